@@ -1,0 +1,61 @@
+"""Shared helpers for benchmark scripts: timing (median of repeats) and result files with machine info."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine_info() -> dict[str, Any]:
+    import numpy
+    import scipy
+
+    info = {
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    try:
+        import cvxpy
+
+        info["cvxpy"] = cvxpy.__version__
+    except ImportError:
+        pass
+    return info
+
+
+def median_time(func: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> tuple[float, list[float]]:
+    """Median wall time of ``func()`` over ``repeats`` runs (after ``warmup`` untimed runs)."""
+    for _ in range(warmup):
+        func()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
+def write_results(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
+    """Write ``benchmarks/results/<name>.json`` (rows + machine info) and a CSV of the rows."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps({"benchmark": name, "machine": machine_info(), **extra, "rows": rows}, indent=2))
+    if rows:
+        keys = list(rows[0])
+        lines = [",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in rows]
+        (RESULTS / f"{name}.csv").write_text("\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,27 @@
+"""mechdesign — design and calibrate privacy mechanisms under pointwise maximal leakage (PML).
+
+Glossary (one vocabulary across the package, the CLI and the files):
+
+``epsilon``
+    privacy budget in nats (natural logarithm).
+``delta``
+    failure probability in (0, 1]: the chance that the true distribution lies outside the
+    uncertainty set (Section III of [E]).
+``radius``
+    ℓ1 radius β ∈ [0, 2] of the uncertainty ball around the estimated prior.
+``prior``
+    probability vector over the input alphabet X (N = |X| categories).
+``samples`` / ``m``
+    number of i.i.d. records from which the prior was estimated (eq. 13 of [E]).
+``matrix``
+    ``matrix[x, y] = P(Y = y | X = x)``; rows sum to one.
+
+[E] = Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions"
+(``shared/papers/001_…``); equation numbers in docstrings refer to it unless another paper is named.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

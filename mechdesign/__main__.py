@@ -1,0 +1,3 @@
+from mechdesign.cli import entry_point
+
+entry_point()

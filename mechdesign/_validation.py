@@ -1,0 +1,150 @@
+"""One wording for every argument error: ``"<name> must <rule>, got <name>=<value>"``.
+
+Every public function validates at its boundary with these helpers and then works
+on clean NumPy arrays. Never ``assert`` on user input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+# Tolerance for "sums to one" and "rows are stochastic" on user input. Loose enough
+# for decimal files written by other tools, tight enough that guarantees recomputed
+# from the matrix are not distorted (a guarantee is always recomputed from the
+# renormalized matrix, see Mechanism).
+STOCHASTIC_ATOL = 1e-9
+
+
+def _show(value: Any) -> str:
+    text = np.array2string(np.asarray(value), threshold=8, precision=6) if isinstance(
+        value, (np.ndarray, list, tuple)
+    ) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def fail(name: str, rule: str, value: Any) -> ValueError:
+    """Build the house-style ``ValueError`` (the caller raises it)."""
+    return ValueError(f"{name} must {rule}, got {name}={_show(value)}")
+
+
+def real_scalar(name: str, value: Any) -> float:
+    """A finite real number (bool rejected)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {name}={_show(value)}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise fail(name, "be finite", value)
+    return out
+
+
+def nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    if allow_inf and isinstance(value, (int, float, np.floating)) and value == math.inf:
+        return math.inf
+    out = real_scalar(name, value)
+    if out < 0:
+        raise fail(name, "be >= 0", value)
+    return out
+
+
+def positive(name: str, value: Any) -> float:
+    out = real_scalar(name, value)
+    if out <= 0:
+        raise fail(name, "be > 0", value)
+    return out
+
+
+def in_interval(name: str, value: Any, low: float, high: float, *, closed: str = "both") -> float:
+    """A real number in an interval; ``closed`` is 'both', 'left', 'right' or 'neither'."""
+    out = real_scalar(name, value)
+    left_ok = out >= low if closed in ("both", "left") else out > low
+    right_ok = out <= high if closed in ("both", "right") else out < high
+    if not (left_ok and right_ok):
+        lb = "[" if closed in ("both", "left") else "("
+        rb = "]" if closed in ("both", "right") else ")"
+        raise fail(name, f"lie in {lb}{low:g}, {high:g}{rb}", value)
+    return out
+
+
+def epsilon(value: Any, name: str = "epsilon") -> float:
+    """A privacy budget in nats: finite and >= 0."""
+    return nonnegative(name, value)
+
+
+def delta(value: Any, name: str = "delta") -> float:
+    """A failure probability in (0, 1]."""
+    return in_interval(name, value, 0.0, 1.0, closed="right")
+
+
+def radius(value: Any, name: str = "radius") -> float:
+    """An l1 radius in [0, 2]."""
+    return in_interval(name, value, 0.0, 2.0)
+
+
+def positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be a positive integer, got {name}={_show(value)}")
+    if value <= 0:
+        raise fail(name, "be a positive integer", value)
+    return int(value)
+
+
+def finite_array(name: str, value: Any, ndim: int) -> np.ndarray:
+    """A finite float64 array with ``ndim`` dimensions (a fresh copy)."""
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of real numbers, got {name}={_show(value)}") from None
+    if arr.ndim != ndim:
+        raise fail(name, f"be {ndim}-dimensional", value)
+    if arr.size == 0:
+        raise fail(name, "be non-empty", value)
+    if not np.all(np.isfinite(arr)):
+        raise fail(name, "contain only finite numbers (no NaN or inf)", value)
+    return arr
+
+
+def probability_vector(name: str, value: Any, *, full_support: bool = False) -> np.ndarray:
+    """A finite, non-negative vector summing to one (renormalized exactly)."""
+    arr = finite_array(name, value, 1)
+    if np.any(arr < 0):
+        raise fail(name, "be non-negative", value)
+    total = math.fsum(arr)
+    if abs(total - 1.0) > STOCHASTIC_ATOL:
+        raise fail(name, f"sum to 1 (sum is {total:.12g})", value)
+    if full_support and np.any(arr <= 0):
+        raise fail(name, "have full support (every probability > 0)", value)
+    return arr / total
+
+
+def stochastic_matrix(name: str, value: Any) -> np.ndarray:
+    """A finite, non-negative matrix whose rows sum to one (rows renormalized exactly)."""
+    arr = finite_array(name, value, 2)
+    if np.any(arr < 0):
+        raise fail(name, "have non-negative entries", value)
+    sums = arr.sum(axis=1)
+    worst = int(np.argmax(np.abs(sums - 1.0)))
+    if abs(sums[worst] - 1.0) > STOCHASTIC_ATOL:
+        raise fail(name, f"be row-stochastic (row {worst} sums to {sums[worst]:.12g})", value)
+    return arr / sums[:, None]
+
+
+def labels(name: str, value: Sequence[Any] | None, size: int, default_prefix: str = "") -> tuple[str, ...]:
+    """Distinct string labels, one per coordinate; ``None`` gives '0', '1', …"""
+    if value is None:
+        return tuple(f"{default_prefix}{i}" for i in range(size))
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be a sequence of labels, got {name}={value!r}")
+    out = tuple(str(v) for v in value)
+    if len(out) != size:
+        raise fail(name, f"have {size} entries (one per coordinate)", list(out))
+    if len(set(out)) != len(out):
+        raise fail(name, "be distinct", list(out))
+    return out

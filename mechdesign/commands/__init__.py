@@ -1,0 +1,1 @@
+"""CLI verbs, one module each (discovered by :mod:`mechdesign.cli`)."""

@@ -1,0 +1,37 @@
+"""Vendored data sets (no download at run time). See ``mechdesign/data/README.md``."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ADULT_COLUMNS", "adult_counts", "load_adult"]
+
+ADULT_COLUMNS = ("workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
+                 "native-country", "income")
+
+
+def load_adult(columns: list[str] | tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The categorical attributes of the 48,842 UCI Adult records, as strings.
+
+    >>> load_adult(["sex"])["sex"].value_counts().to_dict()
+    {'Male': 32650, 'Female': 16192}
+    """
+    import pandas as pd
+
+    wanted = list(ADULT_COLUMNS if columns is None else columns)
+    unknown = [c for c in wanted if c not in ADULT_COLUMNS]
+    if unknown:
+        raise ValueError(f"columns must be among {list(ADULT_COLUMNS)}, got columns={unknown}")
+    source = resources.files("mechdesign") / "data" / "adult.csv.gz"
+    with resources.as_file(source) as path:
+        return pd.read_csv(path, usecols=wanted, dtype=str, keep_default_na=False)[wanted]
+
+
+def adult_counts(column: str) -> tuple[list[str], list[int]]:
+    """Category labels and counts of one Adult attribute, most frequent first."""
+    counts = load_adult([column])[column].value_counts()
+    return [str(k) for k in counts.index], [int(v) for v in counts.to_numpy()]
