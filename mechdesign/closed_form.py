@@ -176,6 +176,8 @@ def circulant(size: int, epsilon: float, labels: Sequence[Any] | None = None) ->
         return Mechanism.from_matrix(np.eye(n), labels, labels)
     a = math.exp(eps)
     m = math.floor(n / a)
+    if m >= n:  # ε = 0: only the constant mechanism
+        return Mechanism.from_matrix(np.full((n, n), 1.0 / n), labels, labels)
     lift = np.zeros(n)
     lift[0] = max(n - m * a, 0.0)
     lift[1:m + 1] = a
