@@ -9,13 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import PRIVACY_SLACK
 from mechdesign.assessment import assess
 from mechdesign.closed_form import randomized_response
 from mechdesign.estimation import epsilon_prime, radius_for_delta
 from mechdesign.leakage import capacity
 from mechdesign.prior import Prior
 from mechdesign.uncertainty import L1Ball
+
+from conftest import PRIVACY_SLACK
 
 EXAMPLE1 = [[0.325, 0.225, 0.225, 0.225], [0.45, 0.1, 0.225, 0.225],
             [0.45, 0.225, 0.1, 0.225], [0.45, 0.225, 0.225, 0.1]]

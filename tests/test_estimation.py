@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import EXACT
 from mechdesign.closed_form import randomized_response
 from mechdesign.estimation import (
     delta_for_radius,
@@ -25,6 +24,8 @@ from mechdesign.estimation import (
 from mechdesign.leakage import capacity
 from mechdesign.prior import Prior
 from mechdesign.uncertainty import L1Ball
+
+from conftest import EXACT
 
 
 def test_eq45_binary_case():
@@ -62,7 +63,8 @@ def test_epsilon_prime_vacuous_returns_inf():
     assert epsilon_prime(1e-6, 2.0, 10, 20) == math.inf
 
 
-@pytest.mark.parametrize(("eps", "gap", "delta", "n"), [(1.0, 0.1, 1e-6, 5), (math.log(5), 0.5, 1e-5, 20), (0.1, 0.01, 1e-9, 2)])
+@pytest.mark.parametrize(("eps", "gap", "delta", "n"),
+                         [(1.0, 0.1, 1e-6, 5), (math.log(5), 0.5, 1e-5, 20), (0.1, 0.01, 1e-9, 2)])
 def test_samples_planner_is_tight(eps, gap, delta, n):
     m = samples_for_epsilon_prime(eps + gap, eps, delta, n)
     assert epsilon_prime(delta, eps, m, n) <= eps + gap

@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import mechanisms, prior_and_mechanism, priors
 
-from conftest import EXACT, PRIVACY_SLACK
 from mechdesign.closed_form import randomized_response
 from mechdesign.leakage import (
     capacity,
@@ -29,6 +27,9 @@ from mechdesign.leakage import (
     theorem4_bound,
 )
 from mechdesign.uncertainty import L1Ball
+
+from conftest import EXACT
+from strategies import mechanisms, prior_and_mechanism, priors
 
 EXAMPLE1 = np.array([[0.325, 0.225, 0.225, 0.225], [0.45, 0.1, 0.225, 0.225],
                      [0.45, 0.225, 0.1, 0.225], [0.45, 0.225, 0.225, 0.1]])  # [E] eq. 34

@@ -7,10 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linprog
-from strategies import priors
+
+from mechdesign.uncertainty import L1Ball
 
 from conftest import TIGHT
-from mechdesign.uncertainty import L1Ball
+from strategies import priors
 
 
 def lp_min_linear(p: np.ndarray, radius: float, c: np.ndarray) -> float:
