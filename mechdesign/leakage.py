@@ -69,7 +69,8 @@ def pml(mechanism: Mechanism | Any, prior: Prior | Any) -> np.ndarray:
     top = w[support].max(axis=0)
     out = np.full(w.shape[1], np.nan)
     occurs = p_y > 0
-    out[occurs] = np.log(top[occurs] / p_y[occurs])
+    # max_x W[x,y] >= P_Y(y), so PML >= 0; clamping float error at 0 only rounds up.
+    out[occurs] = np.maximum(np.log(top[occurs] / p_y[occurs]), 0.0)
     return out
 
 
@@ -122,7 +123,7 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
     top = cols.max(axis=0)
     out = np.full(cols.shape[1], math.inf)
     positive = worst > 0
-    out[positive] = np.log(top[positive] / worst[positive])
+    out[positive] = np.maximum(np.log(top[positive] / worst[positive]), 0.0)
     return out
 
 

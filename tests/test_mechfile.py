@@ -10,7 +10,6 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from conftest import EXACT, PRIVACY_SLACK
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,6 +26,8 @@ from mechdesign.mechfile import (
     write_mechanism_file,
 )
 from mechdesign.uncertainty import L1Ball
+
+from conftest import EXACT, PRIVACY_SLACK
 
 T1_PRIOR = [0.4, 0.2, 0.2, 0.2]
 T1_EPSILON = math.log(9 / 8)
