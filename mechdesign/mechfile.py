@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.commands._io import atomic_path, to_jsonable
+from mechdesign._files import atomic_path, to_jsonable
 from mechdesign.errors import CertificateError, MechanismFileError
 from mechdesign.leakage import capacity, ldp_epsilon
 from mechdesign.mechanism import Mechanism
