@@ -34,6 +34,7 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,10 +53,6 @@ __all__ = [
     "epsilon_pml_relaxed",
     "scale_for_epsilon",
 ]
-
-# The re-check after a closed-form inverse moves the scale up one ulp at a time; float64 rounding of
-# the closed form is a few ulps at most, so this bound is never reached in practice.
-_MAX_ULP_STEPS = 64
 
 
 def _alpha(alpha: Any, bins: Any) -> tuple[float, int | None]:
@@ -146,14 +143,28 @@ def epsilon_dp(scale: float) -> float:
     return 2.0 / v.positive("scale", scale)
 
 
-def _recheck(scale: float, forward: Any, target: float) -> float:
-    """Move ``scale`` up by single ulps until ``forward(scale) <= target`` (round toward privacy)."""
-    for _ in range(_MAX_ULP_STEPS):
-        if forward(scale) <= target:
-            return scale
-        scale = float(np.nextafter(scale, math.inf))
-    raise ArithmeticError(f"closed-form scale {scale!r} misses the target epsilon={target!r} by more than "
-                          f"{_MAX_ULP_STEPS} ulps")
+def _recheck(scale: float, forward: Callable[[float], float], target: float) -> float:
+    """Round toward privacy: the smallest float ≥ ``scale`` (up to bisection) with ``forward <= target``.
+
+    ``forward`` is decreasing in the scale and tends to 0, so a private upper end always exists. Steps
+    up from ``scale`` double until they reach it; the bracket is then bisected and its private end
+    returned. Near the ceiling log(1/α) eq. 1 is flat in b, so a few ulps of ε can be many ulps of b.
+    """
+    if forward(scale) <= target:
+        return scale
+    low, step = scale, float(np.spacing(scale))
+    high = scale + step
+    while forward(high) > target:
+        low, step = high, 2.0 * step
+        high = scale + step
+    while True:
+        mid = 0.5 * (low + high)
+        if not low < mid < high:
+            return high
+        if forward(mid) <= target:
+            high = mid
+        else:
+            low = mid
 
 
 def dp_scale_for_epsilon(epsilon: float) -> float:
@@ -176,8 +187,8 @@ def scale_for_epsilon(epsilon: float, alpha: float, *, bins: int | None = None) 
     .. math::  b(\varepsilon, \alpha) = \frac{2}{\log(1-\alpha) - \log(e^{-\varepsilon} - \alpha)},
                \qquad 0 < \varepsilon < \log(1/\alpha).
 
-    The result is re-checked with eq. 1 and moved up by single ulps until it meets ``epsilon``. For
-    ``epsilon >= log(1/alpha)`` every b > 0 meets the target (eq. 1 stays below log(1/α)), so no smallest
+    The result is re-checked with eq. 1; if float rounding made it miss ``epsilon`` it is moved up to the
+    private end of a bracket. For ``epsilon >= log(1/alpha)`` every b > 0 meets the target (eq. 1 stays below log(1/α)), so no smallest
     positive scale exists: that case raises ``ValueError``.
 
     Parameters
@@ -201,11 +212,12 @@ def scale_for_epsilon(epsilon: float, alpha: float, *, bins: int | None = None) 
     if eps >= ceiling:
         raise v.fail("epsilon", f"be < log(1/alpha) = {ceiling:.6g}: above it every scale b > 0 meets the "
                      "target, so there is no smallest one", epsilon)
-    if math.exp(-eps) >= 2.0 * a:
-        # e^{-ε} − α = (1 − α)(1 + u) with u = expm1(−ε)/(1 − α): accurate for small ε.
-        x = -math.log1p(math.expm1(-eps) / (1.0 - a))
+    u = math.expm1(-eps) / (1.0 - a)   # e^{-ε} − α = (1 − α)(1 + u)
+    if u >= -0.5:
+        # x = −log1p(u) ≤ log 2: accurate down to tiny ε.
+        x = -math.log1p(u)
     else:
-        # Near the ceiling: e^{-ε} − α = α·expm1(log(1/α) − ε) avoids the cancellation.
+        # x > log 2, near the ceiling: e^{-ε} − α = α·expm1(log(1/α) − ε) avoids the cancellation in 1 + u.
         x = math.log1p(-a) - math.log(a) - math.log(math.expm1(ceiling - eps))
     return _recheck(2.0 / x, lambda b: _pml(2.0 / b, a), eps)
 
