@@ -188,8 +188,8 @@ def scale_for_epsilon(epsilon: float, alpha: float, *, bins: int | None = None) 
                \qquad 0 < \varepsilon < \log(1/\alpha).
 
     The result is re-checked with eq. 1; if float rounding made it miss ``epsilon`` it is moved up to the
-    private end of a bracket. For ``epsilon >= log(1/alpha)`` every b > 0 meets the target (eq. 1 stays below log(1/α)), so no smallest
-    positive scale exists: that case raises ``ValueError``.
+    private end of a bracket. For ``epsilon >= log(1/alpha)`` every b > 0 meets the target (eq. 1 stays
+    below log(1/α)), so no smallest positive scale exists: that case raises ``ValueError``.
 
     Parameters
     ----------
