@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -35,8 +36,8 @@ def naive_eq1(b: float, a: float) -> float:
 
 # ---------------------------------------------------------------- forward bounds
 
-@pytest.mark.parametrize(("scale", "alpha"), [(0.5, 0.25), (1.0, 0.1), (2.0, 0.05), (10.0, 0.01), (100.0, 0.5),
-                                              (0.05, 0.2)])
+@pytest.mark.parametrize(("scale", "alpha"), [
+    (0.5, 0.25), (1.0, 0.1), (2.0, 0.05), (10.0, 0.01), (100.0, 0.5), (0.05, 0.2)])
 def test_eq1_matches_the_printed_formula(scale, alpha):
     assert epsilon_pml(scale, alpha) == pytest.approx(naive_eq1(scale, alpha), rel=EXACT, abs=EXACT)
 
@@ -64,7 +65,7 @@ def test_eq1_lies_between_the_dp_level_minus_alpha_term_and_the_dp_level(scale, 
 def test_dp_limit_as_alpha_goes_to_zero(scale):
     gaps = [epsilon_dp(scale) - epsilon_pml(scale, a) for a in (1e-2, 1e-4, 1e-6, 1e-8)]
     assert all(g > 0 for g in gaps)
-    assert all(later < earlier for earlier, later in zip(gaps, gaps[1:], strict=False))
+    assert all(later < earlier for earlier, later in itertools.pairwise(gaps))
     assert epsilon_pml(scale, 1e-15) == pytest.approx(epsilon_dp(scale), rel=1e-12)
 
 
