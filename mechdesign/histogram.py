@@ -62,10 +62,11 @@ def _alpha(alpha: Any, bins: Any) -> tuple[float, int | None]:
         if bins < 2:
             raise v.fail("bins", "be at least 2", bins)
     high = 1.0 / bins if bins is not None else 0.5
-    where = f"1/bins = {high:.6g}" if bins is not None else "1/2 (a histogram has at least 2 bins)"
+    rule = (f"lie in (0, 1/bins] = (0, {high:.6g}]" if bins is not None
+            else "lie in (0, 1/2] (alpha <= 1/k, k >= 2)")
     value = v.real_scalar("alpha", alpha)
     if not 0.0 < value <= high:
-        raise v.fail("alpha", f"lie in (0, {where}]", alpha)
+        raise v.fail("alpha", rule, alpha)
     return value, bins
 
 

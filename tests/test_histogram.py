@@ -207,8 +207,8 @@ def test_alpha_from_estimate_edge_cases():
 # ---------------------------------------------------------------- bad input: one-line errors
 
 BAD = [
-    (lambda: epsilon_pml(1.0, 0.2, bins=10), ValueError, "alpha must lie in (0, 1/bins = 0.1]"),
-    (lambda: epsilon_pml(1.0, 0.6), ValueError, "alpha must lie in (0, 1/2"),
+    (lambda: epsilon_pml(1.0, 0.2, bins=10), ValueError, "alpha must lie in (0, 1/bins] = (0, 0.1]"),
+    (lambda: epsilon_pml(1.0, 0.6), ValueError, "alpha must lie in (0, 1/2] (alpha <= 1/k, k >= 2)"),
     (lambda: epsilon_pml(1.0, 0.0), ValueError, "alpha must lie in (0,"),
     (lambda: epsilon_pml(1.0, -0.1), ValueError, "alpha must"),
     (lambda: epsilon_pml(1.0, float("nan")), ValueError, "alpha must be finite"),
@@ -224,7 +224,7 @@ BAD = [
     (lambda: scale_for_epsilon(0.0, 0.1), ValueError, "epsilon must be > 0"),
     (lambda: scale_for_epsilon(-1.0, 0.1), ValueError, "epsilon must be > 0"),
     (lambda: scale_for_epsilon(math.log(10.0), 0.1), ValueError, "epsilon must be < log(1/alpha)"),
-    (lambda: scale_for_epsilon(1.0, 0.2, bins=6), ValueError, "alpha must lie in (0, 1/bins"),
+    (lambda: scale_for_epsilon(1.0, 0.2, bins=6), ValueError, "alpha must lie in (0, 1/bins] = (0, 0.16666"),
     (lambda: dp_scale_for_epsilon(0.0), ValueError, "epsilon must be > 0"),
     (lambda: calibrate_histogram(float("nan"), 0.1), ValueError, "epsilon must be finite"),
     (lambda: calibrate_histogram(True, 0.1), TypeError, "epsilon must be a real number"),

@@ -45,7 +45,7 @@ def test_release_histogram_defaults_to_the_secure_generator(cli):
 
 @pytest.mark.parametrize(("args", "message"), [
     (("calibrate", "histogram", "--epsilon", "0.5", "--alpha", "0.2", "--bins", "10"),
-     "alpha must lie in (0,"),
+     "alpha must lie in (0, 1/bins] = (0, 0.1], got alpha=0.2"),
     (("calibrate", "histogram", "--epsilon", "0", "--alpha", "0.1"), "epsilon must be > 0"),
     (("release", "histogram", "--counts", "5,-1,3", "--epsilon", "1", "--alpha", "0.1"),
      "counts must be non-negative integers"),
