@@ -47,10 +47,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ExactLeakage:
-    """Largest per-record PML over outputs and one output attaining it."""
+    """Largest per-record PML over outputs and one output attaining it (a read-only array)."""
 
     epsilon: float
     output: np.ndarray
+
+    def __post_init__(self) -> None:
+        output = np.array(self.output, dtype=np.float64)
+        output.setflags(write=False)
+        object.__setattr__(self, "output", output)
 
 
 def _priors(record_prior: Any, other_priors: Any) -> tuple[np.ndarray, np.ndarray]:
