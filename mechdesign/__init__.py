@@ -48,6 +48,9 @@ _EXPORTS: dict[str, str] = {
     "make_rng": "randomness", "load_adult": "datasets",
     "MechdesignError": "errors", "SolverError": "errors", "CertificateError": "errors",
     "MechanismFileError": "errors",
+    # Laplace histograms under PML ([H])
+    "HistogramCalibration": "histogram", "calibrate_histogram": "histogram", "alpha_from_estimate": "histogram",
+    "counts_from_records": "histogram_release", "laplace_histogram": "histogram_release",
     # deployment
     "write_mechanism_file": "mechfile", "read_mechanism_file": "mechfile", "verify_mechanism_file": "mechfile",
 }
