@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # figures/_plot.py, and the package when run from a checkout
 
 
 def scripts(names: list[str]) -> list[Path]:

@@ -22,6 +22,49 @@ Glossary (one vocabulary across the package, the CLI and the files):
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+# Public names → defining module. Resolved lazily so that ``import mechdesign`` stays light
+# (cvxpy, pandas and matplotlib are imported only by the parts that need them).
+_EXPORTS: dict[str, str] = {
+    # value objects
+    "Prior": "prior", "L1Ball": "uncertainty", "Mechanism": "mechanism",
+    # leakage ([E] §II–IV)
+    "pml": "leakage", "epsilon_min": "leakage", "epsilon_max": "leakage", "privacy_regions": "leakage",
+    "privacy_region": "leakage", "ldp_epsilon": "leakage", "capacity": "leakage",
+    "leakage_sensitivity": "leakage", "max_divergence": "leakage", "theorem4_bound": "leakage",
+    "sensitivity_bound": "leakage", "corollary2_bound": "leakage", "lipschitz_bound": "leakage",
+    # estimation ([E] §II-B, III, IV-D)
+    "radius_for_delta": "estimation", "delta_for_radius": "estimation", "delta_min": "estimation",
+    "epsilon_prime": "estimation", "exact_epsilon_prime": "estimation",
+    "samples_for_epsilon_prime": "estimation", "samples_for_mechanism": "estimation",
+    "assess": "assessment",
+    # closed forms
+    "randomized_response": "closed_form",
+    # infrastructure
+    "make_rng": "randomness", "load_adult": "datasets",
+    "MechdesignError": "errors", "SolverError": "errors", "CertificateError": "errors",
+    "MechanismFileError": "errors",
+    # Laplace histograms under PML ([H])
+    "HistogramCalibration": "histogram", "calibrate_histogram": "histogram", "alpha_from_estimate": "histogram",
+    "counts_from_records": "histogram_release", "laplace_histogram": "histogram_release",
+    # deployment
+    "write_mechanism_file": "mechfile", "read_mechanism_file": "mechfile", "verify_mechanism_file": "mechfile",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"mechdesign.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mechdesign' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

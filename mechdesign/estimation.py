@@ -53,7 +53,7 @@ def radius_for_delta(delta: float, samples: int, size: int) -> float:
     """β*(δ) of [E] eq. 37 (binary: eq. 45). May exceed 2 (the ball is then the whole simplex).
 
     >>> round(radius_for_delta(1e-6, 10_000, 2), 10)  # eq. 45: sqrt(2 (log 2 − log δ) / m)
-    0.0536647767
+    0.0538677227
     """
     d, m = v.delta(delta), v.positive_int("samples", samples)
     return math.sqrt(2.0 / m * (log_subsets(size) - math.log(d)))
