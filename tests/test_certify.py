@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import PRIVACY_SLACK
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +15,8 @@ from mechdesign.errors import CertificateError
 from mechdesign.leakage import capacity
 from mechdesign.uncertainty import L1Ball
 from mechdesign.utility import Utility
+
+from conftest import PRIVACY_SLACK
 
 MI = Utility("mutual_information")
 PRIOR = [0.4, 0.2, 0.2, 0.2]

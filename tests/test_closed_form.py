@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT, PRIVACY_SLACK, TIGHT
 
 from mechdesign import closed_form as cf
 from mechdesign.leakage import capacity, epsilon_min, pml
@@ -14,6 +13,8 @@ from mechdesign.problem import DesignProblem
 from mechdesign.solve import solve
 from mechdesign.uncertainty import L1Ball
 from mechdesign.utility import Utility
+
+from conftest import EXACT, PRIVACY_SLACK, TIGHT
 
 MI = Utility("mutual_information")
 

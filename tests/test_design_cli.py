@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import PROBLEMS
-
 from mechdesign.mechfile import read_mechanism_file
+
+from conftest import PROBLEMS
 
 
 def test_design_json_writes_a_verifiable_mechanism_file(cli, tmp_path):

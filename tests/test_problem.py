@@ -7,7 +7,6 @@ import math
 import cvxpy as cp
 import numpy as np
 import pytest
-from conftest import EXACT
 
 from mechdesign.estimation import radius_for_delta
 from mechdesign.leakage import capacity
@@ -15,6 +14,8 @@ from mechdesign.prior import Prior
 from mechdesign.problem import DesignProblem, epsilon_prime_of
 from mechdesign.solve import solve
 from mechdesign.uncertainty import L1Ball
+
+from conftest import EXACT
 
 PRIOR = np.array([0.4, 0.3, 0.2, 0.1])
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PRIVACY_SLACK, PROBLEMS
 
 from mechdesign.problemfile import load_problem
 from mechdesign.solve import solve
+
+from conftest import PRIVACY_SLACK, PROBLEMS
 
 FILES = sorted(PROBLEMS.glob("*.toml"))
 

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import PRIVACY_SLACK, TIGHT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +17,8 @@ from mechdesign.problem import DesignProblem
 from mechdesign.solve import solve
 from mechdesign.uncertainty import L1Ball
 from mechdesign.utility import Utility
+
+from conftest import PRIVACY_SLACK, TIGHT
 
 EXAMPLE1 = [0.4, 0.2, 0.2, 0.2]
 

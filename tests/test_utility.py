@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import EXACT
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import entropy
 
 from mechdesign.utility import UTILITY_KINDS, Utility
+
+from conftest import EXACT
 
 PRIOR = np.array([0.5, 0.3, 0.2])
 MECH = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])

@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT
 
 from mechdesign.problem import epsilon_prime_of
 from mechdesign.uncertainty import L1Ball
 from mechdesign.vertices import brute_force_vertices, column_vertices
+
+from conftest import EXACT
 
 
 def _distinct(points: np.ndarray, tol: float = 1e-7) -> np.ndarray:
