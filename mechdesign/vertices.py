@@ -222,7 +222,7 @@ def brute_force_vertices(prior: Prior | Any, epsilon: float, radius: float = 0.0
     """Vertices of V by halfspace intersection (qhull), independent of the three-level derivation.
 
     V = {v ≥ 0, P̂·v = 1, v_i ≤ e^ε Q·v for every i and every extreme point Q of B}; the extreme
-    points come from greedy minimizers over all N! orders. For tests with N ≤ 6 and ε > 0.
+    points come from greedy minimizers over all N! orders. For tests with N ≤ 5 and ε > 0.
     """
     from scipy.linalg import null_space
     from scipy.spatial import HalfspaceIntersection
@@ -230,8 +230,8 @@ def brute_force_vertices(prior: Prior | Any, epsilon: float, radius: float = 0.0
     p = as_prior(prior, full_support=True).probabilities
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     n = p.size
-    if not 2 <= n <= 6 or eps == 0:
-        raise v.fail("prior", "have 2..6 entries and epsilon > 0 for brute-force enumeration", n)
+    if not 2 <= n <= 5 or eps == 0:  # qhull meets precision errors on degenerate 5-d instances (N = 6)
+        raise v.fail("prior", "have 2..5 entries and epsilon > 0 for brute-force enumeration", n)
     a = math.exp(eps)
     rows = [-np.eye(n)]  # −v ≤ 0
     for q in _ball_extreme_points(p, beta):
