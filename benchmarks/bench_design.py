@@ -11,18 +11,18 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
+import sys
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median_time, write_results  # noqa: E402
+from _common import median_time, write_results
 
-from mechdesign.problem import DesignProblem  # noqa: E402
-from mechdesign.solve import solve  # noqa: E402
+from mechdesign.problem import DesignProblem
+from mechdesign.solve import solve
 
 SEED, EPSILON, LIMIT = 20240601, 1.0, 60.0
 SIZES = list(range(2, 21))
@@ -48,7 +48,7 @@ def main() -> None:
 
             repeats = 3 if n <= 12 else 1
             try:
-                median, times = median_time(run, repeats=repeats, warmup=0)
+                median, _ = median_time(run, repeats=repeats, warmup=0)
             except ValueError as exc:  # enumeration limit
                 rows.append({"regime": regime, "N": n, "radius": problem.radius, "seconds": None,
                              "candidates": None, "iterations": None, "utility": None, "gap": None,

@@ -15,12 +15,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mechdesign.closed_form import randomized_response  # noqa: E402
-from mechdesign.datasets import adult_counts  # noqa: E402
-from mechdesign.prior import Prior  # noqa: E402
-from mechdesign.problem import DesignProblem  # noqa: E402
-from mechdesign.solve import solve  # noqa: E402
-from mechdesign.utility import Utility  # noqa: E402
+from mechdesign.closed_form import randomized_response
+from mechdesign.datasets import adult_counts
+from mechdesign.prior import Prior
+from mechdesign.problem import DesignProblem
+from mechdesign.solve import solve
+from mechdesign.utility import Utility
 
 ATTRIBUTES = ("education", "race")
 EPSILONS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
