@@ -42,8 +42,12 @@ _EXPORTS: dict[str, str] = {
     "epsilon_prime": "estimation", "exact_epsilon_prime": "estimation",
     "samples_for_epsilon_prime": "estimation", "samples_for_mechanism": "estimation",
     "assess": "assessment",
+    # design ([E] §V)
+    "Utility": "utility", "DesignProblem": "problem", "DesignResult": "solve", "solve": "solve",
+    "Certificate": "certify", "certify": "certify", "load_problem": "problemfile",
     # closed forms
-    "randomized_response": "closed_form",
+    "randomized_response": "closed_form", "theorem5": "closed_form", "high_privacy": "closed_form",
+    "k_singular": "closed_form", "calibrated_randomized_response": "closed_form",
     # infrastructure
     "make_rng": "randomness", "load_adult": "datasets",
     "MechdesignError": "errors", "SolverError": "errors", "CertificateError": "errors",
