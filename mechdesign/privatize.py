@@ -103,8 +103,11 @@ class Privatizer:
             raise v.fail("mechanism", "have at most 65535 outputs", m)
         out_dtype = np.uint8 if m < 255 else np.uint16
         sentinel = np.iinfo(out_dtype).max
-        # As many cell bits as keep the table within the L2-sized budget (random lookups stay cheap).
-        bits = int(np.clip(math.floor(math.log2(_TABLE_BYTES / (n * np.dtype(out_dtype).itemsize))), 8, 16))
+        # Cell bits: a table within the L2-sized budget keeps random lookups cheap, but large M needs more
+        # cells, or too many records (≤ (M − 1)/2^bits) fall in boundary cells: allow ≥ 64 cells per output.
+        itemsize = np.dtype(out_dtype).itemsize
+        budget = max(_TABLE_BYTES, 64 * n * m * itemsize)
+        bits = int(np.clip(math.floor(math.log2(budget / (n * itemsize))), 8, 16))
         cells = np.arange(1 << bits, dtype=np.uint64) << np.uint64(64 - bits)
         cell_last = cells | np.uint64((1 << (64 - bits)) - 1)
         table = np.empty((n, 1 << bits), dtype=out_dtype)
