@@ -25,7 +25,7 @@ from mechdesign.datasets import adult_counts, load_adult
 from mechdesign.decode import estimate_frequencies
 from mechdesign.leakage import epsilon_min
 from mechdesign.mechanism import Mechanism
-from mechdesign.privatize import Privatizer, encode_labels
+from mechdesign.privatizer import Privatizer, encode_labels
 
 ATTRIBUTES = ("sex", "relationship", "race", "marital-status")
 FRACTIONS = (0.5, 1.0)  # ε as a fraction of the high-privacy region's end log 1/(1 − min P)

@@ -17,7 +17,7 @@ import numpy as np
 from _common import median_time, write_results
 
 from mechdesign.closed_form import randomized_response
-from mechdesign.privatize import Privatizer
+from mechdesign.privatizer import Privatizer
 from mechdesign.randomness import make_rng
 
 RECORDS = 10_000_000

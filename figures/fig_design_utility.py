@@ -19,7 +19,7 @@ from mechdesign.closed_form import randomized_response
 from mechdesign.datasets import adult_counts
 from mechdesign.prior import Prior
 from mechdesign.problem import DesignProblem
-from mechdesign.solve import solve
+from mechdesign.solver import solve
 from mechdesign.utility import Utility
 
 ATTRIBUTES = ("education", "race")

@@ -43,8 +43,8 @@ _EXPORTS: dict[str, str] = {
     "samples_for_epsilon_prime": "estimation", "samples_for_mechanism": "estimation",
     "assess": "assessment",
     # design ([E] §V)
-    "Utility": "utility", "DesignProblem": "problem", "DesignResult": "solve", "solve": "solve",
-    "Certificate": "certify", "certify": "certify", "load_problem": "problemfile",
+    "Utility": "utility", "DesignProblem": "problem", "DesignResult": "solver", "solve": "solver",
+    "Certificate": "certificate", "certify": "certificate", "load_problem": "problemfile",
     # closed forms
     "randomized_response": "closed_form", "theorem5": "closed_form", "high_privacy": "closed_form",
     "k_singular": "closed_form", "calibrated_randomized_response": "closed_form",
@@ -57,6 +57,9 @@ _EXPORTS: dict[str, str] = {
     "counts_from_records": "histogram_release", "laplace_histogram": "histogram_release",
     # deployment
     "write_mechanism_file": "mechfile", "read_mechanism_file": "mechfile", "verify_mechanism_file": "mechfile",
+    "MechanismFile": "mechfile", "Verification": "mechfile", "export_matrix": "mechfile",
+    "Privatizer": "privatizer", "privatize": "privatizer", "privatize_file": "privatizer",
+    "Estimate": "decode", "estimate_frequencies": "decode",
 }
 
 __all__ = ["__version__", *_EXPORTS]

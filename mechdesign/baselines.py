@@ -65,7 +65,7 @@ def staircase_lp(prior: Prior | Any, epsilon: float, utility: Utility | str = "m
     Each staircase pattern s is used as the lift vector s / (P̂·s); returns (mechanism, LP optimum).
     Independent of :mod:`mechdesign.vertices`; for N ≤ 18.
     """
-    from mechdesign.solve import solve_vertex_lp
+    from mechdesign.solver import solve_vertex_lp
 
     p = as_prior(prior, full_support=True)
     u = Utility(utility) if isinstance(utility, str) else utility
@@ -85,7 +85,7 @@ def staircase_lp(prior: Prior | Any, epsilon: float, utility: Utility | str = "m
 def compute_baselines(problem: DesignProblem, design_utility: float, *, solver: str = "CLARABEL") -> tuple[Baseline,
                                                                                                             ...]:
     """The four baselines of the module docstring for ``problem``, against the design's utility."""
-    from mechdesign.solve import solve
+    from mechdesign.solver import solve
 
     p, ball, u = problem.prior, problem.ball, problem.utility
     out = []

@@ -17,7 +17,7 @@ calibrated_rr               not optimal: k-RR with the largest ε₀ meeting    
 ==========================  ==============================================  ================================
 
 The optimal utility is ``utility.value(mechanism, prior)``; in its regime the optimiser
-(:func:`mechdesign.solve.solve`) reaches it (tests/test_closed_form.py).
+(:func:`mechdesign.solver.solve`) reaches it (tests/test_closed_form.py).
 """
 
 from __future__ import annotations

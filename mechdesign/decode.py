@@ -30,7 +30,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.mechanism import Mechanism
-from mechdesign.privatize import encode_labels
+from mechdesign.privatizer import encode_labels
 
 __all__ = ["Estimate", "count_file", "count_outputs", "estimate_frequencies", "project_to_simplex"]
 
@@ -148,7 +148,7 @@ def _em(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
 def count_file(mechanism: Mechanism, source: str | os.PathLike[str], column: str, *,
                chunk_size: int = 1_000_000) -> np.ndarray:
     """Output counts of ``column`` in a CSV or Parquet file, streamed in chunks (bounded memory)."""
-    from mechdesign.privatize import _file_kind
+    from mechdesign.privatizer import _file_kind
 
     source = Path(source)
     chunk = v.positive_int("chunk_size", chunk_size)

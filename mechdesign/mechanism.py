@@ -56,7 +56,7 @@ class Mechanism:
         return p
 
     def sample(self, x: Any, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """Draw Y for each input index in ``x`` (inverse-CDF; see :mod:`mechdesign.privatize` for speed)."""
+        """Draw Y for each input index in ``x`` (inverse-CDF; see :mod:`mechdesign.privatizer` for speed)."""
         from mechdesign.randomness import make_rng
 
         idx = np.asarray(x)

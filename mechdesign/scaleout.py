@@ -1,6 +1,6 @@
 """Scale-out: privatize and count on a Dask dataframe (optional extra ``mechdesign[dask]``).
 
-Each partition is privatized by the same compiled :class:`~mechdesign.privatize.Privatizer` (shipped
+Each partition is privatized by the same compiled :class:`~mechdesign.privatizer.Privatizer` (shipped
 to the workers once per task graph) with its own random stream:
 
 * ``seed=S``: partition i uses ``SeedSequence(S).spawn(npartitions)[i]`` — reproducible and independent
@@ -21,7 +21,7 @@ import pandas as pd
 from mechdesign import _validation as v
 from mechdesign.decode import count_outputs
 from mechdesign.mechanism import Mechanism
-from mechdesign.privatize import Privatizer, encode_labels
+from mechdesign.privatizer import Privatizer, encode_labels
 from mechdesign.randomness import make_rng
 
 __all__ = ["count_dask", "privatize_dask"]

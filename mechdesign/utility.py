@@ -12,7 +12,7 @@ hypothesis testing D(P₀W ‖ P₁W)        (P₀·c) log( (P₀·c) / (P₁·c
 
 f-information kinds: total variation φ(t) = |t − 1|/2, χ² φ(t) = (t − 1)², squared Hellinger
 φ(t) = (√t − 1)². A user-supplied μ (``Utility.custom``) must be sublinear; the vertex reduction of
-:mod:`mechdesign.solve` is exact only then, and a cheap homogeneity check is run at construction.
+:mod:`mechdesign.solver` is exact only then, and a cheap homogeneity check is run at construction.
 
 Because μ is positively homogeneous, a column c = (P̂·c) v with P̂·v = 1 has μ(c) = (P̂·c) μ(v); the
 design LP works with the lift vectors v (reference §3.3).

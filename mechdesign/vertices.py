@@ -5,7 +5,7 @@ A column c of an ε-PML-over-B_β(P̂) mechanism, normalized to its lift vector 
     V = { v ≥ 0 : P̂·v = 1, max_i v_i ≤ a · g(v) },   a = e^ε,   g(v) = min_{Q∈B_β(P̂)} Q·v,
 
 with g the exact worst case over the ball (reference §1.1). A sublinear utility is maximized at
-vertices of V, so the design problem is an LP over them (:mod:`mechdesign.solve`).
+vertices of V, so the design problem is an LP over them (:mod:`mechdesign.solver`).
 
 Three-level characterization [D, derived here; checked against :func:`brute_force_vertices`]. On a cell
 where the order of the coordinates of v is fixed, g is linear, so with the differences d_k of the

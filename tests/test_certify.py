@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.certify import certify, clean_matrix, repair
+from mechdesign.certificate import certify, clean_matrix, repair
 from mechdesign.closed_form import high_privacy, randomized_response
 from mechdesign.errors import CertificateError
 from mechdesign.leakage import capacity

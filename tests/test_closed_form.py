@@ -10,7 +10,7 @@ import pytest
 from mechdesign import closed_form as cf
 from mechdesign.leakage import capacity, epsilon_min, pml
 from mechdesign.problem import DesignProblem
-from mechdesign.solve import solve
+from mechdesign.solver import solve
 from mechdesign.uncertainty import L1Ball
 from mechdesign.utility import Utility
 

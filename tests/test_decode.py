@@ -6,14 +6,15 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT, TIGHT
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mechdesign.closed_form import randomized_response
 from mechdesign.decode import count_outputs, estimate_frequencies, project_to_simplex
 from mechdesign.mechanism import Mechanism
-from mechdesign.privatize import Privatizer
+from mechdesign.privatizer import Privatizer
+
+from conftest import EXACT, TIGHT
 
 
 def high_privacy(prior, epsilon):

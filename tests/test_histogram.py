@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT, PRIVACY_SLACK, TIGHT
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linprog
@@ -24,6 +23,8 @@ from mechdesign.histogram import (
     epsilon_pml_relaxed,
     scale_for_epsilon,
 )
+
+from conftest import EXACT, PRIVACY_SLACK, TIGHT
 
 scales = st.floats(min_value=1e-2, max_value=1e3)
 alphas = st.floats(min_value=1e-9, max_value=0.5)

@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT, PRIVACY_SLACK, TIGHT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -26,6 +25,8 @@ from mechdesign.histogram_exact import (
     other_records_histogram,
     record_leakage,
 )
+
+from conftest import EXACT, PRIVACY_SLACK, TIGHT
 
 
 def brute_force_leakage(y, record_prior, other_priors, scale):

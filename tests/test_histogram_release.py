@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import EXACT
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
 from mechdesign.histogram_release import counts_from_records, laplace_histogram, total_variation
 from mechdesign.randomness import make_rng
+
+from conftest import EXACT
 
 
 def test_counts_from_integer_records_keep_empty_bins():

@@ -8,16 +8,17 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from conftest import PRIVACY_SLACK
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from mechdesign import privatize as privatize_module
+from mechdesign import privatizer as privatize_module
 from mechdesign.closed_form import randomized_response
 from mechdesign.errors import CertificateError
 from mechdesign.mechanism import Mechanism
-from mechdesign.privatize import Privatizer, _quantise_row, encode_labels, privatize, privatize_file
+from mechdesign.privatizer import Privatizer, _quantise_row, encode_labels, privatize, privatize_file
+
+from conftest import PRIVACY_SLACK
 
 HIGH_PRIVACY_T1 = np.array([[1 - 9 / 8 * 0.6, 9 / 8 * 0.2, 9 / 8 * 0.2, 9 / 8 * 0.2],
                             [9 / 8 * 0.4, 1 - 9 / 8 * 0.8, 9 / 8 * 0.2, 9 / 8 * 0.2],

@@ -12,7 +12,7 @@ from mechdesign.estimation import radius_for_delta
 from mechdesign.leakage import capacity
 from mechdesign.prior import Prior
 from mechdesign.problem import DesignProblem, epsilon_prime_of
-from mechdesign.solve import solve
+from mechdesign.solver import solve
 from mechdesign.uncertainty import L1Ball
 
 from conftest import EXACT

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mechdesign.problemfile import load_problem
-from mechdesign.solve import solve
+from mechdesign.solver import solve
 
 from conftest import PRIVACY_SLACK, PROBLEMS
 

@@ -14,7 +14,7 @@ from mechdesign.closed_form import calibrated_randomized_response, randomized_re
 from mechdesign.errors import SolverError
 from mechdesign.leakage import capacity, pml
 from mechdesign.problem import DesignProblem
-from mechdesign.solve import solve
+from mechdesign.solver import solve
 from mechdesign.uncertainty import L1Ball
 from mechdesign.utility import Utility
 

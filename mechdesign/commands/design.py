@@ -10,7 +10,7 @@ from typing import Any
 from mechdesign.commands._io import print_json
 from mechdesign.mechfile import write_mechanism_file
 from mechdesign.problemfile import load_problem
-from mechdesign.solve import SOLVERS, DesignResult, solve
+from mechdesign.solver import SOLVERS, DesignResult, solve
 
 COMMAND = ("design",)
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"

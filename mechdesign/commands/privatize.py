@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mechdesign.mechfile import read_mechanism_file
-    from mechdesign.privatize import Privatizer, privatize_file
+    from mechdesign.privatizer import Privatizer, privatize_file
     from mechdesign.randomness import make_rng
 
     loaded = read_mechanism_file(args.mechanism)

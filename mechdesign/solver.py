@@ -15,7 +15,7 @@ since P̂·v_k = 1, λ + r*·P̂ is dual feasible, so
     U*  ≤  Σ_x λ_x + max(r*, 0)                                                (proven upper bound)
 
 at every iteration. The constant column v = 1 (always feasible) keeps the master LP feasible.
-The final matrix is certified from scratch and, if needed, repaired (:mod:`mechdesign.certify`).
+The final matrix is certified from scratch and, if needed, repaired (:mod:`mechdesign.certificate`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.certify import Certificate, certify, repair
+from mechdesign.certificate import Certificate, certify, repair
 from mechdesign.errors import SolverError
 from mechdesign.mechanism import Mechanism
 from mechdesign.problem import DesignProblem

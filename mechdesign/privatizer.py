@@ -287,7 +287,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     succeeded (atomic rename); on any error nothing is left behind. Same seed and chunk size give the
     same output. ``progress=None`` reports progress only when stderr is a terminal.
     """
-    from mechdesign.commands._io import atomic_path
+    from mechdesign._files import atomic_path
 
     source, target = Path(source), Path(target)
     kind = _file_kind(source, "input")
