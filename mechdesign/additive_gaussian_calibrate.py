@@ -148,7 +148,8 @@ def gaussian_sigma(epsilon: float, delta: float, samples: int, p_hat_min: float,
 
     The failure budget splits as δ₂ = ``delta_estimate`` for the estimate and the rest for δ₁ (eq. 65).
     Bisection on log σ assumes δ₁ decreases in σ (checked in the tests); the returned σ is the upper end of
-    the final bracket and its guarantee is recomputed, so it holds either way.
+    the final bracket and its guarantee is recomputed, so it holds either way. ``sigma = 0`` is returned when
+    no noise is needed (every prior of the ball has p_min ≥ e^{−ε}, so even the identity is ε-PML).
 
     >>> g = gaussian_sigma(1.0, 1e-5, 10_000, 0.5, 1e-6)
     >>> g.epsilon_star <= 1.0 and g.delta_star <= 1e-5
@@ -164,16 +165,23 @@ def gaussian_sigma(epsilon: float, delta: float, samples: int, p_hat_min: float,
         raise v.fail("epsilon", f"exceed ε*(0) = {epsilon_star(0.0, r):.6g} for this radius", target)
     budget = (d - d2) / (1.0 - d2)
 
+    if p - r / 2.0 >= math.exp(-eps):
+        # Every prior in the ball has p_min ≥ e^{−ε}: even the identity is ε-PML for all of them
+        # (ℓ ≤ log 1/p_min), so no noise is needed and δ₁ = 0 (no outcome can violate the budget).
+        return GaussianGuarantee(sigma=0.0, epsilon=eps, epsilon_star=epsilon_star(eps, r), delta1=0.0,
+                                 delta_estimate=d2, delta_star=d2, radius=r, samples=int(samples),
+                                 p_hat_min=p)
+
     def ok(sig: float) -> bool:
         return gaussian_delta1(eps, sig, p, r).value <= budget
 
-    lo, hi = 1e-3, 1.0
+    lo, hi = 0.5, 1.0
     while not ok(hi):
         lo, hi = hi, 2.0 * hi
         if hi > 1e8:
             raise v.fail("delta", "be reachable with sigma <= 1e8", d)
-    if ok(lo):
-        hi = lo
+    while ok(lo) and lo > 1e-6:
+        lo, hi = 0.5 * lo, lo
     while hi - lo > rtol * hi:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
