@@ -212,6 +212,10 @@ def gaussian_delta1(epsilon: float, sigma: float, p_hat_min: float, radius: floa
     if eps == 0.0:  # every outcome but y = 0 has positive PML under an interior prior
         return Delta1(value=1.0, lower=1.0, maximizer=0.5 * (q_lo + q_hi), interval=(q_lo, q_hi),
                       evaluations=0)
+    if q_hi <= q_lo:  # radius 0: the known prior
+        value = float(_violation(np.array([q_lo]), u, c, s)[0])
+        return Delta1(value=min(1.0, value * (1.0 + _ROUNDING_MARGIN)), lower=value, maximizer=q_lo,
+                      interval=(q_lo, q_hi), evaluations=1)
     y_mode = _mode_of_e(s)
     cuts = [q_lo, q_hi] + [t for t in (u, c) if q_lo < t < q_hi]  # split where a term switches on (c = 1 − u)
     edges = np.unique(np.concatenate([np.linspace(q_lo, q_hi, 17), cuts]))
@@ -228,8 +232,9 @@ def gaussian_delta1(epsilon: float, sigma: float, p_hat_min: float, radius: floa
         slope_down = np.maximum(hi2 - lo1, 0.0)  # S⁻ ≥ sup (−V')
         w = b - a
         total = slope_up + slope_down
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             meet = (va * slope_down + vb * slope_up + slope_up * slope_down * w) / total
+        meet = np.where(np.isnan(meet), np.inf, meet)  # an overflowing slope bound means "split further"
         bound = np.where(slope_up == 0.0, va, np.where(slope_down == 0.0, vb, meet))
         bound = np.maximum(bound, np.maximum(va, vb))
         upper_all = float(bound.max())

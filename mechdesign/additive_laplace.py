@@ -40,10 +40,15 @@ __all__ = [
 
 
 def _epsilon_of(scale: float, p_min: float) -> float:
-    # −log(p + (1−p)e^{−t}) = −log1p((1−p)·expm1(−t)), t = 2/b: exact form of eq. 49, stable for all b.
+    # ε = −log(p + (1−p)e^{−t}), t = 2/b (eq. 49 divided through by e^t). Small t: log1p form, no
+    # cancellation; large t: log-sum-exp, no underflow of e^{−t} (p = 0 then gives exactly t = 2/b).
     if scale == 0.0:
         return math.inf if p_min == 0.0 else -math.log(p_min)
-    return -math.log1p((1.0 - p_min) * math.expm1(-2.0 / scale))
+    t = 2.0 / scale
+    if t < 0.5:
+        return -math.log1p((1.0 - p_min) * math.expm1(-t))
+    log_p = math.log(p_min) if p_min > 0.0 else -math.inf
+    return -float(np.logaddexp(log_p, math.log1p(-p_min) - t))
 
 
 def laplace_pml(outcomes: np.ndarray | float, scale: float, prior_plus: float) -> np.ndarray:
@@ -115,7 +120,7 @@ class LaplaceCalibration:
     p_min_effective : float
         max(p̂_min − β/2, 0), the worst prior's smallest probability.
     ldp_scale : float
-        2/ε, the scale an ε-LDP guarantee needs (Remark 4).
+        2/ε (rounded up like ``scale``), the scale an ε-LDP guarantee needs (Remark 4).
     """
 
     scale: float
@@ -132,8 +137,9 @@ def _calibrate(target: float, p: float) -> float:
         return 0.0
     # 2/b = log(1 − p) − log(e^{−E} − p) = −log1p(expm1(−E)/(1 − p)): no cancellation for small E.
     scale = 2.0 / -math.log1p(math.expm1(-target) / (1.0 - p))
-    while _epsilon_of(scale, p) > target:  # round toward privacy: widen by ulps until eq. 49/50 holds
-        scale = math.nextafter(scale, math.inf)
+    step = math.ulp(scale)
+    while _epsilon_of(scale, p) > target:  # round toward privacy: widen (doubling steps) until eq. 49 holds
+        scale, step = scale + step, 2.0 * step
     return scale
 
 
@@ -162,7 +168,7 @@ def laplace_scale_estimated(epsilon: float, delta: float, samples: int,
     scale = _calibrate(target, p_eff)
     achieved = _epsilon_of(scale, p_eff)
     return LaplaceCalibration(scale=scale, epsilon=achieved, target_epsilon=target, delta=d, radius=radius,
-                              p_min_effective=p_eff, ldp_scale=2.0 / target)
+                              p_min_effective=p_eff, ldp_scale=_calibrate(target, 0.0))
 
 
 def laplace_scale_from_counts(epsilon: float, delta: float,
