@@ -38,9 +38,14 @@ def shuffled_prefixes(x: np.ndarray, m: int, rng: np.random.Generator) -> np.nda
     return np.stack([x[rng.permutation(x.size)[:m]] for _ in range(SHUFFLES)])
 
 
-def mean_information(data: np.ndarray, scales: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
-    """Mean and standard deviation over shuffles of Î(X; Y'') with per-shuffle Laplace scales."""
-    noise = rng.laplace(0.0, 1.0, size=data.shape) * scales[:, None]
+def mean_information(data: np.ndarray, scales: np.ndarray, rng: np.random.Generator,
+                     unit: np.ndarray | None = None) -> tuple[float, float]:
+    """Mean and standard deviation over shuffles of Î(X; Y'') with per-shuffle Laplace scales.
+
+    ``unit`` (standard Laplace draws shaped like ``data``) lets curves share noise (common random numbers).
+    """
+    base = rng.laplace(0.0, 1.0, size=data.shape) if unit is None else unit
+    noise = base * scales[:, None]
     info = empirical_mutual_information(data, binary_decision(data + noise))
     return float(info.mean()), float(info.std())
 
