@@ -75,7 +75,7 @@ def test_delta1_certified_and_at_least_the_dense_grid(epsilon, sigma, p, radius)
     grid = gaussian_delta1_grid(epsilon, sigma, p, radius, 20_001)
     assert grid <= exact.value                       # never below what a grid finds
     assert exact.lower <= exact.value <= exact.lower * (1 + 1e-9) + 1e-300
-    assert exact.value - grid <= 1e-6 * max(exact.value, 1e-300) + 1e-12   # and agrees with it
+    assert exact.value - grid <= 1e-5 * max(exact.value, 1e-300) + 1e-12   # agrees (grid error ~ h²)
     lo, hi = exact.interval
     assert lo <= exact.maximizer <= hi
 
