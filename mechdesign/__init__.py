@@ -52,6 +52,10 @@ _EXPORTS: dict[str, str] = {
     "make_rng": "randomness", "load_adult": "datasets",
     "MechdesignError": "errors", "SolverError": "errors", "CertificateError": "errors",
     "MechanismFileError": "errors",
+    # additive noise for binary data ([E] §VI)
+    "laplace_epsilon_estimated": "additive", "laplace_scale_estimated": "additive", "laplace_privatize": "additive",
+    "gaussian_delta1": "additive", "gaussian_guarantee": "additive", "gaussian_sigma": "additive",
+    "gaussian_privatize": "additive", "pldp_sigma": "additive",
     # Laplace histograms under PML ([H])
     "HistogramCalibration": "histogram", "calibrate_histogram": "histogram", "alpha_from_estimate": "histogram",
     "counts_from_records": "histogram_release", "laplace_histogram": "histogram_release",
