@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 
-from conftest import PRIVACY_SLACK
-
 from mechdesign.additive import gaussian_guarantee_for_target, laplace_scale_estimated
+
+from conftest import PRIVACY_SLACK
 
 
 def test_calibrate_laplace_json_matches_api(cli):

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT, PRIVACY_SLACK, TIGHT
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.integrate import quad
@@ -34,6 +33,8 @@ from mechdesign.additive import (
     pldp_sigma,
 )
 from mechdesign.randomness import make_rng
+
+from conftest import EXACT, PRIVACY_SLACK, TIGHT
 
 
 def _mixture_pdf(y, sigma, q):

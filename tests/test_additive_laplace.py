@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT, PRIVACY_SLACK, TIGHT
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
@@ -26,6 +25,8 @@ from mechdesign.additive import (
     laplace_scale_from_counts,
 )
 from mechdesign.randomness import make_rng
+
+from conftest import EXACT, PRIVACY_SLACK, TIGHT
 
 scales = st.floats(0.05, 50.0)
 p_mins = st.floats(0.0, 0.5)
