@@ -1,12 +1,15 @@
 """Decoding: estimation error of (ε, δ)-PML designs vs k-RR at equal ε on Adult attributes (issue 4, item 3).
 
 For each Adult attribute (all m = 48 842 records, empirical prior P̂), ε ∈ {0.5, 1, 2} nats and δ = 1e-6,
-the radius is β*(δ) of [E] eq. 37 with m = 48 842 (``DesignProblem.from_delta``), and four mechanisms
+the radius is β*(δ) of [E] eq. 37 with m = 48 842 (``DesignProblem.from_delta``), and five mechanisms
 are compared, all ε-PML for every prior in B_β(P̂), hence (ε, δ)-PML:
 
 ``pml_mi`` / ``pml_chi2``
     the optimal design ([E] eq. 40, :func:`mechdesign.solver.solve`) for mutual information and for
     χ²-information Σ_y P_Y(y) χ²(P_X|y ‖ P̂) (a basic solution: at most N outputs, often fewer).
+``pml_mi_interior``
+    the same mutual-information optimum as left by the interior-point solver (``solve(basic=False)``):
+    a point inside the (often degenerate) optimal face, with more outputs and often full row rank.
 ``krr_ldp``
     k-ary randomized response at ε-LDP (ε-PML for every prior: a stronger guarantee).
 ``krr_pml``
@@ -14,7 +17,7 @@ are compared, all ε-PML for every prior in B_β(P̂), hence (ε, δ)-PML:
     (:func:`mechdesign.closed_form.calibrated_randomized_response`).
 
 Every repetition privatizes the real column with a seeded :class:`~mechdesign.privatizer.Privatizer`
-(the same seed for all four mechanisms of one cell: common random numbers), counts the outputs and
+(the same seed for all mechanisms of one cell: common random numbers), counts the outputs and
 decodes them by inversion (+ simplex projection) and by EM (maximum likelihood). The error is taken
 against the true empirical frequencies of the column. Rows report the median and the 5 %–95 % range
 over R repetitions of the ℓ1 and ℓ∞ errors, the capacity over the ball recomputed from the matrix
@@ -67,16 +70,17 @@ DELTA = 1e-6
 REPETITIONS = 50
 SEED = 20250104
 METHODS = ("inversion", "em")
-DESIGNS = {"pml_mi": "mutual_information", "pml_chi2": "chi_squared"}
+DESIGNS = {"pml_mi": ("mutual_information", True), "pml_chi2": ("chi_squared", True),
+           "pml_mi_interior": ("mutual_information", False)}
 
 
 def mechanisms(prior: Prior, epsilon: float) -> tuple[DesignProblem, dict[str, tuple[Mechanism, float]]]:
-    """The four mechanisms of one cell with their design time (0 for closed forms)."""
+    """The five mechanisms of one cell with their design time (0 for closed forms)."""
     problem = DesignProblem.from_delta(prior, epsilon, DELTA)
     out: dict[str, tuple[Mechanism, float]] = {}
-    for name, kind in DESIGNS.items():
+    for name, (kind, basic) in DESIGNS.items():
         start = time.perf_counter()
-        result = solve(problem.with_(utility=Utility(kind)), baselines=False)
+        result = solve(problem.with_(utility=Utility(kind)), baselines=False, basic=basic)
         if not result.certificate.holds:
             raise RuntimeError(f"{name} design for ε={epsilon} failed its certificate")
         out[name] = (result.mechanism, time.perf_counter() - start)
