@@ -28,6 +28,17 @@ __all__ = ["gaussian_delta", "gaussian_epsilon", "gaussian_mu", "gaussian_sigma"
 _XTOL = 1e-15
 
 
+def _step_until(value: float, ok, direction: float) -> float:
+    """Move ``value`` by growing relative steps in ``direction`` (±1) until ``ok(value)`` (round toward privacy)."""
+    step = 1e-15
+    while not ok(value):
+        value = value * (1 + direction * step) + (step if direction > 0 else 0.0)
+        step *= 4
+        if step > 1.0:
+            raise ArithmeticError("conservative rounding does not converge")  # a bug signal, not user error
+    return value
+
+
 def delta_gaussian_raw(epsilon: np.ndarray | float, mu: np.ndarray | float) -> np.ndarray:
     """δ_G(ε; μ) without validation, vectorised; any real ε, μ ≥ 0 (μ = 0 gives max(0, 1 − e^ε))."""
     eps = np.asarray(epsilon, dtype=np.float64)
@@ -81,11 +92,8 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
         high *= 2.0
         if high > 1e12:  # δ_G → 1 as μ → ∞, so δ < 1 is always reached long before
             raise ValueError(f"delta must be < 1 for a finite mu, got delta={dlt!r}")
-    root = optimize.brentq(gap, low, high, xtol=_XTOL * high, rtol=4 * np.finfo(float).eps)
-    mu = min(root, high)
-    while gap(mu) > 0:  # round toward privacy: step down until the forward formula holds
-        mu = math.nextafter(mu, 0.0)
-    return mu
+    root = optimize.brentq(gap, low, high, xtol=_XTOL * low, rtol=4 * np.finfo(float).eps)
+    return _step_until(min(root, high), lambda mu: gap(mu) <= 0, -1.0)
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -95,10 +103,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     1.0
     """
     sens = v.positive("sensitivity", sensitivity)
-    sigma = sens / gaussian_mu(epsilon, delta)
-    while float(delta_gaussian_raw(epsilon, sens / sigma)) > delta:
-        sigma = math.nextafter(sigma, math.inf)
-    return sigma
+    return _step_until(sens / gaussian_mu(epsilon, delta),
+                       lambda sigma: float(delta_gaussian_raw(epsilon, sens / sigma)) <= delta, 1.0)
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
@@ -119,7 +125,4 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     while gap(high) > 0:
         high *= 2.0
     root = optimize.brentq(gap, 0.0, high, xtol=_XTOL * high, rtol=4 * np.finfo(float).eps)
-    eps = max(root, 0.0)
-    while gap(eps) > 0:
-        eps = math.nextafter(eps, math.inf)
-    return eps
+    return _step_until(max(root, 0.0), lambda eps: gap(eps) <= 0, 1.0)

@@ -11,7 +11,7 @@ Analyses (``METHODS``), each giving δ(σ, τ, k, ε) and the smallest τ for a 
 ``gshm-add``      Lemma 6: δ_G(ε; √k/σ) + 1 − Φ(τ/σ)^k.
 ``gshm-exact``    Lemma 7 (Wilkins et al.): max(T1, T2, T3), exact.
 ``csh-add``       Theorem 11: δ_G(ε; √(k+√k)/(2σ)) + 1 − ψ_k with ψ_m = Φ(τ/((1+k^{-1/4})σ))^{m+1} (Lemma 10 split).
-``csh-tighter``   Theorem 12 with its fourth case replaced by a proven bound (below).
+``csh-tighter``   Theorem 12 with its fourth case replaced by a proven bound (below), capped by Theorem 11.
 ``csh-add-quad``, ``csh-tighter-quad``  the same with the exact new-key probability (reference §5.4)
                   π_m = ∫ φ(z) Φ((τ − σ_c z)/σ)^m dz instead of the split bound ψ_m.
 
@@ -145,7 +145,7 @@ def _csh_tighter(sigma: float, tau: float, k: int, eps: float, exact: bool) -> f
         fail_new = _fail((new + 1) * log_cdf)
     c2 = float(delta_gaussian_raw(eps, float(csh_gamma(k, k)) / sigma))
     if k == 1:
-        return max(c1, c2)
+        return min(_csh_add(sigma, tau, k, eps, exact), max(c1, c2))
     c3 = float((fail_new + delta_gaussian_raw(eps, mu_j)).max())
     others = max(c1, c2, c3)
     shared = sigma * k**-0.25
@@ -157,7 +157,8 @@ def _csh_tighter(sigma: float, tau: float, k: int, eps: float, exact: bool) -> f
         log_new = _log_phi((tau - shared * u) / sigma)
         c4_grid = delta_gaussian_raw(eps + new[worse] * log_new, mu_j[worse]) + math.exp(eps) * special.ndtr(-u)
         c4 = np.minimum(c4[worse], c4_grid.min(axis=0))
-    return min(1.0, max(others, float(np.max(c4, initial=0.0))))
+    # Theorem 11 is also proven, and C4* can exceed it when τ is small: report the smaller bound.
+    return min(_csh_add(sigma, tau, k, eps, exact), max(others, float(np.max(c4, initial=0.0))))
 
 
 def _delta_function(method: str) -> Callable[[float, float, int, float], float]:
