@@ -24,16 +24,20 @@ mirrors Wilkins' T3, whose proof needs independence that Z' breaks. We replaced 
 for the smaller dataset x and x' = x + v with j shared and n ≤ k − j new keys, the event "Z' > σ_c u" has
 probability 1 − Φ(u), and off it every new key stays below 1 + τ with probability ≥ Φ((τ − σ_c u)/σ)^n
 whatever the shared outputs, so Q(A) − e^ε P(A) ≤ δ_G(ε + n ln Φ((τ − σ_c u)/σ); ‖v‖_Σ) + e^ε (1 − Φ(u)) for
-every u (the paper's split is u = t = τ/((1+k^{-1/4})σ); a grid of 29 splits around it is tried). An independent exact computation of
-the hockey-stick divergence (:mod:`mechdesign.sparse_exact`) found the reference's C4 to hold as well in every
-case checked for k ≤ 3, but it has no proof, so it is not offered. On the paper's parameters C4* never binds and
-the thresholds equal those of the reference (C1 binds).
+every u (the paper's split is u = t = τ/((1+k^{-1/4})σ); a grid of 29 splits around it is tried).
+
+The reference's C4 as a bound for that case is false: the exact hockey-stick divergence
+(:mod:`mechdesign.sparse_exact`) for k = 2, σ = 4, τ = 2, ε = 2 (one shared key that changes, one new key) is
+3.05e-7 where C4 claims 7.3e-9 (confirmed by direct integration). Theorem 12's full maximum was not violated on
+our grids (C1 dominates where C4 fails), but it lacks a valid proof, so it is not offered. On the paper's
+parameters C4* never binds and the thresholds equal those of the reference (C1 binds).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special
@@ -43,6 +47,8 @@ from mechdesign.gaussian_analytic import delta_gaussian_raw, gaussian_mu
 
 __all__ = [
     "METHODS",
+    "SparseCalibration",
+    "calibrate_sparse",
     "csh_gamma",
     "new_key_failure",
     "sigma_min",
@@ -266,3 +272,50 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
 
     root = optimize.brentq(gap, lower, upper, xtol=1e-13 * upper, rtol=1e-13)
     return _conservative(root, ok)
+
+
+@dataclass(frozen=True)
+class SparseCalibration:
+    """Noise and threshold for one analysis; ``delta_achieved`` is recomputed from (sigma, threshold).
+
+    ``sigma`` is the independent per-key std; ``total_std`` the per-count std including the shared sample (CSH).
+    Release rule: key i is output iff its noisy count is > 1 + ``threshold``.
+    """
+
+    method: str
+    k: int
+    epsilon: float
+    delta: float
+    sigma_min: float
+    sigma: float
+    threshold: float
+    total_std: float
+    delta_achieved: float
+
+
+def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
+                     sigma: float | None = None) -> SparseCalibration:
+    """Threshold at the given σ, or the (σ, τ) pair with the smallest τ when ``sigma`` is None.
+
+    For the exact/tighter analyses τ(σ) is smallest at σ_min (its T1/C1 floor grows linearly in σ); the
+    add-the-deltas curves diverge at σ_min, so their minimum is found by bounded Brent search on σ.
+
+    >>> round(calibrate_sparse("csh-add", 50000, 0.35, 1e-5).threshold, 1)
+    7692.0
+    """
+    floor = sigma_min(method, k, epsilon, delta)
+    if sigma is not None:
+        chosen = v.positive("sigma", sigma)
+    elif method in ("gshm-add", "csh-add", "csh-add-quad"):
+        def cost(log_sigma: float) -> float:
+            return sparse_threshold(method, math.exp(log_sigma), k, epsilon, delta)
+
+        best = optimize.minimize_scalar(cost, bounds=(math.log(floor * (1 + 1e-9)), math.log(floor * 4.0)),
+                                        method="bounded", options={"xatol": 1e-10})
+        chosen = math.exp(best.x)
+    else:
+        chosen = floor
+    tau = sparse_threshold(method, chosen, k, epsilon, delta)
+    total = chosen * math.sqrt(1 + 1 / math.sqrt(k)) if method.startswith("csh") else chosen
+    return SparseCalibration(method, int(k), float(epsilon), float(delta), floor, chosen, tau, total,
+                             sparse_delta(method, chosen, tau, k, epsilon))
