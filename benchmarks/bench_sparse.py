@@ -7,8 +7,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import median_time, write_results  # noqa: E402
-from mechdesign.sparse import METHODS, sigma_min, sparse_threshold  # noqa: E402
+from benchmarks._common import median_time, write_results
+from mechdesign.sparse import METHODS, sigma_min, sparse_threshold
 
 K, EPSILON, DELTA = 51914, 0.349, 1e-5
 

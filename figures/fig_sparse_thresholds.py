@@ -1,8 +1,8 @@
 """Figure 3 of [S]: minimal threshold margin τ (release iff count > 1 + τ) vs total per-count noise std.
 
 Panels k = 1000 and 50000 with ε = 0.35 (the authors' experiment-1 plots) and k = 51914 with ε = 0.349
-(Wilkins et al.'s Facebook URL parameters); δ = 1e-5. CSH is plotted at its total std σ√(1 + 1/√k) (the draft's
-σ(1 + 1/√k) is a slip, reference §3). Dotted lines: minimal total noise of GSHM and CSH.
+(Wilkins et al.'s Facebook URL parameters); δ = 1e-5. CSH is plotted at its total std σ√(1 + 1/√k)
+(the draft's σ(1 + 1/√k) is a slip, reference §3). Dotted lines: minimal total noise of GSHM and CSH.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def curve(method: str, k: int, epsilon: float, totals: np.ndarray) -> np.ndarray
     out = []
     for total in totals:
         sigma = total / scale
-        out.append(sparse_threshold(method, sigma, k, epsilon, DELTA) if sigma > floor * (1 + 1e-9) else np.nan)
+        feasible = sigma > floor * (1 + 1e-9)
+        out.append(sparse_threshold(method, sigma, k, epsilon, DELTA) if feasible else np.nan)
     return np.array(out)
 
 

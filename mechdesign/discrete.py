@@ -1,13 +1,14 @@
-"""Discrete Gaussian noise (Canonne, Kamath & Steinke 2020, "CKS20"), zCDP accounting, discrete correlated CSH.
+"""Discrete Gaussian noise (Canonne, Kamath & Steinke 2020, "CKS20"), zCDP accounting, discrete CSH.
 
 * Exact samplers in integer/rational arithmetic (CKS20 Algorithms 1–3): randomness comes only from uniform
   integers drawn from a NumPy ``Generator`` (use ``make_rng(secure=True)`` for real data), every comparison is
   between Python ``int``/``Fraction`` values, so no floating-point rounding enters the distribution.
   Pure Python: about 5e3 samples/s for σ = 10 on one core (measured); ``size`` draws in a loop.
-* zCDP → (ε, δ) (CKS20 §2.3, Proposition 12 via Bun–Steinke; reference §11.3) and the exact discrete-Gaussian δ
-  (CKS20 Theorem 7).
-* Discrete CSH ([S] §7, Algorithm 4 and Theorem 21, reconstructed [RECON]): Z' ~ N_Z(0, 4σ_c²), Z_i ~ N_Z(0, 4σ²),
-  y_i = (2x_i + Z_i + Z')/2; released iff y_i > 1 + τ ("counts less than or equal to the threshold are removed").
+* zCDP → (ε, δ) (CKS20 §2.3, Proposition 12 via Bun–Steinke; reference §11.3) and the exact
+  discrete-Gaussian δ (CKS20 Theorem 7).
+* Discrete CSH ([S] §7, Algorithm 4 and Theorem 21, reconstructed [RECON]): Z' ~ N_Z(0, 4σ_c²),
+  Z_i ~ N_Z(0, 4σ²), y_i = (2x_i + Z_i + Z')/2; released iff y_i > 1 + τ ("counts less than or equal to
+  the threshold are removed").
   Its Gaussian part is ρ-zCDP with ρ = ½(k/(4σ²) + 1/(4σ_c²)) (lift with integer shifts, CKS20 Thm 14) and the
   new-key probability is bounded with CKS20 Proposition 25 (Pr[N_Z(0,s²) ≥ m] ≤ Pr[N(0,s²) ≥ m − 1]).
 """
@@ -135,7 +136,7 @@ def sample_discrete_gaussian(sigma2: float | Fraction, size: int = 1,
 
 
 def discrete_gaussian_pmf(values: np.ndarray, sigma2: float) -> np.ndarray:
-    """Pr[N_Z(0, σ²) = x] for integer x, normalised over |y| ≤ 60σ + 60 (float arithmetic, for tests/accounting)."""
+    """Pr[N_Z(0, σ²) = x] for integer x, normalised over |y| ≤ 60σ + 60 (float arithmetic)."""
     s2 = v.positive("sigma2", sigma2)
     span = int(60 * math.sqrt(s2) + 60)
     support = np.arange(-span, span + 1)
@@ -283,7 +284,8 @@ def discrete_csh_threshold(sigma2: float, shared2: float, k: int, epsilon: float
     return tau
 
 
-def release_discrete_csh(counts: dict, sigma2: float | Fraction, shared2: float | Fraction, tau: float, k: int,
+def release_discrete_csh(counts: dict, sigma2: float | Fraction, shared2: float | Fraction, tau: float,
+                         k: int,
                          rng: np.random.Generator | int | None = None) -> dict:
     """Algorithm 4 + threshold: y_i = (2x_i + Z_i + Z')/2 (half-integers), released iff y_i > 1 + τ."""
     from mechdesign.sparse_release import _support  # shared input validation
@@ -298,7 +300,7 @@ def release_discrete_csh(counts: dict, sigma2: float | Fraction, shared2: float 
     generator = make_rng(rng)
     shared = _dgauss(generator, 4 * c2)
     out = {}
-    for key, value in zip(keys, values):
+    for key, value in zip(keys, values, strict=True):
         doubled = 2 * int(value) + _dgauss(generator, 4 * s2) + shared
         if Fraction(doubled, 2) > 1 + Fraction(tau_):
             out[key] = doubled / 2

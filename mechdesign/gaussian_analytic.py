@@ -16,8 +16,6 @@ Solvers bracket the root, refine it with ``brentq`` and return the conservative 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy import optimize, special
 
@@ -29,7 +27,7 @@ _XTOL = 1e-15
 
 
 def _step_until(value: float, ok, direction: float) -> float:
-    """Move ``value`` by growing relative steps in ``direction`` (±1) until ``ok(value)`` (round toward privacy)."""
+    """Move ``value`` by growing relative steps in ``direction`` (±1) until ``ok(value)``."""
     step = 1e-15
     while not ok(value):
         value = value * (1 + direction * step) + (step if direction > 0 else 0.0)
@@ -61,6 +59,7 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
 
     [S] Lemma 5 (Balle & Wang 2018, Theorem 8).
 
+    >>> import math
     >>> round(gaussian_delta(math.log(3), 1.0), 15)
     0.109855563444451
     """
@@ -99,6 +98,7 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ for which N(0, σ²) noise on an ℓ2-sensitivity-Δ query is (ε, δ)-DP (σ = Δ/μ*).
 
+    >>> import math
     >>> round(gaussian_sigma(math.log(3), 0.10985556344445052), 6)
     1.0
     """
@@ -110,6 +110,7 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
 def gaussian_epsilon(mu: float, delta: float) -> float:
     """Smallest ε ≥ 0 with δ_G(ε; μ) ≤ δ (upper end of the final bracket, re-checked).
 
+    >>> import math
     >>> round(gaussian_epsilon(1.0, 0.10985556344445052), 9) == round(math.log(3), 9)
     True
     """

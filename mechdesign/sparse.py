@@ -1,7 +1,8 @@
-"""Privacy accounting of Gaussian sparse histograms: GSHM (Alg. 1) and the correlated stability histogram (Alg. 2).
+"""Privacy accounting of Gaussian sparse histograms: GSHM (Alg. 1) and the correlated CSH (Alg. 2).
 
-Notation of [S] (Lebeda & Retschmeier, FORC 2025; formulas restored in ``shared/reference/sparse-histograms.md``):
-k bounds the sparsity (ℓ0 of a user's contribution for GSHM; ‖x‖_0 for CSH), ℓ∞ = 1, the per-key noise std is σ,
+Notation of [S] (Lebeda & Retschmeier, FORC 2025; formulas restored in
+``shared/reference/sparse-histograms.md``): k bounds the sparsity (ℓ0 of a user's contribution for GSHM;
+‖x‖_0 for CSH), ℓ∞ = 1, the per-key noise std is σ,
 and a noisy count is released iff it is **strictly greater** than ``1 + tau`` (τ is the margin above ℓ∞ = 1).
 CSH adds one shared sample Z' ~ N(0, σ²/√k) (std σ_c = σ k^{-1/4}) to every count besides the independent
 N(0, σ²), so its total per-count std is σ √(1 + 1/√k).
@@ -10,7 +11,7 @@ Analyses (``METHODS``), each giving δ(σ, τ, k, ε) and the smallest τ for a 
 
 ``gshm-add``      Lemma 6: δ_G(ε; √k/σ) + 1 − Φ(τ/σ)^k.
 ``gshm-exact``    Lemma 7 (Wilkins et al.): max(T1, T2, T3), exact.
-``csh-add``       Theorem 11: δ_G(ε; √(k+√k)/(2σ)) + 1 − ψ_k with ψ_m = Φ(τ/((1+k^{-1/4})σ))^{m+1} (Lemma 10 split).
+``csh-add``       Theorem 11: δ_G(ε; √(k+√k)/(2σ)) + 1 − ψ_k, ψ_m = Φ(τ/((1+k^{-1/4})σ))^{m+1} (Lemma 10).
 ``csh-tighter``   Theorem 12 with its fourth case replaced by a proven bound (below), capped by Theorem 11.
 ``csh-add-quad``, ``csh-tighter-quad``  the same with the exact new-key probability (reference §5.4)
                   π_m = ∫ φ(z) Φ((τ − σ_c z)/σ)^m dz instead of the split bound ψ_m.
@@ -28,9 +29,9 @@ every u (the paper's split is u = t = τ/((1+k^{-1/4})σ); a grid of 29 splits a
 
 The reference's C4 as a bound for that case is false: the exact hockey-stick divergence
 (:mod:`mechdesign.sparse_exact`) for k = 2, σ = 4, τ = 2, ε = 2 (one shared key that changes, one new key) is
-3.05e-7 where C4 claims 7.3e-9 (confirmed by direct integration). Theorem 12's full maximum was not violated on
-our grids (C1 dominates where C4 fails), but it lacks a valid proof, so it is not offered. On the paper's
-parameters C4* never binds and the thresholds equal those of the reference (C1 binds).
+3.05e-7 where C4 claims 7.3e-9 (confirmed by direct integration). Theorem 12's full maximum was not
+violated on our grids (C1 dominates where C4 fails), but it lacks a valid proof, so it is not offered.
+On the paper's parameters C4* never binds and the thresholds equal those of the reference (C1 binds).
 """
 
 from __future__ import annotations
@@ -67,12 +68,12 @@ def _fail(log_p: np.ndarray | float) -> np.ndarray:
 
 
 def csh_gamma(j: np.ndarray | int, k: int) -> np.ndarray:
-    """γ_j = min(√j, √(j + √k)/2): scaled ℓ2 sensitivity of CSH's Gaussian part on j shared keys ([S] Thm 12)."""
+    """γ_j = min(√j, √(j + √k)/2): scaled ℓ2 sensitivity of CSH on j shared keys ([S] Thm 12)."""
     j = np.asarray(j, dtype=np.float64)
     return np.minimum(np.sqrt(j), np.sqrt(j + math.sqrt(k)) / 2.0)
 
 
-# --- exact new-key probability (reference §5.4) by composite Gauss–Legendre in the shared sample -------------
+# --- exact new-key probability (reference §5.4) by composite Gauss–Legendre in the shared sample ---
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(24)
 _PANEL_EDGES = np.linspace(-38.5, 38.5, 155)  # φ(z) < 1e-300 outside; panels of width 0.5
 _HALF = np.diff(_PANEL_EDGES)[:, None] / 2.0
@@ -87,7 +88,8 @@ def _failure_quad(counts: np.ndarray, tau: float, sigma: float, k: int) -> np.nd
     return _fail(np.asarray(counts, dtype=np.float64)[:, None] * log_cdf[None, :]) @ _WEIGHTS
 
 
-def new_key_failure(tau: float, sigma: float, k: int, count: int | None = None, *, exact: bool = False) -> float:
+def new_key_failure(tau: float, sigma: float, k: int, count: int | None = None, *,
+                    exact: bool = False) -> float:
     """Probability that at least one of ``count`` (default k) new CSH keys is released.
 
     Split bound ([S] Lemma 10): 1 − Φ(τ/((1+k^{-1/4})σ))^{count+1}. ``exact=True``: the exact
@@ -161,7 +163,8 @@ def _csh_tighter(sigma: float, tau: float, k: int, eps: float, exact: bool) -> f
     if np.any(worse):  # ... and take the best of a grid of splits only where that matters.
         u = t + np.linspace(-1.0, 6.0, 29)[:, None]
         log_new = _log_phi((tau - shared * u) / sigma)
-        c4_grid = delta_gaussian_raw(eps + new[worse] * log_new, mu_j[worse]) + math.exp(eps) * special.ndtr(-u)
+        c4_grid = (delta_gaussian_raw(eps + new[worse] * log_new, mu_j[worse])
+                   + math.exp(eps) * special.ndtr(-u))
         c4 = np.minimum(c4[worse], c4_grid.min(axis=0))
     # Theorem 11 is also proven, and C4* can exceed it when τ is small: report the smaller bound.
     return min(_csh_add(sigma, tau, k, eps, exact), max(others, float(np.max(c4, initial=0.0))))
@@ -190,7 +193,8 @@ def sparse_delta(method: str, sigma: float, tau: float, k: int, epsilon: float) 
     1.0031
     """
     fn = _delta_function(method)
-    return fn(v.positive("sigma", sigma), v.nonnegative("tau", tau), v.positive_int("k", k), v.epsilon(epsilon))
+    return fn(v.positive("sigma", sigma), v.nonnegative("tau", tau), v.positive_int("k", k),
+              v.epsilon(epsilon))
 
 
 def sigma_min(method: str, k: int, epsilon: float, delta: float) -> float:
@@ -231,7 +235,7 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     (δ is non-increasing in τ: raising the threshold is post-processing). The result is the upper end of the
     final bracket and is re-checked with :func:`sparse_delta`.
 
-    >>> round(sparse_threshold("csh-tighter", 1093.0754, 50000, 0.35, 1e-5), 1)
+    >>> round(sparse_threshold("csh-tighter", 1093.0755, 50000, 0.35, 1e-5), 1)
     7293.3
     """
     fn = _delta_function(method)
@@ -248,8 +252,8 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     gauss = float(delta_gaussian_raw(eps, mu))
     if gauss > dlt or (gauss == dlt and method.endswith(("add", "add-quad"))):
         floor_sigma = sigma_min(method, k_, eps, dlt)
-        raise v.fail("sigma", f"exceed sigma_min = {floor_sigma:.6g} for {method} at this (epsilon, delta, k)",
-                     sigma_)
+        rule = f"exceed sigma_min = {floor_sigma:.6g} for {method} at this (epsilon, delta, k)"
+        raise v.fail("sigma", rule, sigma_)
     scale = (1 + k_**-0.25) * sigma_ if is_csh else sigma_
     count = k_ + 1 if is_csh else k_
     # Lower end: the "no shared keys" case alone (T1 / C1) with all of δ; the add-the-deltas closed form.
@@ -278,7 +282,8 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
 class SparseCalibration:
     """Noise and threshold for one analysis; ``delta_achieved`` is recomputed from (sigma, threshold).
 
-    ``sigma`` is the independent per-key std; ``total_std`` the per-count std including the shared sample (CSH).
+    ``sigma`` is the independent per-key std; ``total_std`` the per-count std including the shared
+    sample (CSH).
     Release rule: key i is output iff its noisy count is > 1 + ``threshold``.
     """
 

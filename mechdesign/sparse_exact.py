@@ -14,13 +14,15 @@ h(s) = E_P[Φ((τ − Z')/σ)^n | 1ᵀY = s] the probability that no new key is 
     δ_{P‖Q}(ε) = Pr_P[a new key is released] + E_Q[(h(S) e^{L} − e^ε)₊],
     δ_{Q‖P}(ε) = E_Q[(1 − e^ε h(S) e^{L})₊].
 
-Given S = s, L is Gaussian under Q, so the inner expectation is a Black–Scholes-type closed form; the outer one
-is a 1-D integral over s (``scipy.integrate.quad``); h uses Gauss–Hermite nodes. The profile of the mechanism is
+Given S = s, L is Gaussian under Q, so the inner expectation is a Black–Scholes-type closed form; the
+outer one is a 1-D integral over s (``scipy.integrate.quad``, split at the kinks of the positive part);
+h uses Gauss–Hermite nodes. The profile of the mechanism is
 the maximum over all pair types (j, m, n) with j + n ≤ k and both directions.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -95,7 +97,7 @@ def pair_delta(sigma: float, sigma_shared: float, tau: float, epsilon: float,
         edges = [-40.0, *sorted(points), 40.0]
         return sum(integrate.quad(lambda t: math.exp(-t * t / 2) / math.sqrt(2 * math.pi) * inner(t),
                                   lo, hi, limit=400, epsabs=1e-17, epsrel=1e-11)[0]
-                   for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo)
+                   for lo, hi in itertools.pairwise(edges) if hi > lo)
 
     return (1.0 - p_none) + outer(0), outer(1)
 

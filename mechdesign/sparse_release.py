@@ -7,8 +7,9 @@ noisy count is strictly greater than ``1 + tau`` (τ is the margin above the ℓ
 function of :mod:`mechdesign.sparse`; for continuous noise ">" and "≥" give the same distribution).
 
 Privacy holds only with parameters from :func:`mechdesign.sparse.sparse_threshold` (or
-:func:`~mechdesign.sparse.calibrate_sparse`) for the same method, k, ε and δ. Use ``rng=make_rng(secure=True)``
-for real data; the noise is floating-point Gaussian (see :mod:`mechdesign.discrete` for exact integer noise).
+:func:`~mechdesign.sparse.calibrate_sparse`) for the same method, k, ε and δ. Use
+``rng=make_rng(secure=True)`` for real data; the noise is floating-point Gaussian (see
+:mod:`mechdesign.discrete` for exact integer noise).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def _support(counts: Mapping[Hashable, Any] | Any) -> tuple[list[Hashable], np.n
     if hasattr(counts, "items") and callable(counts.items):
         items = list(counts.items())
     else:
-        raise TypeError(f"counts must be a mapping key -> count or a pandas Series, got counts={counts!r:.60}")
+        shown = repr(counts)[:60]
+        raise TypeError(f"counts must be a mapping key -> count or a pandas Series, got counts={shown}")
     keys = [key for key, _ in items]
     try:
         values = np.array([value for _, value in items], dtype=np.float64)
@@ -39,12 +41,12 @@ def _support(counts: Mapping[Hashable, Any] | Any) -> tuple[list[Hashable], np.n
         bad = values[~(np.isfinite(values) & (values >= 0) & (values % 1 == 0))][0]
         raise v.fail("counts", "hold non-negative integers", float(bad))
     keep = values > 0
-    return [key for key, ok in zip(keys, keep) if ok], values[keep]
+    return [key for key, ok in zip(keys, keep, strict=True) if ok], values[keep]
 
 
 def _emit(keys: list[Hashable], noisy: np.ndarray, tau: float) -> dict[Hashable, float]:
     released = noisy > 1.0 + tau
-    return {key: float(value) for key, value, ok in zip(keys, noisy, released) if ok}
+    return {key: float(value) for key, value, ok in zip(keys, noisy, released, strict=True) if ok}
 
 
 def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
@@ -82,8 +84,8 @@ def topk_preprocess(counts: Mapping[Hashable, Any], k: int) -> dict[Hashable, in
     """Algorithm 3's preprocessing [RECON]: subtract the (k+1)-th largest count, keep the positive rest.
 
     x̂_i = max(0, x_i − c) with c the (k+1)-th largest count (0 if there are at most k keys). Only counts
-    strictly larger than c survive, so x̂ is k-sparse; and for neighbours x' = x + v (v ∈ {0,1}^U), c' ∈ {c, c+1},
-    so x̂' − x̂ is all in {0, 1} or all in {−1, 0}: a k-sparse monotone pair ([S] Lemma 13).
+    strictly larger than c survive, so x̂ is k-sparse; and for neighbours x' = x + v (v ∈ {0,1}^U),
+    c' ∈ {c, c+1}, so x̂' − x̂ is all in {0, 1} or all in {−1, 0}: a k-sparse monotone pair ([S] Lemma 13).
 
     >>> topk_preprocess({"a": 9, "b": 5, "c": 5, "d": 2}, 2)
     {'a': 4}
@@ -91,7 +93,7 @@ def topk_preprocess(counts: Mapping[Hashable, Any], k: int) -> dict[Hashable, in
     k_ = v.positive_int("k", k)
     keys, values = _support(counts)
     cut = float(np.sort(values)[::-1][k_]) if values.size > k_ else 0.0
-    return {key: int(value - cut) for key, value in zip(keys, values) if value > cut}
+    return {key: int(value - cut) for key, value in zip(keys, values, strict=True) if value > cut}
 
 
 def release_topk(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int,

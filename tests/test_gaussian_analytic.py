@@ -1,4 +1,4 @@
-"""Analytic Gaussian δ_G and its solvers: reference §14 oracles 1–4, stability, conservativeness, bad input."""
+"""Analytic Gaussian δ_G and its solvers: reference §14 oracles 1–4, stability, conservativeness, errors."""
 
 from __future__ import annotations
 
@@ -47,7 +47,10 @@ def test_mu_star_oracles(epsilon, delta, expected):
 def test_delta_is_hockey_stick_divergence_by_quadrature():
     # Independent definition: ∫ (N(μ,1) − e^ε N(0,1))₊.
     for eps, mu in [(0.5, 1.3), (2.0, 0.7), (-0.3, 0.4)]:
-        dens = integrate.quad(lambda x: max(stats.norm.pdf(x, mu) - math.exp(eps) * stats.norm.pdf(x), 0.0),
+        def gap(x, mu=mu, eps=eps):
+            return max(stats.norm.pdf(x, mu) - math.exp(eps) * stats.norm.pdf(x), 0.0)
+
+        dens = integrate.quad(gap,
                               -30, 30, points=[mu / 2 + eps / mu], epsabs=1e-14)[0]
         assert float(delta_gaussian_raw(eps, mu)) == pytest.approx(dens, abs=1e-11)
 
@@ -106,4 +109,5 @@ def test_bad_input_one_line(call, kind, text):
 def test_vectorised_raw_matches_scalar():
     eps = np.array([0.1, 1.0, 3.0])
     mu = np.array([0.5, 1.0, 2.0])
-    assert np.allclose(delta_gaussian_raw(eps, mu), [gaussian_delta(e, m) for e, m in zip(eps, mu)], rtol=1e-14)
+    scalar = [gaussian_delta(e, m) for e, m in zip(eps, mu, strict=True)]
+    assert np.allclose(delta_gaussian_raw(eps, mu), scalar, rtol=1e-14)

@@ -1,4 +1,4 @@
-"""GSHM and CSH accounting: reference §5 and §14 oracles (items 5–17), monotonicity, conservativeness, errors."""
+"""GSHM and CSH accounting: reference §5 and §14 oracles (items 5–17), monotonicity, errors."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from mechdesign.sparse import METHODS, new_key_failure, sigma_min, sparse_delta,
 
 
 def google_threshold(sigma, delta, k):
-    """1 + σ Φ^{-1}((1 − δ)^{1/k}) via the 'gshm-add' closed form with δ_G removed (σ → the noise-free case)."""
+    """1 + σ Φ^{-1}((1 − δ)^{1/k}) via the 'gshm-add' closed form with δ_G removed."""
     # gshm-add with a vanishing Gaussian part: δ_G(ε; √k/σ) = 0 for ε = 1e6.
     return 1.0 + sparse_threshold("gshm-add", sigma, k, 1e6, delta)
 
@@ -61,7 +61,8 @@ def test_wilkins_exact_delta(sigma, tau, epsilon, expected, rel):
 
 
 def test_wilkins_figure_b_row():
-    # [CALC] §8 Figure B: σ = 2228.4826, τ_diff(1e-8) = 16180.218; at ε = 0.504443 δ_GSHM = 1e-8, δ_add = 2e-8.
+    # [CALC] §8 Figure B: σ = 2228.4826, τ_diff(1e-8) = 16180.218;
+    # at ε = 0.504443, δ_GSHM = 1e-8 and δ_add = 2e-8.
     sigma = math.sqrt(51914) / gaussian_mu(0.349, 1e-5)
     assert sigma == pytest.approx(2228.4826, abs=1e-4)
     tau = sparse_threshold("gshm-add", sigma, 51914, 1e6, 1e-8)
@@ -148,8 +149,10 @@ def test_split_threshold_looseness(k, split, integral, fail, gshm):
 def test_exact_new_key_probability_against_scipy_quad():
     for tau, sigma, k, count in [(5.0, 1.0, 10, 10), (6851.39, 1093.0754, 50000, 50000), (2.0, 3.0, 4, 1)]:
         shared = sigma * k ** -0.25
-        ref = integrate.quad(lambda z: stats.norm.pdf(z) * -math.expm1(count * stats.norm.logcdf(
-            (tau - shared * z) / sigma)), -40, 40, points=[0, 3, 6], epsabs=1e-18, limit=400)[0]
+        def integrand(z, tau=tau, sigma=sigma, count=count, shared=shared):
+            return stats.norm.pdf(z) * -math.expm1(count * stats.norm.logcdf((tau - shared * z) / sigma))
+
+        ref = integrate.quad(integrand, -40, 40, points=[0, 3, 6], epsabs=1e-18, limit=400)[0]
         assert new_key_failure(tau, sigma, k, count, exact=True) == pytest.approx(ref, rel=1e-8)
         assert new_key_failure(tau, sigma, k, count, exact=True) <= new_key_failure(tau, sigma, k, count)
 
@@ -206,7 +209,8 @@ def test_analyses_are_ordered(k, sigma, tau, epsilon):
     (lambda: sparse_delta("gshm-add", 1.0, 1.0, 0, 1.0), ValueError, "k must be a positive integer"),
     (lambda: sparse_delta("gshm-add", 1.0, 1.0, 1.5, 1.0), TypeError, "k must be a positive integer"),
     (lambda: sparse_delta("gshm-add", 1.0, float("inf"), 1, 1.0), ValueError, "tau must be finite"),
-    (lambda: sparse_threshold("csh-tighter", 1.0, 1000, 0.35, 1e-5), ValueError, "sigma must exceed sigma_min"),
+    (lambda: sparse_threshold("csh-tighter", 1.0, 1000, 0.35, 1e-5), ValueError,
+     "sigma must exceed sigma_min"),
     (lambda: sparse_threshold("gshm-exact", 1.0, 10, 0.35, 0.0), ValueError, "delta must lie in (0, 1)"),
 ])
 def test_bad_input_one_line(call, kind, text):

@@ -1,9 +1,10 @@
 """Independent soundness checks of the CSH analyses for small k (reference §3 caution; issue 7 item 3).
 
 The exact privacy profile (:mod:`mechdesign.sparse_exact`, derived from the output densities alone) is itself
-validated three ways: it reproduces Wilkins' exact GSHM formula when the shared noise is switched off, it agrees
-with a direct integration of the one-shared-key densities, and with a Monte Carlo estimate (5-σ confidence band)
-of the hockey-stick divergence for two shared keys. Then every shipped CSH analysis must upper-bound it.
+validated three ways: it reproduces Wilkins' exact GSHM formula when the shared noise is switched off,
+it agrees with a direct integration of the one-shared-key densities, and with a Monte Carlo estimate
+(5-σ confidence band) of the hockey-stick divergence for two shared keys. Then every shipped CSH
+analysis must upper-bound it.
 """
 
 from __future__ import annotations
