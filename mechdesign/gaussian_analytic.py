@@ -1,0 +1,129 @@
+"""Analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8; Lemma 5 of [S]).
+
+Adding N(0, σ² I) to a query of ℓ2 sensitivity Δ is (ε, δ)-DP **iff** δ ≥ δ_G(ε; μ) with μ = Δ/σ and
+
+    δ_G(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ).
+
+δ_G is the hockey-stick divergence between N(μ, 1) and N(0, 1); it is increasing in μ and decreasing in ε,
+for every real ε (negative ε is used inside the sparse-histogram analyses). It is evaluated in log space,
+``exp(log Φ(a)) · (−expm1(ε + log Φ(b) − log Φ(a)))``, so tiny δ (1e-300) keep full relative precision.
+
+Solvers bracket the root, refine it with ``brentq`` and return the conservative end of the final bracket
+(smaller μ, larger σ, larger ε), re-checked with the forward formula.
+
+[S] Lebeda & Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism" (FORC 2025).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize, special
+
+from mechdesign import _validation as v
+
+__all__ = ["gaussian_delta", "gaussian_epsilon", "gaussian_mu", "gaussian_sigma"]
+
+_XTOL = 1e-15
+
+
+def _step_until(value: float, ok, direction: float) -> float:
+    """Move ``value`` by growing relative steps in ``direction`` (±1) until ``ok(value)``."""
+    step = 1e-15
+    while not ok(value):
+        value = value * (1 + direction * step) + (step if direction > 0 else 0.0)
+        step *= 4
+        if step > 1.0:
+            raise ArithmeticError("conservative rounding does not converge")  # a bug signal, not user error
+    return value
+
+
+def delta_gaussian_raw(epsilon: np.ndarray | float, mu: np.ndarray | float) -> np.ndarray:
+    """δ_G(ε; μ) without validation, vectorised; any real ε, μ ≥ 0 (μ = 0 gives max(0, 1 − e^ε))."""
+    eps = np.asarray(epsilon, dtype=np.float64)
+    mu = np.asarray(mu, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a = mu / 2.0 - eps / mu
+        b = -mu / 2.0 - eps / mu
+        log_a = special.log_ndtr(a)
+        log_b = special.log_ndtr(b)
+        out = np.exp(log_a) * -np.expm1(eps + log_b - log_a)
+    # μ = 0: identical distributions, the divergence is (1 − e^ε)₊.
+    zero = mu == 0.0
+    if np.any(zero):
+        out = np.where(zero, np.maximum(0.0, -np.expm1(eps)), out)
+    return np.maximum(out, 0.0)
+
+
+def gaussian_delta(epsilon: float, mu: float) -> float:
+    """δ_G(ε; μ): the smallest δ for which the Gaussian mechanism with μ = Δ/σ is (ε, δ)-DP.
+
+    [S] Lemma 5 (Balle & Wang 2018, Theorem 8).
+
+    >>> import math
+    >>> round(gaussian_delta(math.log(3), 1.0), 15)
+    0.109855563444451
+    """
+    eps = v.epsilon(epsilon)
+    mu_ = v.nonnegative("mu", mu)
+    return float(delta_gaussian_raw(eps, mu_))
+
+
+def _check_delta(delta: float) -> float:
+    return v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
+
+
+def gaussian_mu(epsilon: float, delta: float) -> float:
+    """μ*(ε, δ): the largest μ with δ_G(ε; μ) ≤ δ (lower end of the final bracket, re-checked).
+
+    >>> round(gaussian_mu(1.0, 1e-5), 9)
+    0.268051123
+    """
+    eps = v.epsilon(epsilon)
+    dlt = _check_delta(delta)
+
+    def gap(mu: float) -> float:
+        return float(delta_gaussian_raw(eps, mu)) - dlt
+
+    low, high = 1.0, 1.0
+    while gap(low) > 0:
+        low /= 2.0
+    while gap(high) <= 0:
+        high *= 2.0
+        if high > 1e12:  # δ_G → 1 as μ → ∞, so δ < 1 is always reached long before
+            raise ValueError(f"delta must be < 1 for a finite mu, got delta={dlt!r}")
+    root = optimize.brentq(gap, low, high, xtol=_XTOL * low, rtol=4 * np.finfo(float).eps)
+    return _step_until(min(root, high), lambda mu: gap(mu) <= 0, -1.0)
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest σ for which N(0, σ²) noise on an ℓ2-sensitivity-Δ query is (ε, δ)-DP (σ = Δ/μ*).
+
+    >>> import math
+    >>> round(gaussian_sigma(math.log(3), 0.10985556344445052), 6)
+    1.0
+    """
+    sens = v.positive("sensitivity", sensitivity)
+    return _step_until(sens / gaussian_mu(epsilon, delta),
+                       lambda sigma: float(delta_gaussian_raw(epsilon, sens / sigma)) <= delta, 1.0)
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest ε ≥ 0 with δ_G(ε; μ) ≤ δ (upper end of the final bracket, re-checked).
+
+    >>> import math
+    >>> round(gaussian_epsilon(1.0, 0.10985556344445052), 9) == round(math.log(3), 9)
+    True
+    """
+    mu_ = v.nonnegative("mu", mu)
+    dlt = _check_delta(delta)
+
+    def gap(eps: float) -> float:
+        return float(delta_gaussian_raw(eps, mu_)) - dlt
+
+    if gap(0.0) <= 0:
+        return 0.0
+    high = 1.0
+    while gap(high) > 0:
+        high *= 2.0
+    root = optimize.brentq(gap, 0.0, high, xtol=_XTOL * high, rtol=4 * np.finfo(float).eps)
+    return _step_until(max(root, 0.0), lambda eps: gap(eps) <= 0, 1.0)
