@@ -59,6 +59,10 @@ _EXPORTS: dict[str, str] = {
     # Laplace histograms under PML ([H])
     "HistogramCalibration": "histogram", "calibrate_histogram": "histogram", "alpha_from_estimate": "histogram",
     "counts_from_records": "histogram_release", "laplace_histogram": "histogram_release",
+    # sparse histograms under (ε, δ)-DP ([S]); the analytic Gaussian lives in mechdesign.gaussian_analytic
+    "SparseCalibration": "sparse", "calibrate_sparse": "sparse", "sparse_delta": "sparse",
+    "sparse_threshold": "sparse", "release_gshm": "sparse_release", "release_csh": "sparse_release",
+    "release_topk": "sparse_release", "sample_discrete_gaussian": "discrete",
     # deployment
     "write_mechanism_file": "mechfile", "read_mechanism_file": "mechfile", "verify_mechanism_file": "mechfile",
     "MechanismFile": "mechfile", "Verification": "mechfile", "export_matrix": "mechfile",

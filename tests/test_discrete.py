@@ -7,7 +7,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import PRIVACY_SLACK
 from scipy import stats
 
 from mechdesign.discrete import (
@@ -23,6 +22,8 @@ from mechdesign.discrete import (
     sample_discrete_laplace,
 )
 from mechdesign.gaussian_analytic import gaussian_delta
+
+from conftest import PRIVACY_SLACK
 
 
 def chi_squared_pvalue(samples, pmf):

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import EXACT, PRIVACY_SLACK
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
@@ -18,6 +17,8 @@ from mechdesign.gaussian_analytic import (
     gaussian_mu,
     gaussian_sigma,
 )
+
+from conftest import EXACT, PRIVACY_SLACK
 
 DELTA_ORACLES = [  # [SRC] Google Go gaussian_noise_test.go
     (math.log(3), 1.0, 0.10985556344445052),

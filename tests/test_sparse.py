@@ -6,13 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from conftest import PRIVACY_SLACK
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from mechdesign.gaussian_analytic import gaussian_delta, gaussian_mu
 from mechdesign.sparse import METHODS, new_key_failure, sigma_min, sparse_delta, sparse_threshold
+
+from conftest import PRIVACY_SLACK
 
 
 def google_threshold(sigma, delta, k):

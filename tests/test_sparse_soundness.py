@@ -13,12 +13,13 @@ import math
 
 import numpy as np
 import pytest
-from conftest import PRIVACY_SLACK
 from scipy import special, stats
 
 from mechdesign.gaussian_analytic import delta_gaussian_raw
 from mechdesign.sparse import csh_gamma, sparse_delta
 from mechdesign.sparse_exact import pair_delta, profile_delta
+
+from conftest import PRIVACY_SLACK
 
 CSH_METHODS = ("csh-add", "csh-tighter", "csh-add-quad", "csh-tighter-quad")
 
