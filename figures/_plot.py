@@ -21,3 +21,8 @@ def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[object]
         writer.writerow(header)
         writer.writerows(rows)
     return path
+
+
+def write_dict_rows(path: Path, rows: Sequence[dict[str, object]]) -> Path:
+    """A CSV whose header is the keys of the first row."""
+    return write_csv(path, list(rows[0]), [list(r.values()) for r in rows])

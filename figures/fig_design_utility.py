@@ -7,13 +7,10 @@ Deterministic (no randomness). Writes fig_design_utility.png and fig_design_util
 
 from __future__ import annotations
 
-import csv
-import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _plot import plt, write_dict_rows
 
 from mechdesign.closed_form import randomized_response
 from mechdesign.datasets import adult_counts
@@ -39,11 +36,6 @@ def _row(attribute: str, prior: Prior, epsilon: float, samples: int) -> dict[str
 
 
 def main(out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = []
     for attribute in ATTRIBUTES:
         labels, counts = adult_counts(attribute)
@@ -71,11 +63,7 @@ def main(out_dir: Path) -> list[Path]:
     png, table = out_dir / "fig_design_utility.png", out_dir / "fig_design_utility.csv"
     fig.savefig(png, dpi=120)
     plt.close(fig)
-    with table.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return [png, table]
+    return [png, write_dict_rows(table, rows)]
 
 
 if __name__ == "__main__":

@@ -7,15 +7,11 @@ Panels k = 1000 and 50000 with ε = 0.35 (the authors' experiment-1 plots) and k
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+from _plot import plt, write_dict_rows
 
 from mechdesign.sparse import sigma_min, sparse_threshold
 
@@ -72,11 +68,7 @@ def main(out_dir: Path) -> list[Path]:
     fig.savefig(png, dpi=110)
     plt.close(fig)
     table = out_dir / "fig_sparse_thresholds.csv"
-    with table.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return [png, table]
+    return [png, write_dict_rows(table, rows)]
 
 
 if __name__ == "__main__":

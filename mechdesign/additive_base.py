@@ -8,13 +8,13 @@ empirical mutual information of eq. 67.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.estimation import radius_for_delta
 from mechdesign.randomness import make_rng
 
 __all__ = [
@@ -34,12 +34,11 @@ def binary_radius(samples: int, delta: float) -> float:
 
     With probability at least 1 − δ the true prior lies within ℓ1 distance β*(δ) of the empirical one.
 
+    >>> import math
     >>> round(binary_radius(2, 2 * math.exp(-1.0)), 12)
     1.0
     """
-    m = v.positive_int("samples", samples)
-    d = v.delta(delta)
-    return math.sqrt(2.0 * (math.log(2.0) - math.log(d)) / m)
+    return radius_for_delta(delta, samples, 2)
 
 
 def estimate_from_counts(counts: Sequence[int] | np.ndarray) -> tuple[int, float]:
@@ -122,6 +121,7 @@ def empirical_mutual_information(private: Any, released: Any) -> np.ndarray:
     Both arguments hold −1/+1 values; the last axis indexes the records, leading axes are batched
     (e.g. ``(shuffles, m)`` arrays give one value per shuffle).
 
+    >>> import math
     >>> float(empirical_mutual_information([1, -1, 1, -1], [1, -1, 1, -1])) == math.log(2)
     True
     """

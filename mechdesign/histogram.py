@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.estimation import radius_for_delta
+from mechdesign.prior import Prior
 
 __all__ = [
     "HistogramCalibration",
@@ -271,11 +273,6 @@ def calibrate_histogram(epsilon: float, alpha: float, *, bins: int | None = None
     )
 
 
-def _log_two_pow_minus_two(n: int) -> float:
-    """log(2^N − 2) for N ≥ 2 without overflow: N log 2 + log1p(−2^{1−N})."""
-    return n * math.log(2.0) + math.log1p(-(2.0 ** (1 - n)))
-
-
 def alpha_from_estimate(prior_or_counts: Any, delta: float, *, samples: int | None = None) -> float:
     r"""A lower bound ``alpha`` on every bin probability that holds with probability ≥ 1 − ``delta``.
 
@@ -305,19 +302,13 @@ def alpha_from_estimate(prior_or_counts: Any, delta: float, *, samples: int | No
     >>> round(alpha_from_estimate([2500, 2500, 2500, 2500], 1e-6), 6)
     0.221317
     """
-    d = v.delta(delta)
     if samples is None:
-        counts = v.finite_array("counts", prior_or_counts, 1)
-        if np.any(counts < 0) or np.any(counts != np.round(counts)):
-            raise v.fail("counts", "be non-negative integers", prior_or_counts)
-        m = math.fsum(counts)
-        if m <= 0:
-            raise v.fail("counts", "have a positive total", prior_or_counts)
-        prior = counts / m
+        estimate = Prior.from_counts(prior_or_counts)
+        prior, m = estimate.probabilities, estimate.samples
     else:
         prior = v.probability_vector("prior", prior_or_counts)
         m = v.positive_int("samples", samples)
     if prior.size < 2:
         raise v.fail("prior_or_counts", "have at least 2 bins", prior_or_counts)
-    radius = math.sqrt(2.0 / m * (_log_two_pow_minus_two(prior.size) - math.log(d)))
+    radius = radius_for_delta(delta, m, prior.size)
     return max(0.0, float(prior.min()) - radius / 2.0)
