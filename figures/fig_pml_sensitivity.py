@@ -9,26 +9,17 @@ For each, n = 10,000 random priors Q: Dirichlet(1) draws pulled toward P by a un
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 from _plot import plt, write_csv
 
+from mechdesign.closed_form import high_privacy, k_singular
 from mechdesign.leakage import epsilon_min, max_divergence, privacy_region, theorem4_bound
 from mechdesign.uncertainty import L1Ball
 
 SEED = 20240521
-EXAMPLE1 = np.array([[0.325, 0.225, 0.225, 0.225], [0.45, 0.1, 0.225, 0.225],
-                     [0.45, 0.225, 0.1, 0.225], [0.45, 0.225, 0.225, 0.1]])
-
-
-def k_singular(n: int, k: int) -> np.ndarray:
-    w = np.zeros((n, n))
-    for i in range(n):
-        w[i, [(i + j) % n for j in range(k)]] = 1 / k
-    return w
-
-
 def panel(w: np.ndarray, p: np.ndarray, rng: np.random.Generator, n: int = 10_000):
     limit = 2 * p.min()
     q = rng.dirichlet(np.ones(p.size), size=n)
@@ -47,8 +38,10 @@ def panel(w: np.ndarray, p: np.ndarray, rng: np.random.Generator, n: int = 10_00
 
 def main(out_dir: Path) -> list[Path]:
     rng = np.random.default_rng(SEED)
-    cases = [("a", "Example 1 (eq. 34), P=(2/5,1/5,1/5,1/5)", EXAMPLE1, np.array([0.4, 0.2, 0.2, 0.2])),
-             ("b", "Example 2: 2-singular, N=10, uniform P", k_singular(10, 2), np.full(10, 0.1))]
+    example1_prior = np.array([0.4, 0.2, 0.2, 0.2])
+    cases = [("a", "Example 1 (eq. 34), P=(2/5,1/5,1/5,1/5)",
+              high_privacy(example1_prior, math.log(9 / 8)).matrix, example1_prior),
+             ("b", "Example 2: 2-singular, N=10, uniform P", k_singular(10, 2).matrix, np.full(10, 0.1))]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     written = []
     for ax, (tag, title, w, p) in zip(axes, cases, strict=True):

@@ -15,6 +15,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.estimation import radius_for_delta
+from mechdesign.prior import Prior
 from mechdesign.randomness import make_rng
 
 __all__ = [
@@ -47,15 +48,10 @@ def estimate_from_counts(counts: Sequence[int] | np.ndarray) -> tuple[int, float
     >>> estimate_from_counts([30, 70])
     (100, 0.3)
     """
-    arr = v.finite_array("counts", counts, 1)
-    if arr.size != 2:
+    if np.size(counts) != 2:
         raise v.fail("counts", "have exactly 2 entries (a binary attribute)", counts)
-    if np.any(arr < 0) or np.any(arr != np.round(arr)):
-        raise v.fail("counts", "be non-negative integers", counts)
-    total = int(arr.sum())
-    if total <= 0:
-        raise v.fail("counts", "have a positive total", counts)
-    return total, float(arr.min()) / total
+    estimate = Prior.from_counts(counts)
+    return int(estimate.samples), estimate.min
 
 
 def p_hat_min_value(p_hat_min: Any) -> float:
