@@ -15,7 +15,7 @@ import math
 import numpy as np
 from _common import median_time, write_results
 
-from mechdesign.additive import (
+from mechdesign.noise.additive import (
     binary_radius,
     gaussian_delta1,
     gaussian_delta1_grid,

@@ -17,9 +17,9 @@ import numpy as np
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from _common import median_time, write_results  # noqa: E402
 
-from mechdesign.leakage import capacity  # noqa: E402
-from mechdesign.mechanism import Mechanism  # noqa: E402
-from mechdesign.uncertainty import L1Ball  # noqa: E402
+from mechdesign.core.leakage import capacity  # noqa: E402
+from mechdesign.core.mechanism import Mechanism  # noqa: E402
+from mechdesign.core.uncertainty import L1Ball  # noqa: E402
 
 
 def main() -> None:

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import median_time, write_results
 
-from mechdesign.problem import DesignProblem
-from mechdesign.solver import solve
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import solve
 
 SEED, EPSILON, LIMIT = 20240601, 1.0, 60.0
 SIZES = list(range(2, 21))

@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from mechdesign.additive import binary_radius, gaussian_curve, pldp_delta
+from mechdesign.noise.additive import binary_radius, gaussian_curve, pldp_delta
 
 DELTA_ESTIMATE = 1e-6
 SAMPLES = (100, 1000, 10_000, 100_000)

@@ -16,8 +16,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from mechdesign.additive import binary_decision, empirical_mutual_information, laplace_scale_estimated
 from mechdesign.datasets import load_adult
+from mechdesign.noise.additive import binary_decision, empirical_mutual_information, laplace_scale_estimated
 from mechdesign.randomness import make_rng
 
 SHUFFLES = 100

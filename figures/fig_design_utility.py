@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 from _plot import plt, write_dict_rows
 
-from mechdesign.closed_form import randomized_response
+from mechdesign.core.prior import Prior
 from mechdesign.datasets import adult_counts
-from mechdesign.prior import Prior
-from mechdesign.problem import DesignProblem
-from mechdesign.solver import solve
-from mechdesign.utility import Utility
+from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import solve
+from mechdesign.design.utility import Utility
 
 ATTRIBUTES = ("education", "race")
 EPSILONS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)

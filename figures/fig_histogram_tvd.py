@@ -2,8 +2,8 @@
 
 n = 1000 records drawn uniformly from k classes (a fresh database per repetition), 10,000 repetitions per
 point. At each privacy level ε the DP release uses b = 2/ε and the PML release the smallest b with
-eq. 1 ≤ ε (:func:`mechdesign.histogram.scale_for_epsilon`); both are clipped to ≥ 0 and rounded, and the TVD
-to the true empirical distribution is averaged. Error bars: ± one standard deviation over repetitions
+eq. 1 ≤ ε (:func:`mechdesign.noise.histogram.bounds.scale_for_epsilon`); both are clipped to ≥ 0 and rounded,
+and the TVD to the true empirical distribution is averaged. Error bars: ± one standard deviation over repetitions
 (the spread of a single release; the standard error of the mean, 100× smaller, is in the CSV).
 
 (a) TVD vs ε for k ∈ {5, 10} and several α ≤ 1/k. (b) TVD vs k at α = 0.05 for several ε.
@@ -23,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mechdesign.histogram import dp_scale_for_epsilon, scale_for_epsilon
-from mechdesign.histogram_release import total_variation
+from mechdesign.noise.histogram.bounds import dp_scale_for_epsilon, scale_for_epsilon
+from mechdesign.noise.histogram.release import total_variation
 from mechdesign.randomness import make_rng
 
 RECORDS = 1000

@@ -10,7 +10,7 @@ and it plugs into NumPy's ``Generator``, so every sampler in mechdesign runs unc
 cost here: ~7× slower raw uniform generation than PCG64 (about 30 M uniforms/s per core).
 
 Secure *bits* do not make every floating-point sampler safe (Mironov 2012 on textbook Laplace); the
-exact integer samplers in :mod:`mechdesign.discrete` avoid that issue where it matters.
+exact integer samplers in :mod:`mechdesign.noise.sparse.discrete` avoid that issue where it matters.
 """
 
 from __future__ import annotations

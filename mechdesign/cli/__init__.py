@@ -1,0 +1,85 @@
+"""Command-line interface: ``mechdesign <verb> [<sub-verb>] ...``.
+
+A thin layer over the public API. Each verb lives in its own module in
+:mod:`mechdesign.cli` (``mechdesign/cli/<verb>.py``), which defines
+
+* ``COMMAND``: the verb path, e.g. ``("assess",)`` or ``("calibrate", "histogram")``;
+* ``HELP``: one line for ``--help``;
+* ``add_arguments(parser)`` and ``run(args) -> int``.
+
+Modules are discovered, so adding a verb never edits this file. A verb module imports the library
+only inside its functions, so ``mechdesign --help`` and ``--version`` stay fast (no scipy, no cvxpy).
+Exit codes: 0 success, 1 a verification or solver failure, 2 bad input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from mechdesign.errors import CertificateError, MechanismFileError, SolverError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse's convention)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _command_modules() -> list[ModuleType]:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "COMMAND"):
+            found.append(module)
+    return sorted(found, key=lambda m: m.COMMAND)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from mechdesign import __version__
+
+    parser = _Parser(prog="mechdesign", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"mechdesign {__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    verbs.required = True
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for module in _command_modules():
+        path = module.COMMAND
+        if len(path) == 1:
+            sub = verbs.add_parser(path[0], help=module.HELP, description=module.HELP)
+        else:
+            if path[0] not in groups:
+                group = verbs.add_parser(path[0], help=f"{path[0]} (see sub-commands)")
+                groups[path[0]] = group.add_subparsers(dest="subverb", metavar="KIND", parser_class=_Parser)
+                groups[path[0]].required = True
+            sub = groups[path[0]].add_parser(path[1], help=module.HELP, description=module.HELP)
+        module.add_arguments(sub)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (never raises on user error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args))
+    except (ValueError, TypeError, MechanismFileError, FileNotFoundError, IsADirectoryError,
+            PermissionError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"mechdesign: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (CertificateError, SolverError) as exc:
+        print(f"mechdesign: failed: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def entry_point() -> None:
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Shared helpers of the CLI verbs: reading inputs, printing results, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load_mechanism", "parse_number_list", "print_json", "read_column", "read_matrix_csv"]
+
+
+def parse_number_list(name: str, text: str) -> list[float]:
+    """``"3,4,5"`` → ``[3.0, 4.0, 5.0]`` with a one-line error naming ``name``."""
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"{name} must be a comma-separated list of numbers, got {name}={text!r}") from None
+    if not values:
+        raise ValueError(f"{name} must be a non-empty comma-separated list of numbers, got {name}={text!r}")
+    return values
+
+
+def print_json(obj: Any) -> None:
+    from mechdesign._files import to_jsonable
+
+    print(json.dumps(to_jsonable(obj), indent=2, allow_nan=False))
+
+
+def read_matrix_csv(path: str | os.PathLike[str]) -> Any:
+    """A mechanism from CSV rows: numbers only, or with a header row of output labels and/or a
+    first column of input labels."""
+    import csv
+
+    from mechdesign.core.mechanism import Mechanism
+
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = [row for row in csv.reader(handle) if any(cell.strip() for cell in row)]
+    if not rows:
+        raise ValueError(f"matrix must be a non-empty CSV file, got matrix={str(path)!r}")
+
+    def numeric(cell: str) -> bool:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+        return True
+
+    outputs = None
+    if not all(numeric(c) for c in rows[0][1:]):
+        outputs, rows = [c.strip() for c in rows[0]], rows[1:]
+    inputs = None
+    if rows and not all(numeric(r[0]) for r in rows):
+        inputs, rows = [r[0].strip() for r in rows], [r[1:] for r in rows]
+        if outputs is not None and len(outputs) == len(rows[0]) + 1:
+            outputs = outputs[1:]
+    try:
+        values = [[float(c) for c in r] for r in rows]
+    except ValueError:
+        raise ValueError(f"matrix must contain only numbers below its labels, got matrix={str(path)!r}") from None
+    if len({len(r) for r in values}) > 1:
+        raise ValueError(f"matrix must have rows of equal length, got matrix={str(path)!r}")
+    return Mechanism.from_matrix(values, inputs, outputs)
+
+
+def load_mechanism(path: str | os.PathLike[str]) -> Any:
+    """A mechanism from a mechanism file (.json, verified on load) or CSV rows (anything else)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"matrix must be an existing file, got matrix={str(path)!r}")
+    if path.suffix.lower() == ".json":
+        from mechdesign.deploy.mechfile import read_mechanism_file
+
+        return read_mechanism_file(path).mechanism
+    return read_matrix_csv(path)
+
+
+def read_column(path: str | os.PathLike[str], column: str) -> Any:
+    """One column of a CSV or Parquet file, as strings."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"samples must be an existing CSV or Parquet file, got samples={str(path)!r}")
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            frame = pd.read_parquet(path, columns=[column])
+        else:
+            frame = pd.read_csv(path, usecols=[column], dtype=str, keep_default_na=False)
+    except (ValueError, KeyError) as exc:
+        if column in str(exc) or "Usecols" in str(exc) or "not in" in str(exc):
+            raise ValueError(f"column must name a column of {path.name}, got column={column!r}") from None
+        raise ValueError(f"samples must be a readable CSV or Parquet file, got samples={str(path)!r}") from None
+    return frame[column].astype(str).to_numpy()

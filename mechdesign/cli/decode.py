@@ -1,0 +1,40 @@
+"""``mechdesign decode MECH.json PRIVATIZED --column COL``: estimate input frequencies."""
+
+from __future__ import annotations
+
+import argparse
+
+from mechdesign.cli._io import print_json
+
+COMMAND = ("decode",)
+HELP = "estimate the input frequencies from a privatized CSV/Parquet column (inversion or EM)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
+    parser.add_argument("privatized", metavar="PRIVATIZED", help="CSV or Parquet file")
+    parser.add_argument("--column", required=True, help="privatized column (output labels)")
+    parser.add_argument("--method", choices=("inversion", "em"), default="inversion",
+                        help="unbiased inversion + simplex projection, or maximum likelihood (EM)")
+    parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from mechdesign.deploy.decode import count_file, estimate_frequencies
+    from mechdesign.deploy.mechfile import read_mechanism_file
+
+    loaded = read_mechanism_file(args.mechanism)
+    counts = count_file(loaded.mechanism, args.privatized, args.column, chunk_size=args.chunk_size)
+    estimate = estimate_frequencies(loaded.mechanism, counts, args.method)
+    if args.json:
+        print_json({"method": estimate.method, "records": estimate.records, "iterations": estimate.iterations,
+                    "converged": estimate.converged, "frequencies": estimate.as_dict(),
+                    "standard_errors": dict(zip(estimate.labels, estimate.standard_errors.tolist(), strict=True)),
+                    "output_counts": dict(zip(loaded.mechanism.outputs, counts.tolist(), strict=True))})
+    else:
+        width = max(len(label) for label in estimate.labels)
+        print(f"# {estimate.method}, {estimate.records:,} records")
+        for label, value in estimate.as_dict().items():
+            print(f"{label:<{width}}  {value:.6f}")
+    return 0

@@ -1,1 +1,0 @@
-"""CLI verbs, one module each (discovered by :mod:`mechdesign.cli`)."""

@@ -1,0 +1,1 @@
+"""Core quantities: priors, uncertainty sets, mechanisms, leakage, estimation, assessment."""

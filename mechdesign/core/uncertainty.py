@@ -1,0 +1,129 @@
+"""The ℓ1 uncertainty set B_β(P̂) = {Q in the simplex : ‖Q − P̂‖₁ ≤ β} ([E] eq. 31), for any β ∈ [0, 2].
+
+The workhorse is the exact worst case of a linear function over the ball,
+
+    g(c) = min_{Q ∈ B} Q·c,
+
+attained greedily (reference/pml-design.md §1.1 [D]): move β/2 of mass, taken from the coordinates
+with the largest c first (at most P̂_i from coordinate i), onto a coordinate with the smallest c.
+For β ≤ 2 min P̂ this reduces to g(c) = P̂·c − (β/2)(max c − min c) ([E] App. B and D).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.prior import Prior, as_prior
+
+__all__ = ["L1Ball"]
+
+
+@dataclass(frozen=True, eq=False)
+class L1Ball:
+    """The ℓ1 ball of radius ``radius`` around ``center``, intersected with the probability simplex.
+
+    ``radius = 0`` is the single prior ``center``; ``radius = 2`` is the whole simplex (ε-PML over it
+    is ε-LDP, [E] Remark 3).
+
+    >>> ball = L1Ball([0.5, 0.5], 0.2)
+    >>> float(ball.min_linear([1.0, 0.0])[0])
+    0.4
+    """
+
+    center: Prior
+    radius: float
+
+    def __init__(self, center: Prior | Any, radius: float) -> None:
+        object.__setattr__(self, "center", as_prior(center, "center"))
+        object.__setattr__(self, "radius", v.radius(radius))
+
+    @property
+    def size(self) -> int:
+        return self.center.size
+
+    @property
+    def is_proposition2(self) -> bool:
+        """β < 2 min P̂: the regime of [E] Theorem 4 and Proposition 2 (extreme points P̂ + β/2 (e_i − e_j))."""
+        return self.radius < 2 * self.center.min
+
+    def _greedy(self, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Greedy moves for columns c (N×M), column-major results (M×K).
+
+        Returns the indices of the K largest entries of each column in decreasing order, the mass
+        moved away from each of them, and the columns' minima. The greedy takes mass from the largest
+        entries until β/2 is spent; any K coordinates carry at least the K smallest probabilities of
+        P̂, so it never goes past K₀ = min{K : sum of the K smallest P̂ ≥ β/2}: only those need
+        sorting (argpartition, then a sort of K₀ entries per column).
+        """
+        p = self.center.probabilities
+        budget = self.radius / 2
+        k0 = int(np.searchsorted(np.cumsum(np.sort(p)), budget)) + 1
+        k = min(max(k0, 1), self.size)
+        ct = np.ascontiguousarray(columns.T)
+        if k == 1:
+            top = np.argmax(ct, axis=1)[:, None]
+        elif 4 * k < self.size:
+            top = np.argpartition(-ct, k - 1, axis=1)[:, :k]
+            top = np.take_along_axis(top, np.argsort(-np.take_along_axis(ct, top, axis=1), axis=1), axis=1)
+        else:  # ties may fall in any order: tied entries move mass at the same gain
+            top = np.argsort(-ct, axis=1)[:, :k]
+        p_top = p[top]
+        taken_before = np.cumsum(p_top, axis=1) - p_top
+        moved = np.clip(budget - taken_before, 0.0, p_top)
+        return top, moved, ct.min(axis=1)
+
+    def min_linear(self, columns: Any) -> np.ndarray:
+        """g(c) = min_{Q∈B} Q·c for each column of ``columns`` (shape N or N×M), exactly.
+
+        Computed as Σ_i Q*_i c_i with the greedy minimizer Q* ≥ 0, a sum of non-negative terms (no
+        cancellation). O(N + K₀ log K₀) per column.
+        """
+        c = self._columns(columns)
+        top, moved, low = self._greedy(c)
+        weighted = c.T * self.center.probabilities  # P̂_i c_i, column-major
+        kept = np.take_along_axis(weighted, top, axis=1) - moved * np.take_along_axis(c.T, top, axis=1)
+        np.put_along_axis(weighted, top, np.maximum(kept, 0.0), axis=1)
+        return weighted.sum(axis=1) + moved.sum(axis=1) * low
+
+    def minimizer(self, column: Any) -> np.ndarray:
+        """A prior Q* ∈ B attaining g(c) for a single column c."""
+        c = self._columns(column)
+        if c.shape[1] != 1:
+            raise v.fail("column", "be a single vector", column)
+        top, moved, _ = self._greedy(c)
+        q = self.center.probabilities.copy()
+        q[top[0]] -= moved[0]
+        q[int(np.argmin(c[:, 0]))] += moved[0].sum()
+        return np.maximum(q, 0.0)
+
+    def extreme_points(self) -> np.ndarray:
+        """The N(N−1) extreme points P̂ + (β/2)(e_i − e_j), i ≠ j (requires 0 < β < 2 min P̂; [E] Cor. 1)."""
+        if not (0 < self.radius < 2 * self.center.min):
+            raise v.fail("radius", f"lie in (0, 2 min P̂) = (0, {2 * self.center.min:.6g}) for this "
+                         "extreme-point list", self.radius)
+        n, p = self.size, self.center.probabilities
+        i, j = np.nonzero(~np.eye(n, dtype=bool))
+        points = np.tile(p, (i.size, 1))
+        points[np.arange(i.size), i] += self.radius / 2
+        points[np.arange(i.size), j] -= self.radius / 2
+        return points
+
+    def contains(self, prior: Any, atol: float = 1e-12) -> bool:
+        q = v.probability_vector("prior", prior)
+        if q.size != self.size:
+            raise v.fail("prior", f"have {self.size} entries", q)
+        return bool(np.abs(q - self.center.probabilities).sum() <= self.radius + atol)
+
+    def _columns(self, columns: Any) -> np.ndarray:
+        c = np.asarray(columns, dtype=np.float64)
+        if c.ndim == 1:
+            c = c[:, None]
+        if c.ndim != 2 or c.shape[0] != self.size:
+            raise v.fail("columns", f"have {self.size} rows (one per prior entry)", c.shape)
+        if not np.all(np.isfinite(c)) or np.any(c < 0):
+            raise v.fail("columns", "be finite and non-negative", columns)
+        return c

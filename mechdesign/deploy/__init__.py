@@ -1,0 +1,1 @@
+"""Deployment: mechanism files, privatization, decoding, scale-out."""

@@ -1,0 +1,400 @@
+"""Mechanism files: the deployment contract (``shared/DESIGN.md``, "Mechanism file").
+
+A mechanism file is one UTF-8 JSON object::
+
+    {"format": {"name": "mechdesign.core.mechanism", "version": 1},
+     "inputs": [...], "outputs": [...],
+     "matrix": [[P(y|x) ...] ...],                 # rows = inputs, full-precision floats
+     "guarantee": {"notion": "pml" | "ldp", "epsilon": ε, "delta": δ | null,
+                   "radius": β | null, "prior": [P̂ ...] | null, "samples": m | null},
+     "utility": {...} | null, "baselines": {...} | null, "certificate": {...} | null,
+     "provenance": {"mechdesign": ..., "numpy": ..., "cvxpy": ..., ...},
+     "sha256": "<hex>"}
+
+``sha256`` is the SHA-256 of the *canonical content*: the object without ``sha256``, serialized with
+sorted keys, separators ``,``/``:``, ``ensure_ascii=False`` and Python's shortest round-trip float
+repr (:func:`canonical_bytes`). Floats are written with ``repr``, so every matrix entry reads back
+bit for bit.
+
+Loading never trusts the file: it checks the JSON Schema rules (``mechanism.schema.json``, shipped
+in the package), the format version, the hash, row-stochasticity (|row sum − 1| ≤ 1e-9, entries
+≥ 0), the labels, and **recomputes the guarantee from the matrix**:
+
+* ``"ldp"``: ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) ≤ ε;
+* ``"pml"``: C(W, B_β(P̂)) = max_y log(max_x W[x,y] / min_{Q∈B_β(P̂)} Q·W[:,y]) ≤ ε, the exact
+  leakage capacity over the ℓ1 ball ([E] Def. 5, eq. 22–23; reference/pml-design.md §1.1). With δ
+  from the file this is the (ε, δ)-PML guarantee of [E] Theorem 2.
+
+The check allows 1e-12 of floating-point slack (:data:`GUARANTEE_SLACK`); the *reported* achieved
+value is never adjusted.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign._files import atomic_path, to_jsonable
+from mechdesign.core.leakage import capacity, ldp_epsilon
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.errors import CertificateError, MechanismFileError
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "GUARANTEE_SLACK",
+    "MechanismFile",
+    "Verification",
+    "achieved_epsilon",
+    "canonical_bytes",
+    "export_matrix",
+    "read_mechanism_file",
+    "schema",
+    "verify_mechanism_file",
+    "write_mechanism_file",
+]
+
+FORMAT_NAME = "mechdesign.core.mechanism"
+FORMAT_VERSION = 1
+GUARANTEE_SLACK = 1e-12  # float slack on "achieved <= stated"; never added to a reported value
+_TOP_KEYS = ("format", "inputs", "outputs", "matrix", "guarantee", "utility", "baselines", "certificate",
+             "provenance", "sha256")
+_GUARANTEE_KEYS = ("notion", "epsilon", "delta", "radius", "prior", "samples")
+_OPTIONAL_BLOCKS = ("utility", "baselines", "certificate")
+
+
+@dataclass(frozen=True, eq=False)
+class MechanismFile:
+    """A loaded (and by default re-verified) mechanism file."""
+
+    mechanism: Mechanism
+    guarantee: dict[str, Any]
+    utility: dict[str, Any] | None
+    baselines: dict[str, Any] | None
+    certificate: dict[str, Any] | None
+    provenance: dict[str, Any]
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The stated guarantee of a file against the one recomputed from its matrix."""
+
+    path: str
+    notion: str
+    epsilon: float          # stated in the file
+    achieved: float         # recomputed from the matrix (exact, solver-free)
+    delta: float | None
+    radius: float | None
+    holds: bool             # achieved <= epsilon + GUARANTEE_SLACK
+    sha256: str
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of format version 1, as shipped in the package."""
+    text = resources.files("mechdesign.deploy").joinpath("mechanism.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def canonical_bytes(content: dict[str, Any]) -> bytes:
+    """UTF-8 canonical JSON of ``content`` without its ``sha256`` field (the hashed bytes)."""
+    body = {k: val for k, val in content.items() if k != "sha256"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
+    """The ε the matrix really achieves under the guarantee's notion (see module docstring)."""
+    if guarantee["notion"] == "ldp":
+        return ldp_epsilon(mechanism)
+    return capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]))
+
+
+def _versions() -> dict[str, Any]:
+    from mechdesign import __version__
+
+    try:
+        cvxpy_version: str | None = metadata.version("cvxpy")  # no import: cvxpy is slow to load
+    except metadata.PackageNotFoundError:
+        cvxpy_version = None
+    return {"mechdesign": __version__, "numpy": np.__version__, "cvxpy": cvxpy_version}
+
+
+def _block(name: str, value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be a dict or None, got {name}={v._show(value)}")
+    return to_jsonable(value)
+
+
+def _normalize_guarantee(guarantee: dict[str, Any], size: int) -> dict[str, Any]:
+    if not isinstance(guarantee, dict):
+        raise TypeError(f"guarantee must be a dict, got guarantee={v._show(guarantee)}")
+    unknown = sorted(set(guarantee) - set(_GUARANTEE_KEYS))
+    if unknown:
+        raise v.fail("guarantee", f"only have keys {list(_GUARANTEE_KEYS)}", unknown)
+    notion = guarantee.get("notion")
+    if notion not in ("pml", "ldp"):
+        raise v.fail("guarantee.notion", "be 'pml' or 'ldp'", notion)
+    out: dict[str, Any] = {"notion": notion, "epsilon": v.epsilon(guarantee.get("epsilon"), "guarantee.epsilon")}
+    delta, radius = guarantee.get("delta"), guarantee.get("radius")
+    prior, samples = guarantee.get("prior"), guarantee.get("samples")
+    out["delta"] = None if delta is None else v.delta(delta, "guarantee.delta")
+    out["radius"] = None if radius is None else v.radius(radius, "guarantee.radius")
+    if prior is not None:
+        probabilities = getattr(prior, "probabilities", prior)
+        prior = v.probability_vector("guarantee.prior", probabilities).tolist()
+        if len(prior) != size:
+            raise v.fail("guarantee.prior", f"have one entry per mechanism input ({size})", prior)
+    out["prior"] = prior
+    out["samples"] = None if samples is None else v.positive_int("guarantee.samples", samples)
+    if notion == "pml" and (out["prior"] is None or out["radius"] is None):
+        raise v.fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'", guarantee)
+    return out
+
+
+def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, guarantee: dict[str, Any],
+                         utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
+                         certificate: dict[str, Any] | None = None,
+                         provenance: dict[str, Any] | None = None) -> Path:
+    """Write ``mechanism`` and its guarantee atomically (temp file + rename); return the path.
+
+    The guarantee is recomputed from the matrix before writing; a file whose stated ε the matrix
+    does not achieve is never written (:class:`~mechdesign.errors.CertificateError`).
+
+    >>> import tempfile
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> rr = randomized_response(3, 1.0, ["a", "b", "c"])
+    >>> out = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", rr,
+    ...                            guarantee={"notion": "ldp", "epsilon": 1.0})
+    >>> verify_mechanism_file(out).holds
+    True
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    stated = _normalize_guarantee(guarantee, mechanism.shape[0])
+    achieved = achieved_epsilon(mechanism, stated)
+    if not achieved <= stated["epsilon"] + GUARANTEE_SLACK:
+        raise CertificateError(f"guarantee.epsilon must be >= the epsilon the matrix achieves ({achieved!r}), "
+                               f"got guarantee.epsilon={stated['epsilon']!r}")
+    content: dict[str, Any] = {
+        "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
+        "inputs": list(mechanism.inputs),
+        "outputs": list(mechanism.outputs),
+        "matrix": mechanism.matrix.tolist(),
+        "guarantee": stated,
+        "utility": _block("utility", utility),
+        "baselines": _block("baselines", baselines),
+        "certificate": _block("certificate", certificate),
+        "provenance": {**_versions(), **(_block("provenance", provenance) or {})},
+    }
+    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        tmp.write_text(_pretty(content), encoding="utf-8")
+    return target
+
+
+def _pretty(content: dict[str, Any]) -> str:
+    """One top-level key per line and one matrix row per line (the hash does not depend on layout)."""
+    def dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+    lines = []
+    for key, value in content.items():
+        if key == "matrix":
+            text = "[\n" + ",\n".join(f"  {dump(row)}" for row in value) + "\n ]"
+        else:
+            text = dump(value)
+        lines.append(f" {dump(key)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+class _Checker:
+    """Hand validator of the schema's rules, with one-line errors naming the field and the rule."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, field: str, rule: str, value: Any) -> MechanismFileError:
+        return MechanismFileError(f"{self.path}: {field} must {rule}, got {field}={v._show(value)}")
+
+    def object(self, field: str, value: Any, nullable: bool = False) -> None:
+        if not (isinstance(value, dict) or (nullable and value is None)):
+            raise self.fail(field, "be a JSON object" + (" or null" if nullable else ""), value)
+
+    def number(self, field: str, value: Any, low: float, high: float, *, open_low: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(field, "be a finite number", value)
+        if value < low or value > high or (open_low and value == low):
+            raise self.fail(field, f"lie in {'(' if open_low else '['}{low:g}, {high:g}]", value)
+        return float(value)
+
+    def labels(self, field: str, value: Any) -> list[str]:
+        if not isinstance(value, list) or not value or not all(isinstance(x, str) for x in value):
+            raise self.fail(field, "be a non-empty array of strings", value)
+        if len(set(value)) != len(value):
+            raise self.fail(field, "hold distinct labels", value)
+        return value
+
+    def numbers(self, field: str, value: Any, size: int) -> np.ndarray:
+        if not isinstance(value, list) or len(value) != size:
+            raise self.fail(field, f"be an array of {size} numbers", value)
+        for j, x in enumerate(value):
+            self.number(f"{field}[{j}]", x, 0.0, 1.0)
+        return np.array(value, dtype=np.float64)
+
+    def stochastic(self, field: str, row: np.ndarray) -> None:
+        total = math.fsum(row)
+        if abs(total - 1.0) > v.STOCHASTIC_ATOL:
+            raise self.fail(field, f"sum to 1 within {v.STOCHASTIC_ATOL:g} (sum is {total!r})", row)
+
+
+def _parse(path: Path) -> dict[str, Any]:
+    def reject_constant(name: str) -> float:
+        raise ValueError(f"non-finite number {name}")
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+        content = json.loads(text, parse_constant=reject_constant)
+    except UnicodeDecodeError as exc:
+        raise MechanismFileError(f"{path}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise MechanismFileError(f"{path}: must be valid JSON ({exc.msg} at line {exc.lineno} "
+                                 f"column {exc.colno})") from None
+    except ValueError as exc:
+        raise MechanismFileError(f"{path}: must be valid JSON ({exc})") from None
+    if not isinstance(content, dict):
+        raise MechanismFileError(f"{path}: must hold one JSON object, got a {type(content).__name__}")
+    return content
+
+
+def _load(path: Path) -> tuple[MechanismFile, float]:
+    """Parse and check everything but the guarantee; return the file and the achieved ε."""
+    content = _parse(path)
+    check = _Checker(path)
+    missing = [k for k in _TOP_KEYS if k not in content and k not in _OPTIONAL_BLOCKS]
+    if missing:
+        raise check.fail("file", f"have the keys {missing}", sorted(content))
+    extra = sorted(set(content) - set(_TOP_KEYS))
+    if extra:
+        raise check.fail("file", f"only have the keys {list(_TOP_KEYS)}", extra)
+    fmt = content["format"]
+    check.object("format", fmt)
+    if fmt.get("name") != FORMAT_NAME:
+        raise check.fail("format.name", f"be {FORMAT_NAME!r}", fmt.get("name"))
+    if isinstance(fmt.get("version"), bool) or fmt.get("version") != FORMAT_VERSION:
+        raise check.fail("format.version", f"be {FORMAT_VERSION} (the version this mechdesign reads)",
+                         fmt.get("version"))
+    digest = content["sha256"]
+    if not isinstance(digest, str) or len(digest) != 64 or set(digest) - set("0123456789abcdef"):
+        raise check.fail("sha256", "be 64 lowercase hex digits", digest)
+    try:
+        actual = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    except (TypeError, ValueError) as exc:
+        raise check.fail("file", "be serializable as canonical JSON", str(exc)) from None
+    if actual != digest:
+        raise check.fail("sha256", f"match the canonical content (tampered or edited file; content hashes to "
+                         f"{actual[:12]}…)", digest[:12] + "…")
+    inputs = check.labels("inputs", content["inputs"])
+    outputs = check.labels("outputs", content["outputs"])
+    rows = content["matrix"]
+    if not isinstance(rows, list) or len(rows) != len(inputs):
+        raise check.fail("matrix", f"be an array of {len(inputs)} rows (one per input)", rows)
+    matrix = np.array([check.numbers(f"matrix[{i}]", row, len(outputs)) for i, row in enumerate(rows)])
+    for i, row in enumerate(matrix):
+        check.stochastic(f"matrix[{i}]", row)
+    guarantee = content["guarantee"]
+    check.object("guarantee", guarantee)
+    if sorted(guarantee) != sorted(_GUARANTEE_KEYS):
+        raise check.fail("guarantee", f"have exactly the keys {list(_GUARANTEE_KEYS)}", sorted(guarantee))
+    if guarantee["notion"] not in ("pml", "ldp"):
+        raise check.fail("guarantee.notion", "be 'pml' or 'ldp'", guarantee["notion"])
+    check.number("guarantee.epsilon", guarantee["epsilon"], 0.0, math.inf)
+    if guarantee["delta"] is not None:
+        check.number("guarantee.delta", guarantee["delta"], 0.0, 1.0, open_low=True)
+    if guarantee["radius"] is not None:
+        check.number("guarantee.radius", guarantee["radius"], 0.0, 2.0)
+    if guarantee["prior"] is not None:
+        check.stochastic("guarantee.prior", check.numbers("guarantee.prior", guarantee["prior"], len(inputs)))
+    samples = guarantee["samples"]
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
+        raise check.fail("guarantee.samples", "be a positive integer or null", samples)
+    if guarantee["notion"] == "pml" and (guarantee["prior"] is None or guarantee["radius"] is None):
+        raise check.fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'",
+                         {"prior": guarantee["prior"], "radius": guarantee["radius"]})
+    for name in _OPTIONAL_BLOCKS:
+        check.object(name, content.get(name), nullable=True)
+    check.object("provenance", content["provenance"])
+    mechanism = Mechanism.from_matrix(matrix, inputs, outputs)
+    loaded = MechanismFile(mechanism, dict(guarantee), content.get("utility"), content.get("baselines"),
+                           content.get("certificate"), dict(content["provenance"]), digest)
+    return loaded, achieved_epsilon(mechanism, guarantee)
+
+
+def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True) -> MechanismFile:
+    """Load a mechanism file, checking schema, version, hash, stochasticity and labels.
+
+    With ``verify=True`` (default) the guarantee is recomputed from the matrix as well and a file
+    that overstates it is refused. Every failure is a one-line
+    :class:`~mechdesign.errors.MechanismFileError` naming the field and the rule.
+    """
+    loaded, achieved = _load(Path(path))
+    stated = loaded.guarantee["epsilon"]
+    if verify and not achieved <= stated + GUARANTEE_SLACK:
+        raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} epsilon "
+                                 f"recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
+    return loaded
+
+
+def verify_mechanism_file(path: str | os.PathLike[str]) -> Verification:
+    """Recompute a file's guarantee from its matrix; ``holds`` says whether the stated ε is met.
+
+    Malformed or tampered files raise :class:`~mechdesign.errors.MechanismFileError`.
+    """
+    loaded, achieved = _load(Path(path))
+    g = loaded.guarantee
+    return Verification(str(path), g["notion"], float(g["epsilon"]), achieved,
+                        None if g["delta"] is None else float(g["delta"]),
+                        None if g["radius"] is None else float(g["radius"]),
+                        bool(achieved <= g["epsilon"] + GUARANTEE_SLACK), loaded.sha256)
+
+
+def export_matrix(path: str | os.PathLike[str], mechanism: Mechanism, format: str | None = None) -> Path:
+    """Export the bare matrix as ``"npz"`` (arrays matrix/inputs/outputs) or ``"csv"``.
+
+    The CSV has a header ``input,<outputs…>`` and one row per input, floats in ``repr`` (exact).
+    ``format=None`` takes the file suffix. Exports carry no guarantee: share the JSON file for that.
+    """
+    target = Path(path)
+    kind = (format or target.suffix.lstrip(".")).lower()
+    if kind not in ("npz", "csv"):
+        raise v.fail("format", "be 'npz' or 'csv'", format or target.suffix)
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    with atomic_path(target) as tmp:
+        if kind == "npz":
+            with tmp.open("wb") as handle:
+                np.savez(handle, matrix=mechanism.matrix, inputs=np.array(mechanism.inputs, dtype=str),
+                         outputs=np.array(mechanism.outputs, dtype=str))
+        else:
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
+            writer.writerow(["input", *mechanism.outputs])
+            for label, row in zip(mechanism.inputs, mechanism.matrix.tolist(), strict=True):
+                writer.writerow([label, *(repr(x) for x in row)])
+            tmp.write_text(buffer.getvalue(), encoding="utf-8")
+    return target

@@ -1,0 +1,368 @@
+"""Fast, exact privatization: sample Y ~ W[x, ·] for millions of records per second.
+
+**The sampler.** Each row of the matrix is quantised *once* to integers ``Q[x, y]`` with
+``Σ_y Q[x, y] = 2^64`` (largest-remainder rounding of the exactly normalised row), so every record
+is drawn from the *sampled matrix* ``W_q = Q / 2^64`` **exactly** (integer arithmetic, no floating
+point on the sampling path), with ``|W_q − W| < 2^-64`` entrywise (plus the file's own row-sum
+error ≤ 1e-9, which :class:`~mechdesign.core.mechanism.Mechanism` removes by renormalising). Zeros of W
+stay zeros. The guarantee of ``W_q`` is recomputed when a privatizer is built from a mechanism
+file (:meth:`Privatizer.check`), with the same rule and slack as the file itself.
+
+A record with input x draws a uniform 64-bit integer U and outputs
+``y = #{k < M − 1 : C[x, k] ≤ U}`` with ``C[x, k] = Σ_{j ≤ k} Q[x, j]`` (inverse CDF on the integer
+grid), hence ``P(y | x) = Q[x, y] / 2^64``. It is evaluated in two stages:
+
+1. the top ``b`` bits of U (b = 16, or 8 for very large input alphabets) index a table
+   ``T[x, top]``; when the whole cell ``[top·2^(64−b), (top+1)·2^(64−b))`` lies inside one output's
+   interval, that output is the answer and the low bits of U are never drawn;
+2. otherwise (at most M − 1 boundary cells per row: a fraction ≤ (M − 1)/2^b of records) the low
+   ``64 − b`` bits are drawn fresh and y is found by binary search on ``C[x]``.
+
+One 64-bit draw thus serves four records (b = 16), which is what makes the rate exceed 100 M
+records/s with PCG64 (see ``benchmarks/bench_privatize.py``).
+
+**Randomness.** The API defaults to a fresh seedable PCG64 (reproducible with ``rng=seed``); the
+CLI defaults to the cryptographically secure AES-CTR generator of :func:`~mechdesign.randomness.make_rng`
+unless ``--seed`` is given, because PCG64's state can be recovered from its outputs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.errors import CertificateError
+from mechdesign.randomness import make_rng
+
+__all__ = ["Privatizer", "decode_outputs", "encode_labels", "privatize", "privatize_file"]
+
+_SCALE = 1 << 64
+_TABLE_BYTES = 1 << 20  # lookup-table budget (L2-sized); fewer cell bits for larger input alphabets
+_CHUNK = 1 << 18        # records per vectorised step: the working arrays stay in L2 cache
+
+
+def _quantise_row(row: np.ndarray) -> list[int]:
+    """Integers q ≥ 0 with Σ q = 2^64, |q − 2^64 · row/Σrow| < 1 (largest remainder, exact rationals)."""
+    ratios = [float(x).as_integer_ratio() for x in row]
+    common = max(den for _, den in ratios)
+    numerators = [num * (common // den) for num, den in ratios]  # row = numerators / common, exactly
+    total = sum(numerators)
+    floors = [num * _SCALE // total for num in numerators]
+    remainders = [num * _SCALE % total for num in numerators]
+    for y in sorted(range(len(row)), key=lambda j: -remainders[j])[: _SCALE - sum(floors)]:
+        floors[y] += 1
+    return floors
+
+
+@dataclass(frozen=True, eq=False)
+class Privatizer:
+    """A compiled sampler for one mechanism (build once, call many times; thread-compatible, immutable).
+
+    Attributes
+    ----------
+    mechanism
+        The mechanism as loaded.
+    sampled_matrix
+        ``W_q = Q / 2^64``, the distribution the records are *exactly* drawn from.
+    max_deviation
+        ``max |W_q − W|`` (below 2^-64 ≈ 5.4e-20 plus float64 rounding of the stored matrix).
+
+    Examples
+    --------
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> sampler = Privatizer(randomized_response(3, 1.0, ["a", "b", "c"]))
+    >>> sampler.privatize(["a", "b", "c", "a"], rng=7).tolist()  # reproducible with a seed
+    ['a', 'c', 'b', 'b']
+    >>> sampler.max_deviation < 1e-16
+    True
+    """
+
+    mechanism: Mechanism
+    sampled_matrix: np.ndarray = field(init=False, repr=False)
+    max_deviation: float = field(init=False)
+    _bounds: np.ndarray = field(init=False, repr=False)
+    _lengths: np.ndarray = field(init=False, repr=False)
+    _table: np.ndarray = field(init=False, repr=False)
+    _bits: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mechanism, Mechanism):
+            raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(self.mechanism)}")
+        n, m = self.mechanism.shape
+        if m > 65535:
+            raise v.fail("mechanism", "have at most 65535 outputs", m)
+        out_dtype = np.uint8 if m < 255 else np.uint16
+        sentinel = np.iinfo(out_dtype).max
+        # Cell bits: a table within the L2-sized budget keeps random lookups cheap, but large M needs more
+        # cells, or too many records (≤ (M − 1)/2^bits) fall in boundary cells: allow ≥ 64 cells per output.
+        itemsize = np.dtype(out_dtype).itemsize
+        budget = max(_TABLE_BYTES, 64 * n * m * itemsize)
+        bits = int(np.clip(math.floor(math.log2(budget / (n * itemsize))), 8, 16))
+        cells = np.arange(1 << bits, dtype=np.uint64) << np.uint64(64 - bits)
+        cell_last = cells | np.uint64((1 << (64 - bits)) - 1)
+        table = np.empty((n, 1 << bits), dtype=out_dtype)
+        bounds = np.full((n, max(m - 1, 1)), np.iinfo(np.uint64).max, dtype=np.uint64)
+        lengths = np.zeros(n, dtype=np.intp)
+        sampled = np.empty((n, m))
+        for x, row in enumerate(self.mechanism.matrix):
+            q = _quantise_row(row)
+            cumulative = list(itertools.accumulate(q[:-1]))
+            # Boundaries equal to 2^64 are never reached by U < 2^64: drop them (they do not fit uint64).
+            row_bounds = np.array([c for c in cumulative if c < _SCALE], dtype=np.uint64)
+            first = np.searchsorted(row_bounds, cells, side="right")
+            last = np.searchsorted(row_bounds, cell_last, side="right")
+            table[x] = np.where(first == last, first, sentinel)
+            bounds[x, :row_bounds.size] = row_bounds
+            lengths[x] = row_bounds.size
+            sampled[x] = [qi / _SCALE for qi in q]  # correctly rounded int/int division
+        for name, value in (("sampled_matrix", sampled), ("_table", table), ("_bounds", bounds),
+                            ("_lengths", lengths)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "max_deviation", float(np.max(np.abs(sampled - self.mechanism.matrix))))
+        object.__setattr__(self, "_bits", bits)
+
+    def check(self, guarantee: dict[str, Any]) -> float:
+        """Recompute a file guarantee for the *sampled* matrix; return its ε or raise CertificateError."""
+        from mechdesign.deploy.mechfile import GUARANTEE_SLACK, achieved_epsilon
+
+        sampled = Mechanism.from_matrix(self.sampled_matrix, self.mechanism.inputs, self.mechanism.outputs)
+        achieved = achieved_epsilon(sampled, guarantee)
+        if not achieved <= guarantee["epsilon"] + GUARANTEE_SLACK:
+            raise CertificateError(
+                f"sampled matrix must meet guarantee.epsilon={guarantee['epsilon']!r} after quantisation to "
+                f"2^-64, got epsilon={achieved!r} (entries too small to sample exactly)")
+        return achieved
+
+    def sample_indices(self, x: Any, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Output indices for input indices ``x`` (any integer array); same shape, uint8/uint16."""
+        idx = np.asarray(x)
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"x must hold integer input indices, got x.dtype={idx.dtype}")
+        flat = idx.reshape(-1)
+        n = self.mechanism.shape[0]
+        if flat.size and (int(flat.min()) < 0 or int(flat.max()) >= n):
+            raise v.fail("x", f"hold input indices in [0, {n})", flat[(flat < 0) | (flat >= n)][:5])
+        generator = make_rng(rng)
+        out = np.empty(flat.size, dtype=self._table.dtype)
+        scratch = np.empty(min(_CHUNK, flat.size), dtype=np.intp)
+        for start in range(0, flat.size, _CHUNK):
+            self._sample_chunk(flat[start:start + _CHUNK], out[start:start + _CHUNK], scratch, generator)
+        return out.reshape(idx.shape)
+
+    def _sample_chunk(self, x: np.ndarray, out: np.ndarray, scratch: np.ndarray,
+                      generator: np.random.Generator) -> None:
+        size, bits = x.size, self._bits
+        # One 64-bit draw gives four independent 16-bit fields; each record keeps the top `bits` of its field.
+        raw = generator.integers(0, 2**64 - 1, -(-size // 4), dtype=np.uint64, endpoint=True)
+        top = raw.view(np.uint16)[:size]
+        if bits < 16:
+            top = top >> np.uint16(16 - bits)
+        cell = scratch[:size]
+        np.left_shift(x, bits, out=cell, dtype=np.intp, casting="unsafe")
+        np.bitwise_or(cell, top, out=cell, casting="unsafe")
+        out[...] = self._table.reshape(-1)[cell]
+        boundary = np.flatnonzero(out == np.iinfo(out.dtype).max)
+        if boundary.size:
+            low = generator.integers(0, 2**64 - 1, boundary.size, dtype=np.uint64, endpoint=True)
+            u = (top[boundary].astype(np.uint64) << np.uint64(64 - bits)) | (low >> np.uint64(bits))
+            out[boundary] = self._count_bounds(x[boundary].astype(np.intp), u)
+
+    def _count_bounds(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """#{k : C[row, k] ≤ u} per record (vectorised binary search over the padded bound rows)."""
+        low = np.zeros(rows.size, dtype=np.intp)
+        high = self._lengths[rows]
+        last = self._bounds.shape[1] - 1
+        while True:
+            active = low < high
+            if not active.any():
+                return low
+            middle = (low + high) >> 1
+            below = self._bounds[rows, np.minimum(middle, last)] <= u
+            low = np.where(active & below, middle + 1, low)
+            high = np.where(active & ~below, middle, high)
+
+    def privatize(self, values: Any, rng: np.random.Generator | int | None = None) -> Any:
+        """Privatize labelled values: a pandas Series gives a categorical Series (same index and
+        name); anything else array-like gives a NumPy array of output labels. Values are matched to
+        the mechanism's inputs as strings; unknown values (or missing ones) raise ``ValueError``.
+        """
+        codes = self.sample_indices(encode_labels(values, self.mechanism.inputs), rng)
+        return decode_outputs(codes, self.mechanism.outputs, like=values)
+
+
+def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> np.ndarray:
+    """Input indices of ``values`` (matched as strings); unknown or missing values are an error."""
+    import pandas as pd
+
+    if isinstance(values, str) or np.ndim(values) == 0:
+        raise TypeError(f"{name} must be a one-dimensional array of labels, got {name}={v._show(values)}")
+    array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index, pd.Categorical)) else np.asarray(values)
+    if array.ndim != 1:
+        raise v.fail(name, "be one-dimensional", array.shape)
+    codes, uniques = pd.factorize(array, use_na_sentinel=True)
+    position = {label: i for i, label in enumerate(labels)}
+    lookup = np.array([position.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    index = lookup[codes]  # code −1 (missing) picks the trailing −1
+    bad = index < 0
+    if bad.any():
+        offending = pd.unique(np.asarray(array[bad], dtype=object))
+        shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if offending.size > 5 else "")
+        raise ValueError(f"{name} must only hold the mechanism's input labels {list(labels)[:8]}, got "
+                         f"{int(bad.sum())} other value(s): {shown}")
+    n = len(labels)
+    return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
+
+
+def decode_outputs(codes: np.ndarray, labels: Sequence[str], like: Any = None) -> Any:
+    """Output labels for output indices, shaped like ``like`` (a pandas Series or an array)."""
+    import pandas as pd
+
+    if isinstance(like, pd.Series):
+        return pd.Series(pd.Categorical.from_codes(codes.astype(np.int64), categories=list(labels)),
+                         index=like.index, name=like.name)
+    return np.array(labels)[codes]
+
+
+def privatize(mechanism: Mechanism, values: Any, rng: np.random.Generator | int | None = None) -> Any:
+    """One-shot :meth:`Privatizer.privatize` (build a :class:`Privatizer` to reuse the tables)."""
+    return Privatizer(mechanism).privatize(values, rng)
+
+
+class _Progress:
+    """A plain one-line progress report on stderr (``\\r`` updates, at most twice a second)."""
+
+    def __init__(self, enabled: bool | None, total: int | None) -> None:
+        import sys
+
+        self.stream = sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total, self.done, self.start, self.shown = total, 0, time.perf_counter(), 0.0
+
+    def update(self, records: int) -> None:
+        self.done += records
+        now = time.perf_counter()
+        if self.enabled and now - self.shown >= 0.5:
+            self._show(now)
+
+    def close(self) -> None:
+        if self.enabled:
+            self._show(time.perf_counter())
+            self.stream.write("\n")
+
+    def _show(self, now: float) -> None:
+        seconds = max(now - self.start, 1e-9)
+        share = f" of {self.total:,}" if self.total else ""
+        self.stream.write(f"\rprivatized {self.done:,}{share} records ({self.done / seconds / 1e6:.1f} M records/s)")
+        self.stream.flush()
+        self.shown = now
+
+
+def _file_kind(path: Path, name: str) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if ".parquet" in suffixes or ".pq" in suffixes:
+        return "parquet"
+    if ".csv" in suffixes:
+        return "csv"
+    raise v.fail(name, "end in .csv (optionally compressed, e.g. .csv.gz) or .parquet", str(path))
+
+
+def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], target: str | os.PathLike[str],
+                   column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
+                   progress: bool | None = None) -> int:
+    """Stream ``source`` (CSV or Parquet) to ``target`` with ``column`` privatized; return the record count.
+
+    Every other column and the row order are kept (CSV cells are copied as text, never re-parsed).
+    Memory stays O(chunk_size) whatever the file size. ``target`` appears only when the whole file
+    succeeded (atomic rename); on any error nothing is left behind. Same seed and chunk size give the
+    same output. ``progress=None`` reports progress only when stderr is a terminal.
+    """
+    from mechdesign._files import atomic_path
+
+    source, target = Path(source), Path(target)
+    kind = _file_kind(source, "input")
+    if _file_kind(target, "output") != kind:
+        raise v.fail("output", f"have the input's format ({kind})", str(target))
+    if source.resolve() == target.resolve():
+        raise v.fail("output", "differ from the input file", str(target))
+    chunk = v.positive_int("chunk_size", chunk_size)
+    generator = make_rng(rng)
+    with atomic_path(target) as tmp:
+        stream = _stream_csv if kind == "csv" else _stream_parquet
+        count = stream(privatizer, source, tmp, column, generator, chunk, progress)
+        if count == 0:
+            raise v.fail("input", "hold at least one record", str(source))
+    return count
+
+
+def _privatize_column(privatizer: Privatizer, values: Any, generator: np.random.Generator) -> np.ndarray:
+    codes = privatizer.sample_indices(encode_labels(values, privatizer.mechanism.inputs, "column"), generator)
+    return codes
+
+
+def _missing_column(column: str, names: Sequence[str]) -> ValueError:
+    return v.fail("column", f"be one of the input's columns {list(names)[:10]}", column)
+
+
+def _stream_csv(privatizer: Privatizer, source: Path, tmp: Path, column: str, generator: np.random.Generator,
+                chunk: int, progress: bool | None) -> int:
+    import pandas as pd
+
+    try:
+        reader = pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False, chunksize=chunk)
+    except pd.errors.EmptyDataError:
+        raise v.fail("input", "hold a CSV header and at least one record", str(source)) from None
+    report, labels = _Progress(progress, None), np.array(privatizer.mechanism.outputs)
+    with reader, tmp.open("w", encoding="utf-8", newline="") as handle:
+        for number, frame in enumerate(reader):
+            if column not in frame.columns:
+                raise _missing_column(column, frame.columns)
+            frame[column] = labels[_privatize_column(privatizer, frame[column], generator)]
+            frame.to_csv(handle, index=False, header=number == 0)
+            report.update(len(frame))
+    report.close()
+    return report.done
+
+
+def _stream_parquet(privatizer: Privatizer, source: Path, tmp: Path, column: str,
+                    generator: np.random.Generator, chunk: int, progress: bool | None) -> int:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(source)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise v.fail("input", "be a readable Parquet file", f"{source} ({exc})") from None
+    names = parquet.schema_arrow.names
+    if column not in names:
+        raise _missing_column(column, names)
+    position = names.index(column)
+    outputs = pa.array(privatizer.mechanism.outputs, type=pa.string())
+    report = _Progress(progress, parquet.metadata.num_rows)
+    writer = None
+    try:
+        for batch in parquet.iter_batches(batch_size=chunk):
+            values = pc.cast(batch.column(position), pa.string()).to_numpy(zero_copy_only=False)
+            codes = _privatize_column(privatizer, values, generator)
+            sampled = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), outputs)
+            table = pa.Table.from_batches([batch]).set_column(position, column, sampled)
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, table.schema)
+            writer.write_table(table)
+            report.update(batch.num_rows)
+    finally:
+        if writer is not None:
+            writer.close()
+    report.close()
+    return report.done

@@ -1,0 +1,206 @@
+"""The design problem of [E] §V, eq. 40: maximize U(W, P̂) over mechanisms that are ε-PML for every prior in
+B_β(P̂), and its feasible set as named groups of cvxpy constraints (reference/pml-design.md §3.1–3.2).
+
+Feasible-set forms (all per column c = W[:, y], a = e^ε, g(c) = min_{Q∈B} Q·c):
+
+``fixed_prior`` (β = 0)
+    c_i ≤ a P̂·c ([E] ref. [15], Lemma 1).
+``proposition2`` (0 < β < 2 min P̂)
+    c_i ≤ e^{ε′}(P̂·c + (β/2) c_i′) for all i, i′, with ε′ = log(e^ε / (1 + (β/2) e^ε)) ([E] Prop. 2, eq. 43).
+``lifted`` (any β ∈ [0, 2]) [D]
+    By LP duality of the inner maximization in g(c) = P̂·c − max{Σ w_i (c_i − min c) : 0 ≤ w ≤ P̂,
+    Σ w ≤ β/2}: g(c) ≥ t ⇔ ∃ λ, η ≥ 0, ζ ≥ 0 with λ ≤ c_i, η + ζ_i ≥ c_i − λ (all i) and
+    t ≤ P̂·c − (β/2)η − P̂·ζ; then c_i ≤ a t. At β = 2 this is exactly ε-LDP.
+
+The inner approximation 𝓜(ε′, P̂) ⊆ 𝓜(ε, B_β(P̂)) ([E] eq. 44) is the fixed-prior form at ε′.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.design.utility import Utility
+
+__all__ = ["FORMS", "DesignProblem", "epsilon_prime_of"]
+
+FORMS = ("fixed_prior", "proposition2", "lifted")
+
+
+def epsilon_prime_of(epsilon: float, radius: float) -> float:
+    """ε′ = log(e^ε / (1 + (β/2) e^ε)) = ε − log(1 + (β/2) e^ε) ([E] eq. 43); may be negative.
+
+    >>> round(epsilon_prime_of(1.0, 0.0), 12)
+    1.0
+    """
+    eps, beta = v.epsilon(epsilon), v.radius(radius)
+    if beta == 0:
+        return eps
+    return eps - (math.log1p(beta / 2 * math.exp(eps)) if eps < 700 else eps + math.log(beta / 2))
+
+
+def _as_utility(utility: Utility | str) -> Utility:
+    if isinstance(utility, Utility):
+        return utility
+    if isinstance(utility, str):
+        return Utility(utility)
+    raise TypeError(f"utility must be a Utility or a kind name, got utility={utility!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class DesignProblem:
+    """Prior estimate, radius β, budget ε and utility of one design ([E] eq. 40).
+
+    Build directly with a radius, or with :meth:`from_delta` (β = β*(δ) of [E] eq. 37 from m samples;
+    radii above 2 are clipped to 2, where the ball is the whole simplex and the design is ε-LDP).
+
+    >>> problem = DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8))
+    >>> problem.form, problem.size
+    ('fixed_prior', 4)
+    """
+
+    prior: Prior
+    epsilon: float
+    radius: float = 0.0
+    utility: Utility = field(default_factory=lambda: Utility("mutual_information"))
+    delta: float | None = None
+    samples: int | None = None
+    name: str = "design"
+
+    def __init__(self, prior: Prior | Any, epsilon: float, radius: float = 0.0,
+                 utility: Utility | str = "mutual_information", *, delta: float | None = None,
+                 samples: int | None = None, name: str = "design") -> None:
+        p = as_prior(prior, full_support=True)
+        if p.size < 2:
+            raise v.fail("prior", "have at least 2 categories", p.probabilities)
+        object.__setattr__(self, "prior", p)
+        object.__setattr__(self, "epsilon", v.epsilon(epsilon))
+        object.__setattr__(self, "radius", v.radius(radius))
+        object.__setattr__(self, "utility", _as_utility(utility))
+        object.__setattr__(self, "delta", None if delta is None else v.delta(delta))
+        object.__setattr__(self, "samples", None if samples is None else v.positive_int("samples", samples))
+        object.__setattr__(self, "name", str(name))
+
+    @classmethod
+    def from_delta(cls, prior: Prior | Any, epsilon: float, delta: float,
+                   utility: Utility | str = "mutual_information", *, samples: int | None = None,
+                   name: str = "design") -> DesignProblem:
+        """Radius β*(δ) from [E] eq. 37 with m = ``samples`` (default: the counts behind ``prior``)."""
+        p = as_prior(prior, full_support=True)
+        m = samples if samples is not None else p.samples
+        if m is None:
+            raise ValueError("samples must be given when the prior is not built from counts, got samples=None")
+        beta = min(radius_for_delta(delta, m, p.size), 2.0)
+        return cls(p, epsilon, beta, utility, delta=delta, samples=m, name=name)
+
+    @property
+    def size(self) -> int:
+        return self.prior.size
+
+    @property
+    def ball(self) -> L1Ball:
+        return L1Ball(self.prior, self.radius)
+
+    @property
+    def is_proposition2(self) -> bool:
+        """0 ≤ β < 2 min P̂ ([E] Prop. 2)."""
+        return self.radius < 2 * self.prior.min
+
+    @property
+    def epsilon_prime(self) -> float:
+        """ε′ of [E] eq. 43 (the inner approximation's budget at the estimate)."""
+        return epsilon_prime_of(self.epsilon, self.radius)
+
+    @property
+    def form(self) -> str:
+        """The cheapest exact constraint form: fixed_prior, proposition2 or lifted."""
+        if self.radius == 0:
+            return "fixed_prior"
+        return "proposition2" if self.is_proposition2 else "lifted"
+
+    def with_(self, **changes: Any) -> DesignProblem:
+        """A copy with some of epsilon, radius, utility, delta, samples, name changed."""
+        args = {"epsilon": self.epsilon, "radius": self.radius, "utility": self.utility, "delta": self.delta,
+                "samples": self.samples, "name": self.name}
+        args.update(changes)
+        return DesignProblem(self.prior, args.pop("epsilon"), args.pop("radius"), args.pop("utility"), **args)
+
+    def constraints(self, matrix: Any, form: str | None = None) -> dict[str, list[Any]]:
+        """Named cvxpy constraint groups stating W ∈ 𝓜(ε, B_β(P̂)) for a cvxpy expression ``matrix`` (N×M).
+
+        Groups: ``row_sums``, ``nonnegative`` and one of ``fixed_prior``, ``proposition2`` (requires
+        β < 2 min P̂) or ``lifted`` (any β, with auxiliary variables), chosen by ``form``
+        (default :attr:`form`).
+        """
+        chosen = self.form if form is None else form
+        if chosen not in FORMS:
+            raise v.fail("form", f"be one of {list(FORMS)}", form)
+        if chosen == "proposition2" and not self.is_proposition2:
+            raise v.fail("form", f"not be 'proposition2' when radius >= 2 min P̂ = {2 * self.prior.min:.6g}", form)
+        if chosen == "fixed_prior" and self.radius != 0:
+            raise v.fail("form", "be 'fixed_prior' only for radius 0", form)
+        groups = _stochastic(matrix)
+        if chosen == "fixed_prior":
+            groups["fixed_prior"] = _fixed_prior(matrix, self.prior.probabilities, self.epsilon)
+        elif chosen == "proposition2":
+            groups["proposition2"] = _proposition2(matrix, self.prior.probabilities, self.epsilon, self.radius)
+        else:
+            groups["lifted"] = _lifted(matrix, self.prior.probabilities, self.epsilon, self.radius)
+        return groups
+
+    def inner_constraints(self, matrix: Any) -> dict[str, list[Any]]:
+        """𝓜(ε′, P̂) of [E] eq. 44: ε′-PML at the estimate (requires ε′ ≥ 0)."""
+        eps_p = self.epsilon_prime
+        if eps_p < 0:
+            raise v.fail("epsilon", f"leave epsilon_prime = {eps_p:.6g} >= 0 (eq. 43) for the inner set", self.epsilon)
+        groups = _stochastic(matrix)
+        groups["fixed_prior"] = _fixed_prior(matrix, self.prior.probabilities, eps_p)
+        return groups
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "labels": list(self.prior.labels), "prior": self.prior.probabilities.tolist(),
+                "epsilon": self.epsilon, "radius": self.radius, "delta": self.delta, "samples": self.samples,
+                "utility": self.utility.to_dict(), "form": self.form}
+
+
+def _stochastic(matrix: Any) -> dict[str, list[Any]]:
+    import cvxpy as cp
+
+    return {"row_sums": [cp.sum(matrix, axis=1) == 1], "nonnegative": [matrix >= 0]}
+
+
+def _fixed_prior(matrix: Any, prior: np.ndarray, epsilon: float) -> list[Any]:
+    a = math.exp(min(epsilon, 700.0))
+    mass = prior @ matrix
+    return [matrix <= a * np.ones((prior.size, 1)) @ mass[None, :]]
+
+
+def _proposition2(matrix: Any, prior: np.ndarray, epsilon: float, radius: float) -> list[Any]:
+    eps_p = epsilon_prime_of(epsilon, radius)
+    a = math.exp(eps_p)
+    ones = np.ones((prior.size, 1))
+    mass = ones @ (prior @ matrix)[None, :]
+    return [matrix <= a * (mass + radius / 2 * ones @ matrix[k:k + 1, :]) for k in range(prior.size)]
+
+
+def _lifted(matrix: Any, prior: np.ndarray, epsilon: float, radius: float) -> list[Any]:
+    import cvxpy as cp
+
+    n, m = matrix.shape
+    a = math.exp(min(epsilon, 700.0))
+    lam, eta, t = cp.Variable(m), cp.Variable(m, nonneg=True), cp.Variable(m)
+    zeta = cp.Variable((n, m), nonneg=True)
+    ones = np.ones((n, 1))
+    return [
+        ones @ lam[None, :] <= matrix,
+        ones @ eta[None, :] + zeta >= matrix - ones @ lam[None, :],
+        t <= prior @ matrix - radius / 2 * eta - prior @ zeta,
+        matrix <= a * ones @ t[None, :],
+    ]

@@ -1,0 +1,173 @@
+"""Problem files: TOML descriptions of design problems with expected values and provenance (``problems/``).
+
+Form (``[expected]`` and ``[provenance]`` optional)::
+
+    name = "adult-race"
+    description = "..."
+    [data]
+    counts = [41762, 4685, 1519, 470, 406]      # or: probabilities = [...]
+    labels = ["White", "Black", ...]             # optional
+    # or: samples = "adult:education"  (vendored Adult column)
+    #     samples = "records.csv"  with  column = "race"  (path relative to the TOML file)
+    [privacy]
+    epsilon = 1.0
+    radius = 0.02            # or: delta = 1e-6 (radius from [E] eq. 37, m = number of records)
+    [utility]
+    kind = "mutual_information"                  # hypothesis_testing also needs null = [...], alternative = [...]
+    [expected]
+    utility = 0.16243054      # optimal utility, checked by tests/test_problems_catalogue.py
+    tolerance = 1e-8
+    [provenance]
+    source = "..."
+
+Every malformed file gives one ``ValueError`` line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mechdesign.core.prior import Prior
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.utility import UTILITY_KINDS, Utility
+
+__all__ = ["ProblemFile", "load_problem"]
+
+_TOP = {"name", "description", "data", "privacy", "utility", "expected", "provenance"}
+_DATA = {"counts", "probabilities", "labels", "samples", "column"}
+_PRIVACY = {"epsilon", "radius", "delta", "samples"}
+
+
+@dataclass(frozen=True, eq=False)
+class ProblemFile:
+    """A loaded problem file: the :class:`DesignProblem`, its ``[expected]`` and ``[provenance]`` tables."""
+
+    path: Path
+    problem: DesignProblem
+    description: str = ""
+    expected: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, where: str, rule: str, value: Any) -> ValueError:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return ValueError(f"problem file {self.path.name}: {where} must {rule}, got {where}={shown}")
+
+    def table(self, doc: dict[str, Any], key: str, allowed: set[str] | None, required: bool = True) -> dict[str, Any]:
+        value = doc.get(key)
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(f"[{key}]", "be a TOML table", value)
+        if allowed is not None and set(value) - allowed:
+            raise self.fail(f"[{key}]", f"only have keys {sorted(allowed)}", sorted(set(value) - allowed))
+        return value
+
+    def number(self, table: dict[str, Any], where: str, key: str) -> float:
+        value = table[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(f"{where}.{key}", "be a finite number", value)
+        return float(value)
+
+
+def _prior(reader: _Reader, data: dict[str, Any]) -> Prior:
+    sources = [k for k in ("counts", "probabilities", "samples") if k in data]
+    if len(sources) != 1:
+        raise reader.fail("[data]", "have exactly one of counts, probabilities, samples", sources)
+    labels = data.get("labels")
+    if labels is not None and (not isinstance(labels, list) or not all(isinstance(x, str) for x in labels)):
+        raise reader.fail("data.labels", "be a list of strings", labels)
+    if "samples" in data:
+        return _samples(reader, data["samples"], data.get("column"), labels)
+    key = sources[0]
+    values = data[key]
+    if not isinstance(values, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                               for x in values):
+        raise reader.fail(f"data.{key}", "be a list of numbers", values)
+    if key == "counts":
+        return Prior.from_counts(values, labels)
+    return Prior.from_probabilities(values, labels)
+
+
+def _samples(reader: _Reader, source: Any, column: Any, labels: list[str] | None) -> Prior:
+    if not isinstance(source, str):
+        raise reader.fail("data.samples", "be 'adult:<column>' or a CSV path", source)
+    if source.startswith("adult:"):
+        from mechdesign.datasets import adult_counts
+
+        names, counts = adult_counts(source.split(":", 1)[1])
+        return Prior.from_counts(counts, names)
+    if not isinstance(column, str):
+        raise reader.fail("data.column", "name the CSV column holding the attribute", column)
+    import pandas as pd
+
+    csv = (reader.path.parent / source).resolve()
+    if not csv.is_file():
+        raise reader.fail("data.samples", "be an existing CSV file (relative to the problem file)", source)
+    frame = pd.read_csv(csv, usecols=[column], dtype=str, keep_default_na=False)
+    return Prior.from_samples(frame[column], labels)
+
+
+def _utility(reader: _Reader, table: dict[str, Any]) -> Utility:
+    kind = table.get("kind")
+    if kind not in UTILITY_KINDS or kind == "custom":
+        raise reader.fail("utility.kind", f"be one of {[k for k in UTILITY_KINDS if k != 'custom']}", kind)
+    if kind == "hypothesis_testing":
+        if "null" not in table or "alternative" not in table:
+            raise reader.fail("[utility]", "give null and alternative priors for hypothesis_testing", sorted(table))
+        return Utility.hypothesis_testing(table["null"], table["alternative"])
+    if set(table) != {"kind"}:
+        raise reader.fail("[utility]", "only have the key kind", sorted(table))
+    return Utility(kind)
+
+
+def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
+    """Read and validate a problem file (see the module docstring for the form)."""
+    file = Path(path)
+    reader = _Reader(file)
+    try:
+        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"problem file {file.name}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"problem file {file.name}: not UTF-8 text") from None
+    if set(doc) - _TOP:
+        raise reader.fail("the file", f"only have top-level keys {sorted(_TOP)}", sorted(set(doc) - _TOP))
+    name = doc.get("name", file.stem)
+    if not isinstance(name, str) or not name:
+        raise reader.fail("name", "be a non-empty string", name)
+    privacy = reader.table(doc, "privacy", _PRIVACY)
+    if "epsilon" not in privacy:
+        raise reader.fail("[privacy]", "give epsilon", sorted(privacy))
+    if ("radius" in privacy) == ("delta" in privacy):
+        raise reader.fail("[privacy]", "give exactly one of radius, delta", sorted(privacy))
+    try:
+        prior = _prior(reader, reader.table(doc, "data", _DATA))
+        utility = _utility(reader, reader.table(doc, "utility", None, required=False) or {"kind": "mutual_information"})
+        epsilon = reader.number(privacy, "privacy", "epsilon")
+        if "radius" in privacy:
+            problem = DesignProblem(prior, epsilon, reader.number(privacy, "privacy", "radius"), utility, name=name)
+        else:
+            samples = privacy.get("samples")
+            problem = DesignProblem.from_delta(prior, epsilon, reader.number(privacy, "privacy", "delta"), utility,
+                                               samples=samples, name=name)
+    except (ValueError, TypeError) as exc:
+        if str(exc).startswith("problem file"):
+            raise
+        raise ValueError(f"problem file {file.name}: {str(exc).splitlines()[0]}") from None
+    expected = reader.table(doc, "expected", None, required=False)
+    provenance = reader.table(doc, "provenance", None, required=False)
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        raise reader.fail("description", "be a string", description)
+    return ProblemFile(file, problem, description, dict(expected), dict(provenance))

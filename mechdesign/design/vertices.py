@@ -1,0 +1,253 @@
+"""Vertices of the column polytope of the design problem (reference/pml-design.md §3.3).
+
+A column c of an ε-PML-over-B_β(P̂) mechanism, normalized to its lift vector v = c / (P̂·c), lies in
+
+    V = { v ≥ 0 : P̂·v = 1, max_i v_i ≤ a · g(v) },   a = e^ε,   g(v) = min_{Q∈B_β(P̂)} Q·v,
+
+with g the exact worst case over the ball (reference §1.1). A sublinear utility is maximized at
+vertices of V, so the design problem is an LP over them (:mod:`mechdesign.design.solver`).
+
+Three-level characterization [D, derived here; checked against :func:`brute_force_vertices`]. On a cell
+where the order of the coordinates of v is fixed, g is linear, so with the differences d_k of the
+sorted coordinates as variables the cell is {d ≥ 0, P̂·v = 1, one cut}: its vertices have at most two
+non-zero d_k. Every vertex of V is a vertex of such a cell, hence takes at most three values: h on a
+set H, l on a set L (0 ≤ l < h) and 0 on the rest Z, with
+
+* A  (Z = ∅): cut tight; with κ = max(P̂(H) − β/2, 0): h/l = a(1 − κ)/(1 − aκ);
+* B  (L = ∅, |H| = 1): the identity column e_x / P̂_x (other one-level vectors with a slack cut
+  are not vertices: mass can move inside H);
+* C1 (Z ≠ ∅, P̂(H) ≥ β/2): cut tight gives h = e^{ε′} = a / (1 + aβ/2) ([E] eq. 43) and
+  l = (1 − h P̂(H)) / P̂(L); only |L| = 1 is a vertex (mass can move inside L without changing g);
+* C2 (Z ≠ ∅, 0 < P̂(H) < β/2, needs β ≥ 2 min P̂): g = l (P̂(H ∪ L) − β/2), h = a g, any L.
+
+For β = 0 this is exactly the fixed-prior vertex set {e^ε 1_S + t e_j} and for 0 < β < 2 min P̂ exactly the
+Proposition-2 set of reference §3.3 (types "with zeros" = B, C1 and "two-level" = A); C2 is empty
+there. For β ≥ 2 min P̂ the list is a superset of the vertices (every member is feasible), which is all
+the LP needs. Case A at β = 0 keeps only |L| = 1 (mass moves freely inside L otherwise).
+
+Sizes: A has at most 2^N members, C1 at most N·2^{N−1} (pruned by l ∈ [0, h]), C2 grows like
+(number of light sets H) × 2^{N−|H|}. Subset sums use a 2^N table, so N ≤ 24.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.prior import Prior, as_prior
+
+__all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "lift_constant"]
+
+MAX_SIZE = 24
+_MAX_LOG_A = 700.0  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
+_TOL = 1e-12  # relative slack for degenerate vertices (t = 0 or t = h); the certificate repairs
+
+
+def lift_constant(epsilon: float, radius: float) -> tuple[float, float]:
+    """(a, e^{ε′}) = (e^ε, e^ε / (1 + (β/2) e^ε)) with ε capped at 700 nats ([E] eq. 43)."""
+    a = math.exp(min(epsilon, _MAX_LOG_A))
+    return a, a / (1.0 + a * radius / 2)
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnVertices:
+    """Candidate lift vectors v = h·1_H + l·1_L (bit i of a mask = input i).
+
+    ``exact`` is True when the list is exactly the vertex set of V (β = 0 or β < 2 min P̂, after
+    :meth:`unique`); otherwise it is a superset made of feasible points.
+    """
+
+    prior: Prior
+    epsilon: float
+    radius: float
+    high_mask: np.ndarray
+    low_mask: np.ndarray
+    high: np.ndarray
+    low: np.ndarray
+    exact: bool
+
+    @property
+    def count(self) -> int:
+        return int(self.high.size)
+
+    def vectors(self, index: Any = None) -> np.ndarray:
+        """The lift vectors as an N×K array (all, or those selected by ``index``)."""
+        sel = slice(None) if index is None else index
+        bits = np.arange(self.prior.size, dtype=np.int64)
+        hi = ((self.high_mask[sel][None, :] >> bits[:, None]) & 1).astype(np.float64)
+        lo = ((self.low_mask[sel][None, :] >> bits[:, None]) & 1).astype(np.float64)
+        return hi * self.high[sel][None, :] + lo * self.low[sel][None, :]
+
+    def unique(self, decimals: int = 10) -> np.ndarray:
+        """Distinct lift vectors (N×K), duplicates from degenerate vertices removed."""
+        vec = self.vectors()
+        scale = np.maximum(np.abs(vec).max(axis=0, keepdims=True), 1.0)
+        _, first = np.unique(np.round(vec / scale, decimals).T, axis=0, return_index=True)
+        return vec[:, np.sort(first)]
+
+    def dot(self, weights: np.ndarray, index: Any = None) -> np.ndarray:
+        """λ·v for each candidate, from a subset-sum table of ``weights`` (no N×K array)."""
+        table = _subset_sums(np.asarray(weights, dtype=np.float64))
+        sel = slice(None) if index is None else index
+        return self.high[sel] * table[self.high_mask[sel]] + self.low[sel] * table[self.low_mask[sel]]
+
+
+def _subset_sums(values: np.ndarray) -> np.ndarray:
+    """table[mask] = Σ_{i ∈ mask} values[i] for all 2^N masks."""
+    table = np.zeros(1)
+    for x in values:
+        table = np.concatenate([table, table + x])
+    return table
+
+
+def _popcount(n: int) -> np.ndarray:
+    table = np.zeros(1, dtype=np.int64)
+    for _ in range(n):
+        table = np.concatenate([table, table + 1])
+    return table
+
+
+def column_vertices(prior: Prior | Any, epsilon: float, radius: float = 0.0, *,
+                    max_candidates: int = 5_000_000) -> ColumnVertices:
+    """Vertices (or a feasible superset of them) of the column polytope V, see the module docstring.
+
+    Parameters
+    ----------
+    prior
+        The estimate P̂ (full support).
+    epsilon
+        Privacy budget ε ≥ 0 over the ball (nats).
+    radius
+        ℓ1 radius β ∈ [0, 2] of the uncertainty ball.
+    max_candidates
+        Refuse (``ValueError``) general-β enumerations larger than this.
+
+    Examples
+    --------
+    >>> cv = column_vertices([0.4, 0.2, 0.2, 0.2], math.log(9 / 8))   # [E] Example 1: 4 vertices
+    >>> cv.unique().shape
+    (4, 4)
+    """
+    p = as_prior(prior, full_support=True)
+    eps, beta = v.epsilon(epsilon), v.radius(radius)
+    n = p.size
+    if n > MAX_SIZE:
+        raise v.fail("prior", f"have at most {MAX_SIZE} entries for vertex enumeration (use fewer categories)", n)
+    probs = p.probabilities
+    half = beta / 2
+    a, h1 = lift_constant(eps, beta)
+    full = (1 << n) - 1
+    sums = _subset_sums(probs)
+    masks = np.arange(1 << n, dtype=np.int64)
+    pop = _popcount(n)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(hm: np.ndarray, lm: np.ndarray, h: np.ndarray, lo: np.ndarray) -> None:
+        if hm.size:
+            parts.append((hm.astype(np.int64), lm.astype(np.int64), np.asarray(h, float), np.asarray(lo, float)))
+
+    if eps == 0.0:  # V = {1}
+        add(np.array([full]), np.array([0]), np.array([1.0]), np.array([0.0]))
+    # B: identity columns e_x / P̂_x, feasible iff P̂_x ≥ 1/a + β/2.
+    ok = a * (probs - np.minimum(half, probs)) >= 1.0 - _TOL
+    idx = np.nonzero(ok)[0]
+    add(np.left_shift(1, idx), np.zeros(idx.size), 1.0 / probs[idx], np.zeros(idx.size))
+    # A: two levels, no zero.
+    hm = masks[1:full]
+    s = sums[hm]
+    kappa = np.maximum(s - half, 0.0)
+    den = 1.0 - a * kappa
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(den > 0, a * (1.0 - kappa) / np.where(den > 0, den, 1.0), np.inf)
+    keep = (den > 0) & (ratio > 1.0 + 1e-14)
+    if half == 0.0:
+        keep &= pop[hm] == n - 1
+    hm, s, ratio = hm[keep], s[keep], ratio[keep]
+    low = 1.0 / (s * ratio + 1.0 - s)
+    add(hm, full & ~hm, ratio * low, low)
+    # C1: Z ≠ ∅, P̂(H) ≥ β/2, |L| = 1, h = e^{ε′}.
+    for j in range(n):
+        bit = 1 << j
+        cand = masks[((masks & bit) == 0) & (masks != 0) & (pop <= n - 2)]
+        s = sums[cand]
+        low = (1.0 - h1 * s) / probs[j]
+        keep = (s >= half) & (low >= -_TOL * h1) & (low <= h1 * (1 + _TOL))
+        cand, low = cand[keep], np.clip(low[keep], 0.0, h1)
+        add(cand, np.full(cand.size, bit), np.full(cand.size, h1), low)
+    # C2: Z ≠ ∅, 0 < P̂(H) < β/2, any L.
+    if half > 0 and half + 1.0 / a < 1.0:  # C2 needs β/2 + e^{−ε} ≤ P̂(H ∪ L) < 1
+        total = sum(part[0].size for part in parts)
+        for hmask in masks[(sums < half) & (masks != 0)]:
+            cand = masks[((masks & hmask) == 0) & (masks != 0) & ((masks | hmask) != full)]
+            s_h = sums[hmask]
+            s_hl = s_h + sums[cand]
+            keep = a * (s_hl - half) >= 1.0 - _TOL
+            cand, s_hl = cand[keep], s_hl[keep]
+            total += cand.size
+            if total > max_candidates:
+                raise v.fail("radius", f"give at most max_candidates={max_candidates} general-β vertex candidates "
+                             f"for N={n} (use a smaller radius, fewer categories or more samples)", beta)
+            g_over_l = np.maximum(s_hl - half, 0.0)
+            low = 1.0 / (s_h * a * g_over_l + sums[cand])
+            add(np.full(cand.size, hmask), cand, a * g_over_l * low, low)
+    hm, lm, h, lo = (np.concatenate([part[k] for part in parts]) for k in range(4))
+    return ColumnVertices(p, eps, beta, hm, lm, h, lo, exact=beta < 2 * p.min)
+
+
+def _ball_extreme_points(prior: np.ndarray, radius: float) -> np.ndarray:
+    """Greedy minimizers Q_σ of B_β(P̂) for every strict order σ (contains all extreme points of B)."""
+    from itertools import permutations
+
+    n = prior.size
+    points = set()
+    for order in permutations(range(n)):  # order[0] = largest coordinate of the linear functional
+        q = prior.copy()
+        moved = 0.0
+        for i in order[:-1]:
+            take = min(q[i], radius / 2 - moved)
+            if take <= 0:
+                break
+            q[i] -= take
+            moved += take
+        q[order[-1]] += moved
+        points.add(tuple(np.round(q, 15)))
+    return np.array(sorted(points))
+
+
+def brute_force_vertices(prior: Prior | Any, epsilon: float, radius: float = 0.0) -> np.ndarray:
+    """Vertices of V by halfspace intersection (qhull), independent of the three-level derivation.
+
+    V = {v ≥ 0, P̂·v = 1, v_i ≤ e^ε Q·v for every i and every extreme point Q of B}; the extreme
+    points come from greedy minimizers over all N! orders. For tests with N ≤ 5 and ε > 0.
+    """
+    from scipy.linalg import null_space
+    from scipy.spatial import HalfspaceIntersection
+
+    p = as_prior(prior, full_support=True).probabilities
+    eps, beta = v.epsilon(epsilon), v.radius(radius)
+    n = p.size
+    if not 2 <= n <= 5 or eps == 0:  # qhull meets precision errors on degenerate 5-d instances (N = 6)
+        raise v.fail("prior", "have 2..5 entries and epsilon > 0 for brute-force enumeration", n)
+    a = math.exp(eps)
+    rows = [-np.eye(n)]  # −v ≤ 0
+    for q in _ball_extreme_points(p, beta):
+        rows.append(np.eye(n) - a * np.tile(q, (n, 1)))  # v_i − a Q·v ≤ 0
+    lhs = np.unique(np.round(np.vstack(rows), 14), axis=0)
+    basis = null_space(p[None, :])  # v = 1 + basis z
+    a_z, b_z = lhs @ basis, lhs @ np.ones(n)
+    if n == 2:
+        z = basis[:, 0]
+        lo, hi = -np.inf, np.inf
+        for coef, const in zip(a_z[:, 0], b_z, strict=True):
+            if coef > 0:
+                hi = min(hi, -const / coef)
+            elif coef < 0:
+                lo = max(lo, -const / coef)
+        return np.column_stack([1 + lo * z, 1 + hi * z])
+    hs = HalfspaceIntersection(np.column_stack([a_z, b_z]), np.zeros(n - 1))
+    points = 1.0 + hs.intersections @ basis.T
+    return np.unique(np.round(points, 10), axis=0).T

@@ -1,0 +1,1 @@
+"""Noise calibrators: additive (binary), Laplace histograms, sparse histograms."""

@@ -1,0 +1,138 @@
+"""Shared pieces of the binary additive-noise mechanisms ([E] Section VI).
+
+The private attribute X takes values in {−1, +1}; a record is released as Y = X + noise. This module holds
+what the Laplace and the Gaussian mechanism share: the sample-based radius of eq. 45, the validated
+"smallest estimated probability" input, the vectorized privatizers, the binary decision of eq. 66 and the
+empirical mutual information of eq. 67.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.prior import Prior
+from mechdesign.randomness import make_rng
+
+__all__ = [
+    "binary_decision",
+    "binary_radius",
+    "empirical_mutual_information",
+    "estimate_from_counts",
+    "gaussian_privatize",
+    "laplace_privatize",
+]
+
+
+def binary_radius(samples: int, delta: float) -> float:
+    r"""ℓ1 radius β*(δ) of the uncertainty ball for a binary estimate from ``samples`` records.
+
+    .. math:: β^*(δ) = \sqrt{2(\log 2 - \log δ)/m}        ([E] eq. 45, eq. 37 with N = 2)
+
+    With probability at least 1 − δ the true prior lies within ℓ1 distance β*(δ) of the empirical one.
+
+    >>> import math
+    >>> round(binary_radius(2, 2 * math.exp(-1.0)), 12)
+    1.0
+    """
+    return radius_for_delta(delta, samples, 2)
+
+
+def estimate_from_counts(counts: Sequence[int] | np.ndarray) -> tuple[int, float]:
+    """``(samples, p_hat_min)`` from the two category counts of a binary attribute ([E] eq. 13).
+
+    >>> estimate_from_counts([30, 70])
+    (100, 0.3)
+    """
+    if np.size(counts) != 2:
+        raise v.fail("counts", "have exactly 2 entries (a binary attribute)", counts)
+    estimate = Prior.from_counts(counts)
+    return int(estimate.samples), estimate.min
+
+
+def p_hat_min_value(p_hat_min: Any) -> float:
+    """Validate the smallest estimated probability of a binary prior: a number in [0, 1/2]."""
+    return v.in_interval("p_hat_min", p_hat_min, 0.0, 0.5)
+
+
+def _binary_values(name: str, values: Any) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be an array of -1/+1 values, got {name}={v._show(values)}")
+    arr = arr.astype(np.float64)
+    if not np.all((arr == -1.0) | (arr == 1.0)):
+        raise v.fail(name, "contain only the values -1 and +1", values)
+    return arr
+
+
+def laplace_privatize(values: Any, scale: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    r"""Release Y = X + L, L ~ Laplace(0, ``scale``), for every entry of ``values`` ∈ {−1, +1} ([E] eq. 47).
+
+    ``scale = 0`` releases the data unchanged (valid when the PML budget exceeds log 1/p_min, eq. 49).
+    ``rng`` goes through :func:`mechdesign.randomness.make_rng`; pass ``make_rng(secure=True)`` for real data.
+
+    >>> laplace_privatize([1, -1, 1], 0.5, rng=1).shape
+    (3,)
+    """
+    x = _binary_values("values", values)
+    b = v.nonnegative("scale", scale)
+    if b == 0.0:
+        return x
+    return x + make_rng(rng).laplace(0.0, b, size=x.shape)
+
+
+def gaussian_privatize(values: Any, sigma: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    r"""Release Y = X + G with G ~ N(0, ``sigma``²) for every entry of ``values`` ∈ {−1, +1} ([E] eq. 52).
+
+    >>> gaussian_privatize(np.ones(4), 2.0, rng=1).shape
+    (4,)
+    """
+    x = _binary_values("values", values)
+    s = v.positive("sigma", sigma)
+    return x + make_rng(rng).normal(0.0, s, size=x.shape)
+
+
+def binary_decision(released: Any) -> np.ndarray:
+    r"""Map released real numbers back to {−1, +1}: −1 if y < 0, else +1 ([E] eq. 66)."""
+    try:
+        y = np.asarray(released, dtype=np.float64)
+    except (TypeError, ValueError):
+        shown = v._show(released)
+        raise TypeError(f"released must be an array of real numbers, got released={shown}") from None
+    if np.any(np.isnan(y)):
+        raise v.fail("released", "contain no NaN", released)
+    return np.where(y < 0.0, -1.0, 1.0)
+
+
+def empirical_mutual_information(private: Any, released: Any) -> np.ndarray:
+    r"""Empirical mutual information (nats) between binary sequences ([E] eq. 67).
+
+    .. math:: \hat I(X;Y) = \sum_{i,k} \frac{f(x_i,y_k)}{m} \log\frac{m f(x_i,y_k)}{f(x_i) f(y_k)}
+
+    with f the counts in the m pairs (the "N" of eq. 67 is the number of pairs m); empty cells contribute 0.
+    Both arguments hold −1/+1 values; the last axis indexes the records, leading axes are batched
+    (e.g. ``(shuffles, m)`` arrays give one value per shuffle).
+
+    >>> import math
+    >>> float(empirical_mutual_information([1, -1, 1, -1], [1, -1, 1, -1])) == math.log(2)
+    True
+    """
+    x = _binary_values("private", private)
+    y = _binary_values("released", released)
+    if x.shape != y.shape:
+        raise v.fail("released", f"have the shape of private {x.shape}", y.shape)
+    m = x.shape[-1]
+    xp, yp = x > 0, y > 0
+    n11 = np.sum(xp & yp, axis=-1, dtype=np.float64)
+    nx1 = np.sum(xp, axis=-1, dtype=np.float64)
+    ny1 = np.sum(yp, axis=-1, dtype=np.float64)
+    joint = np.stack([m - nx1 - ny1 + n11, nx1 - n11, ny1 - n11, n11])  # (−,−), (+,−), (−,+), (+,+)
+    fx = np.stack([m - nx1, nx1, m - nx1, nx1])
+    fy = np.stack([m - ny1, m - ny1, ny1, ny1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(joint > 0, joint / m * np.log(m * joint / (fx * fy)), 0.0)
+    return np.maximum(terms.sum(axis=0), 0.0)

@@ -1,0 +1,1 @@
+"""Laplace histograms under PML ([H])."""

@@ -1,0 +1,106 @@
+"""Releasing sparse histograms: GSHM (Alg. 1), CSH (Alg. 2) and the top-k preprocessing (Alg. 3) of [S].
+
+Input is a mapping key → non-negative integer count (a ``dict`` or a pandas Series such as
+``df[col].value_counts()``); keys with count 0 are not in the support and are never released. Output is a
+``dict`` key → noisy count for the released keys only. **Threshold convention:** a key is released iff its
+noisy count is strictly greater than ``1 + tau`` (τ is the margin above the ℓ∞ sensitivity 1, as in every
+function of :mod:`mechdesign.noise.sparse.accounting`; for continuous noise ">" and "≥" give the same distribution).
+
+Privacy holds only with parameters from :func:`mechdesign.noise.sparse.accounting.sparse_threshold` (or
+:func:`~mechdesign.noise.sparse.accounting.calibrate_sparse`) for the same method, k, ε and δ. Use
+``rng=make_rng(secure=True)`` for real data; the noise is floating-point Gaussian (see
+:mod:`mechdesign.noise.sparse.discrete` for exact integer noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.randomness import make_rng
+
+__all__ = ["release_csh", "release_gshm", "release_topk", "topk_preprocess"]
+
+
+def _support(counts: Mapping[Hashable, Any] | Any) -> tuple[list[Hashable], np.ndarray]:
+    """Keys and integer counts of the non-zero entries (validated)."""
+    if hasattr(counts, "items") and callable(counts.items):
+        items = list(counts.items())
+    else:
+        shown = repr(counts)[:60]
+        raise TypeError(f"counts must be a mapping key -> count or a pandas Series, got counts={shown}")
+    keys = [key for key, _ in items]
+    try:
+        values = np.array([value for _, value in items], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("counts must map keys to integer counts, got non-numeric values") from None
+    if values.size and (not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values % 1 != 0)):
+        bad = values[~(np.isfinite(values) & (values >= 0) & (values % 1 == 0))][0]
+        raise v.fail("counts", "hold non-negative integers", float(bad))
+    keep = values > 0
+    return [key for key, ok in zip(keys, keep, strict=True) if ok], values[keep]
+
+
+def _emit(keys: list[Hashable], noisy: np.ndarray, tau: float) -> dict[Hashable, float]:
+    released = noisy > 1.0 + tau
+    return {key: float(value) for key, value, ok in zip(keys, noisy, released, strict=True) if ok}
+
+
+def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
+                 rng: np.random.Generator | int | None = None) -> dict[Hashable, float]:
+    """Algorithm 1 (GSHM): y_i = x_i + N(0, σ²) on the support; release iff y_i > 1 + τ.
+
+    >>> release_gshm({"a": 1000, "b": 1}, sigma=1.0, tau=5.0, rng=0).keys() == {"a"}
+    True
+    """
+    sig = v.positive("sigma", sigma)
+    tau_ = v.nonnegative("tau", tau)
+    keys, values = _support(counts)
+    generator = make_rng(rng)
+    return _emit(keys, values + generator.normal(0.0, sig, values.size), tau_)
+
+
+def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int,
+                rng: np.random.Generator | int | None = None) -> dict[Hashable, float]:
+    """Algorithm 2 (CSH): y_i = x_i + Z_i + Z', Z_i ~ N(0, σ²), one Z' ~ N(0, σ²/√k); release iff y_i > 1 + τ.
+
+    The histogram must be k-sparse (at most k non-zero counts); use :func:`release_topk` otherwise.
+    """
+    sig = v.positive("sigma", sigma)
+    tau_ = v.nonnegative("tau", tau)
+    k_ = v.positive_int("k", k)
+    keys, values = _support(counts)
+    if values.size > k_:
+        raise v.fail("counts", f"have at most k={k_} non-zero entries (use release_topk)", values.size)
+    generator = make_rng(rng)
+    shared = generator.normal(0.0, sig * k_**-0.25)
+    return _emit(keys, values + generator.normal(0.0, sig, values.size) + shared, tau_)
+
+
+def topk_preprocess(counts: Mapping[Hashable, Any], k: int) -> dict[Hashable, int]:
+    """Algorithm 3's preprocessing [RECON]: subtract the (k+1)-th largest count, keep the positive rest.
+
+    x̂_i = max(0, x_i − c) with c the (k+1)-th largest count (0 if there are at most k keys). Only counts
+    strictly larger than c survive, so x̂ is k-sparse; and for neighbours x' = x + v (v ∈ {0,1}^U),
+    c' ∈ {c, c+1}, so x̂' − x̂ is all in {0, 1} or all in {−1, 0}: a k-sparse monotone pair ([S] Lemma 13).
+
+    >>> topk_preprocess({"a": 9, "b": 5, "c": 5, "d": 2}, 2)
+    {'a': 4}
+    """
+    k_ = v.positive_int("k", k)
+    keys, values = _support(counts)
+    cut = float(np.sort(values)[::-1][k_]) if values.size > k_ else 0.0
+    return {key: int(value - cut) for key, value in zip(keys, values, strict=True) if value > cut}
+
+
+def release_topk(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int,
+                 rng: np.random.Generator | int | None = None) -> dict[Hashable, float]:
+    """Algorithm 3: CSH on :func:`topk_preprocess` of the counts ([S] Corollary 14: Theorems 11/12 apply).
+
+    Released values estimate x_i − c (biased down by the subtracted count c, which is not released).
+    """
+    return release_csh(topk_preprocess(counts, k), sigma, tau, k, rng)
+

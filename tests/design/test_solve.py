@@ -1,0 +1,175 @@
+"""The design solver: oracles T1–T5 of reference/pml-design.md §4, baselines, property tests on random priors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mechdesign.core.leakage import capacity, pml
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.design.baselines import staircase_lp
+from mechdesign.design.closed_form import calibrated_randomized_response, randomized_response, theorem5
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import solve
+from mechdesign.design.utility import Utility
+from mechdesign.errors import SolverError
+
+from conftest import PRIVACY_SLACK, TIGHT
+
+EXAMPLE1 = [0.4, 0.2, 0.2, 0.2]
+
+
+def test_t1_example1_optimum_and_pml_of_every_outcome():
+    result = solve(DesignProblem(EXAMPLE1, math.log(9 / 8)), solver="HIGHS")
+    assert result.utility == pytest.approx(0.026822310627, abs=TIGHT)
+    assert result.status == "optimal" and result.certificate.holds
+    assert np.allclose(pml(result.mechanism, EXAMPLE1), math.log(9 / 8), atol=1e-9)
+
+
+def test_t2_baselines_of_example1():
+    result = solve(DesignProblem(EXAMPLE1, math.log(9 / 8)))
+    rr, rr_pml, ldp = (result.baseline(n) for n in ("rr_ldp", "rr_pml", "optimal_ldp"))
+    assert rr.capacity == pytest.approx(math.log(45 / 41), abs=1e-12)
+    assert rr.utility == pytest.approx(0.0012961113, abs=1e-10)
+    assert math.exp(rr_pml.parameter) == pytest.approx(36 / 31, rel=1e-12)
+    assert rr_pml.utility == pytest.approx(0.0021092683, abs=1e-10)
+    assert ldp.utility == pytest.approx(0.0016882797, abs=1e-9)
+    assert rr.ratio == pytest.approx(result.utility / rr.utility)
+    with pytest.raises(KeyError):
+        result.baseline("inner")  # radius 0: the inner design is the design itself
+
+
+@pytest.mark.parametrize(("prior", "eps", "expected"), [
+    ([0.25, 0.75], 0.2, 0.0287608359),
+    ([0.25, 0.75], 0.5, 0.1513243217),
+    ([0.25, 0.75], math.log(4), 0.5623351446),
+    ([0.25, 0.75], 5.0, 0.5623351446),
+    ([0.25] * 4, math.log(1.2), 0.0724603279),
+    ([0.25] * 4, math.log(2), math.log(2)),
+    ([0.5, 0.3, 0.2], 0.5, 0.2968451742),
+    ([0.5, 0.3, 0.2], 1.0, 0.7272194731),
+    ([0.4, 0.3, 0.2, 0.1], 0.5, 0.4190754802),
+    ([0.4, 0.3, 0.2, 0.1], 1.0, 0.8505116243),
+])
+@pytest.mark.parametrize("solver", ["CLARABEL", "HIGHS"])
+def test_t3_t4_t5_fixed_prior_optima(prior, eps, expected, solver):
+    result = solve(DesignProblem(prior, eps), solver=solver, baselines=False)
+    assert result.utility == pytest.approx(expected, abs=2e-10)
+    assert result.outputs <= len(prior)
+    assert result.gap <= 1e-9 and result.gap >= -1e-12
+
+
+def test_t3_matrix_first_region():
+    w = solve(DesignProblem([0.25, 0.75], 0.2), solver="HIGHS", baselines=False).mechanism.matrix
+    w = w[:, np.argsort(w[0])]
+    assert np.allclose(w, [[0.083947931, 0.916052069], [0.305350690, 0.694649310]], atol=1e-9)
+
+
+def test_t6_proposition2_ball_matches_theorem5():
+    result = solve(DesignProblem([0.6, 0.4], 0.3, 0.1), solver="HIGHS")
+    assert result.utility == pytest.approx(0.0489167015, abs=1e-10)
+    assert capacity(theorem5([0.6, 0.4], 0.1, 0.3), L1Ball([0.6, 0.4], 0.1)) == pytest.approx(0.3, abs=1e-12)
+    assert result.baseline("inner").utility <= result.utility + TIGHT
+
+
+def test_column_generation_equals_single_lp():
+    problem = DesignProblem([0.3, 0.2, 0.15, 0.12, 0.1, 0.08, 0.05], 0.8, 0.13)
+    full = solve(problem, method="enumeration", solver="HIGHS", baselines=False)
+    generated = solve(problem, method="column_generation", baselines=False)
+    assert generated.utility == pytest.approx(full.utility, abs=TIGHT)
+    assert generated.upper_bound >= full.utility - 1e-12
+    assert generated.iterations > 1
+
+
+def test_radius_two_equals_independent_staircase_lp():
+    prior = np.array([0.45, 0.25, 0.2, 0.1])
+    for kind in ("mutual_information", "guessing_probability", "total_variation"):
+        design = solve(DesignProblem(prior, 0.9, 2.0, kind), solver="HIGHS", baselines=False)
+        _, optimum = staircase_lp(prior, 0.9, kind)
+        assert design.utility == pytest.approx(optimum, abs=TIGHT)
+
+
+def test_non_optimal_status_is_a_solver_error(monkeypatch):
+    import cvxpy as cp
+
+    def fake_solve(self, *args, **kwargs):
+        self._status = "infeasible_inaccurate"
+        return None
+
+    monkeypatch.setattr(cp.Problem, "solve", fake_solve)
+    with pytest.raises(SolverError, match="infeasible_inaccurate") as info:
+        solve(DesignProblem([0.5, 0.5], 1.0), baselines=False)
+    assert info.value.status == "infeasible_inaccurate"
+
+
+@pytest.mark.parametrize(("kwargs", "error"), [
+    ({"solver": "MOSEK"}, ValueError), ({"method": "simplex"}, ValueError),
+])
+def test_bad_options(kwargs, error):
+    with pytest.raises(error):
+        solve(DesignProblem([0.5, 0.5], 1.0), **kwargs)
+    with pytest.raises(TypeError):
+        solve("problem")
+
+
+@st.composite
+def design_cases(draw):
+    n = draw(st.integers(2, 6))
+    weights = np.array(draw(st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n)))
+    prior = weights / weights.sum()
+    eps = draw(st.floats(0.05, 3.0))
+    regime = draw(st.sampled_from(["fixed", "prop2", "general", "ldp"]))
+    beta = {"fixed": 0.0, "prop2": draw(st.floats(0.0, 0.999)) * 2 * prior.min(),
+            "general": 2 * prior.min() + draw(st.floats(0.0, 1.0)) * (2 - 2 * prior.min()), "ldp": 2.0}[regime]
+    kind = draw(st.sampled_from(["mutual_information", "guessing_probability", "chi_squared"]))
+    return prior, eps, beta, kind
+
+
+@settings(max_examples=30)
+@given(case=design_cases())
+def test_property_certified_and_beats_every_baseline(case):
+    prior, eps, beta, kind = case
+    result = solve(DesignProblem(prior, eps, beta, kind))
+    cert = result.certificate
+    assert cert.holds and cert.achieved_epsilon <= eps + PRIVACY_SLACK
+    assert capacity(result.mechanism, L1Ball(prior, beta)) <= eps + PRIVACY_SLACK
+    assert np.all(result.mechanism.matrix >= 0)
+    assert np.abs(result.mechanism.matrix.sum(axis=1) - 1).max() <= 1e-12
+    assert result.status == "optimal" and -1e-12 <= result.gap <= 1e-7
+    for base in result.baselines:
+        assert base.capacity <= eps + PRIVACY_SLACK
+        assert result.utility >= base.utility - 1e-8
+    if beta == 2.0:
+        assert result.utility == pytest.approx(result.baseline("optimal_ldp").utility, abs=1e-8)
+        assert result.utility == pytest.approx(staircase_lp(prior, eps, kind)[1], abs=1e-8)
+
+
+@settings(max_examples=15)
+@given(case=design_cases(), factor=st.floats(1.05, 2.0))
+def test_property_monotone_in_epsilon_and_radius(case, factor):
+    prior, eps, beta, kind = case
+    base = solve(DesignProblem(prior, eps, beta, kind), solver="HIGHS", baselines=False).utility
+    more_eps = solve(DesignProblem(prior, eps * factor, beta, kind), solver="HIGHS", baselines=False).utility
+    bigger_ball = solve(DesignProblem(prior, eps, min(2.0, beta * factor + 0.01), kind), solver="HIGHS",
+                        baselines=False).utility
+    assert more_eps >= base - 1e-9
+    assert bigger_ball <= base + 1e-9
+
+
+@settings(max_examples=15)
+@given(case=design_cases())
+def test_property_closed_forms_never_beat_the_design(case):
+    prior, eps, beta, kind = case
+    u = Utility(kind)
+    result = solve(DesignProblem(prior, eps, beta, kind), solver="HIGHS", baselines=False)
+    ball = L1Ball(prior, beta)
+    feasible = [randomized_response(prior.size, eps), calibrated_randomized_response(prior, eps, beta)[0]]
+    if prior.size == 2 and beta < 2 * prior.min() and eps <= -math.log(prior.max() - beta / 2):
+        feasible.append(theorem5(prior, beta, eps))
+    for mech in feasible:
+        assert capacity(mech, ball) <= eps + 1e-12
+        assert result.utility >= u.value(mech, prior) - 1e-9

@@ -1,0 +1,104 @@
+"""Vertex enumeration of the column polytope: structured cases, brute-force cross-check, feasibility."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.design.problem import epsilon_prime_of
+from mechdesign.design.vertices import brute_force_vertices, column_vertices
+
+from conftest import EXACT
+
+
+def _distinct(points: np.ndarray, tol: float = 1e-7) -> np.ndarray:
+    kept: list[np.ndarray] = []
+    for k in range(points.shape[1]):
+        if all(np.abs(points[:, k] - q).max() > tol for q in kept):
+            kept.append(points[:, k])
+    return np.array(kept).T
+
+
+def _random_instances(seed: int, count: int):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(2, 6))
+        p = np.maximum(rng.dirichlet(np.full(n, 2.0)), 0.03)
+        p /= p.sum()
+        eps = float(rng.uniform(0.05, 2.5))
+        regime = int(rng.integers(0, 4))
+        beta = [0.0, float(rng.uniform(0, 2 * p.min())), float(rng.uniform(2 * p.min(), 2)), 2.0][regime]
+        yield p, eps, beta
+
+
+def test_example1_has_exactly_four_vertices():
+    # T1: P = (2/5, 1/5, 1/5, 1/5), ε = log 9/8: the lift vectors of [E] eq. 34 (columns / P_Y).
+    p = np.array([0.4, 0.2, 0.2, 0.2])
+    found = column_vertices(p, math.log(9 / 8)).unique()
+    assert found.shape == (4, 4)
+    a = 9 / 8
+    expected = np.tile(a, (4, 4))
+    np.fill_diagonal(expected, (1 - a * (1 - p)) / p)
+    for k in range(4):
+        assert np.abs(found - expected[:, [k]]).max(axis=0).min() < EXACT
+
+
+@pytest.mark.parametrize(("p", "eps", "beta"), list(_random_instances(7, 40)))
+def test_brute_force_vertices_are_all_listed(p, eps, beta):
+    listed = column_vertices(p, eps, beta)
+    cand = listed.vectors()
+    brute = _distinct(brute_force_vertices(p, eps, beta))
+    for k in range(brute.shape[1]):
+        assert np.abs(cand - brute[:, [k]]).max(axis=0).min() < 1e-7
+    if listed.exact:
+        assert _distinct(listed.unique()).shape[1] == brute.shape[1]
+
+
+@pytest.mark.parametrize(("p", "eps", "beta"), list(_random_instances(11, 60)))
+def test_every_candidate_is_feasible(p, eps, beta):
+    cand = column_vertices(p, eps, beta).vectors()
+    assert np.allclose(p @ cand, 1.0, atol=1e-12)
+    assert np.all(cand >= 0)
+    worst = L1Ball(p, beta).min_linear(cand)
+    assert np.all(cand.max(axis=0) <= math.exp(eps) * worst * (1 + 1e-10))
+
+
+def test_radius_two_gives_staircase_patterns():
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    cand = column_vertices(p, 0.7, 2.0).vectors()
+    assert cand.shape[1] == 2 ** 4 - 2
+    assert np.allclose(cand.max(axis=0) / cand.min(axis=0), math.exp(0.7), rtol=1e-12)
+
+
+def test_proposition2_high_level_is_exp_epsilon_prime():
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    eps, beta = 1.0, 0.1
+    cv = column_vertices(p, eps, beta)
+    assert cv.exact
+    zero_type = cv.vectors()[:, (cv.vectors().min(axis=0) == 0) & (cv.low_mask != 0)]
+    assert zero_type.shape[1] > 0
+    assert np.allclose(zero_type.max(axis=0), math.exp(epsilon_prime_of(eps, beta)), rtol=EXACT)
+
+
+def test_epsilon_zero_only_the_constant_column():
+    assert np.allclose(column_vertices([0.3, 0.7], 0.0, 0.2).unique(), 1.0)
+
+
+def test_huge_epsilon_gives_identity_columns():
+    p = np.array([0.5, 0.3, 0.2])
+    found = column_vertices(p, 1e6).unique()
+    assert np.allclose(np.sort(found.max(axis=0)), np.sort(1 / p))
+
+
+def test_limits():
+    with pytest.raises(ValueError, match="at most 24"):
+        column_vertices(np.full(25, 1 / 25), 1.0)
+    with pytest.raises(ValueError, match="max_candidates"):
+        column_vertices(np.full(10, 0.1), 2.0, 0.5, max_candidates=100)
+    with pytest.raises(ValueError, match="full support"):
+        column_vertices([0.5, 0.5, 0.0], 1.0)
+    with pytest.raises(ValueError):
+        brute_force_vertices(np.full(7, 1 / 7), 1.0)

@@ -1,0 +1,114 @@
+"""Analytic Gaussian δ_G and its solvers: reference §14 oracles 1–4, stability, conservativeness, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from mechdesign.noise.sparse.analytic_gaussian import (
+    delta_gaussian_raw,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mu,
+    gaussian_sigma,
+)
+
+from conftest import EXACT, PRIVACY_SLACK
+
+DELTA_ORACLES = [  # [SRC] Google Go gaussian_noise_test.go
+    (math.log(3), 1.0, 0.10985556344445052),
+    (math.log(3), math.sqrt(2), 0.26546844106038714),
+    (math.log(3), 0.5, 0.0041597422340007885),
+]
+MU_ORACLES = [  # [CALC] reference §14 item 4, printed to 10 digits
+    (0.349, 1e-5, 0.1022428608),
+    (0.35, 1e-5, 0.1025117917),
+    (1.0, 1e-5, 0.2680511232),
+    (1.0, 1e-6, 0.2367043807),
+]
+
+
+@pytest.mark.parametrize(("epsilon", "mu", "expected"), DELTA_ORACLES)
+def test_delta_oracles(epsilon, mu, expected):
+    assert gaussian_delta(epsilon, mu) == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "expected"), MU_ORACLES)
+def test_mu_star_oracles(epsilon, delta, expected):
+    mu = gaussian_mu(epsilon, delta)
+    assert mu == pytest.approx(expected, abs=6e-11)
+    assert gaussian_delta(epsilon, mu) <= delta  # conservative end, re-checked
+
+
+def test_delta_is_hockey_stick_divergence_by_quadrature():
+    # Independent definition: ∫ (N(μ,1) − e^ε N(0,1))₊.
+    for eps, mu in [(0.5, 1.3), (2.0, 0.7), (-0.3, 0.4)]:
+        def gap(x, mu=mu, eps=eps):
+            return max(stats.norm.pdf(x, mu) - math.exp(eps) * stats.norm.pdf(x), 0.0)
+
+        dens = integrate.quad(gap,
+                              -30, 30, points=[mu / 2 + eps / mu], epsabs=1e-14)[0]
+        assert float(delta_gaussian_raw(eps, mu)) == pytest.approx(dens, abs=1e-11)
+
+
+def test_tiny_delta_keeps_relative_precision():
+    # Far tail: naive Φ(a) − e^ε Φ(b) would cancel to 0; the log-space form stays positive and monotone.
+    values = [gaussian_delta(eps, 0.1) for eps in (2.0, 2.5, 3.0)]
+    assert all(val > 0 for val in values)
+    assert values[0] > values[1] > values[2]
+    assert gaussian_delta(3.0, 0.1) == pytest.approx(
+        math.exp(stats.norm.logcdf(0.05 - 30.0)) * -math.expm1(3.0 + stats.norm.logcdf(-0.05 - 30.0)
+                                                                - stats.norm.logcdf(0.05 - 30.0)), rel=1e-9)
+
+
+def test_edges():
+    assert gaussian_delta(0.0, 0.0) == 0.0
+    assert gaussian_delta(0.0, 2.0) == pytest.approx(math.erf(1 / math.sqrt(2)), abs=EXACT)
+    assert gaussian_delta(1e6, 1.0) == 0.0
+    assert gaussian_delta(1.0, 1e6) == pytest.approx(1.0)
+    assert gaussian_epsilon(0.01, 0.5) == 0.0
+
+
+@given(st.floats(0.0, 5.0), st.floats(1e-10, 0.5))
+def test_solvers_are_conservative_and_consistent(epsilon, delta):
+    mu = gaussian_mu(epsilon, delta)
+    assert gaussian_delta(epsilon, mu) <= delta + PRIVACY_SLACK
+    assert gaussian_delta(epsilon, mu * (1 + 1e-7)) > delta * (1 - 1e-6)  # not wastefully small
+    sigma = gaussian_sigma(epsilon, delta, 2.0)
+    assert gaussian_delta(epsilon, 2.0 / sigma) <= delta
+    eps_back = gaussian_epsilon(mu, delta)
+    assert gaussian_delta(eps_back, mu) <= delta
+    assert eps_back == pytest.approx(epsilon, abs=1e-6)
+
+
+@given(st.floats(-3.0, 5.0), st.floats(0.01, 5.0), st.floats(0.01, 5.0))
+def test_monotone_in_mu_for_every_real_epsilon(epsilon, mu_a, mu_b):
+    low, high = sorted((mu_a, mu_b))
+    assert delta_gaussian_raw(epsilon, low) <= delta_gaussian_raw(epsilon, high) + 1e-15
+
+
+@pytest.mark.parametrize(("call", "kind", "text"), [
+    (lambda: gaussian_delta(-1.0, 1.0), ValueError, "epsilon must be >= 0, got epsilon=-1.0"),
+    (lambda: gaussian_delta(1.0, float("nan")), ValueError, "mu must be finite"),
+    (lambda: gaussian_delta("1", 1.0), TypeError, "epsilon must be a real number"),
+    (lambda: gaussian_mu(1.0, 0.0), ValueError, "delta must lie in (0, 1)"),
+    (lambda: gaussian_mu(1.0, 1.0), ValueError, "delta must lie in (0, 1)"),
+    (lambda: gaussian_sigma(1.0, 1e-5, 0.0), ValueError, "sensitivity must be > 0"),
+])
+def test_bad_input_one_line(call, kind, text):
+    with pytest.raises(kind) as info:
+        call()
+    assert text in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_vectorised_raw_matches_scalar():
+    eps = np.array([0.1, 1.0, 3.0])
+    mu = np.array([0.5, 1.0, 2.0])
+    scalar = [gaussian_delta(e, m) for e, m in zip(eps, mu, strict=True)]
+    assert np.allclose(delta_gaussian_raw(eps, mu), scalar, rtol=1e-14)

@@ -1,0 +1,101 @@
+"""Release functions, top-k preprocessing (k-sparse monotone property), noise covariance, the CLI verb."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mechdesign.noise.sparse.accounting import calibrate_sparse
+from mechdesign.noise.sparse.release import release_csh, release_gshm, release_topk, topk_preprocess
+from mechdesign.randomness import make_rng
+
+
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=12), st.integers(1, 6), st.data())
+def test_topk_gives_k_sparse_monotone_neighbours(counts, k, data):
+    user = data.draw(st.lists(st.integers(0, 1), min_size=len(counts), max_size=len(counts)))
+    x = dict(enumerate(counts))
+    x_plus = {key: value + bit for (key, value), bit in zip(x.items(), user, strict=True)}
+    small, big = topk_preprocess(x, k), topk_preprocess(x_plus, k)
+    assert len(small) <= k and len(big) <= k
+    diff = np.array([big.get(i, 0) - small.get(i, 0) for i in x])
+    assert set(diff.tolist()) <= {0, 1} or set(diff.tolist()) <= {-1, 0}
+    assert all(value > 0 for value in small.values())
+
+
+def test_topk_subtracts_the_k_plus_first_count():
+    assert topk_preprocess({"a": 9, "b": 5, "c": 5, "d": 2}, 2) == {"a": 4}
+    assert topk_preprocess({"a": 3, "b": 1}, 5) == {"a": 3, "b": 1}
+
+
+def test_release_rule_reproduced_from_the_same_noise():
+    counts = {f"k{i}": c for i, c in enumerate([1, 2, 3, 4, 5, 6, 7, 8])}
+    out = release_gshm(counts, sigma=1.5, tau=3.0, rng=4)
+    noisy = np.array(list(counts.values()), dtype=float) + make_rng(4).normal(0.0, 1.5, len(counts))
+    assert out == {key: y for key, y in zip(counts, noisy, strict=True) if y > 1.0 + 3.0}
+
+
+def test_csh_noise_covariance():
+    rng = make_rng(123)
+    sigma, k, n = 2.0, 16, 4000
+    keys = {f"key{i}": 10_000 for i in range(4)}
+    draws = np.array([[v - 10_000 for v in release_csh(keys, sigma, 0.0, k, rng).values()] for _ in range(n)])
+    cov = np.cov(draws.T)
+    shared = sigma**2 / math.sqrt(k)
+    expected = sigma**2 * np.eye(4) + shared
+    se = 4 * np.sqrt((expected**2 + np.outer(np.diag(expected), np.diag(expected))) / n)  # 4 standard errors
+    assert np.all(np.abs(cov - expected) < se)
+
+
+def test_release_accepts_pandas_value_counts_and_is_seeded():
+    series = pd.Series(["a"] * 50 + ["b"] * 3 + ["c"]).value_counts()
+    first = release_csh(series, 1.0, 4.0, 3, rng=9)
+    assert first == release_csh(series, 1.0, 4.0, 3, rng=9)
+    assert "a" in first and "c" not in first
+    assert set(release_topk({"a": 100, "b": 90, "c": 1}, 1.0, 3.0, 2, rng=1)) <= {"a", "b"}
+
+
+def test_release_with_secure_rng_and_calibrated_parameters():
+    cal = calibrate_sparse("csh-tighter", 3, 1.0, 1e-6)
+    out = release_csh({"a": 10_000, "b": 1}, cal.sigma, cal.threshold, 3, make_rng(secure=True))
+    assert "b" not in out and abs(out["a"] - 10_000) < 20 * cal.total_std
+
+
+@pytest.mark.parametrize(("call", "kind", "text"), [
+    (lambda: release_gshm([1, 2], 1.0, 1.0), TypeError, "counts must be a mapping"),
+    (lambda: release_gshm({"a": -1}, 1.0, 1.0), ValueError, "counts must hold non-negative integers"),
+    (lambda: release_gshm({"a": 1.5}, 1.0, 1.0), ValueError, "counts must hold non-negative integers"),
+    (lambda: release_gshm({"a": "x"}, 1.0, 1.0), TypeError, "counts must map keys to integer counts"),
+    (lambda: release_csh({"a": 1, "b": 1}, 1.0, 1.0, 1), ValueError, "at most k=1 non-zero entries"),
+    (lambda: release_csh({"a": 1}, -1.0, 1.0, 1), ValueError, "sigma must be > 0"),
+    (lambda: topk_preprocess({"a": 1}, 0), ValueError, "k must be a positive integer"),
+])
+def test_bad_input_one_line(call, kind, text):
+    with pytest.raises(kind) as info:
+        call()
+    assert text in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_cli_calibrate_sparse_json(cli):
+    result = cli("calibrate", "sparse", "--epsilon", "0.35", "--delta", "1e-5", "--k", "50000", "--json",
+                 "--method", "gshm-exact", "--method", "csh-tighter")
+    assert result.returncode == 0, result.stderr
+    rows = {r["method"]: r for r in json.loads(result.stdout)["results"]}
+    assert rows["gshm-exact"]["threshold"] == pytest.approx(13641.7763, abs=2e-3)
+    assert rows["csh-tighter"]["threshold"] == pytest.approx(7293.2859, abs=2e-3)
+    ratio = rows["csh-tighter"]["threshold_ratio_to_gshm_exact"]
+    assert ratio == pytest.approx(7293.2859 / 13641.7763, rel=1e-6)
+    assert rows["csh-tighter"]["delta_achieved"] <= 1e-5
+
+
+def test_cli_sigma_below_every_floor_is_one_line_exit_2(cli):
+    result = cli("calibrate", "sparse", "--epsilon", "0.35", "--delta", "1e-5", "--k", "10", "--sigma", "1")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "sigma must exceed sigma_min" in result.stderr
