@@ -45,7 +45,7 @@ from .design.closed_form import randomized_response as randomized_response
 from .design.closed_form import theorem5 as theorem5
 from .design.problem import DesignProblem as DesignProblem
 from .design.problemfile import load_problem as load_problem
-from .design.solver import DesignResult as DesignResult
+from .design.result import DesignResult as DesignResult
 from .design.solver import solve as solve
 from .design.utility import Utility as Utility
 from .errors import CertificateError as CertificateError

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from mechdesign.cli._io import print_json
 
 if TYPE_CHECKING:
-    from mechdesign.design.solver import DesignResult
+    from mechdesign.design.result import DesignResult
 
 COMMAND = ("design",)
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"

@@ -17,7 +17,7 @@ Each baseline carries its exact capacity over the ball (all are ≤ ε) and the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,30 +26,12 @@ from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, as_prior
 from mechdesign.design.closed_form import calibrated_randomized_response, randomized_response
+from mechdesign.design.lp import solve_vertex_lp
 from mechdesign.design.problem import DesignProblem
+from mechdesign.design.result import Baseline, DesignResult
 from mechdesign.design.utility import Utility
 
-__all__ = ["Baseline", "compute_baselines", "staircase_lp"]
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """One baseline mechanism with its utility, its capacity over the ball and the ratio design / baseline.
-
-    ``parameter`` is ε₀ for the randomized responses and ε′ for the inner design.
-    """
-
-    name: str
-    description: str
-    mechanism: Mechanism
-    utility: float
-    ratio: float
-    capacity: float
-    parameter: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "utility": self.utility, "ratio": self.ratio,
-                "capacity": self.capacity, "parameter": self.parameter}
+__all__ = ["compute_baselines", "staircase_lp"]
 
 
 def _ratio(design: float, base: float) -> float:
@@ -65,8 +47,6 @@ def staircase_lp(prior: Prior | Any, epsilon: float, utility: Utility | str = "m
     Each staircase pattern s is used as the lift vector s / (P̂·s); returns (mechanism, LP optimum).
     Independent of :mod:`mechdesign.design.vertices`; for N ≤ 18.
     """
-    from mechdesign.design.solver import solve_vertex_lp
-
     p = as_prior(prior, full_support=True)
     u = Utility(utility) if isinstance(utility, str) else utility
     n = p.size
@@ -82,10 +62,13 @@ def staircase_lp(prior: Prior | Any, epsilon: float, utility: Utility | str = "m
     return Mechanism.from_matrix(w / w.sum(axis=1, keepdims=True), p.labels), optimum
 
 
-def compute_baselines(problem: DesignProblem, design_utility: float, *, solver: str = "CLARABEL") -> tuple[Baseline,
-                                                                                                            ...]:
-    """The four baselines of the module docstring for ``problem``, against the design's utility."""
-    from mechdesign.design.solver import solve
+def compute_baselines(problem: DesignProblem, design_utility: float,
+                      design: Callable[[DesignProblem], DesignResult]) -> tuple[Baseline, ...]:
+    """The four baselines of the module docstring for ``problem``, against the design's utility.
+
+    ``design`` solves a problem without baselines (:func:`mechdesign.design.solver.solve` passes itself), so
+    the optimal LDP and inner designs use the same engine without this module importing the solver.
+    """
 
     p, ball, u = problem.prior, problem.ball, problem.utility
     out = []
@@ -94,12 +77,12 @@ def compute_baselines(problem: DesignProblem, design_utility: float, *, solver: 
     rr_pml, eps0 = calibrated_randomized_response(p, problem.epsilon, problem.radius)
     out.append(("rr_pml", f"k-RR with the largest eps0={eps0:.6g} meeting the PML guarantee over the ball",
                 rr_pml, eps0))
-    ldp = solve(problem.with_(radius=2.0), solver=solver, baselines=False)
+    ldp = design(problem.with_(radius=2.0))
     out.append(("optimal_ldp", "optimal epsilon-LDP mechanism (staircase LP = design at radius 2)", ldp.mechanism,
                 problem.epsilon))
     eps_p = problem.epsilon_prime
     if 0 < problem.radius and problem.is_proposition2 and eps_p >= 0:
-        inner = solve(problem.with_(epsilon=eps_p, radius=0.0), solver=solver, baselines=False)
+        inner = design(problem.with_(epsilon=eps_p, radius=0.0))
         out.append(("inner", f"optimal at the estimate with epsilon'={eps_p:.6g} (eq. 43-44)", inner.mechanism, eps_p))
     return tuple(
         Baseline(name, text, mech, value := u.value(mech, p), _ratio(design_utility, value), capacity(mech, ball), par)

@@ -21,96 +21,25 @@ The final matrix is certified from scratch and, if needed, repaired (:mod:`mechd
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
 
 import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.design import SOLVERS
-from mechdesign.design.certificate import Certificate, certify, repair
+from mechdesign.design.baselines import compute_baselines
+from mechdesign.design.certificate import certify, repair
+from mechdesign.design.lp import solve_vertex_lp, solver_name
 from mechdesign.design.problem import DesignProblem
+from mechdesign.design.result import DesignResult
 from mechdesign.design.utility import Utility
 from mechdesign.design.vertices import ColumnVertices, column_vertices
-from mechdesign.errors import SolverError
 
-__all__ = ["SOLVERS", "DesignResult", "solve", "solve_vertex_lp"]
+__all__ = ["DesignResult", "lp_optimum", "solve"]
 
 FULL_LP_LIMIT = 3000      # candidate columns solved in one LP; above this, column generation
 _CHUNK = 100_000
 _MAX_ITERATIONS = 400
-# Tighter than HiGHS's 1e-7 defaults so that the recomputed utility meets the dual bound to ~1e-10.
-_OPTIONS: dict[str, dict[str, float]] = {
-    "CLARABEL": {},
-    "HIGHS": {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
-}
-
-
-@dataclass(frozen=True)
-class DesignResult:
-    """A certified design: the mechanism, its utility, a proven upper bound, baselines and timings.
-
-    ``status`` is "optimal" when the gap to the upper bound is within ``gap_tolerance`` (relative to
-    max(1, bound)), "feasible" otherwise (the mechanism is still certified; the gap is reported).
-    """
-
-    problem: DesignProblem
-    mechanism: Mechanism
-    utility: float
-    upper_bound: float
-    gap: float
-    status: str
-    certificate: Certificate
-    solver: str
-    method: str
-    candidates: int
-    iterations: int
-    timings: dict[str, float]
-    baselines: tuple[Any, ...] = field(default=())
-
-    @property
-    def outputs(self) -> int:
-        return self.mechanism.shape[1]
-
-    def baseline(self, name: str) -> Any:
-        for b in self.baselines:
-            if b.name == name:
-                return b
-        raise KeyError(name)
-
-
-def _solver_name(solver: str) -> str:
-    name = str(solver).upper()
-    if name not in SOLVERS:
-        raise v.fail("solver", f"be one of {list(SOLVERS)}", solver)
-    return name
-
-
-def solve_vertex_lp(vertices: np.ndarray, values: np.ndarray, solver: str = "CLARABEL") -> tuple[np.ndarray, np.ndarray,
-                                                                                                 float]:
-    """max values·θ s.t. vertices θ = 1, θ ≥ 0 through cvxpy; returns (θ, λ duals, objective).
-
-    Raises :class:`SolverError` with the solver's status unless it is "optimal".
-    """
-    import cvxpy as cp
-
-    name = _solver_name(solver)
-    scale = vertices.max(axis=0)  # solve for φ_k = θ_k max(v_k): columns with entries in [0, 1]
-    weight = cp.Variable(vertices.shape[1], nonneg=True)
-    balance = (vertices / scale) @ weight == np.ones(vertices.shape[0])
-    lp = cp.Problem(cp.Maximize((values / scale) @ weight), [balance])
-    try:
-        lp.solve(solver=name, **_OPTIONS[name])
-    except cp.error.SolverError as exc:
-        raise SolverError(f"{name} failed on the design LP: {exc}", status="solver_error") from None
-    if lp.status != cp.OPTIMAL or weight.value is None or balance.dual_value is None:
-        raise SolverError(f"{name} ended with status {lp.status!r} on the design LP (expected 'optimal')",
-                          status=str(lp.status))
-    theta = np.maximum(np.asarray(weight.value, dtype=float), 0.0) / scale
-    return theta, np.asarray(balance.dual_value, dtype=float), float(lp.value)
-
-
 def _column_values(utility: Utility, vertices: ColumnVertices) -> np.ndarray:
     out = np.empty(vertices.count)
     for start in range(0, vertices.count, _CHUNK):
@@ -147,7 +76,7 @@ def solve(problem: DesignProblem, *, solver: str = "CLARABEL", method: str = "au
     """
     if not isinstance(problem, DesignProblem):
         raise TypeError(f"problem must be a DesignProblem, got problem={problem!r}")
-    name = _solver_name(solver)
+    name = solver_name(solver)
     if method not in ("auto", "enumeration", "column_generation"):
         raise v.fail("method", "be 'auto', 'enumeration' or 'column_generation'", method)
     timings: dict[str, float] = {}
@@ -200,11 +129,9 @@ def solve(problem: DesignProblem, *, solver: str = "CLARABEL", method: str = "au
     status = "optimal" if gap <= gap_tolerance * max(1.0, abs(upper_bound)) else "feasible"
     result = DesignResult(problem, mechanism, certificate.utility, upper_bound, gap, status, certificate, name, chosen,
                           cv.count, iterations, timings)
-    if baselines:
-        from mechdesign.design.baselines import compute_baselines
-
+    if baselines:  # attached after the solve; the baselines' own designs are solved without baselines
         base_start = time.perf_counter()
-        found = compute_baselines(problem, certificate.utility, solver=name)
+        found = compute_baselines(problem, certificate.utility, partial(solve, solver=name, baselines=False))
         timings["baselines"] = time.perf_counter() - base_start
         result = DesignResult(**{**result.__dict__, "baselines": found})
     timings["total"] = time.perf_counter() - start

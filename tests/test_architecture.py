@@ -1,0 +1,130 @@
+"""The package's import graph follows the pipeline (DESIGN.md): imports point one way only.
+
+``core`` imports no other subpackage; ``design`` and ``deploy`` import ``core`` (and the top-level
+infrastructure modules); ``noise`` imports only ``core``; nothing imports ``cli``. Every import statement
+counts, including those inside functions, so a cycle cannot hide in a lazy import.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "mechdesign"
+SUBPACKAGES = ("core", "design", "deploy", "noise", "cli")
+# subpackage → the subpackages it may import (top-level modules such as errors, _numerics are always allowed)
+ALLOWED = {
+    "core": set(),
+    "design": {"core"},
+    "deploy": {"core"},
+    "noise": {"core"},
+    "cli": {"core", "design", "deploy", "noise"},
+}
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, root: Path = ROOT) -> set[str]:
+    """Every ``mechdesign`` module or name that ``path`` imports, anywhere in the file, relative ones resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.startswith("mechdesign")}
+
+
+def _subpackage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in SUBPACKAGES else None
+
+
+def _violations(path: Path, root: Path = ROOT) -> list[str]:
+    source = _subpackage(_module_name(path, root))
+    bad = []
+    for target in sorted(_imports(path, root)):
+        dest = _subpackage(target)
+        if dest is None or dest == source:
+            continue
+        if source is None and dest == "cli" and path.name != "__main__.py":
+            bad.append(f"{path.name} (top level) imports {target}")
+        elif source is not None and dest not in ALLOWED[source]:
+            bad.append(f"{_module_name(path, root)} ({source}) imports {target} ({dest})")
+    return bad
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "data" not in p.parts)
+
+
+def test_every_module_lives_in_a_known_place():
+    top_level = {p.stem for p in MODULES if p.parent == PACKAGE}
+    assert top_level <= {"__init__", "__main__", "errors", "randomness", "datasets", "_validation", "_numerics",
+                         "_files"}, top_level
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_one_way(path):
+    assert _violations(path) == []
+
+
+def test_the_checker_catches_forbidden_imports(tmp_path):
+    """A guard that cannot fail is no guard: core importing design (absolute, in a function) and deploy
+    (relative) are both reported, and so is a top-level module importing the CLI."""
+    probe = tmp_path / "mechdesign" / "core" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text("def f():\n    from mechdesign.design.solver import solve\nfrom ..deploy import mechfile\n")
+    assert {line.rsplit("(", 1)[1].rstrip(")") for line in _violations(probe, tmp_path)} == {"design", "deploy"}
+    top = tmp_path / "mechdesign" / "errors.py"
+    top.write_text("import mechdesign.cli\n")
+    assert len(_violations(top, tmp_path)) == 1
+
+
+def test_no_cycles_between_modules():
+    graph = {_module_name(p): {t for t in _imports(p) if t != _module_name(p)} for p in MODULES}
+    names = set(graph)
+    edges = {m: {t for t in targets if t in names and t != "mechdesign"} for m, targets in graph.items()}
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in edges.get(node, ()):
+            if nxt.startswith(node + "."):  # a package importing its own submodule is not a cycle
+                continue
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt):], nxt] if nxt in stack else [node, nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_cli_help_and_version_import_no_scipy_or_cvxpy():
+    code = ("import sys, mechdesign.cli as c\n"
+            "try:\n    c.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'cvxpy', 'pandas', 'numpy'))\n"
+            "print(','.join(heavy), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert "VERB" in out.stdout
+    assert out.stderr.strip() == "", f"--help imported {out.stderr.strip()}"
