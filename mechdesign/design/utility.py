@@ -12,7 +12,14 @@ hypothesis testing D(P₀W ‖ P₁W)        (P₀·c) log( (P₀·c) / (P₁·c
 
 f-information kinds: total variation φ(t) = |t − 1|/2, χ² φ(t) = (t − 1)², squared Hellinger
 φ(t) = (√t − 1)². A user-supplied μ (``Utility.custom``) must be sublinear; the vertex reduction of
-:mod:`mechdesign.design.solver` is exact only then, and a cheap homogeneity check is run at construction.
+:mod:`mechdesign.design.solver` is exact only then, and a cheap homogeneity check is run on first use.
+
+One small class per utility behind the :class:`Utility` protocol (``kind``, ``column_values``, ``value``,
+``to_dict``); ``Utility(kind)`` stays the factory and returns the class registered for ``kind``. A new
+utility is a subclass with a ``kind`` and ``_columns`` and nothing else to edit.
+
+Every column is evaluated at scale 1 (divided by its largest entry, then multiplied back: exact by
+positive homogeneity), so columns of subnormal numbers such as (0, 0, 5e-324) never divide by zero.
 
 Because μ is positively homogeneous, a column c = (P̂·c) v with P̂·v = 1 has μ(c) = (P̂·c) μ(v); the
 design LP works with the lift vectors v (reference §3.3).
@@ -21,8 +28,7 @@ design LP works with the lift vectors v (reference §3.3).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -30,16 +36,8 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism, as_mechanism
 from mechdesign.core.prior import Prior, as_prior
 
-__all__ = ["UTILITY_KINDS", "Utility"]
-
-UTILITY_KINDS = ("mutual_information", "guessing_probability", "total_variation", "chi_squared", "hellinger",
-                 "hypothesis_testing", "custom")
-
-_F_GENERATORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "total_variation": lambda t: 0.5 * np.abs(t - 1.0),
-    "chi_squared": lambda t: (t - 1.0) ** 2,
-    "hellinger": lambda t: (np.sqrt(t) - 1.0) ** 2,
-}
+__all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "FInformation", "GuessingProbability", "Hellinger",
+           "HypothesisTesting", "MutualInformation", "TotalVariation", "Utility"]
 
 
 def _xlogy_ratio(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -51,52 +49,89 @@ def _xlogy_ratio(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True, eq=False)
 class Utility:
-    """A sub-convex utility: a kind, and for ``hypothesis_testing`` / ``custom`` its extra data.
+    """A sub-convex utility U(W) = Σ_y μ(W[:, y]) ([E] eq. 11): the protocol and the factory.
 
-    Build with ``Utility("mutual_information")`` (or any kind in :data:`UTILITY_KINDS`),
-    :meth:`hypothesis_testing` or :meth:`custom`.
+    ``Utility("mutual_information")`` (any kind in :data:`UTILITY_KINDS` that needs no extra data)
+    returns an instance of the class registered for that kind; :meth:`hypothesis_testing` and
+    :meth:`custom` build the two kinds that carry data.
 
+    Parameters
+    ----------
+    kind
+        Name of the utility, one of :data:`UTILITY_KINDS`.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown, or names a kind that needs data (use the class methods).
+
+    Examples
+    --------
     >>> u = Utility("mutual_information")
+    >>> type(u).__name__, u.kind
+    ('MutualInformation', 'mutual_information')
     >>> bool(abs(u.value([[1, 0], [0, 1]], [0.5, 0.5]) - np.log(2)) < 1e-12)
     True
     """
 
-    kind: str
-    null: np.ndarray | None = field(default=None)
-    alternative: np.ndarray | None = field(default=None)
-    function: Callable[[np.ndarray, np.ndarray], float] | None = field(default=None)
+    kind: ClassVar[str]
+    _registry: ClassVar[dict[str, type[Utility]]] = {}
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.kind, str) or self.kind not in UTILITY_KINDS:
-            raise v.fail("kind", f"be one of {list(UTILITY_KINDS)}", self.kind)
-        if self.kind == "hypothesis_testing" and (self.null is None or self.alternative is None):
-            raise ValueError("hypothesis_testing needs null and alternative priors; use Utility.hypothesis_testing")
-        if self.kind == "custom" and self.function is None:
-            raise ValueError("custom utility needs a column function; use Utility.custom")
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            Utility._registry[cls.kind] = cls
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Utility:
+        if cls is not Utility:
+            return super().__new__(cls)
+        kind = args[0] if args else kwargs.get("kind")
+        if not isinstance(kind, str) or kind not in Utility._registry:
+            raise v.fail("kind", f"be one of {list(UTILITY_KINDS)}", kind)
+        target = Utility._registry[kind]
+        if target._needs_data:
+            raise ValueError(f"kind {kind!r} needs data: use Utility.{kind}(...)")
+        return target()
+
+    _needs_data: ClassVar[bool] = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Instances are built by the factory or the subclasses; nothing to store by default."""
+
+    def __repr__(self) -> str:
+        return f"Utility({self.kind!r})"
 
     @classmethod
-    def hypothesis_testing(cls, null: Any, alternative: Any) -> Utility:
+    def hypothesis_testing(cls, null: Any, alternative: Any) -> HypothesisTesting:
         """KL divergence D(P₀W ‖ P₁W) between the output laws under two hypotheses P₀ (null), P₁."""
-        p0 = as_prior(null, "null").probabilities
-        p1 = as_prior(alternative, "alternative", full_support=True).probabilities
-        if p0.size != p1.size:
-            raise v.fail("alternative", f"have {p0.size} entries like null", p1)
-        return cls("hypothesis_testing", p0, p1)
+        return HypothesisTesting(null, alternative)
 
     @classmethod
-    def custom(cls, function: Callable[[np.ndarray, np.ndarray], float]) -> Utility:
-        """A user column utility μ(c, prior) → float; it must be positively homogeneous and convex.
-
-        Homogeneity μ(2c) = 2μ(c) is spot-checked on a fixed column when first evaluated.
-        """
-        if not callable(function):
-            raise TypeError(f"function must be callable, got function={function!r}")
-        return cls("custom", function=function)
+    def custom(cls, function: Callable[[np.ndarray, np.ndarray], float]) -> Custom:
+        """A user column utility μ(c, prior) → float; it must be positively homogeneous and convex."""
+        return Custom(function)
 
     def column_values(self, columns: Any, prior: Prior | Any) -> np.ndarray:
-        """μ(c) for each column of ``columns`` (shape N or N×K, entries ≥ 0) under ``prior``."""
+        """μ(c) for each column of ``columns`` (shape N or N×K, entries ≥ 0) under ``prior``.
+
+        Parameters
+        ----------
+        columns
+            Array of shape (N,) or (N, K), finite and non-negative.
+        prior
+            The estimate P̂ (anything :class:`~mechdesign.core.prior.Prior` accepts).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (K,): μ of each column.
+
+        Raises
+        ------
+        ValueError
+            If ``columns`` has the wrong number of rows, or a negative or non-finite entry.
+        """
         p = as_prior(prior).probabilities
         c = np.asarray(columns, dtype=np.float64)
         if c.ndim == 1:
@@ -105,21 +140,16 @@ class Utility:
             raise v.fail("columns", f"have {p.size} rows (one per prior entry)", c.shape)
         if not np.all(np.isfinite(c)) or np.any(c < 0):
             raise v.fail("columns", "be finite and non-negative", c)
-        if self.kind == "guessing_probability":
-            return (p[:, None] * c).max(axis=0)
-        if self.kind == "hypothesis_testing":
-            return self._hypothesis_testing(c)
-        if self.kind == "custom":
-            return self._custom(c, p)
-        mass = p @ c
+        scale = c.max(axis=0) if c.size else np.zeros(c.shape[1])
         out = np.zeros(c.shape[1])
-        used = mass > 0
-        cu, mu = c[:, used], mass[used]
-        if self.kind == "mutual_information":
-            out[used] = (p[:, None] * _xlogy_ratio(cu, mu[None, :])).sum(axis=0)
-        else:
-            out[used] = mu * (p[:, None] * _F_GENERATORS[self.kind](cu / mu)).sum(axis=0)
+        used = scale > 0  # μ(0) = 0 for a sublinear μ
+        if np.any(used):
+            out[used] = scale[used] * self._columns(c[:, used] / scale[used], p)
         return out
+
+    def _columns(self, c: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """μ of each column of ``c`` (validated, every column with largest entry exactly 1)."""
+        raise NotImplementedError
 
     def value(self, mechanism: Mechanism | Any, prior: Prior | Any) -> float:
         """U(W) = Σ_y μ(W[:, y]) for the mechanism under ``prior`` (the estimate P̂)."""
@@ -127,21 +157,128 @@ class Utility:
         p = mech._prior(prior)
         return float(np.sum(self.column_values(mech.matrix, p)))
 
-    def _hypothesis_testing(self, c: np.ndarray) -> np.ndarray:
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used in problem and mechanism files."""
+        return {"kind": self.kind}
+
+
+class MutualInformation(Utility):
+    """I(X;Y): μ(c) = Σ_x P̂_x c_x log(c_x / (P̂·c))."""
+
+    kind = "mutual_information"
+
+    def _columns(self, c: np.ndarray, p: np.ndarray) -> np.ndarray:
+        mass = p @ c
+        return (p[:, None] * _xlogy_ratio(c, mass[None, :])).sum(axis=0)
+
+
+class GuessingProbability(Utility):
+    """Posterior guessing probability Σ_y max_x P(x, y): μ(c) = max_x P̂_x c_x."""
+
+    kind = "guessing_probability"
+
+    def _columns(self, c: np.ndarray, p: np.ndarray) -> np.ndarray:
+        return (p[:, None] * c).max(axis=0)
+
+
+class FInformation(Utility):
+    """f-information Σ_y P_Y(y) D_f(P_X|y ‖ P̂): μ(c) = (P̂·c) Σ_x P̂_x φ(c_x / (P̂·c)), φ convex, φ(1) = 0."""
+
+    @staticmethod
+    def generator(t: np.ndarray) -> np.ndarray:
+        """φ, applied elementwise."""
+        raise NotImplementedError
+
+    def _columns(self, c: np.ndarray, p: np.ndarray) -> np.ndarray:
+        mass = p @ c
+        out = np.zeros(c.shape[1])
+        used = mass > 0
+        out[used] = mass[used] * (p[:, None] * self.generator(c[:, used] / mass[used])).sum(axis=0)
+        return out
+
+
+class TotalVariation(FInformation):
+    """f-information with φ(t) = |t − 1| / 2."""
+
+    kind = "total_variation"
+
+    @staticmethod
+    def generator(t: np.ndarray) -> np.ndarray:
+        return 0.5 * np.abs(t - 1.0)
+
+
+class ChiSquared(FInformation):
+    """f-information with φ(t) = (t − 1)²."""
+
+    kind = "chi_squared"
+
+    @staticmethod
+    def generator(t: np.ndarray) -> np.ndarray:
+        return (t - 1.0) ** 2
+
+
+class Hellinger(FInformation):
+    """f-information with φ(t) = (√t − 1)² (squared Hellinger)."""
+
+    kind = "hellinger"
+
+    @staticmethod
+    def generator(t: np.ndarray) -> np.ndarray:
+        return (np.sqrt(t) - 1.0) ** 2
+
+
+class HypothesisTesting(Utility):
+    """KL divergence D(P₀W ‖ P₁W) between the output laws under a null P₀ and an alternative P₁.
+
+    μ(c) = (P₀·c) log((P₀·c) / (P₁·c)); P₁ must have full support.
+    """
+
+    kind = "hypothesis_testing"
+    _needs_data = True
+
+    def __init__(self, null: Any, alternative: Any) -> None:
+        p0 = as_prior(null, "null").probabilities
+        p1 = as_prior(alternative, "alternative", full_support=True).probabilities
+        if p0.size != p1.size:
+            raise v.fail("alternative", f"have {p0.size} entries like null", p1)
+        self.null, self.alternative = p0, p1
+
+    def __repr__(self) -> str:
+        return f"Utility.hypothesis_testing({self.null.tolist()}, {self.alternative.tolist()})"
+
+    def _columns(self, c: np.ndarray, p: np.ndarray) -> np.ndarray:
         if c.shape[0] != self.null.size:
             raise v.fail("columns", f"have {self.null.size} rows like the hypotheses", c.shape)
         return _xlogy_ratio(self.null @ c, self.alternative @ c)
 
-    def _custom(self, c: np.ndarray, p: np.ndarray) -> np.ndarray:
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "null": self.null.tolist(), "alternative": self.alternative.tolist()}
+
+
+class Custom(Utility):
+    """A user column function μ(c, prior) → float, which must be sublinear.
+
+    Homogeneity μ(2c) = 2μ(c) is spot-checked on a fixed column when first evaluated.
+    """
+
+    kind = "custom"
+    _needs_data = True
+
+    def __init__(self, function: Callable[[np.ndarray, np.ndarray], float]) -> None:
+        if not callable(function):
+            raise TypeError(f"function must be callable, got function={function!r}")
+        self.function = function
+
+    def __repr__(self) -> str:
+        return f"Utility.custom({self.function!r})"
+
+    def _columns(self, c: np.ndarray, p: np.ndarray) -> np.ndarray:
         probe = np.linspace(0.5, 1.5, p.size)
         once, twice = float(self.function(probe, p)), float(self.function(2 * probe, p))
         if not np.isclose(twice, 2 * once, rtol=1e-9, atol=1e-12):
             raise v.fail("function", "be positively homogeneous (μ(2c) = 2μ(c))", (once, twice))
         return np.array([float(self.function(c[:, k].copy(), p)) for k in range(c.shape[1])])
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form used in problem and mechanism files."""
-        out: dict[str, Any] = {"kind": self.kind}
-        if self.kind == "hypothesis_testing":
-            out["null"], out["alternative"] = self.null.tolist(), self.alternative.tolist()
-        return out
+
+#: Every utility kind, in the order of the module table.
+UTILITY_KINDS: tuple[str, ...] = tuple(Utility._registry)
