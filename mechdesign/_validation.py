@@ -148,3 +148,20 @@ def labels(name: str, value: Sequence[Any] | None, size: int, default_prefix: st
     if len(set(out)) != len(out):
         raise fail(name, "be distinct", list(out))
     return out
+
+
+def is_pandas(value: Any) -> bool:
+    """True for a pandas object, checked by its type's module so that pandas is never imported here."""
+    return type(value).__module__.split(".")[0] == "pandas"
+
+
+def axis_labels(value: Any, axis: int) -> list[Any] | None:
+    """The index (``axis=0``) or columns (``axis=1``) of a pandas Series/DataFrame, else ``None``.
+
+    Lets ``Prior.from_counts(series.value_counts())`` and ``Mechanism.from_matrix(frame)`` keep the
+    labels instead of silently numbering the categories.
+    """
+    if not is_pandas(value):
+        return None
+    labels = value.index if axis == 0 else getattr(value, "columns", None)
+    return None if labels is None else list(labels)

@@ -9,6 +9,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
+EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -33,6 +33,18 @@ class Mechanism:
     @classmethod
     def from_matrix(cls, matrix: Any, inputs: Sequence[Any] | None = None,
                     outputs: Sequence[Any] | None = None) -> Mechanism:
+        """A validated mechanism; a pandas DataFrame keeps its index (inputs) and columns (outputs) as
+        labels unless ``inputs``/``outputs`` are given.
+
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame([[0.9, 0.1], [0.2, 0.8]], index=["no", "yes"], columns=["N", "Y"])
+        >>> Mechanism.from_matrix(frame).inputs, Mechanism.from_matrix(frame).outputs
+        (('no', 'yes'), ('N', 'Y'))
+        """
+        if inputs is None:
+            inputs = v.axis_labels(matrix, 0)
+        if outputs is None:
+            outputs = v.axis_labels(matrix, 1)
         w = v.stochastic_matrix("matrix", matrix)
         w.setflags(write=False)
         return cls(w, v.labels("inputs", inputs, w.shape[0]), v.labels("outputs", outputs, w.shape[1]))

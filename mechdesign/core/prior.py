@@ -49,12 +49,25 @@ class Prior:
 
     @classmethod
     def from_probabilities(cls, probabilities: Any, labels: Sequence[Any] | None = None) -> Prior:
+        """A prior from probabilities; a pandas Series keeps its index as labels unless ``labels`` is given."""
+        if labels is None:
+            labels = v.axis_labels(probabilities, 0)
         p = v.probability_vector("prior", probabilities)
         return cls(_frozen(p), v.labels("labels", labels, p.size))
 
     @classmethod
     def from_counts(cls, counts: Any, labels: Sequence[Any] | None = None) -> Prior:
-        """Empirical prior P̂(x) = n_x / m ([E] eq. 13) from category counts."""
+        """Empirical prior P̂(x) = n_x / m ([E] eq. 13) from category counts.
+
+        A pandas Series (e.g. ``frame["race"].value_counts()``) keeps its index as the labels unless
+        ``labels`` is given.
+
+        >>> import pandas as pd
+        >>> Prior.from_counts(pd.Series(["a", "b", "a"]).value_counts()).labels
+        ('a', 'b')
+        """
+        if labels is None:
+            labels = v.axis_labels(counts, 0)
         c = v.finite_array("counts", counts, 1)
         if np.any(c < 0) or np.any(c != np.round(c)):
             raise v.fail("counts", "be non-negative integers", counts)

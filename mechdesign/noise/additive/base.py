@@ -16,7 +16,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.prior import Prior
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = [
     "binary_decision",
@@ -73,7 +73,8 @@ def laplace_privatize(values: Any, scale: float, rng: np.random.Generator | int 
     r"""Release Y = X + L, L ~ Laplace(0, ``scale``), for every entry of ``values`` ∈ {−1, +1} ([E] eq. 47).
 
     ``scale = 0`` releases the data unchanged (valid when the PML budget exceeds log 1/p_min, eq. 49).
-    ``rng`` goes through :func:`mechdesign.randomness.make_rng`; pass ``make_rng(secure=True)`` for real data.
+    ``rng=None`` (default) draws from the secure AES-CTR generator (:func:`mechdesign.randomness.record_rng`);
+    an integer seed gives a reproducible, research-only stream.
 
     >>> laplace_privatize([1, -1, 1], 0.5, rng=1).shape
     (3,)
@@ -82,7 +83,7 @@ def laplace_privatize(values: Any, scale: float, rng: np.random.Generator | int 
     b = v.nonnegative("scale", scale)
     if b == 0.0:
         return x
-    return x + make_rng(rng).laplace(0.0, b, size=x.shape)
+    return x + record_rng(rng).laplace(0.0, b, size=x.shape)
 
 
 def gaussian_privatize(values: Any, sigma: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
@@ -93,7 +94,7 @@ def gaussian_privatize(values: Any, sigma: float, rng: np.random.Generator | int
     """
     x = _binary_values("values", values)
     s = v.positive("sigma", sigma)
-    return x + make_rng(rng).normal(0.0, s, size=x.shape)
+    return x + record_rng(rng).normal(0.0, s, size=x.shape)
 
 
 def binary_decision(released: Any) -> np.ndarray:

@@ -57,6 +57,10 @@ __all__ = [
 ]
 
 
+_ALPHA_ZERO_HINT = ("alpha = 0 is plain DP, use the DP scale 2/epsilon; an alpha estimated as 0 needs more "
+                    "records or a larger delta in alpha_from_estimate, or a positive alpha you can justify")
+
+
 def _alpha(alpha: Any, bins: Any) -> tuple[float, int | None]:
     """Validate ``alpha`` ∈ (0, 1/k] (k = ``bins``, or k ≥ 2 when ``bins`` is None)."""
     if bins is not None:
@@ -67,6 +71,9 @@ def _alpha(alpha: Any, bins: Any) -> tuple[float, int | None]:
     rule = (f"lie in (0, 1/bins] = (0, {high:.6g}]" if bins is not None
             else "lie in (0, 1/2] (alpha <= 1/k, k >= 2)")
     value = v.real_scalar("alpha", alpha)
+    if value == 0.0:
+        # alpha_from_estimate returns 0.0 when the sample certifies no positive alpha: say what to do.
+        raise v.fail("alpha", f"be > 0 ({_ALPHA_ZERO_HINT})", alpha)
     if not 0.0 < value <= high:
         raise v.fail("alpha", rule, alpha)
     return value, bins
@@ -284,8 +291,9 @@ def alpha_from_estimate(prior_or_counts: Any, delta: float, *, samples: int | No
     .. math::  \min_{Q \in \mathcal B_\beta(\hat P)} \min_x Q(x) = \max(0, \min_x \hat P(x) - \beta/2),
 
     since lowering one coordinate by t moves ℓ1 mass 2t. That value is returned; it is ≤ 1/N. A result of
-    0.0 means the sample certifies no positive ``alpha``: use the DP scale. The samples must not be the
-    records being released (see the module docstring).
+    0.0 means the sample certifies no positive ``alpha`` (β*(δ)/2 ≥ min P̂): collect more records (β*
+    shrinks like 1/√m), accept a larger ``delta``, justify a positive ``alpha`` otherwise, or use the DP
+    scale 2/ε. The samples must not be the records being released (see the module docstring).
 
     Parameters
     ----------
@@ -301,6 +309,8 @@ def alpha_from_estimate(prior_or_counts: Any, delta: float, *, samples: int | No
     --------
     >>> round(alpha_from_estimate([2500, 2500, 2500, 2500], 1e-6), 6)
     0.221317
+    >>> alpha_from_estimate([4000, 900, 100], 1e-6)  # min P̂ = 0.02 < β*/2 ≈ 0.04: certifies nothing
+    0.0
     """
     if samples is None:
         estimate = Prior.from_counts(prior_or_counts)

@@ -6,8 +6,8 @@ post-processing never increases PML or DP, so the guarantee of :func:`mechdesign
 carries over to the post-processed release. Calibrate ``scale`` with
 :func:`mechdesign.noise.histogram.bounds.calibrate_histogram`.
 
-For real records use ``rng=None`` with ``secure=True`` in :func:`mechdesign.randomness.make_rng` (or pass
-that generator): seeded PCG64 streams are for research only. Floating-point Laplace sampling has the usual
+The default ``rng=None`` draws from the cryptographically secure AES-CTR generator
+(:func:`mechdesign.randomness.record_rng`); seeded PCG64 streams are for research only. Floating-point Laplace sampling has the usual
 caveats (Mironov 2012) that secure bits alone do not remove.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = ["counts_from_records", "laplace_histogram", "total_variation"]
 
@@ -102,7 +102,8 @@ def laplace_histogram(
     postprocess : bool
         Clip to ≥ 0 and round to the nearest integer ([H] §III-B); the result stays float64 either way.
     rng : Generator, int or None
-        Passed through :func:`mechdesign.randomness.make_rng`.
+        ``None`` (default): the secure AES-CTR generator; a seed: reproducible PCG64
+        (:func:`mechdesign.randomness.record_rng`).
 
     Returns
     -------
@@ -123,7 +124,7 @@ def laplace_histogram(
         if base.ndim != 1:
             raise v.fail("size", "be None when counts is 2-dimensional (one release per row)", size)
         shape = (reps, base.size)
-    released = make_rng(rng).laplace(0.0, b, size=shape)
+    released = record_rng(rng).laplace(0.0, b, size=shape)
     released += base
     if postprocess:
         np.maximum(released, 0.0, out=released)

@@ -7,8 +7,8 @@ noisy count is strictly greater than ``1 + tau`` (τ is the margin above the ℓ
 function of :mod:`mechdesign.noise.sparse.accounting`; for continuous noise ">" and "≥" give the same distribution).
 
 Privacy holds only with parameters from :func:`mechdesign.noise.sparse.accounting.sparse_threshold` (or
-:func:`~mechdesign.noise.sparse.accounting.calibrate_sparse`) for the same method, k, ε and δ. Use
-``rng=make_rng(secure=True)`` for real data; the noise is floating-point Gaussian (see
+:func:`~mechdesign.noise.sparse.accounting.calibrate_sparse`) for the same method, k, ε and δ. The default
+``rng=None`` draws from the secure AES-CTR generator (seeds are for research only); the noise is floating-point Gaussian (see
 :mod:`mechdesign.noise.sparse.discrete` for exact integer noise).
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = ["release_csh", "release_gshm", "release_topk", "topk_preprocess"]
 
@@ -59,7 +59,7 @@ def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
     sig = v.positive("sigma", sigma)
     tau_ = v.nonnegative("tau", tau)
     keys, values = _support(counts)
-    generator = make_rng(rng)
+    generator = record_rng(rng)
     return _emit(keys, values + generator.normal(0.0, sig, values.size), tau_)
 
 
@@ -75,7 +75,7 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
     keys, values = _support(counts)
     if values.size > k_:
         raise v.fail("counts", f"have at most k={k_} non-zero entries (use release_topk)", values.size)
-    generator = make_rng(rng)
+    generator = record_rng(rng)
     shared = generator.normal(0.0, sig * k_**-0.25)
     return _emit(keys, values + generator.normal(0.0, sig, values.size) + shared, tau_)
 
