@@ -196,7 +196,7 @@ def corollary2_bound(epsilon: float, distance: float) -> float:
 
 
 def lipschitz_bound(mechanism: Mechanism | Any, first: Prior | Any, second: Prior | Any) -> float:
-    """Theorem 3 of [E]: |ε_min(W,P) − ε_min(W,Q)| ≤ exp(C(W, 𝒫)) ‖P − Q‖₁ for P, Q ∈ 𝒫.
+    """Theorem 3 of [E]: ``|ε_min(W,P) − ε_min(W,Q)| ≤ exp(C(W, 𝒫)) ‖P − Q‖₁`` for P, Q ∈ 𝒫.
 
     The set 𝒫 used here is the ℓ1 ball around P of radius ‖P − Q‖₁, which contains both.
     """

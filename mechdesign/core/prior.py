@@ -108,7 +108,7 @@ class Prior:
 
     @property
     def size(self) -> int:
-        """N = |X|."""
+        """N = ``|X|``, the number of categories."""
         return int(self.probabilities.size)
 
     @property

@@ -76,9 +76,8 @@ class DesignResult:
 
     def __repr__(self) -> str:
         p = self.problem
-        return (f"DesignResult({p.name!r}, {self.status}, {p.utility.kind}={self.utility:.6g}, "
-                f"gap={self.gap:.2g}, epsilon={p.epsilon:.6g}, radius={p.radius:.6g}, "
-                f"{p.size}x{self.outputs} matrix)")
+        return (f"<DesignResult {p.name} ε={p.epsilon:.4g} β={p.radius:.3g}: {self.status}, "
+                f"{p.utility.kind}={self.utility:.6g}, {self.outputs} outputs>")
 
     def summary(self) -> str:
         """A readable multi-line report: problem, guarantee, utility with its bound, outputs, baselines.
@@ -94,17 +93,20 @@ class DesignResult:
         delta = f", δ = {p.delta:g} with m = {p.samples}" if p.delta is not None else ""
         kind = (f"(ε, δ) = ({p.epsilon:.6g}, {p.delta:g})-PML" if p.delta is not None
                 else f"{p.epsilon:.6g}-PML for every prior within β of the estimate")
+        # Lines stay under ~90 characters so that the report reads in a terminal and in the docs.
         lines = [
             f"problem {p.name}: N = {p.size}, ε = {p.epsilon:.6g} nats{delta}",
             f"  ℓ1 radius β = {p.radius:.6g} ({regime})",
-            f"design: {p.utility.kind} = {self.utility:.10g} (upper bound {self.upper_bound:.10g}, "
-            f"gap {self.gap:.2g}, {self.status}), {self.outputs} outputs, {self.timings.get('total', 0.0):.2f} s",
-            f"guarantee: {kind}; certified capacity over the ball {cert.achieved_epsilon:.15g} <= "
-            f"{cert.epsilon:.15g} (mixing repair {cert.mixing_weight:.2g})",
+            f"design: {p.utility.kind} = {self.utility:.10g} ({self.status})",
+            f"  upper bound {self.upper_bound:.10g}, gap {self.gap:.2g}; {self.outputs} outputs; "
+            f"{self.timings.get('total', 0.0):.2f} s",
+            f"guarantee: {kind}",
+            f"  certified capacity over the ball {cert.achieved_epsilon:.15g} <= {cert.epsilon:.15g}",
+            f"  (mixing repair {cert.mixing_weight:.2g})",
         ]
         if self.baselines:
-            lines.append(f"baselines, each certified over the same ball:  {'utility':<12} design / baseline")
-            lines += [f"  {BASELINE_LABELS.get(b.name, b.name):<44} {b.utility:<12.6g} {b.ratio:.3f}"
+            lines.append(f"baselines, each certified over the same ball: {'utility':>10}  design/baseline")
+            lines += [f"  {BASELINE_LABELS.get(b.name, b.name):<43} {b.utility:>10.6g}  {b.ratio:>9.3f}"
                       for b in self.baselines]
         return "\n".join(lines)
 

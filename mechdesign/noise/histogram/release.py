@@ -7,8 +7,8 @@ carries over to the post-processed release. Calibrate ``scale`` with
 :func:`mechdesign.noise.histogram.bounds.calibrate_histogram`.
 
 The default ``rng=None`` draws from the cryptographically secure AES-CTR generator
-(:func:`mechdesign.randomness.record_rng`); seeded PCG64 streams are for research only. Floating-point Laplace sampling has the usual
-caveats (Mironov 2012) that secure bits alone do not remove.
+(:func:`mechdesign.randomness.record_rng`); seeded PCG64 streams are for research only. Floating-point
+Laplace sampling has the usual caveats (Mironov 2012) that secure bits alone do not remove.
 """
 
 from __future__ import annotations

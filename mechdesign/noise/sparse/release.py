@@ -8,8 +8,8 @@ function of :mod:`mechdesign.noise.sparse.accounting`; for continuous noise ">" 
 
 Privacy holds only with parameters from :func:`mechdesign.noise.sparse.accounting.sparse_threshold` (or
 :func:`~mechdesign.noise.sparse.accounting.calibrate_sparse`) for the same method, k, ε and δ. The default
-``rng=None`` draws from the secure AES-CTR generator (seeds are for research only); the noise is floating-point Gaussian (see
-:mod:`mechdesign.noise.sparse.discrete` for exact integer noise).
+``rng=None`` draws from the secure AES-CTR generator (seeds are for research only); the noise is
+floating-point Gaussian (see :mod:`mechdesign.noise.sparse.discrete` for exact integer noise).
 """
 
 from __future__ import annotations
