@@ -24,9 +24,9 @@ import shutil
 
 import pytest
 
-from conftest import ROOT
-
 from mechdesign.cli import main
+
+from conftest import ROOT
 
 FENCE = re.compile(r"^```(\w*)\s*\n(.*?)^```", re.M | re.S)
 

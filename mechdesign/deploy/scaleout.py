@@ -13,6 +13,7 @@ Counting is a map-reduce of per-partition output counts; decode the sum with
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ def _column(frame: Any, column: str) -> None:
 
 
 def _privatize_partition(part: pd.DataFrame, sampler: Privatizer, column: str, seeds: list[Any] | None,
-                         partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+                         nonce: str | None = None, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     if seeds is None:
         rng = make_rng(secure=True)
     else:
@@ -72,13 +73,17 @@ def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | 
     """
     _column(frame, column)
     sampler = _sampler(mechanism)
-    seeds = None
+    seeds, nonce = None, None
     if seed is not None:
         make_rng(seed)  # validates the seed
         seeds = np.random.SeedSequence(seed).spawn(frame.npartitions)
+    else:
+        # Dask names tasks by hashing their arguments: without a fresh nonce two unseeded calls get the same
+        # keys, and a cluster that still holds the first result returns it again instead of new noise.
+        nonce = os.urandom(16).hex()
     meta = frame._meta.copy()
     meta[column] = pd.Categorical([], categories=list(sampler.mechanism.outputs))
-    return frame.map_partitions(_privatize_partition, sampler, column, seeds, meta=meta)
+    return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, meta=meta)
 
 
 def _count_partition(values: pd.Series, mechanism: Mechanism) -> pd.DataFrame:

@@ -210,7 +210,7 @@ def test_alpha_from_estimate_edge_cases():
 BAD = [
     (lambda: epsilon_pml(1.0, 0.2, bins=10), ValueError, "alpha must lie in (0, 1/bins] = (0, 0.1]"),
     (lambda: epsilon_pml(1.0, 0.6), ValueError, "alpha must lie in (0, 1/2] (alpha <= 1/k, k >= 2)"),
-    (lambda: epsilon_pml(1.0, 0.0), ValueError, "alpha must lie in (0,"),
+    (lambda: epsilon_pml(1.0, 0.0), ValueError, "alpha must be > 0 (alpha = 0 is plain DP"),
     (lambda: epsilon_pml(1.0, -0.1), ValueError, "alpha must"),
     (lambda: epsilon_pml(1.0, float("nan")), ValueError, "alpha must be finite"),
     (lambda: epsilon_pml(0.0, 0.1), ValueError, "scale must be > 0"),
@@ -247,3 +247,17 @@ def test_bad_input_gives_one_line_house_style_errors(call, kind, message):
     assert message in text
     assert "\n" not in text
     assert ", got " in text
+
+
+def test_alpha_zero_from_too_few_records_says_what_to_do(capsys):
+    from mechdesign.cli import main
+
+    alpha = alpha_from_estimate([4000, 900, 100], 1e-6)
+    assert alpha == 0.0
+    with pytest.raises(ValueError, match="more records or a larger delta") as info:
+        calibrate_histogram(1.0, alpha, bins=3)
+    assert "\n" not in str(info.value) and str(info.value).startswith("alpha must be > 0")
+    for verb in (["calibrate", "histogram", "--bins", "3"], ["release", "histogram", "--counts", "5,3,2"]):
+        assert main([*verb, "--epsilon", "1", "--alpha", "0"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "DP scale 2/epsilon" in err
