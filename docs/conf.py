@@ -29,6 +29,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # serve MathJax from _static: the math renders without network access
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "sphinxarg.ext",
@@ -44,6 +45,8 @@ numpydoc_show_class_members = False
 numpydoc_validation_checks: set[str] = set()
 numpydoc_xref_param_type = False
 default_role = "code"
+# argparse help and shell examples contain "--flags": no smart dashes or quotes anywhere.
+smartquotes = False
 
 sphinx_gallery_conf = {
     "examples_dirs": "examples",
@@ -71,6 +74,9 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_static_path: list[str] = []
+# Pages without sub-pages: no empty "Section Navigation" column, the text gets the width.
+html_sidebars = {page: [] for page in ("index", "getting_started", "concepts", "cli", "mechanism_file",
+                                       "reproductions", "glossary", "changelog", "api")}
 html_show_sourcelink = False
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from pathlib import Path
 
 from mechdesign.cli._io import print_json
@@ -20,16 +22,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="directory for the mechanism file <name>.mech.json (default: current directory)")
     parser.add_argument("--solver", choices=[s.lower() for s in SOLVERS], default="clarabel",
                         help="LP solver behind cvxpy (default clarabel, with a HiGHS crossover to a basic solution)")
+    parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _progress(enabled: bool, message: str) -> None:
+    if enabled:
+        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
 
+    show = args.progress or sys.stderr.isatty()
     source = Path(args.problem)
     loaded = load_problem(source)
-    result = solve(loaded.problem, solver=args.solver.upper())
+    problem = loaded.problem
+    _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
+                    f"({problem.form}); solving the design LP and the baselines …")
+    start = time.perf_counter()
+    result = solve(problem, solver=args.solver.upper())
+    _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
+                    f"{result.iterations} iterations, {result.status}); writing the mechanism file")
     target = result.save(Path(args.out) / f"{result.problem.name}.mech.json", problem_file=source)
     if args.json:
         sections = result.file_sections(source)
