@@ -16,3 +16,9 @@ def test_unknown_verb_exits_2_with_one_line(cli):
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "invalid choice" in result.stderr
+
+
+def test_version_is_single_sourced():
+    from importlib.metadata import version
+
+    assert version("mechdesign") == __version__  # pyproject reads mechdesign.__version__ (dynamic version)
