@@ -86,6 +86,16 @@ class DesignResult:
         -------
         str
             The text ``mechdesign design`` prints (without the file line).
+
+        Examples
+        --------
+        >>> import math
+        >>> from mechdesign import DesignProblem, solve
+        >>> result = solve(DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8), name="example1"), baselines=False)
+        >>> result
+        <DesignResult example1 ε=0.1178 β=0: optimal, mutual_information=0.0268223, 4 outputs>
+        >>> print(result.summary().splitlines()[0])
+        problem example1: N = 4, ε = 0.117783 nats
         """
         p, cert = self.problem, self.certificate
         regime = ("Proposition 2 regime" if p.is_proposition2
@@ -151,6 +161,16 @@ class DesignResult:
         Path
             The written file; check it with ``mechdesign verify`` or
             :func:`~mechdesign.deploy.mechfile.verify_mechanism_file`.
+
+        Examples
+        --------
+        >>> import math, tempfile
+        >>> from pathlib import Path
+        >>> from mechdesign import DesignProblem, solve, verify_mechanism_file
+        >>> result = solve(DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8)), baselines=False)
+        >>> path = result.save(Path(tempfile.mkdtemp()) / "example1.mech.json")
+        >>> verify_mechanism_file(path).holds
+        True
         """
         # The one import from design into deploy (tests/test_architecture.py lists it): the file format
         # lives in deploy, which never imports design, so the graph stays acyclic.
