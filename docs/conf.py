@@ -36,11 +36,10 @@ extensions = [
 ]
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "examples/README.txt"]
-templates_path: list[str] = []
+templates_path = ["_templates"]  # class pages document their methods (summary, save, …) inline
 
 # API reference: autosummary pages generated from the docstrings of the public API (mechdesign.__all__).
 autosummary_generate = True
-autodoc_default_options = {"members": False}
 numpydoc_show_class_members = False
 numpydoc_validation_checks: set[str] = set()
 numpydoc_xref_param_type = False

@@ -63,9 +63,11 @@ class DesignResult:
 
     @property
     def outputs(self) -> int:
+        """``|Y|``, the number of outputs (columns) of the designed mechanism."""
         return self.mechanism.shape[1]
 
     def baseline(self, name: str) -> Baseline:
+        """The baseline called ``name`` (a key of ``BASELINE_LABELS``); ``KeyError`` if it was not computed."""
         for b in self.baselines:
             if b.name == name:
                 return b
@@ -91,7 +93,8 @@ class DesignResult:
         --------
         >>> import math
         >>> from mechdesign import DesignProblem, solve
-        >>> result = solve(DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8), name="example1"), baselines=False)
+        >>> problem = DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8), name="example1")
+        >>> result = solve(problem, baselines=False)
         >>> result
         <DesignResult example1 ε=0.1178 β=0: optimal, mutual_information=0.0268223, 4 outputs>
         >>> print(result.summary().splitlines()[0])
