@@ -18,6 +18,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism, as_mechanism
 from mechdesign.core.prior import Prior, as_prior
@@ -150,8 +151,7 @@ def samples_for_mechanism(mechanism: Mechanism | Any, prior: Prior | Any, epsilo
     if excess(2.0) <= 0:
         return 1  # ε′-LDP already: any sample size works
     beta = brentq(lambda b: min(excess(b), 1.0), 0.0, 2.0, xtol=1e-14, rtol=4 * np.finfo(float).eps)
-    while excess(beta) > 0:  # step to the private side of the root
-        beta = np.nextafter(beta, 0.0)
+    beta = conservative_search(lambda b: excess(b) <= 0, beta, direction=-1.0, limit=0.0)  # private side
     return _samples_for_radius(beta, d, p.size)
 
 

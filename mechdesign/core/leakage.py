@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import round_up
 from mechdesign.core.mechanism import Mechanism, as_mechanism
 from mechdesign.core.prior import Prior, as_prior
 from mechdesign.core.uncertainty import L1Ball
@@ -32,20 +33,6 @@ __all__ = [
     "sensitivity_bound",
     "theorem4_bound",
 ]
-
-_U = np.finfo(np.float64).eps
-
-
-def round_up(value: float, terms: int = 1) -> float:
-    """Round a computed leakage toward privacy: add a margin covering float64 error of ``terms`` terms.
-
-    Every guarantee that mechdesign *reports* goes through this, so a value exact in real arithmetic
-    is never understated by rounding.
-    """
-    if not math.isfinite(value):
-        return value
-    return float(value + (abs(value) + 1.0) * (4 * terms + 8) * _U)
-
 
 def _pair(mechanism: Mechanism | Any, prior: Prior | Any) -> tuple[np.ndarray, np.ndarray]:
     mech = as_mechanism(mechanism)

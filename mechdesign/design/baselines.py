@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from mechdesign._numerics import exp_capped
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, as_prior
@@ -52,7 +53,7 @@ def staircase_lp(prior: Prior | Any, epsilon: float, utility: Utility | str = "m
     n = p.size
     if n > 18:
         raise ValueError(f"prior must have at most 18 entries for the staircase LP, got prior size={n}")
-    a = math.exp(min(epsilon, 700.0))
+    a = exp_capped(epsilon)
     bits = (np.arange(1 << n)[None, :] >> np.arange(n)[:, None]) & 1
     patterns = np.where(bits == 1, a, 1.0)
     lifts = patterns / (p.probabilities @ patterns)

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.core.leakage import capacity, round_up
+from mechdesign._numerics import conservative_search, round_up
+from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.utility import Utility
@@ -98,19 +99,11 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     def ok(alpha: float) -> bool:
         return _achieved(mixed(alpha), ball)[1] <= target
 
-    low, high = 0.0, 1e-12
-    while not ok(high):
-        low, high = high, min(1.0, high * 16)
-        if high == 1.0:
-            break
-    for _ in range(80):
-        if high - low <= 1e-15 * max(high, 1e-300):
-            break
-        mid = 0.5 * (low + high)
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    if not ok(high):  # ε so small that only the constant mechanism works
-        high = 1.0
-    return mixed(high), high
+    try:
+        alpha = conservative_search(ok, 0.0, first_step=1e-12, limit=1.0, rtol=1e-15)
+    except ArithmeticError:  # ε so small that only the constant mechanism (α = 1, capacity 0) works
+        alpha = 1.0
+    return mixed(alpha), alpha
 
 
 def certify(matrix: Mechanism | Any, ball: L1Ball, epsilon: float, utility: Utility,

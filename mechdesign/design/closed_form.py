@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import EXP_CAP, conservative_search
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, as_prior
@@ -211,7 +212,7 @@ def calibrated_randomized_response(prior: Prior | Any, epsilon: float, radius: f
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     ball = L1Ball(p, beta)
     q = max(p.min - beta / 2, 0.0)
-    if eps < 700 and math.exp(eps) * q < 1:
+    if eps < EXP_CAP and math.exp(eps) * q < 1:
         eps0 = eps + math.log1p(-q) - math.log1p(-math.exp(eps) * q)
     else:
         eps0 = math.inf
@@ -219,9 +220,8 @@ def calibrated_randomized_response(prior: Prior | Any, epsilon: float, radius: f
     if math.isinf(eps0) and capacity(mech, ball) > eps:
         eps0 = eps + 50.0
         mech = randomized_response(p.size, eps0, p.labels)
-    step = 4 * np.finfo(float).eps * max(1.0, eps0)
-    while capacity(mech, ball) > eps:
-        eps0 = max(eps0 - step, 0.0)
-        step *= 2
+    if capacity(mech, ball) > eps:  # round toward privacy; ε₀ = 0 (the constant mechanism) always holds
+        eps0 = conservative_search(lambda e: capacity(randomized_response(p.size, e), ball) <= eps, eps0,
+                                   direction=-1.0, limit=0.0)
         mech = randomized_response(p.size, eps0, p.labels)
     return mech, eps0

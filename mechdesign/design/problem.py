@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import EXP_CAP, exp_capped
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.prior import Prior, as_prior
 from mechdesign.core.uncertainty import L1Ball
@@ -43,7 +44,7 @@ def epsilon_prime_of(epsilon: float, radius: float) -> float:
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     if beta == 0:
         return eps
-    return eps - (math.log1p(beta / 2 * math.exp(eps)) if eps < 700 else eps + math.log(beta / 2))
+    return eps - (math.log1p(beta / 2 * math.exp(eps)) if eps < EXP_CAP else eps + math.log(beta / 2))
 
 
 def _as_utility(utility: Utility | str) -> Utility:
@@ -177,7 +178,7 @@ def _stochastic(matrix: Any) -> dict[str, list[Any]]:
 
 
 def _fixed_prior(matrix: Any, prior: np.ndarray, epsilon: float) -> list[Any]:
-    a = math.exp(min(epsilon, 700.0))
+    a = exp_capped(epsilon)
     mass = prior @ matrix
     return [matrix <= a * np.ones((prior.size, 1)) @ mass[None, :]]
 
@@ -194,7 +195,7 @@ def _lifted(matrix: Any, prior: np.ndarray, epsilon: float, radius: float) -> li
     import cvxpy as cp
 
     n, m = matrix.shape
-    a = math.exp(min(epsilon, 700.0))
+    a = exp_capped(epsilon)
     lam, eta, t = cp.Variable(m), cp.Variable(m, nonneg=True), cp.Variable(m)
     zeta = cp.Variable((n, m), nonneg=True)
     ones = np.ones((n, 1))

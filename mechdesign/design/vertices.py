@@ -38,12 +38,13 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import EXP_CAP
 from mechdesign.core.prior import Prior, as_prior
 
 __all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "lift_constant"]
 
 MAX_SIZE = 24
-_MAX_LOG_A = 700.0  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
+_MAX_LOG_A = EXP_CAP  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
 _TOL = 1e-12  # relative slack for degenerate vertices (t = 0 or t = h); the certificate repairs
 
 

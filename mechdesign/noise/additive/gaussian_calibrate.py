@@ -22,6 +22,7 @@ import numpy as np
 from scipy.special import erfc, erfcinv
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.errors import CertificateError
 from mechdesign.noise.additive.base import binary_radius, estimate_from_counts, p_hat_min_value
 from mechdesign.noise.additive.gaussian import gaussian_delta1
@@ -61,10 +62,10 @@ def base_epsilon(target: float, radius: float) -> float:
     eps = t - math.log1p(0.5 * r * math.exp(t))
     if eps < 0.0:
         return 0.0 if epsilon_star(0.0, r) <= t else -math.inf  # the first case: rounding at ε = 0
-    step = math.ulp(eps)
-    while eps > 0.0 and epsilon_star(eps, r) > t:  # round toward privacy, doubling steps (ill-conditioned
-        eps, step = max(eps - step, 0.0), 2.0 * step  # when β e^ε/2 is close to 1)
-    return eps
+    try:  # round toward privacy (ill-conditioned when β e^ε/2 is close to 1)
+        return conservative_search(lambda e: epsilon_star(e, r) <= t, eps, direction=-1.0, limit=0.0)
+    except ArithmeticError:
+        return -math.inf
 
 
 def delta_star(delta1: float, delta2: float) -> float:
@@ -179,16 +180,14 @@ def gaussian_sigma(epsilon: float, delta: float, samples: int, p_hat_min: float,
     def ok(sig: float) -> bool:
         return gaussian_delta1(eps, sig, p, r).value <= budget
 
-    lo, hi = 0.5, 1.0
-    while not ok(hi):
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e8:
-            raise v.fail("delta", "be reachable with sigma <= 1e8", d)
-    while ok(lo) and lo > 1e-6:
-        lo, hi = 0.5 * lo, lo
-    while hi - lo > rtol * hi:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    sigma = 1.0  # δ₁ can be non-monotone: take the smallest passing power of two below 1 first, if any
+    while sigma > 1e-6 and ok(0.5 * sigma):
+        sigma *= 0.5
+    start = 0.5 * sigma if ok(sigma) else sigma
+    try:
+        hi = conservative_search(ok, start, first_step=start, limit=1e8, rtol=rtol)
+    except ArithmeticError:
+        raise v.fail("delta", "be reachable with sigma <= 1e8", d) from None
     guarantee = gaussian_guarantee(hi, eps, samples, p, d2)
     if guarantee.delta_star > d or guarantee.epsilon_star > target:
         raise CertificateError(f"calibrated sigma={hi!r} failed its forward re-check: {guarantee}")

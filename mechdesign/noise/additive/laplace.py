@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.noise.additive.base import binary_radius, estimate_from_counts, p_hat_min_value
 
 __all__ = [
@@ -137,10 +138,7 @@ def _calibrate(target: float, p: float) -> float:
         return 0.0
     # 2/b = log(1 − p) − log(e^{−E} − p) = −log1p(expm1(−E)/(1 − p)): no cancellation for small E.
     scale = 2.0 / -math.log1p(math.expm1(-target) / (1.0 - p))
-    step = math.ulp(scale)
-    while _epsilon_of(scale, p) > target:  # round toward privacy: widen (doubling steps) until eq. 49 holds
-        scale, step = scale + step, 2.0 * step
-    return scale
+    return conservative_search(lambda b: _epsilon_of(b, p) <= target, scale)  # round toward privacy (eq. 49)
 
 
 def laplace_scale(epsilon: float, p_min: float) -> float:

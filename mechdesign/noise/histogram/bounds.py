@@ -38,9 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.prior import Prior
 
@@ -147,27 +146,9 @@ def epsilon_dp(scale: float) -> float:
 
 
 def _recheck(scale: float, forward: Callable[[float], float], target: float) -> float:
-    """Round toward privacy: the smallest float ≥ ``scale`` (up to bisection) with ``forward <= target``.
-
-    ``forward`` is decreasing in the scale and tends to 0, so a private upper end always exists. Steps
-    up from ``scale`` double until they reach it; the bracket is then bisected and its private end
-    returned. Near the ceiling log(1/α) eq. 1 is flat in b, so a few ulps of ε can be many ulps of b.
-    """
-    if forward(scale) <= target:
-        return scale
-    low, step = scale, float(np.spacing(scale))
-    high = scale + step
-    while forward(high) > target:
-        low, step = high, 2.0 * step
-        high = scale + step
-    while True:
-        mid = 0.5 * (low + high)
-        if not low < mid < high:
-            return high
-        if forward(mid) <= target:
-            high = mid
-        else:
-            low = mid
+    """Round toward privacy: the smallest float ≥ ``scale`` with ``forward <= target`` (``forward`` decreases
+    in the scale). Near the ceiling log(1/α) eq. 1 is flat in b, so a few ulps of ε can be many ulps of b."""
+    return conservative_search(lambda b: forward(b) <= target, scale)
 
 
 def dp_scale_for_epsilon(epsilon: float) -> float:

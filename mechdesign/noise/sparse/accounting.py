@@ -44,6 +44,7 @@ import numpy as np
 from scipy import optimize, special
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.noise.sparse import METHODS
 from mechdesign.noise.sparse.analytic_gaussian import delta_gaussian_raw, gaussian_mu
 
@@ -217,17 +218,6 @@ def _quantile_margin(failure: float, count: int) -> float:
     return float(-special.ndtri(-math.expm1(math.log1p(-failure) / count)))
 
 
-def _conservative(tau: float, ok: Callable[[float], bool]) -> float:
-    """Round τ up (relative steps of growing size) until the forward check holds."""
-    step = 1e-15
-    while not ok(tau):
-        tau = tau * (1 + step) + step
-        step *= 4
-        if step > 1e3:
-            raise ArithmeticError("threshold check does not converge")  # a bug signal, not a user error
-    return tau
-
-
 def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: float) -> float:
     """Smallest margin τ ≥ 0 such that ``method`` with noise σ is (ε, δ)-DP; release iff count > 1 + τ.
 
@@ -259,12 +249,12 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     # Lower end: the "no shared keys" case alone (T1 / C1) with all of δ; the add-the-deltas closed form.
     lower = scale * max(0.0, _quantile_margin(dlt, count))
     if method in ("gshm-add", "csh-add"):
-        return _conservative(scale * max(0.0, _quantile_margin(dlt - gauss, count)), ok)
+        return conservative_search(ok, scale * max(0.0, _quantile_margin(dlt - gauss, count)))
     if method.endswith("quad"):  # C1 with the exact probability alone: a cheaper, valid lower end
         lower = optimize.brentq(lambda tau: _failure_quad(np.array([k_]), tau, sigma_, k_)[0] - dlt,
                                 0.0, lower, xtol=1e-12 * lower)
     if ok(lower):
-        return _conservative(lower, ok)
+        return conservative_search(ok, lower)
     upper = max(lower, sigma_) * 2.0
     while not ok(upper):
         lower, upper = upper, upper * 2.0
@@ -275,7 +265,7 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
         return fn(sigma_, tau, k_, eps) - dlt
 
     root = optimize.brentq(gap, lower, upper, xtol=1e-13 * upper, rtol=1e-13)
-    return _conservative(root, ok)
+    return conservative_search(ok, root)
 
 
 @dataclass(frozen=True)

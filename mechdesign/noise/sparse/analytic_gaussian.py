@@ -16,25 +16,22 @@ Solvers bracket the root, refine it with ``brentq`` and return the conservative 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import optimize, special
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 
 __all__ = ["gaussian_delta", "gaussian_epsilon", "gaussian_mu", "gaussian_sigma"]
 
+
+def _toward(value: float, ok: Callable[[float], bool], direction: float) -> float:
+    """Step a root-finder's value to the private side (``direction`` ±1) and re-check it."""
+    return conservative_search(ok, value, direction=direction)
+
 _XTOL = 1e-15
-
-
-def _step_until(value: float, ok, direction: float) -> float:
-    """Move ``value`` by growing relative steps in ``direction`` (±1) until ``ok(value)``."""
-    step = 1e-15
-    while not ok(value):
-        value = value * (1 + direction * step) + (step if direction > 0 else 0.0)
-        step *= 4
-        if step > 1.0:
-            raise ArithmeticError("conservative rounding does not converge")  # a bug signal, not user error
-    return value
 
 
 def delta_gaussian_raw(epsilon: np.ndarray | float, mu: np.ndarray | float) -> np.ndarray:
@@ -92,7 +89,7 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
         if high > 1e12:  # δ_G → 1 as μ → ∞, so δ < 1 is always reached long before
             raise ValueError(f"delta must be < 1 for a finite mu, got delta={dlt!r}")
     root = optimize.brentq(gap, low, high, xtol=_XTOL * low, rtol=4 * np.finfo(float).eps)
-    return _step_until(min(root, high), lambda mu: gap(mu) <= 0, -1.0)
+    return _toward(min(root, high), lambda mu: gap(mu) <= 0, -1.0)
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -103,7 +100,7 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     1.0
     """
     sens = v.positive("sensitivity", sensitivity)
-    return _step_until(sens / gaussian_mu(epsilon, delta),
+    return _toward(sens / gaussian_mu(epsilon, delta),
                        lambda sigma: float(delta_gaussian_raw(epsilon, sens / sigma)) <= delta, 1.0)
 
 
@@ -126,4 +123,4 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     while gap(high) > 0:
         high *= 2.0
     root = optimize.brentq(gap, 0.0, high, xtol=_XTOL * high, rtol=4 * np.finfo(float).eps)
-    return _step_until(max(root, 0.0), lambda eps: gap(eps) <= 0, 1.0)
+    return _toward(max(root, 0.0), lambda eps: gap(eps) <= 0, 1.0)

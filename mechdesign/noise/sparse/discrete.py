@@ -22,6 +22,7 @@ import numpy as np
 from scipy import special
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.randomness import make_rng
 
 __all__ = [
@@ -198,28 +199,14 @@ def cdp_epsilon(rho: float, delta: float) -> float:
     """Smallest ε with cdp_delta(ρ, ε) ≤ δ (upper end of the bisection bracket)."""
     r = v.nonnegative("rho", rho)
     dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
-    low, high = 0.0, r + 2 * math.sqrt(r * math.log(1 / dlt)) + 1e-12
-    for _ in range(1000):
-        mid = (low + high) / 2
-        if _cdp_delta_raw(r, mid) <= dlt:
-            high = mid
-        else:
-            low = mid
-    return high
+    return conservative_search(lambda e: _cdp_delta_raw(r, e) <= dlt, 0.0)
 
 
 def cdp_rho(epsilon: float, delta: float) -> float:
     """Largest ρ with cdp_delta(ρ, ε) ≤ δ (lower end of the bisection bracket)."""
     eps = v.epsilon(epsilon)
     dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
-    low, high = 0.0, eps + 1
-    for _ in range(1000):
-        mid = (low + high) / 2
-        if _cdp_delta_raw(mid, eps) <= dlt:
-            low = mid
-        else:
-            high = mid
-    return low
+    return conservative_search(lambda rho: _cdp_delta_raw(rho, eps) <= dlt, eps + 1, direction=-1.0, limit=0.0)
 
 
 def _no_release_bound(margin: int, sigma2: float, shared2: float, count: int) -> float:
@@ -270,14 +257,7 @@ def discrete_csh_threshold(sigma2: float, shared2: float, k: int, epsilon: float
     def ok(margin: int) -> bool:
         return 1.0 - _no_release_bound(margin, s2, c2, k_) <= budget
 
-    high = 1
-    while not ok(high):
-        high *= 2
-    low = 0
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    margin = 0 if ok(0) else high
+    margin = conservative_search(ok, 0, integer=True)
     tau = margin / 2
     if discrete_csh_delta(s2, c2, tau, k_, eps) > dlt:
         raise ArithmeticError("discrete threshold check failed")  # a bug signal, not a user error
