@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def round_up(value: float, terms: int = 1) -> float:
     return float(value + (abs(value) + 1.0) * (4 * terms + 8) * FLOAT_EPS)
 
 
-def conservative_search(ok: Callable[[float], bool], start: float, *, direction: float = 1.0,
+def conservative_search(ok: Callable[[Any], bool], start: float, *, direction: float = 1.0,
                         first_step: float | None = None, limit: float | None = None, rtol: float = 0.0,
                         integer: bool = False) -> float:
     """The value nearest ``start`` along ``direction`` at which the privacy check ``ok`` holds.

@@ -41,3 +41,6 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> su
 @pytest.fixture
 def cli():
     return run_cli
+
+# tests/typing/ is checked by mypy, not run by pytest.
+collect_ignore_glob = ["typing/*"]

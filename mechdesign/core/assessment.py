@@ -12,7 +12,7 @@ from typing import Any
 from mechdesign import _validation as v
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import capacity, epsilon_min, ldp_epsilon, privacy_region, round_up, theorem4_bound
-from mechdesign.core.mechanism import Mechanism, as_mechanism
+from mechdesign.core.mechanism import MatrixLike, as_mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.core.uncertainty import L1Ball
 
@@ -47,7 +47,7 @@ class Assessment:
     rows: tuple[DeltaRow, ...]
 
 
-def assess(mechanism: Mechanism | Any, prior: Prior, deltas: Any = DEFAULT_DELTAS) -> Assessment:
+def assess(mechanism: MatrixLike, prior: Prior, deltas: Any = DEFAULT_DELTAS) -> Assessment:
     """Exact (ε′, δ)-PML guarantee of ``mechanism`` for each δ, from an empirical ``prior`` (with counts).
 
     ε′(δ) = C(W, B_{β*(δ)}(P̂)) is exact for every radius (also β ≥ 2 min P̂, where Theorem 4 of [E]

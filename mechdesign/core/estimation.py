@@ -20,8 +20,8 @@ from scipy.optimize import brentq
 from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
 from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism, as_mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.mechanism import MatrixLike, as_mechanism
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
@@ -89,7 +89,7 @@ def epsilon_prime(delta: float, epsilon: float, samples: int, size: int) -> floa
     return math.inf if x >= 1 else float(eps - math.log1p(-x))
 
 
-def exact_epsilon_prime(mechanism: Mechanism | Any, prior: Prior | Any, delta: float,
+def exact_epsilon_prime(mechanism: MatrixLike, prior: PriorLike, delta: float,
                         samples: int | None = None) -> float:
     """The exact ε′(δ) of a given mechanism: C(W, B_{β*(δ)}(P̂)) (reference §1.1), for any β*.
 
@@ -131,7 +131,7 @@ def _samples_for_radius(beta: float, delta: float, size: int) -> int:
     return m
 
 
-def samples_for_mechanism(mechanism: Mechanism | Any, prior: Prior | Any, epsilon_prime: float,
+def samples_for_mechanism(mechanism: MatrixLike, prior: PriorLike, epsilon_prime: float,
                           delta: float) -> int:
     """Smallest m with exact C(W, B_{β*(δ)}(P̂)) ≤ ε′, treating ``prior`` as the estimate P̂.
 
@@ -155,7 +155,7 @@ def samples_for_mechanism(mechanism: Mechanism | Any, prior: Prior | Any, epsilo
     return _samples_for_radius(beta, d, p.size)
 
 
-def radius_for_delta_known_distribution(delta: float, samples: int, true_prior: Prior | Any) -> float:
+def radius_for_delta_known_distribution(delta: float, samples: int, true_prior: PriorLike) -> float:
     """[E] eq. 20: β = 2 sqrt((log(2^N − 2) − log δ)/(m φ(κ_P))), which needs the TRUE distribution.
 
     Not a rigorous plug-in with an estimate; mechdesign never uses it for a reported guarantee.

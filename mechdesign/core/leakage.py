@@ -13,8 +13,8 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._numerics import round_up
-from mechdesign.core.mechanism import Mechanism, as_mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.mechanism import MatrixLike, as_mechanism
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
@@ -34,13 +34,13 @@ __all__ = [
     "theorem4_bound",
 ]
 
-def _pair(mechanism: Mechanism | Any, prior: Prior | Any) -> tuple[np.ndarray, np.ndarray]:
+def _pair(mechanism: MatrixLike, prior: PriorLike) -> tuple[np.ndarray, np.ndarray]:
     mech = as_mechanism(mechanism)
     p = mech._prior(prior).probabilities
     return mech.matrix, p
 
 
-def pml(mechanism: Mechanism | Any, prior: Prior | Any) -> np.ndarray:
+def pml(mechanism: MatrixLike, prior: PriorLike) -> np.ndarray:
     """PML of each outcome, ℓ(X→y) = log max_{x∈supp P} W[x,y] / P_Y(y) ([E] eq. 3–4).
 
     Outcomes with P_Y(y) = 0 never occur; their entry is NaN.
@@ -61,17 +61,17 @@ def pml(mechanism: Mechanism | Any, prior: Prior | Any) -> np.ndarray:
     return out
 
 
-def epsilon_min(mechanism: Mechanism | Any, prior: Prior | Any) -> float:
+def epsilon_min(mechanism: MatrixLike, prior: PriorLike) -> float:
     """ε_min(W, P) = max over outcomes with P_Y(y) > 0 of ℓ(X→y) ([E] eq. 7–8)."""
     return float(np.nanmax(pml(mechanism, prior)))
 
 
-def epsilon_max(prior: Prior | Any) -> float:
+def epsilon_max(prior: PriorLike) -> float:
     """ε_max(P) = −log min_x P(x): every mechanism (even the identity) is ε_max-PML ([E] §II-A)."""
     return float(-np.log(as_prior(prior, full_support=True).min))
 
 
-def privacy_regions(prior: Prior | Any) -> np.ndarray:
+def privacy_regions(prior: PriorLike) -> np.ndarray:
     """Boundaries ε_0 = 0 < ε_1 ≤ … ≤ ε_{N−1} = ε_max of the PML privacy regions ([E] Def. 4).
 
     ε_k = −log Σ_{i=1}^{N−k} P(x_i) with P sorted in decreasing order, i.e. −log(1 − sum of the k
@@ -82,14 +82,14 @@ def privacy_regions(prior: Prior | Any) -> np.ndarray:
     return -np.log1p(-removed)
 
 
-def privacy_region(epsilon: float, prior: Prior | Any) -> int:
+def privacy_region(epsilon: float, prior: PriorLike) -> int:
     """The region k ∈ {1, …, N−1} with ε ∈ [ε_{k−1}, ε_k); N for ε ≥ ε_max (full disclosure allowed)."""
     eps = v.epsilon(epsilon)
     bounds = privacy_regions(prior)
     return int(np.searchsorted(bounds, eps, side="right"))
 
 
-def ldp_epsilon(mechanism: Mechanism | Any) -> float:
+def ldp_epsilon(mechanism: MatrixLike) -> float:
     """LDP level log max_y max_{x,x'} W[x,y]/W[x',y]; ``inf`` if a used column has a zero.
 
     Equals sup over full-support priors of ε_min (ε-PML for all priors ⇔ ε-LDP, [E] Remark 3).
@@ -114,7 +114,7 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
     return out
 
 
-def capacity(mechanism: Mechanism | Any, priors: L1Ball | Any) -> float:
+def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
     """Leakage capacity C(W, 𝒫) = sup_{Q∈𝒫} ε_min(W, Q) ([E] Def. 5, eq. 22–23).
 
     ``priors`` is an :class:`L1Ball` (exact, any radius in [0, 2]: C = max_y log(max_x W[x,y] /
@@ -135,7 +135,7 @@ def capacity(mechanism: Mechanism | Any, priors: L1Ball | Any) -> float:
     return max(epsilon_min(mech, Prior.from_probabilities(row)) for row in rows)
 
 
-def max_divergence(mechanism: Mechanism | Any, ball: L1Ball) -> float:
+def max_divergence(mechanism: MatrixLike, ball: L1Ball) -> float:
     """sup_{Q∈B} D_∞(P̂W ‖ QW) = max_y log(P̂·W[:,y] / g(W[:,y])) — the "true" curve of [E] Fig. 2."""
     w = as_mechanism(mechanism).matrix
     used = (ball.center.probabilities @ w) > 0
@@ -146,7 +146,7 @@ def max_divergence(mechanism: Mechanism | Any, ball: L1Ball) -> float:
     return float(np.max(np.log((ball.center.probabilities @ cols) / worst)))
 
 
-def leakage_sensitivity(mechanism: Mechanism | Any, ball: L1Ball) -> float:
+def leakage_sensitivity(mechanism: MatrixLike, ball: L1Ball) -> float:
     """S_P̂(W, B) = sup_{Q∈B} ε_min(W, Q) − ε_min(W, P̂) ([E] Def. 6), exactly."""
     return capacity(mechanism, ball) - epsilon_min(mechanism, ball.center)
 
@@ -167,7 +167,7 @@ def theorem4_bound(epsilon: float, radius: float, p_min: float, region: int) -> 
     return math.inf if inner <= 0 else float(-math.log(inner))
 
 
-def sensitivity_bound(mechanism: Mechanism | Any, ball: L1Ball) -> float:
+def sensitivity_bound(mechanism: MatrixLike, ball: L1Ball) -> float:
     """Theorem 4 of [E] applied to a mechanism: ε = ε_min(W, P̂), its region, p_min = min P̂."""
     eps = epsilon_min(mechanism, ball.center)
     region = privacy_region(eps, ball.center)
@@ -182,7 +182,7 @@ def corollary2_bound(epsilon: float, distance: float) -> float:
     return float(eps - math.log1p(-math.exp(eps) * d / 2))
 
 
-def lipschitz_bound(mechanism: Mechanism | Any, first: Prior | Any, second: Prior | Any) -> float:
+def lipschitz_bound(mechanism: MatrixLike, first: PriorLike, second: PriorLike) -> float:
     """Theorem 3 of [E]: |ε_min(W,P) − ε_min(W,Q)| ≤ exp(C(W, 𝒫)) ‖P − Q‖₁ for P, Q ∈ 𝒫.
 
     The set 𝒫 used here is the ℓ1 ball around P of radius ‖P − Q‖₁, which contains both.

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from mechdesign import _validation as v
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 
-__all__ = ["Mechanism", "as_mechanism"]
+__all__ = ["MatrixLike", "Mechanism", "as_mechanism"]
+
+#: What public functions accept as a mechanism: a :class:`Mechanism`, or a row-stochastic matrix (nested
+#: lists, NumPy array, pandas DataFrame) that is validated on entry.
+MatrixLike: TypeAlias = "Mechanism | npt.ArrayLike"
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,14 +44,15 @@ class Mechanism:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.matrix.shape  # type: ignore[return-value]
+        rows, cols = self.matrix.shape
+        return rows, cols
 
-    def output_distribution(self, prior: Prior | Any) -> np.ndarray:
+    def output_distribution(self, prior: PriorLike) -> np.ndarray:
         """P_Y = P_X · W."""
         p = self._prior(prior)
         return p.probabilities @ self.matrix
 
-    def _prior(self, prior: Prior | Any) -> Prior:
+    def _prior(self, prior: PriorLike) -> Prior:
         p = as_prior(prior)
         if p.size != self.shape[0]:
             raise v.fail("prior", f"have one entry per mechanism input ({self.shape[0]})", p.probabilities)

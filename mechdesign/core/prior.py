@@ -5,13 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from mechdesign import _validation as v
 
-__all__ = ["Prior", "as_prior"]
+__all__ = ["Prior", "PriorLike", "as_prior"]
+
+#: What public functions accept as a prior: a :class:`Prior`, or a probability vector (list, tuple, NumPy
+#: array, pandas Series) that is validated on entry.
+PriorLike: TypeAlias = "Prior | npt.ArrayLike"
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from mechdesign._numerics import exp_capped
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import PriorLike, as_prior
 from mechdesign.design.closed_form import calibrated_randomized_response, randomized_response
 from mechdesign.design.lp import solve_vertex_lp
 from mechdesign.design.problem import DesignProblem
@@ -41,7 +40,7 @@ def _ratio(design: float, base: float) -> float:
     return 1.0 if design <= 0 else math.inf
 
 
-def staircase_lp(prior: Prior | Any, epsilon: float, utility: Utility | str = "mutual_information",
+def staircase_lp(prior: PriorLike, epsilon: float, utility: Utility | str = "mutual_information",
                  solver: str = "HIGHS") -> tuple[Mechanism, float]:
     """Optimal ε-LDP mechanism by the staircase LP: columns S ∈ {1, e^ε}^N (Kairouz, Oh, Viswanath 2016).
 

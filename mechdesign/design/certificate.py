@@ -24,7 +24,7 @@ import numpy as np
 
 from mechdesign._numerics import conservative_search, round_up
 from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.mechanism import MatrixLike, Mechanism
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.utility import Utility
 from mechdesign.errors import CertificateError
@@ -106,7 +106,7 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     return mixed(alpha), alpha
 
 
-def certify(matrix: Mechanism | Any, ball: L1Ball, epsilon: float, utility: Utility,
+def certify(matrix: MatrixLike, ball: L1Ball, epsilon: float, utility: Utility,
             upper_bound: float = math.nan, mixing_weight: float = 0.0) -> Certificate:
     """Certificate of ``matrix`` against ε-PML over ``ball``, with its utility and gap to ``upper_bound``."""
     w = matrix.matrix if isinstance(matrix, Mechanism) else np.asarray(matrix, dtype=np.float64)

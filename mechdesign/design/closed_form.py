@@ -32,7 +32,7 @@ from mechdesign import _validation as v
 from mechdesign._numerics import EXP_CAP, conservative_search
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
@@ -73,14 +73,14 @@ def warner(epsilon: float) -> Mechanism:
     return randomized_response(2, epsilon)
 
 
-def _binary(prior: Prior | Any) -> Prior:
+def _binary(prior: PriorLike) -> Prior:
     p = as_prior(prior, full_support=True)
     if p.size != 2:
         raise v.fail("prior", "be binary (2 entries)", p.probabilities)
     return p
 
 
-def theorem5(prior: Prior | Any, radius: float, epsilon: float) -> Mechanism:
+def theorem5(prior: PriorLike, radius: float, epsilon: float) -> Mechanism:
     """[E] Theorem 5, eq. 41: optimal binary mechanism over B_β(P̂) for every sub-convex utility.
 
     With p₁ = max P̂ (row of the larger input) and p₂ = min P̂,
@@ -111,7 +111,7 @@ def theorem5(prior: Prior | Any, radius: float, epsilon: float) -> Mechanism:
     return Mechanism.from_matrix(w, p.labels)
 
 
-def high_privacy(prior: Prior | Any, epsilon: float) -> Mechanism:
+def high_privacy(prior: PriorLike, epsilon: float) -> Mechanism:
     """High-privacy optimum at a fixed prior ([E] Example 1, eq. 34; reference §3.4 [X?, D]).
 
     W[x_i, y_j] = e^ε P_j (i ≠ j), W[x_i, y_i] = 1 − e^ε (1 − P_i), for ε ≤ log 1/(1 − min P). Every
@@ -132,13 +132,13 @@ def high_privacy(prior: Prior | Any, epsilon: float) -> Mechanism:
     return Mechanism.from_matrix(np.maximum(w, 0.0), p.labels, p.labels)
 
 
-def identity(prior: Prior | Any) -> Mechanism:
+def identity(prior: PriorLike) -> Mechanism:
     """Full disclosure Y = X; optimal at a fixed prior for ε ≥ log 1/min P ([E] §II-A)."""
     p = as_prior(prior)
     return Mechanism.from_matrix(np.eye(p.size), p.labels, p.labels)
 
 
-def binary_second_region(prior: Prior | Any, epsilon: float) -> Mechanism:
+def binary_second_region(prior: PriorLike, epsilon: float) -> Mechanism:
     """Optimal binary mechanism at a fixed prior in the second privacy region [D].
 
     For P = (p, 1 − p) with p the smaller mass and log 1/(1 − p) ≤ ε ≤ log 1/p:
@@ -200,7 +200,7 @@ def k_singular(size: int, k: int, labels: Sequence[Any] | None = None) -> Mechan
     return Mechanism.from_matrix(np.array([np.roll(row, i) for i in range(n)]), labels, labels)
 
 
-def calibrated_randomized_response(prior: Prior | Any, epsilon: float, radius: float = 0.0) -> tuple[Mechanism, float]:
+def calibrated_randomized_response(prior: PriorLike, epsilon: float, radius: float = 0.0) -> tuple[Mechanism, float]:
     """k-RR with the largest LDP level ε₀ whose capacity over B_β(P̂) is ≤ ε; returns (mechanism, ε₀).
 
     Column y of k-RR has PML log(e^{ε₀} / (q e^{ε₀} + 1 − q)) under Q with Q_y = q, worst at the smallest

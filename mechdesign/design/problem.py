@@ -26,7 +26,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import EXP_CAP, exp_capped
 from mechdesign.core.estimation import radius_for_delta
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.utility import Utility
 
@@ -75,7 +75,7 @@ class DesignProblem:
     samples: int | None = None
     name: str = "design"
 
-    def __init__(self, prior: Prior | Any, epsilon: float, radius: float = 0.0,
+    def __init__(self, prior: PriorLike, epsilon: float, radius: float = 0.0,
                  utility: Utility | str = "mutual_information", *, delta: float | None = None,
                  samples: int | None = None, name: str = "design") -> None:
         p = as_prior(prior, full_support=True)
@@ -90,7 +90,7 @@ class DesignProblem:
         object.__setattr__(self, "name", str(name))
 
     @classmethod
-    def from_delta(cls, prior: Prior | Any, epsilon: float, delta: float,
+    def from_delta(cls, prior: PriorLike, epsilon: float, delta: float,
                    utility: Utility | str = "mutual_information", *, samples: int | None = None,
                    name: str = "design") -> DesignProblem:
         """Radius β*(δ) from [E] eq. 37 with m = ``samples`` (default: the counts behind ``prior``)."""
@@ -127,11 +127,14 @@ class DesignProblem:
         return "proposition2" if self.is_proposition2 else "lifted"
 
     def with_(self, **changes: Any) -> DesignProblem:
-        """A copy with some of epsilon, radius, utility, delta, samples, name changed."""
-        args = {"epsilon": self.epsilon, "radius": self.radius, "utility": self.utility, "delta": self.delta,
-                "samples": self.samples, "name": self.name}
-        args.update(changes)
-        return DesignProblem(self.prior, args.pop("epsilon"), args.pop("radius"), args.pop("utility"), **args)
+        """A copy with some of epsilon, radius, utility, delta, samples, name changed (re-validated)."""
+        unknown = set(changes) - {"epsilon", "radius", "utility", "delta", "samples", "name"}
+        if unknown:
+            raise TypeError(f"changes must name fields of DesignProblem, got {sorted(unknown)}")
+        field = {"epsilon": self.epsilon, "radius": self.radius, "utility": self.utility, "delta": self.delta,
+                 "samples": self.samples, "name": self.name, **changes}
+        return DesignProblem(self.prior, field["epsilon"], field["radius"], field["utility"], delta=field["delta"],
+                             samples=field["samples"], name=field["name"])
 
     def constraints(self, matrix: Any, form: str | None = None) -> dict[str, list[Any]]:
         """Named cvxpy constraint groups stating W ∈ 𝓜(ε, B_β(P̂)) for a cvxpy expression ``matrix`` (N×M).

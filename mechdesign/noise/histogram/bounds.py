@@ -285,7 +285,7 @@ def alpha_from_estimate(prior_or_counts: Any, delta: float, *, samples: int | No
     """
     if samples is None:
         estimate = Prior.from_counts(prior_or_counts)
-        prior, m = estimate.probabilities, estimate.samples
+        prior, m = estimate.probabilities, v.positive_int("samples", estimate.samples)
     else:
         prior = v.probability_vector("prior", prior_or_counts)
         m = v.positive_int("samples", samples)

@@ -60,15 +60,15 @@ def counts_from_records(records: Any, categories: int | Sequence[Any]) -> np.nda
     values = np.asarray(records)
     if values.ndim != 1:
         raise v.fail("records", "be 1-dimensional", records)
-    if isinstance(categories, (int, np.integer)) and not isinstance(categories, bool):
+    if isinstance(categories, (str, bool)):
+        raise TypeError("categories must be an integer or a sequence of labels, "
+                        f"got categories={categories!r}")
+    if isinstance(categories, (int, np.integer)):
         k = v.positive_int("categories", categories)
         if values.size and (not np.issubdtype(values.dtype, np.integer)
                             or values.min() < 0 or values.max() >= k):
             raise v.fail("records", f"be integers in [0, {k - 1}] (categories={k})", records)
         return np.bincount(values.astype(np.int64), minlength=k)
-    if isinstance(categories, str):
-        raise TypeError("categories must be an integer or a sequence of labels, "
-                        f"got categories={categories!r}")
     labels = np.asarray(v.labels("categories", categories, len(categories)))
     if labels.size == 0:
         raise v.fail("categories", "be non-empty", list(categories))

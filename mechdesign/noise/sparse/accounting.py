@@ -137,7 +137,7 @@ def _csh_add(sigma: float, tau: float, k: int, eps: float, exact: bool) -> float
         fail = float(_failure_quad(np.array([k]), tau, sigma, k)[0])
     else:
         fail = float(_fail((k + 1) * _log_phi(tau / ((1 + k**-0.25) * sigma))))
-    return float(min(1.0, delta_gaussian_raw(eps, mu) + fail))
+    return min(1.0, float(delta_gaussian_raw(eps, mu)) + fail)
 
 
 def _csh_tighter(sigma: float, tau: float, k: int, eps: float, exact: bool) -> float:
