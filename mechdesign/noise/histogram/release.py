@@ -49,6 +49,20 @@ def counts_from_records(records: Any, categories: int | Sequence[Any]) -> np.nda
     Returns
     -------
     numpy.ndarray of int64, shape (k,)
+        The count of each bin.
+
+    Raises
+    ------
+    ValueError
+        If ``records`` is not 1-D, holds integers outside [0, k) or labels not in ``categories``, or
+        ``categories`` is empty, not positive, or repeats a label.
+    TypeError
+        If ``categories`` is a string or a bool, or not an integer or a sequence.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", footnote 6 (public bins).
 
     Examples
     --------
@@ -107,6 +121,20 @@ def laplace_histogram(
     Returns
     -------
     numpy.ndarray of float64, shape ``counts.shape`` or (size, k)
+        The released histograms.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not a finite array of non-negative integers of shape (k,) or (reps, k),
+        ``scale`` ≤ 0, or ``size`` ≤ 0 or given with 2-D ``counts``.
+    TypeError
+        If ``scale`` or ``size`` has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", Theorem 4 and §III-B.
 
     Examples
     --------
@@ -148,6 +176,18 @@ def total_variation(released: Any, counts: Any) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of float64, shape ``released.shape[:-1]``
+        TVD ∈ [0, 1] per release.
+
+    Raises
+    ------
+    ValueError
+        If ``released`` is not a finite non-negative array of shape (k,) or (reps, k), or ``counts`` is
+        not a valid count array with a positive total and the same number of bins.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", §III-B.
 
     Examples
     --------
