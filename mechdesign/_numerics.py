@@ -1,5 +1,4 @@
-"""Numerics shared by every calibrator and certificate: the exp cap, rounding toward privacy, and one
-conservative search.
+"""Numerics shared by every calibrator and certificate: exp cap, rounding toward privacy, one conservative search.
 
 Every calibrator in mechdesign inverts a monotone privacy curve (a Laplace scale for a PML target, a
 Gaussian σ for a δ budget, a threshold τ, a mixing weight α, a radius β) and must return a value on the
