@@ -235,7 +235,8 @@ def certify(matrix: MatrixLike, ball: L1Ball, epsilon: float, utility: Utility,
     Raises
     ------
     ValueError
-        If ``matrix`` is not row-stochastic within 1e-9 (it is validated for the utility).
+        If ``matrix`` has negative or non-finite entries or is not row-stochastic within 1e-9 (it is
+        validated before the capacity and the utility are evaluated).
 
     References
     ----------

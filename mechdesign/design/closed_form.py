@@ -439,7 +439,7 @@ def calibrated_randomized_response(prior: PriorLike, epsilon: float, radius: flo
     mechanism : Mechanism
         k-RR at level ε₀, with capacity over B_β(P̂) ≤ ε.
     epsilon0 : float
-        Its LDP level ε₀ ≥ ε (``inf`` for the identity).
+        Its LDP level ε₀ (``inf`` for the identity).
 
     Raises
     ------
