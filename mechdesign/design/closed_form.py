@@ -54,7 +54,7 @@ def randomized_response(size: int, epsilon: float, labels: Sequence[Any] | None 
 
     Diagonal e^ε/(k − 1 + e^ε), off-diagonal 1/(k − 1 + e^ε); ε = inf gives the identity. Its LDP
     level is exactly ε, so it is ε-PML for every prior ([E] Remark 3); for k = 2 it is the optimal
-    mechanism at β = 2 ([E] eq. 42).
+    mechanism when the ball is the whole simplex ([E] Remark 3, eq. 42).
 
     Parameters
     ----------

@@ -284,7 +284,7 @@ class DesignProblem:
 
         References
         ----------
-        [E] Lemma 1 (fixed prior), Prop. 2, eq. 43 (proposition2); reference §3.2 (lifted).
+        [E] ref. [15], Lemma 1 (fixed prior); [E] Prop. 2, eq. 43 (proposition2); reference §3.2 (lifted).
         """
         chosen = self.form if form is None else form
         if chosen not in FORMS:
