@@ -25,14 +25,32 @@ __all__ = ["make_rng", "record_rng"]
 def make_rng(seed: int | np.random.Generator | None = None, *, secure: bool = False) -> np.random.Generator:
     """A NumPy ``Generator``: seeded PCG64, fresh OS entropy, or a secure AES-CTR stream.
 
+    Seeded PCG64 streams are for research only (their state can be recovered from outputs); use
+    ``secure=True`` to protect real records (module docstring).
+
     Parameters
     ----------
-    seed
-        ``None`` (fresh OS entropy), an integer seed, or an existing ``Generator`` (returned as is).
-    secure
-        If true, return a cryptographically secure generator; ``seed`` must then be ``None``
-        (a seeded secure generator would be reproducible, hence not secure).
+    seed : int, numpy.random.Generator or None
+        ``None`` (fresh OS entropy), a non-negative integer seed, or an existing ``Generator`` (returned
+        as is).
+    secure : bool
+        If true, return a cryptographically secure generator (AES-128 in counter mode keyed from
+        ``os.urandom``); ``seed`` must then be ``None`` (a seeded secure generator would be reproducible,
+        hence not secure).
 
+    Returns
+    -------
+    numpy.random.Generator
+        The generator.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is not ``None`` with ``secure=True``, or is a negative integer, a bool or not an
+        integer/``Generator``.
+
+    Examples
+    --------
     >>> make_rng(7).integers(0, 10, 3).tolist() == make_rng(7).integers(0, 10, 3).tolist()
     True
     """

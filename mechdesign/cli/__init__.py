@@ -21,6 +21,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from mechdesign.errors import CertificateError, MechanismFileError, SolverError
 
@@ -28,7 +29,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse's convention)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse's convention)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 

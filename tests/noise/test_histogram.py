@@ -88,11 +88,11 @@ def test_eq1_never_exceeds_log_one_over_alpha(scale, alpha):
 
 
 @pytest.mark.parametrize("bins", [5, 6, 10, 100])
-def test_composition_bound_of_section_iv_is_looser_than_eq2_from_five_bins(bins):
+@pytest.mark.parametrize("scale", [0.1, 1.0, 10.0])
+def test_composition_bound_of_section_iv_is_looser_than_eq2_from_five_bins(bins, scale):
     # §IV bound − eq. 2 = (k−3)(1−α)/b + (k−5)α²/(2b²), which is >= 0 for k >= 5.
-    for scale in (0.1, 1.0, 10.0):
-        alpha = 1.0 / bins
-        assert epsilon_composition(scale, alpha, bins) >= epsilon_pml_relaxed(scale, alpha) - EXACT
+    alpha = 1.0 / bins
+    assert epsilon_composition(scale, alpha, bins) >= epsilon_pml_relaxed(scale, alpha) - EXACT
 
 
 def test_composition_bound_formula_and_linear_growth_in_bins():
@@ -180,22 +180,23 @@ def test_alpha_from_counts_matches_eq37(counts, delta):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ball_minimum_formula_matches_a_linear_program(seed):
+@pytest.mark.parametrize("radius", [0.01, 0.1, "2 min P", 0.9])
+def test_ball_minimum_formula_matches_a_linear_program(seed, radius):
     # min over {Q in simplex : ||Q − P̂||_1 <= β} of Q_x, solved as an LP, equals max(0, P̂_x − β/2).
     rng = np.random.default_rng(seed)
     n = 5
     prior = rng.dirichlet(np.ones(n))
-    for beta in (0.01, 0.1, 2 * prior.min(), 0.9):
-        for x in range(n):
-            cost = np.zeros(2 * n)
-            cost[x] = 1.0
-            a_ub = np.block([[np.eye(n), -np.eye(n)], [-np.eye(n), -np.eye(n)],
-                             [np.zeros((1, n)), np.ones((1, n))]])
-            b_ub = np.concatenate([prior, -prior, [beta]])
-            a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
-            lp = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * n))
-            assert lp.status == 0
-            assert lp.fun == pytest.approx(max(0.0, prior[x] - beta / 2), abs=1e-9)
+    beta = 2 * prior.min() if radius == "2 min P" else radius
+    for x in range(n):
+        cost = np.zeros(2 * n)
+        cost[x] = 1.0
+        a_ub = np.block([[np.eye(n), -np.eye(n)], [-np.eye(n), -np.eye(n)],
+                         [np.zeros((1, n)), np.ones((1, n))]])
+        b_ub = np.concatenate([prior, -prior, [beta]])
+        a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
+        lp = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * n))
+        assert lp.status == 0
+        assert lp.fun == pytest.approx(max(0.0, prior[x] - beta / 2), abs=1e-9)
 
 
 def test_alpha_from_estimate_edge_cases():

@@ -51,7 +51,7 @@ def estimate_from_counts(counts: Sequence[int] | np.ndarray) -> tuple[int, float
     if np.size(counts) != 2:
         raise v.fail("counts", "have exactly 2 entries (a binary attribute)", counts)
     estimate = Prior.from_counts(counts)
-    return int(estimate.samples), estimate.min
+    return v.positive_int("samples", estimate.samples), estimate.min
 
 
 def p_hat_min_value(p_hat_min: Any) -> float:

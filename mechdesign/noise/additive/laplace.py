@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.noise.additive.base import binary_radius, estimate_from_counts, p_hat_min_value
 
 __all__ = [
@@ -56,6 +57,36 @@ def laplace_pml(outcomes: np.ndarray | float, scale: float, prior_plus: float) -
 
     .. math:: ℓ(X→y) = \log \frac{\max_x e^{-|y-x|/b}}{q e^{-|y-1|/b} + (1-q) e^{-|y+1|/b}},  q = P(X=+1)
 
+    Evaluated in log space (no overflow for tiny b).
+
+    Parameters
+    ----------
+    outcomes : float or numpy.ndarray
+        Released values y.
+    scale : float
+        Laplace scale b > 0.
+    prior_plus : float
+        q = P(X = +1) ∈ (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        ℓ(X→y) in nats, the shape of ``outcomes``.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0 or ``prior_plus`` ∉ (0, 1).
+    TypeError
+        If ``scale`` or ``prior_plus`` is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 46 and 48.
+
+    Examples
+    --------
     >>> abs(float(laplace_pml(5.0, 1.0, 0.5)) - laplace_epsilon(1.0, 0.5)) < 1e-12
     True
     """
@@ -72,8 +103,36 @@ def laplace_pml(outcomes: np.ndarray | float, scale: float, prior_plus: float) -
 def laplace_epsilon(scale: float, p_min: float) -> float:
     r"""ε(b) of the binary Laplace mechanism for a known prior ([E] Proposition 3, eq. 49).
 
-    ``p_min`` is the smallest prior probability, in [0, 1/2] (0 gives the LDP level 2/b).
+    .. math:: ε(b) = \frac{2}{b} - \log\big(e^{2/b} p_{\min} + 1 - p_{\min}\big)
 
+    computed as −log(p_min + (1 − p_min) e^{−2/b}) without overflow; p_min = 0 gives the LDP level 2/b.
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0.
+    p_min : float
+        The smallest prior probability, in [0, 1/2].
+
+    Returns
+    -------
+    float
+        ε(b) in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0 or ``p_min`` ∉ [0, 1/2].
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Proposition 3, eq. 49.
+
+    Examples
+    --------
     >>> round(laplace_epsilon(2.0, 0.5), 12) == round(1 - math.log((math.e + 1) / 2), 12)
     True
     """
@@ -95,6 +154,36 @@ def laplace_epsilon_estimated(scale: float, p_hat_min: float, samples: int, delt
     with β*(δ) from eq. 45 and p̂_min − β*/2 clamped at 0 (see the module docstring). The mechanism is then
     (ε(b, δ), δ)-PML.
 
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0.
+    p_hat_min : float
+        The smallest estimated probability p̂_min ∈ [0, 1/2].
+    samples : int
+        Number m ≥ 1 of records behind the estimate.
+    delta : float
+        Failure probability δ ∈ (0, 1] of the estimate.
+
+    Returns
+    -------
+    float
+        ε(b, δ) in nats (at most the LDP level 2/b).
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0, ``p_hat_min`` ∉ [0, 1/2], ``samples`` ≤ 0 or ``delta`` ∉ (0, 1].
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 45, 50 and Remark 4.
+
+    Examples
+    --------
     >>> laplace_epsilon_estimated(1.0, 0.5, 2, 2 * math.exp(-1.0)) == 2.0   # Remark 4
     True
     """
@@ -107,14 +196,18 @@ def laplace_epsilon_estimated(scale: float, p_hat_min: float, samples: int, delt
 class LaplaceCalibration:
     """Smallest Laplace scale meeting an (ε, δ)-PML target, with the guarantee recomputed from it.
 
-    Attributes
+    The result of :func:`laplace_scale_estimated` ([E] Proposition 3, eq. 50).
+
+    Parameters
     ----------
     scale : float
         Laplace scale b (0 means no noise is needed).
     epsilon : float
         ε(b, δ) recomputed from ``scale`` with eq. 50 (≤ the target).
-    target_epsilon, delta : float
-        The requested budget; ``delta`` is the failure probability of the estimate (eq. 45).
+    target_epsilon : float
+        The requested budget.
+    delta : float
+        The failure probability of the estimate (eq. 45).
     radius : float
         β*(δ) (0 when the prior is known).
     p_min_effective : float
@@ -137,15 +230,41 @@ def _calibrate(target: float, p: float) -> float:
         return 0.0
     # 2/b = log(1 − p) − log(e^{−E} − p) = −log1p(expm1(−E)/(1 − p)): no cancellation for small E.
     scale = 2.0 / -math.log1p(math.expm1(-target) / (1.0 - p))
-    step = math.ulp(scale)
-    while _epsilon_of(scale, p) > target:  # round toward privacy: widen (doubling steps) until eq. 49 holds
-        scale, step = scale + step, 2.0 * step
-    return scale
+    return conservative_search(lambda b: _epsilon_of(b, p) <= target, scale)  # round toward privacy (eq. 49)
 
 
 def laplace_scale(epsilon: float, p_min: float) -> float:
-    """Smallest Laplace scale b with ε(b) ≤ ``epsilon`` for a known prior (inverse of eq. 49).
+    """Smallest Laplace scale b with ε(b) ≤ ``epsilon`` for a known prior (inverse of [E] eq. 49).
 
+    b(E) = 2 / (log(1 − p) − log(e^{−E} − p)) if e^{−E} > p, else 0 (every mechanism is
+    log(1/p_min)-PML); rounded toward privacy and re-checked with eq. 49.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0 (nats).
+    p_min : float
+        The smallest prior probability, in [0, 1/2].
+
+    Returns
+    -------
+    float
+        b ≥ 0 (0: no noise needed).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` ≤ 0 or ``p_min`` ∉ [0, 1/2].
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Proposition 3, eq. 49.
+
+    Examples
+    --------
     >>> laplace_scale(1.0, 0.0) == 2.0          # p_min = 0: the LDP scale 2/ε
     True
     """
@@ -158,6 +277,39 @@ def laplace_scale_estimated(epsilon: float, delta: float, samples: int,
                             p_hat_min: float) -> LaplaceCalibration:
     """Smallest Laplace scale b with ε(b, δ) ≤ ``epsilon`` (inverse of [E] eq. 50), guarantee re-checked.
 
+    The worst prior of the ball B_{β*(δ)}(P̂) (eq. 45) has p_min = max(p̂_min − β*/2, 0); b is the inverse
+    of eq. 49 at that p_min, rounded toward privacy.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0 (nats).
+    delta : float
+        Failure probability δ ∈ (0, 1] of the estimate.
+    samples : int
+        Number m ≥ 1 of records behind the estimate.
+    p_hat_min : float
+        The smallest estimated probability p̂_min ∈ [0, 1/2].
+
+    Returns
+    -------
+    LaplaceCalibration
+        The scale, the ε(b, δ) it achieves, the radius and the ε-LDP scale for comparison.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` ≤ 0, ``delta`` ∉ (0, 1], ``samples`` ≤ 0 or ``p_hat_min`` ∉ [0, 1/2].
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Proposition 3, eq. 45, 49–51, Remark 4.
+
+    Examples
+    --------
     >>> cal = laplace_scale_estimated(math.log(2), 1e-9, 10_000, 0.24)
     >>> cal.epsilon <= math.log(2) and cal.scale < cal.ldp_scale
     True
@@ -173,6 +325,37 @@ def laplace_scale_estimated(epsilon: float, delta: float, samples: int,
 
 def laplace_scale_from_counts(epsilon: float, delta: float,
                               counts: np.ndarray | list[int]) -> LaplaceCalibration:
-    """:func:`laplace_scale_estimated` with (m, p̂_min) taken from the two category counts."""
+    """:func:`laplace_scale_estimated` with (m, p̂_min) taken from the two category counts ([E] eq. 13).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0 (nats).
+    delta : float
+        Failure probability δ ∈ (0, 1] of the estimate.
+    counts : array_like of int, shape (2,)
+        The two category counts.
+
+    Returns
+    -------
+    LaplaceCalibration
+        As :func:`laplace_scale_estimated`.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` does not have exactly 2 non-negative integer entries with a positive total, or as
+        :func:`laplace_scale_estimated`.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 13, 50.
+
+    Examples
+    --------
+    >>> laplace_scale_from_counts(1.0, 1e-6, [3000, 7000]).scale < 2.0
+    True
+    """
     samples, p_hat_min = estimate_from_counts(counts)
     return laplace_scale_estimated(epsilon, delta, samples, p_hat_min)

@@ -49,6 +49,20 @@ def counts_from_records(records: Any, categories: int | Sequence[Any]) -> np.nda
     Returns
     -------
     numpy.ndarray of int64, shape (k,)
+        The count of each bin.
+
+    Raises
+    ------
+    ValueError
+        If ``records`` is not 1-D, holds integers outside [0, k) or labels not in ``categories``, or
+        ``categories`` is empty, not positive, or repeats a label.
+    TypeError
+        If ``categories`` is a string or a bool, or not an integer or a sequence.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", footnote 6 (public bins).
 
     Examples
     --------
@@ -60,15 +74,15 @@ def counts_from_records(records: Any, categories: int | Sequence[Any]) -> np.nda
     values = np.asarray(records)
     if values.ndim != 1:
         raise v.fail("records", "be 1-dimensional", records)
-    if isinstance(categories, (int, np.integer)) and not isinstance(categories, bool):
+    if isinstance(categories, (str, bool)):
+        raise TypeError("categories must be an integer or a sequence of labels, "
+                        f"got categories={categories!r}")
+    if isinstance(categories, (int, np.integer)):
         k = v.positive_int("categories", categories)
         if values.size and (not np.issubdtype(values.dtype, np.integer)
                             or values.min() < 0 or values.max() >= k):
             raise v.fail("records", f"be integers in [0, {k - 1}] (categories={k})", records)
         return np.bincount(values.astype(np.int64), minlength=k)
-    if isinstance(categories, str):
-        raise TypeError("categories must be an integer or a sequence of labels, "
-                        f"got categories={categories!r}")
     labels = np.asarray(v.labels("categories", categories, len(categories)))
     if labels.size == 0:
         raise v.fail("categories", "be non-empty", list(categories))
@@ -108,6 +122,20 @@ def laplace_histogram(
     Returns
     -------
     numpy.ndarray of float64, shape ``counts.shape`` or (size, k)
+        The released histograms.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not a finite array of non-negative integers of shape (k,) or (reps, k),
+        ``scale`` ≤ 0, or ``size`` ≤ 0 or given with 2-D ``counts``.
+    TypeError
+        If ``scale`` or ``size`` has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", Theorem 4 and §III-B.
 
     Examples
     --------
@@ -149,6 +177,18 @@ def total_variation(released: Any, counts: Any) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of float64, shape ``released.shape[:-1]``
+        TVD ∈ [0, 1] per release.
+
+    Raises
+    ------
+    ValueError
+        If ``released`` is not a finite non-negative array of shape (k,) or (reps, k), or ``counts`` is
+        not a valid count array with a positive total and the same number of bins.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", §III-B.
 
     Examples
     --------
