@@ -54,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     groups: dict[str, argparse._SubParsersAction] = {}
     for module in _command_modules():
         path = module.COMMAND
-        extra = {"help": module.HELP, "description": module.HELP, "epilog": f"example:\n  $ {module.EXAMPLE}",
+        example = getattr(module, "EXAMPLE", None)  # required by tests/cli/test_vocabulary.py, never fatal here
+        extra = {"help": module.HELP, "description": module.HELP,
+                 "epilog": f"example:\n  $ {example}" if example else None,
                  "formatter_class": argparse.RawDescriptionHelpFormatter}
         if len(path) == 1:
             sub = verbs.add_parser(path[0], **extra)
