@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CertificateError, SolverError) as exc:
         print(f"mechdesign: failed: {_one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
-    except (ValueError, TypeError, MechanismFileError, OSError, OverflowError, RecursionError) as exc:
+    except (ValueError, TypeError, MechanismFileError, OSError, ArithmeticError, RecursionError) as exc:
         print(f"mechdesign: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:

@@ -39,7 +39,11 @@ __all__ = [
     "pldp_delta",
     "pldp_epsilon",
     "pldp_sigma",
+    "released_delta1",
 ]
+
+
+MAX_SIGMA = 1e8  # largest σ reported or calibrated (gaussian_sigma brackets up to the same bound)
 
 
 def epsilon_star(epsilon: float, radius: float) -> float:
@@ -78,7 +82,8 @@ def delta_star(delta1: float, delta2: float) -> float:
 class GaussianGuarantee:
     """An (ε*, δ*)-PML guarantee of Y = X + N(0, σ²), recomputed from σ ([E] eq. 59–65).
 
-    ``epsilon`` is the per-prior level of eq. 58, ``delta1`` its certified δ₁ (upper end of the bracket),
+    ``epsilon`` is the per-prior level of eq. 58, ``delta1`` its certified δ₁ (upper end of the bracket; the
+    larger of eq. 59–62 and the sampled grid's, :func:`released_delta1`),
     ``delta_estimate`` is δ₂ and ``radius`` = β*(δ₂).
     """
 
@@ -103,6 +108,19 @@ def _checked_radius(samples: int, p_hat_min: float, delta_estimate: float) -> tu
     return p, d2, r
 
 
+def released_delta1(epsilon: float, sigma: float, p_hat_min: float, radius: float) -> float:
+    """δ₁ of what :func:`~mechdesign.noise.additive.base.gaussian_privatize` really releases: the larger of
+    the certified δ₁ of eq. 59–62 and the violation probability of the sampled grid over the ball
+    (:func:`mechdesign.noise.grid.grid_violation_probability`, P(X=+1) ∈ [p̂_min − β/2, p̂_min + β/2];
+    the grid is symmetric, so the other orientation gives the same)."""
+    from mechdesign.noise.grid import gaussian_grid, grid_violation_probability
+
+    continuous = gaussian_delta1(epsilon, sigma, p_hat_min, radius).value
+    grid = grid_violation_probability(gaussian_grid(sigma), epsilon, max(p_hat_min - radius / 2, 0.0),
+                                      min(p_hat_min + radius / 2, 1.0))
+    return max(continuous, grid)
+
+
 def gaussian_guarantee(sigma: float, epsilon: float, samples: int, p_hat_min: float,
                        delta_estimate: float) -> GaussianGuarantee:
     """(ε*, δ*) of eq. 64–65 for per-prior level ``epsilon``.
@@ -112,9 +130,11 @@ def gaussian_guarantee(sigma: float, epsilon: float, samples: int, p_hat_min: fl
     True
     """
     s = v.positive("sigma", sigma)
+    if s > MAX_SIGMA:  # decided up front: the δ₁ search underflows (1/σ² = 0) far beyond this range
+        raise v.fail("sigma", f"be at most {MAX_SIGMA:g} (the range of the δ₁ computation)", sigma)
     eps = v.epsilon(epsilon)
     p, d2, r = _checked_radius(samples, p_hat_min, delta_estimate)
-    d1 = gaussian_delta1(eps, s, p, r).value
+    d1 = released_delta1(eps, s, p, r)
     return GaussianGuarantee(sigma=s, epsilon=eps, epsilon_star=epsilon_star(eps, r), delta1=d1,
                              delta_estimate=d2, delta_star=delta_star(d1, d2), radius=r,
                              samples=int(samples), p_hat_min=p)
@@ -177,7 +197,7 @@ def gaussian_sigma(epsilon: float, delta: float, samples: int, p_hat_min: float,
                                  p_hat_min=p)
 
     def ok(sig: float) -> bool:
-        return gaussian_delta1(eps, sig, p, r).value <= budget
+        return released_delta1(eps, sig, p, r) <= budget
 
     lo, hi = 0.5, 1.0
     while not ok(hi):

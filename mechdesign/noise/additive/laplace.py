@@ -36,6 +36,7 @@ __all__ = [
     "laplace_scale",
     "laplace_scale_estimated",
     "laplace_scale_from_counts",
+    "released_epsilon",
 ]
 
 
@@ -112,7 +113,8 @@ class LaplaceCalibration:
     scale : float
         Laplace scale b (0 means no noise is needed).
     epsilon : float
-        ε(b, δ) recomputed from ``scale`` with eq. 50 (≤ the target).
+        ε(b, δ) recomputed from ``scale``: the larger of eq. 50 and the PML of the sampled grid that
+        :func:`~mechdesign.noise.additive.base.laplace_privatize` releases (≤ the target).
     target_epsilon, delta : float
         The requested budget; ``delta`` is the failure probability of the estimate (eq. 45).
     radius : float
@@ -132,6 +134,16 @@ class LaplaceCalibration:
     ldp_scale: float
 
 
+def released_epsilon(scale: float, p_min: float) -> float:
+    """ε of what :func:`~mechdesign.noise.additive.base.laplace_privatize` really releases: the larger of
+    eq. 49 and the PML of the sampled grid (:func:`mechdesign.noise.grid.grid_epsilon`), rounded up."""
+    from mechdesign.noise.grid import grid_epsilon, laplace_grid
+
+    if scale == 0.0:
+        return _epsilon_of(scale, p_min)
+    return max(_epsilon_of(scale, p_min), grid_epsilon(laplace_grid(scale), p_min))
+
+
 def _calibrate(target: float, p: float) -> float:
     if math.exp(-target) <= p:
         return 0.0
@@ -140,13 +152,18 @@ def _calibrate(target: float, p: float) -> float:
     step = math.ulp(scale)
     while _epsilon_of(scale, p) > target:  # round toward privacy: widen (doubling steps) until eq. 49 holds
         scale, step = scale + step, 2.0 * step
+    # The released grid mechanism (quantised to 2^-64) can exceed eq. 49 by ~1e-11 relative: widen until
+    # the sampled grid meets the target too.
+    relative = 1e-12
+    while released_epsilon(scale, p) > target:
+        scale, relative = scale * (1.0 + relative), 2.0 * relative
     return scale
 
 
 def laplace_scale(epsilon: float, p_min: float) -> float:
     """Smallest Laplace scale b with ε(b) ≤ ``epsilon`` for a known prior (inverse of eq. 49).
 
-    >>> laplace_scale(1.0, 0.0) == 2.0          # p_min = 0: the LDP scale 2/ε
+    >>> abs(laplace_scale(1.0, 0.0) - 2.0) < 1e-9   # p_min = 0: the LDP scale 2/ε (widened for the grid)
     True
     """
     target = v.positive("epsilon", epsilon)
@@ -166,7 +183,7 @@ def laplace_scale_estimated(epsilon: float, delta: float, samples: int,
     d = v.delta(delta)
     p_eff, radius = _effective_p_min(p_hat_min, samples, d)
     scale = _calibrate(target, p_eff)
-    achieved = _epsilon_of(scale, p_eff)
+    achieved = released_epsilon(scale, p_eff)
     return LaplaceCalibration(scale=scale, epsilon=achieved, target_epsilon=target, delta=d, radius=radius,
                               p_min_effective=p_eff, ldp_scale=_calibrate(target, 0.0))
 
