@@ -21,6 +21,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -85,7 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        code = int(args._run(args))
+        with warnings.catch_warnings():
+            # Intermediate float overflow/underflow warnings (e.g. exp of a large negative number) are not
+            # the user's business: every reported guarantee is recomputed and rounded toward privacy.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            code = int(args._run(args))
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
         return code
     except BrokenPipeError:

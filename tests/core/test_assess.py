@@ -123,4 +123,4 @@ def test_cli_unknown_label_in_samples(cli, tmp_path, example1_csv):
     result = cli("assess", "--matrix", str(example1_csv), "--samples", str(data), "--column", "x")
     assert result.returncode == 2 and "samples must only hold the mechanism's input labels" in result.stderr
     result = cli("assess", "--matrix", str(example1_csv), "--samples", str(data), "--column", "nope")
-    assert result.returncode == 2 and "column must name a column" in result.stderr
+    assert result.returncode == 2 and "column must be one of the input" in result.stderr
