@@ -36,7 +36,7 @@ from scipy import special
 from mechdesign import _validation as v
 from mechdesign.randomness import make_rng
 
-__all__ = ["COUNT_NOISE_TV", "CountNoise", "GridNoise", "count_noise", "gaussian_grid", "grid_epsilon", "grid_violation_probability",
+__all__ = ["COUNT_NOISE_TV", "CountNoise", "GridNoise", "count_noise", "on_grid", "gaussian_grid", "grid_epsilon", "grid_violation_probability",
            "laplace_grid", "quantise"]
 
 _SCALE = 1 << 64
@@ -107,6 +107,8 @@ def _differences(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=32)
 def _grid(kind: str, scale: float) -> GridNoise:
     reach = 1.0 + (12.0 if kind == "laplace" else 6.0) * scale
+    if kind == "laplace":  # small scales: keep the far row's end cell ≥ e^{-28} (a positive 2^-64 multiple)
+        reach = min(reach, max(1.0, 27.0 * scale - 1.0))
     step = scale / _STEPS
     side = math.ceil(reach / step)
     if side > _MAX_SIDE:
@@ -209,9 +211,32 @@ class CountNoise:
     total_variation: float
     _bounds: np.ndarray
 
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+    def sample_units(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Noise draws in units of ``step`` (int64), by exact integer inverse CDF."""
         u = rng.integers(0, 2**64 - 1, size, dtype=np.uint64, endpoint=True)
-        return self.values[np.searchsorted(self._bounds, u, side="right")]
+        return np.searchsorted(self._bounds, u, side="right").astype(np.int64) - (self.values.size - 1) // 2
+
+    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Noise draws as grid values ``j·step`` (from the integer j alone)."""
+        return on_grid(np.zeros(size, dtype=np.int64), [(self.sample_units(size, rng), self.step)])
+
+
+def on_grid(counts: np.ndarray, terms: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """``counts + Σ units·step`` as doubles that depend on the grid point only (never on how it was reached).
+
+    Steps are 1/n or integers; the sum is formed exactly as an integer numerator over the common
+    denominator D and converted once, ``numerator / D``: adding ``fl(j·step)`` to a count instead would round
+    differently for different counts and leak them through the low-order bits again.
+    """
+    denominator = 1
+    for _, step in terms:
+        if step < 1:
+            denominator = math.lcm(denominator, round(1.0 / step))
+    numerator = np.asarray(counts, dtype=np.int64) * denominator
+    for units, step in terms:
+        factor = round(step * denominator)  # exact: step·D is an integer
+        numerator = numerator + units * factor
+    return numerator / denominator
 
 
 _COUNT_STEPS = 16       # grid points per σ for count noise (1/n or an integer step)

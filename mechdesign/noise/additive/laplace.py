@@ -148,7 +148,9 @@ def _calibrate(target: float, p: float) -> float:
     if math.exp(-target) <= p:
         return 0.0
     # 2/b = log(1 − p) − log(e^{−E} − p) = −log1p(expm1(−E)/(1 − p)): no cancellation for small E.
-    scale = 2.0 / -math.log1p(math.expm1(-target) / (1.0 - p))
+    # Large E: expm1(−E) rounds to −1 and log1p(−1) fails; there the plain logs do not cancel.
+    ratio = math.expm1(-target) / (1.0 - p)
+    scale = 2.0 / (-math.log1p(ratio) if ratio > -0.5 else math.log1p(-p) - math.log(math.exp(-target) - p))
     step = math.ulp(scale)
     while _epsilon_of(scale, p) > target:  # round toward privacy: widen (doubling steps) until eq. 49 holds
         scale, step = scale + step, 2.0 * step

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.noise.grid import count_noise
+from mechdesign.noise.grid import count_noise, on_grid
 from mechdesign.randomness import make_rng
 
 __all__ = ["release_csh", "release_gshm", "release_topk", "topk_preprocess"]
@@ -74,7 +74,8 @@ def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
     tau_ = v.nonnegative("tau", tau)
     keys, values = _support(counts)
     noise = count_noise(sig)
-    return _emit(keys, values + noise.sample(values.size, make_rng(rng)), tau_, noise.step)
+    noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, make_rng(rng)), noise.step)])
+    return _emit(keys, noisy, tau_, noise.step)
 
 
 def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int,
@@ -91,10 +92,10 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
         raise v.fail("counts", f"have at most k={k_} non-zero entries (use release_topk)", values.size)
     generator = make_rng(rng)
     noise, shared_noise = count_noise(sig), count_noise(sig * k_**-0.25)
-    # Both grids contain the integers; the sum lies on the finer one's multiples when the steps nest.
-    shared = shared_noise.sample(1, generator)[0]
-    step = max(noise.step, shared_noise.step)
-    return _emit(keys, values + noise.sample(values.size, generator) + shared, tau_, step)
+    shared = np.full(values.size, shared_noise.sample_units(1, generator)[0])
+    noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, generator), noise.step),
+                                               (shared, shared_noise.step)])
+    return _emit(keys, noisy, tau_, max(noise.step, shared_noise.step))
 
 
 def topk_preprocess(counts: Mapping[Hashable, Any], k: int) -> dict[Hashable, int]:
