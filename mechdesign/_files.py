@@ -26,8 +26,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 __all__ = ["atomic_path", "default_file_mode", "install_signal_cleanup", "remove_stale_parts", "to_jsonable"]
 
 _PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
@@ -37,6 +35,8 @@ _LOCK = threading.Lock()
 
 def to_jsonable(value: Any) -> Any:
     """NumPy scalars/arrays → Python; non-finite floats → strings ('inf', 'nan')."""
+    import numpy as np  # here, not at the top: the CLI imports this module before any verb runs
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -24,7 +24,8 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["csv_header", "file_kind", "iter_column", "iter_csv_frames", "iter_parquet_tables", "parquet_file"]
+__all__ = ["column_index", "count_labels", "csv_header", "encode_labels", "file_kind", "iter_column",
+           "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings"]
 
 
 def file_kind(path: Path, name: str) -> str:
@@ -144,11 +145,32 @@ def iter_column(source: str | os.PathLike[str], column: str, chunk: int) -> Iter
         start += table.num_rows
 
 
+def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> np.ndarray:
+    """Input indices of ``values`` (matched as strings); unknown or missing values are an error."""
+    import pandas as pd
+
+    if isinstance(values, str) or np.ndim(values) == 0:
+        raise TypeError(f"{name} must be a one-dimensional array of labels, got {name}={v._show(values)}")
+    array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index, pd.Categorical)) else np.asarray(values)
+    if array.ndim != 1:
+        raise v.fail(name, "be one-dimensional", array.shape)
+    codes, uniques = pd.factorize(array, use_na_sentinel=True)
+    position = {label: i for i, label in enumerate(labels)}
+    lookup = np.array([position.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    index = lookup[codes]  # code −1 (missing) picks the trailing −1
+    bad = index < 0
+    if bad.any():
+        offending = pd.unique(np.asarray(array[bad], dtype=object))
+        shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if offending.size > 5 else "")
+        raise ValueError(f"{name} must only hold the mechanism's input labels {list(labels)[:8]}, got "
+                         f"{int(bad.sum())} other value(s): {shown}")
+    n = len(labels)
+    return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
+
+
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
                  chunk: int = 1_000_000) -> np.ndarray:
     """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error."""
-    from mechdesign.deploy.privatizer import encode_labels
-
     counts = np.zeros(len(labels), dtype=np.int64)
     for values in iter_column(source, column, chunk):
         counts += np.bincount(encode_labels(values, labels, name), minlength=len(labels))

@@ -378,9 +378,9 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     loaded = MechanismFile(mechanism, dict(guarantee), content.get("utility"), content.get("baselines"),
                            content.get("certificate"), dict(content["provenance"]), digest, content.get("signature"))
     if public_key is not None:
-        from mechdesign.deploy.signature import check_signature
+        from mechdesign.deploy.keys import check_signature
 
-        check_signature(path, content, public_key)
+        check_signature(path, content, canonical_bytes(content), public_key)
     return loaded, achieved_epsilon(mechanism, guarantee)
 
 

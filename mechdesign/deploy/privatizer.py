@@ -41,6 +41,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.deploy._io import encode_labels
 from mechdesign.errors import CertificateError
 from mechdesign.randomness import make_rng
 
@@ -199,29 +200,6 @@ class Privatizer:
         """
         codes = self.sample_indices(encode_labels(values, self.mechanism.inputs), rng)
         return decode_outputs(codes, self.mechanism.outputs, like=values)
-
-
-def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> np.ndarray:
-    """Input indices of ``values`` (matched as strings); unknown or missing values are an error."""
-    import pandas as pd
-
-    if isinstance(values, str) or np.ndim(values) == 0:
-        raise TypeError(f"{name} must be a one-dimensional array of labels, got {name}={v._show(values)}")
-    array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index, pd.Categorical)) else np.asarray(values)
-    if array.ndim != 1:
-        raise v.fail(name, "be one-dimensional", array.shape)
-    codes, uniques = pd.factorize(array, use_na_sentinel=True)
-    position = {label: i for i, label in enumerate(labels)}
-    lookup = np.array([position.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)
-    index = lookup[codes]  # code −1 (missing) picks the trailing −1
-    bad = index < 0
-    if bad.any():
-        offending = pd.unique(np.asarray(array[bad], dtype=object))
-        shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if offending.size > 5 else "")
-        raise ValueError(f"{name} must only hold the mechanism's input labels {list(labels)[:8]}, got "
-                         f"{int(bad.sum())} other value(s): {shown}")
-    n = len(labels)
-    return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
 
 
 def decode_outputs(codes: np.ndarray, labels: Sequence[str], like: Any = None) -> Any:

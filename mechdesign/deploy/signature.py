@@ -25,57 +25,13 @@ Examples
 from __future__ import annotations
 
 import base64
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from mechdesign.errors import MechanismFileError
+from mechdesign.deploy.keys import ALGORITHM, load_private_key, raw_public_bytes
 
-__all__ = ["ALGORITHM", "check_signature", "generate_key_pair", "load_public_key", "sign_mechanism_file"]
-
-ALGORITHM = "ed25519"
-
-
-def _private_key(key: Any) -> Any:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    if isinstance(key, Ed25519PrivateKey):
-        return key
-    data = Path(key).read_bytes() if isinstance(key, (str, os.PathLike)) else key
-    try:
-        loaded = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"key must be an unencrypted PEM Ed25519 private key, got key={str(key)[:60]!r} "
-                         f"({str(exc).splitlines()[0][:60]})") from None
-    if not isinstance(loaded, Ed25519PrivateKey):
-        raise ValueError(f"key must be an Ed25519 private key, got key={type(loaded).__name__}")
-    return loaded
-
-
-def load_public_key(key: Any) -> Any:
-    """An Ed25519 public key from a PEM file path, PEM bytes, or the key object itself."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-    if isinstance(key, Ed25519PublicKey):
-        return key
-    data = Path(key).read_bytes() if isinstance(key, (str, os.PathLike)) else key
-    try:
-        loaded = serialization.load_pem_public_key(data)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"public_key must be a PEM Ed25519 public key, got public_key={str(key)[:60]!r} "
-                         f"({str(exc).splitlines()[0][:60]})") from None
-    if not isinstance(loaded, Ed25519PublicKey):
-        raise ValueError(f"public_key must be an Ed25519 public key, got public_key={type(loaded).__name__}")
-    return loaded
-
-
-def _raw_public(key: Any) -> bytes:
-    from cryptography.hazmat.primitives import serialization
-
-    return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+__all__ = ["generate_key_pair", "sign_mechanism_file"]
 
 
 def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
@@ -115,38 +71,16 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
     from mechdesign.deploy.mechfile import _parse, _pretty, canonical_bytes, read_mechanism_file
 
     target = Path(path)
-    private = _private_key(key)
+    private = load_private_key(key)
     read_mechanism_file(target)  # never sign a file that would be refused
     content = _parse(target)
     content.pop("signature", None)
     value = private.sign(canonical_bytes(content))
     content["signature"] = {"algorithm": ALGORITHM,
-                            "public_key": base64.b64encode(_raw_public(private.public_key())).decode("ascii"),
+                            "public_key": base64.b64encode(raw_public_bytes(private.public_key())).decode("ascii"),
                             "value": base64.b64encode(value).decode("ascii")}
     from mechdesign._files import atomic_path
 
     with atomic_path(target) as tmp:
         tmp.write_text(_pretty(content), encoding="utf-8")
     return target
-
-
-def check_signature(path: str | os.PathLike[str], content: dict[str, Any], public_key: Any) -> None:
-    """Raise :class:`MechanismFileError` unless ``content`` carries a valid signature by ``public_key``."""
-    from cryptography.exceptions import InvalidSignature
-
-    from mechdesign.deploy.mechfile import canonical_bytes
-
-    key = load_public_key(public_key)
-    signature = content.get("signature")
-    if signature is None:
-        raise MechanismFileError(f"{path}: signature must be present (the file is unsigned and a public key "
-                                 "was given), got signature=None")
-    if not isinstance(signature, dict) or signature.get("algorithm") != ALGORITHM:
-        raise MechanismFileError(f"{path}: signature must be an object with algorithm 'ed25519', "
-                                 f"got signature={json.dumps(signature)[:60]}")
-    try:
-        value = base64.b64decode(str(signature.get("value", "")), validate=True)
-        key.verify(value, canonical_bytes(content))
-    except (InvalidSignature, ValueError):
-        raise MechanismFileError(f"{path}: signature must be valid for the given public key (wrong key, or the "
-                                 "content was changed after signing)") from None

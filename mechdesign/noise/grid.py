@@ -36,8 +36,18 @@ from scipy import special
 from mechdesign import _validation as v
 from mechdesign.randomness import make_rng
 
-__all__ = ["COUNT_NOISE_TV", "CountNoise", "GridNoise", "count_noise", "on_grid", "gaussian_grid", "grid_epsilon", "grid_violation_probability",
-           "laplace_grid", "quantise"]
+__all__ = [
+    "COUNT_NOISE_TV",
+    "CountNoise",
+    "GridNoise",
+    "count_noise",
+    "gaussian_grid",
+    "grid_epsilon",
+    "grid_violation_probability",
+    "laplace_grid",
+    "on_grid",
+    "quantise",
+]
 
 _SCALE = 1 << 64
 _STEPS = 64          # grid points per unit of scale (σ or b)

@@ -165,7 +165,7 @@ def big(tmp_path_factory):
 
 
 def _start_and_signal(big, out_dir: Path, sig: int) -> subprocess.Popen:
-    folder, source, mech = big
+    _, source, mech = big
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "mechdesign", "privatize", str(mech), str(source),
                                 "--column", "race", "--out", str(out_dir / "out.csv"), "--seed", "1",

@@ -16,7 +16,6 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.prior import Prior
-from mechdesign.randomness import make_rng
 
 __all__ = [
     "binary_decision",

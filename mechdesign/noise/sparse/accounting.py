@@ -308,8 +308,11 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
     For the exact/tighter analyses τ(σ) is smallest at σ_min (its T1/C1 floor grows linearly in σ); the
     add-the-deltas curves diverge at σ_min, so their minimum is found by bounded Brent search on σ.
 
+    δ includes a reserve (1 + e^ε)(2k + 1)·TV for the exactly sampled grid noise of
+    :mod:`mechdesign.noise.sparse.release` (3 counts more than [S]'s 7692 here):
+
     >>> round(calibrate_sparse("csh-add", 50000, 0.35, 1e-5).threshold, 1)
-    7692.0
+    7695.0
     """
     # Reserve the distance of the exactly sampled grid noise from the ideal snapped Gaussian (coupling over
     # the ≤ 2k + 1 draws that differ between neighbours, see mechdesign.noise.sparse.release).
