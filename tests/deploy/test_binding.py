@@ -196,3 +196,12 @@ def test_round_trip_deterministic_given_seed(adult, tmp_path):
                      str(target), "--seed", "5", "--chunk-size", chunk]) == 0
     assert a.read_bytes() == b.read_bytes()
     assert np.unique(pd.read_csv(a)["race"]).size >= 2
+
+
+def test_signed_file_validates_against_the_shipped_schema(adult):
+    import jsonschema
+
+    from mechdesign.deploy.mechfile import schema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    assert list(validator.iter_errors(json.loads(adult["signed"].read_text()))) == []
