@@ -18,7 +18,8 @@ from mechdesign.design.closed_form import randomized_response
 # capsys is read (and so reset) after every call: sharing it across examples is safe.
 FUZZ = {"suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow], "deadline": None}
 VALID_PROBLEM = {"name": "p", "data": {"counts": [30, 70]}, "privacy": {"epsilon": 1.0, "radius": 0.1}}
-junk = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=True),
+junk = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.sampled_from([10**400, -10**400]),
+                 st.floats(allow_nan=True),
                  st.text(max_size=8), st.lists(st.integers(-5, 5), max_size=3))
 json_values = st.recursive(junk, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                          st.dictionaries(st.text(max_size=6), inner, max_size=4)),

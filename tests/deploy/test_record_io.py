@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from mechdesign.cli import main
-from mechdesign.deploy._io import iter_column
 from mechdesign.deploy.mechfile import write_mechanism_file
 from mechdesign.design.closed_form import randomized_response
 from mechdesign.design.problemfile import load_problem
@@ -32,6 +31,8 @@ def _privatize(mech, source, target, *extra):
 # --- defect 8: a blank line is a record ---------------------------------------------------------------
 
 def test_blank_line_in_one_column_csv_is_a_record_not_dropped(rr, tmp_path, capsys):
+    from mechdesign.deploy._io import iter_column
+
     source = tmp_path / "in.csv"
     source.write_text("race\na\n\nb\n")
     assert [v.tolist() for v in iter_column(source, "race", 10)] == [["a", "", "b"]]
