@@ -27,6 +27,8 @@ from .core.prior import Prior as Prior
 from .core.prior import PriorLike as PriorLike
 from .core.uncertainty import L1Ball as L1Ball
 from .datasets import load_adult as load_adult
+from .deploy.datacheck import DataCheck as DataCheck
+from .deploy.datacheck import check_counts as check_counts
 from .deploy.decode import Estimate as Estimate
 from .deploy.decode import estimate_frequencies as estimate_frequencies
 from .deploy.mechfile import MechanismFile as MechanismFile
@@ -38,6 +40,8 @@ from .deploy.mechfile import write_mechanism_file as write_mechanism_file
 from .deploy.privatizer import Privatizer as Privatizer
 from .deploy.privatizer import privatize as privatize
 from .deploy.privatizer import privatize_file as privatize_file
+from .deploy.signature import generate_key_pair as generate_key_pair
+from .deploy.signature import sign_mechanism_file as sign_mechanism_file
 from .design.certificate import Certificate as Certificate
 from .design.certificate import certify as certify
 from .design.closed_form import calibrated_randomized_response as calibrated_randomized_response
@@ -62,6 +66,8 @@ from .noise.additive import laplace_epsilon_estimated as laplace_epsilon_estimat
 from .noise.additive import laplace_privatize as laplace_privatize
 from .noise.additive import laplace_scale_estimated as laplace_scale_estimated
 from .noise.additive import pldp_sigma as pldp_sigma
+from .noise.grid import gaussian_grid as gaussian_grid
+from .noise.grid import laplace_grid as laplace_grid
 from .noise.histogram.bounds import HistogramCalibration as HistogramCalibration
 from .noise.histogram.bounds import alpha_from_estimate as alpha_from_estimate
 from .noise.histogram.bounds import calibrate_histogram as calibrate_histogram

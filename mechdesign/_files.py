@@ -1,22 +1,42 @@
-"""File helpers shared by the library and the CLI: JSON-safe conversion and atomic writes."""
+"""File helpers shared by the library and the CLI: JSON-safe conversion and atomic writes.
+
+**Atomic writes.** :func:`atomic_path` writes to a hidden temporary file beside the target,
+``.<name>.mdtmp<pid>.<random>.part``, and renames it onto the target only on success, so a reader
+never sees half a file. What an interrupted run leaves behind is cleaned as follows:
+
+* an exception (``ENOSPC``, ``EFBIG``, Ctrl-C, …) removes the temporary file in ``finally``;
+* SIGTERM: :func:`install_signal_cleanup` (called by the CLI) removes every live temporary file
+  of this process, then exits with status 143;
+* SIGKILL cannot be caught: the next :func:`atomic_path` in the same folder removes temporary files
+  of this tool whose process (the pid in the name) no longer exists.
+
+Written files get the mode ``0o666 & ~umask`` of an ordinary file (``mkstemp`` alone gives 0600).
+"""
 
 from __future__ import annotations
 
 import math
 import os
+import re
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+__all__ = ["atomic_path", "default_file_mode", "install_signal_cleanup", "remove_stale_parts", "to_jsonable"]
 
-__all__ = ["atomic_path", "to_jsonable"]
+_PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
+_LIVE: set[Path] = set()  # temporary files of this process, removed by the SIGTERM handler
+_LOCK = threading.Lock()
 
 
 def to_jsonable(value: Any) -> Any:
     """NumPy scalars/arrays → Python; non-finite floats → strings ('inf', 'nan')."""
+    import numpy as np  # here, not at the top: the CLI imports this module before any verb runs
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -31,21 +51,94 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
+def default_file_mode() -> int:
+    """``0o666 & ~umask``: the mode ``open()`` would give a new file."""
+    try:  # Linux: read the umask without changing it (os.umask is process-wide and racy)
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except OSError:
+        pass
+    with _LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_parts(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove this tool's temporary files in ``folder`` whose writing process has died; return them."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _PART.match(entry.name)
+        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+            try:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            except OSError:
+                pass
+    return removed
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    for path in list(_LIVE):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    raise SystemExit(128 + signum)
+
+
+def install_signal_cleanup() -> None:
+    """Make SIGTERM remove live temporary files (then exit 143); ignore SIGXFSZ so that a file-size
+    limit (``ulimit -f``) is an ``OSError`` (EFBIG) with a message instead of a silent kill.
+
+    Only from the main thread, and only where the handlers are still the defaults.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    if hasattr(signal, "SIGXFSZ") and signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 @contextmanager
 def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` only on success.
 
-    Nothing half-written is ever left at ``target`` (and the temporary file is removed
-    on failure).
+    Nothing half-written is ever left at ``target``; the temporary file is removed on failure, on
+    SIGTERM (with :func:`install_signal_cleanup`) or, after SIGKILL, by the next call in that folder.
+    The final file has the umask's mode, not ``mkstemp``'s 0600.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    if target.is_dir():
+        raise IsADirectoryError(f"output must not be a directory, got output={str(target)!r}")
+    remove_stale_parts(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.mdtmp{os.getpid()}.", suffix=".part", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    _LIVE.add(tmp_path)
     try:
         yield tmp_path
+        os.chmod(tmp_path, default_file_mode())
         os.replace(tmp_path, target)
     finally:
+        _LIVE.discard(tmp_path)
         if tmp_path.exists():
             tmp_path.unlink()

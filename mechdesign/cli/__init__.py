@@ -10,15 +10,19 @@ A thin layer over the public API. Each verb lives in its own module in
 
 Modules are discovered, so adding a verb never edits this file. A verb module imports the library
 only inside its functions, so ``mechdesign --help`` and ``--version`` stay fast (no scipy, no cvxpy).
-Exit codes: 0 success, 1 a verification or solver failure, 2 bad input (one line on stderr, no traceback).
+Exit codes: 0 success, 1 a verification or solver failure, 2 bad input or an operating-system error
+(disk full, read-only target, file-size limit, out of memory: one line on stderr, no traceback),
+130 Ctrl-C, 141 a closed stdout pipe (quietly, like other Unix tools), 143 SIGTERM (temporary files removed).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
@@ -26,6 +30,7 @@ from typing import NoReturn
 from mechdesign.errors import CertificateError, MechanismFileError, SolverError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,20 +76,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    text = str(exc)
+    return text.splitlines()[0] if text.strip() else type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code (never raises on user error)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the CLI and return its exit code (never raises on user error or an operating-system error)."""
+    from mechdesign._files import install_signal_cleanup
+
+    install_signal_cleanup()
     try:
-        return int(args._run(args))
-    except (ValueError, TypeError, MechanismFileError, FileNotFoundError, IsADirectoryError,
-            PermissionError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"mechdesign: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        with warnings.catch_warnings():
+            # Intermediate float overflow/underflow warnings (e.g. exp of a large negative number) are not
+            # the user's business: every reported guarantee is recomputed and rounded toward privacy.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            code = int(args._run(args))
+        sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
+        return code
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly; point stdout at devnull so the
+        # interpreter's final flush does not complain.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("mechdesign: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (CertificateError, SolverError) as exc:
-        print(f"mechdesign: failed: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"mechdesign: failed: {_one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
+    except (ValueError, TypeError, MechanismFileError, OSError, ArithmeticError, RecursionError) as exc:
+        print(f"mechdesign: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        print("mechdesign: error: out of memory (use a smaller --chunk-size or smaller parameters)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 def entry_point() -> None:

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_deprecated_alias", "load_mechanism", "parse_number_list", "print_json", "read_column",
-           "read_matrix_csv"]
+__all__ = ["add_deprecated_alias", "load_mechanism", "parse_number_list", "print_json", "read_matrix_csv"]
 
 
 def add_deprecated_alias(parser: Any, old: str, new: str, **kwargs: Any) -> None:
@@ -51,7 +50,7 @@ def read_matrix_csv(path: str | os.PathLike[str]) -> Any:
 
     from mechdesign.core.mechanism import Mechanism
 
-    with open(path, newline="", encoding="utf-8") as handle:
+    with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: a byte-order mark is not a label
         rows = [row for row in csv.reader(handle) if any(cell.strip() for cell in row)]
     if not rows:
         raise ValueError(f"matrix must be a non-empty CSV file, got matrix={str(path)!r}")
@@ -90,22 +89,3 @@ def load_mechanism(path: str | os.PathLike[str]) -> Any:
 
         return read_mechanism_file(path).mechanism
     return read_matrix_csv(path)
-
-
-def read_column(path: str | os.PathLike[str], column: str) -> Any:
-    """One column of a CSV or Parquet file, as strings."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"data must be an existing CSV or Parquet file, got data={str(path)!r}")
-    try:
-        if path.suffix.lower() in (".parquet", ".pq"):
-            frame = pd.read_parquet(path, columns=[column])
-        else:
-            frame = pd.read_csv(path, usecols=[column], dtype=str, keep_default_na=False)
-    except (ValueError, KeyError) as exc:
-        if column in str(exc) or "Usecols" in str(exc) or "not in" in str(exc):
-            raise ValueError(f"column must name a column of {path.name}, got column={column!r}") from None
-        raise ValueError(f"data must be a readable CSV or Parquet file, got data={str(path)!r}") from None
-    return frame[column].astype(str).to_numpy()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from mechdesign.cli._io import add_deprecated_alias, load_mechanism, parse_number_list, print_json, read_column
+from mechdesign.cli._io import add_deprecated_alias, load_mechanism, parse_number_list, print_json
 
 COMMAND = ("assess",)
 HELP = "guarantee of a given mechanism (CSV rows or mechanism file) on a sample: exact ε′(δ) and bounds"
@@ -40,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.column is None:
             raise ValueError("column must be given with --data, got column=None")
-        prior = Prior.from_samples(read_column(args.data, args.column), labels=mechanism.inputs)
+        from mechdesign.deploy._io import count_labels
+
+        # Streamed: counts only, memory bounded by the chunk whatever the file size.
+        prior = Prior.from_counts(count_labels(args.data, args.column, mechanism.inputs, name="data"),
+                                  labels=mechanism.inputs)
     deltas = DEFAULT_DELTAS if args.delta is None else (args.delta,)
     result = assess(mechanism, prior, deltas)
     if args.json:

@@ -14,22 +14,44 @@ EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="mechanism file (JSON)")
+    parser.add_argument("--public-key", metavar="PUB.pem",
+                        help="also require a valid Ed25519 signature by this key (the sha256 alone detects "
+                             "accidents, not attackers)")
+    parser.add_argument("--data", metavar="FILE", help="CSV/Parquet records the file is meant for: their "
+                        "frequencies must lie in the uncertainty ball (allowing their own sampling error)")
+    parser.add_argument("--column", help="column of --data holding the mechanism's input labels")
+    parser.add_argument("--data-delta", type=float, default=None, help="δ_d of the data check (default 1e-6)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
-    from mechdesign.deploy.mechfile import verify_mechanism_file
+    from mechdesign.deploy.mechfile import read_mechanism_file, verify_mechanism_file
 
-    result = verify_mechanism_file(args.file)
+    if (args.data is None) != (args.column is None):
+        raise ValueError(f"column must be given exactly with --data, got column={args.column!r}")
+    result = verify_mechanism_file(args.file, public_key=args.public_key)
+    data = None
+    if args.data is not None:
+        from mechdesign.deploy._io import count_labels
+        from mechdesign.deploy.datacheck import DATA_DELTA, require_in_ball
+
+        loaded = read_mechanism_file(args.file, verify=False)
+        counts = count_labels(args.data, args.column, loaded.mechanism.inputs, name="column")
+        data = require_in_ball(loaded.guarantee, counts, DATA_DELTA if args.data_delta is None else args.data_delta)
     if args.json:
         print_json({"file": result.path, "notion": result.notion, "epsilon": result.epsilon,
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
-                    "holds": result.holds, "sha256": result.sha256})
+                    "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
+                    "data": None if data is None else {"records": data.records, "distance": data.distance,
+                                                       "allowance": data.radius + data.sampling_radius}})
     else:
         verdict = "holds" if result.holds else "DOES NOT HOLD"
         extra = "" if result.notion == "ldp" else f", radius {result.radius!r}, delta {result.delta!r}"
         print(f"{result.path}: {result.notion} epsilon {result.epsilon!r} {verdict} "
-              f"(achieved {result.achieved!r}{extra})")
+              f"(achieved {result.achieved!r}{extra})"
+              + ("; signature valid" if args.public_key is not None else "")
+              + ("" if data is None else f"; data: {data.records:,} records, l1 distance {data.distance:.4g} "
+                 f"<= {data.radius + data.sampling_radius:.4g}"))
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)

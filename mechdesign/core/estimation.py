@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 
+_CAPACITY_SLACK = 1e-12  # capacities are rounded up by ~(N + 10)·2^-53 relative (L1Ball.min_linear)
+
+
 def _size(size: Any) -> int:
     n = v.positive_int("size", size)
     if n < 2:
@@ -425,8 +428,8 @@ def samples_for_mechanism(mechanism: MatrixLike, prior: PriorLike, epsilon_prime
     if excess(0.0) > 0:
         raise v.fail("epsilon_prime", f"be >= the mechanism's PML at the prior ({eps_p + excess(0.0):.6g})",
                      epsilon_prime)
-    if excess(2.0) <= 0:
-        return 1  # ε′-LDP already: any sample size works
+    if excess(2.0) <= _CAPACITY_SLACK:
+        return 1  # ε′-LDP already: any sample size works (up to the capacity's own rounding toward privacy)
     beta = brentq(lambda b: min(excess(b), 1.0), 0.0, 2.0, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     beta = conservative_search(lambda b: excess(b) <= 0, beta, direction=-1.0, limit=0.0)  # private side
     return _samples_for_radius(beta, d, p.size)

@@ -134,6 +134,8 @@ class Prior:
         total = math.fsum(c)
         if total <= 0:
             raise v.fail("counts", "have a positive total (m > 0)", counts)
+        if total >= 2.0**63:  # stored as int64 (m); beyond, the count would wrap to a wrong (even zero) m
+            raise v.fail("counts", "total below 2^63 (int64)", counts)
         return cls(_frozen(c / total), v.labels("labels", labels, c.size), _frozen(c.astype(np.int64)))
 
     @classmethod

@@ -21,9 +21,7 @@ frequencies satisfy ``E[q̂] = p W`` with ``q̂ = n_y / n``. Two estimators of t
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -147,44 +145,12 @@ def _em(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
 
 def count_file(mechanism: Mechanism, source: str | os.PathLike[str], column: str, *,
                chunk_size: int = 1_000_000) -> np.ndarray:
-    """Output counts of ``column`` in a CSV or Parquet file, streamed in chunks (bounded memory)."""
-    from mechdesign.deploy.privatizer import _file_kind
+    """Output counts of ``column`` in a CSV or Parquet file, streamed in chunks (bounded memory).
 
-    source = Path(source)
-    chunk = v.positive_int("chunk_size", chunk_size)
-    counts = np.zeros(mechanism.shape[1], dtype=np.int64)
-    for values in _column_chunks(source, _file_kind(source, "input"), column, chunk):
-        counts += count_outputs(values, mechanism)
-    if counts.sum() == 0:
-        raise v.fail("input", "hold at least one record", str(source))
-    return counts
+    Reading follows :mod:`mechdesign.deploy._io`: every record counts, Parquet nulls are refused.
+    """
+    from mechdesign.deploy._io import count_labels
 
-
-def _column_chunks(source: Path, kind: str, column: str, chunk: int) -> Any:
-    if kind == "csv":
-        import pandas as pd
-
-        try:
-            reader = pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False, chunksize=chunk,
-                                 usecols=lambda name: name == column)
-        except pd.errors.EmptyDataError:
-            raise v.fail("input", "hold a CSV header and at least one record", str(source)) from None
-        with reader:
-            for frame in reader:
-                if column not in frame.columns:
-                    raise v.fail("column", "be one of the input's columns", column)
-                yield frame[column]
-        return
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    try:
-        parquet = pq.ParquetFile(source)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise v.fail("input", "be a readable Parquet file", f"{source} ({exc})") from None
-    names: Sequence[str] = parquet.schema_arrow.names
-    if column not in names:
-        raise v.fail("column", f"be one of the input's columns {list(names)[:10]}", column)
-    for batch in parquet.iter_batches(batch_size=chunk, columns=[column]):
-        yield pc.cast(batch.column(0), pa.string()).to_numpy(zero_copy_only=False)
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    return count_labels(source, column, mechanism.outputs, name="privatized values", chunk=chunk_size)

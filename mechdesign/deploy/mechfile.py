@@ -9,9 +9,10 @@ A mechanism file is one UTF-8 JSON object::
                    "radius": β | null, "prior": [P̂ ...] | null, "samples": m | null},
      "utility": {...} | null, "baselines": {...} | null, "certificate": {...} | null,
      "provenance": {"mechdesign": ..., "numpy": ..., "cvxpy": ..., ...},
-     "sha256": "<hex>"}
+     "sha256": "<hex>",
+     "signature": {"algorithm": "ed25519", "public_key": ..., "value": ...}}   # optional
 
-``sha256`` is the SHA-256 of the *canonical content*: the object without ``sha256``, serialized with
+``sha256`` is the SHA-256 of the *canonical content*: the object without ``sha256`` and ``signature``, serialized with
 sorted keys, separators ``,``/``:``, ``ensure_ascii=False`` and Python's shortest round-trip float
 repr (:func:`canonical_bytes`). Floats are written with ``repr``, so every matrix entry reads back
 bit for bit.
@@ -26,7 +27,15 @@ in the package), the format version, the hash, row-stochasticity (|row sum − 1
   from the file this is the (ε, δ)-PML guarantee of [E] Theorem 2.
 
 The check allows 1e-12 of floating-point slack (:data:`GUARANTEE_SLACK`); the *reported* achieved
-value is never adjusted.
+value is never adjusted. **The radius is bound to δ and m**: with ``delta`` given, ``samples`` must be
+given too and ``radius ≥ min(β*(δ, m, N), 2)`` ([E] eq. 37, :func:`~mechdesign.core.estimation.radius_for_delta`),
+so editing δ, m or the radius cannot inflate the claim.
+
+**What the hash and the signature protect.** ``sha256`` has no key: it detects accidents (a truncated
+copy, an editor's stray keystroke), *not attackers*, who recompute it. Authenticity needs the optional
+Ed25519 ``signature`` (:mod:`mechdesign.deploy.signature`) checked against a public key obtained out of
+band (``read_mechanism_file(path, public_key=...)``). Neither says the file fits the data it is applied to:
+:mod:`mechdesign.deploy.datacheck` tests the data's frequencies against the ball.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._files import atomic_path, to_jsonable
+from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
@@ -69,10 +79,12 @@ __all__ = [
 FORMAT_NAME = "mechdesign.core.mechanism"
 FORMAT_VERSION = 1
 GUARANTEE_SLACK = 1e-12  # float slack on "achieved <= stated"; never added to a reported value
+RADIUS_RTOL = 1e-12      # relative float slack on "radius >= β*(δ, m, N)" (same formula, other platforms)
 _TOP_KEYS = ("format", "inputs", "outputs", "matrix", "guarantee", "utility", "baselines", "certificate",
-             "provenance", "sha256")
+             "provenance", "sha256", "signature")
 _GUARANTEE_KEYS = ("notion", "epsilon", "delta", "radius", "prior", "samples")
-_OPTIONAL_BLOCKS = ("utility", "baselines", "certificate")
+_OPTIONAL_BLOCKS = ("utility", "baselines", "certificate", "signature")
+_UNHASHED = ("sha256", "signature")  # the signature signs the same canonical bytes the hash covers
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +98,7 @@ class MechanismFile:
     certificate: dict[str, Any] | None
     provenance: dict[str, Any]
     sha256: str
+    signature: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,8 +122,8 @@ def schema() -> dict[str, Any]:
 
 
 def canonical_bytes(content: dict[str, Any]) -> bytes:
-    """UTF-8 canonical JSON of ``content`` without its ``sha256`` field (the hashed bytes)."""
-    body = {k: val for k, val in content.items() if k != "sha256"}
+    """UTF-8 canonical JSON of ``content`` without ``sha256`` and ``signature`` (the hashed and signed bytes)."""
+    body = {k: val for k, val in content.items() if k not in _UNHASHED}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False).encode("utf-8")
 
@@ -186,6 +199,7 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
     stated = _normalize_guarantee(guarantee, mechanism.shape[0])
+    _check_radius(_Checker(Path(path)), stated, mechanism.shape[0])  # never write a file that would be refused
     achieved = achieved_epsilon(mechanism, stated)
     if not achieved <= stated["epsilon"] + GUARANTEE_SLACK:
         raise CertificateError(f"guarantee.epsilon must be >= the epsilon the matrix achieves ({achieved!r}), "
@@ -237,7 +251,11 @@ class _Checker:
             raise self.fail(field, "be a JSON object" + (" or null" if nullable else ""), value)
 
     def number(self, field: str, value: Any, low: float, high: float, *, open_low: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        try:  # an integer such as 10**400 does not fit a float: OverflowError, refused like infinity
+            finite = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+        except OverflowError:
+            finite = False
+        if not finite:
             raise self.fail(field, "be a finite number", value)
         if value < low or value > high or (open_low and value == low):
             raise self.fail(field, f"lie in {'(' if open_low else '['}{low:g}, {high:g}]", value)
@@ -275,14 +293,30 @@ def _parse(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise MechanismFileError(f"{path}: must be valid JSON ({exc.msg} at line {exc.lineno} "
                                  f"column {exc.colno})") from None
+    except RecursionError:
+        raise MechanismFileError(f"{path}: must be valid JSON of reasonable depth (nested too deeply)") from None
     except ValueError as exc:
-        raise MechanismFileError(f"{path}: must be valid JSON ({exc})") from None
+        raise MechanismFileError(f"{path}: must be valid JSON ({str(exc)[:80]})") from None
     if not isinstance(content, dict):
         raise MechanismFileError(f"{path}: must hold one JSON object, got a {type(content).__name__}")
     return content
 
 
-def _load(path: Path) -> tuple[MechanismFile, float]:
+def _check_radius(check: _Checker, guarantee: dict[str, Any], size: int) -> None:
+    """With δ stated, the radius must be at least β*(δ, m, N) of [E] eq. 37 (capped at 2, the whole simplex)."""
+    delta, samples, radius = guarantee["delta"], guarantee["samples"], guarantee["radius"]
+    if guarantee["notion"] != "pml" or delta is None:
+        return
+    if samples is None:
+        raise check.fail("guarantee.samples", "be given when guarantee.delta is (the radius is checked against "
+                         "β*(δ, m, N), [E] eq. 37)", samples)
+    required = min(radius_for_delta(delta, samples, size), 2.0) if size >= 2 else 0.0
+    if radius < required * (1 - RADIUS_RTOL):
+        raise check.fail("guarantee.radius", f"be >= β*(δ={delta!r}, m={samples}, N={size}) = {required!r} "
+                         "([E] eq. 37), or the stated δ does not hold", radius)
+
+
+def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     """Parse and check everything but the guarantee; return the file and the achieved ε."""
     content = _parse(path)
     check = _Checker(path)
@@ -331,28 +365,35 @@ def _load(path: Path) -> tuple[MechanismFile, float]:
     if guarantee["prior"] is not None:
         check.stochastic("guarantee.prior", check.numbers("guarantee.prior", guarantee["prior"], len(inputs)))
     samples = guarantee["samples"]
-    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
-        raise check.fail("guarantee.samples", "be a positive integer or null", samples)
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples < 2**63):
+        raise check.fail("guarantee.samples", "be a positive integer below 2^63 or null", samples)
     if guarantee["notion"] == "pml" and (guarantee["prior"] is None or guarantee["radius"] is None):
         raise check.fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'",
                          {"prior": guarantee["prior"], "radius": guarantee["radius"]})
+    _check_radius(check, guarantee, len(inputs))
     for name in _OPTIONAL_BLOCKS:
         check.object(name, content.get(name), nullable=True)
     check.object("provenance", content["provenance"])
     mechanism = Mechanism.from_matrix(matrix, inputs, outputs)
     loaded = MechanismFile(mechanism, dict(guarantee), content.get("utility"), content.get("baselines"),
-                           content.get("certificate"), dict(content["provenance"]), digest)
+                           content.get("certificate"), dict(content["provenance"]), digest, content.get("signature"))
+    if public_key is not None:
+        from mechdesign.deploy.keys import check_signature
+
+        check_signature(path, content, canonical_bytes(content), public_key)
     return loaded, achieved_epsilon(mechanism, guarantee)
 
 
-def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True) -> MechanismFile:
-    """Load a mechanism file, checking schema, version, hash, stochasticity and labels.
+def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
+                        public_key: Any = None) -> MechanismFile:
+    """Load a mechanism file, checking schema, version, hash, stochasticity, labels and the radius.
 
     With ``verify=True`` (default) the guarantee is recomputed from the matrix as well and a file
-    that overstates it is refused. Every failure is a one-line
+    that overstates it is refused. With ``public_key`` (a PEM path, PEM bytes or an Ed25519 public
+    key) the file must carry a valid Ed25519 signature by that key. Every failure is a one-line
     :class:`~mechdesign.errors.MechanismFileError` naming the field and the rule.
     """
-    loaded, achieved = _load(Path(path))
+    loaded, achieved = _load(Path(path), public_key)
     stated = loaded.guarantee["epsilon"]
     if verify and not achieved <= stated + GUARANTEE_SLACK:
         raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} epsilon "
@@ -360,12 +401,13 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True) ->
     return loaded
 
 
-def verify_mechanism_file(path: str | os.PathLike[str]) -> Verification:
+def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = None) -> Verification:
     """Recompute a file's guarantee from its matrix; ``holds`` says whether the stated ε is met.
 
-    Malformed or tampered files raise :class:`~mechdesign.errors.MechanismFileError`.
+    Malformed or tampered files (or, with ``public_key``, unsigned or wrongly signed ones) raise
+    :class:`~mechdesign.errors.MechanismFileError`.
     """
-    loaded, achieved = _load(Path(path))
+    loaded, achieved = _load(Path(path), public_key)
     g = loaded.guarantee
     return Verification(str(path), g["notion"], float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]),

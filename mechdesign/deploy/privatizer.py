@@ -32,7 +32,7 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.deploy._io import encode_labels
 from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 
@@ -201,29 +202,6 @@ class Privatizer:
         return decode_outputs(codes, self.mechanism.outputs, like=values)
 
 
-def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> np.ndarray:
-    """Input indices of ``values`` (matched as strings); unknown or missing values are an error."""
-    import pandas as pd
-
-    if isinstance(values, str) or np.ndim(values) == 0:
-        raise TypeError(f"{name} must be a one-dimensional array of labels, got {name}={v._show(values)}")
-    array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index, pd.Categorical)) else np.asarray(values)
-    if array.ndim != 1:
-        raise v.fail(name, "be one-dimensional", array.shape)
-    codes, uniques = pd.factorize(array, use_na_sentinel=True)
-    position = {label: i for i, label in enumerate(labels)}
-    lookup = np.array([position.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)
-    index = lookup[codes]  # code −1 (missing) picks the trailing −1
-    bad = index < 0
-    if bad.any():
-        offending = pd.unique(np.asarray(array[bad], dtype=object))
-        shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if offending.size > 5 else "")
-        raise ValueError(f"{name} must only hold the mechanism's input labels {list(labels)[:8]}, got "
-                         f"{int(bad.sum())} other value(s): {shown}")
-    n = len(labels)
-    return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
-
-
 def decode_outputs(codes: np.ndarray, labels: Sequence[str], like: Any = None) -> Any:
     """Output labels for output indices, shaped like ``like`` (a pandas Series or an array)."""
     import pandas as pd
@@ -280,101 +258,119 @@ class _Progress:
         self.shown = now
 
 
-def _file_kind(path: Path, name: str) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if ".parquet" in suffixes or ".pq" in suffixes:
-        return "parquet"
-    if ".csv" in suffixes:
-        return "csv"
-    raise v.fail(name, "end in .csv (optionally compressed, e.g. .csv.gz) or .parquet", str(path))
+_BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
+
+
+def _block_streams(rng: np.random.Generator | int | None) -> Callable[[int], np.random.Generator]:
+    """The generator for each block of ``_BLOCK`` records (by its index in the file).
+
+    A seeded PCG64 gives block b its own stream ``SeedSequence(entropy, spawn_key + (b,))``, so the output
+    depends on the seed and the record index only, never on the chunk size. Other generators (the secure
+    AES-CTR stream, which is not reproducible anyway) are used in order.
+    """
+    generator = record_rng(rng)
+    bit_generator = generator.bit_generator
+    seq = getattr(bit_generator, "seed_seq", None)
+    if isinstance(bit_generator, np.random.PCG64) and isinstance(seq, np.random.SeedSequence):
+        def stream(block: int) -> np.random.Generator:
+            child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, block), pool_size=seq.pool_size)
+            return np.random.Generator(np.random.PCG64(child))
+        return stream
+    return lambda block: generator
 
 
 def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], target: str | os.PathLike[str],
                    column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
-                   progress: bool | None = None) -> int:
+                   progress: bool | None = None,
+                   check_counts: Callable[[np.ndarray], None] | None = None) -> int:
     """Stream ``source`` (CSV or Parquet) to ``target`` with ``column`` privatized; return the record count.
 
-    Every other column and the row order are kept (CSV cells are copied as text, never re-parsed).
-    Memory stays O(chunk_size) whatever the file size. ``target`` appears only when the whole file
-    succeeded (atomic rename); on any error nothing is left behind. Same seed and chunk size give the
-    same output. ``progress=None`` reports progress only when stderr is a terminal.
+    Every other column, the header (exactly as written) and the row order are kept (CSV cells are copied
+    as text, never re-parsed); every record is kept (a blank CSV line is a record with an empty value,
+    refused unless ``""`` is an input label; Parquet nulls are refused). Memory stays O(chunk_size)
+    whatever the file size. ``target`` appears only when the whole file succeeded (atomic rename); on any
+    error nothing is left behind. The same seed gives the same output whatever ``chunk_size`` (records
+    are drawn in blocks of 65,536 with one stream per block; ``chunk_size`` is rounded up to a multiple).
+    ``check_counts`` receives the input label counts before the output is committed and may raise
+    (e.g. :func:`mechdesign.deploy.datacheck.require_in_ball`). ``progress=None`` reports progress only
+    when stderr is a terminal.
     """
     from mechdesign._files import atomic_path
+    from mechdesign.deploy._io import file_kind
 
     source, target = Path(source), Path(target)
-    kind = _file_kind(source, "input")
-    if _file_kind(target, "output") != kind:
+    kind = file_kind(source, "input")
+    if file_kind(target, "output") != kind:
         raise v.fail("output", f"have the input's format ({kind})", str(target))
+    if not source.is_file():
+        raise v.fail("input", "be an existing CSV or Parquet file", str(source))
     if source.resolve() == target.resolve():
         raise v.fail("output", "differ from the input file", str(target))
-    chunk = v.positive_int("chunk_size", chunk_size)
-    generator = record_rng(rng)
+    chunk = -(-v.positive_int("chunk_size", chunk_size) // _BLOCK) * _BLOCK
+    job = _Job(privatizer, _block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64))
     with atomic_path(target) as tmp:
         stream = _stream_csv if kind == "csv" else _stream_parquet
-        count = stream(privatizer, source, tmp, column, generator, chunk, progress)
+        count = stream(job, source, tmp, column, chunk, progress)
         if count == 0:
             raise v.fail("input", "hold at least one record", str(source))
+        if check_counts is not None:
+            check_counts(job.counts)
     return count
 
 
-def _privatize_column(privatizer: Privatizer, values: Any, generator: np.random.Generator) -> np.ndarray:
-    codes = privatizer.sample_indices(encode_labels(values, privatizer.mechanism.inputs, "column"), generator)
-    return codes
+@dataclass
+class _Job:
+    privatizer: Privatizer
+    streams: Callable[[int], np.random.Generator]
+    counts: np.ndarray
+    done: int = 0
+
+    def codes(self, values: Any) -> np.ndarray:
+        """Output codes of one chunk (a whole number of blocks but for the file's last chunk)."""
+        x = encode_labels(values, self.privatizer.mechanism.inputs, "column")
+        self.counts += np.bincount(x, minlength=self.counts.size)
+        out = np.empty(x.size, dtype=self.privatizer._table.dtype)
+        for start in range(0, x.size, _BLOCK):
+            block = (self.done + start) // _BLOCK
+            out[start:start + _BLOCK] = self.privatizer.sample_indices(x[start:start + _BLOCK], self.streams(block))
+        self.done += x.size
+        return out
 
 
-def _missing_column(column: str, names: Sequence[str]) -> ValueError:
-    return v.fail("column", f"be one of the input's columns {list(names)[:10]}", column)
+def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
+    import csv
 
+    from mechdesign.deploy._io import column_index, csv_header, iter_csv_frames
 
-def _stream_csv(privatizer: Privatizer, source: Path, tmp: Path, column: str, generator: np.random.Generator,
-                chunk: int, progress: bool | None) -> int:
-    import pandas as pd
-
-    try:
-        reader = pd.read_csv(source, dtype=str, keep_default_na=False, na_filter=False, chunksize=chunk)
-    except pd.errors.EmptyDataError:
-        raise v.fail("input", "hold a CSV header and at least one record", str(source)) from None
-    report, labels = _Progress(progress, None), np.array(privatizer.mechanism.outputs)
-    with reader, tmp.open("w", encoding="utf-8", newline="") as handle:
-        for number, frame in enumerate(reader):
-            if column not in frame.columns:
-                raise _missing_column(column, frame.columns)
-            frame[column] = labels[_privatize_column(privatizer, frame[column], generator)]
-            frame.to_csv(handle, index=False, header=number == 0)
+    header = csv_header(source)
+    position = column_index(header, column)
+    report, labels = _Progress(progress, None), np.array(job.privatizer.mechanism.outputs)
+    with tmp.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerow(header)  # as read: duplicates and empty names kept
+        for frame in iter_csv_frames(source, chunk):
+            frame[position] = labels[job.codes(frame[position].to_numpy(dtype=object))]
+            frame.to_csv(handle, index=False, header=False, lineterminator="\n")
             report.update(len(frame))
     report.close()
     return report.done
 
 
-def _stream_parquet(privatizer: Privatizer, source: Path, tmp: Path, column: str,
-                    generator: np.random.Generator, chunk: int, progress: bool | None) -> int:
+def _stream_parquet(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    try:
-        parquet = pq.ParquetFile(source)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise v.fail("input", "be a readable Parquet file", f"{source} ({exc})") from None
-    names = parquet.schema_arrow.names
-    if column not in names:
-        raise _missing_column(column, names)
-    position = names.index(column)
-    outputs = pa.array(privatizer.mechanism.outputs, type=pa.string())
+    from mechdesign.deploy._io import column_index, iter_parquet_tables, parquet_file, parquet_strings
+
+    parquet = parquet_file(source)
+    position = column_index(parquet.schema_arrow.names, column)
+    outputs = pa.array(job.privatizer.mechanism.outputs, type=pa.string())
     report = _Progress(progress, parquet.metadata.num_rows)
-    writer = None
-    try:
-        for batch in parquet.iter_batches(batch_size=chunk):
-            values = pc.cast(batch.column(position), pa.string()).to_numpy(zero_copy_only=False)
-            codes = _privatize_column(privatizer, values, generator)
-            sampled = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), outputs)
-            table = pa.Table.from_batches([batch]).set_column(position, column, sampled)
-            if writer is None:
-                writer = pq.ParquetWriter(tmp, table.schema)
-            writer.write_table(table)
-            report.update(batch.num_rows)
-    finally:
-        if writer is not None:
-            writer.close()
+    with pq.ParquetWriter(tmp, parquet.schema_arrow.set(position, pa.field(column, pa.dictionary(
+            pa.int32(), pa.string()), nullable=False))) as writer:
+        for table in iter_parquet_tables(parquet, chunk):
+            values = parquet_strings(table.column(position), column, report.done)
+            sampled = pa.DictionaryArray.from_arrays(pa.array(job.codes(values).astype(np.int32)), outputs)
+            writer.write_table(table.set_column(position, pa.field(column, sampled.type, nullable=False), sampled))
+            report.update(table.num_rows)
     report.close()
     return report.done

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = ["ProblemFile", "load_problem"]
 _TOP = {"name", "description", "data", "privacy", "utility", "expected", "provenance"}
 _DATA = {"counts", "probabilities", "labels", "samples", "column"}
 _PRIVACY = {"epsilon", "radius", "delta", "samples"}
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,8 +191,9 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     if set(doc) - _TOP:
         raise reader.fail("the file", f"only have top-level keys {sorted(_TOP)}", sorted(set(doc) - _TOP))
     name = doc.get("name", file.stem)
-    if not isinstance(name, str) or not name:
-        raise reader.fail("name", "be a non-empty string", name)
+    # The name becomes the output file name <name>.mech.json: a plain stem only, never a path.
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in (".", ".."):
+        raise reader.fail("name", "be a plain file stem (letters, digits, '.', '_', '-'; no '/' or '..')", name)
     privacy = reader.table(doc, "privacy", _PRIVACY)
     if "epsilon" not in privacy:
         raise reader.fail("[privacy]", "give epsilon", sorted(privacy))
@@ -204,6 +207,9 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
             problem = DesignProblem(prior, epsilon, reader.number(privacy, "privacy", "radius"), utility, name=name)
         else:
             samples = privacy.get("samples")
+            if samples is not None and prior.samples is not None and samples != prior.samples:
+                raise reader.fail("privacy.samples", f"equal the number of records behind the data "
+                                  f"({prior.samples}) or be omitted", samples)
             problem = DesignProblem.from_delta(prior, epsilon, reader.number(privacy, "privacy", "delta"), utility,
                                                samples=samples, name=name)
     except (ValueError, TypeError) as exc:

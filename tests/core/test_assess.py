@@ -95,7 +95,7 @@ def test_cli_table_from_samples_file_with_labels(cli, tmp_path):
         (["--counts", "4,3,2,1", "--delta", "0"], "delta must lie in (0, 1]"),
         (["--counts", "4,3,2,1", "--delta", "nan"], "delta must be finite"),
         (["--counts=-4,3,2,1"], "counts must be non-negative integers"),
-        (["--data", "nope.csv", "--column", "x"], "data must be an existing CSV or Parquet file"),
+        (["--data", "nope.csv", "--column", "x"], "must be an existing CSV or Parquet file"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(cli, example1_csv, extra, message):
@@ -121,6 +121,6 @@ def test_cli_unknown_label_in_samples(cli, tmp_path, example1_csv):
     data = tmp_path / "d.csv"
     data.write_text("x\n0\n1\n9\n")
     result = cli("assess", "--matrix", str(example1_csv), "--data", str(data), "--column", "x")
-    assert result.returncode == 2 and "samples must only contain labels from" in result.stderr
+    assert result.returncode == 2 and "data must only hold the mechanism's input labels" in result.stderr
     result = cli("assess", "--matrix", str(example1_csv), "--data", str(data), "--column", "nope")
-    assert result.returncode == 2 and "column must name a column" in result.stderr
+    assert result.returncode == 2 and "column must be one of the input" in result.stderr

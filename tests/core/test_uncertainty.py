@@ -61,7 +61,9 @@ def test_extreme_points_are_the_vertices():
 def test_radius_zero_and_two():
     p = np.array([0.5, 0.3, 0.2])
     c = np.array([[0.3, 0.9, 0.6], [0.1, 0.2, 0.7]]).T
-    assert np.allclose(L1Ball(p, 0.0).min_linear(c), p @ c, atol=0, rtol=1e-15)
+    # exact up to the rounding toward privacy (down by (N + 10) units of roundoff)
+    g, exact = L1Ball(p, 0.0).min_linear(c), p @ c
+    assert np.all(g <= exact) and np.allclose(g, exact, atol=0, rtol=4e-15)
     assert np.allclose(L1Ball(p, 2.0).min_linear(c), c.min(axis=0), atol=1e-16)
 
 
@@ -82,3 +84,35 @@ def test_columns_validated():
         ball.min_linear([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="columns must be finite and non-negative"):
         ball.min_linear([1.0, -1.0])
+
+
+# --- issue 13, defect 11: extreme columns (entries near 1e-300, nearly emptied coordinates) -------------------
+
+def _exact_min_linear(p, c, radius):
+    """The greedy in exact rational arithmetic (the oracle)."""
+    from fractions import Fraction
+
+    p, c = [Fraction(x) for x in p], [Fraction(x) for x in c]
+    budget, moved, q = Fraction(radius) / 2, Fraction(0), list(p)
+    for i in sorted(range(len(c)), key=lambda i: -c[i]):
+        take = min(budget - moved, q[i])
+        q[i] -= take
+        moved += take
+    q[min(range(len(c)), key=lambda i: c[i])] += moved
+    return sum(qi * ci for qi, ci in zip(q, c, strict=True))
+
+
+@given(st.floats(0.05, 0.5), st.floats(0.1, 1.0), st.floats(0.1, 1.0), st.integers(0, 6),
+       st.sampled_from([1.0, 1e-300, 1e-290]))
+def test_min_linear_never_overstates_on_extreme_columns(p0, top, tiny, ulps, scale):
+    """A coordinate emptied up to a few ulps of mass, beside an entry near 1e-300: plain cumulative sums
+    cancel there and once understated the capacity by 0.7 nats. Now g is rounded down, tightly."""
+    p = np.array([p0, 1.0 - p0])
+    c = np.array([top, 1e-300 * tiny]) * scale
+    radius = 2 * p0
+    for _ in range(ulps + 1):
+        radius = float(np.nextafter(radius, 0.0))
+    exact = float(_exact_min_linear(p, c, radius))
+    g = float(L1Ball(p, radius).min_linear(c)[0])
+    assert g <= exact
+    assert exact - g <= 1e-12 * exact + 1e-322  # tight, up to a few subnormal ulps when g < 2.2e-308

@@ -60,8 +60,8 @@ def rr_file(tmp_path) -> Path:
 def pml_file(tmp_path) -> Path:
     mech = high_privacy(T1_PRIOR, T1_EPSILON, ["w", "x", "y", "z"])
     return write_mechanism_file(tmp_path / "pml.json", mech,
-                                guarantee={"notion": "pml", "epsilon": T1_EPSILON, "delta": 1e-3, "radius": 0.0,
-                                           "prior": T1_PRIOR, "samples": 1000},
+                                guarantee={"notion": "pml", "epsilon": T1_EPSILON, "delta": None, "radius": 0.0,
+                                           "prior": T1_PRIOR, "samples": None},
                                 provenance={"problem": "T1"})
 
 
@@ -100,8 +100,8 @@ def test_pml_high_privacy_file_verifies_at_exact_epsilon(pml_file):
     assert result.holds and result.notion == "pml"
     assert result.achieved <= T1_EPSILON + PRIVACY_SLACK
     assert abs(result.achieved - T1_EPSILON) <= EXACT  # every outcome has PML exactly ε (§3.4)
-    assert loaded.guarantee == {"notion": "pml", "epsilon": T1_EPSILON, "delta": 1e-3, "radius": 0.0,
-                                "prior": T1_PRIOR, "samples": 1000}
+    assert loaded.guarantee == {"notion": "pml", "epsilon": T1_EPSILON, "delta": None, "radius": 0.0,
+                                "prior": T1_PRIOR, "samples": None}
     assert loaded.provenance["problem"] == "T1" and loaded.provenance["numpy"] == np.__version__
     assert loaded.sha256 == json.loads(pml_file.read_text())["sha256"]
 

@@ -16,7 +16,6 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.prior import Prior
-from mechdesign.randomness import record_rng
 
 __all__ = [
     "binary_decision",
@@ -70,8 +69,12 @@ def _binary_values(name: str, values: Any) -> np.ndarray:
 
 
 def laplace_privatize(values: Any, scale: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
-    r"""Release Y = X + L, L ~ Laplace(0, ``scale``), for every entry of ``values`` ∈ {−1, +1} ([E] eq. 47).
+    r"""Release Y = snap(X + L), L ~ Laplace(0, ``scale``), for every entry of ``values`` ∈ {−1, +1} ([E] eq. 47).
 
+    The released values lie on the grid of :func:`mechdesign.noise.grid.laplace_grid` and are drawn exactly
+    (integer inverse CDF): raw floating-point noise would leak x through its low-order bits (Mironov 2012).
+    Snapping is post-processing, so eq. 49 still bounds the ideal grid mechanism; the guarantee of the
+    *sampled* grid is :func:`mechdesign.noise.grid.grid_epsilon` (reported by the calibrators).
     ``scale = 0`` releases the data unchanged (valid when the PML budget exceeds log 1/p_min, eq. 49).
     ``rng=None`` (default) draws from the secure AES-CTR generator (:func:`mechdesign.randomness.record_rng`);
     an integer seed gives a reproducible, research-only stream.
@@ -79,22 +82,29 @@ def laplace_privatize(values: Any, scale: float, rng: np.random.Generator | int 
     >>> laplace_privatize([1, -1, 1], 0.5, rng=1).shape
     (3,)
     """
+    from mechdesign.noise.grid import laplace_grid
+
     x = _binary_values("values", values)
     b = v.nonnegative("scale", scale)
     if b == 0.0:
         return x
-    return x + record_rng(rng).laplace(0.0, b, size=x.shape)
+    return laplace_grid(b).sample(x > 0, rng).reshape(x.shape)
 
 
 def gaussian_privatize(values: Any, sigma: float, rng: np.random.Generator | int | None = None) -> np.ndarray:
-    r"""Release Y = X + G with G ~ N(0, ``sigma``²) for every entry of ``values`` ∈ {−1, +1} ([E] eq. 52).
+    r"""Release Y = snap(X + G) with G ~ N(0, ``sigma``²) for every entry of ``values`` ∈ {−1, +1} ([E] eq. 52).
+
+    On the grid of :func:`mechdesign.noise.grid.gaussian_grid`, sampled exactly (see :func:`laplace_privatize`);
+    the calibrators report δ₁ of the sampled grid when it exceeds the paper's value.
 
     >>> gaussian_privatize(np.ones(4), 2.0, rng=1).shape
     (4,)
     """
+    from mechdesign.noise.grid import gaussian_grid
+
     x = _binary_values("values", values)
     s = v.positive("sigma", sigma)
-    return x + record_rng(rng).normal(0.0, s, size=x.shape)
+    return gaussian_grid(s).sample(x > 0, rng).reshape(x.shape)
 
 
 def binary_decision(released: Any) -> np.ndarray:

@@ -40,7 +40,11 @@ __all__ = [
     "pldp_delta",
     "pldp_epsilon",
     "pldp_sigma",
+    "released_delta1",
 ]
+
+
+MAX_SIGMA = 1e8  # largest σ reported or calibrated (gaussian_sigma brackets up to the same bound)
 
 
 def epsilon_star(epsilon: float, radius: float) -> float:
@@ -184,7 +188,8 @@ class GaussianGuarantee:
     epsilon_star : float
         ε* of eq. 64.
     delta1 : float
-        The certified δ₁ of eq. 59 (upper end of the bracket).
+        The certified δ₁ (upper end of the bracket): the larger of eq. 59–62 and the sampled grid's
+        (:func:`released_delta1`).
     delta_estimate : float
         δ₂, the failure probability of the estimate.
     delta_star : float
@@ -216,6 +221,19 @@ def _checked_radius(samples: int, p_hat_min: float, delta_estimate: float) -> tu
         raise v.fail("samples", f"make the radius β*(δ₂) = {r:.6g} smaller than 2·p_hat_min = {2 * p:.6g} "
                      "(Theorem 4 behind eq. 64)", samples)
     return p, d2, r
+
+
+def released_delta1(epsilon: float, sigma: float, p_hat_min: float, radius: float) -> float:
+    """δ₁ of what :func:`~mechdesign.noise.additive.base.gaussian_privatize` really releases: the larger of
+    the certified δ₁ of eq. 59–62 and the violation probability of the sampled grid over the ball
+    (:func:`mechdesign.noise.grid.grid_violation_probability`, P(X=+1) ∈ [p̂_min − β/2, p̂_min + β/2];
+    the grid is symmetric, so the other orientation gives the same)."""
+    from mechdesign.noise.grid import gaussian_grid, grid_violation_probability
+
+    continuous = gaussian_delta1(epsilon, sigma, p_hat_min, radius).value
+    grid = grid_violation_probability(gaussian_grid(sigma), epsilon, max(p_hat_min - radius / 2, 0.0),
+                                      min(p_hat_min + radius / 2, 1.0))
+    return max(continuous, grid)
 
 
 def gaussian_guarantee(sigma: float, epsilon: float, samples: int, p_hat_min: float,
@@ -263,9 +281,11 @@ def gaussian_guarantee(sigma: float, epsilon: float, samples: int, p_hat_min: fl
     True
     """
     s = v.positive("sigma", sigma)
+    if s > MAX_SIGMA:  # decided up front: the δ₁ search underflows (1/σ² = 0) far beyond this range
+        raise v.fail("sigma", f"be at most {MAX_SIGMA:g} (the range of the δ₁ computation)", sigma)
     eps = v.epsilon(epsilon)
     p, d2, r = _checked_radius(samples, p_hat_min, delta_estimate)
-    d1 = gaussian_delta1(eps, s, p, r).value
+    d1 = released_delta1(eps, s, p, r)
     return GaussianGuarantee(sigma=s, epsilon=eps, epsilon_star=epsilon_star(eps, r), delta1=d1,
                              delta_estimate=d2, delta_star=delta_star(d1, d2), radius=r,
                              samples=int(samples), p_hat_min=p)
@@ -438,7 +458,7 @@ def gaussian_sigma(epsilon: float, delta: float, samples: int, p_hat_min: float,
                                  p_hat_min=p)
 
     def ok(sig: float) -> bool:
-        return gaussian_delta1(eps, sig, p, r).value <= budget
+        return released_delta1(eps, sig, p, r) <= budget
 
     sigma = 1.0  # δ₁ can be non-monotone: take the smallest passing power of two below 1 first, if any
     while sigma > 1e-6 and ok(0.5 * sigma):

@@ -37,6 +37,7 @@ __all__ = [
     "laplace_scale",
     "laplace_scale_estimated",
     "laplace_scale_from_counts",
+    "released_epsilon",
 ]
 
 
@@ -203,11 +204,10 @@ class LaplaceCalibration:
     scale : float
         Laplace scale b (0 means no noise is needed).
     epsilon : float
-        ε(b, δ) recomputed from ``scale`` with eq. 50 (≤ the target).
-    target_epsilon : float
-        The requested budget.
-    delta : float
-        The failure probability of the estimate (eq. 45).
+        ε(b, δ) recomputed from ``scale``: the larger of eq. 50 and the PML of the sampled grid that
+        :func:`~mechdesign.noise.additive.base.laplace_privatize` releases (≤ the target).
+    target_epsilon, delta : float
+        The requested budget; ``delta`` is the failure probability of the estimate (eq. 45).
     radius : float
         β*(δ) (0 when the prior is known).
     p_min_effective : float
@@ -225,12 +225,27 @@ class LaplaceCalibration:
     ldp_scale: float
 
 
+def released_epsilon(scale: float, p_min: float) -> float:
+    """ε of what :func:`~mechdesign.noise.additive.base.laplace_privatize` really releases: the larger of
+    eq. 49 and the PML of the sampled grid (:func:`mechdesign.noise.grid.grid_epsilon`), rounded up."""
+    from mechdesign.noise.grid import grid_epsilon, laplace_grid
+
+    if scale == 0.0:
+        return _epsilon_of(scale, p_min)
+    return max(_epsilon_of(scale, p_min), grid_epsilon(laplace_grid(scale), p_min))
+
+
 def _calibrate(target: float, p: float) -> float:
     if math.exp(-target) <= p:
         return 0.0
     # 2/b = log(1 − p) − log(e^{−E} − p) = −log1p(expm1(−E)/(1 − p)): no cancellation for small E.
-    scale = 2.0 / -math.log1p(math.expm1(-target) / (1.0 - p))
-    return conservative_search(lambda b: _epsilon_of(b, p) <= target, scale)  # round toward privacy (eq. 49)
+    # Large E: expm1(−E) rounds to −1 and log1p(−1) fails; there the plain logs do not cancel.
+    ratio = math.expm1(-target) / (1.0 - p)
+    scale = 2.0 / (-math.log1p(ratio) if ratio > -0.5 else math.log1p(-p) - math.log(math.exp(-target) - p))
+    scale = conservative_search(lambda b: _epsilon_of(b, p) <= target, scale)  # round toward privacy (eq. 49)
+    # The released grid mechanism (quantised to 2^-64) can exceed eq. 49 by ~1e-11 relative: widen until
+    # the sampled grid meets the target too (eq. 49 keeps holding: it decreases in b).
+    return conservative_search(lambda b: released_epsilon(b, p) <= target, scale, first_step=1e-12 * scale)
 
 
 def laplace_scale(epsilon: float, p_min: float) -> float:
@@ -265,7 +280,7 @@ def laplace_scale(epsilon: float, p_min: float) -> float:
 
     Examples
     --------
-    >>> laplace_scale(1.0, 0.0) == 2.0          # p_min = 0: the LDP scale 2/ε
+    >>> abs(laplace_scale(1.0, 0.0) - 2.0) < 1e-9   # p_min = 0: the LDP scale 2/ε (widened for the grid)
     True
     """
     target = v.positive("epsilon", epsilon)
@@ -318,7 +333,7 @@ def laplace_scale_estimated(epsilon: float, delta: float, samples: int,
     d = v.delta(delta)
     p_eff, radius = _effective_p_min(p_hat_min, samples, d)
     scale = _calibrate(target, p_eff)
-    achieved = _epsilon_of(scale, p_eff)
+    achieved = released_epsilon(scale, p_eff)
     return LaplaceCalibration(scale=scale, epsilon=achieved, target_epsilon=target, delta=d, radius=radius,
                               p_min_effective=p_eff, ldp_scale=_calibrate(target, 0.0))
 

@@ -45,6 +45,7 @@ from scipy import optimize, special
 
 from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
+from mechdesign.noise.grid import COUNT_NOISE_TV
 from mechdesign.noise.sparse import METHODS
 from mechdesign.noise.sparse.analytic_gaussian import delta_gaussian_raw, gaussian_mu
 
@@ -58,6 +59,8 @@ __all__ = [
     "sparse_delta",
     "sparse_threshold",
 ]
+
+MAX_K = 10_000_000  # the exact analyses sum over 1..k in arrays: decided before allocating (8 bytes × k)
 
 
 _log_phi = special.log_ndtr
@@ -506,22 +509,34 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
 
     Examples
     --------
+    δ includes a reserve (1 + e^ε)(2k + 1)·TV for the exactly sampled grid noise of
+    :mod:`mechdesign.noise.sparse.release` (3 counts more than [S]'s 7692 here):
+
     >>> round(calibrate_sparse("csh-add", 50000, 0.35, 1e-5).threshold, 1)
-    7692.0
+    7695.0
     """
-    floor = sigma_min(method, k, epsilon, delta)
+    # Reserve the distance of the exactly sampled grid noise from the ideal snapped Gaussian (coupling over
+    # the ≤ 2k + 1 draws that differ between neighbours, see mechdesign.noise.sparse.release).
+    k = v.positive_int("k", k)
+    if k > MAX_K:
+        raise v.fail("k", f"be at most {MAX_K:.0e} (larger sparsity bounds are not supported)", k)
+    reserve = (1.0 + math.exp(v.epsilon(epsilon))) * (2 * k + 1) * COUNT_NOISE_TV
+    if not reserve < v.delta(delta) / 2:
+        raise v.fail("delta", f"exceed twice the grid-sampling reserve {reserve:.3g} for k={k}", delta)
+    target = delta - reserve
+    floor = sigma_min(method, k, epsilon, target)
     if sigma is not None:
         chosen = v.positive("sigma", sigma)
     elif method in ("gshm-add", "csh-add", "csh-add-quad"):
         def cost(log_sigma: float) -> float:
-            return sparse_threshold(method, math.exp(log_sigma), k, epsilon, delta)
+            return sparse_threshold(method, math.exp(log_sigma), k, epsilon, target)
 
         best = optimize.minimize_scalar(cost, bounds=(math.log(floor * (1 + 1e-9)), math.log(floor * 4.0)),
                                         method="bounded", options={"xatol": 1e-10})
         chosen = math.exp(best.x)
     else:
         chosen = floor
-    tau = sparse_threshold(method, chosen, k, epsilon, delta)
+    tau = sparse_threshold(method, chosen, k, epsilon, target)
     total = chosen * math.sqrt(1 + 1 / math.sqrt(k)) if method.startswith("csh") else chosen
     return SparseCalibration(method, int(k), float(epsilon), float(delta), floor, chosen, tau, total,
-                             sparse_delta(method, chosen, tau, k, epsilon))
+                             sparse_delta(method, chosen, tau, k, epsilon) + reserve)

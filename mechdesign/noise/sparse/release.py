@@ -8,8 +8,21 @@ function of :mod:`mechdesign.noise.sparse.accounting`; for continuous noise ">" 
 
 Privacy holds only with parameters from :func:`mechdesign.noise.sparse.accounting.sparse_threshold` (or
 :func:`~mechdesign.noise.sparse.accounting.calibrate_sparse`) for the same method, k, ε and δ. The default
-``rng=None`` draws from the secure AES-CTR generator (seeds are for research only); the noise is
-floating-point Gaussian (see :mod:`mechdesign.noise.sparse.discrete` for exact integer noise).
+``rng=None`` draws from the secure AES-CTR generator (seeds are for research only).
+
+**No raw floating-point noise** (Mironov 2012): each Gaussian draw is the snapped value on a grid that
+contains the integers (step 1/n or an integer, about σ/16), sampled exactly by integer inverse CDF
+(:func:`mechdesign.noise.grid.count_noise`), and a key is released iff ``y − step/2 > 1 + τ``.
+
+* GSHM: ``y = x + snap(Z)`` equals ``snap(x + Z)``, and ``snap(y) − step/2 > 1 + τ`` implies ``x + Z > 1 + τ``,
+  so the release is post-processing of the continuous Algorithm 1: its accounting holds for the ideal grid
+  release, and for the sampled one with δ + (1 + e^ε)(2k + 1)·TV (coupling over the draws that differ
+  between neighbours; TV = :data:`~mechdesign.noise.grid.COUNT_NOISE_TV` ≈ 1.7e-13), which
+  :func:`~mechdesign.noise.sparse.accounting.calibrate_sparse` reserves.
+* CSH: ``x + snap(Z_i) + snap(Z')`` is *not* a post-processing of the continuous Algorithm 2 (two snapped
+  terms); the released values carry no floating-point leak, but [S]'s accounting is proved for continuous
+  noise only. For a proven guarantee with exact noise use
+  :func:`mechdesign.noise.sparse.discrete.release_discrete_csh` (its own accounting).
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.noise.grid import count_noise, on_grid
 from mechdesign.randomness import record_rng
 
 __all__ = ["release_csh", "release_gshm", "release_topk", "topk_preprocess"]
@@ -44,8 +58,8 @@ def _support(counts: Mapping[Hashable, Any] | Any) -> tuple[list[Hashable], np.n
     return [key for key, ok in zip(keys, keep, strict=True) if ok], values[keep]
 
 
-def _emit(keys: list[Hashable], noisy: np.ndarray, tau: float) -> dict[Hashable, float]:
-    released = noisy > 1.0 + tau
+def _emit(keys: list[Hashable], noisy: np.ndarray, tau: float, step: float) -> dict[Hashable, float]:
+    released = noisy - step / 2 > 1.0 + tau  # the whole grid cell above the threshold (see module docstring)
     return {key: float(value) for key, value, ok in zip(keys, noisy, released, strict=True) if ok}
 
 
@@ -59,8 +73,9 @@ def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
     sig = v.positive("sigma", sigma)
     tau_ = v.nonnegative("tau", tau)
     keys, values = _support(counts)
-    generator = record_rng(rng)
-    return _emit(keys, values + generator.normal(0.0, sig, values.size), tau_)
+    noise = count_noise(sig)
+    noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, record_rng(rng)), noise.step)])
+    return _emit(keys, noisy, tau_, noise.step)
 
 
 def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int,
@@ -76,8 +91,11 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
     if values.size > k_:
         raise v.fail("counts", f"have at most k={k_} non-zero entries (use release_topk)", values.size)
     generator = record_rng(rng)
-    shared = generator.normal(0.0, sig * k_**-0.25)
-    return _emit(keys, values + generator.normal(0.0, sig, values.size) + shared, tau_)
+    noise, shared_noise = count_noise(sig), count_noise(sig * k_**-0.25)
+    shared = np.full(values.size, shared_noise.sample_units(1, generator)[0])
+    noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, generator), noise.step),
+                                               (shared, shared_noise.step)])
+    return _emit(keys, noisy, tau_, max(noise.step, shared_noise.step))
 
 
 def topk_preprocess(counts: Mapping[Hashable, Any], k: int) -> dict[Hashable, int]:

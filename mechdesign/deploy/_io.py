@@ -1,0 +1,179 @@
+"""Record files (CSV and Parquet): one column streamed in chunks, for privatize, decode and assess.
+
+Rules every reader here keeps (each was a silent-loss bug once, issue 13):
+
+* **Every record counts.** A blank line in a CSV is a record whose cells are empty (never skipped);
+  a missing trailing field is an empty cell. Whether ``""`` is acceptable is the caller's rule
+  (a mechanism input label, or an error naming the records).
+* **Headers are kept exactly.** The header row is read as data (``header=None``), so duplicate names stay
+  duplicates (no ``race.1``) and an empty name stays empty (no ``Unnamed: 0``). A byte-order mark before
+  the first cell is dropped. A column name that occurs twice cannot be chosen (ambiguous).
+* **Parquet nulls are refused**, with their number, never counted as the label ``"nan"``.
+* **Memory is bounded by the chunk size**: CSV through pandas' chunked reader, Parquet through
+  ``ParquetFile.iter_batches`` re-cut to exactly ``chunk`` records.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+
+__all__ = ["column_index", "count_labels", "csv_header", "encode_labels", "file_kind", "iter_column",
+           "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings"]
+
+
+def file_kind(path: Path, name: str) -> str:
+    """``"csv"`` or ``"parquet"`` from the suffixes (``.csv``, ``.csv.gz``, …, ``.parquet``, ``.pq``)."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if ".parquet" in suffixes or ".pq" in suffixes:
+        return "parquet"
+    if ".csv" in suffixes:
+        return "csv"
+    raise v.fail(name, "end in .csv (optionally compressed, e.g. .csv.gz) or .parquet", str(path))
+
+
+def _existing(path: Path, name: str) -> Path:
+    if not path.is_file():
+        raise v.fail(name, "be an existing CSV or Parquet file", str(path))
+    return path
+
+
+def csv_header(path: Path) -> list[str]:
+    """The first row of a CSV file, exactly as written (BOM dropped)."""
+    import pandas as pd
+
+    try:
+        first = pd.read_csv(_existing(path, "input"), header=None, nrows=1, dtype=str, keep_default_na=False,
+                            na_filter=False, skip_blank_lines=False, encoding="utf-8-sig")
+    except pd.errors.EmptyDataError:
+        raise v.fail("input", "hold a CSV header and at least one record", str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason} at byte {exc.start})") from None
+    return [str(x) for x in first.iloc[0].tolist()]
+
+
+def column_index(header: Sequence[str], column: str) -> int:
+    """Position of ``column`` in ``header``; refuses a missing or a duplicated name."""
+    hits = [i for i, name in enumerate(header) if name == column]
+    if not hits:
+        raise v.fail("column", f"be one of the input's columns {list(header)[:10]}", column)
+    if len(hits) > 1:
+        raise v.fail("column", f"name exactly one column (it names columns {hits})", column)
+    return hits[0]
+
+
+def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None) -> Iterator[Any]:
+    """DataFrames of exactly ``chunk`` records (the last may be shorter), all cells as text,
+    columns labelled by position; the header row is skipped (read it with :func:`csv_header`)."""
+    import pandas as pd
+
+    width = len(csv_header(path))
+    reader = pd.read_csv(path, header=None, skiprows=1, names=list(range(width)), usecols=usecols, dtype=str,
+                         keep_default_na=False, na_filter=False, skip_blank_lines=False, chunksize=chunk,
+                         encoding="utf-8-sig")
+    with reader:
+        try:
+            yield from reader
+        except pd.errors.ParserError as exc:
+            raise v.fail("input", f"have at most {width} fields per record (the header's count)",
+                         f"{path} ({str(exc).strip().splitlines()[-1][:80]})") from None
+        except UnicodeDecodeError as exc:
+            raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason})") from None
+
+
+def parquet_file(path: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(_existing(path, "input"))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise v.fail("input", "be a readable Parquet file", f"{path} ({str(exc)[:80]})") from None
+
+
+def iter_parquet_tables(parquet: Any, chunk: int, columns: Sequence[str] | None = None) -> Iterator[Any]:
+    """Tables of exactly ``chunk`` records (the last may be shorter): ``iter_batches`` cuts at row-group
+    boundaries, so batches are re-cut (output then never depends on the file's row groups)."""
+    import pyarrow as pa
+
+    pending: list[Any] = []
+    held = 0
+    for batch in parquet.iter_batches(batch_size=chunk, columns=columns):
+        pending.append(batch)
+        held += batch.num_rows
+        while held >= chunk:
+            table = pa.Table.from_batches(pending)
+            yield table.slice(0, chunk).combine_chunks()
+            rest = table.slice(chunk)
+            pending, held = rest.to_batches(), rest.num_rows
+    if held:
+        yield pa.Table.from_batches(pending).combine_chunks()
+
+
+def parquet_strings(array: Any, column: str, start: int) -> np.ndarray:
+    """A Parquet column chunk as an object array of strings; nulls are refused with their count."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if array.null_count:
+        first = start + int(pc.index(pc.is_null(array), True).as_py())
+        raise v.fail("column", f"hold no nulls (found {array.null_count} in this chunk, the first at record "
+                     f"{first}); fill or drop them explicitly", column)
+    return pc.cast(array, pa.string()).to_numpy(zero_copy_only=False)
+
+
+def iter_column(source: str | os.PathLike[str], column: str, chunk: int) -> Iterator[np.ndarray]:
+    """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory)."""
+    path = Path(source)
+    chunk = v.positive_int("chunk_size", chunk)
+    if file_kind(path, "input") == "csv":
+        position = column_index(csv_header(path), column)
+        for frame in iter_csv_frames(path, chunk, usecols=[position]):
+            yield frame[position].to_numpy(dtype=object)
+        return
+    parquet = parquet_file(path)
+    column_index(parquet.schema_arrow.names, column)
+    start = 0
+    for table in iter_parquet_tables(parquet, chunk, columns=[column]):
+        yield parquet_strings(table.column(0), column, start)
+        start += table.num_rows
+
+
+def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> np.ndarray:
+    """Input indices of ``values`` (matched as strings); unknown or missing values are an error."""
+    import pandas as pd
+
+    if isinstance(values, str) or np.ndim(values) == 0:
+        raise TypeError(f"{name} must be a one-dimensional array of labels, got {name}={v._show(values)}")
+    array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index, pd.Categorical)) else np.asarray(values)
+    if array.ndim != 1:
+        raise v.fail(name, "be one-dimensional", array.shape)
+    codes, uniques = pd.factorize(array, use_na_sentinel=True)
+    position = {label: i for i, label in enumerate(labels)}
+    lookup = np.array([position.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    index = lookup[codes]  # code −1 (missing) picks the trailing −1
+    bad = index < 0
+    if bad.any():
+        offending = pd.unique(np.asarray(array[bad], dtype=object))
+        shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if offending.size > 5 else "")
+        raise ValueError(f"{name} must only hold the mechanism's input labels {list(labels)[:8]}, got "
+                         f"{int(bad.sum())} other value(s): {shown}")
+    n = len(labels)
+    return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
+
+
+def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
+                 chunk: int = 1_000_000) -> np.ndarray:
+    """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error."""
+    counts = np.zeros(len(labels), dtype=np.int64)
+    for values in iter_column(source, column, chunk):
+        counts += np.bincount(encode_labels(values, labels, name), minlength=len(labels))
+    if counts.sum() == 0:
+        raise v.fail("input", "hold at least one record", str(source))
+    return counts

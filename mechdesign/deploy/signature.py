@@ -1,0 +1,86 @@
+"""Ed25519 signatures of mechanism files: authenticity, which the bare ``sha256`` cannot give.
+
+The ``sha256`` of a mechanism file has no key, so whoever edits the file recomputes it: it detects
+accidents, not attackers. A signature binds the file to the holder of a private key. The signed bytes are
+the file's *canonical content* (:func:`mechdesign.deploy.mechfile.canonical_bytes`: the JSON object
+without ``sha256`` and ``signature``, sorted keys, shortest float repr), the same bytes the hash covers,
+so layout changes do not matter and any change of content does. The signature is stored in the file as::
+
+    "signature": {"algorithm": "ed25519", "public_key": "<base64 raw 32 bytes>", "value": "<base64 64 bytes>"}
+
+The embedded public key only names the signer; trust comes from the key the *verifier* supplies
+(obtained out of band): :func:`check_signature` compares against that key, never the embedded one.
+Ed25519 (RFC 8032) is provided by the ``cryptography`` package (OpenSSL), not hand-written.
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = Path(tempfile.mkdtemp())
+>>> private, public = generate_key_pair(folder / "key.pem")
+>>> public.name
+'key.pem.pub'
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+from typing import Any
+
+from mechdesign.deploy.keys import ALGORITHM, load_private_key, raw_public_bytes
+
+__all__ = ["generate_key_pair", "sign_mechanism_file"]
+
+
+def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write a new Ed25519 private key to ``path`` (PEM, mode 0600) and its public key to ``path.pub``.
+
+    Refuses to overwrite an existing private key. Returns ``(private_path, public_path)``.
+    """
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from mechdesign._files import atomic_path
+
+    private_path = Path(path)
+    public_path = private_path.with_name(private_path.name + ".pub")
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    # O_EXCL with mode 0600 from the start: the secret is never readable by others, not even briefly.
+    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+    except BaseException:
+        private_path.unlink(missing_ok=True)
+        raise
+    with atomic_path(public_path) as tmp:
+        tmp.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                      serialization.PublicFormat.SubjectPublicKeyInfo))
+    return private_path, public_path
+
+
+def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
+    """Verify the file (hash, schema, guarantee), sign its canonical content, and rewrite it atomically.
+
+    The ``sha256`` is unchanged (it does not cover the signature); an existing signature is replaced.
+    """
+    from mechdesign.deploy.mechfile import _parse, _pretty, canonical_bytes, read_mechanism_file
+
+    target = Path(path)
+    private = load_private_key(key)
+    read_mechanism_file(target)  # never sign a file that would be refused
+    content = _parse(target)
+    content.pop("signature", None)
+    value = private.sign(canonical_bytes(content))
+    content["signature"] = {"algorithm": ALGORITHM,
+                            "public_key": base64.b64encode(raw_public_bytes(private.public_key())).decode("ascii"),
+                            "value": base64.b64encode(value).decode("ascii")}
+    from mechdesign._files import atomic_path
+
+    with atomic_path(target) as tmp:
+        tmp.write_text(_pretty(content), encoding="utf-8")
+    return target

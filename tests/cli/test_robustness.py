@@ -1,0 +1,199 @@
+"""Issue 13: one-line errors (exit 2) for operating-system failures and hostile inputs, quiet exits on a
+closed pipe and Ctrl-C, no temporary files left by SIGTERM/SIGKILL, files with the umask's mode."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mechdesign._files
+from mechdesign.cli import main
+from mechdesign.deploy.mechfile import write_mechanism_file
+from mechdesign.design.closed_form import randomized_response
+
+from conftest import PROBLEMS, ROOT
+
+
+@pytest.fixture
+def rr(tmp_path):
+    return write_mechanism_file(tmp_path / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 1.0})
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("mechdesign: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def _no_parts(folder: Path) -> bool:
+    return not [p for p in folder.iterdir() if p.name.endswith(".part")]
+
+
+# --- operating-system errors ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, text", [(errno.ENOSPC, "No space left on device"),
+                                        (errno.EROFS, "Read-only file system"),
+                                        (errno.EFBIG, "File too large")])
+def test_write_failures_are_one_line(tmp_path, monkeypatch, capsys, code, text):
+    def fail(*args, **kwargs):
+        raise OSError(code, os.strerror(code), str(tmp_path / "x"))
+
+    monkeypatch.setattr(mechdesign._files.os, "replace", fail)
+    assert main(["design", str(PROBLEMS / "example1-high-privacy.toml"), "--out", str(tmp_path)]) == 2
+    assert text in _one_line_error(capsys)
+    assert _no_parts(tmp_path) and not list(tmp_path.glob("*.json"))
+
+
+def test_out_below_a_regular_file(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for out in (blocker, blocker / "sub"):
+        assert main(["design", str(PROBLEMS / "example1-high-privacy.toml"), "--out", str(out)]) == 2
+        _one_line_error(capsys)
+    assert blocker.read_text() == "x"
+
+
+def test_file_size_limit_is_an_error_not_a_kill(rr, tmp_path):
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"race": ["a", "b"] * 20_000}).to_csv(source, index=False)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "mechdesign", "privatize", str(rr), str(source), "--column",
+                             "race", "--out", str(tmp_path / "out.csv"), "--seed", "1"], preexec_fn=limit,
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2 and "File too large" in result.stderr and result.stderr.count("\n") == 1
+    assert _no_parts(tmp_path) and not (tmp_path / "out.csv").exists()
+
+
+# --- hostile inputs ----------------------------------------------------------------------------------------------
+
+def test_huge_integer_and_deep_nesting_in_a_mechanism_file(rr, tmp_path, capsys):
+    content = json.loads(rr.read_text())
+    content["matrix"][0][0] = 10**400
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps(content))
+    assert main(["verify", str(huge)]) == 2
+    _one_line_error(capsys)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    assert main(["verify", str(deep)]) == 2
+    assert "nested too deeply" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["calibrate", "gaussian", "--epsilon", "1", "--sigma", "1e300", "--counts", "30,70"], "sigma must be at most"),
+    (["calibrate", "sparse", "--epsilon", "1", "--delta", "1e-5", "--k", str(10**12)], "k must be at most"),
+])
+def test_extreme_parameters_are_refused_before_computing(argv, text, capsys):
+    assert main(argv) == 2
+    assert text in _one_line_error(capsys)
+
+
+def test_runtime_warnings_do_not_reach_a_successful_run():
+    """A verb whose numerics warn (e.g. overflow in exp) but succeeds prints nothing on stderr. A subprocess:
+    pytest records warnings in-process, which would hide the printed lines this test is about."""
+    code = ("import warnings\n"
+            "import mechdesign.cli.verify as verb\n"
+            "def noisy(args):\n"
+            "    warnings.warn('overflow encountered in exp', RuntimeWarning, stacklevel=1)\n"
+            "    return 0\n"
+            "verb.run = noisy\n"
+            "from mechdesign.cli import main\n"
+            "raise SystemExit(main(['verify', 'x.json']))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0 and result.stderr == ""
+
+
+def test_ctrl_c_exits_130_without_traceback(monkeypatch, capsys):
+    import mechdesign.cli.verify as verb
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(verb, "run", interrupted)
+    assert main(["verify", "x.json"]) == 130
+    assert capsys.readouterr().err == "mechdesign: interrupted\n"
+
+
+def test_closed_stdout_pipe_exits_quietly(rr):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody will read: the first write raises BrokenPipeError (EPIPE)
+    process = subprocess.run([sys.executable, "-m", "mechdesign", "verify", str(rr), "--json"], stdout=writer,
+                             stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    os.close(writer)
+    assert process.returncode == 141 and process.stderr == ""
+
+
+def test_files_get_the_umask_mode(tmp_path):
+    previous = os.umask(0o027)
+    try:
+        path = write_mechanism_file(tmp_path / "m.json", randomized_response(2, 1.0),
+                                    guarantee={"notion": "ldp", "epsilon": 1.0})
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+# --- fault injection: a privatize process killed while it writes -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("big")
+    source = folder / "in.csv"
+    labels = np.random.default_rng(0).choice(["a", "b"], 1_500_000)
+    pd.DataFrame({"race": labels, "payload": "x" * 20}).to_csv(source, index=False)
+    mech = write_mechanism_file(folder / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 1.0})
+    return folder, source, mech
+
+
+def _start_and_signal(big, out_dir: Path, sig: int) -> subprocess.Popen:
+    _, source, mech = big
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "mechdesign", "privatize", str(mech), str(source),
+                                "--column", "race", "--out", str(out_dir / "out.csv"), "--seed", "1",
+                                "--chunk-size", "65536"], stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not any(p.name.endswith(".part") and p.stat().st_size > 0 for p in out_dir.iterdir()):
+        assert process.poll() is None and time.monotonic() < deadline, "privatize ended before it was killed"
+        time.sleep(0.01)
+    process.send_signal(sig)
+    process.wait(timeout=60)
+    return process
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_during_write_leaves_nothing(big, tmp_path, sig, code):
+    process = _start_and_signal(big, tmp_path, sig)
+    assert process.returncode == code and "Traceback" not in process.stderr.read()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigkill_during_write_is_cleaned_by_the_next_run(big, tmp_path, capsys):
+    process = _start_and_signal(big, tmp_path, signal.SIGKILL)
+    assert process.returncode == -signal.SIGKILL
+    assert not _no_parts(tmp_path)  # SIGKILL cannot be caught: the temporary file stays ...
+    _, _, mech = big
+    small = tmp_path.parent / "small.csv"
+    small.write_text("race\na\nb\n")
+    assert main(["privatize", str(mech), str(small), "--column", "race", "--out", str(tmp_path / "other.csv"),
+                 "--seed", "1"]) == 0
+    assert _no_parts(tmp_path) and [p.name for p in tmp_path.iterdir()] == ["other.csv"]  # ... until the next run
