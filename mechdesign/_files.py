@@ -78,7 +78,7 @@ def _alive(pid: int) -> bool:
 
 def remove_stale_parts(folder: str | os.PathLike[str]) -> list[Path]:
     """Remove this tool's temporary files in ``folder`` whose writing process has died; return them."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -104,8 +104,10 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def install_signal_cleanup() -> None:
-    """Make SIGTERM remove live temporary files (then exit 143); ignore SIGXFSZ so that a file-size
-    limit (``ulimit -f``) is an ``OSError`` (EFBIG) with a message instead of a silent kill.
+    """Make SIGTERM remove live temporary files (then exit 143) and a file-size limit an error.
+
+    SIGXFSZ is ignored so that a file-size limit (``ulimit -f``) is an ``OSError`` (EFBIG) with a message
+    instead of a silent kill.
 
     Only from the main thread, and only where the handlers are still the defaults.
     """

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mechdesign.cli._io import parse_number_list, print_json, read_column
+from mechdesign.cli._io import parse_number_list, print_json
 
 COMMAND = ("baseline",)
 HELP = "write an LDP baseline (k-RR, optimal ε-LDP for a prior) as a verifiable mechanism file"
@@ -79,10 +79,15 @@ def _prior(args: argparse.Namespace, needs_counts: bool) -> Any:
             raise ValueError(f"data must be given without --counts, got data={args.data!r}")
         if args.column is None:
             raise ValueError("column must be given with --data, got column=None")
-        return Prior.from_samples(read_column(args.data, args.column), labels=labels)
-    if args.counts is not None:
-        counts = parse_number_list("counts", args.counts)
+        from mechdesign.deploy._io import count_labels, count_values
+
+        if labels is None:  # streamed: counts only, memory bounded whatever the file size
+            labels, counts = count_values(args.data, args.column)
+        else:
+            counts = count_labels(args.data, args.column, labels, name="data")
         return Prior.from_counts(counts, labels=labels)
+    if args.counts is not None:
+        return Prior.from_counts(parse_number_list("counts", args.counts), labels=labels)
     if needs_counts:
         raise ValueError(f"counts must be given (or --data FILE --column COL) for kind {args.kind}, got counts=None")
     if labels is None or len(labels) < 2:

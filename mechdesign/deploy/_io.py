@@ -24,7 +24,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["column_index", "count_labels", "csv_header", "encode_labels", "file_kind", "iter_column",
+__all__ = ["column_index", "count_labels", "count_values", "csv_header", "encode_labels", "file_kind", "iter_column",
            "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings"]
 
 
@@ -177,3 +177,17 @@ def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[s
     if counts.sum() == 0:
         raise v.fail("input", "hold at least one record", str(source))
     return counts
+
+
+def count_values(source: str | os.PathLike[str], column: str, *,
+                 chunk: int = 1_000_000) -> tuple[list[str], np.ndarray]:
+    """The distinct values of ``column`` (sorted as strings) and their counts, streamed (bounded memory)."""
+    counts: dict[str, int] = {}
+    for values in iter_column(source, column, chunk):
+        uniques, found = np.unique(values.astype(str), return_counts=True)
+        for label, count in zip(uniques.tolist(), found.tolist(), strict=True):
+            counts[label] = counts.get(label, 0) + count
+    if not counts:
+        raise v.fail("input", "hold at least one record", str(source))
+    labels = sorted(counts)
+    return labels, np.array([counts[label] for label in labels], dtype=np.int64)

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import special
 
 from mechdesign import _validation as v
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = [
     "COUNT_NOISE_TV",
@@ -85,7 +85,7 @@ class GridNoise:
 
     def sample(self, plus: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Released values for inputs ``plus`` (True for x = +1), by exact integer inverse CDF."""
-        generator = make_rng(rng)
+        generator = record_rng(rng)
         u = generator.integers(0, 2**64 - 1, plus.size, dtype=np.uint64, endpoint=True)
         j = np.searchsorted(self._bounds, u, side="right")   # output index for x = −1
         side = self.values.size - 1
@@ -108,8 +108,11 @@ def _cells_gaussian(edges: np.ndarray, sigma: float) -> np.ndarray:
 
 
 def _differences(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Cell masses from CDF values at the inner edges: below 0 take CDF differences, above 0 survival
-    differences (each the accurate side), end cells take the tails."""
+    """Cell masses from CDF values at the inner edges.
+
+    Below 0 take CDF differences, above 0 survival differences (each the accurate side); end cells take the
+    tails.
+    """
     mass = np.where(lower[1:] <= 0.5, lower[1:] - lower[:-1], upper[:-1] - upper[1:])
     return np.concatenate([[lower[0]], np.maximum(mass, 0.0), [upper[-1]]])
 
@@ -168,7 +171,7 @@ def grid_epsilon(grid: GridNoise, p_min: float) -> float:
 
 
 def grid_violation_probability(grid: GridNoise, epsilon: float, q_low: float, q_high: float) -> float:
-    r"""sup over P(X=+1) = q ∈ [q_low, q_high] of P_q(ℓ(X→Y) > ε) for the sampled grid mechanism.
+    r"""Sup over P(X=+1) = q ∈ [q_low, q_high] of P_q(ℓ(X→Y) > ε) for the sampled grid mechanism.
 
     For output y with a = W[+,y], c = W[−,y]: ℓ_q(y) > ε ⇔ q < t_y = (a e^{−ε} − c)/(a − c) when a > c,
     ⇔ q > t_y = c(1 − e^{−ε})/(c − a) when a < c. Between consecutive thresholds the violating set is fixed

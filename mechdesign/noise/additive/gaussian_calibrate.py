@@ -224,10 +224,12 @@ def _checked_radius(samples: int, p_hat_min: float, delta_estimate: float) -> tu
 
 
 def released_delta1(epsilon: float, sigma: float, p_hat_min: float, radius: float) -> float:
-    """δ₁ of what :func:`~mechdesign.noise.additive.base.gaussian_privatize` really releases: the larger of
-    the certified δ₁ of eq. 59–62 and the violation probability of the sampled grid over the ball
+    """δ₁ of what :func:`~mechdesign.noise.additive.base.gaussian_privatize` really releases.
+
+    The larger of the certified δ₁ of eq. 59–62 and the violation probability of the sampled grid over the ball
     (:func:`mechdesign.noise.grid.grid_violation_probability`, P(X=+1) ∈ [p̂_min − β/2, p̂_min + β/2];
-    the grid is symmetric, so the other orientation gives the same)."""
+    the grid is symmetric, so the other orientation gives the same).
+    """
     from mechdesign.noise.grid import gaussian_grid, grid_violation_probability
 
     continuous = gaussian_delta1(epsilon, sigma, p_hat_min, radius).value

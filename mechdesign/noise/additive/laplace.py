@@ -226,8 +226,10 @@ class LaplaceCalibration:
 
 
 def released_epsilon(scale: float, p_min: float) -> float:
-    """ε of what :func:`~mechdesign.noise.additive.base.laplace_privatize` really releases: the larger of
-    eq. 49 and the PML of the sampled grid (:func:`mechdesign.noise.grid.grid_epsilon`), rounded up."""
+    """ε of what :func:`~mechdesign.noise.additive.base.laplace_privatize` really releases.
+
+    The larger of eq. 49 and the PML of the sampled grid (:func:`mechdesign.noise.grid.grid_epsilon`), rounded up.
+    """
     from mechdesign.noise.grid import grid_epsilon, laplace_grid
 
     if scale == 0.0:
