@@ -82,9 +82,9 @@ def _prior(args: argparse.Namespace, needs_counts: bool) -> Any:
         from mechdesign.deploy._io import count_labels, count_values
 
         if labels is None:  # streamed: counts only, memory bounded whatever the file size
-            labels, counts = count_values(args.data, args.column)
+            labels, counts = count_values(args.data, args.column, source_name="data")
         else:
-            counts = count_labels(args.data, args.column, labels, name="data")
+            counts = count_labels(args.data, args.column, labels, name="data", source_name="data")
         return Prior.from_counts(counts, labels=labels)
     if args.counts is not None:
         return Prior.from_counts(parse_number_list("counts", args.counts), labels=labels)

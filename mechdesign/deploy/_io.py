@@ -128,11 +128,15 @@ def parquet_strings(array: Any, column: str, start: int) -> np.ndarray:
     return pc.cast(array, pa.string()).to_numpy(zero_copy_only=False)
 
 
-def iter_column(source: str | os.PathLike[str], column: str, chunk: int) -> Iterator[np.ndarray]:
-    """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory)."""
-    path = Path(source)
+def iter_column(source: str | os.PathLike[str], column: str, chunk: int, *,
+                source_name: str = "input") -> Iterator[np.ndarray]:
+    """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory).
+
+    ``source_name`` is the argument named in errors about the file (``input``, ``data``, …).
+    """
+    path = _existing(Path(source), source_name)
     chunk = v.positive_int("chunk_size", chunk)
-    if file_kind(path, "input") == "csv":
+    if file_kind(path, source_name) == "csv":
         position = column_index(csv_header(path), column)
         for frame in iter_csv_frames(path, chunk, usecols=[position]):
             yield frame[position].to_numpy(dtype=object)
@@ -169,21 +173,21 @@ def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> n
 
 
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
-                 chunk: int = 1_000_000) -> np.ndarray:
+                 chunk: int = 1_000_000, source_name: str = "input") -> np.ndarray:
     """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error."""
     counts = np.zeros(len(labels), dtype=np.int64)
-    for values in iter_column(source, column, chunk):
+    for values in iter_column(source, column, chunk, source_name=source_name):
         counts += np.bincount(encode_labels(values, labels, name), minlength=len(labels))
     if counts.sum() == 0:
         raise v.fail("input", "hold at least one record", str(source))
     return counts
 
 
-def count_values(source: str | os.PathLike[str], column: str, *,
-                 chunk: int = 1_000_000) -> tuple[list[str], np.ndarray]:
+def count_values(source: str | os.PathLike[str], column: str, *, chunk: int = 1_000_000,
+                 source_name: str = "input") -> tuple[list[str], np.ndarray]:
     """The distinct values of ``column`` (sorted as strings) and their counts, streamed (bounded memory)."""
     counts: dict[str, int] = {}
-    for values in iter_column(source, column, chunk):
+    for values in iter_column(source, column, chunk, source_name=source_name):
         uniques, found = np.unique(values.astype(str), return_counts=True)
         for label, count in zip(uniques.tolist(), found.tolist(), strict=True):
             counts[label] = counts.get(label, 0) + count
