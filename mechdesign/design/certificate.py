@@ -38,6 +38,8 @@ class Certificate:
     ``achieved_epsilon`` is the exact capacity over the ball rounded toward privacy; ``holds`` is
     ``achieved_epsilon <= epsilon`` and stochasticity within 1e-12 with non-negative entries.
     ``gap = upper_bound − utility`` (``nan`` without a bound); ``mixing_weight`` is the repair applied.
+    For a utility with ``sense = "minimize"`` (the estimation criteria) ``upper_bound`` holds a proven
+    **lower** bound and ``gap = utility − bound``; the gap is ≥ 0 either way.
     """
 
     epsilon: float
@@ -52,6 +54,7 @@ class Certificate:
     relative_gap: float
     mixing_weight: float
     holds: bool
+    sense: str = "maximize"
 
     def check(self) -> Certificate:
         """Raise :class:`CertificateError` unless the certificate holds."""
@@ -121,8 +124,9 @@ def certify(matrix: Mechanism | Any, ball: L1Ball, epsilon: float, utility: Util
     min_entry = float(w.min())
     cap, achieved = _achieved(w, ball)
     value = utility.value(Mechanism.from_matrix(w), ball.center)
-    gap = upper_bound - value
+    sense = getattr(utility, "sense", "maximize")
+    gap = upper_bound - value if sense == "maximize" else value - upper_bound
     rel = gap / max(abs(upper_bound), 1e-300) if math.isfinite(upper_bound) else math.nan
     holds = bool(achieved <= epsilon and row_err <= 1e-12 and min_entry >= 0.0)
     return Certificate(epsilon, ball.radius, cap, achieved, row_err, min_entry, value, upper_bound, gap, rel,
-                       mixing_weight, holds)
+                       mixing_weight, holds, sense)

@@ -12,11 +12,19 @@ from mechdesign.design.problem import DesignProblem
 __all__ = ["Baseline", "DesignResult"]
 
 
+def _rank(mechanism: Mechanism) -> int:
+    import numpy as np
+
+    return int(np.linalg.matrix_rank(mechanism.matrix, tol=1e-10))
+
+
 @dataclass(frozen=True)
 class Baseline:
     """One baseline mechanism with its utility, its capacity over the ball and the ratio design / baseline.
 
-    ``parameter`` is ε₀ for the randomized responses and ε′ for the inner design.
+    ``parameter`` is ε₀ for the randomized responses and ε′ for the inner design. ``ratio`` is
+    design / baseline for maximised utilities and baseline / design for minimised ones (the estimation
+    errors), so a ratio above 1 always means the design is better.
     """
 
     name: str
@@ -38,6 +46,12 @@ class DesignResult:
 
     ``status`` is "optimal" when the gap to the upper bound is within ``gap_tolerance`` (relative to
     max(1, bound)), "feasible" otherwise (the mechanism is still certified; the gap is reported).
+
+    ``sense`` is "maximize" for the sub-convex utilities and "minimize" for the estimation criteria
+    (``estimation_mse``, ``estimation_logdet``); for the latter ``upper_bound`` holds a proven
+    **lower** bound and ``gap = utility − bound``. ``rank`` is the rank of the matrix (frequencies
+    are identifiable iff it equals N). ``oracles`` lists the LDP frequency oracles compared with an
+    estimation design (:mod:`mechdesign.design.ldp_oracles`).
     """
 
     problem: DesignProblem
@@ -53,6 +67,15 @@ class DesignResult:
     iterations: int
     timings: dict[str, float]
     baselines: tuple[Baseline, ...] = field(default=())
+    sense: str = "maximize"
+    rank: int | None = None
+    oracles: tuple[Any, ...] = field(default=())
+
+    @property
+    def identifiable(self) -> bool:
+        """True when the mechanism has rank N: every input frequency can be decoded."""
+        rank = self.rank if self.rank is not None else _rank(self.mechanism)
+        return rank == self.problem.size
 
     @property
     def outputs(self) -> int:
