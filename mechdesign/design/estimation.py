@@ -28,10 +28,11 @@ with ∇f·θ = −f(θ) (A) or −N (D). λ is the dual of the restricted linea
 every candidate column (it is concave in v, so the vertices give its minimum over the polytope).
 The bound is recomputed in NumPy at the final θ; the solver's own residuals never enter it.
 
-**Reduction.** Carathéodory steps along null vectors of the linear map θ ↦ (J(θ), Σθ_k v_k) keep J and
-the row sums exactly and end at a basic θ with at most N(N+1)/2 outputs (the row sums are implied:
-J P̂ = Σθ_k v_k). The matrix is then certified and, if needed, repaired like every design
-(:mod:`mechdesign.design.certificate`).
+**Reduction.** A basic solution of {θ′ ≥ 0 : J(θ′) = J(θ), Σθ′_k v_k = Σθ_k v_k} (Carathéodory, by a
+simplex method) keeps J and the row sums and has at most N(N+1)/2 outputs (the row sums are implied:
+J P̂ = Σθ_k v_k); the master is then solved once more over those columns to polish the weights, and
+the bound recomputed there (it holds from any point). The matrix is then certified and, if needed,
+repaired like every design (:mod:`mechdesign.design.certificate`).
 
 The start is k-RR calibrated to the ball (full rank, feasible), whose columns join the candidates.
 """
@@ -63,7 +64,7 @@ _CHUNK = 50_000
 _MAX_ITERATIONS = 200
 _START_PER_INPUT, _ADD_PER_ITERATION = 8, 8  # columns per input in the first master / added per iteration
 _CACHE_ENTRIES = 20_000_000  # candidate lift vectors kept in memory up to this many N×K entries (160 MB)
-_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": 500}
+_CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
 
 
 def _objective(criterion: str, j: np.ndarray) -> float:
@@ -273,7 +274,12 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     # Interior-point noise: weights below 1e-10 of the largest are dropped (rows are renormalized and the
     # matrix re-certified, so this can only move the value, which the certified gap then reports).
     theta = np.where(theta > 1e-10 * theta.max(), theta, 0.0)
-    theta = caratheodory_reduce(theta, columns) if reduce else theta
+    if reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
+        theta = caratheodory_reduce(theta, columns)
+        columns = columns[:, theta > 0]
+        theta = _master(criterion, columns)
+        # The bound holds from any θ ≥ 0 with J invertible; the polished point often certifies more tightly.
+        bound = max(bound, lower_bound(criterion, theta, columns, pool, start_columns)[0])
     used = theta > 0
     matrix, alpha = repair(columns[:, used] * theta[used], problem.ball, problem.epsilon)
     mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
@@ -283,8 +289,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     status = "optimal" if relative <= gap_tolerance else "feasible"
     result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
                           certificate, "CLARABEL", "column_generation" if cv.count > 3000 else "enumeration",
-                          cv.count + n, iterations, timings, sense="minimize",
-                          rank=int(np.linalg.matrix_rank(matrix, tol=1e-10)))
+                          cv.count + n, iterations, timings, sense="minimize")
     if baselines:
         base_start = time.perf_counter()
         design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,

@@ -50,7 +50,7 @@ class DesignResult:
     ``sense`` is "maximize" for the sub-convex utilities and "minimize" for the estimation criteria
     (``estimation_mse``, ``estimation_logdet``); for the latter ``upper_bound`` holds a proven
     **lower** bound and ``gap = utility − bound``. ``rank`` is the rank of the matrix (frequencies
-    are identifiable iff it equals N). ``oracles`` lists the LDP frequency oracles compared with an
+    are identifiable iff it equals N; a property). ``oracles`` lists the LDP frequency oracles compared with an
     estimation design (:mod:`mechdesign.design.ldp_oracles`).
     """
 
@@ -68,14 +68,17 @@ class DesignResult:
     timings: dict[str, float]
     baselines: tuple[Baseline, ...] = field(default=())
     sense: str = "maximize"
-    rank: int | None = None
     oracles: tuple[Any, ...] = field(default=())
+
+    @property
+    def rank(self) -> int:
+        """Rank of the matrix (singular values above 1e-10); the frequencies are identifiable iff it is N."""
+        return _rank(self.mechanism)
 
     @property
     def identifiable(self) -> bool:
         """True when the mechanism has rank N: every input frequency can be decoded."""
-        rank = self.rank if self.rank is not None else _rank(self.mechanism)
-        return rank == self.problem.size
+        return self.rank == self.problem.size
 
     @property
     def outputs(self) -> int:
