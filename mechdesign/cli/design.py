@@ -116,10 +116,13 @@ def run(args: argparse.Namespace) -> int:
     ratio = "design / baseline" if result.sense == "maximize" else "baseline / design"
     print(f"baselines, each certified over the same ball:  {'utility':<12} {ratio}")
     for b in result.baselines:
-        print(f"  {_LABELS[b.name]:<44} {b.utility:<12.6g} {b.ratio:.3f}")
+        label = _LABELS[b.name] if b.name != "optimal_ldp" or result.sense == "maximize" else (
+            "A-optimal ε-LDP (the design at β = 2)")
+        print(f"  {label:<44} {b.utility:<12.6g} {b.ratio:.3f}")
     if result.oracles:
-        print(f"LDP frequency oracles at ε = {problem.epsilon:.6g} (n × total MSE):  {'mse':<12} oracle / design")
+        print(f"LDP frequency oracles at ε = {problem.epsilon:.6g} (n × total MSE):{'':<18} {'mse':<12} "
+              "oracle / design")
         for o in result.oracles:
-            print(f"  {o.description:<60} {o.mse:<12.6g} {o.ratio:.3f}")
+            print(f"  {o.description:<64} {o.mse:<12.6g} {o.ratio:.3f}")
     print(f"wrote {target}")
     return 0

@@ -97,3 +97,22 @@ def test_bad_estimation_problems_exit_2_with_one_line(tmp_path, capsys, text, ma
     assert main(["design", str(path), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and match in err[0]
+
+
+def test_quick_start_round_trip_through_the_cli(tmp_path, capsys):
+    """design → privatize → decode --method linear: every race frequency within 3 standard errors."""
+    assert main(["design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path)]) == 0
+    mech = tmp_path / "adult-race-estimation.mech.json"
+    frame = load_adult(["race"])
+    frame.to_csv(tmp_path / "race.csv", index=False)
+    assert main(["privatize", str(mech), str(tmp_path / "race.csv"), "--column", "race", "--out",
+                 str(tmp_path / "private.csv"), "--seed", "11"]) == 0
+    capsys.readouterr()
+    assert main(["decode", str(mech), str(tmp_path / "private.csv"), "--column", "race", "--method", "linear",
+                 "--json"]) == 0
+    decoded = json.loads(capsys.readouterr().out)
+    truth = frame["race"].value_counts(normalize=True)
+    for label, value in decoded["frequencies"].items():
+        error = decoded["standard_errors"][label]
+        assert isinstance(error, float) and error > 0
+        assert abs(value - truth[label]) <= 3 * error, (label, value, truth[label], error)
