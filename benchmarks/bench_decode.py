@@ -25,9 +25,8 @@ over R repetitions of the ℓ1 and ℓ∞ errors, the capacity over the ball rec
 full row rank (``identifiable``), and for identifiable matrices the exact standard deviation of the
 unbiased inversion, ``inversion_sd_l2`` = sqrt(tr(W⁺ᵀ Σ W⁺)) with the output covariance
 Σ = Σ_x n_x (diag(W_x) − W_xᵀ W_x) / n² of n records whose true values are fixed (only the mechanism is
-random). Without full row rank the frequencies are not identifiable: p ↦ pW
-is not injective, inversion returns the minimum-norm solution and EM one maximiser of a likelihood
-that is flat along the null space; both errors are reported as measured.
+random). Without full row rank the frequencies are not identifiable: p ↦ pW is not injective, and
+the decoder refuses such mechanisms (issue 11), so their error columns are NaN.
 
 Run: ``python benchmarks/bench_decode.py [--repetitions R] [--workers K]``; results in
 benchmarks/results/decode.{json,csv}.
@@ -125,7 +124,11 @@ def run_cell(attribute: str, epsilon_index: int, repetitions: int) -> list[dict[
             output_counts = np.bincount(y, minlength=mech.shape[1])
             for method in METHODS:
                 start = time.perf_counter()
-                estimate = estimate_frequencies(mech, output_counts, method)
+                try:
+                    estimate = estimate_frequencies(mech, output_counts, method)
+                except ValueError:  # rank < N: the decoder refuses (issue 11); no per-category error exists
+                    errors[method][r] = np.nan, np.nan
+                    continue
                 decode_seconds[method] += time.perf_counter() - start
                 converged[method] += estimate.converged
                 gap = np.abs(estimate.frequencies - truth)

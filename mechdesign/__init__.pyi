@@ -8,6 +8,10 @@ from .core.estimation import exact_epsilon_prime as exact_epsilon_prime
 from .core.estimation import radius_for_delta as radius_for_delta
 from .core.estimation import samples_for_epsilon_prime as samples_for_epsilon_prime
 from .core.estimation import samples_for_mechanism as samples_for_mechanism
+from .core.fisher import efficient_decoder as efficient_decoder
+from .core.fisher import fisher_information as fisher_information
+from .core.fisher import inseparable_categories as inseparable_categories
+from .core.fisher import trace_inverse_fisher as trace_inverse_fisher
 from .core.leakage import capacity as capacity
 from .core.leakage import corollary2_bound as corollary2_bound
 from .core.leakage import epsilon_max as epsilon_max
@@ -49,6 +53,13 @@ from .design.closed_form import high_privacy as high_privacy
 from .design.closed_form import k_singular as k_singular
 from .design.closed_form import randomized_response as randomized_response
 from .design.closed_form import theorem5 as theorem5
+from .design.estimation import design_estimation as design_estimation
+from .design.ldp_oracles import OracleComparison as OracleComparison
+from .design.ldp_oracles import compare_oracles as compare_oracles
+from .design.ldp_oracles import grr_mechanism as grr_mechanism
+from .design.ldp_oracles import hadamard_mechanism as hadamard_mechanism
+from .design.ldp_oracles import oracle_mse as oracle_mse
+from .design.ldp_oracles import subset_selection_mechanism as subset_selection_mechanism
 from .design.problem import DesignProblem as DesignProblem
 from .design.problemfile import load_problem as load_problem
 from .design.result import DesignResult as DesignResult

@@ -7,7 +7,7 @@ import argparse
 from mechdesign.cli._io import print_json
 
 COMMAND = ("decode",)
-HELP = "estimate the input frequencies from a privatized CSV/Parquet column (inversion or EM)"
+HELP = "estimate the input frequencies from a privatized CSV/Parquet column (linear decoder, inversion or EM)"
 EXAMPLE = "mechdesign decode designs/adult-race.mech.json private.csv --column race --method em"
 
 
@@ -15,8 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
     parser.add_argument("privatized", metavar="PRIVATIZED", help="CSV or Parquet file")
     parser.add_argument("--column", required=True, help="privatized column (output labels)")
-    parser.add_argument("--method", choices=("inversion", "em"), default="inversion",
-                        help="unbiased inversion + simplex projection, or maximum likelihood (EM)")
+    parser.add_argument("--method", choices=("linear", "inversion", "em"), default="inversion",
+                        help="efficient unbiased linear decoder at the file's design prior, pseudo-inverse "
+                             "inversion (both + simplex projection), or maximum likelihood (EM)")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -27,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = read_mechanism_file(args.mechanism)
     counts = count_file(loaded.mechanism, args.privatized, args.column, chunk_size=args.chunk_size)
-    estimate = estimate_frequencies(loaded.mechanism, counts, args.method)
+    reference = loaded.guarantee.get("prior") if args.method == "linear" else None
+    estimate = estimate_frequencies(loaded.mechanism, counts, args.method, reference=reference)
     if args.json:
         print_json({"method": estimate.method, "records": estimate.records, "iterations": estimate.iterations,
                     "converged": estimate.converged, "frequencies": estimate.as_dict(),

@@ -46,10 +46,13 @@ def run(args: argparse.Namespace) -> int:
     _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
                     f"{result.iterations} iterations, {result.status}); writing the mechanism file")
     target = result.save(Path(args.out) / f"{result.problem.name}.mech.json", problem_file=source)
+    warning = result.rank_warning()
+    if warning:
+        print(f"mechdesign: {warning}", file=sys.stderr)
     if args.json:
         sections = result.file_sections(source)
         print_json({"problem": result.problem.to_dict(), "guarantee": sections["guarantee"],
-                    "utility": sections["utility"], "outputs": result.outputs,
+                    "utility": sections["utility"], "outputs": result.outputs, "rank": result.rank,
                     "certificate": sections["certificate"], "baselines": sections["baselines"],
                     "timings": result.timings, "file": str(target)})
         return 0

@@ -1,21 +1,35 @@
-"""Frequency estimation from privatized outputs, for any mechanism matrix.
+"""Frequency estimation from privatized outputs, for any mechanism matrix of full rank.
 
 Given n outputs with counts ``n_y`` from a mechanism W (``matrix[x, y] = P(y | x)``), the output
-frequencies satisfy ``E[q̂] = p W`` with ``q̂ = n_y / n``. Two estimators of the input distribution p:
+frequencies satisfy ``E[q̂] = p W`` with ``q̂ = n_y / n``. Three estimators of the input distribution p:
 
+``"linear"``
+    The efficient unbiased linear decoder ``p̃ = G q̂`` with ``G = J⁻¹ W diag(1/q)``, J = W diag(1/q) Wᵀ
+    and q = rW at a reference r (:mod:`mechdesign.core.fisher`): unbiased for every p whenever J is
+    invertible, and with the smallest covariance of all unbiased linear decoders when r is the truth
+    (i.i.d. covariance (J⁻¹ − rrᵀ)/n; on non-square W it beats the pseudo-inverse). ``reference``
+    fixes r (the CLI passes the design prior of the mechanism file, data-independent, so p̃ is exactly
+    unbiased); by default r is the projected first-step estimate at the uniform reference (mixed 1%
+    with uniform), a two-step estimator that is asymptotically efficient. Then projected onto the simplex.
 ``"inversion"``
-    The unbiased estimator ``p̃ = q̂ W⁺`` (Moore–Penrose pseudo-inverse, so non-square matrices work;
-    unbiased whenever W has full row rank N, since then ``W W⁺ = I``), followed by the Euclidean
-    projection onto the probability simplex (Duchi et al. 2008, sort-based). The projection trades
-    the bias for a smaller error; ``Estimate.unbiased`` keeps p̃. Its plug-in standard errors are
-    ``sqrt(diag(W⁺ᵀ Σ W⁺))`` with ``Σ = (diag(q̂) − q̂ q̂ᵀ) / n`` (multinomial covariance).
+    ``p̃ = q̂ W⁺`` (Moore–Penrose pseudo-inverse; unbiased since W has full row rank), followed by the
+    Euclidean projection onto the probability simplex (Duchi et al. 2008, sort-based).
 ``"em"``
     Maximum likelihood by expectation–maximisation, the iterative Bayesian update of Agrawal &
-    Aggarwal (PODS 2001): ``p_x ← Σ_y q̂_y p_x W[x, y] / Σ_x' p_x' W[x', y]``, started from
+    Aggarwal (PODS 2001): ``p_x ← Σ_y q̂_y p_x W[x, y] / Σ_x' p_x' W[x', y]``, accelerated by SQUAREM
+    (Varadhan & Roland, Scand. J. Stat. 35, 2008, scheme S3 with the monotone safeguard), started from
     ``0.9 · projected inversion + 0.1 · uniform``, until ``max |Δp| ≤ tol`` or ``max_iterations``
-    (``Estimate.converged`` says which; at very small ε with a maximum on the simplex boundary EM
-    moves slowly and may stop at the cap). It stays in the simplex and handles rank-deficient matrices and
-    the zeros of PML-optimal mechanisms (where inversion is badly conditioned or undefined).
+    (``Estimate.converged`` says which). It stays in the simplex and handles the zeros of PML-optimal
+    mechanisms.
+
+Standard errors (always finite floats) are those of the unbiased linear estimate ``Estimate.unbiased``
+under multinomial sampling, ``sqrt(diag(A Σ Aᵀ))`` with ``Σ = (diag(q̂) − q̂ q̂ᵀ)/n`` and A the decoder
+(G or W⁺ᵀ); for EM, the asymptotic ones sqrt(diag(J⁻¹ − p̂p̂ᵀ)/n) at the estimate.
+
+**Rank-deficient mechanisms are refused** (``ValueError`` naming the inputs that cannot be
+separated): when rank W < N, the law of the outputs is the same for different p, and any per-category
+number would be an arbitrary split of an estimable sum. Design with ``kind = "estimation_mse"`` to
+get a mechanism that can be decoded.
 """
 
 from __future__ import annotations
@@ -32,7 +46,7 @@ from mechdesign.deploy.privatizer import encode_labels
 
 __all__ = ["Estimate", "count_file", "count_outputs", "estimate_frequencies", "project_to_simplex"]
 
-METHODS = ("inversion", "em")
+METHODS = ("linear", "inversion", "em")
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,9 +58,9 @@ class Estimate:
     frequencies
         The estimate, a probability vector over ``labels``.
     unbiased
-        The raw inversion ``q̂ W⁺`` (may leave the simplex); equals the inversion before projection.
+        The unbiased linear estimate before projection (``G q̂`` for "linear", ``q̂ W⁺`` otherwise).
     standard_errors
-        Plug-in standard errors of ``unbiased`` (``nan`` where W lacks full row rank).
+        Standard errors (finite floats, see the module docstring).
     labels, method, records, iterations, converged
         Input labels, the method, the number of outputs n, EM iterations (0 for inversion), and
         whether EM met its tolerance (always true for inversion).
@@ -87,14 +101,39 @@ def count_outputs(values: Any, mechanism: Mechanism) -> np.ndarray:
 
 
 def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inversion", *,
-                         tol: float = 1e-10, max_iterations: int = 10_000) -> Estimate:
+                         reference: Any = None, tol: float = 1e-10, max_iterations: int = 10_000) -> Estimate:
     """Estimate the input distribution from output ``counts`` (one per output label).
 
+    Parameters
+    ----------
+    mechanism
+        The mechanism that produced the outputs; it must have rank N (module docstring).
+    counts
+        Non-negative integer counts, one per output label.
+    method
+        "linear" (efficient unbiased linear decoder), "inversion" (pseudo-inverse) or "em" (SQUAREM EM).
+    reference
+        For "linear": the reference distribution r of the decoder (default: two-step plug-in).
+    tol, max_iterations
+        EM stopping rule.
+
+    Raises
+    ------
+    ValueError
+        On bad counts, or when the mechanism's rank is below N (the message names the inputs that
+        cannot be separated).
+
+    Examples
+    --------
     >>> from mechdesign.design.closed_form import randomized_response
     >>> rr = randomized_response(2, np.log(3))           # W = [[3/4, 1/4], [1/4, 3/4]]
     >>> estimate_frequencies(rr, [60, 40]).frequencies.round(12).tolist()
     [0.7, 0.3]
+    >>> estimate_frequencies(rr, [60, 40], "linear").frequencies.round(12).tolist()
+    [0.7, 0.3]
     """
+    from mechdesign.core.fisher import efficient_decoder, fisher_information, inseparable_categories
+
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
     if method not in METHODS:
@@ -112,35 +151,86 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
     if impossible.any():
         raise v.fail("counts", "be zero for outputs the mechanism never produces",
                      [mechanism.outputs[i] for i in np.flatnonzero(impossible)])
+    blind = inseparable_categories(w)
+    if blind.size:
+        raise ValueError(
+            f"mechanism must have rank N = {w.shape[0]} to decode per-category frequencies (design it with "
+            f"kind = \"estimation_mse\"), got inputs that cannot be separated="
+            f"{[mechanism.inputs[i] for i in blind]}")
+    n = w.shape[0]
     q = n_counts / records
+    covariance = (np.diag(q) - np.outer(q, q)) / records
+
+    def errors(decoder: np.ndarray) -> np.ndarray:  # decoder: N×M, estimate = decoder @ q̂
+        return np.sqrt(np.maximum(np.einsum("xy,yz,xz->x", decoder, covariance, decoder), 0.0))
+
+    if method == "linear":
+        if reference is None:  # two-step plug-in: uniform first, then the (projected) first estimate
+            first = efficient_decoder(w, np.full(n, 1 / n)) @ q
+            ref = 0.99 * project_to_simplex(first) + 0.01 / n
+        else:
+            ref = v.probability_vector("reference", reference)
+            if ref.size != n or np.any(ref <= 0):
+                raise v.fail("reference", f"be a full-support probability vector with {n} entries", reference)
+        decoder = efficient_decoder(w, ref)
+        unbiased = decoder @ q
+        return Estimate(project_to_simplex(unbiased), unbiased, errors(decoder), mechanism.inputs, method, records,
+                        0, True)
     inverse = np.linalg.pinv(w)
     unbiased = q @ inverse
-    full_rank = np.linalg.matrix_rank(w) == w.shape[0]
-    covariance = (np.diag(q) - np.outer(q, q)) / records
-    variances = np.einsum("yx,yz,zx->x", inverse, covariance, inverse)
-    errors = np.sqrt(np.maximum(variances, 0.0)) if full_rank else np.full(w.shape[0], np.nan)
     if method == "inversion":
-        return Estimate(project_to_simplex(unbiased), unbiased, errors, mechanism.inputs, method, records, 0, True)
+        return Estimate(project_to_simplex(unbiased), unbiased, errors(inverse.T), mechanism.inputs, method, records,
+                        0, True)
     # Start from the projected inversion, mixed with uniform so that no coordinate starts at 0 (EM keeps zeros).
-    start = 0.9 * project_to_simplex(unbiased) + 0.1 / w.shape[0]
-    p, iterations, converged = _em(w, q, start, tol, v.positive_int("max_iterations", max_iterations))
-    return Estimate(p, unbiased, errors, mechanism.inputs, method, records, iterations, converged)
+    start = 0.9 * project_to_simplex(unbiased) + 0.1 / n
+    p, iterations, converged = _squarem(w, q, start, tol, v.positive_int("max_iterations", max_iterations))
+    at = 0.999 * p + 0.001 / n  # J at a zero of p̂ may lose outputs; the errors are asymptotic anyway
+    j_inverse = np.linalg.inv(fisher_information(w, at))
+    em_errors = np.sqrt(np.maximum(np.diag(j_inverse) - at**2, 0.0) / records)
+    return Estimate(p, unbiased, em_errors, mechanism.inputs, method, records, iterations, converged)
 
 
-def _em(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
-        max_iterations: int) -> tuple[np.ndarray, int, bool]:
+def _em_step(w: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+    updated = p * (w @ (q / np.maximum(p @ w, 1e-300)))
+    return updated / updated.sum()
+
+
+def _log_likelihood(w: np.ndarray, q: np.ndarray, p: np.ndarray) -> float:
+    predicted = p @ w
+    return float(np.sum(q * np.log(np.maximum(predicted, 1e-300))))
+
+
+def _squarem(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
+             max_iterations: int) -> tuple[np.ndarray, int, bool]:
+    """EM accelerated by SQUAREM S3 (Varadhan & Roland 2008): an extrapolation along the first and second
+    differences of two EM steps, shortened until it stays in the simplex and does not lower the
+    likelihood, then one EM step. Each cycle costs three EM maps; ``iterations`` counts EM maps."""
     seen = q > 0
     w_seen, q_seen = w[:, seen], q[seen]
     p = start
-    for iteration in range(1, max_iterations + 1):
-        predicted = p @ w_seen  # > 0: every seen output has a positive column and p > 0 on its support
-        updated = p * (w_seen @ (q_seen / predicted))
-        updated /= updated.sum()
-        change = float(np.max(np.abs(updated - p)))
-        p = updated
-        if change <= tol:
-            return p, iteration, True
-    return p, max_iterations, False
+    maps = 0
+    while maps < max_iterations:
+        p1 = _em_step(w_seen, q_seen, p)
+        maps += 1
+        if float(np.max(np.abs(p1 - p))) <= tol:
+            return p1, maps, True
+        p2 = _em_step(w_seen, q_seen, p1)
+        maps += 1
+        r, second = p1 - p, p2 - 2 * p1 + p
+        alpha = -float(np.linalg.norm(r)) / max(float(np.linalg.norm(second)), 1e-300)
+        target = _log_likelihood(w_seen, q_seen, p2)
+        candidate = p2
+        while alpha < -1:
+            trial = p - 2 * alpha * r + alpha**2 * second
+            if np.all(trial >= 0) and _log_likelihood(w_seen, q_seen, trial / trial.sum()) >= target:
+                candidate = trial / trial.sum()
+                break
+            alpha = (alpha - 1) / 2
+            if alpha > -1 - 1e-3:
+                break
+        p = _em_step(w_seen, q_seen, candidate)
+        maps += 1
+    return p, maps, False
 
 
 def count_file(mechanism: Mechanism, source: str | os.PathLike[str], column: str, *,

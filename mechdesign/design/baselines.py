@@ -34,7 +34,9 @@ from mechdesign.design.utility import Utility
 __all__ = ["compute_baselines", "staircase_lp"]
 
 
-def _ratio(design: float, base: float) -> float:
+def _ratio(design: float, base: float, sense: str = "maximize") -> float:
+    if sense == "minimize":  # errors: baseline / design, > 1 when the design is better
+        design, base = base, design
     if base > 0:
         return design / base
     return 1.0 if design <= 0 else math.inf
@@ -143,6 +145,7 @@ def compute_baselines(problem: DesignProblem, design_utility: float,
         inner = design(problem.with_(epsilon=eps_p, radius=0.0))
         out.append(("inner", f"optimal at the estimate with epsilon'={eps_p:.6g} (eq. 43-44)", inner.mechanism, eps_p))
     return tuple(
-        Baseline(name, text, mech, value := u.value(mech, p), _ratio(design_utility, value), capacity(mech, ball), par)
+        Baseline(name, text, mech, value := u.value(mech, p), _ratio(design_utility, value, u.sense),
+                 capacity(mech, ball), par)
         for name, text, mech, par in out
     )

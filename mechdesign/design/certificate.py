@@ -55,9 +55,10 @@ class Certificate:
     utility : float
         U(W, P̂) recomputed.
     upper_bound : float
-        A proven upper bound on the optimal utility (``nan`` without one).
+        A proven bound on the optimal utility (``nan`` without one): an upper bound for a utility with
+        ``sense = "maximize"``, a **lower** bound for the estimation criteria (``sense = "minimize"``).
     gap : float
-        ``upper_bound − utility``.
+        ``upper_bound − utility`` (maximize) or ``utility − upper_bound`` (minimize); ≥ 0 either way.
     relative_gap : float
         ``gap / |upper_bound|`` (``nan`` without a bound).
     mixing_weight : float
@@ -83,6 +84,7 @@ class Certificate:
     relative_gap: float
     mixing_weight: float
     holds: bool
+    sense: str = "maximize"
 
     def check(self) -> Certificate:
         """Raise :class:`CertificateError` unless the certificate holds.
@@ -256,8 +258,9 @@ def certify(matrix: MatrixLike, ball: L1Ball, epsilon: float, utility: Utility,
     min_entry = float(w.min())
     cap, achieved = _achieved(w, ball)
     value = utility.value(Mechanism.from_matrix(w), ball.center)
-    gap = upper_bound - value
+    sense = getattr(utility, "sense", "maximize")
+    gap = upper_bound - value if sense == "maximize" else value - upper_bound
     rel = gap / max(abs(upper_bound), 1e-300) if math.isfinite(upper_bound) else math.nan
     holds = bool(achieved <= epsilon and row_err <= 1e-12 and min_entry >= 0.0)
     return Certificate(epsilon, ball.radius, cap, achieved, row_err, min_entry, value, upper_bound, gap, rel,
-                       mixing_weight, holds)
+                       mixing_weight, holds, sense)

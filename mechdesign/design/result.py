@@ -19,11 +19,19 @@ BASELINE_LABELS = {"rr_ldp": "k-RR at the same ε (ε-LDP)", "rr_pml": "k-RR cal
                    "optimal_ldp": "optimal ε-LDP (staircase LP)", "inner": "inner design at ε′ ([E] eq. 43-44)"}
 
 
+def _rank(mechanism: Mechanism) -> int:
+    import numpy as np
+
+    return int(np.linalg.matrix_rank(mechanism.matrix, tol=1e-10))
+
+
 @dataclass(frozen=True)
 class Baseline:
     """One baseline mechanism with its utility, its capacity over the ball and the ratio design / baseline.
 
-    ``parameter`` is ε₀ for the randomized responses and ε′ for the inner design.
+    ``parameter`` is ε₀ for the randomized responses and ε′ for the inner design. ``ratio`` is
+    design / baseline for maximised utilities and baseline / design for minimised ones (the estimation
+    errors), so a ratio above 1 always means the design is better.
     """
 
     name: str
@@ -45,6 +53,12 @@ class DesignResult:
 
     ``status`` is "optimal" when the gap to the upper bound is within ``gap_tolerance`` (relative to
     max(1, bound)), "feasible" otherwise (the mechanism is still certified; the gap is reported).
+
+    ``sense`` is "maximize" for the sub-convex utilities and "minimize" for the estimation criteria
+    (``estimation_mse``, ``estimation_logdet``); for the latter ``upper_bound`` holds a proven
+    **lower** bound and ``gap = utility − bound``. ``rank`` is the rank of the matrix (frequencies
+    are identifiable iff it equals N; a property). ``oracles`` lists the LDP frequency oracles compared with an
+    estimation design (:mod:`mechdesign.design.ldp_oracles`).
     """
 
     problem: DesignProblem
@@ -60,6 +74,18 @@ class DesignResult:
     iterations: int
     timings: dict[str, float]
     baselines: tuple[Baseline, ...] = field(default=())
+    sense: str = "maximize"
+    oracles: tuple[Any, ...] = field(default=())
+
+    @property
+    def rank(self) -> int:
+        """Rank of the matrix (singular values above 1e-10); the frequencies are identifiable iff it is N."""
+        return _rank(self.mechanism)
+
+    @property
+    def identifiable(self) -> bool:
+        """True when the mechanism has rank N: every input frequency can be decoded."""
+        return self.rank == self.problem.size
 
     @property
     def outputs(self) -> int:
@@ -107,21 +133,78 @@ class DesignResult:
         kind = (f"(ε, δ) = ({p.epsilon:.6g}, {p.delta:g})-PML" if p.delta is not None
                 else f"{p.epsilon:.6g}-PML for every prior within β of the estimate")
         # Lines stay under ~90 characters so that the report reads in a terminal and in the docs.
+        bound = "upper bound" if self.sense == "maximize" else "lower bound"
         lines = [
             f"problem {p.name}: N = {p.size}, ε = {p.epsilon:.6g} nats{delta}",
             f"  ℓ1 radius β = {p.radius:.6g} ({regime})",
             f"design: {p.utility.kind} = {self.utility:.10g} ({self.status})",
-            f"  upper bound {self.upper_bound:.10g}, gap {self.gap:.2g}; {self.outputs} outputs; "
+            f"  {bound} {self.upper_bound:.10g}, gap {self.gap:.2g}; {self.outputs} outputs, rank {self.rank}; "
             f"{self.timings.get('total', 0.0):.2f} s",
             f"guarantee: {kind}",
             f"  certified capacity over the ball {cert.achieved_epsilon:.15g} <= {cert.epsilon:.15g}",
             f"  (mixing repair {cert.mixing_weight:.2g})",
         ]
         if self.baselines:
-            lines.append(f"baselines, each certified over the same ball: {'utility':>10}  design/baseline")
-            lines += [f"  {BASELINE_LABELS.get(b.name, b.name):<43} {b.utility:>10.6g}  {b.ratio:>9.3f}"
-                      for b in self.baselines]
+            ratio = "design/baseline" if self.sense == "maximize" else "baseline/design"
+            lines.append(f"baselines, each certified over the same ball: {'utility':>10}  {ratio}")
+            for b in self.baselines:
+                label = BASELINE_LABELS.get(b.name, b.name)
+                if b.name == "optimal_ldp" and self.sense == "minimize":
+                    label = "A-optimal ε-LDP (the design at β = 2)"
+                lines.append(f"  {label:<43} {b.utility:>10.6g}  {b.ratio:>9.3f}")
+        if self.oracles:
+            lines.append(f"LDP frequency oracles at ε = {p.epsilon:.6g} (n × total MSE): {'mse':>10}  oracle/design")
+            lines += [f"  {o.description[:43]:<43} {o.mse:>10.6g}  {o.ratio:>9.3f}" for o in self.oracles]
+        warning = self.rank_warning()
+        if warning:
+            lines.append(warning)
         return "\n".join(lines)
+
+    def rank_warning(self) -> str | None:
+        """One line when the frequencies of some inputs cannot be separated by any decoder, else ``None``.
+
+        Returns
+        -------
+        str or None
+            The warning, naming the inseparable inputs and pointing to ``estimation_mse``.
+        """
+        from mechdesign.core.fisher import inseparable_categories
+
+        if self.identifiable:
+            return None
+        labels = [self.problem.prior.labels[i] for i in inseparable_categories(self.mechanism.matrix)]
+        return (f"warning: the design has rank {self.rank} < N = {self.problem.size}: the frequencies of {labels} "
+                "cannot be separated by any decoder; use [utility] kind = \"estimation_mse\" for a decodable "
+                "mechanism")
+
+    def estimation_info(self) -> dict[str, Any]:
+        """Rank, identifiability, the two MSE conventions and the LDP-oracle comparison (file ``utility`` block).
+
+        Returns
+        -------
+        dict
+            ``sense``, ``rank``, ``identifiable`` (and ``inseparable_inputs``); for ``estimation_mse`` also
+            n × total MSE for fixed records (tr J⁻¹ − 1) and i.i.d. records (tr J⁻¹ − ‖P̂‖²), the MSEs at
+            n = ``samples`` and the LDP oracles.
+        """
+        from mechdesign.core.fisher import inseparable_categories, trace_inverse_fisher
+
+        problem = self.problem
+        out: dict[str, Any] = {"sense": self.sense, "rank": self.rank, "identifiable": self.identifiable}
+        if not self.identifiable:
+            out["inseparable_inputs"] = [problem.prior.labels[i]
+                                         for i in inseparable_categories(self.mechanism.matrix)]
+        if problem.utility.kind == "estimation_mse":
+            p = problem.prior.probabilities
+            trace = trace_inverse_fisher(self.mechanism.matrix, p)
+            out["mse_factor_fixed_records"] = trace - 1.0       # n × total MSE, records' values fixed
+            out["mse_factor_iid"] = trace - float(p @ p)        # n × total MSE, i.i.d. records
+            if problem.samples:
+                out["mse_fixed_records"] = (trace - 1.0) / problem.samples
+                out["mse_iid"] = (trace - float(p @ p)) / problem.samples
+            out["ldp_oracles"] = {o.name: {k: val for k, val in o.to_dict().items() if k != "name"}
+                                  for o in self.oracles}
+        return out
 
     def file_sections(self, problem_file: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
         """The ``guarantee``, ``utility``, ``baselines``, ``certificate`` and ``provenance`` blocks of the
@@ -142,8 +225,9 @@ class DesignResult:
         return {
             "guarantee": {"notion": "pml", "epsilon": p.epsilon, "delta": p.delta, "radius": p.radius,
                           "prior": p.prior.probabilities.tolist(), "samples": p.samples},
-            "utility": {"kind": p.utility.kind, "value": self.utility, "upper_bound": self.upper_bound,
-                        "gap": self.gap, "status": self.status},
+            "utility": {"kind": p.utility.kind, "value": self.utility,
+                        ("upper_bound" if self.sense == "maximize" else "lower_bound"): self.upper_bound,
+                        "gap": self.gap, "status": self.status, **self.estimation_info()},
             "baselines": {b.name: {k: val for k, val in b.to_dict().items() if k != "name"} for b in self.baselines},
             "certificate": self.certificate.to_dict(),
             "provenance": provenance,

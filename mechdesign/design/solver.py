@@ -80,6 +80,10 @@ def solve(problem: DesignProblem, *, solver: str = "CLARABEL", method: str = "au
     """
     if not isinstance(problem, DesignProblem):
         raise TypeError(f"problem must be a DesignProblem, got problem={problem!r}")
+    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
+        from mechdesign.design.estimation import design_estimation
+
+        return design_estimation(problem, baselines=baselines, max_candidates=max_candidates)
     name = solver_name(solver)
     if method not in ("auto", "enumeration", "column_generation"):
         raise v.fail("method", "be 'auto', 'enumeration' or 'column_generation'", method)

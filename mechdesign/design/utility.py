@@ -10,6 +10,11 @@ posterior guessing probability         max_x P̂_x c_x      (U = Σ_y max_x P(x,
 hypothesis testing D(P₀W ‖ P₁W)        (P₀·c) log( (P₀·c) / (P₁·c) )   (KL between the output laws)
 =====================================  =====================================================
 
+Two further kinds are **not** sub-convex and are minimised (``sense = "minimize"``,
+``sublinear = False``): ``estimation_mse`` (A-optimal: tr J⁻¹ − 1 with the Fisher information
+J = W diag(1/P̂W) Wᵀ) and ``estimation_logdet`` (D-optimal: −log det J); they are solved by
+:mod:`mechdesign.design.estimation`, not by the vertex LP.
+
 f-information kinds: total variation φ(t) = |t − 1|/2, χ² φ(t) = (t − 1)², squared Hellinger
 φ(t) = (√t − 1)². A user-supplied μ (``Utility.custom``) must be sublinear; the vertex reduction of
 :mod:`mechdesign.design.solver` is exact only then, and a cheap homogeneity check is run on first use.
@@ -36,8 +41,8 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import MatrixLike, as_mechanism
 from mechdesign.core.prior import PriorLike, as_prior
 
-__all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "FInformation", "GuessingProbability", "Hellinger",
-           "HypothesisTesting", "MutualInformation", "TotalVariation", "Utility"]
+__all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "EstimationLogDet", "EstimationMSE", "FInformation",
+           "GuessingProbability", "Hellinger", "HypothesisTesting", "MutualInformation", "TotalVariation", "Utility"]
 
 
 def _xlogy_ratio(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -76,6 +81,11 @@ class Utility:
     """
 
     kind: ClassVar[str]
+    #: True for column-separable sublinear utilities (the vertex LP of :mod:`mechdesign.design.solver`);
+    #: False for the estimation criteria, which :func:`mechdesign.design.estimation.design_estimation` solves.
+    sublinear: ClassVar[bool] = True
+    #: "maximize" (larger is better) or "minimize" (the estimation criteria: an error to make small).
+    sense: ClassVar[str] = "maximize"
     _registry: ClassVar[dict[str, type[Utility]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -278,6 +288,60 @@ class Custom(Utility):
         if not np.isclose(twice, 2 * once, rtol=1e-9, atol=1e-12):
             raise v.fail("function", "be positively homogeneous (μ(2c) = 2μ(c))", (once, twice))
         return np.array([float(self.function(c[:, k].copy(), p)) for k in range(c.shape[1])])
+
+
+class _Estimation(Utility):
+    """Base of the estimation criteria: functions of the Fisher information J = W diag(1/q) Wᵀ at P̂
+    (:mod:`mechdesign.core.fisher`), to be minimised; not column-separable, so no ``column_values``."""
+
+    sublinear = False
+    sense = "minimize"
+
+    def column_values(self, columns: Any, prior: PriorLike) -> np.ndarray:
+        raise TypeError(f"utility kind {self.kind!r} is not a sum over columns (it is a function of the Fisher "
+                        "information): use value(mechanism, prior)")
+
+
+class EstimationMSE(_Estimation):
+    """A-optimality: tr J⁻¹ − 1, the total MSE × n of the efficient decoder on n fixed records.
+
+    (On n i.i.d. records the total MSE is (tr J⁻¹ − ‖P̂‖²)/n.) ``inf`` when rank W < N: some
+    frequencies cannot be estimated at all. Smaller is better.
+
+    >>> abs(Utility("estimation_mse").value(np.eye(3), [0.5, 0.3, 0.2])) < 1e-12   # no noise, no error
+    True
+    """
+
+    kind = "estimation_mse"
+
+    def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+        from mechdesign.core.fisher import trace_inverse_fisher
+
+        mech = as_mechanism(mechanism)
+        p = mech._prior(prior).probabilities
+        return trace_inverse_fisher(mech.matrix, p) - 1.0
+
+
+class EstimationLogDet(_Estimation):
+    """D-optimality: −log det J (the log volume of the estimator's confidence ellipsoid up to constants).
+
+    ``inf`` when rank W < N. Smaller is better.
+
+    >>> round(Utility("estimation_logdet").value(np.eye(2), [0.5, 0.5]), 10)   # J = diag(2, 2): −2 log 2
+    -1.3862943611
+    """
+
+    kind = "estimation_logdet"
+
+    def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+        from mechdesign.core.fisher import fisher_information
+
+        mech = as_mechanism(mechanism)
+        p = mech._prior(prior).probabilities
+        if np.linalg.matrix_rank(mech.matrix, tol=1e-10) < p.size:
+            return float("inf")
+        sign, logdet = np.linalg.slogdet(fisher_information(mech.matrix, p))
+        return -float(logdet) if sign > 0 else float("inf")
 
 
 #: Every utility kind, in the order of the module table.

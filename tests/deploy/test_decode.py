@@ -100,12 +100,12 @@ def test_em_is_the_maximum_likelihood_estimate_on_a_pml_mechanism_with_zeros():
         assert best >= log_likelihood(mech, counts, other) - 1e-6
 
 
-def test_rank_deficient_mechanism_has_no_standard_errors_but_em_works():
-    mech = Mechanism.from_matrix([[0.7, 0.3], [0.7, 0.3], [0.2, 0.8]])
-    estimate = estimate_frequencies(mech, [500, 500], "em")
-    assert np.all(np.isnan(estimate.standard_errors))
-    assert abs(estimate.frequencies.sum() - 1) <= EXACT and np.all(estimate.frequencies >= 0)
-    assert abs(estimate.frequencies[2] - 0.4) <= 1e-6  # only P(x3) is identified: 0.7(1−t) + 0.2t = 0.5
+@pytest.mark.parametrize("method", ["linear", "inversion", "em"])
+def test_rank_deficient_mechanism_is_refused_naming_the_inseparable_inputs(method):
+    mech = Mechanism.from_matrix([[0.7, 0.3], [0.7, 0.3], [0.2, 0.8]], inputs=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"rank N = 3.*estimation_mse.*\['a', 'b'\]") as info:
+        estimate_frequencies(mech, [500, 500], method)
+    assert "\n" not in str(info.value)
 
 
 def test_em_reports_non_convergence():

@@ -1,0 +1,177 @@
+"""Estimation error of the A-optimal (ε, δ)-PML design vs the MI design, every LDP frequency oracle and the
+A-optimal ε-LDP design, on Adult attributes (issue 11).
+
+Cells: race (N = 5), relationship (6), marital-status (7), education (16) × ε ∈ {0.5, 1, 2} nats, δ = 1e-6,
+radius β*(δ) of [E] eq. 37 with m = 48 842 (``DesignProblem.from_delta``). Mechanisms:
+
+``pml_aopt``     the A-optimal design (``estimation_mse``, :mod:`mechdesign.design.estimation`);
+``pml_mi``       the mutual-information design (the product's previous default; often rank-deficient);
+``ldp_aopt``     the A-optimal ε-LDP design (the same program at β = 2);
+``grr``, ``oue``, ``olh``, ``subset_selection``, ``hadamard``  the LDP frequency oracles at ε
+                 (:mod:`mechdesign.design.ldp_oracles`; every ε-LDP mechanism is ε-PML over every ball).
+
+Theoretical MSE: n × total MSE on the fixed records (tr J⁻¹ − 1 for designs, decoded efficiently; each
+oracle's published variance for its standard estimator), column ``mse_factor``; ``ratio_to_pml`` divides
+it by the A-optimal design's. Empirical MSE: ``--repetitions`` (default 50) privatizations of all 48 842
+records (seeded, common random numbers within a cell) of every matrix mechanism, decoded by the linear
+decoder (at the empirical prior) and by EM; n × mean Σ_i (p̂_i − f_i)². OUE and OLH have no matrix here
+(2^N outputs / a hash per record): theoretical only (their formulas are checked by simulation in
+tests/design/test_ldp_oracles.py). Rank-deficient MI designs cannot be decoded (NaN).
+
+Solve times: CPU time (``time.process_time``) of ``solve(problem, baselines=False)``, median and range
+over ``--repeats`` runs (default 5; 3 for education), with the certified relative gap.
+
+Run: ``python benchmarks/bench_estimation.py [--repetitions R] [--repeats K] [--attributes ...]``;
+results in benchmarks/results/estimation.{json,csv}.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import write_results
+
+from mechdesign.core.fisher import trace_inverse_fisher
+from mechdesign.core.leakage import capacity
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.prior import Prior
+from mechdesign.datasets import adult_counts, load_adult
+from mechdesign.deploy.decode import estimate_frequencies
+from mechdesign.deploy.privatizer import Privatizer, encode_labels
+from mechdesign.design.ldp_oracles import (
+    ORACLES,
+    grr_mechanism,
+    hadamard_mechanism,
+    oracle_mse,
+    subset_selection_mechanism,
+)
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import solve
+
+ATTRIBUTES = ("race", "relationship", "marital-status", "education")
+EPSILONS = (0.5, 1.0, 2.0)
+DELTA = 1e-6
+SEED = 20261122
+
+
+def timed_solve(problem: DesignProblem, repeats: int) -> tuple[Any, list[float]]:
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.process_time()
+        result = solve(problem, baselines=False)
+        times.append(time.process_time() - start)
+    return result, times
+
+
+def empirical(mech: Mechanism, x: np.ndarray, truth: np.ndarray, seeds: list[np.random.SeedSequence]) -> dict[str, Any]:
+    sampler = Privatizer(mech)
+    squared = {"linear": [], "em": []}
+    converged, iterations = 0, []
+    for seed in seeds:
+        counts = np.bincount(sampler.sample_indices(x, np.random.default_rng(seed)), minlength=mech.shape[1])
+        linear = estimate_frequencies(mech, counts, "linear", reference=truth)
+        em = estimate_frequencies(mech, counts, "em")
+        squared["linear"].append(float(np.sum((linear.unbiased - truth) ** 2)))
+        squared["em"].append(float(np.sum((em.frequencies - truth) ** 2)))
+        converged += em.converged
+        iterations.append(em.iterations)
+    n = x.size
+    return {"empirical_linear": n * float(np.mean(squared["linear"])),
+            "empirical_em": n * float(np.mean(squared["em"])),
+            "em_converged_share": converged / len(seeds), "em_iterations_median": float(np.median(iterations))}
+
+
+def run_cell(attribute: str, epsilon: float, repetitions: int, repeats: int) -> list[dict[str, Any]]:
+    labels, counts = adult_counts(attribute)
+    prior = Prior.from_counts(counts, labels)
+    truth = prior.probabilities
+    x = encode_labels(load_adult([attribute])[attribute], labels)
+    problem = DesignProblem.from_delta(prior, epsilon, DELTA, "estimation_mse")
+    reps = repeats if prior.size <= 8 else max(1, min(repeats, 3))
+    seeds = [np.random.SeedSequence([SEED, ATTRIBUTES.index(attribute), int(10 * epsilon), r])
+             for r in range(repetitions)]
+    aopt, aopt_times = timed_solve(problem, reps)
+    mi, mi_times = timed_solve(problem.with_(utility="mutual_information"), 1)
+    ldp, ldp_times = timed_solve(problem.with_(radius=2.0), 1)
+    base = aopt.utility
+    mechanisms: dict[str, tuple[Mechanism | None, float, dict[str, Any]]] = {
+        "pml_aopt": (aopt.mechanism, base, {"solve_cpu_median": statistics.median(aopt_times),
+                                            "solve_cpu_min": min(aopt_times), "solve_cpu_max": max(aopt_times),
+                                            "relative_gap": aopt.certificate.relative_gap,
+                                            "status": aopt.status}),
+        "pml_mi": (mi.mechanism, trace_inverse_fisher(mi.mechanism.matrix, truth) - 1.0,
+                   {"solve_cpu_median": mi_times[0]}),
+        "ldp_aopt": (ldp.mechanism, ldp.utility, {"solve_cpu_median": ldp_times[0],
+                                                  "relative_gap": ldp.certificate.relative_gap}),
+    }
+    matrices = {"grr": grr_mechanism(prior, epsilon), "hadamard": hadamard_mechanism(prior, epsilon)}
+    try:
+        matrices["subset_selection"] = subset_selection_mechanism(prior, epsilon)
+    except ValueError:
+        pass
+    for name in ORACLES:
+        mechanisms[name] = (matrices.get(name), oracle_mse(name, prior.size, epsilon), {})
+    rows = []
+    for name, (mech, factor, extra) in mechanisms.items():
+        row: dict[str, Any] = {
+            "attribute": attribute, "N": prior.size, "epsilon": epsilon, "delta": DELTA,
+            "radius": round(problem.radius, 8), "mechanism": name, "mse_factor": factor,
+            "mse": factor / x.size, "ratio_to_pml": factor / base if base > 0 else float("inf"),
+            "outputs": mech.shape[1] if mech is not None else None,
+            "rank": int(np.linalg.matrix_rank(mech.matrix, tol=1e-10)) if mech is not None else None,
+            "capacity": round(capacity(mech, problem.ball), 12) if mech is not None else None,
+            "empirical_linear": None, "empirical_em": None, "em_converged_share": None,
+            "em_iterations_median": None, "solve_cpu_median": None, "solve_cpu_min": None, "solve_cpu_max": None,
+            "relative_gap": None, "status": None, "records": int(x.size), "repetitions": repetitions,
+        }
+        row.update(extra)
+        if mech is not None and row["rank"] == prior.size and repetitions > 0:
+            row.update(empirical(mech, x, truth, seeds))
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repetitions", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--attributes", nargs="*", default=list(ATTRIBUTES))
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    rows = []
+    for attribute in args.attributes:
+        for epsilon in EPSILONS:
+            cell = run_cell(attribute, epsilon, args.repetitions, args.repeats)
+            rows.extend(cell)
+            best = min(r["mse_factor"] for r in cell if r["mechanism"] in ORACLES)
+            aopt = next(r for r in cell if r["mechanism"] == "pml_aopt")
+            ldp = next(r for r in cell if r["mechanism"] == "ldp_aopt")
+            print(f"{attribute:15s} ε={epsilon:<4} best oracle / PML = {best / aopt['mse_factor']:.3f}  "
+                  f"A-opt LDP / PML = {ldp['mse_factor'] / aopt['mse_factor']:.3f}  "
+                  f"solve {aopt['solve_cpu_median']:.3f} s  gap {aopt['relative_gap']:.1e}  "
+                  f"empirical/theory {aopt['empirical_linear'] / aopt['mse_factor']:.3f}", flush=True)
+    seconds = time.perf_counter() - start
+    load = os.getloadavg()
+    write_results("estimation", rows, note=("A-optimal (ε, δ)-PML design vs MI design, LDP oracles and the "
+                                            "A-optimal ε-LDP design on Adult; δ = 1e-6; mse_factor = n × total "
+                                            "MSE on the fixed records; empirical_* over the repetitions"),
+                  seed=SEED, total_seconds=round(seconds, 1), load_average=[round(v, 2) for v in load])
+    print(f"total {seconds:.1f} s, load average {load}")
+
+
+if __name__ == "__main__":
+    main()

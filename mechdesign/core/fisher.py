@@ -1,0 +1,125 @@
+"""Fisher information of a mechanism for frequency estimation, and what it says about identifiability.
+
+One privatized record Y ~ pW carries, about the input distribution p, the Fisher information (with
+respect to the N coordinates of p, the simplex constraint handled separately)
+
+    J = W diag(1/q) Wᵀ,   q = pW   (outputs with q_y = 0 dropped).
+
+Rows of W sum to one, so J p = 1 (the all-ones vector). When J is invertible the efficient linear
+decoder
+
+    G = J⁻¹ W diag(1/q),   p̂ = G q̂      (q̂ = output frequencies of n records)
+
+is unbiased for every p (E[G q̂] = J⁻¹ W diag(1/q) Wᵀ p = J⁻¹ J p = p) and, at the reference p, has
+covariance exactly
+
+* (J⁻¹ − ppᵀ)/n for n i.i.d. records (Cov q̂ = (diag q − qqᵀ)/n): total MSE (tr J⁻¹ − ‖p‖²)/n, the
+  Cramér–Rao bound; it is attained also for non-square W (the Moore–Penrose pseudo-inverse is not);
+* (J⁻¹ − diag p)/n for n records whose values are fixed with frequencies p (only the mechanism is
+  random, Cov q̂ = (diag q − Wᵀ diag(p) W)/n): total MSE (tr J⁻¹ − 1)/n.
+
+Both follow by substituting G; tests/core/test_fisher.py checks them by algebra and by simulation.
+
+J is singular exactly when rank W < N; then the categories that carry weight in the left null space of
+W (vectors z with zW = 0) cannot be separated from each other by any decoder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["efficient_decoder", "fisher_information", "inseparable_categories", "trace_inverse_fisher"]
+
+_RANK_TOL = 1e-10
+
+
+def fisher_information(matrix: Any, prior: Any) -> np.ndarray:
+    """J = W diag(1/q) Wᵀ with q = pW over the outputs with q > 0 (module docstring).
+
+    Parameters
+    ----------
+    matrix
+        Row-stochastic N×M array W (validated by the caller).
+    prior
+        Probability vector p of length N (the reference at which J is evaluated).
+
+    Returns
+    -------
+    numpy.ndarray
+        The symmetric N×N matrix J.
+
+    Examples
+    --------
+    >>> fisher_information(np.eye(2), [0.25, 0.75]).round(12).tolist()
+    [[4.0, 0.0], [0.0, 1.333333333333]]
+    """
+    w = np.asarray(matrix, dtype=np.float64)
+    p = np.asarray(prior, dtype=np.float64)
+    q = p @ w
+    used = q > 0
+    scaled = w[:, used] / q[used]
+    j = scaled @ w[:, used].T
+    return 0.5 * (j + j.T)
+
+
+def trace_inverse_fisher(matrix: Any, prior: Any) -> float:
+    """Tr J⁻¹ at ``prior`` (``inf`` when J is singular, i.e. rank W < N).
+
+    >>> round(trace_inverse_fisher(np.eye(3), [0.5, 0.3, 0.2]), 12)   # tr diag(p) = 1: no noise
+    1.0
+    """
+    j = fisher_information(matrix, prior)
+    if np.linalg.matrix_rank(np.asarray(matrix, dtype=np.float64), tol=_RANK_TOL) < j.shape[0]:
+        return float("inf")
+    try:
+        chol = np.linalg.cholesky(j)
+    except np.linalg.LinAlgError:
+        return float("inf")
+    inv_chol = np.linalg.solve(chol, np.eye(j.shape[0]))
+    return float(np.sum(inv_chol**2))
+
+
+def efficient_decoder(matrix: Any, reference: Any) -> np.ndarray:
+    """G = J⁻¹ W diag(1/q) (N×M) at ``reference``; columns of unused outputs are 0.
+
+    Raises
+    ------
+    ValueError
+        If W has rank below N (see :func:`inseparable_categories`).
+
+    Examples
+    --------
+    >>> w = np.array([[0.75, 0.25], [0.25, 0.75]])
+    >>> (efficient_decoder(w, [0.5, 0.5]) @ np.array([0.6, 0.4])).round(12).tolist()
+    [0.7, 0.3]
+    """
+    w = np.asarray(matrix, dtype=np.float64)
+    p = np.asarray(reference, dtype=np.float64)
+    q = p @ w
+    j = fisher_information(w, p)
+    if np.linalg.matrix_rank(w, tol=_RANK_TOL) < w.shape[0]:
+        raise ValueError("matrix must have rank N (one per input) for the efficient decoder, "
+                         f"got rank={np.linalg.matrix_rank(w, tol=_RANK_TOL)}")
+    out = np.zeros_like(w)
+    used = q > 0
+    out[:, used] = np.linalg.solve(j, w[:, used] / q[used])
+    return out
+
+
+def inseparable_categories(matrix: Any) -> np.ndarray:
+    """Indices of inputs whose frequencies no decoder can separate (empty when rank W = N).
+
+    Input x is inseparable when e_x has a component in the left null space {z : zW = 0}: moving mass
+    along such a z changes p without changing the law of the outputs.
+
+    >>> inseparable_categories([[0.7, 0.3], [0.7, 0.3], [0.2, 0.8]]).tolist()
+    [0, 1]
+    """
+    w = np.asarray(matrix, dtype=np.float64)
+    u, s, _ = np.linalg.svd(w, full_matrices=True)
+    rank = int(np.sum(s > _RANK_TOL * max(1.0, s[0] if s.size else 1.0)))
+    null = u[:, rank:]
+    weight = np.sum(null**2, axis=1)
+    return np.flatnonzero(weight > 1e-9)

@@ -1,0 +1,243 @@
+"""LDP frequency oracles as baselines for estimation designs, with their variances from their papers.
+
+Every oracle here is a *pure* protocol (Wang, Blocki, Li, Jha, "Locally differentially private
+protocols for frequency estimation", USENIX Security 2017, §3 and Theorem 2): each report supports a
+set of values, the true value with probability p*, any other with probability q*, and the estimator
+f̂_i = (support count_i / n − q*) / (p* − q*) is unbiased with
+
+    Var[n f̂_i] = n q*(1 − q*)/(p* − q*)² + n f_i (1 − p* − q*)/(p* − q*)     (Theorem 2; exact for
+                                                                              n records with fixed values).
+
+Summed over i (Σf_i = 1) the total MSE is M/n with the per-record factor
+
+    M = N q*(1 − q*)/(p* − q*)² + (1 − p* − q*)/(p* − q*)                     (:func:`pure_protocol_mse`),
+
+on the same scale as tr J⁻¹ − 1 of :class:`mechdesign.design.utility.EstimationMSE` (fixed records).
+
+========================  ========================================  ========================================
+oracle                    p*, q*                                    source
+========================  ========================================  ========================================
+GRR (k-RR)                e^ε/(e^ε+N−1), 1/(e^ε+N−1)                Wang et al. 2017 §4.1 (direct encoding)
+OUE                       1/2, 1/(e^ε+1)                            Wang et al. 2017 §4.2 (optimized unary)
+OLH                       e^ε/(e^ε+g−1), 1/g, g ∈ ℕ nearest e^ε+1   Wang et al. 2017 §4.4 (optimized local
+                                                                    hashing; best of ⌊e^ε+1⌋, ⌈e^ε+1⌉)
+subset selection (SS)     de^ε/(de^ε+N−d), (see :func:`subset_      Ye & Barg, IEEE T-IT 64(8) 2018, §III;
+                          selection_parameters`); best d            Wang et al. arXiv:1602.07387 (2016)
+Hadamard response (HR)    e^ε/(e^ε+1), 1/2                          Acharya, Sun, Zhang, AISTATS 2019, §3
+                                                                    (one block, K = 2^⌈log₂(N+1)⌉ outputs)
+========================  ========================================  ========================================
+
+GRR, SS and HR are mechanism matrices (:func:`grr_mechanism`, :func:`subset_selection_mechanism`,
+:func:`hadamard_mechanism`); OUE (2^N bit-vector outputs) and OLH (a hash function per record) are
+not exposed as matrices: their output spaces are too large beyond small N. The A-optimal ε-LDP design
+(the estimation design at β = 2) bounds every ε-LDP oracle from below; :func:`compare_oracles`
+reports all of them against a design.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.prior import Prior, as_prior
+from mechdesign.design.closed_form import randomized_response
+
+__all__ = ["ORACLES", "OracleComparison", "compare_oracles", "grr_mechanism", "hadamard_mechanism",
+           "oracle_mse", "oracle_parameters", "pure_protocol_mse", "subset_selection_mechanism",
+           "subset_selection_parameters"]
+
+ORACLES = ("grr", "oue", "olh", "subset_selection", "hadamard")
+_MAX_SUBSETS = 20_000
+
+
+def pure_protocol_mse(support_true: float, support_other: float, size: int) -> float:
+    """Per-record total MSE factor M of a pure protocol (module docstring; Wang et al. 2017, Theorem 2).
+
+    Examples
+    --------
+    >>> e = math.exp(1.0)          # binary randomized response at ε = 1: 2e/(e−1)²
+    >>> abs(pure_protocol_mse(e / (e + 1), 1 / (e + 1), 2) - 2 * e / (e - 1) ** 2) < 1e-12
+    True
+    """
+    p, q = float(support_true), float(support_other)
+    if not p > q:
+        raise v.fail("support_true", "exceed support_other", (p, q))
+    return size * q * (1 - q) / (p - q) ** 2 + (1 - p - q) / (p - q)
+
+
+def subset_selection_parameters(size: int, epsilon: float, subset: int) -> tuple[float, float]:
+    """(p*, q*) of subset selection with subsets of ``subset`` = d elements (Ye & Barg 2018, §III).
+
+    The true value is in the reported subset with probability p* = de^ε/(de^ε + N − d); another value
+    is in it with probability q* = p*(d − 1)/(N − 1) + (1 − p*) d/(N − 1).
+    """
+    n, d, a = size, subset, math.exp(epsilon)
+    p = d * a / (d * a + n - d)
+    return p, p * (d - 1) / (n - 1) + (1 - p) * d / (n - 1)
+
+
+def _best_subset(size: int, epsilon: float) -> int:
+    return min(range(1, size), key=lambda d: pure_protocol_mse(*subset_selection_parameters(size, epsilon, d), size))
+
+
+def oracle_parameters(name: str, size: int, epsilon: float) -> tuple[float, float, int | None]:
+    """(p*, q*, parameter) of an oracle: g for OLH, d for SS, K for HR, None otherwise (module table)."""
+    n = v.positive_int("size", size)
+    if n < 2:
+        raise v.fail("size", "be at least 2", size)
+    eps = v.epsilon(epsilon)
+    if not 0 < eps < 700:
+        raise v.fail("epsilon", "be in (0, 700) for an LDP oracle", epsilon)
+    a = math.exp(eps)
+    if name == "grr":
+        return a / (a + n - 1), 1 / (a + n - 1), None
+    if name == "oue":
+        return 0.5, 1 / (a + 1), None
+    if name == "olh":
+        def olh(g: int) -> tuple[float, float]:
+            return a / (a + g - 1), 1 / g
+
+        g = min({max(2, math.floor(a + 1)), max(2, math.ceil(a + 1))}, key=lambda k: pure_protocol_mse(*olh(k), n))
+        return (*olh(g), g)
+    if name == "subset_selection":
+        d = _best_subset(n, eps)
+        return (*subset_selection_parameters(n, eps, d), d)
+    if name == "hadamard":
+        return a / (a + 1), 0.5, 1 << math.ceil(math.log2(n + 1))
+    raise v.fail("name", f"be one of {list(ORACLES)}", name)
+
+
+def oracle_mse(name: str, size: int, epsilon: float) -> float:
+    """Per-record total MSE factor (fixed records) of an oracle's standard unbiased estimator.
+
+    >>> e = math.exp(1.0)          # OUE: 4N e^ε/(e^ε − 1)² + 1
+    >>> abs(oracle_mse("oue", 4, 1.0) - (16 * e / (e - 1) ** 2 + 1)) < 1e-12
+    True
+    """
+    p, q, _ = oracle_parameters(name, size, epsilon)
+    return pure_protocol_mse(p, q, size)
+
+
+def grr_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
+    """Generalized randomized response (k-RR) at ε-LDP over the prior's labels."""
+    p = as_prior(prior)
+    return randomized_response(p.size, epsilon, p.labels)
+
+
+def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int | None = None) -> Mechanism:
+    """Subset selection as a matrix: outputs are the d-subsets (labels joined by '|'); d optimal by default.
+
+    Raises
+    ------
+    ValueError
+        If the number of subsets C(N, d) exceeds 20,000 (use :func:`oracle_mse` for the formula).
+    """
+    p = as_prior(prior)
+    n, eps = p.size, v.epsilon(epsilon)
+    d = _best_subset(n, eps) if subset is None else int(subset)
+    if not 1 <= d < n:
+        raise v.fail("subset", f"be in [1, {n - 1}]", subset)
+    if math.comb(n, d) > _MAX_SUBSETS:
+        raise v.fail("prior", f"give at most {_MAX_SUBSETS} subsets C(N, d) for a matrix (use oracle_mse)", n)
+    subsets = list(combinations(range(n), d))
+    member = np.zeros((n, len(subsets)), dtype=bool)
+    for k, s in enumerate(subsets):
+        member[list(s), k] = True
+    a = math.exp(eps)
+    # P(S | x) = (e^ε if x ∈ S else 1) · d / ((de^ε + N − d) C(N−1, d−1)): P(x ∈ S) = p*, other subsets uniform.
+    matrix = np.where(member, a, 1.0) * d / ((d * a + n - d) * math.comb(n - 1, d - 1))
+    labels = ["|".join(p.labels[i] for i in s) for s in subsets]
+    return Mechanism.from_matrix(matrix, p.labels, labels)
+
+
+def hadamard_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
+    """Hadamard response (one block): input i ↦ row i+1 of the Sylvester Hadamard matrix H_K.
+
+    P(y | i) = 2e^ε / (K(1 + e^ε)) if H[i+1, y] = +1 else 2 / (K(1 + e^ε)) (Acharya, Sun, Zhang 2019, §3).
+    """
+    from scipy.linalg import hadamard
+
+    p = as_prior(prior)
+    n, eps = p.size, v.epsilon(epsilon)
+    k = 1 << math.ceil(math.log2(n + 1))
+    a = math.exp(min(eps, 700.0))
+    plus = hadamard(k)[1:n + 1] > 0
+    matrix = np.where(plus, 2 * a, 2.0) / (k * (1 + a))
+    return Mechanism.from_matrix(matrix, p.labels, [f"h{y}" for y in range(k)])
+
+
+@dataclass(frozen=True)
+class OracleComparison:
+    """One LDP oracle against a design: its per-record total MSE factor and ``ratio = mse / design``.
+
+    ``mse`` is on the scale of tr J⁻¹ − 1 (fixed records; divide by n for the total MSE of n records).
+    ``parameter`` is g (OLH), d (SS) or K (HR).
+    """
+
+    name: str
+    description: str
+    mse: float
+    ratio: float
+    parameter: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form written in the mechanism file's ``utility.ldp_oracles`` block."""
+        return {"name": self.name, "description": self.description, "mse": self.mse, "ratio": self.ratio,
+                "parameter": self.parameter}
+
+
+_DESCRIPTIONS = {
+    "grr": "generalized randomized response (Wang et al. 2017 §4.1)",
+    "oue": "optimized unary encoding (Wang et al. 2017 §4.2)",
+    "olh": "optimized local hashing (Wang et al. 2017 §4.4)",
+    "subset_selection": "subset selection (Ye & Barg 2018)",
+    "hadamard": "Hadamard response (Acharya, Sun, Zhang 2019)",
+}
+
+
+def compare_oracles(prior: Prior | Any, epsilon: float, design_mse: float,
+                    optimal_ldp: Mechanism | None = None) -> tuple[OracleComparison, ...]:
+    """Every oracle of :data:`ORACLES` (and the A-optimal ε-LDP mechanism if given) against ``design_mse``.
+
+    Parameters
+    ----------
+    prior
+        The frequencies at which the MSEs are evaluated (the estimate P̂).
+    epsilon
+        The LDP level of the oracles (the design's ε: ε-LDP implies ε-PML over every ball).
+    design_mse
+        The design's tr J⁻¹ − 1.
+    optimal_ldp
+        The A-optimal ε-LDP mechanism (the estimation design at β = 2), evaluated by tr J⁻¹ − 1.
+
+    Examples
+    --------
+    >>> rows = compare_oracles([0.5, 0.3, 0.2], 1.0, 1.0)
+    >>> [r.name for r in rows]
+    ['grr', 'oue', 'olh', 'subset_selection', 'hadamard']
+    """
+    from mechdesign.core.fisher import trace_inverse_fisher
+
+    p = as_prior(prior)
+    out = []
+    for name in ORACLES:
+        _, _, parameter = oracle_parameters(name, p.size, epsilon)
+        mse = oracle_mse(name, p.size, epsilon)
+        out.append(OracleComparison(name, _DESCRIPTIONS[name], mse, _safe_ratio(mse, design_mse), parameter))
+    if optimal_ldp is not None:
+        mse = trace_inverse_fisher(optimal_ldp.matrix, p.probabilities) - 1.0
+        out.append(OracleComparison("optimal_ldp", "A-optimal epsilon-LDP mechanism (estimation design at radius 2)",
+                                    mse, _safe_ratio(mse, design_mse)))
+    return tuple(out)
+
+
+def _safe_ratio(numerator: float, denominator: float) -> float:
+    if denominator > 0:
+        return numerator / denominator
+    return 1.0 if numerator <= 0 else math.inf

@@ -1,0 +1,140 @@
+"""A-optimal / D-optimal estimation designs (issue 11): closed forms, the certified bound, baselines.
+
+Oracles: binary ε-LDP (β = 2, uniform prior) is randomized response, with n × total MSE 2e^ε/(e^ε − 1)²;
+at β = 0 with min P̂ ≥ e^{−ε} the identity is ε-PML at P̂ and the error is 0; and on random small
+instances (Hypothesis) the certified bound ≤ the design's value ≤ the value of every ε-LDP oracle and
+of k-RR calibrated to the ball (all feasible), with capacity ≤ ε.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mechdesign.core.fisher import fisher_information, trace_inverse_fisher
+from mechdesign.core.leakage import capacity
+from mechdesign.design.closed_form import calibrated_randomized_response
+from mechdesign.design.estimation import caratheodory_reduce, design_estimation
+from mechdesign.design.ldp_oracles import ORACLES, hadamard_mechanism, oracle_mse, subset_selection_mechanism
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import lp_optimum, solve
+from mechdesign.design.utility import Utility
+
+from conftest import PRIVACY_SLACK, SOLVER
+
+MSE = Utility("estimation_mse")
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 2.5])
+def test_binary_ldp_optimum_is_randomized_response(epsilon):
+    result = solve(DesignProblem([0.5, 0.5], epsilon, 2.0, "estimation_mse"), baselines=False)
+    a = math.exp(epsilon)
+    assert result.status == "optimal" and result.sense == "minimize"
+    assert result.utility == pytest.approx(2 * a / (a - 1) ** 2, rel=1e-7)
+    assert result.upper_bound <= result.utility + 1e-12
+    assert result.rank == 2 and result.identifiable
+
+
+def test_identity_is_optimal_when_it_is_private_at_the_estimate():
+    prior = [0.5, 0.3, 0.2]
+    result = solve(DesignProblem(prior, math.log(5) + 0.1, 0.0, "estimation_mse"), baselines=False)
+    assert abs(result.utility) <= 1e-7 and result.status == "optimal"
+
+
+def test_uniform_ldp_design_is_at_most_every_oracle_and_close_to_subset_selection():
+    n, epsilon = 4, 1.0
+    result = solve(DesignProblem(np.full(n, 1 / n), epsilon, 2.0, "estimation_mse"), baselines=False)
+    best_oracle = min(oracle_mse(name, n, epsilon) for name in ORACLES)
+    assert result.utility <= best_oracle + 1e-9
+    assert result.utility >= 0.8 * best_oracle  # subset selection is near-optimal (Ye & Barg 2018)
+
+
+priors = st.integers(2, 4).flatmap(
+    lambda n: st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n).map(lambda x: np.array(x) / sum(x)))
+
+
+@settings(max_examples=20)
+@given(priors, st.floats(0.2, 2.0), st.sampled_from([0.0, 0.05, 0.3, 2.0]))
+def test_bound_le_optimum_le_every_baseline(prior, epsilon, radius):
+    problem = DesignProblem(prior, epsilon, radius, "estimation_mse")
+    result = design_estimation(problem, baselines=False)
+    cert = result.certificate
+    assert cert.holds and cert.achieved_epsilon <= epsilon + PRIVACY_SLACK
+    assert capacity(result.mechanism, problem.ball) <= epsilon + PRIVACY_SLACK
+    assert result.upper_bound <= result.utility + 1e-9 * max(1.0, result.utility)  # a lower bound
+    assert result.gap >= -1e-9
+    assert result.outputs <= problem.size * (problem.size + 1) // 2 + problem.size
+    n, p = problem.size, problem.prior.probabilities
+    slack = 1e-7 * max(1.0, result.utility)
+    rr_pml, _ = calibrated_randomized_response(prior, epsilon, radius)
+    for mech in (rr_pml, subset_selection_mechanism(prior, epsilon), hadamard_mechanism(prior, epsilon)):
+        assert result.utility <= MSE.value(mech, p) + slack
+    for name in ORACLES:  # the standard estimators of ε-LDP oracles are feasible decoders of feasible designs
+        assert result.utility <= oracle_mse(name, n, epsilon) + slack
+
+
+@pytest.mark.parametrize("radius", [0.0, 0.1, 2.0])
+def test_d_optimal_design_is_certified_and_beats_randomized_response(radius):
+    prior = np.array([0.5, 0.25, 0.15, 0.1])
+    problem = DesignProblem(prior, 1.0, radius, "estimation_logdet")
+    result = solve(problem, baselines=False)
+    assert result.certificate.holds and result.status == "optimal"
+    assert result.upper_bound <= result.utility + 1e-9
+    sign, logdet = np.linalg.slogdet(fisher_information(result.mechanism.matrix, prior))
+    assert sign > 0 and result.utility == pytest.approx(-logdet, abs=1e-12)
+    rr, _ = calibrated_randomized_response(prior, 1.0, radius)
+    assert result.utility <= Utility("estimation_logdet").value(rr, prior) + 1e-9
+
+
+def test_a_optimal_value_is_the_trace_of_the_inverse_information():
+    prior = np.array([0.6, 0.3, 0.1])
+    result = solve(DesignProblem(prior, 0.7, 0.1, "estimation_mse"), baselines=False)
+    assert result.utility == pytest.approx(trace_inverse_fisher(result.mechanism.matrix, prior) - 1, abs=1e-12)
+    assert result.certificate.relative_gap <= 1e-6
+
+
+def test_reduction_keeps_information_and_row_sums():
+    rng = np.random.default_rng(3)
+    prior = np.array([0.4, 0.3, 0.2, 0.1])
+    columns = rng.random((4, 40)) + 0.1
+    columns /= prior @ columns
+    theta = rng.random(40)
+    reduced = caratheodory_reduce(theta, columns)
+    assert np.all(reduced >= 0) and np.count_nonzero(reduced) <= 10 + 4
+    assert np.allclose((columns * reduced) @ columns.T, (columns * theta) @ columns.T, rtol=1e-8, atol=1e-8)
+    assert np.allclose(columns @ reduced, columns @ theta, rtol=1e-8, atol=1e-8)
+
+
+def test_baselines_and_oracles_are_reported_with_ratios_above_one_when_the_design_wins():
+    result = solve(DesignProblem([0.6, 0.25, 0.1, 0.05], 1.0, 0.02, "estimation_mse"))
+    names = [o.name for o in result.oracles]
+    assert names == [*ORACLES, "optimal_ldp"]
+    for oracle in result.oracles:
+        assert oracle.ratio == pytest.approx(oracle.mse / result.utility)
+        assert oracle.ratio >= 1 - SOLVER
+    ldp = result.baseline("optimal_ldp")
+    assert ldp.ratio == pytest.approx(ldp.utility / result.utility) and ldp.ratio >= 1 - SOLVER
+    assert min(o.mse for o in result.oracles if o.name != "optimal_ldp") >= ldp.utility - 1e-9
+
+
+def test_vertex_lp_refuses_estimation_kinds():
+    problem = DesignProblem([0.5, 0.5], 1.0, 0.0, "estimation_mse")
+    assert not MSE.sublinear and MSE.sense == "minimize"
+    with pytest.raises(TypeError, match="not a sum over columns"):
+        lp_optimum(problem)
+
+
+def test_rank_deficient_mechanisms_have_infinite_error():
+    w = [[0.7, 0.3], [0.7, 0.3], [0.2, 0.8]]
+    assert MSE.value(w, [0.3, 0.3, 0.4]) == math.inf
+    assert Utility("estimation_logdet").value(w, [0.3, 0.3, 0.4]) == math.inf
+
+
+def test_mutual_information_design_reports_its_rank():
+    result = solve(DesignProblem([0.85, 0.1, 0.05], 0.5, 0.2), baselines=False)
+    assert result.rank == np.linalg.matrix_rank(result.mechanism.matrix, tol=1e-10)
+    assert result.identifiable == (result.rank == 3)
