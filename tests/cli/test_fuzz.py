@@ -126,7 +126,7 @@ def test_malformed_data_files(capsys, rr_file, text, kind):
         argv = {"privatize": ["privatize", str(rr_file), str(source), "--column", "x", "--out", str(out),
                               "--seed", "1"],
                 "decode": ["decode", str(rr_file), str(source), "--column", "x"],
-                "assess": ["assess", "--matrix", str(rr_file), "--samples", str(source), "--column", "x"]}[kind]
+                "assess": ["assess", "--matrix", str(rr_file), "--data", str(source), "--column", "x"]}[kind]
         code = main(argv)
         captured = capsys.readouterr()
         if code != 0:

@@ -334,7 +334,8 @@ def sigma_min(method: str, k: int, epsilon: float, delta: float) -> float:
     k_ = v.positive_int("k", k)
     mu = gaussian_mu(epsilon, delta)
     scaled = math.sqrt(k_) if method.startswith("gshm") else math.sqrt(k_ + math.sqrt(k_)) / 2.0
-    return scaled / mu
+    # Re-check in the form sparse_threshold evaluates (μ = scaled/σ): scaled/(scaled/μ*) can round above μ*.
+    return conservative_search(lambda s: float(delta_gaussian_raw(epsilon, scaled / s)) <= delta, scaled / mu)
 
 
 def _quantile_margin(failure: float, count: int) -> float:
