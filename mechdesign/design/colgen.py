@@ -35,12 +35,17 @@ from mechdesign.errors import SolverError
 __all__ = ["CountOracle", "GenerationResult", "ListOracle", "generate"]
 
 _SMOOTHING = 0.5
+_FULL_EVERY = 5
+_CENTRAL = True
 _EPS = np.finfo(np.float64).eps
 
 
 class Oracle(Protocol):
-    def price(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
-        """(bound ≥ max over candidates of μ(v) − λ·v, some candidate lift vectors N×K)."""
+    def price(self, lam: np.ndarray, full: bool) -> tuple[float, np.ndarray]:
+        """(bound ≥ max over candidates of μ(v) − λ·v, some candidate lift vectors N×K).
+
+        With ``full=False`` an oracle may skip work and return ``inf`` as the bound.
+        """
         ...
 
 
@@ -64,7 +69,7 @@ class ListOracle:
                  values: np.ndarray, batch: int) -> None:
         self.vectors_of, self.dot, self.values, self.batch = vectors_of, dot, values, batch
 
-    def price(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
+    def price(self, lam: np.ndarray, full: bool = True) -> tuple[float, np.ndarray]:
         reduced = self.values - self.dot(lam)
         if reduced.size == 0:
             return -math.inf, np.zeros((lam.size, 0))
@@ -80,8 +85,8 @@ class CountOracle:
     def __init__(self, pricer: Any, batch: int) -> None:
         self.pricer, self.batch = pricer, batch
 
-    def price(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
-        result = self.pricer.price(lam, count=self.batch)
+    def price(self, lam: np.ndarray, full: bool = True) -> tuple[float, np.ndarray]:
+        result = self.pricer.price(lam, count=self.batch, full=full)
         return result.bound, result.columns
 
 
@@ -124,24 +129,30 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
     generated = 0
     best_bound, center = initial_bound, None
     iterations, timed_out = 0, False
-    theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01))
+    theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01), central=_CENTRAL)
     started = time.monotonic()
     while iterations < max_iterations:
         iterations += 1
         if time.monotonic() >= deadline:
             timed_out = True
             break
+        # A full (bounding) round every _FULL_EVERY iterations, and whenever a cheap round finds nothing.
+        full = iterations % _FULL_EVERY == 1
         points = [lam] if center is None else [_SMOOTHING * center + (1 - _SMOOTHING) * lam, lam]
         added = 0
         for point in points:
-            bound, vectors = oracle.price(point)
-            if math.isfinite(bound):
-                total = math.fsum(point)
-                proven = total + max(bound, 0.0)
-                proven += (abs(total) + abs(bound) + 1.0) * 4 * _EPS  # round up the two sums
-                if proven < best_bound:
-                    best_bound, center = proven, point.copy()
-            added = admit(vectors, lam)
+            for mode in ((full,) if full else (False, True)):
+                bound, vectors = oracle.price(point, mode)
+                if math.isfinite(bound):
+                    total = math.fsum(point)
+                    proven = total + max(bound, 0.0)
+                    proven += (abs(total) + abs(bound) + 1.0) * 4 * _EPS  # round up the two sums
+                    if proven < best_bound or center is None:
+                        center = point.copy()
+                    best_bound = min(best_bound, proven)
+                added = admit(vectors, lam)
+                if added:
+                    break
             if added:
                 break
         generated += added
@@ -152,11 +163,17 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
         if best_bound - value <= gap_tolerance * max(abs(best_bound), 1e-300) or added == 0:
             break
         try:
-            theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01))
+            theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01), central=_CENTRAL)
         except SolverError:  # a time limit inside HiGHS: keep the last optimal master
             if time.monotonic() >= deadline:
                 timed_out = True
                 break
             raise
-    # Columns added after the last successful solve carry no weight.
+    # The final solve: simplex, a basic solution (at most N positive weights). Columns added after the
+    # last successful solve carry no weight.
+    try:
+        theta, _, value = master.solve(max(deadline - time.monotonic(), 1.0))
+    except SolverError:
+        if _CENTRAL:
+            raise
     return GenerationResult(theta, master.columns()[:, :theta.size], value, best_bound, iterations, generated, timed_out)

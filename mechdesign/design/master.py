@@ -27,6 +27,7 @@ __all__ = ["Master"]
 _OPTIONS = {"output_flag": False, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
             "threads": 1}
 _FALLBACKS = ({}, {"simplex_strategy": 4}, {"solver": "ipm", "run_crossover": "on"})
+_DEFAULTS = {"simplex_strategy": 1, "solver": "choose", "run_crossover": "on"}
 
 
 class Master:
@@ -93,20 +94,26 @@ class Master:
         self._values.append(np.asarray(values, dtype=np.float64))
         self._scale.append(scale)
 
-    def solve(self, time_limit: float = math.inf) -> tuple[np.ndarray, np.ndarray, float]:
-        """Solve; returns (θ ≥ 0 per column, row duals λ, objective). Falls back on non-optimal statuses."""
+    def solve(self, time_limit: float = math.inf, central: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+        """Solve; returns (θ ≥ 0 per column, row duals λ, objective). Falls back on non-optimal statuses.
+
+        ``central=True`` uses the interior point method without crossover: duals near the centre of the
+        optimal face, which stabilise pricing on this degenerate LP (reference/scale-pricing.md §1); the
+        weights are then not basic.
+        """
         statuses = []
-        for attempt, extra in enumerate(_FALLBACKS):
+        plans = (({"solver": "ipm", "run_crossover": "off"},) if central else ()) + _FALLBACKS
+        for attempt, extra in enumerate(plans):
             if attempt:
                 self.model.clearSolver()
             for key, value in extra.items():
                 self.model.setOptionValue(key, value)
-            self.model.setOptionValue("time_limit", float(min(max(time_limit, 0.01), 1e30)))
+            # HiGHS's clock runs over the life of the model, so the limit is an absolute reading of it.
+            self.model.setOptionValue("time_limit", float(min(self.model.getRunTime() + max(time_limit, 0.01), 1e30)))
             self.model.run()
             status = self.model.getModelStatus()
             for key in extra:  # restore the default strategy for the next solve
-                self.model.setOptionValue(key, {"simplex_strategy": 1, "solver": "choose",
-                                                "run_crossover": "on"}[key])
+                self.model.setOptionValue(key, _DEFAULTS[key])
             if status == self._highspy.HighsModelStatus.kOptimal:
                 return self._solution()
             statuses.append(self.model.modelStatusToString(status))

@@ -46,6 +46,7 @@ __all__ = ["MAX_TABLE", "CountPricer", "PricingResult", "level_function"]
 
 _TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.vertices
 _EPS = np.finfo(np.float64).eps
+_SAMPLE_ROWS = 48        # high-set counts scanned in a cheap C2 round
 MAX_TABLE = 200_000_000  # the DP's backtracking table has N × (m + 1) booleans; above this, no pricing
 
 
@@ -128,6 +129,7 @@ class CountPricer:
         self.half = self.radius / 2
         self.phi = level
         self.phi0 = float(level(np.array(0.0)))
+        self._c2: Any = None
 
     # ---------------------------------------------------------------- the knapsack with an exact count
     def table(self, lam: np.ndarray, exclude: np.ndarray | None = None,
@@ -196,10 +198,11 @@ class CountPricer:
         return (8 * self.size + 64) * _EPS * (1.0 + top + lev * lam_abs)
 
     # ---------------------------------------------------------------- one round
-    def price(self, lam: Any, *, count: int = 8, c2: bool = True) -> PricingResult:
+    def price(self, lam: Any, *, count: int = 8, full: bool = True) -> PricingResult:
         """Bound r*(λ) over all families and return up to ``count`` good real columns per family.
 
-        ``c2=False`` skips family C2 (cheap rounds); the bound is then ``inf`` when C2 is not empty.
+        ``full=False`` (cheap rounds) scans family C2 on a sample of its high-set counts only: good
+        columns, but the bound is then ``inf`` when C2 is not empty.
         """
         lam = np.asarray(lam, dtype=np.float64)
         lam_abs = float(np.abs(lam).sum())
@@ -267,10 +270,7 @@ class CountPricer:
                 keep("A", float(r.max()) + self._margin(f, h, lam_abs), float(r.max()), vecs)
         self._price_c1(lam, d, lam_abs, keep, count)
         if half > 0 and half + 1.0 / a < 1.0:
-            if c2:
-                self._price_c2(lam, d, take, lam_abs, keep, count)
-            else:
-                bounds["C2"] = math.inf
+            self._price_c2(lam, d, take, max(max(bounds.values(), default=0.0), 0.0), keep, count, full)
         bound = max(bounds.values()) if bounds else -math.inf
         real = max(best_real.values()) if best_real else -math.inf
         # A family is loose when its bound exceeds every real column found (and 0): the gap it may cause.
@@ -328,51 +328,14 @@ class CountPricer:
         if relaxed:
             keep("C1", bound, -math.inf, [])
 
-    def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: np.ndarray, lam_abs: float,
-                  keep: Callable[..., None], count: int) -> None:
-        """C2: relaxed bound over the (C_H, C_T) grid; real columns for the best cells."""
-        m, a, half = self.m, self.a, self.half
-        c_h_max = math.ceil(half * m) - 1
-        while c_h_max >= 1 and c_h_max / m >= half:
-            c_h_max -= 1
-        t_lo = max(2, math.floor((half + (1 - _TOL) / a) * m) - 1)
-        c_t = np.arange(t_lo, m)
-        s_t = c_t / m
-        feasible_t = a * (s_t - half) >= 1.0 - _TOL
-        c_t, s_t = c_t[feasible_t], s_t[feasible_t]
-        if c_h_max < 1 or c_t.size == 0:
-            return
-        rho = a * np.maximum(s_t - half, 0.0)
-        d_t = d[c_t]
-        best_bound, cells = -math.inf, []
-        block = max(1, 2_000_000 // max(c_t.size, 1))
-        for start in range(1, c_h_max + 1, block):
-            rows = np.arange(start, min(c_h_max, start + block - 1) + 1)
-            dh = d[rows][:, None]
-            finite_rows = np.isfinite(dh[:, 0])
-            if not np.any(finite_rows):
-                continue
-            rows, dh = rows[finite_rows], dh[finite_rows]
-            s_h = (rows / m)[:, None]
-            cl = c_t[None, :] - rows[:, None]
-            valid = cl >= 1
-            d_l = np.where(valid, d[np.maximum(cl, 0)], np.inf)
-            with np.errstate(invalid="ignore"):
-                cost = np.maximum(rho * dh + d_l, np.where(rho >= 1.0, d_t + (rho - 1.0) * dh, -np.inf))
-            s_l = s_t[None, :] - s_h
-            low = 1.0 / (s_h * rho + s_l)
-            h = rho * low
-            f = self._f(s_h, h, s_l, low)
-            with np.errstate(invalid="ignore"):
-                r = np.where(valid & np.isfinite(cost), f - low * cost, -np.inf)
-            top = float(r.max())
-            if top > -math.inf:
-                best_bound = max(best_bound, top + self._margin(f, float(np.max(h)), lam_abs))
-                flat = np.argsort(-r, axis=None)[:count]
-                for k in flat:
-                    i, t = np.unravel_index(k, r.shape)
-                    if np.isfinite(r[i, t]):
-                        cells.append((float(r[i, t]), int(rows[i]), int(c_t[t])))
+    def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: np.ndarray, threshold: float,
+                  keep: Callable[..., None], count: int, full: bool) -> None:
+        """C2: the grid of (C_H, C_T) cells by blocks (:mod:`mechdesign.design.c2grid`); real columns for the best."""
+        from mechdesign.design.c2grid import C2Grid
+
+        if self._c2 is None:
+            self._c2 = C2Grid(self.counts, self.a, self.half, self._f)
+        best_bound, cells = self._c2.price(d, threshold, full, count)
         cells.sort(reverse=True)
         vecs, real = [], -math.inf
         for _, ch, ct in cells[:count]:
@@ -386,7 +349,7 @@ class CountPricer:
             if vec is not None:
                 vecs.append(vec)
                 real = max(real, self._exact_reduced(vec, lam))
-        keep("C2", best_bound, real, vecs)
+        keep("C2", best_bound if full else math.inf, real, vecs)
 
     def _exact_reduced(self, vec: np.ndarray, lam: np.ndarray) -> float:
         p = self.p
