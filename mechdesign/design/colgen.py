@@ -35,7 +35,6 @@ from mechdesign.errors import SolverError
 __all__ = ["CountOracle", "GenerationResult", "ListOracle", "generate"]
 
 _SMOOTHING = 0.5
-_FULL_EVERY = 5
 _CENTRAL = True
 _EPS = np.finfo(np.float64).eps
 
@@ -136,25 +135,20 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
         if time.monotonic() >= deadline:
             timed_out = True
             break
-        # A full (bounding) round every _FULL_EVERY iterations, and whenever a cheap round finds nothing.
-        full = iterations % _FULL_EVERY == 1
+        # Price at the smoothed point and at the master's duals: both bounds count, columns from both
+        # enter if they improve the master (mispricing at the smoothed point costs one extra round).
         points = [lam] if center is None else [_SMOOTHING * center + (1 - _SMOOTHING) * lam, lam]
         added = 0
         for point in points:
-            for mode in ((full,) if full else (False, True)):
-                bound, vectors = oracle.price(point, mode)
-                if math.isfinite(bound):
-                    total = math.fsum(point)
-                    proven = total + max(bound, 0.0)
-                    proven += (abs(total) + abs(bound) + 1.0) * 4 * _EPS  # round up the two sums
-                    if proven < best_bound or center is None:
-                        center = point.copy()
-                    best_bound = min(best_bound, proven)
-                added = admit(vectors, lam)
-                if added:
-                    break
-            if added:
-                break
+            bound, vectors = oracle.price(point, True)
+            if math.isfinite(bound):
+                total = math.fsum(point)
+                proven = total + max(bound, 0.0)
+                proven += (abs(total) + abs(bound) + 1.0) * 4 * _EPS  # round up the two sums
+                if proven < best_bound or center is None:
+                    center = point.copy()
+                best_bound = min(best_bound, proven)
+            added += admit(vectors, lam)
         generated += added
         if progress:
             gap = best_bound - value
