@@ -26,8 +26,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("problem", metavar="PROBLEM.toml", help="problem file (see problems/ for examples)")
     parser.add_argument("--out", metavar="DIR", default=".",
                         help="directory for the mechanism file <name>.mech.json (default: current directory)")
-    parser.add_argument("--solver", choices=[s.lower() for s in SOLVERS], default="clarabel",
-                        help="LP solver behind cvxpy (default clarabel, with a HiGHS crossover to a basic solution)")
+    parser.add_argument("--solver", choices=[s.lower() for s in SOLVERS], default="highs",
+                        help="master LP solver (default highs, one persistent model; clarabel only with "
+                             "--method enumeration, through cvxpy)")
+    parser.add_argument("--method", choices=["auto", "enumeration", "column_generation", "pricing"], default="auto",
+                        help="candidate columns: enumerated, priced from an enumerated list, or priced without a "
+                             "list (count priors); auto picks by size")
+    parser.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                        help="time for the design (default 60); at the limit the certified mechanism is written "
+                             "with status 'feasible' and its certified gap")
+    parser.add_argument("--progress", action="store_true",
+                        help="print iteration, utility, bound and gap on stderr (default: when stderr is a terminal)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -46,15 +55,22 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
 
+    import sys
+
+    from mechdesign import _validation as v
+
+    limit = v.positive("time_limit", args.time_limit)
     source = Path(args.problem)
     loaded = load_problem(source)
-    result = solve(loaded.problem, solver=args.solver.upper())
+    result = solve(loaded.problem, solver=args.solver.upper(), method=args.method, time_limit=limit,
+                   progress=bool(args.progress or sys.stderr.isatty()))
     problem, cert = result.problem, result.certificate
     utility = {"kind": problem.utility.kind, "value": result.utility, "upper_bound": result.upper_bound,
                "gap": result.gap, "status": result.status}
     provenance = {"problem": problem.name, "problem_file": source.name,
                   "problem_sha256": hashlib.sha256(source.read_bytes()).hexdigest(), "solver": result.solver,
-                  "method": result.method, "candidate_columns": result.candidates, "iterations": result.iterations}
+                  "method": result.method, "candidate_columns": result.candidates, "iterations": result.iterations,
+                  "time_limit": limit}
     target = write_mechanism_file(Path(args.out) / f"{problem.name}.mech.json", result.mechanism,
                                   guarantee=_guarantee(result), utility=utility, baselines=_baselines(result),
                                   certificate=cert.to_dict(), provenance=provenance)
@@ -70,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"  ℓ1 radius β = {problem.radius:.6g} ({regime})")
     print(f"design: {problem.utility.kind} = {result.utility:.10g} (upper bound {result.upper_bound:.10g}, "
           f"gap {result.gap:.2g}, {result.status}), {result.outputs} outputs, {result.timings['total']:.2f} s")
+    if result.status != "optimal":
+        print(f"  not proven optimal within --time-limit {limit:g} s: the mechanism is certified, its utility is "
+              f"within {result.certificate.relative_gap:.2g} (relative) of the optimum")
     kind = f"(ε, δ) = ({problem.epsilon:.6g}, {problem.delta:g})-PML" if problem.delta is not None else (
         f"{problem.epsilon:.6g}-PML for every prior within β of the estimate")
     print(f"guarantee: {kind}; certified capacity over the ball {cert.achieved_epsilon:.15g} <= {cert.epsilon:.15g}"

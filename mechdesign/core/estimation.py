@@ -15,7 +15,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from mechdesign import _validation as v
 from mechdesign.core.leakage import capacity
@@ -149,6 +148,8 @@ def samples_for_mechanism(mechanism: Mechanism | Any, prior: Prior | Any, epsilo
                      epsilon_prime)
     if excess(2.0) <= 0:
         return 1  # ε′-LDP already: any sample size works
+    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.4 s of start-up
+
     beta = brentq(lambda b: min(excess(b), 1.0), 0.0, 2.0, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     while excess(beta) > 0:  # step to the private side of the root
         beta = np.nextafter(beta, 0.0)

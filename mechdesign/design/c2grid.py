@@ -46,8 +46,10 @@ def _range_min(levels: list[np.ndarray], lo: np.ndarray, hi: np.ndarray) -> np.n
     length = hi - lo + 1
     k = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
     out = np.full(lo.shape, np.inf)
-    for level in np.unique(k):
+    for level in range(int(k.min()), int(k.max()) + 1):  # windows have one or two lengths
         sel = k == level
+        if not np.any(sel):
+            continue
         table = levels[level]
         span = 1 << int(level)
         out[sel] = np.minimum(table[lo[sel]], table[hi[sel] - span + 1])
@@ -113,12 +115,12 @@ class C2Grid:
         return self.f(s_h, h, s_l, low), h, low, valid & (s_l > 0)
 
     def price(self, d: np.ndarray, threshold: float, full: bool, keep_cells: int,
-              budget: int = 200_000) -> tuple[float, list[tuple[float, int, int]]]:
+              budget: int = 2_000_000) -> tuple[float, list[tuple[float, int, int]]]:
         """(bound on max r over the grid, best cells (r, C_H, C_T)); see the module docstring.
 
         Blocks are evaluated cell by cell in decreasing order of their bound while it beats
-        ``threshold`` and the best cell so far. ``full=False`` evaluates at most ``budget`` blocks' worth
-        of pairs and returns ``inf`` as the bound.
+        ``threshold`` and the best cell so far, and at most about ``budget`` cells: the bound is then the
+        largest block bound not evaluated (valid, looser). ``full=False`` returns ``inf`` as the bound.
         """
         if self.empty:
             return -math.inf, []
@@ -137,21 +139,25 @@ class C2Grid:
             ub = np.where(np.isfinite(lb), self.f_max - np.where(lb >= 0, self.low_min, self.low_max) * lb, -np.inf)
         margin = (8 * 64 + 64) * _EPS * (1.0 + self.f_abs + self.h_max * (float(np.abs(d[np.isfinite(d)]).max())
                                                                               + 1.0))
-        ub = ub + margin
-        order = np.argsort(-ub, axis=None)
-        flat_ub = ub.ravel()[order]
+        ub = (ub + margin).ravel()
+        # Only blocks that can beat the threshold are ever evaluated: sort those alone.
+        live = np.nonzero(ub > threshold)[0]
+        order = live[np.argsort(-ub[live])]
+        flat_ub = ub[order]
+        shape = (self.rows.size, self.block_start.size)
         best = -math.inf
         cells: list[tuple[float, int, int]] = []
         done = 0
         step = max(256, 400_000 // self.width)
-        unevaluated = -math.inf
+        dead = ub[ub <= threshold]
+        unevaluated = float(dead.max()) if dead.size else -math.inf  # blocks never evaluated
         while done < order.size:
-            if flat_ub[done] <= max(threshold, best) or (not full and done >= budget // self.width):
-                unevaluated = float(flat_ub[done])
+            if flat_ub[done] <= max(threshold, best) or done >= max(budget // self.width, step):
+                unevaluated = max(unevaluated, float(flat_ub[done]))
                 break
             pick = order[done:done + step]
             done += pick.size
-            r_idx, b_idx = np.unravel_index(pick, ub.shape)
+            r_idx, b_idx = np.unravel_index(pick, shape)
             f, h, low, valid = self._cells(r_idx, b_idx)
             c_h = self.rows[r_idx][:, None]
             c_t = self.block_start[b_idx][:, None] + np.arange(self.width)[None, :]

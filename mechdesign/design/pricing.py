@@ -19,8 +19,8 @@ prices the families exactly or bounds them:
 
 * B, identity columns e_x/P̂_x: N of them, enumerated;
 * A, two levels (h on H, l on X∖H): r = F_A(C) − l·Σλ − (h − l)·D(C), exact (β = 0: L = {j}, enumerated);
-* C1, h = e^{ε′} on H, L = {j}: the DP over X∖{j} is exact; D over X is a relaxation (D ≤ D_j), so the
-  exact per-j DP runs only where the relaxation beats the best exact value (scale-pricing §2);
+* C1, h = e^{ε′} on H, L = {j}: exact with the DP over X∖{j}, for all j at once by divide and conquer
+  (each half of the items is added to the table of the other half: O(N log N · m));
 * C2, 0 < P̂(H) < β/2, cost l·[ρ λ(H) + λ(L)] with H ∩ L = ∅ and ρ = h/l ≥ 1: dropping disjointness gives
   the valid lower bounds ρ D(C_H) + D(C_T − C_H) and D(C_T) + (ρ − 1) D(C_H); the larger one is used,
   so C2 contributes a proven upper bound that may be loose. Real C2 columns come from the argmin set of
@@ -46,15 +46,16 @@ __all__ = ["MAX_TABLE", "CountPricer", "PricingResult", "level_function"]
 
 _TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.vertices
 _EPS = np.finfo(np.float64).eps
-_SAMPLE_ROWS = 48        # high-set counts scanned in a cheap C2 round
+_C1_COLUMNS = 4         # real C1 columns per round (each costs one DP with backtracking)
+_C2_COLUMNS = 4         # real C2 columns per round (each costs one DP for L over X∖H)
 MAX_TABLE = 200_000_000  # the DP's backtracking table has N × (m + 1) booleans; above this, no pricing
 
 
 def _xlogx(t: np.ndarray) -> np.ndarray:
     t = np.asarray(t, dtype=np.float64)
     out = np.zeros(t.shape)
-    pos = t > 0
-    out[pos] = t[pos] * np.log(t[pos])
+    np.log(t, out=out, where=t > 0)
+    out *= t  # 0 where t = 0
     return out
 
 
@@ -130,6 +131,7 @@ class CountPricer:
         self.phi = level
         self.phi0 = float(level(np.array(0.0)))
         self._c2: Any = None
+        self._c1: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     # ---------------------------------------------------------------- the knapsack with an exact count
     def table(self, lam: np.ndarray, exclude: np.ndarray | None = None,
@@ -142,11 +144,10 @@ class CountPricer:
             if exclude is not None and exclude[i]:
                 continue
             k = int(self.counts[i])
-            cand = d[:-k] + lam[i]
-            better = cand < d[k:]
+            cand = d[:-k] + lam[i]  # a copy, so the in-place update below reads the old table
             if take is not None:
-                take[i, k:] = better
-            d[k:] = np.where(better, cand, d[k:])
+                np.less(cand, d[k:], out=take[i, k:])
+            np.minimum(d[k:], cand, out=d[k:])
         return d, take
 
     def recover(self, take: np.ndarray, count: int) -> np.ndarray:
@@ -201,8 +202,7 @@ class CountPricer:
     def price(self, lam: Any, *, count: int = 8, full: bool = True) -> PricingResult:
         """Bound r*(λ) over all families and return up to ``count`` good real columns per family.
 
-        ``full=False`` (cheap rounds) scans family C2 on a sample of its high-set counts only: good
-        columns, but the bound is then ``inf`` when C2 is not empty.
+        ``full=False`` returns ``inf`` as the C2 part of the bound (columns only).
         """
         lam = np.asarray(lam, dtype=np.float64)
         lam_abs = float(np.abs(lam).sum())
@@ -268,7 +268,7 @@ class CountPricer:
                     hs = self.recover(take, int(c[k]))
                     vecs.append(self.vector(hs, ~hs, "A"))
                 keep("A", float(r.max()) + self._margin(f, h, lam_abs), float(r.max()), vecs)
-        self._price_c1(lam, d, lam_abs, keep, count)
+        self._price_c1(lam, lam_abs, keep)
         if half > 0 and half + 1.0 / a < 1.0:
             self._price_c2(lam, d, take, max(max(bounds.values(), default=0.0), 0.0), keep, count, full)
         bound = max(bounds.values()) if bounds else -math.inf
@@ -279,12 +279,58 @@ class CountPricer:
         cols = np.column_stack([vv for vv in found if vv is not None]) if found else np.zeros((self.size, 0))
         return PricingResult(bound, cols, real, loose)
 
-    def _price_c1(self, lam: np.ndarray, d: np.ndarray, lam_abs: float, keep: Callable[..., None],
-                  count: int) -> None:
+    def _price_c1(self, lam: np.ndarray, lam_abs: float, keep: Callable[..., None]) -> None:
         """C1: Z ≠ ∅, P̂(H) ≥ β/2, L = {j}, h = e^{ε′}, l = (1 − h P̂(H))/P̂_j ∈ [0, h]."""
+        h1 = self.h1
+        if self._c1 is None:
+            self._c1 = self._c1_cells()
+        per_j = self._c1
+        if not per_j:
+            return
+        # Exact values for every j at once: the DP of X∖{j} for all j by divide and conquer
+        # (O(N log N · m) instead of N DPs); sets are recovered for the best few j only.
+        exact: dict[int, tuple[float, int]] = {}
+
+        def visit(lo: int, hi: int, table: np.ndarray) -> None:
+            if hi - lo == 1:
+                if lo in per_j:
+                    c, f, low = per_j[lo]
+                    r = f - h1 * table[c] - low * lam[lo]
+                    if np.any(np.isfinite(r)):
+                        k = int(np.argmax(r))
+                        exact[lo] = (float(r[k]), int(c[k]))
+                return
+            mid = (lo + hi) // 2
+            visit(lo, mid, self._extend(table, lam, range(mid, hi)))
+            visit(mid, hi, self._extend(table, lam, range(lo, mid)))
+
+        start = np.full(self.m + 1, np.inf)
+        start[0] = 0.0
+        visit(0, self.size, start)
+        if not exact:
+            return
+        margin = max(self._margin(f, h1, lam_abs) for _, f, _ in per_j.values())
+        keep("C1", max(r for r, _ in exact.values()) + margin, -math.inf, [])
+        for j in [i for i in sorted(exact, key=lambda i: -exact[i][0]) if exact[i][0] > 0][:_C1_COLUMNS]:
+            mask = np.zeros(self.size, dtype=bool)
+            mask[j] = True
+            _, take = self.table(lam, mask, track=True)
+            assert take is not None
+            hs = self.recover(take, exact[j][1])
+            keep("C1", -math.inf, exact[j][0], [self.vector(hs, mask, "C1")])
+
+    def _extend(self, table: np.ndarray, lam: np.ndarray, items: range) -> np.ndarray:
+        """The knapsack table with more items added (a copy)."""
+        d = table.copy()
+        for i in items:
+            k = int(self.counts[i])
+            np.minimum(d[k:], d[:-k] + lam[i], out=d[k:])
+        return d
+
+    def _c1_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """λ-free part of family C1 per low item j: counts C of H, μ values, and the low level l."""
         m, p, h1, half = self.m, self.p, self.h1, self.half
-        relaxed: list[tuple[float, int]] = []
-        per_j: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        out = {}
         for j in range(self.size):
             nj = int(self.counts[j])
             # l ∈ [0, h] ⇔ P̂(H) ∈ [1/h − P̂_j, 1/h]; Z ≠ ∅ ⇔ C ≤ m − n_j − 1 (every count ≥ 1)
@@ -296,37 +342,10 @@ class CountPricer:
             s = c / m
             low = (1.0 - h1 * s) / p[j]
             ok = (s >= half) & (low >= -_TOL * h1) & (low <= h1 * (1 + _TOL))
-            if not np.any(ok):
-                continue
-            c, s, low = c[ok], s[ok], np.clip(low[ok], 0.0, h1)
-            f = self._f(s, np.full(s.size, h1), np.full(s.size, p[j]), low)
-            per_j[j] = (c, f, low)
-            r = f - h1 * d[c] - low * lam[j]
-            if np.any(np.isfinite(r)):
-                relaxed.append((float(np.max(r)) + self._margin(f, h1, lam_abs), j))
-        relaxed.sort(reverse=True)
-        best_exact, bound = -math.inf, -math.inf
-        for position, (rel, j) in enumerate(relaxed):
-            if rel <= max(best_exact, 0.0):  # the rest cannot beat it: their relaxation is the bound
-                bound = max(bound, rel)
-                break
-            exclude = np.zeros(self.size, dtype=bool)
-            exclude[j] = True
-            dj, take = self.table(lam, exclude, track=position < count)
-            c, f, low = per_j[j]
-            r = f - h1 * dj[c] - low * lam[j]
-            if not np.any(np.isfinite(r)):
-                continue
-            k = int(np.argmax(r))
-            bound = max(bound, float(r[k]) + self._margin(f, h1, lam_abs))
-            vecs = []
-            if take is not None:
-                hs = self.recover(take, int(c[k]))
-                vecs.append(self.vector(hs, exclude, "C1"))
-            keep("C1", -math.inf, float(r[k]), vecs)
-            best_exact = max(best_exact, float(r[k]))
-        if relaxed:
-            keep("C1", bound, -math.inf, [])
+            if np.any(ok):
+                c, s, low = c[ok], s[ok], np.clip(low[ok], 0.0, h1)
+                out[j] = (c, self._f(s, np.full(s.size, h1), np.full(s.size, p[j]), low), low)
+        return out
 
     def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: np.ndarray, threshold: float,
                   keep: Callable[..., None], count: int, full: bool) -> None:
@@ -338,7 +357,7 @@ class CountPricer:
         best_bound, cells = self._c2.price(d, threshold, full, count)
         cells.sort(reverse=True)
         vecs, real = [], -math.inf
-        for _, ch, ct in cells[:count]:
+        for _, ch, ct in cells[:_C2_COLUMNS]:
             hs = self.recover(take, ch)
             dl, take_l = self.table(lam, hs, track=True)
             assert take_l is not None
