@@ -41,7 +41,8 @@ delta = 1e-6          # radius beta*(delta) from [E] eq. 37 with m = {SAMPLES}
 [utility]
 kind = "mutual_information"
 {expected}[provenance]
-source = "synthetic: tools/make_zipf_problems.py, one multinomial draw of m = {SAMPLES} from P(k) ~ 1/k^{EXPONENT:g}, k = 1..{n}, numpy default_rng({SEED} + {n})"
+source = "synthetic: tools/make_zipf_problems.py, one multinomial draw of m = {SAMPLES} from \
+P(k) ~ 1/k^{EXPONENT:g}, k = 1..{n}, numpy default_rng({SEED} + {n})"
 '''
 
 

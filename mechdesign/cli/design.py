@@ -51,13 +51,12 @@ def _baselines(result: DesignResult) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mechdesign.deploy.mechfile import write_mechanism_file
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.design.solver import solve
-
     import sys
 
     from mechdesign import _validation as v
+    from mechdesign.deploy.mechfile import write_mechanism_file
+    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design.solver import solve
 
     limit = v.positive("time_limit", args.time_limit)
     source = Path(args.problem)

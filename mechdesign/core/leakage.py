@@ -134,6 +134,8 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
         block = w[:, start:start + step]
         top = block.max(axis=0)
         used = top > 0
+        if not np.any(used):
+            continue
         cols = block if np.all(used) else block[:, used]
         worst = ball.min_linear(cols)
         top = top[used]
@@ -174,6 +176,8 @@ def max_divergence(mechanism: Mechanism | Any, ball: L1Ball) -> float:
         block = w[:, start:start + step]
         mass = ball.center.probabilities @ block
         used = mass > 0
+        if not np.any(used):
+            continue
         worst = ball.min_linear(block if np.all(used) else block[:, used])
         if np.any(worst <= 0):
             return math.inf

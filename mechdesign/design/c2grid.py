@@ -158,7 +158,7 @@ class C2Grid:
             pick = order[done:done + step]
             done += pick.size
             r_idx, b_idx = np.unravel_index(pick, shape)
-            f, h, low, valid = self._cells(r_idx, b_idx)
+            f, _, low, valid = self._cells(r_idx, b_idx)
             c_h = self.rows[r_idx][:, None]
             c_t = self.block_start[b_idx][:, None] + np.arange(self.width)[None, :]
             s_t = c_t / self.m

@@ -170,4 +170,5 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
     except SolverError:
         if _CENTRAL:
             raise
-    return GenerationResult(theta, master.columns()[:, :theta.size], value, best_bound, iterations, generated, timed_out)
+    return GenerationResult(theta, master.columns()[:, :theta.size], value, best_bound, iterations, generated,
+                            timed_out)

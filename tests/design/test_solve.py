@@ -125,7 +125,7 @@ def test_master_falls_back_then_reports_every_status(monkeypatch):
     monkeypatch.setattr(highspy.Highs, "getModelStatus", lambda self: next(statuses, real_status(self)))
     master = Master(2)
     master.add(np.array([[1.0, 2.0], [1.0, 0.0]]), np.array([0.0, 1.0]))
-    theta, duals, value = master.solve()  # two failures, then the interior-point fallback succeeds
+    _, _, value = master.solve()  # two failures, then the interior-point fallback succeeds
     assert len(calls) == 3 and value == pytest.approx(0.0, abs=1e-12)
     statuses = iter([highspy.HighsModelStatus.kSolveError] * 3)
     with pytest.raises(SolverError, match="Solve error"):
