@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median_time, write_results
+from _common import median_time, write_results  # noqa: E402
 
 SEED, EPSILON, LIMIT = 20240601, 1.0, 60.0
 SIZES = list(range(2, 21))

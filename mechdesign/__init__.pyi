@@ -46,6 +46,7 @@ from .design.closed_form import theorem5 as theorem5
 from .design.problem import DesignProblem as DesignProblem
 from .design.problemfile import load_problem as load_problem
 from .design.result import DesignResult as DesignResult
+from .design.solver import plan_method as plan_method
 from .design.solver import solve as solve
 from .design.utility import Utility as Utility
 from .errors import CertificateError as CertificateError

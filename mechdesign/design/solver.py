@@ -114,16 +114,6 @@ def _start_columns(problem: DesignProblem) -> np.ndarray:
     return np.column_stack([np.ones(problem.size), lifts])
 
 
-def _identity_bound(problem: DesignProblem) -> float:
-    """U(identity) ≥ U(W) for every W (data processing) for MI and f-informations; inf otherwise."""
-    from mechdesign.design.pricing import level_function
-
-    if level_function(problem.utility) is None:
-        return math.inf
-    value = problem.utility.value(np.eye(problem.size), problem.prior)
-    return float(value + (abs(value) + 1.0) * 64 * problem.size * np.finfo(float).eps)
-
-
 def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto", baselines: bool = True,
           basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7,
           time_limit: float = 60.0, progress: bool = False) -> DesignResult:
@@ -209,7 +199,7 @@ def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float
     pricer = CountPricer(counts, problem.epsilon, problem.radius, level_function(problem.utility))  # type: ignore[arg-type]
     oracle = CountOracle(pricer, batch=max(4, min(16, problem.size // 2)))
     out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance / 10,
-                   initial_bound=_identity_bound(problem), progress=progress)
+                   progress=progress)
     return out.columns, out.theta, out.upper_bound, out.iterations, out.columns.shape[1]
 
 
@@ -233,7 +223,7 @@ def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max
         return vectors, theta, bound, 1, cv.count, chosen
     oracle = ListOracle(cv.vectors, cv.dot, values, batch=max(2 * problem.size, 10))
     out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance / 10,
-                   initial_bound=_identity_bound(problem), progress=progress)
+                   progress=progress)
     return out.columns, out.theta, out.upper_bound, out.iterations, cv.count, chosen
 
 
