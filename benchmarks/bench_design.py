@@ -11,7 +11,7 @@ and its CPU time are its own):
     every N ≤ 18 case of the three series, plus the count-prior problems of the catalogue: the default
     engine against ``method="enumeration"`` (all candidates in one LP) for equal optima, and, for N ≥ 16,
     against the engine of OLD_TREE (a checkout of the previous code, run with PYTHONPATH) for time.
-    Median CPU time of 3 runs (1 run for the old engine at N ≥ 16). → design_compare.{json,csv}
+    Median CPU time of 3 runs for N ≥ 16 (1 run below, and 1 run of the old engine). → design_compare.{json,csv}
 ``--scale``
     the large problems: Adult native-country (N = 42) at ε ∈ {0.5, 1, 2}, Zipf N = 64 (120 s limit) and
     N = 256 (600 s limit), δ = 1e-6, one run each → design_scale.{json,csv} (the README table).
@@ -116,8 +116,9 @@ def _spawn(spec: dict, tree: str | None = None) -> dict:
     proc = subprocess.Popen([sys.executable, __file__, "--case", json.dumps(spec)], stdout=subprocess.PIPE,
                             text=True, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
-    out = json.loads(proc.stdout.read().strip().splitlines()[-1]) if os.waitstatus_to_exitcode(status) == 0 else {
-        "error": f"exit {status}"}
+    text = proc.stdout.read().strip()
+    code = os.waitstatus_to_exitcode(status)
+    out = json.loads(text.splitlines()[-1]) if code == 0 and text else {"error": f"exit code {code}"}
     out["peak_mb"] = usage.ru_maxrss / 1024
     return out
 
@@ -125,9 +126,11 @@ def _spawn(spec: dict, tree: str | None = None) -> dict:
 def compare(old_tree: str | None) -> None:
     specs = [{"regime": regime, "N": n} for regime in RADII for n in range(2, 19)]
     specs += [{"problem": name} for name in CATALOGUE]
+    specs += [{"regime": "beta0", "N": 21}]  # failed before issue 12 (Clarabel: 'optimal_inaccurate')
     rows = []
     for spec in specs:
-        runs = [_spawn(spec) for _ in range(3)]
+        first = _spawn(spec)
+        runs = [first] + ([_spawn(spec) for _ in range(2)] if first.get("N", 0) >= 16 else [])
         enum = _spawn({**spec, "kwargs": {"method": "enumeration"}})
         row = {"case": spec.get("problem") or f"{spec['regime']}-{spec['N']}", "N": runs[0]["N"],
                "method": runs[0]["method"], "utility": runs[0]["utility"], "enumeration_utility": enum["utility"],
@@ -138,11 +141,11 @@ def compare(old_tree: str | None) -> None:
         if old_tree and row["N"] >= 16:
             old = _spawn(spec, old_tree)
             row.update({"old_cpu_s": old.get("cpu_s"), "old_utility": old.get("utility"),
-                        "old_peak_mb": old["peak_mb"]})
+                        "old_peak_mb": old["peak_mb"], "old_error": old.get("error")})
         rows.append(row)
         print(row, flush=True)
     write_results("design_compare", rows, load=os.getloadavg(), old_tree=old_tree,
-                  note="median CPU time of 3 subprocess runs (old engine: 1 run); peak = ru_maxrss")
+                  note="median CPU time of 3 subprocess runs at N >= 16, else 1 (old engine: 1 run); peak = ru_maxrss")
 
 
 def scale() -> None:

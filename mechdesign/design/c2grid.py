@@ -59,10 +59,10 @@ def _range_min(levels: list[np.ndarray], lo: np.ndarray, hi: np.ndarray) -> np.n
 class C2Grid:
     """Block structure of the C2 grid for a count prior (see the module docstring)."""
 
-    def __init__(self, counts: np.ndarray, a: float, half: float, f: Callable[..., np.ndarray],
+    def __init__(self, counts: np.ndarray, a: float, half: float, mu: Callable[..., np.ndarray],
                  width: int = 64) -> None:
         m = int(counts.sum())
-        self.m, self.a, self.half, self.f = m, a, half, f
+        self.m, self.a, self.half, self.mu = m, a, half, mu
         c_h_max = math.ceil(half * m) - 1
         while c_h_max >= 1 and c_h_max / m >= half:
             c_h_max -= 1
@@ -112,7 +112,7 @@ class C2Grid:
         s_l = s_t - s_h
         low = 1.0 / (s_h * rho + s_l)
         h = rho * low
-        return self.f(s_h, h, s_l, low), h, low, valid & (s_l > 0)
+        return self.mu(s_h, h, s_l, low), h, low, valid & (s_l > 0)
 
     def price(self, d: np.ndarray, threshold: float, full: bool, keep_cells: int,
               budget: int = 2_000_000) -> tuple[float, list[tuple[float, int, int]]]:

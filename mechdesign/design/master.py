@@ -16,6 +16,7 @@ pricing has to be exact or an upper bound), so no dual is trusted for a guarante
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +27,8 @@ __all__ = ["Master"]
 # Tighter than HiGHS's 1e-7 defaults so that the recomputed utility meets the bound to ~1e-10.
 _OPTIONS = {"output_flag": False, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
             "threads": 1}
-_FALLBACKS = ({}, {"simplex_strategy": 4}, {"solver": "ipm", "run_crossover": "on"})
-_DEFAULTS = {"simplex_strategy": 1, "solver": "choose", "run_crossover": "on"}
+_FALLBACKS: tuple[dict[str, Any], ...] = ({}, {"simplex_strategy": 4}, {"solver": "ipm", "run_crossover": "on"})
+_DEFAULTS: dict[str, Any] = {"simplex_strategy": 1, "solver": "choose", "run_crossover": "on"}
 
 
 class Master:

@@ -22,13 +22,15 @@ prices the families exactly or bounds them:
 * C1, h = e^{ε′} on H, L = {j}: exact with the DP over X∖{j}, for all j at once by divide and conquer
   (each half of the items is added to the table of the other half: O(N log N · m));
 * C2, 0 < P̂(H) < β/2, cost l·[ρ λ(H) + λ(L)] with H ∩ L = ∅ and ρ = h/l ≥ 1: dropping disjointness gives
-  the valid lower bounds ρ D(C_H) + D(C_T − C_H) and D(C_T) + (ρ − 1) D(C_H); the larger one is used,
-  so C2 contributes a proven upper bound that may be loose. Real C2 columns come from the argmin set of
-  D(C_H) and an exact DP for L over X∖H.
+  the valid lower bounds ρ D(C_H) + D(C_T − C_H) and D(C_T) + (ρ − 1) D(C_H); the larger one is used
+  (cell by cell, with block bounds to skip most of the grid: :mod:`mechdesign.design.c2grid`), so C2
+  contributes a proven upper bound that may be loose (it was tight on every test instance and on the
+  catalogue problems). Real C2 columns come from the argmin set of D(C_H) and an exact DP for L over X∖H.
 
-Every bound carries a floating-point margin (module constant ``_MARGIN_ULPS`` per term), so it holds in
-real arithmetic. Priors that are not given by counts are not priced here (the solver falls back to
-enumeration, or refuses before allocating).
+Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved, ``_margin``),
+so it holds in real arithmetic. Priors not given by counts are not priced here (the solver enumerates,
+or refuses before allocating): with masses that are not multiples of 1/m the DP over counts has no exact
+analogue, and bounding it through intervals on rounded masses is left open.
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ class CountPricer:
         m, p, half, a = self.m, self.p, self.half, self.a
         bounds: dict[str, float] = {}
         best_real: dict[str, float] = {}
-        found: list[np.ndarray] = []
+        found: list[np.ndarray | None] = []
         if self.epsilon == 0.0:  # V = {1}
             one = np.ones(self.size)
             return PricingResult(float(self.phi(np.array(1.0))) - total + self._margin(np.zeros(1), 1.0, lam_abs),
@@ -219,7 +221,7 @@ class CountPricer:
         assert take is not None
         idx = np.arange(self.size)
 
-        def keep(family: str, bound: float, real: float, vectors: list[np.ndarray]) -> None:
+        def keep(family: str, bound: float, real: float, vectors: list[np.ndarray | None]) -> None:
             bounds[family] = max(bounds.get(family, -math.inf), bound)
             best_real[family] = max(best_real.get(family, -math.inf), real)
             found.extend(vectors)

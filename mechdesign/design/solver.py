@@ -159,7 +159,8 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     chosen = plan_method(problem, method)
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    deadline = time.monotonic() + limit
+    # The final basic solve and the certificate come after the loop: keep a little of the limit for them.
+    deadline = time.monotonic() + limit - min(0.05 * limit, 10.0)
     if chosen == "pricing":
         columns, theta, upper_bound, iterations, count = _solve_pricing(problem, deadline, gap_tolerance, progress)
     else:
