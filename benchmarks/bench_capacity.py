@@ -4,12 +4,20 @@ Seeded; median of 7 runs after a warm-up, one core (OMP/BLAS threads pinned to 1
 environment is not needed: the greedy is a sort plus elementwise NumPy). Two radii: one inside the
 Proposition-2 regime (β < 2 min P̂) and one far beyond it.
 
-Run: ``python benchmarks/bench_capacity.py`` → benchmarks/results/capacity.{json,csv}.
+``--large`` (issue 12): N = 10,000 (an 800 MB matrix) at β = min P̂ and β = 2: median wall and CPU time of
+3 runs, and the peak memory of one run measured with tracemalloc (NumPy reports its buffers to it),
+as a multiple of the matrix size (the matrix itself counted once). Run it from a checkout of the old
+code with ``PYTHONPATH`` to get the "before" row.
+
+Run: ``python benchmarks/bench_capacity.py [--large]`` → benchmarks/results/capacity[_large].{json,csv}.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
+import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -38,5 +46,35 @@ def main() -> None:
     print(f"wrote {path}")
 
 
+def large(n: int = 10_000, repeats: int = 3) -> None:
+    import mechdesign
+
+    rng = np.random.default_rng(12)
+    w = Mechanism.from_matrix(rng.dirichlet(np.ones(n), size=n))
+    prior = rng.dirichlet(np.ones(n) * 5)
+    size = w.matrix.nbytes
+    rows = []
+    for label, radius in (("proposition2", float(prior.min())), ("ldp", 2.0)):
+        ball = L1Ball(prior, radius)
+        walls, cpus = [], []
+        for _ in range(repeats):
+            start, cpu = time.perf_counter(), time.process_time()
+            value = capacity(w, ball)
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+        tracemalloc.start()
+        capacity(w, ball)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        rows.append({"N": n, "radius_kind": label, "radius": round(radius, 8), "capacity": value,
+                     "median_wall_s": statistics.median(walls), "wall_spread_s": max(walls) - min(walls),
+                     "median_cpu_s": statistics.median(cpus), "matrix_mb": size / 2**20,
+                     "peak_extra_mb": peak / 2**20, "peak_over_matrix": (size + peak) / size,
+                     "code": str(Path(mechdesign.__file__).parents[1])})
+        print(rows[-1], flush=True)
+    suffix = "" if "wt-" in rows[0]["code"] else "_before"
+    print(f"wrote {write_results('capacity_large' + suffix, rows, target='peak <= 2x the matrix')}")
+
+
 if __name__ == "__main__":
-    main()
+    large() if "--large" in sys.argv else main()

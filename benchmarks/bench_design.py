@@ -1,8 +1,20 @@
 """Design time vs alphabet size N for β = 0, a Proposition-2 radius (β = min P̂) and a general radius (β = 3 min P̂).
 
-Seeded random priors (Dirichlet(2), floored at 0.2/N), ε = 1 nat, mutual information, default solver
-(Clarabel + HiGHS crossover), baselines off, one thread. A series stops after the first N above 60 s.
+Seeded random priors (Dirichlet(2), floored at 0.2/N), ε = 1 nat, mutual information, default solver,
+baselines off, one thread. A series stops after the first N above 60 s.
 Run: ``python benchmarks/bench_design.py``; results in benchmarks/results/design.{json,csv}.
+
+Issue 12 modes (each case in its own subprocess, so that its peak memory — ru_maxrss from ``os.wait4`` —
+and its CPU time are its own):
+
+``--compare [OLD_TREE]``
+    every N ≤ 18 case of the three series, plus the count-prior problems of the catalogue: the default
+    engine against ``method="enumeration"`` (all candidates in one LP) for equal optima, and, for N ≥ 16,
+    against the engine of OLD_TREE (a checkout of the previous code, run with PYTHONPATH) for time.
+    Median CPU time of 3 runs for N ≥ 16 (1 run below, and 1 run of the old engine). → design_compare.{json,csv}
+``--scale``
+    the large problems: Adult native-country (N = 42) at ε ∈ {0.5, 1, 2}, Zipf N = 64 (120 s limit) and
+    N = 256 (600 s limit), δ = 1e-6, one run each → design_scale.{json,csv} (the README table).
 """
 
 from __future__ import annotations
@@ -11,21 +23,25 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import json
+import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median_time, write_results
-
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
+from _common import median_time, write_results  # noqa: E402
 
 SEED, EPSILON, LIMIT = 20240601, 1.0, 60.0
 SIZES = list(range(2, 21))
+RADII = {"beta0": lambda p: 0.0, "proposition2": lambda p: float(p.min()), "general": lambda p: 3 * float(p.min())}
+CATALOGUE = ["adult-sex", "adult-race", "adult-relationship", "adult-education"]
 
 
 def prior(n: int) -> np.ndarray:
@@ -35,9 +51,11 @@ def prior(n: int) -> np.ndarray:
 
 
 def main() -> None:
+    from mechdesign.design.problem import DesignProblem
+    from mechdesign.design.solver import solve
+
     rows = []
-    radii = {"beta0": lambda p: 0.0, "proposition2": lambda p: float(p.min()), "general": lambda p: 3 * float(p.min())}
-    for regime, radius_of in radii.items():
+    for regime, radius_of in RADII.items():
         for n in SIZES:
             p = prior(n)
             problem = DesignProblem(p, EPSILON, radius_of(p))
@@ -66,5 +84,89 @@ def main() -> None:
                   note="median wall time of solve(problem, baselines=False), one thread")
 
 
+def case(spec: dict) -> dict:
+    """Run one design (in this process) and describe it; ``spec`` as built by :func:`_spawn`."""
+    from mechdesign.design.problem import DesignProblem
+    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design.solver import solve
+
+    if "problem" in spec:
+        problem = load_problem(ROOT / "problems" / f"{spec['problem']}.toml").problem
+        if "epsilon" in spec:
+            problem = problem.with_(epsilon=spec["epsilon"])
+    else:
+        p = prior(spec["N"])
+        problem = DesignProblem(p, EPSILON, RADII[spec["regime"]](p))
+    kwargs = dict(spec.get("kwargs", {}))
+    if "time_limit" in spec:
+        kwargs["time_limit"] = spec["time_limit"]
+    cpu, wall = time.process_time(), time.perf_counter()
+    r = solve(problem, baselines=False, **kwargs)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"N": problem.size, "radius": problem.radius, "utility": r.utility, "upper_bound": r.upper_bound,
+            "gap": r.gap, "relative_gap": r.certificate.relative_gap, "status": r.status, "method": r.method,
+            "columns": r.candidates, "iterations": r.iterations, "outputs": r.outputs, "cpu_s": cpu,
+            "wall_s": wall}
+
+
+def _spawn(spec: dict, tree: str | None = None) -> dict:
+    env = dict(os.environ)
+    if tree:
+        env["PYTHONPATH"] = tree
+    proc = subprocess.Popen([sys.executable, __file__, "--case", json.dumps(spec)], stdout=subprocess.PIPE,
+                            text=True, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    text = proc.stdout.read().strip()
+    code = os.waitstatus_to_exitcode(status)
+    out = json.loads(text.splitlines()[-1]) if code == 0 and text else {"error": f"exit code {code}"}
+    out["peak_mb"] = usage.ru_maxrss / 1024
+    return out
+
+
+def compare(old_tree: str | None) -> None:
+    specs = [{"regime": regime, "N": n} for regime in RADII for n in range(2, 19)]
+    specs += [{"problem": name} for name in CATALOGUE]
+    specs += [{"regime": "beta0", "N": 21}]  # failed before issue 12 (Clarabel: 'optimal_inaccurate')
+    rows = []
+    for spec in specs:
+        first = _spawn(spec)
+        runs = [first] + ([_spawn(spec) for _ in range(2)] if first.get("N", 0) >= 16 else [])
+        enum = _spawn({**spec, "kwargs": {"method": "enumeration"}})
+        row = {"case": spec.get("problem") or f"{spec['regime']}-{spec['N']}", "N": runs[0]["N"],
+               "method": runs[0]["method"], "utility": runs[0]["utility"], "enumeration_utility": enum["utility"],
+               "difference": abs(runs[0]["utility"] - enum["utility"]), "status": runs[0]["status"],
+               "cpu_s": statistics.median(r["cpu_s"] for r in runs),
+               "cpu_spread_s": max(r["cpu_s"] for r in runs) - min(r["cpu_s"] for r in runs),
+               "peak_mb": max(r["peak_mb"] for r in runs)}
+        if old_tree and row["N"] >= 16:
+            old = _spawn(spec, old_tree)
+            row.update({"old_cpu_s": old.get("cpu_s"), "old_utility": old.get("utility"),
+                        "old_peak_mb": old["peak_mb"], "old_error": old.get("error")})
+        rows.append(row)
+        print(row, flush=True)
+    write_results("design_compare", rows, load=os.getloadavg(), old_tree=old_tree,
+                  note="median CPU time of 3 subprocess runs at N >= 16, else 1 (old engine: 1 run); peak = ru_maxrss")
+
+
+def scale() -> None:
+    specs = [{"problem": "adult-native-country", "epsilon": e, "time_limit": 60.0} for e in (0.5, 1.0, 2.0)]
+    specs += [{"problem": "zipf-64", "time_limit": 120.0}, {"problem": "zipf-256", "time_limit": 600.0}]
+    rows = []
+    for spec in specs:
+        load = os.getloadavg()[0]
+        out = _spawn(spec)
+        rows.append({"problem": spec["problem"], "epsilon": spec.get("epsilon", 1.0), "load_1min": load, **out})
+        print(rows[-1], flush=True)
+    write_results("design_scale", rows, note="one run each, own subprocess; peak = ru_maxrss; load = 1-min average")
+
+
 if __name__ == "__main__":
-    main()
+    if "--case" in sys.argv:
+        print(json.dumps(case(json.loads(sys.argv[sys.argv.index("--case") + 1]))))
+    elif "--compare" in sys.argv:
+        tail = sys.argv[sys.argv.index("--compare") + 1:]
+        compare(tail[0] if tail else None)
+    elif "--scale" in sys.argv:
+        scale()
+    else:
+        main()

@@ -63,6 +63,7 @@ from .design.ldp_oracles import subset_selection_mechanism as subset_selection_m
 from .design.problem import DesignProblem as DesignProblem
 from .design.problemfile import load_problem as load_problem
 from .design.result import DesignResult as DesignResult
+from .design.solver import plan_method as plan_method
 from .design.solver import solve as solve
 from .design.utility import Utility as Utility
 from .errors import CertificateError as CertificateError

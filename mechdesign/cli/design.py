@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from mechdesign.cli._io import print_json
@@ -20,31 +19,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("problem", metavar="PROBLEM.toml", help="problem file (see problems/ for examples)")
     parser.add_argument("--out", metavar="DIR", default=".",
                         help="directory for the mechanism file <name>.mech.json (default: current directory)")
-    parser.add_argument("--solver", choices=[s.lower() for s in SOLVERS], default="clarabel",
-                        help="LP solver behind cvxpy (default clarabel, with a HiGHS crossover to a basic solution)")
-    parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
+    parser.add_argument("--solver", choices=[s.lower() for s in SOLVERS], default="highs",
+                        help="master LP solver (default highs, one persistent model; clarabel only with "
+                             "--method enumeration, through cvxpy)")
+    parser.add_argument("--method", choices=["auto", "enumeration", "column_generation", "pricing"], default="auto",
+                        help="candidate columns: enumerated, priced from an enumerated list, or priced without a "
+                             "list (count priors); auto picks by size")
+    parser.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                        help="time for the design (default 60); at the limit the certified mechanism is written "
+                             "with status 'feasible' and its certified gap")
+    parser.add_argument("--progress", action="store_true",
+                        help="print iteration, utility, bound and gap on stderr (default: when stderr is a terminal)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _progress(enabled: bool, message: str) -> None:
-    if enabled:
-        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
+    from mechdesign import _validation as v
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
 
-    show = args.progress or sys.stderr.isatty()
+    limit = v.positive("time_limit", args.time_limit)
     source = Path(args.problem)
     loaded = load_problem(source)
-    problem = loaded.problem
-    _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
-                    f"({problem.form}); solving the design LP and the baselines …")
-    start = time.perf_counter()
-    result = solve(problem, solver=args.solver.upper())
-    _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
-                    f"{result.iterations} iterations, {result.status}); writing the mechanism file")
+    result = solve(loaded.problem, solver=args.solver.upper(), method=args.method, time_limit=limit,
+                   progress=bool(args.progress or sys.stderr.isatty()))
     target = result.save(Path(args.out) / f"{result.problem.name}.mech.json", problem_file=source)
     warning = result.rank_warning()
     if warning:

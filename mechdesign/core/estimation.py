@@ -17,7 +17,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
@@ -430,6 +429,8 @@ def samples_for_mechanism(mechanism: MatrixLike, prior: PriorLike, epsilon_prime
                      epsilon_prime)
     if excess(2.0) <= _CAPACITY_SLACK:
         return 1  # ε′-LDP already: any sample size works (up to the capacity's own rounding toward privacy)
+    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.4 s of start-up
+
     beta = brentq(lambda b: min(excess(b), 1.0), 0.0, 2.0, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     beta = conservative_search(lambda b: excess(b) <= 0, beta, direction=-1.0, limit=0.0)  # private side
     return _samples_for_radius(beta, d, p.size)

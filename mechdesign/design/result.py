@@ -140,6 +140,11 @@ class DesignResult:
             f"design: {p.utility.kind} = {self.utility:.10g} ({self.status})",
             f"  {bound} {self.upper_bound:.10g}, gap {self.gap:.2g}; {self.outputs} outputs, rank {self.rank}; "
             f"{self.timings.get('total', 0.0):.2f} s",
+        ]
+        if self.status != "optimal":
+            lines.append(f"  not proven optimal within the time limit: the mechanism is certified, its utility is "
+                         f"within {self.certificate.relative_gap:.2g} (relative) of the optimum")
+        lines += [
             f"guarantee: {kind}",
             f"  certified capacity over the ball {cert.achieved_epsilon:.15g} <= {cert.epsilon:.15g}",
             f"  (mixing repair {cert.mixing_weight:.2g})",

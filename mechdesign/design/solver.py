@@ -1,4 +1,4 @@
-"""Solve the design problem ([E] eq. 40) exactly: an LP over vertices of the column polytope, then certify.
+"""Solve the design problem ([E] eq. 40): an LP over vertices of the column polytope, then certify.
 
 Maximizing a sub-convex utility is maximizing a convex function — not a DCP problem. Because
 U(W) = Σ_y μ(W[:,y]) with μ sublinear, write each column as c = θ·v with θ = P̂·c and the lift vector v
@@ -7,21 +7,33 @@ vertices never lowers U, so (reference §3.3)
 
     max Σ_k θ_k μ(v_k)   s.t.   Σ_k θ_k v_k = 1_N,  θ ≥ 0,     W* = [θ_k v_k]_{θ_k > 0}.
 
-cvxpy solves this LP (Clarabel by default; HiGHS gives a basic solution with |Y| ≤ |X|). Small vertex
-sets go in at once; large ones by column generation with exact pricing over the whole list: with
-duals λ, the best reduced cost r* = max_k μ(v_k) − λ·v_k is computed in NumPy for every candidate, and
-since P̂·v_k = 1, λ + r*·P̂ is dual feasible, so
+Methods (``method="auto"`` picks, before any large allocation):
 
-    U*  ≤  Σ_x λ_x + max(r*, 0)                                                (proven upper bound)
+``enumeration``
+    every candidate column in one LP (HiGHS through ``highspy``; ``solver="CLARABEL"`` solves it with
+    cvxpy + Clarabel and re-solves with HiGHS for a basic solution).
+``column_generation``
+    the same candidate list priced exactly in NumPy, master LP kept in one HiGHS model
+    (:mod:`mechdesign.design.colgen`).
+``pricing``
+    no list: the counting oracle of :mod:`mechdesign.design.pricing` (count priors P̂ = n/m, mutual
+    information and f-informations), exact for three of the four vertex families and a proven upper
+    bound for the fourth.
 
-at every iteration. The constant column v = 1 (always feasible) keeps the master LP feasible.
+Whatever the method, for the multipliers λ of any iteration and r ≥ r*(λ) (the best reduced cost, or a
+proven bound on it), λ + r·P̂ is dual feasible, so U* ≤ Σ_x λ_x + max(r, 0); the best such bound is kept.
 The final matrix is certified from scratch and, if needed, repaired (:mod:`mechdesign.design.certificate`).
+``status`` is "optimal" only when the certified gap is within ``gap_tolerance`` relative to the bound,
+"feasible" otherwise (time limit, or a C2 relaxation that stays loose): the mechanism is certified either
+way and the gap is reported.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,17 +41,67 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.design.baselines import compute_baselines
 from mechdesign.design.certificate import certify, repair
-from mechdesign.design.lp import solve_vertex_lp, solver_name
+from mechdesign.design.lp import solver_name
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
-from mechdesign.design.utility import Utility
-from mechdesign.design.vertices import ColumnVertices, column_vertices
 
-__all__ = ["DesignResult", "lp_optimum", "solve"]
+if TYPE_CHECKING:
+    from mechdesign.design.utility import Utility
+    from mechdesign.design.vertices import ColumnVertices
+
+__all__ = ["DesignResult", "lp_optimum", "plan_method", "solve"]
 
 FULL_LP_LIMIT = 3000      # candidate columns solved in one LP; above this, column generation
+PRICING_FROM = 15         # auto: the counting oracle from this many categories on (count priors)
+LIST_LIMIT = 20           # general radius (family C2): enumerating beyond 20 categories explodes
+METHODS = ("auto", "enumeration", "column_generation", "pricing")
 _CHUNK = 100_000
-_MAX_ITERATIONS = 400
+
+
+def _priceable(problem: DesignProblem) -> bool:
+    from mechdesign.design.pricing import MAX_TABLE, level_function
+
+    counts = problem.prior.counts
+    return (level_function(problem.utility) is not None and counts is not None
+            and problem.size * (int(counts.sum()) + 1) <= MAX_TABLE)
+
+
+def plan_method(problem: DesignProblem, method: str = "auto") -> str:
+    """The method :func:`solve` uses, decided from sizes alone (no allocation); refusals raise here.
+
+    Raises
+    ------
+    ValueError
+        If the candidate list would be too large to enumerate and the counting oracle does not apply
+        (the prior is not given by counts, or the utility is not mutual information / an f-information).
+
+    Examples
+    --------
+    >>> plan_method(DesignProblem([0.5, 0.5], 1.0))
+    'list'
+    """
+    from mechdesign.design.vertices import MAX_SIZE
+
+    if method not in METHODS:
+        raise v.fail("method", f"be one of {list(METHODS)}", method)
+    n = problem.size
+    general = problem.radius >= 2 * problem.prior.min and problem.radius > 0
+    enumerable = n <= MAX_SIZE and not (general and n > LIST_LIMIT)
+    priceable = _priceable(problem)
+    if method == "pricing" and not priceable:
+        raise v.fail("method", "be 'pricing' only for a prior given by counts and mutual information or an "
+                     "f-information utility", method)
+    if method in ("enumeration", "column_generation") and not enumerable:
+        raise v.fail("prior", f"have at most {LIST_LIMIT if general else MAX_SIZE} entries to enumerate candidate "
+                     "columns (use method='pricing' with a count prior)", n)
+    if method == "pricing" or (method == "auto" and priceable and (n >= PRICING_FROM or not enumerable)):
+        return "pricing"
+    if method == "auto" and not enumerable:
+        raise v.fail("prior", f"be given by counts (Prior.from_counts) with a mutual-information or f-information "
+                     f"utility to design beyond {LIST_LIMIT if general else MAX_SIZE} categories", n)
+    return "list" if method == "auto" else method
+
+
 def _column_values(utility: Utility, vertices: ColumnVertices) -> np.ndarray:
     out = np.empty(vertices.count)
     for start in range(0, vertices.count, _CHUNK):
@@ -48,85 +110,74 @@ def _column_values(utility: Utility, vertices: ColumnVertices) -> np.ndarray:
     return out
 
 
-def solve(problem: DesignProblem, *, solver: str = "CLARABEL", method: str = "auto", baselines: bool = True,
-          basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7) -> DesignResult:
-    """Design the utility-optimal mechanism that is ε-PML over B_β(P̂) ([E] eq. 40), and certify it.
+def _start_columns(problem: DesignProblem) -> np.ndarray:
+    """Constant column and the lift vectors of k-RR calibrated to the ball: feasible and full rank."""
+    from mechdesign.design.closed_form import calibrated_randomized_response
 
-    The candidate (vertex) columns go into one LP or a column-generation loop; exact pricing gives a proven
-    upper bound (``upper_bound``, ``gap``), and the final matrix is certified solver-free: its exact capacity
-    over the ball is recomputed in NumPy, and a matrix a hair above ε is mixed with the uniform mechanism.
+    rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
+    w = rr.matrix
+    lifts = w / (problem.prior.probabilities @ w)
+    return np.column_stack([np.ones(problem.size), lifts])
+
+
+def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto", baselines: bool = True,
+          basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7,
+          time_limit: float = 60.0, progress: bool = False) -> DesignResult:
+    """Design the utility-optimal mechanism that is ε-PML over B_β(P̂), certified (see module docstring).
 
     Parameters
     ----------
     problem
         The design problem (prior, ε, radius, utility).
     solver
-        "CLARABEL" (interior point, default) or "HIGHS" (simplex: basic solution, ``|Y| ≤ N``).
+        "HIGHS" (default: the master LP in one persistent HiGHS model) or "CLARABEL" (only for
+        ``method="enumeration"``: cvxpy + Clarabel, then a HiGHS crossover when ``basic``).
     method
-        "enumeration" (all candidate columns in one LP), "column_generation", or "auto"
-        (enumeration up to 3000 candidates).
-    basic
-        After an interior-point solve, re-solve the final restricted LP with HiGHS (crossover) so the
-        mechanism is a basic solution with at most N outputs; False keeps Clarabel's own solution.
+        "auto", "enumeration", "column_generation" or "pricing" (see the module docstring);
+        :func:`plan_method` decides "auto" and refuses up front what cannot be done.
     baselines
         Also compute the baselines of :mod:`mechdesign.design.baselines` (k-RR, calibrated k-RR, optimal LDP,
-        inner ε′ design).
+        inner ε′ design), each with the same time limit.
+    basic
+        With Clarabel, re-solve the final LP with HiGHS so the mechanism has at most N outputs.
+    max_candidates
+        Refuse general-β enumerations with more candidate columns than this.
+    gap_tolerance
+        "optimal" when the certified gap is ≤ this times the bound.
+    time_limit
+        Seconds for the column generation (wall clock); at the limit the best certified mechanism is
+        returned with status "feasible" and its certified gap.
+    progress
+        Print one line per iteration (iteration, utility, bound, gap) on stderr.
 
     Examples
     --------
     >>> result = solve(DesignProblem([0.4, 0.2, 0.2, 0.2], np.log(9 / 8)), baselines=False)
-    >>> round(result.utility, 10), result.certificate.holds
-    (0.0268223106, True)
+    >>> round(result.utility, 10), result.certificate.holds, result.status
+    (0.0268223106, True, 'optimal')
     """
     if not isinstance(problem, DesignProblem):
         raise TypeError(f"problem must be a DesignProblem, got problem={problem!r}")
+    name = solver_name(solver)
+    limit = v.positive("time_limit", time_limit)
     if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
         from mechdesign.design.estimation import design_estimation
 
         return design_estimation(problem, baselines=baselines, max_candidates=max_candidates)
-    name = solver_name(solver)
-    if method not in ("auto", "enumeration", "column_generation"):
-        raise v.fail("method", "be 'auto', 'enumeration' or 'column_generation'", method)
+    chosen = plan_method(problem, method)
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=max_candidates)
-    values = _column_values(problem.utility, cv)
-    timings["enumerate"] = time.perf_counter() - start
-    ones = np.ones(problem.size)
-    constant_value = float(problem.utility.column_values(ones, problem.prior)[0])
-    chosen = method if method != "auto" else ("enumeration" if cv.count <= FULL_LP_LIMIT else "column_generation")
-    lp_start = time.perf_counter()
-    if chosen == "enumeration":
-        active = np.arange(cv.count)
+    # The final basic solve and the certificate come after the loop: keep a little of the limit for them.
+    deadline = time.monotonic() + limit - min(0.05 * limit, 10.0)
+    if chosen == "pricing":
+        columns, theta, upper_bound, iterations, count = _solve_pricing(problem, deadline, gap_tolerance, progress)
     else:
-        k0 = min(cv.count, 4 * problem.size)
-        active = np.argpartition(-values, k0 - 1)[:k0] if cv.count > k0 else np.arange(cv.count)
-    in_active = np.zeros(cv.count, dtype=bool)
-    in_active[active] = True
-    iterations, phase = 0, name
-    while True:
-        iterations += 1
-        columns = np.column_stack([cv.vectors(active), ones])
-        theta, duals, objective = solve_vertex_lp(columns, np.append(values[active], constant_value), phase)
-        reduced = values - cv.dot(duals)
-        best = float(reduced.max()) if reduced.size else 0.0
-        threshold = 1e-9 * max(1.0, abs(objective))
-        fresh = np.zeros(0, dtype=np.int64)
-        if best > threshold:
-            order = np.argsort(-reduced)
-            fresh = order[~in_active[order] & (reduced[order] > threshold)][: max(2 * problem.size, 10)]
-        if fresh.size == 0 or iterations >= _MAX_ITERATIONS:
-            if basic and phase != "HIGHS" and iterations < _MAX_ITERATIONS:
-                phase = "HIGHS"  # crossover: continue with simplex for a basic solution, |Y| ≤ N
-                continue
-            break
-        active = np.concatenate([active, fresh])
-        in_active[fresh] = True
-    upper_bound = float(duals.sum() + max(best, 0.0, float(constant_value - duals.sum())))
-    timings["lp"] = time.perf_counter() - lp_start
+        columns, theta, upper_bound, iterations, count, chosen = _solve_list(
+            problem, chosen, name, basic, max_candidates, deadline, gap_tolerance, progress)
+    timings["lp"] = time.perf_counter() - start
     cert_start = time.perf_counter()
-    # Interior-point noise: weights below 1e-9 of the largest are dropped (rows are renormalized and
-    # the result re-certified, so this can only cost utility, never privacy).
+    # Weights below 1e-9 of the largest are dropped (rows are renormalized and the result re-certified,
+    # so this can only cost utility, never privacy).
     used = theta > 1e-9 * theta.max()
     raw = columns[:, used] * theta[used]
     matrix, alpha = repair(raw, problem.ball, problem.epsilon)
@@ -134,20 +185,83 @@ def solve(problem: DesignProblem, *, solver: str = "CLARABEL", method: str = "au
     certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, upper_bound, alpha).check()
     timings["certify"] = time.perf_counter() - cert_start
     gap = certificate.gap
-    status = "optimal" if gap <= gap_tolerance * max(1.0, abs(upper_bound)) else "feasible"
+    status = "optimal" if gap <= gap_tolerance * abs(upper_bound) + 1e-15 else "feasible"
     result = DesignResult(problem, mechanism, certificate.utility, upper_bound, gap, status, certificate, name, chosen,
-                          cv.count, iterations, timings)
+                          count, iterations, timings)
     if baselines:  # attached after the solve; the baselines' own designs are solved without baselines
         base_start = time.perf_counter()
-        found = compute_baselines(problem, certificate.utility, partial(solve, solver=name, baselines=False))
+        found = compute_baselines(problem, certificate.utility,
+                                  partial(solve, solver=name, baselines=False, time_limit=limit))
         timings["baselines"] = time.perf_counter() - base_start
         result = DesignResult(**{**result.__dict__, "baselines": found})
     timings["total"] = time.perf_counter() - start
     return result
 
 
+def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float,
+                   progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int]:
+    from mechdesign.design.colgen import CountOracle, generate
+    from mechdesign.design.pricing import CountPricer, level_function
+
+    counts = problem.prior.counts
+    assert counts is not None
+    pricer = CountPricer(counts, problem.epsilon, problem.radius, level_function(problem.utility))  # type: ignore[arg-type]
+    oracle = CountOracle(pricer, batch=max(4, min(16, problem.size // 2)))
+    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance / 10,
+                   progress=progress)
+    return out.columns, out.theta, out.upper_bound, out.iterations, out.columns.shape[1]
+
+
+def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max_candidates: int, deadline: float,
+                gap_tolerance: float, progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int, str]:
+    from mechdesign.design.colgen import ListOracle, generate
+    from mechdesign.design.vertices import column_vertices
+
+    cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=max_candidates)
+    values = _column_values(problem.utility, cv)
+    if chosen == "list":
+        chosen = "enumeration" if cv.count <= FULL_LP_LIMIT else "column_generation"
+    if chosen == "enumeration":
+        vectors = np.column_stack([cv.vectors(), np.ones(problem.size)])
+        values = np.append(values, float(problem.utility.column_values(np.ones(problem.size), problem.prior)[0]))
+        theta, duals, _ = _solve_all(vectors, values, name, basic)
+        reduced = values - duals @ vectors
+        bound = math.fsum(duals) + max(float(reduced.max()), 0.0)
+        scale = float(np.abs(values).max()) + float(np.abs(duals).sum()) * float(vectors.max())
+        bound += (8 * problem.size + 64) * np.finfo(float).eps * (1.0 + scale + abs(bound))
+        return vectors, theta, bound, 1, cv.count, chosen
+    oracle = ListOracle(cv.vectors, cv.dot, values, batch=max(2 * problem.size, 10))
+    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance / 10,
+                   progress=progress)
+    return out.columns, out.theta, out.upper_bound, out.iterations, cv.count, chosen
+
+
+def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    if name == "CLARABEL":
+        from mechdesign.design.lp import solve_vertex_lp
+
+        theta, duals, objective = solve_vertex_lp(vectors, values, "CLARABEL")
+        if not basic:
+            return theta, duals, objective
+        support = theta > 1e-9 * theta.max()  # crossover on the support (plus the duals' tight columns)
+        tight = values - duals @ vectors >= -1e-7 * max(1.0, abs(objective))
+        keep = support | tight
+        theta_b, duals_b, objective_b = _solve_all(vectors[:, keep], values[keep], "HIGHS", basic)
+        full = np.zeros(vectors.shape[1])
+        full[keep] = theta_b
+        return full, duals_b, objective_b
+    from mechdesign.design.master import Master
+
+    master = Master(vectors.shape[0])
+    master.add(vectors, values)
+    return master.solve()
+
+
 def lp_optimum(problem: DesignProblem, solver: str = "HIGHS") -> float:
     """The LP optimum over all candidate columns in one solve (a cross-check of :func:`solve`)."""
+    from mechdesign.design.lp import solve_vertex_lp
+    from mechdesign.design.vertices import column_vertices
+
     cv = column_vertices(problem.prior, problem.epsilon, problem.radius)
     vec = cv.vectors()
     return solve_vertex_lp(vec, problem.utility.column_values(vec, problem.prior), solver)[2]

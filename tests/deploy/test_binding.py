@@ -28,7 +28,8 @@ from conftest import PROBLEMS
 
 @pytest.fixture(scope="module")
 def adult(tmp_path_factory) -> dict[str, Path]:
-    """The Adult race design (estimation-optimal, so that it decodes), a key pair, the signed copy and the Adult race column as CSV and Parquet."""
+    """The Adult race design (estimation-optimal, so that it decodes), a key pair, the signed copy and the
+    Adult race column as CSV and Parquet."""
     folder = tmp_path_factory.mktemp("adult")
     assert main(["design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(folder)]) == 0
     design = folder / "adult-race-estimation.mech.json"

@@ -101,9 +101,35 @@ def test_non_optimal_status_is_a_solver_error(monkeypatch):
         return None
 
     monkeypatch.setattr(cp.Problem, "solve", fake_solve)
+    # cvxpy is only behind solver="CLARABEL" with method="enumeration" (the default master is highspy).
     with pytest.raises(SolverError, match="infeasible_inaccurate") as info:
-        solve(DesignProblem([0.5, 0.5], 1.0), baselines=False)
+        solve(DesignProblem([0.5, 0.5], 1.0), solver="CLARABEL", method="enumeration", baselines=False)
     assert info.value.status == "infeasible_inaccurate"
+
+
+def test_master_falls_back_then_reports_every_status(monkeypatch):
+    import highspy
+
+    from mechdesign.design.master import Master
+
+    calls = []
+    real_run = highspy.Highs.run
+
+    def flaky_run(self):
+        calls.append(1)
+        return real_run(self)
+
+    statuses = iter([highspy.HighsModelStatus.kSolveError, highspy.HighsModelStatus.kUnknown])
+    real_status = highspy.Highs.getModelStatus
+    monkeypatch.setattr(highspy.Highs, "run", flaky_run)
+    monkeypatch.setattr(highspy.Highs, "getModelStatus", lambda self: next(statuses, real_status(self)))
+    master = Master(2)
+    master.add(np.array([[1.0, 2.0], [1.0, 0.0]]), np.array([0.0, 1.0]))
+    _, _, value = master.solve()  # two failures, then the interior-point fallback succeeds
+    assert len(calls) == 3 and value == pytest.approx(0.0, abs=1e-12)
+    statuses = iter([highspy.HighsModelStatus.kSolveError] * 3)
+    with pytest.raises(SolverError, match="Solve error"):
+        master.solve()
 
 
 @pytest.mark.parametrize(("kwargs", "error"), [

@@ -1,0 +1,377 @@
+"""Pricing oracle for column generation without a list of candidates (reference/scale-pricing.md §2) [D].
+
+Column generation over the lift-vector polytope V (:mod:`mechdesign.design.vertices`) needs, for any
+multipliers λ (the master's duals), an upper bound on the best reduced cost
+
+    r*(λ) = max_{v ∈ V} μ(v) − λ·v,
+
+because then U* ≤ Σ_x λ_x + max(r*, 0) (reference/scale-pricing.md §1). μ − λ·v is convex, so the max is
+at a vertex, and every vertex is a three-level vector v = h·1_H + l·1_L of the families A, B, C1, C2 of
+:mod:`mechdesign.design.vertices`. For mutual information and the f-informations, μ(v) = Σ_x P̂_x φ(v_x)
+when P̂·v = 1 (φ(t) = t log t, or the generator of the f-divergence), so μ depends on the sets only through
+their masses: μ(v) = P̂(H) φ(h) + P̂(L) φ(l) + (1 − P̂(H) − P̂(L)) φ(0), and so do the levels h, l.
+
+With a count prior P̂ = n/m the masses are C/m for integers C, and the knapsack with an exact count
+
+    D(C) = min { λ(S) : n(S) = C }           (one DP over C = 0..m, O(N·m); sets by backtracking)
+
+prices the families exactly or bounds them:
+
+* B, identity columns e_x/P̂_x: N of them, enumerated;
+* A, two levels (h on H, l on X∖H): r = F_A(C) − l·Σλ − (h − l)·D(C), exact (β = 0: L = {j}, enumerated);
+* C1, h = e^{ε′} on H, L = {j}: exact with the DP over X∖{j}, for all j at once by divide and conquer
+  (each half of the items is added to the table of the other half: O(N log N · m));
+* C2, 0 < P̂(H) < β/2, cost l·[ρ λ(H) + λ(L)] with H ∩ L = ∅ and ρ = h/l ≥ 1: dropping disjointness gives
+  the valid lower bounds ρ D(C_H) + D(C_T − C_H) and D(C_T) + (ρ − 1) D(C_H); the larger one is used
+  (cell by cell, with block bounds to skip most of the grid: :mod:`mechdesign.design.c2grid`), so C2
+  contributes a proven upper bound that may be loose (it was tight on every test instance and on the
+  catalogue problems). Real C2 columns come from the argmin set of D(C_H) and an exact DP for L over X∖H.
+
+Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved, ``_margin``),
+so it holds in real arithmetic. Priors not given by counts are not priced here (the solver enumerates,
+or refuses before allocating): with masses that are not multiples of 1/m the DP over counts has no exact
+analogue, and bounding it through intervals on rounded masses is left open.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mechdesign.design.vertices import lift_constant
+
+__all__ = ["MAX_TABLE", "CountPricer", "PricingResult", "level_function"]
+
+_TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.vertices
+_EPS = np.finfo(np.float64).eps
+_C1_COLUMNS = 4         # real C1 columns per round (each costs one DP with backtracking)
+_C2_COLUMNS = 4         # real C2 columns per round (each costs one DP for L over X∖H)
+MAX_TABLE = 200_000_000  # the DP's backtracking table has N × (m + 1) booleans; above this, no pricing
+
+
+def _xlogx(t: np.ndarray) -> np.ndarray:
+    t = np.asarray(t, dtype=np.float64)
+    out = np.zeros(t.shape)
+    np.log(t, out=out, where=t > 0)
+    out *= t  # 0 where t = 0
+    return out
+
+
+_LEVELS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "mutual_information": _xlogx,
+    "total_variation": lambda t: 0.5 * np.abs(np.asarray(t, dtype=np.float64) - 1.0),
+    "chi_squared": lambda t: (np.asarray(t, dtype=np.float64) - 1.0) ** 2,
+    "hellinger": lambda t: (np.sqrt(np.asarray(t, dtype=np.float64)) - 1.0) ** 2,
+}
+
+
+def level_function(utility: Any) -> Callable[[np.ndarray], np.ndarray] | None:
+    """φ with μ(v) = Σ_x P̂_x φ(v_x) for lift vectors (P̂·v = 1), or None if the utility is not separable so.
+
+    Examples
+    --------
+    >>> from mechdesign.design.utility import Utility
+    >>> float(level_function(Utility("chi_squared"))(np.array(3.0)))
+    4.0
+    >>> level_function(Utility("guessing_probability")) is None
+    True
+    """
+    return _LEVELS.get(getattr(utility, "kind", ""))
+
+
+@dataclass
+class PricingResult:
+    """One pricing round: a proven bound on r*(λ), and real columns with their exact reduced costs.
+
+    ``bound`` ≥ max over all candidate columns of μ(v) − λ·v (with a floating-point margin);
+    ``columns`` is N×K (lift vectors, every one a member of the candidate families);
+    ``reduced`` their reduced costs (recomputed by the caller from the vectors); ``loose`` names the
+    families whose part of the bound came from a relaxation that was not attained.
+    """
+
+    bound: float
+    columns: np.ndarray
+    best: float
+    loose: tuple[str, ...] = field(default=())
+
+
+class CountPricer:
+    """Pricing oracle for a count prior P̂ = n/m (see the module docstring).
+
+    Parameters
+    ----------
+    counts
+        Integer counts n_x ≥ 1 (full support).
+    epsilon, radius
+        The budget ε and the ℓ1 radius β of the design problem.
+    level
+        φ from :func:`level_function`.
+
+    Examples
+    --------
+    >>> from mechdesign.design.utility import Utility
+    >>> pricer = CountPricer([4, 2, 2, 2], math.log(9 / 8), 0.0, level_function(Utility("mutual_information")))
+    >>> result = pricer.price(np.zeros(4))      # λ = 0: the best column alone
+    >>> result.columns.shape[0], result.bound >= result.best
+    (4, True)
+    """
+
+    def __init__(self, counts: Any, epsilon: float, radius: float,
+                 level: Callable[[np.ndarray], np.ndarray]) -> None:
+        n = np.asarray(counts, dtype=np.int64)
+        self.counts = n
+        self.m = int(n.sum())
+        self.size = int(n.size)
+        self.p = n / self.m
+        self.epsilon, self.radius = float(epsilon), float(radius)
+        self.a, self.h1 = lift_constant(self.epsilon, self.radius)
+        self.half = self.radius / 2
+        self.phi = level
+        self.phi0 = float(level(np.array(0.0)))
+        self._c2: Any = None
+        self._c1: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+
+    # ---------------------------------------------------------------- the knapsack with an exact count
+    def table(self, lam: np.ndarray, exclude: np.ndarray | None = None,
+              track: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """D(C) = min{λ(S) : n(S) = C, S ∩ exclude = ∅} for C = 0..m (inf if unattainable); take table."""
+        d = np.full(self.m + 1, np.inf)
+        d[0] = 0.0
+        take = np.zeros((self.size, self.m + 1), dtype=bool) if track else None
+        for i in range(self.size):
+            if exclude is not None and exclude[i]:
+                continue
+            k = int(self.counts[i])
+            cand = d[:-k] + lam[i]  # a copy, so the in-place update below reads the old table
+            if take is not None:
+                np.less(cand, d[k:], out=take[i, k:])
+            np.minimum(d[k:], cand, out=d[k:])
+        return d, take
+
+    def recover(self, take: np.ndarray, count: int) -> np.ndarray:
+        """The set (boolean mask) attaining D(count), by backtracking through ``take``."""
+        chosen = np.zeros(self.size, dtype=bool)
+        c = int(count)
+        for i in range(self.size - 1, -1, -1):
+            if c > 0 and take[i, c]:
+                chosen[i] = True
+                c -= int(self.counts[i])
+        return chosen
+
+    # ---------------------------------------------------------------- columns and their values
+    def vector(self, high_set: np.ndarray, low_set: np.ndarray, family: str) -> np.ndarray | None:
+        """The lift vector of a family member with these sets (levels from the masses, as in vertices.py)."""
+        p, a, half = self.p, self.a, self.half
+        s_h, s_l = float(p[high_set].sum()), float(p[low_set].sum())
+        if family == "B":
+            h, lo = 1.0 / s_h, 0.0
+        elif family == "A":
+            kappa = max(s_h - half, 0.0)
+            den = 1.0 - a * kappa
+            if den <= 0:
+                return None
+            ratio = a * (1.0 - kappa) / den
+            lo = 1.0 / (s_h * ratio + 1.0 - s_h)
+            h = ratio * lo
+        elif family == "C1":
+            h = self.h1
+            lo = min(max((1.0 - h * s_h) / s_l, 0.0), h)
+        else:  # C2
+            g_over_l = max(s_h + s_l - half, 0.0)
+            lo = 1.0 / (s_h * a * g_over_l + s_l)
+            h = a * g_over_l * lo
+        v = np.zeros(self.size)
+        v[high_set] = h
+        v[low_set] = lo
+        return v
+
+    def _f(self, s_h: np.ndarray, h: np.ndarray, s_l: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        """μ(v) = s_H φ(h) + s_L φ(l) + (1 − s_H − s_L) φ(0)."""
+        rest = np.maximum(1.0 - s_h - s_l, 0.0)
+        return s_h * self.phi(h) + s_l * self.phi(lo) + rest * self.phi0
+
+    def _margin(self, values: np.ndarray, level: np.ndarray | float, lam_abs: float) -> float:
+        """Absolute float error bound of F − level·(sum of up to N multipliers), generously."""
+        top = float(np.max(np.abs(values))) if np.size(values) else 0.0
+        lev = float(np.max(level)) if np.size(level) else 0.0
+        return (8 * self.size + 64) * _EPS * (1.0 + top + lev * lam_abs)
+
+    # ---------------------------------------------------------------- one round
+    def price(self, lam: Any, *, count: int = 8, full: bool = True) -> PricingResult:
+        """Bound r*(λ) over all families and return up to ``count`` good real columns per family.
+
+        ``full=False`` returns ``inf`` as the C2 part of the bound (columns only).
+        """
+        lam = np.asarray(lam, dtype=np.float64)
+        lam_abs = float(np.abs(lam).sum())
+        total = math.fsum(lam)
+        m, p, half, a = self.m, self.p, self.half, self.a
+        bounds: dict[str, float] = {}
+        best_real: dict[str, float] = {}
+        found: list[np.ndarray | None] = []
+        if self.epsilon == 0.0:  # V = {1}
+            one = np.ones(self.size)
+            return PricingResult(float(self.phi(np.array(1.0))) - total + self._margin(np.zeros(1), 1.0, lam_abs),
+                                 one[:, None], float(self.phi(np.array(1.0))) - total)
+        d, take = self.table(lam, track=True)
+        assert take is not None
+        idx = np.arange(self.size)
+
+        def keep(family: str, bound: float, real: float, vectors: list[np.ndarray | None]) -> None:
+            bounds[family] = max(bounds.get(family, -math.inf), bound)
+            best_real[family] = max(best_real.get(family, -math.inf), real)
+            found.extend(vectors)
+
+        # B: identity columns.
+        ok = a * (p - np.minimum(half, p)) >= 1.0 - _TOL
+        if np.any(ok):
+            pj = p[ok]
+            f = pj * self.phi(1.0 / pj) + (1.0 - pj) * self.phi0
+            r = f - lam[ok] / pj
+            order = np.argsort(-r)[:count]
+            vecs = [self.vector(idx == j, np.zeros(self.size, bool), "B") for j in idx[ok][order]]
+            keep("B", float(r.max()) + self._margin(f, 1.0 / pj, lam_abs), float(r.max()), vecs)
+        # A: two levels, no zero.
+        if half == 0.0:  # only L = {j} is a vertex at β = 0 (mass moves freely inside a larger L)
+            s = 1.0 - p
+            den = 1.0 - a * s
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(den > 0, a * (1.0 - s) / np.where(den > 0, den, 1.0), np.inf)
+            valid = (den > 0) & (ratio > 1.0 + 1e-14)
+            if np.any(valid):
+                lo = np.where(valid, 1.0 / (s * np.where(valid, ratio, 1.0) + 1.0 - s), 0.0)
+                h = np.where(valid, ratio, 0.0) * lo
+                f = self._f(s, h, p, lo)
+                r = np.where(valid, f - h * (total - lam) - lo * lam, -np.inf)
+                order = np.argsort(-r)[:count]
+                vecs = [self.vector(idx != j, idx == j, "A") for j in order if np.isfinite(r[j])]
+                keep("A", float(r.max()) + self._margin(f, h, lam_abs), float(r.max()), vecs)
+        else:
+            c = np.arange(1, m)
+            s = c / m
+            kappa = np.maximum(s - half, 0.0)
+            den = 1.0 - a * kappa
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(den > 0, a * (1.0 - kappa) / np.where(den > 0, den, 1.0), np.inf)
+            valid = (den > 0) & (ratio > 1.0 + 1e-14) & np.isfinite(d[1:m])
+            if np.any(valid):
+                c, s, ratio = c[valid], s[valid], ratio[valid]
+                lo = 1.0 / (s * ratio + 1.0 - s)
+                h = ratio * lo
+                f = self._f(s, h, 1.0 - s, lo)
+                r = f - lo * total - (h - lo) * d[c]
+                order = np.argsort(-r)[:count]
+                vecs = []
+                for k in order:
+                    hs = self.recover(take, int(c[k]))
+                    vecs.append(self.vector(hs, ~hs, "A"))
+                keep("A", float(r.max()) + self._margin(f, h, lam_abs), float(r.max()), vecs)
+        self._price_c1(lam, lam_abs, keep)
+        if half > 0 and half + 1.0 / a < 1.0:
+            self._price_c2(lam, d, take, max(max(bounds.values(), default=0.0), 0.0), keep, count, full)
+        bound = max(bounds.values()) if bounds else -math.inf
+        real = max(best_real.values()) if best_real else -math.inf
+        # A family is loose when its bound exceeds every real column found (and 0): the gap it may cause.
+        floor = max(real, 0.0) + 1e-9 * max(1.0, abs(total))
+        loose = tuple(k for k in bounds if bounds[k] > floor)
+        cols = np.column_stack([vv for vv in found if vv is not None]) if found else np.zeros((self.size, 0))
+        return PricingResult(bound, cols, real, loose)
+
+    def _price_c1(self, lam: np.ndarray, lam_abs: float, keep: Callable[..., None]) -> None:
+        """C1: Z ≠ ∅, P̂(H) ≥ β/2, L = {j}, h = e^{ε′}, l = (1 − h P̂(H))/P̂_j ∈ [0, h]."""
+        h1 = self.h1
+        if self._c1 is None:
+            self._c1 = self._c1_cells()
+        per_j = self._c1
+        if not per_j:
+            return
+        # Exact values for every j at once: the DP of X∖{j} for all j by divide and conquer
+        # (O(N log N · m) instead of N DPs); sets are recovered for the best few j only.
+        exact: dict[int, tuple[float, int]] = {}
+
+        def visit(lo: int, hi: int, table: np.ndarray) -> None:
+            if hi - lo == 1:
+                if lo in per_j:
+                    c, f, low = per_j[lo]
+                    r = f - h1 * table[c] - low * lam[lo]
+                    if np.any(np.isfinite(r)):
+                        k = int(np.argmax(r))
+                        exact[lo] = (float(r[k]), int(c[k]))
+                return
+            mid = (lo + hi) // 2
+            visit(lo, mid, self._extend(table, lam, range(mid, hi)))
+            visit(mid, hi, self._extend(table, lam, range(lo, mid)))
+
+        start = np.full(self.m + 1, np.inf)
+        start[0] = 0.0
+        visit(0, self.size, start)
+        if not exact:
+            return
+        margin = max(self._margin(f, h1, lam_abs) for _, f, _ in per_j.values())
+        keep("C1", max(r for r, _ in exact.values()) + margin, -math.inf, [])
+        for j in [i for i in sorted(exact, key=lambda i: -exact[i][0]) if exact[i][0] > 0][:_C1_COLUMNS]:
+            mask = np.zeros(self.size, dtype=bool)
+            mask[j] = True
+            _, take = self.table(lam, mask, track=True)
+            assert take is not None
+            hs = self.recover(take, exact[j][1])
+            keep("C1", -math.inf, exact[j][0], [self.vector(hs, mask, "C1")])
+
+    def _extend(self, table: np.ndarray, lam: np.ndarray, items: range) -> np.ndarray:
+        """The knapsack table with more items added (a copy)."""
+        d = table.copy()
+        for i in items:
+            k = int(self.counts[i])
+            np.minimum(d[k:], d[:-k] + lam[i], out=d[k:])
+        return d
+
+    def _c1_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """λ-free part of family C1 per low item j: counts C of H, μ values, and the low level l."""
+        m, p, h1, half = self.m, self.p, self.h1, self.half
+        out = {}
+        for j in range(self.size):
+            nj = int(self.counts[j])
+            # l ∈ [0, h] ⇔ P̂(H) ∈ [1/h − P̂_j, 1/h]; Z ≠ ∅ ⇔ C ≤ m − n_j − 1 (every count ≥ 1)
+            lo_c = max(1, math.floor((1.0 / h1 - p[j]) * m) - 2)
+            hi_c = min(m - nj - 1, math.ceil(m / h1) + 2)
+            if hi_c < lo_c:
+                continue
+            c = np.arange(lo_c, hi_c + 1)
+            s = c / m
+            low = (1.0 - h1 * s) / p[j]
+            ok = (s >= half) & (low >= -_TOL * h1) & (low <= h1 * (1 + _TOL))
+            if np.any(ok):
+                c, s, low = c[ok], s[ok], np.clip(low[ok], 0.0, h1)
+                out[j] = (c, self._f(s, np.full(s.size, h1), np.full(s.size, p[j]), low), low)
+        return out
+
+    def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: np.ndarray, threshold: float,
+                  keep: Callable[..., None], count: int, full: bool) -> None:
+        """C2: the grid of (C_H, C_T) cells by blocks (:mod:`mechdesign.design.c2grid`); real columns for the best."""
+        from mechdesign.design.c2grid import C2Grid
+
+        if self._c2 is None:
+            self._c2 = C2Grid(self.counts, self.a, self.half, self._f)
+        best_bound, cells = self._c2.price(d, threshold, full, count)
+        cells.sort(reverse=True)
+        vecs, real = [], -math.inf
+        for _, ch, ct in cells[:_C2_COLUMNS]:
+            hs = self.recover(take, ch)
+            dl, take_l = self.table(lam, hs, track=True)
+            assert take_l is not None
+            if not np.isfinite(dl[ct - ch]):
+                continue
+            ls = self.recover(take_l, ct - ch)
+            vec = self.vector(hs, ls, "C2")
+            if vec is not None:
+                vecs.append(vec)
+                real = max(real, self._exact_reduced(vec, lam))
+        keep("C2", best_bound if full else math.inf, real, vecs)
+
+    def _exact_reduced(self, vec: np.ndarray, lam: np.ndarray) -> float:
+        p = self.p
+        return float(np.sum(p * self.phi(vec)) - lam @ vec)

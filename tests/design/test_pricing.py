@@ -1,0 +1,151 @@
+"""The counting pricing oracle and the engine without enumeration (issue 12).
+
+Oracle: brute-force enumeration of the candidate list (:mod:`mechdesign.design.vertices`) is the oracle of
+the oracle. The pricer's bound must be ≥ the best enumerated reduced cost for every λ, and equal to it where
+the pricer is exact (no C2 family: β < 2 min P̂); every column it returns must be a feasible candidate.
+Engine: the certified bound is ≥ the true optimum, and the optimum equals enumeration's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mechdesign.cli import main
+from mechdesign.core.leakage import capacity
+from mechdesign.core.prior import Prior
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.design.pricing import CountPricer, level_function
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.problemfile import load_problem
+from mechdesign.design.solver import plan_method, solve
+from mechdesign.design.utility import Utility
+from mechdesign.design.vertices import column_vertices
+
+from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT
+
+KINDS = ["mutual_information", "total_variation", "chi_squared", "hellinger"]
+
+
+@st.composite
+def pricing_cases(draw):
+    n = draw(st.integers(2, 6))
+    counts = np.asarray(draw(st.lists(st.integers(1, 14), min_size=n, max_size=n)))
+    eps = draw(st.floats(0.05, 2.5))
+    regime = draw(st.sampled_from(["fixed", "proposition2", "general"]))
+    m = int(counts.sum())
+    radius = {"fixed": 0.0, "proposition2": draw(st.floats(0.0, 0.999)) * 2 * counts.min() / m,
+              "general": draw(st.floats(2 * counts.min() / m, 1.5))}[regime]
+    kind = draw(st.sampled_from(KINDS))
+    scale = draw(st.floats(0.0, 3.0))
+    lam = np.asarray(draw(st.lists(st.floats(-1.0, 1.0), min_size=n, max_size=n))) * scale
+    return counts, eps, min(radius, 2.0), kind, lam
+
+
+@given(pricing_cases())
+def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
+    counts, eps, radius, kind, lam = case
+    prior, utility = Prior.from_counts(counts), Utility(kind)
+    cv = column_vertices(prior, eps, radius)
+    vectors = cv.vectors()
+    best = float(np.max(utility.column_values(vectors, prior) - lam @ vectors))
+    result = CountPricer(counts, eps, radius, level_function(utility)).price(lam)
+    assert result.bound >= best - 1e-12
+    if radius < 2 * prior.min:  # no C2 family: the oracle is exact
+        assert max(result.bound, 0.0) == pytest.approx(max(best, 0.0), abs=TIGHT)
+    if result.columns.shape[1]:  # every returned column is a feasible candidate, never better than the best
+        reduced = utility.column_values(result.columns, prior) - lam @ result.columns
+        assert reduced.max() <= best + TIGHT
+        ball = L1Ball(prior, radius)
+        a = math.exp(eps)
+        assert np.all(result.columns.max(axis=0) <= a * ball.min_linear(result.columns) * (1 + 1e-9))
+        if best > 1e-9 and radius < 2 * prior.min:
+            assert reduced.max() == pytest.approx(best, abs=TIGHT)
+
+
+@given(pricing_cases())
+def test_pricing_engine_meets_enumeration_and_its_bound_holds(case):
+    counts, eps, radius, kind, _ = case
+    problem = DesignProblem(Prior.from_counts(counts), eps, radius, kind)
+    enumerated = solve(problem, method="enumeration", baselines=False)
+    priced = solve(problem, method="pricing", baselines=False)
+    assert priced.certificate.holds and priced.outputs <= problem.size
+    assert priced.upper_bound >= enumerated.utility - 1e-12  # a proven bound is never below the optimum
+    assert enumerated.upper_bound >= priced.utility - 1e-12
+    if priced.status == "optimal":
+        assert priced.utility == pytest.approx(enumerated.utility, abs=TIGHT)
+
+
+@pytest.mark.parametrize("name", ["adult-sex", "adult-race", "adult-relationship", "adult-education"])
+def test_pricing_rediscovers_the_catalogue_optima(name):
+    loaded = load_problem(PROBLEMS / f"{name}.toml")
+    result = solve(loaded.problem, method="pricing", baselines=False)
+    assert result.status == "optimal" and result.certificate.holds
+    assert result.utility == pytest.approx(loaded.expected["utility"], abs=TIGHT)
+
+
+def _large_problem(n: int = 40, samples: int = 4000, kind: str = "mutual_information") -> DesignProblem:
+    weights = 1.0 / np.arange(1, n + 1)
+    counts = np.random.default_rng(7).multinomial(samples, weights / weights.sum())
+    return DesignProblem.from_delta(Prior.from_counts(np.maximum(counts, 1)), 1.0, 1e-6, kind)
+
+
+@pytest.mark.parametrize("kind", ["mutual_information", "chi_squared"])
+def test_large_alphabet_under_a_short_time_limit_is_certified_and_honest(kind):
+    problem = _large_problem(kind=kind)
+    assert plan_method(problem) == "pricing" and problem.radius > 2 * problem.prior.min
+    result = solve(problem, baselines=False, time_limit=2.0)
+    cert = result.certificate
+    assert cert.holds and cert.achieved_epsilon <= problem.epsilon + PRIVACY_SLACK
+    assert result.outputs <= problem.size
+    assert result.upper_bound >= result.utility and result.gap == pytest.approx(result.upper_bound - result.utility)
+    proven = result.gap <= 1e-7 * abs(result.upper_bound) + 1e-15
+    assert (result.status == "optimal") == proven
+    # The bound starts at the identity mechanism's utility (data processing) and only improves.
+    assert result.upper_bound <= problem.utility.value(np.eye(problem.size), problem.prior) + 1e-9
+
+
+def test_refusals_are_decided_before_any_allocation():
+    prior = np.full(30, 1 / 30)  # not a count prior: no pricing, and too large to enumerate
+    start = time.process_time()
+    with pytest.raises(ValueError, match="counts"):
+        solve(DesignProblem(prior, 1.0, 0.5), baselines=False)
+    with pytest.raises(ValueError, match="method"):
+        solve(DesignProblem(prior, 1.0), method="pricing")
+    with pytest.raises(ValueError, match="time_limit"):
+        solve(DesignProblem([0.5, 0.5], 1.0), time_limit=0)
+    assert time.process_time() - start < 5.0  # generous: the old engine spent 15 s of CPU at N = 24
+
+
+def test_cli_time_limit_and_progress(tmp_path, capsys):
+    path = tmp_path / "large.toml"
+    counts = _large_problem().prior.counts.tolist()
+    path.write_text(f"name = 'large'\n[data]\ncounts = {counts}\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n"
+                    "[provenance]\nsource = 'test'\n")
+    assert main(["design", str(path), "--out", str(tmp_path), "--time-limit", "2", "--progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "iteration 1: utility" in err and "bound" in err and "gap" in err
+    assert "design: mutual_information" in out and (tmp_path / "large.mech.json").is_file()
+    assert main(["design", str(path), "--out", str(tmp_path), "--time-limit", "0"]) == 2
+    assert "time_limit must be > 0" in capsys.readouterr().err
+
+
+def test_capacity_by_column_blocks_matches_whole(monkeypatch):
+    import mechdesign.core.leakage as leakage
+
+    rng = np.random.default_rng(3)
+    w = rng.dirichlet(np.ones(7), size=7)
+    w[:, 2] = 0.0
+    w /= w.sum(axis=1, keepdims=True)
+    ball = L1Ball(rng.dirichlet(np.ones(7) * 3), 0.4)
+    whole = capacity(w, ball)
+    monkeypatch.setattr(leakage, "_BLOCK_BYTES", 8)  # one column per block
+    assert capacity(w, ball) == whole
+    assert leakage.max_divergence(w, ball) == pytest.approx(
+        float(np.max(np.log((ball.center.probabilities @ w)[w.max(axis=0) > 0]
+                            / ball.min_linear(w[:, w.max(axis=0) > 0])))), rel=1e-15)
