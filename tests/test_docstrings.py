@@ -39,7 +39,8 @@ EXEMPT_MODULES = [
 EXEMPT_NAMES = ["mechdesign.core.leakage.capacity"]
 
 # Modules without formulas: no citation required.
-NO_MATH_MODULES = ["mechdesign.datasets", "mechdesign.randomness", "mechdesign.errors", "mechdesign.design.problemfile"]
+NO_MATH_MODULES = ["mechdesign.datasets", "mechdesign.randomness", "mechdesign.errors", "mechdesign.design.problemfile",
+                   "mechdesign.deploy.signature"]
 
 CITATION = re.compile(r"eq\.|Theorem|Lemma|Def\.|Definition|Proposition|Prop\.|Corollary|Remark|Example|§")
 

@@ -50,6 +50,15 @@ def fisher_information(matrix: Any, prior: Any) -> np.ndarray:
     numpy.ndarray
         The symmetric N×N matrix J.
 
+    See Also
+    --------
+    trace_inverse_fisher : Tr J⁻¹, the A-optimal criterion.
+
+    References
+    ----------
+    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+        information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
+
     Examples
     --------
     >>> fisher_information(np.eye(2), [0.25, 0.75]).round(12).tolist()
@@ -67,8 +76,39 @@ def fisher_information(matrix: Any, prior: Any) -> np.ndarray:
 def trace_inverse_fisher(matrix: Any, prior: Any) -> float:
     """Tr J⁻¹ at ``prior`` (``inf`` when J is singular, i.e. rank W < N).
 
+    With J = W diag(1/q) Wᵀ, q = pW (:func:`fisher_information`), the efficient decoder's total MSE is
+    (tr J⁻¹ − ‖p‖²)/n on n i.i.d. records (the Cramér–Rao bound) and (tr J⁻¹ − 1)/n on n records with
+    fixed values (module docstring); tr J⁻¹ ≥ 1 (1 for a noiseless W). J is inverted by a
+    Cholesky factorisation; when it is singular (rank W < N, or outputs unused at ``prior`` leave too few
+    columns) the result is ``inf``.
+
+    Parameters
+    ----------
+    matrix
+        Row-stochastic N×M array W (not validated here).
+    prior
+        Probability vector p of length N at which J is evaluated.
+
+    Returns
+    -------
+    float
+        tr J⁻¹ (≥ 1 up to rounding), or ``inf``.
+
+    See Also
+    --------
+    efficient_decoder : The decoder whose MSE this is.
+
+    References
+    ----------
+    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+        information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
+
+    Examples
+    --------
     >>> round(trace_inverse_fisher(np.eye(3), [0.5, 0.3, 0.2]), 12)   # tr diag(p) = 1: no noise
     1.0
+    >>> round(trace_inverse_fisher([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5]), 12)   # binary RR, e^ε = 3
+    2.5
     """
     j = fisher_information(matrix, prior)
     if np.linalg.matrix_rank(np.asarray(matrix, dtype=np.float64), tol=_RANK_TOL) < j.shape[0]:
@@ -84,10 +124,35 @@ def trace_inverse_fisher(matrix: Any, prior: Any) -> float:
 def efficient_decoder(matrix: Any, reference: Any) -> np.ndarray:
     """G = J⁻¹ W diag(1/q) (N×M) at ``reference``; columns of unused outputs are 0.
 
+    p̂ = G q̂ (q̂ the output frequencies) is unbiased for every input distribution when every output is
+    used at ``reference`` (then G Wᵀ = J⁻¹ J = I), and attains the Cramér–Rao bound at p = ``reference``:
+    covariance (J⁻¹ − ppᵀ)/n for n i.i.d. records, (J⁻¹ − diag p)/n for n fixed records (module
+    docstring). Unlike the Moore–Penrose pseudo-inverse, it is efficient also for non-square W.
+
+    Parameters
+    ----------
+    matrix
+        Row-stochastic N×M array W (not validated here).
+    reference
+        Probability vector p of length N at which J and q = pW are evaluated (e.g. the estimate P̂).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (N, M)
+        The decoder G; ``G @ q_hat`` estimates the input frequencies.
+
     Raises
     ------
     ValueError
         If W has rank below N (see :func:`inseparable_categories`).
+    numpy.linalg.LinAlgError
+        If J is singular although rank W = N: the outputs used at ``reference`` (q_y > 0) do not
+        separate the inputs (e.g. W = I with a reference that has zeros).
+
+    References
+    ----------
+    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+        information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
 
     Examples
     --------
@@ -112,8 +177,27 @@ def inseparable_categories(matrix: Any) -> np.ndarray:
     """Indices of inputs whose frequencies no decoder can separate (empty when rank W = N).
 
     Input x is inseparable when e_x has a component in the left null space {z : zW = 0}: moving mass
-    along such a z changes p without changing the law of the outputs.
+    along such a z changes p without changing the law of the outputs. Exactly then J = W diag(1/q) Wᵀ
+    is singular and no unbiased decoder exists (the Cramér–Rao bound tr J⁻¹ is infinite). The rank is
+    taken from the singular values of W (relative tolerance 1e-10).
 
+    Parameters
+    ----------
+    matrix
+        N×M array W (not validated here).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The sorted indices x with a null-space weight above 1e-9; empty when rank W = N.
+
+    References
+    ----------
+    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+        information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
+
+    Examples
+    --------
     >>> inseparable_categories([[0.7, 0.3], [0.7, 0.3], [0.2, 0.8]]).tolist()
     [0, 1]
     """

@@ -65,6 +65,9 @@ class Certificate:
         The weight α of the uniform output law mixed in by :func:`repair` (0 if none).
     holds : bool
         ``achieved_epsilon <= epsilon``, rows stochastic within 1e-12 and entries non-negative.
+    sense : {"maximize", "minimize"}, default "maximize"
+        The utility's direction (``utility.sense``): whether ``upper_bound`` bounds the optimum from
+        above or below, and hence the sign convention of ``gap``.
 
     References
     ----------

@@ -207,10 +207,26 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
                       max_candidates: int = 5_000_000, reduce: bool = True) -> DesignResult:
     """The A-optimal (``estimation_mse``) or D-optimal (``estimation_logdet``) design, certified.
 
+    Over every mechanism that is ε-PML for all priors in the ball B_β(P̂) ([E] eq. 31 and the feasible
+    set of eq. 40, whose columns are the lift vectors of :mod:`mechdesign.design.vertices`, [E]
+    Proposition 2 and eq. 43), minimises
+
+        (A)  tr J(θ)⁻¹        or        (D)  −log det J(θ),      J(θ) = Σ_k θ_k v_k v_kᵀ,
+
+    the Fisher information of one record at P̂ (:func:`mechdesign.core.fisher.fisher_information`),
+    subject to Σ_k θ_k v_k = 1, θ ≥ 0: a convex experiment-design problem, solved by column generation
+    with gradient pricing (module docstring). The reported bound is recomputed in NumPy from the final
+    weights; the matrix is certified (and repaired if needed) like every design. The efficient decoder
+    of the result has total MSE (tr J⁻¹ − 1)/n on n fixed records.
+
     Parameters
     ----------
     problem
         A design problem whose utility kind is in :data:`CRITERIA`.
+    baselines
+        Also compute the baselines of :mod:`mechdesign.design.baselines` (k-RR, calibrated k-RR, the
+        A-optimal ε-LDP design at β = 2, inner design) and, for ``estimation_mse``, the LDP frequency
+        oracles of :mod:`mechdesign.design.ldp_oracles` with their MSE ratios.
     gap_tolerance
         Stop column generation when the relative gap (f − bound)/|f| is below this; the result's
         status is "optimal" when the certified relative gap of the final matrix is within it.
@@ -218,10 +234,6 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         Passed to :func:`mechdesign.design.vertices.column_vertices`.
     reduce
         Apply the Carathéodory reduction (few outputs); False keeps the master's interior solution.
-    baselines
-        Also compute the baselines of :mod:`mechdesign.design.baselines` (k-RR, calibrated k-RR, the
-        A-optimal ε-LDP design at β = 2, inner design) and, for ``estimation_mse``, the LDP frequency
-        oracles of :mod:`mechdesign.design.ldp_oracles` with their MSE ratios.
 
     Returns
     -------
@@ -229,6 +241,26 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         With ``sense = "minimize"``; ``utility`` is the value of the utility kind (tr J⁻¹ − 1 for
         ``estimation_mse``, −log det J for ``estimation_logdet``) and ``upper_bound`` holds the
         certified **lower** bound on it.
+
+    Raises
+    ------
+    KeyError
+        If the problem's utility kind is not in :data:`CRITERIA` (use :func:`mechdesign.solve`, which
+        dispatches on the kind).
+    ValueError
+        If P̂ has a zero entry or more than 24 entries, or a general-β enumeration has more than
+        ``max_candidates`` candidate columns (from :func:`~mechdesign.design.vertices.column_vertices`).
+    SolverError
+        If the cvxpy/Clarabel master problem returns no solution.
+    CertificateError
+        If the repaired matrix still fails its certificate.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
+        Distributions", eq. 31 (ball), eq. 40 (design problem), Proposition 2 and eq. 43 (its polytope).
+    S. Boyd, L. Vandenberghe, *Convex Optimization*, Cambridge University Press, 2004, §7.5 (experiment
+        design: A- and D-optimal scalarisations of J(θ) = Σθ_k v_k v_kᵀ).
 
     Examples
     --------

@@ -116,6 +116,46 @@ def oracle_parameters(name: str, size: int, epsilon: float) -> tuple[float, floa
 def oracle_mse(name: str, size: int, epsilon: float) -> float:
     """Per-record total MSE factor (fixed records) of an oracle's standard unbiased estimator.
 
+    With the oracle's support probabilities (p*, q*) from the module table,
+
+        M = N q*(1 − q*)/(p* − q*)² + (1 − p* − q*)/(p* − q*)
+
+    (Wang et al. 2017, Theorem 2, summed over the N values): n records with fixed values give the total
+    MSE Σ_i E[(f̂_i − f_i)²] = M/n, on the scale of tr J⁻¹ − 1 of the estimation designs. OLH takes the
+    better of g = ⌊e^ε + 1⌋, ⌈e^ε + 1⌉; subset selection the best subset size d.
+
+    Parameters
+    ----------
+    name : {"grr", "oue", "olh", "subset_selection", "hadamard"}
+        The oracle (:data:`ORACLES`).
+    size : int
+        The alphabet size N ≥ 2.
+    epsilon : float
+        The LDP level ε ∈ (0, 700), in nats.
+
+    Returns
+    -------
+    float
+        M, the per-record total MSE factor.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not in :data:`ORACLES`, ``size`` < 2 or ``epsilon`` ∉ (0, 700).
+    TypeError
+        If ``size`` is not an integer or ``epsilon`` is not a real number.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, §4 and Theorem 2.
+    M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally differential
+        privacy", IEEE Trans. Inf. Theory 64(8), 2018, §III (subset selection).
+    J. Acharya, Z. Sun, H. Zhang, "Hadamard response: estimating distributions privately, efficiently,
+        and with little communication", AISTATS 2019, §3.
+
+    Examples
+    --------
     >>> e = math.exp(1.0)          # OUE: 4N e^ε/(e^ε − 1)² + 1
     >>> abs(oracle_mse("oue", 4, 1.0) - (16 * e / (e - 1) ** 2 + 1)) < 1e-12
     True
@@ -125,7 +165,44 @@ def oracle_mse(name: str, size: int, epsilon: float) -> float:
 
 
 def grr_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
-    """Generalized randomized response (k-RR) at ε-LDP over the prior's labels."""
+    """Generalized randomized response (k-RR) at ε-LDP over the prior's labels.
+
+    W[x, y] = e^ε/(e^ε + N − 1) if y = x, else 1/(e^ε + N − 1) (Wang et al. 2017 §4.1, "direct encoding";
+    the same matrix as :func:`mechdesign.randomized_response`, [E] Remark 3, eq. 42). Only the prior's size
+    and labels are used, not its probabilities: ε-LDP holds for every prior.
+
+    Parameters
+    ----------
+    prior : Prior or array_like
+        Gives N and the input labels (anything :func:`mechdesign.core.prior.as_prior` accepts).
+    epsilon : float
+        The LDP level ε ≥ 0 in nats (``inf`` gives the identity).
+
+    Returns
+    -------
+    Mechanism
+        The N × N k-RR matrix, outputs labelled like the inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is not a valid probability vector or ``epsilon`` is negative or NaN.
+    TypeError
+        If ``epsilon`` is not a real number or ``prior`` is not numeric.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, §4.1.
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
+        Distributions", Remark 3, eq. 42.
+
+    Examples
+    --------
+    >>> w = grr_mechanism([0.5, 0.3, 0.2], 1.0).matrix
+    >>> bool(abs(w[0, 0] - math.e / (math.e + 2)) < 1e-12 and abs(w[0, 1] - 1 / (math.e + 2)) < 1e-12)
+    True
+    """
     p = as_prior(prior)
     return randomized_response(p.size, epsilon, p.labels)
 
@@ -133,10 +210,53 @@ def grr_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
 def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int | None = None) -> Mechanism:
     """Subset selection as a matrix: outputs are the d-subsets (labels joined by '|'); d optimal by default.
 
+    Input x reports a d-subset S of the N values with
+
+        P(S | x) = e^ε d / ((d e^ε + N − d) C(N−1, d−1))  if x ∈ S,   d / ((d e^ε + N − d) C(N−1, d−1))  else,
+
+    so the true value is in S with probability p* = de^ε/(de^ε + N − d) and the other subsets are
+    uniform; the ratio of any two entries of a column is at most e^ε (ε-LDP). By default d minimises the
+    oracle's MSE factor (:func:`oracle_mse`); d = 1 is k-RR.
+
+    Parameters
+    ----------
+    prior : Prior or array_like
+        Gives N and the input labels (anything :func:`mechdesign.core.prior.as_prior` accepts); its
+        probabilities are not used.
+    epsilon : float
+        The LDP level ε ≥ 0 in nats (ε = 0 only with an explicit ``subset``).
+    subset : int, optional
+        The subset size d ∈ [1, N − 1] (converted with ``int``); by default the d of least MSE.
+
+    Returns
+    -------
+    Mechanism
+        The N × C(N, d) matrix; output labels are the subsets' input labels joined by ``"|"``.
+
     Raises
     ------
     ValueError
-        If the number of subsets C(N, d) exceeds 20,000 (use :func:`oracle_mse` for the formula).
+        If ``prior`` is invalid, ``epsilon`` is negative or NaN (or 0 with the default ``subset``: no d is
+        informative), ``subset`` ∉ [1, N − 1], or the number of subsets C(N, d) exceeds 20,000 (use
+        :func:`oracle_mse` for the formula).
+    TypeError
+        If ``epsilon`` is not a real number or ``prior`` is not numeric.
+    OverflowError
+        If ε ≳ 709.78, where e^ε overflows a float (ε is not capped here).
+
+    References
+    ----------
+    M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally differential
+        privacy", IEEE Trans. Inf. Theory 64(8), 2018, §III.
+    Wang et al., arXiv:1602.07387, 2016 (the same scheme).
+
+    Examples
+    --------
+    >>> m = subset_selection_mechanism([0.4, 0.3, 0.2, 0.1], 1.0, subset=2)
+    >>> m.outputs[:3], m.matrix.shape
+    (('0|1', '0|2', '0|3'), (4, 6))
+    >>> bool(abs(m.matrix[0, :3].sum() - 2 * math.e / (2 * math.e + 2)) < 1e-12)   # P(0 ∈ S | 0) = p*
+    True
     """
     p = as_prior(prior)
     n, eps = p.size, v.epsilon(epsilon)
@@ -159,7 +279,41 @@ def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int |
 def hadamard_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
     """Hadamard response (one block): input i ↦ row i+1 of the Sylvester Hadamard matrix H_K.
 
-    P(y | i) = 2e^ε / (K(1 + e^ε)) if H[i+1, y] = +1 else 2 / (K(1 + e^ε)) (Acharya, Sun, Zhang 2019, §3).
+    P(y | i) = 2e^ε / (K(1 + e^ε)) if H[i+1, y] = +1 else 2 / (K(1 + e^ε)) (Acharya, Sun, Zhang 2019, §3),
+    with K = 2^⌈log₂(N+1)⌉ outputs. Each row has K/2 entries +1, so the true value's support set has
+    probability p* = e^ε/(1 + e^ε) and any other value's q* = 1/2. ε is capped at 700 in e^ε (the
+    matrix is then deterministic up to e^-700).
+
+    Parameters
+    ----------
+    prior : Prior or array_like
+        Gives N and the input labels (anything :func:`mechdesign.core.prior.as_prior` accepts); its
+        probabilities are not used.
+    epsilon : float
+        The LDP level ε ≥ 0 in nats.
+
+    Returns
+    -------
+    Mechanism
+        The N × K matrix, outputs labelled ``"h0"`` … ``"h{K-1}"``.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is invalid or ``epsilon`` is negative or NaN.
+    TypeError
+        If ``epsilon`` is not a real number or ``prior`` is not numeric.
+
+    References
+    ----------
+    J. Acharya, Z. Sun, H. Zhang, "Hadamard response: estimating distributions privately, efficiently,
+        and with little communication", AISTATS 2019, §3.
+
+    Examples
+    --------
+    >>> w = hadamard_mechanism([0.5, 0.3, 0.2], 1.0).matrix       # N = 3: K = 4
+    >>> w.shape, bool(abs(w[0, 0] - math.e / (2 * (1 + math.e))) < 1e-12)
+    ((3, 4), True)
     """
     from scipy.linalg import hadamard
 
@@ -176,8 +330,26 @@ def hadamard_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
 class OracleComparison:
     """One LDP oracle against a design: its per-record total MSE factor and ``ratio = mse / design``.
 
-    ``mse`` is on the scale of tr J⁻¹ − 1 (fixed records; divide by n for the total MSE of n records).
-    ``parameter`` is g (OLH), d (SS) or K (HR).
+    Built by :func:`compare_oracles`. ``mse`` is on the scale of tr J⁻¹ − 1 (fixed records; divide by n
+    for the total MSE of n records): M of Wang et al. 2017, Theorem 2 (module docstring).
+
+    Parameters
+    ----------
+    name : str
+        The oracle: one of :data:`ORACLES`, or ``"optimal_ldp"`` for the A-optimal ε-LDP mechanism.
+    description : str
+        A human-readable name with its source.
+    mse : float
+        The per-record total MSE factor M (:func:`oracle_mse`; tr J⁻¹ − 1 for ``"optimal_ldp"``).
+    ratio : float
+        ``mse / design_mse`` (1 if both are ≤ 0, ``inf`` if only the design's is).
+    parameter : float or None, default None
+        g (OLH), d (SS) or K (HR); None otherwise.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, Theorem 2.
     """
 
     name: str
@@ -187,7 +359,13 @@ class OracleComparison:
     parameter: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form written in the mechanism file's ``utility.ldp_oracles`` block."""
+        """The JSON form written in the mechanism file's ``utility.ldp_oracles`` block.
+
+        Returns
+        -------
+        dict
+            The five fields by name.
+        """
         return {"name": self.name, "description": self.description, "mse": self.mse, "ratio": self.ratio,
                 "parameter": self.parameter}
 
@@ -215,6 +393,23 @@ def compare_oracles(prior: Prior | Any, epsilon: float, design_mse: float,
         The design's tr J⁻¹ − 1.
     optimal_ldp
         The A-optimal ε-LDP mechanism (the estimation design at β = 2), evaluated by tr J⁻¹ − 1.
+
+    Returns
+    -------
+    tuple of OracleComparison
+        One per oracle in the order of :data:`ORACLES`, then ``"optimal_ldp"`` if ``optimal_ldp`` is given.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is invalid or has fewer than 2 values, or ``epsilon`` ∉ (0, 700).
+    TypeError
+        If ``epsilon`` is not a real number or ``prior`` is not numeric.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, Theorem 2.
 
     Examples
     --------
