@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from mechdesign.cli._io import print_json
@@ -33,16 +34,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _progress(enabled: bool, message: str) -> None:
+    if enabled:
+        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from mechdesign import _validation as v
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
 
     limit = v.positive("time_limit", args.time_limit)
+    show = bool(args.progress or sys.stderr.isatty())
     source = Path(args.problem)
-    loaded = load_problem(source)
-    result = solve(loaded.problem, solver=args.solver.upper(), method=args.method, time_limit=limit,
-                   progress=bool(args.progress or sys.stderr.isatty()))
+    problem = load_problem(source).problem
+    _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
+                    f"({problem.form}); solving the design and the baselines (time limit {limit:g} s) …")
+    start = time.perf_counter()
+    result = solve(problem, solver=args.solver.upper(), method=args.method, time_limit=limit, progress=show)
+    _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
+                    f"{result.iterations} iterations, {result.status}); writing the mechanism file")
     target = result.save(Path(args.out) / f"{result.problem.name}.mech.json", problem_file=source)
     warning = result.rank_warning()
     if warning:

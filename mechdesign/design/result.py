@@ -159,7 +159,7 @@ class DesignResult:
                 lines.append(f"  {label:<43} {b.utility:>10.6g}  {b.ratio:>9.3f}")
         if self.oracles:
             lines.append(f"LDP frequency oracles at ε = {p.epsilon:.6g} (n × total MSE): {'mse':>10}  oracle/design")
-            lines += [f"  {o.description[:43]:<43} {o.mse:>10.6g}  {o.ratio:>9.3f}" for o in self.oracles]
+            lines += [f"  {o.description.split(' (')[0]:<43} {o.mse:>10.6g}  {o.ratio:>9.3f}" for o in self.oracles]
         warning = self.rank_warning()
         if warning:
             lines.append(warning)
