@@ -1,4 +1,4 @@
-"""Peak memory of `assess --samples`, `privatize` and `decode` against the number of records (issue 13, defect 7).
+"""Peak memory of `assess --data`, `privatize` and `decode` against the number of records (issue 13, defect 7).
 
 For each size and format (CSV, Parquet) the script writes a file of Adult-like race labels plus one more
 column in a temporary folder (generated in chunks, seeded), designs nothing (the vendored Adult race design is
@@ -83,7 +83,7 @@ def main() -> None:
             for kind, data in files.items():
                 out = folder / f"out-{size}.{kind}"
                 commands = {
-                    "assess": [*cli, "assess", "--matrix", mech, "--samples", str(data), "--column", "race",
+                    "assess": [*cli, "assess", "--matrix", mech, "--data", str(data), "--column", "race",
                                "--delta", "1e-6"],
                     "privatize": [*cli, "privatize", mech, str(data), "--column", "race", "--out", str(out),
                                   "--seed", "1"],

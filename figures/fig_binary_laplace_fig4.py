@@ -62,9 +62,11 @@ def main(out_dir: Path) -> list[Path]:
     rows = []
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     colors = plt.cm.viridis(np.linspace(0, 0.85, len(SAMPLES)))
+    # Large-m curves nearly coincide: one marker and dash pattern per m keeps each visible.
+    markers, dashes = ("o", "s", "^", "D", "v"), ((0, (4, 2)), (0, (1, 1)), (0, (6, 2, 1, 2)), (0, (2, 3)), "--")
     for ax, feature in zip(axes, FEATURES, strict=True):
         x = binary_feature(feature)
-        for color, m in zip(colors, SAMPLES, strict=True):
+        for color, marker, dash, m in zip(colors, markers, dashes, SAMPLES, strict=False):
             data = shuffled_prefixes(x, m, rng)
             pml, ldp = [], []
             for eps in EPSILONS:
@@ -75,15 +77,17 @@ def main(out_dir: Path) -> list[Path]:
                 ldp.append(mean_l)
                 rows.append([feature, m, eps, 1e-9, float(np.mean(scales)), mean_p, sd_p, 2.0 / eps,
                              mean_l, sd_l])
-            ax.plot(EPSILONS, pml, "-o", ms=3, color=color, label=f"PML, m = {m}")
-            ax.plot(EPSILONS, ldp, "--", color=color, alpha=0.7, label=f"LDP, m = {m}")
+            ax.plot(EPSILONS, pml, "-", marker=marker, ms=4, markerfacecolor="none", color=color,
+                    label=f"PML, $m = {m}$")
+            ax.plot(EPSILONS, ldp, ls=dash, color=color, alpha=0.8, label=f"LDP, $m = {m}$")
         ax.set_title(f"Adult: {feature}")
-        ax.set_xlabel("ε (nats)")
+        ax.set_xlabel(r"$\varepsilon$ (nats)")
         ax.set_yscale("log")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("empirical mutual information Î(X; Y) (nats)")
+    axes[0].set_ylabel(r"empirical mutual information $\hat I(X; Y)$ (nats)")
     axes[1].legend(fontsize=7, ncol=2)
-    fig.suptitle("Binary Laplace mechanism, (ε, δ = 1e-9)-PML vs ε-LDP, 100 shuffles")
+    fig.suptitle(r"[E] Figure 4: binary Laplace mechanism, $(\varepsilon, \delta = 10^{-9})$-PML vs "
+                 r"$\varepsilon$-LDP, 100 shuffles")
     fig.tight_layout()
     png, table = out_dir / "fig_binary_laplace_fig4.png", out_dir / "fig_binary_laplace_fig4.csv"
     fig.savefig(png, dpi=120)

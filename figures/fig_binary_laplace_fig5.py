@@ -49,16 +49,19 @@ def main(out_dir: Path) -> list[Path]:
                 mean, sd = mean_information(data, scales, rng, unit)
                 curves[d].append(mean)
                 rows.append([feature, m, EPSILON, d, float(np.mean(scales)), mean, sd])
-        for color, d in zip(colors, DELTAS, strict=True):
-            label = "δ = 0 (ε-LDP)" if d == 0.0 else f"δ = {d:g}"
-            ax.plot(SAMPLES, curves[d], "--" if d == 0.0 else "-o", ms=3, color=color, label=label)
+        for color, marker, d in zip(colors, ("o", "s", "^", "D", "v", None), DELTAS, strict=True):
+            exponent = 0 if d == 0.0 else round(math.log10(d))
+            label = r"$\delta = 0$ ($\varepsilon$-LDP)" if d == 0.0 else rf"$\delta = 10^{{{exponent}}}$"
+            ax.plot(SAMPLES, curves[d], "--" if d == 0.0 else "-", marker=marker, ms=4, markerfacecolor="none",
+                    color=color, label=label)
         ax.set_xscale("log")
         ax.set_title(f"Adult: {feature}")
-        ax.set_xlabel("samples m")
+        ax.set_xlabel("samples $m$")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("empirical mutual information Î(X; Y) (nats)")
+    axes[0].set_ylabel(r"empirical mutual information $\hat I(X; Y)$ (nats)")
     axes[0].legend(fontsize=8)
-    fig.suptitle("Binary Laplace mechanism at ε = log 2: (ε, δ)-PML for several δ, 100 shuffles")
+    fig.suptitle(r"[E] Figure 5: binary Laplace mechanism at $\varepsilon = \log 2$: $(\varepsilon, \delta)$-PML "
+                 r"for several $\delta$, 100 shuffles")
     fig.tight_layout()
     png, table = out_dir / "fig_binary_laplace_fig5.png", out_dir / "fig_binary_laplace_fig5.csv"
     fig.savefig(png, dpi=120)

@@ -74,6 +74,12 @@ def _pick(rows: list[dict[str, object]], key: str, **match: object) -> list[floa
     return [float(r[key]) for r in rows if all(r[name] == value for name, value in match.items())]
 
 
+def _light_errorbar(ax, x, y, err, *, ms, capsize, elinewidth, markerfacecolor, **style) -> None:
+    (line,) = ax.plot(x, y, ms=ms, markerfacecolor=markerfacecolor, **style)
+    ax.errorbar(x, y, yerr=err, fmt="none", ecolor=line.get_color(), alpha=0.3, capsize=capsize,
+                elinewidth=elinewidth)
+
+
 def plot(rows: list[dict[str, object]], path: Path) -> None:
     import matplotlib
 
@@ -82,32 +88,34 @@ def plot(rows: list[dict[str, object]], path: Path) -> None:
 
     fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 4.3))
     colors = plt.get_cmap("tab10").colors
-    bars = {"ms": 3, "capsize": 2, "elinewidth": 0.6}
+    # Light error bars (drawn separately, translucent) so that they do not hide the mean curves.
+    bars = {"ms": 3, "capsize": 1.5, "elinewidth": 0.5, "markerfacecolor": "none"}
     curves = [("dp", bins, None) for bins in PANEL_A_SETTINGS]
     curves += [("pml", bins, alpha) for bins, alphas in PANEL_A_SETTINGS.items() for alpha in alphas]
     for index, (mechanism, bins, alpha) in enumerate(curves):
         match = {"panel": "a", "mechanism": mechanism, "bins": bins}
         if alpha is None:
-            style = {"color": ("black", "grey")[index], "ls": "--", "marker": "s", "label": f"DP, k={bins}"}
+            style = {"color": ("black", "grey")[index], "ls": ("--", ":")[index], "marker": "s",
+                     "label": rf"DP, $k = {bins}$"}
         else:
             match["alpha"] = alpha
-            style = {"color": colors[index], "marker": "o", "label": f"PML, k={bins}, α={alpha:g}"}
-        ax_a.errorbar(_pick(rows, "epsilon", **match), _pick(rows, "mean_tvd", **match),
-                      yerr=_pick(rows, "std_tvd", **match), **bars, **style)
+            style = {"color": colors[index], "marker": "o", "ls": ("-", "-.", (0, (5, 1, 1, 1)))[index % 3],
+                     "label": rf"PML, $k = {bins}$, $\alpha = {alpha:g}$"}
+        _light_errorbar(ax_a, _pick(rows, "epsilon", **match), _pick(rows, "mean_tvd", **match),
+                        _pick(rows, "std_tvd", **match), **bars, **style)
     # Linear TVD axis: the absolute gap, which the paper says is largest at small ε, stays visible.
-    ax_a.set(xscale="log", xlabel="privacy level ε (nats)", ylabel="mean TVD",
-             title=f"(a) TVD vs ε  (n={RECORDS}, {REPETITIONS:,} reps)")
+    ax_a.set(xscale="log", xlabel=r"privacy level $\varepsilon$ (nats)", ylabel="mean TVD",
+             title=rf"(a) TVD vs $\varepsilon$  ($n = {RECORDS}$, {REPETITIONS:,} reps)")
     ax_a.legend(fontsize=7)
     for i, epsilon in enumerate(PANEL_B_EPSILONS):
         for mechanism, style in (("dp", "--"), ("pml", "-")):
             match = {"panel": "b", "mechanism": mechanism, "epsilon": epsilon}
-            ax_b.errorbar(_pick(rows, "bins", **match), _pick(rows, "mean_tvd", **match),
-                          yerr=_pick(rows, "std_tvd", **match), color=colors[i], ls=style,
-                          marker="s" if mechanism == "dp" else "o",
-                          label=f"{mechanism.upper()}, ε={epsilon:g}",
-                          **bars)
-    ax_b.set(yscale="log", xlabel="number of bins k", ylabel="mean TVD",
-             title=f"(b) TVD vs k  (α={PANEL_B_ALPHA:g}, n={RECORDS}, {REPETITIONS:,} reps)")
+            _light_errorbar(ax_b, _pick(rows, "bins", **match), _pick(rows, "mean_tvd", **match),
+                            _pick(rows, "std_tvd", **match), color=colors[i], ls=style,
+                            marker="s" if mechanism == "dp" else "o",
+                            label=rf"{mechanism.upper()}, $\varepsilon = {epsilon:g}$", **bars)
+    ax_b.set(yscale="log", xlabel="number of bins $k$", ylabel="mean TVD",
+             title=rf"(b) TVD vs $k$  ($\alpha = {PANEL_B_ALPHA:g}$, $n = {RECORDS}$, {REPETITIONS:,} reps)")
     ax_b.set_xticks(PANEL_B_BINS)
     ax_b.legend(fontsize=7, ncol=2)
     for ax in (ax_a, ax_b):

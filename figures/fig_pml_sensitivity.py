@@ -46,12 +46,12 @@ def main(out_dir: Path) -> list[Path]:
     written = []
     for ax, (tag, title, w, p) in zip(axes, cases, strict=True):
         betas, true, grid, bound, exact, region = panel(w, p, rng)
-        ax.scatter(betas, true, s=2, alpha=0.25, color="tab:gray", label="true: D∞(P_Y‖Q_Y), random Q",
+        ax.scatter(betas, true, s=2, alpha=0.25, color="tab:gray", label=r"$D_\infty(P_Y \| Q_Y)$, random $Q$",
                    rasterized=True)
         case = "k = 1" if region == 1 else "k > 1"
         ax.plot(grid, bound, color="tab:red", lw=2, label=f"Theorem 4 bound ({case})")
         ax.plot(grid, exact, color="tab:blue", lw=1.2, ls="--", label="exact sensitivity (max over ball)")
-        ax.set_xlabel("ℓ1 distance β = ‖P − Q‖₁")
+        ax.set_xlabel(r"$\ell_1$ distance $\beta = \|P - Q\|_1$")
         ax.set_ylabel("leakage increase (nats)")
         ax.set_title(f"({tag}) {title}", fontsize=9)
         ax.legend(loc="upper left")

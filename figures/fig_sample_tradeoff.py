@@ -24,28 +24,33 @@ def main(out_dir: Path) -> list[Path]:
     fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(9, 3.6))
     rows_a = []
     eps_primes = np.linspace(eps + 1e-3, eps + 1.6, 400)
-    for m in (10**3, 10**4, 10**5, 10**6):
+    styles = [("-", "o"), ("--", "s"), ("-.", "^"), (":", "D")]
+    for (dash, marker), m in zip(styles, (10**3, 10**4, 10**5, 10**6), strict=True):
         d = [delta_min(e, eps, m, N) for e in eps_primes]
-        ax_a.semilogy(eps_primes, d, label=f"m = 10^{int(math.log10(m))}")
+        ax_a.semilogy(eps_primes, d, ls=dash, marker=marker, ms=4, markevery=40, markerfacecolor="none",
+                      label=rf"$m = 10^{{{int(math.log10(m))}}}$")
         rows_a += [(m, e, x) for e, x in zip(eps_primes, d, strict=True)]
-    ax_a.axvline(eps, color="k", ls="--", lw=0.8)
+    ax_a.axvline(eps, color="k", ls=(0, (4, 2)), lw=0.8, label=r"$\varepsilon = \log 5$")
     ax_a.set_ylim(1e-15, 3)
-    ax_a.set_xlabel("ε′ (nats)")
-    ax_a.set_ylabel("δ_min(ε′)  (eq. 39)")
-    ax_a.set_title("(a) N = 20, ε = log 5", fontsize=9)
+    ax_a.set_xlabel(r"$\varepsilon'$ (nats)")
+    ax_a.set_ylabel(r"$\delta_{\min}(\varepsilon')$  (eq. 39)")
+    ax_a.set_title(r"(a) $N = 20$, $\varepsilon = \log 5$", fontsize=9)
     ax_a.legend()
     rows_b = []
     ms = np.logspace(2, 8, 300)
-    for e, color in zip((0.1, 0.5, 1.0, math.log(5)), ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=True):
+    colors = ("tab:blue", "tab:orange", "tab:green", "tab:red")
+    for (dash, marker), e, color in zip(styles, (0.1, 0.5, 1.0, math.log(5)), colors, strict=True):
         values = np.array([epsilon_prime(1e-5, e, int(m), N) for m in ms])
         shown = np.where(np.isfinite(values), values, np.nan)
-        ax_b.semilogx(ms, shown, color=color, label=f"ε = {e:.3g}")
-        ax_b.axhline(e, color=color, ls="--", lw=0.8)
+        ax_b.semilogx(ms, shown, color=color, ls=dash, marker=marker, ms=4, markevery=30, markerfacecolor="none",
+                      label=rf"$\varepsilon = {e:.3g}$")
+        ax_b.axhline(e, color=color, ls=(0, (1, 2)), lw=0.8)
         rows_b += [(e, int(m), x) for m, x in zip(ms, values, strict=True)]
-    ax_b.set_xlabel("number of samples m")
-    ax_b.set_ylabel("ε′(δ)  (eq. 38)")
+    ax_b.plot([], [], color="0.4", ls=(0, (1, 2)), lw=0.8, label=r"design parameter $\varepsilon$ (asymptote)")
+    ax_b.set_xlabel("number of samples $m$")
+    ax_b.set_ylabel(r"$\varepsilon'(\delta)$  (eq. 38)")
     ax_b.set_ylim(0, 3.5)
-    ax_b.set_title("(b) N = 20, δ = 1e-5", fontsize=9)
+    ax_b.set_title(r"(b) $N = 20$, $\delta = 10^{-5}$", fontsize=9)
     ax_b.legend()
     fig.tight_layout()
     png = out_dir / "fig_sample_tradeoff.png"

@@ -21,8 +21,10 @@ from .core.leakage import privacy_region as privacy_region
 from .core.leakage import privacy_regions as privacy_regions
 from .core.leakage import sensitivity_bound as sensitivity_bound
 from .core.leakage import theorem4_bound as theorem4_bound
+from .core.mechanism import MatrixLike as MatrixLike
 from .core.mechanism import Mechanism as Mechanism
 from .core.prior import Prior as Prior
+from .core.prior import PriorLike as PriorLike
 from .core.uncertainty import L1Ball as L1Ball
 from .datasets import load_adult as load_adult
 from .deploy.datacheck import DataCheck as DataCheck

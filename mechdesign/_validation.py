@@ -1,7 +1,9 @@
 """One wording for every argument error: ``"<name> must <rule>, got <name>=<value>"``.
 
 Every public function validates at its boundary with these helpers and then works
-on clean NumPy arrays. Never ``assert`` on user input.
+on clean NumPy arrays. Never ``assert`` on user input. Each helper returns the clean
+value or raises ``ValueError`` (a rule is broken) / ``TypeError`` (wrong kind of value)
+with that wording; :func:`fail` builds the ``ValueError`` for rules checked elsewhere.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def real_scalar(name: str, value: Any) -> float:
 
 
 def nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """A finite real number >= 0 (``inf`` too when ``allow_inf``)."""
     if allow_inf and isinstance(value, (int, float, np.floating)) and value == math.inf:
         return math.inf
     out = real_scalar(name, value)
@@ -52,6 +55,7 @@ def nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> float:
 
 
 def positive(name: str, value: Any) -> float:
+    """A finite real number > 0."""
     out = real_scalar(name, value)
     if out <= 0:
         raise fail(name, "be > 0", value)
@@ -86,6 +90,7 @@ def radius(value: Any, name: str = "radius") -> float:
 
 
 def positive_int(name: str, value: Any) -> int:
+    """An integer >= 1 (an integral float is accepted; bool is not)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
             value = int(value)
@@ -137,7 +142,7 @@ def stochastic_matrix(name: str, value: Any) -> np.ndarray:
 
 
 def labels(name: str, value: Sequence[Any] | None, size: int, default_prefix: str = "") -> tuple[str, ...]:
-    """Distinct string labels, one per coordinate; ``None`` gives '0', '1', …"""
+    """Distinct string labels, one per coordinate; ``None`` gives '0', '1', … (with ``default_prefix``)."""
     if value is None:
         return tuple(f"{default_prefix}{i}" for i in range(size))
     if isinstance(value, str):
@@ -148,3 +153,20 @@ def labels(name: str, value: Sequence[Any] | None, size: int, default_prefix: st
     if len(set(out)) != len(out):
         raise fail(name, "be distinct", list(out))
     return out
+
+
+def is_pandas(value: Any) -> bool:
+    """True for a pandas object, checked by its type's module so that pandas is never imported here."""
+    return type(value).__module__.split(".")[0] == "pandas"
+
+
+def axis_labels(value: Any, axis: int) -> list[Any] | None:
+    """The index (``axis=0``) or columns (``axis=1``) of a pandas Series/DataFrame, else ``None``.
+
+    Lets ``Prior.from_counts(series.value_counts())`` and ``Mechanism.from_matrix(frame)`` keep the
+    labels instead of silently numbering the categories.
+    """
+    if not is_pandas(value):
+        return None
+    labels = value.index if axis == 0 else getattr(value, "columns", None)
+    return None if labels is None else list(labels)

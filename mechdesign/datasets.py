@@ -17,6 +17,25 @@ ADULT_COLUMNS = ("workclass", "education", "marital-status", "occupation", "rela
 def load_adult(columns: list[str] | tuple[str, ...] | None = None) -> pd.DataFrame:
     """The categorical attributes of the 48,842 UCI Adult records, as strings.
 
+    Read from the copy vendored in the package (no download).
+
+    Parameters
+    ----------
+    columns : list or tuple of str, optional
+        Attributes to load, among ``ADULT_COLUMNS``; default all of them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record, one string column per attribute, in the order requested.
+
+    Raises
+    ------
+    ValueError
+        If a column is not in ``ADULT_COLUMNS``.
+
+    Examples
+    --------
     >>> load_adult(["sex"])["sex"].value_counts().to_dict()
     {'Male': 32650, 'Female': 16192}
     """
@@ -32,6 +51,29 @@ def load_adult(columns: list[str] | tuple[str, ...] | None = None) -> pd.DataFra
 
 
 def adult_counts(column: str) -> tuple[list[str], list[int]]:
-    """Category labels and counts of one Adult attribute, most frequent first."""
+    """Category labels and counts of one Adult attribute, most frequent first.
+
+    Parameters
+    ----------
+    column : str
+        One of ``ADULT_COLUMNS``.
+
+    Returns
+    -------
+    labels : list of str
+        The categories.
+    counts : list of int
+        Their counts (summing to 48,842).
+
+    Raises
+    ------
+    ValueError
+        If ``column`` is not in ``ADULT_COLUMNS``.
+
+    Examples
+    --------
+    >>> adult_counts("sex")
+    (['Male', 'Female'], [32650, 16192])
+    """
     counts = load_adult([column])[column].value_counts()
     return [str(k) for k in counts.index], [int(v) for v in counts.to_numpy()]

@@ -19,20 +19,38 @@ import os
 
 import numpy as np
 
-__all__ = ["make_rng"]
+__all__ = ["make_rng", "record_rng"]
 
 
 def make_rng(seed: int | np.random.Generator | None = None, *, secure: bool = False) -> np.random.Generator:
     """A NumPy ``Generator``: seeded PCG64, fresh OS entropy, or a secure AES-CTR stream.
 
+    Seeded PCG64 streams are for research only (their state can be recovered from outputs); use
+    ``secure=True`` to protect real records (module docstring).
+
     Parameters
     ----------
-    seed
-        ``None`` (fresh OS entropy), an integer seed, or an existing ``Generator`` (returned as is).
-    secure
-        If true, return a cryptographically secure generator; ``seed`` must then be ``None``
-        (a seeded secure generator would be reproducible, hence not secure).
+    seed : int, numpy.random.Generator or None
+        ``None`` (fresh OS entropy), a non-negative integer seed, or an existing ``Generator`` (returned
+        as is).
+    secure : bool
+        If true, return a cryptographically secure generator (AES-128 in counter mode keyed from
+        ``os.urandom``); ``seed`` must then be ``None`` (a seeded secure generator would be reproducible,
+        hence not secure).
 
+    Returns
+    -------
+    numpy.random.Generator
+        The generator.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is not ``None`` with ``secure=True``, or is a negative integer, a bool or not an
+        integer/``Generator``.
+
+    Examples
+    --------
     >>> make_rng(7).integers(0, 10, 3).tolist() == make_rng(7).integers(0, 10, 3).tolist()
     True
     """
@@ -50,3 +68,19 @@ def make_rng(seed: int | np.random.Generator | None = None, *, secure: bool = Fa
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer or None, got seed={seed!r}")
     return np.random.default_rng(seed)
+
+
+def record_rng(rng: int | np.random.Generator | None = None) -> np.random.Generator:
+    """The generator for privatizing real records: secure unless the caller asks for reproducibility.
+
+    ``None`` (the default of every function that privatizes records) gives the cryptographically
+    secure AES-CTR stream of ``make_rng(secure=True)``; an integer seed gives the reproducible (and
+    predictable, research-only) PCG64 stream; a ``Generator`` is used as is. This is the CLI's rule
+    (secure unless ``--seed``), applied to the Python API too.
+
+    >>> type(record_rng().bit_generator).__name__
+    'AESCounter'
+    >>> record_rng(7).integers(0, 10, 3).tolist() == make_rng(7).integers(0, 10, 3).tolist()
+    True
+    """
+    return make_rng(secure=True) if rng is None else make_rng(rng)

@@ -1,7 +1,9 @@
-"""Shared test configuration: tolerances (defined once), paths, Hypothesis profiles, CLI runner."""
+"""Shared test configuration: tolerances (defined once), paths, Hypothesis profiles, CLI runners."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -29,7 +31,33 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real entry point (``python -m mechdesign``) in a subprocess."""
+    """Run the CLI in-process (``mechdesign.cli.main``), capturing stdout/stderr and the exit code.
+
+    Same result type as :func:`run_cli_process`; argparse's ``SystemExit`` becomes the return code.
+    """
+    from mechdesign.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old_cwd, old_stdin = Path.cwd(), sys.stdin
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        if stdin is not None:
+            sys.stdin = io.StringIO(stdin)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(old_cwd)
+        sys.stdin = old_stdin
+    return subprocess.CompletedProcess(["mechdesign", *args], code, out.getvalue(), err.getvalue())
+
+
+def run_cli_process(*args: str, cwd: Path | None = None,
+                    stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real entry point (``python -m mechdesign``) in a subprocess (smoke tests only: ~1 s each)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
@@ -41,3 +69,12 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> su
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture
+def cli_process():
+    return run_cli_process
+
+
+# tests/typing/ is checked by mypy, not run by pytest.
+collect_ignore_glob = ["typing/*"]

@@ -26,6 +26,9 @@ ALLOWED = {
     "noise": {"core"},
     "cli": {"core", "design", "deploy", "noise"},
 }
+# Single named edges beyond ALLOWED, each with its reason. DesignResult.save writes the mechanism file, whose
+# format lives in deploy; deploy never imports design, so the edge adds no cycle (test_no_cycles_between_modules).
+EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.mechfile")}
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
@@ -57,12 +60,17 @@ def _subpackage(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[1] in SUBPACKAGES else None
 
 
+def _excepted(module: str, target: str) -> bool:
+    """``target`` (a module, or a name inside one) is a listed exception for ``module``."""
+    return (module, target) in EXCEPTIONS or (module, target.rsplit(".", 1)[0]) in EXCEPTIONS
+
+
 def _violations(path: Path, root: Path = ROOT) -> list[str]:
     source = _subpackage(_module_name(path, root))
     bad = []
     for target in sorted(_imports(path, root)):
         dest = _subpackage(target)
-        if dest is None or dest == source:
+        if dest is None or dest == source or _excepted(_module_name(path, root), target):
             continue
         if source is None and dest == "cli" and path.name != "__main__.py":
             bad.append(f"{path.name} (top level) imports {target}")
@@ -77,7 +85,7 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "data" not in p.parts)
 def test_every_module_lives_in_a_known_place():
     top_level = {p.stem for p in MODULES if p.parent == PACKAGE}
     assert top_level <= {"__init__", "__main__", "errors", "randomness", "datasets", "_validation", "_numerics",
-                         "_files"}, top_level
+                         "_files", "plotting"}, top_level
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -30,3 +30,12 @@ def test_bad_seed_is_rejected(seed):
 def test_secure_rejects_a_seed():
     with pytest.raises(ValueError, match="seed must be None when secure=True"):
         make_rng(3, secure=True)
+
+
+def test_record_rng_is_secure_unless_seeded():
+    from mechdesign.randomness import record_rng
+
+    assert type(record_rng().bit_generator).__name__ == "AESCounter"
+    assert type(record_rng(3).bit_generator).__name__ == "PCG64"
+    generator = np.random.default_rng(1)
+    assert record_rng(generator) is generator

@@ -5,6 +5,7 @@ A thin layer over the public API. Each verb lives in its own module in
 
 * ``COMMAND``: the verb path, e.g. ``("assess",)`` or ``("calibrate", "histogram")``;
 * ``HELP``: one line for ``--help``;
+* ``EXAMPLE``: one command line, shown at the end of the verb's ``--help`` (run by tests/cli/test_examples.py);
 * ``add_arguments(parser)`` and ``run(args) -> int``.
 
 Modules are discovered, so adding a verb never edits this file. A verb module imports the library
@@ -24,6 +25,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from mechdesign.errors import CertificateError, MechanismFileError, SolverError
 
@@ -32,7 +34,7 @@ EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse's convention)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse's convention)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
@@ -57,14 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
     groups: dict[str, argparse._SubParsersAction] = {}
     for module in _command_modules():
         path = module.COMMAND
+        example = getattr(module, "EXAMPLE", None)  # required by tests/cli/test_vocabulary.py, never fatal here
+        extra = {"help": module.HELP, "description": module.HELP,
+                 "epilog": f"example:\n  $ {example}" if example else None,
+                 "formatter_class": argparse.RawDescriptionHelpFormatter}
         if len(path) == 1:
-            sub = verbs.add_parser(path[0], help=module.HELP, description=module.HELP)
+            sub = verbs.add_parser(path[0], **extra)
         else:
             if path[0] not in groups:
                 group = verbs.add_parser(path[0], help=f"{path[0]} (see sub-commands)")
                 groups[path[0]] = group.add_subparsers(dest="subverb", metavar="KIND", parser_class=_Parser)
                 groups[path[0]].required = True
-            sub = groups[path[0]].add_parser(path[1], help=module.HELP, description=module.HELP)
+            sub = groups[path[0]].add_parser(path[1], **extra)
         module.add_arguments(sub)
         sub.set_defaults(_run=module.run)
     return parser

@@ -7,7 +7,23 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load_mechanism", "parse_number_list", "print_json", "read_matrix_csv"]
+__all__ = ["add_deprecated_alias", "load_mechanism", "parse_number_list", "print_json", "read_matrix_csv"]
+
+
+def add_deprecated_alias(parser: Any, old: str, new: str, **kwargs: Any) -> None:
+    """Accept ``old`` for one release as a hidden alias of ``new`` (same destination), with one
+    deprecation line on stderr when used. ``kwargs`` go to ``add_argument`` (e.g. ``type``)."""
+    import argparse
+    import sys
+
+    class _Deprecated(argparse.Action):
+        def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+            print(f"mechdesign: warning: {option_string} is deprecated and will be removed after 0.2; use {new}",
+                  file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    dest = new.lstrip("-").replace("-", "_")
+    parser.add_argument(old, dest=dest, action=_Deprecated, help=argparse.SUPPRESS, **kwargs)
 
 
 def parse_number_list(name: str, text: str) -> list[float]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 
-from mechdesign.cli._io import load_mechanism, parse_number_list, print_json
+from mechdesign.cli._io import add_deprecated_alias, load_mechanism, parse_number_list, print_json
 
 COMMAND = ("assess",)
 HELP = "guarantee of a given mechanism (CSV rows or mechanism file) on a sample: exact ε′(δ) and bounds"
+EXAMPLE = "mechdesign assess --matrix examples/w.csv --counts 40000,20000,20000,20000"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,8 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="mechanism: CSV rows (optional label header/column) or a mechanism file (.json)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the mechanism's input order")
-    source.add_argument("--samples", metavar="FILE", help="CSV or Parquet file of records")
-    parser.add_argument("--column", help="column of --samples holding the attribute")
+    source.add_argument("--data", metavar="FILE", help="CSV or Parquet file of records (with --column)")
+    add_deprecated_alias(source, "--samples", "--data", metavar="FILE")
+    parser.add_argument("--column", help="column of --data holding the attribute")
     parser.add_argument("--delta", type=float, help="failure probability δ (default: a table over several δ)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -29,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     mechanism = load_mechanism(args.matrix)
     if args.counts is not None:
         if args.column is not None:
-            raise ValueError("column must be used with --samples, got column=" + repr(args.column))
+            raise ValueError("column must be used with --data, got column=" + repr(args.column))
         counts = parse_number_list("counts", args.counts)
         if len(counts) != mechanism.shape[0]:
             raise ValueError(f"counts must have one entry per mechanism input ({mechanism.shape[0]}), "
@@ -37,11 +39,12 @@ def run(args: argparse.Namespace) -> int:
         prior = Prior.from_counts(counts, labels=mechanism.inputs)
     else:
         if args.column is None:
-            raise ValueError("column must be given with --samples, got column=None")
+            raise ValueError("column must be given with --data, got column=None")
         from mechdesign.deploy._io import count_labels
 
         # Streamed: counts only, memory bounded by the chunk whatever the file size.
-        prior = Prior.from_counts(count_labels(args.samples, args.column, mechanism.inputs, name="samples"),
+        prior = Prior.from_counts(count_labels(args.data, args.column, mechanism.inputs, name="data",
+                                               file_name="data"),
                                   labels=mechanism.inputs)
     deltas = DEFAULT_DELTAS if args.delta is None else (args.delta,)
     result = assess(mechanism, prior, deltas)

@@ -13,6 +13,7 @@ from mechdesign.cli.calibrate_laplace import add_sample_arguments, sample_estima
 
 COMMAND = ("calibrate", "gaussian")
 HELP = "Gaussian noise σ for binary data under (epsilon*, delta*)-PML, or the (epsilon*, delta*) of a σ"
+EXAMPLE = "mechdesign calibrate gaussian --epsilon 0.5 --delta 1e-5 --samples 10000 --p-hat-min 0.3"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

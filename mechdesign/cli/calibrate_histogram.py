@@ -9,6 +9,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("calibrate", "histogram")
 HELP = "Laplace scale b for an epsilon-PML histogram when every bin has probability >= alpha ([H] Thm 4)"
+EXAMPLE = "mechdesign calibrate histogram --epsilon 1 --alpha 0.1 --bins 5"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

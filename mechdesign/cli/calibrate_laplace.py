@@ -4,32 +4,35 @@ from __future__ import annotations
 
 import argparse
 
-from mechdesign.cli._io import parse_number_list, print_json
+from mechdesign.cli._io import add_deprecated_alias, parse_number_list, print_json
 
 COMMAND = ("calibrate", "laplace")
 HELP = "smallest Laplace noise scale b for binary data under (epsilon, delta)-PML ([E] eq. 50)"
+EXAMPLE = "mechdesign calibrate laplace --epsilon 0.693147 --delta 1e-9 --counts 16192,32650"
 
 
 def add_sample_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--samples M --p-min P`` or ``--counts C1,C2`` (shared with ``calibrate gaussian``)."""
-    parser.add_argument("--samples", type=int, help="number m of records behind the estimate")
-    parser.add_argument("--p-min", type=float, help="smallest estimated probability p̂_min in [0, 1/2]")
-    parser.add_argument("--counts", help="the two category counts C1,C2 (instead of --samples/--p-min)")
+    """``--samples M --p-hat-min P`` or ``--counts C1,C2`` (shared with ``calibrate gaussian``)."""
+    parser.add_argument("--samples", type=int, metavar="M", help="number m of records behind the estimate")
+    parser.add_argument("--p-hat-min", type=float, metavar="P",
+                        help="smallest estimated probability p̂_min in [0, 1/2] (Python: p_hat_min)")
+    add_deprecated_alias(parser, "--p-min", "--p-hat-min", type=float)
+    parser.add_argument("--counts", help="the two category counts C1,C2 (instead of --samples/--p-hat-min)")
 
 
 def sample_estimate(args: argparse.Namespace) -> tuple[int, float] | list[int]:
     """``(samples, p_min)`` or the counts list, with one-line errors for a wrong combination."""
     if args.counts is not None:
-        if args.samples is not None or args.p_min is not None:
-            raise ValueError(f"counts must be given without --samples/--p-min, got counts={args.counts!r}")
+        if args.samples is not None or args.p_hat_min is not None:
+            raise ValueError(f"counts must be given without --samples/--p-hat-min, got counts={args.counts!r}")
         values = parse_number_list("counts", args.counts)
         if any(not x.is_integer() for x in values):
             raise ValueError(f"counts must be integers, got counts={args.counts!r}")
         return [int(x) for x in values]
-    if args.samples is None or args.p_min is None:
-        raise ValueError("samples must be given with --p-min (or use --counts C1,C2), "
+    if args.samples is None or args.p_hat_min is None:
+        raise ValueError("samples must be given with --p-hat-min (or use --counts C1,C2), "
                          f"got samples={args.samples!r}")
-    return args.samples, args.p_min
+    return args.samples, args.p_hat_min
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

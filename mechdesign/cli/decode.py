@@ -8,6 +8,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("decode",)
 HELP = "estimate the input frequencies from a privatized CSV/Parquet column (inversion or EM)"
+EXAMPLE = "mechdesign decode designs/adult-race.mech.json private.csv --column race --method em"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
+import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from mechdesign.cli._io import print_json
 
-if TYPE_CHECKING:
-    from mechdesign.design.result import DesignResult
-
 COMMAND = ("design",)
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"
-
-
-_LABELS = {"rr_ldp": "k-RR at the same ε (ε-LDP)", "rr_pml": "k-RR calibrated to the ball (largest ε₀)",
-           "optimal_ldp": "optimal ε-LDP (staircase LP)", "inner": "inner design at ε′ ([E] eq. 43-44)"}
+EXAMPLE = "mechdesign design problems/adult-race.toml --out designs/"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,54 +22,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="directory for the mechanism file <name>.mech.json (default: current directory)")
     parser.add_argument("--solver", choices=[s.lower() for s in SOLVERS], default="clarabel",
                         help="LP solver behind cvxpy (default clarabel, with a HiGHS crossover to a basic solution)")
+    parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _guarantee(result: DesignResult) -> dict[str, Any]:
-    problem = result.problem
-    return {"notion": "pml", "epsilon": problem.epsilon, "delta": problem.delta, "radius": problem.radius,
-            "prior": problem.prior.probabilities.tolist(), "samples": problem.samples}
-
-
-def _baselines(result: DesignResult) -> dict[str, Any]:
-    return {b.name: {k: val for k, val in b.to_dict().items() if k != "name"} for b in result.baselines}
+def _progress(enabled: bool, message: str) -> None:
+    if enabled:
+        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mechdesign.deploy.mechfile import write_mechanism_file
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
 
+    show = args.progress or sys.stderr.isatty()
     source = Path(args.problem)
     loaded = load_problem(source)
-    result = solve(loaded.problem, solver=args.solver.upper())
-    problem, cert = result.problem, result.certificate
-    utility = {"kind": problem.utility.kind, "value": result.utility, "upper_bound": result.upper_bound,
-               "gap": result.gap, "status": result.status}
-    provenance = {"problem": problem.name, "problem_file": source.name,
-                  "problem_sha256": hashlib.sha256(source.read_bytes()).hexdigest(), "solver": result.solver,
-                  "method": result.method, "candidate_columns": result.candidates, "iterations": result.iterations}
-    target = write_mechanism_file(Path(args.out) / f"{problem.name}.mech.json", result.mechanism,
-                                  guarantee=_guarantee(result), utility=utility, baselines=_baselines(result),
-                                  certificate=cert.to_dict(), provenance=provenance)
+    problem = loaded.problem
+    _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
+                    f"({problem.form}); solving the design LP and the baselines …")
+    start = time.perf_counter()
+    result = solve(problem, solver=args.solver.upper())
+    _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
+                    f"{result.iterations} iterations, {result.status}); writing the mechanism file")
+    target = result.save(Path(args.out) / f"{result.problem.name}.mech.json", problem_file=source)
     if args.json:
-        print_json({"problem": problem.to_dict(), "guarantee": _guarantee(result), "utility": utility,
-                    "outputs": result.outputs, "certificate": cert.to_dict(), "baselines": _baselines(result),
+        sections = result.file_sections(source)
+        print_json({"problem": result.problem.to_dict(), "guarantee": sections["guarantee"],
+                    "utility": sections["utility"], "outputs": result.outputs,
+                    "certificate": sections["certificate"], "baselines": sections["baselines"],
                     "timings": result.timings, "file": str(target)})
         return 0
-    regime = ("Proposition 2 regime" if problem.is_proposition2
-              else f"general radius, beyond Proposition 2 (2 min P̂ = {2 * problem.prior.min:.4g})")
-    delta = f", δ = {problem.delta:g} with m = {problem.samples}" if problem.delta is not None else ""
-    print(f"problem {problem.name}: N = {problem.size}, ε = {problem.epsilon:.6g} nats{delta}")
-    print(f"  ℓ1 radius β = {problem.radius:.6g} ({regime})")
-    print(f"design: {problem.utility.kind} = {result.utility:.10g} (upper bound {result.upper_bound:.10g}, "
-          f"gap {result.gap:.2g}, {result.status}), {result.outputs} outputs, {result.timings['total']:.2f} s")
-    kind = f"(ε, δ) = ({problem.epsilon:.6g}, {problem.delta:g})-PML" if problem.delta is not None else (
-        f"{problem.epsilon:.6g}-PML for every prior within β of the estimate")
-    print(f"guarantee: {kind}; certified capacity over the ball {cert.achieved_epsilon:.15g} <= {cert.epsilon:.15g}"
-          f" (mixing repair {cert.mixing_weight:.2g})")
-    print(f"baselines, each certified over the same ball:  {'utility':<12} design / baseline")
-    for b in result.baselines:
-        print(f"  {_LABELS[b.name]:<44} {b.utility:<12.6g} {b.ratio:.3f}")
+    print(result.summary())
     print(f"wrote {target}")
     return 0

@@ -9,6 +9,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("privatize",)
 HELP = "replace one column of a CSV/Parquet file by samples of a verified mechanism (streamed, atomic output)"
+EXAMPLE = "mechdesign privatize designs/adult-race.mech.json examples/people.csv --column race --out private.csv"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ from mechdesign.cli._io import parse_number_list, print_json
 
 COMMAND = ("release", "histogram")
 HELP = "release counts with Laplace noise meeting epsilon-PML for bins with probability >= alpha ([H] Thm 4)"
+EXAMPLE = "mechdesign release histogram --counts 120,40,35,5 --epsilon 1 --alpha 0.02"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

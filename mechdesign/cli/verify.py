@@ -9,6 +9,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
+EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         from mechdesign.deploy.datacheck import DATA_DELTA, require_in_ball
 
         loaded = read_mechanism_file(args.file, verify=False)
-        counts = count_labels(args.data, args.column, loaded.mechanism.inputs, name="column")
+        counts = count_labels(args.data, args.column, loaded.mechanism.inputs, name="column",
+                              file_name="data")
         data = require_in_ball(loaded.guarantee, counts, DATA_DELTA if args.data_delta is None else args.data_delta)
     if args.json:
         print_json({"file": result.path, "notion": result.notion, "epsilon": result.epsilon,

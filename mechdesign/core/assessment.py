@@ -12,7 +12,7 @@ from typing import Any
 from mechdesign import _validation as v
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import capacity, epsilon_min, ldp_epsilon, privacy_region, round_up, theorem4_bound
-from mechdesign.core.mechanism import Mechanism, as_mechanism
+from mechdesign.core.mechanism import MatrixLike, as_mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.core.uncertainty import L1Ball
 
@@ -23,7 +23,22 @@ DEFAULT_DELTAS = (1e-2, 1e-3, 1e-4, 1e-6, 1e-9)
 
 @dataclass(frozen=True)
 class DeltaRow:
-    """One δ of the curve: radius β*(δ) (eq. 37), exact ε′ = C(W, B_β*(P̂)), Theorem 4 bound (or None)."""
+    """One δ of the (ε′, δ) curve of :func:`assess`.
+
+    Parameters
+    ----------
+    delta : float
+        Failure probability δ.
+    radius : float
+        β*(δ) of [E] eq. 37 (not clipped; the capacity uses min(β*, 2)).
+    epsilon_prime : float
+        Exact ε′ = C(W, B_{β*}(P̂)) ([E] Def. 5), rounded toward privacy.
+    theorem4_bound : float or None
+        ε_min(W, P̂) + the sensitivity bound of [E] Theorem 4 (eq. 32), rounded up; ``None`` outside its
+        regime β < 2 min P̂.
+    proposition2_regime : bool
+        β < 2 min P̂ ([E] Prop. 2 and Theorem 4 apply).
+    """
 
     delta: float
     radius: float
@@ -34,10 +49,22 @@ class DeltaRow:
 
 @dataclass(frozen=True)
 class Assessment:
-    """Guarantee of ``mechanism`` on an estimate built from ``samples`` records.
+    """Guarantee of a mechanism on an estimate built from ``samples`` records (the result of :func:`assess`).
 
-    ``epsilon_at_estimate`` is ε_min(W, P̂); ``ldp_epsilon`` the LDP level (the guarantee for every
-    prior). Reported ε values are rounded toward privacy (:func:`mechdesign.core.leakage.round_up`).
+    Reported ε values are rounded toward privacy (:func:`mechdesign.core.leakage.round_up`).
+
+    Parameters
+    ----------
+    prior : Prior
+        The estimate P̂ (full support).
+    samples : int
+        m, the number of records behind it.
+    epsilon_at_estimate : float
+        ε_min(W, P̂) ([E] eq. 7–8).
+    ldp_epsilon : float
+        The LDP level (the guarantee for every prior, [E] Remark 3); ``inf`` if a used column has a zero.
+    rows : tuple of DeltaRow
+        One row per requested δ.
     """
 
     prior: Prior
@@ -47,11 +74,44 @@ class Assessment:
     rows: tuple[DeltaRow, ...]
 
 
-def assess(mechanism: Mechanism | Any, prior: Prior, deltas: Any = DEFAULT_DELTAS) -> Assessment:
+def assess(mechanism: MatrixLike, prior: Prior, deltas: Any = DEFAULT_DELTAS) -> Assessment:
     """Exact (ε′, δ)-PML guarantee of ``mechanism`` for each δ, from an empirical ``prior`` (with counts).
 
-    ε′(δ) = C(W, B_{β*(δ)}(P̂)) is exact for every radius (also β ≥ 2 min P̂, where Theorem 4 of [E]
-    does not apply). The Theorem 4 bound ε_min(W, P̂) + S-bound (eq. 32) is reported where it applies.
+    ε′(δ) = C(W, B_{β*(δ)}(P̂)) with β*(δ) of [E] eq. 37 is exact for every radius (also β ≥ 2 min P̂,
+    where Theorem 4 of [E] does not apply). The Theorem 4 bound ε_min(W, P̂) + S-bound (eq. 32) is
+    reported where it applies. Standalone and solver-free.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    prior : Prior
+        The estimate P̂, built from counts or samples (m is needed) and with full support.
+    deltas : float or iterable of float
+        Failure probabilities δ ∈ (0, 1]; default ``(1e-2, 1e-3, 1e-4, 1e-6, 1e-9)``.
+
+    Returns
+    -------
+    Assessment
+        ε_min at the estimate, the LDP level, and one :class:`DeltaRow` per δ.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is invalid, the prior has no counts, a zero probability or the wrong size, or a
+        δ is outside (0, 1].
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5, Theorem 4 (eq. 32) and eq. 37.
+
+    Examples
+    --------
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> result = assess(randomized_response(2, 1.0), Prior.from_counts([600, 400]), deltas=[1e-6])
+    >>> result.rows[0].epsilon_prime <= result.ldp_epsilon
+    True
     """
     mech = as_mechanism(mechanism)
     p = mech._prior(prior)

@@ -1,5 +1,7 @@
-"""From samples to (ε, δ) guarantees: radius β*(δ), its inverse, δ_min(ε′), ε′(δ), the exact ε′(δ) curve
-of a given mechanism, and sample-size planning ([E] §II-B, §III, §IV-D).
+"""From samples to (ε, δ) guarantees ([E] §II-B, §III, §IV-D).
+
+The radius β*(δ), its inverse, δ_min(ε′), ε′(δ), the exact ε′(δ) curve of a given mechanism, and
+sample-size planning.
 
 The distribution-free radius ([E] eq. 21 = eq. 37; eq. 45 is its binary case N = 2)
 
@@ -18,9 +20,10 @@ import numpy as np
 from scipy.optimize import brentq
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism, as_mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.mechanism import MatrixLike, as_mechanism
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
@@ -47,14 +50,77 @@ def _size(size: Any) -> int:
 
 
 def log_subsets(size: int) -> float:
-    """log(2^N − 2), stable for N up to 10^5 and beyond: N log 2 + log1p(−2^{1−N})."""
+    """The log-number of non-trivial subsets, log(2^N − 2), stable for N up to 10^5 and beyond.
+
+    Computed as N log 2 + log1p(−2^{1−N}): the term of [E] eq. 37 that counts the events of the
+    Weissman et al. bound ([E] Theorem 2).
+
+    Parameters
+    ----------
+    size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        log(2^N − 2).
+
+    Raises
+    ------
+    ValueError
+        If ``size`` < 2.
+    TypeError
+        If ``size`` is not an integer.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Theorem 2 and eq. 37.
+
+    Examples
+    --------
+    >>> round(log_subsets(3), 12) == round(math.log(6), 12)
+    True
+    """
     n = _size(size)
     return n * math.log(2) + math.log1p(-(2.0 ** (1 - n)))
 
 
 def radius_for_delta(delta: float, samples: int, size: int) -> float:
-    """β*(δ) of [E] eq. 37 (binary: eq. 45). May exceed 2 (the ball is then the whole simplex).
+    """The distribution-free radius β*(δ) of [E] eq. 37 (binary: eq. 45).
 
+        β*(δ) = sqrt( (2/m) (log(2^N − 2) − log δ) ).
+
+    With probability ≥ 1 − δ over m i.i.d. samples, the true distribution lies in B_{β*}(P̂) ([E]
+    Theorem 2). The value may exceed 2 (the ball is then the whole simplex); callers clip it.
+
+    Parameters
+    ----------
+    delta : float
+        Failure probability δ ∈ (0, 1].
+    samples : int
+        Number m ≥ 1 of samples behind the estimate.
+    size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        β*(δ) ≥ 0 (ℓ1 distance).
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` ∉ (0, 1], ``samples`` ≤ 0 or ``size`` < 2.
+    TypeError
+        If ``samples`` or ``size`` is not an integer, or ``delta`` is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Theorem 2, eq. 21 = eq. 37, binary case eq. 45.
+
+    Examples
+    --------
     >>> round(radius_for_delta(1e-6, 10_000, 2), 10)  # eq. 45: sqrt(2 (log 2 − log δ) / m)
     0.0538677227
     """
@@ -63,15 +129,86 @@ def radius_for_delta(delta: float, samples: int, size: int) -> float:
 
 
 def delta_for_radius(radius: float, samples: int, size: int) -> float:
-    """Inverse of eq. 37: δ = min(1, (2^N − 2) exp(−m β² / 2)) ([E] Theorem 2 with φ ≥ 2)."""
+    """The failure probability δ of a radius: the inverse of [E] eq. 37.
+
+        δ = min(1, (2^N − 2) exp(−m β² / 2))
+
+    ([E] Theorem 2 with φ ≥ 2).
+
+    Parameters
+    ----------
+    radius : float
+        ℓ1 radius β ≥ 0 (values above 2 are allowed and give tiny δ).
+    samples : int
+        Number m ≥ 1 of samples.
+    size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        δ ∈ (0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``radius`` < 0, ``samples`` ≤ 0 or ``size`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Theorem 2 and eq. 37.
+
+    Examples
+    --------
+    >>> beta = radius_for_delta(1e-6, 10_000, 4)
+    >>> round(delta_for_radius(beta, 10_000, 4), 12)
+    1e-06
+    """
     beta, m = v.nonnegative("radius", radius), v.positive_int("samples", samples)
     return float(min(1.0, math.exp(log_subsets(size) - m * beta * beta / 2)))
 
 
 def delta_min(epsilon_prime: float, epsilon: float, samples: int, size: int) -> float:
-    """[E] Corollary 3, eq. 39: δ_min(ε′) ≤ (2^N − 2) exp(−2m (e^{−ε} − e^{−ε′})²), capped at 1.
+    """The δ_min(ε′) bound of [E] Corollary 3, eq. 39.
 
-    For a mechanism ε-PML w.r.t. P̂ (Theorem 4 assumptions), it is (ε′, δ_min)-PML.
+        δ_min(ε′) ≤ (2^N − 2) exp(−2m (e^{−ε} − e^{−ε′})²),
+
+    capped at 1. A mechanism ε-PML with respect to P̂ (under the assumptions of [E] Theorem 4) is
+    (ε′, δ_min)-PML.
+
+    Parameters
+    ----------
+    epsilon_prime : float
+        The relaxed level ε′ > ε (nats).
+    epsilon : float
+        The level ε ≥ 0 at the estimate (nats).
+    samples : int
+        Number m ≥ 1 of samples.
+    size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        δ_min ∈ (0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``epsilon_prime`` ≤ ``epsilon``, ``samples`` ≤ 0 or ``size`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Corollary 3, eq. 39.
+
+    Examples
+    --------
+    >>> delta_min(1.5, 1.0, 10_000, 4) < 1e-6
+    True
     """
     eps, eps_p = v.epsilon(epsilon), v.epsilon(epsilon_prime, "epsilon_prime")
     if eps_p <= eps:
@@ -82,20 +219,93 @@ def delta_min(epsilon_prime: float, epsilon: float, samples: int, size: int) -> 
 
 
 def epsilon_prime(delta: float, epsilon: float, samples: int, size: int) -> float:
-    """[E] eq. 38: ε′(δ) = ε + log 1/(1 − β*(δ) e^ε / 2); ``inf`` once β* e^ε / 2 ≥ 1.
+    """The relaxed level ε′(δ) of [E] eq. 38.
 
-    The Theorem 4 (k > 1) bound on the capacity over B_{β*(δ)}(P̂) of a mechanism ε-PML w.r.t. P̂.
+        ε′(δ) = ε + log 1/(1 − β*(δ) e^ε / 2),
+
+    ``inf`` once β* e^ε / 2 ≥ 1: the Theorem 4 (k > 1) bound on the capacity over B_{β*(δ)}(P̂) of a
+    mechanism ε-PML with respect to P̂, so such a mechanism is (ε′(δ), δ)-PML.
+
+    Parameters
+    ----------
+    delta : float
+        Failure probability δ ∈ (0, 1].
+    epsilon : float
+        The level ε ≥ 0 at the estimate (nats).
+    samples : int
+        Number m ≥ 1 of samples.
+    size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        ε′(δ) ≥ ε, or ``inf``.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` ∉ (0, 1], ``epsilon`` < 0, ``samples`` ≤ 0 or ``size`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 38 (Theorem 4 with eq. 37).
+
+    Examples
+    --------
+    >>> 1.0 < epsilon_prime(1e-6, 1.0, 100_000, 4) < 1.1
+    True
     """
     eps = v.epsilon(epsilon)
     x = radius_for_delta(delta, samples, size) * math.exp(eps) / 2
     return math.inf if x >= 1 else float(eps - math.log1p(-x))
 
 
-def exact_epsilon_prime(mechanism: Mechanism | Any, prior: Prior | Any, delta: float,
+def exact_epsilon_prime(mechanism: MatrixLike, prior: PriorLike, delta: float,
                         samples: int | None = None) -> float:
-    """The exact ε′(δ) of a given mechanism: C(W, B_{β*(δ)}(P̂)) (reference §1.1), for any β*.
+    """The exact ε′(δ) of a given mechanism: the capacity C(W, B_{β*(δ)}(P̂)), for any β*.
 
-    ``samples`` defaults to the m of an empirical :class:`Prior`. The ball is clipped to radius 2.
+    ε′(δ) = sup_{Q ∈ B} ε_min(W, Q) over the ball of radius β*(δ) ([E] eq. 37) around the estimate
+    ([E] Def. 5); exact for every radius (reference §1.1), also where Theorem 4 does not apply. The
+    ball is clipped to radius 2 (the whole simplex).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    prior : Prior or array_like, shape (N,)
+        The estimate P̂.
+    delta : float
+        Failure probability δ ∈ (0, 1].
+    samples : int, optional
+        Number m of samples; defaults to the m of an empirical :class:`Prior`.
+
+    Returns
+    -------
+    float
+        ε′ in nats (``inf`` when unbounded). Not rounded (see :func:`mechdesign.core.assessment.assess`
+        for reported values).
+
+    Raises
+    ------
+    ValueError
+        If the mechanism or prior is invalid or their sizes differ, ``delta`` ∉ (0, 1], or ``samples`` is
+        missing for a prior without counts.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5, eq. 22–23 and eq. 37.
+
+    Examples
+    --------
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> rr = randomized_response(2, 1.0)
+    >>> exact_epsilon_prime(rr, Prior.from_counts([500, 500]), 1e-6) <= 1.0 + 1e-12
+    True
     """
     mech = as_mechanism(mechanism)
     p = mech._prior(prior)
@@ -113,9 +323,43 @@ def _samples(prior: Prior, samples: int | None) -> int:
 
 
 def samples_for_epsilon_prime(epsilon_prime: float, epsilon: float, delta: float, size: int) -> int:
-    """Smallest m for which eq. 38 gives ε′(δ) ≤ ``epsilon_prime`` (Theorem 4 route).
+    """Smallest m for which [E] eq. 38 gives ε′(δ) ≤ ``epsilon_prime`` (the Theorem 4 route).
 
-    Needs β* ≤ 2(e^{−ε} − e^{−ε′}); then m = ⌈2(log(2^N − 2) − log δ)/β²⌉.
+    Needs β*(δ) ≤ β = 2(e^{−ε} − e^{−ε′}); then m = ⌈2(log(2^N − 2) − log δ)/β²⌉ (eq. 37 solved for m,
+    the ceiling guarded against rounding).
+
+    Parameters
+    ----------
+    epsilon_prime : float
+        Target level ε′ > ε (nats).
+    epsilon : float
+        The level ε ≥ 0 at the estimate (nats).
+    delta : float
+        Failure probability δ ∈ (0, 1].
+    size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    int
+        The smallest sample size m ≥ 1.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``epsilon_prime`` ≤ ``epsilon``, ``delta`` ∉ (0, 1] or ``size`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", eq. 37–39.
+
+    Examples
+    --------
+    >>> m = samples_for_epsilon_prime(1.1, 1.0, 1e-6, 4)
+    >>> epsilon_prime(1e-6, 1.0, m, 4) <= 1.1 < epsilon_prime(1e-6, 1.0, m - 1, 4)
+    True
     """
     eps, eps_p = v.epsilon(epsilon), v.epsilon(epsilon_prime, "epsilon_prime")
     if eps_p <= eps:
@@ -133,12 +377,46 @@ def _samples_for_radius(beta: float, delta: float, size: int) -> int:
     return m
 
 
-def samples_for_mechanism(mechanism: Mechanism | Any, prior: Prior | Any, epsilon_prime: float,
+def samples_for_mechanism(mechanism: MatrixLike, prior: PriorLike, epsilon_prime: float,
                           delta: float) -> int:
     """Smallest m with exact C(W, B_{β*(δ)}(P̂)) ≤ ε′, treating ``prior`` as the estimate P̂.
 
     Capacity grows with β, so the largest admissible radius is found by bisection (brentq on the
-    monotone function C(β) − ε′, taking the lower end of the final bracket: conservative).
+    monotone function C(β) − ε′, then stepped to the private side and re-checked: conservative); m then
+    follows from [E] eq. 37 as in :func:`samples_for_epsilon_prime`.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    prior : Prior or array_like, shape (N,)
+        The estimate P̂ (the planning guess of the data's distribution).
+    epsilon_prime : float
+        Target level ε′ ≥ 0 (nats).
+    delta : float
+        Failure probability δ ∈ (0, 1].
+
+    Returns
+    -------
+    int
+        The smallest sample size m ≥ 1 (1 when W is already ε′-LDP).
+
+    Raises
+    ------
+    ValueError
+        If the mechanism or prior is invalid or their sizes differ, ``delta`` ∉ (0, 1], or
+        ``epsilon_prime`` is below the mechanism's PML at the prior itself (no m can help).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5 (capacity) and eq. 37.
+
+    Examples
+    --------
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> samples_for_mechanism(randomized_response(2, 1.0), [0.5, 0.5], 1.0, 1e-6)
+    1
     """
     mech = as_mechanism(mechanism)
     p = mech._prior(prior)
@@ -153,17 +431,48 @@ def samples_for_mechanism(mechanism: Mechanism | Any, prior: Prior | Any, epsilo
     if excess(2.0) <= _CAPACITY_SLACK:
         return 1  # ε′-LDP already: any sample size works (up to the capacity's own rounding toward privacy)
     beta = brentq(lambda b: min(excess(b), 1.0), 0.0, 2.0, xtol=1e-14, rtol=4 * np.finfo(float).eps)
-    while excess(beta) > 0:  # step to the private side of the root
-        beta = np.nextafter(beta, 0.0)
+    beta = conservative_search(lambda b: excess(b) <= 0, beta, direction=-1.0, limit=0.0)  # private side
     return _samples_for_radius(beta, d, p.size)
 
 
-def radius_for_delta_known_distribution(delta: float, samples: int, true_prior: Prior | Any) -> float:
-    """[E] eq. 20: β = 2 sqrt((log(2^N − 2) − log δ)/(m φ(κ_P))), which needs the TRUE distribution.
+def radius_for_delta_known_distribution(delta: float, samples: int, true_prior: PriorLike) -> float:
+    """The distribution-dependent radius of [E] eq. 20, which needs the TRUE distribution.
 
-    Not a rigorous plug-in with an estimate; mechdesign never uses it for a reported guarantee.
-    φ(p) = log((1 − p)/p)/(1 − 2p) (eq. 15, φ(1/2) = 2) and κ_P = max_A min(P(A), 1 − P(A)) (eq. 16),
-    found by enumerating subsets (N ≤ 22).
+        β = 2 sqrt( (log(2^N − 2) − log δ) / (m φ(κ_P)) )
+
+    with φ(p) = log((1 − p)/p)/(1 − 2p) (eq. 15, φ(1/2) = 2) and κ_P = max_A min(P(A), 1 − P(A))
+    (eq. 16), found by enumerating subsets. Not a rigorous plug-in with an estimate; mechdesign never
+    uses it for a reported guarantee.
+
+    Parameters
+    ----------
+    delta : float
+        Failure probability δ ∈ (0, 1].
+    samples : int
+        Number m ≥ 1 of samples.
+    true_prior : Prior or array_like, shape (N,)
+        The true distribution P (N ≤ 22).
+
+    Returns
+    -------
+    float
+        β ≥ 0; never larger than :func:`radius_for_delta` (φ ≥ 2).
+
+    Raises
+    ------
+    ValueError
+        If ``true_prior`` is invalid or has more than 22 entries, ``delta`` ∉ (0, 1] or ``samples`` ≤ 0.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 15, 16 and 20 (Weissman et al., Theorem 2).
+
+    Examples
+    --------
+    >>> uniform = radius_for_delta_known_distribution(1e-6, 1000, [0.5, 0.5])
+    >>> round(uniform, 12) == round(radius_for_delta(1e-6, 1000, 2), 12)
+    True
     """
     p = as_prior(true_prior, "true_prior")
     if p.size > 22:

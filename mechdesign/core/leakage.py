@@ -1,5 +1,7 @@
-"""Measuring leakage: PML per outcome, ε_min, ε_max, privacy regions, LDP level, capacity over sets of
-priors (exact over any ℓ1 ball), leakage sensitivity, and the bounds of [E] Theorems 3–4 and Corollary 2.
+"""Measuring leakage: PML, ε_min, ε_max, privacy regions, LDP level, capacity, sensitivity and their bounds.
+
+PML per outcome, the privacy regions, the capacity over sets of priors (exact over any ℓ1 ball), the
+leakage sensitivity, and the bounds of [E] Theorems 3–4 and Corollary 2.
 
 All functions are exact closed-form evaluations in float64 (no solver, no sampling). Natural logs.
 """
@@ -12,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.mechanism import Mechanism, as_mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign._numerics import round_up
+from mechdesign.core.mechanism import MatrixLike, as_mechanism
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
@@ -33,31 +36,41 @@ __all__ = [
     "theorem4_bound",
 ]
 
-_U = np.finfo(np.float64).eps
-
-
-def round_up(value: float, terms: int = 1) -> float:
-    """Round a computed leakage toward privacy: add a margin covering float64 error of ``terms`` terms.
-
-    Every guarantee that mechdesign *reports* goes through this, so a value exact in real arithmetic
-    is never understated by rounding.
-    """
-    if not math.isfinite(value):
-        return value
-    return float(value + (abs(value) + 1.0) * (4 * terms + 8) * _U)
-
-
-def _pair(mechanism: Mechanism | Any, prior: Prior | Any) -> tuple[np.ndarray, np.ndarray]:
+def _pair(mechanism: MatrixLike, prior: PriorLike) -> tuple[np.ndarray, np.ndarray]:
     mech = as_mechanism(mechanism)
     p = mech._prior(prior).probabilities
     return mech.matrix, p
 
 
-def pml(mechanism: Mechanism | Any, prior: Prior | Any) -> np.ndarray:
+def pml(mechanism: MatrixLike, prior: PriorLike) -> np.ndarray:
     """PML of each outcome, ℓ(X→y) = log max_{x∈supp P} W[x,y] / P_Y(y) ([E] eq. 3–4).
 
-    Outcomes with P_Y(y) = 0 never occur; their entry is NaN.
+    Outcomes with P_Y(y) = 0 never occur; their entry is NaN. Float error below 0 is clamped at 0
+    (PML is non-negative), which only rounds up.
 
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    prior : Prior or array_like, shape (N,)
+        The prior P (zeros allowed: the max runs over its support).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (M,)
+        ℓ(X→y) in nats, NaN where P_Y(y) = 0.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism or prior is invalid or their sizes (or labels) differ.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", eq. 3–4.
+
+    Examples
+    --------
     >>> w = [[0.325, 0.225, 0.225, 0.225], [0.45, 0.1, 0.225, 0.225],
     ...      [0.45, 0.225, 0.1, 0.225], [0.45, 0.225, 0.225, 0.1]]
     >>> bool(np.allclose(pml(w, [0.4, 0.2, 0.2, 0.2]), np.log(9 / 8)))
@@ -74,38 +87,175 @@ def pml(mechanism: Mechanism | Any, prior: Prior | Any) -> np.ndarray:
     return out
 
 
-def epsilon_min(mechanism: Mechanism | Any, prior: Prior | Any) -> float:
-    """ε_min(W, P) = max over outcomes with P_Y(y) > 0 of ℓ(X→y) ([E] eq. 7–8)."""
+def epsilon_min(mechanism: MatrixLike, prior: PriorLike) -> float:
+    """The PML level ε_min(W, P) = max over outcomes with P_Y(y) > 0 of ℓ(X→y) ([E] eq. 7–8).
+
+    W is ε-PML with respect to P iff ε ≥ ε_min(W, P).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    prior : Prior or array_like, shape (N,)
+        The prior P.
+
+    Returns
+    -------
+    float
+        ε_min ≥ 0 in nats (not rounded).
+
+    Raises
+    ------
+    ValueError
+        If the mechanism or prior is invalid or their sizes (or labels) differ.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", eq. 7–8.
+
+    Examples
+    --------
+    >>> round(epsilon_min([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5]), 12) == round(math.log(1.5), 12)
+    True
+    """
     return float(np.nanmax(pml(mechanism, prior)))
 
 
-def epsilon_max(prior: Prior | Any) -> float:
-    """ε_max(P) = −log min_x P(x): every mechanism (even the identity) is ε_max-PML ([E] §II-A)."""
+def epsilon_max(prior: PriorLike) -> float:
+    """The largest meaningful level ε_max(P) = −log min_x P(x) ([E] §II-A).
+
+    Every mechanism, even the identity, is ε_max-PML with respect to P.
+
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (N,)
+        The prior P (full support).
+
+    Returns
+    -------
+    float
+        ε_max > 0 in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is not a probability vector with full support.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", §II-A.
+
+    Examples
+    --------
+    >>> round(epsilon_max([0.25, 0.75]), 12) == round(math.log(4), 12)
+    True
+    """
     return float(-np.log(as_prior(prior, full_support=True).min))
 
 
-def privacy_regions(prior: Prior | Any) -> np.ndarray:
+def privacy_regions(prior: PriorLike) -> np.ndarray:
     """Boundaries ε_0 = 0 < ε_1 ≤ … ≤ ε_{N−1} = ε_max of the PML privacy regions ([E] Def. 4).
 
     ε_k = −log Σ_{i=1}^{N−k} P(x_i) with P sorted in decreasing order, i.e. −log(1 − sum of the k
     smallest probabilities). Region k is [ε_{k−1}, ε_k).
+
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (N,)
+        The prior P (full support).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (N,)
+        ε_0, …, ε_{N−1}, non-decreasing.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is not a probability vector with full support.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Def. 4.
+
+    Examples
+    --------
+    >>> bounds = privacy_regions([0.5, 0.25, 0.25])
+    >>> [round(float(b), 12) for b in bounds] == [0.0, round(math.log(4 / 3), 12), round(math.log(2), 12)]
+    True
     """
     p = np.sort(as_prior(prior, full_support=True).probabilities)
     removed = np.concatenate([[0.0], np.cumsum(p[:-1])])  # sum of the k smallest, k = 0..N-1
     return -np.log1p(-removed)
 
 
-def privacy_region(epsilon: float, prior: Prior | Any) -> int:
-    """The region k ∈ {1, …, N−1} with ε ∈ [ε_{k−1}, ε_k); N for ε ≥ ε_max (full disclosure allowed)."""
+def privacy_region(epsilon: float, prior: PriorLike) -> int:
+    """The privacy region k ∈ {1, …, N−1} with ε ∈ [ε_{k−1}, ε_k) ([E] Def. 4).
+
+    Returns N for ε ≥ ε_max (full disclosure allowed).
+
+    Parameters
+    ----------
+    epsilon : float
+        Level ε ≥ 0 (nats).
+    prior : Prior or array_like, shape (N,)
+        The prior P (full support).
+
+    Returns
+    -------
+    int
+        The region index k ∈ {1, …, N}.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0 or ``prior`` is not a probability vector with full support.
+    TypeError
+        If ``epsilon`` is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Def. 4.
+
+    Examples
+    --------
+    >>> privacy_region(0.1, [0.5, 0.25, 0.25]), privacy_region(5.0, [0.5, 0.25, 0.25])
+    (1, 3)
+    """
     eps = v.epsilon(epsilon)
     bounds = privacy_regions(prior)
     return int(np.searchsorted(bounds, eps, side="right"))
 
 
-def ldp_epsilon(mechanism: Mechanism | Any) -> float:
-    """LDP level log max_y max_{x,x'} W[x,y]/W[x',y]; ``inf`` if a used column has a zero.
+def ldp_epsilon(mechanism: MatrixLike) -> float:
+    """The LDP level log max_y max_{x,x'} W[x,y]/W[x',y]; ``inf`` if a used column has a zero.
 
-    Equals sup over full-support priors of ε_min (ε-PML for all priors ⇔ ε-LDP, [E] Remark 3).
+    Equals the sup over full-support priors of ε_min (ε-PML for all priors ⇔ ε-LDP, [E] Remark 3).
+    Columns that are entirely zero are never output and are skipped.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+
+    Returns
+    -------
+    float
+        ε ≥ 0 in nats, or ``inf``.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is not a valid row-stochastic matrix.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Remark 3.
+
+    Examples
+    --------
+    >>> round(ldp_epsilon([[0.75, 0.25], [0.25, 0.75]]), 12) == round(math.log(3), 12)
+    True
     """
     w = as_mechanism(mechanism).matrix
     used = w.max(axis=0) > 0
@@ -127,7 +277,7 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
     return out
 
 
-def capacity(mechanism: Mechanism | Any, priors: L1Ball | Any) -> float:
+def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
     """Leakage capacity C(W, 𝒫) = sup_{Q∈𝒫} ε_min(W, Q) ([E] Def. 5, eq. 22–23).
 
     ``priors`` is an :class:`L1Ball` (exact, any radius in [0, 2]: C = max_y log(max_x W[x,y] /
@@ -148,8 +298,38 @@ def capacity(mechanism: Mechanism | Any, priors: L1Ball | Any) -> float:
     return max(epsilon_min(mech, Prior.from_probabilities(row)) for row in rows)
 
 
-def max_divergence(mechanism: Mechanism | Any, ball: L1Ball) -> float:
-    """sup_{Q∈B} D_∞(P̂W ‖ QW) = max_y log(P̂·W[:,y] / g(W[:,y])) — the "true" curve of [E] Fig. 2."""
+def max_divergence(mechanism: MatrixLike, ball: L1Ball) -> float:
+    """The max-divergence sup_{Q∈B} D_∞(P̂W ‖ QW) over a ball: the "true" curve of [E] Fig. 2.
+
+    Equals max_y log(P̂·W[:,y] / g(W[:,y])) with g(c) = min_{Q∈B} Q·c, over the outputs with
+    P̂·W[:,y] > 0.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    ball : L1Ball
+        The ball B_β(P̂); its centre is P̂.
+
+    Returns
+    -------
+    float
+        The divergence in nats, ``inf`` if some Q in the ball gives an output probability 0.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is invalid.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Fig. 2.
+
+    Examples
+    --------
+    >>> max_divergence([[0.75, 0.25], [0.25, 0.75]], L1Ball([0.5, 0.5], 0.0))
+    0.0
+    """
     w = as_mechanism(mechanism).matrix
     used = (ball.center.probabilities @ w) > 0
     cols = w[:, used]
@@ -159,8 +339,36 @@ def max_divergence(mechanism: Mechanism | Any, ball: L1Ball) -> float:
     return float(np.max(np.log((ball.center.probabilities @ cols) / worst)))
 
 
-def leakage_sensitivity(mechanism: Mechanism | Any, ball: L1Ball) -> float:
-    """S_P̂(W, B) = sup_{Q∈B} ε_min(W, Q) − ε_min(W, P̂) ([E] Def. 6), exactly."""
+def leakage_sensitivity(mechanism: MatrixLike, ball: L1Ball) -> float:
+    """The leakage sensitivity S_P̂(W, B) = sup_{Q∈B} ε_min(W, Q) − ε_min(W, P̂) ([E] Def. 6), exactly.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    ball : L1Ball
+        The ball B_β(P̂) around the estimate P̂.
+
+    Returns
+    -------
+    float
+        S ≥ 0 in nats (``inf`` when the capacity is unbounded).
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is invalid or its size differs from the ball's.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Def. 6.
+
+    Examples
+    --------
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> 0 < leakage_sensitivity(w, L1Ball([0.5, 0.5], 0.1)) <= sensitivity_bound(w, L1Ball([0.5, 0.5], 0.1))
+    True
+    """
     return capacity(mechanism, ball) - epsilon_min(mechanism, ball.center)
 
 
@@ -169,6 +377,39 @@ def theorem4_bound(epsilon: float, radius: float, p_min: float, region: int) -> 
 
     S ≤ −log(1 − (β/2)(e^ε − 1)/p_min) in region k = 1, and −log(1 − β e^ε / 2) for k > 1, for a
     mechanism that is ε-PML w.r.t. P, with β < 2 p_min. ``inf`` when the logarithm's argument is ≤ 0.
+
+    Parameters
+    ----------
+    epsilon : float
+        The mechanism's level ε ≥ 0 at P (nats).
+    radius : float
+        Ball radius β ∈ [0, 2), below 2 ``p_min``.
+    p_min : float
+        min_x P(x) ∈ (0, 1].
+    region : int
+        The privacy region k ≥ 1 of ε (:func:`privacy_region`).
+
+    Returns
+    -------
+    float
+        The bound on S in nats, or ``inf``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``radius`` ∉ [0, 2], ``p_min`` ∉ (0, 1], ``radius`` ≥ 2 ``p_min``, or
+        ``region`` is not an integer ≥ 1.
+    TypeError
+        If ``epsilon``, ``radius`` or ``p_min`` is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Theorem 4, eq. 32.
+
+    Examples
+    --------
+    >>> round(theorem4_bound(1.0, 0.1, 0.5, 2), 12) == round(-math.log(1 - 0.05 * math.e), 12)
+    True
     """
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     pm = v.in_interval("p_min", p_min, 0.0, 1.0, closed="right")
@@ -180,25 +421,118 @@ def theorem4_bound(epsilon: float, radius: float, p_min: float, region: int) -> 
     return math.inf if inner <= 0 else float(-math.log(inner))
 
 
-def sensitivity_bound(mechanism: Mechanism | Any, ball: L1Ball) -> float:
-    """Theorem 4 of [E] applied to a mechanism: ε = ε_min(W, P̂), its region, p_min = min P̂."""
+def sensitivity_bound(mechanism: MatrixLike, ball: L1Ball) -> float:
+    """Theorem 4 of [E] applied to a mechanism: ε = ε_min(W, P̂), its region, p_min = min P̂.
+
+    Calls :func:`theorem4_bound` with those values and the ball's radius.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    ball : L1Ball
+        The ball B_β(P̂), with β < 2 min P̂.
+
+    Returns
+    -------
+    float
+        The bound on the leakage sensitivity in nats, or ``inf``.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is invalid, its size differs from the ball's, or β ≥ 2 min P̂.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Theorem 4, eq. 32.
+
+    Examples
+    --------
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> bound = theorem4_bound(math.log(1.5), 0.1, 0.5, 1)  # ε_min(W, P̂) = log 1.5, region 1
+    >>> round(sensitivity_bound(w, L1Ball([0.5, 0.5], 0.1)), 12) == round(bound, 12)
+    True
+    """
     eps = epsilon_min(mechanism, ball.center)
     region = privacy_region(eps, ball.center)
     return theorem4_bound(eps, ball.radius, ball.center.min, region)
 
 
 def corollary2_bound(epsilon: float, distance: float) -> float:
-    """ε_min(W, Q) ≤ ε + log 1/(1 − e^ε ‖P − Q‖₁ / 2) for ‖P − Q‖₁ < 2e^{−ε} ([E] Corollary 2, eq. 33)."""
+    """The bound ε_min(W, Q) ≤ ε + log 1/(1 − e^ε ‖P − Q‖₁ / 2) of [E] Corollary 2, eq. 33.
+
+    For a mechanism ε-PML w.r.t. P and any Q with ‖P − Q‖₁ < 2e^{−ε}.
+
+    Parameters
+    ----------
+    epsilon : float
+        The level ε ≥ 0 at P (nats).
+    distance : float
+        ‖P − Q‖₁ ∈ [0, 2e^{−ε}).
+
+    Returns
+    -------
+    float
+        The bound on ε_min(W, Q) in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``distance`` ∉ [0, 2] or ``distance`` ≥ 2e^{−ε}.
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Corollary 2, eq. 33.
+
+    Examples
+    --------
+    >>> corollary2_bound(1.0, 0.0)
+    1.0
+    """
     eps, d = v.epsilon(epsilon), v.radius(distance, "distance")
     if d >= 2 * math.exp(-eps):
         raise v.fail("distance", f"be < 2 e^-epsilon = {2 * math.exp(-eps):.6g} (Corollary 2 of [E])", distance)
     return float(eps - math.log1p(-math.exp(eps) * d / 2))
 
 
-def lipschitz_bound(mechanism: Mechanism | Any, first: Prior | Any, second: Prior | Any) -> float:
-    """Theorem 3 of [E]: |ε_min(W,P) − ε_min(W,Q)| ≤ exp(C(W, 𝒫)) ‖P − Q‖₁ for P, Q ∈ 𝒫.
+def lipschitz_bound(mechanism: MatrixLike, first: PriorLike, second: PriorLike) -> float:
+    """The Lipschitz bound of [E] Theorem 3: ``|ε_min(W,P) − ε_min(W,Q)| ≤ exp(C(W, 𝒫)) ‖P − Q‖₁``.
 
-    The set 𝒫 used here is the ℓ1 ball around P of radius ‖P − Q‖₁, which contains both.
+    Valid for P, Q ∈ 𝒫; the set 𝒫 used here is the ℓ1 ball around P of radius ‖P − Q‖₁, which
+    contains both.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    first : Prior or array_like, shape (N,)
+        The prior P (full support).
+    second : Prior or array_like, shape (N,)
+        The prior Q (full support).
+
+    Returns
+    -------
+    float
+        The bound in nats (``inf`` when the capacity is unbounded).
+
+    Raises
+    ------
+    ValueError
+        If a prior lacks full support, the sizes differ, or the mechanism is invalid.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Theorem 3.
+
+    Examples
+    --------
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> gap = abs(epsilon_min(w, [0.5, 0.5]) - epsilon_min(w, [0.6, 0.4]))
+    >>> gap <= lipschitz_bound(w, [0.5, 0.5], [0.6, 0.4])
+    True
     """
     p = as_prior(first, "first", full_support=True)
     q = as_prior(second, "second", full_support=True)

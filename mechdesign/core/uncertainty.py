@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 
 __all__ = ["L1Ball"]
 
@@ -37,7 +37,7 @@ class L1Ball:
     center: Prior
     radius: float
 
-    def __init__(self, center: Prior | Any, radius: float) -> None:
+    def __init__(self, center: PriorLike, radius: float) -> None:
         object.__setattr__(self, "center", as_prior(center, "center"))
         object.__setattr__(self, "radius", v.radius(radius))
 

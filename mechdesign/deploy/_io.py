@@ -24,7 +24,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["column_index", "count_labels", "csv_header", "encode_labels", "file_kind", "iter_column",
+__all__ = ["column_index", "count_labels", "count_values", "csv_header", "encode_labels", "file_kind", "iter_column",
            "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings"]
 
 
@@ -128,11 +128,16 @@ def parquet_strings(array: Any, column: str, start: int) -> np.ndarray:
     return pc.cast(array, pa.string()).to_numpy(zero_copy_only=False)
 
 
-def iter_column(source: str | os.PathLike[str], column: str, chunk: int) -> Iterator[np.ndarray]:
-    """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory)."""
+def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
+                file_name: str = "input") -> Iterator[np.ndarray]:
+    """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory).
+
+    ``file_name`` names the file in error messages (the CLI option: ``data``, ``input``).
+    """
     path = Path(source)
     chunk = v.positive_int("chunk_size", chunk)
-    if file_kind(path, "input") == "csv":
+    _existing(path, file_name)
+    if file_kind(path, file_name) == "csv":
         position = column_index(csv_header(path), column)
         for frame in iter_csv_frames(path, chunk, usecols=[position]):
             yield frame[position].to_numpy(dtype=object)
@@ -169,11 +174,29 @@ def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> n
 
 
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
-                 chunk: int = 1_000_000) -> np.ndarray:
+                 chunk: int = 1_000_000, file_name: str = "input") -> np.ndarray:
     """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error."""
     counts = np.zeros(len(labels), dtype=np.int64)
-    for values in iter_column(source, column, chunk):
+    for values in iter_column(source, column, chunk, file_name):
         counts += np.bincount(encode_labels(values, labels, name), minlength=len(labels))
     if counts.sum() == 0:
         raise v.fail("input", "hold at least one record", str(source))
     return counts
+
+
+def count_values(source: str | os.PathLike[str], column: str, *, chunk: int = 1_000_000,
+                 file_name: str = "input") -> tuple[list[str], np.ndarray]:
+    """The distinct values of ``column`` and their counts, most frequent first (ties: first appearance),
+    streamed (memory bounded by the chunk and the number of distinct values)."""
+    import pandas as pd
+
+    totals: dict[str, int] = {}  # insertion order = first appearance in the file
+    for values in iter_column(source, column, chunk, file_name):
+        codes, uniques = pd.factorize(values)
+        for label, count in zip(uniques.tolist(), np.bincount(codes, minlength=len(uniques)).tolist(), strict=True):
+            totals[str(label)] = totals.get(str(label), 0) + count
+    if not totals:
+        raise v.fail("input", "hold at least one record", str(source))
+    order = sorted(range(len(totals)), key=lambda i: -list(totals.values())[i])
+    labels = list(totals)
+    return [labels[i] for i in order], np.array([totals[labels[i]] for i in order], dtype=np.int64)

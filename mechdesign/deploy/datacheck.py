@@ -40,7 +40,25 @@ DATA_DELTA = 1e-6  # δ_d: chance of refusing data whose distribution does lie i
 
 @dataclass(frozen=True)
 class DataCheck:
-    """The data's empirical distribution against the file's ball (see the module docstring)."""
+    """The data's empirical distribution against the file's ball (see the module docstring).
+
+    Parameters
+    ----------
+    records : int
+        n, the number of records counted.
+    frequencies : numpy.ndarray
+        The empirical distribution P̃ of the records, in the file's input order.
+    distance : float
+        ‖P̃ − P̂‖₁ (``nan`` when the guarantee holds for every prior).
+    radius : float
+        β of the file.
+    sampling_radius : float
+        β_d = β*(δ_d, n, N) of [E] eq. 37, the allowance for the data's own sampling error.
+    data_delta : float
+        δ_d, the probability of refusing data whose distribution does lie in the ball.
+    inside : bool
+        ``distance ≤ radius + sampling_radius`` (or the guarantee covers every prior).
+    """
 
     records: int
     frequencies: np.ndarray
@@ -52,7 +70,31 @@ class DataCheck:
 
 
 def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DATA_DELTA) -> DataCheck:
-    """Compare the category ``counts`` of a data set (in the file's input order) with the file's ball."""
+    """Compare the category ``counts`` of a data set (in the file's input order) with the file's ball.
+
+    Parameters
+    ----------
+    guarantee : dict
+        The ``guarantee`` block of a mechanism file (``notion``, ``prior``, ``radius``).
+    counts : array_like of int
+        Category counts of the data, one per mechanism input.
+    data_delta : float, optional
+        δ_d of the test ([E] eq. 37 for the data's n records), default :data:`DATA_DELTA`.
+
+    Returns
+    -------
+    DataCheck
+        The numbers; ``inside`` is false when the data's distribution is provably (up to δ_d) outside the ball.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is empty, has the wrong length, or ``data_delta`` is not in (0, 1].
+
+    References
+    ----------
+    [E] eq. 37 (Weissman et al. ℓ1 deviation bound), Def. 5 (the ball).
+    """
     c = np.asarray(counts, dtype=np.int64)
     records = int(c.sum())
     if records <= 0:
@@ -70,7 +112,27 @@ def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DAT
 
 
 def require_in_ball(guarantee: dict[str, Any], counts: Any, data_delta: float = DATA_DELTA) -> DataCheck:
-    """:func:`check_counts`, raising ``ValueError`` with the numbers when the data fall outside the ball."""
+    """:func:`check_counts`, raising ``ValueError`` with the numbers when the data fall outside the ball.
+
+    Parameters
+    ----------
+    guarantee : dict
+        The ``guarantee`` block of a mechanism file.
+    counts : array_like of int
+        Category counts of the data, one per mechanism input.
+    data_delta : float, optional
+        δ_d of the test, default :data:`DATA_DELTA`.
+
+    Returns
+    -------
+    DataCheck
+        The numbers, when the data pass.
+
+    Raises
+    ------
+    ValueError
+        When the data's frequencies lie outside the ball (one line with distance, radius and allowance).
+    """
     check = check_counts(guarantee, counts, data_delta)
     if not check.inside:
         raise ValueError(

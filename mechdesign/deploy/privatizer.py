@@ -21,9 +21,9 @@ grid), hence ``P(y | x) = Q[x, y] / 2^64``. It is evaluated in two stages:
 One 64-bit draw thus serves four records (b = 16), which is what makes the rate exceed 100 M
 records/s with PCG64 (see ``benchmarks/bench_privatize.py``).
 
-**Randomness.** The API defaults to a fresh seedable PCG64 (reproducible with ``rng=seed``); the
-CLI defaults to the cryptographically secure AES-CTR generator of :func:`~mechdesign.randomness.make_rng`
-unless ``--seed`` is given, because PCG64's state can be recovered from its outputs.
+**Randomness.** Like the CLI, the API defaults to the cryptographically secure AES-CTR generator
+(:func:`~mechdesign.randomness.record_rng`); ``rng=seed`` gives a reproducible PCG64 stream for research
+only, because PCG64's state can be recovered from its outputs.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy._io import encode_labels
 from mechdesign.errors import CertificateError
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = ["Privatizer", "decode_outputs", "encode_labels", "privatize", "privatize_file"]
 
@@ -154,7 +154,7 @@ class Privatizer:
         n = self.mechanism.shape[0]
         if flat.size and (int(flat.min()) < 0 or int(flat.max()) >= n):
             raise v.fail("x", f"hold input indices in [0, {n})", flat[(flat < 0) | (flat >= n)][:5])
-        generator = make_rng(rng)
+        generator = record_rng(rng)
         out = np.empty(flat.size, dtype=self._table.dtype)
         scratch = np.empty(min(_CHUNK, flat.size), dtype=np.intp)
         for start in range(0, flat.size, _CHUNK):
@@ -217,6 +217,18 @@ def privatize(mechanism: Mechanism, values: Any, rng: np.random.Generator | int 
     return Privatizer(mechanism).privatize(values, rng)
 
 
+def format_rate(per_second: float) -> str:
+    """A records/s rate with three significant digits and a unit that fits (a fixed ``M`` printed 0.0).
+
+    >>> format_rate(12_345.0), format_rate(2.5e8), format_rate(7.0)
+    ('12.3 k records/s', '250 M records/s', '7 records/s')
+    """
+    for unit, size in (("G ", 1e9), ("M ", 1e6), ("k ", 1e3)):
+        if per_second >= size:
+            return f"{per_second / size:.3g} {unit}records/s"
+    return f"{per_second:.3g} records/s"
+
+
 class _Progress:
     """A plain one-line progress report on stderr (``\\r`` updates, at most twice a second)."""
 
@@ -241,7 +253,7 @@ class _Progress:
     def _show(self, now: float) -> None:
         seconds = max(now - self.start, 1e-9)
         share = f" of {self.total:,}" if self.total else ""
-        self.stream.write(f"\rprivatized {self.done:,}{share} records ({self.done / seconds / 1e6:.1f} M records/s)")
+        self.stream.write(f"\rprivatized {self.done:,}{share} records ({format_rate(self.done / seconds)})")
         self.stream.flush()
         self.shown = now
 
@@ -256,7 +268,7 @@ def _block_streams(rng: np.random.Generator | int | None) -> Callable[[int], np.
     depends on the seed and the record index only, never on the chunk size. Other generators (the secure
     AES-CTR stream, which is not reproducible anyway) are used in order.
     """
-    generator = make_rng(rng)
+    generator = record_rng(rng)
     bit_generator = generator.bit_generator
     seq = getattr(bit_generator, "seed_seq", None)
     if isinstance(bit_generator, np.random.PCG64) and isinstance(seq, np.random.SeedSequence):

@@ -13,6 +13,7 @@ Counting is a map-reduce of per-partition output counts; decode the sum with
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ def _column(frame: Any, column: str) -> None:
 
 
 def _privatize_partition(part: pd.DataFrame, sampler: Privatizer, column: str, seeds: list[Any] | None,
-                         partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+                         nonce: str | None = None, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     if seeds is None:
         rng = make_rng(secure=True)
     else:
@@ -44,20 +45,45 @@ def _privatize_partition(part: pd.DataFrame, sampler: Privatizer, column: str, s
     return out
 
 
-def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer, *, seed: int | None = None) -> Any:
+def _sampler(mechanism: Any) -> Privatizer:
+    """A :class:`Privatizer` from a Mechanism, a Privatizer or a loaded mechanism file (re-checked)."""
+    from mechdesign.deploy.mechfile import MechanismFile
+
+    if isinstance(mechanism, Privatizer):
+        return mechanism
+    if isinstance(mechanism, MechanismFile):
+        sampler = Privatizer(mechanism.mechanism)
+        sampler.check(mechanism.guarantee)  # the sampled matrix must keep the file's guarantee
+        return sampler
+    if isinstance(mechanism, Mechanism):
+        return Privatizer(mechanism)
+    raise TypeError("mechanism must be a Mechanism, a Privatizer or a MechanismFile (read_mechanism_file), "
+                    f"got mechanism={type(mechanism).__name__}")
+
+
+def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | Any, *,
+                   seed: int | None = None) -> Any:
     """A lazy Dask dataframe with ``column`` privatized (categorical of output labels); order kept.
 
-    Unknown labels raise ``ValueError`` when the result is computed.
+    ``mechanism`` is a :class:`~mechdesign.core.mechanism.Mechanism`, a compiled
+    :class:`~mechdesign.deploy.privatizer.Privatizer` or a loaded mechanism file
+    (:func:`~mechdesign.deploy.mechfile.read_mechanism_file`; its guarantee is re-checked on the sampled
+    matrix). Without ``seed`` every partition draws from the secure AES-CTR generator. Unknown labels
+    raise ``ValueError`` when the result is computed.
     """
     _column(frame, column)
-    sampler = mechanism if isinstance(mechanism, Privatizer) else Privatizer(mechanism)
-    seeds = None
+    sampler = _sampler(mechanism)
+    seeds, nonce = None, None
     if seed is not None:
         make_rng(seed)  # validates the seed
         seeds = np.random.SeedSequence(seed).spawn(frame.npartitions)
+    else:
+        # Dask names tasks by hashing their arguments: without a fresh nonce two unseeded calls get the same
+        # keys, and a cluster that still holds the first result returns it again instead of new noise.
+        nonce = os.urandom(16).hex()
     meta = frame._meta.copy()
     meta[column] = pd.Categorical([], categories=list(sampler.mechanism.outputs))
-    return frame.map_partitions(_privatize_partition, sampler, column, seeds, meta=meta)
+    return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, meta=meta)
 
 
 def _count_partition(values: pd.Series, mechanism: Mechanism) -> pd.DataFrame:
@@ -65,9 +91,11 @@ def _count_partition(values: pd.Series, mechanism: Mechanism) -> pd.DataFrame:
     return pd.DataFrame([counts], columns=range(mechanism.shape[1]))
 
 
-def count_dask(frame: Any, column: str, mechanism: Mechanism) -> np.ndarray:
-    """Output counts of ``column`` over the whole Dask dataframe (computed now)."""
+def count_dask(frame: Any, column: str, mechanism: Mechanism | Any) -> np.ndarray:
+    """Output counts of ``column`` over the whole Dask dataframe (computed now); ``mechanism`` may be a
+    loaded mechanism file too."""
     _column(frame, column)
+    mechanism = _sampler(mechanism).mechanism
     meta = pd.DataFrame({i: pd.Series(dtype=np.int64) for i in range(mechanism.shape[1])})
     partial = frame[column].map_partitions(_count_partition, mechanism, meta=meta)
     return partial.sum().compute().to_numpy(dtype=np.int64)

@@ -37,7 +37,24 @@ __all__ = ["generate_key_pair", "sign_mechanism_file"]
 def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write a new Ed25519 private key to ``path`` (PEM, mode 0600) and its public key to ``path.pub``.
 
-    Refuses to overwrite an existing private key. Returns ``(private_path, public_path)``.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Where the private key goes; it must not exist (never overwritten).
+
+    Returns
+    -------
+    tuple of pathlib.Path
+        ``(private_path, public_path)``; the public key (PEM) gets the umask's mode.
+
+    Raises
+    ------
+    FileExistsError
+        If ``path`` exists.
+
+    References
+    ----------
+    RFC 8032, "Edwards-Curve Digital Signature Algorithm (EdDSA)", §5.1 (Ed25519).
     """
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -67,6 +84,29 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
     """Verify the file (hash, schema, guarantee), sign its canonical content, and rewrite it atomically.
 
     The ``sha256`` is unchanged (it does not cover the signature); an existing signature is replaced.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The mechanism file.
+    key : str, os.PathLike, bytes or Ed25519PrivateKey
+        The private key (PEM path, PEM bytes or the key).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now signed.
+
+    Raises
+    ------
+    MechanismFileError
+        If the file does not load (it is never signed then).
+    ValueError
+        If ``key`` is not an unencrypted Ed25519 private key.
+
+    References
+    ----------
+    RFC 8032, "Edwards-Curve Digital Signature Algorithm (EdDSA)", §5.1 (Ed25519).
     """
     from mechdesign.deploy.mechfile import _parse, _pretty, canonical_bytes, read_mechanism_file
 

@@ -1,4 +1,4 @@
-"""Baselines reported beside every design (reference/pml-design.md §3.5):
+"""Baselines reported beside every design (reference/pml-design.md §3.5).
 
 ``rr_ldp``
     k-ary randomized response at LDP level ε (ε-LDP, hence ε-PML for every prior).
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
+from mechdesign._numerics import exp_capped
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import PriorLike, as_prior
 from mechdesign.design.closed_form import calibrated_randomized_response, randomized_response
 from mechdesign.design.lp import solve_vertex_lp
 from mechdesign.design.problem import DesignProblem
@@ -40,19 +40,58 @@ def _ratio(design: float, base: float) -> float:
     return 1.0 if design <= 0 else math.inf
 
 
-def staircase_lp(prior: Prior | Any, epsilon: float, utility: Utility | str = "mutual_information",
+def staircase_lp(prior: PriorLike, epsilon: float, utility: Utility | str = "mutual_information",
                  solver: str = "HIGHS") -> tuple[Mechanism, float]:
     """Optimal ε-LDP mechanism by the staircase LP: columns S ∈ {1, e^ε}^N (Kairouz, Oh, Viswanath 2016).
 
-    Each staircase pattern s is used as the lift vector s / (P̂·s); returns (mechanism, LP optimum).
-    Independent of :mod:`mechdesign.design.vertices`; for N ≤ 18.
+    Each staircase pattern s is used as the lift vector s / (P̂·s) and the master LP picks their
+    weights. Independent of :mod:`mechdesign.design.vertices` (a cross-check of the design at β = 2,
+    where the ball is the whole simplex and the problem is ε-LDP, [E] Remark 3); 2^N columns, so N ≤ 18.
+
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (N,)
+        The prior P̂ (full support, N ≤ 18).
+    epsilon : float
+        LDP level ε ≥ 0 (nats).
+    utility : Utility or str
+        The sub-convex objective (default mutual information).
+    solver : str
+        The LP solver behind cvxpy (``"HIGHS"`` or ``"CLARABEL"``).
+
+    Returns
+    -------
+    mechanism : Mechanism
+        The optimal ε-LDP mechanism (columns with positive weight).
+    optimum : float
+        The LP optimum, the optimal utility.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` lacks full support or has more than 18 entries, ``utility`` names no kind, or
+        ``solver`` is unknown.
+    SolverError
+        If the LP solver does not reach an optimum.
+
+    References
+    ----------
+    Kairouz, Oh, Viswanath, "Extremal Mechanisms for Local Differential Privacy", JMLR 2016 (staircase
+    mechanisms). [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Remark 3.
+
+    Examples
+    --------
+    >>> mech, optimum = staircase_lp([0.5, 0.5], math.log(3))
+    >>> round(optimum, 9) == round(math.log(2) - 0.75 * math.log(4 / 3) - 0.25 * math.log(4), 9)
+    True
     """
     p = as_prior(prior, full_support=True)
     u = Utility(utility) if isinstance(utility, str) else utility
     n = p.size
     if n > 18:
         raise ValueError(f"prior must have at most 18 entries for the staircase LP, got prior size={n}")
-    a = math.exp(min(epsilon, 700.0))
+    a = exp_capped(epsilon)
     bits = (np.arange(1 << n)[None, :] >> np.arange(n)[:, None]) & 1
     patterns = np.where(bits == 1, a, 1.0)
     lifts = patterns / (p.probabilities @ patterns)
@@ -68,8 +107,27 @@ def compute_baselines(problem: DesignProblem, design_utility: float,
 
     ``design`` solves a problem without baselines (:func:`mechdesign.design.solver.solve` passes itself), so
     the optimal LDP and inner designs use the same engine without this module importing the solver.
-    """
 
+    Parameters
+    ----------
+    problem : DesignProblem
+        The design problem (ε, B_β(P̂), utility).
+    design_utility : float
+        The design's utility, the numerator of each ratio.
+    design : callable
+        ``design(problem) -> DesignResult`` without baselines.
+
+    Returns
+    -------
+    tuple of Baseline
+        ``rr_ldp``, ``rr_pml``, ``optimal_ldp`` and, for 0 < β < 2 min P̂ with ε′ ≥ 0, ``inner``; each
+        with its utility, the ratio design / baseline, and its exact capacity over the ball (≤ ε).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 43–44 (inner), Remark 3 (LDP); reference §3.5.
+    """
     p, ball, u = problem.prior, problem.ball, problem.utility
     out = []
     rr = randomized_response(p.size, problem.epsilon, p.labels)

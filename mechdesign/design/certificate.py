@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.core.leakage import capacity, round_up
-from mechdesign.core.mechanism import Mechanism
+from mechdesign._numerics import conservative_search, round_up
+from mechdesign.core.leakage import capacity
+from mechdesign.core.mechanism import MatrixLike, Mechanism
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.utility import Utility
 from mechdesign.errors import CertificateError
@@ -35,9 +36,39 @@ __all__ = ["Certificate", "certify", "clean_matrix", "repair"]
 class Certificate:
     """Recomputed facts about a mechanism for a problem (ε, B_β(P̂), utility).
 
-    ``achieved_epsilon`` is the exact capacity over the ball rounded toward privacy; ``holds`` is
-    ``achieved_epsilon <= epsilon`` and stochasticity within 1e-12 with non-negative entries.
-    ``gap = upper_bound − utility`` (``nan`` without a bound); ``mixing_weight`` is the repair applied.
+    Built by :func:`certify`; every field is recomputed in NumPy from the matrix.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget ε the mechanism must meet.
+    radius : float
+        The ball's radius β.
+    capacity : float
+        The exact capacity C(W, B_β(P̂)) = max_y log(max_x W[x,y] / g(W[:,y])) ([E] Def. 5, reference §1.1).
+    achieved_epsilon : float
+        ``capacity`` rounded toward privacy (:func:`mechdesign.core.leakage.round_up`).
+    row_sum_error : float
+        ``max_x |Σ_y W[x,y] − 1|``.
+    min_entry : float
+        The smallest entry of W.
+    utility : float
+        U(W, P̂) recomputed.
+    upper_bound : float
+        A proven upper bound on the optimal utility (``nan`` without one).
+    gap : float
+        ``upper_bound − utility``.
+    relative_gap : float
+        ``gap / |upper_bound|`` (``nan`` without a bound).
+    mixing_weight : float
+        The weight α of the uniform output law mixed in by :func:`repair` (0 if none).
+    holds : bool
+        ``achieved_epsilon <= epsilon``, rows stochastic within 1e-12 and entries non-negative.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5, eq. 22–23 (capacity).
     """
 
     epsilon: float
@@ -54,7 +85,18 @@ class Certificate:
     holds: bool
 
     def check(self) -> Certificate:
-        """Raise :class:`CertificateError` unless the certificate holds."""
+        """Raise :class:`CertificateError` unless the certificate holds.
+
+        Returns
+        -------
+        Certificate
+            ``self``, for chaining.
+
+        Raises
+        ------
+        CertificateError
+            If :attr:`holds` is false.
+        """
         if not self.holds:
             raise CertificateError(
                 f"mechanism is not certified: capacity {self.achieved_epsilon:.12g} vs epsilon {self.epsilon:.12g}, "
@@ -62,6 +104,13 @@ class Certificate:
         return self
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+            Field name → value.
+        """
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
@@ -73,7 +122,26 @@ def _achieved(matrix: np.ndarray, ball: L1Ball) -> tuple[float, float]:
 
 
 def clean_matrix(matrix: Any) -> np.ndarray:
-    """Clip to ≥ 0, drop all-zero columns, divide each row by its sum (rows then sum to 1 within ~1e-16)."""
+    """Clip to ≥ 0, drop all-zero columns, divide each row by its sum (rows then sum to 1 within ~1e-16).
+
+    Dropping an output that is never produced and renormalizing solver noise change no guarantee
+    beyond what the certificate then recomputes.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (N, M)
+        A nearly row-stochastic matrix (e.g. a solver's output).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (N, M′)
+        M′ ≤ M columns.
+
+    Examples
+    --------
+    >>> clean_matrix([[0.5, 0.0, 0.5], [1.0, 0.0, -1e-17]]).tolist()
+    [[0.5, 0.5], [1.0, 0.0]]
+    """
     w = np.maximum(np.asarray(matrix, dtype=np.float64), 0.0)
     w = w[:, w.max(axis=0) > 0]
     return w / w.sum(axis=1, keepdims=True)
@@ -82,8 +150,39 @@ def clean_matrix(matrix: Any) -> np.ndarray:
 def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float]:
     """The cleaned matrix mixed with the uniform output law by the smallest weight α that certifies.
 
-    Returns (matrix, α); α = 0 when the cleaned matrix already verifies. The returned α is the upper
-    end of the final bisection bracket (toward privacy) and is re-checked.
+    Mixing with the constant mechanism is post-processing that keeps rows stochastic: with
+    c ↦ (1 − α)c + α/M the ratio max c / g(c) falls monotonically to 1 (module docstring). The target is
+    a rounding margin below ε, so re-normalizing cannot push the result back over. The returned α is the
+    upper end of the final bisection bracket (toward privacy) and is re-checked.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (N, M)
+        The mechanism to repair (cleaned with :func:`clean_matrix` first).
+    ball : L1Ball
+        The uncertainty set B_β(P̂).
+    epsilon : float
+        The budget ε (nats).
+
+    Returns
+    -------
+    matrix : numpy.ndarray of float64, shape (N, M′)
+        The repaired, cleaned matrix.
+    alpha : float
+        The mixing weight α ∈ [0, 1]; 0 when the cleaned matrix already verifies, 1 when only the
+        constant mechanism does.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5 (capacity); reference §1.1 (exact capacity over an ℓ1 ball).
+
+    Examples
+    --------
+    >>> from mechdesign.core.uncertainty import L1Ball
+    >>> w, alpha = repair([[0.9, 0.1], [0.1, 0.9]], L1Ball([0.5, 0.5], 0.0), 0.5)
+    >>> 0 < alpha < 1 and capacity(Mechanism.from_matrix(w), L1Ball([0.5, 0.5], 0.0)) <= 0.5
+    True
     """
     w = clean_matrix(matrix)
     if _achieved(w, ball)[1] <= epsilon:
@@ -98,24 +197,60 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     def ok(alpha: float) -> bool:
         return _achieved(mixed(alpha), ball)[1] <= target
 
-    low, high = 0.0, 1e-12
-    while not ok(high):
-        low, high = high, min(1.0, high * 16)
-        if high == 1.0:
-            break
-    for _ in range(80):
-        if high - low <= 1e-15 * max(high, 1e-300):
-            break
-        mid = 0.5 * (low + high)
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    if not ok(high):  # ε so small that only the constant mechanism works
-        high = 1.0
-    return mixed(high), high
+    try:
+        alpha = conservative_search(ok, 0.0, first_step=1e-12, limit=1.0, rtol=1e-15)
+    except ArithmeticError:  # ε so small that only the constant mechanism (α = 1, capacity 0) works
+        alpha = 1.0
+    return mixed(alpha), alpha
 
 
-def certify(matrix: Mechanism | Any, ball: L1Ball, epsilon: float, utility: Utility,
+def certify(matrix: MatrixLike, ball: L1Ball, epsilon: float, utility: Utility,
             upper_bound: float = math.nan, mixing_weight: float = 0.0) -> Certificate:
-    """Certificate of ``matrix`` against ε-PML over ``ball``, with its utility and gap to ``upper_bound``."""
+    """Certificate of ``matrix`` against ε-PML over ``ball``, with its utility and gap to ``upper_bound``.
+
+    Solver-free: the capacity C(W, B_β(P̂)) ([E] Def. 5) is recomputed exactly from the matrix
+    (reference §1.1) and rounded toward privacy before it is compared with ε. A matrix with identical
+    rows has PML exactly 0.
+
+    Parameters
+    ----------
+    matrix : Mechanism or array_like, shape (N, M)
+        The mechanism W (used as given: not cleaned or renormalized, so its row-sum error is reported).
+    ball : L1Ball
+        The uncertainty set B_β(P̂).
+    epsilon : float
+        The budget ε (nats).
+    utility : Utility
+        The objective U, evaluated at the ball's centre P̂.
+    upper_bound : float
+        A proven upper bound on the optimal utility (``nan`` if none).
+    mixing_weight : float
+        The repair weight already applied, recorded in the certificate.
+
+    Returns
+    -------
+    Certificate
+        With ``holds`` true iff the rounded capacity is ≤ ε and W is stochastic within 1e-12.
+
+    Raises
+    ------
+    ValueError
+        If ``matrix`` has negative or non-finite entries or is not row-stochastic within 1e-9 (it is
+        validated before the capacity and the utility are evaluated).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5, eq. 22–23; reference §1.1.
+
+    Examples
+    --------
+    >>> from mechdesign.core.uncertainty import L1Ball
+    >>> from mechdesign.design.utility import Utility
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> certify(w, L1Ball([0.5, 0.5], 0.1), 1.0, Utility("mutual_information")).holds
+    True
+    """
     w = matrix.matrix if isinstance(matrix, Mechanism) else np.asarray(matrix, dtype=np.float64)
     row_err = float(np.max(np.abs(w.sum(axis=1) - 1.0)))
     min_entry = float(w.min())

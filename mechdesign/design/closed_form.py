@@ -1,5 +1,6 @@
-"""Closed-form mechanisms, each with the regime where it is optimal (oracles for the optimiser;
-reference/pml-design.md §3.4–3.5).
+"""Closed-form mechanisms, each with the regime where it is optimal (oracles for the optimiser).
+
+See reference/pml-design.md §3.4–3.5.
 
 ==========================  ==============================================  ================================
 mechanism                   regime where it solves [E] eq. 40               source
@@ -29,9 +30,10 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import EXP_CAP, conservative_search
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
@@ -50,8 +52,38 @@ __all__ = [
 def randomized_response(size: int, epsilon: float, labels: Sequence[Any] | None = None) -> Mechanism:
     """k-ary randomized response at LDP level ε (Warner for k = 2).
 
-    Diagonal e^ε/(k − 1 + e^ε), off-diagonal 1/(k − 1 + e^ε); ε = inf gives the identity.
+    Diagonal e^ε/(k − 1 + e^ε), off-diagonal 1/(k − 1 + e^ε); ε = inf gives the identity. Its LDP
+    level is exactly ε, so it is ε-PML for every prior ([E] Remark 3); for k = 2 it is the optimal
+    mechanism when the ball is the whole simplex ([E] Remark 3, eq. 42).
 
+    Parameters
+    ----------
+    size : int
+        Number of inputs (and outputs) k ≥ 1.
+    epsilon : float
+        LDP level ε ≥ 0 (nats), or ``inf``.
+    labels : sequence, optional
+        k distinct labels used for both inputs and outputs.
+
+    Returns
+    -------
+    Mechanism
+        The k × k matrix.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` ≤ 0, ``epsilon`` < 0 or NaN, or ``labels`` does not fit.
+    TypeError
+        If ``size`` is not an integer or ``epsilon`` not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Remark 3, eq. 42 (Warner's mechanism).
+
+    Examples
+    --------
     >>> randomized_response(2, np.log(3)).matrix.tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
@@ -68,18 +100,44 @@ def randomized_response(size: int, epsilon: float, labels: Sequence[Any] | None 
 
 
 def warner(epsilon: float) -> Mechanism:
-    """Warner's randomized response (1/(1 + e^ε)) [[e^ε, 1], [1, e^ε]] ([E] Remark 3, eq. 42)."""
+    """Warner's randomized response (1/(1 + e^ε)) [[e^ε, 1], [1, e^ε]] ([E] Remark 3, eq. 42).
+
+    Parameters
+    ----------
+    epsilon : float
+        LDP level ε ≥ 0 (nats), or ``inf``.
+
+    Returns
+    -------
+    Mechanism
+        The 2 × 2 matrix; :func:`randomized_response` with k = 2.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Remark 3, eq. 42.
+
+    Examples
+    --------
+    >>> warner(0.0).matrix.tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
     return randomized_response(2, epsilon)
 
 
-def _binary(prior: Prior | Any) -> Prior:
+def _binary(prior: PriorLike) -> Prior:
     p = as_prior(prior, full_support=True)
     if p.size != 2:
         raise v.fail("prior", "be binary (2 entries)", p.probabilities)
     return p
 
 
-def theorem5(prior: Prior | Any, radius: float, epsilon: float) -> Mechanism:
+def theorem5(prior: PriorLike, radius: float, epsilon: float) -> Mechanism:
     """[E] Theorem 5, eq. 41: optimal binary mechanism over B_β(P̂) for every sub-convex utility.
 
     With p₁ = max P̂ (row of the larger input) and p₂ = min P̂,
@@ -88,8 +146,36 @@ def theorem5(prior: Prior | Any, radius: float, epsilon: float) -> Mechanism:
                           [1 − e^ε(p₁ − β/2),  e^ε(p₁ + β/2)]],
 
     valid for β < 2 p₂ and 0 ≤ ε ≤ −log(p₁ − β/2) (first privacy region over the whole ball).
-    Rows follow the order of ``prior``.
+    Rows follow the order of ``prior``. The uniform prior with β = 1 is also accepted (Remark 3:
+    Warner's mechanism).
 
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (2,)
+        The binary estimate P̂ (full support).
+    radius : float
+        Ball radius β ∈ [0, 2 p₂).
+    epsilon : float
+        Budget ε ∈ [0, −log(p₁ − β/2)] (nats).
+
+    Returns
+    -------
+    Mechanism
+        The 2 × 2 optimal mechanism.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is not binary with full support, β ≥ 2 min P̂ (except the case above) or ε is
+        beyond −log(p₁ − β/2).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Theorem 5, eq. 41; Remark 3.
+
+    Examples
+    --------
     >>> w = theorem5([0.5, 0.5], 1.0, np.log(3)).matrix    # Remark 3: Warner at β = 1
     >>> bool(np.allclose(w, [[0.75, 0.25], [0.25, 0.75]]))
     True
@@ -110,12 +196,36 @@ def theorem5(prior: Prior | Any, radius: float, epsilon: float) -> Mechanism:
     return Mechanism.from_matrix(w, p.labels)
 
 
-def high_privacy(prior: Prior | Any, epsilon: float) -> Mechanism:
+def high_privacy(prior: PriorLike, epsilon: float) -> Mechanism:
     """High-privacy optimum at a fixed prior ([E] Example 1, eq. 34; reference §3.4 [X?, D]).
 
     W[x_i, y_j] = e^ε P_j (i ≠ j), W[x_i, y_i] = 1 − e^ε (1 − P_i), for ε ≤ log 1/(1 − min P). Every
     outcome has PML exactly ε and P_Y = P.
 
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (N,)
+        The prior P (full support).
+    epsilon : float
+        Budget ε ∈ [0, log 1/(1 − min P)] (nats).
+
+    Returns
+    -------
+    Mechanism
+        The N × N mechanism (labels of ``prior`` on inputs and outputs).
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` lacks full support or ε is above log 1/(1 − min P).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Example 1, eq. 34.
+
+    Examples
+    --------
     >>> w = high_privacy([0.4, 0.2, 0.2, 0.2], np.log(9 / 8)).matrix
     >>> [round(float(x), 12) for x in w[0]]
     [0.325, 0.225, 0.225, 0.225]
@@ -131,18 +241,69 @@ def high_privacy(prior: Prior | Any, epsilon: float) -> Mechanism:
     return Mechanism.from_matrix(np.maximum(w, 0.0), p.labels, p.labels)
 
 
-def identity(prior: Prior | Any) -> Mechanism:
-    """Full disclosure Y = X; optimal at a fixed prior for ε ≥ log 1/min P ([E] §II-A)."""
+def identity(prior: PriorLike) -> Mechanism:
+    """Full disclosure Y = X; optimal at a fixed prior for ε ≥ log 1/min P ([E] §II-A).
+
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (N,)
+        The prior (only its size and labels are used).
+
+    Returns
+    -------
+    Mechanism
+        The N × N identity.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is not a probability vector.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        §II-A (ε_max).
+
+    Examples
+    --------
+    >>> identity([0.3, 0.7]).matrix.tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
     p = as_prior(prior)
     return Mechanism.from_matrix(np.eye(p.size), p.labels, p.labels)
 
 
-def binary_second_region(prior: Prior | Any, epsilon: float) -> Mechanism:
+def binary_second_region(prior: PriorLike, epsilon: float) -> Mechanism:
     """Optimal binary mechanism at a fixed prior in the second privacy region [D].
 
     For P = (p, 1 − p) with p the smaller mass and log 1/(1 − p) ≤ ε ≤ log 1/p:
     W = [[1, 0], [(e^{−ε} − p)/(1 − p), (1 − e^{−ε})/(1 − p)]] (rows: small input, large input).
+    Derived here ([D]); the optimiser rediscovers it (tests).
 
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (2,)
+        The binary prior (full support).
+    epsilon : float
+        Budget ε ∈ [log 1/(1 − p), log 1/p] (nats), the second privacy region ([E] Def. 4).
+
+    Returns
+    -------
+    Mechanism
+        The 2 × 2 mechanism (rows in the order of ``prior``).
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` is not binary with full support or ε is outside the second region.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 4 (privacy regions); reference §3.4.
+
+    Examples
+    --------
     >>> [round(float(x), 9) for x in binary_second_region([0.25, 0.75], 0.5).matrix[1]]
     [0.475374213, 0.524625787]
     """
@@ -167,6 +328,32 @@ def circulant(size: int, epsilon: float, labels: Sequence[Any] | None = None) ->
     W[x_i, y_j] = v*_{(j − i) mod N} / N (diagonal t/N). ε ≥ log N gives the identity; ε = log(N/k)
     gives the k-singular mechanism (entries 0 or 1/k).
 
+    Parameters
+    ----------
+    size : int
+        N ≥ 1.
+    epsilon : float
+        Budget ε ≥ 0 (nats).
+    labels : sequence, optional
+        N distinct labels for inputs and outputs.
+
+    Returns
+    -------
+    Mechanism
+        The N × N circulant mechanism.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` ≤ 0 or ``epsilon`` < 0.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Example 2, eq. 35.
+
+    Examples
+    --------
     >>> [round(float(x), 12) for x in circulant(4, np.log(1.2)).matrix[0]]
     [0.1, 0.3, 0.3, 0.3]
     """
@@ -189,6 +376,37 @@ def k_singular(size: int, k: int, labels: Sequence[Any] | None = None) -> Mechan
     """The k-singular mechanism ([E] eq. 35): W[x_i, y_j] = 1/k for j ∈ {i, …, i + k − 1} mod N, else 0.
 
     Doubly stochastic; optimal for the uniform prior at ε = log(N/k) ([E] ref. [15], Theorem 4).
+
+    Parameters
+    ----------
+    size : int
+        N ≥ 1.
+    k : int
+        Number of outputs per input, 1 ≤ k ≤ N.
+    labels : sequence, optional
+        N distinct labels for inputs and outputs.
+
+    Returns
+    -------
+    Mechanism
+        The N × N mechanism.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` or ``k`` ≤ 0, or ``k`` > ``size``.
+    TypeError
+        If ``size`` or ``k`` is not an integer.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 35 (and its ref. [15], Theorem 4).
+
+    Examples
+    --------
+    >>> k_singular(4, 2).matrix[0].tolist()
+    [0.5, 0.5, 0.0, 0.0]
     """
     n = v.positive_int("size", size)
     kk = v.positive_int("k", k)
@@ -199,19 +417,51 @@ def k_singular(size: int, k: int, labels: Sequence[Any] | None = None) -> Mechan
     return Mechanism.from_matrix(np.array([np.roll(row, i) for i in range(n)]), labels, labels)
 
 
-def calibrated_randomized_response(prior: Prior | Any, epsilon: float, radius: float = 0.0) -> tuple[Mechanism, float]:
+def calibrated_randomized_response(prior: PriorLike, epsilon: float, radius: float = 0.0) -> tuple[Mechanism, float]:
     """k-RR with the largest LDP level ε₀ whose capacity over B_β(P̂) is ≤ ε; returns (mechanism, ε₀).
 
     Column y of k-RR has PML log(e^{ε₀} / (q e^{ε₀} + 1 − q)) under Q with Q_y = q, worst at the smallest
     q in the ball, q* = max(min P̂ − β/2, 0). Hence e^{ε₀} = e^ε (1 − q*)/(1 − e^ε q*) if e^ε q* < 1,
     else ε₀ = inf (the identity). The result is re-checked with the exact capacity and ε₀ stepped down
-    until it holds (round toward privacy). reference §3.5 for β = 0.
+    until it holds (round toward privacy). Not optimal: a baseline (reference §3.5).
+
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (N,)
+        The estimate P̂ (full support).
+    epsilon : float
+        PML budget ε ≥ 0 over the ball (nats).
+    radius : float
+        Ball radius β ∈ [0, 2].
+
+    Returns
+    -------
+    mechanism : Mechanism
+        k-RR at level ε₀, with capacity over B_β(P̂) ≤ ε.
+    epsilon0 : float
+        Its LDP level ε₀ (``inf`` for the identity).
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` lacks full support, ``epsilon`` < 0 or ``radius`` ∉ [0, 2].
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5 (capacity) and Remark 3; reference §3.5.
+
+    Examples
+    --------
+    >>> mech, eps0 = calibrated_randomized_response([0.5, 0.5], 1.0, 0.1)
+    >>> eps0 > 1.0 and capacity(mech, L1Ball([0.5, 0.5], 0.1)) <= 1.0
+    True
     """
     p = as_prior(prior, full_support=True)
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     ball = L1Ball(p, beta)
     q = max(p.min - beta / 2, 0.0)
-    if eps < 700 and math.exp(eps) * q < 1:
+    if eps < EXP_CAP and math.exp(eps) * q < 1:
         eps0 = eps + math.log1p(-q) - math.log1p(-math.exp(eps) * q)
     else:
         eps0 = math.inf
@@ -219,9 +469,8 @@ def calibrated_randomized_response(prior: Prior | Any, epsilon: float, radius: f
     if math.isinf(eps0) and capacity(mech, ball) > eps:
         eps0 = eps + 50.0
         mech = randomized_response(p.size, eps0, p.labels)
-    step = 4 * np.finfo(float).eps * max(1.0, eps0)
-    while capacity(mech, ball) > eps:
-        eps0 = max(eps0 - step, 0.0)
-        step *= 2
+    if capacity(mech, ball) > eps:  # round toward privacy; ε₀ = 0 (the constant mechanism) always holds
+        eps0 = conservative_search(lambda e: capacity(randomized_response(p.size, e), ball) <= eps, eps0,
+                                   direction=-1.0, limit=0.0)
         mech = randomized_response(p.size, eps0, p.labels)
     return mech, eps0

@@ -1,5 +1,7 @@
-"""The design problem of [E] §V, eq. 40: maximize U(W, P̂) over mechanisms that are ε-PML for every prior in
-B_β(P̂), and its feasible set as named groups of cvxpy constraints (reference/pml-design.md §3.1–3.2).
+"""The design problem of [E] §V, eq. 40, and its feasible set as named groups of cvxpy constraints.
+
+Maximize U(W, P̂) over mechanisms that are ε-PML for every prior in B_β(P̂) (reference/pml-design.md
+§3.1–3.2).
 
 Feasible-set forms (all per column c = W[:, y], a = e^ε, g(c) = min_{Q∈B} Q·c):
 
@@ -24,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import EXP_CAP, exp_capped
 from mechdesign.core.estimation import radius_for_delta
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.utility import Utility
 
@@ -35,15 +38,43 @@ FORMS = ("fixed_prior", "proposition2", "lifted")
 
 
 def epsilon_prime_of(epsilon: float, radius: float) -> float:
-    """ε′ = log(e^ε / (1 + (β/2) e^ε)) = ε − log(1 + (β/2) e^ε) ([E] eq. 43); may be negative.
+    """The inner-approximation budget ε′ = log(e^ε / (1 + (β/2) e^ε)) = ε − log(1 + (β/2) e^ε) ([E] eq. 43).
 
+    ε′ may be negative (then the inner set 𝓜(ε′, P̂) of eq. 44 is empty). Huge ε is handled without
+    overflow.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget ε ≥ 0 (nats).
+    radius : float
+        Ball radius β ∈ [0, 2].
+
+    Returns
+    -------
+    float
+        ε′ ≤ ε (equal at β = 0).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0 or ``radius`` ∉ [0, 2].
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", eq. 43–44.
+
+    Examples
+    --------
     >>> round(epsilon_prime_of(1.0, 0.0), 12)
     1.0
     """
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     if beta == 0:
         return eps
-    return eps - (math.log1p(beta / 2 * math.exp(eps)) if eps < 700 else eps + math.log(beta / 2))
+    return eps - (math.log1p(beta / 2 * math.exp(eps)) if eps < EXP_CAP else eps + math.log(beta / 2))
 
 
 def _as_utility(utility: Utility | str) -> Utility:
@@ -58,9 +89,43 @@ def _as_utility(utility: Utility | str) -> Utility:
 class DesignProblem:
     """Prior estimate, radius β, budget ε and utility of one design ([E] eq. 40).
 
-    Build directly with a radius, or with :meth:`from_delta` (β = β*(δ) of [E] eq. 37 from m samples;
-    radii above 2 are clipped to 2, where the ball is the whole simplex and the design is ε-LDP).
+    maximize U(W, P̂) over W ∈ 𝓜(ε, B_β(P̂)), the mechanisms that are ε-PML for every prior in the ℓ1
+    ball of radius β around P̂. Build directly with a radius, or with :meth:`from_delta` (β = β*(δ) of
+    [E] eq. 37 from m samples; radii above 2 are clipped to 2, where the ball is the whole simplex and
+    the design is ε-LDP). Validated on construction; frozen.
 
+    Parameters
+    ----------
+    prior : Prior or array_like, shape (N,)
+        The estimate P̂ (full support, N ≥ 2).
+    epsilon : float
+        Budget ε ≥ 0 (nats).
+    radius : float
+        Ball radius β ∈ [0, 2]; 0 is the fixed-prior problem, 2 is ε-LDP.
+    utility : Utility or str
+        The objective, or the name of a utility kind (default mutual information).
+    delta : float, optional
+        The failure probability behind ``radius`` (recorded, not used to compute it).
+    samples : int, optional
+        The sample size m behind ``radius`` (recorded).
+    name : str
+        A label for reports and files.
+
+    Raises
+    ------
+    ValueError
+        If ``prior`` lacks full support or has fewer than 2 entries, ``epsilon`` < 0, ``radius`` ∉ [0, 2],
+        ``delta`` ∉ (0, 1], ``samples`` ≤ 0, or ``utility`` names no known kind.
+    TypeError
+        If ``utility`` is neither a :class:`Utility` nor a string, or a number has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        §V, eq. 40 and eq. 37.
+
+    Examples
+    --------
     >>> problem = DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8))
     >>> problem.form, problem.size
     ('fixed_prior', 4)
@@ -74,7 +139,7 @@ class DesignProblem:
     samples: int | None = None
     name: str = "design"
 
-    def __init__(self, prior: Prior | Any, epsilon: float, radius: float = 0.0,
+    def __init__(self, prior: PriorLike, epsilon: float, radius: float = 0.0,
                  utility: Utility | str = "mutual_information", *, delta: float | None = None,
                  samples: int | None = None, name: str = "design") -> None:
         p = as_prior(prior, full_support=True)
@@ -89,10 +154,43 @@ class DesignProblem:
         object.__setattr__(self, "name", str(name))
 
     @classmethod
-    def from_delta(cls, prior: Prior | Any, epsilon: float, delta: float,
+    def from_delta(cls, prior: PriorLike, epsilon: float, delta: float,
                    utility: Utility | str = "mutual_information", *, samples: int | None = None,
                    name: str = "design") -> DesignProblem:
-        """Radius β*(δ) from [E] eq. 37 with m = ``samples`` (default: the counts behind ``prior``)."""
+        """A problem whose radius is β*(δ) of [E] eq. 37, clipped to 2.
+
+        Parameters
+        ----------
+        prior : Prior or array_like, shape (N,)
+            The estimate P̂ (full support).
+        epsilon : float
+            Budget ε ≥ 0 (nats).
+        delta : float
+            Failure probability δ ∈ (0, 1].
+        utility : Utility or str
+            The objective (default mutual information).
+        samples : int, optional
+            The sample size m; default: the counts behind an empirical ``prior``.
+        name : str
+            A label for reports and files.
+
+        Returns
+        -------
+        DesignProblem
+            With ``delta`` and ``samples`` recorded.
+
+        Raises
+        ------
+        ValueError
+            If ``samples`` is missing for a prior without counts, or an argument is invalid (see the
+            class).
+
+        Examples
+        --------
+        >>> problem = DesignProblem.from_delta(Prior.from_counts([600, 400]), 1.0, 1e-6)
+        >>> round(problem.radius, 6), problem.samples
+        (0.170345, 1000)
+        """
         p = as_prior(prior, full_support=True)
         m = samples if samples is not None else p.samples
         if m is None:
@@ -102,10 +200,12 @@ class DesignProblem:
 
     @property
     def size(self) -> int:
+        """N, the number of inputs."""
         return self.prior.size
 
     @property
     def ball(self) -> L1Ball:
+        """The uncertainty set B_β(P̂) ([E] eq. 40)."""
         return L1Ball(self.prior, self.radius)
 
     @property
@@ -126,18 +226,65 @@ class DesignProblem:
         return "proposition2" if self.is_proposition2 else "lifted"
 
     def with_(self, **changes: Any) -> DesignProblem:
-        """A copy with some of epsilon, radius, utility, delta, samples, name changed."""
-        args = {"epsilon": self.epsilon, "radius": self.radius, "utility": self.utility, "delta": self.delta,
-                "samples": self.samples, "name": self.name}
-        args.update(changes)
-        return DesignProblem(self.prior, args.pop("epsilon"), args.pop("radius"), args.pop("utility"), **args)
+        """A copy with some of epsilon, radius, utility, delta, samples, name changed (re-validated).
+
+        Parameters
+        ----------
+        **changes
+            New values by field name; the prior cannot be changed.
+
+        Returns
+        -------
+        DesignProblem
+            A new, validated problem.
+
+        Raises
+        ------
+        TypeError
+            If a key is not one of the fields above.
+        ValueError
+            If a new value is invalid.
+
+        Examples
+        --------
+        >>> DesignProblem([0.5, 0.5], 1.0).with_(radius=2.0).form
+        'lifted'
+        """
+        unknown = set(changes) - {"epsilon", "radius", "utility", "delta", "samples", "name"}
+        if unknown:
+            raise TypeError(f"changes must name fields of DesignProblem, got {sorted(unknown)}")
+        field = {"epsilon": self.epsilon, "radius": self.radius, "utility": self.utility, "delta": self.delta,
+                 "samples": self.samples, "name": self.name, **changes}
+        return DesignProblem(self.prior, field["epsilon"], field["radius"], field["utility"], delta=field["delta"],
+                             samples=field["samples"], name=field["name"])
 
     def constraints(self, matrix: Any, form: str | None = None) -> dict[str, list[Any]]:
         """Named cvxpy constraint groups stating W ∈ 𝓜(ε, B_β(P̂)) for a cvxpy expression ``matrix`` (N×M).
 
         Groups: ``row_sums``, ``nonnegative`` and one of ``fixed_prior``, ``proposition2`` (requires
         β < 2 min P̂) or ``lifted`` (any β, with auxiliary variables), chosen by ``form``
-        (default :attr:`form`).
+        (default :attr:`form`); the forms are stated in the module docstring.
+
+        Parameters
+        ----------
+        matrix : cvxpy.Expression, shape (N, M)
+            The mechanism variable.
+        form : {'fixed_prior', 'proposition2', 'lifted'}, optional
+            The constraint form; default :attr:`form` (the cheapest exact one).
+
+        Returns
+        -------
+        dict of str to list
+            Constraint group name → cvxpy constraints.
+
+        Raises
+        ------
+        ValueError
+            If ``form`` is unknown, ``'proposition2'`` with β ≥ 2 min P̂, or ``'fixed_prior'`` with β > 0.
+
+        References
+        ----------
+        [E] ref. [15], Lemma 1 (fixed prior); [E] Prop. 2, eq. 43 (proposition2); reference §3.2 (lifted).
         """
         chosen = self.form if form is None else form
         if chosen not in FORMS:
@@ -156,7 +303,23 @@ class DesignProblem:
         return groups
 
     def inner_constraints(self, matrix: Any) -> dict[str, list[Any]]:
-        """𝓜(ε′, P̂) of [E] eq. 44: ε′-PML at the estimate (requires ε′ ≥ 0)."""
+        """The inner set 𝓜(ε′, P̂) ⊆ 𝓜(ε, B_β(P̂)) of [E] eq. 44: ε′-PML at the estimate.
+
+        Parameters
+        ----------
+        matrix : cvxpy.Expression, shape (N, M)
+            The mechanism variable.
+
+        Returns
+        -------
+        dict of str to list
+            Groups ``row_sums``, ``nonnegative`` and ``fixed_prior`` (at ε′ of eq. 43).
+
+        Raises
+        ------
+        ValueError
+            If ε′ < 0 (the inner set is empty).
+        """
         eps_p = self.epsilon_prime
         if eps_p < 0:
             raise v.fail("epsilon", f"leave epsilon_prime = {eps_p:.6g} >= 0 (eq. 43) for the inner set", self.epsilon)
@@ -165,6 +328,13 @@ class DesignProblem:
         return groups
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description of the problem.
+
+        Returns
+        -------
+        dict
+            name, labels, prior, epsilon, radius, delta, samples, utility (its own dict) and form.
+        """
         return {"name": self.name, "labels": list(self.prior.labels), "prior": self.prior.probabilities.tolist(),
                 "epsilon": self.epsilon, "radius": self.radius, "delta": self.delta, "samples": self.samples,
                 "utility": self.utility.to_dict(), "form": self.form}
@@ -177,7 +347,7 @@ def _stochastic(matrix: Any) -> dict[str, list[Any]]:
 
 
 def _fixed_prior(matrix: Any, prior: np.ndarray, epsilon: float) -> list[Any]:
-    a = math.exp(min(epsilon, 700.0))
+    a = exp_capped(epsilon)
     mass = prior @ matrix
     return [matrix <= a * np.ones((prior.size, 1)) @ mass[None, :]]
 
@@ -194,7 +364,7 @@ def _lifted(matrix: Any, prior: np.ndarray, epsilon: float, radius: float) -> li
     import cvxpy as cp
 
     n, m = matrix.shape
-    a = math.exp(min(epsilon, 700.0))
+    a = exp_capped(epsilon)
     lam, eta, t = cp.Variable(m), cp.Variable(m, nonneg=True), cp.Variable(m)
     zeta = cp.Variable((n, m), nonneg=True)
     ones = np.ones((n, 1))

@@ -47,7 +47,21 @@ _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 
 @dataclass(frozen=True, eq=False)
 class ProblemFile:
-    """A loaded problem file: the :class:`DesignProblem`, its ``[expected]`` and ``[provenance]`` tables."""
+    """A loaded problem file: the :class:`DesignProblem`, its ``[expected]`` and ``[provenance]`` tables.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        Where the file was read from.
+    problem : DesignProblem
+        The validated problem.
+    description : str
+        The file's ``description`` (empty if absent).
+    expected : dict
+        The ``[expected]`` table (e.g. ``utility`` and ``tolerance``), checked by the catalogue tests.
+    provenance : dict
+        The ``[provenance]`` table (source of the data and values).
+    """
 
     path: Path
     problem: DesignProblem
@@ -134,7 +148,38 @@ def _utility(reader: _Reader, table: dict[str, Any]) -> Utility:
 
 
 def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
-    """Read and validate a problem file (see the module docstring for the form)."""
+    r"""Read and validate a problem file (see the module docstring for the form).
+
+    A ``delta`` in ``[privacy]`` gives the radius β*(δ) of [E] eq. 37 with m the number of records
+    (or ``privacy.samples``), clipped to 2.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A TOML file (UTF-8).
+
+    Returns
+    -------
+    ProblemFile
+        The problem with its expected values and provenance.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and the field, for invalid TOML, non-UTF-8 text, unknown keys, missing
+        or conflicting fields (``radius`` and ``delta``; more than one data source) and every invalid
+        value (``"problem file <name>: <field> must <rule>, got <field>=<value>"``).
+    FileNotFoundError
+        If ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "coin.toml"
+    >>> _ = path.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n')
+    >>> load_problem(path).problem.form
+    'proposition2'
+    """
     file = Path(path)
     reader = _Reader(file)
     try:

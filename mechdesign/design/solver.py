@@ -50,14 +50,18 @@ def _column_values(utility: Utility, vertices: ColumnVertices) -> np.ndarray:
 
 def solve(problem: DesignProblem, *, solver: str = "CLARABEL", method: str = "auto", baselines: bool = True,
           basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7) -> DesignResult:
-    """Design the utility-optimal mechanism that is ε-PML over B_β(P̂), certified (see module docstring).
+    """Design the utility-optimal mechanism that is ε-PML over B_β(P̂) ([E] eq. 40), and certify it.
+
+    The candidate (vertex) columns go into one LP or a column-generation loop; exact pricing gives a proven
+    upper bound (``upper_bound``, ``gap``), and the final matrix is certified solver-free: its exact capacity
+    over the ball is recomputed in NumPy, and a matrix a hair above ε is mixed with the uniform mechanism.
 
     Parameters
     ----------
     problem
         The design problem (prior, ε, radius, utility).
     solver
-        "CLARABEL" (interior point, default) or "HIGHS" (simplex: basic solution, |Y| ≤ N).
+        "CLARABEL" (interior point, default) or "HIGHS" (simplex: basic solution, ``|Y| ≤ N``).
     method
         "enumeration" (all candidate columns in one LP), "column_generation", or "auto"
         (enumeration up to 3000 candidates).

@@ -33,8 +33,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.mechanism import Mechanism, as_mechanism
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core.mechanism import MatrixLike, as_mechanism
+from mechdesign.core.prior import PriorLike, as_prior
 
 __all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "FInformation", "GuessingProbability", "Hellinger",
            "HypothesisTesting", "MutualInformation", "TotalVariation", "Utility"]
@@ -112,7 +112,7 @@ class Utility:
         """A user column utility μ(c, prior) → float; it must be positively homogeneous and convex."""
         return Custom(function)
 
-    def column_values(self, columns: Any, prior: Prior | Any) -> np.ndarray:
+    def column_values(self, columns: Any, prior: PriorLike) -> np.ndarray:
         """μ(c) for each column of ``columns`` (shape N or N×K, entries ≥ 0) under ``prior``.
 
         Parameters
@@ -151,7 +151,7 @@ class Utility:
         """μ of each column of ``c`` (validated, every column with largest entry exactly 1)."""
         raise NotImplementedError
 
-    def value(self, mechanism: Mechanism | Any, prior: Prior | Any) -> float:
+    def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
         """U(W) = Σ_y μ(W[:, y]) for the mechanism under ``prior`` (the estimate P̂)."""
         mech = as_mechanism(mechanism)
         p = mech._prior(prior)

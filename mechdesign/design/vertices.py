@@ -38,12 +38,13 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign._numerics import EXP_CAP
+from mechdesign.core.prior import Prior, PriorLike, as_prior
 
 __all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "lift_constant"]
 
 MAX_SIZE = 24
-_MAX_LOG_A = 700.0  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
+_MAX_LOG_A = EXP_CAP  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
 _TOL = 1e-12  # relative slack for degenerate vertices (t = 0 or t = h); the certificate repairs
 
 
@@ -111,7 +112,7 @@ def _popcount(n: int) -> np.ndarray:
     return table
 
 
-def column_vertices(prior: Prior | Any, epsilon: float, radius: float = 0.0, *,
+def column_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0, *,
                     max_candidates: int = 5_000_000) -> ColumnVertices:
     """Vertices (or a feasible superset of them) of the column polytope V, see the module docstring.
 
@@ -218,7 +219,7 @@ def _ball_extreme_points(prior: np.ndarray, radius: float) -> np.ndarray:
     return np.array(sorted(points))
 
 
-def brute_force_vertices(prior: Prior | Any, epsilon: float, radius: float = 0.0) -> np.ndarray:
+def brute_force_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0) -> np.ndarray:
     """Vertices of V by halfspace intersection (qhull), independent of the three-level derivation.
 
     V = {v ≥ 0, P̂·v = 1, v_i ≤ e^ε Q·v for every i and every extreme point Q of B}; the extreme

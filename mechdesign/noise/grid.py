@@ -34,7 +34,7 @@ import numpy as np
 from scipy import special
 
 from mechdesign import _validation as v
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = [
     "COUNT_NOISE_TV",
@@ -85,7 +85,7 @@ class GridNoise:
 
     def sample(self, plus: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Released values for inputs ``plus`` (True for x = +1), by exact integer inverse CDF."""
-        generator = make_rng(rng)
+        generator = record_rng(rng)  # None: the secure AES-CTR stream
         u = generator.integers(0, 2**64 - 1, plus.size, dtype=np.uint64, endpoint=True)
         j = np.searchsorted(self._bounds, u, side="right")   # output index for x = −1
         side = self.values.size - 1
@@ -108,8 +108,10 @@ def _cells_gaussian(edges: np.ndarray, sigma: float) -> np.ndarray:
 
 
 def _differences(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Cell masses from CDF values at the inner edges: below 0 take CDF differences, above 0 survival
-    differences (each the accurate side), end cells take the tails."""
+    """Cell masses from CDF values at the inner edges, end cells taking the tails.
+
+    Below 0 take CDF differences, above 0 survival differences (each the accurate side).
+    """
     mass = np.where(lower[1:] <= 0.5, lower[1:] - lower[:-1], upper[:-1] - upper[1:])
     return np.concatenate([[lower[0]], np.maximum(mass, 0.0), [upper[-1]]])
 
@@ -136,12 +138,45 @@ def _grid(kind: str, scale: float) -> GridNoise:
 
 
 def laplace_grid(scale: float) -> GridNoise:
-    """The snapped binary Laplace mechanism Y = snap(X + Laplace(0, ``scale``)) (module docstring)."""
+    """The snapped binary Laplace mechanism Y = snap(X + Laplace(0, ``scale``)) (module docstring).
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0 ([E] eq. 47).
+
+    Returns
+    -------
+    GridNoise
+        The grid, the quantised (sampled) matrix and its exact sampler.
+
+    Examples
+    --------
+    >>> grid = laplace_grid(2.0)
+    >>> bool(grid.sampled_matrix.sum(axis=1).round(12).tolist() == [1.0, 1.0])
+    True
+    """
     return _grid("laplace", v.positive("scale", scale))
 
 
 def gaussian_grid(sigma: float) -> GridNoise:
-    """The snapped binary Gaussian mechanism Y = snap(X + N(0, ``sigma``²)) (module docstring)."""
+    """The snapped binary Gaussian mechanism Y = snap(X + N(0, ``sigma``²)) (module docstring).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation σ > 0 ([E] eq. 52).
+
+    Returns
+    -------
+    GridNoise
+        The grid, the quantised (sampled) matrix and its exact sampler.
+
+    Examples
+    --------
+    >>> gaussian_grid(1.0).step == 1.0 / 64
+    True
+    """
     return _grid("gaussian", v.positive("sigma", sigma))
 
 
@@ -168,7 +203,7 @@ def grid_epsilon(grid: GridNoise, p_min: float) -> float:
 
 
 def grid_violation_probability(grid: GridNoise, epsilon: float, q_low: float, q_high: float) -> float:
-    r"""sup over P(X=+1) = q ∈ [q_low, q_high] of P_q(ℓ(X→Y) > ε) for the sampled grid mechanism.
+    r"""The supremum over P(X=+1) = q ∈ [q_low, q_high] of P_q(ℓ(X→Y) > ε) for the sampled grid mechanism.
 
     For output y with a = W[+,y], c = W[−,y]: ℓ_q(y) > ε ⇔ q < t_y = (a e^{−ε} − c)/(a − c) when a > c,
     ⇔ q > t_y = c(1 − e^{−ε})/(c − a) when a < c. Between consecutive thresholds the violating set is fixed

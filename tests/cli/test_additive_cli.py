@@ -22,12 +22,12 @@ def test_calibrate_laplace_json_matches_api(cli):
 
 def test_calibrate_gaussian_pair_of_sigma_and_sigma_for_target(cli):
     pair = cli("calibrate", "gaussian", "--epsilon", "1.0", "--sigma", "1.5", "--samples", "10000",
-               "--p-min", "0.3", "--json")
+               "--p-hat-min", "0.3", "--json")
     assert pair.returncode == 0, pair.stderr
     out = json.loads(pair.stdout)
     assert out["delta_star"] == gaussian_guarantee_for_target(1.5, 1.0, 10000, 0.3, 1e-6).delta_star
     calibrated = cli("calibrate", "gaussian", "--epsilon", "0.5", "--delta", "1e-5", "--samples", "10000",
-                     "--p-min", "0.3")
+                     "--p-hat-min", "0.3")
     assert calibrated.returncode == 0, calibrated.stderr
     assert calibrated.stdout.startswith("sigma = ") and "pLDP" in calibrated.stdout
 

@@ -42,3 +42,11 @@ def test_design_bad_problem_file_is_one_line_exit_2(cli, tmp_path):
     assert result.stderr.strip().count("\n") == 0 and "exactly one of radius, delta" in result.stderr
     missing = cli("design", str(tmp_path / "nope.toml"))
     assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0
+
+
+def test_design_progress_lines_on_stderr(tmp_path, capsys):
+    from mechdesign.cli import main
+
+    assert main(["design", str(PROBLEMS / "theorem5-first-region.toml"), "--out", str(tmp_path), "--progress"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("mechdesign design: ") and "solved in" in lines[1]

@@ -80,7 +80,7 @@ def test_cli_table_from_samples_file_with_labels(cli, tmp_path):
         lab + "," + ",".join(repr(float(x)) for x in row) for lab, row in zip(labels, rr, strict=True)) + "\n")
     data = tmp_path / "people.parquet"
     pd.DataFrame({"race": ["White"] * 700 + ["Black"] * 200 + ["Other"] * 100, "age": 1}).to_parquet(data)
-    result = cli("assess", "--matrix", str(w), "--samples", str(data), "--column", "race")
+    result = cli("assess", "--matrix", str(w), "--data", str(data), "--column", "race")
     assert result.returncode == 0, result.stderr
     assert "m = 1000 records" in result.stdout and "1e-09" in result.stdout
     assert "White" in result.stdout
@@ -95,7 +95,7 @@ def test_cli_table_from_samples_file_with_labels(cli, tmp_path):
         (["--counts", "4,3,2,1", "--delta", "0"], "delta must lie in (0, 1]"),
         (["--counts", "4,3,2,1", "--delta", "nan"], "delta must be finite"),
         (["--counts=-4,3,2,1"], "counts must be non-negative integers"),
-        (["--samples", "nope.csv", "--column", "x"], "input must be an existing CSV or Parquet file"),
+        (["--data", "nope.csv", "--column", "x"], "must be an existing CSV or Parquet file"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(cli, example1_csv, extra, message):
@@ -120,7 +120,7 @@ def test_cli_bad_matrix_files(cli, tmp_path):
 def test_cli_unknown_label_in_samples(cli, tmp_path, example1_csv):
     data = tmp_path / "d.csv"
     data.write_text("x\n0\n1\n9\n")
-    result = cli("assess", "--matrix", str(example1_csv), "--samples", str(data), "--column", "x")
-    assert result.returncode == 2 and "samples must only hold the mechanism's input labels" in result.stderr
-    result = cli("assess", "--matrix", str(example1_csv), "--samples", str(data), "--column", "nope")
+    result = cli("assess", "--matrix", str(example1_csv), "--data", str(data), "--column", "x")
+    assert result.returncode == 2 and "data must only hold the mechanism's input labels" in result.stderr
+    result = cli("assess", "--matrix", str(example1_csv), "--data", str(data), "--column", "nope")
     assert result.returncode == 2 and "column must be one of the input" in result.stderr

@@ -50,3 +50,13 @@ def test_sampler_matches_rows_and_rejects_a_wrong_matrix():
     # Power: the same draws are far from a perturbed matrix.
     observed = np.bincount(y[x == 0], minlength=3)
     assert stats.chisquare(observed, np.array([0.65, 0.25, 0.1]) * observed.sum()).pvalue < 1e-6
+
+
+def test_labelled_dataframe_keeps_index_and_columns():
+    import pandas as pd
+
+    frame = pd.DataFrame([[0.9, 0.1], [0.3, 0.7]], index=["no", "yes"], columns=["N", "Y"])
+    mechanism = Mechanism.from_matrix(frame)
+    assert (mechanism.inputs, mechanism.outputs) == (("no", "yes"), ("N", "Y"))
+    assert Mechanism.from_matrix(frame, inputs=["a", "b"]).inputs == ("a", "b")
+    assert Mechanism.from_matrix(frame.to_numpy()).inputs == ("0", "1")

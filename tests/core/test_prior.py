@@ -62,3 +62,14 @@ def test_label_errors():
 def test_full_support_required_where_needed():
     with pytest.raises(ValueError, match="center must have full support"):
         as_prior([1.0, 0.0], "center", full_support=True)
+
+
+def test_pandas_inputs_keep_their_labels():
+    pd = pytest.importorskip("pandas")
+    counts = pd.Series(["b", "a", "b", "c", "b", "a"]).value_counts()  # index b, a, c
+    prior = Prior.from_counts(counts)
+    assert prior.labels == ("b", "a", "c") and prior.counts.tolist() == [3, 2, 1]
+    assert Prior.from_counts(counts, labels=["x", "y", "z"]).labels == ("x", "y", "z")  # explicit labels win
+    probabilities = pd.Series([0.25, 0.75], index=["no", "yes"])
+    assert Prior.from_probabilities(probabilities).labels == ("no", "yes")
+    assert Prior.from_counts(np.array([3, 1])).labels == ("0", "1")  # plain arrays still numbered

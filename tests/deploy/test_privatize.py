@@ -211,3 +211,36 @@ def test_privatize_file_errors_leave_nothing(tmp_path, frame):
         with pytest.raises(ValueError, match="record"):
             privatize_file(sampler, path, tmp_path / "out.csv", "colour", rng=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.csv", "header.csv", "in.csv"]
+
+
+@pytest.mark.parametrize(("rate", "text"), [(0.0, "0 records/s"), (7.0, "7 records/s"), (5_000.0, "5 k records/s"),
+                                            (12_345.0, "12.3 k records/s"), (2.5e8, "250 M records/s"),
+                                            (1.5e9, "1.5 G records/s")])
+def test_progress_rate_keeps_its_digits(rate, text):
+    assert privatize_module.format_rate(rate) == text
+
+
+def test_progress_line_on_a_small_file_shows_a_nonzero_rate(tmp_path, capsys):
+    source = tmp_path / "in.csv"
+    source.write_text("x\n" + "a\nb\n" * 2500)
+    privatize_file(Privatizer(randomized_response(2, 1.0, ["a", "b"])), source, tmp_path / "out.csv", "x",
+                   rng=1, progress=True)
+    line = capsys.readouterr().err.strip().split("\r")[-1]
+    assert line.startswith("privatized 5,000 records (") and "0.0 M" not in line
+
+
+def test_records_are_privatized_with_the_secure_generator_by_default(monkeypatch):
+    from mechdesign import randomness
+
+    calls = []
+    real = randomness.make_rng
+
+    def spy(seed=None, *, secure=False):
+        calls.append(secure)
+        return real(seed, secure=secure)
+
+    monkeypatch.setattr(randomness, "make_rng", spy)
+    privatize(randomized_response(2, 1.0, ["a", "b"]), ["a", "b", "a"])
+    assert calls == [True]
+    privatize(randomized_response(2, 1.0, ["a", "b"]), ["a", "b", "a"], rng=5)
+    assert calls == [True, False]

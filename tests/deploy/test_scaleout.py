@@ -67,3 +67,17 @@ def test_errors(client, data):
         privatize_dask(ddf, "missing", randomized_response(4, 1.0, LABELS))
     with pytest.raises(ValueError, match="input labels"):
         privatize_dask(ddf, "colour", randomized_response(2, 1.0, ["red", "green"]), seed=1).compute()
+
+
+def test_loaded_mechanism_file_is_accepted(client, data, tmp_path):
+    from mechdesign.deploy.mechfile import read_mechanism_file, write_mechanism_file
+
+    _, ddf = data
+    path = write_mechanism_file(tmp_path / "rr.mech.json", randomized_response(4, 1.0, LABELS),
+                                guarantee={"notion": "ldp", "epsilon": 1.0})
+    loaded = read_mechanism_file(path)
+    out = privatize_dask(ddf, "colour", loaded, seed=3).compute()["colour"]
+    assert set(out.unique()) <= set(LABELS)
+    assert count_dask(ddf, "colour", loaded).sum() == len(out)
+    with pytest.raises(TypeError, match="mechanism must be a Mechanism"):
+        privatize_dask(ddf, "colour", "rr.mech.json")

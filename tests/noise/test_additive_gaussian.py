@@ -159,10 +159,10 @@ def test_pldp_sigma_formula_eq70(epsilon, delta):
     assert abs(float(pldp_delta(sigma, epsilon)) - delta) < TIGHT * max(delta, 1e-300) + 1e-15
 
 
-def test_pml_curve_below_pldp():
-    for sigma in (1.5, 2.0):
-        stars, deltas = gaussian_curve(sigma, 10_000, 0.5, 1e-6, np.linspace(0.02, 2.5, 30))
-        assert np.all(deltas <= pldp_delta(sigma, stars) + 1e-15)
+@pytest.mark.parametrize("sigma", [1.5, 2.0])
+def test_pml_curve_below_pldp(sigma):
+    stars, deltas = gaussian_curve(sigma, 10_000, 0.5, 1e-6, np.linspace(0.02, 2.5, 30))
+    assert np.all(deltas <= pldp_delta(sigma, stars) + 1e-15)
 
 
 @pytest.mark.parametrize(("call", "words"), [

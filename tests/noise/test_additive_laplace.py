@@ -54,19 +54,27 @@ def test_eq49_decreases_in_p_min_and_in_scale(scale, p, step):
     assert laplace_epsilon(scale * 1.1, p) <= laplace_epsilon(scale, p) + EXACT
 
 
-def test_eq49_stable_form_matches_literal_formula():
-    for b, p in [(0.3, 0.1), (1.0, 0.5), (5.0, 0.25), (40.0, 0.01)]:
-        literal = 2 / b - math.log(math.exp(2 / b) * p + 1 - p)
-        assert abs(laplace_epsilon(b, p) - literal) < EXACT
+@pytest.mark.parametrize(("b", "p"), [
+    pytest.param(0.3, 0.1, id="b0.3-p0.1"),
+    pytest.param(1.0, 0.5, id="b1-p0.5"),
+    pytest.param(5.0, 0.25, id="b5-p0.25"),
+    pytest.param(40.0, 0.01, id="b40-p0.01"),
+])
+def test_eq49_stable_form_matches_literal_formula(b, p):
+    literal = 2 / b - math.log(math.exp(2 / b) * p + 1 - p)
+    assert abs(laplace_epsilon(b, p) - literal) < EXACT
 
 
-def test_remark4_ldp_limit():
+@pytest.mark.parametrize("b", [0.2, 1.0, 3.0])
+def test_remark4_ldp_limit(b):
     m = 8
     delta = 2 * math.exp(-m / 2)  # β*(δ) = 1 by eq. 45
     assert abs(binary_radius(m, delta) - 1.0) < EXACT
-    for b in [0.2, 1.0, 3.0]:
-        assert abs(laplace_epsilon_estimated(b, 0.5, m, delta) - 2 / b) < EXACT
-        assert abs(laplace_epsilon(b, 0.0) - 2 / b) < EXACT
+    assert abs(laplace_epsilon_estimated(b, 0.5, m, delta) - 2 / b) < EXACT
+    assert abs(laplace_epsilon(b, 0.0) - 2 / b) < EXACT
+
+
+def test_remark4_ball_past_the_simplex_edge_is_clamped_at_the_ldp_level():
     # A ball reaching past the simplex edge is clamped at the LDP level, never above it.
     assert laplace_epsilon_estimated(1.0, 0.1, 10, 1e-9) == 2.0
 

@@ -79,10 +79,16 @@ def test_cdp_conversion_oracles():
     assert cdp_epsilon(0.025, 1e-6) < 0.025 + 2 * math.sqrt(0.025 * math.log(1e6))  # beats the standard bound
 
 
-def test_cdp_conversion_is_conservative():
-    for rho, delta in [(0.01, 1e-8), (2.0, 1e-3)]:
-        assert cdp_delta(rho, cdp_epsilon(rho, delta)) <= delta + PRIVACY_SLACK
-        assert cdp_delta(cdp_rho(1.0, delta), 1.0) <= delta + PRIVACY_SLACK
+@pytest.mark.parametrize(("rho", "delta"), [
+    pytest.param(0.01, 1e-8, id="rho0.01-delta1e-8"),
+    pytest.param(2.0, 1e-3, id="rho2-delta1e-3"),
+])
+def test_cdp_conversion_is_conservative(rho, delta):
+    assert cdp_delta(rho, cdp_epsilon(rho, delta)) <= delta + PRIVACY_SLACK
+    assert cdp_delta(cdp_rho(1.0, delta), 1.0) <= delta + PRIVACY_SLACK
+
+
+def test_cdp_delta_of_zero_rho_is_zero():
     assert cdp_delta(0.0, 1.0) == 0.0
 
 

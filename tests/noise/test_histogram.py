@@ -88,11 +88,11 @@ def test_eq1_never_exceeds_log_one_over_alpha(scale, alpha):
 
 
 @pytest.mark.parametrize("bins", [5, 6, 10, 100])
-def test_composition_bound_of_section_iv_is_looser_than_eq2_from_five_bins(bins):
+@pytest.mark.parametrize("scale", [0.1, 1.0, 10.0])
+def test_composition_bound_of_section_iv_is_looser_than_eq2_from_five_bins(bins, scale):
     # §IV bound − eq. 2 = (k−3)(1−α)/b + (k−5)α²/(2b²), which is >= 0 for k >= 5.
-    for scale in (0.1, 1.0, 10.0):
-        alpha = 1.0 / bins
-        assert epsilon_composition(scale, alpha, bins) >= epsilon_pml_relaxed(scale, alpha) - EXACT
+    alpha = 1.0 / bins
+    assert epsilon_composition(scale, alpha, bins) >= epsilon_pml_relaxed(scale, alpha) - EXACT
 
 
 def test_composition_bound_formula_and_linear_growth_in_bins():
@@ -180,22 +180,23 @@ def test_alpha_from_counts_matches_eq37(counts, delta):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ball_minimum_formula_matches_a_linear_program(seed):
+@pytest.mark.parametrize("radius", [0.01, 0.1, "2 min P", 0.9])
+def test_ball_minimum_formula_matches_a_linear_program(seed, radius):
     # min over {Q in simplex : ||Q − P̂||_1 <= β} of Q_x, solved as an LP, equals max(0, P̂_x − β/2).
     rng = np.random.default_rng(seed)
     n = 5
     prior = rng.dirichlet(np.ones(n))
-    for beta in (0.01, 0.1, 2 * prior.min(), 0.9):
-        for x in range(n):
-            cost = np.zeros(2 * n)
-            cost[x] = 1.0
-            a_ub = np.block([[np.eye(n), -np.eye(n)], [-np.eye(n), -np.eye(n)],
-                             [np.zeros((1, n)), np.ones((1, n))]])
-            b_ub = np.concatenate([prior, -prior, [beta]])
-            a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
-            lp = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * n))
-            assert lp.status == 0
-            assert lp.fun == pytest.approx(max(0.0, prior[x] - beta / 2), abs=1e-9)
+    beta = 2 * prior.min() if radius == "2 min P" else radius
+    for x in range(n):
+        cost = np.zeros(2 * n)
+        cost[x] = 1.0
+        a_ub = np.block([[np.eye(n), -np.eye(n)], [-np.eye(n), -np.eye(n)],
+                         [np.zeros((1, n)), np.ones((1, n))]])
+        b_ub = np.concatenate([prior, -prior, [beta]])
+        a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
+        lp = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * n))
+        assert lp.status == 0
+        assert lp.fun == pytest.approx(max(0.0, prior[x] - beta / 2), abs=1e-9)
 
 
 def test_alpha_from_estimate_edge_cases():
@@ -210,7 +211,7 @@ def test_alpha_from_estimate_edge_cases():
 BAD = [
     (lambda: epsilon_pml(1.0, 0.2, bins=10), ValueError, "alpha must lie in (0, 1/bins] = (0, 0.1]"),
     (lambda: epsilon_pml(1.0, 0.6), ValueError, "alpha must lie in (0, 1/2] (alpha <= 1/k, k >= 2)"),
-    (lambda: epsilon_pml(1.0, 0.0), ValueError, "alpha must lie in (0,"),
+    (lambda: epsilon_pml(1.0, 0.0), ValueError, "alpha must be > 0 (alpha = 0 is plain DP"),
     (lambda: epsilon_pml(1.0, -0.1), ValueError, "alpha must"),
     (lambda: epsilon_pml(1.0, float("nan")), ValueError, "alpha must be finite"),
     (lambda: epsilon_pml(0.0, 0.1), ValueError, "scale must be > 0"),
@@ -247,3 +248,17 @@ def test_bad_input_gives_one_line_house_style_errors(call, kind, message):
     assert message in text
     assert "\n" not in text
     assert ", got " in text
+
+
+def test_alpha_zero_from_too_few_records_says_what_to_do(capsys):
+    from mechdesign.cli import main
+
+    alpha = alpha_from_estimate([4000, 900, 100], 1e-6)
+    assert alpha == 0.0
+    with pytest.raises(ValueError, match="more records or a larger delta") as info:
+        calibrate_histogram(1.0, alpha, bins=3)
+    assert "\n" not in str(info.value) and str(info.value).startswith("alpha must be > 0")
+    for verb in (["calibrate", "histogram", "--bins", "3"], ["release", "histogram", "--counts", "5,3,2"]):
+        assert main([*verb, "--epsilon", "1", "--alpha", "0"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "DP scale 2/epsilon" in err

@@ -147,15 +147,20 @@ def test_split_threshold_looseness(k, split, integral, fail, gshm):
     assert sparse_threshold("gshm-add", 1.0, k, 1e6, 1e-5) == pytest.approx(gshm, abs=2e-6)
 
 
-def test_exact_new_key_probability_against_scipy_quad():
-    for tau, sigma, k, count in [(5.0, 1.0, 10, 10), (6851.39, 1093.0754, 50000, 50000), (2.0, 3.0, 4, 1)]:
-        shared = sigma * k ** -0.25
-        def integrand(z, tau=tau, sigma=sigma, count=count, shared=shared):
-            return stats.norm.pdf(z) * -math.expm1(count * stats.norm.logcdf((tau - shared * z) / sigma))
+@pytest.mark.parametrize(("tau", "sigma", "k", "count"), [
+    pytest.param(5.0, 1.0, 10, 10, id="k10"),
+    pytest.param(6851.39, 1093.0754, 50000, 50000, id="paper-k50000"),
+    pytest.param(2.0, 3.0, 4, 1, id="k4-one-new-key"),
+])
+def test_exact_new_key_probability_against_scipy_quad(tau, sigma, k, count):
+    shared = sigma * k ** -0.25
 
-        ref = integrate.quad(integrand, -40, 40, points=[0, 3, 6], epsabs=1e-18, limit=400)[0]
-        assert new_key_failure(tau, sigma, k, count, exact=True) == pytest.approx(ref, rel=1e-8)
-        assert new_key_failure(tau, sigma, k, count, exact=True) <= new_key_failure(tau, sigma, k, count)
+    def integrand(z):
+        return stats.norm.pdf(z) * -math.expm1(count * stats.norm.logcdf((tau - shared * z) / sigma))
+
+    ref = integrate.quad(integrand, -40, 40, points=[0, 3, 6], epsabs=1e-18, limit=400)[0]
+    assert new_key_failure(tau, sigma, k, count, exact=True) == pytest.approx(ref, rel=1e-8)
+    assert new_key_failure(tau, sigma, k, count, exact=True) <= new_key_failure(tau, sigma, k, count)
 
 
 def test_exact_new_key_probability_monte_carlo():
@@ -169,14 +174,17 @@ def test_exact_new_key_probability_monte_carlo():
     assert abs(new_key_failure(tau, sigma, k, count, exact=True) - p) < half
 
 
-def test_lebeda_correlated_noise_table():
+@pytest.mark.parametrize(("d", "indep", "shared", "total"), [
+    pytest.param(4, 1.224745, 0.866025, 1.5, id="d4"),
+    pytest.param(100, 5.244044, 1.658312, 5.5, id="d100"),
+    pytest.param(10000, 50.249378, 5.024938, 50.5, id="d10000"),
+])
+def test_lebeda_correlated_noise_table(d, indep, shared, total):
     # [CALC] §14 item 16 at μ = 1: σ = √(d+√d)/2, σ_c = σ d^{-1/4}, total = σ√(1+1/√d).
-    for d, indep, shared, total in [(4, 1.224745, 0.866025, 1.5), (100, 5.244044, 1.658312, 5.5),
-                                    (10000, 50.249378, 5.024938, 50.5)]:
-        sigma = sigma_min("csh-add", d, 1.0, gaussian_delta(1.0, 1.0))
-        assert sigma == pytest.approx(indep, abs=2e-6)
-        assert sigma * d ** -0.25 == pytest.approx(shared, abs=2e-6)
-        assert sigma * math.sqrt(1 + d ** -0.5) == pytest.approx(total, abs=2e-6)
+    sigma = sigma_min("csh-add", d, 1.0, gaussian_delta(1.0, 1.0))
+    assert sigma == pytest.approx(indep, abs=2e-6)
+    assert sigma * d ** -0.25 == pytest.approx(shared, abs=2e-6)
+    assert sigma * math.sqrt(1 + d ** -0.5) == pytest.approx(total, abs=2e-6)
 
 
 @settings(max_examples=25)

@@ -47,10 +47,14 @@ def direct_one_shared_key(sigma, sc, tau, eps, changed, new):
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
-def test_exact_profile_reproduces_wilkins_without_shared_noise(k):
-    for sigma, ratio, eps in [(1.0, 2.5, 0.5), (0.7, 1.5, 0.3), (2.0, 3.0, 1.0)]:
-        exact = profile_delta(sigma, ratio * sigma, k, eps, correlated=False)
-        assert exact == pytest.approx(sparse_delta("gshm-exact", sigma, ratio * sigma, k, eps), rel=1e-8)
+@pytest.mark.parametrize(("sigma", "ratio", "eps"), [
+    pytest.param(1.0, 2.5, 0.5, id="sigma1-tau2.5-eps0.5"),
+    pytest.param(0.7, 1.5, 0.3, id="sigma0.7-tau1.05-eps0.3"),
+    pytest.param(2.0, 3.0, 1.0, id="sigma2-tau6-eps1"),
+])
+def test_exact_profile_reproduces_wilkins_without_shared_noise(k, sigma, ratio, eps):
+    exact = profile_delta(sigma, ratio * sigma, k, eps, correlated=False)
+    assert exact == pytest.approx(sparse_delta("gshm-exact", sigma, ratio * sigma, k, eps), rel=1e-8)
 
 
 @pytest.mark.parametrize(("changed", "new", "sc"), [(1, 0, 0.8), (1, 1, 0.8), (1, 2, 0.6), (0, 2, 0.84)])
@@ -82,22 +86,23 @@ def test_reduction_matches_monte_carlo_two_shared_keys():
     assert abs(rev - est) < half
 
 
-def _check_grid(grid):
-    for k, sigma, ratio, eps in grid:
-        tau = ratio * sigma
-        exact = profile_delta(sigma, tau, k, eps)
-        for method in CSH_METHODS:
-            bound = sparse_delta(method, sigma, tau, k, eps)
-            assert exact <= bound + PRIVACY_SLACK, (method, k, sigma, tau, eps, exact, bound)
+def _check_case(k, sigma, ratio, eps):
+    tau = ratio * sigma
+    exact = profile_delta(sigma, tau, k, eps)
+    for method in CSH_METHODS:
+        bound = sparse_delta(method, sigma, tau, k, eps)
+        assert exact <= bound + PRIVACY_SLACK, (method, k, sigma, tau, eps, exact, bound)
 
 
-def test_shipped_csh_analyses_bound_the_exact_profile():
-    _check_grid(FAST_GRID)
+@pytest.mark.parametrize(("k", "sigma", "ratio", "eps"), FAST_GRID)
+def test_shipped_csh_analyses_bound_the_exact_profile(k, sigma, ratio, eps):
+    _check_case(k, sigma, ratio, eps)
 
 
 @pytest.mark.slow
-def test_shipped_csh_analyses_bound_the_exact_profile_wide_grid():
-    _check_grid(SLOW_GRID)
+@pytest.mark.parametrize(("k", "sigma", "ratio", "eps"), SLOW_GRID)
+def test_shipped_csh_analyses_bound_the_exact_profile_wide_grid(k, sigma, ratio, eps):
+    _check_case(k, sigma, ratio, eps)
 
 
 def reference_c4(sigma, tau, k, eps, shared):

@@ -50,7 +50,7 @@ def estimate_from_counts(counts: Sequence[int] | np.ndarray) -> tuple[int, float
     if np.size(counts) != 2:
         raise v.fail("counts", "have exactly 2 entries (a binary attribute)", counts)
     estimate = Prior.from_counts(counts)
-    return int(estimate.samples), estimate.min
+    return v.positive_int("samples", estimate.samples), estimate.min
 
 
 def p_hat_min_value(p_hat_min: Any) -> float:
@@ -76,7 +76,8 @@ def laplace_privatize(values: Any, scale: float, rng: np.random.Generator | int 
     Snapping is post-processing, so eq. 49 still bounds the ideal grid mechanism; the guarantee of the
     *sampled* grid is :func:`mechdesign.noise.grid.grid_epsilon` (reported by the calibrators).
     ``scale = 0`` releases the data unchanged (valid when the PML budget exceeds log 1/p_min, eq. 49).
-    ``rng`` goes through :func:`mechdesign.randomness.make_rng`; pass ``make_rng(secure=True)`` for real data.
+    ``rng=None`` (default) draws from the secure AES-CTR generator (:func:`mechdesign.randomness.record_rng`);
+    an integer seed gives a reproducible, research-only stream.
 
     >>> laplace_privatize([1, -1, 1], 0.5, rng=1).shape
     (3,)

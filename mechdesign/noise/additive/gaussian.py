@@ -63,6 +63,39 @@ _ROUNDING_MARGIN = 64 * float(np.finfo(float).eps)  # relative slack added to th
 def gaussian_pml(outcomes: np.ndarray | float, sigma: float, prior_plus: float) -> np.ndarray:
     r"""PML ℓ(X → y) of each outcome of the binary Gaussian mechanism ([E] eq. 54–57), vectorized.
 
+    .. math:: ℓ(X→y) = \log \frac{\max_x e^{-(y-x)^2/(2σ^2)}}{q e^{-(y-1)^2/(2σ^2)} + (1-q) e^{-(y+1)^2/(2σ^2)}},
+              q = P(X=+1),
+
+    evaluated in log space; equal to −log(π + (1 − π)e^{−s}) of the module docstring.
+
+    Parameters
+    ----------
+    outcomes : float or numpy.ndarray
+        Released values y.
+    sigma : float
+        Noise standard deviation σ > 0.
+    prior_plus : float
+        q = P(X = +1) ∈ (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        ℓ(X→y) in nats, the shape of ``outcomes``.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` ≤ 0 or ``prior_plus`` ∉ (0, 1).
+    TypeError
+        If ``sigma`` or ``prior_plus`` is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 52–57.
+
+    Examples
+    --------
     >>> round(float(gaussian_pml(0.0, 1.0, 0.3)), 12)
     0.0
     """
@@ -96,12 +129,34 @@ def _violation(q: np.ndarray, u: float, c: float, sigma: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ViolationSet:
-    """E_ε(P) = (−∞, ``lower``) ∪ (``upper``, ∞); ``lower = -inf`` / ``upper = inf``: empty half-line."""
+    """The violation set E_ε(P) = (−∞, ``lower``) ∪ (``upper``, ∞) of [E] eq. 58.
+
+    ``lower = -inf`` / ``upper = inf`` marks an empty half-line (module docstring).
+
+    Parameters
+    ----------
+    lower : float
+        −y(1 − q): outcomes below it violate the budget.
+    upper : float
+        y(q): outcomes above it violate the budget.
+    """
 
     lower: float
     upper: float
 
     def contains(self, outcomes: np.ndarray | float) -> np.ndarray:
+        """Whether each outcome lies in the set (its PML exceeds ε).
+
+        Parameters
+        ----------
+        outcomes : float or numpy.ndarray
+            Released values y.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            The shape of ``outcomes``.
+        """
         y = np.asarray(outcomes, dtype=np.float64)
         return (y < self.lower) | (y > self.upper)
 
@@ -112,8 +167,36 @@ def _budget(epsilon: float) -> tuple[float, float, float]:
 
 
 def gaussian_violation_set(epsilon: float, sigma: float, prior_plus: float) -> ViolationSet:
-    """The outcomes whose PML exceeds ``epsilon`` (eq. 58), in closed form (module docstring).
+    """The outcomes whose PML exceeds ``epsilon`` ([E] eq. 58), in closed form (module docstring).
 
+    Parameters
+    ----------
+    epsilon : float
+        PML level ε ≥ 0 (nats).
+    sigma : float
+        Noise standard deviation σ > 0.
+    prior_plus : float
+        q = P(X = +1) ∈ (0, 1).
+
+    Returns
+    -------
+    ViolationSet
+        The two half-lines.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``sigma`` ≤ 0 or ``prior_plus`` ∉ (0, 1).
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 58.
+
+    Examples
+    --------
     >>> e = gaussian_violation_set(0.3, 1.0, 0.5)
     >>> bool(e.contains(e.upper + 1e-9)) and not bool(e.contains(e.upper - 1e-9))
     True
@@ -128,7 +211,39 @@ def gaussian_violation_set(epsilon: float, sigma: float, prior_plus: float) -> V
 
 def gaussian_violation_probability(epsilon: float, sigma: float,
                                    prior_plus: np.ndarray | float) -> np.ndarray:
-    r"""P_Y[E_ε(P)] for the prior P(X=+1) = ``prior_plus``, vectorized ([E] eq. 59–62, inner term)."""
+    r"""P_Y[E_ε(P)] for the prior P(X=+1) = ``prior_plus``, vectorized ([E] eq. 59–62, inner term).
+
+    V(q) = h(q) + h(1 − q) with h of the module docstring.
+
+    Parameters
+    ----------
+    epsilon : float
+        PML level ε ≥ 0 (nats).
+    sigma : float
+        Noise standard deviation σ > 0.
+    prior_plus : float or numpy.ndarray
+        q = P(X = +1) ∈ [0, 1] (the edges are allowed: the limit of interior priors).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The violation probability, the shape of ``prior_plus``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``sigma`` ≤ 0, or some ``prior_plus`` is NaN/inf or outside [0, 1].
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 59–62.
+
+    Examples
+    --------
+    >>> float(gaussian_violation_probability(0.0, 1.0, 0.5)) == 1.0
+    True
+    """
     _, u, c = _budget(epsilon)
     s = v.positive("sigma", sigma)
     q = np.asarray(prior_plus, dtype=np.float64)
@@ -139,10 +254,20 @@ def gaussian_violation_probability(epsilon: float, sigma: float,
 
 @dataclass(frozen=True)
 class Delta1:
-    """δ₁(ε) of eq. 59, certified: the true supremum lies in [``lower``, ``value``].
+    """δ₁(ε) of [E] eq. 59, certified: the true supremum lies in [``lower``, ``value``].
 
-    ``value`` is the reported (conservative) δ₁; ``maximizer`` is P(X=+1) of the best prior found;
-    ``interval`` the priors searched (the ball ∩ simplex); ``evaluations`` counts V evaluations.
+    Parameters
+    ----------
+    value : float
+        The reported (conservative) δ₁: the upper end of the final bracket.
+    lower : float
+        The best violation probability found (a lower bound on the supremum).
+    maximizer : float
+        P(X = +1) of the best prior found.
+    interval : tuple of float
+        The priors searched (the ball ∩ simplex).
+    evaluations : int
+        Number of evaluations of V.
     """
 
     value: float
@@ -160,7 +285,7 @@ def _ball(p_hat_min: float, radius: float) -> tuple[float, float]:
 
 
 def _log_e(y: np.ndarray, sigma: float) -> np.ndarray:
-    """log E(y), E = 4 φ((y−1)/σ) sinh²(y/σ²), for y ≥ 0 (−inf at y = 0 and y = inf)."""
+    """The logarithm of E(y) = 4 φ((y−1)/σ) sinh²(y/σ²), for y ≥ 0 (−inf at y = 0 and y = inf)."""
     x = y / (sigma * sigma)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_sinh = x + np.log(-np.expm1(-2.0 * x)) - math.log(2.0)
@@ -193,14 +318,44 @@ def gaussian_delta1(epsilon: float, sigma: float, p_hat_min: float, radius: floa
                     rtol: float = 1e-10, max_iterations: int = 200) -> Delta1:
     r"""δ₁(ε) = sup over the ball B_radius(P̂) of P_Y[E_ε(P)] ([E] eq. 59), certified by branch-and-bound.
 
+    Branch-and-bound with rigorous slope enclosures (module docstring); the reported value is the
+    upper end of the final bracket plus a few ulps, never below the true supremum.
+
     Parameters
     ----------
-    epsilon : PML level ε (nats) that outcomes must not exceed.
-    sigma : noise standard deviation σ.
-    p_hat_min : smallest estimated probability p̂_min ∈ [0, 1/2] (δ₁ is symmetric in the two labels).
-    radius : ℓ1 radius β of the ball (e.g. β*(δ₂) of eq. 45).
-    rtol : relative width of the final bracket [lower, value].
+    epsilon : float
+        PML level ε ≥ 0 (nats) that outcomes must not exceed.
+    sigma : float
+        Noise standard deviation σ > 0.
+    p_hat_min : float
+        Smallest estimated probability p̂_min ∈ [0, 1/2] (δ₁ is symmetric in the two labels).
+    radius : float
+        ℓ1 radius β ∈ [0, 2] of the ball (e.g. β*(δ₂) of eq. 45).
+    rtol : float
+        Relative width of the final bracket [lower, value], in (0, 1).
+    max_iterations : int
+        Bisection rounds before stopping (the value stays a valid upper bound if it stops early).
 
+    Returns
+    -------
+    Delta1
+        The certified bracket and the maximizing prior.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``sigma`` ≤ 0, ``p_hat_min`` ∉ [0, 1/2], ``radius`` ∉ [0, 2] or
+        ``rtol`` ∉ (0, 1).
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 45, 58–62.
+
+    Examples
+    --------
     >>> d = gaussian_delta1(1.0, 1.5, 0.5, 0.2)
     >>> d.lower <= d.value <= d.lower * (1 + 1e-9)
     True
@@ -258,6 +413,39 @@ def gaussian_delta1_grid(epsilon: float, sigma: float, p_hat_min: float, radius:
 
     A lower estimate of δ₁ (a grid misses the supremum between its points); kept as the baseline for tests
     and the benchmark. Use :func:`gaussian_delta1` for guarantees.
+
+    Parameters
+    ----------
+    epsilon : float
+        PML level ε ≥ 0 (nats).
+    sigma : float
+        Noise standard deviation σ > 0.
+    p_hat_min : float
+        Smallest estimated probability p̂_min ∈ [0, 1/2].
+    radius : float
+        ℓ1 radius β ∈ [0, 2] of the ball.
+    points : int
+        Number of grid points (at least 2 are used).
+
+    Returns
+    -------
+    float
+        The largest violation probability on the grid (≤ δ₁).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range (as :func:`gaussian_delta1`) or ``points`` ≤ 0.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 59.
+
+    Examples
+    --------
+    >>> gaussian_delta1_grid(1.0, 1.5, 0.5, 0.2, 50) <= gaussian_delta1(1.0, 1.5, 0.5, 0.2).value
+    True
     """
     _, u, c = _budget(epsilon)
     s = v.positive("sigma", sigma)

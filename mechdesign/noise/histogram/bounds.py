@@ -38,9 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.prior import Prior
 
@@ -57,6 +56,10 @@ __all__ = [
 ]
 
 
+_ALPHA_ZERO_HINT = ("alpha = 0 is plain DP, use the DP scale 2/epsilon; an alpha estimated as 0 needs more "
+                    "records or a larger delta in alpha_from_estimate, or a positive alpha you can justify")
+
+
 def _alpha(alpha: Any, bins: Any) -> tuple[float, int | None]:
     """Validate ``alpha`` ∈ (0, 1/k] (k = ``bins``, or k ≥ 2 when ``bins`` is None)."""
     if bins is not None:
@@ -67,13 +70,16 @@ def _alpha(alpha: Any, bins: Any) -> tuple[float, int | None]:
     rule = (f"lie in (0, 1/bins] = (0, {high:.6g}]" if bins is not None
             else "lie in (0, 1/2] (alpha <= 1/k, k >= 2)")
     value = v.real_scalar("alpha", alpha)
+    if value == 0.0:
+        # alpha_from_estimate returns 0.0 when the sample certifies no positive alpha: say what to do.
+        raise v.fail("alpha", f"be > 0 ({_ALPHA_ZERO_HINT})", alpha)
     if not 0.0 < value <= high:
         raise v.fail("alpha", rule, alpha)
     return value, bins
 
 
 def _pml(x: float, alpha: float) -> float:
-    """eq. 1 with x = 2/b, written as −log(α + (1−α)e^{−x}) so that it never overflows."""
+    """Evaluate eq. 1 with x = 2/b, written as −log(α + (1−α)e^{−x}) so that it never overflows."""
     if x > 1.0:
         return -math.log(alpha + (1.0 - alpha) * math.exp(-x))
     return -math.log1p((1.0 - alpha) * math.expm1(-x))
@@ -97,6 +103,24 @@ def epsilon_pml(scale: float, alpha: float, *, bins: int | None = None) -> float
     bins : int, optional
         Number of bins k ≥ 2; only used to check ``alpha <= 1/bins``.
 
+    Returns
+    -------
+    float
+        ε_PML(b, α) in nats, in (0, log(1/α)).
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0, ``alpha`` ∉ (0, 1/k] (k = ``bins``, or (0, 1/2] without ``bins``), or ``bins`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Theorem 4, eq. 1.
+
     Examples
     --------
     >>> round(epsilon_pml(2.0, 0.1), 6), round(epsilon_dp(2.0), 6)
@@ -112,6 +136,35 @@ def epsilon_pml_relaxed(scale: float, alpha: float, *, bins: int | None = None) 
 
     From :math:`e^x \ge 1 + x` and :math:`\log(1+x) \ge x - x^2/2` (x ≥ 0).
 
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0.
+    alpha : float
+        Lower bound on every bin probability, in (0, 1/k].
+    bins : int, optional
+        Number of bins k ≥ 2; only used to check ``alpha <= 1/bins``.
+
+    Returns
+    -------
+    float
+        The relaxed bound in nats (≥ eq. 1).
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0, ``alpha`` ∉ (0, 1/k] (k = ``bins``, or (0, 1/2] without ``bins``), or ``bins`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        eq. 1–2.
+
+    Examples
+    --------
     >>> round(epsilon_pml_relaxed(2.0, 0.1), 6)
     0.905
     """
@@ -128,6 +181,35 @@ def epsilon_composition(scale: float, alpha: float, bins: int) -> float:
     composition theorem. It grows linearly in ``k``; it is at least eq. 2 for ``k ≥ 5`` and is kept
     for comparison, not for calibration.
 
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0.
+    alpha : float
+        Lower bound on every bin probability, in (0, 1/k].
+    bins : int
+        Number of bins k ≥ 2.
+
+    Returns
+    -------
+    float
+        The composition bound in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0, ``alpha`` ∉ (0, 1/k] (k = ``bins``, or (0, 1/2] without ``bins``), or ``bins`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        §IV (with its ref. [10], Prop. 4.6).
+
+    Examples
+    --------
     >>> round(epsilon_composition(2.0, 0.1, 10), 6)
     4.06125
     """
@@ -140,6 +222,31 @@ def epsilon_composition(scale: float, alpha: float, bins: int) -> float:
 def epsilon_dp(scale: float) -> float:
     """Pure-DP level ``2/b`` of the Laplace histogram (ℓ1 sensitivity 2, [H] Definition 3).
 
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0.
+
+    Returns
+    -------
+    float
+        2/b in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0.
+    TypeError
+        If ``scale`` is not a real number.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Definition 3.
+
+    Examples
+    --------
     >>> epsilon_dp(4.0)
     0.5
     """
@@ -147,32 +254,42 @@ def epsilon_dp(scale: float) -> float:
 
 
 def _recheck(scale: float, forward: Callable[[float], float], target: float) -> float:
-    """Round toward privacy: the smallest float ≥ ``scale`` (up to bisection) with ``forward <= target``.
+    """Round toward privacy: the smallest float ≥ ``scale`` with ``forward <= target``.
 
-    ``forward`` is decreasing in the scale and tends to 0, so a private upper end always exists. Steps
-    up from ``scale`` double until they reach it; the bracket is then bisected and its private end
-    returned. Near the ceiling log(1/α) eq. 1 is flat in b, so a few ulps of ε can be many ulps of b.
+    ``forward`` decreases in the scale. Near the ceiling log(1/α) eq. 1 is flat in b, so a few ulps of ε
+    can be many ulps of b.
     """
-    if forward(scale) <= target:
-        return scale
-    low, step = scale, float(np.spacing(scale))
-    high = scale + step
-    while forward(high) > target:
-        low, step = high, 2.0 * step
-        high = scale + step
-    while True:
-        mid = 0.5 * (low + high)
-        if not low < mid < high:
-            return high
-        if forward(mid) <= target:
-            high = mid
-        else:
-            low = mid
+    return conservative_search(lambda b: forward(b) <= target, scale)
 
 
 def dp_scale_for_epsilon(epsilon: float) -> float:
     """Smallest Laplace scale b with ``2/b <= epsilon`` (the DP calibration, re-checked).
 
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0 (nats).
+
+    Returns
+    -------
+    float
+        b ≥ 2/ε (equal unless rounding made 2/b miss ε).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` ≤ 0.
+    TypeError
+        If ``epsilon`` is not a real number.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Definition 3.
+
+    Examples
+    --------
     >>> dp_scale_for_epsilon(0.5)
     4.0
     """
@@ -181,7 +298,7 @@ def dp_scale_for_epsilon(epsilon: float) -> float:
 
 
 def scale_for_epsilon(epsilon: float, alpha: float, *, bins: int | None = None) -> float:
-    r"""Smallest Laplace scale b: :math:`\varepsilon_{\rm PML}(b, \alpha) \le` ``epsilon`` (eq. 1 inverse)
+    r"""Smallest Laplace scale b with :math:`\varepsilon_{\rm PML}(b, \alpha) \le` ``epsilon`` (eq. 1 inverse).
 
     Closed form (derived here): with x = 2/b, eq. 1 reads
     :math:`\varepsilon = -\log(\alpha + (1-\alpha)e^{-x})`, so
@@ -202,6 +319,24 @@ def scale_for_epsilon(epsilon: float, alpha: float, *, bins: int | None = None) 
         Lower bound on every bin probability, in (0, 1/k].
     bins : int, optional
         Number of bins k ≥ 2; only used to check ``alpha <= 1/bins``.
+
+    Returns
+    -------
+    float
+        b > 0, with ε_PML(b, α) ≤ ``epsilon`` re-checked.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` ≤ 0 or ≥ log(1/α), ``alpha`` ∉ (0, 1/k], or ``bins`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Theorem 4, eq. 1.
 
     Examples
     --------
@@ -229,10 +364,16 @@ def scale_for_epsilon(epsilon: float, alpha: float, *, bins: int | None = None) 
 class HistogramCalibration:
     """Laplace scale for a target per-record PML, with the DP calibration beside it.
 
-    Attributes
+    The result of :func:`calibrate_histogram`.
+
+    Parameters
     ----------
-    epsilon, alpha, bins
-        The request (``bins`` is None when not given).
+    epsilon : float
+        The requested per-record PML.
+    alpha : float
+        The requested lower bound on every bin probability.
+    bins : int or None
+        The number of bins (None when not given).
     scale
         Smallest Laplace scale meeting ``epsilon`` under [H] Theorem 4 (eq. 1).
     epsilon_pml
@@ -244,6 +385,12 @@ class HistogramCalibration:
     scale_ratio
         ``scale / dp_scale`` ∈ (0, 1): the fraction of the DP noise that PML needs (variance ratio is its
         square).
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Theorem 4, eq. 1, Definition 3.
     """
 
     epsilon: float
@@ -259,6 +406,37 @@ class HistogramCalibration:
 def calibrate_histogram(epsilon: float, alpha: float, *, bins: int | None = None) -> HistogramCalibration:
     """Calibrate the Laplace histogram to ``epsilon``-PML under [H] Theorem 4 and compare with DP.
 
+    The scale is :func:`scale_for_epsilon` (eq. 1 inverted, rounded toward privacy); the DP scale is 2/ε.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target per-record PML ε ∈ (0, log(1/α)) (nats).
+    alpha : float
+        Lower bound on every bin probability of every record, in (0, 1/k] (see the module docstring).
+    bins : int, optional
+        Number of bins k ≥ 2; only used to check ``alpha <= 1/bins``.
+
+    Returns
+    -------
+    HistogramCalibration
+        The PML scale, ε_PML recomputed at it, the DP scale and their ratio.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` ≤ 0 or ≥ log(1/α), ``alpha`` ∉ (0, 1/k], or ``bins`` < 2.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Theorem 4, eq. 1.
+
+    Examples
+    --------
     >>> c = calibrate_histogram(0.5, 0.05, bins=10)
     >>> round(c.scale, 4), c.dp_scale, round(c.scale_ratio, 4)
     (3.7401, 4.0, 0.935)
@@ -284,8 +462,9 @@ def alpha_from_estimate(prior_or_counts: Any, delta: float, *, samples: int | No
     .. math::  \min_{Q \in \mathcal B_\beta(\hat P)} \min_x Q(x) = \max(0, \min_x \hat P(x) - \beta/2),
 
     since lowering one coordinate by t moves ℓ1 mass 2t. That value is returned; it is ≤ 1/N. A result of
-    0.0 means the sample certifies no positive ``alpha``: use the DP scale. The samples must not be the
-    records being released (see the module docstring).
+    0.0 means the sample certifies no positive ``alpha`` (β*(δ)/2 ≥ min P̂): collect more records (β*
+    shrinks like 1/√m), accept a larger ``delta``, justify a positive ``alpha`` otherwise, or use the DP
+    scale 2/ε. The samples must not be the records being released (see the module docstring).
 
     Parameters
     ----------
@@ -297,14 +476,36 @@ def alpha_from_estimate(prior_or_counts: Any, delta: float, *, samples: int | No
     samples : int, optional
         Number m of samples P̂ was estimated from (required when passing a probability vector).
 
+    Returns
+    -------
+    float
+        α ∈ [0, 1/N].
+
+    Raises
+    ------
+    ValueError
+        If the counts (or the probability vector) are invalid or have fewer than 2 bins, ``delta`` ∉ (0, 1],
+        or ``samples`` ≤ 0.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 37, §III.
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", §III-A.
+
     Examples
     --------
     >>> round(alpha_from_estimate([2500, 2500, 2500, 2500], 1e-6), 6)
     0.221317
+    >>> alpha_from_estimate([4000, 900, 100], 1e-6)  # min P̂ = 0.02 < β*/2 ≈ 0.04: certifies nothing
+    0.0
     """
     if samples is None:
         estimate = Prior.from_counts(prior_or_counts)
-        prior, m = estimate.probabilities, estimate.samples
+        prior, m = estimate.probabilities, v.positive_int("samples", estimate.samples)
     else:
         prior = v.probability_vector("prior", prior_or_counts)
         m = v.positive_int("samples", samples)

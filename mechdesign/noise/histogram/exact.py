@@ -47,7 +47,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ExactLeakage:
-    """Largest per-record PML over outputs and one output attaining it (a read-only array)."""
+    """Largest per-record PML over outputs and one output attaining it ([H] Definition 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        max_y ℓ(D_1 → y) in nats.
+    output : array_like, shape (k,)
+        An output y attaining it (stored as a read-only float64 array).
+    """
 
     epsilon: float
     output: np.ndarray
@@ -82,6 +90,19 @@ def other_records_histogram(other_priors: Any) -> tuple[np.ndarray, np.ndarray]:
     probabilities : numpy.ndarray of float64, shape (M,)
         Their probabilities (a multinomial pmf when the rows are equal).
 
+    Raises
+    ------
+    ValueError
+        If ``other_priors`` is not a non-empty 2-D finite array whose rows are probability vectors.
+    TypeError
+        If ``other_priors`` holds non-numbers.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Definition 1 (the law of H′ behind f(y | c), module docstring).
+
     Examples
     --------
     >>> h, p = other_records_histogram([[0.5, 0.5], [0.5, 0.5]])
@@ -104,7 +125,7 @@ def other_records_histogram(other_priors: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _log_likelihoods(outputs: np.ndarray, hists: np.ndarray, log_probs: np.ndarray,
                      scale: float) -> np.ndarray:
-    """log f(y | c) up to the constant −k log(2b), shape (G, k): one column per bin c of record 1."""
+    """The log-likelihood log f(y | c) up to the constant −k log(2b), shape (G, k): one column per bin c."""
     gap = outputs[:, None, :] - hists[None, :, :]            # (G, M, k)
     stay = -np.abs(gap) / scale                              # factor when record 1 is not in bin j
     move = -np.abs(gap - 1.0) / scale                        # factor when record 1 is in bin j
@@ -131,6 +152,25 @@ def record_leakage(outputs: Any, record_prior: Any, other_priors: Any, scale: fl
     scale : float
         Laplace scale b > 0.
 
+    Returns
+    -------
+    numpy.ndarray of float64, shape (G,)
+        ℓ(D_1 → y) in nats for each row y.
+
+    Raises
+    ------
+    ValueError
+        If a prior is not a probability vector (``record_prior`` with full support), the column counts
+        differ, or ``scale`` ≤ 0.
+    TypeError
+        If an argument holds non-numbers.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Definition 1 and Theorem 4.
+
     Examples
     --------
     >>> from mechdesign.noise.histogram.bounds import epsilon_pml
@@ -152,7 +192,47 @@ def max_record_leakage(record_prior: Any, other_priors: Any, scale: float, *, gr
     """Supremum over outputs of the exact per-record PML (grid over [0, n]^k, then local refinement).
 
     The grid has ``grid_steps`` cells per axis (corners included); the ``polish`` best grid points start a
-    bounded Powell search. See the module docstring for why [0, n]^k suffices.
+    bounded Powell search. See the module docstring for why [0, n]^k suffices; the corners attain eq. 1,
+    so the result matches [H] Theorem 4 (tightness).
+
+    Parameters
+    ----------
+    record_prior : array_like, shape (k,)
+        Bin probabilities of record 1 (full support).
+    other_priors : array_like, shape (n − 1, k)
+        Bin probabilities of the other records.
+    scale : float
+        Laplace scale b > 0.
+    grid_steps : int
+        Grid cells per axis (≥ 1).
+    polish : int
+        Number of best grid points refined by local search (≥ 1).
+
+    Returns
+    -------
+    ExactLeakage
+        The largest leakage found and an output attaining it (a lower bound on the supremum, exact when
+        a corner attains it).
+
+    Raises
+    ------
+    ValueError
+        If a prior is invalid, the column counts differ, ``scale`` ≤ 0, or ``grid_steps``/``polish`` ≤ 0.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        Theorem 4, eq. 1.
+
+    Examples
+    --------
+    >>> from mechdesign.noise.histogram.bounds import epsilon_pml
+    >>> found = max_record_leakage([0.3, 0.7], [[0.5, 0.5]], 1.0, grid_steps=2, polish=1)
+    >>> bool(abs(found.epsilon - epsilon_pml(1.0, 0.3)) < 1e-9)
+    True
     """
     p, others = _priors(record_prior, other_priors)
     b = v.positive("scale", scale)
@@ -177,7 +257,7 @@ def max_record_leakage(record_prior: Any, other_priors: Any, scale: float, *, gr
 
 
 def _log_rounded_laplace(z: np.ndarray, mean: np.ndarray, scale: float) -> np.ndarray:
-    """log P(rint(max(mean + Lap(b), 0)) = z) for integers z ≥ 0, computed without cancellation."""
+    """The log-probability log P(rint(max(mean + Lap(b), 0)) = z) for integers z ≥ 0, without cancellation."""
     low = np.where(z == 0, -np.inf, z - 0.5 - mean)
     high = z + 0.5 - mean
     right = 0.5 * (np.exp(-np.maximum(low, 0.0) / scale) - np.exp(-np.maximum(high, 0.0) / scale))
@@ -189,7 +269,43 @@ def _log_rounded_laplace(z: np.ndarray, mean: np.ndarray, scale: float) -> np.nd
 
 
 def max_record_leakage_postprocessed(record_prior: Any, other_priors: Any, scale: float) -> ExactLeakage:
-    """Exact maximum per-record PML of the clipped and rounded release ([H] §III-B), over {0, …, n+1}^k."""
+    """Exact maximum per-record PML of the clipped and rounded release ([H] §III-B), over {0, …, n+1}^k.
+
+    Post-processing, so never above the continuous release's leakage (eq. 1).
+
+    Parameters
+    ----------
+    record_prior : array_like, shape (k,)
+        Bin probabilities of record 1 (full support).
+    other_priors : array_like, shape (n − 1, k)
+        Bin probabilities of the other records.
+    scale : float
+        Laplace scale b > 0.
+
+    Returns
+    -------
+    ExactLeakage
+        The exact maximum and an integer output attaining it.
+
+    Raises
+    ------
+    ValueError
+        If a prior is invalid, the column counts differ, or ``scale`` ≤ 0.
+    TypeError
+        If an argument holds non-numbers.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication",
+        §III-B, Theorem 4.
+
+    Examples
+    --------
+    >>> from mechdesign.noise.histogram.bounds import epsilon_pml
+    >>> max_record_leakage_postprocessed([0.3, 0.7], [[0.5, 0.5]], 1.0).epsilon <= epsilon_pml(1.0, 0.3)
+    True
+    """
     p, others = _priors(record_prior, other_priors)
     b = v.positive("scale", scale)
     n, k = others.shape[0] + 1, p.size

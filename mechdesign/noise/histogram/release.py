@@ -6,9 +6,9 @@ post-processing never increases PML or DP, so the guarantee of :func:`mechdesign
 carries over to the post-processed release. Calibrate ``scale`` with
 :func:`mechdesign.noise.histogram.bounds.calibrate_histogram`.
 
-For real records use ``rng=None`` with ``secure=True`` in :func:`mechdesign.randomness.make_rng` (or pass
-that generator): seeded PCG64 streams are for research only. Floating-point Laplace sampling has the usual
-caveats (Mironov 2012) that secure bits alone do not remove.
+The default ``rng=None`` draws from the cryptographically secure AES-CTR generator
+(:func:`mechdesign.randomness.record_rng`); seeded PCG64 streams are for research only. Floating-point
+Laplace sampling has the usual caveats (Mironov 2012) that secure bits alone do not remove.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = ["counts_from_records", "laplace_histogram", "total_variation"]
 
@@ -49,6 +49,20 @@ def counts_from_records(records: Any, categories: int | Sequence[Any]) -> np.nda
     Returns
     -------
     numpy.ndarray of int64, shape (k,)
+        The count of each bin.
+
+    Raises
+    ------
+    ValueError
+        If ``records`` is not 1-D, holds integers outside [0, k) or labels not in ``categories``, or
+        ``categories`` is empty, not positive, or repeats a label.
+    TypeError
+        If ``categories`` is a string or a bool, or not an integer or a sequence.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", footnote 6 (public bins).
 
     Examples
     --------
@@ -60,15 +74,15 @@ def counts_from_records(records: Any, categories: int | Sequence[Any]) -> np.nda
     values = np.asarray(records)
     if values.ndim != 1:
         raise v.fail("records", "be 1-dimensional", records)
-    if isinstance(categories, (int, np.integer)) and not isinstance(categories, bool):
+    if isinstance(categories, (str, bool)):
+        raise TypeError("categories must be an integer or a sequence of labels, "
+                        f"got categories={categories!r}")
+    if isinstance(categories, (int, np.integer)):
         k = v.positive_int("categories", categories)
         if values.size and (not np.issubdtype(values.dtype, np.integer)
                             or values.min() < 0 or values.max() >= k):
             raise v.fail("records", f"be integers in [0, {k - 1}] (categories={k})", records)
         return np.bincount(values.astype(np.int64), minlength=k)
-    if isinstance(categories, str):
-        raise TypeError("categories must be an integer or a sequence of labels, "
-                        f"got categories={categories!r}")
     labels = np.asarray(v.labels("categories", categories, len(categories)))
     if labels.size == 0:
         raise v.fail("categories", "be non-empty", list(categories))
@@ -102,11 +116,26 @@ def laplace_histogram(
     postprocess : bool
         Clip to ≥ 0 and round to the nearest integer ([H] §III-B); the result stays float64 either way.
     rng : Generator, int or None
-        Passed through :func:`mechdesign.randomness.make_rng`.
+        ``None`` (default): the secure AES-CTR generator; a seed: reproducible PCG64
+        (:func:`mechdesign.randomness.record_rng`).
 
     Returns
     -------
     numpy.ndarray of float64, shape ``counts.shape`` or (size, k)
+        The released histograms.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not a finite array of non-negative integers of shape (k,) or (reps, k),
+        ``scale`` ≤ 0, or ``size`` ≤ 0 or given with 2-D ``counts``.
+    TypeError
+        If ``scale`` or ``size`` has the wrong type.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", Theorem 4 and §III-B.
 
     Examples
     --------
@@ -123,7 +152,7 @@ def laplace_histogram(
         if base.ndim != 1:
             raise v.fail("size", "be None when counts is 2-dimensional (one release per row)", size)
         shape = (reps, base.size)
-    released = make_rng(rng).laplace(0.0, b, size=shape)
+    released = record_rng(rng).laplace(0.0, b, size=shape)
     released += base
     if postprocess:
         np.maximum(released, 0.0, out=released)
@@ -148,6 +177,18 @@ def total_variation(released: Any, counts: Any) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of float64, shape ``released.shape[:-1]``
+        TVD ∈ [0, 1] per release.
+
+    Raises
+    ------
+    ValueError
+        If ``released`` is not a finite non-negative array of shape (k,) or (reps, k), or ``counts`` is
+        not a valid count array with a positive total and the same number of bins.
+
+    References
+    ----------
+    [H] Saeidian, Yavuzyılmaz, Grosse, Schuppe, Oechtering, "A Tight Context-aware Privacy Bound for
+        Histogram Publication", §III-B.
 
     Examples
     --------

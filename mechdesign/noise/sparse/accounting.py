@@ -44,6 +44,7 @@ import numpy as np
 from scipy import optimize, special
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 from mechdesign.noise.grid import COUNT_NOISE_TV
 from mechdesign.noise.sparse import METHODS
 from mechdesign.noise.sparse.analytic_gaussian import delta_gaussian_raw, gaussian_mu
@@ -71,7 +72,30 @@ def _fail(log_p: np.ndarray | float) -> np.ndarray:
 
 
 def csh_gamma(j: np.ndarray | int, k: int) -> np.ndarray:
-    """γ_j = min(√j, √(j + √k)/2): scaled ℓ2 sensitivity of CSH on j shared keys ([S] Thm 12)."""
+    """The scaled ℓ2 sensitivity γ_j = min(√j, √(j + √k)/2) of CSH on j shared keys ([S] Theorem 12).
+
+    Parameters
+    ----------
+    j : int or numpy.ndarray
+        Number(s) of shared keys that change.
+    k : int
+        The sparsity bound k.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        γ_j, the shape of ``j`` (divide by σ for the Gaussian μ).
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Theorem 12 (with Lemma 8).
+
+    Examples
+    --------
+    >>> float(csh_gamma(1, 1))
+    0.7071067811865476
+    """
     j = np.asarray(j, dtype=np.float64)
     return np.minimum(np.sqrt(j), np.sqrt(j + math.sqrt(k)) / 2.0)
 
@@ -98,6 +122,38 @@ def new_key_failure(tau: float, sigma: float, k: int, count: int | None = None, 
     Split bound ([S] Lemma 10): 1 − Φ(τ/((1+k^{-1/4})σ))^{count+1}. ``exact=True``: the exact
     1 − ∫φ(z) Φ((τ − σk^{-1/4} z)/σ)^count dz by quadrature (reference §5.4), never larger.
 
+    Parameters
+    ----------
+    tau : float
+        Margin τ ≥ 0 (a key is released iff its noisy count exceeds 1 + τ).
+    sigma : float
+        Independent per-key noise std σ > 0.
+    k : int
+        The sparsity bound k ≥ 1 (the shared sample has std σ k^{-1/4}).
+    count : int, optional
+        Number of new keys (default k).
+    exact : bool
+        Use the exact quadrature instead of the split bound.
+
+    Returns
+    -------
+    float
+        The probability, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``tau`` < 0, ``sigma`` ≤ 0, or ``k`` or ``count`` ≤ 0.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 10; reference §5.4 (exact form).
+
+    Examples
+    --------
     >>> new_key_failure(3.0, 1.0, 1, exact=True) <= new_key_failure(3.0, 1.0, 1)
     True
     """
@@ -139,7 +195,7 @@ def _csh_add(sigma: float, tau: float, k: int, eps: float, exact: bool) -> float
         fail = float(_failure_quad(np.array([k]), tau, sigma, k)[0])
     else:
         fail = float(_fail((k + 1) * _log_phi(tau / ((1 + k**-0.25) * sigma))))
-    return float(min(1.0, delta_gaussian_raw(eps, mu) + fail))
+    return min(1.0, float(delta_gaussian_raw(eps, mu)) + fail)
 
 
 def _csh_tighter(sigma: float, tau: float, k: int, eps: float, exact: bool) -> float:
@@ -190,8 +246,43 @@ def _delta_function(method: str) -> Callable[[float, float, int, float], float]:
 def sparse_delta(method: str, sigma: float, tau: float, k: int, epsilon: float) -> float:
     """δ at which the mechanism of ``method`` with noise σ and margin τ is (ε, δ)-DP (see module docstring).
 
-    Release rule: key i is output iff its noisy count is > 1 + τ.
+    Release rule: key i is output iff its noisy count is > 1 + τ. The analyses (``METHODS``) are listed
+    in the module docstring: ``gshm-add`` ([S] Lemma 6), ``gshm-exact`` (Lemma 7), ``csh-add``
+    (Theorem 11), ``csh-tighter`` (Theorem 12 with the proven C4*), and the ``-quad`` variants with the
+    exact new-key probability.
 
+    Parameters
+    ----------
+    method : str
+        One of ``METHODS``.
+    sigma : float
+        Independent per-key noise std σ > 0.
+    tau : float
+        Margin τ ≥ 0 above ℓ∞ = 1.
+    k : int
+        The sparsity bound k ≥ 1.
+    epsilon : float
+        ε ≥ 0 (nats).
+
+    Returns
+    -------
+    float
+        δ ∈ [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``sigma`` ≤ 0, ``tau`` < 0, ``k`` ≤ 0 or ``epsilon`` < 0.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemmas 5–7 and 10, Theorems 11–12.
+
+    Examples
+    --------
     >>> round(sparse_delta("gshm-exact", 2228.0, 13948.0, 51914, 0.349) * 1e5, 4)
     1.0031
     """
@@ -203,8 +294,39 @@ def sparse_delta(method: str, sigma: float, tau: float, k: int, epsilon: float) 
 def sigma_min(method: str, k: int, epsilon: float, delta: float) -> float:
     """Infimum of the noise σ for which some finite threshold works: √k/μ* (GSHM), √(k+√k)/(2μ*) (CSH).
 
-    μ* = μ*(ε, δ) is rounded down, so the returned σ is rounded up (conservative).
+    μ* = μ*(ε, δ) of the analytic Gaussian mechanism ([S] Lemma 5) is rounded down, so the returned σ is
+    rounded up (conservative). Below it no threshold makes the mechanism (ε, δ)-DP.
 
+    Parameters
+    ----------
+    method : str
+        One of ``METHODS``.
+    k : int
+        The sparsity bound k ≥ 1.
+    epsilon : float
+        ε ≥ 0 (nats).
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        σ_min > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``k`` ≤ 0, ``epsilon`` < 0 or ``delta`` ∉ (0, 1).
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 5, Theorem 11.
+
+    Examples
+    --------
     >>> round(sigma_min("gshm-exact", 50000, 0.35, 1e-5), 3)
     2181.279
     """
@@ -220,17 +342,6 @@ def _quantile_margin(failure: float, count: int) -> float:
     return float(-special.ndtri(-math.expm1(math.log1p(-failure) / count)))
 
 
-def _conservative(tau: float, ok: Callable[[float], bool]) -> float:
-    """Round τ up (relative steps of growing size) until the forward check holds."""
-    step = 1e-15
-    while not ok(tau):
-        tau = tau * (1 + step) + step
-        step *= 4
-        if step > 1e3:
-            raise ArithmeticError("threshold check does not converge")  # a bug signal, not a user error
-    return tau
-
-
 def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: float) -> float:
     """Smallest margin τ ≥ 0 such that ``method`` with noise σ is (ε, δ)-DP; release iff count > 1 + τ.
 
@@ -238,6 +349,39 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     (δ is non-increasing in τ: raising the threshold is post-processing). The result is the upper end of the
     final bracket and is re-checked with :func:`sparse_delta`.
 
+    Parameters
+    ----------
+    method : str
+        One of ``METHODS``.
+    sigma : float
+        Independent per-key noise std σ > 0 (above :func:`sigma_min`).
+    k : int
+        The sparsity bound k ≥ 1.
+    epsilon : float
+        ε ≥ 0 (nats).
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        τ ≥ 0; release iff the noisy count is > 1 + τ.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``sigma`` ≤ ``sigma_min`` (no finite threshold), ``k`` ≤ 0,
+        ``epsilon`` < 0 or ``delta`` ∉ (0, 1).
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 6, Lemma 22, Theorems 11–12.
+
+    Examples
+    --------
     >>> round(sparse_threshold("csh-tighter", 1093.0755, 50000, 0.35, 1e-5), 1)
     7293.3
     """
@@ -262,12 +406,12 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     # Lower end: the "no shared keys" case alone (T1 / C1) with all of δ; the add-the-deltas closed form.
     lower = scale * max(0.0, _quantile_margin(dlt, count))
     if method in ("gshm-add", "csh-add"):
-        return _conservative(scale * max(0.0, _quantile_margin(dlt - gauss, count)), ok)
+        return conservative_search(ok, scale * max(0.0, _quantile_margin(dlt - gauss, count)))
     if method.endswith("quad"):  # C1 with the exact probability alone: a cheaper, valid lower end
         lower = optimize.brentq(lambda tau: _failure_quad(np.array([k_]), tau, sigma_, k_)[0] - dlt,
                                 0.0, lower, xtol=1e-12 * lower)
     if ok(lower):
-        return _conservative(lower, ok)
+        return conservative_search(ok, lower)
     upper = max(lower, sigma_) * 2.0
     while not ok(upper):
         lower, upper = upper, upper * 2.0
@@ -278,16 +422,40 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
         return fn(sigma_, tau, k_, eps) - dlt
 
     root = optimize.brentq(gap, lower, upper, xtol=1e-13 * upper, rtol=1e-13)
-    return _conservative(root, ok)
+    return conservative_search(ok, root)
 
 
 @dataclass(frozen=True)
 class SparseCalibration:
     """Noise and threshold for one analysis; ``delta_achieved`` is recomputed from (sigma, threshold).
 
-    ``sigma`` is the independent per-key std; ``total_std`` the per-count std including the shared
-    sample (CSH).
     Release rule: key i is output iff its noisy count is > 1 + ``threshold``.
+
+    Parameters
+    ----------
+    method : str
+        The analysis (one of ``METHODS``).
+    k : int
+        The sparsity bound.
+    epsilon : float
+        The target ε.
+    delta : float
+        The target δ.
+    sigma_min : float
+        The infimum of workable σ (:func:`sigma_min`).
+    sigma : float
+        The independent per-key std σ.
+    threshold : float
+        The margin τ (:func:`sparse_threshold`).
+    total_std : float
+        The per-count std, including the shared sample for CSH: σ √(1 + 1/√k).
+    delta_achieved : float
+        :func:`sparse_delta` at (σ, τ), ≤ ``delta``.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Algorithms 1–2, Lemmas 6–7, Theorems 11–12.
     """
 
     method: str
@@ -308,6 +476,39 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
     For the exact/tighter analyses τ(σ) is smallest at σ_min (its T1/C1 floor grows linearly in σ); the
     add-the-deltas curves diverge at σ_min, so their minimum is found by bounded Brent search on σ.
 
+    Parameters
+    ----------
+    method : str
+        One of ``METHODS``.
+    k : int
+        The sparsity bound k ≥ 1.
+    epsilon : float
+        ε ≥ 0 (nats).
+    delta : float
+        δ ∈ (0, 1).
+    sigma : float, optional
+        A fixed σ > σ_min; default: the σ with the smallest threshold.
+
+    Returns
+    -------
+    SparseCalibration
+        σ, τ and δ recomputed from them.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``sigma`` ≤ 0 or too small for a finite threshold, or an argument is out
+        of range.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemmas 5–7, Theorems 11–12, Lemma 22.
+
+    Examples
+    --------
     δ includes a reserve (1 + e^ε)(2k + 1)·TV for the exactly sampled grid noise of
     :mod:`mechdesign.noise.sparse.release` (3 counts more than [S]'s 7692 here):
 

@@ -16,29 +16,51 @@ Solvers bracket the root, refine it with ``brentq`` and return the conservative 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import optimize, special
 
 from mechdesign import _validation as v
+from mechdesign._numerics import conservative_search
 
 __all__ = ["gaussian_delta", "gaussian_epsilon", "gaussian_mu", "gaussian_sigma"]
+
+
+def _toward(value: float, ok: Callable[[float], bool], direction: float) -> float:
+    """Step a root-finder's value to the private side (``direction`` ±1) and re-check it."""
+    return conservative_search(ok, value, direction=direction)
 
 _XTOL = 1e-15
 
 
-def _step_until(value: float, ok, direction: float) -> float:
-    """Move ``value`` by growing relative steps in ``direction`` (±1) until ``ok(value)``."""
-    step = 1e-15
-    while not ok(value):
-        value = value * (1 + direction * step) + (step if direction > 0 else 0.0)
-        step *= 4
-        if step > 1.0:
-            raise ArithmeticError("conservative rounding does not converge")  # a bug signal, not user error
-    return value
-
-
 def delta_gaussian_raw(epsilon: np.ndarray | float, mu: np.ndarray | float) -> np.ndarray:
-    """δ_G(ε; μ) without validation, vectorised; any real ε, μ ≥ 0 (μ = 0 gives max(0, 1 − e^ε))."""
+    """δ_G(ε; μ) without validation, vectorised; any real ε, μ ≥ 0 (μ = 0 gives max(0, 1 − e^ε)).
+
+    δ_G(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), in log space (module docstring).
+
+    Parameters
+    ----------
+    epsilon : float or numpy.ndarray
+        ε (any real).
+    mu : float or numpy.ndarray
+        μ = Δ/σ ≥ 0 (broadcast against ``epsilon``).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        δ_G ∈ [0, 1].
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 5 (Balle & Wang, ICML 2018, Theorem 8).
+
+    Examples
+    --------
+    >>> float(delta_gaussian_raw(0.0, 0.0))
+    0.0
+    """
     eps = np.asarray(epsilon, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -57,8 +79,34 @@ def delta_gaussian_raw(epsilon: np.ndarray | float, mu: np.ndarray | float) -> n
 def gaussian_delta(epsilon: float, mu: float) -> float:
     """δ_G(ε; μ): the smallest δ for which the Gaussian mechanism with μ = Δ/σ is (ε, δ)-DP.
 
-    [S] Lemma 5 (Balle & Wang 2018, Theorem 8).
+    δ_G(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) ([S] Lemma 5, Balle & Wang 2018, Theorem 8).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε ≥ 0 (nats).
+    mu : float
+        μ = Δ/σ ≥ 0.
+
+    Returns
+    -------
+    float
+        δ ∈ [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0 or ``mu`` < 0.
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 5 (Balle & Wang, ICML 2018, Theorem 8).
+
+    Examples
+    --------
     >>> import math
     >>> round(gaussian_delta(math.log(3), 1.0), 15)
     0.109855563444451
@@ -75,6 +123,32 @@ def _check_delta(delta: float) -> float:
 def gaussian_mu(epsilon: float, delta: float) -> float:
     """μ*(ε, δ): the largest μ with δ_G(ε; μ) ≤ δ (lower end of the final bracket, re-checked).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε ≥ 0 (nats).
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        μ* > 0 (rounded down: conservative).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0 or ``delta`` ∉ (0, 1).
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 5 (Balle & Wang, ICML 2018, Theorem 8).
+
+    Examples
+    --------
     >>> round(gaussian_mu(1.0, 1e-5), 9)
     0.268051123
     """
@@ -92,24 +166,78 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
         if high > 1e12:  # δ_G → 1 as μ → ∞, so δ < 1 is always reached long before
             raise ValueError(f"delta must be < 1 for a finite mu, got delta={dlt!r}")
     root = optimize.brentq(gap, low, high, xtol=_XTOL * low, rtol=4 * np.finfo(float).eps)
-    return _step_until(min(root, high), lambda mu: gap(mu) <= 0, -1.0)
+    return _toward(min(root, high), lambda mu: gap(mu) <= 0, -1.0)
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest σ for which N(0, σ²) noise on an ℓ2-sensitivity-Δ query is (ε, δ)-DP (σ = Δ/μ*).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε ≥ 0 (nats).
+    delta : float
+        δ ∈ (0, 1).
+    sensitivity : float
+        ℓ2 sensitivity Δ > 0.
+
+    Returns
+    -------
+    float
+        σ > 0 (rounded up and re-checked: conservative).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0, ``delta`` ∉ (0, 1) or ``sensitivity`` ≤ 0.
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 5 (Balle & Wang, ICML 2018, Theorem 8).
+
+    Examples
+    --------
     >>> import math
     >>> round(gaussian_sigma(math.log(3), 0.10985556344445052), 6)
     1.0
     """
     sens = v.positive("sensitivity", sensitivity)
-    return _step_until(sens / gaussian_mu(epsilon, delta),
+    return _toward(sens / gaussian_mu(epsilon, delta),
                        lambda sigma: float(delta_gaussian_raw(epsilon, sens / sigma)) <= delta, 1.0)
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
     """Smallest ε ≥ 0 with δ_G(ε; μ) ≤ δ (upper end of the final bracket, re-checked).
 
+    Parameters
+    ----------
+    mu : float
+        μ = Δ/σ ≥ 0.
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        ε ≥ 0 in nats (rounded up: conservative).
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` < 0 or ``delta`` ∉ (0, 1).
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        Lemma 5 (Balle & Wang, ICML 2018, Theorem 8).
+
+    Examples
+    --------
     >>> import math
     >>> round(gaussian_epsilon(1.0, 0.10985556344445052), 9) == round(math.log(3), 9)
     True
@@ -126,4 +254,4 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     while gap(high) > 0:
         high *= 2.0
     root = optimize.brentq(gap, 0.0, high, xtol=_XTOL * high, rtol=4 * np.finfo(float).eps)
-    return _step_until(max(root, 0.0), lambda eps: gap(eps) <= 0, 1.0)
+    return _toward(max(root, 0.0), lambda eps: gap(eps) <= 0, 1.0)

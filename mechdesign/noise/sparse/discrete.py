@@ -1,7 +1,7 @@
 """Discrete Gaussian noise (Canonne, Kamath & Steinke 2020, "CKS20"), zCDP accounting, discrete CSH.
 
 * Exact samplers in integer/rational arithmetic (CKS20 Algorithms 1–3): randomness comes only from uniform
-  integers drawn from a NumPy ``Generator`` (use ``make_rng(secure=True)`` for real data), every comparison is
+  integers drawn from a NumPy ``Generator`` (the default ``rng=None`` is the secure AES-CTR stream), every comparison is
   between Python ``int``/``Fraction`` values, so no floating-point rounding enters the distribution.
   Pure Python: about 5e3 samples/s for σ = 10 on one core (measured); ``size`` draws in a loop.
 * zCDP → (ε, δ) (CKS20 §2.3, Proposition 12 via Bun–Steinke; reference §11.3) and the exact
@@ -22,7 +22,8 @@ import numpy as np
 from scipy import special
 
 from mechdesign import _validation as v
-from mechdesign.randomness import make_rng
+from mechdesign._numerics import conservative_search
+from mechdesign.randomness import record_rng
 
 __all__ = [
     "cdp_delta",
@@ -113,10 +114,44 @@ def _rational(name: str, value: float | int | Fraction) -> Fraction:
 
 def sample_discrete_laplace(scale: float | Fraction, size: int = 1,
                             rng: np.random.Generator | int | None = None) -> np.ndarray:
-    """``size`` exact draws with Pr[Y = y] = (e^{1/t} − 1)/(e^{1/t} + 1) · e^{−|y|/t}, t = ``scale``."""
+    """``size`` exact draws of the discrete Laplace law Pr[Y = y] = (e^{1/t} − 1)/(e^{1/t} + 1) · e^{−|y|/t}.
+
+    CKS20 Algorithm 2, in exact integer/rational arithmetic (t = ``scale``).
+
+    Parameters
+    ----------
+    scale : float or fractions.Fraction
+        t > 0 (a float is used at its exact binary value).
+    size : int
+        Number of draws ≥ 1.
+    rng : numpy.random.Generator, int or None
+        Passed through :func:`mechdesign.randomness.make_rng`.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (size,)
+        The draws.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` ≤ 0 or not finite, or ``size`` ≤ 0.
+    TypeError
+        If ``scale`` or ``size`` has the wrong type.
+
+    References
+    ----------
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Algorithm 2.
+
+    Examples
+    --------
+    >>> sample_discrete_laplace(2, 3, rng=1).shape
+    (3,)
+    """
     t = _rational("scale", scale)
     n = v.positive_int("size", size)
-    generator = make_rng(rng)
+    generator = record_rng(rng)
     return np.array([_dlaplace(generator, t) for _ in range(n)], dtype=np.int64)
 
 
@@ -125,18 +160,77 @@ def sample_discrete_gaussian(sigma2: float | Fraction, size: int = 1,
     """``size`` exact draws of N_Z(0, σ²): Pr[X = x] ∝ exp(−x²/(2σ²)), x ∈ Z (CKS20 Definition 1).
 
     ``sigma2`` is the variance *parameter* σ² (a float is used at its exact binary value, or pass a Fraction).
+    CKS20 Algorithm 3 (rejection from the discrete Laplace), in exact integer/rational arithmetic.
 
+    Parameters
+    ----------
+    sigma2 : float or fractions.Fraction
+        σ² > 0.
+    size : int
+        Number of draws ≥ 1.
+    rng : numpy.random.Generator, int or None
+        Passed through :func:`mechdesign.randomness.make_rng` (use ``make_rng(secure=True)`` for real data).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (size,)
+        The draws.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma2`` ≤ 0 or not finite, or ``size`` ≤ 0.
+    TypeError
+        If ``sigma2`` or ``size`` has the wrong type.
+
+    References
+    ----------
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Definition 1, Algorithm 3. [S] §7 (discrete CSH).
+
+    Examples
+    --------
     >>> sample_discrete_gaussian(4, 5, rng=1).dtype
     dtype('int64')
     """
     s2 = _rational("sigma2", sigma2)
     n = v.positive_int("size", size)
-    generator = make_rng(rng)
+    generator = record_rng(rng)
     return np.array([_dgauss(generator, s2) for _ in range(n)], dtype=np.int64)
 
 
 def discrete_gaussian_pmf(values: np.ndarray, sigma2: float) -> np.ndarray:
-    """Pr[N_Z(0, σ²) = x] for integer x, normalised over |y| ≤ 60σ + 60 (float arithmetic)."""
+    """Pr[N_Z(0, σ²) = x] for integer x, normalised over |y| ≤ 60σ + 60 (float arithmetic; CKS20 Definition 1).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Integers x.
+    sigma2 : float
+        σ² > 0.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The probabilities, the shape of ``values``.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma2`` ≤ 0.
+    TypeError
+        If ``sigma2`` is not a real number.
+
+    References
+    ----------
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Definition 1.
+
+    Examples
+    --------
+    >>> round(float(discrete_gaussian_pmf(np.arange(-50, 51), 4.0).sum()), 12)
+    1.0
+    """
     s2 = v.positive("sigma2", sigma2)
     span = int(60 * math.sqrt(s2) + 60)
     support = np.arange(-span, span + 1)
@@ -145,7 +239,7 @@ def discrete_gaussian_pmf(values: np.ndarray, sigma2: float) -> np.ndarray:
 
 
 def _tail(threshold: int, sigma2: float) -> float:
-    """Pr[N_Z(0, σ²) ≥ threshold]."""
+    """Tail probability Pr[N_Z(0, σ²) ≥ threshold]."""
     span = int(60 * math.sqrt(sigma2) + 60)
     support = np.arange(-span, span + 1)
     pmf = discrete_gaussian_pmf(support, sigma2)
@@ -157,6 +251,34 @@ def discrete_gaussian_delta(sigma2: float, epsilon: float, sensitivity: int = 1)
 
     δ = Pr[Y ≥ ⌊εσ²/Δ − Δ/2⌋ + 1] − e^ε Pr[Y ≥ ⌊εσ²/Δ + Δ/2⌋ + 1].
 
+    Parameters
+    ----------
+    sigma2 : float
+        σ² > 0.
+    epsilon : float
+        ε ≥ 0 (nats).
+    sensitivity : int
+        Integer sensitivity Δ ≥ 1.
+
+    Returns
+    -------
+    float
+        δ ∈ [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``sigma2`` ≤ 0, ``epsilon`` < 0 or ``sensitivity`` ≤ 0.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Theorem 7.
+
+    Examples
+    --------
     >>> round(discrete_gaussian_delta(1.0, 1.0), 12)
     0.141351339406
     """
@@ -188,6 +310,32 @@ def cdp_delta(rho: float, epsilon: float) -> float:
 
     Any α gives a valid δ, so the bisection's last α is valid (no rounding concern).
 
+    Parameters
+    ----------
+    rho : float
+        ρ ≥ 0.
+    epsilon : float
+        ε ≥ 0 (nats).
+
+    Returns
+    -------
+    float
+        δ ∈ [0, 1] (0 for ρ = 0).
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` < 0 or ``epsilon`` < 0.
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Proposition 12 (via Bun–Steinke); [S] Lemma 17.
+
+    Examples
+    --------
     >>> round(cdp_delta(0.025, 1.0) * 1e6, 10)
     1.3361319064
     """
@@ -195,31 +343,77 @@ def cdp_delta(rho: float, epsilon: float) -> float:
 
 
 def cdp_epsilon(rho: float, delta: float) -> float:
-    """Smallest ε with cdp_delta(ρ, ε) ≤ δ (upper end of the bisection bracket)."""
+    """Smallest ε with cdp_delta(ρ, ε) ≤ δ (upper end of the bisection bracket: conservative).
+
+    Parameters
+    ----------
+    rho : float
+        ρ ≥ 0.
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        ε ≥ 0 in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` < 0 or ``delta`` ∉ (0, 1).
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Proposition 12.
+
+    Examples
+    --------
+    >>> cdp_delta(0.025, cdp_epsilon(0.025, 1e-6)) <= 1e-6
+    True
+    """
     r = v.nonnegative("rho", rho)
     dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
-    low, high = 0.0, r + 2 * math.sqrt(r * math.log(1 / dlt)) + 1e-12
-    for _ in range(1000):
-        mid = (low + high) / 2
-        if _cdp_delta_raw(r, mid) <= dlt:
-            high = mid
-        else:
-            low = mid
-    return high
+    return conservative_search(lambda e: _cdp_delta_raw(r, e) <= dlt, 0.0)
 
 
 def cdp_rho(epsilon: float, delta: float) -> float:
-    """Largest ρ with cdp_delta(ρ, ε) ≤ δ (lower end of the bisection bracket)."""
+    """Largest ρ with cdp_delta(ρ, ε) ≤ δ (lower end of the bisection bracket: conservative).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε ≥ 0 (nats).
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        ρ ≥ 0.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` < 0 or ``delta`` ∉ (0, 1).
+    TypeError
+        If an argument is not a real number.
+
+    References
+    ----------
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Proposition 12.
+
+    Examples
+    --------
+    >>> cdp_delta(cdp_rho(1.0, 1e-6), 1.0) <= 1e-6
+    True
+    """
     eps = v.epsilon(epsilon)
     dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
-    low, high = 0.0, eps + 1
-    for _ in range(1000):
-        mid = (low + high) / 2
-        if _cdp_delta_raw(mid, eps) <= dlt:
-            low = mid
-        else:
-            high = mid
-    return low
+    return conservative_search(lambda rho: _cdp_delta_raw(rho, eps) <= dlt, eps + 1, direction=-1.0, limit=0.0)
 
 
 def _no_release_bound(margin: int, sigma2: float, shared2: float, count: int) -> float:
@@ -245,6 +439,45 @@ def discrete_csh_delta(sigma2: float, shared2: float, tau: float, k: int, epsilo
     """δ of the discrete CSH by add-the-deltas ([S] Theorem 21, reconstructed): δ_zCDP(ρ, ε) + 1 − π.
 
     σ² (``sigma2``) and σ_c² (``shared2``) are the variance parameters before the factor 4 of Algorithm 4.
+    The Gaussian part is ρ-zCDP with ρ = ½(k/(4σ²) + 1/(4σ_c²)) (CKS20 Theorem 14); the new-key
+    probability 1 − π is bounded with CKS20 Proposition 25 (module docstring).
+
+    Parameters
+    ----------
+    sigma2 : float
+        σ² > 0.
+    shared2 : float
+        σ_c² > 0.
+    tau : float
+        Margin τ ≥ 0 (release iff y_i > 1 + τ).
+    k : int
+        The sparsity bound k ≥ 1.
+    epsilon : float
+        ε ≥ 0 (nats).
+
+    Returns
+    -------
+    float
+        δ ∈ [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``sigma2`` or ``shared2`` ≤ 0, ``tau`` < 0, ``k`` ≤ 0 or ``epsilon`` < 0.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        §7, Algorithm 4, Theorem 21 (reconstructed).
+    Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020 (CKS20),
+        Theorem 14, Proposition 25.
+
+    Examples
+    --------
+    >>> discrete_csh_delta(100.0, 10.0, 60.0, 4, 1.0) < 1e-3
+    True
     """
     s2 = v.positive("sigma2", sigma2)
     c2 = v.positive("shared2", shared2)
@@ -257,7 +490,46 @@ def discrete_csh_delta(sigma2: float, shared2: float, tau: float, k: int, epsilo
 
 
 def discrete_csh_threshold(sigma2: float, shared2: float, k: int, epsilon: float, delta: float) -> float:
-    """Smallest τ on the half-integer grid with :func:`discrete_csh_delta` ≤ δ (binary search, re-checked)."""
+    """Smallest τ on the half-integer grid with :func:`discrete_csh_delta` ≤ δ (binary search, re-checked).
+
+    Parameters
+    ----------
+    sigma2 : float
+        σ² > 0.
+    shared2 : float
+        σ_c² > 0.
+    k : int
+        The sparsity bound k ≥ 1.
+    epsilon : float
+        ε ≥ 0 (nats).
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        τ ≥ 0, a multiple of 1/2.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or σ² is so small that the zCDP part alone exceeds δ.
+    TypeError
+        If an argument has the wrong type.
+    ArithmeticError
+        If the forward re-check fails (a bug signal, not a user error).
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        §7, Theorem 21 (reconstructed).
+
+    Examples
+    --------
+    >>> tau = discrete_csh_threshold(100.0, 10.0, 4, 1.0, 1e-5)
+    >>> discrete_csh_delta(100.0, 10.0, tau, 4, 1.0) <= 1e-5
+    True
+    """
     s2 = v.positive("sigma2", sigma2)
     c2 = v.positive("shared2", shared2)
     k_ = v.positive_int("k", k)
@@ -270,14 +542,7 @@ def discrete_csh_threshold(sigma2: float, shared2: float, k: int, epsilon: float
     def ok(margin: int) -> bool:
         return 1.0 - _no_release_bound(margin, s2, c2, k_) <= budget
 
-    high = 1
-    while not ok(high):
-        high *= 2
-    low = 0
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if ok(mid) else (mid, high)
-    margin = 0 if ok(0) else high
+    margin = conservative_search(ok, 0, integer=True)
     tau = margin / 2
     if discrete_csh_delta(s2, c2, tau, k_, eps) > dlt:
         raise ArithmeticError("discrete threshold check failed")  # a bug signal, not a user error
@@ -287,7 +552,47 @@ def discrete_csh_threshold(sigma2: float, shared2: float, k: int, epsilon: float
 def release_discrete_csh(counts: dict, sigma2: float | Fraction, shared2: float | Fraction, tau: float,
                          k: int,
                          rng: np.random.Generator | int | None = None) -> dict:
-    """Algorithm 4 + threshold: y_i = (2x_i + Z_i + Z')/2 (half-integers), released iff y_i > 1 + τ."""
+    """Algorithm 4 + threshold: y_i = (2x_i + Z_i + Z')/2 (half-integers), released iff y_i > 1 + τ.
+
+    Z' ~ N_Z(0, 4σ_c²) is shared by all keys, Z_i ~ N_Z(0, 4σ²) independent; exact samplers.
+
+    Parameters
+    ----------
+    counts : dict
+        Key → count (non-negative integers; zero counts are not keys).
+    sigma2 : float or fractions.Fraction
+        σ² > 0.
+    shared2 : float or fractions.Fraction
+        σ_c² > 0.
+    tau : float
+        Margin τ ≥ 0 (from :func:`discrete_csh_threshold`).
+    k : int
+        The sparsity bound k ≥ 1; ``counts`` may have at most k non-zero entries.
+    rng : numpy.random.Generator, int or None
+        Passed through :func:`mechdesign.randomness.make_rng` (use ``make_rng(secure=True)`` for real data).
+
+    Returns
+    -------
+    dict
+        Key → released half-integer count, for the keys above the threshold.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is invalid or has more than k non-zero entries, or a parameter is out of range.
+    TypeError
+        If an argument has the wrong type.
+
+    References
+    ----------
+    [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+        §7, Algorithm 4, Theorem 21 (reconstructed).
+
+    Examples
+    --------
+    >>> release_discrete_csh({"a": 1000}, 4, 1, 10.0, 1, rng=1)["a"] > 900
+    True
+    """
     from mechdesign.noise.sparse.release import _support  # shared input validation
 
     s2 = _rational("sigma2", sigma2)
@@ -297,7 +602,7 @@ def release_discrete_csh(counts: dict, sigma2: float | Fraction, shared2: float 
     keys, values = _support(counts)
     if values.size > k_:
         raise v.fail("counts", f"have at most k={k_} non-zero entries", values.size)
-    generator = make_rng(rng)
+    generator = record_rng(rng)
     shared = _dgauss(generator, 4 * c2)
     out = {}
     for key, value in zip(keys, values, strict=True):

@@ -7,8 +7,8 @@ noisy count is strictly greater than ``1 + tau`` (τ is the margin above the ℓ
 function of :mod:`mechdesign.noise.sparse.accounting`; for continuous noise ">" and "≥" give the same distribution).
 
 Privacy holds only with parameters from :func:`mechdesign.noise.sparse.accounting.sparse_threshold` (or
-:func:`~mechdesign.noise.sparse.accounting.calibrate_sparse`) for the same method, k, ε and δ. Use
-``rng=make_rng(secure=True)`` for real data.
+:func:`~mechdesign.noise.sparse.accounting.calibrate_sparse`) for the same method, k, ε and δ. The default
+``rng=None`` draws from the secure AES-CTR generator (seeds are for research only).
 
 **No raw floating-point noise** (Mironov 2012): each Gaussian draw is the snapped value on a grid that
 contains the integers (step 1/n or an integer, about σ/16), sampled exactly by integer inverse CDF
@@ -34,7 +34,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.noise.grid import count_noise, on_grid
-from mechdesign.randomness import make_rng
+from mechdesign.randomness import record_rng
 
 __all__ = ["release_csh", "release_gshm", "release_topk", "topk_preprocess"]
 
@@ -74,7 +74,7 @@ def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
     tau_ = v.nonnegative("tau", tau)
     keys, values = _support(counts)
     noise = count_noise(sig)
-    noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, make_rng(rng)), noise.step)])
+    noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, record_rng(rng)), noise.step)])
     return _emit(keys, noisy, tau_, noise.step)
 
 
@@ -90,7 +90,7 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
     keys, values = _support(counts)
     if values.size > k_:
         raise v.fail("counts", f"have at most k={k_} non-zero entries (use release_topk)", values.size)
-    generator = make_rng(rng)
+    generator = record_rng(rng)
     noise, shared_noise = count_noise(sig), count_noise(sig * k_**-0.25)
     shared = np.full(values.size, shared_noise.sample_units(1, generator)[0])
     noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, generator), noise.step),

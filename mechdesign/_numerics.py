@@ -1,0 +1,145 @@
+"""Numerics shared by every calibrator and certificate: exp cap, rounding toward privacy, one conservative search.
+
+Every calibrator in mechdesign inverts a monotone privacy curve (a Laplace scale for a PML target, a
+Gaussian σ for a δ budget, a threshold τ, a mixing weight α, a radius β) and must return a value on the
+*private* side of the true root, re-checked with the forward formula. :func:`conservative_search` is that
+one loop: walk from a first guess with doubling steps until the check holds, then bisect the last bracket
+and return its private end. Callers keep their own forward re-check of the returned value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["EXP_CAP", "FLOAT_EPS", "conservative_search", "exp_capped", "round_up"]
+
+#: e^700 ≈ 1e304 is still finite in float64 (the largest is e^709.78). Exponents of privacy budgets are
+#: capped here: a budget above 700 nats only makes a mechanism *less* constrained than any float can
+#: express, so capping it is conservative.
+EXP_CAP = 700.0
+
+#: Machine epsilon of float64.
+FLOAT_EPS = float(np.finfo(np.float64).eps)
+
+
+def exp_capped(x: float) -> float:
+    """e^min(x, :data:`EXP_CAP`), finite for every x.
+
+    Examples
+    --------
+    >>> exp_capped(1000.0) == exp_capped(700.0) < float("inf")
+    True
+    """
+    return math.exp(min(x, EXP_CAP))
+
+
+def round_up(value: float, terms: int = 1) -> float:
+    """Round a computed leakage toward privacy: add a margin covering float64 error of ``terms`` terms.
+
+    Every guarantee that mechdesign *reports* goes through this, so a value exact in real arithmetic
+    is never understated by rounding.
+
+    Parameters
+    ----------
+    value
+        A leakage (nats) computed in float64; non-finite values are returned unchanged.
+    terms
+        Number of float operations whose rounding errors the margin must cover (e.g. N for a sum of N terms).
+
+    Returns
+    -------
+    float
+        ``value + (|value| + 1) (4 terms + 8) u`` with u the float64 machine epsilon.
+
+    Examples
+    --------
+    >>> round_up(1.0) > 1.0
+    True
+    """
+    if not math.isfinite(value):
+        return value
+    return float(value + (abs(value) + 1.0) * (4 * terms + 8) * FLOAT_EPS)
+
+
+def conservative_search(ok: Callable[[Any], bool], start: float, *, direction: float = 1.0,
+                        first_step: float | None = None, limit: float | None = None, rtol: float = 0.0,
+                        integer: bool = False) -> float:
+    """The value nearest ``start`` along ``direction`` at which the privacy check ``ok`` holds.
+
+    ``ok`` must be monotone along ``direction`` from ``start`` (False before some threshold, True after:
+    moving in ``direction`` only adds privacy — a larger noise scale, a larger threshold, a smaller ε).
+    The search steps from ``start`` by ``first_step``, doubling each time, until ``ok`` holds, then bisects
+    the last bracket until it is within ``rtol`` (relative) or no float (integer) lies strictly inside, and
+    returns the bracket's private end — never a value at which ``ok`` failed.
+
+    Parameters
+    ----------
+    ok
+        The forward privacy check.
+    start
+        First guess (e.g. an analytic or root-finder value near the threshold). Returned as is if ``ok(start)``.
+    direction
+        +1 to search upward, −1 downward.
+    first_step
+        First step length; default: 4 ulps of ``start`` (a re-check after a closed form), 1 for integers.
+    limit
+        Value not to step past. If ``ok`` still fails there, :class:`ArithmeticError` is raised: callers
+        pass a limit at which privacy is known to hold, so reaching it without ``ok`` is a bug signal.
+    rtol
+        Relative width at which bisection stops (0: to float resolution).
+    integer
+        Search the integers.
+
+    Returns
+    -------
+    float
+        A value at which ``ok`` holds (an ``int``-valued float when ``integer``).
+
+    Raises
+    ------
+    ArithmeticError
+        If ``ok`` fails at ``limit`` or the steps overflow.
+
+    Examples
+    --------
+    Smallest b with 2/b ≤ 0.3 (a Laplace scale), to float resolution, on the private side:
+
+    >>> b = conservative_search(lambda b: 2.0 / b <= 0.3, 6.0)
+    >>> 2.0 / b <= 0.3 and b - 2.0 / 0.3 < 1e-14
+    True
+    >>> conservative_search(lambda k: k * k >= 50, 0, integer=True)
+    8
+    """
+    if ok(start):
+        return start
+    sign = 1 if direction > 0 else -1
+    if first_step is None:
+        first_step = 1.0 if integer else 4.0 * FLOAT_EPS * (abs(start) or 1.0)
+    step = int(first_step) if integer else first_step
+    low, high = start, start
+    while True:
+        high = start + sign * step
+        if limit is not None and (high - limit) * sign >= 0:
+            high = limit
+            if not ok(high):
+                raise ArithmeticError(f"conservative search: the check fails at its limit {limit!r}")
+            if integer and abs(high - low) <= 1:
+                return int(high)
+            break
+        if not math.isfinite(high):
+            raise ArithmeticError("conservative search: steps overflowed before the check held")
+        if ok(high):
+            break
+        low, step = high, 2 * step
+    while True:
+        mid = (low + high) // 2 if integer else 0.5 * (low + high)
+        if not (min(low, high) < mid < max(low, high)) or abs(high - low) <= rtol * abs(high):
+            return int(high) if integer else high
+        if ok(mid):
+            high = mid
+        else:
+            low = mid
