@@ -1,4 +1,4 @@
-"""Peak memory of `assess --samples`, `privatize` and `decode` against the number of records (issue 13, defect 7).
+"""Peak memory of `assess --data`, `privatize` and `decode` against the number of records (issue 13, defect 7).
 
 For each size and format (CSV, Parquet) the script writes a file of Adult-like race labels plus one more
 column in a temporary folder (generated in chunks, seeded), designs nothing (the vendored Adult race design is
@@ -31,9 +31,10 @@ CHUNK = 1_000_000
 
 WRAPPER = ("import json, resource, subprocess, sys, time\n"
            "start = time.perf_counter()\n"
-           "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode\n"
+           "run = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
            "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-           "print(json.dumps({'code': code, 'peak_rss_mb': usage.ru_maxrss / 1024, "
+           "print(json.dumps({'code': run.returncode, 'stderr': run.stderr[-300:], "
+           "'peak_rss_mb': usage.ru_maxrss / 1024, "
            "'cpu_s': usage.ru_utime + usage.ru_stime, 'wall_s': time.perf_counter() - start}))\n")
 
 
@@ -59,8 +60,9 @@ def measure(command: list[str], env: dict[str, str]) -> dict[str, float]:
     result = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True, env=env,
                             check=True)
     row = json.loads(result.stdout)
-    if row["code"] != 0:
-        raise RuntimeError(f"{command} failed with exit {row['code']}")
+    if row.pop("code") != 0:
+        raise RuntimeError(f"{command[3:5]} failed: {row['stderr']}")
+    row.pop("stderr")
     return row
 
 
@@ -69,6 +71,7 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=float, default=[1e6, 1e7, 3e7])
     parser.add_argument("--source", type=Path, default=ROOT, help="checkout whose mechdesign is measured")
     parser.add_argument("--name", default="memory", help="results/<name>.json")
+    parser.add_argument("--formats", nargs="+", default=["csv", "parquet"], choices=["csv", "parquet"])
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(args.source)}
     cli = [sys.executable, "-m", "mechdesign"]
@@ -81,9 +84,11 @@ def main() -> None:
         for size in (int(s) for s in args.sizes):
             files = write_data(folder, size)
             for kind, data in files.items():
+                if kind not in args.formats:
+                    continue
                 out = folder / f"out-{size}.{kind}"
                 commands = {
-                    "assess": [*cli, "assess", "--matrix", mech, "--samples", str(data), "--column", "race",
+                    "assess": [*cli, "assess", "--matrix", mech, "--data", str(data), "--column", "race",
                                "--delta", "1e-6"],
                     "privatize": [*cli, "privatize", mech, str(data), "--column", "race", "--out", str(out),
                                   "--seed", "1"],

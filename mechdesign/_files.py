@@ -104,12 +104,10 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def install_signal_cleanup() -> None:
-    """Make SIGTERM remove live temporary files (then exit 143) and a file-size limit an error.
+    """Make SIGTERM remove live temporary files (then exit 143), and ignore SIGXFSZ.
 
-    SIGXFSZ is ignored so that a file-size limit (``ulimit -f``) is an ``OSError`` (EFBIG) with a message
-    instead of a silent kill.
-
-    Only from the main thread, and only where the handlers are still the defaults.
+    With SIGXFSZ ignored a file-size limit (``ulimit -f``) is an ``OSError`` (EFBIG) with a message
+    instead of a silent kill. Only from the main thread, and only where the handlers are still the defaults.
     """
     if threading.current_thread() is not threading.main_thread():
         return

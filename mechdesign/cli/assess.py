@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
         # Streamed: counts only, memory bounded by the chunk whatever the file size.
         prior = Prior.from_counts(count_labels(args.data, args.column, mechanism.inputs, name="data",
-                                               source_name="data"),
+                                               file_name="data"),
                                   labels=mechanism.inputs)
     deltas = DEFAULT_DELTAS if args.delta is None else (args.delta,)
     result = assess(mechanism, prior, deltas)

@@ -81,10 +81,14 @@ def _prior(args: argparse.Namespace, needs_counts: bool) -> Any:
             raise ValueError("column must be given with --data, got column=None")
         from mechdesign.deploy._io import count_labels, count_values
 
-        if labels is None:  # streamed: counts only, memory bounded whatever the file size
-            labels, counts = count_values(args.data, args.column, source_name="data")
-        else:
-            counts = count_labels(args.data, args.column, labels, name="data", source_name="data")
+        # Streamed: counts only, memory bounded by the chunk whatever the file size.
+        if labels is not None:
+            counts = count_labels(args.data, args.column, labels, name="data", file_name="data")
+            return Prior.from_counts(counts, labels=labels)
+        found, counts = count_values(args.data, args.column, file_name="data")
+        return Prior.from_counts(counts, labels=found)
+    if args.counts is not None:
+        counts = parse_number_list("counts", args.counts)
         return Prior.from_counts(counts, labels=labels)
     if args.counts is not None:
         return Prior.from_counts(parse_number_list("counts", args.counts), labels=labels)

@@ -12,7 +12,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("sign",)
 HELP = "sign a mechanism file (Ed25519 over its canonical content), or generate a key pair with --generate-key"
-EXAMPLE = "mechdesign sign designs/adult-race.mech.json --key signing.pem"
+EXAMPLE = "mechdesign sign designs/adult-race.mech.json --key key.pem"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         from mechdesign.deploy.datacheck import DATA_DELTA, require_in_ball
 
         loaded = read_mechanism_file(args.file, verify=False)
-        counts = count_labels(args.data, args.column, loaded.mechanism.inputs, name="column", source_name="data")
+        counts = count_labels(args.data, args.column, loaded.mechanism.inputs, name="column",
+                              file_name="data")
         data = require_in_ball(loaded.guarantee, counts, DATA_DELTA if args.data_delta is None else args.data_delta)
     if args.json:
         print_json({"file": result.path, "notion": result.notion, "epsilon": result.epsilon,

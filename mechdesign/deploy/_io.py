@@ -128,15 +128,16 @@ def parquet_strings(array: Any, column: str, start: int) -> np.ndarray:
     return pc.cast(array, pa.string()).to_numpy(zero_copy_only=False)
 
 
-def iter_column(source: str | os.PathLike[str], column: str, chunk: int, *,
-                source_name: str = "input") -> Iterator[np.ndarray]:
+def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
+                file_name: str = "input") -> Iterator[np.ndarray]:
     """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory).
 
-    ``source_name`` is the argument named in errors about the file (``input``, ``data``, …).
+    ``file_name`` names the file in error messages (the CLI option: ``data``, ``input``).
     """
-    path = _existing(Path(source), source_name)
+    path = Path(source)
     chunk = v.positive_int("chunk_size", chunk)
-    if file_kind(path, source_name) == "csv":
+    _existing(path, file_name)
+    if file_kind(path, file_name) == "csv":
         position = column_index(csv_header(path), column)
         for frame in iter_csv_frames(path, chunk, usecols=[position]):
             yield frame[position].to_numpy(dtype=object)
@@ -173,10 +174,10 @@ def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> n
 
 
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
-                 chunk: int = 1_000_000, source_name: str = "input") -> np.ndarray:
+                 chunk: int = 1_000_000, file_name: str = "input") -> np.ndarray:
     """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error."""
     counts = np.zeros(len(labels), dtype=np.int64)
-    for values in iter_column(source, column, chunk, source_name=source_name):
+    for values in iter_column(source, column, chunk, file_name):
         counts += np.bincount(encode_labels(values, labels, name), minlength=len(labels))
     if counts.sum() == 0:
         raise v.fail("input", "hold at least one record", str(source))
@@ -184,14 +185,18 @@ def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[s
 
 
 def count_values(source: str | os.PathLike[str], column: str, *, chunk: int = 1_000_000,
-                 source_name: str = "input") -> tuple[list[str], np.ndarray]:
-    """The distinct values of ``column`` (sorted as strings) and their counts, streamed (bounded memory)."""
-    counts: dict[str, int] = {}
-    for values in iter_column(source, column, chunk, source_name=source_name):
-        uniques, found = np.unique(values.astype(str), return_counts=True)
-        for label, count in zip(uniques.tolist(), found.tolist(), strict=True):
-            counts[label] = counts.get(label, 0) + count
-    if not counts:
+                 file_name: str = "input") -> tuple[list[str], np.ndarray]:
+    """The distinct values of ``column`` and their counts, most frequent first (ties: first appearance),
+    streamed (memory bounded by the chunk and the number of distinct values)."""
+    import pandas as pd
+
+    totals: dict[str, int] = {}  # insertion order = first appearance in the file
+    for values in iter_column(source, column, chunk, file_name):
+        codes, uniques = pd.factorize(values)
+        for label, count in zip(uniques.tolist(), np.bincount(codes, minlength=len(uniques)).tolist(), strict=True):
+            totals[str(label)] = totals.get(str(label), 0) + count
+    if not totals:
         raise v.fail("input", "hold at least one record", str(source))
-    labels = sorted(counts)
-    return labels, np.array([counts[label] for label in labels], dtype=np.int64)
+    order = sorted(range(len(totals)), key=lambda i: -list(totals.values())[i])
+    labels = list(totals)
+    return [labels[i] for i in order], np.array([totals[labels[i]] for i in order], dtype=np.int64)

@@ -40,34 +40,24 @@ DATA_DELTA = 1e-6  # δ_d: chance of refusing data whose distribution does lie i
 
 @dataclass(frozen=True)
 class DataCheck:
-    r"""The data's empirical distribution against the file's ball (see the module docstring).
-
-    Built by :func:`check_counts`. The data fit the guarantee (``inside``) unless
-    :math:`\|\tilde P - \hat P\|_1 > β + β_d`, with :math:`β_d` the sampling radius of [E] eq. 37.
+    """The data's empirical distribution against the file's ball (see the module docstring).
 
     Parameters
     ----------
     records : int
-        The number n of records counted.
-    frequencies : numpy.ndarray of float64, shape (N,)
-        The empirical distribution :math:`\tilde P` = counts / n, in the file's input order.
+        n, the number of records counted.
+    frequencies : numpy.ndarray
+        The empirical distribution P̃ of the records, in the file's input order.
     distance : float
-        :math:`\|\tilde P - \hat P\|_1` to the file's prior :math:`\hat P` (``nan`` when there is
-        nothing to check: an ``ldp`` file, no prior, or radius ≥ 2).
+        ‖P̃ − P̂‖₁ (``nan`` when the guarantee holds for every prior).
     radius : float
-        The file's radius β (2.0 when the file states none).
+        β of the file.
     sampling_radius : float
-        :math:`β_d = \sqrt{(2/n)(\log(2^N - 2) - \log δ_d)}` ([E] eq. 37 with m = n, δ = δ_d); 0 when
-        nothing is checked.
+        β_d = β*(δ_d, n, N) of [E] eq. 37, the allowance for the data's own sampling error.
     data_delta : float
         δ_d, the probability of refusing data whose distribution does lie in the ball.
     inside : bool
-        ``distance <= radius + sampling_radius``, or True when the guarantee holds for every prior.
-
-    References
-    ----------
-    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
-        Distributions", Def. 5 (the ball B_β(P̂) of a guarantee), Theorem 2 and eq. 37 (β_d).
+        ``distance ≤ radius + sampling_radius`` (or the guarantee covers every prior).
     """
 
     records: int
@@ -80,51 +70,30 @@ class DataCheck:
 
 
 def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DATA_DELTA) -> DataCheck:
-    r"""Compare the category ``counts`` of a data set (in the file's input order) with the file's ball.
-
-    For a ``pml`` guarantee with prior :math:`\hat P` and radius β < 2, the data are inside when
-    :math:`\|\tilde P - \hat P\|_1 \le β + β_d`, with :math:`\tilde P` = counts / n and
-    :math:`β_d = \sqrt{(2/n)(\log(2^N - 2) - \log δ_d)}` ([E] eq. 37). Failing this shows (up to
-    probability δ_d) that the data's distribution lies outside :math:`B_β(\hat P)`, where the file
-    promises nothing; passing it does not prove the converse. ``ldp`` guarantees, files without a prior or
-    radius, and radius ≥ 2 hold for every prior: the check is then always ``inside``.
+    """Compare the category ``counts`` of a data set (in the file's input order) with the file's ball.
 
     Parameters
     ----------
     guarantee : dict
-        The file's ``guarantee`` block; its keys ``notion``, ``prior`` (probabilities in the file's input
-        order) and ``radius`` are read.
-    counts : array_like of int, shape (N,)
-        The number of records per input category, in the file's input order (converted to int64).
-    data_delta : float, default :data:`DATA_DELTA` (1e-6)
-        δ_d ∈ (0, 1]: the probability of refusing data whose distribution does lie in the ball.
+        The ``guarantee`` block of a mechanism file (``notion``, ``prior``, ``radius``).
+    counts : array_like of int
+        Category counts of the data, one per mechanism input.
+    data_delta : float, optional
+        δ_d of the test ([E] eq. 37 for the data's n records), default :data:`DATA_DELTA`.
 
     Returns
     -------
     DataCheck
-        The counts, frequencies, ℓ1 distance, both radii and the verdict ``inside``.
+        The numbers; ``inside`` is false when the data's distribution is provably (up to δ_d) outside the ball.
 
     Raises
     ------
     ValueError
-        If ``counts`` sum to less than one record, if ``data_delta`` ∉ (0, 1], or (``pml`` files with a
-        prior and radius < 2) if ``counts`` does not have one entry per input of the prior.
-    TypeError
-        If ``data_delta`` is not a real number.
+        If ``counts`` is empty, has the wrong length, or ``data_delta`` is not in (0, 1].
 
     References
     ----------
-    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
-        Distributions", Theorem 2 and eq. 37 (ℓ1 deviation of the empirical distribution), Def. 5.
-
-    Examples
-    --------
-    >>> guarantee = {"notion": "pml", "prior": [0.5, 0.5], "radius": 0.1}
-    >>> check_counts(guarantee, [52, 48]).inside          # distance 0.08 ≤ β
-    True
-    >>> check = check_counts(guarantee, [90, 10])        # β_d = 0.539 at n = 100, δ_d = 1e-6
-    >>> check.inside, round(check.distance, 6), round(check.sampling_radius, 3)
-    (False, 0.8, 0.539)
+    [E] eq. 37 (Weissman et al. ℓ1 deviation bound), Def. 5 (the ball).
     """
     c = np.asarray(counts, dtype=np.int64)
     records = int(c.sum())
@@ -143,7 +112,27 @@ def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DAT
 
 
 def require_in_ball(guarantee: dict[str, Any], counts: Any, data_delta: float = DATA_DELTA) -> DataCheck:
-    """:func:`check_counts`, raising ``ValueError`` with the numbers when the data fall outside the ball."""
+    """:func:`check_counts`, raising ``ValueError`` with the numbers when the data fall outside the ball.
+
+    Parameters
+    ----------
+    guarantee : dict
+        The ``guarantee`` block of a mechanism file.
+    counts : array_like of int
+        Category counts of the data, one per mechanism input.
+    data_delta : float, optional
+        δ_d of the test, default :data:`DATA_DELTA`.
+
+    Returns
+    -------
+    DataCheck
+        The numbers, when the data pass.
+
+    Raises
+    ------
+    ValueError
+        When the data's frequencies lie outside the ball (one line with distance, radius and allowance).
+    """
     check = check_counts(guarantee, counts, data_delta)
     if not check.inside:
         raise ValueError(

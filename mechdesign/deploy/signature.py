@@ -37,37 +37,24 @@ __all__ = ["generate_key_pair", "sign_mechanism_file"]
 def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write a new Ed25519 private key to ``path`` (PEM, mode 0600) and its public key to ``path.pub``.
 
-    The private key (unencrypted PKCS#8 PEM) is created with ``O_EXCL`` and mode 0600, so it is never
-    readable by others and an existing key is never overwritten; the public key (SubjectPublicKeyInfo
-    PEM) is written atomically next to it. Keep the private key secret and hand the ``.pub`` file to
-    verifiers out of band.
-
     Parameters
     ----------
     path : str or os.PathLike
-        Where to create the private key; the public key goes to the same name with ``.pub`` appended.
+        Where the private key goes; it must not exist (never overwritten).
 
     Returns
     -------
-    tuple of (pathlib.Path, pathlib.Path)
-        ``(private_path, public_path)``.
+    tuple of pathlib.Path
+        ``(private_path, public_path)``; the public key (PEM) gets the umask's mode.
 
     Raises
     ------
     FileExistsError
-        If a file already exists at ``path`` (nothing is written).
+        If ``path`` exists.
 
-    See Also
-    --------
-    sign_mechanism_file : Sign a mechanism file with the private key.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> private, public = generate_key_pair(Path(tempfile.mkdtemp()) / "key.pem")
-    >>> private.stat().st_mode & 0o777 == 0o600, public.read_text().startswith("-----BEGIN PUBLIC KEY-----")
-    (True, True)
+    References
+    ----------
+    RFC 8032, "Edwards-Curve Digital Signature Algorithm (EdDSA)", §5.1 (Ed25519).
     """
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -96,51 +83,30 @@ def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
 def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
     """Verify the file (hash, schema, guarantee), sign its canonical content, and rewrite it atomically.
 
-    The file must pass :func:`~mechdesign.deploy.mechfile.read_mechanism_file` (a file that would be
-    refused is never signed). The Ed25519 signature covers the canonical content (the JSON object without
-    ``sha256`` and ``signature``, sorted keys), and is stored as ``"signature": {"algorithm": "ed25519",
-    "public_key": ..., "value": ...}`` (base64). The ``sha256`` is unchanged (it does not cover the
-    signature); an existing signature is replaced. Readers check it with ``read_mechanism_file(path,
-    public_key=...)``.
+    The ``sha256`` is unchanged (it does not cover the signature); an existing signature is replaced.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The mechanism file to sign, rewritten in place.
+        The mechanism file.
     key : str, os.PathLike, bytes or Ed25519PrivateKey
-        The private key: a PEM file path, unencrypted PEM bytes, or a ``cryptography`` key object (e.g.
-        from :func:`generate_key_pair`).
+        The private key (PEM path, PEM bytes or the key).
 
     Returns
     -------
     pathlib.Path
-        ``path``.
+        ``path``, now signed.
 
     Raises
     ------
-    ValueError
-        If ``key`` is not an unencrypted PEM Ed25519 private key.
     MechanismFileError
-        If the file fails verification (malformed, tampered, or overstating its guarantee).
-    OSError
-        If the key or the file cannot be read (e.g. :class:`FileNotFoundError`).
+        If the file does not load (it is never signed then).
+    ValueError
+        If ``key`` is not an unencrypted Ed25519 private key.
 
-    See Also
-    --------
-    generate_key_pair : Create the key pair.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from mechdesign import randomized_response, read_mechanism_file, write_mechanism_file
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> private, public = generate_key_pair(folder / "key.pem")
-    >>> path = write_mechanism_file(folder / "rr.json", randomized_response(2, 1.0),
-    ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
-    >>> path = sign_mechanism_file(path, private)
-    >>> read_mechanism_file(path, public_key=public).guarantee["epsilon"]
-    1.0
+    References
+    ----------
+    RFC 8032, "Edwards-Curve Digital Signature Algorithm (EdDSA)", §5.1 (Ed25519).
     """
     from mechdesign.deploy.mechfile import _parse, _pretty, canonical_bytes, read_mechanism_file
 

@@ -85,7 +85,7 @@ class GridNoise:
 
     def sample(self, plus: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Released values for inputs ``plus`` (True for x = +1), by exact integer inverse CDF."""
-        generator = record_rng(rng)
+        generator = record_rng(rng)  # None: the secure AES-CTR stream
         u = generator.integers(0, 2**64 - 1, plus.size, dtype=np.uint64, endpoint=True)
         j = np.searchsorted(self._bounds, u, side="right")   # output index for x = −1
         side = self.values.size - 1
@@ -108,10 +108,9 @@ def _cells_gaussian(edges: np.ndarray, sigma: float) -> np.ndarray:
 
 
 def _differences(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Cell masses from CDF values at the inner edges.
+    """Cell masses from CDF values at the inner edges, end cells taking the tails.
 
-    Below 0 take CDF differences, above 0 survival differences (each the accurate side); end cells take the
-    tails.
+    Below 0 take CDF differences, above 0 survival differences (each the accurate side).
     """
     mass = np.where(lower[1:] <= 0.5, lower[1:] - lower[:-1], upper[:-1] - upper[1:])
     return np.concatenate([[lower[0]], np.maximum(mass, 0.0), [upper[-1]]])
@@ -139,107 +138,43 @@ def _grid(kind: str, scale: float) -> GridNoise:
 
 
 def laplace_grid(scale: float) -> GridNoise:
-    r"""The snapped binary Laplace mechanism Y = snap(X + Laplace(0, ``scale``)) (module docstring).
-
-    The binary Laplace mechanism of [E] eq. 47–48, :math:`Y = X + L` with X ∈ {−1, +1} and
-    :math:`f_L(t) = e^{-|t|/b} / (2b)`, b = ``scale``, snapped to the nearest point of the grid
-    :math:`j g`, g = b/64 (coarser when more than 4096 points per side would be needed), the tails clamped
-    to :math:`\pm C`, C = min(1 + 12b, max(1, 27b − 1)). Snapping is post-processing, so the ideal
-    snapped mechanism is at least as private as [E] Proposition 3, eq. 49
-    (:math:`ε(b) = 2/b - \log(e^{2/b} p_{\min} + 1 - p_{\min})`); what is *sampled* is the 2^-64-quantised
-    matrix, whose PML :func:`grid_epsilon` computes exactly. Sampling is by integer inverse CDF, so every
-    released value is the same double whichever input produced it (Mironov 2012). Results are cached
-    per ``scale``; their arrays are read-only.
+    """The snapped binary Laplace mechanism Y = snap(X + Laplace(0, ``scale``)) (module docstring).
 
     Parameters
     ----------
     scale : float
-        The Laplace scale b > 0.
+        Laplace scale b > 0 ([E] eq. 47).
 
     Returns
     -------
     GridNoise
-        ``kind = "laplace"``, the grid ``values``, its ``step`` and the 2 × (2J+1) ``sampled_matrix``
-        (row 0 for x = −1, row 1 for x = +1, its mirror image).
-
-    Raises
-    ------
-    ValueError
-        If ``scale`` is not finite or not > 0.
-    TypeError
-        If ``scale`` is not a real number (bool included).
-
-    See Also
-    --------
-    grid_epsilon : Exact PML level of the sampled matrix (eq. 49 with the grid's largest row ratio).
-    grid_violation_probability : Probability of exceeding ε over an interval of priors (eq. 59–62).
-
-    References
-    ----------
-    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
-        Distributions", §VI-A, eq. 47–49 (Proposition 3).
-    I. Mironov, "On significance of the least significant bits for differential privacy", ACM CCS 2012.
+        The grid, the quantised (sampled) matrix and its exact sampler.
 
     Examples
     --------
-    >>> grid = laplace_grid(1.0)
-    >>> grid.step, grid.values[[0, -1]].tolist(), grid.sampled_matrix.shape   # g = b/64, C = 1 + 12b
-    (0.015625, [-13.0, 13.0], (2, 1665))
-    >>> p_min = 0.5                                        # eq. 49 at b = 1: 2 − log((e² + 1)/2)
-    >>> abs(grid_epsilon(grid, p_min) - (2 - math.log((math.exp(2) + 1) / 2))) < 1e-9
+    >>> grid = laplace_grid(2.0)
+    >>> bool(grid.sampled_matrix.sum(axis=1).round(12).tolist() == [1.0, 1.0])
     True
     """
     return _grid("laplace", v.positive("scale", scale))
 
 
 def gaussian_grid(sigma: float) -> GridNoise:
-    r"""The snapped binary Gaussian mechanism Y = snap(X + N(0, ``sigma``²)) (module docstring).
-
-    The binary Gaussian mechanism of [E] eq. 52–53, :math:`Y = X + G` with X ∈ {−1, +1} and
-    :math:`G \sim \mathcal N(0, σ^2)`, snapped to the nearest point of the grid :math:`j g`, g = σ/64
-    (coarser when more than 4096 points per side would be needed), the tails clamped to ±(1 + 6σ).
-    Snapping is post-processing, so the ideal snapped mechanism is at least as private as the continuous
-    one, whose guarantee is (ε*, δ*)-PML by [E] eq. 59–65; what is *sampled* is the 2^-64-quantised
-    matrix, whose violation probability δ₁ :func:`grid_violation_probability` computes exactly. Sampling
-    is by integer inverse CDF, so every released value is the same double whichever input produced it
-    (Mironov 2012). Results are cached per ``sigma``; their arrays are read-only.
+    """The snapped binary Gaussian mechanism Y = snap(X + N(0, ``sigma``²)) (module docstring).
 
     Parameters
     ----------
     sigma : float
-        The standard deviation σ > 0 of the Gaussian noise.
+        Noise standard deviation σ > 0 ([E] eq. 52).
 
     Returns
     -------
     GridNoise
-        ``kind = "gaussian"``, the grid ``values``, its ``step`` and the 2 × (2J+1) ``sampled_matrix``
-        (row 0 for x = −1, row 1 for x = +1, its mirror image).
-
-    Raises
-    ------
-    ValueError
-        If ``sigma`` is not finite or not > 0.
-    TypeError
-        If ``sigma`` is not a real number (bool included).
-
-    See Also
-    --------
-    grid_violation_probability : δ₁ of [E] eq. 59–62 for the sampled matrix, over an interval of priors.
-    grid_epsilon : Exact pure PML level of the sampled (clamped, hence finite-ratio) matrix.
-
-    References
-    ----------
-    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
-        Distributions", §VI-B, eq. 52–53 (mechanism), eq. 58–62 (δ₁), eq. 63–65 (ε*, δ*).
-    I. Mironov, "On significance of the least significant bits for differential privacy", ACM CCS 2012.
+        The grid, the quantised (sampled) matrix and its exact sampler.
 
     Examples
     --------
-    >>> grid = gaussian_grid(0.5)
-    >>> grid.step, float(grid.values[-1]), bool((grid.sampled_matrix[1] == grid.sampled_matrix[0][::-1]).all())
-    (0.0078125, 4.0, True)
-    >>> grid.sample(np.array([True, False]), rng=7).tolist() == gaussian_grid(0.5).sample(
-    ...     np.array([True, False]), rng=7).tolist()                        # values j·g, reproducible with a seed
+    >>> gaussian_grid(1.0).step == 1.0 / 64
     True
     """
     return _grid("gaussian", v.positive("sigma", sigma))
@@ -268,7 +203,7 @@ def grid_epsilon(grid: GridNoise, p_min: float) -> float:
 
 
 def grid_violation_probability(grid: GridNoise, epsilon: float, q_low: float, q_high: float) -> float:
-    r"""Sup over P(X=+1) = q ∈ [q_low, q_high] of P_q(ℓ(X→Y) > ε) for the sampled grid mechanism.
+    r"""The supremum over P(X=+1) = q ∈ [q_low, q_high] of P_q(ℓ(X→Y) > ε) for the sampled grid mechanism.
 
     For output y with a = W[+,y], c = W[−,y]: ℓ_q(y) > ε ⇔ q < t_y = (a e^{−ε} − c)/(a − c) when a > c,
     ⇔ q > t_y = c(1 − e^{−ε})/(c − a) when a < c. Between consecutive thresholds the violating set is fixed

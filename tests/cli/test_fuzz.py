@@ -55,8 +55,8 @@ def test_malformed_problem_files(capsys, table, key, value):
             and all(x > 0 for x in value):
         body[table][key] = [-1, *list(value)]  # keep it invalid: a negative count
     if table == "privacy" and key in ("epsilon", "radius") and isinstance(value, (int, float)) \
-            and not isinstance(value, bool) and 0 <= value <= 2:
-        body[table][key] = -1 - abs(value)
+            and not isinstance(value, bool) and value >= 0:
+        body[table][key] = -1 - min(abs(value), 1e300)  # keep it invalid: a negative budget or radius
     if table == "privacy" and key == "delta":
         body[table][key] = value  # delta beside radius is always refused (exactly one of them)
     if table == "privacy" and key == "samples":

@@ -40,7 +40,7 @@ def test_blank_line_in_one_column_csv_is_a_record_not_dropped(rr, tmp_path, caps
     err = capsys.readouterr().err
     assert "got 1 other value(s): ''" in err and err.count("\n") == 1
     assert not (tmp_path / "out.csv").exists()
-    assert main(["assess", "--matrix", str(rr), "--samples", str(source), "--column", "race"]) == 2
+    assert main(["assess", "--matrix", str(rr), "--data", str(source), "--column", "race"]) == 2
 
 
 # --- defect 9: headers kept exactly ----------------------------------------------------------------------
@@ -81,7 +81,7 @@ def test_byte_order_mark_before_numbers_only_matrix(tmp_path, capsys):
 def test_parquet_nulls_are_refused_not_counted_as_nan(rr, tmp_path, capsys):
     source = tmp_path / "in.parquet"
     pq.write_table(pa.table({"race": ["a", None, "b"]}), source)
-    assert main(["assess", "--matrix", str(rr), "--samples", str(source), "--column", "race"]) == 2
+    assert main(["assess", "--matrix", str(rr), "--data", str(source), "--column", "race"]) == 2
     err = capsys.readouterr().err
     assert "hold no nulls (found 1 in this chunk, the first at record 1)" in err
     assert _privatize(rr, source, tmp_path / "out.parquet") == 2

@@ -224,11 +224,27 @@ def _checked_radius(samples: int, p_hat_min: float, delta_estimate: float) -> tu
 
 
 def released_delta1(epsilon: float, sigma: float, p_hat_min: float, radius: float) -> float:
-    """δ₁ of what :func:`~mechdesign.noise.additive.base.gaussian_privatize` really releases.
+    """The δ₁ of what :func:`~mechdesign.noise.additive.base.gaussian_privatize` really releases.
 
-    The larger of the certified δ₁ of eq. 59–62 and the violation probability of the sampled grid over the ball
-    (:func:`mechdesign.noise.grid.grid_violation_probability`, P(X=+1) ∈ [p̂_min − β/2, p̂_min + β/2];
+    The larger of the certified δ₁ of [E] eq. 59–62 and the violation probability of the sampled grid over the
+    ball (:func:`mechdesign.noise.grid.grid_violation_probability`, P(X=+1) ∈ [p̂_min − β/2, p̂_min + β/2];
     the grid is symmetric, so the other orientation gives the same).
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-prior level ε ≥ 0 (nats).
+    sigma : float
+        Noise standard deviation σ > 0.
+    p_hat_min : float
+        The smallest estimated probability p̂_min.
+    radius : float
+        Ball radius β.
+
+    Returns
+    -------
+    float
+        δ₁ of the released (sampled grid) mechanism, never below eq. 59–62.
     """
     from mechdesign.noise.grid import gaussian_grid, grid_violation_probability
 

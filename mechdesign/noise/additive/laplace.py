@@ -226,9 +226,22 @@ class LaplaceCalibration:
 
 
 def released_epsilon(scale: float, p_min: float) -> float:
-    """ε of what :func:`~mechdesign.noise.additive.base.laplace_privatize` really releases.
+    """The ε of what :func:`~mechdesign.noise.additive.base.laplace_privatize` really releases.
 
-    The larger of eq. 49 and the PML of the sampled grid (:func:`mechdesign.noise.grid.grid_epsilon`), rounded up.
+    The larger of [E] eq. 49 and the PML of the sampled grid (:func:`mechdesign.noise.grid.grid_epsilon`),
+    rounded up.
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b ≥ 0.
+    p_min : float
+        Smallest prior probability in [0, 1/2].
+
+    Returns
+    -------
+    float
+        ε of the released mechanism (nats).
     """
     from mechdesign.noise.grid import grid_epsilon, laplace_grid
 

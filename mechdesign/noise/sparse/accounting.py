@@ -470,6 +470,11 @@ class SparseCalibration:
     delta_achieved: float
 
 
+def _mu(method: str, k: int, sigma: float) -> float:
+    """The Gaussian-mechanism μ of the no-shared-key part (as in :func:`sparse_threshold`)."""
+    return (math.sqrt(k + math.sqrt(k)) / 2.0 if method.startswith("csh") else math.sqrt(k)) / sigma
+
+
 def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
                      sigma: float | None = None) -> SparseCalibration:
     """Threshold at the given σ, or the (σ, τ) pair with the smallest τ when ``sigma`` is None.
@@ -537,6 +542,11 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
         chosen = math.exp(best.x)
     else:
         chosen = floor
+        # sigma_min's bracket end can miss its own strict check by an ulp at non-round δ (as δ − reserve is):
+        # step up toward privacy until the threshold is defined.
+        step = 1e-15
+        while delta_gaussian_raw(epsilon, _mu(method, k, chosen)) >= target:
+            chosen, step = chosen * (1.0 + step), 2.0 * step
     tau = sparse_threshold(method, chosen, k, epsilon, target)
     total = chosen * math.sqrt(1 + 1 / math.sqrt(k)) if method.startswith("csh") else chosen
     return SparseCalibration(method, int(k), float(epsilon), float(delta), floor, chosen, tau, total,
