@@ -95,7 +95,10 @@ def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DAT
     ----------
     [E] eq. 37 (Weissman et al. ℓ1 deviation bound), Def. 5 (the ball).
     """
-    c = np.asarray(counts, dtype=np.int64)
+    raw = v.finite_array("counts", counts, 1)
+    if np.any(raw < 0) or np.any(raw != np.round(raw)) or np.any(raw >= 2.0**63):
+        raise v.fail("counts", "be non-negative integers below 2^63", counts)
+    c = raw.astype(np.int64)
     records = int(c.sum())
     if records <= 0:
         raise v.fail("counts", "hold at least one record", c)

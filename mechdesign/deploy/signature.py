@@ -25,11 +25,13 @@ Examples
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
 from mechdesign.deploy.keys import ALGORITHM, load_private_key, raw_public_bytes
+from mechdesign.errors import MechanismFileError
 
 __all__ = ["generate_key_pair", "sign_mechanism_file"]
 
@@ -112,9 +114,11 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
 
     target = Path(path)
     private = load_private_key(key)
-    read_mechanism_file(target)  # never sign a file that would be refused
+    loaded = read_mechanism_file(target)  # never sign a file that would be refused
     content = _parse(target)
     content.pop("signature", None)
+    if hashlib.sha256(canonical_bytes(content)).hexdigest() != loaded.sha256:  # changed between the two reads
+        raise MechanismFileError(f"{target}: the file changed while it was being signed; nothing was signed")
     value = private.sign(canonical_bytes(content))
     content["signature"] = {"algorithm": ALGORITHM,
                             "public_key": base64.b64encode(raw_public_bytes(private.public_key())).decode("ascii"),
