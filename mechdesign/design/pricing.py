@@ -116,7 +116,7 @@ class CountPricer:
     >>> from mechdesign.design.utility import Utility
     >>> pricer = CountPricer([4, 2, 2, 2], math.log(9 / 8), 0.0, level_function(Utility("mutual_information")))
     >>> result = pricer.price(np.zeros(4))      # λ = 0: the best column alone
-    >>> result.columns.shape[0], result.bound >= result.best
+    >>> result.columns.shape[0], bool(result.bound >= result.best)
     (4, True)
     """
 
