@@ -46,7 +46,8 @@ from mechdesign.design.result import DesignResult
 __all__ = ["DesignResult", "lp_optimum", "plan_method", "solve"]
 
 FULL_LP_LIMIT = 3000      # candidate columns solved in one LP; above this, column generation
-PRICING_FROM = 15         # auto: the counting oracle from this many categories on (count priors)
+PRICING_FROM = 19         # auto: the counting oracle from this many categories on (count priors); below,
+                          # the enumerated list with the HiGHS master is faster (bench_design.py --compare)
 LIST_LIMIT = 20           # general radius (family C2): enumerating beyond 20 categories explodes
 METHODS = ("auto", "enumeration", "column_generation", "pricing")
 _CHUNK = 100_000
