@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# MECHDESIGN_TREE (set by --compare for the old engine) puts another checkout's package first.
+sys.path.insert(0, os.environ.get("MECHDESIGN_TREE", str(ROOT)))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import median_time, write_results  # noqa: E402
@@ -103,7 +104,10 @@ def case(spec: dict) -> dict:
     cpu, wall = time.process_time(), time.perf_counter()
     r = solve(problem, baselines=False, **kwargs)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    return {"N": problem.size, "radius": problem.radius, "utility": r.utility, "upper_bound": r.upper_bound,
+    import mechdesign
+
+    return {"code": str(Path(mechdesign.__file__).parents[1]), "N": problem.size, "radius": problem.radius,
+            "utility": r.utility, "upper_bound": r.upper_bound,
             "gap": r.gap, "relative_gap": r.certificate.relative_gap, "status": r.status, "method": r.method,
             "columns": r.candidates, "iterations": r.iterations, "outputs": r.outputs, "cpu_s": cpu,
             "wall_s": wall}
@@ -112,7 +116,7 @@ def case(spec: dict) -> dict:
 def _spawn(spec: dict, tree: str | None = None) -> dict:
     env = dict(os.environ)
     if tree:
-        env["PYTHONPATH"] = tree
+        env["MECHDESIGN_TREE"] = tree
     proc = subprocess.Popen([sys.executable, __file__, "--case", json.dumps(spec)], stdout=subprocess.PIPE,
                             text=True, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -140,7 +144,7 @@ def compare(old_tree: str | None) -> None:
                "peak_mb": max(r["peak_mb"] for r in runs)}
         if old_tree and row["N"] >= 16:
             old = _spawn(spec, old_tree)
-            row.update({"old_cpu_s": old.get("cpu_s"), "old_utility": old.get("utility"),
+            row.update({"old_code": old.get("code"), "old_cpu_s": old.get("cpu_s"), "old_utility": old.get("utility"),
                         "old_peak_mb": old["peak_mb"], "old_error": old.get("error")})
         rows.append(row)
         print(row, flush=True)

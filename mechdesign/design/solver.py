@@ -52,10 +52,14 @@ if TYPE_CHECKING:
 __all__ = ["DesignResult", "lp_optimum", "plan_method", "solve"]
 
 FULL_LP_LIMIT = 3000      # candidate columns solved in one LP; above this, column generation
-PRICING_FROM = 15         # auto: the counting oracle from this many categories on (count priors)
+PRICING_FROM = 19         # auto: the counting oracle from this many categories on (count priors); below,
+                          # the enumerated list with the HiGHS master is faster (bench_design.py --compare)
 LIST_LIMIT = 20           # general radius (family C2): enumerating beyond 20 categories explodes
 METHODS = ("auto", "enumeration", "column_generation", "pricing")
 _CHUNK = 100_000
+# Column generation runs to a gap 1000× below the tolerance (while time remains): optimal mechanisms then agree
+# with enumeration to ~1e-10, and the certified status has room for the repair's tiny utility cost.
+_INNER = 1e-3
 
 
 def _priceable(problem: DesignProblem) -> bool:
@@ -108,6 +112,20 @@ def _column_values(utility: Utility, vertices: ColumnVertices) -> np.ndarray:
         stop = min(start + _CHUNK, vertices.count)
         out[start:stop] = utility.column_values(vertices.vectors(np.arange(start, stop)), vertices.prior)
     return out
+
+
+def _polish(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Weights solving Σ θ_k v_k = 1 to float precision on the chosen columns (least squares), if positive.
+
+    The LP's weights meet the rows only to its 1e-10 tolerance; renormalizing those rows later bends the
+    columns off the privacy boundary by as much, which the certificate then repairs at a utility cost of
+    ~1e-9. Columns at the boundary stay exactly there when the rows already sum to 1.
+    """
+    refined, *_ = np.linalg.lstsq(columns, np.ones(columns.shape[0]), rcond=None)
+    residual = float(np.abs(columns @ refined - 1.0).max())
+    if np.all(refined > 0) and residual <= 1e-13 and np.allclose(refined, theta, rtol=1e-6, atol=1e-12):
+        return refined
+    return theta
 
 
 def _start_columns(problem: DesignProblem) -> np.ndarray:
@@ -179,7 +197,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     # Weights below 1e-9 of the largest are dropped (rows are renormalized and the result re-certified,
     # so this can only cost utility, never privacy).
     used = theta > 1e-9 * theta.max()
-    raw = columns[:, used] * theta[used]
+    raw = columns[:, used] * _polish(columns[:, used], theta[used])
     matrix, alpha = repair(raw, problem.ball, problem.epsilon)
     mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
     certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, upper_bound, alpha).check()
@@ -207,7 +225,7 @@ def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float
     assert counts is not None
     pricer = CountPricer(counts, problem.epsilon, problem.radius, level_function(problem.utility))  # type: ignore[arg-type]
     oracle = CountOracle(pricer, batch=max(4, min(16, problem.size // 2)))
-    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance / 10,
+    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance * _INNER,
                    progress=progress)
     return out.columns, out.theta, out.upper_bound, out.iterations, out.columns.shape[1]
 
@@ -231,7 +249,7 @@ def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max
         bound += (8 * problem.size + 64) * np.finfo(float).eps * (1.0 + scale + abs(bound))
         return vectors, theta, bound, 1, cv.count, chosen
     oracle = ListOracle(cv.vectors, cv.dot, values, batch=max(2 * problem.size, 10))
-    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance / 10,
+    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance * _INNER,
                    progress=progress)
     return out.columns, out.theta, out.upper_bound, out.iterations, cv.count, chosen
 
