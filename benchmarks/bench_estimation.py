@@ -164,13 +164,16 @@ def main(argv: list[str] | None = None) -> None:
                   f"A-opt LDP / PML = {ldp['mse_factor'] / aopt['mse_factor']:.3f}  "
                   f"solve {aopt['solve_cpu_median']:.3f} s  gap {aopt['relative_gap']:.1e}  "
                   f"empirical/theory {aopt['empirical_linear'] / aopt['mse_factor']:.3f}", flush=True)
-    seconds = time.perf_counter() - start
-    load = os.getloadavg()
+            save(rows, start)  # after every cell, so a long run leaves its finished cells on disk
+    print(f"total {time.perf_counter() - start:.1f} s, load average {os.getloadavg()}")
+
+
+def save(rows: list[dict[str, Any]], start: float) -> None:
     write_results("estimation", rows, note=("A-optimal (ε, δ)-PML design vs MI design, LDP oracles and the "
                                             "A-optimal ε-LDP design on Adult; δ = 1e-6; mse_factor = n × total "
                                             "MSE on the fixed records; empirical_* over the repetitions"),
-                  seed=SEED, total_seconds=round(seconds, 1), load_average=[round(v, 2) for v in load])
-    print(f"total {seconds:.1f} s, load average {load}")
+                  seed=SEED, total_seconds=round(time.perf_counter() - start, 1),
+                  load_average=[round(v, 2) for v in os.getloadavg()])
 
 
 if __name__ == "__main__":
