@@ -38,7 +38,7 @@ def main(out_dir: Path) -> list[Path]:
              "mse": r["mse"], "ratio_to_pml": r["ratio_to_pml"],
              "empirical_mse_linear": None if r["empirical_linear"] is None else r["empirical_linear"] / r["records"]}
             for r in found if r["attribute"] in ATTRIBUTES]
-    fig, axes = plt.subplots(1, len(ATTRIBUTES), figsize=(14, 3.8), sharey=False)
+    fig, axes = plt.subplots(1, len(ATTRIBUTES), figsize=(14, 4.2), sharey=False)
     for ax, attribute in zip(axes, ATTRIBUTES, strict=True):
         for name, (label, style, marker, color) in STYLES.items():
             sel = [r for r in rows if r["attribute"] == attribute and r["mechanism"] == name]
@@ -50,9 +50,10 @@ def main(out_dir: Path) -> list[Path]:
         size = next(r["N"] for r in rows if r["attribute"] == attribute)
         ax.set(title=f"Adult {attribute} (N = {size})", xlabel="ε (nats)", yscale="log", xticks=np.array(EPSILONS))
     axes[0].set_ylabel("total MSE of the frequencies (n = 48 842)")
-    axes[-1].legend(loc="upper right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
     fig.suptitle("Frequency estimation: A-optimal (ε, δ = 1e-6)-PML design vs ε-LDP oracles", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     png = out_dir / "fig_estimation_mse.png"
     fig.savefig(png)
     plt.close(fig)
