@@ -219,7 +219,7 @@ def _squarem(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
         p2 = _em_step(w_seen, q_seen, p1)
         maps += 1
         r, second = p1 - p, p2 - 2 * p1 + p
-        alpha = -float(np.linalg.norm(r) / max(np.linalg.norm(second), 1e-300))
+        alpha = -float(np.linalg.norm(r)) / max(float(np.linalg.norm(second)), 1e-300)
         target = _log_likelihood(w_seen, q_seen, p2)
         candidate = p2
         while alpha < -1:

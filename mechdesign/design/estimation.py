@@ -308,12 +308,12 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         base_start = time.perf_counter()
         design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
                          max_candidates=max_candidates)
-        found = compute_baselines(problem, certificate.utility, design)
+        baseline_list = compute_baselines(problem, certificate.utility, design)
         oracles: tuple[Any, ...] = ()
         if criterion == "a_optimal":
-            ldp = next(b for b in found if b.name == "optimal_ldp")
+            ldp = next(b for b in baseline_list if b.name == "optimal_ldp")
             oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp.mechanism)
         timings["baselines"] = time.perf_counter() - base_start
-        result = replace(result, baselines=found, oracles=oracles)
+        result = replace(result, baselines=baseline_list, oracles=oracles)
     timings["total"] = time.perf_counter() - start
     return result
