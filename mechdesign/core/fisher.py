@@ -144,10 +144,9 @@ def efficient_decoder(matrix: Any, reference: Any) -> np.ndarray:
     Raises
     ------
     ValueError
-        If W has rank below N (see :func:`inseparable_categories`).
-    numpy.linalg.LinAlgError
-        If J is singular although rank W = N: the outputs used at ``reference`` (q_y > 0) do not
-        separate the inputs (e.g. W = I with a reference that has zeros).
+        If W has rank below N (see :func:`inseparable_categories`), or J is singular although rank W = N:
+        the outputs used at ``reference`` (q_y > 0) do not separate the inputs (e.g. W = I with a
+        reference that has zeros).
 
     References
     ----------
@@ -169,6 +168,10 @@ def efficient_decoder(matrix: Any, reference: Any) -> np.ndarray:
                          f"got rank={np.linalg.matrix_rank(w, tol=_RANK_TOL)}")
     out = np.zeros_like(w)
     used = q > 0
+    if np.linalg.matrix_rank(w[:, used], tol=_RANK_TOL) < w.shape[0]:
+        raise ValueError("reference must give positive probability to outputs that separate every input, "
+                         f"got {int(used.sum())} used output(s) of rank "
+                         f"{np.linalg.matrix_rank(w[:, used], tol=_RANK_TOL)} < N = {w.shape[0]}")
     out[:, used] = np.linalg.solve(j, w[:, used] / q[used])
     return out
 

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.design.baselines import compute_baselines
 from mechdesign.design.certificate import certify, repair
@@ -269,6 +270,8 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     >>> result.status, result.rank, bool(abs(result.utility - 2 * math.e / (math.e - 1) ** 2) < 1e-7)  # ε-LDP: RR
     ('optimal', 2, True)
     """
+    if problem.utility.kind not in CRITERIA:
+        raise v.fail("utility", f"be one of {sorted(CRITERIA)} for the estimation engine", problem.utility.kind)
     criterion = CRITERIA[problem.utility.kind]
     offset = 1.0 if criterion == "a_optimal" else 0.0  # utility value = tr J⁻¹ − 1 for estimation_mse
     timings: dict[str, float] = {}

@@ -88,3 +88,13 @@ def test_rank_deficient_matrices():
     assert inseparable_categories(np.eye(3)).size == 0
     with pytest.raises(ValueError, match="rank N"):
         efficient_decoder(w, [0.2, 0.3, 0.5])
+
+
+def test_decoder_refuses_a_reference_whose_outputs_do_not_separate_the_inputs():
+    import numpy as np
+    import pytest
+
+    from mechdesign.core.fisher import efficient_decoder
+
+    with pytest.raises(ValueError, match="reference must give positive probability"):
+        efficient_decoder(np.eye(2), [1.0, 0.0])

@@ -138,3 +138,13 @@ def test_mutual_information_design_reports_its_rank():
     result = solve(DesignProblem([0.85, 0.1, 0.05], 0.5, 0.2), baselines=False)
     assert result.rank == np.linalg.matrix_rank(result.mechanism.matrix, tol=1e-10)
     assert result.identifiable == (result.rank == 3)
+
+
+def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
+    import pytest
+
+    from mechdesign.design.estimation import design_estimation
+    from mechdesign.design.problem import DesignProblem
+
+    with pytest.raises(ValueError, match="utility must be one of"):
+        design_estimation(DesignProblem([0.5, 0.5], 1.0, 0.0, "mutual_information"), baselines=False)
