@@ -56,7 +56,7 @@ def fisher_information(matrix: Any, prior: Any) -> np.ndarray:
 
     References
     ----------
-    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+    Lehmann, E. L., Casella, G., *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
         information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
 
     Examples
@@ -100,7 +100,7 @@ def trace_inverse_fisher(matrix: Any, prior: Any) -> float:
 
     References
     ----------
-    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+    Lehmann, E. L., Casella, G., *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
         information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
 
     Examples
@@ -150,7 +150,7 @@ def efficient_decoder(matrix: Any, reference: Any) -> np.ndarray:
 
     References
     ----------
-    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+    Lehmann, E. L., Casella, G., *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
         information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
 
     Examples
@@ -196,7 +196,7 @@ def inseparable_categories(matrix: Any) -> np.ndarray:
 
     References
     ----------
-    E. L. Lehmann, G. Casella, *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+    Lehmann, E. L., Casella, G., *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
         information inequality, multiparameter form): the Cramér–Rao bound that J⁻¹ gives.
 
     Examples

@@ -230,7 +230,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         A-optimal ε-LDP design at β = 2, inner design) and, for ``estimation_mse``, the LDP frequency
         oracles of :mod:`mechdesign.design.ldp_oracles` with their MSE ratios.
     gap_tolerance
-        Stop column generation when the relative gap (f − bound)/|f| is below this; the result's
+        Stop column generation when the relative gap (f − bound)/abs(f) is below this; the result's
         status is "optimal" when the certified relative gap of the final matrix is within it.
     max_candidates
         Passed to :func:`mechdesign.design.vertices.column_vertices`.
@@ -261,7 +261,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     ----------
     [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
         Distributions", eq. 31 (ball), eq. 40 (design problem), Proposition 2 and eq. 43 (its polytope).
-    S. Boyd, L. Vandenberghe, *Convex Optimization*, Cambridge University Press, 2004, §7.5 (experiment
+    Boyd, S., Vandenberghe, L., *Convex Optimization*, Cambridge University Press, 2004, §7.5 (experiment
         design: A- and D-optimal scalarisations of J(θ) = Σθ_k v_k v_kᵀ).
 
     Examples

@@ -147,11 +147,11 @@ def oracle_mse(name: str, size: int, epsilon: float) -> float:
 
     References
     ----------
-    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
         estimation", USENIX Security 2017, §4 and Theorem 2.
-    M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally differential
+    Ye, M., Barg, A., "Optimal schemes for discrete distribution estimation under locally differential
         privacy", IEEE Trans. Inf. Theory 64(8), 2018, §III (subset selection).
-    J. Acharya, Z. Sun, H. Zhang, "Hadamard response: estimating distributions privately, efficiently,
+    Acharya, J., Sun, Z., Zhang, H., "Hadamard response: estimating distributions privately, efficiently,
         and with little communication", AISTATS 2019, §3.
 
     Examples
@@ -192,7 +192,7 @@ def grr_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
 
     References
     ----------
-    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
         estimation", USENIX Security 2017, §4.1.
     [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical
         Distributions", Remark 3, eq. 42.
@@ -246,8 +246,9 @@ def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int |
 
     References
     ----------
-    M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally differential
+    Ye, M., Barg, A., "Optimal schemes for discrete distribution estimation under locally differential
         privacy", IEEE Trans. Inf. Theory 64(8), 2018, §III.
+
     Wang et al., arXiv:1602.07387, 2016 (the same scheme).
 
     Examples
@@ -306,7 +307,7 @@ def hadamard_mechanism(prior: Prior | Any, epsilon: float) -> Mechanism:
 
     References
     ----------
-    J. Acharya, Z. Sun, H. Zhang, "Hadamard response: estimating distributions privately, efficiently,
+    Acharya, J., Sun, Z., Zhang, H., "Hadamard response: estimating distributions privately, efficiently,
         and with little communication", AISTATS 2019, §3.
 
     Examples
@@ -348,7 +349,7 @@ class OracleComparison:
 
     References
     ----------
-    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
         estimation", USENIX Security 2017, Theorem 2.
     """
 
@@ -408,7 +409,7 @@ def compare_oracles(prior: Prior | Any, epsilon: float, design_mse: float,
 
     References
     ----------
-    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
         estimation", USENIX Security 2017, Theorem 2.
 
     Examples

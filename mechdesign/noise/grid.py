@@ -160,7 +160,7 @@ def laplace_grid(scale: float) -> GridNoise:
 
 
 def gaussian_grid(sigma: float) -> GridNoise:
-    """The snapped binary Gaussian mechanism Y = snap(X + N(0, ``sigma``²)) (module docstring).
+    """The snapped binary Gaussian mechanism Y = snap(X + N(0, σ²) with σ = ``sigma``) (module docstring).
 
     Parameters
     ----------
@@ -309,5 +309,5 @@ def _count_noise(sigma: float) -> CountNoise:
 
 
 def count_noise(sigma: float) -> CountNoise:
-    """The exact sampler of snapped N(0, ``sigma``²) noise for integer counts (see :class:`CountNoise`)."""
+    """The exact sampler of snapped N(0, σ²) with σ = ``sigma`` noise for integer counts (see :class:`CountNoise`)."""
     return _count_noise(v.positive("sigma", sigma))
