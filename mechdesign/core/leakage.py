@@ -299,10 +299,40 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
 def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
     """Leakage capacity C(W, 𝒫) = sup_{Q∈𝒫} ε_min(W, Q) ([E] Def. 5, eq. 22–23).
 
-    ``priors`` is an :class:`L1Ball` (exact, any radius in [0, 2]: C = max_y log(max_x W[x,y] /
-    min_{Q∈B} Q·W[:,y]), reference §1.1) or a finite set of priors (rows of a 2-D array).
-    The sup over the ball's interior is approached, not always attained; ``inf`` means unbounded.
+    Over an :class:`L1Ball` the capacity is exact for any radius in [0, 2]:
 
+        C = max_y log( max_x W[x,y] / g(W[:,y]) ),   g(c) = min_{Q∈B} Q·c,
+
+    with g the greedy worst case of reference/pml-design.md §1.1 (:meth:`L1Ball.min_linear`, rounded
+    down, so C is rounded up: toward privacy). Columns are processed in blocks of about 32 MiB, and
+    all-zero columns (outputs never emitted) are skipped. The sup over the ball's interior is approached,
+    not always attained; ``inf`` means unbounded (some Q in the ball gives an emitted output probability 0).
+    Over a finite set of priors it is the largest ε_min(W, Q) over the rows.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W, ``matrix[x, y] = P(y | x)``.
+    priors : L1Ball or array_like, shape (K, N)
+        The uncertainty set: a ball B_β(P̂) ([E] eq. 31), or a finite set of priors (rows of a 2-D array).
+
+    Returns
+    -------
+    float
+        The capacity in nats (≥ 0), ``inf`` if unbounded.
+
+    Raises
+    ------
+    ValueError
+        If the ball's dimension differs from the number of rows of W, or a row of ``priors`` is not a valid
+        prior, or ``priors`` is not a finite 2-D array.
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", Def. 5, eq. 22–23 (capacity).
+
+    Examples
+    --------
     >>> from mechdesign.design.closed_form import randomized_response
     >>> rr = randomized_response(3, np.log(2))
     >>> bool(abs(capacity(rr, L1Ball([1/3, 1/3, 1/3], 2.0)) - np.log(2)) < 1e-12)

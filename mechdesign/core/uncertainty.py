@@ -26,9 +26,30 @@ __all__ = ["L1Ball"]
 class L1Ball:
     """The ℓ1 ball of radius ``radius`` around ``center``, intersected with the probability simplex.
 
-    ``radius = 0`` is the single prior ``center``; ``radius = 2`` is the whole simplex (ε-PML over it
-    is ε-LDP, [E] Remark 3).
+    B_β(P̂) = {Q in the simplex : ‖Q − P̂‖₁ ≤ β} ([E] eq. 31). ``radius = 0`` is the single prior
+    ``center``; ``radius = 2`` is the whole simplex (ε-PML over it is ε-LDP, [E] Remark 3).
 
+    Parameters
+    ----------
+    center : PriorLike
+        The estimate P̂ (validated into a :class:`~mechdesign.core.prior.Prior`).
+    radius : float
+        The ℓ1 radius β ∈ [0, 2].
+
+    Raises
+    ------
+    ValueError
+        If ``center`` is not a probability vector or ``radius`` lies outside [0, 2].
+    TypeError
+        If ``radius`` is not a real number.
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", eq. 31 (the ball), Remark 3,
+       Theorem 4 / Proposition 2 and Cor. 1 (extreme points); reference/pml-design.md §1.1 (greedy worst case).
+
+    Examples
+    --------
     >>> ball = L1Ball([0.5, 0.5], 0.2)
     >>> round(float(ball.min_linear([1.0, 0.0])[0]), 12)   # rounded down by a few ulps (toward privacy)
     0.4
@@ -43,6 +64,7 @@ class L1Ball:
 
     @property
     def size(self) -> int:
+        """N, the number of categories."""
         return self.center.size
 
     @property
@@ -85,7 +107,22 @@ class L1Ball:
         error-free TwoSum cumulative sum), because plain cumulative sums cancel there and once understated
         the leakage by 0.7 nats (issue 13). The result is then rounded down by a bound of the remaining
         float error (N + 10 units of roundoff, relative), so capacities built on it round toward privacy;
-        g ≥ min c always holds. O(N + K₀ log K₀) per column.
+        g ≥ min c always holds. O(N + K₀ log K₀) per column (reference/pml-design.md §1.1).
+
+        Parameters
+        ----------
+        columns : array_like, shape (N,) or (N, M)
+            Finite, non-negative columns c.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (M,) (M = 1 for a vector): a lower bound on g(c) within a few ulps, at least min c.
+
+        Raises
+        ------
+        ValueError
+            If ``columns`` does not have N rows, or has a negative or non-finite entry.
         """
         c = self._columns(columns)
         scale = c.max(axis=0)
@@ -108,7 +145,24 @@ class L1Ball:
         return np.nextafter(g * scale * (1.0 - 2 * u), 0.0)
 
     def minimizer(self, column: Any) -> np.ndarray:
-        """A prior Q* ∈ B attaining g(c) for a single column c."""
+        """A prior Q* ∈ B attaining g(c) for a single column c (the greedy of reference §1.1).
+
+        Parameters
+        ----------
+        column : array_like, shape (N,) or (N, 1)
+            A finite, non-negative column c.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (N,): Q*, which moves β/2 of mass (at most P̂_i from each i) from the largest entries of c
+            onto a smallest one.
+
+        Raises
+        ------
+        ValueError
+            If ``column`` is not a single column of N finite, non-negative entries.
+        """
         c = self._columns(column)
         if c.shape[1] != 1:
             raise v.fail("column", "be a single vector", column)
@@ -119,7 +173,18 @@ class L1Ball:
         return np.maximum(q, 0.0)
 
     def extreme_points(self) -> np.ndarray:
-        """The N(N−1) extreme points P̂ + (β/2)(e_i − e_j), i ≠ j (requires 0 < β < 2 min P̂; [E] Cor. 1)."""
+        """The N(N−1) extreme points P̂ + (β/2)(e_i − e_j), i ≠ j ([E] Cor. 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (N(N−1), N), one extreme point per row.
+
+        Raises
+        ------
+        ValueError
+            Unless 0 < β < 2 min P̂ (only then is this the list of extreme points).
+        """
         if not (0 < self.radius < 2 * self.center.min):
             raise v.fail("radius", f"lie in (0, 2 min P̂) = (0, {2 * self.center.min:.6g}) for this "
                          "extreme-point list", self.radius)
@@ -131,6 +196,25 @@ class L1Ball:
         return points
 
     def contains(self, prior: Any, atol: float = 1e-12) -> bool:
+        """Whether ‖Q − P̂‖₁ ≤ β + ``atol`` for the prior Q ([E] eq. 31).
+
+        Parameters
+        ----------
+        prior : array_like, shape (N,)
+            A probability vector Q.
+        atol : float, optional
+            Absolute tolerance added to the radius.
+
+        Returns
+        -------
+        bool
+            True when Q lies in the ball (up to ``atol``).
+
+        Raises
+        ------
+        ValueError
+            If ``prior`` is not a probability vector with N entries.
+        """
         q = v.probability_vector("prior", prior)
         if q.size != self.size:
             raise v.fail("prior", f"have {self.size} entries", q)
@@ -148,8 +232,11 @@ class L1Ball:
 
 
 def _remaining_mass(p_top: np.ndarray, budget: float) -> tuple[np.ndarray, np.ndarray]:
-    """clip(Σ_{j≤k} p_j − budget, 0, p_k) per row and k, the cumulative sums in double-double (TwoSum),
-    and where that value may be off by O(u²) (strictly inside (0, p_k) or within 8u² of an end)."""
+    """Return clip(Σ_{j≤k} p_j − budget, 0, p_k) per row and k, and where it may be off by O(u²).
+
+    The cumulative sums are in double-double (TwoSum); the value may be off by O(u²) where it lies strictly
+    inside (0, p_k) or within 8u² of an end.
+    """
     high = np.zeros(p_top.shape[0])
     low = np.zeros(p_top.shape[0])
     out = np.empty_like(p_top)

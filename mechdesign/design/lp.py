@@ -24,6 +24,23 @@ _OPTIONS: dict[str, dict[str, float]] = {
 
 
 def solver_name(solver: str) -> str:
+    """Return the canonical (upper-case) name of a supported LP solver.
+
+    Parameters
+    ----------
+    solver : str
+        A solver name in any case, one of ``SOLVERS``.
+
+    Returns
+    -------
+    str
+        The upper-case name.
+
+    Raises
+    ------
+    ValueError
+        If the solver is not supported.
+    """
     name = str(solver).upper()
     if name not in SOLVERS:
         raise v.fail("solver", f"be one of {list(SOLVERS)}", solver)
@@ -32,7 +49,7 @@ def solver_name(solver: str) -> str:
 
 def solve_vertex_lp(vertices: np.ndarray, values: np.ndarray, solver: str = "CLARABEL") -> tuple[np.ndarray, np.ndarray,
                                                                                                  float]:
-    """max values·θ s.t. vertices θ = 1, θ ≥ 0 through cvxpy; returns (θ, λ duals, objective).
+    """Solve max values·θ s.t. vertices θ = 1, θ ≥ 0 through cvxpy; returns (θ, λ duals, objective).
 
     Raises :class:`SolverError` with the solver's status unless it is "optimal".
     """

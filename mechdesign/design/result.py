@@ -43,6 +43,13 @@ class Baseline:
     parameter: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form of the ``baselines`` block of the mechanism file (everything but the matrix).
+
+        Returns
+        -------
+        dict
+            ``name``, ``description``, ``utility``, ``ratio``, ``capacity`` and ``parameter``.
+        """
         return {"name": self.name, "description": self.description, "utility": self.utility, "ratio": self.ratio,
                 "capacity": self.capacity, "parameter": self.parameter}
 
@@ -51,14 +58,56 @@ class Baseline:
 class DesignResult:
     """A certified design: the mechanism, its utility, a proven upper bound, baselines and timings.
 
-    ``status`` is "optimal" when the gap to the upper bound is within ``gap_tolerance`` (relative to
-    max(1, bound)), "feasible" otherwise (the mechanism is still certified; the gap is reported).
+    The design maximises a sub-convex utility U(W) ([E] eq. 11) subject to ε-PML for every prior in the
+    ℓ1 ball B_β(P̂) ([E] eq. 31); the bound comes from the duals of the master LP (reference
+    pml-design.md §3.3). ``status`` is "optimal" when the certified gap is at most
+    ``gap_tolerance × |bound|`` (+ 1e-15 absolute), "feasible" otherwise (the mechanism is still
+    certified; the gap is reported).
 
     ``sense`` is "maximize" for the sub-convex utilities and "minimize" for the estimation criteria
     (``estimation_mse``, ``estimation_logdet``); for the latter ``upper_bound`` holds a proven
     **lower** bound and ``gap = utility − bound``. ``rank`` is the rank of the matrix (frequencies
     are identifiable iff it equals N; a property). ``oracles`` lists the LDP frequency oracles compared with an
     estimation design (:mod:`mechdesign.design.ldp_oracles`).
+
+    Parameters
+    ----------
+    problem : DesignProblem
+        The problem that was solved (prior P̂, ε, radius β, utility).
+    mechanism : Mechanism
+        The certified mechanism W, ``matrix[x, y] = P(y | x)``.
+    utility : float
+        U(W) recomputed from the returned matrix (after the repair).
+    upper_bound : float
+        The proven bound on the optimum: an upper bound when ``sense`` is "maximize", a lower bound when
+        it is "minimize".
+    gap : float
+        The certified gap between ``utility`` and ``upper_bound`` (≥ 0 up to rounding).
+    status : str
+        "optimal" or "feasible" (see above).
+    certificate : Certificate
+        The privacy and optimality certificate recomputed in NumPy from the matrix.
+    solver : str
+        The LP solver used, "HIGHS" or "CLARABEL".
+    method : str
+        The method used: "enumeration", "column_generation", "pricing" (or the estimation design's).
+    candidates : int
+        Number of candidate columns enumerated or priced.
+    iterations : int
+        Number of master-LP iterations.
+    timings : dict of str to float
+        Wall-clock seconds per phase (e.g. "lp", "certify", "baselines", "total").
+    baselines : tuple of Baseline, optional
+        The baseline mechanisms compared with the design (empty when not computed).
+    sense : str, optional
+        "maximize" (default) or "minimize".
+    oracles : tuple, optional
+        LDP frequency oracles compared with an estimation design (empty otherwise).
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", eq. 11 (sub-convex utility),
+       eq. 31 (the ℓ1 ball) and Def. 5, eq. 22–23 (the capacity that the certificate bounds by ε).
     """
 
     problem: DesignProblem
@@ -93,7 +142,23 @@ class DesignResult:
         return self.mechanism.shape[1]
 
     def baseline(self, name: str) -> Baseline:
-        """The baseline called ``name`` (a key of ``BASELINE_LABELS``); ``KeyError`` if it was not computed."""
+        """The baseline called ``name`` (a key of ``BASELINE_LABELS``).
+
+        Parameters
+        ----------
+        name : str
+            One of "rr_ldp", "rr_pml", "optimal_ldp", "inner".
+
+        Returns
+        -------
+        Baseline
+            The baseline with that name.
+
+        Raises
+        ------
+        KeyError
+            If no baseline called ``name`` was computed (e.g. ``solve(..., baselines=False)``).
+        """
         for b in self.baselines:
             if b.name == name:
                 return b
@@ -212,13 +277,20 @@ class DesignResult:
         return out
 
     def file_sections(self, problem_file: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
-        """The ``guarantee``, ``utility``, ``baselines``, ``certificate`` and ``provenance`` blocks of the
-        mechanism file (see ``mechdesign/deploy/mechanism.schema.json``).
+        """The ``guarantee``, ``utility``, ``baselines``, ``certificate`` and ``provenance`` file blocks.
+
+        These are the blocks of the mechanism file (see ``mechdesign/deploy/mechanism.schema.json``)
+        besides the matrix itself.
 
         Parameters
         ----------
         problem_file : path, optional
             The TOML problem file the design came from; its name and SHA-256 go into the provenance.
+
+        Returns
+        -------
+        dict of str to dict
+            One JSON-ready dictionary per block, keyed by block name.
         """
         p = self.problem
         provenance: dict[str, Any] = {"problem": p.name, "solver": self.solver, "method": self.method,

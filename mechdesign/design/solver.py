@@ -73,11 +73,30 @@ def _priceable(problem: DesignProblem) -> bool:
 def plan_method(problem: DesignProblem, method: str = "auto") -> str:
     """The method :func:`solve` uses, decided from sizes alone (no allocation); refusals raise here.
 
+    Enumerating the vertices of the column polytope ([E] eq. 40, reference pml-design.md §3.3) is possible
+    up to ``MAX_SIZE`` categories (``LIST_LIMIT`` for a general radius β ≥ 2 min P̂, family C2); beyond, or
+    from ``PRICING_FROM`` categories on, "auto" takes the counting oracle when it applies.
+
+    Parameters
+    ----------
+    problem : DesignProblem
+        The design problem (its size, radius, prior counts and utility decide).
+    method : str, optional
+        "auto" (default), "enumeration", "column_generation" or "pricing".
+
+    Returns
+    -------
+    str
+        "pricing", "enumeration", "column_generation", or "list" when "auto" chose the enumerated
+        candidate list (:func:`solve` then picks enumeration or column generation from its length).
+
     Raises
     ------
     ValueError
-        If the candidate list would be too large to enumerate and the counting oracle does not apply
-        (the prior is not given by counts, or the utility is not mutual information / an f-information).
+        If ``method`` is unknown; if "pricing" is asked for a prior not given by counts or a utility other
+        than mutual information / an f-information (or a too large count table); if "enumeration" or
+        "column_generation" is asked beyond the enumerable size; or if the candidate list would be too
+        large to enumerate and the counting oracle does not apply.
 
     Examples
     --------
@@ -167,6 +186,30 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         returned with status "feasible" and its certified gap.
     progress
         Print one line per iteration (iteration, utility, bound, gap) on stderr.
+
+    Returns
+    -------
+    DesignResult
+        The certified mechanism with its utility, the proven bound, the gap and ``status`` ("optimal" when
+        the gap ≤ ``gap_tolerance`` × |bound| + 1e-15, else "feasible"), and the baselines if asked.
+        Estimation utilities (``sublinear = False``) are delegated to
+        :func:`mechdesign.design.estimation.design_estimation`.
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is not a :class:`DesignProblem`, or ``time_limit`` is not a real number.
+    ValueError
+        If ``solver`` or ``method`` is unknown, ``time_limit`` ≤ 0, or the method is refused
+        (see :func:`plan_method`).
+    SolverError
+        If the LP solver ends with a status other than optimal (a bug signal: the constant mechanism is
+        always feasible).
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", eq. 40 (the design problem) and
+       eq. 11 (sub-convex utilities); reference/pml-design.md §3.3 (the vertex LP and its dual bound).
 
     Examples
     --------
@@ -276,7 +319,20 @@ def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool) 
 
 
 def lp_optimum(problem: DesignProblem, solver: str = "HIGHS") -> float:
-    """The LP optimum over all candidate columns in one solve (a cross-check of :func:`solve`)."""
+    """The LP optimum over all candidate columns in one solve (a cross-check of :func:`solve`).
+
+    Parameters
+    ----------
+    problem : DesignProblem
+        The design problem; every candidate column is enumerated.
+    solver : str, optional
+        "HIGHS" (default) or "CLARABEL".
+
+    Returns
+    -------
+    float
+        The optimum of max Σ_k θ_k μ(v_k) s.t. Σ_k θ_k v_k = 1, θ ≥ 0 (reference §3.3), uncertified.
+    """
     from mechdesign.design.lp import solve_vertex_lp
     from mechdesign.design.vertices import column_vertices
 

@@ -1,5 +1,6 @@
-"""Sub-convex utilities ([E] eq. 11): U(W) = Σ_y μ(W[:, y]) with μ sublinear (positively homogeneous and
-convex) and independent of the label y (reference/pml-design.md §3).
+"""Sub-convex utilities ([E] eq. 11): U(W) = Σ_y μ(W[:, y]) with μ sublinear.
+
+μ is positively homogeneous and convex, and independent of the label y (reference/pml-design.md §3).
 
 Column values μ(c) for a column c ≥ 0 and the estimated prior P̂:
 
@@ -46,7 +47,7 @@ __all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "EstimationLogDet", "Estimat
 
 
 def _xlogy_ratio(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """x log(x / y) with 0 log(0 / y) = 0 (elementwise, y > 0 where x > 0)."""
+    """Elementwise x log(x / y) with 0 log(0 / y) = 0 (elementwise, y > 0 where x > 0)."""
     out = np.zeros(np.broadcast(x, y).shape)
     pos = np.broadcast_to(x > 0, out.shape)
     xb, yb = np.broadcast_to(x, out.shape), np.broadcast_to(y, out.shape)
@@ -63,13 +64,19 @@ class Utility:
 
     Parameters
     ----------
-    kind
-        Name of the utility, one of :data:`UTILITY_KINDS`.
+    *args
+        ``kind``, the name of the utility, one of :data:`UTILITY_KINDS` (subclasses take their own data).
+    **kwargs
+        ``kind`` may also be passed by keyword.
 
     Raises
     ------
     ValueError
         If ``kind`` is unknown, or names a kind that needs data (use the class methods).
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", eq. 11 (sub-convex utilities).
 
     Examples
     --------
@@ -94,6 +101,7 @@ class Utility:
             Utility._registry[cls.kind] = cls
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Utility:
+        """Dispatch ``Utility(kind)`` to the class registered for ``kind``."""
         if cls is not Utility:
             return super().__new__(cls)
         kind = args[0] if args else kwargs.get("kind")
@@ -114,12 +122,51 @@ class Utility:
 
     @classmethod
     def hypothesis_testing(cls, null: Any, alternative: Any) -> HypothesisTesting:
-        """KL divergence D(P₀W ‖ P₁W) between the output laws under two hypotheses P₀ (null), P₁."""
+        """KL divergence D(P₀W ‖ P₁W) between the output laws under two hypotheses P₀ (null), P₁.
+
+        μ(c) = (P₀·c) log((P₀·c) / (P₁·c)), sublinear as a perspective of a convex function ([E] eq. 11).
+
+        Parameters
+        ----------
+        null : PriorLike
+            P₀, the input distribution under the null hypothesis.
+        alternative : PriorLike
+            P₁, the input distribution under the alternative; must have full support and the size of P₀.
+
+        Returns
+        -------
+        HypothesisTesting
+            The utility, with ``kind = "hypothesis_testing"``.
+
+        Raises
+        ------
+        ValueError
+            If either is not a probability vector, P₁ has a zero entry, or the sizes differ.
+        """
         return HypothesisTesting(null, alternative)
 
     @classmethod
     def custom(cls, function: Callable[[np.ndarray, np.ndarray], float]) -> Custom:
-        """A user column utility μ(c, prior) → float; it must be positively homogeneous and convex."""
+        """A user column utility μ(c, prior) → float; it must be positively homogeneous and convex.
+
+        The vertex reduction of the design LP is exact only for sublinear μ ([E] eq. 11); homogeneity
+        μ(2c) = 2μ(c) is spot-checked on a fixed column on first evaluation.
+
+        Parameters
+        ----------
+        function : callable
+            ``function(column, prior_probabilities) -> float``.
+
+        Returns
+        -------
+        Custom
+            The utility, with ``kind = "custom"``.
+
+        Raises
+        ------
+        TypeError
+            If ``function`` is not callable.
+        """
         return Custom(function)
 
     def column_values(self, columns: Any, prior: PriorLike) -> np.ndarray:
@@ -162,13 +209,37 @@ class Utility:
         raise NotImplementedError
 
     def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
-        """U(W) = Σ_y μ(W[:, y]) for the mechanism under ``prior`` (the estimate P̂)."""
+        """U(W) = Σ_y μ(W[:, y]) for the mechanism under ``prior`` (the estimate P̂; [E] eq. 11).
+
+        Parameters
+        ----------
+        mechanism : Mechanism or array_like, shape (N, M)
+            The mechanism W, ``matrix[x, y] = P(y | x)``.
+        prior : PriorLike
+            The estimate P̂ (N entries).
+
+        Returns
+        -------
+        float
+            The utility U(W).
+
+        Raises
+        ------
+        ValueError
+            If the mechanism or the prior is invalid, or their sizes differ.
+        """
         mech = as_mechanism(mechanism)
         p = mech._prior(prior)
         return float(np.sum(self.column_values(mech.matrix, p)))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form used in problem and mechanism files."""
+        """The JSON form used in problem and mechanism files.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ...}``, plus the data of kinds that carry it.
+        """
         return {"kind": self.kind}
 
 
@@ -214,6 +285,7 @@ class TotalVariation(FInformation):
 
     @staticmethod
     def generator(t: np.ndarray) -> np.ndarray:
+        """φ(t) = |t − 1| / 2, applied elementwise."""
         return 0.5 * np.abs(t - 1.0)
 
 
@@ -224,6 +296,7 @@ class ChiSquared(FInformation):
 
     @staticmethod
     def generator(t: np.ndarray) -> np.ndarray:
+        """φ(t) = (t − 1)², applied elementwise."""
         return (t - 1.0) ** 2
 
 
@@ -234,6 +307,7 @@ class Hellinger(FInformation):
 
     @staticmethod
     def generator(t: np.ndarray) -> np.ndarray:
+        """φ(t) = (√t − 1)², applied elementwise."""
         return (np.sqrt(t) - 1.0) ** 2
 
 
@@ -262,6 +336,7 @@ class HypothesisTesting(Utility):
         return _xlogy_ratio(self.null @ c, self.alternative @ c)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``kind``, ``null`` and ``alternative``."""
         return {"kind": self.kind, "null": self.null.tolist(), "alternative": self.alternative.tolist()}
 
 
@@ -291,13 +366,16 @@ class Custom(Utility):
 
 
 class _Estimation(Utility):
-    """Base of the estimation criteria: functions of the Fisher information J = W diag(1/q) Wᵀ at P̂
-    (:mod:`mechdesign.core.fisher`), to be minimised; not column-separable, so no ``column_values``."""
+    """Base of the estimation criteria: functions of the Fisher information J = W diag(1/q) Wᵀ at P̂.
+
+    See :mod:`mechdesign.core.fisher`; to be minimised; not column-separable, so no ``column_values``.
+    """
 
     sublinear = False
     sense = "minimize"
 
     def column_values(self, columns: Any, prior: PriorLike) -> np.ndarray:
+        """Refuse: the estimation criteria are not sums over columns (always raises ``TypeError``)."""
         raise TypeError(f"utility kind {self.kind!r} is not a sum over columns (it is a function of the Fisher "
                         "information): use value(mechanism, prior)")
 
@@ -315,6 +393,7 @@ class EstimationMSE(_Estimation):
     kind = "estimation_mse"
 
     def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+        """The A-criterion tr J⁻¹ − 1 for the mechanism at ``prior`` (``inf`` when rank W < N)."""
         from mechdesign.core.fisher import trace_inverse_fisher
 
         mech = as_mechanism(mechanism)
@@ -334,6 +413,7 @@ class EstimationLogDet(_Estimation):
     kind = "estimation_logdet"
 
     def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+        """The D-criterion −log det J for the mechanism at ``prior`` (``inf`` when rank W < N)."""
         from mechdesign.core.fisher import fisher_information
 
         mech = as_mechanism(mechanism)

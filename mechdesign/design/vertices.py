@@ -73,6 +73,7 @@ class ColumnVertices:
 
     @property
     def count(self) -> int:
+        """K, the number of candidate lift vectors."""
         return int(self.high.size)
 
     def vectors(self, index: Any = None) -> np.ndarray:

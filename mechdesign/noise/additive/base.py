@@ -79,6 +79,35 @@ def laplace_privatize(values: Any, scale: float, rng: np.random.Generator | int 
     ``rng=None`` (default) draws from the secure AES-CTR generator (:func:`mechdesign.randomness.record_rng`);
     an integer seed gives a reproducible, research-only stream.
 
+    Parameters
+    ----------
+    values : array_like of {-1, +1}
+        The private values X (any shape; booleans and numbers equal to ±1 are accepted).
+    scale : float
+        The Laplace scale b ≥ 0.
+    rng : numpy.random.Generator or int or None, optional
+        Random source: ``None`` for the secure generator, an integer seed for research only.
+
+    Returns
+    -------
+    numpy.ndarray
+        The released values Y, float64, same shape as ``values`` (``values`` as floats when ``scale = 0``).
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is not numeric, or ``scale`` is not a real number.
+    ValueError
+        If ``values`` contains anything but −1 and +1, or ``scale`` < 0 or not finite.
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", eq. 47 (Laplace mechanism) and
+       eq. 49 (its PML).
+    .. [M] I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
+
+    Examples
+    --------
     >>> laplace_privatize([1, -1, 1], 0.5, rng=1).shape
     (3,)
     """
@@ -97,6 +126,34 @@ def gaussian_privatize(values: Any, sigma: float, rng: np.random.Generator | int
     On the grid of :func:`mechdesign.noise.grid.gaussian_grid`, sampled exactly (see :func:`laplace_privatize`);
     the calibrators report δ₁ of the sampled grid when it exceeds the paper's value.
 
+    Parameters
+    ----------
+    values : array_like of {-1, +1}
+        The private values X (any shape; booleans and numbers equal to ±1 are accepted).
+    sigma : float
+        The Gaussian standard deviation σ > 0.
+    rng : numpy.random.Generator or int or None, optional
+        Random source: ``None`` for the secure generator, an integer seed for research only.
+
+    Returns
+    -------
+    numpy.ndarray
+        The released values Y, float64, same shape as ``values``.
+
+    Raises
+    ------
+    TypeError
+        If ``values`` is not numeric, or ``sigma`` is not a real number.
+    ValueError
+        If ``values`` contains anything but −1 and +1, or ``sigma`` ≤ 0 or not finite.
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", eq. 52 (Gaussian mechanism).
+    .. [M] I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
+
+    Examples
+    --------
     >>> gaussian_privatize(np.ones(4), 2.0, rng=1).shape
     (4,)
     """

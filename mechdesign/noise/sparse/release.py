@@ -67,6 +67,40 @@ def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
                  rng: np.random.Generator | int | None = None) -> dict[Hashable, float]:
     """Algorithm 1 (GSHM): y_i = x_i + N(0, σ²) on the support; release iff y_i > 1 + τ.
 
+    The noise is sampled exactly on a grid (see the module docstring); a key is released iff
+    y_i − step/2 > 1 + τ.
+
+    Parameters
+    ----------
+    counts : mapping of key to int
+        Non-negative integer counts (a ``dict`` or a pandas Series); zero counts are never released.
+    sigma : float
+        The Gaussian standard deviation σ > 0.
+    tau : float
+        The threshold margin τ ≥ 0 above the sensitivity 1 (from
+        :func:`~mechdesign.noise.sparse.accounting.sparse_threshold`).
+    rng : numpy.random.Generator or int or None, optional
+        Random source: ``None`` for the secure AES-CTR generator, an integer seed for research only.
+
+    Returns
+    -------
+    dict
+        Key → noisy count for the released keys only (values on the noise grid).
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not a mapping (or has non-numeric values), a parameter is not a real number.
+    ValueError
+        If a count is negative, non-integral or not finite, ``sigma`` ≤ 0 or ``tau`` < 0.
+
+    References
+    ----------
+    .. [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+       Algorithm 1 (GSHM).
+
+    Examples
+    --------
     >>> release_gshm({"a": 1000, "b": 1}, sigma=1.0, tau=5.0, rng=0).keys() == {"a"}
     True
     """
@@ -83,6 +117,41 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
     """Algorithm 2 (CSH): y_i = x_i + Z_i + Z', Z_i ~ N(0, σ²), one Z' ~ N(0, σ²/√k); release iff y_i > 1 + τ.
 
     The histogram must be k-sparse (at most k non-zero counts); use :func:`release_topk` otherwise.
+    Both noises are sampled exactly on grids; a key is released iff y_i − step/2 > 1 + τ with the
+    coarser step (see the module docstring for what this means for [S]'s accounting).
+
+    Parameters
+    ----------
+    counts : mapping of key to int
+        Non-negative integer counts (a ``dict`` or a pandas Series); zero counts are never released.
+    sigma : float
+        The Gaussian standard deviation σ > 0.
+    tau : float
+        The threshold margin τ ≥ 0 above the sensitivity 1 (from
+        :func:`~mechdesign.noise.sparse.accounting.sparse_threshold`).
+    k : int
+        The sparsity k ≥ 1 (at most k non-zero counts).
+    rng : numpy.random.Generator or int or None, optional
+        Random source: ``None`` for the secure AES-CTR generator, an integer seed for research only.
+
+    Returns
+    -------
+    dict
+        Key → noisy count for the released keys only (values on the noise grid).
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not a mapping (or has non-numeric values), a parameter is not a real number, or
+        ``k`` is not an integer.
+    ValueError
+        If a count is negative, non-integral or not finite, ``sigma`` ≤ 0, ``tau`` < 0, ``k`` < 1, or
+        ``counts`` has more than k non-zero entries.
+
+    References
+    ----------
+    .. [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+       Algorithm 2 (CSH).
     """
     sig = v.positive("sigma", sigma)
     tau_ = v.nonnegative("tau", tau)
@@ -119,6 +188,38 @@ def release_topk(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: in
     """Algorithm 3: CSH on :func:`topk_preprocess` of the counts ([S] Corollary 14: Theorems 11/12 apply).
 
     Released values estimate x_i − c (biased down by the subtracted count c, which is not released).
+
+    Parameters
+    ----------
+    counts : mapping of key to int
+        Non-negative integer counts (a ``dict`` or a pandas Series); zero counts are never released.
+    sigma : float
+        The Gaussian standard deviation σ > 0.
+    tau : float
+        The threshold margin τ ≥ 0 above the sensitivity 1 (from
+        :func:`~mechdesign.noise.sparse.accounting.sparse_threshold`).
+    k : int
+        The number k ≥ 1 of largest counts kept by :func:`topk_preprocess`.
+    rng : numpy.random.Generator or int or None, optional
+        Random source: ``None`` for the secure AES-CTR generator, an integer seed for research only.
+
+    Returns
+    -------
+    dict
+        Key → noisy count for the released keys only (values on the noise grid).
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not a mapping (or has non-numeric values), a parameter is not a real number, or
+        ``k`` is not an integer.
+    ValueError
+        If a count is negative, non-integral or not finite, ``sigma`` ≤ 0, ``tau`` < 0 or ``k`` < 1.
+
+    References
+    ----------
+    .. [S] Lebeda, Retschmeier, "The Correlated Gaussian Sparse Histogram Mechanism", FORC 2025,
+       Algorithm 3 and Corollary 14.
     """
     return release_csh(topk_preprocess(counts, k), sigma, tau, k, rng)
 
