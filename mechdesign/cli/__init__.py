@@ -50,6 +50,7 @@ def _command_modules() -> list[ModuleType]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``mechdesign`` argument parser, with one sub-command per discovered verb module."""
     from mechdesign import __version__
 
     parser = _Parser(prog="mechdesign", description=__doc__.splitlines()[0])
@@ -123,4 +124,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry_point() -> None:
+    """Console-script entry point: exit with the code of :func:`main` on the command line's arguments."""
     sys.exit(main())

@@ -11,8 +11,10 @@ __all__ = ["add_deprecated_alias", "load_mechanism", "parse_number_list", "print
 
 
 def add_deprecated_alias(parser: Any, old: str, new: str, **kwargs: Any) -> None:
-    """Accept ``old`` for one release as a hidden alias of ``new`` (same destination), with one
-    deprecation line on stderr when used. ``kwargs`` go to ``add_argument`` (e.g. ``type``)."""
+    """Accept ``old`` for one release as a hidden alias of ``new`` (same destination).
+
+    Using it prints one deprecation line on stderr. ``kwargs`` go to ``add_argument`` (e.g. ``type``).
+    """
     import argparse
     import sys
 
@@ -38,14 +40,18 @@ def parse_number_list(name: str, text: str) -> list[float]:
 
 
 def print_json(obj: Any) -> None:
+    """Print ``obj`` on stdout as indented JSON (NumPy values converted, non-finite floats as strings)."""
     from mechdesign._files import to_jsonable
 
     print(json.dumps(to_jsonable(obj), indent=2, allow_nan=False))
 
 
 def read_matrix_csv(path: str | os.PathLike[str]) -> Any:
-    """A mechanism from CSV rows: numbers only, or with a header row of output labels and/or a
-    first column of input labels."""
+    """A mechanism from CSV rows.
+
+    The rows hold numbers only, or come with a header row of output labels and/or a first column of
+    input labels.
+    """
     import csv
 
     from mechdesign.core.mechanism import Mechanism

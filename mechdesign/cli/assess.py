@@ -13,6 +13,7 @@ EXAMPLE = "mechdesign assess --matrix examples/w.csv --counts 40000,20000,20000,
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign assess`` to ``parser``."""
     parser.add_argument("--matrix", required=True, metavar="FILE",
                         help="mechanism: CSV rows (optional label header/column) or a mechanism file (.json)")
     source = parser.add_mutually_exclusive_group(required=True)
@@ -25,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign assess`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.core.assessment import DEFAULT_DELTAS, assess
     from mechdesign.core.prior import Prior
 

@@ -57,6 +57,7 @@ KINDS: dict[str, Kind] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign baseline`` to ``parser``."""
     kinds = "; ".join(f"{name}: {kind.help}" for name, kind in KINDS.items())
     parser.add_argument("kind", choices=list(KINDS), metavar="KIND", help=f"one of {kinds}")
     parser.add_argument("--epsilon", type=float, required=True, help="LDP level ε (nats)")
@@ -88,9 +89,6 @@ def _prior(args: argparse.Namespace, needs_counts: bool) -> Any:
         found, counts = count_values(args.data, args.column, file_name="data")
         return Prior.from_counts(counts, labels=found)
     if args.counts is not None:
-        counts = parse_number_list("counts", args.counts)
-        return Prior.from_counts(counts, labels=labels)
-    if args.counts is not None:
         return Prior.from_counts(parse_number_list("counts", args.counts), labels=labels)
     if needs_counts:
         raise ValueError(f"counts must be given (or --data FILE --column COL) for kind {args.kind}, got counts=None")
@@ -100,6 +98,10 @@ def _prior(args: argparse.Namespace, needs_counts: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign baseline`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.deploy.mechfile import write_mechanism_file
 
     kind = KINDS[args.kind]

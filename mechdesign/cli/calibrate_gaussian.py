@@ -17,6 +17,7 @@ EXAMPLE = "mechdesign calibrate gaussian --epsilon 0.5 --delta 1e-5 --samples 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign calibrate gaussian`` to ``parser``."""
     parser.add_argument("--epsilon", type=float, required=True, help="PML level ε* (nats)")
     parser.add_argument("--delta", type=float, help="total failure probability δ* (to calibrate σ)")
     parser.add_argument("--sigma", type=float, help="report (ε*, δ*) of this σ instead of calibrating")
@@ -27,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign calibrate gaussian`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.noise.additive.base import estimate_from_counts
     from mechdesign.noise.additive.gaussian_calibrate import (
         gaussian_guarantee_for_target,

@@ -13,6 +13,7 @@ EXAMPLE = "mechdesign calibrate histogram --epsilon 1 --alpha 0.1 --bins 5"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign calibrate histogram`` to ``parser``."""
     parser.add_argument("--epsilon", type=float, required=True, help="per-record PML target in nats")
     parser.add_argument("--alpha", type=float, required=True,
                         help="lower bound on every bin probability of every record, in (0, 1/k]")
@@ -21,6 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign calibrate histogram`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.noise.histogram.bounds import calibrate_histogram
 
     result = calibrate_histogram(args.epsilon, args.alpha, bins=args.bins)

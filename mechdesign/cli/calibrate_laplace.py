@@ -36,6 +36,7 @@ def sample_estimate(args: argparse.Namespace) -> tuple[int, float] | list[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign calibrate laplace`` to ``parser``."""
     parser.add_argument("--epsilon", type=float, required=True, help="PML budget ε (nats)")
     parser.add_argument("--delta", type=float, required=True, help="failure probability δ of the estimate")
     add_sample_arguments(parser)
@@ -43,6 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign calibrate laplace`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.noise.additive.laplace import laplace_scale_estimated, laplace_scale_from_counts
 
     estimate = sample_estimate(args)

@@ -12,6 +12,7 @@ EXAMPLE = "mechdesign calibrate sparse --epsilon 0.35 --delta 1e-5 --k 50000"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign calibrate sparse`` to ``parser``."""
     from mechdesign.noise.sparse import METHODS
 
     parser.add_argument("--epsilon", type=float, required=True, help="privacy budget ε (nats)")
@@ -37,6 +38,10 @@ def _calibrate(method: str, args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign calibrate sparse`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.noise.sparse import METHODS
     from mechdesign.noise.sparse.accounting import sigma_min
 

@@ -12,6 +12,7 @@ EXAMPLE = "mechdesign decode designs/adult-race.mech.json private.csv --column r
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign decode`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
     parser.add_argument("privatized", metavar="PRIVATIZED", help="CSV or Parquet file")
     parser.add_argument("--column", required=True, help="privatized column (output labels)")
@@ -23,6 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign decode`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.deploy.decode import count_file, estimate_frequencies
     from mechdesign.deploy.mechfile import read_mechanism_file
 

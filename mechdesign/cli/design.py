@@ -15,6 +15,7 @@ EXAMPLE = "mechdesign design problems/adult-race.toml --out designs/"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign design`` to ``parser``."""
     from mechdesign.design import SOLVERS
 
     parser.add_argument("problem", metavar="PROBLEM.toml", help="problem file (see problems/ for examples)")
@@ -40,6 +41,10 @@ def _progress(enabled: bool, message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign design`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign import _validation as v
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve

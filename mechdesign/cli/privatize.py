@@ -13,6 +13,7 @@ EXAMPLE = "mechdesign privatize designs/adult-race.mech.json examples/people.csv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
     parser.add_argument("input", metavar="INPUT", help="CSV or Parquet file")
     parser.add_argument("--column", required=True, help="column holding the mechanism's input labels")
@@ -32,6 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign privatize`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.deploy.datacheck import DATA_DELTA, require_in_ball
     from mechdesign.deploy.mechfile import read_mechanism_file
     from mechdesign.deploy.privatizer import Privatizer, privatize_file

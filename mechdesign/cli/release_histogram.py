@@ -12,6 +12,7 @@ EXAMPLE = "mechdesign release histogram --counts 120,40,35,5 --epsilon 1 --alpha
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign release histogram`` to ``parser``."""
     parser.add_argument("--counts", required=True, help="true bin counts, comma-separated (C1,C2,...)")
     parser.add_argument("--epsilon", type=float, required=True, help="per-record PML target in nats")
     parser.add_argument("--alpha", type=float, required=True,
@@ -25,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign release histogram`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.noise.histogram.bounds import calibrate_histogram
     from mechdesign.noise.histogram.release import laplace_histogram
     from mechdesign.randomness import make_rng

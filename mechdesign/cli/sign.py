@@ -16,6 +16,7 @@ EXAMPLE = "mechdesign sign designs/adult-race.mech.json --key key.pem"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign sign`` to ``parser``."""
     parser.add_argument("file", metavar="FILE", nargs="?", help="mechanism file to sign (rewritten atomically)")
     parser.add_argument("--key", metavar="KEY.pem", help="Ed25519 private key (PEM, unencrypted)")
     parser.add_argument("--generate-key", metavar="KEY.pem",
@@ -24,6 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign sign`` on the parsed ``args``; return the exit code.
+
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.deploy.signature import generate_key_pair, sign_mechanism_file
 
     if args.generate_key is not None:

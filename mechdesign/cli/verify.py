@@ -13,6 +13,7 @@ EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign verify`` to ``parser``."""
     parser.add_argument("file", metavar="FILE", help="mechanism file (JSON)")
     parser.add_argument("--public-key", metavar="PUB.pem",
                         help="also require a valid Ed25519 signature by this key (the sha256 alone detects "
@@ -25,6 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign verify`` on the parsed ``args``; return the exit code.
+
+    0 if the stated guarantee holds, 1 if not; other failures are raised, and
+    :func:`mechdesign.cli.main` maps them to exit codes.
+    """
     from mechdesign.deploy.mechfile import read_mechanism_file, verify_mechanism_file
 
     if (args.data is None) != (args.column is None):

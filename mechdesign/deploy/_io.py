@@ -69,8 +69,10 @@ def column_index(header: Sequence[str], column: str) -> int:
 
 
 def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None) -> Iterator[Any]:
-    """DataFrames of exactly ``chunk`` records (the last may be shorter), all cells as text,
-    columns labelled by position; the header row is skipped (read it with :func:`csv_header`)."""
+    """DataFrames of exactly ``chunk`` records (the last may be shorter), all cells as text.
+
+    Columns are labelled by position; the header row is skipped (read it with :func:`csv_header`).
+    """
     import pandas as pd
 
     width = len(csv_header(path))
@@ -98,8 +100,11 @@ def parquet_file(path: Path) -> Any:
 
 
 def iter_parquet_tables(parquet: Any, chunk: int, columns: Sequence[str] | None = None) -> Iterator[Any]:
-    """Tables of exactly ``chunk`` records (the last may be shorter): ``iter_batches`` cuts at row-group
-    boundaries, so batches are re-cut (output then never depends on the file's row groups)."""
+    """Tables of exactly ``chunk`` records (the last may be shorter).
+
+    ``iter_batches`` cuts at row-group boundaries, so batches are re-cut (output then never depends on the
+    file's row groups).
+    """
     import pyarrow as pa
 
     pending: list[Any] = []
@@ -186,8 +191,10 @@ def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[s
 
 def count_values(source: str | os.PathLike[str], column: str, *, chunk: int = 1_000_000,
                  file_name: str = "input") -> tuple[list[str], np.ndarray]:
-    """The distinct values of ``column`` and their counts, most frequent first (ties: first appearance),
-    streamed (memory bounded by the chunk and the number of distinct values)."""
+    """The distinct values of ``column`` and their counts, most frequent first (ties: first appearance).
+
+    The file is streamed (memory bounded by the chunk and the number of distinct values).
+    """
     import pandas as pd
 
     totals: dict[str, int] = {}  # insertion order = first appearance in the file

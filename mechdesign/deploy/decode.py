@@ -51,19 +51,44 @@ METHODS = ("linear", "inversion", "em")
 
 @dataclass(frozen=True, eq=False)
 class Estimate:
-    """Estimated input frequencies.
+    """Estimated input frequencies, as returned by :func:`estimate_frequencies`.
 
-    Attributes
+    Parameters
     ----------
     frequencies
-        The estimate, a probability vector over ``labels``.
+        The estimate p̂, a probability vector over ``labels``.
     unbiased
-        The unbiased linear estimate before projection (``G q̂`` for "linear", ``q̂ W⁺`` otherwise).
+        The unbiased linear estimate before projection onto the simplex (``G q̂`` for "linear",
+        ``q̂ W⁺`` for "inversion" and "em"); it may have negative entries.
     standard_errors
-        Standard errors (finite floats, see the module docstring).
-    labels, method, records, iterations, converged
-        Input labels, the method, the number of outputs n, EM iterations (0 for inversion), and
-        whether EM met its tolerance (always true for inversion).
+        Standard errors (finite floats, see the module docstring): of ``unbiased`` under multinomial
+        sampling for "linear" and "inversion"; for "em" the asymptotic ``sqrt(diag(J⁻¹ − p̂p̂ᵀ)/n)``,
+        evaluated at p̂ mixed 0.1% with uniform.
+    labels
+        The input labels of the mechanism, in order.
+    method
+        The estimator: "linear", "inversion" or "em".
+    records
+        The number of outputs n (the sum of the counts).
+    iterations
+        The number of EM maps (0 for "linear" and "inversion").
+    converged
+        Whether EM met its tolerance within ``max_iterations`` (always true for "linear" and "inversion").
+
+    References
+    ----------
+    Agrawal & Aggarwal, "On the design and quantification of privacy preserving data mining algorithms",
+    PODS 2001 (the EM update). Duchi, Shalev-Shwartz, Singer, Chandra, "Efficient projections
+    onto the l1-ball for learning in high dimensions", ICML 2008, Fig. 1 (the simplex projection).
+    Varadhan & Roland, "Simple and globally convergent methods for accelerating the convergence of any
+    EM algorithm", Scand. J. Stat. 35, 2008 (SQUAREM, scheme S3).
+
+    Examples
+    --------
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> estimate = estimate_frequencies(randomized_response(2, np.log(3), ["no", "yes"]), [60, 40])
+    >>> estimate.method, estimate.records, estimate.iterations, estimate.converged
+    ('inversion', 100, 0, True)
     """
 
     frequencies: np.ndarray
@@ -76,6 +101,20 @@ class Estimate:
     converged: bool
 
     def as_dict(self) -> dict[str, float]:
+        """The estimated frequencies by input label.
+
+        Returns
+        -------
+        dict[str, float]
+            ``{label: frequency}`` in the order of ``labels``.
+
+        Examples
+        --------
+        >>> from mechdesign.design.closed_form import randomized_response
+        >>> rr = randomized_response(2, np.log(3), ["no", "yes"])
+        >>> {k: round(x, 12) for k, x in estimate_frequencies(rr, [60, 40]).as_dict().items()}
+        {'no': 0.7, 'yes': 0.3}
+        """
         return dict(zip(self.labels, self.frequencies.tolist(), strict=True))
 
 
@@ -113,15 +152,35 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
     method
         "linear" (efficient unbiased linear decoder), "inversion" (pseudo-inverse) or "em" (SQUAREM EM).
     reference
-        For "linear": the reference distribution r of the decoder (default: two-step plug-in).
+        For "linear": the reference distribution r of the decoder ``G = J⁻¹ W diag(1/q)``, q = rW (a
+        full-support probability vector with N entries; default: the two-step plug-in of the module
+        docstring). Ignored by the other methods.
     tol, max_iterations
-        EM stopping rule.
+        EM stopping rule: stop when ``max |Δp| ≤ tol``, or at the end of the SQUAREM cycle in which
+        ``max_iterations`` EM maps are reached (``Estimate.converged`` is then false).
+
+    Returns
+    -------
+    Estimate
+        The projected estimate, the unbiased linear estimate, standard errors and the EM diagnostics.
 
     Raises
     ------
+    TypeError
+        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`, ``counts`` is not
+        numeric, or ``max_iterations`` (for "em") is not an integer.
     ValueError
-        On bad counts, or when the mechanism's rank is below N (the message names the inputs that
-        cannot be separated).
+        On an unknown ``method``; on bad counts (wrong length, negative, not integers, all zero, or
+        positive for an output the mechanism never produces); on a ``reference`` that is not a
+        full-support probability vector with N entries; on a ``max_iterations`` below 1 (for "em"); or
+        when the mechanism's rank is below N (the message names the inputs that cannot be separated).
+
+    References
+    ----------
+    The "em" update ``p_x ← Σ_y q̂_y p_x W[x, y] / Σ_x' p_x' W[x', y]`` is the iterative Bayesian update of
+    Agrawal & Aggarwal (PODS 2001), accelerated by SQUAREM (Varadhan & Roland, Scand. J. Stat. 35, 2008);
+    the simplex projection is Fig. 1 of Duchi et al. (ICML 2008); the Fisher information J is that of
+    :mod:`mechdesign.core.fisher`.
 
     Examples
     --------
@@ -202,9 +261,12 @@ def _log_likelihood(w: np.ndarray, q: np.ndarray, p: np.ndarray) -> float:
 
 def _squarem(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
              max_iterations: int) -> tuple[np.ndarray, int, bool]:
-    """EM accelerated by SQUAREM S3 (Varadhan & Roland 2008): an extrapolation along the first and second
-    differences of two EM steps, shortened until it stays in the simplex and does not lower the
-    likelihood, then one EM step. Each cycle costs three EM maps; ``iterations`` counts EM maps."""
+    """EM accelerated by SQUAREM S3 (Varadhan & Roland 2008).
+
+    An extrapolation along the first and second differences of two EM steps, shortened until it stays in
+    the simplex and does not lower the likelihood, then one EM step. Each cycle costs three EM maps;
+    ``iterations`` counts EM maps.
+    """
     seen = q > 0
     w_seen, q_seen = w[:, seen], q[seen]
     p = start

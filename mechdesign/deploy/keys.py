@@ -64,8 +64,10 @@ def raw_public_bytes(key: Any) -> bytes:
 
 def check_signature(path: str | os.PathLike[str], content: dict[str, Any], signed_bytes: bytes,
                     public_key: Any) -> None:
-    """Raise :class:`MechanismFileError` unless ``content`` carries a valid signature of ``signed_bytes``
-    (its canonical form) by ``public_key``."""
+    """Raise :class:`MechanismFileError` unless ``content`` carries a valid signature by ``public_key``.
+
+    The signature must be over ``signed_bytes`` (the canonical form of ``content``).
+    """
     from cryptography.exceptions import InvalidSignature
 
     key = load_public_key(public_key)

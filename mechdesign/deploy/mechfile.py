@@ -89,7 +89,43 @@ _UNHASHED = ("sha256", "signature")  # the signature signs the same canonical by
 
 @dataclass(frozen=True, eq=False)
 class MechanismFile:
-    """A loaded (and by default re-verified) mechanism file."""
+    """A loaded (and by default re-verified) mechanism file, as returned by :func:`read_mechanism_file`.
+
+    Parameters
+    ----------
+    mechanism
+        The mechanism built from the file's ``matrix``, ``inputs`` and ``outputs``
+        (``matrix[x, y] = P(y | x)``).
+    guarantee
+        The stated guarantee as in the file: ``notion`` ("pml" or "ldp"), ``epsilon``, ``delta``, ``radius``,
+        ``prior`` and ``samples``. For "pml" it claims C(W, B_β(P̂)) ≤ ε, the leakage capacity over the ℓ1
+        ball of ``radius`` β around ``prior`` P̂ ([E] Def. 5, eq. 22–23); for "ldp" it claims
+        ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) ≤ ε.
+    utility, baselines, certificate
+        The optional blocks of the file (``None`` when absent or null).
+    provenance
+        Versions and other provenance recorded when the file was written.
+    sha256
+        The SHA-256 of the canonical content (:func:`canonical_bytes`), checked on loading.
+    signature
+        The Ed25519 signature block, or ``None``; checked only when a ``public_key`` is given to
+        :func:`read_mechanism_file`.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+    Def. 5, eq. 22–23 (leakage capacity); eq. 37 (the radius β*(δ, m, N) bound to ``delta`` and ``samples``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
+    ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
+    >>> loaded = read_mechanism_file(path)
+    >>> loaded.mechanism.inputs, loaded.guarantee["notion"], loaded.signature is None
+    (('a', 'b'), 'ldp', True)
+    """
 
     mechanism: Mechanism
     guarantee: dict[str, Any]
@@ -103,7 +139,33 @@ class MechanismFile:
 
 @dataclass(frozen=True)
 class Verification:
-    """The stated guarantee of a file against the one recomputed from its matrix."""
+    """The stated guarantee of a file against the one recomputed from its matrix.
+
+    Parameters
+    ----------
+    path
+        The file, as given to :func:`verify_mechanism_file`.
+    notion
+        "pml" or "ldp".
+    epsilon
+        The ε stated in the file.
+    achieved
+        The ε recomputed from the matrix (exact, solver-free): the leakage capacity C(W, B_β(P̂)) of
+        [E] eq. 23 for "pml", ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) for "ldp".
+    delta
+        The stated δ, or ``None``.
+    radius
+        The stated ℓ1 radius β, or ``None``.
+    holds
+        Whether ``achieved <= epsilon + GUARANTEE_SLACK``.
+    sha256
+        The file's (checked) SHA-256 of the canonical content.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+    Def. 5, eq. 22–23.
+    """
 
     path: str
     notion: str
@@ -186,8 +248,47 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     """Write ``mechanism`` and its guarantee atomically (temp file + rename); return the path.
 
     The guarantee is recomputed from the matrix before writing; a file whose stated ε the matrix
-    does not achieve is never written (:class:`~mechdesign.errors.CertificateError`).
+    does not achieve is never written (:class:`~mechdesign.errors.CertificateError`). For "pml" the check is
+    C(W, B_β(P̂)) ≤ ε ([E] Def. 5, eq. 22–23); with ``delta`` the radius must be at least
+    ``min(β*(δ, m, N), 2)`` ([E] eq. 37).
 
+    Parameters
+    ----------
+    path
+        The target file (written atomically; an existing file is replaced).
+    mechanism
+        The mechanism to write.
+    guarantee
+        The stated guarantee, a dict with keys among ``notion`` ("pml" or "ldp", required), ``epsilon``
+        (required), ``delta``, ``radius``, ``prior`` (a probability vector or a ``Prior``) and ``samples``;
+        missing keys are written as null. "pml" needs ``prior`` and ``radius``; ``delta`` with "pml" needs
+        ``samples``.
+    utility, baselines, certificate
+        Optional blocks (dicts; NumPy values are converted to JSON), or ``None``.
+    provenance
+        Extra provenance entries, merged over the recorded versions of mechdesign, NumPy and CVXPY.
+
+    Returns
+    -------
+    Path
+        ``path``, now holding the file.
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`, ``guarantee`` is not a
+        dict, an optional block is neither a dict nor ``None``, or a guarantee value has the wrong type.
+    ValueError
+        If ``guarantee`` has unknown keys or invalid values (notion, ε, δ, radius, a prior of the wrong
+        length, samples), or lacks ``prior``/``radius`` for "pml".
+    MechanismFileError
+        If ``delta`` is given for "pml" without ``samples``, or the radius is below β*(δ, m, N): the file
+        would be refused on reading.
+    CertificateError
+        If the matrix does not achieve the stated ε.
+
+    Examples
+    --------
     >>> import tempfile
     >>> from mechdesign.design.closed_form import randomized_response
     >>> rr = randomized_response(3, 1.0, ["a", "b", "c"])
@@ -389,9 +490,45 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
     """Load a mechanism file, checking schema, version, hash, stochasticity, labels and the radius.
 
     With ``verify=True`` (default) the guarantee is recomputed from the matrix as well and a file
-    that overstates it is refused. With ``public_key`` (a PEM path, PEM bytes or an Ed25519 public
-    key) the file must carry a valid Ed25519 signature by that key. Every failure is a one-line
-    :class:`~mechdesign.errors.MechanismFileError` naming the field and the rule.
+    that overstates it is refused: C(W, B_β(P̂)) ≤ ε for "pml" ([E] Def. 5, eq. 22–23),
+    ε_LDP(W) ≤ ε for "ldp", each with :data:`GUARANTEE_SLACK`. With ``public_key`` (a PEM path, PEM bytes
+    or an Ed25519 public key) the file must carry a valid Ed25519 signature by that key. Every failure of
+    the file's content is a one-line :class:`~mechdesign.errors.MechanismFileError` naming the field and
+    the rule.
+
+    Parameters
+    ----------
+    path
+        The mechanism file (UTF-8 JSON).
+    verify
+        Recompute the guarantee from the matrix and refuse a file that overstates it.
+    public_key
+        If given, the Ed25519 public key (PEM path, PEM bytes or key object) that must have signed the file.
+
+    Returns
+    -------
+    MechanismFile
+        The loaded file.
+
+    Raises
+    ------
+    MechanismFileError
+        If the file is not valid JSON, breaks a schema rule, has another format version, fails its hash,
+        is not row-stochastic, states a radius below β*(δ, m, N) ([E] eq. 37), overstates its guarantee
+        (with ``verify``), or (with ``public_key``) is unsigned or wrongly signed.
+    ValueError
+        If ``public_key`` is not an Ed25519 public key.
+    OSError
+        If the file (or a ``public_key`` path) cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(3, 1.0),
+    ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
+    >>> read_mechanism_file(path).mechanism.shape
+    (3, 3)
     """
     loaded, achieved = _load(Path(path), public_key)
     stated = loaded.guarantee["epsilon"]
@@ -404,8 +541,40 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
 def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = None) -> Verification:
     """Recompute a file's guarantee from its matrix; ``holds`` says whether the stated ε is met.
 
-    Malformed or tampered files (or, with ``public_key``, unsigned or wrongly signed ones) raise
-    :class:`~mechdesign.errors.MechanismFileError`.
+    Unlike :func:`read_mechanism_file`, a file that overstates its guarantee is reported (``holds`` is
+    false), not refused. The achieved ε is the leakage capacity C(W, B_β(P̂)) of [E] Def. 5, eq. 22–23 for
+    "pml" and ε_LDP(W) for "ldp".
+
+    Parameters
+    ----------
+    path
+        The mechanism file (UTF-8 JSON).
+    public_key
+        If given, the Ed25519 public key (PEM path, PEM bytes or key object) that must have signed the file.
+
+    Returns
+    -------
+    Verification
+        The stated and the achieved guarantee, and whether it holds.
+
+    Raises
+    ------
+    MechanismFileError
+        If the file is malformed or tampered (or, with ``public_key``, unsigned or wrongly signed).
+    ValueError
+        If ``public_key`` is not an Ed25519 public key.
+    OSError
+        If the file (or a ``public_key`` path) cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(2, 1.0),
+    ...                             guarantee={"notion": "ldp", "epsilon": 1.5})
+    >>> check = verify_mechanism_file(path)
+    >>> check.holds, round(check.achieved, 12), check.epsilon
+    (True, 1.0, 1.5)
     """
     loaded, achieved = _load(Path(path), public_key)
     g = loaded.guarantee
@@ -418,8 +587,40 @@ def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = Non
 def export_matrix(path: str | os.PathLike[str], mechanism: Mechanism, format: str | None = None) -> Path:
     """Export the bare matrix as ``"npz"`` (arrays matrix/inputs/outputs) or ``"csv"``.
 
+    Row x holds ``matrix[x, y] = P(y | x)``, the row-stochastic matrix of the mechanism ([E] §II-A1, eq. 9).
     The CSV has a header ``input,<outputs…>`` and one row per input, floats in ``repr`` (exact).
-    ``format=None`` takes the file suffix. Exports carry no guarantee: share the JSON file for that.
+    Exports carry no guarantee: share the JSON file for that.
+
+    Parameters
+    ----------
+    path
+        The target file (written atomically; an existing file is replaced).
+    mechanism
+        The mechanism to export.
+    format
+        "npz" or "csv" (case-insensitive); ``None`` takes the file suffix.
+
+    Returns
+    -------
+    Path
+        ``path``, now holding the export.
+
+    Raises
+    ------
+    ValueError
+        If the format (given or from the suffix) is neither "npz" nor "csv".
+    TypeError
+        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> out = export_matrix(Path(tempfile.mkdtemp()) / "rr.csv", randomized_response(2, np.log(3), ["a", "b"]))
+    >>> print(out.read_text(), end="")
+    input,a,b
+    a,0.75,0.25
+    b,0.25,0.75
     """
     target = Path(path)
     kind = (format or target.suffix.lstrip(".")).lower()

@@ -69,14 +69,34 @@ def _quantise_row(row: np.ndarray) -> list[int]:
 class Privatizer:
     """A compiled sampler for one mechanism (build once, call many times; thread-compatible, immutable).
 
-    Attributes
+    A record with input x is drawn from row x of the *sampled matrix* ``W_q = Q / 2^64``, the mechanism's
+    matrix ``matrix[x, y] = P(y | x)`` ([E] §II-A1) with each row quantised once to integers ``Q[x, ·]``
+    summing to 2^64 (module docstring), so ``|W_q − W| < 2^-64`` entrywise and zeros of W stay zeros.
+    :meth:`check` recomputes a file's guarantee ([E] Def. 5, eq. 22–23) for ``W_q``.
+
+    Parameters
     ----------
     mechanism
-        The mechanism as loaded.
+        The mechanism to sample from (at most 65535 outputs).
+
+    Attributes
+    ----------
     sampled_matrix
         ``W_q = Q / 2^64``, the distribution the records are *exactly* drawn from.
     max_deviation
         ``max |W_q − W|`` (below 2^-64 ≈ 5.4e-20 plus float64 rounding of the stored matrix).
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`.
+    ValueError
+        If the mechanism has more than 65535 outputs.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+    §II-A1 (mechanisms as row-stochastic matrices), Def. 5, eq. 22–23 (the guarantee :meth:`check` recomputes).
 
     Examples
     --------
@@ -134,7 +154,37 @@ class Privatizer:
         object.__setattr__(self, "_bits", bits)
 
     def check(self, guarantee: dict[str, Any]) -> float:
-        """Recompute a file guarantee for the *sampled* matrix; return its ε or raise CertificateError."""
+        """Recompute a file guarantee for the *sampled* matrix; return its ε or raise CertificateError.
+
+        The achieved ε of ``W_q`` is the leakage capacity C(W_q, B_β(P̂)) ([E] Def. 5, eq. 22–23) for "pml"
+        and ε_LDP(W_q) for "ldp", as in :func:`~mechdesign.deploy.mechfile.achieved_epsilon`; it must not
+        exceed the stated ε by more than :data:`~mechdesign.deploy.mechfile.GUARANTEE_SLACK`.
+
+        Parameters
+        ----------
+        guarantee
+            A normalised file guarantee (:attr:`MechanismFile.guarantee
+            <mechdesign.deploy.mechfile.MechanismFile>`): ``notion``, ``epsilon`` and, for "pml", ``prior``
+            and ``radius``.
+
+        Returns
+        -------
+        float
+            The ε the sampled matrix achieves.
+
+        Raises
+        ------
+        CertificateError
+            If quantisation to 2^-64 pushes the achieved ε above the stated one (entries too small to
+            sample exactly).
+
+        Examples
+        --------
+        >>> from mechdesign.design.closed_form import randomized_response
+        >>> sampler = Privatizer(randomized_response(2, 1.0))
+        >>> round(sampler.check({"notion": "ldp", "epsilon": 1.0}), 12)
+        1.0
+        """
         from mechdesign.deploy.mechfile import GUARANTEE_SLACK, achieved_epsilon
 
         sampled = Mechanism.from_matrix(self.sampled_matrix, self.mechanism.inputs, self.mechanism.outputs)
@@ -146,7 +196,37 @@ class Privatizer:
         return achieved
 
     def sample_indices(self, x: Any, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """Output indices for input indices ``x`` (any integer array); same shape, uint8/uint16."""
+        """Output indices for input indices ``x`` (any integer array); same shape, uint8/uint16.
+
+        Each index y is drawn with probability ``W_q[x, y]`` exactly (module docstring).
+
+        Parameters
+        ----------
+        x
+            Input indices in ``[0, N)``, an integer array of any shape.
+        rng
+            ``None`` for the cryptographically secure AES-CTR stream, an integer seed for a reproducible
+            (research-only) PCG64 stream, or a ``Generator`` used as is
+            (:func:`~mechdesign.randomness.record_rng`).
+
+        Returns
+        -------
+        numpy.ndarray
+            Output indices, the shape of ``x``; uint8 for fewer than 255 outputs, else uint16.
+
+        Raises
+        ------
+        TypeError
+            If ``x`` does not hold integers.
+        ValueError
+            If an index lies outside ``[0, N)``.
+
+        Examples
+        --------
+        >>> from mechdesign.design.closed_form import randomized_response
+        >>> Privatizer(randomized_response(3, 1.0)).sample_indices([[0, 1], [2, 0]], rng=7).shape
+        (2, 2)
+        """
         idx = np.asarray(x)
         if idx.dtype.kind not in "iu":
             raise TypeError(f"x must hold integer input indices, got x.dtype={idx.dtype}")
@@ -194,9 +274,32 @@ class Privatizer:
             high = np.where(active & ~below, middle, high)
 
     def privatize(self, values: Any, rng: np.random.Generator | int | None = None) -> Any:
-        """Privatize labelled values: a pandas Series gives a categorical Series (same index and
-        name); anything else array-like gives a NumPy array of output labels. Values are matched to
-        the mechanism's inputs as strings; unknown values (or missing ones) raise ``ValueError``.
+        """Privatize labelled values: each value x becomes an output label drawn from ``W_q[x, ·]``.
+
+        A pandas Series gives a categorical Series (same index and name); anything else array-like gives
+        a NumPy array of output labels. Values are matched to the mechanism's inputs as strings.
+
+        Parameters
+        ----------
+        values
+            One-dimensional input labels (a pandas Series, a list, an array, ...).
+        rng
+            ``None`` for the secure AES-CTR stream, an integer seed (reproducible, research-only) or a
+            ``Generator`` (:func:`~mechdesign.randomness.record_rng`).
+
+        Returns
+        -------
+        pandas.Series or numpy.ndarray
+            The privatized labels: a categorical Series over the output labels when ``values`` is a
+            Series, else a NumPy array.
+
+        Raises
+        ------
+        TypeError
+            If ``values`` is a string or a scalar.
+        ValueError
+            If ``values`` is not one-dimensional, or holds values (or missing values) that are not
+            input labels.
         """
         codes = self.sample_indices(encode_labels(values, self.mechanism.inputs), rng)
         return decode_outputs(codes, self.mechanism.outputs, like=values)
@@ -213,7 +316,42 @@ def decode_outputs(codes: np.ndarray, labels: Sequence[str], like: Any = None) -
 
 
 def privatize(mechanism: Mechanism, values: Any, rng: np.random.Generator | int | None = None) -> Any:
-    """One-shot :meth:`Privatizer.privatize` (build a :class:`Privatizer` to reuse the tables)."""
+    """One-shot :meth:`Privatizer.privatize` (build a :class:`Privatizer` to reuse the tables).
+
+    Each value x becomes an output y drawn with probability ``W_q[x, y]``, within 2^-64 of
+    ``matrix[x, y] = P(y | x)`` ([E] §II-A1; module docstring).
+
+    Parameters
+    ----------
+    mechanism
+        The mechanism to apply.
+    values
+        One-dimensional input labels (a pandas Series, a list, an array, ...), matched as strings.
+    rng
+        ``None`` for the secure AES-CTR stream, an integer seed (reproducible, research-only) or a
+        ``Generator`` (:func:`~mechdesign.randomness.record_rng`).
+
+    Returns
+    -------
+    pandas.Series or numpy.ndarray
+        The privatized labels: a categorical Series (same index and name) when ``values`` is a Series,
+        else a NumPy array.
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`, or ``values`` is a string
+        or a scalar.
+    ValueError
+        If the mechanism has more than 65535 outputs, or ``values`` is not one-dimensional or holds
+        values that are not input labels.
+
+    Examples
+    --------
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> privatize(randomized_response(2, 50.0, ["no", "yes"]), ["yes", "no", "yes"], rng=1).tolist()
+    ['yes', 'no', 'yes']
+    """
     return Privatizer(mechanism).privatize(values, rng)
 
 
@@ -230,7 +368,7 @@ def format_rate(per_second: float) -> str:
 
 
 class _Progress:
-    """A plain one-line progress report on stderr (``\\r`` updates, at most twice a second)."""
+    r"""A plain one-line progress report on stderr (``\r`` updates, at most twice a second)."""
 
     def __init__(self, enabled: bool | None, total: int | None) -> None:
         import sys
@@ -283,7 +421,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
                    column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
                    progress: bool | None = None,
                    check_counts: Callable[[np.ndarray], None] | None = None) -> int:
-    """Stream ``source`` (CSV or Parquet) to ``target`` with ``column`` privatized; return the record count.
+    r"""Stream ``source`` (CSV or Parquet) to ``target`` with ``column`` privatized; return the record count.
 
     Every other column, the header (exactly as written) and the row order are kept (CSV cells are copied
     as text, never re-parsed); every record is kept (a blank CSV line is a record with an empty value,
@@ -293,7 +431,55 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     are drawn in blocks of 65,536 with one stream per block; ``chunk_size`` is rounded up to a multiple).
     ``check_counts`` receives the input label counts before the output is committed and may raise
     (e.g. :func:`mechdesign.deploy.datacheck.require_in_ball`). ``progress=None`` reports progress only
-    when stderr is a terminal.
+    when stderr is a terminal. Each record x is replaced by y drawn from ``W_q[x, ·]``, within 2^-64 of
+    ``matrix[x, y] = P(y | x)`` ([E] §II-A1; module docstring).
+
+    Parameters
+    ----------
+    privatizer
+        The compiled sampler of the mechanism.
+    source
+        The input file, CSV (``.csv``, optionally compressed) or Parquet (``.parquet``, ``.pq``).
+    target
+        The output file, of the same format as ``source`` and not the same file.
+    column
+        The column to privatize (its values must be the mechanism's input labels).
+    rng
+        ``None`` for the secure AES-CTR stream, an integer seed (reproducible whatever ``chunk_size``,
+        research-only) or a ``Generator`` (:func:`~mechdesign.randomness.record_rng`).
+    chunk_size
+        Records read per step (rounded up to a multiple of 65,536).
+    progress
+        Report progress on stderr: ``True``, ``False``, or ``None`` for "when stderr is a terminal".
+    check_counts
+        Called with the input label counts (int64, one per input) before ``target`` is committed.
+
+    Returns
+    -------
+    int
+        The number of records privatized.
+
+    Raises
+    ------
+    ValueError
+        If a suffix is not CSV or Parquet, the formats differ, ``source`` does not exist or is empty,
+        ``target`` is ``source``, ``column`` is missing or ambiguous, a value is not an input label, a
+        Parquet value is null, ``chunk_size`` is not positive, or the file cannot be read (not UTF-8, too
+        many CSV fields, not Parquet). ``check_counts`` may raise too; ``target`` is then not written.
+    TypeError
+        If ``chunk_size`` is not an integer.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.closed_form import randomized_response
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "in.csv").write_text("id,answer\n1,yes\n2,no\n")
+    >>> privatize_file(Privatizer(randomized_response(2, 1.0, ["no", "yes"])), folder / "in.csv",
+    ...                folder / "out.csv", "answer", rng=3)
+    2
+    >>> (folder / "out.csv").read_text().splitlines()[0]
+    'id,answer'
     """
     from mechdesign._files import atomic_path
     from mechdesign.deploy._io import file_kind

@@ -92,8 +92,10 @@ def _count_partition(values: pd.Series, mechanism: Mechanism) -> pd.DataFrame:
 
 
 def count_dask(frame: Any, column: str, mechanism: Mechanism | Any) -> np.ndarray:
-    """Output counts of ``column`` over the whole Dask dataframe (computed now); ``mechanism`` may be a
-    loaded mechanism file too."""
+    """Output counts of ``column`` over the whole Dask dataframe (computed now).
+
+    ``mechanism`` may be a loaded mechanism file too.
+    """
     _column(frame, column)
     mechanism = _sampler(mechanism).mechanism
     meta = pd.DataFrame({i: pd.Series(dtype=np.int64) for i in range(mechanism.shape[1])})
