@@ -191,7 +191,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     -------
     DesignResult
         The certified mechanism with its utility, the proven bound, the gap and ``status`` ("optimal" when
-        the gap ≤ ``gap_tolerance`` × |bound| + 1e-15, else "feasible"), and the baselines if asked.
+        the gap ≤ ``gap_tolerance × |bound| + 1e-15``, else "feasible"), and the baselines if asked.
         Estimation utilities (``sublinear = False``) are delegated to
         :func:`mechdesign.design.estimation.design_estimation`.
 
