@@ -97,3 +97,16 @@ def test_bad_columns():
         u.column_values([np.nan, 1.0, 1.0], PRIOR)
     with pytest.raises(ValueError):
         Utility.hypothesis_testing([0.5, 0.5], [0.2, 0.3, 0.5])
+
+
+@pytest.mark.parametrize("kind", [k for k in UTILITY_KINDS
+                                  if k not in ("custom", "hypothesis_testing") and Utility(k).sublinear])
+@pytest.mark.parametrize("column", [[0.0, 0.0, 5e-324], [5e-324, 5e-324, 5e-324], [1.0, 0.0, 5e-324]])
+def test_subnormal_columns_neither_warn_nor_break_homogeneity(kind, column):
+    """The Hypothesis counterexample of issue 10 ([0, 0, 5e-324]): no division by zero, μ(c) finite, ≥ 0."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = float(Utility(kind).column_values(np.array(column), PRIOR)[0])
+    assert np.isfinite(value) and value >= 0.0
