@@ -9,13 +9,15 @@ and return its private end. Callers keep their own forward re-check of the retur
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["EXP_CAP", "FLOAT_EPS", "conservative_search", "exp_capped", "round_up"]
+__all__ = ["EXP_CAP", "FLOAT_EPS", "QUANT_SCALE", "conservative_search", "exp_capped", "quantise", "quantised_bounds",
+           "round_up"]
 
 #: e^700 ≈ 1e304 is still finite in float64 (the largest is e^709.78). Exponents of privacy budgets are
 #: capped here: a budget above 700 nats only makes a mechanism *less* constrained than any float can
@@ -143,3 +145,63 @@ def conservative_search(ok: Callable[[Any], bool], start: float, *, direction: f
             high = mid
         else:
             low = mid
+
+
+#: Exact samplers draw one uniform 64-bit integer U per record: probabilities are quantised to multiples of 2^-64.
+QUANT_SCALE = 1 << 64
+
+
+def quantise(probabilities: Sequence[float] | np.ndarray) -> list[int]:
+    """Integers q ≥ 0 with Σq = 2^64 and |q − 2^64·p/Σp| < 1 (largest remainder on the exact rationals of p).
+
+    Shared by the record sampler (:class:`~mechdesign.deploy.privatizer.Privatizer`) and the grid noise
+    (:mod:`mechdesign.noise.grid`); zeros stay zeros.
+
+    Parameters
+    ----------
+    probabilities : sequence of float
+        Non-negative weights with a positive sum (normalised here, exactly).
+
+    Returns
+    -------
+    list of int
+        The quantised weights, summing to exactly 2^64.
+
+    Examples
+    --------
+    >>> q = quantise([0.5, 0.25, 0.25, 0.0])
+    >>> sum(q) == 2**64, q[3]
+    (True, 0)
+    """
+    ratios = [float(x).as_integer_ratio() for x in probabilities]
+    common = max(den for _, den in ratios)
+    numerators = [num * (common // den) for num, den in ratios]  # p = numerators / common, exactly
+    total = sum(numerators)
+    floors = [num * QUANT_SCALE // total for num in numerators]
+    remainders = [num * QUANT_SCALE % total for num in numerators]
+    for y in sorted(range(len(floors)), key=lambda j: -remainders[j])[: QUANT_SCALE - sum(floors)]:
+        floors[y] += 1
+    return floors
+
+
+def quantised_bounds(q: Sequence[int]) -> np.ndarray:
+    """The cumulative boundaries of quantised weights as uint64, for inverse-CDF sampling with U < 2^64.
+
+    Boundaries equal to 2^64 are never reached by U < 2^64 and do not fit uint64: they are dropped.
+
+    Parameters
+    ----------
+    q : sequence of int
+        Output of :func:`quantise`.
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        The partial sums of ``q[:-1]`` below 2^64 (the index of the first boundary > U is the draw).
+
+    Examples
+    --------
+    >>> quantised_bounds(quantise([0.5, 0.5])).tolist() == [2**63]
+    True
+    """
+    return np.array([c for c in itertools.accumulate(q[:-1]) if c < QUANT_SCALE], dtype=np.uint64)

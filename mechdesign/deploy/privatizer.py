@@ -28,7 +28,6 @@ only, because PCG64's state can be recovered from its outputs.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import time
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import QUANT_SCALE, quantise, quantised_bounds
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy._io import encode_labels
 from mechdesign.errors import CertificateError
@@ -47,22 +47,8 @@ from mechdesign.randomness import record_rng
 
 __all__ = ["Privatizer", "decode_outputs", "encode_labels", "privatize", "privatize_file"]
 
-_SCALE = 1 << 64
 _TABLE_BYTES = 1 << 20  # lookup-table budget (L2-sized); fewer cell bits for larger input alphabets
 _CHUNK = 1 << 18        # records per vectorised step: the working arrays stay in L2 cache
-
-
-def _quantise_row(row: np.ndarray) -> list[int]:
-    """Integers q ≥ 0 with Σ q = 2^64, |q − 2^64 · row/Σrow| < 1 (largest remainder, exact rationals)."""
-    ratios = [float(x).as_integer_ratio() for x in row]
-    common = max(den for _, den in ratios)
-    numerators = [num * (common // den) for num, den in ratios]  # row = numerators / common, exactly
-    total = sum(numerators)
-    floors = [num * _SCALE // total for num in numerators]
-    remainders = [num * _SCALE % total for num in numerators]
-    for y in sorted(range(len(row)), key=lambda j: -remainders[j])[: _SCALE - sum(floors)]:
-        floors[y] += 1
-    return floors
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,16 +122,14 @@ class Privatizer:
         lengths = np.zeros(n, dtype=np.intp)
         sampled = np.empty((n, m))
         for x, row in enumerate(self.mechanism.matrix):
-            q = _quantise_row(row)
-            cumulative = list(itertools.accumulate(q[:-1]))
-            # Boundaries equal to 2^64 are never reached by U < 2^64: drop them (they do not fit uint64).
-            row_bounds = np.array([c for c in cumulative if c < _SCALE], dtype=np.uint64)
+            q = quantise(row)
+            row_bounds = quantised_bounds(q)
             first = np.searchsorted(row_bounds, cells, side="right")
             last = np.searchsorted(row_bounds, cell_last, side="right")
             table[x] = np.where(first == last, first, sentinel)
             bounds[x, :row_bounds.size] = row_bounds
             lengths[x] = row_bounds.size
-            sampled[x] = [qi / _SCALE for qi in q]  # correctly rounded int/int division
+            sampled[x] = [qi / QUANT_SCALE for qi in q]  # correctly rounded int/int division
         for name, value in (("sampled_matrix", sampled), ("_table", table), ("_bounds", bounds),
                             ("_lengths", lengths)):
             value.setflags(write=False)

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import special
 
 from mechdesign import _validation as v
+from mechdesign._numerics import QUANT_SCALE, quantise, quantised_bounds
 from mechdesign.randomness import record_rng
 
 __all__ = [
@@ -46,25 +47,10 @@ __all__ = [
     "grid_violation_probability",
     "laplace_grid",
     "on_grid",
-    "quantise",
 ]
 
-_SCALE = 1 << 64
 _STEPS = 64          # grid points per unit of scale (σ or b)
 _MAX_SIDE = 4096     # grid points per side at most
-
-
-def quantise(probabilities: np.ndarray) -> list[int]:
-    """Integers q ≥ 0, Σq = 2^64, |q − 2^64·p/Σp| < 1 (largest remainder on the exact rationals of p)."""
-    ratios = [float(x).as_integer_ratio() for x in probabilities]
-    common = max(den for _, den in ratios)
-    numerators = [num * (common // den) for num, den in ratios]
-    total = sum(numerators)
-    floors = [num * _SCALE // total for num in numerators]
-    remainders = [num * _SCALE % total for num in numerators]
-    for y in sorted(range(len(floors)), key=lambda j: -remainders[j])[: _SCALE - sum(floors)]:
-        floors[y] += 1
-    return floors
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,8 +115,8 @@ def _grid(kind: str, scale: float) -> GridNoise:
     edges = (np.arange(-side, side) + 0.5) * step   # between consecutive grid points
     cells = _cells_laplace(edges, scale) if kind == "laplace" else _cells_gaussian(edges, scale)
     q = quantise(cells)
-    bounds = np.array([c for c in np.cumsum(np.array(q[:-1], dtype=object)) if c < _SCALE], dtype=np.uint64)
-    row = np.array([x / _SCALE for x in q])  # correctly rounded int/int division
+    bounds = quantised_bounds(q)
+    row = np.array([x / QUANT_SCALE for x in q])  # correctly rounded int/int division
     sampled = np.vstack([row, row[::-1]])
     for array in (values, sampled, bounds):
         array.setflags(write=False)
@@ -302,7 +288,7 @@ def _count_noise(sigma: float) -> CountNoise:
     z = (np.arange(-side, side) + 0.5) * step / sigma
     cells = _differences(special.ndtr(z), special.ndtr(-z))
     q = quantise(cells)
-    bounds = np.array([c for c in np.cumsum(np.array(q[:-1], dtype=object)) if c < _SCALE], dtype=np.uint64)
+    bounds = quantised_bounds(q)
     for array in (values, bounds):
         array.setflags(write=False)
     return CountNoise(sigma, step, values, COUNT_NOISE_TV, bounds)

@@ -12,9 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
+from mechdesign._numerics import quantise
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy import privatizer as privatize_module
-from mechdesign.deploy.privatizer import Privatizer, _quantise_row, encode_labels, privatize, privatize_file
+from mechdesign.deploy.privatizer import Privatizer, encode_labels, privatize, privatize_file
 from mechdesign.design.closed_form import randomized_response
 from mechdesign.errors import CertificateError
 
@@ -93,7 +94,7 @@ def test_boundary_cells_are_sampled_exactly(monkeypatch):
 @given(st.lists(st.floats(0.0, 1.0, allow_subnormal=False), min_size=1, max_size=12).filter(lambda r: sum(r) > 0))
 def test_quantisation_is_exact_and_within_one_unit(row):
     array = np.array(row)
-    q = _quantise_row(array)
+    q = quantise(array)
     assert sum(q) == 2**64 and min(q) >= 0
     from fractions import Fraction
 
