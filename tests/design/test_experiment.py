@@ -1,0 +1,87 @@
+"""The interior point master of estimation design (mechdesign.design.experiment) against the conic form.
+
+Oracle: the same restricted master solved by cvxpy + Clarabel (``matrix_frac`` / ``log_det``), an
+independent formulation and solver. On random priors, radii and column sets (Hypothesis) both must reach
+the same optimum, and the interior point solution must be feasible and satisfy the KKT conditions:
+∇_k f − λ·v_k ≥ 0 on every column, = 0 where θ_k > 0 (λ fitted by least squares on the support).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mechdesign.design import estimation
+from mechdesign.design.closed_form import calibrated_randomized_response
+from mechdesign.design.estimation import _conic_master, _gradients, _objective
+from mechdesign.design.experiment import solve_master
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.vertices import column_vertices
+
+CRITERIA = ["a_optimal", "d_optimal"]
+
+
+def master_instance(prior, epsilon, radius, keep, seed):
+    """Start columns (k-RR calibrated to the ball) and a random subset of the vertex candidates."""
+    problem = DesignProblem(prior, epsilon, radius, "estimation_mse")
+    rr, _ = calibrated_randomized_response(problem.prior, epsilon, radius)
+    mass = problem.prior.probabilities @ rr.matrix
+    candidates = column_vertices(problem.prior, epsilon, radius).vectors()
+    rng = np.random.default_rng(seed)
+    chosen = rng.permutation(candidates.shape[1])[: max(1, int(keep * candidates.shape[1]))]
+    columns = np.column_stack([rr.matrix / mass, candidates[:, chosen]])
+    return columns, np.concatenate([mass, np.zeros(chosen.size)])
+
+
+def value(criterion, columns, theta):
+    return _objective(criterion, (columns * theta) @ columns.T)
+
+
+priors = st.integers(2, 5).flatmap(
+    lambda n: st.lists(st.floats(0.03, 1.0), min_size=n, max_size=n).map(lambda x: np.array(x) / sum(x)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 0.3, 2.0]), st.floats(0.2, 1.0),
+       st.integers(0, 2**31 - 1), st.sampled_from(CRITERIA))
+def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, keep, seed, criterion):
+    columns, start = master_instance(prior, epsilon, radius, keep, seed)
+    theta = solve_master(criterion, columns, start)
+    assert theta is not None
+    assert theta.min() >= 0 and np.abs(columns @ theta - 1).max() <= 1e-9
+    conic = _conic_master(criterion, columns)
+    f_ipm, f_conic = value(criterion, columns, theta), value(criterion, columns, conic)
+    assert f_ipm <= f_conic + 1e-7 * max(1.0, abs(f_conic))  # never worse than Clarabel ...
+    assert f_ipm >= f_conic - 1e-6 * max(1.0, abs(f_conic))  # ... which is optimal to its tolerance
+    # KKT: reduced gradients are non-negative, and zero on the support.
+    j_inverse = np.linalg.inv((columns * theta) @ columns.T)
+    gradient = _gradients(criterion, j_inverse, columns)
+    support = theta > 1e-6 * theta.max()
+    lam = np.linalg.lstsq(columns[:, support].T, gradient[support], rcond=None)[0]
+    reduced = (gradient - lam @ columns) / max(1.0, float(np.abs(gradient).max()))
+    assert reduced.min() >= -1e-6 and np.abs(reduced[support]).max() <= 1e-6
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_warm_start_from_an_interior_solution_reaches_the_same_optimum(criterion):
+    columns, start = master_instance([0.4, 0.3, 0.2, 0.1], 1.0, 0.3, 1.0, 7)
+    first = solve_master(criterion, columns, start)
+    again = solve_master(criterion, columns, first)  # a point on the optimal face, all weights > 0
+    assert value(criterion, columns, again) == pytest.approx(value(criterion, columns, first), rel=1e-10)
+
+
+def test_columns_that_do_not_span_are_refused_not_solved():
+    columns = np.array([[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]])  # J is singular for every θ
+    assert solve_master("a_optimal", columns, np.array([0.5, 0.0])) is None
+
+
+def test_design_falls_back_to_the_conic_master_when_the_interior_point_method_fails(monkeypatch):
+    problem = DesignProblem([0.5, 0.3, 0.2], 1.0, 0.1, "estimation_mse")
+    fast = estimation.design_estimation(problem, baselines=False)
+    monkeypatch.setattr(estimation, "solve_master", lambda *args, **kwargs: None)
+    slow = estimation.design_estimation(problem, baselines=False)
+    assert fast.solver == "interior-point" and slow.solver == "interior-point+CLARABEL"
+    assert slow.status == fast.status == "optimal"
+    assert slow.utility == pytest.approx(fast.utility, rel=1e-7)
