@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="directory for the mechanism file <name>.mech.json (default: current directory)")
     parser.add_argument("--solver", choices=[s.lower() for s in SOLVERS], default="highs",
                         help="master LP solver (default highs, one persistent model; clarabel only with "
-                             "--method enumeration, through cvxpy)")
+                             "--method enumeration, through cvxpy); for estimation utilities the default is "
+                             "an interior point master and clarabel solves every master through cvxpy")
     parser.add_argument("--method", choices=["auto", "enumeration", "column_generation", "pricing"], default="auto",
                         help="candidate columns: enumerated, priced from an enumerated list, or priced without a "
                              "list (count priors); auto picks by size")

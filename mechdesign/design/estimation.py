@@ -42,9 +42,10 @@ The start is k-RR calibrated to the ball (full rank, feasible), whose columns jo
 from __future__ import annotations
 
 import math
+import sys
 import time
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -152,13 +153,13 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     return bound, reduced, value
 
 
-def _master(criterion: str, columns: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, bool]:
-    """θ minimising f over the given columns from the feasible ``start``, and whether the conic fallback ran.
+def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool) -> tuple[np.ndarray, bool]:
+    """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran.
 
     The primal–dual interior point method of :mod:`mechdesign.design.experiment` first (milliseconds); if it
-    does not converge, the conic form through cvxpy and Clarabel (about a second at N = 16).
+    does not converge, or ``conic``, the conic form through cvxpy and Clarabel (about a second at N = 16).
     """
-    theta = solve_master(criterion, columns, start)
+    theta = None if conic else solve_master(criterion, columns, start)
     if theta is not None:
         return theta, False
     return _conic_master(criterion, columns), True
@@ -220,8 +221,9 @@ def caratheodory_reduce(theta: Any, columns: Any) -> np.ndarray:
     return out
 
 
-def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tolerance: float = 1e-6,
-                      max_candidates: int = 5_000_000, reduce: bool = True) -> DesignResult:
+def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tolerance: float = 1e-7,
+                      max_candidates: int = 5_000_000, reduce: bool = True, conic: bool = False,
+                      time_limit: float = 60.0, progress: bool = False) -> DesignResult:
     """The A-optimal (``estimation_mse``) or D-optimal (``estimation_logdet``) design, certified.
 
     Over every mechanism that is ε-PML for all priors in the ball B_β(P̂) ([E] eq. 31 and the feasible
@@ -251,6 +253,14 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         Passed to :func:`mechdesign.design.vertices.column_vertices`.
     reduce
         Apply the Carathéodory reduction (few outputs); False keeps the master's interior solution.
+    conic
+        Solve every master with cvxpy + Clarabel instead of the interior point method of
+        :mod:`mechdesign.design.experiment` (slower; a cross-check).
+    time_limit
+        Seconds for column generation (wall clock); at the limit the current point is certified and
+        returned with status "feasible" unless its certified gap is already within ``gap_tolerance``.
+    progress
+        Print one line per iteration (iteration, value, bound, gap, columns) on stderr.
 
     Returns
     -------
@@ -290,18 +300,30 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     from threadpoolctl import threadpool_limits
 
     # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
+    options = _Options(gap_tolerance, max_candidates, reduce, conic, v.positive("time_limit", time_limit), progress)
     with threadpool_limits(1):
-        return _design(problem, baselines, gap_tolerance, max_candidates, reduce)
+        return _design(problem, baselines, options)
 
 
-def _design(problem: DesignProblem, baselines: bool, gap_tolerance: float, max_candidates: int,
-            reduce: bool) -> DesignResult:
+@dataclass(frozen=True)
+class _Options:
+    gap_tolerance: float
+    max_candidates: int
+    reduce: bool
+    conic: bool
+    time_limit: float
+    progress: bool
+
+
+def _design(problem: DesignProblem, baselines: bool, options: _Options) -> DesignResult:
     criterion = CRITERIA[problem.utility.kind]
     offset = 1.0 if criterion == "a_optimal" else 0.0  # utility value = tr J⁻¹ − 1 for estimation_mse
     timings: dict[str, float] = {}
     start = time.perf_counter()
     n = problem.size
-    cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=max_candidates)
+    gap_tolerance = options.gap_tolerance
+    deadline = time.monotonic() + options.time_limit
+    cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     mass = problem.prior.probabilities @ rr.matrix
     start_columns = rr.matrix / mass  # feasible lift vectors of a full-rank mechanism
@@ -320,15 +342,19 @@ def _design(problem: DesignProblem, baselines: bool, gap_tolerance: float, max_c
         iterations += 1
         columns = np.column_stack([start_columns, pool[:, active] if isinstance(pool, np.ndarray)
                                    else cv.vectors(active)])
-        theta, fell_back = _master(criterion, columns, warm)
+        theta, fell_back = _master(criterion, columns, warm, options.conic)
         fallbacks += fell_back
         found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns)
         bound = max(bound, found)  # every iteration's bound is valid
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
+        if options.progress:
+            print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, bound {bound - offset:.10g}, "
+                  f"gap {value - bound:.3g}, columns {columns.shape[1]}, {time.perf_counter() - solve_start:.1f} s",
+                  file=sys.stderr, flush=True)
         if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= _MAX_ITERATIONS
-                or stalled >= _STALL):  # degenerate faces (β = 2): the value is final, the master's accuracy
-            break                     # limits the bound; the certified gap is reported either way
+                or stalled >= _STALL or time.monotonic() >= deadline):
+            break  # stalls on degenerate faces (β = 2): the value is final; the certified gap is reported
         order = np.argsort(reduced)
         fresh = order[~np.isin(order, active)][: _ADD_PER_ITERATION * n]
         fresh = fresh[reduced[fresh] < 0]
@@ -352,10 +378,10 @@ def _design(problem: DesignProblem, baselines: bool, gap_tolerance: float, max_c
     # Interior-point noise: weights below 1e-10 of the largest are dropped (rows are renormalized and the
     # matrix re-certified, so this can only move the value, which the certified gap then reports).
     theta = np.where(theta > 1e-10 * theta.max(), theta, 0.0)
-    if reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
+    if options.reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
         theta = caratheodory_reduce(theta, columns)
         columns, theta = columns[:, theta > 0], theta[theta > 0]
-        theta, fell_back = _master(criterion, columns, theta)
+        theta, fell_back = _master(criterion, columns, theta, options.conic)
         fallbacks += fell_back
         # The bound holds from any θ ≥ 0 with J invertible; the polished point often certifies more tightly.
         bound = max(bound, lower_bound(criterion, theta, columns, pool, start_columns)[0])
@@ -366,14 +392,15 @@ def _design(problem: DesignProblem, baselines: bool, gap_tolerance: float, max_c
     timings["certify"] = time.perf_counter() - cert_start
     relative = certificate.gap / max(abs(certificate.utility), 1e-300)
     status = "optimal" if relative <= gap_tolerance else "feasible"
-    solver = "interior-point" + ("+CLARABEL" if fallbacks else "")
+    solver = "CLARABEL" if options.conic else "interior-point" + ("+CLARABEL" if fallbacks else "")
     method = "column_generation" if cv.count > 3000 else "enumeration"
     result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
                           certificate, solver, method, cv.count + n, iterations, timings, sense="minimize")
     if baselines:
         base_start = time.perf_counter()
         design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
-                         max_candidates=max_candidates)
+                         max_candidates=options.max_candidates, conic=options.conic,
+                         time_limit=options.time_limit, progress=options.progress)
         baseline_list = compute_baselines(problem, certificate.utility, design)
         oracles: tuple[Any, ...] = ()
         if criterion == "a_optimal":

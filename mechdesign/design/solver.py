@@ -168,10 +168,13 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         The design problem (prior, ε, radius, utility).
     solver
         "HIGHS" (default: the master LP in one persistent HiGHS model) or "CLARABEL" (only for
-        ``method="enumeration"``: cvxpy + Clarabel, then a HiGHS crossover when ``basic``).
+        ``method="enumeration"``: cvxpy + Clarabel, then a HiGHS crossover when ``basic``). For the
+        estimation utilities the default master is the interior point method of
+        :mod:`mechdesign.design.experiment`, and "CLARABEL" solves every master by cvxpy + Clarabel.
     method
         "auto", "enumeration", "column_generation" or "pricing" (see the module docstring);
-        :func:`plan_method` decides "auto" and refuses up front what cannot be done.
+        :func:`plan_method` decides "auto" and refuses up front what cannot be done. Estimation utilities
+        accept only "auto".
     baselines
         Also compute the baselines of :mod:`mechdesign.design.baselines` (k-RR, calibrated k-RR, optimal LDP,
         inner ε′ design), each with the same time limit.
@@ -224,7 +227,11 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
         from mechdesign.design.estimation import design_estimation
 
-        return design_estimation(problem, baselines=baselines, max_candidates=max_candidates)
+        if method != "auto":
+            raise v.fail("method", f"be 'auto' for {problem.utility.kind} (its engine has one method)", method)
+        return design_estimation(problem, baselines=baselines, max_candidates=max_candidates,
+                                 gap_tolerance=gap_tolerance, conic=name == "CLARABEL", time_limit=limit,
+                                 progress=progress)
     chosen = plan_method(problem, method)
     timings: dict[str, float] = {}
     start = time.perf_counter()
