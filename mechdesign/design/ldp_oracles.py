@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import exp_capped
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, as_prior
 from mechdesign.design.closed_form import randomized_response
@@ -77,8 +78,8 @@ def subset_selection_parameters(size: int, epsilon: float, subset: int) -> tuple
     The true value is in the reported subset with probability p* = de^ε/(de^ε + N − d); another value
     is in it with probability q* = p*(d − 1)/(N − 1) + (1 − p*) d/(N − 1).
     """
-    n, d, a = size, subset, math.exp(epsilon)
-    p = d * a / (d * a + n - d)
+    n, d, r = size, subset, math.exp(-epsilon)  # e^−ε: no overflow at large ε
+    p = d / (d + (n - d) * r)
     return p, p * (d - 1) / (n - 1) + (1 - p) * d / (n - 1)
 
 
@@ -224,9 +225,11 @@ def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int |
         Gives N and the input labels (anything :func:`mechdesign.core.prior.as_prior` accepts); its
         probabilities are not used.
     epsilon : float
-        The LDP level ε ≥ 0 in nats (ε = 0 only with an explicit ``subset``).
+        The LDP level ε ≥ 0 in nats (ε = 0 only with an explicit ``subset``); capped at 700 in e^ε (the
+        matrix is then deterministic up to e^−700).
     subset : int, optional
-        The subset size d ∈ [1, N − 1] (converted with ``int``); by default the d of least MSE.
+        The subset size d ∈ [1, N − 1] (an integer; an integral float is accepted); by default the d of
+        least MSE.
 
     Returns
     -------
@@ -240,9 +243,7 @@ def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int |
         informative), ``subset`` ∉ [1, N − 1], or the number of subsets C(N, d) exceeds 20,000 (use
         :func:`oracle_mse` for the formula).
     TypeError
-        If ``epsilon`` is not a real number or ``prior`` is not numeric.
-    OverflowError
-        If ε ≳ 709.78, where e^ε overflows a float (ε is not capped here).
+        If ``epsilon`` is not a real number, ``subset`` is not an integer or ``prior`` is not numeric.
 
     References
     ----------
@@ -261,7 +262,10 @@ def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int |
     """
     p = as_prior(prior)
     n, eps = p.size, v.epsilon(epsilon)
-    d = _best_subset(n, eps) if subset is None else int(subset)
+    if subset is None and eps == 0:
+        raise v.fail("epsilon", "be > 0 unless subset is given (at ε = 0 every subset size is uninformative)",
+                     epsilon)
+    d = _best_subset(n, eps) if subset is None else v.positive_int("subset", subset)
     if not 1 <= d < n:
         raise v.fail("subset", f"be in [1, {n - 1}]", subset)
     if math.comb(n, d) > _MAX_SUBSETS:
@@ -270,9 +274,10 @@ def subset_selection_mechanism(prior: Prior | Any, epsilon: float, subset: int |
     member = np.zeros((n, len(subsets)), dtype=bool)
     for k, s in enumerate(subsets):
         member[list(s), k] = True
-    a = math.exp(eps)
-    # P(S | x) = (e^ε if x ∈ S else 1) · d / ((de^ε + N − d) C(N−1, d−1)): P(x ∈ S) = p*, other subsets uniform.
-    matrix = np.where(member, a, 1.0) * d / ((d * a + n - d) * math.comb(n - 1, d - 1))
+    r = 1.0 / exp_capped(eps)  # capped at e^−700: a matrix without exact zeros is ε-LDP for its own ε ≤ 700
+    # P(S | x) = (1 if x ∈ S else e^−ε) · d / ((d + (N − d)e^−ε) C(N−1, d−1)): P(x ∈ S) = p*, other subsets
+    # uniform (the formula below, divided through by e^ε so that no ε overflows).
+    matrix = np.where(member, 1.0, r) * d / ((d + (n - d) * r) * math.comb(n - 1, d - 1))
     labels = ["|".join(p.labels[i] for i in s) for s in subsets]
     return Mechanism.from_matrix(matrix, p.labels, labels)
 

@@ -149,3 +149,25 @@ def test_compare_oracles_ratios():
     for r in rows:
         assert r.ratio == pytest.approx(r.mse / 2.0)
     assert rows[-1].mse == pytest.approx(rows[0].mse, rel=1e-9)  # GRR given as the "optimal" mechanism
+
+
+@pytest.mark.parametrize(("epsilon", "subset", "error", "message"), [
+    (0.0, None, ValueError, r"^epsilon must be > 0 unless subset is given"),
+    (1.0, 1.7, TypeError, r"^subset must be a positive integer, got subset=1.7"),
+    (1.0, True, TypeError, r"^subset must be a positive integer"),
+    (1.0, 6, ValueError, r"^subset must be in \[1, 5\], got subset=6"),
+])
+def test_subset_selection_bad_arguments_are_one_line_errors(epsilon, subset, error, message):
+    with pytest.raises(error, match=message):
+        subset_selection_mechanism(FREQUENCIES, epsilon, subset)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 700.0, 800.0, 1e6])
+def test_subset_selection_at_extreme_epsilon_is_a_valid_ldp_matrix(epsilon):
+    mech = subset_selection_mechanism(FREQUENCIES, epsilon, subset=2)
+    assert np.all(np.isfinite(mech.matrix)) and np.allclose(mech.matrix.sum(axis=1), 1.0, atol=EXACT)
+    assert ldp_epsilon(mech) <= epsilon + PRIVACY_SLACK
+    if epsilon == 0.0:
+        assert np.allclose(mech.matrix, mech.matrix[0])  # uninformative: every row the same
+    else:  # the true value is always in the reported subset (up to e^−ε)
+        assert np.allclose(mech.matrix[0, [k for k, o in enumerate(mech.outputs) if "0" in o.split("|")]].sum(), 1.0)
