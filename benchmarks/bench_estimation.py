@@ -14,10 +14,11 @@ Theoretical MSE: n × total MSE on the fixed records (tr J⁻¹ − 1 for design
 oracle's published variance for its standard estimator), column ``mse_factor``; ``ratio_to_pml`` divides
 it by the A-optimal design's. Empirical MSE: ``--repetitions`` (default 50) privatizations of all 48 842
 records (seeded, common random numbers within a cell) of every matrix mechanism, decoded by the linear
-decoder (at the empirical prior) and by EM; n × mean Σ_i (p̂_i − f_i)². OUE and OLH have no matrix here
-(2^N outputs / a hash per record): theoretical only (their formulas are checked by simulation in
-tests/design/test_ldp_oracles.py), as are matrices with more than 2000 outputs (subset selection on
-education). Rank-deficient MI designs cannot be decoded (empty).
+decoder (at the empirical prior) and by EM; n × mean Σ_i (p̂_i − f_i)² (matrices with more than 2000
+outputs, subset selection on education, are not sampled record by record). Every LDP oracle, OUE and OLH
+included (2^N outputs / a hash per record: no matrix here), is also simulated with its own published
+estimator through the exact law of its support counts (``empirical_protocol``, :func:`empirical_protocol`).
+Rank-deficient MI designs cannot be decoded (empty).
 
 Solve times: CPU time (``time.process_time``) of ``solve(problem, baselines=False)``, median and range
 over ``--repeats`` runs (default 5), the median wall time of the same runs, and the
@@ -59,6 +60,7 @@ from mechdesign.design.ldp_oracles import (
     grr_mechanism,
     hadamard_mechanism,
     oracle_mse,
+    oracle_parameters,
     subset_selection_mechanism,
 )
 from mechdesign.design.problem import DesignProblem
@@ -99,6 +101,25 @@ def empirical(mech: Mechanism, x: np.ndarray, truth: np.ndarray, seeds: list[np.
     return {"empirical_linear": n * float(np.mean(squared["linear"])),
             "empirical_em": n * float(np.mean(squared["em"])),
             "em_converged_share": converged / len(seeds), "em_iterations_median": float(np.median(iterations))}
+
+
+def empirical_protocol(name: str, counts: np.ndarray, epsilon: float, seeds: list[np.random.SeedSequence]) -> float:
+    """n × mean total squared error of an oracle's own estimator (p̂_i = (C_i/n − q*)/(p* − q*)), simulated.
+
+    C_i, the number of reports that support value i, is a sum of independent Bernoulli variables over the
+    records (p* for the n_i records of value i, q* for the others), so C_i ~ Bin(n_i, p*) + Bin(n − n_i, q*)
+    exactly, marginally; the total squared error Σ_i (p̂_i − f_i)² only needs those marginals. This simulates
+    every protocol (OUE and OLH included, which have no matrix here) with its published estimator.
+    """
+    p, q, _ = oracle_parameters(name, counts.size, epsilon)
+    n = int(counts.sum())
+    truth = counts / n
+    errors = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        support = rng.binomial(counts, p) + rng.binomial(n - counts, q)
+        errors.append(float(np.sum(((support / n - q) / (p - q) - truth) ** 2)))
+    return n * float(np.mean(errors))
 
 
 def run_cell(attribute: str, epsilon: float, repetitions: int, repeats: int) -> list[dict[str, Any]]:
@@ -142,12 +163,14 @@ def run_cell(attribute: str, epsilon: float, repetitions: int, repeats: int) -> 
             "outputs": mech.shape[1] if mech is not None else None,
             "rank": int(np.linalg.matrix_rank(mech.matrix, tol=1e-10)) if mech is not None else None,
             "capacity": round(capacity(mech, problem.ball), 12) if mech is not None else None,
-            "empirical_linear": None, "empirical_em": None, "em_converged_share": None,
+            "empirical_linear": None, "empirical_em": None, "empirical_protocol": None, "em_converged_share": None,
             "em_iterations_median": None, "solve_cpu_median": None, "solve_cpu_min": None, "solve_cpu_max": None,
             "solve_wall_median": None, "relative_gap": None, "status": None, "records": int(x.size),
             "repetitions": repetitions,
         }
         row.update(extra)
+        if name in ORACLES and repetitions > 0:
+            row["empirical_protocol"] = empirical_protocol(name, np.asarray(counts), epsilon, seeds)
         if mech is not None and row["rank"] == prior.size and repetitions > 0 and mech.shape[1] <= _MAX_SIMULATED:
             row.update(empirical(mech, x, truth, seeds))
         rows.append(row)
