@@ -7,7 +7,24 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_deprecated_alias", "load_mechanism", "parse_number_list", "print_json", "read_matrix_csv"]
+__all__ = ["add_data_argument", "add_deprecated_alias", "data_file", "load_mechanism", "parse_number_list",
+           "print_json", "read_matrix_csv"]
+
+
+def add_data_argument(parser: Any, metavar: str, help: str) -> None:
+    """The records file: ``--data FILE`` (as in assess, verify and baseline) or, equivalently, positional."""
+    parser.add_argument("positional_data", nargs="?", metavar=metavar, help=f"{help} (or give it as --data)")
+    parser.add_argument("--data", metavar="FILE", help=help)
+
+
+def data_file(args: Any) -> str:
+    """The records file of :func:`add_data_argument`, given exactly once."""
+    if args.data is not None and args.positional_data is not None:
+        raise ValueError(f"data must be given once, as --data FILE or positionally, got data={args.data!r} and "
+                         f"{args.positional_data!r}")
+    if args.data is None and args.positional_data is None:
+        raise ValueError("data must be given, as --data FILE (or positionally), got data=None")
+    return str(args.data if args.data is not None else args.positional_data)
 
 
 def add_deprecated_alias(parser: Any, old: str, new: str, **kwargs: Any) -> None:

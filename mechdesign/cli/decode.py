@@ -1,24 +1,24 @@
-"""``mechdesign decode MECH.json PRIVATIZED --column COL``: estimate input frequencies."""
+"""``mechdesign decode MECH.json --data PRIVATIZED --column COL``: estimate input frequencies."""
 
 from __future__ import annotations
 
 import argparse
 
-from mechdesign.cli._io import print_json
+from mechdesign.cli._io import add_data_argument, data_file, print_json
 
 COMMAND = ("decode",)
 HELP = "estimate the input frequencies from a privatized CSV/Parquet column (linear decoder, inversion or EM)"
-EXAMPLE = "mechdesign decode designs/adult-race.mech.json private.csv --column race --method em"
+EXAMPLE = "mechdesign decode designs/adult-race.mech.json --data private.csv --column race --method em"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign decode`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
-    parser.add_argument("privatized", metavar="PRIVATIZED", help="CSV or Parquet file")
+    add_data_argument(parser, "PRIVATIZED", "CSV or Parquet file of privatized records")
     parser.add_argument("--column", required=True, help="privatized column (output labels)")
-    parser.add_argument("--method", choices=("linear", "inversion", "em"), default="inversion",
-                        help="efficient unbiased linear decoder at the file's design prior, pseudo-inverse "
-                             "inversion (both + simplex projection), or maximum likelihood (EM)")
+    parser.add_argument("--method", choices=("linear", "inversion", "em"), default="linear",
+                        help="efficient unbiased linear decoder at the file's design prior (default), "
+                             "pseudo-inverse inversion (both + simplex projection), or maximum likelihood (EM)")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.mechfile import read_mechanism_file
 
     loaded = read_mechanism_file(args.mechanism)
-    counts = count_file(loaded.mechanism, args.privatized, args.column, chunk_size=args.chunk_size)
+    counts = count_file(loaded.mechanism, data_file(args), args.column, chunk_size=args.chunk_size)
     reference = loaded.guarantee.get("prior") if args.method == "linear" else None
     estimate = estimate_frequencies(loaded.mechanism, counts, args.method, reference=reference)
     if args.json:

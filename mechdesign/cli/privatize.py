@@ -1,21 +1,22 @@
-"""``mechdesign privatize MECH.json INPUT --column COL --out OUTPUT``: privatize one column of a file."""
+"""``mechdesign privatize MECH.json --data INPUT --column COL --out OUTPUT``: privatize one column of a file."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from mechdesign.cli._io import print_json
+from mechdesign.cli._io import add_data_argument, data_file, print_json
 
 COMMAND = ("privatize",)
 HELP = "replace one column of a CSV/Parquet file by samples of a verified mechanism (streamed, atomic output)"
-EXAMPLE = "mechdesign privatize designs/adult-race.mech.json examples/people.csv --column race --out private.csv"
+EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/people.csv --column race "
+           "--out private.csv")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
-    parser.add_argument("input", metavar="INPUT", help="CSV or Parquet file")
+    add_data_argument(parser, "INPUT", "CSV or Parquet file of records")
     parser.add_argument("--column", required=True, help="column holding the mechanism's input labels")
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as INPUT)")
     source = parser.add_mutually_exclusive_group()
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     sampler = Privatizer(loaded.mechanism)
     achieved = sampler.check(loaded.guarantee)
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
-    records = privatize_file(sampler, args.input, args.out, args.column, rng=rng, chunk_size=args.chunk_size,
+    records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng, chunk_size=args.chunk_size,
                              progress=True if args.progress else None,
                              check_counts=lambda counts: checks.append(require_in_ball(loaded.guarantee, counts,
                                                                                        data_delta)))

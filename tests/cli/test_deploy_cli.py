@@ -121,3 +121,24 @@ def test_bad_inputs_exit_2_with_one_line_and_no_output(cli, adult, tmp_path):
         assert not out.exists() and not list(tmp_path.glob(".out.csv*"))
     decoded = cli("decode", str(mech_path), str(csv), "--column", "sex")
     assert decoded.returncode == 2 and "privatized values must only hold" in decoded.stderr
+
+
+def test_privatize_and_decode_take_the_data_file_as_option_or_positionally_but_once(cli, tmp_path):
+    design = tmp_path / "rr.mech.json"
+    assert cli("baseline", "krr", "--epsilon", "1", "--labels", "a,b,c", "--out", str(design)).returncode == 0
+    data = tmp_path / "people.csv"
+    data.write_text("x\n" + "\n".join("abcab"[i % 5] for i in range(200)) + "\n")
+    by_option, by_position = tmp_path / "one.csv", tmp_path / "two.csv"
+    assert cli("privatize", str(design), "--data", str(data), "--column", "x", "--out", str(by_option),
+               "--seed", "3").returncode == 0
+    assert cli("privatize", str(design), str(data), "--column", "x", "--out", str(by_position),
+               "--seed", "3").returncode == 0
+    assert by_option.read_bytes() == by_position.read_bytes()
+    twice = cli("privatize", str(design), str(data), "--data", str(data), "--column", "x", "--out",
+                str(tmp_path / "three.csv"))
+    assert twice.returncode == 2 and twice.stderr.startswith("mechdesign: error: data must be given once")
+    assert not (tmp_path / "three.csv").exists()
+    missing = cli("decode", str(design), "--column", "x")
+    assert missing.returncode == 2 and "data must be given" in missing.stderr
+    decoded = cli("decode", str(design), "--data", str(by_option), "--column", "x", "--json")
+    assert decoded.returncode == 0 and '"method": "linear"' in decoded.stdout  # the efficient decoder by default
