@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.design.baselines import compute_baselines
 from mechdesign.design.certificate import certify, repair
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from mechdesign.design.utility import Utility
     from mechdesign.design.vertices import ColumnVertices
 
-__all__ = ["DesignResult", "lp_optimum", "plan_method", "solve"]
+__all__ = ["DesignResult", "lp_optimum", "plan_method", "pricing_counts", "solve"]
 
 FULL_LP_LIMIT = 3000      # candidate columns solved in one LP; above this, column generation
 PRICING_FROM = 19         # auto: the counting oracle from this many categories on (count priors); below,
@@ -62,12 +63,58 @@ _CHUNK = 100_000
 _INNER = 1e-3
 
 
+def pricing_counts(probabilities: np.ndarray, counts: np.ndarray | None = None,
+                   max_total: int = 10_000_000) -> np.ndarray | None:
+    """Integer counts n with n/m = P̂ (m = Σn ≤ ``max_total``) for the counting pricer, or None.
+
+    A prior built from counts has them. A prior given as probabilities is priced when every entry is, to
+    within 4 ulps, a fraction with a common denominator m ≤ ``max_total`` (published rates such as 0.123,
+    or 1/3): the pricer's bound is then for n/m, which differs from the float P̂ the master uses by less
+    than the pricer's floating-point margin (hundreds of ulps), exactly as for a count prior, whose P̂ is
+    n/m rounded. Other priors (e.g. normalised Zipf weights) return None and are not priced.
+
+    Parameters
+    ----------
+    probabilities
+        P̂ (validated: positive entries summing to one).
+    counts
+        The prior's counts, returned unchanged when given.
+    max_total
+        The largest common denominator m tried.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The counts n (int64, Σn = m), or None.
+
+    Examples
+    --------
+    >>> pricing_counts(np.array([0.5, 0.3, 0.2])).tolist()
+    [5, 3, 2]
+    >>> pricing_counts(np.array([1.0, 2.0 ** 0.5]) / (1.0 + 2.0 ** 0.5)) is None
+    True
+    """
+    from fractions import Fraction
+
+    if counts is not None:
+        return counts
+    fractions = [Fraction(float(x)).limit_denominator(max_total) for x in probabilities]
+    total = math.lcm(*(f.denominator for f in fractions))
+    if total > max_total:
+        return None
+    found = np.array([f.numerator * (total // f.denominator) for f in fractions], dtype=np.int64)
+    if int(found.sum()) != total or np.any(np.abs(found / total - probabilities) > 4 * FLOAT_EPS * probabilities):
+        return None
+    return found
+
+
 def _priceable(problem: DesignProblem) -> bool:
     from mechdesign.design.pricing import MAX_TABLE, level_function
 
-    counts = problem.prior.counts
-    return (level_function(problem.utility) is not None and counts is not None
-            and problem.size * (int(counts.sum()) + 1) <= MAX_TABLE)
+    if level_function(problem.utility) is None:
+        return False
+    counts = pricing_counts(problem.prior.probabilities, problem.prior.counts)
+    return counts is not None and problem.size * (int(counts.sum()) + 1) <= MAX_TABLE
 
 
 def plan_method(problem: DesignProblem, method: str = "auto") -> str:
@@ -112,16 +159,17 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
     enumerable = n <= MAX_SIZE and not (general and n > LIST_LIMIT)
     priceable = _priceable(problem)
     if method == "pricing" and not priceable:
-        raise v.fail("method", "be 'pricing' only for a prior given by counts and mutual information or an "
-                     "f-information utility", method)
+        raise v.fail("method", "be 'pricing' only for a prior given by counts (or rational probabilities) and "
+                     "mutual information or an f-information utility", method)
     if method in ("enumeration", "column_generation") and not enumerable:
         raise v.fail("prior", f"have at most {LIST_LIMIT if general else MAX_SIZE} entries to enumerate candidate "
                      "columns (use method='pricing' with a count prior)", n)
     if method == "pricing" or (method == "auto" and priceable and (n >= PRICING_FROM or not enumerable)):
         return "pricing"
     if method == "auto" and not enumerable:
-        raise v.fail("prior", f"be given by counts (Prior.from_counts) with a mutual-information or f-information "
-                     f"utility to design beyond {LIST_LIMIT if general else MAX_SIZE} categories", n)
+        raise v.fail("prior", f"be given by counts (Prior.from_counts; or probabilities that are fractions with a "
+                     f"common denominator ≤ 1e7) with a mutual-information or f-information utility to design beyond "
+                     f"{LIST_LIMIT if general else MAX_SIZE} categories", n)
     return "list" if method == "auto" else method
 
 
@@ -271,8 +319,8 @@ def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float
     from mechdesign.design.colgen import CountOracle, generate
     from mechdesign.design.pricing import CountPricer, level_function
 
-    counts = problem.prior.counts
-    assert counts is not None
+    counts = pricing_counts(problem.prior.probabilities, problem.prior.counts)
+    assert counts is not None  # plan_method chose "pricing" only if they exist
     pricer = CountPricer(counts, problem.epsilon, problem.radius, level_function(problem.utility))  # type: ignore[arg-type]
     oracle = CountOracle(pricer, batch=max(4, min(16, problem.size // 2)))
     out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance * _INNER,

@@ -111,7 +111,8 @@ def test_large_alphabet_under_a_short_time_limit_is_certified_and_honest(kind):
 
 
 def test_refusals_are_decided_before_any_allocation():
-    prior = np.full(30, 1 / 30)  # not a count prior: no pricing, and too large to enumerate
+    weights = 1 / np.arange(1, 31) ** 1.1  # not a count prior (nor rational): no pricing, too large to enumerate
+    prior = weights / weights.sum()
     start = time.process_time()
     with pytest.raises(ValueError, match="counts"):
         solve(DesignProblem(prior, 1.0, 0.5), baselines=False)
