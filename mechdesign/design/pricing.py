@@ -28,9 +28,11 @@ prices the families exactly or bounds them:
   catalogue problems). Real C2 columns come from the argmin set of D(C_H) and an exact DP for L over X∖H.
 
 Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved, ``_margin``),
-so it holds in real arithmetic. Priors not given by counts are not priced here (the solver enumerates,
-or refuses before allocating): with masses that are not multiples of 1/m the DP over counts has no exact
-analogue, and bounding it through intervals on rounded masses is left open.
+so it holds in real arithmetic. A prior given as probabilities is priced through the counts of
+:func:`mechdesign.design.solver.pricing_counts` when its entries are fractions with a common denominator
+m ≤ 10⁷; other priors are not priced (the solver enumerates, or refuses before allocating): with masses
+that are not multiples of 1/m the DP over counts has no exact analogue, and bounding it through intervals
+on rounded masses is left open.
 """
 
 from __future__ import annotations
