@@ -73,6 +73,10 @@ class Master:
         """All lift vectors in the model (N×K)."""
         return np.concatenate(self._vectors, axis=1) if self._vectors else np.zeros((self.size, 0))
 
+    def values(self) -> np.ndarray:
+        """The utilities μ(v_k) of the columns, in the order of :meth:`columns`."""
+        return np.concatenate(self._values) if self._values else np.zeros(0)
+
     def add(self, vectors: np.ndarray, values: np.ndarray) -> None:
         """Add lift vectors (N×K, non-negative, not all zero) with their utilities μ(v_k)."""
         vec = np.asarray(vectors, dtype=np.float64)
