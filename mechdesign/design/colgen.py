@@ -200,7 +200,7 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
         generated += added
         idle = 0 if added else idle + 1
         try:
-            theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01))
+            theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01), primal=True)
         except SolverError:  # a time limit inside HiGHS: keep the last optimal master
             if time.monotonic() >= deadline:
                 timed_out = True
