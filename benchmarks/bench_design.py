@@ -14,7 +14,10 @@ and its CPU time are its own):
     Median CPU time of 3 runs for N ≥ 16 (1 run below, and 1 run of the old engine). → design_compare.{json,csv}
 ``--scale``
     the large problems: Adult native-country (N = 42) at ε ∈ {0.5, 1, 2}, Zipf N = 64 (120 s limit) and
-    N = 256 (600 s limit), δ = 1e-6, one run each → design_scale.{json,csv} (the README table).
+    N = 256 (600 s limit), δ = 1e-6, one run each → design_scale.{json,csv} (the README table); wall_s times
+    the solve, process_wall_s the whole subprocess (interpreter start-up and imports included).
+``--native-repeats``
+    the three native-country rows of ``--scale``, 3 runs each: median and spread → design_scale_repeats.{json,csv}.
 """
 
 from __future__ import annotations
@@ -117,13 +120,16 @@ def _spawn(spec: dict, tree: str | None = None) -> dict:
     env = dict(os.environ)
     if tree:
         env["MECHDESIGN_TREE"] = tree
+    started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, __file__, "--case", json.dumps(spec)], stdout=subprocess.PIPE,
                             text=True, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
+    process_wall = time.perf_counter() - started  # the whole process: interpreter start-up, imports, solve
     text = proc.stdout.read().strip()
     code = os.waitstatus_to_exitcode(status)
     out = json.loads(text.splitlines()[-1]) if code == 0 and text else {"error": f"exit code {code}"}
     out["peak_mb"] = usage.ru_maxrss / 1024
+    out["process_wall_s"] = process_wall
     return out
 
 
@@ -164,6 +170,30 @@ def scale() -> None:
     write_results("design_scale", rows, note="one run each, own subprocess; peak = ru_maxrss; load = 1-min average")
 
 
+def native_repeats(repeats: int = 3) -> None:
+    """The Adult native-country rows of --scale, ``repeats`` runs each: median and spread of CPU time."""
+    rows = []
+    for epsilon in (0.5, 1.0, 2.0):
+        runs = []
+        for _ in range(repeats):
+            load = os.getloadavg()[0]
+            runs.append({**_spawn({"problem": "adult-native-country", "epsilon": epsilon, "time_limit": 60.0}),
+                         "load_1min": load})
+        cpu = [r["cpu_s"] for r in runs]
+        rows.append({"problem": "adult-native-country", "epsilon": epsilon, "repeats": repeats,
+                     "cpu_s": statistics.median(cpu), "cpu_spread_s": max(cpu) - min(cpu),
+                     "wall_s": statistics.median(r["wall_s"] for r in runs),
+                     "process_wall_s": statistics.median(r["process_wall_s"] for r in runs),
+                     "utility": runs[0]["utility"], "upper_bound": min(r["upper_bound"] for r in runs),
+                     "relative_gap": max(r["relative_gap"] for r in runs),
+                     "status": "/".join(sorted({r["status"] for r in runs})),
+                     "columns": statistics.median(r["columns"] for r in runs),
+                     "peak_mb": max(r["peak_mb"] for r in runs), "load_1min": max(r["load_1min"] for r in runs)})
+        print(rows[-1], flush=True)
+    write_results("design_scale_repeats", rows, note=f"native-country rows of --scale, {repeats} runs each in own "
+                  "subprocess: median CPU/wall, spread = max - min CPU, worst relative gap, max load")
+
+
 if __name__ == "__main__":
     if "--case" in sys.argv:
         print(json.dumps(case(json.loads(sys.argv[sys.argv.index("--case") + 1]))))
@@ -172,5 +202,7 @@ if __name__ == "__main__":
         compare(tail[0] if tail else None)
     elif "--scale" in sys.argv:
         scale()
+    elif "--native-repeats" in sys.argv:
+        native_repeats()
     else:
         main()
