@@ -194,7 +194,7 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
             bound, vectors = oracle.price(duals)
             f_duals = proven(duals, max(bound, 0.0)) if bound < math.inf else math.inf
             best_bound = min(best_bound, f_duals)
-            if f_duals < f_center:  # the centre is always the best point priced so far
+            if f_duals < f_center:  # a better bound at the master's duals moves the centre there
                 center, f_center = duals, f_duals
             added += admit(vectors, duals)
         generated += added
