@@ -12,6 +12,7 @@ and its CPU time are its own):
     engine against ``method="enumeration"`` (all candidates in one LP) for equal optima, and, for N ≥ 16,
     against the engine of OLD_TREE (a checkout of the previous code, run with PYTHONPATH) for time.
     Median CPU time of 3 runs for N ≥ 16 (1 run below, and 1 run of the old engine). → design_compare.{json,csv}
+    With ``--skip-21`` the N = 21 case (20+ CPU minutes of enumeration) is left out → design_compare_no21.
 ``--scale``
     the large problems: Adult native-country (N = 42) at ε ∈ {0.5, 1, 2}, Zipf N = 64 (120 s limit) and
     N = 256 (600 s limit), δ = 1e-6, one run each → design_scale.{json,csv} (the README table); wall_s times
@@ -133,10 +134,11 @@ def _spawn(spec: dict, tree: str | None = None) -> dict:
     return out
 
 
-def compare(old_tree: str | None) -> None:
+def compare(old_tree: str | None, out: str = "design_compare", with_21: bool = True) -> None:
     specs = [{"regime": regime, "N": n} for regime in RADII for n in range(2, 19)]
     specs += [{"problem": name} for name in CATALOGUE]
-    specs += [{"regime": "beta0", "N": 21}]  # failed before issue 12 (Clarabel: 'optimal_inaccurate')
+    if with_21:  # its enumeration alone runs for over 20 CPU minutes
+        specs += [{"regime": "beta0", "N": 21}]  # failed before issue 12 (Clarabel: 'optimal_inaccurate')
     rows = []
     for spec in specs:
         first = _spawn(spec)
@@ -154,7 +156,7 @@ def compare(old_tree: str | None) -> None:
                         "old_peak_mb": old["peak_mb"], "old_error": old.get("error")})
         rows.append(row)
         print(row, flush=True)
-    write_results("design_compare", rows, load=os.getloadavg(), old_tree=old_tree,
+    write_results(out, rows, load=os.getloadavg(), old_tree=old_tree,
                   note="median CPU time of 3 subprocess runs at N >= 16, else 1 (old engine: 1 run); peak = ru_maxrss")
 
 
@@ -198,8 +200,8 @@ if __name__ == "__main__":
     if "--case" in sys.argv:
         print(json.dumps(case(json.loads(sys.argv[sys.argv.index("--case") + 1]))))
     elif "--compare" in sys.argv:
-        tail = sys.argv[sys.argv.index("--compare") + 1:]
-        compare(tail[0] if tail else None)
+        tail = [a for a in sys.argv[sys.argv.index("--compare") + 1:] if not a.startswith("--")]
+        compare(tail[0] if tail else None, *(("design_compare_no21", False) if "--skip-21" in sys.argv else ()))
     elif "--scale" in sys.argv:
         scale()
     elif "--native-repeats" in sys.argv:

@@ -17,7 +17,7 @@ from mechdesign.core.prior import Prior
 from mechdesign.design import proximal
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.problemfile import load_problem
-from mechdesign.design.proximal import ProximalModel
+from mechdesign.design.proximal import ProximalModel, nnls
 from mechdesign.design.solver import solve
 
 from conftest import PROBLEMS, TIGHT
@@ -58,6 +58,19 @@ def test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective
     assert problem.status == cp.OPTIMAL
     reference = float(problem.value)
     assert _objective(lam, prior, center, tau) <= reference + 1e-6 * (1.0 + abs(reference))
+
+
+@given(st.integers(1, 40), st.integers(1, 60), st.integers(0, 2**32 - 1))
+def test_nnls_meets_scipy(rows, cols, seed):
+    from scipy.optimize import nnls as reference
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(rows, cols)) * (rng.random((rows, cols)) < 0.8)
+    b = rng.normal(size=rows)
+    u = nnls(a, b)
+    assert np.all(u >= 0)
+    expected, residual = reference(a, b)
+    assert np.linalg.norm(a @ u - b) <= residual + 1e-9 * (1.0 + residual)
 
 
 def test_proximal_point_rises_to_a_cut_it_would_miss():
