@@ -65,8 +65,8 @@ def nnls(matrix: np.ndarray, target: np.ndarray, max_iterations: int = 10_000) -
     """
     a = np.asarray(matrix, dtype=np.float64)
     b = np.asarray(target, dtype=np.float64)
-    rows, cols = a.shape
-    tol = 10 * np.finfo(np.float64).eps * float(np.abs(a).sum(axis=0).max(initial=0.0)) * max(rows, cols)
+    cols = a.shape[1]
+    tol = 10 * np.finfo(np.float64).eps * float(np.abs(a).sum(axis=0).max(initial=0.0))
     u = np.zeros(cols)
     passive = np.zeros(cols, dtype=bool)
     gradient = a.T @ b
