@@ -71,17 +71,24 @@ def nnls(matrix: np.ndarray, target: np.ndarray, max_iterations: int = 10_000) -
     passive = np.zeros(cols, dtype=bool)
     gradient = a.T @ b
     steps = 0
+    skipped = np.zeros(cols, dtype=bool)  # entered but came out non-positive: rounding, not a descent
     while not passive.all():
-        j = int(np.argmax(np.where(passive, -np.inf, gradient)))
+        j = int(np.argmax(np.where(passive | skipped, -np.inf, gradient)))
         if gradient[j] <= tol:
             break  # Kuhn-Tucker conditions hold: optimal
         passive[j] = True
+        first = True
         while True:
             steps += 1
             if steps > max_iterations:
                 raise RuntimeError("nnls: iteration limit reached")
             z = np.zeros(cols)
             z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if first and z[j] <= 0:  # Lawson and Hanson's guard against cycling on a rounding-level gradient
+                passive[j] = False
+                skipped[j] = True
+                break
+            first = False
             if np.all(z[passive] > 0):
                 u = z
                 break
@@ -93,6 +100,8 @@ def nnls(matrix: np.ndarray, target: np.ndarray, max_iterations: int = 10_000) -
             u[~passive] = 0.0
             if not passive.any():
                 break
+        if not skipped[j]:
+            skipped[:] = False  # u changed: every column may enter again
         gradient = a.T @ (b - a @ u)
     return u
 
