@@ -12,9 +12,13 @@ and its CPU time are its own):
     engine against ``method="enumeration"`` (all candidates in one LP) for equal optima, and, for N ≥ 16,
     against the engine of OLD_TREE (a checkout of the previous code, run with PYTHONPATH) for time.
     Median CPU time of 3 runs for N ≥ 16 (1 run below, and 1 run of the old engine). → design_compare.{json,csv}
+    With ``--skip-21`` the N = 21 case (20+ CPU minutes of enumeration) is left out → design_compare_no21.
 ``--scale``
     the large problems: Adult native-country (N = 42) at ε ∈ {0.5, 1, 2}, Zipf N = 64 (120 s limit) and
-    N = 256 (600 s limit), δ = 1e-6, one run each → design_scale.{json,csv} (the README table).
+    N = 256 (600 s limit), δ = 1e-6, one run each → design_scale.{json,csv} (the README table); wall_s times
+    the solve, process_wall_s the whole subprocess (interpreter start-up and imports included).
+``--native-repeats``
+    the three native-country rows of ``--scale``, 3 runs each: median and spread → design_scale_repeats.{json,csv}.
 """
 
 from __future__ import annotations
@@ -117,20 +121,24 @@ def _spawn(spec: dict, tree: str | None = None) -> dict:
     env = dict(os.environ)
     if tree:
         env["MECHDESIGN_TREE"] = tree
+    started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, __file__, "--case", json.dumps(spec)], stdout=subprocess.PIPE,
                             text=True, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
+    process_wall = time.perf_counter() - started  # the whole process: interpreter start-up, imports, solve
     text = proc.stdout.read().strip()
     code = os.waitstatus_to_exitcode(status)
     out = json.loads(text.splitlines()[-1]) if code == 0 and text else {"error": f"exit code {code}"}
     out["peak_mb"] = usage.ru_maxrss / 1024
+    out["process_wall_s"] = process_wall
     return out
 
 
-def compare(old_tree: str | None) -> None:
+def compare(old_tree: str | None, out: str = "design_compare", with_21: bool = True) -> None:
     specs = [{"regime": regime, "N": n} for regime in RADII for n in range(2, 19)]
     specs += [{"problem": name} for name in CATALOGUE]
-    specs += [{"regime": "beta0", "N": 21}]  # failed before issue 12 (Clarabel: 'optimal_inaccurate')
+    if with_21:  # its enumeration alone runs for over 20 CPU minutes
+        specs += [{"regime": "beta0", "N": 21}]  # failed before issue 12 (Clarabel: 'optimal_inaccurate')
     rows = []
     for spec in specs:
         first = _spawn(spec)
@@ -148,7 +156,7 @@ def compare(old_tree: str | None) -> None:
                         "old_peak_mb": old["peak_mb"], "old_error": old.get("error")})
         rows.append(row)
         print(row, flush=True)
-    write_results("design_compare", rows, load=os.getloadavg(), old_tree=old_tree,
+    write_results(out, rows, load=os.getloadavg(), old_tree=old_tree,
                   note="median CPU time of 3 subprocess runs at N >= 16, else 1 (old engine: 1 run); peak = ru_maxrss")
 
 
@@ -164,13 +172,39 @@ def scale() -> None:
     write_results("design_scale", rows, note="one run each, own subprocess; peak = ru_maxrss; load = 1-min average")
 
 
+def native_repeats(repeats: int = 3) -> None:
+    """The Adult native-country rows of --scale, ``repeats`` runs each: median and spread of CPU time."""
+    rows = []
+    for epsilon in (0.5, 1.0, 2.0):
+        runs = []
+        for _ in range(repeats):
+            load = os.getloadavg()[0]
+            runs.append({**_spawn({"problem": "adult-native-country", "epsilon": epsilon, "time_limit": 60.0}),
+                         "load_1min": load})
+        cpu = [r["cpu_s"] for r in runs]
+        rows.append({"problem": "adult-native-country", "epsilon": epsilon, "repeats": repeats,
+                     "cpu_s": statistics.median(cpu), "cpu_spread_s": max(cpu) - min(cpu),
+                     "wall_s": statistics.median(r["wall_s"] for r in runs),
+                     "process_wall_s": statistics.median(r["process_wall_s"] for r in runs),
+                     "utility": runs[0]["utility"], "upper_bound": min(r["upper_bound"] for r in runs),
+                     "relative_gap": max(r["relative_gap"] for r in runs),
+                     "status": "/".join(sorted({r["status"] for r in runs})),
+                     "columns": statistics.median(r["columns"] for r in runs),
+                     "peak_mb": max(r["peak_mb"] for r in runs), "load_1min": max(r["load_1min"] for r in runs)})
+        print(rows[-1], flush=True)
+    write_results("design_scale_repeats", rows, note=f"native-country rows of --scale, {repeats} runs each in own "
+                  "subprocess: median CPU/wall, spread = max - min CPU, worst relative gap, max load")
+
+
 if __name__ == "__main__":
     if "--case" in sys.argv:
         print(json.dumps(case(json.loads(sys.argv[sys.argv.index("--case") + 1]))))
     elif "--compare" in sys.argv:
-        tail = sys.argv[sys.argv.index("--compare") + 1:]
-        compare(tail[0] if tail else None)
+        tail = [a for a in sys.argv[sys.argv.index("--compare") + 1:] if not a.startswith("--")]
+        compare(tail[0] if tail else None, *(("design_compare_no21", False) if "--skip-21" in sys.argv else ()))
     elif "--scale" in sys.argv:
         scale()
+    elif "--native-repeats" in sys.argv:
+        native_repeats()
     else:
         main()
