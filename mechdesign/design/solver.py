@@ -40,6 +40,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.prior import Prior
 from mechdesign.design.baselines import compute_baselines
 from mechdesign.design.certificate import certify, repair
 from mechdesign.design.lp import solver_name
@@ -63,8 +64,7 @@ _CHUNK = 100_000
 _INNER = 1e-3
 
 
-def pricing_counts(probabilities: np.ndarray, counts: np.ndarray | None = None,
-                   max_total: int = 10_000_000) -> np.ndarray | None:
+def pricing_counts(prior: Prior, max_total: int = 10_000_000) -> np.ndarray | None:
     """Integer counts n with n/m = P̂ (m = Σn ≤ ``max_total``) for the counting pricer, or None.
 
     A prior built from counts has them. A prior given as probabilities is priced when every entry is, to
@@ -75,10 +75,8 @@ def pricing_counts(probabilities: np.ndarray, counts: np.ndarray | None = None,
 
     Parameters
     ----------
-    probabilities
-        P̂ (validated: positive entries summing to one).
-    counts
-        The prior's counts, returned unchanged when given.
+    prior
+        P̂; its own counts when it was built from counts.
     max_total
         The largest common denominator m tried.
 
@@ -89,15 +87,16 @@ def pricing_counts(probabilities: np.ndarray, counts: np.ndarray | None = None,
 
     Examples
     --------
-    >>> pricing_counts(np.array([0.5, 0.3, 0.2])).tolist()
+    >>> pricing_counts(Prior.from_probabilities([0.5, 0.3, 0.2])).tolist()
     [5, 3, 2]
-    >>> pricing_counts(np.array([1.0, 2.0 ** 0.5]) / (1.0 + 2.0 ** 0.5)) is None
+    >>> pricing_counts(Prior.from_probabilities(np.array([1.0, 2.0 ** 0.5]) / (1.0 + 2.0 ** 0.5))) is None
     True
     """
     from fractions import Fraction
 
-    if counts is not None:
-        return counts
+    if prior.counts is not None:
+        return prior.counts
+    probabilities = prior.probabilities
     fractions = [Fraction(float(x)).limit_denominator(max_total) for x in probabilities]
     total = math.lcm(*(f.denominator for f in fractions))
     if total > max_total:
@@ -113,7 +112,7 @@ def _priceable(problem: DesignProblem) -> bool:
 
     if level_function(problem.utility) is None:
         return False
-    counts = pricing_counts(problem.prior.probabilities, problem.prior.counts)
+    counts = pricing_counts(problem.prior)
     return counts is not None and problem.size * (int(counts.sum()) + 1) <= MAX_TABLE
 
 
@@ -319,7 +318,7 @@ def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float
     from mechdesign.design.colgen import CountOracle, generate
     from mechdesign.design.pricing import CountPricer, level_function
 
-    counts = pricing_counts(problem.prior.probabilities, problem.prior.counts)
+    counts = pricing_counts(problem.prior)
     assert counts is not None  # plan_method chose "pricing" only if they exist
     pricer = CountPricer(counts, problem.epsilon, problem.radius, level_function(problem.utility))  # type: ignore[arg-type]
     oracle = CountOracle(pricer, batch=max(4, min(16, problem.size // 2)))

@@ -22,7 +22,7 @@ from mechdesign.design.solver import plan_method, pricing_counts, solve
     (list(np.array([41762, 4685, 1519, 470, 406]) / 48842), [41762, 4685, 1519, 470, 406]),
 ])
 def test_rational_probabilities_give_their_counts(probabilities, expected):
-    counts = pricing_counts(np.array(probabilities))
+    counts = pricing_counts(Prior.from_probabilities(probabilities))
     assert counts is not None and counts.tolist() == expected
 
 
@@ -32,12 +32,12 @@ def test_rational_probabilities_give_their_counts(probabilities, expected):
     list(1 / np.arange(1, 31) / np.sum(1 / np.arange(1, 31))),  # normalised Zipf weights
 ])
 def test_other_probabilities_are_not_priced(probabilities):
-    assert pricing_counts(np.array(probabilities)) is None
+    assert pricing_counts(Prior.from_probabilities(probabilities)) is None
 
 
 def test_counts_of_a_count_prior_are_returned_unchanged():
-    counts = np.array([7, 2, 1])
-    assert pricing_counts(np.array([0.7, 0.2, 0.1]), counts) is counts
+    prior = Prior.from_counts([7, 2, 1])
+    assert pricing_counts(prior) is prior.counts
 
 
 @pytest.mark.parametrize("radius", [0.0, 0.05, 0.3])
