@@ -73,16 +73,15 @@ SEED = 20261122
 _MAX_SIMULATED = 2000  # subset selection on education has C(16, 6) = 8008 outputs: theoretical only
 
 
-def timed_solve(problem: DesignProblem, repeats: int, walls: list[float] | None = None) -> tuple[Any, list[float]]:
-    """The result and the CPU seconds of each run; wall seconds are appended to ``walls`` when given."""
-    times, result = [], None
+def timed_solve(problem: DesignProblem, repeats: int) -> tuple[Any, list[float], list[float]]:
+    """The result and the CPU and wall seconds of each run."""
+    cpu, wall, result = [], [], None
     for _ in range(repeats):
-        start, wall = time.process_time(), time.perf_counter()
+        start, clock = time.process_time(), time.perf_counter()
         result = solve(problem, baselines=False)
-        times.append(time.process_time() - start)
-        if walls is not None:
-            walls.append(time.perf_counter() - wall)
-    return result, times
+        cpu.append(time.process_time() - start)
+        wall.append(time.perf_counter() - clock)
+    return result, cpu, wall
 
 
 def empirical(mech: Mechanism, x: np.ndarray, truth: np.ndarray, seeds: list[np.random.SeedSequence]) -> dict[str, Any]:
@@ -131,10 +130,9 @@ def run_cell(attribute: str, epsilon: float, repetitions: int, repeats: int) -> 
     reps = repeats
     seeds = [np.random.SeedSequence([SEED, ATTRIBUTES.index(attribute), int(10 * epsilon), r])
              for r in range(repetitions)]
-    aopt_walls: list[float] = []
-    aopt, aopt_times = timed_solve(problem, reps, aopt_walls)
-    mi, mi_times = timed_solve(problem.with_(utility="mutual_information"), 1)
-    ldp, ldp_times = timed_solve(problem.with_(radius=2.0), 1)
+    aopt, aopt_times, aopt_walls = timed_solve(problem, reps)
+    mi, mi_times, _ = timed_solve(problem.with_(utility="mutual_information"), 1)
+    ldp, ldp_times, _ = timed_solve(problem.with_(radius=2.0), 1)
     base = aopt.utility
     mechanisms: dict[str, tuple[Mechanism | None, float, dict[str, Any]]] = {
         "pml_aopt": (aopt.mechanism, base, {"solve_cpu_median": statistics.median(aopt_times),
