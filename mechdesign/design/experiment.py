@@ -40,22 +40,25 @@ _ALPHA, _BETA = 0.01, 0.5   # residual backtracking: sufficient decrease and ste
 _MAX_STEPS = 200
 
 
-def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray,
-                 hessian: bool = True) -> tuple[float, np.ndarray, np.ndarray | None]:
-    """f, ∇f and ∇²f in θ (module docstring); f = inf when J is not positive definite."""
+def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """f, ∇f and P = J⁻¹V in θ (module docstring); f = inf when J is not positive definite."""
     j = (vectors * theta) @ vectors.T
     try:
         factor = cho_factor(0.5 * (j + j.T), lower=True)
     except LinAlgError:
-        return np.inf, np.zeros_like(theta), None
+        return np.inf, np.zeros_like(theta), np.zeros_like(vectors)
     p = cho_solve(factor, vectors)  # J⁻¹V
-    a = vectors.T @ p if hessian else None
     if criterion == "a_optimal":
         value = float(np.trace(cho_solve(factor, np.eye(vectors.shape[0]))))
-        gradient = -np.einsum("ik,ik->k", p, p)
-        return value, gradient, (2.0 * a * (p.T @ p) if a is not None else None)
+        return value, -np.einsum("ik,ik->k", p, p), p
     value = -2.0 * float(np.sum(np.log(np.diag(factor[0]))))
-    return value, -np.einsum("ik,ik->k", p, vectors), (a * a if a is not None else None)
+    return value, -np.einsum("ik,ik->k", p, vectors), p
+
+
+def _hessian(criterion: str, vectors: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """∇²f from P = J⁻¹V: 2 A∘B (A-optimal) or A∘A (D-optimal), A = VᵀJ⁻¹V, B = PᵀP (module docstring)."""
+    a = vectors.T @ p
+    return 2.0 * a * (p.T @ p) if criterion == "a_optimal" else a * a
 
 
 def _interior(u: np.ndarray, start: np.ndarray, spread: float) -> np.ndarray | None:
@@ -128,7 +131,7 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
     phi = _interior(u, np.asarray(start, dtype=np.float64) * scale, spread)
     if phi is None:
         return None
-    value, gradient, hessian = _derivatives(criterion, phi / scale, vectors)
+    value, gradient, solved = _derivatives(criterion, phi / scale, vectors)
     if not np.isfinite(value):
         return None
     # Start near the central path: φ_k s_k = μ₀ for all k, and y closing the dual residual in least squares.
@@ -155,9 +158,7 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         if (np.abs(r_pri).max() <= tolerance and np.abs(r_dual).max() <= tolerance * dual_scale
                 and gap <= tolerance * max(1.0, abs(value))):
             return np.maximum(phi, 0.0) / scale
-        if hessian is None:
-            return None
-        system = hessian / np.outer(scale, scale)
+        system = _hessian(criterion, vectors, solved) / np.outer(scale, scale)
         system[np.diag_indices(k)] += s / phi
         try:
             factor = cho_factor(system, lower=True)
@@ -184,7 +185,7 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         norm = float(np.linalg.norm(residuals(phi, s, y, grad, target)))
         while True:
             trial_phi, trial_s, trial_y = phi + step * dphi, s + step * ds, y + step * dy
-            trial_value, trial_gradient, _ = _derivatives(criterion, trial_phi / scale, vectors, hessian=False)
+            trial_value, trial_gradient, trial_solved = _derivatives(criterion, trial_phi / scale, vectors)
             if np.isfinite(trial_value):
                 trial = residuals(trial_phi, trial_s, trial_y, trial_gradient / scale, target)
                 if np.linalg.norm(trial) <= (1.0 - _ALPHA * step) * norm:
@@ -193,5 +194,5 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
             if step < 1e-12:
                 return None
         phi, s, y = trial_phi, trial_s, trial_y
-        value, gradient, hessian = _derivatives(criterion, phi / scale, vectors)
+        value, gradient, solved = trial_value, trial_gradient, trial_solved
     return None
