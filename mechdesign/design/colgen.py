@@ -126,7 +126,7 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
     utility, prior, ball = problem.utility, problem.prior, problem.ball
     a = math.exp(min(problem.epsilon, 700.0))
     master = Master(problem.size)
-    model: ProximalModel | None = None
+    model = ProximalModel(prior.probabilities)  # the cuts λ·v_k ≥ μ_k of the master's columns
     seen: set[bytes] = set()
 
     def admit(vectors: np.ndarray, lam: np.ndarray | None) -> int:
@@ -146,8 +146,7 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
         for k in np.nonzero(ok)[0]:
             seen.add(keys[fresh[k]])
         master.add(vec, values)
-        if model is not None:
-            model.add(vec, values)
+        model.add(vec, values)
         return int(vec.shape[1])
 
     def proven(point: np.ndarray, bound: float) -> float:
@@ -161,8 +160,6 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
     f_center = best_bound = float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS)  # rounded up
     iterations, timed_out, idle = 0, False, 0
     theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01))
-    model = ProximalModel(prior.probabilities)
-    model.add(master.columns(), master.values())
     tau = max(f_center - value, 1e-12 * abs(f_center), 1e-300)
     started = time.monotonic()
     while iterations < max_iterations:

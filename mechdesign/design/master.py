@@ -61,7 +61,6 @@ class Master:
                            np.zeros(0))
         self.model.changeObjectiveSense(highspy.ObjSense.kMaximize)
         self._vectors: list[np.ndarray] = []
-        self._values: list[np.ndarray] = []
         self._scale: list[np.ndarray] = []
 
     @property
@@ -72,10 +71,6 @@ class Master:
     def columns(self) -> np.ndarray:
         """All lift vectors in the model (N×K)."""
         return np.concatenate(self._vectors, axis=1) if self._vectors else np.zeros((self.size, 0))
-
-    def values(self) -> np.ndarray:
-        """The utilities μ(v_k) of the columns, in the order of :meth:`columns`."""
-        return np.concatenate(self._values) if self._values else np.zeros(0)
 
     def add(self, vectors: np.ndarray, values: np.ndarray) -> None:
         """Add lift vectors (N×K, non-negative, not all zero) with their utilities μ(v_k)."""
@@ -96,7 +91,6 @@ class Master:
         self.model.addCols(k, np.asarray(values, dtype=np.float64) / scale, np.zeros(k),
                            np.full(k, self._highspy.kHighsInf), int(entries.size), starts, index, entries)
         self._vectors.append(vec)
-        self._values.append(np.asarray(values, dtype=np.float64))
         self._scale.append(scale)
 
     def solve(self, time_limit: float = math.inf, central: bool = False,

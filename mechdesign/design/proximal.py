@@ -128,7 +128,6 @@ class ProximalModel:
         self._root = np.sqrt(self.prior)
         self.vectors = np.zeros((self.prior.size, 0))
         self.values = np.zeros(0)
-        self.violation = 0.0
 
     def add(self, vectors: np.ndarray, values: np.ndarray) -> None:
         """Add the cuts λ·v_k ≥ μ_k of new columns (N×K lift vectors, K values)."""
@@ -157,7 +156,7 @@ class ProximalModel:
         if not r[-1] < 0:  # r_{N+1} = bᵀu − 1 < 0 unless the cuts were infeasible (they never are)
             raise RuntimeError("least-distance program: no feasible point")
         lam = p * (a - r[:-1] / (r[-1] * self._root))
-        self.violation = float(np.max(self.values - lam @ vec)) if self.values.size else 0.0
-        if self.violation > 0:
-            lam = lam + self.violation * p
+        violation = float(np.max(self.values - lam @ vec)) if self.values.size else 0.0
+        if violation > 0:
+            lam = lam + violation * p
         return lam
