@@ -8,10 +8,11 @@ Everything is recomputed in NumPy from the final matrix (never the solver's resi
   (:func:`mechdesign.core.leakage.round_up`); the certificate holds iff that rounded value is ≤ ε;
 * utility U(W, P̂) recomputed, its gap to a proven upper bound.
 
-If a solver tolerance leaves the matrix a hair above ε, :func:`repair` mixes it with the constant
-mechanism (every input mapped to the uniform output law): post-processing that keeps rows stochastic.
-With c ↦ (1 − α)c + α/M, g shifts by the same constant, so the PML ratio max c / g(c) decreases
-monotonically to 1 as α → 1; the smallest verifying α is found by bisection.
+If a solver tolerance leaves the matrix a hair above ε, :func:`repair` mixes it with a constant
+mechanism (every input mapped to one output law q, uniform over the outputs above ε): post-processing
+that keeps rows stochastic. With c ↦ (1 − α)c + α q_y, g shifts by the same constant as every entry
+(g is positively homogeneous and g(1) = 1), so the PML ratio max c / g(c) decreases monotonically to 1
+as α → 1 where q_y > 0 and stays as it was where q_y = 0; the smallest verifying α is found by bisection.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Certificate:
     relative_gap : float
         ``gap / |upper_bound|`` (``nan`` without a bound).
     mixing_weight : float
-        The weight α of the uniform output law mixed in by :func:`repair` (0 if none).
+        The weight α of the constant output law mixed in by :func:`repair` (0 if none).
     holds : bool
         ``achieved_epsilon <= epsilon``, rows stochastic within 1e-12 and entries non-negative.
     sense : {"maximize", "minimize"}, default "maximize"
@@ -153,10 +154,13 @@ def clean_matrix(matrix: Any) -> np.ndarray:
 
 
 def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float]:
-    """The cleaned matrix mixed with the uniform output law by the smallest weight α that certifies.
+    """The cleaned matrix mixed with a constant output law by the smallest weight α that certifies.
 
-    Mixing with the constant mechanism is post-processing that keeps rows stochastic: with
-    c ↦ (1 − α)c + α/M the ratio max c / g(c) falls monotonically to 1 (module docstring). The target is
+    Mixing with a constant mechanism (every row the law q) is post-processing that keeps rows
+    stochastic: with c ↦ (1 − α)c + α q_y the ratio max c / g(c) of output y falls monotonically to 1
+    where q_y > 0 and is unchanged where q_y = 0 (module docstring). q is uniform over the outputs whose
+    ratio exceeds the target (all outputs if rounding hides which), so the zeros of the other columns
+    are kept. The target is
     a rounding margin below ε, so re-normalizing cannot push the result back over. The returned α is the
     upper end of the final bisection bracket (toward privacy) and is re-checked.
 
@@ -174,7 +178,7 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     matrix : numpy.ndarray of float64, shape (N, M′)
         The repaired, cleaned matrix.
     alpha : float
-        The mixing weight α ∈ [0, 1]; 0 when the cleaned matrix already verifies, 1 when only the
+        The mixing weight α ∈ [0, 1]; 0 when the cleaned matrix already verifies, 1 when only a
         constant mechanism does.
 
     References
@@ -192,12 +196,18 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     w = clean_matrix(matrix)
     if _achieved(w, ball)[1] <= epsilon:
         return w, 0.0
-    cols = w.shape[1]
     # Aim a rounding margin below ε, so re-normalizing the rows later cannot push it back over.
     target = epsilon - (round_up(epsilon, ball.size) - epsilon)
+    # Mix only into the outputs over the target: the other columns are just scaled (same ratio), so their
+    # zeros stay zeros. Filling a zero costs utilities with infinite slope at 0 (Hellinger: √α, ~1e-7 at
+    # α = 1e-14) what it costs MI only to first order.
+    worst = ball.min_linear(w)
+    over = ~(w.max(axis=0) <= np.exp(target) * worst)  # also where the worst case is 0
+    law = np.where(over, 1.0, 0.0) if over.any() else np.ones(w.shape[1])
+    law /= law.sum()
 
     def mixed(alpha: float) -> np.ndarray:
-        return clean_matrix((1 - alpha) * w + alpha / cols)
+        return clean_matrix((1 - alpha) * w + alpha * law)
 
     def ok(alpha: float) -> bool:
         return _achieved(mixed(alpha), ball)[1] <= target
