@@ -58,7 +58,7 @@ from mechdesign.core.prior import Prior
 from mechdesign.datasets import adult_counts, load_adult
 from mechdesign.deploy.decode import estimate_frequencies
 from mechdesign.deploy.privatizer import Privatizer, encode_labels
-from mechdesign.design.closed_form import calibrated_randomized_response, randomized_response
+from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import solve
 from mechdesign.design.utility import Utility

@@ -4,11 +4,11 @@ A-optimal ε-LDP design, on Adult attributes (issue 11).
 Cells: race (N = 5), relationship (6), marital-status (7), education (16) × ε ∈ {0.5, 1, 2} nats, δ = 1e-6,
 radius β*(δ) of [E] eq. 37 with m = 48 842 (``DesignProblem.from_delta``). Mechanisms:
 
-``pml_aopt``     the A-optimal design (``estimation_mse``, :mod:`mechdesign.design.estimation`);
+``pml_aopt``     the A-optimal design (``estimation_mse``, :mod:`mechdesign.design.estimation.engine`);
 ``pml_mi``       the mutual-information design (the product's previous default; often rank-deficient);
 ``ldp_aopt``     the A-optimal ε-LDP design (the same program at β = 2);
 ``grr``, ``oue``, ``olh``, ``subset_selection``, ``hadamard``  the LDP frequency oracles at ε
-                 (:mod:`mechdesign.design.ldp_oracles`; every ε-LDP mechanism is ε-PML over every ball).
+                 (:mod:`mechdesign.design.baselines.ldp_oracles`; every ε-LDP mechanism is ε-PML over every ball).
 
 Theoretical MSE: n × total MSE on the fixed records (tr J⁻¹ − 1 for designs, decoded efficiently; each
 oracle's published variance for its standard estimator), column ``mse_factor``; ``ratio_to_pml`` divides
@@ -55,7 +55,7 @@ from mechdesign.core.prior import Prior
 from mechdesign.datasets import adult_counts, load_adult
 from mechdesign.deploy.decode import estimate_frequencies
 from mechdesign.deploy.privatizer import Privatizer, encode_labels
-from mechdesign.design.ldp_oracles import (
+from mechdesign.design.baselines.ldp_oracles import (
     ORACLES,
     grr_mechanism,
     hadamard_mechanism,

@@ -17,7 +17,7 @@ import numpy as np
 from _common import median_time, write_results
 
 from mechdesign.deploy.privatizer import Privatizer
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.randomness import make_rng
 
 RECORDS = 10_000_000

@@ -14,7 +14,7 @@ from _plot import plt, write_dict_rows
 
 from mechdesign.core.prior import Prior
 from mechdesign.datasets import adult_counts
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import solve
 from mechdesign.design.utility import Utility

@@ -17,7 +17,7 @@ from _plot import plt, write_csv
 
 from mechdesign.core.leakage import epsilon_min, max_divergence, privacy_region, theorem4_bound
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.closed_form import high_privacy, k_singular
+from mechdesign.design.polytope.closed_form import high_privacy, k_singular
 
 SEED = 20240521
 def panel(w: np.ndarray, p: np.ndarray, rng: np.random.Generator, n: int = 10_000):

@@ -136,3 +136,66 @@ def test_cli_help_and_version_import_no_scipy_or_cvxpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert "VERB" in out.stdout
     assert out.stderr.strip() == "", f"--help imported {out.stderr.strip()}"
+
+
+# Inside design the tree shows its engines (issue 18): each part imports only its own or lower floors, and the two
+# engines, which share a floor, never import each other.
+DESIGN_FLOORS = {
+    "problem": 0, "utility": 0, "problemfile": 0, "": 0,
+    "polytope": 1,
+    "certificate": 2, "result": 2,
+    "baselines": 3,
+    "information": 4, "estimation": 4,
+    "solver": 5,
+}
+ENGINE_FLOOR = 4
+
+
+def _design_part(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["mechdesign", "design"]:
+        return None
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _design_violations(path: Path, root: Path = ROOT) -> list[str]:
+    part = _design_part(_module_name(path, root))
+    if part is None:
+        return []
+    bad = []
+    for target in sorted(_imports(path, root)):
+        dest = _design_part(target)
+        if dest is None or dest == part:
+            continue
+        if dest not in DESIGN_FLOORS:  # a name imported from the design package itself, e.g. SOLVERS
+            dest = ""
+        floor, target_floor = DESIGN_FLOORS[part], DESIGN_FLOORS[dest]
+        if target_floor > floor or (target_floor == floor == ENGINE_FLOOR):
+            bad.append(f"{_module_name(path, root)} (floor {DESIGN_FLOORS[part]}) imports {target} "
+                       f"(floor {DESIGN_FLOORS[dest]})")
+    return bad
+
+
+def test_design_parts_are_known():
+    parts = {p.relative_to(PACKAGE / "design").parts[0].removesuffix(".py")
+             for p in (PACKAGE / "design").rglob("*.py")}
+    assert parts - {"__init__"} <= set(DESIGN_FLOORS), parts - set(DESIGN_FLOORS)
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "design").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_design_floors_point_down(path):
+    assert _design_violations(path) == []
+
+
+def test_the_design_checker_catches_sideways_imports(tmp_path):
+    """The estimation engine importing the information engine (same floor) and the polytope importing the
+    certificate (a higher floor) are both reported."""
+    probe = tmp_path / "mechdesign" / "design" / "estimation" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text("from mechdesign.design.information.pricing import CountPricer\n")
+    assert _design_violations(probe, tmp_path) != []
+    low = tmp_path / "mechdesign" / "design" / "polytope" / "probe.py"
+    low.parent.mkdir(parents=True)
+    low.write_text("def f():\n    from ..certificate import certify\n")
+    assert _design_violations(low, tmp_path) != []

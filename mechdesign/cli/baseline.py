@@ -32,7 +32,7 @@ class Kind:
 
 
 def _krr(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
-    from mechdesign.design.closed_form import randomized_response
+    from mechdesign.design.polytope.closed_form import randomized_response
 
     return randomized_response(prior.size, epsilon, labels=prior.labels), None
 

@@ -108,7 +108,7 @@ def assess(mechanism: MatrixLike, prior: Prior, deltas: Any = DEFAULT_DELTAS) ->
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> result = assess(randomized_response(2, 1.0), Prior.from_counts([600, 400]), deltas=[1e-6])
     >>> result.rows[0].epsilon_prime <= result.ldp_epsilon
     True

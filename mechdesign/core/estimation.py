@@ -301,7 +301,7 @@ def exact_epsilon_prime(mechanism: MatrixLike, prior: PriorLike, delta: float,
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> rr = randomized_response(2, 1.0)
     >>> exact_epsilon_prime(rr, Prior.from_counts([500, 500]), 1e-6) <= 1.0 + 1e-12
     True
@@ -413,7 +413,7 @@ def samples_for_mechanism(mechanism: MatrixLike, prior: PriorLike, epsilon_prime
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> samples_for_mechanism(randomized_response(2, 1.0), [0.5, 0.5], 1.0, 1e-6)
     1
     """

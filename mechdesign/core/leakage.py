@@ -333,7 +333,7 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> rr = randomized_response(3, np.log(2))
     >>> bool(abs(capacity(rr, L1Ball([1/3, 1/3, 1/3], 2.0)) - np.log(2)) < 1e-12)
     True

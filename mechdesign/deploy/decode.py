@@ -85,7 +85,7 @@ class Estimate:
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> estimate = estimate_frequencies(randomized_response(2, np.log(3), ["no", "yes"]), [60, 40])
     >>> estimate.method, estimate.records, estimate.iterations, estimate.converged
     ('inversion', 100, 0, True)
@@ -110,7 +110,7 @@ class Estimate:
 
         Examples
         --------
-        >>> from mechdesign.design.closed_form import randomized_response
+        >>> from mechdesign.design.polytope.closed_form import randomized_response
         >>> rr = randomized_response(2, np.log(3), ["no", "yes"])
         >>> {k: round(x, 12) for k, x in estimate_frequencies(rr, [60, 40]).as_dict().items()}
         {'no': 0.7, 'yes': 0.3}
@@ -184,7 +184,7 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> rr = randomized_response(2, np.log(3))           # W = [[3/4, 1/4], [1/4, 3/4]]
     >>> estimate_frequencies(rr, [60, 40]).frequencies.round(12).tolist()
     [0.7, 0.3]

@@ -119,7 +119,7 @@ class MechanismFile:
     Examples
     --------
     >>> import tempfile
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
     ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
     >>> loaded = read_mechanism_file(path)
@@ -290,7 +290,7 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     Examples
     --------
     >>> import tempfile
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> rr = randomized_response(3, 1.0, ["a", "b", "c"])
     >>> out = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", rr,
     ...                            guarantee={"notion": "ldp", "epsilon": 1.0})
@@ -524,7 +524,7 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
     Examples
     --------
     >>> import tempfile
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(3, 1.0),
     ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
     >>> read_mechanism_file(path).mechanism.shape
@@ -569,7 +569,7 @@ def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = Non
     Examples
     --------
     >>> import tempfile
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(2, 1.0),
     ...                             guarantee={"notion": "ldp", "epsilon": 1.5})
     >>> check = verify_mechanism_file(path)
@@ -615,7 +615,7 @@ def export_matrix(path: str | os.PathLike[str], mechanism: Mechanism, format: st
     Examples
     --------
     >>> import tempfile
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> out = export_matrix(Path(tempfile.mkdtemp()) / "rr.csv", randomized_response(2, np.log(3), ["a", "b"]))
     >>> print(out.read_text(), end="")
     input,a,b

@@ -86,7 +86,7 @@ class Privatizer:
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> sampler = Privatizer(randomized_response(3, 1.0, ["a", "b", "c"]))
     >>> sampler.privatize(["a", "b", "c", "a"], rng=7).tolist()  # reproducible with a seed
     ['a', 'c', 'b', 'b']
@@ -164,7 +164,7 @@ class Privatizer:
 
         Examples
         --------
-        >>> from mechdesign.design.closed_form import randomized_response
+        >>> from mechdesign.design.polytope.closed_form import randomized_response
         >>> sampler = Privatizer(randomized_response(2, 1.0))
         >>> round(sampler.check({"notion": "ldp", "epsilon": 1.0}), 12)
         1.0
@@ -207,7 +207,7 @@ class Privatizer:
 
         Examples
         --------
-        >>> from mechdesign.design.closed_form import randomized_response
+        >>> from mechdesign.design.polytope.closed_form import randomized_response
         >>> Privatizer(randomized_response(3, 1.0)).sample_indices([[0, 1], [2, 0]], rng=7).shape
         (2, 2)
         """
@@ -332,7 +332,7 @@ def privatize(mechanism: Mechanism, values: Any, rng: np.random.Generator | int 
 
     Examples
     --------
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> privatize(randomized_response(2, 50.0, ["no", "yes"]), ["yes", "no", "yes"], rng=1).tolist()
     ['yes', 'no', 'yes']
     """
@@ -456,7 +456,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     Examples
     --------
     >>> import tempfile
-    >>> from mechdesign.design.closed_form import randomized_response
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "in.csv").write_text("id,answer\n1,yes\n2,no\n")
     >>> privatize_file(Privatizer(randomized_response(2, 1.0, ["no", "yes"])), folder / "in.csv",

@@ -68,7 +68,7 @@ class DesignResult:
     (``estimation_mse``, ``estimation_logdet``); for the latter ``upper_bound`` holds a proven
     **lower** bound and ``gap = utility − bound``. ``rank`` is the rank of the matrix (frequencies
     are identifiable iff it equals N; a property). ``oracles`` lists the LDP frequency oracles compared with an
-    estimation design (:mod:`mechdesign.design.ldp_oracles`).
+    estimation design (:mod:`mechdesign.design.baselines.ldp_oracles`).
 
     Parameters
     ----------

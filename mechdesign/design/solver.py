@@ -2,7 +2,7 @@
 
 Maximizing a sub-convex utility is maximizing a convex function — not a DCP problem. Because
 U(W) = Σ_y μ(W[:,y]) with μ sublinear, write each column as c = θ·v with θ = P̂·c and the lift vector v
-in the polytope V (:mod:`mechdesign.design.vertices`); splitting a column along a convex combination of
+in the polytope V (:mod:`mechdesign.design.polytope.vertices`); splitting a column along a convex combination of
 vertices never lowers U, so (reference §3.3)
 
     max Σ_k θ_k μ(v_k)   s.t.   Σ_k θ_k v_k = 1_N,  θ ≥ 0,     W* = [θ_k v_k]_{θ_k > 0}.
@@ -14,9 +14,9 @@ Methods (``method="auto"`` picks, before any large allocation):
     cvxpy + Clarabel and re-solves with HiGHS for a basic solution).
 ``column_generation``
     the same candidate list priced exactly in NumPy, master LP kept in one HiGHS model
-    (:mod:`mechdesign.design.colgen`).
+    (:mod:`mechdesign.design.information.colgen`).
 ``pricing``
-    no list: the counting oracle of :mod:`mechdesign.design.pricing` (count priors P̂ = n/m, mutual
+    no list: the counting oracle of :mod:`mechdesign.design.information.pricing` (count priors P̂ = n/m, mutual
     information and f-informations), exact for three of the four vertex families and a proven upper
     bound for the fourth.
 
@@ -41,15 +41,15 @@ from mechdesign import _validation as v
 from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
-from mechdesign.design.baselines import compute_baselines
+from mechdesign.design.baselines.compare import compute_baselines
 from mechdesign.design.certificate import certify, repair
-from mechdesign.design.lp import solver_name
+from mechdesign.design.polytope.lp import solver_name
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
 if TYPE_CHECKING:
+    from mechdesign.design.polytope.vertices import ColumnVertices
     from mechdesign.design.utility import Utility
-    from mechdesign.design.vertices import ColumnVertices
 
 __all__ = ["DesignResult", "lp_optimum", "plan_method", "pricing_counts", "solve"]
 
@@ -108,7 +108,7 @@ def pricing_counts(prior: Prior, max_total: int = 10_000_000) -> np.ndarray | No
 
 
 def _priceable(problem: DesignProblem) -> bool:
-    from mechdesign.design.pricing import MAX_TABLE, level_function
+    from mechdesign.design.information.pricing import MAX_TABLE, level_function
 
     if level_function(problem.utility) is None:
         return False
@@ -149,7 +149,7 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
     >>> plan_method(DesignProblem([0.5, 0.5], 1.0))
     'list'
     """
-    from mechdesign.design.vertices import MAX_SIZE
+    from mechdesign.design.polytope.vertices import MAX_SIZE
 
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
@@ -196,7 +196,7 @@ def _polish(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 def _start_columns(problem: DesignProblem) -> np.ndarray:
     """Constant column and the lift vectors of k-RR calibrated to the ball: feasible and full rank."""
-    from mechdesign.design.closed_form import calibrated_randomized_response
+    from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 
     rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     w = rr.matrix
@@ -217,13 +217,13 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         "HIGHS" (default: the master LP in one persistent HiGHS model) or "CLARABEL" (only for
         ``method="enumeration"``: cvxpy + Clarabel, then a HiGHS crossover when ``basic``). For the
         estimation utilities the default master is the interior point method of
-        :mod:`mechdesign.design.experiment`, and "CLARABEL" solves every master by cvxpy + Clarabel.
+        :mod:`mechdesign.design.estimation.master`, and "CLARABEL" solves every master by cvxpy + Clarabel.
     method
         "auto", "enumeration", "column_generation" or "pricing" (see the module docstring);
         :func:`plan_method` decides "auto" and refuses up front what cannot be done. Estimation utilities
         accept only "auto".
     baselines
-        Also compute the baselines of :mod:`mechdesign.design.baselines` (k-RR, calibrated k-RR, optimal LDP,
+        Also compute the baselines of :mod:`mechdesign.design.baselines.compare` (k-RR, calibrated k-RR, optimal LDP,
         inner ε′ design), each with the same time limit.
     basic
         With Clarabel, re-solve the final LP with HiGHS so the mechanism has at most N outputs.
@@ -272,7 +272,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     name = solver_name(solver)
     limit = v.positive("time_limit", time_limit)
     if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
-        from mechdesign.design.estimation import design_estimation
+        from mechdesign.design.estimation.engine import design_estimation
 
         if method != "auto":
             raise v.fail("method", f"be 'auto' for {problem.utility.kind} (its engine has one method)", method)
@@ -315,8 +315,8 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
 
 def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float,
                    progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int]:
-    from mechdesign.design.colgen import CountOracle, generate
-    from mechdesign.design.pricing import CountPricer, level_function
+    from mechdesign.design.information.colgen import CountOracle, generate
+    from mechdesign.design.information.pricing import CountPricer, level_function
 
     counts = pricing_counts(problem.prior)
     assert counts is not None  # plan_method chose "pricing" only if they exist
@@ -329,8 +329,8 @@ def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float
 
 def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max_candidates: int, deadline: float,
                 gap_tolerance: float, progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int, str]:
-    from mechdesign.design.colgen import ListOracle, generate
-    from mechdesign.design.vertices import column_vertices
+    from mechdesign.design.information.colgen import ListOracle, generate
+    from mechdesign.design.polytope.vertices import column_vertices
 
     cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=max_candidates)
     values = _column_values(problem.utility, cv)
@@ -353,7 +353,7 @@ def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max
 
 def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool) -> tuple[np.ndarray, np.ndarray, float]:
     if name == "CLARABEL":
-        from mechdesign.design.lp import solve_vertex_lp
+        from mechdesign.design.polytope.lp import solve_vertex_lp
 
         theta, duals, objective = solve_vertex_lp(vectors, values, "CLARABEL")
         if not basic:
@@ -365,7 +365,7 @@ def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool) 
         full = np.zeros(vectors.shape[1])
         full[keep] = theta_b
         return full, duals_b, objective_b
-    from mechdesign.design.master import Master
+    from mechdesign.design.information.master import Master
 
     master = Master(vectors.shape[0])
     master.add(vectors, values)
@@ -387,8 +387,8 @@ def lp_optimum(problem: DesignProblem, solver: str = "HIGHS") -> float:
     float
         The optimum of max Σ_k θ_k μ(v_k) s.t. Σ_k θ_k v_k = 1, θ ≥ 0 (reference §3.3), uncertified.
     """
-    from mechdesign.design.lp import solve_vertex_lp
-    from mechdesign.design.vertices import column_vertices
+    from mechdesign.design.polytope.lp import solve_vertex_lp
+    from mechdesign.design.polytope.vertices import column_vertices
 
     cv = column_vertices(problem.prior, problem.epsilon, problem.radius)
     vec = cv.vectors()

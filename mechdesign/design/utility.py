@@ -14,7 +14,7 @@ hypothesis testing D(P₀W ‖ P₁W)        (P₀·c) log( (P₀·c) / (P₁·c
 Two further kinds are **not** sub-convex and are minimised (``sense = "minimize"``,
 ``sublinear = False``): ``estimation_mse`` (A-optimal: tr J⁻¹ − 1 with the Fisher information
 J = W diag(1/P̂W) Wᵀ) and ``estimation_logdet`` (D-optimal: −log det J); they are solved by
-:mod:`mechdesign.design.estimation`, not by the vertex LP.
+:mod:`mechdesign.design.estimation.engine`, not by the vertex LP.
 
 f-information kinds: total variation φ(t) = |t − 1|/2, χ² φ(t) = (t − 1)², squared Hellinger
 φ(t) = (√t − 1)². A user-supplied μ (``Utility.custom``) must be sublinear; the vertex reduction of

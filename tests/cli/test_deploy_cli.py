@@ -13,7 +13,7 @@ import pytest
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.datasets import adult_counts, load_adult
 from mechdesign.deploy.mechfile import canonical_bytes, write_mechanism_file
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 
 def high_privacy(prior, epsilon, labels):

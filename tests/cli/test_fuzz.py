@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mechdesign.cli import main
 from mechdesign.deploy.mechfile import write_mechanism_file
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 # capsys is read (and so reset) after every call: sharing it across examples is safe.
 FUZZ = {"suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow], "deadline": None}

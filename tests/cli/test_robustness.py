@@ -21,7 +21,7 @@ import pytest
 import mechdesign._files
 from mechdesign.cli import main
 from mechdesign.deploy.mechfile import write_mechanism_file
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 from conftest import PROBLEMS, ROOT
 

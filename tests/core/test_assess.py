@@ -14,7 +14,7 @@ from mechdesign.core.estimation import epsilon_prime, radius_for_delta
 from mechdesign.core.leakage import capacity
 from mechdesign.core.prior import Prior
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 from conftest import PRIVACY_SLACK
 

@@ -26,7 +26,7 @@ from mechdesign.core.leakage import (
     theorem4_bound,
 )
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 from conftest import EXACT
 from strategies import mechanisms, prior_and_mechanism, priors

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy.decode import count_outputs, estimate_frequencies, project_to_simplex
 from mechdesign.deploy.privatizer import Privatizer
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 from conftest import EXACT, TIGHT
 

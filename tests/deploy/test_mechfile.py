@@ -24,7 +24,7 @@ from mechdesign.deploy.mechfile import (
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import CertificateError, MechanismFileError
 
 from conftest import EXACT, PRIVACY_SLACK

@@ -16,7 +16,7 @@ from mechdesign._numerics import quantise
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy import privatizer as privatize_module
 from mechdesign.deploy.privatizer import Privatizer, encode_labels, privatize, privatize_file
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import CertificateError
 
 from conftest import PRIVACY_SLACK

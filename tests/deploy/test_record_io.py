@@ -13,7 +13,7 @@ import pytest
 
 from mechdesign.cli import main
 from mechdesign.deploy.mechfile import write_mechanism_file
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.design.problemfile import load_problem
 
 

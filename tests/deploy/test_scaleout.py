@@ -11,7 +11,7 @@ from scipy import stats
 
 from mechdesign.deploy.decode import count_outputs, estimate_frequencies
 from mechdesign.deploy.scaleout import count_dask, privatize_dask
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 LABELS = ["red", "green", "blue", "grey"]
 TRUTH = np.array([0.4, 0.3, 0.2, 0.1])

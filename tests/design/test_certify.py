@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mechdesign.core.leakage import capacity
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.certificate import certify, clean_matrix, repair
-from mechdesign.design.closed_form import high_privacy, randomized_response
+from mechdesign.design.polytope.closed_form import high_privacy, randomized_response
 from mechdesign.design.utility import Utility
 from mechdesign.errors import CertificateError
 

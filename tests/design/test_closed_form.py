@@ -9,7 +9,7 @@ import pytest
 
 from mechdesign.core.leakage import capacity, epsilon_min, pml
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design import closed_form as cf
+from mechdesign.design.polytope import closed_form as cf
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import solve
 from mechdesign.design.utility import Utility

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from mechdesign.core.fisher import fisher_information, trace_inverse_fisher
 from mechdesign.core.leakage import capacity
-from mechdesign.design.closed_form import calibrated_randomized_response
-from mechdesign.design.estimation import caratheodory_reduce, design_estimation
-from mechdesign.design.ldp_oracles import ORACLES, hadamard_mechanism, oracle_mse, subset_selection_mechanism
+from mechdesign.design.baselines.ldp_oracles import ORACLES, hadamard_mechanism, oracle_mse, subset_selection_mechanism
+from mechdesign.design.estimation.engine import caratheodory_reduce, design_estimation
+from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import lp_optimum, solve
 from mechdesign.design.utility import Utility
@@ -143,7 +143,7 @@ def test_mutual_information_design_reports_its_rank():
 def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
     import pytest
 
-    from mechdesign.design.estimation import design_estimation
+    from mechdesign.design.estimation.engine import design_estimation
     from mechdesign.design.problem import DesignProblem
 
     with pytest.raises(ValueError, match="utility must be one of"):

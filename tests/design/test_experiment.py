@@ -1,4 +1,4 @@
-"""The interior point master of estimation design (mechdesign.design.experiment) against the conic form.
+"""The interior point master of estimation design (mechdesign.design.estimation.master) against the conic form.
 
 Oracle: the same restricted master solved by cvxpy + Clarabel (``matrix_frac`` / ``log_det``), an
 independent formulation and solver. On random priors, radii and column sets (Hypothesis) both must reach
@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.design import estimation
-from mechdesign.design.closed_form import calibrated_randomized_response
-from mechdesign.design.estimation import _conic_master, _gradients, _objective
-from mechdesign.design.experiment import solve_master
+from mechdesign.design.estimation import engine as estimation
+from mechdesign.design.estimation.engine import _conic_master, _gradients, _objective
+from mechdesign.design.estimation.master import solve_master
+from mechdesign.design.polytope.closed_form import calibrated_randomized_response
+from mechdesign.design.polytope.vertices import column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import solve
-from mechdesign.design.vertices import column_vertices
 
 CRITERIA = ["a_optimal", "d_optimal"]
 

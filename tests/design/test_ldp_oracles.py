@@ -14,7 +14,7 @@ import pytest
 
 from mechdesign.core.fisher import trace_inverse_fisher
 from mechdesign.core.leakage import ldp_epsilon
-from mechdesign.design.ldp_oracles import (
+from mechdesign.design.baselines.ldp_oracles import (
     ORACLES,
     compare_oracles,
     grr_mechanism,

@@ -1,6 +1,6 @@
 """The counting pricing oracle and the engine without enumeration (issue 12).
 
-Oracle: brute-force enumeration of the candidate list (:mod:`mechdesign.design.vertices`) is the oracle of
+Oracle: brute-force enumeration of the candidate list (:mod:`mechdesign.design.polytope.vertices`) is the oracle of
 the oracle. The pricer's bound must be ≥ the best enumerated reduced cost for every λ, and equal to it where
 the pricer is exact (no C2 family: β < 2 min P̂); every column it returns must be a feasible candidate.
 Engine: the certified bound is ≥ the true optimum, and the optimum equals enumeration's.
@@ -20,12 +20,12 @@ from mechdesign.cli import main
 from mechdesign.core.leakage import capacity
 from mechdesign.core.prior import Prior
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.pricing import CountPricer, level_function
+from mechdesign.design.information.pricing import CountPricer, level_function
+from mechdesign.design.polytope.vertices import column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.problemfile import load_problem
 from mechdesign.design.solver import plan_method, solve
 from mechdesign.design.utility import Utility
-from mechdesign.design.vertices import column_vertices
 
 from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mechdesign.core.uncertainty import L1Ball
+from mechdesign.design.polytope.vertices import brute_force_vertices, column_vertices
 from mechdesign.design.problem import epsilon_prime_of
-from mechdesign.design.vertices import brute_force_vertices, column_vertices
 
 from conftest import EXACT
 

@@ -1,13 +1,13 @@
 """Pricing oracle for column generation without a list of candidates (reference/scale-pricing.md §2) [D].
 
-Column generation over the lift-vector polytope V (:mod:`mechdesign.design.vertices`) needs, for any
+Column generation over the lift-vector polytope V (:mod:`mechdesign.design.polytope.vertices`) needs, for any
 multipliers λ (the master's duals), an upper bound on the best reduced cost
 
     r*(λ) = max_{v ∈ V} μ(v) − λ·v,
 
 because then U* ≤ Σ_x λ_x + max(r*, 0) (reference/scale-pricing.md §1). μ − λ·v is convex, so the max is
 at a vertex, and every vertex is a three-level vector v = h·1_H + l·1_L of the families A, B, C1, C2 of
-:mod:`mechdesign.design.vertices`. For mutual information and the f-informations, μ(v) = Σ_x P̂_x φ(v_x)
+:mod:`mechdesign.design.polytope.vertices`. For mutual information and the f-informations, μ(v) = Σ_x P̂_x φ(v_x)
 when P̂·v = 1 (φ(t) = t log t, or the generator of the f-divergence), so μ depends on the sets only through
 their masses: μ(v) = P̂(H) φ(h) + P̂(L) φ(l) + (1 − P̂(H) − P̂(L)) φ(0), and so do the levels h, l.
 
@@ -23,7 +23,7 @@ prices the families exactly or bounds them:
   (each half of the items is added to the table of the other half: O(N log N · m));
 * C2, 0 < P̂(H) < β/2, cost l·[ρ λ(H) + λ(L)] with H ∩ L = ∅ and ρ = h/l ≥ 1: dropping disjointness gives
   the valid lower bounds ρ D(C_H) + D(C_T − C_H) and D(C_T) + (ρ − 1) D(C_H); the larger one is used
-  (cell by cell, with block bounds to skip most of the grid: :mod:`mechdesign.design.c2grid`), so C2
+  (cell by cell, with block bounds to skip most of the grid: :mod:`mechdesign.design.information.c2grid`), so C2
   contributes a proven upper bound that may be loose (it was tight on every test instance and on the
   catalogue problems). Real C2 columns come from the argmin set of D(C_H) and an exact DP for L over X∖H.
 
@@ -44,11 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.design.vertices import lift_constant
+from mechdesign.design.polytope.vertices import lift_constant
 
 __all__ = ["MAX_TABLE", "CountPricer", "PricingResult", "level_function"]
 
-_TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.vertices
+_TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.polytope.vertices
 _EPS = np.finfo(np.float64).eps
 _C1_COLUMNS = 4         # real C1 columns per round (each costs one DP with backtracking)
 _C2_COLUMNS = 4         # real C2 columns per round (each costs one DP for L over X∖H)
@@ -353,8 +353,8 @@ class CountPricer:
 
     def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: np.ndarray, threshold: float,
                   keep: Callable[..., None], count: int, full: bool) -> None:
-        """C2: the grid of (C_H, C_T) cells by blocks (:mod:`mechdesign.design.c2grid`); real columns for the best."""
-        from mechdesign.design.c2grid import C2Grid
+        """C2: the grid of (C_H, C_T) cells by blocks (:mod:`.c2grid`); real columns for the best."""
+        from mechdesign.design.information.c2grid import C2Grid
 
         if self._c2 is None:
             self._c2 = C2Grid(self.counts, self.a, self.half, self._f)

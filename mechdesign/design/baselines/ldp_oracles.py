@@ -47,7 +47,7 @@ from mechdesign import _validation as v
 from mechdesign._numerics import exp_capped
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, as_prior
-from mechdesign.design.closed_form import randomized_response
+from mechdesign.design.polytope.closed_form import randomized_response
 
 __all__ = ["ORACLES", "OracleComparison", "compare_oracles", "grr_mechanism", "hadamard_mechanism",
            "oracle_mse", "oracle_parameters", "pure_protocol_mse", "subset_selection_mechanism",

@@ -25,8 +25,8 @@ from mechdesign._numerics import exp_capped
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import PriorLike, as_prior
-from mechdesign.design.closed_form import calibrated_randomized_response, randomized_response
-from mechdesign.design.lp import solve_vertex_lp
+from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response
+from mechdesign.design.polytope.lp import solve_vertex_lp
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import Baseline, DesignResult
 from mechdesign.design.utility import Utility
@@ -47,7 +47,7 @@ def staircase_lp(prior: PriorLike, epsilon: float, utility: Utility | str = "mut
     """Optimal ε-LDP mechanism by the staircase LP: columns S ∈ {1, e^ε}^N (Kairouz, Oh, Viswanath 2016).
 
     Each staircase pattern s is used as the lift vector s / (P̂·s) and the master LP picks their
-    weights. Independent of :mod:`mechdesign.design.vertices` (a cross-check of the design at β = 2,
+    weights. Independent of :mod:`mechdesign.design.polytope.vertices` (a cross-check of the design at β = 2,
     where the ball is the whole simplex and the problem is ε-LDP, [E] Remark 3); 2^N columns, so N ≤ 18.
 
     Parameters

@@ -27,7 +27,7 @@ The loop stops when the relative gap between the master's value and the best bou
 after a few rounds in a row without a new column, or at the time limit.
 
 An oracle is any object with ``price(lam) -> (bound, columns)``: :class:`ListOracle` (an enumerated list,
-exact) or :class:`CountOracle` (the counting pricer of :mod:`mechdesign.design.pricing`).
+exact) or :class:`CountOracle` (the counting pricer of :mod:`mechdesign.design.information.pricing`).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mechdesign.design.master import Master
+from mechdesign.design.information.master import Master
+from mechdesign.design.information.proximal import ProximalModel
 from mechdesign.design.problem import DesignProblem
-from mechdesign.design.proximal import ProximalModel
 from mechdesign.errors import SolverError
 
 __all__ = ["CountOracle", "GenerationResult", "ListOracle", "generate"]
@@ -74,7 +74,7 @@ class GenerationResult:
 
 
 class ListOracle:
-    """Exact pricing over an enumerated candidate list (``mechdesign.design.vertices``)."""
+    """Exact pricing over an enumerated candidate list (``mechdesign.design.polytope.vertices``)."""
 
     def __init__(self, vectors_of: Callable[[Any], np.ndarray], dot: Callable[[np.ndarray], np.ndarray],
                  values: np.ndarray, batch: int) -> None:
@@ -92,7 +92,7 @@ class ListOracle:
 
 
 class CountOracle:
-    """The counting pricer of :mod:`mechdesign.design.pricing` (count priors, separable utilities)."""
+    """The counting pricer of :mod:`mechdesign.design.information.pricing` (count priors, separable utilities)."""
 
     def __init__(self, pricer: Any, batch: int) -> None:
         self.pricer, self.batch = pricer, batch

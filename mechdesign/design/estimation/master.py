@@ -1,7 +1,7 @@
 """The restricted master of estimation-optimal design, solved by a primal–dual interior point method [D].
 
 Over the lift vectors v_k of the columns in the master (N×K, P̂·v_k = 1) the A- and D-optimal programs of
-:mod:`mechdesign.design.estimation` are
+:mod:`mechdesign.design.estimation.engine` are
 
     minimise f(θ)   s.t.   Σ_k θ_k v_k = 1,  θ ≥ 0,      f = tr J(θ)⁻¹ (A)  or  −log det J(θ) (D),
 

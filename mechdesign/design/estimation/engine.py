@@ -1,6 +1,6 @@
 """Estimation-optimal design: the A-optimal (minimum total MSE) and D-optimal ε-PML mechanisms (issue 11).
 
-With the lift vectors v_k of the column polytope (P̂·v_k = 1, :mod:`mechdesign.design.vertices`) and a
+With the lift vectors v_k of the column polytope (P̂·v_k = 1, :mod:`mechdesign.design.polytope.vertices`) and a
 mechanism W = [θ_k v_k], θ_k = P̂·W[:, k] is the output probability and the Fisher information of one
 record at P̂ (:mod:`mechdesign.core.fisher`) is **linear** in θ:
 
@@ -17,7 +17,7 @@ order: the optimum over the vertices is the optimum over every ε-PML-over-the-b
 any number of outputs. At β = 2 it is the A-optimal ε-LDP mechanism.
 
 **Column generation with gradient pricing.** The master (A) or (D) over an active set of columns is
-solved by the primal–dual interior point method of :mod:`mechdesign.design.experiment`, warm-started
+solved by the primal–dual interior point method of :mod:`mechdesign.design.estimation.master`, warm-started
 from the previous master's solution (milliseconds per solve; the conic form through cvxpy —
 ``matrix_frac`` / ``log_det``, Clarabel — took about a second at N = 16 and remains the fallback).
 The gradients are ∂f/∂θ_k = −‖J⁻¹v_k‖² (A) and −v_kᵀJ⁻¹v_k (D).
@@ -53,14 +53,14 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.design.baselines import compute_baselines
+from mechdesign.design.baselines.compare import compute_baselines
+from mechdesign.design.baselines.ldp_oracles import compare_oracles
 from mechdesign.design.certificate import certify, repair
-from mechdesign.design.closed_form import calibrated_randomized_response
-from mechdesign.design.experiment import solve_master
-from mechdesign.design.ldp_oracles import compare_oracles
+from mechdesign.design.estimation.master import solve_master
+from mechdesign.design.polytope.closed_form import calibrated_randomized_response
+from mechdesign.design.polytope.vertices import ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
-from mechdesign.design.vertices import ColumnVertices, column_vertices
 
 __all__ = ["CRITERIA", "caratheodory_reduce", "design_estimation", "lower_bound"]
 
@@ -156,7 +156,7 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
 def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool) -> tuple[np.ndarray, bool]:
     """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran.
 
-    The primal–dual interior point method of :mod:`mechdesign.design.experiment` first (milliseconds); if it
+    The primal–dual interior point method of :mod:`mechdesign.design.estimation.master` first (milliseconds); if it
     does not converge, or ``conic``, the conic form through cvxpy and Clarabel (about a second at N = 16).
     """
     theta = None if conic else solve_master(criterion, columns, start)
@@ -227,7 +227,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     """The A-optimal (``estimation_mse``) or D-optimal (``estimation_logdet``) design, certified.
 
     Over every mechanism that is ε-PML for all priors in the ball B_β(P̂) ([E] eq. 31 and the feasible
-    set of eq. 40, whose columns are the lift vectors of :mod:`mechdesign.design.vertices`, [E]
+    set of eq. 40, whose columns are the lift vectors of :mod:`mechdesign.design.polytope.vertices`, [E]
     Proposition 2 and eq. 43), minimises
 
         (A)  tr J(θ)⁻¹        or        (D)  −log det J(θ),      J(θ) = Σ_k θ_k v_k v_kᵀ,
@@ -243,9 +243,9 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     problem
         A design problem whose utility kind is in :data:`CRITERIA`.
     baselines
-        Also compute the baselines of :mod:`mechdesign.design.baselines` (k-RR, calibrated k-RR, the
+        Also compute the baselines of :mod:`mechdesign.design.baselines.compare` (k-RR, calibrated k-RR, the
         A-optimal ε-LDP design at β = 2, inner design) and, for ``estimation_mse``, the LDP frequency
-        oracles of :mod:`mechdesign.design.ldp_oracles` with their MSE ratios.
+        oracles of :mod:`mechdesign.design.baselines.ldp_oracles` with their MSE ratios.
     gap_tolerance
         Stop column generation when the relative gap (f − bound)/abs(f) is below this; the result's
         status is "optimal" when the certified relative gap of the final matrix is within it.
@@ -255,7 +255,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         Apply the Carathéodory reduction (few outputs); False keeps the master's interior solution.
     conic
         Solve every master with cvxpy + Clarabel instead of the interior point method of
-        :mod:`mechdesign.design.experiment` (slower; a cross-check).
+        :mod:`mechdesign.design.estimation.master` (slower; a cross-check).
     time_limit
         Seconds for column generation (wall clock); at the limit the current point is certified and
         returned with status "feasible" unless its certified gap is already within ``gap_tolerance``.
