@@ -193,7 +193,7 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
     certificate (a higher floor) are both reported."""
     probe = tmp_path / "mechdesign" / "design" / "estimation" / "probe.py"
     probe.parent.mkdir(parents=True)
-    probe.write_text("from mechdesign.design.information.pricing import CountPricer\n")
+    probe.write_text("from mechdesign.design.information.colgen import generate\n")
     assert _design_violations(probe, tmp_path) != []
     low = tmp_path / "mechdesign" / "design" / "polytope" / "probe.py"
     low.parent.mkdir(parents=True)

@@ -16,7 +16,7 @@ Methods (``method="auto"`` picks, before any large allocation):
     the same candidate list priced exactly in NumPy, master LP kept in one HiGHS model
     (:mod:`mechdesign.design.information.colgen`).
 ``pricing``
-    no list: the counting oracle of :mod:`mechdesign.design.information.pricing` (count priors P̂ = n/m, mutual
+    no list: the counting oracle of :mod:`mechdesign.design.polytope.pricing` (count priors P̂ = n/m, mutual
     information and f-informations), exact for three of the four vertex families and a proven upper
     bound for the fourth.
 
@@ -38,12 +38,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.prior import Prior
 from mechdesign.design.baselines.compare import compute_baselines
 from mechdesign.design.certificate import certify, repair
 from mechdesign.design.polytope.lp import solver_name
+from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
@@ -64,51 +63,8 @@ _CHUNK = 100_000
 _INNER = 1e-3
 
 
-def pricing_counts(prior: Prior, max_total: int = 10_000_000) -> np.ndarray | None:
-    """Integer counts n with n/m = P̂ (m = Σn ≤ ``max_total``) for the counting pricer, or None.
-
-    A prior built from counts has them. A prior given as probabilities is priced when every entry is, to
-    within 4 ulps, a fraction with a common denominator m ≤ ``max_total`` (published rates such as 0.123,
-    or 1/3): the pricer's bound is then for n/m, which differs from the float P̂ the master uses by less
-    than the pricer's floating-point margin (hundreds of ulps), exactly as for a count prior, whose P̂ is
-    n/m rounded. Other priors (e.g. normalised Zipf weights) return None and are not priced.
-
-    Parameters
-    ----------
-    prior
-        P̂; its own counts when it was built from counts.
-    max_total
-        The largest common denominator m tried.
-
-    Returns
-    -------
-    numpy.ndarray or None
-        The counts n (int64, Σn = m), or None.
-
-    Examples
-    --------
-    >>> pricing_counts(Prior.from_probabilities([0.5, 0.3, 0.2])).tolist()
-    [5, 3, 2]
-    >>> pricing_counts(Prior.from_probabilities(np.array([1.0, 2.0 ** 0.5]) / (1.0 + 2.0 ** 0.5))) is None
-    True
-    """
-    from fractions import Fraction
-
-    if prior.counts is not None:
-        return prior.counts
-    probabilities = prior.probabilities
-    fractions = [Fraction(float(x)).limit_denominator(max_total) for x in probabilities]
-    total = math.lcm(*(f.denominator for f in fractions))
-    if total > max_total:
-        return None
-    found = np.array([f.numerator * (total // f.denominator) for f in fractions], dtype=np.int64)
-    if int(found.sum()) != total or np.any(np.abs(found / total - probabilities) > 4 * FLOAT_EPS * probabilities):
-        return None
-    return found
-
-
 def _priceable(problem: DesignProblem) -> bool:
-    from mechdesign.design.information.pricing import MAX_TABLE, level_function
+    from mechdesign.design.polytope.pricing import MAX_TABLE, level_function
 
     if level_function(problem.utility) is None:
         return False
@@ -316,7 +272,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
 def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float,
                    progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int]:
     from mechdesign.design.information.colgen import CountOracle, generate
-    from mechdesign.design.information.pricing import CountPricer, level_function
+    from mechdesign.design.polytope.pricing import CountPricer, level_function
 
     counts = pricing_counts(problem.prior)
     assert counts is not None  # plan_method chose "pricing" only if they exist

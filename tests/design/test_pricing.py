@@ -20,7 +20,7 @@ from mechdesign.cli import main
 from mechdesign.core.leakage import capacity
 from mechdesign.core.prior import Prior
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.information.pricing import CountPricer, level_function
+from mechdesign.design.polytope.pricing import CountPricer, level_function
 from mechdesign.design.polytope.vertices import column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.problemfile import load_problem

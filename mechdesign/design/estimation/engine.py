@@ -56,8 +56,12 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.design.baselines.compare import compute_baselines
 from mechdesign.design.baselines.ldp_oracles import compare_oracles
 from mechdesign.design.certificate import certify, repair
+from mechdesign.design.estimation.bound import structured_bound
 from mechdesign.design.estimation.master import solve_master
+from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
+from mechdesign.design.polytope.pricing import pricing_counts
+from mechdesign.design.polytope.separable import SeparableOracle
 from mechdesign.design.polytope.vertices import ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
@@ -69,6 +73,8 @@ _CHUNK = 50_000
 _MAX_ITERATIONS = 200
 _START_PER_INPUT, _ADD_PER_ITERATION = 8, 8  # columns per input in the first master / added per iteration
 _MAX_AGE = 2
+_STARTS = 3  # local searches per pricing round (from the heaviest columns)
+ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local search and bounded by bound.py
 _STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
 _CACHE_ENTRIES = 20_000_000  # candidate lift vectors kept in memory up to this many N×K entries (160 MB)
 _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
@@ -323,10 +329,13 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     n = problem.size
     gap_tolerance = options.gap_tolerance
     deadline = time.monotonic() + options.time_limit
-    cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     mass = problem.prior.probabilities @ rr.matrix
     start_columns = rr.matrix / mass  # feasible lift vectors of a full-rank mechanism
+    counts = pricing_counts(problem.prior)
+    if counts is not None and n > ENUMERATE_UP_TO:
+        return _design_priced(problem, baselines, options, counts, start_columns, mass, deadline)
+    cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
     solve_start = time.perf_counter()
     pool: ColumnVertices | np.ndarray = cv.vectors() if cv.count * n <= _CACHE_ENTRIES else cv
@@ -375,6 +384,82 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # restores feasibility on the support before it starts.
         warm = np.concatenate([theta[:n], theta[n:][keep], np.zeros(fresh.size)])
     timings["master"] = time.perf_counter() - solve_start
+    method = "column_generation" if cv.count > 3000 else "enumeration"
+    return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
+                   method, cv.count + n, partial(lambda th, co: lower_bound(criterion, th, co, pool, start_columns)[0]))
+
+
+def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, counts: np.ndarray,
+                   start_columns: np.ndarray, mass: np.ndarray, deadline: float) -> DesignResult:
+    """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`."""
+    criterion = CRITERIA[problem.utility.kind]
+    offset = 1.0 if criterion == "a_optimal" else 0.0
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    n = problem.size
+    oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
+    search = ColumnSearch(oracle)
+    columns, theta = start_columns, mass
+    iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
+
+    def certified(th: np.ndarray, co: np.ndarray) -> float:
+        j = (co * th) @ co.T
+        j_inverse = np.linalg.inv(0.5 * (j + j.T))
+        target = j_inverse @ j_inverse if criterion == "a_optimal" else j_inverse
+        lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co))
+        # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
+        # tr J⁻¹ ≥ 1 and −log det J ≥ Σ log P̂ hold whatever the structured bound gives.
+        floor = 1.0 if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities))
+        return max(structured_bound(criterion, target, lam, oracle, co).value, floor)
+
+    while True:
+        iterations += 1
+        theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]),
+                                   options.conic)
+        fallbacks += fell_back
+        keep = theta > 1e-12 * theta.max()
+        keep[:n] = True  # the start columns keep the master feasible and full rank
+        columns, theta = columns[:, keep], theta[keep]
+        j = (columns * theta) @ columns.T
+        j_inverse = np.linalg.inv(0.5 * (j + j.T))
+        value = _objective(criterion, j)
+        own = _gradients(criterion, j_inverse, columns)
+        lam = _dual_multiplier(columns, own)
+        shift = float(np.min(own - lam @ columns))
+        quadratic = j_inverse @ j_inverse if criterion == "a_optimal" else j_inverse
+        heavy = columns[:, np.argsort(-theta)[:_STARTS]]
+        fresh = search.search(quadratic, lam, heavy)
+        reduced = _gradients(criterion, j_inverse, fresh) - lam @ fresh - shift if fresh.size else np.zeros(0)
+        fresh = fresh[:, reduced < -1e-12 * max(abs(value), 1.0)][:, :_ADD_PER_ITERATION * 4]
+        generated += fresh.shape[1]
+        stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
+        best_value = min(best_value, value)
+        out_of_time = time.monotonic() >= deadline
+        if fresh.shape[1] == 0 or stalled >= _STALL or iterations >= _MAX_ITERATIONS or out_of_time:
+            break
+        if options.progress:
+            print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, columns {columns.shape[1]}, "
+                  f"+{fresh.shape[1]}, {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        columns = np.hstack([columns, fresh])
+    timings["master"] = time.perf_counter() - start
+    bound_start = time.perf_counter()
+    bound = certified(theta, columns)
+    timings["bound"] = time.perf_counter() - bound_start
+    if options.progress:
+        print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, bound {bound - offset:.10g}, "
+              f"gap {value - bound:.3g}, columns {columns.shape[1]}, {time.perf_counter() - start:.1f} s",
+              file=sys.stderr, flush=True)
+    return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
+                   "column_generation_priced", generated, certified)
+
+
+def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns: np.ndarray, theta: np.ndarray,
+            bound: float, fallbacks: int, iterations: int, timings: dict[str, float], start: float, method: str,
+            candidates: int, bound_at: Any) -> DesignResult:
+    """Reduce, polish, certify and repair the design; baselines; the result."""
+    criterion = CRITERIA[problem.utility.kind]
+    offset = 1.0 if criterion == "a_optimal" else 0.0
+    gap_tolerance = options.gap_tolerance
     cert_start = time.perf_counter()
     # Interior-point noise: weights below 1e-10 of the largest are dropped (rows are renormalized and the
     # matrix re-certified, so this can only move the value, which the certified gap then reports).
@@ -385,7 +470,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         theta, fell_back = _master(criterion, columns, theta, options.conic)
         fallbacks += fell_back
         # The bound holds from any θ ≥ 0 with J invertible; the polished point often certifies more tightly.
-        bound = max(bound, lower_bound(criterion, theta, columns, pool, start_columns)[0])
+        bound = max(bound, bound_at(theta, columns))
     used = theta > 0
     matrix, alpha = repair(columns[:, used] * theta[used], problem.ball, problem.epsilon)
     mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
@@ -394,9 +479,8 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     relative = certificate.gap / max(abs(certificate.utility), 1e-300)
     status = "optimal" if relative <= gap_tolerance else "feasible"
     solver = "CLARABEL" if options.conic else "interior-point" + ("+CLARABEL" if fallbacks else "")
-    method = "column_generation" if cv.count > 3000 else "enumeration"
     result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
-                          certificate, solver, method, cv.count + n, iterations, timings, sense="minimize")
+                          certificate, solver, method, candidates, iterations, timings, sense="minimize")
     if baselines:
         base_start = time.perf_counter()
         design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,

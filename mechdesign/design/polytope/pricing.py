@@ -23,7 +23,7 @@ prices the families exactly or bounds them:
   (each half of the items is added to the table of the other half: O(N log N · m));
 * C2, 0 < P̂(H) < β/2, cost l·[ρ λ(H) + λ(L)] with H ∩ L = ∅ and ρ = h/l ≥ 1: dropping disjointness gives
   the valid lower bounds ρ D(C_H) + D(C_T − C_H) and D(C_T) + (ρ − 1) D(C_H); the larger one is used
-  (cell by cell, with block bounds to skip most of the grid: :mod:`mechdesign.design.information.c2grid`), so C2
+  (cell by cell, with block bounds to skip most of the grid: :mod:`mechdesign.design.polytope.c2grid`), so C2
   contributes a proven upper bound that may be loose (it was tight on every test instance and on the
   catalogue problems). Real C2 columns come from the argmin set of D(C_H) and an exact DP for L over X∖H.
 
@@ -44,9 +44,11 @@ from typing import Any
 
 import numpy as np
 
+from mechdesign._numerics import FLOAT_EPS
+from mechdesign.core.prior import Prior
 from mechdesign.design.polytope.vertices import lift_constant
 
-__all__ = ["MAX_TABLE", "CountPricer", "PricingResult", "level_function"]
+__all__ = ["MAX_TABLE", "CountPricer", "PricingResult", "level_function", "pricing_counts"]
 
 _TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.polytope.vertices
 _EPS = np.finfo(np.float64).eps
@@ -354,7 +356,7 @@ class CountPricer:
     def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: np.ndarray, threshold: float,
                   keep: Callable[..., None], count: int, full: bool) -> None:
         """C2: the grid of (C_H, C_T) cells by blocks (:mod:`.c2grid`); real columns for the best."""
-        from mechdesign.design.information.c2grid import C2Grid
+        from mechdesign.design.polytope.c2grid import C2Grid
 
         if self._c2 is None:
             self._c2 = C2Grid(self.counts, self.a, self.half, self._f)
@@ -377,3 +379,46 @@ class CountPricer:
     def _exact_reduced(self, vec: np.ndarray, lam: np.ndarray) -> float:
         p = self.p
         return float(np.sum(p * self.phi(vec)) - lam @ vec)
+
+
+def pricing_counts(prior: Prior, max_total: int = 10_000_000) -> np.ndarray | None:
+    """Integer counts n with n/m = P̂ (m = Σn ≤ ``max_total``) for the counting pricer, or None.
+
+    A prior built from counts has them. A prior given as probabilities is priced when every entry is, to
+    within 4 ulps, a fraction with a common denominator m ≤ ``max_total`` (published rates such as 0.123,
+    or 1/3): the pricer's bound is then for n/m, which differs from the float P̂ the master uses by less
+    than the pricer's floating-point margin (hundreds of ulps), exactly as for a count prior, whose P̂ is
+    n/m rounded. Other priors (e.g. normalised Zipf weights) return None and are not priced.
+
+    Parameters
+    ----------
+    prior
+        P̂; its own counts when it was built from counts.
+    max_total
+        The largest common denominator m tried.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The counts n (int64, Σn = m), or None.
+
+    Examples
+    --------
+    >>> pricing_counts(Prior.from_probabilities([0.5, 0.3, 0.2])).tolist()
+    [5, 3, 2]
+    >>> pricing_counts(Prior.from_probabilities(np.array([1.0, 2.0 ** 0.5]) / (1.0 + 2.0 ** 0.5))) is None
+    True
+    """
+    from fractions import Fraction
+
+    if prior.counts is not None:
+        return prior.counts
+    probabilities = prior.probabilities
+    fractions = [Fraction(float(x)).limit_denominator(max_total) for x in probabilities]
+    total = math.lcm(*(f.denominator for f in fractions))
+    if total > max_total:
+        return None
+    found = np.array([f.numerator * (total // f.denominator) for f in fractions], dtype=np.int64)
+    if int(found.sum()) != total or np.any(np.abs(found / total - probabilities) > 4 * FLOAT_EPS * probabilities):
+        return None
+    return found
