@@ -179,9 +179,9 @@ class SeparableOracle:
                 found.append(vec)
         # A.
         if self._a_cells is None:
-            members = [self.pricer.vector(np.arange(self.size) != j, np.arange(self.size) == j, "A")
-                       for j in range(self.size)]
-            members = [vec for vec in members if vec is not None and vec.max() > vec.min() * (1 + 1e-14)]
+            candidates = [self.pricer.vector(np.arange(self.size) != j, np.arange(self.size) == j, "A")
+                          for j in range(self.size)]
+            members = [vec for vec in candidates if vec is not None and vec.max() > vec.min() * (1 + 1e-14)]
             if members:
                 vals = np.array([value(vec) for vec in members])
                 families["A"] = float(vals.max()) + margin
