@@ -66,12 +66,11 @@ def _subset_selection(epsilon: float, prior: Any, args: argparse.Namespace) -> t
         subset_selection_parameters,
     )
 
-    informative = 0 < epsilon < 700  # else no MSE block; ε = 0 needs an explicit --k (the builder says so)
-    subset = args.k if args.k is not None or not informative else oracle_parameters(
-        "subset_selection", prior.size, epsilon)[2]
+    if not 0 < epsilon < 700:  # no MSE block; ε = 0 needs an explicit --k (the builder says so)
+        return subset_selection_mechanism(prior, epsilon, subset=args.k), None
+    best = oracle_parameters("subset_selection", prior.size, epsilon)[2]
+    subset = int(args.k) if args.k is not None else int(best or 1)  # SS always has a best d
     mechanism = subset_selection_mechanism(prior, epsilon, subset=subset)
-    if not informative:
-        return mechanism, None
     support = subset_selection_parameters(prior.size, epsilon, subset)
     return mechanism, _oracle_utility("subset_selection", mechanism, prior, support, subset)
 
