@@ -188,6 +188,5 @@ def _timed_design(design: Callable[..., DesignResult], problem: DesignProblem, d
     # Engines stop at their limit with status "feasible"; a feasible result that ends well before it stalled
     # on a degenerate face (β = 2, estimation) and is kept, as before, with its certified gap.
     if result.status != "optimal" and time.monotonic() >= deadline - _STALL_MARGIN * given:
-        return (f"not proven optimal in the {given:.3g} s left of the time limit "
-                f"(relative gap {result.certificate.relative_gap:.2g})")
+        return f"not proven optimal in the {given:.3g} s left (relative gap {result.certificate.relative_gap:.2g})"
     return result.mechanism
