@@ -2,6 +2,13 @@
 
 The file is an ordinary, verifiable mechanism file with ``guarantee.notion = "ldp"``: ``mechdesign verify``
 recomputes its LDP level from the matrix, and ``privatize``/``decode``/``assess`` accept it like a design.
+Every LDP frequency oracle that has a matrix is a kind (:mod:`mechdesign.design.baselines.ldp_oracles`:
+k-RR, subset selection, Hadamard response), beside the optimal ε-LDP designs for given counts (for mutual
+information or another utility, and the A-optimal one, the least total MSE of any ε-LDP mechanism). With
+counts the file's ``guarantee.prior`` holds their frequencies: ``decode --method linear`` then decodes at them.
+The oracles' ``utility`` block gives ``value`` = tr J⁻¹ − 1 at that prior (n × total MSE of the efficient
+decoder on n fixed records, like an ``estimation_mse`` design) and ``standard_estimator_mse``, the oracle's
+own support-count estimator (Wang et al. 2017, Theorem 2), which is never better.
 
 Adding a kind is one entry in :data:`KINDS`: a :class:`Kind` whose ``build(epsilon, prior, args)`` returns
 ``(mechanism, utility block or None)``. ``prior`` is a :class:`~mechdesign.core.prior.Prior` carrying the labels
@@ -18,7 +25,8 @@ from typing import Any
 from mechdesign.cli._io import parse_number_list, print_json
 
 COMMAND = ("baseline",)
-HELP = "write an LDP baseline (k-RR, optimal ε-LDP for a prior) as a verifiable mechanism file"
+HELP = ("write an LDP baseline (k-RR, subset selection, Hadamard response, optimal ε-LDP designs for counts) as a "
+        "verifiable mechanism file")
 EXAMPLE = "mechdesign baseline krr --epsilon 1 --labels White,Black,Other --out krr.mech.json"
 
 
@@ -31,28 +39,84 @@ class Kind:
     help: str
 
 
+def _oracle_utility(oracle: str, mechanism: Any, prior: Any, support: tuple[float, float],
+                    parameter: int | None) -> dict[str, Any]:
+    from mechdesign.core.fisher import trace_inverse_fisher
+    from mechdesign.design.baselines.ldp_oracles import pure_protocol_mse
+
+    return {"kind": "estimation_mse", "value": trace_inverse_fisher(mechanism.matrix, prior.probabilities) - 1.0,
+            "standard_estimator_mse": pure_protocol_mse(*support, prior.size), "oracle": oracle,
+            "parameter": parameter}
+
+
 def _krr(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    from mechdesign.design.baselines.ldp_oracles import oracle_parameters
     from mechdesign.design.polytope.closed_form import randomized_response
 
-    return randomized_response(prior.size, epsilon, labels=prior.labels), None
+    mechanism = randomized_response(prior.size, epsilon, labels=prior.labels)
+    if not 0 < epsilon < 700:  # the oracle's estimator needs p* > q* (no MSE block at ε = 0) and e^ε finite
+        return mechanism, None
+    return mechanism, _oracle_utility("grr", mechanism, prior, oracle_parameters("grr", prior.size, epsilon)[:2], None)
 
 
-def _optimal_ldp(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+def _subset_selection(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    from mechdesign.design.baselines.ldp_oracles import (
+        oracle_parameters,
+        subset_selection_mechanism,
+        subset_selection_parameters,
+    )
+
+    if not 0 < epsilon < 700:  # no MSE block; ε = 0 needs an explicit --k (the builder says so)
+        return subset_selection_mechanism(prior, epsilon, subset=args.k), None
+    best = oracle_parameters("subset_selection", prior.size, epsilon)[2]
+    subset = int(args.k) if args.k is not None else int(best or 1)  # SS always has a best d
+    mechanism = subset_selection_mechanism(prior, epsilon, subset=subset)
+    support = subset_selection_parameters(prior.size, epsilon, subset)
+    return mechanism, _oracle_utility("subset_selection", mechanism, prior, support, subset)
+
+
+def _hadamard(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism, oracle_parameters
+
+    mechanism = hadamard_mechanism(prior, epsilon)
+    if not 0 < epsilon < 700:
+        return mechanism, None
+    p_true, p_other, outputs = oracle_parameters("hadamard", prior.size, epsilon)
+    return mechanism, _oracle_utility("hadamard", mechanism, prior, (p_true, p_other), outputs)
+
+
+def _ldp_design(epsilon: float, prior: Any, utility: str) -> tuple[Any, dict[str, Any] | None]:
     from mechdesign.design.problem import DesignProblem
     from mechdesign.design.solver import solve
 
     # radius 2 = the whole simplex: ε-PML for every prior is exactly ε-LDP ([E] §V; reference §3.2).
-    result = solve(DesignProblem(prior, epsilon, radius=2.0, utility=args.utility), baselines=False)
-    utility = {"kind": result.problem.utility.kind, "value": result.utility, "upper_bound": result.upper_bound,
-               "gap": result.gap, "status": result.status}
-    return result.mechanism, utility
+    result = solve(DesignProblem(prior, epsilon, radius=2.0, utility=utility), baselines=False)
+    bound = "upper_bound" if result.sense == "maximize" else "lower_bound"
+    block = {"kind": result.problem.utility.kind, "value": result.utility, bound: result.upper_bound,
+             "gap": result.gap, "status": result.status}
+    return result.mechanism, block
 
 
-# The table of kinds. LDP frequency oracles (GRR, OUE, OLH, subset selection, Hadamard) plug in here as one
-# entry each, with a builder returning their input→output matrix.
+def _optimal_ldp(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    return _ldp_design(epsilon, prior, args.utility)
+
+
+def _a_optimal_ldp(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    # The least total MSE of any ε-LDP mechanism at the counts' frequencies: a lower bound on every oracle above.
+    return _ldp_design(epsilon, prior, "estimation_mse")
+
+
+# The table of kinds: one entry per LDP mechanism that has a matrix (OUE's 2^N outputs and OLH's per-record
+# hash functions have none; :func:`mechdesign.design.baselines.ldp_oracles.oracle_mse` gives their MSE).
 KINDS: dict[str, Kind] = {
     "krr": Kind(_krr, False, "k-ary randomized response (Warner for k = 2) at ε-LDP"),
-    "optimal-ldp": Kind(_optimal_ldp, True, "utility-optimal ε-LDP mechanism for the counts (design at radius 2)"),
+    "subset-selection": Kind(_subset_selection, False, "subset selection (Ye & Barg 2018): outputs are the k-subsets "
+                             "of the labels, k of least MSE unless --k"),
+    "hadamard": Kind(_hadamard, False, "Hadamard response (Acharya, Sun, Zhang 2019): 2^⌈log2(N+1)⌉ outputs"),
+    "optimal-ldp": Kind(_optimal_ldp, True, "utility-optimal ε-LDP mechanism for the counts (design at radius 2; "
+                        "--utility)"),
+    "a-optimal-ldp": Kind(_a_optimal_ldp, True, "A-optimal ε-LDP mechanism for the counts: least total MSE of the "
+                          "decoded frequencies (estimation design at radius 2)"),
 }
 
 
@@ -67,6 +131,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--column", help="column of --data holding the attribute")
     parser.add_argument("--utility", default="mutual_information",
                         help="utility kind for optimal-ldp (default mutual_information)")
+    parser.add_argument("--k", type=int, metavar="K",
+                        help="subset size for subset-selection, 1 ≤ K < N (default: the K of least MSE)")
     parser.add_argument("--out", required=True, metavar="FILE", help="mechanism file to write (.mech.json)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -105,13 +171,16 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.mechfile import write_mechanism_file
 
     kind = KINDS[args.kind]
+    if args.k is not None and args.kind != "subset-selection":
+        raise ValueError(f"k must be given only with kind subset-selection, got k={args.k!r}")
     prior = _prior(args, kind.needs_counts)
     mechanism, utility = kind.build(args.epsilon, prior, args)
     provenance: dict[str, Any] = {"baseline": args.kind}
+    guarantee: dict[str, Any] = {"notion": "ldp", "epsilon": args.epsilon}
     if prior.counts is not None:
         provenance["counts"] = prior.counts.tolist()
-    target = write_mechanism_file(args.out, mechanism, guarantee={"notion": "ldp", "epsilon": args.epsilon},
-                                  utility=utility, provenance=provenance)
+        guarantee["prior"] = prior  # the reference of decode --method linear; ε-LDP holds for every prior
+    target = write_mechanism_file(args.out, mechanism, guarantee=guarantee, utility=utility, provenance=provenance)
     if args.json:
         print_json({"kind": args.kind, "file": str(target), "inputs": list(mechanism.inputs),
                     "outputs": list(mechanism.outputs), "epsilon": args.epsilon, "utility": utility})

@@ -12,7 +12,7 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.design.certificate import Certificate
 from mechdesign.design.problem import DesignProblem
 
-__all__ = ["BASELINE_LABELS", "Baseline", "DesignResult"]
+__all__ = ["BASELINE_LABELS", "Baseline", "DesignResult", "SkippedBaseline"]
 
 # One description per baseline name, shared by summary(), the CLI and the docs.
 BASELINE_LABELS = {"rr_ldp": "k-RR at the same ε (ε-LDP)", "rr_pml": "k-RR calibrated to the ball (largest ε₀)",
@@ -52,6 +52,29 @@ class Baseline:
         """
         return {"name": self.name, "description": self.description, "utility": self.utility, "ratio": self.ratio,
                 "capacity": self.capacity, "parameter": self.parameter}
+
+
+@dataclass(frozen=True)
+class SkippedBaseline:
+    """A baseline that was not computed, and why (the time limit, or a problem its engine refuses).
+
+    ``solve(..., time_limit=T)`` caps the whole run: the design first, then the baselines in the time
+    left. A baseline that is itself a design (``optimal_ldp``, ``inner``) and cannot be finished in that
+    time is reported here instead of with a value that is not its optimum.
+    """
+
+    name: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form in the ``baselines`` block of the mechanism file: ``{"skipped": reason}``.
+
+        Returns
+        -------
+        dict
+            ``skipped`` (the reason).
+        """
+        return {"skipped": self.reason}
 
 
 @dataclass(frozen=True)
@@ -103,6 +126,8 @@ class DesignResult:
         "maximize" (default) or "minimize".
     oracles : tuple, optional
         LDP frequency oracles compared with an estimation design (empty otherwise).
+    skipped_baselines : tuple of SkippedBaseline, optional
+        The baselines that were not computed in the time limit (or were refused), with the reason.
 
     References
     ----------
@@ -125,6 +150,7 @@ class DesignResult:
     baselines: tuple[Baseline, ...] = field(default=())
     sense: str = "maximize"
     oracles: tuple[Any, ...] = field(default=())
+    skipped_baselines: tuple[SkippedBaseline, ...] = field(default=())
 
     @property
     def rank(self) -> int:
@@ -157,11 +183,15 @@ class DesignResult:
         Raises
         ------
         KeyError
-            If no baseline called ``name`` was computed (e.g. ``solve(..., baselines=False)``).
+            If no baseline called ``name`` was computed (e.g. ``solve(..., baselines=False)``, or it is in
+            ``skipped_baselines``: the message then gives the reason).
         """
         for b in self.baselines:
             if b.name == name:
                 return b
+        for skipped in self.skipped_baselines:
+            if skipped.name == name:
+                raise KeyError(f"{name} was skipped: {skipped.reason}")
         raise KeyError(name)
 
     # The methods below are the Python side of ``mechdesign design``: the CLI prints summary() and writes
@@ -214,7 +244,7 @@ class DesignResult:
             f"  certified capacity over the ball {cert.achieved_epsilon:.15g} <= {cert.epsilon:.15g}",
             f"  (mixing repair {cert.mixing_weight:.2g})",
         ]
-        if self.baselines:
+        if self.baselines or self.skipped_baselines:
             ratio = "design/baseline" if self.sense == "maximize" else "baseline/design"
             lines.append(f"baselines, each certified over the same ball: {'utility':>10}  {ratio}")
             for b in self.baselines:
@@ -222,6 +252,7 @@ class DesignResult:
                 if b.name == "optimal_ldp" and self.sense == "minimize":
                     label = "A-optimal ε-LDP (the design at β = 2)"
                 lines.append(f"  {label:<43} {b.utility:>10.6g}  {b.ratio:>9.3f}")
+            lines += [f"  {BASELINE_LABELS.get(s.name, s.name)}: skipped ({s.reason})" for s in self.skipped_baselines]
         if self.oracles:
             lines.append(f"LDP frequency oracles at ε = {p.epsilon:.6g} (n × total MSE): {'mse':>10}  oracle/design")
             lines += [f"  {o.description.split(' (')[0]:<43} {o.mse:>10.6g}  {o.ratio:>9.3f}" for o in self.oracles]
@@ -305,7 +336,8 @@ class DesignResult:
             "utility": {"kind": p.utility.kind, "value": self.utility,
                         ("upper_bound" if self.sense == "maximize" else "lower_bound"): self.upper_bound,
                         "gap": self.gap, "status": self.status, **self.estimation_info()},
-            "baselines": {b.name: {k: val for k, val in b.to_dict().items() if k != "name"} for b in self.baselines},
+            "baselines": {**{b.name: {k: val for k, val in b.to_dict().items() if k != "name"} for b in self.baselines},
+                          **{b.name: b.to_dict() for b in self.skipped_baselines}},
             "certificate": self.certificate.to_dict(),
             "provenance": provenance,
         }

@@ -180,7 +180,8 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         accept only "auto".
     baselines
         Also compute the baselines of :mod:`mechdesign.design.baselines.compare` (k-RR, calibrated k-RR, optimal LDP,
-        inner ε′ design), each with the same time limit.
+        inner ε′ design) in the time left by the design; those that cannot finish in it are listed in
+        ``skipped_baselines`` with the reason.
     basic
         With Clarabel, re-solve the final LP with HiGHS so the mechanism has at most N outputs.
     max_candidates
@@ -188,8 +189,10 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     gap_tolerance
         "optimal" when the certified gap is ≤ this times the bound.
     time_limit
-        Seconds for the column generation (wall clock); at the limit the best certified mechanism is
-        returned with status "feasible" and its certified gap.
+        Seconds for the whole run, baselines included (wall clock): the design has the whole limit (less
+        5 %, at most 10 s, kept for its certificate); at the limit the best certified mechanism is
+        returned with status "feasible" and its certified gap, and the baseline designs run in the time
+        left (:func:`~mechdesign.design.baselines.compare.compute_baselines`).
     progress
         Print one line per iteration (iteration, utility, bound, gap) on stderr.
 
@@ -238,8 +241,9 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     chosen = plan_method(problem, method)
     timings: dict[str, float] = {}
     start = time.perf_counter()
+    end = time.monotonic() + limit  # one deadline for the design and its baselines (issue 18)
     # The final basic solve and the certificate come after the loop: keep a little of the limit for them.
-    deadline = time.monotonic() + limit - min(0.05 * limit, 10.0)
+    deadline = end - min(0.05 * limit, 10.0)
     if chosen == "pricing":
         columns, theta, upper_bound, iterations, count = _solve_pricing(problem, deadline, gap_tolerance, progress)
     else:
@@ -261,10 +265,10 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
                           count, iterations, timings)
     if baselines:  # attached after the solve; the baselines' own designs are solved without baselines
         base_start = time.perf_counter()
-        found = compute_baselines(problem, certificate.utility,
-                                  partial(solve, solver=name, baselines=False, time_limit=limit))
+        found, skipped = compute_baselines(problem, certificate.utility, partial(solve, solver=name, baselines=False),
+                                           deadline=end)
         timings["baselines"] = time.perf_counter() - base_start
-        result = DesignResult(**{**result.__dict__, "baselines": found})
+        result = DesignResult(**{**result.__dict__, "baselines": found, "skipped_baselines": skipped})
     timings["total"] = time.perf_counter() - start
     return result
 

@@ -10,6 +10,14 @@ import pytest
 from mechdesign import DesignProblem, Prior, randomized_response, read_mechanism_file, solve
 from mechdesign.cli import main
 from mechdesign.cli.baseline import KINDS
+from mechdesign.core.fisher import trace_inverse_fisher
+from mechdesign.core.leakage import ldp_epsilon
+from mechdesign.design.baselines.ldp_oracles import (
+    oracle_mse,
+    pure_protocol_mse,
+    subset_selection_mechanism,
+    subset_selection_parameters,
+)
 
 from conftest import EXACT, PRIVACY_SLACK, ROOT
 
@@ -52,6 +60,10 @@ def test_labels_and_counts_from_a_data_file(tmp_path, capsys):
     (["krr", "--epsilon", "-1", "--labels", "a,b"], "epsilon"),
     (["krr", "--epsilon", "1", "--data", "missing.csv", "--column", "c"], "data must be an existing"),
     (["krr", "--epsilon", "1", "--data", "x.csv"], "column must be given with --data"),
+    (["hadamard", "--epsilon", "1", "--labels", "a,b,c", "--k", "2"], "k must be given only with kind subset"),
+    (["subset-selection", "--epsilon", "1", "--labels", "a,b,c", "--k", "3"], "subset must be in [1, 2]"),
+    (["subset-selection", "--epsilon", "0", "--labels", "a,b,c"], "epsilon must be > 0 unless subset"),
+    (["a-optimal-ldp", "--epsilon", "1", "--labels", "a,b"], "counts must be given"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, needle):
     code = main(["baseline", *args, "--out", str(tmp_path / "x.mech.json")])
@@ -61,7 +73,94 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, needle):
 
 
 def test_kinds_table_is_the_single_place_to_add_a_kind():
-    assert set(KINDS) == {"krr", "optimal-ldp"}
+    assert set(KINDS) == {"krr", "subset-selection", "hadamard", "optimal-ldp", "a-optimal-ldp"}
     assert all(callable(kind.build) and kind.help for kind in KINDS.values())
     assert np.allclose(KINDS["krr"].build(1.0, Prior.uniform(2), None)[0].matrix.sum(axis=1), 1.0,
                        atol=PRIVACY_SLACK)
+
+
+LABELS, COUNTS, EPSILON = "a,b,c,d,e,f", [40, 25, 15, 10, 6, 4], 0.5
+ORACLE_KINDS = {"krr": "grr", "subset-selection": "subset_selection", "hadamard": "hadamard"}
+
+
+def _standard_estimator_mse(matrix: np.ndarray, frequencies: np.ndarray) -> tuple[float, float, float]:
+    """Σ_i Var[n f̂_i]/n of the support-count estimator, read off the matrix alone; and its (p*, q*).
+
+    An output supports the inputs at its column's maximum (GRR: itself, SS: its subset, HR: the +1 entries of
+    its Hadamard column); s[i, x] = P(i supported | x). f̂_i = (support_i/n − q*)/(p* − q*) has, on records of
+    fixed values with frequencies f, the per-record variance Σ_x f_x s[i, x](1 − s[i, x])/(p* − q*)².
+    """
+    support = np.isclose(matrix, matrix.max(axis=0), rtol=1e-9, atol=0)
+    s = support.astype(float) @ matrix.T  # s[i, x] = Σ_y support[i, y] W[x, y]
+    n = s.shape[0]
+    p_true, off = np.diag(s), s[~np.eye(n, dtype=bool)]
+    assert np.allclose(p_true, p_true[0], atol=EXACT) and np.allclose(off, off[0], atol=EXACT)  # a pure protocol
+    gap = p_true[0] - off[0]
+    return float(np.sum(s * (1 - s) * frequencies) / gap**2), float(p_true[0]), float(off[0])
+
+
+@pytest.mark.parametrize("kind", [*ORACLE_KINDS, "a-optimal-ldp"])
+def test_ldp_kind_writes_a_file_that_verifies_with_its_mse(tmp_path, capsys, kind):
+    out = tmp_path / f"{kind}.mech.json"
+    args = ["baseline", kind, "--epsilon", str(EPSILON), "--labels", LABELS,
+            "--counts", ",".join(map(str, COUNTS)), "--out", str(out), "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert main(["verify", str(out)]) == 0
+    loaded = read_mechanism_file(out)
+    w, prior = loaded.mechanism.matrix, np.array(COUNTS) / sum(COUNTS)
+    assert loaded.guarantee["notion"] == "ldp" and ldp_epsilon(w) <= EPSILON + PRIVACY_SLACK
+    assert loaded.guarantee["prior"] == pytest.approx(prior.tolist(), abs=EXACT)  # decode's reference
+    assert loaded.utility == report["utility"] and loaded.utility["kind"] == "estimation_mse"
+    efficient = trace_inverse_fisher(w, prior) - 1.0
+    assert loaded.utility["value"] == pytest.approx(efficient, rel=1e-9)
+    if kind in ORACLE_KINDS:  # the oracle's closed form, read off the file's matrix
+        standard, _, _ = _standard_estimator_mse(w, prior)
+        assert standard == pytest.approx(oracle_mse(ORACLE_KINDS[kind], len(COUNTS), EPSILON), rel=1e-10)
+        assert loaded.utility["standard_estimator_mse"] == pytest.approx(standard, rel=1e-10)
+        assert efficient <= standard * (1 + 1e-12)  # the efficient decoder is never worse
+    else:  # the A-optimal ε-LDP mechanism beats the efficient decoding of every oracle
+        assert loaded.utility["status"] == "optimal" and loaded.utility["lower_bound"] <= efficient + 1e-12
+        for name in ORACLE_KINDS:
+            oracle_file = tmp_path / f"{name}.json"
+            assert main(["baseline", name, "--epsilon", str(EPSILON), "--labels", LABELS, "--counts",
+                         ",".join(map(str, COUNTS)), "--out", str(oracle_file)]) == 0
+            assert efficient <= read_mechanism_file(oracle_file).utility["value"] + 1e-9
+
+
+def test_subset_selection_default_k_is_the_best_and_explicit_k_is_honoured(tmp_path, capsys):
+    n = len(COUNTS)
+    best = min(range(1, n), key=lambda d: pure_protocol_mse(*subset_selection_parameters(n, EPSILON, d), n))
+    assert best > 1  # a case where subset selection is not k-RR
+    for k, expected in ((None, best), (1, 1), (3, 3)):
+        out = tmp_path / f"ss{k}.mech.json"
+        extra = [] if k is None else ["--k", str(k)]
+        assert main(["baseline", "subset-selection", "--epsilon", str(EPSILON), "--labels", LABELS, "--out",
+                     str(out), *extra]) == 0
+        loaded = read_mechanism_file(out)
+        assert loaded.utility["parameter"] == expected and loaded.guarantee["prior"] is None  # labels only
+        assert np.allclose(loaded.mechanism.matrix,
+                           subset_selection_mechanism(np.full(n, 1 / n), EPSILON, expected).matrix, atol=EXACT)
+        standard, p_true, _ = _standard_estimator_mse(loaded.mechanism.matrix, np.full(n, 1 / n))
+        assert p_true == pytest.approx(subset_selection_parameters(n, EPSILON, expected)[0], rel=1e-12)
+        assert loaded.utility["standard_estimator_mse"] == pytest.approx(standard, rel=1e-10)
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind", [*ORACLE_KINDS, "a-optimal-ldp"])
+def test_ldp_kind_round_trip_privatize_decode(tmp_path, capsys, kind):
+    people = ROOT / "examples" / "people.csv"
+    mech, private = tmp_path / "m.mech.json", tmp_path / "private.csv"
+    assert main(["baseline", kind, "--epsilon", "2", "--data", str(people), "--column", "race",
+                 "--out", str(mech)]) == 0
+    assert main(["privatize", str(mech), "--data", str(people), "--column", "race", "--out", str(private),
+                 "--seed", "18"]) == 0
+    capsys.readouterr()
+    assert main(["decode", str(mech), "--data", str(private), "--column", "race", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    counts = read_mechanism_file(mech).provenance["counts"]
+    labels = read_mechanism_file(mech).mechanism.inputs
+    truth = dict(zip(labels, np.array(counts) / sum(counts), strict=True))
+    assert report["records"] == sum(counts)
+    for label, value in report["frequencies"].items():
+        assert abs(value - truth[label]) <= 4 * report["standard_errors"][label] + 1e-3, label

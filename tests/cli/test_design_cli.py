@@ -50,3 +50,41 @@ def test_design_progress_lines_on_stderr(tmp_path, capsys):
     assert main(["design", str(PROBLEMS / "theorem5-first-region.toml"), "--out", str(tmp_path), "--progress"]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and lines[0].startswith("mechdesign design: ") and "solved in" in lines[1]
+
+
+def test_tiny_time_limit_still_writes_a_certified_file_and_reports_skipped_baselines(cli, tmp_path):
+    # --time-limit caps the whole run: the design takes it all, the baseline designs have no time left.
+    result = cli("design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path), "--json",
+                 "--time-limit", "1e-6")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["certificate"]["holds"] and out["certificate"]["achieved_epsilon"] <= 1.0
+    assert out["utility"]["status"] in ("optimal", "feasible")
+    assert out["baselines"]["optimal_ldp"] == {"skipped": "no time left in the time limit"}
+    assert out["baselines"]["rr_ldp"]["utility"] > out["utility"]["value"]  # closed forms are always there
+    assert "optimal_ldp" not in out["utility"]["ldp_oracles"] and "hadamard" in out["utility"]["ldp_oracles"]
+    loaded = read_mechanism_file(out["file"])
+    assert loaded.baselines["optimal_ldp"] == {"skipped": "no time left in the time limit"}
+    assert cli("verify", out["file"]).returncode == 0
+
+
+def test_tiny_time_limit_text_report_names_the_skipped_baselines(cli, tmp_path):
+    result = cli("design", str(PROBLEMS / "theorem5-first-region.toml"), "--out", str(tmp_path),
+                 "--time-limit", "1e-6")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("  optimal ε-LDP") and "skipped (no time left" in line for line in lines)
+    assert any(line.startswith("  inner design") and "skipped (no time left" in line for line in lines)
+    assert cli("verify", str(tmp_path / "theorem5-first-region.mech.json")).returncode == 0
+
+
+def test_no_baselines_writes_none(cli, tmp_path):
+    result = cli("design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path), "--json",
+                 "--no-baselines")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["baselines"] == {} and out["utility"]["ldp_oracles"] == {} and "baselines" not in out["timings"]
+    assert out["utility"]["status"] == "optimal"
+    assert read_mechanism_file(out["file"]).baselines == {}
+    text = cli("design", str(PROBLEMS / "theorem5-first-region.toml"), "--out", str(tmp_path), "--no-baselines")
+    assert text.returncode == 0 and "baselines, each" not in text.stdout and "wrote" in text.stdout

@@ -12,11 +12,14 @@
     the design over 𝓜(ε′, P̂) ⊆ 𝓜(ε, B_β(P̂)) ([E] eq. 44), for 0 < β < 2 min P̂ and ε′ ≥ 0.
 
 Each baseline carries its exact capacity over the ball (all are ≤ ε) and the ratio design / baseline.
+The baselines share the design's time limit: the designs among them run in the time left and are reported
+as skipped, with the reason, when they cannot finish (:func:`compute_baselines`).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -28,10 +31,14 @@ from mechdesign.core.prior import PriorLike, as_prior
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response
 from mechdesign.design.polytope.lp import solve_vertex_lp
 from mechdesign.design.problem import DesignProblem
-from mechdesign.design.result import Baseline, DesignResult
+from mechdesign.design.result import Baseline, DesignResult, SkippedBaseline
 from mechdesign.design.utility import Utility
 
 __all__ = ["compute_baselines", "staircase_lp"]
+
+# A baseline design that ends "feasible" within this fraction of its time budget of the deadline stopped at its
+# limit (the engines stop at their deadline, or 5 % before it to certify): it is skipped, not reported.
+_STALL_MARGIN = 0.1
 
 
 def _ratio(design: float, base: float, sense: str = "maximize") -> float:
@@ -103,12 +110,19 @@ def staircase_lp(prior: PriorLike, epsilon: float, utility: Utility | str = "mut
     return Mechanism.from_matrix(w / w.sum(axis=1, keepdims=True), p.labels), optimum
 
 
-def compute_baselines(problem: DesignProblem, design_utility: float,
-                      design: Callable[[DesignProblem], DesignResult]) -> tuple[Baseline, ...]:
-    """The four baselines of the module docstring for ``problem``, against the design's utility.
+def compute_baselines(problem: DesignProblem, design_utility: float, design: Callable[..., DesignResult], *,
+                      deadline: float) -> tuple[tuple[Baseline, ...], tuple[SkippedBaseline, ...]]:
+    """The four baselines of the module docstring for ``problem``, against the design's utility, by ``deadline``.
 
     ``design`` solves a problem without baselines (:func:`mechdesign.design.solver.solve` passes itself), so
     the optimal LDP and inner designs use the same engine without this module importing the solver.
+
+    The closed forms (``rr_ldp``, ``rr_pml``: O(N²) each, 0.3 s at N = 1,000) are always computed. A
+    baseline that is a design gets the time left until ``deadline``; it is skipped, with the reason, when
+    no time is left before it starts, when it stops at its time limit without being proven optimal (a
+    value that is not its optimum would flatter the design), or when its engine refuses the problem
+    (e.g. a general radius beyond the enumerable size). It starts only before the deadline, so it can
+    overrun it by at most its first iteration and its certificate.
 
     Parameters
     ----------
@@ -117,13 +131,17 @@ def compute_baselines(problem: DesignProblem, design_utility: float,
     design_utility : float
         The design's utility, the numerator of each ratio.
     design : callable
-        ``design(problem) -> DesignResult`` without baselines.
+        ``design(problem, time_limit=seconds) -> DesignResult`` without baselines.
+    deadline : float
+        The end of the whole run, on the clock of :func:`time.monotonic`.
 
     Returns
     -------
-    tuple of Baseline
+    baselines : tuple of Baseline
         ``rr_ldp``, ``rr_pml``, ``optimal_ldp`` and, for 0 < β < 2 min P̂ with ε′ ≥ 0, ``inner``; each
         with its utility, the ratio design / baseline, and its exact capacity over the ball (≤ ε).
+    skipped : tuple of SkippedBaseline
+        The design baselines that were not computed, with the reason.
 
     References
     ----------
@@ -137,15 +155,38 @@ def compute_baselines(problem: DesignProblem, design_utility: float,
     rr_pml, eps0 = calibrated_randomized_response(p, problem.epsilon, problem.radius)
     out.append(("rr_pml", f"k-RR with the largest eps0={eps0:.6g} meeting the PML guarantee over the ball",
                 rr_pml, eps0))
-    ldp = design(problem.with_(radius=2.0))
-    out.append(("optimal_ldp", "optimal epsilon-LDP mechanism (staircase LP = design at radius 2)", ldp.mechanism,
-                problem.epsilon))
+    designs = [("optimal_ldp", "optimal epsilon-LDP mechanism (staircase LP = design at radius 2)",
+                problem.with_(radius=2.0), problem.epsilon)]
     eps_p = problem.epsilon_prime
     if 0 < problem.radius and problem.is_proposition2 and eps_p >= 0:
-        inner = design(problem.with_(epsilon=eps_p, radius=0.0))
-        out.append(("inner", f"optimal at the estimate with epsilon'={eps_p:.6g} (eq. 43-44)", inner.mechanism, eps_p))
-    return tuple(
+        designs.append(("inner", f"optimal at the estimate with epsilon'={eps_p:.6g} (eq. 43-44)",
+                        problem.with_(epsilon=eps_p, radius=0.0), eps_p))
+    skipped = []
+    for name, text, sub, parameter in designs:
+        found = _timed_design(design, sub, deadline)
+        if isinstance(found, str):
+            skipped.append(SkippedBaseline(name, found))
+        else:
+            out.append((name, text, found, parameter))
+    baselines = tuple(
         Baseline(name, text, mech, value := u.value(mech, p), _ratio(design_utility, value, u.sense),
                  capacity(mech, ball), par)
         for name, text, mech, par in out
     )
+    return baselines, tuple(skipped)
+
+
+def _timed_design(design: Callable[..., DesignResult], problem: DesignProblem, deadline: float) -> Mechanism | str:
+    """The optimal mechanism of ``problem`` designed by ``deadline``, or the reason it is not available."""
+    given = deadline - time.monotonic()
+    if given <= 0:
+        return "no time left in the time limit"
+    try:
+        result = design(problem, time_limit=given)
+    except ValueError as exc:  # a refusal decided before any large allocation (e.g. radius 2 beyond LIST_LIMIT)
+        return f"refused: {str(exc).splitlines()[0]}"
+    # Engines stop at their limit with status "feasible"; a feasible result that ends well before it stalled
+    # on a degenerate face (β = 2, estimation) and is kept, as before, with its certified gap.
+    if result.status != "optimal" and time.monotonic() >= deadline - _STALL_MARGIN * given:
+        return f"not proven optimal in the {given:.3g} s left (relative gap {result.certificate.relative_gap:.2g})"
+    return result.mechanism

@@ -250,8 +250,9 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         A design problem whose utility kind is in :data:`CRITERIA`.
     baselines
         Also compute the baselines of :mod:`mechdesign.design.baselines.compare` (k-RR, calibrated k-RR, the
-        A-optimal ε-LDP design at β = 2, inner design) and, for ``estimation_mse``, the LDP frequency
-        oracles of :mod:`mechdesign.design.baselines.ldp_oracles` with their MSE ratios.
+        A-optimal ε-LDP design at β = 2, inner design) in the time left by the design (those that cannot
+        finish are in ``skipped_baselines``) and, for ``estimation_mse``, the LDP frequency oracles of
+        :mod:`mechdesign.design.baselines.ldp_oracles` with their MSE ratios.
     gap_tolerance
         Stop column generation when the relative gap (f − bound)/abs(f) is below this; the result's
         status is "optimal" when the certified relative gap of the final matrix is within it.
@@ -265,6 +266,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     time_limit
         Seconds for column generation (wall clock); at the limit the current point is certified and
         returned with status "feasible" unless its certified gap is already within ``gap_tolerance``.
+        The baselines share the same limit: they run in the time left.
     progress
         Print one line per iteration (iteration, value, bound, gap, columns) on stderr.
 
@@ -306,7 +308,8 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     from threadpoolctl import threadpool_limits
 
     # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
-    options = _Options(gap_tolerance, max_candidates, reduce, conic, v.positive("time_limit", time_limit), progress)
+    limit = v.positive("time_limit", time_limit)
+    options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, time.monotonic() + limit)
     with threadpool_limits(1):
         return _design(problem, baselines, options)
 
@@ -319,6 +322,7 @@ class _Options:
     conic: bool
     time_limit: float
     progress: bool
+    deadline: float  # time.monotonic() at which the whole run, baselines included, should end
 
 
 def _design(problem: DesignProblem, baselines: bool, options: _Options) -> DesignResult:
@@ -484,14 +488,13 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     if baselines:
         base_start = time.perf_counter()
         design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
-                         max_candidates=options.max_candidates, conic=options.conic,
-                         time_limit=options.time_limit, progress=options.progress)
-        baseline_list = compute_baselines(problem, certificate.utility, design)
+                         max_candidates=options.max_candidates, conic=options.conic, progress=options.progress)
+        baseline_list, skipped = compute_baselines(problem, certificate.utility, design, deadline=options.deadline)
         oracles: tuple[Any, ...] = ()
         if criterion == "a_optimal":
-            ldp = next(b for b in baseline_list if b.name == "optimal_ldp")
-            oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp.mechanism)
+            ldp = next((b.mechanism for b in baseline_list if b.name == "optimal_ldp"), None)
+            oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp)
         timings["baselines"] = time.perf_counter() - base_start
-        result = replace(result, baselines=baseline_list, oracles=oracles)
+        result = replace(result, baselines=baseline_list, skipped_baselines=skipped, oracles=oracles)
     timings["total"] = time.perf_counter() - start
     return result
