@@ -39,12 +39,16 @@ def test_covariance_identities_by_algebra(seed, n, extra):
     iid = g @ (np.diag(q) - np.outer(q, q)) @ g.T
     fixed = g @ (np.diag(q) - w.T @ np.diag(p) @ w) @ g.T
     j_inverse = np.linalg.inv(j)
-    assert np.allclose(iid, j_inverse - np.outer(p, p), atol=1e-8)
-    assert np.allclose(fixed, j_inverse - np.diag(p), atol=1e-8)
-    assert np.trace(fixed) == pytest.approx(trace_inverse_fisher(w, p) - 1.0, rel=1e-9, abs=1e-9)
-    assert np.allclose(g @ (w.T @ p), p, atol=1e-9)  # unbiased at p
+    # Near-singular J (two almost equal rows of W) amplifies rounding by its condition number: the identities are
+    # checked to that precision (seed 55, n = 2 has tr J⁻¹ ≈ 2e8), and to 1e-8 on well-conditioned instances.
+    err = 1e3 * np.finfo(np.float64).eps * np.linalg.cond(j)
+    scale = max(1.0, float(np.abs(j_inverse).max()))
+    assert np.allclose(iid, j_inverse - np.outer(p, p), atol=max(1e-8, err * scale))
+    assert np.allclose(fixed, j_inverse - np.diag(p), atol=max(1e-8, err * scale))
+    assert np.trace(fixed) == pytest.approx(trace_inverse_fisher(w, p) - 1.0, rel=max(1e-9, err), abs=1e-9)
+    assert np.allclose(g @ (w.T @ p), p, atol=max(1e-9, err))  # unbiased at p
     other = np.random.default_rng(seed + 1).dirichlet(np.ones(n))
-    assert np.allclose(g @ (w.T @ other), other, atol=1e-9)  # ... and at every other p
+    assert np.allclose(g @ (w.T @ other), other, atol=max(1e-9, err))  # ... and at every other p
 
 
 def test_efficient_decoder_beats_the_pseudo_inverse_on_a_non_square_matrix():
