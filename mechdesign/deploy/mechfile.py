@@ -192,6 +192,9 @@ def canonical_bytes(content: dict[str, Any]) -> bytes:
 
 def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
     """The ε the matrix really achieves under the guarantee's notion (see module docstring)."""
+    matrix = mechanism.matrix
+    if np.all(matrix == matrix[0]):  # identical rows: Y is independent of X, exactly 0 (the ε = 0 design)
+        return 0.0
     if guarantee["notion"] == "ldp":
         return ldp_epsilon(mechanism)
     return capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]))
