@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -71,10 +72,14 @@ def read_matrix_csv(path: str | os.PathLike[str]) -> Any:
     """
     import csv
 
+    from mechdesign._files import read_bounded
     from mechdesign.core.mechanism import Mechanism
 
-    with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: a byte-order mark is not a label
-        rows = [row for row in csv.reader(handle) if any(cell.strip() for cell in row)]
+    try:  # -sig: a byte-order mark is not a label
+        text = read_bounded(path, "matrix").decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"matrix must be UTF-8 text, got matrix={str(path)!r} ({exc.reason})") from None
+    rows = [row for row in csv.reader(io.StringIO(text, newline="")) if any(cell.strip() for cell in row)]
     if not rows:
         raise ValueError(f"matrix must be a non-empty CSV file, got matrix={str(path)!r}")
 

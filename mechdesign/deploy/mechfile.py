@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._files import atomic_path, to_jsonable
+from mechdesign._files import atomic_path, read_bounded, to_jsonable
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
@@ -416,7 +416,11 @@ def _parse(path: Path) -> dict[str, Any]:
         raise ValueError(f"non-finite number {name}")
 
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = read_bounded(path, "mechanism file", json_object=True)
+    except ValueError as exc:
+        raise MechanismFileError(f"{path}: {exc}") from None
+    try:
+        text = data.decode("utf-8")
         content = json.loads(text, parse_constant=reject_constant)
     except UnicodeDecodeError as exc:
         raise MechanismFileError(f"{path}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
