@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mechdesign.cli._io import parse_number_list, print_json
+from mechdesign.cli._io import add_force_argument, parse_number_list, print_json, refuse_existing
 
 COMMAND = ("baseline",)
 HELP = "write an LDP baseline (k-RR, optimal ε-LDP for a prior) as a verifiable mechanism file"
@@ -68,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--utility", default="mutual_information",
                         help="utility kind for optimal-ldp (default mutual_information)")
     parser.add_argument("--out", required=True, metavar="FILE", help="mechanism file to write (.mech.json)")
+    add_force_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.mechfile import write_mechanism_file
 
     kind = KINDS[args.kind]
+    refuse_existing(args.out, args.force)
     prior = _prior(args, kind.needs_counts)
     mechanism, utility = kind.build(args.epsilon, prior, args)
     provenance: dict[str, Any] = {"baseline": args.kind}

@@ -172,3 +172,50 @@ def test_a_claim_a_hair_too_strong_does_not_hold(cli, design, tmp_path, field):
     edited.write_text(json.dumps(_rehash(content)))
     result = cli("verify", str(edited))
     assert result.returncode in (1, 2) and "holds" not in result.stdout.replace("DOES NOT HOLD", "")
+
+
+# --- outputs are not overwritten without --force; a signed file is never silently replaced -----------------------
+
+def test_design_refuses_to_replace_a_signed_file_silently(cli, tmp_path):
+    problem = str(PROBLEMS / "theorem5-first-region.toml")
+    out = cli("design", problem, "--out", str(tmp_path), "--json")
+    target = Path(json.loads(out.stdout)["file"])
+    assert cli("sign", "--generate-key", str(tmp_path / "key.pem")).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "key.pem")).returncode == 0
+    signed = target.read_bytes()
+    again = cli("design", problem, "--out", str(tmp_path))
+    assert again.returncode == 2 and "signed mechanism file" in _one_line(again) and "--force" in again.stderr
+    assert target.read_bytes() == signed
+    forced = cli("design", problem, "--out", str(tmp_path), "--force")
+    assert forced.returncode == 0 and "warning: replacing the signed mechanism file" in forced.stderr
+    assert json.loads(target.read_text()).get("signature") is None
+
+
+def test_privatize_and_baseline_refuse_an_existing_output(cli, design, tmp_path):
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    out = tmp_path / "private.csv"
+    args = ("privatize", str(design), "--data", str(data), "--column", "race", "--out", str(out), "--seed", "1")
+    assert cli(*args).returncode == 0
+    first = out.read_bytes()
+    again = cli(*args[:-2], "--seed", "2")
+    assert again.returncode == 2 and "use --force" in _one_line(again) and out.read_bytes() == first
+    assert cli(*args[:-2], "--seed", "2", "--force").returncode == 0 and out.read_bytes() != first
+    krr = ("baseline", "krr", "--epsilon", "1", "--labels", "a,b", "--out", str(tmp_path / "krr.json"))
+    assert cli(*krr).returncode == 0
+    assert cli(*krr).returncode == 2 and cli(*krr, "--force").returncode == 0
+
+
+def test_sign_never_replaces_a_signature_without_force(cli, design, tmp_path):
+    target = tmp_path / "d.json"
+    target.write_bytes(design.read_bytes())
+    for name in ("a.pem", "b.pem"):
+        assert cli("sign", "--generate-key", str(tmp_path / name)).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "a.pem")).returncode == 0
+    resign = cli("sign", str(target), "--key", str(tmp_path / "b.pem"))
+    assert resign.returncode == 2 and "already signed" in _one_line(resign)
+    assert cli("verify", str(target), "--public-key", str(tmp_path / "a.pem.pub")).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "b.pem"), "--force").returncode == 0
+    assert cli("verify", str(target), "--public-key", str(tmp_path / "b.pem.pub")).returncode == 0
+    (tmp_path / "a.pem").unlink()
+    regenerate = cli("sign", "--generate-key", str(tmp_path / "a.pem"))  # a.pem.pub is still there
+    assert regenerate.returncode == 2 and (tmp_path / "a.pem").exists() is False
