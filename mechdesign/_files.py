@@ -26,11 +26,63 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_path", "default_file_mode", "install_signal_cleanup", "remove_stale_parts", "to_jsonable"]
+__all__ = ["MAX_FILE_BYTES", "atomic_path", "default_file_mode", "install_signal_cleanup", "max_file_bytes",
+           "read_bounded", "remove_stale_parts", "to_jsonable"]
 
 _PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
 _LIVE: set[Path] = set()  # temporary files of this process, removed by the SIGTERM handler
 _LOCK = threading.Lock()
+
+
+MAX_FILE_BYTES = 64 << 20  # whole-file reads (mechanism files, matrix CSVs): 64 MiB unless the environment says more
+_LIMIT_VARIABLE = "MECHDESIGN_MAX_FILE_MB"
+
+
+def max_file_bytes() -> int:
+    """The cap on whole-file reads: ``MECHDESIGN_MAX_FILE_MB`` (MiB) if set to a positive number, else 64 MiB."""
+    text = os.environ.get(_LIMIT_VARIABLE)
+    if text is None:
+        return MAX_FILE_BYTES
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{_LIMIT_VARIABLE} must be a positive number of MiB, got {_LIMIT_VARIABLE}={text!r}")
+    return int(value * (1 << 20))
+
+
+def read_bounded(path: str | os.PathLike[str], name: str, limit: int | None = None, *,
+                 json_object: bool = False) -> bytes:
+    """The bytes of ``path``, refusing files larger than ``limit`` (default :func:`max_file_bytes`) in one line.
+
+    A regular file is judged by its size before anything is read; a device or a pipe (``/dev/zero``) is read
+    in 1 MiB steps and refused as soon as it passes the limit, so memory never exceeds the limit plus one step.
+    With ``json_object``, a stream whose first non-blank byte is not ``{`` is refused at once (64 MiB of zeros
+    need not be read to know they are not a mechanism file).
+    """
+    limit = max_file_bytes() if limit is None else limit
+    too_big = f"{name} must be at most {limit / (1 << 20):g} MiB (set {_LIMIT_VARIABLE} to allow more), got "
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise ValueError(f"{too_big}{name}={str(path)!r} ({size:,} bytes)")
+        parts: list[bytes] = []
+        held = 0
+        while True:
+            part = handle.read(1 << 20)
+            if not part:
+                break
+            if json_object and not parts:
+                start = part.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]  # JSON blanks and a UTF-8 byte-order mark
+                if start and start != b"{":
+                    raise ValueError(f"{name} must be a JSON object (it starts with {start!r}), got "
+                                     f"{name}={str(path)!r}")
+            parts.append(part)
+            held += len(part)
+            if held > limit:
+                raise ValueError(f"{too_big}{name}={str(path)!r} (more than {limit:,} bytes)")
+    return b"".join(parts)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -90,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mechdesign._files import install_signal_cleanup
 
     install_signal_cleanup()
+    args = None
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -118,8 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mechdesign: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:
-        print("mechdesign: error: out of memory (use a smaller --chunk-size or smaller parameters)",
-              file=sys.stderr)
+        # Only verbs that stream records have --chunk-size; never suggest an option the verb does not have.
+        hint = "a smaller --chunk-size or smaller parameters" if hasattr(args, "chunk_size") else "smaller parameters"
+        print(f"mechdesign: error: out of memory (use {hint})", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_data_argument", "add_deprecated_alias", "data_file", "load_mechanism", "parse_number_list",
-           "print_json", "read_matrix_csv"]
+__all__ = ["add_data_argument", "add_deprecated_alias", "add_force_argument", "data_file", "load_mechanism",
+           "parse_number_list", "print_json", "read_matrix_csv", "refuse_existing"]
 
 
 def add_data_argument(parser: Any, metavar: str, help: str) -> None:
@@ -25,6 +26,45 @@ def data_file(args: Any) -> str:
     if args.data is None and args.positional_data is None:
         raise ValueError("data must be given, as --data FILE (or positionally), got data=None")
     return str(args.data if args.data is not None else args.positional_data)
+
+
+def add_force_argument(parser: Any, what: str = "the output file") -> None:
+    """``--force``: replace an existing output (without it, an existing output is an error, exit 2)."""
+    parser.add_argument("--force", action="store_true",
+                        help=f"replace {what} if it exists (default: refuse; replacing a signed mechanism file "
+                             "prints a warning)")
+
+
+def _is_signed(path: Path) -> bool:
+    """Whether ``path`` looks like a signed mechanism file (any read or parse failure: no)."""
+    from mechdesign._files import read_bounded
+
+    try:
+        content = json.loads(read_bounded(path, "file", json_object=True))
+    except (OSError, ValueError):
+        return False
+    return isinstance(content, dict) and content.get("signature") is not None
+
+
+def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "out") -> None:
+    """Refuse an existing output unless ``force``; with ``force``, warn on stderr before a signed file is replaced.
+
+    Checked before any work is done (a design or a privatization can take minutes), so nothing is computed for
+    an output that would be refused.
+    """
+    import sys
+
+    target = Path(path)
+    if not target.exists():
+        return
+    signed = target.is_file() and _is_signed(target)
+    if not force:
+        kind = "a signed mechanism file" if signed else "an existing file"
+        raise ValueError(f"{option} must not exist (it is {kind}; use --force to replace it), "
+                         f"got {option}={str(target)!r}")
+    if signed:
+        print(f"mechdesign: warning: replacing the signed mechanism file {target}; the new file is not signed "
+              "(sign it with mechdesign sign)", file=sys.stderr)
 
 
 def add_deprecated_alias(parser: Any, old: str, new: str, **kwargs: Any) -> None:
@@ -71,10 +111,14 @@ def read_matrix_csv(path: str | os.PathLike[str]) -> Any:
     """
     import csv
 
+    from mechdesign._files import read_bounded
     from mechdesign.core.mechanism import Mechanism
 
-    with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: a byte-order mark is not a label
-        rows = [row for row in csv.reader(handle) if any(cell.strip() for cell in row)]
+    try:  # -sig: a byte-order mark is not a label
+        text = read_bounded(path, "matrix").decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"matrix must be UTF-8 text, got matrix={str(path)!r} ({exc.reason})") from None
+    rows = [row for row in csv.reader(io.StringIO(text, newline="")) if any(cell.strip() for cell in row)]
     if not rows:
         raise ValueError(f"matrix must be a non-empty CSV file, got matrix={str(path)!r}")
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mechdesign.cli._io import parse_number_list, print_json
+from mechdesign.cli._io import add_force_argument, parse_number_list, print_json, refuse_existing
 
 COMMAND = ("baseline",)
 HELP = ("write an LDP baseline (k-RR, subset selection, Hadamard response, optimal ε-LDP designs for counts) as a "
@@ -134,6 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, metavar="K",
                         help="subset size for subset-selection, 1 ≤ K < N (default: the K of least MSE)")
     parser.add_argument("--out", required=True, metavar="FILE", help="mechanism file to write (.mech.json)")
+    add_force_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -173,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     kind = KINDS[args.kind]
     if args.k is not None and args.kind != "subset-selection":
         raise ValueError(f"k must be given only with kind subset-selection, got k={args.k!r}")
+    refuse_existing(args.out, args.force)
     prior = _prior(args, kind.needs_counts)
     mechanism, utility = kind.build(args.epsilon, prior, args)
     provenance: dict[str, Any] = {"baseline": args.kind}

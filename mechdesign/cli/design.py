@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from mechdesign.cli._io import print_json
+from mechdesign.cli._io import add_force_argument, print_json, refuse_existing
 
 COMMAND = ("design",)
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"
@@ -37,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "time limit and the file's baselines block is empty")
     parser.add_argument("--progress", action="store_true",
                         help="print iteration, utility, bound and gap on stderr (default: when stderr is a terminal)")
+    add_force_argument(parser, "an existing <name>.mech.json")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -58,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     show = bool(args.progress or sys.stderr.isatty())
     source = Path(args.problem)
     problem = load_problem(source).problem
+    destination = Path(args.out) / f"{problem.name}.mech.json"
+    refuse_existing(destination, args.force)
     _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
                     f"({problem.form}); solving the design{'' if args.no_baselines else ' and the baselines'} "
                     f"(time limit {limit:g} s) …")
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                    time_limit=limit, progress=show)
     _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
                     f"{result.iterations} iterations, {result.status}); writing the mechanism file")
-    target = result.save(Path(args.out) / f"{result.problem.name}.mech.json", problem_file=source)
+    target = result.save(destination, problem_file=source)
     warning = result.rank_warning()
     if warning:
         print(f"mechdesign: {warning}", file=sys.stderr)

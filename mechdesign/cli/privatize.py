@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mechdesign.cli._io import add_data_argument, data_file, print_json
+from mechdesign.cli._io import add_data_argument, add_force_argument, data_file, print_json, refuse_existing
 
 COMMAND = ("privatize",)
 HELP = "replace one column of a CSV/Parquet file by samples of a verified mechanism (streamed, atomic output)"
@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_argument(parser, "INPUT", "CSV or Parquet file of records")
     parser.add_argument("--column", required=True, help="column holding the mechanism's input labels")
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as INPUT)")
+    add_force_argument(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--seed", type=int, help="reproducible PCG64 stream (research only: predictable)")
     source.add_argument("--secure", action="store_true",
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.privatizer import Privatizer, privatize_file
     from mechdesign.randomness import make_rng
 
+    refuse_existing(args.out, args.force)
     loaded = read_mechanism_file(args.mechanism, public_key=args.public_key)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
     checks = []

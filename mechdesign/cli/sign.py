@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--key", metavar="KEY.pem", help="Ed25519 private key (PEM, unencrypted)")
     parser.add_argument("--generate-key", metavar="KEY.pem",
                         help="write a new private key here (mode 0600) and its public key to KEY.pem.pub")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing signature (default: refuse to re-sign a signed file)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.file is None or args.key is None:
         raise ValueError(f"key must be given with FILE (sign FILE --key KEY), got key={args.key!r}")
-    target = sign_mechanism_file(args.file, args.key)
+    target = sign_mechanism_file(args.file, args.key, replace=args.force)
     if args.json:
         print_json({"file": str(target), "algorithm": "ed25519"})
     else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 from mechdesign import _validation as v
 
 __all__ = ["column_index", "count_labels", "count_values", "csv_header", "encode_labels", "file_kind", "iter_column",
-           "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings"]
+           "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings", "require_pyarrow"]
 
 
 def file_kind(path: Path, name: str) -> str:
@@ -44,13 +45,33 @@ def _existing(path: Path, name: str) -> Path:
     return path
 
 
+@contextmanager
+def _decompressing(path: Path) -> Iterator[None]:
+    """Turn a decompressor's failure into a one-line ``ValueError`` (a truncated ``.csv.gz`` raised EOFError)."""
+    import lzma
+    import zlib
+
+    try:
+        yield
+    except EOFError:
+        raise v.fail("input", "be a complete compressed file (the compressed stream ends early: truncated?)",
+                     str(path)) from None
+    except (zlib.error, lzma.LZMAError) as exc:
+        raise v.fail("input", "be a readable compressed file", f"{path} ({str(exc)[:80]})") from None
+    except OSError as exc:
+        if type(exc).__name__ in ("BadGzipFile", "BadZipFile") or "compressed" in str(exc).lower():
+            raise v.fail("input", "be a readable compressed file", f"{path} ({str(exc)[:80]})") from None
+        raise
+
+
 def csv_header(path: Path) -> list[str]:
     """The first row of a CSV file, exactly as written (BOM dropped)."""
     import pandas as pd
 
     try:
-        first = pd.read_csv(_existing(path, "input"), header=None, nrows=1, dtype=str, keep_default_na=False,
-                            na_filter=False, skip_blank_lines=False, encoding="utf-8-sig")
+        with _decompressing(path):
+            first = pd.read_csv(_existing(path, "input"), header=None, nrows=1, dtype=str, keep_default_na=False,
+                                na_filter=False, skip_blank_lines=False, encoding="utf-8-sig")
     except pd.errors.EmptyDataError:
         raise v.fail("input", "hold a CSV header and at least one record", str(path)) from None
     except UnicodeDecodeError as exc:
@@ -79,7 +100,7 @@ def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None
     reader = pd.read_csv(path, header=None, skiprows=1, names=list(range(width)), usecols=usecols, dtype=str,
                          keep_default_na=False, na_filter=False, skip_blank_lines=False, chunksize=chunk,
                          encoding="utf-8-sig")
-    with reader:
+    with reader, _decompressing(path):
         try:
             yield from reader
         except pd.errors.ParserError as exc:
@@ -89,7 +110,19 @@ def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None
             raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason})") from None
 
 
+def require_pyarrow() -> None:
+    """Refuse Parquet in one line, naming the extra, when pyarrow is not installed (the base install)."""
+    try:
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise ValueError("input must be CSV, or Parquet with the [parquet] extra installed (pip install "
+                         "'mechdesign[parquet]'), got a Parquet file without pyarrow") from None
+
+
 def parquet_file(path: Path) -> Any:
+    """The ``pyarrow.parquet.ParquetFile`` of ``path``; one-line errors (no pyarrow, unreadable file)."""
+    require_pyarrow()
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 from mechdesign.errors import MechanismFileError
@@ -19,6 +18,15 @@ __all__ = ["ALGORITHM", "check_signature", "load_private_key", "load_public_key"
 ALGORITHM = "ed25519"
 
 
+_PEM_LIMIT = 1 << 16  # an Ed25519 PEM is ~120 bytes: anything near this is not a key
+
+
+def _pem_bytes(key: Any) -> Any:
+    from mechdesign._files import read_bounded
+
+    return read_bounded(key, "key", _PEM_LIMIT) if isinstance(key, (str, os.PathLike)) else key
+
+
 def load_private_key(key: Any) -> Any:
     """An Ed25519 private key from a PEM file path, PEM bytes (unencrypted), or the key object itself."""
     from cryptography.hazmat.primitives import serialization
@@ -26,7 +34,7 @@ def load_private_key(key: Any) -> Any:
 
     if isinstance(key, Ed25519PrivateKey):
         return key
-    data = Path(key).read_bytes() if isinstance(key, (str, os.PathLike)) else key
+    data = _pem_bytes(key)
     try:
         loaded = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
@@ -44,7 +52,7 @@ def load_public_key(key: Any) -> Any:
 
     if isinstance(key, Ed25519PublicKey):
         return key
-    data = Path(key).read_bytes() if isinstance(key, (str, os.PathLike)) else key
+    data = _pem_bytes(key)
     try:
         loaded = serialization.load_pem_public_key(data)
     except (ValueError, TypeError) as exc:

@@ -26,10 +26,13 @@ in the package), the format version, the hash, row-stochasticity (|row sum − 1
   leakage capacity over the ℓ1 ball ([E] Def. 5, eq. 22–23; reference/pml-design.md §1.1). With δ
   from the file this is the (ε, δ)-PML guarantee of [E] Theorem 2.
 
-The check allows 1e-12 of floating-point slack (:data:`GUARANTEE_SLACK`); the *reported* achieved
-value is never adjusted. **The radius is bound to δ and m**: with ``delta`` given, ``samples`` must be
-given too and ``radius ≥ min(β*(δ, m, N), 2)`` ([E] eq. 37, :func:`~mechdesign.core.estimation.radius_for_delta`),
-so editing δ, m or the radius cannot inflate the claim.
+The check is exact: a file holds only when ``achieved <= epsilon`` for the two floats exactly as written
+and printed (``repr``), never "within a tolerance". Writing rounds toward privacy instead: a stated ε that
+the matrix misses by float noise (at most :data:`GUARANTEE_SLACK`) is raised to the achieved value, and a
+radius at most :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) is raised to β*, so what is written verifies
+exactly. **The radius is bound to δ and m**: with ``delta`` given, ``samples`` must be given too and
+``radius ≥ min(β*(δ, m, N), 2)`` ([E] eq. 37, :func:`~mechdesign.core.estimation.radius_for_delta`), so
+editing δ, m or the radius cannot inflate the claim.
 
 **What the hash and the signature protect.** ``sha256`` has no key: it detects accidents (a truncated
 copy, an editor's stray keystroke), *not attackers*, who recompute it. Authenticity needs the optional
@@ -54,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._files import atomic_path, to_jsonable
+from mechdesign._files import atomic_path, read_bounded, to_jsonable
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
@@ -78,8 +81,8 @@ __all__ = [
 
 FORMAT_NAME = "mechdesign.core.mechanism"
 FORMAT_VERSION = 1
-GUARANTEE_SLACK = 1e-12  # float slack on "achieved <= stated"; never added to a reported value
-RADIUS_RTOL = 1e-12      # relative float slack on "radius >= β*(δ, m, N)" (same formula, other platforms)
+GUARANTEE_SLACK = 1e-12  # float noise a writer rounds ε up over (never a slack of the check, which is exact)
+RADIUS_RTOL = 1e-12      # relative float noise a writer rounds the radius up over (to β*(δ, m, N))
 _TOP_KEYS = ("format", "inputs", "outputs", "matrix", "guarantee", "utility", "baselines", "certificate",
              "provenance", "sha256", "signature")
 _GUARANTEE_KEYS = ("notion", "epsilon", "delta", "radius", "prior", "samples")
@@ -157,7 +160,7 @@ class Verification:
     radius
         The stated ℓ1 radius β, or ``None``.
     holds
-        Whether ``achieved <= epsilon + GUARANTEE_SLACK``.
+        Whether ``achieved <= epsilon``, exactly (the two floats as written and printed).
     sha256
         The file's (checked) SHA-256 of the canonical content.
 
@@ -173,7 +176,7 @@ class Verification:
     achieved: float         # recomputed from the matrix (exact, solver-free)
     delta: float | None
     radius: float | None
-    holds: bool             # achieved <= epsilon + GUARANTEE_SLACK
+    holds: bool             # achieved <= epsilon, exactly as printed
     sha256: str
 
 
@@ -192,6 +195,9 @@ def canonical_bytes(content: dict[str, Any]) -> bytes:
 
 def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
     """The ε the matrix really achieves under the guarantee's notion (see module docstring)."""
+    matrix = mechanism.matrix
+    if np.all(matrix == matrix[0]):  # identical rows: Y is independent of X, exactly 0 (the ε = 0 design)
+        return 0.0
     if guarantee["notion"] == "ldp":
         return ldp_epsilon(mechanism)
     return capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]))
@@ -285,7 +291,9 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         If ``delta`` is given for "pml" without ``samples``, or the radius is below β*(δ, m, N): the file
         would be refused on reading.
     CertificateError
-        If the matrix does not achieve the stated ε.
+        If the matrix does not achieve the stated ε. A stated ε missed by float noise only (at most
+        :data:`GUARANTEE_SLACK`) is written rounded up to the achieved ε, and a radius at most
+        :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) is written as β*: the file then verifies exactly.
 
     Examples
     --------
@@ -299,12 +307,8 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
-    stated = _normalize_guarantee(guarantee, mechanism.shape[0])
-    _check_radius(_Checker(Path(path)), stated, mechanism.shape[0])  # never write a file that would be refused
-    achieved = achieved_epsilon(mechanism, stated)
-    if not achieved <= stated["epsilon"] + GUARANTEE_SLACK:
-        raise CertificateError(f"guarantee.epsilon must be >= the epsilon the matrix achieves ({achieved!r}), "
-                               f"got guarantee.epsilon={stated['epsilon']!r}")
+    stated = _round_toward_privacy(_Checker(Path(path)), mechanism, _normalize_guarantee(guarantee,
+                                                                                         mechanism.shape[0]))
     content: dict[str, Any] = {
         "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
         "inputs": list(mechanism.inputs),
@@ -321,6 +325,31 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     with atomic_path(target) as tmp:
         tmp.write_text(_pretty(content), encoding="utf-8")
     return target
+
+
+def _round_toward_privacy(check: _Checker, mechanism: Mechanism, stated: dict[str, Any]) -> dict[str, Any]:
+    """The guarantee as written: radius and ε raised over float noise so that the file verifies exactly.
+
+    A radius at most :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) becomes β* (a larger ball: toward
+    privacy), then ε, if the matrix misses it by at most :data:`GUARANTEE_SLACK`, becomes the achieved ε.
+    Anything further off is refused: the file would not hold.
+    """
+    out = dict(stated)
+    if out["notion"] == "pml" and out["delta"] is not None and out["samples"] is not None and mechanism.shape[0] >= 2:
+        required = min(radius_for_delta(out["delta"], out["samples"], mechanism.shape[0]), 2.0)
+        if required * (1 - RADIUS_RTOL) <= out["radius"] < required:
+            out["radius"] = required
+    _check_radius(check, out, mechanism.shape[0])  # never write a file that would be refused
+    # The reader rebuilds the mechanism from the written floats (renormalising the rows again, a few ulps):
+    # recompute ε on exactly that matrix, so the written claim is judged as the reader will judge it.
+    read_back = Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs)
+    achieved = achieved_epsilon(read_back, out)
+    if achieved > out["epsilon"]:
+        if not achieved <= out["epsilon"] + GUARANTEE_SLACK:
+            raise CertificateError(f"guarantee.epsilon must be >= the epsilon the matrix achieves ({achieved!r}), "
+                                   f"got guarantee.epsilon={out['epsilon']!r}")
+        out["epsilon"] = achieved
+    return out
 
 
 def _pretty(content: dict[str, Any]) -> str:
@@ -387,7 +416,11 @@ def _parse(path: Path) -> dict[str, Any]:
         raise ValueError(f"non-finite number {name}")
 
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = read_bounded(path, "mechanism file", json_object=True)
+    except ValueError as exc:
+        raise MechanismFileError(f"{path}: {exc}") from None
+    try:
+        text = data.decode("utf-8")
         content = json.loads(text, parse_constant=reject_constant)
     except UnicodeDecodeError as exc:
         raise MechanismFileError(f"{path}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
@@ -412,7 +445,7 @@ def _check_radius(check: _Checker, guarantee: dict[str, Any], size: int) -> None
         raise check.fail("guarantee.samples", "be given when guarantee.delta is (the radius is checked against "
                          "β*(δ, m, N), [E] eq. 37)", samples)
     required = min(radius_for_delta(delta, samples, size), 2.0) if size >= 2 else 0.0
-    if radius < required * (1 - RADIUS_RTOL):
+    if radius < required:
         raise check.fail("guarantee.radius", f"be >= β*(δ={delta!r}, m={samples}, N={size}) = {required!r} "
                          "([E] eq. 37), or the stated δ does not hold", radius)
 
@@ -491,7 +524,7 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
 
     With ``verify=True`` (default) the guarantee is recomputed from the matrix as well and a file
     that overstates it is refused: C(W, B_β(P̂)) ≤ ε for "pml" ([E] Def. 5, eq. 22–23),
-    ε_LDP(W) ≤ ε for "ldp", each with :data:`GUARANTEE_SLACK`. With ``public_key`` (a PEM path, PEM bytes
+    ε_LDP(W) ≤ ε for "ldp", exactly (no tolerance). With ``public_key`` (a PEM path, PEM bytes
     or an Ed25519 public key) the file must carry a valid Ed25519 signature by that key. Every failure of
     the file's content is a one-line :class:`~mechdesign.errors.MechanismFileError` naming the field and
     the rule.
@@ -532,7 +565,7 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
     """
     loaded, achieved = _load(Path(path), public_key)
     stated = loaded.guarantee["epsilon"]
-    if verify and not achieved <= stated + GUARANTEE_SLACK:
+    if verify and not achieved <= stated:
         raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} epsilon "
                                  f"recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
     return loaded
@@ -581,7 +614,7 @@ def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = Non
     return Verification(str(path), g["notion"], float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]),
                         None if g["radius"] is None else float(g["radius"]),
-                        bool(achieved <= g["epsilon"] + GUARANTEE_SLACK), loaded.sha256)
+                        bool(achieved <= g["epsilon"]), loaded.sha256)
 
 
 def export_matrix(path: str | os.PathLike[str], mechanism: Mechanism, format: str | None = None) -> Path:

@@ -526,6 +526,9 @@ def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, pro
 
 
 def _stream_parquet(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
+    from mechdesign.deploy._io import require_pyarrow
+
+    require_pyarrow()
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -52,7 +52,7 @@ def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     Raises
     ------
     FileExistsError
-        If ``path`` exists.
+        If ``path`` or ``path.pub`` exists.
 
     References
     ----------
@@ -65,6 +65,8 @@ def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
 
     private_path = Path(path)
     public_path = private_path.with_name(private_path.name + ".pub")
+    if public_path.exists():  # the private key is created with O_EXCL below; its public key is not replaced either
+        raise FileExistsError(17, "File exists", str(public_path))
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
@@ -82,10 +84,11 @@ def generate_key_pair(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     return private_path, public_path
 
 
-def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
+def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool = False) -> Path:
     """Verify the file (hash, schema, guarantee), sign its canonical content, and rewrite it atomically.
 
-    The ``sha256`` is unchanged (it does not cover the signature); an existing signature is replaced.
+    The ``sha256`` is unchanged (it does not cover the signature). A file that is already signed is refused
+    unless ``replace``: a signature is never silently replaced.
 
     Parameters
     ----------
@@ -93,6 +96,8 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
         The mechanism file.
     key : str, os.PathLike, bytes or Ed25519PrivateKey
         The private key (PEM path, PEM bytes or the key).
+    replace : bool, optional
+        Replace an existing signature (default: refuse a signed file).
 
     Returns
     -------
@@ -102,7 +107,7 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
     Raises
     ------
     MechanismFileError
-        If the file does not load (it is never signed then).
+        If the file does not load (it is never signed then), or is already signed and ``replace`` is false.
     ValueError
         If ``key`` is not an unencrypted Ed25519 private key.
 
@@ -116,6 +121,9 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any) -> Path:
     private = load_private_key(key)
     loaded = read_mechanism_file(target)  # never sign a file that would be refused
     content = _parse(target)
+    if content.get("signature") is not None and not replace:
+        raise MechanismFileError(f"{target}: signature must be absent to sign (the file is already signed; use "
+                                 "--force to replace the signature), got a signature")
     content.pop("signature", None)
     if hashlib.sha256(canonical_bytes(content)).hexdigest() != loaded.sha256:  # changed between the two reads
         raise MechanismFileError(f"{target}: the file changed while it was being signed; nothing was signed")

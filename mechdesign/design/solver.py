@@ -230,6 +230,8 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         raise TypeError(f"problem must be a DesignProblem, got problem={problem!r}")
     name = solver_name(solver)
     limit = v.positive("time_limit", time_limit)
+    if problem.epsilon == 0.0:
+        return _constant_design(problem, name)
     if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
         from mechdesign.design.estimation.engine import design_estimation
 
@@ -271,6 +273,23 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         result = DesignResult(**{**result.__dict__, "baselines": found, "skipped_baselines": skipped})
     timings["total"] = time.perf_counter() - start
     return result
+
+
+def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:
+    """ε = 0: the constant mechanism, the only ε-PML mechanism (with a full-support P̂ every row equals P_Y).
+
+    Merging its equal columns leaves one output; its utility μ(1) is also the optimum (every feasible W is
+    constant), so bound = utility and the status is "optimal". No baselines: at ε = 0 they are all this
+    mechanism. The estimation kinds are refused: a constant mechanism has rank 1 and decodes nothing.
+    """
+    if not problem.utility.sublinear:
+        raise v.fail("epsilon", f"be > 0 for {problem.utility.kind}: no ε = 0 mechanism can be decoded (its rows "
+                     "are all equal)", problem.epsilon)
+    mechanism = Mechanism.from_matrix(np.ones((problem.size, 1)), problem.prior.labels, ["y0"])
+    value = float(problem.utility.value(mechanism, problem.prior))
+    certificate = certify(mechanism, problem.ball, 0.0, problem.utility, value).check()
+    return DesignResult(problem, mechanism, certificate.utility, value, 0.0, "optimal", certificate, solver,
+                        "constant", 1, 0, {"total": 0.0})
 
 
 def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float,

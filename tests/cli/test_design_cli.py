@@ -88,3 +88,25 @@ def test_no_baselines_writes_none(cli, tmp_path):
     assert read_mechanism_file(out["file"]).baselines == {}
     text = cli("design", str(PROBLEMS / "theorem5-first-region.toml"), "--out", str(tmp_path), "--no-baselines")
     assert text.returncode == 0 and "baselines, each" not in text.stdout and "wrote" in text.stdout
+
+def _zero_epsilon_problem(tmp_path, kind):
+    path = tmp_path / f"zero-{kind}.toml"
+    path.write_text(f'name = "zero"\n[data]\ncounts = [41762, 4685, 1519, 470, 406]\n[privacy]\nepsilon = 0.0\n'
+                    f'delta = 1e-6\n[utility]\nkind = "{kind}"\n')
+    return path
+
+
+def test_design_at_epsilon_zero_writes_the_constant_mechanism(cli, tmp_path):
+    result = cli("design", str(_zero_epsilon_problem(tmp_path, "mutual_information")), "--out", str(tmp_path),
+                 "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["outputs"] == 1 and out["certificate"]["achieved_epsilon"] == 0.0
+    verify = cli("verify", out["file"])
+    assert verify.returncode == 0 and "holds (achieved 0.0" in verify.stdout
+
+
+def test_design_at_epsilon_zero_refuses_estimation_in_one_line(cli, tmp_path):
+    result = cli("design", str(_zero_epsilon_problem(tmp_path, "estimation_mse")), "--out", str(tmp_path))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "no ε = 0 mechanism can be decoded" in result.stderr and not list(tmp_path.glob("*.json"))

@@ -91,7 +91,7 @@ def test_huge_integer_and_deep_nesting_in_a_mechanism_file(rr, tmp_path, capsys)
     assert main(["verify", str(huge)]) == 2
     _one_line_error(capsys)
     deep = tmp_path / "deep.json"
-    deep.write_text("[" * 200_000 + "]" * 200_000)
+    deep.write_text('{"a":' * 200_000 + "1" + "}" * 200_000)  # an object (a bare array is refused at once)
     assert main(["verify", str(deep)]) == 2
     assert "nested too deeply" in _one_line_error(capsys)
 

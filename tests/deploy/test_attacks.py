@@ -1,0 +1,221 @@
+"""The attack suite of issue 19: each case an attacker or a careless user tried, and what the product does now.
+
+Every test reproduces one case (or a neighbour) through the real CLI (in-process) and asserts the outcome
+the issue asks for: a one-line error with exit code 2 and nothing written, a refusal, or an honest statement.
+Fast by construction (small files, one design of Adult race shared by the module), so it runs in the
+default suite and a regression fails CI.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import lzma
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mechdesign.deploy.mechfile import canonical_bytes
+
+from conftest import PROBLEMS
+
+RACE = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]
+RACE_COUNTS = [41762, 4685, 1519, 470, 406]
+
+
+@pytest.fixture(scope="module")
+def design(tmp_path_factory) -> Path:
+    """The Adult race design (ε = 1, δ = 1e-6, m = 48,842), written once for the module."""
+    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design.solver import solve
+
+    folder = tmp_path_factory.mktemp("design")
+    return solve(load_problem(PROBLEMS / "adult-race.toml").problem, baselines=False).save(
+        folder / "adult-race.mech.json")
+
+
+def _records(path: Path, counts, column: str = "race", labels=RACE, seed: int = 0) -> Path:
+    values = np.repeat(np.array(labels, dtype=object), counts)
+    np.random.default_rng(seed).shuffle(values)
+    text = f"id,{column}\n" + "".join(f"{i},{x}\n" for i, x in enumerate(values))
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode()))
+    elif path.suffix == ".xz":
+        path.write_bytes(lzma.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return path
+
+
+def _one_line(result) -> str:
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    return result.stderr
+
+
+def _rehash(content: dict) -> dict:
+    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    return content
+
+
+# --- unbounded reads ------------------------------------------------------------------------------------------
+
+def test_verify_dev_zero_fails_fast_in_one_line(cli):
+    start = time.perf_counter()
+    result = cli("verify", "/dev/zero")
+    assert result.returncode == 2 and "JSON object" in _one_line(result)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_verify_huge_sparse_file_is_refused_before_reading(cli, tmp_path):
+    huge = tmp_path / "zeros.json"
+    with huge.open("wb") as handle:
+        handle.truncate(10 << 30)  # 10 GiB of zeros, sparse: nothing is stored, nothing may be read
+    start = time.perf_counter()
+    result = cli("verify", str(huge))
+    assert result.returncode == 2 and "at most 64 MiB" in _one_line(result)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_the_size_cap_applies_to_streams_and_can_be_raised(cli, design, monkeypatch):
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", "0.001")  # 1 KiB: the design file is larger
+    refused = cli("verify", str(design))
+    assert refused.returncode == 2 and "MECHDESIGN_MAX_FILE_MB" in _one_line(refused)
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", "1")
+    assert cli("verify", str(design)).returncode == 0
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", "lots")
+    assert cli("verify", str(design)).returncode == 2
+
+
+def test_out_of_memory_never_suggests_an_option_the_verb_lacks(cli, monkeypatch):
+    import mechdesign.cli.verify as verify
+
+    def exhausted(args):
+        raise MemoryError
+
+    monkeypatch.setattr(verify, "run", exhausted)
+    result = cli("verify", "x.json")
+    assert result.returncode == 2 and "--chunk-size" not in _one_line(result)
+
+
+# --- truncated or corrupt compressed inputs, Parquet without pyarrow ---------------------------------------------
+
+def _verbs(design: Path, data: Path, out: Path) -> dict[str, tuple[str, ...]]:
+    return {
+        "privatize": ("privatize", str(design), "--data", str(data), "--column", "race", "--out", str(out)),
+        "decode": ("decode", str(design), "--data", str(data), "--column", "race"),
+        "assess": ("assess", "--matrix", str(design), "--data", str(data), "--column", "race"),
+        "verify": ("verify", str(design), "--data", str(data), "--column", "race"),
+        "baseline": ("baseline", "krr", "--epsilon", "1", "--data", str(data), "--column", "race", "--out",
+                     str(out.with_suffix(".json"))),
+    }
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.xz"])
+@pytest.mark.parametrize("verb", ["privatize", "decode", "assess", "verify", "baseline"])
+def test_truncated_compressed_input_is_one_line_and_writes_nothing(cli, design, tmp_path, suffix, verb):
+    whole = _records(tmp_path / f"whole{suffix}", [9000, 700, 200, 60, 40])
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    out = tmp_path / "out" / f"private{suffix}"
+    result = cli(*_verbs(design, cut, out)[verb])
+    assert result.returncode == 2 and "ends early" in _one_line(result)
+    assert not out.parent.exists() or not any(out.parent.iterdir())
+
+
+def test_corrupt_gzip_is_one_line(cli, design, tmp_path):
+    bad = tmp_path / "bad.csv.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(256)) * 8)
+    result = cli("verify", str(design), "--data", str(bad), "--column", "race")
+    assert result.returncode == 2 and "compressed file" in _one_line(result)
+
+
+@pytest.mark.parametrize("verb", ["privatize", "decode", "assess", "verify", "baseline"])
+def test_parquet_without_pyarrow_names_the_extra(cli, design, tmp_path, monkeypatch, verb):
+    data = tmp_path / "records.parquet"
+    data.write_bytes(b"PAR1" + b"\x00" * 64 + b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    out = tmp_path / "out" / "private.parquet"
+    result = cli(*_verbs(design, data, out)[verb])
+    assert result.returncode == 2 and "[parquet]" in _one_line(result)
+    assert not out.parent.exists() or not any(out.parent.iterdir())
+
+
+# --- ε = 0 -----------------------------------------------------------------------------------------------------
+
+def test_baseline_and_design_agree_at_epsilon_zero(cli, tmp_path):
+    problem = tmp_path / "zero.toml"
+    problem.write_text('name = "zero"\n[data]\ncounts = [41762, 4685, 1519, 470, 406]\n[privacy]\nepsilon = 0.0\n'
+                       'delta = 1e-6\n')
+    assert cli("design", str(problem), "--out", str(tmp_path)).returncode == 0
+    assert cli("verify", str(tmp_path / "zero.mech.json")).returncode == 0
+    assert cli("baseline", "krr", "--epsilon", "0", "--labels", "a,b,c", "--out", str(tmp_path / "k.json")
+               ).returncode == 0
+
+
+# --- "holds" only when achieved <= stated exactly ---------------------------------------------------------------
+
+@pytest.mark.parametrize("field", ["epsilon", "radius"])
+def test_a_claim_a_hair_too_strong_does_not_hold(cli, design, tmp_path, field):
+    from mechdesign.deploy.mechfile import verify_mechanism_file
+
+    content = json.loads(design.read_text())
+    if field == "epsilon":
+        content["guarantee"]["epsilon"] = verify_mechanism_file(design).achieved - 9e-13
+    else:
+        content["guarantee"]["radius"] *= 1 - 1e-13
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(_rehash(content)))
+    result = cli("verify", str(edited))
+    assert result.returncode in (1, 2) and "holds" not in result.stdout.replace("DOES NOT HOLD", "")
+
+
+# --- outputs are not overwritten without --force; a signed file is never silently replaced -----------------------
+
+def test_design_refuses_to_replace_a_signed_file_silently(cli, tmp_path):
+    problem = str(PROBLEMS / "theorem5-first-region.toml")
+    out = cli("design", problem, "--out", str(tmp_path), "--json")
+    target = Path(json.loads(out.stdout)["file"])
+    assert cli("sign", "--generate-key", str(tmp_path / "key.pem")).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "key.pem")).returncode == 0
+    signed = target.read_bytes()
+    again = cli("design", problem, "--out", str(tmp_path))
+    assert again.returncode == 2 and "signed mechanism file" in _one_line(again) and "--force" in again.stderr
+    assert target.read_bytes() == signed
+    forced = cli("design", problem, "--out", str(tmp_path), "--force")
+    assert forced.returncode == 0 and "warning: replacing the signed mechanism file" in forced.stderr
+    assert json.loads(target.read_text()).get("signature") is None
+
+
+def test_privatize_and_baseline_refuse_an_existing_output(cli, design, tmp_path):
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    out = tmp_path / "private.csv"
+    args = ("privatize", str(design), "--data", str(data), "--column", "race", "--out", str(out), "--seed", "1")
+    assert cli(*args).returncode == 0
+    first = out.read_bytes()
+    again = cli(*args[:-2], "--seed", "2")
+    assert again.returncode == 2 and "use --force" in _one_line(again) and out.read_bytes() == first
+    assert cli(*args[:-2], "--seed", "2", "--force").returncode == 0 and out.read_bytes() != first
+    krr = ("baseline", "krr", "--epsilon", "1", "--labels", "a,b", "--out", str(tmp_path / "krr.json"))
+    assert cli(*krr).returncode == 0
+    assert cli(*krr).returncode == 2 and cli(*krr, "--force").returncode == 0
+
+
+def test_sign_never_replaces_a_signature_without_force(cli, design, tmp_path):
+    target = tmp_path / "d.json"
+    target.write_bytes(design.read_bytes())
+    for name in ("a.pem", "b.pem"):
+        assert cli("sign", "--generate-key", str(tmp_path / name)).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "a.pem")).returncode == 0
+    resign = cli("sign", str(target), "--key", str(tmp_path / "b.pem"))
+    assert resign.returncode == 2 and "already signed" in _one_line(resign)
+    assert cli("verify", str(target), "--public-key", str(tmp_path / "a.pem.pub")).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "b.pem"), "--force").returncode == 0
+    assert cli("verify", str(target), "--public-key", str(tmp_path / "b.pem.pub")).returncode == 0
+    (tmp_path / "a.pem").unlink()
+    regenerate = cli("sign", "--generate-key", str(tmp_path / "a.pem"))  # a.pem.pub is still there
+    assert regenerate.returncode == 2 and (tmp_path / "a.pem").exists() is False

@@ -1,0 +1,40 @@
+"""ε = 0: the constant mechanism for the information utilities, a one-line refusal for the estimation kinds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mechdesign.core.leakage import capacity
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import solve
+
+PRIOR = [0.5, 0.3, 0.15, 0.05]
+
+
+@pytest.mark.parametrize("kind", ["mutual_information", "total_variation", "chi_squared", "hellinger"])
+@pytest.mark.parametrize("radius", [0.0, 0.05, 2.0])
+def test_information_utilities_get_the_certified_constant_mechanism(kind, radius):
+    result = solve(DesignProblem(PRIOR, 0.0, radius, kind))
+    matrix = result.mechanism.matrix
+    assert matrix.shape == (4, 1) and np.all(matrix == 1.0)
+    assert result.certificate.holds and result.certificate.achieved_epsilon == 0.0
+    assert abs(result.utility) <= 1e-15 and result.status == "optimal" and result.gap == 0.0
+    assert capacity(result.mechanism, result.problem.ball) <= 1e-15
+
+
+def test_guessing_probability_at_zero_is_the_prior_mode():
+    result = solve(DesignProblem(PRIOR, 0.0, 0.05, "guessing_probability"))
+    assert abs(result.utility - max(PRIOR)) <= 1e-15 and result.upper_bound == result.utility
+
+
+@pytest.mark.parametrize("kind", ["estimation_mse", "estimation_logdet"])
+def test_estimation_kinds_are_refused_in_one_line(kind):
+    with pytest.raises(ValueError, match="no ε = 0 mechanism can be decoded") as caught:
+        solve(DesignProblem(PRIOR, 0.0, 0.05, kind))
+    assert "\n" not in str(caught.value) and "epsilon=0.0" in str(caught.value)
+
+
+def test_small_positive_epsilon_still_uses_the_engine():
+    result = solve(DesignProblem(PRIOR, 1e-3, 0.0), baselines=False)
+    assert result.method != "constant" and result.mechanism.shape[1] >= 2
