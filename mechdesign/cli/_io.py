@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "add_data_argument", "add_deprecated_alias", "add_force_argument",
+__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias", "add_force_argument",
            "add_signature_arguments", "data_file", "load_mechanism", "parse_number_list", "print_json",
            "read_matrix_csv", "refuse_existing", "signature_notice", "signature_required"]
+
+
+class Once(argparse.Action):
+    """An option given at most once: a repeat is an error (one line, exit 2), never a silent replacement.
+
+    ``--column race --column sex`` used to keep ``sex`` and ignore ``race``; one column per file today.
+    """
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{self.dest} must be given once (one {self.dest} per run today), got "
+                         f"{self.dest}={getattr(namespace, self.dest)!r} and {values!r}")
+        setattr(namespace, self.dest, values)
 
 
 def add_data_argument(parser: Any, metavar: str, help: str) -> None:

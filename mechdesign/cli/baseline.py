@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mechdesign.cli._io import add_force_argument, parse_number_list, print_json, refuse_existing
+from mechdesign.cli._io import Once, add_force_argument, parse_number_list, print_json, refuse_existing
 
 COMMAND = ("baseline",)
 HELP = "write an LDP baseline (k-RR, optimal ε-LDP for a prior) as a verifiable mechanism file"
@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", metavar="A,B,…", help="input labels (also the output labels of k-RR)")
     parser.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the order of --labels")
     parser.add_argument("--data", metavar="FILE", help="CSV or Parquet file of records (with --column)")
-    parser.add_argument("--column", help="column of --data holding the attribute")
+    parser.add_argument("--column", action=Once, help="column of --data holding the attribute")
     parser.add_argument("--utility", default="mutual_information",
                         help="utility kind for optimal-ldp (default mutual_information)")
     parser.add_argument("--out", required=True, metavar="FILE", help="mechanism file to write (.mech.json)")

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from mechdesign.cli._io import (
+    Once,
     add_data_argument,
     add_force_argument,
     add_signature_arguments,
@@ -30,21 +31,11 @@ EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/pe
            "--out private.csv")
 
 
-class _OneColumn(argparse.Action):
-    """``--column`` given once: a second one is an error, never a silent replacement of the first."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
-        if getattr(namespace, self.dest, None) is not None:
-            parser.error(f"column must be given once (one column per file today; privatize them one after the "
-                         f"other), got column={getattr(namespace, self.dest)!r} and {values!r}")
-        setattr(namespace, self.dest, values)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
     add_data_argument(parser, "INPUT", "CSV or Parquet file of records")
-    parser.add_argument("--column", required=True, action=_OneColumn,
+    parser.add_argument("--column", required=True, action=Once,
                         help="column holding the mechanism's input labels (one column per file)")
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as INPUT)")
     add_force_argument(parser)

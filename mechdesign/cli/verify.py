@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mechdesign.cli._io import add_signature_arguments, print_json, signature_required
+from mechdesign.cli._io import Once, add_signature_arguments, print_json, signature_required
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_signature_arguments(parser)
     parser.add_argument("--data", metavar="FILE", help="CSV/Parquet records the file is meant for: their "
                         "distribution must be consistent with the uncertainty ball (divergence test at δ_d)")
-    parser.add_argument("--column", help="column of --data holding the mechanism's input labels")
+    parser.add_argument("--column", action=Once, help="column of --data holding the mechanism's input labels")
     parser.add_argument("--data-delta", type=float, default=None, help="δ_d of the data check (default 1e-6)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 

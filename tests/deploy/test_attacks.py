@@ -369,3 +369,63 @@ def test_a_signed_file_checked_against_its_key_needs_no_notice(cli, design, tmp_
     unchecked = cli("privatize", str(signed), "--data", str(data), "--column", "race", "--out",
                     str(tmp_path / "q.csv"))
     assert unchecked.returncode == 0 and "no --public-key was given" in unchecked.stderr
+
+
+# --- friction ----------------------------------------------------------------------------------------------------
+
+def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, capsys, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mechdesign.deploy import privatizer as module
+    from mechdesign.design.closed_form import randomized_response
+
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": ["a", "b"] * 100_000}), source, row_group_size=20_000)
+    clock = iter(range(0, 10_000, 6))  # every report 6 s after the last: more than the 5 s of a pipe
+    monkeypatch.setattr(module.time, "perf_counter", lambda: float(next(clock)))
+    module.privatize_file(module.Privatizer(randomized_response(2, 1.0, ["a", "b"])), source,
+                          tmp_path / "out.parquet", "x", rng=1, chunk_size=65_536, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 3 and not any("\r" in line for line in lines)
+    assert all(" of 200,000 records (" in line for line in lines) and "ETA" in lines[0]
+    assert lines[-1].startswith("privatized 200,000 of 200,000 records (100 %")
+
+
+def test_csv_byte_order_mark_and_crlf_are_kept(cli, design, tmp_path):
+    source = tmp_path / "crlf.csv"
+    source.write_bytes(b"\xef\xbb\xbfid,race\r\n1,White\r\n2,Black\r\n3,Other\r\n")
+    out = tmp_path / "out.csv"
+    assert cli("privatize", str(design), "--data", str(source), "--column", "race", "--out", str(out),
+               "--seed", "1", "--override-data-check").returncode == 0
+    written = out.read_bytes()
+    assert written.startswith(b"\xef\xbb\xbfid,race\r\n") and written.count(b"\r\n") == 4
+    assert written.count(b"\n") == 4
+
+
+def test_repeated_column_options_and_column_lists_are_refused(cli, design, tmp_path):
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    twice = cli("privatize", str(design), "--data", str(data), "--column", "race", "--column", "sex", "--out",
+                str(tmp_path / "o.csv"))
+    assert twice.returncode == 2 and "one column per" in _one_line(twice) and not (tmp_path / "o.csv").exists()
+    assert cli("decode", str(design), "--data", str(data), "--column", "race", "--column", "id").returncode == 2
+    problem = tmp_path / "multi.toml"
+    problem.write_text('name = "multi"\n[data]\nsamples = "adult:race"\ncolumn = ["race", "sex"]\n'
+                       '[privacy]\nepsilon = 1.0\ndelta = 1e-6\n')
+    listed = cli("design", str(problem), "--out", str(tmp_path))
+    assert listed.returncode == 2 and "one column per file today" in _one_line(listed)
+    problem.write_text(problem.read_text().replace('["race", "sex"]', '"sex"'))
+    other = cli("design", str(problem), "--out", str(tmp_path))
+    assert other.returncode == 2 and "data.column" in _one_line(other)
+
+
+def test_decode_calls_output_labels_output_labels(cli, design, tmp_path):
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    result = cli("decode", str(design), "--data", str(data), "--column", "race")
+    assert result.returncode == 2 and "output labels" in _one_line(result) and "input labels" not in result.stderr
+
+
+@pytest.mark.parametrize("epsilon", ["800", "1e300"])
+def test_huge_epsilon_in_calibrate_gaussian_is_a_proper_error(cli, epsilon):
+    result = cli("calibrate", "gaussian", "--epsilon", epsilon, "--sigma", "1.5", "--counts", "3000,7000")
+    assert result.returncode == 2 and "epsilon must be" in _one_line(result) and "math range" not in result.stderr
