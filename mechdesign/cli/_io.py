@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_data_argument", "add_deprecated_alias", "add_force_argument", "data_file", "load_mechanism",
-           "parse_number_list", "print_json", "read_matrix_csv", "refuse_existing"]
+__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias", "add_force_argument",
+           "add_signature_arguments", "data_file", "load_mechanism", "parse_number_list", "print_json",
+           "read_matrix_csv", "refuse_existing", "signature_notice", "signature_required"]
+
+
+class Once(argparse.Action):
+    """An option given at most once: a repeat is an error (one line, exit 2), never a silent replacement.
+
+    ``--column race --column sex`` used to keep ``sex`` and ignore ``race``; one column per file today.
+    """
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{self.dest} must be given once (one {self.dest} per run today), got "
+                         f"{self.dest}={getattr(namespace, self.dest)!r} and {values!r}")
+        setattr(namespace, self.dest, values)
 
 
 def add_data_argument(parser: Any, metavar: str, help: str) -> None:
@@ -65,6 +80,46 @@ def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "ou
     if signed:
         print(f"mechdesign: warning: replacing the signed mechanism file {target}; the new file is not signed "
               "(sign it with mechdesign sign)", file=sys.stderr)
+
+
+REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
+
+
+def add_signature_arguments(parser: Any) -> None:
+    """``--public-key`` and ``--require-signature`` (the deployment policy, also ``MECHDESIGN_REQUIRE_SIGNATURE=1``)."""
+    parser.add_argument("--public-key", metavar="PUB.pem",
+                        help="refuse the mechanism file unless it carries a valid Ed25519 signature by this key")
+    parser.add_argument("--require-signature", action="store_true",
+                        help="refuse unsigned files: requires --public-key (also set by the environment variable "
+                             f"{REQUIRE_SIGNATURE_VARIABLE}=1, a deployment policy)")
+
+
+def signature_required(args: Any) -> bool:
+    """Whether a signature is required: ``--require-signature``, or ``MECHDESIGN_REQUIRE_SIGNATURE`` = 1/true/yes.
+
+    A policy without ``--public-key`` is refused: a signature checked against the key it carries proves nothing.
+    """
+    text = os.environ.get(REQUIRE_SIGNATURE_VARIABLE, "").strip().lower()
+    if text not in ("", "0", "1", "true", "false", "yes", "no"):
+        raise ValueError(f"{REQUIRE_SIGNATURE_VARIABLE} must be 1 or 0 (true/false, yes/no), got "
+                         f"{REQUIRE_SIGNATURE_VARIABLE}={os.environ[REQUIRE_SIGNATURE_VARIABLE]!r}")
+    required = bool(args.require_signature) or text in ("1", "true", "yes")
+    if required and args.public_key is None:
+        raise ValueError("public_key must be given when a signature is required (--require-signature or "
+                         f"{REQUIRE_SIGNATURE_VARIABLE}=1): only a trusted key authenticates a file, got "
+                         "public_key=None")
+    return required
+
+
+def signature_notice(path: str | os.PathLike[str], loaded: Any, public_key: Any) -> str | None:
+    """The one-line notice for claims that nothing authenticated (``None`` when a key checked the signature)."""
+    if public_key is not None:
+        return None
+    if loaded.signature is None:
+        return (f"mechdesign: notice: {path} is unsigned: its claims (epsilon, prior, radius, samples) are "
+                "unauthenticated (anyone who can edit it can change them; sign it and pass --public-key)")
+    return (f"mechdesign: notice: {path} is signed but no --public-key was given: its claims are unauthenticated "
+            "until the signature is checked against a trusted key")
 
 
 def add_deprecated_alias(parser: Any, old: str, new: str, **kwargs: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from mechdesign.cli._io import add_deprecated_alias, load_mechanism, parse_number_list, print_json
+from mechdesign.cli._io import Once, add_deprecated_alias, load_mechanism, parse_number_list, print_json
 
 COMMAND = ("assess",)
 HELP = "guarantee of a given mechanism (CSV rows or mechanism file) on a sample: exact ε′(δ) and bounds"
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the mechanism's input order")
     source.add_argument("--data", metavar="FILE", help="CSV or Parquet file of records (with --column)")
     add_deprecated_alias(source, "--samples", "--data", metavar="FILE")
-    parser.add_argument("--column", help="column of --data holding the attribute")
+    parser.add_argument("--column", action=Once, help="column of --data holding the attribute")
     parser.add_argument("--delta", type=float, help="failure probability δ (default: a table over several δ)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mechdesign.cli._io import add_force_argument, parse_number_list, print_json, refuse_existing
+from mechdesign.cli._io import Once, add_force_argument, parse_number_list, print_json, refuse_existing
 
 COMMAND = ("baseline",)
 HELP = ("write an LDP baseline (k-RR, subset selection, Hadamard response, optimal ε-LDP designs for counts) as a "
@@ -128,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", metavar="A,B,…", help="input labels (also the output labels of k-RR)")
     parser.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the order of --labels")
     parser.add_argument("--data", metavar="FILE", help="CSV or Parquet file of records (with --column)")
-    parser.add_argument("--column", help="column of --data holding the attribute")
+    parser.add_argument("--column", action=Once, help="column of --data holding the attribute")
     parser.add_argument("--utility", default="mutual_information",
                         help="utility kind for optimal-ldp (default mutual_information)")
     parser.add_argument("--k", type=int, metavar="K",

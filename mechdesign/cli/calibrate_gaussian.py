@@ -43,11 +43,15 @@ def run(args: argparse.Namespace) -> int:
     samples, p_min = estimate_from_counts(estimate) if isinstance(estimate, list) else estimate
     if (args.sigma is None) == (args.delta is None):
         raise ValueError(f"sigma must be given exactly when --delta is not, got sigma={args.sigma!r}")
-    if args.sigma is None:
-        g = gaussian_sigma(args.epsilon, args.delta, samples, p_min, args.delta_estimate)
-    else:
-        g = gaussian_guarantee_for_target(args.sigma, args.epsilon, samples, p_min, args.delta_estimate)
-    baseline = pldp_sigma(g.epsilon_star, g.delta_star) if g.epsilon_star > 0 else float("inf")
+    try:
+        if args.sigma is None:
+            g = gaussian_sigma(args.epsilon, args.delta, samples, p_min, args.delta_estimate)
+        else:
+            g = gaussian_guarantee_for_target(args.sigma, args.epsilon, samples, p_min, args.delta_estimate)
+        baseline = pldp_sigma(g.epsilon_star, g.delta_star) if g.epsilon_star > 0 else float("inf")
+    except OverflowError:  # e^ε beyond float64 inside the calibration: say which input, not "math range error"
+        raise ValueError(f"epsilon must be small enough that e^epsilon fits a float64 in the Gaussian calibration "
+                         f"(at most about 700 nats), got epsilon={args.epsilon!r}") from None
     if args.json:
         print_json({"mechanism": "gaussian", "sigma": g.sigma, "epsilon_star": g.epsilon_star,
                     "delta_star": g.delta_star, "epsilon": g.epsilon, "delta1": g.delta1,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mechdesign.cli._io import add_data_argument, data_file, print_json
+from mechdesign.cli._io import Once, add_data_argument, data_file, print_json
 
 COMMAND = ("decode",)
 HELP = "estimate the input frequencies from a privatized CSV/Parquet column (linear decoder, inversion or EM)"
@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign decode`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
     add_data_argument(parser, "PRIVATIZED", "CSV or Parquet file of privatized records")
-    parser.add_argument("--column", required=True, help="privatized column (output labels)")
+    parser.add_argument("--column", action=Once, required=True, help="privatized column (output labels)")
     parser.add_argument("--method", choices=("linear", "inversion", "em"), default="linear",
                         help="efficient unbiased linear decoder at the file's design prior (default), "
                              "pseudo-inverse inversion (both + simplex projection), or maximum likelihood (EM)")

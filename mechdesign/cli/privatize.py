@@ -1,11 +1,29 @@
-"""``mechdesign privatize MECH.json --data INPUT --column COL --out OUTPUT``: privatize one column of a file."""
+"""``mechdesign privatize MECH.json --data INPUT --column COL --out OUTPUT``: privatize one column of a file.
+
+What it prints is the file's guarantee together with the outcome of the data check
+(:mod:`mechdesign.deploy.datacheck`); when the check refused the data and ``--override-data-check`` was
+given, it states the ε of the (sampled) matrix at the data's own empirical distribution as well, since the
+file's guarantee does not cover those data. A file whose signature no trusted key checked is privatized only
+with a one-line notice on stderr; ``--require-signature`` (or ``MECHDESIGN_REQUIRE_SIGNATURE=1``) refuses it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from mechdesign.cli._io import add_data_argument, add_force_argument, data_file, print_json, refuse_existing
+from mechdesign.cli._io import (
+    Once,
+    add_data_argument,
+    add_force_argument,
+    add_signature_arguments,
+    data_file,
+    print_json,
+    refuse_existing,
+    signature_notice,
+    signature_required,
+)
 
 COMMAND = ("privatize",)
 HELP = "replace one column of a CSV/Parquet file by samples of a verified mechanism (streamed, atomic output)"
@@ -17,18 +35,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
     add_data_argument(parser, "INPUT", "CSV or Parquet file of records")
-    parser.add_argument("--column", required=True, help="column holding the mechanism's input labels")
+    parser.add_argument("--column", required=True, action=Once,
+                        help="column holding the mechanism's input labels (one column per file)")
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as INPUT)")
     add_force_argument(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--seed", type=int, help="reproducible PCG64 stream (research only: predictable)")
     source.add_argument("--secure", action="store_true",
                         help="cryptographically secure AES-CTR stream (the default without --seed)")
-    parser.add_argument("--public-key", metavar="PUB.pem",
-                        help="refuse the mechanism file unless it carries a valid Ed25519 signature by this key")
+    add_signature_arguments(parser)
     parser.add_argument("--data-delta", type=float, default=None,
-                        help="δ_d of the data check (default 1e-6): the input's frequencies must lie within "
-                             "radius + β_d(δ_d, n, N) of the file's prior, or nothing is written")
+                        help="δ_d of the data check (default 1e-6): data whose smallest divergence to the file's "
+                             "ball exceeds the threshold at δ_d are refused, nothing written; honest data are "
+                             "refused with probability at most δ_d")
+    parser.add_argument("--override-data-check", action="store_true",
+                        help="privatize even data the check refuses; the output then states the mechanism's ε at "
+                             "the data's own empirical distribution (the file's guarantee does not cover them)")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -39,31 +61,60 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.deploy.datacheck import DATA_DELTA, require_in_ball
+    from mechdesign._numerics import round_up
+    from mechdesign.core.leakage import epsilon_min
+    from mechdesign.core.mechanism import Mechanism
+    from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
     from mechdesign.deploy.mechfile import read_mechanism_file
     from mechdesign.deploy.privatizer import Privatizer, privatize_file
     from mechdesign.randomness import make_rng
 
     refuse_existing(args.out, args.force)
+    signature_required(args)
     loaded = read_mechanism_file(args.mechanism, public_key=args.public_key)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
-    checks = []
+    checks: list[DataCheck] = []
+
+    def check(counts: Any) -> None:
+        result = check_counts(loaded.guarantee, counts, data_delta)
+        if not result.inside and not args.override_data_check:
+            raise ValueError(refusal(result) + "; --override-data-check privatizes them anyway")
+        checks.append(result)
+
     sampler = Privatizer(loaded.mechanism)
     achieved = sampler.check(loaded.guarantee)
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
     records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng, chunk_size=args.chunk_size,
-                             progress=True if args.progress else None,
-                             check_counts=lambda counts: checks.append(require_in_ball(loaded.guarantee, counts,
-                                                                                       data_delta)))
+                             progress=True if args.progress else None, check_counts=check)
+    data = checks[0]
+    notice = signature_notice(args.mechanism, loaded, args.public_key)
+    if notice:  # on success only: a failed run privatized nothing, and its error stays one line
+        print(notice, file=sys.stderr, flush=True)
+    stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
+    sampled = Mechanism.from_matrix(sampler.sampled_matrix, loaded.mechanism.inputs, loaded.mechanism.outputs)
+    at_data = round_up(epsilon_min(sampled, data.frequencies), len(loaded.mechanism.inputs))
     summary = {"output": args.out, "records": records, "column": args.column,
                "generator": "pcg64-seeded" if args.seed is not None else "aes-ctr-secure",
-               "notion": loaded.guarantee["notion"], "epsilon": loaded.guarantee["epsilon"],
-               "sampled_epsilon": achieved, "max_deviation": sampler.max_deviation, "sha256": loaded.sha256,
+               "notion": loaded.guarantee["notion"], "epsilon": stated if data.inside else max(stated, at_data),
+               "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
+               "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation, "sha256": loaded.sha256,
                "signed": loaded.signature is not None and args.public_key is not None,
-               "data_distance": checks[0].distance, "data_allowance": checks[0].radius + checks[0].sampling_radius}
+               "data_check": {"passed": data.inside, "overridden": not data.inside, "records": data.records,
+                              "divergence": data.divergence, "threshold": data.threshold,
+                              "data_delta": data.data_delta, "distance": data.distance}}
     if args.json:
         print_json(summary)
+        return 0
+    head = f"{args.out}: {records:,} records, column {args.column!r} privatized ({summary['generator']})"
+    if data.inside:
+        if data.threshold == float("inf"):
+            verdict = "no data check needed: it holds for every prior"
+        else:
+            verdict = (f"data check passed: divergence to the ball {data.divergence:.4g} <= {data.threshold:.4g} "
+                       f"at delta_d {data.data_delta:g}")
+        print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} ({verdict})")
     else:
-        print(f"{args.out}: {records:,} records, column {args.column!r} privatized "
-              f"({summary['notion']} epsilon {summary['epsilon']!r}, {summary['generator']})", file=sys.stdout)
+        print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
+              f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
+              f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mechdesign.cli._io import print_json
+from mechdesign.cli._io import Once, add_signature_arguments, print_json, signature_required
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
@@ -15,12 +15,10 @@ EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign verify`` to ``parser``."""
     parser.add_argument("file", metavar="FILE", help="mechanism file (JSON)")
-    parser.add_argument("--public-key", metavar="PUB.pem",
-                        help="also require a valid Ed25519 signature by this key (the sha256 alone detects "
-                             "accidents, not attackers)")
+    add_signature_arguments(parser)
     parser.add_argument("--data", metavar="FILE", help="CSV/Parquet records the file is meant for: their "
-                        "frequencies must lie in the uncertainty ball (allowing their own sampling error)")
-    parser.add_argument("--column", help="column of --data holding the mechanism's input labels")
+                        "distribution must be consistent with the uncertainty ball (divergence test at δ_d)")
+    parser.add_argument("--column", action=Once, help="column of --data holding the mechanism's input labels")
     parser.add_argument("--data-delta", type=float, default=None, help="δ_d of the data check (default 1e-6)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -35,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.data is None) != (args.column is None):
         raise ValueError(f"column must be given exactly with --data, got column={args.column!r}")
+    signature_required(args)
     result = verify_mechanism_file(args.file, public_key=args.public_key)
     data = None
     if args.data is not None:
@@ -50,15 +49,16 @@ def run(args: argparse.Namespace) -> int:
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
                     "data": None if data is None else {"records": data.records, "distance": data.distance,
-                                                       "allowance": data.radius + data.sampling_radius}})
+                                                       "divergence": data.divergence, "threshold": data.threshold,
+                                                       "data_delta": data.data_delta}})
     else:
         verdict = "holds" if result.holds else "DOES NOT HOLD"
         extra = "" if result.notion == "ldp" else f", radius {result.radius!r}, delta {result.delta!r}"
         print(f"{result.path}: {result.notion} epsilon {result.epsilon!r} {verdict} "
               f"(achieved {result.achieved!r}{extra})"
               + ("; signature valid" if args.public_key is not None else "")
-              + ("" if data is None else f"; data: {data.records:,} records, l1 distance {data.distance:.4g} "
-                 f"<= {data.radius + data.sampling_radius:.4g}"))
+              + ("" if data is None else f"; data: {data.records:,} records, divergence to the ball "
+                 f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g}"))
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Record files (CSV and Parquet): one column streamed in chunks, for privatize, decode and assess.
+r"""Record files (CSV and Parquet): one column streamed in chunks, for privatize, decode and assess.
 
 Rules every reader here keeps (each was a silent-loss bug once, issue 13):
 
@@ -7,7 +7,8 @@ Rules every reader here keeps (each was a silent-loss bug once, issue 13):
   (a mechanism input label, or an error naming the records).
 * **Headers are kept exactly.** The header row is read as data (``header=None``), so duplicate names stay
   duplicates (no ``race.1``) and an empty name stays empty (no ``Unnamed: 0``). A byte-order mark before
-  the first cell is dropped. A column name that occurs twice cannot be chosen (ambiguous).
+  the first cell is not part of the first name; :func:`csv_dialect` reports it and the line terminator
+  (``\r\n`` or ``\n``), which ``privatize`` writes back. A column name that occurs twice cannot be chosen.
 * **Parquet nulls are refused**, with their number, never counted as the label ``"nan"``.
 * **Memory is bounded by the chunk size**: CSV through pandas' chunked reader, Parquet through
   ``ParquetFile.iter_batches`` re-cut to exactly ``chunk`` records.
@@ -25,8 +26,9 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["column_index", "count_labels", "count_values", "csv_header", "encode_labels", "file_kind", "iter_column",
-           "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings", "require_pyarrow"]
+__all__ = ["column_index", "count_labels", "count_values", "csv_dialect", "csv_header", "encode_labels", "file_kind",
+           "iter_column", "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings",
+           "require_pyarrow"]
 
 
 def file_kind(path: Path, name: str) -> str:
@@ -77,6 +79,26 @@ def csv_header(path: Path) -> list[str]:
     except UnicodeDecodeError as exc:
         raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason} at byte {exc.start})") from None
     return [str(x) for x in first.iloc[0].tolist()]
+
+
+def csv_dialect(path: Path) -> tuple[bool, str]:
+    r"""``(byte-order mark?, line terminator)`` of a CSV file, from its first line, so output can keep both.
+
+    Plain and ``.gz``/``.bz2``/``.xz`` files are inspected; other codecs give ``(False, "\n")``.
+    """
+    import bz2
+    import gzip
+    import lzma
+
+    openers: dict[str, Any] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".csv": open}
+    opener = openers.get(path.suffix.lower())
+    if opener is None:
+        return False, "\n"
+    with _decompressing(path), opener(path, "rb") as handle:
+        head = handle.read(1 << 16)
+    bom = head.startswith(b"\xef\xbb\xbf")
+    end = head.find(b"\n")
+    return bom, "\r\n" if end > 0 and head[end - 1:end] == b"\r" else "\n"
 
 
 def column_index(header: Sequence[str], column: str) -> int:
@@ -188,8 +210,11 @@ def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
         start += table.num_rows
 
 
-def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> np.ndarray:
-    """Input indices of ``values`` (matched as strings); unknown or missing values are an error."""
+def encode_labels(values: Any, labels: Sequence[str], name: str = "values", kind: str = "input") -> np.ndarray:
+    """Indices of ``values`` in ``labels`` (matched as strings); unknown or missing values are an error.
+
+    ``kind`` names the labels in that error: the mechanism's "input" labels, or its "output" labels (decode).
+    """
     import pandas as pd
 
     if isinstance(values, str) or np.ndim(values) == 0:
@@ -205,18 +230,21 @@ def encode_labels(values: Any, labels: Sequence[str], name: str = "values") -> n
     if bad.any():
         offending = pd.unique(np.asarray(array[bad], dtype=object))
         shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if offending.size > 5 else "")
-        raise ValueError(f"{name} must only hold the mechanism's input labels {list(labels)[:8]}, got "
+        raise ValueError(f"{name} must only hold the mechanism's {kind} labels {list(labels)[:8]}, got "
                          f"{int(bad.sum())} other value(s): {shown}")
     n = len(labels)
     return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
 
 
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
-                 chunk: int = 1_000_000, file_name: str = "input") -> np.ndarray:
-    """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error."""
+                 chunk: int = 1_000_000, file_name: str = "input", kind: str = "input") -> np.ndarray:
+    """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error.
+
+    ``kind`` ("input" or "output") names the mechanism's labels in that error.
+    """
     counts = np.zeros(len(labels), dtype=np.int64)
     for values in iter_column(source, column, chunk, file_name):
-        counts += np.bincount(encode_labels(values, labels, name), minlength=len(labels))
+        counts += np.bincount(encode_labels(values, labels, name, kind), minlength=len(labels))
     if counts.sum() == 0:
         raise v.fail("input", "hold at least one record", str(source))
     return counts

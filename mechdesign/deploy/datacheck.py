@@ -1,25 +1,51 @@
-r"""Does a data set fit a mechanism file's guarantee? Its frequencies against the uncertainty ball.
+r"""Does a data set fit a mechanism file's guarantee? A likelihood-ratio test against the uncertainty ball.
 
-A ``pml`` file promises ε-PML for every prior in the ℓ1 ball :math:`B_β(\hat P)` ([E] Def. 5): nothing
-for priors outside it. The records a deployment privatizes are n draws from an unknown distribution P.
-By [E] eq. 37 (the Weissman et al. ℓ1 deviation bound behind Theorem 2), their empirical distribution
-:math:`\tilde P` satisfies
+A ``pml`` file promises ε-PML for every prior in the ℓ1 ball :math:`B = B_β(\hat P)` ([E] Def. 5): nothing
+for priors outside it. The n records a deployment privatizes are draws from an unknown distribution P, with
+empirical distribution :math:`\tilde P`. The test statistic is the smallest divergence from the data to the ball,
 
-.. math:: \Pr\big[\|\tilde P - P\|_1 > β_d\big] \le δ_d, \qquad
-          β_d = \sqrt{\tfrac{2}{n}\big(\log(2^N - 2) - \log δ_d\big)} .
+.. math:: D^\star = \min_{Q \in B} D(\tilde P \,\|\, Q),
 
-Hence if :math:`\|\tilde P - \hat P\|_1 > β + β_d`, then P lies outside the ball (unless an event of
-probability ≤ δ_d happened) and the file's guarantee does not cover these data: :func:`require_in_ball`
-refuses, with the numbers. This is a necessary condition only: passing it does not prove P is in the ball
-(for small n the test is weak, β_d is large). Swapped input labels (White ↔ Other on Adult race) put the
-data at ℓ1 distance ≈ 1.7 from P̂ and are caught. ``ldp`` files (and radius ≥ 2) hold for every prior:
-nothing to check.
+(n·D* is the generalised likelihood-ratio statistic of "P ∈ B"), compared with the threshold :math:`t` at
+which the multinomial's divergence concentration bound of Agrawal (2020, Theorem I.2) reaches δ_d:
+
+.. math:: \Pr\big[D(\tilde P \| P) \ge t\big] \le e^{-nt}\Big(\frac{e\,n\,t}{N-1}\Big)^{N-1} = δ_d,
+          \qquad t > \tfrac{N-1}{n}.
+
+**Sound.** If P ∈ B then :math:`D^\star \le D(\tilde P \| P)`, so honest data are refused with probability
+at most δ_d, for every n, every N and every P in the ball (zeros included: a smaller support only lowers the
+bound). The threshold is the conservative end of a bisection, and D* is a certified *lower* bound (the
+value of a dual-feasible point, minus a float margin), so every numerical error errs toward accepting.
+The bound improves on the method of types, :math:`(n+1)^N e^{-nt}` (Csiszár–Körner; Mardia et al. 2020
+discuss both), by a factor of order log(n/N) in t.
+
+**Powerful.** Unlike the ℓ1 allowance β*(δ_d, n, N) of [E] eq. 37 used before (issue 19), the divergence
+weighs a deviation by the category's size: 120 "Other" records among 2,000 (6 %) cannot come from a ball
+that allows at most ~2 %, although their ℓ1 distance 0.113 is inside that allowance (0.158).
+
+**Computing D*.** The Lagrange dual of the projection (multiplier ν for Σ Q = 1, μ ≥ 0 for the ℓ1 budget)
+is separable, :math:`g(ν, μ) = \sum_x h_x(ν, μ) − ν − μβ` with each :math:`h_x` a one-dimensional
+minimisation in closed form (the minimiser is :math:`\tilde P_x/(ν+μ)`, :math:`\tilde P_x/(ν−μ)` or
+:math:`\hat P_x`). :math:`g` is concave; for each μ a root search (Brent) on ν solves :math:`\sum_x Q_x = 1`
+(its partial derivative, monotone), and the concave :math:`φ(μ) = \max_ν g(ν, μ)` is maximised by a bounded
+Brent search. Any (ν, μ) gives a lower bound :math:`g(ν, μ) \le D^\star` (weak duality), and a comparison
+with an exponential-cone solve (CVXPY + Clarabel) agrees to 1e-7. ``ldp`` files (and radius ≥ 2) hold
+for every prior: nothing to check.
 
 Examples
 --------
 >>> check = check_counts({"notion": "pml", "prior": [0.5, 0.5], "radius": 0.1}, [90, 10])
->>> check.inside, round(check.distance, 6)
-(False, 0.8)
+>>> check.inside, round(check.distance, 6), check.divergence > check.threshold
+(False, 0.8, True)
+>>> check_counts({"notion": "pml", "prior": [0.5, 0.5], "radius": 0.1}, [52, 48]).divergence
+0.0
+
+References
+----------
+R. Agrawal, "Finite-Sample Concentration of the Multinomial in Relative Entropy", IEEE Trans. Inf. Theory
+66(10), 2020, Theorem I.2. J. Mardia, J. Jiao, E. Tánczos, R. D. Nowak, T. Weissman, "Concentration
+inequalities for the empirical distribution of discrete distributions: beyond the method of types",
+Information and Inference 9(4), 2020.
 """
 
 from __future__ import annotations
@@ -31,11 +57,13 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.estimation import radius_for_delta
 
-__all__ = ["DATA_DELTA", "DataCheck", "check_counts", "require_in_ball"]
+__all__ = ["DATA_DELTA", "DataCheck", "check_counts", "divergence_from_ball", "divergence_threshold", "refusal",
+           "require_in_ball"]
 
 DATA_DELTA = 1e-6  # δ_d: chance of refusing data whose distribution does lie in the ball
+_STEPS = 200       # at most this many bisection steps (they stop earlier at a relative width of _WIDTH)
+_WIDTH = 1e-10     # the μ search's relative width: only D*'s tightness depends on it (second order), never soundness
 
 
 @dataclass(frozen=True)
@@ -49,28 +77,184 @@ class DataCheck:
     frequencies : numpy.ndarray
         The empirical distribution P̃ of the records, in the file's input order.
     distance : float
-        ‖P̃ − P̂‖₁ (``nan`` when the guarantee holds for every prior).
+        ‖P̃ − P̂‖₁, for information (``nan`` when the guarantee holds for every prior).
     radius : float
         β of the file.
-    sampling_radius : float
-        β_d = β*(δ_d, n, N) of [E] eq. 37, the allowance for the data's own sampling error.
+    divergence : float
+        A certified lower bound on D* = min over the ball of D(P̃ ‖ Q), in nats (0 inside the ball).
+    threshold : float
+        t(δ_d, n, N), the refusal threshold of Agrawal (2020, Thm I.2).
     data_delta : float
-        δ_d, the probability of refusing data whose distribution does lie in the ball.
+        δ_d, the largest probability of refusing data whose distribution lies in the ball.
     inside : bool
-        ``distance ≤ radius + sampling_radius`` (or the guarantee covers every prior).
+        ``divergence <= threshold`` (or the guarantee covers every prior).
+
+    References
+    ----------
+    Agrawal (2020), Theorem I.2 (the threshold); [E] Def. 5 (the ball the guarantee covers).
     """
 
     records: int
     frequencies: np.ndarray
     distance: float          # ‖P̃ − P̂‖₁ (nan when the file has no prior)
     radius: float            # β of the file
-    sampling_radius: float   # β_d(δ_d, n, N), eq. 37
+    divergence: float        # lower bound on min_{Q ∈ ball} D(P̃ ‖ Q)
+    threshold: float         # t(δ_d, n, N)
     data_delta: float
-    inside: bool             # distance ≤ β + β_d (or the guarantee holds for every prior)
+    inside: bool             # divergence ≤ threshold (or the guarantee holds for every prior)
+
+
+def divergence_threshold(data_delta: float, records: int, size: int) -> float:
+    r"""The t > (N−1)/n with :math:`e^{-nt}(e n t/(N−1))^{N−1} = δ_d` (Agrawal 2020, Theorem I.2), rounded up.
+
+    With x = nt/(N−1) the equation reads (N−1)(x − 1 − log x) = log(1/δ_d), solved for x > 1 by bisection;
+    the upper end of the final bracket is returned, so the refusal probability stays ≤ δ_d.
+
+    Parameters
+    ----------
+    data_delta : float
+        δ_d in (0, 1].
+    records : int
+        n ≥ 1.
+    size : int
+        N ≥ 2, the alphabet size.
+
+    Returns
+    -------
+    float
+        The threshold t in nats.
+
+    Examples
+    --------
+    >>> round(divergence_threshold(1e-6, 2000, 5), 6)
+    0.012587
+    """
+    d = v.delta(data_delta, "data_delta")
+    n, k = v.positive_int("records", records), v.positive_int("size", size)
+    if k < 2:
+        raise v.fail("size", "be at least 2", k)
+    target = -math.log(d) / (k - 1)
+    low, high = 1.0, 2.0
+    while high - 1.0 - math.log(high) < target:
+        high *= 2.0
+    for _ in range(_STEPS):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if middle - 1.0 - math.log(middle) < target:
+            low = middle
+        else:
+            high = middle
+    return math.nextafter((k - 1) * high / n, math.inf)
+
+
+def _minimiser(p: np.ndarray, c: np.ndarray, nu: float, mu: float) -> np.ndarray:
+    """The argmin over q ≥ 0 of −p log q + νq + μ|q − c|, per coordinate (ν + μ > 0)."""
+    q = c.copy()
+    up = p > c * (nu + mu)                                  # p/(ν+μ) > c: the mass is raised
+    q[up] = p[up] / (nu + mu)
+    if nu > mu:
+        down = ~up & (p < c * (nu - mu))                    # p/(ν−μ) < c: the mass is lowered
+        q[down] = p[down] / (nu - mu)
+    empty = p == 0
+    q[empty] = np.where(nu >= mu, 0.0, c[empty])            # a linear piece: its cheaper end
+    return q
+
+
+def _dual(p: np.ndarray, c: np.ndarray, radius: float, nu: float, mu: float) -> float:
+    """g(ν, μ) ≤ D* (weak duality), evaluated at the closed-form minimiser."""
+    q = _minimiser(p, c, nu, mu)
+    used = p > 0
+    terms = p[used] * np.log(p[used] / q[used])
+    return float(math.fsum(terms.tolist()) + nu * (math.fsum(q.tolist()) - 1.0)
+                 + mu * (math.fsum(np.abs(q - c).tolist()) - radius))
+
+
+def _best_nu(p: np.ndarray, c: np.ndarray, mu: float) -> float:
+    """The ν with Σ q(ν, μ) = 1: Σ q is non-increasing in ν and ν ∈ (−μ, μ + 1] brackets the crossing (Brent).
+
+    Where Σ q jumps (empty categories at ν = μ) Brent's bracket closes on the jump, the maximiser of g.
+    """
+    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.4 s of start-up
+
+    def excess(nu: float) -> float:
+        return float(_minimiser(p, c, nu, mu).sum()) - 1.0
+
+    low, high = -mu + 1e-300 + 1e-15 * max(1.0, mu), mu + 1.0
+    if excess(high) >= 0.0:
+        return high
+    if excess(low) <= 0.0:
+        return low
+    return float(brentq(excess, low, high, xtol=1e-15, rtol=8 * np.finfo(float).eps, maxiter=_STEPS))
+
+
+def _phi(p: np.ndarray, c: np.ndarray, radius: float, mu: float) -> float:
+    """φ(μ) = max_ν g(ν, μ): concave in μ, and a lower bound on D* at every μ ≥ 0."""
+    return _dual(p, c, radius, _best_nu(p, c, mu), mu)
+
+
+def divergence_from_ball(frequencies: Any, center: Any, radius: float) -> float:
+    r"""A certified lower bound on :math:`\min_{‖Q − \hat P‖_1 ≤ β} D(\tilde P \| Q)` (nats; module docstring).
+
+    Parameters
+    ----------
+    frequencies : array_like
+        P̃, a probability vector (zeros allowed).
+    center : array_like
+        P̂, the ball's centre (same length).
+    radius : float
+        β in [0, 2].
+
+    Returns
+    -------
+    float
+        0 when P̃ lies in the ball; else the best dual value found, less a float margin
+        (never above the true minimum), or ``inf`` when P̃ puts mass where every Q of the ball is 0 (β = 0).
+
+    Examples
+    --------
+    >>> round(divergence_from_ball([0.6, 0.4], [0.5, 0.5], 0.0), 6)  # β = 0: D(P̃ ‖ P̂)
+    0.020136
+    >>> divergence_from_ball([0.6, 0.4], [0.5, 0.5], 0.2)
+    0.0
+    """
+    p = v.probability_vector("frequencies", frequencies)
+    c = v.probability_vector("center", center)
+    beta = v.radius(radius)
+    if p.size != c.size:
+        raise v.fail("center", f"have one entry per category ({p.size})", c.size)
+    if math.fsum(np.abs(p - c).tolist()) <= beta:
+        return 0.0
+    if beta == 0.0:
+        used = p > 0
+        if np.any(c[used] == 0):
+            return math.inf
+        exact = math.fsum((p[used] * np.log(p[used] / c[used])).tolist())
+        return float(max(0.0, exact - _margin(exact, p.size)))
+    # φ is concave in μ (unimodal): bracket its maximum by doubling, then a bounded Brent search. Its derivative
+    # ‖q − c‖₁ − β jumps where a category is empty (ν* = μ), so a derivative bisection could stop short; the
+    # values themselves are continuous and every one is a valid lower bound.
+    from scipy.optimize import minimize_scalar
+
+    high, value = 1.0, _phi(p, c, beta, 1.0)
+    while high < 1e300:
+        doubled = _phi(p, c, beta, 2.0 * high)
+        if doubled < value:
+            break
+        high, value = 2.0 * high, doubled
+    found = minimize_scalar(lambda mu: -_phi(p, c, beta, mu), bounds=(0.0, 2.0 * high), method="bounded",
+                            options={"xatol": _WIDTH * max(1.0, high), "maxiter": _STEPS})
+    best = max(value, _phi(p, c, beta, 0.0), -float(found.fun))
+    return float(max(0.0, best - _margin(best, p.size)))
+
+
+def _margin(value: float, size: int) -> float:
+    """Float error of a sum of ``size`` logarithm terms, generously (rounding toward acceptance)."""
+    return (abs(value) + 1.0) * (16 * size + 64) * np.finfo(float).eps
 
 
 def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DATA_DELTA) -> DataCheck:
-    """Compare the category ``counts`` of a data set (in the file's input order) with the file's ball.
+    """Test the category ``counts`` of a data set (in the file's input order) against the file's ball.
 
     Parameters
     ----------
@@ -79,12 +263,13 @@ def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DAT
     counts : array_like of int
         Category counts of the data, one per mechanism input.
     data_delta : float, optional
-        δ_d of the test ([E] eq. 37 for the data's n records), default :data:`DATA_DELTA`.
+        δ_d, the largest probability of refusing data drawn from a prior in the ball (default
+        :data:`DATA_DELTA`).
 
     Returns
     -------
     DataCheck
-        The numbers; ``inside`` is false when the data's distribution is provably (up to δ_d) outside the ball.
+        The numbers; ``inside`` is false when D* exceeds t(δ_d, n, N) (module docstring).
 
     Raises
     ------
@@ -93,7 +278,7 @@ def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DAT
 
     References
     ----------
-    [E] eq. 37 (Weissman et al. ℓ1 deviation bound), Def. 5 (the ball).
+    Agrawal (2020), Theorem I.2 (the threshold); [E] Def. 5 (the ball).
     """
     raw = v.finite_array("counts", counts, 1)
     if np.any(raw < 0) or np.any(raw != np.round(raw)) or np.any(raw >= 2.0**63):
@@ -106,12 +291,21 @@ def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DAT
     d = v.delta(data_delta, "data_delta")
     prior, radius = guarantee.get("prior"), guarantee.get("radius")
     if guarantee.get("notion") != "pml" or prior is None or radius is None or radius >= 2.0:
-        return DataCheck(records, frequencies, math.nan, 2.0 if radius is None else float(radius), 0.0, d, True)
+        return DataCheck(records, frequencies, math.nan, 2.0 if radius is None else float(radius), 0.0, math.inf,
+                         d, True)
     if len(prior) != c.size:
         raise v.fail("counts", f"have one entry per mechanism input ({len(prior)})", c)
     distance = math.fsum(abs(a - b) for a, b in zip(frequencies.tolist(), prior, strict=True))
-    sampling = radius_for_delta(d, records, c.size) if c.size >= 2 else 0.0
-    return DataCheck(records, frequencies, distance, float(radius), sampling, d, distance <= radius + sampling)
+    if c.size < 2:
+        return DataCheck(records, frequencies, distance, float(radius), 0.0, math.inf, d, True)
+    center = np.asarray(prior, dtype=np.float64)
+    normalised = center / math.fsum(center.tolist())
+    # The ball around the renormalised prior, widened by the renormalisation's ℓ1 change, contains the file's.
+    widened = min(2.0, float(radius) + math.fsum(np.abs(center - normalised).tolist()))
+    divergence = divergence_from_ball(frequencies, normalised, widened)
+    threshold = divergence_threshold(d, records, c.size)
+    return DataCheck(records, frequencies, distance, float(radius), divergence, threshold, d,
+                     bool(divergence <= threshold))
 
 
 def require_in_ball(guarantee: dict[str, Any], counts: Any, data_delta: float = DATA_DELTA) -> DataCheck:
@@ -134,13 +328,18 @@ def require_in_ball(guarantee: dict[str, Any], counts: Any, data_delta: float = 
     Raises
     ------
     ValueError
-        When the data's frequencies lie outside the ball (one line with distance, radius and allowance).
+        When the data's distribution is (up to δ_d) outside the ball: one line with D*, t and the ℓ1 distance.
     """
     check = check_counts(guarantee, counts, data_delta)
     if not check.inside:
-        raise ValueError(
-            f"data must have frequencies within the file's ball (l1 distance to the prior <= radius "
-            f"{check.radius:.6g} + sampling radius {check.sampling_radius:.6g} for n={check.records} at "
-            f"delta={check.data_delta:g}, [E] eq. 37), got distance={check.distance:.6g}: the guarantee does "
-            "not cover these data (wrong column, swapped labels, or a different population)")
+        raise ValueError(refusal(check))
     return check
+
+
+def refusal(check: DataCheck) -> str:
+    """The one-line refusal of a failed :class:`DataCheck` (shared by the library and the CLI)."""
+    return (f"data must come from a distribution within the file's ball (smallest divergence to the ball "
+            f"<= {check.threshold:.4g} nats for n={check.records:,} at delta_d={check.data_delta:g}, Agrawal "
+            f"2020 Thm I.2), got divergence={check.divergence:.4g} (l1 distance={check.distance:.4g} from the "
+            f"prior, radius {check.radius:.4g}): the guarantee does not cover these data (wrong column, swapped "
+            "labels, or a different population)")

@@ -135,7 +135,7 @@ def project_to_simplex(vector: Any) -> np.ndarray:
 
 def count_outputs(values: Any, mechanism: Mechanism) -> np.ndarray:
     """Counts of each output label in ``values``; values that are not output labels are an error."""
-    codes = encode_labels(values, mechanism.outputs, "privatized values")
+    codes = encode_labels(values, mechanism.outputs, "privatized values", "output")
     return np.bincount(codes, minlength=mechanism.shape[1]).astype(np.int64)
 
 
@@ -305,4 +305,5 @@ def count_file(mechanism: Mechanism, source: str | os.PathLike[str], column: str
 
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
-    return count_labels(source, column, mechanism.outputs, name="privatized values", chunk=chunk_size)
+    return count_labels(source, column, mechanism.outputs, name="privatized values", chunk=chunk_size,
+                        kind="output")

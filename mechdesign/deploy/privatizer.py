@@ -352,30 +352,44 @@ def format_rate(per_second: float) -> str:
 
 
 class _Progress:
-    r"""A plain one-line progress report on stderr (``\r`` updates, at most twice a second)."""
+    r"""Progress on stderr: ``\r`` updates twice a second on a terminal, else one line every 5 s (logs, pipes).
+
+    Each report gives the records done, the total and an ETA when the total is known (Parquet metadata; a CSV's
+    record count is unknown until the end), and the rate.
+    """
 
     def __init__(self, enabled: bool | None, total: int | None) -> None:
         import sys
 
         self.stream = sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.tty = self.stream.isatty()
+        self.enabled = self.tty if enabled is None else enabled
+        self.every = 0.5 if self.tty else 5.0
         self.total, self.done, self.start, self.shown = total, 0, time.perf_counter(), 0.0
 
     def update(self, records: int) -> None:
         self.done += records
         now = time.perf_counter()
-        if self.enabled and now - self.shown >= 0.5:
+        if self.enabled and now - self.shown >= self.every:
             self._show(now)
 
     def close(self) -> None:
         if self.enabled:
             self._show(time.perf_counter())
-            self.stream.write("\n")
+            if self.tty:
+                self.stream.write("\n")
 
     def _show(self, now: float) -> None:
         seconds = max(now - self.start, 1e-9)
-        share = f" of {self.total:,}" if self.total else ""
-        self.stream.write(f"\rprivatized {self.done:,}{share} records ({format_rate(self.done / seconds)})")
+        rate = self.done / seconds
+        text = f"privatized {self.done:,}"
+        if self.total:
+            left = max(self.total - self.done, 0)
+            eta = f", ETA {left / rate:.0f} s" if rate > 0 and left else ""
+            text += f" of {self.total:,} records ({100 * self.done / self.total:.0f} %, {format_rate(rate)}{eta})"
+        else:
+            text += f" records ({format_rate(rate)}; total unknown until the end of a CSV)"
+        self.stream.write(f"\r{text}" if self.tty else f"{text}\n")
         self.stream.flush()
         self.shown = now
 
@@ -510,16 +524,17 @@ class _Job:
 def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
     import csv
 
-    from mechdesign.deploy._io import column_index, csv_header, iter_csv_frames
+    from mechdesign.deploy._io import column_index, csv_dialect, csv_header, iter_csv_frames
 
     header = csv_header(source)
     position = column_index(header, column)
+    bom, newline = csv_dialect(source)  # written back: the header (and the file) as the input had them
     report, labels = _Progress(progress, None), np.array(job.privatizer.mechanism.outputs)
-    with tmp.open("w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle, lineterminator="\n").writerow(header)  # as read: duplicates and empty names kept
+    with tmp.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator=newline).writerow(header)  # as read: duplicates and empty names kept
         for frame in iter_csv_frames(source, chunk):
             frame[position] = labels[job.codes(frame[position].to_numpy(dtype=object))]
-            frame.to_csv(handle, index=False, header=False, lineterminator="\n")
+            frame.to_csv(handle, index=False, header=False, lineterminator=newline)
             report.update(len(frame))
     report.close()
     return report.done

@@ -118,7 +118,11 @@ def _prior(reader: _Reader, data: dict[str, Any]) -> Prior:
 def _samples(reader: _Reader, source: Any, column: Any, labels: list[str] | None) -> Prior:
     if not isinstance(source, str):
         raise reader.fail("data.samples", "be 'adult:<column>' or a CSV path", source)
+    if column is not None and not isinstance(column, str):  # never design for one column of several silently
+        raise reader.fail("data.column", "name one column (one column per file today)", column)
     if source.startswith("adult:"):
+        if column is not None and column != source.split(":", 1)[1]:
+            raise reader.fail("data.column", f"be omitted or equal the column of samples = {source!r}", column)
         from mechdesign.datasets import adult_counts
 
         names, counts = adult_counts(source.split(":", 1)[1])

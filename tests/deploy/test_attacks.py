@@ -219,3 +219,213 @@ def test_sign_never_replaces_a_signature_without_force(cli, design, tmp_path):
     (tmp_path / "a.pem").unlink()
     regenerate = cli("sign", "--generate-key", str(tmp_path / "a.pem"))  # a.pem.pub is still there
     assert regenerate.returncode == 2 and (tmp_path / "a.pem").exists() is False
+
+
+# --- the data check: refuses data outside the ball, passes honest data ---------------------------------------------
+
+OTHER_6 = [1720, 160, 0, 0, 120]  # 2,000 records: 6 % "Other", two empty categories (the issue's case)
+
+
+def test_six_percent_other_is_refused_although_the_l1_allowance_passed_it(cli, design, tmp_path):
+    from mechdesign.core.estimation import radius_for_delta
+    from mechdesign.deploy.datacheck import check_counts
+    from mechdesign.deploy.mechfile import read_mechanism_file
+
+    guarantee = read_mechanism_file(design).guarantee
+    check = check_counts(guarantee, OTHER_6)
+    assert check.distance < guarantee["radius"] + radius_for_delta(1e-6, 2000, 5)  # the old ℓ1 check: passed
+    assert not check.inside and check.divergence > 4 * check.threshold
+    data = _records(tmp_path / "other.csv", OTHER_6)
+    out = tmp_path / "private.csv"
+    refused = cli("privatize", str(design), "--data", str(data), "--column", "race", "--out", str(out))
+    assert refused.returncode == 2 and "--override-data-check" in _one_line(refused) and not out.exists()
+    assert cli("verify", str(design), "--data", str(data), "--column", "race").returncode == 2
+
+
+def test_an_overridden_refusal_states_the_epsilon_at_the_data(cli, design, tmp_path):
+    from mechdesign.core.leakage import epsilon_min
+    from mechdesign.deploy.mechfile import read_mechanism_file
+
+    data = _records(tmp_path / "other.csv", OTHER_6)
+    out = tmp_path / "private.csv"
+    args = ("privatize", str(design), "--data", str(data), "--column", "race", "--out", str(out), "--seed", "3",
+            "--override-data-check")
+    text = cli(*args)
+    assert text.returncode == 0 and "REFUSED" in text.stdout and "overridden" in text.stdout
+    summary = json.loads(cli(*args, "--json", "--force").stdout)
+    truth = epsilon_min(read_mechanism_file(design).mechanism, np.array(OTHER_6) / 2000)
+    assert truth <= summary["epsilon_at_data"] <= truth + 1e-12  # rounded toward privacy, by float noise only
+    assert summary["epsilon"] == max(summary["file_epsilon"], summary["sampled_epsilon"], summary["epsilon_at_data"])
+    assert f"{summary['epsilon_at_data']:.6g}" in text.stdout
+    assert summary["data_check"] == {**summary["data_check"], "passed": False, "overridden": True}
+
+
+def _boundary_priors(center: np.ndarray, radius: float) -> list[np.ndarray]:
+    """Priors on the ball's boundary: β/2 of mass moved between the largest and each smaller category."""
+    top = int(np.argmax(center))
+    found = []
+    for other in range(center.size):
+        if other != top:
+            shifted = center.copy()
+            move = min(radius / 2, shifted[top])
+            shifted[top] -= move
+            shifted[other] += move
+            found.append(shifted)
+    return found
+
+
+@pytest.mark.parametrize("records", [500, 5_000, 100_000])
+def test_honest_data_from_the_ball_boundary_pass_at_rate_at_least_one_minus_delta(records):
+    """Size by simulation: at δ_d = 0.05 (large enough to measure), draws from boundary priors are refused at a
+    rate ≤ δ_d; the bound is conservative, so in fact almost never."""
+    from mechdesign.core.estimation import radius_for_delta
+    from mechdesign.deploy.datacheck import check_counts
+
+    center = np.array(RACE_COUNTS) / sum(RACE_COUNTS)
+    radius = radius_for_delta(1e-6, sum(RACE_COUNTS), 5)
+    guarantee = {"notion": "pml", "prior": center.tolist(), "radius": radius}
+    rng = np.random.default_rng(records)
+    trials, refused = 0, 0
+    for prior in _boundary_priors(center, radius):
+        for counts in rng.multinomial(records, prior, size=25):
+            trials += 1
+            refused += not check_counts(guarantee, counts, 0.05).inside
+    assert refused <= 0.05 * trials + 3 * (0.05 * trials) ** 0.5  # binomial(100, 0.05): mean 5, sd 2.2
+
+
+def test_the_check_has_power_where_the_l1_allowance_had_none():
+    from mechdesign.core.estimation import radius_for_delta
+    from mechdesign.deploy.datacheck import check_counts
+
+    center = np.array(RACE_COUNTS) / sum(RACE_COUNTS)
+    radius = radius_for_delta(1e-6, sum(RACE_COUNTS), 5)
+    guarantee = {"notion": "pml", "prior": center.tolist(), "radius": radius}
+    shifted = center.copy()
+    shifted[0] -= 0.04
+    shifted[4] += 0.04  # "Other" at 4.8 %: beyond the ball's reach of β/2 = 0.013
+    rng = np.random.default_rng(7)
+    checks = [check_counts(guarantee, c) for c in rng.multinomial(5_000, shifted, size=40)]
+    old_allowance = radius + radius_for_delta(1e-6, 5_000, 5)  # the ℓ1 check this one replaces ([E] eq. 37)
+    assert sum(not c.inside for c in checks) >= 38  # at δ_d = 1e-6
+    assert sum(c.distance > old_allowance for c in checks) <= 2
+
+
+# --- authenticity: an edited unsigned file is privatized only with a notice, and refused by policy ---------------
+
+@pytest.fixture
+def inflated(design, tmp_path) -> Path:
+    """The issue's attack: samples 1e15 and radius 1e-6 in an unsigned file, ε recomputed to match, rehashed."""
+    from mechdesign.core.leakage import capacity
+    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.deploy.mechfile import read_mechanism_file
+
+    content = json.loads(design.read_text())
+    guarantee = content["guarantee"]
+    guarantee.update(samples=10**15, radius=1e-6)
+    mechanism = read_mechanism_file(design).mechanism
+    guarantee["epsilon"] = capacity(mechanism, L1Ball(guarantee["prior"], 1e-6))
+    edited = tmp_path / "inflated.mech.json"
+    edited.write_text(json.dumps(_rehash(content)))
+    return edited
+
+
+def test_an_inflated_unsigned_file_is_privatized_only_with_a_notice(cli, inflated, tmp_path):
+    assert cli("verify", str(inflated)).returncode == 0  # internally consistent: the hash cannot tell
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    result = cli("privatize", str(inflated), "--data", str(data), "--column", "race", "--out",
+                 str(tmp_path / "private.csv"))
+    assert result.returncode == 0
+    assert result.stderr.count("\n") == 1 and "is unsigned: its claims" in result.stderr
+    assert "unauthenticated" in result.stderr
+
+
+def test_require_signature_refuses_unsigned_files(cli, inflated, tmp_path, monkeypatch):
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    out = tmp_path / "private.csv"
+    base = ("privatize", str(inflated), "--data", str(data), "--column", "race", "--out", str(out))
+    assert cli("sign", "--generate-key", str(tmp_path / "key.pem")).returncode == 0
+    keyless = cli(*base, "--require-signature")
+    assert keyless.returncode == 2 and "public_key must be given" in _one_line(keyless)
+    unsigned = cli(*base, "--require-signature", "--public-key", str(tmp_path / "key.pem.pub"))
+    assert unsigned.returncode == 2 and "unsigned" in _one_line(unsigned) and not out.exists()
+    monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "1")
+    assert cli(*base).returncode == 2 and not out.exists()
+    assert cli("verify", str(inflated)).returncode == 2
+    monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "maybe")
+    assert cli(*base).returncode == 2
+
+
+def test_a_signed_file_checked_against_its_key_needs_no_notice(cli, design, tmp_path, monkeypatch):
+    signed = tmp_path / "signed.json"
+    signed.write_bytes(design.read_bytes())
+    assert cli("sign", "--generate-key", str(tmp_path / "key.pem")).returncode == 0
+    assert cli("sign", str(signed), "--key", str(tmp_path / "key.pem")).returncode == 0
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "1")
+    result = cli("privatize", str(signed), "--data", str(data), "--column", "race", "--out",
+                 str(tmp_path / "p.csv"), "--public-key", str(tmp_path / "key.pem.pub"))
+    assert result.returncode == 0 and result.stderr == "" and "data check passed" in result.stdout
+    monkeypatch.delenv("MECHDESIGN_REQUIRE_SIGNATURE")
+    unchecked = cli("privatize", str(signed), "--data", str(data), "--column", "race", "--out",
+                    str(tmp_path / "q.csv"))
+    assert unchecked.returncode == 0 and "no --public-key was given" in unchecked.stderr
+
+
+# --- friction ----------------------------------------------------------------------------------------------------
+
+def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, capsys, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mechdesign.deploy import privatizer as module
+    from mechdesign.design.closed_form import randomized_response
+
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": ["a", "b"] * 100_000}), source, row_group_size=20_000)
+    clock = iter(range(0, 10_000, 6))  # every report 6 s after the last: more than the 5 s of a pipe
+    monkeypatch.setattr(module.time, "perf_counter", lambda: float(next(clock)))
+    module.privatize_file(module.Privatizer(randomized_response(2, 1.0, ["a", "b"])), source,
+                          tmp_path / "out.parquet", "x", rng=1, chunk_size=65_536, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 3 and not any("\r" in line for line in lines)
+    assert all(" of 200,000 records (" in line for line in lines) and "ETA" in lines[0]
+    assert lines[-1].startswith("privatized 200,000 of 200,000 records (100 %")
+
+
+def test_csv_byte_order_mark_and_crlf_are_kept(cli, design, tmp_path):
+    source = tmp_path / "crlf.csv"
+    source.write_bytes(b"\xef\xbb\xbfid,race\r\n1,White\r\n2,Black\r\n3,Other\r\n")
+    out = tmp_path / "out.csv"
+    assert cli("privatize", str(design), "--data", str(source), "--column", "race", "--out", str(out),
+               "--seed", "1", "--override-data-check").returncode == 0
+    written = out.read_bytes()
+    assert written.startswith(b"\xef\xbb\xbfid,race\r\n") and written.count(b"\r\n") == 4
+    assert written.count(b"\n") == 4
+
+
+def test_repeated_column_options_and_column_lists_are_refused(cli, design, tmp_path):
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    twice = cli("privatize", str(design), "--data", str(data), "--column", "race", "--column", "sex", "--out",
+                str(tmp_path / "o.csv"))
+    assert twice.returncode == 2 and "one column per" in _one_line(twice) and not (tmp_path / "o.csv").exists()
+    assert cli("decode", str(design), "--data", str(data), "--column", "race", "--column", "id").returncode == 2
+    problem = tmp_path / "multi.toml"
+    problem.write_text('name = "multi"\n[data]\nsamples = "adult:race"\ncolumn = ["race", "sex"]\n'
+                       '[privacy]\nepsilon = 1.0\ndelta = 1e-6\n')
+    listed = cli("design", str(problem), "--out", str(tmp_path))
+    assert listed.returncode == 2 and "one column per file today" in _one_line(listed)
+    problem.write_text(problem.read_text().replace('["race", "sex"]', '"sex"'))
+    other = cli("design", str(problem), "--out", str(tmp_path))
+    assert other.returncode == 2 and "data.column" in _one_line(other)
+
+
+def test_decode_calls_output_labels_output_labels(cli, design, tmp_path):
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    result = cli("decode", str(design), "--data", str(data), "--column", "race")
+    assert result.returncode == 2 and "output labels" in _one_line(result) and "input labels" not in result.stderr
+
+
+@pytest.mark.parametrize("epsilon", ["800", "1e300"])
+def test_huge_epsilon_in_calibrate_gaussian_is_a_proper_error(cli, epsilon):
+    result = cli("calibrate", "gaussian", "--epsilon", epsilon, "--sigma", "1.5", "--counts", "3000,7000")
+    assert result.returncode == 2 and "epsilon must be" in _one_line(result) and "math range" not in result.stderr

@@ -68,7 +68,7 @@ def test_swapped_labels_pass_the_hash_but_fail_the_data_check(adult, tmp_path, c
     code = main(["verify", str(swapped), "--data", str(adult["csv"]), "--column", "race"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
-    assert "data must have frequencies within the file's ball" in err and "distance=1.6" in err
+    assert "data must come from a distribution within the file's ball" in err and "distance=1.6" in err
     out = tmp_path / "out.csv"
     assert main(["privatize", str(swapped), str(adult["csv"]), "--column", "race", "--out", str(out),
                  "--seed", "1"]) == 2
@@ -85,7 +85,7 @@ def test_true_labels_pass_the_data_check(adult, capsys):
     assert main(["verify", str(adult["design"]), "--data", str(adult["parquet"]), "--column", "race",
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)["data"]
-    assert data["records"] == 48842 and data["distance"] < 1e-12 < data["allowance"]
+    assert data["records"] == 48842 and data["distance"] < 1e-12 and data["divergence"] == 0 < data["threshold"]
 
 
 @pytest.mark.parametrize("change, field", [
@@ -115,9 +115,9 @@ def test_radius_zero_design_relabelled_as_delta_pml_is_refused(tmp_path):
 
 def test_data_check_allows_its_own_sampling_error():
     guarantee = {"notion": "pml", "prior": [0.5, 0.5], "radius": 0.02}
-    # 100 records at 0.6/0.4: distance 0.2 < 0.02 + β_d(1e-6, 100, 2) ≈ 0.55
+    # 100 records at 0.6/0.4: divergence to the ball 0.016 < t(1e-6, 100, 2) ≈ 0.19
     assert check_counts(guarantee, [60, 40]).inside
-    with pytest.raises(ValueError, match="sampling radius"):
+    with pytest.raises(ValueError, match="smallest divergence to the ball"):
         require_in_ball(guarantee, [600_000, 400_000])
     assert check_counts({"notion": "ldp", "prior": None, "radius": None}, [1, 0]).inside
 
@@ -170,7 +170,7 @@ def test_adult_round_trip_design_sign_verify_privatize_decode(adult, tmp_path, c
     assert main(["privatize", str(adult["signed"]), str(adult[kind]), "--column", "race", "--out", str(out),
                  "--public-key", str(adult["public"]), "--seed", "13", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["records"] == 48842 and summary["signed"] and summary["data_distance"] < 1e-12
+    assert summary["records"] == 48842 and summary["signed"] and summary["data_check"]["distance"] < 1e-12
     assert main(["decode", str(adult["signed"]), str(out), "--column", "race", "--method", "em", "--json"]) == 0
     decoded = json.loads(capsys.readouterr().out)
     truth = load_adult(["race"])["race"].value_counts(normalize=True)
