@@ -14,7 +14,7 @@ are compared, all ε-PML for every prior in B_β(P̂), hence (ε, δ)-PML:
     k-ary randomized response at ε-LDP (ε-PML for every prior: a stronger guarantee).
 ``krr_pml``
     k-RR with the largest ε₀ whose exact capacity over B_β(P̂) is ≤ ε
-    (:func:`mechdesign.design.closed_form.calibrated_randomized_response`).
+    (:func:`mechdesign.design.polytope.closed_form.calibrated_randomized_response`).
 
 Every repetition privatizes the real column with a seeded :class:`~mechdesign.deploy.privatizer.Privatizer`
 (the same seed for all mechanisms of one cell: common random numbers), counts the outputs and

@@ -22,7 +22,8 @@ from mechdesign.core.estimation import radius_for_delta
 from mechdesign.deploy.datacheck import check_counts
 
 SEED = 20261123
-COUNTS = np.array([41762, 4685, 1519, 470, 406])  # Adult race: White, Black, Asian-Pac-Islander, Amer-Indian-Eskimo, Other
+# Adult race: White, Black, Asian-Pac-Islander, Amer-Indian-Eskimo, Other
+COUNTS = np.array([41762, 4685, 1519, 470, 406])
 DATA_DELTA = 1e-6
 DRAWS = 100
 RECORDS = (2_000, 5_000, 20_000)
@@ -59,7 +60,7 @@ def main(out_dir: Path) -> list[Path]:
     ax.axvline(radius / 2, color="gray", ls=":", lw=1, label="edge of the ball (2s = β)")
     ax.set_xlabel("shift s of mass from White to Other")
     ax.set_ylabel(f"share refused ({DRAWS} draws, δ_d = 1e-6)")
-    ax.set_title("Data check: Adult race file, β*(1e-6) = %.4f" % radius, fontsize=9)
+    ax.set_title(f"Data check: Adult race file, β*(1e-6) = {radius:.4f}", fontsize=9)
     ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     png = out_dir / "fig_datacheck_power.png"

@@ -378,7 +378,7 @@ def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, 
     import pyarrow.parquet as pq
 
     from mechdesign.deploy import privatizer as module
-    from mechdesign.design.closed_form import randomized_response
+    from mechdesign.design.polytope.closed_form import randomized_response
 
     source = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": ["a", "b"] * 100_000}), source, row_group_size=20_000)

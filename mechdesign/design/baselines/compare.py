@@ -4,7 +4,7 @@
     k-ary randomized response at LDP level ε (ε-LDP, hence ε-PML for every prior).
 ``rr_pml``
     k-RR calibrated to the same guarantee: the largest ε₀ whose exact capacity over B_β(P̂) is ≤ ε
-    (:func:`mechdesign.design.closed_form.calibrated_randomized_response`).
+    (:func:`mechdesign.design.polytope.closed_form.calibrated_randomized_response`).
 ``optimal_ldp``
     the utility-optimal ε-LDP mechanism (staircase LP of Kairouz, Oh, Viswanath, JMLR 2016), computed
     as the design at β = 2; :func:`staircase_lp` solves the classical LP independently (cross-check).

@@ -257,7 +257,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         Stop column generation when the relative gap (f − bound)/abs(f) is below this; the result's
         status is "optimal" when the certified relative gap of the final matrix is within it.
     max_candidates
-        Passed to :func:`mechdesign.design.vertices.column_vertices`.
+        Passed to :func:`mechdesign.design.polytope.vertices.column_vertices`.
     reduce
         Apply the Carathéodory reduction (few outputs); False keeps the master's interior solution.
     conic
@@ -284,7 +284,7 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         dispatches on the kind).
     ValueError
         If P̂ has a zero entry or more than 24 entries, or a general-β enumeration has more than
-        ``max_candidates`` candidate columns (from :func:`~mechdesign.design.vertices.column_vertices`).
+        ``max_candidates`` candidate columns (from :func:`~mechdesign.design.polytope.vertices.column_vertices`).
     SolverError
         If the interior point master fails and its cvxpy/Clarabel fallback returns no solution.
     CertificateError

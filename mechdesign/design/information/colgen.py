@@ -1,8 +1,8 @@
 """Column generation with a proven bound at every iteration (reference/scale-pricing.md §1, §4).
 
-The restricted master (:class:`~mechdesign.design.master.Master`) starts from a feasible, full-rank set of
+The restricted master (:class:`~mechdesign.design.information.master.Master`) starts from a feasible, full-rank set of
 columns: the constant column 1 and the lift vectors of k-RR calibrated to the ball
-(:func:`~mechdesign.design.closed_form.calibrated_randomized_response`). It is re-solved by warm-started
+(:func:`~mechdesign.design.polytope.closed_form.calibrated_randomized_response`). It is re-solved by warm-started
 simplex after each round (its value is the utility of a feasible mechanism; at the end its basic solution has
 at most N outputs). For ANY multipliers λ and r ≥ r*(λ) (the oracle's proven bound),
 
@@ -14,7 +14,7 @@ Where to price. The master's own duals (Kelley's cutting-plane method) converge 
 master, and Wentges smoothing towards them only by a fixed factor per round: on Adult native-country at
 ε = 2 the best reduced cost at the master's duals stayed ≈ 0.05 for 160 rounds while the bound shrank by
 ≈ 20 % per round (the C2 relaxation of the pricer was never loose there: every bound was attained by a real
-column). Each round therefore prices at the proximal point of :class:`~mechdesign.design.proximal.ProximalModel`
+column). Each round therefore prices at the proximal point of :class:`~.proximal.ProximalModel`
 around the stability centre c (the proximal bundle method): a serious step moves c to the point when the
 bound fell by at least κ = 0.1 of the decrease the model predicted (and doubles the step τ when it fell by half
 of it), a null step that made the bound worse halves τ; either way the new columns sharpen the model.
