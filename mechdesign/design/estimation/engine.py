@@ -393,7 +393,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     timings["master"] = time.perf_counter() - solve_start
     method = "column_generation" if cv.count > 3000 else "enumeration"
     return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
-                   method, cv.count + n, partial(lambda th, co: lower_bound(criterion, th, co, pool, start_columns)[0]))
+                   method, cv.count + n, lambda th, co: lower_bound(criterion, th, co, pool, start_columns)[0])
 
 
 def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, counts: np.ndarray,

@@ -29,7 +29,7 @@ prices the families exactly or bounds them:
 
 Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved, ``_margin``),
 so it holds in real arithmetic. A prior given as probabilities is priced through the counts of
-:func:`mechdesign.design.solver.pricing_counts` when its entries are fractions with a common denominator
+:func:`pricing_counts` when its entries are fractions with a common denominator
 m ≤ 10⁷; other priors are not priced (the solver enumerates, or refuses before allocating): with masses
 that are not multiples of 1/m the DP over counts has no exact analogue, and bounding it through intervals
 on rounded masses is left open.
@@ -289,7 +289,7 @@ class CountPricer:
         """C1: Z ≠ ∅, P̂(H) ≥ β/2, L = {j}, h = e^{ε′}, l = (1 − h P̂(H))/P̂_j ∈ [0, h]."""
         h1 = self.h1
         if self._c1 is None:
-            self._c1 = self._c1_cells()
+            self._c1 = self.c1_cells()
         per_j = self._c1
         if not per_j:
             return
@@ -307,8 +307,8 @@ class CountPricer:
                         exact[lo] = (float(r[k]), int(c[k]))
                 return
             mid = (lo + hi) // 2
-            visit(lo, mid, self._extend(table, lam, range(mid, hi)))
-            visit(mid, hi, self._extend(table, lam, range(lo, mid)))
+            visit(lo, mid, self.extend(table, lam, range(mid, hi)))
+            visit(mid, hi, self.extend(table, lam, range(lo, mid)))
 
         start = np.full(self.m + 1, np.inf)
         start[0] = 0.0
@@ -325,7 +325,7 @@ class CountPricer:
             hs = self.recover(take, exact[j][1])
             keep("C1", -math.inf, exact[j][0], [self.vector(hs, mask, "C1")])
 
-    def _extend(self, table: np.ndarray, lam: np.ndarray, items: range) -> np.ndarray:
+    def extend(self, table: np.ndarray, lam: np.ndarray, items: range) -> np.ndarray:
         """The knapsack table with more items added (a copy)."""
         d = table.copy()
         for i in items:
@@ -333,7 +333,7 @@ class CountPricer:
             np.minimum(d[k:], d[:-k] + lam[i], out=d[k:])
         return d
 
-    def _c1_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def c1_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """λ-free part of family C1 per low item j: counts C of H, μ values, and the low level l."""
         m, p, h1, half = self.m, self.p, self.h1, self.half
         out = {}
@@ -362,19 +362,23 @@ class CountPricer:
             self._c2 = C2Grid(self.counts, self.a, self.half, self._f)
         best_bound, cells = self._c2.price(d, threshold, full, count)
         cells.sort(reverse=True)
-        vecs, real = [], -math.inf
-        for _, ch, ct in cells[:_C2_COLUMNS]:
+        vecs = self.c2_columns(lam, take, cells[:_C2_COLUMNS])
+        real = max((self._exact_reduced(vec, lam) for vec in vecs), default=-math.inf)
+        keep("C2", best_bound if full else math.inf, real, vecs)
+
+    def c2_columns(self, lam: np.ndarray, take: np.ndarray, cells: list[tuple[float, int, int]]) -> list[np.ndarray]:
+        """Real C2 columns for grid cells (·, C_H, C_T): H from the table of λ (``take``), L by an exact DP over X∖H."""
+        vecs = []
+        for _, ch, ct in cells:
             hs = self.recover(take, ch)
             dl, take_l = self.table(lam, hs, track=True)
             assert take_l is not None
             if not np.isfinite(dl[ct - ch]):
                 continue
-            ls = self.recover(take_l, ct - ch)
-            vec = self.vector(hs, ls, "C2")
+            vec = self.vector(hs, self.recover(take_l, ct - ch), "C2")
             if vec is not None:
                 vecs.append(vec)
-                real = max(real, self._exact_reduced(vec, lam))
-        keep("C2", best_bound if full else math.inf, real, vecs)
+        return vecs
 
     def _exact_reduced(self, vec: np.ndarray, lam: np.ndarray) -> float:
         p = self.p

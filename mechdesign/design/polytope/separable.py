@@ -92,7 +92,8 @@ class SeparableOracle:
         self.a, self.h1, self.half = pr.a, pr.h1, pr.half
         self.epsilon = pr.epsilon
         self._a_cells = self._family_a_cells()
-        self._c1_cells = self._family_c1_cells()
+        # λ-free C1 cells (counts of H, low level) of the counting pricer; its μ values are 0 (level φ = 0).
+        self._c1_cells = {} if self.epsilon == 0.0 else {j: (c, low) for j, (c, _, low) in pr.c1_cells().items()}
         self._c2_low: float | None = None
 
     # ------------------------------------------------------------------ knapsack tables (maximum form)
@@ -100,13 +101,6 @@ class SeparableOracle:
                track: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
         d, take = self.pricer.table(-w, exclude, track)
         return -d, take
-
-    def _extend(self, table: np.ndarray, w: np.ndarray, items: range) -> np.ndarray:
-        t = table.copy()
-        for i in items:
-            k = int(self.counts[i])
-            np.maximum(t[k:], t[:-k] + w[i], out=t[k:])
-        return t
 
     # ------------------------------------------------------------------ λ-free cell data
     def _family_a_cells(self) -> tuple[np.ndarray, ...] | None:
@@ -124,26 +118,6 @@ class SeparableOracle:
         c, s, ratio = c[valid], s[valid], ratio[valid]
         low = 1.0 / (s * ratio + 1.0 - s)
         return c, ratio * low, low
-
-    def _family_c1_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """Per low item j: counts C of H and the low level l (as in CountPricer._c1_cells)."""
-        m, p, h1, half = self.m, self.p, self.h1, self.half
-        out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        if self.epsilon == 0.0:
-            return out
-        for j in range(self.size):
-            nj = int(self.counts[j])
-            lo_c = max(1, math.floor((1.0 / h1 - p[j]) * m) - 2)
-            hi_c = min(m - nj - 1, math.ceil(m / h1) + 2)
-            if hi_c < lo_c:
-                continue
-            c = np.arange(lo_c, hi_c + 1)
-            s = c / m
-            low = (1.0 - h1 * s) / p[j]
-            ok = (s >= half) & (low >= -_TOL * h1) & (low <= h1 * (1 + _TOL))
-            if np.any(ok):
-                out[j] = (c[ok], np.clip(low[ok], 0.0, h1))
-        return out
 
     # ------------------------------------------------------------------ one call
     def maximize(self, diagonal: Any, linear: Any, *, tolerance: float = 1e-9,
@@ -230,8 +204,8 @@ class SeparableOracle:
             lo = np.clip(hi - 1, 0, pts.size - 1)
             at_point = pts[hi] == sigma
             lo = np.where(at_point, hi, lo)
-            t_lo = np.stack([tables[float(s)] for s in pts])[lo, c]
-            t_hi = np.stack([tables[float(s)] for s in pts])[hi, c]
+            stacked = np.stack([tables[float(s)][c] for s in pts])  # the cells' columns only
+            t_lo, t_hi = stacked[lo, np.arange(c.size)], stacked[hi, np.arange(c.size)]
             span = pts[hi] - pts[lo]
             with np.errstate(invalid="ignore", divide="ignore"):
                 frac = np.where(span > 0, (sigma - pts[lo]) / np.where(span > 0, span, 1.0), 0.0)
@@ -276,8 +250,9 @@ class SeparableOracle:
                         exact[lo] = (float(r[k]), int(c[k]))
                 return
             mid = (lo + hi) // 2
-            visit(lo, mid, self._extend(table, w, range(mid, hi)))
-            visit(mid, hi, self._extend(table, w, range(lo, mid)))
+            # the pricer's tables are minima: max Σ w = −min Σ(−w)
+            visit(lo, mid, -self.pricer.extend(-table, -w, range(mid, hi)))
+            visit(mid, hi, -self.pricer.extend(-table, -w, range(lo, mid)))
 
         start = np.full(self.m + 1, -np.inf)
         start[0] = 0.0
@@ -317,16 +292,7 @@ class SeparableOracle:
         d, take = self.pricer.table(lam, track=True)
         assert take is not None
         bound, cells = grid.price(d, threshold, True, _COLUMNS)
-        cols = []
-        for _, ch, ct in cells[:_COLUMNS]:
-            hs = self.pricer.recover(take, ch)
-            dl, take_l = self.pricer.table(lam, hs, track=True)
-            assert take_l is not None
-            if not np.isfinite(dl[ct - ch]):
-                continue
-            vec = self.pricer.vector(hs, self.pricer.recover(take_l, ct - ch), "C2")
-            if vec is not None:
-                cols.append(vec)
+        cols = self.pricer.c2_columns(lam, take, cells[:_COLUMNS])
         return bound, cols
 
     def _c2_lowest(self) -> float:
