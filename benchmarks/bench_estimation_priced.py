@@ -1,0 +1,63 @@
+"""The estimation engine beyond 16 categories (issue 18): Adult native-country (N = 42), no enumeration.
+
+For each ε, ``solve`` of the A-optimal problem (``estimation_mse``, δ = 1e-6, β*(δ) of [E] eq. 37, m = 48 842)
+under ``--time-limit`` seconds, ``--repeats`` times: CPU time (``time.process_time``, median and range), the
+certified value tr J⁻¹ − 1, its certified lower bound and relative gap, the outputs, and the best LDP frequency
+oracle's MSE factor at the same ε (:func:`mechdesign.compare_oracles`) with its ratio to the design.
+
+Run: ``python benchmarks/bench_estimation_priced.py [--epsilons 0.5 1 2] [--repeats 3] [--time-limit 30]``;
+results in benchmarks/results/estimation_priced.{json,csv}.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from _common import write_results
+
+from mechdesign import compare_oracles, load_problem, solve
+from mechdesign.design.problem import DesignProblem
+
+PROBLEM = Path(__file__).resolve().parents[1] / "problems" / "adult-native-country.toml"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--time-limit", type=float, default=30.0)
+    args = parser.parse_args()
+    base = load_problem(PROBLEM).problem
+    rows = []
+    for eps in args.epsilons:
+        problem = DesignProblem(base.prior, eps, base.radius, "estimation_mse")
+        cpu, results = [], []
+        for _ in range(args.repeats):
+            start = time.process_time()
+            results.append(solve(problem, baselines=False, time_limit=args.time_limit))
+            cpu.append(time.process_time() - start)
+        values = [r.utility for r in results]
+        best = min(compare_oracles(problem.prior, eps, statistics.median(values)), key=lambda o: o.mse)
+        row = {"epsilon": eps, "size": problem.size, "time_limit": args.time_limit,
+               "cpu_median": statistics.median(cpu), "cpu_min": min(cpu), "cpu_max": max(cpu),
+               "value_median": statistics.median(values), "value_min": min(values), "value_max": max(values),
+               "bound": max(r.upper_bound for r in results),
+               "relative_gap_median": statistics.median(r.gap / abs(r.utility) for r in results),
+               "outputs_median": statistics.median(r.mechanism.matrix.shape[1] for r in results),
+               "status": ",".join(sorted({r.status for r in results})), "method": results[0].method,
+               "best_oracle": best.name, "best_oracle_mse": best.mse,
+               "oracle_over_design": best.mse / statistics.median(values)}
+        rows.append(row)
+        print(row, flush=True)
+    print(write_results("estimation_priced", rows, load=os.getloadavg()))
+
+
+if __name__ == "__main__":
+    main()
