@@ -19,6 +19,17 @@ is then separable, and :class:`~mechdesign.design.polytope.separable.SeparableOr
 over the vertices. With b = 2a − λ: R = 2Σa + τ − Σb + S(D, b), S(D, b) ≥ max_v Σ D v² + b·v, and b is
 chosen by cutting planes (Kelley's method, an LP in (b, s) per round; HiGHS) to make R small.
 
+The fit to one design's J⁻² is not the best Y of the family: the bound is then refined over the whole family
+(D, a and b together) by the concave dual itself,
+
+    (A)  max 2 tr Y^{1/2} − 2Σa + Σb − s,      (D)  max log det Y + N − 2Σa + Σb − s,
+    s ≥ Σ_x D_x v_x² + b·v for every v of a finite set (cuts),
+
+an SDP (tr Y^{1/2} = max{tr Z : [[Y, Z], [Z, I]] ⪰ 0}) solved by SCS through cvxpy. Its value over-estimates
+(the cuts are a subset of the vertices); its (D, a, b) is then evaluated exactly as above — PSD repair, the
+oracle's proven S, scaling — and the oracle's columns become new cuts. The solver's accuracy therefore never
+enters the bound: only the exactly evaluated points count.
+
 Everything that enters the bound is recomputed in NumPy with margins toward a smaller bound: tr Y^{1/2}
 and log det Y from eigenvalues lowered by N·ulp·‖Y‖, and S from the oracle's proven bound.
 """
@@ -26,7 +37,9 @@ and log det Y from eigenvalues lowered by N·ulp·‖Y‖, and S from the oracle
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +48,8 @@ from mechdesign.design.polytope.separable import SeparableOracle
 __all__ = ["StructuredBound", "fit_structure", "structured_bound"]
 
 _EPS = np.finfo(np.float64).eps
-_ROUNDS = 12
+_ROUNDS = 3
+_SDP_ROUNDS = 4     # SDP refinements of (D, a, b) after the cutting planes on b
 
 
 @dataclass(frozen=True)
@@ -54,11 +68,12 @@ class StructuredBound:
     rounds: int
 
 
-def fit_structure(target: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def fit_structure(target: np.ndarray, prior: np.ndarray, psd: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
     """(D, a, τ) of the family Y = diag(D) + P̂aᵀ + aP̂ᵀ + τP̂P̂ᵀ closest to ``target`` off the diagonal.
 
     Off the diagonal Y_xy = P̂_x a_y + a_x P̂_y + τ P̂_x P̂_y: a least-squares fit (τ is absorbed in a, so it is
-    0), then D = the diagonal of the residual, raised until Y is positive semidefinite with a margin.
+    0), then D = the diagonal of the residual, raised until Y is positive semidefinite with a margin (unless
+    ``psd=False``: then Y and ``target`` have the same diagonal).
 
     Examples
     --------
@@ -77,6 +92,8 @@ def fit_structure(target: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np
     vector = np.linalg.lstsq(design, target[rows, cols], rcond=None)[0] if rows.size else np.zeros(n)
     structured = np.outer(prior, vector) + np.outer(vector, prior)
     diagonal = np.diag(target) - np.diag(structured)
+    if not psd:
+        return diagonal, vector, 0.0
     low = float(np.linalg.eigvalsh(np.diag(diagonal) + structured)[0])
     scale = float(np.abs(target).max()) if target.size else 1.0
     if low < 0:
@@ -107,7 +124,8 @@ def _value(criterion: str, log_det_or_root: float, size: int, r: float) -> float
 
 
 def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray, oracle: SeparableOracle,
-                     cuts: np.ndarray, rounds: int = _ROUNDS) -> StructuredBound:
+                     cuts: np.ndarray, rounds: int = _ROUNDS, sdp_rounds: int = _SDP_ROUNDS,
+                     deadline: float | None = None) -> StructuredBound:
     """A certified lower bound on min f over every ε-PML-over-the-ball design (module docstring).
 
     Parameters
@@ -123,7 +141,11 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     cuts
         Lift vectors (N×K) to start the cutting-plane model of S with (the master's columns).
     rounds
-        Oracle calls at most.
+        Oracle calls of the cutting planes on b.
+    sdp_rounds
+        SDP refinements of (D, a, b) afterwards (each one oracle call).
+    deadline
+        ``time.monotonic()`` after which no further SDP round starts (the first always runs).
     """
     from scipy.optimize import linprog
 
@@ -158,4 +180,70 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
             break
         b = np.asarray(lp.x[:n])
         width *= 0.5 if r - predicted < 1e-3 * abs(r) else 1.0
-    return StructuredBound(best_value, diagonal, vector, tau, families, calls)
+    best = StructuredBound(best_value, diagonal, vector, tau, families, calls)
+    return _refine(criterion, best, np.hstack(model), b, oracle, sdp_rounds, deadline)
+
+
+def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: np.ndarray,
+              oracle: SeparableOracle) -> tuple[float, dict[str, float], np.ndarray, np.ndarray]:
+    """The certified bound of one (D, a, b) (D raised to make Y PSD), its families, the cut columns and D."""
+    prior = oracle.p
+    structured = np.outer(prior, vector) + np.outer(vector, prior)
+    low = float(np.linalg.eigvalsh(np.diag(diagonal) + structured)[0])
+    if low <= 0:
+        diagonal = diagonal + (-low + 64 * prior.size * _EPS * float(np.abs(diagonal).max()))
+    y = np.diag(diagonal) + structured
+    head = _trace_root(y) if criterion == "a_optimal" else _log_det(y)
+    result = oracle.maximize(diagonal, linear)
+    r = 2 * math.fsum(vector) - math.fsum(linear) + result.bound
+    return _value(criterion, head, prior.size, r), dict(result.families), result.columns, diagonal
+
+
+def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np.ndarray,
+            oracle: SeparableOracle, rounds: int, deadline: float | None) -> StructuredBound:
+    """Raise the bound over the whole family by the SDP of the module docstring (cutting planes on S)."""
+    import cvxpy as cp
+
+    if rounds <= 0 or start.scalar != 0.0:
+        return start
+    prior = oracle.p
+    n = prior.size
+    best = start
+    d_var, a_var, b_var = cp.Variable(n), cp.Variable(n), cp.Variable(n)
+    y_var = cp.diag(d_var) + prior[:, None] @ a_var[None, :] + a_var[:, None] @ prior[None, :]
+    y_var = (y_var + y_var.T) / 2
+    if criterion == "a_optimal":
+        z_var = cp.Variable((n, n), symmetric=True)
+        head: Any = 2 * cp.trace(z_var)
+        cone = [cp.bmat([[y_var, z_var], [z_var, np.eye(n)]]) >> 0]
+    else:
+        head, cone = cp.log_det(y_var) + n, []
+    columns = [np.asarray(cuts, dtype=np.float64)]
+    width = max(float(np.abs(linear).max()), 1.0)
+    center = linear
+    for k in range(rounds):
+        if k and deadline is not None and time.monotonic() >= deadline:
+            break
+        vecs = np.hstack(columns)
+        s_var = cp.Variable()
+        problem = cp.Problem(cp.Maximize(head - 2 * cp.sum(a_var) + cp.sum(b_var) - s_var),
+                             [*cone, s_var >= (vecs**2).T @ d_var + vecs.T @ b_var,
+                              cp.abs(b_var - center) <= width])
+        try:
+            problem.solve(solver="SCS", eps=1e-4, max_iters=5_000)
+        except cp.error.SolverError:
+            break
+        if d_var.value is None or a_var.value is None or b_var.value is None:
+            break
+        b_new = np.asarray(b_var.value, dtype=np.float64)
+        value, families, cols, diagonal = _evaluate(criterion, np.asarray(d_var.value, dtype=np.float64),
+                                                    np.asarray(a_var.value, dtype=np.float64), b_new, oracle)
+        columns.append(cols)
+        if value > best.value:
+            best = StructuredBound(value, diagonal, np.asarray(a_var.value, dtype=np.float64), 0.0, families,
+                                   best.rounds + 1)
+        else:
+            best = StructuredBound(best.value, best.diagonal, best.vector, best.scalar, best.families,
+                                   best.rounds + 1)
+        center = b_new
+    return best

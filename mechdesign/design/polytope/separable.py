@@ -19,10 +19,13 @@ knapsack with an exact count K_w(C) = max{Σ_{x∈S} w_x : n(S) = C} (:class:`~.
   is attained within a tolerance. Exact for β = 0 (L = {j}: N members, enumerated).
 * C1 (H at h = e^{ε′}, L = {j}, l from the mass): value = h K_{hD+b, X∖j}(C) + D_j l² + b_j l, exact for
   every j at once by divide and conquer over the items (as :class:`~.pricing.CountPricer` does).
-* C2 (zeros, H of mass below β/2): bounded through D_x ≤ ρ_H P̂_x on the items that can be in H (mass below
-  β/2) and D_x ≤ ρ_L P̂_x everywhere, which makes the quadratic part a function of the masses
-  ρ_H s_H h² + ρ_L s_L l²; the (C_H, C_T) grid of :mod:`.c2grid` then bounds it with its proven block
-  bounds. Valid, and loose by the spread of D_x / P̂_x; its share of the bound is reported.
+* C2 (zeros, 0 < P̂(H) < β/2, T = H ∪ L with ρ = h/l = a(s_T − β/2) ≥ 1): the value splits as
+  Σ_{x∈T} (D_x l² + b_x l) + Σ_{x∈H} (D_x(h² − l²) + b_x(h − l)). On a band of C_T the levels h and l lie in
+  intervals computed from the band's ends (each term of their denominators is monotone), so each item's two
+  weights are bounded by their maxima over the intervals (ends, or the vertex of a concave parabola), and
+  dropping H ⊆ T bounds the band by K_{ŵ_T}(C_T) + K_{ŵ_H}(C_H) — two knapsack tables. Bands whose bound
+  exceeds the other families' are halved (up to ``_C2_CALLS`` bands); real columns are built at the best
+  cells' own levels. Valid, and tight up to the H ⊆ T relaxation and the band width.
 
 Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved).
 """
@@ -35,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.design.polytope.c2grid import C2Grid
 from mechdesign.design.polytope.pricing import CountPricer
 
 __all__ = ["SeparableOracle", "SeparableResult"]
@@ -45,6 +47,8 @@ _TOL = 1e-12
 _GRID_START = 9      # σ-grid points (cells' σ quantiles) before refinement
 _GRID_MAX = 96       # at most this many knapsack tables per call for family A
 _COLUMNS = 4         # real columns returned per family
+_C2_BANDS = 8        # bands of C_T to start family C2 with
+_C2_CALLS = 128      # at most this many bands (two knapsack tables each) per call for family C2
 
 
 @dataclass
@@ -94,7 +98,7 @@ class SeparableOracle:
         self._a_cells = self._family_a_cells()
         # λ-free C1 cells (counts of H, low level) of the counting pricer; its μ values are 0 (level φ = 0).
         self._c1_cells = {} if self.epsilon == 0.0 else {j: (c, low) for j, (c, _, low) in pr.c1_cells().items()}
-        self._c2_low: float | None = None
+        self._c2: tuple[np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ knapsack tables (maximum form)
     def _table(self, w: np.ndarray, exclude: np.ndarray | None = None,
@@ -121,11 +125,13 @@ class SeparableOracle:
 
     # ------------------------------------------------------------------ one call
     def maximize(self, diagonal: Any, linear: Any, *, tolerance: float = 1e-9,
-                 high_zero: bool = True) -> SeparableResult:
+                 high_zero: bool = True, refine: bool = True) -> SeparableResult:
         """Bound S(D, b) = max_v Σ D_x v_x² + b·v over the vertex families and return good real columns.
 
         ``tolerance`` (absolute) stops the σ-grid refinement of family A once its bound is attained within it.
-        ``high_zero=False`` skips family C2 (columns only: the bound then covers A, B and C1 alone).
+        ``high_zero=False`` skips family C2 (columns only: the bound then covers A, B and C1 alone);
+        ``refine=False`` keeps A's first σ-grid and C2's first bands (valid, looser bounds; for callers that want
+        columns only).
         """
         dd = np.asarray(diagonal, dtype=np.float64)
         bb = np.asarray(linear, dtype=np.float64)
@@ -161,7 +167,7 @@ class SeparableOracle:
                 families["A"] = float(vals.max()) + margin
                 found.extend(members[k] for k in np.argsort(-vals)[:_COLUMNS])
         elif self._a_cells[0].size:
-            bound_a, cols = self._family_a(dd, bb, tolerance)
+            bound_a, cols = self._family_a(dd, bb, tolerance if refine else math.inf)
             families["A"] = bound_a + margin
             found.extend(cols)
         # C1.
@@ -172,7 +178,7 @@ class SeparableOracle:
         # C2.
         if high_zero and self.half > 0 and self.half + 1.0 / self.a < 1.0:
             threshold = max(max(families.values(), default=-math.inf), max((value(v) for v in found), default=0.0))
-            bound_c2, cols = self._family_c2(dd, bb, threshold)
+            bound_c2, cols = self._family_c2(dd, bb, threshold if refine else math.inf)
             if bound_c2 > -math.inf:
                 families["C2"] = bound_c2 + margin
             found.extend(cols)
@@ -272,33 +278,109 @@ class SeparableOracle:
         return max(r for r, _ in exact.values()), cols
 
     def _family_c2(self, dd: np.ndarray, bb: np.ndarray, threshold: float) -> tuple[float, list[np.ndarray]]:
-        """Family C2 through a mass-only majorant (module docstring) and the block grid of :mod:`.c2grid`.
-
-        With ρ = max_x D_x/P̂_x and E = D − ρP̂ ≤ 0: Σ D v² = ρ Σ P̂ v² + Σ E v², and on a C2 member every non-zero
-        level is at least l_min (the smallest low level of the family), so Σ E v² ≤ l_min Σ E v (E ≤ 0, v ≥ 0):
-        the quadratic part becomes ρ (s_H h² + s_L l²), a function of the masses, plus a linear term.
-        """
-        if self._c2_low is None:
-            self._c2_low = self._c2_lowest()
-        p = self.p
-        rho = max(float(np.max(dd / p)), 0.0)
-        extra = dd - rho * p  # ≤ 0
-        lam = -(bb + self._c2_low * extra)
-
-        def mu(s_h: np.ndarray, h: np.ndarray, s_l: np.ndarray, low: np.ndarray) -> np.ndarray:
-            return rho * (s_h * h * h + s_l * low * low)
-
-        grid = C2Grid(self.counts, self.a, self.half, mu)
-        d, take = self.pricer.table(lam, track=True)
-        assert take is not None
-        bound, cells = grid.price(d, threshold, True, _COLUMNS)
-        cols = self.pricer.c2_columns(lam, take, cells[:_COLUMNS])
+        """Family C2 by bands of C_T (module docstring): a proven bound and real columns of the best bands."""
+        if self._c2 is None:
+            self._c2 = self._c2_cells()
+        rows, totals = self._c2
+        if rows.size == 0 or totals.size == 0:
+            return -math.inf, []
+        evaluated: dict[tuple[int, int], tuple[float, int, int]] = {}
+        bands = [(int(part[0]), int(part[-1])) for part in np.array_split(totals, min(_C2_BANDS, totals.size))]
+        calls = 0
+        while True:
+            for band in bands:
+                if band not in evaluated:
+                    evaluated[band] = self._c2_band(dd, bb, band, rows, totals)
+                    calls += 1
+            over = [band for band in bands if evaluated[band][0] > threshold and band[1] > band[0]]
+            if not over or calls >= _C2_CALLS:
+                break
+            split = []
+            for t0, t1 in over:
+                inside = totals[(totals >= t0) & (totals <= t1)]
+                first, second = np.array_split(inside, 2)
+                split += [(int(first[0]), int(first[-1])), (int(second[0]), int(second[-1]))]
+            bands = [band for band in bands if band not in over] + split
+        bound = max(evaluated[band][0] for band in bands)
+        cols = []
+        for band in sorted(bands, key=lambda bd: -evaluated[bd][0])[:_COLUMNS]:
+            _, c_h, c_t = evaluated[band]
+            vec = self._c2_column(dd, bb, c_h, c_t) if c_h > 0 else None
+            if vec is not None:
+                cols.append(vec)
         return bound, cols
 
-    def _c2_lowest(self) -> float:
-        """A lower bound on every non-zero level of family C2.
+    def _c2_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """λ-free: attainable counts C_H (0 < s_H < β/2) and C_T (ρ = a(s_T − β/2) ≥ 1, s_T < 1) of family C2."""
+        m, a, half = self.m, self.a, self.half
+        reach = np.zeros(m + 1, dtype=bool)  # attainable subset counts
+        reach[0] = True
+        for k in self.counts:
+            reach[int(k):] |= reach[:-int(k)].copy()
+        c_h = np.arange(1, m)
+        rows = c_h[reach[1:m] & (c_h / m < half)]
+        c_t = np.arange(1, m)
+        totals = c_t[reach[1:m] & (a * (c_t / m - half) >= 1.0 - _TOL)]
+        return rows, totals
 
-        l = 1/(s_H (ρ − 1) + s_T) ≥ 1/((β/2)(a − 1) + 1), and h ≥ l (ρ = a (s_T − β/2) ≥ 1 on the family),
-        lowered by a relative 1e-12 for rounding.
-        """
-        return (1.0 / (self.half * max(self.a - 1.0, 0.0) + 1.0)) * (1 - 1e-12)
+    def _c2_band(self, dd: np.ndarray, bb: np.ndarray, band: tuple[int, int], rows: np.ndarray,
+                 totals: np.ndarray) -> tuple[float, int, int]:
+        """(bound, C_H, C_T of its maximisers) for the cells with C_T in ``band`` (module docstring)."""
+        m, a, half = self.m, self.a, self.half
+        s_t = np.array(band, dtype=np.float64) / m
+        rho = a * (s_t - half)
+        s_h = np.array([rows[0], rows[-1]], dtype=np.float64) / m
+        # l = 1/(s_H(ρ − 1) + s_T) and h = 1/(s_H(1 − 1/ρ) + s_T/ρ): each term of the denominators is monotone
+        # in s_H and in s_T (s_T/ρ decreases), so the extremes over the band come from its corners.
+        den_l = np.add.outer(s_h, rho - 1.0).ravel()
+        den_h = np.add.outer(s_h, 1.0 - 1.0 / rho).ravel()
+        low = (1.0 / (den_l.max() + s_t[1]), 1.0 / (den_l.min() + s_t[0]))
+        t_over = s_t / rho
+        high = (1.0 / (den_h.max() + t_over.max()), 1.0 / (den_h.min() + t_over.min()))
+        low = (low[0] * (1 - 1e-12), low[1] * (1 + 1e-12))
+        high = (high[0] * (1 - 1e-12), high[1] * (1 + 1e-12))
+        table_t = self._table(_max_square(dd, bb, *low))[0]
+        table_h = self._table(_max_difference(dd, bb, high, low))[0]
+        inside = totals[(totals >= band[0]) & (totals <= band[1])]
+        k_t, k_h = int(inside[np.argmax(table_t[inside])]), int(rows[np.argmax(table_h[rows])])
+        value = float(table_t[k_t] + table_h[k_h])
+        return (value if math.isfinite(value) else -math.inf), k_h, k_t
+
+    def _c2_column(self, dd: np.ndarray, bb: np.ndarray, c_h: int, c_t: int) -> np.ndarray | None:
+        """A real C2 member near cell (C_H, C_T): H, then L over X∖H, by knapsacks at the cell's own levels."""
+        m, a, half = self.m, self.a, self.half
+        s_h, s_t = c_h / m, c_t / m
+        rho = a * (s_t - half)
+        low = 1.0 / (s_h * (rho - 1.0) + s_t)
+        high = rho * low
+        table, take = self._table((high - low) * ((high + low) * dd + bb), track=True)
+        if take is None or not math.isfinite(table[c_h]):
+            return None
+        hs = self.pricer.recover(take, c_h)
+        table, take = self._table(low * (low * dd + bb), hs, track=True)
+        if take is None or c_t - c_h < 1 or not math.isfinite(table[c_t - c_h]):
+            return None
+        return self.pricer.vector(hs, self.pricer.recover(take, c_t - c_h), "C2")
+
+
+def _max_square(dd: np.ndarray, bb: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Max over l ∈ [lo, hi] of D_x l² + b_x l, per x (ends, and the vertex where the parabola is concave)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.clip(np.where(dd < 0, -bb / (2 * dd), lo), lo, hi)
+    return np.maximum.reduce([dd * lo * lo + bb * lo, dd * hi * hi + bb * hi, dd * vertex * vertex + bb * vertex])
+
+
+def _max_difference(dd: np.ndarray, bb: np.ndarray, high: tuple[float, float], low: tuple[float, float]) -> np.ndarray:
+    """Max over the box h ∈ high, l ∈ low of D_x(h² − l²) + b_x(h − l), per x.
+
+    The Hessian diag(2D, −2D) is indefinite (or zero), so the maximum is on the box's boundary: at a corner or
+    at the vertex of a concave edge (h free where D < 0, l free where D > 0).
+    """
+    def f(h: Any, lo: Any) -> np.ndarray:
+        return dd * (h * h - lo * lo) + bb * (h - lo)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h_free = np.clip(np.where(dd < 0, -bb / (2 * dd), high[0]), *high)
+        l_free = np.clip(np.where(dd > 0, -bb / (2 * dd), low[0]), *low)
+    return np.maximum.reduce([f(high[0], low[0]), f(high[0], low[1]), f(high[1], low[0]), f(high[1], low[1]),
+                              f(h_free, low[0]), f(h_free, low[1]), f(high[0], l_free), f(high[1], l_free)])
