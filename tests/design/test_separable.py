@@ -93,6 +93,28 @@ def test_structured_bound_is_tight_at_the_optimum_without_zero_columns():
     assert optimum * 0.98 <= bound.value <= optimum * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("kind", ["estimation_mse", "estimation_logdet"])
+@pytest.mark.parametrize(("counts", "eps", "radius"), [([9, 4, 4, 2, 1], 0.7, 0.05), ([9, 5, 4, 3, 2, 1], 1.0, 0.0)])
+def test_sdp_refinement_closes_most_of_the_gap_from_a_poor_design(kind, counts, eps, radius):
+    """From a poor design (½ identity + ½ constant), fitting Y to its J⁻² and cutting planes on b leave a wide
+    gap; the SDP over the whole family (D, a, b) closes most of it (measured: 85–98 %), and stays a proof."""
+    problem, result = _optimum(np.array(counts), eps, radius, kind)
+    criterion = engine.CRITERIA[kind]
+    optimum = result.upper_bound + (1.0 if criterion == "a_optimal" else 0.0)
+    n = len(counts)
+    matrix = 0.5 * np.full((n, 1), 1.0) + 0.5 * np.eye(n)
+    theta = problem.prior.probabilities @ matrix
+    cols = matrix / theta
+    j_inverse = np.linalg.inv((cols * theta) @ cols.T)
+    target = j_inverse @ j_inverse if criterion == "a_optimal" else j_inverse
+    lam = _dual_multiplier(cols, _gradients(criterion, j_inverse, cols))
+    oracle = SeparableOracle(np.array(counts), eps, radius)
+    fitted = structured_bound(criterion, target, lam, oracle, cols, sdp_rounds=0).value
+    refined = structured_bound(criterion, target, lam, oracle, cols).value
+    assert fitted <= refined <= optimum + 1e-9 * abs(optimum)
+    assert optimum - refined <= 0.5 * (optimum - fitted)
+
+
 def test_fit_structure_is_positive_semidefinite():
     rng = np.random.default_rng(3)
     p = rng.dirichlet(np.ones(8))
