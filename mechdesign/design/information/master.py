@@ -16,6 +16,8 @@ pricing has to be exact or an upper bound), so no dual is trusted for a guarante
 from __future__ import annotations
 
 import math
+import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,25 @@ __all__ = ["Master"]
 # Tighter than HiGHS's 1e-7 defaults so that the recomputed utility meets the bound to ~1e-10.
 _OPTIONS = {"output_flag": False, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
             "threads": 1}
+
+
+def _quiet(factory: Any) -> Any:
+    """Call ``factory()`` with the C-level stdout sent to /dev/null.
+
+    highspy ≥ 1.16 prints a banner when the first model of a process is constructed, before any option
+    (``output_flag``) can be set, and that banner would corrupt a CLI's stdout (a design's JSON summary).
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), 1)
+            return factory()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 _FALLBACKS: tuple[dict[str, Any], ...] = ({}, {"simplex_strategy": 4}, {"solver": "ipm", "run_crossover": "on"})
 _DEFAULTS: dict[str, Any] = {"simplex_strategy": 1, "solver": "choose", "run_crossover": "on"}
 
@@ -53,7 +74,7 @@ class Master:
 
         self._highspy = highspy
         self.size = int(size)
-        self.model = highspy.Highs()
+        self.model = _quiet(highspy.Highs)
         for key, value in _OPTIONS.items():
             self.model.setOptionValue(key, value)
         ones = np.ones(self.size)
