@@ -69,8 +69,8 @@ from mechdesign.errors import CertificateError, MechanismFileError
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
-    "READ_VERSIONS",
     "GUARANTEE_SLACK",
+    "READ_VERSIONS",
     "MechanismFile",
     "Verification",
     "achieved_epsilon",
