@@ -2,7 +2,7 @@
 
 A mechanism file is one UTF-8 JSON object::
 
-    {"format": {"name": "mechdesign.core.mechanism", "version": 1},
+    {"format": {"name": "mechdesign.core.mechanism", "version": 2},
      "inputs": [...], "outputs": [...],
      "matrix": [[P(y|x) ...] ...],                 # rows = inputs, full-precision floats
      "guarantee": {"notion": "pml" | "ldp", "epsilon": ε, "delta": δ | null,
@@ -12,10 +12,11 @@ A mechanism file is one UTF-8 JSON object::
      "sha256": "<hex>",
      "signature": {"algorithm": "ed25519", "public_key": ..., "value": ...}}   # optional
 
-``sha256`` is the SHA-256 of the *canonical content*: the object without ``sha256`` and ``signature``, serialized with
-sorted keys, separators ``,``/``:``, ``ensure_ascii=False`` and Python's shortest round-trip float
-repr (:func:`canonical_bytes`). Floats are written with ``repr``, so every matrix entry reads back
-bit for bit.
+``sha256`` is the SHA-256 of the *canonical content*: the object without ``sha256`` and ``signature``, as
+canonical bytes (:func:`canonical_bytes`): RFC 8785 (JCS) in format version 2, which any language reproduces
+(``docs/client_spec.rst``), and Python's sorted ``json.dumps`` with ``repr`` floats in version 1, which is still
+read (:mod:`mechdesign.deploy.canonical`). New files are written as version 2. Floats are written with ``repr``,
+so every matrix entry reads back bit for bit.
 
 Loading never trusts the file: it checks the JSON Schema rules (``mechanism.schema.json``, shipped
 in the package), the format version, the hash, row-stochasticity (|row sum − 1| ≤ 1e-9, entries
@@ -62,12 +63,14 @@ from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deploy.canonical import CANONICAL_FORMS
 from mechdesign.errors import CertificateError, MechanismFileError
 
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "GUARANTEE_SLACK",
+    "READ_VERSIONS",
     "MechanismFile",
     "Verification",
     "achieved_epsilon",
@@ -80,13 +83,15 @@ __all__ = [
 ]
 
 FORMAT_NAME = "mechdesign.core.mechanism"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2     # written; its hash and signature cover RFC 8785 canonical JSON
+READ_VERSIONS = (1, 2)  # read: version 1 hashes Python's own serialisation (mechdesign.deploy.canonical)
 GUARANTEE_SLACK = 1e-12  # float noise a writer rounds ε up over (never a slack of the check, which is exact)
 RADIUS_RTOL = 1e-12      # relative float noise a writer rounds the radius up over (to β*(δ, m, N))
 _TOP_KEYS = ("format", "inputs", "outputs", "matrix", "guarantee", "utility", "baselines", "certificate",
              "provenance", "sha256", "signature")
 _GUARANTEE_KEYS = ("notion", "epsilon", "delta", "radius", "prior", "samples")
 _OPTIONAL_BLOCKS = ("utility", "baselines", "certificate", "signature")
+_JSON_INT_MAX = 2**53 - 1  # RFC 8785 §3.2.2.3: integers beyond this have no canonical form (IEEE doubles)
 _UNHASHED = ("sha256", "signature")  # the signature signs the same canonical bytes the hash covers
 
 
@@ -181,16 +186,32 @@ class Verification:
 
 
 def schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of format version 1, as shipped in the package."""
+    """The JSON Schema (draft 2020-12) of format versions 1 and 2, as shipped in the package (and used by clients)."""
     text = resources.files("mechdesign.deploy").joinpath("mechanism.schema.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
 def canonical_bytes(content: dict[str, Any]) -> bytes:
-    """UTF-8 canonical JSON of ``content`` without ``sha256`` and ``signature`` (the hashed and signed bytes)."""
+    """The canonical bytes of ``content`` without ``sha256`` and ``signature`` (what the hash and signature cover).
+
+    RFC 8785 (JCS) for format version 2, Python's sorted ``json.dumps`` for version 1, chosen by
+    ``content["format"]["version"]``; a version this mechdesign does not read is serialized as the current
+    version (the loader refuses the version before it looks at the hash).
+
+    Raises
+    ------
+    ValueError
+        If the content has no canonical form (a non-finite number; in version 2 also an integer beyond
+        ±(2^53 − 1) or a lone surrogate).
+    TypeError
+        If the content is not JSON.
+    """
     body = {k: val for k, val in content.items() if k not in _UNHASHED}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    fmt = content.get("format")
+    version = fmt.get("version") if isinstance(fmt, dict) else None
+    if isinstance(version, bool) or version not in CANONICAL_FORMS:
+        version = FORMAT_VERSION
+    return CANONICAL_FORMS[version](body)
 
 
 def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
@@ -242,6 +263,8 @@ def _normalize_guarantee(guarantee: dict[str, Any], size: int) -> dict[str, Any]
             raise v.fail("guarantee.prior", f"have one entry per mechanism input ({size})", prior)
     out["prior"] = prior
     out["samples"] = None if samples is None else v.positive_int("guarantee.samples", samples)
+    if out["samples"] is not None and out["samples"] > _JSON_INT_MAX:
+        raise v.fail("guarantee.samples", "be at most 2^53 - 1 (the largest integer canonical JSON carries)", samples)
     if notion == "pml" and (out["prior"] is None or out["radius"] is None):
         raise v.fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'", guarantee)
     return out
@@ -446,8 +469,8 @@ def _check_radius(check: _Checker, guarantee: dict[str, Any], size: int) -> None
                          "β*(δ, m, N), [E] eq. 37)", samples)
     required = min(radius_for_delta(delta, samples, size), 2.0) if size >= 2 else 0.0
     if radius < required:
-        raise check.fail("guarantee.radius", f"be >= β*(δ={delta!r}, m={samples}, N={size}) = {required!r} "
-                         "([E] eq. 37), or the stated δ does not hold", radius)
+        raise check.fail("guarantee.radius", f"be >= β*(δ, m, N) of [E] eq. 37 (β*(δ={delta!r}, m={samples}, "
+                         f"N={size}) = {required!r}), or the stated δ does not hold", radius)
 
 
 def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
@@ -464,9 +487,8 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     check.object("format", fmt)
     if fmt.get("name") != FORMAT_NAME:
         raise check.fail("format.name", f"be {FORMAT_NAME!r}", fmt.get("name"))
-    if isinstance(fmt.get("version"), bool) or fmt.get("version") != FORMAT_VERSION:
-        raise check.fail("format.version", f"be {FORMAT_VERSION} (the version this mechdesign reads)",
-                         fmt.get("version"))
+    if isinstance(fmt.get("version"), bool) or fmt.get("version") not in READ_VERSIONS:
+        raise check.fail("format.version", "be 1 or 2 (the versions this mechdesign reads)", fmt.get("version"))
     digest = content["sha256"]
     if not isinstance(digest, str) or len(digest) != 64 or set(digest) - set("0123456789abcdef"):
         raise check.fail("sha256", "be 64 lowercase hex digits", digest)

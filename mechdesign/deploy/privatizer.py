@@ -10,7 +10,9 @@ file (:meth:`Privatizer.check`), with the same rule and slack as the file itself
 
 A record with input x draws a uniform 64-bit integer U and outputs
 ``y = #{k < M − 1 : C[x, k] ≤ U}`` with ``C[x, k] = Σ_{j ≤ k} Q[x, j]`` (inverse CDF on the integer
-grid), hence ``P(y | x) = Q[x, y] / 2^64``. It is evaluated in two stages:
+grid), hence ``P(y | x) = Q[x, y] / 2^64``. That is the *reference rule* of the client specification
+(``docs/client_spec.rst``: the first y with C[x, y] > U), which :meth:`Privatizer.sample_words` applies to given
+words and the conformance vectors pin down. Here it is evaluated in two stages:
 
 1. the top ``b`` bits of U (b = 16, or 8 for very large input alphabets) index a table
    ``T[x, top]``; when the whole cell ``[top·2^(64−b), (top+1)·2^(64−b))`` lies inside one output's
@@ -19,7 +21,9 @@ grid), hence ``P(y | x) = Q[x, y] / 2^64``. It is evaluated in two stages:
    ``64 − b`` bits are drawn fresh and y is found by binary search on ``C[x]``.
 
 One 64-bit draw thus serves four records (b = 16), which is what makes the rate exceed 100 M
-records/s with PCG64 (see ``benchmarks/bench_privatize.py``).
+records/s with PCG64 (see ``benchmarks/bench_privatize.py``). The map from random bits to outputs differs
+from the reference rule's one word per record (U is the record's 16-bit field followed by 48 fresh bits), but
+U is uniform on [0, 2^64) and independent across records either way, so both draw exactly ``W_q[x, ·]``.
 
 **Randomness.** Like the CLI, the API defaults to the cryptographically secure AES-CTR generator
 (:func:`~mechdesign.randomness.record_rng`); ``rng=seed`` gives a reproducible PCG64 stream for research
@@ -242,6 +246,49 @@ class Privatizer:
             low = generator.integers(0, 2**64 - 1, boundary.size, dtype=np.uint64, endpoint=True)
             u = (top[boundary].astype(np.uint64) << np.uint64(64 - bits)) | (low >> np.uint64(bits))
             out[boundary] = self._count_bounds(x[boundary].astype(np.intp), u)
+
+    def sample_words(self, x: Any, words: Any) -> np.ndarray:
+        """Output indices by the reference rule: record i outputs the first y with C[x_i, y] > ``words[i]``.
+
+        ``C[x, y] = Σ_{j ≤ y} Q[x, j]`` are the cumulative quantised weights (module docstring), so a uniform
+        64-bit word gives y with probability ``W_q[x, y] = Q[x, y] / 2^64`` exactly. This is the rule every
+        client implements (``docs/client_spec.rst``) and the conformance vectors check; :meth:`sample_indices`
+        draws the same distribution with fewer random bits.
+
+        Parameters
+        ----------
+        x
+            Input indices in ``[0, N)``, one-dimensional.
+        words
+            One unsigned 64-bit word per record (integers in ``[0, 2^64)``), the shape of ``x``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Output indices (intp), the shape of ``x``.
+
+        Raises
+        ------
+        ValueError
+            If ``x`` and ``words`` differ in shape, an index lies outside ``[0, N)`` or a word outside
+            ``[0, 2^64)``.
+
+        Examples
+        --------
+        >>> from mechdesign.design.polytope.closed_form import randomized_response
+        >>> Privatizer(randomized_response(2, np.log(3))).sample_words([0, 0, 1], [0, 3 << 62, 2**64 - 1]).tolist()
+        [0, 1, 1]
+        """
+        rows = np.asarray(x)
+        values = [int(w) for w in np.asarray(words, dtype=object).reshape(-1)]
+        n = self.mechanism.shape[0]
+        if rows.ndim != 1 or rows.shape != np.shape(words):
+            raise v.fail("words", f"hold one word per input index ({rows.shape})", np.shape(words))
+        if rows.size and (rows.dtype.kind not in "iu" or int(rows.min()) < 0 or int(rows.max()) >= n):
+            raise v.fail("x", f"hold input indices in [0, {n})", rows)
+        if any(not 0 <= w < QUANT_SCALE for w in values):
+            raise v.fail("words", "lie in [0, 2^64)", [w for w in values if not 0 <= w < QUANT_SCALE][:5])
+        return self._count_bounds(rows.astype(np.intp), np.array(values, dtype=np.uint64))
 
     def _count_bounds(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """#{k : C[row, k] ≤ u} per record (vectorised binary search over the padded bound rows)."""

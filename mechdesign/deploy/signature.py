@@ -3,8 +3,9 @@
 The ``sha256`` of a mechanism file has no key, so whoever edits the file recomputes it: it detects
 accidents, not attackers. A signature binds the file to the holder of a private key. The signed bytes are
 the file's *canonical content* (:func:`mechdesign.deploy.mechfile.canonical_bytes`: the JSON object
-without ``sha256`` and ``signature``, sorted keys, shortest float repr), the same bytes the hash covers,
-so layout changes do not matter and any change of content does. The signature is stored in the file as::
+without ``sha256`` and ``signature``, as RFC 8785 canonical JSON in format version 2), the same bytes the hash
+covers, so layout changes do not matter, any change of content does, and a client in any language checks the
+signature on the bytes it canonicalised itself. The signature is stored in the file as::
 
     "signature": {"algorithm": "ed25519", "public_key": "<base64 raw 32 bytes>", "value": "<base64 64 bytes>"}
 

@@ -95,7 +95,7 @@ def test_bad_inputs_exit_2_with_one_line_and_no_output(cli, adult, tmp_path):
     csv = root / "adult.csv"
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text(mech_path.read_text()[:-40])
-    version = _tampered(mech_path, tmp_path / "version.json", lambda c: c["format"].update(version=2), True)
+    version = _tampered(mech_path, tmp_path / "version.json", lambda c: c["format"].update(version=3), True)
     matrix = _tampered(mech_path, tmp_path / "matrix.json", lambda c: c["matrix"][0].__setitem__(0, 0.5), False)
     digest = _tampered(mech_path, tmp_path / "hash.json", lambda c: c.update(sha256="f" * 64), False)
     rows = _tampered(mech_path, tmp_path / "rows.json", lambda c: c["matrix"][1].__setitem__(1, 0.99), True)
@@ -105,7 +105,7 @@ def test_bad_inputs_exit_2_with_one_line_and_no_output(cli, adult, tmp_path):
     empty.write_text("")
     cases = [
         (corrupt, csv, "relationship", "must be valid JSON"),
-        (version, csv, "relationship", "format.version must be 1"),
+        (version, csv, "relationship", "format.version must be 1 or 2"),
         (matrix, csv, "relationship", "sha256 must match"),
         (digest, csv, "relationship", "sha256 must match"),
         (rows, csv, "relationship", "matrix[1] must sum to 1"),

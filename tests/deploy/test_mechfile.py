@@ -151,7 +151,7 @@ def _del(*path):
 
 # (case id, mutation, rehash, expected message fragment, does the JSON Schema reject it too?)
 BAD_FILES = [
-    ("wrong_version", _set(["format", "version"], 2), True, "format.version must be 1", True),
+    ("wrong_version", _set(["format", "version"], 3), True, "format.version must be 1 or 2", True),
     ("wrong_name", _set(["format", "name"], "other"), True, "format.name", True),
     ("tampered_matrix", _set(["matrix", 0, 0], 0.5), False, "sha256 must match", False),
     ("tampered_hash", _set(["sha256"], "0" * 64), False, "sha256 must match", False),

@@ -245,3 +245,41 @@ def test_records_are_privatized_with_the_secure_generator_by_default(monkeypatch
     assert calls == [True]
     privatize(randomized_response(2, 1.0, ["a", "b"]), ["a", "b", "a"], rng=5)
     assert calls == [True, False]
+
+
+@pytest.mark.parametrize("outputs", [3, 5, 300])
+def test_fast_path_is_the_reference_rule_on_its_own_words(outputs):
+    """sample_indices outputs exactly sample_words(x, U) with U = (the record's 16-bit field) · 2^48 + 48 fresh bits."""
+    rng = np.random.default_rng(outputs)
+    weights = rng.random((4, outputs)) ** 4
+    weights[:, -1] = 0.0  # a zero weight stays unreachable
+    sampler = Privatizer(Mechanism.from_matrix(weights / weights.sum(axis=1, keepdims=True)))
+    x = rng.integers(0, 4, 250_000)  # one chunk (2^18) of draws; ≈ 15 records in boundary cells for 3 outputs
+    fast = sampler.sample_indices(x, rng=np.random.default_rng(7))
+    generator = np.random.default_rng(7)  # replay the draws of _sample_chunk
+    raw = generator.integers(0, 2**64 - 1, -(-x.size // 4), dtype=np.uint64, endpoint=True)
+    bits = sampler._bits
+    top = raw.view(np.uint16)[:x.size].astype(np.uint64) >> np.uint64(16 - bits)
+    boundary = np.flatnonzero(sampler._table[x, top.astype(np.intp)] == np.iinfo(sampler._table.dtype).max)
+    low = np.zeros(x.size, dtype=np.uint64)
+    low[boundary] = generator.integers(0, 2**64 - 1, boundary.size, dtype=np.uint64, endpoint=True) >> np.uint64(bits)
+    words = (top << np.uint64(64 - bits)) | low
+    assert np.array_equal(fast, sampler.sample_words(x, words))
+    inside = np.setdiff1d(np.arange(x.size), boundary)  # a table cell holds one output whatever the low bits
+    ones = words[inside] | np.uint64((1 << (64 - bits)) - 1)
+    assert np.array_equal(fast[inside], sampler.sample_words(x[inside], ones))
+    assert boundary.size > 0 and not np.any(fast == outputs - 1)
+
+
+def test_sample_words_follows_the_cumulative_weights():
+    sampler = Privatizer(Mechanism.from_matrix([[0.25, 0.0, 0.75], [0.0, 0.0, 1.0]]))
+    q = quantise([0.25, 0.0, 0.75])
+    words = [0, q[0] - 1, q[0], 2**64 - 1]
+    assert sampler.sample_words([0, 0, 0, 0], words).tolist() == [0, 0, 2, 2]
+    assert sampler.sample_words([1, 1], [0, 2**64 - 1]).tolist() == [2, 2]
+    with pytest.raises(ValueError, match=r"words must lie in \[0, 2\^64\)"):
+        sampler.sample_words([0], [2**64])
+    with pytest.raises(ValueError, match="x must hold input indices"):
+        sampler.sample_words([2], [0])
+    with pytest.raises(ValueError, match="words must hold one word per input index"):
+        sampler.sample_words([0, 1], [0])

@@ -1,0 +1,21 @@
+/**
+ * @mechdesign/client — load, verify and sample mechdesign mechanism files (format version 2) in Node ≥ 20 and
+ * evergreen browsers, with no runtime dependency (WebCrypto for SHA-256 and Ed25519, BigInt for exact sampling).
+ *
+ * Glossary (as in mechdesign): `epsilon` in nats, `delta`, `radius` (ℓ1 distance, 0..2), `prior`, `samples` (m),
+ * `matrix[x][y] = P(y | x)` (rows sum to 1).
+ */
+export { CanonicalError, canonicalize, scanNumbers } from "./canonical.js";
+export { MechanismFileError } from "./errors.js";
+export { capacity, ldpEpsilon, minLinear, radiusForDelta } from "./leakage.js";
+export {
+  FORMAT_NAME, FORMAT_VERSION, GUARANTEE_SLACK, RADIUS_RTOL, STOCHASTIC_ATOL, achievedEpsilon, canonicalBytes,
+  loadMechanismFile, renormalise, verifyMechanismFile,
+} from "./mechfile.js";
+export type { Guarantee, LoadOptions, MechanismFile, Signature } from "./mechfile.js";
+export { fsum, pairwiseSum } from "./numeric.js";
+export { Privatizer } from "./privatizer.js";
+export { QUANT_SCALE, Sampler, quantise } from "./sampler.js";
+export type { RandomFill } from "./sampler.js";
+export { importPublicKey } from "./signature.js";
+export type { PublicKeyInput } from "./signature.js";

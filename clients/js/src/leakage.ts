@@ -1,0 +1,143 @@
+/**
+ * The guarantee recomputed from the matrix, solver-free, as mechdesign computes it (mechdesign/core/leakage.py,
+ * mechdesign/core/uncertainty.py), in the same order of float operations where that order is cheap to keep.
+ *
+ * - LDP: ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) over used outputs (∞ if a used column has a zero).
+ * - PML over the ℓ1 ball B_β(P̂) ([E] Def. 5, eq. 22–23): C = max_y log(max_x W[x,y] / g(W[:,y])) with
+ *   g(c) = min_{Q∈B} Q·c attained greedily (move β/2 of mass from the largest entries of c onto a smallest one),
+ *   rounded down by a bound of its float error, so C is rounded up: toward privacy.
+ * - β*(δ, m, N) = sqrt((2/m)(log(2^N − 2) − log δ)) of [E] eq. 37, the radius a stated δ requires.
+ */
+import { UNIT, nextDown, pairwiseSum } from "./numeric.js";
+
+/** ε_LDP of a row-stochastic matrix (rows = inputs). */
+export function ldpEpsilon(matrix: number[][]): number {
+  let worst = 0;
+  for (let y = 0; y < matrix[0].length; y++) {
+    let high = 0;
+    let low = Infinity;
+    for (const row of matrix) {
+      high = Math.max(high, row[y]);
+      low = Math.min(low, row[y]);
+    }
+    if (high === 0) continue; // never output
+    if (low === 0) return Infinity;
+    worst = Math.max(worst, Math.log(high / low));
+  }
+  return worst;
+}
+
+/** Knuth's TwoSum: s = fl(a + b) and the exact error e with a + b = s + e. */
+function twoSum(a: number, b: number): [number, number] {
+  const total = a + b;
+  const virtual = total - a;
+  return [total, (a - (total - virtual)) + (b - virtual)];
+}
+
+/** How many coordinates the greedy may empty: K0 = min{K : sum of the K smallest P̂ ≥ β/2} (at least 1). */
+function greedyDepth(prior: number[], budget: number): number {
+  const sorted = [...prior].sort((a, b) => a - b);
+  let total = 0;
+  let below = 0;
+  for (const p of sorted) {
+    total += p;
+    if (total < budget) below++;
+    else break;
+  }
+  return Math.min(Math.max(below + 1, 1), prior.length);
+}
+
+/**
+ * g(c) = min_{Q ∈ B_β(P̂)} Q·c for each column of `columns` (N rows), rounded down (mechdesign's
+ * `L1Ball.min_linear`): greedy on the column scaled by its maximum, the mass left on the partly emptied
+ * coordinate in double-double, then a relative (N + 10)u margin and one ulp toward 0.
+ */
+export function minLinear(columns: number[][], prior: number[], radius: number): number[] {
+  const n = prior.length;
+  const budget = radius / 2;
+  const k = greedyDepth(prior, budget);
+  const near = 8 * UNIT * UNIT;
+  const several = columns[0].length > 1; // NumPy sums a block's weighted columns in order, a single one pairwise
+  const out: number[] = [];
+  for (let y = 0; y < columns[0].length; y++) {
+    let scale = 0;
+    for (let i = 0; i < n; i++) scale = Math.max(scale, columns[i][y]);
+    if (!(scale > 0)) scale = 1;
+    const unit = new Float64Array(n);
+    let low = Infinity;
+    for (let i = 0; i < n; i++) {
+      unit[i] = columns[i][y] / scale;
+      low = Math.min(low, unit[i]);
+    }
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => unit[b] - unit[a] || a - b);
+    const top = order.slice(0, k);
+    const weighted = new Float64Array(n);
+    for (let i = 0; i < n; i++) weighted[i] = unit[i] * prior[i];
+    let high = 0;
+    let carry = 0;
+    const moved = new Float64Array(k);
+    const partialTop = new Float64Array(k);
+    let partialCount = 0;
+    top.forEach((i, j) => {
+      const p = prior[i];
+      let error;
+      [high, error] = twoSum(high, p);
+      carry = carry + error;
+      const [head, tail] = twoSum(high, -budget);
+      const value = head + (tail + carry);
+      const remain = Math.min(Math.max(value, 0), p);
+      const partial = value > -near && value < p + near;
+      weighted[i] = remain * unit[i];
+      moved[j] = Math.max(p - remain, 0);
+      partialTop[j] = partial ? unit[i] : 0;
+      partialCount += partial ? 1 : 0;
+    });
+    let sum = 0;
+    if (several) for (let i = 0; i < n; i++) sum += weighted[i];
+    else sum = 0 + pairwiseSum(weighted);
+    let g = sum + (0 + pairwiseSum(moved)) * low;
+    const residue = 4 * UNIT * UNIT * ((0 + pairwiseSum(partialTop)) + partialCount * low);
+    g = Math.max(g * (1.0 - (n + 10) * UNIT) - residue, low);
+    out.push(nextDown(g * scale * (1.0 - 2 * UNIT)));
+  }
+  return out;
+}
+
+const BLOCK_BYTES = 2 ** 25; // NumPy's column blocks in mechdesign (only the order of a sum depends on them)
+
+/** The leakage capacity C(W, B_β(P̂)) in nats (∞ if some prior in the ball gives an emitted output probability 0). */
+export function capacity(matrix: number[][], prior: number[], radius: number): number {
+  const n = matrix.length;
+  const m = matrix[0].length;
+  const step = Math.max(1, Math.floor(BLOCK_BYTES / (8 * Math.max(n, 1))));
+  let worst = 0;
+  for (let start = 0; start < m; start += step) {
+    const used: number[] = [];
+    const tops: number[] = [];
+    for (let y = start; y < Math.min(start + step, m); y++) {
+      let top = 0;
+      for (let x = 0; x < n; x++) top = Math.max(top, matrix[x][y]);
+      if (top > 0) {
+        used.push(y);
+        tops.push(top);
+      }
+    }
+    if (used.length === 0) continue;
+    const columns = matrix.map((row) => used.map((y) => row[y]));
+    const g = minLinear(columns, prior, radius);
+    g.forEach((value, j) => {
+      worst = Math.max(worst, value > 0 ? Math.max(Math.log(tops[j] / value), 0) : Infinity);
+    });
+  }
+  return worst;
+}
+
+/** log(2^N − 2), the log-number of non-trivial subsets ([E] Theorem 2). */
+export function logSubsets(size: number): number {
+  return size * Math.log(2) + Math.log1p(-(2.0 ** (1 - size)));
+}
+
+/** β*(δ, m, N) of [E] eq. 37 (may exceed 2: callers cap it). */
+export function radiusForDelta(delta: number, samples: number, size: number): number {
+  return Math.sqrt((2.0 / samples) * (logSubsets(size) - Math.log(delta)));
+}

@@ -1,0 +1,304 @@
+/**
+ * Loading a mechanism file (format version 2) and checking everything mechdesign's loader checks, in the same
+ * order and with the same field and rule in each refusal (mechdesign/deploy/mechfile.py; docs/client_spec.rst):
+ * the first non-blank byte, UTF-8, JSON, the keys of the JSON Schema (mechdesign/deploy/mechanism.schema.json,
+ * embedded at build time), the format name and version, the sha256 of the RFC 8785 canonical content, labels,
+ * row-stochasticity, the guarantee's fields, the radius against β*(δ, m, N), the optional blocks, the Ed25519
+ * signature against a given key, and finally the guarantee recomputed from the matrix.
+ */
+import { CanonicalError, canonicalize, scanNumbers } from "./canonical.js";
+import { MechanismFileError } from "./errors.js";
+import { capacity, ldpEpsilon, radiusForDelta } from "./leakage.js";
+import { fsum, pairwiseSum } from "./numeric.js";
+import { SCHEMA } from "./schema.generated.js";
+import { type PublicKeyInput, importPublicKey, verifyEd25519 } from "./signature.js";
+
+/** The format name, read from the shared JSON Schema. */
+export const FORMAT_NAME: string = SCHEMA.properties.format.properties.name.const;
+/** The one format version this client reads: 2 (version 1 hashes Python's own serialisation). */
+export const FORMAT_VERSION = 2;
+const TOP_KEYS = Object.keys(SCHEMA.properties);
+const REQUIRED_KEYS: readonly string[] = SCHEMA.required;
+const GUARANTEE_KEYS: readonly string[] = SCHEMA.properties.guarantee.required;
+const NOTIONS: readonly string[] = SCHEMA.properties.guarantee.properties.notion.enum;
+const SIGNATURE_ALGORITHM: string = SCHEMA.properties.signature.properties.algorithm.const;
+const OPTIONAL_BLOCKS = ["utility", "baselines", "certificate", "signature"];
+const UNHASHED = new Set(["sha256", "signature"]);
+
+/** |row sum − 1| allowed in a file, as in mechdesign. */
+export const STOCHASTIC_ATOL = 1e-9;
+/**
+ * Float noise allowed between this client's recomputation and mechdesign's: a file holds when the achieved ε is
+ * at most the stated ε + 1e-12 (mechdesign's writer rounds ε up to the achieved value it computed, which another
+ * float evaluation order may exceed by a few ulps), and the radius must reach β*(δ, m, N) within a relative
+ * 1e-12. mechdesign's own sampler check allows the same 1e-12.
+ */
+export const GUARANTEE_SLACK = 1e-12;
+export const RADIUS_RTOL = 1e-12;
+
+export interface Guarantee {
+  notion: "pml" | "ldp";
+  epsilon: number;
+  delta: number | null;
+  radius: number | null;
+  prior: number[] | null;
+  samples: number | null;
+}
+
+export interface Signature {
+  algorithm: string;
+  public_key: string;
+  value: string;
+}
+
+/** A loaded mechanism file. `matrix` holds the rows renormalised as mechdesign renormalises them. */
+export interface MechanismFile {
+  inputs: string[];
+  outputs: string[];
+  matrix: number[][];
+  guarantee: Guarantee;
+  utility: Record<string, unknown> | null;
+  baselines: Record<string, unknown> | null;
+  certificate: Record<string, unknown> | null;
+  provenance: Record<string, unknown>;
+  sha256: string;
+  signature: Signature | null;
+  /** Whether the signature was checked against a key the caller supplied. */
+  signatureChecked: boolean;
+  /** The ε recomputed from the matrix: PML capacity over the ℓ1 ball, or ε_LDP. */
+  achieved: number;
+  /** achieved ≤ stated ε (+ {@link GUARANTEE_SLACK}). */
+  holds: boolean;
+}
+
+export interface LoadOptions {
+  /** The Ed25519 key that must have signed the file. */
+  publicKey?: PublicKeyInput;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const pyList = (items: readonly string[]): string => `[${items.map((k) => `'${k}'`).join(", ")}]`;
+
+function fail(field: string, rule: string, value: unknown, detail?: string): MechanismFileError {
+  return new MechanismFileError(field, rule, detail, value);
+}
+
+function object(field: string, value: unknown, nullable = false): void {
+  if (!(isObject(value) || (nullable && (value === null || value === undefined)))) {
+    throw fail(field, `be a JSON object${nullable ? " or null" : ""}`, value);
+  }
+}
+
+function number(field: string, value: unknown, low: number, high: number, openLow = false): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) throw fail(field, "be a finite number", value);
+  if (value < low || value > high || (openLow && value === low)) {
+    throw fail(field, `lie in ${openLow ? "(" : "["}${low}, ${high === Infinity ? "inf" : high}]`, value);
+  }
+  return value;
+}
+
+function labels(field: string, value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0 || !value.every((x) => typeof x === "string")) {
+    throw fail(field, "be a non-empty array of strings", value);
+  }
+  if (new Set(value).size !== value.length) throw fail(field, "hold distinct labels", value);
+  return value as string[];
+}
+
+function numbers(field: string, value: unknown, size: number): number[] {
+  if (!Array.isArray(value) || value.length !== size) throw fail(field, `be an array of ${size} numbers`, value);
+  value.forEach((x, j) => number(`${field}[${j}]`, x, 0, 1));
+  return value as number[];
+}
+
+function stochastic(field: string, row: number[]): void {
+  const total = fsum(row);
+  if (Math.abs(total - 1.0) > STOCHASTIC_ATOL) {
+    throw fail(field, "sum to 1 within 1e-09", row, `sum is ${total}`);
+  }
+}
+
+function parse(bytes: Uint8Array): { content: Json; text: string } {
+  let start = 0;
+  while (start < bytes.length && [0x20, 0x09, 0x0d, 0x0a, 0xef, 0xbb, 0xbf].includes(bytes[start])) start++;
+  if (start < bytes.length && bytes[start] !== 0x7b) {
+    throw fail("mechanism file", "be a JSON object", "(file)", `it starts with ${JSON.stringify(String.fromCharCode(bytes[start]))}`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new MechanismFileError(null, "be UTF-8 text");
+  }
+  let content: unknown;
+  try {
+    content = JSON.parse(text);
+  } catch (error) {
+    throw new MechanismFileError(null, "be valid JSON", String((error as Error).message).slice(0, 80));
+  }
+  if (!isObject(content)) {
+    throw new MechanismFileError(null, "hold one JSON object", Array.isArray(content) ? "got an array" : typeof content);
+  }
+  return { content, text };
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", new Uint8Array(bytes)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The canonical bytes of a parsed file (without sha256 and signature): what its hash and signature cover. */
+export function canonicalBytes(content: Json): Uint8Array {
+  const body: Json = {};
+  for (const [key, value] of Object.entries(content)) if (!UNHASHED.has(key)) body[key] = value;
+  return new TextEncoder().encode(canonicalize(body));
+}
+
+/** Rows divided by their NumPy (pairwise) sums, bit for bit as mechdesign's Mechanism holds them. */
+export function renormalise(matrix: number[][]): number[][] {
+  return matrix.map((row) => {
+    const total = 0 + pairwiseSum(row);
+    return row.map((x) => x / total);
+  });
+}
+
+/** The ε a (renormalised) matrix achieves under the guarantee's notion. */
+export function achievedEpsilon(matrix: number[][], guarantee: Guarantee): number {
+  if (matrix.every((row) => row.every((x, y) => x === matrix[0][y]))) return 0; // Y independent of X
+  if (guarantee.notion === "ldp") return ldpEpsilon(matrix);
+  const prior = guarantee.prior as number[];
+  const total = fsum(prior);
+  return capacity(matrix, prior.map((p) => p / total), guarantee.radius as number);
+}
+
+function checkRadius(guarantee: Guarantee, size: number): void {
+  const { delta, samples, radius } = guarantee;
+  if (guarantee.notion !== "pml" || delta === null) return;
+  if (samples === null) {
+    throw fail("guarantee.samples", "be given when guarantee.delta is", samples,
+      "the radius is checked against β*(δ, m, N), [E] eq. 37");
+  }
+  const required = size >= 2 ? Math.min(radiusForDelta(delta, samples, size), 2.0) : 0.0;
+  if ((radius as number) < required * (1 - RADIUS_RTOL)) {
+    throw fail("guarantee.radius", "be >= β*(δ, m, N) of [E] eq. 37, or the stated δ does not hold", radius,
+      `β*(δ=${delta}, m=${samples}, N=${size}) = ${required}`);
+  }
+}
+
+/**
+ * Check a mechanism file and recompute its guarantee; a file that overstates it is returned with
+ * `holds: false` (as `mechdesign verify`), every other defect throws a {@link MechanismFileError}.
+ *
+ * @param data the file's bytes (or its text)
+ * @param options `publicKey`: the Ed25519 key that must have signed the file
+ */
+export async function verifyMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  const { content, text } = parse(bytes);
+  const missing = REQUIRED_KEYS.filter((k) => !(k in content));
+  if (missing.length) throw fail("file", `have the keys ${pyList(missing)}`, Object.keys(content).sort());
+  const extra = Object.keys(content).filter((k) => !TOP_KEYS.includes(k)).sort();
+  if (extra.length) throw fail("file", `only have the keys ${pyList(TOP_KEYS)}`, extra);
+  const format = content.format;
+  object("format", format);
+  const fmt = format as Json;
+  if (fmt.name !== FORMAT_NAME) throw fail("format.name", `be '${FORMAT_NAME}'`, fmt.name);
+  if (fmt.version !== FORMAT_VERSION) {
+    throw fail("format.version", "be 2", fmt.version, fmt.version === 1
+      ? "version 1 hashes Python's own serialisation: re-save with version 2, i.e. read and write it with a " +
+        "current mechdesign"
+      : "the version this client reads");
+  }
+  const digest = content.sha256;
+  if (typeof digest !== "string" || !/^[0-9a-f]{64}$/.test(digest)) {
+    throw fail("sha256", "be 64 lowercase hex digits", digest);
+  }
+  const scan = scanNumbers(text);
+  let canonical: Uint8Array;
+  try {
+    if ([...scan.unsafeKeys].some((k) => !UNHASHED.has(k))) {
+      throw new CanonicalError("an integer beyond ±(2^53 − 1) has no canonical form");
+    }
+    canonical = canonicalBytes(content);
+  } catch (error) {
+    if (!(error instanceof CanonicalError)) throw error;
+    throw fail("file", "be serializable as canonical JSON", error.message);
+  }
+  const actual = await sha256Hex(canonical);
+  if (actual !== digest) {
+    throw fail("sha256", "match the canonical content", `${digest.slice(0, 12)}…`,
+      `tampered or edited file; content hashes to ${actual.slice(0, 12)}…`);
+  }
+  const inputs = labels("inputs", content.inputs);
+  const outputs = labels("outputs", content.outputs);
+  const rows = content.matrix;
+  if (!Array.isArray(rows) || rows.length !== inputs.length) {
+    throw fail("matrix", `be an array of ${inputs.length} rows`, rows, "one per input");
+  }
+  const matrix = rows.map((row, i) => numbers(`matrix[${i}]`, row, outputs.length));
+  matrix.forEach((row, i) => stochastic(`matrix[${i}]`, row));
+  const raw = content.guarantee;
+  object("guarantee", raw);
+  const g = raw as Json;
+  if ([...Object.keys(g)].sort().join() !== [...GUARANTEE_KEYS].sort().join()) {
+    throw fail("guarantee", `have exactly the keys ${pyList(GUARANTEE_KEYS)}`, Object.keys(g).sort());
+  }
+  if (!NOTIONS.includes(g.notion as string)) throw fail("guarantee.notion", "be 'pml' or 'ldp'", g.notion);
+  number("guarantee.epsilon", g.epsilon, 0, Infinity);
+  if (g.delta !== null) number("guarantee.delta", g.delta, 0, 1, true);
+  if (g.radius !== null) number("guarantee.radius", g.radius, 0, 2);
+  if (g.prior !== null) stochastic("guarantee.prior", numbers("guarantee.prior", g.prior, inputs.length));
+  const samples = g.samples;
+  const literal = scan.literals.get("guarantee.samples") ?? "";
+  if (samples !== null && (typeof samples !== "number" || !Number.isInteger(samples) || /[.eE]/.test(literal) ||
+      samples < 1 || samples >= 2 ** 63)) {
+    throw fail("guarantee.samples", "be a positive integer below 2^63 or null", samples);
+  }
+  if (g.notion === "pml" && (g.prior === null || g.radius === null)) {
+    throw fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'", { prior: g.prior, radius: g.radius });
+  }
+  const guarantee = g as unknown as Guarantee;
+  checkRadius(guarantee, inputs.length);
+  for (const name of OPTIONAL_BLOCKS) object(name, content[name], true);
+  object("provenance", content.provenance);
+  const signature = (content.signature ?? null) as Signature | null;
+  if (options.publicKey !== undefined) {
+    const key = await importPublicKey(options.publicKey);
+    if (signature === null) {
+      throw fail("signature", "be present", null, "the file is unsigned and a public key was given");
+    }
+    if (signature.algorithm !== SIGNATURE_ALGORITHM) {
+      throw fail("signature", "be an object with algorithm 'ed25519'", signature);
+    }
+    if (!(await verifyEd25519(key, signature.value, canonical))) {
+      throw new MechanismFileError("signature", "be valid for the given public key",
+        "wrong key, or the content was changed after signing");
+    }
+  }
+  const renormalised = renormalise(matrix);
+  const achieved = achievedEpsilon(renormalised, guarantee);
+  return {
+    inputs, outputs, matrix: renormalised, guarantee: { ...guarantee },
+    utility: (content.utility ?? null) as Json | null, baselines: (content.baselines ?? null) as Json | null,
+    certificate: (content.certificate ?? null) as Json | null, provenance: content.provenance as Json,
+    sha256: digest, signature, signatureChecked: options.publicKey !== undefined, achieved,
+    holds: achieved <= guarantee.epsilon + GUARANTEE_SLACK,
+  };
+}
+
+/**
+ * Load a mechanism file: {@link verifyMechanismFile}, and refuse a file whose stated ε the matrix does not
+ * achieve (field `guarantee.epsilon`, as mechdesign's `read_mechanism_file`).
+ */
+export async function loadMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
+  const file = await verifyMechanismFile(data, options);
+  if (!file.holds) {
+    throw fail("guarantee.epsilon", `be >= the ${file.guarantee.notion} epsilon recomputed from the matrix`,
+      file.guarantee.epsilon, String(file.achieved));
+  }
+  return file;
+}

@@ -1,0 +1,72 @@
+/**
+ * Float sums in the exact order mechdesign (NumPy, Python) uses, so that a renormalised row has the same bits in
+ * every language — the sampler quantises those bits — and a row-sum check decides the same way.
+ */
+
+/** Correctly rounded sum (Python's `math.fsum`: Shewchuk's exact partials, then round half even). */
+export function fsum(values: ArrayLike<number>): number {
+  const partials: number[] = [];
+  for (let k = 0; k < values.length; k++) {
+    let x = values[k];
+    let i = 0;
+    for (let j = 0; j < partials.length; j++) {
+      let y = partials[j];
+      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+      const hi = x + y;
+      const lo = y - (hi - x);
+      if (lo !== 0) partials[i++] = lo;
+      x = hi;
+    }
+    partials.length = i;
+    partials.push(x);
+  }
+  let n = partials.length;
+  if (n === 0) return 0;
+  let hi = partials[--n];
+  let lo = 0;
+  while (n > 0) {
+    const x = hi;
+    const y = partials[--n];
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo !== 0) break;
+  }
+  if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
+    const y = lo * 2;
+    const x = hi + y;
+    if (y === x - hi) hi = x;
+  }
+  return hi;
+}
+
+/** NumPy's pairwise summation of a contiguous float64 run (`np.sum` along the last axis). */
+export function pairwiseSum(a: ArrayLike<number>, start = 0, n = a.length - start): number {
+  if (n < 8) {
+    let res = -0;
+    for (let i = 0; i < n; i++) res += a[start + i];
+    return res;
+  }
+  if (n <= 128) {
+    const r = [0, 1, 2, 3, 4, 5, 6, 7].map((j) => a[start + j]);
+    let i = 8;
+    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) r[j] += a[start + i + j];
+    let res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += a[start + i];
+    return res;
+  }
+  let n2 = Math.floor(n / 2);
+  n2 -= n2 % 8;
+  return pairwiseSum(a, start, n2) + pairwiseSum(a, start + n2, n - n2);
+}
+
+/** The largest float below a positive finite x (toward 0), as `np.nextafter(x, 0)`. */
+export function nextDown(x: number): number {
+  if (x === 0) return 0;
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigUint64(0, view.getBigUint64(0) - 1n);
+  return view.getFloat64(0);
+}
+
+/** Unit roundoff of float64, 2^-53. */
+export const UNIT = 2 ** -53;

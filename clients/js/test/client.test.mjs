@@ -1,0 +1,137 @@
+// Unit tests of the client beyond the shared vectors: the schema is the one file, sums and quantisation are exact,
+// the sampler fits its distribution, randomness comes from crypto.getRandomValues, and the command's exit codes.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import Ajv2020 from "ajv/dist/2020.js";
+import { QUANT_SCALE, Sampler, fsum, loadMechanismFile, pairwiseSum, quantise, radiusForDelta } from "../dist/index.js";
+
+const root = new URL("../../../", import.meta.url);
+const manifest = JSON.parse(readFileSync(new URL("conformance/manifest.json", root)));
+const vector = (name) => readFileSync(new URL(`conformance/files/${name}.json`, root));
+const cli = new URL("../dist/cli.js", import.meta.url).pathname;
+
+test("the client embeds the one schema file, which accepts every file that holds", async () => {
+  const schema = JSON.parse(readFileSync(new URL("mechdesign/deploy/mechanism.schema.json", root)));
+  const embedded = await import("../dist/schema.generated.js");
+  assert.deepEqual(embedded.SCHEMA, schema);
+  const validate = new Ajv2020({ strict: false }).compile(schema);
+  for (const entry of manifest.files) {
+    if (entry.expect.outcome !== "holds") continue;
+    const content = JSON.parse(readFileSync(new URL(`conformance/${entry.path}`, root)));
+    assert.ok(validate(content), `${entry.name}: ${JSON.stringify(validate.errors)}`);
+  }
+  assert.ok(!validate(JSON.parse(vector("format-version-3"))));
+});
+
+test("fsum is correctly rounded and pairwiseSum is NumPy's order", () => {
+  assert.equal(fsum([0.1, 0.2, 0.3]), 0.6);
+  assert.equal(0.1 + 0.2 + 0.3, 0.6000000000000001);
+  assert.equal(fsum([1e100, 1, -1e100, 1e-100]), 1);
+  assert.equal(fsum([]), 0);
+  const row = Array.from({ length: 300 }, (_, i) => 1 / (i + 3));
+  let sequential = 0;
+  for (const x of row) sequential += x;
+  assert.notEqual(pairwiseSum(row), sequential); // the order matters, and NumPy's is the pairwise one
+  assert.ok(Math.abs(pairwiseSum(row) - fsum(row)) < 1e-14);
+});
+
+test("quantise: exact rationals, sum 2^64, zeros stay zeros, ties to the lower index", () => {
+  assert.deepEqual(quantise([0.5, 0.25, 0.25, 0]), [2n ** 63n, 2n ** 62n, 2n ** 62n, 0n]);
+  const thirds = quantise([1 / 3, 1 / 3, 1 / 3]);
+  assert.equal(thirds.reduce((a, b) => a + b), QUANT_SCALE);
+  const q = quantise([0.1, 0.7, 0.2]);
+  assert.equal(q.reduce((a, b) => a + b), QUANT_SCALE);
+  assert.ok(q.every((v, j) => Math.abs(Number(v) / 2 ** 64 - [0.1, 0.7, 0.2][j]) < 1e-16));
+  assert.deepEqual(quantise([1, 1, 1]).map((v) => v - QUANT_SCALE / 3n), [1n, 0n, 0n]);
+});
+
+test("radiusForDelta matches [E] eq. 45 for N = 2", () => {
+  assert.ok(Math.abs(radiusForDelta(1e-6, 10_000, 2) - 0.0538677227) < 1e-10);
+});
+
+test("the sampler draws from crypto.getRandomValues and fits its distribution (chi-squared, 2e5 draws)", () => {
+  const matrix = [[0.5, 0.3, 0.15, 0.05], [0.05, 0.15, 0.3, 0.5]];
+  const original = crypto.getRandomValues.bind(crypto);
+  let calls = 0;
+  crypto.getRandomValues = (buffer) => {
+    calls += 1;
+    return original(buffer);
+  };
+  try {
+    const sampler = new Sampler(matrix);
+    const draws = 200_000;
+    const out = sampler.sampleIndices(new Uint8Array(draws).fill(1));
+    const counts = [0, 0, 0, 0];
+    for (const y of out) counts[y] += 1;
+    const chi2 = counts.reduce((s, c, y) => s + (c - draws * matrix[1][y]) ** 2 / (draws * matrix[1][y]), 0);
+    assert.ok(chi2 < 21.1, `chi2=${chi2} counts=${counts}`); // 3 degrees of freedom: P(χ² > 21.1) ≈ 1e-4
+    assert.ok(calls > 0);
+  } finally {
+    crypto.getRandomValues = original;
+  }
+});
+
+test("a fixed word stream gives the reference rule's outputs through the fast path", () => {
+  const words = [0n, 2n ** 62n - 1n, 2n ** 62n, 3n * 2n ** 62n, 2n ** 64n - 1n, 123456789n << 20n];
+  let next = 0;
+  const fill = (buffer) => {
+    for (let i = 0; i < buffer.length; i += 2) {
+      const word = words[next++ % words.length];
+      buffer[i] = Number(word >> 32n);
+      buffer[i + 1] = Number(word & 0xffffffffn);
+    }
+  };
+  const sampler = new Sampler([[0.25, 0.5, 0.25], [0.25, 0, 0.75]], fill);
+  for (const x of [0, 1]) {
+    next = 0;
+    const fast = Array.from(sampler.sampleIndices(new Uint8Array(6).fill(x)));
+    assert.deepEqual(fast, words.map((w) => sampler.sampleWord(x, w)));
+  }
+  assert.deepEqual(words.map((w) => sampler.sampleWord(1, w)), [0, 0, 2, 2, 2, 0]);
+  assert.throws(() => sampler.sampleWord(0, 2n ** 64n), RangeError);
+  assert.throws(() => sampler.sampleIndices([2]), /x must hold input indices in \[0, 2\)/);
+});
+
+test("verify exits 0 / 1 / 2 as mechdesign verify, with one line on stderr", () => {
+  const run = (...args) => spawnSync(process.execPath, [cli, ...args], { encoding: "utf8" });
+  const path = (name) => new URL(`conformance/files/${name}.json`, root).pathname;
+  const ok = run("verify", path("pml-16"), "--json");
+  assert.equal(ok.status, 0);
+  assert.equal(JSON.parse(ok.stdout).holds, true);
+  const over = run("verify", path("radius-enlarged"));
+  assert.equal(over.status, 1);
+  assert.match(over.stdout, /DOES NOT HOLD/);
+  for (const name of ["tampered-matrix", "version-1", "not-json", "matrix-row-sum"]) {
+    const bad = run("verify", path(name));
+    assert.equal(bad.status, 2, name);
+    assert.equal(bad.stderr.trim().split("\n").length, 1, bad.stderr);
+  }
+  const wrongKey = run("verify", path("ldp-krr-2-signed"), "--public-key",
+    new URL("conformance/keys/other.pub.pem", root).pathname);
+  assert.equal(wrongKey.status, 2);
+  assert.match(wrongKey.stderr, /signature must be valid for the given public key/);
+  assert.equal(run("frobnicate").status, 2);
+  assert.equal(run("privatize", path("ldp-krr-2"), "--require-signature").status, 2);
+});
+
+test("privatize streams labels from stdin to stdout and refuses unknown values", () => {
+  const path = new URL("conformance/files/ldp-krr-16.json", root).pathname;
+  const input = Array.from({ length: 20_000 }, (_, i) => `x${i % 16}`).join("\n") + "\n";
+  const out = execFileSync(process.execPath, [cli, "privatize", path], { input, encoding: "utf8", stdio: "pipe" });
+  const lines = out.trimEnd().split("\n");
+  assert.equal(lines.length, 20_000);
+  assert.ok(lines.every((line) => /^y\d+$/.test(line)));
+  const kept = lines.filter((line, i) => line === `y${i % 16}`).length / lines.length;
+  assert.ok(Math.abs(kept - 5 / 20) < 0.02, `P(y = x) = ${kept}, expected 0.25`);
+  const bad = spawnSync(process.execPath, [cli, "privatize", path], { input: "x1\nnope\n", encoding: "utf8" });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /got value="nope"/);
+});
+
+test("the loaded matrix is renormalised exactly as mechdesign does it", async () => {
+  const file = await loadMechanismFile(vector("renormalised-rows"));
+  const row = [0.7500000002, 0.2500000001];
+  assert.deepEqual(file.matrix[0], row.map((x) => x / (0.7500000002 + 0.2500000001)));
+});
