@@ -15,6 +15,7 @@ from mechdesign.core.prior import Prior
 from mechdesign.design.estimation import engine
 from mechdesign.design.estimation.bound import fit_structure, structured_bound
 from mechdesign.design.estimation.engine import _dual_multiplier, _gradients, design_estimation
+from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.separable import SeparableOracle
 from mechdesign.design.polytope.vertices import column_vertices
 from mechdesign.design.problem import DesignProblem
@@ -50,6 +51,22 @@ def test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns(case):
     assert np.all(result.columns >= 0)
     if "C2" not in result.families:  # A, B and C1 are exact: the bound is attained
         assert result.bound <= truth + 1e-7 * scale
+
+
+@given(separable_cases(), st.integers(0, 2**32 - 1))
+def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
+    """Every column of the local search (oracle steps and item moves) is one of the enumerated vertices."""
+    counts, eps, radius, _, _ = case
+    n = counts.size
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, n))
+    vectors = column_vertices(counts / counts.sum(), eps, radius).vectors()
+    search = ColumnSearch(SeparableOracle(counts, eps, radius))
+    found = search.search(x @ x.T, rng.normal(size=n), vectors[:, :2])
+    scale = np.maximum(np.abs(vectors).max(axis=0), 1.0)
+    for v in found.T:
+        distance = np.abs(vectors - v[:, None]).max(axis=0) / scale
+        assert distance.min() <= 1e-9, v
 
 
 def _optimum(counts, eps, radius, kind):
