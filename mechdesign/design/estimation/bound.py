@@ -49,7 +49,7 @@ __all__ = ["StructuredBound", "fit_structure", "structured_bound"]
 
 _EPS = np.finfo(np.float64).eps
 _ROUNDS = 3
-_SDP_ROUNDS = 4     # SDP refinements of (D, a, b) after the cutting planes on b
+_SDP_ROUNDS = 8     # SDP refinements of (D, a, b) after the cutting planes on b
 
 
 @dataclass(frozen=True)
