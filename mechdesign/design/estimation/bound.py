@@ -9,6 +9,10 @@ if v ↦ vᵀYv − λ·v is at most S on every vertex, tr(Y J(θ)) ≤ Σλ + S
 
     (A)  f* ≥ T² / R,     T = tr Y^{1/2},         (D)  f* ≥ log det Y + N log(N / R),     R = Σλ + S > 0.
 
+For the L-optimal criterion f = tr(L J⁻¹ Lᵀ) (``weights``), min_J tr(LJ⁻¹Lᵀ) + tr(YJ) = 2 tr((LYLᵀ)^{1/2})
+(= 2 max {tr(LX) : XXᵀ ⪯ Y}, by tr(LJ⁻¹Lᵀ) = max_X 2 tr(LX) − tr(XᵀJX)), so (A) holds with
+T = tr((LYLᵀ)^{1/2}), and the target below is J(θ)⁻¹LᵀLJ(θ)⁻¹.
+
 Choosing Y = J(θ)⁻² (A) or J(θ)⁻¹ (D) gives back the Lagrangian bound of :func:`.engine.lower_bound`, which
 needs the maximum of a convex quadratic over every vertex. Here Y is taken in the family
 
@@ -84,10 +88,16 @@ def fit_structure(target: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np
     return diagonal, vector, 0.0
 
 
-def _trace_root(y: np.ndarray) -> float:
-    """A lower bound on tr Y^{1/2} (eigenvalues lowered by their rounding error)."""
+def _trace_root(y: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """A lower bound on tr Y^{1/2}, or on tr((LYLᵀ)^{1/2}) (eigenvalues lowered by their rounding error)."""
+    margin = 0.0
+    if weights is not None:
+        # Forming LYLᵀ errs by at most 2N·eps·|L||Y||L|ᵀ entrywise; its Frobenius norm bounds the eigenvalue shift.
+        margin = 2 * y.shape[0] * _EPS * float(np.linalg.norm(np.abs(weights) @ np.abs(y) @ np.abs(weights).T))
+        y = weights @ y @ weights.T
+        y = 0.5 * (y + y.T)
     mu = np.linalg.eigvalsh(y)
-    err = 8 * y.shape[0] * _EPS * float(np.abs(mu).max())
+    err = 8 * y.shape[0] * _EPS * float(np.abs(mu).max()) + margin
     return float(np.sqrt(np.maximum(mu - err, 0.0)).sum())
 
 
@@ -107,7 +117,7 @@ def _value(criterion: str, log_det_or_root: float, size: int, r: float) -> float
 
 
 def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray, oracle: SeparableOracle,
-                     cuts: np.ndarray, rounds: int = _ROUNDS) -> StructuredBound:
+                     cuts: np.ndarray, rounds: int = _ROUNDS, *, weights: np.ndarray | None = None) -> StructuredBound:
     """A certified lower bound on min f over every ε-PML-over-the-ball design (module docstring).
 
     Parameters
@@ -115,7 +125,7 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     criterion
         "a_optimal" or "d_optimal".
     target
-        The matrix Y to imitate: J(θ)⁻² (A) or J(θ)⁻¹ (D) at the current point.
+        The matrix Y to imitate: J(θ)⁻² (A), J(θ)⁻¹LᵀLJ(θ)⁻¹ (A with ``weights``) or J(θ)⁻¹ (D).
     multipliers
         The master's λ (:func:`.engine.lower_bound` convention); b starts at 2a + λ.
     oracle
@@ -124,6 +134,8 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
         Lift vectors (N×K) to start the cutting-plane model of S with (the master's columns).
     rounds
         Oracle calls at most.
+    weights
+        The map L of the L-optimal criterion tr(L J⁻¹ Lᵀ) ("a_optimal" only); ``None`` is L = I.
     """
     from scipy.optimize import linprog
 
@@ -131,7 +143,7 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     n = prior.size
     diagonal, vector, tau = fit_structure(target, prior)
     y = np.diag(diagonal) + np.outer(prior, vector) + np.outer(vector, prior) + tau * np.outer(prior, prior)
-    head = _trace_root(y) if criterion == "a_optimal" else _log_det(y)
+    head = _trace_root(y, weights) if criterion == "a_optimal" else _log_det(y)
     fixed = 2 * math.fsum(vector) + tau
     b = 2 * vector + multipliers
     best_value, families, calls = -math.inf, {}, 0
