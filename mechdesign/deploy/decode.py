@@ -138,6 +138,11 @@ class QuantityEstimate:
         One name per quantity (row of L).
     records
         The number of outputs n.
+
+    References
+    ----------
+    :mod:`mechdesign.core.fisher`, eq. L (the decoder and its covariance); Pukelsheim, F., *Optimal Design of
+    Experiments*, SIAM Classics, 2006, §3.2 (estimability of linear quantities).
     """
 
     values: np.ndarray
@@ -146,7 +151,13 @@ class QuantityEstimate:
     records: int
 
     def as_dict(self) -> dict[str, float]:
-        """The estimates by quantity name, ``{name: value}``."""
+        """The estimates by quantity name.
+
+        Returns
+        -------
+        dict[str, float]
+            ``{name: value}`` in the order of ``names``.
+        """
         return dict(zip(self.names, self.values.tolist(), strict=True))
 
 

@@ -201,6 +201,16 @@ class Utility:
         """Raise ``ValueError`` if the utility's own data does not fit an alphabet of ``size`` categories.
 
         Called once by :class:`~mechdesign.design.problem.DesignProblem`; kinds without data accept any size.
+
+        Parameters
+        ----------
+        size : int
+            N, the number of categories of the prior.
+
+        Raises
+        ------
+        ValueError
+            If the utility's data has the wrong size (``estimation_linear``: weights without N columns).
         """
 
     def column_values(self, columns: Any, prior: PriorLike) -> np.ndarray:
