@@ -30,10 +30,10 @@ from .core.leakage import theorem4_bound as theorem4_bound
 from .core.mechanism import MatrixLike as MatrixLike
 from .core.mechanism import Mechanism as Mechanism
 from .core.prior import Prior as Prior
+from .core.prior import PriorLike as PriorLike
 from .core.quantities import group_map as group_map
 from .core.quantities import marginal_map as marginal_map
 from .core.quantities import subset_map as subset_map
-from .core.prior import PriorLike as PriorLike
 from .core.uncertainty import L1Ball as L1Ball
 from .datasets import load_adult as load_adult
 from .deploy.datacheck import DataCheck as DataCheck

@@ -67,6 +67,7 @@ def test_full_rank_linear_design_decodes_frequencies_and_quantities(tmp_path, cl
                "--out", str(tmp_path / "private.csv"), "--seed", "1").returncode == 0
     decoded = json.loads(cli("decode", str(tmp_path / "groups.mech.json"), str(tmp_path / "private.csv"),
                              "--column", "x", "--json").stdout)
-    assert set(decoded["frequencies"]) == {"a", "b", "c", "d"} and set(decoded["quantities"]) == {"q0", "q1", "q2", "q3"}
+    assert set(decoded["frequencies"]) == {"a", "b", "c", "d"}
+    assert set(decoded["quantities"]) == {"q0", "q1", "q2", "q3"}
     # L = I and the linear decoder at the same reference: the same unbiased numbers before projection.
     assert decoded["quantities"]["q0"] == pytest.approx(decoded["frequencies"]["a"], abs=0.05)

@@ -53,7 +53,7 @@ def test_the_shipped_race_sex_file_round_trips():
     ("", r"\[utility\] must have kind, exactly one of \['marginals', 'subset', 'groups', 'weights'\]"),
     ("marginals = [2, 2]\nsubset = [0]\n", r"\[utility\] must have kind, exactly one of"),
     ("marginals = [2, 2]\nextra = 1\n", r"\[utility\] must have kind, exactly one of"),
-    ("marginals = [3, 2]\n", "utility.marginals must list attribute sizes .* whose product is the number of categories 4"),
+    ("marginals = [3, 2]\n", "utility.marginals must list attribute sizes .* product is the number of categories 4"),
     ("marginals = [4, 1]\n", "utility.marginals must list attribute sizes"),
     ("marginals = 4\n", "utility.marginals must list attribute sizes"),
     ("subset = []\n", r"utility.subset must be a non-empty list of distinct category labels or indices in 0\.\.3"),
