@@ -65,6 +65,7 @@ from mechdesign.design.baselines.compare import compute_baselines
 from mechdesign.design.baselines.ldp_oracles import compare_oracles
 from mechdesign.design.certificate import certify, repair
 from mechdesign.design.estimation.bound import structured_bound
+from mechdesign.design.estimation.dual import dual_bound
 from mechdesign.design.estimation.master import solve_face, solve_master
 from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
@@ -471,6 +472,20 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # restores feasibility on the support before it starts.
         warm = np.concatenate([theta[:n], theta[n:][keep], np.zeros(fresh.size)])
     timings["master"] = time.perf_counter() - solve_start
+    open_gap = value - bound > 0.1 * gap_tolerance * abs(value - offset)
+    if weights is not None and open_gap and time.monotonic() < deadline:
+        # A singular L-optimum leaves X = J⁺Lᵀ off the range of J undetermined: gradients priced with it stall the
+        # column generation and loosen the bound. The dual cone program (dual.py) gives both the bound and the
+        # columns the primal lacks; the master is solved once more with them.
+        dual_start = time.perf_counter()
+        found, added = dual_bound(weights, columns, pool, deadline=deadline)
+        bound = max(bound, found)
+        if added.size:
+            columns = np.hstack([columns, added])
+            theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(added.shape[1])]),
+                                       options.conic, weights)
+            fallbacks += fell_back
+        timings["dual"] = time.perf_counter() - dual_start
     method = "column_generation" if cv.count > 3000 else "enumeration"
     return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
                    method, cv.count + n,
@@ -573,8 +588,10 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
     certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound - offset, alpha).check()
     timings["certify"] = time.perf_counter() - cert_start
-    relative = certificate.gap / max(abs(certificate.utility), 1e-300)
-    status = "optimal" if relative <= gap_tolerance else "feasible"
+    # Relative to the value, with a rounding floor on the scale of the computed trace (utility + offset): an optimum
+    # of 0 (e.g. one category that the identity reveals, L-optimal) is computed as ~1e-14, never as 0.
+    floor = 64 * np.finfo(np.float64).eps * (abs(certificate.utility) + abs(offset))
+    status = "optimal" if certificate.gap <= gap_tolerance * abs(certificate.utility) + floor else "feasible"
     solver = "CLARABEL" if options.conic else "interior-point" + ("+CLARABEL" if fallbacks else "")
     result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
                           certificate, solver, method, candidates, iterations, timings, sense="minimize")
