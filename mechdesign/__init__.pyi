@@ -11,7 +11,9 @@ from .core.estimation import samples_for_mechanism as samples_for_mechanism
 from .core.fisher import efficient_decoder as efficient_decoder
 from .core.fisher import fisher_information as fisher_information
 from .core.fisher import inseparable_categories as inseparable_categories
+from .core.fisher import linear_decoder as linear_decoder
 from .core.fisher import trace_inverse_fisher as trace_inverse_fisher
+from .core.fisher import weighted_trace_inverse_fisher as weighted_trace_inverse_fisher
 from .core.leakage import capacity as capacity
 from .core.leakage import corollary2_bound as corollary2_bound
 from .core.leakage import epsilon_max as epsilon_max
@@ -29,12 +31,17 @@ from .core.mechanism import MatrixLike as MatrixLike
 from .core.mechanism import Mechanism as Mechanism
 from .core.prior import Prior as Prior
 from .core.prior import PriorLike as PriorLike
+from .core.quantities import group_map as group_map
+from .core.quantities import marginal_map as marginal_map
+from .core.quantities import subset_map as subset_map
 from .core.uncertainty import L1Ball as L1Ball
 from .datasets import load_adult as load_adult
 from .deploy.datacheck import DataCheck as DataCheck
 from .deploy.datacheck import check_counts as check_counts
 from .deploy.decode import Estimate as Estimate
+from .deploy.decode import QuantityEstimate as QuantityEstimate
 from .deploy.decode import estimate_frequencies as estimate_frequencies
+from .deploy.decode import estimate_quantities as estimate_quantities
 from .deploy.mechfile import MechanismFile as MechanismFile
 from .deploy.mechfile import Verification as Verification
 from .deploy.mechfile import export_matrix as export_matrix

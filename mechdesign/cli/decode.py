@@ -1,4 +1,9 @@
-"""``mechdesign decode MECH.json --data PRIVATIZED --column COL``: estimate input frequencies."""
+"""``mechdesign decode MECH.json --data PRIVATIZED --column COL``: estimate input frequencies.
+
+For an ``estimation_linear`` design the quantities Lp it was designed for (the ``weights`` and ``quantities``
+of the file's ``utility`` block) are decoded too, with standard errors; the per-category frequencies only
+when the mechanism has rank N (an L-optimal mechanism may identify Lp and nothing finer).
+"""
 
 from __future__ import annotations
 
@@ -28,21 +33,41 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.deploy.decode import count_file, estimate_frequencies
+    from mechdesign.core.fisher import inseparable_categories
+    from mechdesign.deploy.decode import count_file, estimate_frequencies, estimate_quantities
     from mechdesign.deploy.mechfile import read_mechanism_file
 
     loaded = read_mechanism_file(args.mechanism)
     counts = count_file(loaded.mechanism, data_file(args), args.column, chunk_size=args.chunk_size)
-    reference = loaded.guarantee.get("prior") if args.method == "linear" else None
-    estimate = estimate_frequencies(loaded.mechanism, counts, args.method, reference=reference)
+    utility = loaded.utility or {}
+    quantities = None
+    if utility.get("kind") == "estimation_linear" and "weights" in utility:
+        quantities = estimate_quantities(loaded.mechanism, counts, utility["weights"], loaded.guarantee["prior"],
+                                         names=utility.get("quantities"))
+    estimate = None
+    if quantities is None or inseparable_categories(loaded.mechanism.matrix).size == 0:
+        reference = loaded.guarantee.get("prior") if args.method == "linear" else None
+        estimate = estimate_frequencies(loaded.mechanism, counts, args.method, reference=reference)
     if args.json:
-        print_json({"method": estimate.method, "records": estimate.records, "iterations": estimate.iterations,
-                    "converged": estimate.converged, "frequencies": estimate.as_dict(),
-                    "standard_errors": dict(zip(estimate.labels, estimate.standard_errors.tolist(), strict=True)),
-                    "output_counts": dict(zip(loaded.mechanism.outputs, counts.tolist(), strict=True))})
-    else:
+        out: dict[str, object] = {"records": int(counts.sum())}
+        if estimate is not None:
+            out |= {"method": estimate.method, "iterations": estimate.iterations, "converged": estimate.converged,
+                    "frequencies": estimate.as_dict(),
+                    "standard_errors": dict(zip(estimate.labels, estimate.standard_errors.tolist(), strict=True))}
+        if quantities is not None:
+            out |= {"quantities": quantities.as_dict(), "quantity_standard_errors":
+                    dict(zip(quantities.names, quantities.standard_errors.tolist(), strict=True))}
+        print_json({**out, "output_counts": dict(zip(loaded.mechanism.outputs, counts.tolist(), strict=True))})
+        return 0
+    if estimate is not None:
         width = max(len(label) for label in estimate.labels)
         print(f"# {estimate.method}, {estimate.records:,} records")
         for label, value in estimate.as_dict().items():
             print(f"{label:<{width}}  {value:.6f}")
+    if quantities is not None:
+        width = max(len(name) for name in quantities.names)
+        print(f"# quantities of the estimation_linear design (linear decoder at the design prior), "
+              f"{quantities.records:,} records: estimate ± standard error")
+        for name, value, error in zip(quantities.names, quantities.values, quantities.standard_errors, strict=True):
+            print(f"{name:<{width}}  {value:.6f} ± {error:.6f}")
     return 0

@@ -22,6 +22,16 @@ Both follow by substituting G; tests/core/test_fisher.py checks them by algebra 
 
 J is singular exactly when rank W < N; then the categories that carry weight in the left null space of
 W (vectors z with zW = 0) cannot be separated from each other by any decoder.
+
+**Linear quantities.** An analyst who wants only Lp (L a k×N map: marginals of a joint alphabet, a few
+categories, sums over groups) needs only the rows of L in the range of J (Lp is then identifiable even
+when rank W < N). The decoder L J⁺ W diag(1/q) is unbiased for Lp exactly then (L J⁺ J = L), and on n
+fixed records its covariance is L (J⁺ − diag p) Lᵀ / n, so its total MSE is
+
+    (tr(L J⁺ Lᵀ) − tr(L diag(p) Lᵀ)) / n,                                               (L)
+
+which is (tr J⁻¹ − 1)/n at L = I. J⁺ is taken on the numerical range of W (singular values above
+1e-10, the rank used everywhere here): with full rank it is J⁻¹, computed exactly as for L = I.
 """
 
 from __future__ import annotations
@@ -30,9 +40,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["efficient_decoder", "fisher_information", "inseparable_categories", "trace_inverse_fisher"]
+__all__ = ["efficient_decoder", "fisher_information", "inseparable_categories", "linear_decoder",
+           "trace_inverse_fisher", "weighted_trace_inverse_fisher"]
 
 _RANK_TOL = 1e-10
+_RANGE_TOL = 1e-9  # a row of L is in the range of W when its residual is below this × its norm
 
 
 def fisher_information(matrix: Any, prior: Any) -> np.ndarray:
@@ -210,3 +222,122 @@ def inseparable_categories(matrix: Any) -> np.ndarray:
     null = u[:, rank:]
     weight = np.sum(null**2, axis=1)
     return np.flatnonzero(weight > 1e-9)
+
+
+def _range_information(w: np.ndarray, p: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray | None, np.ndarray,
+                                                                                     np.ndarray | None]:
+    """(B, L B, Cholesky factor of Bᵀ J B) with B a basis of the numerical range of W over the used outputs.
+
+    B is ``None`` (the identity) when that range is ℝᴺ, so that full-rank W is computed exactly as for L = I;
+    the factor is ``None`` when a row of L is outside the range (Lp is not identifiable) or J is singular on it.
+    """
+    used = p @ w > 0
+    j = fisher_information(w, p)
+    u, s, _ = np.linalg.svd(w[:, used], full_matrices=False)
+    rank = int(np.sum(s > _RANK_TOL))
+    basis, reduced = None, weights
+    if rank < w.shape[0]:
+        basis = u[:, :rank]
+        reduced = weights @ basis
+        residual = np.linalg.norm(weights - reduced @ basis.T, axis=1)
+        if np.any(residual > _RANGE_TOL * np.linalg.norm(weights, axis=1)):
+            return basis, reduced, None
+        j = basis.T @ j @ basis
+    try:
+        return basis, reduced, np.linalg.cholesky(j)
+    except np.linalg.LinAlgError:
+        return basis, reduced, None
+
+
+def weighted_trace_inverse_fisher(matrix: Any, prior: Any, weights: Any) -> float:
+    """tr(L J⁺ Lᵀ) at ``prior`` (``inf`` when Lp is not identifiable): the L-optimal criterion.
+
+    The decoder :func:`linear_decoder` has total MSE (tr(L J⁺ Lᵀ) − tr(L diag(p) Lᵀ))/n on n records with
+    fixed values (module docstring, eq. L). J⁺ is the inverse of J on the numerical range of W (singular
+    values of the used columns above 1e-10); ``inf`` when a row of L has a component outside that range
+    above 1e-9 of its norm. At L = I with rank W = N the value is :func:`trace_inverse_fisher`, bit for bit.
+
+    Parameters
+    ----------
+    matrix
+        Row-stochastic N×M array W (not validated here).
+    prior
+        Probability vector p of length N at which J is evaluated.
+    weights
+        The k×N map L (not validated here).
+
+    Returns
+    -------
+    float
+        tr(L J⁺ Lᵀ) (≥ tr(L diag(p) Lᵀ) up to rounding), or ``inf``.
+
+    See Also
+    --------
+    trace_inverse_fisher : The case L = I.
+
+    References
+    ----------
+    Pukelsheim, F., *Optimal Design of Experiments*, SIAM Classics, 2006, §3.2 (estimability of Kᵀθ: the
+        range of K in the range of the information matrix) and §6.1 (the criterion tr(Kᵀ M⁻ K)).
+
+    Examples
+    --------
+    >>> w = [[0.75, 0.25], [0.25, 0.75], [0.25, 0.75]]   # RR on "is it the first category?": rank 2 < N = 3
+    >>> round(weighted_trace_inverse_fisher(w, [0.2, 0.3, 0.5], [[1.0, 0.0, 0.0]]) - 0.2, 12)   # e^ε/(e^ε−1)², e^ε = 3
+    0.75
+    >>> weighted_trace_inverse_fisher(w, [0.2, 0.3, 0.5], [[0.0, 1.0, 0.0]])   # the second alone is not identifiable
+    inf
+    """
+    w = np.asarray(matrix, dtype=np.float64)
+    _, reduced, chol = _range_information(w, np.asarray(prior, dtype=np.float64), np.asarray(weights, dtype=np.float64))
+    if chol is None:
+        return float("inf")
+    return float(np.sum(np.linalg.solve(chol, reduced.T) ** 2))
+
+
+def linear_decoder(matrix: Any, reference: Any, weights: Any) -> np.ndarray:
+    """G_L = L J⁺ W diag(1/q) (k×M) at ``reference``: the efficient unbiased decoder of Lp.
+
+    ``G_L @ q_hat`` estimates Lp; it is unbiased for every input distribution when the rows of L lie in the
+    range of J (then L J⁺ J = L), and on n fixed records its total MSE is
+    (:func:`weighted_trace_inverse_fisher` − tr(L diag(p) Lᵀ))/n at p = ``reference`` (module docstring).
+    With rank W = N it is L times :func:`efficient_decoder`. Columns of unused outputs are 0.
+
+    Parameters
+    ----------
+    matrix
+        Row-stochastic N×M array W (not validated here).
+    reference
+        Probability vector p of length N at which J and q = pW are evaluated (e.g. the estimate P̂).
+    weights
+        The k×N map L (not validated here).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (k, M)
+        The decoder; ``decoder @ q_hat`` estimates Lp.
+
+    Raises
+    ------
+    ValueError
+        If Lp is not identifiable: a row of L is not in the range of W over the outputs used at ``reference``.
+
+    Examples
+    --------
+    >>> w = [[0.75, 0.25], [0.25, 0.75], [0.25, 0.75]]
+    >>> (linear_decoder(w, [0.2, 0.3, 0.5], [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]) @ [0.35, 0.65]).round(12).tolist()
+    [0.2, 0.8]
+    """
+    w = np.asarray(matrix, dtype=np.float64)
+    p = np.asarray(reference, dtype=np.float64)
+    basis, reduced, chol = _range_information(w, p, np.asarray(weights, dtype=np.float64))
+    if chol is None:
+        raise ValueError("weights must have every row in the range of the mechanism (the quantities must be "
+                         f"identifiable), got {int(np.sum(p @ w > 0))} used output(s) that do not determine them")
+    q = p @ w
+    used = q > 0
+    out = np.zeros((reduced.shape[0], w.shape[1]))
+    scaled = w[:, used] / q[used]
+    right = scaled if basis is None else basis.T @ scaled
+    out[:, used] = reduced @ np.linalg.solve(chol.T, np.linalg.solve(chol, right))
+    return out

@@ -30,6 +30,11 @@ under multinomial sampling, ``sqrt(diag(A Σ Aᵀ))`` with ``Σ = (diag(q̂) −
 separated): when rank W < N, the law of the outputs is the same for different p, and any per-category
 number would be an arbitrary split of an estimable sum. Design with ``kind = "estimation_mse"`` to
 get a mechanism that can be decoded.
+
+**Linear quantities.** :func:`estimate_quantities` decodes Lp for a k×N map L (the quantities of an
+``estimation_linear`` design: marginals, a subset, aggregates) with ``G_L = L J⁺ W diag(1/q)`` at a
+reference (:func:`mechdesign.core.fisher.linear_decoder`), which needs only the rows of L in the range
+of W, so it also decodes rank-deficient L-optimal mechanisms. Standard errors as above.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy.privatizer import encode_labels
 
-__all__ = ["Estimate", "count_file", "count_outputs", "estimate_frequencies", "project_to_simplex"]
+__all__ = ["Estimate", "QuantityEstimate", "count_file", "count_outputs", "estimate_frequencies", "estimate_quantities",
+           "project_to_simplex"]
 
 METHODS = ("linear", "inversion", "em")
 
@@ -116,6 +122,122 @@ class Estimate:
         {'no': 0.7, 'yes': 0.3}
         """
         return dict(zip(self.labels, self.frequencies.tolist(), strict=True))
+
+
+@dataclass(frozen=True, eq=False)
+class QuantityEstimate:
+    """Estimated linear quantities Lp, as returned by :func:`estimate_quantities`.
+
+    Parameters
+    ----------
+    values
+        The unbiased estimate ``G_L q̂`` of Lp (not projected: a marginal may come out slightly negative).
+    standard_errors
+        Their standard errors ``sqrt(diag(G_L Σ G_Lᵀ))``, Σ = (diag(q̂) − q̂ q̂ᵀ)/n (module docstring).
+    names
+        One name per quantity (row of L).
+    records
+        The number of outputs n.
+
+    References
+    ----------
+    :mod:`mechdesign.core.fisher`, eq. L (the decoder and its covariance); Pukelsheim, F., *Optimal Design of
+    Experiments*, SIAM Classics, 2006, §3.2 (estimability of linear quantities).
+    """
+
+    values: np.ndarray
+    standard_errors: np.ndarray
+    names: tuple[str, ...]
+    records: int
+
+    def as_dict(self) -> dict[str, float]:
+        """The estimates by quantity name.
+
+        Returns
+        -------
+        dict[str, float]
+            ``{name: value}`` in the order of ``names``.
+        """
+        return dict(zip(self.names, self.values.tolist(), strict=True))
+
+
+def _checked_counts(mechanism: Mechanism, counts: Any) -> np.ndarray:
+    """Output counts validated against the mechanism (length, non-negative integers, possible outputs)."""
+    n_counts = v.finite_array("counts", counts, 1)
+    if n_counts.size != mechanism.shape[1]:
+        raise v.fail("counts", f"have one entry per mechanism output ({mechanism.shape[1]})", n_counts)
+    if np.any(n_counts < 0) or np.any(n_counts != np.round(n_counts)):
+        raise v.fail("counts", "be non-negative integers", n_counts)
+    if n_counts.sum() == 0:
+        raise v.fail("counts", "hold at least one record", n_counts)
+    impossible = (n_counts > 0) & (mechanism.matrix.max(axis=0) == 0)
+    if impossible.any():
+        raise v.fail("counts", "be zero for outputs the mechanism never produces",
+                     [mechanism.outputs[i] for i in np.flatnonzero(impossible)])
+    return n_counts
+
+
+def estimate_quantities(mechanism: Mechanism, counts: Any, weights: Any, reference: Any, *,
+                        names: Any = None) -> QuantityEstimate:
+    """Estimate the quantities Lp from output ``counts`` with the efficient unbiased decoder of Lp.
+
+    ``G_L = L J⁺ W diag(1/q)`` at ``reference`` (:func:`mechdesign.core.fisher.linear_decoder`): unbiased
+    for every p when the rows of L lie in the range of W, which a rank-deficient ``estimation_linear`` design
+    satisfies; on n fixed records its total MSE at p = ``reference`` is the design's utility divided by n.
+
+    Parameters
+    ----------
+    mechanism
+        The mechanism that produced the outputs.
+    counts
+        Non-negative integer counts, one per output label.
+    weights
+        The k×N map L (e.g. the ``weights`` of the file's ``utility`` block).
+    reference
+        Full-support probability vector with N entries at which the decoder is built (the file's design
+        prior: data-independent, so the estimate is exactly unbiased).
+    names
+        One distinct name per quantity; default "q0", "q1", ….
+
+    Returns
+    -------
+    QuantityEstimate
+        The estimates and their standard errors.
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is not a Mechanism or ``counts``/``weights`` are not numeric.
+    ValueError
+        On bad counts (as :func:`estimate_frequencies`), ``weights`` without N columns, a bad ``reference``,
+        bad ``names``, or quantities that the mechanism cannot identify (a row of L outside the range of W).
+
+    Examples
+    --------
+    >>> w = Mechanism.from_matrix([[0.75, 0.25], [0.25, 0.75], [0.25, 0.75]])   # RR on "is it the first?"
+    >>> est = estimate_quantities(w, [35, 65], [[1, 0, 0], [0, 1, 1]], [0.2, 0.3, 0.5], names=["a", "rest"])
+    >>> {k: round(x, 12) for k, x in est.as_dict().items()}
+    {'a': 0.2, 'rest': 0.8}
+    """
+    from mechdesign.core.fisher import linear_decoder
+
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    n_counts = _checked_counts(mechanism, counts)
+    n = mechanism.shape[0]
+    matrix = v.finite_array("weights", weights, 2)
+    if matrix.shape[1] != n:
+        raise v.fail("weights", f"have {n} columns (one per input)", matrix.shape)
+    labels = v.labels("names", names, matrix.shape[0], "q")
+    ref = v.probability_vector("reference", reference)
+    if ref.size != n or np.any(ref <= 0):
+        raise v.fail("reference", f"be a full-support probability vector with {n} entries", reference)
+    decoder = linear_decoder(mechanism.matrix, ref, matrix)
+    records = int(n_counts.sum())
+    q = n_counts / records
+    covariance = (np.diag(q) - np.outer(q, q)) / records
+    errors = np.sqrt(np.maximum(np.einsum("iy,yz,iz->i", decoder, covariance, decoder), 0.0))
+    return QuantityEstimate(decoder @ q, errors, labels, records)
 
 
 def project_to_simplex(vector: Any) -> np.ndarray:
@@ -197,19 +319,9 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
-    n_counts = v.finite_array("counts", counts, 1)
-    if n_counts.size != mechanism.shape[1]:
-        raise v.fail("counts", f"have one entry per mechanism output ({mechanism.shape[1]})", n_counts)
-    if np.any(n_counts < 0) or np.any(n_counts != np.round(n_counts)):
-        raise v.fail("counts", "be non-negative integers", n_counts)
+    n_counts = _checked_counts(mechanism, counts)
     records = int(n_counts.sum())
-    if records == 0:
-        raise v.fail("counts", "hold at least one record", n_counts)
     w = mechanism.matrix
-    impossible = (n_counts > 0) & (w.max(axis=0) == 0)
-    if impossible.any():
-        raise v.fail("counts", "be zero for outputs the mechanism never produces",
-                     [mechanism.outputs[i] for i in np.flatnonzero(impossible)])
     blind = inseparable_categories(w)
     if blind.size:
         raise ValueError(

@@ -115,7 +115,8 @@ class DesignProblem:
     ------
     ValueError
         If ``prior`` lacks full support or has fewer than 2 entries, ``epsilon`` < 0, ``radius`` ∉ [0, 2],
-        ``delta`` ∉ (0, 1], ``samples`` ≤ 0, or ``utility`` names no known kind.
+        ``delta`` ∉ (0, 1], ``samples`` ≤ 0, ``utility`` names no known kind, or its data does not fit
+        the prior (``estimation_linear`` weights without one column per category).
     TypeError
         If ``utility`` is neither a :class:`Utility` nor a string, or a number has the wrong type.
 
@@ -149,6 +150,7 @@ class DesignProblem:
         object.__setattr__(self, "epsilon", v.epsilon(epsilon))
         object.__setattr__(self, "radius", v.radius(radius))
         object.__setattr__(self, "utility", _as_utility(utility))
+        self.utility.check_size(p.size)
         object.__setattr__(self, "delta", None if delta is None else v.delta(delta))
         object.__setattr__(self, "samples", None if samples is None else v.positive_int("samples", samples))
         object.__setattr__(self, "name", str(name))

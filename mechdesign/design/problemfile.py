@@ -14,6 +14,9 @@ Form (``[expected]`` and ``[provenance]`` optional)::
     radius = 0.02            # or: delta = 1e-6 (radius from [E] eq. 37, m = number of records)
     [utility]
     kind = "mutual_information"                  # hypothesis_testing also needs null = [...], alternative = [...]
+    # kind = "estimation_linear" needs exactly one of: marginals = [5, 2] (attribute sizes of a product
+    # alphabet, labels "a|b"), subset = [...] or groups = [[...], ...] (category labels or indices),
+    # weights = [[...], ...] (the rows of L); names = [...] optionally names the quantities
     [expected]
     utility = 0.16243054      # optimal utility, checked by tests/test_problems_catalogue.py
     tolerance = 1e-8
@@ -33,7 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mechdesign.core.prior import Prior
+from mechdesign.core.quantities import group_map, marginal_map, marginal_names, subset_map
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.utility import UTILITY_KINDS, Utility
 
@@ -138,10 +144,73 @@ def _samples(reader: _Reader, source: Any, column: Any, labels: list[str] | None
     return Prior.from_samples(frame[column], labels)
 
 
-def _utility(reader: _Reader, table: dict[str, Any]) -> Utility:
+_LINEAR = ("marginals", "subset", "groups", "weights")
+
+
+def _categories(reader: _Reader, where: str, values: Any, prior: Prior) -> list[int]:
+    """Category indices from a non-empty list of labels or indices (distinct)."""
+    rule = f"be a non-empty list of distinct category labels or indices in 0..{prior.size - 1}"
+    if not isinstance(values, list) or not values:
+        raise reader.fail(where, rule, values)
+    out = []
+    for x in values:
+        if isinstance(x, str) and x in prior.labels:
+            out.append(prior.labels.index(x))
+        elif isinstance(x, int) and not isinstance(x, bool) and 0 <= x < prior.size:
+            out.append(x)
+        else:
+            raise reader.fail(where, rule, values)
+    if len(set(out)) != len(out):
+        raise reader.fail(where, rule, values)
+    return out
+
+
+def _linear(reader: _Reader, table: dict[str, Any], prior: Prior) -> Utility:
+    """``estimation_linear``: L from exactly one of marginals, subset, groups, weights; optional names."""
+    given = [k for k in _LINEAR if k in table]
+    if set(table) - {"kind", "names", *_LINEAR} or len(given) != 1:
+        raise reader.fail("[utility]", f"have kind, exactly one of {list(_LINEAR)} and optionally names",
+                          sorted(table))
+    key, value = given[0], table[given[0]]
+    n, labels = prior.size, prior.labels
+    if key == "marginals":
+        if (not isinstance(value, list) or not value
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in value)
+                or math.prod(value) != n):
+            raise reader.fail("utility.marginals", f"list attribute sizes (integers ≥ 2) whose product is the "
+                              f"number of categories {n}", value)
+        weights, names = marginal_map(value), list(marginal_names(value, labels))
+    elif key == "subset":
+        chosen = _categories(reader, "utility.subset", value, prior)
+        weights, names = subset_map(chosen, n), [labels[x] for x in chosen]
+    elif key == "groups":
+        if not isinstance(value, list) or not value:
+            raise reader.fail("utility.groups", "be a non-empty list of lists of categories", value)
+        groups = [_categories(reader, "utility.groups", g, prior) for g in value]
+        if len({x for g in groups for x in g}) != sum(len(g) for g in groups):
+            raise reader.fail("utility.groups", "be disjoint", value)
+        weights, names = group_map(groups, n), ["+".join(labels[x] for x in g) for g in groups]
+    else:
+        if (not isinstance(value, list) or not value or not all(isinstance(row, list) and len(row) == n and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in row)
+                for row in value)):
+            raise reader.fail("utility.weights", f"be a non-empty list of rows of {n} finite numbers (one per "
+                              "category)", value)
+        weights, names = np.asarray(value, dtype=np.float64), [f"q{i}" for i in range(len(value))]
+    if "names" in table:
+        names = table["names"]
+        if (not isinstance(names, list) or len(names) != len(weights) or len(set(map(str, names))) != len(names)
+                or not all(isinstance(x, str) for x in names)):
+            raise reader.fail("utility.names", f"be {len(weights)} distinct strings (one per quantity)", names)
+    return Utility.estimation_linear(weights, names)
+
+
+def _utility(reader: _Reader, table: dict[str, Any], prior: Prior) -> Utility:
     kind = table.get("kind")
     if kind not in UTILITY_KINDS or kind == "custom":
         raise reader.fail("utility.kind", f"be one of {[k for k in UTILITY_KINDS if k != 'custom']}", kind)
+    if kind == "estimation_linear":
+        return _linear(reader, table, prior)
     if kind == "hypothesis_testing":
         if "null" not in table or "alternative" not in table:
             raise reader.fail("[utility]", "give null and alternative priors for hypothesis_testing", sorted(table))
@@ -205,7 +274,8 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
         raise reader.fail("[privacy]", "give exactly one of radius, delta", sorted(privacy))
     try:
         prior = _prior(reader, reader.table(doc, "data", _DATA))
-        utility = _utility(reader, reader.table(doc, "utility", None, required=False) or {"kind": "mutual_information"})
+        utility = _utility(reader, reader.table(doc, "utility", None, required=False) or {"kind": "mutual_information"},
+                           prior)
         epsilon = reader.number(privacy, "privacy", "epsilon")
         if "radius" in privacy:
             problem = DesignProblem(prior, epsilon, reader.number(privacy, "privacy", "radius"), utility, name=name)

@@ -19,6 +19,24 @@ BASELINE_LABELS = {"rr_ldp": "k-RR at the same ε (ε-LDP)", "rr_pml": "k-RR cal
                    "optimal_ldp": "optimal ε-LDP (staircase LP)", "inner": "inner design at ε′ ([E] eq. 43-44)"}
 
 
+def _linear_info(matrix: Any, prior: Any, utility: Any) -> dict[str, Any]:
+    """The ``estimation_linear`` entries of the file's ``utility`` block (see ``DesignResult.estimation_info``)."""
+    import numpy as np
+
+    from mechdesign.core.fisher import linear_decoder, weighted_trace_inverse_fisher
+
+    weights = utility.weights
+    decoder = linear_decoder(matrix, prior, weights)
+    q = prior @ matrix
+    # n × covariance of the decoded Lp on n fixed records: G (diag q − Wᵀ diag(P̂) W) Gᵀ (core/fisher.py, eq. L).
+    variances = np.einsum("iy,yz,iz->i", decoder, np.diag(q) - matrix.T @ (prior[:, None] * matrix), decoder)
+    trace = weighted_trace_inverse_fisher(matrix, prior, weights)
+    return {"quantities": list(utility.names), "weights": weights.tolist(),
+            "mse_factor_fixed_records": trace - utility.offset(prior),
+            "mse_factor_iid": trace - float(np.sum((weights @ prior) ** 2)),
+            "variance_factors_fixed_records": dict(zip(utility.names, variances.tolist(), strict=True))}
+
+
 def _rank(mechanism: Mechanism) -> int:
     import numpy as np
 
@@ -250,7 +268,8 @@ class DesignResult:
             for b in self.baselines:
                 label = BASELINE_LABELS.get(b.name, b.name)
                 if b.name == "optimal_ldp" and self.sense == "minimize":
-                    label = "A-optimal ε-LDP (the design at β = 2)"
+                    letter = "L" if p.utility.kind == "estimation_linear" else "A"
+                    label = f"{letter}-optimal ε-LDP (the design at β = 2)"
                 lines.append(f"  {label:<43} {b.utility:>10.6g}  {b.ratio:>9.3f}")
             lines += [f"  {BASELINE_LABELS.get(s.name, s.name)}: skipped ({s.reason})" for s in self.skipped_baselines]
         if self.oracles:
@@ -259,6 +278,11 @@ class DesignResult:
         warning = self.rank_warning()
         if warning:
             lines.append(warning)
+        elif p.utility.kind == "estimation_linear":
+            names = getattr(p.utility, "names", ())
+            shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
+            lines.append(f"decodes {len(names)} quantities Lp ({shown})"
+                         + ("" if self.identifiable else f"; rank {self.rank} < N: not every frequency"))
         return "\n".join(lines)
 
     def rank_warning(self) -> str | None:
@@ -267,11 +291,13 @@ class DesignResult:
         Returns
         -------
         str or None
-            The warning, naming the inseparable inputs and pointing to ``estimation_mse``.
+            The warning, naming the inseparable inputs and pointing to ``estimation_mse``; ``None`` also for an
+            ``estimation_linear`` design whose quantities Lp are identifiable (finite utility), which is all
+            it promises.
         """
         from mechdesign.core.fisher import inseparable_categories
 
-        if self.identifiable:
+        if self.identifiable or (self.problem.utility.kind == "estimation_linear" and self.utility < float("inf")):
             return None
         labels = [self.problem.prior.labels[i] for i in inseparable_categories(self.mechanism.matrix)]
         return (f"warning: the design has rank {self.rank} < N = {self.problem.size}: the frequencies of {labels} "
@@ -286,7 +312,9 @@ class DesignResult:
         dict
             ``sense``, ``rank``, ``identifiable`` (and ``inseparable_inputs``); for ``estimation_mse`` also
             n × total MSE for fixed records (tr J⁻¹ − 1) and i.i.d. records (tr J⁻¹ − ‖P̂‖²), the MSEs at
-            n = ``samples`` and the LDP oracles.
+            n = ``samples`` and the LDP oracles; for ``estimation_linear`` the quantities (``names``, the
+            rows of L as ``weights``: what ``decode`` needs), n × their total MSE for fixed records
+            (the utility) and i.i.d. records (tr(L J⁺ Lᵀ) − ‖LP̂‖²), and n × the variance of each.
         """
         from mechdesign.core.fisher import inseparable_categories, trace_inverse_fisher
 
@@ -305,6 +333,8 @@ class DesignResult:
                 out["mse_iid"] = (trace - float(p @ p)) / problem.samples
             out["ldp_oracles"] = {o.name: {k: val for k, val in o.to_dict().items() if k != "name"}
                                   for o in self.oracles}
+        if problem.utility.kind == "estimation_linear" and self.utility < float("inf"):
+            out.update(_linear_info(self.mechanism.matrix, problem.prior.probabilities, problem.utility))
         return out
 
     def file_sections(self, problem_file: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:

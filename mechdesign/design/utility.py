@@ -11,10 +11,11 @@ posterior guessing probability         max_x P̂_x c_x      (U = Σ_y max_x P(x,
 hypothesis testing D(P₀W ‖ P₁W)        (P₀·c) log( (P₀·c) / (P₁·c) )   (KL between the output laws)
 =====================================  =====================================================
 
-Two further kinds are **not** sub-convex and are minimised (``sense = "minimize"``,
+Three further kinds are **not** sub-convex and are minimised (``sense = "minimize"``,
 ``sublinear = False``): ``estimation_mse`` (A-optimal: tr J⁻¹ − 1 with the Fisher information
-J = W diag(1/P̂W) Wᵀ) and ``estimation_logdet`` (D-optimal: −log det J); they are solved by
-:mod:`mechdesign.design.estimation.engine`, not by the vertex LP.
+J = W diag(1/P̂W) Wᵀ), ``estimation_linear`` (L-optimal: tr(L J⁺ Lᵀ) − tr(L diag(P̂) Lᵀ) for the
+analyst's quantities Lp, :mod:`mechdesign.core.quantities`) and ``estimation_logdet`` (D-optimal:
+−log det J); they are solved by :mod:`mechdesign.design.estimation.engine`, not by the vertex LP.
 
 f-information kinds: total variation φ(t) = |t − 1|/2, χ² φ(t) = (t − 1)², squared Hellinger
 φ(t) = (√t − 1)². A user-supplied μ (``Utility.custom``) must be sublinear; the vertex reduction of
@@ -42,7 +43,8 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import MatrixLike, as_mechanism
 from mechdesign.core.prior import PriorLike, as_prior
 
-__all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "EstimationLogDet", "EstimationMSE", "FInformation",
+__all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "EstimationLinear", "EstimationLogDet", "EstimationMSE",
+           "FInformation",
            "GuessingProbability", "Hellinger", "HypothesisTesting", "MutualInformation", "TotalVariation", "Utility"]
 
 
@@ -168,6 +170,48 @@ class Utility:
             If ``function`` is not callable.
         """
         return Custom(function)
+
+    @classmethod
+    def estimation_linear(cls, weights: Any, names: Any = None) -> EstimationLinear:
+        """L-optimality for the quantities Lp: n × the total MSE of their efficient unbiased decoder.
+
+        tr(L J⁺ Lᵀ) − tr(L diag(P̂) Lᵀ) (:func:`mechdesign.core.fisher.weighted_trace_inverse_fisher`); L = I
+        gives ``estimation_mse``. Maps for marginals, subsets and aggregates: :mod:`mechdesign.core.quantities`.
+
+        Parameters
+        ----------
+        weights : array_like, shape (k, N)
+            The map L (finite, not all zero).
+        names : sequence of str, optional
+            One distinct name per quantity (row of L); default "q0", "q1", ….
+
+        Returns
+        -------
+        EstimationLinear
+            The utility, with ``kind = "estimation_linear"``.
+
+        Raises
+        ------
+        ValueError
+            If ``weights`` is not a finite non-zero 2-D array, or ``names`` has the wrong length or repeats.
+        """
+        return EstimationLinear(weights, names)
+
+    def check_size(self, size: int) -> None:
+        """Raise ``ValueError`` if the utility's own data does not fit an alphabet of ``size`` categories.
+
+        Called once by :class:`~mechdesign.design.problem.DesignProblem`; kinds without data accept any size.
+
+        Parameters
+        ----------
+        size : int
+            N, the number of categories of the prior.
+
+        Raises
+        ------
+        ValueError
+            If the utility's data has the wrong size (``estimation_linear``: weights without N columns).
+        """
 
     def column_values(self, columns: Any, prior: PriorLike) -> np.ndarray:
         """μ(c) for each column of ``columns`` (shape N or N×K, entries ≥ 0) under ``prior``.
@@ -399,6 +443,58 @@ class EstimationMSE(_Estimation):
         mech = as_mechanism(mechanism)
         p = mech._prior(prior).probabilities
         return trace_inverse_fisher(mech.matrix, p) - 1.0
+
+
+class EstimationLinear(_Estimation):
+    """L-optimality: tr(L J⁺ Lᵀ) − tr(L diag(P̂) Lᵀ), the total MSE × n of the decoded Lp on n fixed records.
+
+    For the analyst's quantities Lp (L a k×N map: marginals, a subset of categories, aggregates;
+    :mod:`mechdesign.core.quantities`). Only Lp needs to be identifiable (the rows of L in the range of J),
+    not p: ``inf`` otherwise (:func:`mechdesign.core.fisher.weighted_trace_inverse_fisher`). L = I is
+    ``estimation_mse``; rows of L may be shifted by multiples of 1ᵀ without changing the value. Smaller is
+    better.
+
+    >>> u = Utility.estimation_linear([[1.0, 0.0, 0.0]], names=["first"])
+    >>> w = [[0.75, 0.25], [0.25, 0.75], [0.25, 0.75]]   # randomized response on "is it the first?", e^ε = 3
+    >>> round(u.value(w, [0.2, 0.3, 0.5]), 12)   # e^ε/(e^ε − 1)², whatever the prior
+    0.75
+    """
+
+    kind = "estimation_linear"
+    _needs_data = True
+
+    def __init__(self, weights: Any, names: Any = None) -> None:
+        matrix = v.finite_array("weights", weights, 2)
+        if not np.any(matrix):
+            raise v.fail("weights", "have a non-zero entry", matrix)
+        matrix.setflags(write=False)
+        self.weights = matrix
+        self.names = v.labels("names", names, matrix.shape[0], "q")
+
+    def __repr__(self) -> str:
+        return f"Utility.estimation_linear(<{self.weights.shape[0]}×{self.weights.shape[1]} weights>)"
+
+    def check_size(self, size: int) -> None:
+        """Raise ``ValueError`` unless L has one column per category."""
+        if self.weights.shape[1] != size:
+            raise v.fail("weights", f"have {size} columns (one per category)", self.weights.shape)
+
+    def offset(self, prior: np.ndarray) -> float:
+        """tr(L diag(P̂) Lᵀ) = Σ_x P̂_x ‖L[:, x]‖²: the part of tr(L J⁺ Lᵀ) that no mechanism removes."""
+        return float(prior @ np.sum(self.weights**2, axis=0))
+
+    def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+        """The L-criterion tr(L J⁺ Lᵀ) − tr(L diag(P̂) Lᵀ) at ``prior`` (``inf`` when Lp is not identifiable)."""
+        from mechdesign.core.fisher import weighted_trace_inverse_fisher
+
+        mech = as_mechanism(mechanism)
+        p = mech._prior(prior).probabilities
+        self.check_size(p.size)
+        return weighted_trace_inverse_fisher(mech.matrix, p, self.weights) - self.offset(p)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``kind``, ``weights`` (the rows of L) and ``names``."""
+        return {"kind": self.kind, "weights": self.weights.tolist(), "names": list(self.names)}
 
 
 class EstimationLogDet(_Estimation):

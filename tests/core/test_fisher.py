@@ -17,7 +17,9 @@ from mechdesign.core.fisher import (
     efficient_decoder,
     fisher_information,
     inseparable_categories,
+    linear_decoder,
     trace_inverse_fisher,
+    weighted_trace_inverse_fisher,
 )
 
 from conftest import TIGHT
@@ -102,3 +104,55 @@ def test_decoder_refuses_a_reference_whose_outputs_do_not_separate_the_inputs():
 
     with pytest.raises(ValueError, match="reference must give positive probability"):
         efficient_decoder(np.eye(2), [1.0, 0.0])
+
+
+# ---- linear quantities Lp (issue 18 item 4) -------------------------------------------------------------------
+
+def test_weighted_trace_is_the_trace_at_the_identity_bit_for_bit():
+    for seed in range(20):
+        w, p = random_instance(seed, 4, 6)
+        assert weighted_trace_inverse_fisher(w, p, np.eye(4)) == trace_inverse_fisher(w, p)
+
+
+@given(st.integers(0, 10_000), st.integers(2, 5), st.integers(1, 3))
+def test_linear_decoder_is_unbiased_with_the_stated_covariance_on_full_rank_mechanisms(seed, n, k):
+    w, p = random_instance(seed, n, n + 2)
+    weights = np.random.default_rng(seed).normal(size=(k, n))
+    g = linear_decoder(w, p, weights)
+    q = p @ w
+    fixed = g @ (np.diag(q) - w.T @ np.diag(p) @ w) @ g.T
+    j_inverse = np.linalg.inv(fisher_information(w, p))
+    err = 1e3 * np.finfo(np.float64).eps * np.linalg.cond(fisher_information(w, p))
+    scale = max(1.0, float(np.abs(weights @ j_inverse @ weights.T).max()))
+    assert np.allclose(g, weights @ efficient_decoder(w, p), atol=max(1e-9, err) * scale)
+    assert np.trace(fixed) == pytest.approx(weighted_trace_inverse_fisher(w, p, weights) - p @ (weights**2).sum(axis=0),
+                                            rel=max(1e-8, err), abs=1e-8 * scale)
+    other = np.random.default_rng(seed + 1).dirichlet(np.ones(n))
+    assert np.allclose(g @ (w.T @ other), weights @ other, atol=max(1e-8, err) * scale)
+
+
+def test_rank_deficient_mechanism_decodes_what_its_range_holds():
+    # Rows 1 and 2 equal: p1 + p2 and p0 are identifiable, p1 alone is not.
+    w = np.array([[0.6, 0.3, 0.1], [0.2, 0.3, 0.5], [0.2, 0.3, 0.5]])
+    p = np.array([0.5, 0.2, 0.3])
+    weights = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
+    g = linear_decoder(w, p, weights)
+    for truth in (p, np.array([0.1, 0.6, 0.3]), np.array([0.3, 0.0, 0.7])):
+        assert np.allclose(g @ (truth @ w), weights @ truth, atol=TIGHT)  # unbiased for every p
+    # The same quantities from the merged mechanism (inputs {0}, {1, 2}): a full-rank 2×3 problem.
+    merged = w[[0, 1]]
+    expected = trace_inverse_fisher(merged, [0.5, 0.5])  # J of the merged inputs at (p0, p1 + p2)
+    assert weighted_trace_inverse_fisher(w, p, weights) == pytest.approx(expected, rel=1e-12)
+    assert weighted_trace_inverse_fisher(w, p, [[0.0, 1.0, 0.0]]) == float("inf")
+    assert weighted_trace_inverse_fisher(w, p, [[0.0, 1.0, -1.0]]) == float("inf")
+    with pytest.raises(ValueError, match="weights must have every row in the range"):
+        linear_decoder(w, p, [[0.0, 1.0, 0.0]])
+
+
+def test_shifting_rows_by_the_ones_vector_shifts_the_trace_by_the_known_constant():
+    # J p = 1 ⇒ (l + a1) J⁻¹ (l + a1)ᵀ = l J⁻¹ lᵀ + 2a l·p + a²: the MSE of Lp is unchanged (1ᵀp = 1 is known).
+    w, p = random_instance(7, 4, 6)
+    row, a = np.array([[0.3, -1.0, 2.0, 0.5]]), 0.7
+    shifted = weighted_trace_inverse_fisher(w, p, row + a)
+    expected = weighted_trace_inverse_fisher(w, p, row) + 2 * a * float((row @ p)[0]) + a**2
+    assert shifted == pytest.approx(expected, rel=1e-12)

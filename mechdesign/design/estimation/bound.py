@@ -9,6 +9,10 @@ if v ↦ vᵀYv − λ·v is at most S on every vertex, tr(Y J(θ)) ≤ Σλ + S
 
     (A)  f* ≥ T² / R,     T = tr Y^{1/2},         (D)  f* ≥ log det Y + N log(N / R),     R = Σλ + S > 0.
 
+For the L-optimal criterion f = tr(L J⁻¹ Lᵀ) (``weights``), min_J tr(LJ⁻¹Lᵀ) + tr(YJ) = 2 tr((LYLᵀ)^{1/2})
+(= 2 max {tr(LX) : XXᵀ ⪯ Y}, by tr(LJ⁻¹Lᵀ) = max_X 2 tr(LX) − tr(XᵀJX)), so (A) holds with
+T = tr((LYLᵀ)^{1/2}), and the target below is J(θ)⁻¹LᵀLJ(θ)⁻¹.
+
 Choosing Y = J(θ)⁻² (A) or J(θ)⁻¹ (D) gives back the Lagrangian bound of :func:`.engine.lower_bound`, which
 needs the maximum of a convex quadratic over every vertex. Here Y is taken in the family
 
@@ -101,10 +105,16 @@ def fit_structure(target: np.ndarray, prior: np.ndarray, psd: bool = True) -> tu
     return diagonal, vector, 0.0
 
 
-def _trace_root(y: np.ndarray) -> float:
-    """A lower bound on tr Y^{1/2} (eigenvalues lowered by their rounding error)."""
+def _trace_root(y: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """A lower bound on tr Y^{1/2}, or on tr((LYLᵀ)^{1/2}) (eigenvalues lowered by their rounding error)."""
+    margin = 0.0
+    if weights is not None:
+        # Forming LYLᵀ errs by at most 2N·eps·|L||Y||L|ᵀ entrywise; its Frobenius norm bounds the eigenvalue shift.
+        margin = 2 * y.shape[0] * _EPS * float(np.linalg.norm(np.abs(weights) @ np.abs(y) @ np.abs(weights).T))
+        y = weights @ y @ weights.T
+        y = 0.5 * (y + y.T)
     mu = np.linalg.eigvalsh(y)
-    err = 8 * y.shape[0] * _EPS * float(np.abs(mu).max())
+    err = 8 * y.shape[0] * _EPS * float(np.abs(mu).max()) + margin
     return float(np.sqrt(np.maximum(mu - err, 0.0)).sum())
 
 
@@ -125,7 +135,7 @@ def _value(criterion: str, log_det_or_root: float, size: int, r: float) -> float
 
 def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray, oracle: SeparableOracle,
                      cuts: np.ndarray, rounds: int = _ROUNDS, sdp_rounds: int = _SDP_ROUNDS,
-                     deadline: float | None = None) -> StructuredBound:
+                     deadline: float | None = None, *, weights: np.ndarray | None = None) -> StructuredBound:
     """A certified lower bound on min f over every ε-PML-over-the-ball design (module docstring).
 
     Parameters
@@ -133,7 +143,7 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     criterion
         "a_optimal" or "d_optimal".
     target
-        The matrix Y to imitate: J(θ)⁻² (A) or J(θ)⁻¹ (D) at the current point.
+        The matrix Y to imitate: J(θ)⁻² (A), J(θ)⁻¹LᵀLJ(θ)⁻¹ (A with ``weights``) or J(θ)⁻¹ (D).
     multipliers
         The master's λ (:func:`.engine.lower_bound` convention); b starts at 2a + λ.
     oracle
@@ -146,6 +156,8 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
         SDP refinements of (D, a, b) afterwards (each one oracle call).
     deadline
         ``time.monotonic()`` after which no further SDP round starts (the first always runs).
+    weights
+        The map L of the L-optimal criterion tr(L J⁻¹ Lᵀ) ("a_optimal" only); ``None`` is L = I.
     """
     from scipy.optimize import linprog
 
@@ -153,7 +165,7 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     n = prior.size
     diagonal, vector, tau = fit_structure(target, prior)
     y = np.diag(diagonal) + np.outer(prior, vector) + np.outer(vector, prior) + tau * np.outer(prior, prior)
-    head = _trace_root(y) if criterion == "a_optimal" else _log_det(y)
+    head = _trace_root(y, weights) if criterion == "a_optimal" else _log_det(y)
     fixed = 2 * math.fsum(vector) + tau
     b = 2 * vector + multipliers
     best_value, families, calls = -math.inf, {}, 0
@@ -181,11 +193,12 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
         b = np.asarray(lp.x[:n])
         width *= 0.5 if r - predicted < 1e-3 * abs(r) else 1.0
     best = StructuredBound(best_value, diagonal, vector, tau, families, calls)
-    return _refine(criterion, best, np.hstack(model), b, oracle, sdp_rounds, deadline)
+    return _refine(criterion, best, np.hstack(model), b, oracle, sdp_rounds, deadline, weights)
 
 
 def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: np.ndarray,
-              oracle: SeparableOracle) -> tuple[float, dict[str, float], np.ndarray, np.ndarray]:
+              oracle: SeparableOracle, weights: np.ndarray | None) -> tuple[float, dict[str, float], np.ndarray,
+                                                                          np.ndarray]:
     """The certified bound of one (D, a, b) (D raised to make Y PSD), its families, the cut columns and D."""
     prior = oracle.p
     structured = np.outer(prior, vector) + np.outer(vector, prior)
@@ -193,14 +206,15 @@ def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: 
     if low <= 0:
         diagonal = diagonal + (-low + 64 * prior.size * _EPS * float(np.abs(diagonal).max()))
     y = np.diag(diagonal) + structured
-    head = _trace_root(y) if criterion == "a_optimal" else _log_det(y)
+    head = _trace_root(y, weights) if criterion == "a_optimal" else _log_det(y)
     result = oracle.maximize(diagonal, linear)
     r = 2 * math.fsum(vector) - math.fsum(linear) + result.bound
     return _value(criterion, head, prior.size, r), dict(result.families), result.columns, diagonal
 
 
 def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np.ndarray,
-            oracle: SeparableOracle, rounds: int, deadline: float | None) -> StructuredBound:
+            oracle: SeparableOracle, rounds: int, deadline: float | None,
+            weights: np.ndarray | None) -> StructuredBound:
     """Raise the bound over the whole family by the SDP of the module docstring (cutting planes on S)."""
     import cvxpy as cp
 
@@ -213,9 +227,11 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
     y_var = cp.diag(d_var) + prior[:, None] @ a_var[None, :] + a_var[:, None] @ prior[None, :]
     y_var = (y_var + y_var.T) / 2
     if criterion == "a_optimal":
-        z_var = cp.Variable((n, n), symmetric=True)
+        inner = y_var if weights is None else weights @ y_var @ weights.T
+        k = n if weights is None else weights.shape[0]
+        z_var = cp.Variable((k, k), symmetric=True)
         head: Any = 2 * cp.trace(z_var)
-        cone = [cp.bmat([[y_var, z_var], [z_var, np.eye(n)]]) >> 0]
+        cone = [cp.bmat([[(inner + inner.T) / 2, z_var], [z_var, np.eye(k)]]) >> 0]
     else:
         head, cone = cp.log_det(y_var) + n, []
     columns = [np.asarray(cuts, dtype=np.float64)]
@@ -237,7 +253,8 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
             break
         b_new = np.asarray(b_var.value, dtype=np.float64)
         value, families, cols, diagonal = _evaluate(criterion, np.asarray(d_var.value, dtype=np.float64),
-                                                    np.asarray(a_var.value, dtype=np.float64), b_new, oracle)
+                                                    np.asarray(a_var.value, dtype=np.float64), b_new, oracle,
+                                                    weights)
         columns.append(cols)
         if value > best.value:
             best = StructuredBound(value, diagonal, np.asarray(a_var.value, dtype=np.float64), 0.0, families,

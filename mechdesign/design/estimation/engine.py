@@ -11,7 +11,12 @@ i.i.d. records, so the A-optimal design is the convex program
 
     minimise f(θ) = tr J(θ)⁻¹   s.t.   Σ_k θ_k v_k = 1,  θ ≥ 0                          (A)
 
-and the D-optimal one minimises f(θ) = −log det J(θ) instead (D). c ↦ ccᵀ/(P̂·c) is matrix-convex and
+and the D-optimal one minimises f(θ) = −log det J(θ) instead (D). For quantities Lp (``estimation_linear``,
+L a k×N map) the L-optimal design minimises f(θ) = tr(L J(θ)⁺ Lᵀ), the same program with
+∂f/∂θ_k = −‖LJ⁻¹v_k‖² ((A) is L = I; the total MSE of the decoded Lp is (f − tr(L diag(P̂) Lᵀ))/n).
+Its optimum may be singular (rank W < N with Lp identifiable: one category alone needs two outputs);
+every step below allows that (module docstring of :mod:`.master`, and J⁺ in the bound).
+c ↦ ccᵀ/(P̂·c) is matrix-convex and
 positively homogeneous, so splitting a column into vertex columns can only raise J in the Loewner
 order: the optimum over the vertices is the optimum over every ε-PML-over-the-ball mechanism, with
 any number of outputs. At β = 2 it is the A-optimal ε-LDP mechanism.
@@ -26,7 +31,10 @@ The gradients are ∂f/∂θ_k = −‖J⁻¹v_k‖² (A) and −v_kᵀJ⁻¹v_k
 
     f(θ′) ≥ f(θ) + ∇f·(θ′ − θ) ≥ f(θ) − ∇f·θ + Σ_x λ_x + min_k (∇_k f − λ·v_k)     for any λ ∈ ℝᴺ,
 
-with ∇f·θ = −f(θ) (A) or −N (D). λ is the dual of the restricted linearised LP; the minimum runs over
+with ∇f·θ = −f(θ) (A) or −N (D). For (A, L) the bound needs no inverse at all: with Y = XXᵀ, for any
+N×k matrix X, tr(L J⁺ Lᵀ) = max_X 2 tr(LX) − tr(XᵀJX) ≥ 2 tr(LX) − Σ_k θ′_k ‖Xᵀv_k‖² at every design J(θ′)
+(also a singular one: the maximum is +∞ unless the rows of L lie in the range of J), and X = J(θ)⁺Lᵀ
+gives the line above at θ. λ is the dual of the restricted linearised LP; the minimum runs over
 every candidate column (it is concave in v, so the vertices give its minimum over the polytope).
 The bound is recomputed in NumPy at the final θ; the solver's own residuals never enter it.
 
@@ -57,7 +65,8 @@ from mechdesign.design.baselines.compare import compute_baselines
 from mechdesign.design.baselines.ldp_oracles import compare_oracles
 from mechdesign.design.certificate import certify, repair
 from mechdesign.design.estimation.bound import structured_bound
-from mechdesign.design.estimation.master import solve_master
+from mechdesign.design.estimation.dual import dual_bound
+from mechdesign.design.estimation.master import solve_face, solve_master
 from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.pricing import pricing_counts
@@ -68,8 +77,10 @@ from mechdesign.design.result import DesignResult
 
 __all__ = ["CRITERIA", "caratheodory_reduce", "design_estimation", "lower_bound"]
 
-CRITERIA = {"estimation_mse": "a_optimal", "estimation_logdet": "d_optimal"}
+# estimation_linear is (A) with the utility's map L (``weights``); estimation_mse is L = I.
+CRITERIA = {"estimation_mse": "a_optimal", "estimation_linear": "a_optimal", "estimation_logdet": "d_optimal"}
 _CHUNK = 50_000
+_LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a singular face leaves λ free: lower_bound)
 _MAX_ITERATIONS = 200
 _START_PER_INPUT, _ADD_PER_ITERATION = 8, 8  # columns per input in the first master / added per iteration
 _MAX_AGE = 2
@@ -80,23 +91,53 @@ _CACHE_ENTRIES = 20_000_000  # candidate lift vectors kept in memory up to this 
 _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
 
 
-def _objective(criterion: str, j: np.ndarray) -> float:
+def _inverse(j: np.ndarray) -> np.ndarray:
+    """J⁻¹, or the pseudo-inverse J⁺ (eigenvalues below 1e-12 of the largest dropped) when J is singular.
+
+    A singular J arises at an L-optimum (a singular design) and after the reduction; the bounds hold for
+    any matrix used in place of J⁺ (module docstring), so the cut-off affects only their tightness.
+    """
+    try:
+        np.linalg.cholesky(j)
+        return np.linalg.inv(j)
+    except np.linalg.LinAlgError:
+        mu, u = np.linalg.eigh(j)
+        keep = mu > 1e-12 * max(float(mu[-1]), 1e-300)
+        return (u[:, keep] / mu[keep]) @ u[:, keep].T
+
+
+def _trace(j_inverse: np.ndarray, weights: np.ndarray | None) -> float:
+    """tr(L J⁺ Lᵀ) = tr(L X) with X = (L J⁺)ᵀ formed exactly as :func:`_gradients` forms it.
+
+    The bound (module docstring) holds for whatever X is used, provided its two terms use the same one: near a
+    singular J, L(J⁺V) and (LJ⁺)V differ by cond(J)·eps (1e-6 seen), enough to overstate a bound.
+    """
+    return float(np.trace(j_inverse) if weights is None else np.sum((weights @ j_inverse) * weights))
+
+
+def _objective(criterion: str, j: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """The criterion at J: tr(L J⁺ Lᵀ) (A, L) or −log det J (D)."""
     if criterion == "a_optimal":
-        return float(np.trace(np.linalg.inv(j)))
+        return _trace(_inverse(j), weights)
     sign, logdet = np.linalg.slogdet(j)
     return -float(logdet) if sign > 0 else math.inf
 
 
-def _gradients(criterion: str, j_inverse: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """∂f/∂θ_k for each column of ``vectors`` (module docstring)."""
-    product = j_inverse @ vectors
+def _gradients(criterion: str, j_inverse: np.ndarray, vectors: np.ndarray,
+               weights: np.ndarray | None = None) -> np.ndarray:
+    """∂f/∂θ_k for each column of ``vectors`` (module docstring): −‖LJ⁻¹v_k‖² (A, L) or −v_kᵀJ⁻¹v_k (D)."""
     if criterion == "a_optimal":
+        product = (j_inverse if weights is None else weights @ j_inverse) @ vectors  # X = (L J⁻¹)ᵀ: see _trace
         return -np.sum(product**2, axis=0)
-    return -np.sum(product * vectors, axis=0)
+    return -np.sum((j_inverse @ vectors) * vectors, axis=0)
 
 
-def _gradient_dot_theta(criterion: str, value: float, size: int) -> float:
-    return -value if criterion == "a_optimal" else -float(size)
+def _quadratic(criterion: str, j_inverse: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Q with ∂f/∂θ_k = −v_kᵀQv_k: J⁻¹LᵀLJ⁻¹ (A, L; J⁻² for L = I) or J⁻¹ (D)."""
+    if criterion != "a_optimal":
+        return j_inverse
+    factor = j_inverse if weights is None else weights @ j_inverse
+    return factor.T @ factor
 
 
 def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray) -> np.ndarray:
@@ -114,7 +155,8 @@ def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray) -> np.ndarray:
 
 def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
                 candidates: ColumnVertices | np.ndarray | None,
-                extra: np.ndarray | None = None) -> tuple[float, np.ndarray, float]:
+                extra: np.ndarray | None = None, weights: np.ndarray | None = None,
+                rounds: int = 1) -> tuple[float, np.ndarray, float]:
     """Certified lower bound on the optimum of (A)/(D) from the point θ over ``columns`` (module docstring).
 
     Parameters
@@ -122,56 +164,80 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     criterion
         "a_optimal" or "d_optimal".
     theta
-        Non-negative weights, one per column of ``columns``, with J(θ) invertible.
+        Non-negative weights, one per column of ``columns``, with J(θ) invertible (for (A, L) J may be
+        singular: J⁺ is used, and the bound holds whatever it is).
     columns
         Lift vectors of the current point (N×K).
     candidates, extra
         Every candidate lift vector (the vertex list, or its N×K array, and extra feasible columns):
         the bound minimises the reduced gradient over all of them.
+    weights
+        The map L of the L-optimal criterion (with "a_optimal"); ``None`` is L = I.
+    rounds
+        LP solves for λ: the first over ``columns``, each further one with the most negative candidates of the
+        previous added (needed at a singular L-optimum, whose columns do not determine λ); the best bound is kept.
 
     Returns
     -------
     (bound, reduced, value)
-        The bound, the reduced gradients g_k − λ·v_k of the vertex candidates, and f(θ).
+        The bound, the reduced gradients g_k − λ·v_k of the vertex candidates (for λ of the first LP), and f(θ).
     """
     j = (columns * theta) @ columns.T
     j = 0.5 * (j + j.T)
-    value = _objective(criterion, j)
-    j_inverse = np.linalg.inv(j)
-    own = _gradients(criterion, j_inverse, columns)
-    lam = _dual_multiplier(columns, own)
-    # Σλ + min_k(g_k − λ·v_k) is unchanged by λ → λ + cP̂ (P̂·v_k = 1): measure reduced gradients from
-    # their minimum over the current columns, so that the columns worth adding are the negative ones.
-    shift = float(np.min(own - lam @ columns))
-    reduced = np.zeros(0)
-    if isinstance(candidates, np.ndarray):
-        reduced = _gradients(criterion, j_inverse, candidates) - lam @ candidates - shift
-    elif candidates is not None:
-        reduced = np.empty(candidates.count)
-        for start in range(0, candidates.count, _CHUNK):
-            stop = min(start + _CHUNK, candidates.count)
-            vec = candidates.vectors(np.arange(start, stop))
-            reduced[start:stop] = _gradients(criterion, j_inverse, vec) - lam @ vec - shift
-    best = min(float(reduced.min()) if reduced.size else 0.0, 0.0)
-    if extra is not None and extra.size:
-        best = min(best, float(np.min(_gradients(criterion, j_inverse, extra) - lam @ extra)) - shift)
-    bound = value - _gradient_dot_theta(criterion, value, columns.shape[0]) + float(lam.sum()) + shift + best
-    return bound, reduced, value
+    j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+    value = _trace(j_inverse, weights) if criterion == "a_optimal" else _objective(criterion, j)
+    grads = partial(_gradients, criterion, j_inverse, weights=weights)
+    own = grads(columns)
+    head = 2 * value if criterion == "a_optimal" else value + columns.shape[0]
+    basis, basis_grads = columns, own
+    bound, first = -math.inf, np.zeros(0)
+    for round_ in range(rounds):
+        lam = _dual_multiplier(basis, basis_grads)
+        # Σλ + min_k(g_k − λ·v_k) is unchanged by λ → λ + cP̂ (P̂·v_k = 1): measure reduced gradients from
+        # their minimum over the LP's columns, so that the columns worth adding are the negative ones.
+        shift = float(np.min(basis_grads - lam @ basis))
+        reduced = np.zeros(0)
+        if isinstance(candidates, np.ndarray):
+            reduced = grads(candidates) - lam @ candidates - shift
+        elif candidates is not None:
+            reduced = np.empty(candidates.count)
+            for start in range(0, candidates.count, _CHUNK):
+                stop = min(start + _CHUNK, candidates.count)
+                vec = candidates.vectors(np.arange(start, stop))
+                reduced[start:stop] = grads(vec) - lam @ vec - shift
+        best = min(float(reduced.min()) if reduced.size else 0.0, 0.0)
+        if extra is not None and extra.size:
+            best = min(best, float(np.min(grads(extra) - lam @ extra)) - shift)
+        # f(θ) − ∇f·θ: 2 tr(L J⁺ Lᵀ) (A, L; the X-form of the module docstring, valid for any J) or f(θ) + N (D).
+        bound = max(bound, head + float(lam.sum()) + shift + best)
+        first = reduced if round_ == 0 else first
+        if best >= 0 or reduced.size == 0:
+            break
+        # At a singular face the master's columns leave λ free off their span: the LP is solved again with the
+        # most negative candidates added (cutting planes), which fixes λ there.
+        worst = np.argsort(reduced)[: 4 * columns.shape[0]]
+        worst = worst[reduced[worst] < 0]
+        vec = candidates[:, worst] if isinstance(candidates, np.ndarray) else candidates.vectors(worst)  # type: ignore[union-attr]
+        basis, basis_grads = np.hstack([basis, vec]), np.concatenate([basis_grads, grads(vec)])
+    return bound, first, value
 
 
-def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool) -> tuple[np.ndarray, bool]:
+def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
+            weights: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
     """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran.
 
     The primal–dual interior point method of :mod:`mechdesign.design.estimation.master` first (milliseconds); if it
     does not converge, or ``conic``, the conic form through cvxpy and Clarabel (about a second at N = 16).
     """
-    theta = None if conic else solve_master(criterion, columns, start)
+    # A singular L-optimum is approached only linearly: keep the feasible point where the method stalls (certified
+    # like any other) rather than the conic form, which is much less accurate there.
+    theta = None if conic else solve_master(criterion, columns, start, weights=weights, partial=weights is not None)
     if theta is not None:
         return theta, False
-    return _conic_master(criterion, columns), True
+    return _conic_master(criterion, columns, weights), True
 
 
-def _conic_master(criterion: str, columns: np.ndarray) -> np.ndarray:
+def _conic_master(criterion: str, columns: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """θ minimising f over the given columns (cvxpy + Clarabel); clipped at 0."""
     import cvxpy as cp
 
@@ -179,8 +245,14 @@ def _conic_master(criterion: str, columns: np.ndarray) -> np.ndarray:
     theta = cp.Variable(k, nonneg=True)
     outer = np.einsum("ik,jk->ijk", columns, columns).reshape(n * n, k)
     j = cp.reshape(outer @ theta, (n, n), order="C")
-    objective = cp.matrix_frac(np.eye(n), j) if criterion == "a_optimal" else -cp.log_det(j)
-    problem = cp.Problem(cp.Minimize(objective), [columns @ theta == 1])
+    constraints = [columns @ theta == 1]
+    if weights is not None:  # tr T, [[J, Lᵀ], [L, T]] ⪰ 0: tr(L J⁺ Lᵀ), singular J allowed when Lp is identifiable
+        bound = cp.Variable((weights.shape[0], weights.shape[0]), symmetric=True)
+        constraints.append(cp.bmat([[j, weights.T], [weights, bound]]) >> 0)
+        objective = cp.trace(bound)
+    else:
+        objective = cp.matrix_frac(np.eye(n), j) if criterion == "a_optimal" else -cp.log_det(j)
+    problem = cp.Problem(cp.Minimize(objective), constraints)
     with warnings.catch_warnings():  # "inaccurate" solutions are fine: the bound is recomputed from θ
         warnings.simplefilter("ignore", UserWarning)
         try:
@@ -325,9 +397,18 @@ class _Options:
     deadline: float  # time.monotonic() at which the whole run, baselines included, should end
 
 
-def _design(problem: DesignProblem, baselines: bool, options: _Options) -> DesignResult:
+def _criterion(problem: DesignProblem) -> tuple[str, np.ndarray | None, float]:
+    """The criterion, its map L (``None``: L = I or D) and the offset f − utility value (1, tr(L diag(P̂) Lᵀ) or 0)."""
     criterion = CRITERIA[problem.utility.kind]
-    offset = 1.0 if criterion == "a_optimal" else 0.0  # utility value = tr J⁻¹ − 1 for estimation_mse
+    weights = getattr(problem.utility, "weights", None)
+    if weights is not None:
+        return criterion, weights, problem.utility.offset(problem.prior.probabilities)  # type: ignore[attr-defined]
+    return criterion, None, 1.0 if criterion == "a_optimal" else 0.0
+
+
+def _design(problem: DesignProblem, baselines: bool, options: _Options) -> DesignResult:
+    criterion, weights, offset = _criterion(problem)
+    rounds = 1 if weights is None else _LAMBDA_ROUNDS
     timings: dict[str, float] = {}
     start = time.perf_counter()
     n = problem.size
@@ -351,7 +432,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     if cv.count <= 3000:
         active = np.arange(cv.count)
     else:  # price the candidates at the start point and keep the most promising
-        _, reduced, _ = lower_bound(criterion, mass, start_columns, pool)
+        _, reduced, _ = lower_bound(criterion, mass, start_columns, pool, weights=weights)
         active = np.argpartition(reduced, _START_PER_INPUT * n)[: _START_PER_INPUT * n]
     age = np.zeros(active.size, dtype=np.int64)  # consecutive iterations each active column went unused
     iterations, stalled, best_value, bound, fallbacks = 0, 0, math.inf, -math.inf, 0
@@ -360,9 +441,9 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         iterations += 1
         columns = np.column_stack([start_columns, pool[:, active] if isinstance(pool, np.ndarray)
                                    else cv.vectors(active)])
-        theta, fell_back = _master(criterion, columns, warm, options.conic)
+        theta, fell_back = _master(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
-        found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns)
+        found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds)
         bound = max(bound, found)  # every iteration's bound is valid
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
@@ -393,16 +474,30 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # restores feasibility on the support before it starts.
         warm = np.concatenate([theta[:n], theta[n:][keep], np.zeros(fresh.size)])
     timings["master"] = time.perf_counter() - solve_start
+    open_gap = value - bound > 0.1 * gap_tolerance * abs(value - offset)
+    if weights is not None and open_gap and time.monotonic() < deadline:
+        # A singular L-optimum leaves X = J⁺Lᵀ off the range of J undetermined: gradients priced with it stall the
+        # column generation and loosen the bound. The dual cone program (dual.py) gives both the bound and the
+        # columns the primal lacks; the master is solved once more with them.
+        dual_start = time.perf_counter()
+        found, added = dual_bound(weights, columns, pool, deadline=deadline)
+        bound = max(bound, found)
+        if added.size:
+            columns = np.hstack([columns, added])
+            theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(added.shape[1])]),
+                                       options.conic, weights)
+            fallbacks += fell_back
+        timings["dual"] = time.perf_counter() - dual_start
     method = "column_generation" if cv.count > 3000 else "enumeration"
     return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
-                   method, cv.count + n, lambda th, co: lower_bound(criterion, th, co, pool, start_columns)[0])
+                   method, cv.count + n,
+                   lambda th, co: lower_bound(criterion, th, co, pool, start_columns, weights, rounds)[0])
 
 
 def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, counts: np.ndarray,
                    start_columns: np.ndarray, mass: np.ndarray, deadline: float, end: float) -> DesignResult:
     """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`."""
-    criterion = CRITERIA[problem.utility.kind]
-    offset = 1.0 if criterion == "a_optimal" else 0.0
+    criterion, weights, offset = _criterion(problem)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     n = problem.size
@@ -413,32 +508,35 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:
         j = (co * th) @ co.T
-        j_inverse = np.linalg.inv(0.5 * (j + j.T))
-        target = j_inverse @ j_inverse if criterion == "a_optimal" else j_inverse
-        lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co))
+        j = 0.5 * (j + j.T)
+        j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        target = _quadratic(criterion, j_inverse, weights)
+        lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co, weights))
         # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
-        # tr J⁻¹ ≥ 1 and −log det J ≥ Σ log P̂ hold whatever the structured bound gives.
-        floor = 1.0 if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities))
-        return max(structured_bound(criterion, target, lam, oracle, co, deadline=end).value, floor)
+        # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
+        # bound gives.
+        floor = offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities))
+        return max(structured_bound(criterion, target, lam, oracle, co, deadline=end, weights=weights).value, floor)
 
     while True:
         iterations += 1
         theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]),
-                                   options.conic)
+                                   options.conic, weights)
         fallbacks += fell_back
         keep = theta > 1e-12 * theta.max()
         keep[:n] = True  # the start columns keep the master feasible and full rank
         columns, theta = columns[:, keep], theta[keep]
         j = (columns * theta) @ columns.T
-        j_inverse = np.linalg.inv(0.5 * (j + j.T))
-        value = _objective(criterion, j)
-        own = _gradients(criterion, j_inverse, columns)
+        j = 0.5 * (j + j.T)
+        j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        value = _objective(criterion, j, weights)
+        own = _gradients(criterion, j_inverse, columns, weights)
         lam = _dual_multiplier(columns, own)
         shift = float(np.min(own - lam @ columns))
-        quadratic = j_inverse @ j_inverse if criterion == "a_optimal" else j_inverse
+        quadratic = _quadratic(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
         fresh = search.search(quadratic, lam, heavy)
-        reduced = _gradients(criterion, j_inverse, fresh) - lam @ fresh - shift if fresh.size else np.zeros(0)
+        reduced = _gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size else np.zeros(0)
         fresh = fresh[:, reduced < -1e-12 * max(abs(value), 1.0)][:, :_ADD_PER_ITERATION * 16]
         generated += fresh.shape[1]
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
@@ -465,8 +563,7 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
             bound: float, fallbacks: int, iterations: int, timings: dict[str, float], start: float, method: str,
             candidates: int, bound_at: Any) -> DesignResult:
     """Reduce, polish, certify and repair the design; baselines; the result."""
-    criterion = CRITERIA[problem.utility.kind]
-    offset = 1.0 if criterion == "a_optimal" else 0.0
+    criterion, weights, offset = _criterion(problem)
     gap_tolerance = options.gap_tolerance
     cert_start = time.perf_counter()
     # Interior-point noise: weights below 1e-10 of the largest are dropped (rows are renormalized and the
@@ -475,17 +572,27 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     if options.reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
         theta = caratheodory_reduce(theta, columns)
         columns, theta = columns[:, theta > 0], theta[theta > 0]
-        theta, fell_back = _master(criterion, columns, theta, options.conic)
-        fallbacks += fell_back
+        # A singular L-optimum (columns not spanning ℝᴺ) is left as reduced: the interior point method needs a
+        # full-rank start, and the basic θ has the same J as the master's solution.
+        if np.linalg.matrix_rank(columns) == columns.shape[0]:
+            theta, fell_back = _master(criterion, columns, theta, options.conic, weights)
+            fallbacks += fell_back
         # The bound holds from any θ ≥ 0 with J invertible; the polished point often certifies more tightly.
         bound = max(bound, bound_at(theta, columns))
+    if weights is not None and not options.conic:
+        face_columns, face_theta = solve_face(criterion, columns, theta, weights, problem.prior.probabilities)
+        if face_columns is not columns:
+            columns, theta = face_columns, face_theta
+            bound = max(bound, bound_at(theta, columns))
     used = theta > 0
     matrix, alpha = repair(columns[:, used] * theta[used], problem.ball, problem.epsilon)
     mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
     certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound - offset, alpha).check()
     timings["certify"] = time.perf_counter() - cert_start
-    relative = certificate.gap / max(abs(certificate.utility), 1e-300)
-    status = "optimal" if relative <= gap_tolerance else "feasible"
+    # Relative to the value, with a rounding floor on the scale of the computed trace (utility + offset): an optimum
+    # of 0 (e.g. one category that the identity reveals, L-optimal) is computed as ~1e-14, never as 0.
+    floor = 64 * np.finfo(np.float64).eps * (abs(certificate.utility) + abs(offset))
+    status = "optimal" if certificate.gap <= gap_tolerance * abs(certificate.utility) + floor else "feasible"
     solver = "CLARABEL" if options.conic else "interior-point" + ("+CLARABEL" if fallbacks else "")
     result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
                           certificate, solver, method, candidates, iterations, timings, sense="minimize")
@@ -495,7 +602,7 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
                          max_candidates=options.max_candidates, conic=options.conic, progress=options.progress)
         baseline_list, skipped = compute_baselines(problem, certificate.utility, design, deadline=options.deadline)
         oracles: tuple[Any, ...] = ()
-        if criterion == "a_optimal":
+        if problem.utility.kind == "estimation_mse":  # the oracles estimate every frequency: L = I only
             ldp = next((b.mechanism for b in baseline_list if b.name == "optimal_ldp"), None)
             oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp)
         timings["baselines"] = time.perf_counter() - base_start

@@ -3,15 +3,23 @@
 Over the lift vectors v_k of the columns in the master (N×K, P̂·v_k = 1) the A- and D-optimal programs of
 :mod:`mechdesign.design.estimation.engine` are
 
-    minimise f(θ)   s.t.   Σ_k θ_k v_k = 1,  θ ≥ 0,      f = tr J(θ)⁻¹ (A)  or  −log det J(θ) (D),
+    minimise f(θ)   s.t.   Σ_k θ_k v_k = 1,  θ ≥ 0,      f = tr(L J(θ)⁻¹ Lᵀ) (A, L)  or  −log det J(θ) (D),
 
-with J(θ) = Σ_k θ_k v_k v_kᵀ. f is smooth and convex wherever J ≻ 0, and J ≻ 0 at every θ > 0 once the
-columns span ℝᴺ (the master always holds a full-rank start), so the barrier path stays in the domain.
-With P = J⁻¹V, A = VᵀJ⁻¹V and B = PᵀP (both K×K):
+with J(θ) = Σ_k θ_k v_k v_kᵀ and L = I for A-optimality (``weights`` gives another k×N map L, the
+L-optimal criterion of ``estimation_linear``). f is smooth and convex wherever J ≻ 0, and J ≻ 0 at every
+θ > 0 once the columns span ℝᴺ (the master always holds a full-rank start), so the barrier path stays in
+the domain. With P = J⁻¹V, A = VᵀJ⁻¹V and B = (LP)ᵀ(LP) (both K×K):
 
-    (A)  ∇f = −diag(B),   ∇²f = 2 A∘B;          (D)  ∇f = −diag(A),   ∇²f = A∘A,
+    (A, L)  ∇f = −diag(B),   ∇²f = 2 A∘B;          (D)  ∇f = −diag(A),   ∇²f = A∘A,
 
-(d J⁻¹ = −J⁻¹ dJ J⁻¹; Boyd & Vandenberghe §7.5 give the gradients). Each step of the primal–dual method
+(d J⁻¹ = −J⁻¹ dJ J⁻¹, so ∂²f/∂θ_k∂θ_l = 2 (v_kᵀJ⁻¹v_l)(v_kᵀJ⁻¹LᵀLJ⁻¹v_l); Boyd & Vandenberghe §7.5 give
+the gradients). When the L-optimum is singular (Lp identifiable with rank W < N, e.g. one category
+alone) the path approaches the boundary J → singular; a step that meets a J that is not numerically
+positive definite fails, and the caller falls back to the conic form, which allows singular J.
+:func:`solve_face` solves such an optimum on its face instead: over columns spanning an r-dimensional
+subspace R ∋ 1 that holds the rows of L, with r rows S of V that determine the columns (v = M v_S, M_S = I),
+J = M J_S Mᵀ and L = Z Mᵀ give tr(L J⁺ Lᵀ) = tr(Z J_S⁻¹ Zᵀ) and Σθ_k v_k = 1 ⇔ Σθ_k v_{k,S} = 1: the same
+master in r dimensions, where J_S ≻ 0 and the method converges as usual. Each step of the primal–dual method
 (Boyd & Vandenberghe §11.7, residual backtracking; with Mehrotra's predictor–corrector, Nocedal & Wright
 §14.2, which halved the steps per solve on Adult education) solves twice, with one factorisation,
 
@@ -33,14 +41,18 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-__all__ = ["solve_master"]
+__all__ = ["solve_face", "solve_master"]
 
 _FRACTION = 0.995           # fraction of the step to the boundary of θ, s > 0
 _ALPHA, _BETA = 0.01, 0.5   # residual backtracking: sufficient decrease and step shrink
 _MAX_STEPS = 200
+# A stalled run is kept (``partial``) with a relative dual residual up to this: near a singular L-optimum the gradient
+# moves faster than the iterates and the residual stagnates near 1e-5 while θ·s is already ~1e-10 (Adult-like priors).
+_STALLED_DUAL = 1e-4
 
 
-def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray,
+                 weights: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """f, ∇f and P = J⁻¹V in θ (module docstring); f = inf when J is not positive definite."""
     j = (vectors * theta) @ vectors.T
     try:
@@ -48,6 +60,10 @@ def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray) -> tupl
     except LinAlgError:
         return np.inf, np.zeros_like(theta), np.zeros_like(vectors)
     p = cho_solve(factor, vectors)  # J⁻¹V
+    if criterion == "a_optimal" and weights is not None:
+        value = float(np.sum(weights.T * cho_solve(factor, weights.T)))
+        lp = weights @ p
+        return value, -np.einsum("ik,ik->k", lp, lp), p
     if criterion == "a_optimal":
         value = float(np.trace(cho_solve(factor, np.eye(vectors.shape[0]))))
         return value, -np.einsum("ik,ik->k", p, p), p
@@ -55,10 +71,13 @@ def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray) -> tupl
     return value, -np.einsum("ik,ik->k", p, vectors), p
 
 
-def _hessian(criterion: str, vectors: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """∇²f from P = J⁻¹V: 2 A∘B (A-optimal) or A∘A (D-optimal), A = VᵀJ⁻¹V, B = PᵀP (module docstring)."""
+def _hessian(criterion: str, vectors: np.ndarray, p: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """∇²f from P = J⁻¹V: 2 A∘B (A, L) or A∘A (D), A = VᵀJ⁻¹V, B = (LP)ᵀ(LP) (module docstring)."""
     a = vectors.T @ p
-    return 2.0 * a * (p.T @ p) if criterion == "a_optimal" else a * a
+    if criterion != "a_optimal":
+        return a * a
+    lp = p if weights is None else weights @ p
+    return 2.0 * a * (lp.T @ lp)
 
 
 def _interior(u: np.ndarray, start: np.ndarray, spread: float) -> np.ndarray | None:
@@ -85,13 +104,14 @@ def _interior(u: np.ndarray, start: np.ndarray, spread: float) -> np.ndarray | N
 
 
 def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tolerance: float = 1e-11,
-                 spread: float = 1e-2) -> np.ndarray | None:
+                 spread: float = 1e-2, weights: np.ndarray | None = None,
+                 partial: bool = False) -> np.ndarray | None:
     """θ ≥ 0 minimising f over the given columns, or None if the interior point method fails.
 
     Parameters
     ----------
     criterion
-        "a_optimal" (tr J⁻¹) or "d_optimal" (−log det J).
+        "a_optimal" (tr(L J⁻¹ Lᵀ), L = ``weights``, default I) or "d_optimal" (−log det J).
     columns
         Lift vectors v_k (N×K, non-negative, P̂·v_k = 1), spanning ℝᴺ.
     start
@@ -103,6 +123,14 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         surrogate duality gap θ·s is below ``tolerance × max(1, |f|)``.
     spread
         Relative size of the interior shift of ``start`` (module docstring).
+    weights
+        The k×N map L of the L-optimal criterion ("a_optimal" only); ``None`` is L = I.
+    partial
+        When the method stalls (a step shorter than 1e-12, a singular system, or 200 steps) at a point that
+        satisfies Σθ_k v_k = 1 within ``tolerance``, θ·s within √``tolerance`` and the dual residual within
+        1e-4 (relative), return that point instead of ``None``. At a singular
+        L-optimum the path converges only linearly and stalls near the boundary (module docstring); the caller
+        certifies whatever point it gets.
 
     Returns
     -------
@@ -131,7 +159,7 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
     phi = _interior(u, np.asarray(start, dtype=np.float64) * scale, spread)
     if phi is None:
         return None
-    value, gradient, solved = _derivatives(criterion, phi / scale, vectors)
+    value, gradient, solved = _derivatives(criterion, phi / scale, vectors, weights)
     if not np.isfinite(value):
         return None
     # Start near the central path: φ_k s_k = μ₀ for all k, and y closing the dual residual in least squares.
@@ -149,6 +177,13 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
                 step = min(step, float(np.min(-base[negative] / direction[negative])))
         return step
 
+    def _last(phi: np.ndarray, s: np.ndarray, y: np.ndarray, grad: np.ndarray, value: float) -> np.ndarray | None:
+        """The stalled point, if ``partial`` and it is feasible and nearly optimal (else None)."""
+        close = (partial and float(np.abs(u @ phi - ones).max()) <= tolerance
+                 and float(np.abs(grad - s + u.T @ y).max()) <= _STALLED_DUAL * (1.0 + float(np.abs(grad).max()))
+                 and float(phi @ s) <= np.sqrt(tolerance) * max(1.0, abs(value)))
+        return np.maximum(phi, 0.0) / scale if close else None
+
     for _ in range(_MAX_STEPS):
         grad = gradient / scale
         gap = float(phi @ s)
@@ -158,14 +193,14 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         if (np.abs(r_pri).max() <= tolerance and np.abs(r_dual).max() <= tolerance * dual_scale
                 and gap <= tolerance * max(1.0, abs(value))):
             return np.maximum(phi, 0.0) / scale
-        system = _hessian(criterion, vectors, solved) / np.outer(scale, scale)
+        system = _hessian(criterion, vectors, solved, weights) / np.outer(scale, scale)
         system[np.diag_indices(k)] += s / phi
         try:
             factor = cho_factor(system, lower=True)
             m_ut = cho_solve(factor, u.T)
             schur = cho_factor(u @ m_ut, lower=True)
         except LinAlgError:
-            return None
+            return _last(phi, s, y, grad, value)
 
         def direction(r_cent: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             m_rhs = cho_solve(factor, -r_dual - r_cent / phi)  # noqa: B023 (used within this step only)
@@ -185,14 +220,73 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         norm = float(np.linalg.norm(residuals(phi, s, y, grad, target)))
         while True:
             trial_phi, trial_s, trial_y = phi + step * dphi, s + step * ds, y + step * dy
-            trial_value, trial_gradient, trial_solved = _derivatives(criterion, trial_phi / scale, vectors)
+            trial_value, trial_gradient, trial_solved = _derivatives(criterion, trial_phi / scale, vectors, weights)
             if np.isfinite(trial_value):
                 trial = residuals(trial_phi, trial_s, trial_y, trial_gradient / scale, target)
                 if np.linalg.norm(trial) <= (1.0 - _ALPHA * step) * norm:
                     break
             step *= _BETA
             if step < 1e-12:
-                return None
+                return _last(phi, s, y, grad, value)
         phi, s, y = trial_phi, trial_s, trial_y
         value, gradient, solved = trial_value, trial_gradient, trial_solved
-    return None
+    return _last(phi, s, y, gradient / scale, value)
+
+
+def solve_face(criterion: str, columns: np.ndarray, theta: np.ndarray, weights: np.ndarray, prior: np.ndarray,
+               cuts: tuple[float, ...] = (1e-8, 1e-6, 1e-4)) -> tuple[np.ndarray, np.ndarray]:
+    """The given point or, when its value is smaller, an L-optimum on a singular face (module docstring).
+
+    For each cut c, the columns with θ_k > c·max θ form a candidate face when they span fewer than N
+    dimensions, contain 1 and the rows of L in their span; the master is solved there in r dimensions, where
+    it converges as usual (the full master reaches a singular optimum only linearly, ~1e-8 when it stalls).
+    Values are compared as the certificate computes them
+    (:func:`~mechdesign.core.fisher.weighted_trace_inverse_fisher` of the matrix).
+
+    Parameters
+    ----------
+    criterion
+        "a_optimal" (the L-criterion; faces are not needed for the others).
+    columns, theta
+        The lift vectors (N×K) and a near-optimal point over them (e.g. a stalled interior point).
+    weights
+        The map L (k×N).
+    prior
+        P̂, at which the values are compared.
+    cuts
+        Relative weight thresholds that define the faces tried.
+
+    Returns
+    -------
+    (columns, theta)
+        The lift vectors and weights of the best point found (the input when no face does better).
+    """
+    from scipy.linalg import qr
+
+    from mechdesign.core.fisher import weighted_trace_inverse_fisher
+
+    n = columns.shape[0]
+    best = (weighted_trace_inverse_fisher(columns * theta, prior, weights), columns, theta)
+    seen: set[bytes] = set()
+    for cut in cuts:
+        keep = theta > cut * theta.max()
+        if keep.tobytes() in seen:
+            continue
+        seen.add(keep.tobytes())
+        sub = columns[:, keep]
+        rank = int(np.linalg.matrix_rank(sub))
+        if rank >= n:
+            continue
+        rows = np.sort(qr(sub.T, pivoting=True, mode="r")[1][:rank])  # r rows that determine every column
+        rebuild = sub @ np.linalg.pinv(sub[rows])  # M: v = M v_S on the span of the kept columns
+        reduced = weights @ np.linalg.pinv(rebuild.T)  # Z with L = Z Mᵀ when the rows of L lie in the span
+        if (np.abs(rebuild @ sub[rows] - sub).max() > 1e-9 * max(1.0, float(sub.max()))
+                or np.abs(rebuild @ np.ones(rank) - 1.0).max() > 1e-9
+                or np.abs(reduced @ rebuild.T - weights).max() > 1e-9 * max(1.0, float(np.abs(weights).max()))):
+            continue
+        face = solve_master(criterion, sub[rows], theta[keep], weights=reduced, partial=True)
+        if face is not None:
+            value = weighted_trace_inverse_fisher(sub * face, prior, weights)
+            if value < best[0]:
+                best = (value, sub, face)
+    return best[1], best[2]

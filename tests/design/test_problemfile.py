@@ -1,0 +1,77 @@
+"""Problem files with ``kind = "estimation_linear"``: the four ways to give L, names, round trip, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mechdesign.core.quantities import group_map, marginal_map, subset_map
+from mechdesign.design.problemfile import load_problem
+
+from conftest import PROBLEMS
+
+HEAD = ("[data]\ncounts = [40, 30, 20, 10]\nlabels = ['a|u', 'a|v', 'b|u', 'b|v']\n"
+        "[privacy]\nepsilon = 1.0\nradius = 0.1\n[utility]\nkind = 'estimation_linear'\n")
+
+
+def load(tmp_path, utility: str):
+    path = tmp_path / "bad.toml"
+    path.write_text(HEAD + utility)
+    return load_problem(path).problem
+
+
+@pytest.mark.parametrize(("utility", "weights", "names"), [
+    ("marginals = [2, 2]\n", marginal_map([2, 2]), ("a", "b", "u", "v")),
+    ("subset = ['b|u', 0]\n", subset_map([2, 0], 4), ("b|u", "a|u")),
+    ("groups = [[0, 'a|v'], [3]]\n", group_map([[0, 1], [3]], 4), ("a|u+a|v", "b|v")),
+    ("weights = [[1, 0, -1, 0.5]]\n", np.array([[1.0, 0.0, -1.0, 0.5]]), ("q0",)),
+    ("marginals = [2, 2]\nnames = ['A=a', 'A=b', 'B=u', 'B=v']\n", marginal_map([2, 2]), ("A=a", "A=b", "B=u", "B=v")),
+])
+def test_the_ways_to_give_the_map(tmp_path, utility, weights, names):
+    problem = load(tmp_path, utility)
+    assert problem.utility.kind == "estimation_linear"
+    assert np.array_equal(problem.utility.weights, weights) and problem.utility.names == names
+    assert problem.to_dict()["utility"] == {"kind": "estimation_linear", "weights": weights.tolist(),
+                                            "names": list(names)}
+
+
+def test_the_shipped_race_sex_file_round_trips():
+    loaded = load_problem(PROBLEMS / "adult-race-sex-marginals-estimation.toml")
+    utility = loaded.problem.utility
+    assert loaded.problem.size == 10 and loaded.provenance["source"]
+    assert np.array_equal(utility.weights, marginal_map([5, 2]))
+    assert utility.names == ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Male", "Female")
+    # The counts are the Adult cross-tabulation, in the order of the labels.
+    from mechdesign.datasets import load_adult
+
+    frame = load_adult(["race", "sex"])
+    joint = (frame["race"] + "|" + frame["sex"]).value_counts()
+    assert [int(joint[label]) for label in loaded.problem.prior.labels] == loaded.problem.prior.counts.tolist()
+
+
+@pytest.mark.parametrize(("utility", "match"), [
+    ("", r"\[utility\] must have kind, exactly one of \['marginals', 'subset', 'groups', 'weights'\]"),
+    ("marginals = [2, 2]\nsubset = [0]\n", r"\[utility\] must have kind, exactly one of"),
+    ("marginals = [2, 2]\nextra = 1\n", r"\[utility\] must have kind, exactly one of"),
+    ("marginals = [3, 2]\n", "utility.marginals must list attribute sizes .* product is the number of categories 4"),
+    ("marginals = [4, 1]\n", "utility.marginals must list attribute sizes"),
+    ("marginals = 4\n", "utility.marginals must list attribute sizes"),
+    ("subset = []\n", r"utility.subset must be a non-empty list of distinct category labels or indices in 0\.\.3"),
+    ("subset = [4]\n", "utility.subset must be a non-empty list"),
+    ("subset = ['c|u']\n", "utility.subset must be a non-empty list"),
+    ("subset = [1, 'a|v']\n", "utility.subset must be a non-empty list of distinct"),
+    ("groups = [[0, 1], [1, 2]]\n", "utility.groups must be disjoint"),
+    ("groups = [0, 1]\n", "utility.groups must be a non-empty list of distinct category labels"),
+    ("groups = []\n", "utility.groups must be a non-empty list of lists"),
+    ("weights = [[1, 0, 0]]\n", "utility.weights must be a non-empty list of rows of 4 finite numbers"),
+    ("weights = [[1, 0, 0, 'x']]\n", "utility.weights must be a non-empty list of rows of 4"),
+    ("weights = [[0, 0, 0, 0]]\n", "weights must have a non-zero entry"),
+    ("weights = [1, 0, 0, 0]\n", "utility.weights must be a non-empty list of rows"),
+    ("subset = [0, 1]\nnames = ['x']\n", "utility.names must be 2 distinct strings"),
+    ("subset = [0, 1]\nnames = ['x', 'x']\n", "utility.names must be 2 distinct strings"),
+    ("subset = [0]\nnames = [1]\n", "utility.names must be 1 distinct strings"),
+])
+def test_bad_linear_utilities_give_one_line_errors(tmp_path, utility, match):
+    with pytest.raises(ValueError, match=match) as info:
+        load(tmp_path, utility)
+    assert "\n" not in str(info.value) and str(info.value).startswith("problem file bad.toml: ")
