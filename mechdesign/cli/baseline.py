@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mechdesign import _validation as v
 from mechdesign.cli._io import Once, add_force_argument, parse_number_list, print_json, refuse_existing
 
 COMMAND = ("baseline",)
@@ -85,12 +86,13 @@ def _hadamard(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any
     return mechanism, _oracle_utility("hadamard", mechanism, prior, (p_true, p_other), outputs)
 
 
-def _ldp_design(epsilon: float, prior: Any, utility: str) -> tuple[Any, dict[str, Any] | None]:
+def _ldp_design(epsilon: float, prior: Any, utility: str, time_limit: float) -> tuple[Any, dict[str, Any] | None]:
     from mechdesign.design.problem import DesignProblem
     from mechdesign.design.solver import solve
 
     # radius 2 = the whole simplex: ε-PML for every prior is exactly ε-LDP ([E] §V; reference §3.2).
-    result = solve(DesignProblem(prior, epsilon, radius=2.0, utility=utility), baselines=False)
+    result = solve(DesignProblem(prior, epsilon, radius=2.0, utility=utility), baselines=False,
+                   time_limit=time_limit)
     bound = "upper_bound" if result.sense == "maximize" else "lower_bound"
     block = {"kind": result.problem.utility.kind, "value": result.utility, bound: result.upper_bound,
              "gap": result.gap, "status": result.status}
@@ -98,12 +100,12 @@ def _ldp_design(epsilon: float, prior: Any, utility: str) -> tuple[Any, dict[str
 
 
 def _optimal_ldp(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
-    return _ldp_design(epsilon, prior, args.utility)
+    return _ldp_design(epsilon, prior, args.utility, args.time_limit)
 
 
 def _a_optimal_ldp(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
     # The least total MSE of any ε-LDP mechanism at the counts' frequencies: a lower bound on every oracle above.
-    return _ldp_design(epsilon, prior, "estimation_mse")
+    return _ldp_design(epsilon, prior, "estimation_mse", args.time_limit)
 
 
 # The table of kinds: one entry per LDP mechanism that has a matrix (OUE's 2^N outputs and OLH's per-record
@@ -133,6 +135,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="utility kind for optimal-ldp (default mutual_information)")
     parser.add_argument("--k", type=int, metavar="K",
                         help="subset size for subset-selection, 1 ≤ K < N (default: the K of least MSE)")
+    parser.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                        help="wall-clock limit of the designed kinds (optimal-ldp, a-optimal-ldp): the best certified "
+                             "design and its gap at the limit (default 60)")
     parser.add_argument("--out", required=True, metavar="FILE", help="mechanism file to write (.mech.json)")
     add_force_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -175,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     if args.k is not None and args.kind != "subset-selection":
         raise ValueError(f"k must be given only with kind subset-selection, got k={args.k!r}")
     refuse_existing(args.out, args.force)
+    v.positive("time_limit", args.time_limit)
     prior = _prior(args, kind.needs_counts)
     mechanism, utility = kind.build(args.epsilon, prior, args)
     provenance: dict[str, Any] = {"baseline": args.kind}
