@@ -55,6 +55,8 @@ async function loadFile(page, name, key) {
   const input = await page.$("#file");
   await input.uploadFile(join(conformance, "files", `${name}.json`));
   await page.$eval("#key", (element, text) => { element.value = text; }, key ?? "");
+  // The page writes the status only when the check ends: clear the previous one, or it would be read instead.
+  await page.$eval("#status", (element) => element.replaceChildren());
   await page.click("#load");
   await page.waitForFunction(() => document.querySelector("#status").textContent.length > 0);
   return page.$eval("#status", (element) => element.textContent);
