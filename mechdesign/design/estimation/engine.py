@@ -503,7 +503,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
     n = problem.size
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
-    columns, theta = start_columns, mass
+    columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon)]), mass
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:
@@ -557,6 +557,32 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
               f"{time.perf_counter() - start:.1f} s; certifying", file=sys.stderr, flush=True)
     return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
                    "column_generation_priced", generated, certified)
+
+
+def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
+    """Start columns shaped like subset selection: 3N random d-subsets S (seeded), as family-A vertices H = S.
+
+    Each is the PML analogue of the output "S" of subset selection (levels in ratio ≥ e^ε).
+
+    k-RR alone is a poor start beyond a few dozen categories (N = 256: tr J⁻¹ − 1 ≈ 22,000 where subset
+    selection has 934), and column generation then spends the whole limit leaving it; a sample of subset
+    selection's outputs starts the master near the best LDP oracle.
+    """
+    n = oracle.size
+    if not 0 < epsilon < 700 or n < 3:
+        return np.zeros((n, 0))
+    from mechdesign.design.baselines.ldp_oracles import oracle_parameters
+
+    d = int(oracle_parameters("subset_selection", n, epsilon)[2] or 1)
+    rng = np.random.default_rng(0)
+    seeds = []
+    for _ in range(3 * n):
+        high = np.zeros(n, dtype=bool)
+        high[rng.choice(n, size=d, replace=False)] = True
+        vec = oracle.pricer.vector(high, ~high, "A")
+        if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
+            seeds.append(vec)
+    return np.column_stack(seeds) if seeds else np.zeros((n, 0))
 
 
 def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns: np.ndarray, theta: np.ndarray,
