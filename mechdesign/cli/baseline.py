@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mechdesign import _validation as v
 from mechdesign.cli._io import Once, add_force_argument, parse_number_list, print_json, refuse_existing
 
 COMMAND = ("baseline",)
@@ -180,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
     if args.k is not None and args.kind != "subset-selection":
         raise ValueError(f"k must be given only with kind subset-selection, got k={args.k!r}")
     refuse_existing(args.out, args.force)
+    from mechdesign import _validation as v  # here, not at the top: `--help` imports no numpy
+
     v.positive("time_limit", args.time_limit)
     prior = _prior(args, kind.needs_counts)
     mechanism, utility = kind.build(args.epsilon, prior, args)
