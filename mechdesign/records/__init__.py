@@ -2,5 +2,7 @@
 
 from mechdesign.records.capacity import ProductCapacity, product_capacity
 from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
+from mechdesign.records.product import FACTOR_KINDS, Factor, ProductDesign, design_product
 
-__all__ = ["MAX_JOINT_SIZE", "JointBall", "JointPrior", "ProductCapacity", "product_capacity"]
+__all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "Factor", "JointBall", "JointPrior", "ProductCapacity",
+           "ProductDesign", "design_product", "product_capacity"]

@@ -172,7 +172,10 @@ def _layout(widths: list[int], levels: list[int]) -> tuple[list[int], int]:
 
 def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
                  tolerance: float = LEVEL_TOLERANCE) -> np.ndarray:
-    """The bound log R̄(y) for every output (flat, mixed radix) by the level bound (module docstring)."""
+    """The bound log R̄(y) for every output (flat, mixed radix) by the level bound (module docstring).
+
+    Every column of every factor must have a positive entry (outputs never emitted are dropped first).
+    """
     d = len(mats)
     tables = [level_tables(w, tolerance) for w in mats]
     counts_l = [t[1].shape[0] for t in tables]

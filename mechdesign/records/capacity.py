@@ -174,10 +174,12 @@ def _exact_phase(mats: list[np.ndarray], prior: JointPrior, radius: float,
     deflate = 1.0 - 2 * (prior.size + 4 * d + 10) * _UNIT
     inflate = 1.0 + 4 * d * _UNIT
     order = np.argsort(-bound, kind="stable")
-    block = max(1, _BLOCK_ENTRIES // (prior.observed + 1))
+    widest = max(1, _BLOCK_ENTRIES // (prior.observed + 1))
+    block = min(16, widest)  # tight bounds settle it in the first block; loose ones need more, doubling
     best, worst, evaluated, start = -math.inf, int(order[0]), 0, 0
     while start < order.size and bound[order[start]] > best + _SLACK:
         chunk = order[start:start + block]
+        block = min(2 * block, widest)
         outputs = np.unravel_index(chunk, shape)
         values = np.ones((chunk.size, prior.observed + 1))
         top, low = np.ones(chunk.size), np.ones(chunk.size)
