@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from record_oracles import kronecker, kronecker_capacity, lp_capacity
 
 import mechdesign.records.bounds as bounds
 from mechdesign.core.leakage import capacity, ldp_epsilon
@@ -15,7 +16,6 @@ from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior, product_capacity
 
 from conftest import EXACT
-from record_oracles import kronecker, kronecker_capacity, lp_capacity
 from strategies import mechanisms
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
