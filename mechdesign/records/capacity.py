@@ -74,6 +74,11 @@ class ProductCapacity:
     evaluated : int
         How many outputs needed the exact greedy (phase 2 of the module docstring); the others were
         proven smaller by their bounds.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5 and eq. 22–23 (capacity).
     """
 
     epsilon: float

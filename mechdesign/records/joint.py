@@ -335,6 +335,16 @@ class JointPrior:
     def letter(self, index: int) -> tuple[str, ...]:
         """The labels (x_1, …, x_d) of the letter with mixed-radix ``index``.
 
+        Parameters
+        ----------
+        index : int
+            The letter's index in [0, N) (module docstring).
+
+        Returns
+        -------
+        tuple of str
+            One label per attribute.
+
         Raises
         ------
         ValueError
@@ -369,6 +379,11 @@ class JointPrior:
 
     def dense(self) -> np.ndarray:
         """P̂ as a dense vector over all N letters (mixed-radix order); for N ≤ 10⁷.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (N,)
+            P̂(x) = n_x/m, zero for unobserved letters.
 
         Raises
         ------
@@ -407,7 +422,19 @@ class JointPrior:
         return min(radius_for_delta(delta, self.samples, self.size), 2.0)
 
     def ball(self, delta: float | None = None, *, radius: float | None = None) -> JointBall:
-        """The ℓ1 ball B_β(P̂) on the joint alphabet, β = :meth:`radius` (δ) or a given ``radius``.
+        """The ℓ1 ball B_β(P̂) on the joint alphabet ([E] eq. 31), β = :meth:`radius` (δ) or a given ``radius``.
+
+        Parameters
+        ----------
+        delta : float, optional
+            Failure probability δ: β = β*(δ, m, N) of [E] eq. 37, clipped to 2.
+        radius : float, optional
+            β ∈ [0, 2] given directly.
+
+        Returns
+        -------
+        JointBall
+            Centred at this prior.
 
         Raises
         ------
@@ -463,5 +490,16 @@ class JointBall:
         return self.center.size
 
     def dense(self) -> L1Ball:
-        """The same ball as an :class:`~mechdesign.core.uncertainty.L1Ball` over all N letters (N ≤ 10⁷)."""
+        """The same ball as an :class:`~mechdesign.core.uncertainty.L1Ball` over all N letters (N ≤ 10⁷).
+
+        Returns
+        -------
+        L1Ball
+            B_β(P̂) with P̂ dense (mixed-radix order), for brute-force checks on small alphabets.
+
+        Raises
+        ------
+        ValueError
+            If N > 10⁷.
+        """
         return L1Ball(Prior.from_probabilities(self.center.dense()), self.radius)

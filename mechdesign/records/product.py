@@ -54,6 +54,11 @@ class Factor:
         W_i, inputs = the attribute's alphabet.
     mse : float
         tr J_i⁻¹ − 1 at the marginal P̂_i: n times the total MSE of the decoded marginal on n records.
+
+    References
+    ----------
+    Lehmann, E. L., Casella, G., *Theory of Point Estimation*, 2nd ed., Springer, 1998, Ch. 2 (the
+        information inequality: tr J⁻¹ of the efficient decoder, :mod:`mechdesign.core.fisher`).
     """
 
     attribute: str
