@@ -87,6 +87,13 @@ class RecordBaseline:
         M_i per attribute.
     scale : str
         "fixed" or "iid" (module docstring).
+
+    References
+    ----------
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, Theorem 2.
+    Arcolezi, H. H., Couchot, J.-F., Al Bouna, B., Xiao, X., "Random sampling plus fake data:
+        multidimensional frequency estimates with local differential privacy", CIKM 2021.
     """
 
     protocol: str
@@ -180,6 +187,13 @@ def baseline_mse(protocol: str, prior: JointPrior, epsilon: float, *, oracles: A
     ValueError
         If an argument is not among the listed choices, or ``epsilon`` ∉ (0, 700).
 
+    References
+    ----------
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, Theorem 2.
+    Arcolezi, H. H., Couchot, J.-F., Al Bouna, B., Xiao, X., "Random sampling plus fake data:
+        multidimensional frequency estimates with local differential privacy", CIKM 2021.
+
     Examples
     --------
     >>> prior = JointPrior.from_table([[30, 20], [10, 40]])
@@ -213,6 +227,27 @@ def baseline_mse(protocol: str, prior: JointPrior, epsilon: float, *, oracles: A
 
 def record_baselines(prior: JointPrior, epsilon: float, *, scale: str = "fixed") -> tuple[RecordBaseline, ...]:
     """SPL, SMP and RS+FD, each with the best oracle per attribute (:func:`baseline_mse`).
+
+    Parameters
+    ----------
+    prior : JointPrior
+        Gives the attributes, alphabets and marginal frequencies.
+    epsilon : float
+        The record's LDP level ε ∈ (0, 700).
+    scale : {"fixed", "iid"}
+        Fixed records or i.i.d. records.
+
+    Returns
+    -------
+    tuple of RecordBaseline
+        In the order of :data:`PROTOCOLS`.
+
+    References
+    ----------
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, Theorem 2.
+    Arcolezi, H. H., Couchot, J.-F., Al Bouna, B., Xiao, X., "Random sampling plus fake data:
+        multidimensional frequency estimates with local differential privacy", CIKM 2021.
 
     Examples
     --------

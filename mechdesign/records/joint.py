@@ -33,7 +33,7 @@ from mechdesign import _validation as v
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.prior import Prior
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.records.encoding import check_size, encode
+from mechdesign.records.encoding import check_size, columns_to_codes, distinct_names, frame_columns
 
 __all__ = ["MAX_JOINT_SIZE", "JointBall", "JointPrior"]
 
@@ -123,24 +123,8 @@ class JointPrior:
         >>> JointPrior.from_columns([[1, 2, 2], [0, 0, 1]]).alphabets
         (('2', '1'), ('0', '1'))
         """
-        if isinstance(columns, str) or not isinstance(columns, Sequence) or len(columns) == 0:
-            raise TypeError(f"columns must be a non-empty sequence of columns, got columns={columns!r}"[:200])
-        names = v.labels("attributes", attributes, len(columns), default_prefix="a")
-        lengths = {len(c) for c in columns}
-        if len(lengths) != 1:
-            raise v.fail("columns", "have equal lengths (one value per record)", sorted(lengths))
-        if lengths == {0}:
-            raise v.fail("columns", "hold at least one record", 0)
-        fixed = dict(alphabets or {})
-        unknown = sorted(set(fixed) - set(names))
-        if unknown:
-            raise v.fail("alphabets", f"name attributes among {list(names)}", unknown)
-        codes, alphabet_list = [], []
-        for name, column in zip(names, columns, strict=True):
-            code, alphabet = encode(name, column, fixed.get(name))
-            codes.append(code)
-            alphabet_list.append(alphabet)
-        return cls._from_codes(names, tuple(alphabet_list), np.stack(codes, axis=1), None, max_size)
+        names, alphabet_list, codes = columns_to_codes(columns, attributes, alphabets)
+        return cls._from_codes(names, alphabet_list, codes, None, max_size)
 
     @classmethod
     def from_frame(cls, frame: Any, columns: Sequence[str] | None = None, *,
@@ -179,20 +163,8 @@ class JointPrior:
         >>> JointPrior.from_frame(frame, ["sex", "age"]).counts.tolist()
         [1, 1, 1]
         """
-        if not (v.is_pandas(frame) and hasattr(frame, "columns")):
-            raise TypeError(f"frame must be a pandas DataFrame, got frame={type(frame).__name__}")
-        if isinstance(columns, str):
-            raise TypeError(f"columns must be a sequence of column names, got columns={columns!r}")
-        wanted = [str(c) for c in frame.columns] if columns is None else list(columns)
-        present = {str(c): c for c in frame.columns}
-        absent = [c for c in wanted if str(c) not in present]
-        if absent:
-            raise v.fail("columns", f"name columns of the data {list(present)[:12]}", absent)
-        repeated = sorted({str(c) for c in wanted if wanted.count(c) > 1})
-        if repeated:
-            raise v.fail("columns", "be distinct", repeated)
-        data = [frame[present[str(c)]].tolist() for c in wanted]
-        return cls.from_columns(data, [str(c) for c in wanted], alphabets=alphabets, max_size=max_size)
+        names, data = frame_columns(frame, columns)
+        return cls.from_columns(data, names, alphabets=alphabets, max_size=max_size)
 
     @classmethod
     def from_adult(cls, columns: Sequence[str], *, max_size: int = MAX_JOINT_SIZE) -> JointPrior:
@@ -223,13 +195,8 @@ class JointPrior:
         """
         from mechdesign.datasets import load_adult
 
-        if isinstance(columns, str):
-            raise TypeError(f"columns must be a sequence of column names, got columns={columns!r}")
-        wanted = list(columns)
-        repeated = sorted({c for c in wanted if wanted.count(c) > 1})
-        if repeated:
-            raise v.fail("columns", "be distinct", repeated)
-        return cls.from_frame(load_adult(list(dict.fromkeys(wanted))), wanted, max_size=max_size)
+        wanted = distinct_names(columns)
+        return cls.from_frame(load_adult(wanted), wanted, max_size=max_size)
 
     @classmethod
     def from_table(cls, table: Any, attributes: Sequence[Any] | None = None,

@@ -169,8 +169,8 @@ def _factor_design(kind: str, marginal: Prior, radius: float, time_limit: float)
 
 
 def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = None, radius: float | None = None,
-                   factor: str = "estimation", weights: Sequence[float] | None = None, tolerance: float = 1e-3,
-                   time_limit: float = 60.0) -> ProductDesign:
+                   factor: str = "estimation", weights: Sequence[float] | str | None = None,
+                   tolerance: float = 1e-3, time_limit: float = 60.0) -> ProductDesign:
     """The product design whose **record-level** capacity over the joint ball is ≤ ε (module docstring).
 
     Parameters
@@ -187,8 +187,12 @@ def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = N
         Each attribute's mechanism at budget e: the A-optimal estimation design on its marginal ball
         B_β(P̂_i) (:func:`mechdesign.solve` with ``"estimation_mse"``), or randomized response at LDP
         level e (:func:`~mechdesign.design.polytope.closed_form.randomized_response`).
-    weights : sequence of float, optional
-        Positive relative budgets w_i (normalised to sum one); default equal.
+    weights : sequence of float or "optimise", optional
+        Positive relative budgets w_i (normalised to sum one); default equal. ``"optimise"`` first
+        designs each factor on a grid of budgets e ∈ {ε/10, …, ε} and takes the split of ε that minimises
+        Σ_i MSE_i(e_i) under Σ_i e_i ≤ ε (log-MSE interpolated on steps of ε/100, dynamic programming):
+        exact when budgets compose additively, a heuristic otherwise. Both that split and the equal one
+        are then scaled to the record-level budget, and the design of lower MSE is returned.
     tolerance : float
         Relative width at which the search over the scale s stops.
     time_limit : float
@@ -197,7 +201,8 @@ def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = N
     Returns
     -------
     ProductDesign
-        The factors at the largest scale found whose record-level capacity is ≤ ε, with that capacity.
+        The factors at the largest scale found whose record-level capacity is ≤ ε, with that capacity
+        (with ``"optimise"``: the better of the two splits).
 
     Raises
     ------
@@ -226,22 +231,70 @@ def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = N
     if factor not in FACTOR_KINDS:
         raise v.fail("factor", f"be one of {list(FACTOR_KINDS)}", factor)
     ball = prior.ball(delta, radius=radius)
-    w = np.full(prior.dimension, 1.0) if weights is None else v.finite_array("weights", weights, 1)
-    if w.size != prior.dimension or np.any(w <= 0):
-        raise v.fail("weights", f"be {prior.dimension} positive numbers (one per attribute)", weights)
-    w = w / w.sum()
     rtol = v.in_interval("tolerance", tolerance, 0.0, 1.0, closed="neither")
     limit = v.positive("time_limit", time_limit)
     marginals = [prior.marginal(i) for i in range(prior.dimension)]
     designers = [_factor_design(factor, p, ball.radius, limit) for p in marginals]
+    equal = np.full(prior.dimension, 1.0)
+    if isinstance(weights, str):
+        if weights != "optimise":
+            raise v.fail("weights", "be 'optimise' or positive numbers (one per attribute)", weights)
+        candidates = [_allocation(designers, marginals, eps), equal]
+    else:
+        w = equal if weights is None else v.finite_array("weights", weights, 1)
+        if w.size != prior.dimension or np.any(w <= 0):
+            raise v.fail("weights", f"be {prior.dimension} positive numbers (one per attribute)", weights)
+        candidates = [w]
+    designs = []
+    for w in candidates:
+        share = w / w.sum()
 
-    def factors_at(scale: float) -> list[Mechanism]:
-        return [design(scale * eps * wi) for design, wi in zip(designers, w, strict=True)]
+        def factors_at(scale: float, share: np.ndarray = share) -> list[Mechanism]:
+            return [design(scale * eps * wi) for design, wi in zip(designers, share, strict=True)]
 
-    scale, achieved = _search_scale(lambda s: product_capacity(factors_at(s), ball).epsilon, eps, rtol)
-    factors = tuple(Factor(name, mech, trace_inverse_fisher(mech.matrix, p.probabilities) - 1.0)
-                    for name, mech, p in zip(prior.attributes, factors_at(scale), marginals, strict=True))
-    return ProductDesign(prior, factors, achieved, eps, ball.radius, delta, float(sum(f.mse for f in factors)))
+        def record_epsilon(scale: float, factors_at: Callable[[float], list[Mechanism]] = factors_at) -> float:
+            return product_capacity(factors_at(scale), ball).epsilon
+
+        scale, achieved = _search_scale(record_epsilon, eps, rtol)
+        factors = tuple(Factor(name, mech, trace_inverse_fisher(mech.matrix, p.probabilities) - 1.0)
+                        for name, mech, p in zip(prior.attributes, factors_at(scale), marginals, strict=True))
+        designs.append(ProductDesign(prior, factors, achieved, eps, ball.radius, delta,
+                                     float(sum(f.mse for f in factors))))
+    return min(designs, key=lambda design: design.mse)
+
+
+def _allocation(designers: list[Callable[[float], Mechanism]], marginals: list[Prior], epsilon: float) -> np.ndarray:
+    """Budgets (in units of ε/100, at least ε/10 each) minimising Σ_i MSE_i(e_i) under Σ_i e_i ≤ ε."""
+    coarse = np.arange(1, 11) * 10
+    fine = np.arange(10, 101)
+    curves = []
+    for design, marginal in zip(designers, marginals, strict=True):
+        if marginal.size == 1:  # nothing to decode: the least budget
+            curves.append(np.zeros(fine.size))
+            continue
+        mse = np.array([trace_inverse_fisher(design(k * epsilon / 100).matrix, marginal.probabilities) - 1.0
+                        for k in coarse])
+        with np.errstate(divide="ignore"):
+            curves.append(np.exp(np.interp(fine, coarse, np.log(np.maximum(mse, 1e-300)))))
+    # cost[b] = least Σ MSE of the attributes so far with b units spent; choice[i][b] = units of attribute i.
+    cost = np.zeros(101)
+    choices = []
+    for curve in curves:
+        new = np.full(101, np.inf)
+        pick = np.zeros(101, dtype=np.int64)
+        for j, spend in enumerate(fine):
+            candidate = np.full(101, np.inf)
+            candidate[spend:] = cost[:101 - spend] + curve[j]
+            better = candidate < new
+            new[better], pick[better] = candidate[better], spend
+        cost = new
+        choices.append(pick)
+    budget = int(np.argmin(cost))
+    allocation = np.zeros(len(curves))
+    for i in reversed(range(len(curves))):
+        allocation[i] = choices[i][budget]
+        budget -= int(allocation[i])
+    return allocation
 
 
 def _search_scale(record_epsilon: Callable[[float], float], target: float, rtol: float) -> tuple[float, float]:

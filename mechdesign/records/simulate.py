@@ -153,6 +153,15 @@ def simulate_protocol(protocol: str, records: Any, sizes: Any, epsilon: float, o
     ------
     ValueError
         If an argument is outside its choices or the shapes do not fit.
+    ArithmeticError
+        If (SMP) no record sampled some attribute.
+
+    References
+    ----------
+    Wang, T., Blocki, J., Li, N., Jha, S., "Locally differentially private protocols for frequency
+        estimation", USENIX Security 2017, Theorem 2.
+    Arcolezi, H. H., Couchot, J.-F., Al Bouna, B., Xiao, X., "Random sampling plus fake data:
+        multidimensional frequency estimates with local differential privacy", CIKM 2021.
 
     Examples
     --------

@@ -75,6 +75,16 @@ def test_weights_move_budget_between_attributes():
     assert max(even.epsilon, first.epsilon) <= 1.0 + PRIVACY_SLACK
 
 
+def test_optimised_split_is_no_worse_than_equal():
+    prior = JointPrior.from_table([[40, 3, 2, 1], [2, 35, 1, 9], [10, 10, 4, 4]])
+    even = design_product(prior, 2.0, radius=0.05, factor="randomized_response")
+    tuned = design_product(prior, 2.0, radius=0.05, factor="randomized_response", weights="optimise")
+    assert tuned.epsilon <= 2.0 + PRIVACY_SLACK
+    assert tuned.mse <= even.mse * 1.001
+    with pytest.raises(ValueError, match="weights must be 'optimise' or positive numbers"):
+        design_product(prior, 2.0, radius=0.05, factor="randomized_response", weights="best")
+
+
 def test_one_attribute_is_a_single_column_design():
     prior = JointPrior.from_columns([["a"] * 30 + ["b"] * 20 + ["c"] * 50])
     design = design_product(prior, 0.7, radius=0.1, factor="randomized_response")
