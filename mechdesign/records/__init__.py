@@ -1,0 +1,25 @@
+"""Whole records: joint priors over product alphabets and record-level guarantees (issue 20).
+
+A record has d attributes; its letter is a tuple of the product alphabet X = X_1 × … × X_d (N = ∏ N_i
+letters, observed or not). The guarantee that matters is the record's, on the joint distribution:
+per-attribute PML statements do not add up when attributes are correlated.
+
+* :class:`JointPrior` — the joint empirical distribution of m records (sparse), its marginals, β*(δ, m, N)
+  of [E] eq. 37 on the joint alphabet and its ball :class:`JointBall`;
+* :func:`product_capacity` — the exact record-level capacity of a product mechanism W_1 ⊗ … ⊗ W_d over
+  the joint ball, solver-free, rounded toward privacy, for joint alphabets up to 10⁶ letters and more;
+* :func:`design_product` — one mechanism per attribute, budgets tuned so that the record-level capacity
+  is ≤ ε (:class:`ProductDesign` reports only that guarantee);
+* :func:`record_baselines`, :func:`baseline_mse`, :func:`simulate_protocol` — the ε-LDP record protocols
+  SPL, SMP and RS+FD with their variances and simulations.
+"""
+
+from mechdesign.records.baselines import RecordBaseline, baseline_mse, record_baselines
+from mechdesign.records.capacity import ProductCapacity, product_capacity
+from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
+from mechdesign.records.product import FACTOR_KINDS, Factor, ProductDesign, design_product
+from mechdesign.records.simulate import simulate_protocol
+
+__all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "Factor", "JointBall", "JointPrior", "ProductCapacity",
+           "ProductDesign", "RecordBaseline", "baseline_mse", "design_product", "product_capacity",
+           "record_baselines", "simulate_protocol"]

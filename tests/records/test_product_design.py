@@ -1,0 +1,120 @@
+"""Product designs: the record-level guarantee holds exactly, is the only one reported, and is near the budget."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from record_oracles import kronecker_capacity
+
+from mechdesign.core.fisher import trace_inverse_fisher
+from mechdesign.core.leakage import capacity
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.records import JointPrior, ProductDesign, design_product
+
+from conftest import PRIVACY_SLACK
+
+TABLES = {
+    "anticorrelated bits": [[1, 499], [499, 1]],
+    "three by two": [[40, 3], [2, 35], [10, 10]],
+    "three attributes": [[[9, 1], [0, 7]], [[2, 0], [5, 30]]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+@pytest.mark.parametrize("epsilon", [0.2, 1.0, 3.0])
+def test_randomized_response_factors_meet_the_record_budget(name, epsilon):
+    prior = JointPrior.from_table(TABLES[name])
+    design = design_product(prior, epsilon, radius=0.05, factor="randomized_response")
+    ball = prior.ball(radius=0.05)
+    brute = kronecker_capacity([f.matrix for f in design.factors], ball)
+    assert brute <= design.epsilon <= brute + 1e-9  # the reported guarantee is the exact record-level one
+    assert design.epsilon <= epsilon + PRIVACY_SLACK
+    assert design.epsilon >= 0.99 * epsilon  # the scale search ends within its tolerance of the budget
+    expected = sum(trace_inverse_fisher(f.matrix, prior.marginal(i).probabilities) - 1
+                   for i, f in enumerate(design.factors))
+    assert design.mse == pytest.approx(expected, rel=1e-12)
+
+
+def test_estimation_factors_on_adult_race_and_sex():
+    prior = JointPrior.from_adult(["race", "sex"])
+    design = design_product(prior, 1.0, delta=1e-6)
+    assert design.radius == prior.radius(1e-6) and design.delta == 1e-6
+    ball = prior.ball(1e-6)
+    brute = kronecker_capacity([f.matrix for f in design.factors], ball)
+    assert brute <= design.epsilon <= brute + 1e-9 and design.epsilon <= 1.0
+    assert design.epsilon >= 0.99
+    for factor, attribute in zip(design.factors, ("race", "sex"), strict=True):
+        marginal = prior.marginal(attribute)
+        assert factor.attribute == attribute and factor.inputs == marginal.labels
+        # Each factor alone is private on its marginal ball (the ball's marginal), below the record.
+        assert capacity(factor.matrix, L1Ball(marginal, design.radius)) <= design.epsilon + PRIVACY_SLACK
+    rr = design_product(prior, 1.0, delta=1e-6, factor="randomized_response")
+    assert design.mse < rr.mse  # the estimation design decodes the marginals better than randomized response
+
+
+def test_only_the_record_level_guarantee_is_reported():
+    prior = JointPrior.from_table(TABLES["three by two"])
+    design = design_product(prior, 1.0, radius=0.1, factor="randomized_response", weights=[3.0, 1.0])
+    summary = design.to_dict()
+    json.dumps(summary)  # JSON-ready
+    assert summary["guarantee"] == {"notion": "pml", "level": "record", "epsilon": design.epsilon, "target": 1.0,
+                                    "delta": None, "radius": 0.1, "samples": prior.samples, "letters": 6}
+    assert all(set(f) == {"attribute", "inputs", "outputs", "matrix", "mse"} for f in summary["factors"])
+    assert "epsilon" not in repr(design.factors) and "record ε=" in repr(design)
+    assert isinstance(design, ProductDesign)
+
+
+def test_weights_move_budget_between_attributes():
+    prior = JointPrior.from_table(TABLES["three by two"])
+    even = design_product(prior, 1.0, radius=0.1, factor="randomized_response")
+    first = design_product(prior, 1.0, radius=0.1, factor="randomized_response", weights=[10.0, 1.0])
+    assert first.factors[0].mse < even.factors[0].mse and first.factors[1].mse > even.factors[1].mse
+    assert max(even.epsilon, first.epsilon) <= 1.0 + PRIVACY_SLACK
+
+
+def test_optimised_split_is_no_worse_than_equal():
+    prior = JointPrior.from_table([[40, 3, 2, 1], [2, 35, 1, 9], [10, 10, 4, 4]])
+    even = design_product(prior, 2.0, radius=0.05, factor="randomized_response")
+    tuned = design_product(prior, 2.0, radius=0.05, factor="randomized_response", weights="optimise")
+    assert tuned.epsilon <= 2.0 + PRIVACY_SLACK
+    assert tuned.mse <= even.mse * 1.001
+    with pytest.raises(ValueError, match="weights must be 'optimise' or positive numbers"):
+        design_product(prior, 2.0, radius=0.05, factor="randomized_response", weights="best")
+
+
+def test_one_attribute_is_a_single_column_design():
+    prior = JointPrior.from_columns([["a"] * 30 + ["b"] * 20 + ["c"] * 50])
+    design = design_product(prior, 0.7, radius=0.1, factor="randomized_response")
+    assert capacity(design.factors[0].matrix, L1Ball(prior.marginal(0), 0.1)) == pytest.approx(design.epsilon,
+                                                                                             abs=1e-9)
+    assert 0.69 <= design.epsilon <= 0.7
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"epsilon": 0.0}, ValueError, "epsilon must be"),
+    ({"epsilon": 1.0, "factor": "exponential"}, ValueError, "factor must be one of"),
+    ({"epsilon": 1.0, "weights": [1.0]}, ValueError, "weights must be 2 positive numbers"),
+    ({"epsilon": 1.0, "weights": [1.0, 0.0]}, ValueError, "weights must be 2 positive numbers"),
+    ({"epsilon": 1.0, "delta": 1e-6, "radius": 0.1}, ValueError, "exactly one of delta and radius"),
+    ({"epsilon": 1.0, "tolerance": 0.0}, ValueError, "tolerance must"),
+])
+def test_bad_input(kwargs, error, message):
+    prior = JointPrior.from_table(TABLES["three by two"])
+    kwargs = {"radius": 0.1, "factor": "randomized_response", **kwargs}
+    with pytest.raises(error, match=message):
+        design_product(prior, **kwargs)
+
+
+def test_prior_must_be_joint():
+    with pytest.raises(TypeError, match="prior must be a JointPrior"):
+        design_product([0.5, 0.5], 1.0, radius=0.1)
+
+
+def test_large_budget_gives_near_identity_factors():
+    prior = JointPrior.from_table(TABLES["three by two"])
+    design = design_product(prior, 30.0, radius=0.0, factor="randomized_response")
+    assert design.epsilon <= 30.0 and design.mse < 1e-6 and not math.isinf(design.mse)
+    assert np.allclose(design.factors[0].matrix, np.eye(3), atol=1e-6)
