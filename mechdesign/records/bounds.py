@@ -17,8 +17,10 @@ below 2^53). The greedy of reference §1.1 on these ∏ L_i atoms gives g exactl
 in O(∏ M_i · ∏ L_i log ∏ L_i). Outputs are processed in blocks of the leading attributes' columns so
 that memory stays bounded (2^22 entries per block).
 
-**Marginal bound** (loose, any factors). With (1) and (2) of the capacity module: P̂·c for all y is the
-output distribution, and the upper tail U(c) is bounded through one attribute's marginal at a time.
+**Marginal bound** (loose, any factors). With g(c) = P̂·c − U(c) + (β/2) min c (eq. (1) of the capacity
+module): P̂·c for all y is the output distribution P̂W, and the upper tail U(c) is bounded through one
+attribute's marginal at a time, U(c) ≤ min_i (∏_{j≠i} max c_j) U_i(c_i) with U_i the β/2-tail of c_i under
+P̂_i (the marginal of a feasible q is feasible for the marginal problem).
 
 Both bounds also deflate g by the (N + 10)-ulp margin of the dense capacity over all N letters, so a
 bound is never below what ``capacity`` of the Kronecker matrix reports for that output.
@@ -262,7 +264,7 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
 
 
 def _tail_fractions(w: np.ndarray, marginal: np.ndarray, half: float) -> np.ndarray:
-    """U_i(c)/max c for each column c of one factor (eq. 2 of the capacity module), rounded up."""
+    """U_i(c)/max c for each column c of one factor (the marginal tail of the module docstring), rounded up."""
     order = np.argsort(-w, axis=0, kind="stable")
     c = np.take_along_axis(w, order, axis=0)
     p = marginal[order]

@@ -14,26 +14,26 @@ g is the greedy worst case of :meth:`~mechdesign.core.uncertainty.L1Ball.min_lin
 
 and min c = ∏_i min c_i (every letter, observed or not, may receive the moved mass). Only the K observed
 letters carry mass in P̂, so one exact g costs O(K d) — but there are M = ∏ M_i outputs. The computation
-is therefore in two phases, both exact in what they conclude:
+is therefore in two phases:
 
-1. **Bounds for every output**, in O(M d + K ∏ M_i-prefixes): P̂·c for all y at once is the output
-   distribution P̂W, a chain of d mode products over the sparse table; and U(c) is bounded by the
-   marginal tail of any one attribute,
+1. **An upper bound R̄(y) on every output's ratio** (:mod:`mechdesign.records.bounds`). The *level bound*:
+   each column c_i takes few distinct values (L_i levels: 2 for randomized response, 2–3 for the vertex
+   columns of the design engines), the letters fall into ∏ L_i level patterns on which c is constant, and
+   the pattern counts of all outputs are one chain of mode products of the count table; the greedy on these
+   atoms gives g up to ~10⁻¹¹ (relative), in O(M ∏ L_i log ∏ L_i). The *marginal bound*, for factors with
+   many levels: P̂·c is the output distribution P̂W, and U(c) ≤ min_i (∏_{j≠i} max c_j) U_i(c_i) through one
+   attribute's marginal tail U_i (the marginal of a feasible q is feasible for the marginal problem).
+2. **Exact values in decreasing order of R̄**: the greedy on the K observed letters plus one letter of count
+   0 carrying min c, with integer counts (exact cumulative sums;
+   :func:`~mechdesign.records.bounds.greedy_counts`), in blocks of 16, 32, … outputs, until the largest
+   bound left is within 2·10⁻¹⁰ nats of the best exact value; the larger of the two is reported. Every
+   output is covered by its exact value or by its bound, so the result is ≥ the capacity, and within the
+   slack (plus the rounding margins) of it.
 
-       U(c) ≤ min_i (∏_{j≠i} max c_j) U_i(c_i),   U_i(c_i) = max{q·c_i : 0 ≤ q ≤ P̂_i, Σq = β/2},   (2)
-
-   (the marginal of a feasible q is feasible for the marginal problem). With (1) this gives a lower
-   bound on g, so an upper bound R̄(y) on each output's ratio; where the top letter of c holds ≥ β/2 of
-   P̂ (Proposition 2 of [E], β < 2 min P̂) it is exact.
-2. **Exact values in decreasing order of R̄**: g(c) of the candidate outputs, blockwise, by
-   :meth:`L1Ball.min_linear` on the K observed letters plus one virtual letter (mass 0) carrying min c —
-   the same greedy and the same rounding as the dense computation — until the next bound falls at or
-   below the best exact value: every output left out is proven not to exceed it.
-
-Rounded toward privacy: the bounds of phase 1 carry explicit float-error margins, and each exact value is
-computed with g rounded down by the (N + 10)-term margin that the dense ``capacity`` applies over all N
-joint letters, plus the products' rounding, and then :func:`~mechdesign._numerics.round_up`: the result is
-never below ``capacity(W_1 ⊗ … ⊗ W_d, dense ball)``, and above it by at most (2N + O(d)) ulps relative.
+Rounded toward privacy: bounds and exact values carry explicit float-error margins, g is further rounded
+down by the (N + 10)-ulp margin that the dense ``capacity`` applies over all N joint letters, and the
+result goes through :func:`~mechdesign._numerics.round_up`: it is never below
+``capacity(W_1 ⊗ … ⊗ W_d, dense ball)`` and within 1e-9 of it (tests/records/test_record_capacity.py).
 """
 
 from __future__ import annotations

@@ -55,6 +55,14 @@ def test_estimation_factors_on_adult_race_and_sex():
     assert design.mse < rr.mse  # the estimation design decodes the marginals better than randomized response
 
 
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_adult_race_sex_education_against_the_dense_capacity(epsilon):
+    prior = JointPrior.from_adult(["race", "sex", "education"])
+    design = design_product(prior, epsilon, delta=1e-6, factor="randomized_response", weights="optimise")
+    brute = kronecker_capacity([f.matrix for f in design.factors], prior.ball(1e-6))
+    assert brute <= design.epsilon <= brute + 1e-9 and design.epsilon <= epsilon
+
+
 def test_only_the_record_level_guarantee_is_reported():
     prior = JointPrior.from_table(TABLES["three by two"])
     design = design_product(prior, 1.0, radius=0.1, factor="randomized_response", weights=[3.0, 1.0])
