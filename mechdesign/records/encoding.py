@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -10,7 +12,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["check_size", "columns_to_codes", "distinct_names", "encode", "frame_columns"]
+__all__ = ["check_size", "columns_to_codes", "distinct_names", "encode", "frame_columns", "joint_label", "joint_labels"]
 
 
 def _missing(value: Any) -> bool:
@@ -20,6 +22,20 @@ def _missing(value: Any) -> bool:
         return bool(isinstance(value, float) and math.isnan(value))
     except TypeError:
         return False
+
+
+def joint_label(letter: Sequence[str]) -> str:
+    """The one string label of a joint letter (x_1, …, x_d): its compact JSON array, e.g. ``["White","Male"]``.
+
+    Mechanisms and files need string labels; a separator such as ``|`` would be ambiguous when a category
+    holds it, JSON is not, and :func:`json.loads` inverts it.
+    """
+    return json.dumps([str(x) for x in letter], ensure_ascii=False, separators=(",", ":"))
+
+
+def joint_labels(alphabets: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The labels of every letter of X_1 × … × X_d in mixed-radix (row-major) order, as :func:`joint_label`."""
+    return tuple(joint_label(letter) for letter in itertools.product(*alphabets))
 
 
 def check_size(sizes: Sequence[int], max_size: int) -> None:

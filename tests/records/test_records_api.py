@@ -61,3 +61,14 @@ def test_numpydoc(name, obj):
 @pytest.mark.parametrize(("name", "obj"), [(n, o) for n, o in PUBLIC if "." not in n])
 def test_math_is_cited(name, obj):
     assert CITATION.search(inspect.getdoc(obj) or ""), f"{name}: no citation"
+
+
+def test_joint_labels_are_row_major_and_invertible() -> None:
+    import json
+
+    from mechdesign.records.encoding import joint_label, joint_labels
+
+    labels = joint_labels([("a", "b|c"), ("x", "y", "z")])
+    assert labels[0] == '["a","x"]' and labels[5] == '["b|c","z"]' and len(labels) == 6
+    assert [tuple(json.loads(s)) for s in labels] == [(a, b) for a in ("a", "b|c") for b in ("x", "y", "z")]
+    assert joint_label(("Amer-Indian-Eskimo", "Fémale")) == '["Amer-Indian-Eskimo","Fémale"]'
