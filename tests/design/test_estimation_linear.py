@@ -152,8 +152,11 @@ def test_reported_value_is_recomputed_from_the_matrix_and_bounded_below(n, seed,
     assert result.utility <= problem.utility.value(rr, p) + 1e-7 * max(1.0, result.utility)
 
 
-def test_priced_engine_beyond_enumeration():
+def test_priced_engine_beyond_enumeration(monkeypatch):
     """N = 18 count prior at β = 0: L = I is estimation_mse exactly; three categories get a certified design."""
+    from mechdesign.design.estimation import engine
+
+    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 16)  # N = 18 would be enumerated: test the priced engine
     counts = [400, 300, 250, 200, 160, 130, 110, 90, 80, 70, 60, 50, 45, 40, 35, 30, 25, 20]
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.0, "estimation_mse")
     mse = design_estimation(problem, baselines=False, time_limit=60)
@@ -229,3 +232,18 @@ def test_education_as_a_4x4_product_gets_its_marginals_certified():
     result = design_estimation(problem.with_(utility=linear(marginal_map([4, 4]))), baselines=False, time_limit=300)
     assert result.status == "optimal" and result.certificate.relative_gap <= 1e-7
     assert result.utility == pytest.approx(6.8691216, rel=1e-7)
+
+
+def test_small_count_priors_beyond_sixteen_are_enumerated_and_bound_the_priced_engine(monkeypatch):
+    """N = 18 (β = 0, 262 k candidates) is enumerated and certified optimal; the priced engine never beats it."""
+    from mechdesign.design.estimation import engine
+
+    counts = [400, 300, 250, 200, 160, 130, 110, 90, 80, 70, 60, 50, 45, 40, 35, 30, 25, 20]
+    problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.0, "estimation_mse")
+    exact = design_estimation(problem, baselines=False, time_limit=60)
+    assert exact.method in ("enumeration", "column_generation") and exact.status == "optimal"
+    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 16)
+    priced = design_estimation(problem, baselines=False, time_limit=60)
+    assert priced.method == "column_generation_priced"
+    tol = 1e-9 * exact.utility
+    assert priced.utility >= exact.utility - tol and priced.upper_bound <= exact.utility + tol

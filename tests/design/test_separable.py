@@ -146,6 +146,7 @@ def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumerat
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     _, exact = _optimum(counts, 1.0, 0.05, kind)
     monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
+    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, kind)
     priced = design_estimation(problem, baselines=False, time_limit=30.0)
     assert priced.method == "column_generation_priced"

@@ -79,10 +79,12 @@ class ColumnVertices:
     def vectors(self, index: Any = None) -> np.ndarray:
         """The lift vectors as an N×K array (all, or those selected by ``index``)."""
         sel = slice(None) if index is None else index
-        bits = np.arange(self.prior.size, dtype=np.int64)
-        hi = ((self.high_mask[sel][None, :] >> bits[:, None]) & 1).astype(np.float64)
-        lo = ((self.low_mask[sel][None, :] >> bits[:, None]) & 1).astype(np.float64)
-        return hi * self.high[sel][None, :] + lo * self.low[sel][None, :]
+        n = self.prior.size
+        out = np.empty((n, self.high[sel].size))
+        hi, lo = _bits(self.high_mask[sel], n), _bits(self.low_mask[sel], n)
+        # H and L are disjoint: each entry is h, l or 0 (np.where, not h·1_H + l·1_L, to skip a temporary)
+        np.copyto(out, np.where(hi, self.high[sel][None, :], np.where(lo, self.low[sel][None, :], 0.0)))
+        return out
 
     def unique(self, decimals: int = 10) -> np.ndarray:
         """Distinct lift vectors (N×K), duplicates from degenerate vertices removed."""
@@ -96,6 +98,12 @@ class ColumnVertices:
         table = _subset_sums(np.asarray(weights, dtype=np.float64))
         sel = slice(None) if index is None else index
         return self.high[sel] * table[self.high_mask[sel]] + self.low[sel] * table[self.low_mask[sel]]
+
+
+def _bits(masks: np.ndarray, n: int) -> np.ndarray:
+    """The n low bits of each int64 mask as an n×K boolean array (bit i of mask k at [i, k])."""
+    little = np.ascontiguousarray(masks, dtype="<i8").view(np.uint8).reshape(-1, 8)
+    return np.unpackbits(little, axis=1, bitorder="little")[:, :n].T.astype(bool)
 
 
 def _subset_sums(values: np.ndarray) -> np.ndarray:
