@@ -37,7 +37,7 @@ from mechdesign.core.estimation import radius_for_delta  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
 from mechdesign.deploy.canonical import canonical_json  # noqa: E402
 from mechdesign.deploy.mechfile import (  # noqa: E402
-    _pretty,
+    pretty_json,
     achieved_epsilon,
     canonical_bytes,
     read_mechanism_file,
@@ -166,7 +166,7 @@ class Vectors:
         target = self.path(name)
         matrix = content.get("matrix")
         layout = isinstance(matrix, list) and all(isinstance(row, list) for row in matrix)
-        target.write_text(_pretty(content) if layout else json.dumps(content, ensure_ascii=False), encoding="utf-8")
+        target.write_text(pretty_json(content) if layout else json.dumps(content, ensure_ascii=False), encoding="utf-8")
         return target
 
     def raw(self, name: str, data: bytes) -> Path:
@@ -260,7 +260,7 @@ def valid_files(vec: Vectors) -> None:
     body = {k: v for k, v in content.items() if k not in ("sha256", "signature")}
     content["sha256"] = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
                                                   ensure_ascii=False).encode("utf-8")).hexdigest()
-    vec.path("version-1").write_text(_pretty(content), encoding="utf-8")
+    vec.path("version-1").write_text(pretty_json(content), encoding="utf-8")
     vec.expect("version-1", "format version 1 (Python's own serialisation hashed): read by mechdesign; clients "
                "refuse it with 're-save with version 2'",
                client={"outcome": "refused", "field": "format.version", "rule": "be 2"})
