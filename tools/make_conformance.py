@@ -37,9 +37,9 @@ from mechdesign.core.estimation import radius_for_delta  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
 from mechdesign.deploy.canonical import canonical_json  # noqa: E402
 from mechdesign.deploy.mechfile import (  # noqa: E402
-    pretty_json,
     achieved_epsilon,
     canonical_bytes,
+    pretty_json,
     read_mechanism_file,
     verify_mechanism_file,
     write_mechanism_file,

@@ -327,7 +327,8 @@ def _prior(check: FileChecker, content: dict[str, Any]) -> JointPrior:
     if index.size != number.size or np.any(np.diff(index) <= 0):
         raise check.fail("guarantee.prior.letters", "be increasing, one per count", letters)
     if int(number.sum()) != content["guarantee"]["samples"]:
-        raise check.fail("guarantee.samples", "equal the sum of guarantee.prior.counts", content["guarantee"]["samples"])
+        raise check.fail("guarantee.samples", "equal the sum of guarantee.prior.counts",
+                         content["guarantee"]["samples"])
     codes = np.stack(np.unravel_index(index, sizes), axis=1).astype(np.int64).reshape(index.size, len(sizes))
     for array in (codes, number):
         array.setflags(write=False)

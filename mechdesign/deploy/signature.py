@@ -116,7 +116,7 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     ----------
     RFC 8032, "Edwards-Curve Digital Signature Algorithm (EdDSA)", §5.1 (Ed25519).
     """
-    from mechdesign.deploy.mechfile import parse_file, pretty_json, canonical_bytes, read_mechanism_file
+    from mechdesign.deploy.mechfile import canonical_bytes, parse_file, pretty_json, read_mechanism_file
 
     target = Path(path)
     private = load_private_key(key)
