@@ -58,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign import _validation as v
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
-
     from mechdesign.records.problem import is_record_problem
 
     limit = v.positive("time_limit", args.time_limit)
