@@ -377,6 +377,23 @@ def tampered_files(vec: Vectors) -> None:
     vec.derive("signature-not-base64", signed, _set(["signature", "value"], "%%%"), rehash=False)
     vec.expect("signature-not-base64", "a signature value that is not base64", public_key="signer")
     vec.expect("ldp-krr-2", "unsigned, a key given", public_key="signer")
+    record_file(vec)
+
+
+def record_file(vec: Vectors) -> None:
+    """A product record file (issue 20): mechdesign reads it with read_record_file; the single-column loader and
+    clients refuse it in one line naming the field."""
+    from mechdesign.deploy.recordfile import write_record_file
+    from mechdesign.records.joint import JointPrior
+
+    prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
+    factors = [Mechanism.from_matrix(krr(2, 3), ["u", "v"], ["u", "v"]),
+               Mechanism.from_matrix(krr(2, 3), ["s", "t"], ["s", "t"])]
+    write_record_file(vec.path("record-product"), prior, epsilon=2.2, radius=0.2, factors=factors,
+                      provenance=PROVENANCE)
+    vec.expect("record-product", "a product record file (attributes, alphabets, factors; no joint matrix)",
+               client={"outcome": "refused", "field": "factors",
+                       "rule": "be absent: record files are not supported by this client"})
 
 
 def canonical_cases() -> list[dict[str, Any]]:
