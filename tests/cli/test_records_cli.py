@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import PROBLEMS
 from mechdesign.datasets import load_adult
 from mechdesign.deploy.recordfile import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior
 from mechdesign.records.encoding import joint_labels
+
+from conftest import PROBLEMS
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import jsonschema
 import numpy as np
 import pytest
 
-from conftest import PRIVACY_SLACK
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy.canonical import canonical_json
@@ -29,6 +28,8 @@ from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import CertificateError, MechanismFileError
 from mechdesign.records import JointPrior
 from mechdesign.records.encoding import joint_labels
+
+from conftest import PRIVACY_SLACK
 
 ALPHABETS = [["u", "v", "w"], ["s", "t"]]
 TABLE = [[30, 10], [5, 40], [0, 15]]  # one unobserved letter (w, s)
@@ -89,7 +90,7 @@ def test_an_overstated_file_is_never_written_and_refused_when_edited(tmp_path, p
     assert not (tmp_path / "no.json").exists()
     path = write_record_file(tmp_path / "r.json", prior, epsilon=true, radius=0.2, factors=_factors())
     _rehash(path, lambda c: c["guarantee"].update(epsilon=true - 1e-6))
-    with pytest.raises(MechanismFileError, match="guarantee.epsilon must be >= the record-level") as info:
+    with pytest.raises(MechanismFileError, match=r"guarantee\.epsilon must be >= the record-level") as info:
         read_record_file(path)
     assert "\n" not in str(info.value)
     assert not verify_record_file(path).holds
@@ -106,7 +107,7 @@ def test_a_tampered_factor_matrix_is_refused(tmp_path, prior):
         read_record_file(path)
     path.write_text(original)
     _rehash(path, lambda c: c["factors"][1]["matrix"].__setitem__(0, [0.99, 0.01]))
-    with pytest.raises(MechanismFileError, match="guarantee.epsilon must be >="):
+    with pytest.raises(MechanismFileError, match=r"guarantee\.epsilon must be >="):
         read_record_file(path)
 
 
@@ -150,7 +151,7 @@ def test_write_checks_labels_and_the_design(tmp_path, prior):
     with pytest.raises(ValueError, match=r"factors\[1\].inputs must equal"):
         write_record_file(tmp_path / "r.json", prior, epsilon=9.0, radius=0.2,
                           factors=[_factors()[0], randomized_response(2, 0.8, ["t", "s"])])
-    with pytest.raises(ValueError, match="mechanism.inputs must equal"):
+    with pytest.raises(ValueError, match=r"mechanism\.inputs must equal"):
         write_record_file(tmp_path / "r.json", prior, epsilon=9.0, radius=0.2,
                           mechanism=randomized_response(6, 1.0))
     assert not (tmp_path / "r.json").exists()

@@ -6,9 +6,9 @@ import pytest
 
 from mechdesign.design.problemfile import load_problem
 from mechdesign.design.solver import solve
+from mechdesign.records.problem import is_record_problem
 
 from conftest import PRIVACY_SLACK, PROBLEMS
-from mechdesign.records.problem import is_record_problem
 
 # Record problems (columns = [...], issue 20) are checked by tests/records/test_record_problems.py.
 FILES = sorted(f for f in PROBLEMS.glob("*.toml") if not is_record_problem(f))

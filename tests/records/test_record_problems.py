@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import PRIVACY_SLACK, PROBLEMS
 from mechdesign.records.problem import is_record_problem, load_record_problem
 from mechdesign.records.product import design_product
+
+from conftest import PRIVACY_SLACK, PROBLEMS
 
 RECORD_FILES = sorted(f for f in PROBLEMS.glob("*.toml") if is_record_problem(f))
 
