@@ -30,7 +30,17 @@ ALLOWED = {
 }
 # Single named edges beyond ALLOWED, each with its reason. DesignResult.save writes the mechanism file, whose
 # format lives in deploy; deploy never imports design, so the edge adds no cycle (test_no_cycles_between_modules).
-EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.mechfile")}
+EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.mechfile"),
+              # Record files (issue 20): loading, verifying and privatizing recompute the record-level guarantee
+              # with the solver-free records modules (the joint prior and ball, the product capacity, the joint
+              # labels); records never imports deploy, so no cycle. Only these deploy modules, only these targets.
+              ("mechdesign.deploy.recordfile", "mechdesign.records.joint"),
+              ("mechdesign.deploy.recordfile", "mechdesign.records.encoding"),
+              ("mechdesign.deploy.recordfile", "mechdesign.records.capacity"),
+              ("mechdesign.deploy.recordprivatizer", "mechdesign.records.joint"),
+              ("mechdesign.deploy.recordprivatizer", "mechdesign.records.encoding"),
+              ("mechdesign.deploy.recorddecode", "mechdesign.records.encoding"),
+              ("mechdesign.deploy.scaleout", "mechdesign.records.encoding")}
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
@@ -201,3 +211,26 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
     low.parent.mkdir(parents=True)
     low.write_text("def f():\n    from ..certificate import certify\n")
     assert _design_violations(low, tmp_path) != []
+
+
+def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_path):
+    """Deployment of a record file stays solver-free: the record-level guarantee is recomputed without cvxpy
+    (and without the design engines that records/product.py reaches)."""
+    from mechdesign.deploy.recordfile import write_record_file
+    from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.records import JointPrior
+
+    prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
+    path = write_record_file(tmp_path / "r.json", prior, epsilon=3.0, radius=0.2,
+                             factors=[randomized_response(2, 1.0, ["u", "v"]), randomized_response(2, 1.0, ["s", "t"])])
+    code = ("import sys\n"
+            "from mechdesign.deploy.recordfile import read_record_file, verify_record_file\n"
+            "from mechdesign.deploy.recordprivatizer import RecordPrivatizer\n"
+            f"record = read_record_file({str(path)!r})\n"
+            f"assert verify_record_file({str(path)!r}).holds\n"
+            "sampler = RecordPrivatizer(record)\nsampler.check()\n"
+            "sampler.privatize([['u', 'v'], ['s', 's']], rng=1)\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'cvxpy'\n"
+            "                      or m.startswith(('mechdesign.design', 'mechdesign.records.product')))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "", f"record deployment imported {out.stdout.strip()[:200]}"

@@ -37,9 +37,9 @@ from mechdesign.core.estimation import radius_for_delta  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
 from mechdesign.deploy.canonical import canonical_json  # noqa: E402
 from mechdesign.deploy.mechfile import (  # noqa: E402
-    _pretty,
     achieved_epsilon,
     canonical_bytes,
+    pretty_json,
     read_mechanism_file,
     verify_mechanism_file,
     write_mechanism_file,
@@ -166,7 +166,7 @@ class Vectors:
         target = self.path(name)
         matrix = content.get("matrix")
         layout = isinstance(matrix, list) and all(isinstance(row, list) for row in matrix)
-        target.write_text(_pretty(content) if layout else json.dumps(content, ensure_ascii=False), encoding="utf-8")
+        target.write_text(pretty_json(content) if layout else json.dumps(content, ensure_ascii=False), encoding="utf-8")
         return target
 
     def raw(self, name: str, data: bytes) -> Path:
@@ -260,7 +260,7 @@ def valid_files(vec: Vectors) -> None:
     body = {k: v for k, v in content.items() if k not in ("sha256", "signature")}
     content["sha256"] = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
                                                   ensure_ascii=False).encode("utf-8")).hexdigest()
-    vec.path("version-1").write_text(_pretty(content), encoding="utf-8")
+    vec.path("version-1").write_text(pretty_json(content), encoding="utf-8")
     vec.expect("version-1", "format version 1 (Python's own serialisation hashed): read by mechdesign; clients "
                "refuse it with 're-save with version 2'",
                client={"outcome": "refused", "field": "format.version", "rule": "be 2"})
@@ -377,6 +377,23 @@ def tampered_files(vec: Vectors) -> None:
     vec.derive("signature-not-base64", signed, _set(["signature", "value"], "%%%"), rehash=False)
     vec.expect("signature-not-base64", "a signature value that is not base64", public_key="signer")
     vec.expect("ldp-krr-2", "unsigned, a key given", public_key="signer")
+    record_file(vec)
+
+
+def record_file(vec: Vectors) -> None:
+    """A product record file (issue 20): mechdesign reads it with read_record_file; the single-column loader and
+    clients refuse it in one line naming the field."""
+    from mechdesign.deploy.recordfile import write_record_file
+    from mechdesign.records.joint import JointPrior
+
+    prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
+    factors = [Mechanism.from_matrix(krr(2, 3), ["u", "v"], ["u", "v"]),
+               Mechanism.from_matrix(krr(2, 3), ["s", "t"], ["s", "t"])]
+    write_record_file(vec.path("record-product"), prior, epsilon=2.2, radius=0.2, factors=factors,
+                      provenance=PROVENANCE)
+    vec.expect("record-product", "a product record file (attributes, alphabets, factors; no joint matrix)",
+               client={"outcome": "refused", "field": "factors",
+                       "rule": "be absent: record files are not supported by this client"})
 
 
 def canonical_cases() -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """Write the small input files used by the README, the CLI ``--help`` examples and the docs gallery.
 
 ``examples/people.csv``: 2,000 synthetic records (id, age, race) whose race column follows Adult's race
-frequencies (the labels of ``problems/adult-race.toml``); ``examples/w.csv``: a 4×4 mechanism with labels.
+frequencies (the labels of ``problems/adult-race.toml``); ``examples/w.csv``: a 4×4 mechanism with labels;
+``examples/records.csv``: 5,000 records (id, race, sex, education) drawn from the vendored Adult rows, for the
+whole-record examples.
 Seeded, so re-running gives the same files: ``.venv/bin/python tools/make_examples.py``.
 """
 
@@ -36,6 +38,13 @@ def main() -> None:
         writer.writerow(["", *names])
         for i, name in enumerate(names):
             writer.writerow([name, *("0.55" if j == i else "0.15" for j in range(4))])
+    from mechdesign.datasets import load_adult
+
+    adult = load_adult(["race", "sex", "education"])
+    rows = np.random.default_rng(20).integers(0, len(adult), size=5000)
+    table = adult.iloc[rows].reset_index(drop=True)
+    table.insert(0, "id", np.arange(1, len(table) + 1))
+    table.to_csv(out / "records.csv", index=False)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias", "add_force_argument",
-           "add_signature_arguments", "data_file", "load_mechanism", "parse_number_list", "print_json",
-           "read_matrix_csv", "refuse_existing", "signature_notice", "signature_required"]
+__all__ = ["PER_ATTRIBUTE_REFUSAL", "REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias",
+           "add_force_argument", "add_signature_arguments", "data_file", "load_mechanism", "parse_number_list",
+           "print_json", "read_matrix_csv", "record_columns", "refuse_existing", "signature_notice",
+           "signature_required", "single_column"]
 
 
 class Once(argparse.Action):
@@ -25,6 +26,27 @@ class Once(argparse.Action):
             parser.error(f"{self.dest} must be given once (one {self.dest} per run today), got "
                          f"{self.dest}={getattr(namespace, self.dest)!r} and {values!r}")
         setattr(namespace, self.dest, values)
+
+
+PER_ATTRIBUTE_REFUSAL = "per-attribute guarantees do not add up to a record guarantee"
+
+
+def single_column(columns: list[str]) -> str:
+    """The one ``--column`` of a single-attribute mechanism file; several are refused, saying why."""
+    if len(columns) > 1:
+        raise ValueError(f"column must be given once for a single-attribute mechanism file (one column per file; "
+                         f"several columns need a record file, designed with columns = [...] in the problem file) "
+                         f"because {PER_ATTRIBUTE_REFUSAL}, got column={columns!r}")
+    return columns[0]
+
+
+def record_columns(columns: list[str], attributes: tuple[str, ...]) -> list[str]:
+    """The ``--column`` list for a record file: one per attribute, in order; one column alone is refused."""
+    if len(columns) != len(attributes):
+        raise ValueError(f"column must be given once per attribute of the record file {list(attributes)} (in that "
+                         f"order), not for part of the record, because {PER_ATTRIBUTE_REFUSAL}, got "
+                         f"column={columns!r}")
+    return columns
 
 
 def add_data_argument(parser: Any, metavar: str, help: str) -> None:

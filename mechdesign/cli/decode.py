@@ -3,13 +3,16 @@
 For an ``estimation_linear`` design the quantities Lp it was designed for (the ``weights`` and ``quantities``
 of the file's ``utility`` block) are decoded too, with standard errors; the per-category frequencies only
 when the mechanism has rank N (an L-optimal mechanism may identify Lp and nothing finer).
+
+With a record file, give one ``--column`` per attribute (in the file's order): every marginal is decoded with
+standard errors, and for a joint design of rank N the joint table too (:mod:`mechdesign.deploy.recorddecode`).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from mechdesign.cli._io import Once, add_data_argument, data_file, print_json
+from mechdesign.cli._io import add_data_argument, data_file, print_json, record_columns, single_column
 
 COMMAND = ("decode",)
 HELP = "estimate the input frequencies from a privatized CSV/Parquet column (linear decoder, inversion or EM)"
@@ -20,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign decode`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
     add_data_argument(parser, "PRIVATIZED", "CSV or Parquet file of privatized records")
-    parser.add_argument("--column", action=Once, required=True, help="privatized column (output labels)")
+    parser.add_argument("--column", action="append", required=True,
+                        help="privatized column (output labels); with a record file, once per attribute in order")
     parser.add_argument("--method", choices=("linear", "inversion", "em"), default="linear",
                         help="efficient unbiased linear decoder at the file's design prior (default), "
                              "pseudo-inverse inversion (both + simplex projection), or maximum likelihood (EM)")
@@ -36,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.core.fisher import inseparable_categories
     from mechdesign.deploy.decode import count_file, estimate_frequencies, estimate_quantities
     from mechdesign.deploy.mechfile import read_mechanism_file
+    from mechdesign.deploy.recordfile import is_record_file
 
+    if is_record_file(args.mechanism):
+        return _run_record(args)
+    args.column = single_column(args.column)
     loaded = read_mechanism_file(args.mechanism)
     counts = count_file(loaded.mechanism, data_file(args), args.column, chunk_size=args.chunk_size)
     utility = loaded.utility or {}
@@ -70,4 +78,37 @@ def run(args: argparse.Namespace) -> int:
               f"{quantities.records:,} records: estimate ± standard error")
         for name, value, error in zip(quantities.names, quantities.values, quantities.standard_errors, strict=True):
             print(f"{name:<{width}}  {value:.6f} ± {error:.6f}")
+    return 0
+
+
+def _run_record(args: argparse.Namespace) -> int:
+    """``decode`` with a record file: every marginal with standard errors (and the joint table if identifiable)."""
+    from mechdesign.deploy.recorddecode import count_record_file, decode_records
+    from mechdesign.deploy.recordfile import read_record_file
+
+    record = read_record_file(args.mechanism)
+    columns = record_columns(args.column, record.attributes)
+    if args.method != "linear":
+        raise ValueError(f"method must be 'linear' for a record file (the efficient unbiased decoders of the "
+                         f"marginals), got method={args.method!r}")
+    estimate = decode_records(record, count_record_file(record, data_file(args), columns,
+                                                        chunk_size=args.chunk_size))
+    if args.json:
+        print_json({"design": record.kind, "method": "linear", **estimate.to_dict()})
+        return 0
+    print(f"# {record.kind} record file, {estimate.records:,} records: marginals, estimate ± standard error "
+          "(efficient unbiased linear decoder at the file's estimate)")
+    for marginal in estimate.marginals:
+        width = max(len(label) for label in marginal.labels)
+        print(f"## {marginal.attribute}")
+        for label, value, error in zip(marginal.labels, marginal.values, marginal.standard_errors, strict=True):
+            print(f"{label:<{width}}  {value:.6f} ± {error:.6f}")
+    if estimate.joint is not None:
+        print("## joint table (" + ", ".join(record.attributes) + ")")
+        width = max(len(label) for label in estimate.joint.labels)
+        for label, value, error in zip(estimate.joint.labels, estimate.joint.unbiased,
+                                       estimate.joint.standard_errors, strict=True):
+            print(f"{label:<{width}}  {value:.6f} ± {error:.6f}")
+    elif record.kind == "joint":
+        print("# the joint table is not identifiable from this design (rank below N): marginals only")
     return 0

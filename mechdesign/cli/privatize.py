@@ -1,4 +1,9 @@
-"""``mechdesign privatize MECH.json --data INPUT --column COL --out OUTPUT``: privatize one column of a file.
+"""``mechdesign privatize MECH.json --data INPUT --column COL --out OUTPUT``: privatize a column, or a whole record.
+
+With a record file (``attributes`` in the file) give one ``--column`` per attribute, in order: the table is
+streamed once, every record is drawn from the record-level design, and the data check runs on the joint
+distribution (:mod:`mechdesign.deploy.recordprivatizer`). Several columns with a single-attribute file, or one
+column of a record file, are refused: per-attribute guarantees do not add up to a record guarantee.
 
 What it prints is the file's guarantee together with the outcome of the data check
 (:mod:`mechdesign.deploy.datacheck`); when the check refused the data and ``--override-data-check`` was
@@ -14,19 +19,21 @@ import sys
 from typing import Any
 
 from mechdesign.cli._io import (
-    Once,
     add_data_argument,
     add_force_argument,
     add_signature_arguments,
     data_file,
     print_json,
+    record_columns,
     refuse_existing,
     signature_notice,
     signature_required,
+    single_column,
 )
 
 COMMAND = ("privatize",)
-HELP = "replace one column of a CSV/Parquet file by samples of a verified mechanism (streamed, atomic output)"
+HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet file by samples of "
+        "a verified mechanism (streamed, atomic output)")
 EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/people.csv --column race "
            "--out private.csv")
 
@@ -35,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
     add_data_argument(parser, "INPUT", "CSV or Parquet file of records")
-    parser.add_argument("--column", required=True, action=Once,
-                        help="column holding the mechanism's input labels (one column per file)")
+    parser.add_argument("--column", required=True, action="append",
+                        help="column holding the mechanism's input labels; with a record file, repeat it once per "
+                             "attribute in the file's order (--column race --column sex)")
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as INPUT)")
     add_force_argument(parser)
     source = parser.add_mutually_exclusive_group()
@@ -67,10 +75,14 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
     from mechdesign.deploy.mechfile import read_mechanism_file
     from mechdesign.deploy.privatizer import Privatizer, privatize_file
+    from mechdesign.deploy.recordfile import is_record_file
     from mechdesign.randomness import make_rng
 
     refuse_existing(args.out, args.force)
     signature_required(args)
+    if is_record_file(args.mechanism):
+        return _run_record(args)
+    args.column = single_column(args.column)
     loaded = read_mechanism_file(args.mechanism, public_key=args.public_key)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
     checks: list[DataCheck] = []
@@ -117,4 +129,54 @@ def run(args: argparse.Namespace) -> int:
         print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
               f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
               f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
+    return 0
+
+
+def _run_record(args: argparse.Namespace) -> int:
+    """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
+    from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, refusal
+    from mechdesign.deploy.recordfile import read_record_file
+    from mechdesign.deploy.recordprivatizer import RecordPrivatizer, check_joint_counts, privatize_record_file
+    from mechdesign.randomness import make_rng
+
+    record = read_record_file(args.mechanism, public_key=args.public_key)
+    columns = record_columns(args.column, record.attributes)
+    data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
+    checks: list[DataCheck] = []
+
+    def check(letters: Any, counts: Any) -> None:
+        result = check_joint_counts(record.prior, record.guarantee["radius"], letters, counts, data_delta)
+        if not result.inside and not args.override_data_check:
+            raise ValueError(refusal(result).replace("data must", "data (joint distribution of the record) must", 1)
+                             + "; --override-data-check privatizes them anyway")
+        checks.append(result)
+
+    sampler = RecordPrivatizer(record)
+    achieved = sampler.check()
+    rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
+    records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng, chunk_size=args.chunk_size,
+                                    progress=True if args.progress else None, check_counts=check)
+    data = checks[0]
+    notice = signature_notice(args.mechanism, record, args.public_key)
+    if notice:
+        print(notice, file=sys.stderr, flush=True)
+    stated = max(float(record.guarantee["epsilon"]), achieved)
+    summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,
+               "generator": "pcg64-seeded" if args.seed is not None else "aes-ctr-secure",
+               "notion": "pml", "level": "record", "epsilon": stated, "sampled_epsilon": achieved,
+               "sha256": record.sha256, "signed": record.signature is not None and args.public_key is not None,
+               "data_check": {"passed": data.inside, "overridden": not data.inside, "records": data.records,
+                              "divergence": data.divergence, "threshold": data.threshold,
+                              "data_delta": data.data_delta, "distance": data.distance}}
+    if args.json:
+        print_json(summary)
+        return 0
+    head = (f"{args.out}: {records:,} records, columns {', '.join(columns)} privatized together "
+            f"({record.kind} design, {summary['generator']})")
+    if data.inside:
+        print(f"{head}; record-level guarantee: pml epsilon {stated!r} (joint data check passed: divergence "
+              f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g})")
+    else:
+        print(f"{head}; joint data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
+              f"{data.threshold:.4g}): the file's record-level epsilon {stated!r} does not cover them")
     return 0

@@ -27,7 +27,7 @@ import numpy as np
 from mechdesign import _validation as v
 
 __all__ = ["column_index", "count_labels", "count_values", "csv_dialect", "csv_header", "encode_labels", "file_kind",
-           "iter_column", "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings",
+           "iter_column", "iter_columns", "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings",
            "require_pyarrow"]
 
 
@@ -207,6 +207,27 @@ def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
     start = 0
     for table in iter_parquet_tables(parquet, chunk, columns=[column]):
         yield parquet_strings(table.column(0), column, start)
+        start += table.num_rows
+
+
+def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: int,
+                 file_name: str = "input") -> Iterator[list[np.ndarray]]:
+    """The values of several ``columns`` (lists of arrays of strings), ``chunk`` records at a time, in one pass."""
+    path = Path(source)
+    chunk = v.positive_int("chunk_size", chunk)
+    _existing(path, file_name)
+    if file_kind(path, file_name) == "csv":
+        header = csv_header(path)
+        positions = [column_index(header, c) for c in columns]
+        for frame in iter_csv_frames(path, chunk, usecols=sorted(set(positions))):
+            yield [frame[p].to_numpy(dtype=object) for p in positions]
+        return
+    parquet = parquet_file(path)
+    for c in columns:
+        column_index(parquet.schema_arrow.names, c)
+    start = 0
+    for table in iter_parquet_tables(parquet, chunk, columns=list(dict.fromkeys(columns))):
+        yield [parquet_strings(table.column(c), c, start) for c in columns]
         start += table.num_rows
 
 

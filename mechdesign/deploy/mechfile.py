@@ -224,7 +224,7 @@ def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
     return capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]))
 
 
-def _versions() -> dict[str, Any]:
+def provenance_versions() -> dict[str, Any]:
     from mechdesign import __version__
 
     try:
@@ -234,7 +234,7 @@ def _versions() -> dict[str, Any]:
     return {"mechdesign": __version__, "numpy": np.__version__, "cvxpy": cvxpy_version}
 
 
-def _block(name: str, value: dict[str, Any] | None) -> dict[str, Any] | None:
+def json_block(name: str, value: dict[str, Any] | None) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -330,7 +330,7 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
-    stated = _round_toward_privacy(_Checker(Path(path)), mechanism, _normalize_guarantee(guarantee,
+    stated = _round_toward_privacy(FileChecker(Path(path)), mechanism, _normalize_guarantee(guarantee,
                                                                                          mechanism.shape[0]))
     content: dict[str, Any] = {
         "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
@@ -338,19 +338,19 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         "outputs": list(mechanism.outputs),
         "matrix": mechanism.matrix.tolist(),
         "guarantee": stated,
-        "utility": _block("utility", utility),
-        "baselines": _block("baselines", baselines),
-        "certificate": _block("certificate", certificate),
-        "provenance": {**_versions(), **(_block("provenance", provenance) or {})},
+        "utility": json_block("utility", utility),
+        "baselines": json_block("baselines", baselines),
+        "certificate": json_block("certificate", certificate),
+        "provenance": {**provenance_versions(), **(json_block("provenance", provenance) or {})},
     }
     content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
     target = Path(path)
     with atomic_path(target) as tmp:
-        tmp.write_text(_pretty(content), encoding="utf-8")
+        tmp.write_text(pretty_json(content), encoding="utf-8")
     return target
 
 
-def _round_toward_privacy(check: _Checker, mechanism: Mechanism, stated: dict[str, Any]) -> dict[str, Any]:
+def _round_toward_privacy(check: FileChecker, mechanism: Mechanism, stated: dict[str, Any]) -> dict[str, Any]:
     """The guarantee as written: radius and ε raised over float noise so that the file verifies exactly.
 
     A radius at most :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) becomes β* (a larger ball: toward
@@ -362,7 +362,7 @@ def _round_toward_privacy(check: _Checker, mechanism: Mechanism, stated: dict[st
         required = min(radius_for_delta(out["delta"], out["samples"], mechanism.shape[0]), 2.0)
         if required * (1 - RADIUS_RTOL) <= out["radius"] < required:
             out["radius"] = required
-    _check_radius(check, out, mechanism.shape[0])  # never write a file that would be refused
+    check_radius(check, out, mechanism.shape[0])  # never write a file that would be refused
     # The reader rebuilds the mechanism from the written floats (renormalising the rows again, a few ulps):
     # recompute ε on exactly that matrix, so the written claim is judged as the reader will judge it.
     read_back = Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs)
@@ -375,7 +375,7 @@ def _round_toward_privacy(check: _Checker, mechanism: Mechanism, stated: dict[st
     return out
 
 
-def _pretty(content: dict[str, Any]) -> str:
+def pretty_json(content: dict[str, Any]) -> str:
     """One top-level key per line and one matrix row per line (the hash does not depend on layout)."""
     def dump(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
@@ -390,7 +390,7 @@ def _pretty(content: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-class _Checker:
+class FileChecker:
     """Hand validator of the schema's rules, with one-line errors naming the field and the rule."""
 
     def __init__(self, path: Path) -> None:
@@ -434,7 +434,7 @@ class _Checker:
             raise self.fail(field, f"sum to 1 within {v.STOCHASTIC_ATOL:g} (sum is {total!r})", row)
 
 
-def _parse(path: Path) -> dict[str, Any]:
+def parse_file(path: Path) -> dict[str, Any]:
     def reject_constant(name: str) -> float:
         raise ValueError(f"non-finite number {name}")
 
@@ -459,7 +459,29 @@ def _parse(path: Path) -> dict[str, Any]:
     return content
 
 
-def _check_radius(check: _Checker, guarantee: dict[str, Any], size: int) -> None:
+def check_format_and_digest(check: FileChecker, content: dict[str, Any], versions: tuple[int, ...]) -> str:
+    """Check ``format`` (name, one of ``versions``) and that ``sha256`` is the hash of the canonical content."""
+    fmt = content["format"]
+    check.object("format", fmt)
+    if fmt.get("name") != FORMAT_NAME:
+        raise check.fail("format.name", f"be {FORMAT_NAME!r}", fmt.get("name"))
+    if isinstance(fmt.get("version"), bool) or fmt.get("version") not in versions:
+        raise check.fail("format.version", f"be {' or '.join(map(str, versions))} (the versions this mechdesign "
+                         "reads)", fmt.get("version"))
+    digest = content["sha256"]
+    if not isinstance(digest, str) or len(digest) != 64 or set(digest) - set("0123456789abcdef"):
+        raise check.fail("sha256", "be 64 lowercase hex digits", digest)
+    try:
+        actual = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    except (TypeError, ValueError) as exc:
+        raise check.fail("file", "be serializable as canonical JSON", str(exc)) from None
+    if actual != digest:
+        raise check.fail("sha256", f"match the canonical content (tampered or edited file; content hashes to "
+                         f"{actual[:12]}…)", digest[:12] + "…")
+    return digest
+
+
+def check_radius(check: FileChecker, guarantee: dict[str, Any], size: int) -> None:
     """With δ stated, the radius must be at least β*(δ, m, N) of [E] eq. 37 (capped at 2, the whole simplex)."""
     delta, samples, radius = guarantee["delta"], guarantee["samples"], guarantee["radius"]
     if guarantee["notion"] != "pml" or delta is None:
@@ -475,30 +497,19 @@ def _check_radius(check: _Checker, guarantee: dict[str, Any], size: int) -> None
 
 def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     """Parse and check everything but the guarantee; return the file and the achieved ε."""
-    content = _parse(path)
-    check = _Checker(path)
+    content = parse_file(path)
+    check = FileChecker(path)
+    if "attributes" in content or "factors" in content:
+        raise check.fail("attributes", "be absent from a single-column mechanism file (this is a record file: read "
+                         "it with mechdesign.deploy.recordfile.read_record_file; the CLI verbs take both)",
+                         content.get("attributes", "factors"))
     missing = [k for k in _TOP_KEYS if k not in content and k not in _OPTIONAL_BLOCKS]
     if missing:
         raise check.fail("file", f"have the keys {missing}", sorted(content))
     extra = sorted(set(content) - set(_TOP_KEYS))
     if extra:
         raise check.fail("file", f"only have the keys {list(_TOP_KEYS)}", extra)
-    fmt = content["format"]
-    check.object("format", fmt)
-    if fmt.get("name") != FORMAT_NAME:
-        raise check.fail("format.name", f"be {FORMAT_NAME!r}", fmt.get("name"))
-    if isinstance(fmt.get("version"), bool) or fmt.get("version") not in READ_VERSIONS:
-        raise check.fail("format.version", "be 1 or 2 (the versions this mechdesign reads)", fmt.get("version"))
-    digest = content["sha256"]
-    if not isinstance(digest, str) or len(digest) != 64 or set(digest) - set("0123456789abcdef"):
-        raise check.fail("sha256", "be 64 lowercase hex digits", digest)
-    try:
-        actual = hashlib.sha256(canonical_bytes(content)).hexdigest()
-    except (TypeError, ValueError) as exc:
-        raise check.fail("file", "be serializable as canonical JSON", str(exc)) from None
-    if actual != digest:
-        raise check.fail("sha256", f"match the canonical content (tampered or edited file; content hashes to "
-                         f"{actual[:12]}…)", digest[:12] + "…")
+    digest = check_format_and_digest(check, content, READ_VERSIONS)
     inputs = check.labels("inputs", content["inputs"])
     outputs = check.labels("outputs", content["outputs"])
     rows = content["matrix"]
@@ -526,7 +537,7 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     if guarantee["notion"] == "pml" and (guarantee["prior"] is None or guarantee["radius"] is None):
         raise check.fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'",
                          {"prior": guarantee["prior"], "radius": guarantee["radius"]})
-    _check_radius(check, guarantee, len(inputs))
+    check_radius(check, guarantee, len(inputs))
     for name in _OPTIONAL_BLOCKS:
         check.object(name, content.get(name), nullable=True)
     check.object("provenance", content["provenance"])

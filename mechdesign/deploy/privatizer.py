@@ -398,7 +398,7 @@ def format_rate(per_second: float) -> str:
     return f"{per_second:.3g} records/s"
 
 
-class _Progress:
+class Progress:
     r"""Progress on stderr: ``\r`` updates twice a second on a terminal, else one line every 5 s (logs, pipes).
 
     Each report gives the records done, the total and an ETA when the total is known (Parquet metadata; a CSV's
@@ -441,11 +441,11 @@ class _Progress:
         self.shown = now
 
 
-_BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
+BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
 
 
-def _block_streams(rng: np.random.Generator | int | None) -> Callable[[int], np.random.Generator]:
-    """The generator for each block of ``_BLOCK`` records (by its index in the file).
+def block_streams(rng: np.random.Generator | int | None) -> Callable[[int], np.random.Generator]:
+    """The generator for each block of ``BLOCK`` records (by its index in the file).
 
     A seeded PCG64 gives block b its own stream ``SeedSequence(entropy, spawn_key + (b,))``, so the output
     depends on the seed and the record index only, never on the chunk size. Other generators (the secure
@@ -537,8 +537,8 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
         raise v.fail("input", "be an existing CSV or Parquet file", str(source))
     if source.resolve() == target.resolve():
         raise v.fail("output", "differ from the input file", str(target))
-    chunk = -(-v.positive_int("chunk_size", chunk_size) // _BLOCK) * _BLOCK
-    job = _Job(privatizer, _block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64))
+    chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
+    job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64))
     with atomic_path(target) as tmp:
         stream = _stream_csv if kind == "csv" else _stream_parquet
         count = stream(job, source, tmp, column, chunk, progress)
@@ -561,9 +561,9 @@ class _Job:
         x = encode_labels(values, self.privatizer.mechanism.inputs, "column")
         self.counts += np.bincount(x, minlength=self.counts.size)
         out = np.empty(x.size, dtype=self.privatizer._table.dtype)
-        for start in range(0, x.size, _BLOCK):
-            block = (self.done + start) // _BLOCK
-            out[start:start + _BLOCK] = self.privatizer.sample_indices(x[start:start + _BLOCK], self.streams(block))
+        for start in range(0, x.size, BLOCK):
+            block = (self.done + start) // BLOCK
+            out[start:start + BLOCK] = self.privatizer.sample_indices(x[start:start + BLOCK], self.streams(block))
         self.done += x.size
         return out
 
@@ -576,7 +576,7 @@ def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, pro
     header = csv_header(source)
     position = column_index(header, column)
     bom, newline = csv_dialect(source)  # written back: the header (and the file) as the input had them
-    report, labels = _Progress(progress, None), np.array(job.privatizer.mechanism.outputs)
+    report, labels = Progress(progress, None), np.array(job.privatizer.mechanism.outputs)
     with tmp.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
         csv.writer(handle, lineterminator=newline).writerow(header)  # as read: duplicates and empty names kept
         for frame in iter_csv_frames(source, chunk):
@@ -599,7 +599,7 @@ def _stream_parquet(job: _Job, source: Path, tmp: Path, column: str, chunk: int,
     parquet = parquet_file(source)
     position = column_index(parquet.schema_arrow.names, column)
     outputs = pa.array(job.privatizer.mechanism.outputs, type=pa.string())
-    report = _Progress(progress, parquet.metadata.num_rows)
+    report = Progress(progress, parquet.metadata.num_rows)
     with pq.ParquetWriter(tmp, parquet.schema_arrow.set(position, pa.field(column, pa.dictionary(
             pa.int32(), pa.string()), nullable=False))) as writer:
         for table in iter_parquet_tables(parquet, chunk):

@@ -9,6 +9,11 @@ to the workers once per task graph) with its own random stream:
 
 Counting is a map-reduce of per-partition output counts; decode the sum with
 :func:`mechdesign.deploy.decode.estimate_frequencies`.
+
+Whole records work the same way with a record file (:func:`privatize_records_dask`, :func:`count_records_dask`):
+each partition draws every record from the record-level design (:class:`~mechdesign.deploy.recordprivatizer.
+RecordPrivatizer`, re-checked once), and the summed counts decode with
+:func:`~mechdesign.deploy.recorddecode.decode_records`.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from mechdesign.deploy.decode import count_outputs
 from mechdesign.deploy.privatizer import Privatizer, encode_labels
 from mechdesign.randomness import make_rng
 
-__all__ = ["count_dask", "privatize_dask"]
+__all__ = ["count_dask", "count_records_dask", "privatize_dask", "privatize_records_dask"]
 
 
 def _column(frame: Any, column: str) -> None:
@@ -101,3 +106,99 @@ def count_dask(frame: Any, column: str, mechanism: Mechanism | Any) -> np.ndarra
     meta = pd.DataFrame({i: pd.Series(dtype=np.int64) for i in range(mechanism.shape[1])})
     partial = frame[column].map_partitions(_count_partition, mechanism, meta=meta)
     return partial.sum().compute().to_numpy(dtype=np.int64)
+
+
+def _record_sampler(record: Any, frame: Any, columns: Any) -> tuple[Any, list[str]]:
+    from mechdesign.deploy.recordfile import RecordFile
+    from mechdesign.deploy.recordprivatizer import RecordPrivatizer
+    from mechdesign.records.encoding import distinct_names
+
+    if isinstance(record, RecordPrivatizer):
+        sampler = record
+    elif isinstance(record, RecordFile):
+        sampler = RecordPrivatizer(record)
+        sampler.check()  # the sampled design must keep the file's record-level guarantee
+    else:
+        raise TypeError(f"record must be a RecordFile (read_record_file) or a RecordPrivatizer, got "
+                        f"record={type(record).__name__}")
+    names = distinct_names(columns)
+    if len(names) != len(sampler.attributes):
+        raise v.fail("columns", f"name one column per attribute of the record file {list(sampler.attributes)}", names)
+    for name in names:
+        _column(frame, name)
+    return sampler, names
+
+
+def _privatize_records_partition(part: pd.DataFrame, sampler: Any, columns: list[str], seeds: list[Any] | None,
+                                 nonce: str | None = None,
+                                 partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    if seeds is None:
+        rng = make_rng(secure=True)
+    else:
+        rng = np.random.default_rng(seeds[partition_info["number"] if partition_info else 0])
+    outputs = sampler.privatize([part[c] for c in columns], rng)
+    out = part.copy()
+    for i, (name, labels) in enumerate(zip(columns, outputs, strict=True)):
+        out[name] = pd.Categorical(labels, categories=list(sampler.output_labels(i)))
+    return out
+
+
+def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int | None = None) -> Any:
+    """A lazy Dask dataframe with the record's ``columns`` privatized together (categoricals); order kept.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        One row per record.
+    columns : sequence of str
+        One column per attribute of the record file, in its order.
+    record : RecordFile or RecordPrivatizer
+        A loaded record file (its sampled design is re-checked) or compiled samplers.
+    seed : int, optional
+        Reproducible per-partition PCG64 streams (research only); default the secure AES-CTR generator.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The privatized frame (a joint design writes its one output label into each column).
+    """
+    sampler, names = _record_sampler(record, frame, columns)
+    seeds, nonce = None, None
+    if seed is not None:
+        make_rng(seed)
+        seeds = np.random.SeedSequence(seed).spawn(frame.npartitions)
+    else:
+        nonce = os.urandom(16).hex()  # fresh task keys: see privatize_dask
+    meta = frame._meta.copy()
+    for i, name in enumerate(names):
+        meta[name] = pd.Categorical([], categories=list(sampler.output_labels(i)))
+    return frame.map_partitions(_privatize_records_partition, sampler, names, seeds, nonce, meta=meta)
+
+
+def count_records_dask(frame: Any, columns: Any, record: Any) -> list[np.ndarray]:
+    """Output counts of a privatized Dask dataframe, as :func:`~mechdesign.deploy.recorddecode.count_record_file`.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        The privatized records.
+    columns : sequence of str
+        The record's columns, in attribute order.
+    record : RecordFile or RecordPrivatizer
+        The record file that privatized them.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One count vector per factor (product) or one over the joint outputs (joint); decode them with
+        :func:`~mechdesign.deploy.recorddecode.decode_records`.
+    """
+    sampler, names = _record_sampler(record, frame, columns)
+    used = names if sampler.record.mechanism is None else names[:1]
+    out = []
+    for i, name in enumerate(used):
+        mechanism = sampler.samplers[i].mechanism
+        meta = pd.DataFrame({j: pd.Series(dtype=np.int64) for j in range(mechanism.shape[1])})
+        partial = frame[name].map_partitions(_count_partition, mechanism, meta=meta)
+        out.append(partial.sum().compute().to_numpy(dtype=np.int64))
+    return out

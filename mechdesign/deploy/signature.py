@@ -116,12 +116,12 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     ----------
     RFC 8032, "Edwards-Curve Digital Signature Algorithm (EdDSA)", §5.1 (Ed25519).
     """
-    from mechdesign.deploy.mechfile import _parse, _pretty, canonical_bytes, read_mechanism_file
+    from mechdesign.deploy.mechfile import canonical_bytes, parse_file, pretty_json, read_mechanism_file
 
     target = Path(path)
     private = load_private_key(key)
     loaded = read_mechanism_file(target)  # never sign a file that would be refused
-    content = _parse(target)
+    content = parse_file(target)
     if content.get("signature") is not None and not replace:
         raise MechanismFileError(f"{target}: signature must be absent to sign (the file is already signed; use "
                                  "--force to replace the signature), got a signature")
@@ -135,5 +135,5 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     from mechdesign._files import atomic_path
 
     with atomic_path(target) as tmp:
-        tmp.write_text(_pretty(content), encoding="utf-8")
+        tmp.write_text(pretty_json(content), encoding="utf-8")
     return target

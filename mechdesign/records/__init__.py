@@ -14,12 +14,38 @@ per-attribute PML statements do not add up when attributes are correlated.
   SPL, SMP and RS+FD with their variances and simulations.
 """
 
-from mechdesign.records.baselines import RecordBaseline, baseline_mse, record_baselines
-from mechdesign.records.capacity import ProductCapacity, product_capacity
-from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
-from mechdesign.records.product import FACTOR_KINDS, Factor, ProductDesign, design_product
-from mechdesign.records.simulate import simulate_protocol
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Exports resolve on first use: deployment code imports the solver-free modules (joint, capacity, bounds,
+# encoding) without pulling in the design engines behind product.py and simulate.py.
+_WHERE = {"RecordBaseline": "baselines", "baseline_mse": "baselines", "record_baselines": "baselines",
+          "ProductCapacity": "capacity", "product_capacity": "capacity",
+          "MAX_JOINT_SIZE": "joint", "JointBall": "joint", "JointPrior": "joint",
+          "FACTOR_KINDS": "product", "Factor": "product", "ProductDesign": "product", "design_product": "product",
+          "simulate_protocol": "simulate"}
 
 __all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "Factor", "JointBall", "JointPrior", "ProductCapacity",
            "ProductDesign", "RecordBaseline", "baseline_mse", "design_product", "product_capacity",
            "record_baselines", "simulate_protocol"]
+
+if TYPE_CHECKING:
+    from mechdesign.records.baselines import RecordBaseline, baseline_mse, record_baselines
+    from mechdesign.records.capacity import ProductCapacity, product_capacity
+    from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
+    from mechdesign.records.product import FACTOR_KINDS, Factor, ProductDesign, design_product
+    from mechdesign.records.simulate import simulate_protocol
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

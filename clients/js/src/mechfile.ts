@@ -17,8 +17,13 @@ import { type PublicKeyInput, importPublicKey, verifyEd25519 } from "./signature
 export const FORMAT_NAME: string = SCHEMA.properties.format.properties.name.const;
 /** The one format version this client reads: 2 (version 1 hashes Python's own serialisation). */
 export const FORMAT_VERSION = 2;
-const TOP_KEYS = Object.keys(SCHEMA.properties);
-const REQUIRED_KEYS: readonly string[] = SCHEMA.required;
+/** Keys of record files (whole records, several attributes): this client reads single-column files only. */
+const RECORD_KEYS = ["factors", "attributes", "alphabets"];
+const TOP_KEYS = Object.keys(SCHEMA.properties).filter((k) => !RECORD_KEYS.includes(k));
+// A single-column file needs the schema's common keys and those of its "else" branch (inputs, outputs, matrix).
+const REQUIRED_KEYS: readonly string[] = TOP_KEYS.filter(
+  (k) => (SCHEMA.required as readonly string[]).includes(k)
+    || (SCHEMA.allOf[0].else.required as readonly string[]).includes(k));
 const GUARANTEE_KEYS: readonly string[] = SCHEMA.properties.guarantee.required;
 const NOTIONS: readonly string[] = SCHEMA.properties.guarantee.properties.notion.enum;
 const SIGNATURE_ALGORITHM: string = SCHEMA.properties.signature.properties.algorithm.const;
@@ -199,6 +204,11 @@ function checkRadius(guarantee: Guarantee, size: number): void {
 export async function verifyMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const { content, text } = parse(bytes);
+  const record = RECORD_KEYS.find((k) => k in content);
+  if (record !== undefined) {
+    throw fail(record, "be absent: record files are not supported by this client", (content as Json)[record],
+      "a record file's guarantee is computed for the whole record; use mechdesign (Python) to verify and sample it");
+  }
   const missing = REQUIRED_KEYS.filter((k) => !(k in content));
   if (missing.length) throw fail("file", `have the keys ${pyList(missing)}`, Object.keys(content).sort());
   const extra = Object.keys(content).filter((k) => !TOP_KEYS.includes(k)).sort();

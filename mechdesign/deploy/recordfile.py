@@ -1,0 +1,450 @@
+"""Record files: mechanism files for whole records, with the **record-level** guarantee (issue 20).
+
+A record file is a mechanism file (format version 2, same canonical JSON, hash and signature) that adds
+
+* ``attributes``: the d attribute names, and ``alphabets``: the labels of each attribute (X_1, …, X_d);
+* either ``factors`` — a **product** design W = W_1 ⊗ … ⊗ W_d, one ``{"inputs", "outputs", "matrix"}`` per
+  attribute (inputs = its alphabet) and no joint matrix (Adult's five attributes would need 6,720 × 10⁶
+  entries) — or the usual ``inputs``/``outputs``/``matrix`` of a **joint** design, one mechanism over the
+  product alphabet with inputs = :func:`~mechdesign.records.encoding.joint_labels` (row-major order);
+* a guarantee of the record: ``{"notion": "pml", "level": "record", "epsilon", "delta", "radius",
+  "prior": {"letters": [...], "counts": [...]}, "samples"}``, the prior being the sparse joint estimate
+  P̂(x) = n_x/m (observed letter indices in mixed radix, increasing, with their counts summing to m).
+
+Loading recomputes the record-level capacity C(W, B_β(P̂)) over the joint ball ([E] Def. 5, eq. 22–23 on
+X = ∏ X_i), solver-free: :func:`~mechdesign.records.capacity.product_capacity` for a product, the dense
+:func:`~mechdesign.core.leakage.capacity` on the joint ball for a joint design; a file that overstates it is
+refused, exactly as a single-column file (the check is exact; writing rounds toward privacy by at most
+:data:`~mechdesign.deploy.mechfile.GUARANTEE_SLACK`). With δ stated the radius must be ≥ β*(δ, m, N) of [E]
+eq. 37 with N = ∏ N_i. Factors carry no budget of their own: per-attribute ε do not add up to a record
+guarantee under PML, so nothing here writes one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign._files import atomic_path
+from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.deploy.mechfile import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    GUARANTEE_SLACK,
+    RADIUS_RTOL,
+    FileChecker,
+    Verification,
+    canonical_bytes,
+    check_format_and_digest,
+    check_radius,
+    json_block,
+    parse_file,
+    pretty_json,
+    provenance_versions,
+)
+from mechdesign.errors import CertificateError, MechanismFileError
+from mechdesign.records.encoding import joint_labels
+from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
+
+__all__ = ["RECORD_KINDS", "RecordFile", "is_record_file", "read_record_file", "record_epsilon",
+           "verify_record_file", "write_record_file"]
+
+RECORD_KINDS = ("product", "joint")
+_OPTIONAL = ("utility", "baselines", "certificate", "signature")
+_KEYS = {"product": ("format", "attributes", "alphabets", "factors", "guarantee", "provenance", "sha256"),
+         "joint": ("format", "attributes", "alphabets", "inputs", "outputs", "matrix", "guarantee", "provenance",
+                   "sha256")}
+_GUARANTEE_KEYS = ("notion", "level", "epsilon", "delta", "radius", "prior", "samples")
+_FACTOR_KEYS = ("inputs", "outputs", "matrix")
+
+
+@dataclass(frozen=True, eq=False)
+class RecordFile:
+    """A loaded record file (:func:`read_record_file`): a product or joint design with its record guarantee.
+
+    Parameters
+    ----------
+    kind : {"product", "joint"}
+        Product of per-attribute factors, or one mechanism over the product alphabet.
+    prior : JointPrior
+        The sparse joint estimate P̂ of the guarantee (attributes, alphabets, observed letters, counts).
+    factors : tuple of Mechanism
+        W_1, …, W_d for a product (inputs = the alphabets); empty for a joint design.
+    mechanism : Mechanism or None
+        The joint mechanism (inputs = joint labels), ``None`` for a product.
+    guarantee : dict
+        As in the file: notion "pml", level "record", epsilon, delta, radius, prior, samples.
+    utility, baselines, certificate : dict or None
+        The optional blocks.
+    provenance : dict
+        Versions recorded when the file was written.
+    sha256 : str
+        The checked hash of the canonical content.
+    signature : dict or None
+        The Ed25519 signature block (checked only against a given public key).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+    Def. 5, eq. 22–23 (capacity), eq. 31 (ball), eq. 37 (radius), all on the joint alphabet.
+    """
+
+    kind: str
+    prior: JointPrior
+    factors: tuple[Mechanism, ...]
+    mechanism: Mechanism | None
+    guarantee: dict[str, Any]
+    utility: dict[str, Any] | None
+    baselines: dict[str, Any] | None
+    certificate: dict[str, Any] | None
+    provenance: dict[str, Any]
+    sha256: str
+    signature: dict[str, Any] | None = None
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        """The attribute names, in order."""
+        return self.prior.attributes
+
+    @property
+    def alphabets(self) -> tuple[tuple[str, ...], ...]:
+        """The labels of each attribute."""
+        return self.prior.alphabets
+
+
+def record_epsilon(prior: JointPrior, radius: float, factors: tuple[Mechanism, ...] = (),
+                   mechanism: Mechanism | None = None) -> float:
+    """The record-level capacity C(W, B_β(P̂)) over the joint ball, solver-free and rounded toward privacy.
+
+    Parameters
+    ----------
+    prior : JointPrior
+        The joint estimate P̂.
+    radius : float
+        β ∈ [0, 2].
+    factors : tuple of Mechanism
+        W_1, …, W_d of a product design (empty for a joint design).
+    mechanism : Mechanism, optional
+        The joint mechanism (rows in the row-major order of the product alphabet).
+
+    Returns
+    -------
+    float
+        ε in nats ([E] Def. 5, eq. 22–23): :func:`~mechdesign.records.capacity.product_capacity` for a
+        product, :func:`~mechdesign.core.leakage.capacity` on the dense joint ball for a joint design.
+    """
+    ball = prior.ball(radius=radius)
+    if mechanism is None:
+        from mechdesign.records.capacity import product_capacity
+
+        if all(np.all(f.matrix == f.matrix[0]) for f in factors):  # Y independent of X: exactly 0
+            return 0.0
+        return float(product_capacity(list(factors), ball).epsilon)
+    from mechdesign.core.leakage import capacity
+
+    if np.all(mechanism.matrix == mechanism.matrix[0]):
+        return 0.0
+    return float(capacity(mechanism, ball.dense()))
+
+
+def _prior_block(prior: JointPrior) -> dict[str, Any]:
+    return {"letters": [int(i) for i in prior.indices], "counts": [int(c) for c in prior.counts]}
+
+
+def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilon: float, radius: float,
+                      delta: float | None = None, factors: Any = None, mechanism: Mechanism | None = None,
+                      utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
+                      certificate: dict[str, Any] | None = None,
+                      provenance: dict[str, Any] | None = None) -> Path:
+    """Write a product (``factors``) or joint (``mechanism``) record file atomically; return the path.
+
+    The record-level guarantee is recomputed first (:func:`record_epsilon`); a stated ε missed by more than
+    float noise is never written. A radius at most 1e-12 (relative) below β*(δ, m, N) ([E] eq. 37, N the joint
+    size) is raised to β*, and an ε missed by at most 1e-12 is raised to the achieved one: the file then verifies
+    exactly.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The target file (replaced atomically).
+    prior : JointPrior
+        The joint estimate P̂ (attributes, alphabets, counts, m).
+    epsilon : float
+        The stated record-level ε (nats).
+    radius : float
+        β of the joint ball.
+    delta : float, optional
+        The δ behind ``radius`` (then radius ≥ β*(δ, m, N) is required).
+    factors : sequence of Mechanism, optional
+        A product design, one factor per attribute with inputs = that attribute's alphabet.
+    mechanism : Mechanism, optional
+        A joint design with inputs = ``joint_labels(prior.alphabets)``.
+    utility, baselines, certificate, provenance : dict, optional
+        Optional blocks (provenance merged over the recorded versions).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    TypeError
+        If ``prior`` is not a JointPrior or a factor/mechanism is not a Mechanism.
+    ValueError
+        Unless exactly one of ``factors`` and ``mechanism`` is given with inputs matching the alphabets, or
+        if ε, δ or the radius is invalid.
+    MechanismFileError
+        If the radius is below β*(δ, m, N).
+    CertificateError
+        If the design does not achieve the stated record-level ε.
+    """
+    if not isinstance(prior, JointPrior):
+        raise TypeError(f"prior must be a JointPrior, got prior={type(prior).__name__}")
+    if (factors is None) == (mechanism is None):
+        raise ValueError("write_record_file needs exactly one of factors (product) and mechanism (joint), got "
+                         f"factors={factors is not None}, mechanism={mechanism is not None}")
+    mechs = tuple(factors) if factors is not None else ()
+    wanted = [(f"factors[{i}]", m, prior.alphabets[i]) for i, m in enumerate(mechs)]
+    if mechanism is not None:
+        wanted = [("mechanism", mechanism, joint_labels(prior.alphabets))]
+    elif len(mechs) != prior.dimension:
+        raise v.fail("factors", f"give one mechanism per attribute ({prior.dimension})", len(mechs))
+    for name, mech, labels in wanted:
+        if not isinstance(mech, Mechanism):
+            raise TypeError(f"{name} must be a Mechanism, got {name}={type(mech).__name__}")
+        if tuple(mech.inputs) != tuple(labels):
+            raise v.fail(f"{name}.inputs", "equal the alphabet (joint labels for a joint design)",
+                         list(mech.inputs)[:6])
+    stated = v.epsilon(epsilon, "epsilon")
+    beta = v.radius(radius)
+    d = None if delta is None else v.delta(delta)
+    if d is not None and prior.size >= 2:
+        required = min(radius_for_delta(d, prior.samples, prior.size), 2.0)
+        if required * (1 - RADIUS_RTOL) <= beta < required:
+            beta = required
+    guarantee = {"notion": "pml", "level": "record", "epsilon": stated, "delta": d, "radius": beta,
+                 "prior": _prior_block(prior), "samples": prior.samples}
+    check_radius(FileChecker(Path(path)), guarantee, prior.size)
+    # Judge the claim on the matrices exactly as the reader rebuilds them from the written floats.
+    back = tuple(Mechanism.from_matrix(m.matrix, m.inputs, m.outputs) for m in mechs)
+    joint = None if mechanism is None else Mechanism.from_matrix(mechanism.matrix, mechanism.inputs,
+                                                                   mechanism.outputs)
+    achieved = record_epsilon(prior, beta, back, joint)
+    if achieved > stated:
+        if not achieved <= stated + GUARANTEE_SLACK:
+            raise CertificateError(f"guarantee.epsilon must be >= the record-level epsilon the design achieves "
+                                   f"({achieved!r}), got guarantee.epsilon={stated!r}")
+        guarantee["epsilon"] = achieved
+    content: dict[str, Any] = {"format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
+                               "attributes": list(prior.attributes),
+                               "alphabets": [list(a) for a in prior.alphabets]}
+    if mechanism is not None:
+        content |= {"inputs": list(mechanism.inputs), "outputs": list(mechanism.outputs),
+                    "matrix": mechanism.matrix.tolist()}
+    else:
+        content["factors"] = [{"inputs": list(m.inputs), "outputs": list(m.outputs), "matrix": m.matrix.tolist()}
+                              for m in mechs]
+    content |= {"guarantee": guarantee, "utility": json_block("utility", utility),
+                "baselines": json_block("baselines", baselines),
+                "certificate": json_block("certificate", certificate),
+                "provenance": {**provenance_versions(), **(json_block("provenance", provenance) or {})}}
+    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        tmp.write_text(pretty_json(content), encoding="utf-8")
+    return target
+
+
+def is_record_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds a record file (a JSON object with ``attributes``); unreadable files say no.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A mechanism file.
+
+    Returns
+    -------
+    bool
+        True for a record file; False otherwise (the single-column reader then reports any problem).
+    """
+    try:
+        content = parse_file(Path(path))
+    except (MechanismFileError, OSError):
+        return False
+    return "attributes" in content or "factors" in content
+
+
+def _matrix(check: FileChecker, field: str, block: dict[str, Any], inputs: tuple[str, ...]) -> Mechanism:
+    """A mechanism from ``inputs``/``outputs``/``matrix`` entries, checked like a single-column file."""
+    given = tuple(check.labels(f"{field}inputs", block["inputs"]))
+    if given != inputs:
+        raise check.fail(f"{field}inputs", "equal the attribute's alphabet (joint labels for a joint design, "
+                         "row-major)", list(given)[:6])
+    outputs = check.labels(f"{field}outputs", block["outputs"])
+    rows = block["matrix"]
+    if not isinstance(rows, list) or len(rows) != len(inputs):
+        raise check.fail(f"{field}matrix", f"be an array of {len(inputs)} rows (one per input)", rows)
+    matrix = np.array([check.numbers(f"{field}matrix[{i}]", row, len(outputs)) for i, row in enumerate(rows)])
+    for i, row in enumerate(matrix):
+        check.stochastic(f"{field}matrix[{i}]", row)
+    return Mechanism.from_matrix(matrix, inputs, outputs)
+
+
+def _prior(check: FileChecker, content: dict[str, Any]) -> JointPrior:
+    """The joint estimate from ``attributes``, ``alphabets`` and the guarantee's sparse prior."""
+    attributes = check.labels("attributes", content["attributes"])
+    alphabets = content["alphabets"]
+    if not isinstance(alphabets, list) or len(alphabets) != len(attributes):
+        raise check.fail("alphabets", f"be an array of {len(attributes)} alphabets (one per attribute)", alphabets)
+    labels = tuple(tuple(check.labels(f"alphabets[{i}]", a)) for i, a in enumerate(alphabets))
+    sizes = [len(a) for a in labels]
+    if math.prod(sizes) > MAX_JOINT_SIZE:
+        raise check.fail("alphabets", f"span at most {MAX_JOINT_SIZE} joint letters", math.prod(sizes))
+    block = content["guarantee"]["prior"]
+    check.object("guarantee.prior", block)
+    if sorted(block) != ["counts", "letters"]:
+        raise check.fail("guarantee.prior", "have exactly the keys ['letters', 'counts']", sorted(block))
+    letters, counts = block["letters"], block["counts"]
+
+    def integers(name: str, values: Any, low: int, high: int) -> np.ndarray:
+        if not isinstance(values, list) or not values or not all(
+                isinstance(x, int) and not isinstance(x, bool) and low <= x < high for x in values):
+            raise check.fail(name, f"be a non-empty array of integers in [{low}, {high})", values)
+        return np.array(values, dtype=np.int64)
+
+    index = integers("guarantee.prior.letters", letters, 0, math.prod(sizes))
+    number = integers("guarantee.prior.counts", counts, 1, 2**53)
+    if index.size != number.size or np.any(np.diff(index) <= 0):
+        raise check.fail("guarantee.prior.letters", "be increasing, one per count", letters)
+    if int(number.sum()) != content["guarantee"]["samples"]:
+        raise check.fail("guarantee.samples", "equal the sum of guarantee.prior.counts",
+                         content["guarantee"]["samples"])
+    codes = np.stack(np.unravel_index(index, sizes), axis=1).astype(np.int64).reshape(index.size, len(sizes))
+    for array in (codes, number):
+        array.setflags(write=False)
+    return JointPrior(tuple(attributes), labels, codes, number)
+
+
+def _load(path: Path, public_key: Any = None) -> tuple[RecordFile, float]:
+    """Parse and check a record file (everything but the stated-versus-achieved comparison)."""
+    content = parse_file(path)
+    check = FileChecker(path)
+    kind = "product" if "factors" in content else "joint"
+    required = _KEYS[kind]
+    missing = [k for k in required if k not in content]
+    if missing:
+        raise check.fail("file", f"have the keys {missing} (a {kind} record file)", sorted(content))
+    extra = sorted(set(content) - set(required) - set(_OPTIONAL))
+    if extra:
+        raise check.fail("file", f"only have the keys {[*required, *_OPTIONAL]} (a {kind} record file)", extra)
+    digest = check_format_and_digest(check, content, (FORMAT_VERSION,))
+    guarantee = content["guarantee"]
+    check.object("guarantee", guarantee)
+    if sorted(guarantee) != sorted(_GUARANTEE_KEYS):
+        raise check.fail("guarantee", f"have exactly the keys {list(_GUARANTEE_KEYS)}", sorted(guarantee))
+    if guarantee["notion"] != "pml" or guarantee["level"] != "record":
+        raise check.fail("guarantee", "have notion 'pml' and level 'record'",
+                         {"notion": guarantee["notion"], "level": guarantee["level"]})
+    check.number("guarantee.epsilon", guarantee["epsilon"], 0.0, math.inf)
+    if guarantee["delta"] is not None:
+        check.number("guarantee.delta", guarantee["delta"], 0.0, 1.0, open_low=True)
+    check.number("guarantee.radius", guarantee["radius"], 0.0, 2.0)
+    samples = guarantee["samples"]
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples < 2**53:
+        raise check.fail("guarantee.samples", "be a positive integer below 2^53", samples)
+    prior = _prior(check, content)
+    check_radius(check, guarantee, prior.size)
+    factors: tuple[Mechanism, ...] = ()
+    mechanism = None
+    if kind == "product":
+        blocks = content["factors"]
+        if not isinstance(blocks, list) or len(blocks) != prior.dimension:
+            raise check.fail("factors", f"be an array of {prior.dimension} factors (one per attribute)", blocks)
+        for i, block in enumerate(blocks):
+            check.object(f"factors[{i}]", block)
+            if sorted(block) != sorted(_FACTOR_KEYS):  # no per-attribute epsilon: it is no record guarantee
+                raise check.fail(f"factors[{i}]", f"have exactly the keys {list(_FACTOR_KEYS)}", sorted(block))
+        factors = tuple(_matrix(check, f"factors[{i}].", b, prior.alphabets[i]) for i, b in enumerate(blocks))
+    else:
+        mechanism = _matrix(check, "", content, joint_labels(prior.alphabets))
+    for name in _OPTIONAL:
+        check.object(name, content.get(name), nullable=True)
+    check.object("provenance", content["provenance"])
+    if public_key is not None:
+        from mechdesign.deploy.keys import check_signature
+
+        check_signature(path, content, canonical_bytes(content), public_key)
+    loaded = RecordFile(kind, prior, factors, mechanism, dict(guarantee), content.get("utility"),
+                        content.get("baselines"), content.get("certificate"), dict(content["provenance"]), digest,
+                        content.get("signature"))
+    return loaded, record_epsilon(prior, float(guarantee["radius"]), factors, mechanism)
+
+
+def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, public_key: Any = None) -> RecordFile:
+    """Load a record file, checking schema, hash, stochasticity, labels, the radius and (default) the guarantee.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The record file.
+    verify : bool
+        Recompute the record-level capacity ([E] Def. 5, eq. 22–23 on the joint ball) and refuse a file whose
+        stated ε is below it (exactly, no tolerance).
+    public_key : optional
+        An Ed25519 public key (PEM path, bytes or key) that must have signed the file.
+
+    Returns
+    -------
+    RecordFile
+        The loaded file.
+
+    Raises
+    ------
+    MechanismFileError
+        One line naming the field and the rule, for any malformed, tampered or overstated file.
+    OSError
+        If the file cannot be read.
+    """
+    loaded, achieved = _load(Path(path), public_key)
+    stated = loaded.guarantee["epsilon"]
+    if verify and not achieved <= stated:
+        raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the record-level epsilon recomputed from the "
+                                 f"{loaded.kind} design ({achieved!r}), got guarantee.epsilon={stated!r}")
+    return loaded
+
+
+def verify_record_file(path: str | os.PathLike[str], *, public_key: Any = None) -> Verification:
+    """Recompute a record file's record-level guarantee; ``holds`` says whether the stated ε is met.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The record file.
+    public_key : optional
+        An Ed25519 public key that must have signed the file.
+
+    Returns
+    -------
+    Verification
+        Stated and achieved record-level ε ([E] Def. 5, eq. 22–23 on the joint ball), δ, radius, hash.
+
+    Raises
+    ------
+    MechanismFileError
+        If the file is malformed or tampered (an overstated file is reported, not refused).
+    """
+    loaded, achieved = _load(Path(path), public_key)
+    g = loaded.guarantee
+    return Verification(str(path), "pml", float(g["epsilon"]), achieved,
+                        None if g["delta"] is None else float(g["delta"]), float(g["radius"]),
+                        bool(achieved <= g["epsilon"]), loaded.sha256)

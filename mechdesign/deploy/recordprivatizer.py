@@ -1,0 +1,387 @@
+"""Privatizing whole records with a record file: exact sampling, the joint data check, streamed tables.
+
+A **product** file releases y = (y_1, …, y_d) with y_i drawn from the quantised row W_q,i[x_i, ·] of each factor
+independently (the exact integer sampler of :mod:`mechdesign.deploy.privatizer`, one per factor): the record is
+drawn from W_q,1 ⊗ … ⊗ W_q,d. A **joint** file draws one output from row index(x) of the joint matrix (mixed
+radix, :mod:`mechdesign.records.joint`); that one label is the record's whole release, and it is written into
+each of the d columns so that the table keeps its shape (decode reads the first). :meth:`RecordPrivatizer.check`
+recomputes the record-level capacity of the *sampled* design over the joint ball ([E] Def. 5, eq. 22–23).
+
+**The data check on the joint.** A record file's guarantee covers priors in the ball around the *joint*
+estimate, so the data are tested on their joint empirical distribution (:func:`check_joint_counts`): the
+divergence test of :mod:`mechdesign.deploy.datacheck` restricted, exactly, to the letters observed in the data
+or in the estimate (a letter absent from both contributes nothing to min_Q D(P̃ ‖ Q): moving mass there only
+spends ℓ1 budget), with the threshold t(δ_d, n, N) on the whole joint alphabet N = ∏ N_i.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, divergence_from_ball, divergence_threshold
+from mechdesign.deploy.privatizer import Privatizer
+from mechdesign.deploy.recordfile import RecordFile, record_epsilon
+from mechdesign.errors import CertificateError
+from mechdesign.randomness import record_rng
+from mechdesign.records.joint import JointPrior
+
+__all__ = ["JointCounter", "RecordPrivatizer", "check_joint_counts", "privatize_record_file"]
+
+_DENSE_COUNTS = 1 << 24  # joint alphabets up to this size are counted in a dense array, larger ones sparsely
+
+
+@dataclass(frozen=True, eq=False)
+class RecordPrivatizer:
+    """Compiled samplers of a record file (module docstring); build once, call many times.
+
+    Parameters
+    ----------
+    record : RecordFile
+        A loaded record file (:func:`~mechdesign.deploy.recordfile.read_record_file`).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+    Def. 5, eq. 22–23 (the record-level capacity :meth:`check` recomputes).
+    """
+
+    record: RecordFile
+    samplers: tuple[Privatizer, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.record, RecordFile):
+            raise TypeError(f"record must be a RecordFile (read_record_file), got record={type(self.record).__name__}")
+        mechs = self.record.factors if self.record.mechanism is None else (self.record.mechanism,)
+        object.__setattr__(self, "samplers", tuple(Privatizer(m) for m in mechs))
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        """The attribute names, in order."""
+        return self.record.attributes
+
+    def check(self) -> float:
+        """The record-level ε of the *sampled* design; CertificateError if it exceeds the file's beyond 1e-12.
+
+        Returns
+        -------
+        float
+            C(W_q, B_β(P̂)) over the joint ball ([E] Def. 5, eq. 22–23), rounded toward privacy.
+
+        Raises
+        ------
+        CertificateError
+            If quantisation to 2^-64 pushes the record-level ε above the stated one.
+        """
+        from mechdesign.deploy.mechfile import GUARANTEE_SLACK
+
+        sampled = tuple(Mechanism.from_matrix(s.sampled_matrix, s.mechanism.inputs, s.mechanism.outputs)
+                        for s in self.samplers)
+        radius = float(self.record.guarantee["radius"])
+        if self.record.mechanism is None:
+            achieved = record_epsilon(self.record.prior, radius, sampled)
+        else:
+            achieved = record_epsilon(self.record.prior, radius, mechanism=sampled[0])
+        stated = self.record.guarantee["epsilon"]
+        if not achieved <= stated + GUARANTEE_SLACK:
+            raise CertificateError(f"sampled design must meet guarantee.epsilon={stated!r} after quantisation to "
+                                   f"2^-64, got epsilon={achieved!r}")
+        return achieved
+
+    def encode(self, columns: Sequence[Any]) -> np.ndarray:
+        """Attribute codes (d × m, int64) of records given column by column; unknown or missing values refused.
+
+        Parameters
+        ----------
+        columns : sequence of array_like
+            d columns of labels, in the order of :attr:`attributes`.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``codes[i, r]`` = the index of record r's value in alphabet i.
+
+        Raises
+        ------
+        ValueError
+            If the number of columns is not d, their lengths differ, or a value is missing or unknown.
+        """
+        if isinstance(columns, str) or len(columns) != len(self.attributes):
+            raise v.fail("columns", f"give one column per attribute of the record file {list(self.attributes)}",
+                         len(columns) if not isinstance(columns, str) else columns)
+        codes = [encode_labels(c, self.record.alphabets[i], f"column {self.attributes[i]!r}").astype(np.int64)
+                 for i, c in enumerate(columns)]
+        if len({c.size for c in codes}) > 1:
+            raise v.fail("columns", "have equal lengths (one value per record)", [c.size for c in codes])
+        return np.stack(codes)
+
+    def letters(self, codes: np.ndarray) -> np.ndarray:
+        """Joint letter indices (mixed radix, first attribute most significant) of d × m codes."""
+        return np.ravel_multi_index(tuple(codes), self.record.prior.sizes)
+
+    def sample_codes(self, codes: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """Output indices: d × m (one row per factor) for a product, 1 × m (joint outputs) for a joint design.
+
+        Parameters
+        ----------
+        codes : numpy.ndarray
+            d × m attribute codes (:meth:`encode`).
+        rng : numpy.random.Generator or int, optional
+            ``None`` for the secure AES-CTR stream, a seed (reproducible, research-only) or a Generator.
+
+        Returns
+        -------
+        numpy.ndarray
+            Output indices drawn exactly from the sampled rows (uint8/uint16).
+        """
+        generator = record_rng(rng)
+        if self.record.mechanism is not None:
+            return self.samplers[0].sample_indices(self.letters(codes), generator)[None, :]
+        return np.stack([s.sample_indices(codes[i], generator) for i, s in enumerate(self.samplers)])
+
+    def output_labels(self, position: int) -> np.ndarray:
+        """The output labels written into the ``position``-th column (the joint outputs for a joint design)."""
+        sampler = self.samplers[0 if self.record.mechanism is not None else position]
+        return np.array(sampler.mechanism.outputs, dtype=object)
+
+    def privatize(self, columns: Sequence[Any], rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
+        """Privatized columns (arrays of output labels), one per attribute (module docstring for joint designs).
+
+        Parameters
+        ----------
+        columns : sequence of array_like
+            d columns of input labels.
+        rng : numpy.random.Generator or int, optional
+            As in :meth:`sample_codes`.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            d arrays of output labels.
+        """
+        out = self.sample_codes(self.encode(columns), rng)
+        return [self.output_labels(i)[out[min(i, out.shape[0] - 1)]] for i in range(len(self.attributes))]
+
+
+class JointCounter:
+    """Counts of joint letters over a stream of chunks: dense for N ≤ 2^24, sparse (sorted unique) above."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.dense = np.zeros(size, dtype=np.int64) if size <= _DENSE_COUNTS else None
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, letters: np.ndarray) -> None:
+        """Count the joint letter indices of one chunk."""
+        if self.dense is not None:
+            self.dense += np.bincount(letters, minlength=self.size)
+            return
+        self.parts.append(np.unique(letters, return_counts=True))
+        if len(self.parts) > 16:
+            self.parts = [self._merged()]
+
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        letters = np.concatenate([p[0] for p in self.parts])
+        counts = np.concatenate([p[1] for p in self.parts])
+        unique, inverse = np.unique(letters, return_inverse=True)
+        return unique, np.bincount(inverse, weights=counts, minlength=unique.size).astype(np.int64)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """(observed letters increasing, their counts)."""
+        if self.dense is not None:
+            letters = np.flatnonzero(self.dense)
+            return letters, self.dense[letters]
+        return self._merged()
+
+
+def check_joint_counts(prior: JointPrior, radius: float, letters: Any, counts: Any,
+                       data_delta: float = DATA_DELTA) -> DataCheck:
+    """The divergence test of the data's **joint** distribution against the record file's ball (module docstring).
+
+    Parameters
+    ----------
+    prior : JointPrior
+        The file's joint estimate P̂.
+    radius : float
+        β of the ball.
+    letters : array_like of int
+        The joint letters observed in the data (distinct indices in [0, N)).
+    counts : array_like of int
+        Their counts (positive).
+    data_delta : float
+        δ_d, the largest probability of refusing data drawn from a prior in the ball.
+
+    Returns
+    -------
+    DataCheck
+        ``frequencies`` over the letters observed in the data or the estimate (increasing index), the
+        divergence D* (exact restriction) and the threshold t(δ_d, n, N) of Agrawal (2020, Theorem I.2) with N
+        the joint size.
+
+    Raises
+    ------
+    ValueError
+        If the data hold no record or ``data_delta`` is not in (0, 1].
+    """
+    d = v.delta(data_delta, "data_delta")
+    index = np.asarray(letters, dtype=np.int64)
+    number = np.asarray(counts, dtype=np.int64)
+    records = int(number.sum())
+    if records <= 0:
+        raise v.fail("counts", "hold at least one record", records)
+    union = np.union1d(index, prior.indices)
+    p = np.zeros(union.size)
+    p[np.searchsorted(union, index)] = number / records
+    c = np.zeros(union.size)
+    c[np.searchsorted(union, prior.indices)] = prior.probabilities
+    beta = float(radius)
+    distance = math.fsum(np.abs(p - c).tolist())
+    if beta >= 2.0 or prior.size < 2:
+        return DataCheck(records, p, distance, beta, 0.0, math.inf, d, True)
+    threshold = divergence_threshold(d, records, prior.size)
+    divergence = 0.0 if union.size < 2 else divergence_from_ball(p, c, beta)
+    return DataCheck(records, p, distance, beta, divergence, threshold, d, bool(divergence <= threshold))
+
+
+@dataclass
+class _Job:
+    privatizer: RecordPrivatizer
+    streams: Callable[[int], np.random.Generator]
+    counter: JointCounter
+    done: int = 0
+
+    def columns(self, values: list[Any]) -> list[np.ndarray]:
+        from mechdesign.deploy.privatizer import BLOCK
+
+        codes = self.privatizer.encode(values)
+        self.counter.add(self.privatizer.letters(codes))
+        parts = []
+        for start in range(0, codes.shape[1], BLOCK):
+            parts.append(self.privatizer.sample_codes(codes[:, start:start + BLOCK],
+                                                      self.streams((self.done + start) // BLOCK)))
+        self.done += codes.shape[1]
+        out = np.concatenate(parts, axis=1)
+        return [self.privatizer.output_labels(i)[out[min(i, out.shape[0] - 1)]] for i in range(len(values))]
+
+
+def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, target: str | Path,
+                          columns: Sequence[str], *, rng: np.random.Generator | int | None = None,
+                          chunk_size: int = 1_000_000, progress: bool | None = None,
+                          check_counts: Callable[[np.ndarray, np.ndarray], None] | None = None) -> int:
+    """Stream ``source`` to ``target`` with the record's ``columns`` privatized, in one pass; return the count.
+
+    As :func:`~mechdesign.deploy.privatizer.privatize_file` (CSV or Parquet, other columns and the header
+    kept, bounded memory, atomic output, the same seed giving the same output whatever the chunk size), for the
+    d columns of a record file, in attribute order. ``check_counts`` receives the data's joint letters and
+    counts before ``target`` is committed and may raise (:func:`check_joint_counts`).
+
+    Parameters
+    ----------
+    privatizer : RecordPrivatizer
+        The compiled samplers.
+    source, target : str or pathlib.Path
+        Input and output files (same format, different files).
+    columns : sequence of str
+        The d column names, one per attribute, distinct.
+    rng : numpy.random.Generator or int, optional
+        ``None`` for the secure stream, a seed for a reproducible one (research only).
+    chunk_size : int
+        Records per step (rounded up to a multiple of 65,536).
+    progress : bool, optional
+        Progress on stderr (``None``: when stderr is a terminal).
+    check_counts : callable, optional
+        Called with (letters, counts) of the whole input before the output is committed.
+
+    Returns
+    -------
+    int
+        The number of records.
+
+    Raises
+    ------
+    ValueError
+        Bad files or columns, missing or unknown values, or a refusal by ``check_counts`` (nothing written).
+    """
+    from mechdesign._files import atomic_path
+    from mechdesign.deploy._io import file_kind
+    from mechdesign.deploy.privatizer import BLOCK, block_streams
+    from mechdesign.records.encoding import distinct_names
+
+    source, target = Path(source), Path(target)
+    names = distinct_names(columns)
+    if len(names) != len(privatizer.attributes):
+        raise v.fail("columns", f"name one column per attribute of the record file {list(privatizer.attributes)}",
+                     names)
+    kind = file_kind(source, "input")
+    if file_kind(target, "output") != kind:
+        raise v.fail("output", f"have the input's format ({kind})", str(target))
+    if not source.is_file():
+        raise v.fail("input", "be an existing CSV or Parquet file", str(source))
+    if source.resolve() == target.resolve():
+        raise v.fail("output", "differ from the input file", str(target))
+    chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
+    job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size))
+    with atomic_path(target) as tmp:
+        count = (_stream_csv if kind == "csv" else _stream_parquet)(job, source, tmp, names, chunk, progress)
+        if count == 0:
+            raise v.fail("input", "hold at least one record", str(source))
+        if check_counts is not None:
+            check_counts(*job.counter.result())
+    return count
+
+
+def _stream_csv(job: _Job, source: Path, tmp: Path, names: list[str], chunk: int, progress: bool | None) -> int:
+    import csv
+
+    from mechdesign.deploy._io import column_index, csv_dialect, csv_header, iter_csv_frames
+    from mechdesign.deploy.privatizer import Progress
+
+    header = csv_header(source)
+    positions = [column_index(header, c) for c in names]
+    bom, newline = csv_dialect(source)
+    report = Progress(progress, None)
+    with tmp.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator=newline).writerow(header)
+        for frame in iter_csv_frames(source, chunk):
+            outputs = job.columns([frame[p].to_numpy(dtype=object) for p in positions])
+            for p, out in zip(positions, outputs, strict=True):
+                frame[p] = out
+            frame.to_csv(handle, index=False, header=False, lineterminator=newline)
+            report.update(len(frame))
+    report.close()
+    return report.done
+
+
+def _stream_parquet(job: _Job, source: Path, tmp: Path, names: list[str], chunk: int,
+                    progress: bool | None) -> int:
+    from mechdesign.deploy._io import column_index, iter_parquet_tables, parquet_file, parquet_strings
+    from mechdesign.deploy.privatizer import Progress
+
+    parquet = parquet_file(source)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    positions = [column_index(parquet.schema_arrow.names, c) for c in names]
+    report = Progress(progress, parquet.metadata.num_rows)
+    schema = parquet.schema_arrow
+    for p, name in zip(positions, names, strict=True):
+        schema = schema.set(p, pa.field(name, pa.string(), nullable=False))
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for table in iter_parquet_tables(parquet, chunk):
+            values = [parquet_strings(table.column(p), c, report.done) for p, c in zip(positions, names, strict=True)]
+            for p, name, out in zip(positions, names, job.columns(values), strict=True):
+                table = table.set_column(p, pa.field(name, pa.string(), nullable=False), pa.array(out, pa.string()))
+            writer.write_table(table)
+            report.update(table.num_rows)
+    report.close()
+    return report.done

@@ -1,0 +1,214 @@
+"""Record problem files: TOML descriptions of a whole-record design (``columns`` beside ``samples``).
+
+Form (``[design]``, ``[expected]`` and ``[provenance]`` optional)::
+
+    name = "adult-race-sex-product"
+    [data]
+    samples = "adult"                 # the vendored UCI Adult records, or a CSV path relative to the file
+    columns = ["race", "sex"]         # the record's attributes, in order (distinct)
+    max_letters = 1000000             # optional limit on the joint alphabet N = ∏ N_i
+    [privacy]
+    epsilon = 1.0                     # the record-level budget (nats)
+    delta = 1e-6                      # or radius = 0.05; β*(δ, m, N) of [E] eq. 37 on the joint alphabet
+    [design]
+    kind = "product"                  # or "joint" (one mechanism over the product alphabet)
+    factor = "estimation"             # product factors: "estimation" (A-optimal) or "randomized_response"
+    weights = "optimise"              # optional: relative budgets, or "optimise"
+
+The prior is the joint empirical distribution of the records (:class:`~mechdesign.records.joint.JointPrior`).
+Every malformed file — an unknown or repeated column, a missing value, a joint alphabet over the limit — is one
+``ValueError`` line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
+
+__all__ = ["JOINT_LIMIT", "RecordProblem", "is_record_problem", "load_record_problem"]
+
+#: Default limit on the joint alphabet of a joint design (a dense N × M matrix is designed and stored).
+JOINT_LIMIT = 1000
+_TOP = {"name", "description", "data", "privacy", "design", "expected", "provenance"}
+_DATA = {"samples", "columns", "max_letters"}
+_PRIVACY = {"epsilon", "radius", "delta"}
+_DESIGN = {"kind", "factor", "weights"}
+
+
+@dataclass(frozen=True, eq=False)
+class RecordProblem:
+    """A loaded record problem file.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        Where it was read from.
+    name : str
+        The problem's name (the record file is ``<name>.mech.json``).
+    prior : JointPrior
+        The joint estimate P̂ of the records.
+    epsilon : float
+        The record-level budget ε.
+    delta, radius : float or None
+        Exactly one is given ([E] eq. 37 gives β from δ on the joint alphabet).
+    kind : {"product", "joint"}
+        The design.
+    factor : str
+        The product factors' kind.
+    weights : list of float, str or None
+        Relative budgets of the factors.
+    description : str
+        The file's description.
+    expected, provenance : dict
+        The ``[expected]`` and ``[provenance]`` tables.
+    """
+
+    path: Path
+    name: str
+    prior: JointPrior
+    epsilon: float
+    delta: float | None
+    radius: float | None
+    kind: str
+    factor: str
+    weights: Any
+    description: str = ""
+    expected: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"problem file {path.name}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"problem file {path.name}: not UTF-8 text") from None
+
+
+def is_record_problem(path: str | os.PathLike[str]) -> bool:
+    """Whether a problem file describes whole records (``columns`` in ``[data]``); unreadable files say no.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A problem file.
+
+    Returns
+    -------
+    bool
+        True when its ``[data]`` table has ``columns``.
+    """
+    try:
+        doc = _read(Path(path))
+    except (ValueError, OSError):
+        return False
+    return isinstance(doc.get("data"), dict) and "columns" in doc["data"]
+
+
+def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
+    """Read and validate a record problem file (module docstring for the form).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A TOML file.
+
+    Returns
+    -------
+    RecordProblem
+        The joint prior (m records, β*(δ, m, N) of [E] eq. 37 on the joint alphabet), budget and design.
+
+    Raises
+    ------
+    ValueError
+        One line ``problem file <name>: <field> must <rule>, got …``: unknown keys, an unknown or repeated
+        column, a missing value, a joint alphabet over ``max_letters``, invalid numbers or kinds.
+    FileNotFoundError
+        If ``path`` does not exist.
+    """
+    file = Path(path)
+    doc = _read(file)
+
+    def fail(where: str, rule: str, value: Any) -> ValueError:
+        shown = repr(value)
+        return ValueError(f"problem file {file.name}: {where} must {rule}, got {where}="
+                          f"{shown if len(shown) <= 80 else shown[:77] + '...'}")
+
+    def table(key: str, allowed: set[str], required: bool = True) -> dict[str, Any]:
+        value = doc.get(key, None if required else {})
+        if not isinstance(value, dict):
+            raise fail(f"[{key}]", "be a TOML table", value)
+        if set(value) - allowed:
+            raise fail(f"[{key}]", f"only have keys {sorted(allowed)}", sorted(set(value) - allowed))
+        return value
+
+    if set(doc) - _TOP:
+        raise fail("the file", f"only have top-level keys {sorted(_TOP)}", sorted(set(doc) - _TOP))
+    name = doc.get("name", file.stem)
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name in (".", ".."):
+        raise fail("name", "be a plain file stem", name)
+    data, privacy, design = table("data", _DATA), table("privacy", _PRIVACY), table("design", _DESIGN, False)
+    kind = design.get("kind", "product")
+    if kind not in ("product", "joint"):
+        raise fail("design.kind", "be 'product' or 'joint'", kind)
+    factor = design.get("factor", "estimation")
+    columns = data.get("columns")
+    if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
+        raise fail("data.columns", "be a non-empty list of column names", columns)
+    limit = data.get("max_letters", MAX_JOINT_SIZE if kind == "product" else JOINT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise fail("data.max_letters", "be a positive integer", limit)
+    epsilon = privacy.get("epsilon")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon):
+        raise fail("privacy.epsilon", "be a finite number", epsilon)
+    if ("radius" in privacy) == ("delta" in privacy):
+        raise fail("[privacy]", "give exactly one of radius, delta", sorted(privacy))
+    try:
+        prior = _prior(file, data.get("samples"), columns, limit)
+    except (ValueError, TypeError) as exc:
+        message = str(exc).splitlines()[0]
+        raise ValueError(message if message.startswith("problem file") else
+                         f"problem file {file.name}: {message}") from None
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        raise fail("description", "be a string", description)
+    extra = {key: doc.get(key, {}) for key in ("expected", "provenance")}
+    for key, value in extra.items():
+        if not isinstance(value, dict):
+            raise fail(f"[{key}]", "be a TOML table", value)
+    return RecordProblem(file, name, prior, float(epsilon), privacy.get("delta"), privacy.get("radius"), kind,
+                         str(factor), design.get("weights"), description, dict(extra["expected"]),
+                         dict(extra["provenance"]))
+
+
+def _prior(file: Path, samples: Any, columns: list[str], limit: int) -> JointPrior:
+    """The joint prior of ``columns`` of the vendored Adult data or of a CSV file (missing cells refused)."""
+    if samples == "adult":
+        return JointPrior.from_adult(columns, max_size=limit)
+    if not isinstance(samples, str) or samples.startswith("adult"):
+        raise ValueError(f"problem file {file.name}: data.samples must be 'adult' or a CSV path (relative to the "
+                         f"problem file), got data.samples={samples!r}")
+    import pandas as pd
+
+    from mechdesign.records.encoding import distinct_names
+
+    csv = (file.parent / samples).resolve()
+    if not csv.is_file():
+        raise ValueError(f"problem file {file.name}: data.samples must be an existing CSV file (relative to the "
+                         f"problem file), got data.samples={samples!r}")
+    wanted = distinct_names(columns)
+    header = list(pd.read_csv(csv, nrows=0).columns)
+    absent = [c for c in wanted if c not in header]
+    if absent:
+        raise ValueError(f"problem file {file.name}: data.columns must name columns of {samples} {header[:12]}, got "
+                         f"data.columns={absent}")
+    # Empty cells are read as missing (NaN), which JointPrior refuses with the record's number.
+    frame = pd.read_csv(csv, usecols=wanted, dtype=str)
+    return JointPrior.from_frame(frame, wanted, max_size=limit)
