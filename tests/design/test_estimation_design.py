@@ -148,3 +148,26 @@ def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
 
     with pytest.raises(ValueError, match="utility must be one of"):
         design_estimation(DesignProblem([0.5, 0.5], 1.0, 0.0, "mutual_information"), baselines=False)
+
+
+@pytest.mark.parametrize("priced", [False, True])
+def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, priced):
+    """Past _REDUCE_ENTRIES the master's θ is kept: same value as the reduced design, bound still a proof."""
+    from mechdesign.core.prior import Prior
+    from mechdesign.design.estimation import engine
+
+    counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
+    problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
+    if priced:
+        monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
+        monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
+    reduced = design_estimation(problem, baselines=False, time_limit=30.0)
+    monkeypatch.setattr(engine, "_REDUCE_ENTRIES", 0)
+    kept = design_estimation(problem, baselines=False, time_limit=30.0)
+    assert kept.timings.get("reduce_skipped") == 1.0 and "reduce_skipped" not in reduced.timings
+    assert kept.certificate.holds and kept.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
+    exact = design_estimation(problem, baselines=False) if priced else reduced
+    tol = 1e-9 * exact.utility
+    assert kept.upper_bound <= exact.utility + tol and kept.gap >= -tol
+    assert kept.utility == pytest.approx(reduced.utility, rel=1e-6 if not priced else 0.05)
+    assert kept.mechanism.matrix.shape[1] >= reduced.mechanism.matrix.shape[1] or priced

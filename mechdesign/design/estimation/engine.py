@@ -92,6 +92,7 @@ ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local se
 _ENUMERATE_SMALL, _ENUMERATE_COUNT = 20, 1_500_000
 _STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
 _CACHE_ENTRIES = 1 << 25  # candidate lift vectors kept in memory up to this many N×K entries (268 MB; N = 20 fits)
+_REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
 _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
 
 
@@ -614,7 +615,14 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     # Interior-point noise: weights below 1e-10 of the largest are dropped (rows are renormalized and the
     # matrix re-certified, so this can only move the value, which the certified gap then reports).
     theta = np.where(theta > 1e-10 * theta.max(), theta, 0.0)
-    if options.reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
+    # The reduction's LP has N(N+1)/2 + N dense rows per column in use: 33 k × ~1,000 at N = 256 (minutes of simplex),
+    # 500 k × thousands at N = 1,000 (gigabytes). Beyond _REDUCE_ENTRIES, or past the deadline, the master's θ is
+    # kept as it is (more outputs, the same J and value; the certificate does not depend on it).
+    entries = (n * (n + 3) // 2) * int(np.count_nonzero(theta)) if (n := columns.shape[0]) else 0
+    if options.reduce and (entries > _REDUCE_ENTRIES or time.monotonic() >= options.deadline):
+        timings["reduce_skipped"] = 1.0
+        bound = max(bound, bound_at(theta, columns))
+    elif options.reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
         theta = caratheodory_reduce(theta, columns)
         columns, theta = columns[:, theta > 0], theta[theta > 0]
         # A singular L-optimum (columns not spanning ℝᴺ) is left as reduced: the interior point method needs a
