@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.prior import Prior
@@ -156,3 +156,25 @@ def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumerat
     assert priced.upper_bound <= exact.utility + tol    # the bound is a proof
     assert priced.gap >= -tol
     assert priced.upper_bound >= (0.0 if kind == "estimation_mse" else -np.inf)  # the data-processing floor
+
+
+@given(st.integers(0, 10_000), st.integers(2, 30))
+@settings(max_examples=60, deadline=None)
+def test_structure_fit_by_normal_equations_equals_the_least_squares_fit(seed, n):
+    """Beyond _FIT_ENTRIES fit_structure solves the normal equations: the same (D, a) as the dense fit."""
+    from mechdesign.design.estimation import bound
+
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(n))
+    m = rng.normal(size=(n, n))
+    target = m @ m.T
+    dense = fit_structure(target, p, psd=False)
+    original = bound._FIT_ENTRIES
+    try:
+        bound._FIT_ENTRIES = 0
+        normal = fit_structure(target, p, psd=False)
+    finally:
+        bound._FIT_ENTRIES = original
+    scale = np.abs(target).max() / p.min() ** 2
+    np.testing.assert_allclose(normal[1], dense[1], atol=1e-9 * scale)
+    np.testing.assert_allclose(normal[0], dense[0], atol=1e-9 * scale)

@@ -52,6 +52,7 @@ from mechdesign.design.polytope.separable import SeparableOracle
 __all__ = ["StructuredBound", "fit_structure", "structured_bound"]
 
 _EPS = np.finfo(np.float64).eps
+_FIT_ENTRIES = 1 << 22  # fit_structure's least-squares design matrix up to this many entries (32 MB, N ≈ 200)
 _ROUNDS = 3
 # The SDP's PSD block is 2N × 2N: about 0.7 s per round at N = 42 and 4 s at N = 64 (SCS); beyond 128 the
 # fitted bound is kept (one round at N = 256 did not finish in 3 minutes).
@@ -93,10 +94,19 @@ def fit_structure(target: np.ndarray, prior: np.ndarray, psd: bool = True) -> tu
     """
     n = prior.size
     rows, cols = np.triu_indices(n, 1)
-    design = np.zeros((rows.size, n))
-    design[np.arange(rows.size), cols] += prior[rows]
-    design[np.arange(rows.size), rows] += prior[cols]
-    vector = np.linalg.lstsq(design, target[rows, cols], rcond=None)[0] if rows.size else np.zeros(n)
+    if rows.size * n <= _FIT_ENTRIES:
+        design = np.zeros((rows.size, n))
+        design[np.arange(rows.size), cols] += prior[rows]
+        design[np.arange(rows.size), rows] += prior[cols]
+        vector = np.linalg.lstsq(design, target[rows, cols], rcond=None)[0] if rows.size else np.zeros(n)
+    else:
+        # The design matrix has N(N−1)/2 × N entries (4 GB at N = 1,000): solve its normal equations instead,
+        # (diag(Σp² − 2p²) + p pᵀ) a = T p − diag(T) ∘ p (∂/∂a_z of ½Σ_{x≠y}(T_xy − p_x a_y − a_x p_y)² = 0),
+        # by least squares (the minimum-norm solution, as above, when they are singular).
+        p2 = prior * prior
+        normal = np.diag(p2.sum() - 2 * p2) + np.outer(prior, prior)
+        rhs = target @ prior - np.diag(target) * prior
+        vector = np.linalg.lstsq(normal, rhs, rcond=None)[0]
     structured = np.outer(prior, vector) + np.outer(vector, prior)
     diagonal = np.diag(target) - np.diag(structured)
     if not psd:
