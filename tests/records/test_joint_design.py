@@ -15,7 +15,7 @@ from record_oracles import kronecker, lp_min_linear
 from mechdesign.core.fisher import trace_inverse_fisher, weighted_trace_inverse_fisher
 from mechdesign.core.leakage import capacity
 from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.records import JointDesign, JointPrior, baseline_mse, design_joint, design_product
+from mechdesign.records import JointDesign, JointPrior, baseline_mse, design_joint, design_product, design_records
 from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint_design import JOINT_DESIGN_LIMIT, marginal_weights, mutual_information
 
@@ -195,3 +195,23 @@ def test_refused_priors():
     with pytest.raises(ValueError, match="use design_product beyond"):
         design_joint(JointPrior.from_table(np.ones((side, side))), 1.0, radius=0.1)
 
+
+
+@pytest.mark.parametrize("objective", ["marginals", "joint", "mi"])
+def test_design_records_keeps_the_better_design(objective):
+    prior = JointPrior.from_table([[40, 10, 2], [5, 45, 9]], attributes=["a", "b"])
+    designs = design_records(prior, 1.0, radius=0.1, objective=objective)
+    assert designs.joint.objective == objective and designs.joint.epsilon <= 1.0 and designs.product.epsilon <= 1.0
+    kron = kronecker([f.matrix for f in designs.product.factors])
+    expected = {"marginals": designs.product.mse, "joint": trace_inverse_fisher(kron, prior.dense()) - 1,
+                "mi": mutual_information(kron, prior.dense())}[objective]
+    assert designs.product_value == pytest.approx(expected, rel=1e-12)
+    # Every cell is observed: the product is feasible for the joint problem, whose optimum is then no worse.
+    assert designs.best == "joint" and designs.design is designs.joint and designs.epsilon == designs.joint.epsilon
+    sign = -1 if objective == "mi" else 1
+    assert sign * designs.joint_value < sign * designs.product_value
+
+
+def test_design_records_refuses_an_unknown_objective():
+    with pytest.raises(ValueError, match="objective must be one of"):
+        design_records(JointPrior.from_table([[3, 1], [1, 4]]), 1.0, radius=0.1, objective="joint table")
