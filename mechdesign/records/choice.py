@@ -136,8 +136,9 @@ def design_records(prior: JointPrior, epsilon: float, *, delta: float | None = N
     """
     if objective not in OBJECTIVES:
         raise v.fail("objective", f"be one of {list(OBJECTIVES)}", objective)
-    joint = design_joint(prior, epsilon, delta=delta, radius=radius, objective=objective, time_limit=time_limit)
     product = design_product(prior, epsilon, delta=delta, radius=radius, weights="optimise", time_limit=time_limit)
+    joint = design_joint(prior, epsilon, delta=delta, radius=radius, objective=objective, time_limit=time_limit,
+                         start=product)
     joint_value = {"marginals": joint.mse, "joint": math.inf if joint.joint_mse is None else joint.joint_mse,
                    "mi": joint.information}[objective]
     product_value = _product_value(objective, product, prior)

@@ -20,6 +20,15 @@ the Z unobserved letters (z their indicator), over the ball of radius β̃ = β 
 design ball is ε-PML over the joint ball: the detour costs a little utility, never privacy. (One
 pseudo-record, not a fraction: the counting pricer's knapsack tables grow with the count total.)
 
+**A product start.** Beyond the sizes the estimation engine enumerates (N > 16), its local-search pricing
+rarely finds the outer-product columns c_1 ⊗ … ⊗ c_d that decode marginals well: on Adult race × sex ×
+education (N = 160, ε = 1) 60 s of search ended at 10× the product design's MSE. The columns of a product
+design that is ε-PML over the design ball (:func:`~mechdesign.records.product.design_product`; the given
+``start``, or one designed on P̃) are therefore offered to the engine's first master (``seeds`` of
+:func:`~mechdesign.design.estimation.engine.design_estimation`; the 1,500 heaviest, to keep the master's
+K × K systems small): with all of them the master's optimum would be at most the product's value; with the
+heaviest it lands near it, and the search goes on from there.
+
 **The guarantee** is recomputed from the final matrix, solver-free: the capacity over the joint ball
 B_β(P̂) (:func:`~mechdesign.core.leakage.capacity` on :meth:`JointBall.dense`, exact greedy, rounded toward
 privacy). The utilities are recomputed at P̂ from the matrix (:mod:`mechdesign.core.fisher`); the engine's
@@ -43,8 +52,10 @@ from mechdesign.core.prior import Prior
 from mechdesign.core.quantities import marginal_map
 from mechdesign.design.certificate import repair
 from mechdesign.design.utility import Utility
+from mechdesign.records.capacity import product_capacity
 from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint import JointPrior
+from mechdesign.records.product import ProductDesign, design_product
 
 __all__ = ["JOINT_DESIGN_LIMIT", "OBJECTIVES", "JointDesign", "design_joint", "marginal_weights",
            "mutual_information"]
@@ -54,6 +65,11 @@ OBJECTIVES = ("marginals", "joint", "mi")
 #: Largest joint alphabet designed jointly: a dense N × N Fisher information per master iteration, and the
 #: engines certified up to N = 256 (MI) and a few hundred (estimation); larger records use the product design.
 JOINT_DESIGN_LIMIT = 1024
+_SEED_ENTRIES = 2 * 10**7  # largest N × ∏ M_i of a product offered as seeds (160 MB of float64)
+# At most this many product columns (the heaviest under P̃) seed the master, whose interior point steps factor a
+# K × K matrix. Adult race × sex × education, ε = 1, 60 s: all 10,131 took ~3 GB and did not finish; the heaviest
+# 640 (78 % of the mass) ended at MSE 72.4, the heaviest 1,500 (92 %) at 69.1, below the product's 69.3.
+_SEED_COLUMNS = 1500
 
 
 @dataclass(frozen=True)
@@ -94,7 +110,7 @@ class JointDesign:
     design_radius : float
         β̃, the radius the engine designed over (β, or β + 2Z/(m + Z) with Z unobserved letters).
     seconds : float
-        CPU seconds of the design and its checks.
+        CPU seconds of the design and its checks (a product start designed here included).
 
     References
     ----------
@@ -219,7 +235,8 @@ def _utility(objective: str, weights: np.ndarray, names: tuple[str, ...]) -> Uti
 
 
 def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = None, radius: float | None = None,
-                 objective: str = "marginals", time_limit: float = 60.0) -> JointDesign:
+                 objective: str = "marginals", time_limit: float = 60.0,
+                 start: ProductDesign | None = None) -> JointDesign:
     """One ε-PML mechanism over the product alphabet, record-level guarantee recomputed (module docstring).
 
     Parameters
@@ -236,7 +253,11 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
         The utility: L-optimal for every marginal, A-optimal for the joint table, or mutual information.
     time_limit : float
         Seconds for the engine (wall clock; at the limit it returns its best certified design, status
-        "feasible", with its gap).
+        "feasible", with its gap). A product start designed here has the same limit per factor design.
+    start : ProductDesign, optional
+        A product design of the same prior whose heaviest columns start the engine (N > 16, estimation
+        objectives; module docstring), used when it is ε-PML over the design ball (always when every letter
+        is observed); otherwise, and by default, a product design is made on P̃ over the design ball.
 
     Returns
     -------
@@ -273,11 +294,16 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
         raise v.fail("the joint alphabet", f"have 2 to {JOINT_DESIGN_LIMIT} letters for a joint design (use "
                      "design_product beyond)", prior.size)
     ball = prior.ball(delta, radius=radius)
-    start = time.process_time()
+    clock = time.process_time()
     labels = joint_labels(prior.alphabets)
     weights, names = marginal_weights(prior)
     design_prior, design_radius = _design_prior(prior, labels, ball.radius)
-    result = _run_engine(design_prior, eps, design_radius, _utility(objective, weights, names), limit)
+    from mechdesign.design.estimation.engine import ENUMERATE_UP_TO
+
+    seeds = None  # the enumerated engine sees every vertex: no seeds
+    if objective != "mi" and prior.size > ENUMERATE_UP_TO:
+        seeds = _product_seeds(prior, design_prior, design_radius, eps, start, limit)
+    result = _run_engine(design_prior, eps, design_radius, _utility(objective, weights, names), limit, seeds)
     joint_ball = ball.dense()
     matrix = result.mechanism.matrix
     achieved = capacity(matrix, joint_ball)
@@ -291,10 +317,31 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
     return JointDesign(prior, mechanism, achieved, eps, ball.radius, delta, objective, mse,
                        joint if np.isfinite(joint) else None, mutual_information(mechanism.matrix, p_hat),
                        result.status, result.utility, result.upper_bound, result.gap, design_radius,
-                       time.process_time() - start)
+                       time.process_time() - clock)
 
 
-def _run_engine(design_prior: Prior, epsilon: float, radius: float, utility: Utility, time_limit: float) -> Any:
+def _product_seeds(prior: JointPrior, design_prior: Prior, design_radius: float, epsilon: float,
+                   start: ProductDesign | None, time_limit: float) -> np.ndarray | None:
+    """The columns of a product design ε-PML over B_β̃(P̃): ``start`` if it is, else one designed on P̃."""
+    smoothed = JointPrior.from_table(np.asarray(design_prior.counts).reshape(prior.sizes), prior.attributes,
+                                     prior.alphabets)
+    ball = smoothed.ball(radius=design_radius)
+    if start is not None and not (isinstance(start, ProductDesign) and start.prior.sizes == prior.sizes):
+        raise TypeError(f"start must be a ProductDesign of the same attributes, got start={start!r}"[:200])
+    if start is None or product_capacity([f.matrix for f in start.factors], ball).epsilon > epsilon:
+        start = design_product(smoothed, epsilon, radius=design_radius, time_limit=time_limit)
+    factors = [f.matrix for f in start.factors]
+    if prior.size * np.prod([w.shape[1] for w in factors]) > _SEED_ENTRIES:
+        return None
+    seeds = factors[0]
+    for w in factors[1:]:
+        seeds = np.kron(seeds, w)
+    heaviest = np.argsort(-(design_prior.probabilities @ seeds), kind="stable")[:_SEED_COLUMNS]
+    return seeds[:, heaviest]
+
+
+def _run_engine(design_prior: Prior, epsilon: float, radius: float, utility: Utility, time_limit: float,
+                seeds: np.ndarray | None) -> Any:
     """The certified design of the engine behind :func:`mechdesign.solve` for this utility, without baselines."""
     from mechdesign.design.problem import DesignProblem
 
@@ -308,4 +355,4 @@ def _run_engine(design_prior: Prior, epsilon: float, radius: float, utility: Uti
     # Beyond the enumerated sizes the Carathéodory reduction's HiGHS LP can stall past the time limit
     # (records/product.py saw > 10 min on Adult education); it only trims outputs, J is the same.
     return design_estimation(problem, baselines=False, reduce=problem.size <= ENUMERATE_UP_TO,
-                             time_limit=time_limit)
+                             time_limit=time_limit, seeds=seeds)
