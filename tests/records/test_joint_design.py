@@ -215,3 +215,25 @@ def test_design_records_keeps_the_better_design(objective):
 def test_design_records_refuses_an_unknown_objective():
     with pytest.raises(ValueError, match="objective must be one of"):
         design_records(JointPrior.from_table([[3, 1], [1, 4]]), 1.0, radius=0.1, objective="joint table")
+
+
+def test_beyond_sixteen_letters_a_product_start_bounds_the_joint_design():
+    """N = 18 (priced engine): the product's columns seed the master, so the joint design decodes no worse."""
+    table = np.array([[60, 9, 4, 2, 1, 3], [5, 70, 8, 3, 2, 1], [2, 4, 50, 30, 6, 9]])
+    prior = JointPrior.from_table(table, attributes=["a", "b"])
+    product = design_product(prior, 1.0, radius=0.2)
+    design = design_joint(prior, 1.0, radius=0.2, time_limit=20.0, start=product)
+    assert design.design_radius == 0.2 and design.epsilon <= 1.0
+    assert exact_capacity(design.matrix, prior, 0.2) <= design.epsilon
+    assert design.mse <= product.mse * (1 + 1e-6)
+
+
+def test_seeds_are_validated():
+    from mechdesign.design.estimation.engine import design_estimation
+    from mechdesign.design.problem import DesignProblem
+
+    problem = DesignProblem([0.5, 0.3, 0.2], 1.0, 0.1, "estimation_mse")
+    with pytest.raises(ValueError, match="seeds must be a non-negative array with 3 rows"):
+        design_estimation(problem, baselines=False, seeds=np.ones((2, 2)))
+    with pytest.raises(TypeError, match="start must be a ProductDesign"):
+        design_joint(JointPrior.from_table(np.ones((3, 6))), 1.0, radius=0.2, start="product")  # type: ignore[arg-type]
