@@ -7,6 +7,7 @@ A problem file with ``columns = [...]`` in ``[data]`` describes whole records
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -95,21 +96,20 @@ def run(args: argparse.Namespace) -> int:
 def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[str, object]]:
     """The joint mechanism of a record problem (``[design] kind = "joint"``) and its utility block.
 
-    Uses ``mechdesign.records.joint_design.design_joint`` (one mechanism over the product alphabet, inputs =
-    the joint labels); a one-line error when this version of mechdesign does not have it.
+    :func:`mechdesign.records.joint_design.design_joint` over the problem's ball (the radius of its δ, or its
+    radius), for its ``objective``; the utility block carries the design's values recomputed from the matrix.
     """
-    import importlib
+    from mechdesign.records.joint_design import design_joint
 
-    try:
-        module = importlib.import_module("mechdesign.records.joint_design")
-    except ImportError:
-        raise ValueError("design.kind must be 'product' with this version of mechdesign (joint designs need "
-                         "mechdesign.records.joint_design), got design.kind='joint'") from None
     prior = problem.prior  # type: ignore[attr-defined]
-    result = module.design_joint(prior, problem.epsilon, delta=problem.delta,  # type: ignore[attr-defined]
-                                 radius=problem.radius, time_limit=time_limit)  # type: ignore[attr-defined]
-    mechanism = getattr(result, "mechanism", result)
-    return mechanism, {"kind": "joint", "value": getattr(result, "utility", None)}
+    delta, radius = problem.delta, problem.radius  # type: ignore[attr-defined]
+    result = design_joint(prior, problem.epsilon, delta=delta, radius=None if delta is not None else radius,  # type: ignore[attr-defined]
+                          objective=problem.objective, time_limit=time_limit)  # type: ignore[attr-defined]
+    utility: dict[str, object] = {"kind": "marginal_mse", "value": result.mse, "objective": result.objective,
+                                  "status": result.status}
+    if result.joint_mse is not None and math.isfinite(result.joint_mse):
+        utility["joint_mse"] = result.joint_mse
+    return result.mechanism, utility
 
 
 def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool) -> int:
@@ -149,7 +149,8 @@ def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool
         epsilon = record_epsilon(prior, radius, mechanism=mechanism)
         target = write_record_file(destination, prior, epsilon=epsilon, radius=radius, delta=problem.delta,
                                    mechanism=mechanism, utility=utility, provenance={"problem": problem.name})
-        detail = f"joint mechanism {mechanism.shape[0]} × {mechanism.shape[1]}"
+        detail = (f"joint mechanism {mechanism.shape[0]} × {mechanism.shape[1]} ({problem.objective}), marginal MSE "
+                  f"{utility['value']:.6g}/n")
     seconds = time.perf_counter() - start
     if args.json:
         print_json({"problem": problem.name, "attributes": list(prior.attributes), "letters": prior.size,

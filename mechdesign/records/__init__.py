@@ -10,6 +10,10 @@ per-attribute PML statements do not add up when attributes are correlated.
   the joint ball, solver-free, rounded toward privacy, for joint alphabets up to 10⁶ letters and more;
 * :func:`design_product` — one mechanism per attribute, budgets tuned so that the record-level capacity
   is ≤ ε (:class:`ProductDesign` reports only that guarantee);
+* :func:`design_joint` — one mechanism over the product alphabet, designed by the single-attribute engines
+  over the joint ball for the marginals, the joint table or mutual information (:class:`JointDesign`);
+* :func:`design_records` — both designs at the same record-level ε, and the better for the objective
+  (:class:`RecordDesigns`);
 * :func:`record_baselines`, :func:`baseline_mse`, :func:`simulate_protocol` — the ε-LDP record protocols
   SPL, SMP and RS+FD with their variances and simulations.
 """
@@ -25,16 +29,19 @@ _WHERE = {"RecordBaseline": "baselines", "baseline_mse": "baselines", "record_ba
           "ProductCapacity": "capacity", "product_capacity": "capacity",
           "MAX_JOINT_SIZE": "joint", "JointBall": "joint", "JointPrior": "joint",
           "FACTOR_KINDS": "product", "Factor": "product", "ProductDesign": "product", "design_product": "product",
-          "simulate_protocol": "simulate"}
+          "simulate_protocol": "simulate", "RecordDesigns": "choice", "design_records": "choice",
+          "OBJECTIVES": "joint_design", "JointDesign": "joint_design", "design_joint": "joint_design"}
 
-__all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "Factor", "JointBall", "JointPrior", "ProductCapacity",
-           "ProductDesign", "RecordBaseline", "baseline_mse", "design_product", "product_capacity",
-           "record_baselines", "simulate_protocol"]
+__all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "OBJECTIVES", "Factor", "JointBall", "JointDesign", "JointPrior",
+           "ProductCapacity", "ProductDesign", "RecordBaseline", "RecordDesigns", "baseline_mse", "design_joint",
+           "design_product", "design_records", "product_capacity", "record_baselines", "simulate_protocol"]
 
 if TYPE_CHECKING:
     from mechdesign.records.baselines import RecordBaseline, baseline_mse, record_baselines
     from mechdesign.records.capacity import ProductCapacity, product_capacity
+    from mechdesign.records.choice import RecordDesigns, design_records
     from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
+    from mechdesign.records.joint_design import OBJECTIVES, JointDesign, design_joint
     from mechdesign.records.product import FACTOR_KINDS, Factor, ProductDesign, design_product
     from mechdesign.records.simulate import simulate_protocol
 

@@ -14,6 +14,7 @@ Form (``[design]``, ``[expected]`` and ``[provenance]`` optional)::
     kind = "product"                  # or "joint" (one mechanism over the product alphabet)
     factor = "estimation"             # product factors: "estimation" (A-optimal) or "randomized_response"
     weights = "optimise"              # optional: relative budgets, or "optimise"
+    objective = "marginals"           # joint designs: "marginals" (L-optimal), "joint" (A-optimal) or "mi"
 
 The prior is the joint empirical distribution of the records (:class:`~mechdesign.records.joint.JointPrior`).
 Every malformed file — an unknown or repeated column, a missing value, a joint alphabet over the limit — is one
@@ -31,14 +32,17 @@ from typing import Any
 
 from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
 
-__all__ = ["JOINT_LIMIT", "RecordProblem", "is_record_problem", "load_record_problem"]
+__all__ = ["JOINT_LIMIT", "JOINT_OBJECTIVES", "RecordProblem", "is_record_problem", "load_record_problem"]
 
 #: Default limit on the joint alphabet of a joint design (a dense N × M matrix is designed and stored).
 JOINT_LIMIT = 1000
 _TOP = {"name", "description", "data", "privacy", "design", "expected", "provenance"}
 _DATA = {"samples", "columns", "max_letters"}
 _PRIVACY = {"epsilon", "radius", "delta"}
-_DESIGN = {"kind", "factor", "weights"}
+_DESIGN = {"kind", "factor", "weights", "objective"}
+#: What a joint design optimises (the names of mechdesign.records.joint_design.OBJECTIVES, kept here so that
+#: reading a problem file imports no engine).
+JOINT_OBJECTIVES = ("marginals", "joint", "mi")
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +71,8 @@ class RecordProblem:
         The file's description.
     expected, provenance : dict
         The ``[expected]`` and ``[provenance]`` tables.
+    objective : {"marginals", "joint", "mi"}
+        What a joint design optimises.
     """
 
     path: Path
@@ -81,6 +87,7 @@ class RecordProblem:
     description: str = ""
     expected: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+    objective: str = "marginals"
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -159,6 +166,9 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
     if kind not in ("product", "joint"):
         raise fail("design.kind", "be 'product' or 'joint'", kind)
     factor = design.get("factor", "estimation")
+    objective = design.get("objective", "marginals")
+    if objective not in JOINT_OBJECTIVES:
+        raise fail("design.objective", f"be one of {list(JOINT_OBJECTIVES)}", objective)
     columns = data.get("columns")
     if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
         raise fail("data.columns", "be a non-empty list of column names", columns)
@@ -185,7 +195,7 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
             raise fail(f"[{key}]", "be a TOML table", value)
     return RecordProblem(file, name, prior, float(epsilon), privacy.get("delta"), privacy.get("radius"), kind,
                          str(factor), design.get("weights"), description, dict(extra["expected"]),
-                         dict(extra["provenance"]))
+                         dict(extra["provenance"]), str(objective))
 
 
 def _prior(file: Path, samples: Any, columns: list[str], limit: int) -> JointPrior:

@@ -198,3 +198,29 @@ def test_an_overstated_record_file_fails_verify_with_exit_1(adult, cli, tmp_path
     refused = cli("privatize", str(path), "--data", str(adult["data"]), "--column", "race", "--column", "sex",
                   "--out", str(tmp_path / "o.csv"))
     assert refused.returncode == 2 and "guarantee.epsilon must be >=" in _one_line(refused)
+
+
+def test_joint_design_from_its_problem_file_round_trips_through_the_cli(adult, cli):
+    """problems/adult-race-sex-joint.toml: design → verify → privatize → decode; marginals within 4 SE."""
+    folder = adult["folder"]
+    made = cli("design", str(PROBLEMS / "adult-race-sex-joint.toml"), "--out", str(folder))
+    assert made.returncode == 0, made.stderr
+    assert "joint mechanism 10 ×" in made.stdout and "(marginals)" in made.stdout
+    file = folder / "adult-race-sex-joint.mech.json"
+    content = json.loads(file.read_text())
+    assert content["guarantee"]["level"] == "record" and content["guarantee"]["epsilon"] <= 1.0
+    assert content["utility"]["objective"] == "marginals" and "factors" not in content
+    assert json.dumps(content).count('"epsilon"') == 1
+    assert cli("verify", str(file)).returncode == 0
+    out = folder / "private-joint.csv"
+    done = cli("privatize", str(file), "--data", str(adult["data"]), "--column", "race", "--column", "sex",
+               "--out", str(out), "--seed", "3")
+    assert done.returncode == 0, done.stderr
+    decoded = cli("decode", str(file), "--data", str(out), "--column", "race", "--column", "sex", "--json")
+    assert decoded.returncode == 0, decoded.stderr
+    result = json.loads(decoded.stdout)
+    frame = load_adult(["race", "sex"])
+    for attribute in ("race", "sex"):
+        truth = frame[attribute].value_counts(normalize=True)
+        for label, value in result["marginals"][attribute].items():
+            assert abs(value - truth[label]) <= 4 * result["standard_errors"][attribute][label], (attribute, label)

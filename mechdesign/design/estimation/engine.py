@@ -309,7 +309,7 @@ def caratheodory_reduce(theta: Any, columns: Any) -> np.ndarray:
 
 def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tolerance: float = 1e-7,
                       max_candidates: int = 5_000_000, reduce: bool = True, conic: bool = False,
-                      time_limit: float = 60.0, progress: bool = False) -> DesignResult:
+                      time_limit: float = 60.0, progress: bool = False, seeds: Any = None) -> DesignResult:
     """The A-optimal (``estimation_mse``) or D-optimal (``estimation_logdet``) design, certified.
 
     Over every mechanism that is ε-PML for all priors in the ball B_β(P̂) ([E] eq. 31 and the feasible
@@ -349,6 +349,12 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         The baselines share the same limit: they run in the time left.
     progress
         Print one line per iteration (iteration, value, bound, gap, columns) on stderr.
+    seeds
+        Columns (N×K) of mechanisms known to be ε-PML over the ball — e.g. a product of per-attribute
+        mechanisms for a joint alphabet, whose outer-product columns the local search rarely reaches —
+        offered to the first master of the priced search (N > 16) as lift vectors c/(P̂·c). The
+        enumerated search already sees every vertex and ignores them. They only steer the search: the bound
+        and the certificate do not depend on them.
 
     Returns
     -------
@@ -363,8 +369,9 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         If the problem's utility kind is not in :data:`CRITERIA` (use :func:`mechdesign.solve`, which
         dispatches on the kind).
     ValueError
-        If P̂ has a zero entry or more than 24 entries, or a general-β enumeration has more than
-        ``max_candidates`` candidate columns (from :func:`~mechdesign.design.polytope.vertices.column_vertices`).
+        If P̂ has a zero entry or more than 24 entries, ``seeds`` is not a finite non-negative array with N
+        rows, or a general-β enumeration has more than ``max_candidates`` candidate columns (from
+        :func:`~mechdesign.design.polytope.vertices.column_vertices`).
     SolverError
         If the interior point master fails and its cvxpy/Clarabel fallback returns no solution.
     CertificateError
@@ -389,7 +396,8 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
 
     # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
     limit = v.positive("time_limit", time_limit)
-    options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, time.monotonic() + limit)
+    options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, time.monotonic() + limit,
+                       _seed_vectors(seeds, problem.prior.probabilities))
     with threadpool_limits(1):
         return _design(problem, baselines, options)
 
@@ -403,6 +411,18 @@ class _Options:
     time_limit: float
     progress: bool
     deadline: float  # time.monotonic() at which the whole run, baselines included, should end
+    seeds: np.ndarray  # lift vectors offered to the first priced master (N×K, K ≥ 0)
+
+
+def _seed_vectors(seeds: Any, prior: np.ndarray) -> np.ndarray:
+    """The lift vectors c/(P̂·c) of the seed columns with P̂·c > 0 (N×0 without seeds)."""
+    if seeds is None:
+        return np.zeros((prior.size, 0))
+    columns = v.finite_array("seeds", seeds, 2)
+    if columns.shape[0] != prior.size or np.any(columns < 0):
+        raise v.fail("seeds", f"be a non-negative array with {prior.size} rows (one per input)", columns.shape)
+    mass = prior @ columns
+    return columns[:, mass > 0] / mass[mass > 0]
 
 
 def _criterion(problem: DesignProblem) -> tuple[str, np.ndarray | None, float]:
@@ -523,7 +543,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
     n = problem.size
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
-    columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon)]), mass
+    columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:

@@ -1,0 +1,146 @@
+"""The better of the joint and the product design for the user's objective (issue 20, item 2).
+
+Both designs meet the same record-level budget ε over the same joint ball B_β(P̂) ([E] eq. 31 on the product
+alphabet, β of eq. 37), each with its guarantee recomputed exactly; which decodes better depends on the
+data. The joint design (:func:`~mechdesign.records.joint_design.design_joint`) optimises over every
+mechanism of the joint problem — the product mechanisms included when every letter is observed — so at its
+optimum it is never worse for its own objective; but it stops at a few hundred letters and at its time
+limit, and has N rows to store. The product (:func:`~mechdesign.records.product.design_product`) streams
+attribute by attribute and reaches 10⁶ letters. :func:`design_records` designs both, compares them on the
+objective at P̂, and keeps the product on a tie (it is the simpler deployment).
+
+Values compared (all at P̂, from the final matrices, :mod:`mechdesign.core.fisher`): ``"marginals"`` the n ×
+total MSE of the decoded marginals (the product's is its per-attribute decoders', :attr:`ProductDesign.mse`);
+``"joint"`` tr J⁻¹ − 1 of the whole mechanism (for the product, of W_1 ⊗ … ⊗ W_d); ``"mi"`` I(X; Y).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import reduce
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.fisher import trace_inverse_fisher
+from mechdesign.records.joint import JointPrior
+from mechdesign.records.joint_design import OBJECTIVES, JointDesign, design_joint, mutual_information
+from mechdesign.records.product import ProductDesign, design_product
+
+__all__ = ["RecordDesigns", "design_records"]
+
+#: Largest Kronecker product N × ∏ M_i built to score a product design on "joint" or "mi" (400 MB of float64).
+_KRONECKER_ENTRIES = 5 * 10**7
+
+
+@dataclass(frozen=True)
+class RecordDesigns:
+    """The joint and the product design of one record problem, and which is better for the objective.
+
+    Parameters
+    ----------
+    objective : str
+        One of :data:`~mechdesign.records.joint_design.OBJECTIVES`.
+    joint : JointDesign
+        The joint design.
+    product : ProductDesign
+        The product design (A-optimal factors, equal and optimised budget splits, the better kept).
+    joint_value, product_value : float
+        Each design's value of the objective at P̂ (module docstring): an MSE factor (lower is better) or
+        I(X; Y) in nats (higher is better).
+    best : str
+        ``"joint"`` or ``"product"`` (the product on a tie).
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        eq. 31 (ball), eq. 37 (radius), eq. 40 (the design problem).
+    """
+
+    objective: str
+    joint: JointDesign
+    product: ProductDesign
+    joint_value: float
+    product_value: float
+    best: str
+
+    @property
+    def design(self) -> JointDesign | ProductDesign:
+        """The better design (:attr:`best`)."""
+        return self.joint if self.best == "joint" else self.product
+
+    @property
+    def epsilon(self) -> float:
+        """The better design's record-level guarantee (both are ≤ the budget)."""
+        return self.design.epsilon
+
+
+def _product_value(objective: str, product: ProductDesign, prior: JointPrior) -> float:
+    if objective == "marginals":
+        return product.mse
+    outputs = math.prod(f.matrix.shape[1] for f in product.factors)
+    if prior.size * outputs > _KRONECKER_ENTRIES:
+        raise v.fail("the product design", f"have at most {_KRONECKER_ENTRIES} entries N × ∏ M_i to be scored on "
+                     f"objective={objective!r} (use 'marginals')", prior.size * outputs)
+    matrix = reduce(np.kron, [f.matrix for f in product.factors])
+    if objective == "joint":
+        return trace_inverse_fisher(matrix, prior.dense()) - 1.0
+    return mutual_information(matrix, prior.dense())
+
+
+def design_records(prior: JointPrior, epsilon: float, *, delta: float | None = None, radius: float | None = None,
+                   objective: str = "marginals", time_limit: float = 60.0) -> RecordDesigns:
+    """Design the joint and the product mechanism at record-level ε and keep the better for ``objective``.
+
+    Parameters
+    ----------
+    prior : JointPrior
+        The joint estimate P̂ (every marginal with full support, for the product's estimation factors).
+    epsilon : float
+        The record-level budget ε > 0 (nats).
+    delta : float, optional
+        Failure probability: β = β*(δ, m, N) of [E] eq. 37 on the joint alphabet (clipped to 2).
+    radius : float, optional
+        A given β ∈ [0, 2] instead of ``delta`` (exactly one of the two).
+    objective : {"marginals", "joint", "mi"}
+        What the comparison (and the joint design) optimises (module docstring).
+    time_limit : float
+        Seconds for the joint engine, and for each factor design of the product.
+
+    Returns
+    -------
+    RecordDesigns
+        Both designs, their values and the better one.
+
+    Raises
+    ------
+    TypeError
+        If ``prior`` is not a :class:`JointPrior`.
+    ValueError
+        As :func:`~mechdesign.records.joint_design.design_joint` and
+        :func:`~mechdesign.records.product.design_product`, or when the product is too large to be scored
+        on "joint" or "mi".
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions",
+        Def. 5 (capacity), eq. 31 (ball), eq. 37 (radius), eq. 40 (design problem).
+
+    Examples
+    --------
+    >>> prior = JointPrior.from_table([[40, 10], [5, 45]], attributes=["a", "b"])
+    >>> designs = design_records(prior, 1.0, radius=0.1)
+    >>> designs.best, designs.joint_value <= designs.product_value, designs.epsilon <= 1.0
+    ('joint', True, True)
+    """
+    if objective not in OBJECTIVES:
+        raise v.fail("objective", f"be one of {list(OBJECTIVES)}", objective)
+    product = design_product(prior, epsilon, delta=delta, radius=radius, weights="optimise", time_limit=time_limit)
+    joint = design_joint(prior, epsilon, delta=delta, radius=radius, objective=objective, time_limit=time_limit,
+                         start=product)
+    joint_value = {"marginals": joint.mse, "joint": math.inf if joint.joint_mse is None else joint.joint_mse,
+                   "mi": joint.information}[objective]
+    product_value = _product_value(objective, product, prior)
+    better = joint_value > product_value if objective == "mi" else joint_value < product_value
+    return RecordDesigns(objective, joint, product, joint_value, product_value, "joint" if better else "product")
