@@ -171,3 +171,19 @@ def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, pr
     assert kept.upper_bound <= exact.utility + tol and kept.gap >= -tol
     assert kept.utility == pytest.approx(reduced.utility, rel=1e-6 if not priced else 0.05)
     assert kept.mechanism.matrix.shape[1] >= reduced.mechanism.matrix.shape[1] or priced
+
+
+def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(monkeypatch):
+    """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
+    from mechdesign.core.prior import Prior
+    from mechdesign.design.estimation import engine
+
+    counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
+    problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
+    exact = design_estimation(problem, baselines=False)
+    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1), ("_LP_LAMBDA_MAX", 1)):
+        monkeypatch.setattr(engine, name, value)
+    priced = design_estimation(problem, baselines=False, time_limit=30.0)
+    tol = 1e-9 * exact.utility
+    assert priced.certificate.holds and priced.utility >= exact.utility - tol
+    assert 0.0 <= priced.upper_bound <= exact.utility + tol

@@ -84,6 +84,8 @@ _LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a si
 _MAX_ITERATIONS = 200
 _START_PER_INPUT, _ADD_PER_ITERATION = 8, 8  # columns per input in the first master / added per iteration
 _MAX_AGE = 2
+_LP_LAMBDA_MAX = 256  # above this N the priced engine takes λ from the master's optimality conditions
+_MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local search and bounded by bound.py …
 # … unless N ≤ _ENUMERATE_SMALL and the vertex list has at most _ENUMERATE_COUNT candidates: at N = 20 (Zipf,
@@ -145,11 +147,21 @@ def _quadratic(criterion: str, j_inverse: np.ndarray, weights: np.ndarray | None
     return factor.T @ factor
 
 
-def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray) -> np.ndarray:
-    """λ maximising Σλ + min_k(g_k − λ·v_k) over the given columns (an LP in (λ, t); HiGHS)."""
+def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
+    """λ maximising Σλ + min_k(g_k − λ·v_k) over the given columns (an LP in (λ, t); HiGHS).
+
+    Beyond _LP_LAMBDA_MAX categories, when the master's weights ``theta`` are given, λ solves the
+    complementary slackness equations of the master's optimum instead, g_k − λ·v_k = t on the columns in use
+    (least squares in (λ, t)): the LP over ~2,000 columns and 1,000 unknowns took minutes at N = 1,000. Any λ
+    gives a valid bound (the module docstring); this one is exact at an exact optimum of the master.
+    """
     from scipy.optimize import linprog
 
     n, k = vectors.shape
+    if theta is not None and n > _LP_LAMBDA_MAX:
+        used = theta > 1e-9 * float(theta.max())
+        system = np.hstack([vectors[:, used].T, np.ones((int(used.sum()), 1))])
+        return np.asarray(np.linalg.lstsq(system, gradients[used], rcond=None)[0][:n])
     cost = -np.append(np.ones(n), 1.0)  # maximise Σλ + t
     constraints = np.hstack([vectors.T, np.ones((k, 1))])  # λ·v_k + t ≤ g_k
     res = linprog(cost, A_ub=constraints, b_ub=gradients, bounds=[(None, None)] * (n + 1), method="highs")
@@ -231,7 +243,7 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
 
 
 def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
-            weights: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+            weights: np.ndarray | None = None, deadline: float | None = None) -> tuple[np.ndarray, bool]:
     """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran.
 
     The primal–dual interior point method of :mod:`mechdesign.design.estimation.master` first (milliseconds); if it
@@ -239,7 +251,8 @@ def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
     """
     # A singular L-optimum is approached only linearly: keep the feasible point where the method stalls (certified
     # like any other) rather than the conic form, which is much less accurate there.
-    theta = None if conic else solve_master(criterion, columns, start, weights=weights, partial=weights is not None)
+    theta = None if conic else solve_master(criterion, columns, start, weights=weights, partial=weights is not None,
+                                            deadline=deadline)
     if theta is not None:
         return theta, False
     return _conic_master(criterion, columns, weights), True
@@ -551,7 +564,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
         j = 0.5 * (j + j.T)
         j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
         target = _quadratic(criterion, j_inverse, weights)
-        lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co, weights))
+        lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co, weights), th)
         # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
         # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
         # bound gives.
@@ -561,7 +574,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
     while True:
         iterations += 1
         theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]),
-                                   options.conic, weights)
+                                   options.conic, weights, deadline)
         fallbacks += fell_back
         keep = theta > 1e-12 * theta.max()
         keep[:n] = True  # the start columns keep the master feasible and full rank
@@ -571,7 +584,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
         j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
         value = _objective(criterion, j, weights)
         own = _gradients(criterion, j_inverse, columns, weights)
-        lam = _dual_multiplier(columns, own)
+        lam = _dual_multiplier(columns, own, theta)
         shift = float(np.min(own - lam @ columns))
         quadratic = _quadratic(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
@@ -600,7 +613,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
 
 
 def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
-    """Start columns shaped like subset selection: 3N random d-subsets S (seeded), as family-A vertices H = S.
+    """Start columns shaped like subset selection: 3N (at most 768) random d-subsets S (seeded), as vertices H = S.
 
     Each is the PML analogue of the output "S" of subset selection (levels in ratio ≥ e^ε).
 
@@ -616,7 +629,7 @@ def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
     d = int(oracle_parameters("subset_selection", n, epsilon)[2] or 1)
     rng = np.random.default_rng(0)
     seeds = []
-    for _ in range(3 * n):
+    for _ in range(min(3 * n, _MAX_SEEDS)):
         high = np.zeros(n, dtype=bool)
         high[rng.choice(n, size=d, replace=False)] = True
         vec = oracle.pricer.vector(high, ~high, "A")

@@ -38,6 +38,8 @@ does not converge, and the caller falls back to the conic form.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
@@ -105,7 +107,7 @@ def _interior(u: np.ndarray, start: np.ndarray, spread: float) -> np.ndarray | N
 
 def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tolerance: float = 1e-11,
                  spread: float = 1e-2, weights: np.ndarray | None = None,
-                 partial: bool = False) -> np.ndarray | None:
+                 partial: bool = False, deadline: float | None = None) -> np.ndarray | None:
     """θ ≥ 0 minimising f over the given columns, or None if the interior point method fails.
 
     Parameters
@@ -131,6 +133,11 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         1e-4 (relative), return that point instead of ``None``. At a singular
         L-optimum the path converges only linearly and stalls near the boundary (module docstring); the caller
         certifies whatever point it gets.
+    deadline
+        ``time.monotonic()`` after which the current iterate is returned as it is when it satisfies
+        Σθ_k v_k = 1 within 1e-9 (every iterate does: the start is feasible and the steps keep the linear
+        constraint), so that a time limit holds at large N (a Newton step costs K²N: seconds at N = 1,000).
+        The caller certifies the point; it is merely less optimal.
 
     Returns
     -------
@@ -189,6 +196,8 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         gap = float(phi @ s)
         r_dual = grad - s + u.T @ y
         r_pri = u @ phi - ones
+        if deadline is not None and time.monotonic() >= deadline and np.abs(r_pri).max() <= 1e-9:
+            return np.maximum(phi, 0.0) / scale
         dual_scale = 1.0 + float(np.abs(grad).max())
         if (np.abs(r_pri).max() <= tolerance and np.abs(r_dual).max() <= tolerance * dual_scale
                 and gap <= tolerance * max(1.0, abs(value))):
