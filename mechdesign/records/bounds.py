@@ -5,9 +5,13 @@ g(c) = min_{Q∈B} Q·c over the joint ball (:mod:`mechdesign.records.capacity`)
 ratio are computed here for all ∏ M_i outputs at once, both with explicit float-error margins:
 
 **Level bound** (tight). Each column c_i takes few distinct values: L_i "levels" (2 for randomized
-response, 2–3 for the vertex columns that the design engines return). Values within a relative 10⁻¹²
-are grouped and replaced by the group's smallest, which can only lower g (g is monotone), so the bound
-stays ≥ the ratio and within ~d·10⁻¹² of it. The letters of X then fall into ∏ L_i level patterns, and c
+response, 2–3 for the vertex columns that the design engines return). Values within a relative τ_i
+are grouped and replaced by the group's smallest, which can only lower g (g is monotone, and each entry
+of c = c_1 ⊗ … ⊗ c_d drops by a factor ≥ ∏_i 1/(1 + τ_i)), so the bound stays ≥ the ratio and within
+Σ_i τ_i nats of it, for any τ_i ≥ 0. :func:`level_tolerances` picks τ_i per factor from
+10⁻¹², 10⁻¹¹, 10⁻¹⁰, 10⁻⁹: the smallest that gives as few levels as 10⁻⁹ does. Designed factors carry
+float noise of ~10⁻¹¹ from their repair and row normalisation (Adult education: 7 levels at 10⁻¹², 2 at
+10⁻¹¹), which would otherwise multiply the patterns, and the cost, by (7/2) per such factor. The letters of X then fall into ∏ L_i level patterns, and c
 is constant on each; the pattern counts of every output are one chain of mode products of the count
 table with 0/1 matrices A_i[x, (y, l)] = 1[x is at level l of column y] (integer sums, exact in float64
 below 2^53). The greedy of reference §1.1 on these ∏ L_i atoms gives g exactly (up to the grouping):
@@ -39,11 +43,13 @@ from mechdesign._numerics import FLOAT_EPS
 from mechdesign.records.joint import JointPrior
 
 __all__ = ["LEVEL_TOLERANCE", "contract", "count_budget", "greedy_counts", "level_bounds", "level_tables",
-           "marginal_bounds", "pattern_count"]
+           "level_tolerances", "marginal_bounds", "pattern_count"]
 
 _UNIT = FLOAT_EPS / 2
 #: Relative width within which entries of a column count as one level (the bound moves by ≤ d times this).
 LEVEL_TOLERANCE = 1e-12
+#: The tolerances :func:`level_tolerances` tries, smallest first (the bound moves by ≤ Σ_i τ_i nats).
+_TOLERANCE_LADDER = (1e-12, 1e-11, 1e-10, 1e-9)
 _BLOCK_ENTRIES = 1 << 22
 
 
@@ -105,9 +111,28 @@ def level_tables(matrix: np.ndarray, tolerance: float = LEVEL_TOLERANCE) -> tupl
     return levels, values
 
 
-def pattern_count(matrices: Sequence[np.ndarray], tolerance: float = LEVEL_TOLERANCE) -> int:
-    """∏ L_i, the number of level patterns of a product (the level bound's cost per output)."""
-    return math.prod(int(level_tables(w, tolerance)[1].shape[0]) for w in matrices)
+def _per_factor(tolerance: float | Sequence[float], d: int) -> list[float]:
+    if isinstance(tolerance, (int, float)):
+        return [float(tolerance)] * d
+    return [float(t) for t in tolerance]
+
+
+def level_tolerances(matrices: Sequence[np.ndarray]) -> list[float]:
+    """τ_i per factor: the smallest of 10⁻¹², …, 10⁻⁹ at which W_i has as few levels as at 10⁻⁹ (module docstring)."""
+    chosen = []
+    for w in matrices:
+        counts = [level_tables(w, t)[1].shape[0] for t in _TOLERANCE_LADDER]
+        chosen.append(_TOLERANCE_LADDER[counts.index(counts[-1])])
+    return chosen
+
+
+def pattern_count(matrices: Sequence[np.ndarray], tolerance: float | Sequence[float] = LEVEL_TOLERANCE) -> int:
+    """∏ L_i, the number of level patterns of a product (the level bound's cost per output).
+
+    ``tolerance`` is one τ for all factors or one per factor (:func:`level_tolerances`).
+    """
+    taus = _per_factor(tolerance, len(matrices))
+    return math.prod(int(level_tables(w, t)[1].shape[0]) for w, t in zip(matrices, taus, strict=True))
 
 
 def _one_hot(levels: np.ndarray, count: int) -> np.ndarray:
@@ -173,13 +198,18 @@ def _layout(widths: list[int], levels: list[int]) -> tuple[list[int], int]:
 
 
 def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
-                 tolerance: float = LEVEL_TOLERANCE) -> np.ndarray:
+                 tolerance: float | Sequence[float] = LEVEL_TOLERANCE) -> np.ndarray:
     """The bound log R̄(y) for every output (flat, mixed radix) by the level bound (module docstring).
 
     Every column of every factor must have a positive entry (outputs never emitted are dropped first).
+    ``tolerance`` is one τ for all factors or one per factor (:func:`level_tolerances`).
     """
     d = len(mats)
-    tables = [level_tables(w, tolerance) for w in mats]
+    taus = _per_factor(tolerance, d)
+    if len(taus) != d:
+        raise ValueError(f"tolerance must give one value per factor ({d}), got tolerance={tolerance!r}")
+    tolerance = max(taus)  # profiles and their shared orders: the widest grouping
+    tables = [level_tables(w, t) for w, t in zip(mats, taus, strict=True)]
     counts_l = [t[1].shape[0] for t in tables]
     perm, k = _layout([w.shape[1] * c for w, c in zip(mats, counts_l, strict=True)], counts_l)
     prefix, suffix = perm[:k], perm[k:]
