@@ -200,7 +200,8 @@ def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = N
         exact when budgets compose additively, a heuristic otherwise. Both that split and the equal one
         are then scaled to the record-level budget, and the design of lower MSE is returned.
     tolerance : float
-        Relative width at which the search over the scale s stops.
+        The search over the scale s stops when its bracket is this narrow (relative), or when the
+        record-level ε reached is within this fraction below ``epsilon``.
     time_limit : float
         Seconds per factor design (passed to the estimation engine).
 
@@ -311,8 +312,9 @@ def _search_scale(record_epsilon: Callable[[float], float], target: float, rtol:
     ×8 up (up to 2⁸) or ÷8 down (down to 2⁻³⁰); inside the bracket each step aims a little below the
     secant root (by rtol/2, so that it tends to land on the good side), steps to within rtol of an end
     when the aim is that close (closing the bracket), and bisects when the bracket did not halve in two
-    steps. It stops when bad − good ≤ rtol·good (about 4 evaluations on Adult instead of ~12 by
-    bisection). Only points that were evaluated are returned; nothing assumes monotonicity for soundness.
+    steps. It stops when bad − good ≤ rtol·good, or as soon as a good point uses the budget to within
+    rtol (record_epsilon(good) ≥ (1 − rtol)·target): 2 evaluations on Adult, 5 attributes, at ε ∈ {0.5, 1, 2},
+    where bisection took 12. Only evaluated points are returned; soundness assumes no monotonicity.
     """
     checked: dict[float, float] = {}
     good, f_good, bad, f_bad = 0.0, 0.0, math.inf, math.inf
@@ -328,7 +330,7 @@ def _search_scale(record_epsilon: Callable[[float], float], target: float, rtol:
             return good, f_good
         if good == 0.0 and bad < 2.0**-_HALVINGS:
             raise ArithmeticError(f"no scale down to 2^-{_HALVINGS} meets the record-level budget {target}")
-        if good > 0.0 and bad - good <= rtol * good:
+        if good > 0.0 and (bad - good <= rtol * good or f_good >= (1.0 - rtol) * target):
             return good, checked[good]
         widths.append(bad - good)
         scale = _next_scale(good, f_good, bad, f_bad, target, rtol, widths)
@@ -344,10 +346,10 @@ def _next_scale(good: float, f_good: float, bad: float, f_bad: float, target: fl
         if f_good <= 0.0:
             return 8.0 * good
         return min(max(good * target / f_good * (1.0 - rtol / 2), good * (1.0 + rtol)), 8.0 * good)
-    if good == 0.0:  # all bad so far: proportional, at least ÷8 and at most halving
+    if good == 0.0:  # all bad so far: proportional, at most ÷8
         if math.isinf(f_bad):
             return bad / 8.0
-        return min(max(bad * target / f_bad * (1.0 - rtol / 2), bad / 8.0), bad / 2.0)
+        return min(max(bad * target / f_bad * (1.0 - rtol / 2), bad / 8.0), bad * (1.0 - rtol))
     step = 0.999 * rtol * good
     if math.isinf(f_bad) or (len(widths) >= 3 and widths[-1] > widths[-3] / 2):
         aim = (good + bad) / 2  # no secant through an unbounded point; or too slow a shrink: bisect
