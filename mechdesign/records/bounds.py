@@ -11,10 +11,11 @@ of c = c_1 ⊗ … ⊗ c_d drops by a factor ≥ ∏_i 1/(1 + τ_i)), so the bou
 Σ_i τ_i nats of it, for any τ_i ≥ 0. :func:`level_tolerances` picks τ_i per factor from
 10⁻¹², 10⁻¹¹, 10⁻¹⁰, 10⁻⁹: the smallest that gives as few levels as 10⁻⁹ does. Designed factors carry
 float noise of ~10⁻¹¹ from their repair and row normalisation (Adult education: 7 levels at 10⁻¹², 2 at
-10⁻¹¹), which would otherwise multiply the patterns, and the cost, by (7/2) per such factor. The letters of X then fall into ∏ L_i level patterns, and c
-is constant on each; the pattern counts of every output are one chain of mode products of the count
-table with 0/1 matrices A_i[x, (y, l)] = 1[x is at level l of column y] (integer sums, exact in float64
-below 2^53). The greedy of reference §1.1 on these ∏ L_i atoms gives g exactly (up to the grouping):
+10⁻¹¹), which would otherwise multiply the patterns, and the cost, by (7/2) per such factor.
+The letters of X then fall into ∏ L_i level patterns, and c is constant on each; the pattern counts
+of every output are one chain of mode products of the count table with 0/1 matrices
+A_i[x, (y, l)] = 1[x is at level l of column y] (integer sums, exact in float64 below 2^53). The
+greedy of reference §1.1 on these ∏ L_i atoms gives g exactly (up to the grouping):
 
     g = (1/m) ( Σ_p (n_p − t_p) v_p + m(β/2) min c ),    t = the top m β/2 counts, taken greedily,
 

@@ -20,9 +20,14 @@ is therefore in two phases:
    each column c_i takes few distinct values (L_i levels: 2 for randomized response, 2–3 for the vertex
    columns of the design engines), the letters fall into ∏ L_i level patterns on which c is constant, and
    the pattern counts of all outputs are one chain of mode products of the count table; the greedy on these
-   atoms gives g up to ~10⁻¹¹ (relative), in O(M ∏ L_i log ∏ L_i). The *marginal bound*, for factors with
-   many levels: P̂·c is the output distribution P̂W, and U(c) ≤ min_i (∏_{j≠i} max c_j) U_i(c_i) through one
-   attribute's marginal tail U_i (the marginal of a feasible q is feasible for the marginal problem).
+   atoms gives g up to Σ τ_i ≤ 5·10⁻⁹ (relative; τ_i the per-factor grouping of float noise), in
+   O(M ∏ L_i log ∏ L_i). The *marginal bound* (O(M d), any factors): P̂·c is the output distribution P̂W,
+   and U(c) ≤ min_i (∏_{j≠i} max c_j) U_i(c_i) through one attribute's marginal tail U_i (the marginal of
+   a feasible q is feasible for the marginal problem). By default the marginal bound comes first, and the
+   level bound is added (the smaller of the two kept) only when its M ∏ L_i patterns cost less than the
+   K + 1 letters of the exact greedy on every output that the marginal bound leaves open (above the
+   exact value of its top 16): on Adult's five attributes at ε = 1 the marginal bound leaves 1.5 % of
+   10⁶ outputs open, at ε = 2 16 %.
 2. **Exact values in decreasing order of R̄**: the greedy on the K observed letters plus one letter of count
    0 carrying min c, with integer counts (exact cumulative sums;
    :func:`~mechdesign.records.bounds.greedy_counts`), in blocks of 16, 32, … outputs, until the largest
@@ -47,8 +52,14 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import FLOAT_EPS, round_up
 from mechdesign.core.mechanism import MatrixLike, as_mechanism
-from mechdesign.records.bounds import (count_budget, greedy_counts, level_bounds, level_tolerances, marginal_bounds,
-                                       pattern_count)
+from mechdesign.records.bounds import (
+    count_budget,
+    greedy_counts,
+    level_bounds,
+    level_tolerances,
+    marginal_bounds,
+    pattern_count,
+)
 from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
 
 __all__ = ["ProductCapacity", "product_capacity"]

@@ -307,14 +307,15 @@ def _allocation(designers: list[Callable[[float], Mechanism]], marginals: list[P
 def _search_scale(record_epsilon: Callable[[float], float], target: float, rtol: float) -> tuple[float, float]:
     """Largest scale s found with record_epsilon(s) ≤ target, and that value (each s checked exactly).
 
-    A safeguarded secant search on a bracket [good, bad]: record_epsilon is taken as roughly proportional
-    to s (it is 0 at s = 0, where the factors are constant) to extrapolate before a bracket exists, at most
-    ×8 up (up to 2⁸) or ÷8 down (down to 2⁻³⁰); inside the bracket each step aims a little below the
-    secant root (by rtol/2, so that it tends to land on the good side), steps to within rtol of an end
-    when the aim is that close (closing the bracket), and bisects when the bracket did not halve in two
-    steps. It stops when bad − good ≤ rtol·good, or as soon as a good point uses the budget to within
-    rtol (record_epsilon(good) ≥ (1 − rtol)·target): 2 evaluations on Adult, 5 attributes, at ε ∈ {0.5, 1, 2},
-    where bisection took 12. Only evaluated points are returned; soundness assumes no monotonicity.
+    A safeguarded secant search on a bracket [good, bad]. Before a bracket exists, record_epsilon is
+    taken as proportional to s (it is 0 at s = 0, where the factors are constant) to extrapolate: at
+    most ×64 up (up to 2⁸), at most ÷1024 down (÷8 from an unbounded value; down to 2⁻³⁰). Inside the
+    bracket each step aims a little below the secant root (by rtol/2, so that it tends to land on the
+    good side), steps to within rtol of an end when the aim is that close (closing the bracket), and
+    bisects when the bracket did not halve in two steps. It stops when bad − good ≤ rtol·good, or as
+    soon as a good point uses the budget to within rtol (record_epsilon(good) ≥ (1 − rtol)·target):
+    2 evaluations on Adult, 5 attributes, at ε ∈ {0.5, 1, 2}, where bisection took 12. Only evaluated
+    points are returned; soundness assumes no monotonicity.
     """
     checked: dict[float, float] = {}
     good, f_good, bad, f_bad = 0.0, 0.0, math.inf, math.inf
@@ -342,14 +343,13 @@ def _search_scale(record_epsilon: Callable[[float], float], target: float, rtol:
 def _next_scale(good: float, f_good: float, bad: float, f_bad: float, target: float, rtol: float,
                 widths: list[float]) -> float:
     """The next scale of :func:`_search_scale` (its docstring): extrapolation, secant, closing step or bisection."""
-    if math.isinf(bad):  # all good so far: proportional extrapolation, at most ×8
-        if f_good <= 0.0:
-            return 8.0 * good
-        return min(max(good * target / f_good * (1.0 - rtol / 2), good * (1.0 + rtol)), 8.0 * good)
-    if good == 0.0:  # all bad so far: proportional, at most ÷8
+    if math.isinf(bad):  # all good so far: proportional extrapolation, at most ×64 and up to 2⁸
+        aim = 64.0 * good if f_good <= 0.0 else good * target / f_good * (1.0 - rtol / 2)
+        return min(max(aim, good * (1.0 + rtol)), 64.0 * good, 2.0**_DOUBLINGS)
+    if good == 0.0:  # all bad so far: proportional, at most ÷1024
         if math.isinf(f_bad):
             return bad / 8.0
-        return min(max(bad * target / f_bad * (1.0 - rtol / 2), bad / 8.0), bad * (1.0 - rtol))
+        return min(max(bad * target / f_bad * (1.0 - rtol / 2), bad / 1024.0), bad * (1.0 - rtol))
     step = 0.999 * rtol * good
     if math.isinf(f_bad) or (len(widths) >= 3 and widths[-1] > widths[-3] / 2):
         aim = (good + bad) / 2  # no secant through an unbounded point; or too slow a shrink: bisect
