@@ -199,11 +199,15 @@ def _layout(widths: list[int], levels: list[int]) -> tuple[list[int], int]:
 
 
 def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
-                 tolerance: float | Sequence[float] = LEVEL_TOLERANCE) -> np.ndarray:
+                 tolerance: float | Sequence[float] = LEVEL_TOLERANCE, *, given: np.ndarray | None = None,
+                 floor: float = -math.inf) -> np.ndarray:
     """The bound log R̄(y) for every output (flat, mixed radix) by the level bound (module docstring).
 
     Every column of every factor must have a positive entry (outputs never emitted are dropped first).
-    ``tolerance`` is one τ for all factors or one per factor (:func:`level_tolerances`).
+    ``tolerance`` is one τ for all factors or one per factor (:func:`level_tolerances`). With ``given``
+    (valid upper bounds for every output, e.g. :func:`marginal_bounds`), outputs whose given bound is
+    ≤ ``floor`` keep it and skip the level greedy (the result is still an upper bound for every output;
+    with floor = a lower bound on the capacity, those outputs cannot raise it).
     """
     d = len(mats)
     taus = _per_factor(tolerance, d)
@@ -250,7 +254,7 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
     profiles = [_profiles(tables[i][1], tolerance) for i in suffix]
     signature = reduce(lambda a, b: (a[:, None] * (b.max() + 1) + b[None, :]).reshape(-1), profiles,
                        np.zeros(1, dtype=np.int64))
-    unique, first, inverse = np.unique(signature, return_index=True, return_inverse=True)
+    unique, inverse = np.unique(signature, return_inverse=True)
     top_rest = _outer(np.multiply, [mats[i].max(axis=0) for i in suffix] or [np.ones(1)])
     low_rest = _outer(np.multiply, [mats[i].min(axis=0) for i in suffix] or [np.ones(1)])
     # Seed columns are (y_p1, l_p1, …, y_pk, l_pk): pick one head's outputs, keep its levels.
@@ -259,7 +263,15 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
     suffix_sizes = [prior.sizes[i] for i in suffix]
     dense = math.prod(suffix_sizes) * p_head <= _BLOCK_ENTRIES  # then BLAS mode products beat segment sums
     where = np.ravel_multi_index(tuple(suffix_codes.T), suffix_sizes) if dense and suffix else None
+    known = None if given is None else given.reshape([w.shape[1] for w in mats]).transpose(perm)
     for head in np.ndindex(*out_shape[:k]):
+        if known is None:
+            open_rows: np.ndarray | slice = slice(None)
+        else:
+            open_rows = np.flatnonzero(known[head].reshape(-1) > floor)
+            if open_rows.size == 0:  # every output of this head is settled by its given bound
+                bounds.reshape(out_shape)[head] = known[head]
+                continue
         seed = seeds[(slice(None), *head)].reshape(seeds.shape[0], p_head)
         if not suffix:
             counts = seed.sum(axis=0)
@@ -271,16 +283,19 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
             counts = contract(suffix_codes, seed, hot)
         head_values = _outer(np.multiply, [tables[i][1][:, y] for i, y in zip(prefix, head, strict=True)] or
                              [np.ones(1)])
-        counts = counts.reshape(shape).transpose(axes).reshape(rows, p_count)
-        values = (rest_values[:, :, None] * head_values).reshape(rows, p_count)
-        top = top_rest * math.prod(float(mats[i][:, y].max()) for i, y in zip(prefix, head, strict=True))
-        low = low_rest * math.prod(float(mats[i][:, y].min()) for i, y in zip(prefix, head, strict=True))
-        if unique.size <= rows // 4:  # few profiles: sort each once, rows of one profile share the order
-            g_count = np.empty(rows)
-            for sig, rep in enumerate(first):
-                members = np.flatnonzero(inverse == sig) if unique.size > 1 else slice(None)
+        counts = counts.reshape(shape).transpose(axes).reshape(rows, p_count)[open_rows]
+        values = (rest_values[open_rows][:, :, None] * head_values).reshape(counts.shape)
+        top = top_rest[open_rows] * math.prod(float(mats[i][:, y].max()) for i, y in zip(prefix, head, strict=True))
+        low = low_rest[open_rows] * math.prod(float(mats[i][:, y].min()) for i, y in zip(prefix, head, strict=True))
+        sub = inverse[open_rows]
+        kinds = unique if known is None else np.unique(sub)
+        if kinds.size <= counts.shape[0] // 4:  # few profiles: sort each once, rows of one profile share the order
+            g_count = np.empty(counts.shape[0])
+            for sig in (range(unique.size) if known is None else kinds):
+                members = np.flatnonzero(sub == sig) if kinds.size > 1 else np.arange(counts.shape[0])
+                # Any member's order serves the whole profile (the share term below covers the difference).
                 g_count[members] = greedy_counts(counts[members], values[members], budget, low[members],
-                                                 np.argsort(-values[rep]))
+                                                 np.argsort(-values[members[0]]))
             error = gamma * g_count + share * budget[0] * top
         else:
             g_count = greedy_counts(counts, values, budget, low)
@@ -289,6 +304,9 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             ratio = np.log(top * inflate / g_low)
         block = np.where(g_low > 0, np.maximum(ratio, 0.0) + (np.abs(ratio) + 1.0) * 16 * FLOAT_EPS, math.inf)
+        if known is not None:
+            block, settled = known[head].reshape(-1).copy(), block
+            block[open_rows] = settled
         bounds.reshape(out_shape)[head] = block.reshape(out_shape[k:])
     # Back from the permuted attribute order to the factors' order.
     return bounds.reshape(out_shape).transpose(np.argsort(perm)).reshape(-1)

@@ -161,30 +161,43 @@ def product_capacity(factors: Sequence[MatrixLike], ball: JointBall, *, method: 
         raise v.fail("factors", f"have at most {MAX_JOINT_SIZE} joint outputs ∏ M_i", shape)
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
-    taus = level_tolerances(mats)
-    if method == "levels":
-        bound = level_bounds(mats, prior, ball.radius, taus)
-    else:
-        bound = marginal_bounds(mats, prior, ball.radius)
-        if method == "auto" and _levels_pay(mats, prior, ball.radius, bound, pattern_count(mats, taus)):
-            bound = np.minimum(bound, level_bounds(mats, prior, ball.radius, taus))  # both are upper bounds
-    epsilon, worst, evaluated = _exact_phase(mats, prior, ball.radius, bound)
+    from threadpoolctl import threadpool_limits
+
+    # The mode products are many small matrix products: BLAS threads only contend there (on the 2-core
+    # machine under load, 4× the CPU and 3.5× the wall time of one thread on Adult's five attributes).
+    with threadpool_limits(1):
+        bound = _bounds(mats, prior, ball.radius, method)
+        epsilon, worst, evaluated = _exact_phase(mats, prior, ball.radius, bound)
     output = tuple(int(k[j]) for k, j in zip(kept, np.unravel_index(worst, shape), strict=True))
     return ProductCapacity(epsilon, output, int(bound.size), evaluated)
 
 
+def _bounds(mats: list[np.ndarray], prior: JointPrior, radius: float, method: str) -> np.ndarray:
+    """Phase 1 (module docstring): an upper bound on the ratio of every output, by ``method``."""
+    taus = level_tolerances(mats)
+    if method == "levels":
+        return level_bounds(mats, prior, radius, taus)
+    bound = marginal_bounds(mats, prior, radius)
+    if method == "auto":
+        pay, lower = _levels_pay(mats, prior, radius, bound, pattern_count(mats, taus))
+        if pay:  # level bounds where the marginal one is above the lower bound; both are upper bounds
+            bound = np.minimum(bound, level_bounds(mats, prior, radius, taus, given=bound, floor=lower + _SLACK))
+    return bound
+
+
 def _levels_pay(mats: list[np.ndarray], prior: JointPrior, radius: float, marginal: np.ndarray,
-                patterns: int) -> bool:
+                patterns: int) -> tuple[bool, float]:
     """Whether the level bound costs less than the exact greedy on what the marginal bound leaves open.
 
-    The exact values of the 16 outputs of largest marginal bound give a lower bound on the capacity; the
-    outputs whose marginal bound exceeds it would each need the exact greedy (K + 1 letters), against
-    ∏ L_i patterns per output for the level bound. Only the cost depends on this choice, never the result.
+    The exact values of the 16 outputs of largest marginal bound give a lower bound on the capacity
+    (returned too; up to the rounding margins); the outputs whose marginal bound exceeds it would each
+    need the exact greedy (K + 1 letters), against ∏ L_i patterns per output for the level bound. Only
+    the cost depends on this choice, never the result.
     """
     top = np.argpartition(-marginal, min(16, marginal.size - 1))[:16]
     lower = float(np.max(_exact_ratios(mats, prior, radius, top)))
     open_outputs = int(np.count_nonzero(marginal > lower + _SLACK))
-    return open_outputs * (prior.observed + 1) > marginal.size * patterns
+    return open_outputs * (prior.observed + 1) > marginal.size * patterns, lower
 
 
 def _exact_ratios(mats: list[np.ndarray], prior: JointPrior, radius: float, chunk: np.ndarray) -> np.ndarray:

@@ -250,3 +250,22 @@ def test_level_tolerance_absorbs_the_noise_of_designed_factors():
     assert bounds.pattern_count(factors, 1e-12) > bounds.pattern_count(factors, taus) == 8
     ball = prior.ball(radius=0.3)
     _check(product_capacity(factors, ball, method="levels").epsilon, kronecker_capacity(factors, ball))
+
+
+@given(correlated_tables(), RADII, st.floats(0.0, 3.0), st.data())
+def test_level_bounds_skip_only_outputs_settled_by_a_given_bound(table, radius, floor, data):
+    """With given bounds and a floor, outputs given ≤ floor keep theirs; all others get the level bound."""
+    prior = JointPrior.from_table(table)
+    factors = [data.draw(mechanisms(n, max_outputs=3, zeros=False)) for n in prior.sizes]
+    ball = prior.ball(radius=radius)
+    given_bounds = bounds.marginal_bounds(factors, prior, radius)
+    full = bounds.level_bounds(factors, prior, radius, 1e-10)
+    mixed = bounds.level_bounds(factors, prior, radius, 1e-10, given=given_bounds, floor=floor)
+    skipped = given_bounds <= floor
+    assert np.array_equal(mixed[skipped], given_bounds[skipped])
+    computed, reference = mixed[~skipped], full[~skipped]
+    assert np.array_equal(np.isinf(computed), np.isinf(reference))
+    assert np.allclose(computed[np.isfinite(reference)], reference[np.isfinite(reference)], rtol=0, atol=1e-12)
+    dense = _dense_ratios(factors, ball)
+    finite = np.isfinite(dense)
+    assert np.all(mixed[finite] >= dense[finite]) and np.all(np.isinf(mixed[~finite]))
