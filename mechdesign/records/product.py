@@ -35,7 +35,7 @@ from mechdesign.core.prior import Prior
 from mechdesign.records.capacity import product_capacity
 from mechdesign.records.joint import JointPrior
 
-__all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product"]
+__all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product", "merge_proportional"]
 
 #: How each attribute's mechanism is designed at budget e on its marginal ball B_β(P̂_i).
 FACTOR_KINDS = ("estimation", "randomized_response")
@@ -166,11 +166,32 @@ def _factor_design(kind: str, marginal: Prior, radius: float, time_limit: float)
                 # Without the Carathéodory reduction: its HiGHS LP stalled for > 10 min (time limit ignored) on
                 # Adult education at ε = 0.4785, β = 0.0715; it only trims outputs, the design's J is the same.
                 problem = DesignProblem(marginal, budget, radius, "estimation_mse")
-                cache[budget] = design_estimation(problem, baselines=False, reduce=False,
-                                                  time_limit=time_limit).mechanism
+                mechanism = design_estimation(problem, baselines=False, reduce=False, time_limit=time_limit).mechanism
+                merged = merge_proportional(mechanism.matrix)
+                outputs = [f"y{k}" for k in range(merged.shape[1])]
+                cache[budget] = Mechanism.from_matrix(merged, marginal.labels, outputs)
         return cache[budget]
 
     return design
+
+
+def merge_proportional(matrix: np.ndarray, tolerance: float = 1e-9) -> np.ndarray:
+    """The columns of W that are positive multiples of each other merged into their sum (outputs only fewer).
+
+    Merging outputs is a post-processing, so the result is a mechanism whose capacity over any ball is at
+    most that of W; for columns a and b = t a exactly proportional nothing changes at all: the leakage ratio
+    max c / min_{Q∈B} Q·c is scale invariant, so (1 + t) a leaks what a and b leak, and its Fisher
+    information term ((1 + t)a)((1 + t)a)ᵀ / (P̂·(1 + t)a) = a aᵀ/(P̂·a) + b bᵀ/(P̂·b) (Lehmann & Casella,
+    Ch. 2: J = Σ_y c_y c_yᵀ / (P̂·c_y)) is the same sum. Columns are grouped by their values divided by the
+    column's largest, rounded to ``tolerance``: near-proportional columns (float noise of the design
+    engines) merge too, which moves J and the capacity by about that relative amount, both recomputed on
+    the merged matrix by :func:`design_product`. Column order: by first occurrence.
+    """
+    scaled = matrix / matrix.max(axis=0)
+    _, first, group = np.unique(np.round(scaled / tolerance).T, axis=0, return_index=True, return_inverse=True)
+    merged = np.zeros((matrix.shape[0], first.size))
+    np.add.at(merged.T, group.reshape(-1), matrix.T)
+    return merged[:, np.argsort(first)] if first.size < matrix.shape[1] else matrix
 
 
 def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = None, radius: float | None = None,

@@ -15,9 +15,10 @@ from mechdesign.core.fisher import trace_inverse_fisher
 from mechdesign.core.leakage import capacity
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.records import JointPrior, ProductDesign, design_product
-from mechdesign.records.product import _search_scale
+from mechdesign.records.product import _search_scale, merge_proportional
 
 from conftest import PRIVACY_SLACK
+from strategies import mechanisms, priors
 
 TABLES = {
     "anticorrelated bits": [[1, 499], [499, 1]],
@@ -168,3 +169,30 @@ def test_scale_search_limits():
     unbounded = _Counted(lambda s: math.inf if s > 0.01 else 50 * s)
     scale, value = _search_scale(unbounded, 0.4, 1e-3)
     assert value <= 0.4 and scale <= 0.01
+
+
+@given(st.integers(2, 5), st.integers(1, 4), st.data())
+def test_merging_proportional_columns_keeps_fisher_information_and_capacity(n, copies, data):
+    """Exactly proportional columns merged: the same J (tr J⁻¹) and the same capacity over the ball, fewer outputs."""
+    w = data.draw(mechanisms(n, max_outputs=4, zeros=False))
+    scales = [data.draw(st.sampled_from([0.25, 0.5, 0.125])) for _ in range(copies)]
+    picks = [data.draw(st.integers(0, w.shape[1] - 1)) for _ in range(copies)]
+    # Split column j into parts t·w_j and (1 − t)·w_j: exactly proportional (dyadic t), rows still sum to one.
+    split = w.copy()
+    for t, j in zip(scales, picks, strict=True):
+        split = np.hstack([split, t * split[:, [j]]])
+        split[:, j] *= 1 - t
+    merged = merge_proportional(split)
+    assert merged.shape[1] <= w.shape[1] < split.shape[1]
+    assert np.allclose(merged.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    p = data.draw(priors(n, n))
+    assert trace_inverse_fisher(merged, p) == pytest.approx(trace_inverse_fisher(split, p), rel=1e-9)
+    ball = L1Ball(p, data.draw(st.floats(0.0, 2.0)))
+    assert capacity(merged, ball) == pytest.approx(capacity(split, ball), abs=1e-9)
+
+
+def test_merging_keeps_distinct_columns_in_order():
+    w = np.array([[0.2, 0.3, 0.1, 0.4], [0.4, 0.1, 0.2, 0.3]])  # column 2 = column 0 / 2
+    merged = merge_proportional(w)
+    assert np.allclose(merged, [[0.3, 0.3, 0.4], [0.6, 0.1, 0.3]])
+    assert merge_proportional(np.eye(3)).shape == (3, 3)
