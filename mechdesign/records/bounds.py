@@ -5,12 +5,17 @@ g(c) = min_{Q∈B} Q·c over the joint ball (:mod:`mechdesign.records.capacity`)
 ratio are computed here for all ∏ M_i outputs at once, both with explicit float-error margins:
 
 **Level bound** (tight). Each column c_i takes few distinct values: L_i "levels" (2 for randomized
-response, 2–3 for the vertex columns that the design engines return). Values within a relative 10⁻¹²
-are grouped and replaced by the group's smallest, which can only lower g (g is monotone), so the bound
-stays ≥ the ratio and within ~d·10⁻¹² of it. The letters of X then fall into ∏ L_i level patterns, and c
-is constant on each; the pattern counts of every output are one chain of mode products of the count
-table with 0/1 matrices A_i[x, (y, l)] = 1[x is at level l of column y] (integer sums, exact in float64
-below 2^53). The greedy of reference §1.1 on these ∏ L_i atoms gives g exactly (up to the grouping):
+response, 2–3 for the vertex columns that the design engines return). Values within a relative τ_i
+are grouped and replaced by the group's smallest, which can only lower g (g is monotone, and each entry
+of c = c_1 ⊗ … ⊗ c_d drops by a factor ≥ ∏_i 1/(1 + τ_i)), so the bound stays ≥ the ratio and within
+Σ_i τ_i nats of it, for any τ_i ≥ 0. :func:`level_tolerances` picks τ_i per factor from
+10⁻¹², 10⁻¹¹, 10⁻¹⁰, 10⁻⁹: the smallest that gives as few levels as 10⁻⁹ does. Designed factors carry
+float noise of ~10⁻¹¹ from their repair and row normalisation (Adult education: 7 levels at 10⁻¹², 2 at
+10⁻¹¹), which would otherwise multiply the patterns, and the cost, by (7/2) per such factor.
+The letters of X then fall into ∏ L_i level patterns, and c is constant on each; the pattern counts
+of every output are one chain of mode products of the count table with 0/1 matrices
+A_i[x, (y, l)] = 1[x is at level l of column y] (integer sums, exact in float64 below 2^53). The
+greedy of reference §1.1 on these ∏ L_i atoms gives g exactly (up to the grouping):
 
     g = (1/m) ( Σ_p (n_p − t_p) v_p + m(β/2) min c ),    t = the top m β/2 counts, taken greedily,
 
@@ -39,11 +44,13 @@ from mechdesign._numerics import FLOAT_EPS
 from mechdesign.records.joint import JointPrior
 
 __all__ = ["LEVEL_TOLERANCE", "contract", "count_budget", "greedy_counts", "level_bounds", "level_tables",
-           "marginal_bounds", "pattern_count"]
+           "level_tolerances", "marginal_bounds", "pattern_count"]
 
 _UNIT = FLOAT_EPS / 2
 #: Relative width within which entries of a column count as one level (the bound moves by ≤ d times this).
 LEVEL_TOLERANCE = 1e-12
+#: The tolerances :func:`level_tolerances` tries, smallest first (the bound moves by ≤ Σ_i τ_i nats).
+_TOLERANCE_LADDER = (1e-12, 1e-11, 1e-10, 1e-9)
 _BLOCK_ENTRIES = 1 << 22
 
 
@@ -105,9 +112,28 @@ def level_tables(matrix: np.ndarray, tolerance: float = LEVEL_TOLERANCE) -> tupl
     return levels, values
 
 
-def pattern_count(matrices: Sequence[np.ndarray], tolerance: float = LEVEL_TOLERANCE) -> int:
-    """∏ L_i, the number of level patterns of a product (the level bound's cost per output)."""
-    return math.prod(int(level_tables(w, tolerance)[1].shape[0]) for w in matrices)
+def _per_factor(tolerance: float | Sequence[float], d: int) -> list[float]:
+    if isinstance(tolerance, (int, float)):
+        return [float(tolerance)] * d
+    return [float(t) for t in tolerance]
+
+
+def level_tolerances(matrices: Sequence[np.ndarray]) -> list[float]:
+    """τ_i per factor: the smallest of 10⁻¹², …, 10⁻⁹ at which W_i has as few levels as at 10⁻⁹ (module docstring)."""
+    chosen = []
+    for w in matrices:
+        counts = [level_tables(w, t)[1].shape[0] for t in _TOLERANCE_LADDER]
+        chosen.append(_TOLERANCE_LADDER[counts.index(counts[-1])])
+    return chosen
+
+
+def pattern_count(matrices: Sequence[np.ndarray], tolerance: float | Sequence[float] = LEVEL_TOLERANCE) -> int:
+    """∏ L_i, the number of level patterns of a product (the level bound's cost per output).
+
+    ``tolerance`` is one τ for all factors or one per factor (:func:`level_tolerances`).
+    """
+    taus = _per_factor(tolerance, len(matrices))
+    return math.prod(int(level_tables(w, t)[1].shape[0]) for w, t in zip(matrices, taus, strict=True))
 
 
 def _one_hot(levels: np.ndarray, count: int) -> np.ndarray:
@@ -173,13 +199,22 @@ def _layout(widths: list[int], levels: list[int]) -> tuple[list[int], int]:
 
 
 def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
-                 tolerance: float = LEVEL_TOLERANCE) -> np.ndarray:
+                 tolerance: float | Sequence[float] = LEVEL_TOLERANCE, *, given: np.ndarray | None = None,
+                 floor: float = -math.inf) -> np.ndarray:
     """The bound log R̄(y) for every output (flat, mixed radix) by the level bound (module docstring).
 
     Every column of every factor must have a positive entry (outputs never emitted are dropped first).
+    ``tolerance`` is one τ for all factors or one per factor (:func:`level_tolerances`). With ``given``
+    (valid upper bounds for every output, e.g. :func:`marginal_bounds`), outputs whose given bound is
+    ≤ ``floor`` keep it and skip the level greedy (the result is still an upper bound for every output;
+    with floor = a lower bound on the capacity, those outputs cannot raise it).
     """
     d = len(mats)
-    tables = [level_tables(w, tolerance) for w in mats]
+    taus = _per_factor(tolerance, d)
+    if len(taus) != d:
+        raise ValueError(f"tolerance must give one value per factor ({d}), got tolerance={tolerance!r}")
+    tolerance = max(taus)  # profiles and their shared orders: the widest grouping
+    tables = [level_tables(w, t) for w, t in zip(mats, taus, strict=True)]
     counts_l = [t[1].shape[0] for t in tables]
     perm, k = _layout([w.shape[1] * c for w, c in zip(mats, counts_l, strict=True)], counts_l)
     prefix, suffix = perm[:k], perm[k:]
@@ -219,7 +254,7 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
     profiles = [_profiles(tables[i][1], tolerance) for i in suffix]
     signature = reduce(lambda a, b: (a[:, None] * (b.max() + 1) + b[None, :]).reshape(-1), profiles,
                        np.zeros(1, dtype=np.int64))
-    unique, first, inverse = np.unique(signature, return_index=True, return_inverse=True)
+    unique, inverse = np.unique(signature, return_inverse=True)
     top_rest = _outer(np.multiply, [mats[i].max(axis=0) for i in suffix] or [np.ones(1)])
     low_rest = _outer(np.multiply, [mats[i].min(axis=0) for i in suffix] or [np.ones(1)])
     # Seed columns are (y_p1, l_p1, …, y_pk, l_pk): pick one head's outputs, keep its levels.
@@ -228,7 +263,15 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
     suffix_sizes = [prior.sizes[i] for i in suffix]
     dense = math.prod(suffix_sizes) * p_head <= _BLOCK_ENTRIES  # then BLAS mode products beat segment sums
     where = np.ravel_multi_index(tuple(suffix_codes.T), suffix_sizes) if dense and suffix else None
+    known = None if given is None else given.reshape([w.shape[1] for w in mats]).transpose(perm)
     for head in np.ndindex(*out_shape[:k]):
+        if known is None:
+            open_rows: np.ndarray | slice = slice(None)
+        else:
+            open_rows = np.flatnonzero(known[head].reshape(-1) > floor)
+            if open_rows.size == 0:  # every output of this head is settled by its given bound
+                bounds.reshape(out_shape)[head] = known[head]
+                continue
         seed = seeds[(slice(None), *head)].reshape(seeds.shape[0], p_head)
         if not suffix:
             counts = seed.sum(axis=0)
@@ -240,16 +283,19 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
             counts = contract(suffix_codes, seed, hot)
         head_values = _outer(np.multiply, [tables[i][1][:, y] for i, y in zip(prefix, head, strict=True)] or
                              [np.ones(1)])
-        counts = counts.reshape(shape).transpose(axes).reshape(rows, p_count)
-        values = (rest_values[:, :, None] * head_values).reshape(rows, p_count)
-        top = top_rest * math.prod(float(mats[i][:, y].max()) for i, y in zip(prefix, head, strict=True))
-        low = low_rest * math.prod(float(mats[i][:, y].min()) for i, y in zip(prefix, head, strict=True))
-        if unique.size <= rows // 4:  # few profiles: sort each once, rows of one profile share the order
-            g_count = np.empty(rows)
-            for sig, rep in enumerate(first):
-                members = np.flatnonzero(inverse == sig) if unique.size > 1 else slice(None)
+        counts = counts.reshape(shape).transpose(axes).reshape(rows, p_count)[open_rows]
+        values = (rest_values[open_rows][:, :, None] * head_values).reshape(counts.shape)
+        top = top_rest[open_rows] * math.prod(float(mats[i][:, y].max()) for i, y in zip(prefix, head, strict=True))
+        low = low_rest[open_rows] * math.prod(float(mats[i][:, y].min()) for i, y in zip(prefix, head, strict=True))
+        sub = inverse[open_rows]
+        kinds = unique if known is None else np.unique(sub)
+        if kinds.size <= counts.shape[0] // 4:  # few profiles: sort each once, rows of one profile share the order
+            g_count = np.empty(counts.shape[0])
+            for sig in (range(unique.size) if known is None else kinds):
+                members = np.flatnonzero(sub == sig) if kinds.size > 1 else np.arange(counts.shape[0])
+                # Any member's order serves the whole profile (the share term below covers the difference).
                 g_count[members] = greedy_counts(counts[members], values[members], budget, low[members],
-                                                 np.argsort(-values[rep]))
+                                                 np.argsort(-values[members[0]]))
             error = gamma * g_count + share * budget[0] * top
         else:
             g_count = greedy_counts(counts, values, budget, low)
@@ -258,6 +304,9 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             ratio = np.log(top * inflate / g_low)
         block = np.where(g_low > 0, np.maximum(ratio, 0.0) + (np.abs(ratio) + 1.0) * 16 * FLOAT_EPS, math.inf)
+        if known is not None:
+            block, settled = known[head].reshape(-1).copy(), block
+            block[open_rows] = settled
         bounds.reshape(out_shape)[head] = block.reshape(out_shape[k:])
     # Back from the permuted attribute order to the factors' order.
     return bounds.reshape(out_shape).transpose(np.argsort(perm)).reshape(-1)

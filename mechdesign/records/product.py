@@ -9,9 +9,10 @@ The guarantee is the **record-level** one: the capacity of W over the joint ball
 the product alphabet, β = β*(δ, m, N) of eq. 37 with N = ∏ N_i), computed exactly by
 :func:`~mechdesign.records.capacity.product_capacity`. Per-attribute budgets do not add up to a record
 guarantee (tests/records/test_counterexample.py), so they are only knobs here: budgets ε_i = s ε w_i
-(weights w summing to one) are designed, and the scale s is searched — doubling or halving from s = 1,
-then bisection — for the largest value at which the record-level capacity is ≤ ε (each tried s is
-checked exactly; the returned design is one that passed). Nothing reports Σ ε_i.
+(weights w summing to one) are designed, and the scale s is searched — from s = 1, a safeguarded secant
+search on a bracket, :func:`_search_scale` — for the largest value at which the record-level capacity is
+≤ ε (each tried s is checked exactly; the returned design is one that passed, with the capacity computed
+on its factors). Nothing reports Σ ε_i.
 
 Utility: the efficient decoder of each factor on its marginal has total MSE (tr J_i⁻¹ − 1)/n on n fixed
 records (:mod:`mechdesign.core.fisher`); the design's ``mse`` is the sum over attributes, the expected
@@ -34,12 +35,13 @@ from mechdesign.core.prior import Prior
 from mechdesign.records.capacity import product_capacity
 from mechdesign.records.joint import JointPrior
 
-__all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product"]
+__all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product", "merge_proportional"]
 
 #: How each attribute's mechanism is designed at budget e on its marginal ball B_β(P̂_i).
 FACTOR_KINDS = ("estimation", "randomized_response")
-_DOUBLINGS = 8
-_HALVINGS = 30
+_DOUBLINGS = 8  # the search's largest scale: 2⁸
+_HALVINGS = 30  # its smallest: 2⁻³⁰
+_MAX_STEPS = 100
 
 
 @dataclass(frozen=True)
@@ -164,11 +166,32 @@ def _factor_design(kind: str, marginal: Prior, radius: float, time_limit: float)
                 # Without the Carathéodory reduction: its HiGHS LP stalled for > 10 min (time limit ignored) on
                 # Adult education at ε = 0.4785, β = 0.0715; it only trims outputs, the design's J is the same.
                 problem = DesignProblem(marginal, budget, radius, "estimation_mse")
-                cache[budget] = design_estimation(problem, baselines=False, reduce=False,
-                                                  time_limit=time_limit).mechanism
+                mechanism = design_estimation(problem, baselines=False, reduce=False, time_limit=time_limit).mechanism
+                merged = merge_proportional(mechanism.matrix)
+                outputs = [f"y{k}" for k in range(merged.shape[1])]
+                cache[budget] = Mechanism.from_matrix(merged, marginal.labels, outputs)
         return cache[budget]
 
     return design
+
+
+def merge_proportional(matrix: np.ndarray, tolerance: float = 1e-9) -> np.ndarray:
+    """The columns of W that are positive multiples of each other merged into their sum (outputs only fewer).
+
+    Merging outputs is a post-processing, so the result is a mechanism whose capacity over any ball is at
+    most that of W; for columns a and b = t a exactly proportional nothing changes at all: the leakage ratio
+    max c / min_{Q∈B} Q·c is scale invariant, so (1 + t) a leaks what a and b leak, and its Fisher
+    information term ((1 + t)a)((1 + t)a)ᵀ / (P̂·(1 + t)a) = a aᵀ/(P̂·a) + b bᵀ/(P̂·b) (Lehmann & Casella,
+    Ch. 2: J = Σ_y c_y c_yᵀ / (P̂·c_y)) is the same sum. Columns are grouped by their values divided by the
+    column's largest, rounded to ``tolerance``: near-proportional columns (float noise of the design
+    engines) merge too, which moves J and the capacity by about that relative amount, both recomputed on
+    the merged matrix by :func:`design_product`. Column order: by first occurrence.
+    """
+    scaled = matrix / matrix.max(axis=0)
+    _, first, group = np.unique(np.round(scaled / tolerance).T, axis=0, return_index=True, return_inverse=True)
+    merged = np.zeros((matrix.shape[0], first.size))
+    np.add.at(merged.T, group.reshape(-1), matrix.T)
+    return merged[:, np.argsort(first)] if first.size < matrix.shape[1] else matrix
 
 
 def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = None, radius: float | None = None,
@@ -198,7 +221,8 @@ def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = N
         exact when budgets compose additively, a heuristic otherwise. Both that split and the equal one
         are then scaled to the record-level budget, and the design of lower MSE is returned.
     tolerance : float
-        Relative width at which the search over the scale s stops.
+        The search over the scale s stops when its bracket is this narrow (relative), or when the
+        record-level ε reached is within this fraction below ``epsilon``.
     time_limit : float
         Seconds per factor design (passed to the estimation engine).
 
@@ -302,32 +326,58 @@ def _allocation(designers: list[Callable[[float], Mechanism]], marginals: list[P
 
 
 def _search_scale(record_epsilon: Callable[[float], float], target: float, rtol: float) -> tuple[float, float]:
-    """Largest scale s found with record_epsilon(s) ≤ target, and that value (each s checked exactly)."""
+    """Largest scale s found with record_epsilon(s) ≤ target, and that value (each s checked exactly).
+
+    A safeguarded secant search on a bracket [good, bad]. Before a bracket exists, record_epsilon is
+    taken as proportional to s (it is 0 at s = 0, where the factors are constant) to extrapolate: at
+    most ×64 up (up to 2⁸), at most ÷1024 down (÷8 from an unbounded value; down to 2⁻³⁰). Inside the
+    bracket each step aims a little below the secant root (by rtol/2, so that it tends to land on the
+    good side), steps to within rtol of an end when the aim is that close (closing the bracket), and
+    bisects when the bracket did not halve in two steps. It stops when bad − good ≤ rtol·good, or as
+    soon as a good point uses the budget to within rtol (record_epsilon(good) ≥ (1 − rtol)·target):
+    2 evaluations on Adult, 5 attributes, at ε ∈ {0.5, 1, 2}, where bisection took 12. Only evaluated
+    points are returned; soundness assumes no monotonicity.
+    """
     checked: dict[float, float] = {}
-
-    def ok(scale: float) -> bool:
-        checked[scale] = record_epsilon(scale)
-        return checked[scale] <= target
-
-    if ok(1.0):
-        good, bad = 1.0, math.inf
-        for _ in range(_DOUBLINGS):
-            if not ok(2 * good):
-                bad = 2 * good
-                break
-            good *= 2
-        if math.isinf(bad):
-            return good, checked[good]
-    else:
-        good, bad = 0.0, 1.0
-        for _ in range(_HALVINGS):
-            if ok(bad / 2):
-                good = bad / 2
-                break
-            bad /= 2
-        if good == 0.0:
+    good, f_good, bad, f_bad = 0.0, 0.0, math.inf, math.inf
+    widths: list[float] = []
+    scale = 1.0
+    for _ in range(_MAX_STEPS):
+        checked[scale] = value = record_epsilon(scale)
+        if value <= target:
+            good, f_good = scale, value
+        else:
+            bad, f_bad = scale, value
+        if math.isinf(bad) and good >= 2.0**_DOUBLINGS:
+            return good, f_good
+        if good == 0.0 and bad < 2.0**-_HALVINGS:
             raise ArithmeticError(f"no scale down to 2^-{_HALVINGS} meets the record-level budget {target}")
-    while bad - good > rtol * good:
-        middle = (good + bad) / 2
-        good, bad = (middle, bad) if ok(middle) else (good, middle)
+        if good > 0.0 and (bad - good <= rtol * good or f_good >= (1.0 - rtol) * target):
+            return good, checked[good]
+        widths.append(bad - good)
+        scale = _next_scale(good, f_good, bad, f_bad, target, rtol, widths)
+    if good == 0.0:
+        raise ArithmeticError(f"the scale search found no scale that meets the record-level budget {target}")
     return good, checked[good]
+
+
+def _next_scale(good: float, f_good: float, bad: float, f_bad: float, target: float, rtol: float,
+                widths: list[float]) -> float:
+    """The next scale of :func:`_search_scale` (its docstring): extrapolation, secant, closing step or bisection."""
+    if math.isinf(bad):  # all good so far: proportional extrapolation, at most ×64 and up to 2⁸
+        aim = 64.0 * good if f_good <= 0.0 else good * target / f_good * (1.0 - rtol / 2)
+        return min(max(aim, good * (1.0 + rtol)), 64.0 * good, 2.0**_DOUBLINGS)
+    if good == 0.0:  # all bad so far: proportional, at most ÷1024
+        if math.isinf(f_bad):
+            return bad / 8.0
+        return min(max(bad * target / f_bad * (1.0 - rtol / 2), bad / 1024.0), bad * (1.0 - rtol))
+    step = 0.999 * rtol * good
+    if math.isinf(f_bad) or (len(widths) >= 3 and widths[-1] > widths[-3] / 2):
+        aim = (good + bad) / 2  # no secant through an unbounded point; or too slow a shrink: bisect
+    else:
+        aim = good + (target - f_good) * (bad - good) / (f_bad - f_good) - rtol * good / 2
+    if aim - good < step:
+        return good + step
+    if bad - aim < step:
+        return bad - step
+    return aim

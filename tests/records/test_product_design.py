@@ -7,14 +7,18 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from record_oracles import kronecker_capacity
 
 from mechdesign.core.fisher import trace_inverse_fisher
 from mechdesign.core.leakage import capacity
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.records import JointPrior, ProductDesign, design_product
+from mechdesign.records.product import _search_scale, merge_proportional
 
 from conftest import PRIVACY_SLACK
+from strategies import mechanisms, priors
 
 TABLES = {
     "anticorrelated bits": [[1, 499], [499, 1]],
@@ -126,3 +130,69 @@ def test_large_budget_gives_near_identity_factors():
     design = design_product(prior, 30.0, radius=0.0, factor="randomized_response")
     assert design.epsilon <= 30.0 and design.mse < 1e-6 and not math.isinf(design.mse)
     assert np.allclose(design.factors[0].matrix, np.eye(3), atol=1e-6)
+
+
+class _Counted:
+    """A record-level ε as a function of the scale, counting its evaluations."""
+
+    def __init__(self, func):
+        self.func, self.calls = func, []
+
+    def __call__(self, scale: float) -> float:
+        self.calls.append(scale)
+        return self.func(scale)
+
+
+@pytest.mark.parametrize("slope", [0.3, 0.9655, 1.0063, 5.0, 1e3])
+def test_scale_search_on_a_proportional_curve_takes_few_evaluations(slope):
+    f = _Counted(lambda s: slope * s)
+    scale, value = _search_scale(f, 1.0, 1e-3)
+    assert value == f(scale) and scale in f.calls  # a checked point, with its own value
+    assert 0.999 <= value <= 1.0
+    assert len(f.calls) <= 4  # 1 + the proportional step (+ the check above); bisection took ~12
+
+
+@given(st.floats(0.05, 20.0), st.floats(0.0, 0.3), st.floats(1.0, 80.0), st.floats(0.1, 3.0),
+       st.sampled_from([1e-3, 1e-2, 0.1]))
+def test_scale_search_returns_a_checked_point_within_budget(slope, wiggle, frequency, target, rtol):
+    """Curves that are neither proportional nor monotone: the result is always an evaluated point ≤ target."""
+    f = _Counted(lambda s: slope * s * (1.0 + wiggle * math.sin(frequency * s)))
+    scale, value = _search_scale(f, target, rtol)
+    assert scale in f.calls and value == f.func(scale) and value <= target
+    assert len(f.calls) <= 101
+
+
+def test_scale_search_limits():
+    assert _search_scale(lambda s: 0.0, 1.0, 1e-3) == (2.0**8, 0.0)  # never binding: the largest scale
+    with pytest.raises(ArithmeticError, match="no scale down to"):
+        _search_scale(lambda s: 2.0, 1.0, 1e-3)
+    unbounded = _Counted(lambda s: math.inf if s > 0.01 else 50 * s)
+    scale, value = _search_scale(unbounded, 0.4, 1e-3)
+    assert value <= 0.4 and scale <= 0.01
+
+
+@given(st.integers(2, 5), st.integers(1, 4), st.data())
+def test_merging_proportional_columns_keeps_fisher_information_and_capacity(n, copies, data):
+    """Exactly proportional columns merged: the same J (tr J⁻¹) and the same capacity over the ball, fewer outputs."""
+    w = data.draw(mechanisms(n, max_outputs=4, zeros=False))
+    scales = [data.draw(st.sampled_from([0.25, 0.5, 0.125])) for _ in range(copies)]
+    picks = [data.draw(st.integers(0, w.shape[1] - 1)) for _ in range(copies)]
+    # Split column j into parts t·w_j and (1 − t)·w_j: exactly proportional (dyadic t), rows still sum to one.
+    split = w.copy()
+    for t, j in zip(scales, picks, strict=True):
+        split = np.hstack([split, t * split[:, [j]]])
+        split[:, j] *= 1 - t
+    merged = merge_proportional(split)
+    assert merged.shape[1] <= w.shape[1] < split.shape[1]
+    assert np.allclose(merged.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    p = data.draw(priors(n, n))
+    assert trace_inverse_fisher(merged, p) == pytest.approx(trace_inverse_fisher(split, p), rel=1e-9)
+    ball = L1Ball(p, data.draw(st.floats(0.0, 2.0)))
+    assert capacity(merged, ball) == pytest.approx(capacity(split, ball), abs=1e-9)
+
+
+def test_merging_keeps_distinct_columns_in_order():
+    w = np.array([[0.2, 0.3, 0.1, 0.4], [0.4, 0.1, 0.2, 0.3]])  # column 2 = column 0 / 2
+    merged = merge_proportional(w)
+    assert np.allclose(merged, [[0.3, 0.3, 0.4], [0.6, 0.1, 0.3]])
+    assert merge_proportional(np.eye(3)).shape == (3, 3)

@@ -175,3 +175,97 @@ def test_unknown_method():
     prior = JointPrior.from_table([[1, 2], [3, 4]])
     with pytest.raises(ValueError, match="method must be one of"):
         product_capacity([np.eye(2), np.eye(2)], prior.ball(radius=0.1), method="dense")
+
+
+@st.composite
+def noisy_level_factors(draw, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """A factor with few levels per column (blocks of circulants) and the same with ~10⁻¹¹ float noise.
+
+    Designed factors look like this: vertex columns of 2–3 levels, whose entries drift by ~10⁻¹¹ in the
+    engine's repair and row normalisation (Adult education: 7 levels at 10⁻¹², 2 at 10⁻¹¹).
+    """
+    blocks = draw(st.integers(1, 2))
+    weights = np.asarray(draw(st.lists(st.integers(1, 4), min_size=blocks, max_size=blocks)), dtype=np.float64)
+    parts = []
+    for k in range(blocks):
+        profile = np.asarray(draw(st.lists(st.integers(1, 5), min_size=n, max_size=n)), dtype=np.float64)
+        circulant = profile[(np.arange(n)[None, :] - np.arange(n)[:, None]) % n]
+        parts.append(weights[k] / weights.sum() * circulant / profile.sum())
+    base = np.hstack(parts)
+    seed = draw(st.integers(0, 2**32 - 1))
+    noisy = base * (1.0 + np.random.default_rng(seed).uniform(-1e-11, 1e-11, base.shape))
+    return base, noisy / noisy.sum(axis=1, keepdims=True)
+
+
+@given(correlated_tables(), RADII, st.data())
+def test_noisy_level_factors_against_the_dense_kronecker_capacity(table, radius, data):
+    """The per-factor level tolerance (10⁻¹²…10⁻⁹) groups float noise and stays exact against the brute force."""
+    prior = JointPrior.from_table(table)
+    pairs = [data.draw(noisy_level_factors(n)) for n in prior.sizes]
+    base, noisy = [p[0] for p in pairs], [p[1] for p in pairs]
+    taus = bounds.level_tolerances(noisy)
+    assert all(t in (1e-12, 1e-11, 1e-10, 1e-9) for t in taus)
+    assert bounds.pattern_count(noisy, taus) == bounds.pattern_count(base)  # the noise adds no level
+    ball = prior.ball(radius=radius)
+    brute = kronecker_capacity(noisy, ball)
+    for method in ("auto", "levels", "marginal"):
+        _check(product_capacity(noisy, ball, method=method).epsilon, brute)
+
+
+def _dense_ratios(factors, ball) -> np.ndarray:
+    """log(max c / g(c)) of every output column of the dense Kronecker matrix (g by the dense ball)."""
+    k = kronecker(factors)
+    g = ball.dense().min_linear(k)
+    with np.errstate(divide="ignore"):
+        return np.where(g > 0, np.maximum(np.log(k.max(axis=0) / np.where(g > 0, g, 1.0)), 0.0), math.inf)
+
+
+@given(correlated_tables(), RADII, st.data())
+def test_level_bounds_with_coarse_tolerances_bound_every_output(table, radius, data):
+    """Grouping levels within τ_i (replaced by the group's smallest) only raises each output's bound."""
+    prior = JointPrior.from_table(table)
+    factors = [data.draw(mechanisms(n, max_outputs=3, zeros=False)) for n in prior.sizes]
+    taus = [data.draw(st.sampled_from([1e-12, 1e-10, 1e-9, 1e-8, 1e-3])) for _ in factors]
+    ball = prior.ball(radius=radius)
+    dense = _dense_ratios(factors, ball)
+    bound = bounds.level_bounds(factors, prior, radius, taus)
+    finite = np.isfinite(dense)
+    assert np.all(np.isinf(bound[~finite]))
+    assert np.all(bound[finite] >= dense[finite])
+    if max(taus) <= 1e-8:  # and within ~Σ τ_i (times e^C through the shared orders) of it
+        assert np.all(bound[finite] <= dense[finite] + 1e-6)
+    assert bounds.marginal_bounds(factors, prior, radius)[finite].min() >= 0.0
+    assert np.all(bounds.marginal_bounds(factors, prior, radius)[finite] >= dense[finite])
+
+
+def test_level_tolerance_absorbs_the_noise_of_designed_factors():
+    """Deterministic: 10⁻¹² splits the noisy levels, the chosen τ does not, and the result is unchanged."""
+    rng = np.random.default_rng(11)
+    prior = JointPrior.from_table(rng.integers(1, 30, size=(3, 3, 2)))
+    circulant = np.array([3.0, 1, 1])[(np.arange(3)[None, :] - np.arange(3)[:, None]) % 3] / 5
+    noisy = circulant * (1.0 + rng.uniform(-3e-11, 3e-11, circulant.shape))
+    noisy /= noisy.sum(axis=1, keepdims=True)
+    factors = [noisy, noisy, randomized_response(2, 0.7).matrix]
+    taus = bounds.level_tolerances(factors)
+    assert bounds.pattern_count(factors, 1e-12) > bounds.pattern_count(factors, taus) == 8
+    ball = prior.ball(radius=0.3)
+    _check(product_capacity(factors, ball, method="levels").epsilon, kronecker_capacity(factors, ball))
+
+
+@given(correlated_tables(), RADII, st.floats(0.0, 3.0), st.data())
+def test_level_bounds_skip_only_outputs_settled_by_a_given_bound(table, radius, floor, data):
+    """With given bounds and a floor, outputs given ≤ floor keep theirs; all others get the level bound."""
+    prior = JointPrior.from_table(table)
+    factors = [data.draw(mechanisms(n, max_outputs=3, zeros=False)) for n in prior.sizes]
+    ball = prior.ball(radius=radius)
+    given_bounds = bounds.marginal_bounds(factors, prior, radius)
+    full = bounds.level_bounds(factors, prior, radius, 1e-10)
+    mixed = bounds.level_bounds(factors, prior, radius, 1e-10, given=given_bounds, floor=floor)
+    skipped = given_bounds <= floor
+    assert np.array_equal(mixed[skipped], given_bounds[skipped])
+    computed, reference = mixed[~skipped], full[~skipped]
+    assert np.array_equal(np.isinf(computed), np.isinf(reference))
+    assert np.allclose(computed[np.isfinite(reference)], reference[np.isfinite(reference)], rtol=0, atol=1e-12)
+    dense = _dense_ratios(factors, ball)
+    finite = np.isfinite(dense)
+    assert np.all(mixed[finite] >= dense[finite]) and np.all(np.isinf(mixed[~finite]))
