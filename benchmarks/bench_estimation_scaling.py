@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=float, help="time limit (s) for every size (default: per size)")
+    parser.add_argument("--name", default="estimation_scaling", help="results file stem in benchmarks/results/")
     args = parser.parse_args()
     if args.child is not None:
         print(json.dumps(child(args.child, args.limit)))
@@ -99,7 +100,7 @@ def main() -> None:
               f"  outputs {row['outputs']}  peak {row['peak_mb']:.0f} MB"
               f"  {row['best_oracle']} ×{row['oracle_over_design']:.2f}"
               f"  load {row['load_median']:.1f}", flush=True)
-    print(write_results("estimation_scaling", rows, epsilon=1.0, delta=1e-6, repeats=args.repeats))
+    print(write_results(args.name, rows, epsilon=1.0, delta=1e-6, repeats=args.repeats))
 
 
 if __name__ == "__main__":
