@@ -168,7 +168,7 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     sdp_rounds
         SDP refinements of (D, a, b) afterwards (each one oracle call).
     deadline
-        ``time.monotonic()`` after which no further SDP round starts.
+        ``time.monotonic()`` after which no further cutting-plane or SDP round starts (the first round always runs).
     weights
         The map L of the L-optimal criterion tr(L J⁻¹ Lᵀ) ("a_optimal" only); ``None`` is L = I.
     """
@@ -205,6 +205,8 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
             break
         b = np.asarray(lp.x[:n])
         width *= 0.5 if r - predicted < 1e-3 * abs(r) else 1.0
+        if deadline is not None and time.monotonic() >= deadline:
+            break  # every round's value is a bound: stop at the deadline (an oracle call takes minutes at N = 1,000)
     best = StructuredBound(best_value, diagonal, vector, tau, families, calls)
     return _refine(criterion, best, np.hstack(model), b, oracle, sdp_rounds, deadline, weights)
 

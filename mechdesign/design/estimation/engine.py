@@ -557,6 +557,17 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
     columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
+    if n > _LP_LAMBDA_MAX and 0 < problem.epsilon < 700:
+        # Beyond 256 categories a few master iterations are all the limit allows (a Newton step costs K²N), and
+        # k-RR's weights are a poor first point (N = 1,000: tr J⁻¹ − 1 ≈ 150,000 after 300 s). Hadamard response
+        # (ε-LDP, so ε-PML over every ball: its lift vectors lie in the column polytope) is the first point
+        # instead, with k-RR's columns beside it at weight 0; the master can only improve on it.
+        from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
+
+        response = hadamard_mechanism(problem.prior, problem.epsilon).matrix
+        weight = problem.prior.probabilities @ response
+        columns = np.hstack([start_columns, response / weight, columns[:, n:]])
+        theta = np.concatenate([np.zeros(n), weight])
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:
@@ -569,6 +580,8 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
         # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
         # bound gives.
         floor = offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities))
+        if time.monotonic() >= end:  # past the time limit: the data-processing floor, which needs no oracle call
+            return floor
         return max(structured_bound(criterion, target, lam, oracle, co, deadline=end, weights=weights).value, floor)
 
     while True:
@@ -588,7 +601,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
         shift = float(np.min(own - lam @ columns))
         quadratic = _quadratic(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
-        fresh = search.search(quadratic, lam, heavy)
+        fresh = search.search(quadratic, lam, heavy, deadline)
         reduced = _gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size else np.zeros(0)
         fresh = fresh[:, reduced < -1e-12 * max(abs(value), 1.0)][:, :_ADD_PER_ITERATION * 16]
         generated += fresh.shape[1]

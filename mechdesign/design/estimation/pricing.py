@@ -26,6 +26,7 @@ Starts: the structured maximisers and the master's heaviest columns.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -51,8 +52,16 @@ class ColumnSearch:
     def __init__(self, oracle: SeparableOracle) -> None:
         self.oracle = oracle
 
-    def search(self, quadratic: np.ndarray, lam: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        """Columns (N×K, distinct) found from the structured maximisers and each start, best first by q."""
+    def search(self, quadratic: np.ndarray, lam: np.ndarray, starts: np.ndarray,
+               deadline: float | None = None) -> np.ndarray:
+        """Columns (N×K, distinct) found from the structured maximisers and each start, best first by q.
+
+        After ``deadline`` (``time.monotonic()``) no further local search starts: what was found is returned.
+        """
+
+        def late() -> bool:
+            return deadline is not None and time.monotonic() >= deadline
+
         q = np.asarray(quadratic, dtype=np.float64)
         p = self.oracle.p
         diag, vector, _ = fit_structure(q, p, psd=False)
@@ -67,6 +76,8 @@ class ColumnSearch:
             global_best = found[0][:, np.argsort(-value(found[0]))[:2]]
             starts = np.hstack([global_best, np.asarray(starts, dtype=np.float64)])
         for v0 in np.asarray(starts, dtype=np.float64).T:
+            if late():
+                break
             v, current = v0, float(value(v0[:, None])[0])
             for _ in range(_STEPS):
                 cols = self.oracle.maximize(diag, linear + 2 * rest @ v, refine=False).columns
@@ -82,6 +93,8 @@ class ColumnSearch:
         if cols.shape[1] == 0:
             return cols
         for v0 in cols[:, np.argsort(-value(cols))[:_MOVE_STARTS]].T:
+            if late():
+                break
             found.extend(self._ascend(v0, value))
         cols = np.hstack(found)
         scale = np.maximum(np.abs(cols).max(axis=0, keepdims=True), 1.0)
