@@ -41,6 +41,21 @@ def file_kind(path: Path, name: str) -> str:
     raise v.fail(name, "end in .csv (optionally compressed, e.g. .csv.gz) or .parquet", str(path))
 
 
+def stream_kind(source: Path, target: Path) -> str:
+    """The common format of a streamed input and output file, after the checks every streaming verb makes.
+
+    ``source`` must be an existing CSV or Parquet file, ``target`` of the same format and a different file.
+    """
+    kind = file_kind(source, "input")
+    if file_kind(target, "output") != kind:
+        raise v.fail("output", f"have the input's format ({kind})", str(target))
+    if not source.is_file():
+        raise v.fail("input", "be an existing CSV or Parquet file", str(source))
+    if source.resolve() == target.resolve():
+        raise v.fail("output", "differ from the input file", str(target))
+    return kind
+
+
 def _existing(path: Path, name: str) -> Path:
     if not path.is_file():
         raise v.fail(name, "be an existing CSV or Parquet file", str(path))

@@ -527,16 +527,10 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     'id,answer'
     """
     from mechdesign._files import atomic_path
-    from mechdesign.deploy._io import file_kind
+    from mechdesign.deploy._io import stream_kind
 
     source, target = Path(source), Path(target)
-    kind = file_kind(source, "input")
-    if file_kind(target, "output") != kind:
-        raise v.fail("output", f"have the input's format ({kind})", str(target))
-    if not source.is_file():
-        raise v.fail("input", "be an existing CSV or Parquet file", str(source))
-    if source.resolve() == target.resolve():
-        raise v.fail("output", "differ from the input file", str(target))
+    kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
     job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64))
     with atomic_path(target) as tmp:

@@ -313,7 +313,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         Bad files or columns, missing or unknown values, or a refusal by ``check_counts`` (nothing written).
     """
     from mechdesign._files import atomic_path
-    from mechdesign.deploy._io import file_kind
+    from mechdesign.deploy._io import stream_kind
     from mechdesign.deploy.privatizer import BLOCK, block_streams
     from mechdesign.records.encoding import distinct_names
 
@@ -322,13 +322,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     if len(names) != len(privatizer.attributes):
         raise v.fail("columns", f"name one column per attribute of the record file {list(privatizer.attributes)}",
                      names)
-    kind = file_kind(source, "input")
-    if file_kind(target, "output") != kind:
-        raise v.fail("output", f"have the input's format ({kind})", str(target))
-    if not source.is_file():
-        raise v.fail("input", "be an existing CSV or Parquet file", str(source))
-    if source.resolve() == target.resolve():
-        raise v.fail("output", "differ from the input file", str(target))
+    kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
     job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size))
     with atomic_path(target) as tmp:

@@ -293,7 +293,8 @@ def caratheodory_reduce(theta: Any, columns: Any) -> np.ndarray:
     The set {θ′ ≥ 0 : θ′ ↦ (vech J, Σθ′_k v_k) equals its value at θ} is a polytope that contains θ;
     a simplex method (HiGHS, dual simplex, zero cost, feasibility tolerance 1e-10) returns one of its
     vertices, which has at most as many non-zeros as the map has independent rows (Carathéodory).
-    If the LP fails, θ is returned unchanged (the matrix is certified either way).
+    If the LP fails or needs more than 20 simplex iterations per row and column, θ is returned unchanged (the
+    matrix is certified either way).
 
     Examples
     --------
@@ -311,8 +312,11 @@ def caratheodory_reduce(theta: Any, columns: Any) -> np.ndarray:
     upper = np.triu_indices(n)
     rows = np.vstack([(vec[:, None, support] * vec[None, :, support])[upper], vec[:, support]])
     scale = np.linalg.norm(rows, axis=0)
+    # An iteration cap (deterministic, unlike a time limit): on Adult education at some budgets the dual simplex
+    # cycled for over 15 minutes; a capped LP returns θ unchanged, as a failed one does.
     res = linprog(np.zeros(support.size), A_eq=rows / scale, b_eq=rows @ th[support], bounds=(0, None),
-                  method="highs-ds", options={"primal_feasibility_tolerance": 1e-10, "presolve": False})
+                  method="highs-ds", options={"primal_feasibility_tolerance": 1e-10, "presolve": False,
+                                              "maxiter": 20 * (rows.shape[0] + support.size)})
     if res.status != 0:
         return th
     out = np.zeros_like(th)

@@ -194,6 +194,11 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
             if f_duals < f_center:  # a better bound at the master's duals moves the centre there
                 center, f_center = duals, f_duals
             added += admit(vectors, duals)
+        if duals is not lam:  # the Wentges fallback priced interior duals: the master's basic duals close the gap
+            bound, vectors = oracle.price(lam)
+            f_basic = proven(lam, max(bound, 0.0)) if bound < math.inf else math.inf
+            best_bound = min(best_bound, f_basic)
+            added += admit(vectors, lam)
         generated += added
         idle = 0 if added else idle + 1
         try:
