@@ -203,20 +203,26 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     # α = 1e-14) what it costs MI only to first order.
     worst = ball.min_linear(w)
     over = ~(w.max(axis=0) <= np.exp(target) * worst)  # also where the worst case is 0
-    law = np.where(over, 1.0, 0.0) if over.any() else np.ones(w.shape[1])
-    law /= law.sum()
+    # Columns within rounding of ε but not over it keep their ratio when only the others are mixed, and the
+    # rounded-up capacity can then never reach the target (a random L-optimal design at 1e-14 over ε was mixed
+    # all the way to the constant mechanism): then every column is mixed.
+    laws = [np.where(over, 1.0, 0.0)] if over.any() and not over.all() else []
+    laws.append(np.ones(w.shape[1]))
+    for law in laws:
+        law /= law.sum()
 
-    def mixed(alpha: float) -> np.ndarray:
-        return clean_matrix((1 - alpha) * w + alpha * law)
+        def mixed(alpha: float, law: np.ndarray = law) -> np.ndarray:
+            return clean_matrix((1 - alpha) * w + alpha * law)
 
-    def ok(alpha: float) -> bool:
-        return _achieved(mixed(alpha), ball)[1] <= target
-
-    try:
-        alpha = conservative_search(ok, 0.0, first_step=1e-12, limit=1.0, rtol=1e-15)
-    except ArithmeticError:  # ε so small that only the constant mechanism (α = 1, capacity 0) works
-        alpha = 1.0
-    return mixed(alpha), alpha
+        try:
+            alpha = conservative_search(lambda a, mixed=mixed: _achieved(mixed(a), ball)[1] <= target, 0.0,
+                                        first_step=1e-12, limit=1.0, rtol=1e-15)
+        except ArithmeticError:  # this law cannot certify short of α = 1
+            continue
+        if alpha < 1.0 or law is laws[-1]:
+            return mixed(alpha), alpha
+    # ε so small that only the constant mechanism (α = 1, capacity 0) works
+    return clean_matrix(np.tile(w.sum(axis=0) / w.shape[0], (w.shape[0], 1))), 1.0
 
 
 def certify(matrix: MatrixLike, ball: L1Ball, epsilon: float, utility: Utility,

@@ -254,3 +254,17 @@ def test_small_count_priors_beyond_sixteen_are_enumerated_and_bound_the_priced_e
     assert priced.method == "column_generation_priced"
     tol = 1e-9 * exact.utility
     assert priced.utility >= exact.utility - tol and priced.upper_bound <= exact.utility + tol
+
+
+def test_a_design_within_rounding_of_epsilon_is_repaired_not_replaced_by_a_constant():
+    """Seed 148 of the property test above: the master's matrix was 1e-14 over ε in columns the restricted mixing
+    left alone, repair mixed to α = 1 (a constant mechanism, value inf) and the status still read "optimal"."""
+    rng = np.random.default_rng(148)
+    prior = rng.dirichlet(np.full(4, 2.0)) * 0.9 + 0.1 / 4
+    rng.integers(1, 5)
+    weights = rng.normal(size=(1, 4))
+    problem = DesignProblem(prior, 0.556640625, 0.05, linear(weights))
+    result = design_estimation(problem, baselines=False)
+    assert result.certificate.holds and math.isfinite(result.utility)
+    assert result.certificate.mixing_weight < 1e-9
+    assert result.utility == pytest.approx(result.upper_bound, rel=1e-7) and result.status == "optimal"

@@ -695,7 +695,9 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     # Relative to the value, with a rounding floor on the scale of the computed trace (utility + offset): an optimum
     # of 0 (e.g. one category that the identity reveals, L-optimal) is computed as ~1e-14, never as 0.
     floor = 64 * np.finfo(np.float64).eps * (abs(certificate.utility) + abs(offset))
-    status = "optimal" if certificate.gap <= gap_tolerance * abs(certificate.utility) + floor else "feasible"
+    # An infinite value (Lp not identifiable from the final matrix) is never optimal: inf ≤ tol·inf would say so.
+    status = ("optimal" if math.isfinite(certificate.utility)
+              and certificate.gap <= gap_tolerance * abs(certificate.utility) + floor else "feasible")
     solver = "CLARABEL" if options.conic else "interior-point" + ("+CLARABEL" if fallbacks else "")
     result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
                           certificate, solver, method, candidates, iterations, timings, sense="minimize")
