@@ -214,9 +214,11 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
         def mixed(alpha: float, law: np.ndarray = law) -> np.ndarray:
             return clean_matrix((1 - alpha) * w + alpha * law)
 
+        def ok(alpha: float, law: np.ndarray = law) -> bool:
+            return _achieved(mixed(alpha, law), ball)[1] <= target
+
         try:
-            alpha = conservative_search(lambda a, mixed=mixed: _achieved(mixed(a), ball)[1] <= target, 0.0,
-                                        first_step=1e-12, limit=1.0, rtol=1e-15)
+            alpha = conservative_search(ok, 0.0, first_step=1e-12, limit=1.0, rtol=1e-15)
         except ArithmeticError:  # this law cannot certify short of α = 1
             continue
         if alpha < 1.0 or law is laws[-1]:
