@@ -146,13 +146,37 @@ def remove_stale_parts(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
+def remove_live_parts() -> None:
+    """Remove this process's live temporary files (on SIGTERM, and where the CLI catches an interrupt)."""
     for path in list(_LIVE):
         try:
             path.unlink()
         except OSError:
             pass
+        _LIVE.discard(path)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    remove_live_parts()
     raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM (delivered on exit) while a temporary file is created and registered.
+
+    Between ``mkstemp`` and the registration in ``_LIVE`` an interrupt would leave a file that no handler knows
+    of (seen under load: a ``.part`` left by SIGINT). Only the main thread can receive them; elsewhere a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def install_signal_cleanup() -> None:
@@ -182,10 +206,13 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     if target.is_dir():
         raise IsADirectoryError(f"output must not be a directory, got output={str(target)!r}")
     remove_stale_parts(target.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.mdtmp{os.getpid()}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    _LIVE.add(tmp_path)
+    with _signals_held():
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.mdtmp{os.getpid()}.", suffix=".part", dir=target.parent)
+        os.close(fd)
+        tmp_path = Path(tmp)
+        _LIVE.add(tmp_path)
+    # An interrupt delivered from here on finds the file in _LIVE: the SIGTERM handler, the finally below or the
+    # CLI's KeyboardInterrupt handler (remove_live_parts) removes it.
     try:
         yield tmp_path
         os.chmod(tmp_path, default_file_mode())

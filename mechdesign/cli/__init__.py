@@ -110,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
+        from mechdesign._files import remove_live_parts
+
+        remove_live_parts()  # an interrupt just before atomic_path's try would otherwise leave its temporary file
         print("mechdesign: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (CertificateError, SolverError) as exc:
