@@ -170,7 +170,10 @@ def _start_and_signal(big, out_dir: Path, sig: int) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "mechdesign", "privatize", str(mech), str(source),
                                 "--column", "race", "--out", str(out_dir / "out.csv"), "--seed", "1",
-                                "--chunk-size", "65536"], stderr=subprocess.PIPE, text=True, env=env)
+                                "--chunk-size", "65536"], stderr=subprocess.PIPE, text=True, env=env,
+                               # A job started in the background by a shell inherits SIGINT ignored (POSIX), and
+                               # Python then installs no KeyboardInterrupt handler: restore the default first.
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     # Signal as soon as the temporary output exists (waiting for its first bytes left too small a window on a
     # loaded machine: one CI run saw the process finish first, exit 0).
