@@ -211,20 +211,22 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     for law in laws:
         law /= law.sum()
 
-        def mixed(alpha: float, law: np.ndarray = law) -> np.ndarray:
-            return clean_matrix((1 - alpha) * w + alpha * law)
-
         def ok(alpha: float, law: np.ndarray = law) -> bool:
-            return _achieved(mixed(alpha, law), ball)[1] <= target
+            return _achieved(_mixed(w, law, alpha), ball)[1] <= target
 
         try:
             alpha = conservative_search(ok, 0.0, first_step=1e-12, limit=1.0, rtol=1e-15)
         except ArithmeticError:  # this law cannot certify short of α = 1
-            continue
-        if alpha < 1.0 or law is laws[-1]:
-            return mixed(alpha), alpha
+            alpha = 1.0
+        if alpha < 1.0:
+            return _mixed(w, law, alpha), alpha
     # ε so small that only the constant mechanism (α = 1, capacity 0) works
-    return clean_matrix(np.tile(w.sum(axis=0) / w.shape[0], (w.shape[0], 1))), 1.0
+    return _mixed(w, laws[-1], 1.0), 1.0
+
+
+def _mixed(w: np.ndarray, law: np.ndarray, alpha: float) -> np.ndarray:
+    """(1 − α) W + α·(every row the law), cleaned: post-processing by a constant mechanism."""
+    return clean_matrix((1 - alpha) * w + alpha * law)
 
 
 def certify(matrix: MatrixLike, ball: L1Ball, epsilon: float, utility: Utility,
