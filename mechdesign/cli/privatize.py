@@ -111,9 +111,7 @@ def run(args: argparse.Namespace) -> int:
                "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
                "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation, "sha256": loaded.sha256,
                "signed": loaded.signature is not None and args.public_key is not None,
-               "data_check": {"passed": data.inside, "overridden": not data.inside, "records": data.records,
-                              "divergence": data.divergence, "threshold": data.threshold,
-                              "data_delta": data.data_delta, "distance": data.distance}}
+               "data_check": _data_check(data)}
     if args.json:
         print_json(summary)
         return 0
@@ -130,6 +128,13 @@ def run(args: argparse.Namespace) -> int:
               f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
               f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
     return 0
+
+
+def _data_check(data: Any) -> dict[str, Any]:
+    """The data check's outcome as the JSON summary reports it (one column or a whole record)."""
+    return {"passed": data.inside, "overridden": not data.inside, "records": data.records,
+            "divergence": data.divergence, "threshold": data.threshold, "data_delta": data.data_delta,
+            "distance": data.distance}
 
 
 def _run_record(args: argparse.Namespace) -> int:
@@ -165,9 +170,7 @@ def _run_record(args: argparse.Namespace) -> int:
                "generator": "pcg64-seeded" if args.seed is not None else "aes-ctr-secure",
                "notion": "pml", "level": "record", "epsilon": stated, "sampled_epsilon": achieved,
                "sha256": record.sha256, "signed": record.signature is not None and args.public_key is not None,
-               "data_check": {"passed": data.inside, "overridden": not data.inside, "records": data.records,
-                              "divergence": data.divergence, "threshold": data.threshold,
-                              "data_delta": data.data_delta, "distance": data.distance}}
+               "data_check": _data_check(data)}
     if args.json:
         print_json(summary)
         return 0

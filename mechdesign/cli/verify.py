@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from mechdesign.cli._io import add_signature_arguments, print_json, record_columns, signature_required, single_column
 
@@ -57,22 +58,35 @@ def run(args: argparse.Namespace) -> int:
         print_json({"file": result.path, "notion": result.notion, "epsilon": result.epsilon,
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
-                    "data": None if data is None else {"records": data.records, "distance": data.distance,
-                                                       "divergence": data.divergence, "threshold": data.threshold,
-                                                       "data_delta": data.data_delta}})
+                    "data": _data(data)})
     else:
         verdict = "holds" if result.holds else "DOES NOT HOLD"
         extra = "" if result.notion == "ldp" else f", radius {result.radius!r}, delta {result.delta!r}"
         print(f"{result.path}: {result.notion} epsilon {result.epsilon!r} {verdict} "
               f"(achieved {result.achieved!r}{extra})"
               + ("; signature valid" if args.public_key is not None else "")
-              + ("" if data is None else f"; data: {data.records:,} records, divergence to the ball "
-                 f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g}"))
+              + _data_text(data, ""))
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)
         return 1
     return 0
+
+
+def _data(data: Any) -> dict[str, Any] | None:
+    """The data check's outcome as the JSON output reports it (``None`` without ``--data``)."""
+    if data is None:
+        return None
+    return {"records": data.records, "distance": data.distance, "divergence": data.divergence,
+            "threshold": data.threshold, "data_delta": data.data_delta}
+
+
+def _data_text(data: Any, kind: str) -> str:
+    """The data check's clause of the text verdict (empty without ``--data``)."""
+    if data is None:
+        return ""
+    return (f"; data: {data.records:,} records, {kind}divergence to the ball {data.divergence:.4g} <= "
+            f"{data.threshold:.4g} at delta_d {data.data_delta:g}")
 
 
 def _run_record(args: argparse.Namespace) -> int:
@@ -100,9 +114,7 @@ def _run_record(args: argparse.Namespace) -> int:
                "achieved": result.achieved, "delta": result.delta, "radius": result.radius, "samples":
                record.prior.samples, "holds": result.holds, "sha256": result.sha256,
                "signature_checked": args.public_key is not None,
-               "data": None if data is None else {"records": data.records, "distance": data.distance,
-                                                  "divergence": data.divergence, "threshold": data.threshold,
-                                                  "data_delta": data.data_delta}}
+               "data": _data(data)}
     if args.json:
         print_json(summary)
     else:
@@ -111,8 +123,7 @@ def _run_record(args: argparse.Namespace) -> int:
               f"over the joint ball of {', '.join(record.attributes)}: N = {record.prior.size:,} letters, "
               f"{record.kind} design, radius {result.radius!r}, delta {result.delta!r})"
               + ("; signature valid" if args.public_key is not None else "")
-              + ("" if data is None else f"; data: {data.records:,} records, joint divergence to the ball "
-                 f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g}"))
+              + _data_text(data, "joint "))
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved record-level epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)
