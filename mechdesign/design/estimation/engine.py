@@ -84,7 +84,8 @@ _LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a si
 _MAX_ITERATIONS = 200
 _START_PER_INPUT, _ADD_PER_ITERATION = 8, 8  # columns per input in the first master / added per iteration
 _MAX_AGE = 2
-_LP_LAMBDA_MAX = 256  # above this N the priced engine takes λ from the master's optimality conditions
+_LP_LAMBDA_MAX = 256  # above this N the priced engine takes λ from the master's optimality conditions and starts
+# from Hadamard response (the large-N regime: an LP over all columns and k-RR's first point cost minutes there)
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local search and bounded by bound.py …
@@ -668,7 +669,8 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     # The reduction's LP has N(N+1)/2 + N dense rows per column in use: 33 k × ~1,000 at N = 256 (minutes of simplex),
     # 500 k × thousands at N = 1,000 (gigabytes). Beyond _REDUCE_ENTRIES, or past the deadline, the master's θ is
     # kept as it is (more outputs, the same J and value; the certificate does not depend on it).
-    entries = (n * (n + 3) // 2) * int(np.count_nonzero(theta)) if (n := columns.shape[0]) else 0
+    size = columns.shape[0]
+    entries = size * (size + 3) // 2 * int(np.count_nonzero(theta))
     if options.reduce and (entries > _REDUCE_ENTRIES or time.monotonic() >= options.deadline):
         timings["reduce_skipped"] = 1.0
         bound = max(bound, bound_at(theta, columns))
