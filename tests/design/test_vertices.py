@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.polytope.vertices import brute_force_vertices, column_vertices
@@ -102,3 +104,31 @@ def test_limits():
         column_vertices([0.5, 0.5, 0.0], 1.0)
     with pytest.raises(ValueError):
         brute_force_vertices(np.full(7, 1 / 7), 1.0)
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3))
+@settings(max_examples=40, deadline=None)
+def test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound(seed, n, regime):
+    # ColumnVertices.quadratic/dot price from 2^N tables (no N×K array); the engine takes quadratic_error and
+    # dot_error off its bound, so they must cover the difference to an exact evaluation (fractions).
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(n, 1.5))
+    p = np.maximum(p, 0.02) / np.maximum(p, 0.02).sum()
+    beta = [0.0, float(rng.uniform(0, 2 * p.min())), float(rng.uniform(2 * p.min(), 2)), 2.0][regime]
+    cv = column_vertices(p, float(rng.uniform(0.1, 2.0)), beta)
+    root = rng.normal(size=(n, n)) * np.exp(rng.uniform(-3, 3, size=n))
+    q = root @ root.T - rng.uniform(0, 2) * np.eye(n)  # symmetric, possibly indefinite
+    lam = rng.normal(size=n) * 10.0 ** rng.uniform(-2, 2)
+    index = rng.choice(cv.count, size=min(cv.count, 25), replace=False)
+    fast, fast_dot = cv.quadratic(q, index), cv.dot(lam, index)
+    err, dot_err = cv.quadratic_error(q, index), cv.dot_error(lam, index)
+    vec = cv.vectors(index)
+    qf = [[Fraction(float(x)) for x in row] for row in q]
+    for k in range(index.size):
+        v = [Fraction(float(x)) for x in vec[:, k]]
+        exact = sum(v[i] * qf[i][j] * v[j] for i in range(n) for j in range(n))
+        exact_dot = sum(Fraction(float(lam[i])) * v[i] for i in range(n))
+        assert abs(Fraction(float(fast[k])) - exact) <= Fraction(float(err[k]))
+        assert abs(Fraction(float(fast_dot[k])) - exact_dot) <= Fraction(float(dot_err[k]))

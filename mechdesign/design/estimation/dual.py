@@ -35,18 +35,14 @@ from mechdesign.design.polytope.vertices import ColumnVertices
 
 __all__ = ["dual_bound"]
 
-_CHUNK = 50_000
-
-
 def _violations(factor: np.ndarray, lam: np.ndarray, candidates: ColumnVertices | np.ndarray) -> np.ndarray:
-    """‖F v‖² − λ·v for every candidate (F = Xᵀ)."""
+    """‖F v‖² − λ·v for every candidate (F = Xᵀ), raised by its rounding bound for the vertex list's tables."""
     if isinstance(candidates, np.ndarray):
         return np.sum((factor @ candidates) ** 2, axis=0) - lam @ candidates
-    out = np.empty(candidates.count)
-    for start in range(0, candidates.count, _CHUNK):
-        vec = candidates.vectors(np.arange(start, min(start + _CHUNK, candidates.count)))
-        out[start:start + vec.shape[1]] = np.sum((factor @ vec) ** 2, axis=0) - lam @ vec
-    return out
+    gram = factor.T @ factor
+    gram = 0.5 * (gram + gram.T)
+    return (candidates.quadratic(gram) - candidates.dot(lam)
+            + candidates.quadratic_error(gram) + candidates.dot_error(lam))
 
 
 def dual_bound(weights: np.ndarray, columns: np.ndarray, candidates: ColumnVertices | np.ndarray,

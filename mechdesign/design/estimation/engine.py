@@ -79,7 +79,8 @@ __all__ = ["CRITERIA", "caratheodory_reduce", "design_estimation", "lower_bound"
 
 # estimation_linear is (A) with the utility's map L (``weights``); estimation_mse is L = I.
 CRITERIA = {"estimation_mse": "a_optimal", "estimation_linear": "a_optimal", "estimation_logdet": "d_optimal"}
-_CHUNK = 8_192  # candidates priced at a time (N × 8,192 doubles stay in cache)
+_CHUNK = 8_192  # candidates of an N×K array priced at a time (N × 8,192 doubles stay in cache)
+_EPS = np.finfo(np.float64).eps
 _LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a singular face leaves λ free: lower_bound)
 _MAX_ITERATIONS = 200
 _START_PER_INPUT, _ADD_PER_ITERATION = 8, 8  # columns per input in the first master / added per iteration
@@ -94,7 +95,6 @@ ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local se
 # 1 % above it after 36 s.
 _ENUMERATE_SMALL, _ENUMERATE_COUNT = 20, 1_500_000
 _STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
-_CACHE_ENTRIES = 1 << 25  # candidate lift vectors kept in memory up to this many N×K entries (268 MB; N = 20 fits)
 _REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
 _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
 
@@ -214,18 +214,30 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
         # Σλ + min_k(g_k − λ·v_k) is unchanged by λ → λ + cP̂ (P̂·v_k = 1): measure reduced gradients from
         # their minimum over the LP's columns, so that the columns worth adding are the negative ones.
         shift = float(np.min(basis_grads - lam @ basis))
-        reduced = np.zeros(0)
-        if candidates is not None:
-            # In chunks that stay in cache, for a cached array as for the vertex list (one 20 × 1.3 M product at
-            # N = 20 took 0.5 s, the chunks a fifth of it).
-            count = candidates.shape[1] if isinstance(candidates, np.ndarray) else candidates.count
-            reduced = np.empty(count)
-            for start in range(0, count, _CHUNK):
-                stop = min(start + _CHUNK, count)
-                vec = (candidates[:, start:stop] if isinstance(candidates, np.ndarray)
-                       else candidates.vectors(np.arange(start, stop)))
-                reduced[start:stop] = grads(vec) - lam @ vec - shift
-        best = min(float(reduced.min()) if reduced.size else 0.0, 0.0)
+        reduced, margin = np.zeros(0), np.zeros(0)
+        if isinstance(candidates, ColumnVertices):
+            # The vertex list prices from tables over its 2^N sets (ColumnVertices.quadratic): no N×K array; the
+            # tables' rounding is bounded and taken off the bound.
+            quadratic = _quadratic(criterion, j_inverse, weights)
+            quadratic = 0.5 * (quadratic + quadratic.T)
+            reduced = -candidates.quadratic(quadratic) - candidates.dot(lam) - shift
+            if reduced.size:
+                # The rounding bounds cost two more tables: taken only where they can decide the minimum (a
+                # coarse bound on every one first: the largest level squared times Σ|Q|, times the same γ).
+                levels = candidates.high + candidates.low
+                k = 2 * columns.shape[0] + 3
+                coarse = (k * _EPS / (1 - k * _EPS) * float(levels.max())
+                          * (float(levels.max()) * float(np.abs(quadratic).sum()) + float(np.abs(lam).sum())))
+                near = np.flatnonzero(reduced <= reduced.min() + 2 * coarse)
+                margin = np.zeros(reduced.size)
+                margin[near] = candidates.quadratic_error(quadratic, near) + candidates.dot_error(lam, near)
+        elif candidates is not None:  # in chunks that stay in cache
+            reduced = np.empty(candidates.shape[1])
+            for start in range(0, candidates.shape[1], _CHUNK):
+                vec = candidates[:, start:start + _CHUNK]
+                reduced[start:start + _CHUNK] = grads(vec) - lam @ vec - shift
+        best = min(float(np.min(reduced - margin)) if margin.size else float(reduced.min()) if reduced.size else 0.0,
+                   0.0)
         if extra is not None and extra.size:
             best = min(best, float(np.min(grads(extra) - lam @ extra)) - shift)
         # f(θ) − ∇f·θ: 2 tr(L J⁺ Lᵀ) (A, L; the X-form of the module docstring, valid for any J) or f(θ) + N (D).
@@ -482,7 +494,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
     solve_start = time.perf_counter()
-    pool: ColumnVertices | np.ndarray = cv.vectors() if cv.count * n <= _CACHE_ENTRIES else cv
+    pool = cv
     if cv.count <= 3000:
         active = np.arange(cv.count)
     else:  # price the candidates at the start point and keep the most promising
@@ -493,8 +505,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     warm = np.concatenate([mass, np.zeros(active.size)])  # feasible start of the next master
     while True:
         iterations += 1
-        columns = np.column_stack([start_columns, pool[:, active] if isinstance(pool, np.ndarray)
-                                   else cv.vectors(active)])
+        columns = np.column_stack([start_columns, cv.vectors(active)])
         theta, fell_back = _master(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
         found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds)
@@ -521,10 +532,14 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # are dropped (they are priced again at every iteration and return if attractive). Dropping them at
         # once made column generation zigzag (2-3× more iterations on Adult education); on ε ∈ {0.5, 1, 2}
         # an age of 2 took 20 % less CPU than 3 (smaller masters), 8 columns per input beat 4 and 16.
-        # "Used" = in a basic optimal solution (same J): interior points spread weight over every column of a
-        # degenerate optimal face (thousands at β = 2), which would then never age out.
-        basic = caratheodory_reduce(np.where(theta > 1e-10 * theta.max(), theta, 0.0), columns)
-        age = np.where(basic[n:] > 0, 0, age + 1)
+        # "Used" = a weight above 1e-7 of the largest, or, when more columns than a basic solution has carry
+        # weight, in a basic optimal solution (same J): interior points spread weight over every column of a
+        # degenerate optimal face (thousands at β = 2), which would then never age out. The reduction at every
+        # iteration took a quarter of the run at N = 20 (Zipf) and is rarely needed there.
+        used = theta > 1e-7 * theta.max()
+        if np.count_nonzero(used) > n * (n + 3) // 2:
+            used = caratheodory_reduce(np.where(theta > 1e-10 * theta.max(), theta, 0.0), columns) > 0
+        age = np.where(used[n:], 0, age + 1)
         keep = age < _MAX_AGE
         active = np.concatenate([active[keep], fresh])
         age = np.concatenate([age[keep], np.zeros(fresh.size, dtype=np.int64)])

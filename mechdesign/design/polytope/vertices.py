@@ -45,6 +45,7 @@ __all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertice
 
 MAX_SIZE = 24
 _MAX_LOG_A = EXP_CAP  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
+_EPS = np.finfo(np.float64).eps
 _TOL = 1e-12  # relative slack for degenerate vertices (t = 0 or t = h); the certificate repairs
 
 
@@ -99,6 +100,53 @@ class ColumnVertices:
         sel = slice(None) if index is None else index
         return self.high[sel] * table[self.high_mask[sel]] + self.low[sel] * table[self.low_mask[sel]]
 
+    def quadratic(self, matrix: np.ndarray, index: Any = None) -> np.ndarray:
+        """vᵀQv for each candidate (Q symmetric N×N), from a table of 1_SᵀQ1_S over all 2^N sets (no N×K array).
+
+        With v = h·1_H + l·1_L and H ∩ L = ∅, 2·1_HᵀQ1_L = q(H ∪ L) − q(H) − q(L), so
+
+            vᵀQv = h(h − l)·q(H) + l(l − h)·q(L) + hl·q(H ∪ L),        q(S) = 1_SᵀQ1_S.
+
+        O(2^N + K) instead of the O(N²K) of forming the vectors (1.3 M candidates at N = 20: ~50 ms instead of
+        a 208 MB array and 0.15 s per pricing). Each table entry sums at most N² products in float64; the
+        rounding is within :meth:`quadratic_error`.
+
+        Examples
+        --------
+        >>> cv = column_vertices([0.5, 0.3, 0.2], 1.0, 0.2)
+        >>> q = np.array([[2.0, 0.5, -1.0], [0.5, 1.0, 0.3], [-1.0, 0.3, 3.0]])
+        >>> vec = cv.vectors()
+        >>> bool(np.allclose(cv.quadratic(q), np.einsum("ik,ij,jk->k", vec, q, vec)))
+        True
+        """
+        table = _pair_sums(np.asarray(matrix, dtype=np.float64))
+        sel = slice(None) if index is None else index
+        high_mask, low_mask, hi, lo = self.high_mask[sel], self.low_mask[sel], self.high[sel], self.low[sel]
+        return (hi * (hi - lo) * table[high_mask] + lo * (lo - hi) * table[low_mask]
+                + hi * lo * table[high_mask | low_mask])
+
+    def quadratic_error(self, matrix: np.ndarray, index: Any = None) -> np.ndarray:
+        """An upper bound on the rounding error of :meth:`quadratic`, per candidate.
+
+        A table entry q(S) is a sum of the N(N + 1)/2 distinct entries of Q on S, accumulated along at most 2N
+        additions (a subset sum of one row, then the running total), so it errs by at most γ_{2N}·A(S) with A the
+        same table of |Q| and γ_k = k·eps/(1 − k·eps) (Higham, *Accuracy and Stability of Numerical Algorithms*,
+        §3.1); the combination adds three roundings: γ_{2N+3}·(h|h − l|A(H) + l|h − l|A(L) + hl·A(H ∪ L)).
+        """
+        table = _pair_sums(np.abs(np.asarray(matrix, dtype=np.float64)))
+        sel = slice(None) if index is None else index
+        high_mask, low_mask, hi, lo = self.high_mask[sel], self.low_mask[sel], self.high[sel], self.low[sel]
+        k = 2 * self.prior.size + 3
+        gamma = k * _EPS / (1 - k * _EPS)
+        spread = np.abs(hi - lo)
+        return gamma * (hi * spread * table[high_mask] + lo * spread * table[low_mask]
+                        + hi * lo * table[high_mask | low_mask])
+
+    def dot_error(self, weights: np.ndarray, index: Any = None) -> np.ndarray:
+        """An upper bound on the rounding error of :meth:`dot`: γ_{N+2}·(h Σ_H |λ| + l Σ_L |λ|)."""
+        k = self.prior.size + 2
+        return k * _EPS / (1 - k * _EPS) * self.dot(np.abs(np.asarray(weights, dtype=np.float64)), index)
+
 
 def _bits(masks: np.ndarray, n: int) -> np.ndarray:
     """The n low bits of each int64 mask as an n×K boolean array (bit i of mask k at [i, k])."""
@@ -111,6 +159,17 @@ def _subset_sums(values: np.ndarray) -> np.ndarray:
     table = np.zeros(1)
     for x in values:
         table = np.concatenate([table, table + x])
+    return table
+
+
+def _pair_sums(matrix: np.ndarray) -> np.ndarray:
+    """table[mask] = Σ_{x, y ∈ mask} Q_xy for all 2^N masks (Q symmetric): q(S ∪ {x}) = q(S) + 2 Q_x·1_S + Q_xx.
+
+    Built bit by bit (sets of the first x inputs, then with x added): O(2^N) operations and memory.
+    """
+    table = np.zeros(1)
+    for x in range(matrix.shape[0]):
+        table = np.concatenate([table, table + (_subset_sums(2.0 * matrix[x, :x]) + matrix[x, x])])
     return table
 
 
