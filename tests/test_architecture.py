@@ -38,6 +38,7 @@ EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.mechfile"),
               ("mechdesign.deploy.recordfile", "mechdesign.records.encoding"),
               ("mechdesign.deploy.recordfile", "mechdesign.records.capacity"),
               ("mechdesign.deploy.recordprivatizer", "mechdesign.records.joint"),
+              ("mechdesign.deploy.recordassess", "mechdesign.records.joint"),
               ("mechdesign.deploy.recordprivatizer", "mechdesign.records.encoding"),
               ("mechdesign.deploy.recorddecode", "mechdesign.records.encoding"),
               ("mechdesign.deploy.scaleout", "mechdesign.records.encoding")}

@@ -8,8 +8,10 @@ column of a record file, are refused: per-attribute guarantees do not add up to 
 What it prints is the file's guarantee together with the outcome of the data check
 (:mod:`mechdesign.deploy.datacheck`); when the check refused the data and ``--override-data-check`` was
 given, it states the ε of the (sampled) matrix at the data's own empirical distribution as well, since the
-file's guarantee does not cover those data. A file whose signature no trusted key checked is privatized only
-with a one-line notice on stderr; ``--require-signature`` (or ``MECHDESIGN_REQUIRE_SIGNATURE=1``) refuses it.
+file's guarantee does not cover those data. For a record file that ε is the record-level PML of the sampled
+design at the data's joint empirical distribution (:func:`mechdesign.deploy.recordassess.epsilon_at_data`).
+A file whose signature no trusted key checked is privatized only with a one-line notice on stderr;
+``--require-signature`` (or ``MECHDESIGN_REQUIRE_SIGNATURE=1``) refuses it.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "refused with probability at most δ_d")
     parser.add_argument("--override-data-check", action="store_true",
                         help="privatize even data the check refuses; the output then states the mechanism's ε at "
-                             "the data's own empirical distribution (the file's guarantee does not cover them)")
+                             "the data's own empirical distribution (with a record file: the record-level ε at their "
+                             "joint distribution), since the file's guarantee does not cover them")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -140,6 +143,7 @@ def _data_check(data: Any) -> dict[str, Any]:
 def _run_record(args: argparse.Namespace) -> int:
     """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
     from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, refusal
+    from mechdesign.deploy.recordassess import epsilon_at_data
     from mechdesign.deploy.recordfile import read_record_file
     from mechdesign.deploy.recordprivatizer import RecordPrivatizer, check_joint_counts, privatize_record_file
     from mechdesign.randomness import make_rng
@@ -147,29 +151,32 @@ def _run_record(args: argparse.Namespace) -> int:
     record = read_record_file(args.mechanism, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
-    checks: list[DataCheck] = []
+    checks: list[tuple[DataCheck, Any, Any]] = []
 
     def check(letters: Any, counts: Any) -> None:
         result = check_joint_counts(record.prior, record.guarantee["radius"], letters, counts, data_delta)
         if not result.inside and not args.override_data_check:
             raise ValueError(refusal(result).replace("data must", "data (joint distribution of the record) must", 1)
                              + "; --override-data-check privatizes them anyway")
-        checks.append(result)
+        checks.append((result, letters, counts))
 
     sampler = RecordPrivatizer(record)
     achieved = sampler.check()
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
     records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng, chunk_size=args.chunk_size,
                                     progress=True if args.progress else None, check_counts=check)
-    data = checks[0]
+    data, letters, counts = checks[0]
     notice = signature_notice(args.mechanism, record, args.public_key)
     if notice:
         print(notice, file=sys.stderr, flush=True)
     stated = max(float(record.guarantee["epsilon"]), achieved)
+    at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
     summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,
                "generator": "pcg64-seeded" if args.seed is not None else "aes-ctr-secure",
-               "notion": "pml", "level": "record", "epsilon": stated, "sampled_epsilon": achieved,
-               "sha256": record.sha256, "signed": record.signature is not None and args.public_key is not None,
+               "notion": "pml", "level": "record", "epsilon": stated if data.inside else max(stated, at_data),
+               "file_epsilon": record.guarantee["epsilon"], "sampled_epsilon": achieved, "epsilon_at_data": at_data,
+               "max_deviation": max(s.max_deviation for s in sampler.samplers), "sha256": record.sha256,
+               "signed": record.signature is not None and args.public_key is not None,
                "data_check": _data_check(data)}
     if args.json:
         print_json(summary)
@@ -181,5 +188,6 @@ def _run_record(args: argparse.Namespace) -> int:
               f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g})")
     else:
         print(f"{head}; joint data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
-              f"{data.threshold:.4g}): the file's record-level epsilon {stated!r} does not cover them")
+              f"{data.threshold:.4g}): the file's record-level epsilon {stated!r} does not cover them; at their "
+              f"joint empirical distribution the design's record-level epsilon is {at_data:.6g}")
     return 0

@@ -2,6 +2,9 @@
 
 The file's ``sha256`` detects accidents, not attackers (anyone who edits the file recomputes it); a signature
 checked against a public key obtained out of band (``verify --public-key``, ``privatize --public-key``) does.
+A record file (several attributes) is signed the same way, over its whole canonical content (attributes,
+alphabets, factors or joint matrix, and the record-level guarantee with its joint prior), after its
+record-level guarantee is recomputed.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ import argparse
 from mechdesign.cli._io import print_json
 
 COMMAND = ("sign",)
-HELP = "sign a mechanism file (Ed25519 over its canonical content), or generate a key pair with --generate-key"
+HELP = ("sign a mechanism file or record file (Ed25519 over its canonical content), or generate a key pair with "
+        "--generate-key")
 EXAMPLE = "mechdesign sign designs/adult-race.mech.json --key key.pem"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign sign`` to ``parser``."""
-    parser.add_argument("file", metavar="FILE", nargs="?", help="mechanism file to sign (rewritten atomically)")
+    parser.add_argument("file", metavar="FILE", nargs="?",
+                        help="mechanism file or record file to sign (verified first, rewritten atomically)")
     parser.add_argument("--key", metavar="KEY.pem", help="Ed25519 private key (PEM, unencrypted)")
     parser.add_argument("--generate-key", metavar="KEY.pem",
                         help="write a new private key here (mode 0600) and its public key to KEY.pem.pub")

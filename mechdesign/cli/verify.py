@@ -1,7 +1,13 @@
 """``mechdesign verify FILE``: re-verify a mechanism file's guarantee from its matrix.
 
 A record file's guarantee is the record-level one, recomputed over the joint ball (product: the exact capacity of
-W_1 ⊗ … ⊗ W_d; joint: the capacity of the joint matrix); that is the only ε printed for it.
+W_1 ⊗ … ⊗ W_d; joint: the capacity of the joint matrix); that is the only guarantee printed for it.
+
+With ``--data`` the data's distribution is checked against the file's ball (the joint distribution for a record
+file), and the mechanism's ε at the data's own empirical distribution is reported beside it (for a record file the
+record-level PML at their joint distribution, :func:`mechdesign.deploy.recordassess.epsilon_at_data`). Data the
+check refuses are an error (exit 2) unless ``--override-data-check`` is given: the report then says that the file's
+guarantee does not cover them, and the ε at the data is what holds for them.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--column", action="append", help="column of --data holding the mechanism's input labels "
                         "(with a record file: once per attribute, in order)")
     parser.add_argument("--data-delta", type=float, default=None, help="δ_d of the data check (default 1e-6)")
+    parser.add_argument("--override-data-check", action="store_true",
+                        help="report data the check refuses instead of failing (exit 2): the output then states the "
+                             "mechanism's ε at the data's own empirical distribution (with a record file: the "
+                             "record-level ε at their joint distribution), which the file's guarantee does not cover")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -39,33 +49,38 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.data is None) != (args.column is None):
         raise ValueError(f"column must be given exactly with --data, got column={args.column!r}")
+    if args.override_data_check and args.data is None:
+        raise ValueError("override_data_check must be used with --data (it overrides the data check), got data=None")
     signature_required(args)
     from mechdesign.deploy.recordfile import is_record_file
 
     if is_record_file(args.file):
         return _run_record(args)
     result = verify_mechanism_file(args.file, public_key=args.public_key)
-    data = None
+    data, at_data = None, None
     if args.data is not None:
+        from mechdesign._numerics import round_up
+        from mechdesign.core.leakage import epsilon_min
         from mechdesign.deploy._io import count_labels
-        from mechdesign.deploy.datacheck import DATA_DELTA, require_in_ball
+        from mechdesign.deploy.datacheck import check_counts
 
         loaded = read_mechanism_file(args.file, verify=False)
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
-        data = require_in_ball(loaded.guarantee, counts, DATA_DELTA if args.data_delta is None else args.data_delta)
+        data = _checked(args, lambda delta: check_counts(loaded.guarantee, counts, delta))
+        at_data = round_up(epsilon_min(loaded.mechanism, data.frequencies), len(loaded.mechanism.inputs))
     if args.json:
         print_json({"file": result.path, "notion": result.notion, "epsilon": result.epsilon,
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
-                    "data": _data(data)})
+                    "data": _data(data, at_data)})
     else:
         verdict = "holds" if result.holds else "DOES NOT HOLD"
         extra = "" if result.notion == "ldp" else f", radius {result.radius!r}, delta {result.delta!r}"
         print(f"{result.path}: {result.notion} epsilon {result.epsilon!r} {verdict} "
               f"(achieved {result.achieved!r}{extra})"
               + ("; signature valid" if args.public_key is not None else "")
-              + _data_text(data, ""))
+              + _data_text(data, at_data, ""))
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)
@@ -73,48 +88,59 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _data(data: Any) -> dict[str, Any] | None:
+def _checked(args: argparse.Namespace, check: Any) -> Any:
+    """The data check at ``--data-delta``; a refusal is an error unless ``--override-data-check``."""
+    from mechdesign.deploy.datacheck import DATA_DELTA, refusal
+
+    data = check(DATA_DELTA if args.data_delta is None else args.data_delta)
+    if not data.inside and not args.override_data_check:
+        raise ValueError(refusal(data) + "; --override-data-check reports them anyway")
+    return data
+
+
+def _data(data: Any, at_data: float | None) -> dict[str, Any] | None:
     """The data check's outcome as the JSON output reports it (``None`` without ``--data``)."""
     if data is None:
         return None
     return {"records": data.records, "distance": data.distance, "divergence": data.divergence,
-            "threshold": data.threshold, "data_delta": data.data_delta}
+            "threshold": data.threshold, "data_delta": data.data_delta, "passed": data.inside,
+            "overridden": not data.inside, "epsilon_at_data": at_data}
 
 
-def _data_text(data: Any, kind: str) -> str:
+def _data_text(data: Any, at_data: float | None, kind: str) -> str:
     """The data check's clause of the text verdict (empty without ``--data``)."""
     if data is None:
         return ""
+    if not data.inside:
+        return (f"; data: {data.records:,} records, {kind}data check REFUSED them and was overridden (divergence to "
+                f"the ball {data.divergence:.4g} > {data.threshold:.4g} at delta_d {data.data_delta:g}): the "
+                f"guarantee does not cover them; at their {kind}empirical distribution the "
+                f"{'record-level ' if kind else ''}epsilon is {at_data:.6g}")
     return (f"; data: {data.records:,} records, {kind}divergence to the ball {data.divergence:.4g} <= "
             f"{data.threshold:.4g} at delta_d {data.data_delta:g}")
 
 
 def _run_record(args: argparse.Namespace) -> int:
     """``verify`` of a record file: the record-level guarantee (and the joint data check with --data)."""
-    from mechdesign.deploy.datacheck import DATA_DELTA, refusal
     from mechdesign.deploy.recordfile import read_record_file, verify_record_file
 
     result = verify_record_file(args.file, public_key=args.public_key)
     record = read_record_file(args.file, verify=False)
-    data = None
+    data, at_data = None, None
     if args.data is not None:
-        from mechdesign.deploy._io import iter_columns
-        from mechdesign.deploy.recordprivatizer import JointCounter, RecordPrivatizer, check_joint_counts
+        from mechdesign.deploy.recordassess import count_record_data, epsilon_at_data
+        from mechdesign.deploy.recordprivatizer import check_joint_counts
 
-        columns = record_columns(args.column, record.attributes)
-        sampler, counter = RecordPrivatizer(record), JointCounter(record.prior.size)
-        for values in iter_columns(args.data, columns, 1_000_000, "data"):
-            counter.add(sampler.letters(sampler.encode(values)))
-        data = check_joint_counts(record.prior, result.radius or 0.0, *counter.result(),
-                                  DATA_DELTA if args.data_delta is None else args.data_delta)
-        if not data.inside:
-            raise ValueError(refusal(data))
+        letters, counts = count_record_data(record, args.data, record_columns(args.column, record.attributes))
+        data = _checked(args, lambda delta: check_joint_counts(record.prior, result.radius or 0.0, letters, counts,
+                                                               delta))
+        at_data = epsilon_at_data(record, letters, counts)
     summary = {"file": result.path, "design": record.kind, "attributes": list(record.attributes),
                "letters": record.prior.size, "notion": "pml", "level": "record", "epsilon": result.epsilon,
                "achieved": result.achieved, "delta": result.delta, "radius": result.radius, "samples":
                record.prior.samples, "holds": result.holds, "sha256": result.sha256,
                "signature_checked": args.public_key is not None,
-               "data": _data(data)}
+               "data": _data(data, at_data)}
     if args.json:
         print_json(summary)
     else:
@@ -123,7 +149,7 @@ def _run_record(args: argparse.Namespace) -> int:
               f"over the joint ball of {', '.join(record.attributes)}: N = {record.prior.size:,} letters, "
               f"{record.kind} design, radius {result.radius!r}, delta {result.delta!r})"
               + ("; signature valid" if args.public_key is not None else "")
-              + _data_text(data, "joint "))
+              + _data_text(data, at_data, "joint "))
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved record-level epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)

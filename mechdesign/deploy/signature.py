@@ -89,12 +89,15 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     """Verify the file (hash, schema, guarantee), sign its canonical content, and rewrite it atomically.
 
     The ``sha256`` is unchanged (it does not cover the signature). A file that is already signed is refused
-    unless ``replace``: a signature is never silently replaced.
+    unless ``replace``: a signature is never silently replaced. Record files
+    (:mod:`mechdesign.deploy.recordfile`) are signed the same way, after their record-level guarantee is
+    recomputed: the canonical content then covers ``attributes``, ``alphabets``, the ``factors`` or the joint
+    ``matrix`` with its labels, and the guarantee with its sparse joint prior, δ, radius and m (the data binding).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The mechanism file.
+        The mechanism file (single-column or record file).
     key : str, os.PathLike, bytes or Ed25519PrivateKey
         The private key (PEM path, PEM bytes or the key).
     replace : bool, optional
@@ -117,10 +120,13 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     RFC 8032, "Edwards-Curve Digital Signature Algorithm (EdDSA)", §5.1 (Ed25519).
     """
     from mechdesign.deploy.mechfile import canonical_bytes, parse_file, pretty_json, read_mechanism_file
+    from mechdesign.deploy.recordfile import is_record_file, read_record_file
 
     target = Path(path)
     private = load_private_key(key)
-    loaded = read_mechanism_file(target)  # never sign a file that would be refused
+    # Never sign a file that would be refused: a record file is checked as one (record-level capacity
+    # recomputed over the joint ball), anything else as a single-column file.
+    loaded = read_record_file(target) if is_record_file(target) else read_mechanism_file(target)
     content = parse_file(target)
     if content.get("signature") is not None and not replace:
         raise MechanismFileError(f"{target}: signature must be absent to sign (the file is already signed; use "
