@@ -90,10 +90,11 @@ _LP_LAMBDA_MAX = 256  # above this N the priced engine takes λ from the master'
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local search and bounded by bound.py …
-# … unless N ≤ _ENUMERATE_SMALL and the vertex list has at most _ENUMERATE_COUNT candidates: at N = 20 (Zipf,
-# m = 10⁵, ε = 1) enumeration certifies the optimum (1.29 M candidates, 12 s CPU) where the priced search stalled
-# 1 % above it after 36 s.
-_ENUMERATE_SMALL, _ENUMERATE_COUNT = 20, 1_500_000
+# … unless N ≤ _ENUMERATE_SMALL and the vertex list has at most _ENUMERATE_COUNT candidates: at N = 20 / 22 (Zipf,
+# m = 10⁵, ε = 1) enumeration certifies the optimum (1.3 / 5.2 M candidates, ~4 / ~21 s CPU, 0.17 / 0.66 GB) where
+# the priced search stalled 1 % above it after 36 / 29 s. Pricing the list needs no N×K array (2^N tables).
+_ENUMERATE_SMALL, _ENUMERATE_COUNT = 22, 6_000_000
+_FULL_EVERY, _SHORTLIST_PER_INPUT = 3, 5_000  # partial pricing of the enumerated search (_design)
 _STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
 _REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
 _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
@@ -174,7 +175,7 @@ def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarr
 def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
                 candidates: ColumnVertices | np.ndarray | None,
                 extra: np.ndarray | None = None, weights: np.ndarray | None = None,
-                rounds: int = 1) -> tuple[float, np.ndarray, float]:
+                rounds: int = 1, index: np.ndarray | None = None) -> tuple[float, np.ndarray, float]:
     """Certified lower bound on the optimum of (A)/(D) from the point θ over ``columns`` (module docstring).
 
     Parameters
@@ -194,6 +195,9 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     rounds
         LP solves for λ: the first over ``columns``, each further one with the most negative candidates of the
         previous added (needed at a singular L-optimum, whose columns do not determine λ); the best bound is kept.
+    index
+        Price only these members of the vertex list (partial pricing): the reduced gradients are theirs, and the
+        bound is −inf (a minimum over part of the candidates proves nothing).
 
     Returns
     -------
@@ -220,6 +224,9 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
             # tables' rounding is bounded and taken off the bound.
             quadratic = _quadratic(criterion, j_inverse, weights)
             quadratic = 0.5 * (quadratic + quadratic.T)
+            if index is not None:  # a shortlist: its vectors (N × a few thousand) cost less than the 2^N tables
+                vec = candidates.vectors(index)
+                return -math.inf, grads(vec) - lam @ vec - shift, value
             reduced = -candidates.quadratic(quadratic) - candidates.dot(lam) - shift
             if reduced.size:
                 # The rounding bounds cost two more tables: taken only where they can decide the minimum (a
@@ -253,6 +260,19 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
         vec = candidates[:, worst] if isinstance(candidates, np.ndarray) else candidates.vectors(worst)  # type: ignore[union-attr]
         basis, basis_grads = np.hstack([basis, vec]), np.concatenate([basis_grads, grads(vec)])
     return bound, first, value
+
+
+def _fresh(reduced: np.ndarray, names: np.ndarray, active: np.ndarray, count: int) -> np.ndarray:
+    """The (at most ``count``) most negative reduced gradients outside the active set, as candidate indices.
+
+    ``names[i]`` is the candidate index of ``reduced[i]``. A partial sort: a full argsort of the 1.3 M candidates at
+    N = 20 took a quarter of the run.
+    """
+    want = min(count + active.size, reduced.size)
+    order = np.argpartition(reduced, want - 1)[:want] if want < reduced.size else np.arange(reduced.size)
+    order = order[np.argsort(reduced[order], kind="stable")]
+    order = order[reduced[order] < 0]
+    return names[order][~np.isin(names[order], active)][:count]
 
 
 def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
@@ -503,13 +523,33 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     age = np.zeros(active.size, dtype=np.int64)  # consecutive iterations each active column went unused
     iterations, stalled, best_value, bound, fallbacks = 0, 0, math.inf, -math.inf, 0
     warm = np.concatenate([mass, np.zeros(active.size)])  # feasible start of the next master
+    # Partial pricing: between full passes over the vertex list (every _FULL_EVERY iterations, and whenever the
+    # shortlist offers nothing), only the _SHORTLIST_PER_INPUT·N candidates that were best at the last full pass
+    # are priced. At N = 22 (5.2 M candidates) full pricing at every iteration was 60 % of the run. The bound comes
+    # from full passes only; L-optimal designs (several λ rounds, dual.py) price fully.
+    shortlist: np.ndarray | None = None
+    since_full = 0
     while True:
         iterations += 1
         columns = np.column_stack([start_columns, cv.vectors(active)])
         theta, fell_back = _master(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
-        found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds)
-        bound = max(bound, found)  # every iteration's bound is valid
+        full = shortlist is None or since_full >= _FULL_EVERY or weights is not None
+        while True:
+            found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds,
+                                                index=None if full else shortlist)
+            names = np.arange(reduced.size) if full or shortlist is None else shortlist
+            if full:
+                bound = max(bound, found)  # every full iteration's bound is valid
+                size = min(_SHORTLIST_PER_INPUT * n, reduced.size)
+                shortlist = (np.argpartition(reduced, size - 1)[:size] if size < reduced.size
+                             else np.arange(reduced.size))
+                since_full = 0
+            fresh = _fresh(reduced, names, active, _ADD_PER_ITERATION * n)
+            if full or fresh.size:
+                break
+            full = True  # the shortlist is exhausted: price every candidate at this master
+        since_full += 1
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
         if options.progress:
@@ -519,13 +559,6 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= _MAX_ITERATIONS
                 or stalled >= _STALL or time.monotonic() >= deadline):
             break  # stalls on degenerate faces (β = 2): the value is final; the certified gap is reported
-        # The most negative reduced gradients outside the active set: a partial sort (a full argsort of the
-        # 1.3 M candidates at N = 20 took a quarter of the run).
-        want = min(_ADD_PER_ITERATION * n + active.size, reduced.size)
-        order = np.argpartition(reduced, want - 1)[:want] if want < reduced.size else np.arange(reduced.size)
-        order = order[np.argsort(reduced[order], kind="stable")]
-        fresh = order[~np.isin(order, active)][: _ADD_PER_ITERATION * n]
-        fresh = fresh[reduced[fresh] < 0]
         if fresh.size == 0:
             break
         # The master's cost grows quickly with its size: columns left unused for _MAX_AGE iterations in a row
