@@ -17,7 +17,7 @@ Rules every reader here keeps (each was a silent-loss bug once, issue 13):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from mechdesign import _validation as v
 
 __all__ = ["column_index", "count_labels", "count_values", "csv_dialect", "csv_header", "encode_labels", "file_kind",
            "iter_column", "iter_columns", "iter_csv_frames", "iter_parquet_tables", "null_error", "parquet_file",
-           "parquet_strings", "require_pyarrow", "unknown_labels_error"]
+           "parquet_strings", "require_pyarrow", "rewrite_csv_columns", "unknown_labels_error"]
 
 
 def file_kind(path: Path, name: str) -> str:
@@ -145,6 +145,29 @@ def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None
                          f"{path} ({str(exc).strip().splitlines()[-1][:80]})") from None
         except UnicodeDecodeError as exc:
             raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason})") from None
+
+
+def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
+                        replace: Callable[[list[np.ndarray]], list[np.ndarray]], chunk: int, report: Any) -> int:
+    """Copy a CSV file to ``target`` with the columns ``names`` replaced chunk by chunk; return the record count.
+
+    The header, the byte-order mark, the line terminator and every other cell are written back as read (cells as
+    text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``) to new ones;
+    ``report`` (a :class:`~mechdesign.deploy.privatizer.Progress`) counts the records.
+    """
+    import csv
+
+    header = csv_header(source)
+    positions = [column_index(header, c) for c in names]
+    bom, newline = csv_dialect(source)
+    with target.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator=newline).writerow(header)
+        for frame in iter_csv_frames(source, chunk):
+            for p, out in zip(positions, replace([frame[p].to_numpy(dtype=object) for p in positions]), strict=True):
+                frame[p] = out
+            frame.to_csv(handle, index=False, header=False, lineterminator=newline)
+            report.update(len(frame))
+    return report.done
 
 
 def require_pyarrow() -> None:

@@ -316,7 +316,6 @@ class _Job:
         return np.concatenate(parts, axis=1)
 
     def columns(self, values: list[Any]) -> list[np.ndarray]:
-        """The string path: labels in, labels out (CSV)."""
         out = self.sample(self.privatizer.encode(values))
         return [self.privatizer.output_labels(i)[out[min(i, out.shape[0] - 1)]] for i in range(len(values))]
 
@@ -330,7 +329,9 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     As :func:`~mechdesign.deploy.privatizer.privatize_file` (CSV or Parquet, other columns and the header
     kept, bounded memory, atomic output, the same seed giving the same output whatever the chunk size), for the
     d columns of a record file, in attribute order. ``check_counts`` receives the data's joint letters and
-    counts before ``target`` is committed and may raise (:func:`check_joint_counts`).
+    counts before ``target`` is committed and may raise (:func:`check_joint_counts`). Parquet goes to Parquet
+    on dictionary-encoded columns (:mod:`mechdesign.deploy._arrow`: the released columns are dictionary columns
+    over the output labels, without min/max statistics), with the same released labels as from CSV.
 
     Parameters
     ----------
@@ -360,8 +361,8 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         Bad files or columns, missing or unknown values, or a refusal by ``check_counts`` (nothing written).
     """
     from mechdesign._files import atomic_path
-    from mechdesign.deploy._io import stream_kind
-    from mechdesign.deploy.privatizer import BLOCK, block_streams
+    from mechdesign.deploy._io import rewrite_csv_columns, stream_kind
+    from mechdesign.deploy.privatizer import BLOCK, Progress, block_streams
     from mechdesign.records.encoding import distinct_names
 
     source, target = Path(source), Path(target)
@@ -373,9 +374,11 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
     job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size))
     with atomic_path(target) as tmp:
-        if kind == "csv":
-            count = _stream_csv(job, source, tmp, names, chunk, progress)
-        else:  # dictionary-encoded Arrow columns: the same output as the string path, no string per record
+        if kind == "csv":  # the string path: labels in, labels out
+            report = Progress(progress, None)  # a CSV's record count is known at its end
+            count = rewrite_csv_columns(source, tmp, names, job.columns, chunk, report)
+            report.close()
+        else:  # dictionary-encoded Arrow columns: the same released labels, no Python string per record
             from mechdesign.deploy._arrow import stream_records_parquet
 
             outputs = [privatizer.output_labels(i).tolist() for i in range(len(names))]
@@ -386,25 +389,3 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         if check_counts is not None:
             check_counts(*job.counter.result())
     return count
-
-
-def _stream_csv(job: _Job, source: Path, tmp: Path, names: list[str], chunk: int, progress: bool | None) -> int:
-    import csv
-
-    from mechdesign.deploy._io import column_index, csv_dialect, csv_header, iter_csv_frames
-    from mechdesign.deploy.privatizer import Progress
-
-    header = csv_header(source)
-    positions = [column_index(header, c) for c in names]
-    bom, newline = csv_dialect(source)
-    report = Progress(progress, None)
-    with tmp.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
-        csv.writer(handle, lineterminator=newline).writerow(header)
-        for frame in iter_csv_frames(source, chunk):
-            outputs = job.columns([frame[p].to_numpy(dtype=object) for p in positions])
-            for p, out in zip(positions, outputs, strict=True):
-                frame[p] = out
-            frame.to_csv(handle, index=False, header=False, lineterminator=newline)
-            report.update(len(frame))
-    report.close()
-    return report.done
