@@ -120,7 +120,7 @@ def parquet_rows(path: Path, prior, folder: Path, records: int, repeats: int) ->
     measured = {}
     for name, source, count in (("start-up (1 record)", folder / "one.parquet", 1),
                                 ("1 M records", folder / "million.parquet", CHUNK),
-                                (f"{records:,} records", data, records)):
+                                (f"{records / 1e6:g} M records", data, records)):
         target = folder / "out.parquet"
         command = [sys.executable, "-m", "mechdesign", "privatize", str(path), "--data", str(source), *options,
                    "--out", str(target), "--seed", "1", "--chunk-size", str(CHUNK)]
