@@ -116,6 +116,8 @@ def test_parquet_releases_the_labels_of_the_string_path(tmp_path, kind, chunk, r
                 sampler.output_labels(COLUMNS.index(name)))
         else:
             assert released.column(name).equals(source.column(name)), name
+    statistics = pq.ParquetFile(tmp_path / "out.parquet").metadata.row_group(0)
+    assert [statistics.column(i).statistics is None for i in range(6)] == [False, True, False, True, True, False]
     inputs = (data["a"] if kind == "product"
               else np.array(joint_labels(ALPHABETS))[np.ravel_multi_index(
                   [[a.index(x) for x in data[c]] for c, a in zip(COLUMNS, ALPHABETS, strict=True)], [3, 2, 4])])
@@ -219,3 +221,18 @@ def test_one_capacity_no_pandas_no_cvxpy_on_the_parquet_path(tmp_path):
             "print(code, len(calls), sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'cvxpy', 'scipy'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split("\n")[-2] == "0 1 []", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(("value", "message"), [(None, "column must hold no nulls (found 1 in this chunk, the first "
+                                                       "at record 3)"),
+                                                ("x", "column 'b' must only hold the mechanism's input labels")])
+def test_cli_refusals_on_parquet_are_one_line_exit_2(tmp_path, cli, value, message):
+    path = _record_file(tmp_path, "product")
+    data = _records(2000, seed=5)
+    b = data["b"].astype(object)
+    b[3] = value
+    pq.write_table(pa.table({"a": data["a"], "b": b, "c": data["c"]}), tmp_path / "in.parquet")
+    args = [a for c in COLUMNS for a in ("--column", c)]
+    result = cli("privatize", str(path), str(tmp_path / "in.parquet"), *args, "--out", str(tmp_path / "o.parquet"))
+    assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "o.parquet").exists() and not list(tmp_path.glob("*.part"))
