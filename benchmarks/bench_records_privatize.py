@@ -1,15 +1,24 @@
 """Privatizing whole records: 5-column Adult records through a product record file (issue 20, target ≥ 10 M/s).
 
 The record file is problems/adult-5-attributes-product.toml's design (race, sex, relationship, marital-status,
-education; N = 6,720 joint letters; randomized-response factors, record-level ε ≤ 2). Synthetic records are drawn
-(seeded) from the Adult joint empirical distribution.
+education; N = 6,720 joint letters; estimation factors, record-level ε ≤ 1). Synthetic records are drawn (seeded)
+from the Adult joint empirical distribution.
 
 * **in memory** (``RecordPrivatizer.sample_codes``): 10 M records given as attribute codes, sampled in chunks of
   1 M (bounded memory: the chunk, never the 10 M outputs at once), each factor with the exact 2^-64 sampler;
   CPU seconds of this process, median of 3 repeats. Also the label path (``privatize`` on strings, encode included)
   on 1 M records.
-* **CLI on a file** (``mechdesign privatize … --column ×5``): a CSV of ``--cli-records`` records (default 1 M; the
-  CSV parse and write dominate), CPU seconds of the child process and its peak RSS, median of 3.
+* **CLI on a CSV file** (``mechdesign privatize … --column ×5``): ``--cli-records`` records (default 1 M; the CSV
+  parse and write dominate: the string path).
+* **CLI on a Parquet file** (Parquet → Parquet, the dictionary-encoded Arrow path): ``--parquet-records`` records
+  (default 10 M, written once in row groups of 1 M, an int64 id and the five attributes as dictionary-encoded
+  strings), chunks of 1 M. Start-up is the same command on a 1-record file (its data check runs the optimiser,
+  which a table drawn from the estimate does not need: that start-up is an upper bound), and the marginal rate
+  comes from the runs on 1 M and on all records (the same start-up in both).
+
+Each CLI run is a child process (started from a small wrapper): CPU (user + system, all threads) and peak RSS
+from ``resource.getrusage(RUSAGE_CHILDREN)``, wall clock around it; median of 3 (``--repeats``). The machine has
+2 cores shared with other jobs: wall times vary with load.
 
 Run: ``python benchmarks/bench_records_privatize.py`` (writes benchmarks/results/bench_records_privatize.{json,csv}).
 """
@@ -17,7 +26,7 @@ Run: ``python benchmarks/bench_records_privatize.py`` (writes benchmarks/results
 from __future__ import annotations
 
 import argparse
-import resource
+import json
 import statistics
 import subprocess
 import sys
@@ -45,10 +54,95 @@ def cpu(func) -> float:
     return time.process_time() - start
 
 
+# Each child is started by a small wrapper process: a child forked from this one (which holds the 10 M codes)
+# would count this process's pages in its peak RSS until it execs.
+WRAPPER = ("import json, resource, subprocess, sys, time\n"
+           "start = time.perf_counter()\n"
+           "run = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
+           "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+           "print(json.dumps({'code': run.returncode, 'stderr': run.stderr[-300:], 'wall': time.perf_counter() - start,"
+           " 'cpu': usage.ru_utime + usage.ru_stime, 'rss': usage.ru_maxrss / 1024}))\n")
+
+
+def child(command: list[str]) -> dict[str, float]:
+    """CPU seconds (user + system, all threads), wall seconds and peak RSS (MB) of one child process."""
+    wrapped = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True, cwd=ROOT,
+                             check=True)
+    result = json.loads(wrapped.stdout)
+    if result["code"] != 0:
+        raise RuntimeError(f"{' '.join(command[3:6])} failed: {result['stderr'].strip()}")
+    return result
+
+
+def runs(command: list[str], target: Path, repeats: int) -> dict[str, float | list[float]]:
+    """Median CPU and wall, largest peak RSS over ``repeats`` runs of ``command`` (writing ``target``)."""
+    measured = []
+    for _ in range(repeats):
+        measured.append(child(command))
+        target.unlink()
+    return {"cpu_seconds": statistics.median(m["cpu"] for m in measured),
+            "wall_seconds": statistics.median(m["wall"] for m in measured),
+            "peak_rss_mb": max(m["rss"] for m in measured),
+            "cpu_runs": [m["cpu"] for m in measured], "wall_runs": [m["wall"] for m in measured]}
+
+
+def write_parquet(path: Path, prior, records: int, seed: int) -> None:
+    """``records`` records drawn from the joint estimate, in row groups of 1 M (bounded memory)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    dictionaries = [pa.array(list(labels)) for labels in prior.alphabets]
+    fields = [pa.field("id", pa.int64())] + [pa.field(a, pa.dictionary(pa.int32(), pa.string()))
+                                             for a in prior.attributes]
+    with pq.ParquetWriter(path, pa.schema(fields)) as writer:
+        for start in range(0, records, CHUNK):
+            size = min(CHUNK, records - start)
+            letters = rng.choice(prior.indices, size=size, p=prior.probabilities)
+            codes = np.unravel_index(letters, prior.sizes)
+            columns = [pa.array(np.arange(start, start + size))] + [
+                pa.DictionaryArray.from_arrays(pa.array(c.astype(np.int32)), d)
+                for c, d in zip(codes, dictionaries, strict=True)]
+            writer.write_table(pa.Table.from_arrays(columns, schema=pa.schema(fields)))
+
+
+def parquet_rows(path: Path, prior, folder: Path, records: int, repeats: int) -> list[dict]:
+    """The CLI on Parquet: start-up (1 record), 1 M records and ``records`` records."""
+    import pyarrow.parquet as pq
+
+    data = folder / "records.parquet"
+    write_parquet(data, prior, records, seed=21)
+    table = pq.read_table(data)
+    pq.write_table(table.slice(0, 1), folder / "one.parquet")
+    pq.write_table(table.slice(0, CHUNK), folder / "million.parquet")
+    del table
+    options = [a for c in prior.attributes for a in ("--column", c)]
+    measured = {}
+    for name, source, count in (("start-up (1 record)", folder / "one.parquet", 1),
+                                ("1 M records", folder / "million.parquet", CHUNK),
+                                (f"{records / 1e6:g} M records", data, records)):
+        target = folder / "out.parquet"
+        command = [sys.executable, "-m", "mechdesign", "privatize", str(path), "--data", str(source), *options,
+                   "--out", str(target), "--seed", "1", "--chunk-size", str(CHUNK)]
+        measured[name] = {"path": f"CLI Parquet -> Parquet, {name}", "records": count, **runs(command, target, repeats)}
+    start, million, full = measured.values()
+    full["records_per_cpu_second"] = records / full["cpu_seconds"]
+    full["records_per_wall_second"] = records / full["wall_seconds"]
+    full["records_per_cpu_second_after_startup"] = records / (full["cpu_seconds"] - start["cpu_seconds"])
+    full["records_per_wall_second_after_startup"] = records / (full["wall_seconds"] - start["wall_seconds"])
+    extra = records - CHUNK
+    full["marginal_records_per_cpu_second"] = extra / (full["cpu_seconds"] - million["cpu_seconds"])
+    full["marginal_records_per_wall_second"] = extra / (full["wall_seconds"] - million["wall_seconds"])
+    for row in (start, million):
+        row["records_per_cpu_second"] = row["records"] / row["cpu_seconds"]
+    return [start, million, full]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000_000)
     parser.add_argument("--cli-records", type=int, default=1_000_000)
+    parser.add_argument("--parquet-records", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     problem = load_record_problem(PROBLEM)
@@ -71,37 +165,39 @@ def main() -> None:
     sampler.sample_codes(codes[:, :CHUNK], generator)  # warm-up
     times = [cpu(in_memory) for _ in range(args.repeats)]
     rows = [{"path": "in-memory codes", "records": args.records, "cpu_seconds": statistics.median(times),
-             "records_per_cpu_second": args.records / statistics.median(times), "runs": times}]
+             "records_per_cpu_second": args.records / statistics.median(times), "cpu_runs": times}]
     frame = load_adult(list(prior.attributes))
     sample = frame.iloc[rng.integers(0, len(frame), CHUNK)]
     columns = [sample[c].to_numpy(dtype=object) for c in prior.attributes]
     times = [cpu(lambda: sampler.privatize(columns, generator)) for _ in range(args.repeats)]
     rows.append({"path": "in-memory labels (encode + sample)", "records": CHUNK,
                  "cpu_seconds": statistics.median(times), "records_per_cpu_second": CHUNK / statistics.median(times),
-                 "runs": times})
+                 "cpu_runs": times})
     data = folder / "records.csv"
     table = frame.iloc[rng.integers(0, len(frame), args.cli_records)].reset_index(drop=True)
     table.insert(0, "id", np.arange(args.cli_records))
     table.to_csv(data, index=False)
     options = [a for c in prior.attributes for a in ("--column", c)]
-    times, peaks = [], []
-    for run in range(args.repeats):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-m", "mechdesign", "privatize", str(path), "--data", str(data), *options,
-                        "--out", str(folder / f"out{run}.csv"), "--seed", "1"], check=True, capture_output=True,
-                       cwd=ROOT)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-        peaks.append(after.ru_maxrss / 1024)
-    rows.append({"path": "CLI on a CSV file (5 columns, start-up included)", "records": args.cli_records,
-                 "cpu_seconds": statistics.median(times),
-                 "records_per_cpu_second": args.cli_records / statistics.median(times), "runs": times,
-                 "peak_rss_mb": max(peaks)})
+    command = [sys.executable, "-m", "mechdesign", "privatize", str(path), "--data", str(data), *options,
+               "--out", str(folder / "out.csv"), "--seed", "1"]
+    row = {"path": "CLI on a CSV file (5 columns, start-up included)", "records": args.cli_records,
+           **runs(command, folder / "out.csv", args.repeats)}
+    row["records_per_cpu_second"] = args.cli_records / row["cpu_seconds"]
+    rows.append(row)
+    data.unlink()
+    rows += parquet_rows(path, prior, folder, args.parquet_records, args.repeats)
     for row in rows:
-        print(f"{row['path']}: {row['records']:,} records, {row['cpu_seconds']:.3f} CPU s, "
+        wall = f", {row['wall_seconds']:.3f} s wall" if "wall_seconds" in row else ""
+        rss = f", peak RSS {row['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in row else ""
+        print(f"{row['path']}: {row['records']:,} records, {row['cpu_seconds']:.3f} CPU s{wall}{rss}, "
               f"{row['records_per_cpu_second'] / 1e6:.2f} M records/CPU s")
+    full = rows[-1]
+    print("Parquet: " + ", ".join(f"{key} {full[key] / 1e6:.2f} M" for key in full if key.startswith(
+        ("records_per", "marginal"))))
+    keys = list(dict.fromkeys(key for row in rows for key in row))  # one CSV header for rows of several kinds
+    rows = [{key: row.get(key, "") for key in keys} for row in rows]
     write_results("bench_records_privatize", rows, record_epsilon=design.epsilon, letters=prior.size,
-                  attributes=list(prior.attributes))
+                  attributes=list(prior.attributes), chunk=CHUNK)
 
 
 if __name__ == "__main__":

@@ -72,19 +72,20 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
+    from mechdesign.deploy.recordfile import is_record_file
+
+    refuse_existing(args.out, args.force)
+    signature_required(args)
+    if is_record_file(args.mechanism):
+        return _run_record(args)
     from mechdesign._numerics import round_up
     from mechdesign.core.leakage import epsilon_min
     from mechdesign.core.mechanism import Mechanism
     from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
     from mechdesign.deploy.mechfile import read_mechanism_file
     from mechdesign.deploy.privatizer import Privatizer, privatize_file
-    from mechdesign.deploy.recordfile import is_record_file
     from mechdesign.randomness import make_rng
 
-    refuse_existing(args.out, args.force)
-    signature_required(args)
-    if is_record_file(args.mechanism):
-        return _run_record(args)
     args.column = single_column(args.column)
     loaded = read_mechanism_file(args.mechanism, public_key=args.public_key)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
@@ -161,7 +162,7 @@ def _run_record(args: argparse.Namespace) -> int:
         checks.append((result, letters, counts))
 
     sampler = RecordPrivatizer(record)
-    achieved = sampler.check()
+    achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
     records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng, chunk_size=args.chunk_size,
                                     progress=True if args.progress else None, check_counts=check)

@@ -17,7 +17,7 @@ Rules every reader here keeps (each was a silent-loss bug once, issue 13):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,8 @@ import numpy as np
 from mechdesign import _validation as v
 
 __all__ = ["column_index", "count_labels", "count_values", "csv_dialect", "csv_header", "encode_labels", "file_kind",
-           "iter_column", "iter_columns", "iter_csv_frames", "iter_parquet_tables", "parquet_file", "parquet_strings",
-           "require_pyarrow"]
+           "iter_column", "iter_columns", "iter_csv_frames", "iter_parquet_tables", "null_error", "parquet_file",
+           "parquet_strings", "require_pyarrow", "rewrite_csv_columns", "unknown_labels_error"]
 
 
 def file_kind(path: Path, name: str) -> str:
@@ -147,6 +147,29 @@ def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None
             raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason})") from None
 
 
+def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
+                        replace: Callable[[list[np.ndarray]], list[np.ndarray]], chunk: int, report: Any) -> int:
+    """Copy a CSV file to ``target`` with the columns ``names`` replaced chunk by chunk; return the record count.
+
+    The header, the byte-order mark, the line terminator and every other cell are written back as read (cells as
+    text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``) to new ones;
+    ``report`` (a :class:`~mechdesign.deploy.privatizer.Progress`) counts the records.
+    """
+    import csv
+
+    header = csv_header(source)
+    positions = [column_index(header, c) for c in names]
+    bom, newline = csv_dialect(source)
+    with target.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator=newline).writerow(header)
+        for frame in iter_csv_frames(source, chunk):
+            for p, out in zip(positions, replace([frame[p].to_numpy(dtype=object) for p in positions]), strict=True):
+                frame[p] = out
+            frame.to_csv(handle, index=False, header=False, lineterminator=newline)
+            report.update(len(frame))
+    return report.done
+
+
 def require_pyarrow() -> None:
     """Refuse Parquet in one line, naming the extra, when pyarrow is not installed (the base install)."""
     try:
@@ -157,14 +180,17 @@ def require_pyarrow() -> None:
                          "'mechdesign[parquet]'), got a Parquet file without pyarrow") from None
 
 
-def parquet_file(path: Path) -> Any:
-    """The ``pyarrow.parquet.ParquetFile`` of ``path``; one-line errors (no pyarrow, unreadable file)."""
+def parquet_file(path: Path, read_dictionary: Sequence[str] | None = None) -> Any:
+    """The ``pyarrow.parquet.ParquetFile`` of ``path``; one-line errors (no pyarrow, unreadable file).
+
+    ``read_dictionary`` names columns read as dictionary arrays (indices into the distinct values).
+    """
     require_pyarrow()
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(_existing(path, "input"))
+        return pq.ParquetFile(_existing(path, "input"), read_dictionary=read_dictionary)
     except (pa.ArrowInvalid, OSError) as exc:
         raise v.fail("input", "be a readable Parquet file", f"{path} ({str(exc)[:80]})") from None
 
@@ -197,10 +223,22 @@ def parquet_strings(array: Any, column: str, start: int) -> np.ndarray:
     import pyarrow.compute as pc
 
     if array.null_count:
-        first = start + int(pc.index(pc.is_null(array), True).as_py())
-        raise v.fail("column", f"hold no nulls (found {array.null_count} in this chunk, the first at record "
-                     f"{first}); fill or drop them explicitly", column)
+        raise null_error(column, array.null_count, start + int(pc.index(pc.is_null(array), True).as_py()))
     return pc.cast(array, pa.string()).to_numpy(zero_copy_only=False)
+
+
+def null_error(column: str, count: int, first: int) -> ValueError:
+    """The refusal of ``count`` nulls in a chunk of ``column``, the first at record ``first`` of the file."""
+    return v.fail("column", f"hold no nulls (found {count} in this chunk, the first at record {first}); fill or "
+                  "drop them explicitly", column)
+
+
+def unknown_labels_error(name: str, labels: Sequence[str], count: int, offending: Sequence[Any],
+                         kind: str = "input") -> ValueError:
+    """The refusal of ``count`` values outside ``labels``; ``offending`` lists them in order of appearance."""
+    shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if len(offending) > 5 else "")
+    return ValueError(f"{name} must only hold the mechanism's {kind} labels {list(labels)[:8]}, got {count} other "
+                      f"value(s): {shown}")
 
 
 def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
@@ -265,9 +303,7 @@ def encode_labels(values: Any, labels: Sequence[str], name: str = "values", kind
     bad = index < 0
     if bad.any():
         offending = pd.unique(np.asarray(array[bad], dtype=object))
-        shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if offending.size > 5 else "")
-        raise ValueError(f"{name} must only hold the mechanism's {kind} labels {list(labels)[:8]}, got "
-                         f"{int(bad.sum())} other value(s): {shown}")
+        raise unknown_labels_error(name, labels, int(bad.sum()), list(offending), kind)
     n = len(labels)
     return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
 

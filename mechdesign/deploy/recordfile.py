@@ -90,6 +90,10 @@ class RecordFile:
         The checked hash of the canonical content.
     signature : dict or None
         The Ed25519 signature block (checked only against a given public key).
+    recomputed_epsilon : float or None
+        The record-level capacity C(W, B_β(P̂)) recomputed from the file's design on loading
+        (:func:`record_epsilon`, rounded toward privacy), whether or not it was compared with the stated ε;
+        the privatizer bounds its sampled design's ε from it instead of computing a second capacity.
 
     References
     ----------
@@ -108,6 +112,7 @@ class RecordFile:
     provenance: dict[str, Any]
     sha256: str
     signature: dict[str, Any] | None = None
+    recomputed_epsilon: float | None = None
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -384,10 +389,11 @@ def _load(path: Path, public_key: Any = None) -> tuple[RecordFile, float]:
         from mechdesign.deploy.keys import check_signature
 
         check_signature(path, content, canonical_bytes(content), public_key)
+    achieved = record_epsilon(prior, float(guarantee["radius"]), factors, mechanism)
     loaded = RecordFile(kind, prior, factors, mechanism, dict(guarantee), content.get("utility"),
                         content.get("baselines"), content.get("certificate"), dict(content["provenance"]), digest,
-                        content.get("signature"))
-    return loaded, record_epsilon(prior, float(guarantee["radius"]), factors, mechanism)
+                        content.get("signature"), achieved)
+    return loaded, achieved
 
 
 def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, public_key: Any = None) -> RecordFile:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import round_up
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy._io import encode_labels
 from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, divergence_from_ball, divergence_threshold
@@ -34,7 +35,7 @@ from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 from mechdesign.records.joint import JointPrior
 
-__all__ = ["JointCounter", "RecordPrivatizer", "check_joint_counts", "privatize_record_file"]
+__all__ = ["JointCounter", "RecordPrivatizer", "check_joint_counts", "privatize_record_file", "relative_deviation"]
 
 _DENSE_COUNTS = 1 << 24  # joint alphabets up to this size are counted in a dense array, larger ones sparsely
 
@@ -71,10 +72,21 @@ class RecordPrivatizer:
     def check(self) -> float:
         """The record-level ε of the *sampled* design; CertificateError if it exceeds the file's beyond 1e-12.
 
+        The capacity is computed once per run: the reader recomputed C(W, B) of the file's design W
+        (:attr:`RecordFile.recomputed_epsilon <mechdesign.deploy.recordfile.RecordFile>`), and the sampled design
+        W_q is within a relative r_k of W entrywise in each of its K mechanisms (factors, or the joint matrix;
+        zeros stay zeros). Every output column c′ of W_q then lies between L·c and U·c, c the column of W,
+        L = ∏(1 − r_k), U = ∏(1 + r_k); so max c′ ≤ U max c and min_{Q∈B} Q·c′ ≥ L min_{Q∈B} Q·c (Q ≥ 0), and
+
+            C(W_q, B) ≤ C(W, B) + Σ_k [log(1 + r_k) − log(1 − r_k)]      ([E] eq. 22–23)
+
+        (about 1e-13 nats for designed files). That bound, rounded up, is returned when it meets the file's
+        ε; otherwise (or without a recomputed value) C(W_q, B) itself is computed, as before.
+
         Returns
         -------
         float
-            C(W_q, B_β(P̂)) over the joint ball ([E] Def. 5, eq. 22–23), rounded toward privacy.
+            An upper bound on C(W_q, B_β(P̂)) over the joint ball ([E] Def. 5, eq. 22–23), rounded toward privacy.
 
         Raises
         ------
@@ -83,18 +95,31 @@ class RecordPrivatizer:
         """
         from mechdesign.deploy.mechfile import GUARANTEE_SLACK
 
-        sampled = tuple(Mechanism.from_matrix(s.sampled_matrix, s.mechanism.inputs, s.mechanism.outputs)
-                        for s in self.samplers)
-        radius = float(self.record.guarantee["radius"])
-        if self.record.mechanism is None:
-            achieved = record_epsilon(self.record.prior, radius, sampled)
-        else:
-            achieved = record_epsilon(self.record.prior, radius, mechanism=sampled[0])
         stated = self.record.guarantee["epsilon"]
+        achieved = self._bound_from_file()
+        if achieved is None or not achieved <= stated + GUARANTEE_SLACK:
+            sampled = tuple(Mechanism.from_matrix(s.sampled_matrix, s.mechanism.inputs, s.mechanism.outputs)
+                            for s in self.samplers)
+            radius = float(self.record.guarantee["radius"])
+            if self.record.mechanism is None:
+                achieved = record_epsilon(self.record.prior, radius, sampled)
+            else:
+                achieved = record_epsilon(self.record.prior, radius, mechanism=sampled[0])
         if not achieved <= stated + GUARANTEE_SLACK:
             raise CertificateError(f"sampled design must meet guarantee.epsilon={stated!r} after quantisation to "
                                    f"2^-64, got epsilon={achieved!r}")
         return achieved
+
+    def _bound_from_file(self) -> float | None:
+        """C(W, B) + Σ_k log((1 + r_k)/(1 − r_k)) rounded up (:meth:`check`); ``None`` when unknown or loose."""
+        design = self.record.recomputed_epsilon
+        if design is None:
+            return None
+        deviations = [relative_deviation(s) for s in self.samplers]
+        if max(deviations) >= 0.5:
+            return None
+        spread = math.fsum(math.log1p(r) - math.log1p(-r) for r in deviations)
+        return round_up(design + spread)  # one rounding that matters: the sum (the spread's errors are ~1e-32)
 
     def encode(self, columns: Sequence[Any]) -> np.ndarray:
         """Attribute codes (d × m, int64) of records given column by column; unknown or missing values refused.
@@ -169,6 +194,24 @@ class RecordPrivatizer:
         """
         out = self.sample_codes(self.encode(columns), rng)
         return [self.output_labels(i)[out[min(i, out.shape[0] - 1)]] for i in range(len(self.attributes))]
+
+
+def relative_deviation(sampler: Privatizer) -> float:
+    """An upper bound on max |W_q − W| / W over the entries W > 0 of a sampler (1 when W_q leaves [W/2, 2W]).
+
+    W_q = Q/2^64 is known through ``sampled_matrix`` s = fl(Q/2^64), within 2^-53 relative of it: so
+    |W_q − W| ≤ |s − W| + 2^-52 s, with |s − W| exact when s ∈ [W/2, 2W] (Sterbenz) and the last three float
+    operations covered by the factor 1 + 2^-50. A zero of W must stay a zero of W_q (it does: :func:`quantise
+    <mechdesign._numerics.quantise>`), else the answer is 1.
+    """
+    w, s = sampler.mechanism.matrix, sampler.sampled_matrix
+    positive = w > 0
+    if np.any(s[~positive] != 0):
+        return 1.0
+    w, s = w[positive], s[positive]
+    if np.any((s < w / 2) | (s > 2 * w)):
+        return 1.0
+    return float(np.max((np.abs(s - w) + s * 2.0**-52) / w)) * (1 + 2.0**-50)
 
 
 class JointCounter:
@@ -260,17 +303,20 @@ class _Job:
     counter: JointCounter
     done: int = 0
 
-    def columns(self, values: list[Any]) -> list[np.ndarray]:
+    def sample(self, codes: np.ndarray) -> np.ndarray:
+        """Count the chunk's joint letters and draw its outputs, block by block (one stream per block)."""
         from mechdesign.deploy.privatizer import BLOCK
 
-        codes = self.privatizer.encode(values)
         self.counter.add(self.privatizer.letters(codes))
         parts = []
         for start in range(0, codes.shape[1], BLOCK):
             parts.append(self.privatizer.sample_codes(codes[:, start:start + BLOCK],
                                                       self.streams((self.done + start) // BLOCK)))
         self.done += codes.shape[1]
-        out = np.concatenate(parts, axis=1)
+        return np.concatenate(parts, axis=1)
+
+    def columns(self, values: list[Any]) -> list[np.ndarray]:
+        out = self.sample(self.privatizer.encode(values))
         return [self.privatizer.output_labels(i)[out[min(i, out.shape[0] - 1)]] for i in range(len(values))]
 
 
@@ -283,7 +329,9 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     As :func:`~mechdesign.deploy.privatizer.privatize_file` (CSV or Parquet, other columns and the header
     kept, bounded memory, atomic output, the same seed giving the same output whatever the chunk size), for the
     d columns of a record file, in attribute order. ``check_counts`` receives the data's joint letters and
-    counts before ``target`` is committed and may raise (:func:`check_joint_counts`).
+    counts before ``target`` is committed and may raise (:func:`check_joint_counts`). Parquet goes to Parquet
+    on dictionary-encoded columns (:mod:`mechdesign.deploy._arrow`: the released columns are dictionary columns
+    over the output labels, without min/max statistics), with the same released labels as from CSV.
 
     Parameters
     ----------
@@ -313,8 +361,8 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         Bad files or columns, missing or unknown values, or a refusal by ``check_counts`` (nothing written).
     """
     from mechdesign._files import atomic_path
-    from mechdesign.deploy._io import stream_kind
-    from mechdesign.deploy.privatizer import BLOCK, block_streams
+    from mechdesign.deploy._io import rewrite_csv_columns, stream_kind
+    from mechdesign.deploy.privatizer import BLOCK, Progress, block_streams
     from mechdesign.records.encoding import distinct_names
 
     source, target = Path(source), Path(target)
@@ -326,56 +374,18 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
     job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size))
     with atomic_path(target) as tmp:
-        count = (_stream_csv if kind == "csv" else _stream_parquet)(job, source, tmp, names, chunk, progress)
+        if kind == "csv":  # the string path: labels in, labels out
+            report = Progress(progress, None)  # a CSV's record count is known at its end
+            count = rewrite_csv_columns(source, tmp, names, job.columns, chunk, report)
+            report.close()
+        else:  # dictionary-encoded Arrow columns: the same released labels, no Python string per record
+            from mechdesign.deploy._arrow import stream_records_parquet
+
+            outputs = [privatizer.output_labels(i).tolist() for i in range(len(names))]
+            count = stream_records_parquet(source, tmp, names, privatizer.record.alphabets, outputs, job.sample,
+                                           attributes=privatizer.attributes, chunk=chunk, progress=progress)
         if count == 0:
             raise v.fail("input", "hold at least one record", str(source))
         if check_counts is not None:
             check_counts(*job.counter.result())
     return count
-
-
-def _stream_csv(job: _Job, source: Path, tmp: Path, names: list[str], chunk: int, progress: bool | None) -> int:
-    import csv
-
-    from mechdesign.deploy._io import column_index, csv_dialect, csv_header, iter_csv_frames
-    from mechdesign.deploy.privatizer import Progress
-
-    header = csv_header(source)
-    positions = [column_index(header, c) for c in names]
-    bom, newline = csv_dialect(source)
-    report = Progress(progress, None)
-    with tmp.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
-        csv.writer(handle, lineterminator=newline).writerow(header)
-        for frame in iter_csv_frames(source, chunk):
-            outputs = job.columns([frame[p].to_numpy(dtype=object) for p in positions])
-            for p, out in zip(positions, outputs, strict=True):
-                frame[p] = out
-            frame.to_csv(handle, index=False, header=False, lineterminator=newline)
-            report.update(len(frame))
-    report.close()
-    return report.done
-
-
-def _stream_parquet(job: _Job, source: Path, tmp: Path, names: list[str], chunk: int,
-                    progress: bool | None) -> int:
-    from mechdesign.deploy._io import column_index, iter_parquet_tables, parquet_file, parquet_strings
-    from mechdesign.deploy.privatizer import Progress
-
-    parquet = parquet_file(source)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    positions = [column_index(parquet.schema_arrow.names, c) for c in names]
-    report = Progress(progress, parquet.metadata.num_rows)
-    schema = parquet.schema_arrow
-    for p, name in zip(positions, names, strict=True):
-        schema = schema.set(p, pa.field(name, pa.string(), nullable=False))
-    with pq.ParquetWriter(tmp, schema) as writer:
-        for table in iter_parquet_tables(parquet, chunk):
-            values = [parquet_strings(table.column(p), c, report.done) for p, c in zip(positions, names, strict=True)]
-            for p, name, out in zip(positions, names, job.columns(values), strict=True):
-                table = table.set_column(p, pa.field(name, pa.string(), nullable=False), pa.array(out, pa.string()))
-            writer.write_table(table)
-            report.update(table.num_rows)
-    report.close()
-    return report.done

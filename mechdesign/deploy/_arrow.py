@@ -1,0 +1,208 @@
+"""Whole records from Parquet to Parquet on dictionary-encoded Arrow columns: no Python string per record.
+
+A record column holds a handful of distinct labels, and Parquet stores it dictionary-encoded; read with
+``read_dictionary`` it arrives as integer indices into a small dictionary. Each batch's dictionary is mapped once
+to the attribute's alphabet (a lookup table of a few entries), so the records' codes are ``lookup[indices]``
+(integer NumPy only), and the sampled output indices are written back as dictionary columns whose dictionary is
+the output labels. Other columns pass through as Arrow data. Columns of another type (integers, say) are cast to
+strings first, as the string path does, then dictionary-encoded.
+
+Equal to the string path (:meth:`RecordPrivatizer.encode
+<mechdesign.deploy.recordprivatizer.RecordPrivatizer.encode>`, then the same sampler) record for record: the
+codes are the same integers, and the caller's ``sample`` draws them block by block with the same streams. The
+refusals are the string path's too, chunk by chunk of ``chunk`` records: nulls first (their count in the chunk
+and the first record), then values outside an alphabet (their count and the first five in order of appearance).
+A dictionary entry that no record uses is never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign.deploy._io import column_index, null_error, parquet_file, unknown_labels_error
+from mechdesign.deploy.privatizer import Progress
+
+__all__ = ["record_chunks", "stream_records_parquet"]
+
+
+def record_chunks(parquet: Any, chunk: int) -> Iterator[list[Any]]:
+    """Lists of record batches (zero-copy slices) holding exactly ``chunk`` records together, the last fewer.
+
+    Batches are sliced rather than concatenated: concatenating dictionary columns would unify their dictionaries
+    and copy the indices, and the cut at ``chunk`` keeps the output independent of the file's row groups.
+    """
+    pending: list[Any] = []
+    held = 0
+    for batch in parquet.iter_batches(batch_size=chunk):
+        while batch.num_rows:
+            take = min(chunk - held, batch.num_rows)
+            pending.append(batch.slice(0, take))
+            held += take
+            batch = batch.slice(take)
+            if held == chunk:
+                yield pending
+                pending, held = [], 0
+    if pending:
+        yield pending
+
+
+def _dictionary(array: Any) -> Any:
+    """``array`` as a dictionary array whose dictionary holds strings (the string path's cast, done once)."""
+    import pyarrow as pa
+
+    if not pa.types.is_dictionary(array.type):
+        if not pa.types.is_string(array.type):  # the string path casts every value; cast first, encode after
+            array = array.cast(pa.string())
+        return array.dictionary_encode()
+    if not pa.types.is_string(array.dictionary.type):
+        return pa.DictionaryArray.from_arrays(array.indices, array.dictionary.cast(pa.string()), safe=False)
+    return array
+
+
+class _Encoder:
+    """The codes of one record column in one chunk, from its pieces' dictionaries (module docstring)."""
+
+    def __init__(self, name: str, labels: Sequence[str]) -> None:
+        self.name, self.labels = name, labels
+        self.position = {label: i for i, label in enumerate(labels)}
+
+    def fill(self, pieces: list[Any], out: np.ndarray) -> None:
+        """Write the codes of the pieces (dictionary arrays, no nulls) into ``out``; refuse unknown values."""
+        start, unknown = 0, False
+        seen: list[tuple[list[Any], np.ndarray, np.ndarray]] = []
+        for array in pieces:
+            words = array.dictionary.to_pylist()  # a null entry is None: unknown, as in the string path
+            lookup = np.array([self.position.get(w, -1) for w in words], dtype=np.int32)
+            indices = _integers(array.indices)
+            if np.array_equal(lookup, np.arange(lookup.size)):  # the dictionary is the alphabet: codes = indices
+                out[start:start + indices.size] = indices
+            else:
+                np.take(lookup, indices, out=out[start:start + indices.size])
+            unknown = unknown or bool(lookup.min(initial=0) < 0)
+            seen.append((words, lookup, indices))
+            start += indices.size
+        if unknown and out.min() < 0:  # only entries some record uses count
+            self._refuse(seen, int(np.count_nonzero(out < 0)))
+
+    def _refuse(self, seen: list[tuple[list[Any], np.ndarray, np.ndarray]], count: int) -> None:
+        offending: dict[Any, None] = {}  # in order of appearance, as the string path's pd.unique
+        for words, lookup, indices in seen:
+            bad = indices[lookup[indices] < 0]
+            values, first = np.unique(bad, return_index=True)
+            offending |= dict.fromkeys(words[values[k]] for k in np.argsort(first))
+        raise unknown_labels_error(self.name, self.labels, count, list(offending))
+
+
+def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphabets: Sequence[Sequence[str]],
+                           outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray], np.ndarray], *,
+                           attributes: Sequence[str], chunk: int, progress: bool | None) -> int:
+    """Stream a Parquet file to ``tmp`` with the record columns ``names`` privatized; return the record count.
+
+    Parameters
+    ----------
+    source, tmp : pathlib.Path
+        The input file and the (temporary) output file.
+    names : sequence of str
+        The d record columns, in attribute order.
+    alphabets : sequence of sequence of str
+        Each attribute's labels (code i = the i-th label).
+    outputs : sequence of sequence of str
+        The output labels written into each of the d columns (the joint outputs in each, for a joint design).
+    sample : callable
+        d × n attribute codes (int32) → k × n output indices, k = d or 1 (a joint design: its output goes into
+        every column); called once per chunk, in file order.
+    attributes : sequence of str
+        The attribute names, as error messages name them.
+    chunk : int
+        Records per step.
+    progress : bool or None
+        Progress on stderr (:class:`~mechdesign.deploy.privatizer.Progress`).
+    """
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parquet = parquet_file(source, read_dictionary=list(names))
+    positions = [column_index(parquet.schema_arrow.names, c) for c in names]
+    encoders = [_Encoder(f"column {a!r}", labels) for a, labels in zip(attributes, alphabets, strict=True)]
+    dictionaries = [_strings(labels) for labels in outputs]
+    report = Progress(progress, parquet.metadata.num_rows)
+    schema = parquet.schema_arrow
+    for p, name in zip(positions, names, strict=True):
+        schema = schema.set(p, pa.field(name, pa.dictionary(pa.int32(), pa.string()), nullable=False))
+    # Statistics (min/max labels) of the released columns cost half their writing time and prune nothing: every
+    # row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
+    kept = [c.path for c in parquet.schema if c.path not in names]
+    # Writing runs beside the next chunk's read and sampling (Arrow releases the GIL): at most two chunks held.
+    with pq.ParquetWriter(tmp, schema, write_statistics=kept) as writer, ThreadPoolExecutor(1) as behind:
+        written: Future[None] | None = None
+        for pieces in record_chunks(parquet, chunk):
+            columns = [[piece.column(p) for piece in pieces] for p in positions]
+            for name, arrays in zip(names, columns, strict=True):
+                _refuse_nulls(name, arrays, report.done)
+            codes = np.empty((len(names), sum(piece.num_rows for piece in pieces)), dtype=np.int32)
+            for encoder, arrays, row in zip(encoders, columns, codes, strict=True):
+                encoder.fill([_dictionary(a) for a in arrays], row)
+            drawn = [pa.Array.from_buffers(pa.int32(), row.size, [None, pa.py_buffer(row.astype(np.int32))])
+                     for row in sample(codes)]
+            released = [pa.DictionaryArray.from_arrays(drawn[min(i, len(drawn) - 1)], dictionary, safe=False)
+                        for i, dictionary in enumerate(dictionaries)]
+            table = _replaced(pieces, dict(zip(positions, released, strict=True)), schema)
+            if written is not None:
+                written.result()  # a failed write raises here
+            written = behind.submit(writer.write_table, table)
+            report.update(table.num_rows)
+        if written is not None:
+            written.result()
+    report.close()
+    return report.done
+
+
+def _replaced(pieces: list[Any], columns: dict[int, Any], schema: Any) -> Any:
+    """The pieces as one table, the columns at the given positions replaced by slices of the given arrays."""
+    import pyarrow as pa
+
+    batches, start = [], 0
+    for piece in pieces:
+        arrays = piece.columns
+        for p, column in columns.items():
+            arrays[p] = column.slice(start, piece.num_rows)
+        batches.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
+        start += piece.num_rows
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def _strings(labels: Sequence[str]) -> Any:
+    """An Arrow string array built from its buffers (``pyarrow.array`` would import pandas: 0.3 s)."""
+    import pyarrow as pa
+
+    data = [label.encode("utf-8") for label in labels]
+    offsets = np.cumsum([0, *map(len, data)], dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+def _integers(array: Any) -> np.ndarray:
+    """A NumPy view of an integer Arrow array without nulls (``to_numpy`` would import pandas: 0.3 s)."""
+    import pyarrow as pa
+
+    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(array.type) else 'u'}{array.type.bit_width // 8}")
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
+def _refuse_nulls(name: str, arrays: list[Any], done: int) -> None:
+    """The string path's refusal of nulls: their count in the chunk and the first one's record."""
+    nulls = sum(a.null_count for a in arrays)
+    if not nulls:
+        return
+    import pyarrow.compute as pc
+
+    offset = 0
+    for array in arrays:
+        if array.null_count:
+            raise null_error(name, nulls, done + offset + int(pc.index(pc.is_null(array), True).as_py()))
+        offset += len(array)
