@@ -162,7 +162,11 @@ def test_priced_engine_beyond_enumeration(monkeypatch):
     mse = design_estimation(problem, baselines=False, time_limit=60)
     same = design_estimation(problem.with_(utility=linear(np.eye(18))), baselines=False, time_limit=60)
     assert same.method == mse.method == "column_generation_priced"
-    assert same.utility == pytest.approx(mse.utility, rel=1e-8)
+    # The same problem: each value lies within the other's certified interval (the searches are heuristics whose
+    # path depends on rounding-level differences of the two criteria's bounds, so the values need not be equal).
+    tol = 1e-9 * mse.utility
+    assert mse.upper_bound <= same.utility + tol and same.upper_bound <= mse.utility + tol
+    assert abs(same.utility - mse.utility) <= max(mse.gap, same.gap) + tol
     three = design_estimation(problem.with_(utility=linear(subset_map([0, 5, 17], 18))), baselines=False,
                               time_limit=60)
     assert three.certificate.holds and three.upper_bound <= three.utility + 1e-9

@@ -178,3 +178,22 @@ def test_structure_fit_by_normal_equations_equals_the_least_squares_fit(seed, n)
     scale = np.abs(target).max() / p.min() ** 2
     np.testing.assert_allclose(normal[1], dense[1], atol=1e-9 * scale)
     np.testing.assert_allclose(normal[0], dense[0], atol=1e-9 * scale)
+
+
+@given(separable_cases())
+def test_family_c2_bound_covers_every_c2_member_after_its_lagrange_steps(case):
+    # Family C2's bound (bands, then multipliers μ ≥ 0 on H ⊆ T for the bands above the other families) is a
+    # bound for C2 alone: it must cover every enumerated member with zeros and 0 < P̂(H) < β/2.
+    counts, eps, radius, diagonal, linear = case
+    oracle = SeparableOracle(counts, eps, radius)
+    result = oracle.maximize(diagonal, linear)
+    vectors = column_vertices(counts / counts.sum(), eps, radius).vectors()
+    top = vectors.max(axis=0)
+    zero = vectors <= 1e-12 * top
+    high = vectors >= top * (1 - 1e-9)
+    mass = oracle.p @ high
+    c2 = zero.any(axis=0) & (mass < oracle.half * (1 - 1e-9)) & (~zero & ~high).any(axis=0)
+    if c2.any():
+        truth = float(np.max(diagonal @ vectors[:, c2] ** 2 + linear @ vectors[:, c2]))
+        assert "C2" in result.families
+        assert result.families["C2"] >= truth - TIGHT * (1.0 + abs(truth))

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -65,7 +65,9 @@ class StructuredBound:
     """A certified lower bound on the optimum and how it was obtained.
 
     ``value`` is the bound; ``diagonal``, ``vector``, ``scalar`` give Y; ``families`` the oracle's family
-    bounds at the best round (which family limits it); ``rounds`` the oracle calls.
+    bounds at the best round (which family limits it); ``rounds`` the oracle calls; ``columns`` the real columns
+    the oracle returned over all rounds (N×K lift vectors: maximisers of the relaxed pricing problem — near a tight
+    bound, the columns an optimal design uses; the engine offers them to its master).
     """
 
     value: float
@@ -74,6 +76,7 @@ class StructuredBound:
     scalar: float
     families: dict[str, float]
     rounds: int
+    columns: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 def fit_structure(target: np.ndarray, prior: np.ndarray, psd: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
@@ -208,7 +211,8 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
         if deadline is not None and time.monotonic() >= deadline:
             break  # every round's value is a bound: stop at the deadline (an oracle call takes minutes at N = 1,000)
     best = StructuredBound(best_value, diagonal, vector, tau, families, calls)
-    return _refine(criterion, best, np.hstack(model), b, oracle, sdp_rounds, deadline, weights)
+    refined, found = _refine(criterion, best, np.hstack(model), b, oracle, sdp_rounds, deadline, weights)
+    return replace(refined, columns=np.hstack([np.zeros((n, 0)), *model[1:], *found]))
 
 
 def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: np.ndarray,
@@ -229,12 +233,15 @@ def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: 
 
 def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np.ndarray,
             oracle: SeparableOracle, rounds: int, deadline: float | None,
-            weights: np.ndarray | None) -> StructuredBound:
-    """Raise the bound over the whole family by the SDP of the module docstring (cutting planes on S)."""
+            weights: np.ndarray | None) -> tuple[StructuredBound, list[np.ndarray]]:
+    """Raise the bound over the whole family by the SDP of the module docstring (cutting planes on S).
+
+    Returns the best bound and the oracle's columns of every round.
+    """
     import cvxpy as cp
 
     if rounds <= 0 or start.scalar != 0.0 or oracle.p.size > _SDP_MAX_SIZE:
-        return start
+        return start, []
     prior = oracle.p
     n = prior.size
     best = start
@@ -278,4 +285,4 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
             best = StructuredBound(best.value, best.diagonal, best.vector, best.scalar, best.families,
                                    best.rounds + 1)
         center = b_new
-    return best
+    return best, columns[1:]
