@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tools"), str(ROOT)]
 
-LIMITS = {12: 60.0, 16: 60.0, 20: 60.0, 24: 60.0, 42: 60.0, 64: 120.0, 128: 240.0, 256: 600.0, 1000: 600.0}
+LIMITS = {12: 60.0, 16: 60.0, 20: 60.0, 22: 60.0, 24: 60.0, 42: 60.0, 64: 120.0, 128: 240.0, 256: 600.0, 1000: 600.0}
 
 
 def child(size: int, limit: float) -> dict:
@@ -66,7 +66,7 @@ def child(size: int, limit: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[12, 16, 20, 24, 42, 64, 128, 256, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[12, 16, 20, 22, 24, 42, 64, 128, 256, 1000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=float, help="time limit (s) for every size (default: per size)")

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.design.estimation import engine as estimation
-from mechdesign.design.estimation.engine import _conic_master, _gradients, _objective
+from mechdesign.design.estimation.engine import _conic_master, _objective, lower_bound
 from mechdesign.design.estimation.master import solve_master
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.vertices import column_vertices
@@ -56,13 +56,11 @@ def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, ke
     f_ipm, f_conic = value(criterion, columns, theta), value(criterion, columns, conic)
     assert f_ipm <= f_conic + 1e-7 * max(1.0, abs(f_conic))  # never worse than Clarabel ...
     assert f_ipm >= f_conic - 1e-6 * max(1.0, abs(f_conic))  # ... which is optimal to its tolerance
-    # KKT: reduced gradients are non-negative, and zero on the support.
-    j_inverse = np.linalg.inv((columns * theta) @ columns.T)
-    gradient = _gradients(criterion, j_inverse, columns)
-    support = theta > 1e-6 * theta.max()
-    lam = np.linalg.lstsq(columns[:, support].T, gradient[support], rcond=None)[0]
-    reduced = (gradient - lam @ columns) / max(1.0, float(np.abs(gradient).max()))
-    assert reduced.min() >= -1e-6 and np.abs(reduced[support]).max() <= 1e-6
+    # Optimal over these columns: the Lagrangian bound from θ (λ by its LP over the same columns) meets the value.
+    # (Reduced gradients with λ fitted on a thresholded support failed on a degenerate face — uniform prior at
+    # β = 0, where weights of 1e-7 relative are neither support nor zero and λ is not unique.)
+    bound, _, _ = lower_bound(criterion, theta, columns, columns)
+    assert f_ipm - bound <= 1e-6 * max(1.0, abs(f_ipm))
 
 
 @pytest.mark.parametrize("criterion", CRITERIA)

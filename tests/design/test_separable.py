@@ -6,6 +6,8 @@ vertex enumeration of :mod:`mechdesign.design.polytope.vertices` on random small
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -67,6 +69,28 @@ def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
     for v in found.T:
         distance = np.abs(vectors - v[:, None]).max(axis=0) / scale
         assert distance.min() <= 1e-9, v
+
+
+@given(separable_cases(), st.integers(0, 2**32 - 1), st.integers(400, 3000))
+def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(case, seed, factor):
+    """m > 2·4,096 records: the oracle steps run on rescaled counts; every column is feasible for the true prior."""
+    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.design.estimation import pricing
+
+    counts, eps, radius, _, _ = case
+    counts = counts * (factor + 8_193 // int(counts.sum())) + np.arange(counts.size)  # not a multiple of coarse counts
+    assert counts.sum() > 2 * pricing._COARSE_M
+    n = counts.size
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, n))
+    search = ColumnSearch(SeparableOracle(counts, eps, radius))
+    assert search.coarse is not search.oracle
+    p = counts / counts.sum()
+    start = column_vertices(p, eps, radius).vectors()[:, :2]
+    found = search.search(x @ x.T, rng.normal(size=n), start)
+    worst = L1Ball(p, radius).min_linear(found)
+    assert np.allclose(p @ found, 1.0, atol=1e-9) and np.all(found >= 0)
+    assert np.all(found.max(axis=0) <= math.exp(eps) * worst * (1 + 1e-9))
 
 
 def _optimum(counts, eps, radius, kind):

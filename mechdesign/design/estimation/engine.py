@@ -645,7 +645,7 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
     def certified(th: np.ndarray, co: np.ndarray) -> float:
         return bounded(th, co, end)[0]
 
-    bound, dual_rounds = -math.inf, 0
+    bound, dual_rounds, bound_cost = -math.inf, 0, 0.0
 
     while True:
         iterations += 1
@@ -671,14 +671,16 @@ def _design_priced(problem: DesignProblem, baselines: bool, options: _Options, c
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
         out_of_time = time.monotonic() >= deadline
-        if ((fresh.shape[1] == 0 or stalled >= _STALL) and not out_of_time and dual_rounds < _DUAL_ROUNDS
-                and n <= _DUAL_COLUMNS_MAX):
+        if ((fresh.shape[1] == 0 or stalled >= _STALL) and time.monotonic() + bound_cost < deadline
+                and dual_rounds < _DUAL_ROUNDS and n <= _DUAL_COLUMNS_MAX):
             # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing
             # problem whose maximisers, near a tight bound, are the columns an optimal design uses (Zipf N = 22:
             # the bound was within 1e-5 of the optimum while the search stalled 0.9 % above it). Its columns
             # that improve the master continue the search; the bound is kept (any θ gives a valid one).
             dual_rounds += 1
+            clock = time.monotonic()
             found, offered = bounded(theta, columns, deadline)
+            bound_cost = time.monotonic() - clock  # its first round runs whatever the deadline: do not start late
             bound = max(bound, found)
             gain = (_gradients(criterion, j_inverse, offered, weights) - lam @ offered - shift
                     if offered.size else np.zeros(0))
