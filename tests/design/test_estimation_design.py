@@ -181,8 +181,11 @@ def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(m
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
     exact = design_estimation(problem, baselines=False)
-    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1), ("_LP_LAMBDA_MAX", 1)):
+    from mechdesign.design.estimation import criterion
+
+    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1)):
         monkeypatch.setattr(engine, name, value)
+    monkeypatch.setattr(criterion, "_LP_LAMBDA_MAX", 1)  # read there by λ's choice and by the priced search's start
     priced = design_estimation(problem, baselines=False, time_limit=30.0)
     tol = 1e-9 * exact.utility
     assert priced.certificate.holds and priced.utility >= exact.utility - tol

@@ -1,0 +1,307 @@
+"""The estimation criteria and what both column-generation searches share: values, gradients, bound, master [D].
+
+The mathematics (the programs (A) and (D), the L-optimal criterion, the certified lower bound and the
+Carathéodory reduction) is set out in :mod:`mechdesign.design.estimation.engine`; this module holds its
+numerics, used by the enumerated search there and by the priced search of :mod:`.priced`:
+
+* the criterion f at J(θ) = Σθ_k v_k v_kᵀ, its gradients ∂f/∂θ_k and the quadratic Q with ∂f/∂θ_k = −v_kᵀQv_k;
+* the multipliers λ and :func:`lower_bound` (the Lagrangian bound over a candidate list, with the rounding of
+  the vertex list's tables taken off);
+* the restricted master (interior point method of :mod:`.master`, cvxpy + Clarabel as the fallback) and
+  :func:`caratheodory_reduce`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from mechdesign.design.estimation.master import solve_master
+from mechdesign.design.polytope.vertices import ColumnVertices
+from mechdesign.design.problem import DesignProblem
+
+__all__ = ["CRITERIA", "caratheodory_reduce", "lower_bound"]
+
+# estimation_linear is (A) with the utility's map L (``weights``); estimation_mse is L = I.
+CRITERIA = {"estimation_mse": "a_optimal", "estimation_linear": "a_optimal", "estimation_logdet": "d_optimal"}
+_CHUNK = 8_192  # candidates of an N×K array priced at a time (N × 8,192 doubles stay in cache)
+_EPS = np.finfo(np.float64).eps
+_LP_LAMBDA_MAX = 256  # above this N the priced engine takes λ from the master's optimality conditions and starts
+# from Hadamard response (the large-N regime: an LP over all columns and k-RR's first point cost minutes there)
+_CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
+# Column generation, both searches.
+_MAX_ITERATIONS = 200
+_ADD_PER_ITERATION = 8  # columns added per input and iteration
+_STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The options of one :func:`~mechdesign.design.estimation.engine.design_estimation` run."""
+
+    gap_tolerance: float
+    max_candidates: int
+    reduce: bool
+    conic: bool
+    time_limit: float
+    progress: bool
+    deadline: float  # time.monotonic() at which the whole run, baselines included, should end
+    seeds: np.ndarray  # lift vectors offered to the first priced master (N×K, K ≥ 0)
+
+
+def _inverse(j: np.ndarray) -> np.ndarray:
+    """J⁻¹, or the pseudo-inverse J⁺ (eigenvalues below 1e-12 of the largest dropped) when J is singular.
+
+    A singular J arises at an L-optimum (a singular design) and after the reduction; the bounds hold for
+    any matrix used in place of J⁺ (module docstring), so the cut-off affects only their tightness.
+    """
+    try:
+        np.linalg.cholesky(j)
+        return np.linalg.inv(j)
+    except np.linalg.LinAlgError:
+        mu, u = np.linalg.eigh(j)
+        keep = mu > 1e-12 * max(float(mu[-1]), 1e-300)
+        return (u[:, keep] / mu[keep]) @ u[:, keep].T
+
+
+def _trace(j_inverse: np.ndarray, weights: np.ndarray | None) -> float:
+    """tr(L J⁺ Lᵀ) = tr(L X) with X = (L J⁺)ᵀ formed exactly as :func:`_gradients` forms it.
+
+    The bound (module docstring) holds for whatever X is used, provided its two terms use the same one: near a
+    singular J, L(J⁺V) and (LJ⁺)V differ by cond(J)·eps (1e-6 seen), enough to overstate a bound.
+    """
+    return float(np.trace(j_inverse) if weights is None else np.sum((weights @ j_inverse) * weights))
+
+
+def _objective(criterion: str, j: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """The criterion at J: tr(L J⁺ Lᵀ) (A, L) or −log det J (D)."""
+    if criterion == "a_optimal":
+        return _trace(_inverse(j), weights)
+    sign, logdet = np.linalg.slogdet(j)
+    return -float(logdet) if sign > 0 else math.inf
+
+
+def _gradients(criterion: str, j_inverse: np.ndarray, vectors: np.ndarray,
+               weights: np.ndarray | None = None) -> np.ndarray:
+    """∂f/∂θ_k for each column of ``vectors`` (module docstring): −‖LJ⁻¹v_k‖² (A, L) or −v_kᵀJ⁻¹v_k (D)."""
+    if criterion == "a_optimal":
+        product = (j_inverse if weights is None else weights @ j_inverse) @ vectors  # X = (L J⁻¹)ᵀ: see _trace
+        return -np.einsum("ij,ij->j", product, product)
+    return -np.sum((j_inverse @ vectors) * vectors, axis=0)
+
+
+def _quadratic(criterion: str, j_inverse: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Q with ∂f/∂θ_k = −v_kᵀQv_k: J⁻¹LᵀLJ⁻¹ (A, L; J⁻² for L = I) or J⁻¹ (D)."""
+    if criterion != "a_optimal":
+        return j_inverse
+    factor = j_inverse if weights is None else weights @ j_inverse
+    return factor.T @ factor
+
+
+def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
+    """λ maximising Σλ + min_k(g_k − λ·v_k) over the given columns (an LP in (λ, t); HiGHS).
+
+    Beyond _LP_LAMBDA_MAX categories, when the master's weights ``theta`` are given, λ solves the
+    complementary slackness equations of the master's optimum instead, g_k − λ·v_k = t on the columns in use
+    (least squares in (λ, t)): the LP over ~2,000 columns and 1,000 unknowns took minutes at N = 1,000. Any λ
+    gives a valid bound (the module docstring); this one is exact at an exact optimum of the master.
+    """
+    from scipy.optimize import linprog
+
+    n, k = vectors.shape
+    if theta is not None and n > _LP_LAMBDA_MAX:
+        used = theta > 1e-9 * float(theta.max())
+        system = np.hstack([vectors[:, used].T, np.ones((int(used.sum()), 1))])
+        return np.asarray(np.linalg.lstsq(system, gradients[used], rcond=None)[0][:n])
+    cost = -np.append(np.ones(n), 1.0)  # maximise Σλ + t
+    constraints = np.hstack([vectors.T, np.ones((k, 1))])  # λ·v_k + t ≤ g_k
+    res = linprog(cost, A_ub=constraints, b_ub=gradients, bounds=[(None, None)] * (n + 1), method="highs")
+    if res.status != 0:  # any λ gives a valid bound; 0 is always available
+        return np.zeros(n)
+    return np.asarray(res.x[:n])
+
+
+def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
+                candidates: ColumnVertices | np.ndarray | None,
+                extra: np.ndarray | None = None, weights: np.ndarray | None = None,
+                rounds: int = 1, index: np.ndarray | None = None) -> tuple[float, np.ndarray, float]:
+    """Certified lower bound on the optimum of (A)/(D) from the point θ over ``columns`` (module docstring).
+
+    Parameters
+    ----------
+    criterion
+        "a_optimal" or "d_optimal".
+    theta
+        Non-negative weights, one per column of ``columns``, with J(θ) invertible (for (A, L) J may be
+        singular: J⁺ is used, and the bound holds whatever it is).
+    columns
+        Lift vectors of the current point (N×K).
+    candidates, extra
+        Every candidate lift vector (the vertex list, or its N×K array, and extra feasible columns):
+        the bound minimises the reduced gradient over all of them.
+    weights
+        The map L of the L-optimal criterion (with "a_optimal"); ``None`` is L = I.
+    rounds
+        LP solves for λ: the first over ``columns``, each further one with the most negative candidates of the
+        previous added (needed at a singular L-optimum, whose columns do not determine λ); the best bound is kept.
+    index
+        Price only these members of the vertex list (partial pricing): the reduced gradients are theirs, and the
+        bound is −inf (a minimum over part of the candidates proves nothing).
+
+    Returns
+    -------
+    (bound, reduced, value)
+        The bound, the reduced gradients g_k − λ·v_k of the vertex candidates (for λ of the first LP), and f(θ).
+    """
+    j = (columns * theta) @ columns.T
+    j = 0.5 * (j + j.T)
+    j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+    value = _trace(j_inverse, weights) if criterion == "a_optimal" else _objective(criterion, j)
+    grads = partial(_gradients, criterion, j_inverse, weights=weights)
+    own = grads(columns)
+    head = 2 * value if criterion == "a_optimal" else value + columns.shape[0]
+    basis, basis_grads = columns, own
+    bound, first = -math.inf, np.zeros(0)
+    for round_ in range(rounds):
+        lam = _dual_multiplier(basis, basis_grads)
+        # Σλ + min_k(g_k − λ·v_k) is unchanged by λ → λ + cP̂ (P̂·v_k = 1): measure reduced gradients from
+        # their minimum over the LP's columns, so that the columns worth adding are the negative ones.
+        shift = float(np.min(basis_grads - lam @ basis))
+        reduced, margin = np.zeros(0), np.zeros(0)
+        if isinstance(candidates, ColumnVertices):
+            # The vertex list prices from tables over its 2^N sets (ColumnVertices.quadratic): no N×K array; the
+            # tables' rounding is bounded and taken off the bound.
+            quadratic = _quadratic(criterion, j_inverse, weights)
+            quadratic = 0.5 * (quadratic + quadratic.T)
+            if index is not None:  # a shortlist: its vectors (N × a few thousand) cost less than the 2^N tables
+                vec = candidates.vectors(index)
+                return -math.inf, grads(vec) - lam @ vec - shift, value
+            reduced = -candidates.quadratic(quadratic) - candidates.dot(lam) - shift
+            if reduced.size:
+                # The rounding bounds cost two more tables: taken only where they can decide the minimum (a
+                # coarse bound on every one first: the largest level squared times Σ|Q|, times the same γ).
+                levels = candidates.high + candidates.low
+                k = 2 * columns.shape[0] + 3
+                coarse = (k * _EPS / (1 - k * _EPS) * float(levels.max())
+                          * (float(levels.max()) * float(np.abs(quadratic).sum()) + float(np.abs(lam).sum())))
+                near = np.flatnonzero(reduced <= reduced.min() + 2 * coarse)
+                margin = np.zeros(reduced.size)
+                margin[near] = candidates.quadratic_error(quadratic, near) + candidates.dot_error(lam, near)
+        elif candidates is not None:  # in chunks that stay in cache
+            reduced = np.empty(candidates.shape[1])
+            for start in range(0, candidates.shape[1], _CHUNK):
+                vec = candidates[:, start:start + _CHUNK]
+                reduced[start:start + _CHUNK] = grads(vec) - lam @ vec - shift
+        best = min(float(np.min(reduced - margin)) if margin.size else float(reduced.min()) if reduced.size else 0.0,
+                   0.0)
+        if extra is not None and extra.size:
+            best = min(best, float(np.min(grads(extra) - lam @ extra)) - shift)
+        # f(θ) − ∇f·θ: 2 tr(L J⁺ Lᵀ) (A, L; the X-form of the module docstring, valid for any J) or f(θ) + N (D).
+        bound = max(bound, head + float(lam.sum()) + shift + best)
+        first = reduced if round_ == 0 else first
+        if best >= 0 or reduced.size == 0:
+            break
+        # At a singular face the master's columns leave λ free off their span: the LP is solved again with the
+        # most negative candidates added (cutting planes), which fixes λ there.
+        count = min(4 * columns.shape[0], reduced.size)
+        worst = np.argpartition(reduced, count - 1)[:count] if count < reduced.size else np.arange(reduced.size)
+        worst = worst[reduced[worst] < 0]
+        vec = candidates[:, worst] if isinstance(candidates, np.ndarray) else candidates.vectors(worst)  # type: ignore[union-attr]
+        basis, basis_grads = np.hstack([basis, vec]), np.concatenate([basis_grads, grads(vec)])
+    return bound, first, value
+
+
+def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
+            weights: np.ndarray | None = None, deadline: float | None = None) -> tuple[np.ndarray, bool]:
+    """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran.
+
+    The primal–dual interior point method of :mod:`mechdesign.design.estimation.master` first (milliseconds); if it
+    does not converge, or ``conic``, the conic form through cvxpy and Clarabel (about a second at N = 16).
+    """
+    # A singular L-optimum is approached only linearly: keep the feasible point where the method stalls (certified
+    # like any other) rather than the conic form, which is much less accurate there.
+    theta = None if conic else solve_master(criterion, columns, start, weights=weights, partial=weights is not None,
+                                            deadline=deadline)
+    if theta is not None:
+        return theta, False
+    return _conic_master(criterion, columns, weights), True
+
+
+def _conic_master(criterion: str, columns: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """θ minimising f over the given columns (cvxpy + Clarabel); clipped at 0."""
+    import cvxpy as cp
+
+    n, k = columns.shape
+    theta = cp.Variable(k, nonneg=True)
+    outer = np.einsum("ik,jk->ijk", columns, columns).reshape(n * n, k)
+    j = cp.reshape(outer @ theta, (n, n), order="C")
+    constraints = [columns @ theta == 1]
+    if weights is not None:  # tr T, [[J, Lᵀ], [L, T]] ⪰ 0: tr(L J⁺ Lᵀ), singular J allowed when Lp is identifiable
+        bound = cp.Variable((weights.shape[0], weights.shape[0]), symmetric=True)
+        constraints.append(cp.bmat([[j, weights.T], [weights, bound]]) >> 0)
+        objective = cp.trace(bound)
+    else:
+        objective = cp.matrix_frac(np.eye(n), j) if criterion == "a_optimal" else -cp.log_det(j)
+    problem = cp.Problem(cp.Minimize(objective), constraints)
+    with warnings.catch_warnings():  # "inaccurate" solutions are fine: the bound is recomputed from θ
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            problem.solve(solver="CLARABEL", **_CLARABEL)
+        except cp.error.SolverError:
+            problem.solve(solver="CLARABEL")
+    if theta.value is None:
+        from mechdesign.errors import SolverError
+
+        raise SolverError(f"the estimation master problem failed with status {problem.status}")
+    return np.maximum(np.asarray(theta.value, dtype=np.float64), 0.0)
+
+
+def caratheodory_reduce(theta: Any, columns: Any) -> np.ndarray:
+    """A basic θ′ ≥ 0 with the same J = Σθ_k v_k v_kᵀ and row sums Σθ_k v_k, on ≤ N(N+1)/2 + N columns.
+
+    The set {θ′ ≥ 0 : θ′ ↦ (vech J, Σθ′_k v_k) equals its value at θ} is a polytope that contains θ;
+    a simplex method (HiGHS, dual simplex, zero cost, feasibility tolerance 1e-10) returns one of its
+    vertices, which has at most as many non-zeros as the map has independent rows (Carathéodory).
+    If the LP fails or needs more than 20 simplex iterations per row and column, θ is returned unchanged (the
+    matrix is certified either way).
+
+    Examples
+    --------
+    >>> cols = np.array([[2.0, 0.0, 1.0, 1.5], [0.0, 2.0, 1.0, 0.5]])   # P̂ = (1/2, 1/2), P̂·v = 1
+    >>> reduced = caratheodory_reduce([0.2, 0.2, 0.4, 0.2], cols)
+    >>> int((reduced > 0).sum()) <= 3, bool(np.allclose(cols @ reduced, cols @ [0.2, 0.2, 0.4, 0.2]))
+    (True, True)
+    """
+    from scipy.optimize import linprog
+
+    th = np.array(theta, dtype=np.float64)
+    vec = np.asarray(columns, dtype=np.float64)
+    n = vec.shape[0]
+    support = np.flatnonzero(th > 0)
+    upper = np.triu_indices(n)
+    rows = np.vstack([(vec[:, None, support] * vec[None, :, support])[upper], vec[:, support]])
+    scale = np.linalg.norm(rows, axis=0)
+    # An iteration cap (deterministic, unlike a time limit): on Adult education at some budgets the dual simplex
+    # cycled for over 15 minutes; a capped LP returns θ unchanged, as a failed one does.
+    res = linprog(np.zeros(support.size), A_eq=rows / scale, b_eq=rows @ th[support], bounds=(0, None),
+                  method="highs-ds", options={"primal_feasibility_tolerance": 1e-10, "presolve": False,
+                                              "maxiter": 20 * (rows.shape[0] + support.size)})
+    if res.status != 0:
+        return th
+    out = np.zeros_like(th)
+    out[support] = np.maximum(res.x, 0.0) / scale
+    return out
+
+
+def _criterion(problem: DesignProblem) -> tuple[str, np.ndarray | None, float]:
+    """The criterion, its map L (``None``: L = I or D) and the offset f − utility value (1, tr(L diag(P̂) Lᵀ) or 0)."""
+    criterion = CRITERIA[problem.utility.kind]
+    weights = getattr(problem.utility, "weights", None)
+    if weights is not None:
+        return criterion, weights, problem.utility.offset(problem.prior.probabilities)  # type: ignore[attr-defined]
+    return criterion, None, 1.0 if criterion == "a_optimal" else 0.0

@@ -1,0 +1,177 @@
+"""The priced search of the estimation engine: column generation without a vertex list (N > 22) [D].
+
+Beyond the categories whose vertex list can be enumerated (:mod:`mechdesign.design.estimation.engine`), new
+columns come from the local search of :mod:`.pricing` (structured maximisers, partial linearisation, item moves)
+and, when it stalls, from the maximisers of the bound's relaxed pricing problem (:mod:`.bound`); the certified
+bound is that of :mod:`.bound` (a structured dual family whose pricing the separable oracle bounds). The master,
+gradients and multipliers are those of :mod:`.criterion`; the result is finished (reduced, certified, repaired,
+baselines) by the engine's ``finish``, passed in.
+
+Large-N regime (beyond ``_LP_LAMBDA_MAX`` = 256 categories): Hadamard response is the first point and λ comes from
+the master's optimality conditions (:func:`.criterion._dual_multiplier`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from mechdesign.design.estimation import criterion as _shared
+from mechdesign.design.estimation.bound import structured_bound
+from mechdesign.design.estimation.criterion import (
+    _ADD_PER_ITERATION,
+    _MAX_ITERATIONS,
+    _STALL,
+    _criterion,
+    _dual_multiplier,
+    _gradients,
+    _inverse,
+    _master,
+    _objective,
+    _Options,
+    _quadratic,
+)
+from mechdesign.design.estimation.pricing import ColumnSearch
+from mechdesign.design.polytope.separable import SeparableOracle
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.result import DesignResult
+
+__all__: list[str] = []
+
+_MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
+_STARTS = 3  # local searches per pricing round (from the heaviest columns)
+# Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
+# N = 22, a few at N = 64; beyond _DUAL_COLUMNS_MAX an oracle call alone takes minutes).
+_DUAL_ROUNDS, _DUAL_COLUMNS_MAX = 12, 128
+
+
+def design_priced(problem: DesignProblem, baselines: bool, options: _Options, counts: np.ndarray,
+                  start_columns: np.ndarray, mass: np.ndarray, deadline: float, end: float,
+                  finish: Callable[..., DesignResult]) -> DesignResult:
+    """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`."""
+    criterion, weights, offset = _criterion(problem)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    n = problem.size
+    oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
+    search = ColumnSearch(oracle)
+    columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
+    if n > _shared._LP_LAMBDA_MAX and 0 < problem.epsilon < 700:
+        # Beyond 256 categories a few master iterations are all the limit allows (a Newton step costs K²N), and
+        # k-RR's weights are a poor first point (N = 1,000: tr J⁻¹ − 1 ≈ 150,000 after 300 s). Hadamard response
+        # (ε-LDP, so ε-PML over every ball: its lift vectors lie in the column polytope) is the first point
+        # instead, with k-RR's columns beside it at weight 0; the master can only improve on it.
+        from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
+
+        response = hadamard_mechanism(problem.prior, problem.epsilon).matrix
+        weight = problem.prior.probabilities @ response
+        columns = np.hstack([start_columns, response / weight, columns[:, n:]])
+        theta = np.concatenate([np.zeros(n), weight])
+    iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
+
+    def bounded(th: np.ndarray, co: np.ndarray, until: float) -> tuple[float, np.ndarray]:
+        """The certified bound from θ, and the bound oracle's columns (maximisers of the relaxed pricing)."""
+        j = (co * th) @ co.T
+        j = 0.5 * (j + j.T)
+        j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        target = _quadratic(criterion, j_inverse, weights)
+        lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co, weights), th)
+        # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
+        # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
+        # bound gives.
+        floor = offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities))
+        if time.monotonic() >= until:  # past the time limit: the data-processing floor, which needs no oracle call
+            return floor, np.zeros((n, 0))
+        found = structured_bound(criterion, target, lam, oracle, co, deadline=until, weights=weights)
+        return max(found.value, floor), found.columns
+
+    def certified(th: np.ndarray, co: np.ndarray) -> float:
+        return bounded(th, co, end)[0]
+
+    bound, dual_rounds, bound_cost = -math.inf, 0, 0.0
+
+    while True:
+        iterations += 1
+        theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]),
+                                   options.conic, weights, deadline)
+        fallbacks += fell_back
+        keep = theta > 1e-12 * theta.max()
+        keep[:n] = True  # the start columns keep the master feasible and full rank
+        columns, theta = columns[:, keep], theta[keep]
+        j = (columns * theta) @ columns.T
+        j = 0.5 * (j + j.T)
+        j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        value = _objective(criterion, j, weights)
+        own = _gradients(criterion, j_inverse, columns, weights)
+        lam = _dual_multiplier(columns, own, theta)
+        shift = float(np.min(own - lam @ columns))
+        quadratic = _quadratic(criterion, j_inverse, weights)
+        heavy = columns[:, np.argsort(-theta)[:_STARTS]]
+        fresh = search.search(quadratic, lam, heavy, deadline)
+        reduced = _gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size else np.zeros(0)
+        fresh = fresh[:, reduced < -1e-12 * max(abs(value), 1.0)][:, :_ADD_PER_ITERATION * 16]
+        generated += fresh.shape[1]
+        stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
+        best_value = min(best_value, value)
+        out_of_time = time.monotonic() >= deadline
+        if ((fresh.shape[1] == 0 or stalled >= _STALL) and time.monotonic() + bound_cost < deadline
+                and dual_rounds < _DUAL_ROUNDS and n <= _DUAL_COLUMNS_MAX):
+            # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing
+            # problem whose maximisers, near a tight bound, are the columns an optimal design uses (Zipf N = 22:
+            # the bound was within 1e-5 of the optimum while the search stalled 0.9 % above it). Its columns
+            # that improve the master continue the search; the bound is kept (any θ gives a valid one).
+            dual_rounds += 1
+            clock = time.monotonic()
+            found, offered = bounded(theta, columns, deadline)
+            bound_cost = time.monotonic() - clock  # its first round runs whatever the deadline: do not start late
+            bound = max(bound, found)
+            gain = (_gradients(criterion, j_inverse, offered, weights) - lam @ offered - shift
+                    if offered.size else np.zeros(0))
+            if value - bound > 0.1 * options.gap_tolerance * abs(value - offset) and np.any(gain < -1e-12 * abs(value)):
+                fresh, stalled = offered[:, gain < -1e-12 * abs(value)], 0
+                generated += fresh.shape[1]
+        if fresh.shape[1] == 0 or stalled >= _STALL or iterations >= _MAX_ITERATIONS or out_of_time:
+            break
+        if options.progress:
+            print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, columns {columns.shape[1]}, "
+                  f"+{fresh.shape[1]}, {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        columns = np.hstack([columns, fresh])
+    timings["master"] = time.perf_counter() - start
+    # The bound is computed once, at the polished point of _finish (it certifies more tightly there); without
+    # reduction, here.
+    bound = max(bound, certified(theta, columns)) if not options.reduce else bound
+    if options.progress:
+        print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, columns {columns.shape[1]}, "
+              f"{time.perf_counter() - start:.1f} s; certifying", file=sys.stderr, flush=True)
+    return finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
+                  "column_generation_priced", generated, certified)
+
+
+def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
+    """Start columns shaped like subset selection: 3N (at most 768) random d-subsets S (seeded), as vertices H = S.
+
+    Each is the PML analogue of the output "S" of subset selection (levels in ratio ≥ e^ε).
+
+    k-RR alone is a poor start beyond a few dozen categories (N = 256: tr J⁻¹ − 1 ≈ 22,000 where subset
+    selection has 934), and column generation then spends the whole limit leaving it; a sample of subset
+    selection's outputs starts the master near the best LDP oracle.
+    """
+    n = oracle.size
+    if not 0 < epsilon < 700 or n < 3:
+        return np.zeros((n, 0))
+    from mechdesign.design.baselines.ldp_oracles import oracle_parameters
+
+    d = int(oracle_parameters("subset_selection", n, epsilon)[2] or 1)
+    rng = np.random.default_rng(0)
+    seeds = []
+    for _ in range(min(3 * n, _MAX_SEEDS)):
+        high = np.zeros(n, dtype=bool)
+        high[rng.choice(n, size=d, replace=False)] = True
+        vec = oracle.pricer.vector(high, ~high, "A")
+        if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
+            seeds.append(vec)
+    return np.column_stack(seeds) if seeds else np.zeros((n, 0))
