@@ -205,6 +205,7 @@ def test_partial_pricing_reaches_the_optimum_of_full_pricing(monkeypatch, kind):
     assert full.candidates > 3000  # the search, not the whole list in one master
     monkeypatch.setattr(engine, "_FULL_EVERY", 4)
     monkeypatch.setattr(engine, "_SHORTLIST_PER_INPUT", 2)
+    monkeypatch.setattr(engine, "_SHORTLIST_FROM", 0)
     partial = design_estimation(problem, baselines=False)
     assert full.status == partial.status == "optimal"
     assert partial.utility == pytest.approx(full.utility, rel=1e-7, abs=1e-9)

@@ -104,7 +104,9 @@ ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local se
 # m = 10⁵, ε = 1) enumeration certifies the optimum (1.3 / 5.2 M candidates, ~4 / ~21 s CPU, 0.17 / 0.66 GB) where
 # the priced search stalled 1 % above it after 36 / 29 s. Pricing the list needs no N×K array (2^N tables).
 _ENUMERATE_SMALL, _ENUMERATE_COUNT = 22, 6_000_000
-_FULL_EVERY, _SHORTLIST_PER_INPUT = 3, 5_000  # partial pricing of the enumerated search (_design)
+# Partial pricing of the enumerated search (_design) beyond _SHORTLIST_FROM candidates: at N = 22 (5.2 M) it took
+# 21 s CPU instead of 32; at N = 16 (Zipf) it cost 4 more iterations than it saved (full pricing is milliseconds).
+_FULL_EVERY, _SHORTLIST_PER_INPUT, _SHORTLIST_FROM = 3, 5_000, 2_000_000
 _REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
 
 
@@ -267,10 +269,10 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     age = np.zeros(active.size, dtype=np.int64)  # consecutive iterations each active column went unused
     iterations, stalled, best_value, bound, fallbacks = 0, 0, math.inf, -math.inf, 0
     warm = np.concatenate([mass, np.zeros(active.size)])  # feasible start of the next master
-    # Partial pricing: between full passes over the vertex list (every _FULL_EVERY iterations, and whenever the
-    # shortlist offers nothing), only the _SHORTLIST_PER_INPUT·N candidates that were best at the last full pass
-    # are priced. At N = 22 (5.2 M candidates) full pricing at every iteration was 60 % of the run. The bound comes
-    # from full passes only; L-optimal designs (several λ rounds, dual.py) price fully.
+    # Partial pricing (more than _SHORTLIST_FROM candidates): between full passes over the vertex list (every
+    # _FULL_EVERY iterations, and whenever the shortlist offers nothing), only the _SHORTLIST_PER_INPUT·N candidates
+    # that were best at the last full pass are priced. At N = 22 (5.2 M candidates) full pricing at every iteration
+    # was 60 % of the run. The bound comes from full passes only; L-optimal designs (several λ rounds) price fully.
     shortlist: np.ndarray | None = None
     since_full = 0
     while True:
@@ -278,7 +280,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         columns = np.column_stack([start_columns, cv.vectors(active)])
         theta, fell_back = _master(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
-        full = shortlist is None or since_full >= _FULL_EVERY or weights is not None
+        full = shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
         while True:
             found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds,
                                                 index=None if full else shortlist)
