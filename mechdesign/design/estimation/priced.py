@@ -137,8 +137,10 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         if fresh.shape[1] == 0 or stalled >= _STALL or iterations >= _MAX_ITERATIONS or out_of_time:
             break
         if options.progress:
-            print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, columns {columns.shape[1]}, "
-                  f"+{fresh.shape[1]}, {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+            proven = f", bound {bound - offset:.10g}" if math.isfinite(bound) else ""
+            print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}{proven}, columns "
+                  f"{columns.shape[1]}, +{fresh.shape[1]}, {time.perf_counter() - start:.1f} s", file=sys.stderr,
+                  flush=True)
         columns = np.hstack([columns, fresh])
     timings["master"] = time.perf_counter() - start
     # The bound is computed once, at the polished point of _finish (it certifies more tightly there); without
