@@ -88,7 +88,7 @@ from mechdesign.design.estimation.master import solve_face
 from mechdesign.design.estimation.priced import design_priced
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.pricing import pricing_counts
-from mechdesign.design.polytope.vertices import column_vertices
+from mechdesign.design.polytope.vertices import ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
@@ -107,6 +107,7 @@ _ENUMERATE_SMALL, _ENUMERATE_COUNT = 22, 6_000_000
 # Partial pricing of the enumerated search (_design) beyond _SHORTLIST_FROM candidates: at N = 22 (5.2 M) it took
 # 21 s CPU instead of 32; at N = 16 (Zipf) it cost 4 more iterations than it saved (full pricing is milliseconds).
 _FULL_EVERY, _SHORTLIST_PER_INPUT, _SHORTLIST_FROM = 3, 5_000, 2_000_000
+_CACHE_ENTRIES = 1 << 22  # vertex lists priced as a dense array up to this many N×K entries (32 MB)
 _REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
 
 
@@ -260,7 +261,9 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
     solve_start = time.perf_counter()
-    pool = cv
+    # Small lists are priced as a dense N×K array (one product per round); large ones from the 2^N tables of
+    # ColumnVertices.quadratic, which need no such array (at N = 16 the array was 1.2× faster, at N = 20 it is 208 MB).
+    pool: ColumnVertices | np.ndarray = cv.vectors() if cv.count * n <= _CACHE_ENTRIES else cv
     if cv.count <= 3000:
         active = np.arange(cv.count)
     else:  # price the candidates at the start point and keep the most promising
@@ -280,7 +283,8 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         columns = np.column_stack([start_columns, cv.vectors(active)])
         theta, fell_back = _master(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
-        full = shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
+        full = (shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
+                or not isinstance(pool, ColumnVertices))
         while True:
             found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds,
                                                 index=None if full else shortlist)
