@@ -101,12 +101,13 @@ _START_PER_INPUT = 8  # columns per input in the first master
 _MAX_AGE = 2
 ENUMERATE_UP_TO = 16  # count priors with more categories are priced by local search and bounded by bound.py …
 # … unless N ≤ _ENUMERATE_SMALL and the vertex list has at most _ENUMERATE_COUNT candidates: at N = 20 / 22 (Zipf,
-# m = 10⁵, ε = 1) enumeration certifies the optimum (1.3 / 5.2 M candidates, ~4 / ~21 s CPU, 0.17 / 0.66 GB) where
+# m = 10⁵, ε = 1) enumeration certifies the optimum (1.3 / 5.2 M candidates, 5.5 / 23 s CPU, 0.23 / 0.60 GB) where
 # the priced search stalled 1 % above it after 36 / 29 s. Pricing the list needs no N×K array (2^N tables).
 _ENUMERATE_SMALL, _ENUMERATE_COUNT = 22, 6_000_000
 # Partial pricing of the enumerated search (_design) beyond _SHORTLIST_FROM candidates: at N = 22 (5.2 M) it took
-# 21 s CPU instead of 32; at N = 16 (Zipf) it cost 4 more iterations than it saved (full pricing is milliseconds).
-_FULL_EVERY, _SHORTLIST_PER_INPUT, _SHORTLIST_FROM = 3, 5_000, 2_000_000
+# 21 s CPU instead of 32, at N = 20 (1.3 M) 5.5 s instead of 6.7; at N = 16 (Zipf, 79 k) it cost 4 more
+# iterations than it saved (full pricing is milliseconds there).
+_FULL_EVERY, _SHORTLIST_PER_INPUT, _SHORTLIST_FROM = 3, 5_000, 1_000_000
 _CACHE_ENTRIES = 1 << 22  # vertex lists priced as a dense array up to this many N×K entries (32 MB)
 _REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
 
