@@ -55,7 +55,7 @@ from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
 
 __all__ = ["RECORD_KINDS", "RecordFile", "is_record_file", "read_record_file", "record_epsilon",
-           "verify_record_file", "write_record_file"]
+           "record_verification", "verify_record_file", "write_record_file"]
 
 RECORD_KINDS = ("product", "joint")
 _OPTIONAL = ("utility", "baselines", "certificate", "signature")
@@ -340,8 +340,11 @@ def _prior(check: FileChecker, content: dict[str, Any]) -> JointPrior:
     return JointPrior(tuple(attributes), labels, codes, number)
 
 
-def _load(path: Path, public_key: Any = None) -> tuple[RecordFile, float]:
-    """Parse and check a record file (everything but the stated-versus-achieved comparison)."""
+def _load(path: Path, public_key: Any = None) -> RecordFile:
+    """Parse and check a record file (everything but the stated-versus-achieved comparison).
+
+    The record-level capacity is recomputed here, once, and kept in ``recomputed_epsilon``.
+    """
     content = parse_file(path)
     check = FileChecker(path)
     kind = "product" if "factors" in content else "joint"
@@ -389,11 +392,9 @@ def _load(path: Path, public_key: Any = None) -> tuple[RecordFile, float]:
         from mechdesign.deploy.keys import check_signature
 
         check_signature(path, content, canonical_bytes(content), public_key)
-    achieved = record_epsilon(prior, float(guarantee["radius"]), factors, mechanism)
-    loaded = RecordFile(kind, prior, factors, mechanism, dict(guarantee), content.get("utility"),
-                        content.get("baselines"), content.get("certificate"), dict(content["provenance"]), digest,
-                        content.get("signature"), achieved)
-    return loaded, achieved
+    return RecordFile(kind, prior, factors, mechanism, dict(guarantee), content.get("utility"),
+                      content.get("baselines"), content.get("certificate"), dict(content["provenance"]), digest,
+                      content.get("signature"), record_epsilon(prior, float(guarantee["radius"]), factors, mechanism))
 
 
 def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, public_key: Any = None) -> RecordFile:
@@ -421,9 +422,9 @@ def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, publi
     OSError
         If the file cannot be read.
     """
-    loaded, achieved = _load(Path(path), public_key)
-    stated = loaded.guarantee["epsilon"]
-    if verify and not achieved <= stated:
+    loaded = _load(Path(path), public_key)
+    stated, achieved = loaded.guarantee["epsilon"], loaded.recomputed_epsilon
+    if verify and not (achieved is not None and achieved <= stated):
         raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the record-level epsilon recomputed from the "
                                  f"{loaded.kind} design ({achieved!r}), got guarantee.epsilon={stated!r}")
     return loaded
@@ -449,8 +450,18 @@ def verify_record_file(path: str | os.PathLike[str], *, public_key: Any = None) 
     MechanismFileError
         If the file is malformed or tampered (an overstated file is reported, not refused).
     """
-    loaded, achieved = _load(Path(path), public_key)
-    g = loaded.guarantee
+    return record_verification(_load(Path(path), public_key), path)
+
+
+def record_verification(record: RecordFile, path: str | os.PathLike[str]) -> Verification:
+    """The :class:`Verification` of an already loaded record file (its ``recomputed_epsilon``, or computed now).
+
+    For callers that need the loaded file as well (``mechdesign verify``): one load, one capacity computation.
+    """
+    g = record.guarantee
+    achieved = record.recomputed_epsilon
+    if achieved is None:
+        achieved = record_epsilon(record.prior, float(g["radius"]), record.factors, record.mechanism)
     return Verification(str(path), "pml", float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]), float(g["radius"]),
-                        bool(achieved <= g["epsilon"]), loaded.sha256)
+                        bool(achieved <= g["epsilon"]), record.sha256)
