@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.design.estimation import engine as estimation
-from mechdesign.design.estimation.engine import _conic_master, _objective, lower_bound
+from mechdesign.design.estimation.criterion import _conic_master, _objective, lower_bound
 from mechdesign.design.estimation.master import solve_master
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.vertices import column_vertices

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from mechdesign.core.prior import Prior
 from mechdesign.design.estimation import engine
 from mechdesign.design.estimation.bound import fit_structure, structured_bound
-from mechdesign.design.estimation.engine import _dual_multiplier, _gradients, design_estimation
+from mechdesign.design.estimation.criterion import _dual_multiplier, _gradients
+from mechdesign.design.estimation.engine import design_estimation
 from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.separable import SeparableOracle
 from mechdesign.design.polytope.vertices import column_vertices

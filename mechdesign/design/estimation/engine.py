@@ -73,12 +73,8 @@ from mechdesign.design.estimation.criterion import (
     _MAX_ITERATIONS,
     _STALL,
     CRITERIA,
-    _conic_master,
     _criterion,
-    _dual_multiplier,
-    _gradients,
     _master,
-    _objective,
     _Options,
     caratheodory_reduce,
     lower_bound,
@@ -92,9 +88,8 @@ from mechdesign.design.polytope.vertices import ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
-# The shared numerics live in .criterion (re-exported here: tests and callers import them from the engine).
-__all__ = ["CRITERIA", "_conic_master", "_dual_multiplier", "_gradients", "_objective", "caratheodory_reduce",
-           "design_estimation", "lower_bound"]
+# CRITERIA, caratheodory_reduce and lower_bound are .criterion's, re-exported.
+__all__ = ["CRITERIA", "caratheodory_reduce", "design_estimation", "lower_bound"]
 
 _LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a singular face leaves λ free: lower_bound)
 _START_PER_INPUT = 8  # columns per input in the first master
@@ -281,7 +276,8 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     since_full = 0
     while True:
         iterations += 1
-        columns = np.column_stack([start_columns, cv.vectors(active)])
+        columns = np.column_stack([start_columns, pool[:, active] if isinstance(pool, np.ndarray)
+                                   else cv.vectors(active)])
         theta, fell_back = _master(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
         full = (shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
