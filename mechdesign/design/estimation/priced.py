@@ -89,13 +89,30 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         found = structured_bound(criterion, target, lam, oracle, co, deadline=until, weights=weights)
         return max(found.value, floor), found.columns
 
+    bound, dual_rounds, bound_cost, iteration_cost = -math.inf, 0, 0.0, 0.0
+    search_start = time.monotonic()
+    probe = n > _DUAL_COLUMNS_MAX  # no dual rounds: one bound mid-way measures what the final certificate costs
+
     def certified(th: np.ndarray, co: np.ndarray) -> float:
+        # The final certificate at the polished point, when its measured cost fits before the end; otherwise the
+        # best bound of the search stands (every θ gives a valid one).
+        if bound_cost > 0.0 and time.monotonic() + bound_cost > end:
+            timings["final_bound_skipped"] = 1.0
+            return -math.inf
         return bounded(th, co, end)[0]
 
-    bound, dual_rounds, bound_cost = -math.inf, 0, 0.0
+    def timed_bound(th: np.ndarray, co: np.ndarray) -> tuple[float, np.ndarray]:
+        nonlocal bound_cost
+        clock = time.monotonic()
+        found = bounded(th, co, deadline)
+        bound_cost = time.monotonic() - clock  # its first round runs whatever the deadline: do not start late
+        timings["bound"] = timings.get("bound", 0.0) + bound_cost
+        return found
 
+    best_value, best_columns, best_theta = math.inf, columns, theta
     while True:
         iterations += 1
+        clock = time.monotonic()
         theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]),
                                    options.conic, weights, deadline)
         fallbacks += fell_back
@@ -106,6 +123,8 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         j = 0.5 * (j + j.T)
         j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
         value = _objective(criterion, j, weights)
+        if value < best_value:  # a master cut short at the deadline may end above an earlier iterate: keep the best
+            best_columns, best_theta = columns, theta
         own = _gradients(criterion, j_inverse, columns, weights)
         lam = _dual_multiplier(columns, own, theta)
         shift = float(np.min(own - lam @ columns))
@@ -117,7 +136,13 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         generated += fresh.shape[1]
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
-        out_of_time = time.monotonic() >= deadline
+        iteration_cost = time.monotonic() - clock
+        if probe and bound_cost == 0.0 and time.monotonic() >= search_start + 0.4 * (deadline - search_start):
+            bound = max(bound, timed_bound(theta, columns)[0])
+        # The search ends at its deadline, or earlier when one more iteration and the final certificate (at its
+        # measured cost, with a margin) would not fit before the end of the time limit.
+        out_of_time = (time.monotonic() >= deadline
+                       or (bound_cost > 0.0 and time.monotonic() + iteration_cost + 1.25 * bound_cost >= end))
         if ((fresh.shape[1] == 0 or stalled >= _STALL) and time.monotonic() + bound_cost < deadline
                 and dual_rounds < _DUAL_ROUNDS and n <= _DUAL_COLUMNS_MAX):
             # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing
@@ -125,9 +150,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
             # the bound was within 1e-5 of the optimum while the search stalled 0.9 % above it). Its columns
             # that improve the master continue the search; the bound is kept (any θ gives a valid one).
             dual_rounds += 1
-            clock = time.monotonic()
-            found, offered = bounded(theta, columns, deadline)
-            bound_cost = time.monotonic() - clock  # its first round runs whatever the deadline: do not start late
+            found, offered = timed_bound(theta, columns)
             bound = max(bound, found)
             gain = (_gradients(criterion, j_inverse, offered, weights) - lam @ offered - shift
                     if offered.size else np.zeros(0))
@@ -143,11 +166,12 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
                   flush=True)
         columns = np.hstack([columns, fresh])
     timings["master"] = time.perf_counter() - start
+    columns, theta = best_columns, best_theta
     # The bound is computed once, at the polished point of _finish (it certifies more tightly there); without
     # reduction, here.
     bound = max(bound, certified(theta, columns)) if not options.reduce else bound
     if options.progress:
-        print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, columns {columns.shape[1]}, "
+        print(f"iteration {iterations}: {problem.utility.kind} {best_value - offset:.10g}, columns {columns.shape[1]}, "
               f"{time.perf_counter() - start:.1f} s; certifying", file=sys.stderr, flush=True)
     return finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
                   "column_generation_priced", generated, certified)
