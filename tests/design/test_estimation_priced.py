@@ -76,3 +76,26 @@ def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fi
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     # The search's bound stands: a proof, never above a design the engine finds with time to spare.
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)
+
+
+def test_without_dual_rounds_one_round_of_the_bound_mid_way_measures_the_certificate(monkeypatch):
+    """Large-N regime (no dual rounds): a one-call bound mid-search, then the final certificate; both are proofs."""
+    problem = _priced(monkeypatch)
+    exact = design_estimation(problem, baselines=False, time_limit=30.0)
+    real = priced.structured_bound
+    calls: list[dict] = []
+
+    def recording(*args, **kwargs):
+        found = real(*args, **kwargs)
+        calls.append({**kwargs, "value": found.value})
+        return found
+
+    monkeypatch.setattr(priced, "_DUAL_COLUMNS_MAX", 1)
+    monkeypatch.setattr(priced, "_PROBE_AT", 0.0)  # at the first iteration (N = 8 ends long before 40 % of 30 s)
+    monkeypatch.setattr(priced, "structured_bound", recording)
+    result = design_estimation(problem, baselines=False, time_limit=30.0)
+    probes = [c for c in calls if c.get("rounds") == 1 and c.get("sdp_rounds") == 0]
+    assert len(probes) == 1 and result.timings["bound"] > 0.0
+    assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
+    assert all(c["value"] <= exact.utility + 1.0 + 1e-9 * exact.utility for c in calls)  # tr J⁻¹ scale: value + 1
+    assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)

@@ -47,6 +47,7 @@ _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 # Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
 # N = 22, a few at N = 64; beyond _DUAL_COLUMNS_MAX an oracle call alone takes minutes).
 _DUAL_ROUNDS, _DUAL_COLUMNS_MAX = 12, 128
+_PROBE_AT = 0.4  # beyond _DUAL_COLUMNS_MAX: the fraction of the search after which one round of the bound is timed
 
 
 def design_priced(problem: DesignProblem, baselines: bool, options: _Options, counts: np.ndarray,
@@ -73,8 +74,11 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         theta = np.concatenate([np.zeros(n), weight])
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
 
-    def bounded(th: np.ndarray, co: np.ndarray, until: float) -> tuple[float, np.ndarray]:
-        """The certified bound from θ, and the bound oracle's columns (maximisers of the relaxed pricing)."""
+    def bounded(th: np.ndarray, co: np.ndarray, until: float, one_round: bool = False) -> tuple[float, np.ndarray]:
+        """The certified bound from θ, and the bound oracle's columns (maximisers of the relaxed pricing).
+
+        No round of the bound starts after ``until`` (its first always runs); ``one_round``: one oracle call.
+        """
         j = (co * th) @ co.T
         j = 0.5 * (j + j.T)
         j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
@@ -86,25 +90,29 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         floor = offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities))
         if time.monotonic() >= until:  # past the time limit: the data-processing floor, which needs no oracle call
             return floor, np.zeros((n, 0))
-        found = structured_bound(criterion, target, lam, oracle, co, deadline=until, weights=weights)
+        rounds = {"rounds": 1, "sdp_rounds": 0} if one_round else {}
+        found = structured_bound(criterion, target, lam, oracle, co, deadline=until, weights=weights, **rounds)
         return max(found.value, floor), found.columns
 
     bound, dual_rounds, bound_cost, iteration_cost = -math.inf, 0, 0.0, 0.0
     search_start = time.monotonic()
-    probe = n > _DUAL_COLUMNS_MAX  # no dual rounds: one bound mid-way measures what the final certificate costs
+    # Beyond _DUAL_COLUMNS_MAX there are no dual rounds: one round of the bound mid-way (one oracle call, minutes at
+    # N = 1,000; the whole bound took 324 s there) measures what a round of the final certificate costs.
+    probe = n > _DUAL_COLUMNS_MAX
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:
-        # The final certificate at the polished point, when its measured cost fits before the end; otherwise the
-        # best bound of the search stands (every θ gives a valid one).
+        # The final certificate at the polished point when a round (at its measured cost) fits before the end, and
+        # no further round starts unless it fits too; otherwise the best bound of the search stands (every θ gives
+        # a valid one).
         if bound_cost > 0.0 and time.monotonic() + bound_cost > end:
             timings["final_bound_skipped"] = 1.0
             return -math.inf
-        return bounded(th, co, end)[0]
+        return bounded(th, co, end - bound_cost)[0]
 
-    def timed_bound(th: np.ndarray, co: np.ndarray) -> tuple[float, np.ndarray]:
+    def timed_bound(th: np.ndarray, co: np.ndarray, one_round: bool = False) -> tuple[float, np.ndarray]:
         nonlocal bound_cost
         clock = time.monotonic()
-        found = bounded(th, co, deadline)
+        found = bounded(th, co, deadline, one_round)
         bound_cost = time.monotonic() - clock  # its first round runs whatever the deadline: do not start late
         timings["bound"] = timings.get("bound", 0.0) + bound_cost
         return found
@@ -137,8 +145,8 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
         iteration_cost = time.monotonic() - clock
-        if probe and bound_cost == 0.0 and time.monotonic() >= search_start + 0.4 * (deadline - search_start):
-            bound = max(bound, timed_bound(theta, columns)[0])
+        if probe and bound_cost == 0.0 and time.monotonic() >= search_start + _PROBE_AT * (deadline - search_start):
+            bound = max(bound, timed_bound(theta, columns, one_round=True)[0])
         # The search ends at its deadline, or earlier when one more iteration and the final certificate (at its
         # measured cost, with a margin) would not fit before the end of the time limit.
         out_of_time = (time.monotonic() >= deadline
