@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from record_oracles import kronecker, lp_min_linear
+from record_oracles import exact_capacity, kronecker, lp_min_linear
 
 from mechdesign.core.fisher import trace_inverse_fisher, weighted_trace_inverse_fisher
 from mechdesign.core.leakage import capacity
@@ -22,32 +21,6 @@ from mechdesign.records.joint_design import JOINT_DESIGN_LIMIT, marginal_weights
 from conftest import PRIVACY_SLACK
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
-
-
-def exact_capacity(matrix: np.ndarray, prior: JointPrior, radius: float) -> float:
-    """max_y log(max c / min_{Q∈B} Q·c) with the minimum in rational arithmetic (no code of the package).
-
-    The worst prior moves min(β/2, 1) of mass from the letters of largest c (at most P̂(x) from each) onto a
-    letter of smallest c; P̂ = n/m and c are taken exactly (floats are rationals).
-    """
-    p = [Fraction(0)] * prior.size
-    for index, count in zip(prior.indices, prior.counts, strict=True):
-        p[int(index)] = Fraction(int(count), prior.samples)
-    budget = min(Fraction(radius) / 2, Fraction(1))
-    worst = 0.0
-    for column in np.asarray(matrix).T:
-        c = [Fraction(float(x)) for x in column]
-        if max(c) == 0:
-            continue
-        g, left = sum((pi * ci for pi, ci in zip(p, c, strict=True)), Fraction(0)), budget
-        for x in sorted(range(len(c)), key=lambda i: -c[i]):
-            moved = min(left, p[x])
-            g -= moved * (c[x] - min(c))
-            left -= moved
-        if g == 0:
-            return math.inf
-        worst = max(worst, math.log(max(c) / g))
-    return worst
 
 
 def marginal_mse(matrix: np.ndarray, prior: JointPrior) -> float:
