@@ -183,7 +183,7 @@ def sampled_mse(traces: Sequence[float], frequencies: Sequence[np.ndarray],
     total = 0.0
     for trace, f, p in zip(traces, frequencies, probabilities, strict=True):
         spread = 1.0 - float(np.dot(f, f))
-        total += (trace - 1.0) / p + (1.0 / p - 1.0) * spread
+        total += (float(trace) - 1.0) / float(p) + (1.0 / float(p) - 1.0) * spread
     return total
 
 

@@ -6,7 +6,8 @@
 * :func:`lp_capacity`: for each output, g(c) = min Q·c over the ball by a linear program (HiGHS), no
   greedy at all — for tiny cases;
 * :func:`exact_capacity`: the capacity of any joint matrix over the joint ball, the worst prior of each
-  output built in rational arithmetic (no code of the package).
+  output built in rational arithmetic (no code of the package);
+* :func:`lifted`: an attribute-sampled mechanism as one joint matrix.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ from mechdesign.records import JointBall, JointPrior
 def kronecker(factors) -> np.ndarray:
     """W_1 ⊗ … ⊗ W_d (rows in the joint prior's mixed-radix order)."""
     return reduce(np.kron, [np.asarray(f, dtype=np.float64) for f in factors])
+
+
+def lifted(prior: JointPrior, matrices, probabilities) -> np.ndarray:
+    """W[x, (i, y)] = π_i W_i[x_i, y]: an attribute-sampled mechanism as one N × Σ M_i matrix (row-major letters)."""
+    letters = np.indices(prior.sizes).reshape(prior.dimension, -1)
+    return np.hstack([p * np.asarray(w, dtype=np.float64)[letters[i]]
+                      for i, (w, p) in enumerate(zip(matrices, probabilities, strict=True))])
 
 
 def kronecker_capacity(factors, ball: JointBall) -> float:

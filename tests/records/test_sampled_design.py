@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from record_oracles import exact_capacity
+from record_oracles import exact_capacity, lifted
 
 import mechdesign.core.leakage as leakage
 import mechdesign.records.product as product
@@ -49,13 +49,6 @@ def sampled_tables(draw) -> np.ndarray:
 def simplex_points(draw, size: int) -> np.ndarray:
     raw = np.asarray(draw(st.lists(st.floats(0.05, 1.0), min_size=size, max_size=size)))
     return raw / raw.sum()
-
-
-def lifted(prior: JointPrior, matrices, probabilities) -> np.ndarray:
-    """W[x, (i, y)] = π_i W_i[x_i, y]: the sampled design as one N × Σ M_i mechanism (row-major letters)."""
-    letters = np.indices(prior.sizes).reshape(prior.dimension, -1)
-    return np.hstack([p * np.asarray(w)[letters[i]] for i, (w, p) in enumerate(zip(matrices, probabilities,
-                                                                                  strict=True))])
 
 
 def check_against_brute_force(got: float, matrix: np.ndarray, prior: JointPrior, radius: float) -> None:
