@@ -1,4 +1,4 @@
-"""Total MSE of the decoded marginals on Adult records: product design against SPL, SMP and RS+FD (issue 20).
+"""Total MSE of the decoded marginals on Adult records: product, joint and sampled designs against SPL, SMP, RS+FD.
 
 Adult (race, sex) and (race, sex, education), N = 10 and 160 joint letters, m = 48,842 records, δ = 10⁻⁶
 (β*(δ, m, N) of [E] eq. 37 on the joint alphabet), record-level ε ∈ {0.5, 1, 2} nats:
