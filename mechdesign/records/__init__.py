@@ -12,8 +12,11 @@ per-attribute PML statements do not add up when attributes are correlated.
   is ≤ ε (:class:`ProductDesign` reports only that guarantee);
 * :func:`design_joint` — one mechanism over the product alphabet, designed by the single-attribute engines
   over the joint ball for the marginals, the joint table or mutual information (:class:`JointDesign`);
-* :func:`design_records` — both designs at the same record-level ε, and the better for the objective
-  (:class:`RecordDesigns`);
+* :func:`design_sampled` — each record reports one attribute, drawn independently of the data, through
+  that attribute's own design at the whole ε (:class:`SampledDesign`; record-level capacity
+  max_i C(W_i, B_β(P̂_i)));
+* :func:`design_records` — the product, sampled and joint designs at the same record-level ε, and the best
+  for the objective (:class:`RecordDesigns`);
 * :func:`record_baselines`, :func:`baseline_mse`, :func:`simulate_protocol` — the ε-LDP record protocols
   SPL, SMP and RS+FD with their variances and simulations.
 """
@@ -29,12 +32,14 @@ _WHERE = {"RecordBaseline": "baselines", "baseline_mse": "baselines", "record_ba
           "ProductCapacity": "capacity", "product_capacity": "capacity",
           "MAX_JOINT_SIZE": "joint", "JointBall": "joint", "JointPrior": "joint",
           "FACTOR_KINDS": "product", "Factor": "product", "ProductDesign": "product", "design_product": "product",
-          "simulate_protocol": "simulate", "RecordDesigns": "choice", "design_records": "choice",
+          "simulate_protocol": "simulate", "SampledDesign": "sampled", "design_sampled": "sampled",
+          "RecordDesigns": "choice", "design_records": "choice",
           "OBJECTIVES": "joint_design", "JointDesign": "joint_design", "design_joint": "joint_design"}
 
 __all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "OBJECTIVES", "Factor", "JointBall", "JointDesign", "JointPrior",
-           "ProductCapacity", "ProductDesign", "RecordBaseline", "RecordDesigns", "baseline_mse", "design_joint",
-           "design_product", "design_records", "product_capacity", "record_baselines", "simulate_protocol"]
+           "ProductCapacity", "ProductDesign", "RecordBaseline", "RecordDesigns", "SampledDesign", "baseline_mse",
+           "design_joint", "design_product", "design_records", "design_sampled", "product_capacity",
+           "record_baselines", "simulate_protocol"]
 
 if TYPE_CHECKING:
     from mechdesign.records.baselines import RecordBaseline, baseline_mse, record_baselines
@@ -43,6 +48,7 @@ if TYPE_CHECKING:
     from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
     from mechdesign.records.joint_design import OBJECTIVES, JointDesign, design_joint
     from mechdesign.records.product import FACTOR_KINDS, Factor, ProductDesign, design_product
+    from mechdesign.records.sampled import SampledDesign, design_sampled
     from mechdesign.records.simulate import simulate_protocol
 
 

@@ -4,23 +4,35 @@
   :func:`mechdesign.core.leakage.capacity` over the dense ball (the single-attribute path, which knows
   nothing of the product structure);
 * :func:`lp_capacity`: for each output, g(c) = min Q·c over the ball by a linear program (HiGHS), no
-  greedy at all — for tiny cases.
+  greedy at all — for tiny cases;
+* :func:`exact_capacity`: the capacity of any joint matrix over the joint ball, the worst prior of each
+  output built in rational arithmetic (no code of the package);
+* :func:`lifted`: an attribute-sampled mechanism as one joint matrix.
 """
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from functools import reduce
 
 import numpy as np
 from scipy.optimize import linprog
 
 from mechdesign.core.leakage import capacity
-from mechdesign.records import JointBall
+from mechdesign.records import JointBall, JointPrior
 
 
 def kronecker(factors) -> np.ndarray:
     """W_1 ⊗ … ⊗ W_d (rows in the joint prior's mixed-radix order)."""
     return reduce(np.kron, [np.asarray(f, dtype=np.float64) for f in factors])
+
+
+def lifted(prior: JointPrior, matrices, probabilities) -> np.ndarray:
+    """W[x, (i, y)] = π_i W_i[x_i, y]: an attribute-sampled mechanism as one N × Σ M_i matrix (row-major letters)."""
+    letters = np.indices(prior.sizes).reshape(prior.dimension, -1)
+    return np.hstack([p * np.asarray(w, dtype=np.float64)[letters[i]]
+                      for i, (w, p) in enumerate(zip(matrices, probabilities, strict=True))])
 
 
 def kronecker_capacity(factors, ball: JointBall) -> float:
@@ -53,4 +65,30 @@ def lp_capacity(factors, ball: JointBall) -> float:
         if g <= 1e-12:
             return float("inf")
         worst = max(worst, float(np.log(1.0 / g)))
+    return worst
+
+
+def exact_capacity(matrix: np.ndarray, prior: JointPrior, radius: float) -> float:
+    """max_y log(max c / min_{Q∈B} Q·c) with the minimum in rational arithmetic (no code of the package).
+
+    The worst prior moves min(β/2, 1) of mass from the letters of largest c (at most P̂(x) from each) onto a
+    letter of smallest c; P̂ = n/m and c are taken exactly (floats are rationals).
+    """
+    p = [Fraction(0)] * prior.size
+    for index, count in zip(prior.indices, prior.counts, strict=True):
+        p[int(index)] = Fraction(int(count), prior.samples)
+    budget = min(Fraction(radius) / 2, Fraction(1))
+    worst = 0.0
+    for column in np.asarray(matrix).T:
+        c = [Fraction(float(x)) for x in column]
+        if max(c) == 0:
+            continue
+        g, left = sum((pi * ci for pi, ci in zip(p, c, strict=True)), Fraction(0)), budget
+        for x in sorted(range(len(c)), key=lambda i: -c[i]):
+            moved = min(left, p[x])
+            g -= moved * (c[x] - min(c))
+            left -= moved
+        if g == 0:
+            return math.inf
+        worst = max(worst, math.log(max(c) / g))
     return worst

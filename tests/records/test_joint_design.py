@@ -4,50 +4,24 @@ from __future__ import annotations
 
 import json
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from record_oracles import kronecker, lp_min_linear
+from record_oracles import exact_capacity, kronecker, lifted, lp_min_linear
 
 from mechdesign.core.fisher import trace_inverse_fisher, weighted_trace_inverse_fisher
 from mechdesign.core.leakage import capacity
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointDesign, JointPrior, baseline_mse, design_joint, design_product, design_records
+from mechdesign.records.choice import PREFERENCE, _best
 from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint_design import JOINT_DESIGN_LIMIT, marginal_weights, mutual_information
 
 from conftest import PRIVACY_SLACK
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
-
-
-def exact_capacity(matrix: np.ndarray, prior: JointPrior, radius: float) -> float:
-    """max_y log(max c / min_{Q∈B} Q·c) with the minimum in rational arithmetic (no code of the package).
-
-    The worst prior moves min(β/2, 1) of mass from the letters of largest c (at most P̂(x) from each) onto a
-    letter of smallest c; P̂ = n/m and c are taken exactly (floats are rationals).
-    """
-    p = [Fraction(0)] * prior.size
-    for index, count in zip(prior.indices, prior.counts, strict=True):
-        p[int(index)] = Fraction(int(count), prior.samples)
-    budget = min(Fraction(radius) / 2, Fraction(1))
-    worst = 0.0
-    for column in np.asarray(matrix).T:
-        c = [Fraction(float(x)) for x in column]
-        if max(c) == 0:
-            continue
-        g, left = sum((pi * ci for pi, ci in zip(p, c, strict=True)), Fraction(0)), budget
-        for x in sorted(range(len(c)), key=lambda i: -c[i]):
-            moved = min(left, p[x])
-            g -= moved * (c[x] - min(c))
-            left -= moved
-        if g == 0:
-            return math.inf
-        worst = max(worst, math.log(max(c) / g))
-    return worst
 
 
 def marginal_mse(matrix: np.ndarray, prior: JointPrior) -> float:
@@ -206,10 +180,43 @@ def test_design_records_keeps_the_better_design(objective):
     expected = {"marginals": designs.product.mse, "joint": trace_inverse_fisher(kron, prior.dense()) - 1,
                 "mi": mutual_information(kron, prior.dense())}[objective]
     assert designs.product_value == pytest.approx(expected, rel=1e-12)
-    # Every cell is observed: the product is feasible for the joint problem, whose optimum is then no worse.
+    sampled = designs.sampled
+    assert sampled.epsilon <= 1.0 and sampled.radius == 0.1
+    lift = lifted(prior, [f.matrix for f in sampled.factors], sampled.probabilities)
+    expected = {"marginals": sampled.mse, "joint": math.inf, "mi": mutual_information(lift, prior.dense())}[objective]
+    assert designs.sampled_value == pytest.approx(expected, rel=1e-12)  # "joint": not identifiable, never chosen
+    # Every cell is observed: the product and the lifted sampled mechanism are feasible for the joint problem,
+    # whose optimum is then no worse.
     assert designs.best == "joint" and designs.design is designs.joint and designs.epsilon == designs.joint.epsilon
     sign = -1 if objective == "mi" else 1
     assert sign * designs.joint_value < sign * designs.product_value
+    assert sign * designs.joint_value < sign * designs.sampled_value
+
+
+def test_design_records_keeps_the_sampled_design_where_it_decodes_best():
+    """Few records on a diagonal: the joint design's own ball grows by 2Z/(m + Z) for the Z empty cells,
+    the product splits ε in three; each record reporting one attribute at the whole ε decodes best."""
+    prior = JointPrior.from_table(np.diag([5, 5, 5]))
+    designs = design_records(prior, 2.0, radius=0.05)
+    assert designs.best == "sampled" and designs.design is designs.sampled
+    assert designs.sampled_value == designs.sampled.mse < min(designs.product_value, designs.joint_value)
+    assert designs.epsilon == designs.sampled.epsilon <= 2.0
+
+
+@pytest.mark.parametrize(("objective", "values", "best"), [
+    ("marginals", (1.0, 1.0, 1.0), "product"),
+    ("marginals", (2.0, 1.0, 1.0), "sampled"),
+    ("marginals", (2.0, 2.0, 1.0), "joint"),
+    ("marginals", (1.0, 2.0, 1.0), "product"),
+    ("joint", (math.inf, math.inf, 3.0), "joint"),
+    ("joint", (3.0, math.inf, 3.0), "product"),
+    ("mi", (1.0, 1.0, 1.0), "product"),
+    ("mi", (1.0, 2.0, 2.0), "sampled"),
+    ("mi", (1.0, 0.5, 1.5), "joint"),
+])
+def test_ties_prefer_the_simplest_deployment(objective, values, best):
+    assert PREFERENCE == ("product", "sampled", "joint")
+    assert _best(objective, dict(zip(("product", "sampled", "joint"), values, strict=True))) == best
 
 
 def test_design_records_refuses_an_unknown_objective():
