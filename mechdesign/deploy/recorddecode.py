@@ -159,9 +159,9 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
             reported = np.stack([column != "" for column in values])
             per_record = reported.sum(axis=0)
             if np.any(per_record != 1):
-                first = int(np.flatnonzero(per_record != 1)[0])
+                wrong = int(np.flatnonzero(per_record != 1)[0])
                 raise v.fail("data", f"report exactly one attribute per record in the columns {names} (a sampled "
-                             "design: one non-empty field)", f"{int(per_record[first])} at record {done + first}")
+                             "design: one non-empty field)", f"{int(per_record[wrong])} at record {done + wrong}")
             values = [column[r] for column, r in zip(values, reported, strict=True)]
             done += reported.shape[1]
         if record.mechanism is not None:

@@ -184,8 +184,8 @@ def _prior_block(prior: JointPrior) -> dict[str, Any]:
 
 def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilon: float, radius: float,
                       delta: float | None = None, factors: Any = None, mechanism: Mechanism | None = None,
-                      sampling: Any = None, utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
-                      certificate: dict[str, Any] | None = None,
+                      sampling: Any = None, utility: dict[str, Any] | None = None,
+                      baselines: dict[str, Any] | None = None, certificate: dict[str, Any] | None = None,
                       provenance: dict[str, Any] | None = None) -> Path:
     """Write a product (``factors``), sampled (``factors`` and ``sampling``) or joint record file; return the path.
 

@@ -205,7 +205,7 @@ def test_csv_and_parquet_release_the_same_records_with_empty_fields(tmp_path, pr
 def test_decode_refuses_records_reporting_no_attribute_or_two(tmp_path, prior):
     record = read_record_file(_sampled(tmp_path, prior))
     (tmp_path / "none.csv").write_text("a,b\ny0,\n,\n")
-    with pytest.raises(ValueError, match="report exactly one attribute per record .* got data='0 at record 1'"):
+    with pytest.raises(ValueError, match=r"report exactly one attribute per record .* got data='0 at record 1'"):
         count_record_file(record, tmp_path / "none.csv", ["a", "b"])
     (tmp_path / "two.csv").write_text("a,b\ny0,y1\n")
     with pytest.raises(ValueError, match="got data='2 at record 0'"):
