@@ -284,3 +284,15 @@ def test_decoded_standard_errors_cover_the_datas_own_frequencies(tmp_path, prior
             inside.extend((np.abs(score) <= 3).tolist())
     assert 0.85 <= float(np.mean(np.square(z))) <= 1.15
     assert float(np.mean(inside)) >= 0.97
+
+
+def test_the_same_seed_releases_the_same_table_whatever_the_chunk(tmp_path, prior):
+    sampler = RecordPrivatizer(read_record_file(_sampled(tmp_path, prior)))
+    frame, _ = _table(tmp_path, n=70_000)  # more than one block of 65,536 records
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    outs = []
+    for chunk in (65_536, 1_000_000):
+        target = tmp_path / f"out-{chunk}.csv"
+        privatize_record_file(sampler, tmp_path / "in.csv", target, ["a", "b"], rng=4, chunk_size=chunk)
+        outs.append(target.read_bytes())
+    assert outs[0] == outs[1]
