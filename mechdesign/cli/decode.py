@@ -5,7 +5,8 @@ of the file's ``utility`` block) are decoded too, with standard errors; the per-
 when the mechanism has rank N (an L-optimal mechanism may identify Lp and nothing finer).
 
 With a record file, give one ``--column`` per attribute (in the file's order): every marginal is decoded with
-standard errors, and for a joint design of rank N the joint table too (:mod:`mechdesign.deploy.recorddecode`).
+standard errors, and for a joint design of rank N the joint table too (:mod:`mechdesign.deploy.recorddecode`); a
+sampled design's marginals are decoded from the records that report each attribute (empty fields elsewhere).
 """
 
 from __future__ import annotations
@@ -111,4 +112,7 @@ def _run_record(args: argparse.Namespace) -> int:
             print(f"{label:<{width}}  {value:.6f} ± {error:.6f}")
     elif record.kind == "joint":
         print("# the joint table is not identifiable from this design (rank below N): marginals only")
+    elif record.kind == "sampled":
+        print("# the joint table is not identifiable from a sampled design (each record reports one attribute): "
+              "marginals only; their standard errors include the variation of the records that report each one")
     return 0

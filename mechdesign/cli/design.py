@@ -1,7 +1,9 @@
 """``mechdesign design PROBLEM.toml``: the certified optimal mechanism, its baselines and its mechanism file.
 
 A problem file with ``columns = [...]`` in ``[data]`` describes whole records
-(:mod:`mechdesign.records.problem`): the record file is written with the record-level guarantee only.
+(:mod:`mechdesign.records.problem`): the record file is written with the record-level guarantee only. With
+``[design] kind = "sampled"`` it is an attribute-sampled design (:mod:`mechdesign.records.sampled`): the factors
+and the sampling probabilities π.
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[
 
 
 def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool) -> int:
-    """``design`` of a record problem: product (or joint) design, record file with the record-level guarantee."""
+    """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
     from mechdesign.deploy.recordfile import write_record_file
     from mechdesign.records.problem import load_record_problem
 
@@ -140,6 +142,20 @@ def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool
         shape = " × ".join(str(n) for n in outputs)
         detail = f"product of {len(outputs)} factors ({shape} outputs), marginal MSE {design.mse:.6g}/n"
         utility: dict[str, object] = {"kind": "marginal_mse", "value": design.mse}
+    elif problem.kind == "sampled":
+        from mechdesign.records.sampled import design_sampled
+
+        sampled = design_sampled(prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
+                                 probabilities=problem.probabilities, time_limit=limit)
+        epsilon, radius = sampled.epsilon, sampled.radius
+        utility = {"kind": "marginal_mse", "value": sampled.mse, "probabilities": (
+            problem.probabilities if isinstance(problem.probabilities, str) else "given")}
+        target = write_record_file(destination, prior, epsilon=epsilon, radius=radius, delta=problem.delta,
+                                   factors=[f.mechanism for f in sampled.factors], sampling=sampled.probabilities,
+                                   utility=utility, provenance={"problem": problem.name})
+        shares = ", ".join(f"{a} {p:.3g}" for a, p in zip(prior.attributes, sampled.probabilities, strict=True))
+        detail = (f"attribute-sampled ({shares}; each record reports one attribute), marginal MSE "
+                  f"{sampled.mse:.6g}/n")
     else:
         from mechdesign.core.mechanism import Mechanism
         from mechdesign.deploy.recordfile import record_epsilon

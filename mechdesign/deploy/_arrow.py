@@ -13,6 +13,9 @@ codes are the same integers, and the caller's ``sample`` draws them block by blo
 refusals are the string path's too, chunk by chunk of ``chunk`` records: nulls first (their count in the chunk
 and the first record), then values outside an alphabet (their count and the first five in order of appearance).
 A dictionary entry that no record uses is never an error.
+
+With ``nullable`` (an attribute-sampled design) a negative output index marks an attribute the record does not
+report: the released column holds a null there (a validity bitmap over the dictionary indices).
 """
 
 from __future__ import annotations
@@ -99,7 +102,7 @@ class _Encoder:
 
 def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphabets: Sequence[Sequence[str]],
                            outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray], np.ndarray], *,
-                           attributes: Sequence[str], chunk: int, progress: bool | None) -> int:
+                           attributes: Sequence[str], chunk: int, progress: bool | None, nullable: bool = False) -> int:
     """Stream a Parquet file to ``tmp`` with the record columns ``names`` privatized; return the record count.
 
     Parameters
@@ -121,6 +124,8 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
         Records per step.
     progress : bool or None
         Progress on stderr (:class:`~mechdesign.deploy.privatizer.Progress`).
+    nullable : bool
+        Negative output indices are nulls (a sampled design's unreported attributes); the columns are nullable.
     """
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -134,7 +139,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     report = Progress(progress, parquet.metadata.num_rows)
     schema = parquet.schema_arrow
     for p, name in zip(positions, names, strict=True):
-        schema = schema.set(p, pa.field(name, pa.dictionary(pa.int32(), pa.string()), nullable=False))
+        schema = schema.set(p, pa.field(name, pa.dictionary(pa.int32(), pa.string()), nullable=nullable))
     # Statistics (min/max labels) of the released columns cost half their writing time and prune nothing: every
     # row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
     kept = [c.path for c in parquet.schema if c.path not in names]
@@ -148,8 +153,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
             codes = np.empty((len(names), sum(piece.num_rows for piece in pieces)), dtype=np.int32)
             for encoder, arrays, row in zip(encoders, columns, codes, strict=True):
                 encoder.fill([_dictionary(a) for a in arrays], row)
-            drawn = [pa.Array.from_buffers(pa.int32(), row.size, [None, pa.py_buffer(row.astype(np.int32))])
-                     for row in sample(codes)]
+            drawn = [_indices(row) for row in sample(codes)]
             released = [pa.DictionaryArray.from_arrays(drawn[min(i, len(drawn) - 1)], dictionary, safe=False)
                         for i, dictionary in enumerate(dictionaries)]
             table = _replaced(pieces, dict(zip(positions, released, strict=True)), schema)
@@ -175,6 +179,19 @@ def _replaced(pieces: list[Any], columns: dict[int, Any], schema: Any) -> Any:
         batches.append(pa.RecordBatch.from_arrays(arrays, schema=schema))
         start += piece.num_rows
     return pa.Table.from_batches(batches, schema=schema)
+
+
+def _indices(row: np.ndarray) -> Any:
+    """Output indices as an int32 Arrow array; negative ones become nulls (a validity bitmap, no pandas)."""
+    import pyarrow as pa
+
+    missing = row < 0
+    if not missing.any():
+        return pa.Array.from_buffers(pa.int32(), row.size, [None, pa.py_buffer(row.astype(np.int32))])
+    valid = np.packbits(~missing, bitorder="little")
+    data = np.where(missing, 0, row).astype(np.int32)
+    return pa.Array.from_buffers(pa.int32(), row.size, [pa.py_buffer(valid), pa.py_buffer(data)],
+                                 null_count=int(missing.sum()))
 
 
 def _strings(labels: Sequence[str]) -> Any:

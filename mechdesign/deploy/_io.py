@@ -217,11 +217,16 @@ def iter_parquet_tables(parquet: Any, chunk: int, columns: Sequence[str] | None 
         yield pa.Table.from_batches(pending).combine_chunks()
 
 
-def parquet_strings(array: Any, column: str, start: int) -> np.ndarray:
-    """A Parquet column chunk as an object array of strings; nulls are refused with their count."""
+def parquet_strings(array: Any, column: str, start: int, empty_nulls: bool = False) -> np.ndarray:
+    """A Parquet column chunk as an object array of strings; nulls are refused with their count.
+
+    With ``empty_nulls`` a null reads as the empty string, as an empty CSV field does (a sampled record release).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if array.null_count and empty_nulls:
+        return pc.fill_null(pc.cast(array, pa.string()), "").to_numpy(zero_copy_only=False)
     if array.null_count:
         raise null_error(column, array.null_count, start + int(pc.index(pc.is_null(array), True).as_py()))
     return pc.cast(array, pa.string()).to_numpy(zero_copy_only=False)
@@ -264,8 +269,11 @@ def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
 
 
 def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: int,
-                 file_name: str = "input") -> Iterator[list[np.ndarray]]:
-    """The values of several ``columns`` (lists of arrays of strings), ``chunk`` records at a time, in one pass."""
+                 file_name: str = "input", empty_nulls: bool = False) -> Iterator[list[np.ndarray]]:
+    """The values of several ``columns`` (lists of arrays of strings), ``chunk`` records at a time, in one pass.
+
+    Parquet nulls are refused, or with ``empty_nulls`` read as the empty string (an empty CSV field's value).
+    """
     path = Path(source)
     chunk = v.positive_int("chunk_size", chunk)
     _existing(path, file_name)
@@ -280,7 +288,7 @@ def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: 
         column_index(parquet.schema_arrow.names, c)
     start = 0
     for table in iter_parquet_tables(parquet, chunk, columns=list(dict.fromkeys(columns))):
-        yield [parquet_strings(table.column(c), c, start) for c in columns]
+        yield [parquet_strings(table.column(c), c, start, empty_nulls) for c in columns]
         start += table.num_rows
 
 

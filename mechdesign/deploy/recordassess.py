@@ -21,10 +21,15 @@ exact ratio. The result is exact, and rounded up (:func:`~mechdesign._numerics.r
 of sums of N terms. On Adult's five attributes (K = 1,527, 559,416 outputs) 16 outputs settle it (0.15 s; 0.3 s
 for data on 5, 200 or all 6,720 letters). In the worst case every output is evaluated: O(K M d).
 
+An attribute-sampled design (:mod:`mechdesign.records.sampled`) releases (i, y) with W[x, (i, y)] = π_i W_i[x_i, y];
+π_i cancels from the ratio and P̃W(i, y) = π_i P̃_i W_i(y), so its level is that of the worst attribute at its own
+data marginal, :math:`\max_i ε_{\min}(W_i, \tilde P_i)` (:func:`sampled_epsilon_min`), whatever π.
+
 **The record-level (ε′, δ) guarantee on the sample** (``assess`` with several ``--column``): for each δ,
 ε′(δ) = C(W, B_{β*}(P̃)), the capacity over the joint ball of radius β* = β*(δ, n, N) ([E] eq. 37 on the joint
 alphabet, Theorem 2), computed by :func:`~mechdesign.deploy.recordfile.record_epsilon` exactly as loading a
-record file recomputes its guarantee (product capacity or dense capacity, solver-free, rounded toward privacy).
+record file recomputes its guarantee (product capacity or dense capacity, solver-free, rounded toward privacy; for
+a sampled design the marginal of the joint ball is the marginal ball, so ε′ = max_i C(W_i, B_{β*}(P̃_i))).
 
 References
 ----------
@@ -52,7 +57,7 @@ from mechdesign.deploy.recordfile import RecordFile, record_epsilon
 from mechdesign.records.joint import JointPrior
 
 __all__ = ["RecordAssessment", "assess_record", "count_record_data", "data_prior", "epsilon_at_data",
-           "record_epsilon_min"]
+           "record_epsilon_min", "sampled_epsilon_min"]
 
 _BLOCK_ENTRIES = 1 << 21  # K × outputs evaluated at once: 16 MiB of float64
 
@@ -73,8 +78,8 @@ class RecordAssessment:
         ε_min(W, P̃) ([E] eq. 7–8 on the joint alphabet; :func:`record_epsilon_min`).
     ldp_epsilon : float
         The record's LDP level (every prior on X, [E] Remark 3): for a product exactly Σ_i ε_LDP(W_i), since
-        max_x / min_x of a product column is the product of the factors' ratios; ``inf`` if a used column has
-        a zero.
+        max_x / min_x of a product column is the product of the factors' ratios; for a sampled design
+        max_i ε_LDP(W_i) (a column (i, y) is π_i times a column of W_i); ``inf`` if a used column has a zero.
     rows : tuple of DeltaRow
         One per δ: β*(δ, n, N) (not clipped) and ε′ = C(W, B_{min(β*, 2)}(P̃)); ``theorem4_bound`` is ``None``
         (Theorem 4 of [E] needs a full-support estimate and the dense privacy regions), and
@@ -250,6 +255,51 @@ def record_epsilon_min(prior: JointPrior, factors: Sequence[Mechanism] = (),
     return round_up(_product_epsilon_min(mats, prior), terms)
 
 
+def sampled_epsilon_min(prior: JointPrior, factors: Sequence[Mechanism]) -> float:
+    """The PML level at ``prior`` of an attribute-sampled design: max_i ε_min(W_i, P̃_i), rounded up.
+
+    Parameters
+    ----------
+    prior : JointPrior
+        P̃, e.g. the data's joint empirical distribution (:func:`data_prior`).
+    factors : sequence of Mechanism
+        W_1, …, W_d (rows = the attributes' alphabets); the sampling probabilities do not matter.
+
+    Returns
+    -------
+    float
+        The level of the lifted mechanism W[x, (i, y)] = π_i W_i[x_i, y] at P̃ ([E] eq. 7–8; module docstring),
+        in nats, rounded up over the float error of a marginal's sum.
+
+    Raises
+    ------
+    ValueError
+        If there is not one factor per attribute, with rows matching the alphabets.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+    eq. 7–8.
+
+    Examples
+    --------
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
+    >>> rr = randomized_response(2, 1.0)
+    >>> prior = JointPrior.from_table([[50, 0], [0, 50]])      # two perfectly correlated bits
+    >>> round(sampled_epsilon_min(prior, [rr, rr]), 6)          # log(0.731 / 0.5): one bit's level, not the pair's
+    0.379885
+    """
+    if len(factors) != prior.dimension:
+        raise v.fail("factors", f"give one mechanism per attribute ({prior.dimension})", len(factors))
+    worst = 0.0
+    for i, factor in enumerate(factors):
+        if factor.shape[0] != prior.sizes[i]:
+            raise v.fail(f"factors[{i}]", f"have {prior.sizes[i]} rows (the alphabet of {prior.attributes[i]!r})",
+                         factor.shape)
+        worst = max(worst, epsilon_min(factor.matrix, prior.marginal(i).probabilities))
+    return round_up(worst, max(prior.sizes) + 1)
+
+
 def _design(record: RecordFile, privatizer: Any) -> tuple[tuple[Mechanism, ...], Mechanism | None]:
     """The file's design, or the sampled (quantised) design of ``privatizer`` (what privatize draws from)."""
     if privatizer is None:
@@ -274,10 +324,14 @@ def epsilon_at_data(record: RecordFile, letters: Any, counts: Any, privatizer: A
     Returns
     -------
     float
-        :func:`record_epsilon_min` at :func:`data_prior` (nats, rounded up).
+        :func:`record_epsilon_min` at :func:`data_prior` (nats, rounded up); :func:`sampled_epsilon_min` for an
+        attribute-sampled file.
     """
     factors, mechanism = _design(record, privatizer)
-    return record_epsilon_min(data_prior(record, letters, counts), factors, mechanism)
+    prior = data_prior(record, letters, counts)
+    if record.sampling is not None:
+        return sampled_epsilon_min(prior, factors)
+    return record_epsilon_min(prior, factors, mechanism)
 
 
 def assess_record(record: RecordFile, prior: JointPrior, deltas: Any = DEFAULT_DELTAS) -> RecordAssessment:
@@ -313,16 +367,19 @@ def assess_record(record: RecordFile, prior: JointPrior, deltas: Any = DEFAULT_D
     if prior.size < 2:
         raise v.fail("alphabets", "span at least 2 joint letters", prior.size)
     n, size = prior.samples, prior.size
+    sampled = record.sampling is not None
     rows = []
     for raw in deltas if hasattr(deltas, "__iter__") else [deltas]:
         d = v.delta(raw)
         beta = radius_for_delta(d, n, size)
-        exact = record_epsilon(prior, min(beta, 2.0), record.factors, record.mechanism)
+        exact = record_epsilon(prior, min(beta, 2.0), record.factors, record.mechanism, sampled=sampled)
         # β < 2 min P̃ needs every one of the N letters observed.
         regime = prior.observed == size and beta < 2 * float(prior.probabilities.min())
         rows.append(DeltaRow(d, beta, exact, None, bool(regime)))
     mechs = record.factors if record.mechanism is None else (record.mechanism,)
-    ldp = math.fsum(ldp_epsilon(m) for m in mechs)
+    levels = [ldp_epsilon(m) for m in mechs]
+    ldp = max(levels) if sampled else math.fsum(levels)
     terms = size + sum(prior.sizes) + prior.dimension
-    return RecordAssessment(prior, n, record_epsilon_min(prior, record.factors, record.mechanism),
-                            ldp if math.isinf(ldp) else round_up(ldp, terms), tuple(rows))
+    at_estimate = (sampled_epsilon_min(prior, record.factors) if sampled
+                   else record_epsilon_min(prior, record.factors, record.mechanism))
+    return RecordAssessment(prior, n, at_estimate, ldp if math.isinf(ldp) else round_up(ldp, terms), tuple(rows))

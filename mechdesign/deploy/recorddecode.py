@@ -1,10 +1,26 @@
-"""Decoding privatized records: every marginal with standard errors, and the joint table where identifiable.
+r"""Decoding privatized records: every marginal with standard errors, and the joint table where identifiable.
 
 **Product** files: attribute i was released by its own factor W_i, so its marginal p_i is decoded from the
 output counts of its column by that factor's efficient unbiased linear decoder
 (:func:`~mechdesign.deploy.decode.estimate_frequencies`, ``"linear"``) at the file's marginal P̂_i — data-
 independent, hence exactly unbiased; standard errors under multinomial sampling. The joint table is not
 identifiable from the marginal counts alone (the columns are decoded one by one), so none is reported.
+
+**Sampled** files (each record reports one attribute, :mod:`mechdesign.records.sampled`): attribute i is decoded
+from the n_i records whose column i is not empty (a null in Parquet), by its factor's decoder as for a product;
+every record must report exactly one attribute, and n = Σ_i n_i. The estimate f̂_i targets the frequencies of
+all n records, of which the n_i are a random subsample (Bernoulli(π_i), independent of the data), so its variance
+is the decoder's on n_i fixed records plus the subsample's own variation (finite-population correction):
+
+.. math:: \operatorname{Var} \hat f_{i,v} ≈ V^{\mathrm{dec}}_{v} / n_i
+          + f_{i,v}(1 − f_{i,v}) (1/n_i − 1/n).
+
+The multinomial standard error of the decoder on n_i reports, s²_v (above), treats the n_i inputs as i.i.d.
+draws and so already holds f(1 − f)/n_i besides the mechanism's noise V^dec_v/n_i (law of total variance for an
+unbiased linear decoder); the reported standard error is therefore √(s²_v − f̂_v(1 − f̂_v)/n), f̂ clipped to
+[0, 1] — which equals the formula above, and is what the module's tests check by simulation (the same records
+privatized over many seeds: z-scores of unit variance). The joint table is not identifiable: no record reports
+two attributes.
 
 **Joint** files: the record's one output y (each of the d columns holds it) has counts q̂; the marginals are the
 quantities Lp with L the stacked marginalisation map (:func:`~mechdesign.core.quantities.marginal_map`),
@@ -46,12 +62,15 @@ class Marginal:
         The unbiased estimate of p_i (not projected: an entry may be slightly negative).
     standard_errors : numpy.ndarray
         Their standard errors.
+    reports : int or None
+        n_i, the records that reported the attribute (a sampled design); ``None`` when every record did.
     """
 
     attribute: str
     labels: tuple[str, ...]
     values: np.ndarray
     standard_errors: np.ndarray
+    reports: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,13 +92,18 @@ class RecordEstimate:
     records: int
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``records``, ``marginals`` {attribute: {label: value}}, ``standard_errors``, ``joint``."""
+        """JSON-ready: ``records``, ``marginals`` {attribute: {label: value}}, ``standard_errors``, ``joint``.
+
+        A sampled release adds ``reports`` {attribute: n_i}.
+        """
         out: dict[str, Any] = {
             "records": self.records,
             "marginals": {m.attribute: dict(zip(m.labels, m.values.tolist(), strict=True)) for m in self.marginals},
             "standard_errors": {m.attribute: dict(zip(m.labels, m.standard_errors.tolist(), strict=True))
                                 for m in self.marginals},
             "joint": None}
+        if any(m.reports is not None for m in self.marginals):
+            out["reports"] = {m.attribute: m.reports for m in self.marginals}
         if self.joint is not None:
             out["joint"] = {"frequencies": self.joint.as_dict(), "standard_errors": dict(
                 zip(self.joint.labels, self.joint.standard_errors.tolist(), strict=True))}
@@ -94,7 +118,10 @@ def _reference(probabilities: np.ndarray) -> np.ndarray:
 
 def count_record_file(record: RecordFile, source: str | os.PathLike[str], columns: Sequence[str], *,
                       chunk_size: int = 1_000_000) -> list[np.ndarray]:
-    """Output counts of a privatized table in one pass: one vector per factor (product) or one (joint).
+    """Output counts of a privatized table in one pass: one vector per factor (product, sampled) or one (joint).
+
+    A sampled release's empty fields (Parquet nulls) are the attributes a record does not report; every record must
+    report exactly one.
 
     Parameters
     ----------
@@ -115,8 +142,8 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
     Raises
     ------
     ValueError
-        If a column is missing or repeated, a value is not an output label, or (joint) the d columns of a record
-        disagree.
+        If a column is missing or repeated, a value is not an output label, (joint) the d columns of a record
+        disagree, or (sampled) a record reports no attribute or several.
     """
     from mechdesign.deploy._io import encode_labels, iter_columns
     from mechdesign.records.encoding import distinct_names
@@ -126,7 +153,17 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
         raise v.fail("columns", f"name one column per attribute of the record file {list(record.attributes)}", names)
     mechs = record.factors if record.mechanism is None else (record.mechanism,)
     counts = [np.zeros(m.shape[1], dtype=np.int64) for m in mechs]
-    for values in iter_columns(source, names, chunk_size, "data"):
+    sampled, done = record.sampling is not None, 0
+    for values in iter_columns(source, names, chunk_size, "data", empty_nulls=sampled):
+        if sampled:
+            reported = np.stack([column != "" for column in values])
+            per_record = reported.sum(axis=0)
+            if np.any(per_record != 1):
+                wrong = int(np.flatnonzero(per_record != 1)[0])
+                raise v.fail("data", f"report exactly one attribute per record in the columns {names} (a sampled "
+                             "design: one non-empty field)", f"{int(per_record[wrong])} at record {done + wrong}")
+            values = [column[r] for column, r in zip(values, reported, strict=True)]
+            done += reported.shape[1]
         if record.mechanism is not None:
             first = values[0]
             for other, name in zip(values[1:], names[1:], strict=True):
@@ -137,7 +174,7 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
         for i, (mech, column) in enumerate(zip(mechs, values, strict=True)):
             codes = encode_labels(column, mech.outputs, f"column {names[i]!r}", kind="output")
             counts[i] += np.bincount(codes, minlength=mech.shape[1])
-    if int(counts[0].sum()) == 0:
+    if int(sum(c.sum() for c in counts)) == 0:
         raise v.fail("data", "hold at least one record", str(source))
     return counts
 
@@ -150,17 +187,19 @@ def decode_records(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
     record : RecordFile
         The record file that privatized the data.
     counts : sequence of array_like
-        Output counts: one vector per factor (product), or one over the joint outputs (joint).
+        Output counts: one vector per factor (product; sampled: of the records reporting that attribute), or one
+        over the joint outputs (joint).
 
     Returns
     -------
     RecordEstimate
-        Marginals with standard errors; the joint table for joint designs of rank N.
+        Marginals with standard errors (a sampled design's include the subsample's variation); the joint table
+        for joint designs of rank N.
 
     Raises
     ------
     ValueError
-        If the counts do not match the file's outputs.
+        If the counts do not match the file's outputs, or (sampled) an attribute has no report.
 
     References
     ----------
@@ -169,6 +208,8 @@ def decode_records(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
     from mechdesign.deploy.decode import estimate_frequencies, estimate_quantities
 
     prior = record.prior
+    if record.sampling is not None:
+        return _decode_sampled(record, counts)
     if record.mechanism is None:
         if len(counts) != prior.dimension:
             raise v.fail("counts", f"give one vector per factor ({prior.dimension})", len(counts))
@@ -203,3 +244,25 @@ def decode_records(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
     if inseparable_categories(mechanism.matrix).size == 0:
         joint_estimate = estimate_frequencies(mechanism, counts[0], "linear", reference=reference)
     return RecordEstimate(tuple(marginals), joint_estimate, quantities.records)
+
+
+def _decode_sampled(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
+    """Each attribute from its own reports, standard errors with the subsample's variation (module docstring)."""
+    from mechdesign.deploy.decode import estimate_frequencies
+
+    prior = record.prior
+    if len(counts) != prior.dimension:
+        raise v.fail("counts", f"give one vector per factor ({prior.dimension})", len(counts))
+    reports = [int(np.sum(c)) for c in counts]
+    records = sum(reports)
+    marginals = []
+    for i, (factor, c) in enumerate(zip(record.factors, counts, strict=True)):
+        if reports[i] == 0:
+            raise v.fail(f"counts[{i}]", f"hold at least one report of attribute {prior.attributes[i]!r} (a sampled "
+                         "release decodes each attribute from the records that report it)", 0)
+        estimate = estimate_frequencies(factor, c, "linear", reference=_reference(prior.marginal(i).probabilities))
+        f = np.clip(estimate.unbiased, 0.0, 1.0)
+        variance = estimate.standard_errors ** 2 - f * (1 - f) / records
+        marginals.append(Marginal(prior.attributes[i], prior.alphabets[i], estimate.unbiased,
+                                  np.sqrt(np.maximum(variance, 0.0)), reports[i]))
+    return RecordEstimate(tuple(marginals), None, records)

@@ -6,14 +6,20 @@ A record file is a mechanism file (format version 2, same canonical JSON, hash a
 * either ``factors`` — a **product** design W = W_1 ⊗ … ⊗ W_d, one ``{"inputs", "outputs", "matrix"}`` per
   attribute (inputs = its alphabet) and no joint matrix (Adult's five attributes would need 6,720 × 10⁶
   entries) — or the usual ``inputs``/``outputs``/``matrix`` of a **joint** design, one mechanism over the
-  product alphabet with inputs = :func:`~mechdesign.records.encoding.joint_labels` (row-major order);
+  product alphabet with inputs = :func:`~mechdesign.records.encoding.joint_labels` (row-major order) — or, for an
+  **attribute-sampled** design (:mod:`mechdesign.records.sampled`), the ``factors`` together with ``sampling``:
+  the d probabilities π_i (positive, summing to one) with which a record reports attribute i alone, through W_i;
 * a guarantee of the record: ``{"notion": "pml", "level": "record", "epsilon", "delta", "radius",
   "prior": {"letters": [...], "counts": [...]}, "samples"}``, the prior being the sparse joint estimate
   P̂(x) = n_x/m (observed letter indices in mixed radix, increasing, with their counts summing to m).
 
 Loading recomputes the record-level capacity C(W, B_β(P̂)) over the joint ball ([E] Def. 5, eq. 22–23 on
 X = ∏ X_i), solver-free: :func:`~mechdesign.records.capacity.product_capacity` for a product, the dense
-:func:`~mechdesign.core.leakage.capacity` on the joint ball for a joint design; a file that overstates it is
+:func:`~mechdesign.core.leakage.capacity` on the joint ball for a joint design, and
+:func:`~mechdesign.records.sampled.sampled_epsilon` = max_i C(W_i, B_β(P̂_i)) for a sampled design (π cancels
+from its information density, so π does not enter the guarantee; it is hashed and signed all the same, since it
+decides what is released and how well it decodes). A sampled file's output labels must not be empty: an empty
+field (a null in Parquet) marks the attributes a record does not report. A file that overstates it is
 refused, exactly as a single-column file (the check is exact; writing rounds toward privacy by at most
 :data:`~mechdesign.deploy.mechfile.GUARANTEE_SLACK`). With δ stated the radius must be ≥ β*(δ, m, N) of [E]
 eq. 37 with N = ∏ N_i. Factors carry no budget of their own: per-attribute ε do not add up to a record
@@ -57,27 +63,29 @@ from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
 __all__ = ["RECORD_KINDS", "RecordFile", "is_record_file", "read_record_file", "record_epsilon",
            "record_verification", "verify_record_file", "write_record_file"]
 
-RECORD_KINDS = ("product", "joint")
+RECORD_KINDS = ("product", "joint", "sampled")
 _OPTIONAL = ("utility", "baselines", "certificate", "signature")
 _KEYS = {"product": ("format", "attributes", "alphabets", "factors", "guarantee", "provenance", "sha256"),
          "joint": ("format", "attributes", "alphabets", "inputs", "outputs", "matrix", "guarantee", "provenance",
-                   "sha256")}
+                   "sha256"),
+         "sampled": ("format", "attributes", "alphabets", "factors", "sampling", "guarantee", "provenance", "sha256")}
 _GUARANTEE_KEYS = ("notion", "level", "epsilon", "delta", "radius", "prior", "samples")
 _FACTOR_KEYS = ("inputs", "outputs", "matrix")
 
 
 @dataclass(frozen=True, eq=False)
 class RecordFile:
-    """A loaded record file (:func:`read_record_file`): a product or joint design with its record guarantee.
+    """A loaded record file (:func:`read_record_file`): a product, joint or sampled design with its record guarantee.
 
     Parameters
     ----------
-    kind : {"product", "joint"}
-        Product of per-attribute factors, or one mechanism over the product alphabet.
+    kind : {"product", "joint", "sampled"}
+        Product of per-attribute factors, one mechanism over the product alphabet, or per-attribute factors of
+        which each record reports one, drawn with probabilities ``sampling``.
     prior : JointPrior
         The sparse joint estimate P̂ of the guarantee (attributes, alphabets, observed letters, counts).
     factors : tuple of Mechanism
-        W_1, …, W_d for a product (inputs = the alphabets); empty for a joint design.
+        W_1, …, W_d for a product or sampled design (inputs = the alphabets); empty for a joint design.
     mechanism : Mechanism or None
         The joint mechanism (inputs = joint labels), ``None`` for a product.
     guarantee : dict
@@ -94,6 +102,8 @@ class RecordFile:
         The record-level capacity C(W, B_β(P̂)) recomputed from the file's design on loading
         (:func:`record_epsilon`, rounded toward privacy), whether or not it was compared with the stated ε;
         the privatizer bounds its sampled design's ε from it instead of computing a second capacity.
+    sampling : numpy.ndarray or None
+        π of a sampled design (read-only, d positive entries summing to one within 1e-9); ``None`` otherwise.
 
     References
     ----------
@@ -113,6 +123,7 @@ class RecordFile:
     sha256: str
     signature: dict[str, Any] | None = None
     recomputed_epsilon: float | None = None
+    sampling: np.ndarray | None = None
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -126,7 +137,7 @@ class RecordFile:
 
 
 def record_epsilon(prior: JointPrior, radius: float, factors: tuple[Mechanism, ...] = (),
-                   mechanism: Mechanism | None = None) -> float:
+                   mechanism: Mechanism | None = None, *, sampled: bool = False) -> float:
     """The record-level capacity C(W, B_β(P̂)) over the joint ball, solver-free and rounded toward privacy.
 
     Parameters
@@ -139,13 +150,20 @@ def record_epsilon(prior: JointPrior, radius: float, factors: tuple[Mechanism, .
         W_1, …, W_d of a product design (empty for a joint design).
     mechanism : Mechanism, optional
         The joint mechanism (rows in the row-major order of the product alphabet).
+    sampled : bool
+        ``factors`` are those of an attribute-sampled design (whatever its π).
 
     Returns
     -------
     float
         ε in nats ([E] Def. 5, eq. 22–23): :func:`~mechdesign.records.capacity.product_capacity` for a
-        product, :func:`~mechdesign.core.leakage.capacity` on the dense joint ball for a joint design.
+        product, :func:`~mechdesign.core.leakage.capacity` on the dense joint ball for a joint design,
+        :func:`~mechdesign.records.sampled.sampled_epsilon` (max_i C(W_i, B_β(P̂_i))) for a sampled design.
     """
+    if sampled:
+        from mechdesign.records.sampled import sampled_epsilon
+
+        return float(sampled_epsilon(prior, radius, factors))
     ball = prior.ball(radius=radius)
     if mechanism is None:
         from mechdesign.records.capacity import product_capacity
@@ -166,10 +184,10 @@ def _prior_block(prior: JointPrior) -> dict[str, Any]:
 
 def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilon: float, radius: float,
                       delta: float | None = None, factors: Any = None, mechanism: Mechanism | None = None,
-                      utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
-                      certificate: dict[str, Any] | None = None,
+                      sampling: Any = None, utility: dict[str, Any] | None = None,
+                      baselines: dict[str, Any] | None = None, certificate: dict[str, Any] | None = None,
                       provenance: dict[str, Any] | None = None) -> Path:
-    """Write a product (``factors``) or joint (``mechanism``) record file atomically; return the path.
+    """Write a product (``factors``), sampled (``factors`` and ``sampling``) or joint record file; return the path.
 
     The record-level guarantee is recomputed first (:func:`record_epsilon`); a stated ε missed by more than
     float noise is never written. A radius at most 1e-12 (relative) below β*(δ, m, N) ([E] eq. 37, N the joint
@@ -192,6 +210,9 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
         A product design, one factor per attribute with inputs = that attribute's alphabet.
     mechanism : Mechanism, optional
         A joint design with inputs = ``joint_labels(prior.alphabets)``.
+    sampling : sequence of float, optional
+        With ``factors``: an attribute-sampled design, π_i > 0 summing to one within 1e-9 (no output label may then
+        be the empty string: an empty field marks an attribute a record does not report).
     utility, baselines, certificate, provenance : dict, optional
         Optional blocks (provenance merged over the recorded versions).
 
@@ -206,7 +227,7 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
         If ``prior`` is not a JointPrior or a factor/mechanism is not a Mechanism.
     ValueError
         Unless exactly one of ``factors`` and ``mechanism`` is given with inputs matching the alphabets, or
-        if ε, δ or the radius is invalid.
+        if ε, δ, the radius or ``sampling`` (without ``factors``, or not d probabilities) is invalid.
     MechanismFileError
         If the radius is below β*(δ, m, N).
     CertificateError
@@ -217,6 +238,8 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     if (factors is None) == (mechanism is None):
         raise ValueError("write_record_file needs exactly one of factors (product) and mechanism (joint), got "
                          f"factors={factors is not None}, mechanism={mechanism is not None}")
+    if sampling is not None and factors is None:
+        raise v.fail("sampling", "come with factors (an attribute-sampled design)", sampling)
     mechs = tuple(factors) if factors is not None else ()
     wanted = [(f"factors[{i}]", m, prior.alphabets[i]) for i, m in enumerate(mechs)]
     if mechanism is not None:
@@ -229,6 +252,15 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
         if tuple(mech.inputs) != tuple(labels):
             raise v.fail(f"{name}.inputs", "equal the alphabet (joint labels for a joint design)",
                          list(mech.inputs)[:6])
+    pi = None
+    if sampling is not None:
+        from mechdesign.records.sampled import _check_probabilities
+
+        pi = _check_probabilities(sampling, prior.dimension)
+        for name, mech, _ in wanted:
+            if "" in mech.outputs:
+                raise v.fail(f"{name}.outputs", "not hold the empty string (it marks an unreported attribute)",
+                             list(mech.outputs)[:6])
     stated = v.epsilon(epsilon, "epsilon")
     beta = v.radius(radius)
     d = None if delta is None else v.delta(delta)
@@ -243,7 +275,7 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     back = tuple(Mechanism.from_matrix(m.matrix, m.inputs, m.outputs) for m in mechs)
     joint = None if mechanism is None else Mechanism.from_matrix(mechanism.matrix, mechanism.inputs,
                                                                    mechanism.outputs)
-    achieved = record_epsilon(prior, beta, back, joint)
+    achieved = record_epsilon(prior, beta, back, joint, sampled=pi is not None)
     if achieved > stated:
         if not achieved <= stated + GUARANTEE_SLACK:
             raise CertificateError(f"guarantee.epsilon must be >= the record-level epsilon the design achieves "
@@ -258,6 +290,8 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     else:
         content["factors"] = [{"inputs": list(m.inputs), "outputs": list(m.outputs), "matrix": m.matrix.tolist()}
                               for m in mechs]
+        if pi is not None:
+            content["sampling"] = pi.tolist()
     content |= {"guarantee": guarantee, "utility": json_block("utility", utility),
                 "baselines": json_block("baselines", baselines),
                 "certificate": json_block("certificate", certificate),
@@ -347,7 +381,9 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
     """
     content = parse_file(path)
     check = FileChecker(path)
-    kind = "product" if "factors" in content else "joint"
+    # "sampling" decides: a product file given a "sampling" key is no product file (its guarantee is recomputed as
+    # a sampled design's), and a sampled file without one is judged as the product of its factors.
+    kind = "sampled" if "sampling" in content else "product" if "factors" in content else "joint"
     required = _KEYS[kind]
     missing = [k for k in required if k not in content]
     if missing:
@@ -374,7 +410,8 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
     check_radius(check, guarantee, prior.size)
     factors: tuple[Mechanism, ...] = ()
     mechanism = None
-    if kind == "product":
+    sampling = None
+    if kind != "joint":
         blocks = content["factors"]
         if not isinstance(blocks, list) or len(blocks) != prior.dimension:
             raise check.fail("factors", f"be an array of {prior.dimension} factors (one per attribute)", blocks)
@@ -383,6 +420,8 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
             if sorted(block) != sorted(_FACTOR_KEYS):  # no per-attribute epsilon: it is no record guarantee
                 raise check.fail(f"factors[{i}]", f"have exactly the keys {list(_FACTOR_KEYS)}", sorted(block))
         factors = tuple(_matrix(check, f"factors[{i}].", b, prior.alphabets[i]) for i, b in enumerate(blocks))
+        if kind == "sampled":
+            sampling = _sampling(check, content["sampling"], factors)
     else:
         mechanism = _matrix(check, "", content, joint_labels(prior.alphabets))
     for name in _OPTIONAL:
@@ -392,9 +431,30 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
         from mechdesign.deploy.keys import check_signature
 
         check_signature(path, content, canonical_bytes(content), public_key)
+    epsilon = record_epsilon(prior, float(guarantee["radius"]), factors, mechanism, sampled=sampling is not None)
     return RecordFile(kind, prior, factors, mechanism, dict(guarantee), content.get("utility"),
                       content.get("baselines"), content.get("certificate"), dict(content["provenance"]), digest,
-                      content.get("signature"), record_epsilon(prior, float(guarantee["radius"]), factors, mechanism))
+                      content.get("signature"), epsilon, sampling)
+
+
+def _sampling(check: FileChecker, values: Any, factors: tuple[Mechanism, ...]) -> np.ndarray:
+    """π of a sampled file (d positive probabilities summing to one); the factors' outputs must not be empty."""
+    from mechdesign.records.sampled import _check_probabilities
+
+    if not isinstance(values, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
+        raise check.fail("sampling", f"be an array of {len(factors)} numbers (one per attribute)", values)
+    try:
+        pi = _check_probabilities(values, len(factors))
+    except ValueError:
+        raise check.fail("sampling", f"be {len(factors)} positive probabilities summing to one within 1e-9",
+                         values) from None
+    for i, factor in enumerate(factors):
+        if "" in factor.outputs:
+            raise check.fail(f"factors[{i}].outputs", "not hold the empty string in a sampled file (an empty field "
+                             "marks an unreported attribute)", list(factor.outputs)[:6])
+    pi.setflags(write=False)
+    return pi
 
 
 def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, public_key: Any = None) -> RecordFile:
@@ -461,7 +521,8 @@ def record_verification(record: RecordFile, path: str | os.PathLike[str]) -> Ver
     g = record.guarantee
     achieved = record.recomputed_epsilon
     if achieved is None:
-        achieved = record_epsilon(record.prior, float(g["radius"]), record.factors, record.mechanism)
+        achieved = record_epsilon(record.prior, float(g["radius"]), record.factors, record.mechanism,
+                                  sampled=record.sampling is not None)
     return Verification(str(path), "pml", float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]), float(g["radius"]),
                         bool(achieved <= g["epsilon"]), record.sha256)

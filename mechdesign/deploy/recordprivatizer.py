@@ -7,6 +7,13 @@ radix, :mod:`mechdesign.records.joint`); that one label is the record's whole re
 each of the d columns so that the table keeps its shape (decode reads the first). :meth:`RecordPrivatizer.check`
 recomputes the record-level capacity of the *sampled* design over the joint ball ([E] Def. 5, eq. 22–23).
 
+An **attribute-sampled** file (:mod:`mechdesign.records.sampled`) first draws, for each record, the attribute i it
+reports with probability π_i — by the same exact integer sampler, on the one-row mechanism [π], from the same
+stream and before the record's output — then y_i from row x_i of the quantised W_q,i for that attribute only. The
+chosen attribute's column carries y_i; the design's other columns are emptied (``None``: an empty field in CSV, a
+null in Parquet and Dask), so that no unreported value leaves the machine; other columns are kept. The quantised
+π plays no part in the guarantee (it cancels from the information density), so only the factors are checked.
+
 **The data check on the joint.** A record file's guarantee covers priors in the ball around the *joint*
 estimate, so the data are tested on their joint empirical distribution (:func:`check_joint_counts`): the
 divergence test of :mod:`mechdesign.deploy.datacheck` restricted, exactly, to the letters observed in the data
@@ -35,9 +42,12 @@ from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 from mechdesign.records.joint import JointPrior
 
-__all__ = ["JointCounter", "RecordPrivatizer", "check_joint_counts", "privatize_record_file", "relative_deviation"]
+__all__ = ["UNREPORTED", "JointCounter", "RecordPrivatizer", "check_joint_counts", "privatize_record_file",
+           "relative_deviation"]
 
 _DENSE_COUNTS = 1 << 24  # joint alphabets up to this size are counted in a dense array, larger ones sparsely
+#: The output index of an attribute a record of a sampled design does not report (its field is emptied).
+UNREPORTED = -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,12 +67,19 @@ class RecordPrivatizer:
 
     record: RecordFile
     samplers: tuple[Privatizer, ...] = field(init=False)
+    chooser: Privatizer | None = field(init=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.record, RecordFile):
             raise TypeError(f"record must be a RecordFile (read_record_file), got record={type(self.record).__name__}")
         mechs = self.record.factors if self.record.mechanism is None else (self.record.mechanism,)
         object.__setattr__(self, "samplers", tuple(Privatizer(m) for m in mechs))
+        chooser = None
+        if self.record.sampling is not None:  # the attribute each record reports: one row [π], sampled exactly
+            pi = self.record.sampling
+            chooser = Privatizer(Mechanism.from_matrix(pi[None, :] / math.fsum(pi.tolist()), ["record"],
+                                                       list(self.attributes)))
+        object.__setattr__(self, "chooser", chooser)
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -102,7 +119,7 @@ class RecordPrivatizer:
                             for s in self.samplers)
             radius = float(self.record.guarantee["radius"])
             if self.record.mechanism is None:
-                achieved = record_epsilon(self.record.prior, radius, sampled)
+                achieved = record_epsilon(self.record.prior, radius, sampled, sampled=self.chooser is not None)
             else:
                 achieved = record_epsilon(self.record.prior, radius, mechanism=sampled[0])
         if not achieved <= stated + GUARANTEE_SLACK:
@@ -111,7 +128,11 @@ class RecordPrivatizer:
         return achieved
 
     def _bound_from_file(self) -> float | None:
-        """C(W, B) + Σ_k log((1 + r_k)/(1 − r_k)) rounded up (:meth:`check`); ``None`` when unknown or loose."""
+        """C(W, B) + Σ_k log((1 + r_k)/(1 − r_k)) rounded up (:meth:`check`); ``None`` when unknown or loose.
+
+        For a sampled design, whose ε is max_i C(W_i, B_i), each term moves by at most its own log-ratio: the sum
+        bounds the maximum too.
+        """
         design = self.record.recomputed_epsilon
         if design is None:
             return None
@@ -155,6 +176,9 @@ class RecordPrivatizer:
     def sample_codes(self, codes: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Output indices: d × m (one row per factor) for a product, 1 × m (joint outputs) for a joint design.
 
+        A sampled design gives d × m int64 indices with :data:`UNREPORTED` (−1) in every row but the one of the
+        attribute each record reports (drawn first, for the whole block, then each factor on its records).
+
         Parameters
         ----------
         codes : numpy.ndarray
@@ -165,9 +189,16 @@ class RecordPrivatizer:
         Returns
         -------
         numpy.ndarray
-            Output indices drawn exactly from the sampled rows (uint8/uint16).
+            Output indices drawn exactly from the sampled rows (uint8/uint16; int64 for a sampled design).
         """
         generator = record_rng(rng)
+        if self.chooser is not None:
+            chosen = self.chooser.sample_indices(np.zeros(codes.shape[1], dtype=np.uint8), generator)
+            out = np.full(codes.shape, UNREPORTED, dtype=np.int64)
+            for i, sampler in enumerate(self.samplers):
+                rows = np.flatnonzero(chosen == i)
+                out[i, rows] = sampler.sample_indices(codes[i, rows], generator)
+            return out
         if self.record.mechanism is not None:
             return self.samplers[0].sample_indices(self.letters(codes), generator)[None, :]
         return np.stack([s.sample_indices(codes[i], generator) for i, s in enumerate(self.samplers)])
@@ -176,6 +207,24 @@ class RecordPrivatizer:
         """The output labels written into the ``position``-th column (the joint outputs for a joint design)."""
         sampler = self.samplers[0 if self.record.mechanism is not None else position]
         return np.array(sampler.mechanism.outputs, dtype=object)
+
+    def released(self, out: np.ndarray) -> list[np.ndarray]:
+        """The d released columns (object arrays of output labels) of output indices from :meth:`sample_codes`.
+
+        A joint design's one output fills every column; an unreported attribute of a sampled design is ``None``.
+        """
+        columns = []
+        for i in range(len(self.attributes)):
+            row = out[min(i, out.shape[0] - 1)]
+            labels = self.output_labels(i)
+            if self.chooser is None:
+                columns.append(labels[row])
+                continue
+            column = np.full(row.size, None, dtype=object)
+            reported = row != UNREPORTED
+            column[reported] = labels[row[reported]]
+            columns.append(column)
+        return columns
 
     def privatize(self, columns: Sequence[Any], rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
         """Privatized columns (arrays of output labels), one per attribute (module docstring for joint designs).
@@ -190,10 +239,9 @@ class RecordPrivatizer:
         Returns
         -------
         list of numpy.ndarray
-            d arrays of output labels.
+            d arrays of output labels (``None`` where a sampled design's record does not report the attribute).
         """
-        out = self.sample_codes(self.encode(columns), rng)
-        return [self.output_labels(i)[out[min(i, out.shape[0] - 1)]] for i in range(len(self.attributes))]
+        return self.released(self.sample_codes(self.encode(columns), rng))
 
 
 def relative_deviation(sampler: Privatizer) -> float:
@@ -316,8 +364,7 @@ class _Job:
         return np.concatenate(parts, axis=1)
 
     def columns(self, values: list[Any]) -> list[np.ndarray]:
-        out = self.sample(self.privatizer.encode(values))
-        return [self.privatizer.output_labels(i)[out[min(i, out.shape[0] - 1)]] for i in range(len(values))]
+        return self.privatizer.released(self.sample(self.privatizer.encode(values)))
 
 
 def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, target: str | Path,
@@ -383,7 +430,8 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
 
             outputs = [privatizer.output_labels(i).tolist() for i in range(len(names))]
             count = stream_records_parquet(source, tmp, names, privatizer.record.alphabets, outputs, job.sample,
-                                           attributes=privatizer.attributes, chunk=chunk, progress=progress)
+                                           attributes=privatizer.attributes, chunk=chunk, progress=progress,
+                                           nullable=privatizer.chooser is not None)
         if count == 0:
             raise v.fail("input", "hold at least one record", str(source))
         if check_counts is not None:

@@ -13,7 +13,8 @@ Counting is a map-reduce of per-partition output counts; decode the sum with
 Whole records work the same way with a record file (:func:`privatize_records_dask`, :func:`count_records_dask`):
 each partition draws every record from the record-level design (:class:`~mechdesign.deploy.recordprivatizer.
 RecordPrivatizer`, re-checked once), and the summed counts decode with
-:func:`~mechdesign.deploy.recorddecode.decode_records`.
+:func:`~mechdesign.deploy.recorddecode.decode_records`. An attribute-sampled file's unreported attributes are
+missing values (NaN of the categoricals), and counting requires exactly one reported attribute per record.
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
     Returns
     -------
     dask.dataframe.DataFrame
-        The privatized frame (a joint design writes its one output label into each column).
+        The privatized frame (a joint design writes its one output label into each column; a sampled design
+        leaves the attributes a record does not report missing).
     """
     sampler, names = _record_sampler(record, frame, columns)
     seeds, nonce = None, None
@@ -173,6 +175,20 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
     for i, name in enumerate(names):
         meta[name] = pd.Categorical([], categories=list(sampler.output_labels(i)))
     return frame.map_partitions(_privatize_records_partition, sampler, names, seeds, nonce, meta=meta)
+
+
+def _count_sampled_partition(part: pd.DataFrame, mechanisms: list[Mechanism]) -> pd.DataFrame:
+    """Output counts of each factor over the records reporting it; exactly one reported attribute per record."""
+    reported = part.notna().to_numpy()
+    per_record = reported.sum(axis=1)
+    if np.any(per_record != 1):
+        first = int(np.flatnonzero(per_record != 1)[0])
+        raise v.fail("frame", f"report exactly one attribute per record in the columns {list(part.columns)} (a "
+                     "sampled design)", f"{int(per_record[first])} in a record of this partition")
+    counts = [count_outputs(part.iloc[:, i][reported[:, i]].astype(object).to_numpy(), m) if reported[:, i].any()
+              else np.zeros(m.shape[1], dtype=np.int64) for i, m in enumerate(mechanisms)]
+    width = sum(m.shape[1] for m in mechanisms)
+    return pd.DataFrame([np.concatenate(counts)], columns=range(width))
 
 
 def count_records_dask(frame: Any, columns: Any, record: Any) -> list[np.ndarray]:
@@ -190,10 +206,21 @@ def count_records_dask(frame: Any, columns: Any, record: Any) -> list[np.ndarray
     Returns
     -------
     list of numpy.ndarray
-        One count vector per factor (product) or one over the joint outputs (joint); decode them with
-        :func:`~mechdesign.deploy.recorddecode.decode_records`.
+        One count vector per factor (product; sampled: over the records that report the attribute) or one over
+        the joint outputs (joint); decode them with :func:`~mechdesign.deploy.recorddecode.decode_records`.
+
+    Raises
+    ------
+    ValueError
+        When computed: a value that is no output label, or (sampled) a record reporting no attribute or several.
     """
     sampler, names = _record_sampler(record, frame, columns)
+    if sampler.record.sampling is not None:
+        mechanisms = [s.mechanism for s in sampler.samplers]
+        width = sum(m.shape[1] for m in mechanisms)
+        meta = pd.DataFrame({j: pd.Series(dtype=np.int64) for j in range(width)})
+        total = frame[names].map_partitions(_count_sampled_partition, mechanisms, meta=meta).sum().compute()
+        return np.split(total.to_numpy(dtype=np.int64), np.cumsum([m.shape[1] for m in mechanisms])[:-1])
     used = names if sampler.record.mechanism is None else names[:1]
     out = []
     for i, name in enumerate(used):

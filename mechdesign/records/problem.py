@@ -11,10 +11,12 @@ Form (``[design]``, ``[expected]`` and ``[provenance]`` optional)::
     epsilon = 1.0                     # the record-level budget (nats)
     delta = 1e-6                      # or radius = 0.05; β*(δ, m, N) of [E] eq. 37 on the joint alphabet
     [design]
-    kind = "product"                  # or "joint" (one mechanism over the product alphabet)
+    kind = "product"                  # or "joint" (one mechanism over the product alphabet), or "sampled"
+                                      # (each record reports one attribute, with the whole budget)
     factor = "estimation"             # product factors: "estimation" (A-optimal) or "randomized_response"
     weights = "optimise"              # optional: relative budgets, or "optimise"
     objective = "marginals"           # joint designs: "marginals" (L-optimal), "joint" (A-optimal) or "mi"
+    probabilities = "optimise"        # sampled designs: π_i ∝ √(tr J_i⁻¹ − ‖f_i‖²), "uniform", or [π_1, …]
 
 The prior is the joint empirical distribution of the records (:class:`~mechdesign.records.joint.JointPrior`).
 Every malformed file — an unknown or repeated column, a missing value, a joint alphabet over the limit — is one
@@ -32,14 +34,17 @@ from typing import Any
 
 from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
 
-__all__ = ["JOINT_LIMIT", "JOINT_OBJECTIVES", "RecordProblem", "is_record_problem", "load_record_problem"]
+__all__ = ["JOINT_LIMIT", "JOINT_OBJECTIVES", "RECORD_DESIGNS", "RecordProblem", "is_record_problem",
+           "load_record_problem"]
 
 #: Default limit on the joint alphabet of a joint design (a dense N × M matrix is designed and stored).
 JOINT_LIMIT = 1000
 _TOP = {"name", "description", "data", "privacy", "design", "expected", "provenance"}
 _DATA = {"samples", "columns", "max_letters"}
 _PRIVACY = {"epsilon", "radius", "delta"}
-_DESIGN = {"kind", "factor", "weights", "objective"}
+_DESIGN = {"kind", "factor", "weights", "objective", "probabilities"}
+#: The record designs a problem file can ask for.
+RECORD_DESIGNS = ("product", "joint", "sampled")
 #: What a joint design optimises (the names of mechdesign.records.joint_design.OBJECTIVES, kept here so that
 #: reading a problem file imports no engine).
 JOINT_OBJECTIVES = ("marginals", "joint", "mi")
@@ -61,7 +66,7 @@ class RecordProblem:
         The record-level budget ε.
     delta, radius : float or None
         Exactly one is given ([E] eq. 37 gives β from δ on the joint alphabet).
-    kind : {"product", "joint"}
+    kind : {"product", "joint", "sampled"}
         The design.
     factor : str
         The product factors' kind.
@@ -73,6 +78,9 @@ class RecordProblem:
         The ``[expected]`` and ``[provenance]`` tables.
     objective : {"marginals", "joint", "mi"}
         What a joint design optimises.
+    probabilities : str or list of float
+        The sampling probabilities of a sampled design: "optimise", "uniform" or one positive number per
+        attribute (normalised to sum one by the design).
     """
 
     path: Path
@@ -88,6 +96,7 @@ class RecordProblem:
     expected: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     objective: str = "marginals"
+    probabilities: Any = "optimise"
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -163,8 +172,8 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
         raise fail("name", "be a plain file stem", name)
     data, privacy, design = table("data", _DATA), table("privacy", _PRIVACY), table("design", _DESIGN, False)
     kind = design.get("kind", "product")
-    if kind not in ("product", "joint"):
-        raise fail("design.kind", "be 'product' or 'joint'", kind)
+    if kind not in RECORD_DESIGNS:
+        raise fail("design.kind", "be 'product', 'joint' or 'sampled'", kind)
     factor = design.get("factor", "estimation")
     objective = design.get("objective", "marginals")
     if objective not in JOINT_OBJECTIVES:
@@ -172,6 +181,15 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
     columns = data.get("columns")
     if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
         raise fail("data.columns", "be a non-empty list of column names", columns)
+    probabilities = design.get("probabilities", "optimise")
+    if "probabilities" in design and kind != "sampled":
+        raise fail("design.probabilities", "be given only with kind = 'sampled'", probabilities)
+    if not (probabilities in ("optimise", "uniform") or (
+            isinstance(probabilities, list) and len(probabilities) == len(columns) and all(
+                isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) and p > 0
+                for p in probabilities))):
+        raise fail("design.probabilities", f"be 'optimise', 'uniform' or {len(columns)} positive numbers (one per "
+                   "column)", probabilities)
     limit = data.get("max_letters", MAX_JOINT_SIZE if kind == "product" else JOINT_LIMIT)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise fail("data.max_letters", "be a positive integer", limit)
@@ -195,7 +213,7 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
             raise fail(f"[{key}]", "be a TOML table", value)
     return RecordProblem(file, name, prior, float(epsilon), privacy.get("delta"), privacy.get("radius"), kind,
                          str(factor), design.get("weights"), description, dict(extra["expected"]),
-                         dict(extra["provenance"]), str(objective))
+                         dict(extra["provenance"]), str(objective), probabilities)
 
 
 def _prior(file: Path, samples: Any, columns: list[str], limit: int) -> JointPrior:

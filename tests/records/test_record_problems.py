@@ -13,15 +13,20 @@ RECORD_FILES = sorted(f for f in PROBLEMS.glob("*.toml") if is_record_problem(f)
 
 
 def test_the_catalogue_ships_the_adult_record_problems():
-    assert {"adult-race-sex-product", "adult-race-sex-joint", "adult-5-attributes-product"} <= {
-        f.stem for f in RECORD_FILES}
+    assert {"adult-race-sex-product", "adult-race-sex-joint", "adult-5-attributes-product",
+            "adult-race-sex-education-sampled"} <= {f.stem for f in RECORD_FILES}
 
 
 @pytest.mark.parametrize("path", RECORD_FILES, ids=[f.stem for f in RECORD_FILES])
 def test_record_problems_design_to_their_expected_values(path):
     problem = load_record_problem(path)
-    assert problem.provenance.get("source") and problem.kind in ("product", "joint")
-    if problem.kind == "joint":
+    assert problem.provenance.get("source") and problem.kind in ("product", "joint", "sampled")
+    if problem.kind == "sampled":
+        from mechdesign.records.sampled import design_sampled
+
+        design = design_sampled(problem.prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
+                                probabilities=problem.probabilities)
+    elif problem.kind == "joint":
         from mechdesign.records.joint_design import OBJECTIVES, design_joint
 
         assert problem.objective in OBJECTIVES
@@ -54,3 +59,33 @@ def test_an_unknown_joint_objective_is_a_one_line_error(tmp_path):
     with pytest.raises(ValueError, match=r"design\.objective must be one of") as info:
         load_record_problem(path)
     assert "\n" not in str(info.value)
+
+
+def test_the_sampled_problem_states_its_design_and_budget():
+    problem = load_record_problem(PROBLEMS / "adult-race-sex-education-sampled.toml")
+    assert problem.kind == "sampled" and problem.probabilities == "optimise"
+    assert problem.epsilon == 2.0 and problem.delta == 1e-6 and problem.prior.size == 160
+
+
+@pytest.mark.parametrize(("design", "message"), [
+    ('kind = "sampled"\nprobabilities = "best"', "design.probabilities must be 'optimise', 'uniform' or 3 positive"),
+    ('kind = "sampled"\nprobabilities = [0.5, 0.5]', "design.probabilities must be 'optimise', 'uniform' or 3"),
+    ('kind = "sampled"\nprobabilities = [0.5, 0.5, 0]', "design.probabilities must be"),
+    ('kind = "product"\nprobabilities = "uniform"', "design.probabilities must be given only with kind = 'sampled'"),
+    ('kind = "smp"', "design.kind must be 'product', 'joint' or 'sampled'"),
+], ids=["word", "length", "zero", "not-sampled", "kind"])
+def test_sampled_design_options_are_checked_in_one_line(tmp_path, design, message):
+    text = (PROBLEMS / "adult-race-sex-education-sampled.toml").read_text()
+    text = text.replace('kind = "sampled"\nprobabilities = "optimise"', design)
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")) as info:
+        load_record_problem(path)
+    assert "\n" not in str(info.value)
+
+
+def test_given_probabilities_are_read_as_numbers(tmp_path):
+    text = (PROBLEMS / "adult-race-sex-education-sampled.toml").read_text()
+    path = tmp_path / "given.toml"
+    path.write_text(text.replace('probabilities = "optimise"', "probabilities = [1, 1, 2]"))
+    assert load_record_problem(path).probabilities == [1, 1, 2]
