@@ -99,3 +99,56 @@ def test_without_dual_rounds_one_round_of_the_bound_mid_way_measures_the_certifi
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert all(c["value"] <= exact.utility + 1.0 + 1e-9 * exact.utility for c in calls)  # tr J⁻¹ scale: value + 1
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)
+
+
+def test_an_oracle_past_its_deadline_stops_and_gives_no_bound():
+    """maximize raises OracleTimeout past its deadline; a structured bound with no round completed is −inf."""
+    import pytest
+
+    from mechdesign.design.estimation.bound import structured_bound
+    from mechdesign.design.polytope.separable import OracleTimeout, SeparableOracle
+
+    oracle = SeparableOracle(COUNTS, 1.0, 0.05)
+    rng = np.random.default_rng(3)
+    d, b = rng.normal(size=COUNTS.size), rng.normal(size=COUNTS.size)
+    with pytest.raises(OracleTimeout):
+        oracle.maximize(d, b, deadline=time.monotonic() - 1.0)
+    assert oracle.maximize(d, b).bound == oracle.maximize(d, b, deadline=time.monotonic() + 60.0).bound
+    target = np.eye(COUNTS.size)
+    cuts = np.ones((COUNTS.size, 1))
+    late = structured_bound("a_optimal", target, np.zeros(COUNTS.size), oracle, cuts, deadline=time.monotonic() - 1.0)
+    assert late.value == -np.inf
+    assert np.isfinite(structured_bound("a_optimal", target, np.zeros(COUNTS.size), oracle, cuts).value)
+
+
+def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certified(monkeypatch):
+    """Knapsack tables of 0.2 s inside the bound (a call ≥ 4 s), no bound during the search: the final certificate
+    starts with its cost unknown, is cut at the limit, and the result stays certified."""
+    from mechdesign.design.polytope.separable import SeparableOracle
+
+    problem = _priced(monkeypatch)
+    exact = design_estimation(problem, baselines=False, time_limit=30.0)
+    table, bound = SeparableOracle._table, priced.structured_bound
+    inside: list[bool] = []
+
+    def slow_table(self, *args, **kwargs):
+        if inside:
+            time.sleep(0.2)
+        return table(self, *args, **kwargs)
+
+    def slow_bound(*args, **kwargs):
+        inside.append(True)
+        try:
+            return bound(*args, **kwargs)
+        finally:
+            inside.clear()
+
+    monkeypatch.setattr(SeparableOracle, "_table", slow_table)
+    monkeypatch.setattr(priced, "structured_bound", slow_bound)
+    monkeypatch.setattr(priced, "_DUAL_COLUMNS_MAX", 1)
+    monkeypatch.setattr(priced, "_PROBE_AT", 2.0)
+    clock = time.monotonic()
+    result = design_estimation(problem, baselines=False, time_limit=5.0)
+    assert time.monotonic() - clock <= 5.0 + 1.0
+    assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
+    assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.design.polytope.separable import SeparableOracle
+from mechdesign.design.polytope.separable import OracleTimeout, SeparableOracle
 
 __all__ = ["StructuredBound", "fit_structure", "structured_bound"]
 
@@ -171,7 +171,8 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     sdp_rounds
         SDP refinements of (D, a, b) afterwards (each one oracle call).
     deadline
-        ``time.monotonic()`` after which no further cutting-plane or SDP round starts (the first round always runs).
+        ``time.monotonic()`` after which no further cutting-plane or SDP round starts and an oracle call or LP in
+        progress stops; the bound is then that of the rounds completed (−inf if none).
     weights
         The map L of the L-optimal criterion tr(L J⁻¹ Lᵀ) ("a_optimal" only); ``None`` is L = I.
     """
@@ -189,7 +190,10 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     quad = [diagonal @ model[0] ** 2]
     width = max(float(np.abs(b).max()), 1.0)
     for calls in range(1, rounds + 1):  # noqa: B007 (the count is reported)
-        result = oracle.maximize(diagonal, b)
+        try:
+            result = oracle.maximize(diagonal, b, deadline=deadline)
+        except OracleTimeout:
+            break  # the rounds before stand (each is a bound); none: −inf, the caller's floor
         r = fixed - math.fsum(b) + result.bound
         value = _value(criterion, head, n, r)
         if value > best_value:
@@ -199,8 +203,9 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
         vecs, qs = np.hstack(model), np.concatenate(quad)
         # Kelley: minimise −Σb + s over s ≥ q_k + b·v_k, in a box around the current b (keeps the LP bounded).
         cost = np.append(-np.ones(n), 1.0)
+        left = {} if deadline is None else {"time_limit": max(deadline - time.monotonic(), 0.01)}
         lp = linprog(cost, A_ub=np.hstack([vecs.T, -np.ones((vecs.shape[1], 1))]), b_ub=-qs,
-                     bounds=[(bi - width, bi + width) for bi in b] + [(None, None)], method="highs")
+                     bounds=[(bi - width, bi + width) for bi in b] + [(None, None)], method="highs", options=left)
         if lp.status != 0:
             break
         predicted = fixed + float(lp.fun)  # the model's R: a lower estimate of the true one
@@ -216,9 +221,12 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
 
 
 def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: np.ndarray,
-              oracle: SeparableOracle, weights: np.ndarray | None) -> tuple[float, dict[str, float], np.ndarray,
-                                                                          np.ndarray]:
-    """The certified bound of one (D, a, b) (D raised to make Y PSD), its families, the cut columns and D."""
+              oracle: SeparableOracle, weights: np.ndarray | None,
+              deadline: float | None = None) -> tuple[float, dict[str, float], np.ndarray, np.ndarray]:
+    """The certified bound of one (D, a, b) (D raised to make Y PSD), its families, the cut columns and D.
+
+    Raises :class:`OracleTimeout` past ``deadline``.
+    """
     prior = oracle.p
     structured = np.outer(prior, vector) + np.outer(vector, prior)
     low = float(np.linalg.eigvalsh(np.diag(diagonal) + structured)[0])
@@ -226,7 +234,7 @@ def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: 
         diagonal = diagonal + (-low + 64 * prior.size * _EPS * float(np.abs(diagonal).max()))
     y = np.diag(diagonal) + structured
     head = _trace_root(y, weights) if criterion == "a_optimal" else _log_det(y)
-    result = oracle.maximize(diagonal, linear)
+    result = oracle.maximize(diagonal, linear, deadline=deadline)
     r = 2 * math.fsum(vector) - math.fsum(linear) + result.bound
     return _value(criterion, head, prior.size, r), dict(result.families), result.columns, diagonal
 
@@ -274,9 +282,12 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
         if d_var.value is None or a_var.value is None or b_var.value is None:
             break
         b_new = np.asarray(b_var.value, dtype=np.float64)
-        value, families, cols, diagonal = _evaluate(criterion, np.asarray(d_var.value, dtype=np.float64),
-                                                    np.asarray(a_var.value, dtype=np.float64), b_new, oracle,
-                                                    weights)
+        try:
+            value, families, cols, diagonal = _evaluate(criterion, np.asarray(d_var.value, dtype=np.float64),
+                                                        np.asarray(a_var.value, dtype=np.float64), b_new, oracle,
+                                                        weights, deadline)
+        except OracleTimeout:
+            break
         columns.append(cols)
         if value > best.value:
             best = StructuredBound(value, diagonal, np.asarray(a_var.value, dtype=np.float64), 0.0, families,

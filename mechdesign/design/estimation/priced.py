@@ -47,6 +47,7 @@ _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 # Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
 # N = 22, a few at N = 64; beyond _DUAL_COLUMNS_MAX an oracle call alone takes minutes).
 _DUAL_ROUNDS, _DUAL_COLUMNS_MAX = 12, 128
+_FINISH_SHARE, _FINISH_MAX = 0.05, 30.0  # time kept after the final bound for repair and certification
 _PROBE_AT = 0.4  # beyond _DUAL_COLUMNS_MAX: the fraction of the search after which one round of the bound is timed
 
 
@@ -96,24 +97,26 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
 
     bound, dual_rounds, bound_cost, iteration_cost = -math.inf, 0, 0.0, 0.0
     search_start = time.monotonic()
+    # The final bound ends this much before the limit: repair and certification follow it (14 s at N = 1,000).
+    bound_end = end - min(_FINISH_SHARE * (end - search_start), _FINISH_MAX)
     # Beyond _DUAL_COLUMNS_MAX there are no dual rounds: one round of the bound mid-way (one oracle call, minutes at
     # N = 1,000; the whole bound took 324 s there) measures what a round of the final certificate costs.
     probe = n > _DUAL_COLUMNS_MAX
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:
-        # The final certificate at the polished point when a round (at its measured cost) fits before the end, and
-        # no further round starts unless it fits too; otherwise the best bound of the search stands (every θ gives
-        # a valid one).
-        if bound_cost > 0.0 and time.monotonic() + bound_cost > end:
+        # The final certificate at the polished point when a round (at its measured cost) fits before the end;
+        # otherwise, or when the oracle passes the deadline, the best bound of the search stands (every θ gives a
+        # valid one).
+        if bound_cost > 0.0 and time.monotonic() + bound_cost > bound_end:
             timings["final_bound_skipped"] = 1.0
             return -math.inf
-        return bounded(th, co, end - bound_cost)[0]
+        return bounded(th, co, bound_end)[0]
 
     def timed_bound(th: np.ndarray, co: np.ndarray, one_round: bool = False) -> tuple[float, np.ndarray]:
         nonlocal bound_cost
         clock = time.monotonic()
         found = bounded(th, co, deadline, one_round)
-        bound_cost = time.monotonic() - clock  # its first round runs whatever the deadline: do not start late
+        bound_cost = time.monotonic() - clock  # the time a bound takes: do not start one late
         timings["bound"] = timings.get("bound", 0.0) + bound_cost
         return found
 
@@ -150,7 +153,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         # The search ends at its deadline, or earlier when one more iteration and the final certificate (at its
         # measured cost, with a margin) would not fit before the end of the time limit.
         out_of_time = (time.monotonic() >= deadline
-                       or (bound_cost > 0.0 and time.monotonic() + iteration_cost + 1.25 * bound_cost >= end))
+                       or (bound_cost > 0.0 and time.monotonic() + iteration_cost + 1.25 * bound_cost >= bound_end))
         if ((fresh.shape[1] == 0 or stalled >= _STALL) and time.monotonic() + bound_cost < deadline
                 and dual_rounds < _DUAL_ROUNDS and n <= _DUAL_COLUMNS_MAX):
             # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing

@@ -36,6 +36,7 @@ Every bound carries a floating-point margin (a few hundred ulps of the magnitude
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,7 @@ import numpy as np
 
 from mechdesign.design.polytope.pricing import CountPricer
 
-__all__ = ["SeparableOracle", "SeparableResult"]
+__all__ = ["OracleTimeout", "SeparableOracle", "SeparableResult"]
 
 _EPS = np.finfo(np.float64).eps
 _TOL = 1e-12
@@ -53,6 +54,10 @@ _COLUMNS = 4         # real columns returned per family
 _C2_BANDS = 8        # bands of C_T (times 2 of C_H) to start family C2 with
 _C2_CALLS = 256      # at most this many bands (two knapsack tables each) per call for family C2
 _C2_LAGRANGE = 8     # multiplier steps on each band left above the other families (two tracked tables each)
+
+
+class OracleTimeout(Exception):
+    """A call of :meth:`SeparableOracle.maximize` passed its deadline: no bound from it (callers keep earlier ones)."""
 
 
 @dataclass
@@ -103,10 +108,12 @@ class SeparableOracle:
         # λ-free C1 cells (counts of H, low level) of the counting pricer; its μ values are 0 (level φ = 0).
         self._c1_cells = {} if self.epsilon == 0.0 else {j: (c, low) for j, (c, _, low) in pr.c1_cells().items()}
         self._c2: tuple[np.ndarray, np.ndarray] | None = None
+        self._deadline: float | None = None
 
     # ------------------------------------------------------------------ knapsack tables (maximum form)
     def _table(self, w: np.ndarray, exclude: np.ndarray | None = None,
                track: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        self._tick()
         d, take = self.pricer.table(-w, exclude, track)
         return -d, take
 
@@ -129,14 +136,27 @@ class SeparableOracle:
 
     # ------------------------------------------------------------------ one call
     def maximize(self, diagonal: Any, linear: Any, *, tolerance: float = 1e-9,
-                 high_zero: bool = True, refine: bool = True) -> SeparableResult:
+                 high_zero: bool = True, refine: bool = True, deadline: float | None = None) -> SeparableResult:
         """Bound S(D, b) = max_v Σ D_x v_x² + b·v over the vertex families and return good real columns.
 
         ``tolerance`` (absolute) stops the σ-grid refinement of family A once its bound is attained within it.
         ``high_zero=False`` skips family C2 (columns only: the bound then covers A, B and C1 alone);
         ``refine=False`` keeps A's first σ-grid and C2's first bands (valid, looser bounds; for callers that want
-        columns only).
+        columns only). Past ``deadline`` (:func:`time.monotonic`), checked before each knapsack table and family,
+        the call raises :class:`OracleTimeout` (at N = 1,000 and m = 10⁵ one call takes minutes).
         """
+        self._deadline = deadline
+        try:
+            return self._maximize(diagonal, linear, tolerance, high_zero, refine)
+        finally:
+            self._deadline = None
+
+    def _tick(self) -> None:
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            raise OracleTimeout("the separable oracle passed its deadline")
+
+    def _maximize(self, diagonal: Any, linear: Any, tolerance: float, high_zero: bool,
+                  refine: bool) -> SeparableResult:
         dd = np.asarray(diagonal, dtype=np.float64)
         bb = np.asarray(linear, dtype=np.float64)
         if self.epsilon == 0.0:  # V = {1}
@@ -162,6 +182,7 @@ class SeparableOracle:
                 vec[j] = 1.0 / self.p[j]
                 found.append(vec)
         # A.
+        self._tick()
         if self._a_cells is None:
             candidates = [self.pricer.vector(np.arange(self.size) != j, np.arange(self.size) == j, "A")
                           for j in range(self.size)]
@@ -175,6 +196,7 @@ class SeparableOracle:
             families["A"] = bound_a + margin
             found.extend(cols)
         # C1.
+        self._tick()
         if self._c1_cells:
             bound_c1, cols = self._family_c1(dd, bb)
             families["C1"] = bound_c1 + margin
