@@ -39,6 +39,9 @@ EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.mechfile"),
               ("mechdesign.deploy.recordfile", "mechdesign.records.sampled"),
               ("mechdesign.deploy.recordfile", "mechdesign.records.encoding"),
               ("mechdesign.deploy.recordfile", "mechdesign.records.capacity"),
+              ("mechdesign.deploy.recordwrite", "mechdesign.records.joint"),
+              ("mechdesign.deploy.recordwrite", "mechdesign.records.sampled"),
+              ("mechdesign.deploy.recordwrite", "mechdesign.records.encoding"),
               ("mechdesign.deploy.recordprivatizer", "mechdesign.records.joint"),
               ("mechdesign.deploy.recordassess", "mechdesign.records.joint"),
               ("mechdesign.deploy.recordprivatizer", "mechdesign.records.encoding"),
@@ -219,7 +222,7 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
 def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_path):
     """Deployment of a record file stays solver-free: the record-level guarantee is recomputed without cvxpy
     (and without the design engines that records/product.py reaches)."""
-    from mechdesign.deploy.recordfile import write_record_file
+    from mechdesign.deploy.recordwrite import write_record_file
     from mechdesign.design.polytope.closed_form import randomized_response
     from mechdesign.records import JointPrior
 

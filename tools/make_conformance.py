@@ -383,7 +383,7 @@ def tampered_files(vec: Vectors) -> None:
 def record_file(vec: Vectors) -> None:
     """A product record file (issue 20): mechdesign reads it with read_record_file; the single-column loader and
     clients refuse it in one line naming the field."""
-    from mechdesign.deploy.recordfile import write_record_file
+    from mechdesign.deploy.recordwrite import write_record_file
     from mechdesign.records.joint import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])

@@ -116,7 +116,7 @@ def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[
 
 def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool) -> int:
     """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
-    from mechdesign.deploy.recordfile import write_record_file
+    from mechdesign.deploy.recordwrite import write_record_file
     from mechdesign.records.problem import load_record_problem
 
     problem = load_record_problem(source)

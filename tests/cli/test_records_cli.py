@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mechdesign.datasets import load_adult
-from mechdesign.deploy.recordfile import write_record_file
+from mechdesign.deploy.recordwrite import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior
 from mechdesign.records.encoding import joint_labels

@@ -15,8 +15,9 @@ from mechdesign.core.leakage import capacity, epsilon_min
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.datasets import load_adult
 from mechdesign.deploy.mechfile import write_mechanism_file
-from mechdesign.deploy.recordfile import read_record_file, record_epsilon, write_record_file
+from mechdesign.deploy.recordfile import read_record_file, record_epsilon
 from mechdesign.deploy.recordprivatizer import RecordPrivatizer
+from mechdesign.deploy.recordwrite import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior
 from mechdesign.records.encoding import joint_labels

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from mechdesign.deploy.canonical import canonical_json
-from mechdesign.deploy.recordfile import read_record_file, record_epsilon, write_record_file
+from mechdesign.deploy.recordfile import read_record_file, record_epsilon
+from mechdesign.deploy.recordwrite import write_record_file
 from mechdesign.deploy.signature import generate_key_pair
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior

@@ -18,8 +18,9 @@ import pytest
 from mechdesign._numerics import quantise
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy.privatizer import Privatizer
-from mechdesign.deploy.recordfile import read_record_file, write_record_file
+from mechdesign.deploy.recordfile import read_record_file
 from mechdesign.deploy.recordprivatizer import RecordPrivatizer, privatize_record_file, relative_deviation
+from mechdesign.deploy.recordwrite import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior
 from mechdesign.records.encoding import joint_labels

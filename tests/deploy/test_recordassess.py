@@ -25,8 +25,9 @@ from mechdesign.deploy.recordassess import (
     epsilon_at_data,
     record_epsilon_min,
 )
-from mechdesign.deploy.recordfile import read_record_file, record_epsilon, verify_record_file, write_record_file
+from mechdesign.deploy.recordfile import read_record_file, record_epsilon, verify_record_file
 from mechdesign.deploy.recordprivatizer import RecordPrivatizer
+from mechdesign.deploy.recordwrite import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior
 from mechdesign.records.encoding import joint_labels

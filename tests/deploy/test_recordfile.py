@@ -16,14 +16,9 @@ from mechdesign.deploy.canonical import canonical_json
 from mechdesign.deploy.datacheck import check_counts
 from mechdesign.deploy.mechfile import read_mechanism_file, schema
 from mechdesign.deploy.recorddecode import decode_records
-from mechdesign.deploy.recordfile import (
-    is_record_file,
-    read_record_file,
-    record_epsilon,
-    verify_record_file,
-    write_record_file,
-)
+from mechdesign.deploy.recordfile import is_record_file, read_record_file, record_epsilon, verify_record_file
 from mechdesign.deploy.recordprivatizer import JointCounter, RecordPrivatizer, check_joint_counts
+from mechdesign.deploy.recordwrite import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import CertificateError, MechanismFileError
 from mechdesign.records import JointPrior

@@ -17,8 +17,9 @@ from mechdesign.deploy.canonical import canonical_json
 from mechdesign.deploy.mechfile import schema
 from mechdesign.deploy.recordassess import assess_record, data_prior, epsilon_at_data, sampled_epsilon_min
 from mechdesign.deploy.recorddecode import count_record_file, decode_records
-from mechdesign.deploy.recordfile import read_record_file, record_epsilon, verify_record_file, write_record_file
+from mechdesign.deploy.recordfile import read_record_file, record_epsilon, verify_record_file
 from mechdesign.deploy.recordprivatizer import UNREPORTED, RecordPrivatizer, privatize_record_file
+from mechdesign.deploy.recordwrite import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import MechanismFileError
 from mechdesign.records import JointPrior
