@@ -164,7 +164,10 @@ def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, pr
     reduced = design_estimation(problem, baselines=False, time_limit=30.0)
     monkeypatch.setattr(engine, "_REDUCE_ENTRIES", 0)
     kept = design_estimation(problem, baselines=False, time_limit=30.0)
-    assert kept.timings.get("reduce_skipped") == 1.0 and "reduce_skipped" not in reduced.timings
+    assert kept.timings.get("reduce_skipped") == 1.0
+    # Enumerated: reduced. Priced: the master's θ has no more weighted columns (here ~30) than a basic solution
+    # (N(N + 3)/2 = 44), so the reduction is skipped there too.
+    assert ("reduce_skipped" in reduced.timings) == priced
     assert kept.certificate.holds and kept.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     exact = design_estimation(problem, baselines=False) if priced else reduced
     tol = 1e-9 * exact.utility

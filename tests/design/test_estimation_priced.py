@@ -152,3 +152,18 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
     assert time.monotonic() - clock <= 5.0 + 1.0
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)
+
+
+def test_a_reduction_past_its_deadline_returns_theta_unchanged():
+    """caratheodory_reduce with no time left keeps θ (the design is certified either way); with time it reduces."""
+    from mechdesign.design.estimation.criterion import caratheodory_reduce
+
+    rng = np.random.default_rng(5)
+    n, k = 4, 40
+    columns = rng.uniform(0.2, 2.0, size=(n, k))
+    theta = rng.uniform(0.1, 1.0, size=k)
+    late = caratheodory_reduce(theta, columns, deadline=time.monotonic() - 1.0)
+    assert np.array_equal(late, theta)
+    reduced = caratheodory_reduce(theta, columns, deadline=time.monotonic() + 60.0)
+    assert np.count_nonzero(reduced) <= n * (n + 3) // 2 < k
+    assert np.allclose(columns @ reduced, columns @ theta)

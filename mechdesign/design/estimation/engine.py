@@ -360,18 +360,24 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     # The reduction's LP has N(N+1)/2 + N dense rows per column in use: 33 k × ~1,000 at N = 256 (minutes of simplex),
     # 500 k × thousands at N = 1,000 (gigabytes). Beyond _REDUCE_ENTRIES, or past the deadline, the master's θ is
     # kept as it is (more outputs, the same J and value; the certificate does not depend on it).
+    # The priced search's θ is its master's optimum: when it already has no more weighted columns than a basic
+    # solution, the reduction has little to remove (N = 128: 1,086 columns, 137 s of LP and polish past the search).
     size = columns.shape[0]
-    entries = size * (size + 3) // 2 * int(np.count_nonzero(theta))
-    if options.reduce and (entries > _REDUCE_ENTRIES or time.monotonic() >= options.deadline):
+    weighted = int(np.count_nonzero(theta))
+    entries = size * (size + 3) // 2 * weighted
+    basic = method == "column_generation_priced" and weighted <= size * (size + 3) // 2
+    # The reduction and its polish end before the last 15 % of the limit: the final bound and the certificate follow.
+    until = options.deadline - 0.15 * options.time_limit
+    if options.reduce and (entries > _REDUCE_ENTRIES or basic or time.monotonic() >= until):
         timings["reduce_skipped"] = 1.0
         bound = max(bound, bound_at(theta, columns))
     elif options.reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
-        theta = caratheodory_reduce(theta, columns)
+        theta = caratheodory_reduce(theta, columns, deadline=until)
         columns, theta = columns[:, theta > 0], theta[theta > 0]
         # A singular L-optimum (columns not spanning ℝᴺ) is left as reduced: the interior point method needs a
         # full-rank start, and the basic θ has the same J as the master's solution.
         if np.linalg.matrix_rank(columns) == columns.shape[0]:
-            theta, fell_back = _master(criterion, columns, theta, options.conic, weights)
+            theta, fell_back = _master(criterion, columns, theta, options.conic, weights, until)
             fallbacks += fell_back
         # The bound holds from any θ ≥ 0 with J invertible; the polished point often certifies more tightly.
         timings["reduce"] = time.perf_counter() - cert_start
