@@ -130,8 +130,13 @@ def probability_vector(name: str, value: Any, *, full_support: bool = False) -> 
 
 
 def stochastic_matrix(name: str, value: Any) -> np.ndarray:
-    """A finite, non-negative matrix whose rows sum to one (rows renormalized exactly)."""
-    arr = finite_array(name, value, 2)
+    """A finite, non-negative matrix whose rows sum to one (rows renormalized exactly).
+
+    The row sums are taken on a C-ordered copy: numpy's pairwise summation follows the memory layout, so a
+    column-major matrix (designs stack columns) and the same values read back from a file (row-major) would be
+    renormalized differently in the last bits, and a guarantee judged on one would be recomputed on the other.
+    """
+    arr = np.ascontiguousarray(finite_array(name, value, 2))
     if np.any(arr < 0):
         raise fail(name, "have non-negative entries", value)
     sums = arr.sum(axis=1)
