@@ -190,7 +190,7 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
                 for p in probabilities))):
         raise fail("design.probabilities", f"be 'optimise', 'uniform' or {len(columns)} positive numbers (one per "
                    "column)", probabilities)
-    limit = data.get("max_letters", MAX_JOINT_SIZE if kind == "product" else JOINT_LIMIT)
+    limit = data.get("max_letters", JOINT_LIMIT if kind == "joint" else MAX_JOINT_SIZE)  # sampled: marginals only
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise fail("data.max_letters", "be a positive integer", limit)
     epsilon = privacy.get("epsilon")

@@ -167,3 +167,16 @@ def test_a_reduction_past_its_deadline_returns_theta_unchanged():
     reduced = caratheodory_reduce(theta, columns, deadline=time.monotonic() + 60.0)
     assert np.count_nonzero(reduced) <= n * (n + 3) // 2 < k
     assert np.allclose(columns @ reduced, columns @ theta)
+
+
+def test_a_vertex_list_over_max_candidates_is_priced_at_small_n():
+    """N = 8, β = 0.5 (1,270 general-β candidates) with max_candidates = 100: the priced search instead of a refusal
+    (Adult education at the radius of five attributes' joint ball was refused), certified and never claiming more
+    than enumeration."""
+    problem = DesignProblem(Prior.from_counts(COUNTS), 1.0, 0.5, "estimation_mse")
+    exact = design_estimation(problem, baselines=False, time_limit=30.0)
+    priced_result = design_estimation(problem, baselines=False, time_limit=30.0, max_candidates=100)
+    assert exact.method != "column_generation_priced" and priced_result.method == "column_generation_priced"
+    assert priced_result.certificate.holds and priced_result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
+    assert priced_result.utility >= exact.utility * (1 - 1e-9)
+    assert 0.0 <= priced_result.upper_bound <= exact.utility * (1 + 1e-9)

@@ -89,3 +89,13 @@ def test_given_probabilities_are_read_as_numbers(tmp_path):
     path = tmp_path / "given.toml"
     path.write_text(text.replace('probabilities = "optimise"', "probabilities = [1, 1, 2]"))
     assert load_record_problem(path).probabilities == [1, 1, 2]
+
+
+def test_a_sampled_problem_reaches_the_product_limit_of_joint_letters(tmp_path):
+    """A sampled design needs only the marginals, as a product does: Adult's five attributes (6,720 letters) load
+    without ``max_letters`` (a joint design's default limit is 1,000)."""
+    text = (PROBLEMS / "adult-5-attributes-product.toml").read_text()
+    path = tmp_path / "five-sampled.toml"
+    path.write_text(text.replace('kind = "product"\nfactor = "estimation"', 'kind = "sampled"'))
+    problem = load_record_problem(path)
+    assert problem.kind == "sampled" and problem.prior.size == 6720

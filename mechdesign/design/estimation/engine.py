@@ -150,7 +150,8 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         Stop column generation when the relative gap (f − bound)/abs(f) is below this; the result's
         status is "optimal" when the certified relative gap of the final matrix is within it.
     max_candidates
-        Passed to :func:`mechdesign.design.polytope.vertices.column_vertices`.
+        Passed to :func:`mechdesign.design.polytope.vertices.column_vertices`; a count prior whose vertex list is
+        longer is designed by the priced search instead.
     reduce
         Apply the Carathéodory reduction (few outputs); False keeps the master's interior solution.
     conic
@@ -183,8 +184,8 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         dispatches on the kind).
     ValueError
         If P̂ has a zero entry or more than 24 entries, ``seeds`` is not a finite non-negative array with N
-        rows, or a general-β enumeration has more than ``max_candidates`` candidate columns (from
-        :func:`~mechdesign.design.polytope.vertices.column_vertices`).
+        rows, or (a prior that is no count prior) a general-β enumeration has more than ``max_candidates``
+        candidate columns (from :func:`~mechdesign.design.polytope.vertices.column_vertices`).
     SolverError
         If the interior point master fails and its cvxpy/Clarabel fallback returns no solution.
     CertificateError
@@ -239,13 +240,15 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     start_columns = rr.matrix / mass  # feasible lift vectors of a full-rank mechanism
     counts = pricing_counts(problem.prior)
     cv = None
-    if counts is not None and ENUMERATE_UP_TO < n <= _ENUMERATE_SMALL:
+    if counts is not None and n <= _ENUMERATE_SMALL:
+        # A vertex list over max_candidates is priced below, at any N (Adult education, N = 16, at the radius of
+        # five attributes' joint ball, β = 0.44, ε = 1: was refused).
+        cap = options.max_candidates if n <= ENUMERATE_UP_TO else min(options.max_candidates, _ENUMERATE_COUNT)
         try:
-            cv = column_vertices(problem.prior, problem.epsilon, problem.radius,
-                                 max_candidates=min(options.max_candidates, _ENUMERATE_COUNT))
+            cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=cap)
         except ValueError:  # too many candidates: priced below
             cv = None
-    if counts is not None and n > ENUMERATE_UP_TO and cv is None:
+    if counts is not None and cv is None:
         # After the search: polish, the bound (3 cutting planes + 4 SDP rounds, about 5 s CPU at N = 42) and the
         # certificate (under a second). The search stops at 80 % of the limit, and at least 6 s before it where
         # the limit allows; the SDP rounds stop at the deadline.
