@@ -305,13 +305,13 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
 
 def _sampling(check: FileChecker, values: Any, factors: tuple[Mechanism, ...]) -> np.ndarray:
     """π of a sampled file (d positive probabilities summing to one); the factors' outputs must not be empty."""
-    from mechdesign.records.sampled import _check_probabilities
+    from mechdesign.records.sampled import check_probabilities
 
     if not isinstance(values, list) or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
         raise check.fail("sampling", f"be an array of {len(factors)} numbers (one per attribute)", values)
     try:
-        pi = _check_probabilities(values, len(factors))
+        pi = check_probabilities(values, len(factors))
     except ValueError:
         raise check.fail("sampling", f"be {len(factors)} positive probabilities summing to one within 1e-9",
                          values) from None

@@ -112,9 +112,9 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
                          list(mech.inputs)[:6])
     pi = None
     if sampling is not None:
-        from mechdesign.records.sampled import _check_probabilities
+        from mechdesign.records.sampled import check_probabilities
 
-        pi = _check_probabilities(sampling, prior.dimension)
+        pi = check_probabilities(sampling, prior.dimension)
         for name, mech, _ in wanted:
             if "" in mech.outputs:
                 raise v.fail(f"{name}.outputs", "not hold the empty string (it marks an unreported attribute)",

@@ -35,7 +35,7 @@ from mechdesign.core.prior import Prior
 from mechdesign.records.capacity import product_capacity
 from mechdesign.records.joint import JointPrior
 
-__all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product", "merge_proportional"]
+__all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product", "merge_proportional", "record_summary"]
 
 #: How each attribute's mechanism is designed at budget e on its marginal ball B_β(P̂_i).
 FACTOR_KINDS = ("estimation", "randomized_response")
@@ -131,20 +131,28 @@ class ProductDesign:
         dict
             ``guarantee`` holds only the record-level ε (no per-attribute budgets).
         """
-        return {
-            "attributes": list(self.attributes),
-            "guarantee": {"notion": "pml", "level": "record", "epsilon": self.epsilon, "target": self.target,
-                          "delta": self.delta, "radius": self.radius, "samples": self.prior.samples,
-                          "letters": self.prior.size},
-            "factors": [{"attribute": f.attribute, "inputs": list(f.inputs), "outputs": list(f.outputs),
-                         "matrix": f.matrix.tolist(), "mse": f.mse} for f in self.factors],
-            "utility": {"kind": "marginal_mse", "value": self.mse},
-        }
+        return record_summary(self)
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{f.attribute}: {f.matrix.shape[0]}×{f.matrix.shape[1]}" for f in self.factors)
         return (f"ProductDesign(record ε={self.epsilon:.6g} ≤ {self.target:.6g} over β={self.radius:.4g}, "
                 f"factors [{shapes}], marginal MSE {self.mse:.6g}/n)")
+
+
+def record_summary(design: Any) -> dict[str, Any]:
+    """The JSON-ready summary of a design of per-attribute factors (a product or a sampled design).
+
+    Attributes, the record-level guarantee (no per-attribute budgets), the factors with their MSE, the marginal MSE.
+    """
+    return {
+        "attributes": list(design.attributes),
+        "guarantee": {"notion": "pml", "level": "record", "epsilon": design.epsilon, "target": design.target,
+                      "delta": design.delta, "radius": design.radius, "samples": design.prior.samples,
+                      "letters": design.prior.size},
+        "factors": [{"attribute": f.attribute, "inputs": list(f.inputs), "outputs": list(f.outputs),
+                     "matrix": f.matrix.tolist(), "mse": f.mse} for f in design.factors],
+        "utility": {"kind": "marginal_mse", "value": design.mse},
+    }
 
 
 def _factor_design(kind: str, marginal: Prior, radius: float, time_limit: float) -> Callable[[float], Mechanism]:

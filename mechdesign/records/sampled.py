@@ -52,7 +52,8 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.records.joint import JointPrior
 
-__all__ = ["SampledDesign", "design_sampled", "sampled_epsilon", "sampled_mse", "sampling_probabilities"]
+__all__ = ["SampledDesign", "check_probabilities", "design_sampled", "sampled_epsilon", "sampled_mse",
+           "sampling_probabilities"]
 
 #: Budgets tried below ε when the recomputed capacity of the designs lands above it (rounding: ulps).
 _RETRIES = 3
@@ -110,16 +111,9 @@ class SampledDesign:
         dict
             ``guarantee`` holds only the record-level ε.
         """
-        return {
-            "attributes": list(self.attributes),
-            "guarantee": {"notion": "pml", "level": "record", "epsilon": self.epsilon, "target": self.target,
-                          "delta": self.delta, "radius": self.radius, "samples": self.prior.samples,
-                          "letters": self.prior.size},
-            "sampling": [float(p) for p in self.probabilities],
-            "factors": [{"attribute": f.attribute, "inputs": list(f.inputs), "outputs": list(f.outputs),
-                         "matrix": f.matrix.tolist(), "mse": f.mse} for f in self.factors],
-            "utility": {"kind": "marginal_mse", "value": self.mse},
-        }
+        from mechdesign.records.product import record_summary
+
+        return {**record_summary(self), "sampling": [float(p) for p in self.probabilities]}
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{f.attribute}: {f.matrix.shape[0]}×{f.matrix.shape[1]} (π={p:.3g})"
@@ -304,7 +298,7 @@ def design_sampled(prior: JointPrior, epsilon: float, *, delta: float | None = N
                          sampled_mse(traces, frequencies, pi))
 
 
-def _check_probabilities(values: Any, dimension: int) -> np.ndarray:
+def check_probabilities(values: Any, dimension: int) -> np.ndarray:
     """π read from a file or an argument: d positive finite numbers summing to one within 1e-9."""
     pi = v.finite_array("sampling", values, 1)
     if pi.size != dimension or np.any(pi <= 0) or not math.isclose(float(pi.sum()), 1.0, abs_tol=1e-9):
