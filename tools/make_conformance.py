@@ -381,7 +381,7 @@ def tampered_files(vec: Vectors) -> None:
 
 
 def record_file(vec: Vectors) -> None:
-    """A product record file (issue 20): mechdesign reads it with read_record_file; the single-column loader and
+    """A product and an attribute-sampled record file (issue 20): mechdesign reads it with read_record_file; the single-column loader and
     clients refuse it in one line naming the field."""
     from mechdesign.deploy.recordwrite import write_record_file
     from mechdesign.records.joint import JointPrior
@@ -392,6 +392,11 @@ def record_file(vec: Vectors) -> None:
     write_record_file(vec.path("record-product"), prior, epsilon=2.2, radius=0.2, factors=factors,
                       provenance=PROVENANCE)
     vec.expect("record-product", "a product record file (attributes, alphabets, factors; no joint matrix)",
+               client={"outcome": "refused", "field": "factors",
+                       "rule": "be absent: record files are not supported by this client"})
+    write_record_file(vec.path("record-sampled"), prior, epsilon=1.2, radius=0.2, factors=factors,
+                      sampling=[0.25, 0.75], provenance=PROVENANCE)
+    vec.expect("record-sampled", "an attribute-sampled record file (factors and sampling probabilities)",
                client={"outcome": "refused", "field": "factors",
                        "rule": "be absent: record files are not supported by this client"})
 

@@ -18,7 +18,7 @@ export const FORMAT_NAME: string = SCHEMA.properties.format.properties.name.cons
 /** The one format version this client reads: 2 (version 1 hashes Python's own serialisation). */
 export const FORMAT_VERSION = 2;
 /** Keys of record files (whole records, several attributes): this client reads single-column files only. */
-const RECORD_KEYS = ["factors", "attributes", "alphabets"];
+const RECORD_KEYS = ["factors", "attributes", "alphabets", "sampling"];
 const TOP_KEYS = Object.keys(SCHEMA.properties).filter((k) => !RECORD_KEYS.includes(k));
 // A single-column file needs the schema's common keys and those of its "else" branch (inputs, outputs, matrix).
 const REQUIRED_KEYS: readonly string[] = TOP_KEYS.filter(
