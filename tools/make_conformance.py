@@ -381,8 +381,8 @@ def tampered_files(vec: Vectors) -> None:
 
 
 def record_file(vec: Vectors) -> None:
-    """A product and an attribute-sampled record file (issue 20): mechdesign reads it with read_record_file; the single-column loader and
-    clients refuse it in one line naming the field."""
+    """A product and an attribute-sampled record file (issue 20): mechdesign reads them with read_record_file; the
+    single-column loader and clients refuse them in one line naming the field."""
     from mechdesign.deploy.recordwrite import write_record_file
     from mechdesign.records.joint import JointPrior
 
