@@ -34,6 +34,7 @@ from mechdesign.design.estimation.criterion import (
     _objective,
     _Options,
     _quadratic,
+    diagonal_floor,
 )
 from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.separable import SeparableOracle
@@ -64,12 +65,10 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
     if n > _shared._LP_LAMBDA_MAX and 0 < problem.epsilon < 700:
         # Beyond 256 categories a few master iterations are all the limit allows (a Newton step costs K²N), and
-        # k-RR's weights are a poor first point (N = 1,000: tr J⁻¹ − 1 ≈ 150,000 after 300 s). Hadamard response
-        # (ε-LDP, so ε-PML over every ball: its lift vectors lie in the column polytope) is the first point
-        # instead, with k-RR's columns beside it at weight 0; the master can only improve on it.
-        from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
-
-        response = hadamard_mechanism(problem.prior, problem.epsilon).matrix
+        # k-RR's weights are a poor first point (N = 1,000: tr J⁻¹ − 1 ≈ 150,000 after 300 s). An ε-LDP mechanism
+        # (ε-PML over every ball: its lift vectors lie in the column polytope) is the first point instead, with
+        # k-RR's columns beside it at weight 0; the master can only improve on it.
+        response = _ldp_start(problem, criterion, weights)
         weight = problem.prior.probabilities @ response
         columns = np.hstack([start_columns, response / weight, columns[:, n:]])
         theta = np.concatenate([np.zeros(n), weight])
@@ -87,21 +86,26 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co, weights), th)
         # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
         # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
-        # bound gives.
-        floor = offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities))
-        if time.monotonic() >= until:  # past the time limit: the data-processing floor, which needs no oracle call
+        # bound gives; at L = I the diagonal floor (J_xx ≤ min(e^ε, 1/P̂_x), J P̂ = 1) is higher.
+        if time.monotonic() >= until or not structured:  # past the limit, or large N: the floor, no oracle call
             return floor, np.zeros((n, 0))
         rounds = {"rounds": 1, "sdp_rounds": 0} if one_round else {}
         found = structured_bound(criterion, target, lam, oracle, co, deadline=until, weights=weights, **rounds)
         return max(found.value, floor), found.columns
 
-    bound, dual_rounds, bound_cost, iteration_cost = -math.inf, 0, 0.0, 0.0
+    floor = (offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities)))
+    if criterion == "a_optimal" and weights is None:
+        floor = max(floor, diagonal_floor(problem.prior.probabilities, problem.epsilon))
+    bound, dual_rounds, bound_cost, iteration_cost = floor, 0, 0.0, 0.0
     search_start = time.monotonic()
     # The final bound ends this much before the limit: repair and certification follow it (14 s at N = 1,000).
     bound_end = end - min(_FINISH_SHARE * (end - search_start), _FINISH_MAX)
-    # Beyond _DUAL_COLUMNS_MAX there are no dual rounds: one round of the bound mid-way (one oracle call, minutes at
-    # N = 1,000; the whole bound took 324 s there) measures what a round of the final certificate costs.
-    probe = n > _DUAL_COLUMNS_MAX
+    # Beyond _DUAL_COLUMNS_MAX there are no dual rounds: one round of the bound mid-way (one oracle call; 146 s at
+    # N = 1,000) measures what a round of the final certificate costs. Beyond 256 categories the structured bound
+    # is not computed at all: one round cost a quarter of the limit and gave less than the diagonal floor (Zipf
+    # N = 256: 75.6 against 146.9; N = 1,000: 194 against 580), so the search gets that time and the floor stands.
+    structured = n <= _shared._LP_LAMBDA_MAX
+    probe = structured and n > _DUAL_COLUMNS_MAX
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:
         # The final certificate at the polished point when a round (at its measured cost) fits before the end;
@@ -190,6 +194,30 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
               f"{time.perf_counter() - start:.1f} s; certifying", file=sys.stderr, flush=True)
     return finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
                   "column_generation_priced", generated, certified)
+
+
+def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | None) -> np.ndarray:
+    """The ε-LDP matrix of least criterion value among Hadamard response and the best block design (≤ 2N outputs).
+
+    The block design (:mod:`mechdesign.design.baselines.block_design`) has subset selection's MSE with v outputs
+    (N = 1,000, ε = 1: PG(5, 4), 1,365 outputs, tr J⁻¹ − 1 = 3,678 against Hadamard response's 4,668); after one
+    master iteration the design was 3,395 from it and 4,202 from Hadamard response (subset selection: 3,674).
+    """
+    from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
+    from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
+
+    prior, epsilon, n = problem.prior, problem.epsilon, problem.size
+    candidates = [hadamard_mechanism(prior, epsilon).matrix]
+    designs = block_designs(n, epsilon, max_outputs=2 * n)
+    if designs:
+        candidates.append(block_design_mechanism(prior, epsilon, designs[0]).matrix)
+
+    def value(matrix: np.ndarray) -> float:
+        mass = prior.probabilities @ matrix
+        lift = matrix / mass
+        return _objective(criterion, (lift * mass) @ lift.T, weights)
+
+    return min(candidates, key=value)
 
 
 def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:

@@ -1,0 +1,96 @@
+"""The large-N regime of the priced estimation search: the ε-LDP start and the diagonal floor [D].
+
+Beyond 256 categories the search starts from the better of Hadamard response and the best block design, and its
+bound is the diagonal floor of :func:`mechdesign.design.estimation.criterion.diagonal_floor` (no structured bound):
+its soundness against random ε-LDP designs and enumerated optima, its closed form, and the regime forced at N = 12.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mechdesign.core.fisher import trace_inverse_fisher
+from mechdesign.core.prior import Prior
+from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
+from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
+from mechdesign.design.estimation import criterion, engine, priced
+from mechdesign.design.estimation.engine import design_estimation
+from mechdesign.design.problem import DesignProblem
+
+from conftest import PRIVACY_SLACK
+
+
+def _large(monkeypatch) -> DesignProblem:
+    """The large-N regime (LDP start, λ from the master) forced at N = 12 through the priced search."""
+    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
+    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
+    monkeypatch.setattr(criterion, "_LP_LAMBDA_MAX", 4)
+    counts = np.array([30, 20, 14, 10, 8, 6, 5, 4, 3, 2, 2, 1])
+    return DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
+
+
+def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_it(monkeypatch):
+    problem = _large(monkeypatch)
+    p = problem.prior.probabilities
+    start = priced._ldp_start(problem, "a_optimal", None)
+    hadamard = hadamard_mechanism(problem.prior, 1.0).matrix
+    designs = [block_design_mechanism(problem.prior, 1.0, b).matrix for b in block_designs(12, 1.0, 24)[:1]]
+    values = [trace_inverse_fisher(m, p) for m in (hadamard, *designs)]
+    assert trace_inverse_fisher(start, p) == pytest.approx(min(values), rel=1e-12)
+    assert designs and values[1] < values[0]  # at N = 12 the block design (PG(2, 3), 13 outputs) is the better
+    result = design_estimation(problem, baselines=False, time_limit=20.0)
+    assert result.method == "column_generation_priced"
+    assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
+    assert result.utility <= min(values) - 1.0  # tr J⁻¹ − 1 below the start's tr J⁻¹ − 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(2, 7), epsilon=st.floats(0.05, 4.0), seed=st.integers(0, 2**32 - 1))
+def test_the_diagonal_floor_is_below_random_ldp_designs(size, epsilon, seed):
+    """Random ε-LDP mechanisms (entries e^{Uε/2} normalised by rows: column ratios ≤ e^ε) stay above the floor."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(size))
+    floor = criterion.diagonal_floor(p, epsilon)
+    for outputs in (size, 2 * size, 5 * size):
+        w = np.exp(rng.uniform(0, epsilon / 2, (size, outputs)))
+        w /= w.sum(axis=1, keepdims=True)
+        assert (w.max(axis=0) / w.min(axis=0)).max() <= math.exp(epsilon) * (1 + 1e-12)
+        if np.linalg.matrix_rank(w) == size:
+            assert trace_inverse_fisher(w, p) >= floor
+
+
+@settings(max_examples=12, deadline=None)
+@given(size=st.integers(2, 5), epsilon=st.floats(0.1, 3.0), radius=st.floats(0.0, 2.0), seed=st.integers(0, 999))
+def test_the_diagonal_floor_is_below_the_enumerated_optimum(size, epsilon, radius, seed):
+    counts = np.random.default_rng(seed).integers(1, 30, size)
+    problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
+    result = design_estimation(problem, baselines=False)
+    assert result.status == "optimal"
+    assert criterion.diagonal_floor(problem.prior.probabilities, epsilon) - 1.0 <= result.utility + 1e-9
+
+
+def test_the_diagonal_floor_is_tight_without_privacy_and_matches_its_closed_form():
+    p = np.array([0.5, 0.3, 0.2])
+    assert criterion.diagonal_floor(p, 50.0) == pytest.approx(1.0, rel=1e-12)  # the identity: tr diag(P̂) = 1
+    c = np.minimum(math.e, 1 / p)  # the largest lift entry: e^ε, or 1/P̂_x (P̂·v = 1)
+    closed = float(np.sum((1 - p) ** 2 / (c - 1) + p**2))
+    assert criterion.diagonal_floor(p, 1.0) == pytest.approx(closed, rel=1e-12)
+    assert criterion.diagonal_floor(p, 1.0) < closed  # rounded down
+
+
+def test_beyond_256_categories_the_search_reports_the_diagonal_floor_without_the_structured_bound(monkeypatch):
+    problem = _large(monkeypatch)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the structured bound ran in the large-N regime")
+
+    monkeypatch.setattr(priced, "structured_bound", refuse)
+    result = design_estimation(problem, baselines=False, time_limit=20.0)
+    floor = criterion.diagonal_floor(problem.prior.probabilities, 1.0) - 1.0
+    assert result.upper_bound == pytest.approx(floor, rel=1e-12)
+    assert result.gap == pytest.approx(result.utility - floor, rel=1e-9)
