@@ -49,7 +49,7 @@ import numpy as np
 
 from mechdesign.design.polytope.separable import OracleTimeout, SeparableOracle
 
-__all__ = ["StructuredBound", "fit_structure", "structured_bound"]
+__all__ = ["StructuredBound", "diagonal_structure", "fit_structure", "structure_bound", "structured_bound"]
 
 _EPS = np.finfo(np.float64).eps
 _FIT_ENTRIES = 1 << 22  # fit_structure's least-squares design matrix up to this many entries (32 MB, N ≈ 200)
@@ -218,6 +218,36 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     best = StructuredBound(best_value, diagonal, vector, tau, families, calls)
     refined, found = _refine(criterion, best, np.hstack(model), b, oracle, sdp_rounds, deadline, weights)
     return replace(refined, columns=np.hstack([np.zeros((n, 0)), *model[1:], *found]))
+
+
+def diagonal_structure(prior: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(D, a, b) of the diagonal floor's Y, to be bounded by the oracle instead of by v_x ≤ c_x [D].
+
+    :func:`~mechdesign.design.estimation.criterion.diagonal_floor` is the X-form bound with the columns
+    X_x = s_x u_x, u_x = e_x − t_x P̂: Y = XXᵀ = diag(s²) − P̂(s²∘t)ᵀ − (s²∘t)P̂ᵀ + (Σ s²t²) P̂P̂ᵀ, in this module's
+    family with D = s², a = −s²∘t + ½(Σ s²t²) P̂ (τ absorbed, P̂·v = 1). With b = −s²∘c (λ = 2a − b),
+    Σ D v² + b·v = Σ s²(v² − c v) ≤ 0 on every lift vector (0 ≤ v_x ≤ c_x), so R ≤ Σ s_x²(c_x − 2t_x + t_x²) and
+    T = tr Y^{1/2} ≥ tr X give back the floor; the oracle's S(D, b) ≤ 0 and T can only raise it. Y does not depend on
+    the design, so its bound holds for the whole run (Adult native-country, ε = 1: 26.66 against the floor's 23.64
+    and the structured bound's 26.36 at the design of a 60-s run).
+    """
+    p = np.asarray(prior, dtype=np.float64)
+    c = np.minimum(math.exp(min(float(epsilon), 700.0)), 1.0 / p)
+    t = 1.0 - p * (c - 1.0) / (1.0 - p)
+    s = (1.0 - t * p) / (c - 2.0 * t + t * t)
+    diagonal = s * s
+    vector = -diagonal * t + 0.5 * float(np.sum(diagonal * t * t)) * p
+    return diagonal, vector, -diagonal * c
+
+
+def structure_bound(criterion: str, structure: tuple[np.ndarray, np.ndarray, np.ndarray], oracle: SeparableOracle,
+                    deadline: float | None = None) -> tuple[float, np.ndarray]:
+    """The certified bound of one (D, a, b) (D raised to make Y PSD if needed) and the oracle's columns.
+
+    Raises :class:`OracleTimeout` past ``deadline``.
+    """
+    value, _, columns, _ = _evaluate(criterion, *structure, oracle, None, deadline)
+    return value, columns
 
 
 def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: np.ndarray,
