@@ -53,6 +53,8 @@ from .deploy.privatizer import privatize as privatize
 from .deploy.privatizer import privatize_file as privatize_file
 from .deploy.signature import generate_key_pair as generate_key_pair
 from .deploy.signature import sign_mechanism_file as sign_mechanism_file
+from .design.baselines.block_design import block_design_mechanism as block_design_mechanism
+from .design.baselines.block_design import block_designs as block_designs
 from .design.baselines.ldp_oracles import OracleComparison as OracleComparison
 from .design.baselines.ldp_oracles import compare_oracles as compare_oracles
 from .design.baselines.ldp_oracles import grr_mechanism as grr_mechanism

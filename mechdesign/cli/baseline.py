@@ -85,6 +85,16 @@ def _hadamard(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any
     return mechanism, _oracle_utility("hadamard", mechanism, prior, (p_true, p_other), outputs)
 
 
+def _block_design(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
+
+    designs = block_designs(prior.size, epsilon)  # refuses ε outside (0, 700): the scheme needs e^ε > 1, finite
+    mechanism = block_design_mechanism(prior, epsilon, designs[0] if designs else None)  # none: a one-line refusal
+    best = designs[0]
+    block = _oracle_utility("block_design", mechanism, prior, (best.support_true, best.support_other), best.points)
+    return mechanism, {**block, "design": best.to_dict()}
+
+
 def _ldp_design(epsilon: float, prior: Any, utility: str, time_limit: float) -> tuple[Any, dict[str, Any] | None]:
     from mechdesign.design.problem import DesignProblem
     from mechdesign.design.solver import solve
@@ -114,6 +124,8 @@ KINDS: dict[str, Kind] = {
     "subset-selection": Kind(_subset_selection, False, "subset selection (Ye & Barg 2018): outputs are the k-subsets "
                              "of the labels, k of least MSE unless --k"),
     "hadamard": Kind(_hadamard, False, "Hadamard response (Acharya, Sun, Zhang 2019): 2^⌈log2(N+1)⌉ outputs"),
+    "block-design": Kind(_block_design, False, "projective block design (Park, Nam & Lee 2024): subset selection's "
+                         "MSE at the best k/v with v ≤ 4N outputs (points and hyperplanes of PG(d, q))"),
     "optimal-ldp": Kind(_optimal_ldp, True, "utility-optimal ε-LDP mechanism for the counts (design at radius 2; "
                         "--utility)"),
     "a-optimal-ldp": Kind(_a_optimal_ldp, True, "A-optimal ε-LDP mechanism for the counts: least total MSE of the "

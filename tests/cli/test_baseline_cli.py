@@ -12,6 +12,7 @@ from mechdesign.cli import main
 from mechdesign.cli.baseline import KINDS
 from mechdesign.core.fisher import trace_inverse_fisher
 from mechdesign.core.leakage import ldp_epsilon
+from mechdesign.design.baselines.block_design import block_designs
 from mechdesign.design.baselines.ldp_oracles import (
     oracle_mse,
     pure_protocol_mse,
@@ -64,6 +65,7 @@ def test_labels_and_counts_from_a_data_file(tmp_path, capsys):
     (["subset-selection", "--epsilon", "1", "--labels", "a,b,c", "--k", "3"], "subset must be in [1, 2]"),
     (["subset-selection", "--epsilon", "0", "--labels", "a,b,c"], "epsilon must be > 0 unless subset"),
     (["a-optimal-ldp", "--epsilon", "1", "--labels", "a,b"], "counts must be given"),
+    (["block-design", "--epsilon", "0", "--labels", "a,b,c"], "epsilon must be in (0, 700)"),
     (["a-optimal-ldp", "--epsilon", "1", "--counts", "3,2", "--time-limit", "0"], "time_limit must be > 0"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, needle):
@@ -74,7 +76,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, needle):
 
 
 def test_kinds_table_is_the_single_place_to_add_a_kind():
-    assert set(KINDS) == {"krr", "subset-selection", "hadamard", "optimal-ldp", "a-optimal-ldp"}
+    assert set(KINDS) == {"krr", "subset-selection", "hadamard", "block-design", "optimal-ldp", "a-optimal-ldp"}
     assert all(callable(kind.build) and kind.help for kind in KINDS.values())
     assert np.allclose(KINDS["krr"].build(1.0, Prior.uniform(2), None)[0].matrix.sum(axis=1), 1.0,
                        atol=PRIVACY_SLACK)
@@ -100,7 +102,7 @@ def _standard_estimator_mse(matrix: np.ndarray, frequencies: np.ndarray) -> tupl
     return float(np.sum(s * (1 - s) * frequencies) / gap**2), float(p_true[0]), float(off[0])
 
 
-@pytest.mark.parametrize("kind", [*ORACLE_KINDS, "a-optimal-ldp"])
+@pytest.mark.parametrize("kind", [*ORACLE_KINDS, "block-design", "a-optimal-ldp"])
 def test_ldp_kind_writes_a_file_that_verifies_with_its_mse(tmp_path, capsys, kind):
     out = tmp_path / f"{kind}.mech.json"
     args = ["baseline", kind, "--epsilon", str(EPSILON), "--labels", LABELS,
@@ -120,6 +122,13 @@ def test_ldp_kind_writes_a_file_that_verifies_with_its_mse(tmp_path, capsys, kin
         assert standard == pytest.approx(oracle_mse(ORACLE_KINDS[kind], len(COUNTS), EPSILON), rel=1e-10)
         assert loaded.utility["standard_estimator_mse"] == pytest.approx(standard, rel=1e-10)
         assert efficient <= standard * (1 + 1e-12)  # the efficient decoder is never worse
+    elif kind == "block-design":  # the pure protocol's MSE, read off the matrix, is the design's (p*, q*) formula
+        best = block_designs(len(COUNTS), EPSILON)[0]
+        standard, p_true, p_other = _standard_estimator_mse(w, prior)
+        assert (p_true, p_other) == pytest.approx((best.support_true, best.support_other), rel=1e-12)
+        assert standard == pytest.approx(best.mse, rel=1e-10)
+        assert loaded.utility["standard_estimator_mse"] == pytest.approx(standard, rel=1e-10)
+        assert loaded.utility["design"] == best.to_dict() and w.shape[1] == best.points
     else:  # the A-optimal ε-LDP mechanism beats the efficient decoding of every oracle
         assert loaded.utility["status"] == "optimal" and loaded.utility["lower_bound"] <= efficient + 1e-12
         for name in ORACLE_KINDS:
@@ -148,7 +157,7 @@ def test_subset_selection_default_k_is_the_best_and_explicit_k_is_honoured(tmp_p
     assert "wrote" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("kind", [*ORACLE_KINDS, "a-optimal-ldp"])
+@pytest.mark.parametrize("kind", [*ORACLE_KINDS, "block-design", "a-optimal-ldp"])
 def test_ldp_kind_round_trip_privatize_decode(tmp_path, capsys, kind):
     people = ROOT / "examples" / "people.csv"
     mech, private = tmp_path / "m.mech.json", tmp_path / "private.csv"
