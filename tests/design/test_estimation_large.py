@@ -43,7 +43,16 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     values = [trace_inverse_fisher(m, p) for m in (hadamard, *designs)]
     assert trace_inverse_fisher(start, p) == pytest.approx(min(values), rel=1e-12)
     assert designs and values[1] < values[0]  # at N = 12 the block design (PG(2, 3), 13 outputs) is the better
+    from mechdesign.design.polytope.pricing import pricing_counts
+    from mechdesign.design.polytope.separable import SeparableOracle
+
+    first: list[np.ndarray] = []
+    real = priced._master
+    monkeypatch.setattr(priced, "_master", lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
     result = design_estimation(problem, baselines=False, time_limit=20.0)
+    seeds = priced._subset_seeds(SeparableOracle(pricing_counts(problem.prior), 1.0, 0.05), 1.0)
+    # The first master: the start's lift vectors and the seeds only (k-RR's columns are left out in this regime).
+    assert np.array_equal(first[0], np.hstack([start / (p @ start), seeds]))
     assert result.method == "column_generation_priced"
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert result.utility <= min(values) - 1.0  # tr J⁻¹ − 1 below the start's tr J⁻¹ − 1

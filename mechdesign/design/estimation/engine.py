@@ -68,6 +68,7 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.design.baselines.compare import compute_baselines
 from mechdesign.design.baselines.ldp_oracles import compare_oracles
 from mechdesign.design.certificate import certify, repair
+from mechdesign.design.estimation import criterion as _shared
 from mechdesign.design.estimation.criterion import (
     _ADD_PER_ITERATION,
     _MAX_ITERATIONS,
@@ -254,6 +255,10 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # the limit allows; the SDP rounds stop at the deadline.
         remaining = deadline - time.monotonic()
         search_deadline = time.monotonic() + max(min(0.8 * remaining, remaining - 6.0), 0.5 * remaining)
+        if n > _shared._LP_LAMBDA_MAX:
+            # No structured bound after the search (the diagonal floor stands): only repair and certification
+            # follow it, 17 s at N = 1,000 (one core), so the search keeps all but 10 % (at least 30 s).
+            search_deadline = time.monotonic() + max(remaining - max(0.1 * remaining, 30.0), 0.5 * remaining)
         return design_priced(problem, baselines, options, counts, start_columns, mass, search_deadline, deadline,
                              _finish)
     if cv is None:
