@@ -255,7 +255,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # the limit allows; the SDP rounds stop at the deadline.
         remaining = deadline - time.monotonic()
         search_deadline = time.monotonic() + max(min(0.8 * remaining, remaining - 6.0), 0.5 * remaining)
-        if n > _shared._LP_LAMBDA_MAX:
+        if n > _shared._LP_LAMBDA_MAX and criterion == "a_optimal" and weights is None:
             # No structured bound after the search (the diagonal floor stands): only repair and certification
             # follow it, 17 s at N = 1,000 (one core), so the search keeps all but 10 % (at least 30 s).
             search_deadline = time.monotonic() + max(remaining - max(0.1 * remaining, 30.0), 0.5 * remaining)

@@ -104,9 +104,10 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     bound_end = end - min(_FINISH_SHARE * (end - search_start), _FINISH_MAX)
     # Beyond _DUAL_COLUMNS_MAX there are no dual rounds: one round of the bound mid-way (one oracle call; 146 s at
     # N = 1,000) measures what a round of the final certificate costs. Beyond 256 categories the structured bound
-    # is not computed at all: one round cost a quarter of the limit and gave less than the diagonal floor (Zipf
-    # N = 256: 75.6 against 146.9; N = 1,000: 194 against 580), so the search gets that time and the floor stands.
-    structured = n <= _shared._LP_LAMBDA_MAX
+    # of tr J⁻¹ is not computed at all: one round cost a quarter of the limit and gave less than the diagonal
+    # floor (Zipf N = 256: 75.6 against 146.9; N = 1,000: 194 against 580), so the search gets that time and the
+    # floor stands. The L- and D-criteria have no such floor and keep the structured bound.
+    structured = n <= _shared._LP_LAMBDA_MAX or weights is not None or criterion != "a_optimal"
     probe = structured and n > _DUAL_COLUMNS_MAX
     if structured and criterion == "a_optimal" and weights is None:
         # The diagonal floor's Y bounded by the oracle (one call): a bound for the whole run, as it does not depend
