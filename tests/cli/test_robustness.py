@@ -187,9 +187,20 @@ def _start_and_signal(big, out_dir: Path, sig: int) -> subprocess.Popen:
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_during_write_leaves_nothing(big, tmp_path, sig, code):
-    process = _start_and_signal(big, tmp_path, sig)
-    assert process.returncode == code and "Traceback" not in process.stderr.read()
-    assert list(tmp_path.iterdir()) == []
+    """Interrupted: exit 128 + signal and nothing on disk. On a loaded machine the signal can arrive after the last
+    write (seen: exit 0 under load 3); the output must then be complete, and the run is tried again (at most 3)."""
+    for attempt in range(3):
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        process = _start_and_signal(big, folder, sig)
+        if process.returncode == 0:  # finished first: complete, no temporary file left
+            rows = sum(1 for _ in (folder / "out.csv").open()) - 1
+            assert rows == 3_000_000 and [p.name for p in folder.iterdir()] == ["out.csv"]
+            continue
+        assert process.returncode == code and "Traceback" not in process.stderr.read()
+        assert list(folder.iterdir()) == []
+        return
+    pytest.fail("privatize finished before the signal in 3 attempts")
 
 
 def test_sigkill_during_write_is_cleaned_by_the_next_run(big, tmp_path, capsys):
