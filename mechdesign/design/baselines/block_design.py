@@ -41,7 +41,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, as_prior
-from mechdesign.design.baselines.ldp_oracles import pure_protocol_mse
+from mechdesign.design.baselines.ldp_oracles import oracle_arguments, pure_protocol_mse
 
 __all__ = ["BlockDesign", "block_design_mechanism", "block_designs", "field_tables", "projective_incidence"]
 
@@ -168,12 +168,7 @@ def block_designs(size: int, epsilon: float, max_outputs: int | None = None) -> 
     >>> best.order, best.dimension, best.points, best.block, round(best.mse, 1)
     (4, 5, 1365, 341, 3686.0)
     """
-    n = v.positive_int("size", size)
-    if n < 2:
-        raise v.fail("size", "be at least 2", size)
-    eps = v.epsilon(epsilon)
-    if not 0 < eps < 700:
-        raise v.fail("epsilon", "be in (0, 700) for an LDP oracle", epsilon)
+    n, eps = oracle_arguments(size, epsilon)
     cap = min(max(4 * n, 64) if max_outputs is None else v.positive_int("max_outputs", max_outputs), _MAX_POINTS)
     a = math.exp(eps)
     found = []

@@ -87,14 +87,20 @@ def _best_subset(size: int, epsilon: float) -> int:
     return min(range(1, size), key=lambda d: pure_protocol_mse(*subset_selection_parameters(size, epsilon, d), size))
 
 
-def oracle_parameters(name: str, size: int, epsilon: float) -> tuple[float, float, int | None]:
-    """(p*, q*, parameter) of an oracle: g for OLH, d for SS, K for HR, None otherwise (module table)."""
+def oracle_arguments(size: int, epsilon: float) -> tuple[int, float]:
+    """(N, ε) checked for an LDP oracle: N ≥ 2 values, ε ∈ (0, 700) (p* > q* needs e^ε > 1; e^ε stays finite)."""
     n = v.positive_int("size", size)
     if n < 2:
         raise v.fail("size", "be at least 2", size)
     eps = v.epsilon(epsilon)
     if not 0 < eps < 700:
         raise v.fail("epsilon", "be in (0, 700) for an LDP oracle", epsilon)
+    return n, eps
+
+
+def oracle_parameters(name: str, size: int, epsilon: float) -> tuple[float, float, int | None]:
+    """(p*, q*, parameter) of an oracle: g for OLH, d for SS, K for HR, None otherwise (module table)."""
+    n, eps = oracle_arguments(size, epsilon)
     a = math.exp(eps)
     if name == "grr":
         return a / (a + n - 1), 1 / (a + n - 1), None
