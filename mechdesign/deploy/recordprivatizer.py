@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, divergence_from_ball, divergence_threshold
+from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, ball_divergence, divergence_threshold
 from mechdesign.deploy.recordsampler import UNREPORTED, RecordPrivatizer, relative_deviation
 from mechdesign.records.joint import JointPrior
 
@@ -110,7 +110,7 @@ def check_joint_counts(prior: JointPrior, radius: float, letters: Any, counts: A
     if beta >= 2.0 or prior.size < 2:
         return DataCheck(records, p, distance, beta, 0.0, math.inf, d, True)
     threshold = divergence_threshold(d, records, prior.size)
-    divergence = 0.0 if union.size < 2 else divergence_from_ball(p, c, beta)
+    divergence = 0.0 if union.size < 2 else ball_divergence(p, c, beta, threshold)
     return DataCheck(records, p, distance, beta, divergence, threshold, d, bool(divergence <= threshold))
 
 
