@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -120,18 +120,39 @@ class _Job:
     streams: Callable[[int], np.random.Generator]
     counter: JointCounter
     done: int = 0
+    letters: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # reused: no page faults
+    shared: bool = field(init=False)
 
-    def sample(self, codes: np.ndarray) -> np.ndarray:
-        """Count the chunk's joint letters and draw its outputs, block by block (one stream per block)."""
+    def __post_init__(self) -> None:
+        # One generator for every block (the secure stream, reproducible by no one) draws a chunk at once: the
+        # same exact sampler with a sixteenth of the calls; seeded streams keep one stream per block.
+        self.shared = self.streams(0) is self.streams(1)
+
+    def sample(self, codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Count the chunk's joint letters and draw its outputs into ``out``, block by block (a stream each).
+
+        The letters are the mixed-radix index of :meth:`RecordPrivatizer.letters`, built in place (the codes are
+        valid: encoded against the alphabets).
+        """
         from mechdesign.deploy.privatizer import BLOCK
 
-        self.counter.add(self.privatizer.letters(codes))
-        parts = []
-        for start in range(0, codes.shape[1], BLOCK):
-            parts.append(self.privatizer.sample_codes(codes[:, start:start + BLOCK],
-                                                      self.streams((self.done + start) // BLOCK)))
-        self.done += codes.shape[1]
-        return np.concatenate(parts, axis=1)
+        n = codes.shape[1]
+        if self.letters.size < n:
+            self.letters = np.empty(n, dtype=np.int64)
+        letters = self.letters[:n]
+        np.copyto(letters, codes[0])
+        for size, row in zip(self.privatizer.record.prior.sizes[1:], codes[1:], strict=True):
+            np.multiply(letters, size, out=letters)
+            np.add(letters, row, out=letters)
+        self.counter.add(letters)
+        if out is None:
+            out = np.empty(codes.shape, dtype=np.int32)
+        step = max(n, 1) if self.shared else BLOCK
+        for start in range(0, n, step):
+            self.privatizer.sample_codes(codes[:, start:start + step], self.streams((self.done + start) // BLOCK),
+                                         out=out[:, start:start + step])
+        self.done += n
+        return out[:1] if self.privatizer.record.mechanism is not None else out  # a joint design: one output
 
     def columns(self, values: list[Any]) -> list[np.ndarray]:
         return self.privatizer.released(self.sample(self.privatizer.encode(values)))
@@ -144,8 +165,9 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     """Stream ``source`` to ``target`` with the record's ``columns`` privatized, in one pass; return the count.
 
     As :func:`~mechdesign.deploy.privatizer.privatize_file` (CSV or Parquet, other columns and the header
-    kept, bounded memory, atomic output, the same seed giving the same output whatever the chunk size), for the
-    d columns of a record file, in attribute order. ``check_counts`` receives the data's joint letters and
+    kept, bounded memory, atomic output, the same seed giving the same output whatever the chunk size; the
+    secure stream, one generator for every block, draws a chunk per call), for the d columns of a record file,
+    in attribute order. ``check_counts`` receives the data's joint letters and
     counts before ``target`` is committed and may raise (:func:`check_joint_counts`). Parquet goes to Parquet
     on dictionary-encoded columns (:mod:`mechdesign.deploy._arrow`: the released columns are dictionary columns
     over the output labels, without min/max statistics), with the same released labels as from CSV.

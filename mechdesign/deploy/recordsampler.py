@@ -165,7 +165,8 @@ class RecordPrivatizer:
         """Joint letter indices (mixed radix, first attribute most significant) of d × m codes."""
         return np.ravel_multi_index(tuple(codes), self.record.prior.sizes)
 
-    def sample_codes(self, codes: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
+    def sample_codes(self, codes: np.ndarray, rng: np.random.Generator | int | None = None, *,
+                     out: np.ndarray | None = None) -> np.ndarray:
         """Output indices: d × m (one row per factor) for a product, 1 × m (joint outputs) for a joint design.
 
         A sampled design gives d × m int64 indices with :data:`UNREPORTED` (−1) in every row but the one of the
@@ -177,23 +178,39 @@ class RecordPrivatizer:
             d × m attribute codes (:meth:`encode`).
         rng : numpy.random.Generator or int, optional
             ``None`` for the secure AES-CTR stream, a seed (reproducible, research-only) or a Generator.
+        out : numpy.ndarray, optional
+            A d × m signed-integer array to draw into (a streamed file reuses its buffers); the same draws from
+            the same stream, returned as ``out[:k]`` (k = 1 for a joint design, else d).
 
         Returns
         -------
         numpy.ndarray
-            Output indices drawn exactly from the sampled rows (uint8/uint16; int64 for a sampled design).
+            Output indices drawn exactly from the sampled rows (uint8/uint16; int64 for a sampled design; the
+            rows of ``out`` when given).
         """
+        if out is not None and (out.shape != codes.shape or out.dtype.kind != "i"):
+            raise v.fail("out", f"be a signed integer array of the codes' shape {codes.shape}",
+                         f"{out.dtype}{list(out.shape)}")
         generator = record_rng(rng)
         if self.chooser is not None:
             chosen = self.chooser.sample_indices(np.zeros(codes.shape[1], dtype=np.uint8), generator)
-            out = np.full(codes.shape, UNREPORTED, dtype=np.int64)
+            drawn = np.empty(codes.shape, dtype=np.int64) if out is None else out
+            drawn.fill(UNREPORTED)
             for i, sampler in enumerate(self.samplers):
                 rows = np.flatnonzero(chosen == i)
-                out[i, rows] = sampler.sample_indices(codes[i, rows], generator)
-            return out
+                drawn[i, rows] = sampler.sample_indices(codes[i, rows], generator)
+            return drawn
         if self.record.mechanism is not None:
-            return self.samplers[0].sample_indices(self.letters(codes), generator)[None, :]
-        return np.stack([s.sample_indices(codes[i], generator) for i, s in enumerate(self.samplers)])
+            joint = self.samplers[0].sample_indices(self.letters(codes), generator)[None, :]
+            if out is None:
+                return joint
+            out[:1] = joint
+            return out[:1]
+        if out is None:
+            return np.stack([s.sample_indices(codes[i], generator) for i, s in enumerate(self.samplers)])
+        for i, sampler in enumerate(self.samplers):
+            out[i] = sampler.sample_indices(codes[i], generator)
+        return out
 
     def output_labels(self, position: int) -> np.ndarray:
         """The output labels written into the ``position``-th column (the joint outputs for a joint design)."""
