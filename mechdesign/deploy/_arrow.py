@@ -151,13 +151,14 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     # Statistics (min/max labels) of the released columns cost half their writing time and prune nothing: every
     # row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
     kept = [c.path for c in parquet.schema if c.path not in names]
+    dictionary_columns = _dictionary_columns(parquet, names)
     size = min(chunk, max(parquet.metadata.num_rows, 1))
     codes = np.empty((len(names), size), dtype=np.int32)
     drawn = [np.empty((len(names), size), dtype=np.int32) for _ in range(2)]  # one being written, one filled
     # pyarrow's own decoding threads would only compete with the writer and the sampler for the cores.
     pending = record_chunks(parquet, chunk, use_threads=False)
-    with pq.ParquetWriter(tmp, schema, write_statistics=kept) as writer, ThreadPoolExecutor(1) as ahead, \
-            ThreadPoolExecutor(1) as behind:
+    with pq.ParquetWriter(tmp, schema, write_statistics=kept, use_dictionary=dictionary_columns) as writer, \
+            ThreadPoolExecutor(1) as ahead, ThreadPoolExecutor(1) as behind:
         read: Future[list[Any] | None] = ahead.submit(next, pending, None)
         written: Future[None] | None = None
         while (pieces := read.result()) is not None:
@@ -185,6 +186,29 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
             written.result()
     report.close()
     return report.done
+
+
+_WIDTHS = {"INT32": 4, "INT64": 8, "FLOAT": 4, "DOUBLE": 8}  # bytes per value of the fixed-width physical types
+
+
+def _dictionary_columns(parquet: Any, names: Sequence[str]) -> list[str]:
+    """The leaf columns to write dictionary-encoded: all but the kept fixed-width ones stored at full width.
+
+    A kept INT32/INT64/FLOAT/DOUBLE column whose first row group takes at least its full width per value (over
+    ≥ 65,536 values) is written plain: a high-cardinality column (ids, measurements) on which the source's
+    writer tried a dictionary and fell back to plain values. Trying again in every row group costs a fifth of
+    the writer's time and gains nothing; other columns keep pyarrow's default (dictionary, with that fallback).
+    """
+    group = parquet.metadata.row_group(0) if parquet.metadata.num_row_groups else None
+    chosen = []
+    for j, column in enumerate(parquet.schema):
+        if group is not None and column.path not in names:
+            stored = group.column(j)
+            width = _WIDTHS.get(stored.physical_type, 0)
+            if width and stored.num_values >= 65536 and stored.total_uncompressed_size >= width * stored.num_values:
+                continue
+        chosen.append(column.path)
+    return chosen
 
 
 def _replaced(pieces: list[Any], columns: dict[int, Any], schema: Any) -> Any:
