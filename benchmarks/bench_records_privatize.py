@@ -12,13 +12,16 @@ from the Adult joint empirical distribution.
   parse and write dominate: the string path).
 * **CLI on a Parquet file** (Parquet → Parquet, the dictionary-encoded Arrow path): ``--parquet-records`` records
   (default 10 M, written once in row groups of 1 M, an int64 id and the five attributes as dictionary-encoded
-  strings), chunks of 1 M. Start-up is the same command on a 1-record file (its data check runs the optimiser,
-  which a table drawn from the estimate does not need: that start-up is an upper bound), and the marginal rate
-  comes from the runs on 1 M and on all records (the same start-up in both).
+  strings), chunks of 1 M, with ``--seed 1`` (one PCG64 stream per 65,536-record block) and with the default
+  secure AES-CTR stream (one generator: a chunk per sampler call). Start-up is the same command on a 1-record
+  file, and the marginal rate comes from the runs on 1 M and on all records (the same start-up in both).
+* **pyarrow alone** (in this process): the same file read as the CLI reads it and written back with the CLI's
+  writer settings, no sampling — the Parquet decode and encode that bound the file path's rate.
 
 Each CLI run is a child process (started from a small wrapper): CPU (user + system, all threads) and peak RSS
 from ``resource.getrusage(RUSAGE_CHILDREN)``, wall clock around it; median of 3 (``--repeats``). The machine has
-2 cores shared with other jobs: wall times vary with load.
+2 cores shared with other jobs: wall times vary with load, so the 1-minute load average is recorded before each
+row (``load``).
 
 Run: ``python benchmarks/bench_records_privatize.py`` (writes benchmarks/results/bench_records_privatize.{json,csv}).
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -77,13 +81,14 @@ def child(command: list[str]) -> dict[str, float]:
 
 def runs(command: list[str], target: Path, repeats: int) -> dict[str, float | list[float]]:
     """Median CPU and wall, largest peak RSS over ``repeats`` runs of ``command`` (writing ``target``)."""
+    load = os.getloadavg()[0]
     measured = []
     for _ in range(repeats):
         measured.append(child(command))
         target.unlink()
     return {"cpu_seconds": statistics.median(m["cpu"] for m in measured),
             "wall_seconds": statistics.median(m["wall"] for m in measured),
-            "peak_rss_mb": max(m["rss"] for m in measured),
+            "peak_rss_mb": max(m["rss"] for m in measured), "load": load,
             "cpu_runs": [m["cpu"] for m in measured], "wall_runs": [m["wall"] for m in measured]}
 
 
@@ -107,8 +112,48 @@ def write_parquet(path: Path, prior, records: int, seed: int) -> None:
             writer.write_table(pa.Table.from_arrays(columns, schema=pa.schema(fields)))
 
 
+def rates(full: dict, start: dict, million: dict | None, records: int) -> None:
+    """Records per CPU and wall second: whole, after start-up (the 1-record run's time taken off), marginal."""
+    full["records_per_cpu_second"] = records / full["cpu_seconds"]
+    full["records_per_wall_second"] = records / full["wall_seconds"]
+    full["records_per_cpu_second_after_startup"] = records / (full["cpu_seconds"] - start["cpu_seconds"])
+    full["records_per_wall_second_after_startup"] = records / (full["wall_seconds"] - start["wall_seconds"])
+    if million is not None:
+        extra = records - CHUNK
+        full["marginal_records_per_cpu_second"] = extra / (full["cpu_seconds"] - million["cpu_seconds"])
+        full["marginal_records_per_wall_second"] = extra / (full["wall_seconds"] - million["wall_seconds"])
+
+
+def passthrough(data: Path, target: Path, names: list[str], repeats: int) -> dict:
+    """pyarrow alone: ``data`` read as the CLI reads it (record columns as dictionaries, one decoding thread)
+    and written back with its writer settings (no statistics on the record columns, the id plain), no sampling."""
+    import pyarrow.parquet as pq
+
+    def copy() -> None:
+        source = pq.ParquetFile(data, read_dictionary=names)
+        kept = [c.path for c in source.schema if c.path not in names]
+        with pq.ParquetWriter(target, source.schema_arrow, write_statistics=kept, use_dictionary=names) as writer:
+            for batch in source.iter_batches(batch_size=CHUNK, use_threads=False):
+                writer.write_batch(batch)
+
+    load = os.getloadavg()[0]
+    cpus, walls = [], []
+    for _ in range(repeats):
+        start, wall = time.process_time(), time.perf_counter()
+        copy()
+        cpus.append(time.process_time() - start)
+        walls.append(time.perf_counter() - wall)
+    records = pq.ParquetFile(data).metadata.num_rows
+    return {"path": "pyarrow alone: the same Parquet read and written back, no sampling (the bound)",
+            "records": records, "cpu_seconds": statistics.median(cpus), "wall_seconds": statistics.median(walls),
+            "records_per_cpu_second": records / statistics.median(cpus),
+            "records_per_wall_second": records / statistics.median(walls), "load": load, "cpu_runs": cpus,
+            "wall_runs": walls}
+
+
 def parquet_rows(path: Path, prior, folder: Path, records: int, repeats: int) -> list[dict]:
-    """The CLI on Parquet: start-up (1 record), 1 M records and ``records`` records."""
+    """The CLI on Parquet: start-up (1 record), 1 M records and ``records`` records, seeded; ``records`` with the
+    secure stream; pyarrow alone on the same file."""
     import pyarrow.parquet as pq
 
     data = folder / "records.parquet"
@@ -118,25 +163,24 @@ def parquet_rows(path: Path, prior, folder: Path, records: int, repeats: int) ->
     pq.write_table(table.slice(0, CHUNK), folder / "million.parquet")
     del table
     options = [a for c in prior.attributes for a in ("--column", c)]
+    target = folder / "out.parquet"
     measured = {}
-    for name, source, count in (("start-up (1 record)", folder / "one.parquet", 1),
-                                ("1 M records", folder / "million.parquet", CHUNK),
-                                (f"{records / 1e6:g} M records", data, records)):
-        target = folder / "out.parquet"
+    for name, source, count, stream in (("start-up (1 record)", folder / "one.parquet", 1, ["--seed", "1"]),
+                                        ("1 M records", folder / "million.parquet", CHUNK, ["--seed", "1"]),
+                                        (f"{records / 1e6:g} M records", data, records, ["--seed", "1"]),
+                                        (f"{records / 1e6:g} M records, secure stream (the default)", data, records,
+                                         [])):
         command = [sys.executable, "-m", "mechdesign", "privatize", str(path), "--data", str(source), *options,
-                   "--out", str(target), "--seed", "1", "--chunk-size", str(CHUNK)]
+                   "--out", str(target), *stream, "--chunk-size", str(CHUNK)]
         measured[name] = {"path": f"CLI Parquet -> Parquet, {name}", "records": count, **runs(command, target, repeats)}
-    start, million, full = measured.values()
-    full["records_per_cpu_second"] = records / full["cpu_seconds"]
-    full["records_per_wall_second"] = records / full["wall_seconds"]
-    full["records_per_cpu_second_after_startup"] = records / (full["cpu_seconds"] - start["cpu_seconds"])
-    full["records_per_wall_second_after_startup"] = records / (full["wall_seconds"] - start["wall_seconds"])
-    extra = records - CHUNK
-    full["marginal_records_per_cpu_second"] = extra / (full["cpu_seconds"] - million["cpu_seconds"])
-    full["marginal_records_per_wall_second"] = extra / (full["wall_seconds"] - million["wall_seconds"])
+    start, million, seeded, secure = measured.values()
+    rates(seeded, start, million, records)
+    rates(secure, start, None, records)
     for row in (start, million):
         row["records_per_cpu_second"] = row["records"] / row["cpu_seconds"]
-    return [start, million, full]
+    bound = passthrough(data, target, list(prior.attributes), repeats)
+    target.unlink()
+    return [start, million, seeded, secure, bound]
 
 
 def main() -> None:
@@ -192,9 +236,9 @@ def main() -> None:
         rss = f", peak RSS {row['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in row else ""
         print(f"{row['path']}: {row['records']:,} records, {row['cpu_seconds']:.3f} CPU s{wall}{rss}, "
               f"{row['records_per_cpu_second'] / 1e6:.2f} M records/CPU s")
-    full = rows[-1]
-    print("Parquet: " + ", ".join(f"{key} {full[key] / 1e6:.2f} M" for key in full if key.startswith(
-        ("records_per", "marginal"))))
+    for full in rows[-3:-1]:
+        print(f"{full['path']}: " + ", ".join(f"{key} {full[key] / 1e6:.2f} M" for key in full if key.startswith(
+            ("records_per", "marginal"))))
     keys = list(dict.fromkeys(key for row in rows for key in row))  # one CSV header for rows of several kinds
     rows = [{key: row.get(key, "") for key in keys} for row in rows]
     write_results("bench_records_privatize", rows, record_epsilon=design.epsilon, letters=prior.size,

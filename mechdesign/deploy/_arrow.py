@@ -32,15 +32,16 @@ from mechdesign.deploy.privatizer import Progress
 __all__ = ["record_chunks", "stream_records_parquet"]
 
 
-def record_chunks(parquet: Any, chunk: int) -> Iterator[list[Any]]:
+def record_chunks(parquet: Any, chunk: int, use_threads: bool = True) -> Iterator[list[Any]]:
     """Lists of record batches (zero-copy slices) holding exactly ``chunk`` records together, the last fewer.
 
     Batches are sliced rather than concatenated: concatenating dictionary columns would unify their dictionaries
     and copy the indices, and the cut at ``chunk`` keeps the output independent of the file's row groups.
+    ``use_threads`` lets pyarrow decode the columns of a batch in parallel.
     """
     pending: list[Any] = []
     held = 0
-    for batch in parquet.iter_batches(batch_size=chunk):
+    for batch in parquet.iter_batches(batch_size=chunk, use_threads=use_threads):
         while batch.num_rows:
             take = min(chunk - held, batch.num_rows)
             pending.append(batch.slice(0, take))
@@ -101,9 +102,15 @@ class _Encoder:
 
 
 def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphabets: Sequence[Sequence[str]],
-                           outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray], np.ndarray], *,
-                           attributes: Sequence[str], chunk: int, progress: bool | None, nullable: bool = False) -> int:
+                           outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                           *, attributes: Sequence[str], chunk: int, progress: bool | None,
+                           nullable: bool = False) -> int:
     """Stream a Parquet file to ``tmp`` with the record columns ``names`` privatized; return the record count.
+
+    Three stages overlap, each on its own thread (pyarrow decodes and encodes without the GIL): the next chunk
+    is read while the current one is encoded and sampled and the previous one written. At most three chunks of
+    input are held (read ahead, sampled, being written), with one buffer of codes and two of output indices
+    allocated once (fresh arrays of this size would be page-faulted in anew for every chunk).
 
     Parameters
     ----------
@@ -116,8 +123,9 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     outputs : sequence of sequence of str
         The output labels written into each of the d columns (the joint outputs in each, for a joint design).
     sample : callable
-        d × n attribute codes (int32) → k × n output indices, k = d or 1 (a joint design: its output goes into
-        every column); called once per chunk, in file order.
+        ``sample(codes, out)``: d × n attribute codes (int32) → the k × n output indices written into ``out[:k]``
+        (int32, d × n), k = d or 1 (a joint design: its output goes into every column); called once per chunk,
+        in file order.
     attributes : sequence of str
         The attribute names, as error messages name them.
     chunk : int
@@ -143,28 +151,64 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     # Statistics (min/max labels) of the released columns cost half their writing time and prune nothing: every
     # row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
     kept = [c.path for c in parquet.schema if c.path not in names]
-    # Writing runs beside the next chunk's read and sampling (Arrow releases the GIL): at most two chunks held.
-    with pq.ParquetWriter(tmp, schema, write_statistics=kept) as writer, ThreadPoolExecutor(1) as behind:
+    dictionary_columns = _dictionary_columns(parquet, names)
+    size = min(chunk, max(parquet.metadata.num_rows, 1))
+    codes = np.empty((len(names), size), dtype=np.int32)
+    drawn = [np.empty((len(names), size), dtype=np.int32) for _ in range(2)]  # one being written, one filled
+    # pyarrow's own decoding threads would only compete with the writer and the sampler for the cores.
+    pending = record_chunks(parquet, chunk, use_threads=False)
+    with pq.ParquetWriter(tmp, schema, write_statistics=kept, use_dictionary=dictionary_columns) as writer, \
+            ThreadPoolExecutor(1) as ahead, ThreadPoolExecutor(1) as behind:
+        read: Future[list[Any] | None] = ahead.submit(next, pending, None)
         written: Future[None] | None = None
-        for pieces in record_chunks(parquet, chunk):
+        while (pieces := read.result()) is not None:
+            read = ahead.submit(next, pending, None)
             columns = [[piece.column(p) for piece in pieces] for p in positions]
             for name, arrays in zip(names, columns, strict=True):
                 _refuse_nulls(name, arrays, report.done)
-            codes = np.empty((len(names), sum(piece.num_rows for piece in pieces)), dtype=np.int32)
-            for encoder, arrays, row in zip(encoders, columns, codes, strict=True):
+            n = sum(piece.num_rows for piece in pieces)
+            if n > codes.shape[1]:  # more records than the footer counts: it is not trusted with memory safety
+                codes = np.empty((len(names), n), dtype=np.int32)
+            if n > drawn[0].shape[1]:
+                drawn[0] = np.empty_like(codes)
+            for encoder, arrays, row in zip(encoders, columns, codes[:, :n], strict=True):
                 encoder.fill([_dictionary(a) for a in arrays], row)
-            drawn = [_indices(row) for row in sample(codes)]
-            released = [pa.DictionaryArray.from_arrays(drawn[min(i, len(drawn) - 1)], dictionary, safe=False)
+            rows = [_indices(row) for row in sample(codes[:, :n], drawn[0][:, :n])]
+            released = [pa.DictionaryArray.from_arrays(rows[min(i, len(rows) - 1)], dictionary, safe=False)
                         for i, dictionary in enumerate(dictionaries)]
             table = _replaced(pieces, dict(zip(positions, released, strict=True)), schema)
             if written is not None:
-                written.result()  # a failed write raises here
+                written.result()  # a failed write raises here; its output buffer is free again
             written = behind.submit(writer.write_table, table)
-            report.update(table.num_rows)
+            drawn.reverse()
+            report.update(n)
         if written is not None:
             written.result()
     report.close()
     return report.done
+
+
+_WIDTHS = {"INT32": 4, "INT64": 8, "FLOAT": 4, "DOUBLE": 8}  # bytes per value of the fixed-width physical types
+
+
+def _dictionary_columns(parquet: Any, names: Sequence[str]) -> list[str]:
+    """The leaf columns to write dictionary-encoded: all but the kept fixed-width ones stored at full width.
+
+    A kept INT32/INT64/FLOAT/DOUBLE column whose first row group takes at least its full width per value (over
+    ≥ 65,536 values) is written plain: a high-cardinality column (ids, measurements) on which the source's
+    writer tried a dictionary and fell back to plain values. Trying again in every row group costs a fifth of
+    the writer's time and gains nothing; other columns keep pyarrow's default (dictionary, with that fallback).
+    """
+    group = parquet.metadata.row_group(0) if parquet.metadata.num_row_groups else None
+    chosen = []
+    for j, column in enumerate(parquet.schema):
+        if group is not None and column.path not in names:
+            stored = group.column(j)
+            width = _WIDTHS.get(stored.physical_type, 0)
+            if width and stored.num_values >= 65536 and stored.total_uncompressed_size >= width * stored.num_values:
+                continue
+        chosen.append(column.path)
+    return chosen
 
 
 def _replaced(pieces: list[Any], columns: dict[int, Any], schema: Any) -> Any:
@@ -186,8 +230,9 @@ def _indices(row: np.ndarray) -> Any:
     import pyarrow as pa
 
     missing = row < 0
-    if not missing.any():
-        return pa.Array.from_buffers(pa.int32(), row.size, [None, pa.py_buffer(row.astype(np.int32))])
+    if not missing.any():  # zero-copy over ``row`` (int32, contiguous): the caller keeps it until written
+        return pa.Array.from_buffers(pa.int32(), row.size, [None, pa.py_buffer(np.ascontiguousarray(row,
+                                                                                                  np.int32))])
     valid = np.packbits(~missing, bitorder="little")
     data = np.where(missing, 0, row).astype(np.int32)
     return pa.Array.from_buffers(pa.int32(), row.size, [pa.py_buffer(valid), pa.py_buffer(data)],

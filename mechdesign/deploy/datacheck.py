@@ -23,14 +23,10 @@ discuss both), by a factor of order log(n/N) in t.
 weighs a deviation by the category's size: 120 "Other" records among 2,000 (6 %) cannot come from a ball
 that allows at most ~2 %, although their ℓ1 distance 0.113 is inside that allowance (0.158).
 
-**Computing D*.** The Lagrange dual of the projection (multiplier ν for Σ Q = 1, μ ≥ 0 for the ℓ1 budget)
-is separable, :math:`g(ν, μ) = \sum_x h_x(ν, μ) − ν − μβ` with each :math:`h_x` a one-dimensional
-minimisation in closed form (the minimiser is :math:`\tilde P_x/(ν+μ)`, :math:`\tilde P_x/(ν−μ)` or
-:math:`\hat P_x`). :math:`g` is concave; for each μ a root search (Brent) on ν solves :math:`\sum_x Q_x = 1`
-(its partial derivative, monotone), and the concave :math:`φ(μ) = \max_ν g(ν, μ)` is maximised by a bounded
-Brent search. Any (ν, μ) gives a lower bound :math:`g(ν, μ) \le D^\star` (weak duality), and a comparison
-with an exponential-cone solve (CVXPY + Clarabel) agrees to 1e-7. ``ldp`` files (and radius ≥ 2) hold
-for every prior: nothing to check.
+**Computing D*** (:mod:`mechdesign.deploy.divergence`). A certified lower bound from the Lagrange dual of the
+projection (weak duality), agreeing with an exponential-cone solve to 1e-7; when a closed-form upper bound from
+one point of the ball is already ≤ t, the data pass without the optimiser (the same decision), as small files
+over large alphabets (t > (N − 1)/n) do. ``ldp`` files (and radius ≥ 2) hold for every prior: nothing to check.
 
 Examples
 --------
@@ -57,13 +53,13 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.deploy.divergence import ball_divergence, divergence_from_ball, divergence_upper_bound
 
-__all__ = ["DATA_DELTA", "DataCheck", "check_counts", "divergence_from_ball", "divergence_threshold", "refusal",
-           "require_in_ball"]
+__all__ = ["DATA_DELTA", "DataCheck", "ball_divergence", "check_counts", "divergence_from_ball",
+           "divergence_threshold", "divergence_upper_bound", "refusal", "require_in_ball"]
 
 DATA_DELTA = 1e-6  # δ_d: chance of refusing data whose distribution does lie in the ball
-_STEPS = 200       # at most this many bisection steps (they stop earlier at a relative width of _WIDTH)
-_WIDTH = 1e-10     # the μ search's relative width: only D*'s tightness depends on it (second order), never soundness
+_STEPS = 200       # at most this many bisection steps for the threshold
 
 
 @dataclass(frozen=True)
@@ -81,7 +77,8 @@ class DataCheck:
     radius : float
         β of the file.
     divergence : float
-        A certified lower bound on D* = min over the ball of D(P̃ ‖ Q), in nats (0 inside the ball).
+        A certified lower bound on D* = min over the ball of D(P̃ ‖ Q), in nats (0 inside the ball): the
+        optimiser's, or Pinsker's when a point of the ball already decides the test (:func:`ball_divergence`).
     threshold : float
         t(δ_d, n, N), the refusal threshold of Agrawal (2020, Thm I.2).
     data_delta : float
@@ -148,110 +145,6 @@ def divergence_threshold(data_delta: float, records: int, size: int) -> float:
     return math.nextafter((k - 1) * high / n, math.inf)
 
 
-def _minimiser(p: np.ndarray, c: np.ndarray, nu: float, mu: float) -> np.ndarray:
-    """The argmin over q ≥ 0 of −p log q + νq + μ|q − c|, per coordinate (ν + μ > 0)."""
-    q = c.copy()
-    up = p > c * (nu + mu)                                  # p/(ν+μ) > c: the mass is raised
-    q[up] = p[up] / (nu + mu)
-    if nu > mu:
-        down = ~up & (p < c * (nu - mu))                    # p/(ν−μ) < c: the mass is lowered
-        q[down] = p[down] / (nu - mu)
-    empty = p == 0
-    q[empty] = np.where(nu >= mu, 0.0, c[empty])            # a linear piece: its cheaper end
-    return q
-
-
-def _dual(p: np.ndarray, c: np.ndarray, radius: float, nu: float, mu: float) -> float:
-    """g(ν, μ) ≤ D* (weak duality), evaluated at the closed-form minimiser."""
-    q = _minimiser(p, c, nu, mu)
-    used = p > 0
-    terms = p[used] * np.log(p[used] / q[used])
-    return float(math.fsum(terms.tolist()) + nu * (math.fsum(q.tolist()) - 1.0)
-                 + mu * (math.fsum(np.abs(q - c).tolist()) - radius))
-
-
-def _best_nu(p: np.ndarray, c: np.ndarray, mu: float) -> float:
-    """The ν with Σ q(ν, μ) = 1: Σ q is non-increasing in ν and ν ∈ (−μ, μ + 1] brackets the crossing (Brent).
-
-    Where Σ q jumps (empty categories at ν = μ) Brent's bracket closes on the jump, the maximiser of g.
-    """
-    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.4 s of start-up
-
-    def excess(nu: float) -> float:
-        return float(_minimiser(p, c, nu, mu).sum()) - 1.0
-
-    low, high = -mu + 1e-300 + 1e-15 * max(1.0, mu), mu + 1.0
-    if excess(high) >= 0.0:
-        return high
-    if excess(low) <= 0.0:
-        return low
-    return float(brentq(excess, low, high, xtol=1e-15, rtol=8 * np.finfo(float).eps, maxiter=_STEPS))
-
-
-def _phi(p: np.ndarray, c: np.ndarray, radius: float, mu: float) -> float:
-    """φ(μ) = max_ν g(ν, μ): concave in μ, and a lower bound on D* at every μ ≥ 0."""
-    return _dual(p, c, radius, _best_nu(p, c, mu), mu)
-
-
-def divergence_from_ball(frequencies: Any, center: Any, radius: float) -> float:
-    r"""A certified lower bound on :math:`\min_{‖Q − \hat P‖_1 ≤ β} D(\tilde P \| Q)` (nats; module docstring).
-
-    Parameters
-    ----------
-    frequencies : array_like
-        P̃, a probability vector (zeros allowed).
-    center : array_like
-        P̂, the ball's centre (same length).
-    radius : float
-        β in [0, 2].
-
-    Returns
-    -------
-    float
-        0 when P̃ lies in the ball; else the best dual value found, less a float margin
-        (never above the true minimum), or ``inf`` when P̃ puts mass where every Q of the ball is 0 (β = 0).
-
-    Examples
-    --------
-    >>> round(divergence_from_ball([0.6, 0.4], [0.5, 0.5], 0.0), 6)  # β = 0: D(P̃ ‖ P̂)
-    0.020136
-    >>> divergence_from_ball([0.6, 0.4], [0.5, 0.5], 0.2)
-    0.0
-    """
-    p = v.probability_vector("frequencies", frequencies)
-    c = v.probability_vector("center", center)
-    beta = v.radius(radius)
-    if p.size != c.size:
-        raise v.fail("center", f"have one entry per category ({p.size})", c.size)
-    if math.fsum(np.abs(p - c).tolist()) <= beta:
-        return 0.0
-    if beta == 0.0:
-        used = p > 0
-        if np.any(c[used] == 0):
-            return math.inf
-        exact = math.fsum((p[used] * np.log(p[used] / c[used])).tolist())
-        return float(max(0.0, exact - _margin(exact, p.size)))
-    # φ is concave in μ (unimodal): bracket its maximum by doubling, then a bounded Brent search. Its derivative
-    # ‖q − c‖₁ − β jumps where a category is empty (ν* = μ), so a derivative bisection could stop short; the
-    # values themselves are continuous and every one is a valid lower bound.
-    from scipy.optimize import minimize_scalar
-
-    high, value = 1.0, _phi(p, c, beta, 1.0)
-    while high < 1e300:
-        doubled = _phi(p, c, beta, 2.0 * high)
-        if doubled < value:
-            break
-        high, value = 2.0 * high, doubled
-    found = minimize_scalar(lambda mu: -_phi(p, c, beta, mu), bounds=(0.0, 2.0 * high), method="bounded",
-                            options={"xatol": _WIDTH * max(1.0, high), "maxiter": _STEPS})
-    best = max(value, _phi(p, c, beta, 0.0), -float(found.fun))
-    return float(max(0.0, best - _margin(best, p.size)))
-
-
-def _margin(value: float, size: int) -> float:
-    """Float error of a sum of ``size`` logarithm terms, generously (rounding toward acceptance)."""
-    return (abs(value) + 1.0) * (16 * size + 64) * np.finfo(float).eps
-
 
 def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DATA_DELTA) -> DataCheck:
     """Test the category ``counts`` of a data set (in the file's input order) against the file's ball.
@@ -302,8 +195,8 @@ def check_counts(guarantee: dict[str, Any], counts: Any, data_delta: float = DAT
     normalised = center / math.fsum(center.tolist())
     # The ball around the renormalised prior, widened by the renormalisation's ℓ1 change, contains the file's.
     widened = min(2.0, float(radius) + math.fsum(np.abs(center - normalised).tolist()))
-    divergence = divergence_from_ball(frequencies, normalised, widened)
     threshold = divergence_threshold(d, records, c.size)
+    divergence = ball_divergence(frequencies, normalised, widened, threshold)
     return DataCheck(records, frequencies, distance, float(radius), divergence, threshold, d,
                      bool(divergence <= threshold))
 
