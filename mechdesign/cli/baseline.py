@@ -18,11 +18,14 @@ Adding a kind is one entry in :data:`KINDS`: a :class:`Kind` whose ``build(epsil
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mechdesign.cli._io import Once, add_force_argument, parse_number_list, print_json, refuse_existing
+
+_SHORTFALL = 1.1  # a block design more than 10 % above subset selection's MSE factor gets a notice on stderr
 
 COMMAND = ("baseline",)
 HELP = ("write an LDP baseline (k-RR, subset selection, Hadamard response, optimal ε-LDP designs for counts) as a "
@@ -87,12 +90,17 @@ def _hadamard(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any
 
 def _block_design(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
     from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
+    from mechdesign.design.baselines.ldp_oracles import oracle_parameters, pure_protocol_mse
 
     designs = block_designs(prior.size, epsilon)  # refuses ε outside (0, 700): the scheme needs e^ε > 1, finite
     mechanism = block_design_mechanism(prior, epsilon, designs[0] if designs else None)  # none: a one-line refusal
     best = designs[0]
     block = _oracle_utility("block_design", mechanism, prior, (best.support_true, best.support_other), best.points)
-    return mechanism, {**block, "design": best.to_dict()}
+    # Only where some design's k/v is near subset selection's best d/N does it reach that MSE: small N (v ≥ N
+    # points of PG(d ≥ 2, q)) and large ε (best d/N → 1/N) fall short; run() says by how much.
+    subset = oracle_parameters("subset_selection", prior.size, epsilon)
+    reference = pure_protocol_mse(subset[0], subset[1], prior.size)
+    return mechanism, {**block, "design": best.to_dict(), "subset_selection_mse": reference}
 
 
 def _ldp_design(epsilon: float, prior: Any, utility: str, time_limit: float) -> tuple[Any, dict[str, Any] | None]:
@@ -125,7 +133,9 @@ KINDS: dict[str, Kind] = {
                              "of the labels, k of least MSE unless --k"),
     "hadamard": Kind(_hadamard, False, "Hadamard response (Acharya, Sun, Zhang 2019): 2^⌈log2(N+1)⌉ outputs"),
     "block-design": Kind(_block_design, False, "projective block design (Park, Nam & Lee 2024): subset selection's "
-                         "MSE at the best k/v with v ≤ 4N outputs (points and hyperplanes of PG(d, q))"),
+                         "MSE with v ≤ max(4N, 64) outputs (points and hyperplanes of PG(d, q)) where a design has its "
+                         "best k/v (typically within 0.2–7 %%); a notice says when it is more than 10 %% worse (small "
+                         "N, large ε)"),
     "optimal-ldp": Kind(_optimal_ldp, True, "utility-optimal ε-LDP mechanism for the counts (design at radius 2; "
                         "--utility)"),
     "a-optimal-ldp": Kind(_a_optimal_ldp, True, "A-optimal ε-LDP mechanism for the counts: least total MSE of the "
@@ -202,6 +212,12 @@ def run(args: argparse.Namespace) -> int:
         provenance["counts"] = prior.counts.tolist()
         guarantee["prior"] = prior  # the reference of decode --method linear; ε-LDP holds for every prior
     target = write_mechanism_file(args.out, mechanism, guarantee=guarantee, utility=utility, provenance=provenance)
+    mse, reference = (utility or {}).get("standard_estimator_mse", 0.0), (utility or {}).get("subset_selection_mse")
+    if reference is not None and mse > _SHORTFALL * reference:  # block designs only
+        times = f"{mse / reference:.3g}× " if reference > 0 else "above "  # ε ≳ 37: SS's MSE underflows to 0
+        print(f"mechdesign: notice: no projective design with {prior.size} ≤ v ≤ {max(4 * prior.size, 64)} points "
+              f"has subset selection's best ratio here: the block design's MSE factor {mse:.6g} is {times}subset "
+              f"selection's {reference:.6g}; kind subset-selection or krr may suit better", file=sys.stderr)
     if args.json:
         print_json({"kind": args.kind, "file": str(target), "inputs": list(mechanism.inputs),
                     "outputs": list(mechanism.outputs), "epsilon": args.epsilon, "utility": utility})

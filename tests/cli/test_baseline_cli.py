@@ -102,6 +102,26 @@ def _standard_estimator_mse(matrix: np.ndarray, frequencies: np.ndarray) -> tupl
     return float(np.sum(s * (1 - s) * frequencies) / gap**2), float(p_true[0]), float(off[0])
 
 
+@pytest.mark.parametrize(("labels", "epsilon", "shortfall"), [
+    ("a,b", 1.0, True),           # v ≥ 7 points for 2 values: 3.11× subset selection (randomized response)
+    ("a,b,c,d,e,f,g", 40.0, True),  # large ε: every design keeps q* ≥ λ/k, subset selection's MSE → 0
+    (",".join(f"x{i}" for i in range(60)), 1.0, False),  # PG(3, 4), 85 points: 1.6 % above subset selection, no notice
+])
+def test_block_design_says_when_it_falls_short_of_subset_selection(tmp_path, capsys, labels, epsilon, shortfall):
+    out = tmp_path / "block.mech.json"
+    assert main(["baseline", "block-design", "--epsilon", str(epsilon), "--labels", labels, "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    utility = read_mechanism_file(out).utility
+    n = len(labels.split(","))
+    best = block_designs(n, epsilon)[0]
+    reference = oracle_mse("subset_selection", n, epsilon)
+    assert utility["subset_selection_mse"] == pytest.approx(reference, rel=1e-12, abs=1e-300)
+    assert (best.mse > 1.1 * reference) is shortfall
+    assert ("notice: no projective design" in captured.err) is shortfall
+    if shortfall:
+        assert captured.err.count("\n") == 1 and "subset selection" in captured.err
+
+
 @pytest.mark.parametrize("kind", [*ORACLE_KINDS, "block-design", "a-optimal-ldp"])
 def test_ldp_kind_writes_a_file_that_verifies_with_its_mse(tmp_path, capsys, kind):
     out = tmp_path / f"{kind}.mech.json"
