@@ -140,3 +140,18 @@ def test_the_priced_search_reports_at_least_the_diagonal_structure_bound(monkeyp
     result = design_estimation(problem, baselines=False, time_limit=20.0)
     assert calls == [1]  # once per run: Y does not depend on the design
     assert result.upper_bound >= value - 1.0 - 1e-12
+
+
+@pytest.mark.parametrize("kind", ["estimation_mse", "estimation_logdet"])
+def test_a_prior_that_is_no_count_prior_is_refused_beyond_enumeration_in_one_line(kind, cli, tmp_path):
+    weights = 1.0 / np.sqrt(np.arange(1, 26))  # irrational frequencies: no common denominator ≤ 1e7
+    problem = DesignProblem(Prior.from_probabilities(weights / weights.sum()), 1.0, 0.05, kind)
+    with pytest.raises(ValueError, match=r"^prior must be given by counts .* beyond 24 categories, got prior=25$"):
+        design_estimation(problem, baselines=False)
+    path = tmp_path / "irrational.toml"
+    path.write_text(f"name = \"irrational\"\n[data]\nprobabilities = {(weights / weights.sum()).tolist()}\n"
+                    f"[privacy]\nepsilon = 1.0\nradius = 0.05\n[utility]\nkind = \"{kind}\"\n")
+    out = tmp_path / "designs"
+    run = cli("design", str(path), "--out", str(out))
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "must be given by counts" in run.stderr
+    assert not out.exists() or not any(out.iterdir())  # nothing written

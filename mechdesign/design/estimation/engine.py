@@ -85,7 +85,7 @@ from mechdesign.design.estimation.master import solve_face
 from mechdesign.design.estimation.priced import design_priced
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.pricing import pricing_counts
-from mechdesign.design.polytope.vertices import ColumnVertices, column_vertices
+from mechdesign.design.polytope.vertices import MAX_SIZE, ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
@@ -184,7 +184,8 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         If the problem's utility kind is not in :data:`CRITERIA` (use :func:`mechdesign.solve`, which
         dispatches on the kind).
     ValueError
-        If P̂ has a zero entry or more than 24 entries, ``seeds`` is not a finite non-negative array with N
+        If P̂ has a zero entry, or more than 24 entries and is no count prior (nor rational with a common
+        denominator ≤ 1e7), ``seeds`` is not a finite non-negative array with N
         rows, or (a prior that is no count prior) a general-β enumeration has more than ``max_candidates``
         candidate columns (from :func:`~mechdesign.design.polytope.vertices.column_vertices`).
     SolverError
@@ -211,6 +212,11 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
 
     # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
     limit = v.positive("time_limit", time_limit)
+    if problem.size > MAX_SIZE and pricing_counts(problem.prior) is None:
+        # Beyond enumeration the priced search's knapsack tables run on counts; decided before any allocation.
+        raise v.fail("prior", f"be given by counts (Prior.from_counts, or probabilities that are fractions with a "
+                     f"common denominator ≤ 1e7) for an estimation design beyond {MAX_SIZE} categories",
+                     problem.size)
     options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, time.monotonic() + limit,
                        _seed_vectors(seeds, problem.prior.probabilities))
     with threadpool_limits(1):
