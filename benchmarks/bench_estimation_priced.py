@@ -5,8 +5,12 @@ under ``--time-limit`` seconds, ``--repeats`` times: CPU time (``time.process_ti
 certified value tr J⁻¹ − 1, its certified lower bound and relative gap, the outputs, and the best LDP frequency
 oracle's MSE factor at the same ε (:func:`mechdesign.compare_oracles`) with its ratio to the design.
 
-Run: ``python benchmarks/bench_estimation_priced.py [--epsilons 0.5 1 2] [--repeats 3] [--time-limit 30]``;
-results in benchmarks/results/estimation_priced.{json,csv}.
+With ``--ldp`` it designs the **A-optimal ε-LDP** mechanism instead (the same engine at radius 2, where the ball is
+the whole simplex: a lower bound on every ε-LDP frequency oracle's efficient error up to its gap), one run per ε:
+value, certified lower bound, gap, CPU, and the best oracle's ratio to it.
+
+Run: ``python benchmarks/bench_estimation_priced.py [--epsilons 0.5 1 2] [--repeats 3] [--time-limit 30] [--ldp]``;
+results in benchmarks/results/estimation_priced.{json,csv} (``--ldp``: estimation_priced_ldp.{json,csv}).
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ def main() -> None:
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=30.0)
+    parser.add_argument("--ldp", action="store_true", help="the A-optimal ε-LDP design (radius 2) instead")
     args = parser.parse_args()
     base = load_problem(PROBLEM).problem
     rows = []
     for eps in args.epsilons:
-        problem = DesignProblem(base.prior, eps, base.radius, "estimation_mse")
+        problem = DesignProblem(base.prior, eps, 2.0 if args.ldp else base.radius, "estimation_mse")
         cpu, results = [], []
         for _ in range(args.repeats):
             start = time.process_time()
@@ -56,7 +61,7 @@ def main() -> None:
                "oracle_over_design": best.mse / statistics.median(values)}
         rows.append(row)
         print(row, flush=True)
-    print(write_results("estimation_priced", rows, load=os.getloadavg()))
+    print(write_results("estimation_priced_ldp" if args.ldp else "estimation_priced", rows, load=os.getloadavg()))
 
 
 if __name__ == "__main__":
