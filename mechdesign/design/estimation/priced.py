@@ -63,17 +63,23 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
     columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
-    if n > _shared._LP_LAMBDA_MAX and 0 < problem.epsilon < 700:
-        # Beyond 256 categories a few master iterations are all the limit allows (a Newton step costs K²N), and
-        # k-RR's weights are a poor first point (N = 1,000: tr J⁻¹ − 1 ≈ 150,000 after 300 s). An ε-LDP mechanism
-        # (ε-PML over every ball: its lift vectors lie in the column polytope; full rank) is the first point
-        # instead, and k-RR's columns are left out: at weight 0 they only made each Newton step dearer (N = 1,000,
-        # 300 s: 3,288 without them on 60 % of a core against 3,292 with them on a whole core). The master can
-        # only improve on the start.
+    if 0 < problem.epsilon < 700:
+        # An ε-LDP mechanism (ε-PML over every ball: its lift vectors lie in the column polytope; full rank) is the
+        # first point when it beats the calibrated k-RR start, as it does at large radii (native-country at
+        # β = 2, ε = 0.5: 60 s from k-RR ended at 664.7, above subset selection's 626.3) and beyond 256 categories,
+        # where a few master iterations are all the limit allows (a Newton step costs K²N; N = 1,000: tr J⁻¹ − 1
+        # ≈ 150,000 after 300 s from k-RR). There k-RR's columns are left out: at weight 0 they only made each
+        # Newton step dearer (N = 1,000, 300 s: 3,288 without them on 60 % of a core against 3,292 with them on
+        # a whole core); below, they stay as the first N columns the master always keeps. The master can only
+        # improve on the start.
         response = _ldp_start(problem, criterion, weights)
         weight = problem.prior.probabilities @ response
-        columns = np.hstack([response / weight, columns[:, n:]])
-        theta = weight
+        krr = _objective(criterion, (start_columns * mass) @ start_columns.T, weights)
+        if n > _shared._LP_LAMBDA_MAX:
+            columns, theta = np.hstack([response / weight, columns[:, n:]]), weight
+        elif _objective(criterion, (response / weight) @ response.T, weights) < krr:
+            columns = np.hstack([columns[:, :n], response / weight, columns[:, n:]])
+            theta = np.concatenate([np.zeros(n), weight])
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
 
     def bounded(th: np.ndarray, co: np.ndarray, until: float, one_round: bool = False) -> tuple[float, np.ndarray]:
@@ -212,7 +218,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
 
 
 def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | None) -> np.ndarray:
-    """The ε-LDP matrix of least criterion value among Hadamard response and the best block design (≤ 2N outputs).
+    """The ε-LDP matrix of least criterion value among Hadamard response and the best block design.
 
     The block design (:mod:`mechdesign.design.baselines.block_design`) has subset selection's MSE with v outputs
     (N = 1,000, ε = 1: PG(5, 4), 1,365 outputs, tr J⁻¹ − 1 = 3,678 against Hadamard response's 4,668); after one
@@ -223,7 +229,9 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
 
     prior, epsilon, n = problem.prior, problem.epsilon, problem.size
     candidates = [hadamard_mechanism(prior, epsilon).matrix]
-    designs = block_designs(n, epsilon, max_outputs=2 * n)
+    # Up to 256 categories the default cap (4N outputs) finds designs closer to subset selection's MSE (N = 42,
+    # ε = 0.5: 121 points, 655.1 against 672.1 with 63); beyond, a Newton step's K²N keeps it at 2N.
+    designs = block_designs(n, epsilon, max_outputs=2 * n if n > _shared._LP_LAMBDA_MAX else None)
     if designs:
         candidates.append(block_design_mechanism(prior, epsilon, designs[0]).matrix)
 
