@@ -63,15 +63,18 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
     columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
-    if 0 < problem.epsilon < 700:
+    if 0 < problem.epsilon < 700 and (n > _shared._LP_LAMBDA_MAX or problem.radius >= 2.0):
         # An ε-LDP mechanism (ε-PML over every ball: its lift vectors lie in the column polytope; full rank) is the
-        # first point when it beats the calibrated k-RR start, as it does at large radii (native-country at
-        # β = 2, ε = 0.5: 60 s from k-RR ended at 664.7, above subset selection's 626.3) and beyond 256 categories,
-        # where a few master iterations are all the limit allows (a Newton step costs K²N; N = 1,000: tr J⁻¹ − 1
-        # ≈ 150,000 after 300 s from k-RR). There k-RR's columns are left out: at weight 0 they only made each
-        # Newton step dearer (N = 1,000, 300 s: 3,288 without them on 60 % of a core against 3,292 with them on
-        # a whole core); below, they stay as the first N columns the master always keeps. The master can only
-        # improve on the start.
+        # first point where it beats calibrated k-RR at radius 2 (the ball is the whole simplex: ε-LDP, whose
+        # optimum is near subset selection's MSE; native-country, ε = 0.5: 60 s from k-RR ended at 664.7, above
+        # subset selection's 626.3, and 615.5 from the block design), and beyond 256 categories, where a few
+        # master iterations are all the limit allows (a Newton step costs K²N; N = 1,000: tr J⁻¹ − 1 ≈ 150,000
+        # after 300 s from k-RR). There k-RR's columns are left out: at weight 0 they only made each Newton step
+        # dearer (N = 1,000, 300 s: 3,288 without them on 60 % of a core against 3,292 with them on a whole core);
+        # at radius 2 they stay as the first N columns the master always keeps. Inside smaller balls the optimum is
+        # far below every ε-LDP mechanism (native-country at β* and ε = 1: 4.3×) and starting from one made the
+        # 60-s design worse (paired runs: 33.91 against 33.84 at ε = 1, 9.204 against 9.135 at ε = 2), so k-RR
+        # stays the start there. The master can only improve on the start.
         response = _ldp_start(problem, criterion, weights)
         weight = problem.prior.probabilities @ response
         krr = _objective(criterion, (start_columns * mass) @ start_columns.T, weights)
