@@ -43,7 +43,7 @@ import numpy as np
 from mechdesign._numerics import FLOAT_EPS
 from mechdesign.records.joint import JointPrior
 
-__all__ = ["LEVEL_TOLERANCE", "contract", "count_budget", "greedy_counts", "level_bounds", "level_tables",
+__all__ = ["LEVEL_TOLERANCE", "contract", "count_budget", "greedy_counts", "level_bounds", "level_cost", "level_tables",
            "level_tolerances", "marginal_bounds", "pattern_count"]
 
 _UNIT = FLOAT_EPS / 2
@@ -310,6 +310,24 @@ def level_bounds(mats: Sequence[np.ndarray], prior: JointPrior, radius: float,
         bounds.reshape(out_shape)[head] = block.reshape(out_shape[k:])
     # Back from the permuted attribute order to the factors' order.
     return bounds.reshape(out_shape).transpose(np.argsort(perm)).reshape(-1)
+
+
+def level_cost(mats: Sequence[np.ndarray], tolerance: float | Sequence[float], given: np.ndarray,
+               floor: float) -> float:
+    """Entries :func:`level_bounds` would touch with ``given`` and ``floor``: a cost model, not a bound.
+
+    Every head (output of the attributes looped over) with an open output (given bound > ``floor``) contracts
+    its rows × ∏ L_i pattern counts; each open output sorts its ∏ L_i patterns.
+    """
+    taus = _per_factor(tolerance, len(mats))
+    counts_l = [level_tables(w, t)[1].shape[0] for w, t in zip(mats, taus, strict=True)]
+    perm, k = _layout([w.shape[1] * c for w, c in zip(mats, counts_l, strict=True)], counts_l)
+    out_shape = [mats[i].shape[1] for i in perm]
+    open_outputs = given.reshape([w.shape[1] for w in mats]).transpose(perm) > floor
+    heads = int(np.count_nonzero(open_outputs.reshape(math.prod(out_shape[:k]), -1).any(axis=1)))
+    patterns = math.prod(counts_l)
+    return (heads * math.prod(out_shape[k:]) * patterns
+            + int(np.count_nonzero(open_outputs)) * patterns * math.log2(patterns + 1))
 
 
 def _tail_fractions(w: np.ndarray, marginal: np.ndarray, half: float) -> np.ndarray:
