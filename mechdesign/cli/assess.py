@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="mechanism: CSV rows (optional label header/column) or a mechanism file (.json)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the mechanism's input order")
-    source.add_argument("--data", metavar="FILE", help="CSV or Parquet file of records (with --column)")
+    source.add_argument("--data", metavar="FILE",
+                        help="CSV, Parquet or Arrow IPC (.arrow, .feather) file of records (with --column)")
     add_deprecated_alias(source, "--samples", "--data", metavar="FILE")
     parser.add_argument("--column", action="append",
                         help="column of --data holding the attribute; with a record file, repeat it once per "

@@ -150,7 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epsilon", type=float, required=True, help="LDP level ε (nats)")
     parser.add_argument("--labels", metavar="A,B,…", help="input labels (also the output labels of k-RR)")
     parser.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the order of --labels")
-    parser.add_argument("--data", metavar="FILE", help="CSV or Parquet file of records (with --column)")
+    parser.add_argument("--data", metavar="FILE", help="CSV, Parquet or Arrow IPC file of records (with --column)")
     parser.add_argument("--column", action=Once, help="column of --data holding the attribute")
     parser.add_argument("--utility", default="mutual_information",
                         help="utility kind for optimal-ldp (default mutual_information)")

@@ -16,14 +16,14 @@ import argparse
 from mechdesign.cli._io import add_data_argument, data_file, print_json, record_columns, single_column
 
 COMMAND = ("decode",)
-HELP = "estimate the input frequencies from a privatized CSV/Parquet column (linear decoder, inversion or EM)"
+HELP = "estimate the input frequencies from a privatized CSV/Parquet/Arrow IPC column (linear decoder, inversion or EM)"
 EXAMPLE = "mechdesign decode designs/adult-race.mech.json --data private.csv --column race --method em"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign decode`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
-    add_data_argument(parser, "PRIVATIZED", "CSV or Parquet file of privatized records")
+    add_data_argument(parser, "PRIVATIZED", "CSV, Parquet or Arrow IPC file of privatized records")
     parser.add_argument("--column", action="append", required=True,
                         help="privatized column (output labels); with a record file, once per attribute in order")
     parser.add_argument("--method", choices=("linear", "inversion", "em"), default="linear",

@@ -34,8 +34,8 @@ from mechdesign.cli._io import (
 )
 
 COMMAND = ("privatize",)
-HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet file by samples of "
-        "a verified mechanism (streamed, atomic output)")
+HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet/Arrow IPC file by "
+        "samples of a verified mechanism (streamed, atomic output)")
 EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/people.csv --column race "
            "--out private.csv")
 
@@ -43,7 +43,7 @@ EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/pe
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
-    add_data_argument(parser, "INPUT", "CSV or Parquet file of records")
+    add_data_argument(parser, "INPUT", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
     parser.add_argument("--column", required=True, action="append",
                         help="column holding the mechanism's input labels; with a record file, repeat it once per "
                              "attribute in the file's order (--column race --column sex)")

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign verify`` to ``parser``."""
     parser.add_argument("file", metavar="FILE", help="mechanism file (JSON)")
     add_signature_arguments(parser)
-    parser.add_argument("--data", metavar="FILE", help="CSV/Parquet records the file is meant for: their "
+    parser.add_argument("--data", metavar="FILE", help="CSV/Parquet/Arrow IPC records the file is meant for: their "
                         "distribution must be consistent with the uncertainty ball (divergence test at δ_d)")
     parser.add_argument("--column", action="append", help="column of --data holding the mechanism's input labels "
                         "(with a record file: once per attribute, in order)")

@@ -1,4 +1,4 @@
-"""Whole records from Parquet to Parquet on dictionary-encoded Arrow columns: no Python string per record.
+"""Whole records from Parquet to Parquet (or Arrow IPC to Arrow IPC) on dictionary-encoded Arrow columns.
 
 A record column holds a handful of distinct labels, and Parquet stores it dictionary-encoded; read with
 ``read_dictionary`` it arrives as integer indices into a small dictionary. Each batch's dictionary is mapped once
@@ -12,7 +12,10 @@ Equal to the string path (:meth:`RecordPrivatizer.encode
 codes are the same integers, and the caller's ``sample`` draws them block by block with the same streams. The
 refusals are the string path's too, chunk by chunk of ``chunk`` records: nulls first (their count in the chunk
 and the first record), then values outside an alphabet (their count and the first five in order of appearance).
-A dictionary entry that no record uses is never an error.
+A dictionary entry that no record uses is never an error. No Python string is made per record.
+
+An Arrow IPC file (Feather v2, :class:`~mechdesign.deploy._io.ArrowIpcFile`) is read memory-mapped and written
+uncompressed: no decoding or encoding at all, where Parquet's decode and encode bound the rate (README).
 
 With ``nullable`` (an attribute-sampled design) a negative output index marks an attribute the record does not
 report: the released column holds a null there (a validity bitmap over the dictionary indices).
@@ -26,7 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.deploy._io import column_index, null_error, parquet_file, unknown_labels_error
+from mechdesign.deploy._io import (
+    column_index,
+    columnar_file,
+    columnar_writer,
+    file_kind,
+    null_error,
+    unknown_labels_error,
+)
 from mechdesign.deploy.privatizer import Progress
 
 __all__ = ["record_chunks", "stream_records_parquet"]
@@ -105,7 +115,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
                            outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray, np.ndarray], np.ndarray],
                            *, attributes: Sequence[str], chunk: int, progress: bool | None,
                            nullable: bool = False) -> int:
-    """Stream a Parquet file to ``tmp`` with the record columns ``names`` privatized; return the record count.
+    """Stream a Parquet (or Arrow IPC) file to ``tmp`` with the record columns ``names`` privatized; return the count.
 
     Three stages overlap, each on its own thread (pyarrow decodes and encodes without the GIL): the next chunk
     is read while the current one is encoded and sampled and the previous one written. At most three chunks of
@@ -138,9 +148,9 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     from concurrent.futures import Future, ThreadPoolExecutor
 
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    parquet = parquet_file(source, read_dictionary=list(names))
+    kind = file_kind(source, "input")
+    parquet = columnar_file(source, read_dictionary=list(names))
     positions = [column_index(parquet.schema_arrow.names, c) for c in names]
     encoders = [_Encoder(f"column {a!r}", labels) for a, labels in zip(attributes, alphabets, strict=True)]
     dictionaries = [_strings(labels) for labels in outputs]
@@ -148,16 +158,17 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     schema = parquet.schema_arrow
     for p, name in zip(positions, names, strict=True):
         schema = schema.set(p, pa.field(name, pa.dictionary(pa.int32(), pa.string()), nullable=nullable))
-    # Statistics (min/max labels) of the released columns cost half their writing time and prune nothing: every
-    # row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
-    kept = [c.path for c in parquet.schema if c.path not in names]
-    dictionary_columns = _dictionary_columns(parquet, names)
+    # Parquet: statistics (min/max labels) of the released columns cost half their writing time and prune nothing:
+    # every row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
+    options = {} if kind == "arrow" else {
+        "write_statistics": [c.path for c in parquet.schema if c.path not in names],
+        "use_dictionary": _dictionary_columns(parquet, names)}
     size = min(chunk, max(parquet.metadata.num_rows, 1))
     codes = np.empty((len(names), size), dtype=np.int32)
     drawn = [np.empty((len(names), size), dtype=np.int32) for _ in range(2)]  # one being written, one filled
     # pyarrow's own decoding threads would only compete with the writer and the sampler for the cores.
     pending = record_chunks(parquet, chunk, use_threads=False)
-    with pq.ParquetWriter(tmp, schema, write_statistics=kept, use_dictionary=dictionary_columns) as writer, \
+    with columnar_writer(tmp, schema, kind, **options) as writer, \
             ThreadPoolExecutor(1) as ahead, ThreadPoolExecutor(1) as behind:
         read: Future[list[Any] | None] = ahead.submit(next, pending, None)
         written: Future[None] | None = None

@@ -1,4 +1,4 @@
-r"""Record files (CSV and Parquet): one column streamed in chunks, for privatize, decode and assess.
+r"""Record files (CSV, Parquet, Arrow IPC): one column streamed in chunks, for privatize, decode and assess.
 
 Rules every reader here keeps (each was a silent-loss bug once, issue 13):
 
@@ -11,7 +11,8 @@ Rules every reader here keeps (each was a silent-loss bug once, issue 13):
   (``\r\n`` or ``\n``), which ``privatize`` writes back. A column name that occurs twice cannot be chosen.
 * **Parquet nulls are refused**, with their number, never counted as the label ``"nan"``.
 * **Memory is bounded by the chunk size**: CSV through pandas' chunked reader, Parquet through
-  ``ParquetFile.iter_batches`` re-cut to exactly ``chunk`` records.
+  ``ParquetFile.iter_batches`` re-cut to exactly ``chunk`` records, Arrow IPC files (Feather v2: ``.arrow``,
+  ``.feather``) memory-mapped, record batch by record batch (:class:`ArrowIpcFile`, the same interface).
 """
 
 from __future__ import annotations
@@ -26,31 +27,40 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["column_index", "count_labels", "count_values", "csv_dialect", "csv_header", "encode_labels", "file_kind",
-           "iter_column", "iter_columns", "iter_csv_frames", "iter_parquet_tables", "null_error", "parquet_file",
-           "parquet_strings", "require_pyarrow", "rewrite_csv_columns", "unknown_labels_error"]
+__all__ = ["ArrowIpcFile", "column_index", "columnar_file", "columnar_writer", "count_labels", "count_values",
+           "csv_dialect", "csv_header", "encode_labels", "file_kind", "iter_column", "iter_columns", "iter_csv_frames",
+           "iter_parquet_tables", "null_error", "parquet_file", "parquet_strings", "require_pyarrow",
+           "rewrite_csv_columns", "unknown_labels_error"]
+
+_ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 
 
 def file_kind(path: Path, name: str) -> str:
-    """``"csv"`` or ``"parquet"`` from the suffixes (``.csv``, ``.csv.gz``, …, ``.parquet``, ``.pq``)."""
+    """``"csv"``, ``"parquet"`` or ``"arrow"`` (Arrow IPC) from the suffixes.
+
+    ``.csv`` (optionally compressed: ``.csv.gz``, …), ``.parquet`` / ``.pq``, ``.arrow`` / ``.feather`` / ``.ipc``.
+    """
     suffixes = [s.lower() for s in Path(path).suffixes]
     if ".parquet" in suffixes or ".pq" in suffixes:
         return "parquet"
+    if any(s in suffixes for s in _ARROW_SUFFIXES):
+        return "arrow"
     if ".csv" in suffixes:
         return "csv"
-    raise v.fail(name, "end in .csv (optionally compressed, e.g. .csv.gz) or .parquet", str(path))
+    raise v.fail(name, "end in .csv (optionally compressed, e.g. .csv.gz), .parquet, or .arrow / .feather (Arrow IPC)",
+                 str(path))
 
 
 def stream_kind(source: Path, target: Path) -> str:
     """The common format of a streamed input and output file, after the checks every streaming verb makes.
 
-    ``source`` must be an existing CSV or Parquet file, ``target`` of the same format and a different file.
+    ``source`` must be an existing CSV, Parquet or Arrow IPC file, ``target`` of the same format and a different file.
     """
     kind = file_kind(source, "input")
     if file_kind(target, "output") != kind:
         raise v.fail("output", f"have the input's format ({kind})", str(target))
     if not source.is_file():
-        raise v.fail("input", "be an existing CSV or Parquet file", str(source))
+        raise v.fail("input", "be an existing CSV, Parquet or Arrow IPC file", str(source))
     if source.resolve() == target.resolve():
         raise v.fail("output", "differ from the input file", str(target))
     return kind
@@ -58,7 +68,7 @@ def stream_kind(source: Path, target: Path) -> str:
 
 def _existing(path: Path, name: str) -> Path:
     if not path.is_file():
-        raise v.fail(name, "be an existing CSV or Parquet file", str(path))
+        raise v.fail(name, "be an existing CSV, Parquet or Arrow IPC file", str(path))
     return path
 
 
@@ -176,8 +186,8 @@ def require_pyarrow() -> None:
         import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError:
-        raise ValueError("input must be CSV, or Parquet with the [parquet] extra installed (pip install "
-                         "'mechdesign[parquet]'), got a Parquet file without pyarrow") from None
+        raise ValueError("input must be CSV, or Parquet / Arrow IPC with the [parquet] extra installed (pip install "
+                         "'mechdesign[parquet]'), got a columnar file without pyarrow") from None
 
 
 def parquet_file(path: Path, read_dictionary: Sequence[str] | None = None) -> Any:
@@ -193,6 +203,78 @@ def parquet_file(path: Path, read_dictionary: Sequence[str] | None = None) -> An
         return pq.ParquetFile(_existing(path, "input"), read_dictionary=read_dictionary)
     except (pa.ArrowInvalid, OSError) as exc:
         raise v.fail("input", "be a readable Parquet file", f"{path} ({str(exc)[:80]})") from None
+
+
+class ArrowIpcFile:
+    """An Arrow IPC file (Feather v2) with the part of ``pyarrow.parquet.ParquetFile``'s interface the readers use.
+
+    The file is memory-mapped and read record batch by record batch: an uncompressed batch costs no copy and no
+    decoding (its dictionary columns arrive as indices into the file's dictionary), so memory holds the chunk
+    being processed, not the file. ``schema_arrow``, ``metadata.num_rows`` and ``iter_batches`` behave as
+    ParquetFile's; an unreadable file is a one-line ``ValueError``.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.ipc
+
+        try:
+            self._reader = pyarrow.ipc.open_file(pa.memory_map(str(_existing(path, "input"))))
+            rows = self._reader.count_rows()
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise v.fail("input", "be a readable Arrow IPC file (Feather v2)", f"{path} ({str(exc)[:80]})") from None
+        self.schema_arrow = self._reader.schema
+        self.metadata = _Rows(rows)
+
+    def iter_batches(self, batch_size: int, columns: Sequence[str] | None = None,
+                     use_threads: bool = True) -> Iterator[Any]:
+        """Record batches of at most ``batch_size`` records (zero-copy slices), optionally of some ``columns``."""
+        import pyarrow as pa
+
+        del use_threads  # nothing to decode in parallel: the batches are the file's own buffers
+        for i in range(self._reader.num_record_batches):
+            try:
+                batch = self._reader.get_batch(i)
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise v.fail("input", "be a readable Arrow IPC file (Feather v2)", str(exc)[:80]) from None
+            if columns is not None:
+                batch = batch.select(list(columns))
+            for start in range(0, batch.num_rows, batch_size):
+                yield batch.slice(start, batch_size)
+
+
+class _Rows:
+    """``metadata.num_rows`` of :class:`ArrowIpcFile` (ParquetFile's attribute path)."""
+
+    def __init__(self, rows: int) -> None:
+        self.num_rows = rows
+
+
+def columnar_file(path: Path, read_dictionary: Sequence[str] | None = None) -> Any:
+    """The Parquet (:func:`parquet_file`) or Arrow IPC (:class:`ArrowIpcFile`) file at ``path``, by its suffix.
+
+    ``read_dictionary`` applies to Parquet (an IPC file keeps the encoding it was written with).
+    """
+    if file_kind(path, "input") == "arrow":
+        require_pyarrow()
+        return ArrowIpcFile(path)
+    return parquet_file(path, read_dictionary)
+
+
+def columnar_writer(path: Path, schema: Any, kind: str, **parquet_options: Any) -> Any:
+    """A writer of tables with ``schema`` to ``path``, Parquet or (``kind`` ``"arrow"``) Arrow IPC.
+
+    ``pyarrow.parquet.ParquetWriter`` with ``parquet_options``, or an uncompressed Arrow IPC file writer
+    (``pyarrow.ipc.new_file``). Both are context managers with ``write_table``; an IPC file keeps one dictionary
+    per column, so the released columns' dictionary (the output labels) is the same in every batch.
+    """
+    if kind == "arrow":
+        import pyarrow.ipc
+
+        return pyarrow.ipc.new_file(str(path), schema)
+    import pyarrow.parquet as pq
+
+    return pq.ParquetWriter(path, schema, **parquet_options)
 
 
 def iter_parquet_tables(parquet: Any, chunk: int, columns: Sequence[str] | None = None) -> Iterator[Any]:
@@ -260,7 +342,7 @@ def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
         for frame in iter_csv_frames(path, chunk, usecols=[position]):
             yield frame[position].to_numpy(dtype=object)
         return
-    parquet = parquet_file(path)
+    parquet = columnar_file(path)
     column_index(parquet.schema_arrow.names, column)
     start = 0
     for table in iter_parquet_tables(parquet, chunk, columns=[column]):
@@ -283,7 +365,7 @@ def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: 
         for frame in iter_csv_frames(path, chunk, usecols=sorted(set(positions))):
             yield [frame[p].to_numpy(dtype=object) for p in positions]
         return
-    parquet = parquet_file(path)
+    parquet = columnar_file(path)
     for c in columns:
         column_index(parquet.schema_arrow.names, c)
     start = 0

@@ -409,7 +409,7 @@ def _squarem(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
 
 def count_file(mechanism: Mechanism, source: str | os.PathLike[str], column: str, *,
                chunk_size: int = 1_000_000) -> np.ndarray:
-    """Output counts of ``column`` in a CSV or Parquet file, streamed in chunks (bounded memory).
+    """Output counts of ``column`` in a CSV, Parquet or Arrow IPC file, streamed in chunks (bounded memory).
 
     Reading follows :mod:`mechdesign.deploy._io`: every record counts, Parquet nulls are refused.
     """

@@ -466,7 +466,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
                    column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
                    progress: bool | None = None,
                    check_counts: Callable[[np.ndarray], None] | None = None) -> int:
-    r"""Stream ``source`` (CSV or Parquet) to ``target`` with ``column`` privatized; return the record count.
+    r"""Stream ``source`` (CSV, Parquet or Arrow IPC) to ``target`` with ``column`` privatized; return the record count.
 
     Every other column, the header (exactly as written) and the row order are kept (CSV cells are copied
     as text, never re-parsed); every record is kept (a blank CSV line is a record with an empty value,
@@ -507,7 +507,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     Raises
     ------
     ValueError
-        If a suffix is not CSV or Parquet, the formats differ, ``source`` does not exist or is empty,
+        If a suffix is not CSV, Parquet or Arrow IPC, the formats differ, ``source`` does not exist or is empty,
         ``target`` is ``source``, ``column`` is missing or ambiguous, a value is not an input label, a
         Parquet value is null, ``chunk_size`` is not positive, or the file cannot be read (not UTF-8, too
         many CSV fields, not Parquet). ``check_counts`` may raise too; ``target`` is then not written.
@@ -534,7 +534,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
     job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64))
     with atomic_path(target) as tmp:
-        stream = _stream_csv if kind == "csv" else _stream_parquet
+        stream = _stream_csv if kind == "csv" else _stream_columnar
         count = stream(job, source, tmp, column, chunk, progress)
         if count == 0:
             raise v.fail("input", "hold at least one record", str(source))
@@ -581,21 +581,28 @@ def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, pro
     return report.done
 
 
-def _stream_parquet(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
+def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
+    """Parquet to Parquet, or Arrow IPC to Arrow IPC: the released column dictionary-encoded over the outputs."""
     from mechdesign.deploy._io import require_pyarrow
 
     require_pyarrow()
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from mechdesign.deploy._io import column_index, iter_parquet_tables, parquet_file, parquet_strings
+    from mechdesign.deploy._io import (
+        column_index,
+        columnar_file,
+        columnar_writer,
+        file_kind,
+        iter_parquet_tables,
+        parquet_strings,
+    )
 
-    parquet = parquet_file(source)
+    parquet = columnar_file(source)
     position = column_index(parquet.schema_arrow.names, column)
     outputs = pa.array(job.privatizer.mechanism.outputs, type=pa.string())
     report = Progress(progress, parquet.metadata.num_rows)
-    with pq.ParquetWriter(tmp, parquet.schema_arrow.set(position, pa.field(column, pa.dictionary(
-            pa.int32(), pa.string()), nullable=False))) as writer:
+    with columnar_writer(tmp, parquet.schema_arrow.set(position, pa.field(column, pa.dictionary(
+            pa.int32(), pa.string()), nullable=False)), file_kind(source, "input")) as writer:
         for table in iter_parquet_tables(parquet, chunk):
             values = parquet_strings(table.column(position), column, report.done)
             sampled = pa.DictionaryArray.from_arrays(pa.array(job.codes(values).astype(np.int32)), outputs)

@@ -95,7 +95,7 @@ class RecordAssessment:
 
 def count_record_data(record: RecordFile, source: str | os.PathLike[str], columns: Sequence[str],
                       chunk_size: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """The joint letters observed in a CSV/Parquet table and their counts, streamed (memory bounded by a chunk).
+    """The joint letters observed in a CSV, Parquet or Arrow IPC table and their counts, streamed (bounded memory).
 
     Parameters
     ----------

@@ -128,7 +128,7 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
     record : RecordFile
         The file that privatized the table.
     source : str or os.PathLike
-        The privatized CSV or Parquet file.
+        The privatized CSV, Parquet or Arrow IPC file.
     columns : sequence of str
         The d privatized columns, in attribute order.
     chunk_size : int

@@ -164,7 +164,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
                           check_counts: Callable[[np.ndarray, np.ndarray], None] | None = None) -> int:
     """Stream ``source`` to ``target`` with the record's ``columns`` privatized, in one pass; return the count.
 
-    As :func:`~mechdesign.deploy.privatizer.privatize_file` (CSV or Parquet, other columns and the header
+    As :func:`~mechdesign.deploy.privatizer.privatize_file` (CSV, Parquet or Arrow IPC, other columns and the header
     kept, bounded memory, atomic output, the same seed giving the same output whatever the chunk size; the
     secure stream, one generator for every block, draws a chunk per call), for the d columns of a record file,
     in attribute order. ``check_counts`` receives the data's joint letters and

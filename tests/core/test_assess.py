@@ -95,7 +95,7 @@ def test_cli_table_from_samples_file_with_labels(cli, tmp_path):
         (["--counts", "4,3,2,1", "--delta", "0"], "delta must lie in (0, 1]"),
         (["--counts", "4,3,2,1", "--delta", "nan"], "delta must be finite"),
         (["--counts=-4,3,2,1"], "counts must be non-negative integers"),
-        (["--data", "nope.csv", "--column", "x"], "must be an existing CSV or Parquet file"),
+        (["--data", "nope.csv", "--column", "x"], "must be an existing CSV, Parquet or Arrow IPC file"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(cli, example1_csv, extra, message):
