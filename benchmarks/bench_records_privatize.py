@@ -15,8 +15,11 @@ from the Adult joint empirical distribution.
   strings), chunks of 1 M, with ``--seed 1`` (one PCG64 stream per 65,536-record block) and with the default
   secure AES-CTR stream (one generator: a chunk per sampler call). Start-up is the same command on a 1-record
   file, and the marginal rate comes from the runs on 1 M and on all records (the same start-up in both).
+* **CLI on an Arrow IPC file** (``.arrow``, Feather v2: memory-mapped batches in, an uncompressed IPC file out): the
+  same records and runs (``--formats parquet arrow``, the default).
 * **pyarrow alone** (in this process): the same file read as the CLI reads it and written back with the CLI's
-  writer settings, no sampling — the Parquet decode and encode that bound the file path's rate.
+  writer settings, no sampling — the Parquet decode and encode that bound the file path's rate (IPC: a copy of the
+  batches).
 
 Each CLI run is a child process (started from a small wrapper): CPU (user + system, all threads) and peak RSS
 from ``resource.getrusage(RUSAGE_CHILDREN)``, wall clock around it; median of 3 (``--repeats``). The machine has
@@ -124,12 +127,23 @@ def rates(full: dict, start: dict, million: dict | None, records: int) -> None:
         full["marginal_records_per_wall_second"] = extra / (full["wall_seconds"] - million["wall_seconds"])
 
 
-def passthrough(data: Path, target: Path, names: list[str], repeats: int) -> dict:
-    """pyarrow alone: ``data`` read as the CLI reads it (record columns as dictionaries, one decoding thread)
-    and written back with its writer settings (no statistics on the record columns, the id plain), no sampling."""
+def passthrough(data: Path, target: Path, names: list[str], repeats: int, kind: str) -> dict:
+    """pyarrow alone: ``data`` read as the CLI reads it and written back with its writer settings, no sampling.
+
+    Parquet: record columns as dictionaries, one decoding thread, no statistics on the record columns, the id
+    plain. Arrow IPC: the memory-mapped batches written to an uncompressed IPC file.
+    """
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
     import pyarrow.parquet as pq
 
     def copy() -> None:
+        if kind == "arrow":
+            reader = ipc.open_file(pa.memory_map(str(data)))
+            with ipc.new_file(str(target), reader.schema) as writer:
+                for i in range(reader.num_record_batches):
+                    writer.write_batch(reader.get_batch(i))
+            return
         source = pq.ParquetFile(data, read_dictionary=names)
         kept = [c.path for c in source.schema if c.path not in names]
         with pq.ParquetWriter(target, source.schema_arrow, write_statistics=kept, use_dictionary=names) as writer:
@@ -143,42 +157,64 @@ def passthrough(data: Path, target: Path, names: list[str], repeats: int) -> dic
         copy()
         cpus.append(time.process_time() - start)
         walls.append(time.perf_counter() - wall)
-    records = pq.ParquetFile(data).metadata.num_rows
-    return {"path": "pyarrow alone: the same Parquet read and written back, no sampling (the bound)",
+    records = (ipc.open_file(pa.memory_map(str(data))).count_rows() if kind == "arrow"
+               else pq.ParquetFile(data).metadata.num_rows)
+    return {"path": f"pyarrow alone: the same {FORMATS[kind]} read and written back, no sampling (the bound)",
             "records": records, "cpu_seconds": statistics.median(cpus), "wall_seconds": statistics.median(walls),
             "records_per_cpu_second": records / statistics.median(cpus),
             "records_per_wall_second": records / statistics.median(walls), "load": load, "cpu_runs": cpus,
             "wall_runs": walls}
 
 
-def parquet_rows(path: Path, prior, folder: Path, records: int, repeats: int) -> list[dict]:
-    """The CLI on Parquet: start-up (1 record), 1 M records and ``records`` records, seeded; ``records`` with the
-    secure stream; pyarrow alone on the same file."""
+FORMATS = {"parquet": "Parquet", "arrow": "Arrow IPC"}
+SUFFIXES = {"parquet": ".parquet", "arrow": ".arrow"}
+
+
+def write_table(path: Path, table, kind: str) -> None:
+    """``table`` as Parquet (row groups of 1 M) or as an uncompressed Arrow IPC file (batches of 1 M)."""
+    import pyarrow.ipc as ipc
     import pyarrow.parquet as pq
 
-    data = folder / "records.parquet"
-    write_parquet(data, prior, records, seed=21)
-    table = pq.read_table(data)
-    pq.write_table(table.slice(0, 1), folder / "one.parquet")
-    pq.write_table(table.slice(0, CHUNK), folder / "million.parquet")
+    if kind == "parquet":
+        pq.write_table(table, path, row_group_size=CHUNK)
+        return
+    with ipc.new_file(str(path), table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=CHUNK):
+            writer.write_batch(batch)
+
+
+def columnar_rows(path: Path, prior, folder: Path, records: int, repeats: int, kind: str) -> list[dict]:
+    """The CLI on Parquet or Arrow IPC: start-up (1 record), 1 M records and ``records`` records, seeded;
+    ``records`` with the secure stream; pyarrow alone on the same file."""
+    import pyarrow.parquet as pq
+
+    suffix = SUFFIXES[kind]
+    data = folder / f"records{suffix}"
+    write_parquet(folder / "records.parquet", prior, records, seed=21)
+    table = pq.read_table(folder / "records.parquet")
+    if kind == "arrow":
+        write_table(data, table, kind)
+    write_table(folder / f"one{suffix}", table.slice(0, 1), kind)
+    write_table(folder / f"million{suffix}", table.slice(0, CHUNK), kind)
     del table
     options = [a for c in prior.attributes for a in ("--column", c)]
-    target = folder / "out.parquet"
+    target = folder / f"out{suffix}"
     measured = {}
-    for name, source, count, stream in (("start-up (1 record)", folder / "one.parquet", 1, ["--seed", "1"]),
-                                        ("1 M records", folder / "million.parquet", CHUNK, ["--seed", "1"]),
+    for name, source, count, stream in (("start-up (1 record)", folder / f"one{suffix}", 1, ["--seed", "1"]),
+                                        ("1 M records", folder / f"million{suffix}", CHUNK, ["--seed", "1"]),
                                         (f"{records / 1e6:g} M records", data, records, ["--seed", "1"]),
                                         (f"{records / 1e6:g} M records, secure stream (the default)", data, records,
                                          [])):
         command = [sys.executable, "-m", "mechdesign", "privatize", str(path), "--data", str(source), *options,
                    "--out", str(target), *stream, "--chunk-size", str(CHUNK)]
-        measured[name] = {"path": f"CLI Parquet -> Parquet, {name}", "records": count, **runs(command, target, repeats)}
+        label = f"CLI {FORMATS[kind]} -> {FORMATS[kind]}, {name}"
+        measured[name] = {"path": label, "records": count, **runs(command, target, repeats)}
     start, million, seeded, secure = measured.values()
     rates(seeded, start, million, records)
     rates(secure, start, None, records)
     for row in (start, million):
         row["records_per_cpu_second"] = row["records"] / row["cpu_seconds"]
-    bound = passthrough(data, target, list(prior.attributes), repeats)
+    bound = passthrough(data, target, list(prior.attributes), repeats, kind)
     target.unlink()
     return [start, million, seeded, secure, bound]
 
@@ -189,6 +225,7 @@ def main() -> None:
     parser.add_argument("--cli-records", type=int, default=1_000_000)
     parser.add_argument("--parquet-records", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--formats", nargs="+", default=["parquet", "arrow"], choices=list(FORMATS))
     args = parser.parse_args()
     problem = load_record_problem(PROBLEM)
     prior = problem.prior
@@ -230,13 +267,14 @@ def main() -> None:
     row["records_per_cpu_second"] = args.cli_records / row["cpu_seconds"]
     rows.append(row)
     data.unlink()
-    rows += parquet_rows(path, prior, folder, args.parquet_records, args.repeats)
+    for kind in args.formats:
+        rows += columnar_rows(path, prior, folder, args.parquet_records, args.repeats, kind)
     for row in rows:
         wall = f", {row['wall_seconds']:.3f} s wall" if "wall_seconds" in row else ""
         rss = f", peak RSS {row['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in row else ""
         print(f"{row['path']}: {row['records']:,} records, {row['cpu_seconds']:.3f} CPU s{wall}{rss}, "
               f"{row['records_per_cpu_second'] / 1e6:.2f} M records/CPU s")
-    for full in rows[-3:-1]:
+    for full in (row for row in rows if "records_per_wall_second_after_startup" in row):
         print(f"{full['path']}: " + ", ".join(f"{key} {full[key] / 1e6:.2f} M" for key in full if key.startswith(
             ("records_per", "marginal"))))
     keys = list(dict.fromkeys(key for row in rows for key in row))  # one CSV header for rows of several kinds
