@@ -47,8 +47,8 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     from mechdesign.design.polytope.separable import SeparableOracle
 
     first: list[np.ndarray] = []
-    real = priced._master
-    monkeypatch.setattr(priced, "_master", lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
+    real = priced._master_dual
+    monkeypatch.setattr(priced, "_master_dual", lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
     result = design_estimation(problem, baselines=False, time_limit=20.0)
     seeds = priced._subset_seeds(SeparableOracle(pricing_counts(problem.prior), 1.0, 0.05), 1.0)
     # The first master: the start's lift vectors and the seeds only (k-RR's columns are left out in this regime).
@@ -69,8 +69,8 @@ def test_below_256_categories_the_ldp_start_joins_k_rr_at_radius_two(monkeypatch
     p = problem.prior.probabilities
     start = priced._ldp_start(problem, "a_optimal", None)
     first: list[tuple[np.ndarray, np.ndarray]] = []
-    real = priced._master
-    monkeypatch.setattr(priced, "_master",
+    real = priced._master_dual
+    monkeypatch.setattr(priced, "_master_dual",
                         lambda crit, cols, th, *a, **k: first.append((cols, th)) or real(crit, cols, th, *a, **k))
     result = design_estimation(problem, baselines=False, time_limit=20.0)
     columns, theta = first[0]

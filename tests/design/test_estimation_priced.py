@@ -34,7 +34,7 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
     from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 
     problem = _priced(monkeypatch)
-    real = priced._master
+    real = priced._master_dual
     rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     krr = problem.prior.probabilities @ rr.matrix  # k-RR's weights on its lift vectors, the first n columns
     first: list[float] = []
@@ -51,12 +51,12 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
         if len(values) >= 3:
             start = np.zeros(columns.shape[1])  # k-RR's columns (the first n) are always kept
             start[:COUNTS.size] = krr
-            return start, False
-        found, fell_back = real(criterion, columns, theta, *args, **kwargs)
+            return start, None, False  # no multipliers: the LP finds λ
+        found, multiplier, fell_back = real(criterion, columns, theta, *args, **kwargs)
         values.append(trace(columns, found))
-        return found, fell_back
+        return found, multiplier, fell_back
 
-    monkeypatch.setattr(priced, "_master", master)
+    monkeypatch.setattr(priced, "_master_dual", master)
     result = design_estimation(problem, baselines=False, time_limit=30.0)
     assert min(values) < 0.99 * trace(rr.matrix / krr, krr)  # k-RR is clearly worse than the best iterate
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mechdesign.design.estimation import engine as estimation
 from mechdesign.design.estimation.criterion import _conic_master, _objective, lower_bound
-from mechdesign.design.estimation.master import solve_master
+from mechdesign.design.estimation.master import solve_master, solve_master_dual
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.vertices import column_vertices
 from mechdesign.design.problem import DesignProblem
@@ -63,6 +63,32 @@ def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, ke
     assert f_ipm - bound <= 1e-6 * max(1.0, abs(f_ipm))
 
 
+@settings(max_examples=30, deadline=None)
+@given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 0.3, 2.0]), st.floats(0.2, 1.0),
+       st.integers(0, 2**31 - 1), st.sampled_from(CRITERIA))
+def test_the_masters_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius, keep, seed, criterion):
+    # The engine prices with the master's own λ instead of solving the LP max Σλ + min_k(g_k − λ·v_k): at the
+    # master's optimum both give the same Lagrangian bound (complementary slackness), and every reduced gradient
+    # g_k − λ·v_k is ≥ 0 on the master's columns.
+    columns, start = master_instance(prior, epsilon, radius, keep, seed)
+    found = solve_master_dual(criterion, columns, start)
+    assert found is not None
+    theta, lam = found
+    assert np.array_equal(theta, solve_master(criterion, columns, start))
+    from mechdesign.design.estimation.criterion import _gradients, _inverse
+
+    j = (columns * theta) @ columns.T
+    j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+    reduced = _gradients(criterion, j_inverse, columns) - lam @ columns
+    scale = 1.0 + float(np.abs(_gradients(criterion, j_inverse, columns)).max())
+    assert reduced.min() >= -1e-8 * scale
+    assert np.abs(reduced[theta > 1e-6 * theta.max()]).max() <= 1e-6 * scale
+    with_master, _, f = lower_bound(criterion, theta, columns, columns, multiplier=lam)
+    with_lp, _, _ = lower_bound(criterion, theta, columns, columns)
+    assert with_master == pytest.approx(with_lp, rel=1e-7, abs=1e-7)
+    assert with_master <= f + 1e-9 * max(1.0, abs(f))
+
+
 @pytest.mark.parametrize("criterion", CRITERIA)
 def test_warm_start_from_an_interior_solution_reaches_the_same_optimum(criterion):
     columns, start = master_instance([0.4, 0.3, 0.2, 0.1], 1.0, 0.3, 1.0, 7)
@@ -81,7 +107,7 @@ def test_design_falls_back_to_the_conic_master_when_the_interior_point_method_fa
     fast = estimation.design_estimation(problem, baselines=False)
     from mechdesign.design.estimation import criterion
 
-    monkeypatch.setattr(criterion, "solve_master", lambda *args, **kwargs: None)  # the master of both searches
+    monkeypatch.setattr(criterion, "solve_master_dual", lambda *args, **kwargs: None)  # the master of both searches
     # Clarabel's weights are accurate to ~1e-9, so the bound computed from them certifies ~1e-7, not 1e-10.
     slow = estimation.design_estimation(problem, baselines=False, gap_tolerance=1e-6)
     assert fast.solver == "interior-point" and slow.solver == "interior-point+CLARABEL"

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.design.estimation.master import solve_master
+from mechdesign.design.estimation.master import solve_master_dual
 from mechdesign.design.polytope.vertices import ColumnVertices
 from mechdesign.design.problem import DesignProblem
 
@@ -129,7 +129,8 @@ def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarr
 def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
                 candidates: ColumnVertices | np.ndarray | None,
                 extra: np.ndarray | None = None, weights: np.ndarray | None = None,
-                rounds: int = 1, index: np.ndarray | None = None) -> tuple[float, np.ndarray, float]:
+                rounds: int = 1, index: np.ndarray | None = None,
+                multiplier: np.ndarray | None = None) -> tuple[float, np.ndarray, float]:
     """Certified lower bound on the optimum of (A)/(D) from the point θ over ``columns`` (module docstring).
 
     Parameters
@@ -152,6 +153,9 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     index
         Price only these members of the vertex list (partial pricing): the reduced gradients are theirs, and the
         bound is −inf (a minimum over part of the candidates proves nothing).
+    multiplier
+        λ for the first round instead of the LP over ``columns``: the master's own multipliers
+        (:func:`_master_dual`), which solve that LP at the master's optimum. Any λ gives a valid bound.
 
     Returns
     -------
@@ -168,7 +172,7 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     basis, basis_grads = columns, own
     bound, first = -math.inf, np.zeros(0)
     for round_ in range(rounds):
-        lam = _dual_multiplier(basis, basis_grads)
+        lam = multiplier if round_ == 0 and multiplier is not None else _dual_multiplier(basis, basis_grads)
         # Σλ + min_k(g_k − λ·v_k) is unchanged by λ → λ + cP̂ (P̂·v_k = 1): measure reduced gradients from
         # their minimum over the LP's columns, so that the columns worth adding are the negative ones.
         shift = float(np.min(basis_grads - lam @ basis))
@@ -243,18 +247,27 @@ def diagonal_floor(prior: np.ndarray, epsilon: float) -> float:
 
 def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
             weights: np.ndarray | None = None, deadline: float | None = None) -> tuple[np.ndarray, bool]:
-    """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran.
+    """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran."""
+    theta, _, fell_back = _master_dual(criterion, columns, start, conic, weights, deadline)
+    return theta, fell_back
 
-    The primal–dual interior point method of :mod:`mechdesign.design.estimation.master` first (milliseconds); if it
-    does not converge, or ``conic``, the conic form through cvxpy and Clarabel (about a second at N = 16).
+
+def _master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
+                 weights: np.ndarray | None = None,
+                 deadline: float | None = None) -> tuple[np.ndarray, np.ndarray | None, bool]:
+    """θ minimising f over the given columns from ``start``, its multipliers λ and whether the conic form ran.
+
+    The primal–dual interior point method of :mod:`mechdesign.design.estimation.master` first (milliseconds; its
+    λ of Σθ_k v_k = 1 comes with it); if it does not converge, or ``conic``, the conic form through cvxpy and
+    Clarabel (about a second at N = 16), without λ (``None``: the caller's LP finds one).
     """
     # A singular L-optimum is approached only linearly: keep the feasible point where the method stalls (certified
     # like any other) rather than the conic form, which is much less accurate there.
-    theta = None if conic else solve_master(criterion, columns, start, weights=weights, partial=weights is not None,
-                                            deadline=deadline)
-    if theta is not None:
-        return theta, False
-    return _conic_master(criterion, columns, weights), True
+    found = None if conic else solve_master_dual(criterion, columns, start, weights=weights,
+                                                 partial=weights is not None, deadline=deadline)
+    if found is not None:
+        return found[0], found[1], False
+    return _conic_master(criterion, columns, weights), None, True
 
 
 def _conic_master(criterion: str, columns: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:

@@ -76,6 +76,7 @@ from mechdesign.design.estimation.criterion import (
     CRITERIA,
     _criterion,
     _master,
+    _master_dual,
     _Options,
     caratheodory_reduce,
     lower_bound,
@@ -292,13 +293,16 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         iterations += 1
         columns = np.column_stack([start_columns, pool[:, active] if isinstance(pool, np.ndarray)
                                    else cv.vectors(active)])
-        theta, fell_back = _master(criterion, columns, warm, options.conic, weights)
+        theta, multiplier, fell_back = _master_dual(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
+        if weights is not None:
+            # A singular L-optimum leaves λ free off the master's span: the LP rounds of lower_bound fix it there.
+            multiplier = None
         full = (shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
                 or not isinstance(pool, ColumnVertices))
         while True:
             found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds,
-                                                index=None if full else shortlist)
+                                                index=None if full else shortlist, multiplier=multiplier)
             names = np.arange(reduced.size) if full or shortlist is None else shortlist
             if full:
                 bound = max(bound, found)  # every full iteration's bound is valid

@@ -43,7 +43,7 @@ import time
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-__all__ = ["solve_face", "solve_master"]
+__all__ = ["solve_face", "solve_master", "solve_master_dual"]
 
 _FRACTION = 0.995           # fraction of the step to the boundary of θ, s > 0
 _ALPHA, _BETA = 0.01, 0.5   # residual backtracking: sufficient decrease and step shrink
@@ -158,6 +158,21 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
     >>> solve_master("a_optimal", cols, np.array([0.0, 0.0, 1.0])).round(8).tolist()  # identity is A-optimal
     [0.5, 0.5, 0.0]
     """
+    found = solve_master_dual(criterion, columns, start, tolerance=tolerance, spread=spread, weights=weights,
+                              partial=partial, deadline=deadline)
+    return None if found is None else found[0]
+
+
+def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *, tolerance: float = 1e-11,
+                      spread: float = 1e-2, weights: np.ndarray | None = None,
+                      partial: bool = False, deadline: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """θ ≥ 0 minimising f over the given columns and the multipliers λ of Σθ_k v_k = 1, or None on failure.
+
+    As :func:`solve_master`, which returns θ alone; λ = −y of the primal–dual method, so that
+    g_k − λ·v_k = s_k·max v_k ≥ 0 (g = ∇f in θ) with equality on the support at the optimum: the λ that
+    maximises Σλ + min_k(g_k − λ·v_k) over these columns, which the engine's bound needs (any λ gives a valid
+    bound; this one saves the LP of :func:`.criterion._dual_multiplier`).
+    """
     vectors = np.asarray(columns, dtype=np.float64)
     n, k = vectors.shape
     scale = vectors.max(axis=0)
@@ -184,12 +199,13 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
                 step = min(step, float(np.min(-base[negative] / direction[negative])))
         return step
 
-    def _last(phi: np.ndarray, s: np.ndarray, y: np.ndarray, grad: np.ndarray, value: float) -> np.ndarray | None:
+    def _last(phi: np.ndarray, s: np.ndarray, y: np.ndarray, grad: np.ndarray,
+              value: float) -> tuple[np.ndarray, np.ndarray] | None:
         """The stalled point, if ``partial`` and it is feasible and nearly optimal (else None)."""
         close = (partial and float(np.abs(u @ phi - ones).max()) <= tolerance
                  and float(np.abs(grad - s + u.T @ y).max()) <= _STALLED_DUAL * (1.0 + float(np.abs(grad).max()))
                  and float(phi @ s) <= np.sqrt(tolerance) * max(1.0, abs(value)))
-        return np.maximum(phi, 0.0) / scale if close else None
+        return (np.maximum(phi, 0.0) / scale, -y) if close else None
 
     for _ in range(_MAX_STEPS):
         grad = gradient / scale
@@ -197,11 +213,11 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
         r_dual = grad - s + u.T @ y
         r_pri = u @ phi - ones
         if deadline is not None and time.monotonic() >= deadline and np.abs(r_pri).max() <= 1e-9:
-            return np.maximum(phi, 0.0) / scale
+            return np.maximum(phi, 0.0) / scale, -y
         dual_scale = 1.0 + float(np.abs(grad).max())
         if (np.abs(r_pri).max() <= tolerance and np.abs(r_dual).max() <= tolerance * dual_scale
                 and gap <= tolerance * max(1.0, abs(value))):
-            return np.maximum(phi, 0.0) / scale
+            return np.maximum(phi, 0.0) / scale, -y
         system = _hessian(criterion, vectors, solved, weights) / np.outer(scale, scale)
         system[np.diag_indices(k)] += s / phi
         try:

@@ -30,7 +30,7 @@ from mechdesign.design.estimation.criterion import (
     _dual_multiplier,
     _gradients,
     _inverse,
-    _master,
+    _master_dual,
     _objective,
     _Options,
     _quadratic,
@@ -152,8 +152,9 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     while True:
         iterations += 1
         clock = time.monotonic()
-        theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]),
-                                   options.conic, weights, deadline)
+        theta, multiplier, fell_back = _master_dual(
+            criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]), options.conic,
+            weights, deadline)
         fallbacks += fell_back
         keep = theta > 1e-12 * theta.max()
         keep[:n] = True  # the start columns keep the master feasible and full rank
@@ -165,7 +166,11 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         if value < best_value:  # a master cut short at the deadline may end above an earlier iterate: keep the best
             best_columns, best_theta = columns, theta
         own = _gradients(criterion, j_inverse, columns, weights)
-        lam = _dual_multiplier(columns, own, theta)
+        # The master's own λ where it has one (the LP's solution at its optimum; any λ prices soundly), else the LP.
+        # Beyond _LP_LAMBDA_MAX the master is often cut short at the deadline (a Newton step costs K²N), so λ comes
+        # from the complementary slackness equations there as before.
+        lam = (multiplier if multiplier is not None and weights is None and n <= _shared._LP_LAMBDA_MAX
+               else _dual_multiplier(columns, own, theta))
         shift = float(np.min(own - lam @ columns))
         quadratic = _quadratic(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
