@@ -48,7 +48,8 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
 
     first: list[np.ndarray] = []
     real = priced._master_dual
-    monkeypatch.setattr(priced, "_master_dual", lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
+    monkeypatch.setattr(priced, "_master_dual",
+                        lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
     result = design_estimation(problem, baselines=False, time_limit=20.0)
     seeds = priced._subset_seeds(SeparableOracle(pricing_counts(problem.prior), 1.0, 0.05), 1.0)
     # The first master: the start's lift vectors and the seeds only (k-RR's columns are left out in this regime).

@@ -42,11 +42,13 @@ def value(criterion, columns, theta):
 
 priors = st.integers(2, 5).flatmap(
     lambda n: st.lists(st.floats(0.03, 1.0), min_size=n, max_size=n).map(lambda x: np.array(x) / sum(x)))
+# (prior, ε, radius, share of the vertex list kept, seed, criterion) of a random restricted master
+random_masters = given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 0.3, 2.0]), st.floats(0.2, 1.0),
+                       st.integers(0, 2**31 - 1), st.sampled_from(CRITERIA))
 
 
 @settings(max_examples=30, deadline=None)
-@given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 0.3, 2.0]), st.floats(0.2, 1.0),
-       st.integers(0, 2**31 - 1), st.sampled_from(CRITERIA))
+@random_masters
 def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, keep, seed, criterion):
     columns, start = master_instance(prior, epsilon, radius, keep, seed)
     theta = solve_master(criterion, columns, start)
@@ -64,8 +66,7 @@ def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, ke
 
 
 @settings(max_examples=30, deadline=None)
-@given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 0.3, 2.0]), st.floats(0.2, 1.0),
-       st.integers(0, 2**31 - 1), st.sampled_from(CRITERIA))
+@random_masters
 def test_the_masters_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius, keep, seed, criterion):
     # The engine prices with the master's own λ instead of solving the LP max Σλ + min_k(g_k − λ·v_k): at the
     # master's optimum both give the same Lagrangian bound (complementary slackness), and every reduced gradient
