@@ -48,7 +48,7 @@ from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.prior import Prior
 from mechdesign.design.polytope.vertices import lift_constant
 
-__all__ = ["MAX_TABLE", "CountPricer", "PricingResult", "level_function", "pricing_counts"]
+__all__ = ["MAX_TABLE", "CountPricer", "KnapsackChoices", "PricingResult", "level_function", "pricing_counts"]
 
 _TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.polytope.vertices
 _EPS = np.finfo(np.float64).eps
@@ -103,6 +103,21 @@ class PricingResult:
     loose: tuple[str, ...] = field(default=())
 
 
+class KnapsackChoices:
+    """Which item each knapsack table took, for :meth:`CountPricer.recover`.
+
+    ``rows[i]`` is ``(k, taken)`` for an item of count k added to the table: ``taken[c − k]`` says whether adding
+    it improved D(c), for c from k up to the count attainable once it was in (above, and for items left out —
+    ``None`` —, it did not). Rows over the attainable counts only: a full N × (m + 1) array was 2 MB to zero per
+    table at m = 48,842, where one category holds 90 % of the records.
+    """
+
+    __slots__ = ("rows",)
+
+    def __init__(self, size: int) -> None:
+        self.rows: list[tuple[int, np.ndarray] | None] = [None] * size
+
+
 class CountPricer:
     """Pricing oracle for a count prior P̂ = n/m (see the module docstring).
 
@@ -145,11 +160,14 @@ class CountPricer:
 
     # ---------------------------------------------------------------- the knapsack with an exact count
     def table(self, lam: np.ndarray, exclude: np.ndarray | None = None,
-              track: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-        """D(C) = min{λ(S) : n(S) = C, S ∩ exclude = ∅} for C = 0..m (inf if unattainable); take table."""
+              track: bool = False) -> tuple[np.ndarray, KnapsackChoices | None]:
+        """D(C) = min{λ(S) : n(S) = C, S ∩ exclude = ∅} for C = 0..m (inf if unattainable), and the choices.
+
+        With ``track``, the choices are those :meth:`recover` backtracks through (else ``None``).
+        """
         d = np.full(self.m + 1, np.inf)
         d[0] = 0.0
-        take = np.zeros((self.size, self.m + 1), dtype=bool) if track else None
+        take = KnapsackChoices(self.size) if track else None
         reach = 0  # the largest count attainable so far (d is inf above it)
         for i in self._order.tolist():
             if exclude is not None and exclude[i]:
@@ -158,16 +176,17 @@ class CountPricer:
             reach = min(reach + k, self.m)
             cand = d[:reach + 1 - k] + lam[i]  # a copy, so the in-place update below reads the old table
             if take is not None:
-                np.less(cand, d[k:reach + 1], out=take[i, k:reach + 1])
+                take.rows[i] = (k, cand < d[k:reach + 1])
             np.minimum(d[k:reach + 1], cand, out=d[k:reach + 1])
         return d, take
 
-    def recover(self, take: np.ndarray, count: int) -> np.ndarray:
+    def recover(self, take: KnapsackChoices, count: int) -> np.ndarray:
         """The set (boolean mask) attaining D(count), by backtracking through ``take``."""
         chosen = np.zeros(self.size, dtype=bool)
         c = int(count)
         for i in self._order[::-1].tolist():  # the items in the reverse of the order table() added them
-            if c > 0 and take[i, c]:
+            row = take.rows[i]
+            if c > 0 and row is not None and row[0] <= c < row[0] + row[1].size and row[1][c - row[0]]:
                 chosen[i] = True
                 c -= int(self.counts[i])
         return chosen
@@ -359,7 +378,7 @@ class CountPricer:
                 out[j] = (c, self._f(s, np.full(s.size, h1), np.full(s.size, p[j]), low), low)
         return out
 
-    def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: np.ndarray, threshold: float,
+    def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: KnapsackChoices, threshold: float,
                   keep: Callable[..., None], count: int, full: bool) -> None:
         """C2: the grid of (C_H, C_T) cells by blocks (:mod:`.c2grid`); real columns for the best."""
         from mechdesign.design.polytope.c2grid import C2Grid
@@ -372,7 +391,8 @@ class CountPricer:
         real = max((self._exact_reduced(vec, lam) for vec in vecs), default=-math.inf)
         keep("C2", best_bound if full else math.inf, real, vecs)
 
-    def c2_columns(self, lam: np.ndarray, take: np.ndarray, cells: list[tuple[float, int, int]]) -> list[np.ndarray]:
+    def c2_columns(self, lam: np.ndarray, take: KnapsackChoices,
+                   cells: list[tuple[float, int, int]]) -> list[np.ndarray]:
         """Real C2 columns for grid cells (·, C_H, C_T): H from the table of λ (``take``), L by an exact DP over X∖H."""
         vecs = []
         for _, ch, ct in cells:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.design.polytope.pricing import CountPricer
+from mechdesign.design.polytope.pricing import CountPricer, KnapsackChoices
 
 __all__ = ["OracleTimeout", "SeparableOracle", "SeparableResult"]
 
@@ -112,7 +112,7 @@ class SeparableOracle:
 
     # ------------------------------------------------------------------ knapsack tables (maximum form)
     def _table(self, w: np.ndarray, exclude: np.ndarray | None = None,
-               track: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+               track: bool = False) -> tuple[np.ndarray, KnapsackChoices | None]:
         self._tick()
         d, take = self.pricer.table(-w, exclude, track)
         return -d, take
