@@ -15,6 +15,10 @@ With a count prior P̂ = n/m the masses are C/m for integers C, and the knapsack
 
     D(C) = min { λ(S) : n(S) = C }           (one DP over C = 0..m, O(N·m); sets by backtracking)
 
+(items added in increasing count, each over the counts attainable so far: Σ_i min(n_1 + … + n_i, m) entries,
+2.4 % of N·m on Adult native-country, where one category holds 90 % of the records, and 24 / 20 / 16 / 13 % on
+the Zipf priors of N = 20 / 64 / 256 / 1,000)
+
 prices the families exactly or bounds them:
 
 * B, identity columns e_x/P̂_x: N of them, enumerated;
@@ -155,7 +159,7 @@ class CountPricer:
         self._c1: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         # The knapsack's items in increasing count: before an item is added only counts up to the sum of those
         # already in can be attained, so each update touches that prefix of the table, not all m + 1 entries
-        # (Adult native-country, where one category holds 90 % of the records: 2.2 → 0.3 ms a table).
+        # (Adult native-country, where one category holds 90 % of the records: 2.2 → 0.37 ms a table).
         self._order = np.argsort(n, kind="stable")
 
     # ---------------------------------------------------------------- the knapsack with an exact count
@@ -335,7 +339,9 @@ class CountPricer:
             visit(lo, mid, self.extend(table, lam, range(mid, hi)))
             visit(mid, hi, self.extend(table, lam, range(lo, mid)))
 
-        start = np.full(self.m + 1, np.inf)
+        # D(C) depends on entries below C only, so the tables stop at the largest count a C1 cell asks for
+        # (C ≤ m/h + 2: a third of the table at ε′ = 1), with the same entries up to there.
+        start = np.full(max(int(c[-1]) for c, _, _ in per_j.values()) + 1, np.inf)
         start[0] = 0.0
         visit(0, self.size, start)
         if not exact:
@@ -351,11 +357,12 @@ class CountPricer:
             keep("C1", -math.inf, exact[j][0], [self.vector(hs, mask, "C1")])
 
     def extend(self, table: np.ndarray, lam: np.ndarray, items: range) -> np.ndarray:
-        """The knapsack table with more items added (a copy)."""
+        """The knapsack table with more items added (a copy, as long as ``table``: entries C < len(table))."""
         d = table.copy()
         for i in items:
             k = int(self.counts[i])
-            np.minimum(d[k:], d[:-k] + lam[i], out=d[k:])
+            if k < d.size:
+                np.minimum(d[k:], d[:-k] + lam[i], out=d[k:])
         return d
 
     def c1_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:

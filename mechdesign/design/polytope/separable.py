@@ -286,7 +286,10 @@ class SeparableOracle:
             visit(lo, mid, -self.pricer.extend(-table, -w, range(mid, hi)))
             visit(mid, hi, -self.pricer.extend(-table, -w, range(lo, mid)))
 
-        start = np.full(self.m + 1, -np.inf)
+        if not cells:
+            return -math.inf, []
+        # Entries C depend on those below C only: the tables stop at the largest count a C1 cell asks for.
+        start = np.full(max(int(c[-1]) for c, _ in cells.values()) + 1, -np.inf)
         start[0] = 0.0
         visit(0, self.size, start)
         if not exact:
