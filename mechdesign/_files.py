@@ -10,7 +10,10 @@ never sees half a file. What an interrupted run leaves behind is cleaned as foll
 * SIGKILL cannot be caught: the next :func:`atomic_path` in the same folder removes temporary files
   of this tool whose process (the pid in the name) no longer exists.
 
-Written files get the mode ``0o666 & ~umask`` of an ordinary file (``mkstemp`` alone gives 0600).
+Written files get the mode ``0o666 & ~umask`` of an ordinary file (the temporary file is created 0600).
+
+The temporary file is registered before it is created (:func:`_new_part`), so no interrupt can leave one that
+the cleanup does not know of.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import secrets
 import signal
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -161,22 +164,28 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM (delivered on exit) while a temporary file is created and registered.
+def _new_part(target: Path) -> Path:
+    """Create the temporary file of ``target``, registered in ``_LIVE`` before it exists.
 
-    Between ``mkstemp`` and the registration in ``_LIVE`` an interrupt would leave a file that no handler knows
-    of (seen under load: a ``.part`` left by SIGINT). Only the main thread can receive them; elsewhere a no-op.
+    An interrupt raises at any bytecode, and in any thread the kernel chose to deliver the signal to (Python then
+    raises it in the main thread at once: a signal mask held by the main thread alone did not stop it — seen as a
+    ``.part`` left by SIGINT under load). Registered first, the file is known to :func:`remove_live_parts` at every
+    instant it exists; a name registered but not created costs a failed unlink.
     """
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    held = {signal.SIGINT, signal.SIGTERM}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    for _ in range(100):
+        path = target.parent / f".{target.name}.mdtmp{os.getpid()}.{secrets.token_hex(6)}.part"
+        _LIVE.add(path)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            _LIVE.discard(path)
+            continue
+        except OSError:
+            _LIVE.discard(path)
+            raise
+        os.close(fd)
+        return path
+    raise FileExistsError(f"output could not get a temporary file beside it, got output={str(target)!r}")
 
 
 def install_signal_cleanup() -> None:
@@ -199,25 +208,22 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
 
     Nothing half-written is ever left at ``target``; the temporary file is removed on failure, on
     SIGTERM (with :func:`install_signal_cleanup`) or, after SIGKILL, by the next call in that folder.
-    The final file has the umask's mode, not ``mkstemp``'s 0600.
+    The final file has the umask's mode, not the temporary file's 0600.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_dir():
         raise IsADirectoryError(f"output must not be a directory, got output={str(target)!r}")
     remove_stale_parts(target.parent)
-    with _signals_held():
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.mdtmp{os.getpid()}.", suffix=".part", dir=target.parent)
-        os.close(fd)
-        tmp_path = Path(tmp)
-        _LIVE.add(tmp_path)
-    # An interrupt delivered from here on finds the file in _LIVE: the SIGTERM handler, the finally below or the
-    # CLI's KeyboardInterrupt handler (remove_live_parts) removes it.
+    tmp_path = _new_part(target)
+    # An interrupt from here on finds the file in _LIVE: the SIGTERM handler, the finally below or the CLI's
+    # KeyboardInterrupt handler (remove_live_parts) removes it.
     try:
         yield tmp_path
         os.chmod(tmp_path, default_file_mode())
         os.replace(tmp_path, target)
     finally:
-        _LIVE.discard(tmp_path)
-        if tmp_path.exists():
-            tmp_path.unlink()
+        try:
+            tmp_path.unlink(missing_ok=True)  # first: leaving _LIVE before the file is gone reopened the window
+        finally:
+            _LIVE.discard(tmp_path)

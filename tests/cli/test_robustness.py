@@ -132,6 +132,36 @@ def test_ctrl_c_exits_130_without_traceback(monkeypatch, capsys):
     assert capsys.readouterr().err == "mechdesign: interrupted\n"
 
 
+@pytest.mark.parametrize("when", ["created", "registered"])
+def test_an_interrupt_while_the_temporary_file_is_made_leaves_nothing(rr, tmp_path, monkeypatch, capsys, when):
+    """Ctrl-C the instant the temporary file exists (``created``) or just before (``registered``): exit 130, nothing.
+
+    A signal the kernel delivers to another thread of the process raises KeyboardInterrupt in the main thread at
+    once, whatever that thread's signal mask: a ``.part`` was left under load when the file was registered for the
+    cleanup only after it was created.
+    """
+    real = os.open
+
+    def interrupted(path, flags, mode=0o777, *args, **kwargs):
+        if str(path).endswith(".part"):
+            if when == "registered":
+                raise KeyboardInterrupt
+            real(path, flags, mode, *args, **kwargs)  # the file exists, its descriptor is never returned
+            raise KeyboardInterrupt
+        return real(path, flags, mode, *args, **kwargs)
+
+    source = tmp_path / "in.csv"
+    source.write_text("race\n" + "\n".join(json.loads(rr.read_text())["inputs"]) + "\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.setattr(mechdesign._files.os, "open", interrupted)
+    assert main(["privatize", str(rr), str(source), "--column", "race", "--out", str(out / "out.csv"),
+                 "--seed", "1"]) == 130
+    monkeypatch.undo()
+    assert list(out.iterdir()) == [] and not mechdesign._files._LIVE
+    assert capsys.readouterr().err == "mechdesign: interrupted\n"
+
+
 def test_closed_stdout_pipe_exits_quietly(rr):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     reader, writer = os.pipe()
