@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -224,7 +225,7 @@ class ArrowIpcFile:
         except (pa.ArrowInvalid, OSError) as exc:
             raise v.fail("input", "be a readable Arrow IPC file (Feather v2)", f"{path} ({str(exc)[:80]})") from None
         self.schema_arrow = self._reader.schema
-        self.metadata = _Rows(rows)
+        self.metadata = SimpleNamespace(num_rows=rows)  # ParquetFile's metadata.num_rows
 
     def iter_batches(self, batch_size: int, columns: Sequence[str] | None = None,
                      use_threads: bool = True) -> Iterator[Any]:
@@ -241,13 +242,6 @@ class ArrowIpcFile:
                 batch = batch.select(list(columns))
             for start in range(0, batch.num_rows, batch_size):
                 yield batch.slice(start, batch_size)
-
-
-class _Rows:
-    """``metadata.num_rows`` of :class:`ArrowIpcFile` (ParquetFile's attribute path)."""
-
-    def __init__(self, rows: int) -> None:
-        self.num_rows = rows
 
 
 def columnar_file(path: Path, read_dictionary: Sequence[str] | None = None) -> Any:

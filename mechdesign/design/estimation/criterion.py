@@ -259,14 +259,16 @@ def _master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, conic: 
 
     The primal–dual interior point method of :mod:`mechdesign.design.estimation.master` first (milliseconds; its
     λ of Σθ_k v_k = 1 comes with it); if it does not converge, or ``conic``, the conic form through cvxpy and
-    Clarabel (about a second at N = 16), without λ (``None``: the caller's LP finds one).
+    Clarabel (about a second at N = 16), without λ (``None``: the caller's LP finds one). An L-criterion
+    (``weights``) gets no λ either: a singular L-optimum leaves λ free off the master's span, and the LP rounds of
+    :func:`lower_bound` fix it there.
     """
     # A singular L-optimum is approached only linearly: keep the feasible point where the method stalls (certified
     # like any other) rather than the conic form, which is much less accurate there.
     found = None if conic else solve_master_dual(criterion, columns, start, weights=weights,
                                                  partial=weights is not None, deadline=deadline)
     if found is not None:
-        return found[0], found[1], False
+        return found[0], found[1] if weights is None else None, False
     return _conic_master(criterion, columns, weights), None, True
 
 

@@ -295,9 +295,6 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
                                    else cv.vectors(active)])
         theta, multiplier, fell_back = _master_dual(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
-        if weights is not None:
-            # A singular L-optimum leaves λ free off the master's span: the LP rounds of lower_bound fix it there.
-            multiplier = None
         full = (shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
                 or not isinstance(pool, ColumnVertices))
         while True:

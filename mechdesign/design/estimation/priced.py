@@ -169,7 +169,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         # The master's own λ where it has one (the LP's solution at its optimum; any λ prices soundly), else the LP.
         # Beyond _LP_LAMBDA_MAX the master is often cut short at the deadline (a Newton step costs K²N), so λ comes
         # from the complementary slackness equations there as before.
-        lam = (multiplier if multiplier is not None and weights is None and n <= _shared._LP_LAMBDA_MAX
+        lam = (multiplier if multiplier is not None and n <= _shared._LP_LAMBDA_MAX
                else _dual_multiplier(columns, own, theta))
         shift = float(np.min(own - lam @ columns))
         quadratic = _quadratic(criterion, j_inverse, weights)
