@@ -10,6 +10,15 @@ never sees half a file. What an interrupted run leaves behind is cleaned as foll
 * SIGKILL cannot be caught: the next :func:`atomic_path` in the same folder removes temporary files
   of this tool whose process (the pid in the name) no longer exists.
 
+**Interrupts while a file is written (the CLI).** Python raises KeyboardInterrupt (and the SIGTERM handler
+SystemExit) at whatever bytecode runs when the signal arrives; inside an import's weakref callback or a
+``__del__`` the interpreter reports and *swallows* it, and the run went on to commit its output — Ctrl-C ignored
+(seen under load: the CLI's lazy imports of pandas and pyarrow happen after the temporary file exists). After
+:func:`install_signal_cleanup`, :func:`atomic_path` therefore *defers* SIGINT and SIGTERM in the main thread while
+its file is open: the signal is recorded, the writers call :func:`checkpoint` between chunks, and the block checks
+once more before the rename, so an interrupt during the write is honoured (exit 130 / 143, nothing on disk) and
+never lost. One that arrives after that last check is delivered again once the file is committed.
+
 Written files get the mode ``0o666 & ~umask`` of an ordinary file (the temporary file is created 0600).
 
 The temporary file is registered before it is created (:func:`_new_part`), so no interrupt can leave one that
@@ -29,12 +38,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_FILE_BYTES", "atomic_path", "default_file_mode", "install_signal_cleanup", "max_file_bytes",
-           "read_bounded", "remove_stale_parts", "to_jsonable"]
+__all__ = ["MAX_FILE_BYTES", "atomic_path", "checkpoint", "default_file_mode", "install_signal_cleanup",
+           "max_file_bytes", "read_bounded", "remove_stale_parts", "to_jsonable"]
 
 _PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
 _LIVE: set[Path] = set()  # temporary files of this process, removed by the SIGTERM handler
 _LOCK = threading.Lock()
+_DEFER = False               # set by install_signal_cleanup: atomic_path defers SIGINT/SIGTERM (module docstring)
+_PENDING: list[int] = []     # signals received while deferred, in order
+_DEPTH = [0]                 # nested atomic_path blocks holding the deferring handlers
 
 
 MAX_FILE_BYTES = 64 << 20  # whole-file reads (mechanism files, matrix CSVs): 64 MiB unless the environment says more
@@ -188,14 +200,73 @@ def _new_part(target: Path) -> Path:
     raise FileExistsError(f"output could not get a temporary file beside it, got output={str(target)!r}")
 
 
-def install_signal_cleanup() -> None:
-    """Make SIGTERM remove live temporary files (then exit 143), and ignore SIGXFSZ.
+def _record(signum: int, frame: Any) -> None:
+    _PENDING.append(signum)
 
-    With SIGXFSZ ignored a file-size limit (``ulimit -f``) is an ``OSError`` (EFBIG) with a message
-    instead of a silent kill. Only from the main thread, and only where the handlers are still the defaults.
+
+def checkpoint() -> None:
+    """Act on a signal deferred while a file is written; nothing when none is pending.
+
+    SIGINT raises KeyboardInterrupt; SIGTERM removes the live temporary files and exits 143 (the handler of
+    :func:`install_signal_cleanup`). Writers of long files call it between chunks, so that a deferred interrupt
+    stops them promptly.
     """
+    if _PENDING:
+        signum = _PENDING[0]
+        _PENDING.clear()
+        if signum == signal.SIGTERM:
+            _on_sigterm(signum, None)
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def _deferred_signals() -> Iterator[None]:
+    """Record SIGINT / SIGTERM instead of raising while the block runs (module docstring); restore the handlers after.
+
+    Only after :func:`install_signal_cleanup`, in the main thread, and for a handler that is still the one Python or
+    the CLI installed (a program's own handler is left alone). A signal recorded and not consumed by
+    :func:`checkpoint` inside the block is delivered again, to the restored handler, when the block ends.
+    """
+    if not _DEFER or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if _DEPTH[0]:  # nested: the outer block holds the handlers
+        _DEPTH[0] += 1
+        try:
+            yield
+        finally:
+            _DEPTH[0] -= 1
+        return
+    owned = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _on_sigterm}
+    previous = {signum: signal.getsignal(signum) for signum in owned}
+    deferred = [signum for signum, handler in owned.items() if previous[signum] is handler]
+    _PENDING.clear()
+    _DEPTH[0] = 1
+    try:
+        for signum in deferred:
+            signal.signal(signum, _record)
+        yield
+    finally:
+        for signum in deferred:
+            signal.signal(signum, previous[signum])
+        _DEPTH[0] = 0
+        late = list(dict.fromkeys(_PENDING))
+        _PENDING.clear()
+        for number in late:
+            signal.raise_signal(number)
+
+
+def install_signal_cleanup() -> None:
+    """Make SIGTERM remove live temporary files (then exit 143), ignore SIGXFSZ, defer interrupts during writes.
+
+    :func:`atomic_path` then defers SIGINT and SIGTERM while it writes (module docstring). With SIGXFSZ ignored a
+    file-size limit (``ulimit -f``) is an ``OSError`` (EFBIG) with a message instead of a silent kill. Only from the
+    main thread, and only where the handlers are still the defaults.
+    """
+    global _DEFER
     if threading.current_thread() is not threading.main_thread():
         return
+    _DEFER = True
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _on_sigterm)
     if hasattr(signal, "SIGXFSZ") and signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL:
@@ -208,22 +279,25 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
 
     Nothing half-written is ever left at ``target``; the temporary file is removed on failure, on
     SIGTERM (with :func:`install_signal_cleanup`) or, after SIGKILL, by the next call in that folder.
-    The final file has the umask's mode, not the temporary file's 0600.
+    The final file has the umask's mode, not the temporary file's 0600. After :func:`install_signal_cleanup`,
+    SIGINT and SIGTERM are deferred to :func:`checkpoint` calls and to the end of the block (module docstring).
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_dir():
         raise IsADirectoryError(f"output must not be a directory, got output={str(target)!r}")
     remove_stale_parts(target.parent)
-    tmp_path = _new_part(target)
-    # An interrupt from here on finds the file in _LIVE: the SIGTERM handler, the finally below or the CLI's
-    # KeyboardInterrupt handler (remove_live_parts) removes it.
-    try:
-        yield tmp_path
-        os.chmod(tmp_path, default_file_mode())
-        os.replace(tmp_path, target)
-    finally:
+    with _deferred_signals():
+        tmp_path = _new_part(target)
+        # An interrupt from here on finds the file in _LIVE: the SIGTERM handler, the finally below or the CLI's
+        # KeyboardInterrupt handler (remove_live_parts) removes it.
         try:
-            tmp_path.unlink(missing_ok=True)  # first: leaving _LIVE before the file is gone reopened the window
+            yield tmp_path
+            checkpoint()  # an interrupt deferred during the write: the file is not committed
+            os.chmod(tmp_path, default_file_mode())
+            os.replace(tmp_path, target)
         finally:
-            _LIVE.discard(tmp_path)
+            try:
+                tmp_path.unlink(missing_ok=True)  # first: leaving _LIVE before the file is gone reopened the window
+            finally:
+                _LIVE.discard(tmp_path)

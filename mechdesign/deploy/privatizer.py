@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._files import checkpoint
 from mechdesign._numerics import QUANT_SCALE, quantise, quantised_bounds
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy._io import encode_labels
@@ -415,6 +416,11 @@ class Progress:
         self.total, self.done, self.start, self.shown = total, 0, time.perf_counter(), 0.0
 
     def update(self, records: int) -> None:
+        """Count a chunk written, and act on an interrupt deferred while the output is written.
+
+        Every streaming writer reports here between chunks: :func:`mechdesign._files.checkpoint`.
+        """
+        checkpoint()
         self.done += records
         now = time.perf_counter()
         if self.enabled and now - self.shown >= self.every:

@@ -245,3 +245,135 @@ def test_sigkill_during_write_is_cleaned_by_the_next_run(big, tmp_path, capsys):
     assert main(["privatize", str(mech), str(small), "--column", "race", "--out", str(tmp_path / "other.csv"),
                  "--seed", "1"]) == 0
     assert _no_parts(tmp_path) and [p.name for p in tmp_path.iterdir()] == ["other.csv"]  # ... until the next run
+
+
+# --- interrupts deferred while a file is written (after install_signal_cleanup, as in the CLI) ---------------------
+
+@pytest.fixture
+def deferring(monkeypatch):
+    """atomic_path as the CLI runs it: SIGINT/SIGTERM deferred (SIGTERM's handler the CLI's), restored afterwards."""
+    monkeypatch.setattr(mechdesign._files, "_DEFER", True)
+    previous = signal.signal(signal.SIGTERM, mechdesign._files._on_sigterm)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+class _Swallowing:
+    """An object whose finaliser (a weakref callback, as importlib's module locks have) sends SIGINT: Python reports
+    and swallows an exception raised there, so an interrupt that lands in it is lost unless it is deferred."""
+
+    def __init__(self) -> None:
+        import weakref
+
+        self.ref = weakref.ref(self, lambda _: signal.raise_signal(signal.SIGINT))
+
+
+def test_an_interrupt_swallowed_by_a_callback_still_stops_the_write(tmp_path, deferring, capsys):
+    target = tmp_path / "out.txt"
+    with pytest.raises(KeyboardInterrupt):
+        with mechdesign._files.atomic_path(target) as tmp:
+            tmp.write_text("half")
+            _Swallowing()  # freed at once: its callback sends SIGINT (without deferral: "Exception ignored", committed)
+            tmp.write_text("whole")
+    assert list(tmp_path.iterdir()) == [] and not mechdesign._files._LIVE
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_deferred_interrupt_stops_the_writer_at_its_next_checkpoint(tmp_path, deferring):
+    written = []
+    with pytest.raises(KeyboardInterrupt):
+        with mechdesign._files.atomic_path(tmp_path / "out.txt") as tmp:
+            with tmp.open("w") as handle:
+                for chunk in range(5):
+                    mechdesign._files.checkpoint()
+                    handle.write(f"{chunk}\n")
+                    written.append(chunk)
+                    if chunk == 1:
+                        signal.raise_signal(signal.SIGINT)  # recorded, not raised here
+    assert written == [0, 1] and list(tmp_path.iterdir()) == []
+
+
+def test_a_deferred_sigterm_exits_143_with_nothing_on_disk(tmp_path, deferring):
+    with pytest.raises(SystemExit) as stop:
+        with mechdesign._files.atomic_path(tmp_path / "out.txt") as tmp:
+            tmp.write_text("half")
+            signal.raise_signal(signal.SIGTERM)
+            tmp.write_text("whole")
+    assert stop.value.code == 143 and list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is mechdesign._files._on_sigterm
+
+
+def test_an_interrupt_after_the_last_check_is_delivered_once_the_file_is_complete(tmp_path, deferring, monkeypatch):
+    real = os.replace
+
+    def replace_then_interrupt(source, target):
+        real(source, target)
+        signal.raise_signal(signal.SIGINT)  # between the last checkpoint and the end of the block
+
+    monkeypatch.setattr(mechdesign._files.os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        with mechdesign._files.atomic_path(tmp_path / "out.txt") as tmp:
+            tmp.write_text("whole")
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"] and (tmp_path / "out.txt").read_text() == "whole"
+
+
+def test_nested_writes_defer_until_the_outer_one_ends(tmp_path, deferring):
+    with pytest.raises(KeyboardInterrupt):
+        with mechdesign._files.atomic_path(tmp_path / "outer.txt") as outer:
+            with mechdesign._files.atomic_path(tmp_path / "inner.txt") as inner:
+                inner.write_text("inner")
+                signal.raise_signal(signal.SIGINT)
+            outer.write_text("outer")  # not reached: the inner block's last check raised
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and mechdesign._files._DEPTH == [0]
+
+
+def test_handlers_are_left_alone_outside_the_cli_and_when_a_program_has_its_own(tmp_path, monkeypatch):
+    monkeypatch.setattr(mechdesign._files, "_DEFER", False)  # library use: nothing deferred
+    with mechdesign._files.atomic_path(tmp_path / "a.txt") as tmp:
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        tmp.write_text("a")
+    monkeypatch.setattr(mechdesign._files, "_DEFER", True)
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with mechdesign._files.atomic_path(tmp_path / "b.txt") as tmp:
+            signal.raise_signal(signal.SIGINT)  # the program's handler runs at once, as without mechdesign
+            assert seen == [signal.SIGINT]
+            tmp.write_text("b")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_privatize_stops_on_an_interrupt_that_lands_where_python_would_swallow_it(rr, tmp_path):
+    """Through the real entry point: Ctrl-C the instant the temporary output exists, inside a weakref callback (where
+    the CLI's lazy imports of pandas and pyarrow run their module locks' callbacks). Without deferral Python printed
+    "Exception ignored", went on and committed the file with exit 0; now: exit 130, nothing on disk."""
+    source = tmp_path / "in.csv"
+    source.write_text("race\n" + "a\nb\n" * 100_000)
+    out = tmp_path / "out"
+    out.mkdir()
+    script = (
+        "import signal, sys, weakref\n"
+        "import mechdesign._files as f\n"
+        "real = f._new_part\n"
+        "class Swallowing:\n"
+        "    def __init__(self):\n"
+        "        self.ref = weakref.ref(self, lambda _: signal.raise_signal(signal.SIGINT))\n"
+        "def interrupted(target):\n"
+        "    path = real(target)\n"
+        "    Swallowing()\n"
+        "    return path\n"
+        "f._new_part = interrupted\n"
+        "from mechdesign.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.run([sys.executable, "-c", script, "privatize", str(rr), str(source), "--column", "race",
+                              "--out", str(out / "out.csv"), "--seed", "1"],
+                             capture_output=True, text=True, env=env, timeout=120,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert process.returncode == 130 and process.stderr.endswith("mechdesign: interrupted\n")
+    assert "Traceback" not in process.stderr and "Exception ignored" not in process.stderr
+    assert list(out.iterdir()) == []
