@@ -405,9 +405,9 @@ class SeparableOracle:
                  totals: np.ndarray, target: float, pi: float = 0.0) -> tuple[float, int, int, float]:
         """(bound, C_H, C_T, π) for the cells with C_T in band[0:2] and C_H in band[2:4] (module docstring).
 
-        B(π) is evaluated first at ``pi`` (the parent band's), then minimised by golden-section search until it is
-        at most ``target`` (every value is a bound: the smallest is returned, with its π, a C_H of the band and the
-        C_T of the table's maximum).
+        B(π) is evaluated first at ``pi`` (the parent band's), then minimised by tangent cuts until it is at most
+        ``target`` or at its minimum (every value is a bound: the smallest is returned, with its π, the band's C_H
+        nearest to the maximiser's H count and the C_T of the table's maximum).
         """
         m = self.m
         inside = totals[(totals >= band[0]) & (totals <= band[1])]
