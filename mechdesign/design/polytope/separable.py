@@ -410,8 +410,7 @@ class SeparableOracle:
         nearest to the maximiser's H count and the C_T of the table's maximum).
         """
         m = self.m
-        inside = totals[(totals >= band[0]) & (totals <= band[1])]
-        heads = rows[(rows >= band[2]) & (rows <= band[3])]
+        inside, heads = _span(band, rows, totals)
         if inside.size == 0 or heads.size == 0:
             return -math.inf, 0, 0, pi
         n = self.counts.astype(np.float64)
@@ -428,8 +427,7 @@ class SeparableOracle:
             table, take = self._table(weights, track=True)
             k = int(inside[np.argmax(table[inside])])
             # The tables' rounding with π·n added (the caller's margin covers the weights without it).
-            value = float(float(table[k]) + max(x * c_lo, x * c_hi)
-                          + (16 * self.size + 128) * _EPS * abs(x) * (m + c_hi))
+            value = float(table[k] + max(x * c_lo, x * c_hi) + (16 * self.size + 128) * _EPS * abs(x) * (m + c_hi))
             if not math.isfinite(value):
                 value = -math.inf
             in_h = float(n[self.pricer.recover(take, k) & (w_high - x * n > w_low)].sum()) if take is not None else 0.0
@@ -516,8 +514,7 @@ class SeparableOracle:
         C_H where the H role gains most (w^H − w^L) and C_T where the L role does: two tables, as the columns of
         the search were chosen before family C2 was bounded by one multiplier.
         """
-        inside = totals[(totals >= band[0]) & (totals <= band[1])]
-        heads = rows[(rows >= band[2]) & (rows <= band[3])]
+        inside, heads = _span(band, rows, totals)
         if inside.size == 0 or heads.size == 0:
             return None
         w_low, w_high = self._c2_weights(dd, bb, band, int(heads[-1]))
@@ -541,6 +538,11 @@ class SeparableOracle:
         if take is None or c_t - c_h < 1 or not math.isfinite(table[c_t - c_h]):
             return None
         return self.pricer.vector(hs, self.pricer.recover(take, c_t - c_h), "C2")
+
+
+def _span(band: tuple[int, int, int, int], rows: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The attainable C_T and C_H of a C2 band (either may be empty)."""
+    return totals[(totals >= band[0]) & (totals <= band[1])], rows[(rows >= band[2]) & (rows <= band[3])]
 
 
 def _max_square(dd: np.ndarray, bb: np.ndarray, lo: float, hi: float) -> np.ndarray:
