@@ -281,3 +281,29 @@ def test_c2_bound_of_an_adult_like_prior_is_its_maximum_with_enough_bands():
     finally:
         separable._C2_CALLS, separable._C2_BANDS_MAX = original
     assert truth - TIGHT * (1 + abs(truth)) <= bound <= truth + 1e-6 * (1 + abs(truth))
+
+
+@given(separable_cases())
+def test_no_lift_vector_exceeds_e_to_the_epsilon(case):
+    """The oracle's rounding margin is taken at level 2e^ε: every lift vector is ε-PML at P̂ (the ball's centre), so
+    v_x = P(y|x)/P̂_Y(y) ≤ e^ε, whatever the radius [D]."""
+    counts, eps, radius, _, _ = case
+    vectors = column_vertices(counts / counts.sum(), eps, radius).vectors()
+    assert float(vectors.max()) <= math.exp(eps) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("radius", [0.0, 1e-5])
+def test_the_rounding_margin_does_not_swamp_a_rare_category(radius):
+    """A category of 1 record in 50,000 (native-country has several): the margin was taken at level e^ε/P̂_min, whose
+    square put 0.34 on S ≈ 15 there. At radius 0 and inside 2 min P̂ the families are exact, so the bound is the
+    enumerated maximum to rounding."""
+    counts = np.array([40_000, 6_000, 3_000, 700, 250, 49, 1])
+    p = counts / counts.sum()
+    rng = np.random.default_rng(11)
+    oracle = SeparableOracle(counts, 1.0, radius)
+    vectors = column_vertices(p, 1.0, radius).vectors()
+    for _ in range(5):
+        diagonal, linear = rng.uniform(-1.0, 3.0, p.size), rng.uniform(-2.0, 2.0, p.size)
+        truth = float(np.max(diagonal @ vectors**2 + linear @ vectors))
+        bound = oracle.maximize(diagonal, linear).bound
+        assert truth <= bound <= truth + 1e-9 * (1 + abs(truth))
