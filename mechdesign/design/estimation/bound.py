@@ -252,9 +252,10 @@ def structure_bound(criterion: str, structure: tuple[np.ndarray, np.ndarray, np.
 
 def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: np.ndarray,
               oracle: SeparableOracle, weights: np.ndarray | None,
-              deadline: float | None = None) -> tuple[float, dict[str, float], np.ndarray, np.ndarray]:
+              deadline: float | None = None, dual: bool = False) -> Any:
     """The certified bound of one (D, a, b) (D raised to make Y PSD), its families, the cut columns and D.
 
+    With ``dual``, also the dual function at that point before scaling, head(Y) − R (:func:`_refine`).
     Raises :class:`OracleTimeout` past ``deadline``.
     """
     prior = oracle.p
@@ -266,15 +267,31 @@ def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: 
     head = _trace_root(y, weights) if criterion == "a_optimal" else _log_det(y)
     result = oracle.maximize(diagonal, linear, deadline=deadline)
     r = 2 * math.fsum(vector) - math.fsum(linear) + result.bound
-    return _value(criterion, head, prior.size, r), dict(result.families), result.columns, diagonal
+    found = _value(criterion, head, prior.size, r), dict(result.families), result.columns, diagonal
+    if not dual:
+        return found
+    return (*found, (2 * head if criterion == "a_optimal" else head + prior.size) - r)
 
 
 def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np.ndarray,
             oracle: SeparableOracle, rounds: int, deadline: float | None,
             weights: np.ndarray | None) -> tuple[StructuredBound, list[np.ndarray]]:
-    """Raise the bound over the whole family by the SDP of the module docstring (cutting planes on S).
+    """Raise the bound over the whole family by the SDP of the module docstring, as a proximal bundle method.
 
-    Returns the best bound and the oracle's columns of every round.
+    The dual G(z) = head(Y) − 2Σa + Σb − S(D, b) of z = (D, a, b) is concave (tr Y^{1/2} and log det Y are
+    concave, S is a maximum of functions linear in (D, b)), and the oracle's proven S makes G exact at every
+    evaluated point. Each round maximises the cutting-plane model of S less a proximal term (μ/2)‖z − ẑ‖²
+    (each block scaled by its mean magnitude at the start) around the best evaluated point ẑ; the new point
+    replaces ẑ when it gains at least a tenth of what the model predicted (a serious step: μ halves), and is
+    otherwise only a cut (a null step: μ doubles). Returns the best bound and the oracle's columns of every round.
+
+    Kelley's method, which moved the centre to every new point, oscillated: on native-country (N = 42, ε = 1) its
+    eight rounds ended between 27.8 and 29.2 at a design where this method reaches 31.5 (the model's value 32.6).
+
+    References
+    ----------
+    Kiwiel, K. C., "Proximity control in bundle methods for convex nondifferentiable minimization",
+        *Mathematical Programming* 46 (1990), 105–122.
     """
     import cvxpy as cp
 
@@ -283,6 +300,20 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
     prior = oracle.p
     n = prior.size
     best = start
+    try:
+        value, families, cols, diagonal, dual = _evaluate(criterion, start.diagonal, start.vector, linear, oracle,
+                                                          weights, deadline, dual=True)
+    except OracleTimeout:
+        return start, []
+    columns = [np.asarray(cuts, dtype=np.float64), cols]
+    if value > best.value:
+        best = StructuredBound(value, diagonal, start.vector, 0.0, families, best.rounds + 1)
+    centre = (diagonal, np.asarray(start.vector, dtype=np.float64), np.asarray(linear, dtype=np.float64))
+    # Each block's typical magnitude (a block that is 0 at the start, as a is for a diagonal Y, gets a thousandth of
+    # the largest), so that the proximal term weighs relative changes.
+    scales = [float(np.mean(np.abs(part))) for part in centre]
+    scales = [max(scale, 1e-3 * max(*scales, 1e-12)) for scale in scales]
+    mu = max(abs(dual), 1e-300) / n
     d_var, a_var, b_var = cp.Variable(n), cp.Variable(n), cp.Variable(n)
     y_var = cp.diag(d_var) + prior[:, None] @ a_var[None, :] + a_var[:, None] @ prior[None, :]
     y_var = (y_var + y_var.T) / 2
@@ -294,36 +325,39 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
         cone = [cp.bmat([[(inner + inner.T) / 2, z_var], [z_var, np.eye(k)]]) >> 0]
     else:
         head, cone = cp.log_det(y_var) + n, []
-    columns = [np.asarray(cuts, dtype=np.float64)]
-    width = max(float(np.abs(linear).max()), 1.0)
-    center = linear
-    for _ in range(rounds):
+    for _ in range(rounds - 1):
         if deadline is not None and time.monotonic() >= deadline:
             break
         vecs = np.hstack(columns)
         s_var = cp.Variable()
-        problem = cp.Problem(cp.Maximize(head - 2 * cp.sum(a_var) + cp.sum(b_var) - s_var),
-                             [*cone, s_var >= (vecs**2).T @ d_var + vecs.T @ b_var,
-                              cp.abs(b_var - center) <= width])
+        model = head - 2 * cp.sum(a_var) + cp.sum(b_var) - s_var
+        proximal = sum(cp.sum_squares((var - part) / scale)
+                       for var, part, scale in zip((d_var, a_var, b_var), centre, scales, strict=True))
+        problem = cp.Problem(cp.Maximize(model - mu / 2 * proximal),
+                             [*cone, s_var >= (vecs**2).T @ d_var + vecs.T @ b_var])
         try:
-            problem.solve(solver="SCS", eps=1e-4, max_iters=5_000)
-        except cp.error.SolverError:
+            problem.solve(solver="SCS", eps=1e-5, max_iters=20_000)
+        except (cp.error.SolverError, ValueError):  # SCS refuses badly scaled data with a ValueError
             break
-        if d_var.value is None or a_var.value is None or b_var.value is None:
+        if d_var.value is None or a_var.value is None or b_var.value is None or model.value is None:
             break
-        b_new = np.asarray(b_var.value, dtype=np.float64)
+        point = (np.asarray(d_var.value, dtype=np.float64), np.asarray(a_var.value, dtype=np.float64),
+                 np.asarray(b_var.value, dtype=np.float64))
+        predicted = float(model.value) - dual
         try:
-            value, families, cols, diagonal = _evaluate(criterion, np.asarray(d_var.value, dtype=np.float64),
-                                                        np.asarray(a_var.value, dtype=np.float64), b_new, oracle,
-                                                        weights, deadline)
+            value, families, cols, diagonal, trial = _evaluate(criterion, *point, oracle, weights, deadline,
+                                                               dual=True)
         except OracleTimeout:
             break
         columns.append(cols)
         if value > best.value:
-            best = StructuredBound(value, diagonal, np.asarray(a_var.value, dtype=np.float64), 0.0, families,
-                                   best.rounds + 1)
+            best = StructuredBound(value, diagonal, point[1], 0.0, families, best.rounds + 1)
         else:
-            best = StructuredBound(best.value, best.diagonal, best.vector, best.scalar, best.families,
-                                   best.rounds + 1)
-        center = b_new
+            best = replace(best, rounds=best.rounds + 1)
+        if trial - dual >= 0.1 * predicted:  # serious step
+            centre, dual, mu = (diagonal, point[1], point[2]), trial, 0.5 * mu
+        else:  # null step: the new cut stays, the centre does not move
+            mu *= 2.0
+        if predicted <= 1e-7 * max(abs(dual), 1.0):
+            break  # the model sees nothing more to gain
     return best, columns[1:]
