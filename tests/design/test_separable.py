@@ -276,7 +276,7 @@ def test_c2_bound_of_an_adult_like_prior_is_its_maximum_with_enough_bands():
     truth = float(np.max(diagonal @ vectors[:, members] ** 2 + linear @ vectors[:, members]))
     original = separable._C2_CALLS, separable._C2_BANDS_MAX
     try:
-        separable._C2_CALLS, separable._C2_BANDS_MAX = 1024, 4096
+        separable._C2_CALLS, separable._C2_BANDS_MAX = 1024, 4
         bound, _ = oracle._family_c2(diagonal, linear, -math.inf)
     finally:
         separable._C2_CALLS, separable._C2_BANDS_MAX = original

@@ -32,7 +32,8 @@ The fit to one design's J⁻² is not the best Y of the family: the bound is the
 an SDP (tr Y^{1/2} = max{tr Z : [[Y, Z], [Z, I]] ⪰ 0}) solved by SCS through cvxpy. Its value over-estimates
 (the cuts are a subset of the vertices); its (D, a, b) is then evaluated exactly as above — PSD repair, the
 oracle's proven S, scaling — and the oracle's columns become new cuts. The solver's accuracy therefore never
-enters the bound: only the exactly evaluated points count.
+enters the bound: only the exactly evaluated points count. The rounds are those of a proximal bundle method (a
+proximal term keeps each step near the best point evaluated so far, :func:`_refine`).
 
 Everything that enters the bound is recomputed in NumPy with margins toward a smaller bound: tr Y^{1/2}
 and log det Y from eigenvalues lowered by N·ulp·‖Y‖, and S from the oracle's proven bound.

@@ -34,8 +34,10 @@ knapsack with an exact count K_w(C) = max{Σ_{x∈S} w_x : n(S) = C} (:class:`~.
   minimised by tangent cuts (the next π where the tangents of the two sides meet, which also gives a lower estimate
   of the minimum), stopped as soon as B is below the other families' bound (every B(π) is a bound) or at its
   minimum. Bands still above are split in both directions, the highest first (``_C2_SPLITS`` a step, at most
-  ``_C2_CALLS`` new bands a call and ``_C2_BANDS_MAX`` in all), each child starting from its parent's π; a refined
-  call starts from the bands and multipliers the last one ended with (they cover every cell). This replaced two
+  ``_C2_CALLS`` new bands a call, doubled up to ``_C2_CALLS_MAX`` while each doubling cuts the highest band's excess
+  over the other families by a quarter, and ``_C2_BANDS_MAX`` times that in all), each child starting from its
+  parent's π; a refined call starts from the bands and multipliers the last one ended with (they cover every cell).
+  This replaced two
   tables per band with H ⊆ T relaxed and N subgradient multipliers, which on an Adult-like prior (native-country's
   11 largest categories and the rest, ε = 1, at a design's dual matrix) bounded C2 by 15.86 where its maximum is
   14.81 (now exact to 1e-6), and bounded S of the diagonal floor's Y by 0.37 where it is 0 (now exact, 45× faster).
@@ -63,8 +65,10 @@ _GRID_START = 9      # σ-grid points (cells' σ quantiles) before refinement
 _GRID_MAX = 96       # at most this many knapsack tables per call for family A
 _COLUMNS = 4         # real columns returned per family
 _C2_BANDS = 8        # bands of C_T (times 2 of C_H) to start family C2 with
-_C2_CALLS = 2048     # at most this many new bands per call for family C2 ...
-_C2_BANDS_MAX = 4096  # ... and at most this many in all (a refined call starts from the last one's bands)
+_C2_CALLS = 256      # new bands per call for family C2, doubled while each doubling cuts its excess by a quarter,
+_C2_CALLS_MAX = 2048  # ... up to this many (native-country: a half per doubling; Zipf N = 64: a tenth, 3 s each) ...
+_C2_BANDS_MAX = 2     # ... and at most this many times the cap in all (a refined call starts from the last one's bands)
+_C2_PROGRESS = 0.75   # the excess over the other families after a doubling, relative to before, to go on
 _C2_SPLITS = 16      # bands split per step, the highest first
 _C2_STEPS = 40       # tangent-cut steps on π per band (one tracked knapsack table each)
 
@@ -351,7 +355,7 @@ class SeparableOracle:
             bands = [(int(t[0]), int(t[-1]), int(h[0]), int(h[-1]))
                      for t in np.array_split(totals, min(_C2_BANDS, totals.size))
                      for h in np.array_split(rows, min(2, rows.size))]
-        calls = 0
+        calls, cap, checkpoint, excess = 0, _C2_CALLS, _C2_CALLS // 2, math.inf
         while True:
             for band in bands:
                 if band not in evaluated:
@@ -359,8 +363,16 @@ class SeparableOracle:
                     evaluated[band] = self._c2_band(dd, bb, band, rows, totals, threshold, start.get(band, 0.0))
             over = [band for band in bands
                     if evaluated[band][0] > threshold and (band[1] > band[0] or band[3] > band[2])]
-            room = (_C2_BANDS_MAX - len(bands)) // 3  # a split adds at most 3 bands
-            if not over or calls >= _C2_CALLS or room <= 0:
+            room = (_C2_BANDS_MAX * cap - len(bands)) // 3  # a split adds at most 3 bands
+            if over and calls >= checkpoint:
+                # The excess of the highest band over the other families shrinks by about a half per doubling of
+                # the bands where splitting pays (native-country); where it does not (a tenth, Zipf N = 64), the
+                # cap stays at _C2_CALLS and a call its old cost.
+                now = max(evaluated[band][0] for band in bands) - threshold
+                if calls >= cap and now <= _C2_PROGRESS * excess and cap < _C2_CALLS_MAX:
+                    cap *= 2
+                excess, checkpoint = now, 2 * checkpoint
+            if not over or calls >= cap or room <= 0:
                 break
             over = sorted(over, key=lambda bd: -evaluated[bd][0])[:min(room, _C2_SPLITS)]  # best first
             split = []
