@@ -126,6 +126,7 @@ class SeparableOracle:
         self._c1_cells = {} if self.epsilon == 0.0 else {j: (c, low) for j, (c, _, low) in pr.c1_cells().items()}
         self._c2: tuple[np.ndarray, np.ndarray] | None = None
         self._c2_partition: dict[tuple[int, int, int, int], float] = {}  # C2's last refined bands and their π
+        self._c2_cap = _C2_CALLS  # C2's new bands a call, as the last refined call left it (it only doubles)
         self._deadline: float | None = None
 
     # ------------------------------------------------------------------ knapsack tables (maximum form)
@@ -355,7 +356,8 @@ class SeparableOracle:
             bands = [(int(t[0]), int(t[-1]), int(h[0]), int(h[-1]))
                      for t in np.array_split(totals, min(_C2_BANDS, totals.size))
                      for h in np.array_split(rows, min(2, rows.size))]
-        calls, cap, checkpoint, excess = 0, _C2_CALLS, _C2_CALLS // 2, math.inf
+        cap = self._c2_cap if refine else _C2_CALLS
+        calls, checkpoint, excess = 0, cap // 2, math.inf
         while True:
             for band in bands:
                 if band not in evaluated:
@@ -385,6 +387,7 @@ class SeparableOracle:
         bound = max(evaluated[band][0] for band in bands)
         if refine:
             self._c2_partition = {band: evaluated[band][3] for band in bands}
+            self._c2_cap = cap  # the next call inherits these bands: it needs the room they took
         cols = []
         cells = {band: self._c2_cell(dd, bb, band, rows, totals) for band in bands} if not refine else {}
 
