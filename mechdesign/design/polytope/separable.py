@@ -346,17 +346,20 @@ class SeparableOracle:
             return [(int(part[0]), int(part[-1])) for part in np.array_split(inside, 2)]
 
         refine = math.isfinite(threshold)
-        inherited = set(self._c2_partition) if refine else set()
-        if refine and self._c2_partition:
-            # The bands and multipliers that ended the last refined call: consecutive calls (cutting planes, SDP
-            # rounds) have nearby (D, b), and most bands are settled again by their own π in one table.
+        cap = self._c2_cap if refine else _C2_CALLS
+        # The bands and multipliers that ended the last refined call, when they leave room for a cap of new ones:
+        # consecutive calls (cutting planes, SDP rounds) have nearby (D, b), and most bands are settled again by their
+        # own π in one table. A partition that filled its room is dropped: inherited, it left no band to split (an
+        # Adult-like optimum's bound from the same oracle ended 0.39 % below the optimum instead of 0.25 %).
+        inherit = refine and 0 < len(self._c2_partition) <= (_C2_BANDS_MAX - 1) * cap
+        inherited = set(self._c2_partition) if inherit else set()
+        if inherit:
             start.update(self._c2_partition)
             bands = list(self._c2_partition)
         else:
             bands = [(int(t[0]), int(t[-1]), int(h[0]), int(h[-1]))
                      for t in np.array_split(totals, min(_C2_BANDS, totals.size))
                      for h in np.array_split(rows, min(2, rows.size))]
-        cap = self._c2_cap if refine else _C2_CALLS
         calls, checkpoint, excess = 0, cap // 2, math.inf
         while True:
             for band in bands:
