@@ -69,6 +69,7 @@ _C2_CALLS = 256      # new bands per call for family C2, doubled while each doub
 _C2_CALLS_MAX = 2048  # ... up to this many (native-country: a half per doubling; Zipf N = 64: a tenth, 3 s each) ...
 _C2_BANDS_MAX = 2     # ... and at most this many times the cap in all (a refined call starts from the last one's bands)
 _C2_PROGRESS = 0.75   # the excess over the other families after a doubling, relative to before, to go on
+_C2_WORK = 4_300_000_000  # at most this many new bands × N × m a call (knapsack table entries, ~10 s at N = 42)
 _C2_SPLITS = 16      # bands split per step, the highest first
 _C2_STEPS = 40       # tangent-cut steps on π per band (one tracked knapsack table each)
 
@@ -126,7 +127,6 @@ class SeparableOracle:
         self._c1_cells = {} if self.epsilon == 0.0 else {j: (c, low) for j, (c, _, low) in pr.c1_cells().items()}
         self._c2: tuple[np.ndarray, np.ndarray] | None = None
         self._c2_partition: dict[tuple[int, int, int, int], float] = {}  # C2's last refined bands and their π
-        self._c2_cap = _C2_CALLS  # C2's new bands a call, as the last refined call left it (it only doubles)
         self._deadline: float | None = None
 
     # ------------------------------------------------------------------ knapsack tables (maximum form)
@@ -346,12 +346,16 @@ class SeparableOracle:
             return [(int(part[0]), int(part[-1])) for part in np.array_split(inside, 2)]
 
         refine = math.isfinite(threshold)
-        cap = self._c2_cap if refine else _C2_CALLS
+        cap = _C2_CALLS
+        # Doublings stop where 2·cap bands of knapsack tables (N × m entries each) would pass _C2_WORK: native-country
+        # (N = 42, m = 48,842) may reach 2,048, Zipf N = 64 (m = 10⁵) 512, N = 128 stays at 256 (a call there took
+        # 20 s at 2,048 and the final certificate ran out of time).
+        most = max(_C2_CALLS, min(_C2_CALLS_MAX, _C2_WORK // (self.size * self.m)))
         # The bands and multipliers that ended the last refined call, when they leave room for a cap of new ones:
         # consecutive calls (cutting planes, SDP rounds) have nearby (D, b), and most bands are settled again by their
         # own π in one table. A partition that filled its room is dropped: inherited, it left no band to split (an
         # Adult-like optimum's bound from the same oracle ended 0.39 % below the optimum instead of 0.25 %).
-        inherit = refine and 0 < len(self._c2_partition) <= (_C2_BANDS_MAX - 1) * cap
+        inherit = refine and 0 < len(self._c2_partition) <= (_C2_BANDS_MAX - 1) * _C2_CALLS
         inherited = set(self._c2_partition) if inherit else set()
         if inherit:
             start.update(self._c2_partition)
@@ -374,7 +378,7 @@ class SeparableOracle:
                 # the bands where splitting pays (native-country); where it does not (a tenth, Zipf N = 64), the
                 # cap stays at _C2_CALLS and a call its old cost.
                 now = max(evaluated[band][0] for band in bands) - threshold
-                if calls >= cap and now <= _C2_PROGRESS * excess and cap < _C2_CALLS_MAX:
+                if calls >= cap and now <= _C2_PROGRESS * excess and 2 * cap <= most:
                     cap *= 2
                 excess, checkpoint = now, 2 * checkpoint
             if not over or calls >= cap or room <= 0:
@@ -390,7 +394,6 @@ class SeparableOracle:
         bound = max(evaluated[band][0] for band in bands)
         if refine:
             self._c2_partition = {band: evaluated[band][3] for band in bands}
-            self._c2_cap = cap  # the next call inherits these bands: it needs the room they took
         cols = []
         cells = {band: self._c2_cell(dd, bb, band, rows, totals) for band in bands} if not refine else {}
 
