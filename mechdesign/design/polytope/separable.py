@@ -43,7 +43,8 @@ knapsack with an exact count K_w(C) = max{Σ_{x∈S} w_x : n(S) = C} (:class:`~.
   14.81 (now exact to 1e-6), and bounded S of the diagonal floor's Y by 0.37 where it is 0 (now exact, 45× faster).
   Real columns are built at the best cells' own levels.
 
-Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved).
+Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved, at level 2e^ε: no lift
+vector exceeds e^ε, as each is ε-PML at P̂).
 """
 
 from __future__ import annotations
@@ -67,9 +68,9 @@ _COLUMNS = 4         # real columns returned per family
 _C2_BANDS = 8        # bands of C_T (times 2 of C_H) to start family C2 with
 _C2_CALLS = 256      # new bands per call for family C2, doubled while each doubling cuts its excess by a quarter,
 _C2_CALLS_MAX = 2048  # ... up to this many (native-country: a half per doubling; Zipf N = 64: a tenth, 3 s each) ...
-_C2_BANDS_MAX = 2     # ... and at most this many times the cap in all (a refined call starts from the last one's bands)
+_C2_BANDS_MAX = 2     # ... and this many times the largest cap in all (a refined call starts from the last one's bands)
 _C2_PROGRESS = 0.75   # the excess over the other families after a doubling, relative to before, to go on
-_C2_WORK = 4_300_000_000  # at most this many new bands × N × m a call (knapsack table entries, ~10 s at N = 42)
+_C2_WORK = 3_000_000_000  # doublings up to this many new bands × N × m a call (knapsack table entries)
 _C2_SPLITS = 16      # bands split per step, the highest first
 _C2_STEPS = 40       # tangent-cut steps on π per band (one tracked knapsack table each)
 
@@ -347,15 +348,19 @@ class SeparableOracle:
 
         refine = math.isfinite(threshold)
         cap = _C2_CALLS
-        # Doublings stop where 2·cap bands of knapsack tables (N × m entries each) would pass _C2_WORK: native-country
-        # (N = 42, m = 48,842) may reach 2,048, Zipf N = 64 (m = 10⁵) 512, N = 128 stays at 256 (a call there took
-        # 20 s at 2,048 and the final certificate ran out of time).
-        most = max(_C2_CALLS, min(_C2_CALLS_MAX, _C2_WORK // (self.size * self.m)))
-        # The bands and multipliers that ended the last refined call, when they leave room for a cap of new ones:
-        # consecutive calls (cutting planes, SDP rounds) have nearby (D, b), and most bands are settled again by their
-        # own π in one table. A partition that filled its room is dropped: inherited, it left no band to split (an
+        # Doublings stop where the bands' knapsack tables (N × m entries each) would pass _C2_WORK: native-country
+        # (N = 42, m = 48,842) may reach 1,024; Zipf N = 64 (m = 10⁵) and beyond keep 256 and 512 in all, as before
+        # (there a doubling cut the excess by a tenth, at N = 64 a call took 20 s at 2,048 new bands, and the final
+        # certificate ran out of time).
+        most = _C2_CALLS
+        while 2 * most <= min(_C2_CALLS_MAX, _C2_WORK // (self.size * self.m)):
+            most *= 2
+        total = _C2_BANDS_MAX * most
+        # The bands and multipliers that ended the last refined call: consecutive calls (cutting planes, SDP rounds)
+        # have nearby (D, b), and most bands are settled again by their own π in one table. Where the cap may double,
+        # a partition that leaves no room for the doublings is dropped: inherited, it left no band to split (an
         # Adult-like optimum's bound from the same oracle ended 0.39 % below the optimum instead of 0.25 %).
-        inherit = refine and 0 < len(self._c2_partition) <= (_C2_BANDS_MAX - 1) * _C2_CALLS
+        inherit = refine and 0 < len(self._c2_partition) <= total - (most - _C2_CALLS)
         inherited = set(self._c2_partition) if inherit else set()
         if inherit:
             start.update(self._c2_partition)
@@ -372,7 +377,7 @@ class SeparableOracle:
                     evaluated[band] = self._c2_band(dd, bb, band, rows, totals, threshold, start.get(band, 0.0))
             over = [band for band in bands
                     if evaluated[band][0] > threshold and (band[1] > band[0] or band[3] > band[2])]
-            room = (_C2_BANDS_MAX * cap - len(bands)) // 3  # a split adds at most 3 bands
+            room = (total - len(bands)) // 3  # a split adds at most 3 bands
             if over and calls >= checkpoint:
                 # The excess of the highest band over the other families shrinks by about a half per doubling of
                 # the bands where splitting pays (native-country); where it does not (a tenth, Zipf N = 64), the
