@@ -37,10 +37,10 @@ knapsack with an exact count K_w(C) = max{Σ_{x∈S} w_x : n(S) = C} (:class:`~.
   ``_C2_CALLS`` new bands a call, doubled up to ``_C2_CALLS_MAX`` while each doubling cuts the highest band's excess
   over the other families by a quarter, and ``_C2_BANDS_MAX`` times that in all), each child starting from its
   parent's π; a refined call starts from the bands and multipliers the last one ended with (they cover every cell).
-  This replaced two
-  tables per band with H ⊆ T relaxed and N subgradient multipliers, which on an Adult-like prior (native-country's
-  11 largest categories and the rest, ε = 1, at a design's dual matrix) bounded C2 by 15.86 where its maximum is
-  14.81 (now exact to 1e-6), and bounded S of the diagonal floor's Y by 0.37 where it is 0 (now exact, 45× faster).
+  This replaced two tables per band with H ⊆ T relaxed and N subgradient multipliers, which on an Adult-like prior
+  (native-country's 11 largest categories and the rest, ε = 1, at a design's dual matrix) bounded C2 by 15.86 where
+  its maximum is 14.81 (now exact to 1e-6), and bounded S of the diagonal floor's Y by 0.37 where it is 0 (now
+  exact, 45× faster).
   Real columns are built at the best cells' own levels.
 
 Every bound carries a floating-point margin (a few hundred ulps of the magnitudes involved, at level 2e^ε: no lift
