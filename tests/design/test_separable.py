@@ -327,3 +327,31 @@ def test_the_bundle_rounds_close_the_fitted_gap_at_a_near_optimal_design():
     assert design - fitted > 0.004 * design
     assert fitted < refined <= design * (1 + 1e-9)
     assert design - refined < 0.003 * design
+
+
+@given(st.lists(st.integers(1, 400), min_size=3, max_size=9), st.floats(0.1, 2.5), st.floats(0.0, 1.0),
+       st.integers(0, 2**32 - 1))
+def test_c2_level_intervals_hold_their_cells_and_stay_below_e_to_the_epsilon(counts, eps, share, seed):
+    """A C2 band's level intervals (from its corners) contain the levels l = 1/(s_H(ρ − 1) + s_T) and h = ρl of every
+    cell, and stay below e^ε (1 + 1e-12): the relaxation and the oracle's margin rest on both [D]."""
+    counts = np.sort(np.asarray(counts))[::-1]
+    m = int(counts.sum())
+    radius = 2 * counts[1:].sum() / m * share + 2 * counts[-1] / m  # reaches the rare categories: C2 exists
+    oracle = SeparableOracle(counts, eps, min(radius, 1.9))
+    if not (oracle.half > 0 and oracle.half + 1.0 / oracle.a < 1.0):
+        return  # no C2 member at this ε and radius
+    rows, totals = oracle._c2_cells()
+    if rows.size == 0 or totals.size == 0:
+        return
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        t0, t1 = np.sort(rng.choice(totals, 2))
+        h0, h1 = np.sort(rng.choice(rows, 2))
+        (low0, low1), (high0, high1) = oracle._c2_levels((int(t0), int(t1), int(h0), int(h1)))
+        assert max(low1, high1) <= oracle.a * (1 + 1e-12)
+        for c_t in totals[(totals >= t0) & (totals <= t1)][:20]:
+            for c_h in rows[(rows >= h0) & (rows <= h1)][:20]:
+                s_h, s_t = c_h / m, c_t / m
+                rho = oracle.a * (s_t - oracle.half)
+                low = 1.0 / (s_h * (rho - 1.0) + s_t)
+                assert low0 <= low <= low1 and high0 <= rho * low <= high1

@@ -519,6 +519,15 @@ class SeparableOracle:
 
         w^H is −∞ for items heavier than ``largest``, the band's largest attainable C_H.
         """
+        low, high = self._c2_levels(band)
+        w_high = np.where(self.counts <= largest, _max_square(dd, bb, *high), -np.inf)
+        return _max_square(dd, bb, *low), w_high
+
+    def _c2_levels(self, band: tuple[int, int, int, int]) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The intervals of the levels l and h = ρl over the band's cells, widened by 1e-12 relative.
+
+        Both stay below e^ε (h ≤ max ρ/s_T = a(1 − β/(2s_T)), l ≤ 1/s_T < a): the oracle's margin relies on it.
+        """
         m, a, half = self.m, self.a, self.half
         s_t = np.array(band[:2], dtype=np.float64) / m
         rho = a * (s_t - half)
@@ -530,10 +539,7 @@ class SeparableOracle:
         low = (1.0 / (den_l.max() + s_t[1]), 1.0 / (den_l.min() + s_t[0]))
         t_over = s_t / rho
         high = (1.0 / (den_h.max() + t_over.max()), 1.0 / (den_h.min() + t_over.min()))
-        low = (low[0] * (1 - 1e-12), low[1] * (1 + 1e-12))
-        high = (high[0] * (1 - 1e-12), high[1] * (1 + 1e-12))
-        w_high = np.where(self.counts <= largest, _max_square(dd, bb, *high), -np.inf)
-        return _max_square(dd, bb, *low), w_high
+        return (low[0] * (1 - 1e-12), low[1] * (1 + 1e-12)), (high[0] * (1 - 1e-12), high[1] * (1 + 1e-12))
 
     def _c2_cell(self, dd: np.ndarray, bb: np.ndarray, band: tuple[int, int, int, int], rows: np.ndarray,
                  totals: np.ndarray) -> tuple[int, int, float] | None:
