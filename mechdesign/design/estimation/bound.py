@@ -250,16 +250,16 @@ def structure_bound(criterion: str, structure: tuple[np.ndarray, np.ndarray, np.
 
     Raises :class:`OracleTimeout` past ``deadline``.
     """
-    value, _, columns, _ = _evaluate(criterion, *structure, oracle, None, deadline)
+    value, _, columns, _, _ = _evaluate(criterion, *structure, oracle, None, deadline)
     return value, columns
 
 
 def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: np.ndarray,
               oracle: SeparableOracle, weights: np.ndarray | None,
-              deadline: float | None = None, dual: bool = False) -> Any:
-    """The certified bound of one (D, a, b) (D raised to make Y PSD), its families, the cut columns and D.
+              deadline: float | None = None) -> tuple[float, dict[str, float], np.ndarray, np.ndarray, float]:
+    """The certified bound of one (D, a, b) (D raised to make Y PSD), its families, the cut columns, D and G.
 
-    With ``dual``, also the dual function at that point before scaling, head(Y) − R (:func:`_refine`).
+    G is the dual function there before scaling, head(Y) − R (:func:`_refine`).
     Raises :class:`OracleTimeout` past ``deadline``.
     """
     prior = oracle.p
@@ -271,8 +271,8 @@ def _evaluate(criterion: str, diagonal: np.ndarray, vector: np.ndarray, linear: 
     head = _trace_root(y, weights) if criterion == "a_optimal" else _log_det(y)
     result = oracle.maximize(diagonal, linear, deadline=deadline)
     r = 2 * math.fsum(vector) - math.fsum(linear) + result.bound
-    found = _value(criterion, head, prior.size, r), dict(result.families), result.columns, diagonal
-    return (*found, _dual(criterion, head, prior.size, r)) if dual else found
+    return (_value(criterion, head, prior.size, r), dict(result.families), result.columns, diagonal,
+            _dual(criterion, head, prior.size, r))
 
 
 def _dual(criterion: str, head: float, size: int, r: float) -> float:
@@ -314,7 +314,7 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
     if start_dual is None or not math.isfinite(start_dual):
         try:
             value, families, cols, diagonal, start_dual = _evaluate(criterion, start.diagonal, start.vector, linear,
-                                                                    oracle, weights, deadline, dual=True)
+                                                                    oracle, weights, deadline)
         except OracleTimeout:
             return start, []
         columns.append(cols)
@@ -360,8 +360,7 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
                  np.asarray(b_var.value, dtype=np.float64))
         predicted = float(model.value) - dual
         try:
-            value, families, cols, diagonal, trial = _evaluate(criterion, *point, oracle, weights, deadline,
-                                                               dual=True)
+            value, families, cols, diagonal, trial = _evaluate(criterion, *point, oracle, weights, deadline)
         except OracleTimeout:
             break
         columns.append(cols)

@@ -128,6 +128,13 @@ class SeparableOracle:
         self._c1_cells = {} if self.epsilon == 0.0 else {j: (c, low) for j, (c, _, low) in pr.c1_cells().items()}
         self._c2: tuple[np.ndarray, np.ndarray] | None = None
         self._c2_partition: dict[tuple[int, int, int, int], float] = {}  # C2's last refined bands and their π
+        # C2's largest cap of new bands a call: doublings stop where the bands' knapsack tables (N × m entries each)
+        # would pass _C2_WORK: native-country (N = 42, m = 48,842) may reach 1,024; Zipf N = 64 (m = 10⁵) and beyond
+        # keep 256 and 512 in all, as before (there a doubling cut the excess by a tenth, at N = 64 a call took 20 s
+        # at 2,048 new bands, and the final certificate ran out of time).
+        self._c2_most = _C2_CALLS
+        while 2 * self._c2_most <= min(_C2_CALLS_MAX, _C2_WORK // (self.size * self.m)):
+            self._c2_most *= 2
         self._deadline: float | None = None
 
     # ------------------------------------------------------------------ knapsack tables (maximum form)
@@ -347,14 +354,7 @@ class SeparableOracle:
             return [(int(part[0]), int(part[-1])) for part in np.array_split(inside, 2)]
 
         refine = math.isfinite(threshold)
-        cap = _C2_CALLS
-        # Doublings stop where the bands' knapsack tables (N × m entries each) would pass _C2_WORK: native-country
-        # (N = 42, m = 48,842) may reach 1,024; Zipf N = 64 (m = 10⁵) and beyond keep 256 and 512 in all, as before
-        # (there a doubling cut the excess by a tenth, at N = 64 a call took 20 s at 2,048 new bands, and the final
-        # certificate ran out of time).
-        most = _C2_CALLS
-        while 2 * most <= min(_C2_CALLS_MAX, _C2_WORK // (self.size * self.m)):
-            most *= 2
+        cap, most = _C2_CALLS, self._c2_most
         total = _C2_BANDS_MAX * most
         # The bands and multipliers that ended the last refined call: consecutive calls (cutting planes, SDP rounds)
         # have nearby (D, b), and most bands are settled again by their own π in one table. Where the cap may double,
