@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.prior import Prior
-from mechdesign.design.estimation import engine
+from mechdesign.design.estimation import engine, pricing
 from mechdesign.design.estimation.bound import fit_structure, structured_bound
 from mechdesign.design.estimation.criterion import _dual_multiplier, _gradients
 from mechdesign.design.estimation.engine import design_estimation
@@ -92,6 +92,64 @@ def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(ca
     worst = L1Ball(p, radius).min_linear(found)
     assert np.allclose(p @ found, 1.0, atol=1e-9) and np.all(found >= 0)
     assert np.all(found.max(axis=0) <= math.exp(eps) * worst * (1 + 1e-9))
+
+
+def _dense_moves(oracle, v):
+    """Every column one or two item moves from v, levelled by materialising each candidate (no increments)."""
+    counts, a, half, n = oracle.counts, oracle.a, oracle.half, oracle.size
+    top = v.max()
+    zero, high = v <= 1e-12 * top, v >= top * (1 - 1e-9)
+    state = np.where(high, 2, np.where(~zero & ~high, 1, 0))
+    out = []
+    moves = [((i, d),) for i in range(n) for d in (1, 2)]
+    moves += [((i, d), (j, e)) for i in range(n) for j in range(i + 1, n) for d in (1, 2) for e in (1, 2)]
+    for move in moves:
+        s = state.copy()
+        for item, shift in move:
+            s[item] = (s[item] + shift) % 3
+        h, low, z = s == 2, s == 1, s == 0
+        s_h, s_l = counts[h].sum() / oracle.m, counts[low].sum() / oracle.m  # exact masses, as the moves use
+        if zero.any():
+            g = s_h + s_l - half
+            if not (0 < s_h < half and a * g >= 1.0 and z.any() and low.any()):
+                continue
+            lo = 1.0 / (s_h * a * g + s_l)
+            hi = a * g * lo
+        else:
+            kappa = max(s_h - half, 0.0)
+            if z.any() or not (h.any() and low.any()) or 1.0 - a * kappa <= 0 or (half == 0.0 and low.sum() != 1):
+                continue
+            ratio = a * (1.0 - kappa) / (1.0 - a * kappa)
+            if ratio <= 1.0 + 1e-14:
+                continue
+            lo = 1.0 / (s_h * ratio + 1.0 - s_h)
+            hi = ratio * lo
+        out.append(np.where(h, hi, np.where(low, lo, 0.0)))
+    return np.column_stack(out) if out else np.zeros((n, 0))
+
+
+@given(separable_cases(), st.integers(0, 2**32 - 1))
+def test_item_moves_rank_pairs_incrementally_as_materialised_columns_do(case, seed):
+    """The moves' O(1) ranking of single and pair moves finds the best of all materialised candidates; every
+    column it returns is an enumerated vertex."""
+    counts, eps, radius, _, _ = case
+    n = counts.size
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, n))
+    quadratic, lam = x @ x.T, rng.normal(size=n)
+    vectors = column_vertices(counts / counts.sum(), eps, radius).vectors()
+    search = ColumnSearch(SeparableOracle(counts, eps, radius))
+    scale = np.maximum(np.abs(vectors).max(axis=0), 1.0)
+    for v in vectors[:, rng.permutation(vectors.shape[1])[:6]].T:
+        found = search._moves(v, quadratic, lam)
+        dense = _dense_moves(search.oracle, v)
+        q = lambda cols: np.einsum("ik,ik->k", cols, quadratic @ cols) + lam @ cols  # noqa: E731
+        assert found.shape[1] == min(dense.shape[1], pricing._MOVE_KEEP)
+        if dense.shape[1]:
+            best = q(dense).max()
+            assert q(found).max() == pytest.approx(best, rel=1e-9, abs=1e-9)
+        for w in found.T:
+            assert (np.abs(vectors - w[:, None]).max(axis=0) / scale).min() <= 1e-9, w
 
 
 def _optimum(counts, eps, radius, kind):
