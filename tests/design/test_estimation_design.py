@@ -9,6 +9,7 @@ of k-RR calibrated to the ball (all feasible), with capacity ≤ ε.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -174,6 +175,33 @@ def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, pr
     assert kept.upper_bound <= exact.utility + tol and kept.gap >= -tol
     assert kept.utility == pytest.approx(reduced.utility, rel=1e-6 if not priced else 0.05)
     assert kept.mechanism.matrix.shape[1] >= reduced.mechanism.matrix.shape[1] or priced
+
+
+def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(monkeypatch):
+    """The polish after the reduction keeps the basic θ when the master returns a worse point (a master stopped at
+    the deadline returns its first iterate, θ shifted into the interior), and takes a better one."""
+    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.criterion import _objective
+
+    prior = np.array([0.4, 0.3, 0.2, 0.1])
+    columns = np.hstack([np.eye(4) / prior[:, None], np.ones((4, 1))])  # the identity's lift vectors and a constant
+    identity = np.array([0.4, 0.3, 0.2, 0.1, 0.0])  # Σθ_k v_k = 1; J = diag(1/P̂), the most information possible
+    mixed = 0.5 * identity + 0.5 * np.array([0.0, 0.0, 0.0, 0.0, 1.0])  # feasible, less informative
+
+    def value(theta):
+        return _objective("a_optimal", (columns * theta) @ columns.T)
+
+    assert value(mixed) > value(identity)
+    monkeypatch.setattr(engine, "_master", lambda *args: (mixed, False))
+    kept, fell_back = engine._polish("a_optimal", columns, identity, False, None, 0.0)
+    assert kept is identity and not fell_back
+    monkeypatch.setattr(engine, "_master", lambda *args: (identity, True))
+    taken, fell_back = engine._polish("a_optimal", columns, mixed, False, None, 0.0)
+    assert taken is identity and fell_back
+    # Before the deadline the master converged: its point is taken (near a singular L-optimum it is ~1e-8 higher).
+    monkeypatch.setattr(engine, "_master", lambda *args: (mixed, False))
+    taken, _ = engine._polish("a_optimal", columns, identity, False, None, time.monotonic() + 3600.0)
+    assert taken is mixed
 
 
 def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(monkeypatch):
