@@ -94,15 +94,15 @@ def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(ca
     assert np.all(found.max(axis=0) <= math.exp(eps) * worst * (1 + 1e-9))
 
 
-def _dense_moves(oracle, v):
-    """Every column one or two item moves from v, levelled by materialising each candidate (no increments)."""
+def _dense_moves(oracle, v, pairs=True):
+    """Every column one or (``pairs``) two item moves from v, levelled by materialising each candidate."""
     counts, a, half, n = oracle.counts, oracle.a, oracle.half, oracle.size
     top = v.max()
     zero, high = v <= 1e-12 * top, v >= top * (1 - 1e-9)
     state = np.where(high, 2, np.where(~zero & ~high, 1, 0))
     out = []
     moves = [((i, d),) for i in range(n) for d in (1, 2)]
-    moves += [((i, d), (j, e)) for i in range(n) for j in range(i + 1, n) for d in (1, 2) for e in (1, 2)]
+    moves += [((i, d), (j, e)) for i in range(n) for j in range(i + 1, n) for d in (1, 2) for e in (1, 2) if pairs]
     for move in moves:
         s = state.copy()
         for item, shift in move:
@@ -150,6 +150,33 @@ def test_item_moves_rank_pairs_incrementally_as_materialised_columns_do(case, se
             assert q(found).max() == pytest.approx(best, rel=1e-9, abs=1e-9)
         for w in found.T:
             assert (np.abs(vectors - w[:, None]).max(axis=0) / scale).min() <= 1e-9, w
+
+
+@given(separable_cases(), st.integers(0, 2**32 - 1))
+def test_item_moves_beyond_the_pair_items_keep_every_single_move(case, seed):
+    """Above _PAIR_ITEMS items (here 3) pairs are formed among the best single moves' items only: the best column
+    is still at least the best single move, and every column an enumerated vertex."""
+    counts, eps, radius, _, _ = case
+    n = counts.size
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, n))
+    quadratic, lam = x @ x.T, rng.normal(size=n)
+    vectors = column_vertices(counts / counts.sum(), eps, radius).vectors()
+    search = ColumnSearch(SeparableOracle(counts, eps, radius))
+    scale = np.maximum(np.abs(vectors).max(axis=0), 1.0)
+    q = lambda cols: np.einsum("ik,ik->k", cols, quadratic @ cols) + lam @ cols  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pricing, "_PAIR_ITEMS", 3)
+        for v in vectors[:, rng.permutation(vectors.shape[1])[:6]].T:
+            found = search._moves(v, quadratic, lam)
+            single = _dense_moves(search.oracle, v, pairs=False)
+            if single.shape[1]:
+                assert found.shape[1] and q(found).max() >= q(single).max() - 1e-9 * (1 + abs(q(single).max()))
+            if n <= 3:
+                dense = _dense_moves(search.oracle, v)
+                assert found.shape[1] == min(dense.shape[1], pricing._MOVE_KEEP)
+            for w in found.T:
+                assert (np.abs(vectors - w[:, None]).max(axis=0) / scale).min() <= 1e-9, w
 
 
 def _optimum(counts, eps, radius, kind):
