@@ -65,7 +65,11 @@ def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
     x = rng.normal(size=(n, n))
     vectors = column_vertices(counts / counts.sum(), eps, radius).vectors()
     search = ColumnSearch(SeparableOracle(counts, eps, radius))
-    found = search.search(x @ x.T, rng.normal(size=n), vectors[:, :2])
+    lam = rng.normal(size=n)
+    found = search.search(x @ x.T, lam, vectors[:, :2])
+    with pytest.MonkeyPatch.context() as patch:  # beyond _PAIR_ITEMS: single moves, then pairs (nothing improves)
+        patch.setattr(pricing, "_PAIR_ITEMS", 2)
+        found = np.hstack([found, search.search(x @ x.T, lam, vectors[:, :2], improving=math.inf)])
     scale = np.maximum(np.abs(vectors).max(axis=0), 1.0)
     for v in found.T:
         distance = np.abs(vectors - v[:, None]).max(axis=0) / scale

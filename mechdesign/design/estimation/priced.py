@@ -174,7 +174,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         shift = float(np.min(own - lam @ columns))
         quadratic = _quadratic(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
-        fresh = search.search(quadratic, lam, heavy, deadline)
+        fresh = search.search(quadratic, lam, heavy, deadline, improving=-shift + 1e-12 * max(abs(value), 1.0))
         reduced = _gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size else np.zeros(0)
         fresh = fresh[:, reduced < -1e-12 * max(abs(value), 1.0)][:, :_ADD_PER_ITERATION * 16]
         generated += fresh.shape[1]

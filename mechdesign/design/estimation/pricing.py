@@ -17,12 +17,13 @@ This module finds good vertices, with no claim of optimality (the bound of :mod:
   items between the high set H, the low set L and the zeros Z that stay in the column's family (A: H ↔ L, no
   zeros, |L| = 1 at β = 0; C2: any move with 0 < P̂(H) < β/2, ρ = a(P̂(H ∪ L) − β/2) ≥ 1 and Z ≠ ∅), levels
   recomputed from the masses as in :mod:`mechdesign.design.polytope.vertices`. All 2N single and 2N(N − 1) pair
-  moves (beyond N = 64, pairs among the 64 items with the best single moves) are ranked at once, in O(1) each
-  (:meth:`ColumnSearch._moves`); the best few of every step are kept. The optimal designs of real attributes are
-  mostly C2 columns that differ by a few items (balanced-design-like). An exchange (one item leaves H, another
-  enters) keeps P̂(H) and the levels nearly where they are, while either half alone moves the levels far and
-  lowers q, so single moves stalled where pairs go on: native-country (ε = 1, 60 s) ended at tr J⁻¹ − 1 = 33.2
-  with single moves and at 32.4 with pairs (the best design found before, in 300 s, was 32.61).
+  moves are ranked at once, in O(1) each (:meth:`ColumnSearch._moves`); the best few of every step are kept.
+  The optimal designs of real attributes are mostly C2 columns that differ by a few items (balanced-design-like).
+  An exchange (one item leaves H, another enters) keeps P̂(H) and the levels nearly where they are, while either
+  half alone moves the levels far and lowers q, so single moves stalled where pairs go on: native-country (ε = 1,
+  60 s) ended at tr J⁻¹ − 1 = 33.2 with single moves and at 32.4 with pairs (the best design found before, in
+  300 s, was 32.61). Beyond N = 64 pairs come in only when single moves find nothing, among the 64 items with the
+  best single moves (see _PAIR_ITEMS).
 
 Starts: the structured maximisers and the master's heaviest columns.
 
@@ -50,9 +51,12 @@ _COARSE_M = 4_096  # records of the rescaled prior of the oracle steps (module d
 # Columns improved by moves, steps, moves kept per step (8: paired single runs, native-country ε = 1 / 2 and Zipf
 # N = 64, gave 32.39 / 8.814 / 39.95 against 32.56 / 8.806 / 39.97 keeping 4; 48 starts: 32.44, slower rounds).
 _MOVE_STARTS, _MOVE_STEPS, _MOVE_KEEP = 16, 10, 8
-# Pair moves among at most this many items, those whose best single move ranks highest (2·64·63 ≈ 8,000 candidates a
-# step). With all pairs a search round at N = 256 took 4.6 s CPU instead of 2.2 s, and the 600-s design ended at
-# 258.1 instead of 233.3 (N = 128, 240 s: 92.8 against 91.1); with 64 items it costs what single moves cost.
+# Up to this many categories the ascent always uses pair moves. Beyond, it uses them only when the single moves find
+# nothing that improves the master, and among the _PAIR_ITEMS items whose best single move ranks highest
+# (2·64·63 ≈ 8,000 candidates a step). With pairs always, Zipf N = 128 (240 s) ended at 92.8 and 93.5 instead of
+# 91.1 and 91.7 (two paired runs; the same with pairs among 64 items, so not from their cost), and N = 256 (600 s)
+# at 258.1 instead of 233.3 (a round with all pairs took 4.6 s CPU instead of 2.2 s). Far from the optimum the
+# pairs' columns, all close to a few good ones, took the places of more varied single-move columns.
 _PAIR_ITEMS = 64
 
 
@@ -105,10 +109,12 @@ class ColumnSearch:
         return vecs[:, ok]
 
     def search(self, quadratic: np.ndarray, lam: np.ndarray, starts: np.ndarray,
-               deadline: float | None = None) -> np.ndarray:
+               deadline: float | None = None, improving: float | None = None) -> np.ndarray:
         """Columns (N×K, distinct) found from the structured maximisers and each start, best first by q.
 
         After ``deadline`` (``time.monotonic()``) no further local search starts: what was found is returned.
+        Up to _PAIR_ITEMS categories the ascent uses single and pair moves; beyond, single moves, and pair moves
+        only when no column found exceeds ``improving`` (the q an improving column has; ``None``: never).
         """
 
         def late() -> bool:
@@ -144,24 +150,31 @@ class ColumnSearch:
         cols = np.hstack(found)
         if cols.shape[1] == 0:
             return cols
+        pairs = self.oracle.size <= _PAIR_ITEMS
         for v0 in cols[:, np.argsort(-value(cols))[:_MOVE_STARTS]].T:
             if late():
                 break
-            found.extend(self._ascend(v0, q, lam))
+            found.extend(self._ascend(v0, q, lam, pairs))
         cols = np.hstack(found)
+        if not pairs and improving is not None and not np.any(value(cols) > improving):
+            for v0 in cols[:, np.argsort(-value(cols))[:_MOVE_STARTS]].T:
+                if late():
+                    break
+                found.extend(self._ascend(v0, q, lam, True))
+            cols = np.hstack(found)
         scale = np.maximum(np.abs(cols).max(axis=0, keepdims=True), 1.0)
         _, first = np.unique(np.round(cols / scale, 10).T, axis=0, return_index=True)
         cols = cols[:, first]
         return cols[:, np.argsort(-value(cols))]
 
 
-    def _ascend(self, v0: np.ndarray, quadratic: np.ndarray, lam: np.ndarray) -> list[np.ndarray]:
+    def _ascend(self, v0: np.ndarray, quadratic: np.ndarray, lam: np.ndarray, pairs: bool) -> list[np.ndarray]:
         """Steepest ascent of q over the item moves of the module docstring; the best moves of each step."""
         kept: list[np.ndarray] = []
         v = v0
         current = float(v @ quadratic @ v + lam @ v)
         for _ in range(_MOVE_STEPS):
-            cand = self._moves(v, quadratic, lam)
+            cand = self._moves(v, quadratic, lam, pairs)
             if cand.shape[1] == 0:
                 break
             vals = np.einsum("ik,ik->k", cand, quadratic @ cand) + lam @ cand  # exact: the ranking was incremental
@@ -173,8 +186,8 @@ class ColumnSearch:
             v, current = cand[:, good[0]], float(vals[good[0]])
         return kept
 
-    def _moves(self, v: np.ndarray, quadratic: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """The best columns (at most _MOVE_KEEP) one or two item moves from v in its family (A or C2), N×K.
+    def _moves(self, v: np.ndarray, quadratic: np.ndarray, lam: np.ndarray, pairs: bool = True) -> np.ndarray:
+        """The best columns (at most _MOVE_KEEP) one or (``pairs``) two item moves from v in its family (A or C2).
 
         A move sends an item to one of its two other states (H, L or Z). Every single move and every pair of
         moves of two items (among the _PAIR_ITEMS items with the best single moves when N is larger) is ranked by
@@ -243,8 +256,8 @@ class ColumnSearch:
         items = np.repeat(np.arange(n), 2)
         targets = (state[items] + np.tile([1, 2], n)) % 3
         single, s_hi, s_lo = rank(items, targets, items, targets, pair=False)
-        chosen = np.arange(n)
-        if n > _PAIR_ITEMS:  # the items whose best single move ranks highest
+        chosen = np.arange(n if pairs else 0)
+        if pairs and n > _PAIR_ITEMS:  # the items whose best single move ranks highest
             chosen = np.sort(np.argsort(-single.reshape(n, 2).max(axis=1), kind="stable")[:_PAIR_ITEMS])
         first, second = np.triu_indices(chosen.size, 1)
         i1 = np.repeat(chosen[first], 4)
