@@ -48,9 +48,10 @@ __all__ = ["ColumnSearch"]
 
 _STEPS = 3
 _COARSE_M = 4_096  # records of the rescaled prior of the oracle steps (module docstring)
-# Columns improved by moves, steps, moves kept per step (8: paired single runs, native-country ε = 1 / 2 and Zipf
-# N = 64, gave 32.39 / 8.814 / 39.95 against 32.56 / 8.806 / 39.97 keeping 4; 48 starts: 32.44, slower rounds).
-_MOVE_STARTS, _MOVE_STEPS, _MOVE_KEEP = 16, 10, 8
+# Columns improved by moves, steps, moves kept per step with pairs (8: paired single runs, native-country ε = 1 / 2
+# and Zipf N = 64, gave 32.39 / 8.814 / 39.95 against 32.56 / 8.806 / 39.97 keeping 4; 48 starts: 32.44, slower
+# rounds) and with single moves alone (4, as before pairs: Zipf N = 128 ended 2 % higher keeping 8).
+_MOVE_STARTS, _MOVE_STEPS, _MOVE_KEEP, _SINGLE_KEEP = 16, 10, 8, 4
 # Up to this many categories the ascent always uses pair moves. Beyond, it uses them only when the single moves find
 # nothing that improves the master, and among the _PAIR_ITEMS items whose best single move ranks highest
 # (2·64·63 ≈ 8,000 candidates a step). With pairs always, Zipf N = 128 (240 s) ended at 92.8 and 93.5 instead of
@@ -187,7 +188,7 @@ class ColumnSearch:
         return kept
 
     def _moves(self, v: np.ndarray, quadratic: np.ndarray, lam: np.ndarray, pairs: bool = True) -> np.ndarray:
-        """The best columns (at most _MOVE_KEEP) one or (``pairs``) two item moves from v in its family (A or C2).
+        """The best columns (_MOVE_KEEP, or _SINGLE_KEEP without ``pairs``) one or two item moves from v (A or C2).
 
         A move sends an item to one of its two other states (H, L or Z). Every single move and every pair of
         moves of two items (among the _PAIR_ITEMS items with the best single moves when N is larger) is ranked by
@@ -266,7 +267,8 @@ class ColumnSearch:
         n2 = (state[i2] + np.tile([1, 2, 1, 2], first.size)) % 3
         double, d_hi, d_lo = rank(i1, n1, i2, n2, pair=True)
         values = np.concatenate([single, double])
-        best = np.argpartition(-values, _MOVE_KEEP)[:_MOVE_KEEP] if values.size > _MOVE_KEEP else np.arange(values.size)
+        keep = _MOVE_KEEP if pairs else _SINGLE_KEEP
+        best = np.argpartition(-values, keep)[:keep] if values.size > keep else np.arange(values.size)
         best = best[np.isfinite(values[best])]
         out = np.zeros((n, best.size))
         for col, c in enumerate(best):
