@@ -174,9 +174,10 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         shift = float(np.min(own - lam @ columns))
         quadratic = _quadratic(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
-        fresh = search.search(quadratic, lam, heavy, deadline, improving=-shift + 1e-12 * max(abs(value), 1.0))
+        tolerance = 1e-12 * max(abs(value), 1.0)  # a column improves when its reduced cost is below −tolerance
+        fresh = search.search(quadratic, lam, heavy, deadline, improving=-shift + tolerance)
         reduced = _gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size else np.zeros(0)
-        fresh = fresh[:, reduced < -1e-12 * max(abs(value), 1.0)][:, :_ADD_PER_ITERATION * 16]
+        fresh = fresh[:, reduced < -tolerance][:, :_ADD_PER_ITERATION * 16]
         generated += fresh.shape[1]
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)

@@ -151,18 +151,20 @@ class ColumnSearch:
         cols = np.hstack(found)
         if cols.shape[1] == 0:
             return cols
-        pairs = self.oracle.size <= _PAIR_ITEMS
-        for v0 in cols[:, np.argsort(-value(cols))[:_MOVE_STARTS]].T:
-            if late():
-                break
-            found.extend(self._ascend(v0, q, lam, pairs))
-        cols = np.hstack(found)
-        if not pairs and improving is not None and not np.any(value(cols) > improving):
-            for v0 in cols[:, np.argsort(-value(cols))[:_MOVE_STARTS]].T:
+        def climb(cols: np.ndarray, values: np.ndarray, pairs: bool) -> np.ndarray:
+            """All columns found, after the ascents from the best of ``cols`` (by ``values``)."""
+            for v0 in cols[:, np.argsort(-values)[:_MOVE_STARTS]].T:
                 if late():
                     break
-                found.extend(self._ascend(v0, q, lam, True))
-            cols = np.hstack(found)
+                found.extend(self._ascend(v0, q, lam, pairs))
+            return np.hstack(found)
+
+        pairs = self.oracle.size <= _PAIR_ITEMS
+        cols = climb(cols, value(cols), pairs)
+        if not pairs and improving is not None:
+            values = value(cols)
+            if not np.any(values > improving):
+                cols = climb(cols, values, True)
         scale = np.maximum(np.abs(cols).max(axis=0, keepdims=True), 1.0)
         _, first = np.unique(np.round(cols / scale, 10).T, axis=0, return_index=True)
         cols = cols[:, first]
@@ -213,9 +215,9 @@ class ColumnSearch:
                 int(counts[low].sum()), int(high.sum()), int(low.sum()))
         diag = np.diag(quadratic)
 
-        def rank(i1: np.ndarray, n1: np.ndarray, i2: np.ndarray, n2: np.ndarray,
-                 pair: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            """Each candidate's q (−inf where it is not a member of the family) and its levels hi, lo."""
+        def rank(i1: np.ndarray, n1: np.ndarray, i2: np.ndarray | None = None,
+                 n2: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """Each candidate's q (−inf off the family) and levels hi, lo: item i1 to state n1 (and i2 to n2)."""
             sxx, sxy, syy, lx, ly, sh, sl, nh, nl = base
             dx1 = (n1 == 2).astype(np.int64) - (state[i1] == 2)
             dy1 = (n1 == 1).astype(np.int64) - (state[i1] == 1)
@@ -224,7 +226,7 @@ class ColumnSearch:
             yy = syy + 2 * dy1 * qy[i1] + dy1 * dy1 * diag[i1]
             lin_x, lin_y = lx + dx1 * lam[i1], ly + dy1 * lam[i1]
             k_h, k_l, c_h, c_l = sh + dx1 * counts[i1], sl + dy1 * counts[i1], nh + dx1, nl + dy1
-            if pair:
+            if i2 is not None and n2 is not None:
                 dx2 = (n2 == 2).astype(np.int64) - (state[i2] == 2)
                 dy2 = (n2 == 1).astype(np.int64) - (state[i2] == 1)
                 q12 = quadratic[i1, i2]
@@ -256,7 +258,7 @@ class ColumnSearch:
 
         items = np.repeat(np.arange(n), 2)
         targets = (state[items] + np.tile([1, 2], n)) % 3
-        single, s_hi, s_lo = rank(items, targets, items, targets, pair=False)
+        single, s_hi, s_lo = rank(items, targets)
         chosen = np.arange(n if pairs else 0)
         if pairs and n > _PAIR_ITEMS:  # the items whose best single move ranks highest
             chosen = np.sort(np.argsort(-single.reshape(n, 2).max(axis=1), kind="stable")[:_PAIR_ITEMS])
@@ -265,7 +267,7 @@ class ColumnSearch:
         i2 = np.repeat(chosen[second], 4)
         n1 = (state[i1] + np.tile([1, 1, 2, 2], first.size)) % 3
         n2 = (state[i2] + np.tile([1, 2, 1, 2], first.size)) % 3
-        double, d_hi, d_lo = rank(i1, n1, i2, n2, pair=True)
+        double, d_hi, d_lo = rank(i1, n1, i2, n2)
         values = np.concatenate([single, double])
         keep = _MOVE_KEEP if pairs else _SINGLE_KEEP
         best = np.argpartition(-values, keep)[:keep] if values.size > keep else np.arange(values.size)
