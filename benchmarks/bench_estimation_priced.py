@@ -10,7 +10,8 @@ the whole simplex: a lower bound on every ε-LDP frequency oracle's efficient er
 value, certified lower bound, gap, CPU, and the best oracle's ratio to it.
 
 Run: ``python benchmarks/bench_estimation_priced.py [--epsilons 0.5 1 2] [--repeats 3] [--time-limit 30] [--ldp]``;
-results in benchmarks/results/estimation_priced.{json,csv} (``--ldp``: estimation_priced_ldp.{json,csv}).
+results in benchmarks/results/estimation_priced.{json,csv} (``--ldp``: estimation_priced_ldp.{json,csv}; ``--name``:
+another stem).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=30.0)
     parser.add_argument("--ldp", action="store_true", help="the A-optimal ε-LDP design (radius 2) instead")
+    parser.add_argument("--name", help="results file stem in benchmarks/results/ (default: estimation_priced[_ldp])")
     args = parser.parse_args()
     base = load_problem(PROBLEM).problem
     rows = []
@@ -50,7 +52,7 @@ def main() -> None:
             cpu.append(time.process_time() - start)
         values = [r.utility for r in results]
         best = min(compare_oracles(problem.prior, eps, statistics.median(values)), key=lambda o: o.mse)
-        row = {"epsilon": eps, "size": problem.size, "time_limit": args.time_limit,
+        row = {"code": _revision(), "epsilon": eps, "size": problem.size, "time_limit": args.time_limit,
                "cpu_median": statistics.median(cpu), "cpu_min": min(cpu), "cpu_max": max(cpu),
                "value_median": statistics.median(values), "value_min": min(values), "value_max": max(values),
                "bound": max(r.upper_bound for r in results),
@@ -61,7 +63,19 @@ def main() -> None:
                "oracle_over_design": best.mse / statistics.median(values)}
         rows.append(row)
         print(row, flush=True)
-    print(write_results("estimation_priced_ldp" if args.ldp else "estimation_priced", rows, load=os.getloadavg()))
+    name = args.name or ("estimation_priced_ldp" if args.ldp else "estimation_priced")
+    print(write_results(name, rows, load=os.getloadavg()))
+
+
+def _revision() -> str:
+    """The commit of the package measured (it may be another checkout's, through PYTHONPATH)."""
+    import subprocess
+
+    import mechdesign
+
+    where = Path(mechdesign.__file__).resolve().parent
+    done = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
 
 
 if __name__ == "__main__":

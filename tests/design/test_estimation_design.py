@@ -204,6 +204,29 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
     assert taken is mixed
 
 
+def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_iteration_cap(monkeypatch):
+    """The priced search improves in small steps for as long as it is given (native-country, ε = 1, stopped at 200
+    iterations after 105 s of a 600-s limit): the enumeration engine's cap does not stop it; its own cap does."""
+    from mechdesign.core.prior import Prior
+    from mechdesign.design.estimation import criterion, engine, priced
+
+    counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
+    problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
+    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1)):
+        monkeypatch.setattr(engine, name, value)
+    free = design_estimation(problem, baselines=False, time_limit=30.0)
+    assert free.method == "column_generation_priced" and free.iterations > 4
+    monkeypatch.setattr(criterion, "_MAX_ITERATIONS", 3)
+    monkeypatch.setattr(engine, "_MAX_ITERATIONS", 3)
+    uncapped = design_estimation(problem, baselines=False, time_limit=30.0)
+    assert uncapped.iterations == free.iterations
+    assert uncapped.utility == pytest.approx(free.utility, rel=1e-12)
+    monkeypatch.setattr(priced, "_PRICED_MAX_ITERATIONS", 3)
+    capped = design_estimation(problem, baselines=False, time_limit=30.0)
+    assert capped.iterations == 3 and capped.certificate.holds
+    assert capped.utility >= free.utility - 1e-9 * free.utility
+
+
 def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(monkeypatch):
     """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
     from mechdesign.core.prior import Prior

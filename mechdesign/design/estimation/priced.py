@@ -24,7 +24,7 @@ from mechdesign.design.estimation import criterion as _shared
 from mechdesign.design.estimation.bound import diagonal_structure, structure_bound, structured_bound
 from mechdesign.design.estimation.criterion import (
     _ADD_PER_ITERATION,
-    _MAX_ITERATIONS,
+    _PRICED_MAX_ITERATIONS,
     _STALL,
     _criterion,
     _dual_multiplier,
@@ -206,7 +206,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
             if value - bound > 0.1 * options.gap_tolerance * abs(value - offset) and np.any(gain < -1e-12 * abs(value)):
                 fresh, stalled = offered[:, gain < -1e-12 * abs(value)], 0
                 generated += fresh.shape[1]
-        if fresh.shape[1] == 0 or stalled >= _STALL or iterations >= _MAX_ITERATIONS or out_of_time:
+        if fresh.shape[1] == 0 or stalled >= _STALL or iterations >= _PRICED_MAX_ITERATIONS or out_of_time:
             break
         if options.progress:
             proven = f", bound {bound - offset:.10g}" if math.isfinite(bound) else ""
