@@ -227,6 +227,26 @@ def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_ite
     assert capped.utility >= free.utility - 1e-9 * free.utility
 
 
+def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
+    """θ off Σθ_k v_k = 1 by a solver's tolerance (1e-7): one multiplicative correction brings it to rounding, on the
+    same support, with θ > 0 and J nearly unchanged."""
+    from mechdesign.core.prior import Prior
+    from mechdesign.design.estimation.engine import _rows_to_one
+
+    counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
+    problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
+    matrix = design_estimation(problem, baselines=False).mechanism.matrix
+    mass = problem.prior.probabilities @ matrix
+    rng = np.random.default_rng(3)
+    theta = np.append(mass * (1 + 1e-7 * rng.standard_normal(mass.size)), 0.0)
+    columns = np.hstack([matrix / mass, np.ones((counts.size, 1))])  # a column at weight 0 stays at 0
+    assert np.abs(columns @ theta - 1).max() > 1e-9
+    fixed = _rows_to_one(columns, theta)
+    assert fixed[-1] == 0.0 and np.all(fixed[:-1] > 0)
+    assert np.abs(columns @ fixed - 1).max() <= 1e-14
+    assert np.abs(fixed[:-1] / theta[:-1] - 1).max() < 1e-5
+
+
 def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(monkeypatch):
     """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
     from mechdesign.core.prior import Prior

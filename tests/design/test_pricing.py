@@ -110,8 +110,10 @@ def test_pricing_engine_meets_enumeration_and_its_bound_holds(case):
     assert priced.certificate.holds and priced.outputs <= problem.size
     assert priced.upper_bound >= enumerated.utility - 1e-12  # a proven bound is never below the optimum
     assert enumerated.upper_bound >= priced.utility - 1e-12
-    if priced.status == "optimal":
-        assert priced.utility == pytest.approx(enumerated.utility, abs=TIGHT)
+    # Each engine is within its own certified gap of the optimum (1e-7 relative at "optimal"; a random case ended the
+    # enumeration engine "feasible" at 1.1e-7 with the pricing engine 7.5e-9 higher): they agree within the larger gap.
+    if priced.status == "optimal" and enumerated.status == "optimal":
+        assert abs(priced.utility - enumerated.utility) <= max(priced.gap, enumerated.gap) + TIGHT
 
 
 @pytest.mark.parametrize("name", ["adult-sex", "adult-race", "adult-relationship", "adult-education"])
