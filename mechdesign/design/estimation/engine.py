@@ -388,7 +388,9 @@ def _rows_to_one(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
     constant law, and near a singular L-optimum the value grows by about α × value (there 1.4e-5 on 16.0, status
     "feasible" at a relative gap of 8.7e-7). The correction is exact in exact arithmetic (V diag(θ) Vᵀ y = J y) and
     kept only when every factor stays positive and the residual falls. Nothing depends on it for privacy: the matrix
-    is certified, and repaired if needed, from whatever θ comes out.
+    is certified, and repaired if needed, from whatever θ comes out. (The LP engine's ``solver._polish`` solves the
+    rows by least squares instead: its basic θ has at most N columns, where the estimation designs have up to
+    N(N + 1)/2.)
     """
     support = np.flatnonzero(theta > 0)
     vectors, weights = columns[:, support], theta[support]
