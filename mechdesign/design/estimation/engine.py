@@ -62,6 +62,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
@@ -399,7 +400,11 @@ def _rows_to_one(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
         if residual <= 1e-15:
             break
         gram = (vectors * weights) @ vectors.T
-        step = np.linalg.lstsq(0.5 * (gram + gram.T), 1.0 - vectors @ weights, rcond=None)[0]
+        gram = 0.5 * (gram + gram.T)
+        try:  # J ≻ 0 at a full-rank design: Cholesky (0.1 s at N = 1,000, where an SVD takes seconds)
+            step = cho_solve(cho_factor(gram), 1.0 - vectors @ weights)
+        except LinAlgError:  # a singular L-optimum: the least-squares step
+            step = np.linalg.lstsq(gram, 1.0 - vectors @ weights, rcond=None)[0]
         factor = 1.0 + vectors.T @ step
         if not np.all(factor > 0):
             break
