@@ -395,24 +395,24 @@ def _rows_to_one(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """
     support = np.flatnonzero(theta > 0)
     vectors, weights = columns[:, support], theta[support]
-    residual = float(np.abs(vectors @ weights - 1.0).max())
+    gap = 1.0 - vectors @ weights
     for _ in range(2):
-        if residual <= 1e-15:
+        if float(np.abs(gap).max()) <= 1e-15:
             break
         gram = (vectors * weights) @ vectors.T
         gram = 0.5 * (gram + gram.T)
         try:  # J ≻ 0 at a full-rank design: Cholesky (0.1 s at N = 1,000, where an SVD takes seconds)
-            step = cho_solve(cho_factor(gram), 1.0 - vectors @ weights)
+            step = cho_solve(cho_factor(gram), gap)
         except LinAlgError:  # a singular L-optimum: the least-squares step
-            step = np.linalg.lstsq(gram, 1.0 - vectors @ weights, rcond=None)[0]
+            step = np.linalg.lstsq(gram, gap, rcond=None)[0]
         factor = 1.0 + vectors.T @ step
         if not np.all(factor > 0):
             break
         trial = weights * factor
-        left = float(np.abs(vectors @ trial - 1.0).max())
-        if left >= residual:
+        left = 1.0 - vectors @ trial
+        if float(np.abs(left).max()) >= float(np.abs(gap).max()):
             break
-        weights, residual = trial, left
+        weights, gap = trial, left
     out = theta.copy()
     out[support] = weights
     return out

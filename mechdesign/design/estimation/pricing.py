@@ -61,6 +61,11 @@ _MOVE_STARTS, _MOVE_STEPS, _MOVE_KEEP, _SINGLE_KEEP = 16, 10, 8, 4
 _PAIR_ITEMS = 64
 
 
+def _q(cols: np.ndarray, quadratic: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """q(v) = vᵀQv + λ·v of every column of ``cols`` (N×K)."""
+    return np.einsum("ik,ik->k", cols, quadratic @ cols) + lam @ cols
+
+
 class ColumnSearch:
     """Local search for columns with a large q(v) = vᵀQv + λ·v (module docstring).
 
@@ -128,7 +133,7 @@ class ColumnSearch:
         linear = lam + 2 * vector
 
         def value(cols: np.ndarray) -> np.ndarray:
-            return np.einsum("ik,ik->k", cols, q @ cols) + lam @ cols
+            return _q(cols, q, lam)
 
         found = [self._step(diag, linear)]
         if found[0].shape[1]:
@@ -175,12 +180,12 @@ class ColumnSearch:
         """Steepest ascent of q over the item moves of the module docstring; the best moves of each step."""
         kept: list[np.ndarray] = []
         v = v0
-        current = float(v @ quadratic @ v + lam @ v)
+        current = float(_q(v[:, None], quadratic, lam)[0])
         for _ in range(_MOVE_STEPS):
             cand = self._moves(v, quadratic, lam, pairs)
             if cand.shape[1] == 0:
                 break
-            vals = np.einsum("ik,ik->k", cand, quadratic @ cand) + lam @ cand  # exact: the ranking was incremental
+            vals = _q(cand, quadratic, lam)  # exact: the ranking was incremental
             order = np.argsort(-vals)
             good = order[vals[order] > current * (1 + 1e-12) + 1e-15]
             if good.size == 0:
