@@ -132,3 +132,37 @@ def test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound(see
         exact_dot = sum(Fraction(float(lam[i])) * v[i] for i in range(n))
         assert abs(Fraction(float(fast[k])) - exact) <= Fraction(float(err[k]))
         assert abs(Fraction(float(fast_dot[k])) - exact_dot) <= Fraction(float(dot_err[k]))
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3))
+@settings(max_examples=40, deadline=None)
+def test_folded_pricing_and_its_margin_cover_the_exact_reduced_gradient(seed, n, regime):
+    # The engine prices vᵀQv + λ·v as vᵀQ′v with Q′ = Q + (λP̂ᵀ + P̂λᵀ)/2, which is exact only when P̂·v = 1: the levels
+    # are rounded, so mass_error must bound |P̂·v − 1| (exactly, in fractions) and the margin the engine takes off,
+    # quadratic_error(Q′) + (1 + γ)·mass_error·(|λ|·v), must cover the difference to the exact vᵀQv + λ·v.
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(n, 1.5))
+    p = np.maximum(p, 0.02) / np.maximum(p, 0.02).sum()
+    beta = [0.0, float(rng.uniform(0, 2 * p.min())), float(rng.uniform(2 * p.min(), 2)), 2.0][regime]
+    cv = column_vertices(p, float(rng.uniform(0.1, 2.0)), beta)
+    root = rng.normal(size=(n, n)) * np.exp(rng.uniform(-3, 3, size=n))
+    q = root @ root.T
+    lam = rng.normal(size=n) * 10.0 ** rng.uniform(-2, 3)
+    folded = q + 0.5 * (np.outer(lam, p) + np.outer(p, lam))
+    folded = 0.5 * (folded + folded.T)
+    index = rng.choice(cv.count, size=min(cv.count, 25), replace=False)
+    fast = cv.quadratic(folded, index)
+    gamma = (2 * n + 3) * np.finfo(float).eps / (1 - (2 * n + 3) * np.finfo(float).eps)
+    margin = cv.quadratic_error(folded, index) + (1 + gamma) * cv.mass_error * cv.dot(np.abs(lam), index)
+    vec = cv.vectors(index)
+    qf = [[Fraction(float(x)) for x in row] for row in q]
+    pf = [Fraction(float(x)) for x in p]
+    assert cv.mass_error < 1e-12
+    for k in range(index.size):
+        v = [Fraction(float(x)) for x in vec[:, k]]
+        assert abs(sum(pi * vi for pi, vi in zip(pf, v, strict=True)) - 1) <= Fraction(cv.mass_error)
+        exact = (sum(v[i] * qf[i][j] * v[j] for i in range(n) for j in range(n))
+                 + sum(Fraction(float(lam[i])) * v[i] for i in range(n)))
+        assert abs(Fraction(float(fast[k])) - exact) <= Fraction(float(margin[k]))

@@ -41,7 +41,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, solve_triangular
+from scipy.linalg.blas import dsyrk as syrk
 
 __all__ = ["solve_face", "solve_master", "solve_master_dual"]
 
@@ -54,32 +55,45 @@ _STALLED_DUAL = 1e-4
 
 
 def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray,
-                 weights: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray]:
-    """f, ∇f and P = J⁻¹V in θ (module docstring); f = inf when J is not positive definite."""
+                 weights: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """f, ∇f, P = J⁻¹V and R = C⁻¹V (J = CCᵀ) in θ (module docstring); f = inf when J is not positive definite.
+
+    R gives A = VᵀJ⁻¹V = RᵀR to :func:`_hessian` as a symmetric rank-N product.
+    """
     j = (vectors * theta) @ vectors.T
-    try:
-        factor = cho_factor(0.5 * (j + j.T), lower=True)
+    j = 0.5 * (j + j.T)
+    failed = np.inf, np.zeros_like(theta), np.zeros_like(vectors), np.zeros_like(vectors)
+    if not np.isfinite(j).all():
+        return failed
+    try:  # finite inputs checked once here, not by every factorisation and solve (a tenth of the master's time)
+        lower = cholesky(j, lower=True, check_finite=False)
     except LinAlgError:
-        return np.inf, np.zeros_like(theta), np.zeros_like(vectors)
-    p = cho_solve(factor, vectors)  # J⁻¹V
+        return failed
+    half = solve_triangular(lower, vectors, lower=True, check_finite=False)  # R = C⁻¹V
+    p = solve_triangular(lower, half, lower=True, trans="T", check_finite=False)  # J⁻¹V = C⁻ᵀR
     if criterion == "a_optimal" and weights is not None:
-        value = float(np.sum(weights.T * cho_solve(factor, weights.T)))
+        inverse_lt = solve_triangular(lower, weights.T, lower=True, check_finite=False)
         lp = weights @ p
-        return value, -np.einsum("ik,ik->k", lp, lp), p
+        return float(np.sum(inverse_lt * inverse_lt)), -np.einsum("ik,ik->k", lp, lp), p, half
     if criterion == "a_optimal":
-        value = float(np.trace(cho_solve(factor, np.eye(vectors.shape[0]))))
-        return value, -np.einsum("ik,ik->k", p, p), p
-    value = -2.0 * float(np.sum(np.log(np.diag(factor[0]))))
-    return value, -np.einsum("ik,ik->k", p, vectors), p
+        inverse = solve_triangular(lower, np.eye(vectors.shape[0]), lower=True, check_finite=False)
+        return float(np.sum(inverse * inverse)), -np.einsum("ik,ik->k", p, p), p, half
+    value = -2.0 * float(np.sum(np.log(np.diag(lower))))
+    return value, -np.einsum("ik,ik->k", half, half), p, half
 
 
-def _hessian(criterion: str, vectors: np.ndarray, p: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """∇²f from P = J⁻¹V: 2 A∘B (A, L) or A∘A (D), A = VᵀJ⁻¹V, B = (LP)ᵀ(LP) (module docstring)."""
-    a = vectors.T @ p
+def _hessian(criterion: str, p: np.ndarray, half: np.ndarray, scale: np.ndarray,
+             weights: np.ndarray | None = None) -> np.ndarray:
+    """∇²f in φ = θ∘s, ∇²f / (s sᵀ), from P = J⁻¹V and R = C⁻¹V (:func:`_derivatives`); lower triangle only.
+
+    ∇²f = 2 A∘B (A, L) or A∘A (D), A = VᵀJ⁻¹V = RᵀR, B = (LP)ᵀ(LP) (module docstring); both are symmetric
+    rank-N products (BLAS syrk: half the work of a general product), and A is formed from R/s.
+    """
+    a = syrk(1.0, half / scale, trans=1, lower=1)  # A / (s sᵀ)
     if criterion != "a_optimal":
-        return a * a
+        return a * syrk(1.0, half, trans=1, lower=1)
     lp = p if weights is None else weights @ p
-    return 2.0 * a * (lp.T @ lp)
+    return 2.0 * a * syrk(1.0, lp, trans=1, lower=1)
 
 
 def _interior(u: np.ndarray, start: np.ndarray, spread: float) -> np.ndarray | None:
@@ -181,7 +195,7 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
     phi = _interior(u, np.asarray(start, dtype=np.float64) * scale, spread)
     if phi is None:
         return None
-    value, gradient, solved = _derivatives(criterion, phi / scale, vectors, weights)
+    value, gradient, solved, half = _derivatives(criterion, phi / scale, vectors, weights)
     if not np.isfinite(value):
         return None
     # Start near the central path: φ_k s_k = μ₀ for all k, and y closing the dual residual in least squares.
@@ -218,19 +232,20 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
         if (np.abs(r_pri).max() <= tolerance and np.abs(r_dual).max() <= tolerance * dual_scale
                 and gap <= tolerance * max(1.0, abs(value))):
             return np.maximum(phi, 0.0) / scale, -y
-        system = _hessian(criterion, vectors, solved, weights) / np.outer(scale, scale)
+        system = _hessian(criterion, solved, half, scale, weights)
         system[np.diag_indices(k)] += s / phi
-        try:
-            factor = cho_factor(system, lower=True)
-            m_ut = cho_solve(factor, u.T)
-            schur = cho_factor(u @ m_ut, lower=True)
+        try:  # finite: J⁻¹V came from a finite J (_derivatives), φ, s > 0; the directions are checked below
+            factor = cho_factor(system, lower=True, check_finite=False)  # M = CCᵀ
+            w_ut = solve_triangular(factor[0], u.T, lower=True, check_finite=False)  # C⁻¹Uᵀ: U M⁻¹ Uᵀ = WᵀW
+            schur = cho_factor(w_ut.T @ w_ut, lower=True, check_finite=False)
         except LinAlgError:
             return _last(phi, s, y, grad, value)
 
         def direction(r_cent: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            m_rhs = cho_solve(factor, -r_dual - r_cent / phi)  # noqa: B023 (used within this step only)
-            dy = cho_solve(schur, u @ m_rhs + r_pri)  # noqa: B023
-            dphi = m_rhs - m_ut @ dy  # noqa: B023
+            m_rhs = cho_solve(factor, -r_dual - r_cent / phi, check_finite=False)  # noqa: B023 (within this step)
+            dy = cho_solve(schur, u @ m_rhs + r_pri, check_finite=False)  # noqa: B023
+            dphi = m_rhs - solve_triangular(factor[0], w_ut @ dy, lower=True, trans="T",  # noqa: B023
+                                            check_finite=False)  # M⁻¹Uᵀdy = C⁻ᵀ(W dy)
             return dphi, -(r_cent + s * dphi) / phi, dy  # noqa: B023
 
         # Mehrotra's predictor–corrector (Nocedal & Wright §14.2) on the linearisation at the current point:
@@ -241,11 +256,14 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
         mu_affine = float((phi + step * dphi) @ (s + step * ds)) / k
         target = (mu_affine / mu) ** 3 * mu
         dphi, ds, dy = direction(phi * s + dphi * ds - target)
+        if not (np.isfinite(dphi).all() and np.isfinite(dy).all()):  # a factorisation that went bad without raising
+            return _last(phi, s, y, grad, value)
         step = min(1.0, _FRACTION * to_boundary(phi, s, dphi, ds))
         norm = float(np.linalg.norm(residuals(phi, s, y, grad, target)))
         while True:
             trial_phi, trial_s, trial_y = phi + step * dphi, s + step * ds, y + step * dy
-            trial_value, trial_gradient, trial_solved = _derivatives(criterion, trial_phi / scale, vectors, weights)
+            trial_value, trial_gradient, trial_solved, trial_half = _derivatives(criterion, trial_phi / scale,
+                                                                                 vectors, weights)
             if np.isfinite(trial_value):
                 trial = residuals(trial_phi, trial_s, trial_y, trial_gradient / scale, target)
                 if np.linalg.norm(trial) <= (1.0 - _ALPHA * step) * norm:
@@ -254,7 +272,7 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
             if step < 1e-12:
                 return _last(phi, s, y, grad, value)
         phi, s, y = trial_phi, trial_s, trial_y
-        value, gradient, solved = trial_value, trial_gradient, trial_solved
+        value, gradient, solved, half = trial_value, trial_gradient, trial_solved, trial_half
     return _last(phi, s, y, gradient / scale, value)
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,27 @@ class ColumnVertices:
         """K, the number of candidate lift vectors."""
         return int(self.high.size)
 
+    @cached_property
+    def level_max(self) -> float:
+        """The largest h + l over the list (the scale of the rounding bounds)."""
+        return float((self.high + self.low).max()) if self.count else 0.0
+
+    @cached_property
+    def mass_error(self) -> float:
+        """An upper bound on |P̂·v − 1| over the list: the levels are rounded, so P̂·v = 1 holds to a few ulps.
+
+        P̂·v = h P̂(H) + l P̂(L) is evaluated from the subset-sum table of P̂ (each entry within γ_N of its
+        value, non-negative terms) and two products and a sum, so the exact value lies within γ_{N+3}·fl(P̂·v) of
+        the computed one (Higham §3.1); the bound adds that to the largest computed |fl(P̂·v) − 1|.
+        """
+        if not self.count:
+            return 0.0
+        table = _subset_sums(self.prior.probabilities)
+        mass = self.high * table[self.high_mask] + self.low * table[self.low_mask]
+        k = self.prior.size + 3
+        gamma = k * _EPS / (1 - k * _EPS)
+        return float(np.max(np.abs(mass - 1.0) + gamma * mass)) * (1 + 4 * _EPS)
+
     def vectors(self, index: Any = None) -> np.ndarray:
         """The lift vectors as an N×K array (all, or those selected by ``index``)."""
         sel = slice(None) if index is None else index
@@ -120,10 +142,11 @@ class ColumnVertices:
         True
         """
         table = _pair_sums(np.asarray(matrix, dtype=np.float64))
-        sel = slice(None) if index is None else index
-        high_mask, low_mask, hi, lo = self.high_mask[sel], self.low_mask[sel], self.high[sel], self.low[sel]
-        return (hi * (hi - lo) * table[high_mask] + lo * (lo - hi) * table[low_mask]
-                + hi * lo * table[high_mask | low_mask])
+        high_mask, low_mask, union, (c_high, c_low, c_both) = self._terms(index)
+        out = c_high * table[high_mask]
+        out += c_low * table[low_mask]
+        out += c_both * table[union]
+        return out
 
     def quadratic_error(self, matrix: np.ndarray, index: Any = None) -> np.ndarray:
         """An upper bound on the rounding error of :meth:`quadratic`, per candidate.
@@ -134,13 +157,24 @@ class ColumnVertices:
         §3.1); the combination adds three roundings: γ_{2N+3}·(h|h − l|A(H) + l|h − l|A(L) + hl·A(H ∪ L)).
         """
         table = _pair_sums(np.abs(np.asarray(matrix, dtype=np.float64)))
-        sel = slice(None) if index is None else index
-        high_mask, low_mask, hi, lo = self.high_mask[sel], self.low_mask[sel], self.high[sel], self.low[sel]
+        high_mask, low_mask, union, (c_high, c_low, c_both) = self._terms(index)
         k = 2 * self.prior.size + 3
         gamma = k * _EPS / (1 - k * _EPS)
-        spread = np.abs(hi - lo)
-        return gamma * (hi * spread * table[high_mask] + lo * spread * table[low_mask]
-                        + hi * lo * table[high_mask | low_mask])
+        return gamma * (np.abs(c_high) * table[high_mask] + np.abs(c_low) * table[low_mask] + c_both * table[union])
+
+    @cached_property
+    def _coefficients(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """H ∪ L and the coefficients h(h − l), l(l − h), hl of q(H), q(L), q(H ∪ L) in vᵀQv, kept for every pass."""
+        hi, lo = self.high, self.low
+        return self.high_mask | self.low_mask, hi * (hi - lo), lo * (lo - hi), hi * lo
+
+    def _terms(self, index: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+        """(H, L, H ∪ L, coefficients) of :meth:`quadratic` for all candidates or those selected by ``index``."""
+        union, c_high, c_low, c_both = self._coefficients
+        if index is None:
+            return self.high_mask, self.low_mask, union, (c_high, c_low, c_both)
+        return (self.high_mask[index], self.low_mask[index], union[index],
+                (c_high[index], c_low[index], c_both[index]))
 
     def dot_error(self, weights: np.ndarray, index: Any = None) -> np.ndarray:
         """An upper bound on the rounding error of :meth:`dot`: γ_{N+2}·(h Σ_H |λ| + l Σ_L |λ|)."""
