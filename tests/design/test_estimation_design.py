@@ -106,6 +106,9 @@ def test_reduction_keeps_information_and_row_sums():
     theta = rng.random(40)
     reduced = caratheodory_reduce(theta, columns)
     assert np.all(reduced >= 0) and np.count_nonzero(reduced) <= 10 + 4
+    support = reduced > 0  # a vertex: the map's columns on its support are independent (crossover ran)
+    rows = np.vstack([(columns[:, None, support] * columns[None, :, support])[np.triu_indices(4)], columns[:, support]])
+    assert np.linalg.matrix_rank(rows) == np.count_nonzero(support)
     assert np.allclose((columns * reduced) @ columns.T, (columns * theta) @ columns.T, rtol=1e-8, atol=1e-8)
     assert np.allclose(columns @ reduced, columns @ theta, rtol=1e-8, atol=1e-8)
 
