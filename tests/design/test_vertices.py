@@ -166,3 +166,31 @@ def test_folded_pricing_and_its_margin_cover_the_exact_reduced_gradient(seed, n,
         exact = (sum(v[i] * qf[i][j] * v[j] for i in range(n) for j in range(n))
                  + sum(Fraction(float(lam[i])) * v[i] for i in range(n)))
         assert abs(Fraction(float(fast[k])) - exact) <= Fraction(float(margin[k]))
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 11))
+@settings(max_examples=60, deadline=None)
+def test_c1_members_from_the_mass_window_are_those_of_a_scan_of_every_set(seed, n):
+    # column_vertices tests family C1 (|L| = 1, h = e^{ε′}) only on the sets whose mass lies in a window below 1/h;
+    # a scan of all 2^N sets with the same rule must give the same members, in the same order.
+    from mechdesign.design.polytope.vertices import _TOL, _popcount, _subset_sums, lift_constant
+
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(n, rng.uniform(0.3, 3.0)))
+    p = np.maximum(p, 1e-3) / np.maximum(p, 1e-3).sum()
+    eps = float(rng.choice([rng.uniform(0.05, 4.0), 30.0]))
+    beta = float(rng.choice([0.0, rng.uniform(0, 2 * p.min()), rng.uniform(0, 2), 2.0]))
+    cv = column_vertices(p, eps, beta)
+    _, h1 = lift_constant(eps, beta)
+    sums, pop, masks = _subset_sums(p), _popcount(n), np.arange(1 << n)
+    expected = []
+    for j in range(n):
+        cand = masks[((masks & (1 << j)) == 0) & (masks != 0) & (pop <= n - 2)]
+        low = (1.0 - h1 * sums[cand]) / p[j]
+        keep = (sums[cand] >= beta / 2) & (low >= -_TOL * h1) & (low <= h1 * (1 + _TOL))
+        expected += [(int(c), 1 << j) for c in cand[keep]]
+    # C1 members are the ones with h = e^{ε′} and one low item (B, A and C2 members differ in h or in |L|)
+    single_low = (cv.low_mask > 0) & ((cv.low_mask & (cv.low_mask - 1)) == 0) & (cv.high == h1)
+    found = [(int(hm), int(lm)) for hm, lm in zip(cv.high_mask[single_low], cv.low_mask[single_low], strict=True)
+             if (int(hm), int(lm)) in set(expected)]
+    assert found == expected

@@ -272,10 +272,17 @@ def column_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0, *,
     hm, s, ratio = hm[keep], s[keep], ratio[keep]
     low = 1.0 / (s * ratio + 1.0 - s)
     add(hm, full & ~hm, ratio * low, low)
-    # C1: Z ≠ ∅, P̂(H) ≥ β/2, |L| = 1, h = e^{ε′}.
+    # C1: Z ≠ ∅, P̂(H) ≥ β/2, |L| = 1, h = e^{ε′}. 0 ≤ l = (1 − h P̂(H)) / P̂_j ≤ h confines P̂(H) to a window of
+    # width about P̂_j below 1/h: only the sets in it (by the masses sorted once, widened by 1e-9) are tested, with
+    # the same rule and in the same order as a test of all 2^N sets (N = 22: 1.2 s of 1.75 s spent there).
+    by_mass = np.argsort(sums, kind="stable")
+    sorted_mass = sums[by_mass]
     for j in range(n):
         bit = 1 << j
-        cand = masks[((masks & bit) == 0) & (masks != 0) & (pop <= n - 2)]
+        window = np.searchsorted(sorted_mass, [max(half, (1.0 - h1 * (1 + _TOL) * probs[j]) / h1) - 1e-9,
+                                               (1.0 + _TOL * h1 * probs[j]) / h1 + 1e-9])
+        cand = np.sort(by_mass[window[0]:window[1]])
+        cand = cand[((cand & bit) == 0) & (cand != 0) & (pop[cand] <= n - 2)]
         s = sums[cand]
         low = (1.0 - h1 * s) / probs[j]
         keep = (s >= half) & (low >= -_TOL * h1) & (low <= h1 * (1 + _TOL))
