@@ -41,6 +41,9 @@ _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max
 _MAX_ITERATIONS = 200
 _PRICED_MAX_ITERATIONS = 100_000
 _ADD_PER_ITERATION = 8  # columns added per input and iteration
+# The reduction's interior point method only up to this many dense LP entries: at Zipf N = 64 (2,144 rows × 2,816
+# columns) it took 10 s and 949 MB and returned no vertex, where the dual simplex is cut at the deadline as before.
+_IPM_ENTRIES = 1_000_000
 _STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
 
 
@@ -323,7 +326,8 @@ def caratheodory_reduce(theta: Any, columns: Any, deadline: float | None = None)
     took 8.5 s for this at Zipf N = 24 (324 rows, 951 columns, 18,000 pivots) where the interior point method and
     its crossover take 0.7 s; but the interior point method ends with a solve error on some instances (another N = 24
     run: 898 columns), and there the dual simplex runs (4.4 s), capped at 20 iterations per row and column (it
-    cycled for over 15 minutes on Adult education at some budgets). If both fail, or the deadline
+    cycled for over 15 minutes on Adult education at some budgets). Beyond _IPM_ENTRIES dense entries (N = 64) only
+    the dual simplex runs: the interior point method's factorisations took 949 MB there. If both fail, or the deadline
     (:func:`time.monotonic`) comes first, θ is returned unchanged (the matrix is certified either way).
 
     Examples
@@ -347,7 +351,8 @@ def caratheodory_reduce(theta: Any, columns: Any, deadline: float | None = None)
     import time
 
     res = None
-    for method, cap in (("highs-ipm", {}), ("highs-ds", {"maxiter": 20 * (rows.shape[0] + support.size)})):
+    methods = (("highs-ipm", {}),) if rows.size <= _IPM_ENTRIES else ()
+    for method, cap in (*methods, ("highs-ds", {"maxiter": 20 * (rows.shape[0] + support.size)})):
         if deadline is not None and time.monotonic() >= deadline:
             break
         limit = {} if deadline is None else {"time_limit": deadline - time.monotonic()}
