@@ -351,7 +351,7 @@ def caratheodory_reduce(theta: Any, columns: Any, deadline: float | None = None)
     import time
 
     res = None
-    methods = (("highs-ipm", {}),) if rows.size <= _IPM_ENTRIES else ()
+    methods: tuple[tuple[str, dict[str, int]], ...] = (("highs-ipm", {}),) if rows.size <= _IPM_ENTRIES else ()
     for method, cap in (*methods, ("highs-ds", {"maxiter": 20 * (rows.shape[0] + support.size)})):
         if deadline is not None and time.monotonic() >= deadline:
             break
