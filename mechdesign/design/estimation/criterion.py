@@ -189,29 +189,18 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
             # tables' rounding is bounded and taken off the bound.
             quadratic = _quadratic(criterion, j_inverse, weights)
             quadratic = 0.5 * (quadratic + quadratic.T)
-            # λ·v folded into the quadratic: vᵀ(Q + (λP̂ᵀ + P̂λᵀ)/2)v = vᵀQv + (λ·v)(P̂·v), and P̂·v = 1 up to the
-            # levels' rounding (mass_error), which is taken off with the tables' own: one table and three gathers
-            # per candidate instead of two tables and five (a quarter of a pass at N = 20).
-            probabilities = candidates.prior.probabilities
-            folded = quadratic + 0.5 * (np.outer(lam, probabilities) + np.outer(probabilities, lam))
-            folded = 0.5 * (folded + folded.T)
+            # One table per pass: λ·v folded into the quadratic (ColumnVertices.priced), its rounding and the levels'
+            # (P̂·v = 1 to a few ulps) bounded by priced_error.
             if index is not None:  # a shortlist, from the same tables (forming its N × 100,000 vectors cost 3× more)
-                return -math.inf, -candidates.quadratic(folded, index) - shift, value
-            reduced = -candidates.quadratic(folded) - shift
+                return -math.inf, -candidates.priced(quadratic, lam, index) - shift, value
+            reduced = -candidates.priced(quadratic, lam) - shift
             if reduced.size:
-                # The rounding bounds cost more tables: taken only where they can decide the minimum (a coarse
-                # bound on every one first: the largest level squared times Σ|Q′|, times the same γ, and the fold's
-                # |λ·v|·|P̂·v − 1| ≤ (largest level)·Σ|λ|·mass_error).
-                top = candidates.level_max
-                k = 2 * columns.shape[0] + 3
-                gamma = k * _EPS / (1 - k * _EPS)
-                fold_error = (1 + gamma) * candidates.mass_error
-                coarse = (gamma * top * top * float(np.abs(folded).sum())
-                          + fold_error * top * float(np.abs(lam).sum()))
+                # The rounding bounds cost more tables: taken only where they can decide the minimum (one bound
+                # over every candidate first).
+                coarse = candidates.priced_error_bound(quadratic, lam)
                 near = np.flatnonzero(reduced <= reduced.min() + 2 * coarse)
                 margin = np.zeros(reduced.size)
-                margin[near] = (candidates.quadratic_error(folded, near)
-                                + fold_error * candidates.dot(np.abs(lam), near))
+                margin[near] = candidates.priced_error(quadratic, lam, near)
         elif candidates is not None:  # in chunks that stay in cache
             reduced = np.empty(candidates.shape[1])
             for start in range(0, candidates.shape[1], _CHUNK):
