@@ -98,12 +98,16 @@ def test_a_optimal_value_is_the_trace_of_the_inverse_information():
     assert result.certificate.relative_gap <= 1e-6
 
 
-def test_reduction_keeps_information_and_row_sums():
+def _random_master() -> tuple[np.ndarray, np.ndarray]:
+    """40 random lift vectors (P̂ = (0.4, 0.3, 0.2, 0.1), P̂·v = 1) and positive weights: a reduction's input."""
     rng = np.random.default_rng(3)
     prior = np.array([0.4, 0.3, 0.2, 0.1])
     columns = rng.random((4, 40)) + 0.1
-    columns /= prior @ columns
-    theta = rng.random(40)
+    return columns / (prior @ columns), rng.random(40)
+
+
+def test_reduction_keeps_information_and_row_sums():
+    columns, theta = _random_master()
     reduced = caratheodory_reduce(theta, columns)
     assert np.all(reduced >= 0) and np.count_nonzero(reduced) <= 10 + 4
     support = reduced > 0  # a vertex: the map's columns on its support are independent (crossover ran)
@@ -128,11 +132,7 @@ def test_reduction_falls_back_to_the_dual_simplex_when_the_interior_point_method
         return real(*args, method=method, **kwargs)
 
     monkeypatch.setattr(scipy.optimize, "linprog", flaky)
-    rng = np.random.default_rng(3)
-    prior = np.array([0.4, 0.3, 0.2, 0.1])
-    columns = rng.random((4, 40)) + 0.1
-    columns /= prior @ columns
-    theta = rng.random(40)
+    columns, theta = _random_master()
     reduced = caratheodory_reduce(theta, columns)
     assert methods == ["highs-ipm", "highs-ds"]
     assert np.count_nonzero(reduced) <= 10 + 4

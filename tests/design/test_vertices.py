@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.vertices import brute_force_vertices, column_vertices
+from mechdesign.design.polytope.vertices import ColumnVertices, brute_force_vertices, column_vertices
 from mechdesign.design.problem import epsilon_prime_of
 
 from conftest import EXACT
@@ -106,6 +106,14 @@ def test_limits():
         brute_force_vertices(np.full(7, 1 / 7), 1.0)
 
 
+def _random_list(rng: np.random.Generator, n: int, regime: int) -> tuple[np.ndarray, ColumnVertices]:
+    """A prior (entries ≥ 0.02 before renormalising) and its vertex list at β = 0, inside or beyond 2 min P̂, or 2."""
+    p = rng.dirichlet(np.full(n, 1.5))
+    p = np.maximum(p, 0.02) / np.maximum(p, 0.02).sum()
+    beta = [0.0, float(rng.uniform(0, 2 * p.min())), float(rng.uniform(2 * p.min(), 2)), 2.0][regime]
+    return p, column_vertices(p, float(rng.uniform(0.1, 2.0)), beta)
+
+
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3))
 @settings(max_examples=40, deadline=None)
 def test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound(seed, n, regime):
@@ -114,10 +122,7 @@ def test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound(see
     from fractions import Fraction
 
     rng = np.random.default_rng(seed)
-    p = rng.dirichlet(np.full(n, 1.5))
-    p = np.maximum(p, 0.02) / np.maximum(p, 0.02).sum()
-    beta = [0.0, float(rng.uniform(0, 2 * p.min())), float(rng.uniform(2 * p.min(), 2)), 2.0][regime]
-    cv = column_vertices(p, float(rng.uniform(0.1, 2.0)), beta)
+    _, cv = _random_list(rng, n, regime)
     root = rng.normal(size=(n, n)) * np.exp(rng.uniform(-3, 3, size=n))
     q = root @ root.T - rng.uniform(0, 2) * np.eye(n)  # symmetric, possibly indefinite
     lam = rng.normal(size=n) * 10.0 ** rng.uniform(-2, 2)
@@ -144,10 +149,7 @@ def test_folded_pricing_is_within_its_error_bound_of_the_exact_reduced_gradient(
     from fractions import Fraction
 
     rng = np.random.default_rng(seed)
-    p = rng.dirichlet(np.full(n, 1.5))
-    p = np.maximum(p, 0.02) / np.maximum(p, 0.02).sum()
-    beta = [0.0, float(rng.uniform(0, 2 * p.min())), float(rng.uniform(2 * p.min(), 2)), 2.0][regime]
-    cv = column_vertices(p, float(rng.uniform(0.1, 2.0)), beta)
+    p, cv = _random_list(rng, n, regime)
     root = rng.normal(size=(n, n)) * np.exp(rng.uniform(-3, 3, size=n))
     lam = rng.normal(size=n) * 10.0 ** rng.uniform(-2, 3)
     q = root @ root.T
