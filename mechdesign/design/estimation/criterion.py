@@ -41,9 +41,6 @@ _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max
 _MAX_ITERATIONS = 200
 _PRICED_MAX_ITERATIONS = 100_000
 _ADD_PER_ITERATION = 8  # columns added per input and iteration
-# The reduction's interior point method only up to this many dense LP entries: at Zipf N = 64 (2,144 rows × 2,816
-# columns) it took 10 s and 949 MB and returned no vertex, where the dual simplex is cut at the deadline as before.
-_IPM_ENTRIES = 1_000_000
 _STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
 
 
@@ -310,14 +307,10 @@ def caratheodory_reduce(theta: Any, columns: Any, deadline: float | None = None)
     """A basic θ′ ≥ 0 with the same J = Σθ_k v_k v_kᵀ and row sums Σθ_k v_k, on ≤ N(N+1)/2 + N columns.
 
     The set {θ′ ≥ 0 : θ′ ↦ (vech J, Σθ′_k v_k) equals its value at θ} is a polytope that contains θ;
-    HiGHS's interior point method with crossover (zero cost, feasibility tolerance 1e-10) returns one of its
-    vertices, which has at most as many non-zeros as the map has independent rows (Carathéodory). The dual simplex
-    took 8.5 s for this at Zipf N = 24 (324 rows, 951 columns, 18,000 pivots) where the interior point method and
-    its crossover take 0.7 s; but the interior point method ends with a solve error on some instances (another N = 24
-    run: 898 columns), and there the dual simplex runs (4.4 s), capped at 20 iterations per row and column (it
-    cycled for over 15 minutes on Adult education at some budgets). Beyond _IPM_ENTRIES dense entries (N = 64) only
-    the dual simplex runs: the interior point method's factorisations took 949 MB there. If both fail, or the deadline
-    (:func:`time.monotonic`) comes first, θ is returned unchanged (the matrix is certified either way).
+    a simplex method (HiGHS, dual simplex, zero cost, feasibility tolerance 1e-10) returns one of its
+    vertices, which has at most as many non-zeros as the map has independent rows (Carathéodory).
+    If the LP fails, needs more than 20 simplex iterations per row and column, or is still running at
+    ``deadline`` (:func:`time.monotonic`), θ is returned unchanged (the matrix is certified either way).
 
     Examples
     --------
@@ -335,21 +328,17 @@ def caratheodory_reduce(theta: Any, columns: Any, deadline: float | None = None)
     upper = np.triu_indices(n)
     rows = np.vstack([(vec[:, None, support] * vec[None, :, support])[upper], vec[:, support]])
     scale = np.linalg.norm(rows, axis=0)
-    # The deadline is the run's. Presolve off: 0.66 s against 0.91 s at N = 24 (the rows are dense, and the row sums
-    # repeat what vech J already says).
+    # An iteration cap (deterministic, unlike a time limit): on Adult education at some budgets the dual simplex
+    # cycled for over 15 minutes; a capped LP returns θ unchanged, as a failed one does. The deadline is the run's.
     import time
 
-    res = None
-    methods: tuple[tuple[str, dict[str, int]], ...] = (("highs-ipm", {}),) if rows.size <= _IPM_ENTRIES else ()
-    for method, cap in (*methods, ("highs-ds", {"maxiter": 20 * (rows.shape[0] + support.size)})):
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        limit = {} if deadline is None else {"time_limit": deadline - time.monotonic()}
-        res = linprog(np.zeros(support.size), A_eq=rows / scale, b_eq=rows @ th[support], bounds=(0, None),
-                      method=method, options={"primal_feasibility_tolerance": 1e-10, "presolve": False, **cap, **limit})
-        if res.status == 0:
-            break
-    if res is None or res.status != 0:
+    if deadline is not None and time.monotonic() >= deadline:
+        return np.array(theta, dtype=np.float64)
+    limit = {} if deadline is None else {"time_limit": deadline - time.monotonic()}
+    res = linprog(np.zeros(support.size), A_eq=rows / scale, b_eq=rows @ th[support], bounds=(0, None),
+                  method="highs-ds", options={"primal_feasibility_tolerance": 1e-10, "presolve": False,
+                                              "maxiter": 20 * (rows.shape[0] + support.size), **limit})
+    if res.status != 0:
         return th
     out = np.zeros_like(th)
     out[support] = np.maximum(res.x, 0.0) / scale

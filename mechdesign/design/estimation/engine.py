@@ -38,11 +38,11 @@ gives the line above at θ. λ is the dual of the restricted linearised LP; the 
 every candidate column (it is concave in v, so the vertices give its minimum over the polytope).
 The bound is recomputed in NumPy at the final θ; the solver's own residuals never enter it.
 
-**Reduction.** A basic solution of {θ′ ≥ 0 : J(θ′) = J(θ), Σθ′_k v_k = Σθ_k v_k} (Carathéodory, by an
-interior point method with crossover, or the dual simplex) keeps J and the row sums and has at most N(N+1)/2
-outputs (the row sums are implied: J P̂ = Σθ_k v_k); the master is then solved once more over those columns to
-polish the weights, and the bound recomputed there (it holds from any point). The matrix is then certified and, if
-needed, repaired like every design (:mod:`mechdesign.design.certificate`).
+**Reduction.** A basic solution of {θ′ ≥ 0 : J(θ′) = J(θ), Σθ′_k v_k = Σθ_k v_k} (Carathéodory, by a
+simplex method) keeps J and the row sums and has at most N(N+1)/2 outputs (the row sums are implied:
+J P̂ = Σθ_k v_k); the master is then solved once more over those columns to polish the weights, and
+the bound recomputed there (it holds from any point). The matrix is then certified and, if needed,
+repaired like every design (:mod:`mechdesign.design.certificate`).
 
 The start is k-RR calibrated to the ball (full rank, feasible), whose columns join the candidates.
 
@@ -428,7 +428,7 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     # Interior-point noise: weights below 1e-10 of the largest are dropped (rows are renormalized and the
     # matrix re-certified, so this can only move the value, which the certified gap then reports).
     theta = np.where(theta > 1e-10 * theta.max(), theta, 0.0)
-    # The reduction's LP has N(N+1)/2 + N dense rows per column in use: 33 k × ~1,000 at N = 256 (minutes of LP),
+    # The reduction's LP has N(N+1)/2 + N dense rows per column in use: 33 k × ~1,000 at N = 256 (minutes of simplex),
     # 500 k × thousands at N = 1,000 (gigabytes). Beyond _REDUCE_ENTRIES, or past the deadline, the master's θ is
     # kept as it is (more outputs, the same J and value; the certificate does not depend on it).
     # The priced search's θ is its master's optimum: when it already has no more weighted columns than a basic
