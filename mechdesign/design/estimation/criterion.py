@@ -182,7 +182,7 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
         shift = float(np.min(basis_grads - lam @ basis))
         reduced, margin = np.zeros(0), np.zeros(0)
         if isinstance(candidates, ColumnVertices):
-            # The vertex list prices from tables over its 2^N sets (ColumnVertices.quadratic): no N×K array; the
+            # The vertex list prices from tables over its 2^N sets (ColumnVertices.priced): no N×K array; the
             # tables' rounding is bounded and taken off the bound.
             quadratic = _quadratic(criterion, j_inverse, weights)
             quadratic = 0.5 * (quadratic + quadratic.T)

@@ -62,13 +62,12 @@ def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray,
     """
     j = (vectors * theta) @ vectors.T
     j = 0.5 * (j + j.T)
-    failed = np.inf, np.zeros_like(theta), np.zeros_like(vectors), np.zeros_like(vectors)
-    if not np.isfinite(j).all():
-        return failed
     try:  # finite inputs checked once here, not by every factorisation and solve (a tenth of the master's time)
+        if not np.isfinite(j).all():
+            raise LinAlgError("J is not finite")
         lower = cholesky(j, lower=True, check_finite=False)
     except LinAlgError:
-        return failed
+        return np.inf, np.zeros_like(theta), np.zeros_like(vectors), np.zeros_like(vectors)
     half = solve_triangular(lower, vectors, lower=True, check_finite=False)  # R = C⁻¹V
     p = solve_triangular(lower, half, lower=True, trans="T", check_finite=False)  # J⁻¹V = C⁻ᵀR
     if criterion == "a_optimal" and weights is not None:

@@ -93,11 +93,8 @@ class ColumnVertices:
         """
         if not self.count:
             return 0.0
-        table = _subset_sums(self.prior.probabilities)
-        mass = self.high * table[self.high_mask] + self.low * table[self.low_mask]
-        k = self.prior.size + 3
-        gamma = k * _EPS / (1 - k * _EPS)
-        return float(np.max(np.abs(mass - 1.0) + gamma * mass)) * (1 + 4 * _EPS)
+        mass = self.dot(self.prior.probabilities)
+        return float(np.max(np.abs(mass - 1.0) + _gamma(self.prior.size + 3) * mass)) * (1 + 4 * _EPS)
 
     def vectors(self, index: Any = None) -> np.ndarray:
         """The lift vectors as an N×K array (all, or those selected by ``index``)."""
@@ -169,10 +166,9 @@ class ColumnVertices:
         both; and the fold's |λ·v|·|P̂·v − 1| ≤ (1 + γ_k)·mass_error·(|λ|·v).
         """
         k = 2 * self.prior.size + 3
-        gamma = k * _EPS / (1 - k * _EPS)
         magnitude = self._magnitude(matrix, weights)
         return ((1 + 8 / k) * self.quadratic_error(magnitude, index)
-                + (1 + gamma) * self.mass_error * self.dot(np.abs(np.asarray(weights, dtype=np.float64)), index))
+                + (1 + _gamma(k)) * self.mass_error * self.dot(np.abs(np.asarray(weights, dtype=np.float64)), index))
 
     def priced_error_bound(self, matrix: np.ndarray, weights: np.ndarray) -> float:
         """One number above :meth:`priced_error` of every candidate, computed without a table.
@@ -181,7 +177,7 @@ class ColumnVertices:
         and every A(S) ≤ ΣM.
         """
         k = 2 * self.prior.size + 3
-        gamma = k * _EPS / (1 - k * _EPS)
+        gamma = _gamma(k)
         top = self.level_max
         return ((1 + 8 / k) * gamma * top * top * float(self._magnitude(matrix, weights).sum())
                 + (1 + gamma) * self.mass_error * top * float(np.abs(np.asarray(weights, dtype=np.float64)).sum())
@@ -202,9 +198,8 @@ class ColumnVertices:
         """
         table = _pair_sums(np.abs(np.asarray(matrix, dtype=np.float64)))
         high_mask, low_mask, union, (c_high, c_low, c_both) = self._terms(index)
-        k = 2 * self.prior.size + 3
-        gamma = k * _EPS / (1 - k * _EPS)
-        return gamma * (np.abs(c_high) * table[high_mask] + np.abs(c_low) * table[low_mask] + c_both * table[union])
+        return _gamma(2 * self.prior.size + 3) * (np.abs(c_high) * table[high_mask] + np.abs(c_low) * table[low_mask]
+                                                  + c_both * table[union])
 
     @cached_property
     def _coefficients(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -222,8 +217,12 @@ class ColumnVertices:
 
     def dot_error(self, weights: np.ndarray, index: Any = None) -> np.ndarray:
         """An upper bound on the rounding error of :meth:`dot`: γ_{N+2}·(h Σ_H |λ| + l Σ_L |λ|)."""
-        k = self.prior.size + 2
-        return k * _EPS / (1 - k * _EPS) * self.dot(np.abs(np.asarray(weights, dtype=np.float64)), index)
+        return _gamma(self.prior.size + 2) * self.dot(np.abs(np.asarray(weights, dtype=np.float64)), index)
+
+
+def _gamma(k: int) -> float:
+    """γ_k = k·eps / (1 − k·eps): the relative error of k floating-point operations (Higham §3.1)."""
+    return k * _EPS / (1 - k * _EPS)
 
 
 def _bits(masks: np.ndarray, n: int) -> np.ndarray:
