@@ -291,3 +291,28 @@ def test_partial_pricing_reaches_the_optimum_of_full_pricing(monkeypatch, kind):
     assert full.status == partial.status == "optimal"
     assert partial.utility == pytest.approx(full.utility, rel=1e-7, abs=1e-9)
     assert partial.upper_bound <= full.utility + 1e-9 * abs(full.utility) + 1e-12
+
+
+def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certify(monkeypatch):
+    """After the reduction the bound at the polished point is skipped when the search's bound already certifies the
+    value; when the certificate's own value (after repair) then leaves the tolerance, it is computed after all."""
+    from mechdesign.core.prior import Prior
+    from mechdesign.design.estimation import engine
+
+    problem = DesignProblem(Prior.from_counts(np.array([12, 7, 5, 4, 3, 2, 2, 1])), 1.0, 0.05, "estimation_mse")
+    plain = design_estimation(problem, baselines=False)
+    assert plain.status == "optimal" and "final_bound" not in plain.timings
+    assert 0.0 <= plain.gap <= 1e-7 * plain.utility
+    # A repair that moves the matrix (a constant law mixed in at 1e-6: still ε-PML, a worse value) leaves the
+    # search's bound short of the tolerance: the final bound runs, and whatever it finds stays below the value.
+    original = engine.repair
+
+    def mixing(matrix, ball, epsilon):
+        repaired, alpha = original(matrix, ball, epsilon)
+        return (1 - 1e-6) * repaired + 1e-6 * repaired.sum(axis=0) / repaired.shape[0], alpha
+
+    monkeypatch.setattr(engine, "repair", mixing)
+    mixed = design_estimation(problem, baselines=False)
+    assert "final_bound" in mixed.timings
+    assert mixed.upper_bound <= plain.utility * (1 + 1e-9) and mixed.gap > 0
+    assert mixed.upper_bound >= plain.upper_bound - 1e-9 * plain.utility
