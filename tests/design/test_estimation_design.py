@@ -106,7 +106,12 @@ def _random_master() -> tuple[np.ndarray, np.ndarray]:
     return columns / (prior @ columns), rng.random(40)
 
 
-def test_reduction_keeps_information_and_row_sums():
+@pytest.mark.parametrize("path", ["null space", "simplex"])
+def test_reduction_keeps_information_and_row_sums(monkeypatch, path):
+    from mechdesign.design.estimation import criterion
+
+    if path == "simplex":  # the LP that takes over when the null-space steps are not accurate enough or too large
+        monkeypatch.setattr(criterion, "_eliminate_null_space", lambda rows, weights: None)
     columns, theta = _random_master()
     reduced = caratheodory_reduce(theta, columns)
     assert np.all(reduced >= 0) and np.count_nonzero(reduced) <= 10 + 4
@@ -316,3 +321,29 @@ def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certif
     assert "final_bound" in mixed.timings
     assert mixed.upper_bound <= plain.utility * (1 + 1e-9) and mixed.gap > 0
     assert mixed.upper_bound >= plain.upper_bound - 1e-9 * plain.utility
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 9), st.integers(0, 80), st.floats(0.0, 0.6), st.integers(0, 2**31 - 1))
+def test_null_space_steps_reach_a_vertex_with_the_same_information(n, extra, zeros, seed):
+    """Carathéodory by null-space steps (criterion._eliminate_null_space) on random lift vectors, some with zeros:
+    the result is ≥ 0, keeps J and the row sums to 1e-12 relative, and its support is linearly independent in the
+    map (a vertex, so at most N(N+1)/2 columns: the row sums follow from J P̂ = Σθ_k v_k)."""
+    from mechdesign.design.estimation.criterion import _eliminate_null_space
+
+    rng = np.random.default_rng(seed)
+    prior = rng.dirichlet(np.ones(n))
+    columns = rng.random((n, n + extra)) + 1e-3
+    columns[:, 1:][rng.random((n, n + extra - 1)) < zeros] = 0.0  # the first column keeps every entry
+    columns = columns[:, columns.max(axis=0) > 0]
+    columns /= prior @ columns
+    theta = rng.random(columns.shape[1]) * 10.0 ** rng.uniform(-6, 0, columns.shape[1])
+    rows = np.vstack([(columns[:, None, :] * columns[None, :, :])[np.triu_indices(n)], columns])
+    found = _eliminate_null_space(rows, theta)
+    assert found is not None
+    assert found.min() >= 0.0
+    size = np.abs(rows) @ theta
+    assert np.abs(rows @ found - rows @ theta).max() <= 1e-10 * size.max()
+    support = found > 0
+    assert np.count_nonzero(support) <= n * (n + 1) // 2
+    assert np.linalg.matrix_rank(rows[:, support]) == np.count_nonzero(support)
