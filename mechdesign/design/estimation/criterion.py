@@ -360,10 +360,10 @@ def _eliminate_null_space(rows: np.ndarray, weights: np.ndarray, tolerance: floa
     """w′ ≥ 0 with A w′ = A w on linearly independent columns of A (``rows``), or None if that is not reached.
 
     The classical proof of Carathéodory's theorem as an algorithm: Z spans the null space of A on the support (SVD,
-    rank at max(m, s)·eps·σ₁); the first direction z ∈ Z (Σz = 0 is not needed: A z = 0 keeps A w) moves w to
-    w − t z with t the largest step that keeps w ≥ 0 (z has a positive entry, or −z is taken), which zeroes a
-    column; that coordinate is eliminated from Z (pivot: the direction with the largest entry there, so the
-    multipliers are at most 1) and the direction spent on it dropped, until Z is empty. s − rank steps of O(s·d)
+    rank at max(m, s)·eps·σ₁); the first direction z ∈ Z (A z = 0, so A w does not move) takes w to w − t z with t
+    the largest step that keeps w ≥ 0 (z has a positive entry, or −z is taken), which zeroes a column; that
+    coordinate is eliminated from Z (pivot: the direction with the largest entry there, so the multipliers are at
+    most 1) and the direction spent on it dropped, until Z is empty. s − rank steps of O(s·d)
     each: at the end of Zipf N = 24 (324 rows, ~950 columns) well under a second, where the dual simplex took 8.5 s.
     The result is returned only when A w′ matches A w within ``tolerance`` relative to |A| w (the caller falls
     back to the LP otherwise).
