@@ -253,3 +253,33 @@ def test_the_normal_equations_rarely_decline():
                                                   r_dual, r_pri)
         accepted += normal is not None and bool(np.isfinite(normal(r_cent)[0]).all())
     assert accepted >= 85
+
+
+@settings(max_examples=40, deadline=None)
+@given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 0.3]), st.sampled_from(CRITERIA))
+def test_the_square_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius, criterion):
+    # At k-RR's N columns (the engine's first pricing) λ = V⁻ᵀg replaces the LP: the same Lagrangian bound and the
+    # same reduced gradients over every vertex candidate (λ is the LP's up to λ + cP̂, which the shift removes).
+    from mechdesign.design.estimation.criterion import _dual_multiplier, _gradients, _inverse, _square_multiplier
+
+    problem = DesignProblem(prior, epsilon, radius, "estimation_mse")
+    rr, _ = calibrated_randomized_response(problem.prior, epsilon, radius)
+    mass = problem.prior.probabilities @ rr.matrix
+    columns = rr.matrix / mass
+    candidates = column_vertices(problem.prior, epsilon, radius).vectors()
+    j = (columns * mass) @ columns.T
+    j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+    grads = _gradients(criterion, j_inverse, columns)
+    square = _square_multiplier(columns, grads, mass)
+    assert square is not None
+    with_square, reduced_square, value = lower_bound(criterion, mass, columns, candidates)
+    lp = _dual_multiplier(columns, grads)
+    with_lp, reduced_lp, _ = lower_bound(criterion, mass, columns, candidates, multiplier=lp)
+    scale = 1.0 + float(np.abs(grads).max())
+    assert with_square == pytest.approx(with_lp, rel=1e-9, abs=1e-9 * scale)
+    assert np.abs(reduced_square - reduced_lp).max() <= 1e-8 * scale
+    assert with_square <= value + 1e-9 * max(1.0, abs(value))
+    # Not square, or a column out of use: no shortcut (the LP decides).
+    wider = np.hstack([columns, candidates[:, :1]])
+    assert _square_multiplier(wider, np.append(grads, 0.0), np.append(mass, 0.1)) is None
+    assert _square_multiplier(columns, grads, np.where(np.arange(mass.size) == 0, 0.0, mass)) is None
