@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.fisher import fisher_information, trace_inverse_fisher
@@ -325,6 +325,7 @@ def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certif
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 9), st.integers(0, 80), st.floats(0.0, 0.6), st.integers(0, 2**31 - 1))
+@example(4, 67, 0.1484375, 178)  # the eliminations alone left 1.6e-10 (entries from 1e-3 to 1e7): the refit fixes it
 def test_null_space_steps_reach_a_vertex_with_the_same_information(n, extra, zeros, seed):
     """Carathéodory by null-space steps (criterion._eliminate_null_space) on random lift vectors, some with zeros:
     the result is ≥ 0, keeps J and the row sums to 1e-12 relative, and its support is linearly independent in the
