@@ -195,10 +195,11 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     basis, basis_grads = columns, own
     bound, first = -math.inf, np.zeros(0)
     for round_ in range(rounds):
-        lam = (multiplier if round_ == 0 and multiplier is not None
-               else _square_multiplier(basis, basis_grads, theta) if round_ == 0
-               else None)
-        lam = _dual_multiplier(basis, basis_grads) if lam is None else lam
+        lam = None  # the master's own λ, else (N columns all in use) V⁻ᵀg, else the LP
+        if round_ == 0:
+            lam = multiplier if multiplier is not None else _square_multiplier(basis, basis_grads, theta)
+        if lam is None:
+            lam = _dual_multiplier(basis, basis_grads)
         # Σλ + min_k(g_k − λ·v_k) is unchanged by λ → λ + cP̂ (P̂·v_k = 1): measure reduced gradients from
         # their minimum over the LP's columns, so that the columns worth adding are the negative ones.
         shift = float(np.min(basis_grads - lam @ basis))

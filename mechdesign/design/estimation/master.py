@@ -118,12 +118,12 @@ def _hessian_rows(criterion: str, half: np.ndarray, scale: np.ndarray, factor: n
     """
     n, k = half.shape
     if factor is None:
-        rotated, eigenvalues = half / scale, np.ones(n)
+        other, eigenvalues = half, np.ones(n)
     else:
         eigenvalues, basis = np.linalg.eigh(factor @ factor.T)
         eigenvalues = np.maximum(eigenvalues, 0.0)  # E ⪰ 0: rounding below 0 is clipped
-        rotated = (basis.T @ half) / scale
-    other = rotated * scale  # R' (the second factor carries no 1/s)
+        other = basis.T @ half
+    rotated = other / scale  # R'/s; the second factor R' carries no 1/s
     twice = 2.0 if criterion == "a_optimal" else 1.0  # ∇²f = 2 A∘B (A) or A∘A (D)
     rows = np.empty((n * (n + 1) // 2, k)) if out is None else out
     at = 0
@@ -417,9 +417,7 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
             low_rank = False
         if taken is None:
             return _last(phi, s, y, grad, value)
-        (trial_phi, trial_s, trial_y), (trial_value, trial_gradient, trial_solved, trial_half, trial_x) = taken
-        phi, s, y = trial_phi, trial_s, trial_y
-        value, gradient, solved, half, factor_x = trial_value, trial_gradient, trial_solved, trial_half, trial_x
+        (phi, s, y), (value, gradient, solved, half, factor_x) = taken
     return _last(phi, s, y, gradient / scale, value)
 
 
