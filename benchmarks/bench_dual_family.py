@@ -12,6 +12,15 @@ is T²/R at the best exactly evaluated point (T = tr Y^{1/2}, R = 2Σa − Σb +
 the optimal tr J⁻¹. The richer families add c_i u_i u_iᵀ with free c_i, where the u_i are eigenvectors of the
 residual of J*⁻² (J* the enumerated optimum) after its least-squares fit in the family.
 
+Two further families use that lift vectors are non-negative and bounded, 0 ≤ v_x ≤ c_x = min(e^ε, 1/P̂_x), so
+that terms outside the structure are bounded by separable ones without any sign condition on Y's spectrum:
+
+* "− N, N ≥ 0 entrywise": Y = Y_f − N with N ≥ 0 (zero diagonal): vᵀNv ≥ 0 for v ≥ 0, so vᵀYv ≤ vᵀY_f v. Y may have
+  a larger tr Y^{1/2} than any member of the family while its pricing is the family's.
+* "RLT: + M⁺ − M⁻": Y = Y_f + M⁺ − M⁻ with M⁺, M⁻ ≥ 0, priced through the McCormick (RLT) inequalities
+  v_x v_y ≤ c_x v_y and v_x v_y ≥ c_x v_y + c_y v_x − c_x c_y: vᵀYv ≤ vᵀY_f v + (M⁺ᵀc − M⁻ᵀc − M⁻c)·v + cᵀM⁻c,
+  still separable.
+
 A term with c < 0 keeps the pricing separable through −|c|(u·v)² = min_t (|c|t² − 2|c|t u·v), which gives
 S ≤ min_t S(D, b − 2|c|tu) + |c|t². The script also evaluates that relaxation, at the best point of the family with
 the bottom eigenvector, on a grid of 4,001 values of t.
@@ -28,6 +37,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _common import write_results
@@ -45,18 +55,32 @@ SIZE, EPSILON = 12, 1.0
 
 
 def _family_limit(vertices: np.ndarray, prior: np.ndarray, start: np.ndarray,
-                  directions: list[np.ndarray], rounds: int = 40) -> tuple[float, dict[str, np.ndarray | float]]:
-    """The best exactly evaluated dual bound of the family with the given extra directions, and its point."""
+                  directions: list[np.ndarray], rounds: int = 40, *, cap: np.ndarray | None = None,
+                  entrywise: str = "") -> tuple[float, dict[str, np.ndarray | float]]:
+    """The best exactly evaluated dual bound of the family with the given extra directions, and its point.
+
+    ``entrywise``: "" (none), "negative" (Y − N, N ≥ 0) or "rlt" (Y + M⁺ − M⁻ with the McCormick bounds from ``cap``).
+    """
     import cvxpy as cp
 
     n = prior.size
+    if entrywise:
+        assert cap is not None and np.all(vertices >= 0) and np.all(vertices <= cap[:, None] * (1 + 1e-12))
     squares = vertices**2
     work, best, point = start, -np.inf, {}
     for _ in range(rounds):
         d, a, b, s = cp.Variable(n), cp.Variable(n), cp.Variable(n), cp.Variable()
         coefficients = [cp.Variable() for _ in directions]
         y = cp.diag(d) + prior[:, None] @ a[None, :] + a[:, None] @ prior[None, :]
-        quad = (work**2).T @ d + work.T @ b
+        linear: Any = 0
+        constant: Any = 0
+        if entrywise:
+            minus = cp.Variable((n, n), nonneg=True)
+            plus = cp.Variable((n, n), nonneg=True) if entrywise == "rlt" else np.zeros((n, n))
+            y = y + plus - minus
+            if entrywise == "rlt":
+                linear, constant = plus.T @ cap - minus.T @ cap - minus @ cap, cap @ minus @ cap
+        quad = (work**2).T @ d + work.T @ (b + linear) + constant
         for c, u in zip(coefficients, directions, strict=True):
             y = y + c * np.outer(u, u)
             quad = quad + c * (u @ work) ** 2
@@ -71,8 +95,17 @@ def _family_limit(vertices: np.ndarray, prior: np.ndarray, start: np.ndarray,
         cv = [float(c.value) for c in coefficients]
         yv = np.diag(dv) + np.outer(prior, av) + np.outer(av, prior)
         yv = yv + sum((c * np.outer(u, u) for c, u in zip(cv, directions, strict=True)), np.zeros((n, n)))
+        shift, constant_value = np.zeros(n), 0.0
+        if entrywise:
+            minus_value = np.maximum(np.asarray(minus.value, dtype=np.float64), 0.0)
+            plus_value = (np.maximum(np.asarray(plus.value, dtype=np.float64), 0.0) if entrywise == "rlt"
+                          else np.zeros((n, n)))
+            yv = yv + plus_value - minus_value
+            if entrywise == "rlt":
+                shift = plus_value.T @ cap - minus_value.T @ cap - minus_value @ cap
+                constant_value = float(cap @ minus_value @ cap)
         root = float(np.sqrt(np.maximum(np.linalg.eigvalsh(0.5 * (yv + yv.T)), 0.0)).sum())
-        values = dv @ squares + bv @ vertices + sum(
+        values = dv @ squares + (bv + shift) @ vertices + constant_value + sum(
             (c * (u @ vertices) ** 2 for c, u in zip(cv, directions, strict=True)), np.zeros(vertices.shape[1]))
         r = 2 * float(av.sum()) - float(bv.sum()) + float(values.max())
         value = root * root / r if r > 0 else -np.inf
@@ -106,11 +139,15 @@ def main() -> None:
         "+ top and bottom eigenvectors": [eigenvectors[:, -1], eigenvectors[:, 0]],
         "+ 3 bottom eigenvectors": list(eigenvectors[:, :3].T),
         "+ all N eigenvectors (the full dual)": list(eigenvectors.T),
+        "− N, N ≥ 0 entrywise": [],
+        "RLT: + M⁺ − M⁻ (McCormick on 0 ≤ v ≤ c)": [],
     }
+    cap = np.minimum(np.exp(EPSILON), 1.0 / prior)
     rows = []
     for name, directions in families.items():
         clock = time.process_time()
-        value, point = _family_limit(vertices, prior, columns, directions)
+        entrywise = "negative" if name.startswith("− N") else "rlt" if name.startswith("RLT") else ""
+        value, point = _family_limit(vertices, prior, columns, directions, cap=cap, entrywise=entrywise)
         rows.append({"family": name, "exact_S": True, "bound": value,
                      "relative_gap": (optimum - value) / (optimum - 1.0),
                      "coefficients": [round(float(c), 6) for c in np.atleast_1d(point.get("c", []))],
