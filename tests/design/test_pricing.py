@@ -188,3 +188,19 @@ def test_capacity_by_column_blocks_matches_whole(monkeypatch):
     assert leakage.max_divergence(w, ball) == pytest.approx(
         float(np.max(np.log((ball.center.probabilities @ w)[w.max(axis=0) > 0]
                             / ball.min_linear(w[:, w.max(axis=0) > 0])))), rel=1e-15)
+
+
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=12), st.integers(0, 2_000), st.integers(1, 6),
+       st.integers(0, 2**31 - 1))
+def test_batched_tables_are_the_single_tables_bit_for_bit(counts, dominant, rows, seed):
+    """Each row of ``tables`` is ``table`` of its weights; +inf in a row excludes the item, as ``exclude`` does."""
+    counts = np.asarray(counts + ([dominant] if dominant else []), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    pricer = CountPricer(counts, 1.0, 0.0, level_function(Utility("mutual_information")))
+    weights = rng.normal(size=(rows, counts.size)) * 10.0 ** rng.uniform(-3, 3, size=(rows, 1))
+    excluded = rng.random(weights.shape) < 0.2
+    batch = pricer.tables(np.where(excluded, np.inf, weights))
+    assert batch.shape == (rows, int(counts.sum()) + 1)
+    for row in range(rows):
+        single, _ = pricer.table(weights[row], excluded[row] if excluded[row].any() else None)
+        assert np.array_equal(batch[row], single)

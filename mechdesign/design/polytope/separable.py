@@ -144,6 +144,11 @@ class SeparableOracle:
         d, take = self.pricer.table(-w, exclude, track)
         return -d, take
 
+    def _tables(self, w: np.ndarray) -> np.ndarray:
+        """The maximum-form tables of the rows of ``w`` (B × N; −inf excludes an item from its row), at once."""
+        self._tick()
+        return -self.pricer.tables(-w)
+
     # ------------------------------------------------------------------ λ-free cell data
     def _family_a_cells(self) -> tuple[np.ndarray, ...] | None:
         """(C, h, l) of family A for β > 0 (β = 0 is enumerated in :meth:`maximize`)."""
@@ -259,7 +264,7 @@ class SeparableOracle:
         order = np.argsort(sigma)
         grid = sorted({float(sigma[order[int(q)]])
                        for q in np.linspace(0, sigma.size - 1, min(_GRID_START, sigma.size))})
-        tables: dict[float, np.ndarray] = {s: self._table(s * dd + bb)[0] for s in grid}
+        tables: dict[float, np.ndarray] = dict(zip(grid, self._tables(np.outer(grid, dd) + bb), strict=True))
         exact = np.full(c.size, -np.inf)
         while True:
             pts = np.array(grid)
@@ -400,7 +405,7 @@ class SeparableOracle:
         if refine:
             self._c2_partition = {band: evaluated[band][3] for band in bands}
         cols = []
-        cells = {band: self._c2_cell(dd, bb, band, rows, totals) for band in bands} if not refine else {}
+        cells = self._c2_cells_of(dd, bb, bands, rows, totals) if not refine else {}
 
         def rank(band: tuple[int, int, int, int]) -> float:
             # Columns from the highest bands: by B where bounded, by the two tables' value where columns are all
@@ -409,9 +414,12 @@ class SeparableOracle:
             cell = cells.get(band)
             return cell[2] if cell is not None else evaluated[band][0]
 
-        for band in sorted(bands, key=rank, reverse=True)[:_COLUMNS]:
+        top = sorted(bands, key=rank, reverse=True)[:_COLUMNS]
+        if refine:
+            cells = self._c2_cells_of(dd, bb, top, rows, totals)
+        for band in top:
             _, c_h, c_t, _ = evaluated[band]
-            second = cells[band] if band in cells else self._c2_cell(dd, bb, band, rows, totals)
+            second = cells[band]
             for cell in dict.fromkeys([(c_h, c_t), None if second is None else second[:2]]):
                 vec = self._c2_column(dd, bb, *cell) if cell is not None and cell[0] > 0 else None
                 if vec is not None:
@@ -541,23 +549,32 @@ class SeparableOracle:
         high = (1.0 / (den_h.max() + t_over.max()), 1.0 / (den_h.min() + t_over.min()))
         return (low[0] * (1 - 1e-12), low[1] * (1 + 1e-12)), (high[0] * (1 - 1e-12), high[1] * (1 + 1e-12))
 
-    def _c2_cell(self, dd: np.ndarray, bb: np.ndarray, band: tuple[int, int, int, int], rows: np.ndarray,
-                 totals: np.ndarray) -> tuple[int, int, float] | None:
-        """A second cell (C_H, C_T) of the band to build a column at (the multiplier's maximiser gives the first).
+    def _c2_cells_of(self, dd: np.ndarray, bb: np.ndarray, bands: list[tuple[int, int, int, int]], rows: np.ndarray,
+                     totals: np.ndarray) -> dict[tuple[int, int, int, int], tuple[int, int, float] | None]:
+        """A second cell (C_H, C_T) of each band to build a column at (the multiplier's maximiser gives the first).
 
-        Returned with the two tables' value (an estimate of the band's best, not a bound).
+        Each returned with the two tables' value (an estimate of the band's best, not a bound), or ``None`` for a
+        band without attainable cells.
 
-        C_H where the H role gains most (w^H − w^L) and C_T where the L role does: two tables, as the columns of
-        the search were chosen before family C2 was bounded by one multiplier.
+        C_H where the H role gains most (w^H − w^L) and C_T where the L role does: two tables a band, as the columns
+        of the search were chosen before family C2 was bounded by one multiplier; all bands' tables in one batch.
         """
-        inside, heads = _span(band, rows, totals)
-        if inside.size == 0 or heads.size == 0:
-            return None
-        w_low, w_high = self._c2_weights(dd, bb, band, int(heads[-1]))
-        table_t, _ = self._table(w_low)
-        table_h, _ = self._table(np.where(np.isfinite(w_high), w_high - w_low, -np.inf))
-        k_h, k_t = int(heads[np.argmax(table_h[heads])]), int(inside[np.argmax(table_t[inside])])
-        return k_h, k_t, float(table_h[k_h] + table_t[k_t])
+        spans = {band: _span(band, rows, totals) for band in bands}
+        live = [band for band in bands if spans[band][0].size and spans[band][1].size]
+        out: dict[tuple[int, int, int, int], tuple[int, int, float] | None] = dict.fromkeys(bands)
+        if not live:
+            return out
+        weights = []
+        for band in live:
+            w_low, w_high = self._c2_weights(dd, bb, band, int(spans[band][1][-1]))
+            weights += [w_low, np.where(np.isfinite(w_high), w_high - w_low, -np.inf)]
+        tables = self._tables(np.array(weights))
+        for j, band in enumerate(live):
+            inside, heads = spans[band]
+            table_t, table_h = tables[2 * j], tables[2 * j + 1]
+            k_h, k_t = int(heads[np.argmax(table_h[heads])]), int(inside[np.argmax(table_t[inside])])
+            out[band] = (k_h, k_t, float(table_h[k_h] + table_t[k_t]))
+        return out
 
     def _c2_column(self, dd: np.ndarray, bb: np.ndarray, c_h: int, c_t: int) -> np.ndarray | None:
         """A real C2 member near cell (C_H, C_T): H, then L over X∖H, by knapsacks at the cell's own levels."""
