@@ -193,14 +193,20 @@ def test_capacity_by_column_blocks_matches_whole(monkeypatch):
 @given(st.lists(st.integers(1, 60), min_size=1, max_size=12), st.integers(0, 2_000), st.integers(1, 6),
        st.integers(0, 2**31 - 1))
 def test_batched_tables_are_the_single_tables_bit_for_bit(counts, dominant, rows, seed):
-    """Each row of ``tables`` is ``table`` of its weights; +inf in a row excludes the item, as ``exclude`` does."""
+    """Each row of ``tables`` is ``table`` of its weights; +inf in a row excludes the item, as ``exclude`` does; with
+    ``track``, each row's choices recover the sets the single table's do."""
     counts = np.asarray(counts + ([dominant] if dominant else []), dtype=np.int64)
     rng = np.random.default_rng(seed)
     pricer = CountPricer(counts, 1.0, 0.0, level_function(Utility("mutual_information")))
     weights = rng.normal(size=(rows, counts.size)) * 10.0 ** rng.uniform(-3, 3, size=(rows, 1))
     excluded = rng.random(weights.shape) < 0.2
-    batch = pricer.tables(np.where(excluded, np.inf, weights))
-    assert batch.shape == (rows, int(counts.sum()) + 1)
+    track = bool(rng.random() < 0.5)
+    batch, choices = pricer.tables(np.where(excluded, np.inf, weights), track=track)
+    assert batch.shape == (rows, int(counts.sum()) + 1) and (choices is not None) == track
     for row in range(rows):
-        single, _ = pricer.table(weights[row], excluded[row] if excluded[row].any() else None)
+        single, take = pricer.table(weights[row], excluded[row] if excluded[row].any() else None, track=track)
         assert np.array_equal(batch[row], single)
+        if choices is not None and take is not None:  # the same sets recovered, excluded items never taken
+            for c in np.flatnonzero(np.isfinite(single)):
+                chosen = pricer.recover(choices.of_row(row), int(c))
+                assert np.array_equal(chosen, pricer.recover(take, int(c))) and not np.any(chosen & excluded[row])

@@ -116,10 +116,17 @@ class KnapsackChoices:
     table at m = 48,842, where one category holds 90 % of the records.
     """
 
-    __slots__ = ("rows",)
+    __slots__ = ("row", "rows")
 
     def __init__(self, size: int) -> None:
         self.rows: list[tuple[int, np.ndarray] | None] = [None] * size
+        self.row: int | None = None  # for the choices of a batch (:meth:`CountPricer.tables`): its table's row
+
+    def of_row(self, row: int) -> KnapsackChoices:
+        """The choices of one table of a batch (its ``rows`` hold B × width arrays)."""
+        view = KnapsackChoices(0)
+        view.rows, view.row = self.rows, row
+        return view
 
 
 class CountPricer:
@@ -166,6 +173,7 @@ class CountPricer:
         # about a third (Zipf N = 64: 0.151 → 0.110 ms a table).
         self._items = [(int(i), int(n[i])) for i in self._order]
         self._steps = self._reaches(None)
+        self._width = sum(reach + 1 - k for _, k, reach in self._steps)  # the entries a table's choices hold
 
     # ---------------------------------------------------------------- the knapsack with an exact count
     def table(self, lam: np.ndarray, exclude: np.ndarray | None = None,
@@ -189,22 +197,31 @@ class CountPricer:
             np.minimum(view, cand, out=view)
         return d, take
 
-    def tables(self, lams: np.ndarray) -> np.ndarray:
-        """:meth:`table` for each row of ``lams`` (B × N) at once, without choices: a B × (m + 1) array.
+    def tables(self, lams: np.ndarray, track: bool = False) -> tuple[np.ndarray, KnapsackChoices | None]:
+        """:meth:`table` for each row of ``lams`` (B × N) at once: a B × (m + 1) array, and the choices.
 
         Row for row the same operations as :meth:`table`, so the same tables bit for bit; an item whose weight is
-        +inf in a row is excluded from it. One pass over the items serves all B tables, so the interpreter's share
-        (a third of a table at m ≈ 4,096) is paid once.
+        +inf in a row is excluded from it (with ``track``, never taken). One pass over the items serves all B
+        tables, so the interpreter's share (a third of a table at m ≈ 4,096) is paid once. ``choices.of_row(b)``
+        is what :meth:`recover` backtracks through for row b.
         """
         weights = np.asarray(lams, dtype=np.float64)
         d = np.full((weights.shape[0], self.m + 1), np.inf)
         d[:, 0] = 0.0
+        take = KnapsackChoices(self.size) if track else None
         buffer = np.empty_like(d)
         for i, k, reach in self._steps:
             cand = np.add(d[:, :reach + 1 - k], weights[:, i:i + 1], out=buffer[:, :reach + 1 - k])
             view = d[:, k:reach + 1]
+            if take is not None:
+                take.rows[i] = (k, cand < view)
             np.minimum(view, cand, out=view)
-        return d
+        return d, take
+
+    def batch_rows(self, track: bool) -> int:
+        """How many tables :meth:`tables` should run at once: their arrays within about 32 MB."""
+        per_table = 8 * (self.m + 1) * 2 + (self._width if track else 0)  # table and buffer, choices (bytes)
+        return max(1, (1 << 25) // per_table)
 
     def _reaches(self, exclude: np.ndarray | None) -> list[tuple[int, int, int]]:
         """(item, count, largest count attainable once it is in) in table order, the excluded items left out."""
@@ -222,7 +239,10 @@ class CountPricer:
         c = int(count)
         for i, k in reversed(self._items):  # the items in the reverse of the order table() added them
             row = take.rows[i]
-            if c > 0 and row is not None and row[0] <= c < row[0] + row[1].size and row[1][c - row[0]]:
+            if row is None or c <= 0:
+                continue
+            taken = row[1] if take.row is None else row[1][take.row]
+            if row[0] <= c < row[0] + taken.size and taken[c - row[0]]:
                 chosen[i] = True
                 c -= k
         return chosen

@@ -74,6 +74,8 @@ _C2_WORK = 3_000_000_000  # doublings up to this many new bands × N × m a call
 _C2_SPLITS = 16      # bands split per step, the highest first
 _C2_STEPS = 40       # tangent-cut steps on π per band (one tracked knapsack table each)
 
+_Band = tuple[int, int, int, int]  # a band of family C2: C_T from, to; C_H from, to
+
 
 class OracleTimeout(Exception):
     """A call of :meth:`SeparableOracle.maximize` passed its deadline: no bound from it (callers keep earlier ones)."""
@@ -147,7 +149,18 @@ class SeparableOracle:
     def _tables(self, w: np.ndarray) -> np.ndarray:
         """The maximum-form tables of the rows of ``w`` (B × N; −inf excludes an item from its row), at once."""
         self._tick()
-        return -self.pricer.tables(-w)
+        return -self.pricer.tables(-w)[0]
+
+    def _tracked_tables(self, w: np.ndarray) -> list[tuple[np.ndarray, KnapsackChoices]]:
+        """:meth:`_table` with ``track`` for each row of ``w`` (B × N), in batches of :meth:`CountPricer.batch_rows`."""
+        out: list[tuple[np.ndarray, KnapsackChoices]] = []
+        size = self.pricer.batch_rows(track=True)
+        for start in range(0, w.shape[0], size):
+            self._tick()
+            d, take = self.pricer.tables(-w[start:start + size], track=True)
+            assert take is not None
+            out.extend((-d[j], take.of_row(j)) for j in range(d.shape[0]))
+        return out
 
     # ------------------------------------------------------------------ λ-free cell data
     def _family_a_cells(self) -> tuple[np.ndarray, ...] | None:
@@ -376,10 +389,12 @@ class SeparableOracle:
                      for h in np.array_split(rows, min(2, rows.size))]
         calls, checkpoint, excess = 0, cap // 2, math.inf
         while True:
-            for band in bands:
-                if band not in evaluated:
-                    calls += band not in inherited  # the cap is on new bands: the inherited ones are re-checked
-                    evaluated[band] = self._c2_band(dd, bb, band, rows, totals, threshold, start.get(band, 0.0))
+            pending = [band for band in bands if band not in evaluated]
+            prepared = self._c2_prepare(dd, bb, pending, rows, totals, start)  # the first tables, in one batch
+            for band in pending:
+                calls += band not in inherited  # the cap is on new bands: the inherited ones are re-checked
+                evaluated[band] = self._c2_band(dd, bb, band, rows, totals, threshold, start.get(band, 0.0),
+                                                prepared.get(band))
             over = [band for band in bands
                     if evaluated[band][0] > threshold and (band[1] > band[0] or band[3] > band[2])]
             room = (total - len(bands)) // 3  # a split adds at most 3 bands
@@ -439,20 +454,49 @@ class SeparableOracle:
         totals = c_t[reach[1:m] & (a * (c_t / m - half) >= 1.0 - _TOL)]
         return rows, totals
 
+    def _c2_prepare(self, dd: np.ndarray, bb: np.ndarray, bands: list[_Band], rows: np.ndarray, totals: np.ndarray,
+                    start: dict[_Band, float]) -> dict[_Band, tuple[Any, ...]]:
+        """Per band with attainable cells and light items: its weights and the tracked table of B at its start π.
+
+        The bands' first tables are built in batches (:meth:`_tracked_tables`); :meth:`_c2_band` goes on from them.
+        """
+        n = self.counts.astype(np.float64)
+        ready, weights = [], []
+        for band in bands:
+            inside, heads = _span(band, rows, totals)
+            if inside.size == 0 or heads.size == 0:
+                continue
+            w_low, w_high = self._c2_weights(dd, bb, band, int(heads[-1]))
+            if not np.isfinite(w_high).any():
+                continue
+            ready.append((band, inside, heads, w_low, w_high))
+            weights.append(np.maximum(w_low, w_high - start.get(band, 0.0) * n))
+        if not ready:
+            return {}
+        tables = self._tracked_tables(np.array(weights))
+        return {item[0]: (*item[1:], *table) for item, table in zip(ready, tables, strict=True)}
+
     def _c2_band(self, dd: np.ndarray, bb: np.ndarray, band: tuple[int, int, int, int], rows: np.ndarray,
-                 totals: np.ndarray, target: float, pi: float = 0.0) -> tuple[float, int, int, float]:
+                 totals: np.ndarray, target: float, pi: float = 0.0,
+                 prepared: tuple[Any, ...] | None = None) -> tuple[float, int, int, float]:
         """(bound, C_H, C_T, π) for the cells with C_T in band[0:2] and C_H in band[2:4] (module docstring).
 
         B(π) is evaluated first at ``pi`` (the parent band's), then minimised by tangent cuts until it is at most
         ``target`` or at its minimum (every value is a bound: the smallest is returned, with its π, the band's C_H
-        nearest to the maximiser's H count and the C_T of the table's maximum).
+        nearest to the maximiser's H count and the C_T of the table's maximum). ``prepared``: what
+        :meth:`_c2_prepare` built for the band (its cells, weights and first table); without it, the band has no
+        attainable cell or no light item when :meth:`_c2_prepare` says so, and the first table is built here.
         """
         m = self.m
-        inside, heads = _span(band, rows, totals)
-        if inside.size == 0 or heads.size == 0:
-            return -math.inf, 0, 0, pi
         n = self.counts.astype(np.float64)
-        w_low, w_high = self._c2_weights(dd, bb, band, int(heads[-1]))
+        if prepared is not None:
+            inside, heads, w_low, w_high, first, first_take = prepared
+        else:
+            inside, heads = _span(band, rows, totals)
+            if inside.size == 0 or heads.size == 0:
+                return -math.inf, 0, 0, pi
+            w_low, w_high = self._c2_weights(dd, bb, band, int(heads[-1]))
+            first = first_take = None
         light = np.isfinite(w_high)
         if not light.any():
             return -math.inf, 0, 0, pi
@@ -461,8 +505,13 @@ class SeparableOracle:
 
         def evaluate(x: float) -> tuple[float, float]:
             """B(x) and a subgradient: the C_H term's slope less the H items' count of the table's maximiser."""
+            nonlocal first, first_take
             weights = np.maximum(w_low, w_high - x * n)
-            table, take = self._table(weights, track=True)
+            if first is not None and x == pi:
+                table, take = first, first_take  # built at π = pi in the batch
+                first = first_take = None
+            else:
+                table, take = self._table(weights, track=True)
             k = int(inside[np.argmax(table[inside])])
             # The tables' rounding with π·n added (the caller's margin covers the weights without it).
             value = float(table[k] + max(x * c_lo, x * c_hi) + (16 * self.size + 128) * _EPS * abs(x) * (m + c_hi))
