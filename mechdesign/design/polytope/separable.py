@@ -419,7 +419,6 @@ class SeparableOracle:
         bound = max(evaluated[band][0] for band in bands)
         if refine:
             self._c2_partition = {band: evaluated[band][3] for band in bands}
-        cols = []
         cells = self._c2_cells_of(dd, bb, bands, rows, totals) if not refine else {}
 
         def rank(band: tuple[int, int, int, int]) -> float:
@@ -432,14 +431,13 @@ class SeparableOracle:
         top = sorted(bands, key=rank, reverse=True)[:_COLUMNS]
         if refine:
             cells = self._c2_cells_of(dd, bb, top, rows, totals)
+        wanted = []
         for band in top:
             _, c_h, c_t, _ = evaluated[band]
             second = cells[band]
-            for cell in dict.fromkeys([(c_h, c_t), None if second is None else second[:2]]):
-                vec = self._c2_column(dd, bb, *cell) if cell is not None and cell[0] > 0 else None
-                if vec is not None:
-                    cols.append(vec)
-        return bound, cols
+            wanted += [cell for cell in dict.fromkeys([(c_h, c_t), None if second is None else second[:2]])
+                       if cell is not None and cell[0] > 0]
+        return bound, self._c2_columns(dd, bb, wanted)
 
     def _c2_cells(self) -> tuple[np.ndarray, np.ndarray]:
         """λ-free: attainable counts C_H (0 < s_H < β/2) and C_T (ρ = a(s_T − β/2) ≥ 1, s_T < 1) of family C2."""
@@ -526,7 +524,7 @@ class SeparableOracle:
             return value, slope
 
         def result() -> tuple[float, int, int, float]:
-            # The band's C_H nearest to the maximiser's own H count: where a real column is built (_c2_column).
+            # The band's C_H nearest to the maximiser's own H count: where a real column is built (_c2_columns).
             return best[0], int(heads[np.argmin(np.abs(heads - best[3]))]), best[1], best[2]
 
         value, slope = evaluate(pi)
@@ -625,21 +623,36 @@ class SeparableOracle:
             out[band] = (k_h, k_t, float(table_h[k_h] + table_t[k_t]))
         return out
 
-    def _c2_column(self, dd: np.ndarray, bb: np.ndarray, c_h: int, c_t: int) -> np.ndarray | None:
-        """A real C2 member near cell (C_H, C_T): H, then L over X∖H, by knapsacks at the cell's own levels."""
+    def _c2_columns(self, dd: np.ndarray, bb: np.ndarray, cells: list[tuple[int, int]]) -> list[np.ndarray]:
+        """Real C2 members near cells (C_H, C_T), in order: H, then L over X∖H, by knapsacks at each cell's levels.
+
+        The H tables of all cells form one batch, then the L tables (H excluded by −inf weights) another.
+        """
+        if not cells:
+            return []
         m, a, half = self.m, self.a, self.half
-        s_h, s_t = c_h / m, c_t / m
-        rho = a * (s_t - half)
-        low = 1.0 / (s_h * (rho - 1.0) + s_t)
-        high = rho * low
-        table, take = self._table((high - low) * ((high + low) * dd + bb), track=True)
-        if take is None or not math.isfinite(table[c_h]):
-            return None
-        hs = self.pricer.recover(take, c_h)
-        table, take = self._table(low * (low * dd + bb), hs, track=True)
-        if take is None or c_t - c_h < 1 or not math.isfinite(table[c_t - c_h]):
-            return None
-        return self.pricer.vector(hs, self.pricer.recover(take, c_t - c_h), "C2")
+        levels = []
+        for c_h, c_t in cells:
+            s_h, s_t = c_h / m, c_t / m
+            rho = a * (s_t - half)
+            low = 1.0 / (s_h * (rho - 1.0) + s_t)
+            levels.append((low, rho * low))
+        firsts = self._tracked_tables(np.array([(high - low) * ((high + low) * dd + bb) for low, high in levels]))
+        heads: list[tuple[int, np.ndarray]] = []  # (cell index, H) of the cells whose H exists and leaves room for L
+        for j, ((c_h, c_t), (table, take)) in enumerate(zip(cells, firsts, strict=True)):
+            if math.isfinite(table[c_h]) and c_t - c_h >= 1:
+                heads.append((j, self.pricer.recover(take, c_h)))
+        if not heads:
+            return []
+        weights = np.array([np.where(hs, -np.inf, levels[j][0] * (levels[j][0] * dd + bb)) for j, hs in heads])
+        out = []
+        for (j, hs), (table, take) in zip(heads, self._tracked_tables(weights), strict=True):
+            rest = cells[j][1] - cells[j][0]
+            if math.isfinite(table[rest]):
+                vec = self.pricer.vector(hs, self.pricer.recover(take, rest), "C2")
+                if vec is not None:
+                    out.append(vec)
+        return out
 
 
 def _span(band: tuple[int, int, int, int], rows: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
