@@ -147,9 +147,13 @@ class SeparableOracle:
         return -d, take
 
     def _tables(self, w: np.ndarray) -> np.ndarray:
-        """The maximum-form tables of the rows of ``w`` (B × N; −inf excludes an item from its row), at once."""
-        self._tick()
-        return -self.pricer.tables(-w)[0]
+        """The maximum-form tables of the rows of ``w`` (B × N; −inf excludes an item from its row), in batches."""
+        size = self.pricer.batch_rows(track=False)
+        parts = []
+        for start in range(0, w.shape[0], size):
+            self._tick()
+            parts.append(-self.pricer.tables(-w[start:start + size])[0])
+        return np.vstack(parts)
 
     def _tracked_tables(self, w: np.ndarray) -> list[tuple[np.ndarray, KnapsackChoices]]:
         """:meth:`_table` with ``track`` for each row of ``w`` (B × N), in batches of :meth:`CountPricer.batch_rows`."""
@@ -481,9 +485,9 @@ class SeparableOracle:
 
         B(π) is evaluated first at ``pi`` (the parent band's), then minimised by tangent cuts until it is at most
         ``target`` or at its minimum (every value is a bound: the smallest is returned, with its π, the band's C_H
-        nearest to the maximiser's H count and the C_T of the table's maximum). ``prepared``: what
-        :meth:`_c2_prepare` built for the band (its cells, weights and first table); without it, the band has no
-        attainable cell or no light item when :meth:`_c2_prepare` says so, and the first table is built here.
+        nearest to the maximiser's H count and the C_T of the table's maximum). ``prepared``: the band's cells,
+        weights and first table from :meth:`_c2_prepare`; ``None`` where it has none (no attainable cell or no light
+        item: the bound is −inf), or for a caller that leaves the first table to this method.
         """
         m = self.m
         n = self.counts.astype(np.float64)
@@ -596,8 +600,8 @@ class SeparableOracle:
         high = (1.0 / (den_h.max() + t_over.max()), 1.0 / (den_h.min() + t_over.min()))
         return (low[0] * (1 - 1e-12), low[1] * (1 + 1e-12)), (high[0] * (1 - 1e-12), high[1] * (1 + 1e-12))
 
-    def _c2_cells_of(self, dd: np.ndarray, bb: np.ndarray, bands: list[tuple[int, int, int, int]], rows: np.ndarray,
-                     totals: np.ndarray) -> dict[tuple[int, int, int, int], tuple[int, int, float] | None]:
+    def _c2_cells_of(self, dd: np.ndarray, bb: np.ndarray, bands: list[_Band], rows: np.ndarray,
+                     totals: np.ndarray) -> dict[_Band, tuple[int, int, float] | None]:
         """A second cell (C_H, C_T) of each band to build a column at (the multiplier's maximiser gives the first).
 
         Each returned with the two tables' value (an estimate of the band's best, not a bound), or ``None`` for a
@@ -608,7 +612,7 @@ class SeparableOracle:
         """
         spans = {band: _span(band, rows, totals) for band in bands}
         live = [band for band in bands if spans[band][0].size and spans[band][1].size]
-        out: dict[tuple[int, int, int, int], tuple[int, int, float] | None] = dict.fromkeys(bands)
+        out: dict[_Band, tuple[int, int, float] | None] = dict.fromkeys(bands)
         if not live:
             return out
         weights = []
