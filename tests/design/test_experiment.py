@@ -49,6 +49,7 @@ random_masters = given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 
 
 @settings(max_examples=30, deadline=None)
 @random_masters
+@example(np.array([0.32989691, 0.32989691, 0.28865979, 0.05154639]), 2.90625, 0.0, 0.25, 3, "a_optimal")  # see below
 def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, keep, seed, criterion):
     columns, start = master_instance(prior, epsilon, radius, keep, seed)
     theta = solve_master(criterion, columns, start)
@@ -68,6 +69,9 @@ def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, ke
 @settings(max_examples=30, deadline=None)
 @random_masters
 @example(np.full(3, 1 / 3), 0.5, 0.0, 0.875, 0, "a_optimal")  # a degenerate face (see the slackness check)
+# A one-dimensional master whose predictor–corrector steps swung across it until the backtracking failed (a seed
+# outside CI's profile); a centring step now recovers.
+@example(np.array([0.32989691, 0.32989691, 0.28865979, 0.05154639]), 2.90625, 0.0, 0.25, 3, "a_optimal")
 def test_the_masters_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius, keep, seed, criterion):
     # The engine prices with the master's own λ instead of solving the LP max Σλ + min_k(g_k − λ·v_k): at the
     # master's optimum both give the same Lagrangian bound (complementary slackness), and every reduced gradient

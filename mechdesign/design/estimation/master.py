@@ -369,14 +369,21 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
 
     low_rank = _normal_is_cheaper(n, k)
 
-    def _step(direction: Direction, phi: np.ndarray, s: np.ndarray, y: np.ndarray, grad: np.ndarray,
-              mu: float) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], tuple[Any, ...]] | None:
-        """The predictor–corrector step from (φ, s, y) along ``direction`` with residual backtracking, or None."""
-        dphi, ds, _ = direction(phi * s)
-        step = to_boundary(phi, s, dphi, ds)
-        mu_affine = float((phi + step * dphi) @ (s + step * ds)) / k
-        target = (mu_affine / mu) ** 3 * mu
-        dphi, ds, dy = direction(phi * s + dphi * ds - target)
+    def _step(direction: Direction, phi: np.ndarray, s: np.ndarray, y: np.ndarray, grad: np.ndarray, mu: float,
+              centre: bool = False) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], tuple[Any, ...]] | None:
+        """The predictor–corrector step from (φ, s, y) along ``direction`` with residual backtracking, or None.
+
+        ``centre``: a pure centring step instead (target μ, no affine predictor nor second-order term).
+        """
+        if centre:
+            target = mu
+            dphi, ds, dy = direction(phi * s - target)
+        else:
+            dphi, ds, _ = direction(phi * s)
+            step = to_boundary(phi, s, dphi, ds)
+            mu_affine = float((phi + step * dphi) @ (s + step * ds)) / k
+            target = (mu_affine / mu) ** 3 * mu
+            dphi, ds, dy = direction(phi * s + dphi * ds - target)
         if not (np.isfinite(dphi).all() and np.isfinite(dy).all()):  # a factorisation that went bad without raising
             return None
         step = min(1.0, _FRACTION * to_boundary(phi, s, dphi, ds))
@@ -415,6 +422,13 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
             if taken is not None:
                 break
             low_rank = False
+        if taken is None:
+            # Neither predictor–corrector step decreased the residual. On a one-dimensional master (Hypothesis: 4
+            # categories, k-RR's columns and one identity column, ε = 2.9) the steps swung across the whole segment
+            # and back until the backtracking failed; one pure centring step brings the iterate back to the central
+            # path, from where the method converges.
+            direction = _direct_direction(criterion, solved, half, scale, weights, u, phi, s, r_dual, r_pri)
+            taken = None if direction is None else _step(direction, phi, s, y, grad, mu, centre=True)
         if taken is None:
             return _last(phi, s, y, grad, value)
         (phi, s, y), (value, gradient, solved, half, factor_x) = taken
