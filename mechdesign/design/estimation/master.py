@@ -426,8 +426,7 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
             # Neither predictor–corrector step decreased the residual. On a one-dimensional master (Hypothesis: 4
             # categories, k-RR's columns and one identity column, ε = 2.9) the steps swung across the whole segment
             # and back until the backtracking failed; one pure centring step brings the iterate back to the central
-            # path, from where the method converges.
-            direction = _direct_direction(criterion, solved, half, scale, weights, u, phi, s, r_dual, r_pri)
+            # path, from where the method converges. (``direction`` is the direct method's, tried last above.)
             taken = None if direction is None else _step(direction, phi, s, y, grad, mu, centre=True)
         if taken is None:
             return _last(phi, s, y, grad, value)

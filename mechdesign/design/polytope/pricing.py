@@ -184,18 +184,8 @@ class CountPricer:
         """
         d = np.full(self.m + 1, np.inf)
         d[0] = 0.0
-        take = KnapsackChoices(self.size) if track else None
-        buffer = np.empty(self.m + 1)
-        weights = np.asarray(lam, dtype=np.float64).tolist()
-        for i, k, reach in self._steps if exclude is None else self._reaches(exclude):
-            # A copy of the old prefix plus the item's weight (into the buffer), so that the in-place update below
-            # reads the old table.
-            cand = np.add(d[:reach + 1 - k], weights[i], out=buffer[:reach + 1 - k])
-            view = d[k:reach + 1]
-            if take is not None:
-                take.rows[i] = (k, cand < view)
-            np.minimum(view, cand, out=view)
-        return d, take
+        steps = self._steps if exclude is None else self._reaches(exclude)
+        return d, self._fill(d, np.asarray(lam, dtype=np.float64).tolist(), steps, track)
 
     def tables(self, lams: np.ndarray, track: bool = False) -> tuple[np.ndarray, KnapsackChoices | None]:
         """:meth:`table` for each row of ``lams`` (B × N) at once: a B × (m + 1) array, and the choices.
@@ -208,15 +198,26 @@ class CountPricer:
         weights = np.asarray(lams, dtype=np.float64)
         d = np.full((weights.shape[0], self.m + 1), np.inf)
         d[:, 0] = 0.0
-        take = KnapsackChoices(self.size) if track else None
+        return d, self._fill(d, [weights[:, i:i + 1] for i in range(self.size)], self._steps, track)
+
+    @staticmethod
+    def _fill(d: np.ndarray, weights: list[Any], steps: list[tuple[int, int, int]],
+              track: bool) -> KnapsackChoices | None:
+        """The knapsack pass of :meth:`table` / :meth:`tables` over ``d`` (one table, or B in rows), in place.
+
+        ``weights[i]`` is item i's weight (a float, or a B × 1 column); the choices if ``track``.
+        """
+        take = KnapsackChoices(len(weights)) if track else None
         buffer = np.empty_like(d)
-        for i, k, reach in self._steps:
-            cand = np.add(d[:, :reach + 1 - k], weights[:, i:i + 1], out=buffer[:, :reach + 1 - k])
-            view = d[:, k:reach + 1]
+        for i, k, reach in steps:
+            # A copy of the old prefix plus the item's weight (into the buffer), so that the in-place update below
+            # reads the old table.
+            cand = np.add(d[..., :reach + 1 - k], weights[i], out=buffer[..., :reach + 1 - k])
+            view = d[..., k:reach + 1]
             if take is not None:
                 take.rows[i] = (k, cand < view)
             np.minimum(view, cand, out=view)
-        return d, take
+        return take
 
     def batch_rows(self, track: bool) -> int:
         """How many tables :meth:`tables` should run at once: their arrays within about 32 MB."""

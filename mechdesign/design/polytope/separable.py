@@ -146,24 +146,17 @@ class SeparableOracle:
         d, take = self.pricer.table(-w, exclude, track)
         return -d, take
 
-    def _tables(self, w: np.ndarray) -> np.ndarray:
-        """The maximum-form tables of the rows of ``w`` (B × N; −inf excludes an item from its row), in batches."""
-        size = self.pricer.batch_rows(track=False)
-        parts = []
-        for start in range(0, w.shape[0], size):
-            self._tick()
-            parts.append(-self.pricer.tables(-w[start:start + size])[0])
-        return np.vstack(parts)
+    def _tables(self, w: np.ndarray, track: bool = False) -> list[tuple[np.ndarray, KnapsackChoices | None]]:
+        """:meth:`_table` for each row of ``w`` (B × N; −inf excludes an item from its row), in batches.
 
-    def _tracked_tables(self, w: np.ndarray) -> list[tuple[np.ndarray, KnapsackChoices]]:
-        """:meth:`_table` with ``track`` for each row of ``w`` (B × N), in batches of :meth:`CountPricer.batch_rows`."""
-        out: list[tuple[np.ndarray, KnapsackChoices]] = []
-        size = self.pricer.batch_rows(track=True)
+        With each row's choices if ``track``; the batches are :meth:`CountPricer.batch_rows` rows.
+        """
+        out: list[tuple[np.ndarray, KnapsackChoices | None]] = []
+        size = self.pricer.batch_rows(track)
         for start in range(0, w.shape[0], size):
             self._tick()
-            d, take = self.pricer.tables(-w[start:start + size], track=True)
-            assert take is not None
-            out.extend((-d[j], take.of_row(j)) for j in range(d.shape[0]))
+            d, take = self.pricer.tables(-w[start:start + size], track)
+            out.extend((-d[j], None if take is None else take.of_row(j)) for j in range(d.shape[0]))
         return out
 
     # ------------------------------------------------------------------ λ-free cell data
@@ -281,7 +274,7 @@ class SeparableOracle:
         order = np.argsort(sigma)
         grid = sorted({float(sigma[order[int(q)]])
                        for q in np.linspace(0, sigma.size - 1, min(_GRID_START, sigma.size))})
-        tables: dict[float, np.ndarray] = dict(zip(grid, self._tables(np.outer(grid, dd) + bb), strict=True))
+        tables = {sigma_: table for sigma_, (table, _) in zip(grid, self._tables(np.outer(grid, dd) + bb), strict=True)}
         exact = np.full(c.size, -np.inf)
         while True:
             pts = np.array(grid)
@@ -397,8 +390,10 @@ class SeparableOracle:
             prepared = self._c2_prepare(dd, bb, pending, rows, totals, start)  # the first tables, in one batch
             for band in pending:
                 calls += band not in inherited  # the cap is on new bands: the inherited ones are re-checked
-                evaluated[band] = self._c2_band(dd, bb, band, rows, totals, threshold, start.get(band, 0.0),
-                                                prepared.get(band))
+                pi = start.get(band, 0.0)
+                # A band without an attainable cell or a light item has no member: a bound of −inf.
+                evaluated[band] = (self._c2_band(band, threshold, pi, prepared[band]) if band in prepared
+                                   else (-math.inf, 0, 0, pi))
             over = [band for band in bands
                     if evaluated[band][0] > threshold and (band[1] > band[0] or band[3] > band[2])]
             room = (total - len(bands)) // 3  # a split adds at most 3 bands
@@ -475,45 +470,31 @@ class SeparableOracle:
             weights.append(np.maximum(w_low, w_high - start.get(band, 0.0) * n))
         if not ready:
             return {}
-        tables = self._tracked_tables(np.array(weights))
+        tables = self._tables(np.array(weights), track=True)
         return {item[0]: (*item[1:], *table) for item, table in zip(ready, tables, strict=True)}
 
-    def _c2_band(self, dd: np.ndarray, bb: np.ndarray, band: tuple[int, int, int, int], rows: np.ndarray,
-                 totals: np.ndarray, target: float, pi: float = 0.0,
-                 prepared: tuple[Any, ...] | None = None) -> tuple[float, int, int, float]:
+    def _c2_band(self, band: _Band, target: float, pi: float,
+                 prepared: tuple[Any, ...]) -> tuple[float, int, int, float]:
         """(bound, C_H, C_T, π) for the cells with C_T in band[0:2] and C_H in band[2:4] (module docstring).
 
         B(π) is evaluated first at ``pi`` (the parent band's), then minimised by tangent cuts until it is at most
         ``target`` or at its minimum (every value is a bound: the smallest is returned, with its π, the band's C_H
         nearest to the maximiser's H count and the C_T of the table's maximum). ``prepared``: the band's cells,
-        weights and first table from :meth:`_c2_prepare`; ``None`` where it has none (no attainable cell or no light
-        item: the bound is −inf), or for a caller that leaves the first table to this method.
+        weights and the table of B at ``pi``, from :meth:`_c2_prepare`.
         """
         m = self.m
         n = self.counts.astype(np.float64)
-        if prepared is not None:
-            inside, heads, w_low, w_high, first, first_take = prepared
-        else:
-            inside, heads = _span(band, rows, totals)
-            if inside.size == 0 or heads.size == 0:
-                return -math.inf, 0, 0, pi
-            w_low, w_high = self._c2_weights(dd, bb, band, int(heads[-1]))
-            first = first_take = None
+        inside, heads, w_low, w_high, first, first_take = prepared
         light = np.isfinite(w_high)
-        if not light.any():
-            return -math.inf, 0, 0, pi
         c_lo, c_hi = float(heads[0]), float(heads[-1])
         best: list[Any] = [math.inf, int(inside[0]), pi, c_lo]
 
-        def evaluate(x: float) -> tuple[float, float]:
-            """B(x) and a subgradient: the C_H term's slope less the H items' count of the table's maximiser."""
-            nonlocal first, first_take
-            weights = np.maximum(w_low, w_high - x * n)
-            if first is not None and x == pi:
-                table, take = first, first_take  # built at π = pi in the batch
-                first = first_take = None
-            else:
-                table, take = self._table(weights, track=True)
+        def evaluate(x: float, built: tuple[np.ndarray, Any] | None = None) -> tuple[float, float]:
+            """B(x) and a subgradient: the C_H term's slope less the H items' count of the table's maximiser.
+
+            ``built``: the table at x and its choices, when already made.
+            """
+            table, take = built if built is not None else self._table(np.maximum(w_low, w_high - x * n), track=True)
             k = int(inside[np.argmax(table[inside])])
             # The tables' rounding with π·n added (the caller's margin covers the weights without it).
             value = float(table[k] + max(x * c_lo, x * c_hi) + (16 * self.size + 128) * _EPS * abs(x) * (m + c_hi))
@@ -531,7 +512,7 @@ class SeparableOracle:
             # The band's C_H nearest to the maximiser's own H count: where a real column is built (_c2_columns).
             return best[0], int(heads[np.argmin(np.abs(heads - best[3]))]), best[1], best[2]
 
-        value, slope = evaluate(pi)
+        value, slope = evaluate(pi, (first, first_take))
         if value <= target or slope == 0.0 or value == -math.inf:
             return result()
         # A point on the other side of the minimum: right of every light item's indifference point no item takes H
@@ -619,7 +600,7 @@ class SeparableOracle:
         for band in live:
             w_low, w_high = self._c2_weights(dd, bb, band, int(spans[band][1][-1]))
             weights += [w_low, np.where(np.isfinite(w_high), w_high - w_low, -np.inf)]
-        tables = self._tables(np.array(weights))
+        tables = [table for table, _ in self._tables(np.array(weights))]
         for j, band in enumerate(live):
             inside, heads = spans[band]
             table_t, table_h = tables[2 * j], tables[2 * j + 1]
@@ -641,18 +622,18 @@ class SeparableOracle:
             rho = a * (s_t - half)
             low = 1.0 / (s_h * (rho - 1.0) + s_t)
             levels.append((low, rho * low))
-        firsts = self._tracked_tables(np.array([(high - low) * ((high + low) * dd + bb) for low, high in levels]))
+        firsts = self._tables(np.array([(high - low) * ((high + low) * dd + bb) for low, high in levels]), track=True)
         heads: list[tuple[int, np.ndarray]] = []  # (cell index, H) of the cells whose H exists and leaves room for L
         for j, ((c_h, c_t), (table, take)) in enumerate(zip(cells, firsts, strict=True)):
-            if math.isfinite(table[c_h]) and c_t - c_h >= 1:
+            if take is not None and math.isfinite(table[c_h]) and c_t - c_h >= 1:
                 heads.append((j, self.pricer.recover(take, c_h)))
         if not heads:
             return []
         weights = np.array([np.where(hs, -np.inf, levels[j][0] * (levels[j][0] * dd + bb)) for j, hs in heads])
         out = []
-        for (j, hs), (table, take) in zip(heads, self._tracked_tables(weights), strict=True):
+        for (j, hs), (table, take) in zip(heads, self._tables(weights, track=True), strict=True):
             rest = cells[j][1] - cells[j][0]
-            if math.isfinite(table[rest]):
+            if take is not None and math.isfinite(table[rest]):
                 vec = self.pricer.vector(hs, self.pricer.recover(take, rest), "C2")
                 if vec is not None:
                     out.append(vec)
