@@ -16,7 +16,7 @@ are compared, all ε-PML for every prior in B_β(P̂), hence (ε, δ)-PML:
     k-RR with the largest ε₀ whose exact capacity over B_β(P̂) is ≤ ε
     (:func:`mechdesign.design.polytope.closed_form.calibrated_randomized_response`).
 
-Every repetition privatizes the real column with a seeded :class:`~mechdesign.deploy.privatizer.Privatizer`
+Every repetition privatizes the real column with a seeded :class:`~mechdesign.deploy.sampling.sampler.Privatizer`
 (the same seed for all mechanisms of one cell: common random numbers), counts the outputs and
 decodes them by inversion (+ simplex projection) and by EM (maximum likelihood). The error is taken
 against the true empirical frequencies of the column. Rows report the median and the 5 %–95 % range
@@ -56,8 +56,9 @@ from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.datasets import adult_counts, load_adult
-from mechdesign.deploy.decode import estimate_frequencies
-from mechdesign.deploy.privatizer import Privatizer, encode_labels
+from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.analysis.decode import estimate_frequencies
+from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import solve

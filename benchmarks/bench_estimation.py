@@ -53,8 +53,9 @@ from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.datasets import adult_counts, load_adult
-from mechdesign.deploy.decode import estimate_frequencies
-from mechdesign.deploy.privatizer import Privatizer, encode_labels
+from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.analysis.decode import estimate_frequencies
+from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.design.baselines.ldp_oracles import (
     ORACLES,
     grr_mechanism,

@@ -16,7 +16,7 @@ import time
 import numpy as np
 from _common import median_time, write_results
 
-from mechdesign.deploy.privatizer import Privatizer
+from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.randomness import make_rng
 

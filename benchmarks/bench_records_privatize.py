@@ -45,9 +45,9 @@ import numpy as np
 from _common import write_results
 
 from mechdesign.datasets import load_adult
-from mechdesign.deploy.recordfile import read_record_file
-from mechdesign.deploy.recordprivatizer import RecordPrivatizer
-from mechdesign.deploy.recordwrite import write_record_file
+from mechdesign.deploy.file.record import read_record_file
+from mechdesign.deploy.file.record_write import write_record_file
+from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
 from mechdesign.records.problem import load_record_problem
 from mechdesign.records.product import design_product
 

@@ -86,7 +86,7 @@ def _schema_pages() -> None:
     import tempfile
 
     from mechdesign import randomized_response, write_mechanism_file
-    from mechdesign.deploy.mechfile import schema
+    from mechdesign.deploy.file.format import schema
 
     spec = schema()
     lines = [".. list-table::", "   :header-rows: 1", "   :widths: 22 12 66", "",

@@ -154,7 +154,7 @@ QUANT_SCALE = 1 << 64
 def quantise(probabilities: Sequence[float] | np.ndarray) -> list[int]:
     """Integers q ≥ 0 with Σq = 2^64 and |q − 2^64·p/Σp| < 1 (largest remainder on the exact rationals of p).
 
-    Shared by the record sampler (:class:`~mechdesign.deploy.privatizer.Privatizer`) and the grid noise
+    Shared by the record sampler (:class:`~mechdesign.deploy.sampling.sampler.Privatizer`) and the grid noise
     (:mod:`mechdesign.noise.grid`); zeros stay zeros.
 
     Parameters

@@ -1,7 +1,7 @@
 """A brute-force oracle for the PML level of a record design at a joint distribution (tests only).
 
 Every output, every observed letter, in exact rational arithmetic over the dense joint: no product structure, no
-bound, no float sum. Shared by tests/deploy/test_recordassess.py and tests/cli/test_records_data_cli.py.
+bound, no float sum. Shared by tests/deploy/analysis/test_record_assess.py and tests/cli/test_records_data_cli.py.
 """
 
 from __future__ import annotations

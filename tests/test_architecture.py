@@ -30,23 +30,23 @@ ALLOWED = {
 }
 # Single named edges beyond ALLOWED, each with its reason. DesignResult.save writes the mechanism file, whose
 # format lives in deploy; deploy never imports design, so the edge adds no cycle (test_no_cycles_between_modules).
-EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.mechfile"),
+EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.file.column"),
               # Record files (issue 20): loading, verifying and privatizing recompute the record-level guarantee
               # with the solver-free records modules (the joint prior and ball, the product capacity, the sampled
               # design's capacity and π check, the joint labels); records never imports deploy, so no cycle. Only
               # these deploy modules, only these targets.
-              ("mechdesign.deploy.recordfile", "mechdesign.records.joint"),
-              ("mechdesign.deploy.recordfile", "mechdesign.records.sampled"),
-              ("mechdesign.deploy.recordfile", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.recordfile", "mechdesign.records.capacity"),
-              ("mechdesign.deploy.recordwrite", "mechdesign.records.joint"),
-              ("mechdesign.deploy.recordwrite", "mechdesign.records.sampled"),
-              ("mechdesign.deploy.recordwrite", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.recordprivatizer", "mechdesign.records.joint"),
-              ("mechdesign.deploy.recordassess", "mechdesign.records.joint"),
-              ("mechdesign.deploy.recordprivatizer", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.recorddecode", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.scaleout", "mechdesign.records.encoding")}
+              ("mechdesign.deploy.file.record", "mechdesign.records.joint"),
+              ("mechdesign.deploy.file.record", "mechdesign.records.sampled"),
+              ("mechdesign.deploy.file.record", "mechdesign.records.encoding"),
+              ("mechdesign.deploy.file.record", "mechdesign.records.capacity"),
+              ("mechdesign.deploy.file.record_write", "mechdesign.records.joint"),
+              ("mechdesign.deploy.file.record_write", "mechdesign.records.sampled"),
+              ("mechdesign.deploy.file.record_write", "mechdesign.records.encoding"),
+              ("mechdesign.deploy.analysis.datacheck", "mechdesign.records.joint"),
+              ("mechdesign.deploy.analysis.record_assess", "mechdesign.records.joint"),
+              ("mechdesign.deploy.sampling.record_stream", "mechdesign.records.encoding"),
+              ("mechdesign.deploy.analysis.record_decode", "mechdesign.records.encoding"),
+              ("mechdesign.deploy.sampling.scaleout", "mechdesign.records.encoding")}
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
@@ -222,7 +222,7 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
 def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_path):
     """Deployment of a record file stays solver-free: the record-level guarantee is recomputed without cvxpy
     (and without the design engines that records/product.py reaches)."""
-    from mechdesign.deploy.recordwrite import write_record_file
+    from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.design.polytope.closed_form import randomized_response
     from mechdesign.records import JointPrior
 
@@ -230,8 +230,8 @@ def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_pat
     path = write_record_file(tmp_path / "r.json", prior, epsilon=3.0, radius=0.2,
                              factors=[randomized_response(2, 1.0, ["u", "v"]), randomized_response(2, 1.0, ["s", "t"])])
     code = ("import sys\n"
-            "from mechdesign.deploy.recordfile import read_record_file, verify_record_file\n"
-            "from mechdesign.deploy.recordprivatizer import RecordPrivatizer\n"
+            "from mechdesign.deploy.file.record import read_record_file, verify_record_file\n"
+            "from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer\n"
             f"record = read_record_file({str(path)!r})\n"
             f"assert verify_record_file({str(path)!r}).holds\n"
             "sampler = RecordPrivatizer(record)\nsampler.check()\n"
@@ -240,3 +240,54 @@ def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_pat
             "                      or m.startswith(('mechdesign.design', 'mechdesign.records.product')))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "", f"record deployment imported {out.stdout.strip()[:200]}"
+
+
+# Inside deploy the tree shows the deployment's parts (issue 37): the file and its guarantee, analysis (decode,
+# assess, the data check), sampling (which runs the data check before it commits a release). Each part imports
+# only its own or lower floors; the shared table reader (deploy/_io.py) and the package sit on the ground floor.
+DEPLOY_FLOORS = {"": 0, "_io": 0, "file": 1, "analysis": 2, "sampling": 3}
+
+
+def _deploy_part(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["mechdesign", "deploy"]:
+        return None
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _deploy_violations(path: Path, root: Path = ROOT) -> list[str]:
+    part = _deploy_part(_module_name(path, root))
+    if part is None:
+        return []
+    bad = []
+    for target in sorted(_imports(path, root)):
+        dest = _deploy_part(target)
+        if dest is None or dest == part:
+            continue
+        if dest not in DEPLOY_FLOORS:  # a name imported from the deploy package itself
+            dest = ""
+        if DEPLOY_FLOORS[dest] > DEPLOY_FLOORS[part]:
+            bad.append(f"{_module_name(path, root)} ({part}) imports {target} ({dest})")
+    return bad
+
+
+def test_deploy_parts_are_known():
+    parts = {p.relative_to(PACKAGE / "deploy").parts[0].removesuffix(".py") for p in (PACKAGE / "deploy").rglob("*.py")}
+    assert parts - {"__init__"} <= set(DEPLOY_FLOORS), parts - set(DEPLOY_FLOORS)
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "deploy").rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_deploy_floors_point_down(path):
+    assert _deploy_violations(path) == []
+
+
+def test_the_deploy_checker_catches_upward_imports(tmp_path):
+    """The file format importing the sampler, and analysis importing a sampling module lazily, are both reported."""
+    probe = tmp_path / "mechdesign" / "deploy" / "file" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text("from mechdesign.deploy.sampling.sampler import Privatizer\n")
+    assert _deploy_violations(probe, tmp_path) != []
+    low = tmp_path / "mechdesign" / "deploy" / "analysis" / "probe.py"
+    low.parent.mkdir(parents=True)
+    low.write_text("def f():\n    from ..sampling import record_sampler\n")
+    assert _deploy_violations(low, tmp_path) != []

@@ -1,7 +1,7 @@
 """Write the conformance vectors of mechanism files (``conformance/``) from the real library.
 
 Every client of the mechanism file (``clients/js``, and any Kotlin or Swift port) is tested against these files;
-``tests/deploy/test_conformance.py`` checks that they are up to date and that the library agrees with them.
+``tests/deploy/file/test_conformance.py`` checks that they are up to date and that the library agrees with them.
 The specification they exercise is ``docs/client_spec.rst``. Deterministic: matrices are built from rationals
 (no transcendental function touches a written number but the stated ε and radius, which the library computes),
 keys from fixed seeds, sampler words from a seeded generator. Re-run after a change of the format::
@@ -35,16 +35,15 @@ sys.path.insert(0, str(ROOT))
 from mechdesign._numerics import quantise, quantised_bounds  # noqa: E402
 from mechdesign.core.estimation import radius_for_delta  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
-from mechdesign.deploy.canonical import canonical_json  # noqa: E402
-from mechdesign.deploy.mechfile import (  # noqa: E402
+from mechdesign.deploy.file.canonical import canonical_json  # noqa: E402
+from mechdesign.deploy.file.column import (  # noqa: E402
     achieved_epsilon,
-    canonical_bytes,
-    pretty_json,
     read_mechanism_file,
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.deploy.privatizer import Privatizer  # noqa: E402
+from mechdesign.deploy.file.format import canonical_bytes, pretty_json  # noqa: E402
+from mechdesign.deploy.sampling.sampler import Privatizer  # noqa: E402
 from mechdesign.errors import MechanismFileError  # noqa: E402
 
 PROVENANCE = {"mechdesign": "conformance", "numpy": "conformance", "cvxpy": None}
@@ -250,7 +249,7 @@ def valid_files(vec: Vectors) -> None:
     for name in ("ldp-krr-2", "pml-4"):
         signed = vec.path(f"{name}-signed")
         shutil.copyfile(vec.path(name), signed)
-        from mechdesign.deploy.signature import sign_mechanism_file
+        from mechdesign.deploy.file.signature import sign_mechanism_file
 
         sign_mechanism_file(signed, private_key("signer"))
         vec.expect(f"{name}-signed", "signed, checked against the signer's key", public_key="signer")
@@ -383,7 +382,7 @@ def tampered_files(vec: Vectors) -> None:
 def record_file(vec: Vectors) -> None:
     """A product and an attribute-sampled record file (issue 20): mechdesign reads them with read_record_file; the
     single-column loader and clients refuse them in one line naming the field."""
-    from mechdesign.deploy.recordwrite import write_record_file
+    from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.records.joint import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
@@ -459,7 +458,7 @@ def write_vectors(folder: Path) -> None:
     for name in KEY_SEEDS:
         pem = public_pem(name)
         (folder / "keys" / f"{name}.pub.pem").write_bytes(pem)
-        from mechdesign.deploy.keys import load_public_key, raw_public_bytes
+        from mechdesign.deploy.file.keys import load_public_key, raw_public_bytes
 
         keys[name] = {"pem": f"keys/{name}.pub.pem",
                       "raw": base64.b64encode(raw_public_bytes(load_public_key(pem))).decode("ascii")}

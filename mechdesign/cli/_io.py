@@ -229,7 +229,7 @@ def load_mechanism(path: str | os.PathLike[str]) -> Any:
     if not path.is_file():
         raise ValueError(f"matrix must be an existing file, got matrix={str(path)!r}")
     if path.suffix.lower() == ".json":
-        from mechdesign.deploy.mechfile import read_mechanism_file
+        from mechdesign.deploy.file.column import read_mechanism_file
 
         return read_mechanism_file(path).mechanism
     return read_matrix_csv(path)

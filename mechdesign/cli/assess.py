@@ -2,7 +2,8 @@
 
 With a record file (``attributes`` in the file) give ``--data FILE`` and one ``--column`` per attribute, in the
 file's order: the guarantee reported is the **record-level** one, on the joint empirical distribution of the
-sample, with β*(δ, m, N) on the joint alphabet N = ∏ N_i (:mod:`mechdesign.deploy.recordassess`). Several columns
+sample, with β*(δ, m, N) on the joint alphabet N = ∏ N_i
+(:mod:`mechdesign.deploy.analysis.record_assess`). Several columns
 with a single-attribute file, or one column of a record file, are refused: per-attribute guarantees do not add up
 to a record guarantee.
 """
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from mechdesign.core.assessment import DEFAULT_DELTAS, assess
     from mechdesign.core.prior import Prior
-    from mechdesign.deploy.recordfile import is_record_file
+    from mechdesign.deploy.file.record import is_record_file
 
     if args.counts is not None and args.column is not None:
         raise ValueError("column must be used with --data, got column=" + repr(args.column))
@@ -111,8 +112,8 @@ def _print_rows(rows: Any, no_bound: str) -> None:
 
 def _run_record(args: argparse.Namespace, deltas: Any) -> int:
     """``assess`` of a record file: the record-level guarantee on the sample's joint empirical distribution."""
-    from mechdesign.deploy.recordassess import assess_record, count_record_data, data_prior
-    from mechdesign.deploy.recordfile import read_record_file
+    from mechdesign.deploy.analysis.record_assess import assess_record, count_record_data, data_prior
+    from mechdesign.deploy.file.record import read_record_file
 
     record = read_record_file(args.matrix)  # verified on load, like a single-column file
     if args.data is None:

@@ -5,7 +5,8 @@ of the file's ``utility`` block) are decoded too, with standard errors; the per-
 when the mechanism has rank N (an L-optimal mechanism may identify Lp and nothing finer).
 
 With a record file, give one ``--column`` per attribute (in the file's order): every marginal is decoded with
-standard errors, and for a joint design of rank N the joint table too (:mod:`mechdesign.deploy.recorddecode`); a
+standard errors, and for a joint design of rank N the joint table too
+(:mod:`mechdesign.deploy.analysis.record_decode`); a
 sampled design's marginals are decoded from the records that report each attribute (empty fields elsewhere).
 """
 
@@ -39,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
     from mechdesign.core.fisher import inseparable_categories
-    from mechdesign.deploy.decode import count_file, estimate_frequencies, estimate_quantities
-    from mechdesign.deploy.mechfile import read_mechanism_file
-    from mechdesign.deploy.recordfile import is_record_file
+    from mechdesign.deploy.analysis.decode import count_file, estimate_frequencies, estimate_quantities
+    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.deploy.file.record import is_record_file
 
     if is_record_file(args.mechanism):
         return _run_record(args)
@@ -84,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_record(args: argparse.Namespace) -> int:
     """``decode`` with a record file: every marginal with standard errors (and the joint table if identifiable)."""
-    from mechdesign.deploy.recorddecode import count_record_file, decode_records
-    from mechdesign.deploy.recordfile import read_record_file
+    from mechdesign.deploy.analysis.record_decode import count_record_file, decode_records
+    from mechdesign.deploy.file.record import read_record_file
 
     record = read_record_file(args.mechanism)
     columns = record_columns(args.column, record.attributes)

@@ -116,7 +116,7 @@ def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[
 
 def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool) -> int:
     """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
-    from mechdesign.deploy.recordwrite import write_record_file
+    from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.records.problem import load_record_problem
 
     problem = load_record_problem(source)
@@ -158,7 +158,7 @@ def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool
                   f"{sampled.mse:.6g}/n")
     else:
         from mechdesign.core.mechanism import Mechanism
-        from mechdesign.deploy.recordfile import record_epsilon
+        from mechdesign.deploy.file.record import record_epsilon
 
         mechanism, utility = design_joint_file(problem, limit)
         assert isinstance(mechanism, Mechanism)

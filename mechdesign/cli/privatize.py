@@ -2,14 +2,14 @@
 
 With a record file (``attributes`` in the file) give one ``--column`` per attribute, in order: the table is
 streamed once, every record is drawn from the record-level design, and the data check runs on the joint
-distribution (:mod:`mechdesign.deploy.recordprivatizer`). Several columns with a single-attribute file, or one
+distribution (:mod:`mechdesign.deploy.sampling.record_stream`). Several columns with a single-attribute file, or one
 column of a record file, are refused: per-attribute guarantees do not add up to a record guarantee.
 
 What it prints is the file's guarantee together with the outcome of the data check
-(:mod:`mechdesign.deploy.datacheck`); when the check refused the data and ``--override-data-check`` was
+(:mod:`mechdesign.deploy.analysis.datacheck`); when the check refused the data and ``--override-data-check`` was
 given, it states the ε of the (sampled) matrix at the data's own empirical distribution as well, since the
 file's guarantee does not cover those data. For a record file that ε is the record-level PML of the sampled
-design at the data's joint empirical distribution (:func:`mechdesign.deploy.recordassess.epsilon_at_data`).
+design at the data's joint empirical distribution (:func:`mechdesign.deploy.analysis.record_assess.epsilon_at_data`).
 A file whose signature no trusted key checked is privatized only with a one-line notice on stderr;
 ``--require-signature`` (or ``MECHDESIGN_REQUIRE_SIGNATURE=1``) refuses it.
 """
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.deploy.recordfile import is_record_file
+    from mechdesign.deploy.file.record import is_record_file
 
     refuse_existing(args.out, args.force)
     signature_required(args)
@@ -81,9 +81,10 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign._numerics import round_up
     from mechdesign.core.leakage import epsilon_min
     from mechdesign.core.mechanism import Mechanism
-    from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
-    from mechdesign.deploy.mechfile import read_mechanism_file
-    from mechdesign.deploy.privatizer import Privatizer, privatize_file
+    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
+    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.deploy.sampling.sampler import Privatizer
+    from mechdesign.deploy.sampling.stream import privatize_file
     from mechdesign.randomness import make_rng
 
     args.column = single_column(args.column)
@@ -143,10 +144,11 @@ def _data_check(data: Any) -> dict[str, Any]:
 
 def _run_record(args: argparse.Namespace) -> int:
     """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
-    from mechdesign.deploy.datacheck import DATA_DELTA, DataCheck, refusal
-    from mechdesign.deploy.recordassess import epsilon_at_data
-    from mechdesign.deploy.recordfile import read_record_file
-    from mechdesign.deploy.recordprivatizer import RecordPrivatizer, check_joint_counts, privatize_record_file
+    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
+    from mechdesign.deploy.analysis.record_assess import epsilon_at_data
+    from mechdesign.deploy.file.record import read_record_file
+    from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
+    from mechdesign.deploy.sampling.record_stream import privatize_record_file
     from mechdesign.randomness import make_rng
 
     record = read_record_file(args.mechanism, public_key=args.public_key)

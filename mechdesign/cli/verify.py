@@ -5,7 +5,8 @@ W_1 ⊗ … ⊗ W_d; joint: the capacity of the joint matrix); that is the only 
 
 With ``--data`` the data's distribution is checked against the file's ball (the joint distribution for a record
 file), and the mechanism's ε at the data's own empirical distribution is reported beside it (for a record file the
-record-level PML at their joint distribution, :func:`mechdesign.deploy.recordassess.epsilon_at_data`). Data the
+record-level PML at their joint distribution,
+:func:`mechdesign.deploy.analysis.record_assess.epsilon_at_data`). Data the
 check refuses are an error (exit 2) unless ``--override-data-check`` is given: the report then says that the file's
 guarantee does not cover them, and the ε at the data is what holds for them.
 """
@@ -45,14 +46,14 @@ def run(args: argparse.Namespace) -> int:
     0 if the stated guarantee holds, 1 if not; other failures are raised, and
     :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.deploy.mechfile import read_mechanism_file, verify_mechanism_file
+    from mechdesign.deploy.file.column import read_mechanism_file, verify_mechanism_file
 
     if (args.data is None) != (args.column is None):
         raise ValueError(f"column must be given exactly with --data, got column={args.column!r}")
     if args.override_data_check and args.data is None:
         raise ValueError("override_data_check must be used with --data (it overrides the data check), got data=None")
     signature_required(args)
-    from mechdesign.deploy.recordfile import is_record_file
+    from mechdesign.deploy.file.record import is_record_file
 
     if is_record_file(args.file):
         return _run_record(args)
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         from mechdesign._numerics import round_up
         from mechdesign.core.leakage import epsilon_min
         from mechdesign.deploy._io import count_labels
-        from mechdesign.deploy.datacheck import check_counts
+        from mechdesign.deploy.analysis.datacheck import check_counts
 
         loaded = read_mechanism_file(args.file, verify=False)
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _checked(args: argparse.Namespace, check: Any) -> Any:
     """The data check at ``--data-delta``; a refusal is an error unless ``--override-data-check``."""
-    from mechdesign.deploy.datacheck import DATA_DELTA, refusal
+    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, refusal
 
     data = check(DATA_DELTA if args.data_delta is None else args.data_delta)
     if not data.inside and not args.override_data_check:
@@ -122,14 +123,14 @@ def _data_text(data: Any, at_data: float | None, kind: str) -> str:
 
 def _run_record(args: argparse.Namespace) -> int:
     """``verify`` of a record file: the record-level guarantee (and the joint data check with --data)."""
-    from mechdesign.deploy.recordfile import read_record_file, record_verification
+    from mechdesign.deploy.file.record import read_record_file, record_verification
 
     record = read_record_file(args.file, verify=False, public_key=args.public_key)  # an overstated file is reported
     result = record_verification(record, args.file)
     data, at_data = None, None
     if args.data is not None:
-        from mechdesign.deploy.recordassess import count_record_data, epsilon_at_data
-        from mechdesign.deploy.recordprivatizer import check_joint_counts
+        from mechdesign.deploy.analysis.datacheck import check_joint_counts
+        from mechdesign.deploy.analysis.record_assess import count_record_data, epsilon_at_data
 
         letters, counts = count_record_data(record, args.data, record_columns(args.column, record.attributes))
         data = _checked(args, lambda delta: check_joint_counts(record.prior, result.radius or 0.0, letters, counts,

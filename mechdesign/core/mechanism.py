@@ -144,7 +144,7 @@ class Mechanism:
     def sample(self, x: Any, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Draw Y ~ W[x, ·] for each input index in ``x`` (inverse CDF).
 
-        For large batches see :mod:`mechdesign.deploy.privatizer`, which is faster.
+        For large batches see :mod:`mechdesign.deploy.sampling.sampler`, which is faster.
 
         Parameters
         ----------

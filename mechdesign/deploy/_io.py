@@ -164,7 +164,7 @@ def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
 
     The header, the byte-order mark, the line terminator and every other cell are written back as read (cells as
     text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``) to new ones;
-    ``report`` (a :class:`~mechdesign.deploy.privatizer.Progress`) counts the records.
+    ``report`` (a :class:`~mechdesign.deploy.sampling.stream.Progress`) counts the records.
     """
     import csv
 

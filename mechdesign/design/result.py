@@ -340,7 +340,7 @@ class DesignResult:
     def file_sections(self, problem_file: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
         """The ``guarantee``, ``utility``, ``baselines``, ``certificate`` and ``provenance`` file blocks.
 
-        These are the blocks of the mechanism file (see ``mechdesign/deploy/mechanism.schema.json``)
+        These are the blocks of the mechanism file (see ``mechdesign/deploy/file/mechanism.schema.json``)
         besides the matrix itself.
 
         Parameters
@@ -386,7 +386,7 @@ class DesignResult:
         -------
         Path
             The written file; check it with ``mechdesign verify`` or
-            :func:`~mechdesign.deploy.mechfile.verify_mechanism_file`.
+            :func:`~mechdesign.deploy.file.column.verify_mechanism_file`.
 
         Examples
         --------
@@ -400,6 +400,6 @@ class DesignResult:
         """
         # The one import from design into deploy (tests/test_architecture.py lists it): the file format
         # lives in deploy, which never imports design, so the graph stays acyclic.
-        from mechdesign.deploy.mechfile import write_mechanism_file
+        from mechdesign.deploy.file.column import write_mechanism_file
 
         return write_mechanism_file(path, self.mechanism, **self.file_sections(problem_file))

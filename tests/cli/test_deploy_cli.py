@@ -12,7 +12,8 @@ import pytest
 
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.datasets import adult_counts, load_adult
-from mechdesign.deploy.mechfile import canonical_bytes, write_mechanism_file
+from mechdesign.deploy.file.column import write_mechanism_file
+from mechdesign.deploy.file.format import canonical_bytes
 from mechdesign.design.polytope.closed_form import randomized_response
 
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mechdesign.cli import main
-from mechdesign.deploy.mechfile import write_mechanism_file
+from mechdesign.deploy.file.column import write_mechanism_file
 from mechdesign.design.polytope.closed_form import randomized_response
 
 # capsys is read (and so reset) after every call: sharing it across examples is safe.

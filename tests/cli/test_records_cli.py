@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mechdesign.datasets import load_adult
-from mechdesign.deploy.recordwrite import write_record_file
+from mechdesign.deploy.file.record_write import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior
 from mechdesign.records.encoding import joint_labels
@@ -185,7 +185,7 @@ def test_a_joint_record_file_privatizes_and_decodes_through_the_cli(cli, tmp_pat
 def test_an_overstated_record_file_fails_verify_with_exit_1(adult, cli, tmp_path):
     import hashlib
 
-    from mechdesign.deploy.canonical import canonical_json
+    from mechdesign.deploy.file.canonical import canonical_json
 
     content = json.loads(adult["file"].read_text())
     content["guarantee"]["epsilon"] = 0.5

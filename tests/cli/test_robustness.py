@@ -20,7 +20,7 @@ import pytest
 
 import mechdesign._files
 from mechdesign.cli import main
-from mechdesign.deploy.mechfile import write_mechanism_file
+from mechdesign.deploy.file.column import write_mechanism_file
 from mechdesign.design.polytope.closed_form import randomized_response
 
 from conftest import PROBLEMS, ROOT

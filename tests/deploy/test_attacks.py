@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechdesign.deploy.mechfile import canonical_bytes
+from mechdesign.deploy.file.format import canonical_bytes
 
 from conftest import PROBLEMS
 
@@ -161,7 +161,7 @@ def test_baseline_and_design_agree_at_epsilon_zero(cli, tmp_path):
 
 @pytest.mark.parametrize("field", ["epsilon", "radius"])
 def test_a_claim_a_hair_too_strong_does_not_hold(cli, design, tmp_path, field):
-    from mechdesign.deploy.mechfile import verify_mechanism_file
+    from mechdesign.deploy.file.column import verify_mechanism_file
 
     content = json.loads(design.read_text())
     if field == "epsilon":
@@ -228,8 +228,8 @@ OTHER_6 = [1720, 160, 0, 0, 120]  # 2,000 records: 6 % "Other", two empty catego
 
 def test_six_percent_other_is_refused_although_the_l1_allowance_passed_it(cli, design, tmp_path):
     from mechdesign.core.estimation import radius_for_delta
-    from mechdesign.deploy.datacheck import check_counts
-    from mechdesign.deploy.mechfile import read_mechanism_file
+    from mechdesign.deploy.analysis.datacheck import check_counts
+    from mechdesign.deploy.file.column import read_mechanism_file
 
     guarantee = read_mechanism_file(design).guarantee
     check = check_counts(guarantee, OTHER_6)
@@ -244,7 +244,7 @@ def test_six_percent_other_is_refused_although_the_l1_allowance_passed_it(cli, d
 
 def test_an_overridden_refusal_states_the_epsilon_at_the_data(cli, design, tmp_path):
     from mechdesign.core.leakage import epsilon_min
-    from mechdesign.deploy.mechfile import read_mechanism_file
+    from mechdesign.deploy.file.column import read_mechanism_file
 
     data = _records(tmp_path / "other.csv", OTHER_6)
     out = tmp_path / "private.csv"
@@ -279,7 +279,7 @@ def test_honest_data_from_the_ball_boundary_pass_at_rate_at_least_one_minus_delt
     """Size by simulation: at δ_d = 0.05 (large enough to measure), draws from boundary priors are refused at a
     rate ≤ δ_d; the bound is conservative, so in fact almost never."""
     from mechdesign.core.estimation import radius_for_delta
-    from mechdesign.deploy.datacheck import check_counts
+    from mechdesign.deploy.analysis.datacheck import check_counts
 
     center = np.array(RACE_COUNTS) / sum(RACE_COUNTS)
     radius = radius_for_delta(1e-6, sum(RACE_COUNTS), 5)
@@ -295,7 +295,7 @@ def test_honest_data_from_the_ball_boundary_pass_at_rate_at_least_one_minus_delt
 
 def test_the_check_has_power_where_the_l1_allowance_had_none():
     from mechdesign.core.estimation import radius_for_delta
-    from mechdesign.deploy.datacheck import check_counts
+    from mechdesign.deploy.analysis.datacheck import check_counts
 
     center = np.array(RACE_COUNTS) / sum(RACE_COUNTS)
     radius = radius_for_delta(1e-6, sum(RACE_COUNTS), 5)
@@ -317,7 +317,7 @@ def inflated(design, tmp_path) -> Path:
     """The issue's attack: samples 1e15 and radius 1e-6 in an unsigned file, ε recomputed to match, rehashed."""
     from mechdesign.core.leakage import capacity
     from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.deploy.mechfile import read_mechanism_file
+    from mechdesign.deploy.file.column import read_mechanism_file
 
     content = json.loads(design.read_text())
     guarantee = content["guarantee"]
@@ -377,14 +377,15 @@ def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mechdesign.deploy import privatizer as module
+    from mechdesign.deploy.sampling import stream as module
+    from mechdesign.deploy.sampling.sampler import Privatizer
     from mechdesign.design.polytope.closed_form import randomized_response
 
     source = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": ["a", "b"] * 100_000}), source, row_group_size=20_000)
     clock = iter(range(0, 10_000, 6))  # every report 6 s after the last: more than the 5 s of a pipe
     monkeypatch.setattr(module.time, "perf_counter", lambda: float(next(clock)))
-    module.privatize_file(module.Privatizer(randomized_response(2, 1.0, ["a", "b"])), source,
+    module.privatize_file(Privatizer(randomized_response(2, 1.0, ["a", "b"])), source,
                           tmp_path / "out.parquet", "x", rng=1, chunk_size=65_536, progress=True)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) >= 3 and not any("\r" in line for line in lines)

@@ -1,7 +1,7 @@
 /**
  * Loading a mechanism file (format version 2) and checking everything mechdesign's loader checks, in the same
- * order and with the same field and rule in each refusal (mechdesign/deploy/mechfile.py; docs/client_spec.rst):
- * the first non-blank byte, UTF-8, JSON, the keys of the JSON Schema (mechdesign/deploy/mechanism.schema.json,
+ * order and with the same field and rule in each refusal (mechdesign/deploy/file/column.py; docs/client_spec.rst):
+ * the first non-blank byte, UTF-8, JSON, the keys of the JSON Schema (mechdesign/deploy/file/mechanism.schema.json,
  * embedded at build time), the format name and version, the sha256 of the RFC 8785 canonical content, labels,
  * row-stochasticity, the guarantee's fields, the radius against β*(δ, m, N), the optional blocks, the Ed25519
  * signature against a given key, and finally the guarantee recomputed from the matrix.

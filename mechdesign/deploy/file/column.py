@@ -1,0 +1,496 @@
+"""Mechanism files: the deployment contract (``shared/DESIGN.md``, "Mechanism file").
+
+A mechanism file is one UTF-8 JSON object::
+
+    {"format": {"name": "mechdesign.core.mechanism", "version": 2},
+     "inputs": [...], "outputs": [...],
+     "matrix": [[P(y|x) ...] ...],                 # rows = inputs, full-precision floats
+     "guarantee": {"notion": "pml" | "ldp", "epsilon": ε, "delta": δ | null,
+                   "radius": β | null, "prior": [P̂ ...] | null, "samples": m | null},
+     "utility": {...} | null, "baselines": {...} | null, "certificate": {...} | null,
+     "provenance": {"mechdesign": ..., "numpy": ..., "cvxpy": ..., ...},
+     "sha256": "<hex>",
+     "signature": {"algorithm": "ed25519", "public_key": ..., "value": ...}}   # optional
+
+``sha256`` is the SHA-256 of the *canonical content*: the object without ``sha256`` and ``signature``, as
+canonical bytes (:func:`canonical_bytes`): RFC 8785 (JCS) in format version 2, which any language reproduces
+(``docs/client_spec.rst``), and Python's sorted ``json.dumps`` with ``repr`` floats in version 1, which is still
+read (:mod:`mechdesign.deploy.file.canonical`). New files are written as version 2. Floats are written with ``repr``,
+so every matrix entry reads back bit for bit.
+
+Loading never trusts the file: it checks the JSON Schema rules (``mechanism.schema.json``, shipped
+in the package), the format version, the hash, row-stochasticity (|row sum − 1| ≤ 1e-9, entries
+≥ 0), the labels, and **recomputes the guarantee from the matrix**:
+
+* ``"ldp"``: ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) ≤ ε;
+* ``"pml"``: C(W, B_β(P̂)) = max_y log(max_x W[x,y] / min_{Q∈B_β(P̂)} Q·W[:,y]) ≤ ε, the exact
+  leakage capacity over the ℓ1 ball ([E] Def. 5, eq. 22–23; reference/pml-design.md §1.1). With δ
+  from the file this is the (ε, δ)-PML guarantee of [E] Theorem 2.
+
+The check is exact: a file holds only when ``achieved <= epsilon`` for the two floats exactly as written
+and printed (``repr``), never "within a tolerance". Writing rounds toward privacy instead: a stated ε that
+the matrix misses by float noise (at most :data:`GUARANTEE_SLACK`) is raised to the achieved value, and a
+radius at most :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) is raised to β*, so what is written verifies
+exactly. **The radius is bound to δ and m**: with ``delta`` given, ``samples`` must be given too and
+``radius ≥ min(β*(δ, m, N), 2)`` ([E] eq. 37, :func:`~mechdesign.core.estimation.radius_for_delta`), so
+editing δ, m or the radius cannot inflate the claim.
+
+**What the hash and the signature protect.** ``sha256`` has no key: it detects accidents (a truncated
+copy, an editor's stray keystroke), *not attackers*, who recompute it. Authenticity needs the optional
+Ed25519 ``signature`` (:mod:`mechdesign.deploy.file.signature`) checked against a public key obtained out of
+band (``read_mechanism_file(path, public_key=...)``). Neither says the file fits the data it is applied to:
+:mod:`mechdesign.deploy.analysis.datacheck` tests the data's frequencies against the ball.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign._files import atomic_path
+from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.leakage import capacity, ldp_epsilon
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deploy.file.format import (
+    _JSON_INT_MAX,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    GUARANTEE_SLACK,
+    RADIUS_RTOL,
+    READ_VERSIONS,
+    FileChecker,
+    Verification,
+    canonical_bytes,
+    check_format_and_digest,
+    check_radius,
+    json_block,
+    parse_file,
+    pretty_json,
+    provenance_versions,
+)
+from mechdesign.errors import CertificateError, MechanismFileError
+
+__all__ = ["MechanismFile", "achieved_epsilon", "export_matrix", "read_mechanism_file", "verify_mechanism_file",
+           "write_mechanism_file"]
+
+_TOP_KEYS = ("format", "inputs", "outputs", "matrix", "guarantee", "utility", "baselines", "certificate",
+             "provenance", "sha256", "signature")
+_GUARANTEE_KEYS = ("notion", "epsilon", "delta", "radius", "prior", "samples")
+_OPTIONAL_BLOCKS = ("utility", "baselines", "certificate", "signature")
+
+
+@dataclass(frozen=True, eq=False)
+class MechanismFile:
+    """A loaded (and by default re-verified) mechanism file, as returned by :func:`read_mechanism_file`.
+
+    Parameters
+    ----------
+    mechanism
+        The mechanism built from the file's ``matrix``, ``inputs`` and ``outputs``
+        (``matrix[x, y] = P(y | x)``).
+    guarantee
+        The stated guarantee as in the file: ``notion`` ("pml" or "ldp"), ``epsilon``, ``delta``, ``radius``,
+        ``prior`` and ``samples``. For "pml" it claims C(W, B_β(P̂)) ≤ ε, the leakage capacity over the ℓ1
+        ball of ``radius`` β around ``prior`` P̂ ([E] Def. 5, eq. 22–23); for "ldp" it claims
+        ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) ≤ ε.
+    utility, baselines, certificate
+        The optional blocks of the file (``None`` when absent or null).
+    provenance
+        Versions and other provenance recorded when the file was written.
+    sha256
+        The SHA-256 of the canonical content (:func:`canonical_bytes`), checked on loading.
+    signature
+        The Ed25519 signature block, or ``None``; checked only when a ``public_key`` is given to
+        :func:`read_mechanism_file`.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+    Def. 5, eq. 22–23 (leakage capacity); eq. 37 (the radius β*(δ, m, N) bound to ``delta`` and ``samples``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
+    >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
+    ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
+    >>> loaded = read_mechanism_file(path)
+    >>> loaded.mechanism.inputs, loaded.guarantee["notion"], loaded.signature is None
+    (('a', 'b'), 'ldp', True)
+    """
+
+    mechanism: Mechanism
+    guarantee: dict[str, Any]
+    utility: dict[str, Any] | None
+    baselines: dict[str, Any] | None
+    certificate: dict[str, Any] | None
+    provenance: dict[str, Any]
+    sha256: str
+    signature: dict[str, Any] | None = None
+
+
+def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
+    """The ε the matrix really achieves under the guarantee's notion (see module docstring)."""
+    matrix = mechanism.matrix
+    if np.all(matrix == matrix[0]):  # identical rows: Y is independent of X, exactly 0 (the ε = 0 design)
+        return 0.0
+    if guarantee["notion"] == "ldp":
+        return ldp_epsilon(mechanism)
+    return capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]))
+
+
+def _normalize_guarantee(guarantee: dict[str, Any], size: int) -> dict[str, Any]:
+    if not isinstance(guarantee, dict):
+        raise TypeError(f"guarantee must be a dict, got guarantee={v._show(guarantee)}")
+    unknown = sorted(set(guarantee) - set(_GUARANTEE_KEYS))
+    if unknown:
+        raise v.fail("guarantee", f"only have keys {list(_GUARANTEE_KEYS)}", unknown)
+    notion = guarantee.get("notion")
+    if notion not in ("pml", "ldp"):
+        raise v.fail("guarantee.notion", "be 'pml' or 'ldp'", notion)
+    out: dict[str, Any] = {"notion": notion, "epsilon": v.epsilon(guarantee.get("epsilon"), "guarantee.epsilon")}
+    delta, radius = guarantee.get("delta"), guarantee.get("radius")
+    prior, samples = guarantee.get("prior"), guarantee.get("samples")
+    out["delta"] = None if delta is None else v.delta(delta, "guarantee.delta")
+    out["radius"] = None if radius is None else v.radius(radius, "guarantee.radius")
+    if prior is not None:
+        probabilities = getattr(prior, "probabilities", prior)
+        prior = v.probability_vector("guarantee.prior", probabilities).tolist()
+        if len(prior) != size:
+            raise v.fail("guarantee.prior", f"have one entry per mechanism input ({size})", prior)
+    out["prior"] = prior
+    out["samples"] = None if samples is None else v.positive_int("guarantee.samples", samples)
+    if out["samples"] is not None and out["samples"] > _JSON_INT_MAX:
+        raise v.fail("guarantee.samples", "be at most 2^53 - 1 (the largest integer canonical JSON carries)", samples)
+    if notion == "pml" and (out["prior"] is None or out["radius"] is None):
+        raise v.fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'", guarantee)
+    return out
+
+
+def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, guarantee: dict[str, Any],
+                         utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
+                         certificate: dict[str, Any] | None = None,
+                         provenance: dict[str, Any] | None = None) -> Path:
+    """Write ``mechanism`` and its guarantee atomically (temp file + rename); return the path.
+
+    The guarantee is recomputed from the matrix before writing; a file whose stated ε the matrix
+    does not achieve is never written (:class:`~mechdesign.errors.CertificateError`). For "pml" the check is
+    C(W, B_β(P̂)) ≤ ε ([E] Def. 5, eq. 22–23); with ``delta`` the radius must be at least
+    ``min(β*(δ, m, N), 2)`` ([E] eq. 37).
+
+    Parameters
+    ----------
+    path
+        The target file (written atomically; an existing file is replaced).
+    mechanism
+        The mechanism to write.
+    guarantee
+        The stated guarantee, a dict with keys among ``notion`` ("pml" or "ldp", required), ``epsilon``
+        (required), ``delta``, ``radius``, ``prior`` (a probability vector or a ``Prior``) and ``samples``;
+        missing keys are written as null. "pml" needs ``prior`` and ``radius``; ``delta`` with "pml" needs
+        ``samples``.
+    utility, baselines, certificate
+        Optional blocks (dicts; NumPy values are converted to JSON), or ``None``.
+    provenance
+        Extra provenance entries, merged over the recorded versions of mechdesign, NumPy and CVXPY.
+
+    Returns
+    -------
+    Path
+        ``path``, now holding the file.
+
+    Raises
+    ------
+    TypeError
+        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`, ``guarantee`` is not a
+        dict, an optional block is neither a dict nor ``None``, or a guarantee value has the wrong type.
+    ValueError
+        If ``guarantee`` has unknown keys or invalid values (notion, ε, δ, radius, a prior of the wrong
+        length, samples), or lacks ``prior``/``radius`` for "pml".
+    MechanismFileError
+        If ``delta`` is given for "pml" without ``samples``, or the radius is below β*(δ, m, N): the file
+        would be refused on reading.
+    CertificateError
+        If the matrix does not achieve the stated ε. A stated ε missed by float noise only (at most
+        :data:`GUARANTEE_SLACK`) is written rounded up to the achieved ε, and a radius at most
+        :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) is written as β*: the file then verifies exactly.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
+    >>> rr = randomized_response(3, 1.0, ["a", "b", "c"])
+    >>> out = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", rr,
+    ...                            guarantee={"notion": "ldp", "epsilon": 1.0})
+    >>> verify_mechanism_file(out).holds
+    True
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    stated = _round_toward_privacy(FileChecker(Path(path)), mechanism, _normalize_guarantee(guarantee,
+                                                                                         mechanism.shape[0]))
+    content: dict[str, Any] = {
+        "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
+        "inputs": list(mechanism.inputs),
+        "outputs": list(mechanism.outputs),
+        "matrix": mechanism.matrix.tolist(),
+        "guarantee": stated,
+        "utility": json_block("utility", utility),
+        "baselines": json_block("baselines", baselines),
+        "certificate": json_block("certificate", certificate),
+        "provenance": {**provenance_versions(), **(json_block("provenance", provenance) or {})},
+    }
+    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        tmp.write_text(pretty_json(content), encoding="utf-8")
+    return target
+
+
+def _round_toward_privacy(check: FileChecker, mechanism: Mechanism, stated: dict[str, Any]) -> dict[str, Any]:
+    """The guarantee as written: radius and ε raised over float noise so that the file verifies exactly.
+
+    A radius at most :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) becomes β* (a larger ball: toward
+    privacy), then ε, if the matrix misses it by at most :data:`GUARANTEE_SLACK`, becomes the achieved ε.
+    Anything further off is refused: the file would not hold.
+    """
+    out = dict(stated)
+    if out["notion"] == "pml" and out["delta"] is not None and out["samples"] is not None and mechanism.shape[0] >= 2:
+        required = min(radius_for_delta(out["delta"], out["samples"], mechanism.shape[0]), 2.0)
+        if required * (1 - RADIUS_RTOL) <= out["radius"] < required:
+            out["radius"] = required
+    check_radius(check, out, mechanism.shape[0])  # never write a file that would be refused
+    # The reader rebuilds the mechanism from the written floats (renormalising the rows again, a few ulps):
+    # recompute ε on exactly that matrix, so the written claim is judged as the reader will judge it.
+    read_back = Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs)
+    achieved = achieved_epsilon(read_back, out)
+    if achieved > out["epsilon"]:
+        if not achieved <= out["epsilon"] + GUARANTEE_SLACK:
+            raise CertificateError(f"guarantee.epsilon must be >= the epsilon the matrix achieves ({achieved!r}), "
+                                   f"got guarantee.epsilon={out['epsilon']!r}")
+        out["epsilon"] = achieved
+    return out
+
+
+def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
+    """Parse and check everything but the guarantee; return the file and the achieved ε."""
+    content = parse_file(path)
+    check = FileChecker(path)
+    if "attributes" in content or "factors" in content:
+        raise check.fail("attributes", "be absent from a single-column mechanism file (this is a record file: read "
+                         "it with mechdesign.deploy.file.record.read_record_file; the CLI verbs take both)",
+                         content.get("attributes", "factors"))
+    missing = [k for k in _TOP_KEYS if k not in content and k not in _OPTIONAL_BLOCKS]
+    if missing:
+        raise check.fail("file", f"have the keys {missing}", sorted(content))
+    extra = sorted(set(content) - set(_TOP_KEYS))
+    if extra:
+        raise check.fail("file", f"only have the keys {list(_TOP_KEYS)}", extra)
+    digest = check_format_and_digest(check, content, READ_VERSIONS)
+    inputs = check.labels("inputs", content["inputs"])
+    outputs = check.labels("outputs", content["outputs"])
+    rows = content["matrix"]
+    if not isinstance(rows, list) or len(rows) != len(inputs):
+        raise check.fail("matrix", f"be an array of {len(inputs)} rows (one per input)", rows)
+    matrix = np.array([check.numbers(f"matrix[{i}]", row, len(outputs)) for i, row in enumerate(rows)])
+    for i, row in enumerate(matrix):
+        check.stochastic(f"matrix[{i}]", row)
+    guarantee = content["guarantee"]
+    check.object("guarantee", guarantee)
+    if sorted(guarantee) != sorted(_GUARANTEE_KEYS):
+        raise check.fail("guarantee", f"have exactly the keys {list(_GUARANTEE_KEYS)}", sorted(guarantee))
+    if guarantee["notion"] not in ("pml", "ldp"):
+        raise check.fail("guarantee.notion", "be 'pml' or 'ldp'", guarantee["notion"])
+    check.number("guarantee.epsilon", guarantee["epsilon"], 0.0, math.inf)
+    if guarantee["delta"] is not None:
+        check.number("guarantee.delta", guarantee["delta"], 0.0, 1.0, open_low=True)
+    if guarantee["radius"] is not None:
+        check.number("guarantee.radius", guarantee["radius"], 0.0, 2.0)
+    if guarantee["prior"] is not None:
+        check.stochastic("guarantee.prior", check.numbers("guarantee.prior", guarantee["prior"], len(inputs)))
+    samples = guarantee["samples"]
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples < 2**63):
+        raise check.fail("guarantee.samples", "be a positive integer below 2^63 or null", samples)
+    if guarantee["notion"] == "pml" and (guarantee["prior"] is None or guarantee["radius"] is None):
+        raise check.fail("guarantee", "give 'prior' and 'radius' when notion is 'pml'",
+                         {"prior": guarantee["prior"], "radius": guarantee["radius"]})
+    check_radius(check, guarantee, len(inputs))
+    for name in _OPTIONAL_BLOCKS:
+        check.object(name, content.get(name), nullable=True)
+    check.object("provenance", content["provenance"])
+    mechanism = Mechanism.from_matrix(matrix, inputs, outputs)
+    loaded = MechanismFile(mechanism, dict(guarantee), content.get("utility"), content.get("baselines"),
+                           content.get("certificate"), dict(content["provenance"]), digest, content.get("signature"))
+    if public_key is not None:
+        from mechdesign.deploy.file.keys import check_signature
+
+        check_signature(path, content, canonical_bytes(content), public_key)
+    return loaded, achieved_epsilon(mechanism, guarantee)
+
+
+def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
+                        public_key: Any = None) -> MechanismFile:
+    """Load a mechanism file, checking schema, version, hash, stochasticity, labels and the radius.
+
+    With ``verify=True`` (default) the guarantee is recomputed from the matrix as well and a file
+    that overstates it is refused: C(W, B_β(P̂)) ≤ ε for "pml" ([E] Def. 5, eq. 22–23),
+    ε_LDP(W) ≤ ε for "ldp", exactly (no tolerance). With ``public_key`` (a PEM path, PEM bytes
+    or an Ed25519 public key) the file must carry a valid Ed25519 signature by that key. Every failure of
+    the file's content is a one-line :class:`~mechdesign.errors.MechanismFileError` naming the field and
+    the rule.
+
+    Parameters
+    ----------
+    path
+        The mechanism file (UTF-8 JSON).
+    verify
+        Recompute the guarantee from the matrix and refuse a file that overstates it.
+    public_key
+        If given, the Ed25519 public key (PEM path, PEM bytes or key object) that must have signed the file.
+
+    Returns
+    -------
+    MechanismFile
+        The loaded file.
+
+    Raises
+    ------
+    MechanismFileError
+        If the file is not valid JSON, breaks a schema rule, has another format version, fails its hash,
+        is not row-stochastic, states a radius below β*(δ, m, N) ([E] eq. 37), overstates its guarantee
+        (with ``verify``), or (with ``public_key``) is unsigned or wrongly signed.
+    ValueError
+        If ``public_key`` is not an Ed25519 public key.
+    OSError
+        If the file (or a ``public_key`` path) cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
+    >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(3, 1.0),
+    ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
+    >>> read_mechanism_file(path).mechanism.shape
+    (3, 3)
+    """
+    loaded, achieved = _load(Path(path), public_key)
+    stated = loaded.guarantee["epsilon"]
+    if verify and not achieved <= stated:
+        raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} epsilon "
+                                 f"recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
+    return loaded
+
+
+def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = None) -> Verification:
+    """Recompute a file's guarantee from its matrix; ``holds`` says whether the stated ε is met.
+
+    Unlike :func:`read_mechanism_file`, a file that overstates its guarantee is reported (``holds`` is
+    false), not refused. The achieved ε is the leakage capacity C(W, B_β(P̂)) of [E] Def. 5, eq. 22–23 for
+    "pml" and ε_LDP(W) for "ldp".
+
+    Parameters
+    ----------
+    path
+        The mechanism file (UTF-8 JSON).
+    public_key
+        If given, the Ed25519 public key (PEM path, PEM bytes or key object) that must have signed the file.
+
+    Returns
+    -------
+    Verification
+        The stated and the achieved guarantee, and whether it holds.
+
+    Raises
+    ------
+    MechanismFileError
+        If the file is malformed or tampered (or, with ``public_key``, unsigned or wrongly signed).
+    ValueError
+        If ``public_key`` is not an Ed25519 public key.
+    OSError
+        If the file (or a ``public_key`` path) cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
+    >>> path = write_mechanism_file(Path(tempfile.mkdtemp()) / "rr.json", randomized_response(2, 1.0),
+    ...                             guarantee={"notion": "ldp", "epsilon": 1.5})
+    >>> check = verify_mechanism_file(path)
+    >>> check.holds, round(check.achieved, 12), check.epsilon
+    (True, 1.0, 1.5)
+    """
+    loaded, achieved = _load(Path(path), public_key)
+    g = loaded.guarantee
+    return Verification(str(path), g["notion"], float(g["epsilon"]), achieved,
+                        None if g["delta"] is None else float(g["delta"]),
+                        None if g["radius"] is None else float(g["radius"]),
+                        bool(achieved <= g["epsilon"]), loaded.sha256)
+
+
+def export_matrix(path: str | os.PathLike[str], mechanism: Mechanism, format: str | None = None) -> Path:
+    """Export the bare matrix as ``"npz"`` (arrays matrix/inputs/outputs) or ``"csv"``.
+
+    Row x holds ``matrix[x, y] = P(y | x)``, the row-stochastic matrix of the mechanism ([E] §II-A1, eq. 9).
+    The CSV has a header ``input,<outputs…>`` and one row per input, floats in ``repr`` (exact).
+    Exports carry no guarantee: share the JSON file for that.
+
+    Parameters
+    ----------
+    path
+        The target file (written atomically; an existing file is replaced).
+    mechanism
+        The mechanism to export.
+    format
+        "npz" or "csv" (case-insensitive); ``None`` takes the file suffix.
+
+    Returns
+    -------
+    Path
+        ``path``, now holding the export.
+
+    Raises
+    ------
+    ValueError
+        If the format (given or from the suffix) is neither "npz" nor "csv".
+    TypeError
+        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mechdesign.design.polytope.closed_form import randomized_response
+    >>> out = export_matrix(Path(tempfile.mkdtemp()) / "rr.csv", randomized_response(2, np.log(3), ["a", "b"]))
+    >>> print(out.read_text(), end="")
+    input,a,b
+    a,0.75,0.25
+    b,0.25,0.75
+    """
+    target = Path(path)
+    kind = (format or target.suffix.lstrip(".")).lower()
+    if kind not in ("npz", "csv"):
+        raise v.fail("format", "be 'npz' or 'csv'", format or target.suffix)
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    with atomic_path(target) as tmp:
+        if kind == "npz":
+            with tmp.open("wb") as handle:
+                np.savez(handle, matrix=mechanism.matrix, inputs=np.array(mechanism.inputs, dtype=str),
+                         outputs=np.array(mechanism.outputs, dtype=str))
+        else:
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
+            writer.writerow(["input", *mechanism.outputs])
+            for label, row in zip(mechanism.inputs, mechanism.matrix.tolist(), strict=True):
+                writer.writerow([label, *(repr(x) for x in row)])
+            tmp.write_text(buffer.getvalue(), encoding="utf-8")
+    return target

@@ -1,0 +1,232 @@
+"""Scale-out: privatize and count on a Dask dataframe (optional extra ``mechdesign[dask]``).
+
+Each partition is privatized by the same compiled :class:`~mechdesign.deploy.sampling.sampler.Privatizer` (shipped
+to the workers once per task graph) with its own random stream:
+
+* ``seed=S``: partition i uses ``SeedSequence(S).spawn(npartitions)[i]`` — reproducible and independent
+  across partitions (research only: PCG64 is predictable);
+* default: each partition draws a fresh cryptographically secure AES-CTR generator on its worker.
+
+Counting is a map-reduce of per-partition output counts; decode the sum with
+:func:`mechdesign.deploy.analysis.decode.estimate_frequencies`.
+
+Whole records work the same way with a record file (:func:`privatize_records_dask`, :func:`count_records_dask`):
+each partition draws every record from the record-level design (:class:`~mechdesign.deploy.sampling.record_stream.
+RecordPrivatizer`, re-checked once), and the summed counts decode with
+:func:`~mechdesign.deploy.analysis.record_decode.decode_records`. An attribute-sampled file's unreported attributes are
+missing values (NaN of the categoricals), and counting requires exactly one reported attribute per record.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mechdesign import _validation as v
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.analysis.decode import count_outputs
+from mechdesign.deploy.sampling.sampler import Privatizer
+from mechdesign.randomness import make_rng
+
+__all__ = ["count_dask", "count_records_dask", "privatize_dask", "privatize_records_dask"]
+
+
+def _column(frame: Any, column: str) -> None:
+    if column not in frame.columns:
+        raise v.fail("column", f"be one of the dataframe's columns {list(frame.columns)[:10]}", column)
+
+
+def _privatize_partition(part: pd.DataFrame, sampler: Privatizer, column: str, seeds: list[Any] | None,
+                         nonce: str | None = None, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    if seeds is None:
+        rng = make_rng(secure=True)
+    else:
+        rng = np.random.default_rng(seeds[partition_info["number"] if partition_info else 0])
+    codes = sampler.sample_indices(encode_labels(part[column], sampler.mechanism.inputs, "column"), rng)
+    out = part.copy()
+    out[column] = pd.Categorical.from_codes(codes.astype(np.int64), categories=list(sampler.mechanism.outputs))
+    return out
+
+
+def _sampler(mechanism: Any) -> Privatizer:
+    """A :class:`Privatizer` from a Mechanism, a Privatizer or a loaded mechanism file (re-checked)."""
+    from mechdesign.deploy.file.column import MechanismFile
+
+    if isinstance(mechanism, Privatizer):
+        return mechanism
+    if isinstance(mechanism, MechanismFile):
+        sampler = Privatizer(mechanism.mechanism)
+        sampler.check(mechanism.guarantee)  # the sampled matrix must keep the file's guarantee
+        return sampler
+    if isinstance(mechanism, Mechanism):
+        return Privatizer(mechanism)
+    raise TypeError("mechanism must be a Mechanism, a Privatizer or a MechanismFile (read_mechanism_file), "
+                    f"got mechanism={type(mechanism).__name__}")
+
+
+def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | Any, *,
+                   seed: int | None = None) -> Any:
+    """A lazy Dask dataframe with ``column`` privatized (categorical of output labels); order kept.
+
+    ``mechanism`` is a :class:`~mechdesign.core.mechanism.Mechanism`, a compiled
+    :class:`~mechdesign.deploy.sampling.sampler.Privatizer` or a loaded mechanism file
+    (:func:`~mechdesign.deploy.file.column.read_mechanism_file`; its guarantee is re-checked on the sampled
+    matrix). Without ``seed`` every partition draws from the secure AES-CTR generator. Unknown labels
+    raise ``ValueError`` when the result is computed.
+    """
+    _column(frame, column)
+    sampler = _sampler(mechanism)
+    seeds, nonce = None, None
+    if seed is not None:
+        make_rng(seed)  # validates the seed
+        seeds = np.random.SeedSequence(seed).spawn(frame.npartitions)
+    else:
+        # Dask names tasks by hashing their arguments: without a fresh nonce two unseeded calls get the same
+        # keys, and a cluster that still holds the first result returns it again instead of new noise.
+        nonce = os.urandom(16).hex()
+    meta = frame._meta.copy()
+    meta[column] = pd.Categorical([], categories=list(sampler.mechanism.outputs))
+    return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, meta=meta)
+
+
+def _count_partition(values: pd.Series, mechanism: Mechanism) -> pd.DataFrame:
+    counts = count_outputs(values.astype(object) if len(values) else np.array([], dtype=object), mechanism)
+    return pd.DataFrame([counts], columns=range(mechanism.shape[1]))
+
+
+def count_dask(frame: Any, column: str, mechanism: Mechanism | Any) -> np.ndarray:
+    """Output counts of ``column`` over the whole Dask dataframe (computed now).
+
+    ``mechanism`` may be a loaded mechanism file too.
+    """
+    _column(frame, column)
+    mechanism = _sampler(mechanism).mechanism
+    meta = pd.DataFrame({i: pd.Series(dtype=np.int64) for i in range(mechanism.shape[1])})
+    partial = frame[column].map_partitions(_count_partition, mechanism, meta=meta)
+    return partial.sum().compute().to_numpy(dtype=np.int64)
+
+
+def _record_sampler(record: Any, frame: Any, columns: Any) -> tuple[Any, list[str]]:
+    from mechdesign.deploy.file.record import RecordFile
+    from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
+    from mechdesign.records.encoding import distinct_names
+
+    if isinstance(record, RecordPrivatizer):
+        sampler = record
+    elif isinstance(record, RecordFile):
+        sampler = RecordPrivatizer(record)
+        sampler.check()  # the sampled design must keep the file's record-level guarantee
+    else:
+        raise TypeError(f"record must be a RecordFile (read_record_file) or a RecordPrivatizer, got "
+                        f"record={type(record).__name__}")
+    names = distinct_names(columns)
+    if len(names) != len(sampler.attributes):
+        raise v.fail("columns", f"name one column per attribute of the record file {list(sampler.attributes)}", names)
+    for name in names:
+        _column(frame, name)
+    return sampler, names
+
+
+def _privatize_records_partition(part: pd.DataFrame, sampler: Any, columns: list[str], seeds: list[Any] | None,
+                                 nonce: str | None = None,
+                                 partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    if seeds is None:
+        rng = make_rng(secure=True)
+    else:
+        rng = np.random.default_rng(seeds[partition_info["number"] if partition_info else 0])
+    outputs = sampler.privatize([part[c] for c in columns], rng)
+    out = part.copy()
+    for i, (name, labels) in enumerate(zip(columns, outputs, strict=True)):
+        out[name] = pd.Categorical(labels, categories=list(sampler.output_labels(i)))
+    return out
+
+
+def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int | None = None) -> Any:
+    """A lazy Dask dataframe with the record's ``columns`` privatized together (categoricals); order kept.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        One row per record.
+    columns : sequence of str
+        One column per attribute of the record file, in its order.
+    record : RecordFile or RecordPrivatizer
+        A loaded record file (its sampled design is re-checked) or compiled samplers.
+    seed : int, optional
+        Reproducible per-partition PCG64 streams (research only); default the secure AES-CTR generator.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        The privatized frame (a joint design writes its one output label into each column; a sampled design
+        leaves the attributes a record does not report missing).
+    """
+    sampler, names = _record_sampler(record, frame, columns)
+    seeds, nonce = None, None
+    if seed is not None:
+        make_rng(seed)
+        seeds = np.random.SeedSequence(seed).spawn(frame.npartitions)
+    else:
+        nonce = os.urandom(16).hex()  # fresh task keys: see privatize_dask
+    meta = frame._meta.copy()
+    for i, name in enumerate(names):
+        meta[name] = pd.Categorical([], categories=list(sampler.output_labels(i)))
+    return frame.map_partitions(_privatize_records_partition, sampler, names, seeds, nonce, meta=meta)
+
+
+def _count_sampled_partition(part: pd.DataFrame, mechanisms: list[Mechanism]) -> pd.DataFrame:
+    """Output counts of each factor over the records reporting it; exactly one reported attribute per record."""
+    reported = part.notna().to_numpy()
+    per_record = reported.sum(axis=1)
+    if np.any(per_record != 1):
+        first = int(np.flatnonzero(per_record != 1)[0])
+        raise v.fail("frame", f"report exactly one attribute per record in the columns {list(part.columns)} (a "
+                     "sampled design)", f"{int(per_record[first])} in a record of this partition")
+    counts = [count_outputs(part.iloc[:, i][reported[:, i]].astype(object).to_numpy(), m) if reported[:, i].any()
+              else np.zeros(m.shape[1], dtype=np.int64) for i, m in enumerate(mechanisms)]
+    width = sum(m.shape[1] for m in mechanisms)
+    return pd.DataFrame([np.concatenate(counts)], columns=range(width))
+
+
+def count_records_dask(frame: Any, columns: Any, record: Any) -> list[np.ndarray]:
+    """Output counts of a privatized Dask dataframe (as ``count_record_file`` of the analysis part).
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        The privatized records.
+    columns : sequence of str
+        The record's columns, in attribute order.
+    record : RecordFile or RecordPrivatizer
+        The record file that privatized them.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One count vector per factor (product; sampled: over the records that report the attribute) or one over
+        the joint outputs (joint); decode them with :func:`~mechdesign.deploy.analysis.record_decode.decode_records`.
+
+    Raises
+    ------
+    ValueError
+        When computed: a value that is no output label, or (sampled) a record reporting no attribute or several.
+    """
+    sampler, names = _record_sampler(record, frame, columns)
+    if sampler.record.sampling is not None:
+        mechanisms = [s.mechanism for s in sampler.samplers]
+        width = sum(m.shape[1] for m in mechanisms)
+        meta = pd.DataFrame({j: pd.Series(dtype=np.int64) for j in range(width)})
+        total = frame[names].map_partitions(_count_sampled_partition, mechanisms, meta=meta).sum().compute()
+        return np.split(total.to_numpy(dtype=np.int64), np.cumsum([m.shape[1] for m in mechanisms])[:-1])
+    used = names if sampler.record.mechanism is None else names[:1]
+    out = []
+    for i, name in enumerate(used):
+        mechanism = sampler.samplers[i].mechanism
+        meta = pd.DataFrame({j: pd.Series(dtype=np.int64) for j in range(mechanism.shape[1])})
+        partial = frame[name].map_partitions(_count_partition, mechanism, meta=meta)
+        out.append(partial.sum().compute().to_numpy(dtype=np.int64))
+    return out
