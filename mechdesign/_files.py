@@ -274,12 +274,12 @@ def install_signal_cleanup() -> None:
 
 
 @contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike[str], mode: int | None = None) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` only on success.
 
     Nothing half-written is ever left at ``target``; the temporary file is removed on failure, on
     SIGTERM (with :func:`install_signal_cleanup`) or, after SIGKILL, by the next call in that folder.
-    The final file has the umask's mode, not the temporary file's 0600. After :func:`install_signal_cleanup`,
+    The final file has ``mode``, by default the umask's (secrets pass 0o600). After :func:`install_signal_cleanup`,
     SIGINT and SIGTERM are deferred to :func:`checkpoint` calls and to the end of the block (module docstring).
     """
     target = Path(target)
@@ -294,7 +294,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         try:
             yield tmp_path
             checkpoint()  # an interrupt deferred during the write: the file is not committed
-            os.chmod(tmp_path, default_file_mode())
+            os.chmod(tmp_path, default_file_mode() if mode is None else mode)
             os.replace(tmp_path, target)
         finally:
             try:

@@ -400,6 +400,58 @@ def record_file(vec: Vectors) -> None:
                        "rule": "be absent: record files are not supported by this client"})
 
 
+def release_files(vec: Vectors) -> None:
+    """Files with a release policy (issue 37): memoized, two-layer and repeated. mechdesign reads and verifies them;
+    a client that does not implement release policies refuses them (the safe verdict)."""
+    memo = Mechanism.from_matrix(krr(3, 4), ["red", "green", "blue"], ["r", "g", "b"])
+    vec.write("release-memoized", memo, {"notion": "ldp"}, release={"policy": "memoized"})
+    vec.expect("release-memoized", "release policy 'memoized': the same (user, value) always gets the same output",
+               client=CLIENT_NO_RELEASE)
+    reports = Mechanism.from_matrix(krr(3, 2), ["r", "g", "b"], ["R", "G", "B"])
+    vec.write("release-two-layer", memo, {"notion": "ldp"}, release={"policy": "two-layer", "reports": reports})
+    vec.expect("release-two-layer", "two layers: the matrix memoized (lifetime), reports drawn fresh from W2 "
+               "(per report)", client=CLIENT_NO_RELEASE)
+    pml = Mechanism.from_matrix(seeded_rows(4, 5, 7, zeros=2), labels("x", 4), labels("y", 5))
+    guarantee = {"notion": "pml", "prior": [0.4, 0.3, 0.2, 0.1], "radius": 0.05}
+    vec.write("release-repeated", pml, guarantee, release={"policy": "repeated", "releases": 3})
+    vec.expect("release-repeated", "release policy 'repeated': the exact leakage of 3 releases of the same value "
+               "(every count vector) is stated and recomputed", client=CLIENT_NO_RELEASE)
+
+    def understate(content: dict[str, Any]) -> None:
+        content["release"]["epsilon"] = content["guarantee"]["epsilon"]  # one release's ε stated for three
+    vec.derive("release-repeated-understated", "release-repeated", understate)
+    vec.expect("release-repeated-understated", "a repeated-release statement of one release's ε for three, below "
+               "the exact account (re-hashed)", client=CLIENT_NO_RELEASE)
+
+
+CLIENT_NO_RELEASE = {"outcome": "refused", "field": "release",
+                     "rule": "be absent: release policies are not supported by this client"}
+
+
+def memo_cases(vec: Vectors) -> dict[str, Any]:
+    """Memoized words and outputs (mechdesign.deploy.sampling.memo) for a fixed test key and the memoized file."""
+    from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
+
+    loaded = read_mechanism_file(vec.path("release-memoized"))
+    key = hashlib.sha256(b"mechdesign conformance memo key").digest()
+    memo = MemoFunction(key, loaded.sha256)
+    sampler = Privatizer(loaded.mechanism)
+    users = ["u", "alice", "0123456789abcde", "0123456789abcdef", "0123456789abcdef0", "x" * 32, "y" * 33,
+             "42", "-7", "18446744073709551616", "ünïcödé", "用户", "a b,c", "e\u0301", "\u00e9"]
+    cases = []
+    for attribute in (0, 1, 5):
+        for i, user in enumerate(users):
+            value = (i + attribute) % 3
+            word = int(memo.words(attribute, user_ids([user]), [value])[0])
+            case = {"attribute": attribute, "user": user, "value": value, "word": str(word)}
+            if attribute == 0:
+                case["input"] = loaded.mechanism.inputs[value]
+                case["output"] = loaded.mechanism.outputs[int(sampler.sample_words([value], [word])[0])]
+            cases.append(case)
+    return {"scheme": "mechdesign-memo-1", "key": key.hex(), "file": "files/release-memoized.json",
+            "file_sha256": loaded.sha256, "cases": cases}
+
+
 def canonical_cases() -> list[dict[str, Any]]:
     """JSON texts with their RFC 8785 bytes and SHA-256 (RFC examples and the numbers a mechanism file holds)."""
     texts = [
@@ -453,6 +505,7 @@ def write_vectors(folder: Path) -> None:
     vec = Vectors(folder)
     valid_files(vec)
     tampered_files(vec)
+    release_files(vec)
     (folder / "keys").mkdir()
     keys = {}
     for name in KEY_SEEDS:
@@ -472,6 +525,7 @@ def write_vectors(folder: Path) -> None:
     names = ["ldp-krr-2", "ldp-krr-16", "ldp-256-outputs", "pml-4", "pml-16", "pml-delta", "renormalised-rows",
              "ldp-constant"]
     (folder / "sampler.json").write_text(dump({"cases": sampler_cases(vec, names)}), encoding="utf-8")
+    (folder / "memo.json").write_text(dump(memo_cases(vec)), encoding="utf-8")
 
 
 def main() -> None:

@@ -42,6 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="column of --data holding the attribute; with a record file, repeat it once per "
                              "attribute in the file's order (--column race --column sex)")
     parser.add_argument("--delta", type=float, help="failure probability δ (default: a table over several δ)")
+    parser.add_argument("--releases", type=int, metavar="T",
+                        help="also give, for each δ, the leakage of T releases of one person's value over the same "
+                             "ball (exact over every count vector, or a certified bound; one release for a memoized "
+                             "file)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -56,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.counts is not None and args.column is not None:
         raise ValueError("column must be used with --data, got column=" + repr(args.column))
+    if args.releases is not None and args.releases < 1:
+        raise ValueError(f"releases must be a positive integer, got releases={args.releases!r}")
     deltas = DEFAULT_DELTAS if args.delta is None else (args.delta,)
     if is_record_file(args.matrix):
         return _run_record(args, deltas)
@@ -76,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                                                file_name="data"),
                                   labels=mechanism.inputs)
     result = assess(mechanism, prior, deltas)
+    accounts = _accounts(args, result.rows, lambda row, t: _column_account(args.matrix, mechanism, prior, row, t))
     if args.json:
         print_json({
             "inputs": list(mechanism.inputs),
@@ -83,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             "samples": result.samples,
             "epsilon_at_estimate": result.epsilon_at_estimate,
             "ldp_epsilon": result.ldp_epsilon,
-            "rows": _rows(result.rows),
+            "rows": _rows(result.rows, accounts),
         })
         return 0
     width = max(len(label) for label in mechanism.inputs)
@@ -92,22 +99,63 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {label:<{width}}  {p:.6g}")
     print(f"ε_min at P̂ (PML w.r.t. the estimate): {result.epsilon_at_estimate:.6g} nats")
     print(f"LDP level (PML for every prior):       {_fmt(result.ldp_epsilon)} nats")
-    _print_rows(result.rows, "n/a (β ≥ 2 min P̂)")
+    _print_rows(result.rows, "n/a (β ≥ 2 min P̂)", accounts)
     print("exact ε′ = capacity over the ℓ1 ball B_β*(δ)(P̂): the mechanism is (ε′, δ)-PML ([E] §III).")
+    _print_accounts(accounts)
     return 0
 
 
-def _rows(rows: Any) -> list[dict[str, Any]]:
+def _column_account(path: str, mechanism: Any, prior: Any, row: Any, releases: int) -> Any:
+    """The T-release account of a single-column mechanism over the sample's ball B_β*(δ)(P̂) of ``row``."""
+    from mechdesign.core.releases import release_leakage
+    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.deploy.analysis.releases import ReleaseAccount, release_account
+
+    if str(path).lower().endswith(".json"):
+        from mechdesign.deploy.file.column import read_mechanism_file
+
+        loaded = read_mechanism_file(path, verify=False)
+        if loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single":
+            return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
+    leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases)
+    return ReleaseAccount("single", leakage.releases, leakage.epsilon, leakage.lower, leakage.exact, leakage.method,
+                          leakage.vectors)
+
+
+def _accounts(args: argparse.Namespace, rows: Any, compute: Any) -> list[Any] | None:
+    """One T-release account per δ row with ``--releases T`` (``None`` without it)."""
+    if args.releases is None:
+        return None
+    return [compute(row, args.releases) for row in rows]
+
+
+def _rows(rows: Any, accounts: list[Any] | None = None) -> list[dict[str, Any]]:
     """The (ε′, δ) rows as the JSON output reports them (one column or a whole record)."""
-    return [{"delta": r.delta, "radius": r.radius, "epsilon_prime": r.epsilon_prime,
-             "theorem4_bound": r.theorem4_bound, "proposition2_regime": r.proposition2_regime} for r in rows]
+    out = [{"delta": r.delta, "radius": r.radius, "epsilon_prime": r.epsilon_prime,
+            "theorem4_bound": r.theorem4_bound, "proposition2_regime": r.proposition2_regime} for r in rows]
+    for entry, account in zip(out, accounts or [], strict=False):
+        entry["releases"] = account.to_dict()
+    return out
 
 
-def _print_rows(rows: Any, no_bound: str) -> None:
-    print(f"{'δ':>8}  {'β*(δ) eq.37':>12}  {'exact ε′':>10}  {'Thm 4 bound':>11}")
-    for r in rows:
+def _print_rows(rows: Any, no_bound: str, accounts: list[Any] | None = None) -> None:
+    head = f"{'δ':>8}  {'β*(δ) eq.37':>12}  {'exact ε′':>10}  {'Thm 4 bound':>11}"
+    if accounts:
+        head += f"  {f'{accounts[0].releases:,} releases':>16}"
+    print(head)
+    for i, r in enumerate(rows):
         bound = no_bound if r.theorem4_bound is None else _fmt(r.theorem4_bound)
-        print(f"{r.delta:>8.0e}  {r.radius:>12.6g}  {_fmt(r.epsilon_prime):>10}  {bound:>11}")
+        line = f"{r.delta:>8.0e}  {r.radius:>12.6g}  {_fmt(r.epsilon_prime):>10}  {bound:>11}"
+        if accounts:
+            a = accounts[i]
+            line += f"  {_fmt(a.epsilon) + ('' if a.exact else ' (bound)'):>16}"
+        print(line)
+
+
+def _print_accounts(accounts: list[Any] | None) -> None:
+    if accounts:
+        print(f"{accounts[0].releases:,} releases: the leakage of that many releases of one person's value over the "
+              "same ball (exact over every count vector, or a certified upper bound; one release if memoized).")
 
 
 def _run_record(args: argparse.Namespace, deltas: Any) -> int:
@@ -125,6 +173,7 @@ def _run_record(args: argparse.Namespace, deltas: Any) -> int:
     columns = record_columns(args.column, record.attributes)
     prior = data_prior(record, *count_record_data(record, args.data, columns))
     result = assess_record(record, prior, deltas)
+    accounts = _accounts(args, result.rows, lambda row, t: _record_account(record, prior, row, t))
     if args.json:
         print_json({
             "file": str(args.matrix), "design": record.kind, "attributes": list(record.attributes),
@@ -134,17 +183,24 @@ def _run_record(args: argparse.Namespace, deltas: Any) -> int:
             "samples": result.samples,
             "epsilon_at_estimate": result.epsilon_at_estimate,
             "ldp_epsilon": result.ldp_epsilon,
-            "rows": _rows(result.rows),
+            "rows": _rows(result.rows, accounts),
         })
         return 0
     print(f"joint estimate P̂ from m = {result.samples:,} records over {' × '.join(record.attributes)} "
           f"(N = {prior.size:,} joint letters, {prior.observed:,} observed; {record.kind} design)")
     print(f"record-level ε_min at P̂ (PML w.r.t. the estimate): {result.epsilon_at_estimate:.6g} nats")
     print(f"record-level LDP level (PML for every prior):     {_fmt(result.ldp_epsilon)} nats")
-    _print_rows(result.rows, "n/a (records)")
+    _print_rows(result.rows, "n/a (records)", accounts)
     print("exact ε′ = record-level capacity over the joint ℓ1 ball B_β*(δ)(P̂), β* on N = ∏ N_i letters: "
           "the record release is (ε′, δ)-PML ([E] §III).")
+    _print_accounts(accounts)
     return 0
+
+
+def _record_account(record: Any, prior: Any, row: Any, releases: int) -> Any:
+    from mechdesign.deploy.analysis.releases import release_account
+
+    return release_account(record, releases, prior=prior, radius=min(row.radius, 2.0))
 
 
 def _fmt(value: float) -> str:

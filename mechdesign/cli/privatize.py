@@ -62,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="privatize even data the check refuses; the output then states the mechanism's ε at "
                              "the data's own empirical distribution (with a record file: the record-level ε at their "
                              "joint distribution), since the file's guarantee does not cover them")
+    parser.add_argument("--user-column", metavar="ID",
+                        help="column of user ids: with --memo-key, the same (user, value) always gets the same output "
+                             "(required by a file whose release policy is memoized or two-layer)")
+    parser.add_argument("--memo-key", metavar="KEY",
+                        help="key file of memoized draws (mechdesign memo-key KEY writes one): outputs are a keyed "
+                             "pseudo-random function of (file, user, value), the same on every run and machine")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -76,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
 
     refuse_existing(args.out, args.force)
     signature_required(args)
+    if args.memo_key is not None and args.user_column is None:
+        raise ValueError("user_column must be given with --memo-key (memoized draws are keyed by user), got "
+                         "user_column=None")
     if is_record_file(args.mechanism):
         return _run_record(args)
     from mechdesign._numerics import round_up
@@ -98,20 +107,29 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(refusal(result) + "; --override-data-check privatizes them anyway")
         checks.append(result)
 
+    memo = _memo(args, loaded)
     sampler = Privatizer(loaded.mechanism)
     achieved = sampler.check(loaded.guarantee)
+    reports, per_report = _reports(loaded, sampler)
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
     records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng, chunk_size=args.chunk_size,
-                             progress=True if args.progress else None, check_counts=check)
+                             progress=True if args.progress else None, check_counts=check, memo=memo,
+                             user_column=args.user_column if memo is not None else None, reports=reports)
     data = checks[0]
     notice = signature_notice(args.mechanism, loaded, args.public_key)
     if notice:  # on success only: a failed run privatized nothing, and its error stays one line
         print(notice, file=sys.stderr, flush=True)
+    if memo is None and args.user_column is not None:
+        print(_repeat_notice(args.mechanism), file=sys.stderr, flush=True)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
     sampled = Mechanism.from_matrix(sampler.sampled_matrix, loaded.mechanism.inputs, loaded.mechanism.outputs)
+    if reports is not None:  # what one report is drawn from: the permanent layer, then the fresh one
+        sampled = Mechanism.from_matrix(sampler.sampled_matrix @ reports.sampled_matrix, loaded.mechanism.inputs,
+                                        reports.mechanism.outputs)
     at_data = round_up(epsilon_min(sampled, data.frequencies), len(loaded.mechanism.inputs))
     summary = {"output": args.out, "records": records, "column": args.column,
-               "generator": "pcg64-seeded" if args.seed is not None else "aes-ctr-secure",
+               "generator": _generator(args, memo), "user_column": args.user_column,
+               "release": loaded.release.policy, "per_report_epsilon": per_report,
                "notion": loaded.guarantee["notion"], "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
                "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation, "sha256": loaded.sha256,
@@ -127,12 +145,69 @@ def run(args: argparse.Namespace) -> int:
         else:
             verdict = (f"data check passed: divergence to the ball {data.divergence:.4g} <= {data.threshold:.4g} "
                        f"at delta_d {data.data_delta:g}")
-        print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} ({verdict})")
+        print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} {_per_what(loaded, per_report, memo)}"
+              f"({verdict})")
     else:
         print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
               f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
               f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
     return 0
+
+
+def _memo(args: argparse.Namespace, loaded: Any) -> Any:
+    """The file's memoization function from ``--memo-key`` (``None`` without it); a memoized policy requires it."""
+    policy = loaded.release.policy
+    if loaded.release.memoized and (args.memo_key is None or args.user_column is None):
+        raise ValueError(f"memo_key must be given with --user-column: {args.mechanism} has release policy {policy!r} "
+                         "(the same user and value must always get the same output; no fresh draws), got "
+                         f"memo_key={args.memo_key!r}")
+    if args.memo_key is None:
+        return None
+    from mechdesign.deploy.sampling.memo import MemoFunction, read_memo_key
+
+    return MemoFunction(read_memo_key(args.memo_key), loaded.sha256)
+
+
+def _reports(loaded: Any, sampler: Any) -> tuple[Any, float | None]:
+    """A two-layer file's fresh layer (compiled) and its per-report ε recomputed on the sampled matrices."""
+    reports = getattr(loaded.release, "reports", None)
+    if reports is None:
+        return None, None
+    from mechdesign.core.mechanism import Mechanism
+    from mechdesign.deploy.file.column import achieved_epsilon
+    from mechdesign.deploy.file.format import GUARANTEE_SLACK
+    from mechdesign.deploy.sampling.sampler import Privatizer
+    from mechdesign.errors import CertificateError
+
+    fresh = Privatizer(reports)
+    composed = Mechanism.from_matrix(sampler.sampled_matrix @ fresh.sampled_matrix, loaded.mechanism.inputs,
+                                     reports.outputs)
+    achieved = achieved_epsilon(composed, loaded.guarantee)
+    if not achieved <= loaded.release.epsilon + GUARANTEE_SLACK:
+        raise CertificateError(f"sampled two-layer design must meet release.epsilon={loaded.release.epsilon!r} per "
+                               f"report after quantisation to 2^-64, got epsilon={achieved!r}")
+    return fresh, max(float(loaded.release.epsilon), achieved)
+
+
+def _generator(args: argparse.Namespace, memo: Any) -> str:
+    if memo is not None:
+        return "memoized-mechdesign-memo-1" + ("+aes-ctr-secure" if args.seed is None else "+pcg64-seeded")
+    return "pcg64-seeded" if args.seed is not None else "aes-ctr-secure"
+
+
+def _per_what(loaded: Any, per_report: float | None, memo: Any) -> str:
+    """How the guarantee applies, by release policy and memoization (the text output)."""
+    if loaded.release.policy == "two-layer":
+        return f"for a lifetime of reports of an unchanged value, {per_report!r} per report "
+    if memo is not None:
+        return "for a lifetime of reports of an unchanged value (memoized: one release) "
+    return "per release "
+
+
+def _repeat_notice(path: str) -> str:
+    return (f"mechdesign: notice: {path} states its guarantee per release: every run of privatize on the same users "
+            "draws afresh and is another release (verify --releases T gives what T of them leak, which for a PML "
+            "design exceeds T times epsilon); memoize with --memo-key KEY (mechdesign memo-key KEY writes one)")
 
 
 def _data_check(data: Any) -> dict[str, Any]:
@@ -163,19 +238,24 @@ def _run_record(args: argparse.Namespace) -> int:
                              + "; --override-data-check privatizes them anyway")
         checks.append((result, letters, counts))
 
+    memo = _memo(args, record)
     sampler = RecordPrivatizer(record)
     achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
     records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng, chunk_size=args.chunk_size,
-                                    progress=True if args.progress else None, check_counts=check)
+                                    progress=True if args.progress else None, check_counts=check, memo=memo,
+                                    user_column=args.user_column if memo is not None else None)
     data, letters, counts = checks[0]
     notice = signature_notice(args.mechanism, record, args.public_key)
     if notice:
         print(notice, file=sys.stderr, flush=True)
+    if memo is None and args.user_column is not None:
+        print(_repeat_notice(args.mechanism), file=sys.stderr, flush=True)
     stated = max(float(record.guarantee["epsilon"]), achieved)
     at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
     summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,
-               "generator": "pcg64-seeded" if args.seed is not None else "aes-ctr-secure",
+               "generator": _generator(args, memo), "user_column": args.user_column,
+               "release": record.release.policy,
                "notion": "pml", "level": "record", "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": record.guarantee["epsilon"], "sampled_epsilon": achieved, "epsilon_at_data": at_data,
                "max_deviation": max(s.max_deviation for s in sampler.samplers), "sha256": record.sha256,
@@ -187,8 +267,9 @@ def _run_record(args: argparse.Namespace) -> int:
     head = (f"{args.out}: {records:,} records, columns {', '.join(columns)} privatized together "
             f"({record.kind} design, {summary['generator']})")
     if data.inside:
-        print(f"{head}; record-level guarantee: pml epsilon {stated!r} (joint data check passed: divergence "
-              f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g})")
+        applies = _per_what(record, None, memo)
+        print(f"{head}; record-level guarantee: pml epsilon {stated!r} {applies}(joint data check passed: "
+              f"divergence {data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g})")
     else:
         print(f"{head}; joint data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
               f"{data.threshold:.4g}): the file's record-level epsilon {stated!r} does not cover them; at their "

@@ -37,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="report data the check refuses instead of failing (exit 2): the output then states the "
                              "mechanism's ε at the data's own empirical distribution (with a record file: the "
                              "record-level ε at their joint distribution), which the file's guarantee does not cover")
+    parser.add_argument("--releases", type=int, metavar="T",
+                        help="also report the leakage of T releases of one person's value under the file's release "
+                             "policy: T fresh releases (exact over every count vector, or a certified bound), one "
+                             "release for a memoized file, T reports of a two-layer file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -53,19 +57,23 @@ def run(args: argparse.Namespace) -> int:
     if args.override_data_check and args.data is None:
         raise ValueError("override_data_check must be used with --data (it overrides the data check), got data=None")
     signature_required(args)
+    if args.releases is not None and (isinstance(args.releases, bool) or args.releases < 1):
+        raise ValueError(f"releases must be a positive integer, got releases={args.releases!r}")
     from mechdesign.deploy.file.record import is_record_file
 
     if is_record_file(args.file):
         return _run_record(args)
     result = verify_mechanism_file(args.file, public_key=args.public_key)
     data, at_data = None, None
+    loaded = read_mechanism_file(args.file, verify=False) if args.data is not None or args.releases else None
+    account = None if args.releases is None else _account(loaded, args.releases)
     if args.data is not None:
         from mechdesign._numerics import round_up
         from mechdesign.core.leakage import epsilon_min
         from mechdesign.deploy._io import count_labels
         from mechdesign.deploy.analysis.datacheck import check_counts
 
-        loaded = read_mechanism_file(args.file, verify=False)
+        assert loaded is not None
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
         data = _checked(args, lambda delta: check_counts(loaded.guarantee, counts, delta))
@@ -74,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         print_json({"file": result.path, "notion": result.notion, "epsilon": result.epsilon,
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
-                    "data": _data(data, at_data)})
+                    "release": result.release, "data": _data(data, at_data),
+                    "releases": None if account is None else account.to_dict()})
     else:
         verdict = "holds" if result.holds else "DOES NOT HOLD"
         extra = "" if result.notion == "ldp" else f", radius {result.radius!r}, delta {result.delta!r}"
@@ -82,11 +91,37 @@ def run(args: argparse.Namespace) -> int:
               f"(achieved {result.achieved!r}{extra})"
               + ("; signature valid" if args.public_key is not None else "")
               + _data_text(data, at_data, ""))
+        _print_release(result.release, account)
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)
         return 1
     return 0
+
+
+def _account(loaded: Any, releases: int) -> Any:
+    from mechdesign.deploy.analysis.releases import release_account
+
+    return release_account(loaded, releases)
+
+
+def _print_release(release: dict[str, Any] | None, account: Any) -> None:
+    """The release policy's statement and the --releases account, one line each (nothing for a plain file)."""
+    if release is not None:
+        policy = release["policy"]
+        if policy == "repeated":
+            print(f"  release policy: {release['releases']:,} fresh releases of the same value, stated epsilon "
+                  f"{release['epsilon']!r} {'holds' if release['holds'] else 'DOES NOT HOLD'} (recomputed "
+                  f"{release['achieved']!r}, {'exact' if release['exact'] else 'certified bound'})")
+        elif policy == "two-layer":
+            print(f"  release policy: two layers (memoized permanent layer, fresh reports): lifetime epsilon is the "
+                  f"guarantee above; per-report epsilon {release['epsilon']!r} "
+                  f"{'holds' if release['holds'] else 'DOES NOT HOLD'} (recomputed {release['achieved']!r})")
+        else:
+            print("  release policy: memoized (the same user and value always get the same output; privatize needs "
+                  "--memo-key and --user-column)")
+    if account is not None:
+        print(f"  {account.describe()}")
 
 
 def _checked(args: argparse.Namespace, check: Any) -> Any:
@@ -127,6 +162,7 @@ def _run_record(args: argparse.Namespace) -> int:
 
     record = read_record_file(args.file, verify=False, public_key=args.public_key)  # an overstated file is reported
     result = record_verification(record, args.file)
+    account = None if args.releases is None else _account(record, args.releases)
     data, at_data = None, None
     if args.data is not None:
         from mechdesign.deploy.analysis.datacheck import check_joint_counts
@@ -140,8 +176,8 @@ def _run_record(args: argparse.Namespace) -> int:
                "letters": record.prior.size, "notion": "pml", "level": "record", "epsilon": result.epsilon,
                "achieved": result.achieved, "delta": result.delta, "radius": result.radius, "samples":
                record.prior.samples, "holds": result.holds, "sha256": result.sha256,
-               "signature_checked": args.public_key is not None,
-               "data": _data(data, at_data)}
+               "signature_checked": args.public_key is not None, "release": result.release,
+               "data": _data(data, at_data), "releases": None if account is None else account.to_dict()}
     if args.json:
         print_json(summary)
     else:
@@ -151,6 +187,7 @@ def _run_record(args: argparse.Namespace) -> int:
               f"{record.kind} design, radius {result.radius!r}, delta {result.delta!r})"
               + ("; signature valid" if args.public_key is not None else "")
               + _data_text(data, at_data, "joint "))
+        _print_release(result.release, account)
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved record-level epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)

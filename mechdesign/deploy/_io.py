@@ -159,22 +159,26 @@ def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None
 
 
 def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
-                        replace: Callable[[list[np.ndarray]], list[np.ndarray]], chunk: int, report: Any) -> int:
+                        replace: Callable[[list[np.ndarray]], list[np.ndarray]], chunk: int, report: Any,
+                        read: Sequence[str] = ()) -> int:
     """Copy a CSV file to ``target`` with the columns ``names`` replaced chunk by chunk; return the record count.
 
     The header, the byte-order mark, the line terminator and every other cell are written back as read (cells as
-    text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``) to new ones;
-    ``report`` (a :class:`~mechdesign.deploy.sampling.stream.Progress`) counts the records.
+    text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``, then those of
+    ``read``, which are only read: a user-id column) to new ones for ``names``; ``report`` (a
+    :class:`~mechdesign.deploy.sampling.stream.Progress`) counts the records.
     """
     import csv
 
     header = csv_header(source)
     positions = [column_index(header, c) for c in names]
+    extra = [column_index(header, c) for c in read]
     bom, newline = csv_dialect(source)
     with target.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
         csv.writer(handle, lineterminator=newline).writerow(header)
         for frame in iter_csv_frames(source, chunk):
-            for p, out in zip(positions, replace([frame[p].to_numpy(dtype=object) for p in positions]), strict=True):
+            given = [frame[p].to_numpy(dtype=object) for p in [*positions, *extra]]
+            for p, out in zip(positions, replace(given), strict=True):
                 frame[p] = out
             frame.to_csv(handle, index=False, header=False, lineterminator=newline)
             report.update(len(frame))

@@ -213,6 +213,12 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
   if (missing.length) throw fail("file", `have the keys ${pyList(missing)}`, Object.keys(content).sort());
   const extra = Object.keys(content).filter((k) => !TOP_KEYS.includes(k)).sort();
   if (extra.length) throw fail("file", `only have the keys ${pyList(TOP_KEYS)}`, extra);
+  if ("release" in content) {
+    // A release policy states guarantees (T releases, two layers) and obligations (memoized draws) this client
+    // does not implement yet: refusing is the safe verdict.
+    throw fail("release", "be absent: release policies are not supported by this client", content.release,
+      "use mechdesign (Python) to verify and privatize a file with a release policy");
+  }
   const format = content.format;
   object("format", format);
   const fmt = format as Json;

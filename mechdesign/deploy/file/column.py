@@ -49,7 +49,7 @@ import hashlib
 import io
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._files import atomic_path
+from mechdesign._numerics import round_up
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
@@ -78,13 +79,14 @@ from mechdesign.deploy.file.format import (
     pretty_json,
     provenance_versions,
 )
+from mechdesign.deploy.file.policy import ReleasePolicy, normalize_release, read_release, stated_release
 from mechdesign.errors import CertificateError, MechanismFileError
 
 __all__ = ["MechanismFile", "achieved_epsilon", "export_matrix", "read_mechanism_file", "verify_mechanism_file",
            "write_mechanism_file"]
 
 _TOP_KEYS = ("format", "inputs", "outputs", "matrix", "guarantee", "utility", "baselines", "certificate",
-             "provenance", "sha256", "signature")
+             "provenance", "release", "sha256", "signature")
 _GUARANTEE_KEYS = ("notion", "epsilon", "delta", "radius", "prior", "samples")
 _OPTIONAL_BLOCKS = ("utility", "baselines", "certificate", "signature")
 
@@ -112,6 +114,10 @@ class MechanismFile:
     signature
         The Ed25519 signature block, or ``None``; checked only when a ``public_key`` is given to
         :func:`read_mechanism_file`.
+    release
+        The release policy (:mod:`mechdesign.deploy.file.policy`): one release per run by default; "repeated",
+        "memoized" or "two-layer" (then the matrix is the permanent layer and :attr:`reported` the per-report
+        mechanism).
 
     References
     ----------
@@ -137,6 +143,18 @@ class MechanismFile:
     provenance: dict[str, Any]
     sha256: str
     signature: dict[str, Any] | None = None
+    release: ReleasePolicy = field(default_factory=ReleasePolicy)
+
+    @property
+    def reported(self) -> Mechanism:
+        """The mechanism each report is drawn from: W₁W₂ for a two-layer file, the file's matrix W otherwise.
+
+        One period's reports of a two-layer file are decoded through it (:mod:`mechdesign.deploy.file.policy`).
+        """
+        if self.release.reports is None:
+            return self.mechanism
+        composed = self.mechanism.matrix @ self.release.reports.matrix
+        return Mechanism.from_matrix(composed, self.mechanism.inputs, self.release.reports.outputs)
 
 
 def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
@@ -147,6 +165,45 @@ def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
     if guarantee["notion"] == "ldp":
         return ldp_epsilon(mechanism)
     return capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]))
+
+
+def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any],
+                     policy: ReleasePolicy) -> tuple[float, bool] | None:
+    """What a release policy states, recomputed from the matrices: (ε, exact), or ``None`` if it states nothing.
+
+    "repeated": the leakage of T fresh releases of the same value over the ball
+    (:func:`~mechdesign.core.releases.release_leakage`: exact by enumeration, or the certified relaxation), or
+    T·ε_LDP(W) for an "ldp" file (the LDP level of T releases, exactly). "two-layer": the per-report guarantee,
+    the capacity of W₁W₂ ([E] Def. 5, eq. 22–23) or its LDP level.
+    """
+    if policy.policy == "repeated":
+        assert policy.releases is not None
+        if guarantee["notion"] == "ldp":
+            return round_up(policy.releases * achieved_epsilon(mechanism, guarantee)), True
+        from mechdesign.core.releases import release_leakage
+
+        account = release_leakage(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]), policy.releases)
+        return account.epsilon, account.exact
+    if policy.policy == "two-layer":
+        assert policy.reports is not None
+        composed = Mechanism.from_matrix(mechanism.matrix @ policy.reports.matrix, mechanism.inputs,
+                                         policy.reports.outputs)
+        return achieved_epsilon(composed, guarantee), True
+    return None
+
+
+def release_summary(policy: ReleasePolicy, recomputed: tuple[float, bool] | None) -> dict[str, Any] | None:
+    """The release policy's part of a :class:`Verification` (``None`` for one release per run)."""
+    if policy.policy == "single":
+        return None
+    out: dict[str, Any] = {"policy": policy.policy}
+    if policy.releases is not None:
+        out["releases"] = policy.releases
+    if recomputed is not None:
+        assert policy.epsilon is not None
+        out.update(epsilon=policy.epsilon, achieved=recomputed[0], exact=recomputed[1],
+                   holds=bool(recomputed[0] <= policy.epsilon))
+    return out
 
 
 def _normalize_guarantee(guarantee: dict[str, Any], size: int) -> dict[str, Any]:
@@ -180,7 +237,7 @@ def _normalize_guarantee(guarantee: dict[str, Any], size: int) -> dict[str, Any]
 def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, guarantee: dict[str, Any],
                          utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
                          certificate: dict[str, Any] | None = None,
-                         provenance: dict[str, Any] | None = None) -> Path:
+                         provenance: dict[str, Any] | None = None, release: Any = None) -> Path:
     """Write ``mechanism`` and its guarantee atomically (temp file + rename); return the path.
 
     The guarantee is recomputed from the matrix before writing; a file whose stated ε the matrix
@@ -203,6 +260,10 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         Optional blocks (dicts; NumPy values are converted to JSON), or ``None``.
     provenance
         Extra provenance entries, merged over the recorded versions of mechdesign, NumPy and CVXPY.
+    release
+        The release policy (:func:`~mechdesign.deploy.file.policy.normalize_release`): ``None`` for one release per
+        run, ``{"policy": "repeated", "releases": T}``, ``{"policy": "memoized"}`` or ``{"policy": "two-layer",
+        "reports": W₂}``. What it states (ε_T, the per-report ε) is recomputed and written rounded up.
 
     Returns
     -------
@@ -250,6 +311,12 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         "certificate": json_block("certificate", certificate),
         "provenance": {**provenance_versions(), **(json_block("provenance", provenance) or {})},
     }
+    policy = normalize_release(release, mechanism.outputs, record=False)
+    recomputed = release_achieved(Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs),
+                                  stated, policy)
+    block = stated_release(policy, *(recomputed or (None, True))).to_json()
+    if block is not None:
+        content["release"] = json_block("release", block)
     content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
     target = Path(path)
     with atomic_path(target) as tmp:
@@ -290,7 +357,7 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
         raise check.fail("attributes", "be absent from a single-column mechanism file (this is a record file: read "
                          "it with mechdesign.deploy.file.record.read_record_file; the CLI verbs take both)",
                          content.get("attributes", "factors"))
-    missing = [k for k in _TOP_KEYS if k not in content and k not in _OPTIONAL_BLOCKS]
+    missing = [k for k in _TOP_KEYS if k not in content and k not in (*_OPTIONAL_BLOCKS, "release")]
     if missing:
         raise check.fail("file", f"have the keys {missing}", sorted(content))
     extra = sorted(set(content) - set(_TOP_KEYS))
@@ -328,9 +395,13 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     for name in _OPTIONAL_BLOCKS:
         check.object(name, content.get(name), nullable=True)
     check.object("provenance", content["provenance"])
+    if "release" in content and content["format"]["version"] != FORMAT_VERSION:
+        raise check.fail("release", f"appear only in format version {FORMAT_VERSION} files", content["release"])
     mechanism = Mechanism.from_matrix(matrix, inputs, outputs)
+    release = read_release(check, content.get("release"), tuple(outputs), record=False)
     loaded = MechanismFile(mechanism, dict(guarantee), content.get("utility"), content.get("baselines"),
-                           content.get("certificate"), dict(content["provenance"]), digest, content.get("signature"))
+                           content.get("certificate"), dict(content["provenance"]), digest, content.get("signature"),
+                           release)
     if public_key is not None:
         from mechdesign.deploy.file.keys import check_signature
 
@@ -388,6 +459,11 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
     if verify and not achieved <= stated:
         raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} epsilon "
                                  f"recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
+    recomputed = release_achieved(loaded.mechanism, loaded.guarantee, loaded.release) if verify else None
+    if recomputed is not None and not recomputed[0] <= (loaded.release.epsilon or 0.0):
+        raise MechanismFileError(f"{path}: release.epsilon must be >= the {loaded.release.policy} leakage "
+                                 f"recomputed from the matrices ({recomputed[0]!r}), got "
+                                 f"release.epsilon={loaded.release.epsilon!r}")
     return loaded
 
 
@@ -431,10 +507,12 @@ def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = Non
     """
     loaded, achieved = _load(Path(path), public_key)
     g = loaded.guarantee
+    release = release_summary(loaded.release, release_achieved(loaded.mechanism, g, loaded.release))
+    holds = bool(achieved <= g["epsilon"]) and (release is None or release.get("holds", True))
     return Verification(str(path), g["notion"], float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]),
                         None if g["radius"] is None else float(g["radius"]),
-                        bool(achieved <= g["epsilon"]), loaded.sha256)
+                        holds, loaded.sha256, release)
 
 
 def export_matrix(path: str | os.PathLike[str], mechanism: Mechanism, format: str | None = None) -> Path:

@@ -59,9 +59,14 @@ class Verification:
     radius
         The stated ℓ1 radius β, or ``None``.
     holds
-        Whether ``achieved <= epsilon``, exactly (the two floats as written and printed).
+        Whether ``achieved <= epsilon``, exactly (the two floats as written and printed), and the release
+        policy's statement holds too.
     sha256
         The file's (checked) SHA-256 of the canonical content.
+    release
+        The release policy (:mod:`mechdesign.deploy.file.policy`) with what it states recomputed: ``policy``, and
+        for "repeated" and "two-layer" ``epsilon`` (stated), ``achieved``, ``exact`` and ``holds``; ``None`` for a
+        file of one release per run.
 
     References
     ----------
@@ -75,8 +80,9 @@ class Verification:
     achieved: float         # recomputed from the matrix (exact, solver-free)
     delta: float | None
     radius: float | None
-    holds: bool             # achieved <= epsilon, exactly as printed
+    holds: bool             # achieved <= epsilon, exactly as printed (and the release statement holds)
     sha256: str
+    release: dict[str, Any] | None = None
 
 
 def schema() -> dict[str, Any]:

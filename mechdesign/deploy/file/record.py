@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from mechdesign.deploy.file.format import (
     check_radius,
     parse_file,
 )
+from mechdesign.deploy.file.policy import ReleasePolicy, read_release
 from mechdesign.errors import MechanismFileError
 from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
@@ -58,7 +59,7 @@ __all__ = ["RECORD_KINDS", "RecordFile", "is_record_file", "read_record_file", "
            "record_verification", "verify_record_file"]
 
 RECORD_KINDS = ("product", "joint", "sampled")
-_OPTIONAL = ("utility", "baselines", "certificate", "signature")
+_OPTIONAL = ("utility", "baselines", "certificate", "signature", "release")
 _KEYS = {"product": ("format", "attributes", "alphabets", "factors", "guarantee", "provenance", "sha256"),
          "joint": ("format", "attributes", "alphabets", "inputs", "outputs", "matrix", "guarantee", "provenance",
                    "sha256"),
@@ -98,6 +99,9 @@ class RecordFile:
         the privatizer bounds its sampled design's ε from it instead of computing a second capacity.
     sampling : numpy.ndarray or None
         π of a sampled design (read-only, d positive entries summing to one within 1e-9); ``None`` otherwise.
+    release : ReleasePolicy
+        The release policy (:mod:`mechdesign.deploy.file.policy`): one release per run by default; "repeated"
+        (the record-level leakage of T releases is stated) or "memoized".
 
     References
     ----------
@@ -118,6 +122,7 @@ class RecordFile:
     signature: dict[str, Any] | None = None
     recomputed_epsilon: float | None = None
     sampling: np.ndarray | None = None
+    release: ReleasePolicy = field(default_factory=ReleasePolicy)
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -202,6 +207,24 @@ def record_epsilon(prior: JointPrior, radius: float, factors: tuple[Mechanism, .
     if np.all(mechanism.matrix == mechanism.matrix[0]):
         return 0.0
     return float(capacity(mechanism, ball.dense()))
+
+
+def record_release_achieved(prior: JointPrior, radius: float, policy: ReleasePolicy,
+                            factors: tuple[Mechanism, ...] = (), mechanism: Mechanism | None = None, *,
+                            sampled: bool = False) -> tuple[float, bool] | None:
+    """A record file's release statement recomputed: (ε_T, exact) for "repeated", else ``None``.
+
+    The record-level leakage of T fresh releases of the same record over the joint ball
+    (:func:`~mechdesign.records.releases.record_release_leakage`).
+    """
+    if policy.policy != "repeated":
+        return None
+    from mechdesign.records.releases import record_release_leakage
+
+    assert policy.releases is not None
+    account = record_release_leakage(prior, radius, policy.releases, factors=factors, mechanism=mechanism,
+                                     sampled=sampled)
+    return account.epsilon, account.exact
 
 
 def is_record_file(path: str | os.PathLike[str]) -> bool:
@@ -326,8 +349,10 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
     else:
         mechanism = _matrix(check, "", content, joint_labels(prior.alphabets))
     for name in _OPTIONAL:
-        check.object(name, content.get(name), nullable=True)
+        if name != "release":
+            check.object(name, content.get(name), nullable=True)
     check.object("provenance", content["provenance"])
+    release = read_release(check, content.get("release"), (), record=True)
     if public_key is not None:
         from mechdesign.deploy.file.keys import check_signature
 
@@ -335,7 +360,7 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
     epsilon = record_epsilon(prior, float(guarantee["radius"]), factors, mechanism, sampled=sampling is not None)
     return RecordFile(kind, prior, factors, mechanism, dict(guarantee), content.get("utility"),
                       content.get("baselines"), content.get("certificate"), dict(content["provenance"]), digest,
-                      content.get("signature"), epsilon, sampling)
+                      content.get("signature"), epsilon, sampling, release)
 
 
 def _sampling(check: FileChecker, values: Any, factors: tuple[Mechanism, ...]) -> np.ndarray:
@@ -388,6 +413,11 @@ def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, publi
     if verify and not (achieved is not None and achieved <= stated):
         raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the record-level epsilon recomputed from the "
                                  f"{loaded.kind} design ({achieved!r}), got guarantee.epsilon={stated!r}")
+    recomputed = _release_of(loaded) if verify else None
+    if recomputed is not None and not recomputed[0] <= (loaded.release.epsilon or 0.0):
+        raise MechanismFileError(f"{path}: release.epsilon must be >= the record-level leakage of "
+                                 f"{loaded.release.releases} releases recomputed from the {loaded.kind} design "
+                                 f"({recomputed[0]!r}), got release.epsilon={loaded.release.epsilon!r}")
     return loaded
 
 
@@ -424,6 +454,15 @@ def record_verification(record: RecordFile, path: str | os.PathLike[str]) -> Ver
     if achieved is None:
         achieved = record_epsilon(record.prior, float(g["radius"]), record.factors, record.mechanism,
                                   sampled=record.sampling is not None)
+    from mechdesign.deploy.file.column import release_summary
+
+    release = release_summary(record.release, _release_of(record))
+    holds = bool(achieved <= g["epsilon"]) and (release is None or release.get("holds", True))
     return Verification(str(path), "pml", float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]), float(g["radius"]),
-                        bool(achieved <= g["epsilon"]), record.sha256)
+                        holds, record.sha256, release)
+
+
+def _release_of(record: RecordFile) -> tuple[float, bool] | None:
+    return record_release_achieved(record.prior, float(record.guarantee["radius"]), record.release, record.factors,
+                                   record.mechanism, sampled=record.sampling is not None)

@@ -28,7 +28,8 @@ from mechdesign.deploy.file.format import (
     pretty_json,
     provenance_versions,
 )
-from mechdesign.deploy.file.record import record_epsilon
+from mechdesign.deploy.file.policy import normalize_release, stated_release
+from mechdesign.deploy.file.record import record_epsilon, record_release_achieved
 from mechdesign.errors import CertificateError
 from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint import JointPrior
@@ -44,7 +45,7 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
                       delta: float | None = None, factors: Any = None, mechanism: Mechanism | None = None,
                       sampling: Any = None, utility: dict[str, Any] | None = None,
                       baselines: dict[str, Any] | None = None, certificate: dict[str, Any] | None = None,
-                      provenance: dict[str, Any] | None = None) -> Path:
+                      provenance: dict[str, Any] | None = None, release: Any = None) -> Path:
     """Write a product (``factors``), sampled (``factors`` and ``sampling``) or joint record file; return the path.
 
     The record-level guarantee is recomputed first (:func:`record_epsilon`); a stated ε missed by more than
@@ -73,6 +74,10 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
         be the empty string: an empty field marks an attribute a record does not report).
     utility, baselines, certificate, provenance : dict, optional
         Optional blocks (provenance merged over the recorded versions).
+    release : dict, optional
+        The release policy (:func:`~mechdesign.deploy.file.policy.normalize_release`): ``None`` for one release
+        per run, ``{"policy": "repeated", "releases": T}`` (the record-level leakage of T releases is recomputed
+        and stated) or ``{"policy": "memoized"}``.
 
     Returns
     -------
@@ -154,6 +159,11 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
                 "baselines": json_block("baselines", baselines),
                 "certificate": json_block("certificate", certificate),
                 "provenance": {**provenance_versions(), **(json_block("provenance", provenance) or {})}}
+    policy = normalize_release(release, (), record=True)
+    recomputed = record_release_achieved(prior, beta, policy, back, joint, sampled=pi is not None)
+    block = stated_release(policy, *(recomputed or (None, True))).to_json()
+    if block is not None:
+        content["release"] = json_block("release", block)
     content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
     target = Path(path)
     with atomic_path(target) as tmp:

@@ -114,7 +114,7 @@ class _Encoder:
 def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphabets: Sequence[Sequence[str]],
                            outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray, np.ndarray], np.ndarray],
                            *, attributes: Sequence[str], chunk: int, progress: bool | None,
-                           nullable: bool = False) -> int:
+                           nullable: bool = False, users: str | None = None) -> int:
     """Stream a Parquet (or Arrow IPC) file to ``tmp`` with the record columns ``names`` privatized; return the count.
 
     Three stages overlap, each on its own thread (pyarrow decodes and encodes without the GIL): the next chunk
@@ -133,9 +133,9 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     outputs : sequence of sequence of str
         The output labels written into each of the d columns (the joint outputs in each, for a joint design).
     sample : callable
-        ``sample(codes, out)``: d × n attribute codes (int32) → the k × n output indices written into ``out[:k]``
-        (int32, d × n), k = d or 1 (a joint design: its output goes into every column); called once per chunk,
-        in file order.
+        ``sample(codes, out[, users])``: d × n attribute codes (int32) → the k × n output indices written into
+        ``out[:k]`` (int32, d × n), k = d or 1 (a joint design: its output goes into every column); called once per
+        chunk, in file order.
     attributes : sequence of str
         The attribute names, as error messages name them.
     chunk : int
@@ -144,6 +144,8 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
         Progress on stderr (:class:`~mechdesign.deploy.sampling.stream.Progress`).
     nullable : bool
         Negative output indices are nulls (a sampled design's unreported attributes); the columns are nullable.
+    users : str, optional
+        A column of user ids handed to ``sample`` as a third argument (an Arrow array: memoized draws).
     """
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -152,6 +154,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     kind = file_kind(source, "input")
     parquet = columnar_file(source, read_dictionary=list(names))
     positions = [column_index(parquet.schema_arrow.names, c) for c in names]
+    user_position = None if users is None else column_index(parquet.schema_arrow.names, users)
     encoders = [_Encoder(f"column {a!r}", labels) for a, labels in zip(attributes, alphabets, strict=True)]
     dictionaries = [_strings(labels) for labels in outputs]
     report = Progress(progress, parquet.metadata.num_rows)
@@ -184,7 +187,9 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
                 drawn[0] = np.empty_like(codes)
             for encoder, arrays, row in zip(encoders, columns, codes[:, :n], strict=True):
                 encoder.fill([_dictionary(a) for a in arrays], row)
-            rows = [_indices(row) for row in sample(codes[:, :n], drawn[0][:, :n])]
+            extra = () if user_position is None else (
+                pa.chunked_array([piece.column(user_position) for piece in pieces]),)
+            rows = [_indices(row) for row in sample(codes[:, :n], drawn[0][:, :n], *extra)]
             released = [pa.DictionaryArray.from_arrays(rows[min(i, len(rows) - 1)], dictionary, safe=False)
                         for i, dictionary in enumerate(dictionaries)]
             table = _replaced(pieces, dict(zip(positions, released, strict=True)), schema)

@@ -142,7 +142,7 @@ class RecordPrivatizer:
         return self.record.letters(codes)
 
     def sample_codes(self, codes: np.ndarray, rng: np.random.Generator | int | None = None, *,
-                     out: np.ndarray | None = None) -> np.ndarray:
+                     out: np.ndarray | None = None, memo: Any = None, users: Any = None) -> np.ndarray:
         """Output indices: d × m (one row per factor) for a product, 1 × m (joint outputs) for a joint design.
 
         A sampled design gives d × m int64 indices with :data:`UNREPORTED` (−1) in every row but the one of the
@@ -157,6 +157,13 @@ class RecordPrivatizer:
         out : numpy.ndarray, optional
             A d × m signed-integer array to draw into (a streamed file reuses its buffers); the same draws from
             the same stream, returned as ``out[:k]`` (k = 1 for a joint design, else d).
+        memo : MemoFunction, optional
+            Memoized draws (:mod:`mechdesign.deploy.sampling.memo`) instead of ``rng``: factor i draws with
+            attribute index i on the value x_i, a joint design with index 0 on the joint letter, and a sampled
+            design chooses its attribute with index d on the joint letter, so an unchanged record of a user gets
+            the same release every time.
+        users : UserIds, optional
+            The records' user ids, with ``memo``.
 
         Returns
         -------
@@ -167,6 +174,8 @@ class RecordPrivatizer:
         if out is not None and (out.shape != codes.shape or out.dtype.kind != "i"):
             raise v.fail("out", f"be a signed integer array of the codes' shape {codes.shape}",
                          f"{out.dtype}{list(out.shape)}")
+        if memo is not None:
+            return self._memoized(codes, out, memo, users)
         generator = record_rng(rng)
         if self.chooser is not None:
             chosen = self.chooser.sample_indices(np.zeros(codes.shape[1], dtype=np.uint8), generator)
@@ -187,6 +196,29 @@ class RecordPrivatizer:
         for i, sampler in enumerate(self.samplers):
             out[i] = sampler.sample_indices(codes[i], generator)
         return out
+
+    def _memoized(self, codes: np.ndarray, out: np.ndarray | None, memo: Any, users: Any) -> np.ndarray:
+        """:meth:`sample_codes` with memoized words (its ``memo`` parameter)."""
+        if users is None or len(users) != codes.shape[1]:
+            raise v.fail("users", f"hold one user id per record ({codes.shape[1]})", None if users is None
+                         else len(users))
+        d = len(self.samplers)
+        drawn = np.empty(codes.shape, dtype=np.int64) if out is None else out
+        if self.record.mechanism is not None:
+            drawn[0] = self.samplers[0].sample_memoized(self.letters(codes), users, memo, 0)
+            return drawn[:1]
+        if self.chooser is None:
+            for i, sampler in enumerate(self.samplers):
+                drawn[i] = sampler.sample_memoized(codes[i], users, memo, i)
+            return drawn
+        letters = self.letters(codes)
+        chosen = self.chooser.words_to_indices(np.zeros(letters.size, dtype=np.intp), memo.words(d, users, letters))
+        drawn.fill(UNREPORTED)
+        for i, sampler in enumerate(self.samplers):
+            rows = np.flatnonzero(chosen == i)
+            if rows.size:
+                drawn[i, rows] = sampler.sample_memoized(codes[i, rows], users.take(rows), memo, i)
+        return drawn
 
     def output_labels(self, position: int) -> np.ndarray:
         """The output labels written into the ``position``-th column (the joint outputs for a joint design)."""
@@ -211,7 +243,8 @@ class RecordPrivatizer:
             columns.append(column)
         return columns
 
-    def privatize(self, columns: Sequence[Any], rng: np.random.Generator | int | None = None) -> list[np.ndarray]:
+    def privatize(self, columns: Sequence[Any], rng: np.random.Generator | int | None = None, *,
+                  memo: Any = None, users: Any = None) -> list[np.ndarray]:
         """Privatized columns (arrays of output labels), one per attribute (module docstring for joint designs).
 
         Parameters
@@ -220,13 +253,22 @@ class RecordPrivatizer:
             d columns of input labels.
         rng : numpy.random.Generator or int, optional
             As in :meth:`sample_codes`.
+        memo : MemoFunction, optional
+            Memoized draws instead of ``rng`` (:meth:`sample_codes`).
+        users : array_like, optional
+            One user id per record, with ``memo``.
 
         Returns
         -------
         list of numpy.ndarray
             d arrays of output labels (``None`` where a sampled design's record does not report the attribute).
         """
-        return self.released(self.sample_codes(self.encode(columns), rng))
+        ids = None
+        if memo is not None:
+            from mechdesign.deploy.sampling.memo import user_ids
+
+            ids = user_ids(users, "users")
+        return self.released(self.sample_codes(self.encode(columns), rng, memo=memo, users=ids))
 
 
 def relative_deviation(sampler: Privatizer) -> float:

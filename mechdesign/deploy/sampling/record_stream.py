@@ -26,6 +26,7 @@ class _Job:
     privatizer: RecordPrivatizer
     streams: Callable[[int], np.random.Generator]
     counter: JointCounter
+    memo: Any = None
     done: int = 0
     letters: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # reused: no page faults
     shared: bool = field(init=False)
@@ -35,7 +36,7 @@ class _Job:
         # same exact sampler with a sixteenth of the calls; seeded streams keep one stream per block.
         self.shared = self.streams(0) is self.streams(1)
 
-    def sample(self, codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def sample(self, codes: np.ndarray, out: np.ndarray | None = None, users: Any = None) -> np.ndarray:
         """Count the chunk's joint letters and draw its outputs into ``out``, block by block (a stream each).
 
         The letters are the mixed-radix index of :meth:`RecordPrivatizer.letters`, built in place (the codes are
@@ -54,6 +55,12 @@ class _Job:
         self.counter.add(letters)
         if out is None:
             out = np.empty(codes.shape, dtype=np.int32)
+        if self.memo is not None:  # keyed words: no stream, the same release for the same user and record
+            from mechdesign.deploy.sampling.memo import user_ids
+
+            self.privatizer.sample_codes(codes, out=out, memo=self.memo, users=user_ids(users))
+            self.done += n
+            return out[:1] if self.privatizer.record.mechanism is not None else out
         step = max(n, 1) if self.shared else BLOCK
         for start in range(0, n, step):
             self.privatizer.sample_codes(codes[:, start:start + step], self.streams((self.done + start) // BLOCK),
@@ -62,13 +69,17 @@ class _Job:
         return out[:1] if self.privatizer.record.mechanism is not None else out  # a joint design: one output
 
     def columns(self, values: list[Any]) -> list[np.ndarray]:
-        return self.privatizer.released(self.sample(self.privatizer.encode(values)))
+        """The released columns of a chunk's record columns (and, when memoized, its user-id column last)."""
+        d = len(self.privatizer.attributes)
+        users = values[d] if self.memo is not None else None
+        return self.privatizer.released(self.sample(self.privatizer.encode(values[:d]), users=users))
 
 
 def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, target: str | Path,
                           columns: Sequence[str], *, rng: np.random.Generator | int | None = None,
                           chunk_size: int = 1_000_000, progress: bool | None = None,
-                          check_counts: Callable[[np.ndarray, np.ndarray], None] | None = None) -> int:
+                          check_counts: Callable[[np.ndarray, np.ndarray], None] | None = None, memo: Any = None,
+                          user_column: str | None = None) -> int:
     """Stream ``source`` to ``target`` with the record's ``columns`` privatized, in one pass; return the count.
 
     As :func:`~mechdesign.deploy.sampling.stream.privatize_file` (CSV, Parquet or Arrow IPC, other columns and the
@@ -96,6 +107,11 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         Progress on stderr (``None``: when stderr is a terminal).
     check_counts : callable, optional
         Called with (letters, counts) of the whole input before the output is committed.
+    memo : MemoFunction, optional
+        Memoized draws (:mod:`mechdesign.deploy.sampling.memo`): the same user and record always get the same
+        release (``rng`` is then unused).
+    user_column : str, optional
+        The column of user ids, exactly with ``memo``.
 
     Returns
     -------
@@ -117,13 +133,18 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     if len(names) != len(privatizer.attributes):
         raise v.fail("columns", f"name one column per attribute of the record file {list(privatizer.attributes)}",
                      names)
+    if (memo is None) != (user_column is None):
+        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
+    if user_column is not None and user_column in names:
+        raise v.fail("user_column", "differ from the record's columns", user_column)
     kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
-    job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size))
+    job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size), memo)
+    read = () if user_column is None else (user_column,)
     with atomic_path(target) as tmp:
         if kind == "csv":  # the string path: labels in, labels out
             report = Progress(progress, None)  # a CSV's record count is known at its end
-            count = rewrite_csv_columns(source, tmp, names, job.columns, chunk, report)
+            count = rewrite_csv_columns(source, tmp, names, job.columns, chunk, report, read)
             report.close()
         else:  # dictionary-encoded Arrow columns: the same released labels, no Python string per record
             from mechdesign.deploy.sampling._arrow import stream_records_parquet
@@ -131,7 +152,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
             outputs = [privatizer.output_labels(i).tolist() for i in range(len(names))]
             count = stream_records_parquet(source, tmp, names, privatizer.record.alphabets, outputs, job.sample,
                                            attributes=privatizer.attributes, chunk=chunk, progress=progress,
-                                           nullable=privatizer.chooser is not None)
+                                           nullable=privatizer.chooser is not None, users=user_column)
         if count == 0:
             raise v.fail("input", "hold at least one record", str(source))
         if check_counts is not None:

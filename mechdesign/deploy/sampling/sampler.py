@@ -278,15 +278,72 @@ class Privatizer:
         [0, 1, 1]
         """
         rows = np.asarray(x)
-        values = [int(w) for w in np.asarray(words, dtype=object).reshape(-1)]
         n = self.mechanism.shape[0]
         if rows.ndim != 1 or rows.shape != np.shape(words):
             raise v.fail("words", f"hold one word per input index ({rows.shape})", np.shape(words))
         if rows.size and (rows.dtype.kind not in "iu" or int(rows.min()) < 0 or int(rows.max()) >= n):
             raise v.fail("x", f"hold input indices in [0, {n})", rows)
+        if isinstance(words, np.ndarray) and words.dtype == np.uint64:  # already 64-bit words: no Python ints
+            return self.words_to_indices(rows.astype(np.intp), words)
+        values = [int(w) for w in np.asarray(words, dtype=object).reshape(-1)]
         if any(not 0 <= w < QUANT_SCALE for w in values):
             raise v.fail("words", "lie in [0, 2^64)", [w for w in values if not 0 <= w < QUANT_SCALE][:5])
-        return self._count_bounds(rows.astype(np.intp), np.array(values, dtype=np.uint64))
+        return self.words_to_indices(rows.astype(np.intp), np.array(values, dtype=np.uint64))
+
+    def words_to_indices(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The reference rule on valid rows (intp) and uint64 words, vectorised: the first y with C[x, y] > u.
+
+        The top bits of u index the cell table (the output, whenever the cell lies inside one output's interval);
+        the boundary cells are counted exactly on the whole word. The same map as :meth:`sample_words`, at the
+        speed of :meth:`sample_indices` (the memoized path draws its words this way).
+
+        Parameters
+        ----------
+        rows : numpy.ndarray
+            Input indices (intp), already checked to lie in ``[0, N)``.
+        u : numpy.ndarray
+            One uint64 word per record.
+
+        Returns
+        -------
+        numpy.ndarray
+            Output indices (intp).
+        """
+        cell = (rows.astype(np.int64) << self._bits) | (u >> np.uint64(64 - self._bits)).astype(np.int64)
+        out = self._table.reshape(-1)[cell].astype(np.intp)
+        boundary = np.flatnonzero(out == np.iinfo(self._table.dtype).max)
+        if boundary.size:
+            out[boundary] = self._count_bounds(rows[boundary], u[boundary])
+        return out
+
+    def sample_memoized(self, x: Any, users: Any, memo: Any, attribute: int = 0) -> np.ndarray:
+        """Output indices drawn with memoized words: the same (user, input) always gives the same output.
+
+        Each record's word is the keyed pseudo-random function of (file, ``attribute``, user, x)
+        (:class:`~mechdesign.deploy.sampling.memo.MemoFunction`), and the output is the reference rule on it
+        (:meth:`words_to_indices`): exactly ``W_q[x, ·]`` for a uniform word, as for fresh draws.
+
+        Parameters
+        ----------
+        x : array_like of int
+            Input indices in ``[0, N)``, one-dimensional.
+        users : UserIds
+            The records' user ids (:func:`~mechdesign.deploy.sampling.memo.user_ids`).
+        memo : MemoFunction
+            The key and the file it draws for.
+        attribute : int
+            The attribute index in the file (0 for a single-column file).
+
+        Returns
+        -------
+        numpy.ndarray
+            Output indices (intp), one per record.
+        """
+        rows = np.asarray(x).reshape(-1)
+        n = self.mechanism.shape[0]
+        if rows.size and (rows.dtype.kind not in "iu" or int(rows.min()) < 0 or int(rows.max()) >= n):
+            raise v.fail("x", f"hold input indices in [0, {n})", rows[:5])
+        return self.words_to_indices(rows.astype(np.intp), memo.words(attribute, users, rows))
 
     def _count_bounds(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """#{k : C[row, k] ≤ u} per record (vectorised binary search over the padded bound rows)."""
@@ -302,7 +359,8 @@ class Privatizer:
             low = np.where(active & below, middle + 1, low)
             high = np.where(active & ~below, middle, high)
 
-    def privatize(self, values: Any, rng: np.random.Generator | int | None = None) -> Any:
+    def privatize(self, values: Any, rng: np.random.Generator | int | None = None, *, memo: Any = None,
+                  users: Any = None) -> Any:
         """Privatize labelled values: each value x becomes an output label drawn from ``W_q[x, ·]``.
 
         A pandas Series gives a categorical Series (same index and name); anything else array-like gives
@@ -315,6 +373,10 @@ class Privatizer:
         rng
             ``None`` for the secure AES-CTR stream, an integer seed (reproducible, research-only) or a
             ``Generator`` (:func:`~mechdesign.randomness.record_rng`).
+        memo
+            A :class:`~mechdesign.deploy.sampling.memo.MemoFunction`: memoized draws instead of ``rng``.
+        users
+            One user id per value, with ``memo``.
 
         Returns
         -------
@@ -330,7 +392,13 @@ class Privatizer:
             If ``values`` is not one-dimensional, or holds values (or missing values) that are not
             input labels.
         """
-        codes = self.sample_indices(encode_labels(values, self.mechanism.inputs), rng)
+        x = encode_labels(values, self.mechanism.inputs)
+        if memo is None:
+            codes = self.sample_indices(x, rng)
+        else:
+            from mechdesign.deploy.sampling.memo import user_ids
+
+            codes = self.sample_memoized(x, user_ids(users, "users"), memo)
         return decode_outputs(codes, self.mechanism.outputs, like=values)
 
 

@@ -41,45 +41,69 @@ def _column(frame: Any, column: str) -> None:
 
 
 def _privatize_partition(part: pd.DataFrame, sampler: Privatizer, column: str, seeds: list[Any] | None,
-                         nonce: str | None = None, partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+                         nonce: str | None = None, memo: Any = None, user_column: str | None = None,
+                         reports: Privatizer | None = None,
+                         partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     if seeds is None:
         rng = make_rng(secure=True)
     else:
         rng = np.random.default_rng(seeds[partition_info["number"] if partition_info else 0])
-    codes = sampler.sample_indices(encode_labels(part[column], sampler.mechanism.inputs, "column"), rng)
+    x = encode_labels(part[column], sampler.mechanism.inputs, "column")
+    if memo is None:
+        codes = sampler.sample_indices(x, rng)
+    else:
+        from mechdesign.deploy.sampling.memo import user_ids
+
+        codes = sampler.sample_memoized(x, user_ids(part[user_column]), memo)
+        if reports is not None:  # a two-layer file: fresh reports of the memoized permanent output
+            codes = reports.sample_indices(codes, rng)
     out = part.copy()
-    out[column] = pd.Categorical.from_codes(codes.astype(np.int64), categories=list(sampler.mechanism.outputs))
+    labels = (reports or sampler).mechanism.outputs
+    out[column] = pd.Categorical.from_codes(codes.astype(np.int64), categories=list(labels))
     return out
 
 
-def _sampler(mechanism: Any) -> Privatizer:
-    """A :class:`Privatizer` from a Mechanism, a Privatizer or a loaded mechanism file (re-checked)."""
+def _sampler(mechanism: Any) -> tuple[Privatizer, Privatizer | None]:
+    """A :class:`Privatizer` from a Mechanism, a Privatizer or a loaded file (re-checked); a two-layer file's W₂ too."""
     from mechdesign.deploy.file.column import MechanismFile
 
     if isinstance(mechanism, Privatizer):
-        return mechanism
+        return mechanism, None
     if isinstance(mechanism, MechanismFile):
         sampler = Privatizer(mechanism.mechanism)
         sampler.check(mechanism.guarantee)  # the sampled matrix must keep the file's guarantee
-        return sampler
+        reports = mechanism.release.reports
+        return sampler, None if reports is None else Privatizer(reports)
     if isinstance(mechanism, Mechanism):
-        return Privatizer(mechanism)
+        return Privatizer(mechanism), None
     raise TypeError("mechanism must be a Mechanism, a Privatizer or a MechanismFile (read_mechanism_file), "
                     f"got mechanism={type(mechanism).__name__}")
 
 
 def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | Any, *,
-                   seed: int | None = None) -> Any:
+                   seed: int | None = None, memo: Any = None, user_column: str | None = None) -> Any:
     """A lazy Dask dataframe with ``column`` privatized (categorical of output labels); order kept.
 
     ``mechanism`` is a :class:`~mechdesign.core.mechanism.Mechanism`, a compiled
     :class:`~mechdesign.deploy.sampling.sampler.Privatizer` or a loaded mechanism file
     (:func:`~mechdesign.deploy.file.column.read_mechanism_file`; its guarantee is re-checked on the sampled
     matrix). Without ``seed`` every partition draws from the secure AES-CTR generator. Unknown labels
-    raise ``ValueError`` when the result is computed.
+    raise ``ValueError`` when the result is computed. With ``memo`` (a
+    :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, shipped to the workers with its key) and
+    ``user_column``, draws are memoized per (user, value): the same output on every partition, machine and run.
+    A file whose release policy is memoized or two-layer requires them; a two-layer file's reports are drawn
+    fresh from ``seed`` or the secure generator.
     """
     _column(frame, column)
-    sampler = _sampler(mechanism)
+    sampler, reports = _sampler(mechanism)
+    policy = getattr(getattr(mechanism, "release", None), "policy", "single")
+    if policy in ("memoized", "two-layer") and memo is None:
+        raise v.fail("memo", f"be given for a file whose release policy is {policy!r} (no fresh draws of the "
+                     "permanent output)", None)
+    if (memo is None) != (user_column is None):
+        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
+    if user_column is not None:
+        _column(frame, user_column)
     seeds, nonce = None, None
     if seed is not None:
         make_rng(seed)  # validates the seed
@@ -89,8 +113,9 @@ def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | 
         # keys, and a cluster that still holds the first result returns it again instead of new noise.
         nonce = os.urandom(16).hex()
     meta = frame._meta.copy()
-    meta[column] = pd.Categorical([], categories=list(sampler.mechanism.outputs))
-    return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, meta=meta)
+    meta[column] = pd.Categorical([], categories=list((reports or sampler).mechanism.outputs))
+    return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, memo, user_column, reports,
+                                meta=meta)
 
 
 def _count_partition(values: pd.Series, mechanism: Mechanism) -> pd.DataFrame:
@@ -104,7 +129,8 @@ def count_dask(frame: Any, column: str, mechanism: Mechanism | Any) -> np.ndarra
     ``mechanism`` may be a loaded mechanism file too.
     """
     _column(frame, column)
-    mechanism = _sampler(mechanism).mechanism
+    sampler, reports = _sampler(mechanism)
+    mechanism = (reports or sampler).mechanism
     meta = pd.DataFrame({i: pd.Series(dtype=np.int64) for i in range(mechanism.shape[1])})
     partial = frame[column].map_partitions(_count_partition, mechanism, meta=meta)
     return partial.sum().compute().to_numpy(dtype=np.int64)
@@ -132,20 +158,22 @@ def _record_sampler(record: Any, frame: Any, columns: Any) -> tuple[Any, list[st
 
 
 def _privatize_records_partition(part: pd.DataFrame, sampler: Any, columns: list[str], seeds: list[Any] | None,
-                                 nonce: str | None = None,
+                                 nonce: str | None = None, memo: Any = None, user_column: str | None = None,
                                  partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     if seeds is None:
         rng = make_rng(secure=True)
     else:
         rng = np.random.default_rng(seeds[partition_info["number"] if partition_info else 0])
-    outputs = sampler.privatize([part[c] for c in columns], rng)
+    users = None if user_column is None else part[user_column]
+    outputs = sampler.privatize([part[c] for c in columns], rng, memo=memo, users=users)
     out = part.copy()
     for i, (name, labels) in enumerate(zip(columns, outputs, strict=True)):
         out[name] = pd.Categorical(labels, categories=list(sampler.output_labels(i)))
     return out
 
 
-def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int | None = None) -> Any:
+def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int | None = None, memo: Any = None,
+                           user_column: str | None = None) -> Any:
     """A lazy Dask dataframe with the record's ``columns`` privatized together (categoricals); order kept.
 
     Parameters
@@ -158,6 +186,10 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
         A loaded record file (its sampled design is re-checked) or compiled samplers.
     seed : int, optional
         Reproducible per-partition PCG64 streams (research only); default the secure AES-CTR generator.
+    memo : MemoFunction, optional
+        Memoized draws per (user, record) (:mod:`mechdesign.deploy.sampling.memo`); required by a memoized file.
+    user_column : str, optional
+        The column of user ids, exactly with ``memo``.
 
     Returns
     -------
@@ -166,6 +198,12 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
         leaves the attributes a record does not report missing).
     """
     sampler, names = _record_sampler(record, frame, columns)
+    if sampler.record.release.memoized and memo is None:
+        raise v.fail("memo", "be given for a record file whose release policy is memoized (no fresh draws)", None)
+    if (memo is None) != (user_column is None):
+        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
+    if user_column is not None:
+        _column(frame, user_column)
     seeds, nonce = None, None
     if seed is not None:
         make_rng(seed)
@@ -175,7 +213,8 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
     meta = frame._meta.copy()
     for i, name in enumerate(names):
         meta[name] = pd.Categorical([], categories=list(sampler.output_labels(i)))
-    return frame.map_partitions(_privatize_records_partition, sampler, names, seeds, nonce, meta=meta)
+    return frame.map_partitions(_privatize_records_partition, sampler, names, seeds, nonce, memo, user_column,
+                                meta=meta)
 
 
 def _count_sampled_partition(part: pd.DataFrame, mechanisms: list[Mechanism]) -> pd.DataFrame:

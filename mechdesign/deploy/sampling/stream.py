@@ -111,7 +111,8 @@ def block_streams(rng: np.random.Generator | int | None) -> Callable[[int], np.r
 def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], target: str | os.PathLike[str],
                    column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
                    progress: bool | None = None,
-                   check_counts: Callable[[np.ndarray], None] | None = None) -> int:
+                   check_counts: Callable[[np.ndarray], None] | None = None, memo: Any = None,
+                   user_column: str | None = None, reports: Privatizer | None = None) -> int:
     r"""Stream ``source`` (CSV, Parquet or Arrow IPC) to ``target`` with ``column`` privatized; return the record count.
 
     Every other column, the header (exactly as written) and the row order are kept (CSV cells are copied
@@ -144,6 +145,14 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
         Report progress on stderr: ``True``, ``False``, or ``None`` for "when stderr is a terminal".
     check_counts
         Called with the input label counts (int64, one per input) before ``target`` is committed.
+    memo
+        A :class:`~mechdesign.deploy.sampling.memo.MemoFunction`: each record's output is drawn with the keyed
+        pseudo-random word of (file, user, value) instead of ``rng``, so re-runs give the same outputs.
+    user_column
+        The column of user ids, with ``memo`` (strings as written; integers in decimal).
+    reports
+        The fresh layer W₂ of a two-layer file (its inputs are the privatizer's outputs): each record's memoized
+        permanent output is passed through it with ``rng``, and the file gets W₂'s output labels. Needs ``memo``.
 
     Returns
     -------
@@ -178,10 +187,17 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     source, target = Path(source), Path(target)
     kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
-    job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64))
+    if (memo is None) != (user_column is None):
+        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
+    if reports is not None and memo is None:
+        raise v.fail("memo", "be given with reports (the permanent layer of a two-layer file is memoized)", None)
+    if user_column is not None and user_column == column:
+        raise v.fail("user_column", "differ from the privatized column", user_column)
+    job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64), memo,
+               reports)
     with atomic_path(target) as tmp:
         stream = _stream_csv if kind == "csv" else _stream_columnar
-        count = stream(job, source, tmp, column, chunk, progress)
+        count = stream(job, source, tmp, column, chunk, progress, user_column)
         if count == 0:
             raise v.fail("input", "hold at least one record", str(source))
         if check_counts is not None:
@@ -194,40 +210,59 @@ class _Job:
     privatizer: Privatizer
     streams: Callable[[int], np.random.Generator]
     counts: np.ndarray
+    memo: Any = None
+    reports: Privatizer | None = None
     done: int = 0
 
-    def codes(self, values: Any) -> np.ndarray:
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The labels written: W₂'s for a two-layer file, else the mechanism's."""
+        return (self.reports or self.privatizer).mechanism.outputs
+
+    def codes(self, values: Any, users: Any = None) -> np.ndarray:
         """Output codes of one chunk (a whole number of blocks but for the file's last chunk)."""
         x = encode_labels(values, self.privatizer.mechanism.inputs, "column")
         self.counts += np.bincount(x, minlength=self.counts.size)
-        out = np.empty(x.size, dtype=self.privatizer._table.dtype)
+        if self.memo is not None:
+            from mechdesign.deploy.sampling.memo import user_ids
+
+            x = self.privatizer.sample_memoized(x, user_ids(users), self.memo)
+        fresh = self.reports if self.memo is not None else self.privatizer
+        if fresh is None:
+            self.done += x.size
+            return x
+        out = np.empty(x.size, dtype=fresh._table.dtype)
         for start in range(0, x.size, BLOCK):
             block = (self.done + start) // BLOCK
-            out[start:start + BLOCK] = self.privatizer.sample_indices(x[start:start + BLOCK], self.streams(block))
+            out[start:start + BLOCK] = fresh.sample_indices(x[start:start + BLOCK], self.streams(block))
         self.done += x.size
         return out
 
 
-def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
+def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
+                user_column: str | None = None) -> int:
     import csv
 
     from mechdesign.deploy._io import column_index, csv_dialect, csv_header, iter_csv_frames
 
     header = csv_header(source)
     position = column_index(header, column)
+    users = None if user_column is None else column_index(header, user_column)
     bom, newline = csv_dialect(source)  # written back: the header (and the file) as the input had them
-    report, labels = Progress(progress, None), np.array(job.privatizer.mechanism.outputs)
+    report, labels = Progress(progress, None), np.array(job.outputs)
     with tmp.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
         csv.writer(handle, lineterminator=newline).writerow(header)  # as read: duplicates and empty names kept
         for frame in iter_csv_frames(source, chunk):
-            frame[position] = labels[job.codes(frame[position].to_numpy(dtype=object))]
+            ids = None if users is None else frame[users].to_numpy(dtype=object)
+            frame[position] = labels[job.codes(frame[position].to_numpy(dtype=object), ids)]
             frame.to_csv(handle, index=False, header=False, lineterminator=newline)
             report.update(len(frame))
     report.close()
     return report.done
 
 
-def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None) -> int:
+def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
+                     user_column: str | None = None) -> int:
     """Parquet to Parquet, or Arrow IPC to Arrow IPC: the released column dictionary-encoded over the outputs."""
     from mechdesign.deploy._io import require_pyarrow
 
@@ -245,13 +280,15 @@ def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int
 
     parquet = columnar_file(source)
     position = column_index(parquet.schema_arrow.names, column)
-    outputs = pa.array(job.privatizer.mechanism.outputs, type=pa.string())
+    users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
+    outputs = pa.array(job.outputs, type=pa.string())
     report = Progress(progress, parquet.metadata.num_rows)
     with columnar_writer(tmp, parquet.schema_arrow.set(position, pa.field(column, pa.dictionary(
             pa.int32(), pa.string()), nullable=False)), file_kind(source, "input")) as writer:
         for table in iter_parquet_tables(parquet, chunk):
             values = parquet_strings(table.column(position), column, report.done)
-            sampled = pa.DictionaryArray.from_arrays(pa.array(job.codes(values).astype(np.int32)), outputs)
+            ids = None if users is None else table.column(users)  # Arrow buffers: no Python string per id
+            sampled = pa.DictionaryArray.from_arrays(pa.array(job.codes(values, ids).astype(np.int32)), outputs)
             writer.write_table(table.set_column(position, pa.field(column, sampled.type, nullable=False), sampled))
             report.update(table.num_rows)
     report.close()

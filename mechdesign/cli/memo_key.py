@@ -1,0 +1,37 @@
+"""``mechdesign memo-key KEY``: write a new memoization key (32 random bytes as 64 hexadecimal characters).
+
+A deployment that privatizes the same people again and again keeps one such key and passes it to ``privatize
+--memo-key KEY --user-column ID``: the same (user, value) then always gets the same output
+(:mod:`mechdesign.deploy.sampling.memo`). The key is a secret, written with mode 0600; replacing it draws new outputs
+for everyone, which is a new release, so an existing file is refused unless ``--force``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mechdesign.cli._io import add_force_argument, print_json
+
+COMMAND = ("memo-key",)
+HELP = "write a new memoization key for privatize --memo-key (32 random bytes, 64 hex characters, mode 0600)"
+EXAMPLE = "mechdesign memo-key deployment.key"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``mechdesign memo-key`` to ``parser``."""
+    parser.add_argument("key", metavar="KEY", help="the key file to write (refused if it exists)")
+    add_force_argument(parser, "the key file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mechdesign memo-key`` on the parsed ``args``; return the exit code."""
+    from mechdesign.deploy.sampling.memo import generate_memo_key
+
+    path = generate_memo_key(args.key, force=args.force)
+    if args.json:
+        print_json({"key": str(path), "bytes": 32, "mode": "0600"})
+    else:
+        print(f"{path}: new memoization key (32 random bytes; keep it secret, and keep it: a new key is a new "
+              "release for everyone)")
+    return 0

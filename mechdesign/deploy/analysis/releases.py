@@ -1,0 +1,149 @@
+"""What T releases of one person's value cost under a file's release policy (``verify``/``assess --releases T``).
+
+* one release per run ("single", "repeated"): T fresh releases, :func:`~mechdesign.core.releases.release_leakage`
+  over the file's ball (record files: :func:`~mechdesign.records.releases.record_release_leakage` over the joint
+  ball); an "ldp" file leaks exactly T·ε_LDP(W) over all priors;
+* "memoized": the same (user, value) always gets the same output, so T reports of an unchanged value are **one**
+  release: exactly the file's ε. (A person whose value changes k times releases k memoized outputs: the account of
+  k releases bounds them when the values are one secret.)
+* "two-layer": :func:`~mechdesign.core.releases.report_leakage` of the permanent layer W₁ and T fresh reports of
+  W₂, never above the capacity of W₁ (the lifetime guarantee).
+
+References
+----------
+[E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+Def. 5, eq. 22–23.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mechdesign import _validation as v
+from mechdesign._numerics import round_up
+from mechdesign.core.releases import ReleaseLeakage, release_leakage, report_leakage
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deploy.file.column import MechanismFile, achieved_epsilon
+from mechdesign.deploy.file.record import RecordFile
+
+__all__ = ["ReleaseAccount", "release_account"]
+
+
+@dataclass(frozen=True)
+class ReleaseAccount:
+    """The leakage of T releases of one value under a file's policy (module docstring).
+
+    Parameters
+    ----------
+    policy : str
+        The file's release policy.
+    releases : int
+        T.
+    epsilon : float
+        An upper bound on the leakage of the T releases (nats), rounded toward privacy.
+    lower : float
+        A leakage attained by a real outcome (``epsilon`` itself when ``exact``, up to rounding).
+    exact : bool
+        Whether ``epsilon`` is the exact leakage (up to rounding).
+    method : str
+        How it was found: "enumeration", "relaxation", "ldp", "identity", "memoized" (one release), "permanent"
+        (the lifetime bound of a two-layer file).
+    outcomes : int
+        The count vectors (outcomes up to order) of the T releases (0 for a memoized file).
+    """
+
+    policy: str
+    releases: int
+    epsilon: float
+    lower: float
+    exact: bool
+    method: str
+    outcomes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The account as JSON values (``--json``)."""
+        return {"policy": self.policy, "releases": self.releases, "epsilon": self.epsilon, "lower": self.lower,
+                "exact": self.exact, "method": self.method, "outcomes": self.outcomes}
+
+    def describe(self) -> str:
+        """One line for the text output."""
+        if self.method == "memoized":
+            return (f"{self.releases:,} reports of an unchanged value (memoized: one release) leak exactly "
+                    f"{self.epsilon:.6g} nats")
+        what = ("reports (two layers: one memoized permanent output, fresh reports)" if self.policy == "two-layer"
+                else "fresh releases of the same value")
+        if self.exact:
+            return (f"{self.releases:,} {what} leak {self.epsilon:.6g} nats (exact over "
+                    f"{self.outcomes:,} count vectors)")
+        how = {"relaxation": "certified relaxation", "ldp": "T times the LDP level",
+               "identity": "1/(min P̂ − β/2)", "permanent": "the permanent layer's capacity"}.get(self.method,
+                                                                                            self.method)
+        return (f"{self.releases:,} {what} leak at most {self.epsilon:.9g} nats ({how}; a real outcome leaks "
+                f"{self.lower:.9g})")
+
+
+def _account(policy: str, leakage: ReleaseLeakage) -> ReleaseAccount:
+    return ReleaseAccount(policy, leakage.releases, leakage.epsilon, leakage.lower, leakage.exact, leakage.method,
+                          leakage.vectors)
+
+
+def release_account(loaded: MechanismFile | RecordFile, releases: int, *,
+                    radius: float | None = None, prior: Any = None) -> ReleaseAccount:
+    """The leakage of ``releases`` releases of one person's value under the file's release policy.
+
+    Parameters
+    ----------
+    loaded : MechanismFile or RecordFile
+        A loaded file.
+    releases : int
+        T ≥ 1.
+    radius, prior : optional
+        Another ball than the file's (``assess``: the sample's estimate and β*(δ)); a JointPrior for a record
+        file.
+
+    Returns
+    -------
+    ReleaseAccount
+        The account (module docstring).
+    """
+    releases = v.positive_int("releases", releases)
+    policy = loaded.release.policy
+    guarantee = loaded.guarantee
+    if isinstance(loaded, RecordFile):
+        from mechdesign.records.releases import record_release_leakage
+
+        joint = loaded.prior if prior is None else prior
+        beta = float(guarantee["radius"]) if radius is None else radius
+        if policy == "memoized":
+            epsilon = loaded.recomputed_epsilon if prior is None and radius is None else None
+            if epsilon is None:
+                from mechdesign.deploy.file.record import record_epsilon
+
+                epsilon = record_epsilon(joint, beta, loaded.factors, loaded.mechanism,
+                                         sampled=loaded.sampling is not None)
+            return ReleaseAccount(policy, releases, float(epsilon), float(epsilon), True, "memoized", 0)
+        leakage = record_release_leakage(joint, beta, releases, factors=loaded.factors, mechanism=loaded.mechanism,
+                                         sampled=loaded.sampling is not None)
+        return _account(policy, leakage)
+    mechanism = loaded.mechanism
+    if guarantee["notion"] == "ldp":  # over every prior: the LDP level of T releases is T times W's
+        level = achieved_epsilon(loaded.reported if policy == "two-layer" else mechanism, guarantee)
+        if policy == "memoized":
+            return ReleaseAccount(policy, releases, level, level, True, "memoized", 0)
+        if policy == "two-layer":
+            lifetime = achieved_epsilon(mechanism, guarantee)
+            value = min(round_up(releases * level, 2), lifetime)
+            return ReleaseAccount(policy, releases, value, level, False, "ldp" if value < lifetime else "permanent", 0)
+        value = round_up(releases * level, 2)
+        return ReleaseAccount(policy, releases, value, releases * level, True, "ldp", 0)
+    ball = L1Ball(guarantee["prior"] if prior is None else prior, guarantee["radius"] if radius is None else radius)
+    if policy == "memoized":
+        from mechdesign.core.leakage import capacity
+
+        value = capacity(mechanism, ball)
+        return ReleaseAccount(policy, releases, value, value, True, "memoized", 0)
+    if policy == "two-layer":
+        assert loaded.release.reports is not None
+        return _account(policy, report_leakage(mechanism, loaded.release.reports, ball, releases))
+    return _account(policy, release_leakage(mechanism, ball, releases))

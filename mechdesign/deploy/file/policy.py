@@ -1,0 +1,225 @@
+"""The release policy of a mechanism file: how often a person's value may be privatized, and what that costs.
+
+Every guarantee in a file is **per release** unless the file's ``release`` block says otherwise. The block is part
+of the canonical content, so the hash and the signature cover it, and ``verify`` recomputes every number it states:
+
+* absent, or ``{"policy": "single"}``: each run of ``privatize`` on a person's value is one more release. T fresh
+  releases of the same value leak what :func:`~mechdesign.core.releases.release_leakage` computes, which for a PML
+  design is *not* bounded by T·ε (``verify --releases T`` reports it).
+* ``{"policy": "repeated", "releases": T, "epsilon": ε_T}``: the file also states the leakage of T fresh releases
+  of the same value (or record), recomputed exactly (every count vector) or by the certified relaxation
+  (:mod:`mechdesign.core.release_bound`), and required to be at most ε_T.
+* ``{"policy": "memoized", "randomness": "mechdesign-memo-1"}``: the same (user, value) always gets the same
+  output, drawn with a keyed pseudo-random function (:mod:`mechdesign.deploy.sampling.memo`); an unchanged value
+  leaks exactly the file's ε however often it is reported. ``privatize`` refuses such a file without the key and
+  the user column.
+* ``{"policy": "two-layer", "randomness": "mechdesign-memo-1", "reports": {"outputs": [...], "matrix": W₂},
+  "epsilon": ε_report}`` (single-column files): the file's matrix W₁ is the **permanent** layer, memoized per
+  (user, value), and each report draws afresh from W₂[y₁, ·]. The file states two guarantees: the **lifetime**
+  leakage of an unchanged value, however many reports, is at most the capacity of W₁ (any function of the
+  memoized output and fresh noise is post-processing of it), which is ``guarantee.epsilon``; the **per-report**
+  leakage is the capacity of W₁W₂ over the same ball, at most ε_report.
+
+References
+----------
+[E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
+Def. 5, eq. 22–23. Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR", CCS 2014 (permanent and instantaneous
+randomized response); B. Ding, J. Kulkarni, S. Yekhanin, "Collecting telemetry data privately", NeurIPS 2017
+(memoization).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.errors import CertificateError
+
+__all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "normalize_release", "stated_release"]
+
+#: The policies a file may state.
+POLICIES = ("single", "repeated", "memoized", "two-layer")
+#: The keyed pseudo-random function of memoized draws (:mod:`mechdesign.deploy.sampling.memo`).
+MEMO_SCHEME = "mechdesign-memo-1"
+#: The largest T a repeated policy may state.
+MAX_RELEASES = 10**9
+# A repeated-release account recomputed by the certified relaxation depends on the solver's path to a few parts in
+# 10⁷; the writer states it rounded up by this much so that any reader's recomputation verifies it.
+_RELAXATION_SLACK = 1e-5
+_KEYS = {"single": ("policy",), "repeated": ("policy", "releases", "epsilon"),
+         "memoized": ("policy", "randomness"), "two-layer": ("policy", "randomness", "reports", "epsilon")}
+
+
+@dataclass(frozen=True, eq=False)
+class ReleasePolicy:
+    """A file's release policy (module docstring), checked but not yet recomputed.
+
+    Parameters
+    ----------
+    policy : {"single", "repeated", "memoized", "two-layer"}
+        How a person's value may be privatized.
+    releases : int or None
+        T of a "repeated" policy.
+    epsilon : float or None
+        The stated ε_T ("repeated") or per-report ε ("two-layer").
+    randomness : str or None
+        The memoization scheme ("memoized", "two-layer").
+    reports : Mechanism or None
+        W₂ of a "two-layer" file (inputs = the file's outputs).
+    """
+
+    policy: str = "single"
+    releases: int | None = None
+    epsilon: float | None = None
+    randomness: str | None = None
+    reports: Mechanism | None = None
+
+    @property
+    def memoized(self) -> bool:
+        """Whether draws must be memoized per (user, value): "memoized" and "two-layer"."""
+        return self.policy in ("memoized", "two-layer")
+
+    def to_json(self) -> dict[str, Any] | None:
+        """The ``release`` block as written (``None`` for the default single release, which writes no block)."""
+        if self.policy == "single":
+            return None
+        out: dict[str, Any] = {"policy": self.policy}
+        if self.policy == "repeated":
+            out.update(releases=self.releases, epsilon=self.epsilon)
+        if self.memoized:
+            out["randomness"] = self.randomness
+        if self.policy == "two-layer":
+            assert self.reports is not None
+            out["reports"] = {"outputs": list(self.reports.outputs), "matrix": self.reports.matrix.tolist()}
+            out["epsilon"] = self.epsilon
+        return out
+
+
+def read_release(check: Any, block: Any, outputs: tuple[str, ...], *, record: bool) -> ReleasePolicy:
+    """The ``release`` block of a loaded file, checked against the schema's rules (one-line errors via ``check``).
+
+    Parameters
+    ----------
+    check : FileChecker
+        The loader's checker (its errors name the file, the field and the rule).
+    block : Any
+        The parsed ``release`` value (``None`` when absent).
+    outputs : tuple of str
+        The file's outputs (the inputs of a two-layer file's reports).
+    record : bool
+        A record file (no two-layer policy).
+    """
+    if block is None:
+        return ReleasePolicy()
+    check.object("release", block)
+    policy = block.get("policy")
+    allowed = [p for p in POLICIES if not (record and p == "two-layer")]
+    if policy not in allowed:
+        raise check.fail("release.policy", f"be one of {allowed}", policy)
+    if sorted(block) != sorted(_KEYS[policy]):
+        raise check.fail("release", f"have exactly the keys {list(_KEYS[policy])} (policy {policy!r})",
+                         sorted(block))
+    if policy == "single":
+        return ReleasePolicy()
+    if policy == "repeated":
+        releases = block["releases"]
+        if isinstance(releases, bool) or not isinstance(releases, int) or not 1 <= releases <= MAX_RELEASES:
+            raise check.fail("release.releases", f"be an integer in [1, {MAX_RELEASES}]", releases)
+        epsilon = check.number("release.epsilon", block["epsilon"], 0.0, math.inf)
+        return ReleasePolicy("repeated", releases=releases, epsilon=epsilon)
+    if block["randomness"] != MEMO_SCHEME:
+        raise check.fail("release.randomness", f"be {MEMO_SCHEME!r} (the memoization this mechdesign implements)",
+                         block["randomness"])
+    if policy == "memoized":
+        return ReleasePolicy("memoized", randomness=MEMO_SCHEME)
+    reports = block["reports"]
+    check.object("release.reports", reports)
+    if sorted(reports) != ["matrix", "outputs"]:
+        raise check.fail("release.reports", "have exactly the keys ['outputs', 'matrix']", sorted(reports))
+    labels = check.labels("release.reports.outputs", reports["outputs"])
+    rows = reports["matrix"]
+    if not isinstance(rows, list) or len(rows) != len(outputs):
+        raise check.fail("release.reports.matrix", f"be an array of {len(outputs)} rows (one per output of the "
+                         "file: the permanent layer's)", rows)
+    matrix = np.array([check.numbers(f"release.reports.matrix[{i}]", row, len(labels)) for i, row in enumerate(rows)])
+    for i, row in enumerate(matrix):
+        check.stochastic(f"release.reports.matrix[{i}]", row)
+    epsilon = check.number("release.epsilon", block["epsilon"], 0.0, math.inf)
+    return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME,
+                         reports=Mechanism.from_matrix(matrix, outputs, labels))
+
+
+def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -> ReleasePolicy:
+    """A writer's ``release`` argument as a policy (the ε it states are filled in by :func:`stated_release`).
+
+    Parameters
+    ----------
+    release : dict, ReleasePolicy or None
+        ``None`` or ``{"policy": "single"}``; ``{"policy": "repeated", "releases": T}``; ``{"policy": "memoized"}``;
+        ``{"policy": "two-layer", "reports": W₂}`` (a Mechanism or matrix over the file's outputs). An
+        ``"epsilon"`` may be given: it must then be at least the recomputed value.
+    outputs : tuple of str
+        The file's outputs.
+    record : bool
+        Whether the file is a record file (no two-layer policy).
+
+    Raises
+    ------
+    ValueError, TypeError
+        One line naming the key and the rule.
+    """
+    if release is None or isinstance(release, ReleasePolicy):
+        return release or ReleasePolicy()
+    if not isinstance(release, dict):
+        raise TypeError(f"release must be a dict or None, got release={v._show(release)}")
+    policy = release.get("policy")
+    allowed = [p for p in POLICIES if not (record and p == "two-layer")]
+    if policy not in allowed:
+        raise v.fail("release.policy", f"be one of {allowed}", policy)
+    extra = sorted(set(release) - set(_KEYS[policy]))
+    if extra:
+        raise v.fail("release", f"only have the keys {list(_KEYS[policy])} (policy {policy!r})", extra)
+    epsilon = release.get("epsilon")
+    epsilon = None if epsilon is None else v.epsilon(epsilon, "release.epsilon")
+    if release.get("randomness", MEMO_SCHEME) != MEMO_SCHEME:
+        raise v.fail("release.randomness", f"be {MEMO_SCHEME!r}", release.get("randomness"))
+    if policy == "single":
+        return ReleasePolicy()
+    if policy == "repeated":
+        releases = v.positive_int("release.releases", release.get("releases"))
+        if releases > MAX_RELEASES:
+            raise v.fail("release.releases", f"be at most {MAX_RELEASES}", releases)
+        return ReleasePolicy("repeated", releases=releases, epsilon=epsilon)
+    if policy == "memoized":
+        return ReleasePolicy("memoized", randomness=MEMO_SCHEME)
+    reports = release.get("reports")
+    matrix = v.stochastic_matrix("release.reports", getattr(reports, "matrix", reports))
+    if matrix.shape[0] != len(outputs):
+        raise v.fail("release.reports", f"have one row per output of the file ({len(outputs)})", matrix.shape)
+    mech = Mechanism.from_matrix(matrix, outputs, getattr(reports, "outputs", None))
+    return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME, reports=mech)
+
+
+def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool) -> ReleasePolicy:
+    """The policy as a writer states it: ε_T or the per-report ε rounded up over the recomputed value.
+
+    ``achieved`` is the recomputed leakage (``None`` for policies that state none). A given ε below it is
+    refused (:class:`~mechdesign.errors.CertificateError`); a missing one is filled in, exact values rounded up by
+    one part in 10⁹, relaxation bounds by one in 10⁵ (so that every reader's recomputation verifies it).
+    """
+    if achieved is None:
+        return policy
+    if not math.isfinite(achieved):
+        raise CertificateError(f"release.epsilon must be finite, got the recomputed {policy.policy} leakage "
+                               f"{achieved!r} (unbounded: memoize the releases instead)")
+    margin = (1e-9 if exact else _RELAXATION_SLACK) * (1.0 + achieved)
+    stated = policy.epsilon if policy.epsilon is not None else achieved + margin
+    if not stated >= achieved:
+        raise CertificateError(f"release.epsilon must be >= the recomputed {policy.policy} leakage ({achieved!r}), "
+                               f"got release.epsilon={stated!r}")
+    return ReleasePolicy(policy.policy, policy.releases, float(stated), policy.randomness, policy.reports)
