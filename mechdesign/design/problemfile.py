@@ -45,7 +45,8 @@ from mechdesign.design.utility import UTILITY_KINDS, Utility
 
 __all__ = ["ProblemFile", "load_problem"]
 
-_TOP = {"name", "description", "data", "privacy", "utility", "expected", "provenance"}
+_TOP = {"name", "description", "data", "privacy", "utility", "release", "expected", "provenance"}
+_RELEASE = {"policy", "report_epsilon", "releases"}
 _DATA = {"counts", "probabilities", "labels", "samples", "column"}
 _PRIVACY = {"epsilon", "radius", "delta", "samples"}
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
@@ -67,6 +68,10 @@ class ProblemFile:
         The ``[expected]`` table (e.g. ``utility`` and ``tolerance``), checked by the catalogue tests.
     provenance : dict
         The ``[provenance]`` table (source of the data and values).
+    release : dict
+        The ``[release]`` table: how the written file may be used (``policy`` "single", "repeated" with
+        ``releases``, "memoized", or "two-layer" with ``report_epsilon``, the per-report budget, ``privacy.epsilon``
+        being the lifetime one); empty for one release per run.
     """
 
     path: Path
@@ -74,6 +79,7 @@ class ProblemFile:
     description: str = ""
     expected: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+    release: dict[str, Any] = field(default_factory=dict)
 
 
 class _Reader:
@@ -295,4 +301,32 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise reader.fail("description", "be a string", description)
-    return ProblemFile(file, problem, description, dict(expected), dict(provenance))
+    return ProblemFile(file, problem, description, dict(expected), dict(provenance), _release(reader, doc, problem))
+
+
+def _release(reader: _Reader, doc: dict[str, Any], problem: DesignProblem) -> dict[str, Any]:
+    """The ``[release]`` table, checked: the policy and what it needs (``releases``, ``report_epsilon``)."""
+    release = reader.table(doc, "release", _RELEASE, required=False)
+    if not release:
+        return {}
+    policy = release.get("policy")
+    needs = {"single": set(), "memoized": set(), "repeated": {"releases"}, "two-layer": {"report_epsilon"}}
+    if policy not in needs:
+        raise reader.fail("release.policy", f"be one of {sorted(needs)}", policy)
+    given = set(release) - {"policy"}
+    if given != needs[policy]:
+        raise reader.fail("[release]", f"give exactly {sorted(needs[policy]) or 'no other key'} with policy "
+                          f"{policy!r}", sorted(given))
+    if policy == "repeated":
+        releases = release["releases"]
+        if isinstance(releases, bool) or not isinstance(releases, int) or releases < 1:
+            raise reader.fail("release.releases", "be a positive integer", releases)
+    if policy == "two-layer":
+        report = reader.number(release, "release", "report_epsilon")
+        if not 0 < report <= problem.epsilon:
+            raise reader.fail("release.report_epsilon", f"lie in (0, privacy.epsilon = {problem.epsilon:g}] (the "
+                              "per-report budget; privacy.epsilon is the lifetime one)", report)
+        if problem.utility.kind != "estimation_mse":
+            raise reader.fail("release.policy", "be 'two-layer' only with [utility] kind = \"estimation_mse\"",
+                              policy)
+    return dict(release)

@@ -372,7 +372,8 @@ class DesignResult:
             "provenance": provenance,
         }
 
-    def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None) -> Path:
+    def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
+             release: dict[str, Any] | None = None) -> Path:
         """Write the certified mechanism file (atomically; the guarantee is recomputed before writing).
 
         Parameters
@@ -381,6 +382,9 @@ class DesignResult:
             Target file, conventionally ``<name>.mech.json``.
         problem_file : path, optional
             Problem file to record in the provenance (name and SHA-256).
+        release : dict, optional
+            The file's release policy (``{"policy": "memoized"}``, ``{"policy": "repeated", "releases": T}``;
+            :mod:`mechdesign.deploy.file.policy`); by default one release per run.
 
         Returns
         -------
@@ -402,4 +406,4 @@ class DesignResult:
         # lives in deploy, which never imports design, so the graph stays acyclic.
         from mechdesign.deploy.file.column import write_mechanism_file
 
-        return write_mechanism_file(path, self.mechanism, **self.file_sections(problem_file))
+        return write_mechanism_file(path, self.mechanism, **self.file_sections(problem_file), release=release)

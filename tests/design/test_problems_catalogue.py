@@ -34,6 +34,16 @@ def test_problem_designs_to_expected_values(path):
     loaded = load_problem(path)
     assert loaded.provenance.get("source")
     tolerance = float(loaded.expected.get("tolerance", 1e-8))
+    if loaded.release.get("policy") == "two-layer":  # both layers: the per-report MSE and its single-layer bound
+        from mechdesign.design.two_layer import design_two_layer
+
+        design = design_two_layer(loaded.problem, loaded.release["report_epsilon"])
+        assert design.lifetime_epsilon <= loaded.problem.epsilon + PRIVACY_SLACK
+        assert design.report_epsilon <= loaded.release["report_epsilon"] + PRIVACY_SLACK
+        assert design.mse >= design.bound - tolerance
+        assert design.mse == pytest.approx(loaded.expected["report_mse_factor"], abs=tolerance)
+        assert design.bound == pytest.approx(loaded.expected["single_layer_bound"], abs=tolerance)
+        return
     result = solve(loaded.problem)
     assert result.status == "optimal" and result.certificate.holds
     assert result.certificate.achieved_epsilon <= loaded.problem.epsilon + PRIVACY_SLACK
