@@ -9,12 +9,12 @@ export { CanonicalError, canonicalize, scanNumbers } from "./canonical.js";
 export { MechanismFileError } from "./errors.js";
 export { capacity, ldpEpsilon, minLinear, radiusForDelta } from "./leakage.js";
 export {
-  FORMAT_NAME, FORMAT_VERSION, GUARANTEE_SLACK, RADIUS_RTOL, STOCHASTIC_ATOL, achievedEpsilon, canonicalBytes,
-  loadMechanismFile, renormalise, verifyMechanismFile,
+  FORMAT_NAME, FORMAT_VERSION, STOCHASTIC_ATOL, achievedEpsilon, canonicalBytes, loadMechanismFile, renormalise,
+  requiredRadius, roundUp, verifyMechanismFile,
 } from "./mechfile.js";
 export type { Guarantee, LoadOptions, MechanismFile, Signature } from "./mechfile.js";
 export { fsum, pairwiseSum } from "./numeric.js";
-export { Privatizer } from "./privatizer.js";
+export { Privatizer, SAMPLED_SLACK } from "./privatizer.js";
 export { QUANT_SCALE, Sampler, quantise } from "./sampler.js";
 export type { RandomFill } from "./sampler.js";
 export { importPublicKey } from "./signature.js";

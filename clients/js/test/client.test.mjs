@@ -5,7 +5,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import Ajv2020 from "ajv/dist/2020.js";
-import { QUANT_SCALE, Sampler, fsum, loadMechanismFile, pairwiseSum, quantise, radiusForDelta } from "../dist/index.js";
+import {
+  QUANT_SCALE, Sampler, fsum, loadMechanismFile, pairwiseSum, quantise, radiusForDelta, requiredRadius, roundUp,
+} from "../dist/index.js";
 
 const root = new URL("../../../", import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL("conformance/manifest.json", root)));
@@ -134,4 +136,40 @@ test("the loaded matrix is renormalised exactly as mechdesign does it", async ()
   const file = await loadMechanismFile(vector("renormalised-rows"));
   const row = [0.7500000002, 0.2500000001];
   assert.deepEqual(file.matrix[0], row.map((x) => x / (0.7500000002 + 0.2500000001)));
+});
+
+// --- issue 38: one verdict in both languages ---------------------------------------------------------------------
+
+const run = (args, options = {}) => spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", ...options });
+const vectorPath = (name) => new URL(`conformance/files/${name}.json`, root).pathname;
+const oneLine = (result) => {
+  assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+  return result.stderr;
+};
+
+test("roundUp is mechdesign's round_up, bit for bit, and the radius rule rounds β* up", () => {
+  // mechdesign/_numerics.py: value + (|value| + 1) * (4 * 1 + 8) * eps, evaluated left to right.
+  for (const v of [0.5814102972781273, 1, 1.3862943611198906, 2.4, 0.0252802724645372, 1e-300, 7e5]) {
+    assert.equal(roundUp(v), v + (Math.abs(v) + 1.0) * 12 * 2 ** -52);
+    assert.ok(roundUp(v) > v);
+  }
+  assert.equal(roundUp(Infinity), Infinity);
+  const beta = radiusForDelta(1e-6, 48842, 3);
+  assert.equal(requiredRadius(1e-6, 48842, 3), roundUp(beta));
+  assert.equal(requiredRadius(1e-6, 1, 8), 2);
+  assert.equal(requiredRadius(1e-6, 10, 1), 0);
+});
+
+test("a stated ε 5e-13 below the achieved ε is neither verified nor privatized (was: holds)", () => {
+  const path = vectorPath("epsilon-hair-below");
+  const verified = run(["verify", path]);
+  assert.equal(verified.status, 1);
+  assert.match(verified.stdout, /DOES NOT HOLD/);
+  const privatized = run(["privatize", path], { input: "x1\n" });
+  assert.equal(privatized.status, 2);
+  assert.equal(privatized.stdout, "");
+  assert.match(oneLine(privatized), /guarantee\.epsilon must be >= the pml epsilon recomputed from the matrix/);
+  const radius = run(["verify", vectorPath("radius-hair-below")]);
+  assert.equal(radius.status, 2);
+  assert.match(oneLine(radius), /guarantee\.radius must be >= β\*\(δ, m, N\)/);
 });

@@ -6,6 +6,18 @@ canonical bytes that ``sha256`` and the signature cover (:mod:`mechdesign.deploy
 parse of a file, the hash and format checks, the radius bound to δ and m ([E] eq. 37), and
 :class:`Verification`, the stated guarantee against the recomputed one. The layout of a file and what loading
 checks are described in :mod:`mechdesign.deploy.file.column`.
+
+**One verdict in every language.** A recomputed ε or β*(δ, m, N) is a float evaluation, and two correct
+implementations differ in its last bits (libm's ``log``, the order of a sum): mechdesign and the TypeScript client
+``clients/js`` differ by one ulp on about 5 % of random files (``benchmarks/bench_client_agreement.py``). No
+verifier grants an allowance above what it recomputes; each compares an **upper bound**, the value raised by
+:func:`~mechdesign._numerics.round_up` (``v + (|v| + 1)·12·2^-52``, the margin of every guarantee mechdesign
+reports: some 24 units of roundoff, far above those ulps and above libm's error), against the statement: ε holds
+when ``round_up(achieved) <= epsilon``, a radius is enough when ``radius >= min(round_up(β*), 2)``. A writer
+states one more ``round_up`` of its own bound, so every correct client, whose bound is within a few ulps of
+mechdesign's, verifies what mechdesign writes. Two verifiers can then disagree only on a file whose statement lies
+within those few ulps of the bound, which no mechdesign writer produces.
+
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._files import read_bounded, to_jsonable
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import required_radius
 from mechdesign.deploy.file.canonical import CANONICAL_FORMS
 from mechdesign.errors import MechanismFileError
 
@@ -52,8 +64,9 @@ class Verification:
     epsilon
         The ε stated in the file.
     achieved
-        The ε recomputed from the matrix (exact, solver-free): the leakage capacity C(W, B_β(P̂)) of
-        [E] eq. 23 for "pml", ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) for "ldp".
+        The ε recomputed from the matrix (solver-free), raised to an upper bound by
+        :func:`~mechdesign._numerics.round_up`: the leakage capacity C(W, B_β(P̂)) of [E] eq. 23 for "pml",
+        ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) for "ldp".
     delta
         The stated δ, or ``None``.
     radius
@@ -72,7 +85,7 @@ class Verification:
     path: str
     notion: str
     epsilon: float          # stated in the file
-    achieved: float         # recomputed from the matrix (exact, solver-free)
+    achieved: float         # recomputed from the matrix (solver-free), rounded up: an upper bound
     delta: float | None
     radius: float | None
     holds: bool             # achieved <= epsilon, exactly as printed
@@ -249,7 +262,8 @@ def check_radius(check: FileChecker, guarantee: dict[str, Any], size: int) -> No
     if samples is None:
         raise check.fail("guarantee.samples", "be given when guarantee.delta is (the radius is checked against "
                          "β*(δ, m, N), [E] eq. 37)", samples)
-    required = min(radius_for_delta(delta, samples, size), 2.0) if size >= 2 else 0.0
+    required = required_radius(delta, samples, size)
     if radius < required:
         raise check.fail("guarantee.radius", f"be >= β*(δ, m, N) of [E] eq. 37 (β*(δ={delta!r}, m={samples}, "
-                         f"N={size}) = {required!r}), or the stated δ does not hold", radius)
+                         f"N={size}) = {required!r}, rounded up), or the stated δ does not hold", radius)
+

@@ -14,7 +14,7 @@ from typing import Any
 
 from mechdesign import _validation as v
 from mechdesign._files import atomic_path
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import design_radius, radius_for_delta
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy.file.format import (
     FORMAT_NAME,
@@ -48,9 +48,10 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     """Write a product (``factors``), sampled (``factors`` and ``sampling``) or joint record file; return the path.
 
     The record-level guarantee is recomputed first (:func:`record_epsilon`); a stated ε missed by more than
-    float noise is never written. A radius at most 1e-12 (relative) below β*(δ, m, N) ([E] eq. 37, N the joint
-    size) is raised to β*, and an ε missed by at most 1e-12 is raised to the achieved one: the file then verifies
-    exactly.
+    float noise is never written. A radius from 1e-12 (relative) below β*(δ, m, N) ([E] eq. 37, N the joint
+    size) up to :func:`~mechdesign.core.estimation.design_radius` (β* rounded up twice, the radius record designs
+    at δ use) is raised to the latter, and an ε missed by at most 1e-12 is raised to the achieved one: the file
+    then verifies exactly.
 
     Parameters
     ----------
@@ -123,9 +124,10 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     beta = v.radius(radius)
     d = None if delta is None else v.delta(delta)
     if d is not None and prior.size >= 2:
-        required = min(radius_for_delta(d, prior.samples, prior.size), 2.0)
-        if required * (1 - RADIUS_RTOL) <= beta < required:
-            beta = required
+        # Raised over float noise to the radius designs at δ use (JointPrior.radius), as single-column files.
+        written = design_radius(d, prior.samples, prior.size)
+        if min(radius_for_delta(d, prior.samples, prior.size), 2.0) * (1 - RADIUS_RTOL) <= beta < written:
+            beta = written
     guarantee = {"notion": "pml", "level": "record", "epsilon": stated, "delta": d, "radius": beta,
                  "prior": _prior_block(prior), "samples": prior.samples}
     check_radius(FileChecker(Path(path)), guarantee, prior.size)

@@ -1,0 +1,102 @@
+"""The rules of the verdict that mechdesign and its clients share (issue 38, item 1).
+
+The same cases are conformance vectors (tools/make_conformance.py), which the TypeScript client's tests read; here
+the library's side, the writer's and the edges a vector cannot carry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from mechdesign._numerics import round_up
+from mechdesign.core.estimation import radius_for_delta, required_radius
+from mechdesign.core.leakage import capacity
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deploy.file.column import read_mechanism_file, verify_mechanism_file, write_mechanism_file
+from mechdesign.deploy.file.format import canonical_bytes
+from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.errors import MechanismFileError
+
+PRIOR = [0.5, 0.3, 0.2]
+
+
+def _rewrite(path: Path, edit) -> Path:
+    content = json.loads(path.read_text(encoding="utf-8"))
+    edit(content)
+    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    path.write_text(json.dumps(content, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def pml_file(tmp_path) -> Path:
+    return write_mechanism_file(tmp_path / "pml.json", randomized_response(3, 0.8, ["a", "b", "c"]),
+                                guarantee={"notion": "pml", "epsilon": 1.0, "radius": 0.1, "prior": PRIOR})
+
+
+# --- item 1: a stated guarantee is never below the recomputed upper bound -------------------------------------------
+
+def test_the_verdict_compares_the_capacity_rounded_up_with_no_allowance(pml_file):
+    raw = capacity(read_mechanism_file(pml_file).mechanism, L1Ball(PRIOR, 0.1))
+    bound = verify_mechanism_file(pml_file).achieved
+    assert bound == round_up(raw) > raw
+    for stated, holds in [(bound, True), (math.nextafter(bound, 0), False), (raw, False), (bound - 5e-13, False)]:
+        result = verify_mechanism_file(_rewrite(pml_file, lambda c, s=stated: c["guarantee"].update(epsilon=s)))
+        assert result.holds is holds, stated
+
+
+@pytest.mark.parametrize(("radius", "refused"), [
+    (lambda beta: required_radius(1e-6, 5000, 3), False),
+    (lambda beta: math.nextafter(required_radius(1e-6, 5000, 3), 0), True),
+    (lambda beta: beta, True),                                   # β* itself: below its upper bound
+    (lambda beta: required_radius(1e-6, 5000, 3) - 9e-13, True),  # the issue's hair case
+])
+def test_the_radius_must_reach_beta_star_rounded_up(tmp_path, radius, refused):
+    mech = randomized_response(3, 0.8, ["a", "b", "c"])
+    path = write_mechanism_file(tmp_path / "d.json", mech, guarantee={
+        "notion": "pml", "epsilon": 5.0, "radius": 0.1, "delta": 1e-6, "samples": 5000, "prior": PRIOR})
+    _rewrite(path, lambda c: c["guarantee"].update(radius=radius(radius_for_delta(1e-6, 5000, 3))))
+    if refused:
+        with pytest.raises(MechanismFileError, match=r"guarantee\.radius must be >= β\*\(δ, m, N\)"):
+            verify_mechanism_file(path)
+    else:
+        assert verify_mechanism_file(path).holds
+
+
+def test_the_writer_states_a_margin_over_its_own_bound(tmp_path):
+    """A client's bound may lie an ulp above mechdesign's (benchmarks/bench_client_agreement.py): the written ε and
+    radius clear mechdesign's own bound by one more round_up, so a client that is an ulp off still verifies."""
+    mech = randomized_response(3, 0.8, ["a", "b", "c"])
+    beta = radius_for_delta(1e-6, 5000, 3)
+    raw = capacity(mech, L1Ball(PRIOR, round_up(round_up(beta))))
+    path = write_mechanism_file(tmp_path / "w.json", mech, guarantee={
+        "notion": "pml", "epsilon": raw, "radius": beta, "delta": 1e-6, "samples": 5000, "prior": PRIOR})
+    written = read_mechanism_file(path).guarantee
+    assert written["radius"] == round_up(required_radius(1e-6, 5000, 3))
+    bound = verify_mechanism_file(path).achieved
+    assert written["epsilon"] == round_up(bound)
+    assert math.nextafter(math.nextafter(bound, math.inf), math.inf) < written["epsilon"]  # room for a client's ulps
+
+
+@pytest.mark.parametrize("samples", [5000, 10**7, 10**12])
+def test_the_writer_takes_beta_star_itself_whatever_its_size(tmp_path, samples):
+    """β* from radius_for_delta (what a design uses) is raised, never refused: the rounding adds some 1e-15 in
+    absolute terms, more than a relative 1e-12 of β* ≈ 2e-6 (m = 10^12)."""
+    beta = radius_for_delta(1e-6, samples, 3)
+    path = write_mechanism_file(tmp_path / "b.json", randomized_response(3, 0.8, ["a", "b", "c"]), guarantee={
+        "notion": "pml", "epsilon": 5.0, "radius": beta, "delta": 1e-6, "samples": samples, "prior": PRIOR})
+    assert read_mechanism_file(path).guarantee["radius"] == round_up(required_radius(1e-6, samples, 3))
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 40.0, 700.0])
+def test_the_writer_takes_the_exact_epsilon_of_k_rr_at_any_size(tmp_path, epsilon):
+    """At ε = 700 the rounding's margin alone (some 1e-12) exceeds an absolute 1e-12 of float noise."""
+    rr = randomized_response(2, epsilon, ["a", "b"])
+    path = write_mechanism_file(tmp_path / "k.json", rr, guarantee={"notion": "ldp", "epsilon": epsilon})
+    result = verify_mechanism_file(path)
+    assert result.holds and epsilon < result.epsilon == round_up(result.achieved) <= epsilon + 1e-9
