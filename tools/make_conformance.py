@@ -44,7 +44,7 @@ from mechdesign.deploy.file.column import (  # noqa: E402
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.deploy.file.format import canonical_bytes, pretty_json  # noqa: E402
+from mechdesign.deploy.file.format import MAX_DEPTH, canonical_bytes, pretty_json  # noqa: E402
 from mechdesign.deploy.sampling.sampler import Privatizer  # noqa: E402
 from mechdesign.errors import MechanismFileError  # noqa: E402
 
@@ -419,6 +419,45 @@ def boundary_files(vec: Vectors) -> None:
         vec.expect(name, description)
 
 
+def _nested(depth: int) -> Callable[[dict[str, Any]], None]:
+    """Nest ``provenance.nest`` so that the file's arrays and objects reach ``depth`` (file and provenance: 2)."""
+    def edit(content: dict[str, Any]) -> None:
+        value: Any = []
+        for _ in range(depth - 3):
+            value = [value]
+        content["provenance"]["nest"] = value
+    return edit
+
+
+def hardening_files(vec: Vectors) -> None:
+    """What a careful verifier refuses beyond the schema (issue 38): nesting beyond MAX_DEPTH, a key repeated in an
+    object, a field added to the (unhashed) signature, labels that are one text under Unicode NFC."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # to hash and write the deep files here; readers refuse them before parsing
+    try:
+        for depth, description in ((MAX_DEPTH, "arrays and objects nested exactly the limit deep: read"),
+                                   (MAX_DEPTH + 1, "nested one level beyond the limit (re-hashed)"),
+                                   (2000, "nested 2,000 deep (re-hashed): refused before parsing")):
+            vec.derive(f"depth-{depth}", "ldp-krr-2", _nested(depth))
+            vec.expect(f"depth-{depth}", description)
+    finally:
+        sys.setrecursionlimit(limit)
+    text = vec.path("pml-4").read_text(encoding="utf-8")
+    stated = re.search(r'"epsilon": ([^,]+),', text)
+    assert stated is not None
+    vec.raw("duplicate-key", text.replace(stated.group(0), f'"epsilon": 9.0, {stated.group(0)}', 1).encode("utf-8"))
+    vec.expect("duplicate-key", "guarantee.epsilon given twice (the hash covers the last copy, which holds)")
+    text = vec.path("ldp-krr-2").read_text(encoding="utf-8")
+    vec.raw("duplicate-top-key", text.replace('"inputs":', '"inputs": ["yes", "no"], "inputs":', 1).encode("utf-8"))
+    vec.expect("duplicate-top-key", "inputs given twice, the first copy swapped (the hash covers the last copy)")
+    vec.derive("signature-extra-field", "ldp-krr-2-signed", _set(["signature", "trusted"], True), rehash=False)
+    vec.expect("signature-extra-field", "a field added to the signature, checked against the signer's key",
+               public_key="signer")
+    vec.expect("signature-extra-field", "a field added to the signature, no key given")
+    vec.derive("labels-nfc", "ldp-krr-2", _set(["inputs"], ["caf\u00e9", "cafe\u0301"]))
+    vec.expect("labels-nfc", "inputs 'café' (NFC, one code point) and 'café' (NFD, e + U+0301): one text, two labels")
+
+
 def record_file(vec: Vectors) -> None:
     """A product and an attribute-sampled record file (issue 20): mechdesign reads them with read_record_file; the
     single-column loader and clients refuse them in one line naming the field."""
@@ -494,6 +533,7 @@ def write_vectors(folder: Path) -> None:
     valid_files(vec)
     tampered_files(vec)
     boundary_files(vec)
+    hardening_files(vec)
     (folder / "keys").mkdir()
     keys = {}
     for name in KEY_SEEDS:

@@ -5,12 +5,13 @@
  * Glossary (as in mechdesign): `epsilon` in nats, `delta`, `radius` (ℓ1 distance, 0..2), `prior`, `samples` (m),
  * `matrix[x][y] = P(y | x)` (rows sum to 1).
  */
-export { CanonicalError, canonicalize, scanNumbers } from "./canonical.js";
+export { CanonicalError, canonicalize, nestingDepth, scanNumbers } from "./canonical.js";
+export type { NumberScan } from "./canonical.js";
 export { MechanismFileError } from "./errors.js";
 export { capacity, ldpEpsilon, minLinear, radiusForDelta } from "./leakage.js";
 export {
-  FORMAT_NAME, FORMAT_VERSION, STOCHASTIC_ATOL, achievedEpsilon, canonicalBytes, loadMechanismFile, renormalise,
-  requiredRadius, roundUp, verifyMechanismFile,
+  FORMAT_NAME, FORMAT_VERSION, MAX_DEPTH, STOCHASTIC_ATOL, achievedEpsilon, canonicalBytes, loadMechanismFile,
+  renormalise, requiredRadius, roundUp, verifyMechanismFile,
 } from "./mechfile.js";
 export type { Guarantee, LoadOptions, MechanismFile, Signature } from "./mechfile.js";
 export { fsum, pairwiseSum } from "./numeric.js";

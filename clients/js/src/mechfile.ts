@@ -1,12 +1,13 @@
 /**
  * Loading a mechanism file (format version 2) and checking everything mechdesign's loader checks, in the same
  * order and with the same field and rule in each refusal (mechdesign/deploy/file/column.py; docs/client_spec.rst):
- * the first non-blank byte, UTF-8, JSON, the keys of the JSON Schema (mechdesign/deploy/file/mechanism.schema.json,
- * embedded at build time), the format name and version, the sha256 of the RFC 8785 canonical content, labels,
- * row-stochasticity, the guarantee's fields, the radius against β*(δ, m, N), the optional blocks, the Ed25519
- * signature against a given key, and finally the guarantee recomputed from the matrix.
+ * the first non-blank byte, UTF-8, the nesting depth, JSON without repeated keys, the keys of the
+ * JSON Schema (mechdesign/deploy/file/mechanism.schema.json, embedded at build time), the format name and version,
+ * the sha256 of the RFC 8785 canonical content, labels, row-stochasticity, the guarantee's fields, the radius
+ * against β*(δ, m, N), the optional blocks, the Ed25519 signature against a given key, and finally the guarantee
+ * recomputed from the matrix.
  */
-import { CanonicalError, canonicalize, scanNumbers } from "./canonical.js";
+import { CanonicalError, type NumberScan, canonicalize, nestingDepth, scanNumbers } from "./canonical.js";
 import { MechanismFileError } from "./errors.js";
 import { capacity, ldpEpsilon, radiusForDelta } from "./leakage.js";
 import { fsum, pairwiseSum } from "./numeric.js";
@@ -28,10 +29,13 @@ const GUARANTEE_KEYS: readonly string[] = SCHEMA.properties.guarantee.required;
 const NOTIONS: readonly string[] = SCHEMA.properties.guarantee.properties.notion.enum;
 const SIGNATURE_ALGORITHM: string = SCHEMA.properties.signature.properties.algorithm.const;
 const OPTIONAL_BLOCKS = ["utility", "baselines", "certificate", "signature"];
+const SIGNATURE_KEYS: readonly string[] = SCHEMA.properties.signature.required;
 const UNHASHED = new Set(["sha256", "signature"]);
 
 /** |row sum − 1| allowed in a file, as in mechdesign. */
 export const STOCHASTIC_ATOL = 1e-9;
+/** Arrays and objects nested deeper are refused before parsing (a file needs 3; Python's json fails near 1000). */
+export const MAX_DEPTH = 256;
 /**
  * A recomputed ε or β* is raised to an upper bound before it is compared, as mechdesign rounds every guarantee it
  * reports (`round_up` in mechdesign/_numerics.py): v + (|v| + 1)·12·2^-52, some 24 units of roundoff. The float
@@ -120,6 +124,16 @@ function labels(field: string, value: unknown): string[] {
     throw fail(field, "be a non-empty array of strings", value);
   }
   if (new Set(value).size !== value.length) throw fail(field, "hold distinct labels", value);
+  // "café" as one code point or as e + U+0301 looks the same everywhere: one visible value, two labels.
+  const seen = new Map<string, string>();
+  for (const label of value as string[]) {
+    const twin = seen.get(label.normalize("NFC")) ?? label;
+    if (twin !== label) {
+      throw fail(field, "hold labels distinct under Unicode NFC normalisation", value,
+        `${JSON.stringify(twin)} and ${JSON.stringify(label)} are the same text`);
+    }
+    seen.set(label.normalize("NFC"), label);
+  }
   return value as string[];
 }
 
@@ -136,7 +150,7 @@ function stochastic(field: string, row: number[]): void {
   }
 }
 
-function parse(bytes: Uint8Array): { content: Json; text: string } {
+function parse(bytes: Uint8Array): { content: Json; scan: NumberScan } {
   let start = 0;
   while (start < bytes.length && [0x20, 0x09, 0x0d, 0x0a, 0xef, 0xbb, 0xbf].includes(bytes[start])) start++;
   if (start < bytes.length && bytes[start] !== 0x7b) {
@@ -148,16 +162,26 @@ function parse(bytes: Uint8Array): { content: Json; text: string } {
   } catch {
     throw new MechanismFileError(null, "be UTF-8 text");
   }
+  // Before parsing: a parser's own depth limit depends on its stack, and this rule is the same in every language.
+  const depth = nestingDepth(text);
+  if (depth > MAX_DEPTH) {
+    throw new MechanismFileError(null, `be JSON nested at most ${MAX_DEPTH} deep`, `arrays and objects nest ${depth} deep`);
+  }
   let content: unknown;
   try {
     content = JSON.parse(text);
   } catch (error) {
     throw new MechanismFileError(null, "be valid JSON", String((error as Error).message).slice(0, 80));
   }
+  const scan = scanNumbers(text);
+  if (scan.repeatedKey !== null) {
+    throw new MechanismFileError(null, "be JSON whose objects have distinct keys",
+      `${JSON.stringify(scan.repeatedKey)} is repeated in an object; parsers differ on which copy counts`);
+  }
   if (!isObject(content)) {
     throw new MechanismFileError(null, "hold one JSON object", Array.isArray(content) ? "got an array" : typeof content);
   }
-  return { content, text };
+  return { content, scan };
 }
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
@@ -212,7 +236,7 @@ function checkRadius(guarantee: Guarantee, size: number): void {
  */
 export async function verifyMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const { content, text } = parse(bytes);
+  const { content, scan } = parse(bytes);
   const record = RECORD_KEYS.find((k) => k in content);
   if (record !== undefined) {
     throw fail(record, "be absent: record files are not supported by this client", (content as Json)[record],
@@ -236,7 +260,6 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
   if (typeof digest !== "string" || !/^[0-9a-f]{64}$/.test(digest)) {
     throw fail("sha256", "be 64 lowercase hex digits", digest);
   }
-  const scan = scanNumbers(text);
   let canonical: Uint8Array;
   try {
     if ([...scan.unsafeKeys].some((k) => !UNHASHED.has(k))) {
@@ -283,6 +306,10 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
   const guarantee = g as unknown as Guarantee;
   checkRadius(guarantee, inputs.length);
   for (const name of OPTIONAL_BLOCKS) object(name, content[name], true);
+  // The signature is outside the hash: a field added to it would travel with a signed file unnoticed.
+  if (isObject(content.signature) && Object.keys(content.signature).sort().join() !== [...SIGNATURE_KEYS].sort().join()) {
+    throw fail("signature", `have exactly the keys ${pyList(SIGNATURE_KEYS)}`, Object.keys(content.signature).sort());
+  }
   object("provenance", content.provenance);
   const signature = (content.signature ?? null) as Signature | null;
   if (options.publicKey !== undefined) {

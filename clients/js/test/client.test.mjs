@@ -2,11 +2,14 @@
 // the sampler fits its distribution, randomness comes from crypto.getRandomValues, and the command's exit codes.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import {
-  QUANT_SCALE, Sampler, fsum, loadMechanismFile, pairwiseSum, quantise, radiusForDelta, requiredRadius, roundUp,
+  MAX_DEPTH, MechanismFileError, QUANT_SCALE, Sampler, fsum, loadMechanismFile, nestingDepth, pairwiseSum, quantise,
+  radiusForDelta, requiredRadius, roundUp, verifyMechanismFile,
 } from "../dist/index.js";
 
 const root = new URL("../../../", import.meta.url);
@@ -172,4 +175,21 @@ test("a stated ε 5e-13 below the achieved ε is neither verified nor privatized
   const radius = run(["verify", vectorPath("radius-hair-below")]);
   assert.equal(radius.status, 2);
   assert.match(oneLine(radius), /guarantee\.radius must be >= β\*\(δ, m, N\)/);
+});
+
+test("nesting: the limit is counted outside strings, and 200,000 levels are refused in one line naming the file", async () => {
+  assert.equal(MAX_DEPTH, 256);
+  assert.equal(nestingDepth('{"a":[[1]],"b":"[[[[\\"[["}'), 3);
+  assert.equal(nestingDepth("[".repeat(300)), 300);
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const deep = join(folder, "deep.json");
+  writeFileSync(deep, `${'{"a":'.repeat(200_000)}1${"}".repeat(200_000)}`);
+  const result = run(["verify", deep]);
+  assert.equal(result.status, 2);
+  assert.ok(oneLine(result).includes(`${deep}: must be JSON nested at most 256 deep`), result.stderr);
+  await assert.rejects(verifyMechanismFile(readFileSync(deep)), (error) => {
+    assert.ok(error instanceof MechanismFileError);
+    assert.equal(error.rule, "be JSON nested at most 256 deep");
+    return true;
+  });
 });

@@ -78,6 +78,7 @@ from mechdesign.deploy.file.format import (
     canonical_bytes,
     check_format_and_digest,
     check_radius,
+    check_signature_keys,
     json_block,
     parse_file,
     pretty_json,
@@ -227,8 +228,8 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         If ``guarantee`` has unknown keys or invalid values (notion, ε, δ, radius, a prior of the wrong
         length, samples), or lacks ``prior``/``radius`` for "pml".
     MechanismFileError
-        If ``delta`` is given for "pml" without ``samples``, or the radius is below β*(δ, m, N): the file
-        would be refused on reading.
+        If ``delta`` is given for "pml" without ``samples``, the radius is below β*(δ, m, N), or two labels are
+        the same text under Unicode NFC normalisation: the file would be refused on reading.
     CertificateError
         If the matrix does not achieve the stated ε. A stated ε missed by float noise only (at most
         :data:`GUARANTEE_SLACK`) is written as the achieved ε rounded up, and a radius at most
@@ -247,8 +248,10 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
-    stated = _round_toward_privacy(FileChecker(Path(path)), mechanism, _normalize_guarantee(guarantee,
-                                                                                         mechanism.shape[0]))
+    check = FileChecker(Path(path))
+    check.labels("inputs", list(mechanism.inputs))  # never write a file that would be refused
+    check.labels("outputs", list(mechanism.outputs))
+    stated = _round_toward_privacy(check, mechanism, _normalize_guarantee(guarantee, mechanism.shape[0]))
     content: dict[str, Any] = {
         "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
         "inputs": list(mechanism.inputs),
@@ -348,6 +351,7 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     check_radius(check, guarantee, len(inputs))
     for name in _OPTIONAL_BLOCKS:
         check.object(name, content.get(name), nullable=True)
+    check_signature_keys(check, content.get("signature"))
     check.object("provenance", content["provenance"])
     mechanism = Mechanism.from_matrix(matrix, inputs, outputs)
     loaded = MechanismFile(mechanism, dict(guarantee), content.get("utility"), content.get("baselines"),

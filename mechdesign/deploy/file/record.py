@@ -48,6 +48,7 @@ from mechdesign.deploy.file.format import (
     canonical_bytes,
     check_format_and_digest,
     check_radius,
+    check_signature_keys,
     parse_file,
 )
 from mechdesign.errors import MechanismFileError
@@ -327,6 +328,7 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
         mechanism = _matrix(check, "", content, joint_labels(prior.alphabets))
     for name in _OPTIONAL:
         check.object(name, content.get(name), nullable=True)
+    check_signature_keys(check, content.get("signature"))
     check.object("provenance", content["provenance"])
     if public_key is not None:
         from mechdesign.deploy.file.keys import check_signature

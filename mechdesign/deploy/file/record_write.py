@@ -88,7 +88,8 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
         Unless exactly one of ``factors`` and ``mechanism`` is given with inputs matching the alphabets, or
         if ε, δ, the radius or ``sampling`` (without ``factors``, or not d probabilities) is invalid.
     MechanismFileError
-        If the radius is below β*(δ, m, N).
+        If the radius is below β*(δ, m, N), or two labels (attributes, letters of an alphabet, outputs) are the
+        same text under Unicode NFC normalisation: the file would be refused on reading.
     CertificateError
         If the design does not achieve the stated record-level ε.
     """
@@ -120,6 +121,12 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
             if "" in mech.outputs:
                 raise v.fail(f"{name}.outputs", "not hold the empty string (it marks an unreported attribute)",
                              list(mech.outputs)[:6])
+    check = FileChecker(Path(path))  # labels the reader would refuse are refused before anything is computed
+    check.labels("attributes", list(prior.attributes))
+    for i, alphabet in enumerate(prior.alphabets):
+        check.labels(f"alphabets[{i}]", list(alphabet))
+    for name, mech, _ in wanted:
+        check.labels("outputs" if name == "mechanism" else f"{name}.outputs", list(mech.outputs))
     stated = v.epsilon(epsilon, "epsilon")
     beta = v.radius(radius)
     d = None if delta is None else v.delta(delta)
@@ -130,7 +137,7 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
             beta = written
     guarantee = {"notion": "pml", "level": "record", "epsilon": stated, "delta": d, "radius": beta,
                  "prior": _prior_block(prior), "samples": prior.samples}
-    check_radius(FileChecker(Path(path)), guarantee, prior.size)
+    check_radius(check, guarantee, prior.size)
     # Judge the claim on the matrices exactly as the reader rebuilds them from the written floats.
     back = tuple(Mechanism.from_matrix(m.matrix, m.inputs, m.outputs) for m in mechs)
     joint = None if mechanism is None else Mechanism.from_matrix(mechanism.matrix, mechanism.inputs,

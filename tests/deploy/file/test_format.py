@@ -1,7 +1,7 @@
-"""The rules of the verdict that mechdesign and its clients share (issue 38, item 1).
+"""The rules of the text and of the verdict that mechdesign and its clients share (issue 38, items 1, 2 and 15).
 
 The same cases are conformance vectors (tools/make_conformance.py), which the TypeScript client's tests read; here
-the library's side, the writer's and the edges a vector cannot carry.
+the library's side, the writer's and the edges a vector cannot carry (the writer's refusals).
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import pytest
 from mechdesign._numerics import round_up
 from mechdesign.core.estimation import radius_for_delta, required_radius
 from mechdesign.core.leakage import capacity
+from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.file.column import read_mechanism_file, verify_mechanism_file, write_mechanism_file
-from mechdesign.deploy.file.format import canonical_bytes
+from mechdesign.deploy.file.format import MAX_DEPTH, canonical_bytes, nesting_depth
+from mechdesign.deploy.file.signature import sign_mechanism_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import MechanismFileError
 
@@ -81,6 +83,85 @@ def test_the_writer_states_a_margin_over_its_own_bound(tmp_path):
     bound = verify_mechanism_file(path).achieved
     assert written["epsilon"] == round_up(bound)
     assert math.nextafter(math.nextafter(bound, math.inf), math.inf) < written["epsilon"]  # room for a client's ulps
+
+
+# --- item 2: nesting depth --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "depth"), [
+    (b'{"a": [[1]]}', 3),
+    (b'{"a": "[[[[\\"[[", "b": {}}', 2),  # brackets and escaped quotes inside strings do not count
+    (b'{"a": "[[[\\', 1),                  # an unterminated string runs to the end, as a left-to-right scan reads it
+    (b"[" * 300_000, 300_000),
+    (b"[]" * 1000, 1),
+    (b"", 0),
+])
+def test_nesting_depth_counts_brackets_outside_strings(text, depth):
+    assert nesting_depth(text) == depth
+
+
+@pytest.mark.parametrize(("depth", "refused"), [(MAX_DEPTH, False), (MAX_DEPTH + 1, True), (200_000, True)])
+def test_nesting_beyond_the_limit_is_refused_before_parsing(tmp_path, depth, refused):
+    path = write_mechanism_file(tmp_path / "k.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    text = path.read_text(encoding="utf-8")
+    # provenance.nest: the file and provenance are 2 levels, the arrays the rest (hash not updated: refused first).
+    path.write_text(text.replace('"provenance": {', '"provenance": {"nest": ' + "[" * (depth - 2) + "]" * (depth - 2)
+                                 + ", ", 1), encoding="utf-8")
+    if refused:
+        with pytest.raises(MechanismFileError, match=rf"must be JSON nested at most {MAX_DEPTH} deep") as info:
+            verify_mechanism_file(path)
+        assert "\n" not in str(info.value)
+    else:
+        with pytest.raises(MechanismFileError, match="sha256 must match"):  # parsed: the next rule applies
+            verify_mechanism_file(path)
+
+
+# --- item 15: repeated keys, the signature's keys, labels equal under NFC ----------------------------------------
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('"epsilon": 2.0', '"epsilon": 9.0, "epsilon": 2.0'),     # the hash covers the last copy: it would hold
+    ('"inputs":', '"inputs": ["b", "a"], "inputs":'),
+])
+def test_a_key_repeated_in_an_object_is_refused(tmp_path, old, new):
+    path = write_mechanism_file(tmp_path / "k.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(MechanismFileError, match="must be JSON whose objects have distinct keys"):
+        verify_mechanism_file(path)
+
+
+def test_a_field_added_to_the_signature_is_refused_with_or_without_a_key(tmp_path):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    path = write_mechanism_file(tmp_path / "s.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    sign_mechanism_file(path, key)
+    assert verify_mechanism_file(path, public_key=key.public_key()).holds
+    content = json.loads(path.read_text(encoding="utf-8"))
+    content["signature"]["trusted"] = True  # outside the hash: the signature stays valid
+    path.write_text(json.dumps(content), encoding="utf-8")
+    for public_key in (key.public_key(), None):
+        with pytest.raises(MechanismFileError, match=r"signature must have exactly the keys \['algorithm', "
+                                                     r"'public_key', 'value'\]"):
+            verify_mechanism_file(path, public_key=public_key)
+
+
+def test_labels_equal_under_nfc_are_refused_by_the_reader_and_never_written(tmp_path):
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    assert nfc != nfd
+    path = write_mechanism_file(tmp_path / "k.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    _rewrite(path, lambda c: c.update(inputs=[nfc, nfd]))
+    with pytest.raises(MechanismFileError, match="inputs must hold labels distinct under Unicode NFC normalisation"):
+        verify_mechanism_file(path)
+    mech = Mechanism.from_matrix([[0.75, 0.25], [0.25, 0.75]], [nfc, nfd], ["x", "y"])
+    with pytest.raises(MechanismFileError, match="inputs must hold labels distinct under Unicode NFC"):
+        write_mechanism_file(tmp_path / "never.json", mech, guarantee={"notion": "ldp", "epsilon": 2.0})
+    assert not (tmp_path / "never.json").exists()
+    outputs = Mechanism.from_matrix([[0.75, 0.25], [0.25, 0.75]], ["x", "y"], [nfd, nfc])
+    with pytest.raises(MechanismFileError, match="outputs must hold labels distinct under Unicode NFC"):
+        write_mechanism_file(tmp_path / "never.json", outputs, guarantee={"notion": "ldp", "epsilon": 2.0})
 
 
 @pytest.mark.parametrize("samples", [5000, 10**7, 10**12])
