@@ -6,15 +6,22 @@
  *
  * `mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature]` — values one per line on stdin,
  * privatized labels one per line on stdout, streamed; a value that is not an input label stops it with exit 2.
+ *
+ * Files are read as mechdesign reads them: at most MECHDESIGN_MAX_FILE_MB (64 MiB), incrementally, so that a
+ * device or a pipe is refused at the cap without holding more than the cap and one chunk.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { MechanismFileError } from "./errors.js";
-import { type MechanismFile, loadMechanismFile, verifyMechanismFile } from "./mechfile.js";
+import {
+  MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
+} from "./mechfile.js";
 import { Privatizer } from "./privatizer.js";
 
 const USAGE = `usage: mechdesign-js verify FILE [--public-key PUB.pem] [--json]
        mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] < values > privatized`;
 const REQUIRE = "MECHDESIGN_REQUIRE_SIGNATURE";
+const PEM_LIMIT = 2 ** 16; // an Ed25519 PEM is ~120 bytes: anything near this is not a key (as mechdesign)
+const CHUNK = 2 ** 20;
 
 class UsageError extends Error {}
 
@@ -53,6 +60,40 @@ function parseArguments(argv: string[]): Arguments {
   return out;
 }
 
+/**
+ * The bytes of `path`, refusing more than `limit` in one line (mechdesign's `read_bounded`): a regular file by its
+ * size before anything is read, a device or a pipe after at most the limit and one chunk; with `jsonObject`, a
+ * first non-blank byte other than `{` at once (`/dev/zero` is not read to its cap).
+ */
+function readBounded(path: string, name: string, limit: number, jsonObject: boolean): Buffer {
+  const fd = openSync(path, "r");
+  try {
+    const tooBig = (detail: string) => new MechanismFileError(name, `be at most ${formatMiB(limit)} MiB`,
+      `${detail}; set ${MAX_FILE_VARIABLE} to allow more`, path);
+    const size = fstatSync(fd).size;
+    if (size > limit) throw tooBig(`${size.toLocaleString("en-US")} bytes`);
+    const parts: Buffer[] = [];
+    const chunk = Buffer.allocUnsafe(CHUNK);
+    let held = 0;
+    for (;;) {
+      const count = readSync(fd, chunk, 0, CHUNK, null);
+      if (count === 0) break;
+      if (jsonObject && held === 0) {
+        const first = chunk.subarray(0, count).find((b) => ![0x20, 0x09, 0x0d, 0x0a, 0xef, 0xbb, 0xbf].includes(b));
+        if (first !== undefined && first !== 0x7b) {
+          throw new MechanismFileError(name, "be a JSON object", `it starts with ${JSON.stringify(String.fromCharCode(first))}`, path);
+        }
+      }
+      parts.push(Buffer.from(chunk.subarray(0, count)));
+      held += count;
+      if (held > limit) throw tooBig(`more than ${limit.toLocaleString("en-US")} bytes`);
+    }
+    return Buffer.concat(parts, held);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function notice(path: string, file: MechanismFile): string | null {
   if (file.signatureChecked) return null;
   return file.signature === null
@@ -61,7 +102,7 @@ function notice(path: string, file: MechanismFile): string | null {
 }
 
 async function verify(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
-  const file = await verifyMechanismFile(data, { publicKey });
+  const file = await verifyMechanismFile(data, { publicKey, maxBytes: Infinity });
   const g = file.guarantee;
   if (args.json) {
     console.log(JSON.stringify({ file: args.file, notion: g.notion, epsilon: g.epsilon, achieved: file.achieved,
@@ -80,7 +121,7 @@ async function verify(args: Arguments, data: Buffer, publicKey?: string): Promis
 }
 
 async function privatize(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
-  const file = await loadMechanismFile(data, { publicKey });
+  const file = await loadMechanismFile(data, { publicKey, maxBytes: Infinity });
   const privatizer = new Privatizer(file);
   const message = notice(args.file, file);
   if (message) console.error(message);
@@ -106,8 +147,11 @@ async function privatize(args: Arguments, data: Buffer, publicKey?: string): Pro
 async function main(argv: string[]): Promise<number> {
   try {
     const args = parseArguments(argv);
-    const data = readFileSync(args.file);
-    const publicKey = args.publicKey === undefined ? undefined : readFileSync(args.publicKey, "utf8");
+    // The cap is applied while reading (maxFileBytes names the variable if it is malformed); the library's
+    // own check is then moot.
+    const data = readBounded(args.file, "mechanism file", maxFileBytes(), true);
+    const publicKey = args.publicKey === undefined ? undefined
+      : readBounded(args.publicKey, "key", PEM_LIMIT, false).toString("utf8");
     return args.verb === "verify" ? await verify(args, data, publicKey) : await privatize(args, data, publicKey);
   } catch (error) {
     const path = argv[1] ?? "";

@@ -10,8 +10,9 @@ export type { NumberScan } from "./canonical.js";
 export { MechanismFileError } from "./errors.js";
 export { capacity, ldpEpsilon, minLinear, radiusForDelta } from "./leakage.js";
 export {
-  FORMAT_NAME, FORMAT_VERSION, MAX_DEPTH, STOCHASTIC_ATOL, achievedEpsilon, canonicalBytes, loadMechanismFile,
-  renormalise, requiredRadius, roundUp, verifyMechanismFile,
+  FORMAT_NAME, FORMAT_VERSION, MAX_DEPTH, MAX_FILE_BYTES, MAX_FILE_VARIABLE, STOCHASTIC_ATOL,
+  achievedEpsilon, canonicalBytes, formatMiB, loadMechanismFile, maxFileBytes, renormalise, requiredRadius, roundUp,
+  verifyMechanismFile,
 } from "./mechfile.js";
 export type { Guarantee, LoadOptions, MechanismFile, Signature } from "./mechfile.js";
 export { fsum, pairwiseSum } from "./numeric.js";

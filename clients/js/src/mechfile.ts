@@ -1,7 +1,7 @@
 /**
  * Loading a mechanism file (format version 2) and checking everything mechdesign's loader checks, in the same
  * order and with the same field and rule in each refusal (mechdesign/deploy/file/column.py; docs/client_spec.rst):
- * the first non-blank byte, UTF-8, the nesting depth, JSON without repeated keys, the keys of the
+ * the size cap, the first non-blank byte, UTF-8, the nesting depth, JSON without repeated keys, the keys of the
  * JSON Schema (mechdesign/deploy/file/mechanism.schema.json, embedded at build time), the format name and version,
  * the sha256 of the RFC 8785 canonical content, labels, row-stochasticity, the guarantee's fields, the radius
  * against β*(δ, m, N), the optional blocks, the Ed25519 signature against a given key, and finally the guarantee
@@ -36,6 +36,10 @@ const UNHASHED = new Set(["sha256", "signature"]);
 export const STOCHASTIC_ATOL = 1e-9;
 /** Arrays and objects nested deeper are refused before parsing (a file needs 3; Python's json fails near 1000). */
 export const MAX_DEPTH = 256;
+/** The default cap on a file's size, 64 MiB, as mechdesign's (raised with MECHDESIGN_MAX_FILE_MB in Node). */
+export const MAX_FILE_BYTES = 64 * 2 ** 20;
+/** The environment variable that sets the cap, in MiB, in both languages. */
+export const MAX_FILE_VARIABLE = "MECHDESIGN_MAX_FILE_MB";
 /**
  * A recomputed ε or β* is raised to an upper bound before it is compared, as mechdesign rounds every guarantee it
  * reports (`round_up` in mechdesign/_numerics.py): v + (|v| + 1)·12·2^-52, some 24 units of roundoff. The float
@@ -52,6 +56,30 @@ export function roundUp(value: number): number {
 /** The least radius a file with δ and m may state: min(roundUp(β*(δ, m, N)), 2) ([E] eq. 37); 0 for N = 1. */
 export function requiredRadius(delta: number, samples: number, size: number): number {
   return size >= 2 ? Math.min(roundUp(radiusForDelta(delta, samples, size)), 2.0) : 0.0;
+}
+
+const DECIMAL = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
+
+/**
+ * The size cap in bytes: `MECHDESIGN_MAX_FILE_MB` (a positive decimal number of MiB) where an environment exists
+ * (Node), else 64 MiB — mechdesign's `max_file_bytes`, with the same rule for the variable.
+ * @throws RangeError naming the variable if it is set to anything else
+ */
+export function maxFileBytes(): number {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const text = env?.[MAX_FILE_VARIABLE];
+  if (text === undefined) return MAX_FILE_BYTES;
+  const value = DECIMAL.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`${MAX_FILE_VARIABLE} must be a positive number of MiB, got ${MAX_FILE_VARIABLE}=` +
+      JSON.stringify(text));
+  }
+  return Math.floor(value * 2 ** 20);
+}
+
+/** A number as Python's `format(x, "g")` writes the sizes in mechdesign's messages (six significant digits). */
+export function formatMiB(bytes: number): string {
+  return String(Number((bytes / 2 ** 20).toPrecision(6)));
 }
 
 export interface Guarantee {
@@ -92,6 +120,8 @@ export interface MechanismFile {
 export interface LoadOptions {
   /** The Ed25519 key that must have signed the file. */
   publicKey?: PublicKeyInput;
+  /** Refuse files larger than this many bytes (default {@link maxFileBytes}: 64 MiB or MECHDESIGN_MAX_FILE_MB). */
+  maxBytes?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -150,7 +180,11 @@ function stochastic(field: string, row: number[]): void {
   }
 }
 
-function parse(bytes: Uint8Array): { content: Json; scan: NumberScan } {
+function parse(bytes: Uint8Array, maxBytes: number): { content: Json; scan: NumberScan } {
+  if (bytes.length > maxBytes) {
+    throw fail("mechanism file", `be at most ${formatMiB(maxBytes)} MiB`, "(file)",
+      `${bytes.length.toLocaleString("en-US")} bytes; set ${MAX_FILE_VARIABLE} to allow more`);
+  }
   let start = 0;
   while (start < bytes.length && [0x20, 0x09, 0x0d, 0x0a, 0xef, 0xbb, 0xbf].includes(bytes[start])) start++;
   if (start < bytes.length && bytes[start] !== 0x7b) {
@@ -204,7 +238,8 @@ export function renormalise(matrix: number[][]): number[][] {
   });
 }
 
-/** The ε a (renormalised) matrix achieves under the guarantee's notion. */
+/** An upper bound on the ε a (renormalised) matrix achieves under the guarantee's notion: the value rounded up
+ * ({@link roundUp}) that a verifier compares with the stated ε. */
 export function achievedEpsilon(matrix: number[][], guarantee: Guarantee): number {
   if (matrix.every((row) => row.every((x, y) => x === matrix[0][y]))) return 0; // Y independent of X
   if (guarantee.notion === "ldp") return roundUp(ldpEpsilon(matrix));
@@ -232,11 +267,11 @@ function checkRadius(guarantee: Guarantee, size: number): void {
  * `holds: false` (as `mechdesign verify`), every other defect throws a {@link MechanismFileError}.
  *
  * @param data the file's bytes (or its text)
- * @param options `publicKey`: the Ed25519 key that must have signed the file
+ * @param options `publicKey`: the Ed25519 key that must have signed the file; `maxBytes`: the size cap
  */
 export async function verifyMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const { content, scan } = parse(bytes);
+  const { content, scan } = parse(bytes, options.maxBytes ?? maxFileBytes());
   const record = RECORD_KEYS.find((k) => k in content);
   if (record !== undefined) {
     throw fail(record, "be absent: record files are not supported by this client", (content as Json)[record],

@@ -193,3 +193,27 @@ test("nesting: the limit is counted outside strings, and 200,000 levels are refu
     return true;
   });
 });
+
+test("reads are capped at 64 MiB (MECHDESIGN_MAX_FILE_MB), incrementally: a 65 MiB padded valid file, /dev/zero, an endless pipe", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const padded = join(folder, "padded.json");
+  const bytes = Buffer.concat([readFileSync(vectorPath("pml-16")), Buffer.alloc(65 * 2 ** 20, 0x20)]);
+  writeFileSync(padded, bytes); // whitespace: the same canonical content, a valid file that holds
+  const refused = run(["verify", padded]);
+  assert.equal(refused.status, 2);
+  assert.match(oneLine(refused), /mechanism file must be at most 64 MiB \(68,\d{3},\d{3} bytes; set MECHDESIGN_MAX_FILE_MB/);
+  assert.equal(run(["verify", padded], { env: { ...process.env, MECHDESIGN_MAX_FILE_MB: "66" } }).status, 0);
+  assert.equal(run(["verify", padded], { env: { ...process.env, MECHDESIGN_MAX_FILE_MB: "1_0" } }).status, 2);
+  await assert.rejects(verifyMechanismFile(bytes), /must be at most 64 MiB/);
+  assert.ok((await verifyMechanismFile(bytes, { maxBytes: 66 * 2 ** 20 })).holds);
+  const started = Date.now();
+  const zero = run(["verify", "/dev/zero"]);
+  assert.equal(zero.status, 2);
+  assert.match(oneLine(zero), /mechanism file must be a JSON object/);
+  // "{" then spaces without end: refused once past the cap (1 MiB here), never buffered further (else no end).
+  const endless = spawnSync("sh", ["-c", `{ printf '{'; yes ' '; } | "${process.execPath}" "${cli}" verify /dev/stdin`],
+    { encoding: "utf8", env: { ...process.env, MECHDESIGN_MAX_FILE_MB: "1" }, timeout: 30_000 });
+  assert.equal(endless.status, 2, endless.stderr);
+  assert.match(oneLine(endless), /must be at most 1 MiB \(more than 1,048,576 bytes/);
+  assert.ok(Date.now() - started < 20_000);
+});

@@ -1,7 +1,7 @@
-"""The rules of the text and of the verdict that mechdesign and its clients share (issue 38, items 1, 2 and 15).
+"""The rules of the text and of the verdict that mechdesign and its clients share (issue 38, items 1–3 and 15).
 
 The same cases are conformance vectors (tools/make_conformance.py), which the TypeScript client's tests read; here
-the library's side, the writer's and the edges a vector cannot carry (the writer's refusals).
+the library's side, the writer's and the edges a vector cannot carry (a 65 MiB file, the writer's refusals).
 """
 
 from __future__ import annotations
@@ -114,6 +114,29 @@ def test_nesting_beyond_the_limit_is_refused_before_parsing(tmp_path, depth, ref
     else:
         with pytest.raises(MechanismFileError, match="sha256 must match"):  # parsed: the next rule applies
             verify_mechanism_file(path)
+
+
+# --- item 3: the size cap, the same in both languages ------------------------------------------------------------
+
+def test_a_65_mib_valid_file_is_refused_unless_the_cap_is_raised(tmp_path, monkeypatch, cli):
+    path = write_mechanism_file(tmp_path / "big.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    with path.open("ab") as handle:  # whitespace: the same canonical content, a file that holds
+        handle.write(b" " * (65 << 20))
+    refused = cli("verify", str(path))
+    assert refused.returncode == 2 and "mechanism file must be at most 64 MiB" in refused.stderr
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", "66")
+    assert cli("verify", str(path)).returncode == 0
+
+
+@pytest.mark.parametrize("value", ["1_0", "inf", "0x10", "", "-1", "٦٦"])
+def test_the_cap_variable_is_a_plain_positive_decimal(tmp_path, monkeypatch, cli, value):
+    """As the client reads it: Python's float() alone would take "1_0" and Arabic-Indic digits."""
+    path = write_mechanism_file(tmp_path / "k.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", value)
+    result = cli("verify", str(path))
+    assert result.returncode == 2 and "MECHDESIGN_MAX_FILE_MB must be a positive number of MiB" in result.stderr
 
 
 # --- item 15: repeated keys, the signature's keys, labels equal under NFC ----------------------------------------
