@@ -1,8 +1,8 @@
 // Unit tests of the client beyond the shared vectors: the schema is the one file, sums and quantisation are exact,
 // the sampler fits its distribution, randomness comes from crypto.getRandomValues, and the command's exit codes.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -216,4 +216,58 @@ test("reads are capped at 64 MiB (MECHDESIGN_MAX_FILE_MB), incrementally: a 65 M
   assert.equal(endless.status, 2, endless.stderr);
   assert.match(oneLine(endless), /must be at most 1 MiB \(more than 1,048,576 bytes/);
   assert.ok(Date.now() - started < 20_000);
+});
+
+test("privatize --out writes all or nothing: 100,000 values then an unknown one leave no file and no temporary file", () => {
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const out = join(folder, "private.txt");
+  const path = vectorPath("ldp-krr-16");
+  const values = Array.from({ length: 100_000 }, (_, i) => `x${i % 16}`);
+  const failed = run(["privatize", path, "--out", out], { input: `${values.join("\n")}\nnope\n` });
+  assert.equal(failed.status, 2);
+  assert.match(oneLine(failed), /got value="nope"/);
+  assert.equal(failed.stdout, "");
+  assert.deepEqual(readdirSync(folder), []);
+  // The same input on stdout streams: labels reach stdout before the unknown value stops the run.
+  const streamed = run(["privatize", path], { input: `${values.join("\n")}\nnope\n`, maxBuffer: 2 ** 24 });
+  assert.equal(streamed.status, 2);
+  assert.ok(streamed.stdout.length > 0);
+  const done = run(["privatize", path, "--out", out], { input: `${values.join("\n")}\n` });
+  assert.equal(done.status, 0, done.stderr);
+  assert.match(done.stdout, /private\.txt: 100,000 values privatized/);
+  assert.equal(readFileSync(out, "utf8").trimEnd().split("\n").length, 100_000);
+  assert.deepEqual(readdirSync(folder), ["private.txt"]);
+  const again = run(["privatize", path, "--out", out], { input: "x1\n" });
+  assert.equal(again.status, 2);
+  assert.match(again.stderr, /out must not exist \(it is an existing file; use --force to replace it\)/);
+  assert.equal(run(["privatize", path, "--out", out, "--force"], { input: "x1\n" }).status, 0);
+  assert.match(readFileSync(out, "utf8"), /^y\d+\n$/);
+  const folderOut = run(["privatize", path, "--out", folder, "--force"], { input: "x1\n" });
+  assert.equal(folderOut.status, 2);
+  assert.match(folderOut.stderr, /out must not be a directory/);
+  assert.ok(existsSync(out));
+});
+
+test("the help says that stdout mode streams and what that means on error", () => {
+  const help = run(["--help"]);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /stream to stdout as the values arrive/);
+  assert.match(help.stdout, /labels already written for earlier values stay on stdout/);
+  assert.match(help.stdout, /--out OUT nothing reaches OUT until every value\s+was privatized/);
+});
+
+test("privatize --out interrupted by SIGTERM leaves neither the file nor a temporary file", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const out = join(folder, "sub", "private.txt"); // a missing folder is created, as mechdesign does
+  const child = spawn(process.execPath, [cli, "privatize", vectorPath("ldp-krr-16"), "--out", out]);
+  child.stdin.write("x1\nx2\n"); // stdin stays open: the run is mid-way when the signal comes
+  const sub = join(folder, "sub");
+  for (let waited = 0; !(existsSync(sub) && readdirSync(sub).length) && waited < 20_000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.match(readdirSync(sub).join(), /^\.private\.txt\.mdtmp\d+\.[0-9a-f]+\.part$/); // no OUT yet
+  const code = new Promise((resolve) => child.on("exit", (status) => resolve(status)));
+  child.kill("SIGTERM");
+  assert.equal(await code, 143);
+  assert.deepEqual(readdirSync(sub), []);
 });
