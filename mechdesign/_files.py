@@ -53,15 +53,21 @@ MAX_FILE_BYTES = 64 << 20  # whole-file reads (mechanism files, matrix CSVs): 64
 _LIMIT_VARIABLE = "MECHDESIGN_MAX_FILE_MB"
 
 
+# A plain decimal number: what clients/js accepts too (Python's float() alone would take "1_0", "inf" or
+# non-ASCII digits, which another language reads differently).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def max_file_bytes() -> int:
-    """The cap on whole-file reads: ``MECHDESIGN_MAX_FILE_MB`` (MiB) if set to a positive number, else 64 MiB."""
+    """The cap on whole-file reads: ``MECHDESIGN_MAX_FILE_MB`` (MiB) if set to a positive number, else 64 MiB.
+
+    The clients read the same variable with the same rule (``docs/client_spec.rst``), so both languages refuse
+    the same files.
+    """
     text = os.environ.get(_LIMIT_VARIABLE)
     if text is None:
         return MAX_FILE_BYTES
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = float(text) if _DECIMAL.fullmatch(text.strip()) else math.nan
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{_LIMIT_VARIABLE} must be a positive number of MiB, got {_LIMIT_VARIABLE}={text!r}")
     return int(value * (1 << 20))

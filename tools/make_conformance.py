@@ -33,8 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mechdesign._numerics import quantise, quantised_bounds  # noqa: E402
-from mechdesign.core.estimation import radius_for_delta  # noqa: E402
+from mechdesign.core.estimation import radius_for_delta, required_radius  # noqa: E402
+from mechdesign.core.leakage import capacity, ldp_epsilon  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
+from mechdesign.core.uncertainty import L1Ball  # noqa: E402
 from mechdesign.deploy.file.canonical import canonical_json  # noqa: E402
 from mechdesign.deploy.file.column import (  # noqa: E402
     achieved_epsilon,
@@ -42,7 +44,7 @@ from mechdesign.deploy.file.column import (  # noqa: E402
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.deploy.file.format import canonical_bytes, pretty_json  # noqa: E402
+from mechdesign.deploy.file.format import MAX_DEPTH, canonical_bytes, pretty_json  # noqa: E402
 from mechdesign.deploy.sampling.sampler import Privatizer  # noqa: E402
 from mechdesign.errors import MechanismFileError  # noqa: E402
 
@@ -209,9 +211,9 @@ def valid_files(vec: Vectors) -> None:
     vec.write("ldp-krr-2", Mechanism.from_matrix(krr(2, 3), ["no", "yes"], ["no", "yes"]),
               {"notion": "ldp"}, utility={"kind": "mutual_information", "value": 0.1})
     vec.expect("ldp-krr-2", "binary randomized response, ε = log 3 rounded up")
-    vec.write("ldp-boundary", Mechanism.from_matrix([[0.8, 0.2], [0.2, 0.8]], ["a", "b"], ["a", "b"]),
+    vec.write("ldp-log4", Mechanism.from_matrix([[0.8, 0.2], [0.2, 0.8]], ["a", "b"], ["a", "b"]),
               {"notion": "ldp", "epsilon": math.log(4)})
-    vec.expect("ldp-boundary", "stated ε equal to the achieved ε (log 4) exactly")
+    vec.expect("ldp-log4", "ε = log 4 asked, the exact LDP level: written as the bound log 4 rounded up, twice")
     vec.write("ldp-krr-16", Mechanism.from_matrix(krr(16, 5), labels("x", 16), labels("y", 16)), {"notion": "ldp"})
     vec.expect("ldp-krr-16", "16-ary randomized response")
     vec.write("ldp-256-outputs", Mechanism.from_matrix(seeded_rows(4, 256, 3), labels("in", 4), labels("out", 256)),
@@ -238,7 +240,7 @@ def valid_files(vec: Vectors) -> None:
     beta = radius_for_delta(1e-6, 48842, 3)
     vec.write("pml-delta", Mechanism.from_matrix(krr(3, 4), ["r", "s", "t"], ["r", "s", "t"]),
               {"notion": "pml", "radius": beta, "delta": 1e-6, "samples": 48842, "prior": [0.7, 0.2, 0.1]})
-    vec.expect("pml-delta", "(ε, δ)-PML: radius exactly β*(δ, m, N) of [E] eq. 37")
+    vec.expect("pml-delta", "(ε, δ)-PML: radius β*(δ, m, N) of [E] eq. 37 asked, written rounded up twice")
     mech = Mechanism.from_matrix(krr(3, 2), ["é", "€", "😀"], ["\u0001\n\"", "\\/", "ü\u2028"])
     vec.write("unicode-labels", mech, {"notion": "ldp"}, certificate={"note": "ünïcödé", "tiny": 1e-7, "big": 1e21})
     vec.expect("unicode-labels", "non-ASCII and escaped labels, numbers 1e-7 and 1e21 in the canonical form")
@@ -379,6 +381,83 @@ def tampered_files(vec: Vectors) -> None:
     record_file(vec)
 
 
+def _raw_epsilon(vec: Vectors, name: str) -> float:
+    """The recomputed ε of a written file before rounding up (what a client that forgot the rounding compares)."""
+    loaded = read_mechanism_file(vec.path(name))
+    g = loaded.guarantee
+    if g["notion"] == "ldp":
+        return ldp_epsilon(loaded.mechanism)
+    return capacity(loaded.mechanism, L1Ball(g["prior"], g["radius"]))
+
+
+def boundary_files(vec: Vectors) -> None:
+    """One rule in every language: the stated ε is at least the recomputed ε rounded up (the verifier's upper bound),
+    the radius at least β*(δ, m, N) rounded up. Hair cases within the old 1e-12 allowance, the exact boundaries,
+    one ulp below them, and the unrounded values (which a client that skipped the rounding would accept).
+    """
+    for base, kind in (("pml-4", "PML"), ("ldp-log4", "LDP")):
+        bound = verify_mechanism_file(vec.path(base)).achieved
+        tag = base.split("-")[0]
+        vec.derive(f"{tag}-epsilon-at-bound", base, _set(["guarantee", "epsilon"], bound))
+        vec.expect(f"{tag}-epsilon-at-bound", f"{kind}: stated ε equal to the recomputed ε rounded up, exactly")
+        vec.derive(f"{tag}-epsilon-ulp-below-bound", base, _set(["guarantee", "epsilon"], math.nextafter(bound, 0)))
+        vec.expect(f"{tag}-epsilon-ulp-below-bound", f"{kind}: stated ε one ulp below the rounded-up bound")
+        vec.derive(f"{tag}-epsilon-unrounded", base, _set(["guarantee", "epsilon"], _raw_epsilon(vec, base)))
+        vec.expect(f"{tag}-epsilon-unrounded", f"{kind}: stated ε equal to the recomputed ε before rounding up")
+    bound = verify_mechanism_file(vec.path("pml-16")).achieved
+    vec.derive("epsilon-hair-below", "pml-16", _set(["guarantee", "epsilon"], bound - 5e-13))
+    vec.expect("epsilon-hair-below", "stated ε 5e-13 below the achieved ε (within the 1e-12 clients once allowed)")
+    g = read_mechanism_file(vec.path("pml-delta")).guarantee
+    beta = radius_for_delta(g["delta"], g["samples"], 3)
+    required = required_radius(g["delta"], g["samples"], 3)
+    for name, radius, description in (
+            ("radius-at-bound", required, "radius equal to β*(δ, m, N) rounded up, exactly"),
+            ("radius-ulp-below-bound", math.nextafter(required, 0), "radius one ulp below β* rounded up"),
+            ("radius-at-beta-star", beta, "radius equal to β*(δ, m, N) before rounding up"),
+            ("radius-hair-below", required - 9e-13, "radius 9e-13 below β* (within the 1e-12 clients once allowed)")):
+        vec.derive(name, "pml-delta", _set(["guarantee", "radius"], radius))
+        vec.expect(name, description)
+
+
+def _nested(depth: int) -> Callable[[dict[str, Any]], None]:
+    """Nest ``provenance.nest`` so that the file's arrays and objects reach ``depth`` (file and provenance: 2)."""
+    def edit(content: dict[str, Any]) -> None:
+        value: Any = []
+        for _ in range(depth - 3):
+            value = [value]
+        content["provenance"]["nest"] = value
+    return edit
+
+
+def hardening_files(vec: Vectors) -> None:
+    """What a careful verifier refuses beyond the schema (issue 38): nesting beyond MAX_DEPTH, a key repeated in an
+    object, a field added to the (unhashed) signature, labels that are one text under Unicode NFC."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # to hash and write the deep files here; readers refuse them before parsing
+    try:
+        for depth, description in ((MAX_DEPTH, "arrays and objects nested exactly the limit deep: read"),
+                                   (MAX_DEPTH + 1, "nested one level beyond the limit (re-hashed)"),
+                                   (2000, "nested 2,000 deep (re-hashed): refused before parsing")):
+            vec.derive(f"depth-{depth}", "ldp-krr-2", _nested(depth))
+            vec.expect(f"depth-{depth}", description)
+    finally:
+        sys.setrecursionlimit(limit)
+    text = vec.path("pml-4").read_text(encoding="utf-8")
+    stated = re.search(r'"epsilon": ([^,]+),', text)
+    assert stated is not None
+    vec.raw("duplicate-key", text.replace(stated.group(0), f'"epsilon": 9.0, {stated.group(0)}', 1).encode("utf-8"))
+    vec.expect("duplicate-key", "guarantee.epsilon given twice (the hash covers the last copy, which holds)")
+    text = vec.path("ldp-krr-2").read_text(encoding="utf-8")
+    vec.raw("duplicate-top-key", text.replace('"inputs":', '"inputs": ["yes", "no"], "inputs":', 1).encode("utf-8"))
+    vec.expect("duplicate-top-key", "inputs given twice, the first copy swapped (the hash covers the last copy)")
+    vec.derive("signature-extra-field", "ldp-krr-2-signed", _set(["signature", "trusted"], True), rehash=False)
+    vec.expect("signature-extra-field", "a field added to the signature, checked against the signer's key",
+               public_key="signer")
+    vec.expect("signature-extra-field", "a field added to the signature, no key given")
+    vec.derive("labels-nfc", "ldp-krr-2", _set(["inputs"], ["caf\u00e9", "cafe\u0301"]))
+    vec.expect("labels-nfc", "inputs 'café' (NFC, one code point) and 'café' (NFD, e + U+0301): one text, two labels")
+
+
 def record_file(vec: Vectors) -> None:
     """A product and an attribute-sampled record file (issue 20): mechdesign reads them with read_record_file; the
     single-column loader and clients refuse them in one line naming the field."""
@@ -505,6 +584,8 @@ def write_vectors(folder: Path) -> None:
     vec = Vectors(folder)
     valid_files(vec)
     tampered_files(vec)
+    boundary_files(vec)
+    hardening_files(vec)
     release_files(vec)
     (folder / "keys").mkdir()
     keys = {}

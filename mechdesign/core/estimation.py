@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import conservative_search
+from mechdesign._numerics import conservative_search, round_up
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import MatrixLike, as_mechanism
 from mechdesign.core.prior import Prior, PriorLike, as_prior
@@ -28,11 +28,13 @@ from mechdesign.core.uncertainty import L1Ball
 __all__ = [
     "delta_for_radius",
     "delta_min",
+    "design_radius",
     "epsilon_prime",
     "exact_epsilon_prime",
     "log_subsets",
     "radius_for_delta",
     "radius_for_delta_known_distribution",
+    "required_radius",
     "samples_for_epsilon_prime",
     "samples_for_mechanism",
 ]
@@ -434,6 +436,71 @@ def samples_for_mechanism(mechanism: MatrixLike, prior: PriorLike, epsilon_prime
     beta = brentq(lambda b: min(excess(b), 1.0), 0.0, 2.0, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     beta = conservative_search(lambda b: excess(b) <= 0, beta, direction=-1.0, limit=0.0)  # private side
     return _samples_for_radius(beta, d, p.size)
+
+
+def required_radius(delta: float, samples: int, size: int) -> float:
+    """The least radius a mechanism file with δ and m may state: β*(δ, m, N) rounded up, capped at 2.
+
+    ``min(round_up(β*), 2)``: β* is a float evaluation (``log``, ``log1p``, ``sqrt``) whose last bits differ
+    between correct implementations, so every verifier compares it rounded up toward privacy
+    (:func:`~mechdesign._numerics.round_up`, some 24 units of roundoff), in mechdesign and in its clients alike
+    (``docs/client_spec.rst``).
+
+    Parameters
+    ----------
+    delta : float
+        Failure probability δ ∈ (0, 1].
+    samples : int
+        Number m ≥ 1 of samples.
+    size : int
+        The number N of inputs (a single input needs no radius: 0).
+
+    Returns
+    -------
+    float
+        The least radius that carries the stated δ ([E] eq. 37), in (β*, 2].
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", eq. 37.
+
+    Examples
+    --------
+    >>> required_radius(1e-6, 10_000, 2) > radius_for_delta(1e-6, 10_000, 2), required_radius(1e-6, 1, 8)
+    (True, 2.0)
+    """
+    if size == 1:
+        return 0.0
+    return min(round_up(radius_for_delta(delta, samples, size)), 2.0)
+
+
+def design_radius(delta: float, samples: int, size: int) -> float:
+    """The radius a design at δ uses and its mechanism file states: :func:`required_radius` rounded up once more.
+
+    The second rounding is the margin over a client whose own β* lies an ulp or two above mechdesign's, so that
+    every verifier accepts the written radius; designing at it (rather than at β*) means the writer need not
+    raise the radius after certification, which would move a capacity with small columns by more than float noise.
+
+    Parameters
+    ----------
+    delta : float
+        Failure probability δ ∈ (0, 1].
+    samples : int
+        Number m ≥ 1 of samples.
+    size : int
+        The number N ≥ 2 of inputs.
+
+    Returns
+    -------
+    float
+        ``min(round_up(required_radius(δ, m, N)), 2)``.
+
+    Examples
+    --------
+    >>> round(design_radius(1e-6, 1000, 2), 6) == round(radius_for_delta(1e-6, 1000, 2), 6)
+    True
+    """
+    return min(round_up(required_radius(delta, samples, _size(size))), 2.0)
 
 
 def radius_for_delta_known_distribution(delta: float, samples: int, true_prior: PriorLike) -> float:

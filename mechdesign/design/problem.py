@@ -27,7 +27,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._numerics import EXP_CAP, exp_capped
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import design_radius
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.utility import Utility
@@ -159,7 +159,10 @@ class DesignProblem:
     def from_delta(cls, prior: PriorLike, epsilon: float, delta: float,
                    utility: Utility | str = "mutual_information", *, samples: int | None = None,
                    name: str = "design") -> DesignProblem:
-        """A problem whose radius is β*(δ) of [E] eq. 37, clipped to 2.
+        """A problem whose radius is β*(δ) of [E] eq. 37, rounded up as files state it, clipped to 2.
+
+        The radius is :func:`~mechdesign.core.estimation.design_radius`: β* rounded up twice, so that the file
+        written from the design states the radius the design was certified at.
 
         Parameters
         ----------
@@ -197,7 +200,7 @@ class DesignProblem:
         m = samples if samples is not None else p.samples
         if m is None:
             raise ValueError("samples must be given when the prior is not built from counts, got samples=None")
-        beta = min(radius_for_delta(delta, m, p.size), 2.0)
+        beta = design_radius(delta, m, p.size)  # β* rounded up toward privacy, as the file will state it
         return cls(p, epsilon, beta, utility, delta=delta, samples=m, name=name)
 
     @property

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import design_radius
 from mechdesign.core.prior import Prior
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.records.encoding import check_size, columns_to_codes, distinct_names, frame_columns
@@ -364,7 +364,7 @@ class JointPrior:
         return out
 
     def radius(self, delta: float) -> float:
-        """β*(δ, m, N) of [E] eq. 37 on the joint alphabet, clipped to 2 (the whole simplex).
+        """β*(δ, m, N) of [E] eq. 37 on the joint alphabet, rounded up as files state it, clipped to 2.
 
         Parameters
         ----------
@@ -374,7 +374,8 @@ class JointPrior:
         Returns
         -------
         float
-            min(2, sqrt((2/m)(log(2^N − 2) − log δ))).
+            min(2, sqrt((2/m)(log(2^N − 2) − log δ))) rounded up toward privacy
+            (:func:`~mechdesign.core.estimation.design_radius`).
 
         Raises
         ------
@@ -386,7 +387,7 @@ class JointPrior:
         >>> round(JointPrior.from_adult(["race", "sex"]).radius(1e-6), 6)
         0.029146
         """
-        return min(radius_for_delta(delta, self.samples, self.size), 2.0)
+        return design_radius(delta, self.samples, self.size)
 
     def ball(self, delta: float | None = None, *, radius: float | None = None) -> JointBall:
         """The ℓ1 ball B_β(P̂) on the joint alphabet ([E] eq. 31), β = :meth:`radius` (δ) or a given ``radius``.

@@ -95,13 +95,14 @@ def test_assess_reports_the_record_level_guarantee_of_the_files_own_sample(adult
 
 def test_assess_on_another_sample_uses_its_joint_prior_and_size(adult, cli):
     """β*(δ, m, N) with m the sample's records and N = 10 the joint letters, centred on the sample's joint."""
-    from mechdesign.core.estimation import radius_for_delta
+    from mechdesign.core.estimation import design_radius
 
     done = cli("assess", "--matrix", str(adult["file"]), "--data", str(adult["skewed"]), "--column", "race",
                "--column", "sex", "--delta", "1e-3", "--json")
     out = json.loads(done.stdout)
     (row,) = out["rows"]
-    assert row["radius"] == radius_for_delta(1e-3, 3350, 10) and out["observed"] == 3
+    # Rounded up as a file at δ states it.
+    assert row["radius"] == design_radius(1e-3, 3350, 10) and out["observed"] == 3
     record = read_record_file(adult["file"])
     table = _table(record, SKEWED)
     sample = JointPrior.from_table(table, record.attributes, record.alphabets)

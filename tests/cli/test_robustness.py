@@ -93,7 +93,7 @@ def test_huge_integer_and_deep_nesting_in_a_mechanism_file(rr, tmp_path, capsys)
     deep = tmp_path / "deep.json"
     deep.write_text('{"a":' * 200_000 + "1" + "}" * 200_000)  # an object (a bare array is refused at once)
     assert main(["verify", str(deep)]) == 2
-    assert "nested too deeply" in _one_line_error(capsys)
+    assert "must be JSON nested at most 256 deep" in _one_line_error(capsys)
 
 
 @pytest.mark.parametrize("argv, text", [

@@ -161,13 +161,15 @@ def test_baseline_and_design_agree_at_epsilon_zero(cli, tmp_path):
 
 @pytest.mark.parametrize("field", ["epsilon", "radius"])
 def test_a_claim_a_hair_too_strong_does_not_hold(cli, design, tmp_path, field):
+    from mechdesign.core.estimation import required_radius
     from mechdesign.deploy.file.column import verify_mechanism_file
 
     content = json.loads(design.read_text())
+    g = content["guarantee"]
     if field == "epsilon":
-        content["guarantee"]["epsilon"] = verify_mechanism_file(design).achieved - 9e-13
-    else:
-        content["guarantee"]["radius"] *= 1 - 1e-13
+        g["epsilon"] = verify_mechanism_file(design).achieved - 9e-13
+    else:  # below β* rounded up, the least radius δ allows (the writer states a margin above it)
+        g["radius"] = required_radius(g["delta"], g["samples"], len(g["prior"])) - 9e-13
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(_rehash(content)))
     result = cli("verify", str(edited))
@@ -315,15 +317,13 @@ def test_the_check_has_power_where_the_l1_allowance_had_none():
 @pytest.fixture
 def inflated(design, tmp_path) -> Path:
     """The issue's attack: samples 1e15 and radius 1e-6 in an unsigned file, ε recomputed to match, rehashed."""
-    from mechdesign.core.leakage import capacity
-    from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.deploy.file.column import achieved_epsilon, read_mechanism_file
 
     content = json.loads(design.read_text())
     guarantee = content["guarantee"]
     guarantee.update(samples=10**15, radius=1e-6)
     mechanism = read_mechanism_file(design).mechanism
-    guarantee["epsilon"] = capacity(mechanism, L1Ball(guarantee["prior"], 1e-6))
+    guarantee["epsilon"] = achieved_epsilon(mechanism, guarantee)  # the bound verify compares
     edited = tmp_path / "inflated.mech.json"
     edited.write_text(json.dumps(_rehash(content)))
     return edited

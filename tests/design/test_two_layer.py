@@ -73,8 +73,11 @@ def test_the_cli_writes_a_two_layer_file_that_verifies_and_decodes(cli, tmp_path
     assert summary["ratio"] == pytest.approx(1.0, abs=1e-6)  # an exact garbling onto the single-layer optimum
     path = tmp_path / "adult-race-two-layer.mech.json"
     check = json.loads(cli("verify", str(path), "--json").stdout)
-    assert check["holds"] and check["release"]["policy"] == "two-layer" and check["release"]["epsilon"] == 1.0
-    assert check["epsilon"] == 2.0 and check["release"]["achieved"] <= 1.0
+    assert check["holds"] and check["release"]["policy"] == "two-layer"
+    # the budgets, raised over float noise to the bounds every reader verifies (a few ulps)
+    assert check["release"]["epsilon"] == pytest.approx(1.0, abs=1e-13)
+    assert check["epsilon"] == pytest.approx(2.0, abs=1e-13)
+    assert check["release"]["achieved"] <= check["release"]["epsilon"]
     from mechdesign.deploy.analysis.decode import estimate_frequencies
     from mechdesign.deploy.file.column import read_mechanism_file
 

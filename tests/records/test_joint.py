@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import design_radius, radius_for_delta
 from mechdesign.core.prior import Prior
 from mechdesign.records import JointPrior
 from mechdesign.records.joint import MAX_JOINT_SIZE
@@ -53,7 +53,8 @@ def test_adult_race_sex_education_has_154_of_160_cells():
     prior = JointPrior.from_adult(["race", "sex", "education"])
     assert (prior.size, prior.observed, prior.samples) == (160, 154, 48_842)
     assert prior.sizes == (5, 2, 16)
-    assert prior.radius(1e-6) == radius_for_delta(1e-6, 48_842, 160)  # eq. 37 on the joint alphabet
+    assert prior.radius(1e-6) == design_radius(1e-6, 48_842, 160)  # eq. 37 on the joint alphabet, rounded up
+    assert 0 < prior.radius(1e-6) - radius_for_delta(1e-6, 48_842, 160) < 1e-14
     assert prior.ball(1e-6).radius == prior.radius(1e-6)
 
 

@@ -4,17 +4,47 @@
  * matrix does not achieve it, 2 if the file is malformed or tampered (or the command is misused), as
  * `mechdesign verify`.
  *
- * `mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature]` — values one per line on stdin,
- * privatized labels one per line on stdout, streamed; a value that is not an input label stops it with exit 2.
+ * `mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] [--out OUT [--force]]` — values one
+ * per line on stdin, privatized labels one per line: streamed to stdout, or to OUT atomically (complete or absent).
+ *
+ * Files are read as mechdesign reads them: at most MECHDESIGN_MAX_FILE_MB (64 MiB), incrementally, so that a
+ * device or a pipe is refused at the cap without holding more than the cap and one chunk.
  */
-import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  chmodSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { MechanismFileError } from "./errors.js";
-import { type MechanismFile, loadMechanismFile, verifyMechanismFile } from "./mechfile.js";
+import {
+  MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
+} from "./mechfile.js";
 import { Privatizer } from "./privatizer.js";
 
-const USAGE = `usage: mechdesign-js verify FILE [--public-key PUB.pem] [--json]
-       mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] < values > privatized`;
 const REQUIRE = "MECHDESIGN_REQUIRE_SIGNATURE";
+const USAGE = `usage: mechdesign-js verify FILE [--public-key PUB.pem] [--json]
+       mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] [--out OUT [--force]] < values
+       mechdesign-js --help`;
+const HELP = `${USAGE}
+
+verify     recompute the guarantee of a mechanism file: exit 0 if it holds, 1 if the matrix does not achieve
+           the stated epsilon, 2 if the file is malformed, tampered or wrongly signed.
+privatize  read values one per line on stdin and write one privatized label per value.
+           Without --out the labels stream to stdout as the values arrive: a value that is not an input label
+           stops the run with exit 2, and the labels already written for earlier values stay on stdout (a
+           consumer must discard that partial output). With --out OUT nothing reaches OUT until every value
+           was privatized: OUT is complete or absent (a temporary file beside it is renamed at the end and
+           removed on error or interrupt). An existing OUT is refused unless --force.
+
+--public-key PUB.pem   the Ed25519 key that must have signed the file (PEM, as mechdesign sign writes it)
+--require-signature    refuse a file no trusted key checked (also ${REQUIRE}=1)
+--json                 (verify) print one JSON object
+--out OUT, --force     (privatize) write the labels to OUT atomically; replace an existing OUT
+
+Files larger than ${MAX_FILE_VARIABLE} MiB (default 64) are refused, as mechdesign refuses them.`;
+const PEM_LIMIT = 2 ** 16; // an Ed25519 PEM is ~120 bytes: anything near this is not a key (as mechdesign)
+const CHUNK = 2 ** 20;
 
 class UsageError extends Error {}
 
@@ -24,24 +54,32 @@ interface Arguments {
   publicKey?: string;
   json: boolean;
   requireSignature: boolean;
+  out?: string;
+  force: boolean;
 }
 
 function parseArguments(argv: string[]): Arguments {
   const [verb, ...rest] = argv;
   if (verb !== "verify" && verb !== "privatize") throw new UsageError(`verb must be verify or privatize, got verb=${verb ?? ""}`);
-  const out: Arguments = { verb, file: "", json: false, requireSignature: false };
+  const out: Arguments = { verb, file: "", json: false, requireSignature: false, force: false };
+  const value = (i: number, option: string, what: string): string => {
+    if (i + 1 >= rest.length) throw new UsageError(`${option} needs ${what}`);
+    return rest[i + 1];
+  };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    if (arg === "--public-key") {
-      if (i + 1 >= rest.length) throw new UsageError("--public-key needs a PEM file");
-      out.publicKey = rest[++i];
-    } else if (arg.startsWith("--public-key=")) out.publicKey = arg.slice(13);
+    if (arg === "--public-key") out.publicKey = value(i++, arg, "a PEM file");
+    else if (arg.startsWith("--public-key=")) out.publicKey = arg.slice(13);
     else if (arg === "--json" && verb === "verify") out.json = true;
     else if (arg === "--require-signature" && verb === "privatize") out.requireSignature = true;
+    else if (arg === "--out" && verb === "privatize") out.out = value(i++, arg, "a file");
+    else if (arg.startsWith("--out=") && verb === "privatize") out.out = arg.slice(6);
+    else if (arg === "--force" && verb === "privatize") out.force = true;
     else if (arg.startsWith("-") || out.file) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}`);
     else out.file = arg;
   }
   if (!out.file) throw new UsageError("FILE must be given");
+  if (out.force && out.out === undefined) throw new UsageError("--force needs --out (it replaces an existing OUT)");
   const policy = (process.env[REQUIRE] ?? "").trim().toLowerCase();
   if (!["", "0", "1", "true", "false", "yes", "no"].includes(policy)) {
     throw new UsageError(`${REQUIRE} must be 1 or 0 (true/false, yes/no), got ${REQUIRE}=${JSON.stringify(policy)}`);
@@ -53,6 +91,40 @@ function parseArguments(argv: string[]): Arguments {
   return out;
 }
 
+/**
+ * The bytes of `path`, refusing more than `limit` in one line (mechdesign's `read_bounded`): a regular file by its
+ * size before anything is read, a device or a pipe after at most the limit and one chunk; with `jsonObject`, a
+ * first non-blank byte other than `{` at once (`/dev/zero` is not read to its cap).
+ */
+function readBounded(path: string, name: string, limit: number, jsonObject: boolean): Buffer {
+  const fd = openSync(path, "r");
+  try {
+    const tooBig = (detail: string) => new MechanismFileError(name, `be at most ${formatMiB(limit)} MiB`,
+      `${detail}; set ${MAX_FILE_VARIABLE} to allow more`, path);
+    const size = fstatSync(fd).size;
+    if (size > limit) throw tooBig(`${size.toLocaleString("en-US")} bytes`);
+    const parts: Buffer[] = [];
+    const chunk = Buffer.allocUnsafe(CHUNK);
+    let held = 0;
+    for (;;) {
+      const count = readSync(fd, chunk, 0, CHUNK, null);
+      if (count === 0) break;
+      if (jsonObject && held === 0) {
+        const first = chunk.subarray(0, count).find((b) => ![0x20, 0x09, 0x0d, 0x0a, 0xef, 0xbb, 0xbf].includes(b));
+        if (first !== undefined && first !== 0x7b) {
+          throw new MechanismFileError(name, "be a JSON object", `it starts with ${JSON.stringify(String.fromCharCode(first))}`, path);
+        }
+      }
+      parts.push(Buffer.from(chunk.subarray(0, count)));
+      held += count;
+      if (held > limit) throw tooBig(`more than ${limit.toLocaleString("en-US")} bytes`);
+    }
+    return Buffer.concat(parts, held);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function notice(path: string, file: MechanismFile): string | null {
   if (file.signatureChecked) return null;
   return file.signature === null
@@ -61,7 +133,7 @@ function notice(path: string, file: MechanismFile): string | null {
 }
 
 async function verify(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
-  const file = await verifyMechanismFile(data, { publicKey });
+  const file = await verifyMechanismFile(data, { publicKey, maxBytes: Infinity });
   const g = file.guarantee;
   if (args.json) {
     console.log(JSON.stringify({ file: args.file, notion: g.notion, epsilon: g.epsilon, achieved: file.achieved,
@@ -79,35 +151,114 @@ async function verify(args: Arguments, data: Buffer, publicKey?: string): Promis
   return 0;
 }
 
-async function privatize(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
-  const file = await loadMechanismFile(data, { publicKey });
-  const privatizer = new Privatizer(file);
-  const message = notice(args.file, file);
-  if (message) console.error(message);
-  // Each chunk of stdin is answered at once (a pipe or an interactive stream sees its outputs without waiting
-  // for the end); a line split across chunks waits for its end. CRLF input is accepted.
+/**
+ * Each chunk of stdin is answered at once (a pipe or an interactive stream sees its outputs without waiting for
+ * the end); a line split across chunks waits for its end. CRLF input is accepted. A chunk's values are all
+ * checked before any of its labels is handed to `write`. Returns the number of values.
+ */
+async function privatizeStdin(privatizer: Privatizer, write: (text: string) => Promise<void> | void): Promise<number> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let rest = "";
+  let count = 0;
   const answer = async (lines: string[]) => {
     if (!lines.length) return;
-    const text = `${privatizer.privatize(lines.map((line) => line.replace(/\r$/, ""))).join("\n")}\n`;
-    if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once("drain", resolve));
+    const labels = privatizer.privatize(lines.map((line) => line.replace(/\r$/, "")));
+    count += labels.length;
+    await write(`${labels.join("\n")}\n`);
   };
-  for await (const chunk of process.stdin) {
-    const lines = (rest + decoder.decode(chunk as Buffer, { stream: true })).split("\n");
-    rest = lines.pop() as string;
-    await answer(lines);
+  try {
+    for await (const chunk of process.stdin) {
+      const lines = (rest + decoder.decode(chunk as Buffer, { stream: true })).split("\n");
+      rest = lines.pop() as string;
+      await answer(lines);
+    }
+    rest += decoder.decode();
+  } catch (error) {
+    if (error instanceof TypeError && (error as { code?: string }).code === "ERR_ENCODING_INVALID_ENCODED_DATA") {
+      throw new RangeError("values must be UTF-8 text, got values=(stdin)");
+    }
+    throw error;
   }
-  rest += decoder.decode();
   await answer(rest ? [rest] : []);
+  return count;
+}
+
+/** `privatize --out`: into a temporary file beside OUT, renamed onto it only when every value succeeded. */
+async function privatizeToFile(args: Arguments, privatizer: Privatizer): Promise<number> {
+  const target = args.out as string;
+  // Named as mechdesign names its temporary files, so that its clean-up of dead writers' files finds these too.
+  mkdirSync(dirname(target), { recursive: true }); // as mechdesign's atomic_path
+  const part = join(dirname(target), `.${basename(target)}.mdtmp${process.pid}.${randomBytes(6).toString("hex")}.part`);
+  const fd = openSync(part, "wx", 0o600);
+  let open = true;
+  const remove = () => {
+    if (open) closeSync(fd);
+    open = false;
+    if (existsSync(part)) unlinkSync(part);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    remove();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const count = await privatizeStdin(privatizer, (text) => {
+      writeSync(fd, text);
+    });
+    closeSync(fd);
+    open = false;
+    chmodSync(part, 0o666 & ~process.umask());
+    renameSync(part, target);
+    return count;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    remove();
+  }
+}
+
+async function privatize(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
+  const file = await loadMechanismFile(data, { publicKey, maxBytes: Infinity });
+  const privatizer = new Privatizer(file);
+  const message = notice(args.file, file);
+  if (args.out === undefined) {
+    if (message) console.error(message);
+    await privatizeStdin(privatizer, async (text) => {
+      if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once("drain", resolve));
+    });
+    return 0;
+  }
+  const count = await privatizeToFile(args, privatizer);
+  if (message) console.error(message); // on success only: a failed run wrote nothing, and its error stays one line
+  console.log(`${args.out}: ${count.toLocaleString("en-US")} values privatized`);
   return 0;
 }
 
+/** Refuse an existing OUT (unless --force) or a folder before any work, as `mechdesign privatize`. */
+function checkOutput(args: Arguments): void {
+  if (args.out === undefined || !existsSync(args.out)) return;
+  if (statSync(args.out).isDirectory()) {
+    throw new UsageError(`out must not be a directory, got out=${JSON.stringify(args.out)}`);
+  }
+  if (!args.force) {
+    throw new UsageError(`out must not exist (it is an existing file; use --force to replace it), got out=${JSON.stringify(args.out)}`);
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
+    console.log(HELP);
+    return 0;
+  }
   try {
     const args = parseArguments(argv);
-    const data = readFileSync(args.file);
-    const publicKey = args.publicKey === undefined ? undefined : readFileSync(args.publicKey, "utf8");
+    checkOutput(args);
+    // The cap is applied while reading (maxFileBytes names the variable if it is malformed); the library's
+    // own check is then moot.
+    const data = readBounded(args.file, "mechanism file", maxFileBytes(), true);
+    const publicKey = args.publicKey === undefined ? undefined
+      : readBounded(args.publicKey, "key", PEM_LIMIT, false).toString("utf8");
     return args.verb === "verify" ? await verify(args, data, publicKey) : await privatize(args, data, publicKey);
   } catch (error) {
     const path = argv[1] ?? "";

@@ -5,16 +5,18 @@
  * Glossary (as in mechdesign): `epsilon` in nats, `delta`, `radius` (ℓ1 distance, 0..2), `prior`, `samples` (m),
  * `matrix[x][y] = P(y | x)` (rows sum to 1).
  */
-export { CanonicalError, canonicalize, scanNumbers } from "./canonical.js";
+export { CanonicalError, canonicalize, nestingDepth, scanNumbers } from "./canonical.js";
+export type { NumberScan } from "./canonical.js";
 export { MechanismFileError } from "./errors.js";
 export { capacity, ldpEpsilon, minLinear, radiusForDelta } from "./leakage.js";
 export {
-  FORMAT_NAME, FORMAT_VERSION, GUARANTEE_SLACK, RADIUS_RTOL, STOCHASTIC_ATOL, achievedEpsilon, canonicalBytes,
-  loadMechanismFile, renormalise, verifyMechanismFile,
+  FORMAT_NAME, FORMAT_VERSION, MAX_DEPTH, MAX_FILE_BYTES, MAX_FILE_VARIABLE, STOCHASTIC_ATOL,
+  achievedEpsilon, canonicalBytes, formatMiB, loadMechanismFile, maxFileBytes, renormalise, requiredRadius, roundUp,
+  verifyMechanismFile,
 } from "./mechfile.js";
 export type { Guarantee, LoadOptions, MechanismFile, Signature } from "./mechfile.js";
 export { fsum, pairwiseSum } from "./numeric.js";
-export { Privatizer } from "./privatizer.js";
+export { Privatizer, SAMPLED_SLACK } from "./privatizer.js";
 export { QUANT_SCALE, Sampler, quantise } from "./sampler.js";
 export type { RandomFill } from "./sampler.js";
 export { importPublicKey } from "./signature.js";

@@ -1,12 +1,13 @@
 /**
  * Loading a mechanism file (format version 2) and checking everything mechdesign's loader checks, in the same
  * order and with the same field and rule in each refusal (mechdesign/deploy/file/column.py; docs/client_spec.rst):
- * the first non-blank byte, UTF-8, JSON, the keys of the JSON Schema (mechdesign/deploy/file/mechanism.schema.json,
- * embedded at build time), the format name and version, the sha256 of the RFC 8785 canonical content, labels,
- * row-stochasticity, the guarantee's fields, the radius against β*(δ, m, N), the optional blocks, the Ed25519
- * signature against a given key, and finally the guarantee recomputed from the matrix.
+ * the size cap, the first non-blank byte, UTF-8, the nesting depth, JSON without repeated keys, the keys of the
+ * JSON Schema (mechdesign/deploy/file/mechanism.schema.json, embedded at build time), the format name and version,
+ * the sha256 of the RFC 8785 canonical content, labels, row-stochasticity, the guarantee's fields, the radius
+ * against β*(δ, m, N), the optional blocks, the Ed25519 signature against a given key, and finally the guarantee
+ * recomputed from the matrix.
  */
-import { CanonicalError, canonicalize, scanNumbers } from "./canonical.js";
+import { CanonicalError, type NumberScan, canonicalize, nestingDepth, scanNumbers } from "./canonical.js";
 import { MechanismFileError } from "./errors.js";
 import { capacity, ldpEpsilon, radiusForDelta } from "./leakage.js";
 import { fsum, pairwiseSum } from "./numeric.js";
@@ -28,18 +29,58 @@ const GUARANTEE_KEYS: readonly string[] = SCHEMA.properties.guarantee.required;
 const NOTIONS: readonly string[] = SCHEMA.properties.guarantee.properties.notion.enum;
 const SIGNATURE_ALGORITHM: string = SCHEMA.properties.signature.properties.algorithm.const;
 const OPTIONAL_BLOCKS = ["utility", "baselines", "certificate", "signature"];
+const SIGNATURE_KEYS: readonly string[] = SCHEMA.properties.signature.required;
 const UNHASHED = new Set(["sha256", "signature"]);
 
 /** |row sum − 1| allowed in a file, as in mechdesign. */
 export const STOCHASTIC_ATOL = 1e-9;
+/** Arrays and objects nested deeper are refused before parsing (a file needs 3; Python's json fails near 1000). */
+export const MAX_DEPTH = 256;
+/** The default cap on a file's size, 64 MiB, as mechdesign's (raised with MECHDESIGN_MAX_FILE_MB in Node). */
+export const MAX_FILE_BYTES = 64 * 2 ** 20;
+/** The environment variable that sets the cap, in MiB, in both languages. */
+export const MAX_FILE_VARIABLE = "MECHDESIGN_MAX_FILE_MB";
 /**
- * Float noise allowed between this client's recomputation and mechdesign's: a file holds when the achieved ε is
- * at most the stated ε + 1e-12 (mechdesign's writer rounds ε up to the achieved value it computed, which another
- * float evaluation order may exceed by a few ulps), and the radius must reach β*(δ, m, N) within a relative
- * 1e-12. mechdesign's own sampler check allows the same 1e-12.
+ * A recomputed ε or β* is raised to an upper bound before it is compared, as mechdesign rounds every guarantee it
+ * reports (`round_up` in mechdesign/_numerics.py): v + (|v| + 1)·12·2^-52, some 24 units of roundoff. The float
+ * evaluation of `log` and of sums differs between correct implementations by an ulp or two (this client and
+ * mechdesign: one ulp on about 5 % of random files, benchmarks/bench_client_agreement.py); the rounding is far
+ * above that and above libm's error, so the value compared is an upper bound in every language, and no allowance
+ * is granted above it. The same expression in float64: the same input gives the same bits as mechdesign's.
  */
-export const GUARANTEE_SLACK = 1e-12;
-export const RADIUS_RTOL = 1e-12;
+export function roundUp(value: number): number {
+  if (!Number.isFinite(value)) return value;
+  return value + (Math.abs(value) + 1.0) * 12 * 2 ** -52;
+}
+
+/** The least radius a file with δ and m may state: min(roundUp(β*(δ, m, N)), 2) ([E] eq. 37); 0 for N = 1. */
+export function requiredRadius(delta: number, samples: number, size: number): number {
+  return size >= 2 ? Math.min(roundUp(radiusForDelta(delta, samples, size)), 2.0) : 0.0;
+}
+
+const DECIMAL = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
+
+/**
+ * The size cap in bytes: `MECHDESIGN_MAX_FILE_MB` (a positive decimal number of MiB) where an environment exists
+ * (Node), else 64 MiB — mechdesign's `max_file_bytes`, with the same rule for the variable.
+ * @throws RangeError naming the variable if it is set to anything else
+ */
+export function maxFileBytes(): number {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const text = env?.[MAX_FILE_VARIABLE];
+  if (text === undefined) return MAX_FILE_BYTES;
+  const value = DECIMAL.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`${MAX_FILE_VARIABLE} must be a positive number of MiB, got ${MAX_FILE_VARIABLE}=` +
+      JSON.stringify(text));
+  }
+  return Math.floor(value * 2 ** 20);
+}
+
+/** A number as Python's `format(x, "g")` writes the sizes in mechdesign's messages (six significant digits). */
+export function formatMiB(bytes: number): string {
+  return String(Number((bytes / 2 ** 20).toPrecision(6)));
+}
 
 export interface Guarantee {
   notion: "pml" | "ldp";
@@ -70,15 +111,17 @@ export interface MechanismFile {
   signature: Signature | null;
   /** Whether the signature was checked against a key the caller supplied. */
   signatureChecked: boolean;
-  /** The ε recomputed from the matrix: PML capacity over the ℓ1 ball, or ε_LDP. */
+  /** The ε recomputed from the matrix, rounded up ({@link roundUp}): PML capacity over the ℓ1 ball, or ε_LDP. */
   achieved: number;
-  /** achieved ≤ stated ε (+ {@link GUARANTEE_SLACK}). */
+  /** achieved ≤ stated ε, exactly. */
   holds: boolean;
 }
 
 export interface LoadOptions {
   /** The Ed25519 key that must have signed the file. */
   publicKey?: PublicKeyInput;
+  /** Refuse files larger than this many bytes (default {@link maxFileBytes}: 64 MiB or MECHDESIGN_MAX_FILE_MB). */
+  maxBytes?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -111,6 +154,16 @@ function labels(field: string, value: unknown): string[] {
     throw fail(field, "be a non-empty array of strings", value);
   }
   if (new Set(value).size !== value.length) throw fail(field, "hold distinct labels", value);
+  // "café" as one code point or as e + U+0301 looks the same everywhere: one visible value, two labels.
+  const seen = new Map<string, string>();
+  for (const label of value as string[]) {
+    const twin = seen.get(label.normalize("NFC")) ?? label;
+    if (twin !== label) {
+      throw fail(field, "hold labels distinct under Unicode NFC normalisation", value,
+        `${JSON.stringify(twin)} and ${JSON.stringify(label)} are the same text`);
+    }
+    seen.set(label.normalize("NFC"), label);
+  }
   return value as string[];
 }
 
@@ -127,7 +180,11 @@ function stochastic(field: string, row: number[]): void {
   }
 }
 
-function parse(bytes: Uint8Array): { content: Json; text: string } {
+function parse(bytes: Uint8Array, maxBytes: number): { content: Json; scan: NumberScan } {
+  if (bytes.length > maxBytes) {
+    throw fail("mechanism file", `be at most ${formatMiB(maxBytes)} MiB`, "(file)",
+      `${bytes.length.toLocaleString("en-US")} bytes; set ${MAX_FILE_VARIABLE} to allow more`);
+  }
   let start = 0;
   while (start < bytes.length && [0x20, 0x09, 0x0d, 0x0a, 0xef, 0xbb, 0xbf].includes(bytes[start])) start++;
   if (start < bytes.length && bytes[start] !== 0x7b) {
@@ -139,16 +196,26 @@ function parse(bytes: Uint8Array): { content: Json; text: string } {
   } catch {
     throw new MechanismFileError(null, "be UTF-8 text");
   }
+  // Before parsing: a parser's own depth limit depends on its stack, and this rule is the same in every language.
+  const depth = nestingDepth(text);
+  if (depth > MAX_DEPTH) {
+    throw new MechanismFileError(null, `be JSON nested at most ${MAX_DEPTH} deep`, `arrays and objects nest ${depth} deep`);
+  }
   let content: unknown;
   try {
     content = JSON.parse(text);
   } catch (error) {
     throw new MechanismFileError(null, "be valid JSON", String((error as Error).message).slice(0, 80));
   }
+  const scan = scanNumbers(text);
+  if (scan.repeatedKey !== null) {
+    throw new MechanismFileError(null, "be JSON whose objects have distinct keys",
+      `${JSON.stringify(scan.repeatedKey)} is repeated in an object; parsers differ on which copy counts`);
+  }
   if (!isObject(content)) {
     throw new MechanismFileError(null, "hold one JSON object", Array.isArray(content) ? "got an array" : typeof content);
   }
-  return { content, text };
+  return { content, scan };
 }
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
@@ -171,13 +238,14 @@ export function renormalise(matrix: number[][]): number[][] {
   });
 }
 
-/** The ε a (renormalised) matrix achieves under the guarantee's notion. */
+/** An upper bound on the ε a (renormalised) matrix achieves under the guarantee's notion: the value rounded up
+ * ({@link roundUp}) that a verifier compares with the stated ε. */
 export function achievedEpsilon(matrix: number[][], guarantee: Guarantee): number {
   if (matrix.every((row) => row.every((x, y) => x === matrix[0][y]))) return 0; // Y independent of X
-  if (guarantee.notion === "ldp") return ldpEpsilon(matrix);
+  if (guarantee.notion === "ldp") return roundUp(ldpEpsilon(matrix));
   const prior = guarantee.prior as number[];
   const total = fsum(prior);
-  return capacity(matrix, prior.map((p) => p / total), guarantee.radius as number);
+  return roundUp(capacity(matrix, prior.map((p) => p / total), guarantee.radius as number));
 }
 
 function checkRadius(guarantee: Guarantee, size: number): void {
@@ -187,10 +255,10 @@ function checkRadius(guarantee: Guarantee, size: number): void {
     throw fail("guarantee.samples", "be given when guarantee.delta is", samples,
       "the radius is checked against β*(δ, m, N), [E] eq. 37");
   }
-  const required = size >= 2 ? Math.min(radiusForDelta(delta, samples, size), 2.0) : 0.0;
-  if ((radius as number) < required * (1 - RADIUS_RTOL)) {
+  const required = requiredRadius(delta, samples, size);
+  if ((radius as number) < required) {
     throw fail("guarantee.radius", "be >= β*(δ, m, N) of [E] eq. 37, or the stated δ does not hold", radius,
-      `β*(δ=${delta}, m=${samples}, N=${size}) = ${required}`);
+      `β*(δ=${delta}, m=${samples}, N=${size}) = ${required}, rounded up`);
   }
 }
 
@@ -199,11 +267,11 @@ function checkRadius(guarantee: Guarantee, size: number): void {
  * `holds: false` (as `mechdesign verify`), every other defect throws a {@link MechanismFileError}.
  *
  * @param data the file's bytes (or its text)
- * @param options `publicKey`: the Ed25519 key that must have signed the file
+ * @param options `publicKey`: the Ed25519 key that must have signed the file; `maxBytes`: the size cap
  */
 export async function verifyMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const { content, text } = parse(bytes);
+  const { content, scan } = parse(bytes, options.maxBytes ?? maxFileBytes());
   const record = RECORD_KEYS.find((k) => k in content);
   if (record !== undefined) {
     throw fail(record, "be absent: record files are not supported by this client", (content as Json)[record],
@@ -233,7 +301,6 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
   if (typeof digest !== "string" || !/^[0-9a-f]{64}$/.test(digest)) {
     throw fail("sha256", "be 64 lowercase hex digits", digest);
   }
-  const scan = scanNumbers(text);
   let canonical: Uint8Array;
   try {
     if ([...scan.unsafeKeys].some((k) => !UNHASHED.has(k))) {
@@ -280,6 +347,10 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
   const guarantee = g as unknown as Guarantee;
   checkRadius(guarantee, inputs.length);
   for (const name of OPTIONAL_BLOCKS) object(name, content[name], true);
+  // The signature is outside the hash: a field added to it would travel with a signed file unnoticed.
+  if (isObject(content.signature) && Object.keys(content.signature).sort().join() !== [...SIGNATURE_KEYS].sort().join()) {
+    throw fail("signature", `have exactly the keys ${pyList(SIGNATURE_KEYS)}`, Object.keys(content.signature).sort());
+  }
   object("provenance", content.provenance);
   const signature = (content.signature ?? null) as Signature | null;
   if (options.publicKey !== undefined) {
@@ -302,7 +373,7 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
     utility: (content.utility ?? null) as Json | null, baselines: (content.baselines ?? null) as Json | null,
     certificate: (content.certificate ?? null) as Json | null, provenance: content.provenance as Json,
     sha256: digest, signature, signatureChecked: options.publicKey !== undefined, achieved,
-    holds: achieved <= guarantee.epsilon + GUARANTEE_SLACK,
+    holds: achieved <= guarantee.epsilon, // no allowance: achieved is already an upper bound
   };
 }
 

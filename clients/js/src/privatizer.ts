@@ -4,13 +4,21 @@
  * first, as mechdesign's `Privatizer.check` does.
  */
 import { MechanismFileError } from "./errors.js";
-import { GUARANTEE_SLACK, type MechanismFile, achievedEpsilon, renormalise } from "./mechfile.js";
+import { type MechanismFile, achievedEpsilon, renormalise } from "./mechfile.js";
 import { type RandomFill, Sampler } from "./sampler.js";
+
+/**
+ * What quantisation to 2^-64 may add to the achieved ε of the sampled matrix W_q (as mechdesign's
+ * `Privatizer.check`): the file's own matrix is held to its stated ε with no allowance; its sampled
+ * approximation, within 2^-64 per entry, to 1e-12 nats.
+ */
+export const SAMPLED_SLACK = 1e-12;
 
 export class Privatizer {
   readonly file: MechanismFile;
   readonly sampler: Sampler;
-  /** The ε the sampled matrix W_q achieves (at most the stated ε + 1e-12, or construction fails). */
+  /** The ε the sampled matrix W_q achieves, rounded up (at most the stated ε + {@link SAMPLED_SLACK}, or
+   * construction fails). */
   readonly sampledEpsilon: number;
   private readonly index: Map<string, number>;
 
@@ -23,7 +31,7 @@ export class Privatizer {
     this.file = file;
     this.sampler = new Sampler(file.matrix, fill);
     this.sampledEpsilon = achievedEpsilon(renormalise(this.sampler.sampledMatrix()), file.guarantee);
-    if (!(this.sampledEpsilon <= file.guarantee.epsilon + GUARANTEE_SLACK)) {
+    if (!(this.sampledEpsilon <= file.guarantee.epsilon + SAMPLED_SLACK)) {
       throw new MechanismFileError("sampled matrix", `meet guarantee.epsilon=${file.guarantee.epsilon} after ` +
         "quantisation to 2^-64", "entries too small to sample exactly", this.sampledEpsilon);
     }

@@ -1,11 +1,16 @@
 // Unit tests of the client beyond the shared vectors: the schema is the one file, sums and quantisation are exact,
 // the sampler fits its distribution, randomness comes from crypto.getRandomValues, and the command's exit codes.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import Ajv2020 from "ajv/dist/2020.js";
-import { QUANT_SCALE, Sampler, fsum, loadMechanismFile, pairwiseSum, quantise, radiusForDelta } from "../dist/index.js";
+import {
+  MAX_DEPTH, MechanismFileError, QUANT_SCALE, Sampler, fsum, loadMechanismFile, nestingDepth, pairwiseSum, quantise,
+  radiusForDelta, requiredRadius, roundUp, verifyMechanismFile,
+} from "../dist/index.js";
 
 const root = new URL("../../../", import.meta.url);
 const manifest = JSON.parse(readFileSync(new URL("conformance/manifest.json", root)));
@@ -134,4 +139,135 @@ test("the loaded matrix is renormalised exactly as mechdesign does it", async ()
   const file = await loadMechanismFile(vector("renormalised-rows"));
   const row = [0.7500000002, 0.2500000001];
   assert.deepEqual(file.matrix[0], row.map((x) => x / (0.7500000002 + 0.2500000001)));
+});
+
+// --- issue 38: one verdict in both languages ---------------------------------------------------------------------
+
+const run = (args, options = {}) => spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", ...options });
+const vectorPath = (name) => new URL(`conformance/files/${name}.json`, root).pathname;
+const oneLine = (result) => {
+  assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+  return result.stderr;
+};
+
+test("roundUp is mechdesign's round_up, bit for bit, and the radius rule rounds β* up", () => {
+  // mechdesign/_numerics.py: value + (|value| + 1) * (4 * 1 + 8) * eps, evaluated left to right.
+  for (const v of [0.5814102972781273, 1, 1.3862943611198906, 2.4, 0.0252802724645372, 1e-300, 7e5]) {
+    assert.equal(roundUp(v), v + (Math.abs(v) + 1.0) * 12 * 2 ** -52);
+    assert.ok(roundUp(v) > v);
+  }
+  assert.equal(roundUp(Infinity), Infinity);
+  const beta = radiusForDelta(1e-6, 48842, 3);
+  assert.equal(requiredRadius(1e-6, 48842, 3), roundUp(beta));
+  assert.equal(requiredRadius(1e-6, 1, 8), 2);
+  assert.equal(requiredRadius(1e-6, 10, 1), 0);
+});
+
+test("a stated ε 5e-13 below the achieved ε is neither verified nor privatized (was: holds)", () => {
+  const path = vectorPath("epsilon-hair-below");
+  const verified = run(["verify", path]);
+  assert.equal(verified.status, 1);
+  assert.match(verified.stdout, /DOES NOT HOLD/);
+  const privatized = run(["privatize", path], { input: "x1\n" });
+  assert.equal(privatized.status, 2);
+  assert.equal(privatized.stdout, "");
+  assert.match(oneLine(privatized), /guarantee\.epsilon must be >= the pml epsilon recomputed from the matrix/);
+  const radius = run(["verify", vectorPath("radius-hair-below")]);
+  assert.equal(radius.status, 2);
+  assert.match(oneLine(radius), /guarantee\.radius must be >= β\*\(δ, m, N\)/);
+});
+
+test("nesting: the limit is counted outside strings, and 200,000 levels are refused in one line naming the file", async () => {
+  assert.equal(MAX_DEPTH, 256);
+  assert.equal(nestingDepth('{"a":[[1]],"b":"[[[[\\"[["}'), 3);
+  assert.equal(nestingDepth("[".repeat(300)), 300);
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const deep = join(folder, "deep.json");
+  writeFileSync(deep, `${'{"a":'.repeat(200_000)}1${"}".repeat(200_000)}`);
+  const result = run(["verify", deep]);
+  assert.equal(result.status, 2);
+  assert.ok(oneLine(result).includes(`${deep}: must be JSON nested at most 256 deep`), result.stderr);
+  await assert.rejects(verifyMechanismFile(readFileSync(deep)), (error) => {
+    assert.ok(error instanceof MechanismFileError);
+    assert.equal(error.rule, "be JSON nested at most 256 deep");
+    return true;
+  });
+});
+
+test("reads are capped at 64 MiB (MECHDESIGN_MAX_FILE_MB), incrementally: a 65 MiB padded valid file, /dev/zero, an endless pipe", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const padded = join(folder, "padded.json");
+  const bytes = Buffer.concat([readFileSync(vectorPath("pml-16")), Buffer.alloc(65 * 2 ** 20, 0x20)]);
+  writeFileSync(padded, bytes); // whitespace: the same canonical content, a valid file that holds
+  const refused = run(["verify", padded]);
+  assert.equal(refused.status, 2);
+  assert.match(oneLine(refused), /mechanism file must be at most 64 MiB \(68,\d{3},\d{3} bytes; set MECHDESIGN_MAX_FILE_MB/);
+  assert.equal(run(["verify", padded], { env: { ...process.env, MECHDESIGN_MAX_FILE_MB: "66" } }).status, 0);
+  assert.equal(run(["verify", padded], { env: { ...process.env, MECHDESIGN_MAX_FILE_MB: "1_0" } }).status, 2);
+  await assert.rejects(verifyMechanismFile(bytes), /must be at most 64 MiB/);
+  assert.ok((await verifyMechanismFile(bytes, { maxBytes: 66 * 2 ** 20 })).holds);
+  const started = Date.now();
+  const zero = run(["verify", "/dev/zero"]);
+  assert.equal(zero.status, 2);
+  assert.match(oneLine(zero), /mechanism file must be a JSON object/);
+  // "{" then spaces without end: refused once past the cap (1 MiB here), never buffered further (else no end).
+  const endless = spawnSync("sh", ["-c", `{ printf '{'; yes ' '; } | "${process.execPath}" "${cli}" verify /dev/stdin`],
+    { encoding: "utf8", env: { ...process.env, MECHDESIGN_MAX_FILE_MB: "1" }, timeout: 30_000 });
+  assert.equal(endless.status, 2, endless.stderr);
+  assert.match(oneLine(endless), /must be at most 1 MiB \(more than 1,048,576 bytes/);
+  assert.ok(Date.now() - started < 20_000);
+});
+
+test("privatize --out writes all or nothing: 100,000 values then an unknown one leave no file and no temporary file", () => {
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const out = join(folder, "private.txt");
+  const path = vectorPath("ldp-krr-16");
+  const values = Array.from({ length: 100_000 }, (_, i) => `x${i % 16}`);
+  const failed = run(["privatize", path, "--out", out], { input: `${values.join("\n")}\nnope\n` });
+  assert.equal(failed.status, 2);
+  assert.match(oneLine(failed), /got value="nope"/);
+  assert.equal(failed.stdout, "");
+  assert.deepEqual(readdirSync(folder), []);
+  // The same input on stdout streams: labels reach stdout before the unknown value stops the run.
+  const streamed = run(["privatize", path], { input: `${values.join("\n")}\nnope\n`, maxBuffer: 2 ** 24 });
+  assert.equal(streamed.status, 2);
+  assert.ok(streamed.stdout.length > 0);
+  const done = run(["privatize", path, "--out", out], { input: `${values.join("\n")}\n` });
+  assert.equal(done.status, 0, done.stderr);
+  assert.match(done.stdout, /private\.txt: 100,000 values privatized/);
+  assert.equal(readFileSync(out, "utf8").trimEnd().split("\n").length, 100_000);
+  assert.deepEqual(readdirSync(folder), ["private.txt"]);
+  const again = run(["privatize", path, "--out", out], { input: "x1\n" });
+  assert.equal(again.status, 2);
+  assert.match(again.stderr, /out must not exist \(it is an existing file; use --force to replace it\)/);
+  assert.equal(run(["privatize", path, "--out", out, "--force"], { input: "x1\n" }).status, 0);
+  assert.match(readFileSync(out, "utf8"), /^y\d+\n$/);
+  const folderOut = run(["privatize", path, "--out", folder, "--force"], { input: "x1\n" });
+  assert.equal(folderOut.status, 2);
+  assert.match(folderOut.stderr, /out must not be a directory/);
+  assert.ok(existsSync(out));
+});
+
+test("the help says that stdout mode streams and what that means on error", () => {
+  const help = run(["--help"]);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /stream to stdout as the values arrive/);
+  assert.match(help.stdout, /labels already written for earlier values stay on stdout/);
+  assert.match(help.stdout, /--out OUT nothing reaches OUT until every value\s+was privatized/);
+});
+
+test("privatize --out interrupted by SIGTERM leaves neither the file nor a temporary file", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "mechdesign-js-"));
+  const out = join(folder, "sub", "private.txt"); // a missing folder is created, as mechdesign does
+  const child = spawn(process.execPath, [cli, "privatize", vectorPath("ldp-krr-16"), "--out", out]);
+  child.stdin.write("x1\nx2\n"); // stdin stays open: the run is mid-way when the signal comes
+  const sub = join(folder, "sub");
+  for (let waited = 0; !(existsSync(sub) && readdirSync(sub).length) && waited < 20_000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.match(readdirSync(sub).join(), /^\.private\.txt\.mdtmp\d+\.[0-9a-f]+\.part$/); // no OUT yet
+  const code = new Promise((resolve) => child.on("exit", (status) => resolve(status)));
+  child.kill("SIGTERM");
+  assert.equal(await code, 143);
+  assert.deepEqual(readdirSync(sub), []);
 });

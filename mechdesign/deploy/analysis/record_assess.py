@@ -371,7 +371,8 @@ def assess_record(record: RecordFile, prior: JointPrior, deltas: Any = DEFAULT_D
     rows = []
     for raw in deltas if hasattr(deltas, "__iter__") else [deltas]:
         d = v.delta(raw)
-        beta = radius_for_delta(d, n, size)
+        # As a file at δ states it (design_radius), uncapped here: the report shows β* beyond 2.
+        beta = round_up(round_up(radius_for_delta(d, n, size)))
         exact = record_epsilon(prior, min(beta, 2.0), record.factors, record.mechanism, sampled=sampled)
         # β < 2 min P̃ needs every one of the N letters observed.
         regime = prior.observed == size and beta < 2 * float(prior.probabilities.min())

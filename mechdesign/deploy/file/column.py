@@ -27,13 +27,17 @@ in the package), the format version, the hash, row-stochasticity (|row sum − 1
   leakage capacity over the ℓ1 ball ([E] Def. 5, eq. 22–23; reference/pml-design.md §1.1). With δ
   from the file this is the (ε, δ)-PML guarantee of [E] Theorem 2.
 
-The check is exact: a file holds only when ``achieved <= epsilon`` for the two floats exactly as written
-and printed (``repr``), never "within a tolerance". Writing rounds toward privacy instead: a stated ε that
-the matrix misses by float noise (at most :data:`GUARANTEE_SLACK`) is raised to the achieved value, and a
-radius at most :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) is raised to β*, so what is written verifies
-exactly. **The radius is bound to δ and m**: with ``delta`` given, ``samples`` must be given too and
-``radius ≥ min(β*(δ, m, N), 2)`` ([E] eq. 37, :func:`~mechdesign.core.estimation.radius_for_delta`), so
-editing δ, m or the radius cannot inflate the claim.
+The check has no allowance: a file holds only when ``achieved <= epsilon`` for the two floats exactly as
+written and printed (``repr``), where ``achieved`` is the recomputed ε raised to an upper bound
+(:func:`~mechdesign._numerics.round_up`: libm's error and the ulps by which other correct
+implementations differ, so that every language reaches the same verdict; ``docs/client_spec.rst``). Writing
+rounds toward privacy instead: a stated ε that the matrix misses by float noise (at most
+:data:`GUARANTEE_SLACK`) is raised to the bound rounded up once more, and a radius from :data:`RADIUS_RTOL`
+(relative) below β* to :func:`~mechdesign.core.estimation.design_radius` (β* rounded up twice, the radius
+designs at δ use) is raised to the latter, so what is written verifies in every client. **The radius is bound
+to δ and m**: with ``delta`` given, ``samples`` must be given too and ``radius ≥ min(round_up(β*(δ, m, N)), 2)``
+([E] eq. 37, :func:`~mechdesign.core.estimation.required_radius`), so editing δ, m or the radius cannot
+inflate the claim.
 
 **What the hash and the signature protect.** ``sha256`` has no key: it detects accidents (a truncated
 copy, an editor's stray keystroke), *not attackers*, who recompute it. Authenticity needs the optional
@@ -58,7 +62,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._files import atomic_path
 from mechdesign._numerics import round_up
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import design_radius, radius_for_delta
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
@@ -74,6 +78,7 @@ from mechdesign.deploy.file.format import (
     canonical_bytes,
     check_format_and_digest,
     check_radius,
+    check_signature_keys,
     json_block,
     parse_file,
     pretty_json,
@@ -158,13 +163,17 @@ class MechanismFile:
 
 
 def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
-    """The ε the matrix really achieves under the guarantee's notion (see module docstring)."""
+    """An upper bound on the ε the matrix achieves under the guarantee's notion: the value a verifier compares.
+
+    The LDP level or the capacity over the ball (module docstring), raised by
+    :func:`~mechdesign._numerics.round_up` over libm's error and the ulps other implementations differ by.
+    """
     matrix = mechanism.matrix
     if np.all(matrix == matrix[0]):  # identical rows: Y is independent of X, exactly 0 (the ε = 0 design)
         return 0.0
     if guarantee["notion"] == "ldp":
-        return ldp_epsilon(mechanism)
-    return capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]))
+        return round_up(ldp_epsilon(mechanism))
+    return round_up(capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"])))
 
 
 def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any],
@@ -279,12 +288,13 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         If ``guarantee`` has unknown keys or invalid values (notion, ε, δ, radius, a prior of the wrong
         length, samples), or lacks ``prior``/``radius`` for "pml".
     MechanismFileError
-        If ``delta`` is given for "pml" without ``samples``, or the radius is below β*(δ, m, N): the file
-        would be refused on reading.
+        If ``delta`` is given for "pml" without ``samples``, the radius is below β*(δ, m, N), or two labels are
+        the same text under Unicode NFC normalisation: the file would be refused on reading.
     CertificateError
         If the matrix does not achieve the stated ε. A stated ε missed by float noise only (at most
-        :data:`GUARANTEE_SLACK`) is written rounded up to the achieved ε, and a radius at most
-        :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) is written as β*: the file then verifies exactly.
+        :data:`GUARANTEE_SLACK`) is written as the achieved ε rounded up, and a radius at most
+        :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) as β* rounded up (twice: the bound every reader
+        compares, and a margin over other implementations' evaluation): the file then verifies in every client.
 
     Examples
     --------
@@ -298,8 +308,10 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
-    stated = _round_toward_privacy(FileChecker(Path(path)), mechanism, _normalize_guarantee(guarantee,
-                                                                                         mechanism.shape[0]))
+    check = FileChecker(Path(path))
+    check.labels("inputs", list(mechanism.inputs))  # never write a file that would be refused
+    check.labels("outputs", list(mechanism.outputs))
+    stated = _round_toward_privacy(check, mechanism, _normalize_guarantee(guarantee, mechanism.shape[0]))
     content: dict[str, Any] = {
         "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION},
         "inputs": list(mechanism.inputs),
@@ -325,27 +337,38 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
 
 
 def _round_toward_privacy(check: FileChecker, mechanism: Mechanism, stated: dict[str, Any]) -> dict[str, Any]:
-    """The guarantee as written: radius and ε raised over float noise so that the file verifies exactly.
+    """The guarantee as written: radius and ε raised over float noise so that the file verifies in every client.
 
-    A radius at most :data:`RADIUS_RTOL` (relative) below β*(δ, m, N) becomes β* (a larger ball: toward
-    privacy), then ε, if the matrix misses it by at most :data:`GUARANTEE_SLACK`, becomes the achieved ε.
-    Anything further off is refused: the file would not hold.
+    A radius from a relative :data:`RADIUS_RTOL` below β*(δ, m, N) up to
+    :func:`~mechdesign.core.estimation.design_radius` (β* rounded up twice: the bound readers compare, and a margin
+    over a client's β*) becomes the latter, the radius designs at δ use; then ε, if the matrix misses it by float
+    noise (:data:`GUARANTEE_SLACK`), becomes the achieved bound rounded up once more, the margin over a client
+    whose own evaluation lies a few ulps above mechdesign's (``benchmarks/bench_client_agreement.py`` measures
+    them). Anything further off is refused: the file would not hold.
     """
     out = dict(stated)
-    if out["notion"] == "pml" and out["delta"] is not None and out["samples"] is not None and mechanism.shape[0] >= 2:
-        required = min(radius_for_delta(out["delta"], out["samples"], mechanism.shape[0]), 2.0)
-        if required * (1 - RADIUS_RTOL) <= out["radius"] < required:
-            out["radius"] = required
-    check_radius(check, out, mechanism.shape[0])  # never write a file that would be refused
+    size = mechanism.shape[0]
+    if out["notion"] == "pml" and out["delta"] is not None and out["samples"] is not None and size >= 2:
+        # The noise window is relative to β* itself: the rounding up adds some 1e-15 in absolute terms, which is
+        # more than a relative 1e-12 of a small radius (m in the millions).
+        beta = min(radius_for_delta(out["delta"], out["samples"], size), 2.0)
+        written = design_radius(out["delta"], out["samples"], size)
+        if beta * (1 - RADIUS_RTOL) <= out["radius"] < written:
+            out["radius"] = written
+    check_radius(check, out, size)  # never write a file that would be refused
     # The reader rebuilds the mechanism from the written floats (renormalising the rows again, a few ulps):
     # recompute ε on exactly that matrix, so the written claim is judged as the reader will judge it.
     read_back = Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs)
     achieved = achieved_epsilon(read_back, out)
-    if achieved > out["epsilon"]:
-        if not achieved <= out["epsilon"] + GUARANTEE_SLACK:
-            raise CertificateError(f"guarantee.epsilon must be >= the epsilon the matrix achieves ({achieved!r}), "
-                                   f"got guarantee.epsilon={out['epsilon']!r}")
-        out["epsilon"] = achieved
+    if out["epsilon"] < round_up(achieved):
+        # Float noise is judged on the same scale as the bound (round_up is monotone): at a huge ε its margin
+        # alone exceeds an absolute 1e-12.
+        if not achieved <= round_up(out["epsilon"] + GUARANTEE_SLACK):
+            raised = (f" at the radius written, {out['radius']!r} (design at "
+                      "mechdesign.core.estimation.design_radius(δ, m, N))") if out["radius"] != stated["radius"] else ""
+            raise CertificateError(f"guarantee.epsilon must be >= the epsilon the matrix achieves{raised} "
+                                   f"({achieved!r}), got guarantee.epsilon={out['epsilon']!r}")
+        out["epsilon"] = round_up(achieved)
     return out
 
 
@@ -394,6 +417,7 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     check_radius(check, guarantee, len(inputs))
     for name in _OPTIONAL_BLOCKS:
         check.object(name, content.get(name), nullable=True)
+    check_signature_keys(check, content.get("signature"))
     check.object("provenance", content["provenance"])
     if "release" in content and content["format"]["version"] != FORMAT_VERSION:
         raise check.fail("release", f"appear only in format version {FORMAT_VERSION} files", content["release"])

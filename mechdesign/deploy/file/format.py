@@ -6,6 +6,22 @@ canonical bytes that ``sha256`` and the signature cover (:mod:`mechdesign.deploy
 parse of a file, the hash and format checks, the radius bound to δ and m ([E] eq. 37), and
 :class:`Verification`, the stated guarantee against the recomputed one. The layout of a file and what loading
 checks are described in :mod:`mechdesign.deploy.file.column`.
+
+**One verdict in every language.** A recomputed ε or β*(δ, m, N) is a float evaluation, and two correct
+implementations differ in its last bits (libm's ``log``, the order of a sum): mechdesign and the TypeScript client
+``clients/js`` differ by one ulp on about 5 % of random files (``benchmarks/bench_client_agreement.py``). No
+verifier grants an allowance above what it recomputes; each compares an **upper bound**, the value raised by
+:func:`~mechdesign._numerics.round_up` (``v + (|v| + 1)·12·2^-52``, the margin of every guarantee mechdesign
+reports: some 24 units of roundoff, far above those ulps and above libm's error), against the statement: ε holds
+when ``round_up(achieved) <= epsilon``, a radius is enough when ``radius >= min(round_up(β*), 2)``. A writer
+states one more ``round_up`` of its own bound, so every correct client, whose bound is within a few ulps of
+mechdesign's, verifies what mechdesign writes. Two verifiers can then disagree only on a file whose statement lies
+within those few ulps of the bound, which no mechdesign writer produces.
+
+**The text before the values** (:func:`parse_file`): at most ``MECHDESIGN_MAX_FILE_MB`` (64 MiB) read, arrays and
+objects nested at most :data:`MAX_DEPTH` deep (checked on the text, before parsing: a parser's own limit depends
+on its stack), and no key repeated within an object (parsers disagree on which copy wins, so the hash could cover
+one value and another parser use the other).
 """
 
 from __future__ import annotations
@@ -13,6 +29,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+import unicodedata
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -22,19 +40,22 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._files import read_bounded, to_jsonable
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import required_radius
 from mechdesign.deploy.file.canonical import CANONICAL_FORMS
 from mechdesign.errors import MechanismFileError
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "GUARANTEE_SLACK", "RADIUS_RTOL", "READ_VERSIONS", "FileChecker",
-           "Verification", "canonical_bytes", "check_format_and_digest", "check_radius", "json_block", "parse_file",
-           "pretty_json", "provenance_versions", "schema"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "GUARANTEE_SLACK", "MAX_DEPTH", "RADIUS_RTOL", "READ_VERSIONS",
+           "SIGNATURE_KEYS", "FileChecker", "Verification", "canonical_bytes", "check_format_and_digest",
+           "check_radius", "check_signature_keys", "json_block", "nesting_depth", "parse_file", "pretty_json",
+           "provenance_versions", "schema"]
 
 FORMAT_NAME = "mechdesign.core.mechanism"
 FORMAT_VERSION = 2     # written; its hash and signature cover RFC 8785 canonical JSON
 READ_VERSIONS = (1, 2)  # read: version 1 hashes Python's own serialisation (mechdesign.deploy.file.canonical)
 GUARANTEE_SLACK = 1e-12  # float noise a writer rounds ε up over (never a slack of the check, which is exact)
 RADIUS_RTOL = 1e-12      # relative float noise a writer rounds the radius up over (to β*(δ, m, N))
+MAX_DEPTH = 256          # arrays and objects nested deeper are refused (a file needs 3; Python's json fails near 1000)
+SIGNATURE_KEYS = ("algorithm", "public_key", "value")
 _JSON_INT_MAX = 2**53 - 1  # RFC 8785 §3.2.2.3: integers beyond this have no canonical form (IEEE doubles)
 _UNHASHED = ("sha256", "signature")  # the signature signs the same canonical bytes the hash covers
 
@@ -52,8 +73,9 @@ class Verification:
     epsilon
         The ε stated in the file.
     achieved
-        The ε recomputed from the matrix (exact, solver-free): the leakage capacity C(W, B_β(P̂)) of
-        [E] eq. 23 for "pml", ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) for "ldp".
+        The ε recomputed from the matrix (solver-free), raised to an upper bound by
+        :func:`~mechdesign._numerics.round_up`: the leakage capacity C(W, B_β(P̂)) of [E] eq. 23 for "pml",
+        ε_LDP(W) = max_y log(max_x W[x,y] / min_x W[x,y]) for "ldp".
     delta
         The stated δ, or ``None``.
     radius
@@ -77,7 +99,7 @@ class Verification:
     path: str
     notion: str
     epsilon: float          # stated in the file
-    achieved: float         # recomputed from the matrix (exact, solver-free)
+    achieved: float         # recomputed from the matrix (solver-free), rounded up: an upper bound
     delta: float | None
     radius: float | None
     holds: bool             # achieved <= epsilon, exactly as printed (and the release statement holds)
@@ -182,6 +204,14 @@ class FileChecker:
             raise self.fail(field, "be a non-empty array of strings", value)
         if len(set(value)) != len(value):
             raise self.fail(field, "hold distinct labels", value)
+        # "café" typed as one code point or as e + U+0301 looks the same everywhere: two such labels make one
+        # visible value two inputs (or outputs), and which one a record is read as depends on the keyboard.
+        seen: dict[str, str] = {}
+        for label in value:
+            twin = seen.setdefault(unicodedata.normalize("NFC", label), label)
+            if twin != label:
+                raise self.fail(field, f"hold labels distinct under Unicode NFC normalisation ({twin!r} and "
+                                f"{label!r} are the same text)", value)
         return value
 
     def numbers(self, field: str, value: Any, size: int) -> np.ndarray:
@@ -199,10 +229,50 @@ class FileChecker:
             raise self.fail(field, f"sum to 1 within {v.STOCHASTIC_ATOL:g} (sum is {total!r})", row)
 
 
+# A JSON string, up to its closing quote or the end of the text (an escape skips one byte): exactly what a
+# left-to-right scan of the text is inside (clients/js scans with a loop). Unrolled: the engine never backtracks.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def nesting_depth(data: bytes) -> int:
+    """The deepest nesting of arrays and objects in a JSON text: brackets counted outside strings.
+
+    Checked on the text, before any parser sees it: Python's ``json`` recurses once per level (a RecursionError
+    near 1000, depending on the caller's stack), so its own limit is no rule another language can follow.
+    """
+    brackets = np.frombuffer(_NOT_BRACKET.sub(b"", _STRING.sub(b"", data)), dtype=np.uint8)
+    opens = (brackets == ord("{")) | (brackets == ord("["))
+    deepest = depth = 0
+    step = 1 << 20  # a text of brackets only: cumulative sums chunk by chunk, O(1 MiB) of memory
+    for start in range(0, opens.size, step):
+        levels = depth + np.cumsum(np.where(opens[start:start + step], 1, -1))
+        deepest, depth = max(deepest, int(levels.max())), int(levels[-1])
+    return deepest
+
+
 def parse_file(path: Path) -> dict[str, Any]:
-    """The file's one JSON object, read once with a size cap; any failure is a one-line MechanismFileError."""
+    """The file's one JSON object, read once with a size cap; any failure is a one-line MechanismFileError.
+
+    In order: the size cap (``MECHDESIGN_MAX_FILE_MB``, 64 MiB) and a first non-blank byte ``{``, UTF-8, at most
+    :data:`MAX_DEPTH` levels of arrays and objects, valid JSON (no NaN or Infinity), no key repeated within an
+    object, and one object at the top.
+    """
     def reject_constant(name: str) -> float:
         raise ValueError(f"non-finite number {name}")
+
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items) and not repeated:
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    repeated.append(key)
+                    break
+                seen.add(key)
+        return out
 
     try:
         data = read_bounded(path, "mechanism file", json_object=True)
@@ -210,16 +280,22 @@ def parse_file(path: Path) -> dict[str, Any]:
         raise MechanismFileError(f"{path}: {exc}") from None
     try:
         text = data.decode("utf-8")
-        content = json.loads(text, parse_constant=reject_constant)
     except UnicodeDecodeError as exc:
         raise MechanismFileError(f"{path}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    depth = nesting_depth(data)
+    if depth > MAX_DEPTH:
+        raise MechanismFileError(f"{path}: must be JSON nested at most {MAX_DEPTH} deep (arrays and objects "
+                                 f"nest {depth} deep)")
+    try:
+        content = json.loads(text, parse_constant=reject_constant, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise MechanismFileError(f"{path}: must be valid JSON ({exc.msg} at line {exc.lineno} "
                                  f"column {exc.colno})") from None
-    except RecursionError:
-        raise MechanismFileError(f"{path}: must be valid JSON of reasonable depth (nested too deeply)") from None
     except ValueError as exc:
         raise MechanismFileError(f"{path}: must be valid JSON ({str(exc)[:80]})") from None
+    if repeated:  # after a successful parse, as clients find it (a scan of the valid text)
+        raise MechanismFileError(f"{path}: must be JSON whose objects have distinct keys ({repeated[0]!r} is "
+                                 "repeated in an object; parsers differ on which copy counts)")
     if not isinstance(content, dict):
         raise MechanismFileError(f"{path}: must hold one JSON object, got a {type(content).__name__}")
     return content
@@ -255,7 +331,16 @@ def check_radius(check: FileChecker, guarantee: dict[str, Any], size: int) -> No
     if samples is None:
         raise check.fail("guarantee.samples", "be given when guarantee.delta is (the radius is checked against "
                          "β*(δ, m, N), [E] eq. 37)", samples)
-    required = min(radius_for_delta(delta, samples, size), 2.0) if size >= 2 else 0.0
+    required = required_radius(delta, samples, size)
     if radius < required:
         raise check.fail("guarantee.radius", f"be >= β*(δ, m, N) of [E] eq. 37 (β*(δ={delta!r}, m={samples}, "
-                         f"N={size}) = {required!r}), or the stated δ does not hold", radius)
+                         f"N={size}) = {required!r}, rounded up), or the stated δ does not hold", radius)
+
+
+def check_signature_keys(check: FileChecker, signature: Any) -> None:
+    """A signature block, when present, has exactly the schema's keys (whether or not a key is given to check it).
+
+    The block is outside the hash: a field added to it would travel with a signed file unnoticed.
+    """
+    if isinstance(signature, dict) and sorted(signature) != sorted(SIGNATURE_KEYS):
+        raise check.fail("signature", f"have exactly the keys {list(SIGNATURE_KEYS)}", sorted(signature))

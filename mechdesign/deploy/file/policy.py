@@ -206,20 +206,28 @@ def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -
 
 
 def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool) -> ReleasePolicy:
-    """The policy as a writer states it: ε_T or the per-report ε rounded up over the recomputed value.
+    """The policy as a writer states it: ε_T or the per-report ε at least the recomputed value, as the guarantee.
 
-    ``achieved`` is the recomputed leakage (``None`` for policies that state none). A given ε below it is
-    refused (:class:`~mechdesign.errors.CertificateError`); a missing one is filled in, exact values rounded up by
-    one part in 10⁹, relaxation bounds by one in 10⁵ (so that every reader's recomputation verifies it).
+    ``achieved`` is the recomputed leakage (``None`` for policies that state none), already an upper bound. A given
+    ε that misses it by float noise only (:data:`~mechdesign.deploy.file.format.GUARANTEE_SLACK`, on the bound's
+    scale) is raised to it rounded up once more, the margin every reader's evaluation clears, as the file's
+    guarantee is; further below it is refused (:class:`~mechdesign.errors.CertificateError`). A missing ε is filled
+    in the same way, or, for a relaxation bound (which depends on the solver's path to a few parts in 10⁷), one
+    part in 10⁵ above it.
     """
+    from mechdesign._numerics import round_up
+    from mechdesign.deploy.file.format import GUARANTEE_SLACK
+
     if achieved is None:
         return policy
     if not math.isfinite(achieved):
         raise CertificateError(f"release.epsilon must be finite, got the recomputed {policy.policy} leakage "
                                f"{achieved!r} (unbounded: memoize the releases instead)")
-    margin = (1e-9 if exact else _RELAXATION_SLACK) * (1.0 + achieved)
-    stated = policy.epsilon if policy.epsilon is not None else achieved + margin
-    if not stated >= achieved:
-        raise CertificateError(f"release.epsilon must be >= the recomputed {policy.policy} leakage ({achieved!r}), "
-                               f"got release.epsilon={stated!r}")
+    floor = round_up(achieved) if exact else achieved + _RELAXATION_SLACK * (1.0 + achieved)
+    stated = floor if policy.epsilon is None else policy.epsilon
+    if stated < floor:
+        if not achieved <= round_up(stated + GUARANTEE_SLACK):
+            raise CertificateError(f"release.epsilon must be >= the recomputed {policy.policy} leakage "
+                                   f"({achieved!r}), got release.epsilon={stated!r}")
+        stated = floor
     return ReleasePolicy(policy.policy, policy.releases, float(stated), policy.randomness, policy.reports)

@@ -22,9 +22,9 @@ decides what is released and how well it decodes). A sampled file's output label
 field (a null in Parquet) marks the attributes a record does not report. A file that overstates it is
 refused, exactly as a single-column file (the check is exact; writing rounds toward privacy by at most
 :data:`~mechdesign.deploy.file.format.GUARANTEE_SLACK`). With δ stated the radius must be ≥ β*(δ, m, N) of [E]
-eq. 37 with N = ∏ N_i. Factors carry no budget of their own: per-attribute ε do not add up to a record
-guarantee under PML, so nothing here writes one. Files are written by
-:func:`~mechdesign.deploy.file.record_write.write_record_file`.
+eq. 37 with N = ∏ N_i, rounded up (:func:`~mechdesign.core.estimation.required_radius`). Factors carry no budget
+of their own: per-attribute ε do not add up to a record guarantee under PML, so nothing here writes one. Files
+are written by :func:`~mechdesign.deploy.file.record_write.write_record_file`.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from mechdesign.deploy.file.format import (
     canonical_bytes,
     check_format_and_digest,
     check_radius,
+    check_signature_keys,
     parse_file,
 )
 from mechdesign.deploy.file.policy import ReleasePolicy, read_release
@@ -351,6 +352,7 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
     for name in _OPTIONAL:
         if name != "release":
             check.object(name, content.get(name), nullable=True)
+    check_signature_keys(check, content.get("signature"))
     check.object("provenance", content["provenance"])
     release = read_release(check, content.get("release"), (), record=True)
     if public_key is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from mechdesign import _validation as v
 from mechdesign._files import atomic_path
-from mechdesign.core.estimation import radius_for_delta
+from mechdesign.core.estimation import design_radius, radius_for_delta
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy.file.format import (
     FORMAT_NAME,
@@ -49,9 +49,10 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     """Write a product (``factors``), sampled (``factors`` and ``sampling``) or joint record file; return the path.
 
     The record-level guarantee is recomputed first (:func:`record_epsilon`); a stated ε missed by more than
-    float noise is never written. A radius at most 1e-12 (relative) below β*(δ, m, N) ([E] eq. 37, N the joint
-    size) is raised to β*, and an ε missed by at most 1e-12 is raised to the achieved one: the file then verifies
-    exactly.
+    float noise is never written. A radius from 1e-12 (relative) below β*(δ, m, N) ([E] eq. 37, N the joint
+    size) up to :func:`~mechdesign.core.estimation.design_radius` (β* rounded up twice, the radius record designs
+    at δ use) is raised to the latter, and an ε missed by at most 1e-12 is raised to the achieved one: the file
+    then verifies exactly.
 
     Parameters
     ----------
@@ -92,7 +93,8 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
         Unless exactly one of ``factors`` and ``mechanism`` is given with inputs matching the alphabets, or
         if ε, δ, the radius or ``sampling`` (without ``factors``, or not d probabilities) is invalid.
     MechanismFileError
-        If the radius is below β*(δ, m, N).
+        If the radius is below β*(δ, m, N), or two labels (attributes, letters of an alphabet, outputs) are the
+        same text under Unicode NFC normalisation: the file would be refused on reading.
     CertificateError
         If the design does not achieve the stated record-level ε.
     """
@@ -124,16 +126,23 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
             if "" in mech.outputs:
                 raise v.fail(f"{name}.outputs", "not hold the empty string (it marks an unreported attribute)",
                              list(mech.outputs)[:6])
+    check = FileChecker(Path(path))  # labels the reader would refuse are refused before anything is computed
+    check.labels("attributes", list(prior.attributes))
+    for i, alphabet in enumerate(prior.alphabets):
+        check.labels(f"alphabets[{i}]", list(alphabet))
+    for name, mech, _ in wanted:
+        check.labels("outputs" if name == "mechanism" else f"{name}.outputs", list(mech.outputs))
     stated = v.epsilon(epsilon, "epsilon")
     beta = v.radius(radius)
     d = None if delta is None else v.delta(delta)
     if d is not None and prior.size >= 2:
-        required = min(radius_for_delta(d, prior.samples, prior.size), 2.0)
-        if required * (1 - RADIUS_RTOL) <= beta < required:
-            beta = required
+        # Raised over float noise to the radius designs at δ use (JointPrior.radius), as single-column files.
+        written = design_radius(d, prior.samples, prior.size)
+        if min(radius_for_delta(d, prior.samples, prior.size), 2.0) * (1 - RADIUS_RTOL) <= beta < written:
+            beta = written
     guarantee = {"notion": "pml", "level": "record", "epsilon": stated, "delta": d, "radius": beta,
                  "prior": _prior_block(prior), "samples": prior.samples}
-    check_radius(FileChecker(Path(path)), guarantee, prior.size)
+    check_radius(check, guarantee, prior.size)
     # Judge the claim on the matrices exactly as the reader rebuilds them from the written floats.
     back = tuple(Mechanism.from_matrix(m.matrix, m.inputs, m.outputs) for m in mechs)
     joint = None if mechanism is None else Mechanism.from_matrix(mechanism.matrix, mechanism.inputs,

@@ -90,8 +90,9 @@ def test_new_files_are_version_2_and_hash_the_jcs_bytes(tmp_path):
 
 
 def test_version_1_files_still_load_and_hash_pythons_serialisation(tmp_path):
+    # ε = 2.0 (above k-RR's 1.0, so written as given): "2.0" in Python's serialisation, "2" in RFC 8785.
     path = write_mechanism_file(tmp_path / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
-                                guarantee={"notion": "ldp", "epsilon": 1.0})
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
     content = json.loads(path.read_text())
     content["format"]["version"] = 1
     body = {k: v for k, v in content.items() if k != "sha256"}

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mechdesign._numerics import round_up
+from mechdesign.core.estimation import radius_for_delta, required_radius
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
@@ -117,7 +119,9 @@ def test_pml_ball_guarantee_is_the_exact_capacity(tmp_path):
     assert 0 < achieved < 0.8
     path = write_mechanism_file(tmp_path / "b.json", mech, guarantee={
         "notion": "pml", "epsilon": achieved, "radius": 0.3, "prior": [0.5, 0.3, 0.2]})
-    assert verify_mechanism_file(path).achieved == achieved
+    # The verifier compares the capacity rounded up (an upper bound); the writer states one more rounding.
+    result = verify_mechanism_file(path)
+    assert result.achieved == round_up(achieved) and result.epsilon == round_up(round_up(achieved))
     with pytest.raises(CertificateError, match=r"guarantee\.epsilon"):
         write_mechanism_file(tmp_path / "c.json", mech, guarantee={
             "notion": "pml", "epsilon": achieved - 1e-9, "radius": 0.3, "prior": [0.5, 0.3, 0.2]})
@@ -295,10 +299,10 @@ def test_holds_only_when_achieved_is_at_most_stated_exactly(tmp_path):
 
 
 def test_writer_rounds_epsilon_and_radius_toward_privacy(tmp_path):
-    from mechdesign.core.estimation import radius_for_delta
-
+    """Raised over float noise to the bound every reader compares, rounded up once more (a client's margin)."""
     mech = randomized_response(3, 0.8)
-    required = radius_for_delta(1e-6, 5000, 3)
+    required = required_radius(1e-6, 5000, 3)
+    assert required > radius_for_delta(1e-6, 5000, 3)  # β* rounded up: the safe side of the radius rule
     achieved = verify_mechanism_file(write_mechanism_file(
         tmp_path / "a.json", mech, guarantee={"notion": "pml", "epsilon": 5.0, "radius": required, "delta": 1e-6,
                                               "samples": 5000, "prior": [0.5, 0.3, 0.2]})).achieved
@@ -306,8 +310,9 @@ def test_writer_rounds_epsilon_and_radius_toward_privacy(tmp_path):
         "notion": "pml", "epsilon": achieved - 5e-13, "radius": required * (1 - 5e-13), "delta": 1e-6,
         "samples": 5000, "prior": [0.5, 0.3, 0.2]})
     written = read_mechanism_file(path).guarantee
-    assert written["radius"] == required and written["epsilon"] == achieved
-    assert verify_mechanism_file(path).holds
+    assert written["radius"] == round_up(required)
+    result = verify_mechanism_file(path)
+    assert result.holds and written["epsilon"] == round_up(result.achieved)
     with pytest.raises(CertificateError):
         write_mechanism_file(tmp_path / "c.json", mech, guarantee={
             "notion": "pml", "epsilon": achieved - 1e-9, "radius": required, "delta": 1e-6, "samples": 5000,

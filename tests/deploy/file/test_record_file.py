@@ -210,3 +210,19 @@ def test_decoding_a_joint_design_gives_marginals_and_the_joint_table(tmp_path, p
     assert np.allclose(estimate.marginals[0].values, truth.reshape(3, 2).sum(axis=1), atol=1e-5)
     assert np.allclose(estimate.marginals[1].values, truth.reshape(3, 2).sum(axis=0), atol=1e-5)
     assert estimate.to_dict()["joint"] is not None
+
+
+def test_labels_equal_under_nfc_are_never_written_to_a_record_file(tmp_path):
+    """The reader refuses them (issue 38, item 15), so the writer does before computing anything."""
+    alphabets = [["caf\u00e9", "cafe\u0301"], ["s", "t"]]
+    prior = JointPrior.from_table([[30, 10], [5, 40]], ["a", "b"], alphabets)
+    factors = [randomized_response(2, 1.2, alphabets[0]), randomized_response(2, 0.8, alphabets[1])]
+    with pytest.raises(MechanismFileError, match=r"alphabets\[0\] must hold labels distinct under Unicode NFC"):
+        write_record_file(tmp_path / "r.json", prior, epsilon=3.0, radius=0.2, factors=factors)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(MechanismFileError, match=r"factors\[1\]\.outputs must hold labels distinct under Unicode NFC"):
+        write_record_file(tmp_path / "r.json", JointPrior.from_table([[30, 10], [5, 40]], ["a", "b"],
+                                                                     [["x", "y"], ["s", "t"]]),
+                          epsilon=3.0, radius=0.2,
+                          factors=[randomized_response(2, 1.2, ["x", "y"]),
+                                   Mechanism.from_matrix([[0.7, 0.3], [0.3, 0.7]], ["s", "t"], alphabets[0])])
