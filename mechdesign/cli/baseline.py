@@ -28,18 +28,22 @@ from mechdesign.cli._io import Once, add_force_argument, parse_number_list, prin
 _SHORTFALL = 1.1  # a block design more than 10 % above subset selection's MSE factor gets a notice on stderr
 
 COMMAND = ("baseline",)
-HELP = ("write an LDP baseline (k-RR, subset selection, Hadamard response, optimal ε-LDP designs for counts) as a "
-        "verifiable mechanism file")
+HELP = ("write an LDP baseline (k-RR, subset selection, Hadamard response, optimal ε-LDP designs for counts, the "
+        "longitudinal L-GRR, L-OSUE, L-SUE/RAPPOR) as a verifiable mechanism file")
 EXAMPLE = "mechdesign baseline krr --epsilon 1 --labels White,Black,Other --out krr.mech.json"
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One baseline kind: how to build its matrix, and whether it needs the category counts."""
+    """One baseline kind: how to build its matrix, and whether it needs the category counts.
+
+    A longitudinal kind also has ``release``: the two-layer policy of its file (the instantaneous layer W₂).
+    """
 
     build: Callable[[float, Any, argparse.Namespace], tuple[Any, dict[str, Any] | None]]
     needs_counts: bool
     help: str
+    release: Callable[[float, Any, argparse.Namespace], dict[str, Any]] | None = None
 
 
 def _oracle_utility(oracle: str, mechanism: Any, prior: Any, support: tuple[float, float],
@@ -125,6 +129,36 @@ def _a_optimal_ldp(epsilon: float, prior: Any, args: argparse.Namespace) -> tupl
     return _ldp_design(epsilon, prior, "estimation_mse", args.time_limit)
 
 
+def _chain(epsilon: float, prior: Any, args: argparse.Namespace) -> Any:
+    """The longitudinal protocol of ``args.kind`` at lifetime ``epsilon`` and ``--report-epsilon``."""
+    from mechdesign.design.baselines.longitudinal import longitudinal_protocol
+
+    if args.report_epsilon is None:
+        raise ValueError(f"report_epsilon must be given for kind {args.kind} (the per-report LDP level; --epsilon is "
+                         "the lifetime one), got report_epsilon=None")
+    return longitudinal_protocol(args.kind, prior.size, epsilon, args.report_epsilon)
+
+
+def _longitudinal(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
+    from mechdesign.core.fisher import trace_inverse_fisher
+    from mechdesign.design.baselines.longitudinal import longitudinal_mechanisms
+
+    chain = _chain(epsilon, prior, args)
+    permanent, reports = longitudinal_mechanisms(chain, prior.labels)
+    composed = permanent.matrix @ reports.matrix
+    return permanent, {"kind": "estimation_mse", "value": trace_inverse_fisher(composed, prior.probabilities) - 1.0,
+                       "standard_estimator_mse": chain.mse, "oracle": args.kind, "parameter": None,
+                       "per_report": "value and standard_estimator_mse are one report's (W1 W2)",
+                       "layers": {"p1": chain.p1, "q1": chain.q1, "p2": chain.p2, "q2": chain.q2}}
+
+
+def _longitudinal_release(epsilon: float, prior: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from mechdesign.design.baselines.longitudinal import longitudinal_mechanisms
+
+    _, reports = longitudinal_mechanisms(_chain(epsilon, prior, args), prior.labels)
+    return {"policy": "two-layer", "reports": reports}
+
+
 # The table of kinds: one entry per LDP mechanism that has a matrix (OUE's 2^N outputs and OLH's per-record
 # hash functions have none; :func:`mechdesign.design.baselines.ldp_oracles.oracle_mse` gives their MSE).
 KINDS: dict[str, Kind] = {
@@ -140,6 +174,12 @@ KINDS: dict[str, Kind] = {
                         "--utility)"),
     "a-optimal-ldp": Kind(_a_optimal_ldp, True, "A-optimal ε-LDP mechanism for the counts: least total MSE of the "
                           "decoded frequencies (estimation design at radius 2)"),
+    "l-grr": Kind(_longitudinal, False, "longitudinal GRR (Arcolezi et al. 2022): GRR at --epsilon memoized, then GRR "
+                  "per report, calibrated to --report-epsilon (a two-layer file)", _longitudinal_release),
+    "l-osue": Kind(_longitudinal, False, "longitudinal OUE-SUE: OUE at --epsilon memoized, SUE per report (2^N "
+                   "outputs: N ≤ 8)", _longitudinal_release),
+    "l-sue": Kind(_longitudinal, False, "longitudinal SUE, basic one-hot RAPPOR (Erlingsson et al. 2014): SUE at "
+                  "--epsilon memoized, SUE per report (2^N outputs: N ≤ 8)", _longitudinal_release),
 }
 
 
@@ -147,7 +187,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign baseline`` to ``parser``."""
     kinds = "; ".join(f"{name}: {kind.help}" for name, kind in KINDS.items())
     parser.add_argument("kind", choices=list(KINDS), metavar="KIND", help=f"one of {kinds}")
-    parser.add_argument("--epsilon", type=float, required=True, help="LDP level ε (nats)")
+    parser.add_argument("--epsilon", type=float, required=True,
+                        help="LDP level ε (nats); for l-grr, l-osue, l-sue the lifetime (permanent layer) level")
+    parser.add_argument("--report-epsilon", type=float, metavar="E",
+                        help="l-grr, l-osue, l-sue: the LDP level of one report (0 < E ≤ --epsilon)")
     parser.add_argument("--labels", metavar="A,B,…", help="input labels (also the output labels of k-RR)")
     parser.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the order of --labels")
     parser.add_argument("--data", metavar="FILE", help="CSV, Parquet or Arrow IPC file of records (with --column)")
@@ -200,6 +243,9 @@ def run(args: argparse.Namespace) -> int:
     kind = KINDS[args.kind]
     if args.k is not None and args.kind != "subset-selection":
         raise ValueError(f"k must be given only with kind subset-selection, got k={args.k!r}")
+    if args.report_epsilon is not None and kind.release is None:
+        raise ValueError(f"report_epsilon must be given only with kinds l-grr, l-osue, l-sue, got "
+                         f"report_epsilon={args.report_epsilon!r}")
     refuse_existing(args.out, args.force)
     from mechdesign import _validation as v  # here, not at the top: `--help` imports no numpy
 
@@ -211,7 +257,9 @@ def run(args: argparse.Namespace) -> int:
     if prior.counts is not None:
         provenance["counts"] = prior.counts.tolist()
         guarantee["prior"] = prior  # the reference of decode --method linear; ε-LDP holds for every prior
-    target = write_mechanism_file(args.out, mechanism, guarantee=guarantee, utility=utility, provenance=provenance)
+    release = None if kind.release is None else kind.release(args.epsilon, prior, args)
+    target = write_mechanism_file(args.out, mechanism, guarantee=guarantee, utility=utility, provenance=provenance,
+                                  release=release)
     mse, reference = (utility or {}).get("standard_estimator_mse", 0.0), (utility or {}).get("subset_selection_mse")
     if reference is not None and mse > _SHORTFALL * reference:  # block designs only
         times = f"{mse / reference:.3g}× " if reference > 0 else "above "  # ε ≳ 37: SS's MSE underflows to 0
