@@ -48,16 +48,17 @@ def run(args: argparse.Namespace) -> int:
         return _run_record(args)
     args.column = single_column(args.column)
     loaded = read_mechanism_file(args.mechanism)
-    counts = count_file(loaded.mechanism, data_file(args), args.column, chunk_size=args.chunk_size)
+    mechanism = loaded.reported  # a two-layer file's reports come from W₁W₂: one period decodes through it
+    counts = count_file(mechanism, data_file(args), args.column, chunk_size=args.chunk_size)
     utility = loaded.utility or {}
     quantities = None
     if utility.get("kind") == "estimation_linear" and "weights" in utility:
-        quantities = estimate_quantities(loaded.mechanism, counts, utility["weights"], loaded.guarantee["prior"],
+        quantities = estimate_quantities(mechanism, counts, utility["weights"], loaded.guarantee["prior"],
                                          names=utility.get("quantities"))
     estimate = None
-    if quantities is None or inseparable_categories(loaded.mechanism.matrix).size == 0:
+    if quantities is None or inseparable_categories(mechanism.matrix).size == 0:
         reference = loaded.guarantee.get("prior") if args.method == "linear" else None
-        estimate = estimate_frequencies(loaded.mechanism, counts, args.method, reference=reference)
+        estimate = estimate_frequencies(mechanism, counts, args.method, reference=reference)
     if args.json:
         out: dict[str, object] = {"records": int(counts.sum())}
         if estimate is not None:
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         if quantities is not None:
             out |= {"quantities": quantities.as_dict(), "quantity_standard_errors":
                     dict(zip(quantities.names, quantities.standard_errors.tolist(), strict=True))}
-        print_json({**out, "output_counts": dict(zip(loaded.mechanism.outputs, counts.tolist(), strict=True))})
+        print_json({**out, "output_counts": dict(zip(mechanism.outputs, counts.tolist(), strict=True))})
         return 0
     if estimate is not None:
         width = max(len(label) for label in estimate.labels)
