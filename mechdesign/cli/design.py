@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "time limit and the file's baselines block is empty")
     parser.add_argument("--progress", action="store_true",
                         help="print iteration, utility, bound and gap on stderr (default: when stderr is a terminal)")
+    parser.add_argument("--memo-key", metavar="KEY",
+                        help="with [release] policy memoized or two-layer: bind the file to this memoization key "
+                             "(its id is written; privatize then refuses any other key)")
     add_force_argument(parser, "an existing <name>.mech.json")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -69,6 +72,14 @@ def run(args: argparse.Namespace) -> int:
     if is_record_problem(source):
         return _run_record(args, source, limit, show)
     loaded = load_problem(source)
+    if args.memo_key is not None:
+        if loaded.release.get("policy") not in ("memoized", "two-layer"):
+            raise ValueError("memo_key must be given only with [release] policy \"memoized\" or \"two-layer\", got "
+                             f"policy={loaded.release.get('policy', 'single')!r}")
+        from mechdesign.deploy.file.policy import key_id
+        from mechdesign.deploy.sampling.memo import read_memo_key
+
+        loaded.release["key"] = key_id(read_memo_key(args.memo_key))
     problem = loaded.problem
     destination = Path(args.out) / f"{problem.name}.mech.json"
     refuse_existing(destination, args.force)
@@ -110,7 +121,7 @@ def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, 
     start = time.perf_counter()
     design = design_two_layer(problem, report, time_limit=limit / 2, progress=show)
     _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.method}); writing the mechanism file")
-    target = design.save(destination, problem_file=args.problem)
+    target = design.save(destination, problem_file=args.problem, key=loaded.release.get("key"))  # type: ignore[attr-defined]
     summary = {"problem": problem.to_dict(), "lifetime_epsilon": design.lifetime_epsilon,
                "report_epsilon": design.report_epsilon, "report_mse_factor": design.mse,
                "single_layer_bound": design.bound, "ratio": design.ratio, "method": design.method,

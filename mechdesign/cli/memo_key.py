@@ -26,12 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign memo-key`` on the parsed ``args``; return the exit code."""
-    from mechdesign.deploy.sampling.memo import generate_memo_key
+    from mechdesign.deploy.file.policy import key_id
+    from mechdesign.deploy.sampling.memo import generate_memo_key, read_memo_key
 
     path = generate_memo_key(args.key, force=args.force)
+    identifier = key_id(read_memo_key(path))
     if args.json:
-        print_json({"key": str(path), "bytes": 32, "mode": "0600"})
+        print_json({"key": str(path), "bytes": 32, "mode": "0600", "id": identifier})
     else:
-        print(f"{path}: new memoization key (32 random bytes; keep it secret, and keep it: a new key is a new "
-              "release for everyone)")
+        print(f"{path}: new memoization key, id {identifier} (32 random bytes; keep it secret, and keep it: a new "
+              "key is a new release for everyone; design --memo-key binds a file to it)")
     return 0

@@ -163,9 +163,15 @@ def _memo(args: argparse.Namespace, loaded: Any) -> Any:
                          f"memo_key={args.memo_key!r}")
     if args.memo_key is None:
         return None
+    from mechdesign.deploy.file.policy import key_id
     from mechdesign.deploy.sampling.memo import MemoFunction, read_memo_key
 
-    return MemoFunction(read_memo_key(args.memo_key), loaded.sha256)
+    key = read_memo_key(args.memo_key)
+    bound = loaded.release.key
+    if bound is not None and key_id(key) != bound:
+        raise ValueError(f"memo_key must be the key {args.mechanism} is bound to (key id {bound}; another key draws "
+                         f"another set of outputs, a new release for everyone), got a key with id {key_id(key)}")
+    return MemoFunction(key, loaded.sha256)
 
 
 def _reports(loaded: Any, sampler: Any) -> tuple[Any, float | None]:

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,7 +177,9 @@ class _Program:
         sizes = (lo.size, lo.size, self.hits.shape[0])
         zero = [np.zeros(s) for s in sizes]
         try:
-            self.problem.solve(solver=cp.CLARABEL)
+            with warnings.catch_warnings():  # "may be inaccurate": the certificate is recomputed whatever the solver
+                warnings.simplefilter("ignore")
+                self.problem.solve(solver=cp.CLARABEL)
         except cp.error.SolverError:
             return _feasible(lo, hi, releases), zero
         if n.value is None or self.problem.status not in ("optimal", "optimal_inaccurate"):

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,8 @@ class TwoLayerDesign:
         """The MSE over its bound: how far from the best any mechanism at ε_report can do (1 = optimal)."""
         return self.mse / self.bound if self.bound > 0 else math.inf
 
-    def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None) -> Path:
+    def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
+             key: str | None = None) -> Path:
         """Write the two-layer mechanism file: W₁ as the matrix, W₂ and the per-report ε in its release block.
 
         Parameters
@@ -118,6 +120,9 @@ class TwoLayerDesign:
             The target file (atomic; both guarantees are recomputed by the writer).
         problem_file : path, optional
             The problem file recorded in the provenance.
+        key : str, optional
+            The identifier of the memoization key the file is bound to
+            (:func:`~mechdesign.deploy.file.policy.key_id`).
 
         Returns
         -------
@@ -134,7 +139,7 @@ class TwoLayerDesign:
         # float noise to the bound every reader verifies, and refuses anything more.
         return write_mechanism_file(path, self.permanent.mechanism, **sections,
                                     release={"policy": "two-layer", "reports": self.reports,
-                                             "epsilon": self.report_budget})
+                                             "epsilon": self.report_budget, **({"key": key} if key else {})})
 
 
 def mixed_reports(permanent: np.ndarray, ball: L1Ball, epsilon: float, towards: np.ndarray) -> tuple[float, np.ndarray]:
@@ -238,13 +243,15 @@ def _master(w1: np.ndarray, prior: np.ndarray, columns: np.ndarray) -> np.ndarra
     theta = cp.Variable(columns.shape[1], nonneg=True)
     information = lifted @ cp.diag(theta) @ lifted.T
     problem = cp.Problem(cp.Minimize(cp.tr_inv((information + information.T) / 2)), [columns @ theta == 1])
-    try:
-        problem.solve(solver=cp.CLARABEL)
-    except cp.error.SolverError:
+    with warnings.catch_warnings():  # an inaccurate solve is judged below by the recomputed MSE and capacity
+        warnings.simplefilter("ignore")
         try:
-            problem.solve(solver=cp.SCS, eps=1e-9)
+            problem.solve(solver=cp.CLARABEL)
         except cp.error.SolverError:
-            return None
+            try:
+                problem.solve(solver=cp.SCS, eps=1e-9)
+            except cp.error.SolverError:
+                return None
     if theta.value is None:
         return None
     weights = np.clip(np.asarray(theta.value).reshape(-1), 0.0, None)

@@ -12,7 +12,8 @@ of the canonical content, so the hash and the signature cover it, and ``verify``
 * ``{"policy": "memoized", "randomness": "mechdesign-memo-1"}``: the same (user, value) always gets the same
   output, drawn with a keyed pseudo-random function (:mod:`mechdesign.deploy.sampling.memo`); an unchanged value
   leaks exactly the file's ε however often it is reported. ``privatize`` refuses such a file without the key and
-  the user column.
+  the user column. An optional ``"key"`` (the key's identifier, :func:`key_id`) binds the file to one key: any
+  other key is refused, so a deployment cannot silently draw a second set of outputs with a new key.
 * ``{"policy": "two-layer", "randomness": "mechdesign-memo-1", "reports": {"outputs": [...], "matrix": W₂},
   "epsilon": ε_report}`` (single-column files): the file's matrix W₁ is the **permanent** layer, memoized per
   (user, value), and each report draws afresh from W₂[y₁, ·]. The file states two guarantees: the **lifetime**
@@ -40,7 +41,7 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.errors import CertificateError
 
-__all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "normalize_release", "stated_release"]
+__all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "normalize_release", "stated_release"]
 
 #: The policies a file may state.
 POLICIES = ("single", "repeated", "memoized", "two-layer")
@@ -53,6 +54,7 @@ MAX_RELEASES = 10**9
 _RELAXATION_SLACK = 1e-5
 _KEYS = {"single": ("policy",), "repeated": ("policy", "releases", "epsilon"),
          "memoized": ("policy", "randomness"), "two-layer": ("policy", "randomness", "reports", "epsilon")}
+_OPTIONAL = ("key",)  # memoized and two-layer policies: the identifier of the key the file is bound to
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +73,8 @@ class ReleasePolicy:
         The memoization scheme ("memoized", "two-layer").
     reports : Mechanism or None
         W₂ of a "two-layer" file (inputs = the file's outputs).
+    key : str or None
+        The identifier (:func:`key_id`) of the memoization key the file is bound to, or ``None``.
     """
 
     policy: str = "single"
@@ -78,6 +82,7 @@ class ReleasePolicy:
     epsilon: float | None = None
     randomness: str | None = None
     reports: Mechanism | None = None
+    key: str | None = None
 
     @property
     def memoized(self) -> bool:
@@ -93,11 +98,27 @@ class ReleasePolicy:
             out.update(releases=self.releases, epsilon=self.epsilon)
         if self.memoized:
             out["randomness"] = self.randomness
+            if self.key is not None:
+                out["key"] = self.key
         if self.policy == "two-layer":
             assert self.reports is not None
             out["reports"] = {"outputs": list(self.reports.outputs), "matrix": self.reports.matrix.tolist()}
             out["epsilon"] = self.epsilon
         return out
+
+
+def key_id(key: bytes) -> str:
+    """The identifier of a memoization key: 32 hex digits of SHA-256("mechdesign-memo-1 key", 0, key).
+
+    It names the key without revealing it (the key is 256 random bits; SHA-256 is one-way), so a file can be
+    bound to the key it is deployed with.
+
+    >>> key_id(bytes(32))
+    '358cff7e00fbc918298572104ccea984'
+    """
+    import hashlib
+
+    return hashlib.sha256(b"mechdesign-memo-1 key\x00" + key).hexdigest()[:32]
 
 
 def read_release(check: Any, block: Any, outputs: tuple[str, ...], *, record: bool) -> ReleasePolicy:
@@ -121,9 +142,14 @@ def read_release(check: Any, block: Any, outputs: tuple[str, ...], *, record: bo
     allowed = [p for p in POLICIES if not (record and p == "two-layer")]
     if policy not in allowed:
         raise check.fail("release.policy", f"be one of {allowed}", policy)
-    if sorted(block) != sorted(_KEYS[policy]):
-        raise check.fail("release", f"have exactly the keys {list(_KEYS[policy])} (policy {policy!r})",
+    optional = _OPTIONAL if policy in ("memoized", "two-layer") else ()
+    if sorted(set(block) - set(optional)) != sorted(_KEYS[policy]):
+        extra = f" and optionally {list(optional)}" if optional else ""
+        raise check.fail("release", f"have exactly the keys {list(_KEYS[policy])}{extra} (policy {policy!r})",
                          sorted(block))
+    key = block.get("key")
+    if key is not None and not (isinstance(key, str) and len(key) == 32 and not set(key) - set("0123456789abcdef")):
+        raise check.fail("release.key", "be 32 lowercase hex digits (the key's identifier, mechdesign memo-key)", key)
     if policy == "single":
         return ReleasePolicy()
     if policy == "repeated":
@@ -136,7 +162,7 @@ def read_release(check: Any, block: Any, outputs: tuple[str, ...], *, record: bo
         raise check.fail("release.randomness", f"be {MEMO_SCHEME!r} (the memoization this mechdesign implements)",
                          block["randomness"])
     if policy == "memoized":
-        return ReleasePolicy("memoized", randomness=MEMO_SCHEME)
+        return ReleasePolicy("memoized", randomness=MEMO_SCHEME, key=key)
     reports = block["reports"]
     check.object("release.reports", reports)
     if sorted(reports) != ["matrix", "outputs"]:
@@ -151,7 +177,7 @@ def read_release(check: Any, block: Any, outputs: tuple[str, ...], *, record: bo
         check.stochastic(f"release.reports.matrix[{i}]", row)
     epsilon = check.number("release.epsilon", block["epsilon"], 0.0, math.inf)
     return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME,
-                         reports=Mechanism.from_matrix(matrix, outputs, labels))
+                         reports=Mechanism.from_matrix(matrix, outputs, labels), key=key)
 
 
 def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -> ReleasePolicy:
@@ -181,9 +207,13 @@ def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -
     allowed = [p for p in POLICIES if not (record and p == "two-layer")]
     if policy not in allowed:
         raise v.fail("release.policy", f"be one of {allowed}", policy)
-    extra = sorted(set(release) - set(_KEYS[policy]))
+    keys = (*_KEYS[policy], *(_OPTIONAL if policy in ("memoized", "two-layer") else ()))
+    extra = sorted(set(release) - set(keys))
     if extra:
-        raise v.fail("release", f"only have the keys {list(_KEYS[policy])} (policy {policy!r})", extra)
+        raise v.fail("release", f"only have the keys {list(keys)} (policy {policy!r})", extra)
+    key = release.get("key")
+    if key is not None and not (isinstance(key, str) and len(key) == 32 and not set(key) - set("0123456789abcdef")):
+        raise v.fail("release.key", "be 32 lowercase hex digits (mechdesign.deploy.file.policy.key_id of the key)", key)
     epsilon = release.get("epsilon")
     epsilon = None if epsilon is None else v.epsilon(epsilon, "release.epsilon")
     if release.get("randomness", MEMO_SCHEME) != MEMO_SCHEME:
@@ -196,13 +226,13 @@ def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -
             raise v.fail("release.releases", f"be at most {MAX_RELEASES}", releases)
         return ReleasePolicy("repeated", releases=releases, epsilon=epsilon)
     if policy == "memoized":
-        return ReleasePolicy("memoized", randomness=MEMO_SCHEME)
+        return ReleasePolicy("memoized", randomness=MEMO_SCHEME, key=key)
     reports = release.get("reports")
     matrix = v.stochastic_matrix("release.reports", getattr(reports, "matrix", reports))
     if matrix.shape[0] != len(outputs):
         raise v.fail("release.reports", f"have one row per output of the file ({len(outputs)})", matrix.shape)
     mech = Mechanism.from_matrix(matrix, outputs, getattr(reports, "outputs", None))
-    return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME, reports=mech)
+    return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME, reports=mech, key=key)
 
 
 def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool) -> ReleasePolicy:
@@ -230,4 +260,4 @@ def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool) -
             raise CertificateError(f"release.epsilon must be >= the recomputed {policy.policy} leakage "
                                    f"({achieved!r}), got release.epsilon={stated!r}")
         stated = floor
-    return ReleasePolicy(policy.policy, policy.releases, float(stated), policy.randomness, policy.reports)
+    return ReleasePolicy(policy.policy, policy.releases, float(stated), policy.randomness, policy.reports, policy.key)

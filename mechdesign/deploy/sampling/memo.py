@@ -219,6 +219,8 @@ def user_ids(values: Any, name: str = "user_column") -> UserIds:
     if arrow is not None:
         ids = arrow
     else:
+        if isinstance(values, (list, tuple)) and all(isinstance(s, str) for s in values):
+            values = np.array(values, dtype=object)  # not a NumPy str array: it would drop trailing NUL characters
         array = np.asarray(getattr(values, "to_numpy", lambda: values)())
         if array.ndim != 1:
             raise v.fail(name, "be one-dimensional (one id per record)", array.shape)

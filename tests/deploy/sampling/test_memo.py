@@ -324,3 +324,29 @@ def test_conformance_memo_vectors_are_what_the_library_draws():
     for case in vectors["cases"]:
         ids_ = user_ids([case["user"]])
         assert memo.words(case["attribute"], ids_, [case["value"]]).tolist() == [int(case["word"])]
+
+
+def test_a_file_bound_to_a_key_refuses_any_other(cli, tmp_path):
+    """design --memo-key writes the key's id into the release block (hashed and signed with it); privatize then refuses
+    another key in one line, nothing written, and the id reveals nothing of the key (SHA-256 of 256 random bits)."""
+    from mechdesign.deploy.file.policy import key_id
+
+    from conftest import PROBLEMS
+
+    key = generate_memo_key(tmp_path / "k.key")
+    other = generate_memo_key(tmp_path / "other.key")
+    out = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path), "--memo-key", str(key))
+    assert out.returncode == 0, out.stderr
+    path = tmp_path / "adult-race-two-layer.mech.json"
+    assert json.loads(path.read_text())["release"]["key"] == key_id(read_memo_key(key))
+    (tmp_path / "in.csv").write_text("id,race\n" + "".join(f"u{i},White\n" for i in range(50)))
+    ok = cli("privatize", str(path), "--data", str(tmp_path / "in.csv"), "--column", "race", "--user-column", "id",
+             "--memo-key", str(key), "--out", str(tmp_path / "a.csv"), "--override-data-check")
+    assert ok.returncode == 0, ok.stderr
+    refused = cli("privatize", str(path), "--data", str(tmp_path / "in.csv"), "--column", "race", "--user-column",
+                  "id", "--memo-key", str(other), "--out", str(tmp_path / "b.csv"), "--override-data-check")
+    assert refused.returncode == 2 and "memo_key must be the key" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "b.csv").exists()
+    wrong = cli("design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path), "--memo-key",
+                str(key))
+    assert wrong.returncode == 2 and "memo_key must be given only with [release] policy" in wrong.stderr
