@@ -41,7 +41,8 @@ from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.errors import CertificateError
 
-__all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "normalize_release", "stated_release"]
+__all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "normalize_release", "refuse_overstated",
+           "stated_release"]
 
 #: The policies a file may state.
 POLICIES = ("single", "repeated", "memoized", "two-layer")
@@ -261,3 +262,24 @@ def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool) -
                                    f"({achieved!r}), got release.epsilon={stated!r}")
         stated = floor
     return ReleasePolicy(policy.policy, policy.releases, float(stated), policy.randomness, policy.reports, policy.key)
+
+
+def refuse_overstated(path: Any, policy: ReleasePolicy, recomputed: tuple[float, bool] | None, what: str) -> None:
+    """Refuse a file whose release statement is below its recomputed value (one line naming the field and rule).
+
+    Parameters
+    ----------
+    path : path
+        The file, as named in the error.
+    policy : ReleasePolicy
+        Its release policy.
+    recomputed : tuple of (float, bool) or None
+        The recomputed value (and whether exact), ``None`` for policies that state nothing.
+    what : str
+        The words naming what was recomputed (e.g. "the repeated leakage recomputed from the matrices").
+    """
+    from mechdesign.errors import MechanismFileError
+
+    if recomputed is not None and not recomputed[0] <= (policy.epsilon or 0.0):
+        raise MechanismFileError(f"{path}: release.epsilon must be >= {what} ({recomputed[0]!r}), got "
+                                 f"release.epsilon={policy.epsilon!r}")

@@ -80,6 +80,27 @@ def _sampler(mechanism: Any) -> tuple[Privatizer, Privatizer | None]:
                     f"got mechanism={type(mechanism).__name__}")
 
 
+def _memo_arguments(frame: Any, policy: str, memo: Any, user_column: str | None) -> None:
+    """A memoized (or two-layer) file needs ``memo``; ``memo`` and ``user_column`` come together."""
+    if policy in ("memoized", "two-layer") and memo is None:
+        raise v.fail("memo", f"be given for a file whose release policy is {policy!r} (no fresh draws of the "
+                     "memoized outputs)", None)
+    if (memo is None) != (user_column is None):
+        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
+    if user_column is not None:
+        _column(frame, user_column)
+
+
+def _streams(frame: Any, seed: int | None) -> tuple[list[Any] | None, str | None]:
+    """Per-partition seeds (reproducible) or, unseeded, a fresh nonce for the task names."""
+    if seed is None:
+        # Dask names tasks by hashing their arguments: without a fresh nonce two unseeded calls get the same
+        # keys, and a cluster that still holds the first result returns it again instead of new noise.
+        return None, os.urandom(16).hex()
+    make_rng(seed)  # validates the seed
+    return np.random.SeedSequence(seed).spawn(frame.npartitions), None
+
+
 def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | Any, *,
                    seed: int | None = None, memo: Any = None, user_column: str | None = None) -> Any:
     """A lazy Dask dataframe with ``column`` privatized (categorical of output labels); order kept.
@@ -96,22 +117,8 @@ def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | 
     """
     _column(frame, column)
     sampler, reports = _sampler(mechanism)
-    policy = getattr(getattr(mechanism, "release", None), "policy", "single")
-    if policy in ("memoized", "two-layer") and memo is None:
-        raise v.fail("memo", f"be given for a file whose release policy is {policy!r} (no fresh draws of the "
-                     "permanent output)", None)
-    if (memo is None) != (user_column is None):
-        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
-    if user_column is not None:
-        _column(frame, user_column)
-    seeds, nonce = None, None
-    if seed is not None:
-        make_rng(seed)  # validates the seed
-        seeds = np.random.SeedSequence(seed).spawn(frame.npartitions)
-    else:
-        # Dask names tasks by hashing their arguments: without a fresh nonce two unseeded calls get the same
-        # keys, and a cluster that still holds the first result returns it again instead of new noise.
-        nonce = os.urandom(16).hex()
+    _memo_arguments(frame, getattr(getattr(mechanism, "release", None), "policy", "single"), memo, user_column)
+    seeds, nonce = _streams(frame, seed)
     meta = frame._meta.copy()
     meta[column] = pd.Categorical([], categories=list((reports or sampler).mechanism.outputs))
     return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, memo, user_column, reports,
@@ -198,18 +205,8 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
         leaves the attributes a record does not report missing).
     """
     sampler, names = _record_sampler(record, frame, columns)
-    if sampler.record.release.memoized and memo is None:
-        raise v.fail("memo", "be given for a record file whose release policy is memoized (no fresh draws)", None)
-    if (memo is None) != (user_column is None):
-        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
-    if user_column is not None:
-        _column(frame, user_column)
-    seeds, nonce = None, None
-    if seed is not None:
-        make_rng(seed)
-        seeds = np.random.SeedSequence(seed).spawn(frame.npartitions)
-    else:
-        nonce = os.urandom(16).hex()  # fresh task keys: see privatize_dask
+    _memo_arguments(frame, sampler.record.release.policy, memo, user_column)
+    seeds, nonce = _streams(frame, seed)
     meta = frame._meta.copy()
     for i, name in enumerate(names):
         meta[name] = pd.Categorical([], categories=list(sampler.output_labels(i)))
