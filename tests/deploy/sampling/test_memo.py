@@ -80,6 +80,19 @@ def test_arrow_and_numpy_ids_agree_and_integers_read_as_decimal():
                                                                               as_text.blocks)
 
 
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=40),
+       st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40))
+def test_integer_ids_read_as_their_decimal_text_on_both_paths(signed, unsigned):
+    # The Arrow cast (used when pyarrow is installed) and the NumPy digit tables (_decimal) give one text: str(id).
+    from mechdesign.deploy.sampling.memo import _decimal
+
+    for values, dtype in ((signed, np.int64), (unsigned, np.uint64)):
+        array = np.array(values, dtype=dtype)
+        expected = user_ids([str(value) for value in values])
+        for ids in (user_ids(array), _decimal(array)):
+            assert np.array_equal(ids.lengths, expected.lengths) and np.array_equal(ids.blocks, expected.blocks)
+
+
 @pytest.mark.parametrize(("values", "rule"), [
     (["ok", ""], "hold no empty or missing user id"),
     (["ok", "x" * 1025], "hold user ids of at most 1024 bytes"),
