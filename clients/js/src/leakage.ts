@@ -8,7 +8,7 @@
  *   rounded down by a bound of its float error, so C is rounded up: toward privacy.
  * - β*(δ, m, N) = sqrt((2/m)(log(2^N − 2) − log δ)) of [E] eq. 37, the radius a stated δ requires.
  */
-import { UNIT, nextDown, pairwiseSum } from "./numeric.js";
+import { UNIT, nextBelow, nextDown, pairwiseSum } from "./numeric.js";
 
 /** ε_LDP of a row-stochastic matrix (rows = inputs). */
 export function ldpEpsilon(matrix: number[][]): number {
@@ -35,7 +35,7 @@ function twoSum(a: number, b: number): [number, number] {
 }
 
 /** How many coordinates the greedy may empty: K0 = min{K : sum of the K smallest P̂ ≥ β/2} (at least 1). */
-function greedyDepth(prior: number[], budget: number): number {
+export function greedyDepth(prior: number[], budget: number): number {
   const sorted = [...prior].sort((a, b) => a - b);
   let total = 0;
   let below = 0;
@@ -101,6 +101,68 @@ export function minLinear(columns: number[][], prior: number[], radius: number):
     out.push(nextDown(g * scale * (1.0 - 2 * UNIT)));
   }
   return out;
+}
+
+/**
+ * log g(c) for one column given by its logarithms `a` (N entries, finite or −∞, at least one finite), rounded
+ * down (mechdesign's `L1Ball.log_min_linear`): the greedy minimiser Q* of {@link minLinear} (it depends only on
+ * the order of the entries) with log Σ_i Q*_i c_i as a log-sum-exp, for columns spanning more than the float
+ * range (the likelihoods of T releases); then the same relative (N + 10)u and u² margins, 4u(1 + |log g|) and
+ * one ulp toward −∞. `depth` is {@link greedyDepth}(prior, radius / 2), computed once by the caller.
+ */
+export function logMinLinear(a: Float64Array, prior: number[], radius: number, depth: number): number {
+  const n = prior.length;
+  const budget = radius / 2;
+  let top = -Infinity;
+  for (let i = 0; i < n; i++) top = Math.max(top, a[i]);
+  const shifted = new Float64Array(n);
+  let low = 0;
+  for (let i = 0; i < n; i++) {
+    shifted[i] = a[i] - top; // ≤ 0, the largest exactly 0
+    if (shifted[i] < shifted[low]) low = i; // the first smallest, as np.argmin
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => shifted[y] - shifted[x] || x - y);
+  const weights = prior.slice();
+  const near = 8 * UNIT * UNIT;
+  const moved = new Float64Array(depth);
+  const unitTop = new Float64Array(depth);
+  const doubtful: boolean[] = [];
+  let high = 0;
+  let carry = 0;
+  let partialCount = 0;
+  for (let j = 0; j < depth; j++) {
+    const i = order[j];
+    const p = prior[i];
+    let error;
+    [high, error] = twoSum(high, p);
+    carry = carry + error;
+    const [head, tail] = twoSum(high, -budget);
+    const value = head + (tail + carry);
+    const remain = Math.min(Math.max(value, 0), p);
+    const partial = value > -near && value < p + near;
+    weights[i] = remain;
+    moved[j] = Math.max(p - remain, 0);
+    partialCount += partial ? 1 : 0;
+    doubtful.push(partial && remain > 0);
+  }
+  weights[low] += 0 + pairwiseSum(moved);
+  const logTerms = new Float64Array(n);
+  let peak = -Infinity;
+  for (let i = 0; i < n; i++) {
+    logTerms[i] = Math.log(weights[i]) + shifted[i]; // −∞ for emptied coordinates or zero entries
+    peak = Math.max(peak, logTerms[i]);
+  }
+  const empty = !Number.isFinite(peak); // Q* has no mass where c > 0: g = 0 exactly
+  if (empty) peak = 0;
+  const terms = logTerms.map((t) => Math.exp(t - peak));
+  for (let j = 0; j < depth; j++) {
+    unitTop[j] = Math.exp(Math.min(doubtful[j] ? shifted[order[j]] - peak : -Infinity, 700.0));
+  }
+  const unitLow = Math.exp(shifted[low] - peak);
+  const residue = 4 * UNIT * UNIT * ((0 + pairwiseSum(unitTop)) + partialCount * unitLow);
+  const g = (0 + pairwiseSum(terms)) * (1.0 - (n + 10) * UNIT) - residue;
+  const out = empty ? -Infinity : Math.log(Math.max(g, 0)) + peak + top;
+  return nextBelow(out - 4 * UNIT * (1.0 + Math.abs(out)));
 }
 
 const BLOCK_BYTES = 2 ** 25; // NumPy's column blocks in mechdesign (only the order of a sum depends on them)

@@ -70,3 +70,13 @@ export function nextDown(x: number): number {
 
 /** Unit roundoff of float64, 2^-53. */
 export const UNIT = 2 ** -53;
+
+/** The largest float below x (toward −∞), as `np.nextafter(x, -inf)`; ±∞ and NaN stay. */
+export function nextBelow(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  if (x === 0) return -(2 ** -1074);
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigUint64(0, view.getBigUint64(0) + (x > 0 ? -1n : 1n));
+  return view.getFloat64(0);
+}
