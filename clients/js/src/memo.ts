@@ -8,11 +8,11 @@
  * H the file's sha256 (two blocks), B₂ = "mdmemo1\0" ‖ uint32 BE attribute ‖ uint32 BE byte length of the id, the
  * id's UTF-8 bytes zero-padded to whole blocks, V = uint64 BE value index ‖ 8 zero bytes; s₀ = 0,
  * s_i = D_K(s_{i−1} ⊕ block_i). The permutation is AES *decryption* because WebCrypto applies it to many blocks
- * in one call: AES-CBC decryption of C₁…C_n with IV 0 returns P_j = D(C_j) ⊕ C_{j−1}, so D(C_j) = P_j ⊕ C_{j−1};
- * WebCrypto checks PKCS#7 padding on the last block, so one block C_{n+1} = E_K(pad ⊕ C_n) (pad = sixteen 0x10
- * bytes) is appended, whose decryption unpads to exactly n blocks (its E_K is the first block of an AES-CBC
- * encryption of pad ⊕ C_n with IV 0). The CBC-MAC steps block position by block position over all records of a
- * batch; records whose ids have fewer blocks stop earlier.
+ * in one call: AES-CBC decryption of C₁…C_n with IV 0 returns P_j = D(C_j) ⊕ C_{j−1}, so D(C_j) = P_j ⊕ C_{j−1}.
+ * WebCrypto checks PKCS#7 padding on the last block, so blocks that decrypt to a full padding block are appended
+ * (pad = sixteen 0x10 bytes): E_K(pad ⊕ C_n) alone, or, as here, a zero block Z and E_K(pad ⊕ Z), the same for
+ * every call (see {@link webCryptoDecryptor}). The CBC-MAC steps block position by block position over all
+ * records of a batch; records whose ids have fewer blocks stop earlier.
  */
 import { MEMO_SCHEME } from "./release.js";
 
@@ -29,6 +29,7 @@ export interface BlockDecryptor {
 
 const BLOCK = 16;
 const BATCH = 1 << 16; // records per batch: 1 MiB per step, whatever the total
+const IN_FLIGHT = 3; // batches under way at once
 const LITTLE = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const TAG = new Uint32Array(new Uint8Array([0x6d, 0x64, 0x6d, 0x65, 0x6d, 0x6f, 0x31, 0x00]).buffer); // "mdmemo1\0"
 
@@ -41,7 +42,10 @@ const words32 = (bytes: Uint8Array): Uint32Array => (bytes.byteOffset % 4 === 0
   : new Uint32Array(new Uint8Array(bytes).buffer)); // a copy: a pooled Node Buffer may start anywhere
 
 /**
- * AES-256⁻¹ through WebCrypto (browsers and Node): one AES-CBC decryption per call (module docstring).
+ * AES-256⁻¹ through WebCrypto (browsers and Node): one AES-CBC decryption per call (module docstring). The padding
+ * block is made once per key: after C₁…C_n come a zero block Z and T = E_K(pad ⊕ Z) (the first block of the
+ * AES-CBC encryption of pad with IV 0), which decrypts to D(T) ⊕ Z = pad, a valid padding whatever C_n is; the
+ * plaintext of Z, D(Z) ⊕ C_n, is dropped. So each call is one decryption, with no encryption of pad ⊕ C_n.
  *
  * @param key the 32-byte memo key, imported as a raw, non-extractable AES-CBC key
  */
@@ -49,15 +53,15 @@ export async function webCryptoDecryptor(key: Uint8Array): Promise<BlockDecrypto
   const subtle = globalThis.crypto.subtle;
   const secret = await subtle.importKey("raw", new Uint8Array(key), { name: "AES-CBC" }, false, ["encrypt", "decrypt"]);
   const iv = new Uint8Array(BLOCK);
+  const padding = new Uint8Array(BLOCK).fill(BLOCK);
+  const tail = new Uint8Array(await subtle.encrypt({ name: "AES-CBC", iv }, secret, padding)).slice(0, BLOCK);
   return {
     async decrypt(blocks: Uint8Array): Promise<Uint8Array> {
       const size = blocks.length;
-      const cipher = new Uint8Array(size + BLOCK);
+      const cipher = new Uint8Array(size + 2 * BLOCK); // C₁ … C_n, Z = 0, T
       cipher.set(blocks);
-      const last = cipher.slice(size - BLOCK, size).map((b) => b ^ 0x10);
-      const padding = new Uint8Array(await subtle.encrypt({ name: "AES-CBC", iv }, secret, last));
-      cipher.set(padding.subarray(0, BLOCK), size);
-      const plain = new Uint8Array(await subtle.decrypt({ name: "AES-CBC", iv }, secret, cipher));
+      cipher.set(tail, size + BLOCK);
+      const plain = new Uint8Array(await subtle.decrypt({ name: "AES-CBC", iv }, secret, cipher), 0, size);
       const p = words32(plain);
       const c = words32(cipher);
       for (let j = 4; j < p.length; j++) p[j] ^= c[j - 4]; // D(C_j) = P_j ⊕ C_{j−1}
@@ -84,6 +88,23 @@ export function parseMemoKey(data: Uint8Array, path: string): Uint8Array {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** An id's text: strings as written, safe integers and bigints in decimal. */
+function textOf(user: UserId, name: string): string {
+  if (typeof user === "string") return user;
+  if (typeof user === "bigint" || Number.isSafeInteger(user)) return String(user);
+  throw new TypeError(`${name} must hold strings or integers (user ids), got ${name} value ${String(user)}`);
+}
+
+function checkSize(size: number, name: string, record: number): void {
+  if (size === 0) {
+    throw new RangeError(`${name} must hold no empty or missing user id (one memoized output would be shared by ` +
+      `all of them), got ${name}=record ${record}`);
+  }
+  if (size > MAX_USER_BYTES) { // UTF-8 takes at least one byte per UTF-16 unit: a longer text is longer in bytes
+    throw new RangeError(`${name} must hold user ids of at most ${MAX_USER_BYTES} bytes, got ${name}=record ${record}`);
+  }
+}
+
 /** User ids as the PRF reads them: UTF-8 lengths and the bytes, each id zero-padded to whole blocks. */
 export class UserIds {
   /** The UTF-8 length of each id (1 to {@link MAX_USER_BYTES}). */
@@ -108,40 +129,51 @@ export class UserIds {
    */
   static encode(users: readonly UserId[], name = "users"): UserIds {
     const n = users.length;
-    const texts: string[] = new Array(n);
+    const lengths = new Int32Array(n);
+    const starts = new Int32Array(n + 1);
+    for (let r = 0; r < n; r++) { // lengths as if ASCII (one byte per UTF-16 unit), checked in the copy below
+      const size = textOf(users[r], name).length;
+      checkSize(size, name, r);
+      lengths[r] = size;
+      starts[r + 1] = starts[r] + ((size + BLOCK - 1) >> 4);
+    }
+    const bytes = new Uint8Array(BLOCK * starts[n]);
+    let high = 0;
+    for (let r = 0; r < n && high < 0x80; r++) {
+      const text = textOf(users[r], name);
+      const at = BLOCK * starts[r];
+      for (let i = 0; i < text.length; i++) {
+        const code = text.charCodeAt(i);
+        high |= code;
+        bytes[at + i] = code;
+      }
+    }
+    return high < 0x80 ? new UserIds(lengths, starts, bytes) : UserIds.encodeUnicode(users, name);
+  }
+
+  /** {@link encode} for ids beyond ASCII: UTF-8 lengths first, then TextEncoder. */
+  private static encodeUnicode(users: readonly UserId[], name: string): UserIds {
+    const n = users.length;
     const lengths = new Int32Array(n);
     const starts = new Int32Array(n + 1);
     for (let r = 0; r < n; r++) {
-      const user = users[r];
-      const text = typeof user === "string" ? user : typeof user === "bigint" || Number.isSafeInteger(user)
-        ? String(user) : null;
-      if (text === null) {
-        throw new TypeError(`${name} must hold strings or integers (user ids), got ${name} value ${String(user)}`);
-      }
+      const text = textOf(users[r], name);
       let size = text.length;
       for (let i = 0; i < text.length; i++) {
         const code = text.charCodeAt(i);
         if (code >= 0x80) size += code < 0x800 ? 1 : code >= 0xd800 && code < 0xdc00 ? 1 : 2; // pairs: 4 bytes
       }
-      if (size === 0) {
-        throw new RangeError(`${name} must hold no empty or missing user id (one memoized output would be shared ` +
-          `by all of them), got ${name}=record ${r}`);
-      }
-      if (size > MAX_USER_BYTES) throw new RangeError(`${name} must hold user ids of at most ${MAX_USER_BYTES} bytes, got ${name}=record ${r}`);
+      checkSize(size, name, r);
       if (size !== text.length && LONE_SURROGATE.test(text)) {
         throw new RangeError(`${name} must hold valid Unicode text (no lone surrogate), got ${name}=record ${r}`);
       }
-      texts[r] = text;
       lengths[r] = size;
       starts[r + 1] = starts[r] + ((size + BLOCK - 1) >> 4);
     }
     const bytes = new Uint8Array(BLOCK * starts[n]);
     const encoder = new TextEncoder();
     for (let r = 0; r < n; r++) {
-      const text = texts[r];
-      const at = BLOCK * starts[r];
-      if (lengths[r] === text.length) for (let i = 0; i < text.length; i++) bytes[at + i] = text.charCodeAt(i);
-      else encoder.encodeInto(text, bytes.subarray(at, at + lengths[r]));
+      encoder.encodeInto(textOf(users[r], name), bytes.subarray(BLOCK * starts[r], BLOCK * starts[r] + lengths[r]));
     }
     return new UserIds(lengths, starts, bytes);
   }
@@ -203,7 +235,12 @@ export class MemoFunction {
       throw new RangeError(`attribute must be an integer in [0, 2^32), got attribute=${attribute}`);
     }
     const out = new Uint32Array(2 * n);
-    for (let start = 0; start < n; start += BATCH) await this.batch(attribute, users, values, start, Math.min(n, start + BATCH), out);
+    const running: Promise<void>[] = [];
+    for (let start = 0; start < n; start += BATCH) { // a few batches in flight: AES (a thread in Node) beside JS
+      running.push(this.batch(attribute, users, values, start, Math.min(n, start + BATCH), out));
+      if (running.length >= IN_FLIGHT) await running.shift();
+    }
+    await Promise.all(running);
     return out;
   }
 
@@ -223,20 +260,26 @@ export class MemoFunction {
     const tag0 = p0 ^ TAG[0];
     const tag1 = p1 ^ TAG[1];
     const head = p2 ^ big(attribute);
+    const starts = users.starts;
     let most = 0;
+    let least = Infinity;
     for (let k = 0, r = start; r < end; k += 4, r++) { // B₂ ⊕ the state after H
       words[k] = tag0;
       words[k + 1] = tag1;
       words[k + 2] = head;
       words[k + 3] = p3 ^ big(users.lengths[r]);
-      most = Math.max(most, users.starts[r + 1] - users.starts[r]);
+      const blocks = starts[r + 1] - starts[r];
+      most = Math.max(most, blocks);
+      least = Math.min(least, blocks);
     }
     let state = words32(await this.cipher.decrypt(input));
     const id = words32(users.bytes);
-    const starts = users.starts;
     for (let i = 0; i < most; i++) { // the id's blocks, one position at a time
-      let active = 0;
-      for (let r = start; r < end; r++) active += starts[r + 1] - starts[r] > i ? 1 : 0;
+      let active = count;
+      if (i >= least) {
+        active = 0;
+        for (let r = start; r < end; r++) active += starts[r + 1] - starts[r] > i ? 1 : 0;
+      }
       const rows = active === count ? null : new Int32Array(active);
       const next = active === count ? words : new Uint32Array(4 * active);
       for (let k = 0, r = start, j = 0; r < end; k += 4, r++) {

@@ -21,6 +21,13 @@ import { type RandomFill, Sampler } from "./sampler.js";
  */
 export const SAMPLED_SLACK = 1e-12;
 
+/** Output labels of output indices. */
+function labelled(codes: Uint16Array, labels: readonly string[]): string[] {
+  const out: string[] = new Array(codes.length);
+  for (let i = 0; i < codes.length; i++) out[i] = labels[codes[i]];
+  return out;
+}
+
 export class Privatizer {
   readonly file: MechanismFile;
   readonly sampler: Sampler;
@@ -70,14 +77,17 @@ export class Privatizer {
 
   /** Input indices of labels; an unknown label is a RangeError naming it. */
   encode(values: readonly string[]): Uint32Array {
-    return Uint32Array.from(values, (value) => {
-      const x = this.index.get(value);
+    const out = new Uint32Array(values.length);
+    for (let i = 0; i < values.length; i++) {
+      const x = this.index.get(values[i]);
       if (x === undefined) {
         throw new RangeError(`values must be input labels of the mechanism (${this.file.inputs.slice(0, 5)
-          .map((l) => JSON.stringify(l)).join(", ")}${this.file.inputs.length > 5 ? ", ..." : ""}), got value=${JSON.stringify(value)}`);
+          .map((l) => JSON.stringify(l)).join(", ")}${this.file.inputs.length > 5 ? ", ..." : ""}), got value=` +
+          JSON.stringify(values[i]));
       }
-      return x;
-    });
+      out[i] = x;
+    }
+    return out;
   }
 
   /**
@@ -92,8 +102,7 @@ export class Privatizer {
         "value must always get the same output; no fresh draws: privatizeMemoized(values, users, key)), got " +
         "memo_key=null");
     }
-    const codes = this.sampler.sampleIndices(this.encode(values));
-    return Array.from(codes, (y) => this.file.outputs[y]);
+    return labelled(this.sampler.sampleIndices(this.encode(values)), this.file.outputs);
   }
 
   /**
@@ -115,9 +124,7 @@ export class Privatizer {
     const ids = UserIds.encode(users);
     const memo = await this.memo(key);
     const permanent = this.sampler.sampleWords(x, await memo.halves(0, ids, x));
-    const codes = this.reports === null ? permanent : this.reports.sampleIndices(permanent);
-    const labels = this.outputs;
-    return Array.from(codes, (y) => labels[y]);
+    return labelled(this.reports === null ? permanent : this.reports.sampleIndices(permanent), this.outputs);
   }
 
   /** The memo function of this file for a key (created once per key object). */
