@@ -7,7 +7,8 @@
 // Privatizer.privatizeMemoized(values, users, key) per run: labels in, labels out, ids encoded, words drawn,
 // the reference rule applied. One warm-up run, then the median of 5 timed runs; wall time and the process's CPU
 // time (user + system, WebCrypto's worker threads included), and the load average around each row, since the
-// machine may be shared. A breakdown of the median string-id run by stage says what limits it.
+// machine may be shared: records per CPU-second is what one core does, records per second what the shared
+// machine gave. A breakdown of the string-id runs by stage says what limits it.
 // Needs the built client: (cd clients/js && npm ci && npm run build); then `node benchmarks/bench_js_memo.mjs`.
 // Writes benchmarks/results/memo_js.json.
 import { randomBytes } from "node:crypto";
@@ -86,26 +87,34 @@ for (const [path, create] of Object.entries(paths)) {
   }
 }
 
-// Where the time goes (string ids): the same steps privatizeMemoized takes, each timed on its own.
+// Where the time goes (string ids): the steps privatizeMemoized takes, chunk by chunk as it takes them (2^16
+// records), each step's time summed over the chunks.
+const CHUNK = 1 << 16;
 const stages = [];
 for (const [path, create] of Object.entries(paths)) {
   const memo = await create();
   const users = ids["text (user-00012345)"];
-  const parts = { labels_to_indices: [], ids_to_bytes: [], words: [], rule_and_labels: [] };
-  for (let r = 0; r <= REPEATS; r++) {
+  const names = ["labels_to_indices", "ids_to_bytes", "words", "rule", "indices_to_labels"];
+  const parts = Object.fromEntries(names.map((name) => [name, []]));
+  for (let r = 0; r <= REPEATS; r++) { // the first round warms up
+    const total = Object.fromEntries(names.map((name) => [name, { wall: 0, cpu: 0 }]));
+    const add = (name, time) => {
+      total[name].wall += time.wall;
+      total[name].cpu += time.cpu;
+    };
     let x;
-    let encoded;
-    let halves;
-    const step = [
-      ["labels_to_indices", () => { x = privatizer.encode(values); }],
-      ["ids_to_bytes", () => { encoded = UserIds.encode(users); }],
-      ["words", async () => { halves = await memo.halves(0, encoded, x); }],
-      ["rule_and_labels", () => Array.from(privatizer.sampler.sampleWords(x, halves), (y) => file.outputs[y])],
-    ];
-    for (const [name, run] of step) {
-      const time = await timed(run);
-      if (r > 0) parts[name].push(time); // the first round warms up
+    const out = new Uint16Array(RECORDS);
+    add("labels_to_indices", await timed(() => { x = privatizer.encode(values); }));
+    for (let start = 0; start < RECORDS; start += CHUNK) {
+      const end = Math.min(RECORDS, start + CHUNK);
+      let encoded;
+      let halves;
+      add("ids_to_bytes", await timed(() => { encoded = UserIds.encode(users.slice(start, end)); }));
+      add("words", await timed(async () => { halves = await memo.halves(0, encoded, x.subarray(start, end)); }));
+      add("rule", await timed(() => privatizer.sampler.sampleWords(x.subarray(start, end), halves, out.subarray(start, end))));
     }
+    add("indices_to_labels", await timed(() => Array.from(out, (y) => file.outputs[y])));
+    if (r > 0) for (const name of names) parts[name].push(total[name]);
   }
   const row = { path, load: round(os.loadavg()[0], 2) };
   for (const [name, times] of Object.entries(parts)) {
@@ -113,7 +122,7 @@ for (const [path, create] of Object.entries(paths)) {
     row[`${name}_cpu_seconds`] = round(median(times.map((t) => t.cpu)));
   }
   stages.push(row);
-  console.log(`${path.padEnd(12)} stages (wall s): ${Object.keys(parts).map((k) => `${k} ${row[`${k}_seconds`]}`).join(", ")}`);
+  console.log(`${path.padEnd(12)} stages (CPU s): ${names.map((k) => `${k} ${row[`${k}_cpu_seconds`]}`).join(", ")}`);
 }
 
 const result = {

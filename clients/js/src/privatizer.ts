@@ -20,6 +20,7 @@ import { type RandomFill, Sampler } from "./sampler.js";
  * approximation, within 2^-64 per entry, to 1e-12 nats.
  */
 export const SAMPLED_SLACK = 1e-12;
+const CHUNK = 1 << 16; // records whose ids are encoded at once by privatizeMemoized (cache-sized: 1 MiB of blocks)
 
 /** Output labels of output indices. */
 function labelled(codes: Uint16Array, labels: readonly string[]): string[] {
@@ -121,9 +122,14 @@ export class Privatizer {
       throw new RangeError(`users must hold one id per value (${values.length}), got users=${users.length}`);
     }
     const x = this.encode(values);
-    const ids = UserIds.encode(users);
     const memo = await this.memo(key);
-    const permanent = this.sampler.sampleWords(x, await memo.halves(0, ids, x));
+    const permanent = new Uint16Array(x.length);
+    for (let start = 0; start < x.length; start += CHUNK) { // ids encoded a chunk at a time: memory O(chunk)
+      const end = Math.min(x.length, start + CHUNK);
+      const part = x.subarray(start, end);
+      const ids = UserIds.encode(start === 0 && end === x.length ? users : users.slice(start, end));
+      this.sampler.sampleWords(part, await memo.halves(0, ids, part), permanent.subarray(start, end));
+    }
     return labelled(this.reports === null ? permanent : this.reports.sampleIndices(permanent), this.outputs);
   }
 
