@@ -15,7 +15,7 @@
  * to a certified convex relaxation (cvxpy and a Lagrangian certificate), which a client does not port: it refuses
  * such a statement instead (the safe verdict), and the caller says so.
  */
-import { capacity, greedyDepth, ldpEpsilon, logMinLinear } from "./leakage.js";
+import { capacity, ldpEpsilon, logMinLinear } from "./leakage.js";
 import { UNIT } from "./numeric.js";
 
 /** The most count vectors a client enumerates: C(T + M − 1, M − 1) ≤ 10⁶ (about a second for N = 64). */
@@ -111,7 +111,7 @@ function enumerate(logs: number[][], prior: number[], radius: number, releases: 
   const n = logs.length;
   const m = logs[0].length;
   const finite = logs.map((row) => row.map((l) => (Number.isFinite(l) ? l : 0)));
-  const depth = greedyDepth(prior, radius / 2);
+  const logG = logMinLinear(prior, radius);
   const margin = 2 * (m + 2) * UNIT;
   // Per depth: a (finite part), the count of zero entries met (the likelihood is 0), Σ n_y |L_xy|.
   const sums = Array.from({ length: m + 1 }, () => new Float64Array(n));
@@ -130,7 +130,7 @@ function enumerate(logs: number[][], prior: number[], radius: number, releases: 
       scale = Math.max(scale, sizes[m][x]);
     }
     if (top === -Infinity) return; // no input can produce these counts: never released
-    const value = top - logMinLinear(column, prior, radius, depth);
+    const value = top - logG(column);
     best = Math.max(best, value + margin * scale);
     bestValue = Math.max(bestValue, value);
   };
