@@ -309,8 +309,8 @@ async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> 
     const values = lines.map((line, i) => {
       const tab = line.indexOf("\t");
       if (tab < 0) {
-        throw new RangeError(`values must be user<TAB>value lines with --memo-key, got line ${read + i + 1}=` +
-          `${JSON.stringify(line.slice(0, 40))}`);
+        throw new RangeError(`values must be user<TAB>value lines with --memo-key (line ${read + i + 1}), got ` +
+          `values=${JSON.stringify(line.slice(0, 40))}`);
       }
       users.push(line.slice(0, tab));
       return line.slice(tab + 1);

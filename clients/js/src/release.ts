@@ -147,11 +147,11 @@ export function checkRelease(policy: ReleasePolicy, matrix: number[][],
       if (account === null) {
         const merged = mergedLogs(matrix)[0].length;
         const count = countVectors(releases, merged);
-        throw new MechanismFileError("release.releases",
-          `be at most what this client verifies exactly (${MAX_COUNT_VECTORS.toLocaleString("en-US")} count vectors)`,
+        throw new MechanismFileError("release.releases", "be at most what this client verifies exactly",
           `${releases} releases over ${merged} distinct outputs have ${Number.isFinite(count)
-            ? count.toLocaleString("en-US") : "more than 2^53"} count vectors; verify the file with mechdesign ` +
-          "(Python), which bounds them by a certified relaxation", releases);
+            ? count.toLocaleString("en-US") : "more than 2^53"} count vectors, above the ` +
+          `${MAX_COUNT_VECTORS.toLocaleString("en-US")} it enumerates; verify the file with mechdesign (Python), ` +
+          "which bounds them by a certified relaxation", releases);
       }
       achieved = account.epsilon;
     }

@@ -219,7 +219,7 @@ test("mechdesign-js privatize --memo-key: user<TAB>value lines; refusals exit 2 
   const out = join(folder, "out.txt");
   const refused = [
     [[file, "--out", out], "u\tred\n", /memo_key must be given \(--memo-key KEY, user<TAB>value lines on stdin\)/],
-    [[file, "--memo-key", keyFile, "--out", out], "u\tred\nno-tab\n", /got line 2="no-tab"/],
+    [[file, "--memo-key", keyFile, "--out", out], "u\tred\nno-tab\n", /values must be user<TAB>value lines with --memo-key \(line 2\), got values="no-tab"$/m],
     [[file, "--memo-key", keyFile, "--out", out], "\tred\n", /no empty or missing user id/],
     [[file, "--memo-key", file, "--out", out], "u\tred\n", /memo_key must be a file of 64 hexadecimal/],
   ];
