@@ -511,7 +511,8 @@ def release_files(vec: Vectors) -> None:
     vec.expect("release-repeated-understated", "a repeated-release statement of one release's ε for three, below "
                "the exact account (re-hashed)")
     dense = Mechanism.from_matrix(seeded_rows(4, 5, 7), labels("x", 4), labels("y", 5))
-    vec.write("release-repeated-30", dense, {**guarantee, "radius": 0.2}, release={"policy": "repeated", "releases": 30})
+    vec.write("release-repeated-30", dense, {**guarantee, "radius": 0.2},
+              release={"policy": "repeated", "releases": 30})
     vec.expect("release-repeated-30", "30 releases: 46,376 count vectors, the account set by the enumeration "
                "(no trivial bound is smaller)")
     vec.write("release-repeated-ldp", Mechanism.from_matrix(krr(3, 4), ["a", "b", "c"], ["a", "b", "c"]),
