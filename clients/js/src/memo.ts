@@ -234,6 +234,12 @@ export class MemoFunction {
     if (!(Number.isInteger(attribute) && attribute >= 0 && attribute < 2 ** 32)) {
       throw new RangeError(`attribute must be an integer in [0, 2^32), got attribute=${attribute}`);
     }
+    for (let r = 0; r < n; r++) {
+      const x = values[r];
+      if (!(Number.isInteger(x) && x >= 0 && x < 2 ** 32)) {
+        throw new RangeError(`values must hold value indices in [0, 2^32), got values=${x} (record ${r})`);
+      }
+    }
     const out = new Uint32Array(2 * n);
     const running: Promise<void>[] = [];
     for (let start = 0; start < n; start += BATCH) { // a few batches in flight: AES (a thread in Node) beside JS

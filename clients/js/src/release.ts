@@ -52,7 +52,10 @@ export interface ReleaseCheck {
   holds: boolean;
 }
 
-export const SINGLE: ReleasePolicy = { policy: "single", releases: null, epsilon: null, randomness: null, reports: null };
+/** One release per run: a file without a `release` block (shared and frozen). */
+export const SINGLE: ReleasePolicy = Object.freeze({
+  policy: "single", releases: null, epsilon: null, randomness: null, reports: null,
+}) as ReleasePolicy;
 
 /** Whether draws must be memoized per (user, value): "memoized" and "two-layer". */
 export const isMemoized = (policy: ReleasePolicy): boolean =>

@@ -166,6 +166,11 @@ test("refusals: fresh draws of a memoized file, ids, keys, another file's memo f
   await assert.rejects(privatizer.privatizeMemoized(["red"], [1.5], key), TypeError);
   await assert.rejects(privatizer.privatizeMemoized(["red"], ["a", "b"], key), /users must hold one id per value \(1\)/);
   await assert.rejects(privatizer.privatizeMemoized(["red"], ["a"], new Uint8Array(31)), /key must be 32 bytes/);
+  const bare = await MemoFunction.create(key, vectors.file_sha256);
+  await assert.rejects(bare.words(0, ["a", "b"], [1, -1]), /values must hold value indices in \[0, 2\^32\)/);
+  await assert.rejects(bare.words(0, ["a"], [0.5]), /got values=0.5 \(record 0\)/);
+  await assert.rejects(bare.words(-1, ["a"], [0]), /attribute must be an integer/);
+  await assert.rejects(MemoFunction.create(key, "xyz"), /file_sha256 must be 64 hexadecimal digits/);
   const other = await MemoFunction.create(key, "ab".repeat(32));
   await assert.rejects(privatizer.privatizeMemoized(["red"], ["a"], other), /key must be a memo function of this file/);
   const hex = vectors.key;
