@@ -8,8 +8,9 @@ keys from fixed seeds, sampler words from a seeded generator. Re-run after a cha
 
     .venv/bin/python tools/make_conformance.py
 
-``conformance/manifest.json`` lists the files with their expected outcome, ``canonical.json`` canonical-JSON
-cases, ``sampler.json`` quantised rows with fixed 64-bit words and the outputs they must give.
+``conformance/manifest.json`` lists the files with their expected outcome (and, for a release policy, what it
+states recomputed), ``canonical.json`` canonical-JSON cases, ``sampler.json`` quantised rows with fixed 64-bit
+words and the outputs they must give, ``memo.json`` memoized words and outputs for a test key.
 """
 
 from __future__ import annotations
@@ -191,6 +192,8 @@ class Vectors:
                                "epsilon": result.epsilon,
                                "achieved": result.achieved if math.isfinite(result.achieved) else "inf",
                                "sha256": result.sha256}
+            if result.release is not None:  # the policy, and what it states recomputed (T releases, one report)
+                entry["expect"]["release"] = result.release
             if not result.holds:
                 with_read = _read_error(path, key)
                 entry["expect"].update(with_read)
@@ -480,31 +483,85 @@ def record_file(vec: Vectors) -> None:
 
 
 def release_files(vec: Vectors) -> None:
-    """Files with a release policy (issue 37): memoized, two-layer and repeated. mechdesign reads and verifies them;
-    a client that does not implement release policies refuses them (the safe verdict)."""
+    """Files with a release policy (issue 37): memoized, two-layer and repeated, what each states recomputed, and
+    malformed release blocks. Clients verify them as mechdesign does, except a repeated statement whose count
+    vectors exceed what a client enumerates (it refuses that one: the safe verdict)."""
     memo = Mechanism.from_matrix(krr(3, 4), ["red", "green", "blue"], ["r", "g", "b"])
     vec.write("release-memoized", memo, {"notion": "ldp"}, release={"policy": "memoized"})
-    vec.expect("release-memoized", "release policy 'memoized': the same (user, value) always gets the same output",
-               client=CLIENT_NO_RELEASE)
+    vec.expect("release-memoized", "release policy 'memoized': the same (user, value) always gets the same output")
+    from mechdesign.deploy.file.policy import key_id
+
+    vec.write("release-memoized-keyed", memo, {"notion": "ldp"},
+              release={"policy": "memoized", "key": key_id(MEMO_TEST_KEY)})
+    vec.expect("release-memoized-keyed", "memoized and bound to the test key of memo.json (release.key, its id): "
+               "privatize with any other key is refused")
     reports = Mechanism.from_matrix(krr(3, 2), ["r", "g", "b"], ["R", "G", "B"])
     vec.write("release-two-layer", memo, {"notion": "ldp"}, release={"policy": "two-layer", "reports": reports})
     vec.expect("release-two-layer", "two layers: the matrix memoized (lifetime), reports drawn fresh from W2 "
-               "(per report)", client=CLIENT_NO_RELEASE)
+               "(per report)")
+    vec.derive("release-two-layer-overstated", "release-two-layer", _set(["release", "epsilon"], 0.3))
+    vec.expect("release-two-layer-overstated", "a per-report epsilon 0.3 below the LDP level of W1 W2 (re-hashed)")
+    vec.write("release-two-layer-pml", memo, {"notion": "pml", "prior": [0.5, 0.3, 0.2], "radius": 0.2},
+              release={"policy": "two-layer", "reports": reports})
+    vec.expect("release-two-layer-pml", "two layers under PML: the per-report epsilon is the capacity of W1 W2")
     pml = Mechanism.from_matrix(seeded_rows(4, 5, 7, zeros=2), labels("x", 4), labels("y", 5))
     guarantee = {"notion": "pml", "prior": [0.4, 0.3, 0.2, 0.1], "radius": 0.05}
     vec.write("release-repeated", pml, guarantee, release={"policy": "repeated", "releases": 3})
     vec.expect("release-repeated", "release policy 'repeated': the exact leakage of 3 releases of the same value "
-               "(every count vector) is stated and recomputed", client=CLIENT_NO_RELEASE)
+               "(every count vector) is stated and recomputed; here the identity bound -log(min P - radius/2) is "
+               "the smaller")
 
     def understate(content: dict[str, Any]) -> None:
         content["release"]["epsilon"] = content["guarantee"]["epsilon"]  # one release's ε stated for three
     vec.derive("release-repeated-understated", "release-repeated", understate)
     vec.expect("release-repeated-understated", "a repeated-release statement of one release's ε for three, below "
-               "the exact account (re-hashed)", client=CLIENT_NO_RELEASE)
+               "the exact account (re-hashed)")
+    dense = Mechanism.from_matrix(seeded_rows(4, 5, 7), labels("x", 4), labels("y", 5))
+    vec.write("release-repeated-30", dense, {**guarantee, "radius": 0.2},
+              release={"policy": "repeated", "releases": 30})
+    vec.expect("release-repeated-30", "30 releases: 46,376 count vectors, the account set by the enumeration "
+               "(no trivial bound is smaller)")
+    vec.write("release-repeated-ldp", Mechanism.from_matrix(krr(3, 4), ["a", "b", "c"], ["a", "b", "c"]),
+              {"notion": "ldp"}, release={"policy": "repeated", "releases": 7})
+    vec.expect("release-repeated-ldp", "an LDP file's 7 releases: 7 times its LDP level, rounded up")
+    many = Mechanism.from_matrix(seeded_rows(2, 6, 11), ["u", "v"], labels("y", 6))
+    vec.write("release-repeated-many", many, {"notion": "pml", "prior": [0.6, 0.4], "radius": 0.1},
+              release={"policy": "repeated", "releases": 40})
+    vec.expect("release-repeated-many", "40 releases over 6 outputs: 1,221,759 count vectors, enumerated by "
+               "mechdesign, beyond what a client enumerates (it refuses)",
+               client={"outcome": "refused", "field": "release.releases",
+                       "rule": "be at most what this client verifies exactly"})
+    for name, base, edit, description in RELEASE_TAMPERS:
+        vec.derive(name, base, edit)
+        vec.expect(name, f"{description} (re-hashed)")
 
 
-CLIENT_NO_RELEASE = {"outcome": "refused", "field": "release",
-                     "rule": "be absent: release policies are not supported by this client"}
+#: The memo key of memo.json and of the key-bound file (public: a test key, never a deployment's).
+MEMO_TEST_KEY = hashlib.sha256(b"mechdesign conformance memo key").digest()
+
+
+# (name, base file, edit, description): malformed release blocks, each breaking one rule of read_release.
+RELEASE_TAMPERS: list[tuple[str, str, Callable[[dict[str, Any]], Any], str]] = [
+    ("release-not-object", "release-memoized", _set(["release"], "memoized"), "release is a string"),
+    ("release-policy-unknown", "release-memoized", _set(["release", "policy"], "daily"), "an unknown policy"),
+    ("release-extra-key", "release-memoized", _set(["release", "releases"], 3), "a key the policy does not take"),
+    ("release-randomness", "release-memoized", _set(["release", "randomness"], "hmac-sha256"),
+     "another memoization scheme"),
+    ("release-key-malformed", "release-memoized-keyed", _set(["release", "key"], "ABC"),
+     "a key id that is not 32 lowercase hex digits"),
+    ("release-key-on-repeated", "release-repeated", _set(["release", "key"], "0" * 32),
+     "a key id on a policy without memoization"),
+    ("release-releases-fraction", "release-repeated", _set(["release", "releases"], 3.0),
+     "T written as 3.0 (a JSON number with a fraction is no integer)"),
+    ("release-releases-zero", "release-repeated", _set(["release", "releases"], 0), "T = 0"),
+    ("release-epsilon-negative", "release-repeated", _set(["release", "epsilon"], -1.0), "a negative ε_T"),
+    ("release-reports-missing-row", "release-two-layer", _del("release", "reports", "matrix", 2),
+     "W2 one row short of the file's outputs"),
+    ("release-reports-row-sum", "release-two-layer", _set(["release", "reports", "matrix", 1, 0], 0.5),
+     "a row of W2 summing to 1.25"),
+    ("release-reports-outputs", "release-two-layer", _set(["release", "reports", "outputs"], ["R", "R", "B"]),
+     "duplicate report labels"),
+]
 
 
 def memo_cases(vec: Vectors) -> dict[str, Any]:
@@ -512,7 +569,9 @@ def memo_cases(vec: Vectors) -> dict[str, Any]:
     from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
 
     loaded = read_mechanism_file(vec.path("release-memoized"))
-    key = hashlib.sha256(b"mechdesign conformance memo key").digest()
+    from mechdesign.deploy.file.policy import key_id
+
+    key = MEMO_TEST_KEY
     memo = MemoFunction(key, loaded.sha256)
     sampler = Privatizer(loaded.mechanism)
     users = ["u", "alice", "0123456789abcde", "0123456789abcdef", "0123456789abcdef0", "x" * 32, "y" * 33,
@@ -527,8 +586,26 @@ def memo_cases(vec: Vectors) -> dict[str, Any]:
                 case["input"] = loaded.mechanism.inputs[value]
                 case["output"] = loaded.mechanism.outputs[int(sampler.sample_words([value], [word])[0])]
             cases.append(case)
-    return {"scheme": "mechdesign-memo-1", "key": key.hex(), "file": "files/release-memoized.json",
-            "file_sha256": loaded.sha256, "cases": cases}
+    return {"scheme": "mechdesign-memo-1", "key": key.hex(), "key_id": key_id(key),
+            "file": "files/release-memoized.json", "file_sha256": loaded.sha256, "cases": cases,
+            "two_layer": _two_layer_cases(vec, key, users)}
+
+
+def _two_layer_cases(vec: Vectors, key: bytes, users: list[str]) -> dict[str, Any]:
+    """The permanent outputs of a two-layer file (attribute 0): deterministic, unlike the fresh reports drawn from
+    them (which a client tests by their distribution)."""
+    from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
+
+    loaded = read_mechanism_file(vec.path("release-two-layer"))
+    memo = MemoFunction(key, loaded.sha256)
+    sampler = Privatizer(loaded.mechanism)
+    values = [i % 3 for i in range(len(users))]
+    words = memo.words(0, user_ids(users), values)
+    permanent = sampler.sample_memoized(values, user_ids(users), memo)
+    cases = [{"user": user, "value": x, "word": str(int(word)), "input": loaded.mechanism.inputs[x],
+              "permanent": loaded.mechanism.outputs[int(y)]}
+             for user, x, word, y in zip(users, values, words, permanent, strict=True)]
+    return {"file": "files/release-two-layer.json", "file_sha256": loaded.sha256, "cases": cases}
 
 
 def canonical_cases() -> list[dict[str, Any]]:

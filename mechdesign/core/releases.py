@@ -59,7 +59,7 @@ from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import MatrixLike, Mechanism, as_mechanism
 from mechdesign.core.uncertainty import L1Ball
 
-__all__ = ["DEFAULT_MAX_VECTORS", "METHODS", "ReleaseLeakage", "count_mechanism", "count_vectors",
+__all__ = ["DEFAULT_MAX_VECTORS", "METHODS", "ReleaseLeakage", "account_spread", "count_mechanism", "count_vectors",
            "merged_mechanism", "number_of_count_vectors", "release_leakage", "report_leakage"]
 
 #: Count vectors enumerated at most by ``method="auto"`` before it switches to the certified relaxation.
@@ -375,6 +375,23 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         if value < upper:  # after an enumeration only rounding can separate them: the account stays exact
             upper, how = value, (how if exact else name)
     return ReleaseLeakage(releases, float(max(upper, lower)), float(lower), exact, how, vectors, worst)
+
+
+def account_spread(mechanism: MatrixLike, releases: int) -> float:
+    """How far two correct evaluations of the exact T-release account may lie apart: 2(M + 2)u · T · max|log W|.
+
+    Each evaluation adds the float-error bound of its sums a(n) = Σ_y n_y log W[x, y] (module docstring), at most
+    (M + 2)u Σ_y n_y |log W[x, y]| per entry, twice; a reader summing in another order (another BLAS kernel, FMA,
+    another language) lands anywhere within that bound, so its account may exceed this one by up to it. Σ_y n_y
+    |log W[x, y]| ≤ T · max|log W| over the merged, emitted entries. A writer states ε_T at least this much above its
+    own account (:func:`~mechdesign.deploy.file.policy.stated_release`), so every correct reader verifies it.
+
+    >>> account_spread([[0.5, 0.5], [0.25, 0.75]], 100) < 1e-11
+    True
+    """
+    logs, _ = _merged_logs(as_mechanism(mechanism).matrix)
+    finite = np.abs(logs[np.isfinite(logs)])
+    return float(2 * (logs.shape[1] + 2) * _U * releases * (finite.max(initial=0.0)))
 
 
 def _trivial(matrix: np.ndarray, ball: L1Ball, releases: int) -> list[tuple[str, float]]:

@@ -2,7 +2,11 @@
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 
-const BUDGET_GZIP = 12 * 1024; // bytes, gzip: the whole client (schema constants, JCS, capacity, sampler, CLI-free)
+// Bytes, gzip: the whole client (schema constants, JCS, capacity, sampler, CLI-free). 12 KiB until issue 37 brought
+// release policies (verifying a file's T-release account: 11.9 kB with it) and memoized sampling (mechdesign-memo-1
+// over WebCrypto: 14.7 kB in all). Both stay in the one bundle: a device that reports again and again must verify
+// the policy and memoize its draws, and a second bundle would only make every such page load two files.
+const BUDGET_GZIP = 16 * 1024;
 const bundle = readFileSync(new URL("../dist/mechdesign.min.js", import.meta.url));
 const gzip = gzipSync(bundle, { level: 9 }).length;
 console.log(`dist/mechdesign.min.js: ${bundle.length} bytes, ${gzip} bytes gzip (budget ${BUDGET_GZIP})`);

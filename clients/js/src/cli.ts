@@ -4,8 +4,10 @@
  * matrix does not achieve it, 2 if the file is malformed or tampered (or the command is misused), as
  * `mechdesign verify`.
  *
- * `mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] [--out OUT [--force]]` — values one
- * per line on stdin, privatized labels one per line: streamed to stdout, or to OUT atomically (complete or absent).
+ * `mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] [--memo-key KEY] [--out OUT [--force]]`
+ * — values one per line on stdin (with --memo-key: `user<TAB>value` lines), privatized labels one per line:
+ * streamed to stdout, or to OUT atomically (complete or absent). A file whose release policy is memoized or
+ * two-layer is refused without --memo-key (exit 2, nothing written).
  *
  * Files are read as mechdesign reads them: at most MECHDESIGN_MAX_FILE_MB (64 MiB), incrementally, so that a
  * device or a pipe is refused at the cap without holding more than the cap and one chunk.
@@ -20,27 +22,40 @@ import { MechanismFileError } from "./errors.js";
 import {
   MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
 } from "./mechfile.js";
+import { MemoFunction, parseMemoKey } from "./memo.js";
+import { nodeDecryptor } from "./node.js";
 import { Privatizer } from "./privatizer.js";
+import { type ReleaseCheck, isMemoized } from "./release.js";
 
 const REQUIRE = "MECHDESIGN_REQUIRE_SIGNATURE";
 const USAGE = `usage: mechdesign-js verify FILE [--public-key PUB.pem] [--json]
-       mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] [--out OUT [--force]] < values
+       mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] [--memo-key KEY]
+                               [--out OUT [--force]] < values
        mechdesign-js --help`;
 const HELP = `${USAGE}
 
 verify     recompute the guarantee of a mechanism file: exit 0 if it holds, 1 if the matrix does not achieve
-           the stated epsilon, 2 if the file is malformed, tampered or wrongly signed.
+           the stated epsilon (or the release policy's statement does not hold: T releases, or one report of
+           two layers), 2 if the file is malformed, tampered or wrongly signed, or states T releases with more
+           count vectors than this client enumerates (10^6: verify it with mechdesign).
 privatize  read values one per line on stdin and write one privatized label per value.
            Without --out the labels stream to stdout as the values arrive: a value that is not an input label
            stops the run with exit 2, and the labels already written for earlier values stay on stdout (a
            consumer must discard that partial output). With --out OUT nothing reaches OUT until every value
            was privatized: OUT is complete or absent (a temporary file beside it is renamed at the end and
            removed on error or interrupt). An existing OUT is refused unless --force.
+           With --memo-key KEY each line is "user<TAB>value" (the user id up to the first tab, the value
+           after it; ids are the text as written, so 42 is the id "42", as mechdesign reads integer ids) and
+           the output is memoized: the same user and value always get the same label, on every run and machine
+           with the same key (mechdesign-memo-1). A file whose release policy is memoized or two-layer needs
+           it (exit 2 without, nothing written); a two-layer file's labels are fresh reports of the memoized
+           permanent output.
 
 --public-key PUB.pem   the Ed25519 key that must have signed the file (PEM, as mechdesign sign writes it)
 --require-signature    refuse a file no trusted key checked (also ${REQUIRE}=1)
 --json                 (verify) print one JSON object
 --out OUT, --force     (privatize) write the labels to OUT atomically; replace an existing OUT
+--memo-key KEY         (privatize) memo key file: 64 hex characters and a newline (mechdesign memo-key KEY)
 
 Files larger than ${MAX_FILE_VARIABLE} MiB (default 64) are refused, as mechdesign refuses them.`;
 const PEM_LIMIT = 2 ** 16; // an Ed25519 PEM is ~120 bytes: anything near this is not a key (as mechdesign)
@@ -56,6 +71,7 @@ interface Arguments {
   requireSignature: boolean;
   out?: string;
   force: boolean;
+  memoKey?: string;
 }
 
 function parseArguments(argv: string[]): Arguments {
@@ -75,6 +91,8 @@ function parseArguments(argv: string[]): Arguments {
     else if (arg === "--out" && verb === "privatize") out.out = value(i++, arg, "a file");
     else if (arg.startsWith("--out=") && verb === "privatize") out.out = arg.slice(6);
     else if (arg === "--force" && verb === "privatize") out.force = true;
+    else if (arg === "--memo-key" && verb === "privatize") out.memoKey = value(i++, arg, "a key file");
+    else if (arg.startsWith("--memo-key=") && verb === "privatize") out.memoKey = arg.slice(11);
     else if (arg.startsWith("-") || out.file) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}`);
     else out.file = arg;
   }
@@ -135,34 +153,66 @@ function notice(path: string, file: MechanismFile): string | null {
 async function verify(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
   const file = await verifyMechanismFile(data, { publicKey, maxBytes: Infinity });
   const g = file.guarantee;
+  const main = file.achieved <= g.epsilon;
+  const check = file.releaseCheck;
   if (args.json) {
+    const release = file.release.policy === "single" ? null : { policy: file.release.policy,
+      ...(check === null ? {} : { releases: check.releases ?? undefined, epsilon: check.epsilon,
+        achieved: check.achieved, exact: check.exact, holds: check.holds }) };
     console.log(JSON.stringify({ file: args.file, notion: g.notion, epsilon: g.epsilon, achieved: file.achieved,
       delta: g.delta, radius: g.radius, holds: file.holds, sha256: file.sha256,
-      signature_checked: file.signatureChecked }, null, 2));
+      signature_checked: file.signatureChecked, release }, null, 2));
   } else {
     const extra = g.notion === "ldp" ? "" : `, radius ${g.radius}, delta ${g.delta}`;
-    console.log(`${args.file}: ${g.notion} epsilon ${g.epsilon} ${file.holds ? "holds" : "DOES NOT HOLD"} ` +
+    console.log(`${args.file}: ${g.notion} epsilon ${g.epsilon} ${main ? "holds" : "DOES NOT HOLD"} ` +
       `(achieved ${file.achieved}${extra})${file.signatureChecked ? "; signature valid" : ""}`);
+    const line = releaseLine(file.release.policy, check);
+    if (line) console.log(`  release policy: ${line}`);
   }
-  if (!file.holds) {
+  if (!main) {
     console.error(`mechdesign-js: failed: ${args.file}: achieved epsilon ${file.achieved} exceeds stated ${g.epsilon}`);
+    return 1;
+  }
+  if (check !== null && !check.holds) {
+    console.error(`mechdesign-js: failed: ${args.file}: recomputed ${check.policy} leakage ${check.achieved} ` +
+      `exceeds release.epsilon ${check.epsilon}`);
     return 1;
   }
   return 0;
 }
+
+/** The release policy's statement in one line, as `mechdesign verify` prints it (nothing for one release). */
+function releaseLine(policy: string, check: ReleaseCheck | null): string | null {
+  const verdict = check?.holds ? "holds" : "DOES NOT HOLD";
+  if (policy === "repeated" && check !== null) {
+    return `${(check.releases as number).toLocaleString("en-US")} fresh releases of the same value, stated epsilon ` +
+      `${check.epsilon} ${verdict} (recomputed ${check.achieved}, exact)`;
+  }
+  if (policy === "two-layer" && check !== null) {
+    return "two layers (memoized permanent layer, fresh reports): lifetime epsilon is the guarantee above; " +
+      `per-report epsilon ${check.epsilon} ${verdict} (recomputed ${check.achieved})`;
+  }
+  if (policy === "memoized") {
+    return "memoized (the same user and value always get the same output; privatize needs --memo-key)";
+  }
+  return null;
+}
+
+/** Labels for a chunk of stdin lines. */
+type Answer = (lines: string[]) => Promise<string[]> | string[];
 
 /**
  * Each chunk of stdin is answered at once (a pipe or an interactive stream sees its outputs without waiting for
  * the end); a line split across chunks waits for its end. CRLF input is accepted. A chunk's values are all
  * checked before any of its labels is handed to `write`. Returns the number of values.
  */
-async function privatizeStdin(privatizer: Privatizer, write: (text: string) => Promise<void> | void): Promise<number> {
+async function privatizeStdin(convert: Answer, write: (text: string) => Promise<void> | void): Promise<number> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let rest = "";
   let count = 0;
   const answer = async (lines: string[]) => {
     if (!lines.length) return;
-    const labels = privatizer.privatize(lines.map((line) => line.replace(/\r$/, "")));
+    const labels = await convert(lines.map((line) => line.replace(/\r$/, "")));
     count += labels.length;
     await write(`${labels.join("\n")}\n`);
   };
@@ -184,7 +234,7 @@ async function privatizeStdin(privatizer: Privatizer, write: (text: string) => P
 }
 
 /** `privatize --out`: into a temporary file beside OUT, renamed onto it only when every value succeeded. */
-async function privatizeToFile(args: Arguments, privatizer: Privatizer): Promise<number> {
+async function privatizeToFile(args: Arguments, convert: Answer): Promise<number> {
   const target = args.out as string;
   // Named as mechdesign names its temporary files, so that its clean-up of dead writers' files finds these too.
   mkdirSync(dirname(target), { recursive: true }); // as mechdesign's atomic_path
@@ -203,7 +253,7 @@ async function privatizeToFile(args: Arguments, privatizer: Privatizer): Promise
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const count = await privatizeStdin(privatizer, (text) => {
+    const count = await privatizeStdin(convert, (text) => {
       writeSync(fd, text);
     });
     closeSync(fd);
@@ -221,18 +271,67 @@ async function privatizeToFile(args: Arguments, privatizer: Privatizer): Promise
 async function privatize(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
   const file = await loadMechanismFile(data, { publicKey, maxBytes: Infinity });
   const privatizer = new Privatizer(file);
+  const convert = await answer(args, privatizer);
   const message = notice(args.file, file);
   if (args.out === undefined) {
     if (message) console.error(message);
-    await privatizeStdin(privatizer, async (text) => {
+    await privatizeStdin(convert, async (text) => {
       if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once("drain", resolve));
     });
     return 0;
   }
-  const count = await privatizeToFile(args, privatizer);
+  const count = await privatizeToFile(args, convert);
   if (message) console.error(message); // on success only: a failed run wrote nothing, and its error stays one line
   console.log(`${args.out}: ${count.toLocaleString("en-US")} values privatized`);
   return 0;
+}
+
+/**
+ * How lines become labels: fresh draws, or with --memo-key memoized draws of `user<TAB>value` lines (AES through
+ * node:crypto, the same words as WebCrypto's). A memoized or two-layer file without a key is refused here,
+ * before anything is written.
+ */
+async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> {
+  const { policy } = privatizer.file.release;
+  if (args.memoKey === undefined) {
+    if (isMemoized(privatizer.file.release)) {
+      throw new RangeError(`memo_key must be given (--memo-key KEY, user<TAB>value lines on stdin): ${args.file} ` +
+        `has release policy '${policy}' (the same user and value must always get the same output; no fresh ` +
+        "draws), got memo_key=null");
+    }
+    return (lines) => privatizer.privatize(lines);
+  }
+  const key = parseMemoKey(readKey(args.memoKey), args.memoKey);
+  const memo = await MemoFunction.create(key, privatizer.file.sha256, nodeDecryptor(key));
+  let read = 0; // lines answered before this chunk
+  return (lines) => {
+    const users: string[] = [];
+    const values = lines.map((line, i) => {
+      const tab = line.indexOf("\t");
+      if (tab < 0) {
+        throw new RangeError(`values must be user<TAB>value lines with --memo-key (line ${read + i + 1}), got ` +
+          `values=${JSON.stringify(line.slice(0, 40))}`);
+      }
+      users.push(line.slice(0, tab));
+      return line.slice(tab + 1);
+    });
+    read += lines.length;
+    return privatizer.privatizeMemoized(values, users, memo);
+  };
+}
+
+/** A key file's bytes; anything longer than a key and a newline is refused by its size, unread. */
+function readKey(path: string): Uint8Array {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(Math.max(size, 0), 65) + 1);
+    const count = readSync(fd, buffer, 0, buffer.length, null);
+    if (size > 65 || count > 65) parseMemoKey(Buffer.alloc(Math.max(size, count)), path); // throws, naming the size
+    return buffer.subarray(0, count);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Refuse an existing OUT (unless --force) or a folder before any work, as `mechdesign privatize`. */

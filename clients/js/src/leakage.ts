@@ -8,7 +8,7 @@
  *   rounded down by a bound of its float error, so C is rounded up: toward privacy.
  * - β*(δ, m, N) = sqrt((2/m)(log(2^N − 2) − log δ)) of [E] eq. 37, the radius a stated δ requires.
  */
-import { UNIT, nextDown, pairwiseSum } from "./numeric.js";
+import { UNIT, nextBelow, nextDown, pairwiseSum } from "./numeric.js";
 
 /** ε_LDP of a row-stochastic matrix (rows = inputs). */
 export function ldpEpsilon(matrix: number[][]): number {
@@ -35,7 +35,7 @@ function twoSum(a: number, b: number): [number, number] {
 }
 
 /** How many coordinates the greedy may empty: K0 = min{K : sum of the K smallest P̂ ≥ β/2} (at least 1). */
-function greedyDepth(prior: number[], budget: number): number {
+export function greedyDepth(prior: number[], budget: number): number {
   const sorted = [...prior].sort((a, b) => a - b);
   let total = 0;
   let below = 0;
@@ -101,6 +101,89 @@ export function minLinear(columns: number[][], prior: number[], radius: number):
     out.push(nextDown(g * scale * (1.0 - 2 * UNIT)));
   }
   return out;
+}
+
+/**
+ * log g(c) for columns given by their logarithms `a` (N entries, finite or −∞, at least one finite), rounded
+ * down (mechdesign's `L1Ball.log_min_linear`): the greedy minimiser Q* of {@link minLinear} (it depends only on
+ * the order of the entries) with log Σ_i Q*_i c_i as a log-sum-exp, for columns spanning more than the float
+ * range (the likelihoods of T releases); then the same relative (N + 10)u and u² margins, 4u(1 + |log g|) and
+ * one ulp toward −∞. Returns the function for one ball, its work arrays allocated once (the T-release account
+ * calls it once per count vector).
+ */
+export function logMinLinear(prior: number[], radius: number): (a: Float64Array) => number {
+  const n = prior.length;
+  const budget = radius / 2;
+  const depth = greedyDepth(prior, budget);
+  const near = 8 * UNIT * UNIT;
+  const shifted = new Float64Array(n);
+  const weights = new Float64Array(n);
+  const terms = new Float64Array(n);
+  const order = new Int32Array(n);
+  const moved = new Float64Array(depth);
+  const unitTop = new Float64Array(depth);
+  const remains = new Float64Array(depth);
+  const doubtful = new Uint8Array(depth);
+  const logPrior = Float64Array.from(prior, Math.log); // log Q*_i where the greedy leaves P̂_i in place
+  // The greedy's masses depend on the order only, so they are computed per column as mechdesign does (double-double).
+  return (a: Float64Array): number => {
+    let top = -Infinity;
+    for (let i = 0; i < n; i++) top = Math.max(top, a[i]);
+    let low = 0;
+    for (let i = 0; i < n; i++) {
+      shifted[i] = a[i] - top; // ≤ 0, the largest exactly 0
+      if (shifted[i] < shifted[low]) low = i; // the first smallest, as np.argmin
+    }
+    // The `depth` largest entries in decreasing order (ties: the lower index first), by insertion.
+    let count = 0;
+    for (let i = 0; i < n; i++) {
+      const value = shifted[i];
+      if (count === depth && !(value > shifted[order[depth - 1]])) continue;
+      let j = count < depth ? count++ : depth - 1;
+      while (j > 0 && value > shifted[order[j - 1]]) {
+        order[j] = order[j - 1];
+        j--;
+      }
+      order[j] = i;
+    }
+    weights.set(prior);
+    let high = 0;
+    let carry = 0;
+    let partialCount = 0;
+    for (let j = 0; j < depth; j++) {
+      const i = order[j];
+      const p = prior[i];
+      let error;
+      [high, error] = twoSum(high, p);
+      carry = carry + error;
+      const [head, tail] = twoSum(high, -budget);
+      const value = head + (tail + carry);
+      const remain = Math.min(Math.max(value, 0), p);
+      const partial = value > -near && value < p + near;
+      remains[j] = remain;
+      moved[j] = Math.max(p - remain, 0);
+      partialCount += partial ? 1 : 0;
+      doubtful[j] = partial && remain > 0 ? 1 : 0;
+    }
+    for (let j = 0; j < depth; j++) weights[order[j]] = remains[j];
+    weights[low] += 0 + pairwiseSum(moved);
+    let peak = -Infinity;
+    for (let i = 0; i < n; i++) terms[i] = logPrior[i] + shifted[i]; // log(Q*_i c_i): −∞ for zeros
+    for (let j = 0; j < depth; j++) terms[order[j]] = Math.log(weights[order[j]]) + shifted[order[j]];
+    terms[low] = Math.log(weights[low]) + shifted[low];
+    for (let i = 0; i < n; i++) peak = Math.max(peak, terms[i]);
+    const empty = !Number.isFinite(peak); // Q* has no mass where c > 0: g = 0 exactly
+    if (empty) peak = 0;
+    for (let i = 0; i < n; i++) terms[i] = Math.exp(terms[i] - peak);
+    for (let j = 0; j < depth; j++) {
+      unitTop[j] = Math.exp(Math.min(doubtful[j] ? shifted[order[j]] - peak : -Infinity, 700.0));
+    }
+    const unitLow = Math.exp(shifted[low] - peak);
+    const residue = 4 * UNIT * UNIT * ((0 + pairwiseSum(unitTop)) + partialCount * unitLow);
+    const g = (0 + pairwiseSum(terms)) * (1.0 - (n + 10) * UNIT) - residue;
+    const out = empty ? -Infinity : Math.log(Math.max(g, 0)) + peak + top;
+    return nextBelow(out - 4 * UNIT * (1.0 + Math.abs(out)));
+  };
 }
 
 const BLOCK_BYTES = 2 ** 25; // NumPy's column blocks in mechdesign (only the order of a sum depends on them)

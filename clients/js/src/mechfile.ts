@@ -4,13 +4,17 @@
  * the size cap, the first non-blank byte, UTF-8, the nesting depth, JSON without repeated keys, the keys of the
  * JSON Schema (mechdesign/deploy/file/mechanism.schema.json, embedded at build time), the format name and version,
  * the sha256 of the RFC 8785 canonical content, labels, row-stochasticity, the guarantee's fields, the radius
- * against β*(δ, m, N), the optional blocks, the Ed25519 signature against a given key, and finally the guarantee
- * recomputed from the matrix.
+ * against β*(δ, m, N), the optional blocks, the release policy (release.ts), the Ed25519 signature against a given
+ * key, and finally the guarantee recomputed from the matrix, and what the release policy states.
  */
 import { CanonicalError, type NumberScan, canonicalize, nestingDepth, scanNumbers } from "./canonical.js";
+import {
+  type Json, STOCHASTIC_ATOL, fail, isObject, labels, number, numbers, object, pyList, stochastic,
+} from "./checks.js";
 import { MechanismFileError } from "./errors.js";
 import { capacity, ldpEpsilon, radiusForDelta } from "./leakage.js";
 import { fsum, pairwiseSum } from "./numeric.js";
+import { type ReleaseCheck, type ReleasePolicy, checkRelease, readRelease } from "./release.js";
 import { SCHEMA } from "./schema.generated.js";
 import { type PublicKeyInput, importPublicKey, verifyEd25519 } from "./signature.js";
 
@@ -18,6 +22,7 @@ import { type PublicKeyInput, importPublicKey, verifyEd25519 } from "./signature
 export const FORMAT_NAME: string = SCHEMA.properties.format.properties.name.const;
 /** The one format version this client reads: 2 (version 1 hashes Python's own serialisation). */
 export const FORMAT_VERSION = 2;
+export { STOCHASTIC_ATOL };
 /** Keys of record files (whole records, several attributes): this client reads single-column files only. */
 const RECORD_KEYS = ["factors", "attributes", "alphabets", "sampling"];
 const TOP_KEYS = Object.keys(SCHEMA.properties).filter((k) => !RECORD_KEYS.includes(k));
@@ -32,8 +37,6 @@ const OPTIONAL_BLOCKS = ["utility", "baselines", "certificate", "signature"];
 const SIGNATURE_KEYS: readonly string[] = SCHEMA.properties.signature.required;
 const UNHASHED = new Set(["sha256", "signature"]);
 
-/** |row sum − 1| allowed in a file, as in mechdesign. */
-export const STOCHASTIC_ATOL = 1e-9;
 /** Arrays and objects nested deeper are refused before parsing (a file needs 3; Python's json fails near 1000). */
 export const MAX_DEPTH = 256;
 /** The default cap on a file's size, 64 MiB, as mechdesign's (raised with MECHDESIGN_MAX_FILE_MB in Node). */
@@ -113,7 +116,11 @@ export interface MechanismFile {
   signatureChecked: boolean;
   /** The ε recomputed from the matrix, rounded up ({@link roundUp}): PML capacity over the ℓ1 ball, or ε_LDP. */
   achieved: number;
-  /** achieved ≤ stated ε, exactly. */
+  /** The release policy ({@link SINGLE} when the file has no `release` block). */
+  release: ReleasePolicy;
+  /** What the policy states, recomputed ("repeated": T releases; "two-layer": one report), else null. */
+  releaseCheck: ReleaseCheck | null;
+  /** achieved ≤ stated ε, exactly, and the release statement holds. */
   holds: boolean;
 }
 
@@ -122,62 +129,6 @@ export interface LoadOptions {
   publicKey?: PublicKeyInput;
   /** Refuse files larger than this many bytes (default {@link maxFileBytes}: 64 MiB or MECHDESIGN_MAX_FILE_MB). */
   maxBytes?: number;
-}
-
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-const pyList = (items: readonly string[]): string => `[${items.map((k) => `'${k}'`).join(", ")}]`;
-
-function fail(field: string, rule: string, value: unknown, detail?: string): MechanismFileError {
-  return new MechanismFileError(field, rule, detail, value);
-}
-
-function object(field: string, value: unknown, nullable = false): void {
-  if (!(isObject(value) || (nullable && (value === null || value === undefined)))) {
-    throw fail(field, `be a JSON object${nullable ? " or null" : ""}`, value);
-  }
-}
-
-function number(field: string, value: unknown, low: number, high: number, openLow = false): number {
-  if (typeof value !== "number" || !Number.isFinite(value)) throw fail(field, "be a finite number", value);
-  if (value < low || value > high || (openLow && value === low)) {
-    throw fail(field, `lie in ${openLow ? "(" : "["}${low}, ${high === Infinity ? "inf" : high}]`, value);
-  }
-  return value;
-}
-
-function labels(field: string, value: unknown): string[] {
-  if (!Array.isArray(value) || value.length === 0 || !value.every((x) => typeof x === "string")) {
-    throw fail(field, "be a non-empty array of strings", value);
-  }
-  if (new Set(value).size !== value.length) throw fail(field, "hold distinct labels", value);
-  // "café" as one code point or as e + U+0301 looks the same everywhere: one visible value, two labels.
-  const seen = new Map<string, string>();
-  for (const label of value as string[]) {
-    const twin = seen.get(label.normalize("NFC")) ?? label;
-    if (twin !== label) {
-      throw fail(field, "hold labels distinct under Unicode NFC normalisation", value,
-        `${JSON.stringify(twin)} and ${JSON.stringify(label)} are the same text`);
-    }
-    seen.set(label.normalize("NFC"), label);
-  }
-  return value as string[];
-}
-
-function numbers(field: string, value: unknown, size: number): number[] {
-  if (!Array.isArray(value) || value.length !== size) throw fail(field, `be an array of ${size} numbers`, value);
-  value.forEach((x, j) => number(`${field}[${j}]`, x, 0, 1));
-  return value as number[];
-}
-
-function stochastic(field: string, row: number[]): void {
-  const total = fsum(row);
-  if (Math.abs(total - 1.0) > STOCHASTIC_ATOL) {
-    throw fail(field, "sum to 1 within 1e-09", row, `sum is ${total}`);
-  }
 }
 
 function parse(bytes: Uint8Array, maxBytes: number): { content: Json; scan: NumberScan } {
@@ -281,12 +232,6 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
   if (missing.length) throw fail("file", `have the keys ${pyList(missing)}`, Object.keys(content).sort());
   const extra = Object.keys(content).filter((k) => !TOP_KEYS.includes(k)).sort();
   if (extra.length) throw fail("file", `only have the keys ${pyList(TOP_KEYS)}`, extra);
-  if ("release" in content) {
-    // A release policy states guarantees (T releases, two layers) and obligations (memoized draws) this client
-    // does not implement yet: refusing is the safe verdict.
-    throw fail("release", "be absent: release policies are not supported by this client", content.release,
-      "use mechdesign (Python) to verify and privatize a file with a release policy");
-  }
   const format = content.format;
   object("format", format);
   const fmt = format as Json;
@@ -352,6 +297,7 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
     throw fail("signature", `have exactly the keys ${pyList(SIGNATURE_KEYS)}`, Object.keys(content.signature).sort());
   }
   object("provenance", content.provenance);
+  const release = readRelease(content.release, outputs, scan.literals.get("release.releases"), renormalise);
   const signature = (content.signature ?? null) as Signature | null;
   if (options.publicKey !== undefined) {
     const key = await importPublicKey(options.publicKey);
@@ -368,24 +314,34 @@ export async function verifyMechanismFile(data: Uint8Array | string, options: Lo
   }
   const renormalised = renormalise(matrix);
   const achieved = achievedEpsilon(renormalised, guarantee);
+  const releaseCheck = checkRelease(release, renormalised, guarantee,
+    { achieved: (m) => achievedEpsilon(m, guarantee), renormalise });
   return {
     inputs, outputs, matrix: renormalised, guarantee: { ...guarantee },
     utility: (content.utility ?? null) as Json | null, baselines: (content.baselines ?? null) as Json | null,
     certificate: (content.certificate ?? null) as Json | null, provenance: content.provenance as Json,
     sha256: digest, signature, signatureChecked: options.publicKey !== undefined, achieved,
-    holds: achieved <= guarantee.epsilon, // no allowance: achieved is already an upper bound
+    release, releaseCheck,
+    // No allowance: achieved is already an upper bound. A release statement must hold too (as `mechdesign verify`).
+    holds: achieved <= guarantee.epsilon && (releaseCheck?.holds ?? true),
   };
 }
 
 /**
  * Load a mechanism file: {@link verifyMechanismFile}, and refuse a file whose stated ε the matrix does not
- * achieve (field `guarantee.epsilon`, as mechdesign's `read_mechanism_file`).
+ * achieve (field `guarantee.epsilon`), or whose release statement does not hold (field `release.epsilon`), as
+ * mechdesign's `read_mechanism_file`.
  */
 export async function loadMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
   const file = await verifyMechanismFile(data, options);
-  if (!file.holds) {
+  if (!(file.achieved <= file.guarantee.epsilon)) {
     throw fail("guarantee.epsilon", `be >= the ${file.guarantee.notion} epsilon recomputed from the matrix`,
       file.guarantee.epsilon, String(file.achieved));
+  }
+  const release = file.releaseCheck;
+  if (release !== null && !release.holds) {
+    throw fail("release.epsilon", `be >= the ${release.policy} leakage recomputed from the matrices`, release.epsilon,
+      String(release.achieved));
   }
   return file;
 }

@@ -59,14 +59,36 @@ export function pairwiseSum(a: ArrayLike<number>, start = 0, n = a.length - star
   return pairwiseSum(a, start, n2) + pairwiseSum(a, start + n2, n - n2);
 }
 
+// One float64 seen as two uint32 halves, to step to a neighbouring float without allocating.
+const FLOAT = new Float64Array(1);
+const HALVES = new Uint32Array(FLOAT.buffer);
+const LOW = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
+const HIGH = 1 - LOW;
+
+/** The float next to a finite non-zero x, one unit of its bit pattern toward 0 (`down`) or away from it. */
+function step(x: number, down: boolean): number {
+  FLOAT[0] = x;
+  if (down) {
+    if (HALVES[LOW] === 0) HALVES[HIGH] -= 1;
+    HALVES[LOW] -= 1; // wraps to 0xffffffff after a borrow
+  } else {
+    HALVES[LOW] += 1;
+    if (HALVES[LOW] === 0) HALVES[HIGH] += 1;
+  }
+  return FLOAT[0];
+}
+
 /** The largest float below a positive finite x (toward 0), as `np.nextafter(x, 0)`. */
 export function nextDown(x: number): number {
-  if (x === 0) return 0;
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, x);
-  view.setBigUint64(0, view.getBigUint64(0) - 1n);
-  return view.getFloat64(0);
+  return x === 0 ? 0 : step(x, true);
 }
 
 /** Unit roundoff of float64, 2^-53. */
 export const UNIT = 2 ** -53;
+
+/** The largest float below x (toward −∞), as `np.nextafter(x, -inf)`; ±∞ and NaN stay. */
+export function nextBelow(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  if (x === 0) return -(2 ** -1074);
+  return step(x, x > 0);
+}

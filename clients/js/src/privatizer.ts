@@ -2,9 +2,16 @@
  * Privatize labelled values with a verified mechanism file: each value x becomes an output label drawn from
  * row x of the sampled matrix W_q = Q / 2^64 (within 2^-64 of the file's matrix), whose guarantee is recomputed
  * first, as mechdesign's `Privatizer.check` does.
+ *
+ * Fresh draws take their words from crypto.getRandomValues; memoized draws ({@link Privatizer.privatizeMemoized})
+ * from the keyed pseudo-random function of (file, user, value) (memo.ts), so the same user and value always get
+ * the same output. A file whose release policy is "memoized" or "two-layer" is privatized only that way; a
+ * two-layer file's permanent output y₁ is memoized and each report drawn afresh from W₂[y₁, ·].
  */
 import { MechanismFileError } from "./errors.js";
 import { type MechanismFile, achievedEpsilon, renormalise } from "./mechfile.js";
+import { type BlockDecryptor, MemoFunction, type UserId, UserIds } from "./memo.js";
+import { compose, isMemoized } from "./release.js";
 import { type RandomFill, Sampler } from "./sampler.js";
 
 /**
@@ -13,6 +20,14 @@ import { type RandomFill, Sampler } from "./sampler.js";
  * approximation, within 2^-64 per entry, to 1e-12 nats.
  */
 export const SAMPLED_SLACK = 1e-12;
+const CHUNK = 1 << 16; // records whose ids are encoded at once by privatizeMemoized (cache-sized: 1 MiB of blocks)
+
+/** Output labels of output indices. */
+function labelled(codes: Uint16Array, labels: readonly string[]): string[] {
+  const out: string[] = new Array(codes.length);
+  for (let i = 0; i < codes.length; i++) out[i] = labels[codes[i]];
+  return out;
+}
 
 export class Privatizer {
   readonly file: MechanismFile;
@@ -20,12 +35,18 @@ export class Privatizer {
   /** The ε the sampled matrix W_q achieves, rounded up (at most the stated ε + {@link SAMPLED_SLACK}, or
    * construction fails). */
   readonly sampledEpsilon: number;
+  /** W₂ of a two-layer file, compiled (fresh draws on the permanent outputs), else null. */
+  readonly reports: Sampler | null;
+  /** The per-report ε of the sampled layers W₁,q W₂,q, rounded up (two-layer files), else null. */
+  readonly reportEpsilon: number | null;
   private readonly index: Map<string, number>;
+  private readonly memos = new WeakMap<Uint8Array, Promise<MemoFunction>>();
 
   /**
    * @param file a loaded (verified) mechanism file
    * @param fill a source of uniform 32-bit words (default: crypto.getRandomValues); replace it only in tests
-   * @throws MechanismFileError if quantisation to 2^-64 pushes the achieved ε above the stated one
+   * @throws MechanismFileError if quantisation to 2^-64 pushes the achieved ε (or a two-layer file's per-report
+   *   ε) above the stated one
    */
   constructor(file: MechanismFile, fill?: RandomFill) {
     this.file = file;
@@ -35,24 +56,103 @@ export class Privatizer {
       throw new MechanismFileError("sampled matrix", `meet guarantee.epsilon=${file.guarantee.epsilon} after ` +
         "quantisation to 2^-64", "entries too small to sample exactly", this.sampledEpsilon);
     }
+    const layer = file.release.reports;
+    this.reports = layer === null ? null : new Sampler(layer.matrix, fill);
+    this.reportEpsilon = null;
+    if (this.reports !== null) {
+      const stated = file.release.epsilon as number;
+      const composed = compose(this.sampler.sampledMatrix(), this.reports.sampledMatrix());
+      this.reportEpsilon = achievedEpsilon(renormalise(composed), file.guarantee);
+      if (!(this.reportEpsilon <= stated + SAMPLED_SLACK)) {
+        throw new MechanismFileError("sampled two-layer design", `meet release.epsilon=${stated} per report after ` +
+          "quantisation to 2^-64", "entries too small to sample exactly", this.reportEpsilon);
+      }
+    }
     this.index = new Map(file.inputs.map((label, x) => [label, x]));
+  }
+
+  /** The labels of what is released: W₂'s outputs for a two-layer file, the file's outputs otherwise. */
+  get outputs(): string[] {
+    return this.file.release.reports?.outputs ?? this.file.outputs;
   }
 
   /** Input indices of labels; an unknown label is a RangeError naming it. */
   encode(values: readonly string[]): Uint32Array {
-    return Uint32Array.from(values, (value) => {
-      const x = this.index.get(value);
+    const out = new Uint32Array(values.length);
+    for (let i = 0; i < values.length; i++) {
+      const x = this.index.get(values[i]);
       if (x === undefined) {
         throw new RangeError(`values must be input labels of the mechanism (${this.file.inputs.slice(0, 5)
-          .map((l) => JSON.stringify(l)).join(", ")}${this.file.inputs.length > 5 ? ", ..." : ""}), got value=${JSON.stringify(value)}`);
+          .map((l) => JSON.stringify(l)).join(", ")}${this.file.inputs.length > 5 ? ", ..." : ""}), got value=` +
+          JSON.stringify(values[i]));
       }
-      return x;
-    });
+      out[i] = x;
+    }
+    return out;
   }
 
-  /** One privatized label per value. */
+  /**
+   * One privatized label per value, drawn afresh.
+   * @throws RangeError for a file whose release policy is memoized or two-layer (no fresh draws: use
+   *   {@link privatizeMemoized})
+   */
   privatize(values: readonly string[]): string[] {
-    const codes = this.sampler.sampleIndices(this.encode(values));
-    return Array.from(codes, (y) => this.file.outputs[y]);
+    const policy = this.file.release.policy;
+    if (isMemoized(this.file.release)) {
+      throw new RangeError(`memo_key must be given: the file has release policy '${policy}' (the same user and ` +
+        "value must always get the same output; no fresh draws: privatizeMemoized(values, users, key)), got " +
+        "memo_key=null");
+    }
+    return labelled(this.sampler.sampleIndices(this.encode(values)), this.file.outputs);
+  }
+
+  /**
+   * One privatized label per (value, user), memoized: the output is the reference rule on the keyed
+   * pseudo-random word of (file, attribute 0, user, value) (mechdesign-memo-1), so the same user and value
+   * always get the same output, on every run and machine with the same key. A two-layer file's memoized output
+   * is its permanent one, y₁; the label released is a fresh draw from W₂[y₁, ·].
+   *
+   * @param users one id per value: strings as written, integers in decimal (as mechdesign reads a user column)
+   * @param key the 32-byte memo key (WebCrypto's AES), or a {@link MemoFunction} of this file (e.g. with the
+   *   faster `nodeDecryptor` of `@mechdesign/client/node`)
+   * @throws RangeError when the file's release policy is bound to another key (`release.key`)
+   */
+  async privatizeMemoized(values: readonly string[], users: readonly UserId[], key: Uint8Array | MemoFunction):
+    Promise<string[]> {
+    if (users.length !== values.length) {
+      throw new RangeError(`users must hold one id per value (${values.length}), got users=${users.length}`);
+    }
+    const x = this.encode(values);
+    const memo = await this.memo(key);
+    const bound = this.file.release.key;
+    if (bound !== null && memo.keyId !== bound) {
+      throw new RangeError(`memo_key must be the key the file is bound to (key id ${bound}; another key draws ` +
+        `another set of outputs, a new release for everyone), got a key with id ${memo.keyId}`);
+    }
+    const permanent = new Uint16Array(x.length);
+    for (let start = 0; start < x.length; start += CHUNK) { // ids encoded a chunk at a time: memory O(chunk)
+      const end = Math.min(x.length, start + CHUNK);
+      const part = x.subarray(start, end);
+      const ids = UserIds.encode(start === 0 && end === x.length ? users : users.slice(start, end));
+      this.sampler.sampleWords(part, await memo.halves(0, ids, part), permanent.subarray(start, end));
+    }
+    return labelled(this.reports === null ? permanent : this.reports.sampleIndices(permanent), this.outputs);
+  }
+
+  /** The memo function of this file for a key (created once per key object). */
+  memo(key: Uint8Array | MemoFunction, cipher?: BlockDecryptor): Promise<MemoFunction> {
+    if (key instanceof MemoFunction) {
+      if (key.fileSha256 !== this.file.sha256) {
+        throw new RangeError(`key must be a memo function of this file (sha256 ${this.file.sha256.slice(0, 12)}…), ` +
+          `got key=memo function of ${key.fileSha256.slice(0, 12)}…`);
+      }
+      return Promise.resolve(key);
+    }
+    let memo = this.memos.get(key);
+    if (memo === undefined) {
+      memo = MemoFunction.create(key, this.file.sha256, cipher);
+      this.memos.set(key, memo);
+    }
+    return memo;
   }
 }

@@ -131,6 +131,29 @@ export class Sampler {
     return this.search(x, Number(word >> 32n), Number(word & 0xffffffffn));
   }
 
+  /**
+   * The reference rule on given words, for many records: the first y with C[xs[i], y] > U_i, U_i given as the
+   * halves `words[2i]` (high) and `words[2i + 1]` (low). The same map as {@link sampleWord}, through the cell
+   * table (memoized draws take their words this way).
+   */
+  sampleWords(xs: ArrayLike<number>, words: Uint32Array, out: Uint16Array = new Uint16Array(xs.length)): Uint16Array {
+    const n = this.lengths.length;
+    if (words.length !== 2 * xs.length) {
+      throw new RangeError(`words must hold two halves per input index (${2 * xs.length}), got words=${words.length}`);
+    }
+    const cellShift = 32 - this.bits;
+    for (let i = 0; i < xs.length; i++) {
+      const x = xs[i];
+      if (!(x >= 0 && x < n && Number.isInteger(x))) {
+        throw new RangeError(`x must hold input indices in [0, ${n}), got x=${x}`);
+      }
+      const hi = words[2 * i];
+      const y = this.table[(x << this.bits) | (hi >>> cellShift)];
+      out[i] = y === this.sentinel ? this.search(x, hi, words[2 * i + 1]) : y;
+    }
+    return out;
+  }
+
   /** Output indices for input indices `xs`, one fresh 64-bit word per record. */
   sampleIndices(xs: ArrayLike<number>, out: Uint16Array = new Uint16Array(xs.length)): Uint16Array {
     const n = this.lengths.length;

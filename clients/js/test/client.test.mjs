@@ -271,3 +271,21 @@ test("privatize --out interrupted by SIGTERM leaves neither the file nor a tempo
   assert.equal(await code, 143);
   assert.deepEqual(readdirSync(sub), []);
 });
+
+test("nextDown and nextBelow step one float (the bit pattern ± 1), without allocating", async () => {
+  const { nextBelow, nextDown } = await import("../dist/numeric.js");
+  const bits = (x, step) => {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, x);
+    view.setBigUint64(0, view.getBigUint64(0) + step);
+    return view.getFloat64(0);
+  };
+  for (const x of [1, 0.5, 2 ** -1074, 2 ** -1022, 1e300, Number.MAX_VALUE, 1 + 2 ** -52, 2 ** 32, 1.0000000004656613,
+    -1, -1e-300, -(2 ** -1074), -Number.MAX_VALUE]) {
+    if (x > 0) assert.equal(nextDown(x), bits(x, -1n));
+    assert.ok(Object.is(nextBelow(x), bits(x, x > 0 ? -1n : 1n)), String(x));
+  }
+  assert.equal(nextDown(0), 0);
+  assert.equal(nextBelow(0), -(2 ** -1074));
+  assert.equal(nextBelow(-Infinity), -Infinity);
+});

@@ -1,6 +1,7 @@
 // The client against the conformance vectors written by mechdesign (conformance/, tools/make_conformance.py):
 // every file's outcome (holds / overstated / refused with the same field and rule), the achieved ε within the
-// manifest's tolerance, the canonical bytes, and the sampler's output for every fixed 64-bit word, exactly.
+// manifest's tolerance, the release policy and what it states recomputed (T releases, one report of two layers),
+// the canonical bytes, and the sampler's output for every fixed 64-bit word, exactly.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
@@ -37,6 +38,7 @@ function ruleHead(rule) {
 const outcomes = { holds: 0, overstated: 0, refused: 0 };
 let maxDifference = 0;
 let identical = 0;
+const releases = []; // |client − Python| of each recomputed release statement
 
 for (const entry of manifest.files) {
   const expect = entry.client_expect ?? entry.expect;
@@ -68,6 +70,16 @@ for (const entry of manifest.files) {
       maxDifference = Math.max(maxDifference, difference);
       identical += difference === 0 ? 1 : 0;
     }
+    assert.equal(file.release.policy, expect.release?.policy ?? "single");
+    if (expect.release?.achieved === undefined) assert.equal(file.releaseCheck, null);
+    else {
+      const { releaseCheck: check } = file;
+      assert.deepEqual([check.epsilon, check.holds, check.releases], [expect.release.epsilon, expect.release.holds,
+        expect.release.releases ?? null]);
+      const difference = Math.abs(check.achieved - expect.release.achieved);
+      assert.ok(difference <= tolerance, `release achieved ${check.achieved} vs Python ${expect.release.achieved}`);
+      releases.push(difference);
+    }
     if (expect.outcome === "overstated") {
       await assert.rejects(loadMechanismFile(bytes, options), (error) => {
         assert.deepEqual({ field: error.field, rule: ruleHead(error.rule) }, { field: expect.field, rule: expect.rule });
@@ -83,7 +95,9 @@ test("the vectors cover every outcome", { concurrency: false }, () => {
   // Runs after the file tests (node:test runs top-level tests in order).
   assert.ok(outcomes.holds >= 10 && outcomes.overstated >= 3 && outcomes.refused >= 50, JSON.stringify(outcomes));
   console.log(`# file vectors: ${JSON.stringify(outcomes)}; achieved ε: ${identical} bit-identical to Python, ` +
-    `max |difference| ${maxDifference}`);
+    `max |difference| ${maxDifference}; release statements recomputed: ${releases.length}, ` +
+    `${releases.filter((d) => d === 0).length} bit-identical, max |difference| ${Math.max(0, ...releases)}`);
+  assert.ok(releases.length >= 6);
 });
 
 test("canonical JSON agrees with mechdesign (RFC 8785) on every case", async () => {

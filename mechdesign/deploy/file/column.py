@@ -207,6 +207,27 @@ def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any],
     return None
 
 
+def release_spread(mechanism: Mechanism, guarantee: dict[str, Any], policy: ReleasePolicy) -> float:
+    """How far another correct reader's recomputation of a release statement may lie above this one (nats).
+
+    "repeated" under PML: the float error of the sums a(n), which grows with T
+    (:func:`~mechdesign.core.releases.account_spread`). "two-layer": the entries of W₁W₂ summed in another order
+    and renormalised carry at most (2M₁ + M₂ + 2)u of relative error in each reader, and a log-ratio of two of them
+    (or of an entry and the ball's worst case, a convex combination) at most twice that, so two readers differ by at
+    most 4(2M₁ + M₂ + 2)u. Otherwise 0: one ``round_up`` covers the rest, as for the file's guarantee.
+    """
+    if policy.policy == "repeated" and guarantee["notion"] == "pml":
+        from mechdesign.core.releases import account_spread
+
+        assert policy.releases is not None
+        return account_spread(mechanism, policy.releases)
+    if policy.policy == "two-layer":
+        assert policy.reports is not None
+        first, second = mechanism.shape[1], policy.reports.shape[1]
+        return 4 * (2 * first + second + 2) * float(np.finfo(np.float64).eps / 2)
+    return 0.0
+
+
 def release_summary(policy: ReleasePolicy, recomputed: tuple[float, bool] | None) -> dict[str, Any] | None:
     """The release policy's part of a :class:`Verification` (``None`` for one release per run)."""
     if policy.policy == "single":
@@ -330,9 +351,11 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         "provenance": {**provenance_versions(), **(json_block("provenance", provenance) or {})},
     }
     policy = normalize_release(release, mechanism.outputs, record=False)
-    recomputed = release_achieved(Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs),
-                                  stated, policy)
-    block = stated_release(policy, *(recomputed or (None, True))).to_json()
+    read_back = Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs)
+    recomputed = release_achieved(read_back, stated, policy)
+    spread = release_spread(read_back, stated, policy)
+    achieved, exact = recomputed or (None, True)
+    block = stated_release(policy, achieved, exact, spread=spread).to_json()
     if block is not None:
         content["release"] = json_block("release", block)
     content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()

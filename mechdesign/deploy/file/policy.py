@@ -236,15 +236,18 @@ def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -
     return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME, reports=mech, key=key)
 
 
-def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool) -> ReleasePolicy:
+def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool, spread: float = 0.0) -> ReleasePolicy:
     """The policy as a writer states it: ε_T or the per-report ε at least the recomputed value, as the guarantee.
 
     ``achieved`` is the recomputed leakage (``None`` for policies that state none), already an upper bound. A given
     ε that misses it by float noise only (:data:`~mechdesign.deploy.file.format.GUARANTEE_SLACK`, on the bound's
-    scale) is raised to it rounded up once more, the margin every reader's evaluation clears, as the file's
-    guarantee is; further below it is refused (:class:`~mechdesign.errors.CertificateError`). A missing ε is filled
-    in the same way, or, for a relaxation bound (which depends on the solver's path to a few parts in 10⁷), one
-    part in 10⁵ above it.
+    scale) is raised to ``achieved + spread`` rounded up, the margin every reader's evaluation clears, as the file's
+    guarantee is; further below it is refused (:class:`~mechdesign.errors.CertificateError`). ``spread`` is how far
+    another correct evaluation may lie above ``achieved``: the float error of sums whose scale exceeds the value's,
+    such as the T-release account's a(n) (:func:`~mechdesign.core.releases.account_spread`); one ``round_up`` of
+    the value does not cover it (at T = 365 a reader summing in another order lay 64 ulps above,
+    ``benchmarks/bench_client_release_agreement.py``). A missing ε is filled in the same way, or, for a relaxation
+    bound (which depends on the solver's path to a few parts in 10⁷), one part in 10⁵ above it.
     """
     from mechdesign._numerics import round_up
     from mechdesign.deploy.file.format import GUARANTEE_SLACK
@@ -254,7 +257,7 @@ def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool) -
     if not math.isfinite(achieved):
         raise CertificateError(f"release.epsilon must be finite, got the recomputed {policy.policy} leakage "
                                f"{achieved!r} (unbounded: memoize the releases instead)")
-    floor = round_up(achieved) if exact else achieved + _RELAXATION_SLACK * (1.0 + achieved)
+    floor = round_up(achieved + spread) if exact else achieved + _RELAXATION_SLACK * (1.0 + achieved)
     stated = floor if policy.epsilon is None else policy.epsilon
     if stated < floor:
         if not achieved <= round_up(stated + GUARANTEE_SLACK):

@@ -173,3 +173,21 @@ def test_record_files_carry_a_repeated_or_memoized_policy(tmp_path):
     with pytest.raises(ValueError, match=r"release\.policy must be one of"):
         write_record_file(tmp_path / "t.json", prior, epsilon=3.0, radius=0.2, factors=factors,
                           release={"policy": "two-layer", "reports": np.eye(2)})
+
+
+def test_the_writer_states_a_repeated_account_above_any_readers_float_order(tmp_path):
+    """ε_T clears the account by its spread: the float error of the sums a(n), which grows with T (a client summing
+    in another order lay 64 ulps above mechdesign at T = 365, beyond one round_up of the value)."""
+    from mechdesign._numerics import round_up
+    from mechdesign.core.releases import account_spread
+
+    mech = _design()
+    for releases in (2, 10, 40):  # enumerable: the account is exact, the relaxation's slack is another rule
+        path = write_mechanism_file(tmp_path / f"r{releases}.json", mech, guarantee=GUARANTEE,
+                                    release={"policy": "repeated", "releases": releases})
+        stated = json.loads(path.read_text())["release"]["epsilon"]
+        account = release_leakage(mech, L1Ball(PRIOR, 0.1), releases)
+        spread = account_spread(mech, releases)
+        assert account.exact and stated == round_up(account.epsilon + spread) and spread > 0
+    logs = np.log(mech.matrix[mech.matrix > 0])
+    assert account_spread(mech, 10) == pytest.approx(2 * (mech.shape[1] + 2) * 2**-53 * 10 * np.abs(logs).max())
