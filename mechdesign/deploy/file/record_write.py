@@ -7,7 +7,6 @@ replaced atomically (complete or absent).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,9 @@ from mechdesign.deploy.file.format import (
     GUARANTEE_SLACK,
     RADIUS_RTOL,
     FileChecker,
-    canonical_bytes,
     check_radius,
+    file_text,
     json_block,
-    pretty_json,
     provenance_versions,
 )
 from mechdesign.deploy.file.record import record_epsilon
@@ -154,8 +152,8 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
                 "baselines": json_block("baselines", baselines),
                 "certificate": json_block("certificate", certificate),
                 "provenance": {**provenance_versions(), **(json_block("provenance", provenance) or {})}}
-    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
     target = Path(path)
+    text = file_text(content, target, "record file")  # refused here when the readers would refuse it
     with atomic_path(target) as tmp:
-        tmp.write_text(pretty_json(content), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
     return target
