@@ -208,20 +208,46 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     # all the way to the constant mechanism): then every column is mixed.
     laws = [np.where(over, 1.0, 0.0)] if over.any() and not over.all() else []
     laws.append(np.ones(w.shape[1]))
+    top = w.max(axis=0)
     for law in laws:
         law /= law.sum()
 
         def ok(alpha: float, law: np.ndarray = law) -> bool:
             return _achieved(_mixed(w, law, alpha), ball)[1] <= target
 
-        try:
-            alpha = conservative_search(ok, 0.0, first_step=1e-12, limit=1.0, rtol=1e-15)
+        try:  # the closed form first, then the forward check from there (each check is one exact capacity)
+            start = _mixing_weight(top, worst, law, target, ball.size)
+            alpha = conservative_search(ok, start, first_step=max(1e-9 * start, 1e-14), limit=1.0, rtol=1e-9)
         except ArithmeticError:  # this law cannot certify short of α = 1
             alpha = 1.0
         if alpha < 1.0:
             return _mixed(w, law, alpha), alpha
     # ε so small that only the constant mechanism (α = 1, capacity 0) works
     return _mixed(w, laws[-1], 1.0), 1.0
+
+
+def _mixing_weight(top: np.ndarray, worst: np.ndarray, law: np.ndarray, target: float, terms: int) -> float:
+    """The smallest α whose mixture meets ``target`` in exact arithmetic, a rounding margin toward privacy (or 0).
+
+    Mixing moves column y's largest entry M_y and its worst case g_y over the ball alike: both become
+    (1 − α)·(·) + α q_y (g is positively homogeneous and g(c + t·1) = g(c) + t). Its ratio meets e^t iff
+    (1 − α)(M_y − e^t g_y) ≤ α q_y (e^t − 1), i.e. α ≥ s_y / (s_y + q_y (e^t − 1)) with s_y = M_y − e^t g_y. The
+    largest of these over the columns is where :func:`repair`'s search starts: its forward check (the exact
+    capacity of the mixed matrix, rounded up) usually holds there at once, where doubling from 1e-12 and bisecting to
+    1e-15 took about 55 capacity evaluations (4.4 s of a 10-s design at N = 1,000). ``t`` is taken below ``target``
+    by twice the rounding margin, so that the rounded-up capacity meets ``target``. Returns 1 when a column over the
+    target gets no share of the law (only the constant mechanism then helps) and 0 when none is over.
+    """
+    lower = target - 2.0 * (round_up(target, terms) - target)
+    ratio = math.exp(min(lower, 700.0))
+    excess = top - ratio * worst
+    over = excess > 0
+    if not over.any():
+        return 0.0
+    share = law[over] * (ratio - 1.0)
+    if np.any(share <= 0):
+        return 1.0
+    return float(min(np.max(excess[over] / (excess[over] + share)), 1.0))
 
 
 def _mixed(w: np.ndarray, law: np.ndarray, alpha: float) -> np.ndarray:
