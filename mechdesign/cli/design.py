@@ -13,8 +13,12 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mechdesign.cli._io import add_force_argument, print_json, refuse_existing
+
+if TYPE_CHECKING:
+    from mechdesign.deadline import Deadline
 
 COMMAND = ("design",)
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"
@@ -56,30 +60,41 @@ def _progress(enabled: bool, message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign design`` on the parsed ``args``; return the exit code.
 
-    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes. ``--time-limit``
+    caps the whole command: one :class:`~mechdesign.deadline.Deadline`, counted from the command's start (the
+    process's, from the command line: :func:`mechdesign.cli.command_started`), goes down to the engine, the
+    certificate, the baselines and the file, which keep time for each other.
     """
     from mechdesign import _validation as v
+    from mechdesign.cli import command_started
+    from mechdesign.deadline import Deadline
+
+    limit = v.positive("time_limit", args.time_limit)
+    deadline = Deadline(limit, started=command_started())
+    from mechdesign.deploy.file.format import write_seconds
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
     from mechdesign.records.problem import is_record_problem
 
-    limit = v.positive("time_limit", args.time_limit)
     show = bool(args.progress or sys.stderr.isatty())
     source = Path(args.problem)
     if is_record_problem(source):
-        return _run_record(args, source, limit, show)
+        return _run_record(args, source, deadline, show)
     problem = load_problem(source).problem
     destination = Path(args.out) / f"{problem.name}.mech.json"
     refuse_existing(destination, args.force)
     _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
                     f"({problem.form}); solving the design{'' if args.no_baselines else ' and the baselines'} "
-                    f"(time limit {limit:g} s) …")
+                    f"(time limit {limit:g} s, {deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
+    size = problem.size
     result = solve(problem, solver=args.solver.upper(), method=args.method, baselines=not args.no_baselines,
-                   time_limit=limit, progress=show)
+                   progress=show, deadline=deadline, reserve=lambda outputs: write_seconds(size * outputs))
     _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
-                    f"{result.iterations} iterations, {result.status}); writing the mechanism file")
+                    f"{result.iterations} iterations, {result.status}); writing the mechanism file "
+                    f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
     target = result.save(destination, problem_file=source)
+    _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     warning = result.rank_warning()
     if warning:
         print(f"mechdesign: {warning}", file=sys.stderr)
@@ -95,18 +110,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[str, object]]:
+def design_joint_file(problem: object, time_limit: float,
+                      deadline: Deadline | None = None) -> tuple[object, dict[str, object]]:
     """The joint mechanism of a record problem (``[design] kind = "joint"``) and its utility block.
 
     :func:`mechdesign.records.joint_design.design_joint` over the problem's ball (the radius of its δ, or its
-    radius), for its ``objective``; the utility block carries the design's values recomputed from the matrix.
+    radius), for its ``objective``, by ``deadline`` when given (else within ``time_limit``); the utility block
+    carries the design's values recomputed from the matrix.
     """
     from mechdesign.records.joint_design import design_joint
 
     prior = problem.prior  # type: ignore[attr-defined]
     delta, radius = problem.delta, problem.radius  # type: ignore[attr-defined]
     result = design_joint(prior, problem.epsilon, delta=delta, radius=None if delta is not None else radius,  # type: ignore[attr-defined]
-                          objective=problem.objective, time_limit=time_limit)  # type: ignore[attr-defined]
+                          objective=problem.objective, time_limit=time_limit, deadline=deadline)  # type: ignore[attr-defined]
     utility: dict[str, object] = {"kind": "marginal_mse", "value": result.mse, "objective": result.objective,
                                   "status": result.status}
     if result.joint_mse is not None and math.isfinite(result.joint_mse):
@@ -114,8 +131,9 @@ def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[
     return result.mechanism, utility
 
 
-def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool) -> int:
+def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show: bool) -> int:
     """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
+    from mechdesign.deploy.file.format import write_seconds
     from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.records.problem import load_record_problem
 
@@ -126,8 +144,10 @@ def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool
     radius = prior.radius(problem.delta) if problem.delta is not None else float(problem.radius or 0.0)
     _progress(show, f"{problem.name}: {prior.dimension} attributes {list(prior.attributes)}, N = {prior.size:,} "
                     f"joint letters ({prior.observed:,} observed), m = {prior.samples:,}, record-level ε = "
-                    f"{problem.epsilon:g}, radius = {radius:.4g}; {problem.kind} design …")
+                    f"{problem.epsilon:g}, radius = {radius:.4g}; {problem.kind} design "
+                    f"({deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
+    limit = max(deadline.remaining(), 1e-9)  # the product and sampled designs' factor designs, each at most this
     if problem.kind == "product":
         from mechdesign.records.product import design_product
 
@@ -160,8 +180,11 @@ def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool
         from mechdesign.core.mechanism import Mechanism
         from mechdesign.deploy.file.record import record_epsilon
 
-        mechanism, utility = design_joint_file(problem, limit)
+        # The record file of a joint design of N letters and M outputs (M up to 8N for the estimation objectives).
+        mechanism, utility = design_joint_file(problem, limit, deadline.before(write_seconds(8 * prior.size ** 2)))
         assert isinstance(mechanism, Mechanism)
+        _progress(show, f"designed in {time.perf_counter() - start:.2f} s; writing the record file "
+                        f"({deadline.remaining():.3g} s left) …")
         epsilon = record_epsilon(prior, radius, mechanism=mechanism)
         target = write_record_file(destination, prior, epsilon=epsilon, radius=radius, delta=problem.delta,
                                    mechanism=mechanism, utility=utility, provenance={"problem": problem.name})

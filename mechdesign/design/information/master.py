@@ -114,6 +114,21 @@ class Master:
         self._vectors.append(vec)
         self._scale.append(scale)
 
+    def set_basis(self, basic: np.ndarray) -> None:
+        """Start the next solve from the basis of the columns marked ``basic`` (N of them, linearly independent).
+
+        The first master of column generation holds k-RR's N lift vectors and the constant column; k-RR is a
+        feasible basic solution, and given as the starting basis it spares HiGHS the dense N × N crash (N = 1,000:
+        3.5 s → 0.3 s, zero simplex iterations; N = 2,000: 13 s, most of a 20-s limit). A basis HiGHS rejects is
+        ignored (the solve then starts as before).
+        """
+        status = self._highspy.HighsBasisStatus
+        basis = self._highspy.HighsBasis()
+        basis.col_status = [status.kBasic if b else status.kLower for b in np.asarray(basic, dtype=bool)]
+        basis.row_status = [status.kLower] * self.size  # equality rows: every row is nonbasic (at its bound)
+        basis.valid = True
+        self.model.setBasis(basis)
+
     def solve(self, time_limit: float = math.inf, central: bool = False,
               primal: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
         """Solve; returns (θ ≥ 0 per column, row duals λ, objective). Falls back on non-optimal statuses.

@@ -50,6 +50,7 @@ import numpy as np
 
 from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.prior import Prior
+from mechdesign.deadline import Deadline
 from mechdesign.design.polytope.vertices import lift_constant
 
 __all__ = ["MAX_TABLE", "CountPricer", "KnapsackChoices", "PricingResult", "level_function", "pricing_counts"]
@@ -287,10 +288,12 @@ class CountPricer:
         return (8 * self.size + 64) * _EPS * (1.0 + top + lev * lam_abs)
 
     # ---------------------------------------------------------------- one round
-    def price(self, lam: Any, *, count: int = 8, full: bool = True) -> PricingResult:
+    def price(self, lam: Any, *, count: int = 8, full: bool = True, deadline: Deadline | None = None) -> PricingResult:
         """Bound r*(λ) over all families and return up to ``count`` good real columns per family.
 
-        ``full=False`` returns ``inf`` as the C2 part of the bound (columns only).
+        ``full=False`` returns ``inf`` as the C2 part of the bound (columns only). The first call builds the C2
+        grid's block maxima (:class:`~.c2grid.C2Grid`: seconds at m = 10⁵); past ``deadline`` that is left for the
+        next call, and this round's C2 part is ``inf`` with no C2 columns (the other families are priced as usual).
         """
         lam = np.asarray(lam, dtype=np.float64)
         lam_abs = float(np.abs(lam).sum())
@@ -358,7 +361,7 @@ class CountPricer:
                 keep("A", float(r.max()) + self._margin(f, h, lam_abs), float(r.max()), vecs)
         self._price_c1(lam, lam_abs, keep)
         if half > 0 and half + 1.0 / a < 1.0:
-            self._price_c2(lam, d, take, max(max(bounds.values(), default=0.0), 0.0), keep, count, full)
+            self._price_c2(lam, d, take, max(max(bounds.values(), default=0.0), 0.0), keep, count, full, deadline)
         bound = max(bounds.values()) if bounds else -math.inf
         real = max(best_real.values()) if best_real else -math.inf
         # A family is loose when its bound exceeds every real column found (and 0): the gap it may cause.
@@ -439,12 +442,15 @@ class CountPricer:
         return out
 
     def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: KnapsackChoices, threshold: float,
-                  keep: Callable[..., None], count: int, full: bool) -> None:
+                  keep: Callable[..., None], count: int, full: bool, deadline: Deadline | None = None) -> None:
         """C2: the grid of (C_H, C_T) cells by blocks (:mod:`.c2grid`); real columns for the best."""
         from mechdesign.design.polytope.c2grid import C2Grid
 
         if self._c2 is None:
             self._c2 = C2Grid(self.counts, self.a, self.half, self._f)
+        if not self._c2.build(deadline):  # no bound for C2 this round (module docstring of c2grid)
+            keep("C2", math.inf, -math.inf, [])
+            return
         best_bound, cells = self._c2.price(d, threshold, full, count)
         cells.sort(reverse=True)
         vecs = self.c2_columns(lam, take, cells[:_C2_COLUMNS])
