@@ -70,12 +70,13 @@ _EPS = np.finfo(np.float64).eps
 
 
 def _priceable(problem: DesignProblem) -> bool:
-    from mechdesign.design.polytope.pricing import MAX_TABLE, level_function
+    """Counts to price (the prior's, or rescaled beyond the knapsack table: :func:`.pricing.coarse_counts`)."""
+    from mechdesign.design.polytope.pricing import coarse_counts, level_function
 
     if level_function(problem.utility) is None:
         return False
     counts = pricing_counts(problem.prior)
-    return counts is not None and problem.size * (int(counts.sum()) + 1) <= MAX_TABLE
+    return counts is not None and coarse_counts(counts) is not None
 
 
 def plan_method(problem: DesignProblem, method: str = "auto") -> str:
@@ -120,8 +121,9 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
     enumerable = n <= MAX_SIZE and not (general and n > LIST_LIMIT)
     priceable = _priceable(problem)
     if method == "pricing" and not priceable:
-        raise v.fail("method", "be 'pricing' only for a prior given by counts (or rational probabilities) and "
-                     "mutual information or an f-information utility", method)
+        raise v.fail("method", "be 'pricing' only for a prior given by counts (or rational probabilities), at most "
+                     "14,141 categories (the knapsack table holds N·(m + 1) ≤ 2·10⁸ entries, at least one record each) "
+                     "and mutual information or an f-information utility", method)
     if method in ("enumeration", "column_generation") and not enumerable:
         raise v.fail("prior", f"have at most {LIST_LIMIT if general else MAX_SIZE} entries to enumerate candidate "
                      "columns (use method='pricing' with a count prior)", n)
@@ -129,8 +131,9 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
         return "pricing"
     if method == "auto" and not enumerable:
         raise v.fail("prior", f"be given by counts (Prior.from_counts; or probabilities that are fractions with a "
-                     f"common denominator ≤ 1e7) with a mutual-information or f-information utility to design beyond "
-                     f"{LIST_LIMIT if general else MAX_SIZE} categories", n)
+                     f"common denominator ≤ 1e7), with at most 14,141 categories (the counting pricer's table holds "
+                     f"N·(m + 1) ≤ 2·10⁸ entries, m rescaled down to N if needed) and a mutual-information or "
+                     f"f-information utility, to design beyond {LIST_LIMIT if general else MAX_SIZE} categories", n)
     return "list" if method == "auto" else method
 
 
@@ -409,12 +412,19 @@ def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:
 def _solve_pricing(problem: DesignProblem, begin: _Start, deadline: Deadline, finish: Callable[[int], float],
                    gap_tolerance: float, progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int]:
     from mechdesign.design.information.colgen import CountOracle, generate
-    from mechdesign.design.polytope.pricing import CountPricer, level_function
+    from mechdesign.design.polytope.pricing import CoarseOracle, CountPricer, coarse_counts, level_function
 
     counts = pricing_counts(problem.prior)
     assert counts is not None  # plan_method chose "pricing" only if they exist
-    pricer = CountPricer(counts, problem.epsilon, problem.radius, level_function(problem.utility))  # type: ignore[arg-type]
-    oracle = CountOracle(pricer, batch=max(4, min(16, problem.size // 2)))
+    scaled = coarse_counts(counts)
+    assert scaled is not None
+    level = level_function(problem.utility)
+    assert level is not None
+    batch = max(4, min(16, problem.size // 2))
+    pricer = CountPricer(scaled, problem.epsilon, problem.radius, level)
+    oracle: CountOracle | CoarseOracle = CountOracle(pricer, batch=batch)
+    if scaled is not counts:  # beyond the table: the search prices rescaled counts, the bound stays proven
+        oracle = CoarseOracle(pricer, CountPricer(counts, problem.epsilon, problem.radius, level), batch=batch)
     out = generate(problem, oracle, begin.columns, begin.theta, deadline=deadline, finish=finish, basis=begin.basis,
                    gap_tolerance=gap_tolerance * _INNER, progress=progress)
     return out.columns, out.theta, out.upper_bound, out.iterations, out.columns.shape[1]

@@ -172,6 +172,9 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
         """The loop's deadline for a master solution θ: the caller's share for its outputs kept after it."""
         return deadline.before(finish(int(np.count_nonzero(theta > 1e-9 * max(float(theta.max()), 1e-300)))))
 
+    # An oracle whose bounds hold for another prior (:class:`~mechdesign.design.polytope.pricing.CoarseOracle`)
+    # steers the proximal steps with them, but the design's bound stays the identity's or a proven one.
+    proof = getattr(oracle, "proven", True)
     admitted = admit(start, None)
     if basis is not None and admitted == start.shape[1]:  # every start column made it in, in order
         master.set_basis(basis)
@@ -207,7 +210,7 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
             predicted = -math.inf  # no model prediction: any improvement moves the centre, duals priced too
         bound, vectors = oracle.price(point, step)
         f_point = proven(point, max(bound, 0.0)) if bound < math.inf else math.inf  # −inf: no candidate
-        best_bound = min(best_bound, f_point)
+        best_bound = min(best_bound, f_point) if proof else best_bound
         added = admit(vectors, point)
         # Serious step when the true decrease is a fair share of the predicted one (then a longer step next
         # time if it was most of it); a null step that made things worse shortens the step.
@@ -220,14 +223,14 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
         if predicted < 0.5 * (best_bound - value) and not step.expired():  # the master's value lags: its duals too
             bound, vectors = oracle.price(duals, step)
             f_duals = proven(duals, max(bound, 0.0)) if bound < math.inf else math.inf
-            best_bound = min(best_bound, f_duals)
+            best_bound = min(best_bound, f_duals) if proof else best_bound
             if f_duals < f_center:  # a better bound at the master's duals moves the centre there
                 center, f_center = duals, f_duals
             added += admit(vectors, duals)
         if duals is not lam and not step.expired():  # the Wentges fallback priced interior duals: the basic ones too
             bound, vectors = oracle.price(lam, step)
             f_basic = proven(lam, max(bound, 0.0)) if bound < math.inf else math.inf
-            best_bound = min(best_bound, f_basic)
+            best_bound = min(best_bound, f_basic) if proof else best_bound
             added += admit(vectors, lam)
         generated += added
         idle = 0 if added else idle + 1

@@ -53,13 +53,15 @@ from mechdesign.core.prior import Prior
 from mechdesign.deadline import Deadline
 from mechdesign.design.polytope.vertices import lift_constant
 
-__all__ = ["MAX_TABLE", "CountPricer", "KnapsackChoices", "PricingResult", "level_function", "pricing_counts"]
+__all__ = ["COARSE_M", "MAX_TABLE", "CoarseOracle", "CountPricer", "KnapsackChoices", "PricingResult", "coarse_counts",
+           "level_function", "pricing_counts"]
 
 _TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.polytope.vertices
 _EPS = np.finfo(np.float64).eps
 _C1_COLUMNS = 4         # real C1 columns per round (each costs one DP with backtracking)
 _C2_COLUMNS = 4         # real C2 columns per round (each costs one DP for L over X∖H)
-MAX_TABLE = 200_000_000  # the DP's backtracking table has N × (m + 1) booleans; above this, no pricing
+MAX_TABLE = 200_000_000  # the DP's backtracking table has N × (m + 1) booleans; above this, coarse counts
+COARSE_M = 100_000  # records of the rescaled prior priced beyond MAX_TABLE (zipf-256's m: its C2 grid takes seconds)
 
 
 def _xlogx(t: np.ndarray) -> np.ndarray:
@@ -475,6 +477,88 @@ class CountPricer:
     def _exact_reduced(self, vec: np.ndarray, lam: np.ndarray) -> float:
         p = self.p
         return float(np.sum(p * self.phi(vec)) - lam @ vec)
+
+
+def coarse_counts(counts: np.ndarray) -> np.ndarray | None:
+    """Counts rescaled so that the pricer's table fits (N·(m′ + 1) ≤ :data:`MAX_TABLE`), or None if none can.
+
+    Beyond the table (N = 100 with m = 5.2 M, N = 2,000 with m = 8.2 M) the pricer runs on counts rescaled to
+    m′ = min(MAX_TABLE/N − 1, :data:`COARSE_M`) records, every count at least 1 — as the estimation engine's column
+    search does (:mod:`mechdesign.design.estimation.pricing`, its coarse prior). Its columns' sets are levelled again
+    with the true prior (:class:`CoarseOracle`); its bounds are for the rescaled prior, so they steer the search but
+    prove nothing about the true one.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        The true counts n (all ≥ 1).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The rescaled counts (int64), ``counts`` itself when its table fits, or None when even one record per
+        category is too many (N·(N + 1) > MAX_TABLE: N > 14,141).
+
+    Examples
+    --------
+    >>> coarse_counts(np.array([5, 3, 2])).tolist()
+    [5, 3, 2]
+    >>> scaled = coarse_counts(np.array([4_000_000, 2_000_000, 1]))
+    >>> scaled.tolist(), int(scaled.sum()) <= COARSE_M + 3
+    ([66667, 33333, 1], True)
+    """
+    n = np.asarray(counts, dtype=np.int64)
+    m = int(n.sum())
+    if n.size * (m + 1) <= MAX_TABLE:
+        return n
+    target = min(MAX_TABLE // n.size - 1, COARSE_M)
+    if target < n.size:
+        return None
+    scaled = np.maximum(np.rint(n * (target / m)), 1).astype(np.int64)
+    return scaled if n.size * (int(scaled.sum()) + 1) <= MAX_TABLE else None
+
+
+class CoarseOracle:
+    """Pricing on rescaled counts (:func:`coarse_counts`), for a count prior whose own table is too large.
+
+    Each round prices λ on the rescaled prior; the sets (H, L) of its columns are levelled again with the true prior
+    (:meth:`CountPricer.vector`), and column generation keeps those that are members of the true column polytope
+    (its own exact check). The bound returned is the rescaled prior's, which is no proof for the true prior:
+    ``proven`` is False, so it only steers the search, and the design's bound stays one that holds.
+
+    Parameters
+    ----------
+    coarse : CountPricer
+        The pricer of the rescaled counts.
+    exact : CountPricer
+        A pricer of the true counts, used only to level columns (it never builds a table).
+    batch : int
+        Columns per family and round.
+    """
+
+    proven = False
+
+    def __init__(self, coarse: CountPricer, exact: CountPricer, batch: int) -> None:
+        self.coarse, self.exact, self.batch = coarse, exact, batch
+
+    def price(self, lam: np.ndarray, deadline: Deadline | None = None) -> tuple[float, np.ndarray]:
+        """The rescaled prior's bound at λ (unproven) and its columns levelled for the true prior."""
+        result = self.coarse.price(lam, count=self.batch, deadline=deadline)
+        out = []
+        for v in result.columns.T:
+            top = float(v.max())
+            zero, high = v <= 1e-12 * top, v >= top * (1 - 1e-9)
+            low = ~zero & ~high
+            if low.any():
+                family = ("C1" if float(self.exact.p[high].sum()) >= self.exact.half else "C2") if zero.any() else "A"
+            elif zero.any() and np.count_nonzero(high) == 1:
+                family = "B"
+            else:  # the constant column: already in the master
+                continue
+            vec = self.exact.vector(high, low, family)
+            if vec is not None and np.all(np.isfinite(vec)) and vec.min() >= 0:
+                out.append(vec)
+        return result.bound, (np.column_stack(out) if out else np.zeros((self.exact.size, 0)))
 
 
 def pricing_counts(prior: Prior, max_total: int = 10_000_000) -> np.ndarray | None:
