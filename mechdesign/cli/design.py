@@ -86,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
     _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
                     f"({problem.form}); solving the design{'' if args.no_baselines else ' and the baselines'} "
                     f"(time limit {limit:g} s, {deadline.remaining():.3g} s left) …")
-    start = time.perf_counter()
     size = problem.size
+    _note_file_cap(show, size)
+    start = time.perf_counter()
     result = solve(problem, solver=args.solver.upper(), method=args.method, baselines=not args.no_baselines,
                    progress=show, deadline=deadline, reserve=lambda outputs: write_seconds(size * outputs))
     _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
@@ -108,6 +109,22 @@ def run(args: argparse.Namespace) -> int:
     print(result.summary())
     print(f"wrote {target}")
     return 0
+
+
+def _note_file_cap(show: bool, size: int) -> None:
+    """Say up front when a design with many outputs would make a file its readers refuse (issue 38, item 7).
+
+    A design's outputs are known only at its end (up to N + 1 for the sub-convex utilities; k-RR, where the search
+    starts, has N): its file is checked exactly before it is written, and this note warns of that refusal early.
+    """
+    from mechdesign._files import max_file_bytes
+
+    per_entry = 21  # a full-precision number and its separator, as the file writes them (k-RR at N = 2,000: 23)
+    most = max_file_bytes() // (per_entry * size)
+    if most <= size:
+        _progress(show, f"note: a design of more than about {most:,} outputs would exceed the "
+                        f"{max_file_bytes() / (1 << 20):g} MiB that verify and privatize read (MECHDESIGN_MAX_FILE_MB "
+                        "raises it), and its file would be refused")
 
 
 def design_joint_file(problem: object, time_limit: float,
