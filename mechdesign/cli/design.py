@@ -40,9 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="candidate columns: enumerated, priced from an enumerated list, or priced without a "
                              "list (count priors); auto picks by size")
     parser.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
-                        help="time for the whole run, baselines included (default 60): at the limit the best "
-                             "certified mechanism is written with status 'feasible' and its certified gap; the "
-                             "baselines run in the time left and those that cannot finish are reported as skipped")
+                        help="time for the whole command, from its start to the file (default 60): the search stops "
+                             "early enough for the certificate and the file, and at the limit the best certified "
+                             "mechanism is written with status 'feasible' and its certified gap; the baselines run in "
+                             "the time left and those that cannot finish are reported as skipped")
     parser.add_argument("--no-baselines", action="store_true",
                         help="skip the baselines (k-RR, optimal ε-LDP, inner design): the design has the whole "
                              "time limit and the file's baselines block is empty")

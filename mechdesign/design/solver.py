@@ -42,9 +42,9 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.deadline import Deadline, contention
+from mechdesign.deadline import Deadline
 from mechdesign.design.baselines.compare import compute_baselines
-from mechdesign.design.certificate import certify, repair
+from mechdesign.design.certificate import certify, finish_seconds, repair
 from mechdesign.design.polytope.lp import solver_name
 from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.problem import DesignProblem
@@ -184,49 +184,6 @@ def _start(problem: DesignProblem) -> _Start:
     columns = np.column_stack([np.ones(problem.size), w / mass])
     basis = np.concatenate([[False], np.ones(problem.size, dtype=bool)]) if eps0 > 0 else None
     return _Start(columns, np.concatenate([[0.0], mass]), basis, (rr, eps0))
-
-
-# CPU seconds of the steps after the search (measured on one core at N = M = 2,000: a capacity evaluation 0.68 s,
-# the ball's worst case alone 0.33 s, a least-squares solve 2.0 s, a thin SVD 2.9 s, the eigenvalues of W Wᵀ 1.0 s).
-# The certificate (repair's check, worst case and re-check, certify) is about four capacity evaluations: per entry
-# of the N × M matrix. The rank is an SVD of N × M, or for M ≥ N the eigenvalues of W Wᵀ: per entry times min(N, M).
-_CERTIFY_PER_ENTRY = 7e-7
-_RANK_PER_ENTRY = {True: 1.25e-10, False: 3.5e-10}  # wide (M ≥ N) or not
-_POLISH_PER_ENTRY = 2.5e-10  # the least-squares polish, times min(N, M)
-_FINISH_MARGIN = 1.5  # estimates are of CPU on a quiet core; contention() scales them to the machine's load
-
-
-def finish_seconds(size: int, outputs: int, *, polish: bool = False) -> float:
-    """Estimated wall seconds to certify (and repair) an N × M design and take its rank (issue 38).
-
-    Column generation stops this long before its deadline (plus what its caller keeps for itself), so that the
-    certified design is ready by then.
-
-    Parameters
-    ----------
-    size : int
-        N, the number of inputs.
-    outputs : int
-        M, the number of outputs.
-    polish : bool, optional
-        The least-squares polish of the weights instead (done only when it fits in the time left).
-
-    Returns
-    -------
-    float
-        Seconds, scaled by :func:`mechdesign.deadline.contention`.
-
-    Examples
-    --------
-    >>> 0 < finish_seconds(10, 10) < finish_seconds(1000, 1000) < 10
-    True
-    """
-    entries, smaller = float(size) * float(outputs), min(size, outputs)
-    if polish:
-        cpu = _POLISH_PER_ENTRY * entries * smaller
-    else:
-        cpu = _CERTIFY_PER_ENTRY * entries + _RANK_PER_ENTRY[outputs >= size] * entries * smaller
-    return _FINISH_MARGIN * cpu * contention()
 
 
 def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto", baselines: bool = True,

@@ -51,8 +51,7 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.core.quantities import marginal_map
 from mechdesign.deadline import Deadline
-from mechdesign.design.certificate import repair
-from mechdesign.design.solver import finish_seconds
+from mechdesign.design.certificate import finish_seconds, repair
 from mechdesign.design.utility import Utility
 from mechdesign.records.capacity import product_capacity
 from mechdesign.records.encoding import joint_labels
@@ -300,6 +299,17 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
     if not 2 <= prior.size <= JOINT_DESIGN_LIMIT:
         raise v.fail("the joint alphabet", f"have 2 to {JOINT_DESIGN_LIMIT} letters for a joint design (use "
                      "design_product beyond)", prior.size)
+    from threadpoolctl import threadpool_limits
+
+    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml); the two Fisher traces after the
+    # engine took 1.9 s with two threads on a loaded 2-core machine, past a 30-s limit.
+    with threadpool_limits(1):
+        return _design_joint(prior, eps, delta, radius, objective, start, deadline)
+
+
+def _design_joint(prior: JointPrior, eps: float, delta: float | None, radius: float | None, objective: str,
+                  start: ProductDesign | None, deadline: Deadline) -> JointDesign:
+    """:func:`design_joint` past its checks, on one BLAS thread."""
     ball = prior.ball(delta, radius=radius)
     clock = time.process_time()
     labels = joint_labels(prior.alphabets)

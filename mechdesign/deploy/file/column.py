@@ -76,6 +76,7 @@ from mechdesign.deploy.file.format import (
     json_block,
     parse_file,
     provenance_versions,
+    refuse_oversized,
 )
 from mechdesign.errors import CertificateError, MechanismFileError
 
@@ -236,6 +237,7 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    refuse_oversized(mechanism.matrix, Path(path))  # before the guarantee's capacity: 0.7 s at 2,000 × 2,000
     stated = _round_toward_privacy(FileChecker(Path(path)), mechanism, _normalize_guarantee(guarantee,
                                                                                          mechanism.shape[0]))
     content: dict[str, Any] = {

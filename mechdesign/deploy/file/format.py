@@ -28,7 +28,7 @@ from mechdesign.errors import MechanismFileError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "GUARANTEE_SLACK", "RADIUS_RTOL", "READ_VERSIONS", "FileChecker",
            "Verification", "canonical_bytes", "check_format_and_digest", "check_radius", "file_text", "json_block",
-           "parse_file", "pretty_json", "provenance_versions", "schema", "write_seconds"]
+           "parse_file", "pretty_json", "provenance_versions", "refuse_oversized", "schema", "write_seconds"]
 
 FORMAT_NAME = "mechdesign.core.mechanism"
 FORMAT_VERSION = 2     # written; its hash and signature cover RFC 8785 canonical JSON
@@ -141,12 +141,7 @@ def file_text(content: dict[str, Any], path: Path, name: str = "mechanism file")
     matrix = content.get("matrix")
     rows, known = None, None
     if isinstance(matrix, list) and matrix and all(type(row) is list for row in matrix):
-        # A few rows tell the size of a large matrix's text before every number is written (2,000 × 2,000: 92 MB,
-        # 3 s of repr under load): far over the cap, it is refused from them; near it, the exact size decides below.
-        sample = matrix[:: max(1, len(matrix) // 32)]
-        about = sum(len(json.dumps(row)) + 4 for row in sample) * len(matrix) / len(sample)
-        if about > _ESTIMATE_SLACK * max_file_bytes():
-            check_write_size(name, int(about), path, about=True)
+        refuse_oversized(matrix, path, name)
         rows, canonical = matrix_texts(matrix)  # the numbers written once for both forms
         known = {id(matrix): canonical}
     body = pretty_json(content, rows)
@@ -157,6 +152,37 @@ def file_text(content: dict[str, Any], path: Path, name: str = "mechanism file")
 
 
 _ESTIMATE_SLACK = 1.25  # a size estimated from sampled rows refuses only beyond this factor over the cap
+
+def refuse_oversized(matrix: Any, path: Path, name: str = "mechanism file") -> None:
+    """Refuse a matrix whose file would be far over the read cap, judged from a few of its rows.
+
+    Writing every number of a 2,000 × 2,000 matrix (92 MB, 3 s under load) only to refuse the file wastes a deadline's
+    time: up to 32 rows sampled evenly give the size within a few percent. Only a clear excess (beyond
+    :data:`_ESTIMATE_SLACK` times the cap) is refused here; the exact size decides in :func:`file_text`.
+
+    Parameters
+    ----------
+    matrix : array_like or list of lists
+        The rows to be written.
+    path : Path
+        Where the file would be written.
+    name : str, optional
+        What is written.
+
+    Raises
+    ------
+    ValueError
+        If the estimated size is clearly over the cap.
+    """
+    count = len(matrix)
+    if count == 0:
+        return
+    step = max(1, count // 32)
+    sample = [list(map(float, matrix[k])) for k in range(0, count, step)]
+    about = sum(len(json.dumps(row)) + 4 for row in sample) * count / len(sample)
+    if about > _ESTIMATE_SLACK * max_file_bytes():
+        check_write_size(name, int(about), path, about=True)
+
 
 # Seconds per matrix entry to write a file (each number's repr 0.7 µs, its ECMAScript layout where it differs, the
 # guarantee's capacity and the conversion to Python floats: 1.1 s at 1,000 × 1,000 on one core), and the margin on

@@ -28,6 +28,7 @@ from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import PriorLike, as_prior
 from mechdesign.deadline import Deadline, contention
+from mechdesign.design.certificate import finish_seconds
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response
 from mechdesign.design.polytope.lp import solve_vertex_lp
 from mechdesign.design.problem import DesignProblem
@@ -40,9 +41,9 @@ __all__ = ["compute_baselines", "staircase_lp"]
 # limit (the engines stop at their deadline, or 5 % before it to certify): it is skipped, not reported.
 _STALL_MARGIN = 0.1
 _NO_TIME = "no time left in the time limit"
-# CPU seconds per entry of an N × N closed-form baseline (build, utility, capacity over the ball: 0.1 s at N = 1,000)
-# and the time below which a step always runs (the limit's own slack is larger).
-_CLOSED_FORM_PER_ENTRY = 1.5e-7
+# CPU seconds per entry of an N × N closed-form baseline (build 0.2 s, utility 0.6 s, capacity over the ball 0.5 s at
+# N = 2,000 on one core), with a margin, and the time below which a step always runs (the limit's slack is larger).
+_CLOSED_FORM_PER_ENTRY = 5e-7
 _NEGLIGIBLE = 0.05
 
 
@@ -124,8 +125,8 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
     ``design`` solves a problem without baselines (:func:`mechdesign.design.solver.solve` passes itself), so
     the optimal LDP and inner designs use the same engine without this module importing the solver.
 
-    The closed forms (``rr_ldp``, ``rr_pml``: one capacity evaluation of an N × N matrix each, 0.1 s at N = 1,000
-    on one core) are computed unless the time left cannot hold them (then they are skipped like the designs;
+    The closed forms (``rr_ldp``, ``rr_pml``: a utility and a capacity evaluation of an N × N matrix each, 1.3 s at
+    N = 2,000 on one core) are computed unless the time left cannot hold them (then they are skipped like the designs;
     below :data:`_NEGLIGIBLE` seconds they always run). A baseline that is a design gets the time left until
     ``deadline`` (its own certificate included); it is skipped, with the reason, when no time is left before it
     starts, when it stops at its time limit without being proven optimal (a value that is not its optimum would
@@ -186,7 +187,13 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
     if 0 < problem.radius and problem.is_proposition2 and eps_p >= 0:
         designs.append(("inner", f"optimal at the estimate with epsilon'={eps_p:.6g} (eq. 43-44)",
                         problem.with_(epsilon=eps_p, radius=0.0), eps_p))
+    # A design baseline costs at least its start (k-RR calibrated: two capacities) and its certificate, whatever its
+    # limit: at N = 2,000 under load that overran a 60-s command by 10 s. It starts only when those fit.
+    least = 8 * closed + finish_seconds(p.size, p.size)
     for name, text, sub, parameter in designs:
+        if least > max(deadline.remaining(), _NEGLIGIBLE):
+            skipped.append(SkippedBaseline(name, _NO_TIME))
+            continue
         result = _timed_design(design, sub, deadline)
         if isinstance(result, str):
             skipped.append(SkippedBaseline(name, result))

@@ -175,14 +175,17 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
     # An oracle whose bounds hold for another prior (:class:`~mechdesign.design.polytope.pricing.CoarseOracle`)
     # steers the proximal steps with them, but the design's bound stays the identity's or a proven one.
     proof = getattr(oracle, "proven", True)
+    theta = np.asarray(incumbent, dtype=np.float64)
+    center = identity_duals(problem)
+    f_center = best_bound = float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS)  # rounded up
+    if until(theta).expired():  # no time for any master: building one (N = 2,000: 4 M entries) would only overrun
+        return GenerationResult(theta, start, float(utility.column_values(start, prior) @ theta), best_bound, 0, 0,
+                                True)
     admitted = admit(start, None)
     if basis is not None and admitted == start.shape[1]:  # every start column made it in, in order
         master.set_basis(basis)
     generated = 0
-    center = identity_duals(problem)
-    f_center = best_bound = float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS)  # rounded up
-    iterations, timed_out, idle = 0, False, 0
-    theta, stale = np.asarray(incumbent, dtype=np.float64), False
+    iterations, timed_out, idle, stale = 0, False, 0, False
     value = float(utility.column_values(start, prior) @ theta)
     try:
         theta, lam, value = master.solve(until(theta).limit())
