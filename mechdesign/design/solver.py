@@ -391,6 +391,7 @@ def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max
                 deadline: Deadline, finish: Callable[[int], float], gap_tolerance: float,
                 progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int, str]:
     from mechdesign.design.information.colgen import ListOracle, generate, identity_duals
+    from mechdesign.design.information.master import TIME_LIMIT
     from mechdesign.design.polytope.vertices import column_vertices
 
     cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=max_candidates)
@@ -403,8 +404,8 @@ def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max
         until = deadline.before(finish(problem.size))
         try:
             theta, duals, _ = _solve_all(vectors, values, name, basic, until)
-        except SolverError:  # the LP did not finish in the time left: k-RR stands, with the identity's bound
-            if not until.expired():
+        except SolverError as exc:  # the LP did not finish in the time left: k-RR stands, with the identity's bound
+            if exc.status != TIME_LIMIT and not until.expired():
                 raise
             center = identity_duals(problem)
             return begin.columns, begin.theta, float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS), 0, cv.count, chosen

@@ -69,7 +69,7 @@ def test_highs_stopping_at_its_limit_writes_the_best_certified_design(cli, monke
     # N = 2,000 with 20 s failed at 19.7 s with "HiGHS ended with status ['Time limit reached'] on the master LP" and
     # wrote nothing. Here HiGHS uses up the time (on a clock the test moves) and stops.
     import mechdesign.deadline as deadline_module
-    from mechdesign.design.information.master import Master
+    from mechdesign.design.information.master import TIME_LIMIT, Master
     from mechdesign.errors import SolverError
 
     clock = _Clock()
@@ -81,7 +81,7 @@ def test_highs_stopping_at_its_limit_writes_the_best_certified_design(cli, monke
     def out_of_time(self, time_limit=math.inf, central=False, primal=False):
         clock.now += time_limit + 1.0
         raise SolverError("HiGHS ended with status ['Time limit reached'] on the master LP (expected 'Optimal')",
-                          status="Time limit reached")
+                          status=TIME_LIMIT)
 
     monkeypatch.setattr(deadline_module, "Deadline", OnTestClock)
     monkeypatch.setattr(Master, "solve", out_of_time)

@@ -42,7 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mechdesign.deadline import Deadline
-from mechdesign.design.information.master import Master
+from mechdesign.design.information.master import TIME_LIMIT, Master
 from mechdesign.design.information.proximal import ProximalModel
 from mechdesign.design.problem import DesignProblem
 from mechdesign.errors import SolverError
@@ -189,8 +189,8 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
     value = float(utility.column_values(start, prior) @ theta)
     try:
         theta, lam, value = master.solve(until(theta).limit())
-    except SolverError:  # the first master did not finish in the time left: the incumbent stands
-        if not until(theta).expired():
+    except SolverError as exc:  # the first master did not finish in the time left: the incumbent stands
+        if exc.status != TIME_LIMIT and not until(theta).expired():
             raise
         return GenerationResult(theta, start, value, best_bound, 0, 0, True)
     tau = max(f_center - value, 1e-12 * abs(f_center), 1e-300)
@@ -241,8 +241,8 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
         try:
             theta, lam, value = master.solve(until(theta).limit(), primal=True)
             stale = False
-        except SolverError:  # a time limit inside HiGHS: keep the last optimal master
-            if until(theta).expired():
+        except SolverError as exc:  # a time limit inside HiGHS: keep the last optimal master
+            if exc.status == TIME_LIMIT or until(theta).expired():
                 timed_out = True
                 break
             raise

@@ -24,7 +24,11 @@ import numpy as np
 
 from mechdesign.errors import SolverError
 
-__all__ = ["Master"]
+__all__ = ["TIME_LIMIT", "Master"]
+
+#: The :attr:`~mechdesign.errors.SolverError.status` of a solve stopped by its time limit (HiGHS's own clock can stop
+#: it a moment before the caller's deadline reads as passed: callers test this, not only their clock).
+TIME_LIMIT = "time_limit"
 
 # Tighter than HiGHS's 1e-7 defaults so that the recomputed utility meets the bound to ~1e-10.
 _OPTIONS = {"output_flag": False, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
@@ -157,7 +161,8 @@ class Master:
                 return self._solution()
             statuses.append(self.model.modelStatusToString(status))
             if status == self._highspy.HighsModelStatus.kTimeLimit:
-                break
+                raise SolverError(f"HiGHS ended with status {statuses!r} on the master LP (expected 'Optimal')",
+                                  status=TIME_LIMIT)
         raise SolverError(f"HiGHS ended with status {statuses!r} on the master LP (expected 'Optimal')",
                           status=statuses[-1] if statuses else None)
 
