@@ -36,6 +36,7 @@ from .core.quantities import marginal_map as marginal_map
 from .core.quantities import subset_map as subset_map
 from .core.uncertainty import L1Ball as L1Ball
 from .datasets import load_adult as load_adult
+from .deadline import Deadline as Deadline
 from .deploy.analysis.datacheck import DataCheck as DataCheck
 from .deploy.analysis.datacheck import check_counts as check_counts
 from .deploy.analysis.decode import Estimate as Estimate

@@ -38,8 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_FILE_BYTES", "atomic_path", "checkpoint", "default_file_mode", "install_signal_cleanup",
-           "max_file_bytes", "read_bounded", "remove_stale_parts", "to_jsonable"]
+__all__ = ["MAX_FILE_BYTES", "atomic_path", "check_write_size", "checkpoint", "default_file_mode",
+           "install_signal_cleanup", "max_file_bytes", "read_bounded", "remove_stale_parts", "to_jsonable"]
 
 _PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
 _LIVE: set[Path] = set()  # temporary files of this process, removed by the SIGTERM handler
@@ -71,6 +71,36 @@ def max_file_bytes() -> int:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{_LIMIT_VARIABLE} must be a positive number of MiB, got {_LIMIT_VARIABLE}={text!r}")
     return int(value * (1 << 20))
+
+
+def check_write_size(name: str, size: int, path: str | os.PathLike[str], *, about: bool = False) -> None:
+    """Refuse to write a file that :func:`read_bounded` would refuse to read back (one line, the cap named).
+
+    A writer never produces a file its own readers refuse (issue 38): ``verify``, ``privatize`` and every other
+    reader of a mechanism file read it whole, up to :func:`max_file_bytes`. Writers call this with the exact size
+    before they write, and where they can, with an estimate (``about``) before the work that would produce it.
+
+    Parameters
+    ----------
+    name : str
+        What is written (e.g. "mechanism file").
+    size : int
+        Its size in bytes (exact, or estimated with ``about``).
+    path : path-like
+        Where it would be written.
+    about : bool, optional
+        ``size`` is an estimate made before building the file.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` exceeds :func:`max_file_bytes`.
+    """
+    limit = max_file_bytes()
+    if size > limit:
+        raise ValueError(f"{name} must be at most {limit / (1 << 20):g} MiB, the most its readers (verify, privatize) "
+                         f"accept (set {_LIMIT_VARIABLE} to allow more, for the writer and its readers), got {name}="
+                         f"{str(path)!r} ({'about ' if about else ''}{size:,} bytes)")
 
 
 def read_bounded(path: str | os.PathLike[str], name: str, limit: int | None = None, *,

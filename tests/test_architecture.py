@@ -106,7 +106,7 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "data" not in p.parts)
 def test_every_module_lives_in_a_known_place():
     top_level = {p.stem for p in MODULES if p.parent == PACKAGE}
     assert top_level <= {"__init__", "__main__", "errors", "randomness", "datasets", "_validation", "_numerics",
-                         "_files", "plotting"}, top_level
+                         "_files", "plotting", "deadline"}, top_level
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))

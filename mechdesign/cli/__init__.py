@@ -85,8 +85,35 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text.strip() else type(exc).__name__
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code (never raises on user error or an operating-system error)."""
+_STARTED: list[float] = []  # when each running command started, on time.monotonic (a stack: main may nest in tests)
+
+
+def command_started() -> float:
+    """When the running command started, on :func:`time.monotonic` (now, outside a command).
+
+    :func:`entry_point` counts from the process's start, so the interpreter's start-up is inside a verb's time
+    limit; :func:`main` called in-process counts from its call.
+    """
+    import time
+
+    return _STARTED[-1] if _STARTED else time.monotonic()
+
+
+def main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
+    """Run the CLI and return its exit code (never raises on user error or an operating-system error).
+
+    ``started``: when the command started, on :func:`time.monotonic` (default: now); ``--time-limit`` counts from it.
+    """
+    import time
+
+    _STARTED.append(time.monotonic() if started is None else started)
+    try:
+        return _main(argv)
+    finally:
+        _STARTED.pop()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from mechdesign._files import install_signal_cleanup
 
     install_signal_cleanup()
@@ -129,5 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry_point() -> None:
-    """Console-script entry point: exit with the code of :func:`main` on the command line's arguments."""
-    sys.exit(main())
+    """Console-script entry point: exit with the code of :func:`main` on the command line's arguments.
+
+    The command counts from the process's start (:func:`mechdesign.deadline.process_started`): the interpreter's
+    start-up and imports are inside ``--time-limit``.
+    """
+    from mechdesign.deadline import process_started
+
+    sys.exit(main(started=process_started()))

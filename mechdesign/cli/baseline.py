@@ -26,6 +26,7 @@ from typing import Any
 from mechdesign.cli._io import Once, add_force_argument, parse_number_list, print_json, refuse_existing
 
 _SHORTFALL = 1.1  # a block design more than 10 % above subset selection's MSE factor gets a notice on stderr
+_SIZE_SLACK = 1.1  # an estimated file size refuses a kind up front only beyond this factor over the cap
 
 COMMAND = ("baseline",)
 HELP = ("write an LDP baseline (k-RR, subset selection, Hadamard response, optimal ε-LDP designs for counts, the "
@@ -233,6 +234,45 @@ def _prior(args: argparse.Namespace, needs_counts: bool) -> Any:
     return Prior.uniform(len(labels), labels)
 
 
+def _outputs(args: argparse.Namespace, size: int) -> int | None:
+    """The number of outputs of a closed-form kind, known before its matrix is built (None for the others)."""
+    import math
+
+    if args.kind == "krr":
+        return size
+    if args.kind == "hadamard":
+        return 1 << math.ceil(math.log2(size + 1))
+    if args.kind == "subset-selection":
+        subset = args.k
+        if subset is None and 0 < args.epsilon < 700:
+            from mechdesign.design.baselines.ldp_oracles import oracle_parameters
+
+            subset = oracle_parameters("subset_selection", size, args.epsilon)[2]
+        return math.comb(size, int(subset)) if subset is not None and 0 < int(subset) < size else None
+    return None
+
+
+def _refuse_oversized(args: argparse.Namespace, prior: Any) -> None:
+    """Refuse, before building it, a closed-form kind whose file its readers would refuse (issue 38, item 7).
+
+    The matrix of k-RR, Hadamard response or subset selection has a known shape, and entries near 1/(M + e^ε − 1)
+    (k-RR's off-diagonal value, exactly) written with ``repr``: N × M of them give the file's size within a few
+    percent (3,000 labels of k-RR: about 207 MB, 62 s to write before this check, then refused by ``verify``). Only a
+    clear excess is refused here; a file near the cap is built and its exact size checked before writing.
+    """
+    import math
+
+    from mechdesign._files import check_write_size, max_file_bytes
+
+    outputs = _outputs(args, prior.size)
+    if outputs is None:
+        return
+    typical = 1.0 / (outputs - 1 + math.exp(min(max(args.epsilon, 0.0), 700.0)))
+    about = prior.size * outputs * (len(repr(typical)) + 2)
+    if about > _SIZE_SLACK * max_file_bytes():
+        check_write_size("mechanism file", about, args.out, about=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign baseline`` on the parsed ``args``; return the exit code.
 
@@ -251,6 +291,7 @@ def run(args: argparse.Namespace) -> int:
 
     v.positive("time_limit", args.time_limit)
     prior = _prior(args, kind.needs_counts)
+    _refuse_oversized(args, prior)
     mechanism, utility = kind.build(args.epsilon, prior, args)
     provenance: dict[str, Any] = {"baseline": args.kind}
     guarantee: dict[str, Any] = {"notion": "ldp", "epsilon": args.epsilon}

@@ -13,8 +13,12 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mechdesign.cli._io import add_force_argument, print_json, refuse_existing
+
+if TYPE_CHECKING:
+    from mechdesign.deadline import Deadline
 
 COMMAND = ("design",)
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"
@@ -36,9 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="candidate columns: enumerated, priced from an enumerated list, or priced without a "
                              "list (count priors); auto picks by size")
     parser.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
-                        help="time for the whole run, baselines included (default 60): at the limit the best "
-                             "certified mechanism is written with status 'feasible' and its certified gap; the "
-                             "baselines run in the time left and those that cannot finish are reported as skipped")
+                        help="time for the whole command, from its start to the file (default 60): the search stops "
+                             "early enough for the certificate and the file, and at the limit the best certified "
+                             "mechanism is written with status 'feasible' and its certified gap; the baselines run in "
+                             "the time left and those that cannot finish are reported as skipped")
     parser.add_argument("--no-baselines", action="store_true",
                         help="skip the baselines (k-RR, optimal ε-LDP, inner design): the design has the whole "
                              "time limit and the file's baselines block is empty")
@@ -59,18 +64,26 @@ def _progress(enabled: bool, message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign design`` on the parsed ``args``; return the exit code.
 
-    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
+    0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes. ``--time-limit``
+    caps the whole command: one :class:`~mechdesign.deadline.Deadline`, counted from the command's start (the
+    process's, from the command line: :func:`mechdesign.cli.command_started`), goes down to the engine, the
+    certificate, the baselines and the file, which keep time for each other.
     """
     from mechdesign import _validation as v
+    from mechdesign.cli import command_started
+    from mechdesign.deadline import Deadline
+
+    limit = v.positive("time_limit", args.time_limit)
+    deadline = Deadline(limit, started=command_started())
+    from mechdesign.deploy.file.format import write_seconds
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
     from mechdesign.records.problem import is_record_problem
 
-    limit = v.positive("time_limit", args.time_limit)
     show = bool(args.progress or sys.stderr.isatty())
     source = Path(args.problem)
     if is_record_problem(source):
-        return _run_record(args, source, limit, show)
+        return _run_record(args, source, deadline, show)
     loaded = load_problem(source)
     if args.memo_key is not None:
         if loaded.release.get("policy") not in ("memoized", "two-layer"):
@@ -84,17 +97,21 @@ def run(args: argparse.Namespace) -> int:
     destination = Path(args.out) / f"{problem.name}.mech.json"
     refuse_existing(destination, args.force)
     if loaded.release.get("policy") == "two-layer":
-        return _run_two_layer(args, loaded, destination, limit, show)
+        return _run_two_layer(args, loaded, destination, deadline, show)
     _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
                     f"({problem.form}); solving the design{'' if args.no_baselines else ' and the baselines'} "
-                    f"(time limit {limit:g} s) …")
+                    f"(time limit {limit:g} s, {deadline.remaining():.3g} s left) …")
+    size = problem.size
+    _note_file_cap(show, size)
     start = time.perf_counter()
     result = solve(problem, solver=args.solver.upper(), method=args.method, baselines=not args.no_baselines,
-                   time_limit=limit, progress=show)
+                   progress=show, deadline=deadline, reserve=lambda outputs: write_seconds(size * outputs))
     _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
-                    f"{result.iterations} iterations, {result.status}); writing the mechanism file")
+                    f"{result.iterations} iterations, {result.status}); writing the mechanism file "
+                    f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
     policy = {k: val for k, val in loaded.release.items() if k != "report_epsilon"} or None
     target = result.save(destination, problem_file=source, release=policy)
+    _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     warning = result.rank_warning()
     if warning:
         print(f"mechdesign: {warning}", file=sys.stderr)
@@ -110,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, limit: float, show: bool) -> int:
+def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:
     """``[release] policy = "two-layer"``: W₁ at the lifetime ε, W₂ per report (:mod:`mechdesign.design.two_layer`)."""
     from mechdesign.design.two_layer import design_two_layer
 
@@ -119,7 +136,8 @@ def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, 
     _progress(show, f"{problem.name}: two layers, lifetime ε = {problem.epsilon:g}, per-report ε = {report:g}: "
                     f"designing W₁, the single-layer optimum at the per-report ε (the bound), then W₂ …")
     start = time.perf_counter()
-    design = design_two_layer(problem, report, time_limit=limit / 2, progress=show)
+    # Two engine runs (W1 at the lifetime epsilon, the bound at the per-report one), then W2's LP and master.
+    design = design_two_layer(problem, report, time_limit=max(0.5, deadline.remaining() / 2.5), progress=show)
     _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.method}); writing the mechanism file")
     target = design.save(destination, problem_file=args.problem, key=loaded.release.get("key"))  # type: ignore[attr-defined]
     summary = {"problem": problem.to_dict(), "lifetime_epsilon": design.lifetime_epsilon,
@@ -140,18 +158,36 @@ def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, 
     return 0
 
 
-def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[str, object]]:
+def _note_file_cap(show: bool, size: int) -> None:
+    """Say up front when a design with many outputs would make a file its readers refuse (issue 38, item 7).
+
+    A design's outputs are known only at its end (up to N + 1 for the sub-convex utilities; k-RR, where the search
+    starts, has N): its file is checked exactly before it is written, and this note warns of that refusal early.
+    """
+    from mechdesign._files import max_file_bytes
+
+    per_entry = 21  # a full-precision number and its separator, as the file writes them (k-RR at N = 2,000: 23)
+    most = max_file_bytes() // (per_entry * size)
+    if most <= size:
+        _progress(show, f"note: a design of more than about {most:,} outputs would exceed the "
+                        f"{max_file_bytes() / (1 << 20):g} MiB that verify and privatize read (MECHDESIGN_MAX_FILE_MB "
+                        "raises it), and its file would be refused")
+
+
+def design_joint_file(problem: object, time_limit: float,
+                      deadline: Deadline | None = None) -> tuple[object, dict[str, object]]:
     """The joint mechanism of a record problem (``[design] kind = "joint"``) and its utility block.
 
     :func:`mechdesign.records.joint_design.design_joint` over the problem's ball (the radius of its δ, or its
-    radius), for its ``objective``; the utility block carries the design's values recomputed from the matrix.
+    radius), for its ``objective``, by ``deadline`` when given (else within ``time_limit``); the utility block
+    carries the design's values recomputed from the matrix.
     """
     from mechdesign.records.joint_design import design_joint
 
     prior = problem.prior  # type: ignore[attr-defined]
     delta, radius = problem.delta, problem.radius  # type: ignore[attr-defined]
     result = design_joint(prior, problem.epsilon, delta=delta, radius=None if delta is not None else radius,  # type: ignore[attr-defined]
-                          objective=problem.objective, time_limit=time_limit)  # type: ignore[attr-defined]
+                          objective=problem.objective, time_limit=time_limit, deadline=deadline)  # type: ignore[attr-defined]
     utility: dict[str, object] = {"kind": "marginal_mse", "value": result.mse, "objective": result.objective,
                                   "status": result.status}
     if result.joint_mse is not None and math.isfinite(result.joint_mse):
@@ -159,8 +195,9 @@ def design_joint_file(problem: object, time_limit: float) -> tuple[object, dict[
     return result.mechanism, utility
 
 
-def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool) -> int:
+def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show: bool) -> int:
     """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
+    from mechdesign.deploy.file.format import write_seconds
     from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.records.problem import load_record_problem
 
@@ -171,8 +208,10 @@ def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool
     radius = prior.radius(problem.delta) if problem.delta is not None else float(problem.radius or 0.0)
     _progress(show, f"{problem.name}: {prior.dimension} attributes {list(prior.attributes)}, N = {prior.size:,} "
                     f"joint letters ({prior.observed:,} observed), m = {prior.samples:,}, record-level ε = "
-                    f"{problem.epsilon:g}, radius = {radius:.4g}; {problem.kind} design …")
+                    f"{problem.epsilon:g}, radius = {radius:.4g}; {problem.kind} design "
+                    f"({deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
+    limit = max(deadline.remaining(), 1e-9)  # the product and sampled designs' factor designs, each at most this
     if problem.kind == "product":
         from mechdesign.records.product import design_product
 
@@ -205,8 +244,11 @@ def _run_record(args: argparse.Namespace, source: Path, limit: float, show: bool
         from mechdesign.core.mechanism import Mechanism
         from mechdesign.deploy.file.record import record_epsilon
 
-        mechanism, utility = design_joint_file(problem, limit)
+        # The record file of a joint design of N letters and M outputs (M up to 8N for the estimation objectives).
+        mechanism, utility = design_joint_file(problem, limit, deadline.before(write_seconds(8 * prior.size ** 2)))
         assert isinstance(mechanism, Mechanism)
+        _progress(show, f"designed in {time.perf_counter() - start:.2f} s; writing the record file "
+                        f"({deadline.remaining():.3g} s left) …")
         epsilon = record_epsilon(prior, radius, mechanism=mechanism)
         target = write_record_file(destination, prior, epsilon=epsilon, radius=radius, delta=problem.delta,
                                    mechanism=mechanism, utility=utility, provenance={"problem": problem.name})

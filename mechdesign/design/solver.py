@@ -31,7 +31,10 @@ way and the gap is reported.
 from __future__ import annotations
 
 import math
+import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -39,18 +42,20 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.deadline import Deadline
 from mechdesign.design.baselines.compare import compute_baselines
-from mechdesign.design.certificate import certify, repair
+from mechdesign.design.certificate import certify, finish_seconds, repair
 from mechdesign.design.polytope.lp import solver_name
 from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
+from mechdesign.errors import SolverError
 
 if TYPE_CHECKING:
     from mechdesign.design.polytope.vertices import ColumnVertices
     from mechdesign.design.utility import Utility
 
-__all__ = ["DesignResult", "lp_optimum", "plan_method", "pricing_counts", "solve"]
+__all__ = ["DesignResult", "finish_seconds", "lp_optimum", "plan_method", "pricing_counts", "solve"]
 
 FULL_LP_LIMIT = 3000      # candidate columns solved in one LP; above this, column generation
 PRICING_FROM = 19         # auto: the counting oracle from this many categories on (count priors); below,
@@ -61,15 +66,17 @@ _CHUNK = 100_000
 # Column generation runs to a gap 1000× below the tolerance (while time remains): optimal mechanisms then agree
 # with enumeration to ~1e-10, and the certified status has room for the repair's tiny utility cost.
 _INNER = 1e-3
+_EPS = np.finfo(np.float64).eps
 
 
 def _priceable(problem: DesignProblem) -> bool:
-    from mechdesign.design.polytope.pricing import MAX_TABLE, level_function
+    """Counts to price (the prior's, or rescaled beyond the knapsack table: :func:`.pricing.coarse_counts`)."""
+    from mechdesign.design.polytope.pricing import coarse_counts, level_function
 
     if level_function(problem.utility) is None:
         return False
     counts = pricing_counts(problem.prior)
-    return counts is not None and problem.size * (int(counts.sum()) + 1) <= MAX_TABLE
+    return counts is not None and coarse_counts(counts) is not None
 
 
 def plan_method(problem: DesignProblem, method: str = "auto") -> str:
@@ -114,8 +121,9 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
     enumerable = n <= MAX_SIZE and not (general and n > LIST_LIMIT)
     priceable = _priceable(problem)
     if method == "pricing" and not priceable:
-        raise v.fail("method", "be 'pricing' only for a prior given by counts (or rational probabilities) and "
-                     "mutual information or an f-information utility", method)
+        raise v.fail("method", "be 'pricing' only for a prior given by counts (or rational probabilities), at most "
+                     "14,141 categories (the knapsack table holds N·(m + 1) ≤ 2·10⁸ entries, at least one record each) "
+                     "and mutual information or an f-information utility", method)
     if method in ("enumeration", "column_generation") and not enumerable:
         raise v.fail("prior", f"have at most {LIST_LIMIT if general else MAX_SIZE} entries to enumerate candidate "
                      "columns (use method='pricing' with a count prior)", n)
@@ -123,8 +131,9 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
         return "pricing"
     if method == "auto" and not enumerable:
         raise v.fail("prior", f"be given by counts (Prior.from_counts; or probabilities that are fractions with a "
-                     f"common denominator ≤ 1e7) with a mutual-information or f-information utility to design beyond "
-                     f"{LIST_LIMIT if general else MAX_SIZE} categories", n)
+                     f"common denominator ≤ 1e7), with at most 14,141 categories (the counting pricer's table holds "
+                     f"N·(m + 1) ≤ 2·10⁸ entries, m rescaled down to N if needed) and a mutual-information or "
+                     f"f-information utility, to design beyond {LIST_LIMIT if general else MAX_SIZE} categories", n)
     return "list" if method == "auto" else method
 
 
@@ -150,19 +159,37 @@ def _polish(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return theta
 
 
-def _start_columns(problem: DesignProblem) -> np.ndarray:
-    """Constant column and the lift vectors of k-RR calibrated to the ball: feasible and full rank."""
+@dataclass(frozen=True)
+class _Start:
+    """Where column generation starts: k-RR calibrated to the ball, a feasible and full-rank design.
+
+    ``columns`` are the constant column and k-RR's lift vectors, ``theta`` k-RR's output law on them (a feasible
+    master solution: the incumbent until a master solve finishes), ``basis`` marks k-RR's columns (a basis holding
+    it when ε₀ > 0, else ``None``), and ``calibrated`` is (k-RR, ε₀) for the ``rr_pml`` baseline.
+    """
+
+    columns: np.ndarray
+    theta: np.ndarray
+    basis: np.ndarray | None
+    calibrated: tuple[Mechanism, float]
+
+
+def _start(problem: DesignProblem) -> _Start:
+    """Constant column and the lift vectors of k-RR calibrated to the ball (see :class:`_Start`)."""
     from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 
-    rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
+    rr, eps0 = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     w = rr.matrix
-    lifts = w / (problem.prior.probabilities @ w)
-    return np.column_stack([np.ones(problem.size), lifts])
+    mass = problem.prior.probabilities @ w
+    columns = np.column_stack([np.ones(problem.size), w / mass])
+    basis = np.concatenate([[False], np.ones(problem.size, dtype=bool)]) if eps0 > 0 else None
+    return _Start(columns, np.concatenate([[0.0], mass]), basis, (rr, eps0))
 
 
 def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto", baselines: bool = True,
           basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7,
-          time_limit: float = 60.0, progress: bool = False) -> DesignResult:
+          time_limit: float = 60.0, progress: bool = False, deadline: Deadline | None = None,
+          reserve: Callable[[int], float] | None = None) -> DesignResult:
     """Design the utility-optimal mechanism that is ε-PML over B_β(P̂), certified (see module docstring).
 
     Parameters
@@ -189,12 +216,18 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     gap_tolerance
         "optimal" when the certified gap is ≤ this times the bound.
     time_limit
-        Seconds for the whole run, baselines included (wall clock): the design has the whole limit (less
-        5 %, at most 10 s, kept for its certificate); at the limit the best certified mechanism is
-        returned with status "feasible" and its certified gap, and the baseline designs run in the time
-        left (:func:`~mechdesign.design.baselines.compare.compute_baselines`).
+        Seconds for the whole run, baselines included (wall clock), from the call; ignored when ``deadline`` is
+        given. The search stops early enough for its certificate (:func:`finish_seconds`); at the limit the best
+        certified mechanism is returned with status "feasible" and its certified gap, and the baselines run in the
+        time left (:func:`~mechdesign.design.baselines.compare.compute_baselines`).
     progress
-        Print one line per iteration (iteration, utility, bound, gap) on stderr.
+        Print one line per iteration (iteration, utility, bound, gap) and one per later step on stderr.
+    deadline
+        The end of the whole run (:class:`~mechdesign.deadline.Deadline`), e.g. the CLI's, created when the
+        command started; it replaces ``time_limit``.
+    reserve
+        ``reserve(M)``: seconds the caller needs after this call for a mechanism of M outputs (the CLI: writing
+        the file); the search and the baselines leave them.
 
     Returns
     -------
@@ -207,13 +240,14 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     Raises
     ------
     TypeError
-        If ``problem`` is not a :class:`DesignProblem`, or ``time_limit`` is not a real number.
+        If ``problem`` is not a :class:`DesignProblem`, ``time_limit`` is not a real number, or ``deadline`` is
+        not a :class:`~mechdesign.deadline.Deadline`.
     ValueError
         If ``solver`` or ``method`` is unknown, ``time_limit`` ≤ 0, or the method is refused
         (see :func:`plan_method`).
     SolverError
-        If the LP solver ends with a status other than optimal (a bug signal: the constant mechanism is
-        always feasible).
+        If the LP solver ends with a status other than optimal before the deadline (a bug signal: the constant
+        mechanism is always feasible).
 
     References
     ----------
@@ -230,6 +264,11 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         raise TypeError(f"problem must be a DesignProblem, got problem={problem!r}")
     name = solver_name(solver)
     limit = v.positive("time_limit", time_limit)
+    if deadline is None:
+        deadline = Deadline(limit)
+    elif not isinstance(deadline, Deadline):
+        raise TypeError(f"deadline must be a Deadline, got deadline={deadline!r}")
+    after = reserve if reserve is not None else _nothing
     if problem.epsilon == 0.0:
         return _constant_design(problem, name)
     if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
@@ -239,24 +278,50 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
             raise v.fail("method", f"be 'auto' for {problem.utility.kind} (its engine has one method)", method)
         return design_estimation(problem, baselines=baselines, max_candidates=max_candidates,
                                  gap_tolerance=gap_tolerance, conic=name == "CLARABEL", time_limit=limit,
-                                 progress=progress)
+                                 progress=progress, deadline=deadline, reserve=reserve)
     chosen = plan_method(problem, method)
+    from threadpoolctl import threadpool_limits
+
+    # Matrices of a few thousand entries a side: BLAS threads only contend (pyproject.toml, threadpoolctl); an SVD
+    # of N = 1,000 took 4.9 s with two threads on a loaded 2-core machine, 0.6 s with one.
+    with threadpool_limits(1):
+        return _solve(problem, name, chosen, basic, max_candidates, gap_tolerance, deadline, after, baselines,
+                      progress)
+
+
+def _nothing(outputs: int) -> float:
+    return 0.0
+
+
+def _solve(problem: DesignProblem, name: str, chosen: str, basic: bool, max_candidates: int, gap_tolerance: float,
+           deadline: Deadline, after: Callable[[int], float], baselines: bool, progress: bool) -> DesignResult:
+    """:func:`solve` for the sub-convex utilities, past the checks."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    end = time.monotonic() + limit  # one deadline for the design and its baselines (issue 18)
-    # The final basic solve and the certificate come after the loop: keep a little of the limit for them.
-    deadline = end - min(0.05 * limit, 10.0)
+    n = problem.size
+
+    def finish(outputs: int) -> float:  # the certificate's time and the caller's, for M outputs
+        return finish_seconds(n, outputs) + after(outputs)
+
+    begin = _start(problem)
     if chosen == "pricing":
-        columns, theta, upper_bound, iterations, count = _solve_pricing(problem, deadline, gap_tolerance, progress)
+        columns, theta, upper_bound, iterations, count = _solve_pricing(problem, begin, deadline, finish,
+                                                                        gap_tolerance, progress)
     else:
         columns, theta, upper_bound, iterations, count, chosen = _solve_list(
-            problem, chosen, name, basic, max_candidates, deadline, gap_tolerance, progress)
+            problem, chosen, name, basic, max_candidates, begin, deadline, finish, gap_tolerance, progress)
     timings["lp"] = time.perf_counter() - start
     cert_start = time.perf_counter()
     # Weights below 1e-9 of the largest are dropped (rows are renormalized and the result re-certified,
     # so this can only cost utility, never privacy).
     used = theta > 1e-9 * theta.max()
-    raw = columns[:, used] * _polish(columns[:, used], theta[used])
+    outputs = int(np.count_nonzero(used))
+    _say(progress, f"certifying the design ({n} × {outputs}) …")
+    # The least-squares polish only spares the repair a utility cost of ~1e-9: it is skipped when its solve would
+    # not fit in the time left.
+    fits = deadline.remaining() > finish(outputs) + finish_seconds(n, outputs, polish=True)
+    weights = _polish(columns[:, used], theta[used]) if fits else theta[used]
+    raw = columns[:, used] * weights
     matrix, alpha = repair(raw, problem.ball, problem.epsilon)
     mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
     certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, upper_bound, alpha).check()
@@ -265,14 +330,23 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     status = "optimal" if gap <= gap_tolerance * abs(upper_bound) + 1e-15 else "feasible"
     result = DesignResult(problem, mechanism, certificate.utility, upper_bound, gap, status, certificate, name, chosen,
                           count, iterations, timings)
+    if baselines or after is not _nothing:  # a design to report (not a baseline's): its rank, in the time kept here
+        result.identifiability()
     if baselines:  # attached after the solve; the baselines' own designs are solved without baselines
+        _say(progress, "the baselines …")
         base_start = time.perf_counter()
         found, skipped = compute_baselines(problem, certificate.utility, partial(solve, solver=name, baselines=False),
-                                           deadline=end)
+                                           deadline=deadline.before(after(mechanism.shape[1])),
+                                           calibrated=begin.calibrated)
         timings["baselines"] = time.perf_counter() - base_start
-        result = DesignResult(**{**result.__dict__, "baselines": found, "skipped_baselines": skipped})
+        result = result.with_baselines(found, skipped)
     timings["total"] = time.perf_counter() - start
     return result
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
 
 
 def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:
@@ -292,23 +366,32 @@ def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:
                         "constant", 1, 0, {"total": 0.0})
 
 
-def _solve_pricing(problem: DesignProblem, deadline: float, gap_tolerance: float,
-                   progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int]:
+def _solve_pricing(problem: DesignProblem, begin: _Start, deadline: Deadline, finish: Callable[[int], float],
+                   gap_tolerance: float, progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int]:
     from mechdesign.design.information.colgen import CountOracle, generate
-    from mechdesign.design.polytope.pricing import CountPricer, level_function
+    from mechdesign.design.polytope.pricing import CoarseOracle, CountPricer, coarse_counts, level_function
 
     counts = pricing_counts(problem.prior)
     assert counts is not None  # plan_method chose "pricing" only if they exist
-    pricer = CountPricer(counts, problem.epsilon, problem.radius, level_function(problem.utility))  # type: ignore[arg-type]
-    oracle = CountOracle(pricer, batch=max(4, min(16, problem.size // 2)))
-    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance * _INNER,
-                   progress=progress)
+    scaled = coarse_counts(counts)
+    assert scaled is not None
+    level = level_function(problem.utility)
+    assert level is not None
+    batch = max(4, min(16, problem.size // 2))
+    pricer = CountPricer(scaled, problem.epsilon, problem.radius, level)
+    oracle: CountOracle | CoarseOracle = CountOracle(pricer, batch=batch)
+    if scaled is not counts:  # beyond the table: the search prices rescaled counts, the bound stays proven
+        oracle = CoarseOracle(pricer, CountPricer(counts, problem.epsilon, problem.radius, level), batch=batch)
+    out = generate(problem, oracle, begin.columns, begin.theta, deadline=deadline, finish=finish, basis=begin.basis,
+                   gap_tolerance=gap_tolerance * _INNER, progress=progress)
     return out.columns, out.theta, out.upper_bound, out.iterations, out.columns.shape[1]
 
 
-def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max_candidates: int, deadline: float,
-                gap_tolerance: float, progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int, str]:
-    from mechdesign.design.information.colgen import ListOracle, generate
+def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max_candidates: int, begin: _Start,
+                deadline: Deadline, finish: Callable[[int], float], gap_tolerance: float,
+                progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int, str]:
+    from mechdesign.design.information.colgen import ListOracle, generate, identity_duals
+    from mechdesign.design.information.master import TIME_LIMIT
     from mechdesign.design.polytope.vertices import column_vertices
 
     cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=max_candidates)
@@ -318,19 +401,27 @@ def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max
     if chosen == "enumeration":
         vectors = np.column_stack([cv.vectors(), np.ones(problem.size)])
         values = np.append(values, float(problem.utility.column_values(np.ones(problem.size), problem.prior)[0]))
-        theta, duals, _ = _solve_all(vectors, values, name, basic)
+        until = deadline.before(finish(problem.size))
+        try:
+            theta, duals, _ = _solve_all(vectors, values, name, basic, until)
+        except SolverError as exc:  # the LP did not finish in the time left: k-RR stands, with the identity's bound
+            if exc.status != TIME_LIMIT and not until.expired():
+                raise
+            center = identity_duals(problem)
+            return begin.columns, begin.theta, float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS), 0, cv.count, chosen
         reduced = values - duals @ vectors
         bound = math.fsum(duals) + max(float(reduced.max()), 0.0)
         scale = float(np.abs(values).max()) + float(np.abs(duals).sum()) * float(vectors.max())
         bound += (8 * problem.size + 64) * np.finfo(float).eps * (1.0 + scale + abs(bound))
         return vectors, theta, bound, 1, cv.count, chosen
     oracle = ListOracle(cv.vectors, cv.dot, values, batch=max(2 * problem.size, 10))
-    out = generate(problem, oracle, _start_columns(problem), deadline=deadline, gap_tolerance=gap_tolerance * _INNER,
-                   progress=progress)
+    out = generate(problem, oracle, begin.columns, begin.theta, deadline=deadline, finish=finish, basis=begin.basis,
+                   gap_tolerance=gap_tolerance * _INNER, progress=progress)
     return out.columns, out.theta, out.upper_bound, out.iterations, cv.count, chosen
 
 
-def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool) -> tuple[np.ndarray, np.ndarray, float]:
+def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool,
+               deadline: Deadline | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     if name == "CLARABEL":
         from mechdesign.design.polytope.lp import solve_vertex_lp
 
@@ -340,7 +431,7 @@ def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool) 
         support = theta > 1e-9 * theta.max()  # crossover on the support (plus the duals' tight columns)
         tight = values - duals @ vectors >= -1e-7 * max(1.0, abs(objective))
         keep = support | tight
-        theta_b, duals_b, objective_b = _solve_all(vectors[:, keep], values[keep], "HIGHS", basic)
+        theta_b, duals_b, objective_b = _solve_all(vectors[:, keep], values[keep], "HIGHS", basic, deadline)
         full = np.zeros(vectors.shape[1])
         full[keep] = theta_b
         return full, duals_b, objective_b
@@ -348,7 +439,7 @@ def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool) 
 
     master = Master(vectors.shape[0])
     master.add(vectors, values)
-    return master.solve()
+    return master.solve(deadline.limit() if deadline is not None else math.inf)
 
 
 def lp_optimum(problem: DesignProblem, solver: str = "HIGHS") -> float:

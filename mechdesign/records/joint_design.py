@@ -50,7 +50,8 @@ from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.core.quantities import marginal_map
-from mechdesign.design.certificate import repair
+from mechdesign.deadline import Deadline
+from mechdesign.design.certificate import finish_seconds, repair
 from mechdesign.design.utility import Utility
 from mechdesign.records.capacity import product_capacity
 from mechdesign.records.encoding import joint_labels
@@ -236,7 +237,7 @@ def _utility(objective: str, weights: np.ndarray, names: tuple[str, ...]) -> Uti
 
 def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = None, radius: float | None = None,
                  objective: str = "marginals", time_limit: float = 60.0,
-                 start: ProductDesign | None = None) -> JointDesign:
+                 start: ProductDesign | None = None, deadline: Deadline | None = None) -> JointDesign:
     """One ε-PML mechanism over the product alphabet, record-level guarantee recomputed (module docstring).
 
     Parameters
@@ -252,12 +253,15 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
     objective : {"marginals", "joint", "mi"}
         The utility: L-optimal for every marginal, A-optimal for the joint table, or mutual information.
     time_limit : float
-        Seconds for the engine (wall clock; at the limit it returns its best certified design, status
-        "feasible", with its gap). A product start designed here has the same limit per factor design.
+        Seconds for the whole design (wall clock; at the limit the engine returns its best certified design,
+        status "feasible", with its gap): a product start designed here, the engine, and the joint certificate.
     start : ProductDesign, optional
         A product design of the same prior whose heaviest columns start the engine (N > 16, estimation
         objectives; module docstring), used when it is ε-PML over the design ball (always when every letter
         is observed); otherwise, and by default, a product design is made on P̃ over the design ball.
+    deadline : Deadline, optional
+        The end of the whole design (:class:`~mechdesign.deadline.Deadline`; the CLI's, counted from the command's
+        start), replacing ``time_limit``: the product start, the engine and the joint certificate all end by it.
 
     Returns
     -------
@@ -290,9 +294,22 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
     if objective not in OBJECTIVES:
         raise v.fail("objective", f"be one of {list(OBJECTIVES)}", objective)
     limit = v.positive("time_limit", time_limit)
+    if deadline is None:
+        deadline = Deadline(limit)
     if not 2 <= prior.size <= JOINT_DESIGN_LIMIT:
         raise v.fail("the joint alphabet", f"have 2 to {JOINT_DESIGN_LIMIT} letters for a joint design (use "
                      "design_product beyond)", prior.size)
+    from threadpoolctl import threadpool_limits
+
+    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml); the two Fisher traces after the
+    # engine took 1.9 s with two threads on a loaded 2-core machine, past a 30-s limit.
+    with threadpool_limits(1):
+        return _design_joint(prior, eps, delta, radius, objective, start, deadline)
+
+
+def _design_joint(prior: JointPrior, eps: float, delta: float | None, radius: float | None, objective: str,
+                  start: ProductDesign | None, deadline: Deadline) -> JointDesign:
+    """:func:`design_joint` past its checks, on one BLAS thread."""
     ball = prior.ball(delta, radius=radius)
     clock = time.process_time()
     labels = joint_labels(prior.alphabets)
@@ -302,8 +319,12 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
 
     seeds = None  # the enumerated engine sees every vertex: no seeds
     if objective != "mi" and prior.size > ENUMERATE_UP_TO:
-        seeds = _product_seeds(prior, design_prior, design_radius, eps, start, limit)
-    result = _run_engine(design_prior, eps, design_radius, _utility(objective, weights, names), limit, seeds)
+        seeds = _product_seeds(prior, design_prior, design_radius, eps, start, max(deadline.remaining(), 1e-9))
+    # After the engine: the capacity over the joint ball (and a repair if float noise needs one) and the two
+    # Fisher traces, about as long as the engine's own certificate.
+    after = finish_seconds(prior.size, 8 * prior.size)
+    result = _run_engine(design_prior, eps, design_radius, _utility(objective, weights, names),
+                         deadline.before(after), seeds)
     joint_ball = ball.dense()
     matrix = result.mechanism.matrix
     achieved = capacity(matrix, joint_ball)
@@ -340,7 +361,7 @@ def _product_seeds(prior: JointPrior, design_prior: Prior, design_radius: float,
     return seeds[:, heaviest]
 
 
-def _run_engine(design_prior: Prior, epsilon: float, radius: float, utility: Utility, time_limit: float,
+def _run_engine(design_prior: Prior, epsilon: float, radius: float, utility: Utility, deadline: Deadline,
                 seeds: np.ndarray | None) -> Any:
     """The certified design of the engine behind :func:`mechdesign.solve` for this utility, without baselines."""
     from mechdesign.design.problem import DesignProblem
@@ -349,10 +370,10 @@ def _run_engine(design_prior: Prior, epsilon: float, radius: float, utility: Uti
     if utility.sublinear:
         from mechdesign.design.solver import solve
 
-        return solve(problem, baselines=False, time_limit=time_limit)
+        return solve(problem, baselines=False, deadline=deadline)
     from mechdesign.design.estimation.engine import ENUMERATE_UP_TO, design_estimation
 
     # Beyond the enumerated sizes the Carathéodory reduction's HiGHS LP can stall past the time limit
     # (records/product.py saw > 10 min on Adult education); it only trims outputs, J is the same.
     return design_estimation(problem, baselines=False, reduce=problem.size <= ENUMERATE_UP_TO,
-                             time_limit=time_limit, seeds=seeds)
+                             deadline=deadline, seeds=seeds)

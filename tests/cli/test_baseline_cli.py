@@ -76,7 +76,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, needle):
 
 
 def test_kinds_table_is_the_single_place_to_add_a_kind():
-    assert set(KINDS) == {"krr", "subset-selection", "hadamard", "block-design", "optimal-ldp", "a-optimal-ldp"}
+    assert set(KINDS) == {"krr", "subset-selection", "hadamard", "block-design", "optimal-ldp", "a-optimal-ldp",
+                          "l-grr", "l-osue", "l-sue"}
     assert all(callable(kind.build) and kind.help for kind in KINDS.values())
     assert np.allclose(KINDS["krr"].build(1.0, Prior.uniform(2), None)[0].matrix.sum(axis=1), 1.0,
                        atol=PRIVACY_SLACK)

@@ -49,7 +49,11 @@ def test_design_progress_lines_on_stderr(tmp_path, capsys):
 
     assert main(["design", str(PROBLEMS / "theorem5-first-region.toml"), "--out", str(tmp_path), "--progress"]) == 0
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("mechdesign design: ") and "solved in" in lines[1]
+    # Progress goes on through the certificate, the baselines and the file (issue 38: no silence after "solved").
+    assert all(line.startswith("mechdesign design: ") for line in lines)
+    steps = ["solving the design", "certifying the design", "the baselines", "solved in", "writing the mechanism file",
+             "wrote "]
+    assert [next(k for k, step in enumerate(steps) if step in line) for line in lines] == [0, 1, 2, 3, 5]
 
 
 def test_tiny_time_limit_still_writes_a_certified_file_and_reports_skipped_baselines(cli, tmp_path):
@@ -110,3 +114,18 @@ def test_design_at_epsilon_zero_refuses_estimation_in_one_line(cli, tmp_path):
     result = cli("design", str(_zero_epsilon_problem(tmp_path, "estimation_mse")), "--out", str(tmp_path))
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "no ε = 0 mechanism can be decoded" in result.stderr and not list(tmp_path.glob("*.json"))
+
+
+def test_a_count_prior_beyond_the_knapsack_table_is_designed_not_refused(cli, tmp_path):
+    # Issue 38, item 6: N·(m + 1) > 2·10⁸ was refused with "prior must be given by counts" — it is given by counts.
+    import numpy as np
+
+    weights = 1.0 / np.arange(1, 31)
+    counts = (1 + np.random.default_rng(5).multinomial(7_000_000 - 30, weights / weights.sum())).tolist()
+    path = tmp_path / "big.toml"
+    path.write_text(f'name = "big"\n[data]\ncounts = {counts}\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n')
+    result = cli("design", str(path), "--out", str(tmp_path), "--time-limit", "3", "--json", "--no-baselines")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["certificate"]["holds"] and out["utility"]["upper_bound"] >= out["utility"]["value"]
+    assert cli("verify", out["file"]).returncode == 0

@@ -156,3 +156,35 @@ def test_shifting_rows_by_the_ones_vector_shifts_the_trace_by_the_known_constant
     shifted = weighted_trace_inverse_fisher(w, p, row + a)
     expected = weighted_trace_inverse_fisher(w, p, row) + 2 * a * float((row @ p)[0]) + a**2
     assert shifted == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_identifiability_agrees_with_the_full_svd(seed):
+    # One thin SVD (or, for a wide matrix of full row rank, the eigenvalues of W Wᵀ) gives what the full SVD gave.
+    from mechdesign.core.fisher import identifiability
+
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 9)), int(rng.integers(1, 12))
+    w = rng.dirichlet(np.ones(m), size=n)
+    if seed % 3 == 0:
+        w[1] = w[0]  # two inputs no decoder separates
+    if seed % 4 == 1 and n > 2:
+        w[2] = 0.5 * (w[0] + w[1])  # a row in the span of two others
+    u, s, _ = np.linalg.svd(w, full_matrices=True)
+    relative = int(np.sum(s > 1e-10 * max(1.0, s[0])))
+    expected = np.flatnonzero(np.sum(u[:, relative:] ** 2, axis=1) > 1e-9)
+    rank, inseparable = identifiability(w)
+    assert rank == np.linalg.matrix_rank(w, tol=1e-10) and np.array_equal(inseparable, expected)
+
+
+def test_identifiability_of_a_wide_full_rank_matrix_needs_no_svd(monkeypatch):
+    from mechdesign.core.fisher import identifiability
+    from mechdesign.design.polytope.closed_form import randomized_response
+
+    def no_svd(*args, **kwargs):
+        raise AssertionError("an SVD was taken")
+
+    w = randomized_response(300, 1.0).matrix  # singular values down to (e − 1)/(e + 299) ≈ 6e-3
+    monkeypatch.setattr(np.linalg, "svd", no_svd)
+    rank, inseparable = identifiability(w)
+    assert rank == 300 and inseparable.size == 0

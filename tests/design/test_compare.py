@@ -9,20 +9,27 @@ import time
 import pytest
 
 from mechdesign import DesignProblem, solve
+from mechdesign.deadline import Deadline
 from mechdesign.design.baselines.compare import compute_baselines
 
 PROBLEM = DesignProblem([0.4, 0.3, 0.2, 0.1], 1.0, radius=0.05)  # Proposition 2 regime: four baselines
 
 
+def _zipf_prior(size):
+    from mechdesign import Prior
+
+    return Prior.from_counts([max(1, 48_842 // (k * 8)) for k in range(1, size + 1)])
+
+
 def _designer(status: str, sleep: bool = False, refuse: bool = False):
     calls = []
 
-    def design(problem, time_limit):
-        calls.append(time_limit)
+    def design(problem, deadline):
+        calls.append(deadline.remaining())
         if refuse:
             raise ValueError("prior must have at most 20 entries to enumerate candidate columns, got 42")
         if sleep:  # an engine that runs until its limit
-            time.sleep(time_limit)
+            time.sleep(deadline.remaining())
         return dataclasses.replace(solve(problem, baselines=False), status=status)
 
     return design, calls
@@ -30,14 +37,14 @@ def _designer(status: str, sleep: bool = False, refuse: bool = False):
 
 def test_optimal_designs_are_reported_with_the_time_left():
     design, calls = _designer("optimal")
-    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=time.monotonic() + 30)
+    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(30))
     assert [b.name for b in found] == ["rr_ldp", "rr_pml", "optimal_ldp", "inner"] and skipped == ()
     assert len(calls) == 2 and all(0 < t <= 30 for t in calls) and calls[1] < calls[0]
 
 
 def test_a_design_stopped_by_the_deadline_is_skipped_not_reported():
     design, _ = _designer("feasible", sleep=True)
-    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=time.monotonic() + 0.2)
+    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(0.2))
     assert [b.name for b in found] == ["rr_ldp", "rr_pml"]
     assert skipped[0].name == "optimal_ldp" and skipped[0].reason.startswith("not proven optimal in the")
     assert skipped[1].name == "inner" and skipped[1].reason == "no time left in the time limit"
@@ -45,13 +52,13 @@ def test_a_design_stopped_by_the_deadline_is_skipped_not_reported():
 
 def test_a_feasible_design_that_stalled_early_is_kept():
     design, _ = _designer("feasible")
-    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=time.monotonic() + 60)
+    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(60))
     assert {b.name for b in found} == {"rr_ldp", "rr_pml", "optimal_ldp", "inner"} and skipped == ()
 
 
 def test_a_refused_design_is_skipped_with_the_refusal():
     design, _ = _designer("optimal", refuse=True)
-    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=time.monotonic() + 60)
+    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(60))
     assert [b.name for b in found] == ["rr_ldp", "rr_pml"]
     assert [s.reason for s in skipped] == ["refused: prior must have at most 20 entries to enumerate candidate "
                                            "columns, got 42"] * 2
@@ -59,10 +66,21 @@ def test_a_refused_design_is_skipped_with_the_refusal():
 
 def test_past_deadline_keeps_the_closed_forms_only():
     design, calls = _designer("optimal")
-    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=time.monotonic() - 1)
+    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(0.0))
     assert calls == [] and [b.name for b in found] == ["rr_ldp", "rr_pml"]
     assert all(b.capacity <= PROBLEM.epsilon + 1e-12 for b in found)
     assert [s.name for s in skipped] == ["optimal_ldp", "inner"]
+
+
+def test_past_deadline_skips_closed_forms_that_would_overrun_it():
+    # At N = 1,000 each closed form is an N × N capacity evaluation (~0.1 s): past the deadline they are skipped
+    # with the reason instead of being computed (k-RR calibrated by the design is reused, never recomputed).
+    big = DesignProblem.from_delta(_zipf_prior(1000), 1.0, 1e-6)
+    design, calls = _designer("optimal")
+    found, skipped = compute_baselines(big, 0.5, design, deadline=Deadline(0.0))
+    assert found == () and calls == []
+    assert [(s.name, s.reason) for s in skipped] == [(name, "no time left in the time limit")
+                                                     for name in ("rr_ldp", "rr_pml", "optimal_ldp")]
 
 
 def test_solve_reports_skipped_baselines_and_baseline_lookup_names_the_reason():

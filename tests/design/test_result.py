@@ -50,3 +50,47 @@ def test_save_writes_a_file_that_verifies_and_round_trips(result, tmp_path):
     assert loaded.provenance["problem_file"] == source.name and len(loaded.provenance["problem_sha256"]) == 64
     assert loaded.utility["value"] == result.utility
     assert verify_mechanism_file(path).holds
+
+
+def _feasible(result, utility, bound):
+    """The result with another value and bound, as a design stopped at its time limit would have them."""
+    import dataclasses
+
+    sense = result.sense
+    gap = bound - utility if sense == "maximize" else utility - bound
+    return dataclasses.replace(result, utility=utility, upper_bound=bound, gap=gap, status="feasible")
+
+
+def test_gap_statement_for_a_maximised_utility_states_the_bound_and_the_share_attained(result):
+    # zipf-256 at --time-limit 1 printed "within 1 (relative) of the optimum" for a design at 0.2 % of its bound.
+    stopped = _feasible(result, 0.004905153878, 2.558877502)
+    text = stopped.gap_statement()
+    assert text == ("the optimum is at most 2.5588775 (proven bound), 2.55 above this design's 0.0049051539: "
+                    "the design attains at least 0.19 % of the optimum")
+    line = next(ln for ln in stopped.summary().splitlines() if "not proven optimal" in ln)
+    assert text in line and "(relative)" not in line
+
+
+def test_gap_statement_for_a_minimised_error_goes_the_other_way():
+    problem = DesignProblem([0.5, 0.3, 0.2], 1.0, radius=0.05, utility="estimation_mse")
+    stopped = _feasible(solve(problem, baselines=False), 12.5, 10.0)
+    assert stopped.gap_statement() == ("the optimum is at least 10 (proven bound), 2.5 below this design's 12.5: the "
+                                       "design is within a factor 1.25 of the optimum")
+
+
+def test_gap_statement_without_a_usable_ratio_keeps_the_bound_and_gap(result):
+    assert _feasible(result, 0.5, math.inf).gap_statement().startswith("no finite bound on the optimum was proven")
+    negative = _feasible(result, -1.0, 0.5)
+    assert negative.gap_statement() == "the optimum is at most 0.5 (proven bound), 1.5 above this design's -1"
+
+
+def test_the_rank_is_taken_once_for_the_report_the_warning_and_the_file(monkeypatch, tmp_path):
+    import mechdesign.core.fisher as fisher
+
+    calls = []
+    original = fisher.identifiability
+    monkeypatch.setattr(fisher, "identifiability", lambda matrix: calls.append(1) or original(matrix))
+    problem = DesignProblem([0.4, 0.3, 0.2, 0.1], 0.3, radius=0.05, name="four")
+    found = solve(problem)  # with its baselines, whose own designs take no rank
+    found.summary(), found.rank_warning(), found.file_sections(), found.save(tmp_path / "x.mech.json")
+    assert len(calls) == 1 and found.rank == np.linalg.matrix_rank(found.mechanism.matrix, tol=1e-10)

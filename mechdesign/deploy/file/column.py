@@ -49,7 +49,6 @@ band (``read_mechanism_file(path, public_key=...)``). Neither says the file fits
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import math
 import os
@@ -60,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._files import atomic_path
+from mechdesign._files import atomic_path, check_write_size
 from mechdesign._numerics import round_up
 from mechdesign.core.estimation import design_radius, radius_for_delta
 from mechdesign.core.leakage import capacity, ldp_epsilon
@@ -79,10 +78,11 @@ from mechdesign.deploy.file.format import (
     check_format_and_digest,
     check_radius,
     check_signature_keys,
+    file_text,
     json_block,
     parse_file,
-    pretty_json,
     provenance_versions,
+    refuse_oversized,
 )
 from mechdesign.deploy.file.policy import (
     ReleasePolicy,
@@ -335,6 +335,7 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    refuse_oversized(mechanism.matrix, Path(path))  # before the guarantee's capacity: 0.7 s at 2,000 × 2,000
     check = FileChecker(Path(path))
     check.labels("inputs", list(mechanism.inputs))  # never write a file that would be refused
     check.labels("outputs", list(mechanism.outputs))
@@ -358,10 +359,10 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     block = stated_release(policy, achieved, exact, spread=spread).to_json()
     if block is not None:
         content["release"] = json_block("release", block)
-    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
     target = Path(path)
+    text = file_text(content, target)  # refused here when the readers would refuse it, before anything is written
     with atomic_path(target) as tmp:
-        tmp.write_text(pretty_json(content), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
     return target
 
 
@@ -610,16 +611,20 @@ def export_matrix(path: str | os.PathLike[str], mechanism: Mechanism, format: st
         raise v.fail("format", "be 'npz' or 'csv'", format or target.suffix)
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
+    text = None
+    if kind == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["input", *mechanism.outputs])
+        for label, row in zip(mechanism.inputs, mechanism.matrix.tolist(), strict=True):
+            writer.writerow([label, *(repr(x) for x in row)])
+        text = buffer.getvalue()
+        check_write_size("matrix CSV", len(text.encode("utf-8")), target)  # assess reads it whole, capped
     with atomic_path(target) as tmp:
-        if kind == "npz":
+        if text is None:
             with tmp.open("wb") as handle:
                 np.savez(handle, matrix=mechanism.matrix, inputs=np.array(mechanism.inputs, dtype=str),
                          outputs=np.array(mechanism.outputs, dtype=str))
         else:
-            buffer = io.StringIO()
-            writer = csv.writer(buffer, lineterminator="\n")
-            writer.writerow(["input", *mechanism.outputs])
-            for label, row in zip(mechanism.inputs, mechanism.matrix.tolist(), strict=True):
-                writer.writerow([label, *(repr(x) for x in row)])
-            tmp.write_text(buffer.getvalue(), encoding="utf-8")
+            tmp.write_text(text, encoding="utf-8")
     return target

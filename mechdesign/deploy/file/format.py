@@ -39,15 +39,15 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._files import read_bounded, to_jsonable
+from mechdesign._files import check_write_size, max_file_bytes, read_bounded, to_jsonable
 from mechdesign.core.estimation import required_radius
-from mechdesign.deploy.file.canonical import CANONICAL_FORMS
+from mechdesign.deploy.file.canonical import CANONICAL_FORMS, canonical_json, matrix_texts
 from mechdesign.errors import MechanismFileError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "GUARANTEE_SLACK", "MAX_DEPTH", "RADIUS_RTOL", "READ_VERSIONS",
            "SIGNATURE_KEYS", "FileChecker", "Verification", "canonical_bytes", "check_format_and_digest",
-           "check_radius", "check_signature_keys", "json_block", "nesting_depth", "parse_file", "pretty_json",
-           "provenance_versions", "schema"]
+           "check_radius", "check_signature_keys", "file_text", "json_block", "nesting_depth", "parse_file",
+           "pretty_json", "provenance_versions", "refuse_oversized", "schema", "write_seconds"]
 
 FORMAT_NAME = "mechdesign.core.mechanism"
 FORMAT_VERSION = 2     # written; its hash and signature cover RFC 8785 canonical JSON
@@ -113,12 +113,13 @@ def schema() -> dict[str, Any]:
     return json.loads(text)
 
 
-def canonical_bytes(content: dict[str, Any]) -> bytes:
+def canonical_bytes(content: dict[str, Any], known: dict[int, bytes] | None = None) -> bytes:
     """The canonical bytes of ``content`` without ``sha256`` and ``signature`` (what the hash and signature cover).
 
     RFC 8785 (JCS) for format version 2, Python's sorted ``json.dumps`` for version 1, chosen by
     ``content["format"]["version"]``; a version this mechdesign does not read is serialized as the current
-    version (the loader refuses the version before it looks at the hash).
+    version (the loader refuses the version before it looks at the hash). ``known`` passes canonical bytes of
+    matrices already serialized (:func:`~mechdesign.deploy.file.canonical.matrix_texts`) to version 2.
 
     Raises
     ------
@@ -133,6 +134,8 @@ def canonical_bytes(content: dict[str, Any]) -> bytes:
     version = fmt.get("version") if isinstance(fmt, dict) else None
     if isinstance(version, bool) or version not in CANONICAL_FORMS:
         version = FORMAT_VERSION
+    if version == 2:
+        return canonical_json(body, known)
     return CANONICAL_FORMS[version](body)
 
 
@@ -156,15 +159,96 @@ def json_block(name: str, value: dict[str, Any] | None) -> dict[str, Any] | None
     return to_jsonable(value)
 
 
-def pretty_json(content: dict[str, Any]) -> str:
-    """One top-level key per line and one matrix row per line (the hash does not depend on layout)."""
+def file_text(content: dict[str, Any], path: Path, name: str = "mechanism file") -> str:
+    """The text of a mechanism or record file: ``content`` with its ``sha256``, refused if its readers would refuse it.
+
+    The size is checked (:func:`mechdesign._files.check_write_size`) before the canonical bytes are serialized (the
+    slow part: 1.6 µs a number), so an oversized file costs no more than its layout. ``content`` must not hold
+    ``sha256`` yet; it is added last, as the file's last key.
+    """
+    matrix = content.get("matrix")
+    rows, known = None, None
+    if isinstance(matrix, list) and matrix and all(type(row) is list for row in matrix):
+        refuse_oversized(matrix, path, name)
+        rows, canonical = matrix_texts(matrix)  # the numbers written once for both forms
+        known = {id(matrix): canonical}
+    body = pretty_json(content, rows)
+    digest_line = ',\n "sha256": "' + "0" * 64 + '"'
+    check_write_size(name, len(body.encode("utf-8")) + len(digest_line), path)
+    content["sha256"] = hashlib.sha256(canonical_bytes(content, known)).hexdigest()
+    return body[:-3] + f',\n "sha256": {json.dumps(content["sha256"])}\n}}\n'
+
+
+_ESTIMATE_SLACK = 1.25  # a size estimated from sampled rows refuses only beyond this factor over the cap
+
+def refuse_oversized(matrix: Any, path: Path, name: str = "mechanism file") -> None:
+    """Refuse a matrix whose file would be far over the read cap, judged from a few of its rows.
+
+    Writing every number of a 2,000 × 2,000 matrix (92 MB, 3 s under load) only to refuse the file wastes a deadline's
+    time: up to 32 rows sampled evenly give the size within a few percent. Only a clear excess (beyond
+    :data:`_ESTIMATE_SLACK` times the cap) is refused here; the exact size decides in :func:`file_text`.
+
+    Parameters
+    ----------
+    matrix : array_like or list of lists
+        The rows to be written.
+    path : Path
+        Where the file would be written.
+    name : str, optional
+        What is written.
+
+    Raises
+    ------
+    ValueError
+        If the estimated size is clearly over the cap.
+    """
+    count = len(matrix)
+    if count == 0:
+        return
+    step = max(1, count // 32)
+    sample = [list(map(float, matrix[k])) for k in range(0, count, step)]
+    about = sum(len(json.dumps(row)) + 4 for row in sample) * count / len(sample)
+    if about > _ESTIMATE_SLACK * max_file_bytes():
+        check_write_size(name, int(about), path, about=True)
+
+
+# Seconds per matrix entry to write a file (each number's repr 0.7 µs, its ECMAScript layout where it differs, the
+# guarantee's capacity and the conversion to Python floats: 1.1 s at 1,000 × 1,000 on one core), and the margin on
+# that estimate.
+_WRITE_PER_ENTRY, _WRITE_MARGIN = 1.2e-6, 1.5
+
+
+def write_seconds(entries: int) -> float:
+    """Estimated wall seconds to write a mechanism file of ``entries`` matrix entries (a deadline's reserve).
+
+    Parameters
+    ----------
+    entries : int
+        Inputs × outputs (summed over the factors of a product).
+
+    Returns
+    -------
+    float
+        Seconds, scaled by :func:`mechdesign.deadline.contention`.
+    """
+    from mechdesign.deadline import contention
+
+    return _WRITE_MARGIN * _WRITE_PER_ENTRY * float(entries) * contention() + 0.05
+
+
+def pretty_json(content: dict[str, Any], matrix_rows: list[str] | None = None) -> str:
+    """One top-level key per line and one matrix row per line (the hash does not depend on layout).
+
+    ``matrix_rows``: the rows of ``content["matrix"]`` already written (:func:`matrix_texts`).
+    """
     def dump(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
     lines = []
     for key, value in content.items():
         if key == "matrix":
-            text = "[\n" + ",\n".join(f"  {dump(row)}" for row in value) + "\n ]"
+            rows = matrix_rows if matrix_rows is not None else [dump(row) for row in value]
+            text = "[\n" + ",\n".join(f"  {row}" for row in rows) + "\n ]"
         else:
             text = dump(value)
         lines.append(f" {dump(key)}: {text}")

@@ -7,7 +7,6 @@ replaced atomically (complete or absent).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,9 @@ from mechdesign.deploy.file.format import (
     GUARANTEE_SLACK,
     RADIUS_RTOL,
     FileChecker,
-    canonical_bytes,
     check_radius,
+    file_text,
     json_block,
-    pretty_json,
     provenance_versions,
 )
 from mechdesign.deploy.file.policy import normalize_release, stated_release
@@ -173,8 +171,8 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     block = stated_release(policy, *(recomputed or (None, True))).to_json()
     if block is not None:
         content["release"] = json_block("release", block)
-    content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
     target = Path(path)
+    text = file_text(content, target, "record file")  # refused here when the readers would refuse it
     with atomic_path(target) as tmp:
-        tmp.write_text(pretty_json(content), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
     return target

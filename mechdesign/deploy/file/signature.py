@@ -139,8 +139,10 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     content["signature"] = {"algorithm": ALGORITHM,
                             "public_key": base64.b64encode(raw_public_bytes(private.public_key())).decode("ascii"),
                             "value": base64.b64encode(value).decode("ascii")}
-    from mechdesign._files import atomic_path
+    from mechdesign._files import atomic_path, check_write_size
 
+    text = pretty_json(content)
+    check_write_size("signed file", len(text.encode("utf-8")), target)  # the signature adds a few hundred bytes
     with atomic_path(target) as tmp:
-        tmp.write_text(pretty_json(content), encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
     return target

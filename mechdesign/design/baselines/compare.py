@@ -19,7 +19,6 @@ as skipped, with the reason, when they cannot finish (:func:`compute_baselines`)
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -28,10 +27,12 @@ from mechdesign._numerics import exp_capped
 from mechdesign.core.leakage import capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import PriorLike, as_prior
+from mechdesign.deadline import Deadline, contention
+from mechdesign.design.certificate import finish_seconds
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response
 from mechdesign.design.polytope.lp import solve_vertex_lp
 from mechdesign.design.problem import DesignProblem
-from mechdesign.design.result import Baseline, DesignResult, SkippedBaseline
+from mechdesign.design.result import BASELINE_LABELS, Baseline, DesignResult, SkippedBaseline
 from mechdesign.design.utility import Utility
 
 __all__ = ["compute_baselines", "staircase_lp"]
@@ -39,6 +40,11 @@ __all__ = ["compute_baselines", "staircase_lp"]
 # A baseline design that ends "feasible" within this fraction of its time budget of the deadline stopped at its
 # limit (the engines stop at their deadline, or 5 % before it to certify): it is skipped, not reported.
 _STALL_MARGIN = 0.1
+_NO_TIME = "no time left in the time limit"
+# CPU seconds per entry of an N × N closed-form baseline (build 0.2 s, utility 0.6 s, capacity over the ball 0.5 s at
+# N = 2,000 on one core), with a margin, and the time below which a step always runs (the limit's slack is larger).
+_CLOSED_FORM_PER_ENTRY = 5e-7
+_NEGLIGIBLE = 0.05
 
 
 def _ratio(design: float, base: float, sense: str = "maximize") -> float:
@@ -111,18 +117,20 @@ def staircase_lp(prior: PriorLike, epsilon: float, utility: Utility | str = "mut
 
 
 def compute_baselines(problem: DesignProblem, design_utility: float, design: Callable[..., DesignResult], *,
-                      deadline: float) -> tuple[tuple[Baseline, ...], tuple[SkippedBaseline, ...]]:
+                      deadline: Deadline,
+                      calibrated: tuple[Mechanism, float] | None = None,
+                      ) -> tuple[tuple[Baseline, ...], tuple[SkippedBaseline, ...]]:
     """The four baselines of the module docstring for ``problem``, against the design's utility, by ``deadline``.
 
     ``design`` solves a problem without baselines (:func:`mechdesign.design.solver.solve` passes itself), so
     the optimal LDP and inner designs use the same engine without this module importing the solver.
 
-    The closed forms (``rr_ldp``, ``rr_pml``: O(N²) each, 0.3 s at N = 1,000) are always computed. A
-    baseline that is a design gets the time left until ``deadline``; it is skipped, with the reason, when
-    no time is left before it starts, when it stops at its time limit without being proven optimal (a
-    value that is not its optimum would flatter the design), or when its engine refuses the problem
-    (e.g. a general radius beyond the enumerable size). It starts only before the deadline, so it can
-    overrun it by at most its first iteration and its certificate.
+    The closed forms (``rr_ldp``, ``rr_pml``: a utility and a capacity evaluation of an N × N matrix each, 1.3 s at
+    N = 2,000 on one core) are computed unless the time left cannot hold them (then they are skipped like the designs;
+    below :data:`_NEGLIGIBLE` seconds they always run). A baseline that is a design gets the time left until
+    ``deadline`` (its own certificate included); it is skipped, with the reason, when no time is left before it
+    starts, when it stops at its time limit without being proven optimal (a value that is not its optimum would
+    flatter the design), or when its engine refuses the problem (e.g. a general radius beyond the enumerable size).
 
     Parameters
     ----------
@@ -131,9 +139,11 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
     design_utility : float
         The design's utility, the numerator of each ratio.
     design : callable
-        ``design(problem, time_limit=seconds) -> DesignResult`` without baselines.
-    deadline : float
-        The end of the whole run, on the clock of :func:`time.monotonic`.
+        ``design(problem, deadline=Deadline) -> DesignResult`` without baselines.
+    deadline : Deadline
+        The end of the baselines (:class:`~mechdesign.deadline.Deadline`).
+    calibrated : tuple of (Mechanism, float), optional
+        k-RR calibrated to the ball and its ε₀, when the design already computed them (its start).
 
     Returns
     -------
@@ -141,7 +151,7 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
         ``rr_ldp``, ``rr_pml``, ``optimal_ldp`` and, for 0 < β < 2 min P̂ with ε′ ≥ 0, ``inner``; each
         with its utility, the ratio design / baseline, and its exact capacity over the ball (≤ ε).
     skipped : tuple of SkippedBaseline
-        The design baselines that were not computed, with the reason.
+        The baselines that were not computed, with the reason.
 
     References
     ----------
@@ -149,44 +159,61 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
         eq. 43–44 (inner), Remark 3 (LDP); reference §3.5.
     """
     p, ball, u = problem.prior, problem.ball, problem.utility
-    out = []
-    rr = randomized_response(p.size, problem.epsilon, p.labels)
-    out.append(("rr_ldp", f"k-RR at LDP level epsilon={problem.epsilon:.6g}", rr, problem.epsilon))
-    rr_pml, eps0 = calibrated_randomized_response(p, problem.epsilon, problem.radius)
-    out.append(("rr_pml", f"k-RR with the largest eps0={eps0:.6g} meeting the PML guarantee over the ball",
-                rr_pml, eps0))
+    skipped: list[SkippedBaseline] = []
+    found: list[Baseline] = []
+
+    def add(name: str, text: str, mech: Mechanism, parameter: float | None) -> None:
+        value = u.value(mech, p)
+        found.append(Baseline(name, text, mech, value, _ratio(design_utility, value, u.sense), capacity(mech, ball),
+                              parameter))
+
+    # Each closed form: building (or reusing) k-RR, its utility and its capacity over the ball.
+    closed = contention() * _CLOSED_FORM_PER_ENTRY * p.size * p.size
+    if closed > max(deadline.remaining(), _NEGLIGIBLE):
+        skipped.append(SkippedBaseline("rr_ldp", _NO_TIME))
+    else:
+        add("rr_ldp", f"k-RR at LDP level epsilon={problem.epsilon:.6g}",
+            randomized_response(p.size, problem.epsilon, p.labels), problem.epsilon)
+    # Calibrating k-RR (when the design did not) is a search over ε₀: a few more capacity evaluations.
+    if (closed if calibrated is not None else 8 * closed) > max(deadline.remaining(), _NEGLIGIBLE):
+        skipped.append(SkippedBaseline("rr_pml", _NO_TIME))
+    else:
+        rr_pml, eps0 = calibrated if calibrated is not None else calibrated_randomized_response(
+            p, problem.epsilon, problem.radius)
+        add("rr_pml", f"k-RR with the largest eps0={eps0:.6g} meeting the PML guarantee over the ball", rr_pml, eps0)
     designs = [("optimal_ldp", "optimal epsilon-LDP mechanism (staircase LP = design at radius 2)",
                 problem.with_(radius=2.0), problem.epsilon)]
     eps_p = problem.epsilon_prime
     if 0 < problem.radius and problem.is_proposition2 and eps_p >= 0:
         designs.append(("inner", f"optimal at the estimate with epsilon'={eps_p:.6g} (eq. 43-44)",
                         problem.with_(epsilon=eps_p, radius=0.0), eps_p))
-    skipped = []
+    # A design baseline costs at least its start (k-RR calibrated: two capacities) and its certificate, whatever its
+    # limit: at N = 2,000 under load that overran a 60-s command by 10 s. It starts only when those fit.
+    least = 8 * closed + finish_seconds(p.size, p.size)
     for name, text, sub, parameter in designs:
-        found = _timed_design(design, sub, deadline)
-        if isinstance(found, str):
-            skipped.append(SkippedBaseline(name, found))
+        if least > max(deadline.remaining(), _NEGLIGIBLE):
+            skipped.append(SkippedBaseline(name, _NO_TIME))
+            continue
+        result = _timed_design(design, sub, deadline)
+        if isinstance(result, str):
+            skipped.append(SkippedBaseline(name, result))
         else:
-            out.append((name, text, found, parameter))
-    baselines = tuple(
-        Baseline(name, text, mech, value := u.value(mech, p), _ratio(design_utility, value, u.sense),
-                 capacity(mech, ball), par)
-        for name, text, mech, par in out
-    )
-    return baselines, tuple(skipped)
+            add(name, text, result, parameter)
+    order = {name: k for k, name in enumerate(BASELINE_LABELS)}
+    return tuple(sorted(found, key=lambda b: order[b.name])), tuple(sorted(skipped, key=lambda b: order[b.name]))
 
 
-def _timed_design(design: Callable[..., DesignResult], problem: DesignProblem, deadline: float) -> Mechanism | str:
+def _timed_design(design: Callable[..., DesignResult], problem: DesignProblem, deadline: Deadline) -> Mechanism | str:
     """The optimal mechanism of ``problem`` designed by ``deadline``, or the reason it is not available."""
-    given = deadline - time.monotonic()
+    given = deadline.remaining()
     if given <= 0:
-        return "no time left in the time limit"
+        return _NO_TIME
     try:
-        result = design(problem, time_limit=given)
+        result = design(problem, deadline=deadline)
     except ValueError as exc:  # a refusal decided before any large allocation (e.g. radius 2 beyond LIST_LIMIT)
         return f"refused: {str(exc).splitlines()[0]}"
     # Engines stop at their limit with status "feasible"; a feasible result that ends well before it stalled
     # on a degenerate face (β = 2, estimation) and is kept, as before, with its certified gap.
-    if result.status != "optimal" and time.monotonic() >= deadline - _STALL_MARGIN * given:
+    if result.status != "optimal" and deadline.remaining() <= _STALL_MARGIN * given:
         return f"not proven optimal in the {given:.3g} s left (relative gap {result.certificate.relative_gap:.2g})"
     return result.mechanism

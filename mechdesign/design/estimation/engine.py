@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import replace
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -66,6 +66,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.deadline import Deadline
 from mechdesign.design.baselines.compare import compute_baselines
 from mechdesign.design.baselines.ldp_oracles import compare_oracles
 from mechdesign.design.certificate import certify, repair
@@ -126,7 +127,8 @@ def _fresh(reduced: np.ndarray, names: np.ndarray, active: np.ndarray, count: in
 
 def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tolerance: float = 1e-7,
                       max_candidates: int = 5_000_000, reduce: bool = True, conic: bool = False,
-                      time_limit: float = 60.0, progress: bool = False, seeds: Any = None) -> DesignResult:
+                      time_limit: float = 60.0, progress: bool = False, seeds: Any = None,
+                      deadline: Deadline | None = None, reserve: Callable[[int], float] | None = None) -> DesignResult:
     """The A-optimal (``estimation_mse``) or D-optimal (``estimation_logdet``) design, certified.
 
     Over every mechanism that is ε-PML for all priors in the ball B_β(P̂) ([E] eq. 31 and the feasible
@@ -174,6 +176,14 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
         enumerated search already sees every vertex and ignores them. They only steer the search: the bound
         and the certificate do not depend on them.
 
+    deadline
+        The end of the whole run (:class:`~mechdesign.deadline.Deadline`, e.g. the CLI's, created when the command
+        started); it replaces ``time_limit``, which then counts from the call.
+    reserve
+        ``reserve(M)``: seconds the caller needs after this call for a mechanism of M outputs (the CLI: writing the
+        file). The engine keeps ``reserve(min(N(N + 1)/2, 8N))`` (the outputs of a reduced design; 469 at a joint
+        design of N = 70) before the deadline.
+
     Returns
     -------
     DesignResult
@@ -215,12 +225,21 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
 
     # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
     limit = v.positive("time_limit", time_limit)
+    if deadline is None:
+        deadline = Deadline(limit)
+    elif not isinstance(deadline, Deadline):
+        raise TypeError(f"deadline must be a Deadline, got deadline={deadline!r}")
+    if reserve is not None:
+        deadline = deadline.before(reserve(min(problem.size * (problem.size + 1) // 2, 8 * problem.size)))
+    # The engine's shares of its time (the search's 80 %, the reduction's 85 %) are of what is left now, and its
+    # stopping points read time.monotonic().
+    limit = max(deadline.remaining(), 1e-9)
     if problem.size > MAX_SIZE and pricing_counts(problem.prior) is None:
         # Beyond enumeration the priced search's knapsack tables run on counts; decided before any allocation.
         raise v.fail("prior", f"be given by counts (Prior.from_counts, or probabilities that are fractions with a "
                      f"common denominator ≤ 1e7) for an estimation design beyond {MAX_SIZE} categories",
                      problem.size)
-    options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, time.monotonic() + limit,
+    options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, deadline.on_monotonic(),
                        _seed_vectors(seeds, problem.prior.probabilities))
     with threadpool_limits(1):
         return _design(problem, baselines, options)
@@ -244,7 +263,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
     start = time.perf_counter()
     n = problem.size
     gap_tolerance = options.gap_tolerance
-    deadline = time.monotonic() + options.time_limit
+    deadline = options.deadline
     rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     mass = problem.prior.probabilities @ rr.matrix
     start_columns = rr.matrix / mass  # feasible lift vectors of a full-rank mechanism
@@ -496,15 +515,17 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
     result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
                           certificate, solver, method, candidates, iterations, timings, sense="minimize")
     if baselines:
+        result.identifiability()  # the rank, while the time kept for the certificate lasts (the report and file ask)
         base_start = time.perf_counter()
         design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
                          max_candidates=options.max_candidates, conic=options.conic, progress=options.progress)
-        baseline_list, skipped = compute_baselines(problem, certificate.utility, design, deadline=options.deadline)
+        baseline_list, skipped = compute_baselines(problem, certificate.utility, design,
+                                                   deadline=Deadline(max(options.deadline - time.monotonic(), 0.0)))
         oracles: tuple[Any, ...] = ()
         if problem.utility.kind == "estimation_mse":  # the oracles estimate every frequency: L = I only
             ldp = next((b.mechanism for b in baseline_list if b.name == "optimal_ldp"), None)
             oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp)
         timings["baselines"] = time.perf_counter() - base_start
-        result = replace(result, baselines=baseline_list, skipped_baselines=skipped, oracles=oracles)
+        result = result.with_baselines(baseline_list, skipped, oracles)
     timings["total"] = time.perf_counter() - start
     return result

@@ -41,7 +41,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mechdesign.design.information.master import Master
+from mechdesign.deadline import Deadline
+from mechdesign.design.information.master import TIME_LIMIT, Master
 from mechdesign.design.information.proximal import ProximalModel
 from mechdesign.design.problem import DesignProblem
 from mechdesign.errors import SolverError
@@ -55,8 +56,8 @@ _EPS = np.finfo(np.float64).eps
 
 
 class Oracle(Protocol):
-    def price(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
-        """(bound ≥ max over candidates of μ(v) − λ·v, some candidate lift vectors N×K)."""
+    def price(self, lam: np.ndarray, deadline: Deadline | None = None) -> tuple[float, np.ndarray]:
+        """(bound ≥ max over candidates of μ(v) − λ·v, some candidate lift vectors N×K), by ``deadline``."""
         ...
 
 
@@ -80,7 +81,7 @@ class ListOracle:
                  values: np.ndarray, batch: int) -> None:
         self.vectors_of, self.dot, self.values, self.batch = vectors_of, dot, values, batch
 
-    def price(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
+    def price(self, lam: np.ndarray, deadline: Deadline | None = None) -> tuple[float, np.ndarray]:
         """Best reduced cost max_k μ(v_k) − λ·v_k over the list, and the most attractive new columns."""
         reduced = self.values - self.dot(lam)
         if reduced.size == 0:
@@ -97,9 +98,12 @@ class CountOracle:
     def __init__(self, pricer: Any, batch: int) -> None:
         self.pricer, self.batch = pricer, batch
 
-    def price(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
-        """A proven upper bound on the best reduced cost at λ (exact where the oracle is), and new columns."""
-        result = self.pricer.price(lam, count=self.batch)
+    def price(self, lam: np.ndarray, deadline: Deadline | None = None) -> tuple[float, np.ndarray]:
+        """A proven upper bound on the best reduced cost at λ (exact where the oracle is), and new columns.
+
+        ``inf`` when the C2 grid is not built by ``deadline`` (:meth:`CountPricer.price`).
+        """
+        result = self.pricer.price(lam, count=self.batch, deadline=deadline)
         return result.bound, result.columns
 
 
@@ -117,9 +121,19 @@ def identity_duals(problem: DesignProblem) -> np.ndarray:
     return p * problem.utility.column_values(np.diag(1.0 / p), problem.prior)
 
 
-def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadline: float,
-             gap_tolerance: float, max_iterations: int = 100_000, progress: bool = False) -> GenerationResult:
+def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumbent: np.ndarray, *,
+             deadline: Deadline, gap_tolerance: float, finish: Callable[[int], float] = lambda outputs: 0.0,
+             basis: np.ndarray | None = None, max_iterations: int = 100_000,
+             progress: bool = False) -> GenerationResult:
     """Run column generation from the feasible columns ``start`` (N×K, containing the constant column).
+
+    ``incumbent`` is a feasible θ over ``start`` (Σθ_k v_k = 1, θ ≥ 0: k-RR's output law on its lift vectors) and
+    ``basis`` marks N of the start's columns that form a basis holding it (HiGHS starts there:
+    :meth:`Master.set_basis`).
+    The loop ends by ``deadline`` less ``finish(k)``, the seconds the caller needs afterwards for a master solution of
+    k positive weights (its certificate and file); an iteration starts only when the last one would still fit, and
+    every master solve gets the time left as its HiGHS limit. A master solve cut short by that limit leaves the
+    previous solution (the start's incumbent at first): the result is the best master solution reached in time.
 
     Returns the master's final basic solution and the best proven upper bound on the design optimum.
     """
@@ -154,30 +168,52 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
         total = math.fsum(point)
         return float(total + max(bound, 0.0) + (abs(total) + abs(bound) + 1.0) * 4 * _EPS)
 
-    admit(start, None)
-    generated = 0
+    def until(theta: np.ndarray) -> Deadline:
+        """The loop's deadline for a master solution θ: the caller's share for its outputs kept after it."""
+        return deadline.before(finish(int(np.count_nonzero(theta > 1e-9 * max(float(theta.max()), 1e-300)))))
+
+    # An oracle whose bounds hold for another prior (:class:`~mechdesign.design.polytope.pricing.CoarseOracle`)
+    # steers the proximal steps with them, but the design's bound stays the identity's or a proven one.
+    proof = getattr(oracle, "proven", True)
+    theta = np.asarray(incumbent, dtype=np.float64)
     center = identity_duals(problem)
     f_center = best_bound = float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS)  # rounded up
-    iterations, timed_out, idle = 0, False, 0
-    theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01))
+    if until(theta).expired():  # no time for any master: building one (N = 2,000: 4 M entries) would only overrun
+        return GenerationResult(theta, start, float(utility.column_values(start, prior) @ theta), best_bound, 0, 0,
+                                True)
+    admitted = admit(start, None)
+    if basis is not None and admitted == start.shape[1]:  # every start column made it in, in order
+        master.set_basis(basis)
+    generated = 0
+    iterations, timed_out, idle, stale = 0, False, 0, False
+    value = float(utility.column_values(start, prior) @ theta)
+    try:
+        theta, lam, value = master.solve(until(theta).limit())
+    except SolverError as exc:  # the first master did not finish in the time left: the incumbent stands
+        if exc.status != TIME_LIMIT and not until(theta).expired():
+            raise
+        return GenerationResult(theta, start, value, best_bound, 0, 0, True)
     tau = max(f_center - value, 1e-12 * abs(f_center), 1e-300)
     started = time.monotonic()
+    last = 0.0  # seconds the last iteration took: the next one starts only if as much is left
     while iterations < max_iterations:
-        iterations += 1
-        if time.monotonic() >= deadline:
+        if until(theta).remaining() <= last:
             timed_out = True
             break
+        iterations += 1
+        clock = time.monotonic()
+        step = until(theta)
         duals = lam
         try:
             point = model.point(center, tau)
             predicted = f_center - math.fsum(point)  # the model's decrease (its value at the point is Σλ)
         except RuntimeError:  # NNLS did not converge: a Wentges step towards the master's central duals
-            _, duals, _ = master.solve(max(deadline - time.monotonic(), 0.01), central=True)
+            _, duals, _ = master.solve(step.limit(), central=True)
             point = _SMOOTHING * center + (1 - _SMOOTHING) * duals
             predicted = -math.inf  # no model prediction: any improvement moves the centre, duals priced too
-        bound, vectors = oracle.price(point)
+        bound, vectors = oracle.price(point, step)
         f_point = proven(point, max(bound, 0.0)) if bound < math.inf else math.inf  # −inf: no candidate
-        best_bound = min(best_bound, f_point)
+        best_bound = min(best_bound, f_point) if proof else best_bound
         added = admit(vectors, point)
         # Serious step when the true decrease is a fair share of the predicted one (then a longer step next
         # time if it was most of it); a null step that made things worse shortens the step.
@@ -187,27 +223,30 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
             center, f_center = point, f_point
         elif f_point > f_center:
             tau = max(tau / 2.0, 1e-300)
-        if predicted < 0.5 * (best_bound - value):  # the master's value lags: price at its duals too
-            bound, vectors = oracle.price(duals)
+        if predicted < 0.5 * (best_bound - value) and not step.expired():  # the master's value lags: its duals too
+            bound, vectors = oracle.price(duals, step)
             f_duals = proven(duals, max(bound, 0.0)) if bound < math.inf else math.inf
-            best_bound = min(best_bound, f_duals)
+            best_bound = min(best_bound, f_duals) if proof else best_bound
             if f_duals < f_center:  # a better bound at the master's duals moves the centre there
                 center, f_center = duals, f_duals
             added += admit(vectors, duals)
-        if duals is not lam:  # the Wentges fallback priced interior duals: the master's basic duals close the gap
-            bound, vectors = oracle.price(lam)
+        if duals is not lam and not step.expired():  # the Wentges fallback priced interior duals: the basic ones too
+            bound, vectors = oracle.price(lam, step)
             f_basic = proven(lam, max(bound, 0.0)) if bound < math.inf else math.inf
-            best_bound = min(best_bound, f_basic)
+            best_bound = min(best_bound, f_basic) if proof else best_bound
             added += admit(vectors, lam)
         generated += added
         idle = 0 if added else idle + 1
+        stale = stale or added > 0
         try:
-            theta, lam, value = master.solve(max(deadline - time.monotonic(), 0.01), primal=True)
-        except SolverError:  # a time limit inside HiGHS: keep the last optimal master
-            if time.monotonic() >= deadline:
+            theta, lam, value = master.solve(until(theta).limit(), primal=True)
+            stale = False
+        except SolverError as exc:  # a time limit inside HiGHS: keep the last optimal master
+            if exc.status == TIME_LIMIT or until(theta).expired():
                 timed_out = True
                 break
             raise
+        last = time.monotonic() - clock
         if progress:
             gap = best_bound - value
             print(f"iteration {iterations}: utility {value:.10g}, bound {best_bound:.10g}, gap {gap:.3g}, "
@@ -216,12 +255,12 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, *, deadl
         # by any real column, or the model's optimum is reached to rounding).
         if best_bound - value <= gap_tolerance * max(abs(best_bound), 1e-300) or idle >= _IDLE:
             break
-    # The final solve: simplex, a basic solution (at most N positive weights), given time beyond the
-    # deadline since it is what makes the answer small; if even that fails, the interior solution stays
-    # (still feasible, possibly more outputs). Columns added after the last solve carry no weight.
-    try:
-        theta, _, value = master.solve(max(deadline - time.monotonic(), 10.0))
-    except SolverError:
-        pass
+    # Every master solve above was simplex, so θ is basic (at most N positive weights) unless the last one was cut
+    # short after columns were added; it was then the previous basic solution, and those columns carry no weight.
+    if stale and not until(theta).expired():
+        try:
+            theta, _, value = master.solve(until(theta).limit(), primal=True)
+        except SolverError:
+            pass
     return GenerationResult(theta, master.columns()[:, :theta.size], value, best_bound, iterations, generated,
                             timed_out)

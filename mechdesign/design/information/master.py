@@ -24,7 +24,11 @@ import numpy as np
 
 from mechdesign.errors import SolverError
 
-__all__ = ["Master"]
+__all__ = ["TIME_LIMIT", "Master"]
+
+#: The :attr:`~mechdesign.errors.SolverError.status` of a solve stopped by its time limit (HiGHS's own clock can stop
+#: it a moment before the caller's deadline reads as passed: callers test this, not only their clock).
+TIME_LIMIT = "time_limit"
 
 # Tighter than HiGHS's 1e-7 defaults so that the recomputed utility meets the bound to ~1e-10.
 _OPTIONS = {"output_flag": False, "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10,
@@ -114,6 +118,21 @@ class Master:
         self._vectors.append(vec)
         self._scale.append(scale)
 
+    def set_basis(self, basic: np.ndarray) -> None:
+        """Start the next solve from the basis of the columns marked ``basic`` (N of them, linearly independent).
+
+        The first master of column generation holds k-RR's N lift vectors and the constant column; k-RR is a
+        feasible basic solution, and given as the starting basis it spares HiGHS the dense N × N crash (N = 1,000:
+        3.5 s → 0.3 s, zero simplex iterations; N = 2,000: 13 s, most of a 20-s limit). A basis HiGHS rejects is
+        ignored (the solve then starts as before).
+        """
+        status = self._highspy.HighsBasisStatus
+        basis = self._highspy.HighsBasis()
+        basis.col_status = [status.kBasic if b else status.kLower for b in np.asarray(basic, dtype=bool)]
+        basis.row_status = [status.kLower] * self.size  # equality rows: every row is nonbasic (at its bound)
+        basis.valid = True
+        self.model.setBasis(basis)
+
     def solve(self, time_limit: float = math.inf, central: bool = False,
               primal: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
         """Solve; returns (θ ≥ 0 per column, row duals λ, objective). Falls back on non-optimal statuses.
@@ -142,7 +161,8 @@ class Master:
                 return self._solution()
             statuses.append(self.model.modelStatusToString(status))
             if status == self._highspy.HighsModelStatus.kTimeLimit:
-                break
+                raise SolverError(f"HiGHS ended with status {statuses!r} on the master LP (expected 'Optimal')",
+                                  status=TIME_LIMIT)
         raise SolverError(f"HiGHS ended with status {statuses!r} on the master LP (expected 'Optimal')",
                           status=statuses[-1] if statuses else None)
 

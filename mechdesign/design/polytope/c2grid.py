@@ -24,6 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mechdesign.deadline import Deadline
+
 __all__ = ["C2Grid"]
 
 _TOL = 1e-12
@@ -91,15 +93,33 @@ class C2Grid:
         self.h_max = 0.0
         self.f_abs = 0.0
         chunk = max(1, 4_000_000 // (nb * width))
-        for start in range(0, self.rows.size, chunk):
-            idx = np.arange(start, min(start + chunk, self.rows.size))
-            for b0 in range(0, nb, 256):
-                bl = np.arange(b0, min(b0 + 256, nb))
-                f, h, _, valid = self._cells(np.repeat(idx, bl.size), np.tile(bl, idx.size))
-                fm = np.where(valid, f, -np.inf).max(axis=1)
-                self.f_max[np.ix_(idx, bl)] = fm.reshape(idx.size, bl.size)
-                self.h_max = max(self.h_max, float(np.max(np.where(valid, h, 0.0))))
-                self.f_abs = max(self.f_abs, float(np.max(np.where(valid, np.abs(f), 0.0))))
+        # The block maxima are filled piece by piece (:meth:`build`): at Zipf N = 256 (m = 10⁵) they take 8 s, more
+        # than a short time limit, and a run stopped at its deadline must not have waited for them.
+        self._pieces = [(start, b0) for start in range(0, self.rows.size, chunk) for b0 in range(0, nb, 256)]
+        self._chunk = chunk
+        self._done = 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether every block's largest F is known (then :meth:`price` may run)."""
+        return self.empty or self._done == len(self._pieces)
+
+    def build(self, deadline: Deadline | None = None) -> bool:
+        """Fill the block maxima, stopping at ``deadline`` (resumed by the next call); return :attr:`complete`."""
+        nb = self.block_start.size if not self.empty else 0
+        while not self.complete:
+            if deadline is not None and deadline.expired():
+                return False
+            start, b0 = self._pieces[self._done]
+            idx = np.arange(start, min(start + self._chunk, self.rows.size))
+            bl = np.arange(b0, min(b0 + 256, nb))
+            f, h, _, valid = self._cells(np.repeat(idx, bl.size), np.tile(bl, idx.size))
+            fm = np.where(valid, f, -np.inf).max(axis=1)
+            self.f_max[np.ix_(idx, bl)] = fm.reshape(idx.size, bl.size)
+            self.h_max = max(self.h_max, float(np.max(np.where(valid, h, 0.0))))
+            self.f_abs = max(self.f_abs, float(np.max(np.where(valid, np.abs(f), 0.0))))
+            self._done += 1
+        return True
 
     def _cells(self, row_idx: np.ndarray, block_idx: np.ndarray) -> tuple[np.ndarray, ...]:
         """F, h, l and validity of every cell of the given (row, block) pairs, shape (P, width)."""
@@ -124,6 +144,7 @@ class C2Grid:
         """
         if self.empty:
             return -math.inf, []
+        self.build()  # the block bounds need every block's largest F
         levels = _range_min_table(d)
         dh = d[self.rows][:, None]
         lo = np.maximum(self.block_start[None, :] - self.rows[:, None], 1)

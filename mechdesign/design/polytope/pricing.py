@@ -50,15 +50,18 @@ import numpy as np
 
 from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.prior import Prior
+from mechdesign.deadline import Deadline
 from mechdesign.design.polytope.vertices import lift_constant
 
-__all__ = ["MAX_TABLE", "CountPricer", "KnapsackChoices", "PricingResult", "level_function", "pricing_counts"]
+__all__ = ["COARSE_M", "MAX_TABLE", "CoarseOracle", "CountPricer", "KnapsackChoices", "PricingResult", "coarse_counts",
+           "level_function", "pricing_counts"]
 
 _TOL = 1e-12            # the same degenerate-vertex slack as mechdesign.design.polytope.vertices
 _EPS = np.finfo(np.float64).eps
 _C1_COLUMNS = 4         # real C1 columns per round (each costs one DP with backtracking)
 _C2_COLUMNS = 4         # real C2 columns per round (each costs one DP for L over X∖H)
-MAX_TABLE = 200_000_000  # the DP's backtracking table has N × (m + 1) booleans; above this, no pricing
+MAX_TABLE = 200_000_000  # the DP's backtracking table has N × (m + 1) booleans; above this, coarse counts
+COARSE_M = 100_000  # records of the rescaled prior priced beyond MAX_TABLE (zipf-256's m: its C2 grid takes seconds)
 
 
 def _xlogx(t: np.ndarray) -> np.ndarray:
@@ -287,10 +290,12 @@ class CountPricer:
         return (8 * self.size + 64) * _EPS * (1.0 + top + lev * lam_abs)
 
     # ---------------------------------------------------------------- one round
-    def price(self, lam: Any, *, count: int = 8, full: bool = True) -> PricingResult:
+    def price(self, lam: Any, *, count: int = 8, full: bool = True, deadline: Deadline | None = None) -> PricingResult:
         """Bound r*(λ) over all families and return up to ``count`` good real columns per family.
 
-        ``full=False`` returns ``inf`` as the C2 part of the bound (columns only).
+        ``full=False`` returns ``inf`` as the C2 part of the bound (columns only). The first call builds the C2
+        grid's block maxima (:class:`~.c2grid.C2Grid`: seconds at m = 10⁵); past ``deadline`` that is left for the
+        next call, and this round's C2 part is ``inf`` with no C2 columns (the other families are priced as usual).
         """
         lam = np.asarray(lam, dtype=np.float64)
         lam_abs = float(np.abs(lam).sum())
@@ -358,7 +363,7 @@ class CountPricer:
                 keep("A", float(r.max()) + self._margin(f, h, lam_abs), float(r.max()), vecs)
         self._price_c1(lam, lam_abs, keep)
         if half > 0 and half + 1.0 / a < 1.0:
-            self._price_c2(lam, d, take, max(max(bounds.values(), default=0.0), 0.0), keep, count, full)
+            self._price_c2(lam, d, take, max(max(bounds.values(), default=0.0), 0.0), keep, count, full, deadline)
         bound = max(bounds.values()) if bounds else -math.inf
         real = max(best_real.values()) if best_real else -math.inf
         # A family is loose when its bound exceeds every real column found (and 0): the gap it may cause.
@@ -439,12 +444,15 @@ class CountPricer:
         return out
 
     def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: KnapsackChoices, threshold: float,
-                  keep: Callable[..., None], count: int, full: bool) -> None:
+                  keep: Callable[..., None], count: int, full: bool, deadline: Deadline | None = None) -> None:
         """C2: the grid of (C_H, C_T) cells by blocks (:mod:`.c2grid`); real columns for the best."""
         from mechdesign.design.polytope.c2grid import C2Grid
 
         if self._c2 is None:
             self._c2 = C2Grid(self.counts, self.a, self.half, self._f)
+        if not self._c2.build(deadline):  # no bound for C2 this round (module docstring of c2grid)
+            keep("C2", math.inf, -math.inf, [])
+            return
         best_bound, cells = self._c2.price(d, threshold, full, count)
         cells.sort(reverse=True)
         vecs = self.c2_columns(lam, take, cells[:_C2_COLUMNS])
@@ -469,6 +477,88 @@ class CountPricer:
     def _exact_reduced(self, vec: np.ndarray, lam: np.ndarray) -> float:
         p = self.p
         return float(np.sum(p * self.phi(vec)) - lam @ vec)
+
+
+def coarse_counts(counts: np.ndarray) -> np.ndarray | None:
+    """Counts rescaled so that the pricer's table fits (N·(m′ + 1) ≤ :data:`MAX_TABLE`), or None if none can.
+
+    Beyond the table (N = 100 with m = 5.2 M, N = 2,000 with m = 8.2 M) the pricer runs on counts rescaled to
+    m′ = min(MAX_TABLE/N − 1, :data:`COARSE_M`) records, every count at least 1 — as the estimation engine's column
+    search does (:mod:`mechdesign.design.estimation.pricing`, its coarse prior). Its columns' sets are levelled again
+    with the true prior (:class:`CoarseOracle`); its bounds are for the rescaled prior, so they steer the search but
+    prove nothing about the true one.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        The true counts n (all ≥ 1).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The rescaled counts (int64), ``counts`` itself when its table fits, or None when even one record per
+        category is too many (N·(N + 1) > MAX_TABLE: N > 14,141).
+
+    Examples
+    --------
+    >>> coarse_counts(np.array([5, 3, 2])).tolist()
+    [5, 3, 2]
+    >>> scaled = coarse_counts(np.full(100, 3_000_000))    # N·(m + 1) = 3·10¹⁰
+    >>> int(scaled.sum()), int(scaled.min())
+    (100000, 1000)
+    """
+    n = np.asarray(counts, dtype=np.int64)
+    m = int(n.sum())
+    if n.size * (m + 1) <= MAX_TABLE:
+        return n
+    target = min(MAX_TABLE // n.size - 1, COARSE_M)
+    if target < n.size:
+        return None
+    scaled = np.maximum(np.rint(n * (target / m)), 1).astype(np.int64)
+    return scaled if n.size * (int(scaled.sum()) + 1) <= MAX_TABLE else None
+
+
+class CoarseOracle:
+    """Pricing on rescaled counts (:func:`coarse_counts`), for a count prior whose own table is too large.
+
+    Each round prices λ on the rescaled prior; the sets (H, L) of its columns are levelled again with the true prior
+    (:meth:`CountPricer.vector`), and column generation keeps those that are members of the true column polytope
+    (its own exact check). The bound returned is the rescaled prior's, which is no proof for the true prior:
+    ``proven`` is False, so it only steers the search, and the design's bound stays one that holds.
+
+    Parameters
+    ----------
+    coarse : CountPricer
+        The pricer of the rescaled counts.
+    exact : CountPricer
+        A pricer of the true counts, used only to level columns (it never builds a table).
+    batch : int
+        Columns per family and round.
+    """
+
+    proven = False
+
+    def __init__(self, coarse: CountPricer, exact: CountPricer, batch: int) -> None:
+        self.coarse, self.exact, self.batch = coarse, exact, batch
+
+    def price(self, lam: np.ndarray, deadline: Deadline | None = None) -> tuple[float, np.ndarray]:
+        """The rescaled prior's bound at λ (unproven) and its columns levelled for the true prior."""
+        result = self.coarse.price(lam, count=self.batch, deadline=deadline)
+        out = []
+        for v in result.columns.T:
+            top = float(v.max())
+            zero, high = v <= 1e-12 * top, v >= top * (1 - 1e-9)
+            low = ~zero & ~high
+            if low.any():
+                family = ("C1" if float(self.exact.p[high].sum()) >= self.exact.half else "C2") if zero.any() else "A"
+            elif zero.any() and np.count_nonzero(high) == 1:
+                family = "B"
+            else:  # the constant column: already in the master
+                continue
+            vec = self.exact.vector(high, low, family)
+            if vec is not None and np.all(np.isfinite(vec)) and vec.min() >= 0:
+                out.append(vec)
+        return result.bound, (np.column_stack(out) if out else np.zeros((self.exact.size, 0)))
 
 
 def pricing_counts(prior: Prior, max_total: int = 10_000_000) -> np.ndarray | None:

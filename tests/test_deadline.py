@@ -1,0 +1,75 @@
+"""The run's deadline (:mod:`mechdesign.deadline`, issue 38 item 5): driven by an injected clock, never by sleeping."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from mechdesign.deadline import Deadline, contention, process_started
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_remaining_and_expired_follow_the_clock():
+    clock = Clock()
+    deadline = Deadline(10.0, clock=clock)
+    assert deadline.remaining() == 10.0 and not deadline.expired() and deadline.elapsed() == 0.0
+    clock.now += 4.0
+    assert deadline.remaining() == 6.0 and deadline.elapsed() == 4.0
+    clock.now += 6.0
+    assert deadline.expired() and deadline.remaining() == 0.0
+    clock.now += 5.0
+    assert deadline.remaining() == 0.0  # never negative
+
+
+def test_before_keeps_time_for_what_follows_on_the_same_clock():
+    clock = Clock()
+    deadline = Deadline(10.0, clock=clock)
+    step = deadline.before(3.0)
+    assert step.remaining() == 7.0 and step.clock is clock
+    clock.now += 7.0
+    assert step.expired() and not deadline.expired()
+    assert deadline.before(math.inf).expired() and deadline.before(-1.0).remaining() == deadline.remaining()
+
+
+def test_limit_gives_solvers_a_positive_finite_number():
+    clock = Clock()
+    assert Deadline(0.0, clock=clock).limit() == 0.01  # HiGHS refuses a zero time limit
+    assert Deadline(5.0, clock=clock).limit() == 5.0
+    assert Deadline(math.inf, clock=clock).limit() == 1e30
+
+
+def test_started_counts_from_a_given_time():
+    clock = Clock(50.0)
+    assert Deadline(10.0, clock=clock, started=45.0).remaining() == 5.0
+
+
+def test_process_start_is_in_the_past_and_on_the_monotonic_clock():
+    started = process_started()
+    assert started <= time.monotonic() and time.monotonic() - started <= 61.0  # an age is capped at 60 s
+
+
+def test_on_monotonic_maps_an_injected_clock_to_the_real_one():
+    deadline = Deadline(5.0, clock=Clock())
+    assert abs(deadline.on_monotonic() - (time.monotonic() + 5.0)) < 1.0
+
+
+def test_contention_is_at_least_one():
+    assert contention() >= 1.0
+
+
+@pytest.mark.parametrize(("seconds", "error"), [(-1.0, ValueError), (math.nan, ValueError), ("10", TypeError),
+                                                 (True, TypeError)])
+def test_bad_seconds_are_refused_with_the_rule(seconds, error):
+    with pytest.raises(error, match="seconds must be"):
+        Deadline(seconds)
