@@ -79,3 +79,11 @@ def cli_process():
 
 # tests/typing/ is checked by mypy, not run by pytest.
 collect_ignore_glob = ["typing/*"]
+
+
+def assert_one_line_error(call, kind: type[Exception], text: str) -> None:
+    """``call()`` refuses with ``kind``, a message holding ``text`` on one line (errors that teach, STYLE 3)."""
+    with pytest.raises(kind) as info:
+        call()
+    assert text in str(info.value)
+    assert "\n" not in str(info.value)
