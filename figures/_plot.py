@@ -1,8 +1,7 @@
-"""Shared figure helpers: headless backend, house style, CSV writing."""
+"""Shared figure helpers: headless backend, house style, CSV writing (:mod:`_output`)."""
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,17 +9,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from _output import write_csv
 
 plt.rcParams.update({"figure.dpi": 120, "savefig.dpi": 120, "font.size": 9, "axes.grid": True,
                      "grid.alpha": 0.3, "legend.fontsize": 8})
 
 
-def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[object]]) -> Path:
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
+__all__ = ["plt", "write_csv", "write_dict_rows"]
 
 
 def write_dict_rows(path: Path, rows: Sequence[dict[str, object]]) -> Path:

@@ -7,7 +7,6 @@ Figure 6: P̂ = (0.5, 0.5), σ = 1.5 and 2. Figure 7 (``fig_binary_gaussian_fig7
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from _output import save
 
 from mechdesign.noise.additive import binary_radius, gaussian_curve, pldp_delta
 
@@ -56,14 +56,7 @@ def panels(out_dir: Path, name: str, p_hat_min: float, sigmas: tuple[float, ...]
     fig.suptitle(rf"[E] Figure {figure}: binary Gaussian mechanism, $(\varepsilon^*, \delta^*)$-PML (eq. 64–65)"
                  "\n" r"vs $(\varepsilon, \delta)$-pLDP", fontsize=10)
     fig.tight_layout()
-    png, table = out_dir / f"{name}.png", out_dir / f"{name}.csv"
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    with table.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["curve", "sigma", "samples", "epsilon_star", "delta_star"])
-        writer.writerows(rows)
-    return [png, table]
+    return save(fig, out_dir, name, ["curve", "sigma", "samples", "epsilon_star", "delta_star"], rows)
 
 
 def main(out_dir: Path) -> list[Path]:

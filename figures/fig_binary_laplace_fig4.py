@@ -7,7 +7,6 @@ empirical mutual information eq. 67, averaged over the shuffles.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from _output import save
 
 from mechdesign.datasets import load_adult
 from mechdesign.noise.additive import binary_decision, empirical_mutual_information, laplace_scale_estimated
@@ -89,15 +89,8 @@ def main(out_dir: Path) -> list[Path]:
     fig.suptitle(r"[E] Figure 4: binary Laplace mechanism, $(\varepsilon, \delta = 10^{-9})$-PML vs "
                  r"$\varepsilon$-LDP, 100 shuffles")
     fig.tight_layout()
-    png, table = out_dir / "fig_binary_laplace_fig4.png", out_dir / "fig_binary_laplace_fig4.csv"
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    with table.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["feature", "samples", "epsilon", "delta", "pml_scale_mean", "pml_mi_mean",
-                         "pml_mi_std", "ldp_scale", "ldp_mi_mean", "ldp_mi_std"])
-        writer.writerows(rows)
-    return [png, table]
+    return save(fig, out_dir, "fig_binary_laplace_fig4", ["feature", "samples", "epsilon", "delta", "pml_scale_mean",
+                "pml_mi_mean", "pml_mi_std", "ldp_scale", "ldp_mi_mean", "ldp_mi_std"], rows)
 
 
 if __name__ == "__main__":

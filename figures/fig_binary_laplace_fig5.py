@@ -6,7 +6,6 @@ Same simulation as Figure 4 (Adult income and sex, 100 shuffles, eq. 50 / 66 / 6
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from _output import save
 from fig_binary_laplace_fig4 import (
     FEATURES,
     SHUFFLES,
@@ -63,14 +63,8 @@ def main(out_dir: Path) -> list[Path]:
     fig.suptitle(r"[E] Figure 5: binary Laplace mechanism at $\varepsilon = \log 2$: $(\varepsilon, \delta)$-PML "
                  r"for several $\delta$, 100 shuffles")
     fig.tight_layout()
-    png, table = out_dir / "fig_binary_laplace_fig5.png", out_dir / "fig_binary_laplace_fig5.csv"
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    with table.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["feature", "samples", "epsilon", "delta", "scale_mean", "mi_mean", "mi_std"])
-        writer.writerows(rows)
-    return [png, table]
+    return save(fig, out_dir, "fig_binary_laplace_fig5",
+                ["feature", "samples", "epsilon", "delta", "scale_mean", "mi_mean", "mi_std"], rows)
 
 
 if __name__ == "__main__":

@@ -79,3 +79,30 @@ def cli_process():
 
 # tests/typing/ is checked by mypy, not run by pytest.
 collect_ignore_glob = ["typing/*"]
+
+
+def assert_one_line_error(call, kind: type[Exception], text: str) -> None:
+    """``call()`` refuses with ``kind``, a message holding ``text`` on one line (errors that teach, STYLE 3)."""
+    with pytest.raises(kind) as info:
+        call()
+    assert text in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def assert_close_tree(got, want, where: str, rel_tol: float, abs_tol: float = 0.0) -> None:
+    """JSON-like trees equal in structure, keys, strings and ints; floats within ``rel_tol`` (or ``abs_tol``)."""
+    import math
+
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
+        for key in want:
+            assert_close_tree(got[key], want[key], f"{where}.{key}", rel_tol, abs_tol)
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: length"
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            assert_close_tree(a, b, f"{where}[{i}]", rel_tol, abs_tol)
+    elif isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        assert math.isclose(got, want, rel_tol=rel_tol, abs_tol=abs_tol) or (math.isnan(got) and math.isnan(want)), \
+            f"{where}: {got!r} != {want!r}"
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"

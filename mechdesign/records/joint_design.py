@@ -53,6 +53,7 @@ from mechdesign.core.quantities import marginal_map
 from mechdesign.deadline import Deadline
 from mechdesign.design.certificate import finish_seconds, repair
 from mechdesign.design.utility import Utility
+from mechdesign.records._setup import check_design_inputs, record_guarantee
 from mechdesign.records.capacity import product_capacity
 from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint import JointPrior
@@ -157,9 +158,7 @@ class JointDesign:
         return {
             "attributes": list(self.attributes),
             "alphabets": [list(a) for a in self.prior.alphabets],
-            "guarantee": {"notion": "pml", "level": "record", "epsilon": self.epsilon, "target": self.target,
-                          "delta": self.delta, "radius": self.radius, "samples": self.prior.samples,
-                          "letters": self.prior.size},
+            "guarantee": record_guarantee(self),
             "inputs": list(self.mechanism.inputs), "outputs": list(self.mechanism.outputs),
             "matrix": self.matrix.tolist(),
             "utility": {"kind": "marginal_mse", "value": self.mse, "joint_mse": self.joint_mse,
@@ -288,12 +287,9 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
     >>> design.epsilon <= 1.0, design.matrix.shape[0], design.design_radius > 0.1
     (True, 4, True)
     """
-    if not isinstance(prior, JointPrior):
-        raise TypeError(f"prior must be a JointPrior, got prior={type(prior).__name__}")
-    eps = v.positive("epsilon", epsilon)
+    eps, limit = check_design_inputs(prior, epsilon, time_limit)
     if objective not in OBJECTIVES:
         raise v.fail("objective", f"be one of {list(OBJECTIVES)}", objective)
-    limit = v.positive("time_limit", time_limit)
     if deadline is None:
         deadline = Deadline(limit)
     if not 2 <= prior.size <= JOINT_DESIGN_LIMIT:

@@ -32,6 +32,7 @@ from mechdesign import _validation as v
 from mechdesign.core.fisher import trace_inverse_fisher
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
+from mechdesign.records._setup import check_design_inputs, positive_per_attribute, record_guarantee
 from mechdesign.records.capacity import product_capacity
 from mechdesign.records.joint import JointPrior
 
@@ -146,9 +147,7 @@ def record_summary(design: Any) -> dict[str, Any]:
     """
     return {
         "attributes": list(design.attributes),
-        "guarantee": {"notion": "pml", "level": "record", "epsilon": design.epsilon, "target": design.target,
-                      "delta": design.delta, "radius": design.radius, "samples": design.prior.samples,
-                      "letters": design.prior.size},
+        "guarantee": record_guarantee(design),
         "factors": [{"attribute": f.attribute, "inputs": list(f.inputs), "outputs": list(f.outputs),
                      "matrix": f.matrix.tolist(), "mse": f.mse} for f in design.factors],
         "utility": {"kind": "marginal_mse", "value": design.mse},
@@ -261,14 +260,11 @@ def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = N
     >>> design.epsilon <= 1.0, [f.matrix.shape for f in design.factors]
     (True, [(2, 2), (2, 2)])
     """
-    if not isinstance(prior, JointPrior):
-        raise TypeError(f"prior must be a JointPrior, got prior={type(prior).__name__}")
-    eps = v.positive("epsilon", epsilon)
+    eps, limit = check_design_inputs(prior, epsilon, time_limit)
     if factor not in FACTOR_KINDS:
         raise v.fail("factor", f"be one of {list(FACTOR_KINDS)}", factor)
     ball = prior.ball(delta, radius=radius)
     rtol = v.in_interval("tolerance", tolerance, 0.0, 1.0, closed="neither")
-    limit = v.positive("time_limit", time_limit)
     marginals = [prior.marginal(i) for i in range(prior.dimension)]
     designers = [_factor_design(factor, p, ball.radius, limit) for p in marginals]
     equal = np.full(prior.dimension, 1.0)
@@ -277,10 +273,7 @@ def design_product(prior: JointPrior, epsilon: float, *, delta: float | None = N
             raise v.fail("weights", "be 'optimise' or positive numbers (one per attribute)", weights)
         candidates = [_allocation(designers, marginals, eps), equal]
     else:
-        w = equal if weights is None else v.finite_array("weights", weights, 1)
-        if w.size != prior.dimension or np.any(w <= 0):
-            raise v.fail("weights", f"be {prior.dimension} positive numbers (one per attribute)", weights)
-        candidates = [w]
+        candidates = [equal if weights is None else positive_per_attribute("weights", weights, prior.dimension)]
     designs = []
     for w in candidates:
         share = w / w.sum()

@@ -50,6 +50,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.records._setup import check_design_inputs, positive_per_attribute
 from mechdesign.records.joint import JointPrior
 
 __all__ = ["SampledDesign", "check_probabilities", "design_sampled", "sampled_epsilon", "sampled_mse",
@@ -258,11 +259,8 @@ def design_sampled(prior: JointPrior, epsilon: float, *, delta: float | None = N
     from mechdesign.core.fisher import trace_inverse_fisher
     from mechdesign.records.product import Factor, _factor_design
 
-    if not isinstance(prior, JointPrior):
-        raise TypeError(f"prior must be a JointPrior, got prior={type(prior).__name__}")
-    eps = v.positive("epsilon", epsilon)
+    eps, limit = check_design_inputs(prior, epsilon, time_limit)
     ball = prior.ball(delta, radius=radius)
-    limit = v.positive("time_limit", time_limit)
     given: np.ndarray | None = None
     if isinstance(probabilities, str):
         if probabilities not in ("optimise", "uniform"):
@@ -271,10 +269,7 @@ def design_sampled(prior: JointPrior, epsilon: float, *, delta: float | None = N
         if probabilities == "uniform":
             given = np.full(prior.dimension, 1.0)
     else:
-        given = v.finite_array("probabilities", probabilities, 1)
-        if given.size != prior.dimension or np.any(given <= 0):
-            raise v.fail("probabilities", f"be {prior.dimension} positive numbers (one per attribute)",
-                         probabilities)
+        given = positive_per_attribute("probabilities", probabilities, prior.dimension)
     marginals = [prior.marginal(i) for i in range(prior.dimension)]
     designers = [_factor_design("estimation", p, ball.radius, limit) for p in marginals]
     budget = eps

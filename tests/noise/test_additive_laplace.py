@@ -27,7 +27,7 @@ from mechdesign.noise.additive import (
 from mechdesign.noise.additive.laplace import released_epsilon
 from mechdesign.randomness import make_rng
 
-from conftest import EXACT, PRIVACY_SLACK, TIGHT
+from conftest import EXACT, PRIVACY_SLACK, TIGHT, assert_one_line_error
 
 scales = st.floats(0.05, 50.0)
 p_mins = st.floats(0.0, 0.5)
@@ -134,10 +134,7 @@ def test_radius_eq45():
     (lambda: empirical_mutual_information([1, -1], [1]), ValueError, "released must have the shape"),
 ])
 def test_bad_input_one_line_errors(call, exc, words):
-    with pytest.raises(exc) as info:
-        call()
-    assert words in str(info.value)
-    assert "\n" not in str(info.value)
+    assert_one_line_error(call, exc, words)
 
 
 def test_privatizers_seeded_and_distributed():

@@ -13,7 +13,7 @@ from scipy import integrate, stats
 from mechdesign.noise.sparse.accounting import METHODS, new_key_failure, sigma_min, sparse_delta, sparse_threshold
 from mechdesign.noise.sparse.analytic_gaussian import gaussian_delta, gaussian_mu
 
-from conftest import PRIVACY_SLACK
+from conftest import PRIVACY_SLACK, assert_one_line_error
 
 
 def google_threshold(sigma, delta, k):
@@ -223,7 +223,4 @@ def test_analyses_are_ordered(k, sigma, tau, epsilon):
     (lambda: sparse_threshold("gshm-exact", 1.0, 10, 0.35, 0.0), ValueError, "delta must lie in (0, 1)"),
 ])
 def test_bad_input_one_line(call, kind, text):
-    with pytest.raises(kind) as info:
-        call()
-    assert text in str(info.value)
-    assert "\n" not in str(info.value)
+    assert_one_line_error(call, kind, text)

@@ -16,6 +16,8 @@ from mechdesign.noise.sparse.accounting import calibrate_sparse, sparse_threshol
 from mechdesign.noise.sparse.release import release_csh, release_gshm, release_topk, topk_preprocess
 from mechdesign.randomness import make_rng
 
+from conftest import assert_one_line_error
+
 
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=12), st.integers(1, 6), st.data())
 def test_topk_gives_k_sparse_monotone_neighbours(counts, k, data):
@@ -78,10 +80,7 @@ def test_release_with_secure_rng_and_calibrated_parameters():
     (lambda: topk_preprocess({"a": 1}, 0), ValueError, "k must be a positive integer"),
 ])
 def test_bad_input_one_line(call, kind, text):
-    with pytest.raises(kind) as info:
-        call()
-    assert text in str(info.value)
-    assert "\n" not in str(info.value)
+    assert_one_line_error(call, kind, text)
 
 
 def test_cli_calibrate_sparse_json(cli):

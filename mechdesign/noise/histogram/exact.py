@@ -66,13 +66,17 @@ class ExactLeakage:
         object.__setattr__(self, "output", output)
 
 
-def _priors(record_prior: Any, other_priors: Any) -> tuple[np.ndarray, np.ndarray]:
+def _inputs(record_prior: Any, other_priors: Any,
+            scale: float) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, float]:
+    """The three leakage functions' inputs, checked: p, n, the law of H′ (histograms, probabilities), b."""
     p = v.probability_vector("record_prior", record_prior, full_support=True)
     others = v.finite_array("other_priors", other_priors, 2)
     if others.shape[1] != p.size:
         raise v.fail("other_priors", f"have {p.size} columns (one per bin)", other_priors)
     rows = np.array([v.probability_vector("other_priors row", row) for row in others])
-    return p, rows
+    b = v.positive("scale", scale)
+    hists, probs = other_records_histogram(rows)
+    return p, rows.shape[0] + 1, hists, probs, b
 
 
 def other_records_histogram(other_priors: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -129,8 +133,16 @@ def _log_likelihoods(outputs: np.ndarray, hists: np.ndarray, log_probs: np.ndarr
     gap = outputs[:, None, :] - hists[None, :, :]            # (G, M, k)
     stay = -np.abs(gap) / scale                              # factor when record 1 is not in bin j
     move = -np.abs(gap - 1.0) / scale                        # factor when record 1 is in bin j
-    total = stay.sum(axis=2)
-    per_bin = total[:, :, None] - stay + move                # (G, M, c)
+    return _record_in_bin(stay, move, log_probs)
+
+
+def _record_in_bin(stay: np.ndarray, move: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+    """The log-likelihoods log f(y | c), shape (G, c), from per-bin log factors of shape (G, M, k).
+
+    Record 1 in bin c replaces bin c's ``stay`` factor by its ``move`` factor; the others' histograms h mix
+    with weights P(h) (``log_probs``). Shared by the continuous and the post-processed (rounded) release.
+    """
+    per_bin = stay.sum(axis=2)[:, :, None] - stay + move    # (G, M, c)
     return logsumexp(per_bin + log_probs[None, :, None], axis=1)
 
 
@@ -178,12 +190,10 @@ def record_leakage(outputs: Any, record_prior: Any, other_priors: Any, scale: fl
     >>> bool(abs(ell[0] - epsilon_pml(1.0, 0.3)) < 1e-12)
     True
     """
-    p, others = _priors(record_prior, other_priors)
-    b = v.positive("scale", scale)
+    p, _, hists, probs, b = _inputs(record_prior, other_priors, scale)
     ys = v.finite_array("outputs", outputs, 2)
     if ys.shape[1] != p.size:
         raise v.fail("outputs", f"have {p.size} columns (one per bin)", outputs)
-    hists, probs = other_records_histogram(others)
     return _leakage(_log_likelihoods(ys, hists.astype(np.float64), np.log(probs), b), p)
 
 
@@ -234,11 +244,8 @@ def max_record_leakage(record_prior: Any, other_priors: Any, scale: float, *, gr
     >>> bool(abs(found.epsilon - epsilon_pml(1.0, 0.3)) < 1e-9)
     True
     """
-    p, others = _priors(record_prior, other_priors)
-    b = v.positive("scale", scale)
+    p, n, hists, probs, b = _inputs(record_prior, other_priors, scale)
     steps = v.positive_int("grid_steps", grid_steps)
-    n = others.shape[0] + 1
-    hists, probs = other_records_histogram(others)
     hists_f, log_probs = hists.astype(np.float64), np.log(probs)
     axis = np.linspace(0.0, float(n), steps + 1)
     grid = np.array(list(itertools.product(axis, repeat=p.size)))
@@ -306,17 +313,13 @@ def max_record_leakage_postprocessed(record_prior: Any, other_priors: Any, scale
     >>> max_record_leakage_postprocessed([0.3, 0.7], [[0.5, 0.5]], 1.0).epsilon <= epsilon_pml(1.0, 0.3)
     True
     """
-    p, others = _priors(record_prior, other_priors)
-    b = v.positive("scale", scale)
-    n, k = others.shape[0] + 1, p.size
-    hists, probs = other_records_histogram(others)
+    p, n, hists, probs, b = _inputs(record_prior, other_priors, scale)
+    k = p.size
     levels = np.arange(n + 2, dtype=np.float64)
     table = _log_rounded_laplace(levels[:, None], np.arange(n + 1, dtype=np.float64)[None, :], b)
     outputs = np.array(list(itertools.product(range(n + 2), repeat=k)))
     stay = table[outputs[:, None, :], hists[None, :, :]]      # (G, M, k)
     move = table[outputs[:, None, :], hists[None, :, :] + 1]
-    per_bin = stay.sum(axis=2)[:, :, None] - stay + move
-    loglik = logsumexp(per_bin + np.log(probs)[None, :, None], axis=1)
-    values = _leakage(loglik, p)
+    values = _leakage(_record_in_bin(stay, move, np.log(probs)), p)
     best = int(np.argmax(values))
     return ExactLeakage(epsilon=float(values[best]), output=outputs[best].astype(np.float64))

@@ -47,6 +47,7 @@ from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
 from mechdesign.noise.grid import COUNT_NOISE_TV
 from mechdesign.noise.sparse import METHODS
+from mechdesign.noise.sparse._common import check_target_delta, private_root
 from mechdesign.noise.sparse.analytic_gaussian import delta_gaussian_raw, gaussian_mu
 
 __all__ = [
@@ -161,9 +162,25 @@ def new_key_failure(tau: float, sigma: float, k: int, count: int | None = None, 
     sigma_ = v.positive("sigma", sigma)
     k_ = v.positive_int("k", k)
     m = k_ if count is None else v.positive_int("count", count)
+    failure = _failure(tau_, sigma_, k_, m, exact)
+    return min(1.0, failure) if exact else failure
+
+
+def _split_scale(sigma: float, k: int) -> float:
+    """(1 + k^{-1/4}) σ: the scale of the split Z_i + Z' ≤ τ of [S] Lemma 10 (ψ_m = Φ(τ/((1+k^{-1/4})σ))^{m+1})."""
+    return (1 + k**-0.25) * sigma
+
+
+def _failure(tau: float, sigma: float, k: int, count: int, exact: bool) -> float:
+    """1 − π_count by quadrature (``exact``), else the split bound 1 − ψ_count ([S] Lemma 10)."""
     if exact:
-        return float(min(1.0, _failure_quad(np.array([m]), tau_, sigma_, k_)[0]))
-    return float(_fail((m + 1) * _log_phi(tau_ / ((1 + k_**-0.25) * sigma_))))
+        return float(_failure_quad(np.array([count]), tau, sigma, k)[0])
+    return float(_fail((count + 1) * _log_phi(tau / _split_scale(sigma, k))))
+
+
+def _scaled_sensitivity(method: str, k: int) -> float:
+    """Δ₂ of the no-shared-key case, μ = Δ₂/σ: √k for GSHM ([S] Lemma 6), √(k + √k)/2 for CSH (Theorem 11)."""
+    return math.sqrt(k + math.sqrt(k)) / 2.0 if method.startswith("csh") else math.sqrt(k)
 
 
 def _bucketed_failure(tau: float, sigma: float, k: int, counts: np.ndarray) -> np.ndarray:
@@ -190,26 +207,18 @@ def _gshm_exact(sigma: float, tau: float, k: int, eps: float) -> float:
 
 
 def _csh_add(sigma: float, tau: float, k: int, eps: float, exact: bool) -> float:
-    mu = math.sqrt(k + math.sqrt(k)) / (2 * sigma)
-    if exact:
-        fail = float(_failure_quad(np.array([k]), tau, sigma, k)[0])
-    else:
-        fail = float(_fail((k + 1) * _log_phi(tau / ((1 + k**-0.25) * sigma))))
-    return min(1.0, float(delta_gaussian_raw(eps, mu)) + fail)
+    mu = _scaled_sensitivity("csh", k) / sigma
+    return min(1.0, float(delta_gaussian_raw(eps, mu)) + _failure(tau, sigma, k, k, exact))
 
 
 def _csh_tighter(sigma: float, tau: float, k: int, eps: float, exact: bool) -> float:
-    t = tau / ((1 + k**-0.25) * sigma)
+    t = tau / _split_scale(sigma, k)
     log_cdf = float(_log_phi(t))
     j = np.arange(1, k, dtype=np.float64)
     new = k - j
     mu_j = csh_gamma(j, k) / sigma
-    if exact:
-        c1 = float(_failure_quad(np.array([k]), tau, sigma, k)[0])
-        fail_new = _bucketed_failure(tau, sigma, k, new)
-    else:
-        c1 = float(_fail((k + 1) * log_cdf))
-        fail_new = _fail((new + 1) * log_cdf)
+    c1 = _failure(tau, sigma, k, k, exact)
+    fail_new = _bucketed_failure(tau, sigma, k, new) if exact else _fail((new + 1) * log_cdf)
     c2 = float(delta_gaussian_raw(eps, float(csh_gamma(k, k)) / sigma))
     if k == 1:
         return min(_csh_add(sigma, tau, k, eps, exact), max(c1, c2))
@@ -333,7 +342,7 @@ def sigma_min(method: str, k: int, epsilon: float, delta: float) -> float:
     _delta_function(method)
     k_ = v.positive_int("k", k)
     mu = gaussian_mu(epsilon, delta)
-    scaled = math.sqrt(k_) if method.startswith("gshm") else math.sqrt(k_ + math.sqrt(k_)) / 2.0
+    scaled = _scaled_sensitivity(method, k_)
     # Re-check in the form sparse_threshold evaluates (μ = scaled/σ): scaled/(scaled/μ*) can round above μ*.
     return conservative_search(lambda s: float(delta_gaussian_raw(epsilon, scaled / s)) <= delta, scaled / mu)
 
@@ -390,27 +399,25 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     sigma_ = v.positive("sigma", sigma)
     k_ = v.positive_int("k", k)
     eps = v.epsilon(epsilon)
-    dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
+    dlt = check_target_delta(delta)
 
     def ok(tau: float) -> bool:
         return fn(sigma_, tau, k_, eps) <= dlt
 
     is_csh = method.startswith("csh")
-    mu = (math.sqrt(k_ + math.sqrt(k_)) / 2.0 if is_csh else math.sqrt(k_)) / sigma_
-    gauss = float(delta_gaussian_raw(eps, mu))
+    gauss = float(delta_gaussian_raw(eps, _scaled_sensitivity(method, k_) / sigma_))
     if gauss > dlt or (gauss == dlt and method.endswith(("add", "add-quad"))):
         floor_sigma = sigma_min(method, k_, eps, dlt)
         rule = f"exceed sigma_min = {floor_sigma:.6g} for {method} at this (epsilon, delta, k)"
         raise v.fail("sigma", rule, sigma_)
-    scale = (1 + k_**-0.25) * sigma_ if is_csh else sigma_
+    scale = _split_scale(sigma_, k_) if is_csh else sigma_
     count = k_ + 1 if is_csh else k_
     # Lower end: the "no shared keys" case alone (T1 / C1) with all of δ; the add-the-deltas closed form.
     lower = scale * max(0.0, _quantile_margin(dlt, count))
     if method in ("gshm-add", "csh-add"):
         return conservative_search(ok, scale * max(0.0, _quantile_margin(dlt - gauss, count)))
     if method.endswith("quad"):  # C1 with the exact probability alone: a cheaper, valid lower end
-        lower = optimize.brentq(lambda tau: _failure_quad(np.array([k_]), tau, sigma_, k_)[0] - dlt,
-                                0.0, lower, xtol=1e-12 * lower)
+        lower = optimize.brentq(lambda tau: _failure(tau, sigma_, k_, k_, True) - dlt, 0.0, lower, xtol=1e-12 * lower)
     if ok(lower):
         return conservative_search(ok, lower)
     upper = max(lower, sigma_) * 2.0
@@ -419,11 +426,7 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
         if upper > 1e300:
             raise v.fail("sigma", f"admit a finite threshold for {method}", sigma_)
 
-    def gap(tau: float) -> float:
-        return fn(sigma_, tau, k_, eps) - dlt
-
-    root = optimize.brentq(gap, lower, upper, xtol=1e-13 * upper, rtol=1e-13)
-    return conservative_search(ok, root)
+    return private_root(lambda tau: fn(sigma_, tau, k_, eps) - dlt, lower, upper, xtol=1e-13 * upper, rtol=1e-13)
 
 
 @dataclass(frozen=True)
@@ -468,11 +471,6 @@ class SparseCalibration:
     threshold: float
     total_std: float
     delta_achieved: float
-
-
-def _mu(method: str, k: int, sigma: float) -> float:
-    """The Gaussian-mechanism μ of the no-shared-key part (as in :func:`sparse_threshold`)."""
-    return (math.sqrt(k + math.sqrt(k)) / 2.0 if method.startswith("csh") else math.sqrt(k)) / sigma
 
 
 def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
@@ -545,7 +543,7 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
         # sigma_min's bracket end can miss its own strict check by an ulp at non-round δ (as δ − reserve is):
         # step up toward privacy until the threshold is defined.
         step = 1e-15
-        while delta_gaussian_raw(epsilon, _mu(method, k, chosen)) >= target:
+        while delta_gaussian_raw(epsilon, _scaled_sensitivity(method, k) / chosen) >= target:
             chosen, step = chosen * (1.0 + step), 2.0 * step
     tau = sparse_threshold(method, chosen, k, epsilon, target)
     total = chosen * math.sqrt(1 + 1 / math.sqrt(k)) if method.startswith("csh") else chosen

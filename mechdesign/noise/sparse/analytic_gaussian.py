@@ -16,20 +16,15 @@ Solvers bracket the root, refine it with ``brentq`` and return the conservative 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
+from mechdesign.noise.sparse._common import check_target_delta, private_root
 
 __all__ = ["gaussian_delta", "gaussian_epsilon", "gaussian_mu", "gaussian_sigma"]
 
-
-def _toward(value: float, ok: Callable[[float], bool], direction: float) -> float:
-    """Step a root-finder's value to the private side (``direction`` ±1) and re-check it."""
-    return conservative_search(ok, value, direction=direction)
 
 _XTOL = 1e-15
 
@@ -116,10 +111,6 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
     return float(delta_gaussian_raw(eps, mu_))
 
 
-def _check_delta(delta: float) -> float:
-    return v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
-
-
 def gaussian_mu(epsilon: float, delta: float) -> float:
     """μ*(ε, δ): the largest μ with δ_G(ε; μ) ≤ δ (lower end of the final bracket, re-checked).
 
@@ -153,7 +144,7 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
     0.268051123
     """
     eps = v.epsilon(epsilon)
-    dlt = _check_delta(delta)
+    dlt = check_target_delta(delta)
 
     def gap(mu: float) -> float:
         return float(delta_gaussian_raw(eps, mu)) - dlt
@@ -165,8 +156,7 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
         high *= 2.0
         if high > 1e12:  # δ_G → 1 as μ → ∞, so δ < 1 is always reached long before
             raise ValueError(f"delta must be < 1 for a finite mu, got delta={dlt!r}")
-    root = optimize.brentq(gap, low, high, xtol=_XTOL * low, rtol=4 * np.finfo(float).eps)
-    return _toward(min(root, high), lambda mu: gap(mu) <= 0, -1.0)
+    return private_root(gap, low, high, xtol=_XTOL * low, direction=-1.0)
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -205,8 +195,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     1.0
     """
     sens = v.positive("sensitivity", sensitivity)
-    return _toward(sens / gaussian_mu(epsilon, delta),
-                       lambda sigma: float(delta_gaussian_raw(epsilon, sens / sigma)) <= delta, 1.0)
+    return conservative_search(lambda sigma: float(delta_gaussian_raw(epsilon, sens / sigma)) <= delta,
+                               sens / gaussian_mu(epsilon, delta))
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
@@ -243,7 +233,7 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     True
     """
     mu_ = v.nonnegative("mu", mu)
-    dlt = _check_delta(delta)
+    dlt = check_target_delta(delta)
 
     def gap(eps: float) -> float:
         return float(delta_gaussian_raw(eps, mu_)) - dlt
@@ -253,5 +243,4 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     high = 1.0
     while gap(high) > 0:
         high *= 2.0
-    root = optimize.brentq(gap, 0.0, high, xtol=_XTOL * high, rtol=4 * np.finfo(float).eps)
-    return _toward(max(root, 0.0), lambda eps: gap(eps) <= 0, 1.0)
+    return private_root(gap, 0.0, high, xtol=_XTOL * high)

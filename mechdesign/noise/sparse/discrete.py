@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -23,6 +24,7 @@ from scipy import special
 
 from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
+from mechdesign.noise.sparse._common import check_target_delta, k_sparse_support
 from mechdesign.randomness import record_rng
 
 __all__ = [
@@ -112,6 +114,14 @@ def _rational(name: str, value: float | int | Fraction) -> Fraction:
     return out
 
 
+def _draws(draw: Callable[[np.random.Generator, Fraction], int], parameter: Fraction, size: int,
+           rng: np.random.Generator | int | None) -> np.ndarray:
+    """``size`` exact draws ``draw(generator, parameter)`` as int64 (the samplers' common loop)."""
+    n = v.positive_int("size", size)
+    generator = record_rng(rng)
+    return np.array([draw(generator, parameter) for _ in range(n)], dtype=np.int64)
+
+
 def sample_discrete_laplace(scale: float | Fraction, size: int = 1,
                             rng: np.random.Generator | int | None = None) -> np.ndarray:
     """``size`` exact draws of the discrete Laplace law Pr[Y = y] = (e^{1/t} − 1)/(e^{1/t} + 1) · e^{−|y|/t}.
@@ -149,10 +159,7 @@ def sample_discrete_laplace(scale: float | Fraction, size: int = 1,
     >>> sample_discrete_laplace(2, 3, rng=1).shape
     (3,)
     """
-    t = _rational("scale", scale)
-    n = v.positive_int("size", size)
-    generator = record_rng(rng)
-    return np.array([_dlaplace(generator, t) for _ in range(n)], dtype=np.int64)
+    return _draws(_dlaplace, _rational("scale", scale), size, rng)
 
 
 def sample_discrete_gaussian(sigma2: float | Fraction, size: int = 1,
@@ -193,10 +200,13 @@ def sample_discrete_gaussian(sigma2: float | Fraction, size: int = 1,
     >>> sample_discrete_gaussian(4, 5, rng=1).dtype
     dtype('int64')
     """
-    s2 = _rational("sigma2", sigma2)
-    n = v.positive_int("size", size)
-    generator = record_rng(rng)
-    return np.array([_dgauss(generator, s2) for _ in range(n)], dtype=np.int64)
+    return _draws(_dgauss, _rational("sigma2", sigma2), size, rng)
+
+
+def _truncation(sigma2: float) -> np.ndarray:
+    """The integers |y| ≤ 60σ + 60 over which the float pmf is normalised and tails are summed."""
+    span = int(60 * math.sqrt(sigma2) + 60)
+    return np.arange(-span, span + 1)
 
 
 def discrete_gaussian_pmf(values: np.ndarray, sigma2: float) -> np.ndarray:
@@ -232,16 +242,13 @@ def discrete_gaussian_pmf(values: np.ndarray, sigma2: float) -> np.ndarray:
     1.0
     """
     s2 = v.positive("sigma2", sigma2)
-    span = int(60 * math.sqrt(s2) + 60)
-    support = np.arange(-span, span + 1)
-    norm = np.exp(-(support.astype(float) ** 2) / (2 * s2)).sum()
+    norm = np.exp(-(_truncation(s2).astype(float) ** 2) / (2 * s2)).sum()
     return np.exp(-(np.asarray(values, dtype=float) ** 2) / (2 * s2)) / norm
 
 
 def _tail(threshold: int, sigma2: float) -> float:
     """Tail probability Pr[N_Z(0, σ²) ≥ threshold]."""
-    span = int(60 * math.sqrt(sigma2) + 60)
-    support = np.arange(-span, span + 1)
+    support = _truncation(sigma2)
     pmf = discrete_gaussian_pmf(support, sigma2)
     return float(pmf[support >= threshold].sum())
 
@@ -375,7 +382,7 @@ def cdp_epsilon(rho: float, delta: float) -> float:
     True
     """
     r = v.nonnegative("rho", rho)
-    dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
+    dlt = check_target_delta(delta)
     return conservative_search(lambda e: _cdp_delta_raw(r, e) <= dlt, 0.0)
 
 
@@ -412,7 +419,7 @@ def cdp_rho(epsilon: float, delta: float) -> float:
     True
     """
     eps = v.epsilon(epsilon)
-    dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
+    dlt = check_target_delta(delta)
     return conservative_search(lambda rho: _cdp_delta_raw(rho, eps) <= dlt, eps + 1, direction=-1.0, limit=0.0)
 
 
@@ -534,7 +541,7 @@ def discrete_csh_threshold(sigma2: float, shared2: float, k: int, epsilon: float
     c2 = v.positive("shared2", shared2)
     k_ = v.positive_int("k", k)
     eps = v.epsilon(epsilon)
-    dlt = v.in_interval("delta", delta, 0.0, 1.0, closed="neither")
+    dlt = check_target_delta(delta)
     budget = dlt - _cdp_delta_raw(_rho(s2, c2, k_), eps)
     if budget <= 0:
         raise v.fail("sigma2", "be large enough that the zCDP part alone stays below delta", s2)
@@ -593,15 +600,10 @@ def release_discrete_csh(counts: dict, sigma2: float | Fraction, shared2: float 
     >>> release_discrete_csh({"a": 1000}, 4, 1, 10.0, 1, rng=1)["a"] > 900
     True
     """
-    from mechdesign.noise.sparse.release import _support  # shared input validation
-
     s2 = _rational("sigma2", sigma2)
     c2 = _rational("shared2", shared2)
     tau_ = v.nonnegative("tau", tau)
-    k_ = v.positive_int("k", k)
-    keys, values = _support(counts)
-    if values.size > k_:
-        raise v.fail("counts", f"have at most k={k_} non-zero entries", values.size)
+    keys, values = k_sparse_support(counts, v.positive_int("k", k))
     generator = record_rng(rng)
     shared = _dgauss(generator, 4 * c2)
     out = {}

@@ -34,28 +34,10 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.noise.grid import count_noise, on_grid
+from mechdesign.noise.sparse._common import k_sparse_support, support
 from mechdesign.randomness import record_rng
 
 __all__ = ["release_csh", "release_gshm", "release_topk", "topk_preprocess"]
-
-
-def _support(counts: Mapping[Hashable, Any] | Any) -> tuple[list[Hashable], np.ndarray]:
-    """Keys and integer counts of the non-zero entries (validated)."""
-    if hasattr(counts, "items") and callable(counts.items):
-        items = list(counts.items())
-    else:
-        shown = repr(counts)[:60]
-        raise TypeError(f"counts must be a mapping key -> count or a pandas Series, got counts={shown}")
-    keys = [key for key, _ in items]
-    try:
-        values = np.array([value for _, value in items], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError("counts must map keys to integer counts, got non-numeric values") from None
-    if values.size and (not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values % 1 != 0)):
-        bad = values[~(np.isfinite(values) & (values >= 0) & (values % 1 == 0))][0]
-        raise v.fail("counts", "hold non-negative integers", float(bad))
-    keep = values > 0
-    return [key for key, ok in zip(keys, keep, strict=True) if ok], values[keep]
 
 
 def _emit(keys: list[Hashable], noisy: np.ndarray, tau: float, step: float) -> dict[Hashable, float]:
@@ -106,7 +88,7 @@ def release_gshm(counts: Mapping[Hashable, Any], sigma: float, tau: float,
     """
     sig = v.positive("sigma", sigma)
     tau_ = v.nonnegative("tau", tau)
-    keys, values = _support(counts)
+    keys, values = support(counts)
     noise = count_noise(sig)
     noisy = on_grid(values.astype(np.int64), [(noise.sample_units(values.size, record_rng(rng)), noise.step)])
     return _emit(keys, noisy, tau_, noise.step)
@@ -156,9 +138,7 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
     sig = v.positive("sigma", sigma)
     tau_ = v.nonnegative("tau", tau)
     k_ = v.positive_int("k", k)
-    keys, values = _support(counts)
-    if values.size > k_:
-        raise v.fail("counts", f"have at most k={k_} non-zero entries (use release_topk)", values.size)
+    keys, values = k_sparse_support(counts, k_, " (use release_topk)")
     generator = record_rng(rng)
     noise, shared_noise = count_noise(sig), count_noise(sig * k_**-0.25)
     shared = np.full(values.size, shared_noise.sample_units(1, generator)[0])
@@ -178,7 +158,7 @@ def topk_preprocess(counts: Mapping[Hashable, Any], k: int) -> dict[Hashable, in
     {'a': 4}
     """
     k_ = v.positive_int("k", k)
-    keys, values = _support(counts)
+    keys, values = support(counts)
     cut = float(np.sort(values)[::-1][k_]) if values.size > k_ else 0.0
     return {key: int(value - cut) for key, value in zip(keys, values, strict=True) if value > cut}
 
