@@ -47,7 +47,7 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -174,11 +174,67 @@ def _merged_logs(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return logs, direction
 
 
-def _blocks(logs: np.ndarray, releases: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Blocks of (a = L n, −∞ for impossible inputs; the error scale max_x Σ_y n_y |L_xy|; the count vectors n).
+Block = tuple[np.ndarray, np.ndarray, Callable[[int], np.ndarray]]
 
-    The count vectors are built as (head, tail) pairs: the first ⌈M/2⌉ outputs take r of the T releases and the
-    others T − r, so only the halves are enumerated and their a-vectors added (meet in the middle).
+
+def _blocks(logs: np.ndarray, releases: int) -> Iterator[Block]:
+    """Blocks of (a = L n, −∞ for impossible inputs; the error scale max_x Σ_y n_y |L_xy|; the count vector of a row).
+
+    Two enumerations of the same count vectors, by which is smaller to hold: as multisets of output indices when
+    T ≤ M (:func:`_multiset_blocks`, T columns a row), else as count vectors (:func:`_count_blocks`, M columns). Both
+    sum at most M + 2 terms per entry (T ≤ M in the first), the float-error scale :func:`_exact` allows.
+    """
+    if 1 < releases <= logs.shape[1]:
+        yield from _multiset_blocks(logs, releases)
+    else:
+        yield from _count_blocks(logs, releases)
+
+
+def _multiset_blocks(logs: np.ndarray, releases: int) -> Iterator[Block]:
+    """The count vectors as sorted T-tuples of outputs y₁ ≤ … ≤ y_T, a = Σ_t L[:, y_t] (T ≤ M).
+
+    A set of tuples with a given prefix is built level by level (each row of level t − 1 extended by every output
+    from its last one on: a repeat and an add, no count matrix) once it fits a block; larger sets recurse on their
+    first output. Education's design (122 outputs) at T = 5: 2.4·10⁸ tuples, none held at once.
+    """
+    m = logs.shape[1]
+    by_output = np.ascontiguousarray(logs.T)  # (M, N), −∞ kept: sums of −∞ stay −∞ (no +∞ anywhere)
+    sizes = np.abs(np.where(np.isfinite(by_output), by_output, 0.0))
+
+    def full(t: int, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        index = np.arange(first, m, dtype=np.int64)[:, None]
+        a, s = by_output[first:], sizes[first:]
+        for _ in range(t - 1):
+            last = index[:, -1]
+            extend = m - last
+            parent = np.repeat(np.arange(index.shape[0]), extend)
+            new = last[parent] + np.arange(parent.size) - np.repeat(np.cumsum(extend) - extend, extend)
+            index = np.hstack([index[parent], new[:, None]])
+            a, s = a[parent] + by_output[new], s[parent] + sizes[new]
+        return a, s, index
+
+    def walk(t: int, first: int, prefix: tuple[int, ...]) -> Iterator[Block]:
+        if t == 1 or number_of_count_vectors(t, m - first) <= _BLOCK_COLUMNS:
+            a, s, index = full(t, first)
+            if prefix:
+                head = list(prefix)
+                a, s = a + by_output[head].sum(axis=0), s + sizes[head].sum(axis=0)
+
+            def counts(j: int, index: np.ndarray = index, prefix: tuple[int, ...] = prefix) -> np.ndarray:
+                return np.bincount(np.concatenate([prefix, index[j]]).astype(np.int64), minlength=m)
+            yield a, s.max(axis=1), counts
+            return
+        for y in range(first, m):
+            yield from walk(t - 1, y, (*prefix, y))
+
+    yield from walk(releases, 0, ())
+
+
+def _count_blocks(logs: np.ndarray, releases: int) -> Iterator[Block]:
+    """The count vectors as rows of counts (T > M, or T = 1), by meet in the middle.
+
+    The first ⌈M/2⌉ outputs take r of the T releases and the others T − r, so only the halves are enumerated and
+    their a-vectors added.
     """
     n, m = logs.shape
     zero = ~np.isfinite(logs)
@@ -204,10 +260,9 @@ def _blocks(logs: np.ndarray, releases: int) -> Iterator[tuple[np.ndarray, np.nd
             yield _finish(a, z, s, counts)
 
 
-def _finish(a: np.ndarray, z: np.ndarray, s: np.ndarray,
-            counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _finish(a: np.ndarray, z: np.ndarray, s: np.ndarray, counts: np.ndarray) -> Block:
     a = np.where(z > 0, -np.inf, a)
-    return a, s.max(axis=1), counts
+    return a, s.max(axis=1), lambda j: counts[j]
 
 
 def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
@@ -221,7 +276,10 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
 
     best_up, best_value, worst = -math.inf, -math.inf, np.zeros(logs.shape[1], dtype=np.int64)
     m = logs.shape[1]
-    for a, scale, counts in _blocks(logs, releases):
+    floor = np.maximum(ball.center.probabilities - ball.radius / 2, 0.0)
+    rest = max(0.0, 1.0 - float(floor.sum()))
+    for a, scale, counts_of in _blocks(logs, releases):
+        rows = np.arange(a.shape[0])
         if permanent is not None:
             # a: per permanent output; the sum over them adds at most M₁ + 2 relative roundings of the likelihood
             a = logsumexp(permanent[None, :, :] + a[:, None, :], axis=2)
@@ -229,9 +287,18 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
         top = a.max(axis=1)
         emitted = np.isfinite(top)  # a count vector no input can produce is never released
         if not np.all(emitted):
-            a, scale, counts, top = a[emitted], scale[emitted], counts[emitted], top[emitted]
+            a, scale, rows, top = a[emitted], scale[emitted], rows[emitted], top[emitted]
             if top.size == 0:
                 continue
+        # Rows that cannot beat the best so far skip the greedy (most of them, on large T): every Q in the ball has
+        # Q_x ≥ ℓ_x = max(0, P̂_x − β/2), so g(c) ≥ Σ ℓ_x c_x + (1 − Σ ℓ_x) min c and log(max c / g(c)) ≤ cheap.
+        if np.isfinite(best_value):
+            cheap = top - _log_floor_bound(a, top, floor, rest)
+            candidate = cheap + 2 * (m + 2) * _U * scale + 1e-9 * (1.0 + np.abs(cheap)) >= best_value
+            if not np.all(candidate):
+                a, scale, rows, top = a[candidate], scale[candidate], rows[candidate], top[candidate]
+                if top.size == 0:
+                    continue
         # log(max c / g(c)), in logs throughout: T releases multiply T probabilities, beyond the float range.
         value = top - ball.log_min_linear(a.T)
         # a's entries carry at most (M + 2) u Σ_y n_y |L_xy| of float error, in the largest and in every entry.
@@ -241,8 +308,22 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
             best_up = float(up[k])
         j = int(np.argmax(value))
         if value[j] > best_value:
-            best_value, worst = float(value[j]), counts[j].copy()
+            best_value, worst = float(value[j]), np.array(counts_of(int(rows[j])), dtype=np.int64)
     return best_up, best_value, worst
+
+
+def _log_floor_bound(a: np.ndarray, top: np.ndarray, floor: np.ndarray, rest: float) -> np.ndarray:
+    """log(Σ_x ℓ_x c_x + (1 − Σ ℓ_x) min_x c_x) for rows of a = log c (−inf for zeros), by log-sum-exp from the top.
+
+    A lower bound on log g(c) (the greedy minimum over the ball) up to float error, used only to skip rows whose
+    leakage cannot reach the best found: the skipped rows are never reported, so a float error here can only make
+    the enumeration evaluate more rows.
+    """
+    shifted = a - top[:, None]
+    with np.errstate(under="ignore"):
+        total = np.exp(shifted) @ floor + rest * np.exp(shifted.min(axis=1))
+    with np.errstate(divide="ignore"):
+        return np.log(total) + top
 
 
 def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, releases: int, *,
@@ -271,7 +352,8 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     -------
     ReleaseLeakage
         ``epsilon`` ≥ the leakage of T reports; ``method`` "enumeration" (exact) or "permanent" (the capacity of
-        W₁, the lifetime bound).
+        W₁, the lifetime bound, with the exact account of the most reports that enumerate as ``lower``; ``exact``
+        when the two meet to 1e-9).
 
     Examples
     --------
@@ -291,10 +373,18 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     lifetime = capacity(first, ball)
     logs, direction = _merged_logs(second.matrix)
     vectors = number_of_count_vectors(releases, logs.shape[1])
-    if vectors > max_vectors:
-        return ReleaseLeakage(releases, lifetime, 0.0, False, "permanent", vectors, None)
     with np.errstate(divide="ignore"):
         permanent_logs = np.log(first.matrix)
+    if vectors > max_vectors:
+        # T reports hold any T' < T of them, so (post-processing) they leak at least the exact account of T':
+        # the largest T' that enumerates is the lower end, and the capacity of W₁ the upper.
+        fewer = releases - 1
+        while fewer > 0 and number_of_count_vectors(fewer, logs.shape[1]) > max_vectors:
+            fewer -= 1
+        low = _exact(logs, ball, fewer, permanent_logs)[1] if fewer > 0 else 0.0
+        lower = min(_round_down(low), lifetime)
+        return ReleaseLeakage(releases, lifetime, lower, lifetime - lower <= 1e-9 * max(1.0, lifetime), "permanent",
+                              vectors, None)
     up, low, counts = _exact(logs, ball, releases, permanent_logs)
     upper = min(round_up(up, first.shape[0] + first.shape[1] + 2), lifetime)  # both bound it; rounding apart
     lower = min(_round_down(low), upper)

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from scipy.optimize import linprog
+from release_oracle import lp_account
 
 from mechdesign.core.leakage import capacity
 from mechdesign.core.release_bound import count_vector_leakage, relaxation_bound
 from mechdesign.core.releases import (
     _merged_logs,
     count_mechanism,
-    count_vectors,
     number_of_count_vectors,
     release_leakage,
+    report_leakage,
 )
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.polytope.closed_form import randomized_response
@@ -33,33 +33,9 @@ from strategies import mechanisms, priors
 RACE_PRIOR = [41762, 4685, 1519, 470, 406]
 
 
-def _lp_min(center: np.ndarray, radius: float, column: np.ndarray) -> float:
-    """min_{Q ∈ B} Q·c by an LP over (Q, s) with |Q − P̂| ≤ s, Σ s ≤ β (HiGHS): independent of the greedy."""
-    n = center.size
-    cost = np.concatenate([column, np.zeros(n)])
-    upper = np.vstack([np.hstack([np.eye(n), -np.eye(n)]), np.hstack([-np.eye(n), -np.eye(n)]),
-                       np.concatenate([np.zeros(n), np.ones(n)])[None, :]])
-    bound = np.concatenate([center, -center, [radius]])
-    equality = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
-    result = linprog(cost, A_ub=upper, b_ub=bound, A_eq=equality, b_eq=[1.0], bounds=[(0, None)] * (2 * n),
-                     method="highs",
-                     options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    assert result.status == 0
-    return float(result.fun)
-
-
 def _lp_account(matrix: np.ndarray, center: np.ndarray, radius: float, releases: int) -> float:
-    """max over count vectors n of log(max_x c_x / min_Q Q·c), c = ∏_y W[:, y]^{n_y} scaled by its maximum."""
-    worst = -math.inf
-    with np.errstate(divide="ignore"):
-        logs = np.log(matrix)
-    for n in count_vectors(releases, matrix.shape[1]):
-        a = (np.where(n > 0, logs, 0.0) * n).sum(axis=1)
-        if not np.isfinite(a.max()):
-            continue  # no input produces these counts
-        column = np.exp(a - a.max())
-        worst = max(worst, -math.log(_lp_min(center, radius, column)))
-    return worst
+    """The independent oracle (tests/release_oracle.py): itertools' count vectors, HiGHS's minimum over the ball."""
+    return lp_account(matrix, center, radius, releases).leakage
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +85,8 @@ def test_exact_account_equals_the_lp_on_a_joint_record_design():
 
 @pytest.mark.slow
 def test_exact_account_equals_the_lp_on_adult_education():
-    """Adult education's estimation design (16 inputs, 122 outputs): T = 2 (7,503 count vectors; T = 3 has 317,750,
-    beyond an LP per column, and T = 5 has 2.6·10⁸, beyond enumeration: the relaxation bounds it)."""
+    """Adult education's estimation design (16 inputs, 122 outputs): T = 2 and 3 (7,503 and 310,124 count vectors;
+    T = 4 and 5, 9.7·10⁶ and 2.4·10⁸, are checked by benchmarks/check_release_lp.py)."""
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
 
@@ -118,9 +94,11 @@ def test_exact_account_equals_the_lp_on_adult_education():
 
     result = solve(load_problem(PROBLEMS / "adult-education-estimation.toml").problem, baselines=False)
     matrix, ball = result.mechanism.matrix, result.problem.ball
-    account = release_leakage(matrix, ball, 2)
-    expected = _lp_account(matrix, ball.center.probabilities, ball.radius, 2)
-    assert account.epsilon == pytest.approx(expected, rel=TIGHT, abs=TIGHT)
+    for releases in (2, 3):
+        account = release_leakage(matrix, ball, releases)
+        assert account.exact
+        expected = _lp_account(matrix, ball.center.probabilities, ball.radius, releases)
+        assert account.epsilon == pytest.approx(expected, rel=TIGHT, abs=TIGHT)
 
 
 def test_randomized_response_over_the_whole_simplex_leaks_exactly_t_epsilon():
@@ -252,3 +230,19 @@ def test_relaxation_bound_reports_a_count_vector_of_the_right_size(race):
     bound = relaxation_bound(logs, ball, 50)
     assert bound.worst is not None and int(bound.worst.sum()) == 50
     assert bound.lower <= bound.upper
+
+
+def test_two_layer_reports_beyond_enumeration_are_bracketed_by_fewer_reports_and_the_lifetime():
+    # Above max_vectors the account is [exact account of the most reports that enumerate, capacity of W1]:
+    # T reports contain any T' of them, and every report is post-processing of the permanent output.
+    w1 = randomized_response(3, 1.5).matrix
+    w2 = randomized_response(3, 0.7).matrix
+    ball = L1Ball([0.5, 0.3, 0.2], 0.1)
+    beyond = report_leakage(w1, w2, ball, 9, max_vectors=30)   # C(8, 2) = 28 <= 30 < C(9, 2): T' = 6
+    fewer = max(t for t in range(1, 9) if math.comb(t + 2, 2) <= 30)
+    assert beyond.method == "permanent" and beyond.releases == 9
+    assert beyond.lower == pytest.approx(report_leakage(w1, w2, ball, fewer).lower, abs=1e-12)
+    assert beyond.lower <= report_leakage(w1, w2, ball, 9).epsilon <= beyond.epsilon == capacity(w1, ball)
+    # Reports that reveal the permanent output reach the lifetime at once: the bracket closes.
+    closed = report_leakage(w1, np.eye(3), ball, 9, max_vectors=5)
+    assert closed.exact and closed.epsilon - closed.lower <= 1e-9
