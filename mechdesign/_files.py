@@ -36,7 +36,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["MAX_FILE_BYTES", "atomic_path", "checkpoint", "default_file_mode", "install_signal_cleanup",
            "max_file_bytes", "read_bounded", "remove_stale_parts", "to_jsonable"]
@@ -67,36 +67,48 @@ def max_file_bytes() -> int:
     return int(value * (1 << 20))
 
 
-def read_bounded(path: str | os.PathLike[str], name: str, limit: int | None = None, *,
+def read_bounded(source: str | os.PathLike[str] | BinaryIO, name: str, limit: int | None = None, *,
                  json_object: bool = False) -> bytes:
-    """The bytes of ``path``, refusing files larger than ``limit`` (default :func:`max_file_bytes`) in one line.
+    """The bytes of ``source``, refusing more than ``limit`` (default :func:`max_file_bytes`) in one line.
 
-    A regular file is judged by its size before anything is read; a device or a pipe (``/dev/zero``) is read
-    in 1 MiB steps and refused as soon as it passes the limit, so memory never exceeds the limit plus one step.
-    With ``json_object``, a stream whose first non-blank byte is not ``{`` is refused at once (64 MiB of zeros
-    need not be read to know they are not a mechanism file).
+    ``source`` is a path, or a binary stream already open (the CLI's ``-``: ``sys.stdin.buffer``), which is read
+    from where it stands and not closed. A regular file is judged by its size before anything is read; a device,
+    a pipe or a stream (``/dev/zero``, a FIFO, stdin) is read once, in 1 MiB steps, and refused as soon as it
+    passes the limit, so memory never exceeds the limit plus one step. With ``json_object``, a stream whose first
+    non-blank byte is not ``{`` is refused at once (64 MiB of zeros need not be read to know they are not a
+    mechanism file).
     """
     limit = max_file_bytes() if limit is None else limit
-    too_big = f"{name} must be at most {limit / (1 << 20):g} MiB (set {_LIMIT_VARIABLE} to allow more), got "
+    if not isinstance(source, (str, os.PathLike)):
+        return _read_steps(source, name, str(getattr(source, "name", "-")), limit, json_object)
+    path = source
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
-            raise ValueError(f"{too_big}{name}={str(path)!r} ({size:,} bytes)")
-        parts: list[bytes] = []
-        held = 0
-        while True:
-            part = handle.read(1 << 20)
-            if not part:
-                break
-            if json_object and not parts:
-                start = part.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]  # JSON blanks and a UTF-8 byte-order mark
-                if start and start != b"{":
-                    raise ValueError(f"{name} must be a JSON object (it starts with {start!r}), got "
-                                     f"{name}={str(path)!r}")
-            parts.append(part)
-            held += len(part)
-            if held > limit:
-                raise ValueError(f"{too_big}{name}={str(path)!r} (more than {limit:,} bytes)")
+            raise ValueError(f"{_too_big(name, limit)}{name}={str(path)!r} ({size:,} bytes)")
+        return _read_steps(handle, name, str(path), limit, json_object)
+
+
+def _too_big(name: str, limit: int) -> str:
+    return f"{name} must be at most {limit / (1 << 20):g} MiB (set {_LIMIT_VARIABLE} to allow more), got "
+
+
+def _read_steps(handle: BinaryIO, name: str, shown: str, limit: int, json_object: bool) -> bytes:
+    """Read ``handle`` to its end in 1 MiB steps, stopping as soon as more than ``limit`` bytes arrived."""
+    parts: list[bytes] = []
+    held = 0
+    while True:
+        part = handle.read(1 << 20)
+        if not part:
+            break
+        if json_object and not parts:
+            start = part.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]  # JSON blanks and a UTF-8 byte-order mark
+            if start and start != b"{":
+                raise ValueError(f"{name} must be a JSON object (it starts with {start!r}), got {name}={shown!r}")
+        parts.append(part)
+        held += len(part)
+        if held > limit:
+            raise ValueError(f"{_too_big(name, limit)}{name}={shown!r} (more than {limit:,} bytes)")
     return b"".join(parts)
 
 

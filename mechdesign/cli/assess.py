@@ -6,6 +6,10 @@ sample, with β*(δ, m, N) on the joint alphabet N = ∏ N_i
 (:mod:`mechdesign.deploy.analysis.record_assess`). Several columns
 with a single-attribute file, or one column of a record file, are refused: per-attribute guarantees do not add up
 to a record guarantee.
+
+A mechanism file is trusted for its matrix and labels, so the signature policy is the one of ``privatize``
+(``--public-key``, ``--require-signature``, ``MECHDESIGN_REQUIRE_SIGNATURE=1``, the same notice when no trusted key
+checked it); CSV rows carry no signature, so under a policy that requires one they are refused.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from typing import Any
 
 from mechdesign.cli._io import (
     add_deprecated_alias,
-    load_mechanism,
+    add_signature_arguments,
     parse_number_list,
     print_json,
+    print_signature_notice,
+    read_matrix_argument,
     record_columns,
+    signature_required,
     single_column,
 )
 
@@ -32,7 +39,8 @@ EXAMPLE = "mechdesign assess --matrix examples/w.csv --counts 40000,20000,20000,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign assess`` to ``parser``."""
     parser.add_argument("--matrix", required=True, metavar="FILE",
-                        help="mechanism: CSV rows (optional label header/column) or a mechanism file (.json)")
+                        help="mechanism: CSV rows (optional label header/column) or a mechanism file (.json); - "
+                             "reads it from stdin")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the mechanism's input order")
     source.add_argument("--data", metavar="FILE",
@@ -42,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="column of --data holding the attribute; with a record file, repeat it once per "
                              "attribute in the file's order (--column race --column sex)")
     parser.add_argument("--delta", type=float, help="failure probability δ (default: a table over several δ)")
+    add_signature_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -52,14 +61,26 @@ def run(args: argparse.Namespace) -> int:
     """
     from mechdesign.core.assessment import DEFAULT_DELTAS, assess
     from mechdesign.core.prior import Prior
-    from mechdesign.deploy.file.record import is_record_file
+    from mechdesign.deploy.file.format import ParsedFile
 
     if args.counts is not None and args.column is not None:
         raise ValueError("column must be used with --data, got column=" + repr(args.column))
     deltas = DEFAULT_DELTAS if args.delta is None else (args.delta,)
-    if is_record_file(args.matrix):
-        return _run_record(args, deltas)
-    mechanism = load_mechanism(args.matrix)
+    required = signature_required(args)
+    source = read_matrix_argument(args.matrix)  # read once: stdin and pipes cannot be read twice
+    loaded = None
+    if not isinstance(source, ParsedFile):
+        if required or args.public_key is not None:
+            raise ValueError("matrix must be a signed mechanism file (JSON) when --public-key is given or a signature "
+                             f"is required: CSV rows carry no signature, got matrix={args.matrix!r}")
+        mechanism = source
+    elif source.is_record:
+        return _run_record(args, deltas, source)
+    else:
+        from mechdesign.deploy.file.column import read_mechanism_file
+
+        loaded = read_mechanism_file(source, public_key=args.public_key)
+        mechanism = loaded.mechanism
     if args.counts is not None:
         counts = parse_number_list("counts", args.counts)
         if len(counts) != mechanism.shape[0]:
@@ -76,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
                                                file_name="data"),
                                   labels=mechanism.inputs)
     result = assess(mechanism, prior, deltas)
+    if loaded is not None:
+        print_signature_notice(source.name, loaded, args.public_key)
     if args.json:
         print_json({
             "inputs": list(mechanism.inputs),
@@ -110,12 +133,12 @@ def _print_rows(rows: Any, no_bound: str) -> None:
         print(f"{r.delta:>8.0e}  {r.radius:>12.6g}  {_fmt(r.epsilon_prime):>10}  {bound:>11}")
 
 
-def _run_record(args: argparse.Namespace, deltas: Any) -> int:
+def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
     """``assess`` of a record file: the record-level guarantee on the sample's joint empirical distribution."""
     from mechdesign.deploy.analysis.record_assess import assess_record, count_record_data, data_prior
     from mechdesign.deploy.file.record import read_record_file
 
-    record = read_record_file(args.matrix)  # verified on load, like a single-column file
+    record = read_record_file(source, public_key=args.public_key)  # verified on load, like a single-column file
     if args.data is None:
         raise ValueError("data must be given with a record file (--data FILE with one --column per attribute "
                          f"{list(record.attributes)}): counts of a single column cannot give a record guarantee, "
@@ -125,9 +148,10 @@ def _run_record(args: argparse.Namespace, deltas: Any) -> int:
     columns = record_columns(args.column, record.attributes)
     prior = data_prior(record, *count_record_data(record, args.data, columns))
     result = assess_record(record, prior, deltas)
+    print_signature_notice(source.name, record, args.public_key)
     if args.json:
         print_json({
-            "file": str(args.matrix), "design": record.kind, "attributes": list(record.attributes),
+            "file": source.name, "design": record.kind, "attributes": list(record.attributes),
             "columns": columns, "letters": prior.size, "observed": prior.observed, "notion": "pml",
             "level": "record",
             "prior": {"letters": [int(i) for i in prior.indices], "counts": [int(c) for c in prior.counts]},

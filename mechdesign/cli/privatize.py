@@ -17,7 +17,6 @@ A file whose signature no trusted key checked is privatized only with a one-line
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from mechdesign.cli._io import (
@@ -26,9 +25,10 @@ from mechdesign.cli._io import (
     add_signature_arguments,
     data_file,
     print_json,
+    print_signature_notice,
+    read_mechanism_argument,
     record_columns,
     refuse_existing,
-    signature_notice,
     signature_required,
     single_column,
 )
@@ -42,7 +42,8 @@ EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/pe
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
-    parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
+    parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load); - reads it from "
+                        "stdin")
     add_data_argument(parser, "INPUT", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
     parser.add_argument("--column", required=True, action="append",
                         help="column holding the mechanism's input labels; with a record file, repeat it once per "
@@ -72,12 +73,11 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.deploy.file.record import is_record_file
-
     refuse_existing(args.out, args.force)
     signature_required(args)
-    if is_record_file(args.mechanism):
-        return _run_record(args)
+    source = read_mechanism_argument(args.mechanism)  # read once: stdin and pipes cannot be read twice
+    if source.is_record:
+        return _run_record(args, source)
     from mechdesign._numerics import round_up
     from mechdesign.core.leakage import epsilon_min
     from mechdesign.core.mechanism import Mechanism
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.randomness import make_rng
 
     args.column = single_column(args.column)
-    loaded = read_mechanism_file(args.mechanism, public_key=args.public_key)
+    loaded = read_mechanism_file(source, public_key=args.public_key)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
     checks: list[DataCheck] = []
 
@@ -104,9 +104,7 @@ def run(args: argparse.Namespace) -> int:
     records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng, chunk_size=args.chunk_size,
                              progress=True if args.progress else None, check_counts=check)
     data = checks[0]
-    notice = signature_notice(args.mechanism, loaded, args.public_key)
-    if notice:  # on success only: a failed run privatized nothing, and its error stays one line
-        print(notice, file=sys.stderr, flush=True)
+    print_signature_notice(source.name, loaded, args.public_key)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
     sampled = Mechanism.from_matrix(sampler.sampled_matrix, loaded.mechanism.inputs, loaded.mechanism.outputs)
     at_data = round_up(epsilon_min(sampled, data.frequencies), len(loaded.mechanism.inputs))
@@ -142,7 +140,7 @@ def _data_check(data: Any) -> dict[str, Any]:
             "distance": data.distance}
 
 
-def _run_record(args: argparse.Namespace) -> int:
+def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
     from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
     from mechdesign.deploy.analysis.record_assess import epsilon_at_data
@@ -151,7 +149,7 @@ def _run_record(args: argparse.Namespace) -> int:
     from mechdesign.deploy.sampling.record_stream import privatize_record_file
     from mechdesign.randomness import make_rng
 
-    record = read_record_file(args.mechanism, public_key=args.public_key)
+    record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
     checks: list[tuple[DataCheck, Any, Any]] = []
@@ -169,9 +167,7 @@ def _run_record(args: argparse.Namespace) -> int:
     records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng, chunk_size=args.chunk_size,
                                     progress=True if args.progress else None, check_counts=check)
     data, letters, counts = checks[0]
-    notice = signature_notice(args.mechanism, record, args.public_key)
-    if notice:
-        print(notice, file=sys.stderr, flush=True)
+    print_signature_notice(source.name, record, args.public_key)
     stated = max(float(record.guarantee["epsilon"]), achieved)
     at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
     summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,

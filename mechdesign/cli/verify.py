@@ -17,7 +17,14 @@ import argparse
 import sys
 from typing import Any
 
-from mechdesign.cli._io import add_signature_arguments, print_json, record_columns, signature_required, single_column
+from mechdesign.cli._io import (
+    add_signature_arguments,
+    print_json,
+    read_mechanism_argument,
+    record_columns,
+    signature_required,
+    single_column,
+)
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
@@ -26,7 +33,8 @@ EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign verify`` to ``parser``."""
-    parser.add_argument("file", metavar="FILE", help="mechanism file (JSON)")
+    parser.add_argument("file", metavar="FILE", help="mechanism file (JSON); - reads it from stdin (a named pipe is "
+                        "read once, like stdin)")
     add_signature_arguments(parser)
     parser.add_argument("--data", metavar="FILE", help="CSV/Parquet/Arrow IPC records the file is meant for: their "
                         "distribution must be consistent with the uncertainty ball (divergence test at δ_d)")
@@ -53,11 +61,10 @@ def run(args: argparse.Namespace) -> int:
     if args.override_data_check and args.data is None:
         raise ValueError("override_data_check must be used with --data (it overrides the data check), got data=None")
     signature_required(args)
-    from mechdesign.deploy.file.record import is_record_file
-
-    if is_record_file(args.file):
-        return _run_record(args)
-    result = verify_mechanism_file(args.file, public_key=args.public_key)
+    source = read_mechanism_argument(args.file)  # read once: stdin and pipes cannot be read twice
+    if source.is_record:
+        return _run_record(args, source)
+    result = verify_mechanism_file(source, public_key=args.public_key)
     data, at_data = None, None
     if args.data is not None:
         from mechdesign._numerics import round_up
@@ -65,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         from mechdesign.deploy._io import count_labels
         from mechdesign.deploy.analysis.datacheck import check_counts
 
-        loaded = read_mechanism_file(args.file, verify=False)
+        loaded = read_mechanism_file(source, verify=False)
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
         data = _checked(args, lambda delta: check_counts(loaded.guarantee, counts, delta))
@@ -121,12 +128,12 @@ def _data_text(data: Any, at_data: float | None, kind: str) -> str:
             f"{data.threshold:.4g} at delta_d {data.data_delta:g}")
 
 
-def _run_record(args: argparse.Namespace) -> int:
+def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``verify`` of a record file: the record-level guarantee (and the joint data check with --data)."""
     from mechdesign.deploy.file.record import read_record_file, record_verification
 
-    record = read_record_file(args.file, verify=False, public_key=args.public_key)  # an overstated file is reported
-    result = record_verification(record, args.file)
+    record = read_record_file(source, verify=False, public_key=args.public_key)  # an overstated file is reported
+    result = record_verification(record, source.name)
     data, at_data = None, None
     if args.data is not None:
         from mechdesign.deploy.analysis.datacheck import check_joint_counts

@@ -430,3 +430,168 @@ def test_decode_calls_output_labels_output_labels(cli, design, tmp_path):
 def test_huge_epsilon_in_calibrate_gaussian_is_a_proper_error(cli, epsilon):
     result = cli("calibrate", "gaussian", "--epsilon", epsilon, "--sigma", "1.5", "--counts", "3000,7000")
     assert result.returncode == 2 and "epsilon must be" in _one_line(result) and "math range" not in result.stderr
+
+
+# --- a mechanism file is read once: stdin (`-`, /dev/stdin) and named pipes (issue 38, item 8) ------------------
+
+def _record_file(folder: Path) -> tuple[Path, Path]:
+    """A product record file over (race, sex) and 600 records of it: small, decodable, unsigned."""
+    from mechdesign.deploy.file.record import record_epsilon
+    from mechdesign.deploy.file.record_write import write_record_file
+    from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.records import JointPrior
+
+    alphabets = [["White", "Black", "Other"], ["F", "M"]]
+    table = [[200, 190], [60, 70], [40, 40]]
+    prior = JointPrior.from_table(table, ["race", "sex"], alphabets)
+    factors = (randomized_response(3, 1.5, alphabets[0]), randomized_response(2, 1.0, alphabets[1]))
+    path = write_record_file(folder / "record.mech.json", prior, epsilon=record_epsilon(prior, 0.2, factors),
+                             radius=0.2, factors=factors)
+    rows = [f"{race},{sex}" for race, counts in zip(alphabets[0], table, strict=True)
+            for sex, count in zip(alphabets[1], counts, strict=True) for _ in range(count)]
+    data = folder / "records.csv"
+    data.write_text("race,sex\n" + "\n".join(rows) + "\n")
+    return path, data
+
+
+def test_verify_reads_the_file_from_stdin_given_as_a_dash(cli, design, tmp_path):
+    result = cli("verify", "-", stdin=design.read_text())
+    assert result.returncode == 0 and result.stdout.startswith("<stdin>: pml epsilon") and "holds" in result.stdout
+    record, _ = _record_file(tmp_path)
+    piped = cli("verify", "-", "--json", stdin=record.read_text())
+    assert piped.returncode == 0 and json.loads(piped.stdout)["level"] == "record"
+
+
+def test_verify_of_dev_stdin_reads_the_pipe_once(cli_process, design):
+    # A real pipe, so a subprocess: the sniff "is it a record file?" used to drain it, and the reader found it
+    # empty ("not valid JSON").
+    result = cli_process("verify", "/dev/stdin", stdin=design.read_text())
+    assert result.returncode == 0 and "holds" in result.stdout, result.stderr
+
+
+def test_verify_of_a_named_pipe_does_not_hang(design, tmp_path):
+    import os
+    import subprocess
+    import threading
+
+    from conftest import ROOT
+
+    fifo = tmp_path / "design.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(design.read_bytes()), daemon=True)
+    writer.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # The second open of a FIFO waits for a writer that never comes: a hang, which the timeout turns into a failure.
+    result = subprocess.run([sys.executable, "-m", "mechdesign", "verify", str(fifo)], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0 and "holds" in result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("verb", ["privatize", "decode", "assess"])
+def test_the_verbs_read_a_record_file_from_stdin(cli, tmp_path, verb):
+    record, data = _record_file(tmp_path)
+    private = tmp_path / "private.csv"
+    assert cli("privatize", str(record), "--data", str(data), "--column", "race", "--column", "sex", "--out",
+               str(private), "--seed", "1").returncode == 0
+    args = {"privatize": ("privatize", "-", "--data", str(data), "--out", str(tmp_path / "again.csv"), "--seed", "1"),
+            "decode": ("decode", "-", "--data", str(private)),
+            "assess": ("assess", "--matrix", "-", "--data", str(data), "--delta", "1e-6")}[verb]
+    result = cli(*args, "--column", "race", "--column", "sex", stdin=record.read_text())
+    assert result.returncode == 0, result.stderr
+    assert "<stdin> is unsigned" in result.stderr  # the notice names what was read
+    if verb == "privatize":
+        assert (tmp_path / "again.csv").read_bytes() == private.read_bytes()
+
+
+def test_assess_reads_csv_rows_from_stdin(cli):
+    result = cli("assess", "--matrix", "-", "--counts", "3,1", "--delta", "1e-6", stdin="0.75,0.25\n0.25,0.75\n")
+    assert result.returncode == 0 and "LDP level" in result.stdout and result.stderr == ""
+
+
+# --- decode and assess under the signature policy of privatize and verify (issue 38, item 12) ------------------
+
+@pytest.fixture
+def krr_files(tmp_path) -> dict[str, Path]:
+    """A decodable k-RR file over RACE, privatized records of it, a key pair, and the file with two output labels
+    swapped (White ↔ Other) and re-hashed: an edit anyone can make, which decodes to swapped frequencies."""
+    from mechdesign.deploy.file.column import write_mechanism_file
+    from mechdesign.deploy.file.signature import generate_key_pair
+    from mechdesign.design.polytope.closed_form import randomized_response
+
+    honest = write_mechanism_file(tmp_path / "krr.mech.json", randomized_response(5, 3.0, RACE),
+                                  guarantee={"notion": "ldp", "epsilon": 3.0})
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    private = tmp_path / "private.csv"
+    private_key, public_key = generate_key_pair(tmp_path / "key.pem")
+    content = json.loads(honest.read_text())
+    content["outputs"][0], content["outputs"][4] = content["outputs"][4], content["outputs"][0]
+    swapped = tmp_path / "swapped.mech.json"
+    swapped.write_text(json.dumps(_rehash(content)))
+    return {"honest": honest, "swapped": swapped, "data": data, "private": private, "key": private_key,
+            "public": public_key}
+
+
+def _decode_args(files: dict[str, Path], which: str) -> tuple[str, ...]:
+    return ("decode", str(files[which]), "--data", str(files["private"]), "--column", "race", "--json")
+
+
+def test_a_label_swapped_file_decodes_only_with_a_notice(cli, krr_files):
+    assert cli("privatize", str(krr_files["honest"]), "--data", str(krr_files["data"]), "--column", "race",
+               "--out", str(krr_files["private"]), "--seed", "5").returncode == 0
+    swapped = cli(*_decode_args(krr_files, "swapped"))
+    assert swapped.returncode == 0 and json.loads(swapped.stdout)["frequencies"]["Other"] > 0.8  # the attack works
+    assert "swapped.mech.json is unsigned: its claims" in _one_line(swapped)  # ... but is no longer silent
+
+
+@pytest.mark.parametrize("verb", ["decode", "assess"])
+def test_decode_and_assess_keep_the_signature_policy(cli, krr_files, monkeypatch, verb):
+    assert cli("privatize", str(krr_files["honest"]), "--data", str(krr_files["data"]), "--column", "race",
+               "--out", str(krr_files["private"]), "--seed", "5").returncode == 0
+    honest = krr_files["honest"]
+    assert cli("sign", str(honest), "--key", str(krr_files["key"])).returncode == 0
+
+    def run(which: str, *extra: str):
+        if verb == "decode":
+            return cli(*_decode_args(krr_files, which), *extra)
+        return cli("assess", "--matrix", str(krr_files[which]), "--data", str(krr_files["data"]), "--column", "race",
+                   "--delta", "1e-6", *extra)
+
+    key = ("--public-key", str(krr_files["public"]))
+    checked = run("honest", *key)
+    assert checked.returncode == 0 and checked.stderr == ""
+    unchecked = run("honest")
+    assert unchecked.returncode == 0 and "no --public-key was given" in _one_line(unchecked)
+    refused = run("swapped", *key)
+    assert refused.returncode == 2 and "unsigned" in _one_line(refused) and refused.stdout == ""
+    keyless = run("honest", "--require-signature")
+    assert keyless.returncode == 2 and "public_key must be given" in _one_line(keyless)
+    monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "1")
+    assert run("honest").returncode == 2
+    assert run("swapped", *key).returncode == 2
+    assert run("honest", *key).returncode == 0
+
+
+def test_assess_refuses_unsignable_csv_rows_under_a_signature_policy(cli, tmp_path, monkeypatch):
+    from mechdesign.deploy.file.signature import generate_key_pair
+
+    _, public = generate_key_pair(tmp_path / "key.pem")
+    rows = tmp_path / "w.csv"
+    rows.write_text("0.75,0.25\n0.25,0.75\n")
+    keyed = cli("assess", "--matrix", str(rows), "--counts", "3,1", "--public-key", str(public))
+    assert keyed.returncode == 2 and "CSV rows carry no signature" in _one_line(keyed) and keyed.stdout == ""
+    monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "1")
+    required = cli("assess", "--matrix", str(rows), "--counts", "3,1", "--public-key", str(public))
+    assert required.returncode == 2 and "CSV rows carry no signature" in _one_line(required)
+
+
+def test_decode_of_a_record_file_checks_its_signature(cli, tmp_path):
+    from mechdesign.deploy.file.signature import generate_key_pair
+
+    record, data = _record_file(tmp_path)
+    private = tmp_path / "private.csv"
+    columns = ("--column", "race", "--column", "sex")
+    assert cli("privatize", str(record), "--data", str(data), *columns, "--out", str(private), "--seed", "2"
+               ).returncode == 0
+    _, public = generate_key_pair(tmp_path / "key.pem")
+    refused = cli("decode", str(record), "--data", str(private), *columns, "--public-key", str(public))
+    assert refused.returncode == 2 and "unsigned" in _one_line(refused) and refused.stdout == ""

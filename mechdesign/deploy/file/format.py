@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass
 from importlib import metadata, resources
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -27,8 +27,8 @@ from mechdesign.deploy.file.canonical import CANONICAL_FORMS
 from mechdesign.errors import MechanismFileError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "GUARANTEE_SLACK", "RADIUS_RTOL", "READ_VERSIONS", "FileChecker",
-           "Verification", "canonical_bytes", "check_format_and_digest", "check_radius", "json_block", "parse_file",
-           "pretty_json", "provenance_versions", "schema"]
+           "ParsedFile", "Verification", "canonical_bytes", "check_format_and_digest", "check_radius", "json_block",
+           "parse_file", "pretty_json", "provenance_versions", "schema"]
 
 FORMAT_NAME = "mechdesign.core.mechanism"
 FORMAT_VERSION = 2     # written; its hash and signature cover RFC 8785 canonical JSON
@@ -146,7 +146,7 @@ def pretty_json(content: dict[str, Any]) -> str:
 class FileChecker:
     """Hand validator of the schema's rules, with one-line errors naming the field and the rule."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
 
     def fail(self, field: str, rule: str, value: Any) -> MechanismFileError:
@@ -193,30 +193,85 @@ class FileChecker:
             raise self.fail(field, f"sum to 1 within {v.STOCHASTIC_ATOL:g} (sum is {total!r})", row)
 
 
-def parse_file(path: Path) -> dict[str, Any]:
-    """The file's one JSON object, read once with a size cap; any failure is a one-line MechanismFileError."""
-    def reject_constant(name: str) -> float:
-        raise ValueError(f"non-finite number {name}")
+@dataclass(frozen=True, eq=False)
+class ParsedFile:
+    """A mechanism file read once and parsed: its one JSON object and the name its errors give.
+
+    Every reader takes one (:func:`~mechdesign.deploy.file.column.read_mechanism_file`,
+    :func:`~mechdesign.deploy.file.record.read_record_file`, :func:`~mechdesign.deploy.file.record.is_record_file`),
+    so a caller that must first know which kind of file it holds reads it once: a pipe, a FIFO or stdin cannot be
+    read a second time (the second open of a FIFO waits forever for a writer; ``/dev/stdin`` reads empty).
+
+    Parameters
+    ----------
+    name : str
+        The path as given, or ``"<stdin>"``: the prefix of every error about the file.
+    content : dict
+        The JSON object. Readers copy what they keep and never change it.
+    """
+
+    name: str
+    content: dict[str, Any]
+
+    @property
+    def is_record(self) -> bool:
+        """Whether this is a record file (``attributes`` or ``factors``: :mod:`mechdesign.deploy.file.record`)."""
+        return "attributes" in self.content or "factors" in self.content
+
+
+def parse_file(source: str | os.PathLike[str] | BinaryIO | ParsedFile, name: str | None = None) -> ParsedFile:
+    """Read a mechanism file once, with the size cap, and parse its one JSON object.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, binary stream or ParsedFile
+        A path (a regular file, a FIFO or a device, read once to its end), a binary stream already open
+        (``sys.stdin.buffer``), or an already parsed file, returned as it is.
+    name : str, optional
+        How errors name the file (default: the path, or the stream's name).
+
+    Returns
+    -------
+    ParsedFile
+        The JSON object and the file's name.
+
+    Raises
+    ------
+    MechanismFileError
+        One line naming the file and the rule, for a file over the size cap (``MECHDESIGN_MAX_FILE_MB``), not
+        UTF-8, not valid JSON, nested too deeply, holding a non-finite constant, or not one JSON object.
+    OSError
+        If the path cannot be opened or read.
+    """
+    if isinstance(source, ParsedFile):
+        return source
+    if name is not None:
+        shown = name
+    else:  # a stream's name (a Path's .name is its last part only)
+        shown = str(getattr(source, "name", "-")) if hasattr(source, "read") else str(source)
+
+    def reject_constant(constant: str) -> float:
+        raise ValueError(f"non-finite number {constant}")
 
     try:
-        data = read_bounded(path, "mechanism file", json_object=True)
+        data = read_bounded(source, "mechanism file", json_object=True)
     except ValueError as exc:
-        raise MechanismFileError(f"{path}: {exc}") from None
+        raise MechanismFileError(f"{shown}: {exc}") from None
     try:
         text = data.decode("utf-8")
         content = json.loads(text, parse_constant=reject_constant)
     except UnicodeDecodeError as exc:
-        raise MechanismFileError(f"{path}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise MechanismFileError(f"{shown}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise MechanismFileError(f"{path}: must be valid JSON ({exc.msg} at line {exc.lineno} "
+        raise MechanismFileError(f"{shown}: must be valid JSON ({exc.msg} at line {exc.lineno} "
                                  f"column {exc.colno})") from None
     except RecursionError:
-        raise MechanismFileError(f"{path}: must be valid JSON of reasonable depth (nested too deeply)") from None
+        raise MechanismFileError(f"{shown}: must be valid JSON of reasonable depth (nested too deeply)") from None
     except ValueError as exc:
-        raise MechanismFileError(f"{path}: must be valid JSON ({str(exc)[:80]})") from None
+        raise MechanismFileError(f"{shown}: must be valid JSON ({str(exc)[:80]})") from None
     if not isinstance(content, dict):
-        raise MechanismFileError(f"{path}: must hold one JSON object, got a {type(content).__name__}")
-    return content
+        raise MechanismFileError(f"{shown}: must hold one JSON object, got a {type(content).__name__}")
+    return ParsedFile(shown, content)
 
 
 def check_format_and_digest(check: FileChecker, content: dict[str, Any], versions: tuple[int, ...]) -> str:
