@@ -1,4 +1,4 @@
-"""File helpers shared by the library and the CLI: JSON-safe conversion and atomic writes.
+"""File helpers shared by the library and the CLI: bounded reads, CSV names, JSON values and atomic writes.
 
 **Atomic writes.** :func:`atomic_path` writes to a hidden temporary file beside the target,
 ``.<name>.mdtmp<pid>.<random>.part``, and renames it onto the target only on success, so a reader
@@ -38,8 +38,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["MAX_FILE_BYTES", "atomic_path", "checkpoint", "default_file_mode", "install_signal_cleanup",
-           "max_file_bytes", "read_bounded", "remove_stale_parts", "to_jsonable"]
+__all__ = ["CSV_COMPRESSIONS", "CSV_NAME_RULE", "MAX_FILE_BYTES", "atomic_path", "checkpoint", "csv_compression",
+           "default_file_mode", "install_signal_cleanup", "max_file_bytes", "read_bounded", "remove_stale_parts",
+           "to_jsonable"]
 
 _PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
 _LIVE: set[Path] = set()  # temporary files of this process, removed by the SIGTERM handler
@@ -110,6 +111,28 @@ def _read_steps(handle: BinaryIO, name: str, shown: str, limit: int, json_object
         if held > limit:
             raise ValueError(f"{_too_big(name, limit)}{name}={shown!r} (more than {limit:,} bytes)")
     return b"".join(parts)
+
+
+# Compressed CSV that mechdesign reads and writes: the standard library's codecs only (``.zst`` needs zstandard and
+# ``.zip`` holds several files; pandas would accept both on input, with a long traceback when zstandard is absent).
+CSV_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}
+CSV_NAME_RULE = "end in .csv, .csv.gz, .csv.bz2 or .csv.xz (gzip, bzip2 and xz are the compressions supported)"
+
+
+def csv_compression(path: str | os.PathLike[str], name: str) -> str | None:
+    """The compression a CSV file's name says: ``None`` (``.csv``), ``"gzip"``, ``"bz2"`` or ``"xz"``.
+
+    Only the suffixes after ``.csv`` count (``people.v2.csv.gz``). Any other ending (``.csv.zst``, ``.csv.zip``,
+    ``.csv.bak``) is refused in one line naming ``name`` and the suffix, for input and output alike: a reader must
+    never guess, and a writer must write what the name says.
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    rest = suffixes[len(suffixes) - suffixes[::-1].index(".csv"):] if ".csv" in suffixes else suffixes
+    if not rest:
+        return None
+    if len(rest) == 1 and rest[0] in CSV_COMPRESSIONS:
+        return CSV_COMPRESSIONS[rest[0]]
+    raise ValueError(f"{name} must {CSV_NAME_RULE}, got {name}={str(path)!r} (suffix {''.join(rest)!r})")
 
 
 def to_jsonable(value: Any) -> Any:
