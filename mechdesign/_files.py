@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 __all__ = ["CSV_COMPRESSIONS", "CSV_NAME_RULE", "MAX_FILE_BYTES", "atomic_path", "checkpoint", "csv_compression",
-           "default_file_mode", "install_signal_cleanup", "max_file_bytes", "read_bounded", "remove_stale_parts",
-           "to_jsonable"]
+           "default_file_mode", "install_signal_cleanup", "max_file_bytes", "read_bounded", "refuse_replacing",
+           "remove_stale_parts", "to_jsonable"]
 
 _PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
 _LIVE: set[Path] = set()  # temporary files of this process, removed by the SIGTERM handler
@@ -306,6 +306,60 @@ def install_signal_cleanup() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     if hasattr(signal, "SIGXFSZ") and signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _is_signed(path: Path) -> bool:
+    """Whether ``path`` looks like a signed mechanism file (any read or parse failure: no)."""
+    import json
+
+    try:
+        content = json.loads(read_bounded(path, "file", json_object=True))
+    except (OSError, ValueError):
+        return False
+    return isinstance(content, dict) and content.get("signature") is not None
+
+
+def refuse_replacing(path: str | os.PathLike[str], force: bool, *, name: str, hint: str) -> str | None:
+    """Refuse an existing ``path`` unless ``force``; with ``force``, the warning due before a signed file is replaced.
+
+    The one rule of every writer that could replace someone's file (the CLI's ``--force``,
+    ``DesignResult.save(force=)``): an existing output is an error naming ``name`` and how to replace it
+    (``hint``: ``"--force"`` or ``"force=True"``), a signed mechanism file saying so; with ``force`` a signed file
+    may be replaced, and the returned text (``None`` for any other file) is what the caller warns with, since the
+    new file carries no signature.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output about to be written.
+    force : bool
+        Whether replacing an existing file was asked for.
+    name : str
+        The argument naming the output, for the error (``out``, ``path``).
+    hint : str
+        How the caller asks for replacement.
+
+    Returns
+    -------
+    str or None
+        The warning for a signed file about to be replaced, else ``None``.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` exists and ``force`` is false.
+    """
+    target = Path(path)
+    if not target.exists():
+        return None
+    signed = target.is_file() and _is_signed(target)
+    if not force:
+        kind = "a signed mechanism file" if signed else "an existing file"
+        raise ValueError(f"{name} must not exist (it is {kind}; use {hint} to replace it), got {name}={str(target)!r}")
+    if signed:
+        return (f"replacing the signed mechanism file {target}; the new file is not signed (sign it with "
+                "mechdesign sign)")
+    return None
 
 
 @contextmanager

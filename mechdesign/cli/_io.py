@@ -72,36 +72,19 @@ def add_force_argument(parser: Any, what: str = "the output file") -> None:
                              "prints a warning)")
 
 
-def _is_signed(path: Path) -> bool:
-    """Whether ``path`` looks like a signed mechanism file (any read or parse failure: no)."""
-    from mechdesign._files import read_bounded
-
-    try:
-        content = json.loads(read_bounded(path, "file", json_object=True))
-    except (OSError, ValueError):
-        return False
-    return isinstance(content, dict) and content.get("signature") is not None
-
-
 def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "out") -> None:
     """Refuse an existing output unless ``force``; with ``force``, warn on stderr before a signed file is replaced.
 
-    Checked before any work is done (a design or a privatization can take minutes), so nothing is computed for
-    an output that would be refused.
+    :func:`mechdesign._files.refuse_replacing`, the rule ``DesignResult.save`` keeps too. Checked before any work is
+    done (a design or a privatization can take minutes), so nothing is computed for an output that would be refused.
     """
     import sys
 
-    target = Path(path)
-    if not target.exists():
-        return
-    signed = target.is_file() and _is_signed(target)
-    if not force:
-        kind = "a signed mechanism file" if signed else "an existing file"
-        raise ValueError(f"{option} must not exist (it is {kind}; use --force to replace it), "
-                         f"got {option}={str(target)!r}")
-    if signed:
-        print(f"mechdesign: warning: replacing the signed mechanism file {target}; the new file is not signed "
-              "(sign it with mechdesign sign)", file=sys.stderr)
+    from mechdesign._files import refuse_replacing
+
+    warning = refuse_replacing(path, force, name=option, hint="--force")
+    if warning:
+        print(f"mechdesign: warning: {warning}", file=sys.stderr)
 
 
 REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"

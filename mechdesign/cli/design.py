@@ -12,6 +12,7 @@ import argparse
 import math
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from mechdesign.cli._io import add_force_argument, print_json, refuse_existing
@@ -79,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
                    time_limit=limit, progress=show)
     _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
                     f"{result.iterations} iterations, {result.status}); writing the mechanism file")
-    target = result.save(destination, problem_file=source)
+    with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
+        warnings.simplefilter("ignore", UserWarning)
+        target = result.save(destination, problem_file=source, force=args.force)
     warning = result.rank_warning()
     if warning:
         print(f"mechdesign: {warning}", file=sys.stderr)

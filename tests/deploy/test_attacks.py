@@ -653,3 +653,22 @@ def test_a_zstandard_csv_is_refused_in_one_line_naming_the_suffix(cli, design, t
     result = cli(*args)
     assert result.returncode == 2 and ".zst'" in _one_line(result) and ".csv.gz, .csv.bz2 or .csv.xz" in result.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_python_save_keeps_the_clis_rule_on_a_signed_design(cli, tmp_path):
+    """The getting-started page designs with the CLI, then saves the same path from Python (item 11)."""
+    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design.solver import solve
+
+    problem = PROBLEMS / "theorem5-first-region.toml"
+    target = Path(json.loads(cli("design", str(problem), "--out", str(tmp_path), "--json").stdout)["file"])
+    assert cli("sign", "--generate-key", str(tmp_path / "key.pem")).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "key.pem")).returncode == 0
+    signed = target.read_bytes()
+    result = solve(load_problem(problem).problem, baselines=False)
+    with pytest.raises(ValueError, match="signed mechanism file; use force=True"):
+        result.save(target)
+    assert target.read_bytes() == signed
+    with pytest.warns(UserWarning, match="replacing the signed mechanism file"):
+        result.save(target, force=True)
+    assert cli("verify", str(target), "--public-key", str(tmp_path / "key.pem.pub")).returncode == 2
