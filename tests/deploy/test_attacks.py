@@ -672,3 +672,30 @@ def test_the_python_save_keeps_the_clis_rule_on_a_signed_design(cli, tmp_path):
     with pytest.warns(UserWarning, match="replacing the signed mechanism file"):
         result.save(target, force=True)
     assert cli("verify", str(target), "--public-key", str(tmp_path / "key.pem.pub")).returncode == 2
+
+
+# --- ε at the edge of float64: baselines write what they state, designs refuse what they cannot tell (item 13) ---
+
+@pytest.mark.parametrize("epsilon", ["5e-324", "1e-300", "1e-16", "3e-16", "1e-13"])
+@pytest.mark.parametrize("kind", ["krr", "subset-selection", "hadamard", "block-design"])
+def test_a_baseline_at_a_tiny_epsilon_is_written_and_holds_at_that_epsilon(cli, tmp_path, kind, epsilon):
+    from mechdesign.core.leakage import ldp_epsilon
+    from mechdesign.deploy.file.column import read_mechanism_file
+
+    out = tmp_path / "tiny.mech.json"
+    written = cli("baseline", kind, "--epsilon", epsilon, "--labels", ",".join(RACE), "--out", str(out))
+    assert written.returncode == 0, written.stderr
+    loaded = read_mechanism_file(out)  # verified on load
+    assert loaded.guarantee["epsilon"] == float(epsilon)  # the ε asked for, never raised by float64 rounding
+    assert ldp_epsilon(loaded.mechanism) <= float(epsilon) and loaded.utility is None  # nothing decodes
+    if float(epsilon) <= 2.0**-53:  # e^ε rounds to 1: the uniform mechanism
+        assert np.all(loaded.mechanism.matrix == loaded.mechanism.matrix[0])
+    check = cli("verify", str(out))
+    assert check.returncode == 0 and "holds" in check.stdout
+
+
+@pytest.mark.parametrize("kind", ["optimal-ldp", "a-optimal-ldp"])
+def test_a_designed_baseline_refuses_an_epsilon_float64_cannot_tell_from_zero(cli, tmp_path, kind):
+    out = tmp_path / "tiny.mech.json"
+    result = cli("baseline", kind, "--epsilon", "1e-300", "--counts", "5,3,2", "--out", str(out))
+    assert result.returncode == 2 and "e^ε > 1 in float64" in _one_line(result) and not out.exists()
