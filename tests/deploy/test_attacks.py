@@ -699,3 +699,16 @@ def test_a_designed_baseline_refuses_an_epsilon_float64_cannot_tell_from_zero(cl
     out = tmp_path / "tiny.mech.json"
     result = cli("baseline", kind, "--epsilon", "1e-300", "--counts", "5,3,2", "--out", str(out))
     assert result.returncode == 2 and "e^ε > 1 in float64" in _one_line(result) and not out.exists()
+
+
+# --- calibrators at δ → 1 and huge ε: computed, or refused with the rule, never SciPy's words (item 14) ---------
+
+def test_calibrate_sparse_computes_a_delta_near_one_and_refuses_one(cli):
+    near = cli("calibrate", "sparse", "--epsilon", "0.35", "--delta", "0.999", "--k", "10", "--json")
+    assert near.returncode == 0, near.stderr
+    rows = json.loads(near.stdout)["results"]
+    assert len(rows) == 6 and all(r["status"] == "ok" and r["delta_achieved"] <= 0.999 for r in rows)
+    one = cli("calibrate", "sparse", "--epsilon", "0.35", "--delta", "1", "--k", "10")
+    assert one.returncode == 2 and "delta must be < 1" in _one_line(one) and "xtol" not in one.stderr
+    huge = cli("calibrate", "sparse", "--epsilon", "1e300", "--delta", "0.5", "--k", "10")
+    assert huge.returncode == 2 and "epsilon must be < " in _one_line(huge) and "math range" not in huge.stderr
