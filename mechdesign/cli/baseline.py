@@ -76,7 +76,8 @@ def _within(mechanism: Any, epsilon: float) -> Any:
     from mechdesign.core.uncertainty import L1Ball
     from mechdesign.design.certificate import repair
 
-    if ldp_epsilon(mechanism) <= epsilon:
+    # Judged as the writer and every reader judge it: on the matrix rebuilt from the written rows.
+    if ldp_epsilon(Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs)) <= epsilon:
         return mechanism
     simplex = L1Ball(np.full(mechanism.shape[0], 1.0 / mechanism.shape[0]), 2.0)
     matrix, _ = repair(mechanism.matrix, simplex, epsilon)
