@@ -45,7 +45,7 @@ def main(out_dir: Path) -> list[Path]:
         ax.plot(horizon, [float(t) for t in horizon], color="grey", linewidth=0.8, label="T·ε (ε = 1)")
         ax.set(title=title, xlabel="releases T", xscale="log", yscale="log")
     axes[0][0].set_ylabel("leakage of T releases (nats)")
-    handles, labels = {}, {}
+    handles: dict = {}
     for ax in axes[0]:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
@@ -56,5 +56,4 @@ def main(out_dir: Path) -> list[Path]:
     png = out_dir / "fig_releases.png"
     fig.savefig(png)
     plt.close(fig)
-    del labels
     return [png, write_dict_rows(out_dir / "fig_releases.csv", rows)]

@@ -1,4 +1,4 @@
-"""File helpers shared by the library and the CLI: JSON-safe conversion and atomic writes.
+"""File helpers shared by the library and the CLI: bounded reads, CSV names, JSON values and atomic writes.
 
 **Atomic writes.** :func:`atomic_path` writes to a hidden temporary file beside the target,
 ``.<name>.mdtmp<pid>.<random>.part``, and renames it onto the target only on success, so a reader
@@ -36,10 +36,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-__all__ = ["MAX_FILE_BYTES", "atomic_path", "check_write_size", "checkpoint", "default_file_mode",
-           "install_signal_cleanup", "max_file_bytes", "read_bounded", "remove_stale_parts", "to_jsonable"]
+__all__ = ["CSV_COMPRESSIONS", "CSV_NAME_RULE", "MAX_FILE_BYTES", "atomic_path", "check_write_size", "checkpoint",
+           "csv_compression", "default_file_mode", "install_signal_cleanup", "max_file_bytes", "read_bounded",
+           "refuse_replacing", "remove_stale_parts", "to_jsonable"]
 
 _PART = re.compile(r"^\..+\.mdtmp(\d+)\.[^.]+\.part$")
 _LIVE: set[Path] = set()  # temporary files of this process, removed by the SIGTERM handler
@@ -103,37 +104,71 @@ def check_write_size(name: str, size: int, path: str | os.PathLike[str], *, abou
                          f"{str(path)!r} ({'about ' if about else ''}{size:,} bytes)")
 
 
-def read_bounded(path: str | os.PathLike[str], name: str, limit: int | None = None, *,
+def read_bounded(source: str | os.PathLike[str] | BinaryIO, name: str, limit: int | None = None, *,
                  json_object: bool = False) -> bytes:
-    """The bytes of ``path``, refusing files larger than ``limit`` (default :func:`max_file_bytes`) in one line.
+    """The bytes of ``source``, refusing more than ``limit`` (default :func:`max_file_bytes`) in one line.
 
-    A regular file is judged by its size before anything is read; a device or a pipe (``/dev/zero``) is read
-    in 1 MiB steps and refused as soon as it passes the limit, so memory never exceeds the limit plus one step.
-    With ``json_object``, a stream whose first non-blank byte is not ``{`` is refused at once (64 MiB of zeros
-    need not be read to know they are not a mechanism file).
+    ``source`` is a path, or a binary stream already open (the CLI's ``-``: ``sys.stdin.buffer``), which is read
+    from where it stands and not closed. A regular file is judged by its size before anything is read; a device,
+    a pipe or a stream (``/dev/zero``, a FIFO, stdin) is read once, in 1 MiB steps, and refused as soon as it
+    passes the limit, so memory never exceeds the limit plus one step. With ``json_object``, a stream whose first
+    non-blank byte is not ``{`` is refused at once (64 MiB of zeros need not be read to know they are not a
+    mechanism file).
     """
     limit = max_file_bytes() if limit is None else limit
-    too_big = f"{name} must be at most {limit / (1 << 20):g} MiB (set {_LIMIT_VARIABLE} to allow more), got "
+    if not isinstance(source, (str, os.PathLike)):
+        return _read_steps(source, name, str(getattr(source, "name", "-")), limit, json_object)
+    path = source
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
-            raise ValueError(f"{too_big}{name}={str(path)!r} ({size:,} bytes)")
-        parts: list[bytes] = []
-        held = 0
-        while True:
-            part = handle.read(1 << 20)
-            if not part:
-                break
-            if json_object and not parts:
-                start = part.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]  # JSON blanks and a UTF-8 byte-order mark
-                if start and start != b"{":
-                    raise ValueError(f"{name} must be a JSON object (it starts with {start!r}), got "
-                                     f"{name}={str(path)!r}")
-            parts.append(part)
-            held += len(part)
-            if held > limit:
-                raise ValueError(f"{too_big}{name}={str(path)!r} (more than {limit:,} bytes)")
+            raise ValueError(f"{_too_big(name, limit)}{name}={str(path)!r} ({size:,} bytes)")
+        return _read_steps(handle, name, str(path), limit, json_object)
+
+
+def _too_big(name: str, limit: int) -> str:
+    return f"{name} must be at most {limit / (1 << 20):g} MiB (set {_LIMIT_VARIABLE} to allow more), got "
+
+
+def _read_steps(handle: BinaryIO, name: str, shown: str, limit: int, json_object: bool) -> bytes:
+    """Read ``handle`` to its end in 1 MiB steps, stopping as soon as more than ``limit`` bytes arrived."""
+    parts: list[bytes] = []
+    held = 0
+    while True:
+        part = handle.read(1 << 20)
+        if not part:
+            break
+        if json_object and not parts:
+            start = part.lstrip(b" \t\r\n\xef\xbb\xbf")[:1]  # JSON blanks and a UTF-8 byte-order mark
+            if start and start != b"{":
+                raise ValueError(f"{name} must be a JSON object (it starts with {start!r}), got {name}={shown!r}")
+        parts.append(part)
+        held += len(part)
+        if held > limit:
+            raise ValueError(f"{_too_big(name, limit)}{name}={shown!r} (more than {limit:,} bytes)")
     return b"".join(parts)
+
+
+# Compressed CSV that mechdesign reads and writes: the standard library's codecs only (``.zst`` needs zstandard and
+# ``.zip`` holds several files; pandas would accept both on input, with a long traceback when zstandard is absent).
+CSV_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz"}
+CSV_NAME_RULE = "end in .csv, .csv.gz, .csv.bz2 or .csv.xz (gzip, bzip2 and xz are the compressions supported)"
+
+
+def csv_compression(path: str | os.PathLike[str], name: str) -> str | None:
+    """The compression a CSV file's name says: ``None`` (``.csv``), ``"gzip"``, ``"bz2"`` or ``"xz"``.
+
+    Only the suffixes after ``.csv`` count (``people.v2.csv.gz``). Any other ending (``.csv.zst``, ``.csv.zip``,
+    ``.csv.bak``) is refused in one line naming ``name`` and the suffix, for input and output alike: a reader must
+    never guess, and a writer must write what the name says.
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    rest = suffixes[len(suffixes) - suffixes[::-1].index(".csv"):] if ".csv" in suffixes else suffixes
+    if not rest:
+        return None
+    if len(rest) == 1 and rest[0] in CSV_COMPRESSIONS:
+        return CSV_COMPRESSIONS[rest[0]]
+    raise ValueError(f"{name} must {CSV_NAME_RULE}, got {name}={str(path)!r} (suffix {''.join(rest)!r})")
 
 
 def to_jsonable(value: Any) -> Any:
@@ -307,6 +342,60 @@ def install_signal_cleanup() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
     if hasattr(signal, "SIGXFSZ") and signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _is_signed(path: Path) -> bool:
+    """Whether ``path`` looks like a signed mechanism file (any read or parse failure: no)."""
+    import json
+
+    try:
+        content = json.loads(read_bounded(path, "file", json_object=True))
+    except (OSError, ValueError):
+        return False
+    return isinstance(content, dict) and content.get("signature") is not None
+
+
+def refuse_replacing(path: str | os.PathLike[str], force: bool, *, name: str, hint: str) -> str | None:
+    """Refuse an existing ``path`` unless ``force``; with ``force``, the warning due before a signed file is replaced.
+
+    The one rule of every writer that could replace someone's file (the CLI's ``--force``,
+    ``DesignResult.save(force=)``): an existing output is an error naming ``name`` and how to replace it
+    (``hint``: ``"--force"`` or ``"force=True"``), a signed mechanism file saying so; with ``force`` a signed file
+    may be replaced, and the returned text (``None`` for any other file) is what the caller warns with, since the
+    new file carries no signature.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output about to be written.
+    force : bool
+        Whether replacing an existing file was asked for.
+    name : str
+        The argument naming the output, for the error (``out``, ``path``).
+    hint : str
+        How the caller asks for replacement.
+
+    Returns
+    -------
+    str or None
+        The warning for a signed file about to be replaced, else ``None``.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` exists and ``force`` is false.
+    """
+    target = Path(path)
+    if not target.exists():
+        return None
+    signed = target.is_file() and _is_signed(target)
+    if not force:
+        kind = "a signed mechanism file" if signed else "an existing file"
+        raise ValueError(f"{name} must not exist (it is {kind}; use {hint} to replace it), got {name}={str(target)!r}")
+    if signed:
+        return (f"replacing the signed mechanism file {target}; the new file is not signed (sign it with "
+                "mechdesign sign)")
+    return None
 
 
 @contextmanager

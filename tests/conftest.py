@@ -43,8 +43,8 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> su
     try:
         if cwd is not None:
             os.chdir(cwd)
-        if stdin is not None:
-            sys.stdin = io.StringIO(stdin)
+        if stdin is not None:  # text over bytes, as a real stdin: the verbs read `-` from sys.stdin.buffer
+            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(list(args))

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from mechdesign._numerics import quantise, quantised_bounds  # noqa: E402
 from mechdesign.core.estimation import radius_for_delta, required_radius  # noqa: E402
-from mechdesign.core.leakage import capacity, ldp_epsilon  # noqa: E402
+from mechdesign.core.leakage import capacity, ldp_epsilon, ldp_level  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
 from mechdesign.core.uncertainty import L1Ball  # noqa: E402
 from mechdesign.deploy.file.canonical import canonical_json  # noqa: E402
@@ -194,6 +194,10 @@ class Vectors:
                                "sha256": result.sha256}
             if result.release is not None:  # the policy, and what it states recomputed (T releases, one report)
                 entry["expect"]["release"] = result.release
+            if result.notion == "pml":  # the LDP level verify states beside it (issue 40): one text in both
+                level = ldp_level([read_mechanism_file(path, verify=False, public_key=key).mechanism])
+                entry["expect"]["ldp"] = {**level, "epsilon": level["epsilon"] if math.isfinite(level["epsilon"])
+                                          else "inf"}
             if not result.holds:
                 with_read = _read_error(path, key)
                 entry["expect"].update(with_read)

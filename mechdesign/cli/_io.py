@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["PER_ATTRIBUTE_REFUSAL", "REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias",
-           "add_force_argument", "add_signature_arguments", "data_file", "load_mechanism", "parse_number_list",
-           "print_json", "read_matrix_csv", "record_columns", "refuse_existing", "signature_notice",
-           "signature_required", "single_column"]
+           "add_force_argument", "add_signature_arguments", "data_file", "matrix_from_csv", "parse_number_list",
+           "print_json", "print_signature_notice", "read_matrix_argument", "read_mechanism_argument", "record_columns",
+           "refuse_existing", "signature_notice", "signature_required", "single_column"]
 
 
 class Once(argparse.Action):
@@ -72,36 +72,19 @@ def add_force_argument(parser: Any, what: str = "the output file") -> None:
                              "prints a warning)")
 
 
-def _is_signed(path: Path) -> bool:
-    """Whether ``path`` looks like a signed mechanism file (any read or parse failure: no)."""
-    from mechdesign._files import read_bounded
-
-    try:
-        content = json.loads(read_bounded(path, "file", json_object=True))
-    except (OSError, ValueError):
-        return False
-    return isinstance(content, dict) and content.get("signature") is not None
-
-
 def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "out") -> None:
     """Refuse an existing output unless ``force``; with ``force``, warn on stderr before a signed file is replaced.
 
-    Checked before any work is done (a design or a privatization can take minutes), so nothing is computed for
-    an output that would be refused.
+    :func:`mechdesign._files.refuse_replacing`, the rule ``DesignResult.save`` keeps too. Checked before any work is
+    done (a design or a privatization can take minutes), so nothing is computed for an output that would be refused.
     """
     import sys
 
-    target = Path(path)
-    if not target.exists():
-        return
-    signed = target.is_file() and _is_signed(target)
-    if not force:
-        kind = "a signed mechanism file" if signed else "an existing file"
-        raise ValueError(f"{option} must not exist (it is {kind}; use --force to replace it), "
-                         f"got {option}={str(target)!r}")
-    if signed:
-        print(f"mechdesign: warning: replacing the signed mechanism file {target}; the new file is not signed "
-              "(sign it with mechdesign sign)", file=sys.stderr)
+    from mechdesign._files import refuse_replacing
+
+    warning = refuse_replacing(path, force, name=option, hint="--force")
+    if warning:
+        print(f"mechdesign: warning: {warning}", file=sys.stderr)
 
 
 REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
@@ -144,6 +127,18 @@ def signature_notice(path: str | os.PathLike[str], loaded: Any, public_key: Any)
             "until the signature is checked against a trusted key")
 
 
+def print_signature_notice(path: str | os.PathLike[str], loaded: Any, public_key: Any) -> None:
+    """Print :func:`signature_notice` on stderr, if there is one.
+
+    Verbs call it on success only: a failed run privatized or decoded nothing, and its error stays one line.
+    """
+    import sys
+
+    notice = signature_notice(path, loaded, public_key)
+    if notice:
+        print(notice, file=sys.stderr, flush=True)
+
+
 def add_deprecated_alias(parser: Any, old: str, new: str, **kwargs: Any) -> None:
     """Accept ``old`` for one release as a hidden alias of ``new`` (same destination).
 
@@ -180,24 +175,65 @@ def print_json(obj: Any) -> None:
     print(json.dumps(to_jsonable(obj), indent=2, allow_nan=False))
 
 
-def read_matrix_csv(path: str | os.PathLike[str]) -> Any:
-    """A mechanism from CSV rows.
+STDIN = "-"  # a mechanism file (or --matrix) given as "-" is read from stdin
+
+
+def _opened(text: str) -> tuple[Any, str]:
+    """What to read for a file argument, and its name in messages: stdin's bytes for ``-``, else the path."""
+    import sys
+
+    if text == STDIN:
+        return sys.stdin.buffer, "<stdin>"
+    return Path(text), text
+
+
+def read_mechanism_argument(text: str) -> Any:
+    """The mechanism file named on the command line, read once and parsed (``-``: stdin).
+
+    The verbs first ask whether it is a record file, then load it: from one read, since a pipe, a FIFO or stdin
+    cannot be read twice (a FIFO's second open waits for a writer that never comes). A named pipe is read like
+    stdin, to its end, with the same size cap.
+    """
+    from mechdesign.deploy.file.format import parse_file
+
+    return parse_file(*_opened(text))
+
+
+def read_matrix_argument(text: str) -> Any:
+    """``--matrix``: a :class:`~mechdesign.deploy.file.format.ParsedFile` or a Mechanism from CSV rows, read once.
+
+    A JSON object (a ``.json`` name, or content starting with ``{``) is a mechanism file (a record file or a
+    single-column one); anything else is CSV rows (:func:`matrix_from_csv`). ``-`` reads stdin.
+    """
+    from mechdesign._files import read_bounded
+    from mechdesign.deploy.file.format import parse_file
+
+    source, name = _opened(text)
+    if isinstance(source, Path) and not source.exists():
+        raise ValueError(f"matrix must be an existing file, got matrix={text!r}")
+    data = read_bounded(source, "matrix")
+    if name.lower().endswith(".json") or data.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"{":
+        return parse_file(io.BytesIO(data), name)
+    return matrix_from_csv(data, name)
+
+
+def matrix_from_csv(data: bytes, name: str) -> Any:
+    """A mechanism from CSV rows (the bytes of the file ``name``).
 
     The rows hold numbers only, or come with a header row of output labels and/or a first column of
     input labels.
     """
     import csv
 
-    from mechdesign._files import read_bounded
     from mechdesign.core.mechanism import Mechanism
 
     try:  # -sig: a byte-order mark is not a label
-        text = read_bounded(path, "matrix").decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"matrix must be UTF-8 text, got matrix={str(path)!r} ({exc.reason})") from None
+        raise ValueError(f"matrix must be UTF-8 text, got matrix={name!r} ({exc.reason})") from None
     rows = [row for row in csv.reader(io.StringIO(text, newline="")) if any(cell.strip() for cell in row)]
     if not rows:
-        raise ValueError(f"matrix must be a non-empty CSV file, got matrix={str(path)!r}")
+        raise ValueError(f"matrix must be a non-empty CSV file, got matrix={name!r}")
 
     def numeric(cell: str) -> bool:
         try:
@@ -217,19 +253,7 @@ def read_matrix_csv(path: str | os.PathLike[str]) -> Any:
     try:
         values = [[float(c) for c in r] for r in rows]
     except ValueError:
-        raise ValueError(f"matrix must contain only numbers below its labels, got matrix={str(path)!r}") from None
+        raise ValueError(f"matrix must contain only numbers below its labels, got matrix={name!r}") from None
     if len({len(r) for r in values}) > 1:
-        raise ValueError(f"matrix must have rows of equal length, got matrix={str(path)!r}")
+        raise ValueError(f"matrix must have rows of equal length, got matrix={name!r}")
     return Mechanism.from_matrix(values, inputs, outputs)
-
-
-def load_mechanism(path: str | os.PathLike[str]) -> Any:
-    """A mechanism from a mechanism file (.json, verified on load) or CSV rows (anything else)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"matrix must be an existing file, got matrix={str(path)!r}")
-    if path.suffix.lower() == ".json":
-        from mechdesign.deploy.file.column import read_mechanism_file
-
-        return read_mechanism_file(path).mechanism
-    return read_matrix_csv(path)

@@ -6,6 +6,10 @@ sample, with β*(δ, m, N) on the joint alphabet N = ∏ N_i
 (:mod:`mechdesign.deploy.analysis.record_assess`). Several columns
 with a single-attribute file, or one column of a record file, are refused: per-attribute guarantees do not add up
 to a record guarantee.
+
+A mechanism file is trusted for its matrix and labels, so the signature policy is the one of ``privatize``
+(``--public-key``, ``--require-signature``, ``MECHDESIGN_REQUIRE_SIGNATURE=1``, the same notice when no trusted key
+checked it); CSV rows carry no signature, so under a policy that requires one they are refused.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from typing import Any
 
 from mechdesign.cli._io import (
     add_deprecated_alias,
-    load_mechanism,
+    add_signature_arguments,
     parse_number_list,
     print_json,
+    print_signature_notice,
+    read_matrix_argument,
     record_columns,
+    signature_required,
     single_column,
 )
 
@@ -32,7 +39,8 @@ EXAMPLE = "mechdesign assess --matrix examples/w.csv --counts 40000,20000,20000,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign assess`` to ``parser``."""
     parser.add_argument("--matrix", required=True, metavar="FILE",
-                        help="mechanism: CSV rows (optional label header/column) or a mechanism file (.json)")
+                        help="mechanism: CSV rows (optional label header/column) or a mechanism file (.json); - "
+                             "reads it from stdin")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--counts", metavar="C1,C2,…", help="category counts, in the mechanism's input order")
     source.add_argument("--data", metavar="FILE",
@@ -46,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also give, for each δ, the leakage of T releases of one person's value over the same "
                              "ball (exact over every count vector, or a certified bound; one release for a memoized "
                              "file)")
+    add_signature_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -56,16 +65,28 @@ def run(args: argparse.Namespace) -> int:
     """
     from mechdesign.core.assessment import DEFAULT_DELTAS, assess
     from mechdesign.core.prior import Prior
-    from mechdesign.deploy.file.record import is_record_file
+    from mechdesign.deploy.file.format import ParsedFile
 
     if args.counts is not None and args.column is not None:
         raise ValueError("column must be used with --data, got column=" + repr(args.column))
     if args.releases is not None and args.releases < 1:
         raise ValueError(f"releases must be a positive integer, got releases={args.releases!r}")
     deltas = DEFAULT_DELTAS if args.delta is None else (args.delta,)
-    if is_record_file(args.matrix):
-        return _run_record(args, deltas)
-    mechanism = load_mechanism(args.matrix)
+    required = signature_required(args)
+    source = read_matrix_argument(args.matrix)  # read once: stdin and pipes cannot be read twice
+    loaded = None
+    if not isinstance(source, ParsedFile):
+        if required or args.public_key is not None:
+            raise ValueError("matrix must be a signed mechanism file (JSON) when --public-key is given or a signature "
+                             f"is required: CSV rows carry no signature, got matrix={args.matrix!r}")
+        mechanism = source
+    elif source.is_record:
+        return _run_record(args, deltas, source)
+    else:
+        from mechdesign.deploy.file.column import read_mechanism_file
+
+        loaded = read_mechanism_file(source, public_key=args.public_key)
+        mechanism = loaded.mechanism
     if args.counts is not None:
         counts = parse_number_list("counts", args.counts)
         if len(counts) != mechanism.shape[0]:
@@ -82,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
                                                file_name="data"),
                                   labels=mechanism.inputs)
     result = assess(mechanism, prior, deltas)
-    accounts = _accounts(args, result.rows, lambda row, t: _column_account(args.matrix, mechanism, prior, row, t))
+    accounts = _accounts(args, result.rows, lambda row, t: _column_account(loaded, mechanism, prior, row, t))
+    if loaded is not None:
+        print_signature_notice(source.name, loaded, args.public_key)
     if args.json:
         print_json({
             "inputs": list(mechanism.inputs),
@@ -105,18 +128,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _column_account(path: str, mechanism: Any, prior: Any, row: Any, releases: int) -> Any:
-    """The T-release account of a single-column mechanism over the sample's ball B_β*(δ)(P̂) of ``row``."""
+def _column_account(loaded: Any, mechanism: Any, prior: Any, row: Any, releases: int) -> Any:
+    """The T-release account of a single-column mechanism over the sample's ball B_β*(δ)(P̂) of ``row``.
+
+    ``loaded`` is the mechanism file as read (its release policy decides), or ``None`` for CSV rows.
+    """
     from mechdesign.core.releases import release_leakage
     from mechdesign.core.uncertainty import L1Ball
     from mechdesign.deploy.analysis.releases import ReleaseAccount, release_account
 
-    if str(path).lower().endswith(".json"):
-        from mechdesign.deploy.file.column import read_mechanism_file
-
-        loaded = read_mechanism_file(path, verify=False)
-        if loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single":
-            return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
+    if loaded is not None and (loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single"):
+        return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
     leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases)
     return ReleaseAccount("single", leakage.releases, leakage.epsilon, leakage.lower, leakage.exact, leakage.method,
                           leakage.vectors)
@@ -158,12 +180,12 @@ def _print_accounts(accounts: list[Any] | None) -> None:
               "same ball (exact over every count vector, or a certified upper bound; one release if memoized).")
 
 
-def _run_record(args: argparse.Namespace, deltas: Any) -> int:
+def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
     """``assess`` of a record file: the record-level guarantee on the sample's joint empirical distribution."""
     from mechdesign.deploy.analysis.record_assess import assess_record, count_record_data, data_prior
     from mechdesign.deploy.file.record import read_record_file
 
-    record = read_record_file(args.matrix)  # verified on load, like a single-column file
+    record = read_record_file(source, public_key=args.public_key)  # verified on load, like a single-column file
     if args.data is None:
         raise ValueError("data must be given with a record file (--data FILE with one --column per attribute "
                          f"{list(record.attributes)}): counts of a single column cannot give a record guarantee, "
@@ -174,9 +196,10 @@ def _run_record(args: argparse.Namespace, deltas: Any) -> int:
     prior = data_prior(record, *count_record_data(record, args.data, columns))
     result = assess_record(record, prior, deltas)
     accounts = _accounts(args, result.rows, lambda row, t: _record_account(record, prior, row, t))
+    print_signature_notice(source.name, record, args.public_key)
     if args.json:
         print_json({
-            "file": str(args.matrix), "design": record.kind, "attributes": list(record.attributes),
+            "file": source.name, "design": record.kind, "attributes": list(record.attributes),
             "columns": columns, "letters": prior.size, "observed": prior.observed, "notion": "pml",
             "level": "record",
             "prior": {"letters": [int(i) for i in prior.indices], "counts": [int(c) for c in prior.counts]},

@@ -8,13 +8,28 @@ With a record file, give one ``--column`` per attribute (in the file's order): e
 standard errors, and for a joint design of rank N the joint table too
 (:mod:`mechdesign.deploy.analysis.record_decode`); a
 sampled design's marginals are decoded from the records that report each attribute (empty fields elsewhere).
+
+The file is trusted as ``privatize`` trusts it: decoding through a file whose labels or prior were edited (and
+re-hashed) gives wrong frequencies, so the signature policy is the same (``--public-key``, ``--require-signature``,
+``MECHDESIGN_REQUIRE_SIGNATURE=1``), and a file that no trusted key checked gets the same one-line notice.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from mechdesign.cli._io import add_data_argument, data_file, print_json, record_columns, single_column
+from mechdesign.cli._io import (
+    add_data_argument,
+    add_signature_arguments,
+    data_file,
+    print_json,
+    print_signature_notice,
+    read_mechanism_argument,
+    record_columns,
+    signature_required,
+    single_column,
+)
 
 COMMAND = ("decode",)
 HELP = "estimate the input frequencies from a privatized CSV/Parquet/Arrow IPC column (linear decoder, inversion or EM)"
@@ -23,7 +38,8 @@ EXAMPLE = "mechdesign decode designs/adult-race.mech.json --data private.csv --c
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign decode`` to ``parser``."""
-    parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data")
+    parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data; - reads it "
+                        "from stdin")
     add_data_argument(parser, "PRIVATIZED", "CSV, Parquet or Arrow IPC file of privatized records")
     parser.add_argument("--column", action="append", required=True,
                         help="privatized column (output labels); with a record file, once per attribute in order")
@@ -31,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="efficient unbiased linear decoder at the file's design prior (default), "
                              "pseudo-inverse inversion (both + simplex projection), or maximum likelihood (EM)")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
+    add_signature_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -42,12 +59,13 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.core.fisher import inseparable_categories
     from mechdesign.deploy.analysis.decode import count_file, estimate_frequencies, estimate_quantities
     from mechdesign.deploy.file.column import read_mechanism_file
-    from mechdesign.deploy.file.record import is_record_file
 
-    if is_record_file(args.mechanism):
-        return _run_record(args)
+    signature_required(args)
+    source = read_mechanism_argument(args.mechanism)  # read once: stdin and pipes cannot be read twice
+    if source.is_record:
+        return _run_record(args, source)
     args.column = single_column(args.column)
-    loaded = read_mechanism_file(args.mechanism)
+    loaded = read_mechanism_file(source, public_key=args.public_key)
     mechanism = loaded.reported  # a two-layer file's reports come from W₁W₂: one period decodes through it
     counts = count_file(mechanism, data_file(args), args.column, chunk_size=args.chunk_size)
     utility = loaded.utility or {}
@@ -59,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if quantities is None or inseparable_categories(mechanism.matrix).size == 0:
         reference = loaded.guarantee.get("prior") if args.method == "linear" else None
         estimate = estimate_frequencies(mechanism, counts, args.method, reference=reference)
+    print_signature_notice(source.name, loaded, args.public_key)
     if args.json:
         out: dict[str, object] = {"records": int(counts.sum())}
         if estimate is not None:
@@ -84,18 +103,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_record(args: argparse.Namespace) -> int:
+def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``decode`` with a record file: every marginal with standard errors (and the joint table if identifiable)."""
     from mechdesign.deploy.analysis.record_decode import count_record_file, decode_records
     from mechdesign.deploy.file.record import read_record_file
 
-    record = read_record_file(args.mechanism)
+    record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)
     if args.method != "linear":
         raise ValueError(f"method must be 'linear' for a record file (the efficient unbiased decoders of the "
                          f"marginals), got method={args.method!r}")
     estimate = decode_records(record, count_record_file(record, data_file(args), columns,
                                                         chunk_size=args.chunk_size))
+    print_signature_notice(source.name, record, args.public_key)
     if args.json:
         print_json({"design": record.kind, "method": "linear", **estimate.to_dict()})
         return 0

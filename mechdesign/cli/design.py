@@ -12,6 +12,7 @@ import argparse
 import math
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{result.iterations} iterations, {result.status}); writing the mechanism file "
                     f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
     policy = {k: val for k, val in loaded.release.items() if k != "report_epsilon"} or None
-    target = result.save(destination, problem_file=source, release=policy)
+    with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
+        warnings.simplefilter("ignore", UserWarning)
+        target = result.save(destination, problem_file=source, release=policy, force=args.force)
     _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     warning = result.rank_warning()
     if warning:
@@ -139,7 +142,10 @@ def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, 
     # Two engine runs (W1 at the lifetime epsilon, the bound at the per-report one), then W2's LP and master.
     design = design_two_layer(problem, report, time_limit=max(0.5, deadline.remaining() / 2.5), progress=show)
     _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.method}); writing the mechanism file")
-    target = design.save(destination, problem_file=args.problem, key=loaded.release.get("key"))  # type: ignore[attr-defined]
+    with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
+        warnings.simplefilter("ignore", UserWarning)
+        target = design.save(destination, problem_file=args.problem, key=loaded.release.get("key"),  # type: ignore[attr-defined]
+                             force=args.force)
     summary = {"problem": problem.to_dict(), "lifetime_epsilon": design.lifetime_epsilon,
                "report_epsilon": design.report_epsilon, "report_mse_factor": design.mse,
                "single_layer_bound": design.bound, "ratio": design.ratio, "method": design.method,

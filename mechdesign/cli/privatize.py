@@ -26,9 +26,10 @@ from mechdesign.cli._io import (
     add_signature_arguments,
     data_file,
     print_json,
+    print_signature_notice,
+    read_mechanism_argument,
     record_columns,
     refuse_existing,
-    signature_notice,
     signature_required,
     single_column,
 )
@@ -42,7 +43,8 @@ EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/pe
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
-    parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load)")
+    parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load); - reads it from "
+                        "stdin")
     add_data_argument(parser, "INPUT", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
     parser.add_argument("--column", required=True, action="append",
                         help="column holding the mechanism's input labels; with a record file, repeat it once per "
@@ -78,15 +80,14 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.deploy.file.record import is_record_file
-
     refuse_existing(args.out, args.force)
     signature_required(args)
     if args.memo_key is not None and args.user_column is None:
         raise ValueError("user_column must be given with --memo-key (memoized draws are keyed by user), got "
                          "user_column=None")
-    if is_record_file(args.mechanism):
-        return _run_record(args)
+    source = read_mechanism_argument(args.mechanism)  # read once: stdin and pipes cannot be read twice
+    if source.is_record:
+        return _run_record(args, source)
     from mechdesign._numerics import round_up
     from mechdesign.core.leakage import epsilon_min
     from mechdesign.core.mechanism import Mechanism
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.randomness import make_rng
 
     args.column = single_column(args.column)
-    loaded = read_mechanism_file(args.mechanism, public_key=args.public_key)
+    loaded = read_mechanism_file(source, public_key=args.public_key)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
     checks: list[DataCheck] = []
 
@@ -116,11 +117,9 @@ def run(args: argparse.Namespace) -> int:
                              progress=True if args.progress else None, check_counts=check, memo=memo,
                              user_column=args.user_column if memo is not None else None, reports=reports)
     data = checks[0]
-    notice = signature_notice(args.mechanism, loaded, args.public_key)
-    if notice:  # on success only: a failed run privatized nothing, and its error stays one line
-        print(notice, file=sys.stderr, flush=True)
+    print_signature_notice(source.name, loaded, args.public_key)
     if memo is None and args.user_column is not None:
-        print(_repeat_notice(args.mechanism), file=sys.stderr, flush=True)
+        print(_repeat_notice(source.name), file=sys.stderr, flush=True)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
     sampled = Mechanism.from_matrix(sampler.sampled_matrix, loaded.mechanism.inputs, loaded.mechanism.outputs)
     if reports is not None:  # what one report is drawn from: the permanent layer, then the fresh one
@@ -223,7 +222,7 @@ def _data_check(data: Any) -> dict[str, Any]:
             "distance": data.distance}
 
 
-def _run_record(args: argparse.Namespace) -> int:
+def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
     from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
     from mechdesign.deploy.analysis.record_assess import epsilon_at_data
@@ -232,7 +231,7 @@ def _run_record(args: argparse.Namespace) -> int:
     from mechdesign.deploy.sampling.record_stream import privatize_record_file
     from mechdesign.randomness import make_rng
 
-    record = read_record_file(args.mechanism, public_key=args.public_key)
+    record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)
     data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
     checks: list[tuple[DataCheck, Any, Any]] = []
@@ -252,11 +251,9 @@ def _run_record(args: argparse.Namespace) -> int:
                                     progress=True if args.progress else None, check_counts=check, memo=memo,
                                     user_column=args.user_column if memo is not None else None)
     data, letters, counts = checks[0]
-    notice = signature_notice(args.mechanism, record, args.public_key)
-    if notice:
-        print(notice, file=sys.stderr, flush=True)
+    print_signature_notice(source.name, record, args.public_key)
     if memo is None and args.user_column is not None:
-        print(_repeat_notice(args.mechanism), file=sys.stderr, flush=True)
+        print(_repeat_notice(source.name), file=sys.stderr, flush=True)
     stated = max(float(record.guarantee["epsilon"]), achieved)
     at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
     summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,

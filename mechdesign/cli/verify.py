@@ -17,7 +17,14 @@ import argparse
 import sys
 from typing import Any
 
-from mechdesign.cli._io import add_signature_arguments, print_json, record_columns, signature_required, single_column
+from mechdesign.cli._io import (
+    add_signature_arguments,
+    print_json,
+    read_mechanism_argument,
+    record_columns,
+    signature_required,
+    single_column,
+)
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
@@ -26,7 +33,8 @@ EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign verify`` to ``parser``."""
-    parser.add_argument("file", metavar="FILE", help="mechanism file (JSON)")
+    parser.add_argument("file", metavar="FILE", help="mechanism file (JSON); - reads it from stdin (a named pipe is "
+                        "read once, like stdin)")
     add_signature_arguments(parser)
     parser.add_argument("--data", metavar="FILE", help="CSV/Parquet/Arrow IPC records the file is meant for: their "
                         "distribution must be consistent with the uncertainty ball (divergence test at δ_d)")
@@ -50,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     0 if the stated guarantee holds, 1 if not; other failures are raised, and
     :func:`mechdesign.cli.main` maps them to exit codes.
     """
+    from mechdesign.core.leakage import ldp_level
     from mechdesign.deploy.file.column import read_mechanism_file, verify_mechanism_file
 
     if (args.data is None) != (args.column is None):
@@ -59,21 +68,20 @@ def run(args: argparse.Namespace) -> int:
     signature_required(args)
     if args.releases is not None and (isinstance(args.releases, bool) or args.releases < 1):
         raise ValueError(f"releases must be a positive integer, got releases={args.releases!r}")
-    from mechdesign.deploy.file.record import is_record_file
-
-    if is_record_file(args.file):
-        return _run_record(args)
-    result = verify_mechanism_file(args.file, public_key=args.public_key)
+    source = read_mechanism_argument(args.file)  # read once: stdin and pipes cannot be read twice
+    if source.is_record:
+        return _run_record(args, source)
+    result = verify_mechanism_file(source, public_key=args.public_key)
     data, at_data = None, None
-    loaded = read_mechanism_file(args.file, verify=False) if args.data is not None or args.releases else None
+    loaded = read_mechanism_file(source, verify=False)  # parsed already: no second read
     account = None if args.releases is None else _account(loaded, args.releases)
+    ldp = ldp_level([loaded.mechanism]) if result.notion == "pml" else None
     if args.data is not None:
         from mechdesign._numerics import round_up
         from mechdesign.core.leakage import epsilon_min
         from mechdesign.deploy._io import count_labels
         from mechdesign.deploy.analysis.datacheck import check_counts
 
-        assert loaded is not None
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
         data = _checked(args, lambda delta: check_counts(loaded.guarantee, counts, delta))
@@ -83,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
                     "release": result.release, "data": _data(data, at_data),
-                    "releases": None if account is None else account.to_dict()})
+                    "releases": None if account is None else account.to_dict(), "ldp": ldp})
     else:
         verdict = "holds" if result.holds else "DOES NOT HOLD"
         extra = "" if result.notion == "ldp" else f", radius {result.radius!r}, delta {result.delta!r}"
@@ -91,12 +99,25 @@ def run(args: argparse.Namespace) -> int:
               f"(achieved {result.achieved!r}{extra})"
               + ("; signature valid" if args.public_key is not None else "")
               + _data_text(data, at_data, ""))
+        _print_ldp(ldp)
         _print_release(result.release, account)
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
               f"{result.epsilon!r}", file=sys.stderr)
         return 1
     return 0
+
+
+def _print_ldp(ldp: dict[str, Any] | None, level: str = "") -> None:
+    if ldp is None:
+        return
+    if ldp["impossible"] is not None:
+        print(f"  {level}LDP level: infinite (output {ldp['impossible']['output']!r} is never drawn for input "
+              f"{ldp['impossible']['input']!r}, so seeing it rules that input out; epsilon-PML over the ball is not "
+              "epsilon-LDP)")
+    else:
+        print(f"  {level}LDP level: {ldp['epsilon']:.6g} nats (what the matrix guarantees for every prior; the "
+              "epsilon above is PML over the ball, not epsilon-LDP)")
 
 
 def _account(loaded: Any, releases: int) -> Any:
@@ -156,13 +177,16 @@ def _data_text(data: Any, at_data: float | None, kind: str) -> str:
             f"{data.threshold:.4g} at delta_d {data.data_delta:g}")
 
 
-def _run_record(args: argparse.Namespace) -> int:
+def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``verify`` of a record file: the record-level guarantee (and the joint data check with --data)."""
+    from mechdesign.core.leakage import ldp_level
     from mechdesign.deploy.file.record import read_record_file, record_verification
 
-    record = read_record_file(args.file, verify=False, public_key=args.public_key)  # an overstated file is reported
-    result = record_verification(record, args.file)
+    record = read_record_file(source, verify=False, public_key=args.public_key)  # an overstated file is reported
+    result = record_verification(record, source.name)
     account = None if args.releases is None else _account(record, args.releases)
+    ldp = ldp_level(record.factors if record.mechanism is None else [record.mechanism],
+                     sampled=record.sampling is not None)
     data, at_data = None, None
     if args.data is not None:
         from mechdesign.deploy.analysis.datacheck import check_joint_counts
@@ -177,7 +201,8 @@ def _run_record(args: argparse.Namespace) -> int:
                "achieved": result.achieved, "delta": result.delta, "radius": result.radius, "samples":
                record.prior.samples, "holds": result.holds, "sha256": result.sha256,
                "signature_checked": args.public_key is not None, "release": result.release,
-               "data": _data(data, at_data), "releases": None if account is None else account.to_dict()}
+               "data": _data(data, at_data), "releases": None if account is None else account.to_dict(),
+               "ldp": ldp}
     if args.json:
         print_json(summary)
     else:
@@ -187,6 +212,7 @@ def _run_record(args: argparse.Namespace) -> int:
               f"{record.kind} design, radius {result.radius!r}, delta {result.delta!r})"
               + ("; signature valid" if args.public_key is not None else "")
               + _data_text(data, at_data, "joint "))
+        _print_ldp(ldp, "record-level ")
         _print_release(result.release, account)
     if not result.holds:
         print(f"mechdesign: failed: {result.path}: achieved record-level epsilon {result.achieved!r} exceeds stated "

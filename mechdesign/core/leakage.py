@@ -9,13 +9,14 @@ All functions are exact closed-form evaluations in float64 (no solver, no sampli
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._numerics import round_up
-from mechdesign.core.mechanism import MatrixLike, as_mechanism
+from mechdesign.core.mechanism import MatrixLike, Mechanism, as_mechanism
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
@@ -24,7 +25,9 @@ __all__ = [
     "corollary2_bound",
     "epsilon_max",
     "epsilon_min",
+    "impossible_output",
     "ldp_epsilon",
+    "ldp_level",
     "leakage_sensitivity",
     "lipschitz_bound",
     "max_divergence",
@@ -263,6 +266,62 @@ def ldp_epsilon(mechanism: MatrixLike) -> float:
     if np.any(low == 0):
         return math.inf
     return float(np.max(np.log(high / low)))
+
+
+def impossible_output(mechanism: MatrixLike) -> tuple[int, int] | None:
+    """(x, y): the first output y some input produces and input x (the first) never does: why the LDP level is ∞.
+
+    ``None`` when every used column is positive (the LDP level is finite). An ε-LDP protocol has no such output:
+    seeing y rules x out, whatever ε a PML guarantee over a ball states.
+
+    Examples
+    --------
+    >>> impossible_output([[0.5, 0.5], [1.0, 0.0]])
+    (1, 1)
+    >>> impossible_output([[0.75, 0.25], [0.25, 0.75]]) is None
+    True
+    """
+    w = as_mechanism(mechanism).matrix
+    used = np.flatnonzero(w.max(axis=0) > 0)
+    zero = w[:, used] == 0
+    if not zero.any():
+        return None
+    k, x = np.argwhere(zero.T)[0]  # the first such output, then its first input (as the JavaScript client reports)
+    return int(x), int(used[k])
+
+
+def ldp_level(mechanisms: Sequence[Mechanism], *, sampled: bool = False) -> dict[str, Any]:
+    """The LDP level stated beside a PML guarantee: what the same matrices guarantee for every prior.
+
+    One mechanism, or the factors of a record design: the sum of their levels (a product: each attribute's output
+    is released), their maximum for an attribute-sampled design; rounded up over 2 terms per mechanism. Infinite
+    when some output is impossible for some input, with the first such pair (:func:`impossible_output`) as labels.
+    ``mechdesign verify`` and the JavaScript client's verify state it; ε-PML over a ball is not ε-LDP.
+
+    Parameters
+    ----------
+    mechanisms : sequence of Mechanism
+        The matrix of a file, or a record design's factors.
+    sampled : bool
+        The factors of an attribute-sampled design.
+
+    Returns
+    -------
+    dict
+        ``{"epsilon": float (inf when infinite), "impossible": {"input": label, "output": label} or None}``.
+
+    Examples
+    --------
+    >>> ldp_level([Mechanism.from_matrix([[0.5, 0.5], [1.0, 0.0]], ["a", "b"], ["u", "v"])])
+    {'epsilon': inf, 'impossible': {'input': 'b', 'output': 'v'}}
+    """
+    levels = [ldp_epsilon(m) for m in mechanisms]
+    level = max(levels) if sampled else math.fsum(levels)
+    for m in mechanisms:
+        found = impossible_output(m)
+        if found is not None:
+            return {"epsilon": math.inf, "impossible": {"input": m.inputs[found[0]], "output": m.outputs[found[1]]}}
+    return {"epsilon": round_up(level, 2 * len(levels)), "impossible": None}
 
 
 # Columns are processed in blocks of about this many bytes: the greedy worst case makes a few

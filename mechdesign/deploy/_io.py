@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._files import csv_compression
 
 __all__ = ["ArrowIpcFile", "column_index", "columnar_file", "columnar_writer", "count_labels", "count_values",
            "csv_dialect", "csv_header", "encode_labels", "file_kind", "iter_column", "iter_columns", "iter_csv_frames",
@@ -39,7 +40,8 @@ _ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 def file_kind(path: Path, name: str) -> str:
     """``"csv"``, ``"parquet"`` or ``"arrow"`` (Arrow IPC) from the suffixes.
 
-    ``.csv`` (optionally compressed: ``.csv.gz``, …), ``.parquet`` / ``.pq``, ``.arrow`` / ``.feather`` / ``.ipc``.
+    ``.csv`` (or ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``: :func:`mechdesign._files.csv_compression`, which refuses
+    any other compression in one line), ``.parquet`` / ``.pq``, ``.arrow`` / ``.feather`` / ``.ipc``.
     """
     suffixes = [s.lower() for s in Path(path).suffixes]
     if ".parquet" in suffixes or ".pq" in suffixes:
@@ -47,8 +49,9 @@ def file_kind(path: Path, name: str) -> str:
     if any(s in suffixes for s in _ARROW_SUFFIXES):
         return "arrow"
     if ".csv" in suffixes:
+        csv_compression(path, name)
         return "csv"
-    raise v.fail(name, "end in .csv (optionally compressed, e.g. .csv.gz), .parquet, or .arrow / .feather (Arrow IPC)",
+    raise v.fail(name, "end in .csv (or .csv.gz, .csv.bz2, .csv.xz), .parquet, or .arrow / .feather (Arrow IPC)",
                  str(path))
 
 
@@ -110,7 +113,8 @@ def csv_header(path: Path) -> list[str]:
 def csv_dialect(path: Path) -> tuple[bool, str]:
     r"""``(byte-order mark?, line terminator)`` of a CSV file, from its first line, so output can keep both.
 
-    Plain and ``.gz``/``.bz2``/``.xz`` files are inspected; other codecs give ``(False, "\n")``.
+    Plain and ``.gz``/``.bz2``/``.xz`` files are inspected (the CSV names :func:`file_kind` accepts); any other
+    name gives ``(False, "\n")``.
     """
     import bz2
     import gzip
@@ -160,13 +164,15 @@ def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None
 
 def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
                         replace: Callable[[list[np.ndarray]], list[np.ndarray]], chunk: int, report: Any,
-                        read: Sequence[str] = ()) -> int:
+                        read: Sequence[str] = (), compression: str | None = None) -> int:
     """Copy a CSV file to ``target`` with the columns ``names`` replaced chunk by chunk; return the record count.
 
     The header, the byte-order mark, the line terminator and every other cell are written back as read (cells as
     text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``, then those of
     ``read``, which are only read: a user-id column) to new ones for ``names``; ``report`` (a
-    :class:`~mechdesign.deploy.sampling.stream.Progress`) counts the records.
+    :class:`~mechdesign.deploy.sampling.stream.Progress`) counts the records. ``target`` is written with
+    ``compression`` (``None``, ``"gzip"``, ``"bz2"`` or ``"xz"``: what the final name says, as
+    :func:`mechdesign._files.csv_compression` reads it; ``target`` itself is a temporary name).
     """
     import csv
 
@@ -174,8 +180,8 @@ def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
     positions = [column_index(header, c) for c in names]
     extra = [column_index(header, c) for c in read]
     bom, newline = csv_dialect(source)
-    with target.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
-        csv.writer(handle, lineterminator=newline).writerow(header)
+    with _csv_output(target, compression, "utf-8-sig" if bom else "utf-8") as handle:
+        csv.writer(handle, lineterminator=newline).writerow(header)  # as read: duplicates and empty names kept
         for frame in iter_csv_frames(source, chunk):
             given = [frame[p].to_numpy(dtype=object) for p in [*positions, *extra]]
             for p, out in zip(positions, replace(given), strict=True):
@@ -183,6 +189,30 @@ def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
             frame.to_csv(handle, index=False, header=False, lineterminator=newline)
             report.update(len(frame))
     return report.done
+
+
+@contextmanager
+def _csv_output(path: Path, compression: str | None, encoding: str) -> Iterator[Any]:
+    """A text handle on ``path`` through the codec ``compression`` names (``None``: plain text).
+
+    gzip gets no file name and time 0 in its header, so that a seeded run writes the same bytes every time, and
+    the gzip tool's default level 6 (Python's 9 is several times slower for a few per cent).
+    """
+    import bz2
+    import gzip
+    import io
+    import lzma
+
+    with path.open("wb") as raw:
+        binary: Any = raw
+        if compression == "gzip":
+            binary = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0)  # gzip's default
+        elif compression == "bz2":
+            binary = bz2.BZ2File(raw, "wb")
+        elif compression == "xz":
+            binary = lzma.LZMAFile(raw, "wb")
+        with io.TextIOWrapper(binary, encoding=encoding, newline="") as text:  # closing it ends the codec's stream
+            yield text
 
 
 def require_pyarrow() -> None:

@@ -143,7 +143,13 @@ def _samples(reader: _Reader, source: Any, column: Any, labels: list[str] | None
         raise reader.fail("data.column", "name the CSV column holding the attribute", column)
     import pandas as pd
 
+    from mechdesign._files import CSV_NAME_RULE, csv_compression
+
     csv = (reader.path.parent / source).resolve()
+    try:  # .csv.zst or .csv.zip: one line here, not pandas' traceback
+        csv_compression(csv, "data.samples")
+    except ValueError:
+        raise reader.fail("data.samples", CSV_NAME_RULE, source) from None
     if not csv.is_file():
         raise reader.fail("data.samples", "be an existing CSV file (relative to the problem file)", source)
     frame = pd.read_csv(csv, usecols=[column], dtype=str, keep_default_na=False)

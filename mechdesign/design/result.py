@@ -459,8 +459,11 @@ class DesignResult:
         }
 
     def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
-             release: dict[str, Any] | None = None) -> Path:
+             release: dict[str, Any] | None = None, force: bool = False) -> Path:
         """Write the certified mechanism file (atomically; the guarantee is recomputed before writing).
+
+        An existing file is never replaced silently, as in ``mechdesign design``: without ``force`` it is an error,
+        and with ``force`` replacing a signed mechanism file warns (the new file is not signed).
 
         Parameters
         ----------
@@ -471,12 +474,24 @@ class DesignResult:
         release : dict, optional
             The file's release policy (``{"policy": "memoized"}``, ``{"policy": "repeated", "releases": T}``;
             :mod:`mechdesign.deploy.file.policy`); by default one release per run.
+        force : bool
+            Replace ``path`` if it exists.
 
         Returns
         -------
         Path
             The written file; check it with ``mechdesign verify`` or
             :func:`~mechdesign.deploy.file.column.verify_mechanism_file`.
+
+        Raises
+        ------
+        ValueError
+            If ``path`` exists and ``force`` is false (nothing is written).
+
+        Warns
+        -----
+        UserWarning
+            When ``force`` replaces a signed mechanism file.
 
         Examples
         --------
@@ -487,7 +502,20 @@ class DesignResult:
         >>> path = result.save(Path(tempfile.mkdtemp()) / "example1.mech.json")
         >>> verify_mechanism_file(path).holds
         True
+        >>> result.save(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: path must not exist (it is an existing file; use force=True to replace it), got path=...
+        >>> result.save(path, force=True) == path
+        True
         """
+        import warnings
+
+        from mechdesign._files import refuse_replacing
+
+        warning = refuse_replacing(path, force, name="path", hint="force=True")
+        if warning:
+            warnings.warn(warning, UserWarning, stacklevel=2)
         # The one import from design into deploy (tests/test_architecture.py lists it): the file format
         # lives in deploy, which never imports design, so the graph stays acyclic.
         from mechdesign.deploy.file.column import write_mechanism_file

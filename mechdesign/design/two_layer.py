@@ -111,8 +111,10 @@ class TwoLayerDesign:
         return self.mse / self.bound if self.bound > 0 else math.inf
 
     def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
-             key: str | None = None) -> Path:
+             key: str | None = None, force: bool = False) -> Path:
         """Write the two-layer mechanism file: W₁ as the matrix, W₂ and the per-report ε in its release block.
+
+        An existing file is replaced only with ``force`` (as :meth:`~mechdesign.design.result.DesignResult.save`).
 
         Parameters
         ----------
@@ -123,13 +125,27 @@ class TwoLayerDesign:
         key : str, optional
             The identifier of the memoization key the file is bound to
             (:func:`~mechdesign.deploy.file.policy.key_id`).
+        force : bool
+            Replace ``path`` if it exists.
 
         Returns
         -------
         Path
             The written file.
+
+        Raises
+        ------
+        ValueError
+            If ``path`` exists and ``force`` is false (nothing is written).
         """
+        import warnings
+
+        from mechdesign._files import refuse_replacing
         from mechdesign.deploy.file.column import write_mechanism_file
+
+        warning = refuse_replacing(path, force, name="path", hint="force=True")
+        if warning:
+            warnings.warn(warning, UserWarning, stacklevel=2)
 
         sections = self.permanent.file_sections(problem_file)
         sections["utility"] = {**sections["utility"], "two_layer": {

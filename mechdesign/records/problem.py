@@ -225,9 +225,15 @@ def _prior(file: Path, samples: Any, columns: list[str], limit: int) -> JointPri
                          f"problem file), got data.samples={samples!r}")
     import pandas as pd
 
+    from mechdesign._files import CSV_NAME_RULE, csv_compression
     from mechdesign.records.encoding import distinct_names
 
     csv = (file.parent / samples).resolve()
+    try:  # .csv.zst or .csv.zip: one line here, not pandas' traceback
+        csv_compression(csv, "data.samples")
+    except ValueError:
+        raise ValueError(f"problem file {file.name}: data.samples must {CSV_NAME_RULE}, got "
+                         f"data.samples={samples!r}") from None
     if not csv.is_file():
         raise ValueError(f"problem file {file.name}: data.samples must be an existing CSV file (relative to the "
                          f"problem file), got data.samples={samples!r}")

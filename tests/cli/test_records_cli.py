@@ -44,9 +44,12 @@ def test_design_writes_a_record_file_with_only_the_record_level_epsilon(adult, c
     verified = cli("verify", str(adult["file"]), "--json")
     out = json.loads(verified.stdout)
     assert verified.returncode == 0 and out["holds"] and out["level"] == "record" and out["letters"] == 10
-    assert verified.stdout.count('"epsilon"') == 1
+    # One PML epsilon, the record's; beside it only the LDP level of the same matrices (a different notion).
+    assert json.dumps({k: v for k, v in out.items() if k != "ldp"}).count('"epsilon"') == 1
+    assert out["ldp"]["epsilon"] == "inf" and out["ldp"]["impossible"] is not None
     text = cli("verify", str(adult["file"]))
-    assert text.returncode == 0 and "record-level pml epsilon" in text.stdout and text.stdout.count("epsilon") == 1
+    pml = [line for line in text.stdout.splitlines() if "LDP level" not in line]
+    assert text.returncode == 0 and "record-level pml epsilon" in text.stdout and "\n".join(pml).count("epsilon") == 1
 
 
 def test_round_trip_decodes_every_marginal_within_four_standard_errors(adult, cli_process):

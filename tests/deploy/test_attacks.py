@@ -430,3 +430,289 @@ def test_decode_calls_output_labels_output_labels(cli, design, tmp_path):
 def test_huge_epsilon_in_calibrate_gaussian_is_a_proper_error(cli, epsilon):
     result = cli("calibrate", "gaussian", "--epsilon", epsilon, "--sigma", "1.5", "--counts", "3000,7000")
     assert result.returncode == 2 and "epsilon must be" in _one_line(result) and "math range" not in result.stderr
+
+
+# --- a mechanism file is read once: stdin (`-`, /dev/stdin) and named pipes (issue 38, item 8) ------------------
+
+def _record_file(folder: Path) -> tuple[Path, Path]:
+    """A product record file over (race, sex) and 600 records of it: small, decodable, unsigned."""
+    from mechdesign.deploy.file.record import record_epsilon
+    from mechdesign.deploy.file.record_write import write_record_file
+    from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.records import JointPrior
+
+    alphabets = [["White", "Black", "Other"], ["F", "M"]]
+    table = [[200, 190], [60, 70], [40, 40]]
+    prior = JointPrior.from_table(table, ["race", "sex"], alphabets)
+    factors = (randomized_response(3, 1.5, alphabets[0]), randomized_response(2, 1.0, alphabets[1]))
+    path = write_record_file(folder / "record.mech.json", prior, epsilon=record_epsilon(prior, 0.2, factors),
+                             radius=0.2, factors=factors)
+    rows = [f"{race},{sex}" for race, counts in zip(alphabets[0], table, strict=True)
+            for sex, count in zip(alphabets[1], counts, strict=True) for _ in range(count)]
+    data = folder / "records.csv"
+    data.write_text("race,sex\n" + "\n".join(rows) + "\n")
+    return path, data
+
+
+def test_verify_reads_the_file_from_stdin_given_as_a_dash(cli, design, tmp_path):
+    result = cli("verify", "-", stdin=design.read_text())
+    assert result.returncode == 0 and result.stdout.startswith("<stdin>: pml epsilon") and "holds" in result.stdout
+    record, _ = _record_file(tmp_path)
+    piped = cli("verify", "-", "--json", stdin=record.read_text())
+    assert piped.returncode == 0 and json.loads(piped.stdout)["level"] == "record"
+
+
+def test_verify_of_dev_stdin_reads_the_pipe_once(cli_process, design):
+    # A real pipe, so a subprocess: the sniff "is it a record file?" used to drain it, and the reader found it
+    # empty ("not valid JSON").
+    result = cli_process("verify", "/dev/stdin", stdin=design.read_text())
+    assert result.returncode == 0 and "holds" in result.stdout, result.stderr
+
+
+def test_verify_of_a_named_pipe_does_not_hang(design, tmp_path):
+    import os
+    import subprocess
+    import threading
+
+    from conftest import ROOT
+
+    fifo = tmp_path / "design.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(design.read_bytes()), daemon=True)
+    writer.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # The second open of a FIFO waits for a writer that never comes: a hang, which the timeout turns into a failure.
+    result = subprocess.run([sys.executable, "-m", "mechdesign", "verify", str(fifo)], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0 and "holds" in result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("verb", ["privatize", "decode", "assess"])
+def test_the_verbs_read_a_record_file_from_stdin(cli, tmp_path, verb):
+    record, data = _record_file(tmp_path)
+    private = tmp_path / "private.csv"
+    assert cli("privatize", str(record), "--data", str(data), "--column", "race", "--column", "sex", "--out",
+               str(private), "--seed", "1").returncode == 0
+    args = {"privatize": ("privatize", "-", "--data", str(data), "--out", str(tmp_path / "again.csv"), "--seed", "1"),
+            "decode": ("decode", "-", "--data", str(private)),
+            "assess": ("assess", "--matrix", "-", "--data", str(data), "--delta", "1e-6")}[verb]
+    result = cli(*args, "--column", "race", "--column", "sex", stdin=record.read_text())
+    assert result.returncode == 0, result.stderr
+    assert "<stdin> is unsigned" in result.stderr  # the notice names what was read
+    if verb == "privatize":
+        assert (tmp_path / "again.csv").read_bytes() == private.read_bytes()
+
+
+def test_assess_reads_csv_rows_from_stdin(cli):
+    result = cli("assess", "--matrix", "-", "--counts", "3,1", "--delta", "1e-6", stdin="0.75,0.25\n0.25,0.75\n")
+    assert result.returncode == 0 and "LDP level" in result.stdout and result.stderr == ""
+
+
+# --- decode and assess under the signature policy of privatize and verify (issue 38, item 12) ------------------
+
+@pytest.fixture
+def krr_files(tmp_path) -> dict[str, Path]:
+    """A decodable k-RR file over RACE, privatized records of it, a key pair, and the file with two output labels
+    swapped (White ↔ Other) and re-hashed: an edit anyone can make, which decodes to swapped frequencies."""
+    from mechdesign.deploy.file.column import write_mechanism_file
+    from mechdesign.deploy.file.signature import generate_key_pair
+    from mechdesign.design.polytope.closed_form import randomized_response
+
+    honest = write_mechanism_file(tmp_path / "krr.mech.json", randomized_response(5, 3.0, RACE),
+                                  guarantee={"notion": "ldp", "epsilon": 3.0})
+    data = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    private = tmp_path / "private.csv"
+    private_key, public_key = generate_key_pair(tmp_path / "key.pem")
+    content = json.loads(honest.read_text())
+    content["outputs"][0], content["outputs"][4] = content["outputs"][4], content["outputs"][0]
+    swapped = tmp_path / "swapped.mech.json"
+    swapped.write_text(json.dumps(_rehash(content)))
+    return {"honest": honest, "swapped": swapped, "data": data, "private": private, "key": private_key,
+            "public": public_key}
+
+
+def _decode_args(files: dict[str, Path], which: str) -> tuple[str, ...]:
+    return ("decode", str(files[which]), "--data", str(files["private"]), "--column", "race", "--json")
+
+
+def test_a_label_swapped_file_decodes_only_with_a_notice(cli, krr_files):
+    assert cli("privatize", str(krr_files["honest"]), "--data", str(krr_files["data"]), "--column", "race",
+               "--out", str(krr_files["private"]), "--seed", "5").returncode == 0
+    swapped = cli(*_decode_args(krr_files, "swapped"))
+    assert swapped.returncode == 0 and json.loads(swapped.stdout)["frequencies"]["Other"] > 0.8  # the attack works
+    assert "swapped.mech.json is unsigned: its claims" in _one_line(swapped)  # ... but is no longer silent
+
+
+@pytest.mark.parametrize("verb", ["decode", "assess"])
+def test_decode_and_assess_keep_the_signature_policy(cli, krr_files, monkeypatch, verb):
+    assert cli("privatize", str(krr_files["honest"]), "--data", str(krr_files["data"]), "--column", "race",
+               "--out", str(krr_files["private"]), "--seed", "5").returncode == 0
+    honest = krr_files["honest"]
+    assert cli("sign", str(honest), "--key", str(krr_files["key"])).returncode == 0
+
+    def run(which: str, *extra: str):
+        if verb == "decode":
+            return cli(*_decode_args(krr_files, which), *extra)
+        return cli("assess", "--matrix", str(krr_files[which]), "--data", str(krr_files["data"]), "--column", "race",
+                   "--delta", "1e-6", *extra)
+
+    key = ("--public-key", str(krr_files["public"]))
+    checked = run("honest", *key)
+    assert checked.returncode == 0 and checked.stderr == ""
+    unchecked = run("honest")
+    assert unchecked.returncode == 0 and "no --public-key was given" in _one_line(unchecked)
+    refused = run("swapped", *key)
+    assert refused.returncode == 2 and "unsigned" in _one_line(refused) and refused.stdout == ""
+    keyless = run("honest", "--require-signature")
+    assert keyless.returncode == 2 and "public_key must be given" in _one_line(keyless)
+    monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "1")
+    assert run("honest").returncode == 2
+    assert run("swapped", *key).returncode == 2
+    assert run("honest", *key).returncode == 0
+
+
+def test_assess_refuses_unsignable_csv_rows_under_a_signature_policy(cli, tmp_path, monkeypatch):
+    from mechdesign.deploy.file.signature import generate_key_pair
+
+    _, public = generate_key_pair(tmp_path / "key.pem")
+    rows = tmp_path / "w.csv"
+    rows.write_text("0.75,0.25\n0.25,0.75\n")
+    keyed = cli("assess", "--matrix", str(rows), "--counts", "3,1", "--public-key", str(public))
+    assert keyed.returncode == 2 and "CSV rows carry no signature" in _one_line(keyed) and keyed.stdout == ""
+    monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "1")
+    required = cli("assess", "--matrix", str(rows), "--counts", "3,1", "--public-key", str(public))
+    assert required.returncode == 2 and "CSV rows carry no signature" in _one_line(required)
+
+
+def test_decode_of_a_record_file_checks_its_signature(cli, tmp_path):
+    from mechdesign.deploy.file.signature import generate_key_pair
+
+    record, data = _record_file(tmp_path)
+    private = tmp_path / "private.csv"
+    columns = ("--column", "race", "--column", "sex")
+    assert cli("privatize", str(record), "--data", str(data), *columns, "--out", str(private), "--seed", "2"
+               ).returncode == 0
+    _, public = generate_key_pair(tmp_path / "key.pem")
+    refused = cli("decode", str(record), "--data", str(private), *columns, "--public-key", str(public))
+    assert refused.returncode == 2 and "unsigned" in _one_line(refused) and refused.stdout == ""
+
+
+# --- outputs in the format their names say; compressions mechdesign cannot write are refused (items 9, 10) -------
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.xz"])
+def test_privatize_writes_what_its_output_name_says_and_decode_reads_it(cli, krr_files, tmp_path, suffix):
+    honest, data = str(krr_files["honest"]), _records(tmp_path / "people.csv.gz", [1700, 190, 60, 30, 20])
+    decoded = {}
+    for name in ("plain.csv", f"private{suffix}"):
+        assert cli("privatize", honest, "--data", str(data), "--column", "race", "--out", str(tmp_path / name),
+                   "--seed", "6").returncode == 0
+        result = cli("decode", honest, "--data", str(tmp_path / name), "--column", "race", "--json")
+        assert result.returncode == 0, result.stderr
+        decoded[name] = json.loads(result.stdout)
+    assert decoded[f"private{suffix}"] == decoded["plain.csv"]  # the same records, compressed
+    refused = tmp_path / "refused"
+    martian = _records(tmp_path / "martian.csv", [1700, 190, 60, 30, 20, 1], labels=[*RACE, "Martian"])
+    result = cli("privatize", honest, "--data", str(martian), "--column", "race", "--out", str(refused / f"o{suffix}"))
+    assert result.returncode == 2 and "'Martian'" in _one_line(result)  # an unknown label, found while writing
+    assert not refused.exists() or not any(refused.iterdir())  # complete or absent
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.xz"])
+def test_a_record_file_privatizes_to_a_compressed_name_and_decodes(cli, tmp_path, suffix):
+    record, data = _record_file(tmp_path)
+    columns = ("--column", "race", "--column", "sex")
+    outputs = {}
+    for name in ("plain.csv", f"private{suffix}"):
+        assert cli("privatize", str(record), "--data", str(data), *columns, "--out", str(tmp_path / name), "--seed",
+                   "8").returncode == 0
+        result = cli("decode", str(record), "--data", str(tmp_path / name), *columns, "--json")
+        assert result.returncode == 0, result.stderr
+        outputs[name] = json.loads(result.stdout)
+    opener = gzip.open if suffix == ".csv.gz" else lzma.open
+    with opener(tmp_path / f"private{suffix}", "rb") as handle:
+        assert handle.read() == (tmp_path / "plain.csv").read_bytes()
+    assert outputs[f"private{suffix}"] == outputs["plain.csv"]
+
+
+@pytest.mark.parametrize("verb", ["privatize-input", "privatize-output", "decode", "assess", "verify", "baseline",
+                                  "design"])
+def test_a_zstandard_csv_is_refused_in_one_line_naming_the_suffix(cli, design, tmp_path, verb):
+    plain = _records(tmp_path / "people.csv", [1700, 190, 60, 30, 20])
+    zst = tmp_path / "people.csv.zst"
+    zst.write_bytes(b"\x28\xb5\x2f\xfd" + plain.read_bytes())  # zstd's magic number: what the name promises
+    out = tmp_path / "out"
+    if verb == "design":
+        problem = tmp_path / "zst.toml"
+        problem.write_text('name = "zst"\n[data]\nsamples = "people.csv.zst"\ncolumn = "race"\n[privacy]\n'
+                           'epsilon = 1.0\ndelta = 1e-6\n')
+        args: tuple[str, ...] = ("design", str(problem), "--out", str(out))
+    elif verb == "privatize-output":
+        args = _verbs(design, plain, out / "private.csv.zst")["privatize"]
+    else:
+        args = _verbs(design, zst, out / "private.csv")[verb.removesuffix("-input")]
+    result = cli(*args)
+    assert result.returncode == 2 and ".zst'" in _one_line(result) and ".csv.gz, .csv.bz2 or .csv.xz" in result.stderr
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_python_save_keeps_the_clis_rule_on_a_signed_design(cli, tmp_path):
+    """The getting-started page designs with the CLI, then saves the same path from Python (item 11)."""
+    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design.solver import solve
+
+    problem = PROBLEMS / "theorem5-first-region.toml"
+    target = Path(json.loads(cli("design", str(problem), "--out", str(tmp_path), "--json").stdout)["file"])
+    assert cli("sign", "--generate-key", str(tmp_path / "key.pem")).returncode == 0
+    assert cli("sign", str(target), "--key", str(tmp_path / "key.pem")).returncode == 0
+    signed = target.read_bytes()
+    result = solve(load_problem(problem).problem, baselines=False)
+    with pytest.raises(ValueError, match="signed mechanism file; use force=True"):
+        result.save(target)
+    assert target.read_bytes() == signed
+    with pytest.warns(UserWarning, match="replacing the signed mechanism file"):
+        result.save(target, force=True)
+    assert cli("verify", str(target), "--public-key", str(tmp_path / "key.pem.pub")).returncode == 2
+
+
+# --- ε at the edge of float64: baselines write what they state, designs refuse what they cannot tell (item 13) ---
+
+@pytest.mark.parametrize("epsilon", ["5e-324", "1e-300", "1e-16", "3e-16", "1e-13"])
+@pytest.mark.parametrize("kind", ["krr", "subset-selection", "hadamard", "block-design"])
+def test_a_baseline_at_a_tiny_epsilon_is_written_and_holds_at_that_epsilon(cli, tmp_path, kind, epsilon):
+    from mechdesign.core.leakage import ldp_epsilon
+    from mechdesign.deploy.file.column import read_mechanism_file
+
+    out = tmp_path / "tiny.mech.json"
+    written = cli("baseline", kind, "--epsilon", epsilon, "--labels", ",".join(RACE), "--out", str(out))
+    assert written.returncode == 0, written.stderr
+    from mechdesign._numerics import round_up
+
+    loaded = read_mechanism_file(out)  # verified on load
+    # The ε asked for, never raised by the matrix's float64 rounding; below the float margin every reader adds to
+    # a recomputed ε (round_up(0) = 2.7e-15), the uniform mechanism stated at that margin.
+    assert loaded.guarantee["epsilon"] == max(float(epsilon), round_up(0.0))
+    assert round_up(ldp_epsilon(loaded.mechanism)) <= loaded.guarantee["epsilon"] and loaded.utility is None
+    if float(epsilon) <= 2.0**-53:  # e^ε rounds to 1: the uniform mechanism
+        assert np.all(loaded.mechanism.matrix == loaded.mechanism.matrix[0])
+    check = cli("verify", str(out))
+    assert check.returncode == 0 and "holds" in check.stdout
+
+
+@pytest.mark.parametrize("kind", ["optimal-ldp", "a-optimal-ldp"])
+def test_a_designed_baseline_refuses_an_epsilon_float64_cannot_tell_from_zero(cli, tmp_path, kind):
+    out = tmp_path / "tiny.mech.json"
+    result = cli("baseline", kind, "--epsilon", "1e-300", "--counts", "5,3,2", "--out", str(out))
+    assert result.returncode == 2 and "e^ε > 1 in float64" in _one_line(result) and not out.exists()
+
+
+# --- calibrators at δ → 1 and huge ε: computed, or refused with the rule, never SciPy's words (item 14) ---------
+
+def test_calibrate_sparse_computes_a_delta_near_one_and_refuses_one(cli):
+    near = cli("calibrate", "sparse", "--epsilon", "0.35", "--delta", "0.999", "--k", "10", "--json")
+    assert near.returncode == 0, near.stderr
+    rows = json.loads(near.stdout)["results"]
+    assert len(rows) == 6 and all(r["status"] == "ok" and r["delta_achieved"] <= 0.999 for r in rows)
+    one = cli("calibrate", "sparse", "--epsilon", "0.35", "--delta", "1", "--k", "10")
+    assert one.returncode == 2 and "delta must be < 1" in _one_line(one) and "xtol" not in one.stderr
+    huge = cli("calibrate", "sparse", "--epsilon", "1e300", "--delta", "0.5", "--k", "10")
+    assert huge.returncode == 2 and "epsilon must be < " in _one_line(huge) and "math range" not in huge.stderr

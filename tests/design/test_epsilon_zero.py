@@ -38,3 +38,28 @@ def test_estimation_kinds_are_refused_in_one_line(kind):
 def test_small_positive_epsilon_still_uses_the_engine():
     result = solve(DesignProblem(PRIOR, 1e-3, 0.0), baselines=False)
     assert result.method != "constant" and result.mechanism.shape[1] >= 2
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-300, 1e-16, 2.0**-53])
+@pytest.mark.parametrize("kind", ["mutual_information", "estimation_mse"])
+def test_an_epsilon_float64_cannot_tell_from_zero_is_refused_naming_the_rule(kind, epsilon):
+    # e^ε rounds to 1: every vertex would be the ε = 0 one while the certificate claims ε > 0 (the engines failed
+    # with "need at least one array to concatenate" or a conservative search's limit).
+    with pytest.raises(ValueError, match=r"^epsilon must be 0 or large enough that e\^ε > 1 in float64") as caught:
+        solve(DesignProblem(PRIOR, epsilon, 2.0, kind), baselines=False)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_conic_master_failure_is_a_solver_error_not_cvxpys(monkeypatch):
+    import cvxpy as cp
+
+    from mechdesign.design.estimation.criterion import _conic_master
+    from mechdesign.errors import SolverError
+
+    def fails(self, *args, **kwargs):
+        raise cp.error.SolverError("Solver 'CLARABEL' failed. Try another solver, or solve with verbose=True")
+
+    monkeypatch.setattr(cp.Problem, "solve", fails)
+    columns = np.eye(3)  # any feasible columns: the solver is what fails
+    with pytest.raises(SolverError, match=r"^the estimation master problem failed"):
+        _conic_master("a_optimal", columns)

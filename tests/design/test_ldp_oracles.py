@@ -171,3 +171,34 @@ def test_subset_selection_at_extreme_epsilon_is_a_valid_ldp_matrix(epsilon):
         assert np.allclose(mech.matrix, mech.matrix[0])  # uninformative: every row the same
     else:  # the true value is always in the reported subset (up to e^−ε)
         assert np.allclose(mech.matrix[0, [k for k, o in enumerate(mech.outputs) if "0" in o.split("|")]].sum(), 1.0)
+
+
+@pytest.mark.parametrize("size", [2, 5, 10, 51])
+def test_subset_selection_chooses_half_the_values_as_epsilon_vanishes(size):
+    # ε²·M → N(N − 1)²/(d(N − d)) as ε → 0: the best d tends to N/2, also where M overflows float64 or where
+    # the float64 p* and q* are equal (this used to raise "support_true must exceed support_other").
+    for epsilon in (5e-324, 1e-300, 1e-100, 1e-16, 3e-16):
+        assert oracle_parameters("subset_selection", size, epsilon)[2] in (size // 2, (size + 1) // 2)
+        if size <= 10:  # C(51, 25) subsets have no matrix
+            mech = subset_selection_mechanism(np.full(size, 1 / size), epsilon)
+            assert ldp_epsilon(mech) <= 1e-15  # the uniform matrix, to float64 rounding
+    assert oracle_parameters("subset_selection", 10, 1.0)[2] == 3  # unchanged where the MSE is finite
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_an_uninformative_oracle_has_an_infinite_mse_not_an_error(name):
+    # e^ε rounds to 1 at ε = 1e-300: p* = q*, no unbiased estimator.
+    assert oracle_mse(name, 6, 1e-300) == math.inf
+    assert pure_protocol_mse(0.25, 0.25, 4) == math.inf and pure_protocol_mse(0.5, 0.25, 4, gap=1e-200) == math.inf
+    with pytest.raises(ValueError, match="support_true must be at least support_other"):
+        pure_protocol_mse(0.25, 0.5, 4)
+
+
+def test_block_designs_exist_at_every_positive_epsilon():
+    from mechdesign.design.baselines.block_design import block_designs
+
+    for epsilon in (1e-300, 1e-16, 3e-16, 1e-12):
+        designs = block_designs(5, epsilon)
+        assert designs and all(d.support_true >= d.support_other for d in designs)
+    tiny = block_designs(5, 1e-12)  # MSE ∝ 1/ε²: the ranking of a finite ε, computed without cancellation
+    assert [d.points for d in tiny[:3]] == [d.points for d in block_designs(5, 1e-6)[:3]]

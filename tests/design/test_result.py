@@ -94,3 +94,31 @@ def test_the_rank_is_taken_once_for_the_report_the_warning_and_the_file(monkeypa
     found = solve(problem)  # with its baselines, whose own designs take no rank
     found.summary(), found.rank_warning(), found.file_sections(), found.save(tmp_path / "x.mech.json")
     assert len(calls) == 1 and found.rank == np.linalg.matrix_rank(found.mechanism.matrix, tol=1e-10)
+def test_save_never_replaces_a_file_silently_and_warns_before_a_signed_one_goes(result, tmp_path):
+    from mechdesign.deploy.file.signature import generate_key_pair, sign_mechanism_file
+
+    path = result.save(tmp_path / "example1.mech.json")
+    first = path.read_bytes()
+    with pytest.raises(ValueError, match=r"^path must not exist \(it is an existing file; use force=True"):
+        result.save(path)
+    assert path.read_bytes() == first
+    private, _ = generate_key_pair(tmp_path / "key.pem")
+    sign_mechanism_file(path, private)
+    signed = path.read_bytes()
+    with pytest.raises(ValueError, match=r"it is a signed mechanism file; use force=True"):
+        result.save(path, problem_file=PROBLEMS / "theorem5-first-region.toml")
+    assert path.read_bytes() == signed
+    with pytest.warns(UserWarning, match="replacing the signed mechanism file .*the new file is not signed"):
+        assert result.save(path, force=True) == path
+    assert read_mechanism_file(path).signature is None
+
+
+def test_save_with_force_replaces_an_unsigned_file_without_a_warning(result, tmp_path):
+    import warnings
+
+    path = result.save(tmp_path / "example1.mech.json")
+    path.write_text(path.read_text().replace('"example1"', '"edited"'))  # not a valid file any more: no matter
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result.save(path, force=True)
+    assert verify_mechanism_file(path).holds

@@ -112,3 +112,40 @@ def test_vectorised_raw_matches_scalar():
     mu = np.array([0.5, 1.0, 2.0])
     scalar = [gaussian_delta(e, m) for e, m in zip(eps, mu, strict=True)]
     assert np.allclose(delta_gaussian_raw(eps, mu), scalar, rtol=1e-14)
+
+
+def _hockey_stick(epsilon: float, mu: float) -> float:
+    """δ_G as E[(1 − e^{ε − L})₊] over the privacy loss L ~ N(μ²/2, μ²): expm1 keeps the integrand exact."""
+    def integrand(z: float) -> float:
+        return -math.expm1(epsilon - mu * mu / 2 - mu * z) * math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+
+    low = max(epsilon / mu - mu / 2, -40.0)  # φ(z) < 1e-300 beyond ±40: a finite interval quad cannot overstep
+    return integrate.quad(integrand, low, max(low, 40.0), epsabs=0, epsrel=1e-13, limit=200)[0]
+
+
+@pytest.mark.parametrize(("epsilon", "mu"), [(1e-9, 1e-9), (1e-9, 1e-10), (1e-6, 3e-7), (1e-3, 1e-4),
+                                             (0.0, 1e-10), (0.1, 0.05), (0.35, 0.1), (-0.5, 0.01)])
+def test_delta_is_exact_where_its_two_terms_nearly_cancel(epsilon, mu):
+    # Φ(a) and e^ε Φ(b) agree to ~log10(1/μ) digits: their difference was off by 1.8e-3 at (1e-9, 1e-10).
+    assert float(delta_gaussian_raw(epsilon, mu)) == pytest.approx(_hockey_stick(epsilon, mu), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("delta", [1e-300, 1e-20, 1e-10, 1e-6, 0.3])
+def test_epsilon_zero_keeps_its_closed_form(delta):
+    # δ_G(0; μ) = erf(μ/(2√2)), so μ*(0, δ) = 2√2 erfinv(δ).
+    from scipy import special
+
+    for mu in np.geomspace(1e-12, 0.9, 9):
+        assert float(delta_gaussian_raw(0.0, mu)) == pytest.approx(math.erf(mu / (2 * math.sqrt(2))), rel=1e-14,
+                                                                    abs=0)
+    exact = 2 * math.sqrt(2) * float(special.erfinv(delta))
+    mu = gaussian_mu(0.0, delta)  # at 1e-300 its bracket was too wide for brentq ("failed to converge")
+    assert math.erf(mu / (2 * math.sqrt(2))) <= delta * (1 + 1e-14) and mu >= exact * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("epsilon", [1e6, 1e100, 1e300])
+def test_a_huge_epsilon_needs_almost_no_noise_and_is_computed(epsilon):
+    # Φ(a) underflows: δ_G is 0, not NaN (brentq stopped with "the function value at x=1.0 is NaN").
+    assert float(delta_gaussian_raw(epsilon, 1.0)) == 0.0
+    mu = gaussian_mu(epsilon, 1e-5)
+    assert gaussian_delta(epsilon, mu) <= 1e-5 and mu == pytest.approx(math.sqrt(2 * epsilon), rel=1e-2)

@@ -224,3 +224,37 @@ def test_analyses_are_ordered(k, sigma, tau, epsilon):
 ])
 def test_bad_input_one_line(call, kind, text):
     assert_one_line_error(call, kind, text)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(("epsilon", "delta"), [(0.35, 0.999), (0.35, 1 - 1e-12), (0.0, 0.999), (0.0, 0.5)])
+def test_a_delta_near_one_is_calibrated(method, epsilon, delta):
+    # The exact new-key probability meets δ already at τ = 0 there: its brentq had no sign change ("f(a) and f(b)
+    # must have different signs") or an empty bracket ("xtol too small").
+    from mechdesign.noise.sparse.accounting import calibrate_sparse
+
+    result = calibrate_sparse(method, 10, epsilon, delta)
+    assert result.threshold >= 0 and result.delta_achieved <= delta
+    assert sparse_delta(method, result.sigma, result.threshold, 10, epsilon) <= delta
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "message"), [
+    (0.35, 1.0, r"^delta must be < 1 \(at δ = 1 every release is"),
+    (700.0, 1e-5, r"^epsilon must be < 14.14\d* for k=10 and delta=1e-05 \(the grid-sampling reserve"),
+    (1e300, 0.5, r"^epsilon must be < 24.96\d* for k=10 and delta=0.5"),
+    (1.0, 1e-15, r"^delta must exceed twice the grid-sampling reserve"),
+])
+def test_calibrate_sparse_refuses_the_edges_with_their_rule(epsilon, delta, message):
+    from mechdesign.noise.sparse.accounting import calibrate_sparse
+
+    with pytest.raises(ValueError, match=message):
+        calibrate_sparse("csh-tighter-quad", 10, epsilon, delta)
+
+
+def test_a_huge_epsilon_gives_a_bound_not_an_overflow():
+    # e^ε (1 − Φ(u)) of C4* is taken in log space: math.exp(ε) raised "math range error" past ε = 709.
+    from mechdesign.noise.sparse.discrete import cdp_delta, cdp_rho
+
+    for method in METHODS:
+        assert 0.0 <= sparse_delta(method, 3.0, 1.0, 10, 1e300) <= 1.0
+    assert cdp_delta(cdp_rho(1e300, 0.5), 1e300) <= 0.5

@@ -19,6 +19,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { MechanismFileError } from "./errors.js";
+import { type LdpLevel, ldpLevel } from "./leakage.js";
 import {
   MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
 } from "./mechfile.js";
@@ -150,22 +151,32 @@ function notice(path: string, file: MechanismFile): string | null {
     : `mechdesign-js: notice: ${path} is signed but no --public-key was given: its claims are unauthenticated`;
 }
 
+function ldpLine(ldp: LdpLevel): string {
+  return ldp.impossible !== null
+    ? `  LDP level: infinite (output '${ldp.impossible.output}' is never drawn for input '${ldp.impossible.input}', ` +
+      "so seeing it rules that input out; epsilon-PML over the ball is not epsilon-LDP)"
+    : `  LDP level: ${Number(ldp.epsilon).toPrecision(6).replace(/\.?0+$/, "")} nats (what the matrix guarantees ` +
+      "for every prior; the epsilon above is PML over the ball, not epsilon-LDP)";
+}
+
 async function verify(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
   const file = await verifyMechanismFile(data, { publicKey, maxBytes: Infinity });
   const g = file.guarantee;
   const main = file.achieved <= g.epsilon;
   const check = file.releaseCheck;
+  const ldp = g.notion === "pml" ? ldpLevel(file.matrix, file.inputs, file.outputs) : null;
   if (args.json) {
     const release = file.release.policy === "single" ? null : { policy: file.release.policy,
       ...(check === null ? {} : { releases: check.releases ?? undefined, epsilon: check.epsilon,
         achieved: check.achieved, exact: check.exact, holds: check.holds }) };
     console.log(JSON.stringify({ file: args.file, notion: g.notion, epsilon: g.epsilon, achieved: file.achieved,
       delta: g.delta, radius: g.radius, holds: file.holds, sha256: file.sha256,
-      signature_checked: file.signatureChecked, release }, null, 2));
+      signature_checked: file.signatureChecked, release, ldp }, null, 2));
   } else {
     const extra = g.notion === "ldp" ? "" : `, radius ${g.radius}, delta ${g.delta}`;
     console.log(`${args.file}: ${g.notion} epsilon ${g.epsilon} ${main ? "holds" : "DOES NOT HOLD"} ` +
       `(achieved ${file.achieved}${extra})${file.signatureChecked ? "; signature valid" : ""}`);
+    if (ldp !== null) console.log(ldpLine(ldp));
     const line = releaseLine(file.release.policy, check);
     if (line) console.log(`  release policy: ${line}`);
   }

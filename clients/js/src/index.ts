@@ -8,7 +8,7 @@
 export { CanonicalError, canonicalize, nestingDepth, scanNumbers } from "./canonical.js";
 export type { NumberScan } from "./canonical.js";
 export { MechanismFileError } from "./errors.js";
-export { capacity, ldpEpsilon, logMinLinear, minLinear, radiusForDelta } from "./leakage.js";
+export { capacity, ldpEpsilon, ldpLevel, logMinLinear, minLinear, radiusForDelta } from "./leakage.js";
 export {
   FORMAT_NAME, FORMAT_VERSION, MAX_DEPTH, MAX_FILE_BYTES, MAX_FILE_VARIABLE, STOCHASTIC_ATOL,
   achievedEpsilon, canonicalBytes, formatMiB, loadMechanismFile, maxFileBytes, renormalise, requiredRadius, roundUp,

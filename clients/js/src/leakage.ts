@@ -224,3 +224,20 @@ export function logSubsets(size: number): number {
 export function radiusForDelta(delta: number, samples: number, size: number): number {
   return Math.sqrt((2.0 / samples) * (logSubsets(size) - Math.log(delta)));
 }
+
+/** The LDP level stated beside a PML guarantee (mechdesign's `ldp_level`): rounded up, or infinite with a witness. */
+export interface LdpLevel { epsilon: number | "inf"; impossible: { input: string; output: string } | null }
+
+/**
+ * What the matrix guarantees for every prior: {@link ldpEpsilon} rounded up over 2 terms, or "inf" with the first
+ * output (then its first input) that some input produces and that input never does, as mechdesign reports it.
+ */
+export function ldpLevel(matrix: number[][], inputs: readonly string[], outputs: readonly string[]): LdpLevel {
+  for (let y = 0; y < outputs.length; y++) {
+    const column = matrix.map((row) => row[y]);
+    const x = column.indexOf(0);
+    if (x >= 0 && column.some((p) => p > 0)) return { epsilon: "inf", impossible: { input: inputs[x], output: outputs[y] } };
+  }
+  const level = ldpEpsilon(matrix);
+  return { epsilon: level + (Math.abs(level) + 1.0) * 16 * 2 ** -52, impossible: null };
+}

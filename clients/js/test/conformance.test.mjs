@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import {
-  MechanismFileError, Privatizer, canonicalize, loadMechanismFile, scanNumbers, verifyMechanismFile,
+  MechanismFileError, Privatizer, canonicalize, ldpLevel, loadMechanismFile, scanNumbers, verifyMechanismFile,
 } from "../dist/index.js";
 
 const folder = new URL("../../../conformance/", import.meta.url);
@@ -39,6 +39,7 @@ const outcomes = { holds: 0, overstated: 0, refused: 0 };
 let maxDifference = 0;
 let identical = 0;
 const releases = []; // |client − Python| of each recomputed release statement
+let ldpStatements = 0; // PML files whose LDP level was compared
 
 for (const entry of manifest.files) {
   const expect = entry.client_expect ?? entry.expect;
@@ -70,6 +71,13 @@ for (const entry of manifest.files) {
       maxDifference = Math.max(maxDifference, difference);
       identical += difference === 0 ? 1 : 0;
     }
+    if (expect.ldp !== undefined) { // the LDP level verify states beside a PML guarantee: the same witness, the bound
+      const level = ldpLevel(file.matrix, file.inputs, file.outputs);
+      assert.deepEqual(level.impossible, expect.ldp.impossible);
+      if (expect.ldp.epsilon === "inf") assert.equal(level.epsilon, "inf");
+      else assert.ok(Math.abs(level.epsilon - expect.ldp.epsilon) <= tolerance, `ldp ${level.epsilon} vs ${expect.ldp.epsilon}`);
+      ldpStatements += 1;
+    }
     assert.equal(file.release.policy, expect.release?.policy ?? "single");
     if (expect.release?.achieved === undefined) assert.equal(file.releaseCheck, null);
     else {
@@ -98,6 +106,7 @@ test("the vectors cover every outcome", { concurrency: false }, () => {
     `max |difference| ${maxDifference}; release statements recomputed: ${releases.length}, ` +
     `${releases.filter((d) => d === 0).length} bit-identical, max |difference| ${Math.max(0, ...releases)}`);
   assert.ok(releases.length >= 6);
+  assert.ok(ldpStatements >= 15, `LDP levels compared: ${ldpStatements}`);
 });
 
 test("canonical JSON agrees with mechdesign (RFC 8785) on every case", async () => {

@@ -73,6 +73,7 @@ from mechdesign.deploy.file.format import (
     RADIUS_RTOL,
     READ_VERSIONS,
     FileChecker,
+    ParsedFile,
     Verification,
     canonical_bytes,
     check_format_and_digest,
@@ -402,10 +403,10 @@ def _round_toward_privacy(check: FileChecker, mechanism: Mechanism, stated: dict
     return out
 
 
-def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
-    """Parse and check everything but the guarantee; return the file and the achieved ε."""
-    content = parse_file(path)
-    check = FileChecker(path)
+def _load(parsed: ParsedFile, public_key: Any = None) -> tuple[MechanismFile, float]:
+    """Check everything but the guarantee of a parsed file; return the file and the achieved ε."""
+    content = parsed.content
+    check = FileChecker(parsed.name)
     if "attributes" in content or "factors" in content:
         raise check.fail("attributes", "be absent from a single-column mechanism file (this is a record file: read "
                          "it with mechdesign.deploy.file.record.read_record_file; the CLI verbs take both)",
@@ -459,11 +460,11 @@ def _load(path: Path, public_key: Any = None) -> tuple[MechanismFile, float]:
     if public_key is not None:
         from mechdesign.deploy.file.keys import check_signature
 
-        check_signature(path, content, canonical_bytes(content), public_key)
+        check_signature(parsed.name, content, canonical_bytes(content), public_key)
     return loaded, achieved_epsilon(mechanism, guarantee)
 
 
-def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
+def read_mechanism_file(path: str | os.PathLike[str] | ParsedFile, *, verify: bool = True,
                         public_key: Any = None) -> MechanismFile:
     """Load a mechanism file, checking schema, version, hash, stochasticity, labels and the radius.
 
@@ -477,7 +478,8 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
     Parameters
     ----------
     path
-        The mechanism file (UTF-8 JSON).
+        The mechanism file (UTF-8 JSON; a FIFO or a device is read once, to its end), or the file already read
+        by :func:`~mechdesign.deploy.file.format.parse_file` (stdin, or a file whose kind was checked first).
     verify
         Recompute the guarantee from the matrix and refuse a file that overstates it.
     public_key
@@ -508,18 +510,20 @@ def read_mechanism_file(path: str | os.PathLike[str], *, verify: bool = True,
     >>> read_mechanism_file(path).mechanism.shape
     (3, 3)
     """
-    loaded, achieved = _load(Path(path), public_key)
+    parsed = parse_file(path)
+    loaded, achieved = _load(parsed, public_key)
     stated = loaded.guarantee["epsilon"]
     if verify and not achieved <= stated:
-        raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} epsilon "
-                                 f"recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
+        raise MechanismFileError(f"{parsed.name}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} "
+                                 f"epsilon recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
     if verify:
-        refuse_overstated(path, loaded.release, release_achieved(loaded.mechanism, loaded.guarantee, loaded.release),
+        refuse_overstated(parsed.name, loaded.release,
+                          release_achieved(loaded.mechanism, loaded.guarantee, loaded.release),
                           f"the {loaded.release.policy} leakage recomputed from the matrices")
     return loaded
 
 
-def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = None) -> Verification:
+def verify_mechanism_file(path: str | os.PathLike[str] | ParsedFile, *, public_key: Any = None) -> Verification:
     """Recompute a file's guarantee from its matrix; ``holds`` says whether the stated ε is met.
 
     Unlike :func:`read_mechanism_file`, a file that overstates its guarantee is reported (``holds`` is
@@ -529,7 +533,8 @@ def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = Non
     Parameters
     ----------
     path
-        The mechanism file (UTF-8 JSON).
+        The mechanism file (UTF-8 JSON), or the file already read by
+        :func:`~mechdesign.deploy.file.format.parse_file`.
     public_key
         If given, the Ed25519 public key (PEM path, PEM bytes or key object) that must have signed the file.
 
@@ -557,11 +562,12 @@ def verify_mechanism_file(path: str | os.PathLike[str], *, public_key: Any = Non
     >>> check.holds, round(check.achieved, 12), check.epsilon
     (True, 1.0, 1.5)
     """
-    loaded, achieved = _load(Path(path), public_key)
+    parsed = parse_file(path)
+    loaded, achieved = _load(parsed, public_key)
     g = loaded.guarantee
     release = release_summary(loaded.release, release_achieved(loaded.mechanism, g, loaded.release))
     holds = bool(achieved <= g["epsilon"]) and (release is None or release.get("holds", True))
-    return Verification(str(path), g["notion"], float(g["epsilon"]), achieved,
+    return Verification(parsed.name, g["notion"], float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]),
                         None if g["radius"] is None else float(g["radius"]),
                         holds, loaded.sha256, release)

@@ -29,12 +29,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from mechdesign.deploy.file.canonical import CANONICAL_FORMS, canonical_json, ma
 from mechdesign.errors import MechanismFileError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "GUARANTEE_SLACK", "MAX_DEPTH", "RADIUS_RTOL", "READ_VERSIONS",
-           "SIGNATURE_KEYS", "FileChecker", "Verification", "canonical_bytes", "check_format_and_digest",
+           "SIGNATURE_KEYS", "FileChecker", "ParsedFile", "Verification", "canonical_bytes", "check_format_and_digest",
            "check_radius", "check_signature_keys", "file_text", "json_block", "nesting_depth", "parse_file",
            "pretty_json", "provenance_versions", "refuse_oversized", "schema", "write_seconds"]
 
@@ -258,7 +259,7 @@ def pretty_json(content: dict[str, Any], matrix_rows: list[str] | None = None) -
 class FileChecker:
     """Hand validator of the schema's rules, with one-line errors naming the field and the rule."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
 
     def fail(self, field: str, rule: str, value: Any) -> MechanismFileError:
@@ -335,15 +336,65 @@ def nesting_depth(data: bytes) -> int:
     return deepest
 
 
-def parse_file(path: Path) -> dict[str, Any]:
-    """The file's one JSON object, read once with a size cap; any failure is a one-line MechanismFileError.
+@dataclass(frozen=True, eq=False)
+class ParsedFile:
+    """A mechanism file read once and parsed: its one JSON object and the name its errors give.
 
-    In order: the size cap (``MECHDESIGN_MAX_FILE_MB``, 64 MiB) and a first non-blank byte ``{``, UTF-8, at most
-    :data:`MAX_DEPTH` levels of arrays and objects, valid JSON (no NaN or Infinity), no key repeated within an
-    object, and one object at the top.
+    Every reader takes one (:func:`~mechdesign.deploy.file.column.read_mechanism_file`,
+    :func:`~mechdesign.deploy.file.record.read_record_file`, :func:`~mechdesign.deploy.file.record.is_record_file`),
+    so a caller that must first know which kind of file it holds reads it once: a pipe, a FIFO or stdin cannot be
+    read a second time (the second open of a FIFO waits forever for a writer; ``/dev/stdin`` reads empty).
+
+    Parameters
+    ----------
+    name : str
+        The path as given, or ``"<stdin>"``: the prefix of every error about the file.
+    content : dict
+        The JSON object. Readers copy what they keep and never change it.
     """
-    def reject_constant(name: str) -> float:
-        raise ValueError(f"non-finite number {name}")
+
+    name: str
+    content: dict[str, Any]
+
+    @property
+    def is_record(self) -> bool:
+        """Whether this is a record file (``attributes`` or ``factors``: :mod:`mechdesign.deploy.file.record`)."""
+        return "attributes" in self.content or "factors" in self.content
+
+
+def parse_file(source: str | os.PathLike[str] | BinaryIO | ParsedFile, name: str | None = None) -> ParsedFile:
+    """Read a mechanism file once, with the size cap, and parse its one JSON object.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, binary stream or ParsedFile
+        A path (a regular file, a FIFO or a device, read once to its end), a binary stream already open
+        (``sys.stdin.buffer``), or an already parsed file, returned as it is.
+    name : str, optional
+        How errors name the file (default: the path, or the stream's name).
+
+    Returns
+    -------
+    ParsedFile
+        The JSON object and the file's name.
+
+    Raises
+    ------
+    MechanismFileError
+        One line naming the file and the rule, for a file over the size cap (``MECHDESIGN_MAX_FILE_MB``), not
+        UTF-8, not valid JSON, nested too deeply, holding a non-finite constant, or not one JSON object.
+    OSError
+        If the path cannot be opened or read.
+    """
+    if isinstance(source, ParsedFile):
+        return source
+    if name is not None:
+        shown = name
+    else:  # a stream's name (a Path's .name is its last part only)
+        shown = str(getattr(source, "name", "-")) if hasattr(source, "read") else str(source)
+
+    def reject_constant(constant: str) -> float:
+        raise ValueError(f"non-finite number {constant}")
 
     repeated: list[str] = []
 
@@ -359,30 +410,30 @@ def parse_file(path: Path) -> dict[str, Any]:
         return out
 
     try:
-        data = read_bounded(path, "mechanism file", json_object=True)
+        data = read_bounded(source, "mechanism file", json_object=True)
     except ValueError as exc:
-        raise MechanismFileError(f"{path}: {exc}") from None
+        raise MechanismFileError(f"{shown}: {exc}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MechanismFileError(f"{path}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise MechanismFileError(f"{shown}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
     depth = nesting_depth(data)
     if depth > MAX_DEPTH:
-        raise MechanismFileError(f"{path}: must be JSON nested at most {MAX_DEPTH} deep (arrays and objects "
+        raise MechanismFileError(f"{shown}: must be JSON nested at most {MAX_DEPTH} deep (arrays and objects "
                                  f"nest {depth} deep)")
     try:
         content = json.loads(text, parse_constant=reject_constant, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
-        raise MechanismFileError(f"{path}: must be valid JSON ({exc.msg} at line {exc.lineno} "
+        raise MechanismFileError(f"{shown}: must be valid JSON ({exc.msg} at line {exc.lineno} "
                                  f"column {exc.colno})") from None
     except ValueError as exc:
-        raise MechanismFileError(f"{path}: must be valid JSON ({str(exc)[:80]})") from None
+        raise MechanismFileError(f"{shown}: must be valid JSON ({str(exc)[:80]})") from None
     if repeated:  # after a successful parse, as clients find it (a scan of the valid text)
-        raise MechanismFileError(f"{path}: must be JSON whose objects have distinct keys ({repeated[0]!r} is "
+        raise MechanismFileError(f"{shown}: must be JSON whose objects have distinct keys ({repeated[0]!r} is "
                                  "repeated in an object; parsers differ on which copy counts)")
     if not isinstance(content, dict):
-        raise MechanismFileError(f"{path}: must hold one JSON object, got a {type(content).__name__}")
-    return content
+        raise MechanismFileError(f"{shown}: must hold one JSON object, got a {type(content).__name__}")
+    return ParsedFile(shown, content)
 
 
 def check_format_and_digest(check: FileChecker, content: dict[str, Any], versions: tuple[int, ...]) -> str:

@@ -33,7 +33,6 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +43,7 @@ from mechdesign.deploy._io import encode_labels
 from mechdesign.deploy.file.format import (
     FORMAT_VERSION,
     FileChecker,
+    ParsedFile,
     Verification,
     canonical_bytes,
     check_format_and_digest,
@@ -228,13 +228,14 @@ def record_release_achieved(prior: JointPrior, radius: float, policy: ReleasePol
     return account.epsilon, account.exact
 
 
-def is_record_file(path: str | os.PathLike[str]) -> bool:
+def is_record_file(path: str | os.PathLike[str] | ParsedFile) -> bool:
     """Whether ``path`` holds a record file (a JSON object with ``attributes``); unreadable files say no.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        A mechanism file.
+    path : str, os.PathLike or ParsedFile
+        A mechanism file, or one already read by :func:`~mechdesign.deploy.file.format.parse_file` (read it so
+        when it is read afterwards: a pipe, a FIFO or stdin can be read only once).
 
     Returns
     -------
@@ -242,10 +243,9 @@ def is_record_file(path: str | os.PathLike[str]) -> bool:
         True for a record file; False otherwise (the single-column reader then reports any problem).
     """
     try:
-        content = parse_file(Path(path))
+        return parse_file(path).is_record
     except (MechanismFileError, OSError):
         return False
-    return "attributes" in content or "factors" in content
 
 
 def _matrix(check: FileChecker, field: str, block: dict[str, Any], inputs: tuple[str, ...]) -> Mechanism:
@@ -299,13 +299,13 @@ def _prior(check: FileChecker, content: dict[str, Any]) -> JointPrior:
     return JointPrior(tuple(attributes), labels, codes, number)
 
 
-def _load(path: Path, public_key: Any = None) -> RecordFile:
-    """Parse and check a record file (everything but the stated-versus-achieved comparison).
+def _load(parsed: ParsedFile, public_key: Any = None) -> RecordFile:
+    """Check a parsed record file (everything but the stated-versus-achieved comparison).
 
     The record-level capacity is recomputed here, once, and kept in ``recomputed_epsilon``.
     """
-    content = parse_file(path)
-    check = FileChecker(path)
+    content = parsed.content
+    check = FileChecker(parsed.name)
     # "sampling" decides: a product file given a "sampling" key is no product file (its guarantee is recomputed as
     # a sampled design's), and a sampled file without one is judged as the product of its factors.
     kind = "sampled" if "sampling" in content else "product" if "factors" in content else "joint"
@@ -358,7 +358,7 @@ def _load(path: Path, public_key: Any = None) -> RecordFile:
     if public_key is not None:
         from mechdesign.deploy.file.keys import check_signature
 
-        check_signature(path, content, canonical_bytes(content), public_key)
+        check_signature(parsed.name, content, canonical_bytes(content), public_key)
     epsilon = record_epsilon(prior, float(guarantee["radius"]), factors, mechanism, sampled=sampling is not None)
     return RecordFile(kind, prior, factors, mechanism, dict(guarantee), content.get("utility"),
                       content.get("baselines"), content.get("certificate"), dict(content["provenance"]), digest,
@@ -385,13 +385,14 @@ def _sampling(check: FileChecker, values: Any, factors: tuple[Mechanism, ...]) -
     return pi
 
 
-def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, public_key: Any = None) -> RecordFile:
+def read_record_file(path: str | os.PathLike[str] | ParsedFile, *, verify: bool = True,
+                     public_key: Any = None) -> RecordFile:
     """Load a record file, checking schema, hash, stochasticity, labels, the radius and (default) the guarantee.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The record file.
+    path : str, os.PathLike or ParsedFile
+        The record file, or the file already read by :func:`~mechdesign.deploy.file.format.parse_file`.
     verify : bool
         Recompute the record-level capacity ([E] Def. 5, eq. 22–23 on the joint ball) and refuse a file whose
         stated ε is below it (exactly, no tolerance).
@@ -410,24 +411,25 @@ def read_record_file(path: str | os.PathLike[str], *, verify: bool = True, publi
     OSError
         If the file cannot be read.
     """
-    loaded = _load(Path(path), public_key)
+    parsed = parse_file(path)
+    loaded = _load(parsed, public_key)
     stated, achieved = loaded.guarantee["epsilon"], loaded.recomputed_epsilon
     if verify and not (achieved is not None and achieved <= stated):
-        raise MechanismFileError(f"{path}: guarantee.epsilon must be >= the record-level epsilon recomputed from the "
-                                 f"{loaded.kind} design ({achieved!r}), got guarantee.epsilon={stated!r}")
+        raise MechanismFileError(f"{parsed.name}: guarantee.epsilon must be >= the record-level epsilon recomputed "
+                                 f"from the {loaded.kind} design ({achieved!r}), got guarantee.epsilon={stated!r}")
     if verify:
-        refuse_overstated(path, loaded.release, _release_of(loaded), f"the record-level leakage of "
+        refuse_overstated(parsed.name, loaded.release, _release_of(loaded), f"the record-level leakage of "
                           f"{loaded.release.releases} releases recomputed from the {loaded.kind} design")
     return loaded
 
 
-def verify_record_file(path: str | os.PathLike[str], *, public_key: Any = None) -> Verification:
+def verify_record_file(path: str | os.PathLike[str] | ParsedFile, *, public_key: Any = None) -> Verification:
     """Recompute a record file's record-level guarantee; ``holds`` says whether the stated ε is met.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The record file.
+    path : str, os.PathLike or ParsedFile
+        The record file, or the file already read by :func:`~mechdesign.deploy.file.format.parse_file`.
     public_key : optional
         An Ed25519 public key that must have signed the file.
 
@@ -441,7 +443,8 @@ def verify_record_file(path: str | os.PathLike[str], *, public_key: Any = None) 
     MechanismFileError
         If the file is malformed or tampered (an overstated file is reported, not refused).
     """
-    return record_verification(_load(Path(path), public_key), path)
+    parsed = parse_file(path)
+    return record_verification(_load(parsed, public_key), parsed.name)
 
 
 def record_verification(record: RecordFile, path: str | os.PathLike[str]) -> Verification:

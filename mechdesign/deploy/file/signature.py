@@ -26,7 +26,6 @@ Examples
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -121,20 +120,23 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     """
     from mechdesign.deploy.file.column import read_mechanism_file
     from mechdesign.deploy.file.format import canonical_bytes, parse_file, pretty_json
-    from mechdesign.deploy.file.record import is_record_file, read_record_file
+    from mechdesign.deploy.file.record import read_record_file
 
     target = Path(path)
     private = load_private_key(key)
-    # Never sign a file that would be refused: a record file is checked as one (record-level capacity
-    # recomputed over the joint ball), anything else as a single-column file.
-    loaded = read_record_file(target) if is_record_file(target) else read_mechanism_file(target)
-    content = parse_file(target)
+    # Read once: the bytes checked are the bytes signed. Never sign a file that would be refused: a record file
+    # is checked as one (record-level capacity recomputed over the joint ball), anything else as a single-column
+    # file.
+    parsed = parse_file(target)
+    if parsed.is_record:
+        read_record_file(parsed)
+    else:
+        read_mechanism_file(parsed)
+    content = dict(parsed.content)
     if content.get("signature") is not None and not replace:
         raise MechanismFileError(f"{target}: signature must be absent to sign (the file is already signed; use "
                                  "--force to replace the signature), got a signature")
     content.pop("signature", None)
-    if hashlib.sha256(canonical_bytes(content)).hexdigest() != loaded.sha256:  # changed between the two reads
-        raise MechanismFileError(f"{target}: the file changed while it was being signed; nothing was signed")
     value = private.sign(canonical_bytes(content))
     content["signature"] = {"algorithm": ALGORITHM,
                             "public_key": base64.b64encode(raw_public_bytes(private.public_key())).decode("ascii"),

@@ -123,7 +123,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     ValueError
         Bad files or columns, missing or unknown values, or a refusal by ``check_counts`` (nothing written).
     """
-    from mechdesign._files import atomic_path
+    from mechdesign._files import atomic_path, csv_compression
     from mechdesign.deploy._io import rewrite_csv_columns, stream_kind
     from mechdesign.deploy.sampling.stream import BLOCK, Progress, block_streams
     from mechdesign.records.encoding import distinct_names
@@ -144,7 +144,8 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     with atomic_path(target) as tmp:
         if kind == "csv":  # the string path: labels in, labels out
             report = Progress(progress, None)  # a CSV's record count is known at its end
-            count = rewrite_csv_columns(source, tmp, names, job.columns, chunk, report, read)
+            count = rewrite_csv_columns(source, tmp, names, job.columns, chunk, report, read,
+                                        csv_compression(target, "output"))  # as the target's name says
             report.close()
         else:  # dictionary-encoded Arrow columns: the same released labels, no Python string per record
             from mechdesign.deploy.sampling._arrow import stream_records_parquet

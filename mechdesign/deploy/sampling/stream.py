@@ -131,9 +131,11 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     privatizer
         The compiled sampler of the mechanism.
     source
-        The input file, CSV (``.csv``, optionally compressed) or Parquet (``.parquet``, ``.pq``).
+        The input file: CSV (``.csv``, or compressed: ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``), Parquet
+        (``.parquet``, ``.pq``) or Arrow IPC (``.arrow``, ``.feather``, ``.ipc``).
     target
-        The output file, of the same format as ``source`` and not the same file.
+        The output file, of the same format as ``source`` and not the same file; a CSV output is compressed as
+        its own name says (a ``.csv.gz`` input may become a ``.csv`` output, and the other way round).
     column
         The column to privatize (its values must be the mechanism's input labels).
     rng
@@ -162,10 +164,10 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     Raises
     ------
     ValueError
-        If a suffix is not CSV, Parquet or Arrow IPC, the formats differ, ``source`` does not exist or is empty,
-        ``target`` is ``source``, ``column`` is missing or ambiguous, a value is not an input label, a
-        Parquet value is null, ``chunk_size`` is not positive, or the file cannot be read (not UTF-8, too
-        many CSV fields, not Parquet). ``check_counts`` may raise too; ``target`` is then not written.
+        If a suffix is not CSV (plain, gzip, bzip2 or xz), Parquet or Arrow IPC, the formats differ, ``source``
+        does not exist or is empty, ``target`` is ``source``, ``column`` is missing or ambiguous, a value is not
+        an input label, a Parquet value is null, ``chunk_size`` is not positive, or the file cannot be read (not
+        UTF-8, too many CSV fields, not Parquet). ``check_counts`` may raise too; ``target`` is then not written.
     TypeError
         If ``chunk_size`` is not an integer.
 
@@ -181,7 +183,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     >>> (folder / "out.csv").read_text().splitlines()[0]
     'id,answer'
     """
-    from mechdesign._files import atomic_path
+    from mechdesign._files import atomic_path, csv_compression
     from mechdesign.deploy._io import stream_kind
 
     source, target = Path(source), Path(target)
@@ -196,8 +198,11 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64), memo,
                reports)
     with atomic_path(target) as tmp:
-        stream = _stream_csv if kind == "csv" else _stream_columnar
-        count = stream(job, source, tmp, column, chunk, progress, user_column)
+        if kind == "csv":  # written as the target's name says: plain, .gz, .bz2 or .xz
+            count = _stream_csv(job, source, tmp, column, chunk, progress, user_column,
+                                csv_compression(target, "output"))
+        else:
+            count = _stream_columnar(job, source, tmp, column, chunk, progress, user_column)
         if count == 0:
             raise v.fail("input", "hold at least one record", str(source))
         if check_counts is not None:
@@ -240,25 +245,17 @@ class _Job:
 
 
 def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
-                user_column: str | None = None) -> int:
-    import csv
+                user_column: str | None, compression: str | None) -> int:
+    from mechdesign.deploy._io import rewrite_csv_columns
 
-    from mechdesign.deploy._io import column_index, csv_dialect, csv_header, iter_csv_frames
-
-    header = csv_header(source)
-    position = column_index(header, column)
-    users = None if user_column is None else column_index(header, user_column)
-    bom, newline = csv_dialect(source)  # written back: the header (and the file) as the input had them
     report, labels = Progress(progress, None), np.array(job.outputs)
-    with tmp.open("w", encoding="utf-8-sig" if bom else "utf-8", newline="") as handle:
-        csv.writer(handle, lineterminator=newline).writerow(header)  # as read: duplicates and empty names kept
-        for frame in iter_csv_frames(source, chunk):
-            ids = None if users is None else frame[users].to_numpy(dtype=object)
-            frame[position] = labels[job.codes(frame[position].to_numpy(dtype=object), ids)]
-            frame.to_csv(handle, index=False, header=False, lineterminator=newline)
-            report.update(len(frame))
+    read = () if user_column is None else (user_column,)
+
+    def replace(values: list[np.ndarray]) -> list[np.ndarray]:
+        return [labels[job.codes(values[0], values[1] if user_column is not None else None)]]
+    count = rewrite_csv_columns(source, tmp, [column], replace, chunk, report, read, compression)
     report.close()
-    return report.done
+    return count
 
 
 def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,

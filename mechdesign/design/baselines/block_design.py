@@ -170,7 +170,7 @@ def block_designs(size: int, epsilon: float, max_outputs: int | None = None) -> 
     """
     n, eps = oracle_arguments(size, epsilon)
     cap = min(max(4 * n, 64) if max_outputs is None else v.positive_int("max_outputs", max_outputs), _MAX_POINTS)
-    a = math.exp(eps)
+    a, growth = math.exp(eps), math.expm1(eps)
     found = []
     for q in PRIME_POWERS:
         for d in range(2, 64):
@@ -183,10 +183,12 @@ def block_designs(size: int, epsilon: float, max_outputs: int | None = None) -> 
             for complement in (False, True):
                 block, pair = (points - k, points - 2 * k + lam) if complement else (k, lam)
                 z = block * a + points - block
-                p_true, p_other = block * a / z, (pair * a + block - pair) / z
-                if p_true > p_other:
-                    found.append(BlockDesign(n, q, d, complement, points, block, pair, p_true, p_other,
-                                             pure_protocol_mse(p_true, p_other, n)))
+                # p_true − p_other = (block − pair)(e^ε − 1)/z > 0 (a block holds more points than two blocks share),
+                # computed without cancellation: near ε = 0 the two probabilities differ by less than their rounding.
+                p_true = block * a / z
+                p_other = min(p_true, (pair * a + block - pair) / z)
+                found.append(BlockDesign(n, q, d, complement, points, block, pair, p_true, p_other,
+                                         pure_protocol_mse(p_true, p_other, n, (block - pair) * growth / z)))
     return sorted(found, key=lambda b: (b.mse, b.points))
 
 

@@ -57,19 +57,29 @@ ORACLES = ("grr", "oue", "olh", "subset_selection", "hadamard")
 _MAX_SUBSETS = 20_000
 
 
-def pure_protocol_mse(support_true: float, support_other: float, size: int) -> float:
+def pure_protocol_mse(support_true: float, support_other: float, size: int, gap: float | None = None) -> float:
     """Per-record total MSE factor M of a pure protocol (module docstring; Wang et al. 2017, Theorem 2).
+
+    ``gap`` is p* − q* when the caller computed it without cancellation (near ε = 0 the difference of the two
+    float64 probabilities is rounding noise); by default ``support_true − support_other``. A zero gap is an
+    uninformative protocol (ε = 0, or e^ε rounding to 1 in float64): no unbiased estimator exists and M = inf, the
+    limit of M as p* − q* → 0; so is a gap whose square underflows (M is then beyond the float64 range).
 
     Examples
     --------
     >>> e = math.exp(1.0)          # binary randomized response at ε = 1: 2e/(e−1)²
     >>> abs(pure_protocol_mse(e / (e + 1), 1 / (e + 1), 2) - 2 * e / (e - 1) ** 2) < 1e-12
     True
+    >>> pure_protocol_mse(0.5, 0.5, 2)
+    inf
     """
     p, q = float(support_true), float(support_other)
-    if not p > q:
-        raise v.fail("support_true", "exceed support_other", (p, q))
-    return size * q * (1 - q) / (p - q) ** 2 + (1 - p - q) / (p - q)
+    difference = p - q if gap is None else float(gap)
+    if not difference >= 0:
+        raise v.fail("support_true", "be at least support_other", (p, q))
+    if difference * difference == 0:  # uninformative, or M beyond the float64 range (gap² underflows)
+        return math.inf
+    return size * q * (1 - q) / difference**2 + (1 - p - q) / difference
 
 
 def subset_selection_parameters(size: int, epsilon: float, subset: int) -> tuple[float, float]:
@@ -80,11 +90,26 @@ def subset_selection_parameters(size: int, epsilon: float, subset: int) -> tuple
     """
     n, d, r = size, subset, math.exp(-epsilon)  # e^−ε: no overflow at large ε
     p = d / (d + (n - d) * r)
-    return p, p * (d - 1) / (n - 1) + (1 - p) * d / (n - 1)
+    # p* ≥ q* exactly (equal at ε = 0 only); near ε = 0 rounding must not order them the other way.
+    return p, min(p, p * (d - 1) / (n - 1) + (1 - p) * d / (n - 1))
 
 
 def _best_subset(size: int, epsilon: float) -> int:
-    return min(range(1, size), key=lambda d: pure_protocol_mse(*subset_selection_parameters(size, epsilon, d), size))
+    """The d of least MSE: by ε²·M, whose p* − q* is computed without cancellation, so that every ε > 0 has one.
+
+    p* − q* = d(N − d)(1 − e^−ε) / ((d + (N − d)e^−ε)(N − 1)) (from q* = (d − p*)/(N − 1)); ε²·M stays finite where M
+    overflows (ε ≲ 1e-154) and where the float64 p* and q* are equal (ε ≲ 1e-16), and tends to
+    N(N − 1)²/(d(N − d)) as ε → 0: the best d tends to N/2.
+    """
+    n, r = size, math.exp(-epsilon)
+    shrink = -math.expm1(-epsilon) / epsilon  # (1 − e^−ε)/ε, in (0, 1]
+
+    def scaled_mse(d: int) -> float:
+        p, q = subset_selection_parameters(n, epsilon, d)
+        stretch = (d + (n - d) * r) * (n - 1) / (d * (n - d) * shrink)  # ε/(p* − q*)
+        return n * q * (1 - q) * stretch * stretch + (1 - p - q) * stretch * epsilon
+
+    return min(range(1, size), key=scaled_mse)
 
 
 def oracle_arguments(size: int, epsilon: float) -> tuple[int, float]:

@@ -313,15 +313,19 @@ def _conic_master(criterion: str, columns: np.ndarray, weights: np.ndarray | Non
     else:
         objective = cp.matrix_frac(np.eye(n), j) if criterion == "a_optimal" else -cp.log_det(j)
     problem = cp.Problem(cp.Minimize(objective), constraints)
+    from mechdesign.errors import SolverError
+
     with warnings.catch_warnings():  # "inaccurate" solutions are fine: the bound is recomputed from θ
         warnings.simplefilter("ignore", UserWarning)
         try:
             problem.solve(solver="CLARABEL", **_CLARABEL)
         except cp.error.SolverError:
-            problem.solve(solver="CLARABEL")
+            try:
+                problem.solve(solver="CLARABEL")
+            except cp.error.SolverError:  # cvxpy's own error escaped the CLI as a traceback (ε = 1e-8, radius 2)
+                raise SolverError("the estimation master problem failed: Clarabel stopped without a "
+                                  "solution") from None
     if theta.value is None:
-        from mechdesign.errors import SolverError
-
         raise SolverError(f"the estimation master problem failed with status {problem.status}")
     return np.maximum(np.asarray(theta.value, dtype=np.float64), 0.0)
 

@@ -67,6 +67,12 @@ MAX_K = 10_000_000  # the exact analyses sum over 1..k in arrays: decided before
 _log_phi = special.log_ndtr
 
 
+def _exp(x: np.ndarray | float) -> np.ndarray:
+    """e^x, ``inf`` where it overflows (an upper bound that stays one)."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(x, dtype=np.float64))
+
+
 def _fail(log_p: np.ndarray | float) -> np.ndarray:
     """1 − exp(log_p), accurate when log_p is tiny."""
     return -np.expm1(np.asarray(log_p, dtype=np.float64))
@@ -226,13 +232,13 @@ def _csh_tighter(sigma: float, tau: float, k: int, eps: float, exact: bool) -> f
     others = max(c1, c2, c3)
     shared = sigma * k**-0.25
     # C4*: the split Z' ≤ σ_c u, Z_i ≤ τ − σ_c u holds for every u; start with the paper's u = t ...
-    c4 = delta_gaussian_raw(eps + new * log_cdf, mu_j) + math.exp(eps) * special.ndtr(-t)
+    # e^ε (1 − Φ(u)) in log space: e^ε alone overflowed past ε = 709 ("math range error"); inf is a valid bound.
+    c4 = delta_gaussian_raw(eps + new * log_cdf, mu_j) + _exp(eps + _log_phi(-t))
     worse = c4 > others
     if np.any(worse):  # ... and take the best of a grid of splits only where that matters.
         u = t + np.linspace(-1.0, 6.0, 29)[:, None]
         log_new = _log_phi((tau - shared * u) / sigma)
-        c4_grid = (delta_gaussian_raw(eps + new[worse] * log_new, mu_j[worse])
-                   + math.exp(eps) * special.ndtr(-u))
+        c4_grid = (delta_gaussian_raw(eps + new[worse] * log_new, mu_j[worse]) + _exp(eps + _log_phi(-u)))
         c4 = np.minimum(c4[worse], c4_grid.min(axis=0))
     # Theorem 11 is also proven, and C4* can exceed it when τ is small: report the smaller bound.
     return min(_csh_add(sigma, tau, k, eps, exact), max(others, float(np.max(c4, initial=0.0))))
@@ -417,7 +423,13 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     if method in ("gshm-add", "csh-add"):
         return conservative_search(ok, scale * max(0.0, _quantile_margin(dlt - gauss, count)))
     if method.endswith("quad"):  # C1 with the exact probability alone: a cheaper, valid lower end
-        lower = optimize.brentq(lambda tau: _failure(tau, sigma_, k_, k_, True) - dlt, 0.0, lower, xtol=1e-12 * lower)
+        def c1_excess(tau: float) -> float:
+            return _failure(tau, sigma_, k_, k_, True) - dlt
+
+        # The exact probability is never above the split bound, so its root lies in [0, lower]; at δ near 1 it can
+        # be 0 itself (brentq then had no sign change: "f(a) and f(b) must have different signs", or an empty
+        # bracket at lower = 0: "xtol too small").
+        lower = 0.0 if c1_excess(0.0) <= 0 else optimize.brentq(c1_excess, 0.0, lower, xtol=1e-12 * lower)
     if ok(lower):
         return conservative_search(ok, lower)
     upper = max(lower, sigma_) * 2.0
@@ -489,7 +501,7 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
     epsilon : float
         ε ≥ 0 (nats).
     delta : float
-        δ ∈ (0, 1).
+        δ ∈ (0, 1), above twice the grid-sampling reserve (1 + e^ε)(2k + 1)·TV (which bounds ε as well).
     sigma : float, optional
         A fixed σ > σ_min; default: the σ with the smallest threshold.
 
@@ -524,9 +536,18 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
     k = v.positive_int("k", k)
     if k > MAX_K:
         raise v.fail("k", f"be at most {MAX_K:.0e} (larger sparsity bounds are not supported)", k)
-    reserve = (1.0 + math.exp(v.epsilon(epsilon))) * (2 * k + 1) * COUNT_NOISE_TV
-    if not reserve < v.delta(delta) / 2:
-        raise v.fail("delta", f"exceed twice the grid-sampling reserve {reserve:.3g} for k={k}", delta)
+    eps = v.epsilon(epsilon)
+    if not v.delta(delta) < 1:  # (ε, 1)-DP holds for every release, the exact histogram included
+        raise v.fail("delta", "be < 1 (at δ = 1 every release is (ε, δ)-DP: there is nothing to calibrate)", delta)
+    floor = 2 * (2 * k + 1) * COUNT_NOISE_TV  # the reserve at ε = 0
+    if not floor < delta / 2:
+        raise v.fail("delta", f"exceed twice the grid-sampling reserve {floor:.3g} for k={k}", delta)
+    # The reserve (1 + e^ε)(2k + 1)·TV < δ/2 bounds ε too: e^ε < δ/(2(2k + 1)·TV) − 1 (math.exp overflowed past 709).
+    largest = math.log(delta / (2 * (2 * k + 1) * COUNT_NOISE_TV) - 1.0)
+    if not eps < largest:
+        raise v.fail("epsilon", f"be < {largest:.6g} for k={k} and delta={delta!r} (the grid-sampling reserve "
+                     "(1 + e^ε)(2k + 1)·TV must stay below δ/2)", epsilon)
+    reserve = (1.0 + math.exp(eps)) * (2 * k + 1) * COUNT_NOISE_TV
     target = delta - reserve
     floor = sigma_min(method, k, epsilon, target)
     if sigma is not None:

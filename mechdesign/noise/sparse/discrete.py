@@ -309,7 +309,9 @@ def _cdp_delta_raw(rho: float, eps: float) -> float:
             high = alpha
     alpha = (low + high) / 2
     exponent = (alpha - 1) * (alpha * rho - eps) + alpha * math.log1p(-1 / alpha)
-    return min(1.0, math.exp(exponent) / (alpha - 1))
+    if exponent >= math.log(alpha - 1):  # min(1, e^x/(α − 1)) without e^x, which overflowed at ε ~ 1e300
+        return 1.0
+    return math.exp(exponent) / (alpha - 1)
 
 
 def cdp_delta(rho: float, epsilon: float) -> float:

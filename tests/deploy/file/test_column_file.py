@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 from pathlib import Path
@@ -24,7 +25,8 @@ from mechdesign.deploy.file.column import (
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.deploy.file.format import canonical_bytes, schema
+from mechdesign.deploy.file.format import ParsedFile, canonical_bytes, parse_file, schema
+from mechdesign.deploy.file.record import is_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import CertificateError, MechanismFileError
 
@@ -321,3 +323,27 @@ def test_writer_rounds_epsilon_and_radius_toward_privacy(tmp_path):
         write_mechanism_file(tmp_path / "d.json", mech, guarantee={
             "notion": "pml", "epsilon": 5.0, "radius": required * (1 - 1e-9), "delta": 1e-6, "samples": 5000,
             "prior": [0.5, 0.3, 0.2]})
+
+
+def test_a_file_read_once_serves_the_kind_sniff_and_every_reader(rr_file):
+    # A pipe or stdin can be read once: the parsed file, not the path, goes to the sniff and to the readers.
+    stream = io.BytesIO(rr_file.read_bytes())
+    parsed = parse_file(stream, name="<stdin>")
+    assert stream.read() == b"" and isinstance(parsed, ParsedFile) and parse_file(parsed) is parsed
+    assert not parsed.is_record and not is_record_file(parsed)
+    assert read_mechanism_file(parsed).sha256 == read_mechanism_file(rr_file).sha256
+    check = verify_mechanism_file(parsed)
+    assert check.holds and check.path == "<stdin>"
+    assert verify_mechanism_file(rr_file).path == str(rr_file)  # a path is its own name, not its last part
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b'{"format": ', "<stdin>: must be valid JSON"),
+    (b"[1, 2]", "<stdin>: mechanism file must be a JSON object"),
+    (b"{" + b" " * 3000 + b"}", "<stdin>: mechanism file must be at most"),
+])
+def test_a_stream_is_refused_in_one_line_naming_it(data, message, monkeypatch):
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", str(2000 / (1 << 20)))  # 2,000 bytes
+    with pytest.raises(MechanismFileError, match="^" + message) as caught:
+        parse_file(io.BytesIO(data), name="<stdin>")
+    assert "\n" not in str(caught.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 
@@ -16,7 +17,7 @@ from mechdesign.deploy.analysis.datacheck import JointCounter, check_counts, che
 from mechdesign.deploy.analysis.record_decode import decode_records
 from mechdesign.deploy.file.canonical import canonical_json
 from mechdesign.deploy.file.column import read_mechanism_file
-from mechdesign.deploy.file.format import schema
+from mechdesign.deploy.file.format import parse_file, schema
 from mechdesign.deploy.file.record import is_record_file, read_record_file, record_epsilon, verify_record_file
 from mechdesign.deploy.file.record_write import write_record_file
 from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
@@ -226,3 +227,9 @@ def test_labels_equal_under_nfc_are_never_written_to_a_record_file(tmp_path):
                           epsilon=3.0, radius=0.2,
                           factors=[randomized_response(2, 1.2, ["x", "y"]),
                                    Mechanism.from_matrix([[0.7, 0.3], [0.3, 0.7]], ["s", "t"], alphabets[0])])
+def test_a_record_file_read_once_serves_the_sniff_and_the_reader(tmp_path, prior):
+    path = write_record_file(tmp_path / "r.json", prior, epsilon=10.0, radius=0.1, factors=tuple(_factors()))
+    parsed = parse_file(io.BytesIO(path.read_bytes()), name="<stdin>")
+    assert parsed.is_record and is_record_file(parsed)
+    assert read_record_file(parsed).sha256 == read_record_file(path).sha256
+    assert verify_record_file(parsed).path == "<stdin>"

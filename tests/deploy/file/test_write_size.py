@@ -18,7 +18,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.cli._io import read_matrix_csv
+from mechdesign.cli._io import read_matrix_argument
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy.file.canonical import canonical_json, canonical_json_reference, matrix_texts
 from mechdesign.deploy.file.column import export_matrix, read_mechanism_file, write_mechanism_file
@@ -97,8 +97,8 @@ def test_a_matrix_csv_is_written_only_when_assess_can_read_it(tmp_path, monkeypa
     size = export_matrix(tmp_path / "probe.csv", mechanism).stat().st_size
     for cap, expected in ((size - 1, False), (size, True)):
         path = tmp_path / f"m{cap}.csv"
-        assert _refused_or_readable(lambda path=path: export_matrix(path, mechanism), read_matrix_csv, path,
-                                    monkeypatch, cap) == expected
+        assert _refused_or_readable(lambda path=path: export_matrix(path, mechanism),
+                                    lambda p: read_matrix_argument(str(p)), path, monkeypatch, cap) == expected
 
 
 def test_a_far_oversized_matrix_is_refused_from_a_few_rows(tmp_path, monkeypatch):

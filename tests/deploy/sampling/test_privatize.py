@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import math
 
 import numpy as np
@@ -286,3 +289,39 @@ def test_sample_words_follows_the_cumulative_weights():
         sampler.sample_words([2], [0])
     with pytest.raises(ValueError, match="words must hold one word per input index"):
         sampler.sample_words([0, 1], [0])
+
+
+MAGIC = {".csv.gz": b"\x1f\x8b", ".csv.bz2": b"BZh", ".csv.xz": b"\xfd7zXZ\x00"}
+
+
+@pytest.mark.parametrize("source_suffix", [".csv", ".csv.gz"])
+@pytest.mark.parametrize("suffix", list(MAGIC))
+def test_a_csv_output_is_compressed_as_its_name_says(tmp_path, frame, suffix, source_suffix):
+    source = tmp_path / f"in{source_suffix}"
+    frame.to_csv(source, index=False)  # pandas compresses a .csv.gz by its name
+    sampler = Privatizer(randomized_response(3, 1.0, ["red", "green", "blue"]))
+    target, plain = tmp_path / f"out{suffix}", tmp_path / "plain.csv"
+    assert privatize_file(sampler, source, target, "colour", rng=4, chunk_size=777) == 5000
+    privatize_file(sampler, source, plain, "colour", rng=4, chunk_size=777)
+    assert target.read_bytes().startswith(MAGIC[suffix])
+    opener = {".csv.gz": gzip.open, ".csv.bz2": bz2.open, ".csv.xz": lzma.open}[suffix]
+    with opener(target, "rb") as handle:
+        assert handle.read() == plain.read_bytes()  # the same records, only compressed
+    again = tmp_path / f"again{suffix}"
+    privatize_file(sampler, source, again, "colour", rng=4, chunk_size=65_536)
+    assert again.read_bytes() == target.read_bytes()  # no time or temporary name in a gzip header
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("a.csv", None), ("a.csv.gz", "gzip"), ("A.CSV.BZ2", "bz2"), ("people.v2.csv.xz", "xz"),
+    ("a.csv.zst", "'.zst'"), ("a.csv.zip", "'.zip'"), ("a.csv.gz.bak", "'.gz.bak'"),
+])
+def test_csv_names_say_their_compression_or_are_refused_naming_the_suffix(name, expected):
+    from mechdesign._files import csv_compression
+
+    if expected is None or not expected.startswith("'"):
+        assert csv_compression(name, "input") == expected
+    else:
+        with pytest.raises(ValueError, match=f"^input must end in .csv, .csv.gz, .csv.bz2 or .csv.xz .*suffix "
+                                             f"{expected}"):
+            csv_compression(name, "input")
