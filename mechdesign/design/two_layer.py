@@ -181,8 +181,12 @@ def mixed_reports(permanent: np.ndarray, ball: L1Ball, epsilon: float, towards: 
     return high, reports(high)
 
 
-def _closest_garbling(w1: np.ndarray, target: np.ndarray, ball: L1Ball, epsilon: float) -> np.ndarray | None:
-    """The LP of step 2 (module docstring): stochastic W₂ with W₁W₂ ε-PML over the ball, closest to ``target``."""
+def _closest_garbling(w1: np.ndarray, target: np.ndarray, ball: L1Ball, epsilon: float,
+                      time_limit: float = math.inf) -> np.ndarray | None:
+    """The LP of step 2 (module docstring): stochastic W₂ with W₁W₂ ε-PML over the ball, closest to ``target``.
+
+    ``None`` when HiGHS does not solve it within ``time_limit`` seconds (the mixture of step 1 stays a candidate).
+    """
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix, csr_matrix, hstack, vstack
 
@@ -237,8 +241,9 @@ def _closest_garbling(w1: np.ndarray, target: np.ndarray, ball: L1Ball, epsilon:
     for _ in range(m2):
         bounds += [(None, None), (None, None)] + [(None, None)] * n + [(0, None)] * n
     result = linprog(cost, A_ub=vstack(rows).tocsr(), b_ub=np.array(rhs), A_eq=hstack([stochastic]).tocsr(),
-                     b_eq=np.ones(m1), bounds=bounds, method="highs")
-    if result.status != 0:
+                     b_eq=np.ones(m1), bounds=bounds, method="highs",
+                     options={} if math.isinf(time_limit) else {"time_limit": max(1.0, time_limit)})
+    if result.status != 0:  # 1: the time limit (its point need not be feasible); others: no solution
         return None
     w = np.clip(result.x[:nw].reshape(m2, m1).T, 0.0, None)
     # Columns of vanishing mass satisfy the constraints only within the LP's absolute tolerance (1e-9), while the
@@ -287,7 +292,8 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, time_limi
     report_epsilon : float
         The per-report budget, 0 < ε_report ≤ ε_lifetime.
     time_limit : float
-        Seconds for each of the two engine runs (W₁, and W* for the bound).
+        Seconds for each of the two engine runs (W₁, and W* for the bound) and for the LP of step 2 (at
+        native-country, 42 categories, that LP alone took minutes under load; past its limit the mixture stands).
     progress : bool
         Progress of the engine runs on stderr.
 
@@ -317,7 +323,7 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, time_limi
     theta = prior @ w1
     _, mixture = mixed_reports(w1, ball, report_epsilon, theta / theta.sum())
     candidates = [mixture]
-    garbled = _closest_garbling(w1, single.mechanism.matrix, ball, report_epsilon)
+    garbled = _closest_garbling(w1, single.mechanism.matrix, ball, report_epsilon, time_limit)
     if garbled is not None:
         candidates.insert(0, garbled)
     best, method = mixture, "mixture"
