@@ -59,3 +59,19 @@ def write_results(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
         lines = [",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in rows]
         (RESULTS / f"{name}.csv").write_text("\n".join(lines) + "\n")
     return path
+
+
+def write_table(name: str, header: list[str], cells: list[list[str]]) -> str:
+    """Write the display table of a benchmark: ``results/<name>_table.csv`` (the docs include it with
+    ``csv-table``) and ``results/<name>_table.md`` (the README quotes it); return the markdown."""
+    import csv
+    import io
+
+    RESULTS.mkdir(exist_ok=True)
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([header, *cells])
+    (RESULTS / f"{name}_table.csv").write_text(buffer.getvalue())
+    markdown = "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                          *("| " + " | ".join(row) + " |" for row in cells)]) + "\n"
+    (RESULTS / f"{name}_table.md").write_text(markdown)
+    return markdown
