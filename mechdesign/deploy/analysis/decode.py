@@ -36,9 +36,9 @@ is the most accurate in every cell when the data lie in the ball, as the file's 
 Standard errors (always finite floats) are those of the unbiased linear estimate ``Estimate.unbiased``
 under multinomial sampling, ``sqrt(diag(A Σ Aᵀ))`` with ``Σ = (diag(q̂) − q̂ q̂ᵀ)/n`` and A the decoder
 (G or W⁺ᵀ); for "ml" and "em" a parametric bootstrap (``replicates`` draws of Multinomial(n, p̂W), refitted by
-"ml"; :func:`~mechdesign.deploy.analysis.mle.bootstrap_errors`), which sees the zeros that an asymptotic
-formula misses, or with ``replicates = 0`` the Fisher information on the estimate's face
-(:func:`~mechdesign.deploy.analysis.mle.face_fisher_errors`).
+"ml"; :func:`~mechdesign.deploy.analysis.standard_errors.bootstrap_errors`), which sees the zeros that an
+asymptotic formula misses, or with ``replicates = 0`` the Fisher information on the estimate's face
+(:func:`~mechdesign.deploy.analysis.standard_errors.face_fisher_errors`).
 
 **Rank-deficient mechanisms are refused** (``ValueError`` naming the inputs that cannot be
 separated): when rank W < N, the law of the outputs is the same for different p, and any per-category
@@ -347,6 +347,8 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
     """
     from mechdesign.core.fisher import efficient_decoder, inseparable_categories
     from mechdesign.deploy.analysis import mle
+    from mechdesign.deploy.analysis import standard_errors as spread
+    from mechdesign.deploy.analysis.ibu import expectation_maximization
 
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
@@ -403,17 +405,17 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
     seed = _nonnegative_int("seed", seed)
     projected = project_to_simplex(unbiased)
     if method == "em":  # EM keeps zeros: start in the interior
-        fit = mle.expectation_maximization(w, n_counts, 0.9 * projected + 0.1 / n, tol=tol,
+        fit = expectation_maximization(w, n_counts, 0.9 * projected + 0.1 / n, tol=tol,
                                            max_iterations=max_iterations)
     else:
         fit = mle.maximum_likelihood(w, n_counts, projected, ball=ball, tol=tol, max_iterations=max_iterations)
     if replicates == 0:
-        standard_errors = mle.face_fisher_errors(w, fit.frequencies, records)
+        standard_errors = spread.face_fisher_errors(w, fit.frequencies, records)
     else:
         def refit(draw: np.ndarray) -> np.ndarray:
             return mle.maximum_likelihood(w, draw, fit.frequencies, ball=ball, tol=tol,
                                           max_iterations=max_iterations).frequencies
-        standard_errors = mle.bootstrap_errors(refit, w, fit.frequencies, records, replicates,
+        standard_errors = spread.bootstrap_errors(refit, w, fit.frequencies, records, replicates,
                                                np.random.default_rng(seed))
     return finish(fit.frequencies, unbiased, standard_errors, fit.iterations, fit.converged)
 

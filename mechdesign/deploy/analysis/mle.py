@@ -32,7 +32,7 @@ diagonal entry, which only conditions the step), then an Armijo backtracking lin
 in the orthant. The quadratic model is exact to second order, so the active set (the zeros of p*) is found in a
 few steps and the method then converges like Newton's. Why not EM (the iterative Bayesian update): its rate is
 linear with a constant that tends to 1 on the zeros of p* and on weakly informative mechanisms, so a stopping
-rule on the change of p stops it far from the maximum (:mod:`mechdesign.deploy.analysis.decode` keeps it, with the
+rule on the change of p stops it far from the maximum (:mod:`mechdesign.deploy.analysis.ibu` keeps it, with the
 certificate (3) as its stopping rule). Why not a conic solver (cvxpy, Clarabel's exponential cone): one more
 dependency in the deployment path, and its own tolerances would still need the certificate (3).
 
@@ -59,8 +59,7 @@ from scipy.optimize import nnls
 
 from mechdesign.core.uncertainty import L1Ball
 
-__all__ = ["MaximumLikelihood", "bootstrap_errors", "expectation_maximization", "face_fisher_errors", "into_ball",
-           "likelihood_gap", "maximum_likelihood"]
+__all__ = ["MaximumLikelihood", "into_ball", "likelihood_gap", "maximum_likelihood"]
 
 _RIDGE = 1e-10     # relative ridge on the quadratic model (4): conditioning only, the certificate judges the result
 _ARMIJO = 1e-4     # sufficient-decrease constant of the backtracking line search (Nocedal & Wright, eq. 3.4)
@@ -312,142 +311,3 @@ def into_ball(ball: L1Ball, vector: np.ndarray) -> np.ndarray:
     t = ball.radius / distance
     return np.maximum((1 - t) * center + t * z, 0.0)
 
-
-def expectation_maximization(matrix: np.ndarray, counts: np.ndarray, start: np.ndarray, *, tol: float = 1e-10,
-                             max_iterations: int = 10_000) -> MaximumLikelihood:
-    """EM (the iterative Bayesian update) accelerated by SQUAREM, stopping on the certificate (3).
-
-    ``p_x ← p_x g_x(p)`` (Agrawal & Aggarwal, PODS 2001), three maps per SQUAREM S3 cycle (Varadhan & Roland, Scand.
-    J. Stat. 35, 2008: an extrapolation along the first and second differences, shortened until it stays in the
-    simplex and does not lower the likelihood, then one EM map). EM keeps the zeros of ``start``, so ``start``
-    should have full support. The same maximum as :func:`maximum_likelihood`, usually after many more maps;
-    ``iterations`` counts EM maps.
-
-    Parameters
-    ----------
-    matrix : numpy.ndarray
-        The mechanism matrix W, N×M.
-    counts : numpy.ndarray
-        Output counts (M,).
-    start : numpy.ndarray
-        A full-support probability vector.
-    tol : float
-        Stop when the certificate (3) is at most ``tol``.
-    max_iterations : int
-        Stop at the end of the cycle in which this many EM maps are reached (then ``converged`` is false).
-
-    Returns
-    -------
-    MaximumLikelihood
-        The last iterate and its certificate.
-
-    Examples
-    --------
-    >>> w = np.array([[0.75, 0.25], [0.25, 0.75]])
-    >>> fit = expectation_maximization(w, np.array([60, 40]), np.array([0.5, 0.5]))
-    >>> fit.frequencies.round(9).tolist(), fit.converged
-    ([0.7, 0.3], True)
-    """
-    w, q = _seen(np.asarray(matrix, dtype=np.float64), np.asarray(counts, dtype=np.float64))
-
-    def em(p: np.ndarray) -> np.ndarray:
-        updated = p * (w @ (q / np.maximum(p @ w, 1e-300)))
-        return updated / updated.sum()
-
-    def likelihood(p: np.ndarray) -> float:
-        return float(q @ np.log(np.maximum(p @ w, 1e-300)))
-
-    p, maps = np.asarray(start, dtype=np.float64), 0
-    while True:
-        gap = _gap(w, q, p)
-        if gap <= tol or maps >= max_iterations:
-            return MaximumLikelihood(p, gap, maps, gap <= tol)
-        p1 = em(p)
-        p2 = em(p1)
-        maps += 2
-        r, second = p1 - p, p2 - 2 * p1 + p
-        alpha = -float(np.linalg.norm(r)) / max(float(np.linalg.norm(second)), 1e-300)
-        target, candidate = likelihood(p2), p2
-        while alpha < -1:
-            trial = p - 2 * alpha * r + alpha**2 * second
-            if np.all(trial >= 0) and likelihood(trial / trial.sum()) >= target:
-                candidate = trial / trial.sum()
-                break
-            alpha = (alpha - 1) / 2
-            if alpha > -1 - 1e-3:
-                break
-        p = em(candidate)
-        maps += 1
-
-
-def face_fisher_errors(matrix: np.ndarray, frequencies: np.ndarray, records: int) -> np.ndarray:
-    """Asymptotic standard errors of the maximum-likelihood estimate from the Fisher information on its face.
-
-    On the face F = {x : p̂_x > 0} the estimate is a smooth maximum, and its covariance for n i.i.d. records is
-    (J_F⁻¹ − p̂_F p̂_Fᵀ)/n with J_F = W_F diag(1/q) W_Fᵀ, q = p̂W (outputs with q > 0; :mod:`mechdesign.core.fisher`,
-    the Cramér–Rao bound on the face). Coordinates off the face get 0: this is the variance *given* the face, and
-    it understates the uncertainty of a zero; the parametric bootstrap (:func:`bootstrap_errors`) does not.
-
-    Parameters
-    ----------
-    matrix : numpy.ndarray
-        W, N×M, of rank N.
-    frequencies : numpy.ndarray
-        The estimate p̂.
-    records : int
-        n.
-
-    Returns
-    -------
-    numpy.ndarray
-        N finite standard errors.
-
-    References
-    ----------
-    Lehmann & Casella, *Theory of Point Estimation*, 2nd ed., 1998, §6.5 (asymptotic efficiency of the maximum
-    likelihood estimate); Self & Liang, J. Am. Stat. Assoc. 82, 1987 (on the boundary the limit is not normal).
-    """
-    from mechdesign.core.fisher import fisher_information
-
-    p = np.asarray(frequencies, dtype=np.float64)
-    face = p > 0
-    errors = np.zeros(p.size)
-    information = fisher_information(np.asarray(matrix)[face], p[face])
-    covariance = np.linalg.pinv(information) - np.outer(p[face], p[face])
-    errors[face] = np.sqrt(np.maximum(np.diag(covariance), 0.0) / records)
-    return errors
-
-
-def bootstrap_errors(fit: Callable[[np.ndarray], np.ndarray], matrix: np.ndarray, frequencies: np.ndarray,
-                     records: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
-    """Parametric-bootstrap standard errors: the spread of ``fit`` on counts drawn from Multinomial(n, p̂W).
-
-    Parameters
-    ----------
-    fit : callable
-        Maps output counts to the estimate (the same decoder, e.g. the constrained maximum likelihood).
-    matrix : numpy.ndarray
-        W, N×M.
-    frequencies : numpy.ndarray
-        The estimate p̂ at which the outputs are simulated.
-    records : int
-        n.
-    replicates : int
-        B ≥ 2 replicates.
-    rng : numpy.random.Generator
-        The seeded source of the replicates.
-
-    Returns
-    -------
-    numpy.ndarray
-        The sample standard deviation over the B replicates of each entry of ``fit``'s output.
-
-    References
-    ----------
-    Efron & Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall, 1993, §6.5 (the parametric bootstrap
-    estimate of a standard error, eq. 6.8).
-    """
-    outputs = np.maximum(np.asarray(frequencies, dtype=np.float64) @ np.asarray(matrix, dtype=np.float64), 0.0)
-    draws = rng.multinomial(records, outputs / outputs.sum(), size=replicates)
-    estimates = np.array([fit(draw) for draw in draws])
-    return np.asarray(estimates.std(axis=0, ddof=1))

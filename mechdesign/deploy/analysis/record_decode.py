@@ -36,7 +36,7 @@ standard errors stay those of the unbiased estimate. ``"ml"`` is the constrained
 factor's marginal from its column (product, sampled), of the joint table from the joint outputs (joint designs;
 the marginals are its sums, identifiable whenever the linear decoder's are — every maximiser has the same output
 law pW, and the rows of L lie in the range of W), with parametric-bootstrap standard errors
-(:func:`~mechdesign.deploy.analysis.mle.bootstrap_errors`; for a sampled design the subsample term above is
+(:func:`~mechdesign.deploy.analysis.standard_errors.bootstrap_errors`; for a sampled design the subsample term above is
 removed from the bootstrap variance in the same way).
 """
 
@@ -298,7 +298,8 @@ def _marginal(attribute: str, labels: tuple[str, ...], factor: Any, counts: Any,
 def _joint_ml(matrix: np.ndarray, counts: np.ndarray, rows: np.ndarray, replicates: int,
               seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Marginals L p̂ of the joint maximum likelihood p̂, with bootstrap (or face-Fisher) standard errors."""
-    from mechdesign.deploy.analysis.mle import bootstrap_errors, face_fisher_errors, maximum_likelihood
+    from mechdesign.deploy.analysis.mle import maximum_likelihood
+    from mechdesign.deploy.analysis.standard_errors import bootstrap_errors, face_fisher_errors
 
     fit = maximum_likelihood(matrix, counts, tol=1e-10)
     if replicates == 0:

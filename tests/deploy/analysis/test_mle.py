@@ -13,14 +13,9 @@ from scipy.optimize import brentq
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.analysis.decode import estimate_frequencies
-from mechdesign.deploy.analysis.mle import (
-    bootstrap_errors,
-    expectation_maximization,
-    face_fisher_errors,
-    into_ball,
-    likelihood_gap,
-    maximum_likelihood,
-)
+from mechdesign.deploy.analysis.ibu import expectation_maximization
+from mechdesign.deploy.analysis.mle import into_ball, likelihood_gap, maximum_likelihood
+from mechdesign.deploy.analysis.standard_errors import bootstrap_errors, face_fisher_errors
 from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.design.polytope.closed_form import randomized_response
 
