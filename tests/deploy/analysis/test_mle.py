@@ -45,7 +45,10 @@ def instances(draw, max_size: int = 5):
 
 def log_likelihood(w, counts, p):
     seen = counts > 0
-    return float(counts[seen] @ np.log((p @ w)[seen])) / counts.sum()
+    predicted = (p @ w)[seen]
+    if np.any(predicted <= 0):  # an observed output given probability 0 (a projected estimate can do that)
+        return -math.inf
+    return float(counts[seen] @ np.log(predicted)) / counts.sum()
 
 
 def gradient(w, counts, p):
