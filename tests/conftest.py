@@ -22,13 +22,25 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 PROBLEMS = ROOT / "problems"
 
-settings.register_profile(
-    "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile("many", max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True,
+# Hypothesis profiles. "default" (a contributor's run, random seeds) draws a third of the examples so that the
+# README's test command stays quick; "full" draws them all with random seeds, "ci" all of them derandomized (CI sets
+# CI), "many" 1500 each. HYPOTHESIS_PROFILE (or pytest's --hypothesis-profile) picks one by name. A property test
+# passes for any seed in any profile.
+FULL_EXAMPLES = 60
+settings.register_profile("default", max_examples=FULL_EXAMPLES // 3, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("ci" if os.environ.get("CI") else "default")
+settings.register_profile("full", max_examples=FULL_EXAMPLES, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("many", max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=FULL_EXAMPLES, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
+
+
+def examples(count: int) -> int:
+    """``max_examples`` for a property test with its own count: scaled as the loaded profile scales FULL_EXAMPLES
+    (a third under "default"; all of them under "full", "ci" and "many"), at least 5."""
+    return max(5, round(count * min(1.0, settings.default.max_examples / FULL_EXAMPLES)))
 
 
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

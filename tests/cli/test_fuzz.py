@@ -15,6 +15,8 @@ from mechdesign.cli import main
 from mechdesign.deploy.file.column import write_mechanism_file
 from mechdesign.design.polytope.closed_form import randomized_response
 
+from conftest import examples
+
 # capsys is read (and so reset) after every call: sharing it across examples is safe.
 FUZZ = {"suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow], "deadline": None}
 VALID_PROBLEM = {"name": "p", "data": {"counts": [30, 70]}, "privacy": {"epsilon": 1.0, "radius": 0.1}}
@@ -44,7 +46,7 @@ def _check_failure(code: int, err: str, folder: Path, before: set[str]) -> None:
     assert {p.name for p in folder.iterdir()} == before  # nothing written, no temporary file left
 
 
-@settings(max_examples=40, **FUZZ)
+@settings(max_examples=examples(40), **FUZZ)
 @given(table=st.sampled_from(["data", "privacy"]), key=st.sampled_from(["counts", "epsilon", "radius", "delta",
                                                                       "samples", "labels", "probabilities"]),
        value=junk)
@@ -74,7 +76,7 @@ def test_malformed_problem_files(capsys, table, key, value):
         _check_failure(code, capsys.readouterr().err, out, set())
 
 
-@settings(max_examples=40, **FUZZ)
+@settings(max_examples=examples(40), **FUZZ)
 @given(text=st.text(alphabet=st.sampled_from(list("0123456789.,-e \n\t\"abNnIi;")), max_size=80))
 def test_malformed_matrix_csv(capsys, text):
     with tempfile.TemporaryDirectory() as folder:
@@ -86,7 +88,7 @@ def test_malformed_matrix_csv(capsys, text):
             _check_failure(code, captured.err, Path(folder), {"m.csv"})
 
 
-@settings(max_examples=60, **FUZZ)
+@settings(max_examples=examples(60), **FUZZ)
 @given(content=json_values, where=st.sampled_from(["whole", "matrix", "guarantee", "inputs", "format", "sha256"]))
 def test_malformed_mechanism_files(capsys, content, where):
     with tempfile.TemporaryDirectory() as folder:
@@ -115,7 +117,7 @@ def rr_file(tmp_path_factory):
                                 guarantee={"notion": "ldp", "epsilon": 1.0})
 
 
-@settings(max_examples=40, **FUZZ)
+@settings(max_examples=examples(40), **FUZZ)
 @given(text=st.text(alphabet=st.sampled_from(list('ab,"\n\r x\ufeff')), max_size=60),
        kind=st.sampled_from(["privatize", "decode", "assess"]))
 def test_malformed_data_files(capsys, rr_file, text, kind):

@@ -23,6 +23,8 @@ from mechdesign.design.baselines.block_design import (
 )
 from mechdesign.design.baselines.ldp_oracles import oracle_mse, subset_selection_parameters
 
+from conftest import examples
+
 
 @pytest.mark.parametrize("q", PRIME_POWERS)
 def test_every_table_is_a_field(q):
@@ -55,7 +57,7 @@ def test_points_and_hyperplanes_form_a_symmetric_design(q, d):
     assert not incidence.flags.writeable
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(size=st.integers(2, 400), epsilon=st.floats(0.05, 5.0))
 def test_the_scheme_is_subset_selection_on_v_values(size, epsilon):
     """p*, q* equal subset selection's with d = k on v values, and the designs are sorted and within range."""

@@ -16,7 +16,7 @@ from mechdesign.design.polytope.closed_form import high_privacy, randomized_resp
 from mechdesign.design.utility import Utility
 from mechdesign.errors import CertificateError
 
-from conftest import PRIVACY_SLACK
+from conftest import PRIVACY_SLACK, examples
 
 MI = Utility("mutual_information")
 PRIOR = [0.4, 0.2, 0.2, 0.2]
@@ -52,7 +52,7 @@ def test_violating_mechanism_fails_check():
         cert.check()
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(seed=st.integers(0, 10_000), eps=st.floats(0.0, 3.0), beta=st.floats(0.0, 2.0))
 def test_repair_always_certifies_with_smallest_weight(seed, eps, beta):
     rng = np.random.default_rng(seed)

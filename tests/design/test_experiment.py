@@ -21,6 +21,8 @@ from mechdesign.design.polytope.vertices import column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import solve
 
+from conftest import examples
+
 CRITERIA = ["a_optimal", "d_optimal"]
 
 
@@ -47,7 +49,7 @@ random_masters = given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 
                        st.integers(0, 2**31 - 1), st.sampled_from(CRITERIA))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @random_masters
 @example(np.array([0.32989691, 0.32989691, 0.28865979, 0.05154639]), 2.90625, 0.0, 0.25, 3, "a_optimal")  # see below
 def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, keep, seed, criterion):
@@ -66,7 +68,7 @@ def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, ke
     assert f_ipm - bound <= 1e-6 * max(1.0, abs(f_ipm))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @random_masters
 @example(np.full(3, 1 / 3), 0.5, 0.0, 0.875, 0, "a_optimal")  # a degenerate face (see the slackness check)
 # A one-dimensional master whose predictor–corrector steps swung across it until the backtracking failed (a seed
@@ -167,7 +169,7 @@ def newton_state(n, k, criterion, weighted, seed):
 newton_cases = given(st.integers(2, 7), st.integers(1, 60), st.sampled_from(["a", "d", "l"]), st.integers(0, 2**31 - 1))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @newton_cases
 def test_the_khatri_rao_rows_give_the_hessian(n, extra, kind, seed):
     criterion = "d_optimal" if kind == "d" else "a_optimal"
@@ -181,7 +183,7 @@ def test_the_khatri_rao_rows_give_the_hessian(n, extra, kind, seed):
     assert np.abs(rows.T @ rows - hessian).max() <= 1e-12 * np.abs(hessian).max()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(2, 7), st.integers(0, 40), st.sampled_from(["a", "d", "l"]), st.integers(0, 2**31 - 1))
 def test_the_normal_equations_solve_the_newton_system(n, extra, kind, seed):
     # Where the solver takes them (K ≥ N(N+1)/2 + N), the normal equations with refinement solve the Newton system
@@ -210,7 +212,7 @@ def test_the_normal_equations_solve_the_newton_system(n, extra, kind, seed):
     assert np.allclose(ds, -(r_cent + s * dphi) / phi, rtol=1e-12, atol=0)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @random_masters
 def test_both_newton_systems_reach_the_conic_optimum(prior, epsilon, radius, keep, seed, criterion):
     from unittest import mock
@@ -259,7 +261,7 @@ def test_the_normal_equations_rarely_decline():
     assert accepted >= 85
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 0.3]), st.sampled_from(CRITERIA))
 def test_the_square_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius, criterion):
     # At k-RR's N columns (the engine's first pricing) λ = V⁻ᵀg replaces the LP: the same Lagrangian bound and the

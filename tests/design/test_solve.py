@@ -18,7 +18,7 @@ from mechdesign.design.solver import solve
 from mechdesign.design.utility import Utility
 from mechdesign.errors import SolverError
 
-from conftest import PRIVACY_SLACK, TIGHT
+from conftest import PRIVACY_SLACK, TIGHT, examples
 
 EXAMPLE1 = [0.4, 0.2, 0.2, 0.2]
 
@@ -155,7 +155,7 @@ def design_cases(draw):
     return prior, eps, beta, kind
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(case=design_cases())
 def test_property_certified_and_beats_every_baseline(case):
     prior, eps, beta, kind = case
@@ -174,7 +174,7 @@ def test_property_certified_and_beats_every_baseline(case):
         assert result.utility == pytest.approx(staircase_lp(prior, eps, kind)[1], abs=1e-8)
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(case=design_cases(), factor=st.floats(1.05, 2.0))
 def test_property_monotone_in_epsilon_and_radius(case, factor):
     prior, eps, beta, kind = case
@@ -186,7 +186,7 @@ def test_property_monotone_in_epsilon_and_radius(case, factor):
     assert bigger_ball <= base + 1e-9
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(case=design_cases())
 def test_property_closed_forms_never_beat_the_design(case):
     prior, eps, beta, kind = case

@@ -26,7 +26,7 @@ from mechdesign.noise.histogram.exact import (
     record_leakage,
 )
 
-from conftest import EXACT, PRIVACY_SLACK, TIGHT
+from conftest import EXACT, PRIVACY_SLACK, TIGHT, examples
 
 
 def brute_force_leakage(y, record_prior, other_priors, scale):
@@ -105,7 +105,7 @@ def test_postprocessed_release_leaks_no_more_than_the_raw_release(prior, others,
     assert rounded.epsilon > 0.5 * raw          # rounding to integers keeps most of the signal here
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.integers(min_value=2, max_value=4), st.integers(min_value=1, max_value=3),
        st.floats(min_value=0.2, max_value=20.0), st.integers(0, 2**31))
 def test_leakage_at_random_outputs_never_exceeds_eq1(k, n_others, scale, seed):

@@ -13,7 +13,7 @@ from scipy import integrate, stats
 from mechdesign.noise.sparse.accounting import METHODS, new_key_failure, sigma_min, sparse_delta, sparse_threshold
 from mechdesign.noise.sparse.analytic_gaussian import gaussian_delta, gaussian_mu
 
-from conftest import PRIVACY_SLACK, assert_one_line_error
+from conftest import PRIVACY_SLACK, assert_one_line_error, examples
 
 
 def google_threshold(sigma, delta, k):
@@ -187,7 +187,7 @@ def test_lebeda_correlated_noise_table(d, indep, shared, total):
     assert sigma * math.sqrt(1 + d ** -0.5) == pytest.approx(total, abs=2e-6)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.sampled_from(METHODS), st.integers(1, 40), st.floats(0.05, 3.0), st.floats(1e-8, 1e-2),
        st.floats(1.01, 3.0))
 def test_threshold_is_conservative_and_tight(method, k, epsilon, delta, factor):
@@ -198,7 +198,7 @@ def test_threshold_is_conservative_and_tight(method, k, epsilon, delta, factor):
         assert sparse_delta(method, sigma, tau * (1 - 1e-6), k, epsilon) > delta * (1 - 1e-4)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.integers(1, 30), st.floats(0.2, 20.0), st.floats(0.0, 60.0), st.floats(0.0, 3.0))
 def test_analyses_are_ordered(k, sigma, tau, epsilon):
     d = {m: sparse_delta(m, sigma, tau, k, epsilon) for m in METHODS}

@@ -15,7 +15,7 @@ from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior, product_capacity
 
-from conftest import EXACT
+from conftest import EXACT, examples
 from strategies import mechanisms
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
@@ -62,7 +62,7 @@ def test_equals_the_dense_kronecker_capacity(table, radius, data):
         _check(product_capacity(factors, ball, method=method).epsilon, brute)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(correlated_tables(dyadic=False), st.floats(0.0, 2.0), st.data())
 def test_equals_a_linear_program_per_output(table, radius, data):
     prior = JointPrior.from_table(table)
@@ -73,7 +73,7 @@ def test_equals_a_linear_program_per_output(table, radius, data):
     assert got >= kronecker_capacity(factors, ball)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(correlated_tables(), RADII, st.data())
 def test_blocked_layout_gives_the_same(table, radius, data):
     """Outputs processed in blocks of the leading attributes (the memory bound at 10⁶ letters)."""

@@ -17,7 +17,7 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.records import JointPrior, SampledDesign, design_sampled
 from mechdesign.records.sampled import sampled_epsilon, sampled_mse, sampling_probabilities
 
-from conftest import EXACT, PRIVACY_SLACK
+from conftest import EXACT, PRIVACY_SLACK, examples
 from strategies import mechanisms, priors
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
@@ -71,7 +71,7 @@ def test_sampled_epsilon_is_the_capacity_of_the_lifted_matrix(table, radius, dat
     check_against_brute_force(got, lifted(prior, matrices, pi), prior, radius)
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(sampled_tables(), st.floats(0.2, 3.0), st.one_of(st.sampled_from([0.0, 2.0]), st.floats(0.01, 2.0)))
 def test_designed_epsilon_is_within_budget_and_exact(table, epsilon, radius):
     prior = JointPrior.from_table(table)

@@ -19,7 +19,7 @@ from mechdesign.deploy.analysis.standard_errors import bootstrap_errors, face_fi
 from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.design.polytope.closed_form import randomized_response
 
-from conftest import EXACT, TIGHT
+from conftest import EXACT, TIGHT, examples
 from strategies import mechanisms, priors
 
 KKT = 1e-7  # |g_x − 1| on the support, g_x − 1 off it, at a certified gap ≤ 1e-12
@@ -77,7 +77,7 @@ def test_two_categories_match_the_root_of_the_derivative(counts):
     assert fit.converged and fit.gap <= 1e-12
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(instances())
 def test_the_estimate_satisfies_the_kkt_conditions(instance):
     w, counts = instance
@@ -115,7 +115,7 @@ def slsqp(w, counts, center=None, radius=None):
     return np.maximum(result.x[:size], 0) / np.maximum(result.x[:size], 0).sum()
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(instances(max_size=4))
 def test_a_general_solver_finds_no_higher_likelihood(instance):
     w, counts = instance
@@ -135,7 +135,7 @@ def test_the_gap_bounds_the_shortfall_and_vanishes_at_the_maximum():
     assert likelihood_gap(np.eye(2), np.array([1, 1]), np.array([1.0, 0.0])) == math.inf  # an observed output at 0
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(instances(max_size=4), st.floats(0.0, 2.0))
 def test_within_a_ball_the_estimate_stays_inside_and_no_general_solver_does_better(instance, radius):
     w, counts = instance
@@ -162,7 +162,7 @@ def test_into_ball_reaches_the_edge_from_outside_and_keeps_inside_points():
     assert np.allclose(into_ball(ball, np.array([0.22, 0.28, 0.5])), [0.22, 0.28, 0.5], atol=EXACT)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(instances(max_size=4))
 def test_em_reaches_the_same_maximum(instance):
     w, counts = instance

@@ -28,6 +28,8 @@ from mechdesign.deploy.file.signature import generate_key_pair, sign_mechanism_f
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior
 
+from conftest import examples
+
 CAP = "MECHDESIGN_MAX_FILE_MB"
 
 
@@ -50,7 +52,7 @@ def _refused_or_readable(write, read, path, monkeypatch, cap_bytes):
     return True
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(rows=st.integers(2, 30), outputs=st.integers(1, 30), seed=st.integers(0, 1000),
        share=st.floats(0.5, 1.5))
 def test_a_mechanism_file_is_written_only_when_its_reader_accepts_it(tmp_path_factory, rows, outputs, seed, share):
@@ -122,7 +124,7 @@ def _floats():
                      st.sampled_from([0.0, -0.0, 1e-7, 1e-6, 9.999999999999999e-7, 1e-5, 1e16, 1e21, 1e20, 5e-324]))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(st.lists(_floats(), min_size=1, max_size=8), min_size=1, max_size=6))
 def test_the_fast_canonical_matrix_is_rfc8785_byte_for_byte(matrix):
     rows, canonical = matrix_texts(matrix)
