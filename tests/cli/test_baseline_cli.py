@@ -197,6 +197,7 @@ def test_ldp_kind_round_trip_privatize_decode(tmp_path, capsys, kind):
         assert abs(value - truth[label]) <= 4 * report["standard_errors"][label] + 1e-3, label
 
 
+@pytest.mark.slow
 def test_a_optimal_ldp_beyond_enumeration_is_certified_within_its_time_limit(tmp_path, capsys):
     """N = 20 (priced engine at radius 2): a certified ε-LDP file whose value is no worse than k-RR's (the search
     starts from k-RR's columns and only improves; measured: within 0.1 % of subset selection's in 4 s) and whose

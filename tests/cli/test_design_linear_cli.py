@@ -13,6 +13,7 @@ from mechdesign.datasets import load_adult
 from conftest import PROBLEMS
 
 
+@pytest.mark.slow
 def test_design_privatize_decode_the_race_sex_marginals(tmp_path, cli, cli_process):
     problem = PROBLEMS / "adult-race-sex-marginals-estimation.toml"
     done = cli_process("design", str(problem), "--out", str(tmp_path), "--no-baselines", "--json")

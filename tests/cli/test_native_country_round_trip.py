@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mechdesign.datasets import load_adult
 
 from conftest import PROBLEMS
 
 
+@pytest.mark.slow
 def test_native_country_design_privatize_decode_recovers_every_frequency(tmp_path, cli):
     made = cli("design", str(PROBLEMS / "adult-native-country-estimation.toml"), "--out", str(tmp_path),
                "--time-limit", "15", "--no-baselines")

@@ -25,7 +25,7 @@ from mechdesign.design.problem import DesignProblem
 from mechdesign.design.solver import lp_optimum, solve
 from mechdesign.design.utility import Utility
 
-from conftest import PRIVACY_SLACK, SOLVER
+from conftest import PRIVACY_SLACK, SOLVER, examples
 
 MSE = Utility("estimation_mse")
 
@@ -58,7 +58,7 @@ priors = st.integers(2, 4).flatmap(
     lambda n: st.lists(st.floats(0.05, 1.0), min_size=n, max_size=n).map(lambda x: np.array(x) / sum(x)))
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(priors, st.floats(0.2, 2.0), st.sampled_from([0.0, 0.05, 0.3, 2.0]))
 def test_bound_le_optimum_le_every_baseline(prior, epsilon, radius):
     problem = DesignProblem(prior, epsilon, radius, "estimation_mse")
@@ -163,7 +163,7 @@ def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
         design_estimation(DesignProblem([0.5, 0.5], 1.0, 0.0, "mutual_information"), baselines=False)
 
 
-@pytest.mark.parametrize("priced", [False, True])
+@pytest.mark.parametrize("priced", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, priced):
     """Past _REDUCE_ENTRIES the master's θ is kept: same value as the reduced design, bound still a proof."""
     from mechdesign.core.prior import Prior
@@ -323,7 +323,7 @@ def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certif
     assert mixed.upper_bound >= plain.upper_bound - 1e-9 * plain.utility
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(2, 9), st.integers(0, 80), st.floats(0.0, 0.6), st.integers(0, 2**31 - 1))
 @example(4, 67, 0.1484375, 178)  # the eliminations alone left 1.6e-10 (entries from 1e-3 to 1e7): the refit fixes it
 def test_null_space_steps_reach_a_vertex_with_the_same_information(n, extra, zeros, seed):

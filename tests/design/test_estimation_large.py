@@ -22,7 +22,7 @@ from mechdesign.design.estimation import criterion, engine, priced
 from mechdesign.design.estimation.engine import design_estimation
 from mechdesign.design.problem import DesignProblem
 
-from conftest import PRIVACY_SLACK
+from conftest import PRIVACY_SLACK, examples
 
 
 def _large(monkeypatch) -> DesignProblem:
@@ -59,6 +59,7 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     assert result.utility <= min(values) - 1.0  # tr J⁻¹ − 1 below the start's tr J⁻¹ − 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("epsilon", "radius", "ldp_first"), [(1.0, 2.0, True), (1.0, 0.01, False), (3.0, 2.0, False)])
 def test_below_256_categories_the_ldp_start_joins_k_rr_at_radius_two(monkeypatch, epsilon, radius, ldp_first):
     """At radius 2 (ε-LDP) the block design is the first point where it beats k-RR (ε = 1: 36.9 against 57.5), k-RR's
@@ -84,7 +85,7 @@ def test_below_256_categories_the_ldp_start_joins_k_rr_at_radius_two(monkeypatch
     assert result.method == "column_generation_priced" and result.certificate.holds
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(size=st.integers(2, 7), epsilon=st.floats(0.05, 4.0), seed=st.integers(0, 2**32 - 1))
 def test_the_diagonal_floor_is_below_random_ldp_designs(size, epsilon, seed):
     """Random ε-LDP mechanisms (entries e^{Uε/2} normalised by rows: column ratios ≤ e^ε) stay above the floor."""
@@ -99,7 +100,7 @@ def test_the_diagonal_floor_is_below_random_ldp_designs(size, epsilon, seed):
             assert trace_inverse_fisher(w, p) >= floor
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(size=st.integers(2, 5), epsilon=st.floats(0.1, 3.0), radius=st.floats(0.0, 2.0), seed=st.integers(0, 999))
 def test_the_diagonal_floor_is_below_the_enumerated_optimum(size, epsilon, radius, seed):
     counts = np.random.default_rng(seed).integers(1, 30, size)
@@ -131,7 +132,7 @@ def test_beyond_256_categories_the_search_reports_the_diagonal_floor_without_the
     assert result.gap == pytest.approx(result.utility - floor, rel=1e-9)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(size=st.integers(3, 6), epsilon=st.floats(0.2, 3.0), radius=st.floats(0.0, 1.0), seed=st.integers(0, 999))
 def test_the_diagonal_structure_bounded_by_the_oracle_is_below_the_enumerated_optimum(size, epsilon, radius, seed):
     from mechdesign.design.estimation.bound import diagonal_structure, structure_bound
@@ -148,6 +149,7 @@ def test_the_diagonal_structure_bounded_by_the_oracle_is_below_the_enumerated_op
     assert value - 1.0 <= result.utility + 1e-9
 
 
+@pytest.mark.slow
 def test_the_priced_search_reports_at_least_the_diagonal_structure_bound(monkeypatch):
     from mechdesign.design.estimation.bound import diagonal_structure, structure_bound
     from mechdesign.design.polytope.pricing import pricing_counts

@@ -36,7 +36,7 @@ from mechdesign.design.problemfile import load_problem
 from mechdesign.design.solver import solve
 from mechdesign.design.utility import Utility
 
-from conftest import PRIVACY_SLACK, PROBLEMS, SOLVER
+from conftest import PRIVACY_SLACK, PROBLEMS, SOLVER, examples
 
 # Enumerated problems only: the priced engine (N > 16) stops at a time limit, so two runs need not agree.
 ESTIMATION_FILES = sorted(p for p in PROBLEMS.glob("*-estimation.toml")
@@ -127,7 +127,7 @@ def test_marginals_of_a_2x2_alphabet_match_the_brute_force_optimum(radius):
 maps = st.sampled_from(["subset", "groups", "random", "integers"])
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.integers(2, 4), st.integers(0, 10_000), st.floats(0.3, 2.0), st.sampled_from([0.0, 0.05, 0.3, 2.0]), maps)
 def test_reported_value_is_recomputed_from_the_matrix_and_bounded_below(n, seed, epsilon, radius, kind):
     rng = np.random.default_rng(seed)
@@ -152,6 +152,7 @@ def test_reported_value_is_recomputed_from_the_matrix_and_bounded_below(n, seed,
     assert result.utility <= problem.utility.value(rr, p) + 1e-7 * max(1.0, result.utility)
 
 
+@pytest.mark.slow
 def test_priced_engine_beyond_enumeration(monkeypatch):
     """N = 18 count prior at β = 0: L = I is estimation_mse exactly; three categories get a certified design."""
     from mechdesign.design.estimation import engine
@@ -245,6 +246,7 @@ def test_education_as_a_4x4_product_gets_its_marginals_certified():
     assert result.utility == pytest.approx(6.8691216, rel=1e-7)
 
 
+@pytest.mark.slow
 def test_small_count_priors_beyond_sixteen_are_enumerated_and_bound_the_priced_engine(monkeypatch):
     """N = 18 (β = 0, 262 k candidates) is enumerated and certified optimal; the priced engine never beats it."""
     from mechdesign.design.estimation import engine

@@ -29,6 +29,7 @@ def _priced(monkeypatch) -> DesignProblem:
     return DesignProblem(Prior.from_counts(COUNTS), 1.0, 0.05, "estimation_mse")
 
 
+@pytest.mark.slow
 def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
     """From the third call on, the master returns k-RR's weights (a worse point): the result keeps call 2's."""
     from mechdesign.design.polytope.closed_form import calibrated_randomized_response

@@ -24,8 +24,9 @@ def test_catalogue_has_the_required_problems():
             "adult-sex", "adult-race", "adult-relationship", "adult-education"} <= names
 
 
-# Solving Adult education for total MSE with its baselines takes tens of seconds: opt-in (slow).
-SLOW = {"adult-education-estimation"}
+# Solving Adult education for total MSE with its baselines takes tens of seconds, the race x sex marginals several
+# seconds of CPU: opt-in (slow).
+SLOW = {"adult-education-estimation", "adult-race-sex-marginals-estimation"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(f, marks=pytest.mark.slow) if f.stem in SLOW else f

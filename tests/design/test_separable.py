@@ -23,7 +23,7 @@ from mechdesign.design.polytope.separable import SeparableOracle
 from mechdesign.design.polytope.vertices import column_vertices
 from mechdesign.design.problem import DesignProblem
 
-from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT
+from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
 
 
 @st.composite
@@ -272,7 +272,7 @@ def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumerat
 
 
 @given(st.integers(0, 10_000), st.integers(2, 30))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_structure_fit_by_normal_equations_equals_the_least_squares_fit(seed, n):
     """Beyond _FIT_ENTRIES fit_structure solves the normal equations: the same (D, a) as the dense fit."""
     from mechdesign.design.estimation import bound
@@ -350,6 +350,7 @@ def test_the_oracle_attains_the_maximum_on_an_adult_like_prior(structure):
     assert truth - TIGHT * (1 + abs(truth)) <= result.bound <= truth + 1e-5 * (1 + abs(truth))  # B's margin
 
 
+@pytest.mark.slow
 def test_c2_bound_of_an_adult_like_prior_is_its_maximum_with_enough_bands():
     """Family C2 alone (no other family to stop at): with 1,024 bands its bound is its enumerated maximum."""
     from mechdesign.design.polytope import separable
@@ -397,6 +398,7 @@ def test_the_rounding_margin_does_not_swamp_a_rare_category(radius):
         assert truth <= bound <= truth + 1e-9 * (1 + abs(truth))
 
 
+@pytest.mark.slow
 def test_the_bundle_rounds_close_the_fitted_gap_at_a_near_optimal_design():
     """Adult-like prior (N = 12, ε = 1) at the enumerated optimum's own J⁻²: the fit and the cutting planes on b
     leave 0.37–0.45 % to the optimum (λ comes from a degenerate LP, whose choice moves with the master's last digits);

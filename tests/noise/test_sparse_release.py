@@ -83,6 +83,7 @@ def test_bad_input_one_line(call, kind, text):
     assert_one_line_error(call, kind, text)
 
 
+@pytest.mark.slow
 def test_cli_calibrate_sparse_json(cli):
     result = cli("calibrate", "sparse", "--epsilon", "0.35", "--delta", "1e-5", "--k", "50000", "--json",
                  "--method", "gshm-exact", "--method", "csh-tighter")

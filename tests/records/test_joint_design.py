@@ -19,7 +19,7 @@ from mechdesign.records.choice import PREFERENCE, _best
 from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint_design import JOINT_DESIGN_LIMIT, marginal_weights, mutual_information
 
-from conftest import PRIVACY_SLACK
+from conftest import PRIVACY_SLACK, examples
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
 
@@ -44,7 +44,7 @@ def correlated_pairs(draw) -> np.ndarray:
     return table
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(table=correlated_pairs(), epsilon=st.floats(0.2, 3.0), objective=st.sampled_from(["marginals", "joint", "mi"]),
        radius=st.one_of(st.just(2.0), st.floats(0.01, 2.0)))
 def test_reported_epsilon_is_the_exact_joint_capacity(table, epsilon, objective, radius):
@@ -87,6 +87,7 @@ def adult_race_sex():
                    for objective in ("marginals", "joint")}, design_product(prior, 1.0, delta=1e-6)
 
 
+@pytest.mark.slow
 def test_adult_race_sex_joint_design_beats_the_product(adult_race_sex):
     prior, designs, product = adult_race_sex
     marginals = designs["marginals"]
@@ -232,6 +233,7 @@ def test_design_records_refuses_an_unknown_objective():
         design_records(JointPrior.from_table([[3, 1], [1, 4]]), 1.0, radius=0.1, objective="joint table")
 
 
+@pytest.mark.slow
 def test_beyond_sixteen_letters_a_product_start_bounds_the_joint_design():
     """N = 18 (priced engine): the product's columns seed the master, so the joint design decodes no worse."""
     table = np.array([[60, 9, 4, 2, 1, 3], [5, 70, 8, 3, 2, 1], [2, 4, 50, 30, 6, 9]])

@@ -14,6 +14,7 @@ repetitions is within [0.6, 1.4] × sd (probability > 0.99).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mechdesign.core.leakage import capacity
 from mechdesign.core.prior import Prior
@@ -36,6 +37,7 @@ def fisher_standard_error(matrix: np.ndarray, theta: float, records: int) -> flo
     return 1.0 / np.sqrt(records * information)
 
 
+@pytest.mark.slow
 def test_designed_mechanism_and_em_recover_adult_sex_within_the_fisher_error():
     labels, counts = adult_counts("sex")
     prior = Prior.from_counts(counts, labels)

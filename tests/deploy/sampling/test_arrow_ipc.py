@@ -56,7 +56,7 @@ def test_the_suffixes_name_arrow_ipc(suffix):
 @pytest.mark.parametrize(("chunk", "batch"), [(65536, 50_000), (1, 777)])
 def test_records_from_ipc_are_the_labels_released_from_parquet_and_csv(tmp_path, kind, chunk, batch):
     sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, kind)))
-    n = 140_000 if chunk > 1 else 3_000
+    n = 70_000 if chunk > 1 else 3_000  # a second 65,536-record chunk, which a 50,000-record batch straddles
     data = _records(n, seed=11)
     table = _table(data)
     _write_ipc(tmp_path / "in.arrow", table, batch)

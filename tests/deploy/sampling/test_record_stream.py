@@ -68,17 +68,18 @@ def _write(path, codes: np.ndarray, row_group: int) -> None:
 @pytest.mark.parametrize("kind", ["product", "joint", "sampled"])
 def test_seeded_parquet_output_is_the_same_whatever_the_chunk_and_row_groups(tmp_path, kind):
     sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, kind)))
-    codes = _codes(300_000)
+    n = 140_000  # three 65,536-record blocks (the last one short), four row groups, two 131,072 chunks
+    codes = _codes(n)
     _write(tmp_path / "small-groups.parquet", codes, 40_000)
-    _write(tmp_path / "one-group.parquet", codes, 300_000)
+    _write(tmp_path / "one-group.parquet", codes, n)
     outputs = []
     for source, chunk in (("small-groups", 1), ("small-groups", 131_072), ("one-group", 10**6)):
         target = tmp_path / f"{source}-{chunk}.out.parquet"
         assert privatize_record_file(sampler, tmp_path / f"{source}.parquet", target, COLUMNS, rng=11,
-                                     chunk_size=chunk) == 300_000
+                                     chunk_size=chunk) == n
         outputs.append(pq.read_table(target))
     first = {name: outputs[0].column(name).to_pylist() for name in ["id", *COLUMNS]}
-    assert first["id"] == list(range(300_000))
+    assert first["id"] == list(range(n))
     for table in outputs[1:]:
         for name in ["id", *COLUMNS]:
             assert table.column(name).to_pylist() == first[name], name
@@ -87,7 +88,7 @@ def test_seeded_parquet_output_is_the_same_whatever_the_chunk_and_row_groups(tmp
 
     streams = block_streams(11)
     expected = sampler.released(np.concatenate([sampler.sample_codes(codes[:, s:s + 65536], streams(s // 65536))
-                                                for s in range(0, 300_000, 65536)], axis=1))
+                                                for s in range(0, n, 65536)], axis=1))
     for name, column in zip(COLUMNS, expected, strict=True):
         assert first[name] == column.tolist(), name
 
