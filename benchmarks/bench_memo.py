@@ -5,8 +5,9 @@ decryption as the block function (:mod:`mechdesign.deploy.sampling.memo`); all r
 OpenSSL's AES one block position at a time. Measured on one core (CPU time of this process, the machine being
 shared), after a warm-up, median and range of 7 runs of 2^20 records: k-RR with N = 64 and N = 5 at ε = 1, user ids
 as Arrow fixed-width strings ("user-00012345"), variable-length strings ("u12345"), 36-character UUIDs, and int64
-(decimal text built in NumPy). Beside them: fresh (unmemoized) draws of the same sampler, and the Parquet-to-Parquet
-stream with ``privatize_file(..., memo=, user_column=)`` on 2^22 records (wall and CPU, one run after a warm-up).
+(their decimal text by Arrow's cast). Beside them: fresh (unmemoized) draws of the same sampler, and the
+Parquet-to-Parquet stream with ``privatize_file(..., memo=, user_column=)`` on 2^22 records (wall and CPU, one run
+after a warm-up).
 
 Writes ``results/memo.json``/``.csv``.
 """

@@ -18,7 +18,9 @@ from .core.leakage import capacity as capacity
 from .core.leakage import corollary2_bound as corollary2_bound
 from .core.leakage import epsilon_max as epsilon_max
 from .core.leakage import epsilon_min as epsilon_min
+from .core.leakage import impossible_output as impossible_output
 from .core.leakage import ldp_epsilon as ldp_epsilon
+from .core.leakage import ldp_level as ldp_level
 from .core.leakage import leakage_sensitivity as leakage_sensitivity
 from .core.leakage import lipschitz_bound as lipschitz_bound
 from .core.leakage import max_divergence as max_divergence
@@ -34,6 +36,10 @@ from .core.prior import PriorLike as PriorLike
 from .core.quantities import group_map as group_map
 from .core.quantities import marginal_map as marginal_map
 from .core.quantities import subset_map as subset_map
+from .core.releases import ReleaseLeakage as ReleaseLeakage
+from .core.releases import count_mechanism as count_mechanism
+from .core.releases import release_leakage as release_leakage
+from .core.releases import report_leakage as report_leakage
 from .core.uncertainty import L1Ball as L1Ball
 from .datasets import load_adult as load_adult
 from .deadline import Deadline as Deadline
@@ -51,6 +57,10 @@ from .deploy.file.column import write_mechanism_file as write_mechanism_file
 from .deploy.file.format import Verification as Verification
 from .deploy.file.signature import generate_key_pair as generate_key_pair
 from .deploy.file.signature import sign_mechanism_file as sign_mechanism_file
+from .deploy.ledger import Ledger as Ledger
+from .deploy.sampling.memo import MemoFunction as MemoFunction
+from .deploy.sampling.memo import generate_memo_key as generate_memo_key
+from .deploy.sampling.memo import read_memo_key as read_memo_key
 from .deploy.sampling.sampler import Privatizer as Privatizer
 from .deploy.sampling.sampler import privatize as privatize
 from .deploy.sampling.stream import privatize_file as privatize_file
@@ -62,6 +72,7 @@ from .design.baselines.ldp_oracles import grr_mechanism as grr_mechanism
 from .design.baselines.ldp_oracles import hadamard_mechanism as hadamard_mechanism
 from .design.baselines.ldp_oracles import oracle_mse as oracle_mse
 from .design.baselines.ldp_oracles import subset_selection_mechanism as subset_selection_mechanism
+from .design.baselines.longitudinal import longitudinal_protocol as longitudinal_protocol
 from .design.certificate import Certificate as Certificate
 from .design.certificate import certify as certify
 from .design.estimation.engine import design_estimation as design_estimation
@@ -75,6 +86,8 @@ from .design.problemfile import load_problem as load_problem
 from .design.result import DesignResult as DesignResult
 from .design.solver import plan_method as plan_method
 from .design.solver import solve as solve
+from .design.two_layer import TwoLayerDesign as TwoLayerDesign
+from .design.two_layer import design_two_layer as design_two_layer
 from .design.utility import Utility as Utility
 from .errors import CertificateError as CertificateError
 from .errors import MechanismFileError as MechanismFileError
@@ -104,6 +117,7 @@ from .noise.sparse.release import release_csh as release_csh
 from .noise.sparse.release import release_gshm as release_gshm
 from .noise.sparse.release import release_topk as release_topk
 from .randomness import make_rng as make_rng
+from .records.releases import record_release_leakage as record_release_leakage
 
 __version__: str
 __all__: list[str]

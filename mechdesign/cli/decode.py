@@ -12,6 +12,10 @@ sampled design's marginals are decoded from the records that report each attribu
 The file is trusted as ``privatize`` trusts it: decoding through a file whose labels or prior were edited (and
 re-hashed) gives wrong frequencies, so the signature policy is the same (``--public-key``, ``--require-signature``,
 ``MECHDESIGN_REQUIRE_SIGNATURE=1``), and a file that no trusted key checked gets the same one-line notice.
+
+``--method ml`` is the constrained maximum likelihood (:mod:`mechdesign.deploy.analysis.mle`) with bootstrap
+standard errors (200 replicates, seed 0); ``--within-ball`` maximises it over the file's ball B_β(P̂) (single
+columns), the set of distributions for which the file's guarantee holds. Every printed estimate is on the simplex.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from mechdesign.cli._io import (
 )
 
 COMMAND = ("decode",)
-HELP = "estimate the input frequencies from a privatized CSV/Parquet/Arrow IPC column (linear decoder, inversion or EM)"
+HELP = ("estimate the input frequencies from a privatized CSV/Parquet/Arrow IPC column (linear decoder, inversion, "
+        "maximum likelihood)")
 EXAMPLE = "mechdesign decode designs/adult-race.mech.json --data private.csv --column race --method em"
 
 
@@ -43,9 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_argument(parser, "PRIVATIZED", "CSV, Parquet or Arrow IPC file of privatized records")
     parser.add_argument("--column", action="append", required=True,
                         help="privatized column (output labels); with a record file, once per attribute in order")
-    parser.add_argument("--method", choices=("linear", "inversion", "em"), default="linear",
+    parser.add_argument("--method", choices=("linear", "inversion", "ml", "em"), default="linear",
                         help="efficient unbiased linear decoder at the file's design prior (default), "
-                             "pseudo-inverse inversion (both + simplex projection), or maximum likelihood (EM)")
+                             "pseudo-inverse inversion (both + simplex projection), constrained maximum likelihood "
+                             "(ml), or the same maximum by EM")
+    parser.add_argument("--within-ball", action="store_true",
+                        help="with --method ml: maximise the likelihood over the file's ball (its prior and radius), "
+                             "where its guarantee holds; single-column files")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     add_signature_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -60,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.analysis.decode import count_file, estimate_frequencies, estimate_quantities
     from mechdesign.deploy.file.column import read_mechanism_file
 
+    if args.within_ball and args.method != "ml":
+        raise ValueError(f"method must be 'ml' with --within-ball (the maximum likelihood within the file's ball), "
+                         f"got method={args.method!r}")
     signature_required(args)
     source = read_mechanism_argument(args.mechanism)  # read once: stdin and pipes cannot be read twice
     if source.is_record:
@@ -76,13 +88,14 @@ def run(args: argparse.Namespace) -> int:
     estimate = None
     if quantities is None or inseparable_categories(mechanism.matrix).size == 0:
         reference = loaded.guarantee.get("prior") if args.method == "linear" else None
-        estimate = estimate_frequencies(mechanism, counts, args.method, reference=reference)
+        estimate = estimate_frequencies(mechanism, counts, args.method, reference=reference,
+                                        ball=_file_ball(loaded) if args.within_ball else None)
     print_signature_notice(source.name, loaded, args.public_key)
     if args.json:
         out: dict[str, object] = {"records": int(counts.sum())}
         if estimate is not None:
-            out |= {"method": estimate.method, "iterations": estimate.iterations, "converged": estimate.converged,
-                    "frequencies": estimate.as_dict(),
+            out |= {"method": estimate.method, "within_ball": args.within_ball, "iterations": estimate.iterations,
+                    "converged": estimate.converged, "gap": estimate.gap, "frequencies": estimate.as_dict(),
                     "standard_errors": dict(zip(estimate.labels, estimate.standard_errors.tolist(), strict=True))}
         if quantities is not None:
             out |= {"quantities": quantities.as_dict(), "quantity_standard_errors":
@@ -91,9 +104,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if estimate is not None:
         width = max(len(label) for label in estimate.labels)
-        print(f"# {estimate.method}, {estimate.records:,} records")
-        for label, value in estimate.as_dict().items():
-            print(f"{label:<{width}}  {value:.6f}")
+        within = " within the file's ball" if args.within_ball else ""
+        print(f"# {estimate.method}{within}, {estimate.records:,} records: estimate ± standard error "
+              f"(log-likelihood gap ≤ {estimate.gap:.1e} nats per record)")
+        for label, value, error in zip(estimate.labels, estimate.frequencies, estimate.standard_errors, strict=True):
+            print(f"{label:<{width}}  {value:.6f} ± {error:.6f}")
     if quantities is not None:
         width = max(len(name) for name in quantities.names)
         print(f"# quantities of the estimation_linear design (linear decoder at the design prior), "
@@ -103,6 +118,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _file_ball(loaded: Any) -> Any:
+    """The file's ball B_β(P̂) from its guarantee (its prior and radius)."""
+    from mechdesign.core.uncertainty import L1Ball
+
+    guarantee = loaded.guarantee
+    if guarantee.get("prior") is None or guarantee.get("radius") is None:
+        raise ValueError("--within-ball needs a file whose guarantee states a prior and a radius, got a file "
+                         "without them")
+    return L1Ball(guarantee["prior"], guarantee["radius"])
+
+
 def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``decode`` with a record file: every marginal with standard errors (and the joint table if identifiable)."""
     from mechdesign.deploy.analysis.record_decode import count_record_file, decode_records
@@ -110,17 +136,19 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
 
     record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)
-    if args.method != "linear":
-        raise ValueError(f"method must be 'linear' for a record file (the efficient unbiased decoders of the "
-                         f"marginals), got method={args.method!r}")
+    if args.method not in ("linear", "ml") or args.within_ball:
+        raise ValueError(f"method must be 'linear' or 'ml' (without --within-ball) for a record file, got "
+                         f"method={args.method!r}{' with --within-ball' if args.within_ball else ''}")
     estimate = decode_records(record, count_record_file(record, data_file(args), columns,
-                                                        chunk_size=args.chunk_size))
+                                                        chunk_size=args.chunk_size), args.method)
     print_signature_notice(source.name, record, args.public_key)
     if args.json:
-        print_json({"design": record.kind, "method": "linear", **estimate.to_dict()})
+        print_json({"design": record.kind, **estimate.to_dict()})
         return 0
+    decoder = ("efficient unbiased linear decoder at the file's estimate, projected onto the simplex"
+               if args.method == "linear" else "constrained maximum likelihood, bootstrap standard errors")
     print(f"# {record.kind} record file, {estimate.records:,} records: marginals, estimate ± standard error "
-          "(efficient unbiased linear decoder at the file's estimate)")
+          f"({decoder})")
     for marginal in estimate.marginals:
         width = max(len(label) for label in marginal.labels)
         print(f"## {marginal.attribute}")
@@ -129,7 +157,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     if estimate.joint is not None:
         print("## joint table (" + ", ".join(record.attributes) + ")")
         width = max(len(label) for label in estimate.joint.labels)
-        for label, value, error in zip(estimate.joint.labels, estimate.joint.unbiased,
+        for label, value, error in zip(estimate.joint.labels, estimate.joint.frequencies,
                                        estimate.joint.standard_errors, strict=True):
             print(f"{label:<{width}}  {value:.6f} ± {error:.6f}")
     elif record.kind == "joint":

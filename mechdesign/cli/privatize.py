@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from mechdesign.cli._io import (
@@ -70,6 +72,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memo-key", metavar="KEY",
                         help="key file of memoized draws (mechdesign memo-key KEY writes one): outputs are a keyed "
                              "pseudo-random function of (file, user, value), the same on every run and machine")
+    parser.add_argument("--ledger", metavar="FILE",
+                        help="SQLite release ledger (created if missing): counts each user's releases of this file "
+                             "across runs (with --user-column) and refuses a run that would take any user beyond the "
+                             "releases the file states (1, or T of a repeated policy)")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -113,12 +119,14 @@ def run(args: argparse.Namespace) -> int:
     achieved = sampler.check(loaded.guarantee)
     reports, per_report = _reports(loaded, sampler)
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
-    records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng, chunk_size=args.chunk_size,
-                             progress=True if args.progress else None, check_counts=check, memo=memo,
-                             user_column=args.user_column if memo is not None else None, reports=reports)
+    with _ledger(args, loaded) as reservation:
+        records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng,
+                                 chunk_size=args.chunk_size, progress=True if args.progress else None,
+                                 check_counts=check, memo=memo,
+                                 user_column=args.user_column if memo is not None else None, reports=reports)
     data = checks[0]
     print_signature_notice(source.name, loaded, args.public_key)
-    if memo is None and args.user_column is not None:
+    if memo is None and args.user_column is not None and reservation is None:
         print(_repeat_notice(source.name), file=sys.stderr, flush=True)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
     sampled = Mechanism.from_matrix(sampler.sampled_matrix, loaded.mechanism.inputs, loaded.mechanism.outputs)
@@ -133,11 +141,12 @@ def run(args: argparse.Namespace) -> int:
                "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
                "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation, "sha256": loaded.sha256,
                "signed": loaded.signature is not None and args.public_key is not None,
-               "data_check": _data_check(data)}
+               "data_check": _data_check(data), "ledger": _ledger_summary(args, reservation)}
     if args.json:
         print_json(summary)
         return 0
-    head = f"{args.out}: {records:,} records, column {args.column!r} privatized ({summary['generator']})"
+    head = (f"{args.out}: {records:,} records, column {args.column!r} privatized ({summary['generator']})"
+            + _ledger_text(reservation))
     if data.inside:
         if data.threshold == float("inf"):
             verdict = "no data check needed: it holds for every prior"
@@ -209,6 +218,52 @@ def _per_what(loaded: Any, per_report: float | None, memo: Any) -> str:
     return "per release "
 
 
+@contextmanager
+def _ledger(args: argparse.Namespace, loaded: Any) -> Iterator[Any]:
+    """With ``--ledger``: this run's releases per user, counted before the output is written.
+
+    Given back if the run fails; refused beyond what the file states (:mod:`mechdesign.deploy.ledger`). Yields
+    the reservation, or ``None`` without ``--ledger``.
+    """
+    if args.ledger is None:
+        yield None
+        return
+    if args.user_column is None:
+        raise ValueError("user_column must be given with --ledger (the ledger counts releases per user), got "
+                         "user_column=None")
+    policy = loaded.release.policy
+    if loaded.release.memoized:
+        raise ValueError(f"ledger must be used with a file that draws afresh (release policy 'single' or "
+                         f"'repeated'): {args.mechanism} has release policy {policy!r}, whose memoized outputs are "
+                         f"released once per value; got ledger={args.ledger!r}")
+    from mechdesign.deploy._io import iter_column
+    from mechdesign.deploy.ledger import Ledger, count_users
+
+    allowed = int(loaded.release.releases) if policy == "repeated" else 1
+    users = count_users(iter_column(data_file(args), args.user_column, args.chunk_size, file_name="data"))
+    ledger = Ledger(args.ledger)
+    reservation = ledger.reserve(loaded.sha256, users, allowed)
+    try:
+        yield reservation
+    except BaseException:
+        ledger.give_back(reservation)  # nothing was released: the output is complete or absent
+        raise
+
+
+def _ledger_summary(args: argparse.Namespace, reservation: Any) -> dict[str, Any] | None:
+    if reservation is None:
+        return None
+    return {"path": args.ledger, "releases_allowed": reservation.allowed, "most_releases_of_a_user": reservation.most,
+            "users": len(reservation.counts)}
+
+
+def _ledger_text(reservation: Any) -> str:
+    if reservation is None:
+        return ""
+    return (f"; ledger: {len(reservation.counts):,} users, at most {reservation.most} of the {reservation.allowed} "
+            f"release{'s' if reservation.allowed != 1 else ''} the file states used")
+
+
 def _repeat_notice(path: str) -> str:
     return (f"mechdesign: notice: {path} states its guarantee per release: every run of privatize on the same users "
             "draws afresh and is another release (verify --releases T gives what T of them leak, which for a PML "
@@ -247,12 +302,14 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     sampler = RecordPrivatizer(record)
     achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
-    records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng, chunk_size=args.chunk_size,
-                                    progress=True if args.progress else None, check_counts=check, memo=memo,
-                                    user_column=args.user_column if memo is not None else None)
+    with _ledger(args, record) as reservation:
+        records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng,
+                                        chunk_size=args.chunk_size, progress=True if args.progress else None,
+                                        check_counts=check, memo=memo,
+                                        user_column=args.user_column if memo is not None else None)
     data, letters, counts = checks[0]
     print_signature_notice(source.name, record, args.public_key)
-    if memo is None and args.user_column is not None:
+    if memo is None and args.user_column is not None and reservation is None:
         print(_repeat_notice(source.name), file=sys.stderr, flush=True)
     stated = max(float(record.guarantee["epsilon"]), achieved)
     at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
@@ -263,12 +320,12 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                "file_epsilon": record.guarantee["epsilon"], "sampled_epsilon": achieved, "epsilon_at_data": at_data,
                "max_deviation": max(s.max_deviation for s in sampler.samplers), "sha256": record.sha256,
                "signed": record.signature is not None and args.public_key is not None,
-               "data_check": _data_check(data)}
+               "data_check": _data_check(data), "ledger": _ledger_summary(args, reservation)}
     if args.json:
         print_json(summary)
         return 0
     head = (f"{args.out}: {records:,} records, columns {', '.join(columns)} privatized together "
-            f"({record.kind} design, {summary['generator']})")
+            f"({record.kind} design, {summary['generator']})" + _ledger_text(reservation))
     if data.inside:
         applies = _per_what(record, None, memo)
         print(f"{head}; record-level guarantee: pml epsilon {stated!r} {applies}(joint data check passed: "

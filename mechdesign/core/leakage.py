@@ -271,8 +271,18 @@ def ldp_epsilon(mechanism: MatrixLike) -> float:
 def impossible_output(mechanism: MatrixLike) -> tuple[int, int] | None:
     """(x, y): the first output y some input produces and input x (the first) never does: why the LDP level is ∞.
 
-    ``None`` when every used column is positive (the LDP level is finite). An ε-LDP protocol has no such output:
-    seeing y rules x out, whatever ε a PML guarantee over a ball states.
+    An ε-LDP protocol has no such output: seeing y rules x out, whatever ε a PML guarantee over a ball states
+    ([E] Remark 3: ε-PML for every prior is ε-LDP).
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+
+    Returns
+    -------
+    tuple of (int, int) or None
+        The input and output indices, or ``None`` when every used column is positive (the LDP level is finite).
 
     Examples
     --------

@@ -87,6 +87,10 @@ class TwoLayerDesign:
     report_budget : float
         The per-report ε asked for (``report_epsilon`` is what W₁W₂ achieves, rounded up: a few ulps above the
         budget at most when the design meets it exactly).
+
+    References
+    ----------
+    [E] Def. 5, eq. 22–23: both guarantees are capacities over the ball B_β(P̂).
     """
 
     permanent: DesignResult
@@ -306,6 +310,11 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, time_limi
     ------
     ValueError
         If the utility is not ``estimation_mse`` or ε_report is not in (0, ε_lifetime].
+
+    References
+    ----------
+    [E] Def. 5, eq. 22–23 (both guarantees: capacities over the ball) and eq. 40 (the design problem of W₁ and of
+    the bound W*); the steps are in the module docstring.
     """
     from mechdesign.design.solver import solve
 

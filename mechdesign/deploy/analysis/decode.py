@@ -1,7 +1,7 @@
 """Frequency estimation from privatized outputs, for any mechanism matrix of full rank.
 
 Given n outputs with counts ``n_y`` from a mechanism W (``matrix[x, y] = P(y | x)``), the output
-frequencies satisfy ``E[q̂] = p W`` with ``q̂ = n_y / n``. Three estimators of the input distribution p:
+frequencies satisfy ``E[q̂] = p W`` with ``q̂ = n_y / n``. Four estimators of the input distribution p:
 
 ``"linear"``
     The efficient unbiased linear decoder ``p̃ = G q̂`` with ``G = J⁻¹ W diag(1/q)``, J = W diag(1/q) Wᵀ
@@ -14,17 +14,31 @@ frequencies satisfy ``E[q̂] = p W`` with ``q̂ = n_y / n``. Three estimators of
 ``"inversion"``
     ``p̃ = q̂ W⁺`` (Moore–Penrose pseudo-inverse; unbiased since W has full row rank), followed by the
     Euclidean projection onto the probability simplex (Duchi et al. 2008, sort-based).
+``"ml"``
+    Constrained maximum likelihood: the maximum of the log-likelihood Σ_y n_y log (pW)_y over the simplex (or,
+    with ``ball``, over the mechanism file's ball B_β(P̂)), by sequential quadratic programming, stopped by a
+    certificate recomputed from the returned vector (:mod:`mechdesign.deploy.analysis.mle`, eq. 3:
+    ``Estimate.gap`` bounds the log-likelihood per record left below the maximum).
 ``"em"``
-    Maximum likelihood by expectation–maximisation, the iterative Bayesian update of Agrawal &
-    Aggarwal (PODS 2001): ``p_x ← Σ_y q̂_y p_x W[x, y] / Σ_x' p_x' W[x', y]``, accelerated by SQUAREM
-    (Varadhan & Roland, Scand. J. Stat. 35, 2008, scheme S3 with the monotone safeguard), started from
-    ``0.9 · projected inversion + 0.1 · uniform``, until ``max |Δp| ≤ tol`` or ``max_iterations``
-    (``Estimate.converged`` says which). It stays in the simplex and handles the zeros of PML-optimal
-    mechanisms.
+    The same maximum by expectation–maximisation (the iterative Bayesian update of Agrawal & Aggarwal, PODS
+    2001, accelerated by SQUAREM), started from ``0.9 · projected inversion + 0.1 · uniform`` and stopped by the
+    same certificate (``Estimate.converged`` says whether it was met within ``max_iterations`` maps). Slower
+    than "ml" near zeros of the estimate; kept for comparison with the literature's IBU.
+
+The projection of "linear" and "inversion" is Wang et al.'s Norm-Sub ("Locally differentially private frequency
+estimation with consistency", NDSS 2020, §IV-B: subtract one δ from every entry and clip at 0 so that the sum is
+1), which is the Euclidean projection onto the simplex. Which to use is measured in docs/howto/decode.rst
+(benchmarks/bench_peers.py, 24 cells): "ml" is never better than the projected "linear" beyond the noise, and
+worse on a sparse alphabet at small ε (native-country, ε ≤ 1: the truncation at 0 raises the rare categories for
+both, and ML takes the excess from the dominant category where the projection spreads it); "ml" within the ball
+is the most accurate in every cell when the data lie in the ball, as the file's guarantee assumes.
 
 Standard errors (always finite floats) are those of the unbiased linear estimate ``Estimate.unbiased``
 under multinomial sampling, ``sqrt(diag(A Σ Aᵀ))`` with ``Σ = (diag(q̂) − q̂ q̂ᵀ)/n`` and A the decoder
-(G or W⁺ᵀ); for EM, the asymptotic ones sqrt(diag(J⁻¹ − p̂p̂ᵀ)/n) at the estimate.
+(G or W⁺ᵀ); for "ml" and "em" a parametric bootstrap (``replicates`` draws of Multinomial(n, p̂W), refitted by
+"ml"; :func:`~mechdesign.deploy.analysis.standard_errors.bootstrap_errors`), which sees the zeros that an
+asymptotic formula misses, or with ``replicates = 0`` the Fisher information on the estimate's face
+(:func:`~mechdesign.deploy.analysis.standard_errors.face_fisher_errors`).
 
 **Rank-deficient mechanisms are refused** (``ValueError`` naming the inputs that cannot be
 separated): when rank W < N, the law of the outputs is the same for different p, and any per-category
@@ -47,12 +61,13 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy._io import encode_labels
 
 __all__ = ["Estimate", "QuantityEstimate", "count_file", "count_outputs", "estimate_frequencies", "estimate_quantities",
            "project_to_simplex"]
 
-METHODS = ("linear", "inversion", "em")
+METHODS = ("linear", "inversion", "em", "ml")
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,26 +80,31 @@ class Estimate:
         The estimate p̂, a probability vector over ``labels``.
     unbiased
         The unbiased linear estimate before projection onto the simplex (``G q̂`` for "linear",
-        ``q̂ W⁺`` for "inversion" and "em"); it may have negative entries.
+        ``q̂ W⁺`` for "inversion", "ml" and "em"); it may have negative entries.
     standard_errors
         Standard errors (finite floats, see the module docstring): of ``unbiased`` under multinomial
-        sampling for "linear" and "inversion"; for "em" the asymptotic ``sqrt(diag(J⁻¹ − p̂p̂ᵀ)/n)``,
-        evaluated at p̂ mixed 0.1% with uniform.
+        sampling for "linear" and "inversion"; of ``frequencies`` for "ml" and "em" (parametric bootstrap, or
+        the Fisher information on the estimate's face with ``replicates = 0``).
     labels
         The input labels of the mechanism, in order.
     method
-        The estimator: "linear", "inversion" or "em".
+        The estimator: "linear", "inversion", "ml" or "em".
     records
         The number of outputs n (the sum of the counts).
     iterations
-        The number of EM maps (0 for "linear" and "inversion").
+        EM maps ("em"), quadratic subproblems ("ml"), 0 for "linear" and "inversion".
     converged
-        Whether EM met its tolerance within ``max_iterations`` (always true for "linear" and "inversion").
+        Whether "ml"/"em" met ``gap ≤ tol`` within ``max_iterations`` (always true for "linear" and "inversion").
+    gap
+        The certificate of :mod:`mechdesign.deploy.analysis.mle` (eq. 3) recomputed from ``frequencies``: the
+        log-likelihood per record that ``frequencies`` leaves below the maximum over the simplex (over ``ball`` when
+        one was given). For "linear" and "inversion" it measures how far they are from the "ml" estimate.
 
     References
     ----------
     Agrawal & Aggarwal, "On the design and quantification of privacy preserving data mining algorithms",
-    PODS 2001 (the EM update). Duchi, Shalev-Shwartz, Singer, Chandra, "Efficient projections
+    PODS 2001 (the EM update). Kim, Carbonetto, Stephens, Anitescu, J. Comput. Graph. Stat. 29(2), 2020 (mix-SQP,
+    the "ml" solver). Duchi, Shalev-Shwartz, Singer, Chandra, "Efficient projections
     onto the l1-ball for learning in high dimensions", ICML 2008, Fig. 1 (the simplex projection).
     Varadhan & Roland, "Simple and globally convergent methods for accelerating the convergence of any
     EM algorithm", Scand. J. Stat. 35, 2008 (SQUAREM, scheme S3).
@@ -105,6 +125,7 @@ class Estimate:
     records: int
     iterations: int
     converged: bool
+    gap: float
 
     def as_dict(self) -> dict[str, float]:
         """The estimated frequencies by input label.
@@ -262,7 +283,8 @@ def count_outputs(values: Any, mechanism: Mechanism) -> np.ndarray:
 
 
 def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inversion", *,
-                         reference: Any = None, tol: float = 1e-10, max_iterations: int = 10_000) -> Estimate:
+                         reference: Any = None, ball: L1Ball | None = None, tol: float = 1e-10,
+                         max_iterations: int = 10_000, replicates: int = 200, seed: int = 0) -> Estimate:
     """Estimate the input distribution from output ``counts`` (one per output label).
 
     Parameters
@@ -272,37 +294,45 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
     counts
         Non-negative integer counts, one per output label.
     method
-        "linear" (efficient unbiased linear decoder), "inversion" (pseudo-inverse) or "em" (SQUAREM EM).
+        "linear" (efficient unbiased linear decoder), "inversion" (pseudo-inverse), both projected onto the
+        simplex; "ml" (constrained maximum likelihood) or "em" (the same maximum by SQUAREM EM).
     reference
         For "linear": the reference distribution r of the decoder ``G = J⁻¹ W diag(1/q)``, q = rW (a
         full-support probability vector with N entries; default: the two-step plug-in of the module
         docstring). Ignored by the other methods.
+    ball
+        For "ml" only: maximise the likelihood over this ball (a mechanism file's B_β(P̂)) instead of the simplex.
     tol, max_iterations
-        EM stopping rule: stop when ``max |Δp| ≤ tol``, or at the end of the SQUAREM cycle in which
-        ``max_iterations`` EM maps are reached (``Estimate.converged`` is then false).
+        "ml" and "em": stop when the certificate ``Estimate.gap`` is at most ``tol`` (nats per record), or after
+        ``max_iterations`` quadratic subproblems ("ml") or EM maps ("em"); ``Estimate.converged`` says which.
+    replicates, seed
+        "ml" and "em": standard errors from ``replicates`` parametric-bootstrap draws from
+        ``numpy.random.default_rng(seed)``; ``replicates = 0``: the Fisher information on the estimate's face.
 
     Returns
     -------
     Estimate
-        The projected estimate, the unbiased linear estimate, standard errors and the EM diagnostics.
+        The estimate on the simplex, the unbiased linear estimate, standard errors and the diagnostics.
 
     Raises
     ------
     TypeError
         If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`, ``counts`` is not
-        numeric, or ``max_iterations`` (for "em") is not an integer.
+        numeric, ``ball`` is not an L1Ball, or ``max_iterations``/``replicates``/``seed`` are not integers.
     ValueError
         On an unknown ``method``; on bad counts (wrong length, negative, not integers, all zero, or
         positive for an output the mechanism never produces); on a ``reference`` that is not a
-        full-support probability vector with N entries; on a ``max_iterations`` below 1 (for "em"); or
-        when the mechanism's rank is below N (the message names the inputs that cannot be separated).
+        full-support probability vector with N entries; on a ``ball`` with another method than "ml" or of another
+        size; on ``tol`` ≤ 0, ``max_iterations`` < 1, ``replicates`` of 1 or below 0; or when the mechanism's rank
+        is below N (the message names the inputs that cannot be separated).
 
     References
     ----------
     The "em" update ``p_x ← Σ_y q̂_y p_x W[x, y] / Σ_x' p_x' W[x', y]`` is the iterative Bayesian update of
     Agrawal & Aggarwal (PODS 2001), accelerated by SQUAREM (Varadhan & Roland, Scand. J. Stat. 35, 2008);
-    the simplex projection is Fig. 1 of Duchi et al. (ICML 2008); the Fisher information J is that of
-    :mod:`mechdesign.core.fisher`.
+    "ml" is mix-SQP (Kim et al., J. Comput. Graph. Stat. 29(2), 2020) with the certificate of
+    :mod:`mechdesign.deploy.analysis.mle`; the simplex projection is Fig. 1 of Duchi et al. (ICML 2008), i.e.
+    Norm-Sub (Wang et al., NDSS 2020); the Fisher information J is that of :mod:`mechdesign.core.fisher`.
 
     Examples
     --------
@@ -312,14 +342,26 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
     [0.7, 0.3]
     >>> estimate_frequencies(rr, [60, 40], "linear").frequencies.round(12).tolist()
     [0.7, 0.3]
+    >>> estimate_frequencies(rr, [20, 80], "ml").frequencies.round(12).tolist()   # inversion: (−0.1, 1.1)
+    [0.0, 1.0]
     """
-    from mechdesign.core.fisher import efficient_decoder, fisher_information, inseparable_categories
+    from mechdesign.core.fisher import efficient_decoder, inseparable_categories
+    from mechdesign.deploy.analysis import mle
+    from mechdesign.deploy.analysis import standard_errors as spread
+    from mechdesign.deploy.analysis.ibu import expectation_maximization
 
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
     n_counts = _checked_counts(mechanism, counts)
+    if ball is not None:
+        if not isinstance(ball, L1Ball):
+            raise TypeError(f"ball must be an L1Ball, got ball={v._show(ball)}")
+        if method != "ml":
+            raise v.fail("method", "be 'ml' when a ball is given (the maximum likelihood within the ball)", method)
+        if ball.size != mechanism.shape[0]:
+            raise v.fail("ball", f"have {mechanism.shape[0]} categories (one per input)", ball.size)
     records = int(n_counts.sum())
     w = mechanism.matrix
     blind = inseparable_categories(w)
@@ -335,6 +377,11 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
     def errors(decoder: np.ndarray) -> np.ndarray:  # decoder: N×M, estimate = decoder @ q̂
         return np.sqrt(np.maximum(np.einsum("xy,yz,xz->x", decoder, covariance, decoder), 0.0))
 
+    def finish(p: np.ndarray, unbiased: np.ndarray, standard_errors: np.ndarray, iterations: int = 0,
+               converged: bool = True) -> Estimate:
+        return Estimate(p, unbiased, standard_errors, mechanism.inputs, method, records, iterations, converged,
+                        mle.likelihood_gap(w, n_counts, p, ball))
+
     if method == "linear":
         if reference is None:  # two-step plug-in: uniform first, then the (projected) first estimate
             first = efficient_decoder(w, np.full(n, 1 / n)) @ q
@@ -345,66 +392,39 @@ def estimate_frequencies(mechanism: Mechanism, counts: Any, method: str = "inver
                 raise v.fail("reference", f"be a full-support probability vector with {n} entries", reference)
         decoder = efficient_decoder(w, ref)
         unbiased = decoder @ q
-        return Estimate(project_to_simplex(unbiased), unbiased, errors(decoder), mechanism.inputs, method, records,
-                        0, True)
+        return finish(project_to_simplex(unbiased), unbiased, errors(decoder))
     inverse = np.linalg.pinv(w)
     unbiased = q @ inverse
     if method == "inversion":
-        return Estimate(project_to_simplex(unbiased), unbiased, errors(inverse.T), mechanism.inputs, method, records,
-                        0, True)
-    # Start from the projected inversion, mixed with uniform so that no coordinate starts at 0 (EM keeps zeros).
-    start = 0.9 * project_to_simplex(unbiased) + 0.1 / n
-    p, iterations, converged = _squarem(w, q, start, tol, v.positive_int("max_iterations", max_iterations))
-    at = 0.999 * p + 0.001 / n  # J at a zero of p̂ may lose outputs; the errors are asymptotic anyway
-    j_inverse = np.linalg.inv(fisher_information(w, at))
-    em_errors = np.sqrt(np.maximum(np.diag(j_inverse) - at**2, 0.0) / records)
-    return Estimate(p, unbiased, em_errors, mechanism.inputs, method, records, iterations, converged)
+        return finish(project_to_simplex(unbiased), unbiased, errors(inverse.T))
+    tol = v.positive("tol", tol)
+    max_iterations = v.positive_int("max_iterations", max_iterations)
+    replicates = _nonnegative_int("replicates", replicates)
+    if replicates == 1:
+        raise v.fail("replicates", "be 0 (Fisher information on the face) or at least 2 (bootstrap)", replicates)
+    seed = _nonnegative_int("seed", seed)
+    projected = project_to_simplex(unbiased)
+    if method == "em":  # EM keeps zeros: start in the interior
+        fit = expectation_maximization(w, n_counts, 0.9 * projected + 0.1 / n, tol=tol,
+                                           max_iterations=max_iterations)
+    else:
+        fit = mle.maximum_likelihood(w, n_counts, projected, ball=ball, tol=tol, max_iterations=max_iterations)
+    if replicates == 0:
+        standard_errors = spread.face_fisher_errors(w, fit.frequencies, records)
+    else:
+        def refit(draw: np.ndarray) -> np.ndarray:
+            return mle.maximum_likelihood(w, draw, fit.frequencies, ball=ball, tol=tol,
+                                          max_iterations=max_iterations).frequencies
+        standard_errors = spread.bootstrap_errors(refit, w, fit.frequencies, records, replicates,
+                                               np.random.default_rng(seed))
+    return finish(fit.frequencies, unbiased, standard_errors, fit.iterations, fit.converged)
 
 
-def _em_step(w: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
-    updated = p * (w @ (q / np.maximum(p @ w, 1e-300)))
-    return updated / updated.sum()
-
-
-def _log_likelihood(w: np.ndarray, q: np.ndarray, p: np.ndarray) -> float:
-    predicted = p @ w
-    return float(np.sum(q * np.log(np.maximum(predicted, 1e-300))))
-
-
-def _squarem(w: np.ndarray, q: np.ndarray, start: np.ndarray, tol: float,
-             max_iterations: int) -> tuple[np.ndarray, int, bool]:
-    """EM accelerated by SQUAREM S3 (Varadhan & Roland 2008).
-
-    An extrapolation along the first and second differences of two EM steps, shortened until it stays in
-    the simplex and does not lower the likelihood, then one EM step. Each cycle costs three EM maps;
-    ``iterations`` counts EM maps.
-    """
-    seen = q > 0
-    w_seen, q_seen = w[:, seen], q[seen]
-    p = start
-    maps = 0
-    while maps < max_iterations:
-        p1 = _em_step(w_seen, q_seen, p)
-        maps += 1
-        if float(np.max(np.abs(p1 - p))) <= tol:
-            return p1, maps, True
-        p2 = _em_step(w_seen, q_seen, p1)
-        maps += 1
-        r, second = p1 - p, p2 - 2 * p1 + p
-        alpha = -float(np.linalg.norm(r)) / max(float(np.linalg.norm(second)), 1e-300)
-        target = _log_likelihood(w_seen, q_seen, p2)
-        candidate = p2
-        while alpha < -1:
-            trial = p - 2 * alpha * r + alpha**2 * second
-            if np.all(trial >= 0) and _log_likelihood(w_seen, q_seen, trial / trial.sum()) >= target:
-                candidate = trial / trial.sum()
-                break
-            alpha = (alpha - 1) / 2
-            if alpha > -1 - 1e-3:
-                break
-        p = _em_step(w_seen, q_seen, candidate)
-        maps += 1
-    return p, maps, False
+def _nonnegative_int(name: str, value: Any) -> int:
+    """An integer ≥ 0 (as :func:`mechdesign._validation.positive_int`, which refuses 0)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0:
+        return 0
+    return v.positive_int(name, value)
 
 
 def count_file(mechanism: Mechanism, source: str | os.PathLike[str], column: str, *,

@@ -28,6 +28,16 @@ decoded by :func:`~mechdesign.deploy.analysis.decode.estimate_quantities` at the
 decoded as well when the joint matrix has rank N (no inseparable letters). References are mixed 10⁻³ with the
 uniform distribution when the estimate has zeros (the decoders need full support; unbiasedness holds at any
 reference).
+
+**Post-processing** (``method``, as for single columns, :mod:`~mechdesign.deploy.analysis.decode`): every
+:class:`Marginal` keeps the unbiased estimate in ``unbiased`` and reports ``values`` on its simplex. ``"linear"``
+projects each unbiased marginal (and the joint table) onto the simplex (Norm-Sub, Wang et al., NDSS 2020);
+standard errors stay those of the unbiased estimate. ``"ml"`` is the constrained maximum likelihood: of each
+factor's marginal from its column (product, sampled), of the joint table from the joint outputs (joint designs;
+the marginals are its sums, identifiable whenever the linear decoder's are — every maximiser has the same output
+law pW, and the rows of L lie in the range of W), with parametric-bootstrap standard errors
+(:func:`~mechdesign.deploy.analysis.standard_errors.bootstrap_errors`; for a sampled design the subsample term above is
+removed from the bootstrap variance in the same way).
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from mechdesign.deploy.file.record import RecordFile
 __all__ = ["Marginal", "RecordEstimate", "count_record_file", "decode_records"]
 
 _MIX = 1e-3
+_METHODS = ("linear", "ml")
 
 
 @dataclass(frozen=True)
@@ -59,9 +70,11 @@ class Marginal:
     labels : tuple of str
         Its alphabet.
     values : numpy.ndarray
-        The unbiased estimate of p_i (not projected: an entry may be slightly negative).
+        The estimate of p_i on the simplex (the projected unbiased estimate, or the maximum likelihood).
     standard_errors : numpy.ndarray
-        Their standard errors.
+        Their standard errors: of ``unbiased`` for "linear", of ``values`` (bootstrap) for "ml".
+    unbiased : numpy.ndarray
+        The efficient unbiased linear estimate of p_i (an entry may be negative).
     reports : int or None
         n_i, the records that reported the attribute (a sampled design); ``None`` when every record did.
     """
@@ -70,6 +83,7 @@ class Marginal:
     labels: tuple[str, ...]
     values: np.ndarray
     standard_errors: np.ndarray
+    unbiased: np.ndarray
     reports: int | None = None
 
 
@@ -85,22 +99,27 @@ class RecordEstimate:
         The decoded joint table over the joint labels (joint designs of rank N), else ``None``.
     records : int
         The number of privatized records n.
+    method : str
+        "linear" or "ml" (module docstring).
     """
 
     marginals: tuple[Marginal, ...]
     joint: Estimate | None
     records: int
+    method: str = "linear"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``records``, ``marginals`` {attribute: {label: value}}, ``standard_errors``, ``joint``.
+        """JSON-ready: ``records``, ``method``, ``marginals``, ``standard_errors``, ``unbiased``, ``joint``.
 
-        A sampled release adds ``reports`` {attribute: n_i}.
+        ``marginals`` {attribute: {label: value}} on each simplex, ``unbiased`` the unprojected linear estimates; a
+        sampled release adds ``reports`` {attribute: n_i}.
         """
         out: dict[str, Any] = {
-            "records": self.records,
+            "records": self.records, "method": self.method,
             "marginals": {m.attribute: dict(zip(m.labels, m.values.tolist(), strict=True)) for m in self.marginals},
             "standard_errors": {m.attribute: dict(zip(m.labels, m.standard_errors.tolist(), strict=True))
                                 for m in self.marginals},
+            "unbiased": {m.attribute: dict(zip(m.labels, m.unbiased.tolist(), strict=True)) for m in self.marginals},
             "joint": None}
         if any(m.reports is not None for m in self.marginals):
             out["reports"] = {m.attribute: m.reports for m in self.marginals}
@@ -179,7 +198,8 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
     return counts
 
 
-def decode_records(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
+def decode_records(record: RecordFile, counts: Sequence[Any], method: str = "linear", *, replicates: int = 200,
+                   seed: int = 0) -> RecordEstimate:
     """Every marginal (and the joint table where identifiable) from output counts (module docstring).
 
     Parameters
@@ -189,6 +209,11 @@ def decode_records(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
     counts : sequence of array_like
         Output counts: one vector per factor (product; sampled: of the records reporting that attribute), or one
         over the joint outputs (joint).
+    method : str
+        "linear" (the efficient unbiased decoders, projected onto each simplex) or "ml" (constrained maximum
+        likelihood).
+    replicates, seed
+        "ml": parametric-bootstrap replicates for the standard errors, and the seed of their generator.
 
     Returns
     -------
@@ -199,27 +224,34 @@ def decode_records(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
     Raises
     ------
     ValueError
-        If the counts do not match the file's outputs, or (sampled) an attribute has no report.
+        If the counts do not match the file's outputs, (sampled) an attribute has no report, ``method`` is not
+        "linear" or "ml", or ``replicates`` is 1 or negative.
 
     References
     ----------
-    :mod:`mechdesign.core.fisher` (the efficient unbiased linear decoder and its covariance).
+    :mod:`mechdesign.core.fisher` (the efficient unbiased linear decoder and its covariance);
+    :mod:`mechdesign.deploy.analysis.mle` (the constrained maximum likelihood); Wang, Lopuhaä-Zwakenberg, Chen,
+    Zhao, "Locally differentially private frequency estimation with consistency", NDSS 2020 (Norm-Sub).
     """
-    from mechdesign.deploy.analysis.decode import estimate_frequencies, estimate_quantities
+    from mechdesign.deploy.analysis.decode import estimate_frequencies, estimate_quantities, project_to_simplex
 
+    if method not in _METHODS:
+        raise v.fail("method", f"be one of {list(_METHODS)} for a record file", method)
+    if method == "ml":  # the single-column decoder checks them too; the joint path uses them directly
+        for name, value, low in (("replicates", replicates, 2), ("seed", seed, 0)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (value < low and value != 0):
+                raise v.fail(name, f"be 0 or an integer >= {low}" if low else "be a non-negative integer", value)
+    options: dict[str, Any] = {"replicates": replicates, "seed": seed} if method == "ml" else {}
     prior = record.prior
     if record.sampling is not None:
-        return _decode_sampled(record, counts)
+        return _decode_sampled(record, counts, method, options)
     if record.mechanism is None:
         if len(counts) != prior.dimension:
             raise v.fail("counts", f"give one vector per factor ({prior.dimension})", len(counts))
-        marginals = []
-        for i, (factor, c) in enumerate(zip(record.factors, counts, strict=True)):
-            reference = _reference(prior.marginal(i).probabilities)
-            estimate = estimate_frequencies(factor, c, "linear", reference=reference)
-            marginals.append(Marginal(prior.attributes[i], prior.alphabets[i], estimate.unbiased,
-                                      estimate.standard_errors))
-        return RecordEstimate(tuple(marginals), None, int(np.sum(counts[0])))
+        marginals = [_marginal(prior.attributes[i], prior.alphabets[i], factor, c, _reference(
+            prior.marginal(i).probabilities), method, options) for i, (factor, c) in enumerate(
+            zip(record.factors, counts, strict=True))]
+        return RecordEstimate(tuple(marginals), None, int(np.sum(counts[0])), method)
     from mechdesign.core.fisher import inseparable_categories
 
     if len(counts) != 1:
@@ -231,25 +263,58 @@ def decode_records(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
     letters = np.indices(sizes).reshape(len(sizes), -1)
     rows = np.vstack([(letters[i][None, :] == np.arange(sizes[i])[:, None]).astype(np.float64) for i in kept])
     quantities = estimate_quantities(mechanism, counts[0], rows, reference)
+    values, errors = quantities.values, quantities.standard_errors
+    if method == "ml":
+        values, errors = _joint_ml(mechanism.matrix, np.asarray(counts[0]), rows, replicates, seed)
     marginals, start = [], 0
     for i in range(len(sizes)):
         if i not in kept:
-            marginals.append(Marginal(prior.attributes[i], prior.alphabets[i], np.ones(1), np.zeros(1)))
+            marginals.append(Marginal(prior.attributes[i], prior.alphabets[i], np.ones(1), np.zeros(1), np.ones(1)))
             continue
         stop = start + sizes[i]
-        marginals.append(Marginal(prior.attributes[i], prior.alphabets[i], quantities.values[start:stop],
-                                  quantities.standard_errors[start:stop]))
+        decoded = values[start:stop] if method == "ml" else project_to_simplex(values[start:stop])
+        marginals.append(Marginal(prior.attributes[i], prior.alphabets[i], decoded, errors[start:stop],
+                                  quantities.values[start:stop]))
         start = stop
     joint_estimate = None
     if inseparable_categories(mechanism.matrix).size == 0:
-        joint_estimate = estimate_frequencies(mechanism, counts[0], "linear", reference=reference)
-    return RecordEstimate(tuple(marginals), joint_estimate, quantities.records)
+        joint_estimate = estimate_frequencies(mechanism, counts[0], method,
+                                              reference=reference if method == "linear" else None, **options)
+    return RecordEstimate(tuple(marginals), joint_estimate, quantities.records, method)
 
 
-def _decode_sampled(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate:
-    """Each attribute from its own reports, standard errors with the subsample's variation (module docstring)."""
+def _marginal(attribute: str, labels: tuple[str, ...], factor: Any, counts: Any, reference: np.ndarray, method: str,
+              options: dict[str, Any]) -> Marginal:
+    """One factor's marginal: the unbiased linear estimate at ``reference`` and the ``method``'s estimate."""
     from mechdesign.deploy.analysis.decode import estimate_frequencies
 
+    linear = estimate_frequencies(factor, counts, "linear", reference=reference)
+    if method == "linear":
+        return Marginal(attribute, labels, linear.frequencies, linear.standard_errors, linear.unbiased)
+    fit = estimate_frequencies(factor, counts, method, **options)
+    return Marginal(attribute, labels, fit.frequencies, fit.standard_errors, linear.unbiased)
+
+
+def _joint_ml(matrix: np.ndarray, counts: np.ndarray, rows: np.ndarray, replicates: int,
+              seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Marginals L p̂ of the joint maximum likelihood p̂, with bootstrap (or face-Fisher) standard errors."""
+    from mechdesign.deploy.analysis.mle import maximum_likelihood
+    from mechdesign.deploy.analysis.standard_errors import bootstrap_errors, face_fisher_errors
+
+    fit = maximum_likelihood(matrix, counts, tol=1e-10)
+    if replicates == 0:
+        face = face_fisher_errors(matrix, fit.frequencies, int(counts.sum()))
+        return rows @ fit.frequencies, np.sqrt(rows**2 @ face**2)  # the face's covariance is dropped: approximate
+    errors = bootstrap_errors(lambda draw: rows @ maximum_likelihood(matrix, draw, fit.frequencies,
+                                                                     tol=1e-10).frequencies,
+                              matrix, fit.frequencies, int(counts.sum()), replicates,
+                              np.random.default_rng(seed))
+    return rows @ fit.frequencies, errors
+
+
+def _decode_sampled(record: RecordFile, counts: Sequence[Any], method: str,
+                    options: dict[str, Any]) -> RecordEstimate:
+    """Each attribute from its own reports, standard errors with the subsample's variation (module docstring)."""
     prior = record.prior
     if len(counts) != prior.dimension:
         raise v.fail("counts", f"give one vector per factor ({prior.dimension})", len(counts))
@@ -260,9 +325,10 @@ def _decode_sampled(record: RecordFile, counts: Sequence[Any]) -> RecordEstimate
         if reports[i] == 0:
             raise v.fail(f"counts[{i}]", f"hold at least one report of attribute {prior.attributes[i]!r} (a sampled "
                          "release decodes each attribute from the records that report it)", 0)
-        estimate = estimate_frequencies(factor, c, "linear", reference=_reference(prior.marginal(i).probabilities))
-        f = np.clip(estimate.unbiased, 0.0, 1.0)
-        variance = estimate.standard_errors ** 2 - f * (1 - f) / records
-        marginals.append(Marginal(prior.attributes[i], prior.alphabets[i], estimate.unbiased,
-                                  np.sqrt(np.maximum(variance, 0.0)), reports[i]))
-    return RecordEstimate(tuple(marginals), None, records)
+        marginal = _marginal(prior.attributes[i], prior.alphabets[i], factor, c,
+                             _reference(prior.marginal(i).probabilities), method, options)
+        f = np.clip(marginal.unbiased if method == "linear" else marginal.values, 0.0, 1.0)
+        variance = marginal.standard_errors ** 2 - f * (1 - f) / records
+        marginals.append(Marginal(marginal.attribute, marginal.labels, marginal.values,
+                                  np.sqrt(np.maximum(variance, 0.0)), marginal.unbiased, reports[i]))
+    return RecordEstimate(tuple(marginals), None, records, method)

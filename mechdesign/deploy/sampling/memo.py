@@ -78,6 +78,13 @@ def generate_memo_key(path: str | os.PathLike[str], *, force: bool = False) -> P
     ------
     ValueError
         If ``path`` exists and ``force`` is false.
+
+    References
+    ----------
+    The key of the keyed pseudo-random function of the module docstring (``mechdesign-memo-1``: CBC-MAC over
+    AES-256, M. Bellare, J. Kilian, P. Rogaway, "The security of the cipher block chaining message authentication
+    code", JCSS 61(3), 2000, for prefix-free inputs), as in RAPPOR's memoization (Erlingsson, Pihur, Korolova, CCS
+    2014, §3).
     """
     from mechdesign._files import atomic_path
 
@@ -93,12 +100,26 @@ def generate_memo_key(path: str | os.PathLike[str], *, force: bool = False) -> P
 def read_memo_key(path: str | os.PathLike[str]) -> bytes:
     """The 32 bytes of a key file: exactly 64 hexadecimal characters, then one optional newline.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The key file (:func:`generate_memo_key`).
+
+    Returns
+    -------
+    bytes
+        The 32-byte key of the keyed pseudo-random function.
+
     Raises
     ------
     ValueError
         One line naming the rule, for any other content (nothing of the content is echoed: it is a secret).
     OSError
         If the file cannot be read.
+
+    References
+    ----------
+    The key of ``mechdesign-memo-1`` (module docstring; CBC-MAC over AES-256, Bellare, Kilian, Rogaway, JCSS 2000).
     """
     data = Path(path).read_bytes()
     text = data[:-1] if data.endswith(b"\n") else data

@@ -1,0 +1,128 @@
+"""``mechdesign decode --method ml [--within-ball]``: single columns, LDP baseline files and record files (issue 40)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mechdesign.deploy.file.column import write_mechanism_file
+from mechdesign.deploy.file.record_write import write_record_file
+from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.records import JointPrior
+from mechdesign.records.encoding import joint_labels
+
+LABELS = ["a", "b", "c", "d"]
+PRIOR = [0.6, 0.3, 0.08, 0.02]
+RADIUS = 0.1
+
+
+def _privatized(tmp_path, mechanism, truth, records=4000, seed=5):
+    """Fixed records with frequencies ``truth``, privatized once (seeded), as a CSV column ``value``."""
+    from mechdesign.deploy.sampling.sampler import Privatizer
+
+    x = np.repeat(np.arange(len(truth)), np.round(records * np.asarray(truth)).astype(int))
+    outputs = Privatizer(mechanism).privatize(np.array(mechanism.inputs)[x], rng=seed)
+    path = tmp_path / "private.csv"
+    path.write_text("value\n" + "\n".join(outputs) + "\n")
+    return path
+
+
+@pytest.fixture
+def column_file(tmp_path):
+    """k-RR at ε = 1 stated as ε-PML over the ball of radius 0.1 around PRIOR (k-RR is ε-PML for every prior)."""
+    rr = randomized_response(4, 1.0, LABELS)
+    path = write_mechanism_file(tmp_path / "rr.mech.json", rr, guarantee={
+        "notion": "pml", "epsilon": 1.0, "delta": 1e-6, "radius": RADIUS, "prior": PRIOR, "samples": 20000})
+    return path, rr
+
+
+def test_ml_through_the_real_entry_point_is_on_the_simplex_with_its_certificate(tmp_path, column_file, cli_process):
+    path, rr = column_file
+    data = _privatized(tmp_path, rr, [0.7, 0.3, 0.0, 0.0])
+    done = cli_process("decode", str(path), "--data", str(data), "--column", "value", "--method", "ml", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    values = np.array(list(out["frequencies"].values()))
+    assert out["method"] == "ml" and out["converged"] and out["gap"] <= 1e-10 and not out["within_ball"]
+    assert np.all(values >= 0) and abs(values.sum() - 1) <= 1e-12
+    assert all(np.isfinite(list(out["standard_errors"].values())))
+
+
+def test_within_the_ball_the_estimate_stays_in_the_files_ball(tmp_path, column_file, cli):
+    path, rr = column_file
+    data = _privatized(tmp_path, rr, [0.55, 0.35, 0.08, 0.02])  # ℓ1 distance 0.1 from PRIOR: the ball's edge
+    done = cli("decode", str(path), "--data", str(data), "--column", "value", "--method", "ml", "--within-ball",
+               "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    values = np.array([out["frequencies"][label] for label in LABELS])
+    assert out["within_ball"] and np.abs(values - PRIOR).sum() <= RADIUS + 1e-9
+    text = cli("decode", str(path), "--data", str(data), "--column", "value", "--method", "ml", "--within-ball")
+    assert text.returncode == 0 and "within the file's ball" in text.stdout and "±" in text.stdout
+
+
+def test_an_ldp_baseline_file_is_decoded_like_a_design(tmp_path, cli):
+    made = cli("baseline", "krr", "--epsilon", "1", "--labels", ",".join(LABELS), "--out", str(tmp_path / "k.json"))
+    assert made.returncode == 0, made.stderr
+    data = _privatized(tmp_path, randomized_response(4, 1.0, LABELS), [0.7, 0.3, 0.0, 0.0])
+    linear = json.loads(cli("decode", str(tmp_path / "k.json"), "--data", str(data), "--column", "value",
+                            "--json").stdout)
+    ml = json.loads(cli("decode", str(tmp_path / "k.json"), "--data", str(data), "--column", "value", "--method",
+                        "ml", "--json").stdout)
+    assert ml["gap"] <= 1e-10 and linear["gap"] >= ml["gap"]  # the certificate compares them on one scale
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--within-ball"], "method must be 'ml' with --within-ball"),
+    (["--method", "em", "--within-ball"], "method must be 'ml' with --within-ball"),
+])
+def test_within_ball_without_ml_is_one_line_exit_2(tmp_path, column_file, cli, extra, message):
+    path, rr = column_file
+    data = _privatized(tmp_path, rr, PRIOR)
+    done = cli("decode", str(path), "--data", str(data), "--column", "value", *extra)
+    assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1
+
+
+def _joint_file(tmp_path):
+    alphabets = [["u", "v"], ["s", "t"]]
+    prior = JointPrior.from_table([[400, 100], [100, 400]], ["a", "b"], alphabets)
+    path = write_record_file(tmp_path / "joint.mech.json", prior, epsilon=2.5, radius=0.05,
+                             mechanism=randomized_response(4, 0.5, joint_labels(alphabets)))
+    letters = np.random.default_rng(3).choice(4, size=3000, p=[0.7, 0.3, 0.0, 0.0])
+    rows = ["a,b"] + [f"{alphabets[0][x // 2]},{alphabets[1][x % 2]}" for x in letters]
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("method", ["linear", "ml"])
+def test_record_marginals_and_joint_table_are_on_the_simplex(tmp_path, cli, method):
+    """Item 5: a weakly private joint k-RR on sparse data gave negative unprojected marginals; no more."""
+    path = _joint_file(tmp_path)
+    out = tmp_path / "o.csv"
+    assert cli("privatize", str(path), "--data", str(tmp_path / "d.csv"), "--column", "a", "--column", "b",
+               "--out", str(out), "--seed", "2", "--override-data-check").returncode == 0
+    done = cli("decode", str(path), "--data", str(out), "--column", "a", "--column", "b", "--method", method,
+               "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["method"] == method
+    for attribute in ("a", "b"):
+        values = np.array(list(result["marginals"][attribute].values()))
+        assert np.all(values >= 0) and abs(values.sum() - 1) <= 1e-9
+        assert set(result["unbiased"][attribute]) == set(result["marginals"][attribute])
+    joint = np.array(list(result["joint"]["frequencies"].values()))
+    assert np.all(joint >= 0) and abs(joint.sum() - 1) <= 1e-9
+    text = cli("decode", str(path), "--data", str(out), "--column", "a", "--column", "b", "--method", method)
+    assert text.returncode == 0 and "-0." not in text.stdout.split("± ")[0]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--method", "em"], "method must be 'linear' or 'ml'"),
+    (["--method", "ml", "--within-ball"], "without --within-ball"),
+])
+def test_record_files_refuse_other_decoders_in_one_line(tmp_path, cli, extra, message):
+    path = _joint_file(tmp_path)
+    done = cli("decode", str(path), "--data", str(tmp_path / "d.csv"), "--column", "a", "--column", "b", *extra)
+    assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1
