@@ -10,13 +10,33 @@ Markdown table verbatim (``tests/test_readme.py`` checks it) and the docs' perfo
 
 from __future__ import annotations
 
-from _common import read_rows, significant, write_table
+import json
+
+from _common import RESULTS, read_rows, significant, write_table
 
 ORACLES = {"grr", "oue", "olh", "subset_selection", "hadamard"}
 
 
 def _range(values: list[float]) -> str:
     return f"{min(values):.2f}–{max(values):.2f}×"
+
+
+def peers() -> list[str]:
+    summary = json.loads((RESULTS / "peers.json").read_text())
+    cells = summary["summary"]
+    adult = [c["dataset"] for c in sorted(cells, key=lambda c: c["size"]) if not c["dataset"].startswith("zipf")]
+    datasets = (f"Adult {', '.join(dict.fromkeys(adult))} and Zipf counts; N = {min(c['size'] for c in cells)} to "
+                f"{max(c['size'] for c in cells)}")
+    epsilons = ", ".join(f"{e:g}" for e in dict.fromkeys(c["epsilon"] for c in cells))
+    version = summary["peer_versions"]["multi-freq-ldpy"]
+    return [f"frequencies decoded from the same records ({datasets}; ε = {epsilons}; data at the prior and at the "
+            f"ball's edge; {summary['repetitions']} repetitions)",
+            "A-optimal ε-PML design over the ball; `decode`'s default `linear` decoder (projected onto the simplex) "
+            "/ `--method ml --within-ball`",
+            f"multi-freq-ldpy {version}'s ε-LDP oracles (GRR, SS, SUE, OUE, OLH), each cell's best with the "
+            "library's post-processing (MI clipped and renormalised, or IBU)",
+            f"{_range([c['lead linear'] for c in cells])} / {_range([c['lead ml within ball'] for c in cells])} "
+            "lower n·MSE", "peers"]
 
 
 def estimation() -> list[str]:
@@ -108,7 +128,8 @@ def sparse() -> list[str]:
 
 
 def table() -> str:
-    rows = [estimation(), native_country(), thousand(), records(), two_layer(), repeated(), privatize(), sparse()]
+    rows = [estimation(), peers(), native_country(), thousand(), records(), two_layer(), repeated(), privatize(),
+            sparse()]
     header = ["task", "mechdesign", "compared with", "result", "results file"]
     cells = [[*row[:-1], f"benchmarks/results/{row[-1]}.csv"] for row in rows]
     links = [[*row[:-1], f"[{row[-1]}.csv](benchmarks/results/{row[-1]}.csv)"] for row in rows]
