@@ -19,6 +19,7 @@ from typing import Any
 
 from mechdesign.cli._io import (
     add_signature_arguments,
+    column_order_hint,
     print_json,
     read_mechanism_argument,
     record_columns,
@@ -192,7 +193,9 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
         from mechdesign.deploy.analysis.datacheck import check_joint_counts
         from mechdesign.deploy.analysis.record_assess import count_record_data, epsilon_at_data
 
-        letters, counts = count_record_data(record, args.data, record_columns(args.column, record.attributes))
+        columns = record_columns(args.column, record.attributes)
+        with column_order_hint(columns, record.attributes):
+            letters, counts = count_record_data(record, args.data, columns)
         data = _checked(args, lambda delta: check_joint_counts(record.prior, result.radius or 0.0, letters, counts,
                                                                delta))
         at_data = epsilon_at_data(record, letters, counts)
