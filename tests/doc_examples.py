@@ -2,7 +2,9 @@
 
 Used by ``tests/test_readme.py`` (README.md) and ``tests/test_docs_examples.py`` (every page of ``docs/``). A
 document runs in its own temporary copy of the repository (``.git``, virtual environments, ``node_modules`` and
-build outputs left out), in which the README's quick start has run first, as on a reader's fresh clone; so an
+build outputs left out), in which the README's quick start has run first, as on a reader's fresh clone (a page
+whose first shell block installs, like *Getting started*, is the quick start's long form and runs on the fresh
+copy alone); so an
 example that collides with an earlier output ("out must not exist … use --force"), reads a file no step wrote, or
 calls a command that is not on the ``PATH`` fails.
 
@@ -314,11 +316,19 @@ def quick_start() -> Block:
     return next(b for b in markdown_blocks(ROOT / "README.md") if b.language in RUN_LANGUAGES - {"python"})
 
 
+def installs(blocks: list[Block]) -> bool:
+    """Whether a document starts by installing (its first shell block creates the virtual environment): such a
+    page is an alternative to the quick start, and a reader follows it on a fresh checkout."""
+    shell = next((b for b in blocks if b.language in RUN_LANGUAGES - {"python"}), None)
+    return shell is not None and any(re.match(r"^python3? -m venv ", part) for command, _ in shell_commands(shell)
+                                     for part in _split_and(command))
+
+
 def run_document(path: Path, target: Path) -> Session:
     """Run every example of ``path`` in order, in a fresh copy at ``target`` where the quick start has run."""
     session = Session.checkout(target)
     blocks = document_blocks(path)
-    if path != ROOT / "README.md":
+    if path != ROOT / "README.md" and not installs(blocks):
         blocks = [quick_start(), *blocks]
     session.run(blocks)
     return session

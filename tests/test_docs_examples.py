@@ -12,6 +12,13 @@ PAGES = sorted(path.relative_to(ROOT / "docs").as_posix() for path in (ROOT / "d
                if "_build" not in path.parts and "generated" not in path.parts and "auto_examples" not in path.parts
                and not path.name.startswith("_"))
 WITH_EXAMPLES = [page for page in PAGES if any(b.language != "text" for b in document_blocks(ROOT / "docs" / page))]
+# Pages whose examples take more than a few seconds (designs and calibrations measured at 8-70 s on 2 cores): they
+# run under ``-m slow`` (.ci/run), the others in the default suite.
+SLOW = {"howto/records.rst", "howto/calibrate.rst", "reproductions.rst"}
+
+
+def test_the_slow_pages_exist():
+    assert SLOW <= set(WITH_EXAMPLES)
 
 
 def test_every_page_states_the_language_of_its_blocks():
@@ -19,7 +26,8 @@ def test_every_page_states_the_language_of_its_blocks():
         document_blocks(ROOT / "docs" / page)  # refuses an unmarked literal block (::)
 
 
-@pytest.mark.parametrize("page", WITH_EXAMPLES)
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.slow) if page in SLOW else page
+                                  for page in WITH_EXAMPLES])
 def test_every_docs_example_runs_as_written(page, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     run_document(ROOT / "docs" / page, tmp_path / "checkout")

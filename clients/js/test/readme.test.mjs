@@ -1,5 +1,6 @@
-// The client's documents run as written: this folder's README.md (its console blocks, then its js blocks) and the
-// main README's client block (the one that starts with `cd clients/js`), in order, each in a fresh copy of the
+// The client's documents run as written: this folder's README.md (its console blocks, then its js blocks), the
+// main README's client block (the one that starts with `cd clients/js`) and the documentation's client page
+// (docs/howto/client.rst, its console blocks), in order, each in a fresh copy of the
 // client and the conformance vectors, the way a reader runs them after `npm ci && npm run build`.
 //
 // Rules (the Python side's tests/doc_examples.py keeps the same ones): in a console block a line starting with
@@ -32,6 +33,26 @@ function blocks(path) {
       found.push({ language: current.language, text: current.lines.join("\n"), where: current.where });
       current = null;
     } else if (current !== null) current.lines.push(line);
+  });
+  return found;
+}
+
+/** The `.. code-block:: LANGUAGE` blocks of a reStructuredText page: [{ language, text, where }]. */
+function rstBlocks(path) {
+  const lines = readFileSync(path, "utf8").split("\n");
+  const found = [];
+  lines.forEach((line, index) => {
+    const directive = /^(\s*)\.\. code-block::\s*(\S+)\s*$/.exec(line);
+    if (!directive) return;
+    const indent = directive[1].length;
+    const body = [];
+    for (let i = index + 1; i < lines.length && (!lines[i].trim() || lines[i].search(/\S/) > indent); i += 1) {
+      body.push(lines[i]);
+    }
+    while (body.length && !body.at(-1).trim()) body.pop();
+    const margin = Math.min(...body.filter((b) => b.trim()).map((b) => b.search(/\S/)));
+    found.push({ language: directive[2], text: body.map((b) => b.slice(margin)).join("\n").replace(/^\n+/, ""),
+      where: `${path}:${index + 1}` });
   });
   return found;
 }
@@ -149,6 +170,17 @@ test("the main README's client block runs as written, from the repository root",
     const found = blocks(join(root, "README.md")).filter((b) => b.language === "console"
       && /^\$ cd \S*clients\/js\b/.test(b.text.trimStart()));
     assert.equal(found.length, 1);
+    runBlocks({ top, cwd: top }, found);
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+});
+
+test("the documentation's client page runs as written, from the repository root", () => {
+  const top = checkout();
+  try {
+    const found = rstBlocks(join(root, "docs", "howto", "client.rst")).filter((b) => b.language === "console");
+    assert.ok(found.length >= 1 && /^\$ cd \S*clients\/js\b/.test(found[0].text));
     runBlocks({ top, cwd: top }, found);
   } finally {
     rmSync(top, { recursive: true, force: true });
