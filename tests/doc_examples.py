@@ -15,7 +15,8 @@ What runs:
 * every shell block (```` ```bash ````, ```` ```console ````, ``sh``, ``shell``; ``.. code-block::`` with those
   languages). In ``console`` blocks a line starting with ``$ `` is a command and the lines after it, up to the
   next command, its expected output; every other shell block is commands only (``#`` comments skipped). A line
-  ending in ``\\`` continues on the next. Each command must exit with 0. A plain ``mechdesign …`` command runs
+  ending in ``\\`` continues on the next. Each command must exit with 0, except one whose shown output starts
+  with ``mechdesign: error:``: a refusal the page demonstrates, which must exit with 2 and print that on stderr. A plain ``mechdesign …`` command runs
   in-process (``mechdesign.cli.main``, what the console script calls); anything else (pipes, ``cd``, ``&&``,
   redirections, other programs) runs in ``bash`` with the copy's ``.venv/bin`` first on the ``PATH``, where
   ``mechdesign`` and ``python`` are this interpreter running this checkout's package;
@@ -262,7 +263,11 @@ class Session:
         else:
             code, out, err = self._bash(line)
         self.ran.append(f"{block.where} $ {line}")
-        assert code == 0, f"{block.where}: `{line}` exited {code}: {err.strip()[-2000:]}"
+        refused = bool(expected) and expected[0].startswith("mechdesign: error:")  # a refusal shown as such
+        if refused:
+            assert code == 2, f"{block.where}: `{line}` should be refused (exit 2), exited {code}"
+            out = err
+        assert code == 0 or refused, f"{block.where}: `{line}` exited {code}: {err.strip()[-2000:]}"
         if not expected:  # output not shown (or not a console block): not checked
             return
         mismatch = check_output(expected, [text.rstrip() for text in out.splitlines()])
