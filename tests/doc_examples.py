@@ -16,10 +16,11 @@ What runs:
   languages). In ``console`` blocks a line starting with ``$ `` is a command and the lines after it, up to the
   next command, its expected output; every other shell block is commands only (``#`` comments skipped). A line
   ending in ``\\`` continues on the next. Each command must exit with 0, except one whose shown output starts
-  with ``mechdesign: error:``: a refusal the page demonstrates, which must exit with 2 and print that on stderr. A plain ``mechdesign …`` command runs
-  in-process (``mechdesign.cli.main``, what the console script calls); anything else (pipes, ``cd``, ``&&``,
-  redirections, other programs) runs in ``bash`` with the copy's ``.venv/bin`` first on the ``PATH``, where
-  ``mechdesign`` and ``python`` are this interpreter running this checkout's package;
+  with ``mechdesign: error:``: a refusal the page demonstrates, which must exit with 2 and print that on stderr.
+  A plain ``mechdesign …`` command runs in-process (``mechdesign.cli.main``, what the console script calls);
+  anything else (pipes, ``cd``, ``&&``, redirections, other programs) runs in ``bash`` with the copy's
+  ``.venv/bin`` first on the ``PATH``, where ``mechdesign`` and ``python`` are this interpreter running this
+  checkout's package;
 * expected output, where shown, is matched line by line (:func:`check_output`): a plain line must equal the
   next output line (trailing spaces ignored), ``…`` alone skips any number of lines, and a line containing
   ``…`` matches one line holding the pieces between the ``…`` in order. Output must match fully unless the
