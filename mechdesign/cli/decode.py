@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "from stdin")
     add_data_argument(parser, "DATA", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of privatized records")
     parser.add_argument("--column", action="append", required=True,
-                        help="privatized column (output labels); with a record file, once per attribute in order")
+                        help="column of --data holding the mechanism's output labels; with a record file, repeat it "
+                             "once per attribute in the file's order (--column race --column sex)")
     parser.add_argument("--method", choices=("linear", "inversion", "ml", "em"), default="linear",
                         help="efficient unbiased linear decoder at the file's design prior (default), "
                              "pseudo-inverse inversion (both + simplex projection), constrained maximum likelihood "

@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "stdin")
     add_data_argument(parser, "DATA", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
     parser.add_argument("--column", required=True, action="append",
-                        help="column holding the mechanism's input labels; with a record file, repeat it once per "
-                             "attribute in the file's order (--column race --column sex)")
+                        help="column of --data holding the mechanism's input labels; with a record file, repeat it "
+                             "once per attribute in the file's order (--column race --column sex)")
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as the data)")
     add_force_argument(parser)
     source = parser.add_mutually_exclusive_group()

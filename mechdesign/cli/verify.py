@@ -39,8 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_signature_arguments(parser)
     parser.add_argument("--data", metavar="FILE", help="CSV/Parquet/Arrow IPC records the file is meant for: their "
                         "distribution must be consistent with the uncertainty ball (divergence test at δ_d)")
-    parser.add_argument("--column", action="append", help="column of --data holding the mechanism's input labels "
-                        "(with a record file: once per attribute, in order)")
+    parser.add_argument("--column", action="append", help="column of --data holding the mechanism's input labels; "
+                        "with a record file, repeat it once per attribute in the file's order (--column race --column "
+                        "sex)")
     parser.add_argument("--data-delta", type=float, default=None, help="δ_d of the data check (default 1e-6)")
     parser.add_argument("--override-data-check", action="store_true",
                         help="report data the check refuses instead of failing (exit 2): the output then states the "
