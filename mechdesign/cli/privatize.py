@@ -1,4 +1,4 @@
-"""``mechdesign privatize MECH.json --data INPUT --column COL --out OUTPUT``: privatize a column, or a whole record.
+"""``mechdesign privatize MECH.json --data DATA --column COL --out OUTPUT``: privatize a column, or a whole record.
 
 With a record file (``attributes`` in the file) give one ``--column`` per attribute, in order: the table is
 streamed once, every record is drawn from the record-level design, and the data check runs on the joint
@@ -26,6 +26,7 @@ from mechdesign.cli._io import (
     add_data_argument,
     add_force_argument,
     add_signature_arguments,
+    column_order_hint,
     data_file,
     print_json,
     print_signature_notice,
@@ -47,11 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load); - reads it from "
                         "stdin")
-    add_data_argument(parser, "INPUT", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
+    add_data_argument(parser, "DATA", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
     parser.add_argument("--column", required=True, action="append",
-                        help="column holding the mechanism's input labels; with a record file, repeat it once per "
-                             "attribute in the file's order (--column race --column sex)")
-    parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as INPUT)")
+                        help="column of --data holding the mechanism's input labels; with a record file, repeat it "
+                             "once per attribute in the file's order (--column race --column sex)")
+    parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as the data)")
     add_force_argument(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--seed", type=int, help="reproducible PCG64 stream (research only: predictable)")
@@ -302,7 +303,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     sampler = RecordPrivatizer(record)
     achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
     rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
-    with _ledger(args, record) as reservation:
+    with _ledger(args, record) as reservation, column_order_hint(columns, record.attributes):
         records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng,
                                         chunk_size=args.chunk_size, progress=True if args.progress else None,
                                         check_counts=check, memo=memo,
