@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["PER_ATTRIBUTE_REFUSAL", "REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias",
-           "add_force_argument", "add_signature_arguments", "column_order_hint", "data_file", "matrix_from_csv",
-           "parse_number_list", "print_json", "print_signature_notice", "read_matrix_argument",
+           "add_force_argument", "add_signature_arguments", "add_stream_arguments", "column_order_hint", "data_file",
+           "matrix_from_csv", "parse_number_list", "print_json", "print_signature_notice", "read_matrix_argument",
            "read_mechanism_argument", "record_columns", "refuse_existing", "signature_notice", "signature_required",
-           "single_column"]
+           "single_column", "stream"]
 
 
 class Once(argparse.Action):
@@ -91,6 +91,21 @@ def add_force_argument(parser: Any, what: str = "the output file") -> None:
     parser.add_argument("--force", action="store_true",
                         help=f"replace {what} if it exists (default: refuse; replacing a signed mechanism file "
                              "prints a warning)")
+
+
+def add_stream_arguments(parser: Any) -> None:
+    """``--seed N`` or ``--secure`` (the default): where the randomness of a release comes from."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--seed", type=int, help="reproducible PCG64 stream (research only: predictable)")
+    source.add_argument("--secure", action="store_true",
+                        help="cryptographically secure AES-CTR stream (the default without --seed)")
+
+
+def stream(args: Any) -> Any:
+    """The generator of :func:`add_stream_arguments`: seeded PCG64 with ``--seed``, else the secure AES-CTR stream."""
+    from mechdesign.randomness import make_rng
+
+    return make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
 
 
 def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "out") -> None:

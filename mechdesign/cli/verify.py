@@ -103,11 +103,16 @@ def run(args: argparse.Namespace) -> int:
               + _data_text(data, at_data, ""))
         _print_ldp(ldp)
         _print_release(result.release, account)
-    if not result.holds:
-        print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
-              f"{result.epsilon!r}", file=sys.stderr)
-        return 1
-    return 0
+    return _exit_code(result)
+
+
+def _exit_code(result: Any, level: str = "") -> int:
+    """0 when the stated guarantee holds; else 1, after the one-line failure on stderr."""
+    if result.holds:
+        return 0
+    print(f"mechdesign: failed: {result.path}: achieved {level}epsilon {result.achieved!r} exceeds stated "
+          f"{result.epsilon!r}", file=sys.stderr)
+    return 1
 
 
 def _print_ldp(ldp: dict[str, Any] | None, level: str = "") -> None:
@@ -218,8 +223,4 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
               + _data_text(data, at_data, "joint "))
         _print_ldp(ldp, "record-level ")
         _print_release(result.release, account)
-    if not result.holds:
-        print(f"mechdesign: failed: {result.path}: achieved record-level epsilon {result.achieved!r} exceeds stated "
-              f"{result.epsilon!r}", file=sys.stderr)
-        return 1
-    return 0
+    return _exit_code(result, "record-level ")
