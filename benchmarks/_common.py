@@ -61,9 +61,25 @@ def write_results(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
     return path
 
 
-def write_table(name: str, header: list[str], cells: list[list[str]]) -> str:
+def read_rows(name: str) -> list[dict[str, Any]]:
+    """The rows of ``results/<name>.json`` (what a benchmark's ``--table`` mode turns into its display table)."""
+    return json.loads((RESULTS / f"{name}.json").read_text())["rows"]
+
+
+def significant(value: float, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits, thousands separated (9.416, 49.46, 3,251; "—" if not finite)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return "—"
+    if abs(value) >= 10 ** (digits - 1):
+        return f"{round(value):,}"
+    return f"{value:.{digits}g}"
+
+
+def write_table(name: str, header: list[str], cells: list[list[str]], markdown: list[list[str]] | None = None) -> str:
     """Write the display table of a benchmark: ``results/<name>_table.csv`` (the docs include it with
-    ``csv-table``) and ``results/<name>_table.md`` (the README quotes it); return the markdown."""
+    ``csv-table``) and ``results/<name>_table.md`` (the README quotes it); return the markdown.
+
+    ``markdown`` gives the Markdown file other cells than the CSV's (links to the results files, say)."""
     import csv
     import io
 
@@ -72,6 +88,6 @@ def write_table(name: str, header: list[str], cells: list[list[str]]) -> str:
     csv.writer(buffer, lineterminator="\n").writerows([header, *cells])
     (RESULTS / f"{name}_table.csv").write_text(buffer.getvalue())
     markdown = "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-                          *("| " + " | ".join(row) + " |" for row in cells)]) + "\n"
+                          *("| " + " | ".join(row) + " |" for row in markdown or cells)]) + "\n"
     (RESULTS / f"{name}_table.md").write_text(markdown)
     return markdown

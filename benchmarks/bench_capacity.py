@@ -9,7 +9,8 @@ Proposition-2 regime (β < 2 min P̂) and one far beyond it.
 as a multiple of the matrix size (the matrix itself counted once). Run it from a checkout of the old
 code with ``PYTHONPATH`` to get the "before" row.
 
-Run: ``python benchmarks/bench_capacity.py [--large]`` → benchmarks/results/capacity[_large].{json,csv}.
+Run: ``python benchmarks/bench_capacity.py [--large]`` → benchmarks/results/capacity[_large].{json,csv}, and the
+display table capacity_table.{csv,md} (``--table`` rewrites only the table from the results file).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from _common import median_time, write_results  # noqa: E402
+from _common import median_time, read_rows, significant, write_results, write_table  # noqa: E402
 
 from mechdesign.core.leakage import capacity  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
@@ -44,6 +45,15 @@ def main() -> None:
             print(f"N={n:5d} {label:13s} median {median * 1e3:8.2f} ms", flush=True)
     path = write_results("capacity", rows, target="<= 0.1 s at N = 1000")
     print(f"wrote {path}")
+    print(table(rows))
+
+
+def table(rows: list[dict]) -> str:
+    """The docs' table (results/capacity_table.csv and .md): median milliseconds per capacity by N and radius."""
+    cells = [[f"{n:,}"] + [significant(r["median_s"] * 1e3, 3) for kind in ("proposition2", "general")
+                         for r in rows if r["N"] == n and r["radius_kind"] == kind]
+             for n in dict.fromkeys(r["N"] for r in rows)]
+    return write_table("capacity", ["N", "β = min P̂ (Proposition 2), ms", "β = 0.5 (general), ms"], cells)
 
 
 def large(n: int = 10_000, repeats: int = 3) -> None:
@@ -77,4 +87,7 @@ def large(n: int = 10_000, repeats: int = 3) -> None:
 
 
 if __name__ == "__main__":
-    large() if "--large" in sys.argv else main()
+    if "--table" in sys.argv:
+        print(table(read_rows("capacity")))
+    else:
+        large() if "--large" in sys.argv else main()

@@ -19,6 +19,8 @@ and its CPU time are its own):
     the solve, process_wall_s the whole subprocess (interpreter start-up and imports included).
 ``--native-repeats``
     the three native-country rows of ``--scale``, 3 runs each: median and spread → design_scale_repeats.{json,csv}.
+``--table``
+    the display table of ``--scale``'s results → design_scale_table.{csv,md} (also written by ``--scale``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, os.environ.get("MECHDESIGN_TREE", str(ROOT)))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median_time, write_results  # noqa: E402
+from _common import median_time, read_rows, significant, write_results, write_table  # noqa: E402
 
 SEED, EPSILON, LIMIT = 20240601, 1.0, 60.0
 SIZES = list(range(2, 21))
@@ -170,6 +172,18 @@ def scale() -> None:
         rows.append({"problem": spec["problem"], "epsilon": spec.get("epsilon", 1.0), "load_1min": load, **out})
         print(rows[-1], flush=True)
     write_results("design_scale", rows, note="one run each, own subprocess; peak = ru_maxrss; load = 1-min average")
+    print(scale_table(rows))
+
+
+def scale_table(rows: list[dict]) -> str:
+    """The docs' table (results/design_scale_table.csv and .md): the mutual-information design without a candidate
+    list, by problem and ε."""
+    cells = [[r["problem"], str(r["N"]), f"{r['epsilon']:g}", f"{r['utility']:.10f}",
+              f"{r['relative_gap']:.1e}", r["status"], f"{r['columns']:,}", significant(r["cpu_s"], 3),
+              significant(r["process_wall_s"], 3), significant(r["peak_mb"], 3)] for r in rows]
+    return write_table("design_scale", ["problem", "N", "ε", "mutual information (nats)", "certified relative gap",
+                                        "status", "columns generated", "CPU (s)", "process wall (s)",
+                                        "peak RSS (MB)"], cells)
 
 
 def native_repeats(repeats: int = 3) -> None:
@@ -206,5 +220,7 @@ if __name__ == "__main__":
         scale()
     elif "--native-repeats" in sys.argv:
         native_repeats()
+    elif "--table" in sys.argv:
+        print(scale_table(read_rows("design_scale")))
     else:
         main()

@@ -11,7 +11,7 @@ value, certified lower bound, gap, CPU, and the best oracle's ratio to it.
 
 Run: ``python benchmarks/bench_estimation_priced.py [--epsilons 0.5 1 2] [--repeats 3] [--time-limit 30] [--ldp]``;
 results in benchmarks/results/estimation_priced.{json,csv} (``--ldp``: estimation_priced_ldp.{json,csv}; ``--name``:
-another stem).
+another stem). ``--table STEM`` writes the display table of results/STEM.json to STEM_table.{csv,md}.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import statistics
 import time
 from pathlib import Path
 
-from _common import write_results
+from _common import read_rows, significant, write_results, write_table
 
 from mechdesign import compare_oracles, load_problem, solve
 from mechdesign.design.problem import DesignProblem
@@ -40,7 +40,11 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=30.0)
     parser.add_argument("--ldp", action="store_true", help="the A-optimal ε-LDP design (radius 2) instead")
     parser.add_argument("--name", help="results file stem in benchmarks/results/ (default: estimation_priced[_ldp])")
+    parser.add_argument("--table", metavar="STEM", help="only write the table of results/STEM.json")
     args = parser.parse_args()
+    if args.table:
+        print(table(args.table, read_rows(args.table)))
+        return
     base = load_problem(PROBLEM).problem
     rows = []
     for eps in args.epsilons:
@@ -65,6 +69,19 @@ def main() -> None:
         print(row, flush=True)
     name = args.name or ("estimation_priced_ldp" if args.ldp else "estimation_priced")
     print(write_results(name, rows, load=os.getloadavg()))
+    print(table(name, rows))
+
+
+def table(name: str, rows: list[dict]) -> str:
+    """The docs' table (results/<name>_table.csv and .md): value, certified bound and gap at each ε, against the
+    best LDP frequency oracle."""
+    cells = [[f"{r['epsilon']:g}", f"{r['time_limit']:g}", significant(r["value_median"]), significant(r["bound"]),
+              f"{r['relative_gap_median']:.2g}",
+              f"{r['best_oracle'].replace('_', ' ')} {significant(r['best_oracle_mse'])}",
+              f"{r['oracle_over_design']:.2f}×", significant(r["cpu_median"], 3)] for r in rows]
+    return write_table(name, ["ε", "time limit (s)", "A-optimal design: n·MSE (median of runs)",
+                              "certified lower bound", "relative gap", "best ε-LDP frequency oracle: n·MSE",
+                              "oracle ÷ design", "CPU (s, median)"], cells)
 
 
 def _revision() -> str:

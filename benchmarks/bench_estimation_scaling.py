@@ -12,7 +12,8 @@ its certified lower bound (best over the repeats: every bound is a proof), relat
 columns generated, peak memory (MB), the best LDP frequency oracle's MSE factor and its ratio to the design.
 
 Run: ``python benchmarks/bench_estimation_scaling.py [--sizes 12 16 20 …] [--repeats 3]`` →
-benchmarks/results/estimation_scaling.{json,csv}.
+benchmarks/results/estimation_scaling.{json,csv}. ``--table`` writes estimation_scaling_table.{csv,md}: for each size,
+the latest measurement (``LATEST`` names its results file; a size is re-measured with ``--sizes N --name STEM``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tools"), str(ROOT)]
 
+# The latest measurement of each size: (results file stem, sizes it measured, rows kept). Sizes measured once per
+# change of the engine are kept where they were last measured; paired files hold both codes (the new one is kept).
+LATEST = (("estimation_scaling_normal", (12, 16, 20, 22, 24)), ("estimation_priced_master", (42,)),
+          ("estimation_scaling_master_priced", (64,)), ("paired_c2_final", (128,)),
+          ("estimation_scaling_n256_c2", (256,)), ("estimation_scaling_n1000_block", (1000,)))
 LIMITS = {12: 60.0, 16: 60.0, 20: 60.0, 22: 60.0, 24: 60.0, 42: 60.0, 64: 120.0, 128: 240.0, 256: 600.0, 1000: 600.0}
 
 
@@ -71,7 +77,11 @@ def main() -> None:
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=float, help="time limit (s) for every size (default: per size)")
     parser.add_argument("--name", default="estimation_scaling", help="results file stem in benchmarks/results/")
+    parser.add_argument("--table", action="store_true", help="only write the table of the latest measurements")
     args = parser.parse_args()
+    if args.table:
+        print(table())
+        return
     if args.child is not None:
         print(json.dumps(child(args.child, args.limit)))
         return
@@ -101,6 +111,37 @@ def main() -> None:
               f"  {row['best_oracle']} ×{row['oracle_over_design']:.2f}"
               f"  load {row['load_median']:.1f}", flush=True)
     print(write_results(args.name, rows, epsilon=1.0, delta=1e-6, repeats=args.repeats))
+
+
+def _latest() -> list[dict]:
+    rows = []
+    for stem, sizes in LATEST:
+        data = json.loads((ROOT / "benchmarks" / "results" / f"{stem}.json").read_text())
+        for row in data.get("rows", [data]):
+            size = row.get("N", row.get("size"))
+            if (size in sizes and row.get("tree", "new") == "new" and row.get("epsilon", 1.0) == 1.0
+                    and size not in {r["N"] for r in rows}):
+                rows.append({**row, "N": size, "source": stem})
+    return rows
+
+
+def table() -> str:
+    """The docs' table (results/estimation_scaling_table.csv and .md): the latest measurement of each size."""
+    from _common import significant, write_table
+
+    cells = []
+    for r in sorted(_latest(), key=lambda r: r["N"]):
+        value, bound = r.get("value", r.get("value_median")), r["bound"]
+        gap = r.get("relative_gap", r.get("relative_gap_median"))
+        cpu = r.get("cpu", r.get("cpu_median"))
+        oracle = r["best_oracle"].replace("_", " ")
+        cells.append([f"{r['N']:,}", f"{r['time_limit']:g}", "enumerated" if r.get("method") == "column_generation"
+                      else "priced", r["status"], significant(cpu, 3), significant(value), significant(bound),
+                      f"{gap:.2g}" if gap > 1e-9 else "0", f"{oracle} {significant(r['best_oracle_mse'])}",
+                      f"{r['oracle_over_design']:.2f}×", f"{r['source']}.json"])
+    return write_table("estimation_scaling", [
+        "N", "time limit (s)", "candidates", "status", "CPU (s)", "A-optimal design: n·MSE", "certified lower bound",
+        "relative gap", "best ε-LDP frequency oracle", "oracle ÷ design", "results file"], cells)
 
 
 if __name__ == "__main__":

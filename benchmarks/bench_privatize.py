@@ -6,15 +6,19 @@ the same data: plain numpy inverse-CDF (one uniform + comparison against the row
 k-RR sampler in numpy, and — when installed — pure-ldp's and multi-freq-ldpy's k-RR clients (their
 per-record Python APIs, timed on 100 k records). Rates are median of repeated runs; CPU time of this
 process is reported beside wall time because the benchmark machine is shared.
+
+Run: ``python benchmarks/bench_privatize.py`` → benchmarks/results/privatize.{json,csv} and the display table
+privatize_table.{csv,md} (``--table`` rewrites only the table from the results file).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import time
 
 import numpy as np
-from _common import median_time, write_results
+from _common import median_time, read_rows, write_results, write_table
 
 from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.design.polytope.closed_form import randomized_response
@@ -68,6 +72,9 @@ def cpu_rate(run, records: int) -> float:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--table"]:
+        print(table(read_rows("privatize")))
+        return
     rows = []
     data_rng = np.random.default_rng(2024)
     for size in SIZES:
@@ -96,6 +103,16 @@ def main() -> None:
                          "table_bits": "", "build_seconds": ""})
             print(f"N={size:4d} {name:40s} {PEER_RECORDS / seconds / 1e6:8.2f} M/s")
     write_results("privatize", rows, epsilon=EPSILON, note="k-RR matrices; peers timed on 100k records")
+    print(table(rows))
+
+
+def table(rows: list[dict]) -> str:
+    """The docs' table (results/privatize_table.csv and .md): million records per second (wall) by N and sampler."""
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    cells = [[str(size)] + [next((f"{r['records_per_second'] / 1e6:.3g}" for r in rows
+                                  if r["N"] == size and r["method"] == m), "") for m in methods]
+             for size in dict.fromkeys(r["N"] for r in rows)]
+    return write_table("privatize", ["N", *methods], cells)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ best LDP protocol's M over the product design's (``joint_ratio`` over the joint 
 over the sampled design's); the issue's target is ≥ 2.
 
 Run: ``python benchmarks/bench_records_mse.py`` → benchmarks/results/records_mse.{json,csv}; ``--attributes
-race+sex`` and ``--epsilon 1`` select part of the grid (written to records_mse_<selection>.{json,csv}).
+race+sex`` and ``--epsilon 1`` select part of the grid (written to records_mse_<selection>.{json,csv}). The display
+table of the whole grid: records_mse_table.{csv,md} (``--table`` rewrites only the table from the results file).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from _common import write_results  # noqa: E402
+from _common import read_rows, significant, write_results, write_table  # noqa: E402
 
 from mechdesign.records import JointPrior, design_joint, design_product  # noqa: E402
 from mechdesign.records.baselines import record_baselines  # noqa: E402
@@ -54,7 +55,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attributes", choices=ATTRIBUTES, action="append", help="default: both")
     parser.add_argument("--epsilon", type=float, action="append", help=f"default: {EPSILONS}")
+    parser.add_argument("--table", action="store_true", help="only rewrite the table from results/records_mse.json")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(read_rows("records_mse")))
+        return
     rows = []
     for attributes in args.attributes or ATTRIBUTES:
         columns = attributes.split("+")
@@ -122,8 +127,30 @@ def main(argv: list[str] | None = None) -> None:
     path = write_results(name, rows, delta=DELTA, scale="fixed records, n = m", joint_time_limit=JOINT_TIME_LIMIT,
                          target="best LDP / product (and / joint, / sampled) >= 2 in every cell")
     print(f"wrote {path}")
+    if not selection:
+        print(table(rows))
     assert np.all([r["product_epsilon"] <= r["epsilon"] and r["joint_epsilon"] <= r["epsilon"]
                     and r["sampled_epsilon"] <= r["epsilon"] for r in rows])
+
+
+def table(rows: list[dict]) -> str:
+    """The docs' table (results/records_mse_table.csv and .md): n × total MSE of the decoded marginals of each
+    record design and each ε-LDP record protocol, and the best ε-LDP one over the best design."""
+    cells = []
+    for r in rows:
+        designs = {"product": r["product_mse"], "joint": r["joint_mse"], "sampled": r["sampled_mse"]}
+        ldp = {"SPL": r["spl_mse"], "SMP": r["smp_mse"], "RS+FD": r["rsfd_mse"]}
+        if r["ldp_joint_mse"] == r["ldp_joint_mse"]:  # run up to 16 letters (NaN beyond)
+            ldp["ε-LDP joint design"] = r["ldp_joint_mse"]
+        best_design, best_ldp = min(designs, key=designs.__getitem__), min(ldp, key=ldp.__getitem__)
+        cells.append([f"{r['attributes'].replace('+', ', ')} ({r['N']})", f"{r['epsilon']:g}",
+                      *(significant(v) for v in designs.values()), *(significant(ldp[k]) for k in ("SPL", "SMP",
+                                                                                                   "RS+FD")),
+                      significant(ldp.get("ε-LDP joint design", float("nan"))),
+                      f"{best_ldp} ÷ {best_design}: {ldp[best_ldp] / designs[best_design]:.2f}×"])
+    return write_table("records_mse", [
+        "attributes (N)", "record ε", "product design", "joint design", "sampled design", "SPL", "SMP", "RS+FD",
+        "ε-LDP joint design", "best ε-LDP ÷ best design"], cells)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ from ``resource.getrusage(RUSAGE_CHILDREN)``, wall clock around it; median of 3 
 2 cores shared with other jobs: wall times vary with load, so the 1-minute load average is recorded before each
 row (``load``).
 
-Run: ``python benchmarks/bench_records_privatize.py`` (writes benchmarks/results/bench_records_privatize.{json,csv}).
+Run: ``python benchmarks/bench_records_privatize.py`` (writes benchmarks/results/bench_records_privatize.{json,csv} and
+the display table records_privatize_table.{csv,md}; ``--table`` rewrites only the table from the results file).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import write_results
+from _common import read_rows, significant, write_results
+from _common import write_table as write_display_table
 
 from mechdesign.datasets import load_adult
 from mechdesign.deploy.file.record import read_record_file
@@ -226,7 +228,11 @@ def main() -> None:
     parser.add_argument("--parquet-records", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--formats", nargs="+", default=["parquet", "arrow"], choices=list(FORMATS))
+    parser.add_argument("--table", action="store_true", help="only rewrite the table from the results file")
     args = parser.parse_args()
+    if args.table:
+        print(display_table(read_rows("bench_records_privatize")))
+        return
     problem = load_record_problem(PROBLEM)
     prior = problem.prior
     design = design_product(prior, problem.epsilon, delta=problem.delta, factor=problem.factor)
@@ -281,6 +287,23 @@ def main() -> None:
     rows = [{key: row.get(key, "") for key in keys} for row in rows]
     write_results("bench_records_privatize", rows, record_epsilon=design.epsilon, letters=prior.size,
                   attributes=list(prior.attributes), chunk=CHUNK)
+    print(display_table(rows))
+
+
+def display_table(rows: list[dict]) -> str:
+    """The docs' table (results/records_privatize_table.csv and .md): CPU, wall, memory and rate of each path."""
+    def number(row: dict, key: str, scale: float = 1.0, digits: int = 3) -> str:
+        value = row.get(key, "")
+        return significant(float(value) * scale, digits) if value not in ("", None) else ""
+
+    cells = [[r["path"], f"{int(r['records']):,}", number(r, "cpu_seconds"), number(r, "wall_seconds"),
+              number(r, "peak_rss_mb", digits=3),
+              "" if int(r["records"]) <= 1 else  # a start-up run: no rate
+              number(r, "records_per_wall_second", 1e-6) or number(r, "records_per_cpu_second", 1e-6),
+              number(r, "records_per_wall_second_after_startup", 1e-6)] for r in rows]
+    return write_display_table("records_privatize", ["path", "records", "CPU (s)", "wall (s)", "peak RSS (MB)",
+                                             "M records/s (wall; CPU where no wall)", "M records/s after start-up"],
+                       cells)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ value of the design is checked by simulation: n = 48,842 records (the data) draw
 efficient linear decoder, 41 repetitions: the mean of n × SSE (with its standard error) estimates the analytic value;
 the median and quartiles show the spread (the distribution is skewed: its median lies below its mean).
 
-Writes ``results/two_layer.json``/``.csv`` and prints the markdown table the docs quote.
+Writes ``results/two_layer.json``/``.csv`` and the display table ``results/two_layer_table.csv``/``.md`` (``--table``
+rewrites only the table from the results file).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import write_results
+from _common import read_rows, significant, write_results, write_table
 
 from mechdesign.core.fisher import efficient_decoder
 from mechdesign.design.baselines.ldp_oracles import pure_protocol_mse
@@ -69,7 +70,11 @@ def main() -> None:
     parser.add_argument("--attributes", nargs="*", default=list(ATTRIBUTES))
     parser.add_argument("--time-limit", type=float, default=120.0, help="seconds per engine run")
     parser.add_argument("--repeats", type=int, default=41)
+    parser.add_argument("--table", action="store_true", help="only rewrite the table from results/two_layer.json")
     args = parser.parse_args()
+    if args.table:
+        print(table(read_rows("two_layer")))
+        return
     rows = []
     for attribute in args.attributes:
         problem = load_problem(PROBLEMS / f"{ATTRIBUTES[attribute]}.toml").problem
@@ -103,13 +108,17 @@ def main() -> None:
                   f"{row['lead']:.2f}x | {cpu:.1f} s CPU", flush=True)
     path = write_results("two_layer", rows, load=_load())
     print(f"wrote {path}")
-    print("\n| attribute (N) | (ε_lifetime, ε_report) | two-layer PML, n·MSE (ratio to bound) | L-GRR | L-OSUE | "
-          "L-SUE (RAPPOR) | lead |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['attribute']} ({r['size']}) | ({r['epsilon_lifetime']:g}, {r['epsilon_report']:g}) | "
-              f"{r['two_layer_mse']:.2f} ({r['ratio_to_bound']:.2f}) | {r['l_grr']:.1f} | {r['l_osue']:.1f} | "
-              f"{r['l_sue']:.1f} | {r['lead']:.1f}× |")
+    print(table(rows))
+
+
+def table(rows: list[dict]) -> str:
+    """The docs' table (results/two_layer_table.csv and .md): one period's n·MSE by design and budget."""
+    cells = [[f"{r['attribute']} ({r['size']})", f"({r['epsilon_lifetime']:g}, {r['epsilon_report']:g})",
+              f"{significant(r['two_layer_mse'])} ({r['ratio_to_bound']:.2f})", significant(r["l_grr"]),
+              significant(r["l_osue"]), significant(r["l_sue"]), f"{r['lead']:.1f}×"] for r in rows]
+    return write_table("two_layer", ["attribute (N)", "(lifetime ε, per-report ε)",
+                                     "two-layer ε-PML design, efficient decoder: n·MSE (÷ single-layer bound)",
+                                     "L-GRR", "L-OSUE", "L-SUE (RAPPOR)", "best LDP ÷ design"], cells)
 
 
 def _load() -> list[float]:

@@ -146,6 +146,24 @@ def stochastic_matrix(name: str, value: Any) -> np.ndarray:
     return arr / sums[:, None]
 
 
+def column_block(name: str, value: Any, rows: int) -> np.ndarray:
+    """A float64 array of ``rows`` rows and one column per candidate (a vector is one column); not copied."""
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != rows:
+        raise fail(name, f"have {rows} rows (one per prior entry)", arr.shape)
+    return arr
+
+
+def nonnegative_columns(name: str, value: Any, rows: int) -> np.ndarray:
+    """:func:`column_block` with finite, non-negative entries (columns of a mechanism, lift vectors)."""
+    arr = column_block(name, value, rows)
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise fail(name, "be finite and non-negative", value)
+    return arr
+
+
 def labels(name: str, value: Sequence[Any] | None, size: int, default_prefix: str = "") -> tuple[str, ...]:
     """Distinct string labels, one per coordinate; ``None`` gives '0', '1', … (with ``default_prefix``)."""
     if value is None:

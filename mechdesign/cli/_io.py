@@ -6,13 +6,16 @@ import argparse
 import io
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 __all__ = ["PER_ATTRIBUTE_REFUSAL", "REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias",
-           "add_force_argument", "add_signature_arguments", "data_file", "matrix_from_csv", "parse_number_list",
-           "print_json", "print_signature_notice", "read_matrix_argument", "read_mechanism_argument", "record_columns",
-           "refuse_existing", "signature_notice", "signature_required", "single_column"]
+           "add_force_argument", "add_signature_arguments", "add_stream_arguments", "column_order_hint", "data_file",
+           "matrix_from_csv", "parse_number_list", "print_json", "print_signature_notice", "read_matrix_argument",
+           "read_mechanism_argument", "record_columns", "refuse_existing", "signature_notice", "signature_required",
+           "single_column", "stream"]
 
 
 class Once(argparse.Action):
@@ -49,6 +52,21 @@ def record_columns(columns: list[str], attributes: tuple[str, ...]) -> list[str]
     return columns
 
 
+@contextmanager
+def column_order_hint(columns: list[str], attributes: tuple[str, ...]) -> Iterator[None]:
+    """Say that the order of ``--column`` matters when a record file's data hold labels its attribute does not.
+
+    The i-th ``--column`` is read as the file's i-th attribute, and a swapped pair fails only there.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if "must only hold" not in str(exc) or list(columns) == list(attributes):
+            raise
+        raise ValueError(f"{exc} (the order of --column matters: the i-th is read as the record file's i-th "
+                         f"attribute {list(attributes)}, got column={columns!r})") from None
+
+
 def add_data_argument(parser: Any, metavar: str, help: str) -> None:
     """The records file: ``--data FILE`` (as in assess, verify and baseline) or, equivalently, positional."""
     parser.add_argument("positional_data", nargs="?", metavar=metavar, help=f"{help} (or give it as --data)")
@@ -62,7 +80,10 @@ def data_file(args: Any) -> str:
                          f"{args.positional_data!r}")
     if args.data is None and args.positional_data is None:
         raise ValueError("data must be given, as --data FILE (or positionally), got data=None")
-    return str(args.data if args.data is not None else args.positional_data)
+    path = str(args.data if args.data is not None else args.positional_data)
+    if not Path(path).is_file():
+        raise ValueError(f"data must be an existing CSV, Parquet or Arrow IPC file, got data={path!r}")
+    return path
 
 
 def add_force_argument(parser: Any, what: str = "the output file") -> None:
@@ -70,6 +91,21 @@ def add_force_argument(parser: Any, what: str = "the output file") -> None:
     parser.add_argument("--force", action="store_true",
                         help=f"replace {what} if it exists (default: refuse; replacing a signed mechanism file "
                              "prints a warning)")
+
+
+def add_stream_arguments(parser: Any) -> None:
+    """``--seed N`` or ``--secure`` (the default): where the randomness of a release comes from."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--seed", type=int, help="reproducible PCG64 stream (research only: predictable)")
+    source.add_argument("--secure", action="store_true",
+                        help="cryptographically secure AES-CTR stream (the default without --seed)")
+
+
+def stream(args: Any) -> Any:
+    """The generator of :func:`add_stream_arguments`: seeded PCG64 with ``--seed``, else the secure AES-CTR stream."""
+    from mechdesign.randomness import make_rng
+
+    return make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
 
 
 def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "out") -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from mechdesign.cli._io import (
     add_deprecated_alias,
     add_signature_arguments,
+    column_order_hint,
     parse_number_list,
     print_json,
     print_signature_notice,
@@ -193,7 +194,8 @@ def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
     if args.column is None:
         raise ValueError("column must be given with --data, got column=None")
     columns = record_columns(args.column, record.attributes)
-    prior = data_prior(record, *count_record_data(record, args.data, columns))
+    with column_order_hint(columns, record.attributes):
+        prior = data_prior(record, *count_record_data(record, args.data, columns))
     result = assess_record(record, prior, deltas)
     accounts = _accounts(args, result.rows, lambda row, t: _record_account(record, prior, row, t))
     print_signature_notice(source.name, record, args.public_key)

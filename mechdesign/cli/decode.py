@@ -1,4 +1,4 @@
-"""``mechdesign decode MECH.json --data PRIVATIZED --column COL``: estimate input frequencies.
+"""``mechdesign decode MECH.json --data DATA --column COL``: estimate input frequencies.
 
 For an ``estimation_linear`` design the quantities Lp it was designed for (the ``weights`` and ``quantities``
 of the file's ``utility`` block) are decoded too, with standard errors; the per-category frequencies only
@@ -26,6 +26,7 @@ from typing import Any
 from mechdesign.cli._io import (
     add_data_argument,
     add_signature_arguments,
+    column_order_hint,
     data_file,
     print_json,
     print_signature_notice,
@@ -45,9 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign decode`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file that privatized the data; - reads it "
                         "from stdin")
-    add_data_argument(parser, "PRIVATIZED", "CSV, Parquet or Arrow IPC file of privatized records")
+    add_data_argument(parser, "DATA", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of privatized records")
     parser.add_argument("--column", action="append", required=True,
-                        help="privatized column (output labels); with a record file, once per attribute in order")
+                        help="column of --data holding the mechanism's output labels; with a record file, repeat it "
+                             "once per attribute in the file's order (--column race --column sex)")
     parser.add_argument("--method", choices=("linear", "inversion", "ml", "em"), default="linear",
                         help="efficient unbiased linear decoder at the file's design prior (default), "
                              "pseudo-inverse inversion (both + simplex projection), constrained maximum likelihood "
@@ -139,8 +141,9 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     if args.method not in ("linear", "ml") or args.within_ball:
         raise ValueError(f"method must be 'linear' or 'ml' (without --within-ball) for a record file, got "
                          f"method={args.method!r}{' with --within-ball' if args.within_ball else ''}")
-    estimate = decode_records(record, count_record_file(record, data_file(args), columns,
-                                                        chunk_size=args.chunk_size), args.method)
+    with column_order_hint(columns, record.attributes):
+        counts = count_record_file(record, data_file(args), columns, chunk_size=args.chunk_size)
+    estimate = decode_records(record, counts, args.method)
     print_signature_notice(source.name, record, args.public_key)
     if args.json:
         print_json({"design": record.kind, **estimate.to_dict()})

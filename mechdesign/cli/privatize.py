@@ -1,4 +1,4 @@
-"""``mechdesign privatize MECH.json --data INPUT --column COL --out OUTPUT``: privatize a column, or a whole record.
+"""``mechdesign privatize MECH.json --data DATA --column COL --out OUTPUT``: privatize a column, or a whole record.
 
 With a record file (``attributes`` in the file) give one ``--column`` per attribute, in order: the table is
 streamed once, every record is drawn from the record-level design, and the data check runs on the joint
@@ -26,6 +26,8 @@ from mechdesign.cli._io import (
     add_data_argument,
     add_force_argument,
     add_signature_arguments,
+    add_stream_arguments,
+    column_order_hint,
     data_file,
     print_json,
     print_signature_notice,
@@ -34,6 +36,7 @@ from mechdesign.cli._io import (
     refuse_existing,
     signature_required,
     single_column,
+    stream,
 )
 
 COMMAND = ("privatize",)
@@ -47,16 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign privatize`` to ``parser``."""
     parser.add_argument("mechanism", metavar="MECH.json", help="mechanism file (verified on load); - reads it from "
                         "stdin")
-    add_data_argument(parser, "INPUT", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
+    add_data_argument(parser, "DATA", "CSV, Parquet or Arrow IPC (.arrow, .feather) file of records")
     parser.add_argument("--column", required=True, action="append",
-                        help="column holding the mechanism's input labels; with a record file, repeat it once per "
-                             "attribute in the file's order (--column race --column sex)")
-    parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as INPUT)")
+                        help="column of --data holding the mechanism's input labels; with a record file, repeat it "
+                             "once per attribute in the file's order (--column race --column sex)")
+    parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as the data)")
     add_force_argument(parser)
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--seed", type=int, help="reproducible PCG64 stream (research only: predictable)")
-    source.add_argument("--secure", action="store_true",
-                        help="cryptographically secure AES-CTR stream (the default without --seed)")
+    add_stream_arguments(parser)
     add_signature_arguments(parser)
     parser.add_argument("--data-delta", type=float, default=None,
                         help="δ_d of the data check (default 1e-6): data whose smallest divergence to the file's "
@@ -101,7 +101,6 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.file.column import read_mechanism_file
     from mechdesign.deploy.sampling.sampler import Privatizer
     from mechdesign.deploy.sampling.stream import privatize_file
-    from mechdesign.randomness import make_rng
 
     args.column = single_column(args.column)
     loaded = read_mechanism_file(source, public_key=args.public_key)
@@ -118,16 +117,14 @@ def run(args: argparse.Namespace) -> int:
     sampler = Privatizer(loaded.mechanism)
     achieved = sampler.check(loaded.guarantee)
     reports, per_report = _reports(loaded, sampler)
-    rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
+    rng = stream(args)
     with _ledger(args, loaded) as reservation:
         records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng,
                                  chunk_size=args.chunk_size, progress=True if args.progress else None,
                                  check_counts=check, memo=memo,
                                  user_column=args.user_column if memo is not None else None, reports=reports)
     data = checks[0]
-    print_signature_notice(source.name, loaded, args.public_key)
-    if memo is None and args.user_column is not None and reservation is None:
-        print(_repeat_notice(source.name), file=sys.stderr, flush=True)
+    _print_notices(args, source.name, loaded, memo, reservation)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
     sampled = Mechanism.from_matrix(sampler.sampled_matrix, loaded.mechanism.inputs, loaded.mechanism.outputs)
     if reports is not None:  # what one report is drawn from: the permanent layer, then the fresh one
@@ -139,9 +136,8 @@ def run(args: argparse.Namespace) -> int:
                "release": loaded.release.policy, "per_report_epsilon": per_report,
                "notion": loaded.guarantee["notion"], "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
-               "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation, "sha256": loaded.sha256,
-               "signed": loaded.signature is not None and args.public_key is not None,
-               "data_check": _data_check(data), "ledger": _ledger_summary(args, reservation)}
+               "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation,
+               **_file_summary(args, loaded, data, reservation)}
     if args.json:
         print_json(summary)
         return 0
@@ -264,10 +260,14 @@ def _ledger_text(reservation: Any) -> str:
             f"release{'s' if reservation.allowed != 1 else ''} the file states used")
 
 
-def _repeat_notice(path: str) -> str:
-    return (f"mechdesign: notice: {path} states its guarantee per release: every run of privatize on the same users "
-            "draws afresh and is another release (verify --releases T gives what T of them leak, which for a PML "
-            "design exceeds T times epsilon); memoize with --memo-key KEY (mechdesign memo-key KEY writes one)")
+def _print_notices(args: argparse.Namespace, path: str, loaded: Any, memo: Any, reservation: Any) -> None:
+    """The signature notice, and the per-release notice for fresh draws on identified users with no ledger."""
+    print_signature_notice(path, loaded, args.public_key)
+    if memo is None and args.user_column is not None and reservation is None:
+        print(f"mechdesign: notice: {path} states its guarantee per release: every run of privatize on the same "
+              "users draws afresh and is another release (verify --releases T gives what T of them leak, which for "
+              "a PML design exceeds T times epsilon); memoize with --memo-key KEY (mechdesign memo-key KEY writes "
+              "one)", file=sys.stderr, flush=True)
 
 
 def _data_check(data: Any) -> dict[str, Any]:
@@ -277,6 +277,12 @@ def _data_check(data: Any) -> dict[str, Any]:
             "distance": data.distance}
 
 
+def _file_summary(args: argparse.Namespace, loaded: Any, data: Any, reservation: Any) -> dict[str, Any]:
+    """The last keys of the JSON summary, one column or a whole record: the file, its signature, data, ledger."""
+    return {"sha256": loaded.sha256, "signed": loaded.signature is not None and args.public_key is not None,
+            "data_check": _data_check(data), "ledger": _ledger_summary(args, reservation)}
+
+
 def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
     from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
@@ -284,7 +290,6 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     from mechdesign.deploy.file.record import read_record_file
     from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
     from mechdesign.deploy.sampling.record_stream import privatize_record_file
-    from mechdesign.randomness import make_rng
 
     record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)
@@ -301,16 +306,14 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     memo = _memo(args, record)
     sampler = RecordPrivatizer(record)
     achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
-    rng = make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
-    with _ledger(args, record) as reservation:
+    rng = stream(args)
+    with _ledger(args, record) as reservation, column_order_hint(columns, record.attributes):
         records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng,
                                         chunk_size=args.chunk_size, progress=True if args.progress else None,
                                         check_counts=check, memo=memo,
                                         user_column=args.user_column if memo is not None else None)
     data, letters, counts = checks[0]
-    print_signature_notice(source.name, record, args.public_key)
-    if memo is None and args.user_column is not None and reservation is None:
-        print(_repeat_notice(source.name), file=sys.stderr, flush=True)
+    _print_notices(args, source.name, record, memo, reservation)
     stated = max(float(record.guarantee["epsilon"]), achieved)
     at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
     summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,
@@ -318,9 +321,8 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                "release": record.release.policy,
                "notion": "pml", "level": "record", "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": record.guarantee["epsilon"], "sampled_epsilon": achieved, "epsilon_at_data": at_data,
-               "max_deviation": max(s.max_deviation for s in sampler.samplers), "sha256": record.sha256,
-               "signed": record.signature is not None and args.public_key is not None,
-               "data_check": _data_check(data), "ledger": _ledger_summary(args, reservation)}
+               "max_deviation": max(s.max_deviation for s in sampler.samplers),
+               **_file_summary(args, record, data, reservation)}
     if args.json:
         print_json(summary)
         return 0

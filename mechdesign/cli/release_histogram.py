@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mechdesign.cli._io import parse_number_list, print_json
+from mechdesign.cli._io import add_stream_arguments, parse_number_list, print_json, stream
 
 COMMAND = ("release", "histogram")
 HELP = "release counts with Laplace noise meeting epsilon-PML for bins with probability >= alpha ([H] Thm 4)"
@@ -17,11 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epsilon", type=float, required=True, help="per-record PML target in nats")
     parser.add_argument("--alpha", type=float, required=True,
                         help="lower bound on every bin probability of every record, in (0, 1/k]")
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--seed", type=int, default=None,
-                        help="seeded PCG64 stream, for research only (reproducible, hence not secret)")
-    source.add_argument("--secure", action="store_true",
-                        help="cryptographically secure AES-CTR stream (the default without --seed)")
+    add_stream_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -32,11 +28,10 @@ def run(args: argparse.Namespace) -> int:
     """
     from mechdesign.noise.histogram.bounds import calibrate_histogram
     from mechdesign.noise.histogram.release import laplace_histogram
-    from mechdesign.randomness import make_rng
 
     counts = parse_number_list("counts", args.counts)
     calibration = calibrate_histogram(args.epsilon, args.alpha, bins=len(counts))
-    rng = make_rng(secure=True) if args.seed is None else make_rng(args.seed)
+    rng = stream(args)
     released = [int(x) for x in laplace_histogram(counts, calibration.scale, rng=rng)]
     source = "secure" if args.seed is None else f"seeded ({args.seed})"
     if args.json:

@@ -19,6 +19,7 @@ from typing import Any
 
 from mechdesign.cli._io import (
     add_signature_arguments,
+    column_order_hint,
     print_json,
     read_mechanism_argument,
     record_columns,
@@ -38,8 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_signature_arguments(parser)
     parser.add_argument("--data", metavar="FILE", help="CSV/Parquet/Arrow IPC records the file is meant for: their "
                         "distribution must be consistent with the uncertainty ball (divergence test at δ_d)")
-    parser.add_argument("--column", action="append", help="column of --data holding the mechanism's input labels "
-                        "(with a record file: once per attribute, in order)")
+    parser.add_argument("--column", action="append", help="column of --data holding the mechanism's input labels; "
+                        "with a record file, repeat it once per attribute in the file's order (--column race --column "
+                        "sex)")
     parser.add_argument("--data-delta", type=float, default=None, help="δ_d of the data check (default 1e-6)")
     parser.add_argument("--override-data-check", action="store_true",
                         help="report data the check refuses instead of failing (exit 2): the output then states the "
@@ -101,11 +103,16 @@ def run(args: argparse.Namespace) -> int:
               + _data_text(data, at_data, ""))
         _print_ldp(ldp)
         _print_release(result.release, account)
-    if not result.holds:
-        print(f"mechdesign: failed: {result.path}: achieved epsilon {result.achieved!r} exceeds stated "
-              f"{result.epsilon!r}", file=sys.stderr)
-        return 1
-    return 0
+    return _exit_code(result)
+
+
+def _exit_code(result: Any, level: str = "") -> int:
+    """0 when the stated guarantee holds; else 1, after the one-line failure on stderr."""
+    if result.holds:
+        return 0
+    print(f"mechdesign: failed: {result.path}: achieved {level}epsilon {result.achieved!r} exceeds stated "
+          f"{result.epsilon!r}", file=sys.stderr)
+    return 1
 
 
 def _print_ldp(ldp: dict[str, Any] | None, level: str = "") -> None:
@@ -192,7 +199,9 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
         from mechdesign.deploy.analysis.datacheck import check_joint_counts
         from mechdesign.deploy.analysis.record_assess import count_record_data, epsilon_at_data
 
-        letters, counts = count_record_data(record, args.data, record_columns(args.column, record.attributes))
+        columns = record_columns(args.column, record.attributes)
+        with column_order_hint(columns, record.attributes):
+            letters, counts = count_record_data(record, args.data, columns)
         data = _checked(args, lambda delta: check_joint_counts(record.prior, result.radius or 0.0, letters, counts,
                                                                delta))
         at_data = epsilon_at_data(record, letters, counts)
@@ -214,8 +223,4 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
               + _data_text(data, at_data, "joint "))
         _print_ldp(ldp, "record-level ")
         _print_release(result.release, account)
-    if not result.holds:
-        print(f"mechdesign: failed: {result.path}: achieved record-level epsilon {result.achieved!r} exceeds stated "
-              f"{result.epsilon!r}", file=sys.stderr)
-        return 1
-    return 0
+    return _exit_code(result, "record-level ")

@@ -124,7 +124,7 @@ class L1Ball:
         ValueError
             If ``columns`` does not have N rows, or has a negative or non-finite entry.
         """
-        c = self._columns(columns)
+        c = v.nonnegative_columns("columns", columns, self.size)
         scale = c.max(axis=0)
         scale = np.where(scale > 0, scale, 1.0)
         unit = c / scale  # entries in [0, 1], each with relative error ≤ u
@@ -174,11 +174,7 @@ class L1Ball:
         >>> bool(abs(ball.log_min_linear([0.0, -2000.0])[0] - np.log(0.4)) < 1e-12)
         True
         """
-        a = np.asarray(log_columns, dtype=np.float64)
-        if a.ndim == 1:
-            a = a[:, None]
-        if a.ndim != 2 or a.shape[0] != self.size:
-            raise v.fail("log_columns", f"have {self.size} rows (one per prior entry)", a.shape)
+        a = v.column_block("log_columns", log_columns, self.size)
         top = a.max(axis=0)
         if np.any(np.isnan(a)) or np.any(a == np.inf) or not np.all(np.isfinite(top)):
             raise v.fail("log_columns", "be finite or -inf, with a finite entry in every column", log_columns)
@@ -232,7 +228,7 @@ class L1Ball:
         ValueError
             If ``column`` is not a single column of N finite, non-negative entries.
         """
-        c = self._columns(column)
+        c = v.nonnegative_columns("columns", column, self.size)
         if c.shape[1] != 1:
             raise v.fail("column", "be a single vector", column)
         top, moved, _ = self._greedy(c)
@@ -288,16 +284,6 @@ class L1Ball:
         if q.size != self.size:
             raise v.fail("prior", f"have {self.size} entries", q)
         return bool(np.abs(q - self.center.probabilities).sum() <= self.radius + atol)
-
-    def _columns(self, columns: Any) -> np.ndarray:
-        c = np.asarray(columns, dtype=np.float64)
-        if c.ndim == 1:
-            c = c[:, None]
-        if c.ndim != 2 or c.shape[0] != self.size:
-            raise v.fail("columns", f"have {self.size} rows (one per prior entry)", c.shape)
-        if not np.all(np.isfinite(c)) or np.any(c < 0):
-            raise v.fail("columns", "be finite and non-negative", columns)
-        return c
 
 
 def _remaining_mass(p_top: np.ndarray, budget: float) -> tuple[np.ndarray, np.ndarray]:

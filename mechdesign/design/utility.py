@@ -234,13 +234,7 @@ class Utility:
             If ``columns`` has the wrong number of rows, or a negative or non-finite entry.
         """
         p = as_prior(prior).probabilities
-        c = np.asarray(columns, dtype=np.float64)
-        if c.ndim == 1:
-            c = c[:, None]
-        if c.ndim != 2 or c.shape[0] != p.size:
-            raise v.fail("columns", f"have {p.size} rows (one per prior entry)", c.shape)
-        if not np.all(np.isfinite(c)) or np.any(c < 0):
-            raise v.fail("columns", "be finite and non-negative", c)
+        c = v.nonnegative_columns("columns", columns, p.size)
         scale = c.max(axis=0) if c.size else np.zeros(c.shape[1])
         out = np.zeros(c.shape[1])
         used = scale > 0  # μ(0) = 0 for a sublinear μ

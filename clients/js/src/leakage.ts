@@ -48,6 +48,31 @@ export function greedyDepth(prior: number[], budget: number): number {
 }
 
 /**
+ * The greedy's masses on the `depth` coordinates `order[0..depth)` it empties in turn (mechdesign's
+ * `_remaining_mass`): `remains[j]` = clip(Σ_{k≤j} P̂_order[k] − β/2, 0, P̂_order[j]) with the sum in double-double,
+ * `moved[j]` = P̂_order[j] − `remains[j]` (≥ 0), `partial[j]` = 1 where the unclipped value is within 8u² of [0, P̂_j]
+ * (there it may be off by O(u²)).
+ */
+function remainingMass(prior: number[], order: ArrayLike<number>, depth: number, budget: number,
+                       remains: Float64Array, moved: Float64Array, partial: Uint8Array): void {
+  const near = 8 * UNIT * UNIT;
+  let high = 0;
+  let carry = 0;
+  for (let j = 0; j < depth; j++) {
+    const p = prior[order[j]];
+    let error;
+    [high, error] = twoSum(high, p);
+    carry = carry + error;
+    const [head, tail] = twoSum(high, -budget);
+    const value = head + (tail + carry);
+    const remain = Math.min(Math.max(value, 0), p);
+    remains[j] = remain;
+    moved[j] = Math.max(p - remain, 0);
+    partial[j] = value > -near && value < p + near ? 1 : 0;
+  }
+}
+
+/**
  * g(c) = min_{Q ∈ B_β(P̂)} Q·c for each column of `columns` (N rows), rounded down (mechdesign's
  * `L1Ball.min_linear`): greedy on the column scaled by its maximum, the mass left on the partly emptied
  * coordinate in double-double, then a relative (N + 10)u margin and one ulp toward 0.
@@ -56,7 +81,6 @@ export function minLinear(columns: number[][], prior: number[], radius: number):
   const n = prior.length;
   const budget = radius / 2;
   const k = greedyDepth(prior, budget);
-  const near = 8 * UNIT * UNIT;
   const several = columns[0].length > 1; // NumPy sums a block's weighted columns in order, a single one pairwise
   const out: number[] = [];
   for (let y = 0; y < columns[0].length; y++) {
@@ -73,24 +97,16 @@ export function minLinear(columns: number[][], prior: number[], radius: number):
     const top = order.slice(0, k);
     const weighted = new Float64Array(n);
     for (let i = 0; i < n; i++) weighted[i] = unit[i] * prior[i];
-    let high = 0;
-    let carry = 0;
+    const remains = new Float64Array(k);
     const moved = new Float64Array(k);
+    const partial = new Uint8Array(k);
+    remainingMass(prior, top, top.length, budget, remains, moved, partial);
     const partialTop = new Float64Array(k);
     let partialCount = 0;
     top.forEach((i, j) => {
-      const p = prior[i];
-      let error;
-      [high, error] = twoSum(high, p);
-      carry = carry + error;
-      const [head, tail] = twoSum(high, -budget);
-      const value = head + (tail + carry);
-      const remain = Math.min(Math.max(value, 0), p);
-      const partial = value > -near && value < p + near;
-      weighted[i] = remain * unit[i];
-      moved[j] = Math.max(p - remain, 0);
-      partialTop[j] = partial ? unit[i] : 0;
-      partialCount += partial ? 1 : 0;
+      weighted[i] = remains[j] * unit[i];
+      partialTop[j] = partial[j] ? unit[i] : 0;
+      partialCount += partial[j];
     });
     let sum = 0;
     if (several) for (let i = 0; i < n; i++) sum += weighted[i];
@@ -115,7 +131,6 @@ export function logMinLinear(prior: number[], radius: number): (a: Float64Array)
   const n = prior.length;
   const budget = radius / 2;
   const depth = greedyDepth(prior, budget);
-  const near = 8 * UNIT * UNIT;
   const shifted = new Float64Array(n);
   const weights = new Float64Array(n);
   const terms = new Float64Array(n);
@@ -147,23 +162,11 @@ export function logMinLinear(prior: number[], radius: number): (a: Float64Array)
       order[j] = i;
     }
     weights.set(prior);
-    let high = 0;
-    let carry = 0;
+    remainingMass(prior, order, depth, budget, remains, moved, doubtful);
     let partialCount = 0;
     for (let j = 0; j < depth; j++) {
-      const i = order[j];
-      const p = prior[i];
-      let error;
-      [high, error] = twoSum(high, p);
-      carry = carry + error;
-      const [head, tail] = twoSum(high, -budget);
-      const value = head + (tail + carry);
-      const remain = Math.min(Math.max(value, 0), p);
-      const partial = value > -near && value < p + near;
-      remains[j] = remain;
-      moved[j] = Math.max(p - remain, 0);
-      partialCount += partial ? 1 : 0;
-      doubtful[j] = partial && remain > 0 ? 1 : 0;
+      partialCount += doubtful[j];
+      doubtful[j] = doubtful[j] && remains[j] > 0 ? 1 : 0;
     }
     for (let j = 0; j < depth; j++) weights[order[j]] = remains[j];
     weights[low] += 0 + pairwiseSum(moved);

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from mechdesign.errors import MechanismFileError
@@ -32,17 +33,8 @@ def load_private_key(key: Any) -> Any:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    if isinstance(key, Ed25519PrivateKey):
-        return key
-    data = _pem_bytes(key)
-    try:
-        loaded = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"key must be an unencrypted PEM Ed25519 private key, got key={str(key)[:60]!r} "
-                         f"({str(exc).splitlines()[0][:60]})") from None
-    if not isinstance(loaded, Ed25519PrivateKey):
-        raise ValueError(f"key must be an Ed25519 private key, got key={type(loaded).__name__}")
-    return loaded
+    return _load_key(key, "key", Ed25519PrivateKey, "private", "an unencrypted PEM",
+                     lambda data: serialization.load_pem_private_key(data, password=None))
 
 
 def load_public_key(key: Any) -> Any:
@@ -50,16 +42,21 @@ def load_public_key(key: Any) -> Any:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    if isinstance(key, Ed25519PublicKey):
+    return _load_key(key, "public_key", Ed25519PublicKey, "public", "a PEM", serialization.load_pem_public_key)
+
+
+def _load_key(key: Any, name: str, kind: type, which: str, pem: str, load: Callable[[Any], Any]) -> Any:
+    """``key`` itself if it is a ``kind``, else ``load`` of its PEM bytes, which must give a ``kind``."""
+    if isinstance(key, kind):
         return key
     data = _pem_bytes(key)
     try:
-        loaded = serialization.load_pem_public_key(data)
+        loaded = load(data)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"public_key must be a PEM Ed25519 public key, got public_key={str(key)[:60]!r} "
+        raise ValueError(f"{name} must be {pem} Ed25519 {which} key, got {name}={str(key)[:60]!r} "
                          f"({str(exc).splitlines()[0][:60]})") from None
-    if not isinstance(loaded, Ed25519PublicKey):
-        raise ValueError(f"public_key must be an Ed25519 public key, got public_key={type(loaded).__name__}")
+    if not isinstance(loaded, kind):
+        raise ValueError(f"{name} must be an Ed25519 {which} key, got {name}={type(loaded).__name__}")
     return loaded
 
 

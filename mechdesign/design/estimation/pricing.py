@@ -93,16 +93,7 @@ class ColumnSearch:
 
         pricer, out = self.oracle.pricer, []
         for v in cols.T:
-            top = float(v.max())
-            zero, high = v <= 1e-12 * top, v >= top * (1 - 1e-9)
-            low = ~zero & ~high
-            if low.any():
-                family = ("C1" if float(self.oracle.p[high].sum()) >= self.oracle.half else "C2") if zero.any() else "A"
-            elif zero.any() and np.count_nonzero(high) == 1:
-                family = "B"
-            else:
-                continue
-            vec = pricer.vector(high, low, family)
+            vec = pricer.relevel(v)
             if vec is not None:
                 out.append(vec)
         if not out:

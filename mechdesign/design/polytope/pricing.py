@@ -51,7 +51,7 @@ import numpy as np
 from mechdesign._numerics import FLOAT_EPS
 from mechdesign.core.prior import Prior
 from mechdesign.deadline import Deadline
-from mechdesign.design.polytope.vertices import lift_constant
+from mechdesign.design.polytope.vertices import lift_constant, two_level_ratio
 
 __all__ = ["COARSE_M", "MAX_TABLE", "CoarseOracle", "CountPricer", "KnapsackChoices", "PricingResult", "coarse_counts",
            "level_function", "pricing_counts"]
@@ -252,6 +252,23 @@ class CountPricer:
         return chosen
 
     # ---------------------------------------------------------------- columns and their values
+    def relevel(self, column: np.ndarray) -> np.ndarray | None:
+        """The member of this prior's families with ``column``'s sets: H at its top level, L in between, 0 on Z.
+
+        For columns found on another prior (a rescaled one); ``None`` for the constant column or a set without
+        a member here.
+        """
+        top = float(column.max())
+        zero, high = column <= 1e-12 * top, column >= top * (1 - 1e-9)
+        low = ~zero & ~high
+        if low.any():
+            family = ("C1" if float(self.p[high].sum()) >= self.half else "C2") if zero.any() else "A"
+        elif zero.any() and np.count_nonzero(high) == 1:
+            family = "B"
+        else:  # the constant column: already in the master
+            return None
+        return self.vector(high, low, family)
+
     def vector(self, high_set: np.ndarray, low_set: np.ndarray, family: str) -> np.ndarray | None:
         """The lift vector of a family member with these sets (levels from the masses, as in vertices.py)."""
         p, a, half = self.p, self.a, self.half
@@ -329,10 +346,7 @@ class CountPricer:
         # A: two levels, no zero.
         if half == 0.0:  # only L = {j} is a vertex at β = 0 (mass moves freely inside a larger L)
             s = 1.0 - p
-            den = 1.0 - a * s
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(den > 0, a * (1.0 - s) / np.where(den > 0, den, 1.0), np.inf)
-            valid = (den > 0) & (ratio > 1.0 + 1e-14)
+            ratio, valid = two_level_ratio(s, a, half)
             if np.any(valid):
                 lo = np.where(valid, 1.0 / (s * np.where(valid, ratio, 1.0) + 1.0 - s), 0.0)
                 h = np.where(valid, ratio, 0.0) * lo
@@ -344,11 +358,8 @@ class CountPricer:
         else:
             c = np.arange(1, m)
             s = c / m
-            kappa = np.maximum(s - half, 0.0)
-            den = 1.0 - a * kappa
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(den > 0, a * (1.0 - kappa) / np.where(den > 0, den, 1.0), np.inf)
-            valid = (den > 0) & (ratio > 1.0 + 1e-14) & np.isfinite(d[1:m])
+            ratio, valid = two_level_ratio(s, a, half)
+            valid &= np.isfinite(d[1:m])
             if np.any(valid):
                 c, s, ratio = c[valid], s[valid], ratio[valid]
                 lo = 1.0 / (s * ratio + 1.0 - s)
@@ -546,16 +557,7 @@ class CoarseOracle:
         result = self.coarse.price(lam, count=self.batch, deadline=deadline)
         out = []
         for v in result.columns.T:
-            top = float(v.max())
-            zero, high = v <= 1e-12 * top, v >= top * (1 - 1e-9)
-            low = ~zero & ~high
-            if low.any():
-                family = ("C1" if float(self.exact.p[high].sum()) >= self.exact.half else "C2") if zero.any() else "A"
-            elif zero.any() and np.count_nonzero(high) == 1:
-                family = "B"
-            else:  # the constant column: already in the master
-                continue
-            vec = self.exact.vector(high, low, family)
+            vec = self.exact.relevel(v)
             if vec is not None and np.all(np.isfinite(vec)) and vec.min() >= 0:
                 out.append(vec)
         return result.bound, (np.column_stack(out) if out else np.zeros((self.exact.size, 0)))

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign.design.polytope.pricing import CountPricer, KnapsackChoices
+from mechdesign.design.polytope.vertices import two_level_ratio
 
 __all__ = ["OracleTimeout", "SeparableOracle", "SeparableResult"]
 
@@ -167,11 +168,7 @@ class SeparableOracle:
         m, a, half = self.m, self.a, self.half
         c = np.arange(1, m)
         s = c / m
-        kappa = np.maximum(s - half, 0.0)
-        den = 1.0 - a * kappa
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(den > 0, a * (1.0 - kappa) / np.where(den > 0, den, 1.0), np.inf)
-        valid = (den > 0) & (ratio > 1.0 + 1e-14)
+        ratio, valid = two_level_ratio(s, a, half)
         c, s, ratio = c[valid], s[valid], ratio[valid]
         low = 1.0 / (s * ratio + 1.0 - s)
         return c, ratio * low, low

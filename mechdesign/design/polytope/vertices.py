@@ -42,7 +42,7 @@ from mechdesign import _validation as v
 from mechdesign._numerics import EXP_CAP
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 
-__all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "lift_constant"]
+__all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "lift_constant", "two_level_ratio"]
 
 MAX_SIZE = 24
 _MAX_LOG_A = EXP_CAP  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
@@ -54,6 +54,20 @@ def lift_constant(epsilon: float, radius: float) -> tuple[float, float]:
     """(a, e^{ε′}) = (e^ε, e^ε / (1 + (β/2) e^ε)) with ε capped at 700 nats ([E] eq. 43)."""
     a = math.exp(min(epsilon, _MAX_LOG_A))
     return a, a / (1.0 + a * radius / 2)
+
+
+def two_level_ratio(mass: np.ndarray, a: float, half: float) -> tuple[np.ndarray, np.ndarray]:
+    """Family A's ratio h/l = a(1 − κ)/(1 − aκ), κ = max(P̂(H) − β/2, 0), for high sets H of masses ``mass``.
+
+    Returned with where it gives a member (1 − aκ > 0 and h/l > 1 + 1e-14; elsewhere the ratio is inf or ≤ 1).
+    The levels follow as l = 1 / (P̂(H)·h/l + 1 − P̂(H)) and h = (h/l)·l (P̂·v = 1). Shared by the enumeration, the
+    counting pricer and the separable oracle, so the three list the same members bit for bit.
+    """
+    kappa = np.maximum(mass - half, 0.0)
+    den = 1.0 - a * kappa
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(den > 0, a * (1.0 - kappa) / np.where(den > 0, den, 1.0), np.inf)
+    return ratio, (den > 0) & (ratio > 1.0 + 1e-14)
 
 
 @dataclass(frozen=True, eq=False)
@@ -323,11 +337,7 @@ def column_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0, *,
     # A: two levels, no zero.
     hm = masks[1:full]
     s = sums[hm]
-    kappa = np.maximum(s - half, 0.0)
-    den = 1.0 - a * kappa
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(den > 0, a * (1.0 - kappa) / np.where(den > 0, den, 1.0), np.inf)
-    keep = (den > 0) & (ratio > 1.0 + 1e-14)
+    ratio, keep = two_level_ratio(s, a, half)
     if half == 0.0:
         keep &= pop[hm] == n - 1
     hm, s, ratio = hm[keep], s[keep], ratio[keep]

@@ -8,6 +8,7 @@ empirical mutual information of eq. 67.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from mechdesign.core.prior import Prior
 
 __all__ = [
     "binary_decision",
+    "binary_pml",
     "binary_radius",
     "empirical_mutual_information",
     "estimate_from_counts",
@@ -51,6 +53,12 @@ def estimate_from_counts(counts: Sequence[int] | np.ndarray) -> tuple[int, float
         raise v.fail("counts", "have exactly 2 entries (a binary attribute)", counts)
     estimate = Prior.from_counts(counts)
     return v.positive_int("samples", estimate.samples), estimate.min
+
+
+def binary_pml(log_plus: np.ndarray, log_minus: np.ndarray, prior_plus: float) -> np.ndarray:
+    """ℓ(X→y) = log max_x f(y|x) − log Σ_x P(x) f(y|x) ([E] eq. 3) from the log-densities at X = ±1, q = P(X = +1)."""
+    mix = np.logaddexp(math.log(prior_plus) + log_plus, math.log1p(-prior_plus) + log_minus)
+    return np.maximum(log_plus, log_minus) - mix
 
 
 def p_hat_min_value(p_hat_min: Any) -> float:

@@ -44,7 +44,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr
 
 from mechdesign import _validation as v
-from mechdesign.noise.additive.base import p_hat_min_value
+from mechdesign.noise.additive.base import binary_pml, p_hat_min_value
 
 __all__ = [
     "Delta1",
@@ -104,7 +104,7 @@ def gaussian_pml(outcomes: np.ndarray | float, sigma: float, prior_plus: float) 
     y = np.asarray(outcomes, dtype=np.float64)
     log_plus = -((y - 1.0) ** 2) / (2 * s * s)
     log_minus = -((y + 1.0) ** 2) / (2 * s * s)
-    return np.maximum(log_plus, log_minus) - np.logaddexp(math.log(q) + log_plus, math.log1p(-q) + log_minus)
+    return binary_pml(log_plus, log_minus, q)
 
 
 def _threshold(pi: np.ndarray, u: float, c: float, sigma: float) -> np.ndarray:

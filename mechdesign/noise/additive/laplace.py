@@ -27,7 +27,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
-from mechdesign.noise.additive.base import binary_radius, estimate_from_counts, p_hat_min_value
+from mechdesign.noise.additive.base import binary_pml, binary_radius, estimate_from_counts, p_hat_min_value
 
 __all__ = [
     "LaplaceCalibration",
@@ -96,9 +96,7 @@ def laplace_pml(outcomes: np.ndarray | float, scale: float, prior_plus: float) -
     y = np.asarray(outcomes, dtype=np.float64)
     log_plus = -np.abs(y - 1.0) / b
     log_minus = -np.abs(y + 1.0) / b
-    top = np.maximum(log_plus, log_minus)
-    mix = np.logaddexp(math.log(q) + log_plus, math.log1p(-q) + log_minus)
-    return top - mix
+    return binary_pml(log_plus, log_minus, q)
 
 
 def laplace_epsilon(scale: float, p_min: float) -> float:
