@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import write_results, write_table
+from _common import RESULTS, write_results, write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ["-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider", "--durations=20", "-p", "_suite_cpu"]
@@ -128,12 +128,40 @@ def summarise(runs: list[dict[str, Any]], key: str) -> dict[str, float]:
     return {"median": round(statistics.median(values), 2), "min": min(values), "max": max(values)}
 
 
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median CPU time (the lower middle of an even count), whose slowest tests are shown."""
+    return sorted(runs, key=lambda run: run["cpu_seconds"])[(len(runs) - 1) // 2]
+
+
+def display(name: str, runs: list[dict[str, Any]], medians: dict[str, dict[str, float]]) -> None:
+    """The display table: each run, the median [min, max], and the 20 slowest tests of the median run by CPU."""
+    middle = median_run(runs)
+    cells = [[f"run {i + 1}", f"{run['wall_seconds']:.0f}", f"{run['cpu_seconds']:.0f}",
+              f"{run['wall_at_load_1']:.0f}", f"{run['load_before']:.1f} → {run['load_after']:.1f}",
+              str(run.get("passed", 0)), str(run.get("failed", 0))] for i, run in enumerate(runs)]
+    cells.append(["median [min, max]",
+                  *(f"{medians[key]['median']:.0f} [{medians[key]['min']:.0f}, {medians[key]['max']:.0f}]"
+                    for key in ("wall_seconds", "cpu_seconds", "wall_at_load_1")),
+                  f"{medians['load_before']['median']:.1f} → {medians['load_after']['median']:.1f}", "", ""])
+    cells += [[f"{i + 1}. {row['test']}", f"{row['wall_seconds']:.1f}", f"{row['cpu_seconds']:.1f}", "", "", "", ""]
+              for i, row in enumerate(middle["slowest_cpu"])]
+    write_table(name, ["run / test (20 slowest by CPU, median run)", "wall s", "CPU s",
+                       "≈ wall at load 1 (CPU / 2) s", "load (1 min) before → after", "passed", "failed"], cells)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--name", default="suite", help="results/<name>.json and .csv")
+    parser.add_argument("--table-only", action="store_true",
+                        help="rewrite the display table from results/<name>.json without running the suite")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args()
+    if args.table_only:
+        saved = json.loads((RESULTS / f"{args.name}.json").read_text())
+        display(args.name, [{**row, "slowest_cpu": slowest} for row, slowest in
+                            zip(saved["rows"], saved["slowest_cpu"], strict=True)], saved["medians"])
+        return
 
     runs = []
     for index in range(args.repeats):
@@ -150,8 +178,7 @@ def main() -> None:
 
     medians = {key: summarise(runs, key) for key in
                ("wall_seconds", "cpu_seconds", "wall_at_load_1", "load_before", "load_after")}
-    order = sorted(range(len(runs)), key=lambda i: runs[i]["cpu_seconds"])
-    middle = runs[order[(len(order) - 1) // 2]]
+    middle = median_run(runs)
     print(f"median wall {medians['wall_seconds']['median']:.1f} s "
           f"[{medians['wall_seconds']['min']:.1f}, {medians['wall_seconds']['max']:.1f}], "
           f"CPU {medians['cpu_seconds']['median']:.1f} s "
@@ -166,19 +193,9 @@ def main() -> None:
                          cores_used=CORES, medians=medians, slowest=[run["slowest"] for run in runs],
                          slowest_cpu=[run["slowest_cpu"] for run in runs],
                          cpu_by_file=[run["cpu_by_file"] for run in runs])
-    cells = [[f"run {i + 1}", f"{run['wall_seconds']:.0f}", f"{run['cpu_seconds']:.0f}",
-              f"{run['wall_at_load_1']:.0f}", f"{run['load_before']:.1f} → {run['load_after']:.1f}",
-              str(run.get("passed", 0)), str(run.get("deselected", 0))] for i, run in enumerate(runs)]
-    cells.append(["median [min, max]",
-                  *(f"{medians[key]['median']:.0f} [{medians[key]['min']:.0f}, {medians[key]['max']:.0f}]"
-                    for key in ("wall_seconds", "cpu_seconds", "wall_at_load_1")),
-                  f"{medians['load_before']['median']:.1f} → {medians['load_after']['median']:.1f}", "", ""])
-    cells += [[f"{i + 1}. {row['test']}", f"{row['wall_seconds']:.1f}", f"{row['cpu_seconds']:.1f}", "", "", "", ""]
-              for i, row in enumerate(middle["slowest_cpu"])]
-    write_table(args.name, ["run / test (20 slowest by CPU, median run)", "wall s", "CPU s",
-                            "≈ wall at load 1 (CPU / 2) s", "load (1 min) before → after", "passed",
-                            "deselected (slow)"], cells)
+    display(args.name, runs, medians)
     print(f"wrote {path} and results/{args.name}_table.md")
+
 
 if __name__ == "__main__":
     main()
