@@ -125,6 +125,8 @@ def _drain_weights(p: np.ndarray, x: int, tau: float) -> list[np.ndarray] | None
 
     if not visit(0, [x], float(p[x])):
         return None
+    if not out:  # β/2 ≥ the whole mass (β = 2 with P̂ summing to 1 − 1e-16): every input drained, w = 0
+        out.append(np.zeros_like(p))
     return out
 
 
@@ -477,6 +479,12 @@ def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
     """
     p = ball.center.probabilities
     search = _Search(logs, ball, releases)
+    for y in range(logs.shape[1]):  # a real lower bound from the start: the T outputs all equal to y
+        same = np.zeros(logs.shape[1], dtype=np.int64)
+        same[y] = releases
+        value = count_vector_leakage(logs, ball, same)
+        if value > search.lower:
+            search.lower, search.worst = value, same
     frontier: list[_Node] = []
     for x, (support, _, _) in search.inputs.items():
         weights = _drain_weights(p, x, ball.radius / 2)
@@ -491,7 +499,11 @@ def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
             if search.feasible(child):
                 heapq.heappush(frontier, search.evaluate(child))
     if not frontier:
-        return RelaxationBound(search.lower, search.lower, search.worst, search.solved, True)
+        # Children partition their parent's count vectors and an infeasible one holds none, so an empty frontier
+        # would mean no count vector at all: it happens only when rounding dust in the weights (2e-16 where a
+        # drained input should be 0, at β/2 ≥ the prior's mass) makes the feasibility rules disagree. Then nothing
+        # is certified here: the caller's trivial bounds stand (an upper bound of -inf claimed no leakage at all).
+        return RelaxationBound(math.inf, search.lower, search.worst, search.solved, False)
     top = frontier[0]
     upper = top.upper if top.upper == math.inf else round_up(top.upper, 4)
     return RelaxationBound(max(upper, search.lower), search.lower, search.worst, search.solved,

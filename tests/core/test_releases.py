@@ -162,6 +162,28 @@ def test_the_relaxation_never_falls_below_the_exact_account(case):
     assert exact.lower <= exact.epsilon
 
 
+def test_the_relaxation_searches_every_input_when_the_ball_is_the_whole_simplex():
+    """β/2 at or above the prior's whole mass (rounding below 1): every input drained, weights 0, and the search
+    still bounds every input's count vectors (it returned an upper bound of -inf with no node searched)."""
+    from mechdesign.core.release_bound import _drain_weights, relaxation_bound
+
+    rng = np.random.default_rng(0)
+    short = 0
+    for _ in range(300):
+        p = rng.dirichlet(np.ones(3))
+        a, c = rng.uniform(0.45, 0.55), rng.uniform(0.5, 1.0)
+        w = np.array([[a, 1 - a], [a, 1 - a], [c, 1 - c]])
+        ball = L1Ball(p, 2.0)
+        center = ball.center.probabilities
+        short += center.sum() < 1.0
+        for x in range(3):
+            assert _drain_weights(center, x, 1.0), "every input has an admissible drain"
+        bound = relaxation_bound(np.log(w), ball, 2)
+        exact = release_leakage(w, ball, 2, method="enumeration")
+        assert bound.upper >= exact.epsilon - 1e-12 and bound.lower <= exact.epsilon + 1e-12
+    assert short > 0  # the rounding case occurs among these priors
+
+
 
 @given(instances())
 def test_the_account_is_the_capacity_of_the_count_mechanism(case):
