@@ -60,11 +60,11 @@ def stream_kind(source: Path, target: Path) -> str:
 
     ``source`` must be an existing CSV, Parquet or Arrow IPC file, ``target`` of the same format and a different file.
     """
-    kind = file_kind(source, "input")
+    kind = file_kind(source, "data")
     if file_kind(target, "output") != kind:
         raise v.fail("output", f"have the input's format ({kind})", str(target))
     if not source.is_file():
-        raise v.fail("input", "be an existing CSV, Parquet or Arrow IPC file", str(source))
+        raise v.fail("data", "be an existing CSV, Parquet or Arrow IPC file", str(source))
     if source.resolve() == target.resolve():
         raise v.fail("output", "differ from the input file", str(target))
     return kind
@@ -85,13 +85,13 @@ def _decompressing(path: Path) -> Iterator[None]:
     try:
         yield
     except EOFError:
-        raise v.fail("input", "be a complete compressed file (the compressed stream ends early: truncated?)",
+        raise v.fail("data", "be a complete compressed file (the compressed stream ends early: truncated?)",
                      str(path)) from None
     except (zlib.error, lzma.LZMAError) as exc:
-        raise v.fail("input", "be a readable compressed file", f"{path} ({str(exc)[:80]})") from None
+        raise v.fail("data", "be a readable compressed file", f"{path} ({str(exc)[:80]})") from None
     except OSError as exc:
         if type(exc).__name__ in ("BadGzipFile", "BadZipFile") or "compressed" in str(exc).lower():
-            raise v.fail("input", "be a readable compressed file", f"{path} ({str(exc)[:80]})") from None
+            raise v.fail("data", "be a readable compressed file", f"{path} ({str(exc)[:80]})") from None
         raise
 
 
@@ -101,12 +101,12 @@ def csv_header(path: Path) -> list[str]:
 
     try:
         with _decompressing(path):
-            first = pd.read_csv(_existing(path, "input"), header=None, nrows=1, dtype=str, keep_default_na=False,
+            first = pd.read_csv(_existing(path, "data"), header=None, nrows=1, dtype=str, keep_default_na=False,
                                 na_filter=False, skip_blank_lines=False, encoding="utf-8-sig")
     except pd.errors.EmptyDataError:
-        raise v.fail("input", "hold a CSV header and at least one record", str(path)) from None
+        raise v.fail("data", "hold a CSV header and at least one record", str(path)) from None
     except UnicodeDecodeError as exc:
-        raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason} at byte {exc.start})") from None
+        raise v.fail("data", "be UTF-8 text", f"{path} ({exc.reason} at byte {exc.start})") from None
     return [str(x) for x in first.iloc[0].tolist()]
 
 
@@ -156,10 +156,10 @@ def iter_csv_frames(path: Path, chunk: int, usecols: Sequence[int] | None = None
         try:
             yield from reader
         except pd.errors.ParserError as exc:
-            raise v.fail("input", f"have at most {width} fields per record (the header's count)",
+            raise v.fail("data", f"have at most {width} fields per record (the header's count)",
                          f"{path} ({str(exc).strip().splitlines()[-1][:80]})") from None
         except UnicodeDecodeError as exc:
-            raise v.fail("input", "be UTF-8 text", f"{path} ({exc.reason})") from None
+            raise v.fail("data", "be UTF-8 text", f"{path} ({exc.reason})") from None
 
 
 def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
@@ -221,7 +221,7 @@ def require_pyarrow() -> None:
         import pyarrow
         import pyarrow.parquet  # noqa: F401
     except ImportError:
-        raise ValueError("input must be CSV, or Parquet / Arrow IPC with the [parquet] extra installed (pip install "
+        raise ValueError("data must be CSV, or Parquet / Arrow IPC with the [parquet] extra installed (pip install "
                          "'mechdesign[parquet]'), got a columnar file without pyarrow") from None
 
 
@@ -235,9 +235,9 @@ def parquet_file(path: Path, read_dictionary: Sequence[str] | None = None) -> An
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(_existing(path, "input"), read_dictionary=read_dictionary)
+        return pq.ParquetFile(_existing(path, "data"), read_dictionary=read_dictionary)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise v.fail("input", "be a readable Parquet file", f"{path} ({str(exc)[:80]})") from None
+        raise v.fail("data", "be a readable Parquet file", f"{path} ({str(exc)[:80]})") from None
 
 
 class ArrowIpcFile:
@@ -254,10 +254,10 @@ class ArrowIpcFile:
         import pyarrow.ipc
 
         try:
-            self._reader = pyarrow.ipc.open_file(pa.memory_map(str(_existing(path, "input"))))
+            self._reader = pyarrow.ipc.open_file(pa.memory_map(str(_existing(path, "data"))))
             rows = self._reader.count_rows()
         except (pa.ArrowInvalid, OSError) as exc:
-            raise v.fail("input", "be a readable Arrow IPC file (Feather v2)", f"{path} ({str(exc)[:80]})") from None
+            raise v.fail("data", "be a readable Arrow IPC file (Feather v2)", f"{path} ({str(exc)[:80]})") from None
         self.schema_arrow = self._reader.schema
         self.metadata = SimpleNamespace(num_rows=rows)  # ParquetFile's metadata.num_rows
 
@@ -271,7 +271,7 @@ class ArrowIpcFile:
             try:
                 batch = self._reader.get_batch(i)
             except (pa.ArrowInvalid, OSError) as exc:
-                raise v.fail("input", "be a readable Arrow IPC file (Feather v2)", str(exc)[:80]) from None
+                raise v.fail("data", "be a readable Arrow IPC file (Feather v2)", str(exc)[:80]) from None
             if columns is not None:
                 batch = batch.select(list(columns))
             for start in range(0, batch.num_rows, batch_size):
@@ -283,7 +283,7 @@ def columnar_file(path: Path, read_dictionary: Sequence[str] | None = None) -> A
 
     ``read_dictionary`` applies to Parquet (an IPC file keeps the encoding it was written with).
     """
-    if file_kind(path, "input") == "arrow":
+    if file_kind(path, "data") == "arrow":
         require_pyarrow()
         return ArrowIpcFile(path)
     return parquet_file(path, read_dictionary)
@@ -357,10 +357,10 @@ def unknown_labels_error(name: str, labels: Sequence[str], count: int, offending
 
 
 def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
-                file_name: str = "input") -> Iterator[np.ndarray]:
+                file_name: str = "data") -> Iterator[np.ndarray]:
     """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory).
 
-    ``file_name`` names the file in error messages (the CLI option: ``data``, ``input``).
+    ``file_name`` names the file in error messages (the CLI option: ``data``).
     """
     path = Path(source)
     chunk = v.positive_int("chunk_size", chunk)
@@ -379,7 +379,7 @@ def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
 
 
 def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: int,
-                 file_name: str = "input", empty_nulls: bool = False) -> Iterator[list[np.ndarray]]:
+                 file_name: str = "data", empty_nulls: bool = False) -> Iterator[list[np.ndarray]]:
     """The values of several ``columns`` (lists of arrays of strings), ``chunk`` records at a time, in one pass.
 
     Parquet nulls are refused, or with ``empty_nulls`` read as the empty string (an empty CSV field's value).
@@ -427,7 +427,7 @@ def encode_labels(values: Any, labels: Sequence[str], name: str = "values", kind
 
 
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
-                 chunk: int = 1_000_000, file_name: str = "input", kind: str = "input") -> np.ndarray:
+                 chunk: int = 1_000_000, file_name: str = "data", kind: str = "input") -> np.ndarray:
     """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error.
 
     ``kind`` ("input" or "output") names the mechanism's labels in that error.
@@ -436,12 +436,12 @@ def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[s
     for values in iter_column(source, column, chunk, file_name):
         counts += np.bincount(encode_labels(values, labels, name, kind), minlength=len(labels))
     if counts.sum() == 0:
-        raise v.fail("input", "hold at least one record", str(source))
+        raise v.fail("data", "hold at least one record", str(source))
     return counts
 
 
 def count_values(source: str | os.PathLike[str], column: str, *, chunk: int = 1_000_000,
-                 file_name: str = "input") -> tuple[list[str], np.ndarray]:
+                 file_name: str = "data") -> tuple[list[str], np.ndarray]:
     """The distinct values of ``column`` and their counts, most frequent first (ties: first appearance).
 
     The file is streamed (memory bounded by the chunk and the number of distinct values).
@@ -454,7 +454,7 @@ def count_values(source: str | os.PathLike[str], column: str, *, chunk: int = 1_
         for label, count in zip(uniques.tolist(), np.bincount(codes, minlength=len(uniques)).tolist(), strict=True):
             totals[str(label)] = totals.get(str(label), 0) + count
     if not totals:
-        raise v.fail("input", "hold at least one record", str(source))
+        raise v.fail("data", "hold at least one record", str(source))
     order = sorted(range(len(totals)), key=lambda i: -list(totals.values())[i])
     labels = list(totals)
     return [labels[i] for i in order], np.array([totals[labels[i]] for i in order], dtype=np.int64)

@@ -151,7 +151,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
 
     import pyarrow as pa
 
-    kind = file_kind(source, "input")
+    kind = file_kind(source, "data")
     parquet = columnar_file(source, read_dictionary=list(names))
     positions = [column_index(parquet.schema_arrow.names, c) for c in names]
     user_position = None if users is None else column_index(parquet.schema_arrow.names, users)

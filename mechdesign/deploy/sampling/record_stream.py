@@ -155,7 +155,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
                                            attributes=privatizer.attributes, chunk=chunk, progress=progress,
                                            nullable=privatizer.chooser is not None, users=user_column)
         if count == 0:
-            raise v.fail("input", "hold at least one record", str(source))
+            raise v.fail("data", "hold at least one record", str(source))
         if check_counts is not None:
             check_counts(*job.counter.result())
     return count

@@ -204,7 +204,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
         else:
             count = _stream_columnar(job, source, tmp, column, chunk, progress, user_column)
         if count == 0:
-            raise v.fail("input", "hold at least one record", str(source))
+            raise v.fail("data", "hold at least one record", str(source))
         if check_counts is not None:
             check_counts(job.counts)
     return count
@@ -281,7 +281,7 @@ def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int
     outputs = pa.array(job.outputs, type=pa.string())
     report = Progress(progress, parquet.metadata.num_rows)
     with columnar_writer(tmp, parquet.schema_arrow.set(position, pa.field(column, pa.dictionary(
-            pa.int32(), pa.string()), nullable=False)), file_kind(source, "input")) as writer:
+            pa.int32(), pa.string()), nullable=False)), file_kind(source, "data")) as writer:
         for table in iter_parquet_tables(parquet, chunk):
             values = parquet_strings(table.column(position), column, report.done)
             ids = None if users is None else table.column(users)  # Arrow buffers: no Python string per id

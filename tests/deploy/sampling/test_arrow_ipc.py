@@ -126,7 +126,7 @@ def test_format_mismatch_and_a_corrupt_file_are_one_line_exit_2(tmp_path, cli):
     (tmp_path / "bad.arrow").write_bytes((tmp_path / "in.arrow").read_bytes()[:300])
     corrupt = cli("privatize", str(path), "--data", str(tmp_path / "bad.arrow"), *args, "--out",
                   str(tmp_path / "o.arrow"))
-    assert corrupt.returncode == 2 and "input must be a readable Arrow IPC file" in corrupt.stderr
+    assert corrupt.returncode == 2 and "data must be a readable Arrow IPC file" in corrupt.stderr
     for result in (mismatch, corrupt):
         assert result.stderr.count("\n") == 1
     assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "o.arrow").exists()
