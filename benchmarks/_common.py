@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -91,3 +93,19 @@ def write_table(name: str, header: list[str], cells: list[list[str]], markdown: 
                           *("| " + " | ".join(row) + " |" for row in markdown or cells)]) + "\n"
     (RESULTS / f"{name}_table.md").write_text(markdown)
     return markdown
+
+
+JS_CLIENT = Path(__file__).resolve().parents[1] / "clients" / "js" / "dist" / "index.js"
+
+
+def built_js_client() -> Path:
+    """The JavaScript client's built module, or exit naming the build command (the agreement benchmarks run it)."""
+    if not JS_CLIENT.exists():
+        raise SystemExit(f"the client must be built first: (cd clients/js && npm ci && npm run build), got "
+                         f"client={JS_CLIENT}")
+    return JS_CLIENT
+
+
+def ulps(a: float, b: float) -> int:
+    """How many doubles lie between a and b (signed, b − a), both finite and non-negative."""
+    return int(np.float64(b).view(np.int64) - np.float64(a).view(np.int64))  # JSON may hand over 2 for 2.0

@@ -28,16 +28,13 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import write_results
+from _common import built_js_client, ulps, write_results
 
 from mechdesign.core.estimation import design_radius, required_radius
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.file.column import verify_mechanism_file, write_mechanism_file
-
-ROOT = Path(__file__).resolve().parents[1]
-CLIENT = ROOT / "clients" / "js" / "dist" / "index.js"
 
 # One Node process verifies every file and evaluates the client's bound and required radius on the same inputs.
 NODE = """
@@ -74,19 +71,13 @@ def random_mechanism(rng: np.random.Generator) -> np.ndarray:
     return w / w.sum(axis=1, keepdims=True)
 
 
-def ulps(a: float, b: float) -> int:
-    """How many doubles lie between a and b (signed, b − a), both finite and non-negative."""
-    return int(np.float64(b).view(np.int64) - np.float64(a).view(np.int64))  # JSON may hand over 2 for 2.0
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=38)
     args = parser.parse_args()
-    if not CLIENT.exists():
-        raise SystemExit(f"the client must be built first: (cd clients/js && npm ci && npm run build), got "
-                         f"client={CLIENT}")
+    client = built_js_client()
     rng = np.random.default_rng(args.seed)
     cases = []
     with tempfile.TemporaryDirectory() as folder:
@@ -117,7 +108,7 @@ def main() -> None:
         listing = Path(folder) / "cases.json"
         listing.write_text(json.dumps(cases))
         script = Path(folder) / "verify.mjs"
-        script.write_text(NODE % CLIENT.as_uri())
+        script.write_text(NODE % client.as_uri())
         client = json.loads(subprocess.run(["node", str(script), str(listing)], check=True, capture_output=True,
                                            text=True).stdout)
     per_file = []

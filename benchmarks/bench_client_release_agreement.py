@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _common import write_results
+from _common import built_js_client, ulps, write_results
 
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
@@ -36,8 +36,6 @@ from mechdesign.core.releases import number_of_count_vectors
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.file.column import verify_mechanism_file, write_mechanism_file
 
-ROOT = Path(__file__).resolve().parents[1]
-CLIENT = ROOT / "clients" / "js" / "dist" / "index.js"
 MAX_VECTORS = 200_000  # per file, so that both languages enumerate quickly (the client's budget is 10⁶)
 
 NODE = """
@@ -65,19 +63,13 @@ def random_rows(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
     return w / w.sum(axis=1, keepdims=True)
 
 
-def ulps(a: float, b: float) -> int:
-    """How many doubles lie between a and b (signed, b − a), both finite and non-negative."""
-    return int(np.float64(b).view(np.int64) - np.float64(a).view(np.int64))
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--seed", type=int, default=37)
     args = parser.parse_args()
-    if not CLIENT.exists():
-        raise SystemExit(f"the client must be built first: (cd clients/js && npm ci && npm run build), got "
-                         f"client={CLIENT}")
+    client = built_js_client()
     rng = np.random.default_rng(args.seed)
     cases = []
     with tempfile.TemporaryDirectory() as folder:
@@ -117,7 +109,7 @@ def main() -> None:
         listing = Path(folder) / "cases.json"
         listing.write_text(json.dumps(cases))
         script = Path(folder) / "verify.mjs"
-        script.write_text(NODE % CLIENT.as_uri())
+        script.write_text(NODE % client.as_uri())
         client = json.loads(subprocess.run(["node", str(script), str(listing)], check=True, capture_output=True,
                                            text=True).stdout)
     per_file = []
