@@ -348,7 +348,7 @@ def finish_seconds(size: int, outputs: int, *, polish: bool = False) -> float:
 
     Examples
     --------
-    >>> 0 < finish_seconds(10, 10) < finish_seconds(1000, 1000) < 10
+    >>> 0 < finish_seconds(10, 10) < finish_seconds(1000, 1000)
     True
     """
     entries, smaller = float(size) * float(outputs), min(size, outputs)

@@ -13,7 +13,9 @@ import time
 import numpy as np
 import pytest
 
+from mechdesign import deadline as deadline_module
 from mechdesign.core.prior import Prior
+from mechdesign.deadline import Deadline
 from mechdesign.design.estimation import engine, priced
 from mechdesign.design.estimation.engine import design_estimation
 from mechdesign.design.problem import DesignProblem
@@ -65,17 +67,30 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
 
 
 def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fit(monkeypatch):
-    """A bound of 2.5 s under a 4 s limit: the search stops and the final certificate is skipped."""
+    """A bound that costs 2.5 s under a 4 s limit: the search stops and the final certificate is skipped.
+
+    The clock is fake (every reading advances it by 1 ms, a bound call by 2.5 s), so the outcome does not depend on
+    the machine's speed or load: the engine's decisions read only ``time.monotonic``.
+    """
     problem = _priced(monkeypatch)
+    exact = design_estimation(problem, baselines=False, time_limit=30.0)  # enumeration off: priced, fast bound
+    now = [time.monotonic()]
+
+    def clock() -> float:
+        now[0] += 1e-3
+        return now[0]
+
     real = priced.structured_bound
 
     def slow(*args, **kwargs):
-        time.sleep(2.5)
-        return real(*args, **kwargs)
+        found = real(*args, **kwargs)
+        now[0] += 2.5
+        return found
 
-    exact = design_estimation(problem, baselines=False, time_limit=30.0)  # enumeration off: priced, fast bound
+    monkeypatch.setattr(time, "monotonic", clock)
+    monkeypatch.setattr(deadline_module, "contention", lambda: 1.0)
     monkeypatch.setattr(priced, "structured_bound", slow)
-    result = design_estimation(problem, baselines=False, time_limit=4.0)
+    result = design_estimation(problem, baselines=False, deadline=Deadline(4.0, clock=clock))
     assert result.timings.get("final_bound_skipped") == 1.0 and result.timings["bound"] >= 2.5
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     # The search's bound stands: a proof, never above a design the engine finds with time to spare.

@@ -1,4 +1,4 @@
-"""Golden values of the noise calibrators and accountants, pinned to 1e-12 relative.
+"""Golden values of the noise calibrators and accountants, pinned to 1e-12 relative (searches: their accuracy).
 
 The values in ``tests/data/noise_golden.json`` were computed by :func:`compute` on the code before the shared
 helpers of the sparse accountants, the discrete samplers and the histogram enumeration were factored out
@@ -121,12 +121,20 @@ def compute() -> dict[str, Any]:
     return json.loads(json.dumps({name: section() for name, section in SECTIONS.items()}))
 
 
+# Values found by a numerical search are pinned at the accuracy the search guarantees, not at the last bits a CPU's
+# vector units give: calibrate_sparse picks σ by a bounded Brent minimisation with xatol = 1e-10 on log σ (the
+# threshold is flat at its minimum), so σ, τ and what follows from them agree to ~1e-10 relative between machines
+# (7.7e-12 seen between a CPU with AVX-512 and one without). Everything else is a closed form, a root found to
+# ~1e-13 relative, or an exact enumeration, and stays pinned at 1e-12.
+PINS = {("accounting", "calibrate"): 1e-9}
+
+
 @pytest.mark.parametrize("section", sorted(SECTIONS))
 def test_golden_values_unchanged(section):
     stored = json.loads(GOLDEN.read_text())[section]
     now = json.loads(json.dumps(SECTIONS[section]()))
     for name in stored:
-        assert_close_tree(now[name], stored[name], f"{section}.{name}", rel_tol=1e-12)
+        assert_close_tree(now[name], stored[name], f"{section}.{name}", rel_tol=PINS.get((section, name), 1e-12))
 
 
 def test_golden_file_is_complete():
