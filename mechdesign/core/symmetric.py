@@ -2,7 +2,7 @@
 
 A count prior P̂ = n/m ties: many inputs share a count (Zipf counts from m = 10⁵ records at N = 1,000 have 200
 distinct counts). The inputs are partitioned into **cells** of inputs with equal counts whose sizes are 1 or a prime
-(:class:`Cells`; a class of s tied inputs is split into at most three cells, :func:`prime_parts`). A **type** t has
+(:class:`Cells`; s ≤ 256 tied inputs are split into at most three cells, :func:`prime_parts`). A **type** t has
 two lift levels h_t ≥ l_t ≥ 0 and, in every cell k, a_tk inputs at h_t and b_tk at l_t (the rest at 0). Its outputs
 are the placements of those counts inside the cells; placing uniformly, an input x of cell k meets
 
@@ -46,10 +46,13 @@ from mechdesign import _validation as v
 from mechdesign._numerics import round_up
 from mechdesign.core.mechanism import Mechanism
 
-__all__ = ["Cells", "SymmetricMechanism", "is_prime", "prime_parts"]
+__all__ = ["MAX_CELL", "Cells", "SymmetricMechanism", "is_prime", "prime_parts"]
 
 _U = np.finfo(np.float64).eps / 2
 _ROW_TOLERANCE = 1e-9   # |row sum − 1| a file may carry (as for dense matrices), removed by renormalising
+#: The largest cell: classes of more tied inputs are split (:func:`prime_parts`).
+MAX_CELL = 256
+_LARGEST_CELL = 251     # the largest prime ≤ MAX_CELL
 
 
 def is_prime(n: int) -> bool:
@@ -75,19 +78,27 @@ def is_prime(n: int) -> bool:
 
 
 def prime_parts(size: int) -> list[int]:
-    """Split a class of ``size`` tied inputs into cells of size 1 or prime, largest first (at most three cells).
+    """Split a class of ``size`` tied inputs into cells of size 1 or a prime ≤ :data:`MAX_CELL`, largest first.
 
-    The rule is part of the file format (both readers rebuild the cells from the counts): ``size`` itself when it
-    is 1 or prime; else (p, 1) with p = size − 1 prime; else (p, size − p) with the largest prime p < size such
-    that size − p is prime (Goldbach: every even size ≥ 4); else the largest prime p ≤ size − 2 whose remainder
-    splits in two by the previous rules.
+    The rule is part of the file format (every reader rebuilds the cells from the counts): a class larger than
+    :data:`MAX_CELL` first gives ⌈(size − 256) / 251⌉ cells of 251 (the largest prime ≤ MAX_CELL) and splits the
+    rest (6 … 256 inputs) by the rules below, which give at most three cells: ``size`` itself when it is 1 or prime;
+    else (p, 1) with p = size − 1 prime; else (p, size − p) with the largest prime p < size such that size − p is
+    prime (Goldbach: every even size ≥ 4 below 4·10¹⁸); else the largest prime p ≤ size − 2 whose remainder splits in
+    two by the previous rules. Cells stay small so that a report's placement needs few bits and the decoder's
+    per-cell tables (p² entries) stay small.
 
     Examples
     --------
     >>> prime_parts(7), prime_parts(8), prime_parts(10), prime_parts(27)
     ([7], [7, 1], [7, 3], [23, 3, 1])
+    >>> prime_parts(1000)
+    [251, 251, 251, 241, 5, 1]
     """
     size = v.positive_int("size", size)
+    if size > MAX_CELL:
+        whole = -(-(size - MAX_CELL) // _LARGEST_CELL)  # the fewest cells of 251 that leave at most MAX_CELL
+        return [_LARGEST_CELL] * whole + prime_parts(size - whole * _LARGEST_CELL)
     if size == 1 or is_prime(size):
         return [size]
     if is_prime(size - 1):

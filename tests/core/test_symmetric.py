@@ -17,7 +17,7 @@ from scipy.optimize import linprog
 
 from mechdesign.core.leakage import capacity
 from mechdesign.core.prior import Prior
-from mechdesign.core.symmetric import Cells, SymmetricMechanism, is_prime, prime_parts
+from mechdesign.core.symmetric import MAX_CELL, Cells, SymmetricMechanism, is_prime, prime_parts
 from mechdesign.core.uncertainty import L1Ball
 
 from conftest import examples
@@ -47,11 +47,12 @@ def random_mechanism(counts, seed: int, types: int = 12) -> SymmetricMechanism |
     return SymmetricMechanism.from_types(cells, h, low, found.x, a, b)
 
 
-def test_prime_parts_cover_every_size_with_at_most_three_cells():
+def test_prime_parts_cover_every_size_with_small_prime_cells():
     for size in range(1, 3000):
         parts = prime_parts(size)
-        assert sum(parts) == size and len(parts) <= 3
-        assert all(p == 1 or is_prime(p) for p in parts) and parts == sorted(parts, reverse=True)
+        assert sum(parts) == size and parts == sorted(parts, reverse=True)
+        assert all(p == 1 or (is_prime(p) and p <= MAX_CELL) for p in parts)
+        assert len(parts) <= (3 if size <= MAX_CELL else -(-(size - MAX_CELL) // 251) + 3)
 
 
 def test_cells_of_the_oracle_counts():
