@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import round_up
+from mechdesign._numerics import FLOAT_EPS, round_up
 from mechdesign.core.mechanism import MatrixLike, Mechanism, as_mechanism
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
@@ -38,6 +38,9 @@ __all__ = [
     "sensitivity_bound",
     "theorem4_bound",
 ]
+
+_U = FLOAT_EPS / 2  # unit roundoff 2^-53
+
 
 def _pair(mechanism: MatrixLike, prior: PriorLike) -> tuple[np.ndarray, np.ndarray]:
     mech = as_mechanism(mechanism)
@@ -346,7 +349,14 @@ def _column_blocks(w: np.ndarray) -> range:
 
 
 def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
-    """log(max_x W[x,y] / g(W[:,y])) per used column (inf where g = 0), block by block."""
+    """log(max_x W[x,y] / g(W[:,y])) per used column (inf where g = 0), block by block, rounded up.
+
+    g is rounded down (:meth:`L1Ball.min_linear`) and max_x W[x,y] is exact, so their true ratio bounds the exact
+    one from above; the division is rounded to nearest, and one step up lands at or above the true ratio r. The
+    logarithm of libm/NumPy is within one ulp of log r (NumPy tests its float64 log to 1 ulp): multiplying by
+    1 + 8u adds at least 3 ulps, a step up one more. So each value is ≥ the exact column leakage, within ~6 ulps
+    (plus g's own few ulps relative).
+    """
     step = _column_blocks(w).step
     parts = []
     for start in _column_blocks(w):
@@ -360,7 +370,8 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
         top = top[used]
         out = np.full(cols.shape[1], math.inf)
         positive = worst > 0
-        out[positive] = np.maximum(np.log(top[positive] / worst[positive]), 0.0)
+        ratio = np.nextafter(top[positive] / worst[positive], math.inf)
+        out[positive] = np.nextafter(np.log(ratio) * (1.0 + 8 * _U), math.inf)  # ratio ≥ 1: log ≥ 0
         parts.append(out)
     return np.concatenate(parts) if parts else np.zeros(0)
 
@@ -373,7 +384,10 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
         C = max_y log( max_x W[x,y] / g(W[:,y]) ),   g(c) = min_{Q∈B} Q·c,
 
     with g the greedy worst case of reference/pml-design.md §1.1 (:meth:`L1Ball.min_linear`, rounded
-    down, so C is rounded up: toward privacy). Columns are processed in blocks of about 32 MiB, and
+    down), the ratio rounded up and its logarithm raised past libm's error: C is rounded up, toward privacy,
+    never below the exact capacity of the float matrix and ball and within a few ulps of it (the error analysis
+    is in :mod:`mechdesign.core.uncertainty` and ``_capacity_columns``; tests/core/test_exact_oracles.py checks it
+    against rational arithmetic). Columns are processed in blocks of about 32 MiB, and
     all-zero columns (outputs never emitted) are skipped. The sup over the ball's interior is approached,
     not always attained; ``inf`` means unbounded (some Q in the ball gives an emitted output probability 0).
     Over a finite set of priors it is the largest ε_min(W, Q) over the rows.
