@@ -22,6 +22,7 @@ from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
     "capacity",
+    "certified_capacity",
     "corollary2_bound",
     "epsilon_max",
     "epsilon_min",
@@ -428,6 +429,50 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
         return float(_capacity_columns(mech.matrix, priors).max())
     rows = v.finite_array("priors", priors, 2)
     return max(epsilon_min(mech, Prior.from_probabilities(row)) for row in rows)
+
+
+def certified_capacity(mechanism: MatrixLike, ball: L1Ball) -> float:
+    """The capacity as a certificate states it: 0 for identical rows, else :func:`round_up` of C(W, B) over N terms.
+
+    The value every privacy decision compares with ε (a design meeting ε, a calibration, a record design's stated
+    level), as :func:`~mechdesign.design.certificate.certify` and the file writer do: a mechanism decided private on
+    it is certified and verified at the same ε. Identical rows make Y independent of X: exactly 0 for every prior.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    ball : L1Ball
+        The uncertainty set B_β(P̂) ([E] eq. 31).
+
+    Returns
+    -------
+    float
+        round_up(C(W, B_β(P̂)), N) in nats (≥ the exact capacity), 0.0 for identical rows, ``inf`` if unbounded.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is invalid or the ball's dimension differs from its number of rows.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Def. 5,
+    eq. 22–23.
+
+    Examples
+    --------
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ball = L1Ball([0.5, 0.5], 2.0)
+    >>> capacity(w, ball) <= certified_capacity(w, ball) < capacity(w, ball) + 1e-14
+    True
+    >>> certified_capacity([[0.5, 0.5], [0.5, 0.5]], ball)
+    0.0
+    """
+    matrix = as_mechanism(mechanism).matrix
+    if np.all(matrix == matrix[0]):
+        return 0.0
+    return round_up(capacity(matrix, ball), matrix.shape[0])
 
 
 def max_divergence(mechanism: MatrixLike, ball: L1Ball) -> float:
