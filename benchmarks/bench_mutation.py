@@ -221,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=46)
     parser.add_argument("--timeout", type=float, default=300.0, help="wall seconds per mutant")
     parser.add_argument("--modules", nargs="*", default=list(TARGETS), help="modules to mutate")
+    parser.add_argument("--only", nargs="*", default=[], help="run only these mutants, as module:index")
     parser.add_argument("--name", default="mutation", help="results file stem")
     args = parser.parse_args(argv)
     rows: list[dict[str, object]] = []
@@ -234,7 +235,12 @@ def main(argv: list[str] | None = None) -> int:
         for module in args.modules:
             found = mutants(module)
             chosen = found
-            if args.sample and len(found) > args.sample:
+            only = {int(item.rsplit(":", 1)[1]) for item in args.only if item.rsplit(":", 1)[0] == module}
+            if args.only:
+                chosen = [m for m in found if m.index in only]
+                if not chosen:
+                    continue
+            elif args.sample and len(found) > args.sample:
                 chosen = sorted(random.Random(f"{args.seed}:{module}").sample(found, args.sample),
                                 key=lambda m: m.index)
             original = (repo / module).read_text()

@@ -208,3 +208,16 @@ def excess(reported: float, exact: Decimal) -> Decimal:
     with localcontext() as ctx:
         ctx.prec = DIGITS + 10
         return Decimal(reported) - exact
+
+
+def epsilon_min(matrix: Any, prior: Any) -> Decimal:
+    """ε_min(W, P) = max over outputs with P_Y(y) > 0 of log(max_{x: P(x) > 0} W[x, y] / P_Y(y)) ([E] eq. 7–8)."""
+    w = np.asarray(matrix, dtype=float)
+    p = [rational(x) for x in np.asarray(prior, dtype=float)]
+    best = Fraction(1)
+    for y in range(w.shape[1]):
+        column = [rational(x) for x in w[:, y]]
+        mass = sum((pi * c for pi, c in zip(p, column, strict=True)), Fraction(0))
+        if mass > 0:
+            best = max(best, max(c for pi, c in zip(p, column, strict=True) if pi > 0) / mass)
+    return ln(best)

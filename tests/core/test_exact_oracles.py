@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity, ldp_level
+from mechdesign.core.leakage import capacity, epsilon_min, ldp_epsilon, ldp_level
 from mechdesign.core.mechanism import Mechanism, as_mechanism
 from mechdesign.core.releases import release_leakage
 from mechdesign.core.uncertainty import L1Ball
@@ -210,3 +210,46 @@ def test_oracle_greedy_is_the_lp_minimum(radius):
         column = rng.random(5) ** 3
         assert float(exact.min_linear(center, column, radius)) == pytest.approx(lp_min(center, radius, column),
                                                                              rel=1e-8, abs=1e-12)
+
+
+@given(st.data())
+@settings(max_examples=examples(90))
+def test_epsilon_min_against_exact(data):
+    """ε_min(W, P) (not rounded: within a few ulps of the exact value), priors with zeros: the max runs over the
+    support only (a mutant taking every input survived the suite)."""
+    n = data.draw(st.integers(2, 5))
+    center = data.draw(centers(n))
+    matrix = as_mechanism(data.draw(matrices(n))).matrix
+    reported = epsilon_min(matrix, center)
+    value = exact.epsilon_min(matrix, L1Ball(center, 0.0).center.probabilities)
+    assert abs(exact.excess(reported, value)) <= Decimal("1e-14") * (1 + value)
+
+
+def test_epsilon_min_ignores_inputs_outside_the_support():
+    w = [[0.6, 0.4], [0.3, 0.7], [0.95, 0.05]]
+    prior = [0.5, 0.5, 0.0]
+    assert epsilon_min(w, prior) == pytest.approx(math.log(0.6 / 0.45), abs=1e-15)  # not 0.95 / 0.45
+
+
+def test_ldp_level_skips_outputs_never_emitted():
+    """An all-zero column is never output: no input is ruled out by it, the level stays finite."""
+    w = Mechanism.from_matrix([[0.75, 0.25, 0.0], [0.25, 0.75, 0.0]])
+    level = ldp_level([w])
+    assert level["impossible"] is None
+    _at_or_above(level["epsilon"], exact.ldp_level([w.matrix]), 24 * 2.0**-52)
+
+
+def test_ldp_level_is_the_clients_rounding():
+    """The stated level is round_up over 2 terms per factor: ε + (|ε| + 1)(8k + 8)·2^-52, the formula the clients
+    apply (docs/client_spec.rst), so every reader states the same number (a mutant with a smaller margin survived)."""
+    one = Mechanism.from_matrix([[0.8, 0.2], [0.3, 0.7]])
+    two = Mechanism.from_matrix([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3]])
+    for factors in ([one], [one, two]):
+        level = math.fsum(ldp_epsilon(m) for m in factors)
+        assert ldp_level(factors)["epsilon"] == level + (abs(level) + 1.0) * (8 * len(factors) + 8) * 2.0**-52
+
+
+def test_ldp_level_names_the_impossible_pair():
+    """The first output some input never produces, and that input, by their labels."""
+    m = Mechanism.from_matrix([[0.5, 0.5, 0.0], [0.2, 0.0, 0.8], [0.3, 0.3, 0.4]], ["a", "b", "c"], ["u", "v", "w"])
+    assert ldp_level([m]) == {"epsilon": math.inf, "impossible": {"input": "b", "output": "v"}}
