@@ -202,7 +202,7 @@ class L1Ball:
         Returns
         -------
         numpy.ndarray
-            Shape (M,): a lower bound on log g(c), within a few ulps relative to 1 + |log g| + max log c, unless a
+            Shape (M,): a lower bound on log g(c), within a few ulps relative to 1 + abs(log g) + max log c, unless a
             doubtful mass (resolved to (K + 2)²u²) weighs an entry far above g (then lower, toward privacy).
 
         Raises

@@ -251,5 +251,5 @@ def test_ldp_level_is_the_clients_rounding():
 
 def test_ldp_level_names_the_impossible_pair():
     """The first output some input never produces, and that input, by their labels."""
-    m = Mechanism.from_matrix([[0.5, 0.5, 0.0], [0.2, 0.0, 0.8], [0.3, 0.3, 0.4]], ["a", "b", "c"], ["u", "v", "w"])
-    assert ldp_level([m]) == {"epsilon": math.inf, "impossible": {"input": "b", "output": "v"}}
+    m = Mechanism.from_matrix([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [0.3, 0.0, 0.7]], ["a", "b", "c"], ["u", "v", "w"])
+    assert ldp_level([m]) == {"epsilon": math.inf, "impossible": {"input": "c", "output": "v"}}
