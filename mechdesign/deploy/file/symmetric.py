@@ -35,6 +35,7 @@ Empirical Distributions", Def. 5, eq. 22–23, eq. 37.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._files import atomic_path
+from mechdesign._files import atomic_path, check_write_size
 from mechdesign._numerics import round_up
 from mechdesign.core.estimation import design_radius, radius_for_delta
 from mechdesign.core.symmetric import Cells, SymmetricMechanism
@@ -57,16 +58,15 @@ from mechdesign.deploy.file.format import (
     ParsedFile,
     Verification,
     canonical_bytes,
-    check_format_and_digest,
     check_radius,
     check_signature_keys,
-    file_text,
     json_block,
     parse_file,
     provenance_versions,
 )
 from mechdesign.deploy.file.packed import low_form, pack_counts, unpack_counts, unpack_low
 from mechdesign.deploy.file.policy import ReleasePolicy, normalize_release, read_release
+from mechdesign.deploy.file.symmetric_check import canonical_digest, type_capacities
 from mechdesign.deploy.sampling.placement import PLACEMENT_FAMILY
 from mechdesign.errors import CertificateError, MechanismFileError
 
@@ -128,8 +128,12 @@ class SymmetricFile:
 
 
 def achieved_capacity(mechanism: SymmetricMechanism, radius: float) -> float:
-    """The capacity over B_β(P̂) recomputed from the types, raised by round_up (what a verifier compares)."""
-    return round_up(mechanism.capacity(radius))
+    """The capacity over B_β(P̂) recomputed from the types, raised by round_up (what a verifier compares).
+
+    The largest of the types' PML (:func:`~mechdesign.deploy.file.symmetric_check.type_capacities`, the grouped
+    greedy of :meth:`SymmetricMechanism.type_capacities` with one sort), raised once more.
+    """
+    return round_up(float(type_capacities(mechanism, radius).max()))
 
 
 def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMechanism, *, guarantee: dict[str, Any],
@@ -209,10 +213,18 @@ def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMecha
     block = policy.to_json()
     if block is not None:
         content["release"] = block
-    text = file_text(content, target, "structured mechanism file")
+    body = "{\n" + ",\n".join(f" {json.dumps(key)}: {_compact(value)}" for key, value in content.items()) + "\n}\n"
+    check_write_size("structured mechanism file", len(body.encode("utf-8")) + 80, target)
+    content["sha256"] = canonical_digest(content)
+    text = body[:-3] + f',\n "sha256": {json.dumps(content["sha256"])}\n}}\n'
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return target
+
+
+def _compact(value: Any) -> str:
+    """A value's JSON without spaces (a top-level key a line: the long arrays stay short)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _normalize_guarantee(guarantee: dict[str, Any], samples: int) -> dict[str, Any]:
@@ -247,7 +259,7 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
     if content["placement"] != PLACEMENT_FAMILY:
         raise check.fail("placement", f"be {PLACEMENT_FAMILY!r} (the placement family this mechdesign implements)",
                          content["placement"])
-    digest = check_format_and_digest(check, content, (FORMAT_VERSION,))
+    digest = _format_and_digest(check, content)
     inputs = check.labels("inputs", content["inputs"])
     counts = content["counts"]
     if not isinstance(counts, list) or len(counts) != len(inputs):
@@ -297,6 +309,28 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
     return SymmetricFile(mechanism, guarantee, content.get("utility"), content.get("baselines"),
                          content.get("certificate"), dict(content["provenance"]), digest, content.get("signature"),
                          release, achieved_capacity(mechanism, guarantee["radius"]))
+
+
+def _format_and_digest(check: FileChecker, content: dict[str, Any]) -> str:
+    """``format`` (name, version 2) and ``sha256`` against the canonical content, as for dense files."""
+    fmt = content["format"]
+    check.object("format", fmt)
+    if fmt.get("name") != FORMAT_NAME:
+        raise check.fail("format.name", f"be {FORMAT_NAME!r}", fmt.get("name"))
+    if isinstance(fmt.get("version"), bool) or fmt.get("version") != FORMAT_VERSION:
+        raise check.fail("format.version", f"be {FORMAT_VERSION} (structured files exist from version 2 on)",
+                         fmt.get("version"))
+    digest = content["sha256"]
+    if not isinstance(digest, str) or len(digest) != 64 or set(digest) - set("0123456789abcdef"):
+        raise check.fail("sha256", "be 64 lowercase hex digits", digest)
+    try:
+        actual = canonical_digest(content)
+    except (TypeError, ValueError) as exc:
+        raise check.fail("file", "be serializable as canonical JSON", str(exc)) from None
+    if actual != digest:
+        raise check.fail("sha256", f"match the canonical content (tampered or edited file; content hashes to "
+                         f"{actual[:12]}…)", digest[:12] + "…")
+    return digest
 
 
 def _read_guarantee(check: FileChecker, guarantee: Any, cells: Cells, size: int) -> dict[str, Any]:
