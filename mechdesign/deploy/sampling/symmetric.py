@@ -324,6 +324,22 @@ class SymmetricPrivatizer:
             types[start:start + chunk.size], groups[start:start + chunk.size] = t, g
         return types, groups
 
+    def sample_memoized(self, x: Any, users: Any, memo: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Reports drawn on the keyed word stream of (file, user, x): the same (user, value), the same report.
+
+        The words are :meth:`~mechdesign.deploy.sampling.memo.MemoFunction.word_stream` (attribute 0), and the
+        reference rule reads them (:meth:`sample_words`; a record with a rejected word reads further words of its
+        stream).
+        """
+        rows = np.asarray(x, dtype=np.int64).reshape(-1)
+        words = memo.word_stream(0, users, rows, self.words_needed())
+        types, groups, ok = self._from_words(rows, words)
+        for i in np.flatnonzero(~ok):
+            longer = memo.word_stream(0, users.take(np.array([i])), rows[i:i + 1], 4 * self.words_needed())[0]
+            row = self._skip_rejected(int(rows[i]), longer)
+            types[i:i + 1], groups[i:i + 1], _ = self._from_words(rows[i:i + 1], row[None, :])
+        return types, groups
+
     def texts(self, types: np.ndarray, groups: np.ndarray) -> list[str]:
         """The text form of reports (:meth:`PlacementFamily.text`)."""
         fam = self.family
