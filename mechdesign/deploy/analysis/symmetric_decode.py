@@ -137,19 +137,29 @@ class ReportTally:
         s = m.cells.sizes
         a, b = m.high_counts, m.low_counts
         self._mixed = (a + b > 0) & (a < s) & (b < s) & (s > 1)
-        self.type_counts = np.zeros(m.types, dtype=np.int64)
+        self.clear()
+        self._inverse: tuple[np.ndarray, np.ndarray] | None = None
+        self._tables = [(sp, (sp.powers[:, None] * np.arange(sp.p)[None, :]) % sp.p) for sp in self.family.spaces]
+
+    def clear(self) -> None:
+        """Forget every report (a new period of the same mechanism)."""
+        m = self.mechanism
+        self.type_counts = np.zeros(m.types)  # reports (or their weights) per type
         self.hits = np.zeros(m.cells.size)      # Σ over mixed reports of v(x) / ν, by input
         self.mixed_mean = np.zeros(m.cells.count)  # Σ over the same reports of μ/(rν), by cell
-        self._tables = [(sp, (sp.powers[:, None] * np.arange(sp.p)[None, :]) % sp.p) for sp in self.family.spaces]
 
     @property
     def records(self) -> int:
-        """n, the reports tallied."""
-        return int(self.type_counts.sum())
+        """n, the reports tallied (rounded, with weights)."""
+        return round(float(self.type_counts.sum()))
 
-    def add(self, types: np.ndarray, groups: np.ndarray) -> None:
-        """Tally reports given as (types, digit groups) (:func:`parse_reports`)."""
-        self.type_counts += np.bincount(types, minlength=self.mechanism.types)
+    def add(self, types: np.ndarray, groups: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Tally reports given as (types, digit groups) (:func:`parse_reports`), each once or with a weight.
+
+        A weight stands for that many copies of the report (counts of identical reports, or an expectation).
+        """
+        weight = np.ones(types.size) if weights is None else np.asarray(weights, dtype=np.float64)
+        self.type_counts += np.bincount(types, weights=weight, minlength=self.mechanism.types)
         fam, cells = self.family, self.mechanism.cells
         for q, (sp, table) in enumerate(self._tables):
             rows = np.flatnonzero(fam.digit_start[types, q] >= 0)
@@ -163,7 +173,7 @@ class ReportTally:
                 use = np.flatnonzero(self._mixed[tr, k])
                 if not use.size:
                     continue
-                t_use = tr[use]
+                t_use, w_use = tr[use], weight[rows][use]
                 r = w[use].copy()
                 for i in range(sp.m):
                     r += u[i][use] * int(sp.digits[j, i])
@@ -172,12 +182,12 @@ class ReportTally:
                 b = self.mechanism.low_counts[t_use, k]
                 diff = np.zeros((sp.p - 1) * (sp.p + 1))
                 base = e[use] * (sp.p + 1)
-                _interval(diff, base, begin, a, self._high[t_use, k], sp.p)
-                _interval(diff, base, (begin + a) % sp.p, b, self._low[t_use, k], sp.p)
+                _interval(diff, base, begin, a, self._high[t_use, k] * w_use, sp.p)
+                _interval(diff, base, (begin + a) % sp.p, b, self._low[t_use, k] * w_use, sp.p)
                 sums = np.cumsum(diff.reshape(sp.p - 1, sp.p + 1), axis=1)[:, :sp.p]
                 members = cells.members(k)
                 self.hits[members] += sums[np.arange(sp.p - 1)[:, None], table].sum(axis=0)
-                self.mixed_mean[k] += self._mean[t_use, k].sum()
+                self.mixed_mean[k] += self._mean[t_use, k] @ w_use
 
     def add_texts(self, texts: Sequence[Any], start: int = 0) -> None:
         """Tally reports in text form."""
@@ -192,17 +202,19 @@ class ReportTally:
             If no report was tallied, or J is singular (a type mixture that cannot identify every input).
         """
         m = self.mechanism
-        n = self.records
-        if n == 0:
+        n = float(self.type_counts.sum())
+        if n <= 0:
             raise v.fail("data", "hold at least one report", 0)
-        b_matrix, gamma = m.fisher_parts()
+        if self._inverse is None:
+            b_matrix, gamma = m.fisher_parts()
+            try:
+                self._inverse = np.linalg.inv(b_matrix), gamma
+            except np.linalg.LinAlgError:
+                raise v.fail("mechanism", "have a non-singular Fisher information (every input identified)",
+                             "singular B") from None
+        b_inverse, gamma = self._inverse
         s = m.cells.sizes.astype(float)
         z = (self.type_counts / n) @ self._mean
-        try:
-            b_inverse = np.linalg.inv(b_matrix)
-        except np.linalg.LinAlgError:
-            raise v.fail("mechanism", "have a non-singular Fisher information (every input identified)",
-                         "singular B") from None
         split = s > 1
         if np.any(gamma[split] <= 0):
             raise v.fail("mechanism", "separate the inputs inside every cell (γ_k > 0)", gamma.min())
@@ -213,7 +225,8 @@ class ReportTally:
         diagonal = np.diag(b_inverse) / s**2 + np.where(split, (1 - 1 / s) / safe_gamma, 0.0)
         prior = m.cells.probabilities[k]
         errors = np.sqrt(np.maximum(diagonal[k] - prior**2, 0.0) / n)
-        return Estimate(project_to_simplex(unbiased), unbiased, errors, m.inputs, "linear", n, 0, True, float("nan"))
+        return Estimate(project_to_simplex(unbiased), unbiased, errors, m.inputs, "linear", self.records, 0, True,
+                        float("nan"))
 
 
 def _digit(family: PlacementFamily, groups: np.ndarray, rows: np.ndarray, types: np.ndarray,
