@@ -151,7 +151,7 @@ def run_decode(args: argparse.Namespace, source: Any) -> int:
     loaded = read_symmetric_file(source, public_key=args.public_key)
     tally = ReportTally(loaded.mechanism)
     for chunk in iter_column(data_file(args), column, args.chunk_size, file_name="data"):
-        tally.add_texts(chunk, tally.records)
+        tally.add_texts(list(chunk), tally.records)
     estimate = tally.estimate()
     print_signature_notice(source.name, loaded, args.public_key)
     if args.json:

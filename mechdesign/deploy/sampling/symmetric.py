@@ -202,8 +202,9 @@ class SymmetricPrivatizer:
             if raw.ndim != 2 or any(not 0 <= int(w) < QUANT_SCALE for w in raw.reshape(-1)):
                 raise v.fail("words", "be rows of integers in [0, 2^64)", np.shape(raw))
             words = np.array(raw.tolist(), dtype=np.uint64).reshape(raw.shape)
-        if words.ndim != 2 or words.shape[0] != rows.size:
-            raise v.fail("words", f"have one row of words per record ({rows.size})", words.shape)
+        if words.ndim != 2 or words.shape[0] != rows.size or words.shape[1] < self.words_needed():
+            raise v.fail("words", f"have one row of at least {self.words_needed()} words per record ({rows.size} "
+                         "records)", words.shape)
         rows = rows.astype(np.int64)
         types, groups, ok = self._from_words(rows, words)
         for i in np.flatnonzero(~ok):  # a rejected word: the rule skips it (probability < 2^-32 a group)
@@ -233,18 +234,14 @@ class SymmetricPrivatizer:
 
     def _from_words(self, x: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The reference rule, vectorised, assuming no word is rejected; ``ok`` says where that held."""
-        fam, m = self.family, self.mechanism
-        count = x.size
+        m = self.mechanism
         k = m.cells.cell_of[x]
         pair = self._pairs_of(k, words[:, 0])
         t, level = pair // 2, pair % 2
-        radix = fam.group_radix[t]  # (n, G)
+        radix = self.family.group_radix[t]  # (n, G)
         width = radix.shape[1]
-        need = 1 + width + 1
-        if words.shape[1] < need:
-            words = np.concatenate([words, np.zeros((count, need - words.shape[1]), dtype=np.uint64)], axis=1)
         body = words[:, 1:1 + width]
-        ok = _accepted(body, radix).all(axis=1)
+        ok = np.asarray(_accepted(body, radix).all(axis=1))
         groups = np.where(radix > 1, body % radix, np.uint64(0))
         groups = self._place(x, k, t, level, groups, words[:, 1 + width], ok)
         return t.astype(np.int64), groups, ok
