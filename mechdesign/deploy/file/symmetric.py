@@ -290,8 +290,11 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
     try:
         high_counts = unpack_counts(types["high_counts"], cells.sizes)
         low_counts = unpack_low(types["low_counts"], high_counts, cells.sizes)
+        # C order: the row sums Σ_t θ_t μ_tk are then added type after type (NumPy reduces a C-ordered axis 0 in
+        # sequence; an F-ordered one pairwise), the order the client specification fixes for every reader.
         mechanism = SymmetricMechanism.from_types(cells, arrays["high"], arrays["low"], arrays["weights"],
-                                                  high_counts, low_counts, inputs)
+                                                  np.ascontiguousarray(high_counts), np.ascontiguousarray(low_counts),
+                                                  inputs)
     except ValueError as exc:
         raise MechanismFileError(f"{parsed.name}: types: {exc}") from None
     guarantee = _read_guarantee(check, content["guarantee"], cells, len(inputs))

@@ -12,10 +12,10 @@ all on a stream of uniform 64-bit words w₀, w₁, … (fresh, or the keyed str
    radix product R < 2³²) the next word w is **accepted** if w < 2⁶⁴ − (2⁶⁴ mod R) and the group's value is
    w mod R; a rejected word is skipped (probability below R/2⁶⁴ < 2⁻³²). Every digit is then uniform and
    independent.
-3. **The cell's own prime**: if t needs p = s_k, the next accepted word (same rule, R = n_level, the number of the
-   cell's inputs at the drawn level: a_tk or b_tk) gives the rank ρ; z = ρ (high) or a_tk + ρ (low), and the
-   digit w_p of the seed is replaced by (z − d·i − Σ_i u_i digits(j(k))_i) mod p, so that the placement puts x
-   at z.
+3. **The rank**: every record then reads one more accepted word (same rule, R = n_level, the number of the cell's
+   inputs at the drawn level, a_tk or b_tk, or 1 when that is 0), the rank ρ. If t needs p = s_k,
+   z = ρ (high) or a_tk + ρ (low), and the digit w_p of the seed is replaced by
+   (z − d·i − Σ_i u_i digits(j(k))_i) mod p, so that the placement puts x at z; otherwise ρ is not used.
 
 Hence for every output (t, seed) of the family, P((t, seed) | x) = Q_k[(t, ℓ)] / 2⁶⁴ · s_k / (n_ℓ |S_t|) with ℓ the
 level the seed gives x (n_ℓ = s_k when t does not need s_k): the **sampled mechanism** is again grouped per type —
@@ -264,6 +264,7 @@ class SymmetricPrivatizer:
         a = self.mechanism.high_counts[t, k]
         b = self.mechanism.low_counts[t, k]
         n_level = np.where(level == 0, a, b)
+        ok &= _accepted(word, np.maximum(n_level, 1).astype(np.uint64))  # the rank word is read by every record
         size = cells.sizes[k]
         for q, sp in enumerate(fam.spaces):
             rows = np.flatnonzero((size == sp.p) & (fam.digit_start[t, q] >= 0))
@@ -272,7 +273,6 @@ class SymmetricPrivatizer:
             tr = t[rows]
             start = fam.digit_start[tr, q]
             radix = np.maximum(n_level[rows], 1).astype(np.uint64)
-            ok[rows] &= _accepted(word[rows], radix)
             rank = (word[rows] % radix).astype(np.int64)
             z = np.where(level[rows] == 0, rank, a[rows] + rank)
             digits = [self._digit(groups, rows, tr, start + o) for o in range(sp.m + 1)]
