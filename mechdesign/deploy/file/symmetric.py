@@ -296,7 +296,7 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
                                                   np.ascontiguousarray(high_counts), np.ascontiguousarray(low_counts),
                                                   inputs)
     except ValueError as exc:
-        raise MechanismFileError(f"{parsed.name}: types: {exc}") from None
+        raise MechanismFileError(f"{parsed.name}: {exc}") from None
     guarantee = _read_guarantee(check, content["guarantee"], cells, len(inputs))
     for name in ("utility", "baselines", "certificate"):
         check.object(name, content.get(name), nullable=True)
