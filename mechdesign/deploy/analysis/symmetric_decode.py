@@ -15,8 +15,9 @@ part**: for x in cell k,
 where z_k is cell k's mean of v̄ (a tally of types) and v̄_x − z_k is non-zero only through reports whose type
 holds two levels in cell k. Those **hit sums** are accumulated without a pass over the cell per report: for the
 reports of cell k with multiplier d, input i sits at z = d·i + r, so in the coordinate j = d·i mod p each report's
-high and low levels are two circular intervals of j, added to a difference array over (d, j); a prefix sum over j
-and the map i = d⁻¹ j give every input's sum in O(p²) per cell. The estimate is projected onto the simplex
+high and low levels are two adjacent circular intervals of j starting at −r, three entries of a difference array
+over (d, j ∈ [0, 2p)) (unwrapped; a prefix sum over j, folded mod p, and the map i = d⁻¹ j give every input's sum
+in O(p²) per cell). The estimate is projected onto the simplex
 (:func:`~mechdesign.deploy.analysis.decode.project_to_simplex`).
 
 **Standard errors** (of the unbiased estimate, at the design prior): for n i.i.d. records
@@ -100,12 +101,14 @@ def parse_reports(family: PlacementFamily, texts: Sequence[Any], start: int = 0)
     limbs = (nibbles.reshape(count, limbs_count, 8).astype(np.uint64) << shifts).sum(axis=2, dtype=np.uint64)
     radix = family.group_radix[types]
     groups = np.zeros(radix.shape, dtype=np.uint64)
+    # What is left after g groups is below Π_{g' ≥ g} R_g': its limbs above that are zero and are skipped.
+    bits = np.log2(family.group_radix.astype(np.float64))
+    left_bits = np.cumsum(bits[:, ::-1], axis=1)[:, ::-1].max(axis=0) if count else np.zeros(radix.shape[1])
     for g in range(radix.shape[1]):  # divide the whole number by R_g, most significant limb first
         rem = np.zeros(count, dtype=np.uint64)
-        for j in range(limbs_count):
-            current = (rem << np.uint64(32)) | limbs[:, j]
-            limbs[:, j] = current // radix[:, g]
-            rem = current % radix[:, g]
+        live = min(limbs_count, int(np.ceil(left_bits[g] / 32 + 1e-9)) + 1)
+        for j in range(limbs_count - live, limbs_count):
+            limbs[:, j], rem = np.divmod((rem << np.uint64(32)) | limbs[:, j], radix[:, g])
         groups[:, g] = rem
     if np.any(limbs):
         bad = int(np.argmax(limbs.any(axis=1)))
@@ -167,27 +170,35 @@ class ReportTally:
                 continue
             tr = types[rows]
             start = fam.digit_start[tr, q]
-            digits = [_digit(fam, groups, rows, tr, start + o) for o in range(sp.m + 2)]
+            sub = groups[rows]
+            digits = [fam.digit_values(sub, tr, start + o) for o in range(sp.m + 2)]
             e, u, w = digits[0], digits[1:-1], digits[-1]
             for j, k in enumerate(sp.cells):
                 use = np.flatnonzero(self._mixed[tr, k])
                 if not use.size:
                     continue
-                t_use, w_use = tr[use], weight[rows][use]
+                t_use = tr[use]
                 r = w[use].copy()
                 for i in range(sp.m):
                     r += u[i][use] * int(sp.digits[j, i])
                 begin = (-r) % sp.p  # the high interval starts at j = −r (z = j + r = 0)
                 a = self.mechanism.high_counts[t_use, k]
                 b = self.mechanism.low_counts[t_use, k]
-                diff = np.zeros((sp.p - 1) * (sp.p + 1))
-                base = e[use] * (sp.p + 1)
-                _interval(diff, base, begin, a, self._high[t_use, k] * w_use, sp.p)
-                _interval(diff, base, (begin + a) % sp.p, b, self._low[t_use, k] * w_use, sp.p)
-                sums = np.cumsum(diff.reshape(sp.p - 1, sp.p + 1), axis=1)[:, :sp.p]
+                high, low, mean = self._high[t_use, k], self._low[t_use, k], self._mean[t_use, k]
+                if weights is not None:
+                    w_use = weight[rows][use]
+                    high, low, mean = high * w_use, low * w_use, mean * w_use
+                # Unwrapped difference array over j ∈ [0, 2p) (folded below): +h at the start of the high level,
+                # l − h where it turns low, −l where it ends; the intervals lie inside [0, 2p).
+                base = e[use] * (2 * sp.p) + begin
+                index = np.concatenate([base, base + a, base + a + b])
+                diff = np.bincount(index, weights=np.concatenate([high, low - high, -low]),
+                                   minlength=(sp.p - 1) * 2 * sp.p)
+                unwrapped = np.cumsum(diff.reshape(sp.p - 1, 2 * sp.p), axis=1)
+                sums = unwrapped[:, :sp.p] + unwrapped[:, sp.p:]
                 members = cells.members(k)
                 self.hits[members] += sums[np.arange(sp.p - 1)[:, None], table].sum(axis=0)
-                self.mixed_mean[k] += self._mean[t_use, k] @ w_use
+                self.mixed_mean[k] += mean.sum()
 
     def add_texts(self, texts: Sequence[Any], start: int = 0) -> None:
         """Tally reports in text form."""
@@ -227,35 +238,6 @@ class ReportTally:
         errors = np.sqrt(np.maximum(diagonal[k] - prior**2, 0.0) / n)
         return Estimate(project_to_simplex(unbiased), unbiased, errors, m.inputs, "linear", self.records, 0, True,
                         float("nan"))
-
-
-def _digit(family: PlacementFamily, groups: np.ndarray, rows: np.ndarray, types: np.ndarray,
-           index: np.ndarray) -> np.ndarray:
-    """Digit ``index`` of each report's type (its group, place and radix), as int64."""
-    lookup = {}
-    g = np.empty(rows.size, dtype=np.int64)
-    place = np.empty(rows.size, dtype=np.uint64)
-    radix = np.empty(rows.size, dtype=np.uint64)
-    for t in np.unique(types):
-        sel = types == t
-        at = index[sel]
-        lookup[int(t)] = at
-        g[sel] = family.group_of[t][at]
-        place[sel] = family.place_of[t][at]
-        radix[sel] = family.radices[t][at]
-    return ((groups[rows, g] // place) % radix).astype(np.int64)
-
-
-def _interval(diff: np.ndarray, base: np.ndarray, begin: np.ndarray, length: np.ndarray, value: np.ndarray,
-              p: int) -> None:
-    """Add ``value`` on the circular intervals [begin, begin + length) of j ∈ Z_p (rows ``base`` of ``diff``)."""
-    keep = length > 0
-    base, begin, length, value = base[keep], begin[keep], length[keep], value[keep]
-    end = begin + length
-    wraps = end > p
-    index = np.concatenate([base + begin, base + np.where(wraps, p, end), base[wraps], base[wraps] + end[wraps] - p])
-    weight = np.concatenate([value, -value, value[wraps], -value[wraps]])
-    diff += np.bincount(index, weights=weight, minlength=diff.size)
 
 
 def decode_reports(mechanism: SymmetricMechanism, chunks: Iterable[Sequence[Any]]) -> Estimate:

@@ -111,6 +111,9 @@ class PlacementFamily:
         Each type's group radix products (1 past its last group).
     digit_start : numpy.ndarray of int64, shape (T, P)
         The index of each needed prime's first digit (e) in the type's digits (−1 where not needed).
+    digit_tables : tuple of numpy.ndarray, each shape (T, D_max)
+        Per type and digit: its group, its place value inside the group and its radix (padded with group 0,
+        place 1, radix 1), for vectorised digit extraction (:meth:`digit_values`).
     """
 
     cells: Cells
@@ -123,6 +126,7 @@ class PlacementFamily:
     place_of: list[np.ndarray] = field(init=False, repr=False)
     group_radix: np.ndarray = field(init=False, repr=False)
     digit_start: np.ndarray = field(init=False, repr=False)
+    digit_tables: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
     _spaces: tuple[_Prime, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -167,9 +171,16 @@ class PlacementFamily:
         table = np.ones((len(group_radix), width), dtype=np.uint64)
         for t, products in enumerate(group_radix):
             table[t, :len(products)] = products
+        digits = max(1, max(r.size for r in radices))
+        tables = (np.zeros((len(radices), digits), dtype=np.int64), np.ones((len(radices), digits), dtype=np.uint64),
+                  np.ones((len(radices), digits), dtype=np.uint64))
+        for t in range(len(radices)):
+            tables[0][t, :radices[t].size] = group_of[t]
+            tables[1][t, :radices[t].size] = place_of[t]
+            tables[2][t, :radices[t].size] = radices[t]
         for name, value in (("primes", primes), ("needs", needs), ("radices", radices), ("group_of", group_of),
                             ("place_of", place_of), ("group_radix", table), ("digit_start", starts),
-                            ("_spaces", tuple(spaces))):
+                            ("digit_tables", tables), ("_spaces", tuple(spaces))):
             object.__setattr__(self, name, value)
 
     @property
@@ -258,6 +269,36 @@ class PlacementFamily:
         k = self.cells.cell_of
         a, b = self.high_counts[t, k], self.low_counts[t, k]
         return np.where(z < a, 2, np.where(z < a + b, 1, 0))
+
+    def digit_values(self, groups: np.ndarray, types: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """Digit ``index`` of each report (types, digit groups), vectorised: (G_g // place) mod radix, as int64."""
+        group, place, radix = (table[types, index] for table in self.digit_tables)
+        return ((groups[np.arange(types.size), group] // place) % radix).astype(np.int64)
+
+    def values_hex(self, types: np.ndarray, groups: np.ndarray) -> list[str]:
+        """The text forms ``t<t>.<hex>`` of many reports: V by exact long multiplication in 32-bit limbs.
+
+        V = Σ_g G_g Π_{g' < g} R_g' by Horner from the last group: limb·R + carry < 2⁶⁴ for limbs, groups and
+        radices below 2³², so uint64 arithmetic is exact.
+        """
+        count = types.size
+        widths = np.array([self.hex_width(t) for t in range(self.types)])
+        limbs_count = max(1, -(-int(widths.max()) // 8))
+        limbs = np.zeros((count, limbs_count), dtype=np.uint64)
+        radix = self.group_radix[types]
+        mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
+        for g in range(radix.shape[1] - 1, -1, -1):
+            carry = groups[:, g].astype(np.uint64)
+            r = radix[:, g]
+            for i in range(limbs_count):
+                value = limbs[:, i] * r + carry
+                limbs[:, i] = value & mask
+                carry = value >> shift
+        blob = limbs[:, ::-1].astype(">u4").tobytes().hex()
+        full = 8 * limbs_count
+        width = widths[types]
+        return [f"t{t}.{blob[i * full + full - w:(i + 1) * full]}"
+                for i, (t, w) in enumerate(zip(types.tolist(), width.tolist(), strict=True))]
 
     @property
     def spaces(self) -> tuple[_Prime, ...]:

@@ -275,24 +275,18 @@ class SymmetricPrivatizer:
             radix = np.maximum(n_level[rows], 1).astype(np.uint64)
             rank = (word[rows] % radix).astype(np.int64)
             z = np.where(level[rows] == 0, rank, a[rows] + rank)
-            digits = [self._digit(groups, rows, tr, start + o) for o in range(sp.m + 1)]
+            sub = groups[rows]
+            digits = [fam.digit_values(sub, tr, start + o) for o in range(sp.m + 1)]
             e, u = digits[0], digits[1:]
             jk = np.searchsorted(sp.cells, k[rows])
             hashed = sum((u[i] * sp.digits[jk, i] for i in range(sp.m)), np.zeros(rows.size, dtype=np.int64))
             w_new = (z - sp.powers[e] * cells.position[x[rows]] - hashed) % sp.p
             w_at = start + sp.m + 1
-            w_old = self._digit(groups, rows, tr, w_at)
-            g = np.array([fam.group_of[ti][wi] for ti, wi in zip(tr, w_at, strict=True)], dtype=np.int64)
-            place = np.array([fam.place_of[ti][wi] for ti, wi in zip(tr, w_at, strict=True)], dtype=np.uint64)
+            w_old = fam.digit_values(sub, tr, w_at)
+            g = fam.digit_tables[0][tr, w_at]
+            place = fam.digit_tables[1][tr, w_at]
             groups[rows, g] = groups[rows, g] - w_old.astype(np.uint64) * place + w_new.astype(np.uint64) * place
         return groups
-
-    def _digit(self, groups: np.ndarray, rows: np.ndarray, types: np.ndarray, index: np.ndarray) -> np.ndarray:
-        fam = self.family
-        g = np.array([fam.group_of[ti][i] for ti, i in zip(types, index, strict=True)], dtype=np.int64)
-        place = np.array([fam.place_of[ti][i] for ti, i in zip(types, index, strict=True)], dtype=np.uint64)
-        radix = np.array([fam.radices[ti][i] for ti, i in zip(types, index, strict=True)], dtype=np.uint64)
-        return ((groups[rows, g] // place) % radix).astype(np.int64)
 
     def sample(self, x: Any, rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Reports (types, digit groups) for input indices ``x``, drawn exactly (module docstring).
@@ -339,5 +333,4 @@ class SymmetricPrivatizer:
 
     def texts(self, types: np.ndarray, groups: np.ndarray) -> list[str]:
         """The text form of reports (:meth:`PlacementFamily.text`)."""
-        fam = self.family
-        return [fam.text(int(t), fam.value(int(t), g)) for t, g in zip(types, groups, strict=True)]
+        return self.family.values_hex(np.asarray(types, dtype=np.int64), np.asarray(groups, dtype=np.uint64))
