@@ -171,9 +171,9 @@ class PlacementFamily:
         table = np.ones((len(group_radix), width), dtype=np.uint64)
         for t, products in enumerate(group_radix):
             table[t, :len(products)] = products
-        digits = max(1, max(r.size for r in radices))
-        tables = (np.zeros((len(radices), digits), dtype=np.int64), np.ones((len(radices), digits), dtype=np.uint64),
-                  np.ones((len(radices), digits), dtype=np.uint64))
+        most = max(1, max(r.size for r in radices))
+        tables = (np.zeros((len(radices), most), dtype=np.int64), np.ones((len(radices), most), dtype=np.uint64),
+                  np.ones((len(radices), most), dtype=np.uint64))
         for t in range(len(radices)):
             tables[0][t, :radices[t].size] = group_of[t]
             tables[1][t, :radices[t].size] = place_of[t]
