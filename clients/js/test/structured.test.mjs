@@ -74,3 +74,28 @@ test("structured memo: the keyed word stream and memoized reports", async () => 
   const reports = await sampler.privatizeMemoized(vectors.cases.map((c) => c.input), users, memo);
   assert.deepEqual(reports, vectors.cases.map((c) => c.report));
 });
+
+test("mechdesign-js on structured files: verify exits 0, 1 or 2 with one line; privatize writes reports", async () => {
+  const { spawnSync } = await import("node:child_process");
+  const { fileURLToPath } = await import("node:url");
+  const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+  const path = (name) => fileURLToPath(new URL(`files/${name}.json`, folder));
+  const run = (args, input) => spawnSync("node", [cli, ...args], { encoding: "utf8", input });
+  const ok = run(["verify", path("valid")]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /pml epsilon .* holds/);
+  assert.match(ok.stdout, /structured design: 16 inputs in 6 cells/);
+  const leaky = run(["verify", path("leaky-types")]);
+  assert.equal(leaky.status, 1);
+  for (const name of ["count-above-cell", "counts-zero", "tampered-weight", "packed-malformed"]) {
+    const bad = run(["verify", path(name)]);
+    assert.equal(bad.status, 2, name);
+    assert.equal(bad.stderr.trim().split("\n").length, 1, bad.stderr);
+  }
+  const file = JSON.parse(read("files/valid.json"));
+  const done = run(["privatize", path("valid")], `${file.inputs[0]}\n${file.inputs[5]}\n`);
+  assert.equal(done.status, 0, done.stderr);
+  const lines = done.stdout.trim().split("\n");
+  assert.equal(lines.length, 2);
+  assert.ok(lines.every((line) => /^t[0-9]+\.[0-9a-f]+$/.test(line)), done.stdout);
+});
