@@ -98,20 +98,22 @@ def parse_reports(family: PlacementFamily, texts: Sequence[Any], start: int = 0)
         bad = int(np.argmax((nibbles == 255).any(axis=1)))
         raise v.fail(f"report[{start + bad}]", "hold lowercase hex digits after the dot", texts[bad])
     shifts = np.arange(28, -1, -4, dtype=np.uint64)
-    limbs = (nibbles.reshape(count, limbs_count, 8).astype(np.uint64) << shifts).sum(axis=2, dtype=np.uint64)
-    radix = family.group_radix[types]
+    limbs = np.ascontiguousarray(  # limb-major (each limb's row contiguous), most significant first
+        (nibbles.reshape(count, limbs_count, 8).astype(np.uint64) << shifts).sum(axis=2, dtype=np.uint64).T)
+    radix = np.ascontiguousarray(family.group_radix[types].T)
     groups = np.zeros(radix.shape, dtype=np.uint64)
     # What is left after g groups is below Π_{g' ≥ g} R_g': its limbs above that are zero and are skipped.
     bits = np.log2(family.group_radix.astype(np.float64))
-    left_bits = np.cumsum(bits[:, ::-1], axis=1)[:, ::-1].max(axis=0) if count else np.zeros(radix.shape[1])
-    for g in range(radix.shape[1]):  # divide the whole number by R_g, most significant limb first
+    left_bits = np.cumsum(bits[:, ::-1], axis=1)[:, ::-1].max(axis=0) if count else np.zeros(radix.shape[0])
+    for g in range(radix.shape[0]):  # divide the whole number by R_g, most significant limb first
         rem = np.zeros(count, dtype=np.uint64)
         live = min(limbs_count, int(np.ceil(left_bits[g] / 32 + 1e-9)) + 1)
         for j in range(limbs_count - live, limbs_count):
-            limbs[:, j], rem = np.divmod((rem << np.uint64(32)) | limbs[:, j], radix[:, g])
-        groups[:, g] = rem
+            limbs[j], rem = np.divmod((rem << np.uint64(32)) | limbs[j], radix[g])
+        groups[g] = rem
+    groups = np.ascontiguousarray(groups.T)
     if np.any(limbs):
-        bad = int(np.argmax(limbs.any(axis=1)))
+        bad = int(np.argmax(limbs.any(axis=0)))
         raise v.fail(f"report[{start + bad}]", f"hold a seed below |S_t| = {family.seed_count(int(types[bad]))}",
                      texts[bad])
     return types, groups

@@ -284,17 +284,19 @@ class PlacementFamily:
         count = types.size
         widths = np.array([self.hex_width(t) for t in range(self.types)])
         limbs_count = max(1, -(-int(widths.max()) // 8))
-        limbs = np.zeros((count, limbs_count), dtype=np.uint64)
-        radix = self.group_radix[types]
+        limbs = np.zeros((limbs_count, count), dtype=np.uint64)  # limb-major: each limb's row is contiguous
+        radix = np.ascontiguousarray(self.group_radix[types].T)
+        columns = np.ascontiguousarray(np.asarray(groups, dtype=np.uint64).T)
         mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
-        for g in range(radix.shape[1] - 1, -1, -1):
-            carry = groups[:, g].astype(np.uint64)
-            r = radix[:, g]
-            for i in range(limbs_count):
-                value = limbs[:, i] * r + carry
-                limbs[:, i] = value & mask
+        bits = np.cumsum(np.log2(self.group_radix.astype(np.float64))[:, ::-1], axis=1)[:, ::-1].max(axis=0)
+        for g in range(radix.shape[0] - 1, -1, -1):
+            carry = columns[g].copy()
+            r = radix[g]
+            for i in range(min(limbs_count, int(np.ceil(bits[g] / 32 + 1e-9)) + 1)):  # limbs above V stay 0
+                value = limbs[i] * r + carry
+                limbs[i] = value & mask
                 carry = value >> shift
-        blob = limbs[:, ::-1].astype(">u4").tobytes().hex()
+        blob = limbs[::-1].T.astype(">u4").tobytes().hex()
         full = 8 * limbs_count
         width = widths[types]
         return [f"t{t}.{blob[i * full + full - w:(i + 1) * full]}"
