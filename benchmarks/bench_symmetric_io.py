@@ -108,8 +108,8 @@ def _js(path: Path, sample: bool, repeats: int) -> dict[str, object]:
 
 
 def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dict[str, object]:
+    from mechdesign.deploy.file.placement import PlacementFamily
     from mechdesign.deploy.file.symmetric import verify_symmetric_file, write_symmetric_file
-    from mechdesign.deploy.sampling.placement import PlacementFamily
     from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
 
     types = SIZES[size]

@@ -23,7 +23,7 @@ def _refuse(args: argparse.Namespace, option: str, value: Any, why: str) -> None
 
 
 def _report_sizes(loaded: Any) -> tuple[int, float]:
-    from mechdesign.deploy.sampling.placement import PlacementFamily
+    from mechdesign.deploy.file.placement import PlacementFamily
 
     m = loaded.mechanism
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
@@ -42,11 +42,14 @@ def _guarantee_with_prior(loaded: Any) -> dict[str, Any]:
     return {**loaded.guarantee, "prior": loaded.prior.tolist()}
 
 
-def run_verify(args: argparse.Namespace, source: Any) -> int:
-    """``mechdesign verify`` on a structured file: the recomputed guarantee, and the design's sizes."""
-    from mechdesign.cli.verify import _checked, _data, _data_text, _exit_code
+def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
+    """``mechdesign verify`` on a structured file: the recomputed guarantee, and the design's sizes.
+
+    ``verb`` is :mod:`mechdesign.cli.verify` (its data check and exit code), passed in rather than imported.
+    """
     from mechdesign.deploy.file.symmetric import verify_symmetric_file
 
+    _checked, _data, _data_text, _exit_code = verb._checked, verb._data, verb._data_text, verb._exit_code
     _refuse(args, "releases", args.releases, "the leakage of T fresh releases is computed on the dense matrix")
     _refuse(args, "override_data_check", args.override_data_check, "the data's own epsilon needs the dense matrix")
     result, loaded = verify_symmetric_file(source, public_key=args.public_key)
@@ -86,14 +89,17 @@ def run_verify(args: argparse.Namespace, source: Any) -> int:
     return _exit_code(result)
 
 
-def run_privatize(args: argparse.Namespace, source: Any) -> int:
-    """``mechdesign privatize`` with a structured file: reports ``t<type>.<hex>`` in the column."""
-    from mechdesign.cli.privatize import _generator, _memo
+def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
+    """``mechdesign privatize`` with a structured file: reports ``t<type>.<hex>`` in the column.
+
+    ``verb`` is :mod:`mechdesign.cli.privatize` (its memo key and generator name), passed in rather than imported.
+    """
     from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
     from mechdesign.deploy.file.symmetric import read_symmetric_file
     from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
     from mechdesign.deploy.sampling.symmetric_stream import privatize_symmetric_file
 
+    _generator, _memo = verb._generator, verb._memo
     _refuse(args, "ledger", args.ledger, "release ledgers are kept for dense files")
     _refuse(args, "override_data_check", args.override_data_check, "the data's own epsilon needs the dense matrix")
     args.column = single_column(args.column)

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if source.content.get("kind") == "symmetric":  # a structured file (issue 43)
         from mechdesign.cli._symmetric import run_verify
 
-        return run_verify(args, source)
+        return run_verify(args, source, sys.modules[__name__])  # the verb passes itself: no import cycle
     result = verify_mechanism_file(source, public_key=args.public_key)
     data, at_data = None, None
     loaded = read_mechanism_file(source, verify=False)  # parsed already: no second read

@@ -2,7 +2,7 @@
  * Structured mechanism files (`"kind": "symmetric"`, issue 43): load and verify them as mechdesign does
  * (mechdesign/deploy/file/symmetric.py; docs/client_spec.rst, "Structured files"), and sample reports
  * `t<type>.<hex>` of the placement family `mechdesign-agl-1` by the same rule on the same 64-bit words
- * (mechdesign/deploy/sampling/symmetric.py, placement.py).
+ * (mechdesign/deploy/sampling/symmetric.py, mechdesign/deploy/file/placement.py).
  *
  * The guarantee is recomputed from the compact form with the operations of mechdesign's grouped greedy, in the same
  * order (the same float bits up to libm's log): per type, the groups (cell, level) sorted once by the row sums,

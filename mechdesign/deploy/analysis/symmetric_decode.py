@@ -2,7 +2,7 @@
 
 A report (t, seed) of a symmetric mechanism (:mod:`mechdesign.core.symmetric`) is the output y whose column is
 θ_t v_y / |S_t|, v_y(x) = h_t/r_k, l_t/r_k or 0 for x in cell k as the placement puts it
-(:mod:`mechdesign.deploy.sampling.placement`). The efficient unbiased linear estimate at the design prior P̂ is
+(:mod:`mechdesign.deploy.file.placement`). The efficient unbiased linear estimate at the design prior P̂ is
 
     p̂ = J⁻¹ v̄,     v̄ = (1/n) Σ_i v_{y_i} / ν_{t_i},     ν_t = P̂·v_t,
 
@@ -39,7 +39,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.core.symmetric import SymmetricMechanism
 from mechdesign.deploy.analysis.decode import Estimate, project_to_simplex
-from mechdesign.deploy.sampling.placement import PlacementFamily
+from mechdesign.deploy.file.placement import PlacementFamily
 
 __all__ = ["ReportTally", "parse_reports"]
 

@@ -18,7 +18,7 @@ The **cells** are rebuilt from ``counts`` by the rule of :meth:`~mechdesign.core
 (:mod:`mechdesign.deploy.file.packed`). The envelope is the dense file's: RFC 8785 canonical bytes for ``sha256``
 and the signature, the radius bound to δ and m ([E] eq. 37), the release policy (one release per run, or
 memoized: the other policies need the dense matrix). ``placement`` names the family a report's seed refers to
-(:mod:`mechdesign.deploy.sampling.placement`).
+(:mod:`mechdesign.deploy.file.placement`).
 
 **Loading never trusts the file**: schema, hash, signature policy, counts positive integers (one per input), every
 count table within its cell (a + b ≤ s_k), rows summing to one within 1e-9, b = 0 where l = 0, and the guarantee
@@ -65,9 +65,9 @@ from mechdesign.deploy.file.format import (
     provenance_versions,
 )
 from mechdesign.deploy.file.packed import low_form, pack_counts, unpack_counts, unpack_low
+from mechdesign.deploy.file.placement import PLACEMENT_FAMILY
 from mechdesign.deploy.file.policy import ReleasePolicy, normalize_release, read_release
 from mechdesign.deploy.file.symmetric_check import canonical_digest, type_capacities
-from mechdesign.deploy.sampling.placement import PLACEMENT_FAMILY
 from mechdesign.errors import CertificateError, MechanismFileError
 
 __all__ = ["KIND", "SymmetricFile", "is_symmetric", "read_symmetric_file", "verify_symmetric_file",

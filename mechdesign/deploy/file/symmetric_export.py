@@ -1,6 +1,6 @@
 """The dense file equivalent to a small structured file: every output (t, seed) of the placement family as a column.
 
-Each output of :mod:`~mechdesign.deploy.sampling.placement` is a column θ_t v_{t,seed} / |S_t| (v = h_t/r_k, l_t/r_k
+Each output of :mod:`~mechdesign.deploy.file.placement` is a column θ_t v_{t,seed} / |S_t| (v = h_t/r_k, l_t/r_k
 or 0 per input as the seed places it); identical columns are merged (their probabilities added), which leaves the
 leakage of every output and the Fisher information unchanged. The result is an ordinary mechanism file, verified
 by the dense verifier (its capacity over the ball, [E] eq. 22–23, recomputed from the matrix) and readable by every
@@ -17,8 +17,8 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.deploy.file.symmetric import SymmetricFile
-from mechdesign.deploy.sampling.placement import PlacementFamily
 
 __all__ = ["MAX_DENSE_ENTRIES", "dense_mechanism", "export_dense"]
 

@@ -8,7 +8,7 @@ all on a stream of uniform 64-bit words w₀, w₁, … (fresh, or the keyed str
    P(t, low | x) = θ_t b_tk l_t / (s_k r_k) — is quantised once to integers Q_k summing to 2⁶⁴
    (:func:`~mechdesign._numerics.quantise`, the dense sampler's rule); w₀ gives the first pair j with
    C_k[j] > w₀ (C_k the cumulative sums), the reference rule of the dense sampler.
-2. **The seed digits**: for each digit group of type t in order (:mod:`~mechdesign.deploy.sampling.placement`,
+2. **The seed digits**: for each digit group of type t in order (:mod:`~mechdesign.deploy.file.placement`,
    radix product R < 2³²) the next word w is **accepted** if w < 2⁶⁴ − (2⁶⁴ mod R) and the group's value is
    w mod R; a rejected word is skipped (probability below R/2⁶⁴ < 2⁻³²). Every digit is then uniform and
    independent.
@@ -35,7 +35,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import QUANT_SCALE, quantise, round_up
 from mechdesign.core.symmetric import SymmetricMechanism, group_min_linear
-from mechdesign.deploy.sampling.placement import PlacementFamily
+from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 

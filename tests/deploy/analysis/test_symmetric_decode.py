@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mechdesign.deploy.analysis.symmetric_decode import ReportTally, parse_reports
-from mechdesign.deploy.sampling.placement import PlacementFamily
+from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
 
 from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism

@@ -23,10 +23,10 @@ from mechdesign.core.symmetric import Cells
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.file.format import canonical_bytes
 from mechdesign.deploy.file.packed import pack_counts, unpack_counts
+from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.deploy.file.symmetric import read_symmetric_file, verify_symmetric_file, write_symmetric_file
 from mechdesign.deploy.file.symmetric_check import canonical_digest, type_capacities
 from mechdesign.deploy.file.symmetric_export import dense_mechanism
-from mechdesign.deploy.sampling.placement import PlacementFamily
 from mechdesign.errors import CertificateError, MechanismFileError
 
 from conftest import examples

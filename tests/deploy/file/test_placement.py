@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.symmetric import Cells, is_prime
-from mechdesign.deploy.sampling.placement import GROUP_LIMIT, PlacementFamily, primitive_root
+from mechdesign.deploy.file.placement import GROUP_LIMIT, PlacementFamily, primitive_root
 
 from conftest import examples
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
