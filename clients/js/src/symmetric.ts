@@ -199,13 +199,19 @@ export function groupMinLinear(values: Float64Array, masses: Float64Array, beta:
   let scale = 0;
   for (const x of values) scale = Math.max(scale, x);
   if (!(scale > 0)) scale = 1;
-  const order = Array.from({ length: g }, (_, j) => j);
-  const unit = Float64Array.from(values, (x) => x / scale);
+  let u = new Float64Array(g);
   let sorted = true;
-  for (let j = 1; j < g; j++) if (unit[j] > unit[j - 1]) { sorted = false; break; }
-  if (!sorted) order.sort((a, b) => unit[b] - unit[a] || a - b);
-  const u = Float64Array.from(order, (j) => unit[j]);
-  const m = Float64Array.from(order, (j) => masses[j]);
+  for (let j = 0; j < g; j++) {
+    u[j] = values[j] / scale;
+    if (j > 0 && u[j] > u[j - 1]) sorted = false;
+  }
+  let m = masses;
+  if (!sorted) { // a stable sort by value descending (the rows the file's check does not sort once)
+    const order = Array.from({ length: g }, (_, j) => j).sort((a, b) => u[b] - u[a] || a - b);
+    const unit = u;
+    u = Float64Array.from(order, (j) => unit[j]);
+    m = Float64Array.from(order, (j) => masses[j]);
+  }
   let low = Infinity;
   for (let j = 0; j < g; j++) if (m[j] > 0) low = Math.min(low, u[j]);
   const budget = beta / 2;
