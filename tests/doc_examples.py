@@ -2,8 +2,7 @@
 
 Used by ``tests/test_readme.py`` (README.md) and ``tests/test_docs_examples.py`` (every page of ``docs/``). A
 document runs in its own temporary copy of the repository, in which the README's quick start has run first, as on
-a reader's fresh clone (a page whose first shell block installs is the quick start's long form and runs on the
-fresh copy alone). The copy holds what a fresh clone holds, the files git tracks, whatever else the checkout holds
+a reader's fresh clone. The copy holds what a fresh clone holds, the files git tracks, whatever else the checkout holds
 (:func:`copy_checkout`): the outputs of a reader's own run of the examples (``private.csv``, ``deployment.key``),
 virtual environments and build outputs are not copied, so the suite passes after a reader followed the README. An
 example that collides with an earlier output ("out must not exist … use --force"), reads a file no step wrote, or
@@ -355,19 +354,15 @@ def quick_start() -> Block:
     return next(b for b in markdown_blocks(ROOT / "README.md") if b.language in RUN_LANGUAGES - {"python"})
 
 
-def installs(blocks: list[Block]) -> bool:
-    """Whether a document starts by installing (its first shell block creates the virtual environment): such a
-    page is an alternative to the quick start, and a reader follows it on a fresh checkout."""
-    shell = next((b for b in blocks if b.language in RUN_LANGUAGES - {"python"}), None)
-    return shell is not None and any(re.match(r"^python3? -m venv ", part) for command, _ in shell_commands(shell)
-                                     for part in _split_and(command))
-
-
 def run_document(path: Path, target: Path) -> Session:
-    """Run every example of ``path`` in order, in a fresh copy at ``target`` where the quick start has run."""
+    """Run every example of ``path`` in order, in a fresh copy at ``target`` where the quick start has run.
+
+    Every page runs after the quick start, as a reader who followed the README runs it: a page that repeats the
+    quick start's design (*Getting started* did) collides with the file it wrote.
+    """
     session = Session.checkout(target)
     blocks = document_blocks(path)
-    if path != ROOT / "README.md" and not installs(blocks):
+    if path != ROOT / "README.md":
         blocks = [quick_start(), *blocks]
     session.run(blocks)
     return session

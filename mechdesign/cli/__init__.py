@@ -5,7 +5,8 @@ A thin layer over the public API. Each verb lives in its own module in
 
 * ``COMMAND``: the verb path, e.g. ``("assess",)`` or ``("calibrate", "histogram")``;
 * ``HELP``: one line for ``--help``;
-* ``EXAMPLE``: one command line, shown at the end of the verb's ``--help`` (run by tests/cli/test_examples.py);
+* ``EXAMPLE``: a command line, or a tuple of them run in order, shown at the end of the verb's ``--help``; run
+  as written in a checkout where the README's quick start ran (tests/cli/test_examples.py);
 * ``add_arguments(parser)`` and ``run(args) -> int``.
 
 Modules are discovered, so adding a verb never edits this file. A verb module imports the library
@@ -61,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     for module in _command_modules():
         path = module.COMMAND
         example = getattr(module, "EXAMPLE", None)  # required by tests/cli/test_vocabulary.py, never fatal here
+        lines = [example] if isinstance(example, str) else list(example or ())
         extra = {"help": module.HELP, "description": module.HELP,
-                 "epilog": f"example:\n  $ {example}" if example else None,
+                 "epilog": "example:\n" + "\n".join(f"  $ {line}" for line in lines) if lines else None,
                  "formatter_class": argparse.RawDescriptionHelpFormatter}
         if len(path) == 1:
             sub = verbs.add_parser(path[0], **extra)

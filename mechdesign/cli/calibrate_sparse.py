@@ -8,7 +8,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("calibrate", "sparse")
 HELP = "sparse histograms (GSHM, correlated CSH): minimal noise and threshold (release iff count > 1 + tau)"
-EXAMPLE = "mechdesign calibrate sparse --epsilon 0.35 --delta 1e-5 --k 50000"
+EXAMPLE = "mechdesign calibrate sparse --epsilon 0.35 --delta 1e-5 --k 1000"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -39,7 +39,9 @@ from mechdesign.cli._io import (
 COMMAND = ("decode",)
 HELP = ("estimate the input frequencies from a privatized CSV/Parquet/Arrow IPC column (linear decoder, inversion, "
         "maximum likelihood)")
-EXAMPLE = "mechdesign decode designs/adult-race.mech.json --data private.csv --column race --method em"
+EXAMPLE = ("mechdesign privatize designs/adult-race-estimation.mech.json --data examples/people.csv --column race "
+           "--out private.csv",
+           "mechdesign decode designs/adult-race-estimation.mech.json --data private.csv --column race --method em")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

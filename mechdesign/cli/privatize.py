@@ -42,7 +42,7 @@ from mechdesign.cli._io import (
 COMMAND = ("privatize",)
 HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet/Arrow IPC file by "
         "samples of a verified mechanism (streamed, atomic output)")
-EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/people.csv --column race "
+EXAMPLE = ("mechdesign privatize designs/adult-race-estimation.mech.json --data examples/people.csv --column race "
            "--out private.csv")
 
 

@@ -29,7 +29,7 @@ from mechdesign.cli._io import (
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
-EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
+EXAMPLE = "mechdesign verify designs/adult-race-estimation.mech.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
