@@ -53,6 +53,7 @@ class Progress:
         self.enabled = self.tty if enabled is None else enabled
         self.every = 0.5 if self.tty else 5.0
         self.total, self.done, self.start, self.shown = total, 0, time.perf_counter(), 0.0
+        self.shown_done: int | None = None  # the count the last report gave
 
     def update(self, records: int) -> None:
         """Count a chunk written, and act on an interrupt deferred while the output is written.
@@ -66,9 +67,10 @@ class Progress:
             self._show(now)
 
     def close(self) -> None:
-        """The last report (and a newline on a terminal)."""
+        """The last report, unless the previous one already gave the final count (and a newline on a terminal)."""
         if self.enabled:
-            self._show(time.perf_counter())
+            if self.shown_done != self.done:
+                self._show(time.perf_counter())
             if self.tty:
                 self.stream.write("\n")
 
@@ -84,7 +86,7 @@ class Progress:
             text += f" records ({format_rate(rate)}; total unknown until the end of a CSV)"
         self.stream.write(f"\r{text}" if self.tty else f"{text}\n")
         self.stream.flush()
-        self.shown = now
+        self.shown, self.shown_done = now, self.done
 
 
 BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
