@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as the data)")
     add_force_argument(parser)
     add_stream_arguments(parser)
-    add_signature_arguments(parser)
+    add_signature_arguments(parser, notices=True)
     parser.add_argument("--data-delta", type=float, default=None,
                         help="δ_d of the data check (default 1e-6): data whose smallest divergence to the file's "
                              "ball exceeds the threshold at δ_d are refused, nothing written; honest data are "
@@ -262,8 +262,8 @@ def _ledger_text(reservation: Any) -> str:
 
 def _print_notices(args: argparse.Namespace, path: str, loaded: Any, memo: Any, reservation: Any) -> None:
     """The signature notice, and the per-release notice for fresh draws on identified users with no ledger."""
-    print_signature_notice(path, loaded, args.public_key)
-    if memo is None and args.user_column is not None and reservation is None:
+    print_signature_notice(path, loaded, args)
+    if memo is None and args.user_column is not None and reservation is None and not args.quiet:
         print(f"mechdesign: notice: {path} states its guarantee per release: every run of privatize on the same "
               "users draws afresh and is another release (verify --releases T gives what T of them leak, which for "
               "a PML design exceeds T times epsilon); memoize with --memo-key KEY (mechdesign memo-key KEY writes "
