@@ -24,7 +24,7 @@ import os
 import pkgutil
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NoReturn
 
@@ -101,6 +101,24 @@ def command_started() -> float:
     return _STARTED[-1] if _STARTED else time.monotonic()
 
 
+def _account_progress(asked: bool) -> Callable[[str], None]:
+    """Where a long release account reports its progress: stderr on a terminal, or with ``--progress``.
+
+    Off a terminal (a log) one line every 5 s at most; without either, nowhere.
+    """
+    import time
+
+    terminal = sys.stderr.isatty()
+    shown = [0.0]
+
+    def report(text: str) -> None:
+        now = time.monotonic()
+        if (terminal or asked) and (terminal or now - shown[0] >= 5.0):
+            print(f"mechdesign: release account: {text}", file=sys.stderr, flush=True)
+            shown[0] = now
+    return report
+
+
 def main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
     """Run the CLI and return its exit code (never raises on user error or an operating-system error).
 
@@ -130,7 +148,10 @@ def _main(argv: Sequence[str] | None) -> int:
             # A conic solver's "Solution may be inaccurate" (cvxpy, SCS) is chatter here: no solver value is
             # reported as is (every guarantee, bound and certificate is recomputed from the returned point).
             warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-            code = int(args._run(args))
+            from mechdesign.deploy.file.accounts import reporting
+
+            with reporting(_account_progress(bool(getattr(args, "progress", False)))):
+                code = int(args._run(args))
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
         return code
     except BrokenPipeError:

@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ball (exact over every count vector, or a certified bound; one release for a memoized "
                              "file)")
     add_signature_arguments(parser, notices=True)
+    parser.add_argument("--progress", action="store_true",
+                        help="report a long --releases account's progress on stderr (default: when stderr is a "
+                             "terminal)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -140,7 +143,9 @@ def _column_account(loaded: Any, mechanism: Any, prior: Any, row: Any, releases:
 
     if loaded is not None and (loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single"):
         return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
-    leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases)
+    from mechdesign.deploy.file.accounts import reporter
+
+    leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases, progress=reporter())
     return ReleaseAccount("single", leakage.releases, leakage.epsilon, leakage.lower, leakage.exact, leakage.method,
                           leakage.vectors)
 

@@ -114,7 +114,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
                    column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
                    progress: bool | None = None,
                    check_counts: Callable[[np.ndarray], None] | None = None, memo: Any = None,
-                   user_column: str | None = None, reports: Privatizer | None = None) -> int:
+                   user_column: str | None = None, reports: Privatizer | None = None, changes: Any = None) -> int:
     r"""Stream ``source`` (CSV, Parquet or Arrow IPC) to ``target`` with ``column`` privatized; return the record count.
 
     Every other column, the header (exactly as written) and the row order are kept (CSV cells are copied
@@ -157,6 +157,9 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     reports
         The fresh layer W₂ of a two-layer file (its inputs are the privatizer's outputs): each record's memoized
         permanent output is passed through it with ``rng``, and the file gets W₂'s output labels. Needs ``memo``.
+    changes
+        A :class:`~mechdesign.deploy.sampling.changes.DistinctValues`, with ``memo``: counts each user's distinct
+        values over the run (what changed values cost).
 
     Returns
     -------
@@ -198,7 +201,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     if user_column is not None and user_column == column:
         raise v.fail("user_column", "differ from the privatized column", user_column)
     job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64), memo,
-               reports)
+               reports, changes=changes if memo is not None else None)
     with atomic_path(target) as tmp:
         if kind == "csv":  # written as the target's name says: plain, .gz, .bz2 or .xz
             count = _stream_csv(job, source, tmp, column, chunk, progress, user_column,
@@ -220,6 +223,7 @@ class _Job:
     memo: Any = None
     reports: Privatizer | None = None
     done: int = 0
+    changes: Any = None  # a DistinctValues of the memoized run (mechdesign.deploy.sampling.changes)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -233,7 +237,10 @@ class _Job:
         if self.memo is not None:
             from mechdesign.deploy.sampling.memo import user_ids
 
-            x = self.privatizer.sample_memoized(x, user_ids(users), self.memo)
+            ids = user_ids(users)
+            if self.changes is not None:
+                self.changes.add(ids, x)
+            x = self.privatizer.sample_memoized(x, ids, self.memo)
         fresh = self.reports if self.memo is not None else self.privatizer
         if fresh is None:
             self.done += x.size
