@@ -61,7 +61,8 @@ RUN_LANGUAGES = {"python", "console", "bash", "sh", "shell"}
 SHOWN_LANGUAGES = {"toml", "json", "text", "js", "javascript", "typescript", "markdown", "none", "bibtex"}
 COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "node_modules", "__pycache__", "_build", "auto_examples",
                                      "generated", ".hypothesis", ".pytest_cache", ".ruff_cache", ".mypy_cache",
-                                     "designs", "dist", "*.egg-info", "_schema_fields.rst", "_example.mech.json")
+                                     "designs", "dist", "*.egg-info", "_schema_fields.rst", "_problem_keys.rst",
+                                     "_example.mech.json")
 # Commands a reader runs that these tests replace by their own environment (module docstring).
 INSTALL = re.compile(r"^(python3? -m venv \S+|(\S*/)?pip3? install .*|source \S*activate|npm ci\b.*)$")
 SELF = re.compile(r"^(\S*/)?(ruff check .*|mypy( .*)?|python3? -m (pytest|sphinx)\b.*)$")

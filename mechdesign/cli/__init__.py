@@ -26,7 +26,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from mechdesign.errors import CertificateError, MechanismFileError, SolverError
 
@@ -101,6 +101,12 @@ def command_started() -> float:
     return _STARTED[-1] if _STARTED else time.monotonic()
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A warning the library raises, as the CLI prints it: one line on stderr (not Python's two, with the source)."""
+    print(f"mechdesign: warning: {message}", file=sys.stderr, flush=True)
+
+
 def _account_progress(asked: bool) -> Callable[[str], None]:
     """Where a long release account reports its progress: stderr on a terminal, or with ``--progress``.
 
@@ -148,6 +154,7 @@ def _main(argv: Sequence[str] | None) -> int:
             # A conic solver's "Solution may be inaccurate" (cvxpy, SCS) is chatter here: no solver value is
             # reported as is (every guarantee, bound and certificate is recomputed from the returned point).
             warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            warnings.showwarning = _warning_line  # the library's warnings (deprecations, …) as one line each
             from mechdesign.deploy.file.accounts import reporting
 
             with reporting(_account_progress(bool(getattr(args, "progress", False)))):
