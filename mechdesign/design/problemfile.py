@@ -165,26 +165,31 @@ class _Reader:
         return float(value)
 
 
-def deprecated_source(path: Path, data: dict[str, Any], stacklevel: int = 3) -> dict[str, Any]:
-    """``[data]`` with its deprecated ``samples`` (a data source) read as ``source``, with a FutureWarning.
+def deprecated_source(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """``[data]`` with its deprecated ``samples`` (a data source) read as ``source``, and the warning to give.
 
-    Both given is refused (one line): which one is meant cannot be guessed. ``stacklevel`` points the warning at
-    the caller of the loader.
+    Both given is refused (one line): which one is meant cannot be guessed. The loader gives the warning (a
+    FutureWarning) only once the whole file is read: a file it refuses gets its one-line error alone.
     """
     if "samples" not in data:
-        return data
+        return data, None
     if "source" in data:
         raise ValueError(f"problem file {path.name}: [data] must give source only (samples is its deprecated name), "
                          f"got [data]={sorted(data)}")
-    import warnings
+    warning = (f"problem file {path.name}: data.samples is deprecated and will be removed after 0.2; use data.source "
+               "(samples means a count everywhere else)")
+    return {("source" if key == "samples" else key): value for key, value in data.items()}, warning
 
-    warnings.warn(f"problem file {path.name}: data.samples is deprecated and will be removed after 0.2; use "
-                  "data.source (samples means a count everywhere else)", FutureWarning, stacklevel=stacklevel)
-    return {("source" if key == "samples" else key): value for key, value in data.items()}
+
+def warn_deprecated(warning: str | None) -> None:
+    """Give a loader's deprecation warning (:func:`deprecated_source`), pointed at the loader's caller."""
+    if warning is not None:
+        import warnings
+
+        warnings.warn(warning, FutureWarning, stacklevel=3)
 
 
 def _prior(reader: _Reader, data: dict[str, Any]) -> Prior:
-    data = deprecated_source(reader.path, data, stacklevel=4)  # _prior, load_problem, its caller
     sources = [k for k in ("counts", "probabilities", "source") if k in data]
     if len(sources) != 1:
         raise reader.fail("[data]", "have exactly one of counts, probabilities, source", sources)
@@ -360,8 +365,9 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
         raise reader.fail("[privacy]", "give epsilon", sorted(privacy))
     if ("radius" in privacy) == ("delta" in privacy):
         raise reader.fail("[privacy]", "give exactly one of radius, delta", sorted(privacy))
+    data, deprecated = deprecated_source(file, reader.table(doc, "data", _DATA))
     try:
-        prior = _prior(reader, reader.table(doc, "data", _DATA))
+        prior = _prior(reader, data)
         utility = _utility(reader, reader.table(doc, "utility", None, required=False) or {"kind": "mutual_information"},
                            prior)
         epsilon = reader.number(privacy, "privacy", "epsilon")
@@ -383,7 +389,9 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise reader.fail("description", "be a string", description)
-    return ProblemFile(file, problem, description, dict(expected), dict(provenance), _release(reader, doc, problem))
+    loaded = ProblemFile(file, problem, description, dict(expected), dict(provenance), _release(reader, doc, problem))
+    warn_deprecated(deprecated)
+    return loaded
 
 
 def _release(reader: _Reader, doc: dict[str, Any], problem: DesignProblem) -> dict[str, Any]:

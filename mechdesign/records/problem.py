@@ -261,9 +261,9 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
         raise fail("privacy.epsilon", "be a finite number", epsilon)
     if ("radius" in privacy) == ("delta" in privacy):
         raise fail("[privacy]", "give exactly one of radius, delta", sorted(privacy))
-    from mechdesign.design.problemfile import deprecated_source
+    from mechdesign.design.problemfile import deprecated_source, warn_deprecated
 
-    data = deprecated_source(file, data)
+    data, deprecated = deprecated_source(file, data)
     try:
         prior = _prior(file, data.get("source"), columns, limit)
     except (ValueError, TypeError) as exc:
@@ -277,9 +277,11 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
     for key, value in extra.items():
         if not isinstance(value, dict):
             raise fail(f"[{key}]", "be a TOML table", value)
-    return RecordProblem(file, name, prior, float(epsilon), privacy.get("delta"), privacy.get("radius"), kind,
-                         str(factor), design.get("weights"), description, dict(extra["expected"]),
-                         dict(extra["provenance"]), str(objective), probabilities)
+    loaded = RecordProblem(file, name, prior, float(epsilon), privacy.get("delta"), privacy.get("radius"), kind,
+                           str(factor), design.get("weights"), description, dict(extra["expected"]),
+                           dict(extra["provenance"]), str(objective), probabilities)
+    warn_deprecated(deprecated)
+    return loaded
 
 
 def _prior(file: Path, source: Any, columns: list[str], limit: int) -> JointPrior:

@@ -130,3 +130,15 @@ def test_the_cli_prints_the_deprecation_as_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == ("mechdesign: warning: problem file old.toml: data.samples is deprecated and will be removed after "
                    "0.2; use data.source (samples means a count everywhere else)\n")
+
+
+def test_a_refused_file_with_the_old_key_gets_its_one_line_error_alone(tmp_path, capsys):
+    """The fuzz test found it: data.samples beside counts printed the deprecation, then the error (two lines)."""
+    from mechdesign.cli import main
+
+    path = tmp_path / "both.toml"
+    path.write_text('[data]\nsamples = "x.csv"\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 0.2\n')
+    assert main(["design", str(path), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("mechdesign: error: problem file both.toml: [data] must have "
+                                                   "exactly one of counts, probabilities, source")
