@@ -63,7 +63,7 @@ def write_problems(folder: Path) -> dict[str, Path]:
             f'{SAMPLES - size}, 1/k), default_rng({SEED} + {size})"\n')
     joint = folder / "adult-race-sex-marital-joint.toml"
     joint.write_text('name = "adult-race-sex-marital-joint"\ndescription = "Adult race x sex x marital-status '
-                     '(N = 70 joint letters), joint design for the marginals"\n[data]\nsamples = "adult"\n'
+                     '(N = 70 joint letters), joint design for the marginals"\n[data]\nsource = "adult"\n'
                      'columns = ["race", "sex", "marital-status"]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n'
                      '[design]\nkind = "joint"\nobjective = "marginals"\n')
     paths[joint.stem] = joint

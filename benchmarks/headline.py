@@ -134,10 +134,13 @@ def privatize() -> list[str]:
 def sparse() -> list[str]:
     rows = {r["method"]: r for r in read_rows("sparse")}
     ratio = rows["csh-tighter-quad"]["threshold"] / rows["gshm-exact"]["threshold"]
-    return [f"sparse histogram threshold (k = {rows['gshm-exact']['k']:,}, ε = 0.349, δ = 1e-5, (ε, δ)-DP)",
+    # k is a user's keys for GSHM and every histogram's keys for CSH: one k serves both only where a user may touch
+    # every key ([S]'s setting), so the row says so (docs/howto/calibrate.rst, mechdesign.noise.sparse.contributions).
+    return [f"sparse histogram threshold where a user may touch every key (k = {rows['gshm-exact']['k']:,} keys per "
+            "user and keys in all, [S]'s setting; ε = 0.349, δ = 1e-5, (ε, δ)-DP)",
             "correlated stability histogram (CSH, Theorem 12 with the proven C4*, exact new-key integral)",
             "Gaussian sparse histogram mechanism (GSHM), exact analysis",
-            f"{ratio:.2f}× the threshold", "sparse"]
+            f"{ratio:.2f}× the threshold (only there: with few keys per user, GSHM at a user's k is lower)", "sparse"]
 
 
 def table() -> str:

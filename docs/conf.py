@@ -74,7 +74,7 @@ html_theme_options = {
 }
 html_static_path: list[str] = []
 # Pages without sub-pages: no empty "Section Navigation" column, the text gets the width.
-html_sidebars = {page: [] for page in ("index", "getting_started", "concepts", "cli", "mechanism_file",
+html_sidebars = {page: [] for page in ("index", "getting_started", "concepts", "cli", "mechanism_file", "problem_file",
                                        "reproductions", "glossary", "changelog", "api")}
 html_show_sourcelink = False
 
@@ -119,3 +119,20 @@ def _schema_pages() -> None:
 
 _schema_pages()
 exclude_patterns += ["_schema_fields.rst"]
+
+
+# --- Problem-file page: every key of a problem file, from the parser's own tables (design.problemfile.KEYS for one
+# --- column, records.problem.KEYS for whole records: records.problem.problem_keys), so the page lists exactly
+# --- what `design` accepts.
+def _problem_keys_page() -> None:
+    from mechdesign.records.problem import problem_keys
+
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 22 10 68", "",
+             "   * - key", "     - files", "     - meaning"]
+    for key, files, meaning in problem_keys():
+        lines.extend([f"   * - ``{key}``", f"     - {files}", f"     - {meaning}"])
+    (HERE / "_problem_keys.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+_problem_keys_page()
+exclude_patterns += ["_problem_keys.rst"]

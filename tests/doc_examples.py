@@ -1,10 +1,10 @@
 """Run a document's examples as a reader runs them: in order, in one checkout, after the quick start.
 
 Used by ``tests/test_readme.py`` (README.md) and ``tests/test_docs_examples.py`` (every page of ``docs/``). A
-document runs in its own temporary copy of the repository (``.git``, virtual environments, ``node_modules`` and
-build outputs left out), in which the README's quick start has run first, as on a reader's fresh clone (a page
-whose first shell block installs, like *Getting started*, is the quick start's long form and runs on the fresh
-copy alone); so an
+document runs in its own temporary copy of the repository, in which the README's quick start has run first, as on
+a reader's fresh clone. The copy holds what a fresh clone holds, the files git tracks, whatever else the checkout holds
+(:func:`copy_checkout`): the outputs of a reader's own run of the examples (``private.csv``, ``deployment.key``),
+virtual environments and build outputs are not copied, so the suite passes after a reader followed the README. An
 example that collides with an earlier output ("out must not exist … use --force"), reads a file no step wrote, or
 calls a command that is not on the ``PATH`` fails.
 
@@ -61,7 +61,8 @@ RUN_LANGUAGES = {"python", "console", "bash", "sh", "shell"}
 SHOWN_LANGUAGES = {"toml", "json", "text", "js", "javascript", "typescript", "markdown", "none", "bibtex"}
 COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "node_modules", "__pycache__", "_build", "auto_examples",
                                      "generated", ".hypothesis", ".pytest_cache", ".ruff_cache", ".mypy_cache",
-                                     "designs", "dist", "*.egg-info", "_schema_fields.rst", "_example.mech.json")
+                                     "designs", "dist", "*.egg-info", "_schema_fields.rst", "_problem_keys.rst",
+                                     "_example.mech.json")
 # Commands a reader runs that these tests replace by their own environment (module docstring).
 INSTALL = re.compile(r"^(python3? -m venv \S+|(\S*/)?pip3? install .*|source \S*activate|npm ci\b.*)$")
 SELF = re.compile(r"^(\S*/)?(ruff check .*|mypy( .*)?|python3? -m (pytest|sphinx)\b.*)$")
@@ -205,6 +206,38 @@ def _split_and(command: str) -> list[str]:
     return [*parts, current.strip()]
 
 
+def tracked_files(root: Path) -> list[str] | None:
+    """The files git tracks in ``root`` (their working-tree content is what is copied), or ``None`` without git."""
+    try:
+        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached"], capture_output=True,
+                                check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [name for name in listed.decode("utf-8", "surrogateescape").split("\0") if name]
+
+
+def copy_checkout(source: Path, target: Path) -> None:
+    """Copy what a fresh clone of ``source`` holds to ``target``: the files git tracks, as the working tree has them.
+
+    Nothing else the checkout holds is copied, so the files a reader's own run of the examples left there
+    (``private.csv``, ``deployment.key``, ``designs/``) never meet the documents' examples, whose outputs collide
+    with them ("out must not exist"). A tracked file deleted from the working tree is left out; without git (an
+    exported tree) the whole tree is copied but for :data:`COPY_IGNORE`.
+    """
+    names = tracked_files(source)
+    if names is None:
+        shutil.copytree(source, target, ignore=COPY_IGNORE)
+        return
+    target.mkdir(parents=True)
+    for name in names:
+        origin = source / name
+        if not origin.is_file():
+            continue
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(origin, destination)
+
+
 @dataclass
 class Session:
     """A reader's checkout and shell: the copy, the current directory and one Python namespace."""
@@ -224,9 +257,9 @@ class Session:
             (shims / name).chmod(0o755)
 
     @classmethod
-    def checkout(cls, target: Path) -> Session:
-        """A copy of the repository at ``target`` (what a fresh clone holds, without build outputs)."""
-        shutil.copytree(ROOT, target, ignore=COPY_IGNORE)
+    def checkout(cls, target: Path, source: Path = ROOT) -> Session:
+        """A copy of the repository ``source`` at ``target``: what a fresh clone holds (:func:`copy_checkout`)."""
+        copy_checkout(source, target)
         return cls(target)
 
     def run(self, blocks: list[Block]) -> None:
@@ -322,19 +355,15 @@ def quick_start() -> Block:
     return next(b for b in markdown_blocks(ROOT / "README.md") if b.language in RUN_LANGUAGES - {"python"})
 
 
-def installs(blocks: list[Block]) -> bool:
-    """Whether a document starts by installing (its first shell block creates the virtual environment): such a
-    page is an alternative to the quick start, and a reader follows it on a fresh checkout."""
-    shell = next((b for b in blocks if b.language in RUN_LANGUAGES - {"python"}), None)
-    return shell is not None and any(re.match(r"^python3? -m venv ", part) for command, _ in shell_commands(shell)
-                                     for part in _split_and(command))
-
-
 def run_document(path: Path, target: Path) -> Session:
-    """Run every example of ``path`` in order, in a fresh copy at ``target`` where the quick start has run."""
+    """Run every example of ``path`` in order, in a fresh copy at ``target`` where the quick start has run.
+
+    Every page runs after the quick start, as a reader who followed the README runs it: a page that repeats the
+    quick start's design (*Getting started* did) collides with the file it wrote.
+    """
     session = Session.checkout(target)
     blocks = document_blocks(path)
-    if path != ROOT / "README.md" and not installs(blocks):
+    if path != ROOT / "README.md":
         blocks = [quick_start(), *blocks]
     session.run(blocks)
     return session

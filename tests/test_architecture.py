@@ -162,7 +162,7 @@ def test_cli_help_and_version_import_no_scipy_or_cvxpy():
 # Inside design the tree shows its engines (issue 18): each part imports only its own or lower floors, and the two
 # engines, which share a floor, never import each other.
 DESIGN_FLOORS = {
-    "problem": 0, "utility": 0, "problemfile": 0, "": 0,
+    "problem": 0, "utility": 0, "problemfile": 0, "covering": 0, "": 0,
     "polytope": 1,
     "certificate": 2, "result": 2,
     "baselines": 3,

@@ -8,8 +8,17 @@ is the one running this file. The tables it quotes from ``benchmarks/results/*_t
 from __future__ import annotations
 
 import re
+import subprocess
 
-from doc_examples import RUN_LANGUAGES, check_output, markdown_blocks, quick_start, run_document, shell_commands
+from doc_examples import (
+    RUN_LANGUAGES,
+    Session,
+    check_output,
+    markdown_blocks,
+    quick_start,
+    run_document,
+    shell_commands,
+)
 
 from conftest import ROOT
 
@@ -66,3 +75,23 @@ def test_every_readme_example_runs_as_written(tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     session = run_document(README, tmp_path / "checkout")
     assert len(session.ran) >= 12
+
+
+def test_the_examples_run_in_a_copy_of_what_git_tracks(tmp_path):
+    """A reader who followed the README has private.csv, deployment.key and designs/ in the checkout: the copy the
+    examples run in leaves them out (they made six examples refuse, "out must not exist"), and holds the tracked
+    files as the working tree has them."""
+    repo = tmp_path / "repo"
+    (repo / "problems").mkdir(parents=True)
+    (repo / "problems" / "a.toml").write_text("old\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "problems/a.toml"], check=True)
+    (repo / "problems" / "a.toml").write_text("edited, not committed\n")
+    (repo / "designs").mkdir()
+    for stray in ("private.csv", "deployment.key", "designs/adult-race-estimation.mech.json"):
+        (repo / stray).write_text("a reader's output\n")
+    session = Session.checkout(tmp_path / "copy", source=repo)
+    copied = sorted(p.relative_to(session.root).as_posix() for p in session.root.rglob("*") if p.is_file()
+                    and ".venv" not in p.parts)
+    assert copied == ["problems/a.toml"]
+    assert (session.root / "problems" / "a.toml").read_text() == "edited, not committed\n"

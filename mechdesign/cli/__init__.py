@@ -5,7 +5,8 @@ A thin layer over the public API. Each verb lives in its own module in
 
 * ``COMMAND``: the verb path, e.g. ``("assess",)`` or ``("calibrate", "histogram")``;
 * ``HELP``: one line for ``--help``;
-* ``EXAMPLE``: one command line, shown at the end of the verb's ``--help`` (run by tests/cli/test_examples.py);
+* ``EXAMPLE``: a command line, or a tuple of them run in order, shown at the end of the verb's ``--help``; run
+  as written in a checkout where the README's quick start ran (tests/cli/test_examples.py);
 * ``add_arguments(parser)`` and ``run(args) -> int``.
 
 Modules are discovered, so adding a verb never edits this file. A verb module imports the library
@@ -23,9 +24,9 @@ import os
 import pkgutil
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from mechdesign.errors import CertificateError, MechanismFileError, SolverError
 
@@ -61,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     for module in _command_modules():
         path = module.COMMAND
         example = getattr(module, "EXAMPLE", None)  # required by tests/cli/test_vocabulary.py, never fatal here
+        lines = [example] if isinstance(example, str) else list(example or ())
         extra = {"help": module.HELP, "description": module.HELP,
-                 "epilog": f"example:\n  $ {example}" if example else None,
+                 "epilog": "example:\n" + "\n".join(f"  $ {line}" for line in lines) if lines else None,
                  "formatter_class": argparse.RawDescriptionHelpFormatter}
         if len(path) == 1:
             sub = verbs.add_parser(path[0], **extra)
@@ -99,6 +101,30 @@ def command_started() -> float:
     return _STARTED[-1] if _STARTED else time.monotonic()
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A warning the library raises, as the CLI prints it: one line on stderr (not Python's two, with the source)."""
+    print(f"mechdesign: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _account_progress(asked: bool) -> Callable[[str], None]:
+    """Where a long release account reports its progress: stderr on a terminal, or with ``--progress``.
+
+    Off a terminal (a log) one line every 5 s at most; without either, nowhere.
+    """
+    import time
+
+    terminal = sys.stderr.isatty()
+    shown = [0.0]
+
+    def report(text: str) -> None:
+        now = time.monotonic()
+        if (terminal or asked) and (terminal or now - shown[0] >= 5.0):
+            print(f"mechdesign: release account: {text}", file=sys.stderr, flush=True)
+            shown[0] = now
+    return report
+
+
 def main(argv: Sequence[str] | None = None, *, started: float | None = None) -> int:
     """Run the CLI and return its exit code (never raises on user error or an operating-system error).
 
@@ -125,7 +151,14 @@ def _main(argv: Sequence[str] | None) -> int:
             # Intermediate float overflow/underflow warnings (e.g. exp of a large negative number) are not
             # the user's business: every reported guarantee is recomputed and rounded toward privacy.
             warnings.simplefilter("ignore", RuntimeWarning)
-            code = int(args._run(args))
+            # A conic solver's "Solution may be inaccurate" (cvxpy, SCS) is chatter here: no solver value is
+            # reported as is (every guarantee, bound and certificate is recomputed from the returned point).
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+            warnings.showwarning = _warning_line  # the library's warnings (deprecations, …) as one line each
+            from mechdesign.deploy.file.accounts import reporting
+
+            with reporting(_account_progress(bool(getattr(args, "progress", False)))):
+                code = int(args._run(args))
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler below
         return code
     except BrokenPipeError:
@@ -159,7 +192,7 @@ def entry_point() -> None:
     """Console-script entry point: exit with the code of :func:`main` on the command line's arguments.
 
     The command counts from the process's start (:func:`mechdesign.deadline.process_started`): the interpreter's
-    start-up and imports are inside ``--time-limit``.
+    start-up and imports are inside ``--time-limit``, up to 30 s of them (a slower, cold start counts 30 s).
     """
     from mechdesign.deadline import process_started
 

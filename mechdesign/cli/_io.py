@@ -126,13 +126,20 @@ def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "ou
 REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
 
 
-def add_signature_arguments(parser: Any) -> None:
-    """``--public-key`` and ``--require-signature`` (the deployment policy, also ``MECHDESIGN_REQUIRE_SIGNATURE=1``)."""
+def add_signature_arguments(parser: Any, *, notices: bool = False) -> None:
+    """``--public-key`` and ``--require-signature`` (the deployment policy, also ``MECHDESIGN_REQUIRE_SIGNATURE=1``).
+
+    ``notices``: the verb acts on the file's claims and says when they are unauthenticated; ``--quiet`` silences it.
+    """
     parser.add_argument("--public-key", metavar="PUB.pem",
                         help="refuse the mechanism file unless it carries a valid Ed25519 signature by this key")
     parser.add_argument("--require-signature", action="store_true",
                         help="refuse unsigned files: requires --public-key (also set by the environment variable "
                              f"{REQUIRE_SIGNATURE_VARIABLE}=1, a deployment policy)")
+    if notices:
+        parser.add_argument("--quiet", action="store_true",
+                            help="no notices on stderr (an unsigned file's, once per run; fresh draws on identified "
+                                 "users): for a file you know; errors and warnings are still printed")
 
 
 def signature_required(args: Any) -> bool:
@@ -163,15 +170,18 @@ def signature_notice(path: str | os.PathLike[str], loaded: Any, public_key: Any)
             "until the signature is checked against a trusted key")
 
 
-def print_signature_notice(path: str | os.PathLike[str], loaded: Any, public_key: Any) -> None:
-    """Print :func:`signature_notice` on stderr, if there is one.
+def print_signature_notice(path: str | os.PathLike[str], loaded: Any, args: Any) -> None:
+    """Print :func:`signature_notice` on stderr, if there is one and ``args.quiet`` is not set.
 
-    Verbs call it on success only: a failed run privatized or decoded nothing, and its error stays one line.
+    Verbs call it once, on success only: a failed run privatized or decoded nothing, and its error stays one line.
+    The verbs that act on what the file says print it (privatize: the guarantee it states and the data check against
+    its ball; decode: the labels and prior it decodes with; assess: the matrix and labels it assesses); ``verify``
+    reports on the file as it is.
     """
     import sys
 
-    notice = signature_notice(path, loaded, public_key)
-    if notice:
+    notice = signature_notice(path, loaded, args.public_key)
+    if notice and not getattr(args, "quiet", False):
         print(notice, file=sys.stderr, flush=True)
 
 

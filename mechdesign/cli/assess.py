@@ -55,7 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also give, for each δ, the leakage of T releases of one person's value over the same "
                              "ball (exact over every count vector, or a certified bound; one release for a memoized "
                              "file)")
-    add_signature_arguments(parser)
+    add_signature_arguments(parser, notices=True)
+    parser.add_argument("--progress", action="store_true",
+                        help="report a long --releases account's progress on stderr (default: when stderr is a "
+                             "terminal)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -106,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     result = assess(mechanism, prior, deltas)
     accounts = _accounts(args, result.rows, lambda row, t: _column_account(loaded, mechanism, prior, row, t))
     if loaded is not None:
-        print_signature_notice(source.name, loaded, args.public_key)
+        print_signature_notice(source.name, loaded, args)
     if args.json:
         print_json({
             "inputs": list(mechanism.inputs),
@@ -140,7 +143,9 @@ def _column_account(loaded: Any, mechanism: Any, prior: Any, row: Any, releases:
 
     if loaded is not None and (loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single"):
         return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
-    leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases)
+    from mechdesign.deploy.file.accounts import reporter
+
+    leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases, progress=reporter())
     return ReleaseAccount("single", leakage.releases, leakage.epsilon, leakage.lower, leakage.exact, leakage.method,
                           leakage.vectors)
 
@@ -198,7 +203,7 @@ def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
         prior = data_prior(record, *count_record_data(record, args.data, columns))
     result = assess_record(record, prior, deltas)
     accounts = _accounts(args, result.rows, lambda row, t: _record_account(record, prior, row, t))
-    print_signature_notice(source.name, record, args.public_key)
+    print_signature_notice(source.name, record, args)
     if args.json:
         print_json({
             "file": source.name, "design": record.kind, "attributes": list(record.attributes),

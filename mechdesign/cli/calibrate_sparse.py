@@ -8,7 +8,7 @@ from mechdesign.cli._io import print_json
 
 COMMAND = ("calibrate", "sparse")
 HELP = "sparse histograms (GSHM, correlated CSH): minimal noise and threshold (release iff count > 1 + tau)"
-EXAMPLE = "mechdesign calibrate sparse --epsilon 0.35 --delta 1e-5 --k 50000"
+EXAMPLE = "mechdesign calibrate sparse --epsilon 0.35 --delta 1e-5 --k 1000"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--epsilon", type=float, required=True, help="privacy budget ε (nats)")
     parser.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
-    parser.add_argument("--k", type=int, required=True, help="sparsity bound k (ℓ0 for GSHM, ‖x‖_0 for CSH)")
+    parser.add_argument("--k", type=int, required=True,
+                        help="k: for the gshm rows the most keys one user contributes to; for the csh rows a bound "
+                             "on the keys of every dataset's histogram (which bounds a user's keys too). The rows "
+                             "compare at one k only where a user may touch nearly every key; release a histogram "
+                             "with 'mechdesign release sparse'")
     parser.add_argument("--sigma", type=float, default=None,
                         help="independent per-key noise std; default: the σ giving the smallest threshold")
     parser.add_argument("--method", action="append", choices=METHODS, default=None,

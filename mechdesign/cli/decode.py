@@ -39,7 +39,9 @@ from mechdesign.cli._io import (
 COMMAND = ("decode",)
 HELP = ("estimate the input frequencies from a privatized CSV/Parquet/Arrow IPC column (linear decoder, inversion, "
         "maximum likelihood)")
-EXAMPLE = "mechdesign decode designs/adult-race.mech.json --data private.csv --column race --method em"
+EXAMPLE = ("mechdesign privatize designs/adult-race-estimation.mech.json --data examples/people.csv --column race "
+           "--out private.csv",
+           "mechdesign decode designs/adult-race-estimation.mech.json --data private.csv --column race --method em")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --method ml: maximise the likelihood over the file's ball (its prior and radius), "
                              "where its guarantee holds; single-column files")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
-    add_signature_arguments(parser)
+    add_signature_arguments(parser, notices=True)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         reference = loaded.guarantee.get("prior") if args.method == "linear" else None
         estimate = estimate_frequencies(mechanism, counts, args.method, reference=reference,
                                         ball=_file_ball(loaded) if args.within_ball else None)
-    print_signature_notice(source.name, loaded, args.public_key)
+    print_signature_notice(source.name, loaded, args)
     if args.json:
         out: dict[str, object] = {"records": int(counts.sum())}
         if estimate is not None:
@@ -148,7 +150,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     with column_order_hint(columns, record.attributes):
         counts = count_record_file(record, data_file(args), columns, chunk_size=args.chunk_size)
     estimate = decode_records(record, counts, args.method)
-    print_signature_notice(source.name, record, args.public_key)
+    print_signature_notice(source.name, record, args)
     if args.json:
         print_json({"design": record.kind, **estimate.to_dict()})
         return 0

@@ -111,9 +111,11 @@ def run(args: argparse.Namespace) -> int:
                     f"{result.iterations} iterations, {result.status}); writing the mechanism file "
                     f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
     policy = {k: val for k, val in loaded.release.items() if k != "report_epsilon"} or None
+    cpu = time.process_time()
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
         target = result.save(destination, problem_file=source, release=policy, force=args.force)
+    account = _account_note(target, loaded.release, time.process_time() - cpu)
     _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     warning = result.rank_warning()
     if warning:
@@ -123,11 +125,38 @@ def run(args: argparse.Namespace) -> int:
         print_json({"problem": result.problem.to_dict(), "guarantee": sections["guarantee"],
                     "utility": sections["utility"], "outputs": result.outputs, "rank": result.rank,
                     "certificate": sections["certificate"], "baselines": sections["baselines"],
-                    "timings": result.timings, "file": str(target)})
+                    "timings": result.timings, "file": str(target),
+                    "release_check": None if account is None else account[1]})
         return 0
     print(result.summary())
+    if account is not None:
+        print(account[0])
     print(f"wrote {target}")
     return 0
+
+
+def _account_note(target: Path, release: dict[str, object], seconds: float) -> tuple[str, dict[str, object]] | None:
+    """What a repeated file's readers pay to check its ε_T (the line and the JSON), or ``None`` for other policies.
+
+    Writing the file recomputed the account (``seconds`` of CPU, nearly all of the write): a reader's first load on
+    another machine, or after an upgrade, recomputes it as well; later loads here reuse it
+    (:mod:`mechdesign.deploy.file.accounts`).
+    """
+    import json
+
+    if release.get("policy") != "repeated":
+        return None
+    from mechdesign.deploy.file.accounts import cache_folder
+
+    stated = json.loads(target.read_text(encoding="utf-8"))["release"]
+    folder = cache_folder()
+    kept = f"kept in {folder.parent}" if folder is not None else "not kept: the cache is off"
+    text = (f"release: {stated['releases']:,} fresh releases of the same value leak at most {stated['epsilon']:.9g} "
+            f"nats (stated in the file); every reader checks that account from the matrix: about {seconds:.2g} s of "
+            f"CPU on a first load of this file on a machine (verify, privatize, decode), nothing on later loads here "
+            f"({kept})")
+    return text, {"releases": stated["releases"], "epsilon": stated["epsilon"], "first_load_cpu_seconds": seconds,
+                  "cached": folder is not None}
 
 
 def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:

@@ -42,7 +42,7 @@ from mechdesign.cli._io import (
 COMMAND = ("privatize",)
 HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet/Arrow IPC file by "
         "samples of a verified mechanism (streamed, atomic output)")
-EXAMPLE = ("mechdesign privatize designs/adult-race.mech.json --data examples/people.csv --column race "
+EXAMPLE = ("mechdesign privatize designs/adult-race-estimation.mech.json --data examples/people.csv --column race "
            "--out private.csv")
 
 
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="OUTPUT", help="output file (same format as the data)")
     add_force_argument(parser)
     add_stream_arguments(parser)
-    add_signature_arguments(parser)
+    add_signature_arguments(parser, notices=True)
     parser.add_argument("--data-delta", type=float, default=None,
                         help="δ_d of the data check (default 1e-6): data whose smallest divergence to the file's "
                              "ball exceeds the threshold at δ_d are refused, nothing written; honest data are "
@@ -122,11 +122,15 @@ def run(args: argparse.Namespace) -> int:
     achieved = sampler.check(loaded.guarantee)
     reports, per_report = _reports(loaded, sampler)
     rng = stream(args)
+    from mechdesign.deploy.sampling.changes import DistinctValues
+
+    changes = DistinctValues(loaded.mechanism.shape[0]) if memo is not None else None
     with _ledger(args, loaded) as reservation:
         records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng,
                                  chunk_size=args.chunk_size, progress=True if args.progress else None,
                                  check_counts=check, memo=memo,
-                                 user_column=args.user_column if memo is not None else None, reports=reports)
+                                 user_column=args.user_column if memo is not None else None, reports=reports,
+                                 changes=changes)
     data = checks[0]
     _print_notices(args, source.name, loaded, memo, reservation)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
@@ -141,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                "notion": loaded.guarantee["notion"], "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
                "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation,
-               **_file_summary(args, loaded, data, reservation)}
+               **_file_summary(args, loaded, data, reservation), "changed_values": _changed_values(loaded, changes)}
     if args.json:
         print_json(summary)
         return 0
@@ -159,7 +163,59 @@ def run(args: argparse.Namespace) -> int:
         print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
               f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
               f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
+    if summary["changed_values"] is not None:
+        print(_changed_text(summary["changed_values"], records))
     return 0
+
+
+def _changed_values(loaded: Any, changes: Any) -> dict[str, Any] | None:
+    """What the memoized run's changed values cost; ``None`` without memoization.
+
+    k, the most distinct values one user reported, and the account of k releases over the file's ball
+    (:mod:`mechdesign.deploy.sampling.changes`).
+    """
+    if changes is None:
+        return None
+    seen = changes.result()
+    if seen is None:
+        return {"counted": False}
+    out: dict[str, Any] = {"counted": True, "users": seen.users, "changed_users": seen.changed,
+                           "most_values": seen.most}
+    if seen.most >= 2:
+        from mechdesign._numerics import round_up
+        from mechdesign.core.releases import release_leakage
+        from mechdesign.core.uncertainty import L1Ball
+        from mechdesign.deploy.file.accounts import checked_account, reporter
+        from mechdesign.deploy.file.column import achieved_epsilon
+
+        guarantee = loaded.guarantee
+
+        def compute() -> tuple[float, bool]:
+            if guarantee["notion"] == "ldp":  # over every prior: k times the LDP level
+                return round_up(seen.most * achieved_epsilon(loaded.mechanism, guarantee), 2), True
+            account = release_leakage(loaded.mechanism, L1Ball(guarantee["prior"], guarantee["radius"]), seen.most,
+                                      progress=reporter())
+            return account.epsilon, account.exact
+
+        out["epsilon"], out["exact"] = checked_account(loaded.sha256, seen.most, compute, "changed")
+    return out
+
+
+def _changed_text(changed: dict[str, Any], records: int) -> str:
+    from mechdesign.deploy.sampling.changes import MAX_PAIRS
+
+    """The summary's line on changed values (memoized runs)."""
+    if not changed["counted"]:
+        return (f"  changed values: not counted (more than {MAX_PAIRS:,} distinct user-value pairs); each distinct "
+                "value of a user is one more release")
+    if changed["most_values"] < 2:
+        return (f"  changed values: none in this run ({changed['users']:,} users, one value each: one release each); "
+                "a value that changes between runs is one more release")
+    how = "exact" if changed["exact"] else "certified bound"
+    return (f"  changed values: {changed['changed_users']:,} of {changed['users']:,} users reported 2 to "
+            f"{changed['most_values']} different values, each one more release: {changed['most_values']} values of "
+            f"one person leak at most {changed['epsilon']:.6g} nats (the account of {changed['most_values']} "
+            f"releases, {how}; verify --releases {changed['most_values']})")
 
 
 def _memo(args: argparse.Namespace, loaded: Any) -> Any:
@@ -214,7 +270,7 @@ def _per_what(loaded: Any, per_report: float | None, memo: Any) -> str:
     if loaded.release.policy == "two-layer":
         return f"for a lifetime of reports of an unchanged value, {per_report!r} per report "
     if memo is not None:
-        return "for a lifetime of reports of an unchanged value (memoized: one release) "
+        return "for a lifetime of reports of an unchanged value (memoized: one release per value) "
     return "per release "
 
 
@@ -266,8 +322,8 @@ def _ledger_text(reservation: Any) -> str:
 
 def _print_notices(args: argparse.Namespace, path: str, loaded: Any, memo: Any, reservation: Any) -> None:
     """The signature notice, and the per-release notice for fresh draws on identified users with no ledger."""
-    print_signature_notice(path, loaded, args.public_key)
-    if memo is None and args.user_column is not None and reservation is None:
+    print_signature_notice(path, loaded, args)
+    if memo is None and args.user_column is not None and reservation is None and not args.quiet:
         print(f"mechdesign: notice: {path} states its guarantee per release: every run of privatize on the same "
               "users draws afresh and is another release (verify --releases T gives what T of them leak, which for "
               "a PML design exceeds T times epsilon); memoize with --memo-key KEY (mechdesign memo-key KEY writes "

@@ -16,7 +16,8 @@ from mechdesign.cli._io import print_json
 COMMAND = ("sign",)
 HELP = ("sign a mechanism file or record file (Ed25519 over its canonical content), or generate a key pair with "
         "--generate-key")
-EXAMPLE = "mechdesign sign designs/adult-race.mech.json --key key.pem"
+EXAMPLE = ("mechdesign sign --generate-key key.pem",
+           "mechdesign sign designs/adult-race-estimation.mech.json --key key.pem")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -29,7 +29,7 @@ from mechdesign.cli._io import (
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
-EXAMPLE = "mechdesign verify designs/adult-race.mech.json"
+EXAMPLE = "mechdesign verify designs/adult-race-estimation.mech.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also report the leakage of T releases of one person's value under the file's release "
                              "policy: T fresh releases (exact over every count vector, or a certified bound), one "
                              "release for a memoized file, T reports of a two-layer file")
+    parser.add_argument("--progress", action="store_true",
+                        help="report a long release account's progress on stderr (default: when stderr is a "
+                             "terminal)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

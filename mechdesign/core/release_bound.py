@@ -50,6 +50,7 @@ from __future__ import annotations
 import heapq
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -458,7 +459,8 @@ class _Search:
 
 
 def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
-                     max_solves: int = MAX_SOLVES) -> RelaxationBound:
+                     max_solves: int = MAX_SOLVES, target: float | None = None,
+                     progress: Callable[[int, float, float], None] | None = None) -> RelaxationBound:
     """The certified upper bound on L_T of the module docstring, and a lower bound from a real count vector.
 
     Parameters
@@ -471,6 +473,14 @@ def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
         T ≥ 1.
     max_solves : int
         Convex programs solved at most; the bound is valid whenever the search stops, and tighter the longer.
+    target : float, optional
+        A value to decide, not to tighten past (a file's stated ε_T): the search stops as soon as its bound,
+        rounded up, is at most ``target`` (the frontier's largest bound bounds every count vector, so the
+        statement is proven), or a real count vector leaks more than ``target`` (it is disproven).
+    progress : callable, optional
+        ``progress(solved, upper, lower)`` after each convex program: the programs solved, the frontier's largest
+        bound (NaN while the roots are being evaluated: it bounds L_T only once they all are) and the best real
+        outcome so far.
 
     Returns
     -------
@@ -493,11 +503,21 @@ def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
         lo, hi = np.zeros(support.size, dtype=np.int64), np.full(support.size, releases, dtype=np.int64)
         for w in _undominated(weights):
             heapq.heappush(frontier, search.evaluate(search.node(x, w, lo, hi)))
-    while frontier and frontier[0].split is not None and search.solved < max_solves:
+            if progress is not None:  # the frontier bounds L_T only once every root is in it
+                progress(search.solved, math.nan, search.lower)
+    def decided() -> bool:
+        if target is None or not frontier:
+            return False
+        top_bound = frontier[0].upper
+        return search.lower > target or (top_bound < math.inf and round_up(top_bound, 4) <= target)
+
+    while frontier and frontier[0].split is not None and search.solved < max_solves and not decided():
         top = heapq.heappop(frontier)
         for child in search.children(top):
             if search.feasible(child):
                 heapq.heappush(frontier, search.evaluate(child))
+        if progress is not None and frontier:
+            progress(search.solved, frontier[0].upper, search.lower)
     if not frontier:
         # Children partition their parent's count vectors and an infeasible one holds none, so an empty frontier
         # would mean no count vector at all: it happens only when rounding dust in the weights (2e-16 where a

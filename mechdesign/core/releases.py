@@ -265,8 +265,8 @@ def _finish(a: np.ndarray, z: np.ndarray, s: np.ndarray, counts: np.ndarray) -> 
     return a, s.max(axis=1), lambda j: counts[j]
 
 
-def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
-           permanent: np.ndarray | None = None) -> tuple[float, float, np.ndarray]:
+def _exact(logs: np.ndarray, ball: L1Ball, releases: int, permanent: np.ndarray | None = None,
+           progress: Callable[[int], None] | None = None) -> tuple[float, float, np.ndarray]:
     """(upper, lower, worst direction counts): the largest column leakage over all count vectors, bracketed.
 
     ``upper`` bounds every count vector's leakage from above; ``lower`` bounds the worst one's from below (log g rounded
@@ -282,8 +282,12 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
     m = logs.shape[1]
     floor = np.maximum(ball.center.probabilities - ball.radius / 2, 0.0)
     rest = max(0.0, 1.0 - float(floor.sum()))
+    done = 0
     for a, scale, counts_of in _blocks(logs, releases):
         rows = np.arange(a.shape[0])
+        done += a.shape[0]
+        if progress is not None:
+            progress(done)
         if permanent is not None:
             # a: per permanent output; the sum over them adds at most M₁ + 2 relative roundings of the likelihood
             a = logsumexp(permanent[None, :, :] + a[:, None, :], axis=2)
@@ -401,7 +405,8 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
 
 
 def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, method: str = "auto",
-                    max_vectors: int = DEFAULT_MAX_VECTORS) -> ReleaseLeakage:
+                    max_vectors: int = DEFAULT_MAX_VECTORS, target: float | None = None,
+                    progress: Callable[[str], None] | None = None) -> ReleaseLeakage:
     """The leakage of ``releases`` fresh releases of the same value over ``ball`` (module docstring).
 
     Parameters
@@ -418,6 +423,15 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         vectors. Both are compared with the trivial bounds (module docstring), and the smallest is reported.
     max_vectors : int
         The largest enumeration "auto" runs.
+    target : float, optional
+        A stated value to check rather than an account to tighten (a file's ε_T). Beyond enumeration a trivial
+        bound at most ``target`` is returned at once, and the relaxation stops as soon as it proves
+        ``epsilon ≤ target`` or finds an outcome above it (:func:`~mechdesign.core.release_bound.relaxation_bound`):
+        ``epsilon`` is then an upper bound that decides the statement, not the tightest one. (An enumeration is
+        exact and runs as without a target.)
+    progress : callable, optional
+        ``progress(text)``: one line on the account's advance (count vectors enumerated, or convex programs solved
+        with the current bounds), at most every half second.
 
     Returns
     -------
@@ -458,15 +472,25 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         return ReleaseLeakage(1, value, _round_down(value), True, "enumeration", vectors, None)
     trivial = _trivial(mech.matrix, ball, releases)
     enumerate_all = method == "enumeration" or (method == "auto" and vectors <= max_vectors)
+    if target is not None and not enumerate_all and trivial and min(value for _, value in trivial) <= target:
+        name, value = min(trivial, key=lambda item: item[1])  # proves the statement without the relaxation
+        return ReleaseLeakage(releases, value, 0.0, False, name, vectors, None)
+    report = _Reporter(progress)
     if enumerate_all:
-        up, low, counts = _exact(logs, ball, releases)
+        up, low, counts = _exact(logs, ball, releases,
+                                 progress=None if progress is None else lambda done: report(
+                                     f"{done:,} of {vectors:,} count vectors"))
         upper, lower = round_up(up, logs.shape[0] + 2), _round_down(low)
         worst: tuple[int, ...] | None = _expand(counts, direction)
         exact, how = True, "enumeration"
     else:
-        from mechdesign.core.release_bound import relaxation_bound
+        from mechdesign.core.release_bound import MAX_SOLVES, relaxation_bound
 
-        bound = relaxation_bound(logs, ball, releases)
+        def step(solved: int, top: float, low: float) -> None:
+            known = f"leakage in [{low:.6g}, {top:.6g}] nats" if math.isfinite(top) else f"at least {low:.6g} nats"
+            report(f"{solved:,} of at most {MAX_SOLVES:,} convex programs (certified relaxation); {known}")
+
+        bound = relaxation_bound(logs, ball, releases, target=target, progress=None if progress is None else step)
         upper, exact, how = bound.upper, False, "relaxation"
         lower = bound.lower
         worst = None if bound.worst is None else _expand(bound.worst, direction)
@@ -474,6 +498,24 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         if value < upper:  # after an enumeration only rounding can separate them: the account stays exact
             upper, how = value, (how if exact else name)
     return ReleaseLeakage(releases, float(max(upper, lower)), float(lower), exact, how, vectors, worst)
+
+
+class _Reporter:
+    """Pass a line to ``progress`` at most every half second, the first after half a second (quick ones say nothing)."""
+
+    EVERY = 0.5  # seconds
+
+    def __init__(self, progress: Callable[[str], None] | None) -> None:
+        import time
+
+        self.progress, self.clock = progress, time.monotonic
+        self.shown = self.clock()
+
+    def __call__(self, text: str) -> None:
+        now = self.clock()
+        if self.progress is not None and now - self.shown >= self.EVERY:
+            self.progress(text)
+            self.shown = now
 
 
 def account_spread(mechanism: MatrixLike, releases: int) -> float:

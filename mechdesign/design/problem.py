@@ -203,6 +203,45 @@ class DesignProblem:
         beta = design_radius(delta, m, p.size)  # β* rounded up toward privacy, as the file will state it
         return cls(p, epsilon, beta, utility, delta=delta, samples=m, name=name)
 
+    @classmethod
+    def covering(cls, priors: Any, epsilon: float, utility: Utility | str = "mutual_information", *,
+                 center: PriorLike | None = None, name: str = "design") -> DesignProblem:
+        """A problem over a ball covering a finite set of priors (:mod:`mechdesign.design.covering`).
+
+        The engines need an ℓ1 ball (its worst case, vertices and pricing are closed forms); the smallest ball
+        holding every prior (or one around ``center``) contains the set, so the design is ε-PML for each of them
+        — conservatively: ``capacity(result.mechanism, priors)`` is its exact leakage over the set, at most ε.
+        The utility is evaluated at the centre.
+
+        Parameters
+        ----------
+        priors : array_like, shape (K, N)
+            The priors, one per row.
+        epsilon : float
+            Budget ε ≥ 0 (nats).
+        utility : Utility or str
+            The objective.
+        center : Prior or array_like, optional
+            The ball's centre and the utility's prior (default: the ℓ1 Chebyshev centre of the priors).
+        name : str
+            A label for reports and files.
+
+        Returns
+        -------
+        DesignProblem
+            Over B_β(centre), β = max_k ‖Q_k − centre‖₁ rounded up.
+
+        Examples
+        --------
+        >>> problem = DesignProblem.covering([[0.5, 0.3, 0.2], [0.3, 0.5, 0.2]], 1.0)
+        >>> round(problem.radius, 6)
+        0.2
+        """
+        from mechdesign.design.covering import covering_ball
+
+        middle, radius = covering_ball(priors, None if center is None else as_prior(center).probabilities)
+        return cls(middle, epsilon, radius, utility, name=name)
+
     @property
     def size(self) -> int:
         """N, the number of inputs."""

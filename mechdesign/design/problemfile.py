@@ -1,14 +1,15 @@
 """Problem files: TOML descriptions of design problems with expected values and provenance (``problems/``).
 
-Form (``[expected]`` and ``[provenance]`` optional)::
+Form (``[expected]`` and ``[provenance]`` optional; every key with its meaning is in :data:`KEYS`, from which the
+documentation's "Problem files" page is generated)::
 
     name = "adult-race"
     description = "..."
     [data]
     counts = [41762, 4685, 1519, 470, 406]      # or: probabilities = [...]
     labels = ["White", "Black", ...]             # optional
-    # or: samples = "adult:education"  (vendored Adult column)
-    #     samples = "records.csv"  with  column = "race"  (path relative to the TOML file)
+    # or: source = "adult:education"  (vendored Adult column)
+    #     source = "records.csv"  with  column = "race"  (path relative to the TOML file)
     [privacy]
     epsilon = 1.0
     radius = 0.02            # or: delta = 1e-6 (radius from [E] eq. 37, m = number of records)
@@ -23,7 +24,9 @@ Form (``[expected]`` and ``[provenance]`` optional)::
     [provenance]
     source = "..."
 
-Every malformed file gives one ``ValueError`` line naming the file and the field.
+Every malformed file gives one ``ValueError`` line naming the file and the field. ``data.samples``, the former name
+of ``data.source``, is still read, with a deprecation warning (:data:`DEPRECATED`): "samples" is a count
+everywhere else (``privacy.samples``, ``--samples``, the glossary).
 """
 
 from __future__ import annotations
@@ -43,12 +46,66 @@ from mechdesign.core.quantities import group_map, marginal_map, marginal_names, 
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.utility import UTILITY_KINDS, Utility
 
-__all__ = ["ProblemFile", "load_problem"]
+__all__ = ["DEPRECATED", "KEYS", "ProblemFile", "load_problem"]
 
-_TOP = {"name", "description", "data", "privacy", "utility", "release", "expected", "provenance"}
-_RELEASE = {"policy", "report_epsilon", "releases"}
-_DATA = {"counts", "probabilities", "labels", "samples", "column"}
-_PRIVACY = {"epsilon", "radius", "delta", "samples"}
+#: Every key of a problem file, by table ("" for the top level), with what it means: the parser accepts these and
+#: no others, and the documentation's reference page is generated from this table. "*" stands for any key.
+KEYS: dict[str, dict[str, str]] = {
+    "": {
+        "name": "the design's name: the file written is <name>.mech.json (a plain file stem; default: the file's)",
+        "description": "free text",
+        "data": "table: the data the design is for",
+        "privacy": "table: the budget and the uncertainty ball",
+        "utility": "table: what the design optimises (default mutual_information)",
+        "release": "table: how often a person's value may be privatized (default: one release per run)",
+        "expected": "table: values the catalogue's tests check (problems/)",
+        "provenance": "table: where the data and the values come from (free form)",
+    },
+    "data": {
+        "source": 'where the records are: "adult:<column>" (a column of the vendored UCI Adult data) or a CSV '
+                  "path (.csv, .csv.gz, .csv.bz2, .csv.xz) relative to the problem file, with column",
+        "column": "the CSV column holding the attribute (with source = a CSV path)",
+        "counts": "category counts instead of records: a list of numbers (m = their sum)",
+        "probabilities": "a probability vector instead of records (give privacy.samples with privacy.delta)",
+        "labels": "category names, in the order of counts or probabilities (records give them)",
+        "samples": "deprecated name of source (read with a warning)",
+    },
+    "privacy": {
+        "epsilon": "ε, the PML budget in nats",
+        "delta": "δ: the radius is β*(δ, m, N) of [E] eq. 37 (exactly one of delta, radius)",
+        "radius": "β, the ℓ1 radius of the ball in [0, 2] (exactly one of delta, radius)",
+        "samples": "m, the number of records behind data.probabilities (a count; data.counts and records give it)",
+    },
+    "utility": {
+        "kind": "mutual_information, estimation_mse, estimation_logdet, estimation_linear, hypothesis_testing, or "
+                "another sub-convex utility (mechdesign.UTILITY_KINDS)",
+        "marginals": "estimation_linear: attribute sizes of a product alphabet, e.g. [5, 2] (exactly one of "
+                     "marginals, subset, groups, weights)",
+        "subset": "estimation_linear: the categories of interest (labels or indices)",
+        "groups": "estimation_linear: disjoint lists of categories whose sums are decoded",
+        "weights": "estimation_linear: the rows of L, N numbers each",
+        "names": "estimation_linear: names of the decoded quantities (optional)",
+        "null": "hypothesis_testing: the null prior",
+        "alternative": "hypothesis_testing: the alternative prior",
+    },
+    "release": {
+        "policy": '"single" (default: each privatize run is one more release), "repeated" (the file states '
+                  'the account of releases fresh releases), "memoized" (one output per user and value, however '
+                  'often reported) or "two-layer" (memoized W₁, fresh W₂ per report)',
+        "releases": 'T, with policy = "repeated": the file states ε_T, the leakage of T fresh releases of one value',
+        "report_epsilon": 'with policy = "two-layer": the per-report budget in (0, privacy.epsilon]; '
+                          "privacy.epsilon is then the lifetime budget (estimation_mse only)",
+    },
+    "expected": {"*": "any key: e.g. utility and tolerance, checked by tests/design/test_problems_catalogue.py"},
+    "provenance": {"*": "any key: e.g. source (where the data come from) and objective"},
+}
+#: Deprecated keys still read, by table: the key that replaces each.
+DEPRECATED: dict[str, dict[str, str]] = {"data": {"samples": "source"}}
+
+_TOP = set(KEYS[""])
+_RELEASE = set(KEYS["release"])
+_DATA = set(KEYS["data"])
+_PRIVACY = set(KEYS["privacy"])
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
 
 
@@ -108,15 +165,39 @@ class _Reader:
         return float(value)
 
 
+def deprecated_source(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """``[data]`` with its deprecated ``samples`` (a data source) read as ``source``, and the warning to give.
+
+    Both given is refused (one line): which one is meant cannot be guessed. The loader gives the warning (a
+    FutureWarning) only once the whole file is read: a file it refuses gets its one-line error alone.
+    """
+    if "samples" not in data:
+        return data, None
+    if "source" in data:
+        raise ValueError(f"problem file {path.name}: [data] must give source only (samples is its deprecated name), "
+                         f"got [data]={sorted(data)}")
+    warning = (f"problem file {path.name}: data.samples is deprecated and will be removed after 0.2; use data.source "
+               "(samples means a count everywhere else)")
+    return {("source" if key == "samples" else key): value for key, value in data.items()}, warning
+
+
+def warn_deprecated(warning: str | None) -> None:
+    """Give a loader's deprecation warning (:func:`deprecated_source`), pointed at the loader's caller."""
+    if warning is not None:
+        import warnings
+
+        warnings.warn(warning, FutureWarning, stacklevel=3)
+
+
 def _prior(reader: _Reader, data: dict[str, Any]) -> Prior:
-    sources = [k for k in ("counts", "probabilities", "samples") if k in data]
+    sources = [k for k in ("counts", "probabilities", "source") if k in data]
     if len(sources) != 1:
-        raise reader.fail("[data]", "have exactly one of counts, probabilities, samples", sources)
+        raise reader.fail("[data]", "have exactly one of counts, probabilities, source", sources)
     labels = data.get("labels")
     if labels is not None and (not isinstance(labels, list) or not all(isinstance(x, str) for x in labels)):
         raise reader.fail("data.labels", "be a list of strings", labels)
-    if "samples" in data:
-        return _samples(reader, data["samples"], data.get("column"), labels)
+    if "source" in data:
+        return _records_prior(reader, data["source"], data.get("column"), labels)
     key = sources[0]
     values = data[key]
     if not isinstance(values, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
@@ -127,14 +208,14 @@ def _prior(reader: _Reader, data: dict[str, Any]) -> Prior:
     return Prior.from_probabilities(values, labels)
 
 
-def _samples(reader: _Reader, source: Any, column: Any, labels: list[str] | None) -> Prior:
+def _records_prior(reader: _Reader, source: Any, column: Any, labels: list[str] | None) -> Prior:
     if not isinstance(source, str):
-        raise reader.fail("data.samples", "be 'adult:<column>' or a CSV path", source)
+        raise reader.fail("data.source", "be 'adult:<column>' or a CSV path", source)
     if column is not None and not isinstance(column, str):  # never design for one column of several silently
         raise reader.fail("data.column", "name one column (one column per file today)", column)
     if source.startswith("adult:"):
         if column is not None and column != source.split(":", 1)[1]:
-            raise reader.fail("data.column", f"be omitted or equal the column of samples = {source!r}", column)
+            raise reader.fail("data.column", f"be omitted or equal the column of source = {source!r}", column)
         from mechdesign.datasets import adult_counts
 
         names, counts = adult_counts(source.split(":", 1)[1])
@@ -147,11 +228,11 @@ def _samples(reader: _Reader, source: Any, column: Any, labels: list[str] | None
 
     csv = (reader.path.parent / source).resolve()
     try:  # .csv.zst or .csv.zip: one line here, not pandas' traceback
-        csv_compression(csv, "data.samples")
+        csv_compression(csv, "data.source")
     except ValueError:
-        raise reader.fail("data.samples", CSV_NAME_RULE, source) from None
+        raise reader.fail("data.source", CSV_NAME_RULE, source) from None
     if not csv.is_file():
-        raise reader.fail("data.samples", "be an existing CSV file (relative to the problem file)", source)
+        raise reader.fail("data.source", "be an existing CSV file (relative to the problem file)", source)
     frame = pd.read_csv(csv, usecols=[column], dtype=str, keep_default_na=False)
     return Prior.from_samples(frame[column], labels)
 
@@ -284,8 +365,9 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
         raise reader.fail("[privacy]", "give epsilon", sorted(privacy))
     if ("radius" in privacy) == ("delta" in privacy):
         raise reader.fail("[privacy]", "give exactly one of radius, delta", sorted(privacy))
+    data, deprecated = deprecated_source(file, reader.table(doc, "data", _DATA))
     try:
-        prior = _prior(reader, reader.table(doc, "data", _DATA))
+        prior = _prior(reader, data)
         utility = _utility(reader, reader.table(doc, "utility", None, required=False) or {"kind": "mutual_information"},
                            prior)
         epsilon = reader.number(privacy, "privacy", "epsilon")
@@ -307,7 +389,9 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise reader.fail("description", "be a string", description)
-    return ProblemFile(file, problem, description, dict(expected), dict(provenance), _release(reader, doc, problem))
+    loaded = ProblemFile(file, problem, description, dict(expected), dict(provenance), _release(reader, doc, problem))
+    warn_deprecated(deprecated)
+    return loaded
 
 
 def _release(reader: _Reader, doc: dict[str, Any], problem: DesignProblem) -> dict[str, Any]:

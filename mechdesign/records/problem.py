@@ -1,10 +1,11 @@
-"""Record problem files: TOML descriptions of a whole-record design (``columns`` beside ``samples``).
+"""Record problem files: TOML descriptions of a whole-record design (``columns`` beside ``source``).
 
-Form (``[design]``, ``[expected]`` and ``[provenance]`` optional)::
+Form (``[design]``, ``[expected]`` and ``[provenance]`` optional; every key in :data:`KEYS`; ``data.samples``, the
+former name of ``data.source``, is read with a deprecation warning)::
 
     name = "adult-race-sex-product"
     [data]
-    samples = "adult"                 # the vendored UCI Adult records, or a CSV path relative to the file
+    source = "adult"                  # the vendored UCI Adult records, or a CSV path relative to the file
     columns = ["race", "sex"]         # the record's attributes, in order (distinct)
     max_letters = 1000000             # optional limit on the joint alphabet N = ∏ N_i
     [privacy]
@@ -34,15 +35,77 @@ from typing import Any
 
 from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
 
-__all__ = ["JOINT_LIMIT", "JOINT_OBJECTIVES", "RECORD_DESIGNS", "RecordProblem", "is_record_problem",
-           "load_record_problem"]
+__all__ = ["JOINT_LIMIT", "JOINT_OBJECTIVES", "KEYS", "RECORD_DESIGNS", "RecordProblem", "is_record_problem",
+           "load_record_problem", "problem_keys"]
 
 #: Default limit on the joint alphabet of a joint design (a dense N × M matrix is designed and stored).
 JOINT_LIMIT = 1000
-_TOP = {"name", "description", "data", "privacy", "design", "expected", "provenance"}
-_DATA = {"samples", "columns", "max_letters"}
-_PRIVACY = {"epsilon", "radius", "delta"}
-_DESIGN = {"kind", "factor", "weights", "objective", "probabilities"}
+#: The keys of a record problem file that differ from a single column's
+#: (:data:`mechdesign.design.problemfile.KEYS`), by table: the parser accepts these and no others.
+KEYS: dict[str, dict[str, str]] = {
+    "": {"name": "as for one column", "description": "free text", "data": "table: the records",
+         "privacy": "table: the record-level budget and ball", "design": "table: which record design",
+         "expected": "table: values the catalogue's tests check", "provenance": "table: free form"},
+    "data": {
+        "source": '"adult" (the vendored UCI Adult records) or a CSV path relative to the problem file',
+        "columns": "the record's attributes, in order (distinct column names): a record problem has this key",
+        "max_letters": "a limit on the joint alphabet N = ∏ N_i (default 1,000 for a joint design)",
+        "samples": "deprecated name of source (read with a warning)",
+    },
+    "privacy": {"epsilon": "the record-level budget in nats",
+                "delta": "δ: β*(δ, m, N) of [E] eq. 37 on the joint alphabet (exactly one of delta, radius)",
+                "radius": "β on the joint alphabet (exactly one of delta, radius)"},
+    "design": {
+        "kind": '"product" (default: one mechanism per attribute), "joint" (one over the product alphabet) or '
+                '"sampled" (each record reports one attribute, with the whole budget)',
+        "factor": 'product designs: "estimation" (A-optimal factors, default) or "randomized_response"',
+        "weights": 'product designs: the attributes\' relative budgets, or "optimise"',
+        "objective": 'joint designs: "marginals" (L-optimal, default), "joint" (A-optimal) or "mi"',
+        "probabilities": 'sampled designs: "optimise" (default), "uniform" or one positive number per column',
+    },
+    "expected": {"*": "any key: e.g. utility and tolerance, checked by tests/design/test_problems_catalogue.py"},
+    "provenance": {"*": "any key: e.g. source (where the data come from) and objective"},
+}
+_TOP = set(KEYS[""])
+_DATA = set(KEYS["data"])
+
+
+def problem_keys() -> list[tuple[str, str, str]]:
+    """Every key of a problem file as (key, which files, meaning): the documentation's reference table.
+
+    Generated from the parsers' own tables (:data:`mechdesign.design.problemfile.KEYS` for one column, :data:`KEYS`
+    for whole records), which are also what they accept: a key missing here is refused by both. A key both kinds
+    share with one meaning is one row ("both"); with two meanings, one row each.
+
+    Returns
+    -------
+    list of tuple of str
+        ``("data.source", "one column", "...")``, ...; tables as ``[data]``, top-level keys bare.
+
+    Examples
+    --------
+    >>> ("release.releases", "one column") in [(key, files) for key, files, _ in problem_keys()]
+    True
+    """
+    from mechdesign.design.problemfile import KEYS as COLUMN
+
+    rows: list[tuple[str, str, str]] = []
+    for table in dict.fromkeys([*COLUMN, *KEYS]):
+        column, record = COLUMN.get(table, {}), KEYS.get(table, {})
+        for key in dict.fromkeys([*column, *record]):
+            name = (f"[{key}]" if key in ("data", "privacy", "utility", "release", "expected", "provenance", "design")
+                    else key) if table == "" else f"{table}.{key}"
+            if key in column and key in record and (table == "" or column[key] == record[key]
+                                                    or key in ("epsilon", "samples")):
+                rows.append((name, "both", column[key]))
+                continue
+            if key in column:
+                rows.append((name, "one column", column[key]))
+            if key in record:
+                rows.append((name, "records", record[key]))
+    return rows
+_PRIVACY = set(KEYS["privacy"])
+_DESIGN = set(KEYS["design"])
 #: The record designs a problem file can ask for.
 RECORD_DESIGNS = ("product", "joint", "sampled")
 #: What a joint design optimises (the names of mechdesign.records.joint_design.OBJECTIVES, kept here so that
@@ -198,8 +261,11 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
         raise fail("privacy.epsilon", "be a finite number", epsilon)
     if ("radius" in privacy) == ("delta" in privacy):
         raise fail("[privacy]", "give exactly one of radius, delta", sorted(privacy))
+    from mechdesign.design.problemfile import deprecated_source, warn_deprecated
+
+    data, deprecated = deprecated_source(file, data)
     try:
-        prior = _prior(file, data.get("samples"), columns, limit)
+        prior = _prior(file, data.get("source"), columns, limit)
     except (ValueError, TypeError) as exc:
         message = str(exc).splitlines()[0]
         raise ValueError(message if message.startswith("problem file") else
@@ -211,37 +277,39 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
     for key, value in extra.items():
         if not isinstance(value, dict):
             raise fail(f"[{key}]", "be a TOML table", value)
-    return RecordProblem(file, name, prior, float(epsilon), privacy.get("delta"), privacy.get("radius"), kind,
-                         str(factor), design.get("weights"), description, dict(extra["expected"]),
-                         dict(extra["provenance"]), str(objective), probabilities)
+    loaded = RecordProblem(file, name, prior, float(epsilon), privacy.get("delta"), privacy.get("radius"), kind,
+                           str(factor), design.get("weights"), description, dict(extra["expected"]),
+                           dict(extra["provenance"]), str(objective), probabilities)
+    warn_deprecated(deprecated)
+    return loaded
 
 
-def _prior(file: Path, samples: Any, columns: list[str], limit: int) -> JointPrior:
+def _prior(file: Path, source: Any, columns: list[str], limit: int) -> JointPrior:
     """The joint prior of ``columns`` of the vendored Adult data or of a CSV file (missing cells refused)."""
-    if samples == "adult":
+    if source == "adult":
         return JointPrior.from_adult(columns, max_size=limit)
-    if not isinstance(samples, str) or samples.startswith("adult"):
-        raise ValueError(f"problem file {file.name}: data.samples must be 'adult' or a CSV path (relative to the "
-                         f"problem file), got data.samples={samples!r}")
+    if not isinstance(source, str) or source.startswith("adult"):
+        raise ValueError(f"problem file {file.name}: data.source must be 'adult' or a CSV path (relative to the "
+                         f"problem file), got data.source={source!r}")
     import pandas as pd
 
     from mechdesign._files import CSV_NAME_RULE, csv_compression
     from mechdesign.records.encoding import distinct_names
 
-    csv = (file.parent / samples).resolve()
+    csv = (file.parent / source).resolve()
     try:  # .csv.zst or .csv.zip: one line here, not pandas' traceback
-        csv_compression(csv, "data.samples")
+        csv_compression(csv, "data.source")
     except ValueError:
-        raise ValueError(f"problem file {file.name}: data.samples must {CSV_NAME_RULE}, got "
-                         f"data.samples={samples!r}") from None
+        raise ValueError(f"problem file {file.name}: data.source must {CSV_NAME_RULE}, got "
+                         f"data.source={source!r}") from None
     if not csv.is_file():
-        raise ValueError(f"problem file {file.name}: data.samples must be an existing CSV file (relative to the "
-                         f"problem file), got data.samples={samples!r}")
+        raise ValueError(f"problem file {file.name}: data.source must be an existing CSV file (relative to the "
+                         f"problem file), got data.source={source!r}")
     wanted = distinct_names(columns)
     header = list(pd.read_csv(csv, nrows=0).columns)
     absent = [c for c in wanted if c not in header]
     if absent:
-        raise ValueError(f"problem file {file.name}: data.columns must name columns of {samples} {header[:12]}, got "
+        raise ValueError(f"problem file {file.name}: data.columns must name columns of {source} {header[:12]}, got "
                          f"data.columns={absent}")
     # Empty cells are read as missing (NaN), which JointPrior refuses with the record's number.
     frame = pd.read_csv(csv, usecols=wanted, dtype=str)

@@ -143,3 +143,26 @@ def test_privatize_and_decode_take_the_data_file_as_option_or_positionally_but_o
     assert missing.returncode == 2 and "data must be given" in missing.stderr
     decoded = cli("decode", str(design), "--data", str(by_option), "--column", "x", "--json")
     assert decoded.returncode == 0 and '"method": "linear"' in decoded.stdout  # the efficient decoder by default
+
+
+def test_quiet_silences_the_unsigned_notice_and_it_is_printed_once_otherwise(cli, tmp_path):
+    """The README's privatize and decode each printed the two-line-long "unsigned" notice, with no way to silence it
+    once the reader knows the file is theirs: --quiet does; without it the notice comes once per run."""
+    from conftest import ROOT
+
+    mech = tmp_path / "krr.mech.json"
+    labels = "White,Black,Asian-Pac-Islander,Amer-Indian-Eskimo,Other"
+    assert cli("baseline", "krr", "--epsilon", "1", "--labels", labels, "--out", str(mech)).returncode == 0
+    data, private = str(ROOT / "examples" / "people.csv"), tmp_path / "private.csv"
+    runs = {
+        "privatize": ("privatize", str(mech), "--data", data, "--column", "race", "--out", str(private), "--seed", "1"),
+        "decode": ("decode", str(mech), "--data", str(private), "--column", "race"),
+        "assess": ("assess", "--matrix", str(mech), "--data", data, "--column", "race", "--delta", "1e-6"),
+    }
+    for verb, args in runs.items():
+        loud = cli(*args, *(("--force",) if verb == "privatize" and private.exists() else ()))
+        assert loud.returncode == 0, loud.stderr
+        assert loud.stderr.count("is unsigned: its claims") == 1 and loud.stderr.count("\n") == 1, (verb, loud.stderr)
+        quiet = cli(*args, "--quiet", *(("--force",) if verb == "privatize" else ()))
+        assert quiet.returncode == 0 and quiet.stderr == "", (verb, quiet.stderr)
+        assert quiet.stdout == loud.stdout or verb == "privatize", verb

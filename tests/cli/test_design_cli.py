@@ -129,3 +129,27 @@ def test_a_count_prior_beyond_the_knapsack_table_is_designed_not_refused(cli, tm
     out = json.loads(result.stdout)
     assert out["certificate"]["holds"] and out["utility"]["upper_bound"] >= out["utility"]["value"]
     assert cli("verify", out["file"]).returncode == 0
+
+
+def test_solver_chatter_never_reaches_the_report(tmp_path, monkeypatch, capsys):
+    """cvxpy's "Solution may be inaccurate" (SCS, in the estimation bound) printed two raw lines at the top of a
+    design: the CLI drops it (every reported number is recomputed from the solver's point)."""
+    import warnings
+
+    from mechdesign.cli import main
+    from mechdesign.design import solver
+
+    original = solver.solve
+
+    def chatty(*args, **kwargs):
+        warnings.warn("Solution may be inaccurate. Try another solver, adjusting the solver settings, or solve "
+                      "with verbose=True for more information.", UserWarning, stacklevel=2)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(solver, "solve", chatty)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path),
+                     "--no-baselines"]) == 0
+    assert not [w for w in caught if "inaccurate" in str(w.message)]
+    assert "inaccurate" not in capsys.readouterr().err

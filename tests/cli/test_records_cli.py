@@ -136,7 +136,7 @@ def test_missing_values_and_data_outside_the_joint_ball_are_refused(adult, cli, 
 
 def _problem(folder: Path, data: str, columns: str, extra: str = "") -> Path:
     path = folder / "p.toml"
-    path.write_text(f'name = "p"\n[data]\nsamples = "{data}"\ncolumns = {columns}\n{extra}'
+    path.write_text(f'name = "p"\n[data]\nsource = "{data}"\ncolumns = {columns}\n{extra}'
                     '[privacy]\nepsilon = 1.0\ndelta = 1e-6\n[design]\nkind = "product"\n'
                     'factor = "randomized_response"\n')
     return path

@@ -24,9 +24,11 @@ def test_every_verb_help_ends_with_an_example_that_parses():
     assert set(verbs) == {module.COMMAND for module in _command_modules()}
     for path, parser in verbs.items():
         help_text = parser.format_help()
-        assert "example:\n  $ mechdesign " + " ".join(path) in help_text, path
-        example = help_text.split("$ ", 1)[1].strip()
-        build_parser().parse_args(shlex.split(example)[1:])  # the example is valid for the parser
+        commands = [line.strip()[2:] for line in help_text.split("example:\n", 1)[1].splitlines()]
+        assert commands and all(command.startswith("mechdesign ") for command in commands), path
+        assert commands[-1].startswith("mechdesign " + " ".join(path)), path  # the verb's own command ends it
+        for command in commands:
+            build_parser().parse_args(shlex.split(command)[1:])  # each line is valid for the parser
 
 
 @pytest.mark.parametrize(("old", "new"), [

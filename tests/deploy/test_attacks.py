@@ -411,7 +411,7 @@ def test_repeated_column_options_and_column_lists_are_refused(cli, design, tmp_p
     assert twice.returncode == 2 and "one column per" in _one_line(twice) and not (tmp_path / "o.csv").exists()
     assert cli("decode", str(design), "--data", str(data), "--column", "race", "--column", "id").returncode == 2
     problem = tmp_path / "multi.toml"
-    problem.write_text('name = "multi"\n[data]\nsamples = "adult:race"\ncolumn = ["race", "sex"]\n'
+    problem.write_text('name = "multi"\n[data]\nsource = "adult:race"\ncolumn = ["race", "sex"]\n'
                        '[privacy]\nepsilon = 1.0\ndelta = 1e-6\n')
     listed = cli("design", str(problem), "--out", str(tmp_path))
     assert listed.returncode == 2 and "one column per file today" in _one_line(listed)
@@ -643,7 +643,7 @@ def test_a_zstandard_csv_is_refused_in_one_line_naming_the_suffix(cli, design, t
     out = tmp_path / "out"
     if verb == "design":
         problem = tmp_path / "zst.toml"
-        problem.write_text('name = "zst"\n[data]\nsamples = "people.csv.zst"\ncolumn = "race"\n[privacy]\n'
+        problem.write_text('name = "zst"\n[data]\nsource = "people.csv.zst"\ncolumn = "race"\n[privacy]\n'
                            'epsilon = 1.0\ndelta = 1e-6\n')
         args: tuple[str, ...] = ("design", str(problem), "--out", str(out))
     elif verb == "privatize-output":

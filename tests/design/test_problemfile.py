@@ -8,7 +8,7 @@ import pytest
 from mechdesign.core.quantities import group_map, marginal_map, subset_map
 from mechdesign.design.problemfile import load_problem
 
-from conftest import PROBLEMS
+from conftest import PROBLEMS, ROOT
 
 HEAD = ("[data]\ncounts = [40, 30, 20, 10]\nlabels = ['a|u', 'a|v', 'b|u', 'b|v']\n"
         "[privacy]\nepsilon = 1.0\nradius = 0.1\n[utility]\nkind = 'estimation_linear'\n")
@@ -75,3 +75,70 @@ def test_bad_linear_utilities_give_one_line_errors(tmp_path, utility, match):
     with pytest.raises(ValueError, match=match) as info:
         load(tmp_path, utility)
     assert "\n" not in str(info.value) and str(info.value).startswith("problem file bad.toml: ")
+
+
+def _parses(tmp_path, text, name="p.toml"):
+    from mechdesign.design.problemfile import load_problem
+    from mechdesign.records.problem import is_record_problem, load_record_problem
+
+    path = tmp_path / name
+    path.write_text(text)
+    return load_record_problem(path) if is_record_problem(path) else load_problem(path)
+
+
+def test_every_documented_key_is_one_the_parsers_accept_and_no_other(tmp_path):
+    """The reference page (docs/problem_file.rst) is generated from problem_keys(); the parsers validate against
+    the same tables: an undocumented key is refused, in each table of both kinds of files."""
+    from mechdesign.design.problemfile import KEYS as COLUMN
+    from mechdesign.records.problem import KEYS as RECORD
+    from mechdesign.records.problem import problem_keys
+
+    listed = {key for key, _, _ in problem_keys()}
+    for table in ("data", "privacy", "release"):
+        assert {f"{table}.{key}" for key in COLUMN[table]} <= listed
+    assert {f"design.{key}" for key in RECORD["design"]} <= listed
+    people = (ROOT / "examples" / "people.csv").resolve()
+    column = f'[data]\nsource = "{people}"\ncolumn = "race"\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+    record = f'[data]\nsource = "{people}"\ncolumns = ["race"]\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+    assert _parses(tmp_path, column).problem.size == 5 and _parses(tmp_path, record).prior.size == 5
+    for text, table in ((column, "data"), (column, "privacy"), (record, "data"), (record, "privacy")):
+        with pytest.raises(ValueError, match=rf"\[{table}\] must only have keys .*got \[{table}\]=\['undocumented'\]"):
+            _parses(tmp_path, text.replace(f"[{table}]\n", f"[{table}]\nundocumented = 1\n"))
+
+
+def test_data_samples_is_read_as_source_with_a_deprecation_warning(tmp_path):
+    people = (ROOT / "examples" / "people.csv").resolve()
+    new = f'[data]\nsource = "{people}"\ncolumn = "race"\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+    old = new.replace("source =", "samples =")
+    with pytest.warns(FutureWarning, match=r"data\.samples is deprecated .* use data\.source"):
+        before = _parses(tmp_path, old)
+    assert before.problem.prior.probabilities.tolist() == _parses(tmp_path, new).problem.prior.probabilities.tolist()
+    with pytest.warns(FutureWarning, match=r"data\.samples is deprecated"):
+        assert _parses(tmp_path, old.replace('column = "race"', 'columns = ["race"]')).prior.size == 5
+    with pytest.raises(ValueError, match=r"\[data\] must give source only"):
+        _parses(tmp_path, new.replace("[data]\n", f'[data]\nsamples = "{people}"\n'))
+
+
+def test_the_cli_prints_the_deprecation_as_one_line(tmp_path, capsys):
+    from mechdesign.cli import main
+
+    people = (ROOT / "examples" / "people.csv").resolve()
+    path = tmp_path / "old.toml"
+    path.write_text(f'[data]\nsamples = "{people}"\ncolumn = "race"\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+                    '[utility]\nkind = "estimation_mse"\n')
+    assert main(["design", str(path), "--out", str(tmp_path), "--no-baselines"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("mechdesign: warning: problem file old.toml: data.samples is deprecated and will be removed after "
+                   "0.2; use data.source (samples means a count everywhere else)\n")
+
+
+def test_a_refused_file_with_the_old_key_gets_its_one_line_error_alone(tmp_path, capsys):
+    """The fuzz test found it: data.samples beside counts printed the deprecation, then the error (two lines)."""
+    from mechdesign.cli import main
+
+    path = tmp_path / "both.toml"
+    path.write_text('[data]\nsamples = "x.csv"\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 0.2\n')
+    assert main(["design", str(path), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("mechdesign: error: problem file both.toml: [data] must have "
+                                                   "exactly one of counts, probabilities, source")

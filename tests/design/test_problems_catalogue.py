@@ -108,7 +108,7 @@ def test_adult_education_is_beyond_proposition2():
     ("[data]\ncounts = [1, 2]\nprobabilities = [0.5, 0.5]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n", "exactly one"),
     ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n[utility]\nkind = 'entropy'\n", "utility.kind"),
     ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 0.1\nextra = 1\n", "only have keys"),
-    ("[data]\nsamples = 'missing.csv'\ncolumn = 'a'\n[privacy]\nepsilon = 1.0\nradius = 0.1\n", "existing CSV"),
+    ("[data]\nsource = 'missing.csv'\ncolumn = 'a'\n[privacy]\nepsilon = 1.0\nradius = 0.1\n", "existing CSV"),
     ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n", None),
     ("this is = = not toml", "not valid TOML"),
 ])
@@ -123,10 +123,10 @@ def test_malformed_files_give_one_line_errors(tmp_path, text, match):
     assert "\n" not in str(info.value) and str(info.value).startswith("problem file bad.toml")
 
 
-def test_samples_csv_and_hypothesis_testing(tmp_path):
+def test_a_csv_source_and_hypothesis_testing(tmp_path):
     (tmp_path / "records.csv").write_text("colour\n" + "red\n" * 6 + "blue\n" * 3 + "green\n")
     (tmp_path / "p.toml").write_text(
-        "[data]\nsamples = 'records.csv'\ncolumn = 'colour'\n[privacy]\nepsilon = 1.0\nradius = 0.05\n"
+        "[data]\nsource = 'records.csv'\ncolumn = 'colour'\n[privacy]\nepsilon = 1.0\nradius = 0.05\n"
         "[utility]\nkind = 'hypothesis_testing'\nnull = [0.6, 0.3, 0.1]\nalternative = [0.2, 0.3, 0.5]\n")
     loaded = load_problem(tmp_path / "p.toml")
     assert loaded.problem.prior.labels == ("red", "blue", "green")

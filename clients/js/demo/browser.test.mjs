@@ -4,32 +4,23 @@
 // memoized words of conformance/memo.json drawn with the browser's own WebCrypto.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import { extname, join, normalize } from "node:path";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { inflateSync } from "node:zlib";
 import puppeteer from "puppeteer-core";
+import { createDemoServer } from "../scripts/serve-demo.mjs";
 
 const client = fileURLToPath(new URL("..", import.meta.url));
 const conformance = fileURLToPath(new URL("../../../conformance/", import.meta.url));
 const browserPath = process.env.CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find(existsSync);
-const TYPES = { ".html": "text/html", ".js": "text/javascript", ".json": "application/json" };
 let server;
 let browser;
 let base;
 
 before(async () => {
   assert.ok(browserPath, "Chromium not found: install Debian's chromium (apt-get install chromium) or set CHROMIUM");
-  server = createServer((request, response) => { // static files of clients/js, on the loopback only
-    const path = normalize(join(client, decodeURIComponent(new URL(request.url, "http://x").pathname)));
-    if (!path.startsWith(client) || !existsSync(path)) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" });
-    response.end(readFileSync(path));
-  });
+  server = createDemoServer(); // static files of clients/js, on the loopback only (npm run demo's server)
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${server.address().port}`;
   browser = await puppeteer.launch({
@@ -106,6 +97,7 @@ function decodePng(png) {
 
 test("the demo verifies a signed file, shows its guarantee and privatizes a typed value", async () => {
   const { page, errors } = await openDemo();
+  assert.equal(await page.$eval("#needs-server", (element) => element.hidden), true, "served: the notice is hidden");
   const key = readFileSync(join(conformance, "keys", "signer.pub.pem"), "utf8");
   const status = await loadFile(page, "pml-4-signed", key);
   assert.match(status, /Guarantee holds: pml ε = 0\.5814102973, signature valid/);

@@ -4,6 +4,7 @@ import { MechanismFileError, Privatizer, verifyMechanismFile } from "../dist/mec
 
 const $ = (id) => document.getElementById(id);
 let privatizer = null;
+$("needs-server").hidden = true; // the module runs: the page is served (index.html says why it must be)
 
 function row(name, value) {
   const tr = document.createElement("tr");

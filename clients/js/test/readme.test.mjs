@@ -10,7 +10,9 @@
 // directory (a `cd` moves it) and must exit 0. `npm ci` and `npm run build` are what ran before this suite (.ci/run,
 // the README's Development line): they are replaced by this checkout's node_modules and dist/, and the output they
 // show — the bundle size — is compared with what scripts/bundle-size.mjs measures on that dist/. A js block is
-// written to a module beside the client and run with node (it imports "@mechdesign/client" by name).
+// written to a module in clients/js and run there with node (it imports "@mechdesign/client" by name, and reads
+// files relative to clients/js). A document's client block ends where it started (a reader who runs the next
+// block, the documentation's build or a Python example, is at the root again).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -138,10 +140,11 @@ function runBlocks(session, found) {
   for (const block of found.filter((b) => b.language === "console")) {
     for (const [command, expected] of commands(block.text)) run(session, block.where, command, expected);
   }
+  const folder = join(session.top, "clients", "js");
   found.filter((b) => b.language === "js").forEach((block, index) => {
-    const module = join(session.cwd, `readme-block-${index}.mjs`);
+    const module = join(folder, `readme-block-${index}.mjs`);
     writeFileSync(module, block.text);
-    const done = spawnSync("node", [module], { cwd: session.cwd, encoding: "utf8" });
+    const done = spawnSync("node", [module], { cwd: folder, encoding: "utf8" });
     assert.equal(done.status, 0, `${block.where}: the js block failed: ${done.stderr}`);
   });
 }
@@ -170,7 +173,9 @@ test("the main README's client block runs as written, from the repository root",
     const found = blocks(join(root, "README.md")).filter((b) => b.language === "console"
       && /^\$ cd \S*clients\/js\b/.test(b.text.trimStart()));
     assert.equal(found.length, 1);
-    runBlocks({ top, cwd: top }, found);
+    const session = { top, cwd: top };
+    runBlocks(session, found);
+    assert.equal(session.cwd, top, "the README's client block must end at the root, where the next block starts");
   } finally {
     rmSync(top, { recursive: true, force: true });
   }
@@ -179,9 +184,13 @@ test("the main README's client block runs as written, from the repository root",
 test("the documentation's client page runs as written, from the repository root", () => {
   const top = checkout();
   try {
-    const found = rstBlocks(join(root, "docs", "howto", "client.rst")).filter((b) => b.language === "console");
-    assert.ok(found.length >= 1 && /^\$ cd \S*clients\/js\b/.test(found[0].text));
-    runBlocks({ top, cwd: top }, found);
+    const found = rstBlocks(join(root, "docs", "howto", "client.rst"));
+    const consoles = found.filter((b) => b.language === "console");
+    assert.ok(consoles.length >= 1 && /^\$ cd \S*clients\/js\b/.test(consoles[0].text));
+    assert.ok(found.some((b) => b.language === "js"), "the page's program runs too");
+    const session = { top, cwd: top };
+    runBlocks(session, found);
+    assert.equal(session.cwd, top, "the page's client block must end at the root");
   } finally {
     rmSync(top, { recursive: true, force: true });
   }

@@ -146,4 +146,6 @@ def release_account(loaded: MechanismFile | RecordFile, releases: int, *,
     if policy == "two-layer":
         assert loaded.release.reports is not None
         return _account(policy, report_leakage(mechanism, loaded.release.reports, ball, releases))
-    return _account(policy, release_leakage(mechanism, ball, releases))
+    from mechdesign.deploy.file.accounts import reporter
+
+    return _account(policy, release_leakage(mechanism, ball, releases, progress=reporter()))

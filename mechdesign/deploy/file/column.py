@@ -208,6 +208,31 @@ def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any],
     return None
 
 
+def release_checked(loaded: MechanismFile) -> tuple[float, bool] | None:
+    """A loaded file's release statement recomputed as a reader checks it: (ε, exact), or ``None``.
+
+    For a "repeated" PML file: the account this installation already recomputed for the same content, if any,
+    else :func:`~mechdesign.core.releases.release_leakage` with the stated ε_T as its ``target`` (a trivial bound
+    or a relaxation that proves or disproves it, not the tightest account), then kept
+    (:mod:`mechdesign.deploy.file.accounts`). Other policies: :func:`release_achieved`.
+    """
+    policy, guarantee = loaded.release, loaded.guarantee
+    if policy.policy != "repeated" or guarantee["notion"] != "pml":
+        return release_achieved(loaded.mechanism, guarantee, policy)
+    from mechdesign.core.releases import release_leakage
+    from mechdesign.deploy.file.accounts import checked_account, reporter
+
+    releases = policy.releases
+    assert releases is not None
+
+    def compute() -> tuple[float, bool]:
+        account = release_leakage(loaded.mechanism, L1Ball(guarantee["prior"], guarantee["radius"]), releases,
+                                  target=policy.epsilon, progress=reporter())
+        return account.epsilon, account.exact
+
+    return checked_account(loaded.sha256, releases, compute)
+
+
 def release_spread(mechanism: Mechanism, guarantee: dict[str, Any], policy: ReleasePolicy) -> float:
     """How far another correct reader's recomputation of a release statement may lie above this one (nats).
 
@@ -364,6 +389,11 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     text = file_text(content, target)  # refused here when the readers would refuse it, before anything is written
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+    if recomputed is not None and policy.policy == "repeated" and stated["notion"] == "pml":
+        from mechdesign.deploy.file.accounts import remember_account
+
+        assert policy.releases is not None
+        remember_account(content["sha256"], policy.releases, recomputed)  # its readers here need not recompute it
     return target
 
 
@@ -517,8 +547,7 @@ def read_mechanism_file(path: str | os.PathLike[str] | ParsedFile, *, verify: bo
         raise MechanismFileError(f"{parsed.name}: guarantee.epsilon must be >= the {loaded.guarantee['notion']} "
                                  f"epsilon recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
     if verify:
-        refuse_overstated(parsed.name, loaded.release,
-                          release_achieved(loaded.mechanism, loaded.guarantee, loaded.release),
+        refuse_overstated(parsed.name, loaded.release, release_checked(loaded),
                           f"the {loaded.release.policy} leakage recomputed from the matrices")
     return loaded
 
@@ -565,7 +594,7 @@ def verify_mechanism_file(path: str | os.PathLike[str] | ParsedFile, *, public_k
     parsed = parse_file(path)
     loaded, achieved = _load(parsed, public_key)
     g = loaded.guarantee
-    release = release_summary(loaded.release, release_achieved(loaded.mechanism, g, loaded.release))
+    release = release_summary(loaded.release, release_checked(loaded))
     holds = bool(achieved <= g["epsilon"]) and (release is None or release.get("holds", True))
     return Verification(parsed.name, g["notion"], float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]),

@@ -467,5 +467,18 @@ def record_verification(record: RecordFile, path: str | os.PathLike[str]) -> Ver
 
 
 def _release_of(record: RecordFile) -> tuple[float, bool] | None:
-    return record_release_achieved(record.prior, float(record.guarantee["radius"]), record.release, record.factors,
-                                   record.mechanism, sampled=record.sampling is not None)
+    """The record file's release statement recomputed, or this installation's account of the same content.
+
+    Kept by :mod:`mechdesign.deploy.file.accounts`.
+    """
+
+    def compute() -> tuple[float, bool] | None:
+        return record_release_achieved(record.prior, float(record.guarantee["radius"]), record.release,
+                                       record.factors, record.mechanism, sampled=record.sampling is not None)
+
+    if record.release.policy != "repeated":
+        return compute()
+    from mechdesign.deploy.file.accounts import checked_account
+
+    assert record.release.releases is not None
+    return checked_account(record.sha256, record.release.releases, compute, "record")  # type: ignore[arg-type]

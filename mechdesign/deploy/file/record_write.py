@@ -175,4 +175,9 @@ def write_record_file(path: str | os.PathLike[str], prior: JointPrior, *, epsilo
     text = file_text(content, target, "record file")  # refused here when the readers would refuse it
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+    if recomputed is not None and policy.policy == "repeated":
+        from mechdesign.deploy.file.accounts import remember_account
+
+        assert policy.releases is not None
+        remember_account(content["sha256"], policy.releases, recomputed, "record")  # its readers here reuse it
     return target

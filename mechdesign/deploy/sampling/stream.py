@@ -53,6 +53,7 @@ class Progress:
         self.enabled = self.tty if enabled is None else enabled
         self.every = 0.5 if self.tty else 5.0
         self.total, self.done, self.start, self.shown = total, 0, time.perf_counter(), 0.0
+        self.shown_done: int | None = None  # the count the last report gave
 
     def update(self, records: int) -> None:
         """Count a chunk written, and act on an interrupt deferred while the output is written.
@@ -66,9 +67,10 @@ class Progress:
             self._show(now)
 
     def close(self) -> None:
-        """The last report (and a newline on a terminal)."""
+        """The last report, unless the previous one already gave the final count (and a newline on a terminal)."""
         if self.enabled:
-            self._show(time.perf_counter())
+            if self.shown_done != self.done:
+                self._show(time.perf_counter())
             if self.tty:
                 self.stream.write("\n")
 
@@ -84,7 +86,7 @@ class Progress:
             text += f" records ({format_rate(rate)}; total unknown until the end of a CSV)"
         self.stream.write(f"\r{text}" if self.tty else f"{text}\n")
         self.stream.flush()
-        self.shown = now
+        self.shown, self.shown_done = now, self.done
 
 
 BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
@@ -112,7 +114,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
                    column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
                    progress: bool | None = None,
                    check_counts: Callable[[np.ndarray], None] | None = None, memo: Any = None,
-                   user_column: str | None = None, reports: Privatizer | None = None) -> int:
+                   user_column: str | None = None, reports: Privatizer | None = None, changes: Any = None) -> int:
     r"""Stream ``source`` (CSV, Parquet or Arrow IPC) to ``target`` with ``column`` privatized; return the record count.
 
     Every other column, the header (exactly as written) and the row order are kept (CSV cells are copied
@@ -155,6 +157,9 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     reports
         The fresh layer W₂ of a two-layer file (its inputs are the privatizer's outputs): each record's memoized
         permanent output is passed through it with ``rng``, and the file gets W₂'s output labels. Needs ``memo``.
+    changes
+        A :class:`~mechdesign.deploy.sampling.changes.DistinctValues`, with ``memo``: counts each user's distinct
+        values over the run (what changed values cost).
 
     Returns
     -------
@@ -196,7 +201,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     if user_column is not None and user_column == column:
         raise v.fail("user_column", "differ from the privatized column", user_column)
     job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64), memo,
-               reports)
+               reports, changes=changes if memo is not None else None)
     with atomic_path(target) as tmp:
         if kind == "csv":  # written as the target's name says: plain, .gz, .bz2 or .xz
             count = _stream_csv(job, source, tmp, column, chunk, progress, user_column,
@@ -218,6 +223,7 @@ class _Job:
     memo: Any = None
     reports: Privatizer | None = None
     done: int = 0
+    changes: Any = None  # a DistinctValues of the memoized run (mechdesign.deploy.sampling.changes)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -231,7 +237,10 @@ class _Job:
         if self.memo is not None:
             from mechdesign.deploy.sampling.memo import user_ids
 
-            x = self.privatizer.sample_memoized(x, user_ids(users), self.memo)
+            ids = user_ids(users)
+            if self.changes is not None:
+                self.changes.add(ids, x)
+            x = self.privatizer.sample_memoized(x, ids, self.memo)
         fresh = self.reports if self.memo is not None else self.privatizer
         if fresh is None:
             self.done += x.size

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -360,7 +361,9 @@ def _refine(criterion: str, start: StructuredBound, cuts: np.ndarray, linear: np
         # SCS stops at the time left too: its point need not be accurate, the oracle evaluates it exactly.
         limit = {} if deadline is None else {"time_limit_secs": max(deadline - time.monotonic(), 0.01)}
         try:
-            problem.solve(solver="SCS", eps=1e-5, max_iters=20_000, **limit)
+            with warnings.catch_warnings():  # "may be inaccurate": the oracle evaluates the point exactly
+                warnings.simplefilter("ignore")
+                problem.solve(solver="SCS", eps=1e-5, max_iters=20_000, **limit)
         except (cp.error.SolverError, ValueError):  # SCS refuses badly scaled data with a ValueError
             break
         if d_var.value is None or a_var.value is None or b_var.value is None or model.value is None:

@@ -1,8 +1,17 @@
 """Privacy accounting of Gaussian sparse histograms: GSHM (Alg. 1) and the correlated CSH (Alg. 2).
 
 Notation of [S] (Lebeda & Retschmeier, FORC 2025; formulas restored in
-``shared/reference/sparse-histograms.md``): k bounds the sparsity (ℓ0 of a user's contribution for GSHM;
-‖x‖_0 for CSH), ℓ∞ = 1, the per-key noise std is σ,
+``shared/reference/sparse-histograms.md``). **k means two things**, by method:
+
+* GSHM (``gshm-*``): the most keys one user contributes to, the ℓ0 sensitivity of a neighbouring pair (add or
+  remove one user); the histogram may have any number of keys.
+* CSH (``csh-*``): a bound on the keys of *every* dataset's histogram, ‖x‖₀ ≤ k, neighbours included (Definition
+  9 of [S]); it bounds a user's keys too, and the correlated noise and the new-key probability are tuned to it.
+
+So the two analyses compare at one k only where a user may touch nearly every key (the paper's k = 51,914, where
+CSH's threshold is 0.50× GSHM's). With a few keys per user among many keys (5 of 47,709), GSHM at k = 5 needs a
+far lower threshold than CSH at k ≥ 47,709 (:mod:`mechdesign.noise.sparse.contributions`). Further: ℓ∞ = 1, the
+per-key noise std is σ,
 and a noisy count is released iff it is **strictly greater** than ``1 + tau`` (τ is the margin above ℓ∞ = 1).
 CSH adds one shared sample Z' ~ N(0, σ²/√k) (std σ_c = σ k^{-1/4}) to every count besides the independent
 N(0, σ²), so its total per-count std is σ √(1 + 1/√k).
@@ -275,7 +284,7 @@ def sparse_delta(method: str, sigma: float, tau: float, k: int, epsilon: float) 
     tau : float
         Margin τ ≥ 0 above ℓ∞ = 1.
     k : int
-        The sparsity bound k ≥ 1.
+        k ≥ 1: a user's keys (GSHM) or every histogram's keys (CSH), module docstring.
     epsilon : float
         ε ≥ 0 (nats).
 
@@ -317,7 +326,7 @@ def sigma_min(method: str, k: int, epsilon: float, delta: float) -> float:
     method : str
         One of ``METHODS``.
     k : int
-        The sparsity bound k ≥ 1.
+        k ≥ 1: a user's keys (GSHM) or every histogram's keys (CSH), module docstring.
     epsilon : float
         ε ≥ 0 (nats).
     delta : float
@@ -372,7 +381,7 @@ def sparse_threshold(method: str, sigma: float, k: int, epsilon: float, delta: f
     sigma : float
         Independent per-key noise std σ > 0 (above :func:`sigma_min`).
     k : int
-        The sparsity bound k ≥ 1.
+        k ≥ 1: a user's keys (GSHM) or every histogram's keys (CSH), module docstring.
     epsilon : float
         ε ≥ 0 (nats).
     delta : float
@@ -497,7 +506,7 @@ def calibrate_sparse(method: str, k: int, epsilon: float, delta: float,
     method : str
         One of ``METHODS``.
     k : int
-        The sparsity bound k ≥ 1.
+        k ≥ 1: a user's keys (GSHM) or every histogram's keys (CSH), module docstring.
     epsilon : float
         ε ≥ 0 (nats).
     delta : float

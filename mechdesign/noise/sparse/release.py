@@ -112,7 +112,9 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
         The threshold margin τ ≥ 0 above the sensitivity 1 (from
         :func:`~mechdesign.noise.sparse.accounting.sparse_threshold`).
     k : int
-        The sparsity k ≥ 1 (at most k non-zero counts).
+        CSH's k ≥ 1: a bound on the keys of every dataset's histogram (‖x‖₀ ≤ k, neighbours included), hence at
+        least the number of non-zero counts here; not a user's keys, GSHM's k
+        (:mod:`mechdesign.noise.sparse.accounting`). Calibrate σ and τ with the same k and a ``csh-*`` method.
     rng : numpy.random.Generator or int or None, optional
         Random source: ``None`` for the secure AES-CTR generator, an integer seed for research only.
 
@@ -138,7 +140,9 @@ def release_csh(counts: Mapping[Hashable, Any], sigma: float, tau: float, k: int
     sig = v.positive("sigma", sigma)
     tau_ = v.nonnegative("tau", tau)
     k_ = v.positive_int("k", k)
-    keys, values = k_sparse_support(counts, k_, " (use release_topk)")
+    keys, values = k_sparse_support(counts, k_, " (CSH's k bounds the keys of every histogram, not one user's keys: "
+                                                "for a per-user bound use release_gshm, calibrated by gshm-exact at "
+                                                "that k; for the top keys release_topk)")
     generator = record_rng(rng)
     noise, shared_noise = count_noise(sig), count_noise(sig * k_**-0.25)
     shared = np.full(values.size, shared_noise.sample_units(1, generator)[0])

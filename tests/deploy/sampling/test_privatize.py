@@ -325,3 +325,14 @@ def test_csv_names_say_their_compression_or_are_refused_naming_the_suffix(name, 
         with pytest.raises(ValueError, match=f"^input must end in .csv, .csv.gz, .csv.bz2 or .csv.xz .*suffix "
                                              f"{expected}"):
             csv_compression(name, "input")
+
+
+def test_progress_off_a_terminal_gives_each_count_once(tmp_path, capsys):
+    """``privatize --progress`` into a log printed "privatized 2,000 records" twice: the chunk's report and the
+    closing one gave the same count."""
+    data = tmp_path / "people.csv"
+    data.write_text("race\n" + "a\nb\n" * 1000)
+    privatize_file(Privatizer(randomized_response(2, 1.0, labels=["a", "b"])), data, tmp_path / "out.csv", "race",
+                   rng=1, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("privatized 2,000 records"), lines
