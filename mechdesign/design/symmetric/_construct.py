@@ -67,7 +67,12 @@ def random_two_level(instance: Instance, count: int, rng: np.random.Generator, m
     The shape of subset selection: under ε-LDP its reports are uniform random d-subsets at e^ε times the rest; over
     the ball family A's ratio a(1 − κ)/(1 − aκ) grows with the set's mass beyond β/2.
     """
-    counts, masses = _balanced_counts(instance, count, rng, mass, mass * (1.0 + slack))
+    if mass <= instance.radius / 2:
+        # Below β/2 the ratio is e^ε whatever the mass (the ball drains the whole set): no balancing is needed, only
+        # sets light enough to stay there (subset selection's reports, over the ball).
+        counts, masses = _balanced_counts(instance, count, rng, 0.0, instance.radius / 2, target=mass)
+    else:
+        counts, masses = _balanced_counts(instance, count, rng, mass, mass * (1.0 + slack))
     high, low, ok = two_level(instance, masses)
     counts, high, low = counts[ok], high[ok], low[ok]
     return TypeTable(instance, high, low, counts, instance.cells.sizes[None, :] - counts)
@@ -87,19 +92,24 @@ def two_level_mass(instance: Instance) -> tuple[float, float]:
 
 
 def _balanced_counts(instance: Instance, count: int, rng: np.random.Generator, low_mass: float,
-                     high_mass: float) -> tuple[np.ndarray, np.ndarray]:
-    """Counts (T × K) of random sets with exact column sums and masses in [low_mass, high_mass] (others dropped)."""
+                     high_mass: float, target: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Counts (T × K) of random sets with exact column sums and masses in [low_mass, high_mass] (others dropped).
+
+    Without ``target`` the sets aim at the middle of the band and are balanced into it; with one, they aim at it and
+    are not balanced (sets outside the band are dropped).
+    """
     sizes = instance.cells.sizes
     p = instance.probabilities
     eligible = p <= high_mass
     share = float((p * sizes)[eligible].sum())
-    q = min(0.5 * (low_mass + high_mass) / share, 1.0)  # mean set mass mid-band
+    q = min((0.5 * (low_mass + high_mass) if target is None else target) / share, 1.0)
     counts = rng.binomial(np.where(eligible, sizes, 0)[None, :], q, size=(count, instance.count))
     want = np.where(eligible, np.rint(count * sizes * q), 0).astype(np.int64)
     for k in np.flatnonzero(eligible):
         _fix_column(counts[:, k], int(want[k]), int(sizes[k]), rng)
     mass = counts @ p
-    _balance(counts, mass, p, sizes, low_mass, high_mass)
+    if target is None:
+        _balance(counts, mass, p, sizes, low_mass, high_mass)
     keep = (mass >= low_mass) & (mass <= high_mass) & (counts.sum(axis=1) > 0)
     return counts[keep], mass[keep]
 
