@@ -15,6 +15,7 @@ from .core.fisher import linear_decoder as linear_decoder
 from .core.fisher import trace_inverse_fisher as trace_inverse_fisher
 from .core.fisher import weighted_trace_inverse_fisher as weighted_trace_inverse_fisher
 from .core.leakage import capacity as capacity
+from .core.leakage import certified_capacity as certified_capacity
 from .core.leakage import corollary2_bound as corollary2_bound
 from .core.leakage import epsilon_max as epsilon_max
 from .core.leakage import epsilon_min as epsilon_min

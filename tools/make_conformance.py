@@ -668,6 +668,9 @@ def write_vectors(folder: Path) -> None:
     boundary_files(vec)
     hardening_files(vec)
     release_files(vec)
+    from tools.make_structured_conformance import write_structured
+
+    write_structured(folder / "structured")  # structured (symmetric) files, issue 43
     (folder / "keys").mkdir()
     keys = {}
     for name in KEY_SEEDS:

@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     source = read_mechanism_argument(args.mechanism)  # read once: stdin and pipes cannot be read twice
     if source.is_record:
         return _run_record(args, source)
+    if source.content.get("kind") == "symmetric":  # a structured file (issue 43)
+        from mechdesign.cli._symmetric import run_decode
+
+        return run_decode(args, source)
     args.column = single_column(args.column)
     loaded = read_mechanism_file(source, public_key=args.public_key)
     mechanism = loaded.reported  # a two-layer file's reports come from W₁W₂: one period decodes through it

@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import round_up
+from mechdesign._numerics import FLOAT_EPS, round_up
 from mechdesign.core.mechanism import MatrixLike, Mechanism, as_mechanism
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
 
 __all__ = [
     "capacity",
+    "certified_capacity",
     "corollary2_bound",
     "epsilon_max",
     "epsilon_min",
@@ -38,6 +39,9 @@ __all__ = [
     "sensitivity_bound",
     "theorem4_bound",
 ]
+
+_U = FLOAT_EPS / 2  # unit roundoff 2^-53
+
 
 def _pair(mechanism: MatrixLike, prior: PriorLike) -> tuple[np.ndarray, np.ndarray]:
     mech = as_mechanism(mechanism)
@@ -346,7 +350,14 @@ def _column_blocks(w: np.ndarray) -> range:
 
 
 def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
-    """log(max_x W[x,y] / g(W[:,y])) per used column (inf where g = 0), block by block."""
+    """log(max_x W[x,y] / g(W[:,y])) per used column (inf where g = 0), block by block, rounded up.
+
+    g is rounded down (:meth:`L1Ball.min_linear`) and max_x W[x,y] is exact, so their true ratio bounds the exact
+    one from above; the division is rounded to nearest, and one step up lands at or above the true ratio r. The
+    logarithm of libm/NumPy is within one ulp of log r (NumPy tests its float64 log to 1 ulp): multiplying by
+    1 + 8u adds at least 3 ulps, a step up one more. So each value is ≥ the exact column leakage, within ~6 ulps
+    (plus g's own few ulps relative).
+    """
     step = _column_blocks(w).step
     parts = []
     for start in _column_blocks(w):
@@ -360,7 +371,8 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
         top = top[used]
         out = np.full(cols.shape[1], math.inf)
         positive = worst > 0
-        out[positive] = np.maximum(np.log(top[positive] / worst[positive]), 0.0)
+        ratio = np.nextafter(top[positive] / worst[positive], math.inf)
+        out[positive] = np.nextafter(np.log(ratio) * (1.0 + 8 * _U), math.inf)  # ratio ≥ 1: log ≥ 0
         parts.append(out)
     return np.concatenate(parts) if parts else np.zeros(0)
 
@@ -373,7 +385,10 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
         C = max_y log( max_x W[x,y] / g(W[:,y]) ),   g(c) = min_{Q∈B} Q·c,
 
     with g the greedy worst case of reference/pml-design.md §1.1 (:meth:`L1Ball.min_linear`, rounded
-    down, so C is rounded up: toward privacy). Columns are processed in blocks of about 32 MiB, and
+    down), the ratio rounded up and its logarithm raised past libm's error: C is rounded up, toward privacy,
+    never below the exact capacity of the float matrix and ball and within a few ulps of it (the error analysis
+    is in :mod:`mechdesign.core.uncertainty` and ``_capacity_columns``; tests/core/test_exact_oracles.py checks it
+    against rational arithmetic). Columns are processed in blocks of about 32 MiB, and
     all-zero columns (outputs never emitted) are skipped. The sup over the ball's interior is approached,
     not always attained; ``inf`` means unbounded (some Q in the ball gives an emitted output probability 0).
     Over a finite set of priors it is the largest ε_min(W, Q) over the rows.
@@ -414,6 +429,50 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
         return float(_capacity_columns(mech.matrix, priors).max())
     rows = v.finite_array("priors", priors, 2)
     return max(epsilon_min(mech, Prior.from_probabilities(row)) for row in rows)
+
+
+def certified_capacity(mechanism: MatrixLike, ball: L1Ball) -> float:
+    """The capacity as a certificate states it: 0 for identical rows, else :func:`round_up` of C(W, B) over N terms.
+
+    The value every privacy decision compares with ε (a design meeting ε, a calibration, a record design's stated
+    level), as :func:`~mechdesign.design.certificate.certify` and the file writer do: a mechanism decided private on
+    it is certified and verified at the same ε. Identical rows make Y independent of X: exactly 0 for every prior.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W.
+    ball : L1Ball
+        The uncertainty set B_β(P̂) ([E] eq. 31).
+
+    Returns
+    -------
+    float
+        round_up(C(W, B_β(P̂)), N) in nats (≥ the exact capacity), 0.0 for identical rows, ``inf`` if unbounded.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is invalid or the ball's dimension differs from its number of rows.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Def. 5,
+    eq. 22–23.
+
+    Examples
+    --------
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ball = L1Ball([0.5, 0.5], 2.0)
+    >>> capacity(w, ball) <= certified_capacity(w, ball) < capacity(w, ball) + 1e-14
+    True
+    >>> certified_capacity([[0.5, 0.5], [0.5, 0.5]], ball)
+    0.0
+    """
+    matrix = as_mechanism(mechanism).matrix
+    if np.all(matrix == matrix[0]):
+        return 0.0
+    return round_up(capacity(matrix, ball), matrix.shape[0])
 
 
 def max_divergence(mechanism: MatrixLike, ball: L1Ball) -> float:

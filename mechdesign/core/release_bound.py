@@ -293,7 +293,7 @@ def count_vector_leakage(logs: np.ndarray, ball: L1Ball, counts: np.ndarray) -> 
     a = np.where((zero.astype(np.int64) @ counts) > 0, -np.inf, a)
     if not np.isfinite(a.max()):
         return -math.inf  # no input produces these counts: never released
-    value = float(a.max() - ball.log_min_linear(a)[0])
+    value = float(a.max() - ball.log_min_linear_up(a)[0])  # log g rounded up: the leakage from below
     if not math.isfinite(value):
         return value
     scale = float((np.abs(finite) @ counts).max())

@@ -267,7 +267,10 @@ def _finish(a: np.ndarray, z: np.ndarray, s: np.ndarray, counts: np.ndarray) -> 
 
 def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
            permanent: np.ndarray | None = None) -> tuple[float, float, np.ndarray]:
-    """(upper, lower, worst direction counts): the largest column leakage over all count vectors.
+    """(upper, lower, worst direction counts): the largest column leakage over all count vectors, bracketed.
+
+    ``upper`` bounds every count vector's leakage from above; ``lower`` bounds the worst one's from below (log g rounded
+    up, a's float error subtracted), so lower ≤ L_T ≤ upper before the callers' final roundings.
 
     With ``permanent`` (log W₁, N × M₁), ``logs`` are the reports' log W₂ (M₁ rows) and each input's likelihood is
     Σ_{y₁} W₁[x, y₁] ∏_y W₂[y₁, y]^{n_y}, a log-sum-exp over the permanent outputs.
@@ -275,6 +278,7 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
     from scipy.special import logsumexp
 
     best_up, best_value, worst = -math.inf, -math.inf, np.zeros(logs.shape[1], dtype=np.int64)
+    best_row, best_scale = None, 0.0
     m = logs.shape[1]
     floor = np.maximum(ball.center.probabilities - ball.radius / 2, 0.0)
     rest = max(0.0, 1.0 - float(floor.sum()))
@@ -309,7 +313,12 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
         j = int(np.argmax(value))
         if value[j] > best_value:
             best_value, worst = float(value[j]), np.array(counts_of(int(rows[j])), dtype=np.int64)
-    return best_up, best_value, worst
+            best_row, best_scale = a[j].copy(), float(scale[j])
+    if best_row is None:
+        return best_up, best_value, worst
+    # The worst vector's leakage from below: log g rounded up, and a's float error taken the other way.
+    lower = float(best_row.max() - ball.log_min_linear_up(best_row)[0]) - 2 * (m + 2) * _U * best_scale
+    return best_up, lower, worst
 
 
 def _log_floor_bound(a: np.ndarray, top: np.ndarray, floor: np.ndarray, rest: float) -> np.ndarray:

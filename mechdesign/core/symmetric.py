@@ -46,7 +46,7 @@ from mechdesign import _validation as v
 from mechdesign._numerics import round_up
 from mechdesign.core.mechanism import Mechanism
 
-__all__ = ["MAX_CELL", "Cells", "SymmetricMechanism", "is_prime", "prime_parts"]
+__all__ = ["MAX_CELL", "Cells", "SymmetricMechanism", "group_min_linear", "is_prime", "prime_parts"]
 
 _U = np.finfo(np.float64).eps / 2
 _ROW_TOLERANCE = 1e-9   # |row sum − 1| a file may carry (as for dense matrices), removed by renormalising
@@ -507,3 +507,27 @@ def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np
     g = (left * u_sorted).sum(axis=1) + drained * low
     g = np.maximum(g * (1.0 - (values.shape[1] + 10) * _U) - 4 * _U, low)
     return np.nextafter(g * scale * (1.0 - 2 * _U), 0.0)
+
+
+def group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np.ndarray:
+    """A lower bound on min_{Q∈B_β} Q·c for columns given by groups: the greedy of reference/pml-design.md §1.1.
+
+    Public for the readers of structured files (:mod:`mechdesign.deploy.file.symmetric`), which run it on the file's
+    types and on the sampled mechanism's (:mod:`mechdesign.deploy.sampling.symmetric`): one rule for both.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (T, G)
+        Per column (row of the array), the value c of each group (≥ 0).
+    masses : numpy.ndarray, shape (T, G)
+        The prior mass of each group (floats of exact integers over m, summing to 1 per row).
+    beta : float
+        The radius β ∈ [0, 2].
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (T,): lower bounds on g (error analysis in :func:`_group_min_linear`).
+    """
+    return _group_min_linear(np.asarray(values, dtype=np.float64), np.asarray(masses, dtype=np.float64),
+                             v.radius(beta))

@@ -7,12 +7,43 @@ The workhorse is the exact worst case of a linear function over the ball,
 attained greedily (reference/pml-design.md §1.1 [D]): move β/2 of mass, taken from the coordinates
 with the largest c first (at most P̂_i from coordinate i), onto a coordinate with the smallest c.
 For β ≤ 2 min P̂ this reduces to g(c) = P̂·c − (β/2)(max c − min c) ([E] App. B and D).
+
+Rounding toward privacy. A capacity is log(max c / g(c)), so g is returned rounded *down*: a lower bound on the
+exact g of the float inputs (P̂ and c read as the rationals they denote), within a few ulps. The error analysis,
+with u = 2^-53 the unit roundoff and η = 2^-1075 the absolute error of a product or quotient that underflows
+(an addition never does; an operation's result is x(1 + δ) + η', |δ| ≤ u, |η'| ≤ η):
+
+1. *The order.* The greedy needs the entries in decreasing order: :meth:`L1Ball.min_linear` sorts the scaled column
+   ũ = fl(c / max c), whose rounding keeps the order but may tie unequal entries; the greedy is exact for ũ, g is
+   monotone and positively homogeneous, and ũ_i ≤ (c_i / max c)(1 + u) + η, so g(ũ) overstates g(c) / max c by at
+   most u relative plus η Σ P̂. :meth:`L1Ball.log_min_linear` sorts the logarithms themselves (exactly c's order).
+2. *How many to sort.* Any K coordinates carry at least the K smallest masses; K₀ is found on their float cumulative
+   sum compared with (β/2)(1 + 2(N + 1)u), which exceeds that sum's error (≤ (K − 1)u of it), so the K₀ sorted
+   coordinates always carry β/2 exactly (a K₀ one too small once stopped the greedy short).
+3. *The masses.* The mass left on the partly emptied coordinate k, Σ_{j≤k} P̂_j − β/2, cancels; it is computed in
+   double-double (TwoSum cumulative sums), exact up to (K + 2)² u² absolute (the plain sum of TwoSum errors:
+   K terms each ≤ u Σ P̂, summed with error ≤ K u of theirs) and u relative. The mass moved is β/2 exactly
+   when the K coordinates carry it, else their double-double total.
+4. *The sum.* Σ_i Q*_i c_i over N + 1 non-negative terms, each with at most 3 roundings: relative error
+   ≤ (N + 3)u + O(N²u²); the three margin operations below add 3u; (N + 10)u covers them while N u < 10⁻³.
+   Underflowing products add at most (2N + 4) 2^-1074 absolute, subtracted as such.
+5. *The floor.* g(c) ≥ (Σ P̂) min c: the bound is raised to a lower bound of that (tight at β = 2).
+6. *The last scaling* by max c, and every final step, is one correctly rounded operation followed by one step
+   toward 0 (``nextafter``): fl(x) lies within half a spacing of x, so the step lands at or below x.
+
+:meth:`L1Ball.log_min_linear` adds the error of the logarithms (:func:`_log_term_errors`): each term
+Q*_i c_i is evaluated as exp(log Q*_i + (a_i − max a) − peak), three roundings of numbers as large as the shift,
+and the margin is u (|a_i − max a| + 2|log Q*_i| + |log term| + |term − peak| + 6) relative per term, weighted by
+the term (a shift of 700 nats costs 700u only where that entry carries the sum); the final log g + peak + max a
+loses at most 2u of each partial sum's magnitude.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, Final
 
 import numpy as np
 
@@ -20,6 +51,9 @@ from mechdesign import _validation as v
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 
 __all__ = ["L1Ball"]
+
+_U: Final = float(np.finfo(np.float64).eps) / 2  # unit roundoff u = 2^-53
+_TINY: Final = float(np.nextafter(0.0, 1.0))  # 2^-1074, the smallest subnormal
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +117,9 @@ class L1Ball:
         """
         p = self.center.probabilities
         budget = self.radius / 2
-        k0 = int(np.searchsorted(np.cumsum(np.sort(p)), budget)) + 1
+        # The float cumulative sum may overstate the K smallest masses by (K - 1)u of them: compare with a
+        # budget raised past that, so that the K₀ sorted coordinates always carry β/2 (module docstring, step 2).
+        k0 = int(np.searchsorted(np.cumsum(np.sort(p)), budget * (1.0 + 2 * (self.size + 1) * _U))) + 1
         k = min(max(k0, 1), self.size)
         ct = np.ascontiguousarray(columns.T)
         if k == 1:
@@ -102,12 +138,12 @@ class L1Ball:
         """g(c) = min_{Q∈B} Q·c for each column of ``columns`` (shape N or N×M), rounded down.
 
         Computed as Σ_i Q*_i c_i with the greedy minimizer Q* ≥ 0, a sum of non-negative terms, on each
-        column scaled by its maximum (entries near 1e-300 would make products subnormal). The mass left on
-        the partly emptied coordinate, Σ_{j≤k} P̂_j − β/2, is computed in double-double arithmetic (an
-        error-free TwoSum cumulative sum), because plain cumulative sums cancel there and once understated
-        the leakage by 0.7 nats (issue 13). The result is then rounded down by a bound of the remaining
-        float error (N + 10 units of roundoff, relative), so capacities built on it round toward privacy;
-        g ≥ min c always holds. O(N + K₀ log K₀) per column (reference/pml-design.md §1.1).
+        column scaled by its maximum. The mass left on the partly emptied coordinate, Σ_{j≤k} P̂_j − β/2, is
+        computed in double-double arithmetic (an error-free TwoSum cumulative sum), because plain cumulative
+        sums cancel there. The result is then rounded down by the float-error bound of the module docstring
+        ((N + 10)u relative, the double-double masses' (K + 2)²u², the underflows' (2N + 4)·2^-1074, one step
+        toward 0 after the last operation), so it never exceeds the exact g of the float inputs and capacities
+        built on it round toward privacy. O(N + K₀ log K₀) per column (reference/pml-design.md §1.1).
 
         Parameters
         ----------
@@ -117,7 +153,7 @@ class L1Ball:
         Returns
         -------
         numpy.ndarray
-            Shape (M,) (M = 1 for a vector): a lower bound on g(c) within a few ulps, at least min c.
+            Shape (M,) (M = 1 for a vector): a lower bound on g(c) within a few ulps.
 
         Raises
         ------
@@ -125,33 +161,38 @@ class L1Ball:
             If ``columns`` does not have N rows, or has a negative or non-finite entry.
         """
         c = v.nonnegative_columns("columns", columns, self.size)
+        n = self.size
         scale = c.max(axis=0)
         scale = np.where(scale > 0, scale, 1.0)
-        unit = c / scale  # entries in [0, 1], each with relative error ≤ u
+        unit = c / scale  # entries in [0, 1]: ≤ (c / max c)(1 + u) + η (step 1)
         top, _, low = self._greedy(unit)
         p = self.center.probabilities
         p_top = p[top]
-        remain, partial = _remaining_mass(p_top, self.radius / 2)
+        remain, partial, moved, slack = _remaining_mass(p_top, self.radius / 2)
         unit_t = unit.T
         unit_top = np.take_along_axis(unit_t, top, axis=1)
         weighted = unit_t * p  # P̂_i c_i, column-major
         np.put_along_axis(weighted, top, remain * unit_top, axis=1)
-        moved = np.maximum(p_top - remain, 0.0).sum(axis=1)
         g = weighted.sum(axis=1) + moved * low
-        u = np.finfo(np.float64).eps / 2
-        # Absolute u² errors of the double-double masses act on the entries of partly emptied coordinates.
-        residue = 4 * u * u * ((unit_top * partial).sum(axis=1) + partial.sum(axis=1) * low)
-        g = np.maximum(g * (1.0 - (self.size + 10) * u) - residue, low)
-        return np.nextafter(g * scale * (1.0 - 2 * u), 0.0)
+        # Absolute errors of the double-double masses, on the entries they weigh (step 3), and the underflows (4).
+        residue = slack * ((unit_top * partial).sum(axis=1) + (partial.sum(axis=1) + 1) * low)
+        g = g * (1.0 - (n + 10) * _U) - residue - (2 * n + 4) * _TINY
+        floor = np.nextafter(np.nextafter(low, 0.0) * self._mass_below, 0.0)  # (Σ P̂) min c, rounded down (step 5)
+        return np.nextafter(np.maximum(g, floor) * scale, 0.0)
+
+    @cached_property
+    def _mass_below(self) -> float:
+        """Σ P̂ rounded down: ``math.fsum`` is correctly rounded, one step toward 0 lands at or below the sum."""
+        return float(np.nextafter(math.fsum(self.center.probabilities), 0.0))
 
     def log_min_linear(self, log_columns: Any) -> np.ndarray:
         """Log g(c) for columns given by their logarithms (shape N or N×M, −inf for zeros), rounded down.
 
-        The same greedy minimizer Q* as :meth:`min_linear` (it depends only on the order of the entries), with
+        The greedy minimizer Q* of :meth:`min_linear`, on the order of the logarithms themselves, with
         log g = log Σ_i Q*_i c_i evaluated as a log-sum-exp: for columns whose entries span more than the float
         range, such as the likelihoods of many releases (:mod:`mechdesign.core.releases`), where scaling by the
         maximum would flush the small entries to zero and overstate the leakage without bound. Rounded down by
-        the same relative float-error bound as :meth:`min_linear`.
+        the float-error bound of the module docstring, with the error of each term's logarithm weighted by the term.
 
         Parameters
         ----------
@@ -161,7 +202,8 @@ class L1Ball:
         Returns
         -------
         numpy.ndarray
-            Shape (M,): a lower bound on log g(c) within a few ulps (relative to g).
+            Shape (M,): a lower bound on log g(c), within a few ulps relative to 1 + abs(log g) + max log c, unless a
+            doubtful mass (resolved to (K + 2)²u²) weighs an entry far above g (then lower, toward privacy).
 
         Raises
         ------
@@ -174,40 +216,77 @@ class L1Ball:
         >>> bool(abs(ball.log_min_linear([0.0, -2000.0])[0] - np.log(0.4)) < 1e-12)
         True
         """
+        return self._log_min_linear(log_columns, -1.0)
+
+    def log_min_linear_up(self, log_columns: Any) -> np.ndarray:
+        """Log g(c) as :meth:`log_min_linear`, rounded *up*: an upper bound, for lower bounds on a leakage.
+
+        The same float-error bound, added instead of subtracted (the module docstring's analysis is symmetric).
+
+        Parameters
+        ----------
+        log_columns : array_like, shape (N,) or (N, M)
+            log c for non-negative columns c; entries are finite or −inf, and every column has a finite one.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (M,): an upper bound on log g(c) within a few ulps (as :meth:`log_min_linear`'s lower bound).
+
+        Raises
+        ------
+        ValueError
+            As :meth:`log_min_linear`.
+
+        Examples
+        --------
+        >>> ball = L1Ball([0.5, 0.5], 0.2)
+        >>> bool(ball.log_min_linear([0.0, -3.0])[0] < np.log(0.4 + 0.6 * np.exp(-3.0)) < ball.log_min_linear_up(
+        ...     [0.0, -3.0])[0])
+        True
+        """
+        return self._log_min_linear(log_columns, 1.0)
+
+    def _log_min_linear(self, log_columns: Any, direction: float) -> np.ndarray:
+        """Log g(c) rounded down (``direction`` −1) or up (+1): the float-error bound subtracted or added."""
         a = v.column_block("log_columns", log_columns, self.size)
         top = a.max(axis=0)
         if np.any(np.isnan(a)) or np.any(a == np.inf) or not np.all(np.isfinite(top)):
             raise v.fail("log_columns", "be finite or -inf, with a finite entry in every column", log_columns)
-        shifted = a - top  # ≤ 0, the largest entry exactly 0
-        top_index, _, _ = self._greedy(shifted)
+        top_index, _, _ = self._greedy(a)  # c's own order: the per-term margins below need the exact minimizer
+        shifted = (a - top).T  # ≤ 0, the largest entry exactly 0; column-major
         p = self.center.probabilities
         p_top = p[top_index]
-        remain, partial = _remaining_mass(p_top, self.radius / 2)
-        weights = np.broadcast_to(p, shifted.T.shape).copy()
+        remain, partial, moved, slack = _remaining_mass(p_top, self.radius / 2)
+        weights = np.broadcast_to(p, shifted.shape).copy()
         np.put_along_axis(weights, top_index, remain, axis=1)
-        low = np.argmin(shifted, axis=0)
+        low = np.argmin(a, axis=0)
         rows = np.arange(low.size)
-        weights[rows, low] += np.maximum(p_top - remain, 0.0).sum(axis=1)
+        weights[rows, low] += moved
         with np.errstate(divide="ignore"):
-            log_terms = np.log(weights) + shifted.T  # log(Q*_i c_i), −inf for empty coordinates or zero entries
+            log_weights = np.log(weights)
+        log_terms = log_weights + shifted  # log(Q*_i c_i) − max a, −inf for empty coordinates or zero entries
         peak = log_terms.max(axis=1)
         empty = ~np.isfinite(peak)  # Q* has no mass where c > 0: g = 0 exactly
         peak = np.where(empty, 0.0, peak)
-        terms = np.exp(log_terms - peak[:, None])
-        u = np.finfo(np.float64).eps / 2
-        # As in min_linear: absolute u² errors of the double-double masses, relative to the largest term. A mass
-        # computed as exactly 0 cannot exceed the true one (only overstatements need a margin); where the margin
-        # outweighs every term, g may be 0 and the bound is -inf (toward privacy).
-        doubtful = partial & (remain > 0)
-        exponent = np.where(doubtful, np.take_along_axis(shifted.T, top_index, axis=1) - peak[:, None], -np.inf)
+        from_peak = log_terms - peak[:, None]
+        terms = np.exp(from_peak)
+        errors = _log_term_errors(terms, shifted, log_weights, log_terms, from_peak)
+        # As in min_linear: absolute errors of the double-double masses, on the entries they weigh. A mass computed
+        # as exactly 0 cannot exceed the true one: only a bound from above needs its margin.
+        doubtful = partial & (remain > 0) if direction < 0 else partial
+        exponent = np.where(doubtful, np.take_along_axis(shifted, top_index, axis=1) - peak[:, None], -np.inf)
         unit_top = np.exp(np.minimum(exponent, 700.0))
-        unit_low = np.exp(shifted.T[rows, low] - peak)
-        residue = 4 * u * u * (unit_top.sum(axis=1) + partial.sum(axis=1) * unit_low)
-        g = terms.sum(axis=1) * (1.0 - (self.size + 10) * u) - residue
-        with np.errstate(divide="ignore"):
-            out = np.where(empty, -np.inf, np.log(np.maximum(g, 0.0)) + peak + top)
-        with np.errstate(invalid="ignore"):
-            return np.nextafter(out - 4 * u * (1.0 + np.abs(out)), -np.inf)
+        unit_low = np.exp(np.minimum(shifted[rows, low] - peak, 700.0))
+        residue = slack * (unit_top.sum(axis=1) + (partial.sum(axis=1) + 1) * unit_low)
+        g = terms.sum(axis=1) * (1.0 + direction * (self.size + 10) * _U) + direction * (2 * errors + residue)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_g = np.log(np.maximum(g, 0.0))  # where the margin outweighs every term, g may be 0: -inf
+            partial_sum = log_g + peak
+            out = np.where(empty, -np.inf, partial_sum + top)
+            # libm's log within 1 ulp, then two additions: each within u of its result (2u each, to spare).
+            margin = 4 * _U * (1.0 + np.abs(log_g) + np.abs(partial_sum) + np.abs(out))
+            return np.where(out == -np.inf, -np.inf, np.nextafter(out + direction * margin, direction * np.inf))
 
     def minimizer(self, column: Any) -> np.ndarray:
         """A prior Q* ∈ B attaining g(c) for a single column c (the greedy of reference §1.1).
@@ -286,25 +365,42 @@ class L1Ball:
         return bool(np.abs(q - self.center.probabilities).sum() <= self.radius + atol)
 
 
-def _remaining_mass(p_top: np.ndarray, budget: float) -> tuple[np.ndarray, np.ndarray]:
-    """Return clip(Σ_{j≤k} p_j − budget, 0, p_k) per row and k, and where it may be off by O(u²).
+def _remaining_mass(p_top: np.ndarray, budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The greedy's masses on the K sorted coordinates of each row (module docstring, step 3).
 
-    The cumulative sums are in double-double (TwoSum); the value may be off by O(u²) where it lies strictly
-    inside (0, p_k) or within 8u² of an end.
+    Returns clip(Σ_{j≤k} p_j − budget, 0, p_k) per row and k; where it may be off (strictly inside (0, p_k), or within
+    the error bound of an end); the mass moved, min(budget, Σ_{j≤K} p_j) (``budget`` itself, exactly, when the K
+    coordinates carry it); and the absolute error bound (K + 2)²u² of the doubtful masses and of the moved one.
     """
-    high = np.zeros(p_top.shape[0])
-    low = np.zeros(p_top.shape[0])
+    rows, depth = p_top.shape
+    high = np.zeros(rows)
+    low = np.zeros(rows)
     out = np.empty_like(p_top)
     partial = np.empty(p_top.shape, dtype=bool)
-    near = 8 * (np.finfo(np.float64).eps / 2) ** 2
-    for k in range(p_top.shape[1]):
+    slack = (depth + 2) ** 2 * _U * _U
+    value = np.zeros(rows)
+    for k in range(depth):
         high, error = _two_sum(high, p_top[:, k])
         low = low + error
         head, tail = _two_sum(high, np.full_like(high, -budget))
         value = head + (tail + low)
         out[:, k] = np.clip(value, 0.0, p_top[:, k])
-        partial[:, k] = (value > -near) & (value < p_top[:, k] + near)
-    return out, partial
+        partial[:, k] = (value > -slack) & (value < p_top[:, k] + slack)
+    moved = np.where(value >= 0, budget, value + budget) if depth else np.zeros(rows)
+    return out, partial, np.maximum(moved, 0.0), slack
+
+
+def _log_term_errors(terms: np.ndarray, shifted: np.ndarray, log_weights: np.ndarray, log_terms: np.ndarray,
+                     from_peak: np.ndarray) -> np.ndarray:
+    """Σ_i term_i · (relative error bound of term_i) per row, for :meth:`L1Ball.log_min_linear`.
+
+    term_i = exp(fl(fl(log w_i) + fl(a_i − max a)) − peak): the shift a_i − max a is off by u of itself, libm's
+    log w_i by one ulp (≤ 2u |log w_i|) plus the u of w_i's own rounding, the two subtractions by u of their
+    results and exp by one ulp (2u): u (|shift| + 2|log w| + |log term| + |term − peak| + 6) relative in all.
+    """
+    with np.errstate(invalid="ignore"):  # -inf - -inf and 0 · inf where a term is 0: discarded below
+        relative = _U * (np.abs(shifted) + 2 * np.abs(log_weights) + np.abs(log_terms) + np.abs(from_peak) + 6.0)
+        return np.where(terms > 0, terms * relative, 0.0).sum(axis=1)
 
 
 def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import round_up
 from mechdesign.core.fisher import trace_inverse_fisher, weighted_trace_inverse_fisher
-from mechdesign.core.leakage import capacity
+from mechdesign.core.leakage import certified_capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.core.quantities import marginal_map
@@ -323,10 +323,11 @@ def _design_joint(prior: JointPrior, eps: float, delta: float | None, radius: fl
                          deadline.before(after), seeds)
     joint_ball = ball.dense()
     matrix = result.mechanism.matrix
-    achieved = capacity(matrix, joint_ball)
+    # Decided, and stated, on the capacity as a certificate states it (rounded up), not on the raw float value.
+    achieved = certified_capacity(matrix, joint_ball)
     if achieved > eps:  # B_β(P̂) ⊆ the design ball, so only float noise of the two priors' ulps can: post-process
         matrix, _ = repair(matrix, joint_ball, eps)
-        achieved = capacity(matrix, joint_ball)
+        achieved = certified_capacity(matrix, joint_ball)
     mechanism = Mechanism.from_matrix(matrix, labels, [f"y{k}" for k in range(matrix.shape[1])])
     p_hat = prior.dense()
     mse = weighted_trace_inverse_fisher(mechanism.matrix, p_hat, weights) - float(p_hat @ np.sum(weights**2, axis=0))

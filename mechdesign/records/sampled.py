@@ -140,7 +140,7 @@ def sampled_epsilon(prior: JointPrior, radius: float, factors: Sequence[Mechanis
     float
         max_i C(W_i, B_β(P̂_i)) in nats, solver-free, rounded up; 0 for mechanisms independent of the input.
     """
-    from mechdesign.core.leakage import capacity
+    from mechdesign.core.leakage import certified_capacity
     from mechdesign.core.uncertainty import L1Ball
 
     if len(factors) != prior.dimension:
@@ -151,9 +151,8 @@ def sampled_epsilon(prior: JointPrior, radius: float, factors: Sequence[Mechanis
         if matrix.shape[0] != prior.sizes[i]:
             raise v.fail(f"factors[{i}]", f"have {prior.sizes[i]} rows (the alphabet of "
                          f"{prior.attributes[i]!r})", matrix.shape[0])
-        if np.all(matrix == matrix[0]):  # reports nothing about x_i
-            continue
-        worst = max(worst, float(capacity(factor, L1Ball(prior.marginal(i).probabilities, radius))))
+        # Rounded up as a certificate states it (identical rows, which report nothing about x_i, give exactly 0).
+        worst = max(worst, certified_capacity(factor, L1Ball(prior.marginal(i).probabilities, radius)))
     return worst
 
 

@@ -256,27 +256,27 @@ def test_rounding_above_the_budget_is_retried_at_a_smaller_budget(monkeypatch):
     prior = JointPrior.from_table([[40, 10, 2], [5, 45, 9]])
     epsilon = 1.0
     budgets = spy_on_budgets(monkeypatch)
-    real, calls = leakage.capacity, []
+    real, calls = leakage.certified_capacity, []
 
     def rounded_up(*args, **kwargs):
         calls.append(args)
         value = real(*args, **kwargs)
         return ulps_above(max(value, epsilon), 3) if len(calls) == 1 else value
 
-    monkeypatch.setattr(leakage, "capacity", rounded_up)
+    monkeypatch.setattr(leakage, "certified_capacity", rounded_up)
     design = design_sampled(prior, epsilon, radius=0.1)
     overshoot = ulps_above(epsilon, 3)
     smaller = epsilon * (epsilon / overshoot * (1 - 1e-9))  # scaled down by the overshoot, once
     assert budgets == [epsilon, epsilon, smaller, smaller] and smaller < epsilon
     assert design.epsilon <= epsilon and design.target == epsilon
-    monkeypatch.setattr(leakage, "capacity", real)
+    monkeypatch.setattr(leakage, "certified_capacity", real)
     assert design.epsilon == sampled_epsilon(prior, 0.1, [f.mechanism for f in design.factors])
 
 
 def test_persistent_excess_is_an_arithmetic_error(monkeypatch):
     prior = JointPrior.from_table([[40, 10, 2], [5, 45, 9]])
     budgets = spy_on_budgets(monkeypatch)
-    monkeypatch.setattr(leakage, "capacity", lambda *args, **kwargs: ulps_above(1.0, 3))
+    monkeypatch.setattr(leakage, "certified_capacity", lambda *args, **kwargs: ulps_above(1.0, 3))
     with pytest.raises(ArithmeticError, match=r"exceeds epsilon=1\.0 after 3 smaller budgets"):
         design_sampled(prior, 1.0, radius=0.1)
     assert len(budgets) == 2 * 4 and budgets[-1] < budgets[-3] < budgets[-5] < budgets[0] == 1.0

@@ -27,6 +27,8 @@ import { MemoFunction, parseMemoKey } from "./memo.js";
 import { nodeDecryptor } from "./node.js";
 import { Privatizer } from "./privatizer.js";
 import { type ReleaseCheck, isMemoized } from "./release.js";
+import { loadSymmetricFile, verifySymmetricFile } from "./symmetric.js";
+import { SymmetricSampler, reportBytes } from "./symmetricSampler.js";
 
 const REQUIRE = "MECHDESIGN_REQUIRE_SIGNATURE";
 const USAGE = `usage: mechdesign-js verify FILE [--public-key PUB.pem] [--json]
@@ -159,7 +161,77 @@ function ldpLine(ldp: LdpLevel): string {
       "for every prior; the epsilon above is PML over the ball, not epsilon-LDP)";
 }
 
+/** Whether the bytes hold a structured file (`"kind": "symmetric"`); malformed JSON is left to the loaders. */
+function isStructured(data: Buffer): boolean {
+  if (!data.includes('"symmetric"')) return false;
+  try {
+    const content = JSON.parse(data.toString("utf8"));
+    return typeof content === "object" && content !== null && content.kind === "symmetric";
+  } catch {
+    return false;
+  }
+}
+
+/** `verify` of a structured file: the same first line as a dense file's, then the design's sizes. */
+async function verifyStructured(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
+  const file = await verifySymmetricFile(data, { publicKey, maxBytes: Infinity });
+  const g = file.guarantee;
+  const m = file.mechanism;
+  const sizes = reportBytes(file);
+  const sorted = [...sizes].sort((a, b) => a - b);
+  const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]
+    : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+  if (args.json) {
+    console.log(JSON.stringify({ file: args.file, kind: "symmetric", notion: "pml", epsilon: g.epsilon,
+      achieved: file.achieved, delta: g.delta, radius: g.radius, holds: file.holds, sha256: file.sha256,
+      signature_checked: file.signatureChecked, inputs: m.inputs.length, cells: m.cells.sizes.length,
+      types: m.high.length, report_bytes_max: sorted[sorted.length - 1], report_bytes_median: median }, null, 2));
+  } else {
+    console.log(`${args.file}: pml epsilon ${g.epsilon} ${file.holds ? "holds" : "DOES NOT HOLD"} ` +
+      `(achieved ${file.achieved}, radius ${g.radius}, delta ${g.delta})${file.signatureChecked ? "; signature valid" : ""}`);
+    console.log(`  structured design: ${m.inputs.length.toLocaleString("en-US")} inputs in ` +
+      `${m.cells.sizes.length.toLocaleString("en-US")} cells, ${m.high.length.toLocaleString("en-US")} types ` +
+      `(placement mechdesign-agl-1); reports of at most ${sorted[sorted.length - 1]} bytes (median ${median})`);
+  }
+  if (!file.holds) {
+    console.error(`mechdesign-js: failed: ${args.file}: achieved epsilon ${file.achieved} exceeds stated ${g.epsilon}`);
+    return 1;
+  }
+  return 0;
+}
+
+/** `privatize` with a structured file: reports t<type>.<hex>, fresh or memoized (user<TAB>value lines). */
+async function privatizeStructured(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
+  const file = await loadSymmetricFile(data, { publicKey, maxBytes: Infinity });
+  const sampler = new SymmetricSampler(file);
+  let convert: Answer = (lines) => sampler.privatize(lines);
+  if (args.memoKey !== undefined) {
+    const key = parseMemoKey(readKey(args.memoKey), args.memoKey);
+    const memo = await MemoFunction.create(key, file.sha256, nodeDecryptor(key));
+    convert = (lines) => {
+      const users = lines.map((line) => line.slice(0, Math.max(line.indexOf("\t"), 0)));
+      if (lines.some((line) => line.indexOf("\t") < 0)) {
+        throw new RangeError("values must be user<TAB>value lines with --memo-key");
+      }
+      return sampler.privatizeMemoized(lines.map((line) => line.slice(line.indexOf("\t") + 1)), users, memo);
+    };
+  } else if (file.release.policy === "memoized") {
+    throw new RangeError(`memo_key must be given (--memo-key KEY, user<TAB>value lines on stdin): ${args.file} ` +
+      "has release policy 'memoized', got memo_key=null");
+  }
+  if (args.out === undefined) {
+    await privatizeStdin(convert, async (text) => {
+      if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once("drain", resolve));
+    });
+    return 0;
+  }
+  const count = await privatizeToFile(args, convert);
+  console.log(`${args.out}: ${count.toLocaleString("en-US")} values privatized`);
+  return 0;
+}
+
 async function verify(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
+  if (isStructured(data)) return verifyStructured(args, data, publicKey);
   const file = await verifyMechanismFile(data, { publicKey, maxBytes: Infinity });
   const g = file.guarantee;
   const main = file.achieved <= g.epsilon;
@@ -280,6 +352,7 @@ async function privatizeToFile(args: Arguments, convert: Answer): Promise<number
 }
 
 async function privatize(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
+  if (isStructured(data)) return privatizeStructured(args, data, publicKey);
   const file = await loadMechanismFile(data, { publicKey, maxBytes: Infinity });
   const privatizer = new Privatizer(file);
   const convert = await answer(args, privatizer);

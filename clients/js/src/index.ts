@@ -26,4 +26,3 @@ export type { ReleaseAccount } from "./repeated.js";
 export { QUANT_SCALE, Sampler, quantise } from "./sampler.js";
 export type { RandomFill } from "./sampler.js";
 export { importPublicKey } from "./signature.js";
-export type { PublicKeyInput } from "./signature.js";

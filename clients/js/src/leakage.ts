@@ -8,7 +8,10 @@
  *   rounded down by a bound of its float error, so C is rounded up: toward privacy.
  * - β*(δ, m, N) = sqrt((2/m)(log(2^N − 2) − log δ)) of [E] eq. 37, the radius a stated δ requires.
  */
-import { UNIT, nextBelow, nextDown, pairwiseSum } from "./numeric.js";
+import { UNIT, fsum, nextAbove, nextBelow, nextDown, pairwiseSum } from "./numeric.js";
+
+/** 2^-1074, the smallest subnormal: the absolute error of an underflowing product is at most half of it. */
+const TINY = 2 ** -1074;
 
 /** ε_LDP of a row-stochastic matrix (rows = inputs). */
 export function ldpEpsilon(matrix: number[][]): number {
@@ -34,14 +37,18 @@ function twoSum(a: number, b: number): [number, number] {
   return [total, (a - (total - virtual)) + (b - virtual)];
 }
 
-/** How many coordinates the greedy may empty: K0 = min{K : sum of the K smallest P̂ ≥ β/2} (at least 1). */
+/**
+ * How many coordinates the greedy may empty: K0 = min{K : sum of the K smallest P̂ ≥ β/2} (at least 1), the float sum
+ * compared with (β/2)(1 + 2(N + 1)u) so that its rounding never makes K0 one too small (mechdesign's `_greedy`).
+ */
 export function greedyDepth(prior: number[], budget: number): number {
   const sorted = [...prior].sort((a, b) => a - b);
+  const threshold = budget * (1.0 + 2 * (prior.length + 1) * UNIT);
   let total = 0;
   let below = 0;
   for (const p of sorted) {
     total += p;
-    if (total < budget) below++;
+    if (total < threshold) below++;
     else break;
   }
   return Math.min(Math.max(below + 1, 1), prior.length);
@@ -50,37 +57,41 @@ export function greedyDepth(prior: number[], budget: number): number {
 /**
  * The greedy's masses on the `depth` coordinates `order[0..depth)` it empties in turn (mechdesign's
  * `_remaining_mass`): `remains[j]` = clip(Σ_{k≤j} P̂_order[k] − β/2, 0, P̂_order[j]) with the sum in double-double,
- * `moved[j]` = P̂_order[j] − `remains[j]` (≥ 0), `partial[j]` = 1 where the unclipped value is within 8u² of [0, P̂_j]
- * (there it may be off by O(u²)).
+ * `partial[j]` = 1 where the unclipped value is within the error bound (depth + 2)²u² of [0, P̂_j] (there it may be
+ * off by that much). Returns the mass moved, β/2 exactly when the `depth` coordinates carry it, else their total.
  */
 function remainingMass(prior: number[], order: ArrayLike<number>, depth: number, budget: number,
-                       remains: Float64Array, moved: Float64Array, partial: Uint8Array): void {
-  const near = 8 * UNIT * UNIT;
+                       remains: Float64Array, partial: Uint8Array): number {
+  const slack = (depth + 2) ** 2 * UNIT * UNIT;
   let high = 0;
   let carry = 0;
+  let value = 0;
   for (let j = 0; j < depth; j++) {
     const p = prior[order[j]];
     let error;
     [high, error] = twoSum(high, p);
     carry = carry + error;
     const [head, tail] = twoSum(high, -budget);
-    const value = head + (tail + carry);
-    const remain = Math.min(Math.max(value, 0), p);
-    remains[j] = remain;
-    moved[j] = Math.max(p - remain, 0);
-    partial[j] = value > -near && value < p + near ? 1 : 0;
+    value = head + (tail + carry);
+    remains[j] = Math.min(Math.max(value, 0), p);
+    partial[j] = value > -slack && value < p + slack ? 1 : 0;
   }
+  if (depth === 0) return 0;
+  return Math.max(value >= 0 ? budget : value + budget, 0);
 }
 
 /**
  * g(c) = min_{Q ∈ B_β(P̂)} Q·c for each column of `columns` (N rows), rounded down (mechdesign's
- * `L1Ball.min_linear`): greedy on the column scaled by its maximum, the mass left on the partly emptied
- * coordinate in double-double, then a relative (N + 10)u margin and one ulp toward 0.
+ * `L1Ball.min_linear`): greedy on the column scaled by its maximum, the masses in double-double, then a relative
+ * (N + 10)u margin, the masses' (K + 2)²u² and the underflows' (2N + 4)·2^-1074, the floor (Σ P̂) min c rounded down,
+ * and one ulp toward 0 after the last product.
  */
 export function minLinear(columns: number[][], prior: number[], radius: number): number[] {
   const n = prior.length;
   const budget = radius / 2;
   const k = greedyDepth(prior, budget);
+  const massBelow = nextDown(fsum(prior));
+  const slack = (k + 2) ** 2 * UNIT * UNIT;
   const several = columns[0].length > 1; // NumPy sums a block's weighted columns in order, a single one pairwise
   const out: number[] = [];
   for (let y = 0; y < columns[0].length; y++) {
@@ -98,9 +109,8 @@ export function minLinear(columns: number[][], prior: number[], radius: number):
     const weighted = new Float64Array(n);
     for (let i = 0; i < n; i++) weighted[i] = unit[i] * prior[i];
     const remains = new Float64Array(k);
-    const moved = new Float64Array(k);
     const partial = new Uint8Array(k);
-    remainingMass(prior, top, top.length, budget, remains, moved, partial);
+    const moved = remainingMass(prior, top, top.length, budget, remains, partial);
     const partialTop = new Float64Array(k);
     let partialCount = 0;
     top.forEach((i, j) => {
@@ -111,31 +121,35 @@ export function minLinear(columns: number[][], prior: number[], radius: number):
     let sum = 0;
     if (several) for (let i = 0; i < n; i++) sum += weighted[i];
     else sum = 0 + pairwiseSum(weighted);
-    let g = sum + (0 + pairwiseSum(moved)) * low;
-    const residue = 4 * UNIT * UNIT * ((0 + pairwiseSum(partialTop)) + partialCount * low);
-    g = Math.max(g * (1.0 - (n + 10) * UNIT) - residue, low);
-    out.push(nextDown(g * scale * (1.0 - 2 * UNIT)));
+    let g = sum + moved * low;
+    const residue = slack * ((0 + pairwiseSum(partialTop)) + (partialCount + 1) * low);
+    g = g * (1.0 - (n + 10) * UNIT) - residue - (2 * n + 4) * TINY;
+    const floor = nextDown(nextDown(low) * massBelow);
+    out.push(nextDown(Math.max(g, floor) * scale));
   }
   return out;
 }
 
 /**
  * log g(c) for columns given by their logarithms `a` (N entries, finite or −∞, at least one finite), rounded
- * down (mechdesign's `L1Ball.log_min_linear`): the greedy minimiser Q* of {@link minLinear} (it depends only on
- * the order of the entries) with log Σ_i Q*_i c_i as a log-sum-exp, for columns spanning more than the float
- * range (the likelihoods of T releases); then the same relative (N + 10)u and u² margins, 4u(1 + |log g|) and
- * one ulp toward −∞. Returns the function for one ball, its work arrays allocated once (the T-release account
- * calls it once per count vector).
+ * down (mechdesign's `L1Ball.log_min_linear`): the greedy minimiser Q* of {@link minLinear} on the order of `a`
+ * itself, with log Σ_i Q*_i c_i as a log-sum-exp, for columns spanning more than the float range (the likelihoods
+ * of T releases); then the relative (N + 10)u margin, each term's error u(|shift| + 2|log Q*_i| + |log term| +
+ * |term − peak| + 6) weighted by the term (twice), the masses' (K + 2)²u², and 4u(1 + |log g| + |log g + peak| +
+ * |result|) and one ulp toward −∞. Returns the function for one ball, its work arrays allocated once (the T-release
+ * account calls it once per count vector).
  */
 export function logMinLinear(prior: number[], radius: number): (a: Float64Array) => number {
   const n = prior.length;
   const budget = radius / 2;
   const depth = greedyDepth(prior, budget);
+  const slack = (depth + 2) ** 2 * UNIT * UNIT;
   const shifted = new Float64Array(n);
   const weights = new Float64Array(n);
+  const logWeights = new Float64Array(n);
   const terms = new Float64Array(n);
+  const errors = new Float64Array(n);
   const order = new Int32Array(n);
-  const moved = new Float64Array(depth);
   const unitTop = new Float64Array(depth);
   const remains = new Float64Array(depth);
   const doubtful = new Uint8Array(depth);
@@ -147,45 +161,58 @@ export function logMinLinear(prior: number[], radius: number): (a: Float64Array)
     let low = 0;
     for (let i = 0; i < n; i++) {
       shifted[i] = a[i] - top; // ≤ 0, the largest exactly 0
-      if (shifted[i] < shifted[low]) low = i; // the first smallest, as np.argmin
+      if (a[i] < a[low]) low = i; // the first smallest, as np.argmin
     }
-    // The `depth` largest entries in decreasing order (ties: the lower index first), by insertion.
+    // The `depth` largest entries of a in decreasing order (ties: the lower index first), by insertion.
     let count = 0;
     for (let i = 0; i < n; i++) {
-      const value = shifted[i];
-      if (count === depth && !(value > shifted[order[depth - 1]])) continue;
+      const value = a[i];
+      if (count === depth && !(value > a[order[depth - 1]])) continue;
       let j = count < depth ? count++ : depth - 1;
-      while (j > 0 && value > shifted[order[j - 1]]) {
+      while (j > 0 && value > a[order[j - 1]]) {
         order[j] = order[j - 1];
         j--;
       }
       order[j] = i;
     }
     weights.set(prior);
-    remainingMass(prior, order, depth, budget, remains, moved, doubtful);
+    logWeights.set(logPrior);
+    const moved = remainingMass(prior, order, depth, budget, remains, doubtful);
     let partialCount = 0;
     for (let j = 0; j < depth; j++) {
       partialCount += doubtful[j];
       doubtful[j] = doubtful[j] && remains[j] > 0 ? 1 : 0;
     }
     for (let j = 0; j < depth; j++) weights[order[j]] = remains[j];
-    weights[low] += 0 + pairwiseSum(moved);
+    weights[low] += moved;
+    for (let j = 0; j < depth; j++) logWeights[order[j]] = Math.log(weights[order[j]]);
+    logWeights[low] = Math.log(weights[low]);
     let peak = -Infinity;
-    for (let i = 0; i < n; i++) terms[i] = logPrior[i] + shifted[i]; // log(Q*_i c_i): −∞ for zeros
-    for (let j = 0; j < depth; j++) terms[order[j]] = Math.log(weights[order[j]]) + shifted[order[j]];
-    terms[low] = Math.log(weights[low]) + shifted[low];
-    for (let i = 0; i < n; i++) peak = Math.max(peak, terms[i]);
+    for (let i = 0; i < n; i++) {
+      terms[i] = logWeights[i] + shifted[i]; // log(Q*_i c_i) − max a: −∞ for zeros
+      peak = Math.max(peak, terms[i]);
+    }
     const empty = !Number.isFinite(peak); // Q* has no mass where c > 0: g = 0 exactly
     if (empty) peak = 0;
-    for (let i = 0; i < n; i++) terms[i] = Math.exp(terms[i] - peak);
+    for (let i = 0; i < n; i++) {
+      const logTerm = terms[i];
+      const fromPeak = logTerm - peak;
+      terms[i] = Math.exp(fromPeak);
+      const relative = UNIT * (Math.abs(shifted[i]) + 2 * Math.abs(logWeights[i]) + Math.abs(logTerm) +
+                               Math.abs(fromPeak) + 6.0);
+      errors[i] = terms[i] > 0 ? terms[i] * relative : 0;
+    }
     for (let j = 0; j < depth; j++) {
       unitTop[j] = Math.exp(Math.min(doubtful[j] ? shifted[order[j]] - peak : -Infinity, 700.0));
     }
-    const unitLow = Math.exp(shifted[low] - peak);
-    const residue = 4 * UNIT * UNIT * ((0 + pairwiseSum(unitTop)) + partialCount * unitLow);
-    const g = (0 + pairwiseSum(terms)) * (1.0 - (n + 10) * UNIT) - residue;
-    const out = empty ? -Infinity : Math.log(Math.max(g, 0)) + peak + top;
-    return nextBelow(out - 4 * UNIT * (1.0 + Math.abs(out)));
+    const unitLow = Math.exp(Math.min(shifted[low] - peak, 700.0));
+    const residue = slack * ((0 + pairwiseSum(unitTop)) + (partialCount + 1) * unitLow);
+    const g = (0 + pairwiseSum(terms)) * (1.0 - (n + 10) * UNIT) - 2 * (0 + pairwiseSum(errors)) - residue;
+    const logG = Math.log(Math.max(g, 0));
+    const partialSum = logG + peak;
+    const out = empty ? -Infinity : partialSum + top;
+    const margin = 4 * UNIT * (1.0 + Math.abs(logG) + Math.abs(partialSum) + Math.abs(out));
+    return nextBelow(out - margin);
   };
 }
 
@@ -212,7 +239,8 @@ export function capacity(matrix: number[][], prior: number[], radius: number): n
     const columns = matrix.map((row) => used.map((y) => row[y]));
     const g = minLinear(columns, prior, radius);
     g.forEach((value, j) => {
-      worst = Math.max(worst, value > 0 ? Math.max(Math.log(tops[j] / value), 0) : Infinity);
+      // The ratio rounded up, its logarithm raised past libm's error (1 + 8u, then one ulp): toward privacy.
+      worst = Math.max(worst, value > 0 ? nextAbove(Math.log(nextAbove(tops[j] / value)) * (1.0 + 8 * UNIT)) : Infinity);
     });
   }
   return worst;

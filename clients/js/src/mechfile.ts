@@ -131,7 +131,8 @@ export interface LoadOptions {
   maxBytes?: number;
 }
 
-function parse(bytes: Uint8Array, maxBytes: number): { content: Json; scan: NumberScan } {
+/** Read a file's bytes as mechdesign's `parse_file` does: size cap, UTF-8, depth, JSON, distinct keys, an object. */
+export function parseFile(bytes: Uint8Array, maxBytes: number): { content: Json; scan: NumberScan } {
   if (bytes.length > maxBytes) {
     throw fail("mechanism file", `be at most ${formatMiB(maxBytes)} MiB`, "(file)",
       `${bytes.length.toLocaleString("en-US")} bytes; set ${MAX_FILE_VARIABLE} to allow more`);
@@ -169,7 +170,8 @@ function parse(bytes: Uint8Array, maxBytes: number): { content: Json; scan: Numb
   return { content, scan };
 }
 
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
+/** SHA-256 of bytes as 64 lowercase hex digits (WebCrypto). */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", new Uint8Array(bytes)));
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -222,7 +224,7 @@ function checkRadius(guarantee: Guarantee, size: number): void {
  */
 export async function verifyMechanismFile(data: Uint8Array | string, options: LoadOptions = {}): Promise<MechanismFile> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  const { content, scan } = parse(bytes, options.maxBytes ?? maxFileBytes());
+  const { content, scan } = parseFile(bytes, options.maxBytes ?? maxFileBytes());
   const record = RECORD_KEYS.find((k) => k in content);
   if (record !== undefined) {
     throw fail(record, "be absent: record files are not supported by this client", (content as Json)[record],

@@ -266,6 +266,26 @@ export class MemoFunction {
     return out;
   }
 
+  /**
+   * `count` words per record from the keyed stream of (file, attribute, user, value), for structured files, as
+   * uint32 halves [hi, lo] per word, records one after the other: word 2c and 2c + 1 are the first and the last 8
+   * bytes of the tag whose last block is x (uint64 BE) followed by the counter c (uint64 BE), so word 0 is
+   * {@link MemoFunction.words}' (mechdesign's `MemoFunction.word_stream`).
+   */
+  async stream(attribute: number, users: UserIds, values: ArrayLike<number>, count: number): Promise<Uint32Array> {
+    const n = values.length;
+    if (users.size !== n) throw new RangeError(`users must hold one id per value (${n}), got users=${users.size}`);
+    const counters = Math.ceil(count / 2);
+    const full = new Uint32Array(4 * counters * n);
+    for (let start = 0; start < n; start += BATCH) {
+      await this.batch(attribute, users, values, start, Math.min(n, start + BATCH), full, counters);
+    }
+    if (count === 2 * counters) return full;
+    const out = new Uint32Array(2 * count * n);
+    for (let r = 0; r < n; r++) out.set(full.subarray(4 * counters * r, 4 * counters * r + 2 * count), 2 * count * r);
+    return out;
+  }
+
   /** The words U as unsigned 64-bit integers (what the conformance vectors list). */
   async words(attribute: number, users: UserIds | readonly UserId[], values: ArrayLike<number>): Promise<BigUint64Array> {
     const ids = users instanceof UserIds ? users : UserIds.encode(users);
@@ -274,7 +294,7 @@ export class MemoFunction {
   }
 
   private async batch(attribute: number, users: UserIds, values: ArrayLike<number>, start: number, end: number,
-    out: Uint32Array): Promise<void> {
+    out: Uint32Array, counters = 0): Promise<void> {
     const count = end - start;
     const input = new Uint8Array(BLOCK * count);
     const words = words32(input);
@@ -317,6 +337,22 @@ export class MemoFunction {
       const result = words32(await this.cipher.decrypt(new Uint8Array(next.buffer, 0, 4 * next.length)));
       if (rows === null) state = result;
       else rows.forEach((k, j) => state.set(result.subarray(4 * j, 4 * j + 4), k)); // ids of fewer blocks are done
+    }
+    if (counters > 0) { // the word stream: V_c = x ‖ c for c = 0 … counters − 1, both halves of every tag
+      for (let c = 0; c < counters; c++) {
+        for (let k = 0, r = start; r < end; k += 4, r++) {
+          words[k] = state[k];
+          words[k + 1] = state[k + 1] ^ big(values[r]);
+          words[k + 2] = state[k + 2] ^ big(Math.floor(c / 2 ** 32));
+          words[k + 3] = state[k + 3] ^ big(c >>> 0);
+        }
+        const tag = words32(await this.cipher.decrypt(input));
+        for (let k = 0, r = start; r < end; k += 4, r++) {
+          const at = 4 * counters * r + 4 * c;
+          for (let j = 0; j < 4; j++) out[at + j] = big(tag[k + j]);
+        }
+      }
+      return;
     }
     for (let k = 0, r = start; r < end; k += 4, r++) { // V ⊕ the state: uint64 BE x (x < 2^32) and 8 zero bytes
       words[k] = state[k];

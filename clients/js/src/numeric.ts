@@ -83,6 +83,13 @@ export function nextDown(x: number): number {
   return x === 0 ? 0 : step(x, true);
 }
 
+/** The smallest float above x (toward +∞), as `np.nextafter(x, inf)`; ±∞ and NaN stay. */
+export function nextAbove(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  if (x === 0) return 2 ** -1074;
+  return step(x, x < 0);
+}
+
 /** Unit roundoff of float64, 2^-53. */
 export const UNIT = 2 ** -53;
 

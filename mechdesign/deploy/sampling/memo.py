@@ -353,6 +353,61 @@ class MemoFunction:
         decryptor.update_into(source.data, out.data)  # no copies: OpenSSL reads and writes the arrays' buffers
         return out[:blocks.size].reshape(-1, _BLOCK)
 
+    def _user_state(self, attribute: int, users: UserIds, n: int) -> np.ndarray:
+        """The CBC-MAC state after H ‖ B₂ ‖ user id, one row per record (module docstring)."""
+        if len(users) != n:
+            raise v.fail("users", f"hold one id per value ({n})", len(users))
+        state = np.empty((n, _BLOCK), dtype=np.uint8)
+        state[:, :8] = np.frombuffer(_TAG, dtype=np.uint8)
+        state[:, 8:12] = np.frombuffer(int(attribute).to_bytes(4, "big"), dtype=np.uint8)
+        state[:, 12:16] = users.lengths.astype(">u4").view(np.uint8).reshape(n, 4)
+        state = self._decrypt(state ^ self._prefix)
+        count = -(-users.lengths // _BLOCK)
+        for i in range(users.blocks.shape[1] // _BLOCK):
+            block = users.blocks[:, i * _BLOCK:(i + 1) * _BLOCK]
+            if bool(np.all(count > i)):
+                state = self._decrypt(state ^ block)
+            else:  # ids of fewer blocks are done: CBC-MAC reads exactly their own blocks
+                active = np.flatnonzero(count > i)
+                if active.size:
+                    state[active] = self._decrypt(state[active] ^ block[active])
+        return state
+
+    def word_stream(self, attribute: int, users: UserIds, values: Any, count: int) -> np.ndarray:
+        """``count`` words per record from the keyed stream of (file, attribute, user, value) (structured files).
+
+        Word 2c and 2c + 1 are the first and the last 8 bytes (big-endian) of the tag whose last block is V_c =
+        the value's index x (uint64, big-endian) followed by the counter c (uint64, big-endian): word 0 is the one
+        :meth:`words` gives (c = 0 is its zero block). The messages of one (file, attribute, user) all have the same
+        length and differ in their last block, so they stay prefix-free and the words independent and uniform.
+
+        Parameters
+        ----------
+        attribute : int
+            The attribute index a (0 for a single-column file).
+        users : UserIds
+            The records' user ids (:func:`user_ids`).
+        values : array_like of int
+            The value indices x, one per record.
+        count : int
+            Words per record (≥ 1).
+
+        Returns
+        -------
+        numpy.ndarray
+            uint64, shape (records, count).
+        """
+        x = np.asarray(values, dtype=np.uint64).reshape(-1)
+        state = self._user_state(attribute, users, x.size)
+        out = np.empty((x.size, 2 * -(-int(count) // 2)), dtype=np.uint64)
+        value = np.zeros((x.size, _BLOCK), dtype=np.uint8)
+        value[:, :8] = x.astype(">u8").view(np.uint8).reshape(x.size, 8)
+        for c in range(out.shape[1] // 2):
+            value[:, 8:] = np.frombuffer(c.to_bytes(8, "big"), dtype=np.uint8)
+            tag = self._decrypt(state ^ value)
+            out[:, 2 * c:2 * c + 2] = tag.copy().view(">u8").reshape(x.size, 2).astype(np.uint64)
+        return out[:, :count]
+
     def words(self, attribute: int, users: UserIds, values: Any) -> np.ndarray:
         """The 64-bit words U of records (attribute, users[r], values[r]) (module docstring).
 
@@ -372,22 +427,7 @@ class MemoFunction:
         """
         x = np.asarray(values, dtype=np.uint64).reshape(-1)
         n = x.size
-        if len(users) != n:
-            raise v.fail("users", f"hold one id per value ({n})", len(users))
-        state = np.empty((n, _BLOCK), dtype=np.uint8)
-        state[:, :8] = np.frombuffer(_TAG, dtype=np.uint8)
-        state[:, 8:12] = np.frombuffer(int(attribute).to_bytes(4, "big"), dtype=np.uint8)
-        state[:, 12:16] = users.lengths.astype(">u4").view(np.uint8).reshape(n, 4)
-        state = self._decrypt(state ^ self._prefix)
-        count = -(-users.lengths // _BLOCK)
-        for i in range(users.blocks.shape[1] // _BLOCK):
-            block = users.blocks[:, i * _BLOCK:(i + 1) * _BLOCK]
-            if bool(np.all(count > i)):
-                state = self._decrypt(state ^ block)
-            else:  # ids of fewer blocks are done: CBC-MAC reads exactly their own blocks
-                active = np.flatnonzero(count > i)
-                if active.size:
-                    state[active] = self._decrypt(state[active] ^ block[active])
+        state = self._user_state(attribute, users, n)
         value = np.zeros((n, _BLOCK), dtype=np.uint8)
         value[:, :8] = x.astype(">u8").view(np.uint8).reshape(n, 8)
         state = self._decrypt(state ^ value)

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import EXP_CAP, conservative_search
-from mechdesign.core.leakage import capacity
+from mechdesign._numerics import EXP_CAP, conservative_search, round_up
+from mechdesign.core.leakage import capacity, certified_capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 from mechdesign.core.uncertainty import L1Ball
@@ -418,12 +418,13 @@ def k_singular(size: int, k: int, labels: Sequence[Any] | None = None) -> Mechan
 
 
 def calibrated_randomized_response(prior: PriorLike, epsilon: float, radius: float = 0.0) -> tuple[Mechanism, float]:
-    """k-RR with the largest LDP level ε₀ whose capacity over B_β(P̂) is ≤ ε; returns (mechanism, ε₀).
+    """k-RR with the largest LDP level ε₀ whose certified capacity over B_β(P̂) is ≤ ε; returns (mechanism, ε₀).
 
     Column y of k-RR has PML log(e^{ε₀} / (q e^{ε₀} + 1 − q)) under Q with Q_y = q, worst at the smallest
     q in the ball, q* = max(min P̂ − β/2, 0). Hence e^{ε₀} = e^ε (1 − q*)/(1 − e^ε q*) if e^ε q* < 1,
-    else ε₀ = inf (the identity). The result is re-checked with the exact capacity and ε₀ stepped down
-    until it holds (round toward privacy). Not optimal: a baseline (reference §3.5).
+    else ε₀ = inf (the identity). The closed form is taken at ε less two rounding margins, and the result
+    re-checked with the capacity as a certificate states it (:func:`~mechdesign.core.leakage.certified_capacity`,
+    rounded up), ε₀ stepped down until it holds (round toward privacy). Not optimal: a baseline (reference §3.5).
 
     Parameters
     ----------
@@ -437,7 +438,7 @@ def calibrated_randomized_response(prior: PriorLike, epsilon: float, radius: flo
     Returns
     -------
     mechanism : Mechanism
-        k-RR at level ε₀, with capacity over B_β(P̂) ≤ ε.
+        k-RR at level ε₀, with certified capacity over B_β(P̂) ≤ ε.
     epsilon0 : float
         Its LDP level ε₀ (``inf`` for the identity).
 
@@ -461,20 +462,26 @@ def calibrated_randomized_response(prior: PriorLike, epsilon: float, radius: flo
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     ball = L1Ball(p, beta)
     q = max(p.min - beta / 2, 0.0)
-    if eps < EXP_CAP and math.exp(eps) * q < 1:
-        eps0 = eps + math.log1p(-q) - math.log1p(-math.exp(eps) * q)
+    # The closed form aims two rounding margins below ε, so that its capacity as a certificate states it (rounded up,
+    # certified_capacity) is ≤ ε at the first check: deciding on the raw value left the certified one above ε.
+    aim = max(0.0, eps - 2 * (round_up(eps, p.size) - eps))
+    if aim < EXP_CAP and math.exp(aim) * q < 1:
+        eps0 = aim + math.log1p(-q) - math.log1p(-math.exp(aim) * q)
     else:
         eps0 = math.inf
     mech = randomized_response(p.size, eps0, p.labels)
-    if math.isinf(eps0) and capacity(mech, ball) > eps:
+    if math.isinf(eps0) and capacity(mech, ball) > aim:
         eps0 = eps + 50.0
         mech = randomized_response(p.size, eps0, p.labels)
     # Round toward privacy; ε₀ = 0 (the constant mechanism) always holds. The search's first check is that of the
     # closed form; a miss is by rounding only (a few ulps), and the bracket it then finds (4 ulps wide) is final:
     # bisecting it to the last ulp cost three more capacity evaluations of an N × N matrix (0.7 s each at N = 2,000).
     start = eps0
-    eps0 = conservative_search(lambda e: capacity(mech if e == start else randomized_response(p.size, e), ball) <= eps,
-                               start, direction=-1.0, limit=0.0, rtol=1e-15)
+
+    def holds(e: float) -> bool:
+        return certified_capacity(mech if e == start else randomized_response(p.size, e), ball) <= eps
+
+    eps0 = conservative_search(holds, start, direction=-1.0, limit=0.0, rtol=1e-15)
     if eps0 != start:
         mech = randomized_response(p.size, eps0, p.labels)
     return mech, eps0

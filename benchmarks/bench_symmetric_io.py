@@ -1,0 +1,189 @@
+"""Structured (symmetric) files at N = 10³, 10⁴, 10⁵: size, verify, privatize, decode, report bytes (issue 43).
+
+Engine-shaped random designs (benchmarks/_symmetric.py: Zipf-like counts from m = 100·N records, per cell
+a ≈ Binomial(s_k, 0.43), most types one-level, some with b = 1 in one cell, some two-level with b = s − a), T types
+(300, 1,500, 3,000). Measured, as CPU time (time.process_time; os.wait4 for subprocesses), median and spread of
+``--repeats`` runs, with the load before and after:
+
+* file size; write; ``verify`` in Python (verify_symmetric_file) and in the JS client (node, process.cpuUsage);
+* privatize in memory (SymmetricPrivatizer.sample, and the text forms) and end to end (``mechdesign privatize``
+  on a Parquet file of ``--records`` records, N ≤ 10⁴);
+* JS privatize throughput (SymmetricSampler.privatize on 2·10⁵ values);
+* decode of ``--records`` reports through the CLI (CSV in), N ≤ 10⁴;
+* report bytes (max and median over types).
+
+Results: benchmarks/results/symmetric_io.json and .csv. Seeded (``--seed``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _symmetric import engine_shaped, zipf_counts
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+JS = ROOT / "clients" / "js" / "dist" / "structured.js"
+SIZES = {1_000: 300, 10_000: 1_500, 100_000: 3_000}
+RADIUS = 0.05
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _cpu(run, repeats: int) -> dict[str, float]:
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
+
+
+def _child_cpu(command: list[str], repeats: int, stdin: bytes | None = None) -> dict[str, float]:
+    times = []
+    for _ in range(repeats):
+        with tempfile.TemporaryFile() as out:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE if stdin is not None else None, stdout=out,
+                                       stderr=subprocess.PIPE, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            if stdin is not None:
+                assert process.stdin is not None
+                process.stdin.write(stdin)
+                process.stdin.close()
+            _, status, usage = os.wait4(process.pid, 0)
+            if status != 0:
+                raise RuntimeError(f"{command[:3]} failed: {process.stderr.read().decode()[:300]}")
+        times.append(usage.ru_utime + usage.ru_stime)
+    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
+
+
+JS_VERIFY = """
+import { readFileSync } from "node:fs";
+import { verifySymmetricFile, SymmetricSampler } from %s;
+const data = readFileSync(process.argv[2]);
+const t0 = process.cpuUsage();
+const file = await verifySymmetricFile(data, { maxBytes: Infinity });
+const t1 = process.cpuUsage(t0);
+const out = { verify: (t1.user + t1.system) / 1e6, holds: file.holds };
+if (process.argv[3] === "sample") {
+  const sampler = new SymmetricSampler(file);
+  const n = 200000;
+  const values = Array.from({ length: n }, (_, i) => file.mechanism.inputs[(i * 7919) %% file.mechanism.inputs.length]);
+  const t2 = process.cpuUsage();
+  sampler.privatize(values);
+  const t3 = process.cpuUsage(t2);
+  out.privatize_per_second = n / ((t3.user + t3.system) / 1e6);
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def _js(path: Path, sample: bool, repeats: int) -> dict[str, object]:
+    if not JS.exists():
+        return {"skipped": "clients/js not built (npm run build)"}
+    script = Path(tempfile.mkdtemp()) / "bench.mjs"
+    script.write_text(JS_VERIFY % json.dumps(JS.as_uri()), encoding="utf-8")
+    runs = [json.loads(subprocess.run(["node", str(script), str(path), "sample" if sample else ""], check=True,
+                                      capture_output=True, text=True).stdout) for _ in range(repeats)]
+    out: dict[str, object] = {"verify_cpu_s": statistics.median(r["verify"] for r in runs),
+                              "verify_cpu_s_range": [min(r["verify"] for r in runs), max(r["verify"] for r in runs)],
+                              "holds": all(r["holds"] for r in runs)}
+    if sample:
+        rates = [r["privatize_per_second"] for r in runs]
+        out |= {"privatize_per_second": statistics.median(rates), "privatize_range": [min(rates), max(rates)]}
+    return out
+
+
+def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dict[str, object]:
+    from mechdesign.deploy.file.placement import PlacementFamily
+    from mechdesign.deploy.file.symmetric import verify_symmetric_file, write_symmetric_file
+    from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+
+    types = SIZES[size]
+    counts = zipf_counts(size, 100 * size)
+    mechanism = engine_shaped(counts, types, seed)
+    epsilon = mechanism.capacity(RADIUS)
+    path = folder / f"design-{size}.json"
+    row: dict[str, object] = {"N": size, "types": mechanism.types, "cells": mechanism.cells.count,
+                              "load_before": _load()}
+    row["write_cpu_s"] = _cpu(lambda: write_symmetric_file(path, mechanism, guarantee={
+        "epsilon": epsilon, "radius": RADIUS}), 1)
+    row["file_bytes"] = path.stat().st_size
+    row["file_mib"] = path.stat().st_size / 2**20
+    row["verify_python_cpu_s"] = _cpu(lambda: verify_symmetric_file(path), repeats)
+    row["verify_js"] = _js(path, sample=size <= 10_000, repeats=repeats)
+    family = PlacementFamily(mechanism.cells, mechanism.high_counts, mechanism.low_counts)
+    report_bytes = [family.report_bytes(t) for t in range(mechanism.types)]
+    row["report_bytes_max"], row["report_bytes_median"] = max(report_bytes), statistics.median(report_bytes)
+    sampler = SymmetricPrivatizer(mechanism)
+    x = np.random.default_rng(seed).choice(size, records, p=counts / counts.sum())
+    draws = _cpu(lambda: sampler.sample(x, rng=seed), repeats)
+    row["privatize_memory_per_second"] = records / draws["median"]
+    types_drawn, groups = sampler.sample(x[:200_000], rng=seed)
+    texts = _cpu(lambda: sampler.texts(types_drawn, groups), repeats)
+    row["texts_per_second"] = types_drawn.size / texts["median"]
+    if size <= 10_000:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        labels = np.array(mechanism.inputs, dtype=object)[x]
+        pq.write_table(pa.table({"item": labels}), folder / f"data-{size}.parquet")
+        pd_csv = folder / f"private-{size}.parquet"
+        command = [sys.executable, "-m", "mechdesign", "privatize", str(path), "--data",
+                   str(folder / f"data-{size}.parquet"), "--column", "item", "--out", str(pd_csv), "--seed", "1",
+                   "--force"]
+        end_to_end = _child_cpu(command, 1)
+        row["privatize_parquet_cpu_s"] = end_to_end
+        row["privatize_parquet_per_second"] = records / end_to_end["median"]
+        reports = pq.read_table(pd_csv).column("item").to_pylist()
+        private_csv = folder / f"private-{size}.csv"
+        private_csv.write_text("item\n" + "\n".join(reports) + "\n", encoding="utf-8")
+        row["decode_cli_cpu_s"] = _child_cpu([sys.executable, "-m", "mechdesign", "decode", str(path), "--data",
+                                              str(private_csv), "--column", "item", "--json"], 1)
+    row["load_after"] = _load()
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes:
+            rows.append(bench(size, args.records, args.repeats, args.seed, Path(tmp)))
+            print(json.dumps(rows[-1]), flush=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "symmetric_io.json").write_text(json.dumps({"records": args.records, "repeats": args.repeats,
+                                                           "seed": args.seed, "rows": rows}, indent=1) + "\n")
+    flat = ["N", "types", "cells", "file_mib", "report_bytes_max", "report_bytes_median", "privatize_memory_per_second",
+            "texts_per_second", "privatize_parquet_per_second", "load_before", "load_after"]
+    with (RESULTS / "symmetric_io.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*flat, "verify_python_cpu_s", "verify_js_cpu_s", "js_privatize_per_second",
+                         "decode_cli_cpu_s"])
+        for row in rows:
+            js = row["verify_js"] if isinstance(row["verify_js"], dict) else {}
+            writer.writerow([row.get(k) for k in flat] + [row["verify_python_cpu_s"]["median"],
+                                                          js.get("verify_cpu_s"), js.get("privatize_per_second"),
+                                                          (row.get("decode_cli_cpu_s") or {}).get("median")])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,406 @@
+/**
+ * Sampling structured files: reports `t<type>.<hex>` of the placement family mechdesign-agl-1, by the rule of
+ * mechdesign/deploy/sampling/symmetric.py on the same 64-bit words (docs/client_spec.rst, "Structured files"):
+ * w₀ picks (type, level) from the cell's row quantised to 2^64 (the dense sampler's quantisation); one accepted
+ * word per digit group (w < 2^64 − (2^64 mod R), value w mod R; a rejected word is skipped); one accepted word for
+ * the rank among the inputs at the drawn level, which fixes the digit w of the cell's own prime. The sampled
+ * mechanism's guarantee is recomputed on construction (the grouped greedy of symmetric.ts).
+ */
+import { MechanismFileError } from "./errors.js";
+import { type MemoFunction, type UserId, UserIds } from "./memo.js";
+import { roundUp } from "./mechfile.js";
+import { SAMPLED_SLACK } from "./privatizer.js";
+import { QUANT_SCALE, type RandomFill, quantise } from "./sampler.js";
+import { type SymmetricFile, groupMinLinear } from "./symmetric.js";
+
+const GROUP_LIMIT = 2 ** 32;
+const TWO32 = 2 ** 32;
+/** 2^64 mod R for the ranks' radices R ≤ 256. */
+const RANK_REM = Array.from({ length: 257 }, (_, r) => (r === 0 ? 0 : Number(QUANT_SCALE % BigInt(r))));
+const HEX4 = Array.from({ length: 65536 }, (_, v) => v.toString(16).padStart(4, "0"));
+
+/** The smallest primitive root mod a prime p (1 for p = 2). */
+export function primitiveRoot(p: number): number {
+  if (p === 2) return 1;
+  const factors: number[] = [];
+  for (let q = 2; q < p; q++) if ((p - 1) % q === 0 && [...Array(q).keys()].slice(2).every((r) => q % r !== 0)) factors.push(q);
+  const power = (g: number, e: number): number => {
+    let result = 1;
+    let base = g % p;
+    while (e > 0) {
+      if (e & 1) result = (result * base) % p;
+      base = (base * base) % p;
+      e >>= 1;
+    }
+    return result;
+  };
+  for (let g = 2; g < p; g++) if (factors.every((q) => power(g, (p - 1) / q) !== 1)) return g;
+  throw new Error(`no primitive root mod ${p}`);
+}
+
+interface Space { p: number; cells: number[]; index: Map<number, number>; digits: number[][]; m: number; powers: number[] }
+
+const secureFill: RandomFill = (buffer) => {
+  for (let start = 0; start < buffer.length; start += 16384) {
+    globalThis.crypto.getRandomValues(buffer.subarray(start, Math.min(start + 16384, buffer.length)));
+  }
+};
+
+/** x mod r for integers 0 ≤ x < 2^53, 1 ≤ r < 2^32 (V8's % on doubles beyond int32 is a slow runtime call). */
+function mod(x: number, r: number): number {
+  const q = Math.floor(x / r);
+  let rem = x - q * r; // exact: q·r < 2^53; the quotient may be one off after rounding
+  if (rem < 0) rem += r;
+  else if (rem >= r) rem -= r;
+  return rem;
+}
+
+/** (a · b) mod r for integers a, b < r < 2^32, exactly in float64 (b in 16-bit halves). */
+function mulmod(a: number, b: number, r: number): number {
+  const high = Math.floor(b / 65536);
+  return mod(mod(a * high, r) * 65536 + a * (b - high * 65536), r);
+}
+
+/** The placement family of a structured file: per prime its cells and digits, per type its digits and groups. */
+export function placementFamily(file: SymmetricFile): Family {
+  const m = file.mechanism;
+  const sizes = m.cells.sizes;
+  const primes = [...new Set(sizes.filter((s) => s > 1))].sort((a, b) => a - b);
+  const spaces: Space[] = primes.map((p) => {
+    const cells = sizes.flatMap((s, k) => (s === p ? [k] : []));
+    let digitsNeeded = 0;
+    if (cells.length > 1) for (let power = 1; power < cells.length; power *= p) digitsNeeded++;
+    const digits = cells.map((_, j) => Array.from({ length: digitsNeeded }, (_, i) => Math.floor(j / p ** i) % p));
+    const g = primitiveRoot(p);
+    const powers: number[] = [];
+    for (let e = 0, d = 1; e < p - 1; e++, d = (d * g) % p) powers.push(d);
+    return { p, cells, index: new Map(cells.map((k, j) => [k, j])), digits, m: digitsNeeded, powers };
+  });
+  const family: Family = { spaces, needs: [], radices: [], groupOf: [], placeOf: [], groupRadix: [], digitStart: [],
+    hexWidth: [] };
+  for (let t = 0; t < m.high.length; t++) {
+    const a = m.highCounts[t];
+    const b = m.lowCounts[t];
+    const need = spaces.map((sp) => sp.cells.some((k) => a[k] + b[k] > 0 && a[k] < sp.p && b[k] < sp.p));
+    const radices: number[] = [];
+    const starts = need.map(() => -1);
+    spaces.forEach((sp, q) => {
+      if (!need[q]) return;
+      starts[q] = radices.length;
+      radices.push(sp.p - 1, ...Array(sp.m).fill(sp.p), sp.p);
+    });
+    const groups: number[] = [];
+    const places: number[] = [];
+    const products: number[] = [];
+    let product = 1;
+    for (const radix of radices) {
+      if (product * radix >= GROUP_LIMIT) {
+        products.push(product);
+        product = 1;
+      }
+      places.push(product);
+      groups.push(products.length);
+      product *= radix;
+    }
+    products.push(product);
+    family.needs.push(need);
+    family.radices.push(radices);
+    family.groupOf.push(groups);
+    family.placeOf.push(places);
+    family.groupRadix.push(products);
+    family.digitStart.push(starts);
+    const seeds = products.reduce((x, y) => x * BigInt(y), 1n);
+    family.hexWidth.push(Math.max(1, (seeds - 1n).toString(16).length));
+  }
+  return family;
+}
+
+export interface Family {
+  spaces: Space[];
+  needs: boolean[][];
+  radices: number[][];
+  groupOf: number[][];
+  placeOf: number[][];
+  groupRadix: number[][];
+  digitStart: number[][];
+  hexWidth: number[];
+}
+
+/** Bytes of each type's reports `t<t>.<hex>`. */
+export function reportBytes(file: SymmetricFile): number[] {
+  return placementFamily(file).hexWidth.map((width, t) => `t${t}.`.length + width);
+}
+
+export class SymmetricSampler {
+  readonly file: SymmetricFile;
+  readonly spaces: Space[];
+  readonly needs: boolean[][];
+  readonly radices: number[][];
+  readonly groupOf: number[][];
+  readonly placeOf: number[][];
+  readonly groupRadix: number[][];
+  readonly digitStart: number[][];
+  readonly hexWidth: number[];
+  /** The ε the sampled mechanism achieves, rounded up (at most the stated ε + {@link SAMPLED_SLACK}). */
+  readonly sampledEpsilon: number;
+  private readonly pairs: Int32Array[];
+  private readonly boundHigh: Uint32Array[];
+  private readonly boundLow: Uint32Array[];
+  private readonly quants: bigint[][];
+  private readonly index: Map<string, number>;
+  private readonly fill: RandomFill;
+  private readonly groupRem: number[][];
+  private readonly primeOfCell: Int32Array;
+  private readonly limbs = new Float64Array(4096);
+  readonly width: number;
+
+  constructor(file: SymmetricFile, fill: RandomFill = secureFill) {
+    this.file = file;
+    this.fill = fill;
+    const m = file.mechanism;
+    const sizes = m.cells.sizes;
+    const family = placementFamily(file);
+    this.spaces = family.spaces;
+    this.needs = family.needs;
+    this.radices = family.radices;
+    this.groupOf = family.groupOf;
+    this.placeOf = family.placeOf;
+    this.groupRadix = family.groupRadix;
+    this.digitStart = family.digitStart;
+    this.hexWidth = family.hexWidth;
+    const types = m.high.length;
+    this.primeOfCell = Int32Array.from(sizes, (size) => this.spaces.findIndex((sp) => sp.p === size));
+    this.width = Math.max(...this.groupRadix.map((g) => g.length));
+    for (const g of this.groupRadix) while (g.length < this.width) g.push(1);
+    this.groupRem = this.groupRadix.map((radices) => radices.map((r) => Number(QUANT_SCALE % BigInt(r))));
+    this.pairs = [];
+    this.boundHigh = [];
+    this.boundLow = [];
+    this.quants = [];
+    for (let k = 0; k < sizes.length; k++) {
+      const probabilities: number[] = [];
+      const pairs: number[] = [];
+      const scale = sizes[k] * m.rowSums[k];
+      for (let t = 0; t < types; t++) {
+        const high = (m.weights[t] * m.high[t] * m.highCounts[t][k]) / scale;
+        const low = (m.weights[t] * m.low[t] * m.lowCounts[t][k]) / scale;
+        if (high > 0) { pairs.push(2 * t); probabilities.push(high); }
+        if (low > 0) { pairs.push(2 * t + 1); probabilities.push(low); }
+      }
+      const q = quantise(probabilities);
+      const keep = q.map((x, i) => (x > 0n ? i : -1)).filter((i) => i >= 0);
+      this.pairs.push(Int32Array.from(keep, (i) => pairs[i]));
+      const quants = keep.map((i) => q[i]);
+      this.quants.push(quants);
+      const high = new Uint32Array(Math.max(quants.length - 1, 0));
+      const low = new Uint32Array(high.length);
+      let cumulative = 0n;
+      for (let j = 0; j < high.length; j++) {
+        cumulative += quants[j];
+        high[j] = Number(cumulative >> 32n);
+        low[j] = Number(cumulative & 0xffffffffn);
+      }
+      this.boundHigh.push(high);
+      this.boundLow.push(low);
+    }
+    this.index = new Map(m.inputs.map((label, i) => [label, i]));
+    this.sampledEpsilon = this.sampledCapacity(file.guarantee.radius);
+    if (!(this.sampledEpsilon <= file.guarantee.epsilon + SAMPLED_SLACK)) {
+      throw new MechanismFileError("sampled mechanism", `meet guarantee.epsilon=${file.guarantee.epsilon} after ` +
+        "quantisation to 2^-64", "entries too small to sample exactly", this.sampledEpsilon);
+    }
+  }
+
+  /** Words a record reads when none is rejected, at most: 1 + the most groups + 1. */
+  wordsNeeded(): number {
+    return 2 + this.width;
+  }
+
+  /** The capacity of the sampled mechanism over the ball, rounded up (mechdesign's `sampled_capacity`). */
+  sampledCapacity(radius: number): number {
+    const m = this.file.mechanism;
+    const k = m.cells.sizes.length;
+    const q = m.high.map(() => [new Float64Array(k), new Float64Array(k)]);
+    this.quants.forEach((quants, cell) => {
+      quants.forEach((x, j) => {
+        const pair = this.pairs[cell][j];
+        q[pair >> 1][pair & 1][cell] = Number(x) / 2 ** 64;
+      });
+    });
+    const worst = m.high.map((_, t) => {
+      const values = new Float64Array(3 * k);
+      const masses = new Float64Array(3 * k);
+      let top = 0;
+      for (let j = 0; j < k; j++) {
+        const a = m.highCounts[t][j];
+        const b = m.lowCounts[t][j];
+        const s = m.cells.sizes[j];
+        const n = m.cells.counts[j];
+        values[j] = a > 0 ? (q[t][0][j] * s) / a : 0;
+        values[k + j] = b > 0 ? (q[t][1][j] * s) / b : 0;
+        masses[j] = (a * n) / m.cells.samples;
+        masses[k + j] = (b * n) / m.cells.samples;
+        masses[2 * k + j] = ((s - a - b) * n) / m.cells.samples;
+        top = Math.max(top, values[j], values[k + j]);
+      }
+      const raw = Math.log(top) - Math.log(groupMinLinear(values, masses, radius));
+      return Number.isFinite(raw) ? roundUp(raw) : Infinity;
+    });
+    return roundUp(Math.max(...worst));
+  }
+
+  /**
+   * The report of input x from its word stream (pairs of uint32 halves [hi, lo], as many words as it needs: a
+   * rejected word is skipped), by the reference rule.
+   * @throws RangeError if the stream runs out
+   */
+  report(x: number, words: Uint32Array): { type: number; groups: number[] } {
+    const m = this.file.mechanism;
+    const k = m.cells.cellOf[x];
+    const pair = this.pairOf(k, words[0], words[1]);
+    const t = pair >> 1;
+    const level = pair & 1;
+    const radices = this.groupRadix[t];
+    const rems = this.groupRem[t];
+    const groups = new Array<number>(radices.length);
+    let at = 1;
+    const limit = words.length >> 1;
+    for (let g = 0; g <= radices.length; g++) { // the groups, then the rank
+      const a = m.highCounts[t][k];
+      const radix = g < radices.length ? radices[g] : Math.max(level === 0 ? a : m.lowCounts[t][k], 1);
+      const rem = g < radices.length ? rems[g] : RANK_REM[radix];
+      for (;;) {
+        if (at >= limit) throw new RangeError("words must hold enough words for every record (rejected words are skipped)");
+        const hi = words[2 * at];
+        const lo = words[2 * at + 1];
+        at++;
+        if (rem !== 0 && hi === 0xffffffff && lo >= TWO32 - rem) continue; // w ≥ 2^64 − (2^64 mod R): rejected
+        const value = radix === 1 ? 0 : mod(mulmod(mod(hi, radix), mod(TWO32, radix), radix) + lo, radix);
+        if (g < radices.length) groups[g] = value;
+        else this.place(x, k, t, level, value, groups);
+        break;
+      }
+    }
+    return { type: t, groups };
+  }
+
+  /** Step 3: the digit w of the cell's prime, so that the placement puts x at rank `rank` of its level. */
+  private place(x: number, k: number, t: number, level: number, rank: number, groups: number[]): void {
+    const m = this.file.mechanism;
+    const q = this.primeOfCell[k];
+    if (q < 0 || !this.needs[t][q]) return;
+    const sp = this.spaces[q];
+    const start = this.digitStart[t][q];
+    const groupOf = this.groupOf[t];
+    const placeOf = this.placeOf[t];
+    const radices = this.radices[t];
+    const digit = (i: number): number => mod(Math.floor(groups[groupOf[i]] / placeOf[i]), radices[i]);
+    const e = digit(start);
+    const j = sp.index.get(k) as number;
+    let hashed = 0;
+    for (let i = 0; i < sp.m; i++) hashed += digit(start + 1 + i) * sp.digits[j][i];
+    const z = level === 0 ? rank : m.highCounts[t][k] + rank;
+    const wAt = start + sp.m + 1;
+    const wNew = (((z - sp.powers[e] * m.cells.position[x] - hashed) % sp.p) + sp.p * 256) % sp.p;
+    groups[groupOf[wAt]] += (wNew - digit(wAt)) * placeOf[wAt];
+  }
+
+  private pairOf(k: number, hi: number, lo: number): number {
+    const high = this.boundHigh[k];
+    const low = this.boundLow[k];
+    let first = 0;
+    let last = high.length; // the first j with C[j] > w; j = length: the last pair
+    while (first < last) {
+      const mid = (first + last) >> 1;
+      if (high[mid] > hi || (high[mid] === hi && low[mid] > lo)) last = mid;
+      else first = mid + 1;
+    }
+    return this.pairs[k][first];
+  }
+
+  /** The text form `t<t>.<hex>` of a report. */
+  text(type: number, groups: number[]): string {
+    const radices = this.groupRadix[type];
+    const limbs = this.limbs;
+    let used = 0; // V = Σ_g G_g Π_{g' < g} R_g', by Horner from the last group, in 16-bit limbs (exact in doubles)
+    for (let g = radices.length - 1; g >= 0; g--) {
+      let carry = groups[g];
+      const radix = radices[g];
+      for (let i = 0; i < used; i++) {
+        const value = limbs[i] * radix + carry;
+        carry = Math.floor(value / 65536);
+        limbs[i] = value - carry * 65536;
+      }
+      while (carry > 0) {
+        limbs[used++] = carry % 65536;
+        carry = Math.floor(carry / 65536);
+      }
+    }
+    const width = this.hexWidth[type];
+    let hex = "";
+    for (let i = Math.ceil(width / 4) - 1; i >= 0; i--) hex += HEX4[i < used ? limbs[i] : 0];
+    return `t${type}.${hex.slice(hex.length - width)}`;
+  }
+
+  private indices(values: readonly string[]): number[] {
+    return values.map((value, i) => {
+      const x = this.index.get(value);
+      if (x === undefined) {
+        throw new RangeError(`values must be input labels of the mechanism, got values=${JSON.stringify(value)} ` +
+          `(value ${i})`);
+      }
+      return x;
+    });
+  }
+
+  /** Reports of labelled values, drawn afresh (crypto.getRandomValues unless another fill was given). */
+  privatize(values: readonly string[]): string[] {
+    const xs = this.indices(values);
+    const count = this.wordsNeeded();
+    const chunk = 4096;
+    const pool = new Uint32Array(2 * count * chunk);
+    const out: string[] = new Array(xs.length);
+    for (let start = 0; start < xs.length; start += chunk) {
+      this.fill(pool);
+      for (let r = start; r < Math.min(xs.length, start + chunk); r++) {
+        let words = pool.subarray(2 * count * (r - start), 2 * count * (r - start + 1));
+        for (;;) {
+          try {
+            out[r] = this.textOf(this.report(xs[r], words));
+            break;
+          } catch (error) { // a rejected word (< 2^-32 a group): the stream goes on with fresh words
+            if (!(error instanceof RangeError)) throw error;
+            const longer = new Uint32Array(words.length + 2 * count);
+            longer.set(words);
+            this.fill(longer.subarray(words.length));
+            words = longer;
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Memoized reports: the keyed word stream of (file, user, value) (the same user and value, the same report). */
+  async privatizeMemoized(values: readonly string[], users: readonly UserId[], memo: MemoFunction): Promise<string[]> {
+    const xs = this.indices(values);
+    const ids = UserIds.encode(users);
+    const count = this.wordsNeeded();
+    const stream = await memo.stream(0, ids, xs, count);
+    const out: string[] = [];
+    for (let r = 0; r < xs.length; r++) {
+      try {
+        out.push(this.textOf(this.report(xs[r], stream.subarray(2 * count * r, 2 * count * (r + 1)))));
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        const longer = await memo.stream(0, UserIds.encode([users[r]]), [xs[r]], 4 * count);
+        out.push(this.textOf(this.report(xs[r], longer)));
+      }
+    }
+    return out;
+  }
+
+  private textOf(report: { type: number; groups: number[] }): string {
+    return this.text(report.type, report.groups);
+  }
+}

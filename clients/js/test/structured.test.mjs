@@ -1,0 +1,101 @@
+// Structured (symmetric) files against the vectors mechdesign writes (conformance/structured/,
+// tools/make_structured_conformance.py): every file's verdict (holds / overstated / refused with the same field and
+// rule head), the recomputed ε within 1e-12 of Python's, the reports of the reference rule for fixed words, and
+// memoized words and reports.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { MechanismFileError, MemoFunction, UserIds } from "../dist/index.js";
+import { SymmetricSampler, loadSymmetricFile, verifySymmetricFile } from "../dist/structured.js";
+
+const folder = new URL("../../../conformance/structured/", import.meta.url);
+const read = (path) => readFileSync(new URL(path, folder));
+const manifest = JSON.parse(read("manifest.json"));
+
+const ruleHead = (rule) => rule.replace(/ \([^()]*(?:\([^()]*\)[^()]*)*\)/g, "");
+
+for (const entry of manifest.files) {
+  test(`structured ${entry.name}: ${entry.expect.outcome}`, async () => {
+    const bytes = read(entry.file);
+    const expect = entry.expect;
+    if (expect.outcome === "refused") {
+      await assert.rejects(verifySymmetricFile(bytes), (error) => {
+        assert.ok(error instanceof MechanismFileError, `${error}`);
+        assert.deepEqual({ field: error.field, rule: ruleHead(error.rule) }, { field: expect.field, rule: expect.rule },
+          error.message);
+        assert.ok(!error.message.includes("\n"));
+        return true;
+      });
+      return;
+    }
+    const file = await verifySymmetricFile(bytes);
+    assert.equal(file.sha256, expect.sha256);
+    assert.ok(Math.abs(file.achieved - expect.achieved) <= 1e-12, `${file.achieved} vs ${expect.achieved}`);
+    assert.equal(file.holds, expect.outcome === "holds");
+    if (expect.outcome === "overstated") await assert.rejects(loadSymmetricFile(bytes), MechanismFileError);
+  });
+}
+
+test("structured sampler: the reference rule's report for every fixed word stream", async () => {
+  const vectors = JSON.parse(read("sampler.json"));
+  const file = await loadSymmetricFile(read(vectors.file));
+  const sampler = new SymmetricSampler(file);
+  assert.equal(sampler.wordsNeeded(), vectors.words_needed);
+  assert.ok(Math.abs(sampler.sampledEpsilon - vectors.sampled_epsilon) <= 1e-12);
+  const index = new Map(file.mechanism.inputs.map((label, i) => [label, i]));
+  for (const item of vectors.cases) {
+    const words = new Uint32Array(2 * item.words.length);
+    item.words.forEach((w, i) => {
+      const value = BigInt(w);
+      words[2 * i] = Number(value >> 32n);
+      words[2 * i + 1] = Number(value & 0xffffffffn);
+    });
+    const report = sampler.report(index.get(item.input), words);
+    assert.equal(sampler.text(report.type, report.groups), item.report, JSON.stringify(item));
+  }
+});
+
+test("structured memo: the keyed word stream and memoized reports", async () => {
+  const vectors = JSON.parse(read("memo.json"));
+  const file = await loadSymmetricFile(read(vectors.file));
+  const key = Uint8Array.from(vectors.key.match(/../g), (h) => parseInt(h, 16));
+  const memo = await MemoFunction.create(key, file.sha256);
+  const index = new Map(file.mechanism.inputs.map((label, i) => [label, i]));
+  const users = vectors.cases.map((c) => c.user);
+  const values = vectors.cases.map((c) => index.get(c.input));
+  const halves = await memo.stream(0, UserIds.encode(users), values, 4);
+  vectors.cases.forEach((c, r) => {
+    c.words.forEach((w, i) => {
+      const got = (BigInt(halves[8 * r + 2 * i]) << 32n) | BigInt(halves[8 * r + 2 * i + 1]);
+      assert.equal(got.toString(), w);
+    });
+  });
+  const sampler = new SymmetricSampler(file);
+  const reports = await sampler.privatizeMemoized(vectors.cases.map((c) => c.input), users, memo);
+  assert.deepEqual(reports, vectors.cases.map((c) => c.report));
+});
+
+test("mechdesign-js on structured files: verify exits 0, 1 or 2 with one line; privatize writes reports", async () => {
+  const { spawnSync } = await import("node:child_process");
+  const { fileURLToPath } = await import("node:url");
+  const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+  const path = (name) => fileURLToPath(new URL(`files/${name}.json`, folder));
+  const run = (args, input) => spawnSync("node", [cli, ...args], { encoding: "utf8", input });
+  const ok = run(["verify", path("valid")]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /pml epsilon .* holds/);
+  assert.match(ok.stdout, /structured design: 16 inputs in 6 cells/);
+  const leaky = run(["verify", path("leaky-types")]);
+  assert.equal(leaky.status, 1);
+  for (const name of ["count-above-cell", "counts-zero", "tampered-weight", "packed-malformed"]) {
+    const bad = run(["verify", path(name)]);
+    assert.equal(bad.status, 2, name);
+    assert.equal(bad.stderr.trim().split("\n").length, 1, bad.stderr);
+  }
+  const file = JSON.parse(read("files/valid.json"));
+  const done = run(["privatize", path("valid")], `${file.inputs[0]}\n${file.inputs[5]}\n`);
+  assert.equal(done.status, 0, done.stderr);
+  const lines = done.stdout.trim().split("\n");
+  assert.equal(lines.length, 2);
+  assert.ok(lines.every((line) => /^t[0-9]+\.[0-9a-f]+$/.test(line)), done.stdout);
+});

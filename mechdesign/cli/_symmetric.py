@@ -1,0 +1,174 @@
+"""``verify``, ``privatize`` and ``decode`` on structured files (kind ``"symmetric"``, issue 43).
+
+The verbs detect the kind after the one read of the file (:func:`~mechdesign.cli._io.read_mechanism_argument`) and
+come here. What a dense file offers and a structured one cannot yet: ``--releases`` (T fresh releases need the dense
+matrix), ``--ledger``, the data's own ε after ``--override-data-check``, and decoders other than the linear one;
+each is refused in one line (``mechdesign export FILE --dense`` makes a dense file of a small design).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from typing import Any
+
+from mechdesign.cli._io import data_file, print_json, print_signature_notice, single_column, stream
+
+
+def _refuse(args: argparse.Namespace, option: str, value: Any, why: str) -> None:
+    if value not in (None, False):
+        raise ValueError(f"{option} must not be given with a structured file ({why}; mechdesign export --dense "
+                         f"writes the dense file of a small design), got {option}={value!r}")
+
+
+def _report_sizes(loaded: Any) -> tuple[int, float]:
+    from mechdesign.deploy.file.placement import PlacementFamily
+
+    m = loaded.mechanism
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    sizes = [family.report_bytes(t) for t in range(m.types)]
+    return max(sizes), statistics.median(sizes)
+
+
+def _describe(loaded: Any) -> str:
+    m = loaded.mechanism
+    largest, median = _report_sizes(loaded)
+    return (f"  structured design: {m.cells.size:,} inputs in {m.cells.count:,} cells, {m.types:,} types "
+            f"(placement mechdesign-agl-1); reports of at most {largest} bytes (median {median:g})")
+
+
+def _guarantee_with_prior(loaded: Any) -> dict[str, Any]:
+    return {**loaded.guarantee, "prior": loaded.prior.tolist()}
+
+
+def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
+    """``mechdesign verify`` on a structured file: the recomputed guarantee, and the design's sizes.
+
+    ``verb`` is :mod:`mechdesign.cli.verify` (its data check and exit code), passed in rather than imported.
+    """
+    from mechdesign.deploy.file.symmetric import verify_symmetric_file
+
+    _checked, _data, _data_text, _exit_code = verb._checked, verb._data, verb._data_text, verb._exit_code
+    _refuse(args, "releases", args.releases, "the leakage of T fresh releases is computed on the dense matrix")
+    _refuse(args, "override_data_check", args.override_data_check, "the data's own epsilon needs the dense matrix")
+    result, loaded = verify_symmetric_file(source, public_key=args.public_key)
+    data = None
+    if args.data is not None:
+        from mechdesign.deploy._io import count_labels
+        from mechdesign.deploy.analysis.datacheck import check_counts
+
+        counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
+                              file_name="data")
+        data = _checked(args, lambda delta: check_counts(_guarantee_with_prior(loaded), counts, delta))
+    ldp = loaded.mechanism.ldp_level()
+    largest, median = _report_sizes(loaded)
+    if args.json:
+        m = loaded.mechanism
+        print_json({"file": result.path, "kind": "symmetric", "notion": "pml", "epsilon": result.epsilon,
+                    "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
+                    "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
+                    "release": result.release, "data": _data(data, None), "inputs": m.cells.size,
+                    "cells": m.cells.count, "types": m.types, "report_bytes_max": largest,
+                    "report_bytes_median": median, "ldp": ldp})
+    else:
+        verdict = "holds" if result.holds else "DOES NOT HOLD"
+        print(f"{result.path}: pml epsilon {result.epsilon!r} {verdict} (achieved {result.achieved!r}, radius "
+              f"{result.radius!r}, delta {result.delta!r})" + ("; signature valid" if args.public_key is not None
+                                                               else "") + _data_text(data, None, ""))
+        print(_describe(loaded))
+        if ldp == float("inf"):
+            print("  LDP level: infinite (a type puts some inputs at level 0, so its reports rule them out; "
+                  "epsilon-PML over the ball is not epsilon-LDP)")
+        else:
+            print(f"  LDP level: {ldp:.6g} nats (what the types guarantee for every prior; the epsilon above is PML "
+                  "over the ball, not epsilon-LDP)")
+        if result.release is not None:
+            print("  release policy: memoized (the same user and value always get the same report; privatize needs "
+                  "--memo-key and --user-column)")
+    return _exit_code(result)
+
+
+def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
+    """``mechdesign privatize`` with a structured file: reports ``t<type>.<hex>`` in the column.
+
+    ``verb`` is :mod:`mechdesign.cli.privatize` (its memo key and generator name), passed in rather than imported.
+    """
+    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
+    from mechdesign.deploy.file.symmetric import read_symmetric_file
+    from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+    from mechdesign.deploy.sampling.symmetric_stream import privatize_symmetric_file
+
+    _generator, _memo = verb._generator, verb._memo
+    _refuse(args, "ledger", args.ledger, "release ledgers are kept for dense files")
+    _refuse(args, "override_data_check", args.override_data_check, "the data's own epsilon needs the dense matrix")
+    args.column = single_column(args.column)
+    loaded = read_symmetric_file(source, public_key=args.public_key)
+    data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
+    checks: list[DataCheck] = []
+    guarantee = _guarantee_with_prior(loaded)
+
+    def check(counts: Any) -> None:
+        result = check_counts(guarantee, counts, data_delta)
+        if not result.inside:
+            raise ValueError(refusal(result))
+        checks.append(result)
+
+    memo = _memo(args, loaded)
+    sampler = SymmetricPrivatizer(loaded.mechanism)
+    achieved = sampler.check(loaded.guarantee)
+    records = privatize_symmetric_file(sampler, data_file(args), args.out, args.column, rng=stream(args),
+                                       chunk_size=args.chunk_size, progress=True if args.progress else None,
+                                       check_counts=check, memo=memo,
+                                       user_column=args.user_column if memo is not None else None)
+    data = checks[0]
+    print_signature_notice(source.name, loaded, args.public_key)
+    stated = max(float(loaded.guarantee["epsilon"]), achieved)
+    largest, _ = _report_sizes(loaded)
+    if args.json:
+        print_json({"output": args.out, "records": records, "column": args.column, "kind": "symmetric",
+                    "generator": _generator(args, memo), "user_column": args.user_column,
+                    "release": loaded.release.policy, "notion": "pml", "epsilon": stated,
+                    "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
+                    "report_bytes_max": largest, "sha256": loaded.sha256,
+                    "data_check": {"passed": data.inside, "records": data.records, "divergence": data.divergence,
+                                   "threshold": data.threshold, "data_delta": data.data_delta}})
+        return 0
+    per = "for a lifetime of reports of an unchanged value (memoized: one release)" if memo is not None else \
+        "per release"
+    print(f"{args.out}: {records:,} records, column {args.column!r} privatized ({_generator(args, memo)}); "
+          f"guarantee: pml epsilon {stated!r} {per} (data check passed: divergence to the ball "
+          f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g}); reports t<type>.<hex> "
+          f"of at most {largest} bytes")
+    return 0
+
+
+def run_decode(args: argparse.Namespace, source: Any) -> int:
+    """``mechdesign decode`` on reports of a structured file: the efficient unbiased estimate, projected."""
+    from mechdesign.deploy._io import iter_column
+    from mechdesign.deploy.analysis.symmetric_decode import ReportTally
+    from mechdesign.deploy.file.symmetric import read_symmetric_file
+
+    if args.method != "linear" or args.within_ball:
+        raise ValueError(f"method must be 'linear' with a structured file (the efficient unbiased decoder at the "
+                         f"file's prior, projected onto the simplex), got method={args.method!r}"
+                         + (" with --within-ball" if args.within_ball else ""))
+    column = single_column(args.column)
+    loaded = read_symmetric_file(source, public_key=args.public_key)
+    tally = ReportTally(loaded.mechanism)
+    for chunk in iter_column(data_file(args), column, args.chunk_size, file_name="data"):
+        tally.add_texts(list(chunk), tally.records)
+    estimate = tally.estimate()
+    print_signature_notice(source.name, loaded, args.public_key)
+    if args.json:
+        print_json({"records": estimate.records, "method": "linear", "kind": "symmetric",
+                    "frequencies": estimate.as_dict(),
+                    "standard_errors": dict(zip(estimate.labels, estimate.standard_errors.tolist(), strict=True))})
+        return 0
+    width = max(len(label) for label in estimate.labels)
+    out = [f"# linear (efficient unbiased at the file's prior, projected onto the simplex), {estimate.records:,} "
+           "reports: estimate ± standard error (of the unbiased estimate, at the file's prior)"]
+    out += [f"{label:<{width}}  {value:.6f} ± {error:.6f}" for label, value, error in
+            zip(estimate.labels, estimate.frequencies, estimate.standard_errors, strict=True)]
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0

@@ -1,0 +1,120 @@
+"""The CLI on structured files: verify, privatize, decode and export, with the refusals of bad input (exit 2).
+
+Oracles: the prior the records were drawn from (the decoded estimate within 5 standard errors), the same reports on
+a second memoized run, the dense file's capacity recomputed by the dense verifier, and an unchanged directory after
+every refusal.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mechdesign.deploy.file.symmetric import write_symmetric_file
+
+from symmetric_fixtures import SMALL_COUNTS, random_mechanism
+
+RADIUS = 0.3
+
+
+@pytest.fixture
+def design(tmp_path):
+    m = random_mechanism(SMALL_COUNTS, 3, types=8)
+    path = write_symmetric_file(tmp_path / "s.json", m, guarantee={"epsilon": m.capacity(RADIUS), "radius": RADIUS})
+    rng = np.random.default_rng(0)
+    rows = rng.choice(m.cells.size, 30_000, p=m.cells.item_counts() / m.cells.samples)
+    data = tmp_path / "data.csv"
+    data.write_text("id,item\n" + "".join(f"u{i % 5000},{m.inputs[x]}\n" for i, x in enumerate(rows)))
+    return m, path, data
+
+
+def test_verify_prints_the_guarantee_and_the_design(cli, design):
+    m, path, _ = design
+    done = cli("verify", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "pml epsilon" in done.stdout and "holds" in done.stdout
+    assert f"{m.cells.size} inputs in {m.cells.count} cells, {m.types} types" in done.stdout
+    info = json.loads(cli("verify", str(path), "--json").stdout)
+    assert info["kind"] == "symmetric" and info["holds"] and info["report_bytes_max"] >= len("t0.0")
+
+
+def test_privatize_then_decode_recovers_the_prior(cli_process, cli, design, tmp_path):
+    m, path, data = design
+    out = tmp_path / "private.csv"
+    done = cli_process("privatize", str(path), "--data", str(data), "--column", "item", "--out", str(out),
+                       "--seed", "4")
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == "id,item" and len(lines) == 30_001 and all(line.split(",")[1].startswith("t")
+                                                                  for line in lines[1:50])
+    decoded = json.loads(cli("decode", str(path), "--data", str(out), "--column", "item", "--json").stdout)
+    prior = m.cells.item_counts() / m.cells.samples
+    for label, p in zip(m.inputs, prior, strict=True):
+        assert abs(decoded["frequencies"][label] - p) <= 5 * decoded["standard_errors"][label] + 1e-3
+
+
+def test_memoized_reports_repeat_across_runs_and_parquet_works(cli, design, tmp_path):
+    pytest.importorskip("pyarrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _, path, data = design
+    key = tmp_path / "k.key"
+    assert cli("memo-key", str(key)).returncode == 0
+    outs = []
+    for name in ("a.csv", "b.csv"):
+        done = cli("privatize", str(path), "--data", str(data), "--column", "item", "--out", str(tmp_path / name),
+                   "--memo-key", str(key), "--user-column", "id")
+        assert done.returncode == 0, done.stderr
+        outs.append((tmp_path / name).read_text())
+    assert outs[0] == outs[1]
+    table = pa.table({"item": [line.split(",")[1] for line in data.read_text().splitlines()[1:]]})
+    pq.write_table(table, tmp_path / "d.parquet")
+    done = cli("privatize", str(path), "--data", str(tmp_path / "d.parquet"), "--column", "item", "--out",
+               str(tmp_path / "p.parquet"), "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    reports = pq.read_table(tmp_path / "p.parquet").column("item").to_pylist()
+    assert len(reports) == 30_000 and reports[0].startswith("t")
+
+
+def test_export_dense_verifies_densely_and_a_large_design_is_refused(cli, design, tmp_path):
+    _, path, _ = design
+    done = cli("export", str(path), "--dense", "--out", str(tmp_path / "d.json"))
+    assert done.returncode == 0, done.stderr
+    dense = json.loads(cli("verify", str(tmp_path / "d.json"), "--json").stdout)
+    structured = json.loads(cli("verify", str(path), "--json").stdout)
+    assert dense["holds"] and dense["achieved"] <= structured["epsilon"]
+    big = random_mechanism([5] * 251 + [3] * 7, 1, types=6)
+    big_path = write_symmetric_file(tmp_path / "big.json", big, guarantee={"epsilon": big.capacity(0.0),
+                                                                           "radius": 0.0})
+    refused = cli("export", str(big_path), "--dense", "--out", str(tmp_path / "big-dense.json"))
+    assert refused.returncode == 2 and "export must have at most 1,000,000 matrix entries" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "big-dense.json").exists()
+
+
+@pytest.mark.parametrize(("edit", "code", "text"), [
+    (lambda c: c["counts"].__setitem__(0, 0), 2, "counts[0] must be a positive integer"),
+    (lambda c: c["counts"].pop(), 2, "counts must be an array of 16 integers"),
+    (lambda c: c["types"]["weights"].__setitem__(0, c["types"]["weights"][0] * 1.5), 2, "sha256 must match"),
+    (lambda c: c["guarantee"].__setitem__("epsilon", c["guarantee"]["epsilon"] / 2), 1, "exceeds stated"),
+])
+def test_bad_files_exit_with_one_line_and_write_nothing(cli, design, tmp_path, edit, code, text):
+    from mechdesign.deploy.file.format import canonical_bytes
+
+    _, path, data = design
+    content = json.loads(path.read_text())
+    edit(content)
+    if "sha256 must match" not in text:
+        import hashlib
+
+        content["sha256"] = hashlib.sha256(canonical_bytes(content)).hexdigest()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(content))
+    done = cli("verify", str(bad))
+    assert done.returncode == code and text in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    before = sorted(p.name for p in tmp_path.iterdir())
+    out = cli("privatize", str(bad), "--data", str(data), "--column", "item", "--out", str(tmp_path / "o.csv"))
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

@@ -1,0 +1,75 @@
+"""Decoding structured reports: the efficient unbiased estimate against the dense decoder, exactly.
+
+Oracles: the dense matrix of every output (t, seed) of the placement family (tests/symmetric_fixtures.py), its
+Fisher information J = W diag(1/P̂W) Wᵀ and the per-report estimate J⁻¹ w_y / (P̂·w_y); unbiasedness E p̂ = p over
+the exact output distribution of a random true p; the standard errors from diag(J⁻¹) − P̂² (core/fisher.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mechdesign.deploy.analysis.symmetric_decode import ReportTally, parse_reports
+from mechdesign.deploy.file.placement import PlacementFamily
+from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+
+from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_each_report_decodes_as_the_dense_efficient_decoder_and_the_estimate_is_unbiased(seed):
+    m = random_mechanism(SMALL_COUNTS, seed, types=8)
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    outputs, w = dense_family(m, family)
+    prior = m.cells.item_counts() / m.cells.samples
+    inverse = np.linalg.inv((w / (prior @ w)) @ w.T)
+    decoded = (inverse @ w) / (prior @ w)  # column y: the dense decoder's estimate from report y
+    types = np.array([t for t, _ in outputs])
+    groups = np.stack([family.split(t, value) for t, value in outputs])
+    tally = ReportTally(m, family)
+    rng = np.random.default_rng(seed)
+    for y in rng.choice(len(outputs), 40, replace=False):  # single reports
+        tally.clear()
+        tally.add(types[y:y + 1], groups[y:y + 1])
+        assert np.allclose(tally.estimate().unbiased, decoded[:, y], rtol=1e-9, atol=1e-9)
+    truth = rng.dirichlet(np.ones(m.cells.size))
+    for weights in (truth @ w, rng.random(len(outputs))):  # every report at once: the expectation under the truth
+        tally.clear()
+        tally.add(types, groups, weights / weights.sum())
+        assert np.allclose(tally.estimate().unbiased, decoded @ (weights / weights.sum()), atol=1e-10)
+    assert np.allclose(decoded @ (truth @ w), truth, atol=1e-10)  # unbiased
+    errors = ReportTally(m, family)
+    errors.add(np.array([0]), family.split(0, 0)[None, :])
+    assert np.allclose(errors.estimate().standard_errors, np.sqrt(np.diag(inverse) - prior**2), rtol=1e-9)
+
+
+def test_reports_in_text_decode_as_their_groups_and_many_reports_estimate_the_prior():
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(2).choice(m.cells.size, 40_000, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=5)
+    texts = sampler.texts(types, groups)
+    parsed = parse_reports(sampler.family, texts)
+    assert np.array_equal(parsed[0], types) and np.array_equal(parsed[1], groups)
+    tally = ReportTally(m)
+    tally.add_texts(texts[:20_000])
+    tally.add_texts(texts[20_000:], 20_000)
+    estimate = tally.estimate()
+    prior = m.cells.item_counts() / m.cells.samples
+    assert estimate.records == 40_000 and abs(estimate.frequencies.sum() - 1) < 1e-12
+    assert np.all(np.abs(estimate.unbiased - prior) <= 5 * estimate.standard_errors)
+
+
+@pytest.mark.parametrize(("text", "rule"), [("t1", "have the form"), ("u1.00", "have the form"),
+                                            ("t99.0", "name a type"), ("t1.00000000000000", "hex digits after the dot"),
+                                            ("t1.zz", "hex digits"), ("t1.ff", "seed below")])
+def test_malformed_reports_are_refused_in_one_line(text, rule):
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    width = family.hex_width(1)
+    text = text if text != "t1.ff" else "t1." + "f" * width
+    text = text if text not in ("t1.zz",) else "t1." + "z" * width
+    with pytest.raises(ValueError, match=rule) as info:
+        parse_reports(family, ["t0." + "0" * family.hex_width(0), text], start=10)
+    assert "report[11]" in str(info.value) and "\n" not in str(info.value)

@@ -1,0 +1,163 @@
+"""The exact sampler of structured files: its reference rule on words, the sampled mechanism and its guarantee.
+
+Oracles: enumeration of the rule over every value of a record's digit groups and rank (the words below every group's
+radix are accepted and read as themselves), which must give every seed placing the input at the drawn level exactly
+p times (uniform); the dense capacity (mechdesign.core.leakage.capacity) of the sampled mechanism written out
+output by output, P((t, V) | x) = Q_k[(t, ℓ)]/2⁶⁴ · s_k/(n_ℓ |S_t|).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mechdesign._numerics import QUANT_SCALE
+from mechdesign.core.leakage import capacity
+from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
+from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer, accept_limit
+from mechdesign.errors import CertificateError
+
+from symmetric_fixtures import SMALL_COUNTS, random_mechanism
+
+
+def _first_word(sampler: SymmetricPrivatizer, k: int, pair: int) -> int:
+    """A word w₀ that gives pair 2t + ℓ in cell k (the start of its quantised interval)."""
+    nonzero, quants = sampler.quantised[k]
+    at = int(np.flatnonzero(nonzero == pair)[0])
+    return sum(quants[:at])
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_the_rule_gives_every_seed_placing_the_input_at_its_level_equally_often(seed):
+    m = random_mechanism(SMALL_COUNTS, seed, types=8)
+    sampler = SymmetricPrivatizer(m)
+    family = sampler.family
+    checked = 0
+    for x in (0, 3, 7, 12):  # inputs of cells of sizes 2, 3, 5 (k = 0, 1, 3), and 3 (k = 2)
+        k = int(m.cells.cell_of[x])
+        for pair in sampler.quantised[k][0]:
+            t, level = divmod(int(pair), 2)
+            count = family.seed_count(t)
+            if count > 400:
+                continue
+            n_level = int((m.high_counts if level == 0 else m.low_counts)[t, k])
+            radices = [int(r) for r in family.group_radix[t][:family.groups(t)]]
+            combos = list(itertools.product(*[range(r) for r in radices], range(max(n_level, 1))))
+            padded = np.zeros((len(combos), sampler.words_needed()), dtype=np.uint64)
+            padded[:, 0] = _first_word(sampler, k, int(pair))
+            padded[:, 1:1 + len(radices)] = [combo[:-1] for combo in combos]
+            padded[:, 1 + family.group_radix.shape[1]] = [combo[-1] for combo in combos]  # the rank's word
+            types, groups = sampler.sample_words(np.full(len(combos), x), padded)
+            assert np.all(types == t)
+            seen = Counter(family.value(t, g) for g in groups)
+            want = {value for value in range(count) if family.levels(t, value)[x] == 2 - level}
+            assert set(seen) == want
+            assert len(set(seen.values())) == 1  # uniform over the seeds placing x at the drawn level
+            checked += 1
+    assert checked >= 4
+
+
+def test_accept_limit_is_the_largest_multiple_of_the_radix():
+    radix = np.array([1, 2, 3, 7, 2**32 - 5, 2**63 + 1], dtype=np.uint64)
+    for r, limit in zip(radix.tolist(), accept_limit(radix).tolist(), strict=True):
+        assert (limit if limit else QUANT_SCALE) == QUANT_SCALE - QUANT_SCALE % r
+
+
+def test_a_rejected_word_is_skipped():
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = 3
+    k = int(m.cells.cell_of[x])
+    pair = int(next(p for p in sampler.quantised[k][0] if sampler.family.groups(int(p) // 2) >= 1
+                    and sampler.family.group_radix[int(p) // 2, 0] > 2))
+    t = pair // 2
+    radix = int(sampler.family.group_radix[t, 0])
+    width = sampler.words_needed()
+    stream = np.full(width + 1, 1, dtype=np.uint64)
+    stream[0] = _first_word(sampler, k, pair)
+    clean = stream[:width].copy()
+    stream[1] = QUANT_SCALE - 1  # ≥ 2⁶⁴ − (2⁶⁴ mod R) for R not a power of two: rejected, the next word read
+    assert QUANT_SCALE - 1 >= QUANT_SCALE - QUANT_SCALE % radix
+    got = sampler.sample_words([x], stream[None, :])
+    want = sampler.sample_words([x], clean[None, :])
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    with pytest.raises(ValueError, match="words must"):
+        sampler.sample_words([x], stream[None, :width])
+
+
+def _sampled_dense(sampler: SymmetricPrivatizer) -> Mechanism:
+    """The sampled mechanism written out output by output (module docstring)."""
+    m, family = sampler.mechanism, sampler.family
+    q = np.zeros((2 * m.types, m.cells.count))
+    for k, (nonzero, quants) in enumerate(sampler.quantised):
+        q[nonzero, k] = [qi / QUANT_SCALE for qi in quants]
+    k_of = m.cells.cell_of
+    s = m.cells.sizes[k_of]
+    columns = []
+    for t in range(m.types):
+        count = family.seed_count(t)
+        for value in range(count):
+            level = family.levels(t, value)
+            a, b = m.high_counts[t, k_of], m.low_counts[t, k_of]
+            column = np.where(level == 2, q[2 * t, k_of] * s / np.maximum(a, 1),
+                              np.where(level == 1, q[2 * t + 1, k_of] * s / np.maximum(b, 1), 0.0)) / count
+            columns.append(column)
+    return Mechanism.from_matrix(np.column_stack(columns))
+
+
+@pytest.mark.parametrize("seed", [2, 5])
+def test_the_sampled_capacity_bounds_the_dense_one_and_meets_the_file(seed):
+    m = random_mechanism(SMALL_COUNTS, seed, types=8)
+    sampler = SymmetricPrivatizer(m)
+    dense = _sampled_dense(sampler)
+    assert np.allclose(dense.matrix.sum(axis=1), 1.0, atol=1e-12)
+    for radius in (0.0, 0.3, 1.2):
+        exact = capacity(dense, L1Ball(m.cells.item_counts() / m.cells.samples, radius))
+        bound = sampler.sampled_capacity(radius)
+        if math.isinf(exact):  # the ball reaches a prior without an output's inputs
+            assert math.isinf(bound) and math.isinf(m.capacity(radius))
+            continue
+        assert exact <= bound <= exact + 1e-9
+        assert abs(bound - m.capacity(radius)) <= 1e-9
+        assert sampler.check({"epsilon": m.capacity(radius), "radius": radius}) == bound
+    with pytest.raises(CertificateError, match="sampled mechanism must meet"):
+        sampler.check({"epsilon": m.capacity(0.3) - 1e-6, "radius": 0.3})
+
+
+def test_fresh_draws_follow_the_quantised_rows():
+    m = random_mechanism(SMALL_COUNTS, 3, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.full(200_000, 7)
+    types, groups = sampler.sample(x, rng=11)
+    k = int(m.cells.cell_of[7])
+    levels = np.array([sampler.family.levels(int(t), sampler.family.value(int(t), g))[7]
+                       for t, g in zip(types[:2000], groups[:2000], strict=True)])
+    assert np.all(levels > 0)  # every report places x at a positive level
+    nonzero, quants = sampler.quantised[k]
+    expected = np.zeros(2 * m.types)
+    expected[nonzero] = np.array(quants, dtype=float) / QUANT_SCALE
+    seen = np.bincount(types, minlength=m.types) / x.size
+    want = expected[0::2] + expected[1::2]
+    assert np.all(np.abs(seen - want) <= 5 * np.sqrt(want * (1 - want) / x.size) + 1e-12)
+    again = sampler.sample(x[:1000], rng=11)
+    assert np.array_equal(again[0], types[:1000]) and np.array_equal(again[1], groups[:1000])
+
+
+def test_memoized_reports_repeat_and_use_the_keyed_stream():
+    m = random_mechanism(SMALL_COUNTS, 6, types=8)
+    sampler = SymmetricPrivatizer(m)
+    memo = MemoFunction(bytes(range(32)), "ab" * 32)
+    users = user_ids(["ann", "bo", "ann", "cy"])
+    x = np.array([3, 3, 3, 9])
+    types, groups = sampler.sample_memoized(x, users, memo)
+    assert types[0] == types[2] and np.array_equal(groups[0], groups[2])
+    words = memo.word_stream(0, users, x, sampler.words_needed())
+    assert np.array_equal(words[:, 0], memo.words(0, users, x))  # word 0 is the dense files' memo word
+    by_rule = sampler.sample_words(x, words)
+    assert np.array_equal(by_rule[0], types) and np.array_equal(by_rule[1], groups)

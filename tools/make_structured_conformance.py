@@ -1,0 +1,151 @@
+"""Conformance vectors of structured (symmetric) mechanism files: ``conformance/structured/``.
+
+Called by ``tools/make_conformance.py`` (one tool writes every vector). Written from the real library:
+
+* ``files/*.json`` and ``manifest.json`` — a valid file (and a memoized one), and files that must be refused or
+  reported: a tampered weight (hash), a count above its cell, counts of the wrong length, a zero count, a
+  non-integer count, malformed packed counts, and types that leak more than the ε stated (exit 1, holds false);
+  each with the expected outcome (``holds``/``overstated`` with ε, achieved and sha256, or ``refused`` with the
+  field and the head of the rule).
+* ``sampler.json`` — for the valid file, records (input, 64-bit words) and the report the reference rule gives,
+  including words that are rejected (skipped) and words at the quantised boundaries.
+* ``memo.json`` — for the memoized file and a test key: (user, value) records, their first word-stream words and
+  their reports.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+from mechdesign.deploy.file.format import canonical_bytes  # noqa: E402
+from mechdesign.deploy.file.packed import pack_counts  # noqa: E402
+from mechdesign.deploy.file.symmetric import read_symmetric_file, verify_symmetric_file, write_symmetric_file  # noqa: E402
+from mechdesign.deploy.sampling.memo import MemoFunction, user_ids  # noqa: E402
+from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer  # noqa: E402
+from mechdesign.errors import MechanismFileError  # noqa: E402
+
+from symmetric_fixtures import SMALL_COUNTS, random_mechanism  # noqa: E402
+
+PROVENANCE = {"mechdesign": "conformance", "numpy": "conformance", "cvxpy": None}
+MEMO_KEY = bytes(range(32))  # a test key: never use it for anything
+RADIUS = 0.3
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=1, ensure_ascii=False) + "\n"
+
+
+def _rehash(content: dict[str, Any]) -> dict[str, Any]:
+    body = {k: v for k, v in content.items() if k != "sha256"}
+    body["sha256"] = hashlib.sha256(canonical_bytes(body)).hexdigest()
+    return body
+
+
+def _set_last_bit(text: str) -> str:
+    """A packed stream with its last (padding) bit set."""
+    data = bytearray(base64.b64decode(text))
+    data[-1] |= 1
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _outcome(path: Path) -> dict[str, Any]:
+    from tools.make_conformance import refusal
+
+    try:
+        result, _ = verify_symmetric_file(path)
+    except MechanismFileError as exc:
+        return {"outcome": "refused", **refusal(str(exc))}
+    return {"outcome": "holds" if result.holds else "overstated", "epsilon": result.epsilon,
+            "achieved": result.achieved, "sha256": result.sha256}
+
+
+def write_structured(folder: Path) -> None:
+    """Write the structured vectors into ``folder`` (created)."""
+    files = folder / "files"
+    files.mkdir(parents=True)
+    m = random_mechanism(SMALL_COUNTS, 3, types=8)
+    guarantee = {"epsilon": m.capacity(RADIUS), "radius": RADIUS}
+    valid = write_symmetric_file(files / "valid.json", m, guarantee=guarantee, provenance=PROVENANCE)
+    write_symmetric_file(files / "memoized.json", m, guarantee=guarantee, provenance=PROVENANCE,
+                         release={"policy": "memoized"})
+    content = json.loads(valid.read_text(encoding="utf-8"))
+    sizes = read_symmetric_file(valid).mechanism.cells.sizes
+    leaky = next(o for o in (random_mechanism(SMALL_COUNTS, seed, types=8) for seed in range(10, 60))
+                 if o.capacity(RADIUS) > m.capacity(RADIUS) + 1e-3)
+    other = write_symmetric_file(files / "leaky-source.json", leaky, guarantee={"epsilon": leaky.capacity(RADIUS),
+                                                                                  "radius": RADIUS},
+                                 provenance=PROVENANCE)
+    leaky_types = json.loads(other.read_text(encoding="utf-8"))["types"]
+    other.unlink()
+    edits: dict[str, dict[str, Any]] = {
+        "count-above-cell": _rehash({**content, "types": {**content["types"], "high_counts": [
+            pack_counts(np.array([3, 0, 0, 0, 0, 0]), sizes), *content["types"]["high_counts"][1:]]}}),
+        "counts-wrong-length": _rehash({**content, "counts": content["counts"][:-1]}),
+        "counts-zero": _rehash({**content, "counts": [0, *content["counts"][1:]]}),
+        "counts-not-integer": _rehash({**content, "counts": [9.5, *content["counts"][1:]]}),
+        "packed-malformed": _rehash({**content, "types": {**content["types"], "high_counts": [
+            "!!!!", *content["types"]["high_counts"][1:]]}}),
+        "packed-padding": _rehash({**content, "types": {**content["types"], "high_counts": [
+            _set_last_bit(content["types"]["high_counts"][0]), *content["types"]["high_counts"][1:]]}}),
+        "leaky-types": _rehash({**content, "types": leaky_types}),
+        "tampered-weight": {**content, "types": {**content["types"], "weights": [
+            content["types"]["weights"][0] * 1.5, *content["types"]["weights"][1:]]}},
+    }
+    for name, edited in edits.items():
+        (files / f"{name}.json").write_text(json.dumps(edited), encoding="utf-8")
+    manifest = {"format": "mechdesign structured conformance", "version": 1,
+                "generated_by": "tools/make_structured_conformance.py", "specification": "docs/client_spec.rst",
+                "files": [{"name": path.stem, "file": f"files/{path.name}", "expect": _outcome(path)}
+                          for path in sorted(files.glob("*.json"))]}
+    (folder / "manifest.json").write_text(_dump(manifest), encoding="utf-8")
+    (folder / "sampler.json").write_text(_dump(_sampler_cases(valid)), encoding="utf-8")
+    (folder / "memo.json").write_text(_dump(_memo_cases(files / "memoized.json")), encoding="utf-8")
+
+
+def _sampler_cases(path: Path) -> dict[str, Any]:
+    loaded = read_symmetric_file(path)
+    sampler = SymmetricPrivatizer(loaded.mechanism)
+    rng = np.random.default_rng(20260)
+    width = sampler.words_needed()
+    cases = []
+    for x in range(loaded.mechanism.cells.size):
+        k = int(loaded.mechanism.cells.cell_of[x])
+        quants = sampler.quantised[k][1]
+        bounds = np.cumsum(np.array(quants, dtype=object))[:-1].tolist()
+        firsts = [0, 2**64 - 1, *[int(b) for b in bounds[:3]], *[int(b) - 1 for b in bounds[:3]],
+                  *[int(w) for w in rng.integers(0, 2**64 - 1, 3, dtype=np.uint64, endpoint=True)]]
+        for i, first in enumerate(firsts):
+            words = [first, *[int(w) for w in rng.integers(0, 2**64 - 1, width, dtype=np.uint64, endpoint=True)]]
+            if i == 1:
+                words[1] = 2**64 - 1  # rejected whenever the first group's radix is not a power of two
+            types, groups = sampler.sample_words([x], np.array([words], dtype=np.uint64))
+            cases.append({"input": loaded.mechanism.inputs[x], "words": [str(w) for w in words],
+                          "report": sampler.texts(types, groups)[0]})
+    return {"file": "files/valid.json", "words_needed": width, "sampled_epsilon": sampler.sampled_capacity(RADIUS),
+            "cases": cases}
+
+
+def _memo_cases(path: Path) -> dict[str, Any]:
+    loaded = read_symmetric_file(path)
+    sampler = SymmetricPrivatizer(loaded.mechanism)
+    memo = MemoFunction(MEMO_KEY, loaded.sha256)
+    users = ["ann", "bo", "a user id of more than one block", "42"]
+    values = [0, 5, 11, 15]
+    ids = user_ids(users)
+    words = memo.word_stream(0, ids, np.array(values), 4)
+    types, groups = sampler.sample_memoized(np.array(values), ids, memo)
+    texts = sampler.texts(types, groups)
+    return {"file": "files/memoized.json", "key": MEMO_KEY.hex(), "cases": [
+        {"user": user, "input": loaded.mechanism.inputs[x], "words": [str(int(w)) for w in row], "report": text}
+        for user, x, row, text in zip(users, values, words, texts, strict=True)]}
