@@ -100,7 +100,7 @@ def _best_subset(size: int, epsilon: float) -> int:
     p* − q* = d(N − d)(1 − e^−ε) / ((d + (N − d)e^−ε)(N − 1)) (from q* = (d − p*)/(N − 1)); ε²·M stays finite where M
     overflows (ε ≲ 1e-154) and where the float64 p* and q* are equal (ε ≲ 1e-16), and tends to
     N(N − 1)²/(d(N − d)) as ε → 0: the best d tends to N/2. Every d ∈ [1, N − 1] is scored at once (O(N) array
-    operations, 4 ms at N = 10⁵), in the operation order of :func:`subset_selection_parameters`, so the float64
+    operations, milliseconds at N = 10⁵), in the operation order of :func:`subset_selection_parameters`, so the float64
     scores are those of a scalar loop and the first minimum is the same d.
     """
     n, r = size, math.exp(-epsilon)
