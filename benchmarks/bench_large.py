@@ -6,7 +6,7 @@ Columns, for each instance of benchmarks/_large.py (Zipf N = 10³, 10⁴, 10⁵;
 * **ε-LDP side** (mechdesign.design.baselines, closed forms: no matrix): n·MSE of subset selection (best d), OLH (best
   g), one-block Hadamard response and the best projective block design (Park, Nam & Lee 2024), each with its report
   size in bytes; the best of them; and the empirical n·MSE of each sampled oracle (mean ± standard error over seeded
-  repetitions on 10⁶ records) from benchmarks/results/large_ldp.json, written by bench_large_ldp.py.
+  repetitions on 10⁶ records) from benchmarks/results/large_ldp*.json, written by bench_large_ldp.py.
 * **ε-PML over the ball side** (the design engine's): n·MSE = tr J⁻¹ − 1, the certified lower bound, the gap, CPU
   seconds, mechanism-file bytes and report bytes, read from benchmarks/results/large_designs.json. Until that file
   exists these columns are absent (never estimated here).
@@ -88,11 +88,11 @@ def read_designs(path: Path) -> dict[tuple[str, float], dict[str, Any]]:
     return out
 
 
-def read_empirical(path: Path) -> dict[tuple[str, float, str, str], dict[str, Any]]:
-    if not path.is_file():
-        return {}
+def read_empirical(paths: list[Path]) -> dict[tuple[str, float, str, str], dict[str, Any]]:
+    """The rows of bench_large_ldp.py's results files (``large_ldp.json``, and ``large_ldp_*.json`` of runs over
+    some instances) by (instance, ε, oracle, code); a later file's row replaces an earlier one's."""
     return {(r["instance"], float(r["epsilon"]), r["oracle"], r["code"]): r
-            for r in json.loads(path.read_text())["rows"]}
+            for path in paths for r in json.loads(path.read_text())["rows"]}
 
 
 def rows(designs: dict[tuple[str, float], dict[str, Any]],
@@ -138,9 +138,10 @@ def display(table: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """The displayed table: header and cells (the design's columns only once some design has results)."""
     with_design = any("design_mse" in r for r in table)
     head = ["instance", "N", "ε", *(f"{SHORT[k]} n·MSE (measured)" for k in FIELD[:3]), "block n·MSE",
-            "best ε-LDP", "report bytes SS / OLH / HR / block"]
+            "best ε-LDP", "ε-LDP report bytes SS / OLH / HR / block"]
     if with_design:
-        head += ["design n·MSE", "bound", "gap", "CPU s", "file bytes", "report bytes", "best ε-LDP / design"]
+        head += ["design n·MSE (ε-PML over the ball)", "bound", "gap", "CPU s", "file bytes", "report bytes",
+                 "best ε-LDP / design"]
     cells = []
     for r in table:
         line = [r["instance"], f"{r['N']:,}", f"{r['epsilon']:g}", *(_measured(r, k) for k in FIELD[:3]),
@@ -155,14 +156,27 @@ def display(table: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     return head, cells
 
 
+def agreement(empirical: dict[tuple[str, float, str, str], dict[str, Any]]) -> dict[str, Any]:
+    """How the measured n·MSE agree with the closed forms, per code: cells, largest |relative difference| and |z|."""
+    out: dict[str, Any] = {}
+    for code in sorted({key[3] for key in empirical}):
+        cells = [r for key, r in empirical.items() if key[3] == code]
+        out[code] = {"cells": len(cells),
+                     "max_abs_relative_difference": max(abs(r["relative_difference"]) for r in cells),
+                     "max_abs_z_model": max(abs(r["z_model"]) for r in cells if "z_model" in r),
+                     "cells_beyond_2_model_se": sum(abs(r["z_model"]) > 2 for r in cells if "z_model" in r)}
+    return out
+
+
 def main() -> None:
     designs = read_designs(RESULTS / "large_designs.json")
-    empirical = read_empirical(RESULTS / "large_ldp.json")
+    sources = sorted(RESULTS.glob("large_ldp*.json"))
+    empirical = read_empirical(sources)
     table = rows(designs, empirical)
     keys = sorted({k for r in table for k in r}, key=lambda k: next(i for i, r in enumerate(table) if k in r))
     write_results("large_table", [{k: r.get(k, "") for k in keys} for r in table],
                   notions={"ldp": NOTION_LDP, "design": NOTION_PML},
-                  sources={"empirical": "large_ldp.json" if empirical else None,
+                  agreement=agreement(empirical), sources={"empirical": [path.name for path in sources],
                            "designs": "large_designs.json" if designs else None})
     head, cells = display(table)
     text = "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
@@ -174,6 +188,7 @@ def main() -> None:
         f"seeded repetitions on 10⁶ records in parentheses)"
         + (f" against designs at {NOTION_PML} (δ = 1e-6)" if designs else "") + ".\n\n" + text)
     print(text)
+    print(json.dumps(agreement(empirical), indent=1))
 
 
 if __name__ == "__main__":

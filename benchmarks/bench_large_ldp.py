@@ -7,7 +7,9 @@ drawn from the instance's count prior are privatized by the fast exact samplers 
 decoded by the protocol's unbiased estimator f̂_v = (C_v/n − q*)/(p* − q*). The statistic is n·Σ_v (f̂_v − f_v)²
 against the records' own frequencies f; its expectation is the closed form M = N q*(1 − q*)/(p* − q*)² +
 (1 − p* − q*)/(p* − q*) exactly, for any f (Wang et al. 2017, Theorem 2; fixed records). Repetitions are seeded
-(SeedSequence per cell and repetition); the row gives their mean, standard error and z = (mean − M)/se.
+(SeedSequence per cell and repetition); the row gives their mean, standard error and z = (mean − M)/se, and the
+standard error the protocol's law predicts for that many repetitions (``model_se``, ``z_model``: two repetitions at
+N = 10⁵ estimate their own spread poorly; :func:`model_se`).
 
 multi-freq-ldpy 0.2.5 (the ``bench`` extra): its own clients ``SS_Client`` and ``LH_Client`` (OLH, xxhash with a
 random 64-bit seed per report) privatize the first 200,000 / 30,000 / 5,000 of the same records (N = 10³ / 10⁴ / 10⁵,
@@ -66,6 +68,26 @@ def summary(values: list[float], closed: float) -> dict[str, Any]:
             "relative_difference": mean / closed - 1}
 
 
+def model_se(counts: np.ndarray, p: float, q: float, repetitions: int) -> float:
+    """Standard error of the mean statistic from the protocol's law: few repetitions estimate their own spread badly.
+
+    T = Σ_v (C_v − E C_v)²/(n(p* − q*)²), C_v a sum of independent Bernoulli(p*) (n_v of them) and Bernoulli(q*)
+    (n − n_v): Var (C_v − E C_v)² = 2σ_v⁴ + κ_v, with σ_v² = Σ π(1 − π) and the fourth cumulant κ_v =
+    Σ π(1 − π)(1 − 6π(1 − π)). Coordinates are taken as independent (exact for OLH; subset selection's and Hadamard
+    response's covariances are O(1/N) of the variances).
+    """
+    n = counts.sum()
+    rest = n - counts
+    sigma = counts * p * (1 - p) + rest * q * (1 - q)
+    kappa = counts * p * (1 - p) * (1 - 6 * p * (1 - p)) + rest * q * (1 - q) * (1 - 6 * q * (1 - q))
+    return float(math.sqrt(np.sum(2 * sigma**2 + kappa) / repetitions) / (n * (p - q) ** 2))
+
+
+def with_model(row: dict[str, Any], counts: np.ndarray, p: float, q: float) -> dict[str, Any]:
+    se = model_se(counts, p, q, row["repetitions"])
+    return {**row, "model_se": se, "z_model": (row["empirical_mse"] - row["closed_form"]) / se}
+
+
 def ours(name: str, index: int, epsilon: float, oracle: str, values: np.ndarray, counts: np.ndarray,
          repetitions: int) -> dict[str, Any]:
     from mechdesign.design.baselines.ldp_oracles import oracle_mse, oracle_parameters
@@ -86,9 +108,10 @@ def ours(name: str, index: int, epsilon: float, oracle: str, values: np.ndarray,
             support = hadamard_support(values, size, epsilon, rng)
         cpu.append(time.process_time() - start)
         found.append(statistic(support, counts, p, q))
-    return {"instance": name, "N": size, "epsilon": epsilon, "oracle": oracle, "code": "mechdesign benchmarks",
-            "parameter": parameter, "records": int(counts.sum()), "repetitions": repetitions, "closed_form": closed,
-            **summary(found, closed), "cpu_median": statistics.median(cpu), "cpu_min": min(cpu), "cpu_max": max(cpu)}
+    return with_model({"instance": name, "N": size, "epsilon": epsilon, "oracle": oracle,
+                       "code": "mechdesign benchmarks", "parameter": parameter, "records": int(counts.sum()),
+                       "repetitions": repetitions, "closed_form": closed, **summary(found, closed),
+                       "cpu_median": statistics.median(cpu), "cpu_min": min(cpu), "cpu_max": max(cpu)}, counts, p, q)
 
 
 def peers(name: str, index: int, epsilon: float, values: np.ndarray, count: int,
@@ -146,10 +169,39 @@ def peers(name: str, index: int, epsilon: float, values: np.ndarray, count: int,
                      "cpu_median": statistics.median(cpu_client),
                      "cpu_min": min(cpu_client), "cpu_max": max(cpu_client),
                      "cpu_count_median": statistics.median(cpu_count)})
+        rows[-1] = with_model(rows[-1], counts, p, q)
         print(f"  multi-freq-ldpy {peer}: {rows[-1]['empirical_mse']:.6g} vs {closed:.6g} "
               f"(z = {rows[-1]['z']:.2f}, {rows[-1]['z_reference']:.2f} with the sampler's spread); clients "
               f"{rows[-1]['cpu_median']:.1f} s", flush=True)
     return rows
+
+
+def rescore(name: str) -> None:
+    """Recompute ``model_se`` and ``z_model`` of every row of results/<name>.json and its CSV (records regenerated,
+    seeded)."""
+    import json
+
+    from _common import RESULTS
+    from bench_peers import peer_support
+
+    from mechdesign.design.baselines.ldp_oracles import oracle_parameters
+
+    path = RESULTS / f"{name}.json"
+    document = json.loads(path.read_text())
+    counts = {}
+    for row in document["rows"]:
+        if row["instance"] not in counts:
+            counts[row["instance"]] = records(row["instance"])[0]
+        values = counts[row["instance"]][:row["records"]]
+        if row["code"] == "mechdesign benchmarks":
+            p, q, _ = oracle_parameters(row["oracle"], row["N"], row["epsilon"])
+        else:
+            p, q = peer_support({"subset_selection": "SS", "olh": "OLH"}[row["oracle"]], row["N"], row["epsilon"])
+        row.update(with_model(row, np.bincount(values, minlength=row["N"]), p, q))
+    path.write_text(json.dumps(document, indent=2))
+    keys = list(document["rows"][0])  # the CSV beside it, as _common.write_results writes it
+    lines = [",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in document["rows"]]
+    path.with_suffix(".csv").write_text("\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -159,7 +211,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-peers", action="store_true", help="skip multi-freq-ldpy's clients")
     parser.add_argument("--peer-epsilon", type=float, default=1.0, choices=EPSILONS)
     parser.add_argument("--name", default="large_ldp", help="results file stem in benchmarks/results/")
+    parser.add_argument("--rescore", action="store_true",
+                        help="only add the model standard errors to the rows of an existing results file")
     args = parser.parse_args(argv)
+    if args.rescore:
+        rescore(args.name)
+        return
     load_start, wall = os.getloadavg(), time.perf_counter()
     rows: list[dict[str, Any]] = []
     for name in args.instances:

@@ -106,11 +106,11 @@ def _best_subset(size: int, epsilon: float) -> int:
     n, r = size, math.exp(-epsilon)
     shrink = -math.expm1(-epsilon) / epsilon  # (1 − e^−ε)/ε, in (0, 1]
     d = np.arange(1, n, dtype=np.float64)
-    with np.errstate(over="ignore"):  # ε ≲ 1e-154: the square overflows to inf for every d alike, as floats do
-        p = d / (d + (n - d) * r)
-        q = np.minimum(p, p * (d - 1) / (n - 1) + (1 - p) * d / (n - 1))
-        stretch = (d + (n - d) * r) * (n - 1) / (d * (n - d) * shrink)  # ε/(p* − q*)
-        scaled = n * q * (1 - q) * stretch * stretch + (1 - p - q) * stretch * epsilon
+    p = d / (d + (n - d) * r)
+    q = np.minimum(p, p * (d - 1) / (n - 1) + (1 - p) * d / (n - 1))
+    # ε/(p* − q*) ≤ N/shrink ≤ 700 N (shrink ≥ 1/700 for ε < 700): finite, so is its square times N.
+    stretch = (d + (n - d) * r) * (n - 1) / (d * (n - d) * shrink)
+    scaled = n * q * (1 - q) * stretch * stretch + (1 - p - q) * stretch * epsilon
     return int(np.argmin(scaled)) + 1
 
 
