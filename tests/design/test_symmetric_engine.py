@@ -116,7 +116,7 @@ def test_a_large_alphabet_beats_subset_selection_and_is_certified():
     counts = zipf_counts(400, 40_000, 7)
     problem = DesignProblem.from_delta(Prior.from_counts(counts), 1.0, 1e-6, "estimation_mse")
     result = SymmetricEngine().run(problem, None, Deadline(60.0), sets=900)
-    mechanism, achieved, value = certify(problem, result)
+    _, achieved, value = certify(problem, result)
     assert achieved <= 1.0
     assert value * 3.5 <= oracle_mse("subset_selection", problem.size, 1.0)
     assert 0.0 < result.bound - 1.0 <= value

@@ -5,7 +5,7 @@ behind it (``accepts(problem)``, ``run(problem, start, deadline)`` → :class:`E
 engine result into a checked :class:`~mechdesign.core.symmetric.SymmetricMechanism`.
 """
 
-from mechdesign.design.symmetric._engine import EngineResult, SymmetricEngine, certify
+from mechdesign.design.symmetric._engine import AUTO_FROM, EngineResult, SymmetricEngine, certify
 from mechdesign.design.symmetric._result import SymmetricDesign, design_symmetric
 
-__all__ = ["EngineResult", "SymmetricDesign", "SymmetricEngine", "certify", "design_symmetric"]
+__all__ = ["AUTO_FROM", "EngineResult", "SymmetricDesign", "SymmetricEngine", "certify", "design_symmetric"]

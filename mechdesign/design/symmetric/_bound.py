@@ -93,7 +93,10 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     lo, hi = math.log(0.25), math.log(4.0)
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-    f1, f2 = value(math.exp(x1)), value(math.exp(x2))
+    f1 = value(math.exp(x1))
+    if deadline.expired():
+        return best
+    f2 = value(math.exp(x2))
     for _ in range(_GOLDEN):
         if deadline.expired():
             break
@@ -116,11 +119,11 @@ def _bound_at(instance: Instance, w: np.ndarray, pool: TypeTable, deadline: Dead
     top = instance.a  # no level of a member exceeds e^ε
     magnitude = float((s * (w * top * top)).sum())
     for _ in range(_CUT_ROUNDS):
-        lam = _multipliers(instance, w, pool)
+        lam = _multipliers(instance, w, pool, deadline)
         if lam is None:
             break
         magnitude_lam = float((s * np.abs(lam)).sum()) * top
-        bound_r, cuts = reach(instance, w, lam)
+        bound_r, cuts = reach(instance, w, lam, deadline)
         total = psi - float((s * lam).sum()) - bound_r
         # Rounding toward a smaller bound: every float sum above has at most 3K terms, each at most `magnitude`
         # in absolute value, so their errors are far below 1e-10 of it (K·u ≤ 1e-12 for K ≤ 10⁴).
@@ -132,23 +135,33 @@ def _bound_at(instance: Instance, w: np.ndarray, pool: TypeTable, deadline: Dead
     return best, pool
 
 
-def _multipliers(instance: Instance, w: np.ndarray, pool: TypeTable) -> np.ndarray | None:
-    """λ per input of each cell: the dual of max Σθ_t q_t s.t. Σθ_t μ_t = 1, θ ≥ 0 over the pool (HiGHS)."""
+def _multipliers(instance: Instance, w: np.ndarray, pool: TypeTable,
+                 deadline: Deadline | None = None) -> np.ndarray | None:
+    """λ per input of each cell from the LP over the pool, or None when it does not finish by the deadline.
+
+    The dual of max Σθ_t q_t s.t. Σθ_t μ_t = 1, θ ≥ 0 (HiGHS).
+    """
     q = (pool.a * pool.high[:, None] ** 2 + pool.b * pool.low[:, None] ** 2) @ w
-    found = linprog(-q, A_eq=pool.means().T, b_eq=np.ones(instance.count), bounds=(0, None), method="highs")
+    left = math.inf if deadline is None else deadline.remaining()
+    if left <= 0:
+        return None
+    options = {} if not math.isfinite(left) else {"time_limit": max(left, 0.05)}
+    found = linprog(-q, A_eq=pool.means().T, b_eq=np.ones(instance.count), bounds=(0, None), method="highs",
+                    options=options)
     if found.status != 0:
         return None
     return -np.asarray(found.eqlin.marginals) / instance.sizes
 
 
-def reach(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float, TypeTable]:
+def reach(instance: Instance, w: np.ndarray, lam: np.ndarray,
+          deadline: Deadline | None = None) -> tuple[float, TypeTable]:
     """An upper bound on r(w, λ) = max over V of Σ w v² − λ·v, and types near its maximisers.
 
     The types (integer counts rounded from the relaxations' maximisers) are the caller's cutting planes.
     """
-    phi_args = (w, lam)
-    results = [_family_b(instance, *phi_args), _family_c1(instance, *phi_args), _family_a(instance, *phi_args),
-               _family_c2(instance, *phi_args)]
+    until = deadline if deadline is not None else Deadline(math.inf)
+    results = [_family_b(instance, w, lam), _family_c1(instance, w, lam), _family_a(instance, w, lam, until),
+               _family_c2(instance, w, lam, until)]
     bound = max(r for r, _ in results)
     cuts = TypeTable(instance)
     for _, found in results:
@@ -270,7 +283,8 @@ def _a_box(instance: Instance, m0: float, m1: float) -> tuple[float, float, floa
     return (*_widen(h_lo, h_hi), *_widen(l_lo, l_hi))
 
 
-def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float, TypeTable | None]:
+def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray,
+              deadline: Deadline) -> tuple[float, TypeTable | None]:
     """Two levels, no zero: Σ_k a_k φ_k(h) + (s_k − a_k) φ_k(l) over high-set masses M (branch and bound on M)."""
     p, s = instance.probabilities, instance.sizes
     limit = min(1.0, instance.radius / 2 + 1.0 / instance.a) * (1.0 - 1e-12)
@@ -294,7 +308,7 @@ def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float
 
     edges = np.linspace(0.0, limit, _INTERVALS + 1)
     roots = [(float(edges[i]), float(edges[i + 1])) for i in range(_INTERVALS)]
-    bound, where = _branch_and_bound(upper, point, roots)
+    bound, where = _branch_and_bound(upper, point, roots, deadline)
     if not math.isfinite(bound) or where is None:
         return bound, None
     high, low, ok = two_level(instance, np.array([float(where)]))
@@ -312,12 +326,12 @@ def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float
 
 def _branch_and_bound(upper: Callable[[tuple[float, ...]], float],
                       point: Callable[[tuple[float, ...]], tuple[float, Any]], roots: Sequence[tuple[float, ...]],
-                      budget: int = 600, tolerance: float = 1e-4) -> tuple[float, Any]:
+                      deadline: Deadline, budget: int = 600, tolerance: float = 1e-4) -> tuple[float, Any]:
     """Best-first branch and bound of a maximum known through upper bounds on boxes.
 
     Halves the longest side of the box with the largest bound until that bound is within ``tolerance`` (relative) of
-    the best point value or ``budget`` boxes were evaluated. Returns the largest upper bound over a cover of the
-    domain (valid whatever the budget) and the best point's argument.
+    the best point value, ``budget`` boxes were evaluated or the deadline passed. Returns the largest upper bound over
+    a cover of the domain (valid whatever the budget) and the best point's argument.
     """
     heap: list[tuple[float, int, tuple[float, ...]]] = []
     best_value, best_where = -math.inf, None
@@ -328,7 +342,7 @@ def _branch_and_bound(upper: Callable[[tuple[float, ...]], float],
             heapq.heappush(heap, (-bound, counter, box))
             counter += 1
     evaluations = len(roots)
-    while heap and evaluations < budget:
+    while heap and evaluations < budget and not deadline.expired():
         top = -heap[0][0]
         if math.isfinite(best_value) and top - best_value <= tolerance * max(1.0, abs(best_value)):
             break
@@ -351,7 +365,8 @@ def _branch_and_bound(upper: Callable[[tuple[float, ...]], float],
     return max(-heap[0][0], best_value), best_where
 
 
-def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float, TypeTable | None]:
+def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray,
+               deadline: Deadline) -> tuple[float, TypeTable | None]:
     """Family C2: a light high set and a low set, zeros elsewhere; a Lagrangian bound per box of (M_H, M_L).
 
     H of mass M_H < β/2 at h = a·l·t, L of mass M_L at l = 1/(a M_H t + M_L), t = M_H + M_L − β/2 ≥ 1/a (h ≥ l);
@@ -392,7 +407,7 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[floa
     high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
     roots = [(float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1]))
              for i in range(8) for j in range(16)]
-    bound, where = _branch_and_bound(upper, point, roots, budget=1200)
+    bound, where = _branch_and_bound(upper, point, roots, deadline, budget=1200)
     if not isinstance(where, tuple):
         return bound, None
     mh, ml = float(where[0]), float(where[1])

@@ -9,7 +9,7 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
 2. starts from balanced random sets (:func:`~._construct.random_sets`), which alone come within a few per cent of the
    per-input floor of their own diagonal, plus the single-input two-level types when a row needs them;
 3. polishes the weights by the barrier master in the moment space (:mod:`._master`, K × K matrices, a T × T Newton
-   system) while the time limit allows;
+   system) in 40 % of the time left, the bound having the rest;
 4. certifies: the final types become a :class:`~mechdesign.core.symmetric.SymmetricMechanism` whose PML over the
    ball is recomputed type by type, rounded toward privacy, and must be ≤ ε; its n·MSE = tr J⁻¹ − 1 is recomputed
    from the types (O(K³));
@@ -45,8 +45,12 @@ from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective, solve_master
 
-__all__ = ["EngineResult", "SymmetricEngine"]
+__all__ = ["AUTO_FROM", "EngineResult", "SymmetricEngine"]
 
+#: ``mechdesign design`` (method "auto") takes this engine from this many categories on, where it applies. Measured
+#: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
+#: engine's 57.3; at N = 256 this engine gives 218.6 where the dense engine reached about 252 in 600 s.
+AUTO_FROM = 200
 MASTER_TYPES = 2_000     # the Newton master runs on at most this many types (a step is O(T³): ~1 s at 2,000)
 _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
 
@@ -120,7 +124,7 @@ class SymmetricEngine:
         clock = time.perf_counter()
         if len(types) <= MASTER_TYPES and math.isfinite(value) and deadline.remaining() > 0:
             out = solve_master(types.means(), types.spreads(), weights, instance.sizes,
-                               deadline=deadline.before(0.25 * deadline.remaining()).on_monotonic())
+                               deadline=deadline.before(0.6 * deadline.remaining()).on_monotonic())
             if out.value <= value:
                 weights, value, steps = out.theta, out.value, out.steps
             _say(progress, f"master: n·MSE {value - 1:.6g} after {steps} Newton steps")

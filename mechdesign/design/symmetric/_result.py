@@ -57,12 +57,12 @@ class SymmetricDesign:
 
     @property
     def gap(self) -> float:
-        """value − bound (≥ 0)."""
+        """Value − bound (≥ 0)."""
         return max(self.value - self.bound, 0.0)
 
     @property
     def relative_gap(self) -> float:
-        """gap / value: the design is within this fraction of the optimum."""
+        """Gap / value: the design is within this fraction of the optimum."""
         return self.gap / self.value if self.value > 0 else 0.0
 
     def best_oracle(self) -> OracleComparison | None:
@@ -82,12 +82,13 @@ class SymmetricDesign:
                  f"(N = {cells.size:,}), {self.mechanism.types:,} types",
                  f"  guarantee: pml epsilon {self.achieved:.9g} <= {self.problem.epsilon:g} over the l1 ball of radius "
                  f"{self.problem.radius:.6g} (recomputed type by type, rounded up)",
-                 f"  n·MSE of the efficient decoder (n fixed records): {self.value:.6g}; every epsilon-PML mechanism has "
-                 f"at least {self.bound:.6g} (certified gap {100 * self.relative_gap:.3g} %, {self.status})"]
+                 f"  n·MSE of the efficient decoder (n fixed records): {self.value:.6g}; every epsilon-PML mechanism "
+                 f"has at least {self.bound:.6g} (certified gap {100 * self.relative_gap:.3g} %, {self.status})"]
         best = self.best_oracle()
         if best is not None:
-            lines.append(f"  the best epsilon-LDP frequency oracle at the same epsilon: {best.name} n·MSE {best.mse:.6g} "
-                         f"({best.mse / self.value:.3g}x this design's; epsilon-LDP against epsilon-PML over the ball)")
+            lines.append(f"  the best epsilon-LDP frequency oracle at the same epsilon: {best.name} n·MSE "
+                         f"{best.mse:.6g} ({best.mse / self.value:.3g}x this design's; epsilon-LDP against epsilon-PML "
+                         "over the ball)")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
