@@ -132,3 +132,14 @@ def test_accepts_only_count_priors_and_the_mse():
     assert not engine.accepts(DesignProblem(irrational, 1.0, 0.1, "estimation_mse"))
     with pytest.raises(ValueError, match="prior must be given by counts"):
         Instance.from_problem(DesignProblem(irrational, 1.0, 0.1, "estimation_mse"))
+
+
+def test_a_prior_without_ties_beyond_the_cell_limit_is_refused_in_one_line():
+    from mechdesign.design.symmetric._instance import MAX_CELLS
+
+    counts = list(range(1, MAX_CELLS + 2))  # every count distinct: one cell per category
+    problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.1, "estimation_mse")
+    with pytest.raises(ValueError, match=f"prior must have at most {MAX_CELLS:,} cells") as raised:
+        Instance.from_problem(problem)
+    assert "\n" not in str(raised.value)
+    assert not SymmetricEngine().accepts(problem)

@@ -25,10 +25,12 @@ from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.polytope.vertices import lift_constant, two_level_ratio
 from mechdesign.design.problem import DesignProblem
 
-__all__ = ["MARGIN", "Instance", "TypeTable", "two_level"]
+__all__ = ["MARGIN", "MAX_CELLS", "Instance", "TypeTable", "two_level"]
 
 #: Relative margin below the ball's bound of every level the engine builds (rounding never pushes a type above ε).
 MARGIN = 1e-11
+#: The most cells the engine takes (Zipf counts: 236 cells at N = 10³, 718 at 10⁴, 2,286 at 10⁵).
+MAX_CELLS = 4_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +52,8 @@ class Instance:
         Raises
         ------
         ValueError
-            If the prior is not a count prior (:func:`~mechdesign.design.polytope.pricing.pricing_counts`).
+            If the prior is not a count prior (:func:`~mechdesign.design.polytope.pricing.pricing_counts`) or has more
+            than :data:`MAX_CELLS` cells.
         """
         counts = pricing_counts(problem.prior, max_total=2**53 // max(problem.size, 1) - 1)
         if counts is None:
@@ -58,6 +61,10 @@ class Instance:
                          "a common denominator) for the symmetric engine, whose cells are inputs of equal count",
                          problem.prior.probabilities)
         cells = Cells.from_counts(counts)
+        if cells.count > MAX_CELLS:
+            raise v.fail("prior", f"have at most {MAX_CELLS:,} cells of equal counts for the symmetric engine (its "
+                         "master and bound work on K × K matrices; a prior without ties has one cell per category)",
+                         f"{cells.count:,} cells")
         a, high = lift_constant(problem.epsilon, problem.radius)
         return cls(cells, problem.epsilon, problem.radius, a, high, cells.sizes.astype(np.float64),
                    cells.probabilities)
