@@ -14,7 +14,7 @@ PAGES = sorted(path.relative_to(ROOT / "docs").as_posix() for path in (ROOT / "d
 WITH_EXAMPLES = [page for page in PAGES if any(b.language != "text" for b in document_blocks(ROOT / "docs" / page))]
 # Pages whose examples take more than a few seconds (designs and calibrations measured at 8-70 s on 2 cores): they
 # run under ``-m slow`` (.ci/run), the others in the default suite.
-SLOW = {"howto/records.rst", "howto/calibrate.rst", "reproductions.rst"}
+SLOW = {"howto/records.rst", "howto/calibrate.rst", "reproductions.rst", "howto/large_alphabets.rst"}
 
 
 def test_the_slow_pages_exist():

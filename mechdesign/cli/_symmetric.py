@@ -163,6 +163,7 @@ def run_decode(args: argparse.Namespace, source: Any) -> int:
     if args.json:
         print_json({"records": estimate.records, "method": "linear", "kind": "symmetric",
                     "frequencies": estimate.as_dict(),
+                    "unbiased": dict(zip(estimate.labels, estimate.unbiased.tolist(), strict=True)),
                     "standard_errors": dict(zip(estimate.labels, estimate.standard_errors.tolist(), strict=True))})
         return 0
     width = max(len(label) for label in estimate.labels)

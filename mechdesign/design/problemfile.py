@@ -8,6 +8,8 @@ documentation's "Problem files" page is generated)::
     [data]
     counts = [41762, 4685, 1519, 470, 406]      # or: probabilities = [...]
     labels = ["White", "Black", ...]             # optional
+    # or: counts = "data/zipf-100000.csv.gz"  (a count table: a 'count' column and optionally a 'label' column,
+    #     one row per category; .csv, .csv.gz, .csv.bz2 or .csv.xz, path relative to the TOML file)
     # or: source = "adult:education"  (vendored Adult column)
     #     source = "records.csv"  with  column = "race"  (path relative to the TOML file)
     [privacy]
@@ -65,7 +67,9 @@ KEYS: dict[str, dict[str, str]] = {
         "source": 'where the records are: "adult:<column>" (a column of the vendored UCI Adult data) or a CSV '
                   "path (.csv, .csv.gz, .csv.bz2, .csv.xz) relative to the problem file, with column",
         "column": "the CSV column holding the attribute (with source = a CSV path)",
-        "counts": "category counts instead of records: a list of numbers (m = their sum)",
+        "counts": "category counts instead of records: a list of numbers, or a count table's path (.csv, .csv.gz, "
+                  ".csv.bz2, .csv.xz: a 'count' column, optionally a 'label' column) relative to the problem file "
+                  "(m = their sum)",
         "probabilities": "a probability vector instead of records (give privacy.samples with privacy.delta)",
         "labels": "category names, in the order of counts or probabilities (records give them)",
         "samples": "deprecated name of source (read with a warning)",
@@ -200,6 +204,8 @@ def _prior(reader: _Reader, data: dict[str, Any]) -> Prior:
         return _records_prior(reader, data["source"], data.get("column"), labels)
     key = sources[0]
     values = data[key]
+    if key == "counts" and isinstance(values, str):
+        return _counts_file(reader, values, labels)
     if not isinstance(values, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
                                                for x in values):
         raise reader.fail(f"data.{key}", "be a list of numbers", values)
@@ -235,6 +241,52 @@ def _records_prior(reader: _Reader, source: Any, column: Any, labels: list[str] 
         raise reader.fail("data.source", "be an existing CSV file (relative to the problem file)", source)
     frame = pd.read_csv(csv, usecols=[column], dtype=str, keep_default_na=False)
     return Prior.from_samples(frame[column], labels)
+
+
+_COUNTS_COLUMNS = {"count", "label"}
+_INTEGER = re.compile(r"[0-9]+")
+
+
+def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prior:
+    """A count table named by ``counts = "<path>"``: one row per category, a ``count`` column, optional ``label``.
+
+    Large alphabets (10⁴–10⁵ categories) keep their counts beside the problem file instead of in a TOML array. Counts
+    are plain decimal integers (no signs, decimals or exponents: a count table read differently by another reader
+    would be another prior); labels are read as text, as written.
+    """
+    import pandas as pd
+
+    from mechdesign._files import CSV_NAME_RULE, csv_compression
+
+    try:
+        compression = csv_compression(source, "data.counts")
+    except ValueError:
+        raise reader.fail("data.counts", f"be a list of numbers or a CSV path that must {CSV_NAME_RULE}",
+                          source) from None
+    path = (reader.path.parent / source).resolve()
+    if not path.is_file():
+        raise reader.fail("data.counts", "be an existing CSV file (relative to the problem file)", source)
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, compression=compression)
+    except (ValueError, OSError, EOFError, UnicodeDecodeError) as exc:  # corrupt compression, bad quoting, no header
+        raise reader.fail("data.counts", "be a readable CSV file with a header row",
+                          f"{source} ({type(exc).__name__})") from None
+    columns = set(map(str, table.columns))
+    if "count" not in columns or columns - _COUNTS_COLUMNS:
+        raise reader.fail("data.counts", "have a 'count' column and at most a 'label' column besides",
+                          sorted(columns))
+    if table.empty:
+        raise reader.fail("data.counts", "have at least one row", source)
+    raw = table["count"].tolist()
+    bad = next((x for x in raw if not _INTEGER.fullmatch(x)), None)
+    if bad is not None:
+        raise reader.fail("data.counts", f"hold non-negative decimal integers in column 'count' ({source})", bad)
+    if "label" in columns:
+        if labels is not None:
+            raise reader.fail("data.labels", f"be omitted when the count table {source} has a 'label' column",
+                              labels)
+        labels = table["label"].tolist()
+    return Prior.from_counts(np.array([int(x) for x in raw], dtype=np.int64), labels)
 
 
 _LINEAR = ("marginals", "subset", "groups", "weights")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mechdesign.design.problemfile import load_problem
@@ -14,7 +15,10 @@ from conftest import PRIVACY_SLACK, PROBLEMS
 FILES = sorted(f for f in PROBLEMS.glob("*.toml") if not is_record_problem(f))
 # Alphabets beyond enumeration (issue 12) take minutes with baselines: checked opt-in, and cheaply below.
 LARGE = {"adult-native-country", "adult-native-country-estimation", "zipf-64", "zipf-256"}
-SMALL_FILES = [f for f in FILES if f.stem not in LARGE]
+# Large alphabets (issue 43): 10³–10⁵ categories, no design value yet; their [expected] holds the ε-LDP closed forms.
+ALPHABETS = {"zipf-1000": (1000, 100_000), "zipf-10000": (10_000, 1_000_000), "zipf-100000": (100_000, 10_000_000),
+             "english-10000": (10_000, 1_000_000), "english-100000": (100_000, 10_000_000)}
+SMALL_FILES = [f for f in FILES if f.stem not in LARGE and f.stem not in ALPHABETS]
 LARGE_FILES = [f for f in FILES if f.stem in LARGE]
 
 
@@ -81,6 +85,32 @@ def test_large_problems_design_within_their_certified_bracket(path):
     else:
         assert result.utility <= expected["upper_bound"] + 1e-12
         assert expected["utility"] <= result.upper_bound + 1e-12
+
+
+@pytest.mark.parametrize("name", sorted(ALPHABETS))
+def test_large_alphabets_load_with_their_ldp_closed_forms(name):
+    from mechdesign.design.baselines.block_design import block_designs
+    from mechdesign.design.baselines.ldp_oracles import oracle_mse
+
+    loaded = load_problem(PROBLEMS / f"{name}.toml")
+    problem, expected = loaded.problem, loaded.expected
+    assert (problem.size, problem.samples) == ALPHABETS[name] and loaded.provenance.get("source")
+    counts = problem.prior.counts
+    assert counts is not None and counts.min() >= 1 and int(counts.sum()) == problem.samples
+    assert problem.utility.kind == "estimation_mse" and problem.epsilon == 1.0
+    assert len(np.unique(counts)) == expected["classes"]
+    assert problem.radius == expected["radius"]
+    tolerance = expected["tolerance"]
+    for oracle in ("subset_selection", "olh", "hadamard"):
+        assert oracle_mse(oracle, problem.size, 1.0) == pytest.approx(expected[f"ldp_{oracle}_mse"], rel=tolerance)
+    assert block_designs(problem.size, 1.0)[0].mse == pytest.approx(expected["ldp_block_design_mse"], rel=tolerance)
+
+
+def test_the_english_words_are_wordfreq_order_with_the_top_word_first():
+    loaded = load_problem(PROBLEMS / "english-100000.toml").problem.prior
+    top = load_problem(PROBLEMS / "english-10000.toml").problem.prior
+    assert loaded.labels[:10_000] == top.labels and loaded.labels[:3] == ("the", "to", "and")
+    assert len(set(loaded.labels)) == 100_000
 
 
 def test_native_country_has_all_42_categories_beyond_proposition2():

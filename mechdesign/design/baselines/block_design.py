@@ -43,7 +43,8 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior, as_prior
 from mechdesign.design.baselines.ldp_oracles import oracle_arguments, pure_protocol_mse
 
-__all__ = ["BlockDesign", "block_design_mechanism", "block_designs", "field_tables", "projective_incidence"]
+__all__ = ["MATRIX_POINTS", "BlockDesign", "block_design_mechanism", "block_designs", "field_tables",
+           "projective_incidence"]
 
 # A monic irreducible polynomial of degree r over GF(p) for each prime power q = p^r ≤ 64 with r > 1,
 # coefficients from the constant term up (the field is GF(p)[x]/(f); tests check every table is a field).
@@ -51,7 +52,9 @@ _IRREDUCIBLE = {4: (1, 1, 1), 8: (1, 1, 0, 1), 9: (1, 0, 1), 16: (1, 1, 0, 0, 1)
                 27: (1, 2, 0, 1), 32: (1, 0, 1, 0, 0, 1), 49: (3, 1, 1), 64: (1, 1, 0, 0, 0, 0, 1)}
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61)
 PRIME_POWERS = tuple(sorted([*_PRIMES, *_IRREDUCIBLE]))
-_MAX_POINTS = 20_000  # incidence matrices up to 20,000² booleans (400 MB would be the next size: refused)
+# Incidence matrices and mechanism matrices up to 20,000 points (20,000² booleans; 400 MB would be the next size:
+# refused). The closed forms (:func:`block_designs`) have no such limit: N = 10⁵ takes microseconds.
+MATRIX_POINTS = 20_000
 
 
 @cache
@@ -105,8 +108,8 @@ def projective_incidence(q: int, d: int) -> np.ndarray:
     """
     d = v.positive_int("d", d)
     points = (q ** (d + 1) - 1) // (q - 1)
-    if points > _MAX_POINTS:
-        raise v.fail("d", f"give at most {_MAX_POINTS} points (q^(d+1) − 1)/(q − 1)", d)
+    if points > MATRIX_POINTS:
+        raise v.fail("d", f"give at most {MATRIX_POINTS} points (q^(d+1) − 1)/(q − 1)", d)
     add, mul = field_tables(q)
     grid = np.array(list(itertools.product(range(q), repeat=d + 1)), dtype=np.int64)
     first = np.argmax(grid > 0, axis=1)
@@ -155,21 +158,30 @@ def block_designs(size: int, epsilon: float, max_outputs: int | None = None) -> 
     epsilon : float
         The LDP level in (0, 700) nats.
     max_outputs : int, optional
-        The largest number of outputs v allowed; default max(4N, 64), at most 20,000.
+        The largest number of outputs v allowed; default max(4N, 64). Only the parameters are computed (no
+        matrix): any size works; :func:`block_design_mechanism` builds matrices up to :data:`MATRIX_POINTS` points.
 
     Returns
     -------
     list of BlockDesign
         Sorted by MSE factor (then fewer outputs); empty when no design fits.
 
+    Raises
+    ------
+    ValueError
+        If ``size`` < 2 or ``epsilon`` ∉ (0, 700).
+
     Examples
     --------
     >>> best = block_designs(1000, 1.0)[0]            # PG(5, 4): 1,365 outputs, k/v ≈ 1/4
     >>> best.order, best.dimension, best.points, best.block, round(best.mse, 1)
     (4, 5, 1365, 341, 3686.0)
+    >>> best = block_designs(100_000, 1.0)[0]         # closed form only: PG(8, 4), 87,381 points, is too few
+    >>> best.order, best.dimension, best.points, round(best.mse)
+    (4, 9, 349525, 369164)
     """
     n, eps = oracle_arguments(size, epsilon)
-    cap = min(max(4 * n, 64) if max_outputs is None else v.positive_int("max_outputs", max_outputs), _MAX_POINTS)
+    cap = max(4 * n, 64) if max_outputs is None else v.positive_int("max_outputs", max_outputs)
     a, growth = math.exp(eps), math.expm1(eps)
     found = []
     for q in PRIME_POWERS:
@@ -203,7 +215,8 @@ def block_design_mechanism(prior: Prior | Any, epsilon: float, design: BlockDesi
     epsilon : float
         The LDP level in (0, 700) nats.
     design : BlockDesign, optional
-        One of :func:`block_designs` for this N; by default the one of least MSE.
+        One of :func:`block_designs` for this N with at most :data:`MATRIX_POINTS` points; by default the one of
+        least MSE among those.
     max_outputs : int, optional
         Passed to :func:`block_designs` when ``design`` is not given.
 
@@ -215,7 +228,8 @@ def block_design_mechanism(prior: Prior | Any, epsilon: float, design: BlockDesi
     Raises
     ------
     ValueError
-        If no projective design has N ≤ v ≤ ``max_outputs`` points, or ``design`` was built for another N.
+        If no projective design has N ≤ v ≤ ``max_outputs`` points (and v ≤ :data:`MATRIX_POINTS`), or ``design``
+        was built for another N or has more than :data:`MATRIX_POINTS` points.
 
     Examples
     --------
@@ -226,12 +240,16 @@ def block_design_mechanism(prior: Prior | Any, epsilon: float, design: BlockDesi
     p = as_prior(prior)
     eps = v.epsilon(epsilon)
     if design is None:
-        designs = block_designs(p.size, eps, max_outputs)
+        designs = [b for b in block_designs(p.size, eps, max_outputs) if b.points <= MATRIX_POINTS]
         if not designs:
-            raise v.fail("prior", "have a projective block design with N ≤ v ≤ max_outputs points", p.size)
+            raise v.fail("prior", f"have a projective block design with N ≤ v ≤ max_outputs points (and v ≤ "
+                         f"{MATRIX_POINTS} for a matrix)", p.size)
         design = designs[0]
     elif design.size != p.size:
         raise v.fail("design", f"be built for N = {p.size} values", design.size)
+    elif design.points > MATRIX_POINTS:
+        raise v.fail("design", f"have at most {MATRIX_POINTS} points for a matrix (its closed form is BlockDesign.mse)",
+                     design.points)
     incidence = projective_incidence(design.order, design.dimension)[: p.size]
     member = ~incidence if design.complement else incidence
     r = math.exp(-eps)

@@ -235,14 +235,14 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
     (N = 1,000, ε = 1: PG(5, 4), 1,365 outputs, tr J⁻¹ − 1 = 3,678 against Hadamard response's 4,668); after one
     master iteration the design was 3,395 from it and 4,202 from Hadamard response (subset selection: 3,674).
     """
-    from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
+    from mechdesign.design.baselines.block_design import MATRIX_POINTS, block_design_mechanism, block_designs
     from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
 
     prior, epsilon, n = problem.prior, problem.epsilon, problem.size
     candidates = [hadamard_mechanism(prior, epsilon).matrix]
     # Up to 256 categories the default cap (4N outputs) finds designs closer to subset selection's MSE (N = 42,
     # ε = 0.5: 121 points, 655.1 against 672.1 with 63); beyond, a Newton step's K²N keeps it at 2N.
-    designs = block_designs(n, epsilon, max_outputs=2 * n if n > _shared._LP_LAMBDA_MAX else None)
+    designs = block_designs(n, epsilon, max_outputs=min(2 * n, MATRIX_POINTS) if n > _shared._LP_LAMBDA_MAX else None)
     if designs:
         candidates.append(block_design_mechanism(prior, epsilon, designs[0]).matrix)
 

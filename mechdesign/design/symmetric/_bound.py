@@ -1,0 +1,476 @@
+"""A certified lower bound on tr J⁻¹ over every mechanism that is ε-PML over the ball [D].
+
+**Per input.** Rows summing to one give J P̂ = Σ_y θ_y v_y = 1 and P̂ᵀJP̂ = 1, so with u = a e_x + b P̂ Cauchy–Schwarz
+gives (J⁻¹)_xx ≥ (1 − P̂_x)²/(J_xx − 1) + P̂_x² (the diagonal floor of
+:func:`mechdesign.design.estimation.criterion.diagonal_floor`), and for any w_x ≥ 0, since (1 − p)²/u + w u ≥
+2(1 − p)√w (u = J_xx − 1 > 0),
+
+    tr J⁻¹ ≥ Σ_x ψ_x(w_x) − Σ_x w_x J_xx,        ψ_x(w) = 2(1 − P̂_x)√w + w + P̂_x².
+
+**The diagonal's reach.** Σ_x w_x J_xx = Σ_y θ_y q(v_y) with q(v) = Σ_x w_x v_x², and for any λ ∈ ℝᴺ, as Σθ_y v_y = 1
+and Σθ_y = 1, Σθ_y q(v_y) ≤ Σ_x λ_x + r(w, λ) with r = max over the column polytope V of q(v) − λ·v. q is convex
+for w ≥ 0, so r is attained at a vertex: every vertex takes the values h on H, l on L and 0 elsewhere, in four
+families (:mod:`mechdesign.design.polytope.vertices`: A two levels, B the identity, C1 h = e^{ε′} with one low
+input, C2 a light high set). Hence, for every (w ≥ 0, λ),
+
+    tr J⁻¹ ≥ Σ_x ψ_x(w_x) − Σ_x λ_x − r(w, λ),
+
+a bound on the optimum over **all** mechanisms (any number of outputs), not only symmetric ones.
+
+**Upper bounds on r** (:func:`reach`), with w, λ constant on cells (an optimal pair can be: the problem is
+invariant under permutations inside a cell and the bound concave): given the levels, q(v) − λ·v =
+Σ_k a_k φ_k(h) + b_k φ_k(l) with φ_k(x) = w_k x² − λ_k x, separable over cells. Over an interval of the high
+set's mass (and of the low set's, for C2) the levels lie in boxes computed from the families' formulas by
+monotonicity (widened by 1e-12 relative), φ_k is bounded by its largest value over the box (φ_k is convex: an
+end point), the counts are relaxed to real numbers in [0, s_k], and the resulting knapsack over masses in an
+interval is solved exactly (one mass: items by gain per mass; two masses sharing a cell's inputs: a Lagrangian
+with two multipliers, minimised by exact coordinate steps — any multipliers give an upper bound). The intervals are
+refined where they bound r from above by most (branch and bound), within a budget.
+
+**The pair (w, λ).** w from the design's diagonal (w_x = (1 − P̂_x)²/(J_xx − 1)², where the per-input step is
+tight), scaled by a factor chosen by a golden-section search; for each w, λ from the LP max Σθ_t q_t over a pool
+of types subject to the rows (its dual, by HiGHS), the pool being the design's types and, as cutting planes, the
+integer types rounded from the relaxations' maximisers. Only the final evaluation counts: λ and w are any numbers,
+r is bounded from above soundly, and the value is rounded down.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linprog
+
+from mechdesign.deadline import Deadline
+from mechdesign.design.estimation.criterion import diagonal_floor
+from mechdesign.design.symmetric._instance import Instance, TypeTable, two_level
+
+__all__ = ["reach", "symmetric_bound"]
+
+_WIDEN = 1e-12            # relative widening of every level box (float error of the level formulas)
+_INTERVALS = 32           # initial mass intervals of family A (then branch and bound)
+_CUT_ROUNDS = 3           # cutting-plane rounds per w
+_GOLDEN = 5               # golden-section steps on the scale of w
+
+
+def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *, deadline: Deadline) -> float:
+    """A certified lower bound on tr J⁻¹ (module docstring); at least the diagonal floor.
+
+    Parameters
+    ----------
+    instance : Instance
+        Cells, ε, β.
+    types, weights : TypeTable, numpy.ndarray
+        A design (its diagonal chooses w; its types start the LP pool).
+    deadline : Deadline
+        No new round starts after it; the best bound so far is returned.
+
+    Returns
+    -------
+    float
+        A lower bound on tr J⁻¹ over every ε-PML-over-the-ball mechanism (n·MSE ≥ bound − 1).
+    """
+    floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon)
+    means, spreads = types.means(), types.spreads()
+    b_diag = (means**2 * weights[:, None]).sum(axis=0)
+    j_diag = b_diag + (weights @ spreads) * (1.0 - 1.0 / instance.sizes)
+    p = instance.probabilities
+    base = np.where(j_diag > 1.0, (1.0 - p) ** 2 / np.maximum(j_diag - 1.0, 1e-300) ** 2, 0.0)
+    pool = types
+    best = floor
+
+    def value(scale: float) -> float:
+        nonlocal pool, best
+        w = scale * base
+        found, pool = _bound_at(instance, w, pool, deadline)
+        best = max(best, found)
+        return found
+
+    # golden-section search on log(scale) over [1/4, 4]: the bound is concave in w, hence unimodal on a ray
+    lo, hi = math.log(0.25), math.log(4.0)
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1 = value(math.exp(x1))
+    if deadline.expired():
+        return best
+    f2 = value(math.exp(x2))
+    for _ in range(_GOLDEN):
+        if deadline.expired():
+            break
+        if f1 >= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - ratio * (hi - lo)
+            f1 = value(math.exp(x1))
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + ratio * (hi - lo)
+            f2 = value(math.exp(x2))
+    return best
+
+
+def _bound_at(instance: Instance, w: np.ndarray, pool: TypeTable, deadline: Deadline) -> tuple[float, TypeTable]:
+    """The bound at w with λ from cutting planes; returns it and the enlarged pool."""
+    s = instance.sizes
+    psi = float((s * (2.0 * (1.0 - instance.probabilities) * np.sqrt(w) + w + instance.probabilities**2)).sum())
+    best = -math.inf
+    top = instance.a  # no level of a member exceeds e^ε
+    magnitude = float((s * (w * top * top)).sum())
+    for _ in range(_CUT_ROUNDS):
+        lam = _multipliers(instance, w, pool, deadline)
+        if lam is None:
+            break
+        magnitude_lam = float((s * np.abs(lam)).sum()) * top
+        bound_r, cuts = reach(instance, w, lam, deadline)
+        total = psi - float((s * lam).sum()) - bound_r
+        # Rounding toward a smaller bound: every float sum above has at most 3K terms, each at most `magnitude`
+        # in absolute value, so their errors are far below 1e-10 of it (K·u ≤ 1e-12 for K ≤ 10⁴).
+        total -= 1e-10 * (magnitude + magnitude_lam + abs(psi))
+        best = max(best, total)
+        if len(cuts) == 0 or deadline.expired():
+            break
+        pool = pool.extend(cuts).unique()
+    return best, pool
+
+
+def _multipliers(instance: Instance, w: np.ndarray, pool: TypeTable,
+                 deadline: Deadline | None = None) -> np.ndarray | None:
+    """λ per input of each cell from the LP over the pool, or None when it does not finish by the deadline.
+
+    The dual of max Σθ_t q_t s.t. Σθ_t μ_t = 1, θ ≥ 0 (HiGHS).
+    """
+    q = (pool.a * pool.high[:, None] ** 2 + pool.b * pool.low[:, None] ** 2) @ w
+    left = math.inf if deadline is None else deadline.remaining()
+    if left <= 0:
+        return None
+    options = {} if not math.isfinite(left) else {"time_limit": max(left, 0.05)}
+    found = linprog(-q, A_eq=pool.means().T, b_eq=np.ones(instance.count), bounds=(0, None), method="highs",
+                    options=options)
+    if found.status != 0:
+        return None
+    return -np.asarray(found.eqlin.marginals) / instance.sizes
+
+
+def reach(instance: Instance, w: np.ndarray, lam: np.ndarray,
+          deadline: Deadline | None = None) -> tuple[float, TypeTable]:
+    """An upper bound on r(w, λ) = max over V of Σ w v² − λ·v, and types near its maximisers.
+
+    The types (integer counts rounded from the relaxations' maximisers) are the caller's cutting planes.
+    """
+    until = deadline if deadline is not None else Deadline(math.inf)
+    results = [_family_b(instance, w, lam), _family_c1(instance, w, lam), _family_a(instance, w, lam, until),
+               _family_c2(instance, w, lam, until)]
+    bound = max(r for r, _ in results)
+    cuts = TypeTable(instance)
+    for _, found in results:
+        if found is not None and len(found):
+            cuts = cuts.extend(found)
+    return bound, cuts
+
+
+def _phi_max(w: np.ndarray, lam: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Max of φ_k(x) = w_k x² − λ_k x over x ∈ [lo, hi] (convex for w ≥ 0: an end point)."""
+    return np.maximum(w * lo * lo - lam * lo, w * hi * hi - lam * hi)
+
+
+def _widen(lo: float, hi: float) -> tuple[float, float]:
+    return max(lo * (1.0 - _WIDEN), 0.0), hi * (1.0 + _WIDEN)
+
+
+class _Knapsack:
+    """The fractional knapsack max Σ a_k g_k over real 0 ≤ a_k ≤ s_k with Σ a_k p_k in [lo, hi], exactly.
+
+    Items by g/p: the value is concave in the mass, largest where the gains turn negative (clipped into the interval).
+    """
+
+    def __init__(self, gain: np.ndarray, mass: np.ndarray, cap: np.ndarray) -> None:
+        order = np.argsort(-gain / mass, kind="stable")
+        self.order = order
+        self.ratio = (gain / mass)[order]
+        self.cum_mass = np.concatenate([[0.0], np.cumsum((cap * mass)[order])])
+        self.cum_gain = np.concatenate([[0.0], np.cumsum((cap * gain)[order])])
+        positive = int(np.searchsorted(-self.ratio, 0.0, side="left"))  # items with ratio > 0
+        self.turn = self.cum_mass[positive]
+
+    def value(self, lo: float, hi: float) -> tuple[float, float]:
+        """(largest value, the mass attaining it) over masses in [lo, hi] (−∞ if the interval is out of reach)."""
+        if lo > self.cum_mass[-1] * (1.0 + 1e-12):
+            return -math.inf, lo
+        mass = min(max(self.turn, lo), hi, self.cum_mass[-1])
+        i = int(np.searchsorted(self.cum_mass, mass, side="right")) - 1
+        i = min(i, self.ratio.size - 1)
+        return float(self.cum_gain[i] + (mass - self.cum_mass[i]) * self.ratio[i]), mass
+
+    def counts(self, mass: float, sizes: np.ndarray) -> np.ndarray:
+        """Integer counts (rounded down) of the fractional maximiser at ``mass``."""
+        out = np.zeros(sizes.size, dtype=np.int64)
+        i = int(np.searchsorted(self.cum_mass, mass, side="right")) - 1
+        out[self.order[:i]] = sizes[self.order[:i]]
+        return out
+
+
+def _family_b(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float, TypeTable | None]:
+    """Identity columns e_x/P̂_x where they are ε-PML over the ball (P̂ − β/2 ≥ P̂ e^{−ε})."""
+    p = instance.probabilities
+    feasible = np.maximum(p - instance.radius / 2, 0.0) >= p / instance.a
+    if not feasible.any():
+        return -math.inf, None
+    h = 1.0 / p
+    values = np.where(feasible, w * h * h - lam * h, -math.inf)
+    best = int(np.argmax(values))
+    counts = np.zeros((1, instance.count), dtype=np.int64)
+    counts[0, best] = 1
+    cut = TypeTable(instance, h[best:best + 1], np.zeros(1), counts, np.zeros_like(counts))
+    return float(values[best]), cut
+
+
+def _family_c1(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float, TypeTable | None]:
+    """H = e^{ε′} on H (mass ≥ β/2), one input of cell j at l = (1 − h M_H)/P̂_j ∈ [0, h], zeros elsewhere."""
+    p, s = instance.probabilities, instance.sizes
+    h = instance.high * (1.0 + _WIDEN)
+    knap = _Knapsack(w * h * h - lam * h, p, s)
+    top = 1.0 / instance.high
+    lows = np.maximum(instance.radius / 2, top - p)
+    best, best_j, best_mass = -math.inf, -1, 0.0
+    for j in np.flatnonzero(lows <= top):
+        l_max = min(h, (1.0 - instance.high * lows[j]) / p[j] * (1.0 + _WIDEN))
+        found, mass = knap.value(lows[j], top * (1.0 + _WIDEN))
+        total = found + max(0.0, w[j] * l_max * l_max - lam[j] * l_max)
+        if total > best:
+            best, best_j, best_mass = total, int(j), mass
+    if best_j < 0:
+        return -math.inf, None
+    counts = knap.counts(best_mass, instance.cells.sizes)
+    return best, _set_cut(instance, counts, knap.order)
+
+
+def _set_cut(instance: Instance, counts: np.ndarray, order: np.ndarray) -> TypeTable | None:
+    """A set with zeros at level 1/M near a maximiser: inputs added in ``order`` until M ≥ 1/h* (a feasible type)."""
+    p, sizes = instance.probabilities, instance.cells.sizes
+    mass = float(counts @ p)
+    for k in order:
+        if mass >= instance.least_set_mass:
+            break
+        room = int(sizes[k] - counts[k])
+        if room > 0:
+            take = min(room, math.ceil((instance.least_set_mass - mass) / p[k]))
+            counts[k] += take
+            mass += take * p[k]
+    if mass < instance.least_set_mass or counts.sum() == 0:
+        return None
+    empty = np.zeros((1, sizes.size), np.int64)
+    return TypeTable(instance, np.array([1.0 / mass]), np.zeros(1), counts[None, :], empty)
+
+
+def _a_box(instance: Instance, m0: float, m1: float) -> tuple[float, float, float, float] | None:
+    """Boxes of (h, l) of family A over high-set masses [m0, m1] (module docstring), None beyond the family."""
+    a, half = instance.a, instance.radius / 2
+
+    def ratio(m: float) -> float:
+        kappa = max(m - half, 0.0)
+        den = 1.0 - a * kappa
+        return a * (1.0 - kappa) / den if den > 0 else math.inf
+
+    r0, r1 = ratio(m0), ratio(m1)
+    if not math.isfinite(r1):
+        return None
+    h_lo = 1.0 / (m1 * (1.0 - 1.0 / r0) + 1.0 / r0)
+    h_hi = 1.0 / (m0 * (1.0 - 1.0 / r1) + 1.0 / r1)
+    l_lo = 1.0 / (1.0 + m1 * (r1 - 1.0))
+    l_hi = 1.0 / (1.0 + m0 * (r0 - 1.0))
+    return (*_widen(h_lo, h_hi), *_widen(l_lo, l_hi))
+
+
+def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray,
+              deadline: Deadline) -> tuple[float, TypeTable | None]:
+    """Two levels, no zero: Σ_k a_k φ_k(h) + (s_k − a_k) φ_k(l) over high-set masses M (branch and bound on M)."""
+    p, s = instance.probabilities, instance.sizes
+    limit = min(1.0, instance.radius / 2 + 1.0 / instance.a) * (1.0 - 1e-12)
+
+    def upper(box: tuple[float, ...]) -> float:
+        m0, m1 = box
+        levels = _a_box(instance, m0, m1)
+        if levels is None:
+            return math.inf
+        h_lo, h_hi, l_lo, l_hi = levels
+        gain_h, gain_l = _phi_max(w, lam, h_lo, h_hi), _phi_max(w, lam, l_lo, l_hi)
+        return _Knapsack(gain_h - gain_l, p, s).value(m0, m1)[0] + float((s * gain_l).sum())
+
+    def point(box: tuple[float, ...]) -> tuple[float, float]:
+        mass = 0.5 * (box[0] + box[1])
+        high, low, ok = two_level(instance, np.array([mass]), margin=0.0)
+        if not ok[0]:
+            return -math.inf, mass
+        gain_h, gain_l = w * high[0] ** 2 - lam * high[0], w * low[0] ** 2 - lam * low[0]
+        return _Knapsack(gain_h - gain_l, p, s).value(mass, mass)[0] + float((s * gain_l).sum()), mass
+
+    edges = np.linspace(0.0, limit, _INTERVALS + 1)
+    roots = [(float(edges[i]), float(edges[i + 1])) for i in range(_INTERVALS)]
+    bound, where = _branch_and_bound(upper, point, roots, deadline)
+    if not math.isfinite(bound) or where is None:
+        return bound, None
+    high, low, ok = two_level(instance, np.array([float(where)]))
+    if not ok[0]:
+        return bound, None
+    gain = (w * high[0] ** 2 - lam * high[0]) - (w * low[0] ** 2 - lam * low[0])
+    counts = _Knapsack(gain, p, s).counts(float(where), instance.cells.sizes)
+    if counts.sum() == 0:
+        return bound, None
+    high, low, ok = two_level(instance, np.atleast_1d(float(counts @ p)))
+    if not ok[0]:
+        return bound, None
+    return bound, TypeTable(instance, high, low, counts[None, :], (instance.cells.sizes - counts)[None, :])
+
+
+def _branch_and_bound(upper: Callable[[tuple[float, ...]], float],
+                      point: Callable[[tuple[float, ...]], tuple[float, Any]], roots: Sequence[tuple[float, ...]],
+                      deadline: Deadline, budget: int = 600, tolerance: float = 1e-4) -> tuple[float, Any]:
+    """Best-first branch and bound of a maximum known through upper bounds on boxes.
+
+    Halves the longest side of the box with the largest bound until that bound is within ``tolerance`` (relative) of
+    the best point value, ``budget`` boxes were evaluated or the deadline passed. Returns the largest upper bound over
+    a cover of the domain (valid whatever the budget) and the best point's argument.
+    """
+    heap: list[tuple[float, int, tuple[float, ...]]] = []
+    best_value, best_where = -math.inf, None
+    counter = 0
+    for box in roots:
+        bound = upper(box)
+        if bound > -math.inf:
+            heapq.heappush(heap, (-bound, counter, box))
+            counter += 1
+    evaluations = len(roots)
+    while heap and evaluations < budget and not deadline.expired():
+        top = -heap[0][0]
+        if math.isfinite(best_value) and top - best_value <= tolerance * max(1.0, abs(best_value)):
+            break
+        _, _, box = heapq.heappop(heap)
+        value, where = point(box)
+        if value > best_value:
+            best_value, best_where = value, where
+        sides = [box[2 * i + 1] - box[2 * i] for i in range(len(box) // 2)]
+        axis = int(np.argmax(sides))
+        middle = 0.5 * (box[2 * axis] + box[2 * axis + 1])
+        for half in ((box[2 * axis], middle), (middle, box[2 * axis + 1])):
+            child = box[:2 * axis] + half + box[2 * axis + 2:]
+            bound = upper(child)
+            evaluations += 1
+            if bound > -math.inf:
+                heapq.heappush(heap, (-bound, counter, child))
+                counter += 1
+    if not heap:
+        return best_value, best_where
+    return max(-heap[0][0], best_value), best_where
+
+
+def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray,
+               deadline: Deadline) -> tuple[float, TypeTable | None]:
+    """Family C2: a light high set and a low set, zeros elsewhere; a Lagrangian bound per box of (M_H, M_L).
+
+    H of mass M_H < β/2 at h = a·l·t, L of mass M_L at l = 1/(a M_H t + M_L), t = M_H + M_L − β/2 ≥ 1/a (h ≥ l);
+    boxes of (M_H, M_L) by branch and bound.
+    """
+    half, a = instance.radius / 2, instance.a
+    if half <= 0:
+        return -math.inf, None
+    p, s = instance.probabilities, instance.sizes
+
+    def levels(h0: float, h1: float, l0: float, l1: float) -> tuple[float, float, float, float] | None:
+        t1 = h1 + l1 - half
+        if t1 < 1.0 / a or h0 + l0 > 1.0:
+            return None
+        t0 = max(h0 + l0 - half, 1.0 / a)
+        d_lo, d_hi = max(a * h0 * t0 + l0, 1.0 / a), a * h1 * t1 + l1  # D ≥ 1/a: l ≤ h ≤ e^ε
+        return (*_widen(a * t0 / d_hi, min(a * t1 / d_lo, a)), *_widen(1.0 / d_hi, min(1.0 / d_lo, a)))
+
+    def upper(box: tuple[float, ...]) -> float:
+        found = levels(*box)
+        if found is None:
+            return -math.inf
+        gain_h, gain_l = _phi_max(w, lam, found[0], found[1]), _phi_max(w, lam, found[2], found[3])
+        return _two_masses(gain_h, gain_l, p, s, (box[0], box[1]), (box[2], box[3]))
+
+    def point(box: tuple[float, ...]) -> tuple[float, tuple[float, float]]:
+        mh, ml = 0.5 * (box[0] + box[1]), 0.5 * (box[2] + box[3])
+        t = mh + ml - half
+        if t < 1.0 / a:
+            return -math.inf, (mh, ml)
+        low = 1.0 / (a * mh * t + ml)
+        high = a * low * t
+        gain_h, gain_l = w * high * high - lam * high, w * low * low - lam * low
+        taken_h, value_h = _greedy_fill(gain_h, p, s, mh)
+        _, value_l = _greedy_fill(gain_l, p, s - taken_h, ml)
+        return value_h + value_l, (mh, ml)
+
+    high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
+    roots = [(float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1]))
+             for i in range(8) for j in range(16)]
+    bound, where = _branch_and_bound(upper, point, roots, deadline, budget=1200)
+    if not isinstance(where, tuple):
+        return bound, None
+    mh, ml = float(where[0]), float(where[1])
+    t = mh + ml - half
+    low = 1.0 / (a * mh * t + ml)
+    high = a * low * t
+    taken_h, _ = _greedy_fill(w * high * high - lam * high, p, s, mh)
+    taken_l, _ = _greedy_fill(w * low * low - lam * low, p, s - taken_h, ml)
+    a_counts, b_counts = np.floor(taken_h).astype(np.int64), np.floor(taken_l).astype(np.int64)
+    mass_h, mass_l = float(a_counts @ p), float(b_counts @ p)
+    t = mass_h + mass_l - half
+    if a_counts.sum() == 0 or b_counts.sum() == 0 or t < 1.0 / a or mass_h >= half:
+        return bound, None
+    low = 1.0 / (a * mass_h * t + mass_l)
+    cut = TypeTable(instance, np.array([a * low * t]), np.array([low]), a_counts[None, :], b_counts[None, :])
+    return bound, cut
+
+
+def _greedy_fill(gain: np.ndarray, mass: np.ndarray, cap: np.ndarray, target: float) -> tuple[np.ndarray, float]:
+    """Fractional items by gain per mass until the mass reaches ``target``: (amounts taken, value)."""
+    order = np.argsort(-gain / mass, kind="stable")
+    cum = np.cumsum((cap * mass)[order])
+    taken = np.zeros_like(cap, dtype=np.float64)
+    i = int(np.searchsorted(cum, target, side="left"))
+    taken[order[:i]] = cap[order[:i]]
+    if i < order.size:
+        rest = target - (cum[i - 1] if i > 0 else 0.0)
+        taken[order[i]] = max(rest, 0.0) / mass[order[i]]
+    return taken, float(taken @ gain)
+
+
+def _two_masses(gain_h: np.ndarray, gain_l: np.ndarray, p: np.ndarray, s: np.ndarray, high: tuple[float, float],
+                low: tuple[float, float], rounds: int = 4) -> float:
+    """An upper bound on max Σ a g_H + b g_L over a + b ≤ s, Σ a p ∈ ``high``, Σ b p ∈ ``low``.
+
+    The Lagrangian σ_H(ρ_H) + σ_L(ρ_L) + Σ s max(0, g_H − ρ_H p, g_L − ρ_L p), minimised by exact coordinate steps
+    (any (ρ_H, ρ_L) gives an upper bound).
+    """
+    rho_h, rho_l = 0.0, 0.0
+    best = math.inf
+    for _ in range(rounds):
+        rest = np.maximum(0.0, gain_l - rho_l * p)
+        rho_h = _coordinate(gain_h, rest, p, s, high)
+        rest = np.maximum(0.0, gain_h - rho_h * p)
+        rho_l = _coordinate(gain_l, rest, p, s, low)
+        value = (max(rho_h * high[0], rho_h * high[1]) + max(rho_l * low[0], rho_l * low[1])
+                 + float((s * np.maximum(0.0, np.maximum(gain_h - rho_h * p, gain_l - rho_l * p))).sum()))
+        best = min(best, value)
+    return best
+
+
+def _coordinate(gain: np.ndarray, rest: np.ndarray, p: np.ndarray, s: np.ndarray,
+                interval: tuple[float, float]) -> float:
+    """Argmin over ρ of σ(ρ) + Σ s max(rest, gain − ρ p): the slope is σ'(ρ) − Σ_{gain − ρp > rest} s p."""
+    breaks = (gain - rest) / p
+    order = np.argsort(-breaks)
+    cum = np.cumsum((s * p)[order])
+    # ρ > 0: σ' = hi; ρ < 0: σ' = lo. The minimum is where the active mass crosses σ'.
+    for target in (interval[1], interval[0]):
+        i = int(np.searchsorted(cum, target, side="left"))
+        if i < breaks.size:
+            rho = float(breaks[order[i]])
+            if (target == interval[1] and rho >= 0) or (target == interval[0] and rho <= 0):
+                return rho
+    return 0.0
+

@@ -1,0 +1,166 @@
+"""The symmetric master: the A-optimal weights of given types, in the cells' moment space [D].
+
+Over types with class means μ_t (rows of the T × K matrix ``means``) and within-cell spreads c_t, the design's
+Fisher information is fixed by B(θ) = Σ_t θ_t μ_t μ_tᵀ (K × K) and γ(θ) = Σ_t θ_t c_t (reference
+symmetric-designs.md §1, :mod:`mechdesign.core.symmetric`), and
+
+    minimise f(θ) = tr(S⁻¹B⁻¹) + Σ_k (s_k − 1)/γ_k    s.t.  Σ_t θ_t μ_t = 1 (every row sums to one),  θ ≥ 0.
+
+f is convex (tr X⁻¹ and 1/x are convex, B and γ linear in θ); no N × N matrix appears, only K × K. Derivatives,
+with G = B⁻¹S⁻¹B⁻¹ and ω_k = (s_k − 1)/γ_k²:
+
+    ∂f/∂θ_t = −μ_tᵀGμ_t − ω·c_t,
+    ∂²f/∂θ_t∂θ_u = 2 (μ_tᵀB⁻¹μ_u)(μ_uᵀGμ_t) + 2 Σ_k (s_k − 1) c_tk c_uk / γ_k³.
+
+:func:`solve_master` is a feasible barrier method (Boyd & Vandenberghe §11.3): from a θ > 0 meeting the rows,
+Newton steps on f − τ Σ log θ_t under the K linear equations (the KKT system by a Cholesky factorisation of the
+T × T Hessian and a K × K Schur complement), τ divided by 10 until τT is below the tolerance relative to f, the
+step kept inside θ > 0 and shortened until the barrier function decreases. A step costs O(T²K + T³): it is run on
+the types a design uses (hundreds to a few thousand), and stops at the deadline with the best feasible point, which
+the caller certifies whatever it is. The multipliers of the rows are those of the last KKT system.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+__all__ = ["MasterResult", "objective", "solve_master"]
+
+
+class MasterResult:
+    """Weights ``theta`` (T,), row multipliers ``duals`` (K,), objective ``value`` = tr J⁻¹, ``steps`` taken."""
+
+    __slots__ = ("duals", "steps", "theta", "value")
+
+    def __init__(self, theta: np.ndarray, duals: np.ndarray, value: float, steps: int) -> None:
+        self.theta, self.duals, self.value, self.steps = theta, duals, value, steps
+
+
+def _parts(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray
+           ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(f, B⁻¹, G, γ) at θ, or None where B is not positive definite or a split cell has γ_k ≤ 0."""
+    b = (means * theta[:, None]).T @ means
+    gamma = theta @ spreads
+    split = sizes > 1
+    if np.any(gamma[split] <= 0):
+        return None
+    try:
+        factor = np.linalg.cholesky(0.5 * (b + b.T))
+    except np.linalg.LinAlgError:
+        return None
+    inverse_factor = np.linalg.solve(factor, np.eye(b.shape[0]))
+    b_inverse = inverse_factor.T @ inverse_factor
+    value = float(np.diag(b_inverse) @ (1.0 / sizes) + ((sizes[split] - 1.0) / gamma[split]).sum())
+    g = b_inverse @ (b_inverse / sizes[:, None])
+    return value, b_inverse, 0.5 * (g + g.T), gamma
+
+
+def objective(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray) -> float:
+    """f(θ) = tr J⁻¹ (∞ where J is singular)."""
+    found = _parts(means, spreads, theta, sizes)
+    return math.inf if found is None else found[0]
+
+
+def gradient(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray
+             ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """(f, ∂f/∂θ, G, ω) at θ (module docstring); f = ∞ and empty arrays where J is singular."""
+    found = _parts(means, spreads, theta, sizes)
+    if found is None:
+        return math.inf, np.zeros(0), np.zeros((0, 0)), np.zeros(0)
+    value, _, g, gamma = found
+    split = sizes > 1
+    omega = np.where(split, (sizes - 1.0) / np.where(split, gamma, 1.0) ** 2, 0.0)
+    grad = -((means @ g) * means).sum(axis=1) - spreads @ omega
+    return value, grad, g, omega
+
+
+def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, *,
+                 tolerance: float = 1e-9, deadline: float = math.inf, max_steps: int = 400) -> MasterResult:
+    """Minimise f over θ ≥ 0 with Σ_t θ_t μ_t = 1 from a feasible θ > 0 (module docstring).
+
+    Parameters
+    ----------
+    means, spreads : numpy.ndarray, shape (T, K)
+        μ_t and c_t of the types.
+    theta : numpy.ndarray, shape (T,)
+        A strictly positive θ meeting the rows (e.g. :func:`~._construct.row_weights`).
+    sizes : numpy.ndarray, shape (K,)
+        s_k as floats.
+    tolerance : float
+        Stop when τ·T ≤ tolerance·f (the barrier's duality gap).
+    deadline : float
+        ``time.monotonic()`` after which the current point is returned.
+    max_steps : int
+        Newton steps at most.
+
+    Returns
+    -------
+    MasterResult
+        θ (feasible to the rows within float error), the row multipliers and f(θ).
+    """
+    count = theta.size
+    constraint = means.T
+    value = objective(means, spreads, theta, sizes)
+    tau = 1e-3 * value / count
+    duals = np.zeros(means.shape[1])
+    steps = 0
+    while steps < max_steps and time.monotonic() < deadline:
+        for _ in range(60):
+            value, grad, g, _ = gradient(means, spreads, theta, sizes)
+            hessian = _hessian(means, spreads, theta, sizes, g)
+            barrier_grad = grad - tau / theta
+            hessian[np.diag_indices(count)] += tau / theta**2
+            try:
+                factor = cho_factor(hessian)
+            except LinAlgError:
+                hessian[np.diag_indices(count)] += 1e-12 * np.abs(np.diag(hessian)).max()
+                factor = cho_factor(hessian)
+            solved = cho_solve(factor, constraint.T)
+            free = cho_solve(factor, -barrier_grad)
+            schur = constraint @ solved
+            duals = np.linalg.solve(schur, constraint @ free)
+            step = free - solved @ duals
+            decrement = float(-barrier_grad @ step)
+            steps += 1
+            if decrement / 2 <= 1e-12 * max(1.0, value) or time.monotonic() >= deadline:
+                break
+            theta = _line_search(means, spreads, theta, sizes, step, tau, value, decrement)
+            if steps >= max_steps:
+                break
+        if tau * count <= tolerance * value:
+            break
+        tau *= 0.1
+    value = objective(means, spreads, theta, sizes)
+    return MasterResult(theta, duals, value, steps)
+
+
+def _hessian(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray,
+             g: np.ndarray) -> np.ndarray:
+    b = (means * theta[:, None]).T @ means
+    b_inverse = np.linalg.inv(0.5 * (b + b.T))
+    first = means @ b_inverse @ means.T
+    second = (means @ g) @ means.T
+    gamma = theta @ spreads
+    split = sizes > 1
+    weight = np.where(split, 2.0 * (sizes - 1.0) / np.where(split, gamma, 1.0) ** 3, 0.0)
+    hessian = 2.0 * first * second + (spreads * weight) @ spreads.T
+    return 0.5 * (hessian + hessian.T)
+
+
+def _line_search(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, step: np.ndarray,
+                 tau: float, value: float, decrement: float) -> np.ndarray:
+    """θ + αd with α ≤ 1 inside θ > 0 (at most 99 % of the way to the boundary) and a sufficient barrier decrease."""
+    negative = step < 0
+    alpha = min(1.0, 0.99 * float(np.min(-theta[negative] / step[negative]))) if negative.any() else 1.0
+    start = value - tau * float(np.log(theta).sum())
+    while alpha > 1e-14:
+        trial = theta + alpha * step
+        found = objective(means, spreads, trial, sizes)
+        if math.isfinite(found) and found - tau * float(np.log(trial).sum()) <= start - 0.25 * alpha * decrement:
+            return trial
+        alpha *= 0.5
+    return theta

@@ -1,0 +1,163 @@
+"""The result of a symmetric design: :class:`SymmetricDesign`, and :func:`design_symmetric`, its entry point."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mechdesign import _validation as v
+from mechdesign.core.symmetric import SymmetricMechanism
+from mechdesign.deadline import Deadline
+from mechdesign.design.baselines.ldp_oracles import OracleComparison, compare_oracles
+from mechdesign.design.problem import DesignProblem
+from mechdesign.design.symmetric._engine import SymmetricEngine, certify
+
+__all__ = ["SymmetricDesign", "design_symmetric"]
+
+GAP_TOLERANCE = 1e-6   # "optimal" when the certified gap is at most this relative to the bound
+
+
+@dataclass(frozen=True)
+class SymmetricDesign:
+    """A certified A-optimal design over cells: the mechanism, its n·MSE, a proven lower bound, the ε-LDP oracles.
+
+    Parameters
+    ----------
+    problem : DesignProblem
+        The problem solved (``estimation_mse``, count prior).
+    mechanism : SymmetricMechanism
+        The types over the cells (:mod:`mechdesign.core.symmetric`).
+    value : float
+        n·MSE = tr J⁻¹ − 1 of the efficient decoder on n fixed records, recomputed from the types.
+    bound : float
+        A proven lower bound on the n·MSE of every mechanism that is ε-PML over the ball (not only symmetric ones).
+    achieved : float
+        The capacity over the ball recomputed type by type, rounded up (≤ ε).
+    status : str
+        "optimal" when ``value − bound ≤ 1e-6·bound``, else "feasible" (certified either way, gap reported).
+    oracles : tuple of OracleComparison
+        The ε-LDP frequency oracles at the same ε (closed forms; ε-LDP implies ε-PML over every ball).
+    timings : dict of str to float
+        Seconds per phase.
+    steps : int
+        Newton steps of the master.
+    """
+
+    problem: DesignProblem
+    mechanism: SymmetricMechanism
+    value: float
+    bound: float
+    achieved: float
+    status: str
+    oracles: tuple[OracleComparison, ...] = field(default=())
+    timings: dict[str, float] = field(default_factory=dict)
+    steps: int = 0
+
+    @property
+    def gap(self) -> float:
+        """Value − bound (≥ 0)."""
+        return max(self.value - self.bound, 0.0)
+
+    @property
+    def relative_gap(self) -> float:
+        """Gap / value: the design is within this fraction of the optimum."""
+        return self.gap / self.value if self.value > 0 else 0.0
+
+    def best_oracle(self) -> OracleComparison | None:
+        """The ε-LDP oracle with the smallest n·MSE."""
+        finite = [o for o in self.oracles if math.isfinite(o.mse)]
+        return min(finite, key=lambda o: o.mse) if finite else None
+
+    def __repr__(self) -> str:
+        return (f"<SymmetricDesign {self.problem.name} ε={self.problem.epsilon:g} β={self.problem.radius:.4g}: "
+                f"{self.status}, n·MSE={self.value:.6g} (≥ {self.bound:.6g}), {self.mechanism.types} types over "
+                f"{self.mechanism.cells.count} cells>")
+
+    def summary(self) -> str:
+        """The report ``mechdesign design`` prints."""
+        cells = self.mechanism.cells
+        lines = [f"{self.problem.name}: symmetric design over {cells.count:,} cells of equal counts "
+                 f"(N = {cells.size:,}), {self.mechanism.types:,} types",
+                 f"  guarantee: pml epsilon {self.achieved:.9g} <= {self.problem.epsilon:g} over the l1 ball of radius "
+                 f"{self.problem.radius:.6g} (recomputed type by type, rounded up)",
+                 f"  n·MSE of the efficient decoder (n fixed records): {self.value:.6g}; every epsilon-PML mechanism "
+                 f"has at least {self.bound:.6g} (certified gap {100 * self.relative_gap:.3g} %, {self.status})"]
+        best = self.best_oracle()
+        if best is not None:
+            lines.append(f"  the best epsilon-LDP frequency oracle at the same epsilon: {best.name} n·MSE "
+                         f"{best.mse:.6g} ({best.mse / self.value:.3g}x this design's; epsilon-LDP against epsilon-PML "
+                         "over the ball)")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (``mechdesign design --json``)."""
+        best = self.best_oracle()
+        return {"problem": self.problem.to_dict(), "engine": "symmetric", "status": self.status,
+                "cells": self.mechanism.cells.count, "types": self.mechanism.types, "value": self.value,
+                "bound": self.bound, "gap": self.gap, "relative_gap": self.relative_gap,
+                "achieved_epsilon": self.achieved, "oracles": [o.to_dict() for o in self.oracles],
+                "best_oracle": None if best is None else best.name, "timings": self.timings, "steps": self.steps}
+
+    def file_sections(self) -> dict[str, dict[str, Any]]:
+        """The guarantee, utility, certificate and baselines blocks of the structured file."""
+        problem = self.problem
+        return {"guarantee": {"notion": "pml", "epsilon": problem.epsilon, "delta": problem.delta,
+                              "radius": problem.radius, "samples": self.mechanism.cells.samples},
+                "utility": {"kind": "estimation_mse", "value": self.value},
+                "certificate": {"achieved_epsilon": self.achieved, "bound": self.bound, "gap": self.gap,
+                                "status": self.status, "engine": "symmetric"},
+                "baselines": {"oracles": {o.name: o.mse for o in self.oracles}}}
+
+
+def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadline: Deadline | None = None,
+                     progress: bool = False, seed: int = 0, sets: int | None = None) -> SymmetricDesign:
+    """The A-optimal ε-PML-over-the-ball design by the symmetric engine, certified (:mod:`._engine`).
+
+    Parameters
+    ----------
+    problem : DesignProblem
+        ``estimation_mse`` with a count prior (:meth:`SymmetricEngine.accepts`).
+    time_limit : float
+        Seconds for the whole design (ignored when ``deadline`` is given).
+    deadline : Deadline, optional
+        The end of the run.
+    progress : bool
+        One line per phase on stderr.
+    seed : int
+        Seed of the random sets (the design is reproducible).
+    sets : int, optional
+        How many random sets (default 6K, between 600 and 4,000).
+
+    Returns
+    -------
+    SymmetricDesign
+
+    Raises
+    ------
+    ValueError
+        If the engine does not accept the problem (utility, prior not given by counts, ε = 0).
+
+    Examples
+    --------
+    >>> from mechdesign.core.prior import Prior
+    >>> problem = DesignProblem(Prior.from_counts([9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]), 1.0, 0.05, "estimation_mse")
+    >>> design = design_symmetric(problem)
+    >>> round(design.value, 6), design.status
+    (5.899274, 'optimal')
+    """
+    engine = SymmetricEngine()
+    if not engine.accepts(problem):
+        raise v.fail("problem", "be an estimation_mse problem with a count prior and epsilon > 0 for the symmetric "
+                     "engine", problem.name)
+    limit = v.positive("time_limit", time_limit)
+    deadline = deadline if deadline is not None else Deadline(limit)
+    start = time.perf_counter()
+    result = engine.run(problem, None, deadline, seed=seed, sets=sets, progress=progress)
+    mechanism, achieved, value = certify(problem, result)
+    bound = result.bound - 1.0
+    status = "optimal" if value - bound <= GAP_TOLERANCE * abs(bound) + 1e-12 else "feasible"
+    oracles = compare_oracles(problem.prior, problem.epsilon, value) if problem.epsilon < 700 else ()
+    timings = {**result.timings, "total": time.perf_counter() - start}
+    return SymmetricDesign(problem, mechanism, value, bound, achieved, status, oracles, timings, result.steps)
