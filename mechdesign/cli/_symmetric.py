@@ -122,7 +122,7 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
                                        check_counts=check, memo=memo,
                                        user_column=args.user_column if memo is not None else None)
     data = checks[0]
-    print_signature_notice(source.name, loaded, args.public_key)
+    print_signature_notice(source.name, loaded, args)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)
     largest, _ = _report_sizes(loaded)
     if args.json:
@@ -159,7 +159,7 @@ def run_decode(args: argparse.Namespace, source: Any) -> int:
     for chunk in iter_column(data_file(args), column, args.chunk_size, file_name="data"):
         tally.add_texts(list(chunk), tally.records)
     estimate = tally.estimate()
-    print_signature_notice(source.name, loaded, args.public_key)
+    print_signature_notice(source.name, loaded, args)
     if args.json:
         print_json({"records": estimate.records, "method": "linear", "kind": "symmetric",
                     "frequencies": estimate.as_dict(),
