@@ -48,6 +48,7 @@ _LOCK = threading.Lock()
 _DEFER = False               # set by install_signal_cleanup: atomic_path defers SIGINT/SIGTERM (module docstring)
 _PENDING: list[int] = []     # signals received while deferred, in order
 _DEPTH = [0]                 # nested atomic_path blocks holding the deferring handlers
+_OWNER: list[object | None] = [None]  # the outermost block holding them (a token), None when none does
 
 
 MAX_FILE_BYTES = 64 << 20  # whole-file reads (mechanism files, matrix CSVs): 64 MiB unless the environment says more
@@ -301,30 +302,34 @@ def _deferred_signals() -> Iterator[None]:
     if not _DEFER or threading.current_thread() is not threading.main_thread():
         yield
         return
-    if _DEPTH[0]:  # nested: the outer block holds the handlers
+    owned = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _on_sigterm}
+    # Nested only while an outer block really holds the handlers: a block left suspended (a writer's generator never
+    # resumed) whose handlers were replaced since must not switch deferral off for every later write.
+    if _DEPTH[0] and any(signal.getsignal(signum) is _record for signum in owned):
         _DEPTH[0] += 1
         try:
             yield
         finally:
-            _DEPTH[0] -= 1
+            _DEPTH[0] = max(_DEPTH[0] - 1, 0)
         return
-    owned = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _on_sigterm}
+    token = object()
     previous = {signum: signal.getsignal(signum) for signum in owned}
     deferred = [signum for signum, handler in owned.items() if previous[signum] is handler]
     _PENDING.clear()
-    _DEPTH[0] = 1
+    _DEPTH[0], _OWNER[0] = 1, token
     try:
         for signum in deferred:
             signal.signal(signum, _record)
         yield
     finally:
-        for signum in deferred:
-            signal.signal(signum, previous[signum])
-        _DEPTH[0] = 0
-        late = list(dict.fromkeys(_PENDING))
-        _PENDING.clear()
-        for number in late:
-            signal.raise_signal(number)
+        if _OWNER[0] is token:  # a stale block finishing late leaves a newer block's handlers and signals alone
+            for signum in deferred:
+                signal.signal(signum, previous[signum])
+            _DEPTH[0], _OWNER[0] = 0, None
+            late = list(dict.fromkeys(_PENDING))
+            _PENDING.clear()
+            for number in late:
+                signal.raise_signal(number)
 
 
 def install_signal_cleanup() -> None:

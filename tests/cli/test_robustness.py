@@ -280,6 +280,31 @@ def test_an_interrupt_swallowed_by_a_callback_still_stops_the_write(tmp_path, de
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_a_writer_left_suspended_does_not_switch_deferral_off(tmp_path, deferring, capsys):
+    """A writer's generator suspended inside atomic_path, whose handlers a program has replaced since, must not make
+    later blocks believe they are nested (no deferral: an interrupt in a callback was lost); finished late, it leaves
+    the newer block's handlers and pending signal alone."""
+    def writer():
+        with mechdesign._files.atomic_path(tmp_path / "stale.txt") as tmp:
+            tmp.write_text("stale")
+            yield
+
+    stale = writer()
+    next(stale)  # suspended inside its block: it holds the deferring handlers
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a program restores its handlers meanwhile
+    signal.signal(signal.SIGTERM, mechdesign._files._on_sigterm)
+    target = tmp_path / "out.txt"
+    with pytest.raises(KeyboardInterrupt):
+        with mechdesign._files.atomic_path(target) as tmp:
+            tmp.write_text("half")
+            _Swallowing()
+            stale.close()  # the stale block ends while this one is live
+            tmp.write_text("whole")
+    assert not target.exists() and not mechdesign._files._LIVE
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and mechdesign._files._DEPTH == [0]
+
+
 def test_a_deferred_interrupt_stops_the_writer_at_its_next_checkpoint(tmp_path, deferring):
     written = []
     with pytest.raises(KeyboardInterrupt):
