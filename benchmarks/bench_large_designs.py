@@ -9,7 +9,8 @@ must agree with tr J⁻¹ − 1 within Monte-Carlo error. Writes benchmarks/resu
 bench_large.py) and prints the rows.
 
 Run: ``python benchmarks/bench_large_designs.py [--instances zipf-1000 ...] [--epsilons 1 2] [--repeats 3]
-[--empirical] [--records 1000000]``.
+[--empirical] [--records 1000000] [--time-limit SECONDS] [--merge]``. ``--merge`` keeps the rows of the results file
+for other (instance, ε) cells, so the instances can be run one at a time.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 
-from _common import write_results  # noqa: E402
+from _common import RESULTS, read_rows, write_results  # noqa: E402
 from _large import INSTANCES, records  # noqa: E402
 
 # The issue's budgets for the whole command (seconds of the time limit): N = 10³ 120 s, 10⁴ 10 min, 10⁵ 30 min.
@@ -91,7 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--empirical", action="store_true")
     parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="the design's time limit for every instance (default: the issue's budget, LIMITS)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the results file's rows of the cells not run now")
     args = parser.parse_args(argv)
+    limits = {name: args.time_limit or limit for name, limit in LIMITS.items()}
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
@@ -101,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 cpu, walls, summary = [], [], {}
                 for _ in range(args.repeats):
                     done, seconds, wall = run("design", str(problem), "--method", "symmetric", "--out", str(folder),
-                                              "--time-limit", str(LIMITS[instance]), "--force", "--json")
+                                              "--time-limit", str(limits[instance]), "--force", "--json")
                     if done.returncode != 0:
                         raise RuntimeError(f"{instance} at epsilon {epsilon}: {done.stderr.strip()}")
                     summary = json.loads(done.stdout)
@@ -115,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                     "mse": summary["value"], "lower_bound": summary["bound"], "gap": summary["relative_gap"],
                     "cells": summary["cells"], "types": summary["types"], "status": summary["status"],
                     "cpu_seconds": statistics.median(cpu), "cpu_seconds_runs": cpu, "wall_seconds_runs": walls,
-                    "time_limit": LIMITS[instance], "file_bytes": target.stat().st_size,
+                    "time_limit": limits[instance], "load": list(os.getloadavg()), "file_bytes": target.stat().st_size,
                     "report_bytes": int(found.group(1).replace(",", "")) if found else None,
                     "best_oracle": summary["best_oracle"],
                     "best_oracle_mse": min(o["mse"] for o in summary["oracles"]),
@@ -124,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
                     row["empirical_mse"], row["empirical_se"] = empirical(target, instance, args.records, folder)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+    if args.merge and (RESULTS / "large_designs.json").exists():
+        done = {(row["instance"], row["epsilon"]) for row in rows}
+        rows = [row for row in read_rows("large_designs") if (row["instance"], row["epsilon"]) not in done] + rows
     write_results("large_designs", rows, benchmark="large_designs", schema=1, load=os.getloadavg())
     return 0
 
