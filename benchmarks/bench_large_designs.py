@@ -44,10 +44,15 @@ PYTHON = sys.executable
 def run(*args: str) -> tuple[subprocess.CompletedProcess[str], float, float]:
     """Run ``python -m mechdesign ARGS``: the completed process, its CPU seconds (user + system) and wall seconds."""
     start = time.perf_counter()
-    process = subprocess.Popen([PYTHON, "-m", "mechdesign", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    _, status, usage = os.wait4(process.pid, 0)
-    out, err = process.stdout.read() if process.stdout else "", process.stderr.read() if process.stderr else ""
+    # the outputs go to files, not pipes: decode --json of 10⁴ labels fills a pipe's buffer, and wait4 would wait
+    # for a process blocked on writing to it
+    with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
+        process = subprocess.Popen([PYTHON, "-m", "mechdesign", *args], stdout=out_file, stderr=err_file,
+                                   text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        _, status, usage = os.wait4(process.pid, 0)
+        out_file.seek(0)
+        err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
     return subprocess.CompletedProcess(process.args, code, out, err), usage.ru_utime + usage.ru_stime, wall
