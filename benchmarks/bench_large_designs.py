@@ -78,7 +78,7 @@ def empirical(target: Path, instance: str, count: int, folder: Path) -> tuple[fl
     data.write_text("value\n" + "\n".join(labels[values]) + "\n")
     private = folder / "private.csv"
     done, _, _ = run("privatize", str(target), "--data", str(data), "--column", "value", "--out", str(private),
-                     "--seed", "1", "--quiet")
+                     "--seed", "1", "--quiet", "--force")
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
     decoded, _, _ = run("decode", str(target), "--data", str(private), "--column", "value", "--json")
@@ -135,11 +135,16 @@ def main(argv: list[str] | None = None) -> int:
                     row["empirical_mse"], row["empirical_se"] = empirical(target, instance, args.records, folder)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    if args.merge and (RESULTS / "large_designs.json").exists():
+                save(rows, args.merge)  # after every cell: a failure later keeps what was measured
+    return 0
+
+
+def save(rows: list[dict[str, Any]], merge: bool) -> None:
+    """Write the results file: ``rows``, and with ``merge`` the file's rows of the other (instance, ε) cells."""
+    if merge and (RESULTS / "large_designs.json").exists():
         done = {(row["instance"], row["epsilon"]) for row in rows}
         rows = [row for row in read_rows("large_designs") if (row["instance"], row["epsilon"]) not in done] + rows
     write_results("large_designs", rows, benchmark="large_designs", schema=1, load=os.getloadavg())
-    return 0
 
 
 if __name__ == "__main__":
