@@ -114,15 +114,14 @@ def run(args: argparse.Namespace) -> int:
         checks.append(result)
 
     memo = _memo(args, loaded)
-    sampler = Privatizer(loaded.mechanism)
-    achieved = sampler.check(loaded.guarantee)
-    reports, per_report = _reports(loaded, sampler)
+    sampler = Privatizer(loaded)  # the sampled matrix's guarantee (and a two-layer file's per report) recomputed
+    achieved, reports, per_report = float(sampler.sampled_epsilon or 0.0), sampler.reports, sampler.report_epsilon
     rng = stream(args)
     with _ledger(args, loaded) as reservation:
         records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng,
                                  chunk_size=args.chunk_size, progress=True if args.progress else None,
                                  check_counts=check, memo=memo,
-                                 user_column=args.user_column if memo is not None else None, reports=reports)
+                                 user_column=args.user_column if memo is not None else None)
     data = checks[0]
     _print_notices(args, source.name, loaded, memo, reservation)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
@@ -159,44 +158,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _memo(args: argparse.Namespace, loaded: Any) -> Any:
-    """The file's memoization function from ``--memo-key`` (``None`` without it); a memoized policy requires it."""
-    policy = loaded.release.policy
-    if loaded.release.memoized and (args.memo_key is None or args.user_column is None):
-        raise ValueError(f"memo_key must be given with --user-column: {args.mechanism} has release policy {policy!r} "
-                         "(the same user and value must always get the same output; no fresh draws), got "
-                         f"memo_key={args.memo_key!r}")
-    if args.memo_key is None:
-        return None
-    from mechdesign.deploy.file.policy import key_id
-    from mechdesign.deploy.sampling.memo import MemoFunction, read_memo_key
+    """The file's memoization function from ``--memo-key`` (``None`` without it).
 
-    key = read_memo_key(args.memo_key)
-    bound = loaded.release.key
-    if bound is not None and key_id(key) != bound:
-        raise ValueError(f"memo_key must be the key {args.mechanism} is bound to (key id {bound}; another key draws "
-                         f"another set of outputs, a new release for everyone), got a key with id {key_id(key)}")
-    return MemoFunction(key, loaded.sha256)
+    The rule every sampler keeps (:func:`mechdesign.deploy.sampling.release.memo_function`): a memoized or two-layer
+    policy requires it and ``--user-column``, and a file bound to a key refuses any other.
+    """
+    if args.memo_key is None and args.user_column is not None and not loaded.release.memoized:
+        return None  # fresh draws on identified users: allowed, with the per-release notice
+    from mechdesign.deploy.sampling.release import memo_function
 
-
-def _reports(loaded: Any, sampler: Any) -> tuple[Any, float | None]:
-    """A two-layer file's fresh layer (compiled) and its per-report ε recomputed on the sampled matrices."""
-    reports = getattr(loaded.release, "reports", None)
-    if reports is None:
-        return None, None
-    from mechdesign.core.mechanism import Mechanism
-    from mechdesign.deploy.file.column import achieved_epsilon
-    from mechdesign.deploy.file.format import GUARANTEE_SLACK
-    from mechdesign.deploy.sampling.sampler import Privatizer
-    from mechdesign.errors import CertificateError
-
-    fresh = Privatizer(reports)
-    composed = Mechanism.from_matrix(sampler.sampled_matrix @ fresh.sampled_matrix, loaded.mechanism.inputs,
-                                     reports.outputs)
-    achieved = achieved_epsilon(composed, loaded.guarantee)
-    if not achieved <= loaded.release.epsilon + GUARANTEE_SLACK:
-        raise CertificateError(f"sampled two-layer design must meet release.epsilon={loaded.release.epsilon!r} per "
-                               f"report after quantisation to 2^-64, got epsilon={achieved!r}")
-    return fresh, max(float(loaded.release.epsilon), achieved)
+    return memo_function(args.memo_key, release=loaded.release, file_sha256=loaded.sha256,
+                         users=args.user_column is not None, where=args.mechanism, argument="memo_key",
+                         partner="--user-column")
 
 
 def _generator(args: argparse.Namespace, memo: Any) -> str:

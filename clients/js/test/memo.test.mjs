@@ -183,6 +183,31 @@ test("refusals: fresh draws of a memoized file, ids, keys, another file's memo f
   }
 });
 
+test("the conformance files get the verdicts mechdesign's Python API gives (tests/deploy/test_release_api.py)", async () => {
+  // Fresh draws refused exactly for memoized and two-layer policies; memoized draws with the vectors' key accepted
+  // by every file; a file bound to that key refuses any other.
+  const manifest = JSON.parse(read("manifest.json"));
+  const cases = manifest.files.filter((f) => f.expect.outcome === "holds" && f.expect.release !== undefined &&
+    (f.client_expect ?? f.expect).outcome === "holds");
+  assert.ok(cases.length >= 6, `${cases.length} release files`);
+  for (const c of cases) {
+    const file = await loadMechanismFile(read(c.path));
+    const privatizer = new Privatizer(file);
+    const value = [file.inputs[0]];
+    if (["memoized", "two-layer"].includes(c.expect.release.policy)) {
+      assert.throws(() => privatizer.privatize(value), /^RangeError: memo_key must be given: the file has release policy/,
+        c.name);
+    } else {
+      assert.equal(privatizer.privatize(value).length, 1, c.name);
+    }
+    assert.equal((await privatizer.privatizeMemoized(value, ["alice"], key)).length, 1, c.name);
+    if (file.release.key !== null) {
+      assert.equal(file.release.key, vectors.key_id);
+      await assert.rejects(privatizer.privatizeMemoized(value, ["alice"], new Uint8Array(32)), /is bound to/, c.name);
+    }
+  }
+});
+
 test("the T-release account equals the capacity of the count mechanism (independent), and T·ε for k-RR", () => {
   const w = [[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.25, 0.25, 0.5]];
   const prior = [0.5, 0.3, 0.2];
