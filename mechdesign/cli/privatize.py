@@ -75,7 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ledger", metavar="FILE",
                         help="SQLite release ledger (created if missing): counts each user's releases of this file "
                              "across runs (with --user-column) and refuses a run that would take any user beyond the "
-                             "releases the file states (1, or T of a repeated policy)")
+                             "releases the file states (1, or T of a repeated policy); a file of its own: the run's "
+                             "data, output, mechanism or key file is refused, and so is another application's "
+                             "database")
+    parser.add_argument("--ledger-timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds to wait for another run that holds the ledger before refusing (default 60)")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -206,11 +210,16 @@ def _ledger(args: argparse.Namespace, loaded: Any) -> Iterator[Any]:
                          f"'repeated'): {args.mechanism} has release policy {policy!r}, whose memoized outputs are "
                          f"released once per value; got ledger={args.ledger!r}")
     from mechdesign.deploy._io import iter_column
-    from mechdesign.deploy.ledger import Ledger, count_users
+    from mechdesign.deploy.ledger import LOCK_TIMEOUT, Ledger, count_users, refuse_run_paths
 
+    refuse_run_paths(args.ledger, data=data_file(args), output=args.out, mechanism=args.mechanism,
+                     memo_key=args.memo_key, public_key=args.public_key)
     allowed = int(loaded.release.releases) if policy == "repeated" else 1
     users = count_users(iter_column(data_file(args), args.user_column, args.chunk_size, file_name="data"))
-    ledger = Ledger(args.ledger)
+    from mechdesign import _validation as v
+
+    timeout = LOCK_TIMEOUT if args.ledger_timeout is None else v.positive("ledger_timeout", args.ledger_timeout)
+    ledger = Ledger(args.ledger, timeout)
     reservation = ledger.reserve(loaded.sha256, users, allowed)
     try:
         yield reservation

@@ -1,0 +1,133 @@
+"""The fourth attack audit (issue 44, F2–F10): each case that failed, through the real CLI (in-process) or the API,
+with the outcome the issue asks for — one line, exit code 2, nothing written, or an honest statement.
+
+F1 (the release policy through the Python API) is ``test_release_api.py``; the earlier audits are
+``test_attacks.py``, whose cases still hold.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from mechdesign.deploy.file.column import write_mechanism_file
+from mechdesign.deploy.ledger import Ledger
+from mechdesign.design.polytope.closed_form import randomized_response
+
+
+def _one_line(result) -> str:
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    return result.stderr
+
+
+@pytest.fixture
+def run(tmp_path):
+    """A single-release file, 40 records of 40 users, and ``privatize --ledger`` on them."""
+    file = write_mechanism_file(tmp_path / "f.json", randomized_response(2, 0.7, ["no", "yes"]),
+                                guarantee={"notion": "ldp", "epsilon": 0.7})
+    (tmp_path / "in.csv").write_text("id,a\n" + "".join(f"u{i},{'yes' if i % 3 else 'no'}\n" for i in range(40)))
+
+    def privatize(cli, ledger, out="o.csv", *extra):
+        return cli("privatize", str(file), "--data", str(tmp_path / "in.csv"), "--column", "a", "--user-column", "id",
+                   "--ledger", str(ledger), "--out", str(tmp_path / out), *extra)
+    return privatize, tmp_path
+
+
+# --- F2: the ledger's SQLite failures ------------------------------------------------------------------------
+
+def test_another_applications_releases_table_is_refused_and_left_alone(cli, run):
+    privatize, folder = run
+    foreign = folder / "app.sqlite"
+    with closing(sqlite3.connect(foreign)) as connection:
+        connection.execute("CREATE TABLE releases (version TEXT, date TEXT)")
+        connection.execute("INSERT INTO releases VALUES ('1.0', '2024-01-01')")
+        connection.commit()
+    before = foreign.read_bytes()
+    result = privatize(cli, foreign)
+    assert result.returncode == 2 and "ledger must be a mechdesign release ledger" in _one_line(result)
+    assert foreign.read_bytes() == before and not (folder / "o.csv").exists()
+
+
+def test_a_database_with_our_table_and_others_is_not_a_ledger(cli, run):
+    privatize, folder = run
+    other = folder / "other.sqlite"
+    with closing(sqlite3.connect(other)) as connection:
+        connection.execute("CREATE TABLE releases (file TEXT, user TEXT, count INTEGER)")
+        connection.execute("CREATE TABLE customers (name TEXT)")
+        connection.commit()
+    result = privatize(cli, other)
+    assert result.returncode == 2 and "tables ['customers', 'releases']" in _one_line(result)
+
+
+def test_a_new_ledger_carries_its_mark_and_an_old_unmarked_one_still_opens(cli, run):
+    from mechdesign.deploy.ledger import APPLICATION_ID
+
+    privatize, folder = run
+    assert privatize(cli, folder / "l.sqlite").returncode == 0
+    with closing(sqlite3.connect(folder / "l.sqlite")) as connection:
+        assert connection.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        connection.execute("PRAGMA application_id = 0")  # as a ledger written before the mark
+    refused = privatize(cli, folder / "l.sqlite", "o2.csv")  # still counts: every user was released once
+    assert refused.returncode == 2 and "at most 1 release per user" in _one_line(refused)
+
+
+def test_a_ledger_locked_by_another_writer_is_refused_after_the_stated_timeout(cli, run):
+    privatize, folder = run
+    path = folder / "l.sqlite"
+    Ledger(path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # another run in its transaction
+        result = privatize(cli, path, "o.csv", "--ledger-timeout", "0.05")
+    finally:
+        holder.close()
+    assert result.returncode == 2
+    assert "ledger must not be locked by another writer for more than 0.05 s (the lock timeout)" in _one_line(result)
+    assert not (folder / "o.csv").exists()
+    assert "default 60" in cli("privatize", "--help").stdout.replace("\n", " ")
+    bad = privatize(cli, path, "o.csv", "--ledger-timeout", "-1")
+    assert bad.returncode == 2 and "ledger_timeout must be > 0" in _one_line(bad)
+
+
+def test_a_ledger_in_a_folder_that_cannot_hold_it_is_one_line(cli, run):
+    privatize, folder = run
+    for path in (folder / "missing" / "l.sqlite", Path("/proc/self/l.sqlite")):  # /proc: read-only even for root
+        result = privatize(cli, path)
+        assert result.returncode == 2 and "ledger must be a writable file in a writable folder" in _one_line(result)
+        assert not (folder / "o.csv").exists()
+
+
+def test_a_read_only_ledger_is_one_line(cli, run, monkeypatch):
+    privatize, folder = run
+    path = folder / "l.sqlite"
+    Ledger(path)
+    connect = sqlite3.connect
+
+    def read_only(database, *args, **kwargs):  # what an immutable file or a read-only mount gives SQLite
+        return connect(f"file:{database}?mode=ro", *args, uri=True, **kwargs)
+    monkeypatch.setattr(sqlite3, "connect", read_only)
+    result = privatize(cli, path)
+    assert result.returncode == 2 and "attempt to write a readonly database" in _one_line(result)
+    assert not (folder / "o.csv").exists()
+
+
+# --- F3: the ledger is a file of its own ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("which", ["output", "data", "mechanism", "data-hard-link"])
+def test_the_ledger_refuses_a_file_of_the_run(cli, run, which):
+    privatize, folder = run
+    target = {"output": folder / "o.csv", "data": folder / "in.csv", "mechanism": folder / "f.json",
+              "data-hard-link": folder / "link.csv"}[which]
+    if which == "data-hard-link":
+        os.link(folder / "in.csv", target)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    for _ in range(2):  # the audit's second run with the same path started a new ledger
+        result = privatize(cli, target, "o.csv", "--force")
+        assert result.returncode == 2 and "ledger must be a file of its own, not the run's" in _one_line(result)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # nothing written, nothing replaced
+
+
