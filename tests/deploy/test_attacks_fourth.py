@@ -7,6 +7,8 @@ F1 (the release policy through the Python API) is ``test_release_api.py``; the e
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sqlite3
 from contextlib import closing
@@ -131,3 +133,32 @@ def test_the_ledger_refuses_a_file_of_the_run(cli, run, which):
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # nothing written, nothing replaced
 
 
+
+# --- F5: designs at ε ≥ 710, where e^ε overflows float64 ----------------------------------------------------
+
+def _problem(folder: Path, epsilon: str, utility: str, counts: list[int]) -> Path:
+    labels = [f"v{i}" for i in range(len(counts))]
+    path = folder / f"p-{utility}-{epsilon}.toml"
+    path.write_text(f'name = "big"\n[data]\ncounts = {counts}\nlabels = {json.dumps(labels)}\n[privacy]\n'
+                    f'epsilon = {epsilon}\ndelta = 1e-6\n[utility]\nkind = "{utility}"\n')
+    return path
+
+
+@pytest.mark.parametrize(("utility", "counts", "epsilon"), [
+    ("mutual_information", [32650, 16192], "710"), ("mutual_information", [32650, 16192], "1e308"),
+    ("estimation_mse", [41762, 4685, 1519, 470, 406], "800"),
+])
+def test_a_design_at_an_epsilon_beyond_exp_overflow_is_written_and_verifies(cli, tmp_path, utility, counts, epsilon):
+    """Issue 44 F5: 'math range error' (a regression: turn 4 wrote a file that verified at ε = 1e308)."""
+    result = cli("design", str(_problem(tmp_path, epsilon, utility, counts)), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    verified = cli("verify", str(tmp_path / "big.mech.json"), "--json")
+    assert verified.returncode == 0 and json.loads(verified.stdout)["epsilon"] == float(epsilon)
+
+
+def test_the_inner_epsilon_keeps_its_value_where_epsilon_swamps_the_sum():
+    from mechdesign.design.problem import epsilon_prime_of
+
+    radius = 0.0243742856278113
+    assert epsilon_prime_of(1e308, radius) == pytest.approx(epsilon_prime_of(800.0, radius), rel=1e-12)
+    assert epsilon_prime_of(1e308, radius) == pytest.approx(-math.log(radius / 2), rel=1e-12)
