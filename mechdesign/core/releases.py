@@ -59,9 +59,13 @@ from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import MatrixLike, Mechanism, as_mechanism
 from mechdesign.core.uncertainty import L1Ball
 
-__all__ = ["DEFAULT_MAX_VECTORS", "METHODS", "ReleaseLeakage", "account_spread", "count_mechanism", "count_vectors",
-           "merged_mechanism", "number_of_count_vectors", "release_leakage", "report_leakage"]
+__all__ = ["DEFAULT_MAX_VECTORS", "MAX_RELEASES", "METHODS", "ReleaseLeakage", "account_spread", "count_mechanism",
+           "count_vectors", "merged_mechanism", "number_of_count_vectors", "release_count", "release_leakage",
+           "report_leakage"]
 
+#: The largest T an account is computed for, and a repeated policy may state (counts are 64-bit integers: far
+#: beyond 10⁹ every account of a mechanism with zeros is its identity bound anyway).
+MAX_RELEASES = 10**9
 #: Count vectors enumerated at most by ``method="auto"`` before it switches to the certified relaxation.
 DEFAULT_MAX_VECTORS = 4_000_000
 #: How :func:`release_leakage` computes: "auto" (exact when enumerable, else the relaxation), or one of them.
@@ -365,7 +369,7 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     (True, True)
     """
     first, second = as_mechanism(permanent, "permanent"), as_mechanism(reports, "reports")
-    releases = v.positive_int("releases", releases)
+    releases = release_count(releases)
     if second.shape[0] != first.shape[1]:
         raise v.fail("reports", f"have one row per output of permanent ({first.shape[1]})", second.shape)
     if not isinstance(ball, L1Ball) or ball.size != first.shape[0]:
@@ -389,6 +393,21 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     upper = min(round_up(up, first.shape[0] + first.shape[1] + 2), lifetime)  # both bound it; rounding apart
     lower = min(_round_down(low), upper)
     return ReleaseLeakage(releases, upper, lower, True, "enumeration", vectors, _expand(counts, direction))
+
+
+def release_count(value: object, name: str = "releases") -> int:
+    """T, checked: an integer in [1, :data:`MAX_RELEASES`] (one line naming the rule otherwise).
+
+    >>> release_count(10**30)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: releases must be an integer in [1, 1000000000] (...), got releases=1000000000000000000000000000000
+    """
+    releases = v.positive_int(name, value)
+    if releases > MAX_RELEASES:
+        raise v.fail(name, f"be an integer in [1, {MAX_RELEASES}] (the largest T an account is computed for, as a "
+                     "file may state)", releases)
+    return releases
 
 
 def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, method: str = "auto",
@@ -434,7 +453,7 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
     (True, 3, True)
     """
     mech = as_mechanism(mechanism)
-    releases = v.positive_int("releases", releases)
+    releases = release_count(releases)
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
     if not isinstance(ball, L1Ball) or ball.size != mech.shape[0]:

@@ -162,3 +162,31 @@ def test_the_inner_epsilon_keeps_its_value_where_epsilon_swamps_the_sum():
     radius = 0.0243742856278113
     assert epsilon_prime_of(1e308, radius) == pytest.approx(epsilon_prime_of(800.0, radius), rel=1e-12)
     assert epsilon_prime_of(1e308, radius) == pytest.approx(-math.log(radius / 2), rel=1e-12)
+
+
+# --- F6: an account beyond 64-bit counts ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("releases", [str(10**30), str(2**63), str(10**9 + 1)])
+def test_verify_releases_beyond_the_largest_t_is_a_one_line_rule(cli, tmp_path, releases):
+    """Issue 44 F6: 'Python int too large to convert to C long' (no argument, no rule)."""
+    path = write_mechanism_file(tmp_path / "f.json", randomized_response(2, 0.7, ["no", "yes"]),
+                                guarantee={"notion": "ldp", "epsilon": 0.7})
+    for args in (("verify", str(path)), ("assess", "--matrix", str(path), "--counts", "30,20")):
+        result = cli(*args, "--releases", releases)
+        assert result.returncode == 2
+        assert f"releases must be an integer in [1, 1000000000] (the largest T an account is computed for, as a " \
+               f"file may state), got releases={releases}" in _one_line(result)
+    assert cli("verify", str(path), "--releases", str(10**9)).returncode == 0
+
+
+def test_the_largest_t_is_the_one_files_may_state_in_both_languages():
+    from mechdesign.core.releases import MAX_RELEASES, release_leakage
+    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.deploy.file.policy import MAX_RELEASES as FILE_MAX
+
+    from conftest import ROOT
+
+    text = (ROOT / "clients" / "js" / "src" / "release.ts").read_text()
+    assert MAX_RELEASES == FILE_MAX == 10**9 and "export const MAX_RELEASES = 1_000_000_000;" in text
+    with pytest.raises(ValueError, match=r"releases must be an integer in \[1, 1000000000\]"):
+        release_leakage([[0.9, 0.1], [0.1, 0.9]], L1Ball([0.5, 0.5], 0.1), 10**30)
