@@ -190,3 +190,30 @@ def test_the_largest_t_is_the_one_files_may_state_in_both_languages():
     assert MAX_RELEASES == FILE_MAX == 10**9 and "export const MAX_RELEASES = 1_000_000_000;" in text
     with pytest.raises(ValueError, match=r"releases must be an integer in \[1, 1000000000\]"):
         release_leakage([[0.9, 0.1], [0.1, 0.9]], L1Ball([0.5, 0.5], 0.1), 10**30)
+
+
+# --- F7: one verdict on the environment in both languages ----------------------------------------------------
+
+def _environment_cases() -> list[tuple[str, dict]]:
+    from conftest import ROOT
+
+    vectors = json.loads((ROOT / "conformance" / "environment.json").read_text(encoding="ascii"))
+    return [(name, case) for name, cases in vectors.items() for case in cases]
+
+
+@pytest.mark.parametrize(("name", "case"), _environment_cases(), ids=lambda x: x if isinstance(x, str) else
+                         json.dumps(x["value"]))
+def test_the_environment_gets_the_verdict_of_the_vectors_through_the_cli(cli, tmp_path, monkeypatch, name, case):
+    """Issue 44 F7: a leading U+FEFF was accepted by the client (trim) and refused here; a leading U+001C was refused
+    with "could not convert string to float". The vectors (conformance/environment.json, also read by
+    clients/js/test/client.test.mjs) hold one verdict per value; here the real CLI gives it, in one line."""
+    path = write_mechanism_file(tmp_path / "f.json", randomized_response(2, 0.7, ["no", "yes"]),
+                                guarantee={"notion": "ldp", "epsilon": 0.7})
+    monkeypatch.setenv(name, case["value"])
+    result = cli("verify", str(path))
+    if case["error"] is not None:
+        assert result.returncode == 2 and _one_line(result).endswith(f"{case['error']}\n")
+    elif case.get("required"):
+        assert result.returncode == 2 and "public_key must be given when a signature is required" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr

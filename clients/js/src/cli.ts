@@ -18,6 +18,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { environment, showText } from "./checks.js";
 import { MechanismFileError } from "./errors.js";
 import { type LdpLevel, ldpLevel } from "./leakage.js";
 import {
@@ -99,9 +100,11 @@ function parseArguments(argv: string[]): Arguments {
   }
   if (!out.file) throw new UsageError("FILE must be given");
   if (out.force && out.out === undefined) throw new UsageError("--force needs --out (it replaces an existing OUT)");
-  const policy = (process.env[REQUIRE] ?? "").trim().toLowerCase();
+  const [raw, trimmed] = environment(REQUIRE) ?? ["", ""];
+  // ASCII case only, as mechdesign folds it: a non-ASCII value is refused in both languages
+  const policy = /^[\x00-\x7f]*$/.test(trimmed) ? trimmed.toLowerCase() : trimmed;
   if (!["", "0", "1", "true", "false", "yes", "no"].includes(policy)) {
-    throw new UsageError(`${REQUIRE} must be 1 or 0 (true/false, yes/no), got ${REQUIRE}=${JSON.stringify(policy)}`);
+    throw new RangeError(`${REQUIRE} must be 1 or 0 (true/false, yes/no), got ${REQUIRE}=${showText(raw)}`);
   }
   out.requireSignature ||= ["1", "true", "yes"].includes(policy);
   if (out.requireSignature && out.publicKey === undefined) {
