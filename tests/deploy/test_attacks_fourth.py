@@ -217,3 +217,24 @@ def test_the_environment_gets_the_verdict_of_the_vectors_through_the_cli(cli, tm
         assert result.returncode == 2 and "public_key must be given when a signature is required" in result.stderr
     else:
         assert result.returncode == 0, result.stderr
+
+
+# --- F8: memo-key over a signed mechanism file -------------------------------------------------------------
+
+def test_memo_key_over_a_signed_mechanism_file_refuses_then_warns_as_its_help_promises(cli, tmp_path):
+    """Issue 44 F8: ``memo-key FILE --force`` replaced a signed mechanism file with a key, without a warning."""
+    path = write_mechanism_file(tmp_path / "f.json", randomized_response(2, 0.7, ["no", "yes"]),
+                                guarantee={"notion": "ldp", "epsilon": 0.7})
+    assert cli("sign", "--generate-key", str(tmp_path / "k.pem")).returncode == 0
+    assert cli("sign", str(path), "--key", str(tmp_path / "k.pem")).returncode == 0
+    signed = path.read_bytes()
+    refused = cli("memo-key", str(path))
+    assert refused.returncode == 2 and "it is a signed mechanism file, not a memoization key" in _one_line(refused)
+    assert path.read_bytes() == signed
+    assert "replacing a signed mechanism file prints a warning" in " ".join(cli("memo-key", "--help").stdout.split())
+    replaced = cli("memo-key", str(path), "--force")
+    assert replaced.returncode == 0
+    assert "warning: replacing the signed mechanism file" in _one_line(replaced)
+    assert len(path.read_text()) == 65  # a key now
+    again = cli("memo-key", str(path), "--force")  # a key replaced by a key: no warning (it is not signed)
+    assert again.returncode == 0 and again.stderr == ""
