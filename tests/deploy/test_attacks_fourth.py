@@ -238,3 +238,38 @@ def test_memo_key_over_a_signed_mechanism_file_refuses_then_warns_as_its_help_pr
     assert len(path.read_text()) == 65  # a key now
     again = cli("memo-key", str(path), "--force")  # a key replaced by a key: no warning (it is not signed)
     assert again.returncode == 0 and again.stderr == ""
+
+
+# --- F10: the memo key file is read with a bound ---------------------------------------------------------------
+
+def test_the_memo_key_is_read_with_a_bound_and_dev_zero_is_refused_at_once(cli, tmp_path):
+    """Issue 44 F10: ``--memo-key /dev/zero`` read until memory ran out (read_memo_key read the whole file); the
+    JavaScript client reads at most 66 bytes. Both refuse in the same words, naming the size. The reads run in a
+    child limited to 1 GiB of address space: an unbounded read fails there with MemoryError instead of taking the
+    machine's memory."""
+    import subprocess
+    import sys
+
+    big = tmp_path / "big.key"
+    with big.open("wb") as handle:
+        handle.truncate(10 << 30)  # 10 GiB, sparse: judged by its size, never read
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+            "from mechdesign.deploy.sampling.memo import read_memo_key\n"
+            f"for path in ('/dev/zero', {str(big)!r}):\n"
+            "    try:\n"
+            "        read_memo_key(path)\n"
+            "    except ValueError as error:\n"
+            "        print(error)\n")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert child.returncode == 0, child.stderr[-300:]
+    rule = "memo_key must be a file of 64 hexadecimal characters and a newline (32 random bytes, as mechdesign " \
+           "memo-key writes), got a file of"
+    assert child.stdout.splitlines() == [f"{rule} 66 bytes: /dev/zero", f"{rule} {10 << 30} bytes: {big}"]
+    file = write_mechanism_file(tmp_path / "m.json", randomized_response(2, 0.7, ["no", "yes"]),
+                                guarantee={"notion": "ldp", "epsilon": 0.7}, release={"policy": "memoized"})
+    (tmp_path / "in.csv").write_text("id,a\nu1,no\n")
+    result = cli("privatize", str(file), "--data", str(tmp_path / "in.csv"), "--column", "a", "--user-column", "id",
+                 "--memo-key", "/dev/zero", "--out", str(tmp_path / "o.csv"))
+    assert result.returncode == 2 and f"{rule} 66 bytes: /dev/zero" in _one_line(result)
+    assert not (tmp_path / "o.csv").exists()

@@ -24,7 +24,7 @@ import { type LdpLevel, ldpLevel } from "./leakage.js";
 import {
   MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
 } from "./mechfile.js";
-import { MemoFunction, parseMemoKey } from "./memo.js";
+import { MemoFunction, memoKeyError, parseMemoKey } from "./memo.js";
 import { nodeDecryptor } from "./node.js";
 import { Privatizer } from "./privatizer.js";
 import { type ReleaseCheck, isMemoized } from "./release.js";
@@ -338,10 +338,15 @@ async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> 
 function readKey(path: string): Uint8Array {
   const fd = openSync(path, "r");
   try {
-    const size = fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(Math.max(size, 0), 65) + 1);
-    const count = readSync(fd, buffer, 0, buffer.length, null);
-    if (size > 65 || count > 65) parseMemoKey(Buffer.alloc(Math.max(size, count)), path); // throws, naming the size
+    const size = fstatSync(fd).size; // 0 for a device or a pipe, which are read up to 66 bytes all the same
+    const buffer = Buffer.alloc(66);
+    let count = 0;
+    while (count < buffer.length) {
+      const n = readSync(fd, buffer, count, buffer.length - count, null);
+      if (n === 0) break;
+      count += n;
+    }
+    if (size > 65 || count > 65) throw memoKeyError(Math.max(size, count), path); // by its size, unread
     return buffer.subarray(0, count);
   } finally {
     closeSync(fd);

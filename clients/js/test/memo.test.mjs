@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -247,11 +247,18 @@ test("mechdesign-js privatize --memo-key: user<TAB>value lines; refusals exit 2 
   assert.equal(ok.status, 0, ok.stderr);
   assert.deepEqual(ok.stdout.trim().split("\n"), cases.map((c) => c.output));
   const out = join(folder, "out.txt");
+  const big = join(folder, "big.key");
+  writeFileSync(big, "");
+  truncateSync(big, 10 * 2 ** 30); // sparse: nothing stored
   const refused = [
     [[file, "--out", out], "u\tred\n", /memo_key must be given \(--memo-key KEY, user<TAB>value lines on stdin\)/],
     [[file, "--memo-key", keyFile, "--out", out], "u\tred\nno-tab\n", /values must be user<TAB>value lines with --memo-key \(line 2\), got values="no-tab"$/m],
     [[file, "--memo-key", keyFile, "--out", out], "\tred\n", /no empty or missing user id/],
     [[file, "--memo-key", file, "--out", out], "u\tred\n", /memo_key must be a file of 64 hexadecimal/],
+    // Issue 44 F10: the same words as mechdesign's read_memo_key, by the size, unread (a 10 GiB sparse file was
+    // allocated whole to be refused), and /dev/zero after 66 bytes.
+    [[file, "--memo-key", big, "--out", out], "u\tred\n", new RegExp(`got a file of ${10 * 2 ** 30} bytes: ${big}$`, "m")],
+    [[file, "--memo-key", "/dev/zero", "--out", out], "u\tred\n", /got a file of 66 bytes: \/dev\/zero$/m],
   ];
   for (const [args, input, message] of refused) {
     const result = run(args, input);
