@@ -58,10 +58,11 @@ from mechdesign._numerics import FLOAT_EPS, round_up
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import MatrixLike, Mechanism, as_mechanism
 from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deadline import Deadline
 
 __all__ = ["DEFAULT_MAX_VECTORS", "MAX_RELEASES", "METHODS", "ReleaseLeakage", "account_spread", "count_mechanism",
            "count_vectors", "merged_mechanism", "number_of_count_vectors", "release_count", "release_leakage",
-           "report_leakage"]
+           "release_seconds", "report_leakage"]
 
 #: The largest T an account is computed for, and a repeated policy may state (counts are 64-bit integers: far
 #: beyond 10⁹ every account of a mechanism with zeros is its identity bound anyway).
@@ -90,7 +91,8 @@ class ReleaseLeakage:
         Whether every count vector was evaluated (``epsilon`` is then L_T rounded up).
     method : str
         "enumeration", "relaxation" (certified convex relaxation), or the trivial bound that was smaller:
-        "ldp" (T·ε_LDP) or "identity" (−log min_x Q_x over the ball).
+        "ldp" (T·ε_LDP) or "identity" (−log min_x Q_x over the ball); "deadline" when a deadline cut the account
+        and no bound is finite (``epsilon`` is ``inf``).
     vectors : int
         The number of count vectors (outcomes up to order) of the T releases, after merging proportional outputs.
     worst : tuple of int or None
@@ -269,12 +271,13 @@ def _finish(a: np.ndarray, z: np.ndarray, s: np.ndarray, counts: np.ndarray) -> 
     return a, s.max(axis=1), lambda j: counts[j]
 
 
-def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
-           permanent: np.ndarray | None = None) -> tuple[float, float, np.ndarray]:
+def _exact(logs: np.ndarray, ball: L1Ball, releases: int, permanent: np.ndarray | None = None,
+           stop: Callable[[], bool] | None = None) -> tuple[float, float, np.ndarray]:
     """(upper, lower, worst direction counts): the largest column leakage over all count vectors.
 
     With ``permanent`` (log W₁, N × M₁), ``logs`` are the reports' log W₂ (M₁ rows) and each input's likelihood is
-    Σ_{y₁} W₁[x, y₁] ∏_y W₂[y₁, y]^{n_y}, a log-sum-exp over the permanent outputs.
+    Σ_{y₁} W₁[x, y₁] ∏_y W₂[y₁, y]^{n_y}, a log-sum-exp over the permanent outputs. ``stop`` is asked between blocks:
+    when it says so, the upper bound is ``inf`` (count vectors were left out) and the lower one stands.
     """
     from scipy.special import logsumexp
 
@@ -283,6 +286,8 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int,
     floor = np.maximum(ball.center.probabilities - ball.radius / 2, 0.0)
     rest = max(0.0, 1.0 - float(floor.sum()))
     for a, scale, counts_of in _blocks(logs, releases):
+        if stop is not None and stop():
+            return math.inf, best_value, worst
         rows = np.arange(a.shape[0])
         if permanent is not None:
             # a: per permanent output; the sum over them adds at most M₁ + 2 relative roundings of the likelihood
@@ -411,7 +416,7 @@ def release_count(value: object, name: str = "releases") -> int:
 
 
 def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, method: str = "auto",
-                    max_vectors: int = DEFAULT_MAX_VECTORS) -> ReleaseLeakage:
+                    max_vectors: int = DEFAULT_MAX_VECTORS, deadline: Deadline | None = None) -> ReleaseLeakage:
     """The leakage of ``releases`` fresh releases of the same value over ``ball`` (module docstring).
 
     Parameters
@@ -428,6 +433,12 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         vectors. Both are compared with the trivial bounds (module docstring), and the smallest is reported.
     max_vectors : int
         The largest enumeration "auto" runs.
+    deadline : Deadline, optional
+        When the account must end (a design's ``--time-limit``): "auto" skips an enumeration whose estimated
+        time (:func:`release_seconds`) exceeds what is left; an enumeration or relaxation the deadline cuts
+        certifies nothing beyond what it finished, and the trivial bounds stand (``epsilon`` is then ``inf``
+        where none is finite, ``method`` "deadline"). Always a valid upper bound, never later than the deadline
+        by more than one block or one convex program.
 
     Returns
     -------
@@ -467,23 +478,82 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         value = capacity(mech, ball)
         return ReleaseLeakage(1, value, _round_down(value), True, "enumeration", vectors, None)
     trivial = _trivial(mech.matrix, ball, releases)
-    enumerate_all = method == "enumeration" or (method == "auto" and vectors <= max_vectors)
+    stop = None if deadline is None else deadline.expired
+    enumerate_all = method == "enumeration" or (method == "auto" and vectors <= max_vectors and (
+        deadline is None or _enumeration_seconds(vectors, logs.shape[0]) <= deadline.remaining()))
     if enumerate_all:
-        up, low, counts = _exact(logs, ball, releases)
+        up, low, counts = _exact(logs, ball, releases, stop=stop)
         upper, lower = round_up(up, logs.shape[0] + 2), _round_down(low)
-        worst: tuple[int, ...] | None = _expand(counts, direction)
-        exact, how = True, "enumeration"
+        worst: tuple[int, ...] | None = _expand(counts, direction) if math.isfinite(low) else None
+        exact, how = math.isfinite(up), "enumeration" if math.isfinite(up) else "deadline"
     else:
         from mechdesign.core.release_bound import relaxation_bound
 
-        bound = relaxation_bound(logs, ball, releases)
-        upper, exact, how = bound.upper, False, "relaxation"
+        bound = relaxation_bound(logs, ball, releases, stop=stop)
+        upper, exact = bound.upper, False
+        how = "relaxation" if math.isfinite(bound.upper) else "deadline"
         lower = bound.lower
         worst = None if bound.worst is None else _expand(bound.worst, direction)
     for name, value in trivial:
         if value < upper:  # after an enumeration only rounding can separate them: the account stays exact
             upper, how = value, (how if exact else name)
     return ReleaseLeakage(releases, float(max(upper, lower)), float(lower), exact, how, vectors, worst)
+
+
+# CPU seconds per unit, measured on the 2-core test machine (the A-optimal Adult education design, 16 × 122): one
+# count vector and input of the enumeration (5.7e-8 at T = 3, 310,124 vectors; 1.6e-7 at T = 2, small blocks), one
+# convex program of the relaxation (15-20 ms; its 230 roots took 3.7-4.7 s at T = 4 and 5).
+_SECONDS_PER_VECTOR_INPUT = 1.5e-7
+_SECONDS_PER_SOLVE = 0.02
+_MARGIN = 1.5
+
+
+def _enumeration_seconds(vectors: int, inputs: int) -> float:
+    from mechdesign.deadline import contention
+
+    return _MARGIN * _SECONDS_PER_VECTOR_INPUT * vectors * inputs * contention() + 0.05
+
+
+def release_seconds(ball: L1Ball, outputs: int, releases: int, *, max_vectors: int = DEFAULT_MAX_VECTORS) -> float:
+    """Estimated wall seconds of :func:`release_leakage` for a mechanism of ``outputs`` outputs (a deadline's reserve).
+
+    The enumeration's time when it is what "auto" runs (count vectors × inputs), else the relaxation's until its
+    first certified bound (:func:`~mechdesign.core.release_bound.root_cases` convex programs), scaled by
+    :func:`mechdesign.deadline.contention` as the file's write time is. A design that states T releases keeps this
+    much of its time limit for the account.
+
+    Parameters
+    ----------
+    ball : L1Ball
+        The guarantee's ball.
+    outputs : int
+        M (proportional outputs are merged by the account: this is an upper bound).
+    releases : int
+        T.
+    max_vectors : int
+        The largest enumeration "auto" runs.
+
+    Returns
+    -------
+    float
+        Seconds (0 for T = 1: the capacity, computed anyway).
+
+    Examples
+    --------
+    >>> from mechdesign.core.uncertainty import L1Ball
+    >>> release_seconds(L1Ball([0.5, 0.5], 0.1), 2, 1)
+    0.0
+    """
+    from mechdesign.deadline import contention
+
+    if releases <= 1:
+        return 0.0
+    vectors = number_of_count_vectors(releases, outputs)
+    if vectors <= max_vectors:
+        return _enumeration_seconds(vectors, ball.size)
+    from mechdesign.core.release_bound import root_cases
+
+    return _MARGIN * _SECONDS_PER_SOLVE * root_cases(ball) * contention() + 0.05
 
 
 def account_spread(mechanism: MatrixLike, releases: int) -> float:

@@ -273,3 +273,111 @@ def test_the_memo_key_is_read_with_a_bound_and_dev_zero_is_refused_at_once(cli, 
                  "--memo-key", "/dev/zero", "--out", str(tmp_path / "o.csv"))
     assert result.returncode == 2 and f"{rule} 66 bytes: /dev/zero" in _one_line(result)
     assert not (tmp_path / "o.csv").exists()
+
+
+# --- F4: the T-release account of a repeated design inside the deadline --------------------------------------
+
+def _ticking(step: float):
+    """A fake clock that advances ``step`` seconds at every reading (the outcome depends on no machine's speed)."""
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += step
+        return now[0]
+    return clock
+
+
+def _wide_mechanism(zeros: bool):
+    """6 inputs, 12 outputs: 4,368 count vectors of 5 releases."""
+    import numpy as np
+
+    from mechdesign.core.mechanism import Mechanism
+
+    matrix = np.random.default_rng(4).uniform(0.5, 1.5, (6, 12))
+    if zeros:
+        matrix[0, :5] = 0.0
+    return Mechanism.from_matrix(matrix / matrix.sum(axis=1, keepdims=True))
+
+
+def test_an_account_cut_by_the_deadline_states_a_certified_bound(tmp_path):
+    """Issue 44 F4: the ε_T account ran outside the deadline (a T = 5 education design, --time-limit 3: 62 s wall).
+    Cut by the deadline (at the second reading of a fake clock), the enumeration certifies nothing and the file
+    states the smaller trivial bound (T·ε_LDP, or −log(min P̂ − β/2)), which the full account (recomputed when the
+    file is read) never exceeds."""
+    import numpy as np
+
+    from mechdesign.core.releases import _trivial, release_leakage
+    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.deadline import Deadline
+    from mechdesign.deploy.file.column import read_mechanism_file
+
+    mechanism = _wide_mechanism(zeros=False)
+    prior = np.full(6, 1 / 6)
+    ball = L1Ball(prior, 0.2)
+    cut = release_leakage(mechanism, ball, 5, deadline=Deadline(1.5, clock=_ticking(1.0)))
+    trivial = dict(_trivial(mechanism.matrix, ball, 5))
+    assert not cut.exact and cut.epsilon == min(trivial.values()) and cut.method in trivial
+    assert release_leakage(mechanism, ball, 5).epsilon <= cut.epsilon
+    guarantee = {"notion": "pml", "epsilon": 10.0, "prior": prior, "radius": 0.2}
+    path = write_mechanism_file(tmp_path / "f.json", mechanism, guarantee=guarantee,
+                                release={"policy": "repeated", "releases": 5},
+                                deadline=Deadline(1.5, clock=_ticking(1.0)))
+    loaded = read_mechanism_file(path)  # verified: the exact account is at most the stated bound
+    assert loaded.release.epsilon >= cut.epsilon
+
+
+def test_an_account_with_no_finite_bound_by_the_deadline_is_refused_and_nothing_written(tmp_path):
+    import numpy as np
+
+    from mechdesign.deadline import Deadline
+
+    mechanism = _wide_mechanism(zeros=True)  # LDP level infinite; the ball reaches a zero prior: no trivial bound
+    guarantee = {"notion": "pml", "epsilon": 50.0, "prior": np.full(6, 1 / 6), "radius": 0.5}
+    with pytest.raises(ValueError) as info:
+        write_mechanism_file(tmp_path / "f.json", mechanism, guarantee=guarantee,
+                             release={"policy": "repeated", "releases": 5}, deadline=Deadline(1.5, clock=_ticking(1.0)))
+    assert "time_limit must leave time for the 5-release account the file states" in str(info.value)
+    assert "\n" not in str(info.value) and not list(tmp_path.iterdir())
+
+
+def test_the_relaxation_stops_when_told_and_is_certified_only_after_its_roots():
+    import numpy as np
+
+    from mechdesign.core.release_bound import relaxation_bound, root_cases
+    from mechdesign.core.releases import _merged_logs, release_leakage
+    from mechdesign.core.uncertainty import L1Ball
+
+    matrix = np.array([[0.6, 0.3, 0.1, 0.0], [0.1, 0.5, 0.2, 0.2], [0.2, 0.1, 0.3, 0.4]])
+    ball = L1Ball([0.5, 0.3, 0.2], 0.1)
+    logs, _ = _merged_logs(matrix)
+    exact = release_leakage(matrix, ball, 6, method="enumeration")
+    roots = root_cases(ball)
+    asked = [0]
+
+    def stop_after(count: int):
+        def stop() -> bool:
+            asked[0] += 1
+            return asked[0] > count
+        return stop
+    early = relaxation_bound(logs, ball, 6, stop=stop_after(roots - 1))
+    assert early.upper == float("inf") and early.cases == roots - 1
+    asked[0] = 0
+    rooted = relaxation_bound(logs, ball, 6, stop=stop_after(roots))
+    assert rooted.cases == roots and exact.epsilon <= rooted.upper < float("inf")
+
+
+def test_design_keeps_its_time_limit_for_the_account(cli, tmp_path, monkeypatch):
+    """Through the CLI: with the deadline already passed when the file is written (``Deadline.expired`` says so),
+    a repeated Adult race design whose account has no trivial bound is refused in one line, nothing written (before
+    the fix the account ran to its end, outside the time limit)."""
+    from mechdesign.deadline import Deadline
+
+    from conftest import PROBLEMS
+
+    problem = tmp_path / "race.toml"
+    text = (PROBLEMS / "adult-race.toml").read_text().split("[expected]")[0]
+    problem.write_text(text + '\n[release]\npolicy = "repeated"\nreleases = 3\n')
+    monkeypatch.setattr(Deadline, "expired", lambda self: True)
+    result = cli("design", str(problem), "--out", str(tmp_path), "--no-baselines")
+    assert result.returncode == 2 and "time_limit must leave time for the 3-release account" in _one_line(result)
+    assert not list(tmp_path.glob("*.mech.json"))
