@@ -148,7 +148,11 @@ def test_an_oracle_past_its_deadline_stops_and_gives_no_bound():
 
 def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certified(monkeypatch):
     """Knapsack tables of 0.2 s inside the bound (a call ≥ 4 s), no bound during the search: the final certificate
-    starts with its cost unknown, is cut at the limit, and the result stays certified."""
+    starts with its cost unknown, is cut at the limit, and the result stays certified.
+
+    On a fake clock (1 ms a reading, 0.2 s a table of the bound), as the final-certificate test above: it slept
+    0.2 s per table under a real 5-s limit, and whether a table of the bound began before the limit depended on
+    the machine's load."""
     from mechdesign.design.polytope.separable import SeparableOracle
 
     problem = _priced(monkeypatch)
@@ -156,11 +160,16 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
     table, bound = SeparableOracle._table, priced.structured_bound
     inside: list[bool] = []
     started: list[float] = []  # when each table of the bound that ran began
+    now = [time.monotonic()]
+
+    def clock() -> float:
+        now[0] += 1e-3
+        return now[0]
 
     def slow_table(self, *args, **kwargs):
         if not inside:
             return table(self, *args, **kwargs)
-        time.sleep(0.2)
+        now[0] += 0.2
         begun = time.monotonic()
         found = table(self, *args, **kwargs)  # raises OracleTimeout past the deadline
         started.append(begun)
@@ -177,8 +186,11 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
     monkeypatch.setattr(priced, "structured_bound", slow_bound)
     monkeypatch.setattr(priced, "_DUAL_COLUMNS_MAX", 1)
     monkeypatch.setattr(priced, "_PROBE_AT", 2.0)
-    end = time.monotonic() + 5.0
-    result = design_estimation(problem, baselines=False, time_limit=5.0)
+    monkeypatch.setattr(time, "monotonic", clock)
+    monkeypatch.setattr(deadline_module, "contention", lambda: 1.0)
+    deadline = Deadline(5.0, clock=clock)
+    end = deadline.end
+    result = design_estimation(problem, baselines=False, deadline=deadline)
     assert started and max(started) < end  # no table of the bound began after the limit (uncut: until ~7 s)
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)
