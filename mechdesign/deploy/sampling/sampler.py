@@ -215,9 +215,26 @@ class Privatizer:
     def memo_function(self, memo: Any, users: bool = True) -> Any:
         """The memo function draws use (``None``: fresh draws), under the file's release policy.
 
-        :func:`mechdesign.deploy.sampling.release.memo_function` with this file's policy and ``sha256``: ``memo``
-        is a :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, a 32-byte key or a key file's path (a raw
-        mechanism takes only a MemoFunction); a memoized or two-layer file refuses ``None``.
+        :func:`mechdesign.deploy.sampling.release.memo_function` with this file's policy and ``sha256``.
+
+        Parameters
+        ----------
+        memo : MemoFunction, bytes, path or None
+            A :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, a 32-byte key or a key file's path (a raw
+            mechanism takes only a MemoFunction); ``None`` for fresh draws.
+        users : bool
+            Whether user ids come with the draws.
+
+        Returns
+        -------
+        MemoFunction or None
+            Keyed by this file's ``sha256``.
+
+        Raises
+        ------
+        ValueError
+            One line: a memoized or two-layer file without ``memo`` or without user ids, a key other than the one
+            the file is bound to, or another file's memo function.
         """
         from mechdesign.deploy.sampling.release import memo_function
 
