@@ -275,7 +275,7 @@ def _boundary_priors(center: np.ndarray, radius: float) -> list[np.ndarray]:
     return found
 
 
-@pytest.mark.parametrize("records", [500, 5_000, 100_000])
+@pytest.mark.parametrize("records", [500, 5_000, pytest.param(100_000, marks=pytest.mark.slow)])
 def test_honest_data_from_the_ball_boundary_pass_at_rate_at_least_one_minus_delta(records):
     """Size by simulation: at δ_d = 0.05 (large enough to measure), draws from boundary priors are refused at a
     rate ≤ δ_d; the bound is conservative, so in fact almost never."""

@@ -109,7 +109,7 @@ def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fi
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("utility", ["estimation_logdet", "estimation_mse"])
+@pytest.mark.parametrize("utility", [pytest.param("estimation_logdet", marks=pytest.mark.slow), "estimation_mse"])
 def test_without_dual_rounds_one_oracle_call_measures_the_certificate(monkeypatch, utility):
     """Large-N regime (no dual rounds): one round of the structured bound mid-search (one oracle call) measures what
     a round of the final certificate costs; the diagonal structure's call of smaller N does not run there."""
@@ -223,6 +223,8 @@ def test_a_reduction_past_its_deadline_returns_theta_unchanged():
     assert np.allclose(columns @ reduced, columns @ theta)
 
 
+@pytest.mark.slow  # two designs (3.3 s of CPU); "priced never claims more than enumeration" stays in the default
+# suite (test_separable.py::test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumeration)
 def test_a_vertex_list_over_max_candidates_is_priced_at_small_n():
     """N = 8, β = 0.5 (1,270 general-β candidates) with max_candidates = 100: the priced search instead of a refusal
     (Adult education at the radius of five attributes' joint ball was refused), certified and never claiming more

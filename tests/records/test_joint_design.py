@@ -104,6 +104,7 @@ def test_adult_race_sex_joint_design_beats_the_product(adult_race_sex):
     assert marginals.mse <= product.mse and marginals.mse < 0.6 * product.mse
 
 
+@pytest.mark.slow  # a third Adult race × sex joint design (2.6 s of CPU) for a regression at ε = 0.5
 def test_adult_race_sex_marginal_design_at_half_a_nat_is_certified_optimal():
     """ε = 0.5: the polished θ left the rows summing to 1 ± 4.5e-8; renormalising and repairing (α = 5e-7) cost
     1.4e-5 on 16.0 near the singular L-optimum, and the design ended "feasible" at a relative gap of 8.7e-7."""
