@@ -66,12 +66,15 @@ def max_file_bytes() -> int:
     The clients read the same variable with the same rule (``docs/client_spec.rst``), so both languages refuse
     the same files.
     """
-    text = os.environ.get(_LIMIT_VARIABLE)
-    if text is None:
+    from mechdesign._validation import environment, show_text
+
+    read = environment(_LIMIT_VARIABLE)
+    if read is None:
         return MAX_FILE_BYTES
-    value = float(text) if _DECIMAL.fullmatch(text.strip()) else math.nan
+    raw, text = read  # trimmed of ASCII white space only, as the client trims it
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
     if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{_LIMIT_VARIABLE} must be a positive number of MiB, got {_LIMIT_VARIABLE}={text!r}")
+        raise ValueError(f"{_LIMIT_VARIABLE} must be a positive number of MiB, got {_LIMIT_VARIABLE}={show_text(raw)}")
     return int(value * (1 << 20))
 
 

@@ -8,7 +8,9 @@ with that wording; :func:`fail` builds the ``ValueError`` for rules checked else
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +29,27 @@ def _show(value: Any) -> str:
     ) else repr(value)
     text = " ".join(text.split())
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+#: What is trimmed around an environment variable's value: ASCII white space only (a shell or a ``.env`` file may add
+#: it). Python's ``str.strip()`` also removes U+001C–U+001F and U+0085, JavaScript's ``trim()`` U+FEFF: a value read
+#: by both languages (the CLI and clients/js) must get one verdict, so neither is used.
+ASCII_SPACE = " \t\n\v\f\r"
+
+
+def environment(name: str) -> tuple[str, str] | None:
+    """An environment variable as (raw value, value trimmed of :data:`ASCII_SPACE`), or ``None`` when unset."""
+    raw = os.environ.get(name)
+    return None if raw is None else (raw, raw.strip(ASCII_SPACE))
+
+
+def show_text(text: str) -> str:
+    r"""A value quoted as JSON with ASCII escapes: one line, and the text clients/js prints for the same value.
+
+    >>> show_text("\ufeff64\n")
+    '"\\ufeff64\\n"'
+    """
+    return json.dumps(text, ensure_ascii=True)
 
 
 def fail(name: str, rule: str, value: Any) -> ValueError:

@@ -12,6 +12,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The suite caches bytecode (__pycache__, ignored by git) even where the environment sets PYTHONDONTWRITEBYTECODE, as
+# many container images and this project's shared machine do: without the cache each xdist worker rewrote the ~200
+# test modules and compiled mechdesign from source (16 s of CPU per collection instead of 7), and so did every CLI
+# subprocess a test starts. Set here, before any test module is imported; the subprocesses read what is written.
+sys.dont_write_bytecode = False
+
 # Tolerances, defined once for the whole suite.
 EXACT = 1e-12      # closed forms evaluated two ways in float64
 TIGHT = 1e-9       # LP/solver results compared with closed forms after exact recomputation

@@ -54,14 +54,23 @@ def test_started_counts_from_a_given_time():
     assert Deadline(10.0, clock=clock, started=45.0).remaining() == 5.0
 
 
-def test_process_start_is_in_the_past_and_on_the_monotonic_clock():
+def test_process_start_is_in_the_past_and_on_the_monotonic_clock(monkeypatch):
+    monkeypatch.setattr(time, "monotonic", lambda: 1000.0)  # a stopped clock: no reading depends on the load
     started = process_started()
-    assert started <= time.monotonic() and time.monotonic() - started <= 31.0  # an age is capped at 30 s
+    assert 970.0 <= started <= 1000.0  # an age is capped at 30 s
 
 
-def test_on_monotonic_maps_an_injected_clock_to_the_real_one():
+def test_on_monotonic_maps_an_injected_clock_to_the_real_one(monkeypatch):
     deadline = Deadline(5.0, clock=Clock())
-    assert abs(deadline.on_monotonic() - (time.monotonic() + 5.0)) < 1.0
+    monkeypatch.setattr(time, "monotonic", lambda: 1000.0)
+    assert deadline.on_monotonic() == 1005.0
+
+
+def test_the_default_clock_is_read_when_a_deadline_is_made(monkeypatch):
+    # Tests (and callers) replace time.monotonic to drive a whole command on a fake clock: a Deadline made after the
+    # replacement reads it.
+    monkeypatch.setattr(time, "monotonic", lambda: 42.0)
+    assert Deadline(5.0).remaining() == 5.0 and Deadline(5.0).end == 47.0
 
 
 def test_contention_is_at_least_one():

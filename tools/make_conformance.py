@@ -660,6 +660,49 @@ def sampler_cases(vec: Vectors, names: list[str]) -> list[dict[str, Any]]:
     return cases
 
 
+# Values of the environment variables both languages read: ASCII white space around a value is trimmed, nothing else
+# (U+FEFF, U+00A0, U+001C-U+001F, U+0085 are not white space here), and only ASCII letters are case-folded.
+ENVIRONMENT_VALUES = {
+    "MECHDESIGN_MAX_FILE_MB": ["64", " 64 ", "\t66\n", "\v1e1\f", "+2", ".5", "1.", "\u00a064", "\ufeff64",
+                               "64\ufeff", "\x1c64", "64\x1f", "\u008564", "\u200964", "\u300064", "1_0", "inf",
+                               "", " ", "0x10", "\u0666\u0666", "-1", "0", "1e400", "6 4"],
+    "MECHDESIGN_REQUIRE_SIGNATURE": ["1", "0", " yes ", "TRUE", "\tNo\n", "", "false", "\ufeffyes", "\x1cyes",
+                                     "yes\u0085", "\u00a01", "\u0130", "\uff59\uff45\uff53", "on", "2"],
+}
+
+
+def environment_cases() -> dict[str, list[dict[str, Any]]]:
+    """For each value of each variable: mechdesign's verdict (the cap in bytes, whether a signature is required) or
+    its one-line refusal."""
+    import os
+    from types import SimpleNamespace
+
+    from mechdesign._files import max_file_bytes
+    from mechdesign.cli._io import signature_required
+
+    readers = {"MECHDESIGN_MAX_FILE_MB": ("bytes", max_file_bytes),
+               "MECHDESIGN_REQUIRE_SIGNATURE": ("required", lambda: signature_required(
+                   SimpleNamespace(require_signature=False, public_key="key.pem")))}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, values in ENVIRONMENT_VALUES.items():
+        key, read = readers[name]
+        saved = os.environ.pop(name, None)
+        cases = []
+        try:
+            for value in values:
+                os.environ[name] = value
+                try:
+                    cases.append({"value": value, key: read(), "error": None})
+                except ValueError as error:
+                    cases.append({"value": value, key: None, "error": str(error)})
+        finally:
+            os.environ.pop(name, None)
+            if saved is not None:
+                os.environ[name] = saved
+        out[name] = cases
+    return out
+
+
 def write_vectors(folder: Path) -> None:
     """Write every vector into ``folder`` (which must not exist)."""
     vec = Vectors(folder)
@@ -691,6 +734,7 @@ def write_vectors(folder: Path) -> None:
              "ldp-constant"]
     (folder / "sampler.json").write_text(dump({"cases": sampler_cases(vec, names)}), encoding="utf-8")
     (folder / "memo.json").write_text(dump(memo_cases(vec)), encoding="utf-8")
+    (folder / "environment.json").write_text(json.dumps(environment_cases(), indent=1) + "\n", encoding="ascii")
 
 
 def main() -> None:

@@ -39,11 +39,13 @@ check = verify_mechanism_file(path)
 print(f"holds: {check.holds}; stated ε = {check.epsilon}, recomputed {check.achieved:.15g}")
 
 # %%
-# Load (verified), privatize a column of people (secure generator: no seed), count the outputs.
+# Load (verified), privatize a column of people (secure generator: no seed), count the outputs. The
+# privatizer takes the loaded file: it re-checks the guarantee on the sampled matrix and keeps the file's
+# release policy (a memoized file would need a memo key and user ids).
 people = load_adult(["relationship", "sex"]).sample(5000, random_state=1)
 loaded = read_mechanism_file(path)
-sampler = Privatizer(loaded.mechanism)
-sampler.check(loaded.guarantee)
+sampler = Privatizer(loaded)
+print(f"sampled matrix: ε = {sampler.sampled_epsilon:.15g}")
 private = sampler.privatize(people["relationship"])
 print(private.head())
 

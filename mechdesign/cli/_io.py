@@ -147,10 +147,13 @@ def signature_required(args: Any) -> bool:
 
     A policy without ``--public-key`` is refused: a signature checked against the key it carries proves nothing.
     """
-    text = os.environ.get(REQUIRE_SIGNATURE_VARIABLE, "").strip().lower()
+    from mechdesign._validation import environment, show_text
+
+    raw, text = environment(REQUIRE_SIGNATURE_VARIABLE) or ("", "")
+    text = text.lower() if text.isascii() else text  # ASCII case only: both languages fold it alike
     if text not in ("", "0", "1", "true", "false", "yes", "no"):
         raise ValueError(f"{REQUIRE_SIGNATURE_VARIABLE} must be 1 or 0 (true/false, yes/no), got "
-                         f"{REQUIRE_SIGNATURE_VARIABLE}={os.environ[REQUIRE_SIGNATURE_VARIABLE]!r}")
+                         f"{REQUIRE_SIGNATURE_VARIABLE}={show_text(raw)}")
     required = bool(args.require_signature) or text in ("1", "true", "yes")
     if required and args.public_key is None:
         raise ValueError("public_key must be given when a signature is required (--require-signature or "

@@ -110,8 +110,13 @@ def run(args: argparse.Namespace) -> int:
     size = problem.size
     _note_file_cap(show, size)
     start = time.perf_counter()
+    releases = int(loaded.release.get("releases", 1)) if loaded.release.get("policy") == "repeated" else 1
+    from mechdesign.core.releases import release_seconds
+
+    def reserve(outputs: int) -> float:  # the file, and the T-release account it states
+        return write_seconds(size * outputs) + release_seconds(problem.ball, outputs, releases)
     result = solve(problem, solver=args.solver.upper(), method=args.method, baselines=not args.no_baselines,
-                   progress=show, deadline=deadline, reserve=lambda outputs: write_seconds(size * outputs))
+                   progress=show, deadline=deadline, reserve=reserve)
     _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
                     f"{result.iterations} iterations, {result.status}); writing the mechanism file "
                     f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
@@ -119,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     cpu = time.process_time()
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
-        target = result.save(destination, problem_file=source, release=policy, force=args.force)
+        target = result.save(destination, problem_file=source, release=policy, force=args.force, deadline=deadline)
     account = _account_note(target, loaded.release, time.process_time() - cpu)
     _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     warning = result.rank_warning()

@@ -9,6 +9,7 @@ for everyone, which is a new release, so an existing file is refused unless ``--
 from __future__ import annotations
 
 import argparse
+import sys
 
 from mechdesign.cli._io import add_force_argument, print_json
 
@@ -24,11 +25,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _refuse_or_warn(key: str, force: bool) -> None:
+    """A signed mechanism file at ``key``: refused without ``--force``, replaced with a warning with it.
+
+    The rule of every writer's ``--force`` (:func:`mechdesign._files.refuse_replacing`). Other existing files are
+    refused by :func:`~mechdesign.deploy.sampling.memo.generate_memo_key` without ``--force``.
+    """
+    from pathlib import Path
+
+    from mechdesign._files import refuse_replacing
+
+    if not Path(key).exists() or refuse_replacing(key, True, name="key", hint="--force") is None:
+        return
+    if not force:
+        raise ValueError(f"key must not exist (it is a signed mechanism file, not a memoization key; use --force to "
+                         f"replace it), got key={key!r}")
+    print(f"mechdesign: warning: replacing the signed mechanism file {key} with a memoization key (the file and its "
+          "signature are gone)", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign memo-key`` on the parsed ``args``; return the exit code."""
     from mechdesign.deploy.file.policy import key_id
     from mechdesign.deploy.sampling.memo import generate_memo_key, read_memo_key
 
+    _refuse_or_warn(args.key, args.force)
     path = generate_memo_key(args.key, force=args.force)
     identifier = key_id(read_memo_key(path))
     if args.json:

@@ -75,7 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ledger", metavar="FILE",
                         help="SQLite release ledger (created if missing): counts each user's releases of this file "
                              "across runs (with --user-column) and refuses a run that would take any user beyond the "
-                             "releases the file states (1, or T of a repeated policy)")
+                             "releases the file states (1, or T of a repeated policy); a file of its own: the run's "
+                             "data, output, mechanism or key file is refused, and so is another application's "
+                             "database")
+    parser.add_argument("--ledger-timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds to wait for another run that holds the ledger before refusing (default 60)")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
     parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -118,9 +122,8 @@ def run(args: argparse.Namespace) -> int:
         checks.append(result)
 
     memo = _memo(args, loaded)
-    sampler = Privatizer(loaded.mechanism)
-    achieved = sampler.check(loaded.guarantee)
-    reports, per_report = _reports(loaded, sampler)
+    sampler = Privatizer(loaded)  # the sampled matrix's guarantee (and a two-layer file's per report) recomputed
+    achieved, reports, per_report = float(sampler.sampled_epsilon or 0.0), sampler.reports, sampler.report_epsilon
     rng = stream(args)
     from mechdesign.deploy.sampling.changes import DistinctValues
 
@@ -129,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng,
                                  chunk_size=args.chunk_size, progress=True if args.progress else None,
                                  check_counts=check, memo=memo,
-                                 user_column=args.user_column if memo is not None else None, reports=reports,
+                                 user_column=args.user_column if memo is not None else None,
                                  changes=changes)
     data = checks[0]
     _print_notices(args, source.name, loaded, memo, reservation)
@@ -219,44 +222,18 @@ def _changed_text(changed: dict[str, Any], records: int) -> str:
 
 
 def _memo(args: argparse.Namespace, loaded: Any) -> Any:
-    """The file's memoization function from ``--memo-key`` (``None`` without it); a memoized policy requires it."""
-    policy = loaded.release.policy
-    if loaded.release.memoized and (args.memo_key is None or args.user_column is None):
-        raise ValueError(f"memo_key must be given with --user-column: {args.mechanism} has release policy {policy!r} "
-                         "(the same user and value must always get the same output; no fresh draws), got "
-                         f"memo_key={args.memo_key!r}")
-    if args.memo_key is None:
-        return None
-    from mechdesign.deploy.file.policy import key_id
-    from mechdesign.deploy.sampling.memo import MemoFunction, read_memo_key
+    """The file's memoization function from ``--memo-key`` (``None`` without it).
 
-    key = read_memo_key(args.memo_key)
-    bound = loaded.release.key
-    if bound is not None and key_id(key) != bound:
-        raise ValueError(f"memo_key must be the key {args.mechanism} is bound to (key id {bound}; another key draws "
-                         f"another set of outputs, a new release for everyone), got a key with id {key_id(key)}")
-    return MemoFunction(key, loaded.sha256)
+    The rule every sampler keeps (:func:`mechdesign.deploy.sampling.release.memo_function`): a memoized or two-layer
+    policy requires it and ``--user-column``, and a file bound to a key refuses any other.
+    """
+    if args.memo_key is None and args.user_column is not None and not loaded.release.memoized:
+        return None  # fresh draws on identified users: allowed, with the per-release notice
+    from mechdesign.deploy.sampling.release import memo_function
 
-
-def _reports(loaded: Any, sampler: Any) -> tuple[Any, float | None]:
-    """A two-layer file's fresh layer (compiled) and its per-report ε recomputed on the sampled matrices."""
-    reports = getattr(loaded.release, "reports", None)
-    if reports is None:
-        return None, None
-    from mechdesign.core.mechanism import Mechanism
-    from mechdesign.deploy.file.column import achieved_epsilon
-    from mechdesign.deploy.file.format import GUARANTEE_SLACK
-    from mechdesign.deploy.sampling.sampler import Privatizer
-    from mechdesign.errors import CertificateError
-
-    fresh = Privatizer(reports)
-    composed = Mechanism.from_matrix(sampler.sampled_matrix @ fresh.sampled_matrix, loaded.mechanism.inputs,
-                                     reports.outputs)
-    achieved = achieved_epsilon(composed, loaded.guarantee)
-    if not achieved <= loaded.release.epsilon + GUARANTEE_SLACK:
-        raise CertificateError(f"sampled two-layer design must meet release.epsilon={loaded.release.epsilon!r} per "
-                               f"report after quantisation to 2^-64, got epsilon={achieved!r}")
-    return fresh, max(float(loaded.release.epsilon), achieved)
+    return memo_function(args.memo_key, release=loaded.release, file_sha256=loaded.sha256,
+                         users=args.user_column is not None, where=args.mechanism, argument="memo_key",
+                         partner="--user-column")
 
 
 def _generator(args: argparse.Namespace, memo: Any) -> str:
@@ -293,11 +270,16 @@ def _ledger(args: argparse.Namespace, loaded: Any) -> Iterator[Any]:
                          f"'repeated'): {args.mechanism} has release policy {policy!r}, whose memoized outputs are "
                          f"released once per value; got ledger={args.ledger!r}")
     from mechdesign.deploy._io import iter_column
-    from mechdesign.deploy.ledger import Ledger, count_users
+    from mechdesign.deploy.ledger import LOCK_TIMEOUT, Ledger, count_users, refuse_run_paths
 
+    refuse_run_paths(args.ledger, data=data_file(args), output=args.out, mechanism=args.mechanism,
+                     memo_key=args.memo_key, public_key=args.public_key)
     allowed = int(loaded.release.releases) if policy == "repeated" else 1
     users = count_users(iter_column(data_file(args), args.user_column, args.chunk_size, file_name="data"))
-    ledger = Ledger(args.ledger)
+    from mechdesign import _validation as v
+
+    timeout = LOCK_TIMEOUT if args.ledger_timeout is None else v.positive("ledger_timeout", args.ledger_timeout)
+    ledger = Ledger(args.ledger, timeout)
     reservation = ledger.reserve(loaded.sha256, users, allowed)
     try:
         yield reservation

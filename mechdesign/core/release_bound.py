@@ -59,7 +59,7 @@ import numpy as np
 from mechdesign._numerics import FLOAT_EPS, round_up
 from mechdesign.core.uncertainty import L1Ball
 
-__all__ = ["MAX_CASES", "MAX_SOLVES", "RelaxationBound", "count_vector_leakage", "relaxation_bound"]
+__all__ = ["MAX_CASES", "MAX_SOLVES", "RelaxationBound", "count_vector_leakage", "relaxation_bound", "root_cases"]
 
 #: Drain sets enumerated per input before the coarser fallback.
 MAX_CASES = 256
@@ -458,9 +458,25 @@ class _Search:
         return all(((near[z]) & (node.hi >= 1)).any() for z in node.killed)
 
 
+def root_cases(ball: L1Ball) -> int:
+    """The convex programs solved before :func:`relaxation_bound` has a bound: one per input and weight vector.
+
+    The search certifies nothing until every root (x, w) is evaluated (module docstring); a time budget that cannot
+    hold this many solves gets no relaxation bound (an upper bound on the count, since inputs that emit nothing
+    have no root).
+    """
+    p = ball.center.probabilities
+    total = 0
+    for x in range(p.size):
+        weights = _drain_weights(p, x, ball.radius / 2)
+        total += 1 if weights is None else len(_undominated(weights))
+    return total
+
+
 def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
                      max_solves: int = MAX_SOLVES, target: float | None = None,
-                     progress: Callable[[int, float, float], None] | None = None) -> RelaxationBound:
+                     progress: Callable[[int, float, float], None] | None = None,
+                     stop: Callable[[], bool] | None = None) -> RelaxationBound:
     """The certified upper bound on L_T of the module docstring, and a lower bound from a real count vector.
 
     Parameters
@@ -481,12 +497,16 @@ def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
         ``progress(solved, upper, lower)`` after each convex program: the programs solved, the frontier's largest
         bound (NaN while the roots are being evaluated: it bounds L_T only once they all are) and the best real
         outcome so far.
+    stop : callable, optional
+        Asked between solves (a deadline's ``expired``): the search stops when it says so. Stopped before every root
+        was evaluated, it certifies nothing (``upper`` is ``inf``); after, its frontier's bound holds.
 
     Returns
     -------
     RelaxationBound
         ``upper`` ≥ L_T ≥ ``lower``.
     """
+    halt = stop if stop is not None else (lambda: False)
     p = ball.center.probabilities
     search = _Search(logs, ball, releases)
     for y in range(logs.shape[1]):  # a real lower bound from the start: the T outputs all equal to y
@@ -502,16 +522,19 @@ def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
             weights = [np.maximum(p - ball.radius / 2, 0.0)]
         lo, hi = np.zeros(support.size, dtype=np.int64), np.full(support.size, releases, dtype=np.int64)
         for w in _undominated(weights):
+            if halt():  # a root left out: no bound over its count vectors, so none at all
+                return RelaxationBound(math.inf, search.lower, search.worst, search.solved, False)
             heapq.heappush(frontier, search.evaluate(search.node(x, w, lo, hi)))
             if progress is not None:  # the frontier bounds L_T only once every root is in it
                 progress(search.solved, math.nan, search.lower)
+
     def decided() -> bool:
         if target is None or not frontier:
             return False
         top_bound = frontier[0].upper
         return search.lower > target or (top_bound < math.inf and round_up(top_bound, 4) <= target)
 
-    while frontier and frontier[0].split is not None and search.solved < max_solves and not decided():
+    while frontier and frontier[0].split is not None and search.solved < max_solves and not decided() and not halt():
         top = heapq.heappop(frontier)
         for child in search.children(top):
             if search.feasible(child):

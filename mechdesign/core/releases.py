@@ -58,10 +58,15 @@ from mechdesign._numerics import FLOAT_EPS, round_up
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import MatrixLike, Mechanism, as_mechanism
 from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deadline import Deadline
 
-__all__ = ["DEFAULT_MAX_VECTORS", "METHODS", "ReleaseLeakage", "account_spread", "count_mechanism", "count_vectors",
-           "merged_mechanism", "number_of_count_vectors", "release_leakage", "report_leakage"]
+__all__ = ["DEFAULT_MAX_VECTORS", "MAX_RELEASES", "METHODS", "ReleaseLeakage", "account_spread", "count_mechanism",
+           "count_vectors", "merged_mechanism", "number_of_count_vectors", "release_count", "release_leakage",
+           "release_seconds", "report_leakage"]
 
+#: The largest T an account is computed for, and a repeated policy may state (counts are 64-bit integers: far
+#: beyond 10⁹ every account of a mechanism with zeros is its identity bound anyway).
+MAX_RELEASES = 10**9
 #: Count vectors enumerated at most by ``method="auto"`` before it switches to the certified relaxation.
 DEFAULT_MAX_VECTORS = 4_000_000
 #: How :func:`release_leakage` computes: "auto" (exact when enumerable, else the relaxation), or one of them.
@@ -86,7 +91,8 @@ class ReleaseLeakage:
         Whether every count vector was evaluated (``epsilon`` is then L_T rounded up).
     method : str
         "enumeration", "relaxation" (certified convex relaxation), or the trivial bound that was smaller:
-        "ldp" (T·ε_LDP) or "identity" (−log min_x Q_x over the ball).
+        "ldp" (T·ε_LDP) or "identity" (−log min_x Q_x over the ball); "deadline" when a deadline cut the account
+        and no bound is finite (``epsilon`` is ``inf``).
     vectors : int
         The number of count vectors (outcomes up to order) of the T releases, after merging proportional outputs.
     worst : tuple of int or None
@@ -266,14 +272,16 @@ def _finish(a: np.ndarray, z: np.ndarray, s: np.ndarray, counts: np.ndarray) -> 
 
 
 def _exact(logs: np.ndarray, ball: L1Ball, releases: int, permanent: np.ndarray | None = None,
-           progress: Callable[[int], None] | None = None) -> tuple[float, float, np.ndarray]:
+           progress: Callable[[int], None] | None = None,
+           stop: Callable[[], bool] | None = None) -> tuple[float, float, np.ndarray]:
     """(upper, lower, worst direction counts): the largest column leakage over all count vectors, bracketed.
 
     ``upper`` bounds every count vector's leakage from above; ``lower`` bounds the worst one's from below (log g rounded
     up, a's float error subtracted), so lower ≤ L_T ≤ upper before the callers' final roundings.
 
     With ``permanent`` (log W₁, N × M₁), ``logs`` are the reports' log W₂ (M₁ rows) and each input's likelihood is
-    Σ_{y₁} W₁[x, y₁] ∏_y W₂[y₁, y]^{n_y}, a log-sum-exp over the permanent outputs.
+    Σ_{y₁} W₁[x, y₁] ∏_y W₂[y₁, y]^{n_y}, a log-sum-exp over the permanent outputs. ``stop`` is asked between blocks:
+    when it says so, the upper bound is ``inf`` (count vectors were left out) and the lower one stands.
     """
     from scipy.special import logsumexp
 
@@ -284,6 +292,8 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int, permanent: np.ndarray 
     rest = max(0.0, 1.0 - float(floor.sum()))
     done = 0
     for a, scale, counts_of in _blocks(logs, releases):
+        if stop is not None and stop():
+            return math.inf, best_value, worst
         rows = np.arange(a.shape[0])
         done += a.shape[0]
         if progress is not None:
@@ -378,7 +388,7 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     (True, True)
     """
     first, second = as_mechanism(permanent, "permanent"), as_mechanism(reports, "reports")
-    releases = v.positive_int("releases", releases)
+    releases = release_count(releases)
     if second.shape[0] != first.shape[1]:
         raise v.fail("reports", f"have one row per output of permanent ({first.shape[1]})", second.shape)
     if not isinstance(ball, L1Ball) or ball.size != first.shape[0]:
@@ -404,9 +414,25 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     return ReleaseLeakage(releases, upper, lower, True, "enumeration", vectors, _expand(counts, direction))
 
 
+def release_count(value: object, name: str = "releases") -> int:
+    """T, checked: an integer in [1, :data:`MAX_RELEASES`] (one line naming the rule otherwise).
+
+    >>> release_count(10**30)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: releases must be an integer in [1, 1000000000] (...), got releases=1000000000000000000000000000000
+    """
+    releases = v.positive_int(name, value)
+    if releases > MAX_RELEASES:
+        raise v.fail(name, f"be an integer in [1, {MAX_RELEASES}] (the largest T an account is computed for, as a "
+                     "file may state)", releases)
+    return releases
+
+
 def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, method: str = "auto",
                     max_vectors: int = DEFAULT_MAX_VECTORS, target: float | None = None,
-                    progress: Callable[[str], None] | None = None) -> ReleaseLeakage:
+                    progress: Callable[[str], None] | None = None,
+                    deadline: Deadline | None = None) -> ReleaseLeakage:
     """The leakage of ``releases`` fresh releases of the same value over ``ball`` (module docstring).
 
     Parameters
@@ -432,6 +458,12 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
     progress : callable, optional
         ``progress(text)``: one line on the account's advance (count vectors enumerated, or convex programs solved
         with the current bounds), at most every half second.
+    deadline : Deadline, optional
+        When the account must end (a design's ``--time-limit``): "auto" skips an enumeration whose estimated
+        time (:func:`release_seconds`) exceeds what is left; an enumeration or relaxation the deadline cuts
+        certifies nothing beyond what it finished, and the trivial bounds stand (``epsilon`` is then ``inf``
+        where none is finite, ``method`` "deadline"). Always a valid upper bound, never later than the deadline
+        by more than one block or one convex program.
 
     Returns
     -------
@@ -457,7 +489,7 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
     (True, 3, True)
     """
     mech = as_mechanism(mechanism)
-    releases = v.positive_int("releases", releases)
+    releases = release_count(releases)
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
     if not isinstance(ball, L1Ball) or ball.size != mech.shape[0]:
@@ -471,7 +503,9 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         value = capacity(mech, ball)
         return ReleaseLeakage(1, value, _round_down(value), True, "enumeration", vectors, None)
     trivial = _trivial(mech.matrix, ball, releases)
-    enumerate_all = method == "enumeration" or (method == "auto" and vectors <= max_vectors)
+    stop = None if deadline is None else deadline.expired
+    enumerate_all = method == "enumeration" or (method == "auto" and vectors <= max_vectors and (
+        deadline is None or _enumeration_seconds(vectors, logs.shape[0]) <= deadline.remaining()))
     if target is not None and not enumerate_all and trivial and min(value for _, value in trivial) <= target:
         name, value = min(trivial, key=lambda item: item[1])  # proves the statement without the relaxation
         return ReleaseLeakage(releases, value, 0.0, False, name, vectors, None)
@@ -479,10 +513,10 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
     if enumerate_all:
         up, low, counts = _exact(logs, ball, releases,
                                  progress=None if progress is None else lambda done: report(
-                                     f"{done:,} of {vectors:,} count vectors"))
+                                     f"{done:,} of {vectors:,} count vectors"), stop=stop)
         upper, lower = round_up(up, logs.shape[0] + 2), _round_down(low)
-        worst: tuple[int, ...] | None = _expand(counts, direction)
-        exact, how = True, "enumeration"
+        worst: tuple[int, ...] | None = _expand(counts, direction) if math.isfinite(low) else None
+        exact, how = math.isfinite(up), "enumeration" if math.isfinite(up) else "deadline"
     else:
         from mechdesign.core.release_bound import MAX_SOLVES, relaxation_bound
 
@@ -490,8 +524,10 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
             known = f"leakage in [{low:.6g}, {top:.6g}] nats" if math.isfinite(top) else f"at least {low:.6g} nats"
             report(f"{solved:,} of at most {MAX_SOLVES:,} convex programs (certified relaxation); {known}")
 
-        bound = relaxation_bound(logs, ball, releases, target=target, progress=None if progress is None else step)
-        upper, exact, how = bound.upper, False, "relaxation"
+        bound = relaxation_bound(logs, ball, releases, target=target, progress=None if progress is None else step,
+                                 stop=stop)
+        upper, exact = bound.upper, False
+        how = "relaxation" if math.isfinite(bound.upper) else "deadline"
         lower = bound.lower
         worst = None if bound.worst is None else _expand(bound.worst, direction)
     for name, value in trivial:
@@ -516,6 +552,62 @@ class _Reporter:
         if self.progress is not None and now - self.shown >= self.EVERY:
             self.progress(text)
             self.shown = now
+
+
+# CPU seconds per unit, measured on the 2-core test machine (the A-optimal Adult education design, 16 × 122): one
+# count vector and input of the enumeration (5.7e-8 at T = 3, 310,124 vectors; 1.6e-7 at T = 2, small blocks), one
+# convex program of the relaxation (15-20 ms; its 230 roots took 3.7-4.7 s at T = 4 and 5).
+_SECONDS_PER_VECTOR_INPUT = 1.5e-7
+_SECONDS_PER_SOLVE = 0.02
+_MARGIN = 1.5
+
+
+def _enumeration_seconds(vectors: int, inputs: int) -> float:
+    from mechdesign.deadline import contention
+
+    return _MARGIN * _SECONDS_PER_VECTOR_INPUT * vectors * inputs * contention() + 0.05
+
+
+def release_seconds(ball: L1Ball, outputs: int, releases: int, *, max_vectors: int = DEFAULT_MAX_VECTORS) -> float:
+    """Estimated wall seconds of :func:`release_leakage` for a mechanism of ``outputs`` outputs (a deadline's reserve).
+
+    The enumeration's time when it is what "auto" runs (count vectors × inputs), else the relaxation's until its
+    first certified bound (:func:`~mechdesign.core.release_bound.root_cases` convex programs), scaled by
+    :func:`mechdesign.deadline.contention` as the file's write time is. A design that states T releases keeps this
+    much of its time limit for the account.
+
+    Parameters
+    ----------
+    ball : L1Ball
+        The guarantee's ball.
+    outputs : int
+        M (proportional outputs are merged by the account: this is an upper bound).
+    releases : int
+        T.
+    max_vectors : int
+        The largest enumeration "auto" runs.
+
+    Returns
+    -------
+    float
+        Seconds (0 for T = 1: the capacity, computed anyway).
+
+    Examples
+    --------
+    >>> from mechdesign.core.uncertainty import L1Ball
+    >>> release_seconds(L1Ball([0.5, 0.5], 0.1), 2, 1)
+    0.0
+    """
+    from mechdesign.deadline import contention
+
+    if releases <= 1:
+        return 0.0
+    vectors = number_of_count_vectors(releases, outputs)
+    if vectors <= max_vectors:
+        return _enumeration_seconds(vectors, ball.size)
+    from mechdesign.core.release_bound import root_cases
+
+    return _MARGIN * _SECONDS_PER_SOLVE * root_cases(ball) * contention() + 0.05
 
 
 def account_spread(mechanism: MatrixLike, releases: int) -> float:

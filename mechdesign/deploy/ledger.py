@@ -16,6 +16,13 @@ run's own data.
 
 Memoized and two-layer files need no ledger (an unchanged value is released once; a two-layer file's lifetime
 leakage is bounded by its permanent layer), and ``privatize`` refuses ``--ledger`` with them.
+
+The ledger is a database of its own: a new one is marked with SQLite's ``application_id`` (:data:`APPLICATION_ID`),
+and an existing file is used only if it carries that mark (or, written before the mark, holds nothing but the
+``releases`` table), so another application's database, a file of the run (its data, output or mechanism file:
+:func:`refuse_run_paths`) or any other file is refused instead of being written into or replaced. A run waits for
+another writer at most ``timeout`` seconds (:data:`LOCK_TIMEOUT` by default), then is refused; every SQLite
+failure (locked, read-only file or folder, corrupt file) is one line naming the ledger.
 """
 
 from __future__ import annotations
@@ -24,14 +31,21 @@ import hashlib
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
-from contextlib import closing
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Ledger", "Reservation", "count_users"]
+from mechdesign import _validation as v
+
+__all__ = ["APPLICATION_ID", "LOCK_TIMEOUT", "Ledger", "Reservation", "count_users", "refuse_run_paths"]
+
+#: SQLite's ``application_id`` of a mechdesign ledger ("mdLg"): a new ledger is marked with it.
+APPLICATION_ID = 0x6D644C67
+#: Seconds a run waits for another writer of the ledger before it is refused.
+LOCK_TIMEOUT = 60.0
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS releases (
     file TEXT NOT NULL,           -- the mechanism file's sha256
@@ -39,6 +53,30 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS releases (
     count INTEGER NOT NULL CHECK (count >= 0),
     PRIMARY KEY (file, user)
 ) WITHOUT ROWID"""
+
+
+def refuse_run_paths(ledger: str | os.PathLike[str], **paths: str | os.PathLike[str] | None) -> None:
+    """Refuse a ledger path that is one of the run's own files (``data=..., out=...``), compared as files.
+
+    A ledger equal to the output would be replaced by it (and the next run would start a new ledger); equal to an
+    input, it would be written into. Paths are compared resolved, and by inode when both exist (hard links).
+
+    Raises
+    ------
+    ValueError
+        One line naming the file the ledger coincides with.
+    """
+    target = Path(ledger)
+    for name, path in paths.items():
+        if path is None or str(path) == "-":
+            continue
+        other = Path(path)
+        same = target.resolve() == other.resolve()
+        if not same and target.exists() and other.exists():
+            same = os.path.samefile(target, other)
+        if same:
+            raise v.fail("ledger", f"be a file of its own, not the run's {name} (it would be written into or "
+                         "replaced)", str(target))
 
 
 def _key(user: str) -> str:
@@ -70,7 +108,14 @@ class Ledger:
     Parameters
     ----------
     path : str or os.PathLike
-        The ledger file; created (with its table) if missing.
+        The ledger file; created (with its table and mark) if missing or empty.
+    timeout : float
+        Seconds to wait for another writer before refusing (:data:`LOCK_TIMEOUT`).
+
+    Raises
+    ------
+    ValueError
+        One line: the path is not a regular file, not a mechdesign ledger, not writable, or locked too long.
 
     Examples
     --------
@@ -84,19 +129,50 @@ class Ledger:
     ValueError: ledger must hold at most 3 releases per user ... got user 'ann' with 2 recorded and 2 in this run
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> None:
         self.path = Path(path)
+        self.timeout = v.positive("timeout", timeout)
         if self.path.exists() and not self.path.is_file():
             raise ValueError(f"ledger must be a SQLite file, got ledger={str(self.path)!r} (not a regular file)")
-        try:
-            with closing(self._connect()) as connection:
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        with self._errors(), closing(self._connect()) as connection:
+            if new:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 connection.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"ledger must be a mechdesign release ledger (SQLite), got ledger={str(self.path)!r} "
-                             f"({exc})") from None
+                connection.execute("COMMIT")
+            else:
+                self._check_own(connection)
+
+    def _check_own(self, connection: sqlite3.Connection) -> None:
+        """Refuse an existing database that is not a mechdesign ledger (another application's, or altered)."""
+        mark = connection.execute("PRAGMA application_id").fetchone()[0]
+        tables = sorted(row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(releases)")]
+        if mark not in (0, APPLICATION_ID) or tables != ["releases"] or columns != ["file", "user", "count"]:
+            raise ValueError(f"ledger must be a mechdesign release ledger (SQLite with application_id "
+                             f"{APPLICATION_ID:#x} and only its releases table), got ledger={str(self.path)!r} "
+                             f"(application_id {mark:#x}, tables {tables}, releases columns {columns})")
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        return sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite's failures as one line naming the ledger (a lock held past the timeout, a read-only file, ...)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if "locked" in reason or "busy" in reason:
+                raise ValueError(f"ledger must not be locked by another writer for more than {self.timeout:g} s "
+                                 f"(the lock timeout), got ledger={str(self.path)!r} ({reason})") from None
+            if isinstance(exc, sqlite3.OperationalError):  # read-only file or folder, no such folder, I/O
+                raise ValueError(f"ledger must be a writable file in a writable folder, got "
+                                 f"ledger={str(self.path)!r} ({reason})") from None
+            raise ValueError(f"ledger must be a mechdesign release ledger (SQLite), got ledger={str(self.path)!r} "
+                             f"({reason})") from None
 
     def recorded(self, file: str, user: str) -> int:
         """Releases recorded for one user of one mechanism file.
@@ -113,7 +189,7 @@ class Ledger:
         int
             The releases counted so far (0 for a user never seen).
         """
-        with closing(self._connect()) as connection:
+        with self._errors(), closing(self._connect()) as connection:
             row = connection.execute("SELECT count FROM releases WHERE file = ? AND user = ?",
                                      (file, _key(user))).fetchone()
         return 0 if row is None else int(row[0])
@@ -141,6 +217,10 @@ class Ledger:
             One line naming the first user that would go beyond ``allowed`` (nothing is counted then).
         """
         keys = {_key(user): (user, n) for user, n in users.items()}
+        with self._errors():
+            return self._reserve(file, keys, allowed)
+
+    def _reserve(self, file: str, keys: dict[str, tuple[str, int]], allowed: int) -> Reservation:
         connection = self._connect()
         try:
             connection.execute("BEGIN IMMEDIATE")  # one writer at a time: concurrent runs serialize here
@@ -179,11 +259,8 @@ class Ledger:
         reservation : Reservation
             What :meth:`reserve` counted for the run.
         """
-        connection = self._connect()
-        try:
+        with self._errors(), closing(self._connect()) as connection:
             connection.execute("BEGIN IMMEDIATE")
             connection.executemany("UPDATE releases SET count = MAX(count - ?, 0) WHERE file = ? AND user = ?",
                                    [(n, reservation.file, k) for k, n in reservation.counts.items()])
             connection.execute("COMMIT")
-        finally:
-            connection.close()

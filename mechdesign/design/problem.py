@@ -74,7 +74,10 @@ def epsilon_prime_of(epsilon: float, radius: float) -> float:
     eps, beta = v.epsilon(epsilon), v.radius(radius)
     if beta == 0:
         return eps
-    return eps - (math.log1p(beta / 2 * math.exp(eps)) if eps < EXP_CAP else eps + math.log(beta / 2))
+    if eps < EXP_CAP:
+        return eps - math.log1p(beta / 2 * math.exp(eps))
+    # log1p(β/2 e^ε) = ε + log(β/2) + log1p(2/(β e^ε)): ε cancels exactly (ε − (ε + log(β/2)) is 0 at ε = 1e308)
+    return -math.log(beta / 2) - math.log1p(2 / beta * math.exp(-eps))
 
 
 def _as_utility(utility: Utility | str) -> Utility:

@@ -459,7 +459,7 @@ class DesignResult:
         }
 
     def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
-             release: dict[str, Any] | None = None, force: bool = False) -> Path:
+             release: dict[str, Any] | None = None, force: bool = False, deadline: Any = None) -> Path:
         """Write the certified mechanism file (atomically; the guarantee is recomputed before writing).
 
         An existing file is never replaced silently, as in ``mechdesign design``: without ``force`` it is an error,
@@ -476,6 +476,9 @@ class DesignResult:
             :mod:`mechdesign.deploy.file.policy`); by default one release per run.
         force : bool
             Replace ``path`` if it exists.
+        deadline : Deadline, optional
+            When the T-release account of a "repeated" policy must end (``mechdesign design --time-limit``;
+            :func:`~mechdesign.deploy.file.column.write_mechanism_file`).
 
         Returns
         -------
@@ -520,4 +523,5 @@ class DesignResult:
         # lives in deploy, which never imports design, so the graph stays acyclic.
         from mechdesign.deploy.file.column import write_mechanism_file
 
-        return write_mechanism_file(path, self.mechanism, **self.file_sections(problem_file), release=release)
+        return write_mechanism_file(path, self.mechanism, **self.file_sections(problem_file), release=release,
+                                    deadline=deadline)

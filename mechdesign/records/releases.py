@@ -41,6 +41,7 @@ from mechdesign.core.releases import (
     count_vectors,
     merged_mechanism,
     number_of_count_vectors,
+    release_count,
     release_leakage,
 )
 from mechdesign.records.capacity import product_capacity
@@ -90,7 +91,7 @@ def record_release_leakage(prior: JointPrior, radius: float, releases: int, *,
     >>> account.exact, round(account.epsilon, 9)
     (True, 6.0)
     """
-    releases = v.positive_int("releases", releases)
+    releases = release_count(releases)
     ball = prior.ball(radius=radius)
     if mechanism is not None:
         return release_leakage(mechanism, ball.dense(), releases)

@@ -184,11 +184,16 @@ def test_files_get_the_umask_mode(tmp_path):
 
 # --- fault injection: a privatize process killed while it writes -------------------------------------------------
 
+BIG_RECORDS = 1_000_000
+
+
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     folder = tmp_path_factory.mktemp("big")
     source = folder / "in.csv"
-    labels = np.random.default_rng(0).choice(["a", "b"], 3_000_000)
+    # 10⁶ records (was 3·10⁶: 3 s of CPU to write): the signal goes as soon as the temporary output exists, and
+    # a run that finishes first is checked complete and tried again.
+    labels = np.random.default_rng(0).choice(["a", "b"], BIG_RECORDS)
     pd.DataFrame({"race": labels, "payload": "x" * 20}).to_csv(source, index=False)
     mech = write_mechanism_file(folder / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
                                 guarantee={"notion": "ldp", "epsilon": 1.0})
@@ -227,7 +232,7 @@ def test_signal_during_write_leaves_nothing(big, tmp_path, sig, code):
         process = _start_and_signal(big, folder, sig)
         if process.returncode in (0, -sig):  # finished first: complete, no temporary file left
             rows = sum(1 for _ in (folder / "out.csv").open()) - 1
-            assert rows == 3_000_000 and [p.name for p in folder.iterdir()] == ["out.csv"]
+            assert rows == BIG_RECORDS and [p.name for p in folder.iterdir()] == ["out.csv"]
             continue
         assert process.returncode == code and "Traceback" not in process.stderr.read()
         assert list(folder.iterdir()) == []

@@ -13,7 +13,6 @@ import hashlib
 import json
 import lzma
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -64,20 +63,20 @@ def _rehash(content: dict) -> dict:
 # --- unbounded reads ------------------------------------------------------------------------------------------
 
 def test_verify_dev_zero_fails_fast_in_one_line(cli):
-    start = time.perf_counter()
+    # Fast by construction, not by the clock (a timing would depend on the machine's load): the refusal names the
+    # first byte, so the reader stopped at its first 1 MiB step instead of reading 64 MiB of zeros.
     result = cli("verify", "/dev/zero")
-    assert result.returncode == 2 and "JSON object" in _one_line(result)
-    assert time.perf_counter() - start < 5.0
+    assert result.returncode == 2 and "must be a JSON object (it starts with b'\\x00')" in _one_line(result)
 
 
 def test_verify_huge_sparse_file_is_refused_before_reading(cli, tmp_path):
     huge = tmp_path / "zeros.json"
     with huge.open("wb") as handle:
         handle.truncate(10 << 30)  # 10 GiB of zeros, sparse: nothing is stored, nothing may be read
-    start = time.perf_counter()
     result = cli("verify", str(huge))
+    # "(N bytes)" is the refusal by the file's size, before any read (a read would say "more than N bytes").
     assert result.returncode == 2 and "at most 64 MiB" in _one_line(result)
-    assert time.perf_counter() - start < 5.0
+    assert f"({10 << 30:,} bytes)" in result.stderr
 
 
 def test_the_size_cap_applies_to_streams_and_can_be_raised(cli, design, monkeypatch):
@@ -276,7 +275,7 @@ def _boundary_priors(center: np.ndarray, radius: float) -> list[np.ndarray]:
     return found
 
 
-@pytest.mark.parametrize("records", [500, 5_000, 100_000])
+@pytest.mark.parametrize("records", [500, 5_000, pytest.param(100_000, marks=pytest.mark.slow)])
 def test_honest_data_from_the_ball_boundary_pass_at_rate_at_least_one_minus_delta(records):
     """Size by simulation: at δ_d = 0.05 (large enough to measure), draws from boundary priors are refused at a
     rate ≤ δ_d; the bound is conservative, so in fact almost never."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 
 import pytest
 
@@ -21,15 +20,25 @@ def _zipf_prior(size):
     return Prior.from_counts([max(1, 48_842 // (k * 8)) for k in range(1, size + 1)])
 
 
-def _designer(status: str, sleep: bool = False, refuse: bool = False):
+class _Clock:
+    """A clock that moves only when a fake engine says it ran (no outcome depends on the machine's speed)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _designer(status: str, clock: _Clock | None = None, refuse: bool = False):
     calls = []
 
     def design(problem, deadline):
         calls.append(deadline.remaining())
         if refuse:
             raise ValueError("prior must have at most 20 entries to enumerate candidate columns, got 42")
-        if sleep:  # an engine that runs until its limit
-            time.sleep(deadline.remaining())
+        if clock is not None:  # an engine that runs until its limit
+            clock.now += deadline.remaining()
         return dataclasses.replace(solve(problem, baselines=False), status=status)
 
     return design, calls
@@ -37,14 +46,20 @@ def _designer(status: str, sleep: bool = False, refuse: bool = False):
 
 def test_optimal_designs_are_reported_with_the_time_left():
     design, calls = _designer("optimal")
-    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(30))
+    now = [0.0]
+
+    def ticking() -> float:  # 1 ms a reading
+        now[0] += 1e-3
+        return now[0]
+    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(30, clock=ticking))
     assert [b.name for b in found] == ["rr_ldp", "rr_pml", "optimal_ldp", "inner"] and skipped == ()
     assert len(calls) == 2 and all(0 < t <= 30 for t in calls) and calls[1] < calls[0]
 
 
 def test_a_design_stopped_by_the_deadline_is_skipped_not_reported():
-    design, _ = _designer("feasible", sleep=True)
-    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(0.2))
+    clock = _Clock()
+    design, _ = _designer("feasible", clock=clock)
+    found, skipped = compute_baselines(PROBLEM, 0.5, design, deadline=Deadline(0.2, clock=clock))
     assert [b.name for b in found] == ["rr_ldp", "rr_pml"]
     assert skipped[0].name == "optimal_ldp" and skipped[0].reason.startswith("not proven optimal in the")
     assert skipped[1].name == "inner" and skipped[1].reason == "no time left in the time limit"

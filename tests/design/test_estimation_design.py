@@ -216,6 +216,7 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
     assert taken is mixed
 
 
+@pytest.mark.slow  # three priced designs (4 s of CPU); the priced engine stays in the default suite elsewhere
 def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_iteration_cap(monkeypatch):
     """The priced search improves in small steps for as long as it is given (native-country, ε = 1, stopped at 200
     iterations after 105 s of a 600-s limit): the enumeration engine's cap does not stop it; its own cap does."""

@@ -25,6 +25,18 @@ from conftest import PRIVACY_SLACK
 COUNTS = np.array([12, 7, 5, 4, 3, 2, 2, 1])
 
 
+_REFERENCES: dict[str, object] = {}
+
+
+def _reference(problem: DesignProblem) -> object:
+    """The priced search on ``problem`` run to its end (30 s of time, about 1 s used), once per utility and process:
+    the reference several tests compare with (deterministic, so sharing it changes no outcome)."""
+    key = problem.utility.kind
+    if key not in _REFERENCES:
+        _REFERENCES[key] = design_estimation(problem, baselines=False, time_limit=30.0)
+    return _REFERENCES[key]
+
+
 def _priced(monkeypatch) -> DesignProblem:
     monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
     monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
@@ -73,7 +85,7 @@ def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fi
     the machine's speed or load: the engine's decisions read only ``time.monotonic``.
     """
     problem = _priced(monkeypatch)
-    exact = design_estimation(problem, baselines=False, time_limit=30.0)  # enumeration off: priced, fast bound
+    exact = _reference(problem)  # enumeration off: priced, fast bound
     now = [time.monotonic()]
 
     def clock() -> float:
@@ -97,14 +109,14 @@ def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fi
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("utility", ["estimation_logdet", "estimation_mse"])
+@pytest.mark.parametrize("utility", [pytest.param("estimation_logdet", marks=pytest.mark.slow), "estimation_mse"])
 def test_without_dual_rounds_one_oracle_call_measures_the_certificate(monkeypatch, utility):
     """Large-N regime (no dual rounds): one round of the structured bound mid-search (one oracle call) measures what
     a round of the final certificate costs; the diagonal structure's call of smaller N does not run there."""
     monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
     monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
     problem = DesignProblem(Prior.from_counts(COUNTS), 1.0, 0.05, utility)
-    exact = design_estimation(problem, baselines=False, time_limit=30.0)
+    exact = _reference(problem)
     real = priced.structured_bound
     calls: list[dict] = []
 
@@ -148,19 +160,28 @@ def test_an_oracle_past_its_deadline_stops_and_gives_no_bound():
 
 def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certified(monkeypatch):
     """Knapsack tables of 0.2 s inside the bound (a call ≥ 4 s), no bound during the search: the final certificate
-    starts with its cost unknown, is cut at the limit, and the result stays certified."""
+    starts with its cost unknown, is cut at the limit, and the result stays certified.
+
+    On a fake clock (1 ms a reading, 0.2 s a table of the bound), as the final-certificate test above: it slept
+    0.2 s per table under a real 5-s limit, and whether a table of the bound began before the limit depended on
+    the machine's load."""
     from mechdesign.design.polytope.separable import SeparableOracle
 
     problem = _priced(monkeypatch)
-    exact = design_estimation(problem, baselines=False, time_limit=30.0)
+    exact = _reference(problem)
     table, bound = SeparableOracle._table, priced.structured_bound
     inside: list[bool] = []
     started: list[float] = []  # when each table of the bound that ran began
+    now = [time.monotonic()]
+
+    def clock() -> float:
+        now[0] += 1e-3
+        return now[0]
 
     def slow_table(self, *args, **kwargs):
         if not inside:
             return table(self, *args, **kwargs)
-        time.sleep(0.2)
+        now[0] += 0.2
         begun = time.monotonic()
         found = table(self, *args, **kwargs)  # raises OracleTimeout past the deadline
         started.append(begun)
@@ -177,8 +198,11 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
     monkeypatch.setattr(priced, "structured_bound", slow_bound)
     monkeypatch.setattr(priced, "_DUAL_COLUMNS_MAX", 1)
     monkeypatch.setattr(priced, "_PROBE_AT", 2.0)
-    end = time.monotonic() + 5.0
-    result = design_estimation(problem, baselines=False, time_limit=5.0)
+    monkeypatch.setattr(time, "monotonic", clock)
+    monkeypatch.setattr(deadline_module, "contention", lambda: 1.0)
+    deadline = Deadline(5.0, clock=clock)
+    end = deadline.end
+    result = design_estimation(problem, baselines=False, deadline=deadline)
     assert started and max(started) < end  # no table of the bound began after the limit (uncut: until ~7 s)
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)
@@ -199,6 +223,8 @@ def test_a_reduction_past_its_deadline_returns_theta_unchanged():
     assert np.allclose(columns @ reduced, columns @ theta)
 
 
+@pytest.mark.slow  # two designs (3.3 s of CPU); "priced never claims more than enumeration" stays in the default
+# suite (test_separable.py::test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumeration)
 def test_a_vertex_list_over_max_candidates_is_priced_at_small_n():
     """N = 8, β = 0.5 (1,270 general-β candidates) with max_candidates = 100: the priced search instead of a refusal
     (Adult education at the radius of five attributes' joint ball was refused), certified and never claiming more

@@ -58,7 +58,8 @@ def test_exact_profile_reproduces_wilkins_without_shared_noise(k, sigma, ratio, 
     assert exact == pytest.approx(sparse_delta("gshm-exact", sigma, ratio * sigma, k, eps), rel=1e-8)
 
 
-@pytest.mark.parametrize(("changed", "new", "sc"), [(1, 0, 0.8), (1, 1, 0.8), (1, 2, 0.6), (0, 2, 0.84)])
+@pytest.mark.parametrize(("changed", "new", "sc"), [  # (1, 2, 0.6): 1.1 s of CPU, new = 2 stays with (0, 2, 0.84)
+    (1, 0, 0.8), (1, 1, 0.8), pytest.param(1, 2, 0.6, marks=pytest.mark.slow), (0, 2, 0.84)])
 def test_reduction_matches_direct_integration_one_shared_key(changed, new, sc):
     sigma, tau, eps = 1.0, 1.8, 0.4
     fwd, rev = pair_delta(sigma, sc, tau, eps, 1, changed, new)

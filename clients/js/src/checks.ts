@@ -17,6 +17,26 @@ export const isObject = (value: unknown): value is Json =>
 /** A list of strings as Python prints it: `['a', 'b']`. */
 export const pyList = (items: readonly string[]): string => `[${items.map((k) => `'${k}'`).join(", ")}]`;
 
+/**
+ * What is trimmed around an environment variable's value: ASCII white space only, as mechdesign's
+ * `_validation.ASCII_SPACE` (JavaScript's trim() also removes U+FEFF and Python's strip() U+001C–U+001F: a value
+ * must get one verdict in both languages).
+ */
+const ASCII_SPACE = /^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g;
+
+/** An environment variable (Node) as [raw, trimmed of ASCII white space], or null where unset or no environment. */
+export function environment(name: string): [string, string] | null {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const raw = env?.[name];
+  return raw === undefined ? null : [raw, raw.replace(ASCII_SPACE, "")];
+}
+
+/** A value quoted as JSON with ASCII escapes (one line): the text mechdesign's `show_text` prints. */
+export function showText(text: string): string {
+  return JSON.stringify(text).replace(/[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 export function fail(field: string, rule: string, value: unknown, detail?: string): MechanismFileError {
   return new MechanismFileError(field, rule, detail, value);
 }

@@ -18,12 +18,13 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { environment, showText } from "./checks.js";
 import { MechanismFileError } from "./errors.js";
 import { type LdpLevel, ldpLevel } from "./leakage.js";
 import {
   MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
 } from "./mechfile.js";
-import { MemoFunction, parseMemoKey } from "./memo.js";
+import { MemoFunction, memoKeyError, parseMemoKey } from "./memo.js";
 import { nodeDecryptor } from "./node.js";
 import { Privatizer } from "./privatizer.js";
 import { type ReleaseCheck, isMemoized } from "./release.js";
@@ -101,9 +102,11 @@ function parseArguments(argv: string[]): Arguments {
   }
   if (!out.file) throw new UsageError("FILE must be given");
   if (out.force && out.out === undefined) throw new UsageError("--force needs --out (it replaces an existing OUT)");
-  const policy = (process.env[REQUIRE] ?? "").trim().toLowerCase();
+  const [raw, trimmed] = environment(REQUIRE) ?? ["", ""];
+  // ASCII case only, as mechdesign folds it: a non-ASCII value is refused in both languages
+  const policy = /^[\x00-\x7f]*$/.test(trimmed) ? trimmed.toLowerCase() : trimmed;
   if (!["", "0", "1", "true", "false", "yes", "no"].includes(policy)) {
-    throw new UsageError(`${REQUIRE} must be 1 or 0 (true/false, yes/no), got ${REQUIRE}=${JSON.stringify(policy)}`);
+    throw new RangeError(`${REQUIRE} must be 1 or 0 (true/false, yes/no), got ${REQUIRE}=${showText(raw)}`);
   }
   out.requireSignature ||= ["1", "true", "yes"].includes(policy);
   if (out.requireSignature && out.publicKey === undefined) {
@@ -408,10 +411,15 @@ async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> 
 function readKey(path: string): Uint8Array {
   const fd = openSync(path, "r");
   try {
-    const size = fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(Math.max(size, 0), 65) + 1);
-    const count = readSync(fd, buffer, 0, buffer.length, null);
-    if (size > 65 || count > 65) parseMemoKey(Buffer.alloc(Math.max(size, count)), path); // throws, naming the size
+    const size = fstatSync(fd).size; // 0 for a device or a pipe, which are read up to 66 bytes all the same
+    const buffer = Buffer.alloc(66);
+    let count = 0;
+    while (count < buffer.length) {
+      const n = readSync(fd, buffer, count, buffer.length - count, null);
+      if (n === 0) break;
+      count += n;
+    }
+    if (size > 65 || count > 65) throw memoKeyError(Math.max(size, count), path); // by its size, unread
     return buffer.subarray(0, count);
   } finally {
     closeSync(fd);

@@ -9,7 +9,7 @@
  */
 import { CanonicalError, type NumberScan, canonicalize, nestingDepth, scanNumbers } from "./canonical.js";
 import {
-  type Json, STOCHASTIC_ATOL, fail, isObject, labels, number, numbers, object, pyList, stochastic,
+  type Json, STOCHASTIC_ATOL, environment, fail, isObject, labels, number, numbers, object, pyList, showText, stochastic,
 } from "./checks.js";
 import { MechanismFileError } from "./errors.js";
 import { capacity, ldpEpsilon, radiusForDelta } from "./leakage.js";
@@ -69,13 +69,13 @@ const DECIMAL = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
  * @throws RangeError naming the variable if it is set to anything else
  */
 export function maxFileBytes(): number {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-  const text = env?.[MAX_FILE_VARIABLE];
-  if (text === undefined) return MAX_FILE_BYTES;
-  const value = DECIMAL.test(text.trim()) ? Number(text.trim()) : NaN;
+  const read = environment(MAX_FILE_VARIABLE);
+  if (read === null) return MAX_FILE_BYTES;
+  const [raw, text] = read; // trimmed of ASCII white space only, as mechdesign trims it
+  const value = DECIMAL.test(text) ? Number(text) : NaN;
   if (!(Number.isFinite(value) && value > 0)) {
     throw new RangeError(`${MAX_FILE_VARIABLE} must be a positive number of MiB, got ${MAX_FILE_VARIABLE}=` +
-      JSON.stringify(text));
+      showText(raw));
   }
   return Math.floor(value * 2 ** 20);
 }

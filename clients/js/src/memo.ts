@@ -79,11 +79,14 @@ export async function webCryptoDecryptor(key: Uint8Array): Promise<BlockDecrypto
 export function parseMemoKey(data: Uint8Array, path: string): Uint8Array {
   const text = data[data.length - 1] === 0x0a ? data.subarray(0, -1) : data;
   const hex = String.fromCharCode(...text.subarray(0, 65));
-  if (text.length !== 64 || !/^[0-9a-fA-F]{64}$/.test(hex)) {
-    throw new RangeError("memo_key must be a file of 64 hexadecimal characters and a newline (32 random bytes, as " +
-      `mechdesign memo-key writes), got a file of ${data.length} bytes: ${path}`);
-  }
+  if (text.length !== 64 || !/^[0-9a-fA-F]{64}$/.test(hex)) throw memoKeyError(data.length, path);
   return Uint8Array.from({ length: 32 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
+}
+
+/** The refusal of a key file of `length` bytes (mechdesign's `read_memo_key` words it the same). */
+export function memoKeyError(length: number, path: string): RangeError {
+  return new RangeError("memo_key must be a file of 64 hexadecimal characters and a newline (32 random bytes, as " +
+    `mechdesign memo-key writes), got a file of ${length} bytes: ${path}`);
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import Ajv2020 from "ajv/dist/2020.js";
 import {
-  MAX_DEPTH, MechanismFileError, QUANT_SCALE, Sampler, fsum, loadMechanismFile, nestingDepth, pairwiseSum, quantise,
-  radiusForDelta, requiredRadius, roundUp, verifyMechanismFile,
+  MAX_DEPTH, MechanismFileError, QUANT_SCALE, Sampler, fsum, loadMechanismFile, maxFileBytes, nestingDepth, pairwiseSum,
+  quantise, radiusForDelta, requiredRadius, roundUp, verifyMechanismFile,
 } from "../dist/index.js";
 
 const root = new URL("../../../", import.meta.url);
@@ -192,6 +192,31 @@ test("nesting: the limit is counted outside strings, and 200,000 levels are refu
     assert.equal(error.rule, "be JSON nested at most 256 deep");
     return true;
   });
+});
+
+test("the environment gets mechdesign's verdict on every vector (conformance/environment.json), in one line", () => {
+  // Issue 44 F7: trim() removed a leading U+FEFF that mechdesign refused; now both trim ASCII white space only.
+  const vectors = JSON.parse(readFileSync(new URL("conformance/environment.json", root)));
+  const saved = process.env.MECHDESIGN_MAX_FILE_MB;
+  try {
+    for (const c of vectors.MECHDESIGN_MAX_FILE_MB) {
+      process.env.MECHDESIGN_MAX_FILE_MB = c.value;
+      if (c.error === null) assert.equal(maxFileBytes(), c.bytes, JSON.stringify(c.value));
+      else assert.throws(() => maxFileBytes(), (e) => e instanceof RangeError && e.message === c.error, c.error);
+    }
+  } finally {
+    if (saved === undefined) delete process.env.MECHDESIGN_MAX_FILE_MB;
+    else process.env.MECHDESIGN_MAX_FILE_MB = saved;
+  }
+  for (const c of vectors.MECHDESIGN_REQUIRE_SIGNATURE) {
+    const result = run(["verify", vectorPath("ldp-krr-2")], { env: { ...process.env, MECHDESIGN_REQUIRE_SIGNATURE: c.value } });
+    if (c.error !== null) {
+      assert.equal(result.status, 2);
+      assert.ok(oneLine(result).endsWith(`${c.error}\n`), `${result.stderr} != ${c.error}`);
+    } else {
+      assert.equal(result.status, c.required ? 2 : 0, `${JSON.stringify(c.value)}: ${result.stderr}`);
+    }
+  }
 });
 
 test("reads are capped at 64 MiB (MECHDESIGN_MAX_FILE_MB), incrementally: a 65 MiB padded valid file, /dev/zero, an endless pipe", async () => {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -183,6 +183,31 @@ test("refusals: fresh draws of a memoized file, ids, keys, another file's memo f
   }
 });
 
+test("the conformance files get the verdicts mechdesign's Python API gives (tests/deploy/test_release_api.py)", async () => {
+  // Fresh draws refused exactly for memoized and two-layer policies; memoized draws with the vectors' key accepted
+  // by every file; a file bound to that key refuses any other.
+  const manifest = JSON.parse(read("manifest.json"));
+  const cases = manifest.files.filter((f) => f.expect.outcome === "holds" && f.expect.release !== undefined &&
+    (f.client_expect ?? f.expect).outcome === "holds");
+  assert.ok(cases.length >= 6, `${cases.length} release files`);
+  for (const c of cases) {
+    const file = await loadMechanismFile(read(c.path));
+    const privatizer = new Privatizer(file);
+    const value = [file.inputs[0]];
+    if (["memoized", "two-layer"].includes(c.expect.release.policy)) {
+      assert.throws(() => privatizer.privatize(value), /^RangeError: memo_key must be given: the file has release policy/,
+        c.name);
+    } else {
+      assert.equal(privatizer.privatize(value).length, 1, c.name);
+    }
+    assert.equal((await privatizer.privatizeMemoized(value, ["alice"], key)).length, 1, c.name);
+    if (file.release.key !== null) {
+      assert.equal(file.release.key, vectors.key_id);
+      await assert.rejects(privatizer.privatizeMemoized(value, ["alice"], new Uint8Array(32)), /is bound to/, c.name);
+    }
+  }
+});
+
 test("the T-release account equals the capacity of the count mechanism (independent), and T·ε for k-RR", () => {
   const w = [[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.25, 0.25, 0.5]];
   const prior = [0.5, 0.3, 0.2];
@@ -222,11 +247,18 @@ test("mechdesign-js privatize --memo-key: user<TAB>value lines; refusals exit 2 
   assert.equal(ok.status, 0, ok.stderr);
   assert.deepEqual(ok.stdout.trim().split("\n"), cases.map((c) => c.output));
   const out = join(folder, "out.txt");
+  const big = join(folder, "big.key");
+  writeFileSync(big, "");
+  truncateSync(big, 10 * 2 ** 30); // sparse: nothing stored
   const refused = [
     [[file, "--out", out], "u\tred\n", /memo_key must be given \(--memo-key KEY, user<TAB>value lines on stdin\)/],
     [[file, "--memo-key", keyFile, "--out", out], "u\tred\nno-tab\n", /values must be user<TAB>value lines with --memo-key \(line 2\), got values="no-tab"$/m],
     [[file, "--memo-key", keyFile, "--out", out], "\tred\n", /no empty or missing user id/],
     [[file, "--memo-key", file, "--out", out], "u\tred\n", /memo_key must be a file of 64 hexadecimal/],
+    // Issue 44 F10: the same words as mechdesign's read_memo_key, by the size, unread (a 10 GiB sparse file was
+    // allocated whole to be refused), and /dev/zero after 66 bytes.
+    [[file, "--memo-key", big, "--out", out], "u\tred\n", new RegExp(`got a file of ${10 * 2 ** 30} bytes: ${big}$`, "m")],
+    [[file, "--memo-key", "/dev/zero", "--out", out], "u\tred\n", /got a file of 66 bytes: \/dev\/zero$/m],
   ];
   for (const [args, input, message] of refused) {
     const result = run(args, input);

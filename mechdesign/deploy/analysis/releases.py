@@ -20,9 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mechdesign import _validation as v
 from mechdesign._numerics import round_up
-from mechdesign.core.releases import ReleaseLeakage, release_leakage, report_leakage
+from mechdesign.core.releases import ReleaseLeakage, release_count, release_leakage, report_leakage
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.file.column import MechanismFile, achieved_epsilon
 from mechdesign.deploy.file.record import RecordFile
@@ -107,7 +106,7 @@ def release_account(loaded: MechanismFile | RecordFile, releases: int, *,
     ReleaseAccount
         The account (module docstring).
     """
-    releases = v.positive_int("releases", releases)
+    releases = release_count(releases)
     policy = loaded.release.policy
     guarantee = loaded.guarantee
     if isinstance(loaded, RecordFile):

@@ -183,14 +183,15 @@ def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
     return round_up(capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"])))
 
 
-def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any],
-                     policy: ReleasePolicy) -> tuple[float, bool] | None:
+def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any], policy: ReleasePolicy,
+                     deadline: Any = None) -> tuple[float, bool] | None:
     """What a release policy states, recomputed from the matrices: (ε, exact), or ``None`` if it states nothing.
 
     "repeated": the leakage of T fresh releases of the same value over the ball
     (:func:`~mechdesign.core.releases.release_leakage`: exact by enumeration, or the certified relaxation), or
     T·ε_LDP(W) for an "ldp" file (the LDP level of T releases, exactly). "two-layer": the per-report guarantee,
-    the capacity of W₁W₂ ([E] Def. 5, eq. 22–23) or its LDP level.
+    the capacity of W₁W₂ ([E] Def. 5, eq. 22–23) or its LDP level. A ``deadline`` (a writer's time limit) bounds the
+    T-release account, which is then exact only if it finished (:func:`~mechdesign.core.releases.release_leakage`).
     """
     if policy.policy == "repeated":
         assert policy.releases is not None
@@ -198,7 +199,12 @@ def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any],
             return round_up(policy.releases * achieved_epsilon(mechanism, guarantee)), True
         from mechdesign.core.releases import release_leakage
 
-        account = release_leakage(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]), policy.releases)
+        account = release_leakage(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]), policy.releases,
+                                  deadline=deadline)
+        if account.method == "deadline":
+            raise v.fail("time_limit", f"leave time for the {policy.releases}-release account the file states (the "
+                         "time limit passed before any finite bound was certified, nothing written)",
+                         deadline.seconds)
         return account.epsilon, account.exact
     if policy.policy == "two-layer":
         assert policy.reports is not None
@@ -299,7 +305,8 @@ def _normalize_guarantee(guarantee: dict[str, Any], size: int) -> dict[str, Any]
 def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, guarantee: dict[str, Any],
                          utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
                          certificate: dict[str, Any] | None = None,
-                         provenance: dict[str, Any] | None = None, release: Any = None) -> Path:
+                         provenance: dict[str, Any] | None = None, release: Any = None,
+                         deadline: Any = None) -> Path:
     """Write ``mechanism`` and its guarantee atomically (temp file + rename); return the path.
 
     The guarantee is recomputed from the matrix before writing; a file whose stated ε the matrix
@@ -326,6 +333,10 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
         The release policy (:func:`~mechdesign.deploy.file.policy.normalize_release`): ``None`` for one release per
         run, ``{"policy": "repeated", "releases": T}``, ``{"policy": "memoized"}`` or ``{"policy": "two-layer",
         "reports": W₂}``. What it states (ε_T, the per-report ε) is recomputed and written rounded up.
+    deadline
+        A :class:`~mechdesign.deadline.Deadline` for the T-release account of a "repeated" policy (a design's time
+        limit): cut by it, the account states the certified bound it reached (the relaxation's, or T·ε_LDP or the
+        identity bound), and a file for which none is finite is refused (``ValueError`` naming ``time_limit``).
 
     Returns
     -------
@@ -379,7 +390,7 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     }
     policy = normalize_release(release, mechanism.outputs, record=False)
     read_back = Mechanism.from_matrix(mechanism.matrix, mechanism.inputs, mechanism.outputs)
-    recomputed = release_achieved(read_back, stated, policy)
+    recomputed = release_achieved(read_back, stated, policy, deadline)
     spread = release_spread(read_back, stated, policy)
     achieved, exact = recomputed or (None, True)
     block = stated_release(policy, achieved, exact, spread=spread).to_json()

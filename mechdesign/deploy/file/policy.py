@@ -39,6 +39,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.releases import MAX_RELEASES
 from mechdesign.errors import CertificateError
 
 __all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "normalize_release", "refuse_overstated",
@@ -48,8 +49,6 @@ __all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "normalize_rele
 POLICIES = ("single", "repeated", "memoized", "two-layer")
 #: The keyed pseudo-random function of memoized draws (:mod:`mechdesign.deploy.sampling.memo`).
 MEMO_SCHEME = "mechdesign-memo-1"
-#: The largest T a repeated policy may state.
-MAX_RELEASES = 10**9
 # A repeated-release account recomputed by the certified relaxation depends on the solver's path to a few parts in
 # 10⁷; the writer states it rounded up by this much so that any reader's recomputation verifies it.
 _RELAXATION_SLACK = 1e-5

@@ -55,6 +55,7 @@ __all__ = ["MAX_USER_BYTES", "MEMO_SCHEME", "MemoFunction", "UserIds", "generate
 #: The longest user id accepted (UTF-8 bytes).
 MAX_USER_BYTES = 1024
 _TAG = b"mdmemo1\x00"
+_KEY_FILE_BYTES = 65  # 64 hexadecimal characters and a newline
 _BLOCK = 16
 
 
@@ -113,7 +114,9 @@ def read_memo_key(path: str | os.PathLike[str]) -> bytes:
     Raises
     ------
     ValueError
-        One line naming the rule, for any other content (nothing of the content is echoed: it is a secret).
+        One line naming the rule, for any other content (nothing of the content is echoed: it is a secret); a
+        file longer than 65 bytes is refused by its size, reading at most 66 bytes of it (a device such as
+        ``/dev/zero`` is refused at once).
     OSError
         If the file cannot be read.
 
@@ -121,7 +124,12 @@ def read_memo_key(path: str | os.PathLike[str]) -> bytes:
     ----------
     The key of ``mechdesign-memo-1`` (module docstring; CBC-MAC over AES-256, Bellare, Kilian, Rogaway, JCSS 2000).
     """
-    data = Path(path).read_bytes()
+    with open(path, "rb") as handle:  # read at most a key, a newline and one byte more (/dev/zero: 66 bytes)
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(_KEY_FILE_BYTES + 1)
+    length = max(size, len(data))  # a longer file is refused below by its size, as the JavaScript client refuses it
+    if length > _KEY_FILE_BYTES:
+        data = b""
     text = data[:-1] if data.endswith(b"\n") else data
     try:
         key = bytes.fromhex(text.decode("ascii")) if len(text) == 64 else b""
@@ -129,7 +137,7 @@ def read_memo_key(path: str | os.PathLike[str]) -> bytes:
         key = b""
     if len(key) != 32 or not all(c in b"0123456789abcdefABCDEF" for c in text):
         raise ValueError(f"memo_key must be a file of 64 hexadecimal characters and a newline (32 random bytes, as "
-                         f"mechdesign memo-key writes), got a file of {len(data)} bytes: {path}")
+                         f"mechdesign memo-key writes), got a file of {length} bytes: {path}")
     return key
 
 

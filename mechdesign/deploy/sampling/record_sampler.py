@@ -45,6 +45,9 @@ UNREPORTED = -1
 class RecordPrivatizer:
     """Compiled samplers of a record file (module docstring); build once, call many times.
 
+    The file's release policy is honoured as ``mechdesign privatize`` honours it
+    (:mod:`mechdesign.deploy.sampling.release`): a memoized file is refused without a memo key and user ids.
+
     Parameters
     ----------
     record : RecordFile
@@ -157,12 +160,13 @@ class RecordPrivatizer:
         out : numpy.ndarray, optional
             A d × m signed-integer array to draw into (a streamed file reuses its buffers); the same draws from
             the same stream, returned as ``out[:k]`` (k = 1 for a joint design, else d).
-        memo : MemoFunction, optional
+        memo : MemoFunction, bytes or path, optional
             Memoized draws (:mod:`mechdesign.deploy.sampling.memo`) instead of ``rng``: factor i draws with
             attribute index i on the value x_i, a joint design with index 0 on the joint letter, and a sampled
             design chooses its attribute with index d on the joint letter, so an unchanged record of a user gets
-            the same release every time.
-        users : UserIds, optional
+            the same release every time. The 32-byte key or a key file's path work too; a memoized file refuses
+            to draw without it (:meth:`memo_function`).
+        users : UserIds or array_like, optional
             The records' user ids, with ``memo``.
 
         Returns
@@ -174,6 +178,7 @@ class RecordPrivatizer:
         if out is not None and (out.shape != codes.shape or out.dtype.kind != "i"):
             raise v.fail("out", f"be a signed integer array of the codes' shape {codes.shape}",
                          f"{out.dtype}{list(out.shape)}")
+        memo = self.memo_function(memo, users is not None)
         if memo is not None:
             return self._memoized(codes, out, memo, users)
         generator = record_rng(rng)
@@ -197,11 +202,25 @@ class RecordPrivatizer:
             out[i] = sampler.sample_indices(codes[i], generator)
         return out
 
+    def memo_function(self, memo: Any, users: bool = True) -> Any:
+        """The memo function draws use (``None``: fresh draws), under the file's release policy.
+
+        :func:`mechdesign.deploy.sampling.release.memo_function` with this file's policy and ``sha256``: ``memo``
+        is a :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, a 32-byte key or a key file's path; a
+        memoized file refuses ``None``, and a file bound to a key refuses any other.
+        """
+        from mechdesign.deploy.sampling.release import memo_function
+
+        return memo_function(memo, release=self.record.release, file_sha256=self.record.sha256, users=users,
+                             where=f"the record file (sha256 {self.record.sha256[:12]}…)")
+
     def _memoized(self, codes: np.ndarray, out: np.ndarray | None, memo: Any, users: Any) -> np.ndarray:
         """:meth:`sample_codes` with memoized words (its ``memo`` parameter)."""
-        if users is None or len(users) != codes.shape[1]:
-            raise v.fail("users", f"hold one user id per record ({codes.shape[1]})", None if users is None
-                         else len(users))
+        from mechdesign.deploy.sampling.memo import UserIds, user_ids
+
+        users = users if isinstance(users, UserIds) else user_ids(users, "users")
+        if len(users) != codes.shape[1]:
+            raise v.fail("users", f"hold one user id per record ({codes.shape[1]})", len(users))
         d = len(self.samplers)
         drawn = np.empty(codes.shape, dtype=np.int64) if out is None else out
         if self.record.mechanism is not None:
@@ -253,8 +272,8 @@ class RecordPrivatizer:
             d columns of input labels.
         rng : numpy.random.Generator or int, optional
             As in :meth:`sample_codes`.
-        memo : MemoFunction, optional
-            Memoized draws instead of ``rng`` (:meth:`sample_codes`).
+        memo : MemoFunction, bytes or path, optional
+            Memoized draws instead of ``rng`` (:meth:`sample_codes`); a memoized file requires it.
         users : array_like, optional
             One user id per record, with ``memo``.
 
@@ -262,13 +281,14 @@ class RecordPrivatizer:
         -------
         list of numpy.ndarray
             d arrays of output labels (``None`` where a sampled design's record does not report the attribute).
-        """
-        ids = None
-        if memo is not None:
-            from mechdesign.deploy.sampling.memo import user_ids
 
-            ids = user_ids(users, "users")
-        return self.released(self.sample_codes(self.encode(columns), rng, memo=memo, users=ids))
+        Raises
+        ------
+        ValueError
+            One line: a label that is not in its attribute's alphabet, or a memoized file with no ``memo`` or no
+            ``users``.
+        """
+        return self.released(self.sample_codes(self.encode(columns), rng, memo=memo, users=users))
 
 
 def relative_deviation(sampler: Privatizer) -> float:

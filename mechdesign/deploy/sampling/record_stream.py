@@ -107,9 +107,10 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         Progress on stderr (``None``: when stderr is a terminal).
     check_counts : callable, optional
         Called with (letters, counts) of the whole input before the output is committed.
-    memo : MemoFunction, optional
+    memo : MemoFunction, bytes or path, optional
         Memoized draws (:mod:`mechdesign.deploy.sampling.memo`): the same user and record always get the same
-        release (``rng`` is then unused).
+        release (``rng`` is then unused). A memoized file refuses to run without it
+        (:mod:`mechdesign.deploy.sampling.release`).
     user_column : str, optional
         The column of user ids, exactly with ``memo``.
 
@@ -133,7 +134,8 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     if len(names) != len(privatizer.attributes):
         raise v.fail("columns", f"name one column per attribute of the record file {list(privatizer.attributes)}",
                      names)
-    if (memo is None) != (user_column is None):
+    memo = privatizer.memo_function(memo, user_column is not None)  # a memoized file: no fresh draws
+    if memo is None and user_column is not None:
         raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
     if user_column is not None and user_column in names:
         raise v.fail("user_column", "differ from the record's columns", user_column)

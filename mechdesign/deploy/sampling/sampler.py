@@ -43,6 +43,8 @@ from mechdesign import _validation as v
 from mechdesign._numerics import QUANT_SCALE, quantise, quantised_bounds
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.file.policy import ReleasePolicy
+from mechdesign.deploy.sampling.release import refuse_fresh
 from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 
@@ -52,33 +54,52 @@ _TABLE_BYTES = 1 << 20  # lookup-table budget (L2-sized); fewer cell bits for la
 _CHUNK = 1 << 18        # records per vectorised step: the working arrays stay in L2 cache
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Privatizer:
-    """A compiled sampler for one mechanism (build once, call many times; thread-compatible, immutable).
+    """A compiled sampler for a mechanism file or a raw mechanism (build once, call many times; immutable).
 
     A record with input x is drawn from row x of the *sampled matrix* ``W_q = Q / 2^64``, the mechanism's
     matrix ``matrix[x, y] = P(y | x)`` ([E] §II-A1) with each row quantised once to integers ``Q[x, ·]``
     summing to 2^64 (module docstring), so ``|W_q − W| < 2^-64`` entrywise and zeros of W stay zeros.
-    :meth:`check` recomputes a file's guarantee ([E] Def. 5, eq. 22–23) for ``W_q``.
+
+    Built from a loaded **file** (:func:`~mechdesign.deploy.file.column.read_mechanism_file`), it recomputes the
+    file's guarantee for ``W_q`` ([E] Def. 5, eq. 22–23; :meth:`check`) and honours the file's release policy as
+    ``mechdesign privatize`` does (:mod:`mechdesign.deploy.sampling.release`): a "memoized" or "two-layer" file is
+    refused without a memo key and user ids, and draws memoized outputs with them; a two-layer file releases
+    fresh draws of its report layer W₂ on the memoized permanent output, never W₁'s output itself. Built from a
+    :class:`~mechdesign.core.mechanism.Mechanism`, it is a raw matrix: fresh draws, or memoized ones with an
+    explicit memo function.
 
     Parameters
     ----------
     mechanism
-        The mechanism to sample from (at most 65535 outputs).
+        A loaded mechanism file, or a mechanism (at most 65535 outputs).
 
     Attributes
     ----------
+    mechanism
+        The mechanism sampled (the file's matrix: W₁ of a two-layer file).
+    file
+        The loaded file, or ``None`` for a raw mechanism.
     sampled_matrix
         ``W_q = Q / 2^64``, the distribution the records are *exactly* drawn from.
     max_deviation
         ``max |W_q − W|`` (below 2^-64 ≈ 5.4e-20 plus float64 rounding of the stored matrix).
+    sampled_epsilon
+        The file's guarantee recomputed for ``W_q`` (``None`` for a raw mechanism).
+    reports
+        A two-layer file's report layer W₂, compiled (a raw sampler over the file's outputs), else ``None``.
+    report_epsilon
+        A two-layer file's per-report ε recomputed for the sampled layers ``W_q,1 W_q,2``, else ``None``.
 
     Raises
     ------
     TypeError
-        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`.
+        If ``mechanism`` is neither a mechanism file nor a :class:`~mechdesign.core.mechanism.Mechanism`.
     ValueError
         If the mechanism has more than 65535 outputs.
+    CertificateError
+        If quantisation to 2^-64 pushes a file's guarantee (or a two-layer file's per-report ε) above the stated.
 
     References
     ----------
@@ -96,16 +117,42 @@ class Privatizer:
     """
 
     mechanism: Mechanism
-    sampled_matrix: np.ndarray = field(init=False, repr=False)
-    max_deviation: float = field(init=False)
-    _bounds: np.ndarray = field(init=False, repr=False)
-    _lengths: np.ndarray = field(init=False, repr=False)
-    _table: np.ndarray = field(init=False, repr=False)
-    _bits: int = field(init=False, repr=False)
+    file: Any
+    sampled_matrix: np.ndarray = field(repr=False)
+    max_deviation: float
+    sampled_epsilon: float | None
+    reports: Privatizer | None = field(repr=False)
+    report_epsilon: float | None
+    _bounds: np.ndarray = field(repr=False)
+    _lengths: np.ndarray = field(repr=False)
+    _table: np.ndarray = field(repr=False)
+    _bits: int = field(repr=False)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, Mechanism):
-            raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(self.mechanism)}")
+    def __init__(self, mechanism: Any) -> None:
+        file = None
+        if not isinstance(mechanism, Mechanism):
+            from mechdesign.deploy.file.column import MechanismFile
+
+            if not isinstance(mechanism, MechanismFile):
+                hint = " (a record file: RecordPrivatizer)" if hasattr(mechanism, "attributes") else ""
+                raise TypeError("mechanism must be a mechanism file (read_mechanism_file) or a Mechanism, got "
+                                f"mechanism={v._show(mechanism)}{hint}")
+            file, mechanism = mechanism, mechanism.mechanism
+        object.__setattr__(self, "mechanism", mechanism)
+        object.__setattr__(self, "file", file)
+        self._compile()
+        sampled_epsilon = reports = report_epsilon = None
+        if file is not None:
+            sampled_epsilon = self.check(file.guarantee)
+            if file.release.reports is not None:
+                reports = Privatizer(file.release.reports)
+                report_epsilon = self._check_reports(reports)
+        for name, value in (("sampled_epsilon", sampled_epsilon), ("reports", reports),
+                            ("report_epsilon", report_epsilon)):
+            object.__setattr__(self, name, value)
+
+    def _compile(self) -> None:
+        """The quantised rows, the cell table and the bounds (module docstring)."""
         n, m = self.mechanism.shape
         if m > 65535:
             raise v.fail("mechanism", "have at most 65535 outputs", m)
@@ -137,6 +184,62 @@ class Privatizer:
             object.__setattr__(self, name, value)
         object.__setattr__(self, "max_deviation", float(np.max(np.abs(sampled - self.mechanism.matrix))))
         object.__setattr__(self, "_bits", bits)
+
+    def _check_reports(self, reports: Privatizer) -> float:
+        """A two-layer file's per-report ε for the sampled layers, W_q,1 W_q,2 ([E] Def. 5, eq. 22–23)."""
+        from mechdesign.deploy.file.column import achieved_epsilon
+        from mechdesign.deploy.file.format import GUARANTEE_SLACK
+
+        composed = Mechanism.from_matrix(self.sampled_matrix @ reports.sampled_matrix, self.mechanism.inputs,
+                                         reports.mechanism.outputs)
+        achieved = achieved_epsilon(composed, self.file.guarantee)
+        stated = self.file.release.epsilon
+        if not achieved <= stated + GUARANTEE_SLACK:
+            raise CertificateError(f"sampled two-layer design must meet release.epsilon={stated!r} per report after "
+                                   f"quantisation to 2^-64, got epsilon={achieved!r}")
+        return max(float(stated), achieved)
+
+    @property
+    def release(self) -> ReleasePolicy:
+        """The file's release policy (a raw mechanism: the default single release)."""
+        return self.file.release if self.file is not None else ReleasePolicy()
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The labels released: W₂'s outputs for a two-layer file, else the mechanism's."""
+        return (self.reports or self).mechanism.outputs
+
+    def _where(self) -> str:
+        return "the file" if self.file is None else f"the file (sha256 {self.file.sha256[:12]}…)"
+
+    def memo_function(self, memo: Any, users: bool = True) -> Any:
+        """The memo function draws use (``None``: fresh draws), under the file's release policy.
+
+        :func:`mechdesign.deploy.sampling.release.memo_function` with this file's policy and ``sha256``.
+
+        Parameters
+        ----------
+        memo : MemoFunction, bytes, path or None
+            A :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, a 32-byte key or a key file's path (a raw
+            mechanism takes only a MemoFunction); ``None`` for fresh draws.
+        users : bool
+            Whether user ids come with the draws.
+
+        Returns
+        -------
+        MemoFunction or None
+            Keyed by this file's ``sha256``.
+
+        Raises
+        ------
+        ValueError
+            One line: a memoized or two-layer file without ``memo`` or without user ids, a key other than the one
+            the file is bound to, or another file's memo function.
+        """
+        from mechdesign.deploy.sampling.release import memo_function
+
+        return memo_function(memo, release=self.release, users=users, where=self._where(),
+                             file_sha256=None if self.file is None else self.file.sha256)
 
     def check(self, guarantee: dict[str, Any]) -> float:
         """Recompute a file guarantee for the *sampled* matrix; return its ε or raise CertificateError.
@@ -205,7 +308,8 @@ class Privatizer:
         TypeError
             If ``x`` does not hold integers.
         ValueError
-            If an index lies outside ``[0, N)``.
+            If an index lies outside ``[0, N)``, or the file's release policy is memoized or two-layer (no fresh
+            draws: :meth:`sample_memoized`).
 
         Examples
         --------
@@ -213,6 +317,7 @@ class Privatizer:
         >>> Privatizer(randomized_response(3, 1.0)).sample_indices([[0, 1], [2, 0]], rng=7).shape
         (2, 2)
         """
+        refuse_fresh(self.release, self._where())
         idx = np.asarray(x)
         if idx.dtype.kind not in "iu":
             raise TypeError(f"x must hold integer input indices, got x.dtype={idx.dtype}")
@@ -269,7 +374,8 @@ class Privatizer:
         ------
         ValueError
             If ``x`` and ``words`` differ in shape, an index lies outside ``[0, N)`` or a word outside
-            ``[0, 2^64)``.
+            ``[0, 2^64)``, or the file's release policy is memoized or two-layer (its words are the keyed ones:
+            :meth:`sample_memoized`).
 
         Examples
         --------
@@ -277,6 +383,7 @@ class Privatizer:
         >>> Privatizer(randomized_response(2, np.log(3))).sample_words([0, 0, 1], [0, 3 << 62, 2**64 - 1]).tolist()
         [0, 1, 1]
         """
+        refuse_fresh(self.release, self._where())
         rows = np.asarray(x)
         n = self.mechanism.shape[0]
         if rows.ndim != 1 or rows.shape != np.shape(words):
@@ -284,11 +391,11 @@ class Privatizer:
         if rows.size and (rows.dtype.kind not in "iu" or int(rows.min()) < 0 or int(rows.max()) >= n):
             raise v.fail("x", f"hold input indices in [0, {n})", rows)
         if isinstance(words, np.ndarray) and words.dtype == np.uint64:  # already 64-bit words: no Python ints
-            return self.words_to_indices(rows.astype(np.intp), words)
+            return self._words_to_indices(rows.astype(np.intp), words)
         values = [int(w) for w in np.asarray(words, dtype=object).reshape(-1)]
         if any(not 0 <= w < QUANT_SCALE for w in values):
             raise v.fail("words", "lie in [0, 2^64)", [w for w in values if not 0 <= w < QUANT_SCALE][:5])
-        return self.words_to_indices(rows.astype(np.intp), np.array(values, dtype=np.uint64))
+        return self._words_to_indices(rows.astype(np.intp), np.array(values, dtype=np.uint64))
 
     def words_to_indices(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """The reference rule on valid rows (intp) and uint64 words, vectorised: the first y with C[x, y] > u.
@@ -308,7 +415,17 @@ class Privatizer:
         -------
         numpy.ndarray
             Output indices (intp).
+
+        Raises
+        ------
+        ValueError
+            If the file's release policy is memoized or two-layer (its words are the keyed ones:
+            :meth:`sample_memoized`).
         """
+        refuse_fresh(self.release, self._where())
+        return self._words_to_indices(rows, u)
+
+    def _words_to_indices(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         cell = (rows.astype(np.int64) << self._bits) | (u >> np.uint64(64 - self._bits)).astype(np.int64)
         out = self._table.reshape(-1)[cell].astype(np.intp)
         boundary = np.flatnonzero(out == np.iinfo(self._table.dtype).max)
@@ -316,34 +433,49 @@ class Privatizer:
             out[boundary] = self._count_bounds(rows[boundary], u[boundary])
         return out
 
-    def sample_memoized(self, x: Any, users: Any, memo: Any, attribute: int = 0) -> np.ndarray:
+    def sample_memoized(self, x: Any, users: Any, memo: Any, attribute: int = 0,
+                        rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Output indices drawn with memoized words: the same (user, input) always gives the same output.
 
         Each record's word is the keyed pseudo-random function of (file, ``attribute``, user, x)
         (:class:`~mechdesign.deploy.sampling.memo.MemoFunction`), and the output is the reference rule on it
-        (:meth:`words_to_indices`): exactly ``W_q[x, ·]`` for a uniform word, as for fresh draws.
+        (:meth:`words_to_indices`): exactly ``W_q[x, ·]`` for a uniform word, as for fresh draws. For a two-layer
+        file that output is the permanent one, y₁, and what is returned is a fresh report drawn from
+        ``W_q,2[y₁, ·]`` with ``rng``: the permanent output itself is never released.
 
         Parameters
         ----------
         x : array_like of int
             Input indices in ``[0, N)``, one-dimensional.
-        users : UserIds
-            The records' user ids (:func:`~mechdesign.deploy.sampling.memo.user_ids`).
-        memo : MemoFunction
-            The key and the file it draws for.
+        users : UserIds or array_like
+            The records' user ids (:func:`~mechdesign.deploy.sampling.memo.user_ids`, or ids it accepts).
+        memo : MemoFunction, bytes or path
+            The memo function, or (with a file) the 32-byte key or a key file's path
+            (:func:`mechdesign.deploy.sampling.release.memo_function`: a file bound to a key refuses any other).
         attribute : int
             The attribute index in the file (0 for a single-column file).
+        rng : numpy.random.Generator or int, optional
+            The stream of a two-layer file's fresh reports (default: the secure AES-CTR stream).
 
         Returns
         -------
         numpy.ndarray
-            Output indices (intp), one per record.
+            Output indices (intp; uint8/uint16 for a two-layer file's reports), one per record.
         """
+        from mechdesign.deploy.sampling.memo import UserIds, user_ids
+
+        function = self.memo_function(memo, users is not None)
+        if function is None:  # a raw mechanism or a single-release file with users=None
+            raise v.fail("users", "be given with memo (memoized draws are keyed by user)", None)
         rows = np.asarray(x).reshape(-1)
         n = self.mechanism.shape[0]
         if rows.size and (rows.dtype.kind not in "iu" or int(rows.min()) < 0 or int(rows.max()) >= n):
             raise v.fail("x", f"hold input indices in [0, {n})", rows[:5])
-        return self.words_to_indices(rows.astype(np.intp), memo.words(attribute, users, rows))
+        ids = users if isinstance(users, UserIds) else user_ids(users, "users")
+        permanent = self._words_to_indices(rows.astype(np.intp), function.words(attribute, ids, rows))
+        if self.reports is None:
+            return permanent
+        return self.reports.sample_indices(permanent, rng)
 
     def _count_bounds(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """#{k : C[row, k] ≤ u} per record (vectorised binary search over the padded bound rows)."""
@@ -364,7 +496,9 @@ class Privatizer:
         """Privatize labelled values: each value x becomes an output label drawn from ``W_q[x, ·]``.
 
         A pandas Series gives a categorical Series (same index and name); anything else array-like gives
-        a NumPy array of output labels. Values are matched to the mechanism's inputs as strings.
+        a NumPy array of output labels. Values are matched to the mechanism's inputs as strings. A file whose
+        release policy is memoized or two-layer needs ``memo`` and ``users`` (:meth:`sample_memoized`; a
+        two-layer file returns fresh reports over W₂'s outputs).
 
         Parameters
         ----------
@@ -374,7 +508,8 @@ class Privatizer:
             ``None`` for the secure AES-CTR stream, an integer seed (reproducible, research-only) or a
             ``Generator`` (:func:`~mechdesign.randomness.record_rng`).
         memo
-            A :class:`~mechdesign.deploy.sampling.memo.MemoFunction`: memoized draws instead of ``rng``.
+            A :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, or (with a file) the 32-byte key or a key
+            file's path: memoized draws instead of fresh ones.
         users
             One user id per value, with ``memo``.
 
@@ -390,16 +525,33 @@ class Privatizer:
             If ``values`` is a string or a scalar.
         ValueError
             If ``values`` is not one-dimensional, or holds values (or missing values) that are not
-            input labels.
+            input labels; if a memoized or two-layer file is given no ``memo`` or no ``users`` (one line).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from mechdesign.deploy.file.column import read_mechanism_file, write_mechanism_file
+        >>> from mechdesign.design.polytope.closed_form import randomized_response
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> path = write_mechanism_file(folder / "m.json", randomized_response(2, 1.0, ["no", "yes"]),
+        ...                             guarantee={"notion": "ldp", "epsilon": 1.0}, release={"policy": "memoized"})
+        >>> sampler = Privatizer(read_mechanism_file(path))
+        >>> sampler.privatize(["yes", "no"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: memo must be given with users: the file (sha256 ...) has release policy 'memoized' ...
+        >>> key = bytes(32)  # in a deployment: a key file written by mechdesign memo-key
+        >>> first = sampler.privatize(["yes", "no"] * 3, memo=key, users=["ann", "bo"] * 3)
+        >>> bool((first == sampler.privatize(["yes", "no"] * 3, memo=key, users=["ann", "bo"] * 3)).all())
+        True
         """
         x = encode_labels(values, self.mechanism.inputs)
-        if memo is None:
+        if memo is None and users is None and not self.release.memoized:
             codes = self.sample_indices(x, rng)
         else:
-            from mechdesign.deploy.sampling.memo import user_ids
-
-            codes = self.sample_memoized(x, user_ids(users, "users"), memo)
-        return decode_outputs(codes, self.mechanism.outputs, like=values)
+            codes = self.sample_memoized(x, users, memo, rng=rng)
+        return decode_outputs(codes, self.outputs, like=values)
 
 
 def decode_outputs(codes: np.ndarray, labels: Sequence[str], like: Any = None) -> Any:
@@ -412,21 +564,25 @@ def decode_outputs(codes: np.ndarray, labels: Sequence[str], like: Any = None) -
     return np.array(labels)[codes]
 
 
-def privatize(mechanism: Mechanism, values: Any, rng: np.random.Generator | int | None = None) -> Any:
+def privatize(mechanism: Any, values: Any, rng: np.random.Generator | int | None = None, *, memo: Any = None,
+              users: Any = None) -> Any:
     """One-shot :meth:`Privatizer.privatize` (build a :class:`Privatizer` to reuse the tables).
 
     Each value x becomes an output y drawn with probability ``W_q[x, y]``, within 2^-64 of
-    ``matrix[x, y] = P(y | x)`` ([E] §II-A1; module docstring).
+    ``matrix[x, y] = P(y | x)`` ([E] §II-A1; module docstring). A loaded file's release policy is honoured
+    (:class:`Privatizer`): a memoized or two-layer file needs ``memo`` and ``users``.
 
     Parameters
     ----------
     mechanism
-        The mechanism to apply.
+        A loaded mechanism file, or a mechanism (a raw matrix: fresh draws).
     values
         One-dimensional input labels (a pandas Series, a list, an array, ...), matched as strings.
     rng
         ``None`` for the secure AES-CTR stream, an integer seed (reproducible, research-only) or a
         ``Generator`` (:func:`~mechdesign.randomness.record_rng`).
+    memo, users
+        Memoized draws (:meth:`Privatizer.privatize`).
 
     Returns
     -------
@@ -437,11 +593,11 @@ def privatize(mechanism: Mechanism, values: Any, rng: np.random.Generator | int 
     Raises
     ------
     TypeError
-        If ``mechanism`` is not a :class:`~mechdesign.core.mechanism.Mechanism`, or ``values`` is a string
-        or a scalar.
+        If ``mechanism`` is neither a mechanism file nor a :class:`~mechdesign.core.mechanism.Mechanism`, or
+        ``values`` is a string or a scalar.
     ValueError
-        If the mechanism has more than 65535 outputs, or ``values`` is not one-dimensional or holds
-        values that are not input labels.
+        If the mechanism has more than 65535 outputs, ``values`` is not one-dimensional or holds values that are
+        not input labels, or a memoized or two-layer file is given no ``memo`` or ``users``.
 
     Examples
     --------
@@ -449,4 +605,4 @@ def privatize(mechanism: Mechanism, values: Any, rng: np.random.Generator | int 
     >>> privatize(randomized_response(2, 50.0, ["no", "yes"]), ["yes", "no", "yes"], rng=1).tolist()
     ['yes', 'no', 'yes']
     """
-    return Privatizer(mechanism).privatize(values, rng)
+    return Privatizer(mechanism).privatize(values, rng, memo=memo, users=users)

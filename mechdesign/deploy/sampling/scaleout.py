@@ -42,7 +42,6 @@ def _column(frame: Any, column: str) -> None:
 
 def _privatize_partition(part: pd.DataFrame, sampler: Privatizer, column: str, seeds: list[Any] | None,
                          nonce: str | None = None, memo: Any = None, user_column: str | None = None,
-                         reports: Privatizer | None = None,
                          partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     if seeds is None:
         rng = make_rng(secure=True)
@@ -51,44 +50,42 @@ def _privatize_partition(part: pd.DataFrame, sampler: Privatizer, column: str, s
     x = encode_labels(part[column], sampler.mechanism.inputs, "column")
     if memo is None:
         codes = sampler.sample_indices(x, rng)
-    else:
+    else:  # a two-layer file's privatizer draws fresh reports of the memoized permanent output with rng
         from mechdesign.deploy.sampling.memo import user_ids
 
-        codes = sampler.sample_memoized(x, user_ids(part[user_column]), memo)
-        if reports is not None:  # a two-layer file: fresh reports of the memoized permanent output
-            codes = reports.sample_indices(codes, rng)
+        codes = sampler.sample_memoized(x, user_ids(part[user_column]), memo, rng=rng)
     out = part.copy()
-    labels = (reports or sampler).mechanism.outputs
+    labels = sampler.outputs
     out[column] = pd.Categorical.from_codes(codes.astype(np.int64), categories=list(labels))
     return out
 
 
-def _sampler(mechanism: Any) -> tuple[Privatizer, Privatizer | None]:
-    """A :class:`Privatizer` from a Mechanism, a Privatizer or a loaded file (re-checked); a two-layer file's W₂ too."""
+def _sampler(mechanism: Any) -> Privatizer:
+    """A :class:`Privatizer` of a loaded file (guarantee re-checked, policy kept), a Privatizer or a Mechanism.
+
+    A Mechanism is a raw matrix: no release policy.
+    """
+    if isinstance(mechanism, Privatizer):
+        return mechanism
     from mechdesign.deploy.file.column import MechanismFile
 
-    if isinstance(mechanism, Privatizer):
-        return mechanism, None
-    if isinstance(mechanism, MechanismFile):
-        sampler = Privatizer(mechanism.mechanism)
-        sampler.check(mechanism.guarantee)  # the sampled matrix must keep the file's guarantee
-        reports = mechanism.release.reports
-        return sampler, None if reports is None else Privatizer(reports)
-    if isinstance(mechanism, Mechanism):
-        return Privatizer(mechanism), None
-    raise TypeError("mechanism must be a Mechanism, a Privatizer or a MechanismFile (read_mechanism_file), "
+    if isinstance(mechanism, (MechanismFile, Mechanism)):
+        return Privatizer(mechanism)
+    raise TypeError("mechanism must be a MechanismFile (read_mechanism_file), a Privatizer or a Mechanism, "
                     f"got mechanism={type(mechanism).__name__}")
 
 
-def _memo_arguments(frame: Any, policy: str, memo: Any, user_column: str | None) -> None:
-    """A memoized (or two-layer) file needs ``memo``; ``memo`` and ``user_column`` come together."""
-    if policy in ("memoized", "two-layer") and memo is None:
-        raise v.fail("memo", f"be given for a file whose release policy is {policy!r} (no fresh draws of the "
-                     "memoized outputs)", None)
-    if (memo is None) != (user_column is None):
+def _memo_arguments(frame: Any, sampler: Any, memo: Any, user_column: str | None) -> Any:
+    """The memo function under the file's release policy (:mod:`mechdesign.deploy.sampling.release`).
+
+    A memoized or two-layer file needs ``memo`` and ``user_column``, which come together.
+    """
+    memo = sampler.memo_function(memo, user_column is not None)
+    if memo is None and user_column is not None:
         raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
     if user_column is not None:
         _column(frame, user_column)
+    return memo
 
 
 def _streams(frame: Any, seed: int | None) -> tuple[list[Any] | None, str | None]:
@@ -105,24 +102,24 @@ def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | 
                    seed: int | None = None, memo: Any = None, user_column: str | None = None) -> Any:
     """A lazy Dask dataframe with ``column`` privatized (categorical of output labels); order kept.
 
-    ``mechanism`` is a :class:`~mechdesign.core.mechanism.Mechanism`, a compiled
-    :class:`~mechdesign.deploy.sampling.sampler.Privatizer` or a loaded mechanism file
-    (:func:`~mechdesign.deploy.file.column.read_mechanism_file`; its guarantee is re-checked on the sampled
-    matrix). Without ``seed`` every partition draws from the secure AES-CTR generator. Unknown labels
-    raise ``ValueError`` when the result is computed. With ``memo`` (a
-    :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, shipped to the workers with its key) and
-    ``user_column``, draws are memoized per (user, value): the same output on every partition, machine and run.
-    A file whose release policy is memoized or two-layer requires them; a two-layer file's reports are drawn
-    fresh from ``seed`` or the secure generator.
+    ``mechanism`` is a loaded mechanism file (:func:`~mechdesign.deploy.file.column.read_mechanism_file`; its
+    guarantee is re-checked on the sampled matrix and its release policy honoured), a compiled
+    :class:`~mechdesign.deploy.sampling.sampler.Privatizer` (of a file or of a mechanism) or a
+    :class:`~mechdesign.core.mechanism.Mechanism` (a raw matrix). Without ``seed`` every partition draws from the
+    secure AES-CTR generator. Unknown labels raise ``ValueError`` when the result is computed. With ``memo`` (a
+    :class:`~mechdesign.deploy.sampling.memo.MemoFunction`, or with a file its 32-byte key or key file, shipped to
+    the workers) and ``user_column``, draws are memoized per (user, value): the same output on every partition,
+    machine and run. A file whose release policy is memoized or two-layer requires them
+    (:mod:`mechdesign.deploy.sampling.release`); a two-layer file's reports are drawn fresh from ``seed`` or the
+    secure generator.
     """
     _column(frame, column)
-    sampler, reports = _sampler(mechanism)
-    _memo_arguments(frame, getattr(getattr(mechanism, "release", None), "policy", "single"), memo, user_column)
+    sampler = _sampler(mechanism)
+    memo = _memo_arguments(frame, sampler, memo, user_column)
     seeds, nonce = _streams(frame, seed)
     meta = frame._meta.copy()
-    meta[column] = pd.Categorical([], categories=list((reports or sampler).mechanism.outputs))
-    return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, memo, user_column, reports,
-                                meta=meta)
+    meta[column] = pd.Categorical([], categories=list(sampler.outputs))
+    return frame.map_partitions(_privatize_partition, sampler, column, seeds, nonce, memo, user_column, meta=meta)
 
 
 def _count_partition(values: pd.Series, mechanism: Mechanism) -> pd.DataFrame:
@@ -136,8 +133,8 @@ def count_dask(frame: Any, column: str, mechanism: Mechanism | Any) -> np.ndarra
     ``mechanism`` may be a loaded mechanism file too.
     """
     _column(frame, column)
-    sampler, reports = _sampler(mechanism)
-    mechanism = (reports or sampler).mechanism
+    sampler = _sampler(mechanism)
+    mechanism = (sampler.reports or sampler).mechanism
     meta = pd.DataFrame({i: pd.Series(dtype=np.int64) for i in range(mechanism.shape[1])})
     partial = frame[column].map_partitions(_count_partition, mechanism, meta=meta)
     return partial.sum().compute().to_numpy(dtype=np.int64)
@@ -193,8 +190,9 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
         A loaded record file (its sampled design is re-checked) or compiled samplers.
     seed : int, optional
         Reproducible per-partition PCG64 streams (research only); default the secure AES-CTR generator.
-    memo : MemoFunction, optional
-        Memoized draws per (user, record) (:mod:`mechdesign.deploy.sampling.memo`); required by a memoized file.
+    memo : MemoFunction, bytes or path, optional
+        Memoized draws per (user, record) (:mod:`mechdesign.deploy.sampling.memo`); required by a memoized file
+        (:mod:`mechdesign.deploy.sampling.release`).
     user_column : str, optional
         The column of user ids, exactly with ``memo``.
 
@@ -205,7 +203,7 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
         leaves the attributes a record does not report missing).
     """
     sampler, names = _record_sampler(record, frame, columns)
-    _memo_arguments(frame, sampler.record.release.policy, memo, user_column)
+    memo = _memo_arguments(frame, sampler, memo, user_column)
     seeds, nonce = _streams(frame, seed)
     meta = frame._meta.copy()
     for i, name in enumerate(names):

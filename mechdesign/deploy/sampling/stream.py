@@ -128,10 +128,14 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     when stderr is a terminal. Each record x is replaced by y drawn from ``W_q[x, ·]``, within 2^-64 of
     ``matrix[x, y] = P(y | x)`` ([E] §II-A1; module docstring).
 
+    A privatizer built from a file honours its release policy (:mod:`mechdesign.deploy.sampling.release`): a
+    memoized or two-layer file is refused without ``memo`` and ``user_column``, and a two-layer file writes fresh
+    reports of W₂ on the memoized permanent outputs.
+
     Parameters
     ----------
     privatizer
-        The compiled sampler of the mechanism.
+        The compiled sampler of a loaded mechanism file (or of a raw mechanism).
     source
         The input file: CSV (``.csv``, or compressed: ``.csv.gz``, ``.csv.bz2``, ``.csv.xz``), Parquet
         (``.parquet``, ``.pq``) or Arrow IPC (``.arrow``, ``.feather``, ``.ipc``).
@@ -150,13 +154,15 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     check_counts
         Called with the input label counts (int64, one per input) before ``target`` is committed.
     memo
-        A :class:`~mechdesign.deploy.sampling.memo.MemoFunction`: each record's output is drawn with the keyed
-        pseudo-random word of (file, user, value) instead of ``rng``, so re-runs give the same outputs.
+        A :class:`~mechdesign.deploy.sampling.memo.MemoFunction` (or, with a file, the 32-byte key or a key file's
+        path): each record's output is drawn with the keyed pseudo-random word of (file, user, value) instead of
+        ``rng``, so re-runs give the same outputs.
     user_column
         The column of user ids, with ``memo`` (strings as written; integers in decimal).
     reports
-        The fresh layer W₂ of a two-layer file (its inputs are the privatizer's outputs): each record's memoized
-        permanent output is passed through it with ``rng``, and the file gets W₂'s output labels. Needs ``memo``.
+        A fresh layer W₂ for a raw mechanism (its inputs are the privatizer's outputs): each record's memoized
+        output is passed through it with ``rng``, and the file gets W₂'s output labels. Needs ``memo``; a two-layer
+        file's privatizer carries its own.
     changes
         A :class:`~mechdesign.deploy.sampling.changes.DistinctValues`, with ``memo``: counts each user's distinct
         values over the run (what changed values cost).
@@ -172,7 +178,8 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
         If a suffix is not CSV (plain, gzip, bzip2 or xz), Parquet or Arrow IPC, the formats differ, ``source``
         does not exist or is empty, ``target`` is ``source``, ``column`` is missing or ambiguous, a value is not
         an input label, a Parquet value is null, ``chunk_size`` is not positive, or the file cannot be read (not
-        UTF-8, too many CSV fields, not Parquet). ``check_counts`` may raise too; ``target`` is then not written.
+        UTF-8, too many CSV fields, not Parquet); if a memoized or two-layer file is given no ``memo`` or no
+        ``user_column``. ``check_counts`` may raise too; ``target`` is then not written.
     TypeError
         If ``chunk_size`` is not an integer.
 
@@ -194,10 +201,12 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     source, target = Path(source), Path(target)
     kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
-    if (memo is None) != (user_column is None):
+    memo = privatizer.memo_function(memo, user_column is not None)
+    if memo is None and user_column is not None:
         raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
-    if reports is not None and memo is None:
-        raise v.fail("memo", "be given with reports (the permanent layer of a two-layer file is memoized)", None)
+    if reports is not None and (memo is None or privatizer.reports is not None):
+        raise v.fail("reports", "be given only with memo, for a raw mechanism (the permanent layer is memoized; a "
+                     "two-layer file's privatizer carries its own)", reports.mechanism.shape)
     if user_column is not None and user_column == column:
         raise v.fail("user_column", "differ from the privatized column", user_column)
     job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64), memo,
@@ -228,29 +237,39 @@ class _Job:
     @property
     def outputs(self) -> tuple[str, ...]:
         """The labels written: W₂'s for a two-layer file, else the mechanism's."""
-        return (self.reports or self.privatizer).mechanism.outputs
+        return self.reports.mechanism.outputs if self.reports is not None else self.privatizer.outputs
 
     def codes(self, values: Any, users: Any = None) -> np.ndarray:
-        """Output codes of one chunk (a whole number of blocks but for the file's last chunk)."""
+        """Output codes of one chunk (a whole number of blocks but for the file's last chunk).
+
+        Fresh draws, and a two-layer file's fresh reports, take block b's stream; memoized words need none.
+        """
         x = encode_labels(values, self.privatizer.mechanism.inputs, "column")
         self.counts += np.bincount(x, minlength=self.counts.size)
+        ids = None
         if self.memo is not None:
             from mechdesign.deploy.sampling.memo import user_ids
 
             ids = user_ids(users)
             if self.changes is not None:
                 self.changes.add(ids, x)
-            x = self.privatizer.sample_memoized(x, ids, self.memo)
-        fresh = self.reports if self.memo is not None else self.privatizer
-        if fresh is None:
-            self.done += x.size
-            return x
-        out = np.empty(x.size, dtype=fresh._table.dtype)
+            if self.privatizer.reports is None:  # memoized outputs: no stream
+                x = self.privatizer.sample_memoized(x, ids, self.memo)
+                if self.reports is None:
+                    self.done += x.size
+                    return x
+        parts = []
         for start in range(0, x.size, BLOCK):
-            block = (self.done + start) // BLOCK
-            out[start:start + BLOCK] = fresh.sample_indices(x[start:start + BLOCK], self.streams(block))
+            part, stream = slice(start, start + BLOCK), self.streams((self.done + start) // BLOCK)
+            if self.reports is not None:  # a raw mechanism's permanent outputs, then the given fresh layer
+                parts.append(self.reports.sample_indices(x[part], stream))
+            elif ids is not None:  # a two-layer file: fresh reports of the memoized permanent outputs
+                rows = np.arange(start, min(start + BLOCK, x.size))
+                parts.append(self.privatizer.sample_memoized(x[part], ids.take(rows), self.memo, rng=stream))
+            else:
+                parts.append(self.privatizer.sample_indices(x[part], stream))
         self.done += x.size
-        return out
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
 
 
 def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,

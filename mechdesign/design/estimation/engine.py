@@ -65,6 +65,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mechdesign import _validation as v
+from mechdesign._numerics import EXP_CAP
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deadline import Deadline
 from mechdesign.design.baselines.compare import compute_baselines
@@ -522,7 +523,9 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
         baseline_list, skipped = compute_baselines(problem, certificate.utility, design,
                                                    deadline=Deadline(max(options.deadline - time.monotonic(), 0.0)))
         oracles: tuple[Any, ...] = ()
-        if problem.utility.kind == "estimation_mse":  # the oracles estimate every frequency: L = I only
+        # The oracles estimate every frequency (L = I only); their closed forms are in e^ε, beyond float64 at
+        # ε ≥ EXP_CAP, where the design (in log space) still runs: they are left out there.
+        if problem.utility.kind == "estimation_mse" and problem.epsilon < EXP_CAP:
             ldp = next((b.mechanism for b in baseline_list if b.name == "optimal_ldp"), None)
             oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp)
         timings["baselines"] = time.perf_counter() - base_start

@@ -322,10 +322,9 @@ def test_dask_and_the_file_path_draw_the_same_memoized_outputs(deployed):
     memo = MemoFunction(read_memo_key(key), loaded.sha256)
     frame = pd.read_csv(folder / "in.csv", dtype=str)
     lazy = privatize_dask(dd.from_pandas(frame, npartitions=4), "v", loaded, memo=memo, user_column="id")
-    privatize_file(Privatizer(loaded.mechanism), folder / "in.csv", folder / "o.csv", "v", memo=memo,
-                   user_column="id")
+    privatize_file(Privatizer(loaded), folder / "in.csv", folder / "o.csv", "v", memo=memo, user_column="id")
     assert lazy.compute()["v"].astype(str).tolist() == [r[1] for r in _released(folder / "o.csv")]
-    with pytest.raises(ValueError, match="memo must be given for a file whose release policy is 'memoized'"):
+    with pytest.raises(ValueError, match=r"memo must be given with users: .* has release policy 'memoized'"):
         privatize_dask(dd.from_pandas(frame, npartitions=2), "v", loaded)
 
 
