@@ -114,6 +114,8 @@ class PlacementFamily:
     digit_tables : tuple of numpy.ndarray, each shape (T, D_max)
         Per type and digit: its group, its place value inside the group and its radix (padded with group 0,
         place 1, radix 1), for vectorised digit extraction (:meth:`digit_values`).
+    prime_of_cell : numpy.ndarray of int64, shape (K,)
+        The index in ``primes`` of each cell's size (−1 for a cell of one input).
     """
 
     cells: Cells
@@ -127,6 +129,7 @@ class PlacementFamily:
     group_radix: np.ndarray = field(init=False, repr=False)
     digit_start: np.ndarray = field(init=False, repr=False)
     digit_tables: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
+    prime_of_cell: np.ndarray = field(init=False, repr=False)
     _spaces: tuple[_Prime, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -180,7 +183,9 @@ class PlacementFamily:
             tables[2][t, :radices[t].size] = radices[t]
         for name, value in (("primes", primes), ("needs", needs), ("radices", radices), ("group_of", group_of),
                             ("place_of", place_of), ("group_radix", table), ("digit_start", starts),
-                            ("digit_tables", tables), ("_spaces", tuple(spaces))):
+                            ("digit_tables", tables), ("_spaces", tuple(spaces)),
+                            ("prime_of_cell", np.searchsorted(np.array(primes, dtype=np.int64), sizes).astype(np.int64)
+                             * (sizes > 1) - (sizes == 1))):
             object.__setattr__(self, name, value)
 
     @property
@@ -269,6 +274,40 @@ class PlacementFamily:
         k = self.cells.cell_of
         a, b = self.high_counts[t, k], self.low_counts[t, k]
         return np.where(z < a, 2, np.where(z < a + b, 1, 0))
+
+    def blocks(self) -> dict[str, np.ndarray]:
+        """Where each type's seed (e, u, w) of each prime sits in its digit groups, for extracting it in one piece.
+
+        The digits of prime q in type t (e, u_0 … u_{m−1}, w: consecutive) form the block value
+        B = e + (p − 1)·(u_0 + p·u_1 + … + p^m·w) < R_B = (p − 1)·p^(m+1). It starts at place P_e of group g₀ and
+        ends in group g₁ = g₀ or g₀ + 1, so B = (⌊G_g₀ / P_e⌋ mod R_lo) + (G_g₁ mod R_hi)·R_lo with R_lo the radix
+        product of the block's digits in g₀ (R_lo = R_B, R_hi = 1 when g₁ = g₀). Arrays of shape (T, P):
+        ``first`` (g₀), ``second`` (g₁), ``place`` (P_e), ``low``/``high`` (R_lo, R_hi), ``w_group`` and
+        ``w_place`` (where w sits) and ``whole`` (False where the block spans three groups or more, or
+        R_B ≥ 2⁵³: those need digit by digit extraction); 0 where t does not need q.
+        """
+        shape = self.needs.shape
+        out = {name: np.zeros(shape, dtype=np.int64) for name in ("first", "second", "w_group")}
+        out |= {name: np.ones(shape, dtype=np.uint64) for name in ("place", "low", "high", "w_place")}
+        out["whole"] = np.ones(shape, dtype=bool)
+        group, place, radix = self.digit_tables
+        for q, sp in enumerate(self._spaces):  # vectorised over the types that need q
+            t = np.flatnonzero(self.needs[:, q])
+            if not t.size:
+                continue
+            start = self.digit_start[t, q]
+            first, last = group[t, start], group[t, start + sp.m + 1]
+            low = np.ones(t.size, dtype=np.int64)  # Π of the block's radices in g₀ (< 2³², the group limit)
+            for i in range(sp.m + 2):
+                low *= np.where(group[t, start + i] == first, radix[t, start + i], 1).astype(np.int64)
+            total = (sp.p - 1) * sp.p ** (sp.m + 1)
+            whole = (last - first <= 1) & (total < 2**53)
+            out["first"][t, q], out["second"][t, q], out["w_group"][t, q] = first, last, last
+            out["place"][t, q], out["w_place"][t, q] = place[t, start], place[t, start + sp.m + 1]
+            out["low"][t, q] = low.astype(np.uint64)
+            out["high"][t, q] = np.where(whole, total // low if total < 2**53 else 1, 1).astype(np.uint64)
+            out["whole"][t, q] = whole
+        return out
 
     def digit_values(self, groups: np.ndarray, types: np.ndarray, index: np.ndarray) -> np.ndarray:
         """Digit ``index`` of each report (types, digit groups), vectorised: (G_g // place) mod radix, as int64."""
