@@ -39,6 +39,7 @@ M. N. Wegman, "Universal classes of hash functions", JCSS 18, 1979.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,37 +151,38 @@ class PlacementFamily:
         mixed = (a + b > 0) & (a < sizes) & (b < sizes)
         needs = np.stack([mixed[:, sp.cells].any(axis=1) for sp in spaces], axis=1) if spaces else \
             np.zeros((a.shape[0], 0), dtype=bool)
-        radices, group_of, place_of, group_radix, starts = [], [], [], [], np.full(needs.shape, -1, dtype=np.int64)
-        for t in range(a.shape[0]):
-            r: list[int] = []
-            for q, sp in enumerate(spaces):
-                if needs[t, q]:
-                    starts[t, q] = len(r)
-                    r += [sp.p - 1] + [sp.p] * sp.m + [sp.p]
-            groups, places, products, product = [], [], [], 1
-            for radix in r:
-                if product * radix >= GROUP_LIMIT:
-                    products.append(product)
-                    product = 1
-                places.append(product)
-                groups.append(len(products))
-                product *= radix
-            products.append(product)
-            radices.append(np.array(r, dtype=np.int64))
-            group_of.append(np.array(groups, dtype=np.int64))
-            place_of.append(np.array(places, dtype=np.uint64))
-            group_radix.append(products)
-        width = max(len(g) for g in group_radix)
-        table = np.ones((len(group_radix), width), dtype=np.uint64)
-        for t, products in enumerate(group_radix):
-            table[t, :len(products)] = products
-        most = max(1, max(r.size for r in radices))
-        tables = (np.zeros((len(radices), most), dtype=np.int64), np.ones((len(radices), most), dtype=np.uint64),
-                  np.ones((len(radices), most), dtype=np.uint64))
-        for t in range(len(radices)):
-            tables[0][t, :radices[t].size] = group_of[t]
-            tables[1][t, :radices[t].size] = place_of[t]
-            tables[2][t, :radices[t].size] = radices[t]
+        # Every type's digits are a subsequence of the global sequence (for each prime: e, u_0 … u_{m−1}, w), so the
+        # greedy grouping (a new group when the radix product would reach GROUP_LIMIT) runs for all types in lockstep.
+        types = a.shape[0]
+        starts = np.full(needs.shape, -1, dtype=np.int64)
+        lengths = np.zeros(types, dtype=np.int64)
+        for q, sp in enumerate(spaces):
+            lengths += (sp.m + 2) * needs[:, q]
+        most = max(1, int(lengths.max(initial=0)))
+        tables = (np.zeros((types, most), dtype=np.int64), np.ones((types, most), dtype=np.uint64),
+                  np.ones((types, most), dtype=np.uint64))
+        used = np.zeros(types, dtype=np.int64)      # digits so far
+        group = np.zeros(types, dtype=np.int64)     # the current group
+        product = np.ones(types, dtype=np.uint64)   # its radix product so far (< 2³²)
+        closed = np.ones((types, most + 1), dtype=np.uint64)  # the products of closed groups
+        for q, sp in enumerate(spaces):
+            t = np.flatnonzero(needs[:, q])
+            starts[t, q] = used[t]
+            for radix in [sp.p - 1] + [sp.p] * (sp.m + 1):
+                full = product[t] * np.uint64(radix) >= GROUP_LIMIT
+                closed[t[full], group[t[full]]] = product[t[full]]
+                group[t[full]] += 1
+                product[t[full]] = 1
+                tables[0][t, used[t]] = group[t]
+                tables[1][t, used[t]] = product[t]
+                tables[2][t, used[t]] = radix
+                product[t] *= np.uint64(radix)
+                used[t] += 1
+        closed[np.arange(types), group] = product
+        table = np.ascontiguousarray(closed[:, :int(group.max(initial=0)) + 1])
+        radices = [tables[2][t, :used[t]].astype(np.int64) for t in range(types)]
+        group_of = [tables[0][t, :used[t]].copy() for t in range(types)]
+        place_of = [tables[1][t, :used[t]].copy() for t in range(types)]
         for name, value in (("primes", primes), ("needs", needs), ("radices", radices), ("group_of", group_of),
                             ("place_of", place_of), ("group_radix", table), ("digit_start", starts),
                             ("digit_tables", tables), ("_spaces", tuple(spaces)),
@@ -195,7 +197,7 @@ class PlacementFamily:
 
     def seed_count(self, t: int) -> int:
         """|S_t| = Π of type t's radices (the number of distinct reports of type t)."""
-        return int(np.prod([int(r) for r in self.radices[t]], dtype=object)) if self.radices[t].size else 1
+        return math.prod(self.radices[t].tolist())  # Python ints: exact (1 for no digits)
 
     def hex_width(self, t: int) -> int:
         """The hex digits of type t's text form: those of |S_t| − 1, at least one."""

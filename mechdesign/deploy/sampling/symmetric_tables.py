@@ -34,7 +34,7 @@ from mechdesign.deploy.sampling.quantise_rows import quantise_rows
 __all__ = ["SamplerTables", "compile_tables"]
 
 _GUIDE_BUDGET = 1 << 22  # guide-table entries in all (int32: 16 MiB)
-_BLOCK_CELLS = 64        # cells quantised together (rows of 2T floats)
+_BLOCK_CELLS = 16  # cells quantised together (rows of 2T floats; small temporaries: fewer page faults)
 # Packed entry fields: t (24 bits), ℓ (1), n_ℓ (9), the rank offset (9), digit start + 1 (20).
 _T_BITS, _LEVEL_AT, _RADIX_AT, _OFFSET_AT, _START_AT = 24, 24, 25, 34, 43
 
