@@ -43,6 +43,7 @@ from mechdesign.deploy.file.placement import PlacementFamily
 
 __all__ = ["ReportTally", "parse_reports"]
 
+_TEXT_BLOCK = 1 << 17
 _COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
 
 _HEX = np.full(256, 255, dtype=np.uint8)
@@ -205,8 +206,9 @@ class ReportTally:
             tab.accumulate(tr, digits, None if weights is None else weight[rows])
 
     def add_texts(self, texts: Sequence[Any], start: int = 0) -> None:
-        """Tally reports in text form."""
-        self.add(*parse_reports(self.family, texts, start))
+        """Tally reports in text form, 131,072 at a time (the parsed digits and the tallies' temporaries stay small)."""
+        for at in range(0, len(texts), _TEXT_BLOCK):
+            self.add(*parse_reports(self.family, texts[at:at + _TEXT_BLOCK], start + at))
 
     def estimate(self) -> Estimate:
         """p̂ projected onto the simplex, with the unbiased estimate and its standard errors (module docstring).
