@@ -2,15 +2,17 @@
 
 Engine-shaped random designs (benchmarks/_symmetric.py: Zipf-like counts from m = 100·N records, per cell
 a ≈ Binomial(s_k, 0.43), most types one-level, some with b = 1 in one cell, some two-level with b = s − a), T types
-(300, 1,500, 3,000). Measured, as CPU time (time.process_time; os.wait4 for subprocesses), median and spread of
-``--repeats`` runs, with the load before and after:
+(300, 4,000, 4,000: the engine's shapes). Measured, as CPU time (time.process_time; os.wait4 for subprocesses),
+median and spread of ``--repeats`` runs, with the load before and after:
 
 * file size; write; ``verify`` in Python (verify_symmetric_file) and in the JS client (node, process.cpuUsage);
-* privatize in memory (SymmetricPrivatizer.sample, and the text forms) and end to end (``mechdesign privatize``
-  on a Parquet file of ``--records`` records, N ≤ 10⁴);
+* privatize in memory (SymmetricPrivatizer.sample after one warm-up call, and the text forms) and end to end
+  (``mechdesign privatize`` on a Parquet file of ``--records`` records, N ≤ 10⁴, and on its first 1,000 records:
+  the setup — reading and checking the file, building the sampler — apart from the streaming rate);
 * JS privatize throughput (SymmetricSampler.privatize on 2·10⁵ values);
 * decode of ``--records`` reports through the CLI (CSV in), N ≤ 10⁴;
-* report bytes (max and median over types).
+* report bytes (max and median over types): the text form ``t<t>.<hex>`` and the binary form (the type and the
+  seed integer V in the fewest whole bytes: ⌈log₂ T / 8⌉ + ⌈log₂ |S_t| / 8⌉), for the encoding only.
 
 Results: benchmarks/results/symmetric_io.json and .csv. Seeded (``--seed``).
 """
@@ -36,7 +38,7 @@ from _symmetric import engine_shaped, zipf_counts
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 JS = ROOT / "clients" / "js" / "dist" / "structured.js"
-SIZES = {1_000: 300, 10_000: 1_500, 100_000: 3_000}
+SIZES = {1_000: 300, 10_000: 4_000, 100_000: 4_000}  # T: the engine's designs have T ≈ 4,000 at 10⁴ and 10⁵
 RADIUS = 0.05
 
 
@@ -128,9 +130,14 @@ def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dic
     family = PlacementFamily(mechanism.cells, mechanism.high_counts, mechanism.low_counts)
     report_bytes = [family.report_bytes(t) for t in range(mechanism.types)]
     row["report_bytes_max"], row["report_bytes_median"] = max(report_bytes), statistics.median(report_bytes)
+    type_bytes = -(-max(1, (mechanism.types - 1).bit_length()) // 8)
+    binary = [type_bytes + -(-max(1, (family.seed_count(t) - 1).bit_length()) // 8) for t in range(mechanism.types)]
+    row["report_binary_bytes_max"], row["report_binary_bytes_median"] = max(binary), statistics.median(binary)
     sampler = SymmetricPrivatizer(mechanism)
     x = np.random.default_rng(seed).choice(size, records, p=counts / counts.sum())
+    sampler.sample(x[:1 << 18], rng=seed)  # warm-up: the allocator's first large blocks
     draws = _cpu(lambda: sampler.sample(x, rng=seed), repeats)
+    row["privatize_memory_cpu_s"] = draws
     row["privatize_memory_per_second"] = records / draws["median"]
     types_drawn, groups = sampler.sample(x[:200_000], rng=seed)
     texts = _cpu(lambda: sampler.texts(types_drawn, groups), repeats)
@@ -145,14 +152,22 @@ def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dic
         command = [sys.executable, "-m", "mechdesign", "privatize", str(path), "--data",
                    str(folder / f"data-{size}.parquet"), "--column", "item", "--out", str(pd_csv), "--seed", "1",
                    "--force"]
-        end_to_end = _child_cpu(command, 1)
+        end_to_end = _child_cpu(command, repeats)
         row["privatize_parquet_cpu_s"] = end_to_end
         row["privatize_parquet_per_second"] = records / end_to_end["median"]
+        pq.write_table(pa.table({"item": labels[:1000]}), folder / f"small-{size}.parquet")
+        small = [*command[:6], str(folder / f"small-{size}.parquet"), *command[7:]]
+        small[small.index("--out") + 1] = str(folder / f"private-small-{size}.parquet")  # keep pd_csv for decode
+        setup = _child_cpu(small, repeats)
+        row["privatize_parquet_setup_cpu_s"] = setup
+        row["privatize_parquet_streaming_per_second"] = (records - 1000) / max(end_to_end["median"] - setup["median"],
+                                                                               1e-9)
         reports = pq.read_table(pd_csv).column("item").to_pylist()
+        assert len(reports) == records
         private_csv = folder / f"private-{size}.csv"
         private_csv.write_text("item\n" + "\n".join(reports) + "\n", encoding="utf-8")
         row["decode_cli_cpu_s"] = _child_cpu([sys.executable, "-m", "mechdesign", "decode", str(path), "--data",
-                                              str(private_csv), "--column", "item", "--json"], 1)
+                                              str(private_csv), "--column", "item", "--json"], repeats)
     row["load_after"] = _load()
     return row
 
@@ -172,8 +187,9 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "symmetric_io.json").write_text(json.dumps({"records": args.records, "repeats": args.repeats,
                                                            "seed": args.seed, "rows": rows}, indent=1) + "\n")
-    flat = ["N", "types", "cells", "file_mib", "report_bytes_max", "report_bytes_median", "privatize_memory_per_second",
-            "texts_per_second", "privatize_parquet_per_second", "load_before", "load_after"]
+    flat = ["N", "types", "cells", "file_mib", "report_bytes_max", "report_bytes_median", "report_binary_bytes_max",
+            "privatize_memory_per_second", "texts_per_second", "privatize_parquet_per_second",
+            "privatize_parquet_streaming_per_second", "load_before", "load_after"]
     with (RESULTS / "symmetric_io.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([*flat, "verify_python_cpu_s", "verify_js_cpu_s", "js_privatize_per_second",

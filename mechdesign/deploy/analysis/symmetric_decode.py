@@ -43,6 +43,9 @@ from mechdesign.deploy.file.placement import PlacementFamily
 
 __all__ = ["ReportTally", "parse_reports"]
 
+_TEXT_BLOCK = 1 << 17
+_COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
+
 _HEX = np.full(256, 255, dtype=np.uint8)
 _HEX[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10)
 _HEX[np.frombuffer(b"abcdef", dtype=np.uint8)] = np.arange(10, 16)
@@ -142,16 +145,35 @@ class ReportTally:
         s = m.cells.sizes
         a, b = m.high_counts, m.low_counts
         self._mixed = (a + b > 0) & (a < s) & (b < s) & (s > 1)
+        self._mixed_mean = np.where(self._mixed, self._mean, 0.0)
+        by_cell = np.lexsort((m.cells.position, m.cells.cell_of))  # inputs cell after cell, in position order
+        first = np.concatenate([[0], np.cumsum(s)[:-1]])
+        # Count by (t, cell, e, −r mod p) where that table is small (the small primes, which hold most cells),
+        # within a budget of _COUNTED entries in all, smallest p first.
+        budget, counted = _COUNTED, []
+        for sp in self.family.spaces:
+            entries = m.types * sp.cells.size * (sp.p - 1) * sp.p
+            counted.append(entries <= budget)
+            budget -= entries if counted[-1] else 0
+        self._primes = [_PrimeTables.build(sp, m, self._high, self._low, self._mixed, by_cell, first, c)
+                        for sp, c in zip(self.family.spaces, counted, strict=True)]
         self.clear()
         self._inverse: tuple[np.ndarray, np.ndarray] | None = None
-        self._tables = [(sp, (sp.powers[:, None] * np.arange(sp.p)[None, :]) % sp.p) for sp in self.family.spaces]
 
     def clear(self) -> None:
         """Forget every report (a new period of the same mechanism)."""
         m = self.mechanism
         self.type_counts = np.zeros(m.types)  # reports (or their weights) per type
-        self.hits = np.zeros(m.cells.size)      # Σ over mixed reports of v(x) / ν, by input
-        self.mixed_mean = np.zeros(m.cells.count)  # Σ over the same reports of μ/(rν), by cell
+        self.mixed_mean = np.zeros(m.cells.count)  # Σ over mixed (report, cell) of μ/(rν), by cell
+        for tab in self._primes:
+            tab.clear()
+
+    def hits(self) -> np.ndarray:
+        """Σ over mixed reports of v(x) / ν, by input (each prime's tallies folded)."""
+        out = np.zeros(self.mechanism.cells.size)
+        for tab in self._primes:
+            tab.fold(out)
+        return out
 
     @property
     def records(self) -> int:
@@ -164,47 +186,29 @@ class ReportTally:
         A weight stands for that many copies of the report (counts of identical reports, or an expectation).
         """
         weight = np.ones(types.size) if weights is None else np.asarray(weights, dtype=np.float64)
-        self.type_counts += np.bincount(types, weights=weight, minlength=self.mechanism.types)
-        fam, cells = self.family, self.mechanism.cells
-        for q, (sp, table) in enumerate(self._tables):
+        per_type = np.bincount(types, weights=weight, minlength=self.mechanism.types)
+        self.type_counts += per_type
+        self.mixed_mean += per_type @ self._mixed_mean  # Σ over mixed (report, cell) of μ/(rν): by type
+        fam = self.family
+        group, place, radix = fam.digit_tables
+        flat = np.ascontiguousarray(groups, dtype=np.uint64).reshape(-1)
+        width = groups.shape[1]
+        for q, tab in enumerate(self._primes):
             rows = np.flatnonzero(fam.digit_start[types, q] >= 0)
             if not rows.size:
                 continue
             tr = types[rows]
             start = fam.digit_start[tr, q]
-            sub = groups[rows]
-            digits = [fam.digit_values(sub, tr, start + o) for o in range(sp.m + 2)]
-            e, u, w = digits[0], digits[1:-1], digits[-1]
-            for j, k in enumerate(sp.cells):
-                use = np.flatnonzero(self._mixed[tr, k])
-                if not use.size:
-                    continue
-                t_use = tr[use]
-                r = w[use].copy()
-                for i in range(sp.m):
-                    r += u[i][use] * int(sp.digits[j, i])
-                begin = (-r) % sp.p  # the high interval starts at j = −r (z = j + r = 0)
-                a = self.mechanism.high_counts[t_use, k]
-                b = self.mechanism.low_counts[t_use, k]
-                high, low, mean = self._high[t_use, k], self._low[t_use, k], self._mean[t_use, k]
-                if weights is not None:
-                    w_use = weight[rows][use]
-                    high, low, mean = high * w_use, low * w_use, mean * w_use
-                # Unwrapped difference array over j ∈ [0, 2p) (folded below): +h at the start of the high level,
-                # l − h where it turns low, −l where it ends; the intervals lie inside [0, 2p).
-                base = e[use] * (2 * sp.p) + begin
-                index = np.concatenate([base, base + a, base + a + b])
-                diff = np.bincount(index, weights=np.concatenate([high, low - high, -low]),
-                                   minlength=(sp.p - 1) * 2 * sp.p)
-                unwrapped = np.cumsum(diff.reshape(sp.p - 1, 2 * sp.p), axis=1)
-                sums = unwrapped[:, :sp.p] + unwrapped[:, sp.p:]
-                members = cells.members(k)
-                self.hits[members] += sums[np.arange(sp.p - 1)[:, None], table].sum(axis=0)
-                self.mixed_mean[k] += mean.sum()
+            digits = []
+            for o in range(tab.m + 2):  # e, u_0 … u_{m−1}, w: (G_g // place) mod radix, gathered in place
+                g, pl, r = group[tr, start + o], place[tr, start + o], radix[tr, start + o]
+                digits.append(((flat[rows * width + g] // pl) % r).astype(np.int64))
+            tab.accumulate(tr, digits, None if weights is None else weight[rows])
 
     def add_texts(self, texts: Sequence[Any], start: int = 0) -> None:
-        """Tally reports in text form."""
-        self.add(*parse_reports(self.family, texts, start))
+        """Tally reports in text form, 131,072 at a time (the parsed digits and the tallies' temporaries stay small)."""
+        for at in range(0, len(texts), _TEXT_BLOCK):
+            self.add(*parse_reports(self.family, texts[at:at + _TEXT_BLOCK], start + at))
 
     def estimate(self) -> Estimate:
         """p̂ projected onto the simplex, with the unbiased estimate and its standard errors (module docstring).
@@ -233,13 +237,94 @@ class ReportTally:
             raise v.fail("mechanism", "separate the inputs inside every cell (γ_k > 0)", gamma.min())
         k = m.cells.cell_of
         safe_gamma = np.where(split, gamma, 1.0)
-        within = (self.hits - self.mixed_mean[k]) / n  # v̄_x − z_k: only mixed reports differ by input
+        within = (self.hits() - self.mixed_mean[k]) / n  # v̄_x − z_k: only mixed reports differ by input
         unbiased = (b_inverse @ z / s)[k] + np.where(split[k], within / safe_gamma[k], 0.0)
         diagonal = np.diag(b_inverse) / s**2 + np.where(split, (1 - 1 / s) / safe_gamma, 0.0)
         prior = m.cells.probabilities[k]
         errors = np.sqrt(np.maximum(diagonal[k] - prior**2, 0.0) / n)
         return Estimate(project_to_simplex(unbiased), unbiased, errors, m.inputs, "linear", self.records, 0, True,
                         float("nan"))
+
+
+class _PrimeTables:
+    """One prime's part of the hit sums, for all its cells at once.
+
+    For a report with digits (e, u, w) and a cell of this prime with digits δ, the seed puts input i at
+    z = d·i + r, r = w + u·δ (mod p), d = g^e; in the coordinate j = d·i mod p the high level is the circular
+    interval [−r, −r + a) and the low one [−r + a, −r + a + b): three entries (+h, l − h, −l) of a difference
+    array over (cell, e, j ∈ [0, 2p)). r for every cell is one matrix product (digits below p: exact in float64);
+    non-mixed (type, cell) pairs carry weight 0. For small p (``counted``) the reports are first counted by
+    (t, cell, e, −r mod p) — one integer key a pair — and the weights applied to the counts when folding.
+    """
+
+    def __init__(self, sp: Any, high: np.ndarray, low: np.ndarray, a: np.ndarray, ab: np.ndarray,
+                 members: np.ndarray, counted: bool) -> None:
+        self.p, self.m, self.count = sp.p, sp.m, sp.cells.size
+        self.high, self.low, self.a, self.ab, self.members = high, low, a, ab, members
+        self.digits = sp.digits.astype(np.float64).T  # (m, c)
+        self.table = (sp.powers[:, None] * np.arange(sp.p)[None, :]) % sp.p  # j = d·i mod p, per e
+        self.segment = (sp.p - 1) * 2 * sp.p  # one cell's difference array over (e, j ∈ [0, 2p))
+        self.counted = counted
+        self.tally = np.zeros(high.shape[0] * self.count * (sp.p - 1) * sp.p if counted else self.count * self.segment)
+
+    @classmethod
+    def build(cls, sp: Any, m: SymmetricMechanism, high: np.ndarray, low: np.ndarray, mixed: np.ndarray,
+              by_cell: np.ndarray, first: np.ndarray, counted: bool) -> _PrimeTables:
+        cells = sp.cells
+        on = mixed[:, cells]
+        a = m.high_counts[:, cells].astype(np.int64)
+        members = by_cell[first[cells][:, None] + np.arange(sp.p)[None, :]]  # (c, p): cell j's inputs by position
+        return cls(sp, np.where(on, high[:, cells], 0.0), np.where(on, low[:, cells], 0.0), a,
+                   a + m.low_counts[:, cells], members, counted)
+
+    def clear(self) -> None:
+        self.tally[:] = 0.0
+
+    def accumulate(self, types: np.ndarray, digits: list[np.ndarray], weights: np.ndarray | None) -> None:
+        """Tally the reports (types and their digits e, u, w of this prime), in batches of ~2²¹ (report, cell)."""
+        p, e, u, w = self.p, digits[0], digits[1:-1], digits[-1]
+        cell = np.arange(self.count)
+        batch = max(1, (1 << 21) // self.count)
+        size = self.tally.size
+        for lo in range(0, types.size, batch):
+            sl = slice(lo, lo + batch)
+            t = types[sl]
+            r = np.repeat(w[sl, None].astype(np.float64), self.count, axis=1)
+            if self.m:
+                r += np.stack([x[sl] for x in u], axis=1).astype(np.float64) @ self.digits
+            begin = (-r.astype(np.int64)) % p
+            if self.counted:  # key ((t·c + cell)·(p − 1) + e)·p + begin
+                key = (((t * self.count)[:, None] + cell) * (p - 1) + e[sl, None]) * p + begin
+                self.tally += np.bincount(key.reshape(-1), None if weights is None else
+                                          np.repeat(weights[sl], self.count), size)
+                continue
+            base = (cell[None, :] * self.segment + (e[sl] * 2 * p)[:, None] + begin).reshape(-1)
+            high, low = self.high[t], self.low[t]
+            if weights is not None:
+                high, low = high * weights[sl, None], low * weights[sl, None]
+            self.tally += np.bincount(base, high.reshape(-1), size)
+            self.tally += np.bincount(base + self.a[t].reshape(-1), (low - high).reshape(-1), size)
+            self.tally += np.bincount(base + self.ab[t].reshape(-1), -low.reshape(-1), size)
+
+    def fold(self, hits: np.ndarray) -> None:
+        """Add this prime's hit sums to ``hits``: prefix sums over j, folded mod p, mapped back to i, summed over e."""
+        p = self.p
+        diff = self.tally
+        if self.counted:  # the counts' three difference-array entries, weighted by type and cell
+            counts = self.tally.reshape(-1, self.count, (p - 1) * p)  # (T, c, (e, begin))
+            local = np.arange((p - 1) * p)
+            base = (np.arange(self.count)[:, None] * self.segment + (local // p) * 2 * p + local % p)[None, :, :]
+            size = self.count * self.segment
+            diff = np.bincount(np.broadcast_to(base, counts.shape).reshape(-1),
+                               (counts * self.high[:, :, None]).reshape(-1), size)
+            diff += np.bincount((base + self.a[:, :, None]).reshape(-1),
+                                (counts * (self.low - self.high)[:, :, None]).reshape(-1), size)
+            diff += np.bincount((base + self.ab[:, :, None]).reshape(-1),
+                                (counts * -self.low[:, :, None]).reshape(-1), size)
+        unwrapped = np.cumsum(diff.reshape(self.count, p - 1, 2 * p), axis=2)
+        sums = unwrapped[:, :, :p] + unwrapped[:, :, p:]
+        by_input = np.take_along_axis(sums, np.broadcast_to(self.table, sums.shape), axis=2).sum(axis=1)
+        hits[self.members] += by_input  # every input once: no repeated index
 
 
 def decode_reports(mechanism: SymmetricMechanism, chunks: Iterable[Sequence[Any]]) -> Estimate:

@@ -39,6 +39,7 @@ M. N. Wegman, "Universal classes of hash functions", JCSS 18, 1979.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,6 +115,8 @@ class PlacementFamily:
     digit_tables : tuple of numpy.ndarray, each shape (T, D_max)
         Per type and digit: its group, its place value inside the group and its radix (padded with group 0,
         place 1, radix 1), for vectorised digit extraction (:meth:`digit_values`).
+    prime_of_cell : numpy.ndarray of int64, shape (K,)
+        The index in ``primes`` of each cell's size (−1 for a cell of one input).
     """
 
     cells: Cells
@@ -127,6 +130,7 @@ class PlacementFamily:
     group_radix: np.ndarray = field(init=False, repr=False)
     digit_start: np.ndarray = field(init=False, repr=False)
     digit_tables: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
+    prime_of_cell: np.ndarray = field(init=False, repr=False)
     _spaces: tuple[_Prime, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -147,40 +151,43 @@ class PlacementFamily:
         mixed = (a + b > 0) & (a < sizes) & (b < sizes)
         needs = np.stack([mixed[:, sp.cells].any(axis=1) for sp in spaces], axis=1) if spaces else \
             np.zeros((a.shape[0], 0), dtype=bool)
-        radices, group_of, place_of, group_radix, starts = [], [], [], [], np.full(needs.shape, -1, dtype=np.int64)
-        for t in range(a.shape[0]):
-            r: list[int] = []
-            for q, sp in enumerate(spaces):
-                if needs[t, q]:
-                    starts[t, q] = len(r)
-                    r += [sp.p - 1] + [sp.p] * sp.m + [sp.p]
-            groups, places, products, product = [], [], [], 1
-            for radix in r:
-                if product * radix >= GROUP_LIMIT:
-                    products.append(product)
-                    product = 1
-                places.append(product)
-                groups.append(len(products))
-                product *= radix
-            products.append(product)
-            radices.append(np.array(r, dtype=np.int64))
-            group_of.append(np.array(groups, dtype=np.int64))
-            place_of.append(np.array(places, dtype=np.uint64))
-            group_radix.append(products)
-        width = max(len(g) for g in group_radix)
-        table = np.ones((len(group_radix), width), dtype=np.uint64)
-        for t, products in enumerate(group_radix):
-            table[t, :len(products)] = products
-        most = max(1, max(r.size for r in radices))
-        tables = (np.zeros((len(radices), most), dtype=np.int64), np.ones((len(radices), most), dtype=np.uint64),
-                  np.ones((len(radices), most), dtype=np.uint64))
-        for t in range(len(radices)):
-            tables[0][t, :radices[t].size] = group_of[t]
-            tables[1][t, :radices[t].size] = place_of[t]
-            tables[2][t, :radices[t].size] = radices[t]
+        # Every type's digits are a subsequence of the global sequence (for each prime: e, u_0 … u_{m−1}, w), so the
+        # greedy grouping (a new group when the radix product would reach GROUP_LIMIT) runs for all types in lockstep.
+        types = a.shape[0]
+        starts = np.full(needs.shape, -1, dtype=np.int64)
+        lengths = np.zeros(types, dtype=np.int64)
+        for q, sp in enumerate(spaces):
+            lengths += (sp.m + 2) * needs[:, q]
+        most = max(1, int(lengths.max(initial=0)))
+        tables = (np.zeros((types, most), dtype=np.int64), np.ones((types, most), dtype=np.uint64),
+                  np.ones((types, most), dtype=np.uint64))
+        used = np.zeros(types, dtype=np.int64)      # digits so far
+        group = np.zeros(types, dtype=np.int64)     # the current group
+        product = np.ones(types, dtype=np.uint64)   # its radix product so far (< 2³²)
+        closed = np.ones((types, most + 1), dtype=np.uint64)  # the products of closed groups
+        for q, sp in enumerate(spaces):
+            t = np.flatnonzero(needs[:, q])
+            starts[t, q] = used[t]
+            for radix in [sp.p - 1] + [sp.p] * (sp.m + 1):
+                full = product[t] * np.uint64(radix) >= GROUP_LIMIT
+                closed[t[full], group[t[full]]] = product[t[full]]
+                group[t[full]] += 1
+                product[t[full]] = 1
+                tables[0][t, used[t]] = group[t]
+                tables[1][t, used[t]] = product[t]
+                tables[2][t, used[t]] = radix
+                product[t] *= np.uint64(radix)
+                used[t] += 1
+        closed[np.arange(types), group] = product
+        table = np.ascontiguousarray(closed[:, :int(group.max(initial=0)) + 1])
+        radices = [tables[2][t, :used[t]].astype(np.int64) for t in range(types)]
+        group_of = [tables[0][t, :used[t]].copy() for t in range(types)]
+        place_of = [tables[1][t, :used[t]].copy() for t in range(types)]
         for name, value in (("primes", primes), ("needs", needs), ("radices", radices), ("group_of", group_of),
                             ("place_of", place_of), ("group_radix", table), ("digit_start", starts),
-                            ("digit_tables", tables), ("_spaces", tuple(spaces))):
+                            ("digit_tables", tables), ("_spaces", tuple(spaces)),
+                            ("prime_of_cell", np.searchsorted(np.array(primes, dtype=np.int64), sizes).astype(np.int64)
+                             * (sizes > 1) - (sizes == 1))):
             object.__setattr__(self, name, value)
 
     @property
@@ -190,7 +197,7 @@ class PlacementFamily:
 
     def seed_count(self, t: int) -> int:
         """|S_t| = Π of type t's radices (the number of distinct reports of type t)."""
-        return int(np.prod([int(r) for r in self.radices[t]], dtype=object)) if self.radices[t].size else 1
+        return math.prod(self.radices[t].tolist())  # Python ints: exact (1 for no digits)
 
     def hex_width(self, t: int) -> int:
         """The hex digits of type t's text form: those of |S_t| − 1, at least one."""
@@ -269,6 +276,40 @@ class PlacementFamily:
         k = self.cells.cell_of
         a, b = self.high_counts[t, k], self.low_counts[t, k]
         return np.where(z < a, 2, np.where(z < a + b, 1, 0))
+
+    def blocks(self) -> dict[str, np.ndarray]:
+        """Where each type's seed (e, u, w) of each prime sits in its digit groups, for extracting it in one piece.
+
+        The digits of prime q in type t (e, u_0 … u_{m−1}, w: consecutive) form the block value
+        B = e + (p − 1)·(u_0 + p·u_1 + … + p^m·w) < R_B = (p − 1)·p^(m+1). It starts at place P_e of group g₀ and
+        ends in group g₁ = g₀ or g₀ + 1, so B = (⌊G_g₀ / P_e⌋ mod R_lo) + (G_g₁ mod R_hi)·R_lo with R_lo the radix
+        product of the block's digits in g₀ (R_lo = R_B, R_hi = 1 when g₁ = g₀). Arrays of shape (T, P):
+        ``first`` (g₀), ``second`` (g₁), ``place`` (P_e), ``low``/``high`` (R_lo, R_hi), ``w_group`` and
+        ``w_place`` (where w sits) and ``whole`` (False where the block spans three groups or more, or
+        R_B ≥ 2⁵³: those need digit by digit extraction); 0 where t does not need q.
+        """
+        shape = self.needs.shape
+        out = {name: np.zeros(shape, dtype=np.int64) for name in ("first", "second", "w_group")}
+        out |= {name: np.ones(shape, dtype=np.uint64) for name in ("place", "low", "high", "w_place")}
+        out["whole"] = np.ones(shape, dtype=bool)
+        group, place, radix = self.digit_tables
+        for q, sp in enumerate(self._spaces):  # vectorised over the types that need q
+            t = np.flatnonzero(self.needs[:, q])
+            if not t.size:
+                continue
+            start = self.digit_start[t, q]
+            first, last = group[t, start], group[t, start + sp.m + 1]
+            low = np.ones(t.size, dtype=np.int64)  # Π of the block's radices in g₀ (< 2³², the group limit)
+            for i in range(sp.m + 2):
+                low *= np.where(group[t, start + i] == first, radix[t, start + i], 1).astype(np.int64)
+            total = (sp.p - 1) * sp.p ** (sp.m + 1)
+            whole = (last - first <= 1) & (total < 2**53)
+            out["first"][t, q], out["second"][t, q], out["w_group"][t, q] = first, last, last
+            out["place"][t, q], out["w_place"][t, q] = place[t, start], place[t, start + sp.m + 1]
+            out["low"][t, q] = low.astype(np.uint64)
+            out["high"][t, q] = np.where(whole, total // low if total < 2**53 else 1, 1).astype(np.uint64)
+            out["whole"][t, q] = whole
+        return out
 
     def digit_values(self, groups: np.ndarray, types: np.ndarray, index: np.ndarray) -> np.ndarray:
         """Digit ``index`` of each report (types, digit groups), vectorised: (G_g // place) mod radix, as int64."""

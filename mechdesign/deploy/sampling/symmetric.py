@@ -5,9 +5,9 @@ all on a stream of uniform 64-bit words w₀, w₁, … (fresh, or the keyed str
 :meth:`~mechdesign.deploy.sampling.memo.MemoFunction.word_stream`):
 
 1. **(t, level)**: cell k's row over the 2T pairs (t, high), (t, low) — P(t, high | x) = θ_t a_tk h_t / (s_k r_k),
-   P(t, low | x) = θ_t b_tk l_t / (s_k r_k) — is quantised once to integers Q_k summing to 2⁶⁴
-   (:func:`~mechdesign._numerics.quantise`, the dense sampler's rule); w₀ gives the first pair j with
-   C_k[j] > w₀ (C_k the cumulative sums), the reference rule of the dense sampler.
+   P(t, low | x) = θ_t b_tk l_t / (s_k r_k) — is quantised once to integers Q_k summing to 2⁶⁴ (the dense
+   sampler's rule, :func:`~mechdesign._numerics.quantise`, computed for all cells at once by
+   :func:`~.quantise_rows.quantise_rows`); w₀ gives the first pair j with C_k[j] > w₀ (C_k the cumulative sums).
 2. **The seed digits**: for each digit group of type t in order (:mod:`~mechdesign.deploy.file.placement`,
    radix product R < 2³²) the next word w is **accepted** if w < 2⁶⁴ − (2⁶⁴ mod R) and the group's value is
    w mod R; a rejected word is skipped (probability below R/2⁶⁴ < 2⁻³²). Every digit is then uniform and
@@ -22,6 +22,15 @@ level the seed gives x (n_ℓ = s_k when t does not need s_k): the **sampled mec
 per (cell, level) the value Q_k[(t, ℓ)] s_k / n_ℓ — and its guarantee is recomputed when a sampler is built
 (:meth:`SymmetricPrivatizer.check`), by the grouped greedy of the file's own check
 (:func:`~mechdesign.core.symmetric.group_min_linear`).
+
+**Vectorised.** Records are processed in blocks of 65,536 with their words laid out word-major (the W words of a
+block as W contiguous rows): step 1 is a guide-table lookup (:mod:`~.symmetric_tables`), step 2 one remainder per
+group row, step 3 a few gathers on the records whose type needs their cell's prime, all of them at once whatever
+the prime. A word at or above 2⁶⁴ − 2³² is the only one that can be rejected (2⁶⁴ mod R < R < 2³²); only records
+holding one are checked exactly (probability ~(W − 1)·2⁻³² a record). Fresh draws then keep w₀ and draw the
+record's other words again, which leaves every accepted value uniform and independent: the reference rule's
+distribution. The reference rule on given words (:meth:`SymmetricPrivatizer.sample_words`, memoized streams)
+skips a rejected word as the rule says.
 """
 
 from __future__ import annotations
@@ -33,16 +42,18 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import QUANT_SCALE, quantise, round_up
+from mechdesign._numerics import QUANT_SCALE, round_up
 from mechdesign.core.symmetric import SymmetricMechanism, group_min_linear
 from mechdesign.deploy.file.placement import PlacementFamily
+from mechdesign.deploy.sampling.symmetric_tables import SamplerTables, compile_tables, unpack
 from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 
 __all__ = ["SymmetricPrivatizer", "accept_limit"]
 
-_TOP_BITS_BUDGET = 1 << 22  # entries of the per-cell lookup tables of step 1 (int32: 16 MiB)
 _CHUNK = 1 << 16
+_SAFE = np.uint64(QUANT_SCALE - (1 << 32))  # every word below it is accepted for every radix below 2³²
+_LOW32 = np.uint64(0xFFFFFFFF)
 
 
 def accept_limit(radix: np.ndarray) -> np.ndarray:
@@ -77,58 +88,74 @@ class SymmetricPrivatizer:
     ----------
     family : PlacementFamily
         The seeds of its reports.
-    quantised : list of numpy.ndarray
-        Per cell, the pair indices j = 2t + (0 high, 1 low) with Q_k[j] > 0 and their Q_k[j] (Python ints).
+    tables : SamplerTables
+        The quantised rows and lookup tables of step 1 (:mod:`~.symmetric_tables`).
     """
 
     mechanism: SymmetricMechanism
     family: PlacementFamily = field(init=False, repr=False)
-    quantised: list[tuple[np.ndarray, list[int]]] = field(init=False, repr=False)
-    _pairs: np.ndarray = field(init=False, repr=False)
-    _bounds: np.ndarray = field(init=False, repr=False)
-    _offsets: np.ndarray = field(init=False, repr=False)
-    _table: np.ndarray = field(init=False, repr=False)
-    _bits: int = field(init=False, repr=False)
+    tables: SamplerTables = field(init=False, repr=False)
+    _radix: np.ndarray = field(init=False, repr=False)
+    _digit_at: np.ndarray = field(init=False, repr=False)
+    _cell: dict[str, np.ndarray] = field(init=False, repr=False)
+    _blocks: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, SymmetricMechanism):
             raise TypeError(f"mechanism must be a SymmetricMechanism, got mechanism={v._show(self.mechanism)}")
         m = self.mechanism
         family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
-        s, r = m.cells.sizes, m.row_sums
-        high = (m.weights * m.high)[:, None] * m.high_counts / (s * r)
-        low = (m.weights * m.low)[:, None] * m.low_counts / (s * r)
-        pairs_all = np.empty((2 * m.types, m.cells.count))
-        pairs_all[0::2], pairs_all[1::2] = high, low
-        bits = int(np.clip(math.floor(math.log2(_TOP_BITS_BUDGET / m.cells.count)), 6, 16))
-        tops = np.arange(1 << bits, dtype=np.uint64) << np.uint64(64 - bits)
-        quantised, pairs, bounds, offsets = [], [], [], [0]
-        table = np.empty((m.cells.count, 1 << bits), dtype=np.int64)
-        for k in range(m.cells.count):
-            nonzero = np.flatnonzero(pairs_all[:, k] > 0)
-            q = quantise(pairs_all[nonzero, k])
-            keep = [i for i, qi in enumerate(q) if qi > 0]
-            nonzero, q = nonzero[keep], [q[i] for i in keep]
-            quantised.append((nonzero, q))
-            cumulative = np.array(np.cumsum(np.array(q[:-1], dtype=object)).tolist() if len(q) > 1 else [],
-                                  dtype=np.uint64)
-            table[k] = offsets[-1] + np.searchsorted(cumulative, tops, side="right")
-            pairs.append(nonzero)
-            bounds.append(np.append(cumulative, np.uint64(QUANT_SCALE - 1)))  # a sentinel: never ≤ a word < C_last
-            offsets.append(offsets[-1] + nonzero.size)
-        for name, value in (("family", family), ("quantised", quantised), ("_pairs", np.concatenate(pairs)),
-                            ("_bounds", np.concatenate(bounds)), ("_offsets", np.array(offsets, dtype=np.int64)),
-                            ("_table", table), ("_bits", bits)):
+        group, place, _ = family.digit_tables
+        cells, spaces = m.cells, family.spaces
+        most = max([sp.m for sp in spaces], default=0)
+        offsets = np.cumsum([0] + [sp.p - 1 for sp in spaces])
+        q = family.prime_of_cell
+        digits = np.zeros((cells.count, max(most, 1)), dtype=np.int64)
+        m_of = np.zeros(cells.count, dtype=np.int64)
+        for sp in spaces:
+            digits[sp.cells, :sp.m] = sp.digits
+            m_of[sp.cells] = sp.m
+        sizes = cells.sizes.astype(np.int64)
+        cell = {"size": sizes, "m": m_of, "digits": digits, "prime": np.maximum(q, 0),
+                "w_div": ((sizes - 1) * sizes.astype(np.float64) ** m_of).astype(np.float64),
+                "power_at": np.where(q >= 0, offsets[np.maximum(q, 0)], 0).astype(np.int64),
+                "powers": np.concatenate([sp.powers for sp in spaces] or [np.zeros(0, dtype=np.int64)])}
+        found = family.blocks()
+        if family.group_radix.shape[1] > 255:  # the packed block info below holds a group index in 8 bits
+            raise ValueError(f"mechanism must need at most 255 digit groups a report, got "
+                             f"groups={family.group_radix.shape[1]}")
+        info = (found["place"] | (found["first"].astype(np.uint64) << np.uint64(32))
+                | (found["second"].astype(np.uint64) << np.uint64(40))
+                | (found["w_group"].astype(np.uint64) << np.uint64(48)))
+        blocks = {"primes": max(len(spaces), 1), "info": info.reshape(-1), "whole": found["whole"].reshape(-1),
+                  "low": found["low"].astype(np.float64).reshape(-1),
+                  "high": found["high"].astype(np.float64).reshape(-1), "w_place": found["w_place"].reshape(-1)}
+        for name, value in (("family", family), ("tables", compile_tables(m, family)),
+                            ("_radix", np.ascontiguousarray(family.group_radix.T)),
+                            ("_digit_at", (place | (group.astype(np.uint64) << np.uint64(32))).reshape(-1)),
+                            ("_cell", cell), ("_blocks", blocks)):
             object.__setattr__(self, name, value)
 
     # -- the sampled mechanism and its guarantee -----------------------------------------------------------------
+    @property
+    def quantised(self) -> list[tuple[np.ndarray, list[int]]]:
+        """Per cell, the pair indices j = 2t + ℓ with Q_k[j] > 0 and their Q_k[j] (Python ints)."""
+        tab = self.tables
+        out = []
+        for k in range(self.mechanism.cells.count):
+            lo, hi = int(tab.cell_start[k]), int(tab.cell_start[k + 1])
+            quanta = [int(q) for q in tab.quanta[lo:hi]]
+            out.append((tab.pairs[lo:hi].astype(np.int64), quanta if hi - lo > 1 else [QUANT_SCALE]))
+        return out
+
     def sampled_groups(self) -> tuple[np.ndarray, np.ndarray]:
         """Per type, the (cell, level) groups of the sampled mechanism: values Q_k[(t, ℓ)] s_k / n_ℓ and masses."""
-        m = self.mechanism
+        m, tab = self.mechanism, self.tables
         t_count, k_count = m.types, m.cells.count
         q = np.zeros((2 * t_count, k_count))
-        for k, (nonzero, quants) in enumerate(self.quantised):
-            q[nonzero, k] = [qi / QUANT_SCALE for qi in quants]  # correctly rounded int/int division
+        cells = np.repeat(np.arange(k_count), np.diff(tab.cell_start))
+        whole = np.repeat(np.diff(tab.cell_start) == 1, np.diff(tab.cell_start))
+        q[tab.pairs, cells] = np.where(whole, 1.0, tab.quanta.astype(np.float64) / QUANT_SCALE)  # correctly rounded
         a, b, s = m.high_counts, m.low_counts, m.cells.sizes
         with np.errstate(divide="ignore", invalid="ignore"):
             high = np.where(a > 0, q[0::2] * s / np.maximum(a, 1), 0.0)
@@ -171,7 +198,7 @@ class SymmetricPrivatizer:
     # -- sampling ----------------------------------------------------------------------------------------------
     def words_needed(self) -> int:
         """Words a record uses when nothing is rejected, at most: 1 + the most groups + 1."""
-        return 2 + int(self.family.group_radix.shape[1])
+        return 2 + int(self._radix.shape[0])
 
     def sample_words(self, x: Any, words: Any) -> tuple[np.ndarray, np.ndarray]:
         """Reports by the reference rule (module docstring) on given word streams, one row of words per record.
@@ -206,21 +233,20 @@ class SymmetricPrivatizer:
             raise v.fail("words", f"have one row of at least {self.words_needed()} words per record ({rows.size} "
                          "records)", words.shape)
         rows = rows.astype(np.int64)
-        types, groups, ok = self._from_words(rows, words)
+        types, groups, ok = self._from_words(rows, np.ascontiguousarray(words[:, :self.words_needed()].T))
         for i in np.flatnonzero(~ok):  # a rejected word: the rule skips it (probability < 2^-32 a group)
             row = self._skip_rejected(int(rows[i]), words[i])
-            types[i:i + 1], groups[i:i + 1], _ = self._from_words(rows[i:i + 1], row[None, :])
-        return types, groups
+            t, g, _ = self._from_words(rows[i:i + 1], row[:, None])
+            types[i], groups[:, i] = t[0], g[:, 0]
+        return types, groups.T
 
     def _skip_rejected(self, x: int, stream: np.ndarray) -> np.ndarray:
         """One record's words with the rejected ones skipped: w₀, then one accepted word per group and the rank."""
-        fam, m = self.family, self.mechanism
+        tab, m = self.tables, self.mechanism
         k = int(m.cells.cell_of[x])
-        pair = int(self._pairs_of(np.array([k]), stream[:1])[0])
-        t, level = divmod(pair, 2)
-        radices = [int(r) for r in fam.group_radix[t]]
-        n_level = int(m.high_counts[t, k] if level == 0 else m.low_counts[t, k])
-        radices.append(max(n_level, 1))
+        entry = tab.entries(np.array([k]), stream[:1].astype(np.uint64))
+        t, _, n_level, _, _ = (int(z[0]) for z in unpack(tab.packed[entry]))
+        radices = [int(r) for r in self._radix[:, t]] + [max(n_level, 1)]
         out, at = [int(stream[0])], 1
         for radix in radices:
             limit = QUANT_SCALE - QUANT_SCALE % radix
@@ -233,87 +259,126 @@ class SymmetricPrivatizer:
         return np.array(out, dtype=np.uint64)
 
     def _from_words(self, x: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The reference rule, vectorised, assuming no word is rejected; ``ok`` says where that held."""
-        m = self.mechanism
-        k = m.cells.cell_of[x]
-        pair = self._pairs_of(k, words[:, 0])
-        t, level = pair // 2, pair % 2
-        radix = self.family.group_radix[t]  # (n, G)
-        width = radix.shape[1]
-        body = words[:, 1:1 + width]
-        ok = np.asarray(_accepted(body, radix).all(axis=1))
-        groups = np.where(radix > 1, body % radix, np.uint64(0))
-        groups = self._place(x, k, t, level, groups, words[:, 1 + width], ok)
-        return t.astype(np.int64), groups, ok
+        """The reference rule on word-major words (W, n), assuming no word is rejected; ``ok`` says where it held.
 
-    def _pairs_of(self, k: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Step 1: the pair index 2t + ℓ of each record from its cell and first word (first C_k[j] > u)."""
-        j = self._table[k, (u >> np.uint64(64 - self._bits)).astype(np.int64)]
-        last = self._offsets[k + 1] - 1
-        active = np.flatnonzero((j < last) & (self._bounds[np.minimum(j, last)] <= u))
-        while active.size:
-            j[active] += 1
-            still = (j[active] < last[active]) & (self._bounds[j[active]] <= u[active])
-            active = active[still]
-        return self._pairs[j]
+        Returns types (n,), groups (G, n) and ok (n,).
+        """
+        tab, radix = self.tables, self._radix
+        k = self.mechanism.cells.cell_of[x]
+        t, _, n_level, offset, start = unpack(tab.packed[tab.entries(k, words[0])])
+        width = radix.shape[0]
+        groups = np.empty((width, x.size), dtype=np.uint64)
+        for g in range(width):
+            np.remainder(words[1 + g], radix[g].take(t), out=groups[g])
+        rank_radix = np.maximum(n_level, 1).astype(np.uint64)
+        rank = (words[1 + width] % rank_radix).astype(np.int64)
+        ok = np.ones(x.size, dtype=bool)
+        doubt = np.flatnonzero((words[1:2 + width] >= _SAFE).any(axis=0))
+        if doubt.size:  # only a word ≥ 2⁶⁴ − 2³² can be rejected: check those records exactly
+            radices = np.vstack([radix[:, t[doubt]], rank_radix[doubt][None, :]])
+            ok[doubt] = _accepted(words[1:2 + width, doubt], radices).all(axis=0)
+        self._place(x, k, t, start, rank + offset, groups)
+        return t, groups, ok
 
-    def _place(self, x: np.ndarray, k: np.ndarray, t: np.ndarray, level: np.ndarray, groups: np.ndarray,
-               word: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        """Step 3 on every record whose cell's prime its type needs (module docstring)."""
-        fam, cells = self.family, self.mechanism.cells
-        a = self.mechanism.high_counts[t, k]
-        b = self.mechanism.low_counts[t, k]
-        n_level = np.where(level == 0, a, b)
-        ok &= _accepted(word, np.maximum(n_level, 1).astype(np.uint64))  # the rank word is read by every record
-        size = cells.sizes[k]
-        for q, sp in enumerate(fam.spaces):
-            rows = np.flatnonzero((size == sp.p) & (fam.digit_start[t, q] >= 0))
-            if not rows.size:
-                continue
-            tr = t[rows]
-            start = fam.digit_start[tr, q]
-            radix = np.maximum(n_level[rows], 1).astype(np.uint64)
-            rank = (word[rows] % radix).astype(np.int64)
-            z = np.where(level[rows] == 0, rank, a[rows] + rank)
-            sub = groups[rows]
-            digits = [fam.digit_values(sub, tr, start + o) for o in range(sp.m + 1)]
-            e, u = digits[0], digits[1:]
-            jk = np.searchsorted(sp.cells, k[rows])
-            hashed = sum((u[i] * sp.digits[jk, i] for i in range(sp.m)), np.zeros(rows.size, dtype=np.int64))
-            w_new = (z - sp.powers[e] * cells.position[x[rows]] - hashed) % sp.p
-            w_at = start + sp.m + 1
-            w_old = fam.digit_values(sub, tr, w_at)
-            g = fam.digit_tables[0][tr, w_at]
-            place = fam.digit_tables[1][tr, w_at]
-            groups[rows, g] = groups[rows, g] - w_old.astype(np.uint64) * place + w_new.astype(np.uint64) * place
-        return groups
+    def _place(self, x: np.ndarray, k: np.ndarray, t: np.ndarray, start: np.ndarray, z: np.ndarray,
+               groups: np.ndarray) -> None:
+        """Step 3 on every record whose type needs its cell's prime: rewrite w_p so that x lands at z (in place).
+
+        The prime's seed is read as one block value B (:meth:`PlacementFamily.blocks`) in float64, exact below 2⁵³
+        (a quotient of integers below 2⁵³ rounds to a float on the same side of every integer, so ⌊·⌋ is exact):
+        e = B mod (p − 1), the u_i the next base-p digits, w the top one.
+        """
+        rows = np.flatnonzero(start >= 0)
+        if not rows.size:
+            return
+        cell, blocks, count = self._cell, self._blocks, x.size
+        flat = groups.reshape(-1)
+        kr = k[rows]
+        at = t[rows] * blocks["primes"] + cell["prime"][kr]
+        whole = blocks["whole"][at]
+        if not whole.all():  # a block over three groups or more: digit by digit
+            self._place_digits(x, k, t, start, z, groups, rows[~whole])
+            rows, kr, at = rows[whole], kr[whole], at[whole]
+        info = blocks["info"][at]
+        place = (info & _LOW32).astype(np.float64)
+        first = ((info >> np.uint64(32)) & np.uint64(255)).astype(np.int64) * count + rows
+        second = ((info >> np.uint64(40)) & np.uint64(255)).astype(np.int64) * count + rows
+        low, high = blocks["low"][at], blocks["high"][at]
+        lower = np.floor(flat[first].astype(np.float64) / place)
+        lower -= np.floor(lower / low) * low
+        upper = flat[second].astype(np.float64)
+        value = lower + (upper - np.floor(upper / high) * high) * low
+        p = cell["size"][kr].astype(np.float64)
+        rest = np.floor(value / (p - 1))
+        e = (value - rest * (p - 1)).astype(np.int64)
+        hashed = np.zeros(rows.size)
+        for i in range(cell["digits"].shape[1]):  # u_i (times 0 past the cell's m_p digits)
+            above = np.floor(rest / p)
+            hashed += (rest - above * p) * cell["digits"][kr, i]
+            rest = above
+        w_old = np.floor(value / cell["w_div"][kr]).astype(np.int64)
+        d = cell["powers"][cell["power_at"][kr] + e]
+        w_new = (z[rows] - d * self.mechanism.cells.position[x[rows]] - hashed.astype(np.int64)) % p.astype(np.int64)
+        w_at = (info >> np.uint64(48)).astype(np.int64) * count + rows
+        flat[w_at] += (w_new - w_old).astype(np.uint64) * blocks["w_place"][at]  # wrapping uint64: w_old → w_new
+
+    def _place_digits(self, x: np.ndarray, k: np.ndarray, t: np.ndarray, start: np.ndarray, z: np.ndarray,
+                      groups: np.ndarray, rows: np.ndarray) -> None:
+        """Step 3 digit by digit, for blocks that :meth:`_place` cannot read in one piece."""
+        cell, count = self._cell, x.size
+        flat = groups.reshape(-1)
+        digits_per_type = self.family.digit_tables[0].shape[1]
+        tr, kr, sr = t[rows], k[rows], start[rows]
+        p, m_of = cell["size"][kr], cell["m"][kr]
+
+        def digit(index: np.ndarray, radix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            where = self._digit_at[tr * digits_per_type + index]
+            at = (where >> np.uint64(32)).astype(np.int64) * count + rows
+            place = where & _LOW32
+            return ((flat[at] // place) % radix.astype(np.uint64)).astype(np.int64), at, place
+
+        e, _, _ = digit(sr, p - 1)
+        hashed = np.zeros(rows.size, dtype=np.int64)
+        for i in range(cell["digits"].shape[1]):
+            u, _, _ = digit(np.minimum(sr + 1 + i, digits_per_type - 1), p)
+            hashed += u * cell["digits"][kr, i]  # 0 past the cell's m_p digits
+        w_old, at, place = digit(sr + 1 + m_of, p)
+        d = cell["powers"][cell["power_at"][kr] + e]
+        w_new = (z[rows] - d * self.mechanism.cells.position[x[rows]] - hashed) % p
+        flat[at] += (w_new - w_old).astype(np.uint64) * place
 
     def sample(self, x: Any, rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Reports (types, digit groups) for input indices ``x``, drawn exactly (module docstring).
 
         Words are drawn from ``rng`` (:func:`~mechdesign.randomness.record_rng`: AES-CTR by default, a seed for a
-        reproducible research stream); a record with a rejected word (probability < 2⁻³² per group) keeps w₀ and
-        draws its other words afresh, which leaves its distribution the reference rule's.
+        reproducible research stream), word-major in blocks of 65,536 records; a record with a rejected word
+        (probability < 2⁻³² per group) keeps w₀ and draws its other words afresh, which leaves its distribution
+        the reference rule's.
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            Types (int64, shape (n,)) and digit groups (uint64, shape (n, G_max), a transposed view).
         """
         rows = np.asarray(x, dtype=np.int64).reshape(-1)
         n = self.mechanism.cells.size
         if rows.size and (rows.min() < 0 or rows.max() >= n):
             raise v.fail("x", f"hold input indices in [0, {n})", rows)
         generator = record_rng(rng)
+        width = self.words_needed()
         types = np.empty(rows.size, dtype=np.int64)
-        groups = np.empty((rows.size, self.family.group_radix.shape[1]), dtype=np.uint64)
+        groups = np.empty((width - 2, rows.size), dtype=np.uint64)
         for start in range(0, rows.size, _CHUNK):
             chunk = rows[start:start + _CHUNK]
-            words = generator.integers(0, 2**64 - 1, (chunk.size, self.words_needed()), dtype=np.uint64,
-                                       endpoint=True)
+            words = generator.integers(0, 2**64 - 1, (width, chunk.size), dtype=np.uint64, endpoint=True)
             t, g, ok = self._from_words(chunk, words)
             while not ok.all():  # a rejected word (< 2^-32 a group): fresh words after w0, which stays (exact)
                 again = np.flatnonzero(~ok)
-                words[again, 1:] = generator.integers(0, 2**64 - 1, (again.size, words.shape[1] - 1),
-                                                      dtype=np.uint64, endpoint=True)
-                t[again], g[again], ok[again] = self._from_words(chunk[again], words[again])
-            types[start:start + chunk.size], groups[start:start + chunk.size] = t, g
-        return types, groups
+                fresh = words[:, again]
+                fresh[1:] = generator.integers(0, 2**64 - 1, (width - 1, again.size), dtype=np.uint64, endpoint=True)
+                t[again], g[:, again], ok[again] = self._from_words(chunk[again], fresh)
+            types[start:start + chunk.size], groups[:, start:start + chunk.size] = t, g
+        return types, groups.T
 
     def sample_memoized(self, x: Any, users: Any, memo: Any) -> tuple[np.ndarray, np.ndarray]:
         """Reports drawn on the keyed word stream of (file, user, x): the same (user, value), the same report.
@@ -324,12 +389,13 @@ class SymmetricPrivatizer:
         """
         rows = np.asarray(x, dtype=np.int64).reshape(-1)
         words = memo.word_stream(0, users, rows, self.words_needed())
-        types, groups, ok = self._from_words(rows, words)
+        types, groups, ok = self._from_words(rows, np.ascontiguousarray(words.T))
         for i in np.flatnonzero(~ok):
             longer = memo.word_stream(0, users.take(np.array([i])), rows[i:i + 1], 4 * self.words_needed())[0]
             row = self._skip_rejected(int(rows[i]), longer)
-            types[i:i + 1], groups[i:i + 1], _ = self._from_words(rows[i:i + 1], row[None, :])
-        return types, groups
+            t, g, _ = self._from_words(rows[i:i + 1], row[:, None])
+            types[i], groups[:, i] = t[0], g[:, 0]
+        return types, groups.T
 
     def texts(self, types: np.ndarray, groups: np.ndarray) -> list[str]:
         """The text form of reports (:meth:`PlacementFamily.text`)."""

@@ -18,10 +18,13 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.file.report_text import text_buffer
 from mechdesign.deploy.sampling.stream import BLOCK, Progress, block_streams
 from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
 
 __all__ = ["privatize_symmetric_file"]
+
+_PIECE = 1 << 20  # reports per Arrow array: below 2³¹ bytes of text (int32 offsets) for reports under 2 KiB
 
 
 def privatize_symmetric_file(privatizer: SymmetricPrivatizer, source: str | os.PathLike[str],
@@ -103,7 +106,11 @@ class _Job:
         self.done = 0
 
     def reports(self, values: Any, users: Any = None) -> list[str]:
-        """The reports of one chunk (a whole number of blocks but for the file's last chunk)."""
+        """The reports of one chunk (a whole number of blocks but for the file's last chunk) as Python strings."""
+        return self.privatizer.texts(*self.draw(values, users))
+
+    def draw(self, values: Any, users: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(types, digit groups) of one chunk's reports."""
         sampler = self.privatizer
         x = encode_labels(values, sampler.mechanism.inputs, "column")
         self.counts += np.bincount(x, minlength=self.counts.size)
@@ -113,13 +120,13 @@ class _Job:
             types, groups = sampler.sample_memoized(x, user_ids(users), self.memo)
         else:
             types = np.empty(x.size, dtype=np.int64)
-            groups = np.empty((x.size, sampler.family.group_radix.shape[1]), dtype=np.uint64)
+            groups = np.empty((sampler.family.group_radix.shape[1], x.size), dtype=np.uint64).T  # as sample's
             for start in range(0, x.size, BLOCK):
                 block = (self.done + start) // BLOCK
                 types[start:start + BLOCK], groups[start:start + BLOCK] = sampler.sample(x[start:start + BLOCK],
                                                                                          self.streams(block))
         self.done += x.size
-        return sampler.texts(types, groups)
+        return types, groups
 
 
 def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
@@ -147,7 +154,14 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
         for table in iter_parquet_tables(parquet, chunk):
             values = parquet_strings(table.column(position), column, report.done)
             ids = None if users is None else table.column(users)
-            texts = pa.array(job.reports(values, ids), type=pa.string())
+            types, groups = job.draw(values, ids)
+            pieces = []
+            for start in range(0, types.size, _PIECE):  # Arrow's string layout built directly (int32 offsets)
+                offsets, data = text_buffer(job.privatizer.family, types[start:start + _PIECE],
+                                            groups[start:start + _PIECE])
+                pieces.append(pa.Array.from_buffers(pa.string(), offsets.size - 1, [
+                    None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]))
+            texts = pa.chunked_array(pieces, type=pa.string())
             writer.write_table(table.set_column(position, field, texts))
             report.update(table.num_rows)
     report.close()

@@ -73,3 +73,25 @@ def test_malformed_reports_are_refused_in_one_line(text, rule):
     with pytest.raises(ValueError, match=rule) as info:
         parse_reports(family, ["t0." + "0" * family.hex_width(0), text], start=10)
     assert "report[11]" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_counted_and_direct_tallies_give_the_same_estimate(monkeypatch):
+    """Small primes are counted by (t, cell, e, begin) and weighted when folding; others go straight to the
+    difference arrays: both must give the same hit sums (here every prime one way, then the other)."""
+    import mechdesign.deploy.analysis.symmetric_decode as decode
+
+    m = random_mechanism(SMALL_COUNTS, 2, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(4).choice(m.cells.size, 5_000, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=8)
+    weights = np.random.default_rng(5).random(x.size)
+    estimates = []
+    for budget in (1 << 23, 0):
+        monkeypatch.setattr(decode, "_COUNTED", budget)
+        tally = ReportTally(m)
+        assert all(tab.counted == (budget > 0) for tab in tally._primes)
+        tally.add(types[:2_000], groups[:2_000])
+        tally.add(types[2_000:], groups[2_000:], weights[2_000:])
+        estimates.append((tally.hits(), tally.estimate().unbiased))
+    assert np.allclose(estimates[0][0], estimates[1][0], rtol=1e-12, atol=1e-12)
+    assert np.allclose(estimates[0][1], estimates[1][1], rtol=1e-12, atol=1e-12)

@@ -145,8 +145,10 @@ def test_fresh_draws_follow_the_quantised_rows():
     seen = np.bincount(types, minlength=m.types) / x.size
     want = expected[0::2] + expected[1::2]
     assert np.all(np.abs(seen - want) <= 5 * np.sqrt(want * (1 - want) / x.size) + 1e-12)
-    again = sampler.sample(x[:1000], rng=11)
-    assert np.array_equal(again[0], types[:1000]) and np.array_equal(again[1], groups[:1000])
+    again = sampler.sample(x, rng=11)  # a seed repeats its draws; blocks of 65,536 records are drawn one by one
+    assert np.array_equal(again[0], types) and np.array_equal(again[1], groups)
+    first = sampler.sample(x[:1 << 16], rng=11)
+    assert np.array_equal(first[0], types[:1 << 16]) and np.array_equal(first[1], groups[:1 << 16])
 
 
 def test_memoized_reports_repeat_and_use_the_keyed_stream():

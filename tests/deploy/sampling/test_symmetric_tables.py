@@ -1,0 +1,169 @@
+"""The vectorised structured sampler against per-record oracles, and the law of its fresh draws.
+
+Oracles, record by record in Python integers: step 1 by the cumulative sums of quantise(row) (the dense sampler's
+rule, mechdesign._numerics.quantise) and the first C_k[j] > w₀; step 2 as each group's word mod its radix product;
+step 3 as PlacementFamily.positions (x must sit at slot z = offset + rank, every other digit as drawn). The law of
+fresh draws is compared with the sampled mechanism's row, P((t, V) | x) = Q_k[(t, ℓ)]/2⁶⁴ · s_k/(n_ℓ |S_t|), by a
+chi-square test with a fixed seed.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from mechdesign._numerics import QUANT_SCALE, quantise
+from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+from mechdesign.deploy.sampling.symmetric_tables import unpack
+
+from symmetric_fixtures import SMALL_COUNTS, random_mechanism
+
+# Cells of sizes 2 (six: m = 3 digits), 3 (three), 5, 7, 23 and 251: seeds of two groups, a prime's block across
+# both (PlacementFamily.blocks).
+WIDE_COUNTS = [c for i in range(6) for c in [1000 - i] * 2] + [c for i in range(3) for c in [500 - i] * 3] + \
+    [300] * 5 + [200] * 7 + [100] * 23 + [50] * 251
+
+
+@pytest.fixture(scope="module", params=["small", "wide"])
+def sampler(request) -> SymmetricPrivatizer:
+    counts = SMALL_COUNTS if request.param == "small" else WIDE_COUNTS
+    return SymmetricPrivatizer(random_mechanism(counts, 0, types=12))
+
+
+def _rows(sampler: SymmetricPrivatizer) -> list[list[int]]:
+    """quantise of each cell's row over the pairs 2t + ℓ (Python ints, 2⁶⁴ kept whole)."""
+    m = sampler.mechanism
+    s, r = m.cells.sizes, m.row_sums
+    high = (m.weights * m.high)[:, None] * m.high_counts / (s * r)
+    low = (m.weights * m.low)[:, None] * m.low_counts / (s * r)
+    out = []
+    for k in range(m.cells.count):
+        row = np.empty(2 * m.types)
+        row[0::2], row[1::2] = high[:, k], low[:, k]
+        q = [0] * row.size
+        positive = np.flatnonzero(row > 0)
+        for j, value in zip(positive, quantise(row[positive]), strict=True):
+            q[j] = value
+        out.append(q)
+    return out
+
+
+def test_the_tables_hold_quantise_rows_and_what_each_pair_implies(sampler):
+    m, tab, family = sampler.mechanism, sampler.tables, sampler.family
+    for k, row in enumerate(_rows(sampler)):
+        pairs, quanta = sampler.quantised[k]
+        assert pairs.tolist() == [j for j, q in enumerate(row) if q > 0]
+        assert quanta == [q for q in row if q > 0]
+        lo, hi = int(tab.cell_start[k]), int(tab.cell_start[k + 1])
+        t, level, n_level, offset, start = (z.tolist() for z in unpack(tab.packed[lo:hi]))
+        assert [2 * a + b for a, b in zip(t, level, strict=True)] == pairs.tolist()
+        for i, pair in enumerate(pairs.tolist()):
+            tt, ll = divmod(pair, 2)
+            a, b = int(m.high_counts[tt, k]), int(m.low_counts[tt, k])
+            assert (n_level[i], offset[i]) == ((a, 0) if ll == 0 else (b, a))
+            q = int(family.prime_of_cell[k])
+            assert start[i] == (int(family.digit_start[tt, q]) if q >= 0 else -1)
+
+
+def test_step_one_finds_the_first_cumulative_sum_above_the_word(sampler):
+    m, tab = sampler.mechanism, sampler.tables
+    rng = np.random.default_rng(1)
+    for k, row in enumerate(_rows(sampler)):
+        pairs = [j for j, q in enumerate(row) if q > 0]
+        cumulative = list(np.cumsum(np.array([q for q in row if q > 0], dtype=object)))
+        edges = [int(c) + d for c in cumulative[:-1] for d in (-1, 0, 1)]
+        words = [0, QUANT_SCALE - 1, *edges, *(int(w) for w in rng.integers(0, 2**64 - 1, 200, dtype=np.uint64,
+                                                                             endpoint=True))]
+        got = tab.entries(np.full(len(words), k), np.array(words, dtype=np.uint64))
+        want = [pairs[bisect.bisect_right(cumulative, w)] for w in words]
+        assert tab.pairs[got].tolist() == want
+    assert m.cells.count == tab.cell_start.size - 1
+
+
+def _oracle(sampler: SymmetricPrivatizer, x: int, words: list[int]) -> tuple[int, list[int], int]:
+    """(t, the digits drawn but the cell's prime's w, x's slot z) for one record's words, by the rule's text."""
+    m, family = sampler.mechanism, sampler.family
+    k = int(m.cells.cell_of[x])
+    row = _rows(sampler)[k]
+    pairs = [j for j, q in enumerate(row) if q > 0]
+    cumulative = list(np.cumsum(np.array([q for q in row if q > 0], dtype=object)))
+    t, level = divmod(pairs[bisect.bisect_right(cumulative, words[0])], 2)
+    radix = [int(r) for r in family.group_radix[t]]
+    value, scale = 0, 1
+    for g in range(family.groups(t)):
+        value += (words[1 + g] % radix[g]) * scale
+        scale *= radix[g]
+    a, b = int(m.high_counts[t, k]), int(m.low_counts[t, k])
+    n_level = a if level == 0 else b
+    z = (0 if level == 0 else a) + words[1 + len(radix)] % max(n_level, 1)
+    return t, family.digits(t, value).tolist(), z
+
+
+def test_sample_words_follows_the_rule_record_by_record(sampler):
+    m, family = sampler.mechanism, sampler.family
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, m.cells.size, 300)
+    words = rng.integers(0, 2**64 - 2**32, (300, sampler.words_needed()), dtype=np.uint64)  # none rejected
+    types, groups = sampler.sample_words(x, words)
+    for i in range(x.size):
+        t, digits, z = _oracle(sampler, int(x[i]), [int(w) for w in words[i]])
+        assert int(types[i]) == t
+        value = family.value(t, groups[i])
+        got = family.digits(t, value).tolist()
+        k = int(m.cells.cell_of[x[i]])
+        q = int(family.prime_of_cell[k])
+        start = int(family.digit_start[t, q]) if q >= 0 else -1
+        w_at = start + 1 + family.spaces[q].m if start >= 0 else -1
+        assert [d for j, d in enumerate(got) if j != w_at] == [d for j, d in enumerate(digits) if j != w_at]
+        if start >= 0:  # the cell's prime is placed: x sits at slot z
+            assert int(family.positions(t, value)[x[i]]) == z
+        assert family.levels(t, value)[x[i]] > 0
+
+
+def test_the_digit_by_digit_path_agrees_with_the_block_path(sampler):
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, sampler.mechanism.cells.size, 5000)
+    words = rng.integers(0, 2**64 - 2**32, (5000, sampler.words_needed()), dtype=np.uint64)
+    by_blocks = sampler.sample_words(x, words)
+    whole = sampler._blocks["whole"].copy()
+    try:
+        sampler._blocks["whole"][:] = False  # every prime digit by digit (PlacementFamily.blocks' fallback)
+        by_digits = sampler.sample_words(x, words)
+    finally:
+        sampler._blocks["whole"][:] = whole
+    assert np.array_equal(by_blocks[0], by_digits[0]) and np.array_equal(by_blocks[1], by_digits[1])
+
+
+@pytest.mark.parametrize("x", [3, 12])
+def test_fresh_draws_follow_the_sampled_mechanism_by_a_chi_square_test(x):
+    m = random_mechanism(SMALL_COUNTS, 3, types=8)
+    sampler = SymmetricPrivatizer(m)
+    family = sampler.family
+    k = int(m.cells.cell_of[x])
+    s = int(m.cells.sizes[k])
+    probability: dict[tuple[int, int], float] = {}
+    for pair, q in zip(*sampler.quantised[k], strict=True):
+        t, level = divmod(int(pair), 2)
+        n_level = int((m.high_counts if level == 0 else m.low_counts)[t, k])
+        for value in range(family.seed_count(t)):
+            if family.levels(t, value)[x] == 2 - level:
+                probability[(t, value)] = q / QUANT_SCALE * s / (n_level * family.seed_count(t))
+    assert abs(sum(probability.values()) - 1.0) < 1e-12
+    n = 300_000
+    types, groups = sampler.sample(np.full(n, x), rng=20261126)
+    seen: dict[tuple[int, int], int] = {}
+    for t, g in zip(types.tolist(), groups, strict=True):
+        key = (t, family.value(t, g))
+        assert key in probability  # every report is an output of the sampled mechanism with P > 0
+        seen[key] = seen.get(key, 0) + 1
+    keys = sorted(probability)
+    expected = np.array([probability[key] * n for key in keys])
+    observed = np.array([seen.get(key, 0) for key in keys])
+    small = expected < 5  # pooled into one bin
+    f_obs = np.append(observed[~small], observed[small].sum())
+    f_exp = np.append(expected[~small], expected[small].sum())
+    assert f_exp[-1] >= 5 or small.sum() == 0
+    assert chisquare(f_obs if small.any() else f_obs[:-1], f_exp if small.any() else f_exp[:-1]).pvalue > 1e-3
