@@ -5,8 +5,9 @@ a Python string and back: at a million records it cost more CPU than everything 
 importing pandas alone about 0.5 s. Most record files are *plain*, and a plain file needs no parser:
 
 * the header line holds no ``"`` and no carriage return (but the ``\r\n`` that ends it) and decodes as UTF-8;
-* every record line holds no ``"``, ends as the header's does (``\n``, or ``\r\n``: no other carriage return), and
-  has exactly as many fields as the header (no blank line in a file of several columns, no missing trailing field);
+* every record line holds no ``"`` and no NUL byte, ends as the header's does (``\n``, or ``\r\n``: no other
+  carriage return), and has exactly as many fields as the header (no blank line in a file of several columns, no
+  missing trailing field);
 * the whole file is UTF-8, and every value of the column is one of the mechanism's input labels (and every user id
   holds 1 to :data:`~mechdesign.deploy.sampling.memo.MAX_USER_BYTES` bytes).
 
@@ -155,8 +156,8 @@ def _parts(handle: BinaryIO, first: bytes, newline: bytes,
     r"""Parts of ``_PART`` lines: (their bytes followed by ``extra``, the positions of their ``\n``).
 
     The last part is shorter, its final line terminated with ``newline`` if the file's was not. NotPlain at a quote,
-    or at a carriage return anywhere but before a line feed when ``newline`` is ``\r\n`` (memchr-speed checks on
-    the raw bytes), or at bytes that are not UTF-8.
+    a NUL byte (C parsers may end a cell there), a carriage return anywhere but before a line feed when ``newline``
+    is ``\r\n`` (memchr-speed checks on the raw bytes), or at bytes that are not UTF-8.
     """
     crlf = newline == b"\r\n"
     pending = bytearray(first)
@@ -175,8 +176,8 @@ def _parts(handle: BinaryIO, first: bytes, newline: bytes,
             lines += 1
         ends = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == _LF)[:_PART]
         size = int(ends[-1]) + 1
-        if pending.find(b'"', 0, size) >= 0 or (pending.count(b"\r", 0, size) != ends.size if crlf else
-                                                pending.find(b"\r", 0, size) >= 0):
+        if pending.find(b'"', 0, size) >= 0 or pending.find(b"\0", 0, size) >= 0 or (
+                pending.count(b"\r", 0, size) != ends.size if crlf else pending.find(b"\r", 0, size) >= 0):
             raise NotPlain
         part = np.empty(size + extra.size, dtype=np.uint8)
         part[:size] = np.frombuffer(pending, dtype=np.uint8, count=size)
@@ -202,7 +203,7 @@ def rewrite_plain_csv(source: Path, target: BinaryIO, column: str, user_column: 
     takes any run of records (the input codes, and with ``user_column`` their ids as
     :class:`~mechdesign.deploy.sampling.memo.UserIds`), ``fresh`` a whole chunk (seeded draws are made in blocks of
     the chunk); ``chunk`` must be a multiple of 32,768 records (the stream's blocks are). ``report`` counts the
-    records (a :class:`~mechdesign.deploy.sampling.stream.Progress`). Raises :class:`NotPlain` when the file is not
+    records (a :class:`~mechdesign.deploy.sampling.progress.Progress`). Raises :class:`NotPlain` when the file is not
     plain (module docstring): ``target`` may then hold part of the output, and the caller starts again.
     """
     if chunk % _PART:

@@ -109,6 +109,7 @@ NOT_PLAIN = {
     "too many fields": b"id,race\n1,A,z\n",
     "blank line among several columns": b"id,race\n1,A\n\n2,B\n",
     "not UTF-8": b"id,race\n\xff1,A\n",
+    "NUL byte in a cell": b"id,race\n1\x002,A\n2,B\n",
     "unknown label": b"id,race\n1,A\n2,C\n",
     "label with trailing space": b"id,race\n1,A \n",
     "prefix of a label": b"id,race\n1,\n",
