@@ -29,8 +29,10 @@ Designs: ``estimation_mse`` (A-optimal) at δ = 1e-6 from problems/adult-*-estim
 sha256 prefix, its value tr J⁻¹ − 1 and the certified lower bound; a rerun without the cache designs again).
 
 Metric: n × Σ_x (p̂_x − f_x)² against the records' frequencies f (fixed records: only the mechanisms' coins are
-random), ``--repetitions`` seeded repetitions (numpy SeedSequence per cell and repetition; the peers' clients draw
-from NumPy's global state and numba's, both seeded from it), mean ± standard error and median. The first
+random), ``--repetitions`` seeded repetitions (numpy SeedSequence per (data set, ε) and repetition; the peers'
+clients draw from NumPy's global state and numba's, both seeded from it), mean ± standard error and median. A
+repetition privatizes the records once and draws again only those moved to the edge or outside (common random
+numbers across the three data sets: each is still privatized by the same client, record by record). The first
 repetition of each cell also runs the library's complete aggregators (``*_Aggregator_MI`` and ``*_Aggregator_IBU``
 on the reports) and checks that they return exactly what ``MI``/``IBU`` return on the support counts computed here,
 and that the channel's support pattern gives the same support counts.
@@ -136,11 +138,11 @@ def mechdesign_estimates(mechanism: Any, counts: np.ndarray, ball: Any) -> dict[
             "ml within ball": inside.frequencies}
 
 
-def peer_decodings(name: str, x: np.ndarray, size: int, epsilon: float, ball: Any, check: bool) -> dict[str, Any]:
-    """One privatization of ``x`` by the peer's client, decoded by every decoder (``check``: the first repetition)."""
-    reports = peers.peer_reports(name, x, size, epsilon)
+def peer_decodings(name: str, reports: list[Any], size: int, epsilon: float, ball: Any,
+                   check: bool) -> dict[str, Any]:
+    """One privatization's reports by the peer's client, decoded by every decoder (``check``: the first repetition)."""
     counts = peers.peer_counts(name, reports, size, epsilon)
-    estimates = peers.peer_estimates(name, counts, x.size, size, epsilon)
+    estimates = peers.peer_estimates(name, counts, len(reports), size, epsilon)
     if check:
         peers.check_aggregators(name, reports, size, epsilon, estimates)
     if check and not np.array_equal(peers.supports(name, reports, size, epsilon).sum(axis=0), counts):
@@ -152,54 +154,72 @@ def peer_decodings(name: str, x: np.ndarray, size: int, epsilon: float, ball: An
 
 
 # ------------------------------------------------------------------------------------------------------- cells
-def run_cell(dataset: str, epsilon_index: int, data_index: int, repetitions: int) -> list[dict[str, Any]]:
-    """Every estimator's error on one (dataset, ε, data) cell."""
+def run_cell(dataset: str, epsilon_index: int, repetitions: int) -> list[dict[str, Any]]:
+    """Every estimator's error on one (dataset, ε) cell, for each of its data sets.
+
+    The data sets differ only in the records moved to the edge or outside, so each repetition privatizes the
+    records themselves once and draws again only the moved ones (common random numbers: every data set's reports are
+    still one privatization of its records by the same client, and the coins of the records they share are shared).
+    """
     from mechdesign.core.uncertainty import L1Ball
     from mechdesign.deploy.file.column import read_mechanism_file
     from mechdesign.deploy.sampling.sampler import Privatizer
 
     start = time.process_time()
-    epsilon, data = EPSILONS[epsilon_index], DATA[data_index]
+    epsilon = EPSILONS[epsilon_index]
     path = design_file(dataset, epsilon)
     loaded = read_mechanism_file(path)
     mechanism = loaded.mechanism
     prior = np.asarray(loaded.guarantee["prior"], dtype=np.float64)
     radius = float(loaded.guarantee["radius"])
     ball = L1Ball(prior, radius)
-    x = moved(records(dataset, mechanism.inputs), prior, radius, MOVES[data])
-    size, n = prior.size, x.size
-    truth = np.bincount(x, minlength=size) / n
-    errors: dict[tuple[str, str], list[float]] = {}
+    base = records(dataset, mechanism.inputs)
+    sets = {data: moved(base, prior, radius, MOVES[data]) for data in DATA}
+    changed = {data: np.flatnonzero(x != base) for data, x in sets.items()}
+    size, n = prior.size, base.size
+    truth = {data: np.bincount(x, minlength=size) / n for data, x in sets.items()}
+    errors: dict[tuple[str, str, str], list[float]] = {}
     sampler = Privatizer(mechanism)
     # The peers' errors are kept beside the designs (they cost most of the run): a rerun with the same repetitions
     # measures only mechdesign's decoders again.
-    cache = DESIGNS / f"peers2-{dataset}-eps{epsilon:g}-{data}-r{repetitions}-s{SEED}.json"
+    cache = DESIGNS / f"peers3-{dataset}-eps{epsilon:g}-r{repetitions}-s{SEED}.json"
     cached = json.loads(cache.read_text()) if cache.exists() else None
     for r in range(repetitions):
-        sequence = np.random.SeedSequence([SEED, list(DATASETS).index(dataset), epsilon_index, data_index, r])
+        sequence = np.random.SeedSequence([SEED, list(DATASETS).index(dataset), epsilon_index, r])
         peer_seed, ours_seed = sequence.spawn(2)
         if cached is None:
             peers.seed_peers(int(peer_seed.generate_state(1)[0]))
             for name in peers.PEERS:
-                for label, estimate in peer_decodings(name, x, size, epsilon, ball, r == 0).items():
-                    errors.setdefault((f"peer {label}", name), []).append(n * float(np.sum((estimate - truth) ** 2)))
-        outputs = sampler.sample_indices(x, np.random.default_rng(ours_seed))
-        counts = np.bincount(outputs, minlength=mechanism.shape[1])
-        for label, estimate in mechdesign_estimates(mechanism, counts, ball).items():
-            errors.setdefault(("mechdesign", label), []).append(n * float(np.sum((estimate - truth) ** 2)))
+                common = peers.peer_reports(name, base, size, epsilon)
+                for data, x in sets.items():
+                    reports = list(common)
+                    for i, report in zip(changed[data], peers.peer_reports(name, x[changed[data]], size, epsilon),
+                                         strict=True):
+                        reports[i] = report
+                    for label, estimate in peer_decodings(name, reports, size, epsilon, ball, r == 0).items():
+                        errors.setdefault((data, f"peer {label}", name), []).append(
+                            n * float(np.sum((estimate - truth[data]) ** 2)))
+        rng = np.random.default_rng(ours_seed)
+        common_outputs = sampler.sample_indices(base, rng)
+        for data, x in sets.items():
+            outputs = common_outputs.copy()
+            outputs[changed[data]] = sampler.sample_indices(x[changed[data]], rng)
+            counts = np.bincount(outputs, minlength=mechanism.shape[1])
+            for label, estimate in mechdesign_estimates(mechanism, counts, ball).items():
+                errors.setdefault((data, "mechdesign", label), []).append(
+                    n * float(np.sum((estimate - truth[data]) ** 2)))
     if cached is None:
-        cache.write_text(json.dumps([[family, name, values] for (family, name), values in errors.items()
-                                     if family != "mechdesign"]))
+        cache.write_text(json.dumps([[*key, values] for key, values in errors.items() if key[1] != "mechdesign"]))
     else:
-        errors |= {(family, name): values for family, name, values in cached}
+        errors |= {(data, family, name): values for data, family, name, values in cached}
     cpu = time.process_time() - start
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     utility = loaded.utility or {}
     rows = []
-    for (family, estimator), values in errors.items():
+    for (data, family, estimator), values in errors.items():
         v = np.asarray(values)
         rows.append({"dataset": dataset, "size": size, "epsilon": epsilon, "data": data, "records": n,
-                     "radius": radius, "l1_from_prior": float(np.abs(truth - prior).sum()), "family": family,
+                     "radius": radius, "l1_from_prior": float(np.abs(truth[data] - prior).sum()), "family": family,
                      "estimator": estimator, "mean": float(v.mean()),
                      "standard_error": float(v.std(ddof=1) / np.sqrt(v.size)), "median": float(np.median(v)),
                      "q05": float(np.quantile(v, 0.05)), "q95": float(np.quantile(v, 0.95)), "repetitions": v.size,
@@ -273,14 +293,14 @@ def compose_note(rows: list[dict[str, Any]], repetitions: int, seconds: float, l
     """The table's footnote: metric, repetitions, versions, designs, CPU per cell, load."""
     from importlib.metadata import version
 
-    cell_cpu = sorted(r["cell_cpu_seconds"] for r in {(r["dataset"], r["epsilon"], r["data"]): r
-                                                     for r in rows}.values())
+    cell_cpu = sorted(r["cell_cpu_seconds"] for r in {(r["dataset"], r["epsilon"]): r for r in rows}.values())
     return (f"n × Σ (p̂ − f)² against the records' frequencies, mean ± standard error over {repetitions} seeded "
             f"repetitions; lead = the peers' best mean / mechdesign's mean at the same side information (the best "
             f"of 20 noisy means without side information, of 5 with the ball, is biased low: the peers are "
             f"favoured). multi-freq-ldpy {version('multi-freq-ldpy')}, numba {version('numba')}, xxhash "
             f"{version('xxhash')}; designs: estimation_mse, 60-s limit, benchmarks/designs/peers/ (sha256 prefix in "
-            f"the last column). CPU per cell (time.process_time, both sides): median "
+            f"the last column). CPU per (data set, ε), its three data sets together (time.process_time, both sides): "
+            f"median "
             f"{cell_cpu[len(cell_cpu) // 2]:.0f} s, range {cell_cpu[0]:.0f}–{cell_cpu[-1]:.0f} s; {workers} "
             f"workers, {seconds / 60:.0f} min wall, load average {load} on 2 cores (shared machine).")
 
@@ -323,14 +343,13 @@ def main(argv: list[str] | None = None) -> None:
         for epsilon in EPSILONS:
             design_file(dataset, epsilon)
     start = time.perf_counter()
-    cells = [(d, e, k) for d in args.datasets for e in range(len(EPSILONS)) for k in range(len(DATA))]
+    cells = [(d, e) for d in args.datasets for e in range(len(EPSILONS))]
     cells.sort(key=lambda c: -{"zipf-64": 4, "native-country": 3, "education": 2, "race": 1}[c[0]])
     rows: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         for cell in pool.map(run_cell, *zip(*cells, strict=True), [args.repetitions] * len(cells)):
             rows.extend(cell)
-            print(f"{cell[0]['dataset']} ε={cell[0]['epsilon']:g} {cell[0]['data']}: "
-                  f"{cell[0]['cell_cpu_seconds']} s CPU", flush=True)
+            print(f"{cell[0]['dataset']} ε={cell[0]['epsilon']:g}: {cell[0]['cell_cpu_seconds']} s CPU", flush=True)
     lines = summary(rows)
     seconds = time.perf_counter() - start
     note = compose_note(rows, args.repetitions, seconds, f"{os.getloadavg()[0]:.1f}", args.workers)
