@@ -16,7 +16,8 @@ and as Parquet (pyarrow, snappy). Figure of merit: CPU time of the whole process
 median and range of ``--repeats`` runs; the two sides alternate within a repeat so that load drifts hit both alike;
 the load average is recorded before and after. One untimed run of each command comes first (bytecode written, the
 data in the page cache, the peer's memo table made); ``PYTHONDONTWRITEBYTECODE`` is dropped from the environment.
-With ``--large N`` mechdesign alone privatizes N records of Parquet (plain and memoized): records per CPU second.
+With ``--large N`` mechdesign alone privatizes N records of Parquet files holding only ``race``, and ``id,race``
+(``--large-layouts``; plain, and memoized where there are ids): records per CPU second.
 
 Run: ``python benchmarks/bench_speed_peers.py [--records 1000000] [--repeats 5] [--large 100000000]``
 (``pip install mechdesign[bench,parquet]``) → benchmarks/results/speed_peers{,_large}.{json,csv}.
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import write_results
+from _common import RESULTS, read_rows, write_results, write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -62,13 +63,14 @@ def design(name: str) -> Path:
 
 
 def write_data(folder: Path, records: int, labels: list[str], prior: list[float], formats: tuple[str, ...],
-               chunk: int = 10_000_000) -> dict[str, Path]:
-    """``id,age,race`` rows, race drawn from ``prior`` (seeded), in each of ``formats`` (written chunk by chunk)."""
+               chunk: int = 10_000_000, columns: tuple[str, ...] = ("id", "age", "race")) -> dict[str, Path]:
+    """``id,age,race`` rows, race drawn from ``prior`` (seeded), in each of ``formats`` (written chunk by chunk);
+    Parquet with only some of the ``columns``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(SEED)
-    paths = {kind: folder / f"data-{records}.{kind}" for kind in formats}
+    paths = {kind: folder / f"data-{records}-{'-'.join(columns)}.{kind}" for kind in formats}
     text = np.array([label.encode() for label in labels], dtype=object)
     writer = None
     with open(paths.get("csv", os.devnull), "wb") as csv:
@@ -84,7 +86,7 @@ def write_data(folder: Path, records: int, labels: list[str], prior: list[float]
                 csv.write(b"".join(lines))
             if "parquet" in paths:
                 table = pa.table({"id": ids, "age": ages, "race": pa.array(np.array(labels, dtype=object)[races],
-                                                                           pa.string())})
+                                                                           pa.string())}).select(list(columns))
                 writer = writer or pq.ParquetWriter(paths["parquet"], table.schema)
                 writer.write_table(table)
     if writer is not None:
@@ -164,13 +166,14 @@ def measure(records: int, repeats: int, folder: Path, labels: list[str], prior: 
     return rows
 
 
-def measure_large(records: int, repeats: int, folder: Path, labels: list[str],
-                  prior: list[float]) -> list[dict[str, Any]]:
-    """mechdesign alone on ``records`` Parquet records: records per CPU second (one core), plain and memoized."""
-    data = write_data(folder, records, labels, prior, ("parquet",))["parquet"]
+def measure_large(records: int, repeats: int, folder: Path, labels: list[str], prior: list[float],
+                  columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """mechdesign alone on ``records`` Parquet records of ``columns``: records per CPU second, plain (and memoized
+    when the file has user ids)."""
+    data = write_data(folder, records, labels, prior, ("parquet",), columns=columns)["parquet"]
     memo_key(folder)
     rows = []
-    for mode in ("plain", "memoized"):
+    for mode in ("plain", "memoized") if "id" in columns else ("plain",):
         argv = commands("parquet", mode, data, folder, labels)["mechdesign"]
         load = os.getloadavg()[0]
         values = []
@@ -180,17 +183,45 @@ def measure_large(records: int, repeats: int, folder: Path, labels: list[str],
             (folder / "out.parquet").unlink(missing_ok=True)
             values.append(cpu(argv, folder))
         c = [x for x, _ in values]
-        rows.append({"records": records, "format": "parquet", "mode": mode, "side": "mechdesign",
+        rows.append({"records": records, "format": "parquet", "columns": ",".join(columns), "mode": mode,
+                     "side": "mechdesign",
                      **{f"cpu_{k}": v for k, v in spread(c).items()},
                      **{f"wall_{k}": v for k, v in spread([w for _, w in values]).items()},
                      "records_per_cpu_second": round(records / statistics.median(c)),
                      "load_before": round(load, 2), "load_after": round(os.getloadavg()[0], 2)})
-        print(f"parquet {mode} {records:,}: {rows[-1]['cpu_median']} s CPU [{rows[-1]['cpu_min']}, "
-              f"{rows[-1]['cpu_max']}] = {rows[-1]['records_per_cpu_second'] / 1e6:.1f} M records per CPU second",
-              flush=True)
+        print(f"parquet ({','.join(columns)}) {mode} {records:,}: {rows[-1]['cpu_median']} s CPU "
+              f"[{rows[-1]['cpu_min']}, {rows[-1]['cpu_max']}] = "
+              f"{rows[-1]['records_per_cpu_second'] / 1e6:.1f} M records per CPU second", flush=True)
     (folder / "out.parquet").unlink(missing_ok=True)
     data.unlink()
     return rows
+
+
+def table(name: str = "speed_peers", before: str = "speed_peers_before") -> str:
+    """The display table (``results/<name>_table.{csv,md}``): CPU seconds of both sides, median [range], before and
+    after this round's work on mechdesign's side when ``results/<before>.json`` exists."""
+    rows = read_rows(name)
+    earlier = {(r["format"], r["mode"], r["side"]): r for r in read_rows(before)} if (
+        RESULTS / f"{before}.json").exists() else {}
+
+    def cell(row: dict[str, Any]) -> str:
+        return f"{row['cpu_median']:.2f} [{row['cpu_min']:.2f}, {row['cpu_max']:.2f}]"
+
+    header = ["records, format, mode", "mechdesign, s CPU", "multi-freq-ldpy, s CPU", "less CPU",
+              "load", "mechdesign before (c50a08f), s CPU", "less CPU before"]
+    cells = []
+    for ours in (r for r in rows if r["side"] == "mechdesign"):
+        key = (ours["format"], ours["mode"])
+        peer = next(r for r in rows if (r["format"], r["mode"]) == key and r["side"] != "mechdesign")
+        old = earlier.get((*key, "mechdesign"))
+        old_peer = earlier.get((*key, "multi-freq-ldpy"))
+        cells.append([f"{ours['records']:,}, {ours['format']}, {ours['mode']}", cell(ours), cell(peer),
+                      f"{peer['cpu_median'] / ours['cpu_median']:.1f}×",
+                      f"{min(ours['load_before'], ours['load_after']):.1f}–"
+                      f"{max(ours['load_before'], ours['load_after']):.1f}",
+                      cell(old) if old else "—",
+                      f"{old_peer['cpu_median'] / old['cpu_median']:.1f}×" if old and old_peer else "—"])
+    return write_table(name, header, cells)
 
 
 def main() -> None:
@@ -199,9 +230,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--large", type=int, default=0, help="records of the mechdesign-only Parquet run (0: none)")
     parser.add_argument("--large-repeats", type=int, default=3)
+    parser.add_argument("--large-layouts", nargs="+", default=["race", "id,race"],
+                        help="the columns of each large Parquet file (memoized runs need id)")
     parser.add_argument("--name", default="speed_peers", help="results file stem in benchmarks/results/")
     parser.add_argument("--folder", help="work folder (default: a temporary folder, removed afterwards)")
+    parser.add_argument("--table", action="store_true", help="only rewrite the display table from the results")
     args = parser.parse_args()
+    if args.table:
+        print(table(args.name))
+        return
     from importlib.metadata import version
 
     meta = json.loads(design(PLAIN).read_text())
@@ -219,8 +256,10 @@ def main() -> None:
         if args.records:
             rows = measure(args.records, args.repeats, folder, labels, prior)
             write_results(args.name, rows, repeats=args.repeats, seed=SEED, versions=versions, environment=THREADS)
+            print(table(args.name))
         if args.large:
-            rows = measure_large(args.large, args.large_repeats, folder, labels, prior)
+            rows = [row for layout in args.large_layouts for row in
+                    measure_large(args.large, args.large_repeats, folder, labels, prior, tuple(layout.split(",")))]
             write_results(f"{args.name}_large", rows, repeats=args.large_repeats, seed=SEED, versions=versions,
                           environment=THREADS)
     finally:
