@@ -77,6 +77,8 @@ DESIGN_LIMIT = 60.0
 SEED = 20260040
 DESIGNS = ROOT / "benchmarks" / "designs" / "peers"
 ML_TOL, ML_ITERATIONS = 1e-10, 10_000  # decode --method ml's defaults (estimate_frequencies)
+ML_GAP_REFUSED = 1e-8   # a peer's ML fit left further below its maximum than this (nats per record) stops the run
+WORST_GAP = [0.0]       # the largest certified gap of the peers' ML fits in this process's current cell
 MECHDESIGN = ("linear (unprojected)", "linear", "ml", "ml within ball")
 
 
@@ -122,8 +124,12 @@ def maximum_likelihood(matrix: np.ndarray, counts: np.ndarray, ball: Any = None)
 
     result = fit(matrix, counts, None if ball is None else ball.center.probabilities, ball=ball, tol=ML_TOL,
                  max_iterations=ML_ITERATIONS)
-    if not result.converged:
+    # The certificate bounds what the fit leaves below the maximum, per record. A fit stopped by the iteration cap
+    # slightly above ML_TOL changes no error measured here (n · gap nats in all); its gap is reported, a larger one
+    # refused.
+    if not result.gap <= ML_GAP_REFUSED:
         raise RuntimeError(f"ML did not reach its certificate: gap {result.gap}")
+    WORST_GAP[0] = max(WORST_GAP[0], float(result.gap))
     return result.frequencies
 
 
@@ -180,6 +186,7 @@ def run_cell(dataset: str, epsilon_index: int, repetitions: int) -> list[dict[st
     from mechdesign.deploy.sampling.sampler import Privatizer
 
     start = time.process_time()
+    WORST_GAP[0] = 0.0
     epsilon = EPSILONS[epsilon_index]
     path = design_file(dataset, epsilon)
     loaded = read_mechanism_file(path)
@@ -239,7 +246,8 @@ def run_cell(dataset: str, epsilon_index: int, repetitions: int) -> list[dict[st
                      "q05": float(np.quantile(v, 0.05)), "q95": float(np.quantile(v, 0.95)), "repetitions": v.size,
                      "design": path.name, "design_sha256": digest, "design_value": utility.get("value"),
                      "design_lower_bound": utility.get("lower_bound"), "cell_cpu_seconds": round(cpu, 1),
-                     "peers_from_cache": cached is not None})
+                     "peers_from_cache": cached is not None,
+                     "peer_ml_worst_gap": None if cached is not None else WORST_GAP[0]})
     return rows
 
 
@@ -321,7 +329,18 @@ def compose_note(rows: list[dict[str, Any]], repetitions: int, seconds: float, l
             f"median "
             f"{cell_cpu[len(cell_cpu) // 2]:.0f} s, range {cell_cpu[0]:.0f}–{cell_cpu[-1]:.0f} s"
             f"{f' (not counting the {cached} whose peers came from the cache)' if cached else ''}; {workers} "
-            f"workers, {seconds / 60:.0f} min wall, load average {load} on 2 cores (shared machine).")
+            f"workers, {seconds / 60:.0f} min wall, load average {load} on 2 cores (shared machine). "
+            f"{gap_note(rows)}")
+
+
+def gap_note(rows: list[dict[str, Any]]) -> str:
+    """The worst certificate of the peers' ML fits measured in this run (a cached cell met ML_TOL or stopped)."""
+    gaps = [r["peer_ml_worst_gap"] for r in rows if r.get("peer_ml_worst_gap") is not None]
+    if not gaps or max(gaps) <= ML_TOL:
+        return f"Every ML fit on the peers' reports met its certificate (gap ≤ {ML_TOL:g} nats per record)."
+    return (f"ML fits on the peers' reports: largest certified gap {max(gaps):.1e} nats per record (the tolerance "
+            f"{ML_TOL:g} not reached within {ML_ITERATIONS:,} iterations by some fits; they are kept below "
+            f"{ML_GAP_REFUSED:g}).")
 
 
 def table_csv(lines: list[dict[str, Any]]) -> str:
