@@ -57,10 +57,22 @@ def write_results(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps({"benchmark": name, "machine": machine_info(), **extra, "rows": rows}, indent=2))
     if rows:
-        keys = list(rows[0])
-        lines = [",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in rows]
-        (RESULTS / f"{name}.csv").write_text("\n".join(lines) + "\n")
+        (RESULTS / f"{name}.csv").write_text(rows_csv(rows))
     return path
+
+
+def rows_csv(rows: list[dict[str, Any]]) -> str:
+    """The rows as CSV: one column per key any row has (first seen first), cells quoted where they must be
+    (a value holding a comma, such as the column list ``id,race``, stays one cell)."""
+    import csv
+    import io
+
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(keys)
+    writer.writerows([str(r.get(k, "")) for k in keys] for r in rows)
+    return buffer.getvalue()
 
 
 def read_rows(name: str) -> list[dict[str, Any]]:

@@ -1,18 +1,31 @@
-"""The README's headline results, generated from the benchmarks' results files (never typed by hand).
+"""The README's headline results, and the figures the documentation quotes, generated from the benchmarks' results.
 
 One row per claim: the task (data and budget), what mechdesign does (the estimator and the privacy notion named),
-what it is compared with (idem), the measured result, and the results file it is read from. Every number is
-computed here from ``benchmarks/results/*.json``; rerunning a benchmark and then this script updates the table.
+what it is compared with (idem), the side information each side's decoder is given, what was measured (formulas,
+in-memory runs or whole processes), the measured result, and the results file it is read from. No row compares a
+decoder given the file's ball with one that is not. Every number is computed here from ``benchmarks/results/*.json``;
+rerunning a benchmark and then this script updates the table.
 
-Run: ``python benchmarks/headline.py`` → ``benchmarks/results/headline_table.{csv,md}``; the README quotes the
-Markdown table verbatim (``tests/test_readme.py`` checks it) and the docs' performance page includes the CSV.
+Figures quoted in the documentation's prose are written as Sphinx substitutions (``|name|``) into
+``benchmarks/results/figures.rst``, which ``docs/conf.py`` puts in front of every page (``rst_prolog``):
+the prose then never holds a number typed by hand. ``tests/test_docs_figures.py`` checks that the table and the
+substitutions are what this script writes from the results files today.
+
+Run: ``python benchmarks/headline.py`` → ``benchmarks/results/headline_table.{csv,md}`` and ``figures.rst``, and
+the README's headline table replaced by the Markdown one (``tests/test_readme.py`` checks that the README quotes it
+verbatim); the docs' performance page includes the CSV.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-from _common import RESULTS, read_rows, significant, write_table
+from _common import RESULTS, read_rows, significant
 
 ORACLES = {"grr", "oue", "olh", "subset_selection", "hadamard"}
 
@@ -21,22 +34,51 @@ def _range(values: list[float]) -> str:
     return f"{min(values):.2f}–{max(values):.2f}×"
 
 
-def peers() -> list[str]:
+def _lead(values: list[float]) -> str:
+    """A range of ratios (the peers' n·MSE / mechdesign's), saying where the peers' error is the lower one."""
+    below = sum(v < 1 for v in values)
+    if not below:
+        return f"{_range(values)} lower n·MSE"
+    return (f"the peers' n·MSE ÷ mechdesign's: {_range(values)} (below 1, the peers' mean the lower, in {below} of "
+            f"{len(values)} cells)")
+
+
+def _peers_summary() -> tuple[dict, list[dict], str]:
     summary = json.loads((RESULTS / "peers.json").read_text())
     cells = summary["summary"]
     adult = [c["dataset"] for c in sorted(cells, key=lambda c: c["size"]) if not c["dataset"].startswith("zipf")]
-    datasets = (f"Adult {', '.join(dict.fromkeys(adult))} and Zipf counts; N = {min(c['size'] for c in cells)} to "
-                f"{max(c['size'] for c in cells)}")
+    zipf = " and Zipf counts" if any(c["dataset"].startswith("zipf") for c in cells) else ""
     epsilons = ", ".join(f"{e:g}" for e in dict.fromkeys(c["epsilon"] for c in cells))
+    task = (f"frequencies decoded from the same records (Adult {', '.join(dict.fromkeys(adult))}{zipf}; N = "
+            f"{min(c['size'] for c in cells)} to {max(c['size'] for c in cells)}; ε = {epsilons}; "
+            f"{summary['repetitions']} privatizations a cell")
+    return summary, cells, task
+
+
+def peers() -> list[str]:
+    summary, cells, task = _peers_summary()
     version = summary["peer_versions"]["multi-freq-ldpy"]
-    return [f"frequencies decoded from the same records ({datasets}; ε = {epsilons}; data at the prior and at the "
-            f"ball's edge; {summary['repetitions']} repetitions)",
-            "A-optimal ε-PML design over the ball; `decode`'s default `linear` decoder (projected onto the simplex) "
-            "/ `--method ml --within-ball`",
-            f"multi-freq-ldpy {version}'s ε-LDP oracles (GRR, SS, SUE, OUE, OLH), each cell's best with the "
-            "library's post-processing (MI clipped and renormalised, or IBU)",
-            f"{_range([c['lead linear'] for c in cells])} / {_range([c['lead ml within ball'] for c in cells])} "
-            "lower n·MSE", "peers"]
+    return [f"{task}; data at P̂, at the ball's edge and 1.25 β from P̂)",
+            "A-optimal ε-PML design over the ball; `decode`'s default `linear` (projected onto the simplex) / "
+            "`--method ml`",
+            f"multi-freq-ldpy {version}'s ε-LDP oracles (GRR, SS, SUE, OUE, OLH), each cell's best with MI, IBU, "
+            "the projection or mechdesign's ML on their reports",
+            f"`linear`: {_lead([c['lead linear'] for c in cells])}; `ml`: {_lead([c['lead ml'] for c in cells])}",
+            "peers"]
+
+
+def peers_ball() -> list[str]:
+    summary, cells, task = _peers_summary()
+    inside = [c for c in cells if c["data"] != "outside"]
+    outside = [c for c in cells if c["data"] == "outside"]
+    version = summary["peer_versions"]["multi-freq-ldpy"]
+    result = _lead([c["lead ml within ball"] for c in inside])
+    if outside:
+        result += f"; data 1.25 β from P̂: {_lead([c['lead ml within ball'] for c in outside])}"
+    return [f"{task}; data at P̂ and at the ball's edge)",
+            "A-optimal ε-PML design over the ball; `decode --method ml --within-ball`",
+            f"multi-freq-ldpy {version}'s ε-LDP oracles' reports decoded by the same ML within the same ball, each "
+            "cell's best oracle", result, "peers"]
 
 
 def estimation() -> list[str]:
@@ -124,11 +166,43 @@ def privatize() -> list[str]:
     numpy = next(r for r in rows if r["method"] == "numpy inverse-CDF (seeded PCG64)")
     peer = next(r for r in rows if r["method"].startswith("multi-freq-ldpy"))
     rate = ours["records_per_second"]
-    return ["privatizing 10⁷ records (k-RR, N = 16, one core)",
+    return ["privatizing 10⁷ records in memory (k-RR, N = 16, one core; no start-up, no file)",
             f"exact 2⁻⁶⁴ table sampler, secure AES-CTR stream: {rate / 1e6:.0f} M records/s",
             f"numpy inverse-CDF {numpy['records_per_second'] / 1e6:.1f} M/s; multi-freq-ldpy's client "
             f"{peer['records_per_second'] / 1e6:.1f} M/s",
             f"{rate / numpy['records_per_second']:.0f}× / {rate / peer['records_per_second']:.0f}× faster", "privatize"]
+
+
+def _speed(kind: str, mode: str) -> tuple[dict, dict]:
+    rows = [r for r in read_rows("speed_peers") if r["format"] == kind and r["mode"] == mode]
+    return (next(r for r in rows if r["side"] == "mechdesign"), next(r for r in rows if r["side"] != "mechdesign"))
+
+
+def _large() -> str:
+    """mechdesign alone on the large Parquet file holding the column alone, if measured."""
+    if not (RESULTS / "speed_peers_large.json").exists():
+        return ""
+    row = next(r for r in read_rows("speed_peers_large") if r["columns"] == "race" and r["mode"] == "plain")
+    return (f"; alone on {row['records']:,} records of Parquet (the column alone): "
+            f"{row['records_per_cpu_second'] / 1e6:.1f} M records per CPU second")
+
+
+def speed() -> list[str]:
+    ours, peer = _speed("csv", "plain")
+    memo, peer_memo = _speed("csv", "memoized")
+    parquet, peer_parquet = _speed("parquet", "plain")
+    repeats = json.loads((RESULTS / "speed_peers.json").read_text())["repeats"]
+    return [f"privatizing {ours['records']:,} records of a table, each side one whole process (start-up, read, "
+            f"privatize, write; median of {repeats} runs)",
+            f"`mechdesign privatize` (the file re-verified, data check, secure AES-CTR stream): "
+            f"{ours['cpu_median']:.2f} s CPU from CSV, {parquet['cpu_median']:.2f} s from Parquet; memoized two-layer "
+            f"file {memo['cpu_median']:.2f} s{_large()}",
+            f"a script with multi-freq-ldpy's GRR client per record, pandas reading and writing: "
+            f"{peer['cpu_median']:.2f} s CSV, {peer_parquet['cpu_median']:.2f} s Parquet; L-GRR with a memo table "
+            f"{peer_memo['cpu_median']:.2f} s",
+            f"{peer['cpu_median'] / ours['cpu_median']:.0f}× less CPU (CSV), "
+            f"{peer_parquet['cpu_median'] / parquet['cpu_median']:.0f}× (Parquet), "
+            f"{peer_memo['cpu_median'] / memo['cpu_median']:.0f}× (memoized CSV)", "speed_peers"]
 
 
 def sparse() -> list[str]:
@@ -143,14 +217,175 @@ def sparse() -> list[str]:
             f"{ratio:.2f}× the threshold (only there: with few keys per user, GSHM at a user's k is lower)", "sparse"]
 
 
-def table() -> str:
-    rows = [estimation(), peers(), native_country(), thousand(), records(), two_layer(), repeated(), privatize(),
-            sparse()]
-    header = ["task", "mechdesign", "compared with", "result", "results file"]
-    cells = [[*row[:-1], f"benchmarks/results/{row[-1]}.csv"] for row in rows]
-    links = [[*row[:-1], f"[{row[-1]}.csv](benchmarks/results/{row[-1]}.csv)"] for row in rows]
-    return write_table("headline", header, cells, markdown=links)
+FORMULAS = "exact n·MSE of both estimators (formulas)"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the headline table: a function reading its results file, and the conditions of the comparison.
+
+    ``cells`` returns [task, mechdesign, compared with, result, results file stem]; ``side_information`` is what
+    each side's decoder is given (no row compares a decoder given the ball with one that is not) and ``measured``
+    the process boundary (formulas, in-memory runs or whole processes). A new row is one more entry of ``ROWS``.
+    """
+
+    cells: Callable[[], list[str]]
+    side_information: str
+    measured: str
+
+
+ROWS = [
+    Row(estimation, "none on either side", f"{FORMULAS}; 50 privatizations agree"),
+    Row(peers, "none on either side", "in memory: the same records privatized and decoded by each library's code"),
+    Row(peers_ball, "the file's ball, given to both decoders",
+        "in memory: the same records privatized and decoded by each library's code"),
+    Row(native_country, "none on either side", FORMULAS),
+    Row(thousand, "none on either side", FORMULAS),
+    Row(records, "none on either side", FORMULAS),
+    Row(two_layer, "none on either side", FORMULAS),
+    Row(repeated, "— (a privacy account)", "the exact account over the ball (certified), both sides"),
+    Row(speed, "— (sampling)", "whole processes, CPU time of the process tree, the two sides alternating"),
+    Row(privatize, "— (sampling)", "in memory, one core, after start-up, both sides"),
+    Row(sparse, "— (a calibration)", "exact analyses, both sides"),
+]
+
+HEADER = ["task", "mechdesign", "compared with", "side information", "measured", "result", "results file"]
+
+
+def table_files() -> dict[Path, str]:
+    """The headline table as CSV (the docs include it) and Markdown (the README quotes it)."""
+    cells, links = [], []
+    for row in ROWS:
+        task, ours, theirs, result, name = row.cells()
+        conditions = [task, ours, theirs, row.side_information, row.measured, result]
+        cells.append([*conditions, f"benchmarks/results/{name}.csv"])
+        links.append([*conditions, f"[{name}.csv](benchmarks/results/{name}.csv)"])
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([HEADER, *cells])
+    markdown = "\n".join(["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER),
+                          *("| " + " | ".join(row) + " |" for row in links)]) + "\n"
+    return {RESULTS / "headline_table.csv": buffer.getvalue(), RESULTS / "headline_table.md": markdown}
+
+
+# ----------------------------------------------------------------------------------------- figures for the docs
+def _count(items: list[str]) -> str:
+    """'SS + IBU (9 cells), OLH + ML (3 cells)': each value and how often, most frequent first."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return ", ".join(f"{k} ({v} cell{'s' if v > 1 else ''})" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _ratio_range(values: list[float]) -> str:
+    return f"{min(values):.2f}–{max(values):.2f}"
+
+
+def peers_figures() -> dict[str, str]:
+    """The figures the decode how-to and the performance page quote from results/peers.json."""
+    summary, cells, _ = _peers_summary()
+    by_data = {d: [c for c in cells if c["data"] == d] for d in ("prior", "edge", "outside")}
+    inside = by_data["prior"] + by_data["edge"]
+
+    def better(first: str, second: str, group: list[dict]) -> int:
+        """Cells where ``first`` has a lower mean than ``second`` by more than two standard errors of the difference."""
+        return sum(c[second] - c[first] > 2 * (c[f"{first} se"] ** 2 + c[f"{second} se"] ** 2) ** 0.5 for c in group)
+
+    out = {
+        "peers-repetitions": str(summary["repetitions"]), "peers-cells": str(len(cells)),
+        "peers-version": summary["peer_versions"]["multi-freq-ldpy"],
+        "peers-lead-linear": _range([c["lead linear"] for c in cells]),
+        "peers-lead-ml": _range([c["lead ml"] for c in cells]),
+        "peers-lead-ball": _range([c["lead ml within ball"] for c in inside]),
+        "peers-lead-ball-outside": _range([c["lead ml within ball"] for c in by_data["outside"]]),
+        "peers-no-side-best": _count([c["peer_no_side_decoder"] for c in cells]),
+        "peers-ball-best": _count([c["peer_ball_decoder"] for c in cells]),
+        "peers-ml-better": str(better("ml", "linear", cells)),
+        "peers-linear-better": str(better("linear", "ml", cells)),
+    }
+    for dataset in dict.fromkeys(c["dataset"] for c in cells):  # the leads by attribute
+        mine = [c for c in cells if c["dataset"] == dataset]
+        out[f"lead-linear-{dataset}"] = _range([c["lead linear"] for c in mine])
+        out[f"lead-ball-{dataset}"] = _range([c["lead ml within ball"] for c in mine if c["data"] != "outside"])
+        # what the post-processing to the simplex gains: unbiased n·MSE / post-processed n·MSE, each side's best
+        out[f"simplex-gain-peers-{dataset}"] = _ratio_range([c["peer_unbiased"] / c["peer_no_side"] for c in mine])
+        out[f"simplex-gain-linear-{dataset}"] = _ratio_range([c["linear (unprojected)"] / c["linear"] for c in mine])
+    worst = max(cells, key=lambda c: c["ml"] / c["linear"])
+    out["ml-over-linear-worst"] = (f"{worst['ml'] / worst['linear']:.2f}× ({worst['dataset']}, ε = "
+                                   f"{worst['epsilon']:g}, data {worst['data']})")
+    for data, group in by_data.items():  # what the ball buys (and costs) mechdesign's decoder, by data set
+        out[f"ball-over-linear-{data}"] = _ratio_range([c["linear"] / c["ml within ball"] for c in group])
+        out[f"ball-better-{data}"] = str(better("ml within ball", "linear", group))
+        out[f"ball-worse-{data}"] = str(better("linear", "ml within ball", group))
+        out[f"cells-{data}"] = str(len(group))
+    return out
+
+
+def speed_figures() -> dict[str, str]:
+    """The figures of the whole-process benchmark (results/speed_peers*.json)."""
+    out = {}
+    for name, tag in (("speed_peers", "speed"), ("speed_peers_before", "speed-before")):
+        if not (RESULTS / f"{name}.json").exists():
+            continue
+        saved = json.loads((RESULTS / f"{name}.json").read_text())
+        rows = saved["rows"]
+        loads = [x for r in rows for x in (r["load_before"], r["load_after"])]
+        out[f"{tag}-records"] = f"{rows[0]['records']:,}"
+        out[f"{tag}-load"] = f"{min(loads):.1f}–{max(loads):.1f}"
+        out[f"{tag}-repeats"] = str(saved["repeats"])
+        for kind in ("csv", "parquet"):
+            for mode in ("plain", "memoized"):
+                ours = next(r for r in rows if (r["format"], r["mode"], r["side"]) == (kind, mode, "mechdesign"))
+                peer = next(r for r in rows if (r["format"], r["mode"]) == (kind, mode) and r["side"] != "mechdesign")
+                out[f"{tag}-{kind}-{mode}"] = f"{ours['cpu_median']:.2f}"
+                out[f"{tag}-{kind}-{mode}-peer"] = f"{peer['cpu_median']:.2f}"
+                out[f"{tag}-{kind}-{mode}-ratio"] = f"{peer['cpu_median'] / ours['cpu_median']:.1f}×"
+    if (RESULTS / "speed_peers_large.json").exists():
+        for row in read_rows("speed_peers_large"):
+            tag = f"speed-large-{row['columns'].replace(',', '-')}-{row['mode']}"
+            out[tag] = f"{row['records_per_cpu_second'] / 1e6:.1f}"
+            out[f"{tag}-cpu"] = f"{row['cpu_median']:.1f}"
+            low, high = sorted((row["load_before"], row["load_after"]))
+            out[f"{tag}-load"] = f"{low:.1f}–{high:.1f}"
+            out["speed-large-records"] = f"{row['records']:,}"
+        out["speed-large-repeats"] = str(json.loads((RESULTS / "speed_peers_large.json").read_text())["repeats"])
+    return out
+
+
+def figures_file() -> dict[Path, str]:
+    """``benchmarks/results/figures.rst``: one Sphinx substitution per figure the documentation's prose quotes."""
+    figures = {**peers_figures(), **speed_figures()}
+    lines = [".. Generated by benchmarks/headline.py from benchmarks/results/*.json: do not edit.", ""]
+    lines += [f".. |{name}| replace:: {value}" for name, value in figures.items()]
+    return {RESULTS / "figures.rst": "\n".join(lines) + "\n"}
+
+
+def render() -> dict[Path, str]:
+    """Every file this script writes, and its content, from today's results (tests/test_docs_figures.py)."""
+    return {**table_files(), **figures_file()}
+
+
+README = RESULTS.parents[1] / "README.md"
+
+
+def readme_with_table(text: str, table: str) -> str:
+    """The README with its headline table (the run of table lines starting at the header) replaced by ``table``."""
+    lines = text.splitlines(keepends=True)
+    header = "| " + " | ".join(HEADER[:2])
+    start = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
+    if start is None:
+        raise SystemExit(f"README.md has no headline table (a line starting {header!r})")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "".join([*lines[:start], table, *lines[end:]])
+
+
+def main() -> None:
+    files = render()
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    table = files[RESULTS / "headline_table.md"]
+    README.write_text(readme_with_table(README.read_text(encoding="utf-8"), table), encoding="utf-8")
+    print(table)
 
 
 if __name__ == "__main__":
-    print(table())
+    main()

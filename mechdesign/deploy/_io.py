@@ -29,10 +29,29 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._files import csv_compression
 
-__all__ = ["ArrowIpcFile", "column_index", "columnar_file", "columnar_writer", "count_labels", "count_values",
-           "csv_dialect", "csv_header", "encode_labels", "file_kind", "iter_column", "iter_columns", "iter_csv_frames",
-           "iter_parquet_tables", "null_error", "parquet_file", "parquet_strings", "require_pyarrow",
-           "rewrite_csv_columns", "unknown_labels_error"]
+__all__ = [
+    "ArrowIpcFile",
+    "column_index",
+    "columnar_file",
+    "columnar_writer",
+    "count_labels",
+    "count_values",
+    "csv_dialect",
+    "csv_header",
+    "csv_output_binary",
+    "encode_labels",
+    "file_kind",
+    "iter_column",
+    "iter_columns",
+    "iter_csv_frames",
+    "iter_parquet_tables",
+    "null_error",
+    "parquet_file",
+    "parquet_strings",
+    "require_pyarrow",
+    "rewrite_csv_columns",
+    "unknown_labels_error",
+]
 
 _ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 
@@ -170,7 +189,7 @@ def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
     The header, the byte-order mark, the line terminator and every other cell are written back as read (cells as
     text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``, then those of
     ``read``, which are only read: a user-id column) to new ones for ``names``; ``report`` (a
-    :class:`~mechdesign.deploy.sampling.stream.Progress`) counts the records. ``target`` is written with
+    :class:`~mechdesign.deploy.sampling.progress.Progress`) counts the records. ``target`` is written with
     ``compression`` (``None``, ``"gzip"``, ``"bz2"`` or ``"xz"``: what the final name says, as
     :func:`mechdesign._files.csv_compression` reads it; ``target`` itself is a temporary name).
     """
@@ -193,26 +212,38 @@ def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
 
 @contextmanager
 def _csv_output(path: Path, compression: str | None, encoding: str) -> Iterator[Any]:
-    """A text handle on ``path`` through the codec ``compression`` names (``None``: plain text).
+    """A text handle on ``path`` through the codec ``compression`` names (:func:`csv_output_binary`)."""
+    import io
+
+    with csv_output_binary(path, compression) as binary:
+        with io.TextIOWrapper(binary, encoding=encoding, newline="") as text:  # closing it ends the codec's stream
+            yield text
+
+
+@contextmanager
+def csv_output_binary(path: Path, compression: str | None) -> Iterator[Any]:
+    """A binary handle on ``path`` through the codec ``compression`` names (``None``: plain bytes).
 
     gzip gets no file name and time 0 in its header, so that a seeded run writes the same bytes every time, and
     the gzip tool's default level 6 (Python's 9 is several times slower for a few per cent).
     """
     import bz2
     import gzip
-    import io
     import lzma
 
     with path.open("wb") as raw:
-        binary: Any = raw
+        if compression is None:
+            yield raw
+            return
+        codec: Any
         if compression == "gzip":
-            binary = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0)  # gzip's default
+            codec = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0)  # gzip's default
         elif compression == "bz2":
-            binary = bz2.BZ2File(raw, "wb")
-        elif compression == "xz":
-            binary = lzma.LZMAFile(raw, "wb")
-        with io.TextIOWrapper(binary, encoding=encoding, newline="") as text:  # closing it ends the codec's stream
-            yield text
+            codec = bz2.BZ2File(raw, "wb")
+        else:
+            codec = lzma.LZMAFile(raw, "wb")
+        with codec:  # closing it ends the codec's stream
+            yield codec
 
 
 def require_pyarrow() -> None:

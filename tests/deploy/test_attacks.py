@@ -376,6 +376,7 @@ def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from mechdesign.deploy.sampling import progress
     from mechdesign.deploy.sampling import stream as module
     from mechdesign.deploy.sampling.sampler import Privatizer
     from mechdesign.design.polytope.closed_form import randomized_response
@@ -383,7 +384,7 @@ def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, 
     source = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": ["a", "b"] * 100_000}), source, row_group_size=20_000)
     clock = iter(range(0, 10_000, 6))  # every report 6 s after the last: more than the 5 s of a pipe
-    monkeypatch.setattr(module.time, "perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: float(next(clock)))
     module.privatize_file(Privatizer(randomized_response(2, 1.0, ["a", "b"])), source,
                           tmp_path / "out.parquet", "x", rng=1, chunk_size=65_536, progress=True)
     lines = capsys.readouterr().err.splitlines()

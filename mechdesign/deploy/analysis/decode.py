@@ -28,10 +28,9 @@ frequencies satisfy ``E[q̂] = p W`` with ``q̂ = n_y / n``. Four estimators of 
 The projection of "linear" and "inversion" is Wang et al.'s Norm-Sub ("Locally differentially private frequency
 estimation with consistency", NDSS 2020, §IV-B: subtract one δ from every entry and clip at 0 so that the sum is
 1), which is the Euclidean projection onto the simplex. Which to use is measured in docs/howto/decode.rst
-(benchmarks/bench_peers.py, 24 cells): "ml" is never better than the projected "linear" beyond the noise, and
-worse on a sparse alphabet at small ε (native-country, ε ≤ 1: the truncation at 0 raises the rare categories for
-both, and ML takes the excess from the dominant category where the projection spreads it); "ml" within the ball
-is the most accurate in every cell when the data lie in the ball, as the file's guarantee assumes.
+(benchmarks/bench_peers.py, at equal side information: "linear" and "ml" against decoders given nothing,
+"ml" within the ball against decoders given the same ball): without side information use "linear"; when the data
+lie in the file's ball, as its guarantee assumes, "ml" within the ball.
 
 Standard errors (always finite floats) are those of the unbiased linear estimate ``Estimate.unbiased``
 under multinomial sampling, ``sqrt(diag(A Σ Aᵀ))`` with ``Σ = (diag(q̂) − q̂ q̂ᵀ)/n`` and A the decoder

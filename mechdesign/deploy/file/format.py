@@ -33,7 +33,7 @@ import os
 import re
 import unicodedata
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -142,6 +142,8 @@ def canonical_bytes(content: dict[str, Any], known: dict[int, bytes] | None = No
 
 def provenance_versions() -> dict[str, Any]:
     """The versions a written file records in ``provenance``: mechdesign, NumPy and CVXPY (``None`` if absent)."""
+    from importlib import metadata  # here: 20 ms of imports that only a writer needs
+
     from mechdesign import __version__
 
     try:

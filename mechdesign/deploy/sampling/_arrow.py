@@ -37,7 +37,7 @@ from mechdesign.deploy._io import (
     null_error,
     unknown_labels_error,
 )
-from mechdesign.deploy.sampling.stream import Progress
+from mechdesign.deploy.sampling.progress import Progress
 
 __all__ = ["record_chunks", "stream_records_parquet"]
 
@@ -114,7 +114,8 @@ class _Encoder:
 def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphabets: Sequence[Sequence[str]],
                            outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray, np.ndarray], np.ndarray],
                            *, attributes: Sequence[str], chunk: int, progress: bool | None,
-                           nullable: bool = False, users: str | None = None) -> int:
+                           nullable: bool = False, users: str | None = None,
+                           error_names: Sequence[str] | None = None) -> int:
     """Stream a Parquet (or Arrow IPC) file to ``tmp`` with the record columns ``names`` privatized; return the count.
 
     Three stages overlap, each on its own thread (pyarrow decodes and encodes without the GIL): the next chunk
@@ -141,11 +142,13 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     chunk : int
         Records per step.
     progress : bool or None
-        Progress on stderr (:class:`~mechdesign.deploy.sampling.stream.Progress`).
+        Progress on stderr (:class:`~mechdesign.deploy.sampling.progress.Progress`).
     nullable : bool
         Negative output indices are nulls (a sampled design's unreported attributes); the columns are nullable.
     users : str, optional
         A column of user ids handed to ``sample`` as a third argument (an Arrow array: memoized draws).
+    error_names : sequence of str, optional
+        How a refusal of values outside an alphabet names each column (default ``column '<attribute>'``).
     """
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -155,7 +158,8 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     parquet = columnar_file(source, read_dictionary=list(names))
     positions = [column_index(parquet.schema_arrow.names, c) for c in names]
     user_position = None if users is None else column_index(parquet.schema_arrow.names, users)
-    encoders = [_Encoder(f"column {a!r}", labels) for a, labels in zip(attributes, alphabets, strict=True)]
+    error_names = error_names or [f"column {a!r}" for a in attributes]
+    encoders = [_Encoder(name, labels) for name, labels in zip(error_names, alphabets, strict=True)]
     dictionaries = [_strings(labels) for labels in outputs]
     report = Progress(progress, parquet.metadata.num_rows)
     schema = parquet.schema_arrow

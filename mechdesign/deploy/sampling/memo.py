@@ -163,6 +163,14 @@ class UserIds:
         """The ids of some records (for the records of one attribute of a sampled design)."""
         return UserIds(self.lengths[rows], self.blocks[rows])
 
+    @classmethod
+    def from_buffer(cls, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> UserIds:
+        """The ids ``data[starts[r] : starts[r] + lengths[r]]`` (uint8 bytes, e.g. the cells of a CSV chunk).
+
+        The lengths must already lie in 1 … :data:`MAX_USER_BYTES` (:func:`user_ids` refuses the others).
+        """
+        return cls(np.asarray(lengths, dtype=np.int64), _padded_rows(data, starts, lengths))
+
 
 def _padded(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     """Zero-padded rows (n × 16·B) from concatenated bytes: one strided gather of the rows, then a mask."""
@@ -172,10 +180,16 @@ def _padded(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
         out = np.zeros((lengths.size, width), dtype=np.uint8)
         out[:, :int(lengths[0])] = data[int(offsets[0]):int(offsets[-1])].reshape(lengths.size, -1)
         return out
+    return _padded_rows(data, offsets[:-1], lengths)
+
+
+def _padded_rows(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Zero-padded rows (n × 16·B) of ``data[starts[r] : starts[r] + lengths[r]]``: one strided gather, then a mask."""
+    width = _BLOCK * max(1, -(-int(lengths.max(initial=1)) // _BLOCK))
     buffer = np.zeros(data.size + width, dtype=np.uint8)
     buffer[:data.size] = data
     windows = np.lib.stride_tricks.sliding_window_view(buffer, width)  # row k: buffer[k : k + width]
-    out = windows[offsets[:-1]]
+    out = windows[starts]
     out *= (np.arange(width) < lengths[:, None])
     return out
 

@@ -462,6 +462,17 @@ class Privatizer:
         numpy.ndarray
             Output indices (intp; uint8/uint16 for a two-layer file's reports), one per record.
         """
+        permanent = self._memoized_permanent(x, users, memo, attribute)
+        if self.reports is None:
+            return permanent
+        return self.reports.sample_indices(permanent, rng)
+
+    def _memoized_permanent(self, x: Any, users: Any, memo: Any, attribute: int = 0) -> np.ndarray:
+        """The memoized outputs of the file's (first) layer.
+
+        For a two-layer file these are the permanent outputs y₁, which are never released: only the streaming
+        writers call this, and draw W₂'s fresh reports of them.
+        """
         from mechdesign.deploy.sampling.memo import UserIds, user_ids
 
         function = self.memo_function(memo, users is not None)
@@ -472,10 +483,7 @@ class Privatizer:
         if rows.size and (rows.dtype.kind not in "iu" or int(rows.min()) < 0 or int(rows.max()) >= n):
             raise v.fail("x", f"hold input indices in [0, {n})", rows[:5])
         ids = users if isinstance(users, UserIds) else user_ids(users, "users")
-        permanent = self._words_to_indices(rows.astype(np.intp), function.words(attribute, ids, rows))
-        if self.reports is None:
-            return permanent
-        return self.reports.sample_indices(permanent, rng)
+        return self._words_to_indices(rows.astype(np.intp), function.words(attribute, ids, rows))
 
     def _count_bounds(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """#{k : C[row, k] ≤ u} per record (vectorised binary search over the padded bound rows)."""

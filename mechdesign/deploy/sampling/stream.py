@@ -9,7 +9,6 @@ does not depend on the chunk size. Progress goes to stderr (:class:`Progress`).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,75 +17,12 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._files import checkpoint
 from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.sampling.progress import Progress, format_rate
 from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.randomness import record_rng
 
 __all__ = ["BLOCK", "Progress", "block_streams", "format_rate", "privatize_file"]
-
-
-def format_rate(per_second: float) -> str:
-    """A records/s rate with three significant digits and a unit that fits (a fixed ``M`` printed 0.0).
-
-    >>> format_rate(12_345.0), format_rate(2.5e8), format_rate(7.0)
-    ('12.3 k records/s', '250 M records/s', '7 records/s')
-    """
-    for unit, size in (("G ", 1e9), ("M ", 1e6), ("k ", 1e3)):
-        if per_second >= size:
-            return f"{per_second / size:.3g} {unit}records/s"
-    return f"{per_second:.3g} records/s"
-
-
-class Progress:
-    r"""Progress on stderr: ``\r`` updates twice a second on a terminal, else one line every 5 s (logs, pipes).
-
-    Each report gives the records done, the total and an ETA when the total is known (Parquet metadata; a CSV's
-    record count is unknown until the end), and the rate.
-    """
-
-    def __init__(self, enabled: bool | None, total: int | None) -> None:
-        import sys
-
-        self.stream = sys.stderr
-        self.tty = self.stream.isatty()
-        self.enabled = self.tty if enabled is None else enabled
-        self.every = 0.5 if self.tty else 5.0
-        self.total, self.done, self.start, self.shown = total, 0, time.perf_counter(), 0.0
-        self.shown_done: int | None = None  # the count the last report gave
-
-    def update(self, records: int) -> None:
-        """Count a chunk written, and act on an interrupt deferred while the output is written.
-
-        Every streaming writer reports here between chunks: :func:`mechdesign._files.checkpoint`.
-        """
-        checkpoint()
-        self.done += records
-        now = time.perf_counter()
-        if self.enabled and now - self.shown >= self.every:
-            self._show(now)
-
-    def close(self) -> None:
-        """The last report, unless the previous one already gave the final count (and a newline on a terminal)."""
-        if self.enabled:
-            if self.shown_done != self.done:
-                self._show(time.perf_counter())
-            if self.tty:
-                self.stream.write("\n")
-
-    def _show(self, now: float) -> None:
-        seconds = max(now - self.start, 1e-9)
-        rate = self.done / seconds
-        text = f"privatized {self.done:,}"
-        if self.total:
-            left = max(self.total - self.done, 0)
-            eta = f", ETA {left / rate:.0f} s" if rate > 0 and left else ""
-            text += f" of {self.total:,} records ({100 * self.done / self.total:.0f} %, {format_rate(rate)}{eta})"
-        else:
-            text += f" records ({format_rate(rate)}; total unknown until the end of a CSV)"
-        self.stream.write(f"\r{text}" if self.tty else f"{text}\n")
-        self.stream.flush()
-        self.shown, self.shown_done = now, self.done
 
 
 BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
@@ -240,42 +176,71 @@ class _Job:
         return self.reports.mechanism.outputs if self.reports is not None else self.privatizer.outputs
 
     def codes(self, values: Any, users: Any = None) -> np.ndarray:
-        """Output codes of one chunk (a whole number of blocks but for the file's last chunk).
-
-        Fresh draws, and a two-layer file's fresh reports, take block b's stream; memoized words need none.
-        """
+        """Output codes of one chunk of labels and user ids (a whole number of blocks but for the file's last)."""
         x = encode_labels(values, self.privatizer.mechanism.inputs, "column")
-        self.counts += np.bincount(x, minlength=self.counts.size)
-        ids = None
-        if self.memo is not None:
-            from mechdesign.deploy.sampling.memo import user_ids
+        if self.memo is None:
+            return self.draw(x)
+        from mechdesign.deploy.sampling.memo import user_ids
 
-            ids = user_ids(users)
-            if self.changes is not None:
-                self.changes.add(ids, x)
-            if self.privatizer.reports is None:  # memoized outputs: no stream
-                x = self.privatizer.sample_memoized(x, ids, self.memo)
-                if self.reports is None:
-                    self.done += x.size
-                    return x
-        parts = []
+        return self.draw(x, user_ids(users))
+
+    def draw(self, x: np.ndarray, ids: Any = None) -> np.ndarray:
+        """Output codes of one chunk of input codes and :class:`~mechdesign.deploy.sampling.memo.UserIds`."""
+        return self.fresh(self.permanent(x, ids))
+
+    def permanent(self, x: np.ndarray, ids: Any = None) -> np.ndarray:
+        """Count the input codes ``x`` (and each user's distinct values); the memoized outputs of a memoized run.
+
+        For a two-layer file these are its permanent outputs, which only :meth:`fresh` sees; without a memo, ``x``
+        (any run of records).
+        """
+        self.counts += np.bincount(x, minlength=self.counts.size)
+        if self.memo is None:
+            return x
+        if self.changes is not None:
+            self.changes.add(ids, x)
+        return self.privatizer._memoized_permanent(x, ids, self.memo)
+
+    def fresh(self, x: np.ndarray) -> np.ndarray:
+        """The fresh draws of one chunk.
+
+        Of the records' values, or of a memoized run's permanent outputs through the given fresh layer or the
+        two-layer file's W₂; a memoized run without one returns its outputs.
+        """
+        fresh: Privatizer | None = self.privatizer
+        if self.memo is not None:
+            fresh = self.reports if self.reports is not None else self.privatizer.reports
+        if fresh is None:
+            self.done += x.size
+            return x
+        out = np.empty(x.size, dtype=fresh._table.dtype)
         for start in range(0, x.size, BLOCK):
-            part, stream = slice(start, start + BLOCK), self.streams((self.done + start) // BLOCK)
-            if self.reports is not None:  # a raw mechanism's permanent outputs, then the given fresh layer
-                parts.append(self.reports.sample_indices(x[part], stream))
-            elif ids is not None:  # a two-layer file: fresh reports of the memoized permanent outputs
-                rows = np.arange(start, min(start + BLOCK, x.size))
-                parts.append(self.privatizer.sample_memoized(x[part], ids.take(rows), self.memo, rng=stream))
-            else:
-                parts.append(self.privatizer.sample_indices(x[part], stream))
+            block = (self.done + start) // BLOCK
+            out[start:start + BLOCK] = fresh.sample_indices(x[start:start + BLOCK], self.streams(block))
         self.done += x.size
-        return np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+        return out
 
 
 def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
                 user_column: str | None, compression: str | None) -> int:
-    from mechdesign.deploy._io import rewrite_csv_columns
+    """A plain file byte by byte (:mod:`mechdesign.deploy._csv_bytes`), any other through the general reader.
 
+    The two write the same bytes; a file found not plain part-way is started again from its first record (the
+    counts and block numbers reset, so a seeded run draws what the general reader alone would have drawn).
+    """
+    from mechdesign.deploy._io import csv_output_binary, rewrite_csv_columns
+    from mechdesign.deploy.sampling._csv_bytes import NotPlain, rewrite_plain_csv
+
+    report = Progress(progress, None)
+    try:
+        with csv_output_binary(tmp, compression) as handle:
+            count = rewrite_plain_csv(source, handle, column, user_column, chunk, job.privatizer.mechanism.inputs,
+                                      job.outputs, job.permanent, job.fresh, report)
+        report.close()
+        return count
+    except NotPlain:
+        job.counts[:] = 0
+        job.done = 0
     report, labels = Progress(progress, None), np.array(job.outputs)
     read = () if user_column is None else (user_column,)
 
@@ -288,33 +253,32 @@ def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, pro
 
 def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
                      user_column: str | None = None) -> int:
-    """Parquet to Parquet, or Arrow IPC to Arrow IPC: the released column dictionary-encoded over the outputs."""
+    """Parquet to Parquet, or Arrow IPC to Arrow IPC: the released column dictionary-encoded over the outputs.
+
+    The record files' Arrow path (:func:`mechdesign.deploy.sampling._arrow.stream_records_parquet`) with one
+    attribute: the column read as dictionary indices (no Python string per record), reading, sampling and writing
+    overlapped; the codes and the refusals are the string path's, so are the outputs of a seeded run.
+    """
     from mechdesign.deploy._io import require_pyarrow
 
     require_pyarrow()
-    import pyarrow as pa
+    from mechdesign.deploy.sampling._arrow import stream_records_parquet
 
-    from mechdesign.deploy._io import (
-        column_index,
-        columnar_file,
-        columnar_writer,
-        file_kind,
-        iter_parquet_tables,
-        parquet_strings,
-    )
+    def sample(codes: np.ndarray, out: np.ndarray, *users: Any) -> np.ndarray:
+        x = codes[0]
+        if not users:
+            out[0] = job.draw(x)
+            return out[:1]
+        from mechdesign.deploy.sampling.memo import user_ids
 
-    parquet = columnar_file(source)
-    position = column_index(parquet.schema_arrow.names, column)
-    users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
-    outputs = pa.array(job.outputs, type=pa.string())
-    report = Progress(progress, parquet.metadata.num_rows)
-    with columnar_writer(tmp, parquet.schema_arrow.set(position, pa.field(column, pa.dictionary(
-            pa.int32(), pa.string()), nullable=False)), file_kind(source, "data")) as writer:
-        for table in iter_parquet_tables(parquet, chunk):
-            values = parquet_strings(table.column(position), column, report.done)
-            ids = None if users is None else table.column(users)  # Arrow buffers: no Python string per id
-            sampled = pa.DictionaryArray.from_arrays(pa.array(job.codes(values, ids).astype(np.int32)), outputs)
-            writer.write_table(table.set_column(position, pa.field(column, sampled.type, nullable=False), sampled))
-            report.update(table.num_rows)
-    report.close()
-    return report.done
+        # The memoized layer block by block: its per-record arrays (16 bytes an id, several of them) stay small.
+        permanent = np.empty(x.size, dtype=np.intp)
+        for start in range(0, x.size, BLOCK):
+            permanent[start:start + BLOCK] = job.permanent(x[start:start + BLOCK],
+                                                           user_ids(users[0].slice(start, BLOCK)))
+        out[0] = job.fresh(permanent)
+        return out[:1]
+
+    return stream_records_parquet(source, tmp, [column], [job.privatizer.mechanism.inputs], [job.outputs], sample,
+                                  attributes=[column], chunk=chunk, progress=progress, users=user_column,
+                                  error_names=["column"])

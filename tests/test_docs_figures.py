@@ -1,0 +1,285 @@
+"""Numbers in the documentation's prose are generated or tested (issue 44, item 3).
+
+* The README's headline table and the substitutions the docs quote (``benchmarks/results/figures.rst``, put in front
+  of every page by ``docs/conf.py``) are what ``benchmarks/headline.py`` writes from the results files today.
+* Every decimal figure of three or more significant digits in the prose of README.md and docs/**/*.rst — outside
+  code blocks (whose output the example tests check), math and substitutions — is listed in ``QUOTED`` with the
+  computation that gives it today, from the code or from the results file it was read from. A new figure typed into
+  the prose fails here until it is quoted through a substitution or listed with its source.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+
+RESULTS = ROOT / "benchmarks" / "results"
+NUMBER = re.compile(r"(?<![\w.:])\d+(?:,\d{3})*\.\d+(?:e-?\d+)?")  # not an identifier's part (arXiv:2412.10357)
+
+
+@cache
+def headline():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("headline", ROOT / "benchmarks" / "headline.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["headline"] = module  # its dataclass looks its module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def rows(name: str) -> list[dict]:
+    return json.loads((RESULTS / f"{name}.json").read_text())["rows"]
+
+
+def test_the_headline_table_and_the_figures_are_generated_from_todays_results():
+    for path, text in headline().render().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path.name} is stale: run python benchmarks/headline.py"
+
+
+def test_every_substitution_the_docs_use_is_generated():
+    defined = set(re.findall(r"^\.\. \|([\w-]+)\| replace::", (RESULTS / "figures.rst").read_text(), re.M))
+    for page in pages():
+        used = set(re.findall(r"\|([\w-]+)\|", prose(page)))
+        assert used <= defined, f"{page}: {sorted(used - defined)} not in benchmarks/results/figures.rst"
+
+
+# ------------------------------------------------------------------------------------------------------ prose
+def pages() -> list[Path]:
+    docs = [p for p in (ROOT / "docs").rglob("*.rst")
+            if not {"_build", "generated", "auto_examples"} & set(p.parts)]
+    return [ROOT / "README.md", *sorted(docs)]
+
+
+def prose(path: Path) -> str:
+    """The prose of a page: code blocks, directives' bodies, literal blocks, inline code and math removed."""
+    lines, out, skip = path.read_text(encoding="utf-8").splitlines(), [], None
+    fenced = False
+    for line in lines:
+        if path.suffix == ".md":
+            if line.startswith("```"):
+                fenced = not fenced
+                continue
+            if fenced or line.startswith("|"):  # code, and the generated table (checked above)
+                continue
+            out.append(re.sub(r"`[^`]*`", "", line))
+            continue
+        indent = len(line) - len(line.lstrip())
+        if skip is not None:
+            if not line.strip() or indent > skip:
+                continue
+            skip = None
+        stripped = line.strip()
+        if stripped.startswith(".. ") or stripped.endswith("::"):  # a directive or a literal block follows
+            skip = indent
+            if stripped.startswith(".. "):
+                continue
+        out.append(re.sub(r"``[^`]*``|:math:`[^`]*`|:\w+:`[^`]*`|\|[\w-]+\|", "", line))
+    return "\n".join(out)
+
+
+def quoted_figures() -> list[tuple[str, str]]:
+    found = []
+    for page in pages():
+        for number in NUMBER.findall(prose(page)):
+            digits = re.sub(r"^0*", "", number.split("e")[0].replace(",", "").replace(".", ""))
+            if len(digits) >= 3:
+                found.append((page.relative_to(ROOT).as_posix(), number))
+    return found
+
+
+# --------------------------------------------------------------------------------------------- the sources
+def written_krr_epsilon() -> str:
+    import tempfile
+
+    from mechdesign.deploy.file.column import write_mechanism_file
+    from mechdesign.design.polytope.closed_form import randomized_response
+
+    path = Path(tempfile.mkdtemp()) / "krr.mech.json"
+    write_mechanism_file(path, randomized_response(4, 1.0), guarantee={"notion": "ldp", "epsilon": 1.0})
+    return repr(json.loads(path.read_text())["guarantee"]["epsilon"])
+
+
+def fresh_releases(count: int) -> str:
+    row = next(r for r in rows("releases") if r["design"] == "adult-race-estimation" and r["kind"] == "fresh"
+               and r["releases"] == count)
+    return f"{row['epsilon']:.3f}"
+
+
+def release_slope() -> str:
+    fresh = {r["releases"]: r["epsilon"] for r in rows("releases")
+             if r["design"] == "adult-race-estimation" and r["kind"] == "fresh"}
+    return f"{(fresh[365] - fresh[10]) / 355:.2f}"
+
+
+def krr_race_leakage() -> str:
+    from mechdesign import Prior, epsilon_min, randomized_response
+
+    prior = Prior.from_counts([41762, 4685, 1519, 470, 406])
+    return f"{epsilon_min(randomized_response(5, 1.0), prior):.4f}"
+
+
+def radius_2000() -> str:
+    from mechdesign.core.estimation import design_radius
+
+    return f"{design_radius(1e-6, 2000, 5):.3f}"
+
+
+def counterexample_excess() -> str:
+    """records.rst's hand instance: the record leaks log(0.99² / P_Y(0, 0)), each column log(0.99 / 0.5)."""
+    p00 = 0.001 * 0.99**2 + 2 * 0.499 * 0.99 * 0.01 + 0.001 * 0.01**2
+    return f"{math.log(0.99**2 / p00) - 2 * math.log(0.99 / 0.5):.3f}"
+
+
+def counterexample_search() -> str:
+    """The seeded search of tests/records/test_counterexample.py: the worst excess of the joint over the columns."""
+    from mechdesign.core.leakage import epsilon_min
+
+    rng = np.random.default_rng(2026)
+    best = -math.inf
+    for _ in range(3000):
+        na, nb = rng.integers(2, 4, 2)
+        joint = rng.dirichlet(np.full(na * nb, 0.3)).reshape(na, nb)
+        wa = rng.dirichlet(np.full(3, 0.3), size=na)
+        wb = rng.dirichlet(np.full(3, 0.3), size=nb)
+        best = max(best, epsilon_min(np.kron(wa, wb), joint.reshape(-1)) - epsilon_min(wa, joint.sum(1))
+                   - epsilon_min(wb, joint.sum(0)))
+    return f"{best:.2f}"
+
+
+def sparse_paper_parameters() -> dict[str, str]:
+    text = (ROOT / "benchmarks" / "bench_sparse.py").read_text()
+    return {"0.349": re.search(r"0\.349", text).group(0), "1.05": re.search(r"1\.05", text).group(0)}
+
+
+def peers_outside() -> str:
+    """How far bench_peers.py moves the "outside" data set from P̂, in radii."""
+    return re.search(r'"outside": ([\d.]+)', (ROOT / "benchmarks" / "bench_peers.py").read_text()).group(1)
+
+
+def hadamard_over_ss() -> str:
+    return f"{min(r['hadamard_over_ss'] for r in rows('block_designs')):.2f}"
+
+
+def capacity_peaks() -> dict[str, str]:
+    peaks = {r["radius_kind"]: r["peak_over_matrix"] for r in rows("capacity_large")}
+    return {"1.04": f"{peaks['proposition2']:.2f}", "1.25": f"{peaks['ldp']:.2f}"}
+
+
+def two_layer_race() -> dict[str, str]:
+    row = next(r for r in rows("two_layer") if r["attribute"] == "race" and r["epsilon_lifetime"] == 2.0)
+    return {"3.43": f"{row['two_layer_mse']:.2f}", "11.4": f"{row['l_grr']:.1f}", "19.4": f"{row['l_osue']:.1f}"}
+
+
+def education_information() -> str:
+    """The ratio of the MI design's utility to the optimal ε-LDP one (the [expected] block the solver is tested on)."""
+    import tomllib
+
+    expected = tomllib.loads((ROOT / "problems" / "adult-education.toml").read_text())["expected"]
+    return f"{expected['utility'] / expected['optimal_ldp_utility']:.2f}"
+
+
+@cache
+def record_at_data() -> dict[str, str]:
+    """records.rst's skewed data (tests/cli/test_records_data_cli.py's SKEWED) through the product design."""
+    import subprocess
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    run = [sys.executable, "-m", "mechdesign"]
+    subprocess.run([*run, "design", str(ROOT / "problems" / "adult-race-sex-product.toml"), "--out", str(folder)],
+                   check=True, capture_output=True)
+    lines = ["id,race,sex"] + [f"{i},White,Female" for i in range(3000)] + [
+        f"{i},Black,Male" for i in range(300)] + [f"{i},Other,Male" for i in range(50)]
+    (folder / "skewed.csv").write_text("\n".join(lines) + "\n")
+    out = subprocess.run([*run, "privatize", str(folder / "adult-race-sex-product.mech.json"), "--data",
+                          str(folder / "skewed.csv"), "--column", "race", "--column", "sex", "--out",
+                          str(folder / "out.csv"), "--seed", "1", "--override-data-check", "--json"],
+                         check=True, capture_output=True, text=True)
+    summary = json.loads(out.stdout)
+    return {"0.9993": f"{summary['file_epsilon']:.4f}", "4.205": f"{summary['epsilon_at_data']:.3f}"}
+
+
+def sparse_soundness() -> str:
+    """The exact divergence of tests/noise/test_sparse_soundness.py's counterexample to the reference's C4."""
+    from mechdesign.noise.sparse.exact import pair_delta
+
+    sigma, tau, k, eps = 4.0, 2.0, 2, 2.0
+    mantissa, exponent = f"{pair_delta(sigma, sigma * k ** -0.25, tau, eps, 1, 1, 1)[1]:.2e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def records_mse(attributes: str, epsilon: float, key: str, digits: int) -> str:
+    row = next(r for r in rows("records_mse") if r["attributes"] == attributes and r["epsilon"] == epsilon)
+    return f"{row[key]:.{digits}f}"
+
+
+def python_version() -> str:
+    return re.search(r'requires-python = ">=([\d.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+
+
+QUOTED: dict[tuple[str, str], Callable[[], str]] = {
+    ("docs/client_spec.rst", "1.0000000000000107"): written_krr_epsilon,
+    ("docs/mechanism_file.rst", "1.0000000000000107"): written_krr_epsilon,
+    ("docs/concepts.rst", "2.302"): lambda: fresh_releases(2),
+    ("docs/concepts.rst", "3.604"): lambda: fresh_releases(3),
+    ("docs/concepts.rst", "6.208"): lambda: fresh_releases(5),
+    ("docs/concepts.rst", "12.717"): lambda: fresh_releases(10),
+    ("docs/concepts.rst", "1.28"): release_slope,
+    ("docs/concepts.rst", "7.75"): education_information,
+    ("docs/engines.rst", "3.05e-7"): sparse_soundness,
+    ("docs/getting_started.rst", "3.11"): python_version,
+    ("README.md", "3.11"): python_version,
+    ("docs/getting_started.rst", "0.9858"): krr_race_leakage,
+    ("docs/howto/design.rst", "0.131"): radius_2000,
+    ("docs/problem_file.rst", "0.131"): radius_2000,  # generated from the problem-file KEYS by docs/conf.py
+    ("docs/howto/calibrate.rst", "0.349"): lambda: sparse_paper_parameters()["0.349"],
+    ("docs/howto/records.rst", "3.136"): counterexample_excess,
+    **{("docs/howto/records.rst", f): (lambda e=e, k=k: records_mse("race+sex", e, k, 2)) for f, e, k in (
+        ("5.44", 0.5, "joint_ratio"), ("4.07", 1.0, "joint_ratio"), ("3.69", 2.0, "joint_ratio"),
+        ("2.47", 1.0, "ratio"), ("1.85", 2.0, "ratio"))},
+    **{("docs/howto/records.rst", f): (lambda e=e, k=k, d=d: records_mse("race+sex+education", e, k, d))
+       for f, e, k, d in (("5.95", 0.5, "sampled_ratio", 2), ("4.96", 1.0, "sampled_ratio", 2),
+                          ("11.55", 2.0, "sampled_mse", 2), ("37.1", 2.0, "smp_mse", 1))},
+    # 3.21 is quoted twice: race+sex's product at ε = 0.5 and race+sex+education's sampled design at ε = 2
+    ("docs/howto/records.rst", "3.21"): lambda: ("3.21" if records_mse("race+sex", 0.5, "ratio", 2)
+                                                 == records_mse("race+sex+education", 2.0, "sampled_ratio", 2)
+                                                 else "the two sources differ"),
+    ("docs/howto/records.rst", "7.95"): counterexample_search,
+    **{("docs/howto/records.rst", k): (lambda k=k: record_at_data()[k]) for k in ("0.9993", "4.205")},
+    **{("docs/howto/repeated.rst", k): (lambda k=k: two_layer_race()[k]) for k in ("3.43", "11.4", "19.4")},
+    ("docs/howto/decode.rst", "1.25"): peers_outside,
+    ("docs/performance.rst", "1.06"): hadamard_over_ss,
+    **{("docs/performance.rst", k): (lambda k=k: capacity_peaks()[k]) for k in ("1.04", "1.25")},
+    **{("docs/performance.rst", k): (lambda k=k: sparse_paper_parameters()[k]) for k in ("0.349", "1.05")},
+}
+
+
+def test_every_figure_in_the_prose_is_generated_or_listed_with_its_source():
+    unknown = sorted(set(quoted_figures()) - set(QUOTED))
+    assert unknown == [], ("figures typed into the prose: quote them through benchmarks/headline.py's substitutions "
+                           f"or list them in QUOTED with their source: {unknown}")
+
+
+@pytest.mark.parametrize(("page", "figure"), sorted(QUOTED))
+def test_a_listed_figure_is_what_its_source_gives_today(page, figure):
+    assert (page, figure) in set(quoted_figures()), f"{figure} is no longer quoted in {page}: remove it from QUOTED"
+    assert QUOTED[page, figure]() == figure
+
+
+def test_the_f9_bound_is_a_checked_example_not_prose():
+    """Issue 44, F9: the 365-release bound was quoted in prose from an older design (468.40836 nats)."""
+    text = (ROOT / "docs" / "howto" / "repeated.rst").read_text()
+    command = "$ mechdesign verify designs/adult-race-estimation.mech.json --releases 365"
+    assert "468.40836" not in text and command in text
+    assert np.isfinite(float(re.search(r"leak at most ([\d.]+)…? nats", text).group(1)))
