@@ -131,47 +131,49 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:
-    """``[release] policy = "two-layer"``: W₁ at the lifetime ε, W₂ per report (:mod:`mechdesign.design.two_layer`)."""
-    from mechdesign.design.baselines.longitudinal import longitudinal_protocol
+    """``[release] policy = "two-layer"``: lifetime, per-report, link budgets (:mod:`mechdesign.design.two_layer`)."""
+    from mechdesign.design.baselines.longitudinal import LONGITUDINAL, longitudinal_protocol
     from mechdesign.design.two_layer import design_two_layer
 
     problem = loaded.problem  # type: ignore[attr-defined]
-    report = float(loaded.release["report_epsilon"])  # type: ignore[attr-defined]
-    _progress(show, f"{problem.name}: two layers, lifetime ε = {problem.epsilon:g}, per-report ε = {report:g}: "
-                    f"designing W₁, the single-layer optimum at the per-report ε (the bound), then W₂ …")
+    release = loaded.release  # type: ignore[attr-defined]
+    report = float(release["report_epsilon"])
+    link = float(release.get("link_epsilon", math.inf))
+    _progress(show, f"{problem.name}: two layers, lifetime ε = {problem.epsilon:g}, per-report ε = {report:g}, link "
+                    f"ε = {link:g}: the single-layer bound, then the permanent and the fresh layer "
+                    f"({deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
-    # Two engine runs (W1 at the lifetime epsilon, the bound at the per-report one), then W2's LP and master.
-    design = design_two_layer(problem, report, time_limit=max(0.5, deadline.remaining() / 2.5), progress=show)
+    # The file is a few matrices of at most a few hundred outputs: a few percent of the limit keeps time to write it.
+    design = design_two_layer(problem, report, link_epsilon=link, progress=show,
+                              deadline=deadline.before(max(1.0, 0.03 * deadline.seconds)))
     _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.method}); writing the mechanism file")
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
-        target = design.save(destination, problem_file=args.problem, key=loaded.release.get("key"),  # type: ignore[attr-defined]
-                             force=args.force)
-    # The ε-LDP longitudinal protocols at the same two budgets (closed forms): a deployment compares with them.
-    ldp = {name: longitudinal_protocol(name, problem.size, problem.epsilon, report).mse
-           for name in ("l-grr", "l-osue", "l-sue")}
-    best_ldp = min(ldp, key=ldp.__getitem__)
-    summary = {"problem": problem.to_dict(), "lifetime_epsilon": design.lifetime_epsilon,
-               "report_epsilon": design.report_epsilon, "report_mse_factor": design.mse,
-               "single_layer_bound": design.bound, "ratio": design.ratio, "method": design.method,
-               "permanent_outputs": design.permanent.outputs, "report_outputs": design.reports.shape[1],
-               "ldp_longitudinal_mse_factor": ldp, "file": str(target)}
+        target = design.save(destination, problem_file=args.problem, key=release.get("key"), force=args.force)
+    # The ε-LDP longitudinal protocols at the same lifetime and per-report levels, each with its own link level.
+    chains = {name: longitudinal_protocol(name, problem.size, problem.epsilon, report) for name in LONGITUDINAL}
+    ldp = {name: chain.mse for name, chain in chains.items()}
+    summary = {"problem": problem.to_dict(), **design.summary(), "permanent_outputs": design.permanent.shape[1],
+               "report_outputs": design.reports.shape[1], "ldp_longitudinal_mse_factor": ldp,
+               "ldp_longitudinal_link_epsilon": {name: chain.link_epsilon for name, chain in chains.items()},
+               "file": str(target)}
     if args.json:
         print_json(summary)
         return 0
+    bound = design.single_layer
     print(f"two-layer design {problem.name}: lifetime epsilon {design.lifetime_epsilon:.6g} (W1: "
-          f"{design.permanent.outputs} outputs, memoized), per-report epsilon {design.report_epsilon:.6g} (W2: "
-          f"{design.reports.shape[1]} outputs, fresh per report)")
-    print(f"  one period's decoded MSE: n x {design.mse:.6g} (fixed records); the single-layer optimum at the "
-          f"per-report epsilon, a lower bound for any two-layer design: n x {design.bound:.6g} (ratio "
-          f"{design.ratio:.4g})")
-    print(f"  the best epsilon-LDP longitudinal protocol at the same two budgets: {best_ldp.upper()}, n x "
-          f"{ldp[best_ldp]:.6g} (epsilon-LDP; this design is epsilon-PML over the ball)")
-    if design.mse > ldp[best_ldp]:
-        print(f"  note: this two-layer design decodes worse than {best_ldp.upper()} at the same budgets: W2 could not "
-              f"garble W1 close to the bound at this alphabet within the time limit. Memoizing the single-layer "
-              f"design at the per-report epsilon reaches the bound (n x {design.bound:.6g}; lifetime = per-report "
-              f"epsilon) but gives up fresh randomness per report; or lower the lifetime epsilon")
+          f"{design.permanent.shape[1]} outputs, memoized), per-report epsilon {design.report_epsilon:.6g} (W2: "
+          f"{design.reports.shape[1]} outputs, fresh per report), linkability epsilon {design.link_epsilon:.6g}")
+    print(f"  one period's decoded MSE: n x {design.mse:.6g} (fixed records; {design.method}); no mechanism at the "
+          f"per-report epsilon does better than n x {design.bound:.6g} (the engine's certified lower bound, "
+          f"{bound.status}): within a factor {design.ratio:.4g} of it")
+    if design.target is not None:
+        print(f"  the single-layer design at the per-report and link epsilons (a design's value, not a bound): "
+              f"n x {design.target:.6g}")
+    for name, chain in chains.items():
+        linkable = "at most as unlinkable" if chain.link_epsilon <= design.link_epsilon else "more linkable"
+        print(f"  {name.upper()} at the same lifetime and per-report epsilon-LDP: n x {chain.mse:.6g}, link epsilon "
+              f"{chain.link_epsilon:.4g} ({linkable})")
     print(f"wrote {target}")
     return 0
 

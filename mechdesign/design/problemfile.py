@@ -46,7 +46,7 @@ from mechdesign.design.utility import UTILITY_KINDS, Utility
 __all__ = ["ProblemFile", "load_problem"]
 
 _TOP = {"name", "description", "data", "privacy", "utility", "release", "expected", "provenance"}
-_RELEASE = {"policy", "report_epsilon", "releases"}
+_RELEASE = {"policy", "report_epsilon", "releases", "link_epsilon"}
 _DATA = {"counts", "probabilities", "labels", "samples", "column"}
 _PRIVACY = {"epsilon", "radius", "delta", "samples"}
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,200}")
@@ -71,7 +71,8 @@ class ProblemFile:
     release : dict
         The ``[release]`` table: how the written file may be used (``policy`` "single", "repeated" with
         ``releases``, "memoized", or "two-layer" with ``report_epsilon``, the per-report budget, ``privacy.epsilon``
-        being the lifetime one); empty for one release per run.
+        being the lifetime one, and optionally ``link_epsilon``, the linkability budget: the LDP level of the
+        reports on the permanent outputs, :mod:`mechdesign.core.linkability`); empty for one release per run.
     """
 
     path: Path
@@ -319,7 +320,7 @@ def _release(reader: _Reader, doc: dict[str, Any], problem: DesignProblem) -> di
     needs = {"single": set(), "memoized": set(), "repeated": {"releases"}, "two-layer": {"report_epsilon"}}
     if policy not in needs:
         raise reader.fail("release.policy", f"be one of {sorted(needs)}", policy)
-    given = set(release) - {"policy"}
+    given = set(release) - {"policy"} - ({"link_epsilon"} if policy == "two-layer" else set())
     if given != needs[policy]:
         raise reader.fail("[release]", f"give exactly {sorted(needs[policy]) or 'no other key'} with policy "
                           f"{policy!r}", sorted(given))
@@ -335,4 +336,9 @@ def _release(reader: _Reader, doc: dict[str, Any], problem: DesignProblem) -> di
         if problem.utility.kind != "estimation_mse":
             raise reader.fail("release.policy", "be 'two-layer' only with [utility] kind = \"estimation_mse\"",
                               policy)
+        if "link_epsilon" in release:
+            link = reader.number(release, "release", "link_epsilon")
+            if not link > 0:
+                raise reader.fail("release.link_epsilon", "be positive (the linkability budget: the "
+                                  "LDP level of the reports on the permanent outputs; omit it for none)", link)
     return dict(release)
