@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 COMMAND = ("design",)
 DEFAULT_LIMIT = 60.0
-#: The default limit of a two-layer problem (issue 45): at 60 s native-country's design was 2.9× worse than at 300 s.
+#: The default limit of a two-layer problem (issue 45): native-country's design at (4, 1), link 1.427, was n × 588–2,885
+#: at 60 s (4 runs) against 221 at 300 s (benchmarks/results/two_layer_limit.csv).
 TWO_LAYER_LIMIT = 300.0
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"
 EXAMPLE = "mechdesign design problems/adult-race.toml --out designs/"
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     destination = Path(args.out) / f"{problem.name}.mech.json"
     refuse_existing(destination, args.force)
     if loaded.release.get("policy") == "two-layer":
-        if args.time_limit is None:  # measured at native-country: 631 at 60 s, 221 at 300 s (2.9× better)
+        if args.time_limit is None:  # see TWO_LAYER_LIMIT
             deadline = Deadline(TWO_LAYER_LIMIT, started=command_started())
         return _run_two_layer(args, loaded, destination, deadline, show)
     _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
