@@ -52,13 +52,25 @@ class LinkLevel:
         λ(W₁, W₂) rounded up, or ``inf``.
     witness : tuple of (int, int, int) or None
         When infinite: (report r, permanent output b that can draw it, permanent output b′ that never does).
+
+    References
+    ----------
+    Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR", CCS 2014, §3.2 (the instantaneous randomized response's level
+    on the permanent output): λ = max_r max_{b, b′} log W₂[b, r] / W₂[b′, r].
     """
 
     epsilon: float
     witness: tuple[int, int, int] | None
 
     def meaning(self) -> str:
-        """One sentence on what the level means for linking a person's reports."""
+        """One sentence on what the level means for linking a person's reports.
+
+        Returns
+        -------
+        str
+            The level and the largest factor e^λ by which one report changes the odds between two permanent outputs,
+            or why an infinite level makes reports an identifier.
+        """
         if math.isinf(self.epsilon):
             return ("level infinite: some report is never drawn from some permanent output, so seeing it rules "
                     "that output out, and reports can act like the memoized output itself, an identifier that links "

@@ -102,6 +102,11 @@ class TwoLayerDesign:
         One report's n·MSE of the single-layer design at ε_R and λ (step 2; ``None`` at λ = ∞): a design's value.
     candidates : dict
         Each candidate's n·MSE (``inf`` when it found no reports in time).
+
+    References
+    ----------
+    [E] Def. 5, eq. 22–23 (the lifetime and per-report guarantees: capacities over the ball); the link level is
+    RAPPOR's instantaneous level (:mod:`mechdesign.core.linkability`).
     """
 
     problem: DesignProblem
@@ -131,7 +136,14 @@ class TwoLayerDesign:
         return self.mse / self.bound if self.bound > 0 else math.inf
 
     def summary(self) -> dict[str, Any]:
-        """The design's numbers as JSON values (the utility block's ``two_layer`` entry, ``design --json``)."""
+        """The design's numbers as JSON values (the utility block's ``two_layer`` entry, ``design --json``).
+
+        Returns
+        -------
+        dict
+            The MSE, the certified bound, its status and the ratio, the method, the three levels, the link budget,
+            the single-layer design's value at the link budget and each candidate's MSE.
+        """
         return {"report_mse_factor_fixed_records": self.mse, "single_layer_bound": self.bound,
                 "bound_status": self.single_layer.status, "ratio": self.ratio, "method": self.method,
                 "lifetime_epsilon": self.lifetime_epsilon, "report_epsilon": self.report_epsilon,
