@@ -30,6 +30,8 @@ from .core.leakage import privacy_region as privacy_region
 from .core.leakage import privacy_regions as privacy_regions
 from .core.leakage import sensitivity_bound as sensitivity_bound
 from .core.leakage import theorem4_bound as theorem4_bound
+from .core.linkability import LinkLevel as LinkLevel
+from .core.linkability import link_level as link_level
 from .core.mechanism import MatrixLike as MatrixLike
 from .core.mechanism import Mechanism as Mechanism
 from .core.prior import Prior as Prior

@@ -193,7 +193,8 @@ class Vectors:
                                "achieved": result.achieved if math.isfinite(result.achieved) else "inf",
                                "sha256": result.sha256}
             if result.release is not None:  # the policy, and what it states recomputed (T releases, one report)
-                entry["expect"]["release"] = result.release
+                entry["expect"]["release"] = {k: "inf" if isinstance(val, float) and math.isinf(val) else val
+                                              for k, val in result.release.items()}
             if result.notion == "pml":  # the LDP level verify states beside it (issue 40): one text in both
                 level = ldp_level([read_mechanism_file(path, verify=False, public_key=key).mechanism])
                 entry["expect"]["ldp"] = {**level, "epsilon": level["epsilon"] if math.isfinite(level["epsilon"])
@@ -501,13 +502,12 @@ def release_files(vec: Vectors) -> None:
                "privatize with any other key is refused")
     reports = Mechanism.from_matrix(krr(3, 2), ["r", "g", "b"], ["R", "G", "B"])
     vec.write("release-two-layer", memo, {"notion": "ldp"}, release={"policy": "two-layer", "reports": reports})
-    vec.expect("release-two-layer", "two layers: the matrix memoized (lifetime), reports drawn fresh from W2 "
-               "(per report)")
     vec.derive("release-two-layer-overstated", "release-two-layer", _set(["release", "epsilon"], 0.3))
     vec.expect("release-two-layer-overstated", "a per-report epsilon 0.3 below the LDP level of W1 W2 (re-hashed)")
     vec.write("release-two-layer-pml", memo, {"notion": "pml", "prior": [0.5, 0.3, 0.2], "radius": 0.2},
               release={"policy": "two-layer", "reports": reports})
     vec.expect("release-two-layer-pml", "two layers under PML: the per-report epsilon is the capacity of W1 W2")
+    linkability_files(vec, memo, reports)
     pml = Mechanism.from_matrix(seeded_rows(4, 5, 7, zeros=2), labels("x", 4), labels("y", 5))
     guarantee = {"notion": "pml", "prior": [0.4, 0.3, 0.2, 0.1], "radius": 0.05}
     vec.write("release-repeated", pml, guarantee, release={"policy": "repeated", "releases": 3})
@@ -540,6 +540,41 @@ def release_files(vec: Vectors) -> None:
         vec.expect(name, f"{description} (re-hashed)")
 
 
+def linkability_files(vec: Vectors, memo: Mechanism, reports: Mechanism) -> None:
+    """Two-layer files and their linkability level (issue 45): stated and recomputed, absent (an old file, W₂ = I:
+    infinite), understated, W₂ edited past the stated level, a signed file whose level was raised."""
+    from mechdesign.deploy.file.signature import sign_mechanism_file
+
+    vec.expect("release-two-layer", "two layers: the matrix memoized (lifetime), reports drawn fresh from W2 "
+               "(per report), the linkability level of W2 on W1's outputs stated (written by default)")
+    identity = Mechanism.from_matrix(np.eye(3), ["r", "g", "b"], ["R", "G", "B"])
+    vec.write("release-two-layer-no-link", memo, {"notion": "ldp"},
+              release={"policy": "two-layer", "reports": identity})
+    vec.expect("release-two-layer-no-link", "two layers with W2 = I: the linkability level is infinite and the file "
+               "states none (as files written before it existed); verify prints the level")
+    vec.derive("release-two-layer-link-understated", "release-two-layer", _set(["release", "link_epsilon"], 0.5))
+    vec.expect("release-two-layer-link-understated", "a link epsilon 0.5 below W2's level ln e^2 (re-hashed)")
+
+    vec.write("release-two-layer-slack", memo, {"notion": "ldp"},
+              release={"policy": "two-layer", "reports": reports, "epsilon": 1.0})
+    vec.expect("release-two-layer-slack", "two layers stating a per-report epsilon of 1, above what W1 W2 needs")
+
+    def sharpen(content: dict[str, Any]) -> None:
+        content["release"]["reports"]["matrix"][0] = [0.5, 0.3, 0.2]  # column 3: 0.5 / 0.2, beyond the stated 2
+    vec.derive("release-two-layer-link-reports-edited", "release-two-layer-slack", sharpen)
+    vec.expect("release-two-layer-link-reports-edited", "W2's first row edited: the per-report epsilon still holds, "
+               "the linkability level ln 2.5 exceeds the stated ln 2 (re-hashed)")
+    signed = vec.path("release-two-layer-signed")
+    shutil.copyfile(vec.path("release-two-layer"), signed)
+    sign_mechanism_file(signed, private_key("signer"))
+    vec.expect("release-two-layer-signed", "a signed two-layer file, checked against the signer's key",
+               public_key="signer")
+    vec.derive("release-two-layer-link-tampered", "release-two-layer-signed",
+               _set(["release", "link_epsilon"], 5.0), rehash=True)
+    vec.expect("release-two-layer-link-tampered", "the signed file's link epsilon raised to 5 and re-hashed: the "
+               "signature no longer matches", public_key="signer")
+
+
 #: The memo key of memo.json and of the key-bound file (public: a test key, never a deployment's).
 MEMO_TEST_KEY = hashlib.sha256(b"mechdesign conformance memo key").digest()
 
@@ -555,6 +590,10 @@ RELEASE_TAMPERS: list[tuple[str, str, Callable[[dict[str, Any]], Any], str]] = [
      "a key id that is not 32 lowercase hex digits"),
     ("release-key-on-repeated", "release-repeated", _set(["release", "key"], "0" * 32),
      "a key id on a policy without memoization"),
+    ("release-link-on-memoized", "release-memoized", _set(["release", "link_epsilon"], 1.0),
+     "a link epsilon on a policy without a fresh layer"),
+    ("release-link-negative", "release-two-layer", _set(["release", "link_epsilon"], -1.0), "a negative link epsilon"),
+    ("release-link-string", "release-two-layer", _set(["release", "link_epsilon"], "inf"), "a link epsilon as text"),
     ("release-releases-fraction", "release-repeated", _set(["release", "releases"], 3.0),
      "T written as 3.0 (a JSON number with a fraction is no integer)"),
     ("release-releases-zero", "release-repeated", _set(["release", "releases"], 0), "T = 0"),

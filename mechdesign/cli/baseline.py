@@ -191,7 +191,13 @@ def _longitudinal(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple
     return permanent, {"kind": "estimation_mse", "value": trace_inverse_fisher(composed, prior.probabilities) - 1.0,
                        "standard_estimator_mse": chain.mse, "oracle": args.kind, "parameter": None,
                        "per_report": "value and standard_estimator_mse are one report's (W1 W2)",
-                       "layers": {"p1": chain.p1, "q1": chain.q1, "p2": chain.p2, "q2": chain.q2}}
+                       "layers": {"p1": chain.p1, "q1": chain.q1, "p2": chain.p2, "q2": chain.q2},
+                       "levels": _levels(chain)}
+
+
+def _levels(chain: Any) -> dict[str, float]:
+    """The chain's three LDP levels: lifetime (W₁), one report (W₁W₂) and linkability (W₂ on W₁'s outputs)."""
+    return {"lifetime": chain.epsilon_permanent, "per_report": chain.epsilon_report, "link": chain.link_epsilon}
 
 
 def _longitudinal_release(epsilon: float, prior: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -355,4 +361,9 @@ def run(args: argparse.Namespace) -> int:
         extra = "" if utility is None else f", {utility['kind']} = {utility['value']:.6g}"
         print(f"wrote {target}: {args.kind}, {mechanism.shape[0]} inputs → {mechanism.shape[1]} outputs, "
               f"ε-LDP with ε = {args.epsilon:g}{extra}")
+        if utility is not None and "levels" in utility:
+            levels = utility["levels"]
+            print(f"  LDP levels: lifetime {levels['lifetime']:.6g} (the memoized layer), per report "
+                  f"{levels['per_report']:.6g} (W1 W2), linkability {levels['link']:.6g} (the fresh layer on the "
+                  "permanent outputs: what one report reveals about the memoized output)")
     return 0

@@ -54,6 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--progress", action="store_true",
                         help="report a long release account's progress on stderr (default: when stderr is a "
                              "terminal)")
+    parser.add_argument("--changes", type=int, metavar="C",
+                        help="memoized and two-layer files: what C distinct values of one person cost (C memoized "
+                             "outputs: the lifetime account of C releases, beside C times epsilon, LOLOHA's "
+                             "composition bound; a two-layer file's linkability, which does not change)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -84,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
     data, at_data = None, None
     loaded = read_mechanism_file(source, verify=False)  # parsed already: no second read
     account = None if args.releases is None else _account(loaded, args.releases)
+    changes = None
+    if args.changes is not None:
+        from mechdesign.deploy.analysis.releases import changes_account
+
+        changes = changes_account(loaded, args.changes)
     ldp = ldp_level([loaded.mechanism]) if result.notion == "pml" else None
     if args.data is not None:
         from mechdesign._numerics import round_up
@@ -100,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
                     "release": result.release, "data": _data(data, at_data),
-                    "releases": None if account is None else account.to_dict(), "ldp": ldp})
+                    "releases": None if account is None else account.to_dict(), "ldp": ldp,
+                    "changes": None if changes is None else changes.to_dict()})
     else:
-        verdict = "holds" if result.holds else "DOES NOT HOLD"
+        verdict = "holds" if result.achieved <= result.epsilon else "DOES NOT HOLD"
         extra = "" if result.notion == "ldp" else f", radius {result.radius!r}, delta {result.delta!r}"
         print(f"{result.path}: {result.notion} epsilon {result.epsilon!r} {verdict} "
               f"(achieved {result.achieved!r}{extra})"
@@ -110,15 +120,25 @@ def run(args: argparse.Namespace) -> int:
               + _data_text(data, at_data, ""))
         _print_ldp(ldp)
         _print_release(result.release, account)
+        if changes is not None:
+            print(f"  {changes.describe(result.notion)}")
     return _exit_code(result)
 
 
 def _exit_code(result: Any, level: str = "") -> int:
-    """0 when the stated guarantee holds; else 1, after the one-line failure on stderr."""
+    """0 when every stated guarantee holds; else 1, after a one-line failure on stderr naming the first that fails."""
     if result.holds:
         return 0
-    print(f"mechdesign: failed: {result.path}: achieved {level}epsilon {result.achieved!r} exceeds stated "
-          f"{result.epsilon!r}", file=sys.stderr)
+    release = result.release or {}
+    if not result.achieved <= result.epsilon:
+        what = f"achieved {level}epsilon {result.achieved!r} exceeds stated {result.epsilon!r}"
+    elif "achieved" in release and not release["achieved"] <= release["epsilon"]:
+        what = f"recomputed {release['policy']} leakage {release['achieved']!r} exceeds release.epsilon " \
+               f"{release['epsilon']!r}"
+    else:
+        what = f"recomputed linkability level {release.get('link_achieved')!r} exceeds release.link_epsilon " \
+               f"{release.get('link_epsilon')!r}"
+    print(f"mechdesign: failed: {result.path}: {what}", file=sys.stderr)
     return 1
 
 
@@ -149,14 +169,28 @@ def _print_release(release: dict[str, Any] | None, account: Any) -> None:
                   f"{release['epsilon']!r} {'holds' if release['holds'] else 'DOES NOT HOLD'} (recomputed "
                   f"{release['achieved']!r}, {'exact' if release['exact'] else 'certified bound'})")
         elif policy == "two-layer":
+            per_report = release["achieved"] <= release["epsilon"]
             print(f"  release policy: two layers (memoized permanent layer, fresh reports): lifetime epsilon is the "
                   f"guarantee above; per-report epsilon {release['epsilon']!r} "
-                  f"{'holds' if release['holds'] else 'DOES NOT HOLD'} (recomputed {release['achieved']!r})")
+                  f"{'holds' if per_report else 'DOES NOT HOLD'} (recomputed {release['achieved']!r})")
+            print(f"  {_link_text(release)}")
         else:
             print("  release policy: memoized (the same user and value always get the same output; privatize needs "
                   "--memo-key and --user-column)")
     if account is not None:
         print(f"  {account.describe()}")
+
+
+def _link_text(release: dict[str, Any]) -> str:
+    """The linkability line of a two-layer file: stated and recomputed, or the level of a file that states none."""
+    from mechdesign.core.linkability import LinkLevel
+
+    level = release["link_achieved"]
+    meaning = LinkLevel(level, None).meaning()
+    if release["link_epsilon"] is None:
+        return f"linkability (not stated by the file): {meaning}"
+    verdict = "holds" if release["link_holds"] else "DOES NOT HOLD"
+    return f"linkability epsilon {release['link_epsilon']!r} {verdict} (recomputed {level!r}): {meaning}"
 
 
 def _checked(args: argparse.Namespace, check: Any) -> Any:

@@ -69,6 +69,10 @@ __all__ = ["DEFAULT_MAX_VECTORS", "MAX_RELEASES", "METHODS", "ReleaseLeakage", "
 MAX_RELEASES = 10**9
 #: Count vectors enumerated at most by ``method="auto"`` before it switches to the certified relaxation.
 DEFAULT_MAX_VECTORS = 4_000_000
+# Two-layer reports: each count vector costs a sum over the N × M₁ permanent likelihoods; beyond this many terms the
+# enumeration stops at fewer reports (issue 44 F4: an education-sized file, 16 × 125 × 150, took 67 s of CPU at T = 3
+# of 5 when only the count vectors were budgeted; 60–200 ns a term under load).
+MAX_REPORT_TERMS = 20_000_000
 #: How :func:`release_leakage` computes: "auto" (exact when enumerable, else the relaxation), or one of them.
 METHODS = ("auto", "enumeration", "relaxation")
 _BLOCK_COLUMNS = 1 << 17  # count vectors per vectorised block of the enumeration
@@ -369,7 +373,7 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     releases : int
         T ≥ 1 reports.
     max_vectors : int
-        The largest enumeration.
+        The largest enumeration (also limited to :data:`MAX_REPORT_TERMS` permanent likelihood terms).
 
     Returns
     -------
@@ -398,11 +402,16 @@ def report_leakage(permanent: MatrixLike, reports: MatrixLike, ball: L1Ball, rel
     vectors = number_of_count_vectors(releases, logs.shape[1])
     with np.errstate(divide="ignore"):
         permanent_logs = np.log(first.matrix)
-    if vectors > max_vectors:
+    terms = first.shape[0] * first.shape[1]
+
+    def too_many(count: int) -> bool:
+        return count > max_vectors or count * terms > MAX_REPORT_TERMS
+
+    if too_many(vectors):
         # T reports hold any T' < T of them, so (post-processing) they leak at least the exact account of T':
         # the largest T' that enumerates is the lower end, and the capacity of W₁ the upper.
         fewer = releases - 1
-        while fewer > 0 and number_of_count_vectors(fewer, logs.shape[1]) > max_vectors:
+        while fewer > 0 and too_many(number_of_count_vectors(fewer, logs.shape[1])):
             fewer -= 1
         low = _exact(logs, ball, fewer, permanent_logs)[1] if fewer > 0 else 0.0
         lower = min(_round_down(low), lifetime)

@@ -99,6 +99,8 @@ KEYS: dict[str, dict[str, str]] = {
         "releases": 'T, with policy = "repeated": the file states ε_T, the leakage of T fresh releases of one value',
         "report_epsilon": 'with policy = "two-layer": the per-report budget in (0, privacy.epsilon]; '
                           "privacy.epsilon is then the lifetime budget (estimation_mse only)",
+        "link_epsilon": 'with policy = "two-layer": the linkability budget, the LDP level of W₂ on W₁\'s outputs '
+                        "(what one report tells apart of two permanent outputs; default: unbounded)",
     },
     "expected": {"*": "any key: e.g. utility and tolerance, checked by tests/design/test_problems_catalogue.py"},
     "provenance": {"*": "any key: e.g. source (where the data come from) and objective"},
@@ -132,7 +134,8 @@ class ProblemFile:
     release : dict
         The ``[release]`` table: how the written file may be used (``policy`` "single", "repeated" with
         ``releases``, "memoized", or "two-layer" with ``report_epsilon``, the per-report budget, ``privacy.epsilon``
-        being the lifetime one); empty for one release per run.
+        being the lifetime one, and optionally ``link_epsilon``, the linkability budget: the LDP level of the
+        reports on the permanent outputs, :mod:`mechdesign.core.linkability`); empty for one release per run.
     """
 
     path: Path
@@ -455,7 +458,7 @@ def _release(reader: _Reader, doc: dict[str, Any], problem: DesignProblem) -> di
     needs = {"single": set(), "memoized": set(), "repeated": {"releases"}, "two-layer": {"report_epsilon"}}
     if policy not in needs:
         raise reader.fail("release.policy", f"be one of {sorted(needs)}", policy)
-    given = set(release) - {"policy"}
+    given = set(release) - {"policy"} - ({"link_epsilon"} if policy == "two-layer" else set())
     if given != needs[policy]:
         raise reader.fail("[release]", f"give exactly {sorted(needs[policy]) or 'no other key'} with policy "
                           f"{policy!r}", sorted(given))
@@ -471,4 +474,9 @@ def _release(reader: _Reader, doc: dict[str, Any], problem: DesignProblem) -> di
         if problem.utility.kind != "estimation_mse":
             raise reader.fail("release.policy", "be 'two-layer' only with [utility] kind = \"estimation_mse\"",
                               policy)
+        if "link_epsilon" in release:
+            link = reader.number(release, "release", "link_epsilon")
+            if not link > 0:
+                raise reader.fail("release.link_epsilon", "be positive (the linkability budget: the "
+                                  "LDP level of the reports on the permanent outputs; omit it for none)", link)
     return dict(release)

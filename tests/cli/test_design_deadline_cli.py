@@ -112,3 +112,28 @@ def test_a_joint_record_design_takes_the_command_deadline(tmp_path, capsys):
 def test_a_time_limit_must_be_positive(cli, tmp_path, limit):
     result = cli("design", str(PROBLEMS / "adult-race.toml"), "--out", str(tmp_path), "--time-limit", limit)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "time_limit must be" in result.stderr
+
+
+@pytest.mark.parametrize(("given", "expected"), [([], 300.0), (["--time-limit", "45"], 45.0)])
+def test_a_two_layer_design_takes_its_own_default_limit_and_keeps_time_for_the_file(monkeypatch, tmp_path, given,
+                                                                                    expected):
+    # Issue 45: at 60 s native-country's two-layer design was 2.9x worse than at 300 s, so a two-layer problem's default
+    # limit is 300 s; an explicit limit is honoured, and the design stops 10 % (at least 2 s) before it for the file.
+    import mechdesign.design.two_layer as two_layer
+    from mechdesign.cli import main
+
+    class Seen(Exception):
+        pass
+
+    seen = []
+
+    def spy(problem, report_epsilon, **kwargs):
+        seen.append(kwargs["deadline"])
+        raise Seen  # the deadline is all this test needs
+
+    monkeypatch.setattr(two_layer, "design_two_layer", spy)
+    with pytest.raises(Seen):
+        main(["design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path), *given])
+    slack = seen[0].remaining()
+    assert expected - max(2.0, 0.1 * expected) - 5.0 < slack <= expected - max(2.0, 0.1 * expected)
+    assert not list(tmp_path.iterdir())  # nothing half-written

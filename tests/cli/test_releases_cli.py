@@ -99,3 +99,28 @@ def test_a_bad_number_of_releases_is_refused_in_one_line(cli, plain, value):
     out = cli("verify", str(plain), "--releases", value)
     assert out.returncode == 2
     assert "releases" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_verify_prints_the_linkability_level_and_what_changes_of_value_cost(cli, tmp_path):
+    """A two-layer file's link level with its meaning, and --changes c: c memoized outputs (the account of c
+    releases of W₁, beside c·ε) with the linkability unchanged; a file without a link level gets its level (∞)."""
+    mech = Mechanism.from_matrix(W, ["a", "b", "c", "d"], ["p", "q", "r", "s"])
+    guarantee = {"notion": "pml", "epsilon": 2.6, "prior": PRIOR, "radius": 0.1}
+    path = write_mechanism_file(tmp_path / "t.json", mech, guarantee=guarantee,
+                                release={"policy": "two-layer", "reports": randomized_response(4, 0.5, list("pqrs"))})
+    out = cli("verify", str(path), "--changes", "3")
+    assert out.returncode == 0, out.stderr
+    assert "linkability epsilon" in out.stdout and "holds" in out.stdout and "at most a factor" in out.stdout
+    assert "3 distinct values of one person (3 memoized outputs): lifetime" in out.stdout
+    summary = json.loads(cli("verify", str(path), "--changes", "3", "--json").stdout)
+    account = release_leakage(mech, L1Ball(PRIOR, 0.1), 3)
+    assert summary["changes"]["lifetime"]["epsilon"] == pytest.approx(account.epsilon, abs=1e-12)
+    assert summary["changes"]["composition"] == pytest.approx(3 * 2.6, abs=1e-12)
+    assert summary["changes"]["link_epsilon"] == pytest.approx(summary["release"]["link_achieved"])
+    memo = write_mechanism_file(tmp_path / "m.json", mech, guarantee=guarantee,
+                                release={"policy": "two-layer", "reports": np.eye(4)})
+    out = cli("verify", str(memo))
+    assert out.returncode == 0 and "linkability (not stated by the file): level infinite" in out.stdout
+    refused = cli("verify", str(write_mechanism_file(tmp_path / "p.json", mech, guarantee=guarantee)),
+                  "--changes", "2")
+    assert refused.returncode == 2 and "changes must be given only for a file whose release policy" in refused.stderr

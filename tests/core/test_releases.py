@@ -286,3 +286,21 @@ def test_two_layer_reports_beyond_enumeration_are_bracketed_by_fewer_reports_and
     # Reports that reveal the permanent output reach the lifetime at once: the bracket closes.
     closed = report_leakage(w1, np.eye(3), ball, 9, max_vectors=5)
     assert closed.exact and closed.epsilon - closed.lower <= 1e-9
+
+
+def test_two_layer_enumeration_is_budgeted_by_its_likelihood_terms(monkeypatch):
+    """Issue 44 F4: each count vector of T reports sums N × M₁ permanent likelihoods; an education-sized file (16 ×
+    125 × 150) took 67 s of CPU at T' = 3 when only the count vectors were budgeted. Beyond MAX_REPORT_TERMS the
+    lower end is the exact account of fewer reports (here T' = 2, 15 vectors). Fails on the code before the budget,
+    which enumerated all of T = 3."""
+    import mechdesign.core.releases as releases
+
+    rng = np.random.default_rng(3)
+    w1 = rng.dirichlet(np.ones(6), size=4)
+    w2 = rng.dirichlet(np.ones(5), size=6)
+    ball = L1Ball([0.4, 0.3, 0.2, 0.1], 0.05)
+    monkeypatch.setattr(releases, "MAX_REPORT_TERMS", 24 * 20)  # 20 count vectors of 4 × 6 terms: T = 3 has 35
+    budgeted = releases.report_leakage(w1, w2, ball, 3)
+    fewer = max(t for t in range(1, 3) if math.comb(t + 4, 4) * 24 <= 24 * 20)
+    assert budgeted.method == "permanent" and fewer == 2
+    assert budgeted.lower == pytest.approx(releases.report_leakage(w1, w2, ball, fewer).lower, abs=1e-12)

@@ -95,7 +95,15 @@ def test_the_baseline_kinds_write_two_layer_files(cli, tmp_path):
     assert check["epsilon"] == pytest.approx(2.0, abs=1e-13) and check["release"]["epsilon"] == pytest.approx(
         1.0, abs=1e-13)
     utility = json.loads(out.stdout)["utility"]
-    assert utility["standard_estimator_mse"] == pytest.approx(longitudinal_protocol("l-grr", 4, 2.0, 1.0).mse)
+    chain = longitudinal_protocol("l-grr", 4, 2.0, 1.0)
+    assert utility["standard_estimator_mse"] == pytest.approx(chain.mse)
+    # the three levels a comparison fixes (issue 45): stated by the baseline and recomputed by verify
+    assert utility["levels"] == {"lifetime": 2.0, "per_report": chain.epsilon_report, "link": chain.link_epsilon}
+    assert check["release"]["link_epsilon"] >= check["release"]["link_achieved"]
+    assert check["release"]["link_achieved"] == pytest.approx(chain.link_epsilon, abs=1e-12)
+    text = cli("baseline", "l-grr", "--epsilon", "2", "--report-epsilon", "1", "--labels", "a,b,c,d", "--out",
+               str(tmp_path / "g2.json")).stdout
+    assert "LDP levels: lifetime 2 (the memoized layer), per report 1 (W1 W2), linkability" in text
     refused = cli("baseline", "l-osue", "--epsilon", "2", "--report-epsilon", "1", "--labels",
                   ",".join(f"v{i}" for i in range(9)), "--out", str(tmp_path / "u.json"))
     assert refused.returncode == 2 and "size must be at most 8" in refused.stderr

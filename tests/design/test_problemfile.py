@@ -142,3 +142,37 @@ def test_a_refused_file_with_the_old_key_gets_its_one_line_error_alone(tmp_path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("mechdesign: error: problem file both.toml: [data] must have "
                                                    "exactly one of counts, probabilities, source")
+
+
+TWO_LAYER = """name = "t"
+[data]
+counts = [50, 30, 20]
+[privacy]
+epsilon = 2.0
+radius = 0.05
+[utility]
+kind = "estimation_mse"
+[release]
+policy = "{policy}"
+{extra}
+"""
+
+
+@pytest.mark.parametrize(("policy", "extra", "match"), [
+    ("two-layer", "report_epsilon = 1.0\nlink_epsilon = 0.0", "release.link_epsilon must be positive"),
+    ("two-layer", "report_epsilon = 1.0\nlink_epsilon = true", "release.link_epsilon must be a finite number"),
+    ("memoized", "link_epsilon = 1.0", r"\[release\] must give exactly no other key with policy 'memoized'"),
+    ("two-layer", "link_epsilon = 1.0", r"\[release\] must give exactly \['report_epsilon'\]"),
+])
+def test_a_linkability_budget_is_checked(tmp_path, policy, extra, match):
+    path = tmp_path / "t.toml"
+    path.write_text(TWO_LAYER.format(policy=policy, extra=extra))
+    with pytest.raises(ValueError, match=match):
+        load_problem(path)
+
+
+def test_a_two_layer_problem_reads_its_linkability_budget(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(TWO_LAYER.format(policy="two-layer", extra="report_epsilon = 1.0\nlink_epsilon = 1.5"))
+    assert load_problem(path).release == {"policy": "two-layer", "report_epsilon": 1.0, "link_epsilon": 1.5}
+    assert load_problem(PROBLEMS / "adult-race-two-layer.toml").release["link_epsilon"] == 1.6

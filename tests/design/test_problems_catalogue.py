@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -42,9 +44,11 @@ def test_problem_designs_to_expected_values(path):
     if loaded.release.get("policy") == "two-layer":  # both layers: the per-report MSE and its single-layer bound
         from mechdesign.design.two_layer import design_two_layer
 
-        design = design_two_layer(loaded.problem, loaded.release["report_epsilon"])
+        link = loaded.release.get("link_epsilon", math.inf)
+        design = design_two_layer(loaded.problem, loaded.release["report_epsilon"], link_epsilon=link)
         assert design.lifetime_epsilon <= loaded.problem.epsilon + PRIVACY_SLACK
         assert design.report_epsilon <= loaded.release["report_epsilon"] + PRIVACY_SLACK
+        assert design.link_epsilon <= link
         assert design.mse >= design.bound - tolerance
         assert design.mse == pytest.approx(loaded.expected["report_mse_factor"], abs=tolerance)
         assert design.bound == pytest.approx(loaded.expected["single_layer_bound"], abs=tolerance)

@@ -243,7 +243,9 @@ async function verify(args: Arguments, data: Buffer, publicKey?: string): Promis
   if (args.json) {
     const release = file.release.policy === "single" ? null : { policy: file.release.policy,
       ...(check === null ? {} : { releases: check.releases ?? undefined, epsilon: check.epsilon,
-        achieved: check.achieved, exact: check.exact, holds: check.holds }) };
+        achieved: check.achieved, exact: check.exact, holds: check.holds }),
+      ...(check?.link ? { link_epsilon: check.link.epsilon, link_achieved: Number.isFinite(check.link.achieved)
+        ? check.link.achieved : "inf", link_holds: check.link.holds } : {}) };
     console.log(JSON.stringify({ file: args.file, notion: g.notion, epsilon: g.epsilon, achieved: file.achieved,
       delta: g.delta, radius: g.radius, holds: file.holds, sha256: file.sha256,
       signature_checked: file.signatureChecked, release, ldp }, null, 2));
@@ -254,17 +256,36 @@ async function verify(args: Arguments, data: Buffer, publicKey?: string): Promis
     if (ldp !== null) console.log(ldpLine(ldp));
     const line = releaseLine(file.release.policy, check);
     if (line) console.log(`  release policy: ${line}`);
+    if (check?.link) console.log(`  ${linkLine(check.link)}`);
   }
   if (!main) {
     console.error(`mechdesign-js: failed: ${args.file}: achieved epsilon ${file.achieved} exceeds stated ${g.epsilon}`);
     return 1;
   }
-  if (check !== null && !check.holds) {
+  if (check !== null && !(check.achieved <= check.epsilon)) {
     console.error(`mechdesign-js: failed: ${args.file}: recomputed ${check.policy} leakage ${check.achieved} ` +
       `exceeds release.epsilon ${check.epsilon}`);
     return 1;
   }
+  if (check?.link?.holds === false) {
+    console.error(`mechdesign-js: failed: ${args.file}: recomputed linkability level ${check.link.achieved} ` +
+      `exceeds release.link_epsilon ${check.link.epsilon}`);
+    return 1;
+  }
   return 0;
+}
+
+/** A two-layer file's linkability, as `mechdesign verify` prints it: stated and recomputed, or the level alone. */
+function linkLine(link: { epsilon: number | null; achieved: number; holds: boolean | null }): string {
+  const meaning = Number.isFinite(link.achieved)
+    ? `level ${Number(link.achieved.toPrecision(6))} nats: one report changes the odds between any two permanent ` +
+      `outputs by at most a factor ${Number(Math.exp(Math.min(link.achieved, 700)).toPrecision(4))}, whatever an ` +
+      "observer believed before"
+    : "level infinite: some report is never drawn from some permanent output, so seeing it rules that output out, " +
+      "and reports can act like the memoized output itself, an identifier that links a person's reports over time";
+  if (link.epsilon === null) return `linkability (not stated by the file): ${meaning}`;
+  return `linkability epsilon ${link.epsilon} ${link.holds ? "holds" : "DOES NOT HOLD"} (recomputed ` +
+    `${link.achieved}): ${meaning}`;
 }
 
 /** The release policy's statement in one line, as `mechdesign verify` prints it (nothing for one release). */

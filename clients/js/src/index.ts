@@ -19,7 +19,7 @@ export { MAX_USER_BYTES, MEMO_SCHEME, MemoFunction, UserIds, keyId, parseMemoKey
 export type { BlockDecryptor, UserId } from "./memo.js";
 export { fsum, pairwiseSum } from "./numeric.js";
 export { Privatizer, SAMPLED_SLACK } from "./privatizer.js";
-export { MAX_RELEASES, SINGLE, checkRelease, isMemoized, readRelease } from "./release.js";
+export { MAX_RELEASES, SINGLE, checkRelease, isMemoized, linkLevel, readRelease } from "./release.js";
 export type { PolicyName, ReleaseCheck, ReleasePolicy } from "./release.js";
 export { MAX_COUNT_VECTORS, countVectors, releaseLeakage } from "./repeated.js";
 export type { ReleaseAccount } from "./repeated.js";

@@ -341,9 +341,13 @@ export async function loadMechanismFile(data: Uint8Array | string, options: Load
       file.guarantee.epsilon, String(file.achieved));
   }
   const release = file.releaseCheck;
-  if (release !== null && !release.holds) {
+  if (release !== null && !(release.achieved <= release.epsilon)) {
     throw fail("release.epsilon", `be >= the ${release.policy} leakage recomputed from the matrices`, release.epsilon,
       String(release.achieved));
+  }
+  if (release?.link !== null && release?.link?.holds === false) {
+    throw fail("release.link_epsilon", "be >= the linkability level recomputed from the reports",
+      release.link.epsilon, String(release.link.achieved));
   }
   return file;
 }

@@ -8,7 +8,9 @@
  *   releaseLeakage}; T·ε_LDP for an "ldp" file); refused where the count vectors exceed what a client enumerates;
  * - `"memoized"`: the same (user, value) always gets the same output (memo.ts); nothing to recompute;
  * - `"two-layer"`: the matrix W₁ is the permanent layer, memoized, and each report is drawn afresh from
- *   W₂[y₁, ·]; the per-report ε is the guarantee's notion evaluated on W₁W₂.
+ *   W₂[y₁, ·]; the per-report ε is the guarantee's notion evaluated on W₁W₂, and the optional `link_epsilon` bounds
+ *   the linkability level: the LDP level of W₂ on the outputs W₁ produces ({@link linkLevel}, mechdesign's
+ *   `core/linkability.py`).
  */
 import { type Json, fail, labels, number, numbers, object, pyList, stochastic } from "./checks.js";
 import { MechanismFileError } from "./errors.js";
@@ -24,8 +26,11 @@ const KEYS: Record<string, readonly string[]> = {
   single: ["policy"], repeated: ["policy", "releases", "epsilon"], memoized: ["policy", "randomness"],
   "two-layer": ["policy", "randomness", "reports", "epsilon"],
 };
-/** Keys a memoized or two-layer policy may add: the identifier of the key the file is bound to (memo.ts's keyId). */
-const OPTIONAL = ["key"] as const;
+/**
+ * Keys a policy may add: the identifier of the key a memoized or two-layer file is bound to (memo.ts's keyId), and a
+ * two-layer file's linkability level.
+ */
+const OPTIONAL: Record<string, readonly string[]> = { memoized: ["key"], "two-layer": ["key", "link_epsilon"] };
 
 export type PolicyName = (typeof POLICIES)[number];
 
@@ -42,6 +47,8 @@ export interface ReleasePolicy {
   reports: { outputs: string[]; matrix: number[][] } | null;
   /** The identifier of the memo key the file is bound to (32 hex digits, {@link keyId}), or null: any key. */
   key: string | null;
+  /** The stated linkability level of a "two-layer" file, or null when it states none. */
+  linkEpsilon: number | null;
 }
 
 /** What a release policy states, recomputed: `achieved` ≤ `epsilon` or the statement does not hold. */
@@ -53,12 +60,15 @@ export interface ReleaseCheck {
   achieved: number;
   /** Always true in this client: it enumerates every count vector or refuses. */
   exact: boolean;
+  /** The statement holds: the recomputed leakage, and a two-layer file's stated link level, within what is stated. */
   holds: boolean;
+  /** Two-layer files: the linkability level recomputed (Infinity when unbounded), stated (or null) and whether it holds. */
+  link: { epsilon: number | null; achieved: number; holds: boolean | null } | null;
 }
 
 /** One release per run: a file without a `release` block (shared and frozen). */
 export const SINGLE: ReleasePolicy = Object.freeze({
-  policy: "single", releases: null, epsilon: null, randomness: null, reports: null, key: null,
+  policy: "single", releases: null, epsilon: null, randomness: null, reports: null, key: null, linkEpsilon: null,
 }) as ReleasePolicy;
 
 /** Whether draws must be memoized per (user, value): "memoized" and "two-layer". */
@@ -80,7 +90,7 @@ export function readRelease(block: unknown, outputs: string[], literal: string |
   const b = block as Json;
   const policy = b.policy as PolicyName;
   if (!(POLICIES as readonly unknown[]).includes(policy)) throw fail("release.policy", `be one of ${pyList(POLICIES)}`, policy);
-  const optional: readonly string[] = policy === "memoized" || policy === "two-layer" ? OPTIONAL : [];
+  const optional: readonly string[] = OPTIONAL[policy] ?? [];
   if (Object.keys(b).filter((k) => !optional.includes(k)).sort().join() !== [...KEYS[policy]].sort().join()) {
     const extra = optional.length ? ` and optionally ${pyList(optional)}` : "";
     throw fail("release", `have exactly the keys ${pyList(KEYS[policy])}${extra}`, Object.keys(b).sort(),
@@ -119,8 +129,34 @@ export function readRelease(block: unknown, outputs: string[], literal: string |
   const matrix = rows.map((row, i) => numbers(`release.reports.matrix[${i}]`, row, reported.length));
   matrix.forEach((row, i) => stochastic(`release.reports.matrix[${i}]`, row));
   const epsilon = number("release.epsilon", b.epsilon, 0, Infinity);
+  const link = b.link_epsilon === undefined ? null : number("release.link_epsilon", b.link_epsilon, 0, Infinity);
   return { ...SINGLE, policy, epsilon, randomness: MEMO_SCHEME, key: key as string | null,
-    reports: { outputs: reported, matrix: renormalise(matrix) } };
+    reports: { outputs: reported, matrix: renormalise(matrix) }, linkEpsilon: link };
+}
+
+/**
+ * The linkability level of a two-layer file, rounded up as mechdesign's `link_level`: max over reports r and
+ * permanent outputs b, b′ that W₁ produces of ln W₂[b, r] / W₂[b′, r] (Infinity when a report is never drawn from
+ * one of them), plus the margin of two float operations, (|λ| + 1)·16·2⁻⁵².
+ *
+ * @param permanent W₁ (rows renormalised)
+ * @param reports W₂ (rows renormalised; one row per output of W₁)
+ */
+export function linkLevel(permanent: number[][], reports: number[][]): number {
+  const used = reports.filter((_, b) => permanent.some((row) => row[b] > 0));
+  let worst = 0;
+  for (let r = 0; r < (used[0]?.length ?? 0); r++) {
+    let high = 0;
+    let low = Infinity;
+    for (const row of used) {
+      high = Math.max(high, row[r]);
+      low = Math.min(low, row[r]);
+    }
+    if (high === 0) continue; // never drawn
+    if (low === 0) return Infinity;
+    worst = Math.max(worst, Math.log(high / low));
+  }
+  return worst + (Math.abs(worst) + 1.0) * 16 * 2 ** -52;
 }
 
 /** W₁W₂, each entry summed in order over W₁'s outputs (the reader renormalises the rows again). */
@@ -176,5 +212,12 @@ export function checkRelease(policy: ReleasePolicy, matrix: number[][],
     return null;
   }
   const epsilon = policy.epsilon as number;
-  return { policy: policy.policy, releases: policy.releases, epsilon, achieved, exact: true, holds: achieved <= epsilon };
+  let link: ReleaseCheck["link"] = null;
+  if (policy.policy === "two-layer") {
+    const level = linkLevel(matrix, (policy.reports as { matrix: number[][] }).matrix);
+    link = { epsilon: policy.linkEpsilon, achieved: level,
+      holds: policy.linkEpsilon === null ? null : level <= policy.linkEpsilon };
+  }
+  return { policy: policy.policy, releases: policy.releases, epsilon, achieved, exact: true,
+    holds: achieved <= epsilon && link?.holds !== false, link };
 }

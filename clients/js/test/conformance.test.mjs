@@ -39,6 +39,7 @@ const outcomes = { holds: 0, overstated: 0, refused: 0 };
 let maxDifference = 0;
 let identical = 0;
 const releases = []; // |client − Python| of each recomputed release statement
+let links = 0; // two-layer files whose linkability level was compared
 let ldpStatements = 0; // PML files whose LDP level was compared
 
 for (const entry of manifest.files) {
@@ -87,6 +88,16 @@ for (const entry of manifest.files) {
       const difference = Math.abs(check.achieved - expect.release.achieved);
       assert.ok(difference <= tolerance, `release achieved ${check.achieved} vs Python ${expect.release.achieved}`);
       releases.push(difference);
+      if (expect.release.link_achieved === undefined) assert.equal(check.link, null);
+      else { // a two-layer file's linkability level: stated, recomputed (or infinite), and whether it holds
+        assert.deepEqual([check.link.epsilon, check.link.holds], [expect.release.link_epsilon, expect.release.link_holds]);
+        if (expect.release.link_achieved === "inf") assert.equal(check.link.achieved, Infinity);
+        else {
+          const gap = Math.abs(check.link.achieved - expect.release.link_achieved);
+          assert.ok(gap <= tolerance, `link ${check.link.achieved} vs Python ${expect.release.link_achieved}`);
+        }
+        links += 1;
+      }
     }
     if (expect.outcome === "overstated") {
       await assert.rejects(loadMechanismFile(bytes, options), (error) => {
@@ -106,6 +117,7 @@ test("the vectors cover every outcome", { concurrency: false }, () => {
     `max |difference| ${maxDifference}; release statements recomputed: ${releases.length}, ` +
     `${releases.filter((d) => d === 0).length} bit-identical, max |difference| ${Math.max(0, ...releases)}`);
   assert.ok(releases.length >= 6);
+  assert.ok(links >= 7, `linkability levels compared: ${links}`);
   assert.ok(ldpStatements >= 15, `LDP levels compared: ${ldpStatements}`);
 });
 

@@ -9,6 +9,9 @@
 * "two-layer": :func:`~mechdesign.core.releases.report_leakage` of the permanent layer W₁ and T fresh reports of
   W₂, never above the capacity of W₁ (the lifetime guarantee).
 
+``verify --changes c`` (memoized and two-layer files, :func:`changes_account`): c distinct values of one person are c
+memoized outputs, the account of c releases of the memoized matrix; a two-layer file's linkability is unchanged.
+
 References
 ----------
 [E] Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on Empirical Distributions",
@@ -20,13 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mechdesign import _validation as v
 from mechdesign._numerics import round_up
 from mechdesign.core.releases import ReleaseLeakage, release_count, release_leakage, report_leakage
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.file.column import MechanismFile, achieved_epsilon
 from mechdesign.deploy.file.record import RecordFile
 
-__all__ = ["ReleaseAccount", "release_account"]
+__all__ = ["ChangesAccount", "ReleaseAccount", "changes_account", "release_account"]
 
 
 @dataclass(frozen=True)
@@ -148,3 +152,83 @@ def release_account(loaded: MechanismFile | RecordFile, releases: int, *,
     from mechdesign.deploy.file.accounts import reporter
 
     return _account(policy, release_leakage(mechanism, ball, releases, progress=reporter()))
+
+
+@dataclass(frozen=True)
+class ChangesAccount:
+    """What c distinct values of one person cost a memoized or two-layer file (``verify --changes c``).
+
+    Memoization keys the output on the value: each distinct value a person holds gets its own memoized (permanent)
+    output, drawn afresh, so c values are c releases of the file's matrix W (W₁ of a two-layer file). Their lifetime
+    leakage is the account of c releases over the file's ball (:func:`~mechdesign.core.releases.release_leakage`:
+    exact, or a certified bound; c·ε_LDP for an "ldp" file) — under PML not c·ε, which is LOLOHA's composition
+    bound for c memoized LDP values (Arcolezi, Pinzón, Palamidessi, Gambs, "Frequency estimation of evolving data
+    under local differential privacy", EDBT 2023: each new hashed value costs ε∞). The linkability level of a
+    two-layer file does not change: every report is drawn from one permanent output, and tells any two permanent
+    outputs apart by at most λ, however many there are.
+
+    Parameters
+    ----------
+    values : int
+        c, the distinct values (the first and its c − 1 changes).
+    lifetime : ReleaseAccount
+        The account of c releases of the memoized layer.
+    composition : float
+        c × the file's ε: LOLOHA's bound for an LDP file, not a bound under PML.
+    link : float or None
+        The linkability level (two-layer files; ``inf`` when unbounded), else ``None``.
+    """
+
+    values: int
+    lifetime: ReleaseAccount
+    composition: float
+    link: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The account as JSON values (``--json``)."""
+        return {"values": self.values, "lifetime": self.lifetime.to_dict(), "composition": self.composition,
+                "link_epsilon": self.link}
+
+    def describe(self, notion: str) -> str:
+        """One line for the text output."""
+        account = self.lifetime
+        exact = "exactly" if account.exact else "at most"
+        how = "" if account.exact else f" ({account.method}; a real outcome leaks {account.lower:.6g})"
+        bound = "LOLOHA's composition bound" if notion == "ldp" else "c times epsilon, no bound under PML"
+        text = (f"{self.values:,} distinct values of one person ({self.values:,} memoized outputs): lifetime "
+                f"{exact} {account.epsilon:.6g} nats{how}; {bound}: {self.composition:.6g}")
+        if self.link is not None:
+            text += (f"; linkability unchanged at {self.link:.6g} per report (each report is drawn from one "
+                     "permanent output)")
+        return text
+
+
+def changes_account(loaded: MechanismFile, values: int) -> ChangesAccount:
+    """What ``values`` distinct values of one person cost a memoized or two-layer file (:class:`ChangesAccount`).
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not a positive integer, or the file's release policy is not "memoized" or "two-layer"
+        (fresh draws are accounted by :func:`release_account`).
+    """
+    values = v.positive_int("changes", values)
+    policy = loaded.release.policy
+    if policy not in ("memoized", "two-layer"):
+        raise v.fail("changes", "be given only for a file whose release policy is memoized or two-layer (fresh "
+                     "releases are counted by --releases)", values)
+    guarantee = loaded.guarantee
+    mechanism = loaded.mechanism
+    if guarantee["notion"] == "ldp":
+        level = achieved_epsilon(mechanism, guarantee)
+        value = round_up(values * level, 2)
+        lifetime = ReleaseAccount(policy, values, value, values * level, True, "ldp", 0)
+    else:
+        ball = L1Ball(guarantee["prior"], guarantee["radius"])
+        lifetime = _account(policy, release_leakage(mechanism, ball, values))
+    link = None
+    if loaded.release.reports is not None:
+        from mechdesign.core.linkability import link_level
+
+        link = link_level(mechanism, loaded.release.reports).epsilon
+    return ChangesAccount(values, lifetime, round_up(values * float(guarantee["epsilon"]), 2), link)

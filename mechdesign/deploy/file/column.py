@@ -87,9 +87,11 @@ from mechdesign.deploy.file.format import (
 )
 from mechdesign.deploy.file.policy import (
     ReleasePolicy,
+    linkability,
     normalize_release,
     read_release,
     refuse_overstated,
+    stated_link,
     stated_release,
 )
 from mechdesign.errors import CertificateError, MechanismFileError
@@ -260,8 +262,14 @@ def release_spread(mechanism: Mechanism, guarantee: dict[str, Any], policy: Rele
     return 0.0
 
 
-def release_summary(policy: ReleasePolicy, recomputed: tuple[float, bool] | None) -> dict[str, Any] | None:
-    """The release policy's part of a :class:`Verification` (``None`` for one release per run)."""
+def release_summary(policy: ReleasePolicy, recomputed: tuple[float, bool] | None,
+                    permanent: Mechanism | None = None) -> dict[str, Any] | None:
+    """The release policy's part of a :class:`Verification` (``None`` for one release per run).
+
+    A two-layer policy (with ``permanent``, the file's W₁) adds its linkability level: ``link_achieved``
+    (recomputed, ``inf`` when unbounded), ``link_epsilon`` (stated, or ``None``) and ``link_holds`` (``None`` when
+    nothing is stated); ``holds`` then requires both statements.
+    """
     if policy.policy == "single":
         return None
     out: dict[str, Any] = {"policy": policy.policy}
@@ -271,6 +279,11 @@ def release_summary(policy: ReleasePolicy, recomputed: tuple[float, bool] | None
         assert policy.epsilon is not None
         out.update(epsilon=policy.epsilon, achieved=recomputed[0], exact=recomputed[1],
                    holds=bool(recomputed[0] <= policy.epsilon))
+    if policy.reports is not None and permanent is not None:
+        link = linkability(permanent, policy)
+        stated = policy.link_epsilon
+        out.update(link_epsilon=stated, link_achieved=link, link_holds=None if stated is None else bool(link <= stated))
+        out["holds"] = bool(out.get("holds", True) and out["link_holds"] is not False)
     return out
 
 
@@ -393,7 +406,8 @@ def write_mechanism_file(path: str | os.PathLike[str], mechanism: Mechanism, *, 
     recomputed = release_achieved(read_back, stated, policy, deadline)
     spread = release_spread(read_back, stated, policy)
     achieved, exact = recomputed or (None, True)
-    block = stated_release(policy, achieved, exact, spread=spread).to_json()
+    link = None if policy.reports is None else linkability(read_back, policy)
+    block = stated_link(stated_release(policy, achieved, exact, spread=spread), link).to_json()
     if block is not None:
         content["release"] = json_block("release", block)
     target = Path(path)
@@ -559,7 +573,7 @@ def read_mechanism_file(path: str | os.PathLike[str] | ParsedFile, *, verify: bo
                                  f"epsilon recomputed from the matrix ({achieved!r}), got guarantee.epsilon={stated!r}")
     if verify:
         refuse_overstated(parsed.name, loaded.release, release_checked(loaded),
-                          f"the {loaded.release.policy} leakage recomputed from the matrices")
+                          f"the {loaded.release.policy} leakage recomputed from the matrices", loaded.mechanism)
     return loaded
 
 
@@ -605,7 +619,7 @@ def verify_mechanism_file(path: str | os.PathLike[str] | ParsedFile, *, public_k
     parsed = parse_file(path)
     loaded, achieved = _load(parsed, public_key)
     g = loaded.guarantee
-    release = release_summary(loaded.release, release_checked(loaded))
+    release = release_summary(loaded.release, release_checked(loaded), loaded.mechanism)
     holds = bool(achieved <= g["epsilon"]) and (release is None or release.get("holds", True))
     return Verification(parsed.name, g["notion"], float(g["epsilon"]), achieved,
                         None if g["delta"] is None else float(g["delta"]),

@@ -19,7 +19,11 @@ of the canonical content, so the hash and the signature cover it, and ``verify``
   (user, value), and each report draws afresh from W₂[y₁, ·]. The file states two guarantees: the **lifetime**
   leakage of an unchanged value, however many reports, is at most the capacity of W₁ (any function of the
   memoized output and fresh noise is post-processing of it), which is ``guarantee.epsilon``; the **per-report**
-  leakage is the capacity of W₁W₂ over the same ball, at most ε_report.
+  leakage is the capacity of W₁W₂ over the same ball, at most ε_report. An optional ``"link_epsilon"`` states the
+  **linkability** level λ: the LDP level of W₂ on the permanent outputs W₁ produces
+  (:func:`~mechdesign.core.linkability.link_level`), so that one report reveals the memoized output, which would
+  link a person's reports, by at most λ. A file without it is read as before; ``verify`` prints its level (often
+  ∞: reports close to a function of the memoized output).
 
 References
 ----------
@@ -42,8 +46,8 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.releases import MAX_RELEASES
 from mechdesign.errors import CertificateError
 
-__all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "normalize_release", "refuse_overstated",
-           "stated_release"]
+__all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "linkability", "normalize_release",
+           "refuse_overstated", "stated_link", "stated_release"]
 
 #: The policies a file may state.
 POLICIES = ("single", "repeated", "memoized", "two-layer")
@@ -54,7 +58,8 @@ MEMO_SCHEME = "mechdesign-memo-1"
 _RELAXATION_SLACK = 1e-5
 _KEYS = {"single": ("policy",), "repeated": ("policy", "releases", "epsilon"),
          "memoized": ("policy", "randomness"), "two-layer": ("policy", "randomness", "reports", "epsilon")}
-_OPTIONAL = ("key",)  # memoized and two-layer policies: the identifier of the key the file is bound to
+# Optional keys: the identifier of the key a memoized or two-layer file is bound to; a two-layer file's linkability.
+_OPTIONAL = {"memoized": ("key",), "two-layer": ("key", "link_epsilon")}
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +80,9 @@ class ReleasePolicy:
         W₂ of a "two-layer" file (inputs = the file's outputs).
     key : str or None
         The identifier (:func:`key_id`) of the memoization key the file is bound to, or ``None``.
+    link_epsilon : float or None
+        The stated linkability level of a "two-layer" file (:func:`~mechdesign.core.linkability.link_level`), or
+        ``None`` when the file states none.
     """
 
     policy: str = "single"
@@ -83,6 +91,7 @@ class ReleasePolicy:
     randomness: str | None = None
     reports: Mechanism | None = None
     key: str | None = None
+    link_epsilon: float | None = None
 
     @property
     def memoized(self) -> bool:
@@ -104,6 +113,8 @@ class ReleasePolicy:
             assert self.reports is not None
             out["reports"] = {"outputs": list(self.reports.outputs), "matrix": self.reports.matrix.tolist()}
             out["epsilon"] = self.epsilon
+            if self.link_epsilon is not None:
+                out["link_epsilon"] = self.link_epsilon
         return out
 
 
@@ -142,7 +153,7 @@ def read_release(check: Any, block: Any, outputs: tuple[str, ...], *, record: bo
     allowed = [p for p in POLICIES if not (record and p == "two-layer")]
     if policy not in allowed:
         raise check.fail("release.policy", f"be one of {allowed}", policy)
-    optional = _OPTIONAL if policy in ("memoized", "two-layer") else ()
+    optional = _OPTIONAL.get(policy, ())
     if sorted(set(block) - set(optional)) != sorted(_KEYS[policy]):
         extra = f" and optionally {list(optional)}" if optional else ""
         raise check.fail("release", f"have exactly the keys {list(_KEYS[policy])}{extra} (policy {policy!r})",
@@ -176,8 +187,10 @@ def read_release(check: Any, block: Any, outputs: tuple[str, ...], *, record: bo
     for i, row in enumerate(matrix):
         check.stochastic(f"release.reports.matrix[{i}]", row)
     epsilon = check.number("release.epsilon", block["epsilon"], 0.0, math.inf)
+    link = block.get("link_epsilon")
+    link = None if link is None else check.number("release.link_epsilon", link, 0.0, math.inf)
     return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME,
-                         reports=Mechanism.from_matrix(matrix, outputs, labels), key=key)
+                         reports=Mechanism.from_matrix(matrix, outputs, labels), key=key, link_epsilon=link)
 
 
 def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -> ReleasePolicy:
@@ -188,7 +201,8 @@ def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -
     release : dict, ReleasePolicy or None
         ``None`` or ``{"policy": "single"}``; ``{"policy": "repeated", "releases": T}``; ``{"policy": "memoized"}``;
         ``{"policy": "two-layer", "reports": W₂}`` (a Mechanism or matrix over the file's outputs). An
-        ``"epsilon"`` may be given: it must then be at least the recomputed value.
+        ``"epsilon"`` may be given: it must then be at least the recomputed value; so may a two-layer file's
+        ``"link_epsilon"`` (filled in by :func:`stated_link` when absent and the level is finite).
     outputs : tuple of str
         The file's outputs.
     record : bool
@@ -207,7 +221,7 @@ def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -
     allowed = [p for p in POLICIES if not (record and p == "two-layer")]
     if policy not in allowed:
         raise v.fail("release.policy", f"be one of {allowed}", policy)
-    keys = (*_KEYS[policy], *(_OPTIONAL if policy in ("memoized", "two-layer") else ()))
+    keys = (*_KEYS[policy], *_OPTIONAL.get(policy, ()))
     extra = sorted(set(release) - set(keys))
     if extra:
         raise v.fail("release", f"only have the keys {list(keys)} (policy {policy!r})", extra)
@@ -232,7 +246,10 @@ def normalize_release(release: Any, outputs: tuple[str, ...], *, record: bool) -
     if matrix.shape[0] != len(outputs):
         raise v.fail("release.reports", f"have one row per output of the file ({len(outputs)})", matrix.shape)
     mech = Mechanism.from_matrix(matrix, outputs, getattr(reports, "outputs", None))
-    return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME, reports=mech, key=key)
+    link = release.get("link_epsilon")
+    link = None if link is None else v.epsilon(link, "release.link_epsilon")
+    return ReleasePolicy("two-layer", epsilon=epsilon, randomness=MEMO_SCHEME, reports=mech, key=key,
+                         link_epsilon=link)
 
 
 def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool, spread: float = 0.0) -> ReleasePolicy:
@@ -263,10 +280,43 @@ def stated_release(policy: ReleasePolicy, achieved: float | None, exact: bool, s
             raise CertificateError(f"release.epsilon must be >= the recomputed {policy.policy} leakage "
                                    f"({achieved!r}), got release.epsilon={stated!r}")
         stated = floor
-    return ReleasePolicy(policy.policy, policy.releases, float(stated), policy.randomness, policy.reports, policy.key)
+    return ReleasePolicy(policy.policy, policy.releases, float(stated), policy.randomness, policy.reports, policy.key,
+                         policy.link_epsilon)
 
 
-def refuse_overstated(path: Any, policy: ReleasePolicy, recomputed: tuple[float, bool] | None, what: str) -> None:
+def stated_link(policy: ReleasePolicy, achieved: float | None) -> ReleasePolicy:
+    """A two-layer policy with its linkability level as a writer states it (``achieved``: the recomputed level).
+
+    As for ε (:func:`stated_release`): a given level that misses the recomputed one by float noise only is raised to
+    it rounded up once more (the margin over another reader's evaluation, whose log and division may differ by an
+    ulp); further below it is refused (:class:`~mechdesign.errors.CertificateError`). A missing level is filled in
+    when finite; an infinite one is stated by no key (JSON has no infinity), and a given level then refused.
+    """
+    import dataclasses
+
+    from mechdesign._numerics import round_up
+    from mechdesign.deploy.file.format import GUARANTEE_SLACK
+
+    if policy.policy != "two-layer" or achieved is None:
+        return policy
+    if not math.isfinite(achieved):
+        if policy.link_epsilon is not None:
+            raise CertificateError(f"release.link_epsilon must be >= the linkability level recomputed from the "
+                                   f"reports (infinite: some report rules out a permanent output), got "
+                                   f"release.link_epsilon={policy.link_epsilon!r}")
+        return policy
+    floor = round_up(achieved, 2)
+    stated = floor if policy.link_epsilon is None else policy.link_epsilon
+    if stated < floor:
+        if not achieved <= round_up(stated + GUARANTEE_SLACK):
+            raise CertificateError(f"release.link_epsilon must be >= the linkability level recomputed from the "
+                                   f"reports ({achieved!r}), got release.link_epsilon={stated!r}")
+        stated = floor
+    return dataclasses.replace(policy, link_epsilon=float(stated))
+
+
+def refuse_overstated(path: Any, policy: ReleasePolicy, recomputed: tuple[float, bool] | None, what: str,
+                      permanent: Mechanism | None = None) -> None:
     """Refuse a file whose release statement is below its recomputed value (one line naming the field and rule).
 
     Parameters
@@ -279,9 +329,25 @@ def refuse_overstated(path: Any, policy: ReleasePolicy, recomputed: tuple[float,
         The recomputed value (and whether exact), ``None`` for policies that state nothing.
     what : str
         The words naming what was recomputed (e.g. "the repeated leakage recomputed from the matrices").
+    permanent : Mechanism, optional
+        The file's matrix W₁: a two-layer file's stated linkability level is then recomputed and checked too.
     """
     from mechdesign.errors import MechanismFileError
 
     if recomputed is not None and not recomputed[0] <= (policy.epsilon or 0.0):
         raise MechanismFileError(f"{path}: release.epsilon must be >= {what} ({recomputed[0]!r}), got "
                                  f"release.epsilon={policy.epsilon!r}")
+    if policy.link_epsilon is not None and permanent is not None:
+        level = linkability(permanent, policy)
+        if not level <= policy.link_epsilon:
+            raise MechanismFileError(f"{path}: release.link_epsilon must be >= the linkability level recomputed "
+                                     f"from the reports ({level!r}), got release.link_epsilon="
+                                     f"{policy.link_epsilon!r}")
+
+
+def linkability(permanent: Mechanism, policy: ReleasePolicy) -> float:
+    """The recomputed linkability level of a two-layer policy (:func:`~mechdesign.core.linkability.link_level`)."""
+    from mechdesign.core.linkability import link_level
+
+    assert policy.reports is not None
+    return link_level(permanent, policy.reports).epsilon

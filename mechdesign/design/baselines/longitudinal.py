@@ -84,6 +84,19 @@ class LongitudinalProtocol:
         return (self.p1 * self.p2 + (1 - self.p1) * self.q2, self.q1 * self.p2 + (1 - self.q1) * self.q2)
 
     @property
+    def link_epsilon(self) -> float:
+        """The linkability level: the LDP level of the instantaneous layer on the permanent outputs, rounded up.
+
+        GRR on N values: ln(p₂/q₂). Unary encodings flip each of the N bits independently, and the permanent layer
+        produces every bit vector (0 < q₁ ≤ p₁ < 1), two of which differ in all N bits: N·ln(p₂/q₂)
+        (:func:`~mechdesign.core.linkability.link_level` of the two matrices, without building 2^N outputs).
+        """
+        from mechdesign._numerics import round_up
+
+        level = math.log(self.p2 / self.q2)
+        return round_up(level if not _unary(self.name) else self.size * level, 2)
+
+    @property
     def mse(self) -> float:
         """N × total MSE of the protocol's unbiased estimator on n fixed records (Wang et al., Theorem 2)."""
         return pure_protocol_mse(*self.support, self.size)

@@ -267,7 +267,8 @@ def _normal_direction(criterion: str, half: np.ndarray, scale: np.ndarray, facto
 
 def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tolerance: float = 1e-11,
                  spread: float = 1e-2, weights: np.ndarray | None = None,
-                 partial: bool = False, deadline: float | None = None) -> np.ndarray | None:
+                 partial: bool = False, deadline: float | None = None,
+                 constraints: np.ndarray | None = None) -> np.ndarray | None:
     """θ ≥ 0 minimising f over the given columns, or None if the interior point method fails.
 
     Parameters
@@ -319,25 +320,32 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
     [0.5, 0.5, 0.0]
     """
     found = solve_master_dual(criterion, columns, start, tolerance=tolerance, spread=spread, weights=weights,
-                              partial=partial, deadline=deadline)
+                              partial=partial, deadline=deadline, constraints=constraints)
     return None if found is None else found[0]
 
 
 def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *, tolerance: float = 1e-11,
                       spread: float = 1e-2, weights: np.ndarray | None = None,
-                      partial: bool = False, deadline: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+                      partial: bool = False, deadline: float | None = None,
+                      constraints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """θ ≥ 0 minimising f over the given columns and the multipliers λ of Σθ_k v_k = 1, or None on failure.
 
     As :func:`solve_master`, which returns θ alone; λ = −y of the primal–dual method, so that
     g_k − λ·v_k = s_k·max v_k ≥ 0 (g = ∇f in θ) with equality on the support at the optimum: the λ that
     maximises Σλ + min_k(g_k − λ·v_k) over these columns, which the engine's bound needs (any λ gives a valid
     bound; this one saves the LP of :func:`.criterion._dual_multiplier`).
+
+    ``constraints`` (M×K, full row rank, non-negative) replaces the columns in the linear constraint,
+    Σθ_k u_k = 1, while J(θ) = Σθ_k v_k v_kᵀ stays built from ``columns``: the master of a layer that garbles
+    another (:mod:`mechdesign.design.two_layer`, where v_k = W₁u_k and the rows of W₂ sum to one). The Newton
+    steps are then taken by the direct method (the normal equations assume the constraint is the columns').
     """
     vectors = np.asarray(columns, dtype=np.float64)
+    linear = vectors if constraints is None else np.asarray(constraints, dtype=np.float64)
     n, k = vectors.shape
-    scale = vectors.max(axis=0)
-    u = vectors / scale  # φ_k = θ_k scale_k: f(φ) = f(θ = φ / scale), constraint U φ = 1
-    ones = np.ones(n)
+    scale = linear.max(axis=0)
+    u = linear / scale  # φ_k = θ_k scale_k: f(φ) = f(θ = φ / scale), constraint U φ = 1
+    ones = np.ones(u.shape[0])
     phi = _interior(u, np.asarray(start, dtype=np.float64) * scale, spread)
     if phi is None:
         return None
@@ -367,7 +375,7 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
                  and float(phi @ s) <= np.sqrt(tolerance) * max(1.0, abs(value)))
         return (np.maximum(phi, 0.0) / scale, -y) if close else None
 
-    low_rank = _normal_is_cheaper(n, k)
+    low_rank = constraints is None and _normal_is_cheaper(n, k)
 
     def _step(direction: Direction, phi: np.ndarray, s: np.ndarray, y: np.ndarray, grad: np.ndarray, mu: float,
               centre: bool = False) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], tuple[Any, ...]] | None:

@@ -191,3 +191,48 @@ def test_the_writer_states_a_repeated_account_above_any_readers_float_order(tmp_
         assert account.exact and stated == round_up(account.epsilon + spread) and spread > 0
     logs = np.log(mech.matrix[mech.matrix > 0])
     assert account_spread(mech, 10) == pytest.approx(2 * (mech.shape[1] + 2) * 2**-53 * 10 * np.abs(logs).max())
+
+
+def test_a_two_layer_file_states_its_linkability_level_and_verifies_it(tmp_path):
+    """Issue 45: the writer fills in the link level of W₂ on W₁'s outputs (rounded up), hashed with the rest; a
+    given level below it is refused; a file whose W₂ is edited past it is reported and refused on reading."""
+    from mechdesign.core.linkability import link_level
+
+    mech = _design()
+    reports = randomized_response(4, 0.8, list(mech.outputs))
+    path = write_mechanism_file(tmp_path / "t.json", mech, guarantee=GUARANTEE,
+                                release={"policy": "two-layer", "reports": reports})
+    level = link_level(mech, reports).epsilon
+    block = json.loads(path.read_text())["release"]
+    assert level <= block["link_epsilon"] <= level + 1e-13 and read_mechanism_file(path).release.link_epsilon
+    check = verify_mechanism_file(path)
+    assert check.holds and check.release["link_holds"] and check.release["link_achieved"] == pytest.approx(level)
+    given = write_mechanism_file(tmp_path / "g.json", mech, guarantee=GUARANTEE,  # slack in the per-report ε
+                                 release={"policy": "two-layer", "reports": reports, "link_epsilon": 1.5,
+                                          "epsilon": 2.5})
+    assert json.loads(given.read_text())["release"]["link_epsilon"] == 1.5
+    with pytest.raises(CertificateError, match=r"release\.link_epsilon must be >= the linkability level"):
+        write_mechanism_file(tmp_path / "low.json", mech, guarantee=GUARANTEE,
+                             release={"policy": "two-layer", "reports": reports, "link_epsilon": 0.5})
+    assert not (tmp_path / "low.json").exists()
+
+    def sharpen(content):
+        content["release"]["reports"]["matrix"][0] = [0.9, 0.05, 0.04, 0.01]
+    _rehash(given, sharpen)
+    check = verify_mechanism_file(given)
+    assert not check.holds and check.release["link_holds"] is False and check.release["link_achieved"] > 1.5
+    with pytest.raises(MechanismFileError, match=r"release\.link_epsilon must be >= the linkability level"):
+        read_mechanism_file(given)
+
+
+def test_a_two_layer_file_without_a_link_level_still_loads(tmp_path):
+    """Files written before issue 45 (and memoization, W₂ = I, whose level is infinite) state none: read as before."""
+    path = write_mechanism_file(tmp_path / "t.json", _design(), guarantee=GUARANTEE,
+                                release={"policy": "two-layer", "reports": np.eye(4)})
+    assert "link_epsilon" not in json.loads(path.read_text())["release"]
+    check = verify_mechanism_file(path)
+    assert check.holds and check.release["link_epsilon"] is None and math.isinf(check.release["link_achieved"])
+    assert read_mechanism_file(path).release.link_epsilon is None
+    with pytest.raises(CertificateError, match="infinite: some report rules out a permanent output"):
+        write_mechanism_file(tmp_path / "i.json", _design(), guarantee=GUARANTEE,
+                             release={"policy": "two-layer", "reports": np.eye(4), "link_epsilon": 3.0})
