@@ -166,7 +166,7 @@ DESIGN_FLOORS = {
     "polytope": 1,
     "certificate": 2, "result": 2,
     "baselines": 3,
-    "information": 4, "estimation": 4,
+    "information": 4, "estimation": 4, "symmetric": 4,
     "solver": 5,
     "two_layer": 6,
 }

@@ -14,7 +14,8 @@ from mechdesign.cli._io import add_force_argument, print_json, read_mechanism_ar
 
 COMMAND = ("export",)
 HELP = "write the dense mechanism file equivalent to a structured (symmetric) file, up to 10^6 matrix entries"
-EXAMPLE = "mechdesign export words.mech.json --dense --out words-dense.mech.json"
+EXAMPLE = ("mechdesign design problems/adult-race-estimation.toml --method symmetric --out structured/",
+           "mechdesign export structured/adult-race-estimation.mech.json --dense --out adult-race-dense.mech.json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -256,11 +256,14 @@ def test_sigkill_during_write_is_cleaned_by_the_next_run(big, tmp_path, capsys):
 
 @pytest.fixture
 def deferring(monkeypatch):
-    """atomic_path as the CLI runs it: SIGINT/SIGTERM deferred (SIGTERM's handler the CLI's), restored afterwards."""
+    """atomic_path as the CLI runs it: SIGINT/SIGTERM deferred (SIGINT's handler Python's own, SIGTERM's the CLI's,
+    as in a CLI process whatever an earlier test in this worker left installed), restored afterwards."""
     monkeypatch.setattr(mechdesign._files, "_DEFER", True)
     previous = signal.signal(signal.SIGTERM, mechdesign._files._on_sigterm)
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGTERM, previous)
+    signal.signal(signal.SIGINT, interrupt)
 
 
 class _Swallowing:
