@@ -218,6 +218,10 @@ def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, 
     _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.status}); writing the structured file "
                     f"({deadline.remaining():.3g} s left) …")
     sections = design.file_sections()
+    from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+
+    # a file that privatize would refuse (its quantised sampler past the stated ε) is never written
+    SymmetricPrivatizer(design.mechanism).check(sections["guarantee"])
     policy = {k: val for k, val in loaded.release.items() if k != "report_epsilon"} or None  # type: ignore[attr-defined]
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
