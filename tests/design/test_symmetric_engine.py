@@ -152,14 +152,14 @@ def test_a_prior_without_ties_beyond_the_cell_limit_is_refused_in_one_line():
 @settings(max_examples=examples(30), deadline=None)
 @given(counts=st.lists(st.integers(1, 50), min_size=2, max_size=40), epsilon=st.floats(0.05, 8.0))
 def test_the_cells_diagonal_floor_is_the_estimation_engines(counts, epsilon):
-    """The symmetric bound's floor, summed over cells, equals the per-input one of the estimation engine (to the
-    rounding both subtract) and never exceeds it by more than a few ulps."""
-    from mechdesign.design.estimation.criterion import diagonal_floor as per_input
-    from mechdesign.design.symmetric._bound import diagonal_floor as per_cell
+    """The symmetric bound's floor, over the cells expanded to inputs, equals the per-input one of the prior (to the
+    rounding it subtracts) and never exceeds it by more than a few ulps."""
+    from mechdesign.design.polytope.vertices import diagonal_floor
 
     problem = DesignProblem(Prior.from_counts(counts), epsilon, 0.1, "estimation_mse")
     instance = Instance.from_problem(problem)
-    cell, reference = per_cell(instance), per_input(problem.prior.probabilities, epsilon)
+    cell = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), epsilon)
+    reference = diagonal_floor(problem.prior.probabilities, epsilon)
     assert cell == pytest.approx(reference, rel=1e-12)
     assert cell <= reference * (1 + 1e-13)
 

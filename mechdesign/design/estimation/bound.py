@@ -233,7 +233,7 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
 def diagonal_structure(prior: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(D, a, b) of the diagonal floor's Y, to be bounded by the oracle instead of by v_x ≤ c_x [D].
 
-    :func:`~mechdesign.design.estimation.criterion.diagonal_floor` is the X-form bound with the columns
+    :func:`~mechdesign.design.polytope.vertices.diagonal_floor` is the X-form bound with the columns
     X_x = s_x u_x, u_x = e_x − t_x P̂: Y = XXᵀ = diag(s²) − P̂(s²∘t)ᵀ − (s²∘t)P̂ᵀ + (Σ s²t²) P̂P̂ᵀ, in this module's
     family with D = s², a = −s²∘t + ½(Σ s²t²) P̂ (τ absorbed, P̂·v = 1). With b = −s²∘c (λ = 2a − b),
     Σ D v² + b·v = Σ s²(v² − c v) ≤ 0 on every lift vector (0 ≤ v_x ≤ c_x), so R ≤ Σ s_x²(c_x − 2t_x + t_x²) and

@@ -42,7 +42,8 @@ from mechdesign import _validation as v
 from mechdesign._numerics import EXP_CAP
 from mechdesign.core.prior import Prior, PriorLike, as_prior
 
-__all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "lift_constant", "two_level_ratio"]
+__all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "diagonal_floor", "lift_constant",
+           "two_level_ratio"]
 
 MAX_SIZE = 24
 _MAX_LOG_A = EXP_CAP  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
@@ -433,3 +434,29 @@ def brute_force_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0) 
     hs = HalfspaceIntersection(np.column_stack([a_z, b_z]), np.zeros(n - 1))
     points = 1.0 + hs.intersections @ basis.T
     return np.unique(np.round(points, 10), axis=0).T
+
+
+def diagonal_floor(prior: np.ndarray, epsilon: float) -> float:
+    """A certified lower bound on tr J⁻¹ over every design that is ε-PML at P̂ (so over every ball around it) [D].
+
+    Every lift vector has 0 ≤ v_x ≤ c_x = min(e^ε, 1/P̂_x) (ε-PML at P̂: w_x ≤ e^ε P̂·w; and P̂·v = 1), so
+    J_xx = Σθ_k v_kx² ≤ c_x Σθ_k v_kx = c_x; and J P̂ = Σθ_k v_k (v_k·P̂) = 1. For u = e_x − t P̂ Cauchy–Schwarz
+    gives (J⁻¹)_xx ≥ u_x² / uᵀJu ≥ (1 − tP̂_x)² / (c_x − 2t + t²), largest at t = 1 − P̂_x(c_x − 1)/(1 − P̂_x):
+
+        tr J⁻¹ ≥ Σ_x (1 − P̂_x)² / (c_x − 1) + P̂_x²       (= Σ_x P̂_x = 1 where c_x = 1/P̂_x: no privacy).
+
+    Beyond a few hundred categories this beats the structured bound of :mod:`mechdesign.design.estimation.bound`
+    and costs nothing (Zipf N = 1,000, ε = 1: 582 against 194 from a 146-s round); it is rounded down by (N + 8)·4
+    ulps. The estimation engine and the symmetric engine both take it (from here, a floor below both).
+
+    Examples
+    --------
+    >>> round(diagonal_floor(np.full(4, 0.25), math.log(3)), 6)     # 4·(9/16)/2 + 4/16
+    1.375
+    """
+    p = np.asarray(prior, dtype=np.float64)
+    if not epsilon > 0:
+        return 1.0  # the data-processing floor tr J⁻¹ ≥ Σ P̂_x = 1
+    growth = math.expm1(min(float(epsilon), 700.0))  # c_x − 1 for c_x = e^ε
+    terms = np.where(p * (growth + 1.0) >= 1.0, p, (1.0 - p) ** 2 / growth + p * p)
+    return math.fsum(terms.tolist()) * (1.0 - (p.size + 8) * 4 * float(np.finfo(np.float64).eps))

@@ -2,7 +2,7 @@
 
 **Per input.** Rows summing to one give J P̂ = Σ_y θ_y v_y = 1 and P̂ᵀJP̂ = 1, so with u = a e_x + b P̂ Cauchy–Schwarz
 gives (J⁻¹)_xx ≥ (1 − P̂_x)²/(J_xx − 1) + P̂_x² (the diagonal floor of
-:func:`mechdesign.design.estimation.criterion.diagonal_floor`), and for any w_x ≥ 0, since (1 − p)²/u + w u ≥
+:func:`mechdesign.design.polytope.vertices.diagonal_floor`), and for any w_x ≥ 0, since (1 − p)²/u + w u ≥
 2(1 − p)√w (u = J_xx − 1 > 0),
 
     tr J⁻¹ ≥ Σ_x ψ_x(w_x) − Σ_x w_x J_xx,        ψ_x(w) = 2(1 − P̂_x)√w + w + P̂_x².
@@ -45,6 +45,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from mechdesign.deadline import Deadline
+from mechdesign.design.polytope.vertices import diagonal_floor
 from mechdesign.design.symmetric._instance import Instance, TypeTable, two_level
 
 __all__ = ["reach", "symmetric_bound"]
@@ -53,22 +54,6 @@ _WIDEN = 1e-12            # relative widening of every level box (float error of
 _INTERVALS = 32           # initial mass intervals of family A (then branch and bound)
 _CUT_ROUNDS = 3           # cutting-plane rounds per w
 _GOLDEN = 5               # golden-section steps on the scale of w
-
-
-def diagonal_floor(instance: Instance) -> float:
-    """The diagonal floor of :func:`mechdesign.design.estimation.criterion.diagonal_floor`, summed over the cells.
-
-    tr J⁻¹ ≥ Σ_x (1 − P̂_x)²/(e^ε − 1) + P̂_x² (P̂_x where e^ε P̂_x ≥ 1) over every design that is ε-PML at P̂; the
-    inputs of a cell share their term, so the sum is Σ_k s_k·term_k in O(K) (engines do not import each other, so
-    the estimation engine's function is not called; a test checks the two agree). Rounded down by (N + 8)·4 ulps,
-    as there: K products and a correctly rounded sum of K terms stay within it.
-    """
-    p, sizes = instance.probabilities, instance.sizes
-    if not instance.epsilon > 0:
-        return 1.0  # the data-processing floor tr J⁻¹ ≥ Σ P̂_x = 1
-    growth = math.expm1(min(float(instance.epsilon), 700.0))
-    terms = sizes * np.where(p * (growth + 1.0) >= 1.0, p, (1.0 - p) ** 2 / growth + p * p)
-    return math.fsum(terms.tolist()) * (1.0 - (float(sizes.sum()) + 8) * 4 * float(np.finfo(np.float64).eps))
 
 
 def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *, deadline: Deadline) -> float:
@@ -88,7 +73,7 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     float
         A lower bound on tr J⁻¹ over every ε-PML-over-the-ball mechanism (n·MSE ≥ bound − 1).
     """
-    floor = diagonal_floor(instance)
+    floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon)
     means, spreads = types.means(), types.spreads()
     b_diag = (means**2 * weights[:, None]).sum(axis=0)
     j_diag = b_diag + (weights @ spreads) * (1.0 - 1.0 / instance.sizes)
