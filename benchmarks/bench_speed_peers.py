@@ -19,7 +19,8 @@ data in the page cache, the peer's memo table made); ``PYTHONDONTWRITEBYTECODE``
 With ``--large N`` mechdesign alone privatizes N records of Parquet files holding only ``race``, and ``id,race``
 (``--large-layouts``; plain, and memoized where there are ids): records per CPU second.
 
-Run: ``python benchmarks/bench_speed_peers.py [--records 1000000] [--repeats 5] [--large 100000000]``
+Run: ``python benchmarks/bench_speed_peers.py [--records 1000000] [--repeats 5] [--large 100000000]
+[--large-layouts race] [--merge]``
 (``pip install mechdesign[bench,parquet]``) → benchmarks/results/speed_peers{,_large}.{json,csv}.
 """
 
@@ -184,7 +185,7 @@ def measure_large(records: int, repeats: int, folder: Path, labels: list[str], p
             values.append(cpu(argv, folder))
         c = [x for x, _ in values]
         rows.append({"records": records, "format": "parquet", "columns": ",".join(columns), "mode": mode,
-                     "side": "mechdesign",
+                     "side": "mechdesign", "repeats": repeats,
                      **{f"cpu_{k}": v for k, v in spread(c).items()},
                      **{f"wall_{k}": v for k, v in spread([w for _, w in values]).items()},
                      "records_per_cpu_second": round(records / statistics.median(c)),
@@ -235,6 +236,8 @@ def main() -> None:
     parser.add_argument("--name", default="speed_peers", help="results file stem in benchmarks/results/")
     parser.add_argument("--folder", help="work folder (default: a temporary folder, removed afterwards)")
     parser.add_argument("--table", action="store_true", help="only rewrite the display table from the results")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --large: keep the results file's rows of the layouts and modes not run now")
     args = parser.parse_args()
     if args.table:
         print(table(args.name))
@@ -260,6 +263,13 @@ def main() -> None:
         if args.large:
             rows = [row for layout in args.large_layouts for row in
                     measure_large(args.large, args.large_repeats, folder, labels, prior, tuple(layout.split(",")))]
+            if args.merge and (RESULTS / f"{args.name}_large.json").exists():
+                # Rows of the layouts not run this time are kept as measured (each row states its own load).
+                fresh = {(r["columns"], r["mode"]) for r in rows}
+                earlier = json.loads((RESULTS / f"{args.name}_large.json").read_text())
+                kept = {"repeats": earlier["repeats"], "mechdesign_commit": earlier["versions"]["mechdesign_commit"]}
+                rows = [{**kept, **r} for r in earlier["rows"] if (r["columns"], r["mode"]) not in fresh] + [
+                    {**r, "mechdesign_commit": versions["mechdesign_commit"]} for r in rows]
             write_results(f"{args.name}_large", rows, repeats=args.large_repeats, seed=SEED, versions=versions,
                           environment=THREADS)
     finally:
