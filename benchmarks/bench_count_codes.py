@@ -16,7 +16,7 @@ from m = 100·N records) and, with ``--file``, any structured file (e.g. one the
 * the floor of the file size each gives: the other parts as they are plus the table bits in base64 (6 bits a
   character) and in the densest one-byte JSON string alphabet (93 characters: 6.54 bits a byte).
 
-Results: benchmarks/results/count_codes.json. Seeded (``--seed``); no timing.
+Results: benchmarks/results/count_codes.json and .csv (with the machine). Seeded (``--seed``); no timing.
 """
 
 from __future__ import annotations
@@ -32,10 +32,9 @@ import numpy as np
 from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_results
 from _symmetric import engine_shaped, zipf_counts
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
 RADIUS = 0.05
 MIB = 2**20
 
@@ -123,8 +122,7 @@ def main() -> None:
         rows.append(measure(Path(name).name, content, loaded.mechanism.high_counts, loaded.mechanism.cells.sizes,
                             args.seed) | {"provenance": content["provenance"]})
         print(json.dumps(rows[-1]), flush=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "count_codes.json").write_text(json.dumps({"seed": args.seed, "rows": rows}, indent=1) + "\n")
+    write_results("count_codes", rows, seed=args.seed)
 
 
 if __name__ == "__main__":
