@@ -14,7 +14,8 @@ median and spread of ``--repeats`` runs, with the load before and after:
 * report bytes (max and median over types): the text form ``t<t>.<hex>`` and the binary form (the type and the
   seed integer V in the fewest whole bytes: ⌈log₂ T / 8⌉ + ⌈log₂ |S_t| / 8⌉), for the encoding only.
 
-Results: benchmarks/results/symmetric_io.json and .csv. Seeded (``--seed``).
+Results: benchmarks/results/symmetric_io.json and .csv (``--merge``: replace only the rows of ``--sizes``, keep the
+others, each row with its own ``repeats``). Seeded (``--seed``).
 """
 
 from __future__ import annotations
@@ -178,15 +179,22 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--merge", action="store_true", help="keep the stored rows of the other sizes")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
-            rows.append(bench(size, args.records, args.repeats, args.seed, Path(tmp)))
+            rows.append(bench(size, args.records, args.repeats, args.seed, Path(tmp)) | {"repeats": args.repeats})
             print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "symmetric_io.json").write_text(json.dumps({"records": args.records, "repeats": args.repeats,
-                                                           "seed": args.seed, "rows": rows}, indent=1) + "\n")
+    stored = RESULTS / "symmetric_io.json"
+    if args.merge and stored.exists():
+        old = json.loads(stored.read_text(encoding="utf-8"))
+        kept = [row | {"repeats": row.get("repeats", old["repeats"])} for row in old["rows"]
+                if row["N"] not in args.sizes]
+        rows = sorted(kept + rows, key=lambda row: row["N"])
+    stored.write_text(json.dumps({"records": args.records, "repeats": args.repeats, "seed": args.seed,
+                                  "rows": rows}, indent=1) + "\n")
     flat = ["N", "types", "cells", "file_mib", "report_bytes_max", "report_bytes_median", "report_binary_bytes_max",
             "privatize_memory_per_second", "texts_per_second", "privatize_parquet_per_second",
             "privatize_parquet_streaming_per_second", "load_before", "load_after"]

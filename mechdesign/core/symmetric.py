@@ -49,6 +49,7 @@ from mechdesign.core.mechanism import Mechanism
 __all__ = ["MAX_CELL", "Cells", "SymmetricMechanism", "group_min_linear", "is_prime", "prime_parts"]
 
 _U = np.finfo(np.float64).eps / 2
+_DRAINED = 1e-9  # mass past the budget after which the greedy leaves every group whole (_group_min_linear)
 _ROW_TOLERANCE = 1e-9   # |row sum − 1| a file may carry (as for dense matrices), removed by renormalising
 #: The largest cell: classes of more tied inputs are split (:func:`prime_parts`).
 MAX_CELL = 256
@@ -491,10 +492,16 @@ def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np
     present = m_sorted > 0
     low = np.where(present, u_sorted, np.inf).min(axis=1)
     # Double-double cumulative mass; left = mass still in each group after draining: clip(cum − budget, 0, mass).
+    # Once the mass before group j exceeds the budget by _DRAINED (far above the plain cumsum's G·u error and the
+    # double-double's few ulps), cum_j − budget > m_j and the clip returns m_j exactly: the loop stops there and the
+    # later groups keep their mass, bit for bit what the loop would give (the budget is drained within the first
+    # ~200 of 2,500 groups at N = 10⁵, β = 0.05).
+    before = np.cumsum(m_sorted, axis=1) - m_sorted
+    stop = int((before <= budget + _DRAINED).sum(axis=1).max(initial=0))
     high = np.zeros(values.shape[0])
     lo = np.zeros(values.shape[0])
-    left = np.empty_like(m_sorted)
-    for j in range(m_sorted.shape[1]):
+    left = m_sorted.copy()
+    for j in range(stop):
         total = high + m_sorted[:, j]
         virtual = total - high
         error = (high - (total - virtual)) + (m_sorted[:, j] - virtual)

@@ -27,6 +27,7 @@ const OPTIONAL = ["utility", "baselines", "certificate", "release", "signature"]
 const TYPE_KEYS = ["high", "low", "weights", "high_counts", "low_counts"];
 const GUARANTEE_KEYS = ["notion", "epsilon", "delta", "radius", "prior", "samples"];
 const U = 2 ** -53;
+const DRAINED = 1e-9; // mass past the budget after which the greedy leaves every group whole (groupMinLinear)
 const BLOCK = 512;
 
 export function isPrime(n: number): boolean {
@@ -220,7 +221,10 @@ export function groupMinLinear(values: Float64Array, masses: Float64Array, beta:
   const left = new Float64Array(g);
   const drained = new Float64Array(g);
   const weighted = new Float64Array(g);
-  for (let j = 0; j < g; j++) {
+  let j = 0;
+  // Once the mass before group j exceeds the budget by DRAINED, every later group keeps its whole mass (the clip
+  // returns m_j exactly): mechdesign's _group_min_linear stops there too, and both equal the full loop bit for bit.
+  for (; j < g && !(high - budget > DRAINED); j++) {
     const total = high + m[j];
     const virtual = total - high;
     const error = (high - (total - virtual)) + (m[j] - virtual);
@@ -232,6 +236,10 @@ export function groupMinLinear(values: Float64Array, masses: Float64Array, beta:
     left[j] = Math.min(Math.max(head + (tail + lo), 0), m[j]);
     drained[j] = m[j] - left[j];
     weighted[j] = left[j] * u[j];
+  }
+  for (; j < g; j++) {
+    left[j] = m[j];
+    weighted[j] = m[j] * u[j];
   }
   let result = pairwiseSum(weighted) + pairwiseSum(drained) * low;
   result = Math.max(result * (1.0 - (g + 10) * U) - 4 * U, low);

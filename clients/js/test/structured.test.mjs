@@ -99,3 +99,59 @@ test("mechdesign-js on structured files: verify exits 0, 1 or 2 with one line; p
   assert.equal(lines.length, 2);
   assert.ok(lines.every((line) => /^t[0-9]+\.[0-9a-f]+$/.test(line)), done.stdout);
 });
+
+// The greedy's early stop (groupMinLinear leaves every group whole once the budget is drained by 1e-9) against the
+// specification's loop over every group (docs/client_spec.rst, "Guarantee"), bit for bit, on seeded random rows
+// whose budget sits on, just below or just above a cumulative mass.
+test("structured greedy: the early stop returns the full loop's doubles", async () => {
+  const { groupMinLinear } = await import("../dist/structured.js");
+  const { pairwiseSum } = await import("../dist/index.js");
+  const U = 2 ** -53;
+  const down = (x) => {
+    if (x === 0) return 0;
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, x);
+    view.setBigUint64(0, view.getBigUint64(0) - 1n);
+    return view.getFloat64(0);
+  };
+  const full = (u, m, beta) => { // rows already sorted by value descending, scale 1
+    const budget = beta / 2;
+    let low = Infinity;
+    for (let j = 0; j < u.length; j++) if (m[j] > 0) low = Math.min(low, u[j]);
+    let high = 0;
+    let lo = 0;
+    const drained = new Float64Array(u.length);
+    const weighted = new Float64Array(u.length);
+    for (let j = 0; j < u.length; j++) {
+      const total = high + m[j];
+      const virtual = total - high;
+      lo += (high - (total - virtual)) + (m[j] - virtual);
+      high = total;
+      const head = high - budget;
+      const v = head - high;
+      const tail = (high - (head - v)) + (-budget - v);
+      const left = Math.min(Math.max(head + (tail + lo), 0), m[j]);
+      drained[j] = m[j] - left;
+      weighted[j] = left * u[j];
+    }
+    const g = Math.max((pairwiseSum(weighted) + pairwiseSum(drained) * low) * (1 - (u.length + 10) * U) - 4 * U, low);
+    return down(g * (1 - 2 * U));
+  };
+  let seed = 12345;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  for (let run = 0; run < 400; run++) {
+    const width = 1 + Math.floor(next() * 60);
+    const samples = [7, 1000, 10 ** 6, 10 ** 7 + 3][run % 4];
+    const cuts = Array.from({ length: width - 1 }, () => Math.floor(next() * (samples + 1))).sort((a, b) => a - b);
+    const counts = [...cuts, samples].map((c, j) => c - (j ? cuts[j - 1] : 0));
+    const m = Float64Array.from(counts, (c) => c / samples);
+    const u = Float64Array.from({ length: width }, () => next()).sort().reverse();
+    u[0] = 1;
+    let cumulative = 0;
+    const at = Math.floor(next() * width);
+    for (let j = 0; j <= at; j++) cumulative += counts[j];
+    const beta = Math.min(2, Math.max(0, [next() * 2, 2 * cumulative / samples, 2 * cumulative / samples - 1e-9,
+      2 * cumulative / samples + 1e-9][run % 4]));
+    assert.equal(groupMinLinear(u, m, beta), full(u, m, beta), `run ${run}`);
+  }
+});
