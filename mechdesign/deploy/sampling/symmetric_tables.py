@@ -127,9 +127,9 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
         # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0).
         single = np.flatnonzero(~kept.any(axis=1))
         kept[single, np.argmax(rows[single], axis=1)] = True
-        rows, where = np.nonzero(kept)  # row-major: cell after cell, pairs ascending
+        at, where = np.nonzero(kept)  # row-major: cell after cell, pairs ascending
         pairs.append(where)
-        quanta.append(q[rows, where])
+        quanta.append(q[at, where])
         cell_start.append(kept.sum(axis=1))
     cell_start_array = np.concatenate([[0], np.cumsum(np.concatenate(cell_start))]).astype(np.int64)
     pair_array = np.concatenate(pairs).astype(np.int32)
