@@ -46,8 +46,8 @@ __all__ = ["ReportTally", "parse_reports"]
 
 _TEXT_BLOCK = 1 << 17
 _PAIRS = 1 << 18  # (report, cell) pairs per step of a prime's tally (added in place: np.add.at)
-_FOLD_PRODUCT = 1 << 30  # multiply-adds of a seed-counted prime's fold (T·S·c: a sparse product)
-_SEEDED = 1 << 25  # (t, seed) counts in all (float64: 256 MiB)
+_FOLD_PRODUCT = 1 << 28  # multiply-adds of a seed-counted prime's fold (T·S·c: a sparse product, ~0.3 s)
+_SEEDED = 1 << 22  # (t, seed) counts in all (float64: 32 MiB)
 _COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
 
 class ReportTally:
