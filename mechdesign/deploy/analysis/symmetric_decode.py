@@ -39,88 +39,16 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.core.symmetric import SymmetricMechanism
 from mechdesign.deploy.analysis.decode import Estimate, project_to_simplex
+from mechdesign.deploy.analysis.symmetric_reports import parse_reports
 from mechdesign.deploy.file.placement import PlacementFamily
 
 __all__ = ["ReportTally", "parse_reports"]
 
 _TEXT_BLOCK = 1 << 17
+_PAIRS = 1 << 18  # (report, cell) pairs per step of a prime's tally (added in place: np.add.at)
+_FOLD_PRODUCT = 1 << 28  # multiply-adds of a seed-counted prime's fold (T·S·c: a sparse product, ~0.3 s)
+_SEEDED = 1 << 22  # (t, seed) counts in all (float64: 32 MiB)
 _COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
-
-_HEX = np.full(256, 255, dtype=np.uint8)
-_HEX[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10)
-_HEX[np.frombuffer(b"abcdef", dtype=np.uint8)] = np.arange(10, 16)
-
-
-def parse_reports(family: PlacementFamily, texts: Sequence[Any], start: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(types, digit groups) of reports in text form ``t<t>.<hex>``, vectorised; one-line ValueError otherwise.
-
-    The hex digits become 32-bit limbs, split into the type's digit groups by exact long division (each group's
-    radix product is below 2³², so remainder·2³² + limb fits 64 bits); a non-zero quotient left over means
-    V ≥ |S_t|.
-
-    Parameters
-    ----------
-    family : PlacementFamily
-        The file's placement family.
-    texts : sequence of str
-        The reports.
-    start : int
-        The index of the first report in the file (for error messages).
-
-    Returns
-    -------
-    (numpy.ndarray, numpy.ndarray)
-        Types (int64) and groups (uint64, shape (n, G_max)).
-    """
-    count = len(texts)
-    types = np.empty(count, dtype=np.int64)
-    tails: list[str] = []
-    for i, text in enumerate(texts):
-        head, dot, tail = text.partition(".") if isinstance(text, str) else ("", "", "")
-        if not (dot and head[:1] == "t" and head[1:].isdigit() and len(head) < 12):
-            raise v.fail(f"report[{start + i}]", "have the form t<type>.<hex>", text)
-        types[i] = int(head[1:])
-        tails.append(tail)
-    if count and types.max() >= family.types:
-        bad = int(np.argmax(types >= family.types))
-        raise v.fail(f"report[{start + bad}]", f"name a type below {family.types}", texts[bad])
-    widths = np.array([family.hex_width(t) for t in range(family.types)])[types] if count else np.zeros(0, int)
-    lengths = np.fromiter((len(s) for s in tails), dtype=np.int64, count=count)
-    if np.any(lengths != widths):
-        bad = int(np.argmax(lengths != widths))
-        raise v.fail(f"report[{start + bad}]", f"have {widths[bad]} hex digits after the dot (type "
-                     f"{types[bad]})", texts[bad])
-    limbs_count = max(1, -(-int(widths.max(initial=1)) // 8))
-    width = 8 * limbs_count
-    try:
-        blob = "".join(s.rjust(width, "0") for s in tails).encode("ascii")
-    except UnicodeEncodeError:
-        raise v.fail("report", "hold lowercase hex digits after the dot", "non-ASCII text") from None
-    nibbles = _HEX[np.frombuffer(blob, dtype=np.uint8)].reshape(count, width)
-    if np.any(nibbles == 255):
-        bad = int(np.argmax((nibbles == 255).any(axis=1)))
-        raise v.fail(f"report[{start + bad}]", "hold lowercase hex digits after the dot", texts[bad])
-    shifts = np.arange(28, -1, -4, dtype=np.uint64)
-    limbs = np.ascontiguousarray(  # limb-major (each limb's row contiguous), most significant first
-        (nibbles.reshape(count, limbs_count, 8).astype(np.uint64) << shifts).sum(axis=2, dtype=np.uint64).T)
-    radix = np.ascontiguousarray(family.group_radix[types].T)
-    groups = np.zeros(radix.shape, dtype=np.uint64)
-    # What is left after g groups is below Π_{g' ≥ g} R_g': its limbs above that are zero and are skipped.
-    bits = np.log2(family.group_radix.astype(np.float64))
-    left_bits = np.cumsum(bits[:, ::-1], axis=1)[:, ::-1].max(axis=0) if count else np.zeros(radix.shape[0])
-    for g in range(radix.shape[0]):  # divide the whole number by R_g, most significant limb first
-        rem = np.zeros(count, dtype=np.uint64)
-        live = min(limbs_count, int(np.ceil(left_bits[g] / 32 + 1e-9)) + 1)
-        for j in range(limbs_count - live, limbs_count):
-            limbs[j], rem = np.divmod((rem << np.uint64(32)) | limbs[j], radix[g])
-        groups[g] = rem
-    groups = np.ascontiguousarray(groups.T)
-    if np.any(limbs):
-        bad = int(np.argmax(limbs.any(axis=0)))
-        raise v.fail(f"report[{start + bad}]", f"hold a seed below |S_t| = {family.seed_count(int(types[bad]))}",
-                     texts[bad])
-    return types, groups
-
 
 class ReportTally:
     """Running sums of reports of one structured mechanism; :meth:`estimate` gives p̂ (module docstring).
@@ -148,13 +76,21 @@ class ReportTally:
         self._mixed_mean = np.where(self._mixed, self._mean, 0.0)
         by_cell = np.lexsort((m.cells.position, m.cells.cell_of))  # inputs cell after cell, in position order
         first = np.concatenate([[0], np.cumsum(s)[:-1]])
-        # Count by (t, cell, e, −r mod p) where that table is small (the small primes, which hold most cells),
-        # within a budget of _COUNTED entries in all, smallest p first.
-        budget, counted = _COUNTED, []
+        # Count by (t, seed of p) where the seeds are few and so is the fold's product (the smallest primes, which
+        # hold the most cells), else by (t, cell, e, −r mod p) where that table is small, within a budget of
+        # _COUNTED entries in all, smallest p first; else straight into the difference arrays.
+        budget, seed_budget, counted = _COUNTED, _SEEDED, []
         for sp in self.family.spaces:
+            seeds = m.types * (sp.p - 1) * sp.p ** (sp.m + 1)
             entries = m.types * sp.cells.size * (sp.p - 1) * sp.p
-            counted.append(entries <= budget)
-            budget -= entries if counted[-1] else 0
+            if sp.cells.size > 1 and seeds <= seed_budget and seeds * sp.cells.size <= _FOLD_PRODUCT:
+                counted.append("seeds")
+                seed_budget -= seeds
+            elif entries <= budget:
+                counted.append("counted")
+                budget -= entries
+            else:
+                counted.append("direct")
         self._primes = [_PrimeTables.build(sp, m, self._high, self._low, self._mixed, by_cell, first, c)
                         for sp, c in zip(self.family.spaces, counted, strict=True)]
         self.clear()
@@ -190,20 +126,37 @@ class ReportTally:
         self.type_counts += per_type
         self.mixed_mean += per_type @ self._mixed_mean  # Σ over mixed (report, cell) of μ/(rν): by type
         fam = self.family
-        group, place, radix = fam.digit_tables
-        flat = np.ascontiguousarray(groups, dtype=np.uint64).reshape(-1)
+        group, place, radix = self._digit_tables()
+        per_type = fam.digit_tables[0].shape[1]
+        # Digits as (G_g // place) mod radix in float64: group values, places and radices are integers below 2³²,
+        # whose correctly rounded quotients have exact floors (see _parse_bytes).
+        flat = np.ascontiguousarray(groups).astype(np.float64).reshape(-1)
         width = groups.shape[1]
         for q, tab in enumerate(self._primes):
-            rows = np.flatnonzero(fam.digit_start[types, q] >= 0)
+            start = fam.digit_start[types, q]
+            rows = np.flatnonzero(start >= 0)
             if not rows.size:
                 continue
             tr = types[rows]
-            start = fam.digit_start[tr, q]
+            at = tr * per_type + start[rows]
+            base = rows * width
             digits = []
-            for o in range(tab.m + 2):  # e, u_0 … u_{m−1}, w: (G_g // place) mod radix, gathered in place
-                g, pl, r = group[tr, start + o], place[tr, start + o], radix[tr, start + o]
-                digits.append(((flat[rows * width + g] // pl) % r).astype(np.int64))
+            for o in range(tab.m + 2):  # e, u_0 … u_{m−1}, w
+                index = at + o
+                value = np.floor(flat[base + group[index]] / place[index])
+                r = radix[index]
+                value -= np.floor(value / r) * r
+                digits.append(value)
             tab.accumulate(tr, digits, None if weights is None else weight[rows])
+
+    def _digit_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The family's digit tables flattened: group (int64), place and radix (float64), index t·D + digit."""
+        if not hasattr(self, "_flat_digits"):
+            group, place, radix = self.family.digit_tables
+            self._flat_digits = (group.reshape(-1).astype(np.int64), place.reshape(-1).astype(np.float64),
+                                 radix.reshape(-1).astype(np.float64))
+        group, place, radix = self._flat_digits
+        return group, place, radix
 
     def add_texts(self, texts: Sequence[Any], start: int = 0) -> None:
         """Tally reports in text form, 131,072 at a time (the parsed digits and the tallies' temporaries stay small)."""
@@ -253,65 +206,101 @@ class _PrimeTables:
     z = d·i + r, r = w + u·δ (mod p), d = g^e; in the coordinate j = d·i mod p the high level is the circular
     interval [−r, −r + a) and the low one [−r + a, −r + a + b): three entries (+h, l − h, −l) of a difference
     array over (cell, e, j ∈ [0, 2p)). r for every cell is one matrix product (digits below p: exact in float64);
-    non-mixed (type, cell) pairs carry weight 0. For small p (``counted``) the reports are first counted by
+    non-mixed (type, cell) pairs carry weight 0. ``mode`` "counted": the reports are first counted by
     (t, cell, e, −r mod p) — one integer key a pair — and the weights applied to the counts when folding.
+    ``mode`` "seeds" (for the smallest primes, whose seeds are few): the reports are counted by (t, seed) — one
+    key a report, whatever the number of cells — and the fold spreads each seed's count to the (cell, e, −r mod p)
+    it implies in every cell, by one matrix product with the 0/1 map of seeds to those keys.
     """
 
     def __init__(self, sp: Any, high: np.ndarray, low: np.ndarray, a: np.ndarray, ab: np.ndarray,
-                 members: np.ndarray, counted: bool) -> None:
+                 members: np.ndarray, mode: str) -> None:
         self.p, self.m, self.count = sp.p, sp.m, sp.cells.size
         self.high, self.low, self.a, self.ab, self.members = high, low, a, ab, members
+        self.step, self.drop = low - high, -low  # the difference array's three entries: +h, l − h, −l
         self.digits = sp.digits.astype(np.float64).T  # (m, c)
         self.table = (sp.powers[:, None] * np.arange(sp.p)[None, :]) % sp.p  # j = d·i mod p, per e
         self.segment = (sp.p - 1) * 2 * sp.p  # one cell's difference array over (e, j ∈ [0, 2p))
-        self.counted = counted
-        self.tally = np.zeros(high.shape[0] * self.count * (sp.p - 1) * sp.p if counted else self.count * self.segment)
+        self.mode = mode
+        self.seeds = (sp.p - 1) * sp.p ** (sp.m + 1)
+        self.tally = np.zeros({"seeds": high.shape[0] * self.seeds, "counted": high.shape[0] * self.count * (sp.p - 1)
+                               * sp.p}.get(mode, self.count * self.segment))
 
     @classmethod
     def build(cls, sp: Any, m: SymmetricMechanism, high: np.ndarray, low: np.ndarray, mixed: np.ndarray,
-              by_cell: np.ndarray, first: np.ndarray, counted: bool) -> _PrimeTables:
+              by_cell: np.ndarray, first: np.ndarray, mode: str) -> _PrimeTables:
         cells = sp.cells
         on = mixed[:, cells]
         a = m.high_counts[:, cells].astype(np.int64)
         members = by_cell[first[cells][:, None] + np.arange(sp.p)[None, :]]  # (c, p): cell j's inputs by position
         return cls(sp, np.where(on, high[:, cells], 0.0), np.where(on, low[:, cells], 0.0), a,
-                   a + m.low_counts[:, cells], members, counted)
+                   a + m.low_counts[:, cells], members, mode)
 
     def clear(self) -> None:
         self.tally[:] = 0.0
 
     def accumulate(self, types: np.ndarray, digits: list[np.ndarray], weights: np.ndarray | None) -> None:
-        """Tally the reports (types and their digits e, u, w of this prime), in batches of ~2²¹ (report, cell)."""
+        """Tally the reports (types and their digits e, u, w of this prime, integers in float64), in place.
+
+        r, −r mod p and the keys are computed in float64: every value is an integer below 2⁵³ (r ≤ (m + 1)·p²), so
+        the products, sums and floors are exact.
+        """
         p, e, u, w = self.p, digits[0], digits[1:-1], digits[-1]
-        cell = np.arange(self.count)
-        batch = max(1, (1 << 21) // self.count)
-        size = self.tally.size
+        if self.mode == "seeds":  # key t·S + e + (p − 1)·(u_0 + p·u_1 + … + p^m·w): exact in float64 (< 2⁵³)
+            key = e + (p - 1) * sum((x * float(p) ** i for i, x in enumerate([*u, w])), np.zeros(types.size))
+            key += types * float(self.seeds)
+            np.add.at(self.tally, key.astype(np.int64), 1.0 if weights is None else weights)
+            return
+        cell = np.arange(self.count, dtype=np.float64)
+        batch = max(1, _PAIRS // self.count)
         for lo in range(0, types.size, batch):
             sl = slice(lo, lo + batch)
             t = types[sl]
-            r = np.repeat(w[sl, None].astype(np.float64), self.count, axis=1)
-            if self.m:
-                r += np.stack([x[sl] for x in u], axis=1).astype(np.float64) @ self.digits
-            begin = (-r.astype(np.int64)) % p
-            if self.counted:  # key ((t·c + cell)·(p − 1) + e)·p + begin
-                key = (((t * self.count)[:, None] + cell) * (p - 1) + e[sl, None]) * p + begin
-                self.tally += np.bincount(key.reshape(-1), None if weights is None else
-                                          np.repeat(weights[sl], self.count), size)
+            r = np.stack([x[sl] for x in u], axis=1) @ self.digits if self.m else np.zeros((t.size, self.count))
+            r += w[sl, None]
+            r -= np.floor(r / p) * p  # r mod p
+            begin = p - r
+            begin[begin == p] = 0.0  # −r mod p
+            if self.mode == "counted":  # key ((t·c + cell)·(p − 1) + e)·p + begin
+                key = (((t * self.count).astype(np.float64)[:, None] + cell) * (p - 1) + e[sl, None]) * p
+                key += begin
+                np.add.at(self.tally, key.astype(np.int64).reshape(-1),
+                          1.0 if weights is None else np.repeat(weights[sl], self.count))
                 continue
-            base = (cell[None, :] * self.segment + (e[sl] * 2 * p)[:, None] + begin).reshape(-1)
-            high, low = self.high[t], self.low[t]
+            begin += cell * self.segment
+            begin += (e[sl] * (2 * p))[:, None]
+            base = begin.astype(np.int64).reshape(-1)
+            high, step, drop = self.high[t], self.step[t], self.drop[t]
             if weights is not None:
-                high, low = high * weights[sl, None], low * weights[sl, None]
-            self.tally += np.bincount(base, high.reshape(-1), size)
-            self.tally += np.bincount(base + self.a[t].reshape(-1), (low - high).reshape(-1), size)
-            self.tally += np.bincount(base + self.ab[t].reshape(-1), -low.reshape(-1), size)
+                high, step, drop = high * weights[sl, None], step * weights[sl, None], drop * weights[sl, None]
+            np.add.at(self.tally, base, high.reshape(-1))
+            np.add.at(self.tally, base + self.a[t].reshape(-1), step.reshape(-1))
+            np.add.at(self.tally, base + self.ab[t].reshape(-1), drop.reshape(-1))
+
+    def _seed_map(self) -> Any:
+        """The 0/1 map (S, c·(p − 1)·p) of each seed (e, u, w) to the key (cell, e, −r mod p) it gives each cell."""
+        p, count = self.p, self.count
+        seed = np.arange(self.seeds)
+        e, rest = seed % (p - 1), seed // (p - 1)
+        r = np.zeros((self.seeds, count), dtype=np.int64)
+        for i in range(self.m):  # u_i
+            r += (rest % p)[:, None] * self.digits[i].astype(np.int64)[None, :]
+            rest //= p
+        r += rest[:, None]  # w
+        column = (np.arange(count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((np.ones(column.size), (np.repeat(seed, count), column.reshape(-1))),
+                          shape=(self.seeds, count * (p - 1) * p))
 
     def fold(self, hits: np.ndarray) -> None:
         """Add this prime's hit sums to ``hits``: prefix sums over j, folded mod p, mapped back to i, summed over e."""
         p = self.p
         diff = self.tally
-        if self.counted:  # the counts' three difference-array entries, weighted by type and cell
-            counts = self.tally.reshape(-1, self.count, (p - 1) * p)  # (T, c, (e, begin))
+        if self.mode != "direct":  # the counts' three difference-array entries, weighted by type and cell
+            counts = self.tally.reshape(-1, self.count, (p - 1) * p) if self.mode == "counted" else \
+                np.asarray(self._seed_map().T @ self.tally.reshape(-1, self.seeds).T).T.reshape(
+                    -1, self.count, (p - 1) * p)
             local = np.arange((p - 1) * p)
             base = (np.arange(self.count)[:, None] * self.segment + (local // p) * 2 * p + local % p)[None, :, :]
             size = self.count * self.segment

@@ -52,6 +52,7 @@ from mechdesign.randomness import record_rng
 __all__ = ["SymmetricPrivatizer", "accept_limit"]
 
 _CHUNK = 1 << 16
+_CHECK_TYPES = 1024  # types a step of sampled_capacity
 _SAFE = np.uint64(QUANT_SCALE - (1 << 32))  # every word below it is accepted for every radix below 2³²
 _LOW32 = np.uint64(0xFFFFFFFF)
 
@@ -99,6 +100,7 @@ class SymmetricPrivatizer:
     _digit_at: np.ndarray = field(init=False, repr=False)
     _cell: dict[str, np.ndarray] = field(init=False, repr=False)
     _blocks: dict[str, Any] = field(init=False, repr=False)
+    _by_pair_cache: list[np.ndarray] = field(init=False, repr=False, default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, SymmetricMechanism):
@@ -148,36 +150,55 @@ class SymmetricPrivatizer:
             out.append((tab.pairs[lo:hi].astype(np.int64), quanta if hi - lo > 1 else [QUANT_SCALE]))
         return out
 
-    def sampled_groups(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per type, the (cell, level) groups of the sampled mechanism: values Q_k[(t, ℓ)] s_k / n_ℓ and masses."""
+    def sampled_groups(self, types: slice | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per type, the (cell, level) groups of the sampled mechanism: values Q_k[(t, ℓ)] s_k / n_ℓ and masses.
+
+        ``types`` selects a block of types (rows), all by default.
+        """
         m, tab = self.mechanism, self.tables
         t_count, k_count = m.types, m.cells.count
-        q = np.zeros((2 * t_count, k_count))
-        cells = np.repeat(np.arange(k_count), np.diff(tab.cell_start))
-        whole = np.repeat(np.diff(tab.cell_start) == 1, np.diff(tab.cell_start))
-        q[tab.pairs, cells] = np.where(whole, 1.0, tab.quanta.astype(np.float64) / QUANT_SCALE)  # correctly rounded
-        a, b, s = m.high_counts, m.low_counts, m.cells.sizes
+        lo, hi, _ = (types or slice(None)).indices(t_count)
+        by_pair, entry_cell = self._by_pair()
+        first, last = np.searchsorted(tab.pairs[by_pair], [2 * lo, 2 * hi])
+        chosen = by_pair[first:last]  # the entries of these types' pairs
+        sizes = np.diff(tab.cell_start)
+        q = np.zeros((2 * (hi - lo), k_count))
+        whole = sizes[entry_cell[chosen]] == 1
+        q[tab.pairs[chosen] - 2 * lo, entry_cell[chosen]] = np.where(
+            whole, 1.0, tab.quanta[chosen].astype(np.float64) / QUANT_SCALE)  # correctly rounded
+        a, b, s = m.high_counts[lo:hi], m.low_counts[lo:hi], m.cells.sizes
         with np.errstate(divide="ignore", invalid="ignore"):
             high = np.where(a > 0, q[0::2] * s / np.maximum(a, 1), 0.0)
             low = np.where(b > 0, q[1::2] * s / np.maximum(b, 1), 0.0)
-        values = np.concatenate([high, low, np.zeros((t_count, k_count))], axis=1)
+        values = np.concatenate([high, low, np.zeros((hi - lo, k_count))], axis=1)
         n = m.cells.counts
         masses = np.concatenate([a * n, b * n, (s - a - b) * n], axis=1).astype(np.float64) / m.cells.samples
         return values, masses
+
+    def _by_pair(self) -> tuple[np.ndarray, np.ndarray]:
+        """The entries sorted by pair (stable: cell order within a pair), and each entry's cell (cached)."""
+        if not self._by_pair_cache:
+            tab = self.tables
+            self._by_pair_cache[:] = [np.argsort(tab.pairs, kind="stable"),
+                                      np.repeat(np.arange(self.mechanism.cells.count), np.diff(tab.cell_start))]
+        return self._by_pair_cache[0], self._by_pair_cache[1]
 
     def sampled_capacity(self, radius: float) -> float:
         """The capacity over B_β(P̂) of the mechanism the sampler draws from (every output (t, seed)), rounded up.
 
         Per type log max − log of the grouped greedy's lower bound, each raised by
         :func:`~mechdesign._numerics.round_up`, then the largest raised once more (the rule of
-        :func:`~mechdesign.deploy.file.column.achieved_epsilon`).
+        :func:`~mechdesign.deploy.file.column.achieved_epsilon`). Types are taken 1,024 at a time (rows are
+        independent; small temporaries).
         """
-        values, masses = self.sampled_groups()
-        g = group_min_linear(values, masses, radius)
-        top = values.max(axis=1)
-        with np.errstate(divide="ignore"):
-            raw = np.log(top) - np.log(g)
-        per_type = [round_up(float(x)) if math.isfinite(x) else math.inf for x in raw]
+        per_type = []
+        for lo in range(0, self.mechanism.types, _CHECK_TYPES):
+            values, masses = self.sampled_groups(slice(lo, lo + _CHECK_TYPES))
+            g = group_min_linear(values, masses, radius)
+            top = values.max(axis=1)
+            with np.errstate(divide="ignore"):
+                raw = np.log(top) - np.log(g)
+            per_type += [round_up(float(x)) if math.isfinite(x) else math.inf for x in raw]
         return round_up(max(per_type))
 
     def check(self, guarantee: dict[str, Any]) -> float:

@@ -110,7 +110,9 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
     starts = np.full((t_count, k_count), -1, dtype=np.int64)
     split = prime_of_cell >= 0
     starts[:, split] = family.digit_start[:, prime_of_cell[split]]
-    pairs, quanta, cell_start = [], [], [0]
+    pairs: list[np.ndarray] = []
+    quanta: list[np.ndarray] = []
+    cell_start: list[np.ndarray] = []  # entries a cell
     for first in range(0, k_count, _BLOCK_CELLS):
         cells = np.arange(first, min(first + _BLOCK_CELLS, k_count))
         rows = np.empty((cells.size, 2 * t_count))
@@ -125,12 +127,11 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
         # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0).
         single = np.flatnonzero(~kept.any(axis=1))
         kept[single, np.argmax(rows[single], axis=1)] = True
-        for row in range(cells.size):
-            where = np.flatnonzero(kept[row])
-            pairs.append(where)
-            quanta.append(q[row, where])
-            cell_start.append(cell_start[-1] + where.size)
-    cell_start_array = np.array(cell_start, dtype=np.int64)
+        at, where = np.nonzero(kept)  # row-major: cell after cell, pairs ascending
+        pairs.append(where)
+        quanta.append(q[at, where])
+        cell_start.append(kept.sum(axis=1))
+    cell_start_array = np.concatenate([[0], np.cumsum(np.concatenate(cell_start))]).astype(np.int64)
     pair_array = np.concatenate(pairs).astype(np.int32)
     quanta_array = np.concatenate(quanta)
     counts = np.diff(cell_start_array)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mechdesign.deploy.analysis.symmetric_decode import ReportTally, parse_reports
 from mechdesign.deploy.file.placement import PlacementFamily
@@ -75,9 +77,10 @@ def test_malformed_reports_are_refused_in_one_line(text, rule):
     assert "report[11]" in str(info.value) and "\n" not in str(info.value)
 
 
-def test_counted_and_direct_tallies_give_the_same_estimate(monkeypatch):
-    """Small primes are counted by (t, cell, e, begin) and weighted when folding; others go straight to the
-    difference arrays: both must give the same hit sums (here every prime one way, then the other)."""
+def test_seed_counted_counted_and_direct_tallies_give_the_same_estimate(monkeypatch):
+    """Small primes are counted by (t, seed) and spread to the cells when folding, or counted by
+    (t, cell, e, begin) and weighted when folding; others go straight to the difference arrays: all three must give
+    the same hit sums (here every prime of several cells one way, then the next)."""
     import mechdesign.deploy.analysis.symmetric_decode as decode
 
     m = random_mechanism(SMALL_COUNTS, 2, types=8)
@@ -86,12 +89,45 @@ def test_counted_and_direct_tallies_give_the_same_estimate(monkeypatch):
     types, groups = sampler.sample(x, rng=8)
     weights = np.random.default_rng(5).random(x.size)
     estimates = []
-    for budget in (1 << 23, 0):
-        monkeypatch.setattr(decode, "_COUNTED", budget)
+    for seeded, counted, mode in ((1 << 25, 1 << 23, "seeds"), (0, 1 << 23, "counted"), (0, 0, "direct")):
+        monkeypatch.setattr(decode, "_SEEDED", seeded)
+        monkeypatch.setattr(decode, "_COUNTED", counted)
         tally = ReportTally(m)
-        assert all(tab.counted == (budget > 0) for tab in tally._primes)
+        several = [tab for tab in tally._primes if tab.count > 1]
+        assert several and all(tab.mode == mode for tab in several)
         tally.add(types[:2_000], groups[:2_000])
         tally.add(types[2_000:], groups[2_000:], weights[2_000:])
         estimates.append((tally.hits(), tally.estimate().unbiased))
+    assert np.allclose(estimates[0][0], estimates[2][0], rtol=1e-12, atol=1e-12)
+    assert np.allclose(estimates[0][1], estimates[2][1], rtol=1e-12, atol=1e-12)
     assert np.allclose(estimates[0][0], estimates[1][0], rtol=1e-12, atol=1e-12)
     assert np.allclose(estimates[0][1], estimates[1][1], rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
+    st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
+    st.text(max_size=6)), min_size=1, max_size=12))
+def test_the_buffer_parser_agrees_with_the_report_by_report_parser(items):
+    """parse_reports reads the reports as one byte buffer and falls back to the report-by-report rule on anything
+    malformed: on random well-formed and malformed texts both give the same reports or the same one-line error."""
+    from mechdesign.deploy.analysis.symmetric_reports import _parse_bytes, _parse_checked
+
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    texts = [family.text(t % family.types, value % family.seed_count(t % family.types)) if isinstance(item, tuple)
+             else item for item in items for t, value in [item if isinstance(item, tuple) else (0, 0)]]
+    fast = _parse_bytes(family, texts)
+    try:
+        checked = _parse_checked(family, texts)
+    except ValueError as error:
+        assert fast is None
+        with pytest.raises(ValueError) as again:
+            parse_reports(family, texts)
+        assert str(again.value) == str(error)
+        return
+    if fast is not None:
+        assert np.array_equal(fast[0], checked[0]) and np.array_equal(fast[1], checked[1])
+        assert fast[1].dtype == checked[1].dtype == np.uint64
+    assert all(isinstance(item, tuple) for item in items) <= (fast is not None)  # well-formed: the fast path
