@@ -43,10 +43,18 @@ settings.register_profile("ci", max_examples=FULL_EXAMPLES, deadline=None, deran
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 
-def examples(count: int) -> int:
+def examples(count: int = FULL_EXAMPLES, each_solves: bool = False) -> int:
     """``max_examples`` for a property test with its own count: scaled as the loaded profile scales FULL_EXAMPLES
-    (a third under "default"; all of them under "full", "ci" and "many"), at least 5."""
-    return max(5, round(count * min(1.0, settings.default.max_examples / FULL_EXAMPLES)))
+    (a third under "default"; all of them under "full", "ci" and "many"), at least 5.
+
+    ``each_solves``: every example solves a program or runs a search (0.05-0.2 s of CPU each), so a profile that
+    draws fewer than all (a contributor's run, "default") draws half as many again: a sixth. The other profiles
+    keep every example; the seeds change on each default run, so the examples add up over runs.
+    """
+    scale = min(1.0, settings.default.max_examples / FULL_EXAMPLES)
+    if each_solves and scale < 1.0:
+        scale /= 2
+    return max(5, round(count * scale))
 
 
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

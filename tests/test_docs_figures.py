@@ -193,21 +193,23 @@ def education_information() -> str:
 
 @cache
 def record_at_data() -> dict[str, str]:
-    """records.rst's skewed data (tests/cli/test_records_data_cli.py's SKEWED) through the product design."""
-    import subprocess
+    """records.rst's skewed data (tests/cli/test_records_data_cli.py's SKEWED) through the product design.
+
+    The CLI in process (the figures are the point here, not the process: two Python start-ups saved)."""
     import tempfile
 
+    from conftest import run_cli
+
     folder = Path(tempfile.mkdtemp())
-    run = [sys.executable, "-m", "mechdesign"]
-    subprocess.run([*run, "design", str(ROOT / "problems" / "adult-race-sex-product.toml"), "--out", str(folder)],
-                   check=True, capture_output=True)
+    made = run_cli("design", str(ROOT / "problems" / "adult-race-sex-product.toml"), "--out", str(folder))
+    assert made.returncode == 0, made.stderr
     lines = ["id,race,sex"] + [f"{i},White,Female" for i in range(3000)] + [
         f"{i},Black,Male" for i in range(300)] + [f"{i},Other,Male" for i in range(50)]
     (folder / "skewed.csv").write_text("\n".join(lines) + "\n")
-    out = subprocess.run([*run, "privatize", str(folder / "adult-race-sex-product.mech.json"), "--data",
-                          str(folder / "skewed.csv"), "--column", "race", "--column", "sex", "--out",
-                          str(folder / "out.csv"), "--seed", "1", "--override-data-check", "--json"],
-                         check=True, capture_output=True, text=True)
+    out = run_cli("privatize", str(folder / "adult-race-sex-product.mech.json"), "--data", str(folder / "skewed.csv"),
+                  "--column", "race", "--column", "sex", "--out", str(folder / "out.csv"), "--seed", "1",
+                  "--override-data-check", "--json")
+    assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     return {"0.9993": f"{summary['file_epsilon']:.4f}", "4.205": f"{summary['epsilon_at_data']:.3f}"}
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from release_oracle import lp_account
 
@@ -24,7 +24,7 @@ from mechdesign.core.releases import (
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.polytope.closed_form import randomized_response
 
-from conftest import PRIVACY_SLACK, TIGHT
+from conftest import PRIVACY_SLACK, TIGHT, examples
 from strategies import mechanisms, priors
 
 # The quick start's design (problems/adult-race-estimation.toml, ε = 1, δ = 1e-6): its matrix as written, rounded
@@ -146,6 +146,7 @@ def instances(draw):
 
 
 
+@settings(max_examples=examples(each_solves=True))  # each example an exact account over every input
 @given(instances())
 @example((np.array([0.6, 0.3, 0.1]), np.array([[0.5, 0.5, 0.0], [0.2, 0.0, 0.8], [0.0, 0.9, 0.1]]), 0.3, 4))
 @example((np.array([0.6, 0.3, 0.1]), np.array([[0.5, 0.4, 0.1], [0.2, 0.1, 0.7], [0.1, 0.8, 0.1]]), 0.1, 5))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.prior import Prior
@@ -20,7 +20,7 @@ from mechdesign.design.problem import DesignProblem
 from mechdesign.design.problemfile import load_problem
 from mechdesign.design.solver import solve
 
-from conftest import PROBLEMS, TIGHT
+from conftest import PROBLEMS, TIGHT, examples
 
 
 @st.composite
@@ -93,6 +93,7 @@ def count_problems(draw):
     return DesignProblem(Prior.from_counts(counts), eps, radius, kind)
 
 
+@settings(max_examples=examples(each_solves=True))  # each example two designs
 @given(count_problems())
 def test_generation_without_the_proximal_step_falls_back_and_still_meets_enumeration(problem):
     def broken(self, center, tau):

@@ -56,6 +56,7 @@ def test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns(case):
         assert result.bound <= truth + 1e-7 * scale
 
 
+@settings(max_examples=examples(each_solves=True))  # each example a column search and a vertex enumeration
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
     """Every column of the local search (oracle steps and item moves) is one of the enumerated vertices."""

@@ -81,7 +81,7 @@ def test_the_dense_expansion_is_private_by_an_independent_lp():
     assert found <= 1.0 + 1e-9 and achieved >= found - 1e-9
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(40, each_solves=True), deadline=None)  # each example enumerates the vertices
 @given(counts=st.lists(st.integers(1, 5), min_size=3, max_size=9), seed=st.integers(0, 2**32 - 1),
        epsilon=st.sampled_from([0.3, 0.7, 1.0, 2.0, 4.0]), radius=st.sampled_from([0.0, 0.05, 0.2, 0.5, 1.0, 2.0]))
 def test_the_reach_bounds_every_vertex(counts, seed, epsilon, radius):

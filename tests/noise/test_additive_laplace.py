@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
@@ -27,7 +27,7 @@ from mechdesign.noise.additive import (
 from mechdesign.noise.additive.laplace import released_epsilon
 from mechdesign.randomness import make_rng
 
-from conftest import EXACT, PRIVACY_SLACK, TIGHT, assert_one_line_error
+from conftest import EXACT, PRIVACY_SLACK, TIGHT, assert_one_line_error, examples
 
 scales = st.floats(0.05, 50.0)
 p_mins = st.floats(0.0, 0.5)
@@ -93,6 +93,7 @@ def test_eq50_monotone_in_samples_and_delta(scale, p, m):
         laplace_epsilon_estimated(scale, p, m, 1e-9) + EXACT
 
 
+@settings(max_examples=examples(each_solves=True))  # each example a conservative search over the sampled grid
 @given(st.floats(1e-4, 8.0), st.floats(0.0, 0.5), st.integers(1, 10**7), st.floats(1e-15, 1.0))
 def test_eq50_inverse_round_trip_conservative(epsilon, p, m, delta):
     cal = laplace_scale_estimated(epsilon, delta, m, p)

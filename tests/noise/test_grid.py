@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.leakage import capacity
@@ -20,7 +20,7 @@ from mechdesign.noise.grid import count_noise, gaussian_grid, grid_epsilon, grid
 from mechdesign.noise.sparse.release import release_gshm
 from mechdesign.randomness import make_rng
 
-from conftest import PRIVACY_SLACK
+from conftest import PRIVACY_SLACK, examples
 
 RECORDS = 200_000
 
@@ -57,6 +57,7 @@ def test_grid_release_identifies_no_record(release, grid):
     assert abs(plus.mean() - 1.0) < 0.05 and abs(minus.mean() + 1.0) < 0.05
 
 
+@settings(max_examples=examples(each_solves=True))  # each example two calibrations over the grid
 @given(st.floats(0.05, 50.0), st.floats(0.0, 0.5))
 def test_grid_epsilon_is_the_exact_capacity_and_calibrators_report_it(scale, p_min):
     grid = laplace_grid(scale)

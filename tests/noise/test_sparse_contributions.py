@@ -77,7 +77,7 @@ def test_a_realistic_table_is_released_with_the_method_whose_k_it_meets(realisti
         release_csh(histogram.counts, gshm.sigma, gshm.threshold, PER_USER, rng=1)
 
 
-def test_release_sparse_through_the_real_entry_point(cli_process, realistic, tmp_path):
+def test_release_sparse_through_the_real_entry_point(cli_process, cli, realistic, tmp_path):
     users, keys = realistic
     data = tmp_path / "visits.csv"
     data.write_text("user,page\n" + "".join(f"u{u},p{k}\n" for u, k in zip(users, keys, strict=True)))
@@ -89,8 +89,9 @@ def test_release_sparse_through_the_real_entry_point(cli_process, realistic, tmp
     assert lines[0] == "page,noisy_count" and len(lines) > 20
     assert all(float(line.split(",")[1]) > 1 + 38 for line in lines[1:])  # only keys above 1 + τ
     assert done.stdout.startswith(f"wrote {out}: {len(lines) - 1:,} of ")
-    again = cli_process("release", "sparse", "--data", str(data), "--column", "page", "--user-column", "user",
-                        "--keys-per-user", "5", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", str(out))
+    # The refusal to overwrite in process: the entry point's exit codes are what the first call checks.
+    again = cli("release", "sparse", "--data", str(data), "--column", "page", "--user-column", "user",
+                "--keys-per-user", "5", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", str(out))
     assert again.returncode == 2 and "use --force" in again.stderr and again.stderr.count("\n") == 1
 
 

@@ -82,11 +82,12 @@ def test_hand_instance_over_balls():
 
 
 def test_seeded_search_like_the_issue_finds_large_excess():
-    """3,000 random tables (two attributes of 2–3 letters) with a random 3-output mechanism per column;
-    the worst excess, re-checked exactly, is several nats (the issue reports up to 6.2 in 20,000)."""
+    """500 random tables (two attributes of 2–3 letters) with a random 3-output mechanism per column;
+    the worst excess, re-checked exactly, is several nats (the issue reports up to 6.2 in 20,000; this seed's
+    search reaches 6.95 at its 75th table and 7.95 by its 3,000th)."""
     rng = np.random.default_rng(2026)
     best, instance = -math.inf, None
-    for _ in range(3000):
+    for _ in range(500):
         na, nb = rng.integers(2, 4, 2)
         joint = rng.dirichlet(np.full(na * nb, 0.3)).reshape(na, nb)
         wa = rng.dirichlet(np.full(3, 0.3), size=na)

@@ -76,7 +76,7 @@ def panel(tmp_path):
     return file, key, data, mech
 
 
-def test_privatize_says_what_changed_values_cost(cli_process, panel, tmp_path):
+def test_privatize_says_what_changed_values_cost(cli_process, cli, panel, tmp_path):
     file, key, data, mech = panel
     base = ("privatize", str(file), "--data", str(data), "--column", "v", "--user-column", "id", "--memo-key",
             str(key), "--override-data-check", "--quiet")
@@ -86,7 +86,7 @@ def test_privatize_says_what_changed_values_cost(cli_process, panel, tmp_path):
     line = text.stdout.splitlines()[-1]
     assert line.startswith("  changed values: 12 of 60 users reported 2 to 4 different values")
     assert f"4 values of one person leak at most {account.epsilon:.6g} nats (the account of 4 releases" in line
-    out = json.loads(cli_process(*base, "--out", str(tmp_path / "b.csv"), "--json").stdout)
+    out = json.loads(cli(*base, "--out", str(tmp_path / "b.csv"), "--json").stdout)  # in process: the same run
     assert out["changed_values"] == {"counted": True, "users": 60, "changed_users": 12, "most_values": 4,
                                      "epsilon": account.epsilon, "exact": True}
 

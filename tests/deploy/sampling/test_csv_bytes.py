@@ -21,6 +21,8 @@ from mechdesign.deploy.sampling.memo import MemoFunction
 from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.deploy.sampling.stream import privatize_file
 
+from conftest import examples
+
 TEXT = st.text(alphabet="abcXYZ019 -_.é中", max_size=6)   # cells: no comma, quote or line break
 OUTPUT = st.text(alphabet='ab ,"x\u00e9', min_size=0, max_size=4)  # output labels may need quotes in a CSV
 
@@ -90,7 +92,7 @@ def plain_files(draw):
     return data, labels, outputs, f"c{position}", draw(st.integers(0, 99)), rows > 0
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plain_files())
 def test_plain_files_are_written_as_the_general_reader_writes_them(tmp_path, monkeypatch, case):
     data, labels, outputs, column, seed, plain = case
