@@ -78,6 +78,7 @@ __all__ = ["TwoLayerDesign", "design_two_layer", "mixed_reports"]
 # Shares of the time left at each step: the bound's engine run, the target, the engine run of W₁; the rest is split
 # between the candidates' reports.
 _BOUND, _TARGET, _PERMANENT = 0.3, 0.2, 0.3
+_ROOM = 1e-10  # relative room kept below the per-report and link budgets (_finish)
 _START = 0.5  # of the time left after them, the candidates' reports' share (the rest: the alternation)
 _ENGINE_SHARE = 0.75  # of the time left for the candidates' reports, the engine's layer's share
 
@@ -372,7 +373,10 @@ def _finish(problem: DesignProblem, permanent: np.ndarray, reports: np.ndarray, 
     """The design with its three levels recomputed from the final matrices (rounded up), and its MSE."""
     ball, prior = problem.ball, problem.prior.probabilities
     if repair:
-        reports = mixed_reports(permanent, reports, ball, report_budget, link_budget)
+        # Room below both budgets for the file's writer, which states a level at least the recomputed one plus how
+        # far another reader's float evaluation may lie above it (~4(2M₁ + M₂ + 2)u): at the budget itself the file
+        # stated 1.0000000000000053 for a per-report budget of 1 and 1.6000000000000094 for a link budget of 1.6.
+        reports = mixed_reports(permanent, reports, ball, report_budget * (1 - _ROOM), link_budget * (1 - _ROOM))
     labels = problem.prior.labels
     first = Mechanism.from_matrix(permanent, labels, [f"b{k}" for k in range(permanent.shape[1])])
     second = Mechanism.from_matrix(reports, first.outputs, [f"r{k}" for k in range(reports.shape[1])])
