@@ -180,7 +180,7 @@ def _vertex(objective: np.ndarray, permanent: np.ndarray, reports: np.ndarray, b
     bounds[:, 1] = np.inf
     bounds[: n * m1 + n * m2, 0] = 0.0
     result = linprog(cost, A_ub=matrix[~equal], b_ub=upper[~equal], A_eq=matrix[equal], b_eq=upper[equal],
-                     bounds=bounds, method="highs", options={"time_limit": max(seconds, 1.0)})
+                     bounds=bounds, method="highs", options={"time_limit": max(seconds, 1e-3)})
     if result.status != 0:
         return None
     vertex = np.maximum(np.asarray(result.x[: n * m1]).reshape(n, m1), 0.0)
@@ -277,7 +277,7 @@ def permanent_step(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lif
     current, lasted = value(permanent), 0.0
     for _ in range(steps):
         # An LP is started only with time for it: HiGHS stops at its own limit, the line search after it does not.
-        if deadline.remaining() <= 1.5 * lasted:
+        if deadline.remaining() <= max(1.5 * lasted, 0.1):
             break
         gradient = _gradient(permanent, reports, prior)
         if gradient is None:
