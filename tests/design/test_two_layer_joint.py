@@ -1,0 +1,150 @@
+"""The joint design of both layers (mechdesign.design.two_layer._joint): never worse than its start, the three levels
+recomputed within budget, a binary case against a brute-force grid, the λ = ∞ closed form, and the deadline."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mechdesign.core.fisher import trace_inverse_fisher
+from mechdesign.core.leakage import capacity
+from mechdesign.core.linkability import link_level
+from mechdesign.core.uncertainty import L1Ball
+from mechdesign.deadline import Deadline
+from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.design.two_layer import mixed_reports
+from mechdesign.design.two_layer._joint import alternate, permanent_step
+from mechdesign.design.two_layer._reports import design_reports, reports_start
+
+from conftest import PRIVACY_SLACK
+
+
+def _start(prior: np.ndarray, radius: float, lifetime: float, report: float, link: float):
+    """A candidate start as design_two_layer builds one: k-RR at the lifetime ε (over the ball: its capacity
+    bisected below ε_L), its A-optimal reports, mixed into both budgets."""
+    ball = L1Ball(prior, radius)
+    low, high = 0.0, lifetime
+    for _ in range(50):  # the largest RR level whose capacity over the ball is within ε_L
+        middle = (low + high) / 2
+        low, high = (middle, high) if capacity(randomized_response(prior.size, middle).matrix, ball) <= lifetime \
+            else (low, middle)
+    w1 = randomized_response(prior.size, low).matrix
+    found = design_reports(w1, ball, report, link, deadline=Deadline(5.0))
+    w2 = reports_start(w1, ball, report, link) if found is None else found.matrix
+    return ball, w1, mixed_reports(w1, w2, ball, report, link)
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(weights=st.lists(st.floats(0.1, 1.0), min_size=2, max_size=4),
+       radius=st.sampled_from([0.0, 0.05, 0.2]),
+       lifetime=st.floats(0.6, 3.0), share=st.floats(0.3, 1.0), link=st.floats(0.3, 3.0))
+def test_the_alternation_never_ends_above_its_start_and_keeps_the_three_budgets(weights, radius, lifetime, share,
+                                                                                 link):
+    prior = np.array(weights) / sum(weights)
+    report = lifetime * share
+    ball, w1, w2 = _start(prior, radius, lifetime, report, link)
+    start = trace_inverse_fisher(w1 @ w2, prior)
+    ran = alternate(w1, w2, ball, lifetime, report, link, deadline=Deadline(8.0))
+    assert ran.values[0] == pytest.approx(start, rel=1e-12)
+    assert all(later <= earlier for earlier, later in zip(ran.values, ran.values[1:], strict=False))
+    final = trace_inverse_fisher(ran.permanent @ ran.reports, prior)
+    assert final == pytest.approx(ran.values[-1], rel=1e-9) and final <= start * (1 + 1e-12)
+    assert capacity(ran.permanent, ball) <= lifetime + PRIVACY_SLACK
+    assert capacity(ran.permanent @ ran.reports, ball) <= report + PRIVACY_SLACK
+    assert link_level(ran.permanent, ran.reports).epsilon <= link
+    assert np.allclose(ran.permanent.sum(axis=1), 1.0) and np.allclose(ran.reports.sum(axis=1), 1.0)
+
+
+def _grid_best(prior: np.ndarray, lifetime: float, report: float, link: float, points: int = 41) -> float:
+    """min tr J(W₁W₂)⁻¹ − 1 over a grid of binary 2 × 2 layers (radius 2: every level is an LDP level)."""
+    grid = np.linspace(0.0, 0.5, points)[1:]
+    a, b, c, d = np.meshgrid(grid, grid, grid, grid, indexing="ij")  # W₁ = [[1−a, a], [b, 1−b]], W₂ likewise c, d
+    a, b, c, d = (z.ravel() for z in (a, b, c, d))
+
+    def level(p, q):  # LDP level of [[1−p, p], [q, 1−q]] (p, q < 1/2: the diagonal dominates)
+        return np.maximum(np.log((1 - p) / q), np.log((1 - q) / p))
+
+    q00 = (1 - a) * (1 - c) + a * d  # W₁W₂
+    q01 = 1 - q00
+    q10 = b * (1 - c) + (1 - b) * d
+    q11 = 1 - q10
+    ok = (level(a, b) <= lifetime) & (level(c, d) <= link) & (level(q01, q10) <= report)
+    # tr J⁻¹ for a 2 × 2 channel: J = Σ_r q_r q_rᵀ / (p·q_r)
+    s0, s1 = prior[0] * q00 + prior[1] * q10, prior[0] * q01 + prior[1] * q11
+    j00, j11 = q00**2 / s0 + q01**2 / s1, q10**2 / s0 + q11**2 / s1
+    j01 = q00 * q10 / s0 + q01 * q11 / s1
+    with np.errstate(divide="ignore", invalid="ignore"):  # singular J (q₀₀ = q₁₀): tr J⁻¹ = ∞, never kept
+        trace = (j00 + j11) / (j00 * j11 - j01**2)
+    trace = np.where(np.isfinite(trace) & (trace > 0), trace, np.inf)
+    return float(np.min(trace[ok])) - 1.0
+
+
+@pytest.mark.parametrize(("lifetime", "report", "link"), [(2.0, 1.0, 1.2), (1.0, 0.5, 2.0), (3.0, 1.0, 0.7)])
+def test_a_binary_design_is_at_least_as_good_as_a_brute_force_grid(lifetime, report, link):
+    """Two values over the whole simplex (radius 2): the alternation from k-RR meets the best 2 × 2 pair of a 40⁴
+    grid (its reports may use more columns, so it may be below it, never above by more than the grid's step)."""
+    prior = np.array([0.7, 0.3])
+    ball, w1, w2 = _start(prior, 2.0, lifetime, report, link)
+    ran = alternate(w1, w2, ball, lifetime, report, link, deadline=Deadline(4.0))
+    assert ran.values[-1] - 1.0 <= _grid_best(prior, lifetime, report, link) * (1 + 2e-3)
+
+
+def test_on_a_zipf_alphabet_both_layers_together_cut_the_candidates_mse_by_more_than_half():
+    """Six values, Zipf prior, (lifetime, per-report, link) = (1, 0.5, 2): from k-RR at the lifetime ε with its
+    A-optimal reports (n·MSE 65.07, the candidate design_two_layer kept before the alternation) the alternation
+    ends at 19.9 (measured; 3.4 s CPU). Without the W₁ steps it stays at the candidate: the test fails there."""
+    prior = 1 / np.arange(1, 7)
+    prior /= prior.sum()
+    ball, w1, w2 = _start(prior, 0.02, 1.0, 0.5, 2.0)
+    start = trace_inverse_fisher(w1 @ w2, prior) - 1
+    ran = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(20.0))
+    assert ran.values[-1] - 1 < 0.5 * start
+    assert capacity(ran.permanent, ball) <= 1.0 + PRIVACY_SLACK
+    assert capacity(ran.permanent @ ran.reports, ball) <= 0.5 + PRIVACY_SLACK
+    assert link_level(ran.permanent, ran.reports).epsilon <= 2.0
+
+
+def test_without_a_link_budget_the_alternation_reaches_the_single_layer_optimum():
+    """λ = ∞, two values, radius 2 (ε-PML is ε-LDP): the single-layer optimum at ε_R is Warner's randomized
+    response at ε_R (the closed form), a lower bound for any two layers; the alternation from k-RR at ε_L and
+    reports started off it reaches it."""
+    prior = np.array([0.7, 0.3])
+    ball = L1Ball(prior, 2.0)
+    w1 = randomized_response(2, 2.0).matrix
+    w2 = reports_start(w1, ball, 1.0, math.inf)
+    ran = alternate(w1, w2, ball, 2.0, 1.0, math.inf, deadline=Deadline(20.0))
+    warner = trace_inverse_fisher(randomized_response(2, 1.0).matrix, prior)
+    assert ran.values[-1] == pytest.approx(warner, rel=1e-6)
+
+
+def test_the_permanent_step_improves_a_poor_layer_and_keeps_both_capacities():
+    """W₁ at a quarter of its budget under reports at the link level: the Frank–Wolfe steps raise W₁ toward ε_L and
+    lower f, with both capacities recomputed within budget."""
+    prior = np.array([0.5, 0.3, 0.2])
+    ball = L1Ball(prior, 0.1)
+    w1 = randomized_response(3, 0.5).matrix
+    w2 = randomized_response(3, 1.0).matrix
+    moved, value = permanent_step(w1, w2, ball, 2.0, 1.5, deadline=Deadline(20.0))
+    assert value < trace_inverse_fisher(w1 @ w2, prior) * 0.9
+    assert value == pytest.approx(trace_inverse_fisher(moved @ w2, prior), rel=1e-12)
+    assert capacity(moved, ball) <= 2.0 + PRIVACY_SLACK and capacity(moved @ w2, ball) <= 1.5 + PRIVACY_SLACK
+
+
+def test_the_alternation_honours_its_deadline():
+    """A 16-value instance that does not converge in 3 s: the alternation returns within 5 % of it (plus a quarter
+    of a second for the last line search under the suite's load), with a design never worse than its start."""
+    rng = np.random.default_rng(7)
+    prior = rng.dirichlet(np.full(16, 2.0))
+    ball = L1Ball(prior, 0.01)
+    w1 = randomized_response(16, 1.0).matrix
+    w2 = reports_start(w1, ball, 0.5, 2.0)
+    start = trace_inverse_fisher(w1 @ w2, prior)
+    begun = time.monotonic()
+    ran = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0))
+    assert time.monotonic() - begun <= 3.0 * 1.05 + 0.25
+    assert ran.values[-1] <= start
