@@ -1,4 +1,4 @@
-"""Joint design of both layers (issue 45 item 3): alternate the permanent layer W₁ and the fresh layer W₂.
+"""Joint design of both layers: alternate the permanent layer W₁ and the fresh layer W₂.
 
 The objective f(W₁, W₂) = tr J(W₁W₂)⁻¹, J(Q) = Σ_r q_r q_rᵀ / (P̂·q_r) ([E] eq. 40's A-optimal criterion, the
 efficient decoder's n·MSE + 1), is not jointly convex: Q = W₁W₂ is bilinear. The three budgets are convex in each
