@@ -9,6 +9,7 @@ over the ball (SciPy's HiGHS) for the capacity of a design's dense expansion; cl
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from mechdesign.design.symmetric._bound import reach, symmetric_bound
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 
-from conftest import examples
+from conftest import ROOT, examples
 
 ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
 
@@ -176,3 +177,48 @@ def test_a_design_at_a_large_epsilon_survives_the_samplers_quantisation(epsilon)
     mechanism, achieved, _ = certify(problem, result)
     assert achieved <= epsilon
     assert SymmetricPrivatizer(mechanism).sampled_capacity(problem.radius) <= epsilon
+
+
+def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_path, monkeypatch, capsys):
+    """With a budget that 60 % of the default sets fit (balancing keeps about 70 % of them), the design command
+    keeps fewer sets and its file fits; the engine's estimate of the file's bytes bounds the file written from above
+    (the rule chooses by it)."""
+    import json
+
+    from mechdesign.cli import main
+    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design.symmetric import _engine
+
+    source = (ROOT / "problems" / "zipf-256.toml").read_text(encoding="utf-8").split("[expected]")[0]
+    path = tmp_path / "zipf-256-mse.toml"
+    path.write_text(source.replace('kind = "mutual_information"', 'kind = "estimation_mse"'), encoding="utf-8")
+    problem = load_problem(path).problem
+    instance = Instance.from_problem(problem)
+    labels = problem.prior.labels
+    drawn = _engine.default_sets(instance)
+    budget = _engine.file_bytes(instance, labels, int(0.6 * drawn) + instance.count)
+    monkeypatch.setattr(_engine, "FILE_BUDGET", budget)
+    code = main(["design", str(path), "--method", "symmetric", "--out", str(tmp_path / "out"),
+                 "--time-limit", "8", "--json", "--progress"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    written = json.loads(out)
+    thinned = re.search(r"(\d+) random sets thinned to (\d+) to fit", err)
+    assert thinned is not None and int(thinned.group(2)) < int(thinned.group(1)) <= drawn
+    assert written["types"] <= int(thinned.group(2)) + instance.count
+    assert written["file_bytes"] <= budget
+    assert written["file_bytes"] <= _engine.file_bytes(instance, labels, written["types"])
+    assert written["file_bytes"] >= 0.6 * _engine.file_bytes(instance, labels, written["types"])  # not a loose bound
+
+
+def test_sets_that_fit_or_would_lose_more_than_half_are_kept_whole():
+    problem = DesignProblem.from_delta(Prior.from_counts(zipf_counts(300, 30_000, 7)), 1.0, 1e-6, "estimation_mse")
+    instance = Instance.from_problem(problem)
+    from mechdesign.design.symmetric._construct import random_sets
+    from mechdesign.design.symmetric._engine import FILE_BUDGET, file_bytes, fitted_sets
+
+    found = random_sets(instance, 200, np.random.default_rng(0))
+    labels = problem.prior.labels
+    assert len(fitted_sets(found, instance, labels, 0)) == len(found)  # 200 sets are far below 1 MiB
+    assert file_bytes(instance, labels, len(found)) < FILE_BUDGET
+    assert len(fitted_sets(found, instance, labels, 10**9)) == len(found)  # nothing fits: kept whole

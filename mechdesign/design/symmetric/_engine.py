@@ -22,6 +22,7 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -45,7 +46,7 @@ from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective, solve_master
 
-__all__ = ["AUTO_FROM", "EngineResult", "SymmetricEngine"]
+__all__ = ["AUTO_FROM", "FILE_BUDGET", "EngineResult", "SymmetricEngine", "file_bytes", "fitted_sets"]
 
 #: ``mechdesign design`` (method "auto") takes this engine from this many categories on, where it applies. Measured
 #: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
@@ -53,6 +54,42 @@ __all__ = ["AUTO_FROM", "EngineResult", "SymmetricEngine"]
 AUTO_FROM = 200
 MASTER_TYPES = 2_000     # the Newton master runs on at most this many types (a step is O(T³): ~1 s at 2,000)
 _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
+
+
+#: The structured file the default design aims to fit (bytes): the random sets are thinned to it where that keeps
+#: at least half of them (:func:`fitted_sets`). Measured on Zipf counts, ε = 1: at N = 10⁴ (K = 718 cells) 4,096
+#: types make a 1.34-MiB file, and 1,912 types cost 3 % of n·MSE; at N = 10⁵ a 1-MiB file would keep under 700 of
+#: 4,000 types, and 2,500 already cost 30 %, so the file stays larger there.
+FILE_BUDGET = 1 << 20
+_ENVELOPE = 16_384       # bytes of everything but the inputs, counts and types (guarantee, certificate, hash …)
+_PER_TYPE = 80           # bytes of a type's levels, weight and low counts, at most (measured: about 55)
+
+
+def file_bytes(instance: Instance, labels: tuple[str, ...], types: int) -> int:
+    """An upper bound on the bytes of the structured file of ``types`` types over the instance's cells.
+
+    The inputs and counts as canonical JSON, an envelope, and per type its packed count table (one field of
+    bit_length(s_k) bits per cell, :mod:`mechdesign.deploy.file.packed`, in base64 and quotes) and its other fields.
+    """
+    words = sum(len(json.dumps(label, ensure_ascii=False).encode("utf-8")) + 1 for label in labels)
+    counts = sum(len(str(int(n))) + 1 for n in np.repeat(instance.cells.counts, instance.cells.sizes))
+    bits = int((np.floor(np.log2(instance.cells.sizes)) + 1).sum())
+    packed = -(-bits // 8)  # bytes of the bit fields, then their base64 (4 characters per 3 bytes) and quotes
+    table = 4 * -(-packed // 3) + 3
+    return _ENVELOPE + words + counts + types * (table + _PER_TYPE)
+
+
+def fitted_sets(found: TypeTable, instance: Instance, labels: tuple[str, ...], others: int) -> TypeTable:
+    """The random sets thinned, evenly over their order (so over both families alike), to fit FILE_BUDGET.
+
+    ``others`` types join them in the file. Unchanged when they fit, or when fitting would keep fewer than half.
+    """
+    room = (FILE_BUDGET - file_bytes(instance, labels, 0)) // (file_bytes(instance, labels, 1)
+                                                              - file_bytes(instance, labels, 0)) - others
+    if room >= len(found) or 2 * room < len(found):
+        return found
+    keep = np.unique(np.linspace(0, len(found) - 1, room).round().astype(np.int64))
+    return found.select(keep)
 
 
 def default_sets(instance: Instance) -> int:
@@ -112,6 +149,13 @@ class SymmetricEngine:
             _say(progress, f"every type: {len(found)} over {instance.count} cells")
         else:
             found = _random_types(instance, count, rng)
+            if sets is None:
+                drawn = len(found)
+                found = fitted_sets(found, instance, problem.prior.labels, len(base) + (
+                    len(start) if start is not None else 0))
+                if len(found) < drawn:
+                    _say(progress, f"{drawn} random sets thinned to {len(found)} to fit a "
+                                   f"{FILE_BUDGET / 2**20:g}-MiB file")
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
         if start is not None:
