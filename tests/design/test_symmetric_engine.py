@@ -196,7 +196,7 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
     instance = Instance.from_problem(problem)
     labels = problem.prior.labels
     drawn = _engine.default_sets(instance)
-    budget = _engine.file_bytes(instance, labels, int(0.6 * drawn) + instance.count)
+    budget = _engine.file_bytes(instance, labels, int(0.6 * drawn))
     monkeypatch.setattr(_engine, "FILE_BUDGET", budget)
     code = main(["design", str(path), "--method", "symmetric", "--out", str(tmp_path / "out"),
                  "--time-limit", "8", "--json", "--progress"])
