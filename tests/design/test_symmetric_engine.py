@@ -180,7 +180,7 @@ def test_a_design_at_a_large_epsilon_survives_the_samplers_quantisation(epsilon)
 
 
 def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_path, monkeypatch, capsys):
-    """With a budget that 60 % of the default sets fit (balancing keeps about 70 % of them), the design command
+    """With a budget that 75 % of the default sets fit, the design command
     keeps fewer sets and its file fits; the engine's estimate of the file's bytes bounds the file written from above
     (the rule chooses by it)."""
     import json
@@ -196,15 +196,16 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
     instance = Instance.from_problem(problem)
     labels = problem.prior.labels
     drawn = _engine.default_sets(instance)
-    budget = _engine.file_bytes(instance, labels, int(0.6 * drawn))
+    share = 4 / 3 if _engine._two_families(instance) else 1.0
+    budget = _engine.file_bytes(instance, labels, int(0.75 * drawn * share))
     monkeypatch.setattr(_engine, "FILE_BUDGET", budget)
     code = main(["design", str(path), "--method", "symmetric", "--out", str(tmp_path / "out"),
                  "--time-limit", "8", "--json", "--progress"])
     assert code == 0
     out, err = capsys.readouterr()
     written = json.loads(out)
-    thinned = re.search(r"(\d+) random sets thinned to (\d+) to fit", err)
-    assert thinned is not None and int(thinned.group(2)) < int(thinned.group(1)) <= drawn
+    thinned = re.search(r"(\d+) random sets cut to (\d+) to fit", err)
+    assert thinned is not None and int(thinned.group(2)) < int(thinned.group(1)) == drawn
     assert written["types"] <= int(thinned.group(2)) + instance.count
     assert written["file_bytes"] <= budget
     assert written["file_bytes"] <= _engine.file_bytes(instance, labels, written["types"])
@@ -214,11 +215,9 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
 def test_sets_that_fit_or_would_lose_more_than_half_are_kept_whole():
     problem = DesignProblem.from_delta(Prior.from_counts(zipf_counts(300, 30_000, 7)), 1.0, 1e-6, "estimation_mse")
     instance = Instance.from_problem(problem)
-    from mechdesign.design.symmetric._construct import random_sets
-    from mechdesign.design.symmetric._engine import FILE_BUDGET, file_bytes, fitted_sets
+    from mechdesign.design.symmetric._engine import FILE_BUDGET, file_bytes, fitted_count
 
-    found = random_sets(instance, 200, np.random.default_rng(0))
     labels = problem.prior.labels
-    assert len(fitted_sets(found, instance, labels, 0)) == len(found)  # 200 sets are far below 1 MiB
-    assert file_bytes(instance, labels, len(found)) < FILE_BUDGET
-    assert len(fitted_sets(found, instance, labels, 10**9)) == len(found)  # nothing fits: kept whole
+    assert fitted_count(200, instance, labels, 0) == 200  # 200 sets are far below 1 MiB
+    assert file_bytes(instance, labels, 200) < FILE_BUDGET
+    assert fitted_count(200, instance, labels, 10**9) == 200  # nothing fits: kept whole

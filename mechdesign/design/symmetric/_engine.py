@@ -46,7 +46,7 @@ from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective, solve_master
 
-__all__ = ["AUTO_FROM", "FILE_BUDGET", "EngineResult", "SymmetricEngine", "file_bytes", "fitted_sets"]
+__all__ = ["AUTO_FROM", "FILE_BUDGET", "EngineResult", "SymmetricEngine", "file_bytes", "fitted_count"]
 
 #: ``mechdesign design`` (method "auto") takes this engine from this many categories on, where it applies. Measured
 #: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
@@ -79,19 +79,21 @@ def file_bytes(instance: Instance, labels: tuple[str, ...], types: int) -> int:
     return _ENVELOPE + words + counts + types * (table + _PER_TYPE)
 
 
-def fitted_sets(found: TypeTable, instance: Instance, labels: tuple[str, ...], others: int) -> TypeTable:
-    """The random sets thinned, evenly over their order (so over both families alike), to fit FILE_BUDGET.
+def fitted_count(count: int, instance: Instance, labels: tuple[str, ...], others: int) -> int:
+    """How many random sets to draw so that the file fits FILE_BUDGET: ``count``, or fewer where that keeps half.
 
-    ``others`` types join them in the file. Unchanged when they fit, or when fitting would keep fewer than half. The
-    bound of :func:`file_bytes` is about 13 % above the files written (N = 10⁴), the room the few single-input types
-    the master keeps take.
+    The sets are drawn balanced as a whole (exact column sums), so the count is chosen before drawing, not by thinning
+    a drawn collection. ``others`` types join them in the file; a third more sets of the second family join when
+    :func:`_random_types` draws it. Unchanged when they fit, or when fitting would keep fewer than half. The bound of
+    :func:`file_bytes` is about 13 % above the files written (N = 10⁴): the room the few single-input types the
+    master keeps (96 of 718 at N = 10⁴) take.
     """
-    room = (FILE_BUDGET - file_bytes(instance, labels, 0)) // (file_bytes(instance, labels, 1)
-                                                              - file_bytes(instance, labels, 0)) - others
-    if room >= len(found) or 2 * room < len(found):
-        return found
-    keep = np.unique(np.linspace(0, len(found) - 1, room).round().astype(np.int64))
-    return found.select(keep)
+    share = 4 / 3 if _two_families(instance) else 1.0
+    per_type = file_bytes(instance, labels, 1) - file_bytes(instance, labels, 0)
+    room = ((FILE_BUDGET - file_bytes(instance, labels, 0)) // per_type - others) / share
+    if room >= count or 2 * room < count:
+        return count
+    return int(room)
 
 
 def default_sets(instance: Instance) -> int:
@@ -150,14 +152,12 @@ class SymmetricEngine:
             found = listed
             _say(progress, f"every type: {len(found)} over {instance.count} cells")
         else:
-            found = _random_types(instance, count, rng)
             if sets is None:
-                drawn = len(found)
-                # the K single-input types are not counted: the master keeps few of them (96 of 718 at N = 10⁴)
-                found = fitted_sets(found, instance, problem.prior.labels, len(start) if start is not None else 0)
-                if len(found) < drawn:
-                    _say(progress, f"{drawn} random sets thinned to {len(found)} to fit a "
-                                   f"{FILE_BUDGET / 2**20:g}-MiB file")
+                fitted = fitted_count(count, instance, problem.prior.labels, len(start) if start is not None else 0)
+                if fitted < count:
+                    _say(progress, f"{count} random sets cut to {fitted} to fit a {FILE_BUDGET / 2**20:g}-MiB file")
+                count = fitted
+            found = _random_types(instance, count, rng)
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
         if start is not None:
@@ -235,9 +235,16 @@ def _random_types(instance: Instance, count: int, rng: np.random.Generator) -> T
     build = {"zeros": lambda t: random_sets(instance, t, rng, slack=_BAND),
              "two": lambda t: random_two_level(instance, t, rng, mass, slack=_BAND)}
     found = build[first](count)
-    if min(zero_gain, two_gain) >= 0.75 * max(zero_gain, two_gain):
+    if _two_families(instance):
         found = found.extend(build[second](max(count // 3, 1)))
     return found
+
+
+def _two_families(instance: Instance) -> bool:
+    """Whether :func:`_random_types` draws the second family too (its gain within a quarter of the first's)."""
+    _, two_gain = two_level_mass(instance)
+    zero_gain = instance.high - 1.0
+    return min(zero_gain, two_gain) >= 0.75 * max(zero_gain, two_gain)
 
 
 def _start(base: TypeTable, base_weights: np.ndarray, sets: TypeTable) -> tuple[TypeTable, np.ndarray]:
