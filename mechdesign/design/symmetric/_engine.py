@@ -56,8 +56,8 @@ MASTER_TYPES = 2_000     # the Newton master runs on at most this many types (a 
 _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
 
 
-#: The structured file the default design aims to fit (bytes): the random sets are thinned to it where that keeps
-#: at least half of them (:func:`fitted_sets`). Measured on Zipf counts, ε = 1: at N = 10⁴ (K = 718 cells) 4,096
+#: The structured file the default design aims to fit (bytes): fewer random sets are drawn where that keeps at
+#: least 40 % of them (:func:`fitted_count`). Measured on Zipf counts, ε = 1: at N = 10⁴ (K = 718 cells) 4,096
 #: types make a 1.34-MiB file, and 1,912 types cost 3 % of n·MSE; at N = 10⁵ a 1-MiB file would keep under 700 of
 #: 4,000 types, and 2,500 already cost 30 %, so the file stays larger there.
 FILE_BUDGET = 1 << 20
@@ -84,14 +84,14 @@ def fitted_count(count: int, instance: Instance, labels: tuple[str, ...], others
 
     The sets are drawn balanced as a whole (exact column sums), so the count is chosen before drawing, not by thinning
     a drawn collection. ``others`` types join them in the file; a third more sets of the second family join when
-    :func:`_random_types` draws it. Unchanged when they fit, or when fitting would keep fewer than half. The bound of
+    :func:`_random_types` draws it. Unchanged when they fit, or when fitting would keep fewer than 40 %. The bound of
     :func:`file_bytes` is about 13 % above the files written (N = 10⁴): the room the few single-input types the
     master keeps (96 of 718 at N = 10⁴) take.
     """
     share = 4 / 3 if _two_families(instance) else 1.0
     per_type = file_bytes(instance, labels, 1) - file_bytes(instance, labels, 0)
     room = ((FILE_BUDGET - file_bytes(instance, labels, 0)) // per_type - others) / share
-    if room >= count or 2 * room < count:
+    if room >= count or 5 * room < 2 * count:
         return count
     return int(room)
 
