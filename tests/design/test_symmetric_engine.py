@@ -211,7 +211,7 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
     assert written["file_bytes"] <= _engine.file_bytes(instance, labels, written["types"])
 
 
-def test_sets_that_fit_or_would_lose_more_than_half_are_kept_whole():
+def test_sets_that_fit_or_would_keep_under_two_fifths_are_kept_whole():
     problem = DesignProblem.from_delta(Prior.from_counts(zipf_counts(300, 30_000, 7)), 1.0, 1e-6, "estimation_mse")
     instance = Instance.from_problem(problem)
     from mechdesign.design.symmetric._engine import FILE_BUDGET, file_bytes, fitted_count

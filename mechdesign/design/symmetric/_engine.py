@@ -89,8 +89,8 @@ def fitted_count(count: int, instance: Instance, labels: tuple[str, ...], others
     master keeps (96 of 718 at N = 10⁴) take.
     """
     share = 4 / 3 if _two_families(instance) else 1.0
-    per_type = file_bytes(instance, labels, 1) - file_bytes(instance, labels, 0)
-    room = ((FILE_BUDGET - file_bytes(instance, labels, 0)) // per_type - others) / share
+    fixed = file_bytes(instance, labels, 0)
+    room = ((FILE_BUDGET - fixed) // (file_bytes(instance, labels, 1) - fixed) - others) / share
     if room >= count or 5 * room < 2 * count:
         return count
     return int(room)
