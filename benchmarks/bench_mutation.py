@@ -36,7 +36,7 @@ from _common import write_results
 ROOT = Path(__file__).resolve().parents[1]
 
 #: module → (functions to mutate, the targeted tests). Functions: those on the guarantee's path (cost heuristics,
-#: such as records.capacity._levels_pay, only change how long a result takes, never the result: left out).
+#: such as core.record_capacity._levels_pay, only change how long a result takes, never the result: left out).
 TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mechdesign/core/leakage.py": (
         ("pml", "epsilon_min", "ldp_epsilon", "impossible_output", "ldp_level", "_capacity_columns", "capacity",
@@ -50,19 +50,19 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("_merged_logs", "_exact", "report_leakage", "release_leakage", "account_spread", "_trivial", "_round_down",
          "_count_blocks", "_multiset_blocks", "_finish", "_expand"),
         ("tests/core/test_releases.py", "tests/core/test_exact_oracles.py")),
-    "mechdesign/records/capacity.py": (
+    "mechdesign/core/record_capacity.py": (
         ("product_capacity", "_exact_ratios", "_exact_phase"),
         ("tests/records/test_record_capacity.py", "tests/records/test_record_exact.py")),
-    "mechdesign/deploy/file/column.py": (
+    "mechdesign/mechfile/column.py": (
         ("achieved_epsilon", "release_achieved", "release_spread", "_round_toward_privacy", "_load"),
-        ("tests/deploy/file/test_column_file.py", "tests/deploy/file/test_release_policy.py",
-         "tests/deploy/file/test_conformance.py")),
-    "mechdesign/deploy/file/record.py": (
+        ("tests/mechfile/test_column_file.py", "tests/mechfile/test_release_policy.py",
+         "tests/mechfile/test_conformance.py")),
+    "mechdesign/mechfile/record.py": (
         ("record_epsilon", "record_release_achieved", "_load", "record_verification"),
-        ("tests/deploy/file/test_record_file.py", "tests/deploy/file/test_conformance.py")),
-    "mechdesign/deploy/file/policy.py": (
+        ("tests/mechfile/test_record_file.py", "tests/mechfile/test_conformance.py")),
+    "mechdesign/mechfile/policy.py": (
         ("stated_release", "refuse_overstated"),
-        ("tests/deploy/file/test_release_policy.py", "tests/deploy/file/test_conformance.py")),
+        ("tests/mechfile/test_release_policy.py", "tests/mechfile/test_conformance.py")),
 }
 
 _SWAP_BIN = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,

@@ -182,8 +182,8 @@ def run_cell(dataset: str, epsilon_index: int, repetitions: int) -> list[dict[st
     still one privatization of its records by the same client, and the coins of the records they share are shared).
     """
     from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.deploy.file.column import read_mechanism_file
     from mechdesign.deploy.sampling.sampler import Privatizer
+    from mechdesign.mechfile.column import read_mechanism_file
 
     start = time.process_time()
     WORST_GAP[0] = 0.0

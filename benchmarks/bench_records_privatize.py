@@ -47,9 +47,9 @@ from _common import read_rows, significant, write_results
 from _common import write_table as write_display_table
 
 from mechdesign.datasets import load_adult
-from mechdesign.deploy.file.record import read_record_file
-from mechdesign.deploy.file.record_write import write_record_file
 from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
+from mechdesign.mechfile.record import read_record_file
+from mechdesign.mechfile.record_write import write_record_file
 from mechdesign.records.problem import load_record_problem
 from mechdesign.records.product import design_product
 

@@ -5,7 +5,7 @@ reports: fresh releases (:func:`mechdesign.core.releases.release_leakage`: exact
 are at most 4·10⁶ of them, then the certified relaxation's bracket [lower, epsilon]); memoized releases (the same
 output for an unchanged value: one release); two layers (:func:`~mechdesign.core.releases.report_leakage`, never
 above the permanent layer's capacity); and, for comparison, k-RR at the same ε (ε-LDP) over the same ball, and T·ε.
-Record designs: :func:`mechdesign.records.releases.record_release_leakage` over the joint ball.
+Record designs: :func:`mechdesign.core.record_releases.record_release_leakage` over the joint ball.
 
 Writes ``results/releases.json``/``.csv`` (one row per design, kind and T, with CPU seconds) and prints the markdown
 table the docs quote. ``figures/fig_releases.py`` draws it.
@@ -112,9 +112,9 @@ def table(rows: list[dict]) -> str:
     return write_table("releases", ["design", "release kind", *(f"T = {t}" for t in TABLE)], cells)
 
 def _record(name: str, grid: list[int]) -> list[dict]:
+    from mechdesign.core.record_releases import record_release_leakage
     from mechdesign.records.problem import load_record_problem
     from mechdesign.records.product import design_product
-    from mechdesign.records.releases import record_release_leakage
 
     problem = load_record_problem(PROBLEMS / f"{name}.toml")
     design = design_product(problem.prior, problem.epsilon, delta=problem.delta)

@@ -102,7 +102,7 @@ def records(attribute: str, labels: tuple[str, ...]) -> np.ndarray:
 def simulate_file(path: Path, attribute: str, keys: int, workdir: Path) -> dict[str, list[float]]:
     """n·SSE per period of our file through ``privatize --memo-key`` (T periods per key) and two decoders."""
     from mechdesign.deploy.analysis.decode import estimate_frequencies
-    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file
 
     loaded = read_mechanism_file(path)
     labels = loaded.mechanism.inputs

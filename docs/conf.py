@@ -89,7 +89,7 @@ def _schema_pages() -> None:
     import tempfile
 
     from mechdesign import randomized_response, write_mechanism_file
-    from mechdesign.deploy.file.format import schema
+    from mechdesign.mechfile.format import schema
 
     spec = schema()
     lines = [".. list-table::", "   :header-rows: 1", "   :widths: 22 12 66", "",

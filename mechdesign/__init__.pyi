@@ -39,6 +39,7 @@ from .core.prior import PriorLike as PriorLike
 from .core.quantities import group_map as group_map
 from .core.quantities import marginal_map as marginal_map
 from .core.quantities import subset_map as subset_map
+from .core.record_releases import record_release_leakage as record_release_leakage
 from .core.releases import ReleaseLeakage as ReleaseLeakage
 from .core.releases import count_mechanism as count_mechanism
 from .core.releases import release_leakage as release_leakage
@@ -52,14 +53,6 @@ from .deploy.analysis.decode import Estimate as Estimate
 from .deploy.analysis.decode import QuantityEstimate as QuantityEstimate
 from .deploy.analysis.decode import estimate_frequencies as estimate_frequencies
 from .deploy.analysis.decode import estimate_quantities as estimate_quantities
-from .deploy.file.column import MechanismFile as MechanismFile
-from .deploy.file.column import export_matrix as export_matrix
-from .deploy.file.column import read_mechanism_file as read_mechanism_file
-from .deploy.file.column import verify_mechanism_file as verify_mechanism_file
-from .deploy.file.column import write_mechanism_file as write_mechanism_file
-from .deploy.file.format import Verification as Verification
-from .deploy.file.signature import generate_key_pair as generate_key_pair
-from .deploy.file.signature import sign_mechanism_file as sign_mechanism_file
 from .deploy.ledger import Ledger as Ledger
 from .deploy.sampling.memo import MemoFunction as MemoFunction
 from .deploy.sampling.memo import generate_memo_key as generate_memo_key
@@ -96,6 +89,14 @@ from .errors import CertificateError as CertificateError
 from .errors import MechanismFileError as MechanismFileError
 from .errors import MechdesignError as MechdesignError
 from .errors import SolverError as SolverError
+from .mechfile.column import MechanismFile as MechanismFile
+from .mechfile.column import export_matrix as export_matrix
+from .mechfile.column import read_mechanism_file as read_mechanism_file
+from .mechfile.column import verify_mechanism_file as verify_mechanism_file
+from .mechfile.column import write_mechanism_file as write_mechanism_file
+from .mechfile.format import Verification as Verification
+from .mechfile.signature import generate_key_pair as generate_key_pair
+from .mechfile.signature import sign_mechanism_file as sign_mechanism_file
 from .noise.additive import gaussian_delta1 as gaussian_delta1
 from .noise.additive import gaussian_guarantee as gaussian_guarantee
 from .noise.additive import gaussian_privatize as gaussian_privatize
@@ -120,7 +121,6 @@ from .noise.sparse.release import release_csh as release_csh
 from .noise.sparse.release import release_gshm as release_gshm
 from .noise.sparse.release import release_topk as release_topk
 from .randomness import make_rng as make_rng
-from .records.releases import record_release_leakage as record_release_leakage
 
 __version__: str
 __all__: list[str]

@@ -95,7 +95,7 @@ def run_cli_process(*args: str, cwd: Path | None = None,
 
 @pytest.fixture(autouse=True)
 def own_account_cache(tmp_path_factory, monkeypatch):
-    """Each test has its own, empty cache of verified release accounts (mechdesign.deploy.file.accounts): a test
+    """Each test has its own, empty cache of verified release accounts (mechdesign.mechfile.accounts): a test
     depends neither on the reader's ~/.cache nor on another test's files."""
     monkeypatch.setenv("MECHDESIGN_CACHE_DIR", str(tmp_path_factory.mktemp("account-cache")))
 

@@ -1,9 +1,15 @@
-"""The package's import graph follows the pipeline (DESIGN.md): imports point one way only.
+"""The package's import graph follows the pipeline (DESIGN.md): imports point one way only, down the floors.
 
-``core`` imports no other subpackage; ``design`` and ``deploy`` import ``core`` (and the top-level
-infrastructure modules); ``records`` (whole records, issue 20) imports ``core`` and ``design`` (its factors are
-single-attribute designs); ``noise`` imports only ``core``; nothing imports ``cli``. Every import statement
-counts, including those inside functions, so a cycle cannot hide in a lazy import.
+Floor 0 is ``core`` — the solver-free guarantee math every verifier needs: PML and capacity, the ball, the
+single-column and whole-record guarantees (the joint prior and ball, the record capacity) and the T-release account.
+Floor 1 holds what stands on core alone: ``mechfile`` (the mechanism file — the contract between design and
+deployment: format, canonical JSON, hash, signature, readers, the one writer) and ``noise`` (the calibrators).
+Floor 2 holds the two sides of the contract, which never import each other: ``design`` (engines, results) and
+``deploy`` (sampling, decoding). Floor 3 is ``records`` (record designers build on single-attribute designs),
+floor 4 the ``cli``. A module imports only from a lower floor (or its own subpackage); top-level modules (errors,
+_numerics, …) are below every floor and import none of them, except ``plotting`` (floor 1: it draws a core
+Mechanism) and ``__main__`` (above the CLI it starts). There is no exception list. Every import statement counts, including those inside functions, so an upward edge cannot hide
+in a lazy import.
 """
 
 from __future__ import annotations
@@ -18,38 +24,11 @@ import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "mechdesign"
-SUBPACKAGES = ("core", "design", "deploy", "noise", "records", "cli")
-# subpackage → the subpackages it may import (top-level modules such as errors, _numerics are always allowed)
-ALLOWED = {
-    "core": set(),
-    "design": {"core"},
-    "deploy": {"core"},
-    "noise": {"core"},
-    "records": {"core", "design"},
-    "cli": {"core", "design", "deploy", "noise", "records"},
-}
-# Single named edges beyond ALLOWED, each with its reason. DesignResult.save writes the mechanism file, whose
-# format lives in deploy; deploy never imports design, so the edge adds no cycle (test_no_cycles_between_modules).
-EXCEPTIONS = {("mechdesign.design.result", "mechdesign.deploy.file.column"),
-              ("mechdesign.design.two_layer", "mechdesign.deploy.file.column"),  # TwoLayerDesign.save, as result's
-              # Record files (issue 20): loading, verifying and privatizing recompute the record-level guarantee
-              # with the solver-free records modules (the joint prior and ball, the product capacity, the sampled
-              # design's capacity and π check, the joint labels); records never imports deploy, so no cycle. Only
-              # these deploy modules, only these targets.
-              ("mechdesign.deploy.file.record", "mechdesign.records.joint"),
-              ("mechdesign.deploy.file.record", "mechdesign.records.sampled"),
-              ("mechdesign.deploy.file.record", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.file.record", "mechdesign.records.capacity"),
-              ("mechdesign.deploy.file.record", "mechdesign.records.releases"),
-              ("mechdesign.deploy.analysis.releases", "mechdesign.records.releases"),
-              ("mechdesign.deploy.file.record_write", "mechdesign.records.joint"),
-              ("mechdesign.deploy.file.record_write", "mechdesign.records.sampled"),
-              ("mechdesign.deploy.file.record_write", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.analysis.datacheck", "mechdesign.records.joint"),
-              ("mechdesign.deploy.analysis.record_assess", "mechdesign.records.joint"),
-              ("mechdesign.deploy.sampling.record_stream", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.analysis.record_decode", "mechdesign.records.encoding"),
-              ("mechdesign.deploy.sampling.scaleout", "mechdesign.records.encoding")}
+FLOORS = {"core": 0, "mechfile": 1, "noise": 1, "design": 2, "deploy": 2, "records": 3, "cli": 4}
+SUBPACKAGES = tuple(FLOORS)
+# Top-level modules sit below every floor (errors, _numerics, _validation, _files, randomness, deadline, datasets),
+# except these two: plotting draws a core Mechanism; __main__ starts the CLI.
+TOP_FLOORS = {"plotting": 1, "__main__": 5}
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
@@ -81,22 +60,19 @@ def _subpackage(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[1] in SUBPACKAGES else None
 
 
-def _excepted(module: str, target: str) -> bool:
-    """``target`` (a module, or a name inside one) is a listed exception for ``module``."""
-    return (module, target) in EXCEPTIONS or (module, target.rsplit(".", 1)[0]) in EXCEPTIONS
-
-
 def _violations(path: Path, root: Path = ROOT) -> list[str]:
     source = _subpackage(_module_name(path, root))
     bad = []
     for target in sorted(_imports(path, root)):
         dest = _subpackage(target)
-        if dest is None or dest == source or _excepted(_module_name(path, root), target):
+        if dest is None or dest == source:
             continue
-        if source is None and dest == "cli" and path.name != "__main__.py":
-            bad.append(f"{path.name} (top level) imports {target}")
-        elif source is not None and dest not in ALLOWED[source]:
-            bad.append(f"{_module_name(path, root)} ({source}) imports {target} ({dest})")
+        if source is None:
+            if FLOORS[dest] >= TOP_FLOORS.get(path.stem, -1):
+                bad.append(f"{path.name} (top level) imports {target} ({dest})")
+        elif FLOORS[dest] >= FLOORS[source]:
+            bad.append(f"{_module_name(path, root)} ({source}, floor {FLOORS[source]}) imports {target} "
+                       f"({dest}, floor {FLOORS[dest]})")
     return bad
 
 
@@ -114,16 +90,42 @@ def test_imports_point_one_way(path):
     assert _violations(path) == []
 
 
+def _targets(lines: list[str]) -> set[str]:
+    return {line.rsplit("(", 1)[1].split(",")[0] for line in lines}
+
+
 def test_the_checker_catches_forbidden_imports(tmp_path):
     """A guard that cannot fail is no guard: core importing design (absolute, in a function) and deploy
-    (relative) are both reported, and so is a top-level module importing the CLI."""
+    (relative) are both reported; so are design importing deploy (the same floor), deploy importing records (a
+    higher one), and a top-level module importing the CLI or core; records importing design is allowed."""
     probe = tmp_path / "mechdesign" / "core" / "probe.py"
     probe.parent.mkdir(parents=True)
-    probe.write_text("def f():\n    from mechdesign.design.solver import solve\nfrom ..deploy import mechfile\n")
-    assert {line.rsplit("(", 1)[1].rstrip(")") for line in _violations(probe, tmp_path)} == {"design", "deploy"}
+    probe.write_text("def f():\n    from mechdesign.design.solver import solve\nfrom ..deploy import ledger\n")
+    assert _targets(_violations(probe, tmp_path)) == {"design", "deploy"}
+    side = tmp_path / "mechdesign" / "design" / "probe.py"
+    side.parent.mkdir(parents=True)
+    side.write_text("from mechdesign.deploy.ledger import Ledger\nfrom mechdesign.mechfile.column import export_matrix\n")
+    assert _targets(_violations(side, tmp_path)) == {"deploy"}
+    up = tmp_path / "mechdesign" / "deploy" / "probe.py"
+    up.parent.mkdir(parents=True)
+    up.write_text("from mechdesign.records.product import design_product\n")
+    assert _targets(_violations(up, tmp_path)) == {"records"}
+    down = tmp_path / "mechdesign" / "records" / "probe.py"
+    down.parent.mkdir(parents=True)
+    down.write_text("from mechdesign.design.solver import solve\nfrom mechdesign.core.record_prior import JointPrior\n")
+    assert _violations(down, tmp_path) == []
     top = tmp_path / "mechdesign" / "errors.py"
-    top.write_text("import mechdesign.cli\n")
-    assert len(_violations(top, tmp_path)) == 1
+    top.write_text("import mechdesign.cli\nfrom mechdesign.core import leakage\n")
+    assert _targets(_violations(top, tmp_path)) == {"cli", "core"}
+
+
+def test_package_graph_points_down():
+    """At package level (what a module-level check could miss: a loop through three packages), every edge goes
+    to a lower floor; listed so that a new edge shows in a failure."""
+    edges = {(_subpackage(_module_name(p)), _subpackage(t)) for p in MODULES for t in _imports(p)}
+    edges = {(a, b) for a, b in edges if a and b and a != b}
+    assert all(FLOORS[b] < FLOORS[a] for a, b in edges), sorted(edges)
+    assert ("design", "deploy") not in edges and ("deploy", "design") not in edges
 
 
 def test_no_cycles_between_modules():
@@ -226,15 +228,15 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
 def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_path):
     """Deployment of a record file stays solver-free: the record-level guarantee is recomputed without cvxpy
     (and without the design engines that records/product.py reaches)."""
-    from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.mechfile.record_write import write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
     path = write_record_file(tmp_path / "r.json", prior, epsilon=3.0, radius=0.2,
                              factors=[randomized_response(2, 1.0, ["u", "v"]), randomized_response(2, 1.0, ["s", "t"])])
     code = ("import sys\n"
-            "from mechdesign.deploy.file.record import read_record_file, verify_record_file\n"
+            "from mechdesign.mechfile.record import read_record_file, verify_record_file\n"
             "from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer\n"
             f"record = read_record_file({str(path)!r})\n"
             f"assert verify_record_file({str(path)!r}).holds\n"

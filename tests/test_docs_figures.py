@@ -102,8 +102,8 @@ def quoted_figures() -> list[tuple[str, str]]:
 def written_krr_epsilon() -> str:
     import tempfile
 
-    from mechdesign.deploy.file.column import write_mechanism_file
     from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.mechfile.column import write_mechanism_file
 
     path = Path(tempfile.mkdtemp()) / "krr.mech.json"
     write_mechanism_file(path, randomized_response(4, 1.0), guarantee={"notion": "ldp", "epsilon": 1.0})

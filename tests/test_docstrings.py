@@ -27,7 +27,7 @@ EXEMPT_NAMES: list[str] = []
 
 # Modules without formulas: no citation required.
 NO_MATH_MODULES = ["mechdesign.datasets", "mechdesign.randomness", "mechdesign.errors", "mechdesign.design.problemfile",
-                   "mechdesign.deploy.file.signature"]
+                   "mechdesign.mechfile.signature"]
 
 CITATION = re.compile(r"eq\.|Theorem|Lemma|Def\.|Definition|Proposition|Prop\.|Corollary|Remark|Example|§")
 

@@ -1,7 +1,7 @@
 """Write the conformance vectors of mechanism files (``conformance/``) from the real library.
 
 Every client of the mechanism file (``clients/js``, and any Kotlin or Swift port) is tested against these files;
-``tests/deploy/file/test_conformance.py`` checks that they are up to date and that the library agrees with them.
+``tests/mechfile/test_conformance.py`` checks that they are up to date and that the library agrees with them.
 The specification they exercise is ``docs/client_spec.rst``. Deterministic: matrices are built from rationals
 (no transcendental function touches a written number but the stated ε and radius, which the library computes),
 keys from fixed seeds, sampler words from a seeded generator. Re-run after a change of the format::
@@ -38,16 +38,16 @@ from mechdesign.core.estimation import radius_for_delta, required_radius  # noqa
 from mechdesign.core.leakage import capacity, ldp_epsilon, ldp_level  # noqa: E402
 from mechdesign.core.mechanism import Mechanism  # noqa: E402
 from mechdesign.core.uncertainty import L1Ball  # noqa: E402
-from mechdesign.deploy.file.canonical import canonical_json  # noqa: E402
-from mechdesign.deploy.file.column import (  # noqa: E402
+from mechdesign.deploy.sampling.sampler import Privatizer  # noqa: E402
+from mechdesign.errors import MechanismFileError  # noqa: E402
+from mechdesign.mechfile.canonical import canonical_json  # noqa: E402
+from mechdesign.mechfile.column import (  # noqa: E402
     achieved_epsilon,
     read_mechanism_file,
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.deploy.file.format import MAX_DEPTH, canonical_bytes, pretty_json  # noqa: E402
-from mechdesign.deploy.sampling.sampler import Privatizer  # noqa: E402
-from mechdesign.errors import MechanismFileError  # noqa: E402
+from mechdesign.mechfile.format import MAX_DEPTH, canonical_bytes, pretty_json  # noqa: E402
 
 PROVENANCE = {"mechdesign": "conformance", "numpy": "conformance", "cvxpy": None}
 KEY_SEEDS = {"signer": b"mechdesign conformance signer", "other": b"mechdesign conformance other"}
@@ -259,7 +259,7 @@ def valid_files(vec: Vectors) -> None:
     for name in ("ldp-krr-2", "pml-4"):
         signed = vec.path(f"{name}-signed")
         shutil.copyfile(vec.path(name), signed)
-        from mechdesign.deploy.file.signature import sign_mechanism_file
+        from mechdesign.mechfile.signature import sign_mechanism_file
 
         sign_mechanism_file(signed, private_key("signer"))
         vec.expect(f"{name}-signed", "signed, checked against the signer's key", public_key="signer")
@@ -469,8 +469,8 @@ def hardening_files(vec: Vectors) -> None:
 def record_file(vec: Vectors) -> None:
     """A product and an attribute-sampled record file (issue 20): mechdesign reads them with read_record_file; the
     single-column loader and clients refuse them in one line naming the field."""
-    from mechdesign.deploy.file.record_write import write_record_file
-    from mechdesign.records.joint import JointPrior
+    from mechdesign.core.record_prior import JointPrior
+    from mechdesign.mechfile.record_write import write_record_file
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
     factors = [Mechanism.from_matrix(krr(2, 3), ["u", "v"], ["u", "v"]),
@@ -494,7 +494,7 @@ def release_files(vec: Vectors) -> None:
     memo = Mechanism.from_matrix(krr(3, 4), ["red", "green", "blue"], ["r", "g", "b"])
     vec.write("release-memoized", memo, {"notion": "ldp"}, release={"policy": "memoized"})
     vec.expect("release-memoized", "release policy 'memoized': the same (user, value) always gets the same output")
-    from mechdesign.deploy.file.policy import key_id
+    from mechdesign.mechfile.policy import key_id
 
     vec.write("release-memoized-keyed", memo, {"notion": "ldp"},
               release={"policy": "memoized", "key": key_id(MEMO_TEST_KEY)})
@@ -543,7 +543,7 @@ def release_files(vec: Vectors) -> None:
 def linkability_files(vec: Vectors, memo: Mechanism, reports: Mechanism) -> None:
     """Two-layer files and their linkability level (issue 45): stated and recomputed, absent (an old file, W₂ = I:
     infinite), understated, W₂ edited past the stated level, a signed file whose level was raised."""
-    from mechdesign.deploy.file.signature import sign_mechanism_file
+    from mechdesign.mechfile.signature import sign_mechanism_file
 
     vec.expect("release-two-layer", "two layers: the matrix memoized (lifetime), reports drawn fresh from W2 "
                "(per report), the linkability level of W2 on W1's outputs stated (written by default)")
@@ -612,7 +612,7 @@ def memo_cases(vec: Vectors) -> dict[str, Any]:
     from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
 
     loaded = read_mechanism_file(vec.path("release-memoized"))
-    from mechdesign.deploy.file.policy import key_id
+    from mechdesign.mechfile.policy import key_id
 
     key = MEMO_TEST_KEY
     memo = MemoFunction(key, loaded.sha256)
@@ -758,7 +758,7 @@ def write_vectors(folder: Path) -> None:
     for name in KEY_SEEDS:
         pem = public_pem(name)
         (folder / "keys" / f"{name}.pub.pem").write_bytes(pem)
-        from mechdesign.deploy.file.keys import load_public_key, raw_public_bytes
+        from mechdesign.mechfile.keys import load_public_key, raw_public_bytes
 
         keys[name] = {"pem": f"keys/{name}.pub.pem",
                       "raw": base64.b64encode(raw_public_bytes(load_public_key(pem))).decode("ascii")}

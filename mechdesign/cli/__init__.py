@@ -155,7 +155,7 @@ def _main(argv: Sequence[str] | None) -> int:
             # reported as is (every guarantee, bound and certificate is recomputed from the returned point).
             warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
             warnings.showwarning = _warning_line  # the library's warnings (deprecations, …) as one line each
-            from mechdesign.deploy.file.accounts import reporting
+            from mechdesign.mechfile.accounts import reporting
 
             with reporting(_account_progress(bool(getattr(args, "progress", False)))):
                 code = int(args._run(args))

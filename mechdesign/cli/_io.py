@@ -243,19 +243,19 @@ def read_mechanism_argument(text: str) -> Any:
     cannot be read twice (a FIFO's second open waits for a writer that never comes). A named pipe is read like
     stdin, to its end, with the same size cap.
     """
-    from mechdesign.deploy.file.format import parse_file
+    from mechdesign.mechfile.format import parse_file
 
     return parse_file(*_opened(text))
 
 
 def read_matrix_argument(text: str) -> Any:
-    """``--matrix``: a :class:`~mechdesign.deploy.file.format.ParsedFile` or a Mechanism from CSV rows, read once.
+    """``--matrix``: a :class:`~mechdesign.mechfile.format.ParsedFile` or a Mechanism from CSV rows, read once.
 
     A JSON object (a ``.json`` name, or content starting with ``{``) is a mechanism file (a record file or a
     single-column one); anything else is CSV rows (:func:`matrix_from_csv`). ``-`` reads stdin.
     """
     from mechdesign._files import read_bounded
-    from mechdesign.deploy.file.format import parse_file
+    from mechdesign.mechfile.format import parse_file
 
     source, name = _opened(text)
     if isinstance(source, Path) and not source.exists():

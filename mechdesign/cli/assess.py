@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from mechdesign.core.assessment import DEFAULT_DELTAS, assess
     from mechdesign.core.prior import Prior
-    from mechdesign.deploy.file.format import ParsedFile
+    from mechdesign.mechfile.format import ParsedFile
 
     if args.counts is not None and args.column is not None:
         raise ValueError("column must be used with --data, got column=" + repr(args.column))
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     elif source.is_record:
         return _run_record(args, deltas, source)
     else:
-        from mechdesign.deploy.file.column import read_mechanism_file
+        from mechdesign.mechfile.column import read_mechanism_file
 
         loaded = read_mechanism_file(source, public_key=args.public_key)
         mechanism = loaded.mechanism
@@ -143,7 +143,7 @@ def _column_account(loaded: Any, mechanism: Any, prior: Any, row: Any, releases:
 
     if loaded is not None and (loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single"):
         return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
-    from mechdesign.deploy.file.accounts import reporter
+    from mechdesign.mechfile.accounts import reporter
 
     leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases, progress=reporter())
     return ReleaseAccount("single", leakage.releases, leakage.epsilon, leakage.lower, leakage.exact, leakage.method,
@@ -189,7 +189,7 @@ def _print_accounts(accounts: list[Any] | None) -> None:
 def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
     """``assess`` of a record file: the record-level guarantee on the sample's joint empirical distribution."""
     from mechdesign.deploy.analysis.record_assess import assess_record, count_record_data, data_prior
-    from mechdesign.deploy.file.record import read_record_file
+    from mechdesign.mechfile.record import read_record_file
 
     record = read_record_file(source, public_key=args.public_key)  # verified on load, like a single-column file
     if args.data is None:

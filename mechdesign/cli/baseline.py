@@ -325,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.deploy.file.column import write_mechanism_file
+    from mechdesign.mechfile.column import write_mechanism_file
 
     kind = KINDS[args.kind]
     if args.k is not None and args.kind != "subset-selection":

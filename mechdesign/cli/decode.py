@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from mechdesign.core.fisher import inseparable_categories
     from mechdesign.deploy.analysis.decode import count_file, estimate_frequencies, estimate_quantities
-    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file
 
     if args.within_ball and args.method != "ml":
         raise ValueError(f"method must be 'ml' with --within-ball (the maximum likelihood within the file's ball), "
@@ -140,7 +140,7 @@ def _file_ball(loaded: Any) -> Any:
 def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``decode`` with a record file: every marginal with standard errors (and the joint table if identifiable)."""
     from mechdesign.deploy.analysis.record_decode import count_record_file, decode_records
-    from mechdesign.deploy.file.record import read_record_file
+    from mechdesign.mechfile.record import read_record_file
 
     record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)

@@ -86,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
         v.positive("time_limit", args.time_limit)
     limit = DEFAULT_LIMIT if args.time_limit is None else args.time_limit
     deadline = Deadline(limit, started=command_started())
-    from mechdesign.deploy.file.format import write_seconds
     from mechdesign.design.problemfile import load_problem
     from mechdesign.design.solver import solve
+    from mechdesign.mechfile.format import write_seconds
     from mechdesign.records.problem import is_record_problem
 
     show = bool(args.progress or sys.stderr.isatty())
@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
         if loaded.release.get("policy") not in ("memoized", "two-layer"):
             raise ValueError("memo_key must be given only with [release] policy \"memoized\" or \"two-layer\", got "
                              f"policy={loaded.release.get('policy', 'single')!r}")
-        from mechdesign.deploy.file.policy import key_id
         from mechdesign.deploy.sampling.memo import read_memo_key
+        from mechdesign.mechfile.policy import key_id
 
         loaded.release["key"] = key_id(read_memo_key(args.memo_key))
     problem = loaded.problem
@@ -159,13 +159,13 @@ def _account_note(target: Path, release: dict[str, object], seconds: float) -> t
 
     Writing the file recomputed the account (``seconds`` of CPU, nearly all of the write): a reader's first load on
     another machine, or after an upgrade, recomputes it as well; later loads here reuse it
-    (:mod:`mechdesign.deploy.file.accounts`).
+    (:mod:`mechdesign.mechfile.accounts`).
     """
     import json
 
     if release.get("policy") != "repeated":
         return None
-    from mechdesign.deploy.file.accounts import cache_folder
+    from mechdesign.mechfile.accounts import cache_folder
 
     stated = json.loads(target.read_text(encoding="utf-8"))["release"]
     folder = cache_folder()
@@ -204,9 +204,9 @@ def _symmetric(method: str, problem: object, release: dict[str, object]) -> bool
 
 
 def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:
-    """The symmetric engine's design, written as a structured file (:mod:`mechdesign.deploy.file.symmetric`)."""
-    from mechdesign.deploy.file.symmetric import write_symmetric_file
+    """The symmetric engine's design, written as a structured file (:mod:`mechdesign.mechfile.symmetric`)."""
     from mechdesign.design.symmetric import design_symmetric
+    from mechdesign.mechfile.symmetric import write_symmetric_file
 
     problem = loaded.problem  # type: ignore[attr-defined]
     _progress(show, f"{problem.name}: N = {problem.size:,}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g}; "
@@ -328,8 +328,8 @@ def design_joint_file(problem: object, time_limit: float,
 
 def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show: bool) -> int:
     """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
-    from mechdesign.deploy.file.format import write_seconds
-    from mechdesign.deploy.file.record_write import write_record_file
+    from mechdesign.mechfile.format import write_seconds
+    from mechdesign.mechfile.record_write import write_record_file
     from mechdesign.records.problem import load_record_problem
 
     problem = load_record_problem(source)
@@ -373,7 +373,7 @@ def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show
                   f"{sampled.mse:.6g}/n")
     else:
         from mechdesign.core.mechanism import Mechanism
-        from mechdesign.deploy.file.record import record_epsilon
+        from mechdesign.mechfile.record import record_epsilon
 
         # The record file of a joint design of N letters and M outputs (M up to 8N for the estimation objectives).
         mechanism, utility = design_joint_file(problem, limit, deadline.before(write_seconds(8 * prior.size ** 2)))

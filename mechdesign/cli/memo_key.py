@@ -46,8 +46,8 @@ def _refuse_or_warn(key: str, force: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign memo-key`` on the parsed ``args``; return the exit code."""
-    from mechdesign.deploy.file.policy import key_id
     from mechdesign.deploy.sampling.memo import generate_memo_key, read_memo_key
+    from mechdesign.mechfile.policy import key_id
 
     _refuse_or_warn(args.key, args.force)
     path = generate_memo_key(args.key, force=args.force)

@@ -106,9 +106,9 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.core.leakage import epsilon_min
     from mechdesign.core.mechanism import Mechanism
     from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
-    from mechdesign.deploy.file.column import read_mechanism_file
     from mechdesign.deploy.sampling.sampler import Privatizer
     from mechdesign.deploy.sampling.stream import privatize_file
+    from mechdesign.mechfile.column import read_mechanism_file
 
     args.column = single_column(args.column)
     loaded = read_mechanism_file(source, public_key=args.public_key)
@@ -188,8 +188,8 @@ def _changed_values(loaded: Any, changes: Any) -> dict[str, Any] | None:
         from mechdesign._numerics import round_up
         from mechdesign.core.releases import release_leakage
         from mechdesign.core.uncertainty import L1Ball
-        from mechdesign.deploy.file.accounts import checked_account, reporter
-        from mechdesign.deploy.file.column import achieved_epsilon
+        from mechdesign.mechfile.accounts import checked_account, reporter
+        from mechdesign.mechfile.column import achieved_epsilon
 
         guarantee = loaded.guarantee
 
@@ -329,9 +329,9 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
     from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
     from mechdesign.deploy.analysis.record_assess import epsilon_at_data
-    from mechdesign.deploy.file.record import read_record_file
     from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
     from mechdesign.deploy.sampling.record_stream import privatize_record_file
+    from mechdesign.mechfile.record import read_record_file
 
     record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)

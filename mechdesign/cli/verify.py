@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     :func:`mechdesign.cli.main` maps them to exit codes.
     """
     from mechdesign.core.leakage import ldp_level
-    from mechdesign.deploy.file.column import read_mechanism_file, verify_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_file
 
     if (args.data is None) != (args.column is None):
         raise ValueError(f"column must be given exactly with --data, got column={args.column!r}")
@@ -228,7 +228,7 @@ def _data_text(data: Any, at_data: float | None, kind: str) -> str:
 def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``verify`` of a record file: the record-level guarantee (and the joint data check with --data)."""
     from mechdesign.core.leakage import ldp_level
-    from mechdesign.deploy.file.record import read_record_file, record_verification
+    from mechdesign.mechfile.record import read_record_file, record_verification
 
     record = read_record_file(source, verify=False, public_key=args.public_key)  # an overstated file is reported
     result = record_verification(record, source.name)

@@ -626,7 +626,7 @@ def account_spread(mechanism: MatrixLike, releases: int) -> float:
     (M + 2)u Σ_y n_y |log W[x, y]| per entry, twice; a reader summing in another order (another BLAS kernel, FMA,
     another language) lands anywhere within that bound, so its account may exceed this one by up to it. Σ_y n_y
     |log W[x, y]| ≤ T · max|log W| over the merged, emitted entries. A writer states ε_T at least this much above its
-    own account (:func:`~mechdesign.deploy.file.policy.stated_release`), so every correct reader verifies it.
+    own account (:func:`~mechdesign.mechfile.policy.stated_release`), so every correct reader verifies it.
 
     >>> account_spread([[0.5, 0.5], [0.25, 0.75]], 100) < 1e-11
     True

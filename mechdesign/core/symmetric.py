@@ -527,7 +527,7 @@ def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np
 def group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np.ndarray:
     """A lower bound on min_{Q∈B_β} Q·c for columns given by groups: the greedy of reference/pml-design.md §1.1.
 
-    Public for the readers of structured files (:mod:`mechdesign.deploy.file.symmetric`), which run it on the file's
+    Public for the readers of structured files (:mod:`mechdesign.mechfile.symmetric`), which run it on the file's
     types and on the sampled mechanism's (:mod:`mechdesign.deploy.sampling.symmetric`): one rule for both.
 
     Parameters

@@ -28,6 +28,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._files import csv_compression
+from mechdesign.core.record_codes import encode_labels, unknown_labels_error
 
 __all__ = [
     "ArrowIpcFile",
@@ -379,14 +380,6 @@ def null_error(column: str, count: int, first: int) -> ValueError:
                   "drop them explicitly", column)
 
 
-def unknown_labels_error(name: str, labels: Sequence[str], count: int, offending: Sequence[Any],
-                         kind: str = "input") -> ValueError:
-    """The refusal of ``count`` values outside ``labels``; ``offending`` lists them in order of appearance."""
-    shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if len(offending) > 5 else "")
-    return ValueError(f"{name} must only hold the mechanism's {kind} labels {list(labels)[:8]}, got {count} other "
-                      f"value(s): {shown}")
-
-
 def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
                 file_name: str = "data") -> Iterator[np.ndarray]:
     """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory).
@@ -431,30 +424,6 @@ def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: 
     for table in iter_parquet_tables(parquet, chunk, columns=list(dict.fromkeys(columns))):
         yield [parquet_strings(table.column(c), c, start, empty_nulls) for c in columns]
         start += table.num_rows
-
-
-def encode_labels(values: Any, labels: Sequence[str], name: str = "values", kind: str = "input") -> np.ndarray:
-    """Indices of ``values`` in ``labels`` (matched as strings); unknown or missing values are an error.
-
-    ``kind`` names the labels in that error: the mechanism's "input" labels, or its "output" labels (decode).
-    """
-    import pandas as pd
-
-    if isinstance(values, str) or np.ndim(values) == 0:
-        raise TypeError(f"{name} must be a one-dimensional array of labels, got {name}={v._show(values)}")
-    array = values.to_numpy() if isinstance(values, (pd.Series, pd.Index, pd.Categorical)) else np.asarray(values)
-    if array.ndim != 1:
-        raise v.fail(name, "be one-dimensional", array.shape)
-    codes, uniques = pd.factorize(array, use_na_sentinel=True)
-    position = {label: i for i, label in enumerate(labels)}
-    lookup = np.array([position.get(str(u), -1) for u in uniques] + [-1], dtype=np.int64)
-    index = lookup[codes]  # code −1 (missing) picks the trailing −1
-    bad = index < 0
-    if bad.any():
-        offending = pd.unique(np.asarray(array[bad], dtype=object))
-        raise unknown_labels_error(name, labels, int(bad.sum()), list(offending), kind)
-    n = len(labels)
-    return index.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.int64)
 
 
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,

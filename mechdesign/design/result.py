@@ -426,7 +426,7 @@ class DesignResult:
     def file_sections(self, problem_file: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
         """The ``guarantee``, ``utility``, ``baselines``, ``certificate`` and ``provenance`` file blocks.
 
-        These are the blocks of the mechanism file (see ``mechdesign/deploy/file/mechanism.schema.json``)
+        These are the blocks of the mechanism file (see ``mechdesign/mechfile/mechanism.schema.json``)
         besides the matrix itself.
 
         Parameters
@@ -473,18 +473,18 @@ class DesignResult:
             Problem file to record in the provenance (name and SHA-256).
         release : dict, optional
             The file's release policy (``{"policy": "memoized"}``, ``{"policy": "repeated", "releases": T}``;
-            :mod:`mechdesign.deploy.file.policy`); by default one release per run.
+            :mod:`mechdesign.mechfile.policy`); by default one release per run.
         force : bool
             Replace ``path`` if it exists.
         deadline : Deadline, optional
             When the T-release account of a "repeated" policy must end (``mechdesign design --time-limit``;
-            :func:`~mechdesign.deploy.file.column.write_mechanism_file`).
+            :func:`~mechdesign.mechfile.column.write_mechanism_file`).
 
         Returns
         -------
         Path
             The written file; check it with ``mechdesign verify`` or
-            :func:`~mechdesign.deploy.file.column.verify_mechanism_file`.
+            :func:`~mechdesign.mechfile.column.verify_mechanism_file`.
 
         Raises
         ------
@@ -521,7 +521,7 @@ class DesignResult:
             warnings.warn(warning, UserWarning, stacklevel=2)
         # The one import from design into deploy (tests/test_architecture.py lists it): the file format
         # lives in deploy, which never imports design, so the graph stays acyclic.
-        from mechdesign.deploy.file.column import write_mechanism_file
+        from mechdesign.mechfile.column import write_mechanism_file
 
         return write_mechanism_file(path, self.mechanism, **self.file_sections(problem_file), release=release,
                                     deadline=deadline)

@@ -26,11 +26,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Exports resolve on first use: deployment code imports the solver-free modules (joint, capacity, bounds,
-# encoding) without pulling in the design engines behind product.py and simulate.py.
+# Exports resolve on first use, so that importing one name does not pull in the design engines behind product.py
+# and simulate.py. The solver-free record guarantee (the joint prior and ball, the record capacity, the T-release
+# account) lives in core, where every verifier reaches it; this package re-exports it beside the record designers.
 _WHERE = {"RecordBaseline": "baselines", "baseline_mse": "baselines", "record_baselines": "baselines",
-          "ProductCapacity": "capacity", "product_capacity": "capacity",
-          "MAX_JOINT_SIZE": "joint", "JointBall": "joint", "JointPrior": "joint",
+          "ProductCapacity": "mechdesign.core.record_capacity", "product_capacity": "mechdesign.core.record_capacity",
+          "MAX_JOINT_SIZE": "mechdesign.core.record_prior", "JointBall": "mechdesign.core.record_prior",
+          "JointPrior": "mechdesign.core.record_prior",
           "FACTOR_KINDS": "product", "Factor": "product", "ProductDesign": "product", "design_product": "product",
           "simulate_protocol": "simulate", "SampledDesign": "sampled", "design_sampled": "sampled",
           "RecordDesigns": "choice", "design_records": "choice",
@@ -42,10 +44,10 @@ __all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "OBJECTIVES", "Factor", "JointBall"
            "record_baselines", "simulate_protocol"]
 
 if TYPE_CHECKING:
+    from mechdesign.core.record_capacity import ProductCapacity, product_capacity
+    from mechdesign.core.record_prior import MAX_JOINT_SIZE, JointBall, JointPrior
     from mechdesign.records.baselines import RecordBaseline, baseline_mse, record_baselines
-    from mechdesign.records.capacity import ProductCapacity, product_capacity
     from mechdesign.records.choice import RecordDesigns, design_records
-    from mechdesign.records.joint import MAX_JOINT_SIZE, JointBall, JointPrior
     from mechdesign.records.joint_design import OBJECTIVES, JointDesign, design_joint
     from mechdesign.records.product import FACTOR_KINDS, Factor, ProductDesign, design_product
     from mechdesign.records.sampled import SampledDesign, design_sampled
@@ -54,7 +56,8 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name in _WHERE:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        where = _WHERE[name]
+        value = getattr(importlib.import_module(where if "." in where else f"{__name__}.{where}"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -60,8 +60,8 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.core.record_prior import JointPrior
 from mechdesign.design.baselines.ldp_oracles import ORACLES, oracle_mse
-from mechdesign.records.joint import JointPrior
 
 __all__ = ["PROTOCOLS", "RSFD_ORACLES", "SCALES", "RecordBaseline", "amplified_epsilon", "baseline_mse",
            "record_baselines", "rsfd_parameters", "rsfd_variances"]

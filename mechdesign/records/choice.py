@@ -32,7 +32,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.records.joint import JointPrior
+from mechdesign.core.record_prior import JointPrior
 from mechdesign.records.joint_design import OBJECTIVES, JointDesign, design_joint, mutual_information
 from mechdesign.records.product import ProductDesign, design_product
 from mechdesign.records.sampled import SampledDesign, design_sampled

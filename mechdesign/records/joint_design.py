@@ -1,7 +1,7 @@
 """The joint design for whole records: one mechanism over the product alphabet (issue 20, item 2).
 
 A record x = (x_1, …, x_d) is a letter of X = X_1 × … × X_d (N = ∏ N_i letters, mixed-radix order of
-:mod:`mechdesign.records.joint`). The joint design is ONE mechanism W with N rows, ε-PML for every prior in
+:mod:`mechdesign.core.record_prior`). The joint design is ONE mechanism W with N rows, ε-PML for every prior in
 the joint ball B_β(P̂) ([E] eq. 31 on X, β = β*(δ, m, N) of eq. 37), designed by the single-attribute
 engines ([E] eq. 40) for what the analyst decodes:
 
@@ -50,13 +50,13 @@ from mechdesign.core.leakage import certified_capacity
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
 from mechdesign.core.quantities import marginal_map
+from mechdesign.core.record_capacity import product_capacity
+from mechdesign.core.record_codes import joint_labels
+from mechdesign.core.record_prior import JointPrior
 from mechdesign.deadline import Deadline
 from mechdesign.design.certificate import finish_seconds, repair
 from mechdesign.design.utility import Utility
 from mechdesign.records._setup import check_design_inputs, record_guarantee
-from mechdesign.records.capacity import product_capacity
-from mechdesign.records.encoding import joint_labels
-from mechdesign.records.joint import JointPrior
 from mechdesign.records.product import ProductDesign, design_product
 
 __all__ = ["JOINT_DESIGN_LIMIT", "OBJECTIVES", "JointDesign", "design_joint", "marginal_weights",
@@ -83,7 +83,7 @@ class JointDesign:
     prior : JointPrior
         The joint estimate P̂ (m records).
     mechanism : Mechanism
-        W, inputs = the joint labels (:func:`~mechdesign.records.encoding.joint_labels`, mixed-radix order).
+        W, inputs = the joint labels (:func:`~mechdesign.core.record_codes.joint_labels`, mixed-radix order).
     epsilon : float
         The record-level guarantee: capacity of W over B_β(P̂), recomputed from W, rounded up, ≤ ``target``.
     target : float

@@ -19,7 +19,7 @@ former name of ``data.source``, is read with a deprecation warning)::
     objective = "marginals"           # joint designs: "marginals" (L-optimal), "joint" (A-optimal) or "mi"
     probabilities = "optimise"        # sampled designs: π_i ∝ √(tr J_i⁻¹ − ‖f_i‖²), "uniform", or [π_1, …]
 
-The prior is the joint empirical distribution of the records (:class:`~mechdesign.records.joint.JointPrior`).
+The prior is the joint empirical distribution of the records (:class:`~mechdesign.core.record_prior.JointPrior`).
 Every malformed file — an unknown or repeated column, a missing value, a joint alphabet over the limit — is one
 ``ValueError`` line naming the file and the field.
 """
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mechdesign.records.joint import MAX_JOINT_SIZE, JointPrior
+from mechdesign.core.record_prior import MAX_JOINT_SIZE, JointPrior
 
 __all__ = ["JOINT_LIMIT", "JOINT_OBJECTIVES", "KEYS", "RECORD_DESIGNS", "RecordProblem", "is_record_problem",
            "load_record_problem", "problem_keys"]
@@ -294,7 +294,7 @@ def _prior(file: Path, source: Any, columns: list[str], limit: int) -> JointPrio
     import pandas as pd
 
     from mechdesign._files import CSV_NAME_RULE, csv_compression
-    from mechdesign.records.encoding import distinct_names
+    from mechdesign.core.record_codes import distinct_names
 
     csv = (file.parent / source).resolve()
     try:  # .csv.zst or .csv.zip: one line here, not pandas' traceback

@@ -7,7 +7,7 @@ W = W_1 ⊗ … ⊗ W_d, which streams attribute by attribute like a single-colu
 
 The guarantee is the **record-level** one: the capacity of W over the joint ball B_β(P̂) ([E] eq. 31 on
 the product alphabet, β = β*(δ, m, N) of eq. 37 with N = ∏ N_i), computed exactly by
-:func:`~mechdesign.records.capacity.product_capacity`. Per-attribute budgets do not add up to a record
+:func:`~mechdesign.core.record_capacity.product_capacity`. Per-attribute budgets do not add up to a record
 guarantee (tests/records/test_counterexample.py), so they are only knobs here: budgets ε_i = s ε w_i
 (weights w summing to one) are designed, and the scale s is searched — from s = 1, a safeguarded secant
 search on a bracket, :func:`_search_scale` — for the largest value at which the record-level capacity is
@@ -32,9 +32,9 @@ from mechdesign import _validation as v
 from mechdesign.core.fisher import trace_inverse_fisher
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.prior import Prior
-from mechdesign.records._setup import check_design_inputs, positive_per_attribute, record_guarantee
-from mechdesign.records.capacity import product_capacity
-from mechdesign.records.joint import JointPrior
+from mechdesign.core.record_capacity import positive_per_attribute, product_capacity
+from mechdesign.core.record_prior import JointPrior
+from mechdesign.records._setup import check_design_inputs, record_guarantee
 
 __all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product", "merge_proportional", "record_summary"]
 

@@ -41,7 +41,6 @@ Wang, N., Xiao, X., Yang, Y., et al., "Collecting and analyzing multidimensional
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,12 +48,11 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.records._setup import check_design_inputs, positive_per_attribute
-from mechdesign.records.joint import JointPrior
+from mechdesign.core.record_capacity import positive_per_attribute, sampled_epsilon
+from mechdesign.core.record_prior import JointPrior
+from mechdesign.records._setup import check_design_inputs
 
-__all__ = ["SampledDesign", "check_probabilities", "design_sampled", "sampled_epsilon", "sampled_mse",
-           "sampling_probabilities"]
+__all__ = ["SampledDesign", "design_sampled", "sampled_mse", "sampling_probabilities"]
 
 #: Budgets tried below ε when the recomputed capacity of the designs lands above it (rounding: ulps).
 _RETRIES = 3
@@ -121,39 +119,6 @@ class SampledDesign:
                            for f, p in zip(self.factors, self.probabilities, strict=True))
         return (f"SampledDesign(record ε={self.epsilon:.6g} ≤ {self.target:.6g} over β={self.radius:.4g}, "
                 f"factors [{shapes}], marginal MSE {self.mse:.6g}/n)")
-
-
-def sampled_epsilon(prior: JointPrior, radius: float, factors: Sequence[Mechanism]) -> float:
-    """The record-level capacity of an attribute-sampled mechanism over the joint ball (module docstring).
-
-    Parameters
-    ----------
-    prior : JointPrior
-        The joint estimate P̂.
-    radius : float
-        β ∈ [0, 2] of the joint ball.
-    factors : sequence of Mechanism
-        W_1, …, W_d (inputs = each attribute's alphabet); the sampling probabilities do not matter.
-
-    Returns
-    -------
-    float
-        max_i C(W_i, B_β(P̂_i)) in nats, solver-free, rounded up; 0 for mechanisms independent of the input.
-    """
-    from mechdesign.core.leakage import certified_capacity
-    from mechdesign.core.uncertainty import L1Ball
-
-    if len(factors) != prior.dimension:
-        raise v.fail("factors", f"be {prior.dimension} mechanisms (one per attribute)", len(factors))
-    worst = 0.0
-    for i, factor in enumerate(factors):
-        matrix = factor.matrix
-        if matrix.shape[0] != prior.sizes[i]:
-            raise v.fail(f"factors[{i}]", f"have {prior.sizes[i]} rows (the alphabet of "
-                         f"{prior.attributes[i]!r})", matrix.shape[0])
-        # Rounded up as a certificate states it (identical rows, which report nothing about x_i, give exactly 0).
-        worst = max(worst, certified_capacity(factor, L1Ball(prior.marginal(i).probabilities, radius)))
-    return worst
 
 
 def sampled_mse(traces: Sequence[float], frequencies: Sequence[np.ndarray],
@@ -290,11 +255,3 @@ def design_sampled(prior: JointPrior, epsilon: float, *, delta: float | None = N
     pi.setflags(write=False)
     return SampledDesign(prior, factors, pi, achieved, eps, ball.radius, delta,
                          sampled_mse(traces, frequencies, pi))
-
-
-def check_probabilities(values: Any, dimension: int) -> np.ndarray:
-    """π read from a file or an argument: d positive finite numbers summing to one within 1e-9."""
-    pi = v.finite_array("sampling", values, 1)
-    if pi.size != dimension or np.any(pi <= 0) or not math.isclose(float(pi.sum()), 1.0, abs_tol=1e-9):
-        raise v.fail("sampling", f"be {dimension} positive probabilities summing to one", values)
-    return pi

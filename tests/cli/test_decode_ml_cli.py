@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from mechdesign.deploy.file.column import write_mechanism_file
-from mechdesign.deploy.file.record_write import write_record_file
+from mechdesign.core.record_codes import joint_labels
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.mechfile.record_write import write_record_file
 from mechdesign.records import JointPrior
-from mechdesign.records.encoding import joint_labels
 
 LABELS = ["a", "b", "c", "d"]
 PRIOR = [0.6, 0.3, 0.08, 0.02]

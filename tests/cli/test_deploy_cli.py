@@ -12,9 +12,9 @@ import pytest
 
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.datasets import adult_counts, load_adult
-from mechdesign.deploy.file.column import write_mechanism_file
-from mechdesign.deploy.file.format import canonical_bytes
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.mechfile.format import canonical_bytes
 
 
 def high_privacy(prior, epsilon, labels):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mechdesign.deploy.file.column import read_mechanism_file
+from mechdesign.mechfile.column import read_mechanism_file
 
 from conftest import PROBLEMS
 

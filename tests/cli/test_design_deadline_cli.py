@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from mechdesign.deploy.file.column import read_mechanism_file
-from mechdesign.deploy.file.record import read_record_file
+from mechdesign.mechfile.column import read_mechanism_file
+from mechdesign.mechfile.record import read_record_file
 
 from conftest import PROBLEMS
 

@@ -12,15 +12,15 @@ from record_pml_oracle import brute_epsilon_min
 from record_pml_oracle import kronecker as _kron
 
 from mechdesign.core.leakage import capacity, epsilon_min
+from mechdesign.core.record_codes import joint_labels
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.datasets import load_adult
-from mechdesign.deploy.file.column import write_mechanism_file
-from mechdesign.deploy.file.record import read_record_file, record_epsilon
-from mechdesign.deploy.file.record_write import write_record_file
 from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.mechfile.record import read_record_file, record_epsilon
+from mechdesign.mechfile.record_write import write_record_file
 from mechdesign.records import JointPrior
-from mechdesign.records.encoding import joint_labels
 
 from conftest import PRIVACY_SLACK, PROBLEMS
 

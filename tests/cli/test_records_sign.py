@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from mechdesign.deploy.file.canonical import canonical_json
-from mechdesign.deploy.file.record import read_record_file, record_epsilon
-from mechdesign.deploy.file.record_write import write_record_file
-from mechdesign.deploy.file.signature import generate_key_pair
+from mechdesign.core.record_codes import joint_labels
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.canonical import canonical_json
+from mechdesign.mechfile.record import read_record_file, record_epsilon
+from mechdesign.mechfile.record_write import write_record_file
+from mechdesign.mechfile.signature import generate_key_pair
 from mechdesign.records import JointPrior
-from mechdesign.records.encoding import joint_labels
 
 ALPHABETS = [["u", "v", "w"], ["s", "t"]]
 TABLE = [[30, 10], [5, 40], [0, 15]]  # one unobserved letter (w, s)
@@ -224,7 +224,7 @@ def test_an_overstated_or_broken_record_file_is_never_signed(cli, keys, tmp_path
 
 def test_the_signed_bytes_cover_every_record_field(keys, tmp_path):
     """The canonical content holds attributes, alphabets, factors, guarantee and prior: what the key signs."""
-    from mechdesign.deploy.file.format import canonical_bytes
+    from mechdesign.mechfile.format import canonical_bytes
 
     path = _write(tmp_path / "r.mech.json", "product")
     content = json.loads(path.read_text(encoding="utf-8"))

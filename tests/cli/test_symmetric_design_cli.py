@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mechdesign.deploy.file.symmetric import read_symmetric_file
 from mechdesign.design.symmetric import AUTO_FROM
+from mechdesign.mechfile.symmetric import read_symmetric_file
 
 from conftest import run_cli, run_cli_process
 

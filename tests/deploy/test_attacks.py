@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechdesign.deploy.file.format import canonical_bytes
+from mechdesign.mechfile.format import canonical_bytes
 
 from conftest import PROBLEMS
 
@@ -161,7 +161,7 @@ def test_baseline_and_design_agree_at_epsilon_zero(cli, tmp_path):
 @pytest.mark.parametrize("field", ["epsilon", "radius"])
 def test_a_claim_a_hair_too_strong_does_not_hold(cli, design, tmp_path, field):
     from mechdesign.core.estimation import required_radius
-    from mechdesign.deploy.file.column import verify_mechanism_file
+    from mechdesign.mechfile.column import verify_mechanism_file
 
     content = json.loads(design.read_text())
     g = content["guarantee"]
@@ -230,7 +230,7 @@ OTHER_6 = [1720, 160, 0, 0, 120]  # 2,000 records: 6 % "Other", two empty catego
 def test_six_percent_other_is_refused_although_the_l1_allowance_passed_it(cli, design, tmp_path):
     from mechdesign.core.estimation import radius_for_delta
     from mechdesign.deploy.analysis.datacheck import check_counts
-    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file
 
     guarantee = read_mechanism_file(design).guarantee
     check = check_counts(guarantee, OTHER_6)
@@ -245,7 +245,7 @@ def test_six_percent_other_is_refused_although_the_l1_allowance_passed_it(cli, d
 
 def test_an_overridden_refusal_states_the_epsilon_at_the_data(cli, design, tmp_path):
     from mechdesign.core.leakage import epsilon_min
-    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file
 
     data = _records(tmp_path / "other.csv", OTHER_6)
     out = tmp_path / "private.csv"
@@ -316,7 +316,7 @@ def test_the_check_has_power_where_the_l1_allowance_had_none():
 @pytest.fixture
 def inflated(design, tmp_path) -> Path:
     """The issue's attack: samples 1e15 and radius 1e-6 in an unsigned file, ε recomputed to match, rehashed."""
-    from mechdesign.deploy.file.column import achieved_epsilon, read_mechanism_file
+    from mechdesign.mechfile.column import achieved_epsilon, read_mechanism_file
 
     content = json.loads(design.read_text())
     guarantee = content["guarantee"]
@@ -436,9 +436,9 @@ def test_huge_epsilon_in_calibrate_gaussian_is_a_proper_error(cli, epsilon):
 
 def _record_file(folder: Path) -> tuple[Path, Path]:
     """A product record file over (race, sex) and 600 records of it: small, decodable, unsigned."""
-    from mechdesign.deploy.file.record import record_epsilon
-    from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.mechfile.record import record_epsilon
+    from mechdesign.mechfile.record_write import write_record_file
     from mechdesign.records import JointPrior
 
     alphabets = [["White", "Black", "Other"], ["F", "M"]]
@@ -514,9 +514,9 @@ def test_assess_reads_csv_rows_from_stdin(cli):
 def krr_files(tmp_path) -> dict[str, Path]:
     """A decodable k-RR file over RACE, privatized records of it, a key pair, and the file with two output labels
     swapped (White ↔ Other) and re-hashed: an edit anyone can make, which decodes to swapped frequencies."""
-    from mechdesign.deploy.file.column import write_mechanism_file
-    from mechdesign.deploy.file.signature import generate_key_pair
     from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.mechfile.column import write_mechanism_file
+    from mechdesign.mechfile.signature import generate_key_pair
 
     honest = write_mechanism_file(tmp_path / "krr.mech.json", randomized_response(5, 3.0, RACE),
                                   guarantee={"notion": "ldp", "epsilon": 3.0})
@@ -572,7 +572,7 @@ def test_decode_and_assess_keep_the_signature_policy(cli, krr_files, monkeypatch
 
 
 def test_assess_refuses_unsignable_csv_rows_under_a_signature_policy(cli, tmp_path, monkeypatch):
-    from mechdesign.deploy.file.signature import generate_key_pair
+    from mechdesign.mechfile.signature import generate_key_pair
 
     _, public = generate_key_pair(tmp_path / "key.pem")
     rows = tmp_path / "w.csv"
@@ -585,7 +585,7 @@ def test_assess_refuses_unsignable_csv_rows_under_a_signature_policy(cli, tmp_pa
 
 
 def test_decode_of_a_record_file_checks_its_signature(cli, tmp_path):
-    from mechdesign.deploy.file.signature import generate_key_pair
+    from mechdesign.mechfile.signature import generate_key_pair
 
     record, data = _record_file(tmp_path)
     private = tmp_path / "private.csv"
@@ -680,7 +680,7 @@ def test_the_python_save_keeps_the_clis_rule_on_a_signed_design(cli, tmp_path):
 @pytest.mark.parametrize("kind", ["krr", "subset-selection", "hadamard", "block-design"])
 def test_a_baseline_at_a_tiny_epsilon_is_written_and_holds_at_that_epsilon(cli, tmp_path, kind, epsilon):
     from mechdesign.core.leakage import ldp_epsilon
-    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file
 
     out = tmp_path / "tiny.mech.json"
     written = cli("baseline", kind, "--epsilon", epsilon, "--labels", ",".join(RACE), "--out", str(out))

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from mechdesign.deploy.file.column import write_mechanism_file
 from mechdesign.deploy.ledger import Ledger
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.column import write_mechanism_file
 
 
 def _one_line(result) -> str:
@@ -182,7 +182,7 @@ def test_verify_releases_beyond_the_largest_t_is_a_one_line_rule(cli, tmp_path, 
 def test_the_largest_t_is_the_one_files_may_state_in_both_languages():
     from mechdesign.core.releases import MAX_RELEASES, release_leakage
     from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.deploy.file.policy import MAX_RELEASES as FILE_MAX
+    from mechdesign.mechfile.policy import MAX_RELEASES as FILE_MAX
 
     from conftest import ROOT
 
@@ -309,7 +309,7 @@ def test_an_account_cut_by_the_deadline_states_a_certified_bound(tmp_path):
     from mechdesign.core.releases import _trivial, release_leakage
     from mechdesign.core.uncertainty import L1Ball
     from mechdesign.deadline import Deadline
-    from mechdesign.deploy.file.column import read_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file
 
     mechanism = _wide_mechanism(zeros=False)
     prior = np.full(6, 1 / 6)

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.file.column import read_mechanism_file, write_mechanism_file
-from mechdesign.deploy.file.policy import key_id
 from mechdesign.deploy.sampling.memo import MemoFunction, generate_memo_key, read_memo_key, user_ids
 from mechdesign.deploy.sampling.sampler import Privatizer, privatize
 from mechdesign.deploy.sampling.stream import privatize_file
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
+from mechdesign.mechfile.policy import key_id
 
 from conftest import ROOT
 
@@ -154,10 +154,10 @@ def test_dask_keeps_the_policy_of_a_compiled_privatizer_and_the_key_binding(fold
 
 
 def test_a_memoized_record_file_refuses_fresh_draws_through_every_entry_point(tmp_path):
-    from mechdesign.deploy.file.record import read_record_file
-    from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
     from mechdesign.deploy.sampling.record_stream import privatize_record_file
+    from mechdesign.mechfile.record import read_record_file
+    from mechdesign.mechfile.record_write import write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])

@@ -15,11 +15,12 @@ import pytest
 
 from mechdesign._numerics import round_up
 from mechdesign.core.leakage import capacity, certified_capacity
+from mechdesign.core.record_capacity import sampled_epsilon
+from mechdesign.core.record_prior import JointPrior
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-from mechdesign.records.joint import JointPrior
 from mechdesign.records.joint_design import design_joint
-from mechdesign.records.sampled import design_sampled, sampled_epsilon
+from mechdesign.records.sampled import design_sampled
 
 CASES = [([0.5, 0.3, 0.2], 1.0, 0.05), ([0.25, 0.25, 0.25, 0.25], 0.5, 2.0), ([0.7, 0.3], 2.0, 0.0),
          ([0.4, 0.4, 0.1, 0.1], 3.0, 0.15), ([0.6, 0.2, 0.2], 0.1, 1.0)]

@@ -10,8 +10,8 @@ import pytest
 
 from mechdesign.core.estimation import design_radius, radius_for_delta
 from mechdesign.core.prior import Prior
+from mechdesign.core.record_prior import MAX_JOINT_SIZE
 from mechdesign.records import JointPrior
-from mechdesign.records.joint import MAX_JOINT_SIZE
 
 
 def test_columns_give_every_combination_as_a_letter():

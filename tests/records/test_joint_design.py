@@ -13,10 +13,10 @@ from record_oracles import exact_capacity, kronecker, lifted, lp_min_linear
 
 from mechdesign.core.fisher import trace_inverse_fisher, weighted_trace_inverse_fisher
 from mechdesign.core.leakage import capacity
+from mechdesign.core.record_codes import joint_labels
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointDesign, JointPrior, baseline_mse, design_joint, design_product, design_records
 from mechdesign.records.choice import PREFERENCE, _best
-from mechdesign.records.encoding import joint_labels
 from mechdesign.records.joint_design import JOINT_DESIGN_LIMIT, marginal_weights, mutual_information
 
 from conftest import PRIVACY_SLACK, examples

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from record_oracles import kronecker, kronecker_capacity, lp_capacity
 
-import mechdesign.records.bounds as bounds
+import mechdesign.core.record_bounds as bounds
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.records import JointPrior, product_capacity

@@ -1,6 +1,6 @@
 """The record capacity against an exact reference (tests/exact_oracles.py), without PRIVACY_SLACK.
 
-C(W_1 ⊗ … ⊗ W_d, B_β(P̂)) from :func:`~mechdesign.records.capacity.product_capacity` must be at or above the exact
+C(W_1 ⊗ … ⊗ W_d, B_β(P̂)) from :func:`~mechdesign.core.record_capacity.product_capacity` must be at or above the exact
 value on the dense joint alphabet (exact products of the factors' entries, P̂ = n/m as rationals, every letter of the
 product a coordinate of the ball) and within its documented 2·10⁻¹⁰-nat slack plus rounding of it.
 """
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core.mechanism import as_mechanism
-from mechdesign.records.capacity import product_capacity
-from mechdesign.records.joint import JointPrior
+from mechdesign.core.record_capacity import product_capacity
+from mechdesign.core.record_prior import JointPrior
 
 from conftest import examples
 

@@ -14,8 +14,9 @@ import mechdesign.core.leakage as leakage
 import mechdesign.records.product as product
 from mechdesign.core.fisher import efficient_decoder, trace_inverse_fisher
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.record_capacity import sampled_epsilon
 from mechdesign.records import JointPrior, SampledDesign, design_sampled
-from mechdesign.records.sampled import sampled_epsilon, sampled_mse, sampling_probabilities
+from mechdesign.records.sampled import sampled_mse, sampling_probabilities
 
 from conftest import EXACT, PRIVACY_SLACK, examples
 from strategies import mechanisms, priors

@@ -87,7 +87,7 @@ export function scanNumbers(text: string): NumberScan {
 /**
  * The deepest nesting of arrays and objects in a JSON text: brackets counted outside strings, one left-to-right
  * pass (a backslash in a string skips the next unit). mechdesign counts the same way on the bytes
- * (`nesting_depth` in mechdesign/deploy/file/format.py), before any parser sees the text.
+ * (`nesting_depth` in mechdesign/mechfile/format.py), before any parser sees the text.
  */
 export function nestingDepth(text: string): number {
   let depth = 0;

@@ -1,6 +1,6 @@
 /**
  * The field checks of a mechanism file, worded as mechdesign's `FileChecker` words them
- * (mechdesign/deploy/file/format.py): `<field> must <rule>, got <field>=<value>`. Shared by the file's body
+ * (mechdesign/mechfile/format.py): `<field> must <rule>, got <field>=<value>`. Shared by the file's body
  * (mechfile.ts) and its release block (release.ts).
  */
 import { MechanismFileError } from "./errors.js";

@@ -1,8 +1,8 @@
 /**
  * Loading a mechanism file (format version 2) and checking everything mechdesign's loader checks, in the same
- * order and with the same field and rule in each refusal (mechdesign/deploy/file/column.py; docs/client_spec.rst):
+ * order and with the same field and rule in each refusal (mechdesign/mechfile/column.py; docs/client_spec.rst):
  * the size cap, the first non-blank byte, UTF-8, the nesting depth, JSON without repeated keys, the keys of the
- * JSON Schema (mechdesign/deploy/file/mechanism.schema.json, embedded at build time), the format name and version,
+ * JSON Schema (mechdesign/mechfile/mechanism.schema.json, embedded at build time), the format name and version,
  * the sha256 of the RFC 8785 canonical content, labels, row-stochasticity, the guarantee's fields, the radius
  * against β*(δ, m, N), the optional blocks, the release policy (release.ts), the Ed25519 signature against a given
  * key, and finally the guarantee recomputed from the matrix, and what the release policy states.

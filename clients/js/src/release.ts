@@ -1,5 +1,5 @@
 /**
- * A file's release policy (mechdesign/deploy/file/policy.py): how often a person's value may be privatized, and
+ * A file's release policy (mechdesign/mechfile/policy.py): how often a person's value may be privatized, and
  * what that costs. The `release` block is hashed and signed with the rest; this module checks it with the same
  * field and rule as mechdesign's `read_release` and recomputes what it states (`release_achieved`):
  *

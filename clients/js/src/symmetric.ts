@@ -1,8 +1,8 @@
 /**
  * Structured mechanism files (`"kind": "symmetric"`, issue 43): load and verify them as mechdesign does
- * (mechdesign/deploy/file/symmetric.py; docs/client_spec.rst, "Structured files"), and sample reports
+ * (mechdesign/mechfile/symmetric.py; docs/client_spec.rst, "Structured files"), and sample reports
  * `t<type>.<hex>` of the placement family `mechdesign-agl-1` by the same rule on the same 64-bit words
- * (mechdesign/deploy/sampling/symmetric.py, mechdesign/deploy/file/placement.py).
+ * (mechdesign/deploy/sampling/symmetric.py, mechdesign/mechfile/placement.py).
  *
  * The guarantee is recomputed from the compact form with the operations of mechdesign's grouped greedy, in the same
  * order (the same float bits up to libm's log): per type, the groups (cell, level) sorted once by the row sums,
@@ -116,7 +116,7 @@ function base64(text: string, length: number): Uint8Array | null {
   return o === length ? out : null;
 }
 
-/** The (T × K) counts of packed streams (mechdesign/deploy/file/packed.py), with its refusals. */
+/** The (T × K) counts of packed streams (mechdesign/mechfile/packed.py), with its refusals. */
 export function unpackCounts(texts: unknown[], sizes: number[], field = "types.high_counts"): Int32Array[] {
   const widths = sizes.map((s) => Math.floor(Math.log2(s)) + 1);
   const totalBits = widths.reduce((a, b) => a + b, 0);
@@ -246,7 +246,7 @@ export function groupMinLinear(values: Float64Array, masses: Float64Array, beta:
   return nextDown(result * scale * (1.0 - 2 * U));
 }
 
-/** Each type's PML over the ball, rounded up (mechdesign/deploy/file/symmetric_check.py `type_capacities`). */
+/** Each type's PML over the ball, rounded up (mechdesign/mechfile/symmetric_check.py `type_capacities`). */
 export function typeCapacities(m: SymmetricMechanism, radius: number): number[] {
   const k = m.cells.sizes.length;
   const order = m.rowSums.map((_, i) => i).sort((a, b) => m.rowSums[a] - m.rowSums[b] || a - b);

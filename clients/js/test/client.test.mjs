@@ -18,7 +18,7 @@ const vector = (name) => readFileSync(new URL(`conformance/files/${name}.json`, 
 const cli = new URL("../dist/cli.js", import.meta.url).pathname;
 
 test("the client embeds the one schema file, which accepts every file that holds", async () => {
-  const schema = JSON.parse(readFileSync(new URL("mechdesign/deploy/file/mechanism.schema.json", root)));
+  const schema = JSON.parse(readFileSync(new URL("mechdesign/mechfile/mechanism.schema.json", root)));
   const embedded = await import("../dist/schema.generated.js");
   assert.deepEqual(embedded.SCHEMA, schema);
   const validate = new Ajv2020({ strict: false }).compile(schema);

@@ -60,8 +60,8 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.core.record_prior import JointPrior
 from mechdesign.deploy.analysis.divergence import ball_divergence, divergence_from_ball, divergence_upper_bound
-from mechdesign.records.joint import JointPrior
 
 __all__ = ["DATA_DELTA", "DataCheck", "JointCounter", "ball_divergence", "check_counts", "check_joint_counts",
            "divergence_from_ball", "divergence_threshold", "divergence_upper_bound", "refusal", "require_in_ball"]

@@ -1,6 +1,6 @@
 r"""Record files on data: the ε of a record design at the data's joint distribution, and its (ε′, δ) curve.
 
-Two questions about a record file (:mod:`mechdesign.deploy.file.record`) and a table of n records, both asked of
+Two questions about a record file (:mod:`mechdesign.mechfile.record`) and a table of n records, both asked of
 the **joint** empirical distribution P̃ of the records over X = X_1 × … × X_d (N = ∏ N_i letters; only the K
 observed ones carry mass):
 
@@ -27,7 +27,7 @@ data marginal, :math:`\max_i ε_{\min}(W_i, \tilde P_i)` (:func:`sampled_epsilon
 
 **The record-level (ε′, δ) guarantee on the sample** (``assess`` with several ``--column``): for each δ,
 ε′(δ) = C(W, B_{β*}(P̃)), the capacity over the joint ball of radius β* = β*(δ, n, N) ([E] eq. 37 on the joint
-alphabet, Theorem 2), computed by :func:`~mechdesign.deploy.file.record.record_epsilon` exactly as loading a
+alphabet, Theorem 2), computed by :func:`~mechdesign.mechfile.record.record_epsilon` exactly as loading a
 record file recomputes its guarantee (product capacity or dense capacity, solver-free, rounded toward privacy; for
 a sampled design the marginal of the joint ball is the marginal ball, so ε′ = max_i C(W_i, B_{β*}(P̃_i))).
 
@@ -53,8 +53,8 @@ from mechdesign.core.assessment import DEFAULT_DELTAS, DeltaRow
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import epsilon_min, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.file.record import RecordFile, record_epsilon
-from mechdesign.records.joint import JointPrior
+from mechdesign.core.record_prior import JointPrior
+from mechdesign.mechfile.record import RecordFile, record_epsilon
 
 __all__ = ["RecordAssessment", "assess_record", "count_record_data", "data_prior", "epsilon_at_data",
            "record_epsilon_min", "sampled_epsilon_min"]
@@ -135,7 +135,7 @@ def data_prior(record: RecordFile, letters: Any, counts: Any) -> JointPrior:
     record : RecordFile
         Gives the attributes and alphabets.
     letters : array_like of int
-        Distinct joint letters in [0, N) (mixed radix, :mod:`mechdesign.records.joint`).
+        Distinct joint letters in [0, N) (mixed radix, :mod:`mechdesign.core.record_prior`).
     counts : array_like of int
         Their counts (non-negative; zeros are dropped), with a positive total n.
 

@@ -51,7 +51,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy.analysis.decode import Estimate
-from mechdesign.deploy.file.record import RecordFile
+from mechdesign.mechfile.record import RecordFile
 
 __all__ = ["Marginal", "RecordEstimate", "count_record_file", "decode_records"]
 
@@ -164,8 +164,8 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
         If a column is missing or repeated, a value is not an output label, (joint) the d columns of a record
         disagree, or (sampled) a record reports no attribute or several.
     """
+    from mechdesign.core.record_codes import distinct_names
     from mechdesign.deploy._io import encode_labels, iter_columns
-    from mechdesign.records.encoding import distinct_names
 
     names = distinct_names(columns)
     if len(names) != record.prior.dimension:

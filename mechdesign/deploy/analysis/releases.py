@@ -1,7 +1,7 @@
 """What T releases of one person's value cost under a file's release policy (``verify``/``assess --releases T``).
 
 * one release per run ("single", "repeated"): T fresh releases, :func:`~mechdesign.core.releases.release_leakage`
-  over the file's ball (record files: :func:`~mechdesign.records.releases.record_release_leakage` over the joint
+  over the file's ball (record files: :func:`~mechdesign.core.record_releases.record_release_leakage` over the joint
   ball); an "ldp" file leaks exactly T·ε_LDP(W) over all priors;
 * "memoized": the same (user, value) always gets the same output, so T reports of an unchanged value are **one**
   release: exactly the file's ε. (A person whose value changes k times releases k memoized outputs: the account of
@@ -27,8 +27,8 @@ from mechdesign import _validation as v
 from mechdesign._numerics import round_up
 from mechdesign.core.releases import ReleaseLeakage, release_count, release_leakage, report_leakage
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deploy.file.column import MechanismFile, achieved_epsilon
-from mechdesign.deploy.file.record import RecordFile
+from mechdesign.mechfile.column import MechanismFile, achieved_epsilon
+from mechdesign.mechfile.record import RecordFile
 
 __all__ = ["ChangesAccount", "ReleaseAccount", "changes_account", "release_account"]
 
@@ -114,14 +114,14 @@ def release_account(loaded: MechanismFile | RecordFile, releases: int, *,
     policy = loaded.release.policy
     guarantee = loaded.guarantee
     if isinstance(loaded, RecordFile):
-        from mechdesign.records.releases import record_release_leakage
+        from mechdesign.core.record_releases import record_release_leakage
 
         joint = loaded.prior if prior is None else prior
         beta = float(guarantee["radius"]) if radius is None else radius
         if policy == "memoized":
             epsilon = loaded.recomputed_epsilon if prior is None and radius is None else None
             if epsilon is None:
-                from mechdesign.deploy.file.record import record_epsilon
+                from mechdesign.mechfile.record import record_epsilon
 
                 epsilon = record_epsilon(joint, beta, loaded.factors, loaded.mechanism,
                                          sampled=loaded.sampling is not None)
@@ -149,7 +149,7 @@ def release_account(loaded: MechanismFile | RecordFile, releases: int, *,
     if policy == "two-layer":
         assert loaded.release.reports is not None
         return _account(policy, report_leakage(mechanism, loaded.release.reports, ball, releases))
-    from mechdesign.deploy.file.accounts import reporter
+    from mechdesign.mechfile.accounts import reporter
 
     return _account(policy, release_leakage(mechanism, ball, releases, progress=reporter()))
 

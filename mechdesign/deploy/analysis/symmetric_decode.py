@@ -2,7 +2,7 @@
 
 A report (t, seed) of a symmetric mechanism (:mod:`mechdesign.core.symmetric`) is the output y whose column is
 θ_t v_y / |S_t|, v_y(x) = h_t/r_k, l_t/r_k or 0 for x in cell k as the placement puts it
-(:mod:`mechdesign.deploy.file.placement`). The efficient unbiased linear estimate at the design prior P̂ is
+(:mod:`mechdesign.mechfile.placement`). The efficient unbiased linear estimate at the design prior P̂ is
 
     p̂ = J⁻¹ v̄,     v̄ = (1/n) Σ_i v_{y_i} / ν_{t_i},     ν_t = P̂·v_t,
 
@@ -40,7 +40,7 @@ from mechdesign import _validation as v
 from mechdesign.core.symmetric import SymmetricMechanism
 from mechdesign.deploy.analysis.decode import Estimate, project_to_simplex
 from mechdesign.deploy.analysis.symmetric_reports import parse_reports
-from mechdesign.deploy.file.placement import PlacementFamily
+from mechdesign.mechfile.placement import PlacementFamily
 
 __all__ = ["ReportTally", "parse_reports"]
 

@@ -1,7 +1,7 @@
 """Reading structured reports ``t<t>.<hex>`` as (type, digit groups), vectorised (issue 43).
 
 A report of a structured file is its type t and the seed integer V in lowercase hex, zero-padded to the hex digits
-of |S_t| − 1 (docs/client_spec.rst, "Structured files"; :mod:`mechdesign.deploy.file.placement`). The decoder
+of |S_t| − 1 (docs/client_spec.rst, "Structured files"; :mod:`mechdesign.mechfile.placement`). The decoder
 (:mod:`~.symmetric_decode`) needs V as the type's digit groups (radix products below 2³²): here by exact long
 division, for many reports at once — first on one byte buffer of all of them (:func:`_parse_bytes`, no Python step
 a report), and report by report (:func:`_parse_checked`) only if something in the buffer is malformed, to name the
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.deploy.file.placement import PlacementFamily
+from mechdesign.mechfile.placement import PlacementFamily
 
 __all__ = ["parse_reports"]
 

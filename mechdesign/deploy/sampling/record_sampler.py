@@ -3,7 +3,7 @@
 A **product** file releases y = (y_1, …, y_d) with y_i drawn from the quantised row W_q,i[x_i, ·] of each factor
 independently (the exact integer sampler of :mod:`mechdesign.deploy.sampling.sampler`, one per factor): the record is
 drawn from W_q,1 ⊗ … ⊗ W_q,d. A **joint** file draws one output from row index(x) of the joint matrix (mixed
-radix, :mod:`mechdesign.records.joint`); that one label is the record's whole release, and it is written into
+radix, :mod:`mechdesign.core.record_prior`); that one label is the record's whole release, and it is written into
 each of the d columns so that the table keeps its shape (decode reads the first). :meth:`RecordPrivatizer.check`
 recomputes the record-level capacity of the *sampled* design over the joint ball ([E] Def. 5, eq. 22–23).
 
@@ -30,9 +30,9 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import round_up
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.file.record import RecordFile, record_epsilon
 from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.errors import CertificateError
+from mechdesign.mechfile.record import RecordFile, record_epsilon
 from mechdesign.randomness import record_rng
 
 __all__ = ["UNREPORTED", "RecordPrivatizer", "relative_deviation"]
@@ -51,7 +51,7 @@ class RecordPrivatizer:
     Parameters
     ----------
     record : RecordFile
-        A loaded record file (:func:`~mechdesign.deploy.file.record.read_record_file`).
+        A loaded record file (:func:`~mechdesign.mechfile.record.read_record_file`).
 
     References
     ----------
@@ -84,7 +84,7 @@ class RecordPrivatizer:
         """The record-level ε of the *sampled* design; CertificateError if it exceeds the file's beyond 1e-12.
 
         The capacity is computed once per run: the reader recomputed C(W, B) of the file's design W
-        (:attr:`RecordFile.recomputed_epsilon <mechdesign.deploy.file.record.RecordFile>`), and the sampled design
+        (:attr:`RecordFile.recomputed_epsilon <mechdesign.mechfile.record.RecordFile>`), and the sampled design
         W_q is within a relative r_k of W entrywise in each of its K mechanisms (factors, or the joint matrix;
         zeros stay zeros). Every output column c′ of W_q then lies between L·c and U·c, c the column of W,
         L = ∏(1 − r_k), U = ∏(1 + r_k); so max c′ ≤ U max c and min_{Q∈B} Q·c′ ≥ L min_{Q∈B} Q·c (Q ≥ 0), and
@@ -104,7 +104,7 @@ class RecordPrivatizer:
         CertificateError
             If quantisation to 2^-64 pushes the record-level ε above the stated one.
         """
-        from mechdesign.deploy.file.format import GUARANTEE_SLACK
+        from mechdesign.mechfile.format import GUARANTEE_SLACK
 
         stated = self.record.guarantee["epsilon"]
         achieved = self._bound_from_file()

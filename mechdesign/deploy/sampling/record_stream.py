@@ -125,9 +125,9 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         Bad files or columns, missing or unknown values, or a refusal by ``check_counts`` (nothing written).
     """
     from mechdesign._files import atomic_path, csv_compression
+    from mechdesign.core.record_codes import distinct_names
     from mechdesign.deploy._io import rewrite_csv_columns, stream_kind
     from mechdesign.deploy.sampling.stream import BLOCK, Progress, block_streams
-    from mechdesign.records.encoding import distinct_names
 
     source, target = Path(source), Path(target)
     names = distinct_names(columns)

@@ -1,6 +1,6 @@
 """How every sampler honours a file's release policy: one rule for the CLI, the Python API and Dask.
 
-A mechanism file states how a person's value may be privatized (:mod:`mechdesign.deploy.file.policy`). A sampler
+A mechanism file states how a person's value may be privatized (:mod:`mechdesign.mechfile.policy`). A sampler
 built from the *file* — ``Privatizer(loaded)``, ``RecordPrivatizer(record)``, and ``privatize_file``,
 ``privatize_record_file``, ``privatize_dask`` or ``privatize_records_dask`` given either — follows the rule
 ``mechdesign privatize`` follows:
@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 from mechdesign import _validation as v
-from mechdesign.deploy.file.policy import ReleasePolicy, key_id
+from mechdesign.mechfile.policy import ReleasePolicy, key_id
 
 __all__ = ["memo_function", "missing_memo", "refuse_fresh"]
 

@@ -43,9 +43,9 @@ from mechdesign import _validation as v
 from mechdesign._numerics import QUANT_SCALE, quantise, quantised_bounds
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.file.policy import ReleasePolicy
 from mechdesign.deploy.sampling.release import refuse_fresh
 from mechdesign.errors import CertificateError
+from mechdesign.mechfile.policy import ReleasePolicy
 from mechdesign.randomness import record_rng
 
 __all__ = ["Privatizer", "decode_outputs", "privatize"]
@@ -62,7 +62,7 @@ class Privatizer:
     matrix ``matrix[x, y] = P(y | x)`` ([E] §II-A1) with each row quantised once to integers ``Q[x, ·]``
     summing to 2^64 (module docstring), so ``|W_q − W| < 2^-64`` entrywise and zeros of W stay zeros.
 
-    Built from a loaded **file** (:func:`~mechdesign.deploy.file.column.read_mechanism_file`), it recomputes the
+    Built from a loaded **file** (:func:`~mechdesign.mechfile.column.read_mechanism_file`), it recomputes the
     file's guarantee for ``W_q`` ([E] Def. 5, eq. 22–23; :meth:`check`) and honours the file's release policy as
     ``mechdesign privatize`` does (:mod:`mechdesign.deploy.sampling.release`): a "memoized" or "two-layer" file is
     refused without a memo key and user ids, and draws memoized outputs with them; a two-layer file releases
@@ -131,7 +131,7 @@ class Privatizer:
     def __init__(self, mechanism: Any) -> None:
         file = None
         if not isinstance(mechanism, Mechanism):
-            from mechdesign.deploy.file.column import MechanismFile
+            from mechdesign.mechfile.column import MechanismFile
 
             if not isinstance(mechanism, MechanismFile):
                 hint = " (a record file: RecordPrivatizer)" if hasattr(mechanism, "attributes") else ""
@@ -187,8 +187,8 @@ class Privatizer:
 
     def _check_reports(self, reports: Privatizer) -> float:
         """A two-layer file's per-report ε for the sampled layers, W_q,1 W_q,2 ([E] Def. 5, eq. 22–23)."""
-        from mechdesign.deploy.file.column import achieved_epsilon
-        from mechdesign.deploy.file.format import GUARANTEE_SLACK
+        from mechdesign.mechfile.column import achieved_epsilon
+        from mechdesign.mechfile.format import GUARANTEE_SLACK
 
         composed = Mechanism.from_matrix(self.sampled_matrix @ reports.sampled_matrix, self.mechanism.inputs,
                                          reports.mechanism.outputs)
@@ -245,14 +245,14 @@ class Privatizer:
         """Recompute a file guarantee for the *sampled* matrix; return its ε or raise CertificateError.
 
         The achieved ε of ``W_q`` is the leakage capacity C(W_q, B_β(P̂)) ([E] Def. 5, eq. 22–23) for "pml"
-        and ε_LDP(W_q) for "ldp", as in :func:`~mechdesign.deploy.file.column.achieved_epsilon`; it must not
-        exceed the stated ε by more than :data:`~mechdesign.deploy.file.format.GUARANTEE_SLACK`.
+        and ε_LDP(W_q) for "ldp", as in :func:`~mechdesign.mechfile.column.achieved_epsilon`; it must not
+        exceed the stated ε by more than :data:`~mechdesign.mechfile.format.GUARANTEE_SLACK`.
 
         Parameters
         ----------
         guarantee
             A normalised file guarantee (:attr:`MechanismFile.guarantee
-            <mechdesign.deploy.file.column.MechanismFile>`): ``notion``, ``epsilon`` and, for "pml", ``prior``
+            <mechdesign.mechfile.column.MechanismFile>`): ``notion``, ``epsilon`` and, for "pml", ``prior``
             and ``radius``.
 
         Returns
@@ -273,8 +273,8 @@ class Privatizer:
         >>> round(sampler.check({"notion": "ldp", "epsilon": 1.0}), 12)
         1.0
         """
-        from mechdesign.deploy.file.column import achieved_epsilon
-        from mechdesign.deploy.file.format import GUARANTEE_SLACK
+        from mechdesign.mechfile.column import achieved_epsilon
+        from mechdesign.mechfile.format import GUARANTEE_SLACK
 
         sampled = Mechanism.from_matrix(self.sampled_matrix, self.mechanism.inputs, self.mechanism.outputs)
         achieved = achieved_epsilon(sampled, guarantee)
@@ -539,7 +539,7 @@ class Privatizer:
         --------
         >>> import tempfile
         >>> from pathlib import Path
-        >>> from mechdesign.deploy.file.column import read_mechanism_file, write_mechanism_file
+        >>> from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
         >>> from mechdesign.design.polytope.closed_form import randomized_response
         >>> folder = Path(tempfile.mkdtemp())
         >>> path = write_mechanism_file(folder / "m.json", randomized_response(2, 1.0, ["no", "yes"]),

@@ -67,7 +67,7 @@ def _sampler(mechanism: Any) -> Privatizer:
     """
     if isinstance(mechanism, Privatizer):
         return mechanism
-    from mechdesign.deploy.file.column import MechanismFile
+    from mechdesign.mechfile.column import MechanismFile
 
     if isinstance(mechanism, (MechanismFile, Mechanism)):
         return Privatizer(mechanism)
@@ -102,7 +102,7 @@ def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | 
                    seed: int | None = None, memo: Any = None, user_column: str | None = None) -> Any:
     """A lazy Dask dataframe with ``column`` privatized (categorical of output labels); order kept.
 
-    ``mechanism`` is a loaded mechanism file (:func:`~mechdesign.deploy.file.column.read_mechanism_file`; its
+    ``mechanism`` is a loaded mechanism file (:func:`~mechdesign.mechfile.column.read_mechanism_file`; its
     guarantee is re-checked on the sampled matrix and its release policy honoured), a compiled
     :class:`~mechdesign.deploy.sampling.sampler.Privatizer` (of a file or of a mechanism) or a
     :class:`~mechdesign.core.mechanism.Mechanism` (a raw matrix). Without ``seed`` every partition draws from the
@@ -141,9 +141,9 @@ def count_dask(frame: Any, column: str, mechanism: Mechanism | Any) -> np.ndarra
 
 
 def _record_sampler(record: Any, frame: Any, columns: Any) -> tuple[Any, list[str]]:
-    from mechdesign.deploy.file.record import RecordFile
+    from mechdesign.core.record_codes import distinct_names
     from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-    from mechdesign.records.encoding import distinct_names
+    from mechdesign.mechfile.record import RecordFile
 
     if isinstance(record, RecordPrivatizer):
         sampler = record

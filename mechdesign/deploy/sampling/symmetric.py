@@ -8,7 +8,7 @@ all on a stream of uniform 64-bit words w₀, w₁, … (fresh, or the keyed str
    P(t, low | x) = θ_t b_tk l_t / (s_k r_k) — is quantised once to integers Q_k summing to 2⁶⁴ (the dense
    sampler's rule, :func:`~mechdesign._numerics.quantise`, computed for all cells at once by
    :func:`~.quantise_rows.quantise_rows`); w₀ gives the first pair j with C_k[j] > w₀ (C_k the cumulative sums).
-2. **The seed digits**: for each digit group of type t in order (:mod:`~mechdesign.deploy.file.placement`,
+2. **The seed digits**: for each digit group of type t in order (:mod:`~mechdesign.mechfile.placement`,
    radix product R < 2³²) the next word w is **accepted** if w < 2⁶⁴ − (2⁶⁴ mod R) and the group's value is
    w mod R; a rejected word is skipped (probability below R/2⁶⁴ < 2⁻³²). Every digit is then uniform and
    independent.
@@ -44,9 +44,9 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import QUANT_SCALE, round_up
 from mechdesign.core.symmetric import SymmetricMechanism, group_min_linear
-from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.deploy.sampling.symmetric_tables import SamplerTables, compile_tables, unpack
 from mechdesign.errors import CertificateError
+from mechdesign.mechfile.placement import PlacementFamily
 from mechdesign.randomness import record_rng
 
 __all__ = ["SymmetricPrivatizer", "accept_limit"]
@@ -188,7 +188,7 @@ class SymmetricPrivatizer:
 
         Per type log max − log of the grouped greedy's lower bound, each raised by
         :func:`~mechdesign._numerics.round_up`, then the largest raised once more (the rule of
-        :func:`~mechdesign.deploy.file.column.achieved_epsilon`). Types are taken 1,024 at a time (rows are
+        :func:`~mechdesign.mechfile.column.achieved_epsilon`). Types are taken 1,024 at a time (rows are
         independent; small temporaries).
         """
         per_type = []
@@ -205,9 +205,9 @@ class SymmetricPrivatizer:
         """Recompute the guarantee for the sampled mechanism; return its ε or raise CertificateError.
 
         As :meth:`~mechdesign.deploy.sampling.sampler.Privatizer.check`: the ε must not exceed the stated one by
-        more than :data:`~mechdesign.deploy.file.format.GUARANTEE_SLACK`.
+        more than :data:`~mechdesign.mechfile.format.GUARANTEE_SLACK`.
         """
-        from mechdesign.deploy.file.format import GUARANTEE_SLACK
+        from mechdesign.mechfile.format import GUARANTEE_SLACK
 
         achieved = self.sampled_capacity(guarantee["radius"])
         if not achieved <= guarantee["epsilon"] + GUARANTEE_SLACK:

@@ -18,9 +18,9 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.file.report_text import text_buffer
 from mechdesign.deploy.sampling.stream import BLOCK, Progress, block_streams
 from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+from mechdesign.mechfile.report_text import text_buffer
 
 __all__ = ["privatize_symmetric_file"]
 

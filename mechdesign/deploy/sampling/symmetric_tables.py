@@ -28,8 +28,8 @@ import numpy as np
 
 from mechdesign._numerics import QUANT_SCALE
 from mechdesign.core.symmetric import SymmetricMechanism
-from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.deploy.sampling.quantise_rows import quantise_rows
+from mechdesign.mechfile.placement import PlacementFamily
 
 __all__ = ["SamplerTables", "compile_tables"]
 

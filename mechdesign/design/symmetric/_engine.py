@@ -69,7 +69,7 @@ def file_bytes(instance: Instance, labels: tuple[str, ...], types: int) -> int:
     """An upper bound on the bytes of the structured file of ``types`` types over the instance's cells.
 
     The inputs and counts as canonical JSON, an envelope, and per type its packed count table (one field of
-    bit_length(s_k) bits per cell, :mod:`mechdesign.deploy.file.packed`, in base64 and quotes) and its other fields.
+    bit_length(s_k) bits per cell, :mod:`mechdesign.mechfile.packed`, in base64 and quotes) and its other fields.
     """
     words = sum(len(json.dumps(label, ensure_ascii=False).encode("utf-8")) + 1 for label in labels)
     counts = sum(len(str(int(n))) + 1 for n in np.repeat(instance.cells.counts, instance.cells.sizes))

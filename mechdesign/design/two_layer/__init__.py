@@ -177,7 +177,7 @@ class TwoLayerDesign:
             The problem file recorded in the provenance (its name and SHA-256).
         key : str, optional
             The identifier of the memoization key the file is bound to
-            (:func:`~mechdesign.deploy.file.policy.key_id`).
+            (:func:`~mechdesign.mechfile.policy.key_id`).
         force : bool
             Replace ``path`` if it exists.
 
@@ -194,7 +194,7 @@ class TwoLayerDesign:
         import warnings
 
         from mechdesign._files import refuse_replacing
-        from mechdesign.deploy.file.column import write_mechanism_file
+        from mechdesign.mechfile.column import write_mechanism_file
 
         warning = refuse_replacing(path, force, name="path", hint="force=True")
         if warning:

@@ -19,6 +19,7 @@ from record_pml_oracle import kronecker as _kron
 
 from mechdesign.core.leakage import capacity, ldp_epsilon
 from mechdesign.core.mechanism import Mechanism
+from mechdesign.core.record_codes import joint_labels
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.analysis.record_assess import (
     assess_record,
@@ -26,12 +27,11 @@ from mechdesign.deploy.analysis.record_assess import (
     epsilon_at_data,
     record_epsilon_min,
 )
-from mechdesign.deploy.file.record import read_record_file, record_epsilon, verify_record_file
-from mechdesign.deploy.file.record_write import write_record_file
 from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.record import read_record_file, record_epsilon, verify_record_file
+from mechdesign.mechfile.record_write import write_record_file
 from mechdesign.records import JointPrior
-from mechdesign.records.encoding import joint_labels
 
 from conftest import PRIVACY_SLACK
 from strategies import mechanisms

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mechdesign.core.record_codes import joint_labels
 from mechdesign.deploy.analysis.decode import estimate_frequencies
 from mechdesign.deploy.analysis.mle import maximum_likelihood
 from mechdesign.deploy.analysis.record_decode import decode_records
-from mechdesign.deploy.file.record import read_record_file
-from mechdesign.deploy.file.record_write import write_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.record import read_record_file
+from mechdesign.mechfile.record_write import write_record_file
 from mechdesign.records import JointPrior
-from mechdesign.records.encoding import joint_labels
 
 from conftest import EXACT
 

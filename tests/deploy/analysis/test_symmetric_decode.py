@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.deploy.analysis.symmetric_decode import ReportTally, parse_reports
-from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+from mechdesign.mechfile.placement import PlacementFamily
 
 from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
 

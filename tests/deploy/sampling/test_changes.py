@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.releases import release_leakage
 from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deploy.file.column import write_mechanism_file
 from mechdesign.deploy.sampling import changes as changes_module
 from mechdesign.deploy.sampling.changes import DistinctValues
 from mechdesign.deploy.sampling.memo import generate_memo_key, user_ids
+from mechdesign.mechfile.column import write_mechanism_file
 
 from conftest import examples
 

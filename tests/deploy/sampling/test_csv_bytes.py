@@ -182,8 +182,8 @@ def test_label_coder_matches_exact_bytes_only(labels):
 
 def test_privatize_of_a_plain_csv_imports_neither_pandas_nor_the_solvers(tmp_path):
     """The CLI's import floor for the commonest deployment: no pandas, scipy.optimize, cvxpy or pyarrow."""
-    from mechdesign.deploy.file.column import write_mechanism_file
     from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.mechfile.column import write_mechanism_file
 
     path = write_mechanism_file(tmp_path / "rr.json", randomized_response(2, 1.0, ["no", "yes"]),
                                 guarantee={"notion": "ldp", "epsilon": 1.0})

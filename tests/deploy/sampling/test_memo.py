@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.file.column import read_mechanism_file, write_mechanism_file
 from mechdesign.deploy.sampling.memo import MemoFunction, generate_memo_key, read_memo_key, user_ids
 from mechdesign.deploy.sampling.sampler import Privatizer
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
 
 KEY = bytes(range(32))
 FILE = "5e" * 32
@@ -287,9 +287,9 @@ def test_a_two_layer_file_memoizes_the_permanent_layer_only(tmp_path):
 
 
 def test_record_files_memoize_per_user_and_record(tmp_path):
-    from mechdesign.deploy.file.record import read_record_file
-    from mechdesign.deploy.file.record_write import write_record_file
     from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
+    from mechdesign.mechfile.record import read_record_file
+    from mechdesign.mechfile.record_write import write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
@@ -341,7 +341,7 @@ def test_conformance_memo_vectors_are_what_the_library_draws():
 def test_a_file_bound_to_a_key_refuses_any_other(cli, tmp_path):
     """design --memo-key writes the key's id into the release block (hashed and signed with it); privatize then refuses
     another key in one line, nothing written, and the id reveals nothing of the key (SHA-256 of 256 random bits)."""
-    from mechdesign.deploy.file.policy import key_id
+    from mechdesign.mechfile.policy import key_id
 
     from conftest import PROBLEMS
 

@@ -13,13 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mechdesign.deploy.file.record import read_record_file, record_epsilon
-from mechdesign.deploy.file.record_write import write_record_file
+from mechdesign.core.record_codes import joint_labels
 from mechdesign.deploy.sampling.record_sampler import UNREPORTED, RecordPrivatizer
 from mechdesign.deploy.sampling.record_stream import privatize_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.mechfile.record import read_record_file, record_epsilon
+from mechdesign.mechfile.record_write import write_record_file
 from mechdesign.records import JointPrior
-from mechdesign.records.encoding import joint_labels
 
 from conftest import ROOT
 

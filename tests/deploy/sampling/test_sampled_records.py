@@ -15,14 +15,14 @@ from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deploy.analysis.record_assess import assess_record, data_prior, epsilon_at_data, sampled_epsilon_min
 from mechdesign.deploy.analysis.record_decode import count_record_file, decode_records
-from mechdesign.deploy.file.canonical import canonical_json
-from mechdesign.deploy.file.format import schema
-from mechdesign.deploy.file.record import read_record_file, record_epsilon, verify_record_file
-from mechdesign.deploy.file.record_write import write_record_file
 from mechdesign.deploy.sampling.record_sampler import UNREPORTED, RecordPrivatizer
 from mechdesign.deploy.sampling.record_stream import privatize_record_file
 from mechdesign.design.polytope.closed_form import randomized_response
 from mechdesign.errors import MechanismFileError
+from mechdesign.mechfile.canonical import canonical_json
+from mechdesign.mechfile.format import schema
+from mechdesign.mechfile.record import read_record_file, record_epsilon, verify_record_file
+from mechdesign.mechfile.record_write import write_record_file
 from mechdesign.records import JointPrior
 
 from conftest import PRIVACY_SLACK
@@ -305,7 +305,7 @@ def test_a_file_of_column_major_factors_verifies_as_written(tmp_path, seed):
     """Factors stacked column by column (as the engines build them), stated at the ε computed on them in memory:
     the file recomputes the same ε on the matrices it reads back (Adult education at five attributes' radius
     was stated 0.9999999999999751 and recomputed 0.9999999999999755 before)."""
-    from mechdesign.records.sampled import sampled_epsilon
+    from mechdesign.core.record_capacity import sampled_epsilon
 
     rng = np.random.default_rng(seed)
     prior = JointPrior.from_table(rng.integers(1, 40, size=(16, 6)), attributes=["a", "b"])

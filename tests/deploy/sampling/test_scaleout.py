@@ -70,7 +70,7 @@ def test_errors(client, data):
 
 
 def test_loaded_mechanism_file_is_accepted(client, data, tmp_path):
-    from mechdesign.deploy.file.column import read_mechanism_file, write_mechanism_file
+    from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
 
     _, ddf = data
     path = write_mechanism_file(tmp_path / "rr.mech.json", randomized_response(4, 1.0, LABELS),

@@ -1,0 +1,62 @@
+"""The library agrees with the structured conformance vectors (conformance/structured/, read by clients/js too).
+
+That they are up to date is checked with every other vector (test_conformance.py regenerates the folder).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
+from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+from mechdesign.errors import MechanismFileError
+from mechdesign.mechfile.symmetric import read_symmetric_file, verify_symmetric_file
+from tools.make_conformance import refusal
+
+FOLDER = Path(__file__).resolve().parents[3] / "conformance" / "structured"
+MANIFEST = json.loads((FOLDER / "manifest.json").read_text(encoding="utf-8"))
+
+
+def test_the_cases_cover_what_the_issue_asks():
+    names = {case["name"] for case in MANIFEST["files"]}
+    assert {"valid", "tampered-weight", "count-above-cell", "leaky-types", "counts-zero", "counts-wrong-length",
+            "counts-not-integer", "packed-malformed"} <= names
+    assert {case["expect"]["outcome"] for case in MANIFEST["files"]} == {"holds", "overstated", "refused"}
+
+
+@pytest.mark.parametrize("case", MANIFEST["files"], ids=[case["name"] for case in MANIFEST["files"]])
+def test_each_file_gets_its_verdict(case):
+    path = FOLDER / case["file"]
+    expect = case["expect"]
+    if expect["outcome"] == "refused":
+        with pytest.raises(MechanismFileError) as info:
+            verify_symmetric_file(path)
+        assert refusal(str(info.value)) == {"field": expect["field"], "rule": expect["rule"]}
+        return
+    result, _ = verify_symmetric_file(path)
+    assert (result.holds, result.achieved, result.sha256) == (expect["outcome"] == "holds", expect["achieved"],
+                                                              expect["sha256"])
+
+
+def test_sampler_and_memo_vectors():
+    vectors = json.loads((FOLDER / "sampler.json").read_text(encoding="utf-8"))
+    loaded = read_symmetric_file(FOLDER / vectors["file"])
+    sampler = SymmetricPrivatizer(loaded.mechanism)
+    assert any(w == str(2**64 - 1) for case in vectors["cases"] for w in case["words"][1:2])
+    for case in vectors["cases"]:
+        x = loaded.mechanism.inputs.index(case["input"])
+        words = np.array([[int(w) for w in case["words"]]], dtype=np.uint64)
+        assert sampler.texts(*sampler.sample_words([x], words))[0] == case["report"]
+    memo_vectors = json.loads((FOLDER / "memo.json").read_text(encoding="utf-8"))
+    loaded = read_symmetric_file(FOLDER / memo_vectors["file"])
+    memo = MemoFunction(bytes.fromhex(memo_vectors["key"]), loaded.sha256)
+    cases = memo_vectors["cases"]
+    ids = user_ids([c["user"] for c in cases])
+    x = np.array([loaded.mechanism.inputs.index(c["input"]) for c in cases])
+    assert memo.word_stream(0, ids, x, 4).tolist() == [[int(w) for w in c["words"]] for c in cases]
+    sampler = SymmetricPrivatizer(loaded.mechanism)
+    assert sampler.texts(*sampler.sample_memoized(x, ids, memo)) == [c["report"] for c in cases]
