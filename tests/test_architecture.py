@@ -91,7 +91,7 @@ def test_imports_point_one_way(path):
 
 
 def _targets(lines: list[str]) -> set[str]:
-    return {line.rsplit("(", 1)[1].split(",")[0] for line in lines}
+    return {line.rsplit("(", 1)[1].split(",")[0].rstrip(")") for line in lines}
 
 
 def test_the_checker_catches_forbidden_imports(tmp_path):
