@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mechdesign.cli._io import add_force_argument, print_json, refuse_existing
 
@@ -140,12 +140,7 @@ def run(args: argparse.Namespace) -> int:
     if warning:
         print(f"mechdesign: {warning}", file=sys.stderr)
     if args.json:
-        sections = result.file_sections(source)
-        print_json({"problem": result.problem.to_dict(), "guarantee": sections["guarantee"],
-                    "utility": sections["utility"], "outputs": result.outputs, "rank": result.rank,
-                    "certificate": sections["certificate"], "baselines": sections["baselines"],
-                    "timings": result.timings, "file": str(target),
-                    "release_check": None if account is None else account[1]})
+        print_json({**result.to_dict(), "file": str(target), "release_check": None if account is None else account[1]})
         return 0
     print(result.summary())
     if account is not None:
@@ -206,7 +201,6 @@ def _symmetric(method: str, problem: object, release: dict[str, object]) -> bool
 def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:
     """The symmetric engine's design, written as a structured file (:mod:`mechdesign.mechfile.symmetric`)."""
     from mechdesign.design.symmetric import design_symmetric
-    from mechdesign.mechfile.symmetric import write_symmetric_file
 
     problem = loaded.problem  # type: ignore[attr-defined]
     _progress(show, f"{problem.name}: N = {problem.size:,}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g}; "
@@ -217,20 +211,14 @@ def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, 
                               progress=show)
     _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.status}); writing the structured file "
                     f"({deadline.remaining():.3g} s left) …")
-    sections = design.file_sections()
     from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
 
     # a file that privatize would refuse (its quantised sampler past the stated ε) is never written
-    SymmetricPrivatizer(design.mechanism).check(sections["guarantee"])
+    SymmetricPrivatizer(design.mechanism).check(design.guarantee)
     policy = {k: val for k, val in loaded.release.items() if k != "report_epsilon"} or None  # type: ignore[attr-defined]
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
-        target = write_symmetric_file(destination, design.mechanism, guarantee=sections["guarantee"],
-                                      utility=sections["utility"], baselines=sections["baselines"],
-                                      certificate=sections["certificate"],
-                                      provenance={"problem": problem.name, "problem_file": str(args.problem),
-                                                  "engine": "symmetric"},
-                                      release=policy)
+        target = design.save(destination, problem_file=args.problem, release=policy, force=args.force)
     _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     if args.json:
         print_json({**design.to_dict(), "file": str(target), "file_bytes": target.stat().st_size})
@@ -264,8 +252,7 @@ def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, 
     # The ε-LDP longitudinal protocols at the same lifetime and per-report levels, each with its own link level.
     chains = {name: longitudinal_protocol(name, problem.size, problem.epsilon, report) for name in LONGITUDINAL}
     ldp = {name: chain.mse for name, chain in chains.items()}
-    summary = {"problem": problem.to_dict(), **design.summary(), "permanent_outputs": design.permanent.shape[1],
-               "report_outputs": design.reports.shape[1], "ldp_longitudinal_mse_factor": ldp,
+    summary = {**design.to_dict(), "ldp_longitudinal_mse_factor": ldp,
                "ldp_longitudinal_link_epsilon": {name: chain.link_epsilon for name, chain in chains.items()},
                "file": str(target)}
     if args.json:
@@ -305,31 +292,8 @@ def _note_file_cap(show: bool, size: int) -> None:
                         "raises it), and its file would be refused")
 
 
-def design_joint_file(problem: object, time_limit: float,
-                      deadline: Deadline | None = None) -> tuple[object, dict[str, object]]:
-    """The joint mechanism of a record problem (``[design] kind = "joint"``) and its utility block.
-
-    :func:`mechdesign.records.joint_design.design_joint` over the problem's ball (the radius of its δ, or its
-    radius), for its ``objective``, by ``deadline`` when given (else within ``time_limit``); the utility block
-    carries the design's values recomputed from the matrix.
-    """
-    from mechdesign.records.joint_design import design_joint
-
-    prior = problem.prior  # type: ignore[attr-defined]
-    delta, radius = problem.delta, problem.radius  # type: ignore[attr-defined]
-    result = design_joint(prior, problem.epsilon, delta=delta, radius=None if delta is not None else radius,  # type: ignore[attr-defined]
-                          objective=problem.objective, time_limit=time_limit, deadline=deadline)  # type: ignore[attr-defined]
-    utility: dict[str, object] = {"kind": "marginal_mse", "value": result.mse, "objective": result.objective,
-                                  "status": result.status}
-    if result.joint_mse is not None and math.isfinite(result.joint_mse):
-        utility["joint_mse"] = result.joint_mse
-    return result.mechanism, utility
-
-
 def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show: bool) -> int:
     """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
-    from mechdesign.mechfile.format import write_seconds
-    from mechdesign.mechfile.record_write import write_record_file
     from mechdesign.records.problem import load_record_problem
 
     problem = load_record_problem(source)
@@ -343,48 +307,13 @@ def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show
                     f"({deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
     limit = max(deadline.remaining(), 1e-9)  # the product and sampled designs' factor designs, each at most this
-    if problem.kind == "product":
-        from mechdesign.records.product import design_product
-
-        design = design_product(prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
-                                factor=problem.factor, weights=problem.weights, time_limit=limit)
-        epsilon, radius = design.epsilon, design.radius
-        target = write_record_file(destination, prior, epsilon=epsilon, radius=radius, delta=problem.delta,
-                                   factors=[f.mechanism for f in design.factors],
-                                   utility={"kind": "marginal_mse", "value": design.mse, "factor": problem.factor},
-                                   provenance={"problem": problem.name})
-        outputs = [f.matrix.shape[1] for f in design.factors]
-        shape = " × ".join(str(n) for n in outputs)
-        detail = f"product of {len(outputs)} factors ({shape} outputs), marginal MSE {design.mse:.6g}/n"
-        utility: dict[str, object] = {"kind": "marginal_mse", "value": design.mse}
-    elif problem.kind == "sampled":
-        from mechdesign.records.sampled import design_sampled
-
-        sampled = design_sampled(prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
-                                 probabilities=problem.probabilities, time_limit=limit)
-        epsilon, radius = sampled.epsilon, sampled.radius
-        utility = {"kind": "marginal_mse", "value": sampled.mse, "probabilities": (
-            problem.probabilities if isinstance(problem.probabilities, str) else "given")}
-        target = write_record_file(destination, prior, epsilon=epsilon, radius=radius, delta=problem.delta,
-                                   factors=[f.mechanism for f in sampled.factors], sampling=sampled.probabilities,
-                                   utility=utility, provenance={"problem": problem.name})
-        shares = ", ".join(f"{a} {p:.3g}" for a, p in zip(prior.attributes, sampled.probabilities, strict=True))
-        detail = (f"attribute-sampled ({shares}; each record reports one attribute), marginal MSE "
-                  f"{sampled.mse:.6g}/n")
-    else:
-        from mechdesign.core.mechanism import Mechanism
-        from mechdesign.mechfile.record import record_epsilon
-
-        # The record file of a joint design of N letters and M outputs (M up to 8N for the estimation objectives).
-        mechanism, utility = design_joint_file(problem, limit, deadline.before(write_seconds(8 * prior.size ** 2)))
-        assert isinstance(mechanism, Mechanism)
-        _progress(show, f"designed in {time.perf_counter() - start:.2f} s; writing the record file "
-                        f"({deadline.remaining():.3g} s left) …")
-        epsilon = record_epsilon(prior, radius, mechanism=mechanism)
-        target = write_record_file(destination, prior, epsilon=epsilon, radius=radius, delta=problem.delta,
-                                   mechanism=mechanism, utility=utility, provenance={"problem": problem.name})
-        detail = (f"joint mechanism {mechanism.shape[0]} × {mechanism.shape[1]} ({problem.objective}), marginal MSE "
-                  f"{utility['value']:.6g}/n")
+    design = _record_design(problem, limit, deadline)
+    _progress(show, f"designed in {time.perf_counter() - start:.2f} s; writing the record file "
+                    f"({deadline.remaining():.3g} s left) …")
+    with warnings.catch_warnings():  # a signed file's replacement was warned about before the design
+        warnings.simplefilter("ignore", UserWarning)
+        target = design.save(destination, provenance={"problem": problem.name}, force=args.force)
+    epsilon, radius, utility = design.epsilon, design.radius, design.sections().utility
     seconds = time.perf_counter() - start
     if args.json:
         print_json({"problem": problem.name, "attributes": list(prior.attributes), "letters": prior.size,
@@ -394,6 +323,45 @@ def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show
                     "utility": utility, "seconds": seconds, "file": str(target)})
         return 0
     print(f"{problem.name}: record-level pml epsilon {epsilon:.6g} <= {problem.epsilon:g} over the joint ball of "
-          f"{', '.join(prior.attributes)} (N = {prior.size:,}, radius {radius:.4g}); {detail}; {seconds:.2f} s")
+          f"{', '.join(prior.attributes)} (N = {prior.size:,}, radius {radius:.4g}); {_record_detail(design)}; "
+          f"{seconds:.2f} s")
     print(f"wrote {target}")
     return 0
+
+
+def _record_design(problem: Any, limit: float, deadline: Deadline) -> Any:
+    """The product, attribute-sampled or joint design a record problem asks for (``[design] kind``)."""
+    prior = problem.prior
+    if problem.kind == "product":
+        from mechdesign.records.product import design_product
+
+        return design_product(prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
+                              factor=problem.factor, weights=problem.weights, time_limit=limit)
+    if problem.kind == "sampled":
+        from mechdesign.records.sampled import design_sampled
+
+        return design_sampled(prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
+                              probabilities=problem.probabilities, time_limit=limit)
+    from mechdesign.mechfile.format import write_seconds
+    from mechdesign.records.joint_design import design_joint
+
+    delta, radius = problem.delta, problem.radius
+    # the record file of a joint design of N letters and M outputs (M up to 8N for the estimation objectives)
+    return design_joint(prior, problem.epsilon, delta=delta, radius=None if delta is not None else radius,
+                        objective=problem.objective, time_limit=limit,
+                        deadline=deadline.before(write_seconds(8 * prior.size ** 2)))
+
+
+def _record_detail(design: Any) -> str:
+    """One phrase on what a record design is (printed after its guarantee)."""
+    from mechdesign.records.joint_design import JointDesign
+    from mechdesign.records.sampled import SampledDesign
+
+    if isinstance(design, JointDesign):
+        shape = design.mechanism.shape
+        return f"joint mechanism {shape[0]} × {shape[1]} ({design.objective}), marginal MSE {design.mse:.6g}/n"
+    if isinstance(design, SampledDesign):
+        shares = ", ".join(f"{a} {p:.3g}" for a, p in zip(design.attributes, design.probabilities, strict=True))
+        return f"attribute-sampled ({shares}; each record reports one attribute), marginal MSE {design.mse:.6g}/n"
+    outputs = " × ".join(str(f.matrix.shape[1]) for f in design.factors)
+    return f"product of {len(design.factors)} factors ({outputs} outputs), marginal MSE {design.mse:.6g}/n"

@@ -12,6 +12,7 @@ from typing import Any
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.design.certificate import Certificate
 from mechdesign.design.problem import DesignProblem
+from mechdesign.mechfile.save import FileSections, SavesFile
 
 __all__ = ["BASELINE_LABELS", "Baseline", "DesignResult", "SkippedBaseline"]
 
@@ -104,7 +105,7 @@ class SkippedBaseline:
 
 
 @dataclass(frozen=True)
-class DesignResult:
+class DesignResult(SavesFile):
     """A certified design: the mechanism, its utility, a proven upper bound, baselines and timings.
 
     The design maximises a sub-convex utility U(W) ([E] eq. 11) subject to ε-PML for every prior in the
@@ -458,70 +459,39 @@ class DesignResult:
             "provenance": provenance,
         }
 
-    def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
-             release: dict[str, Any] | None = None, force: bool = False, deadline: Any = None) -> Path:
-        """Write the certified mechanism file (atomically; the guarantee is recomputed before writing).
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The guarantee block of the result's file: ε-PML over the ball of ``radius`` around the prior."""
+        return self.file_sections()["guarantee"]
 
-        An existing file is never replaced silently, as in ``mechdesign design``: without ``force`` it is an error,
-        and with ``force`` replacing a signed mechanism file warns (the new file is not signed).
+    @property
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """The one mechanism the file states."""
+        return (self.mechanism,)
 
-        Parameters
-        ----------
-        path : path
-            Target file, conventionally ``<name>.mech.json``.
-        problem_file : path, optional
-            Problem file to record in the provenance (name and SHA-256).
-        release : dict, optional
-            The file's release policy (``{"policy": "memoized"}``, ``{"policy": "repeated", "releases": T}``;
-            :mod:`mechdesign.mechfile.policy`); by default one release per run.
-        force : bool
-            Replace ``path`` if it exists.
-        deadline : Deadline, optional
-            When the T-release account of a "repeated" policy must end (``mechdesign design --time-limit``;
-            :func:`~mechdesign.mechfile.column.write_mechanism_file`).
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (``mechdesign design --json``): the problem and the file's blocks, with the design.
 
         Returns
         -------
-        Path
-            The written file; check it with ``mechdesign verify`` or
-            :func:`~mechdesign.mechfile.column.verify_mechanism_file`.
-
-        Raises
-        ------
-        ValueError
-            If ``path`` exists and ``force`` is false (nothing is written).
-
-        Warns
-        -----
-        UserWarning
-            When ``force`` replaces a signed mechanism file.
-
-        Examples
-        --------
-        >>> import math, tempfile
-        >>> from pathlib import Path
-        >>> from mechdesign import DesignProblem, solve, verify_mechanism_file
-        >>> result = solve(DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8)), baselines=False)
-        >>> path = result.save(Path(tempfile.mkdtemp()) / "example1.mech.json")
-        >>> verify_mechanism_file(path).holds
-        True
-        >>> result.save(path)  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        ValueError: path must not exist (it is an existing file; use force=True to replace it), got path=...
-        >>> result.save(path, force=True) == path
-        True
+        dict
+            ``problem``, ``guarantee``, ``utility``, ``outputs``, ``rank``, ``certificate``, ``baselines``,
+            ``timings``.
         """
-        import warnings
+        sections = self.file_sections()
+        return {"problem": self.problem.to_dict(), "guarantee": sections["guarantee"], "utility": sections["utility"],
+                "outputs": self.outputs, "rank": self.rank, "certificate": sections["certificate"],
+                "baselines": sections["baselines"], "timings": self.timings}
 
-        from mechdesign._files import refuse_replacing
+    def sections(self) -> FileSections:
+        """The result's mechanism file (:func:`mechdesign.mechfile.save.save` writes it).
 
-        warning = refuse_replacing(path, force, name="path", hint="force=True")
-        if warning:
-            warnings.warn(warning, UserWarning, stacklevel=2)
-        # The one import from design into deploy (tests/test_architecture.py lists it): the file format
-        # lives in deploy, which never imports design, so the graph stays acyclic.
-        from mechdesign.mechfile.column import write_mechanism_file
-
-        return write_mechanism_file(path, self.mechanism, **self.file_sections(problem_file), release=release,
-                                    deadline=deadline)
+        Returns
+        -------
+        FileSections
+            The file's content: kind, mechanism(s), guarantee and blocks.
+        """
+        blocks = self.file_sections()
+        return FileSections("column", self.mechanism, blocks["guarantee"], utility=blocks["utility"],
+                            baselines=blocks["baselines"], certificate=blocks["certificate"],
+                            provenance=blocks["provenance"])

@@ -37,6 +37,7 @@ status, value, bound and gap refer to its own problem (P̃ over B_β̃(P̃); P̂
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,7 @@ from mechdesign.core.record_prior import JointPrior
 from mechdesign.deadline import Deadline
 from mechdesign.design.certificate import finish_seconds, repair
 from mechdesign.design.utility import Utility
+from mechdesign.mechfile.save import FileSections, SavesFile
 from mechdesign.records._setup import check_design_inputs, record_guarantee
 from mechdesign.records.product import ProductDesign, design_product
 
@@ -75,7 +77,7 @@ _SEED_COLUMNS = 1500
 
 
 @dataclass(frozen=True)
-class JointDesign:
+class JointDesign(SavesFile):
     """One mechanism over the product alphabet with its record-level guarantee (module docstring).
 
     Parameters
@@ -166,6 +168,31 @@ class JointDesign:
             "engine": {"status": self.status, "value": self.value, "bound": self.bound, "gap": self.gap,
                        "design_radius": self.design_radius, "seconds": self.seconds},
         }
+
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The record-level guarantee the file states (the record ε only, with its ball)."""
+        return record_guarantee(self)
+
+    @property
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """The one mechanism over the product alphabet."""
+        return (self.mechanism,)
+
+    def sections(self) -> FileSections:
+        """The record file of the joint design (:func:`mechdesign.mechfile.save.save` writes it).
+
+        Returns
+        -------
+        FileSections
+            The record file's content: kind, mechanism(s), guarantee and blocks.
+        """
+        utility: dict[str, Any] = {"kind": "marginal_mse", "value": self.mse, "objective": self.objective,
+                                   "status": self.status}
+        if self.joint_mse is not None and math.isfinite(self.joint_mse):
+            utility["joint_mse"] = self.joint_mse
+        return FileSections("record", self.mechanism, self.guarantee, prior=self.prior, utility=utility,
+                            provenance={"design": "joint"})
 
     def __repr__(self) -> str:
         return (f"JointDesign({self.objective}: record ε={self.epsilon:.6g} ≤ {self.target:.6g} over "

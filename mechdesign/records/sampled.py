@@ -48,9 +48,11 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.core.mechanism import Mechanism
 from mechdesign.core.record_capacity import positive_per_attribute, sampled_epsilon
 from mechdesign.core.record_prior import JointPrior
-from mechdesign.records._setup import check_design_inputs
+from mechdesign.mechfile.save import FileSections, SavesFile
+from mechdesign.records._setup import check_design_inputs, record_guarantee
 
 __all__ = ["SampledDesign", "design_sampled", "sampled_mse", "sampling_probabilities"]
 
@@ -59,7 +61,7 @@ _RETRIES = 3
 
 
 @dataclass(frozen=True)
-class SampledDesign:
+class SampledDesign(SavesFile):
     """An attribute-sampled mechanism with its record-level guarantee (module docstring).
 
     Parameters
@@ -113,6 +115,28 @@ class SampledDesign:
         from mechdesign.records.product import record_summary
 
         return {**record_summary(self), "sampling": [float(p) for p in self.probabilities]}
+
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The record-level guarantee the file states (the record ε only, with its ball)."""
+        return record_guarantee(self)
+
+    @property
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """The factors W_1, …, W_d (a record reports attribute i, drawn with probability π_i, through W_i)."""
+        return tuple(f.mechanism for f in self.factors)
+
+    def sections(self) -> FileSections:
+        """The record file of the attribute-sampled design (:func:`mechdesign.mechfile.save.save` writes it).
+
+        Returns
+        -------
+        FileSections
+            The record file's content: kind, mechanism(s), guarantee and blocks.
+        """
+        return FileSections("record", None, self.guarantee, factors=self.mechanisms, sampling=self.probabilities,
+                            prior=self.prior, utility={"kind": "marginal_mse", "value": self.mse},
+                            provenance={"design": "sampled"})
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{f.attribute}: {f.matrix.shape[0]}×{f.matrix.shape[1]} (π={p:.3g})"

@@ -20,7 +20,7 @@ from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_fil
 from mechdesign.mechfile.format import schema
 from tools.make_conformance import refusal, rule_head, write_vectors
 
-FOLDER = Path(__file__).resolve().parents[3] / "conformance"
+FOLDER = Path(__file__).resolve().parents[2] / "conformance"
 MANIFEST = json.loads((FOLDER / "manifest.json").read_text(encoding="utf-8"))
 CASES = MANIFEST["files"]
 IDS = [f"{case['name']}@{case['public_key'] or 'nokey'}" for case in CASES]

@@ -17,7 +17,7 @@ from mechdesign.errors import MechanismFileError
 from mechdesign.mechfile.symmetric import read_symmetric_file, verify_symmetric_file
 from tools.make_conformance import refusal
 
-FOLDER = Path(__file__).resolve().parents[3] / "conformance" / "structured"
+FOLDER = Path(__file__).resolve().parents[2] / "conformance" / "structured"
 MANIFEST = json.loads((FOLDER / "manifest.json").read_text(encoding="utf-8"))
 
 

@@ -13,6 +13,7 @@ from mechdesign.deadline import Deadline
 from mechdesign.design.baselines.ldp_oracles import OracleComparison, compare_oracles
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.symmetric._engine import SymmetricEngine, certify
+from mechdesign.mechfile.save import FileSections, SavesFile
 
 __all__ = ["SymmetricDesign", "design_symmetric"]
 
@@ -20,7 +21,7 @@ GAP_TOLERANCE = 1e-6   # "optimal" when the certified gap is at most this relati
 
 
 @dataclass(frozen=True)
-class SymmetricDesign:
+class SymmetricDesign(SavesFile):
     """A certified A-optimal design over cells: the mechanism, its n·MSE, a proven lower bound, the ε-LDP oracles.
 
     Parameters
@@ -109,6 +110,29 @@ class SymmetricDesign:
                 "certificate": {"achieved_epsilon": self.achieved, "bound": self.bound, "gap": self.gap,
                                 "status": self.status, "engine": "symmetric"},
                 "baselines": {"oracles": {o.name: o.mse for o in self.oracles}}}
+
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The structured file's guarantee block: ε-PML over the ball (the writer recomputes it type by type)."""
+        return self.file_sections()["guarantee"]
+
+    @property
+    def mechanisms(self) -> tuple[SymmetricMechanism]:
+        """The one mechanism the file states, as types over cells."""
+        return (self.mechanism,)
+
+    def sections(self) -> FileSections:
+        """The structured mechanism file (:func:`mechdesign.mechfile.save.save` writes it).
+
+        Returns
+        -------
+        FileSections
+            The file's content: kind, mechanism(s), guarantee and blocks.
+        """
+        blocks = self.file_sections()
+        return FileSections("structured", self.mechanism, blocks["guarantee"], utility=blocks["utility"],
+                            baselines=blocks["baselines"], certificate=blocks["certificate"],
+                            provenance={"problem": self.problem.name, "engine": "symmetric"})
 
 
 def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadline: Deadline | None = None,

@@ -53,11 +53,8 @@ multidimensional frequency estimates", arXiv:2111.04636, 2022.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,6 +69,7 @@ from mechdesign.core.uncertainty import L1Ball
 from mechdesign.deadline import Deadline
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
+from mechdesign.mechfile.save import FileSections, SavesFile
 
 __all__ = ["TwoLayerDesign", "design_two_layer", "mixed_reports"]
 
@@ -84,7 +82,7 @@ _ENGINE_SHARE = 0.75  # of the time left for the candidates' reports, the engine
 
 
 @dataclass(frozen=True, eq=False)
-class TwoLayerDesign:
+class TwoLayerDesign(SavesFile):
     """A two-layer design (module docstring) with its three guarantees recomputed.
 
     Parameters
@@ -161,61 +159,48 @@ class TwoLayerDesign:
                 "link_epsilon": self.link_epsilon, "link_budget": self.link_budget,
                 "single_layer_at_link_mse": self.target, "candidates": self.candidates}
 
-    def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
-             key: str | None = None, force: bool = False) -> Path:
-        """Write the two-layer mechanism file: W₁ as the matrix, W₂ and the per-report and link levels as its release.
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The file's guarantee block: the lifetime budget, ε-PML of W₁ over the ball."""
+        p = self.problem
+        return {"notion": "pml", "epsilon": p.epsilon, "delta": p.delta, "radius": p.radius,
+                "prior": p.prior.probabilities.tolist(), "samples": p.samples}
 
-        The file states the lifetime budget as its guarantee and the per-report and link budgets in its release
-        block; the writer recomputes all three and refuses a file that would not hold. An existing file is replaced
-        only with ``force`` (as :meth:`~mechdesign.design.result.DesignResult.save`).
+    @property
+    def mechanisms(self) -> tuple[Mechanism, Mechanism]:
+        """W₁ (the file's matrix) and W₂ (its release block)."""
+        return (self.permanent, self.reports)
 
-        Parameters
-        ----------
-        path : path
-            The target file (atomic).
-        problem_file : path, optional
-            The problem file recorded in the provenance (its name and SHA-256).
-        key : str, optional
-            The identifier of the memoization key the file is bound to
-            (:func:`~mechdesign.mechfile.policy.key_id`).
-        force : bool
-            Replace ``path`` if it exists.
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: the problem, :meth:`summary` and both layers' output counts.
 
         Returns
         -------
-        Path
-            The written file.
-
-        Raises
-        ------
-        ValueError
-            If ``path`` exists and ``force`` is false (nothing is written).
+        dict
+            The problem, the design's numbers (:meth:`summary`), ``permanent_outputs`` and ``report_outputs``.
         """
-        import warnings
+        return {"problem": self.problem.to_dict(), **self.summary(), "permanent_outputs": self.permanent.shape[1],
+                "report_outputs": self.reports.shape[1]}
 
-        from mechdesign._files import refuse_replacing
-        from mechdesign.mechfile.column import write_mechanism_file
+    def sections(self) -> FileSections:
+        """The two-layer mechanism file: W₁ as the matrix, W₂ and the per-report and link budgets as its release.
 
-        warning = refuse_replacing(path, force, name="path", hint="force=True")
-        if warning:
-            warnings.warn(warning, UserWarning, stacklevel=2)
-        p = self.problem
-        provenance: dict[str, Any] = {"problem": p.name, "method": f"two-layer: {self.method}"}
-        if problem_file is not None:
-            source = Path(problem_file)
-            provenance.update(problem_file=source.name, problem_sha256=hashlib.sha256(source.read_bytes()).hexdigest())
+        The file states the lifetime budget as its guarantee and the per-report and link budgets in its release
+        block; the writer recomputes all three and refuses a file that would not hold.
+
+        Returns
+        -------
+        FileSections
+            The file's content: W₁, the guarantee, the utility and the two-layer release.
+        """
         release: dict[str, Any] = {"policy": "two-layer", "reports": self.reports, "epsilon": self.report_budget}
         if math.isfinite(self.link_budget):
             release["link_epsilon"] = self.link_budget
-        if key:
-            release["key"] = key
-        return write_mechanism_file(
-            path, self.permanent,
-            guarantee={"notion": "pml", "epsilon": p.epsilon, "delta": p.delta, "radius": p.radius,
-                       "prior": p.prior.probabilities.tolist(), "samples": p.samples},
-            utility={"kind": "estimation_mse", "value": self.mse, "lower_bound": self.bound,
-                     "per_report": "value and lower_bound are one report's (W1 W2)", "two_layer": self.summary()},
-            provenance=provenance, release=release)
+        utility = {"kind": "estimation_mse", "value": self.mse, "lower_bound": self.bound,
+                   "per_report": "value and lower_bound are one report's (W1 W2)", "two_layer": self.summary()}
+        return FileSections("column", self.permanent, self.guarantee, utility=utility,
+                            provenance={"problem": self.problem.name, "method": f"two-layer: {self.method}"},
+                            release=release)
 
 
 def mixed_reports(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, epsilon: float,
