@@ -81,7 +81,7 @@ def max_file_bytes() -> int:
 def check_write_size(name: str, size: int, path: str | os.PathLike[str], *, about: bool = False) -> None:
     """Refuse to write a file that :func:`read_bounded` would refuse to read back (one line, the cap named).
 
-    A writer never produces a file its own readers refuse (issue 38): ``verify``, ``privatize`` and every other
+    A writer never produces a file its own readers refuse: ``verify``, ``privatize`` and every other
     reader of a mechanism file read it whole, up to :func:`max_file_bytes`. Writers call this with the exact size
     before they write, and where they can, with an estimate (``about``) before the work that would produce it.
 

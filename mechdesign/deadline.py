@@ -1,4 +1,4 @@
-"""One deadline for a whole run, passed down to every step that can take long (issue 38, item 5).
+"""One deadline for a whole run, passed down to every step that can take long.
 
 ``mechdesign design --time-limit T`` promises that the *command* ends within T seconds (up to a few percent or one
 second): set-up, the design, its certificate, the baselines and the file all count. A :class:`Deadline` is created

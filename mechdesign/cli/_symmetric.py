@@ -1,4 +1,4 @@
-"""``verify``, ``privatize`` and ``decode`` on structured files (kind ``"symmetric"``, issue 43).
+"""``verify``, ``privatize`` and ``decode`` on structured files (kind ``"symmetric"``).
 
 The verbs detect the kind after the one read of the file (:func:`~mechdesign.cli._io.read_mechanism_argument`) and
 come here. What a dense file offers and a structured one cannot yet: ``--releases`` (T fresh releases need the dense

@@ -300,7 +300,7 @@ def _outputs(args: argparse.Namespace, size: int) -> int | None:
 
 
 def _refuse_oversized(args: argparse.Namespace, prior: Any) -> None:
-    """Refuse, before building it, a closed-form kind whose file its readers would refuse (issue 38, item 7).
+    """Refuse, before building it, a closed-form kind whose file its readers would refuse.
 
     The matrix of k-RR, Hadamard response or subset selection has a known shape, and entries near 1/(M + e^ε − 1)
     (k-RR's off-diagonal value, exactly) written with ``repr``: N × M of them give the file's size within a few

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 COMMAND = ("design",)
 DEFAULT_LIMIT = 60.0
-#: The default limit of a two-layer problem (issue 45): native-country's design at (4, 1), link 1.427, was n × 588–2,885
+#: The default limit of a two-layer problem: native-country's design at (4, 1), link 1.427, was n × 588–2,885
 #: at 60 s (4 runs) against 221 at 300 s (benchmarks/results/two_layer_limit.csv).
 TWO_LAYER_LIMIT = 300.0
 HELP = "design the utility-optimal mechanism of a problem file (ε-PML over the ℓ1 ball), certify it, write it"
@@ -277,7 +277,7 @@ def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, 
 
 
 def _note_file_cap(show: bool, size: int) -> None:
-    """Say up front when a design with many outputs would make a file its readers refuse (issue 38, item 7).
+    """Say up front when a design with many outputs would make a file its readers refuse.
 
     A design's outputs are known only at its end (up to N + 1 for the sub-convex utilities; k-RR, where the search
     starts, has N): its file is checked exactly before it is written, and this note warns of that refusal early.

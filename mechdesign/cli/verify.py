@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     source = read_mechanism_argument(args.file)  # read once: stdin and pipes cannot be read twice
     if source.is_record:
         return _run_record(args, source)
-    if source.content.get("kind") == "symmetric":  # a structured file (issue 43)
+    if source.content.get("kind") == "symmetric":  # a structured file
         from mechdesign.cli._symmetric import run_verify
 
         return run_verify(args, source, sys.modules[__name__])  # the verb passes itself: no import cycle

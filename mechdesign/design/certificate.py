@@ -327,7 +327,7 @@ _FINISH_MARGIN = 1.5  # estimates are of CPU on a quiet core; contention() scale
 
 
 def finish_seconds(size: int, outputs: int, *, polish: bool = False) -> float:
-    """Estimated wall seconds to certify (and repair) an N × M design and take its rank (issue 38).
+    """Estimated wall seconds to certify (and repair) an N × M design and take its rank.
 
     Column generation stops this long before its deadline (plus what its caller keeps for itself), so that the
     certified design is ready by then.

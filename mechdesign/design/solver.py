@@ -274,7 +274,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     if math.exp(min(problem.epsilon, 1.0)) == 1.0:  # vertices are built from e^±ε: e^ε = 1 is the ε = 0 problem
         raise v.fail("epsilon", "be 0 or large enough that e^ε > 1 in float64 (ε > 2^-53 ≈ 1.11e-16): below, the "
                      "design cannot tell ε from 0 (epsilon = 0 gives the constant mechanism)", problem.epsilon)
-    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
+    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP
         from mechdesign.design.estimation.engine import design_estimation
 
         if method != "auto":

@@ -3,7 +3,7 @@
 The canonical content is the file's JSON object without ``sha256`` and ``signature``. Its bytes depend on the
 format version:
 
-* **version 2** (written since issue 21): RFC 8785, the JSON Canonicalization Scheme (JCS): keys sorted by their
+* **version 2** (what the writers write): RFC 8785, the JSON Canonicalization Scheme (JCS): keys sorted by their
   UTF-16 code units, no whitespace, strings escaped as ECMAScript's ``JSON.stringify`` does, and numbers in
   ECMAScript's shortest round-trip form (``1e-06`` → ``0.000001``, ``1.0`` → ``1``, ``1e21`` → ``1e+21``),
   UTF-8. Any language reproduces these bytes from the parsed values (``docs/client_spec.rst``). Integers
@@ -112,7 +112,7 @@ def canonical_json_reference(value: Any) -> bytes:
 # Matrices (lists of rows of floats) are written by float.__repr__, in C, and the few numbers whose layout differs
 # rewritten to ECMAScript's (the same digits: RFC 8785 §3.2.2.3 and Python's repr both take the shortest digit
 # string that round-trips, the nearest if several; :func:`matrix_texts`): rfc8785 spends 1.6 µs a number in Python,
-# 16 s for the 3,000 × 3,000 k-RR file and most of the time a deadline kept for writing a design (issue 38). The rest
+# 16 s for the 3,000 × 3,000 k-RR file and most of the time a deadline kept for writing a design. The rest
 # of the content (labels, blocks) still goes through rfc8785, with each matrix replaced by a numbered placeholder.
 _PLACEHOLDER_TEXT = "\ue000mechdesign-matrix-{}\ue000"  # private-use characters, written raw by JCS
 _PLACEHOLDER = re.compile(re.escape(('"' + _PLACEHOLDER_TEXT + '"').encode("utf-8")).replace(b"\\{\\}", b"(\\d+)"))

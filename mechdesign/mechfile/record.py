@@ -1,4 +1,4 @@
-"""Record files: mechanism files for whole records, with the **record-level** guarantee (issue 20).
+"""Record files: mechanism files for whole records, with the **record-level** guarantee.
 
 A record file is a mechanism file (format version 2, same canonical JSON, hash and signature) that adds
 

@@ -2,7 +2,7 @@ r"""Continuous noise released on a grid, sampled exactly: no low-order bits to l
 
 Textbook floating-point Laplace/Gaussian noise leaks the input through the low-order bits of ``x + noise``:
 the set of doubles reachable from x = +1 differs from the set reachable from x = −1, so some released values
-identify x with certainty (issue 13 measured 4.8 % of x = +1 records). The fix used here:
+identify x with certainty (4.8 % of x = +1 records, measured). The fix used here:
 
 1. **Snap to a grid.** The ideal released value is the continuous output snapped to the grid ``j·g``
    (nearest point, the two tails clamped to ±J·g). It is a deterministic function of the continuous

@@ -1,4 +1,4 @@
-"""Whole records: joint priors over product alphabets and record-level guarantees (issue 20).
+"""Whole records: joint priors over product alphabets and record-level guarantees.
 
 A record has d attributes; its letter is a tuple of the product alphabet X = X_1 × … × X_d (N = ∏ N_i
 letters, observed or not). The guarantee that matters is the record's, on the joint distribution:

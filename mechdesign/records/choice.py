@@ -1,4 +1,4 @@
-"""The best of the product, attribute-sampled and joint designs for the user's objective (issue 20, item 2).
+"""The best of the product, attribute-sampled and joint designs for the user's objective.
 
 The three designs meet the same record-level budget ε over the same joint ball B_β(P̂) ([E] eq. 31 on the
 product alphabet, β of eq. 37), each with its guarantee recomputed exactly; which decodes better depends on

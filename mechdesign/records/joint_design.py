@@ -1,4 +1,4 @@
-"""The joint design for whole records: one mechanism over the product alphabet (issue 20, item 2).
+"""The joint design for whole records: one mechanism over the product alphabet.
 
 A record x = (x_1, …, x_d) is a letter of X = X_1 × … × X_d (N = ∏ N_i letters, mixed-radix order of
 :mod:`mechdesign.core.record_prior`). The joint design is ONE mechanism W with N rows, ε-PML for every prior in

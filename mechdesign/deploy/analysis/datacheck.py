@@ -19,7 +19,7 @@ value of a dual-feasible point, minus a float margin), so every numerical error 
 The bound improves on the method of types, :math:`(n+1)^N e^{-nt}` (Csiszár–Körner; Mardia et al. 2020
 discuss both), by a factor of order log(n/N) in t.
 
-**Powerful.** Unlike the ℓ1 allowance β*(δ_d, n, N) of [E] eq. 37 used before (issue 19), the divergence
+**Powerful.** Unlike the ℓ1 allowance β*(δ_d, n, N) of [E] eq. 37 used before, the divergence
 weighs a deviation by the category's size: 120 "Other" records among 2,000 (6 %) cannot come from a ball
 that allows at most ~2 %, although their ℓ1 distance 0.113 is inside that allowance (0.158).
 

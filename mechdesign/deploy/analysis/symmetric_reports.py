@@ -1,4 +1,4 @@
-"""Reading structured reports ``t<t>.<hex>`` as (type, digit groups), vectorised (issue 43).
+"""Reading structured reports ``t<t>.<hex>`` as (type, digit groups), vectorised.
 
 A report of a structured file is its type t and the seed integer V in lowercase hex, zero-padded to the hex digits
 of |S_t| − 1 (docs/client_spec.rst, "Structured files"; :mod:`mechdesign.mechfile.placement`). The decoder

@@ -1,4 +1,4 @@
-"""Estimation-optimal design: the A-optimal (minimum total MSE) and D-optimal ε-PML mechanisms (issue 11).
+"""Estimation-optimal design: the A-optimal (minimum total MSE) and D-optimal ε-PML mechanisms.
 
 With the lift vectors v_k of the column polytope (P̂·v_k = 1, :mod:`mechdesign.design.polytope.vertices`) and a
 mechanism W = [θ_k v_k], θ_k = P̂·W[:, k] is the output probability and the Fisher information of one

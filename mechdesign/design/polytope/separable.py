@@ -131,10 +131,9 @@ class SeparableOracle:
         self._c1_cells = {} if self.epsilon == 0.0 else {j: (c, low) for j, (c, _, low) in pr.c1_cells().items()}
         self._c2: tuple[np.ndarray, np.ndarray] | None = None
         self._c2_partition: dict[tuple[int, int, int, int], float] = {}  # C2's last refined bands and their π
-        # C2's largest cap of new bands a call: doublings stop where the bands' knapsack tables (N × m entries each)
-        # would pass _C2_WORK: native-country (N = 42, m = 48,842) may reach 1,024; Zipf N = 64 (m = 10⁵) and beyond
-        # keep 256 and 512 in all, as before (there a doubling cut the excess by a tenth, at N = 64 a call took 20 s
-        # at 2,048 new bands, and the final certificate ran out of time).
+        # C2's largest cap of new bands a call, doubled while the bands' knapsack tables (N × m entries each) stay
+        # within _C2_WORK: small problems refine in fewer calls, large ones keep each call (and the final
+        # certificate, which prices every band) short enough to finish within the time limit.
         self._c2_most = _C2_CALLS
         while 2 * self._c2_most <= min(_C2_CALLS_MAX, _C2_WORK // (self.size * self.m)):
             self._c2_most *= 2

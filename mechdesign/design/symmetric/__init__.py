@@ -1,4 +1,4 @@
-"""Symmetric designs for large alphabets: A-optimal ε-PML mechanisms over cells of equal counts (issue 43).
+"""Symmetric designs for large alphabets: A-optimal ε-PML mechanisms over cells of equal counts.
 
 :func:`design_symmetric` designs and certifies (a :class:`SymmetricDesign`); :class:`SymmetricEngine` is the engine
 behind it (``accepts(problem)``, ``run(problem, start, deadline)`` → :class:`EngineResult`), :func:`certify` turns an

@@ -1,4 +1,4 @@
-"""The fresh layer W₂ for a given permanent layer W₁: the A-optimal reports, by column generation (issue 45).
+"""The fresh layer W₂ for a given permanent layer W₁: the A-optimal reports, by column generation.
 
 For a fixed W₁ (N × M₁) a report's column w of W₂ (a vector over W₁'s outputs) is admissible when it lies in
 
