@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["EXP_CAP", "FLOAT_EPS", "QUANT_SCALE", "conservative_search", "exp_capped", "quantise", "quantised_bounds",
-           "round_up"]
+           "round_up", "sorted_unique"]
 
 #: e^700 ≈ 1e304 is still finite in float64 (the largest is e^709.78). Exponents of privacy budgets are
 #: capped here: a budget above 700 nats only makes a mechanism *less* constrained than any float can
@@ -205,3 +205,35 @@ def quantised_bounds(q: Sequence[int]) -> np.ndarray:
     True
     """
     return np.array([c for c in itertools.accumulate(q[:-1]) if c < QUANT_SCALE], dtype=np.uint64)
+
+
+def sorted_unique(*arrays: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of the arrays together, by one sort: ``np.union1d`` / ``np.unique`` without options.
+
+    NumPy 2.3+ answers a plain ``np.unique`` of integers through a hash table, which on a million distinct 64-bit
+    keys is some 50 times slower than sorting them (1.0 s against 0.02 s here; ``np.union1d`` inherits it). A stable
+    sort of sorted runs (timsort) merges them in about linear time.
+
+    Parameters
+    ----------
+    *arrays : numpy.ndarray
+        One-dimensional arrays of one dtype.
+
+    Returns
+    -------
+    numpy.ndarray
+        The distinct values, ascending.
+
+    Examples
+    --------
+    >>> sorted_unique(np.array([3, 1, 3]), np.array([2, 1])).tolist()
+    [1, 2, 3]
+    """
+    merged = np.concatenate(arrays) if len(arrays) > 1 else np.array(arrays[0], copy=True)
+    if merged.size == 0:
+        return merged
+    merged.sort(kind="stable")
+    keep = np.empty(merged.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(merged[1:], merged[:-1], out=keep[1:])
+    return merged[keep]

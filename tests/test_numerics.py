@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign._numerics import EXP_CAP, conservative_search, exp_capped, round_up
+
+from conftest import examples
 
 thresholds = st.floats(1e-200, 1e200, allow_nan=False, allow_infinity=False)
 relative_starts = st.floats(0.01, 100.0)
@@ -59,3 +62,25 @@ def test_exp_cap_and_round_up():
     assert exp_capped(-1.0) == math.exp(-1.0)
     assert round_up(1.0, 10) > round_up(1.0) > 1.0
     assert round_up(math.inf) == math.inf
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(first=st.lists(st.integers(-(2**62), 2**62), max_size=60), second=st.lists(st.integers(-(2**62), 2**62),
+                                                                                     max_size=60))
+def test_sorted_unique_is_numpys_union(first, second):
+    """sorted_unique (one stable sort, not NumPy 2.3+'s hash table) returns exactly np.union1d / np.unique."""
+    from mechdesign._numerics import sorted_unique
+
+    a, b = np.array(first, dtype=np.int64), np.array(second, dtype=np.int64)
+    assert np.array_equal(sorted_unique(a, b), np.union1d(a, b))
+    assert np.array_equal(sorted_unique(a), np.unique(a))
+    keys = a.astype(np.uint64)
+    assert np.array_equal(sorted_unique(np.sort(keys), keys[::-1]), np.unique(keys))
+
+
+def test_sorted_unique_leaves_its_inputs_alone():
+    from mechdesign._numerics import sorted_unique
+
+    a = np.array([3, 1, 3])
+    assert sorted_unique(a).tolist() == [1, 3] and a.tolist() == [3, 1, 3]
+    assert sorted_unique(np.empty(0, dtype=np.uint64)).size == 0

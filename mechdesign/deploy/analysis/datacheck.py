@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._numerics import sorted_unique
 from mechdesign.core.record_prior import JointPrior
 from mechdesign.deploy.analysis.divergence import ball_divergence, divergence_from_ball, divergence_upper_bound
 
@@ -316,7 +317,7 @@ def check_joint_counts(prior: JointPrior, radius: float, letters: Any, counts: A
     records = int(number.sum())
     if records <= 0:
         raise v.fail("counts", "hold at least one record", records)
-    union = np.union1d(index, prior.indices)
+    union = sorted_unique(np.asarray(index, dtype=np.int64), np.asarray(prior.indices, dtype=np.int64))
     p = np.zeros(union.size)
     p[np.searchsorted(union, index)] = number / records
     c = np.zeros(union.size)

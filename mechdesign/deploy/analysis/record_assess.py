@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import round_up
+from mechdesign._numerics import round_up, sorted_unique
 from mechdesign.core.assessment import DEFAULT_DELTAS, DeltaRow
 from mechdesign.core.estimation import radius_for_delta
 from mechdesign.core.leakage import epsilon_min, ldp_epsilon
@@ -159,7 +159,7 @@ def data_prior(record: RecordFile, letters: Any, counts: Any) -> JointPrior:
     size = record.prior.size
     if index.size and (index.min() < 0 or index.max() >= size):
         raise v.fail("letters", f"lie in [0, {size})", index)
-    if np.unique(index).size != index.size:
+    if sorted_unique(index).size != index.size:
         raise v.fail("letters", "be distinct", index)
     kept = raw > 0
     if not np.any(kept):

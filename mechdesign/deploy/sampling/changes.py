@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechdesign._numerics import sorted_unique
+
 __all__ = ["MAX_PAIRS", "DistinctValues", "ValueChanges"]
 
 #: The most distinct (user, value) pairs counted (8 bytes each: 128 MiB).
@@ -84,7 +86,7 @@ class DistinctValues:
             return
         hashes = _user_hashes(users.lengths, users.blocks)  # type: ignore[attr-defined]
         keys = ((hashes >> self.bits) << self.bits) | codes.astype(np.uint64)
-        self.keys = np.union1d(self.keys, keys)
+        self.keys = sorted_unique(self.keys, keys)
         if self.keys.size > MAX_PAIRS:
             self.overflow, self.keys = True, np.empty(0, dtype=np.uint64)
 
@@ -92,5 +94,7 @@ class DistinctValues:
         """The run's counts, or ``None`` when there were too many pairs to count."""
         if self.overflow:
             return None
-        _, per_user = np.unique(self.keys >> self.bits, return_counts=True)
+        users = self.keys >> self.bits  # sorted, as the keys are
+        starts = np.flatnonzero(np.concatenate(([True], users[1:] != users[:-1])))
+        per_user = np.diff(np.append(starts, users.size))
         return ValueChanges(int(per_user.size), int((per_user >= 2).sum()), int(per_user.max(initial=0)))
