@@ -249,7 +249,7 @@ def main() -> None:
     labels, prior = meta["inputs"], meta["guarantee"]["prior"]
     folder = Path(args.folder or tempfile.mkdtemp(prefix="bench-speed-"))
     folder.mkdir(parents=True, exist_ok=True)
-    versions = {"multi-freq-ldpy": version("multi-freq-ldpy"), "numba": version("numba"),
+    versions = {"multi-freq-ldpy": version("multi-freq-ldpy"), "numba": version("numba"), "numpy": version("numpy"),
                 "pandas": version("pandas"), "pyarrow": version("pyarrow"),
                 # the code measured: this checkout, or another one put first by PYTHONPATH (a before/after pair)
                 "mechdesign_commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,

@@ -79,19 +79,32 @@ class DistinctValues:
         self.bits = np.uint64(max(1, (values - 1).bit_length()))
         self.keys = np.empty(0, dtype=np.uint64)
         self.overflow = False
+        # Chunks wait until they hold as many keys as the merged array: each key is then merged O(log n) times
+        # (merging every chunk into the whole array costs O(n) a chunk, O(n²/chunk) a run).
+        self._pending: list[np.ndarray] = []
+        self._pending_keys = 0
 
     def add(self, users: object, codes: np.ndarray) -> None:
         """Count one chunk: ``users`` a :class:`~mechdesign.deploy.sampling.memo.UserIds`, ``codes`` the values."""
         if self.overflow:
             return
         hashes = _user_hashes(users.lengths, users.blocks)  # type: ignore[attr-defined]
-        keys = ((hashes >> self.bits) << self.bits) | codes.astype(np.uint64)
-        self.keys = sorted_unique(self.keys, keys)
+        keys = sorted_unique(((hashes >> self.bits) << self.bits) | codes.astype(np.uint64))
+        self._pending.append(keys)
+        self._pending_keys += keys.size
+        if self._pending_keys >= max(self.keys.size, 1 << 16):
+            self._merge()
+
+    def _merge(self) -> None:
+        if self._pending:
+            self.keys = sorted_unique(self.keys, *self._pending)
+            self._pending, self._pending_keys = [], 0
         if self.keys.size > MAX_PAIRS:
             self.overflow, self.keys = True, np.empty(0, dtype=np.uint64)
 
     def result(self) -> ValueChanges | None:
         """The run's counts, or ``None`` when there were too many pairs to count."""
+        self._merge()
         if self.overflow:
             return None
         users = self.keys >> self.bits  # sorted, as the keys are
