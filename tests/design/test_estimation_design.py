@@ -193,7 +193,7 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
     """The polish after the reduction keeps the basic θ when the master returns a worse point (a master stopped at
     the deadline returns its first iterate, θ shifted into the interior), and takes a better one."""
     from mechdesign.design.estimation import engine
-    from mechdesign.design.estimation.criterion import _objective
+    from mechdesign.design.estimation.criterion import objective
 
     prior = np.array([0.4, 0.3, 0.2, 0.1])
     columns = np.hstack([np.eye(4) / prior[:, None], np.ones((4, 1))])  # the identity's lift vectors and a constant
@@ -201,17 +201,17 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
     mixed = 0.5 * identity + 0.5 * np.array([0.0, 0.0, 0.0, 0.0, 1.0])  # feasible, less informative
 
     def value(theta):
-        return _objective("a_optimal", (columns * theta) @ columns.T)
+        return objective("a_optimal", (columns * theta) @ columns.T)
 
     assert value(mixed) > value(identity)
-    monkeypatch.setattr(engine, "_master", lambda *args: (mixed, False))
+    monkeypatch.setattr(engine, "restricted_master", lambda *args: (mixed, False))
     kept, fell_back = engine._polish("a_optimal", columns, identity, False, None, 0.0)
     assert kept is identity and not fell_back
-    monkeypatch.setattr(engine, "_master", lambda *args: (identity, True))
+    monkeypatch.setattr(engine, "restricted_master", lambda *args: (identity, True))
     taken, fell_back = engine._polish("a_optimal", columns, mixed, False, None, 0.0)
     assert taken is identity and fell_back
     # Before the deadline the master converged: its point is taken (near a singular L-optimum it is ~1e-8 higher).
-    monkeypatch.setattr(engine, "_master", lambda *args: (mixed, False))
+    monkeypatch.setattr(engine, "restricted_master", lambda *args: (mixed, False))
     taken, _ = engine._polish("a_optimal", columns, identity, False, None, time.monotonic() + 3600.0)
     assert taken is mixed
 
@@ -229,12 +229,12 @@ def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_ite
         monkeypatch.setattr(engine, name, value)
     free = design_estimation(problem, baselines=False, time_limit=30.0)
     assert free.method == "column_generation_priced" and free.iterations > 4
-    monkeypatch.setattr(criterion, "_MAX_ITERATIONS", 3)
-    monkeypatch.setattr(engine, "_MAX_ITERATIONS", 3)
+    monkeypatch.setattr(criterion, "MAX_ITERATIONS", 3)
+    monkeypatch.setattr(engine, "MAX_ITERATIONS", 3)
     uncapped = design_estimation(problem, baselines=False, time_limit=30.0)
     assert uncapped.iterations == free.iterations
     assert uncapped.utility == pytest.approx(free.utility, rel=1e-12)
-    monkeypatch.setattr(priced, "_PRICED_MAX_ITERATIONS", 3)
+    monkeypatch.setattr(priced, "PRICED_MAX_ITERATIONS", 3)
     capped = design_estimation(problem, baselines=False, time_limit=30.0)
     assert capped.iterations == 3 and capped.certificate.holds
     assert capped.utility >= free.utility - 1e-9 * free.utility
@@ -272,7 +272,7 @@ def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(m
 
     for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1)):
         monkeypatch.setattr(engine, name, value)
-    monkeypatch.setattr(criterion, "_LP_LAMBDA_MAX", 1)  # read there by λ's choice and by the priced search's start
+    monkeypatch.setattr(criterion, "LP_LAMBDA_MAX", 1)  # read there by λ's choice and by the priced search's start
     priced = design_estimation(problem, baselines=False, time_limit=30.0)
     tol = 1e-9 * exact.utility
     assert priced.certificate.holds and priced.utility >= exact.utility - tol
@@ -299,26 +299,31 @@ def test_partial_pricing_reaches_the_optimum_of_full_pricing(monkeypatch, kind):
     assert partial.upper_bound <= full.utility + 1e-9 * abs(full.utility) + 1e-12
 
 
-def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certify(monkeypatch):
+def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certify():
     """After the reduction the bound at the polished point is skipped when the search's bound already certifies the
-    value; when the certificate's own value (after repair) then leaves the tolerance, it is computed after all."""
+    value; when the certificate's own value (of a moved matrix) then leaves the tolerance, it is computed after all."""
+    import dataclasses
+
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine
 
     problem = DesignProblem(Prior.from_counts(np.array([12, 7, 5, 4, 3, 2, 2, 1])), 1.0, 0.05, "estimation_mse")
     plain = design_estimation(problem, baselines=False)
     assert plain.status == "optimal" and "final_bound" not in plain.timings
     assert 0.0 <= plain.gap <= 1e-7 * plain.utility
-    # A repair that moves the matrix (a constant law mixed in at 1e-6: still ε-PML, a worse value) leaves the
-    # search's bound short of the tolerance: the final bound runs, and whatever it finds stays below the value.
-    original = engine.repair
 
-    def mixing(matrix, ball, epsilon):
-        repaired, alpha = original(matrix, ball, epsilon)
-        return (1 - 1e-6) * repaired + 1e-6 * repaired.sum(axis=0) / repaired.shape[0], alpha
+    class Mixing(EstimationEngine):
+        """The estimation engine whose matrix has a constant law mixed in at 1e-6 (still ε-PML, a worse value)."""
 
-    monkeypatch.setattr(engine, "repair", mixing)
-    mixed = design_estimation(problem, baselines=False)
+        def run(self, problem, start, deadline):
+            found = super().run(problem, start, deadline)
+            matrix = found.columns * found.weights
+            moved = (1 - 1e-6) * matrix + 1e-6 * matrix.sum(axis=0) / matrix.shape[0]
+            return dataclasses.replace(found, columns=moved, weights=np.ones(moved.shape[1]))
+
+    # The search's bound is short of the tolerance for the moved matrix: the final bound runs, and whatever it finds
+    # stays below the value.
+    mixed = solve(problem, baselines=False, engines=[Mixing()])
     assert "final_bound" in mixed.timings
     assert mixed.upper_bound <= plain.utility * (1 + 1e-9) and mixed.gap > 0
     assert mixed.upper_bound >= plain.upper_bound - 1e-9 * plain.utility

@@ -29,7 +29,7 @@ def _large(monkeypatch) -> DesignProblem:
     """The large-N regime (LDP start, λ from the master) forced at N = 12 through the priced search."""
     monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
     monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
-    monkeypatch.setattr(criterion, "_LP_LAMBDA_MAX", 4)
+    monkeypatch.setattr(criterion, "LP_LAMBDA_MAX", 4)
     counts = np.array([30, 20, 14, 10, 8, 6, 5, 4, 3, 2, 2, 1])
     return DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
 
@@ -55,8 +55,8 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     from mechdesign.design.polytope.separable import SeparableOracle
 
     first: list[np.ndarray] = []
-    real = priced._master_dual
-    monkeypatch.setattr(priced, "_master_dual",
+    real = priced.restricted_master_dual
+    monkeypatch.setattr(priced, "restricted_master_dual",
                         lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
     result = design_estimation(problem, baselines=False, time_limit=20.0)
     seeds = priced._subset_seeds(SeparableOracle(pricing_counts(problem.prior), 1.0, 0.05), 1.0)
@@ -82,8 +82,8 @@ def test_below_256_categories_the_ldp_start_joins_k_rr_at_radius_two(monkeypatch
     p = problem.prior.probabilities
     start = priced._ldp_start(problem, "a_optimal", None)
     first: list[tuple[np.ndarray, np.ndarray]] = []
-    real = priced._master_dual
-    monkeypatch.setattr(priced, "_master_dual",
+    real = priced.restricted_master_dual
+    monkeypatch.setattr(priced, "restricted_master_dual",
                         lambda crit, cols, th, *a, **k: first.append((cols, th)) or real(crit, cols, th, *a, **k))
     result = design_estimation(problem, baselines=False, time_limit=20.0)
     columns, theta = first[0]

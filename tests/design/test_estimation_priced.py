@@ -49,7 +49,7 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
     from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 
     problem = _priced(monkeypatch)
-    real = priced._master_dual
+    real = priced.restricted_master_dual
     rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     krr = problem.prior.probabilities @ rr.matrix  # k-RR's weights on its lift vectors, the first n columns
     first: list[float] = []
@@ -71,7 +71,7 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
         values.append(trace(columns, found))
         return found, multiplier, fell_back
 
-    monkeypatch.setattr(priced, "_master_dual", master)
+    monkeypatch.setattr(priced, "restricted_master_dual", master)
     result = design_estimation(problem, baselines=False, time_limit=30.0)
     assert min(values) < 0.99 * trace(rr.matrix / krr, krr)  # k-RR is clearly worse than the best iterate
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK

@@ -65,37 +65,33 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mechdesign import _validation as v
-from mechdesign._numerics import EXP_CAP
-from mechdesign.core.mechanism import Mechanism
 from mechdesign.deadline import Deadline
-from mechdesign.design.baselines.compare import compute_baselines
-from mechdesign.design.baselines.ldp_oracles import compare_oracles
-from mechdesign.design.certificate import certify, repair
-from mechdesign.design.estimation import criterion as _shared
+from mechdesign.design.engines import EngineResult, Start, design_with
+from mechdesign.design.estimation import criterion as shared
 from mechdesign.design.estimation.criterion import (
-    _ADD_PER_ITERATION,
-    _MAX_ITERATIONS,
-    _STALL,
+    ADD_PER_ITERATION,
     CRITERIA,
-    _criterion,
-    _master,
-    _master_dual,
-    _objective,
-    _Options,
+    MAX_ITERATIONS,
+    STALL,
+    SearchOptions,
     caratheodory_reduce,
+    criterion_of,
     lower_bound,
+    objective,
+    restricted_master,
+    restricted_master_dual,
 )
 from mechdesign.design.estimation.dual import dual_bound
 from mechdesign.design.estimation.master import solve_face
 from mechdesign.design.estimation.priced import design_priced
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.polytope.vertices import MAX_SIZE, ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
 # CRITERIA, caratheodory_reduce and lower_bound are .criterion's, re-exported.
-__all__ = ["CRITERIA", "caratheodory_reduce", "design_estimation", "lower_bound"]
+__all__ = ["CRITERIA", "ENUMERATE_UP_TO", "EstimationEngine", "caratheodory_reduce", "design_estimation",
+           "lower_bound"]
 
 _LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a singular face leaves λ free: lower_bound)
 _START_PER_INPUT = 8  # columns per input in the first master
@@ -222,28 +218,74 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     """
     if problem.utility.kind not in CRITERIA:
         raise v.fail("utility", f"be one of {sorted(CRITERIA)} for the estimation engine", problem.utility.kind)
-    from threadpoolctl import threadpool_limits
-
-    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
     limit = v.positive("time_limit", time_limit)
     if deadline is None:
         deadline = Deadline(limit)
     elif not isinstance(deadline, Deadline):
         raise TypeError(f"deadline must be a Deadline, got deadline={deadline!r}")
-    if reserve is not None:
-        deadline = deadline.before(reserve(min(problem.size * (problem.size + 1) // 2, 8 * problem.size)))
-    # The engine's shares of its time (the search's 80 %, the reduction's 85 %) are of what is left now, and its
-    # stopping points read time.monotonic().
-    limit = max(deadline.remaining(), 1e-9)
-    if problem.size > MAX_SIZE and pricing_counts(problem.prior) is None:
-        # Beyond enumeration the priced search's knapsack tables run on counts; decided before any allocation.
-        raise v.fail("prior", f"be given by counts (Prior.from_counts, or probabilities that are fractions with a "
-                     f"common denominator ≤ 1e7) for an estimation design beyond {MAX_SIZE} categories",
-                     problem.size)
-    options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, deadline.on_monotonic(),
-                       _seed_vectors(seeds, problem.prior.probabilities))
+    engine = EstimationEngine(gap_tolerance=gap_tolerance, max_candidates=max_candidates, reduce=reduce, conic=conic,
+                              progress=progress, seeds=seeds, reserve=reserve)
+    answer = engine.accepts(problem)
+    if answer is not True:
+        raise ValueError(str(answer))
+    from threadpoolctl import threadpool_limits
+
+    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
     with threadpool_limits(1):
-        return _design(problem, baselines, options)
+        return design_with(problem, engine, gap_tolerance=gap_tolerance, deadline=deadline, reserve=reserve,
+                           baselines=baselines, progress=progress,
+                           design=partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
+                                          max_candidates=max_candidates, conic=conic, progress=progress))
+
+
+class EstimationEngine:
+    """The A-, D- and L-optimal engine (module docstring) behind :class:`~mechdesign.design.engines.Engine`.
+
+    Parameters
+    ----------
+    gap_tolerance, max_candidates, reduce, conic, progress, seeds, reserve
+        As in :func:`design_estimation`.
+    enumerate_up_to : int
+        Count priors with more categories are priced by local search (:mod:`.priced`) unless their vertex list is
+        short (``enumerate_small``).
+    enumerate_small : int
+        Count priors up to this many categories are enumerated when the list has at most 6·10⁶ candidates.
+    """
+
+    name = "estimation"
+
+    def __init__(self, *, gap_tolerance: float = 1e-7, max_candidates: int = 5_000_000, reduce: bool = True,
+                 conic: bool = False, progress: bool = False, seeds: Any = None,
+                 reserve: Callable[[int], float] | None = None, enumerate_up_to: int | None = None,
+                 enumerate_small: int | None = None) -> None:
+        self.gap_tolerance, self.max_candidates, self.reduce = gap_tolerance, max_candidates, reduce
+        self.conic, self.progress, self.seeds, self.reserve = conic, progress, seeds, reserve
+        self.enumerate_up_to = ENUMERATE_UP_TO if enumerate_up_to is None else enumerate_up_to
+        self.enumerate_small = _ENUMERATE_SMALL if enumerate_small is None else enumerate_small
+
+    def accepts(self, problem: DesignProblem) -> bool | str:
+        """True for an estimation criterion (:data:`CRITERIA`) whose prior is listed (N ≤ 24) or given by counts."""
+        if problem.utility.kind not in CRITERIA:
+            return str(v.fail("utility", f"be one of {sorted(CRITERIA)} for the estimation engine",
+                              problem.utility.kind))
+        if problem.size > MAX_SIZE and pricing_counts(problem.prior) is None:
+            # Beyond enumeration the priced search's knapsack tables run on counts; decided before any allocation.
+            return str(v.fail("prior", f"be given by counts (Prior.from_counts, or probabilities that are fractions "
+                              f"with a common denominator ≤ 1e7) for an estimation design beyond {MAX_SIZE} "
+                              "categories", problem.size))
+        return True
+
+    def run(self, problem: DesignProblem, start: Start, deadline: Deadline) -> EngineResult:
+        """Column generation from k-RR's lift vectors (``start``), reduced and polished; bound in utility units."""
+        if self.reserve is not None:
+            deadline = deadline.before(self.reserve(min(problem.size * (problem.size + 1) // 2, 8 * problem.size)))
+        # The engine's shares of its time (the search's 80 %, the reduction's 85 %) are of what is left now, and its
+        # stopping points read time.monotonic().
+        limit = max(deadline.remaining(), 1e-9)
+        options = SearchOptions(self.gap_tolerance, self.max_candidates, self.reduce, self.conic, limit,
+                                self.progress, deadline.on_monotonic(),
+                                _seed_vectors(self.seeds, problem.prior.probabilities))
+        return _design(problem, options, start, self.enumerate_up_to, self.enumerate_small)
 
 
 def _seed_vectors(seeds: Any, prior: np.ndarray) -> np.ndarray:
@@ -257,23 +299,23 @@ def _seed_vectors(seeds: Any, prior: np.ndarray) -> np.ndarray:
     return columns[:, mass > 0] / mass[mass > 0]
 
 
-def _design(problem: DesignProblem, baselines: bool, options: _Options) -> DesignResult:
-    criterion, weights, offset = _criterion(problem)
+def _design(problem: DesignProblem, options: SearchOptions, begin: Start, enumerate_up_to: int,
+            enumerate_small: int) -> EngineResult:
+    criterion, weights, offset = criterion_of(problem)
     rounds = 1 if weights is None else _LAMBDA_ROUNDS
     timings: dict[str, float] = {}
     start = time.perf_counter()
     n = problem.size
     gap_tolerance = options.gap_tolerance
     deadline = options.deadline
-    rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
-    mass = problem.prior.probabilities @ rr.matrix
-    start_columns = rr.matrix / mass  # feasible lift vectors of a full-rank mechanism
+    # k-RR's lift vectors (the start without its constant column): feasible, of a full-rank mechanism.
+    mass, start_columns = begin.theta[1:], begin.columns[:, 1:]
     counts = pricing_counts(problem.prior)
     cv = None
-    if counts is not None and n <= _ENUMERATE_SMALL:
+    if counts is not None and n <= enumerate_small:
         # A vertex list over max_candidates is priced below, at any N (Adult education, N = 16, at the radius of
         # five attributes' joint ball, β = 0.44, ε = 1: was refused).
-        cap = options.max_candidates if n <= ENUMERATE_UP_TO else min(options.max_candidates, _ENUMERATE_COUNT)
+        cap = options.max_candidates if n <= enumerate_up_to else min(options.max_candidates, _ENUMERATE_COUNT)
         try:
             cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=cap)
         except ValueError:  # too many candidates: priced below
@@ -284,12 +326,11 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # the limit allows; the SDP rounds stop at the deadline.
         remaining = deadline - time.monotonic()
         search_deadline = time.monotonic() + max(min(0.8 * remaining, remaining - 6.0), 0.5 * remaining)
-        if n > _shared._LP_LAMBDA_MAX and criterion == "a_optimal" and weights is None:
+        if n > shared.LP_LAMBDA_MAX and criterion == "a_optimal" and weights is None:
             # No structured bound after the search (the diagonal floor stands): only repair and certification
             # follow it, 17 s at N = 1,000 (one core), so the search keeps all but 10 % (at least 30 s).
             search_deadline = time.monotonic() + max(remaining - max(0.1 * remaining, 30.0), 0.5 * remaining)
-        return design_priced(problem, baselines, options, counts, start_columns, mass, search_deadline, deadline,
-                             _finish)
+        return design_priced(problem, options, counts, start_columns, mass, search_deadline, deadline, _finish)
     if cv is None:
         cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
@@ -315,7 +356,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         iterations += 1
         columns = np.column_stack([start_columns, pool[:, active] if isinstance(pool, np.ndarray)
                                    else cv.vectors(active)])
-        theta, multiplier, fell_back = _master_dual(criterion, columns, warm, options.conic, weights)
+        theta, multiplier, fell_back = restricted_master_dual(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
         full = (shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
                 or not isinstance(pool, ColumnVertices))
@@ -329,7 +370,7 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
                 shortlist = (np.argpartition(reduced, size - 1)[:size] if size < reduced.size
                              else np.arange(reduced.size))
                 since_full = 0
-            fresh = _fresh(reduced, names, active, _ADD_PER_ITERATION * n)
+            fresh = _fresh(reduced, names, active, ADD_PER_ITERATION * n)
             if full or fresh.size:
                 break
             full = True  # the shortlist is exhausted: price every candidate at this master
@@ -340,8 +381,8 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
             print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, bound {bound - offset:.10g}, "
                   f"gap {value - bound:.3g}, columns {columns.shape[1]}, {time.perf_counter() - solve_start:.1f} s",
                   file=sys.stderr, flush=True)
-        if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= _MAX_ITERATIONS
-                or stalled >= _STALL or time.monotonic() >= deadline):
+        if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= MAX_ITERATIONS
+                or stalled >= STALL or time.monotonic() >= deadline):
             break  # stalls on degenerate faces (β = 2): the value is final; the certified gap is reported
         if fresh.size == 0:
             break
@@ -374,12 +415,12 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         bound = max(bound, found)
         if added.size:
             columns = np.hstack([columns, added])
-            theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(added.shape[1])]),
+            theta, fell_back = restricted_master(criterion, columns, np.concatenate([theta, np.zeros(added.shape[1])]),
                                        options.conic, weights)
             fallbacks += fell_back
         timings["dual"] = time.perf_counter() - dual_start
     method = "column_generation" if cv.count > 3000 else "enumeration"
-    return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
+    return _finish(problem, options, columns, theta, bound, fallbacks, iterations, timings, start,
                    method, cv.count + n,
                    lambda th, co: lower_bound(criterion, th, co, pool, start_columns, weights, rounds)[0])
 
@@ -393,11 +434,11 @@ def _polish(criterion: str, columns: np.ndarray, theta: np.ndarray, conic: bool,
     Before the deadline the polished point is kept as before: near a singular L-optimum it is ~1e-8 above the basic
     θ, and its small weights are what :func:`.master.solve_face` needs to find the optimal face.
     """
-    polished, fell_back = _master(criterion, columns, theta, conic, weights, deadline)
+    polished, fell_back = restricted_master(criterion, columns, theta, conic, weights, deadline)
     if time.monotonic() < deadline:  # converged (or stalled near a singular L-optimum, which solve_face finishes)
         return polished, fell_back
-    worse = (_objective(criterion, (columns * polished) @ columns.T, weights)
-             > _objective(criterion, (columns * theta) @ columns.T, weights))
+    worse = (objective(criterion, (columns * polished) @ columns.T, weights)
+             > objective(criterion, (columns * theta) @ columns.T, weights))
     return (theta if worse else polished), fell_back
 
 
@@ -446,11 +487,11 @@ def _final_bound(bound_at: Any, theta: np.ndarray, columns: np.ndarray, timings:
     return found
 
 
-def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns: np.ndarray, theta: np.ndarray,
-            bound: float, fallbacks: int, iterations: int, timings: dict[str, float], start: float, method: str,
-            candidates: int, bound_at: Any) -> DesignResult:
-    """Reduce, polish, certify and repair the design; baselines; the result."""
-    criterion, weights, offset = _criterion(problem)
+def _finish(problem: DesignProblem, options: SearchOptions, columns: np.ndarray, theta: np.ndarray, bound: float,
+            fallbacks: int, iterations: int, timings: dict[str, float], start: float, method: str, candidates: int,
+            bound_at: Any) -> EngineResult:
+    """Reduce and polish the design, its rows summed to one: the engine's result (certified by the caller)."""
+    criterion, weights, offset = criterion_of(problem)
     gap_tolerance = options.gap_tolerance
     cert_start = time.perf_counter()
     final: tuple[np.ndarray, np.ndarray] | None = None  # the polished point, when its bound was not needed yet
@@ -484,7 +525,7 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
         # tolerance (a full pricing pass and HiGHS's LP for λ: 0.08 s of 2 at Zipf N = 20), and again below if the
         # certificate's own value then falls short of the tolerance.
         timings["reduce"] = time.perf_counter() - cert_start
-        polished = _objective(criterion, (columns * theta) @ columns.T, weights)
+        polished = objective(criterion, (columns * theta) @ columns.T, weights)
         if polished - bound > 0.1 * gap_tolerance * abs(polished - offset):
             bound = max(bound, _final_bound(bound_at, theta, columns, timings))
         else:
@@ -495,40 +536,11 @@ def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns:
             columns, theta = face_columns, face_theta
             bound = max(bound, bound_at(theta, columns))
     theta = _rows_to_one(columns, theta)
-    used = theta > 0
-    matrix, alpha = repair(columns[:, used] * theta[used], problem.ball, problem.epsilon)
-    mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
-    certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound - offset, alpha).check()
 
-    def within(cert: Any) -> bool:
-        # Relative to the value, with a rounding floor on the scale of the computed trace (utility + offset): an
-        # optimum of 0 (e.g. one category that the identity reveals, L-optimal) is computed as ~1e-14, never as 0.
-        floor = 64 * np.finfo(np.float64).eps * (abs(cert.utility) + abs(offset))
-        # An infinite value (Lp not identifiable from the final matrix) is never optimal: inf ≤ tol·inf would say so.
-        return math.isfinite(cert.utility) and cert.gap <= gap_tolerance * abs(cert.utility) + floor
+    def refine() -> float:  # the bound at the polished point, when the search's bound did not need it yet
+        assert final is not None
+        return _final_bound(bound_at, *final, timings) - offset
 
-    if final is not None and not within(certificate):  # the repaired value left the tolerance: the final bound now
-        bound = max(bound, _final_bound(bound_at, *final, timings))
-        certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound - offset, alpha).check()
-    timings["certify"] = time.perf_counter() - cert_start
-    status = "optimal" if within(certificate) else "feasible"
     solver = "CLARABEL" if options.conic else "interior-point" + ("+CLARABEL" if fallbacks else "")
-    result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
-                          certificate, solver, method, candidates, iterations, timings, sense="minimize")
-    if baselines:
-        result.identifiability()  # the rank, while the time kept for the certificate lasts (the report and file ask)
-        base_start = time.perf_counter()
-        design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
-                         max_candidates=options.max_candidates, conic=options.conic, progress=options.progress)
-        baseline_list, skipped = compute_baselines(problem, certificate.utility, design,
-                                                   deadline=Deadline(max(options.deadline - time.monotonic(), 0.0)))
-        oracles: tuple[Any, ...] = ()
-        # The oracles estimate every frequency (L = I only); their closed forms are in e^ε, beyond float64 at
-        # ε ≥ EXP_CAP, where the design (in log space) still runs: they are left out there.
-        if problem.utility.kind == "estimation_mse" and problem.epsilon < EXP_CAP:
-            ldp = next((b.mechanism for b in baseline_list if b.name == "optimal_ldp"), None)
-            oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp)
-        timings["baselines"] = time.perf_counter() - base_start
-        result = result.with_baselines(baseline_list, skipped, oracles)
-    timings["total"] = time.perf_counter() - start
-    return result
+    return EngineResult(columns, theta, bound - offset, iterations, candidates, method, solver, offset=offset,
+                        refine=refine if final is not None else None, timings=timings)
