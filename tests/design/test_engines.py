@@ -13,7 +13,7 @@ from mechdesign.core.leakage import capacity
 from mechdesign.core.prior import Prior
 from mechdesign.deadline import Deadline
 from mechdesign.design.engines import Engine, EngineResult, Start, certify_result, choose, krr_start, trivial_bound
-from mechdesign.design.estimation.engine import EstimationEngine
+from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 from mechdesign.design.information.engines import (
     ColumnGenerationEngine,
     EnumerationEngine,
@@ -59,8 +59,8 @@ def test_every_engine_meets_the_protocol():
 @settings(max_examples=examples(20), deadline=None)
 @given(st.integers(2, 6), st.floats(0.05, 0.8), st.floats(0.0, 0.3))
 def test_an_engine_returning_an_over_budget_matrix_is_repaired_not_trusted(n, epsilon, radius):
-    # The identity leaks log(1/min P̂) ≥ log(7/3) ≈ 0.85 or more over the ball: above ε here. The result is the identity mixed
-    # with a constant law until the recomputed capacity is ≤ ε, and the engine's claimed bound is the one reported.
+    # The identity leaks log(1/min P̂) ≥ log(7/3) ≈ 0.85 or more over the ball: above ε here. The result is the
+    # identity mixed with a constant law until the recomputed capacity is ≤ ε; the engine's bound is the one reported.
     problem = _problem(n, epsilon, radius)
     bound = trivial_bound(problem)
     result = solve(problem, baselines=False, engines=[Fixed("identity", np.eye(n), bound)])
@@ -81,7 +81,7 @@ def test_an_engine_without_a_bound_gets_the_identitys_bound_and_is_never_optimal
 def test_a_bound_the_certified_value_passes_is_reported_as_wrong():
     problem = _problem()
     rr = krr_start(problem).calibrated[0].matrix
-    with pytest.raises(SolverError, match="claimed a bound of 0.0 on the optimum") as raised:
+    with pytest.raises(SolverError, match=r"claimed a bound of 0\.0 on the optimum") as raised:
         solve(problem, baselines=False, engines=[Fixed("liar", rr, 0.0)])
     assert raised.value.status == "wrong_bound"
 
@@ -117,9 +117,9 @@ def test_method_selects_an_engine_by_name_and_auto_takes_the_first_that_accepts(
     with pytest.raises(ValueError, match=r"^method must be one of \['auto', 'first', 'second', 'third'\], got "
                                          r"method='fourth'$"):
         solve(problem, baselines=False, method="fourth", engines=[first, second, third])
-    with pytest.raises(ValueError, match="^first must accept, got first=no$"):
+    with pytest.raises(ValueError, match=r"^first must accept, got first=no$"):
         solve(problem, baselines=False, method="first", engines=[first, second, third])
-    with pytest.raises(ValueError, match="^first must accept, got first=no$"):  # none accepts: the first reason
+    with pytest.raises(ValueError, match=r"^first must accept, got first=no$"):  # none accepts: the first reason
         choose(problem, "auto", [first])
 
 
@@ -148,7 +148,8 @@ def test_the_estimation_engine_through_the_registry_is_design_estimation():
 def test_the_priced_estimation_search_is_an_engine_option_not_a_patched_constant():
     problem = _problem(8, 1.0, 0.05, "estimation_mse")
     listed = solve(problem, baselines=False)
-    priced = solve(problem, baselines=False, engines=[EstimationEngine(enumerate_up_to=1, enumerate_small=1)])
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    priced = solve(problem, baselines=False, engines=[searched])
     assert listed.method == "enumeration" and priced.method == "column_generation_priced"
     assert priced.certificate.holds and priced.utility >= listed.upper_bound - 1e-9 * listed.utility
 

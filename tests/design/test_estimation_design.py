@@ -8,6 +8,7 @@ of k-RR calibrated to the ball (all feasible), with capacity ≤ ε.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -164,19 +165,17 @@ def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
 
 
 @pytest.mark.parametrize("priced", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, priced):
-    """Past _REDUCE_ENTRIES the master's θ is kept: same value as the reduced design, bound still a proof."""
+def test_a_skipped_reduction_keeps_the_value_and_still_certifies(priced):
+    """Past the reduction's size limit the master's θ is kept: same value as the reduced design, bound still a proof."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
-    if priced:
-        monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-        monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
-    reduced = design_estimation(problem, baselines=False, time_limit=30.0)
-    monkeypatch.setattr(engine, "_REDUCE_ENTRIES", 0)
-    kept = design_estimation(problem, baselines=False, time_limit=30.0)
+    tuning = Tuning(enumerate_up_to=1, enumerate_small=1) if priced else Tuning()
+    reduced = solve(problem, baselines=False, time_limit=30.0, engines=[EstimationEngine(tuning=tuning)])
+    skipping = EstimationEngine(tuning=dataclasses.replace(tuning, reduce_entries=0))
+    kept = solve(problem, baselines=False, time_limit=30.0, engines=[skipping])
     assert kept.timings.get("reduce_skipped") == 1.0
     # Enumerated: reduced. Priced: the master's θ has no more weighted columns (here ~30) than a basic solution
     # (N(N + 3)/2 = 44), so the reduction is skipped there too.
@@ -222,20 +221,20 @@ def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_ite
     iterations after 105 s of a 600-s limit): the enumeration engine's cap does not stop it; its own cap does."""
     from mechdesign.core.prior import Prior
     from mechdesign.design.estimation import criterion, engine, priced
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
-    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1)):
-        monkeypatch.setattr(engine, name, value)
-    free = design_estimation(problem, baselines=False, time_limit=30.0)
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    free = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert free.method == "column_generation_priced" and free.iterations > 4
     monkeypatch.setattr(criterion, "MAX_ITERATIONS", 3)
     monkeypatch.setattr(engine, "MAX_ITERATIONS", 3)
-    uncapped = design_estimation(problem, baselines=False, time_limit=30.0)
+    uncapped = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert uncapped.iterations == free.iterations
     assert uncapped.utility == pytest.approx(free.utility, rel=1e-12)
     monkeypatch.setattr(priced, "PRICED_MAX_ITERATIONS", 3)
-    capped = design_estimation(problem, baselines=False, time_limit=30.0)
+    capped = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert capped.iterations == 3 and capped.certificate.holds
     assert capped.utility >= free.utility - 1e-9 * free.utility
 
@@ -263,37 +262,32 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
 def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(monkeypatch):
     """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation import criterion
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
     exact = design_estimation(problem, baselines=False)
-    from mechdesign.design.estimation import criterion
-
-    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1)):
-        monkeypatch.setattr(engine, name, value)
     monkeypatch.setattr(criterion, "LP_LAMBDA_MAX", 1)  # read there by λ's choice and by the priced search's start
-    priced = design_estimation(problem, baselines=False, time_limit=30.0)
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    priced = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     tol = 1e-9 * exact.utility
     assert priced.certificate.holds and priced.utility >= exact.utility - tol
     assert 0.0 <= priced.upper_bound <= exact.utility + tol
 
 
 @pytest.mark.parametrize("kind", ["estimation_mse", "estimation_logdet"])
-def test_partial_pricing_reaches_the_optimum_of_full_pricing(monkeypatch, kind):
+def test_partial_pricing_reaches_the_optimum_of_full_pricing(kind):
     """A shortlist of 2N candidates priced between full passes: the same certified optimum as pricing all of them."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([40, 22, 15, 11, 9, 7, 6, 5, 4, 3, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.1, kind)
-    monkeypatch.setattr(engine, "_FULL_EVERY", 1)
-    full = design_estimation(problem, baselines=False)
+    full = solve(problem, baselines=False, engines=[EstimationEngine(tuning=Tuning(full_every=1))])
     assert full.candidates > 3000  # the search, not the whole list in one master
-    monkeypatch.setattr(engine, "_FULL_EVERY", 4)
-    monkeypatch.setattr(engine, "_SHORTLIST_PER_INPUT", 2)
-    monkeypatch.setattr(engine, "_SHORTLIST_FROM", 0)
-    partial = design_estimation(problem, baselines=False)
+    shortlisted = Tuning(full_every=4, shortlist_per_input=2, shortlist_from=0)
+    partial = solve(problem, baselines=False, engines=[EstimationEngine(tuning=shortlisted)])
     assert full.status == partial.status == "optimal"
     assert partial.utility == pytest.approx(full.utility, rel=1e-7, abs=1e-9)
     assert partial.upper_bound <= full.utility + 1e-9 * abs(full.utility) + 1e-12

@@ -259,13 +259,15 @@ def test_fit_structure_is_positive_semidefinite():
 
 
 @pytest.mark.parametrize("kind", ["estimation_mse", pytest.param("estimation_logdet", marks=pytest.mark.slow)])
-def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumeration(monkeypatch, kind):
+def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumeration(kind):
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.design.solver import solve
+
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     _, exact = _optimum(counts, 1.0, 0.05, kind)
-    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, kind)
-    priced = design_estimation(problem, baselines=False, time_limit=30.0)
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    priced = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert priced.method == "column_generation_priced"
     assert priced.certificate.holds and priced.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     tol = 1e-9 * (1 + abs(exact.utility))

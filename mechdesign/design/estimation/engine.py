@@ -58,6 +58,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -90,7 +91,7 @@ from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
 # CRITERIA, caratheodory_reduce and lower_bound are .criterion's, re-exported.
-__all__ = ["CRITERIA", "ENUMERATE_UP_TO", "EstimationEngine", "caratheodory_reduce", "design_estimation",
+__all__ = ["CRITERIA", "ENUMERATE_UP_TO", "EstimationEngine", "Tuning", "caratheodory_reduce", "design_estimation",
            "lower_bound"]
 
 _LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a singular face leaves λ free: lower_bound)
@@ -107,6 +108,23 @@ _ENUMERATE_SMALL, _ENUMERATE_COUNT = 22, 6_000_000
 _FULL_EVERY, _SHORTLIST_PER_INPUT, _SHORTLIST_FROM = 3, 5_000, 1_000_000
 _CACHE_ENTRIES = 1 << 22  # vertex lists priced as a dense array up to this many N×K entries (32 MB)
 _REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The estimation engine's thresholds (the measured defaults above); a test or a benchmark sets its own.
+
+    ``enumerate_up_to`` / ``enumerate_small``: count priors up to these many categories are enumerated (the second
+    when the list has at most 6·10⁶ candidates), larger ones priced (:mod:`.priced`); ``reduce_entries``: the
+    reduction's dense LP size limit; ``full_every``, ``shortlist_per_input``, ``shortlist_from``: partial pricing.
+    """
+
+    enumerate_up_to: int = ENUMERATE_UP_TO
+    enumerate_small: int = _ENUMERATE_SMALL
+    reduce_entries: int = _REDUCE_ENTRIES
+    full_every: int = _FULL_EVERY
+    shortlist_per_input: int = _SHORTLIST_PER_INPUT
+    shortlist_from: int = _SHORTLIST_FROM
 
 
 def _fresh(reduced: np.ndarray, names: np.ndarray, active: np.ndarray, count: int) -> np.ndarray:
@@ -245,23 +263,18 @@ class EstimationEngine:
     ----------
     gap_tolerance, max_candidates, reduce, conic, progress, seeds, reserve
         As in :func:`design_estimation`.
-    enumerate_up_to : int
-        Count priors with more categories are priced by local search (:mod:`.priced`) unless their vertex list is
-        short (``enumerate_small``).
-    enumerate_small : int
-        Count priors up to this many categories are enumerated when the list has at most 6·10⁶ candidates.
+    tuning : Tuning, optional
+        The thresholds (default: the measured ones).
     """
 
     name = "estimation"
 
     def __init__(self, *, gap_tolerance: float = 1e-7, max_candidates: int = 5_000_000, reduce: bool = True,
                  conic: bool = False, progress: bool = False, seeds: Any = None,
-                 reserve: Callable[[int], float] | None = None, enumerate_up_to: int | None = None,
-                 enumerate_small: int | None = None) -> None:
+                 reserve: Callable[[int], float] | None = None, tuning: Tuning | None = None) -> None:
         self.gap_tolerance, self.max_candidates, self.reduce = gap_tolerance, max_candidates, reduce
         self.conic, self.progress, self.seeds, self.reserve = conic, progress, seeds, reserve
-        self.enumerate_up_to = ENUMERATE_UP_TO if enumerate_up_to is None else enumerate_up_to
-        self.enumerate_small = _ENUMERATE_SMALL if enumerate_small is None else enumerate_small
+        self.tuning = tuning if tuning is not None else Tuning()
 
     def accepts(self, problem: DesignProblem) -> bool | str:
         """True for an estimation criterion (:data:`CRITERIA`) whose prior is listed (N ≤ 24) or given by counts."""
@@ -285,7 +298,7 @@ class EstimationEngine:
         options = SearchOptions(self.gap_tolerance, self.max_candidates, self.reduce, self.conic, limit,
                                 self.progress, deadline.on_monotonic(),
                                 _seed_vectors(self.seeds, problem.prior.probabilities))
-        return _design(problem, options, start, self.enumerate_up_to, self.enumerate_small)
+        return _design(problem, options, start, self.tuning)
 
 
 def _seed_vectors(seeds: Any, prior: np.ndarray) -> np.ndarray:
@@ -299,8 +312,7 @@ def _seed_vectors(seeds: Any, prior: np.ndarray) -> np.ndarray:
     return columns[:, mass > 0] / mass[mass > 0]
 
 
-def _design(problem: DesignProblem, options: SearchOptions, begin: Start, enumerate_up_to: int,
-            enumerate_small: int) -> EngineResult:
+def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning: Tuning) -> EngineResult:
     criterion, weights, offset = criterion_of(problem)
     rounds = 1 if weights is None else _LAMBDA_ROUNDS
     timings: dict[str, float] = {}
@@ -312,10 +324,10 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, enumer
     mass, start_columns = begin.theta[1:], begin.columns[:, 1:]
     counts = pricing_counts(problem.prior)
     cv = None
-    if counts is not None and n <= enumerate_small:
+    if counts is not None and n <= tuning.enumerate_small:
         # A vertex list over max_candidates is priced below, at any N (Adult education, N = 16, at the radius of
         # five attributes' joint ball, β = 0.44, ε = 1: was refused).
-        cap = options.max_candidates if n <= enumerate_up_to else min(options.max_candidates, _ENUMERATE_COUNT)
+        cap = options.max_candidates if n <= tuning.enumerate_up_to else min(options.max_candidates, _ENUMERATE_COUNT)
         try:
             cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=cap)
         except ValueError:  # too many candidates: priced below
@@ -330,7 +342,8 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, enumer
             # No structured bound after the search (the diagonal floor stands): only repair and certification
             # follow it, 17 s at N = 1,000 (one core), so the search keeps all but 10 % (at least 30 s).
             search_deadline = time.monotonic() + max(remaining - max(0.1 * remaining, 30.0), 0.5 * remaining)
-        return design_priced(problem, options, counts, start_columns, mass, search_deadline, deadline, _finish)
+        return design_priced(problem, options, counts, start_columns, mass, search_deadline, deadline,
+                             partial(_finish, reduce_entries=tuning.reduce_entries))
     if cv is None:
         cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
@@ -358,7 +371,8 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, enumer
                                    else cv.vectors(active)])
         theta, multiplier, fell_back = restricted_master_dual(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
-        full = (shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
+        full = (shortlist is None or since_full >= tuning.full_every or weights is not None
+                or cv.count <= tuning.shortlist_from
                 or not isinstance(pool, ColumnVertices))
         while True:
             found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds,
@@ -366,7 +380,7 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, enumer
             names = np.arange(reduced.size) if full or shortlist is None else shortlist
             if full:
                 bound = max(bound, found)  # every full iteration's bound is valid
-                size = min(_SHORTLIST_PER_INPUT * n, reduced.size)
+                size = min(tuning.shortlist_per_input * n, reduced.size)
                 shortlist = (np.argpartition(reduced, size - 1)[:size] if size < reduced.size
                              else np.arange(reduced.size))
                 since_full = 0
@@ -422,7 +436,8 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, enumer
     method = "column_generation" if cv.count > 3000 else "enumeration"
     return _finish(problem, options, columns, theta, bound, fallbacks, iterations, timings, start,
                    method, cv.count + n,
-                   lambda th, co: lower_bound(criterion, th, co, pool, start_columns, weights, rounds)[0])
+                   lambda th, co: lower_bound(criterion, th, co, pool, start_columns, weights, rounds)[0],
+                   reduce_entries=tuning.reduce_entries)
 
 
 def _polish(criterion: str, columns: np.ndarray, theta: np.ndarray, conic: bool, weights: np.ndarray | None,
@@ -489,7 +504,7 @@ def _final_bound(bound_at: Any, theta: np.ndarray, columns: np.ndarray, timings:
 
 def _finish(problem: DesignProblem, options: SearchOptions, columns: np.ndarray, theta: np.ndarray, bound: float,
             fallbacks: int, iterations: int, timings: dict[str, float], start: float, method: str, candidates: int,
-            bound_at: Any) -> EngineResult:
+            bound_at: Any, reduce_entries: int = _REDUCE_ENTRIES) -> EngineResult:
     """Reduce and polish the design, its rows summed to one: the engine's result (certified by the caller)."""
     criterion, weights, offset = criterion_of(problem)
     gap_tolerance = options.gap_tolerance
@@ -509,7 +524,7 @@ def _finish(problem: DesignProblem, options: SearchOptions, columns: np.ndarray,
     basic = method == "column_generation_priced" and weighted <= size * (size + 3) // 2
     # The reduction and its polish end before the last 15 % of the limit: the final bound and the certificate follow.
     until = options.deadline - 0.15 * options.time_limit
-    if options.reduce and (entries > _REDUCE_ENTRIES or basic or time.monotonic() >= until):
+    if options.reduce and (entries > reduce_entries or basic or time.monotonic() >= until):
         timings["reduce_skipped"] = 1.0
         bound = max(bound, bound_at(theta, columns))
     elif options.reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
