@@ -160,16 +160,15 @@ def trivial_bound(problem: DesignProblem) -> float:
     no mechanism beats the identity), rounded up. Minimized (estimation) criteria: the data-processing floor
     J(θ) ⪯ diag(1/P̂), so tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (utility ≥ 0) and −log det J ≥ Σ_x log P̂_x.
     """
+    p = problem.prior.probabilities
     if problem.utility.sublinear:
-        from mechdesign.design.information.colgen import identity_duals
-
-        return float(math.fsum(identity_duals(problem)) * (1 + 4 * _EPS) + 4 * _EPS)
-    from mechdesign.design.estimation.criterion import criterion_of
-
-    criterion, _, offset = criterion_of(problem)
-    if criterion == "a_optimal":
-        return 0.0
-    return math.fsum(np.log(problem.prior.probabilities)) * (1 + 4 * _EPS) - offset
+        # λ_x = P̂_x μ(e_x / P̂_x) (:func:`mechdesign.design.information.colgen.identity_duals`): every lift vector is
+        # v = Σ_x (P̂_x v_x)(e_x / P̂_x), so μ(v) ≤ λ·v by convexity, and Σλ = U(identity) ≥ U*.
+        duals = p * problem.utility.column_values(np.diag(1.0 / p), problem.prior)
+        return float(math.fsum(duals) * (1 + 4 * _EPS) + 4 * _EPS)
+    if problem.utility.kind == "estimation_logdet":
+        return math.fsum(np.log(p)) * (1 + 4 * _EPS)  # Σ log P̂ < 0: scaled down, toward a smaller bound
+    return 0.0  # tr(L J⁺ Lᵀ) − tr(L diag(P̂) Lᵀ) ≥ 0
 
 
 def certify_result(problem: DesignProblem, result: EngineResult, gap_tolerance: float) -> DesignResult:

@@ -168,3 +168,14 @@ def test_refusals_are_one_line_reasons(engine, problem):
     if not isinstance(engine, SymmetricEngine):
         with pytest.raises(ValueError, match=f"^{re.escape(answer)}$"):
             solve(problem, baselines=False, method=engine.name, engines=[engine])
+
+
+@pytest.mark.parametrize("kind", ["mutual_information", "hellinger", "estimation_mse", "estimation_logdet"])
+def test_the_bound_without_an_engine_is_on_the_safe_side_of_the_certified_bound(kind):
+    # Above the proven upper bound (maximized utilities), below the proven lower bound (estimation criteria).
+    problem = _problem(5, 1.0, 0.05, kind)
+    designed = solve(problem, baselines=False)
+    if problem.utility.sublinear:
+        assert trivial_bound(problem) >= designed.upper_bound - 1e-12
+    else:
+        assert trivial_bound(problem) <= designed.upper_bound + 1e-12
