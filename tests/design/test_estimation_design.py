@@ -191,7 +191,7 @@ def test_a_skipped_reduction_keeps_the_value_and_still_certifies(priced):
 def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(monkeypatch):
     """The polish after the reduction keeps the basic θ when the master returns a worse point (a master stopped at
     the deadline returns its first iterate, θ shifted into the interior), and takes a better one."""
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation import finish
     from mechdesign.design.estimation.criterion import objective
 
     prior = np.array([0.4, 0.3, 0.2, 0.1])
@@ -203,15 +203,15 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
         return objective("a_optimal", (columns * theta) @ columns.T)
 
     assert value(mixed) > value(identity)
-    monkeypatch.setattr(engine, "restricted_master", lambda *args: (mixed, False))
-    kept, fell_back = engine._polish("a_optimal", columns, identity, False, None, 0.0)
+    monkeypatch.setattr(finish, "restricted_master", lambda *args: (mixed, False))
+    kept, fell_back = finish.polish_weights("a_optimal", columns, identity, False, None, 0.0)
     assert kept is identity and not fell_back
-    monkeypatch.setattr(engine, "restricted_master", lambda *args: (identity, True))
-    taken, fell_back = engine._polish("a_optimal", columns, mixed, False, None, 0.0)
+    monkeypatch.setattr(finish, "restricted_master", lambda *args: (identity, True))
+    taken, fell_back = finish.polish_weights("a_optimal", columns, mixed, False, None, 0.0)
     assert taken is identity and fell_back
     # Before the deadline the master converged: its point is taken (near a singular L-optimum it is ~1e-8 higher).
-    monkeypatch.setattr(engine, "restricted_master", lambda *args: (mixed, False))
-    taken, _ = engine._polish("a_optimal", columns, identity, False, None, time.monotonic() + 3600.0)
+    monkeypatch.setattr(finish, "restricted_master", lambda *args: (mixed, False))
+    taken, _ = finish.polish_weights("a_optimal", columns, identity, False, None, time.monotonic() + 3600.0)
     assert taken is mixed
 
 
@@ -243,7 +243,7 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
     """θ off Σθ_k v_k = 1 by a solver's tolerance (1e-7): one multiplicative correction brings it to rounding, on the
     same support, with θ > 0 and J nearly unchanged."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.engine import _rows_to_one
+    from mechdesign.design.estimation.finish import rows_to_one
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
@@ -253,7 +253,7 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
     theta = np.append(mass * (1 + 1e-7 * rng.standard_normal(mass.size)), 0.0)
     columns = np.hstack([matrix / mass, np.ones((counts.size, 1))])  # a column at weight 0 stays at 0
     assert np.abs(columns @ theta - 1).max() > 1e-9
-    fixed = _rows_to_one(columns, theta)
+    fixed = rows_to_one(columns, theta)
     assert fixed[-1] == 0.0 and np.all(fixed[:-1] > 0)
     assert np.abs(columns @ fixed - 1).max() <= 1e-14
     assert np.abs(fixed[:-1] / theta[:-1] - 1).max() < 1e-5
