@@ -41,7 +41,7 @@ from _common import write_results
 
 from mechdesign import load_problem, solve
 from mechdesign.design.estimation.bound import _evaluate, fit_structure
-from mechdesign.design.estimation.criterion import _dual_multiplier, _gradients, _inverse
+from mechdesign.design.estimation.criterion import criterion_gradients, dual_multiplier, pseudo_inverse
 from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.polytope.separable import SeparableOracle
 from mechdesign.design.problem import DesignProblem
@@ -105,8 +105,8 @@ def main() -> None:
         prior, matrix = problem.prior.probabilities, result.mechanism.matrix
         mass = prior @ matrix
         columns, theta = matrix[:, mass > 0] / mass[mass > 0], mass[mass > 0]
-        j_inverse = _inverse((columns * theta) @ columns.T)
-        lam = _dual_multiplier(columns, _gradients("a_optimal", j_inverse, columns), theta)
+        j_inverse = pseudo_inverse((columns * theta) @ columns.T)
+        lam = dual_multiplier(columns, criterion_gradients("a_optimal", j_inverse, columns), theta)
         oracle = SeparableOracle(pricing_counts(problem.prior), problem.epsilon, problem.radius)
         trace = _kelley(oracle, j_inverse @ j_inverse, lam, columns, args.rounds)
         model = min(float(r["model"]) for r in trace[1:])  # type: ignore[arg-type]

@@ -167,7 +167,7 @@ DESIGN_FLOORS = {
     "problem": 0, "utility": 0, "problemfile": 0, "covering": 0, "": 0,
     "polytope": 1,
     "certificate": 2, "result": 2,
-    "baselines": 3,
+    "baselines": 3, "engines": 3,
     "information": 4, "estimation": 4, "symmetric": 4,
     "solver": 5,
     "two_layer": 6,

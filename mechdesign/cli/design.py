@@ -183,7 +183,7 @@ def _symmetric(method: str, problem: object, release: dict[str, object]) -> bool
     """
     from mechdesign.design.symmetric import AUTO_FROM, SymmetricEngine
 
-    accepted = SymmetricEngine().accepts(problem)  # type: ignore[arg-type]
+    accepted = SymmetricEngine().accepts(problem) is True  # type: ignore[arg-type]
     policy = release.get("policy", "single")
     if method == "symmetric":
         if not accepted:

@@ -7,7 +7,8 @@ vertices never lowers U, so (reference §3.3)
 
     max Σ_k θ_k μ(v_k)   s.t.   Σ_k θ_k v_k = 1_N,  θ ≥ 0,     W* = [θ_k v_k]_{θ_k > 0}.
 
-Methods (``method="auto"`` picks, before any large allocation):
+Methods (``method="auto"`` picks, before any large allocation), each an engine behind the protocol of
+:mod:`mechdesign.design.engines` (:mod:`mechdesign.design.information.engines`):
 
 ``enumeration``
     every candidate column in one LP (HiGHS through ``highspy``; ``solver="CLARABEL"`` solves it with
@@ -20,9 +21,13 @@ Methods (``method="auto"`` picks, before any large allocation):
     information and f-informations), exact for three of the four vertex families and a proven upper
     bound for the fourth.
 
+The estimation criteria go to the engine of :mod:`mechdesign.design.estimation.engine` ("estimation"). Any other
+engine can be passed (``engines=``): it is chosen by name, or by "auto" as the first that accepts the problem.
+
 Whatever the method, for the multipliers λ of any iteration and r ≥ r*(λ) (the best reduced cost, or a
 proven bound on it), λ + r·P̂ is dual feasible, so U* ≤ Σ_x λ_x + max(r, 0); the best such bound is kept.
-The final matrix is certified from scratch and, if needed, repaired (:mod:`mechdesign.design.certificate`).
+The final matrix is certified from scratch and, if needed, repaired (:func:`mechdesign.design.engines.certify_result`):
+nothing an engine returns is trusted but its bound.
 ``status`` is "optimal" only when the certified gap is within ``gap_tolerance`` relative to the bound,
 "feasible" otherwise (time limit, or a C2 relaxation that stays loose): the mechanism is certified either
 way and the gap is reported.
@@ -31,52 +36,35 @@ way and the gap is reported.
 from __future__ import annotations
 
 import math
-import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.mechanism import Mechanism
 from mechdesign.deadline import Deadline
-from mechdesign.design.baselines.compare import compute_baselines
-from mechdesign.design.certificate import certify, finish_seconds, repair
+from mechdesign.design.certificate import certify, finish_seconds
+from mechdesign.design.engines import Engine, choose, design_with
+from mechdesign.design.information.engines import (
+    ColumnGenerationEngine,
+    EnumerationEngine,
+    ListEngine,
+    PricingEngine,
+    enumerable,
+    list_limit,
+    priceable,
+)
 from mechdesign.design.polytope.lp import solver_name
 from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
-from mechdesign.errors import SolverError
-
-if TYPE_CHECKING:
-    from mechdesign.design.polytope.vertices import ColumnVertices
-    from mechdesign.design.utility import Utility
 
 __all__ = ["DesignResult", "finish_seconds", "lp_optimum", "plan_method", "pricing_counts", "solve"]
 
-FULL_LP_LIMIT = 3000      # candidate columns solved in one LP; above this, column generation
 PRICING_FROM = 19         # auto: the counting oracle from this many categories on (count priors); below,
                           # the enumerated list with the HiGHS master is faster (bench_design.py --compare)
-LIST_LIMIT = 20           # general radius (family C2): enumerating beyond 20 categories explodes
 METHODS = ("auto", "enumeration", "column_generation", "pricing")
-_CHUNK = 100_000
-# Column generation runs to a gap 1000× below the tolerance (while time remains): optimal mechanisms then agree
-# with enumeration to ~1e-10, and the certified status has room for the repair's tiny utility cost.
-_INNER = 1e-3
-_EPS = np.finfo(np.float64).eps
-
-
-def _priceable(problem: DesignProblem) -> bool:
-    """Counts to price (the prior's, or rescaled beyond the knapsack table: :func:`.pricing.coarse_counts`)."""
-    from mechdesign.design.polytope.pricing import coarse_counts, level_function
-
-    if level_function(problem.utility) is None:
-        return False
-    counts = pricing_counts(problem.prior)
-    return counts is not None and coarse_counts(counts) is not None
 
 
 def plan_method(problem: DesignProblem, method: str = "auto") -> str:
@@ -112,84 +100,33 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
     >>> plan_method(DesignProblem([0.5, 0.5], 1.0))
     'list'
     """
-    from mechdesign.design.polytope.vertices import MAX_SIZE
-
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
     n = problem.size
-    general = problem.radius >= 2 * problem.prior.min and problem.radius > 0
-    enumerable = n <= MAX_SIZE and not (general and n > LIST_LIMIT)
-    priceable = _priceable(problem)
-    if method == "pricing" and not priceable:
+    listed = enumerable(problem)
+    counted = priceable(problem)
+    limit = list_limit(problem)
+    if method == "pricing" and not counted:
         raise v.fail("method", "be 'pricing' only for a prior given by counts (or rational probabilities), at most "
                      "14,141 categories (the knapsack table holds N·(m + 1) ≤ 2·10⁸ entries, at least one record each) "
                      "and mutual information or an f-information utility", method)
-    if method in ("enumeration", "column_generation") and not enumerable:
-        raise v.fail("prior", f"have at most {LIST_LIMIT if general else MAX_SIZE} entries to enumerate candidate "
+    if method in ("enumeration", "column_generation") and not listed:
+        raise v.fail("prior", f"have at most {limit} entries to enumerate candidate "
                      "columns (use method='pricing' with a count prior)", n)
-    if method == "pricing" or (method == "auto" and priceable and (n >= PRICING_FROM or not enumerable)):
+    if method == "pricing" or (method == "auto" and counted and (n >= PRICING_FROM or not listed)):
         return "pricing"
-    if method == "auto" and not enumerable:
+    if method == "auto" and not listed:
         raise v.fail("prior", f"be given by counts (Prior.from_counts; or probabilities that are fractions with a "
                      f"common denominator ≤ 1e7), with at most 14,141 categories (the counting pricer's table holds "
                      f"N·(m + 1) ≤ 2·10⁸ entries, m rescaled down to N if needed) and a mutual-information or "
-                     f"f-information utility, to design beyond {LIST_LIMIT if general else MAX_SIZE} categories", n)
+                     f"f-information utility, to design beyond {limit} categories", n)
     return "list" if method == "auto" else method
-
-
-def _column_values(utility: Utility, vertices: ColumnVertices) -> np.ndarray:
-    out = np.empty(vertices.count)
-    for start in range(0, vertices.count, _CHUNK):
-        stop = min(start + _CHUNK, vertices.count)
-        out[start:stop] = utility.column_values(vertices.vectors(np.arange(start, stop)), vertices.prior)
-    return out
-
-
-def _polish(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Weights solving Σ θ_k v_k = 1 to float precision on the chosen columns (least squares), if positive.
-
-    The LP's weights meet the rows only to its 1e-10 tolerance; renormalizing those rows later bends the
-    columns off the privacy boundary by as much, which the certificate then repairs at a utility cost of
-    ~1e-9. Columns at the boundary stay exactly there when the rows already sum to 1.
-    """
-    refined, *_ = np.linalg.lstsq(columns, np.ones(columns.shape[0]), rcond=None)
-    residual = float(np.abs(columns @ refined - 1.0).max())
-    if np.all(refined > 0) and residual <= 1e-13 and np.allclose(refined, theta, rtol=1e-6, atol=1e-12):
-        return refined
-    return theta
-
-
-@dataclass(frozen=True)
-class _Start:
-    """Where column generation starts: k-RR calibrated to the ball, a feasible and full-rank design.
-
-    ``columns`` are the constant column and k-RR's lift vectors, ``theta`` k-RR's output law on them (a feasible
-    master solution: the incumbent until a master solve finishes), ``basis`` marks k-RR's columns (a basis holding
-    it when ε₀ > 0, else ``None``), and ``calibrated`` is (k-RR, ε₀) for the ``rr_pml`` baseline.
-    """
-
-    columns: np.ndarray
-    theta: np.ndarray
-    basis: np.ndarray | None
-    calibrated: tuple[Mechanism, float]
-
-
-def _start(problem: DesignProblem) -> _Start:
-    """Constant column and the lift vectors of k-RR calibrated to the ball (see :class:`_Start`)."""
-    from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-
-    rr, eps0 = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
-    w = rr.matrix
-    mass = problem.prior.probabilities @ w
-    columns = np.column_stack([np.ones(problem.size), w / mass])
-    basis = np.concatenate([[False], np.ones(problem.size, dtype=bool)]) if eps0 > 0 else None
-    return _Start(columns, np.concatenate([[0.0], mass]), basis, (rr, eps0))
 
 
 def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto", baselines: bool = True,
           basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7,
           time_limit: float = 60.0, progress: bool = False, deadline: Deadline | None = None,
-          reserve: Callable[[int], float] | None = None) -> DesignResult:
+          reserve: Callable[[int], float] | None = None, engines: Sequence[Engine] | None = None) -> DesignResult:
     """Design the utility-optimal mechanism that is ε-PML over B_β(P̂), certified (see module docstring).
 
     Parameters
@@ -228,6 +165,10 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     reserve
         ``reserve(M)``: seconds the caller needs after this call for a mechanism of M outputs (the CLI: writing
         the file); the search and the baselines leave them.
+    engines
+        The engines to choose from (:class:`~mechdesign.design.engines.Engine`), in the order "auto" tries them;
+        ``method`` then names one of them. Default: the engines above, "auto" deciding by :func:`plan_method`.
+        Whatever an engine returns is certified from scratch (repaired if it leaks more than ε).
 
     Returns
     -------
@@ -244,7 +185,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         not a :class:`~mechdesign.deadline.Deadline`.
     ValueError
         If ``solver`` or ``method`` is unknown, ``time_limit`` ≤ 0, or the method is refused
-        (see :func:`plan_method`).
+        (see :func:`plan_method`; with ``engines``, the chosen engine's ``accepts`` reason).
     SolverError
         If the LP solver ends with a status other than optimal before the deadline (a bug signal: the constant
         mechanism is always feasible).
@@ -268,88 +209,45 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         deadline = Deadline(limit)
     elif not isinstance(deadline, Deadline):
         raise TypeError(f"deadline must be a Deadline, got deadline={deadline!r}")
-    after = reserve if reserve is not None else _nothing
     if problem.epsilon == 0.0:
         return _constant_design(problem, name)
     if math.exp(min(problem.epsilon, 1.0)) == 1.0:  # vertices are built from e^±ε: e^ε = 1 is the ε = 0 problem
         raise v.fail("epsilon", "be 0 or large enough that e^ε > 1 in float64 (ε > 2^-53 ≈ 1.11e-16): below, the "
                      "design cannot tell ε from 0 (epsilon = 0 gives the constant mechanism)", problem.epsilon)
-    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP
-        from mechdesign.design.estimation.engine import design_estimation
-
-        if method != "auto":
-            raise v.fail("method", f"be 'auto' for {problem.utility.kind} (its engine has one method)", method)
-        return design_estimation(problem, baselines=baselines, max_candidates=max_candidates,
-                                 gap_tolerance=gap_tolerance, conic=name == "CLARABEL", time_limit=limit,
-                                 progress=progress, deadline=deadline, reserve=reserve)
-    chosen = plan_method(problem, method)
+    if engines is not None:
+        engine = choose(problem, method, engines)
+    else:
+        engine = _default_engine(problem, method, name, basic, max_candidates, gap_tolerance, progress, reserve)
     from threadpoolctl import threadpool_limits
 
     # Matrices of a few thousand entries a side: BLAS threads only contend (pyproject.toml, threadpoolctl); an SVD
     # of N = 1,000 took 4.9 s with two threads on a loaded 2-core machine, 0.6 s with one.
     with threadpool_limits(1):
-        return _solve(problem, name, chosen, basic, max_candidates, gap_tolerance, deadline, after, baselines,
-                      progress)
+        return design_with(problem, engine, gap_tolerance=gap_tolerance, deadline=deadline, reserve=reserve,
+                           baselines=baselines, progress=progress,
+                           design=partial(solve, solver=name, baselines=False, gap_tolerance=gap_tolerance,
+                                          max_candidates=max_candidates))
 
 
-def _nothing(outputs: int) -> float:
-    return 0.0
+def _default_engine(problem: DesignProblem, method: str, solver: str, basic: bool, max_candidates: int,
+                    gap_tolerance: float, progress: bool, reserve: Callable[[int], float] | None) -> Engine:
+    """The engine :func:`plan_method` names (sub-convex utilities), or the estimation engine (the criteria)."""
+    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
+        from mechdesign.design.estimation.engine import EstimationEngine
 
-
-def _solve(problem: DesignProblem, name: str, chosen: str, basic: bool, max_candidates: int, gap_tolerance: float,
-           deadline: Deadline, after: Callable[[int], float], baselines: bool, progress: bool) -> DesignResult:
-    """:func:`solve` for the sub-convex utilities, past the checks."""
-    timings: dict[str, float] = {}
-    start = time.perf_counter()
-    n = problem.size
-
-    def finish(outputs: int) -> float:  # the certificate's time and the caller's, for M outputs
-        return finish_seconds(n, outputs) + after(outputs)
-
-    begin = _start(problem)
-    if chosen == "pricing":
-        columns, theta, upper_bound, iterations, count = _solve_pricing(problem, begin, deadline, finish,
-                                                                        gap_tolerance, progress)
-    else:
-        columns, theta, upper_bound, iterations, count, chosen = _solve_list(
-            problem, chosen, name, basic, max_candidates, begin, deadline, finish, gap_tolerance, progress)
-    timings["lp"] = time.perf_counter() - start
-    cert_start = time.perf_counter()
-    # Weights below 1e-9 of the largest are dropped (rows are renormalized and the result re-certified,
-    # so this can only cost utility, never privacy).
-    used = theta > 1e-9 * theta.max()
-    outputs = int(np.count_nonzero(used))
-    _say(progress, f"certifying the design ({n} × {outputs}) …")
-    # The least-squares polish only spares the repair a utility cost of ~1e-9: it is skipped when its solve would
-    # not fit in the time left.
-    fits = deadline.remaining() > finish(outputs) + finish_seconds(n, outputs, polish=True)
-    weights = _polish(columns[:, used], theta[used]) if fits else theta[used]
-    raw = columns[:, used] * weights
-    matrix, alpha = repair(raw, problem.ball, problem.epsilon)
-    mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
-    certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, upper_bound, alpha).check()
-    timings["certify"] = time.perf_counter() - cert_start
-    gap = certificate.gap
-    status = "optimal" if gap <= gap_tolerance * abs(upper_bound) + 1e-15 else "feasible"
-    result = DesignResult(problem, mechanism, certificate.utility, upper_bound, gap, status, certificate, name, chosen,
-                          count, iterations, timings)
-    if baselines or after is not _nothing:  # a design to report (not a baseline's): its rank, in the time kept here
-        result.identifiability()
-    if baselines:  # attached after the solve; the baselines' own designs are solved without baselines
-        _say(progress, "the baselines …")
-        base_start = time.perf_counter()
-        found, skipped = compute_baselines(problem, certificate.utility, partial(solve, solver=name, baselines=False),
-                                           deadline=deadline.before(after(mechanism.shape[1])),
-                                           calibrated=begin.calibrated)
-        timings["baselines"] = time.perf_counter() - base_start
-        result = result.with_baselines(found, skipped)
-    timings["total"] = time.perf_counter() - start
-    return result
-
-
-def _say(progress: bool, message: str) -> None:
-    if progress:
-        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
+        if method not in ("auto", EstimationEngine.name):
+            raise v.fail("method", f"be 'auto' for {problem.utility.kind} (its engine has one method)", method)
+        engine = EstimationEngine(gap_tolerance=gap_tolerance, max_candidates=max_candidates,
+                                  conic=solver == "CLARABEL", progress=progress, reserve=reserve)
+        answer = engine.accepts(problem)  # refused before any allocation
+        if answer is not True:
+            raise ValueError(str(answer))
+        return engine
+    registry = {engine.name: engine for engine in (EnumerationEngine, ColumnGenerationEngine, ListEngine,
+                                                     PricingEngine)}
+    return registry[plan_method(problem, method)](solver=solver, basic=basic, max_candidates=max_candidates,
+                                                  gap_tolerance=gap_tolerance, progress=progress,
+                                                  finish=reserve)
 
 
 def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:
@@ -367,82 +265,6 @@ def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:
     certificate = certify(mechanism, problem.ball, 0.0, problem.utility, value).check()
     return DesignResult(problem, mechanism, certificate.utility, value, 0.0, "optimal", certificate, solver,
                         "constant", 1, 0, {"total": 0.0})
-
-
-def _solve_pricing(problem: DesignProblem, begin: _Start, deadline: Deadline, finish: Callable[[int], float],
-                   gap_tolerance: float, progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int]:
-    from mechdesign.design.information.colgen import CountOracle, generate
-    from mechdesign.design.polytope.pricing import CoarseOracle, CountPricer, coarse_counts, level_function
-
-    counts = pricing_counts(problem.prior)
-    assert counts is not None  # plan_method chose "pricing" only if they exist
-    scaled = coarse_counts(counts)
-    assert scaled is not None
-    level = level_function(problem.utility)
-    assert level is not None
-    batch = max(4, min(16, problem.size // 2))
-    pricer = CountPricer(scaled, problem.epsilon, problem.radius, level)
-    oracle: CountOracle | CoarseOracle = CountOracle(pricer, batch=batch)
-    if scaled is not counts:  # beyond the table: the search prices rescaled counts, the bound stays proven
-        oracle = CoarseOracle(pricer, CountPricer(counts, problem.epsilon, problem.radius, level), batch=batch)
-    out = generate(problem, oracle, begin.columns, begin.theta, deadline=deadline, finish=finish, basis=begin.basis,
-                   gap_tolerance=gap_tolerance * _INNER, progress=progress)
-    return out.columns, out.theta, out.upper_bound, out.iterations, out.columns.shape[1]
-
-
-def _solve_list(problem: DesignProblem, chosen: str, name: str, basic: bool, max_candidates: int, begin: _Start,
-                deadline: Deadline, finish: Callable[[int], float], gap_tolerance: float,
-                progress: bool) -> tuple[np.ndarray, np.ndarray, float, int, int, str]:
-    from mechdesign.design.information.colgen import ListOracle, generate, identity_duals
-    from mechdesign.design.information.master import TIME_LIMIT
-    from mechdesign.design.polytope.vertices import column_vertices
-
-    cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=max_candidates)
-    values = _column_values(problem.utility, cv)
-    if chosen == "list":
-        chosen = "enumeration" if cv.count <= FULL_LP_LIMIT else "column_generation"
-    if chosen == "enumeration":
-        vectors = np.column_stack([cv.vectors(), np.ones(problem.size)])
-        values = np.append(values, float(problem.utility.column_values(np.ones(problem.size), problem.prior)[0]))
-        until = deadline.before(finish(problem.size))
-        try:
-            theta, duals, _ = _solve_all(vectors, values, name, basic, until)
-        except SolverError as exc:  # the LP did not finish in the time left: k-RR stands, with the identity's bound
-            if exc.status != TIME_LIMIT and not until.expired():
-                raise
-            center = identity_duals(problem)
-            return begin.columns, begin.theta, float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS), 0, cv.count, chosen
-        reduced = values - duals @ vectors
-        bound = math.fsum(duals) + max(float(reduced.max()), 0.0)
-        scale = float(np.abs(values).max()) + float(np.abs(duals).sum()) * float(vectors.max())
-        bound += (8 * problem.size + 64) * np.finfo(float).eps * (1.0 + scale + abs(bound))
-        return vectors, theta, bound, 1, cv.count, chosen
-    oracle = ListOracle(cv.vectors, cv.dot, values, batch=max(2 * problem.size, 10))
-    out = generate(problem, oracle, begin.columns, begin.theta, deadline=deadline, finish=finish, basis=begin.basis,
-                   gap_tolerance=gap_tolerance * _INNER, progress=progress)
-    return out.columns, out.theta, out.upper_bound, out.iterations, cv.count, chosen
-
-
-def _solve_all(vectors: np.ndarray, values: np.ndarray, name: str, basic: bool,
-               deadline: Deadline | None = None) -> tuple[np.ndarray, np.ndarray, float]:
-    if name == "CLARABEL":
-        from mechdesign.design.polytope.lp import solve_vertex_lp
-
-        theta, duals, objective = solve_vertex_lp(vectors, values, "CLARABEL")
-        if not basic:
-            return theta, duals, objective
-        support = theta > 1e-9 * theta.max()  # crossover on the support (plus the duals' tight columns)
-        tight = values - duals @ vectors >= -1e-7 * max(1.0, abs(objective))
-        keep = support | tight
-        theta_b, duals_b, objective_b = _solve_all(vectors[:, keep], values[keep], "HIGHS", basic, deadline)
-        full = np.zeros(vectors.shape[1])
-        full[keep] = theta_b
-        return full, duals_b, objective_b
-    from mechdesign.design.information.master import Master
-
-    master = Master(vectors.shape[0])
-    master.add(vectors, values)
-    return master.solve(deadline.limit() if deadline is not None else math.inf)
 
 
 def lp_optimum(problem: DesignProblem, solver: str = "HIGHS") -> float:

@@ -8,6 +8,7 @@ of k-RR calibrated to the ball (all feasible), with capacity ≤ ε.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -164,19 +165,17 @@ def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
 
 
 @pytest.mark.parametrize("priced", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, priced):
-    """Past _REDUCE_ENTRIES the master's θ is kept: same value as the reduced design, bound still a proof."""
+def test_a_skipped_reduction_keeps_the_value_and_still_certifies(priced):
+    """Past the reduction's size limit the master's θ is kept: same value as the reduced design, bound still a proof."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
-    if priced:
-        monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-        monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
-    reduced = design_estimation(problem, baselines=False, time_limit=30.0)
-    monkeypatch.setattr(engine, "_REDUCE_ENTRIES", 0)
-    kept = design_estimation(problem, baselines=False, time_limit=30.0)
+    tuning = Tuning(enumerate_up_to=1, enumerate_small=1) if priced else Tuning()
+    reduced = solve(problem, baselines=False, time_limit=30.0, engines=[EstimationEngine(tuning=tuning)])
+    skipping = EstimationEngine(tuning=dataclasses.replace(tuning, reduce_entries=0))
+    kept = solve(problem, baselines=False, time_limit=30.0, engines=[skipping])
     assert kept.timings.get("reduce_skipped") == 1.0
     # Enumerated: reduced. Priced: the master's θ has no more weighted columns (here ~30) than a basic solution
     # (N(N + 3)/2 = 44), so the reduction is skipped there too.
@@ -192,8 +191,8 @@ def test_a_skipped_reduction_keeps_the_value_and_still_certifies(monkeypatch, pr
 def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(monkeypatch):
     """The polish after the reduction keeps the basic θ when the master returns a worse point (a master stopped at
     the deadline returns its first iterate, θ shifted into the interior), and takes a better one."""
-    from mechdesign.design.estimation import engine
-    from mechdesign.design.estimation.criterion import _objective
+    from mechdesign.design.estimation import finish
+    from mechdesign.design.estimation.criterion import objective
 
     prior = np.array([0.4, 0.3, 0.2, 0.1])
     columns = np.hstack([np.eye(4) / prior[:, None], np.ones((4, 1))])  # the identity's lift vectors and a constant
@@ -201,18 +200,18 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
     mixed = 0.5 * identity + 0.5 * np.array([0.0, 0.0, 0.0, 0.0, 1.0])  # feasible, less informative
 
     def value(theta):
-        return _objective("a_optimal", (columns * theta) @ columns.T)
+        return objective("a_optimal", (columns * theta) @ columns.T)
 
     assert value(mixed) > value(identity)
-    monkeypatch.setattr(engine, "_master", lambda *args: (mixed, False))
-    kept, fell_back = engine._polish("a_optimal", columns, identity, False, None, 0.0)
+    monkeypatch.setattr(finish, "restricted_master", lambda *args: (mixed, False))
+    kept, fell_back = finish.polish_weights("a_optimal", columns, identity, False, None, 0.0)
     assert kept is identity and not fell_back
-    monkeypatch.setattr(engine, "_master", lambda *args: (identity, True))
-    taken, fell_back = engine._polish("a_optimal", columns, mixed, False, None, 0.0)
+    monkeypatch.setattr(finish, "restricted_master", lambda *args: (identity, True))
+    taken, fell_back = finish.polish_weights("a_optimal", columns, mixed, False, None, 0.0)
     assert taken is identity and fell_back
     # Before the deadline the master converged: its point is taken (near a singular L-optimum it is ~1e-8 higher).
-    monkeypatch.setattr(engine, "_master", lambda *args: (mixed, False))
-    taken, _ = engine._polish("a_optimal", columns, identity, False, None, time.monotonic() + 3600.0)
+    monkeypatch.setattr(finish, "restricted_master", lambda *args: (mixed, False))
+    taken, _ = finish.polish_weights("a_optimal", columns, identity, False, None, time.monotonic() + 3600.0)
     assert taken is mixed
 
 
@@ -222,20 +221,20 @@ def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_ite
     iterations after 105 s of a 600-s limit): the enumeration engine's cap does not stop it; its own cap does."""
     from mechdesign.core.prior import Prior
     from mechdesign.design.estimation import criterion, engine, priced
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
-    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1)):
-        monkeypatch.setattr(engine, name, value)
-    free = design_estimation(problem, baselines=False, time_limit=30.0)
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    free = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert free.method == "column_generation_priced" and free.iterations > 4
-    monkeypatch.setattr(criterion, "_MAX_ITERATIONS", 3)
-    monkeypatch.setattr(engine, "_MAX_ITERATIONS", 3)
-    uncapped = design_estimation(problem, baselines=False, time_limit=30.0)
+    monkeypatch.setattr(criterion, "MAX_ITERATIONS", 3)
+    monkeypatch.setattr(engine, "MAX_ITERATIONS", 3)
+    uncapped = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert uncapped.iterations == free.iterations
     assert uncapped.utility == pytest.approx(free.utility, rel=1e-12)
-    monkeypatch.setattr(priced, "_PRICED_MAX_ITERATIONS", 3)
-    capped = design_estimation(problem, baselines=False, time_limit=30.0)
+    monkeypatch.setattr(priced, "PRICED_MAX_ITERATIONS", 3)
+    capped = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert capped.iterations == 3 and capped.certificate.holds
     assert capped.utility >= free.utility - 1e-9 * free.utility
 
@@ -244,7 +243,7 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
     """θ off Σθ_k v_k = 1 by a solver's tolerance (1e-7): one multiplicative correction brings it to rounding, on the
     same support, with θ > 0 and J nearly unchanged."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.engine import _rows_to_one
+    from mechdesign.design.estimation.finish import rows_to_one
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
@@ -254,7 +253,7 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
     theta = np.append(mass * (1 + 1e-7 * rng.standard_normal(mass.size)), 0.0)
     columns = np.hstack([matrix / mass, np.ones((counts.size, 1))])  # a column at weight 0 stays at 0
     assert np.abs(columns @ theta - 1).max() > 1e-9
-    fixed = _rows_to_one(columns, theta)
+    fixed = rows_to_one(columns, theta)
     assert fixed[-1] == 0.0 and np.all(fixed[:-1] > 0)
     assert np.abs(columns @ fixed - 1).max() <= 1e-14
     assert np.abs(fixed[:-1] / theta[:-1] - 1).max() < 1e-5
@@ -263,62 +262,62 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
 def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(monkeypatch):
     """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation import criterion
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
     exact = design_estimation(problem, baselines=False)
-    from mechdesign.design.estimation import criterion
-
-    for name, value in (("ENUMERATE_UP_TO", 1), ("_ENUMERATE_SMALL", 1)):
-        monkeypatch.setattr(engine, name, value)
-    monkeypatch.setattr(criterion, "_LP_LAMBDA_MAX", 1)  # read there by λ's choice and by the priced search's start
-    priced = design_estimation(problem, baselines=False, time_limit=30.0)
+    monkeypatch.setattr(criterion, "LP_LAMBDA_MAX", 1)  # read there by λ's choice and by the priced search's start
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    priced = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     tol = 1e-9 * exact.utility
     assert priced.certificate.holds and priced.utility >= exact.utility - tol
     assert 0.0 <= priced.upper_bound <= exact.utility + tol
 
 
 @pytest.mark.parametrize("kind", ["estimation_mse", "estimation_logdet"])
-def test_partial_pricing_reaches_the_optimum_of_full_pricing(monkeypatch, kind):
+def test_partial_pricing_reaches_the_optimum_of_full_pricing(kind):
     """A shortlist of 2N candidates priced between full passes: the same certified optimum as pricing all of them."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([40, 22, 15, 11, 9, 7, 6, 5, 4, 3, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.1, kind)
-    monkeypatch.setattr(engine, "_FULL_EVERY", 1)
-    full = design_estimation(problem, baselines=False)
+    full = solve(problem, baselines=False, engines=[EstimationEngine(tuning=Tuning(full_every=1))])
     assert full.candidates > 3000  # the search, not the whole list in one master
-    monkeypatch.setattr(engine, "_FULL_EVERY", 4)
-    monkeypatch.setattr(engine, "_SHORTLIST_PER_INPUT", 2)
-    monkeypatch.setattr(engine, "_SHORTLIST_FROM", 0)
-    partial = design_estimation(problem, baselines=False)
+    shortlisted = Tuning(full_every=4, shortlist_per_input=2, shortlist_from=0)
+    partial = solve(problem, baselines=False, engines=[EstimationEngine(tuning=shortlisted)])
     assert full.status == partial.status == "optimal"
     assert partial.utility == pytest.approx(full.utility, rel=1e-7, abs=1e-9)
     assert partial.upper_bound <= full.utility + 1e-9 * abs(full.utility) + 1e-12
 
 
-def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certify(monkeypatch):
+def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certify():
     """After the reduction the bound at the polished point is skipped when the search's bound already certifies the
-    value; when the certificate's own value (after repair) then leaves the tolerance, it is computed after all."""
+    value; when the certificate's own value (of a moved matrix) then leaves the tolerance, it is computed after all."""
+    import dataclasses
+
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine
 
     problem = DesignProblem(Prior.from_counts(np.array([12, 7, 5, 4, 3, 2, 2, 1])), 1.0, 0.05, "estimation_mse")
     plain = design_estimation(problem, baselines=False)
     assert plain.status == "optimal" and "final_bound" not in plain.timings
     assert 0.0 <= plain.gap <= 1e-7 * plain.utility
-    # A repair that moves the matrix (a constant law mixed in at 1e-6: still ε-PML, a worse value) leaves the
-    # search's bound short of the tolerance: the final bound runs, and whatever it finds stays below the value.
-    original = engine.repair
 
-    def mixing(matrix, ball, epsilon):
-        repaired, alpha = original(matrix, ball, epsilon)
-        return (1 - 1e-6) * repaired + 1e-6 * repaired.sum(axis=0) / repaired.shape[0], alpha
+    class Mixing(EstimationEngine):
+        """The estimation engine whose matrix has a constant law mixed in at 1e-6 (still ε-PML, a worse value)."""
 
-    monkeypatch.setattr(engine, "repair", mixing)
-    mixed = design_estimation(problem, baselines=False)
+        def run(self, problem, start, deadline):
+            found = super().run(problem, start, deadline)
+            matrix = found.columns * found.weights
+            moved = (1 - 1e-6) * matrix + 1e-6 * matrix.sum(axis=0) / matrix.shape[0]
+            return dataclasses.replace(found, columns=moved, weights=np.ones(moved.shape[1]))
+
+    # The search's bound is short of the tolerance for the moved matrix: the final bound runs, and whatever it finds
+    # stays below the value.
+    mixed = solve(problem, baselines=False, engines=[Mixing()])
     assert "final_bound" in mixed.timings
     assert mixed.upper_bound <= plain.utility * (1 + 1e-9) and mixed.gap > 0
     assert mixed.upper_bound >= plain.upper_bound - 1e-9 * plain.utility

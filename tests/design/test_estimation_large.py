@@ -18,18 +18,19 @@ from mechdesign.core.fisher import trace_inverse_fisher
 from mechdesign.core.prior import Prior
 from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
 from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
-from mechdesign.design.estimation import criterion, engine, priced
-from mechdesign.design.estimation.engine import design_estimation
+from mechdesign.design.estimation import criterion, priced
+from mechdesign.design.estimation.engine import EstimationEngine, Tuning, design_estimation
 from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import solve
 
 from conftest import PRIVACY_SLACK, examples
+
+PRICED = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))  # the priced search
 
 
 def _large(monkeypatch) -> DesignProblem:
     """The large-N regime (LDP start, λ from the master) forced at N = 12 through the priced search."""
-    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
-    monkeypatch.setattr(criterion, "_LP_LAMBDA_MAX", 4)
+    monkeypatch.setattr(criterion, "LP_LAMBDA_MAX", 4)
     counts = np.array([30, 20, 14, 10, 8, 6, 5, 4, 3, 2, 2, 1])
     return DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
 
@@ -55,10 +56,10 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     from mechdesign.design.polytope.separable import SeparableOracle
 
     first: list[np.ndarray] = []
-    real = priced._master_dual
-    monkeypatch.setattr(priced, "_master_dual",
+    real = priced.restricted_master_dual
+    monkeypatch.setattr(priced, "restricted_master_dual",
                         lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
-    result = design_estimation(problem, baselines=False, time_limit=20.0)
+    result = solve(problem, baselines=False, time_limit=20.0, engines=[PRICED])
     seeds = priced._subset_seeds(SeparableOracle(pricing_counts(problem.prior), 1.0, 0.05), 1.0)
     # The first master: the start's lift vectors and the seeds only (k-RR's columns are left out in this regime).
     assert np.array_equal(first[0], np.hstack([start / (p @ start), seeds]))
@@ -75,17 +76,15 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
 def test_below_256_categories_the_ldp_start_joins_k_rr_at_radius_two(monkeypatch, epsilon, radius, ldp_first):
     """At radius 2 (ε-LDP) the block design is the first point where it beats k-RR (ε = 1: 36.9 against 57.5), k-RR's
     columns kept; not where k-RR is better (ε = 3: k-RR is near-optimal for 12 values) nor inside a smaller ball."""
-    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
     counts = np.array([30, 20, 14, 10, 8, 6, 5, 4, 3, 2, 2, 1]) * 1000
     problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
     p = problem.prior.probabilities
     start = priced._ldp_start(problem, "a_optimal", None)
     first: list[tuple[np.ndarray, np.ndarray]] = []
-    real = priced._master_dual
-    monkeypatch.setattr(priced, "_master_dual",
+    real = priced.restricted_master_dual
+    monkeypatch.setattr(priced, "restricted_master_dual",
                         lambda crit, cols, th, *a, **k: first.append((cols, th)) or real(crit, cols, th, *a, **k))
-    result = design_estimation(problem, baselines=False, time_limit=20.0)
+    result = solve(problem, baselines=False, time_limit=20.0, engines=[PRICED])
     columns, theta = first[0]
     lifts = start / (p @ start)
     holds = columns.shape[1] >= 12 + lifts.shape[1] and np.array_equal(columns[:, 12:12 + lifts.shape[1]], lifts)
@@ -153,8 +152,6 @@ def test_the_priced_search_reports_at_least_the_diagonal_structure_bound(monkeyp
     from mechdesign.design.polytope.pricing import pricing_counts
     from mechdesign.design.polytope.separable import SeparableOracle
 
-    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
     problem = DesignProblem(Prior.from_counts(np.array([30, 20, 14, 10, 8, 6, 5, 4, 3, 2, 2, 1])), 1.0, 0.05,
                             "estimation_mse")
     oracle = SeparableOracle(pricing_counts(problem.prior), 1.0, 0.05)
@@ -163,7 +160,7 @@ def test_the_priced_search_reports_at_least_the_diagonal_structure_bound(monkeyp
     calls: list[int] = []
     real = priced.structure_bound
     monkeypatch.setattr(priced, "structure_bound", lambda *a, **k: calls.append(1) or real(*a, **k))
-    result = design_estimation(problem, baselines=False, time_limit=20.0)
+    result = solve(problem, baselines=False, time_limit=20.0, engines=[PRICED])
     assert calls == [1]  # once per run: Y does not depend on the design
     assert result.upper_bound >= value - 1.0 - 1e-12
 

@@ -153,23 +153,23 @@ def test_reported_value_is_recomputed_from_the_matrix_and_bounded_below(n, seed,
 
 
 @pytest.mark.slow
-def test_priced_engine_beyond_enumeration(monkeypatch):
+def test_priced_engine_beyond_enumeration():
     """N = 18 count prior at β = 0: L = I is estimation_mse exactly; three categories get a certified design."""
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 16)  # N = 18 would be enumerated: test the priced engine
+    searched = [EstimationEngine(tuning=Tuning(enumerate_small=16))]  # N = 18 would be enumerated: the priced engine
     counts = [400, 300, 250, 200, 160, 130, 110, 90, 80, 70, 60, 50, 45, 40, 35, 30, 25, 20]
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.0, "estimation_mse")
-    mse = design_estimation(problem, baselines=False, time_limit=60)
-    same = design_estimation(problem.with_(utility=linear(np.eye(18))), baselines=False, time_limit=60)
+    mse = solve(problem, baselines=False, time_limit=60, engines=searched)
+    same = solve(problem.with_(utility=linear(np.eye(18))), baselines=False, time_limit=60, engines=searched)
     assert same.method == mse.method == "column_generation_priced"
     # The same problem: each value lies within the other's certified interval (the searches are heuristics whose
     # path depends on rounding-level differences of the two criteria's bounds, so the values need not be equal).
     tol = 1e-9 * mse.utility
     assert mse.upper_bound <= same.utility + tol and same.upper_bound <= mse.utility + tol
     assert abs(same.utility - mse.utility) <= max(mse.gap, same.gap) + tol
-    three = design_estimation(problem.with_(utility=linear(subset_map([0, 5, 17], 18))), baselines=False,
-                              time_limit=60)
+    three = solve(problem.with_(utility=linear(subset_map([0, 5, 17], 18))), baselines=False, time_limit=60,
+                  engines=searched)
     assert three.certificate.holds and three.upper_bound <= three.utility + 1e-9
     assert three.utility < same.utility  # three frequencies are cheaper than eighteen
 
@@ -247,16 +247,16 @@ def test_education_as_a_4x4_product_gets_its_marginals_certified():
 
 
 @pytest.mark.slow
-def test_small_count_priors_beyond_sixteen_are_enumerated_and_bound_the_priced_engine(monkeypatch):
+def test_small_count_priors_beyond_sixteen_are_enumerated_and_bound_the_priced_engine():
     """N = 18 (β = 0, 262 k candidates) is enumerated and certified optimal; the priced engine never beats it."""
-    from mechdesign.design.estimation import engine
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = [400, 300, 250, 200, 160, 130, 110, 90, 80, 70, 60, 50, 45, 40, 35, 30, 25, 20]
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.0, "estimation_mse")
     exact = design_estimation(problem, baselines=False, time_limit=60)
     assert exact.method in ("enumeration", "column_generation") and exact.status == "optimal"
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 16)
-    priced = design_estimation(problem, baselines=False, time_limit=60)
+    searched = EstimationEngine(tuning=Tuning(enumerate_small=16))
+    priced = solve(problem, baselines=False, time_limit=60, engines=[searched])
     assert priced.method == "column_generation_priced"
     tol = 1e-9 * exact.utility
     assert priced.utility >= exact.utility - tol and priced.upper_bound <= exact.utility + tol

@@ -16,13 +16,20 @@ import pytest
 from mechdesign import deadline as deadline_module
 from mechdesign.core.prior import Prior
 from mechdesign.deadline import Deadline
-from mechdesign.design.estimation import engine, priced
-from mechdesign.design.estimation.engine import design_estimation
+from mechdesign.design.estimation import priced
+from mechdesign.design.estimation.engine import EstimationEngine, Tuning, design_estimation
 from mechdesign.design.problem import DesignProblem
+from mechdesign.design.solver import solve
 
 from conftest import PRIVACY_SLACK
 
 COUNTS = np.array([12, 7, 5, 4, 3, 2, 2, 1])
+PRICED = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))  # the priced search at N = 8
+
+
+def _design(problem: DesignProblem, **kwargs: object) -> object:
+    """The priced search on ``problem`` (``solve`` with the estimation engine's enumeration off), no baselines."""
+    return solve(problem, baselines=False, engines=[PRICED], **kwargs)
 
 
 _REFERENCES: dict[str, object] = {}
@@ -33,13 +40,11 @@ def _reference(problem: DesignProblem) -> object:
     the reference several tests compare with (deterministic, so sharing it changes no outcome)."""
     key = problem.utility.kind
     if key not in _REFERENCES:
-        _REFERENCES[key] = design_estimation(problem, baselines=False, time_limit=30.0)
+        _REFERENCES[key] = _design(problem, time_limit=30.0)
     return _REFERENCES[key]
 
 
-def _priced(monkeypatch) -> DesignProblem:
-    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
+def _priced() -> DesignProblem:
     return DesignProblem(Prior.from_counts(COUNTS), 1.0, 0.05, "estimation_mse")
 
 
@@ -48,8 +53,8 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
     """From the third call on, the master returns k-RR's weights (a worse point): the result keeps call 2's."""
     from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 
-    problem = _priced(monkeypatch)
-    real = priced._master_dual
+    problem = _priced()
+    real = priced.restricted_master_dual
     rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
     krr = problem.prior.probabilities @ rr.matrix  # k-RR's weights on its lift vectors, the first n columns
     first: list[float] = []
@@ -71,8 +76,8 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
         values.append(trace(columns, found))
         return found, multiplier, fell_back
 
-    monkeypatch.setattr(priced, "_master_dual", master)
-    result = design_estimation(problem, baselines=False, time_limit=30.0)
+    monkeypatch.setattr(priced, "restricted_master_dual", master)
+    result = _design(problem, time_limit=30.0)
     assert min(values) < 0.99 * trace(rr.matrix / krr, krr)  # k-RR is clearly worse than the best iterate
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert result.utility <= min(values) * (1 + 1e-6)
@@ -84,7 +89,7 @@ def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fi
     The clock is fake (every reading advances it by 1 ms, a bound call by 2.5 s), so the outcome does not depend on
     the machine's speed or load: the engine's decisions read only ``time.monotonic``.
     """
-    problem = _priced(monkeypatch)
+    problem = _priced()
     exact = _reference(problem)  # enumeration off: priced, fast bound
     now = [time.monotonic()]
 
@@ -102,7 +107,7 @@ def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fi
     monkeypatch.setattr(time, "monotonic", clock)
     monkeypatch.setattr(deadline_module, "contention", lambda: 1.0)
     monkeypatch.setattr(priced, "structured_bound", slow)
-    result = design_estimation(problem, baselines=False, deadline=Deadline(4.0, clock=clock))
+    result = _design(problem, deadline=Deadline(4.0, clock=clock))
     assert result.timings.get("final_bound_skipped") == 1.0 and result.timings["bound"] >= 2.5
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     # The search's bound stands: a proof, never above a design the engine finds with time to spare.
@@ -113,8 +118,6 @@ def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fi
 def test_without_dual_rounds_one_oracle_call_measures_the_certificate(monkeypatch, utility):
     """Large-N regime (no dual rounds): one round of the structured bound mid-search (one oracle call) measures what
     a round of the final certificate costs; the diagonal structure's call of smaller N does not run there."""
-    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
     problem = DesignProblem(Prior.from_counts(COUNTS), 1.0, 0.05, utility)
     exact = _reference(problem)
     real = priced.structured_bound
@@ -128,7 +131,7 @@ def test_without_dual_rounds_one_oracle_call_measures_the_certificate(monkeypatc
     monkeypatch.setattr(priced, "_DUAL_COLUMNS_MAX", 1)
     monkeypatch.setattr(priced, "_PROBE_AT", 0.0)  # at the first iteration (N = 8 ends long before 40 % of 30 s)
     monkeypatch.setattr(priced, "structured_bound", recording)
-    result = design_estimation(problem, baselines=False, time_limit=30.0)
+    result = _design(problem, time_limit=30.0)
     probes = [c for c in calls if c.get("rounds") == 1 and c.get("sdp_rounds") == 0]
     assert len(probes) == 1 and result.timings["bound"] > 0.0
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
@@ -167,7 +170,7 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
     the machine's load."""
     from mechdesign.design.polytope.separable import SeparableOracle
 
-    problem = _priced(monkeypatch)
+    problem = _priced()
     exact = _reference(problem)
     table, bound = SeparableOracle._table, priced.structured_bound
     inside: list[bool] = []
@@ -202,7 +205,7 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
     monkeypatch.setattr(deadline_module, "contention", lambda: 1.0)
     deadline = Deadline(5.0, clock=clock)
     end = deadline.end
-    result = design_estimation(problem, baselines=False, deadline=deadline)
+    result = _design(problem, deadline=deadline)
     assert started and max(started) < end  # no table of the bound began after the limit (uncut: until ~7 s)
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)

@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mechdesign.design.estimation import engine as estimation
-from mechdesign.design.estimation.criterion import _conic_master, _objective, lower_bound
+from mechdesign.design.estimation.criterion import _conic_master, lower_bound, objective
 from mechdesign.design.estimation.master import solve_master, solve_master_dual
 from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.vertices import column_vertices
@@ -39,7 +39,7 @@ def master_instance(prior, epsilon, radius, keep, seed):
 
 
 def value(criterion, columns, theta):
-    return _objective(criterion, (columns * theta) @ columns.T)
+    return objective(criterion, (columns * theta) @ columns.T)
 
 
 priors = st.integers(2, 5).flatmap(
@@ -83,12 +83,12 @@ def test_the_masters_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius
     assert found is not None
     theta, lam = found
     assert np.array_equal(theta, solve_master(criterion, columns, start))
-    from mechdesign.design.estimation.criterion import _gradients, _inverse
+    from mechdesign.design.estimation.criterion import criterion_gradients, pseudo_inverse
 
     j = (columns * theta) @ columns.T
-    j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
-    reduced = _gradients(criterion, j_inverse, columns) - lam @ columns
-    scale = 1.0 + float(np.abs(_gradients(criterion, j_inverse, columns)).max())
+    j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+    reduced = criterion_gradients(criterion, j_inverse, columns) - lam @ columns
+    scale = 1.0 + float(np.abs(criterion_gradients(criterion, j_inverse, columns)).max())
     assert reduced.min() >= -1e-8 * scale
     # Complementary slackness as the products θ_k(g_k − λ·v_k): on a degenerate face (uniform prior at β = 0) weights
     # of 1e-6 relative carry reduced gradients of 5e-6 — neither support nor zero — while every product is tiny.
@@ -266,7 +266,12 @@ def test_the_normal_equations_rarely_decline():
 def test_the_square_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius, criterion):
     # At k-RR's N columns (the engine's first pricing) λ = V⁻ᵀg replaces the LP: the same Lagrangian bound and the
     # same reduced gradients over every vertex candidate (λ is the LP's up to λ + cP̂, which the shift removes).
-    from mechdesign.design.estimation.criterion import _dual_multiplier, _gradients, _inverse, _square_multiplier
+    from mechdesign.design.estimation.criterion import (
+        _square_multiplier,
+        criterion_gradients,
+        dual_multiplier,
+        pseudo_inverse,
+    )
 
     problem = DesignProblem(prior, epsilon, radius, "estimation_mse")
     rr, _ = calibrated_randomized_response(problem.prior, epsilon, radius)
@@ -274,12 +279,12 @@ def test_the_square_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius,
     columns = rr.matrix / mass
     candidates = column_vertices(problem.prior, epsilon, radius).vectors()
     j = (columns * mass) @ columns.T
-    j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
-    grads = _gradients(criterion, j_inverse, columns)
+    j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+    grads = criterion_gradients(criterion, j_inverse, columns)
     square = _square_multiplier(columns, grads, mass)
     assert square is not None
     with_square, reduced_square, value = lower_bound(criterion, mass, columns, candidates)
-    lp = _dual_multiplier(columns, grads)
+    lp = dual_multiplier(columns, grads)
     with_lp, reduced_lp, _ = lower_bound(criterion, mass, columns, candidates, multiplier=lp)
     scale = 1.0 + float(np.abs(grads).max())
     assert with_square == pytest.approx(with_lp, rel=1e-9, abs=1e-9 * scale)

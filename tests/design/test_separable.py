@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mechdesign.core.prior import Prior
 from mechdesign.design.estimation import engine, pricing
 from mechdesign.design.estimation.bound import fit_structure, structured_bound
-from mechdesign.design.estimation.criterion import _dual_multiplier, _gradients
+from mechdesign.design.estimation.criterion import criterion_gradients, dual_multiplier
 from mechdesign.design.estimation.engine import design_estimation
 from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.separable import SeparableOracle
@@ -207,7 +207,7 @@ def test_structured_bound_is_below_the_enumerated_optimum(kind, counts, eps, rad
         j = (cols * theta) @ cols.T
         j_inverse = np.linalg.inv(j)
         target = j_inverse @ j_inverse if criterion == "a_optimal" else j_inverse
-        lam = _dual_multiplier(cols, _gradients(criterion, j_inverse, cols))
+        lam = dual_multiplier(cols, criterion_gradients(criterion, j_inverse, cols))
         bound = structured_bound(criterion, target, lam, oracle, cols)
         assert bound.value <= optimum + 1e-9 * abs(optimum) + 1e-12
 
@@ -222,7 +222,7 @@ def test_structured_bound_is_tight_at_the_optimum_without_zero_columns():
     theta = problem.prior.probabilities @ matrix
     cols = matrix / theta
     j_inverse = np.linalg.inv((cols * theta) @ cols.T)
-    lam = _dual_multiplier(cols, _gradients("a_optimal", j_inverse, cols))
+    lam = dual_multiplier(cols, criterion_gradients("a_optimal", j_inverse, cols))
     bound = structured_bound("a_optimal", j_inverse @ j_inverse, lam, SeparableOracle(counts, 1.0, 0.0), cols)
     assert optimum * 0.98 <= bound.value <= optimum * (1 + 1e-9)
 
@@ -241,7 +241,7 @@ def test_sdp_refinement_closes_most_of_the_gap_from_a_poor_design(kind, counts, 
     cols = matrix / theta
     j_inverse = np.linalg.inv((cols * theta) @ cols.T)
     target = j_inverse @ j_inverse if criterion == "a_optimal" else j_inverse
-    lam = _dual_multiplier(cols, _gradients(criterion, j_inverse, cols))
+    lam = dual_multiplier(cols, criterion_gradients(criterion, j_inverse, cols))
     oracle = SeparableOracle(np.array(counts), eps, radius)
     fitted = structured_bound(criterion, target, lam, oracle, cols, sdp_rounds=0).value
     refined = structured_bound(criterion, target, lam, oracle, cols).value
@@ -259,13 +259,15 @@ def test_fit_structure_is_positive_semidefinite():
 
 
 @pytest.mark.parametrize("kind", ["estimation_mse", pytest.param("estimation_logdet", marks=pytest.mark.slow)])
-def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumeration(monkeypatch, kind):
+def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumeration(kind):
+    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.design.solver import solve
+
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     _, exact = _optimum(counts, 1.0, 0.05, kind)
-    monkeypatch.setattr(engine, "ENUMERATE_UP_TO", 1)
-    monkeypatch.setattr(engine, "_ENUMERATE_SMALL", 1)
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, kind)
-    priced = design_estimation(problem, baselines=False, time_limit=30.0)
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    priced = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     assert priced.method == "column_generation_priced"
     assert priced.certificate.holds and priced.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     tol = 1e-9 * (1 + abs(exact.utility))
@@ -414,7 +416,7 @@ def test_the_bundle_rounds_close_the_fitted_gap_at_a_near_optimal_design():
     theta = problem.prior.probabilities @ matrix
     cols, theta = matrix[:, theta > 0] / theta[theta > 0], theta[theta > 0]
     j_inverse = np.linalg.inv((cols * theta) @ cols.T)
-    lam = _dual_multiplier(cols, _gradients("a_optimal", j_inverse, cols))
+    lam = dual_multiplier(cols, criterion_gradients("a_optimal", j_inverse, cols))
     oracle = SeparableOracle(counts, 1.0, radius)
     fitted = structured_bound("a_optimal", j_inverse @ j_inverse, lam, oracle, cols, sdp_rounds=0).value
     refined = structured_bound("a_optimal", j_inverse @ j_inverse, lam, oracle, cols).value

@@ -49,8 +49,8 @@ def test_the_reference_optimum_is_rediscovered_and_certified(radius, optimum):
     assert achieved <= 1.0
     assert value == pytest.approx(optimum, abs=1e-8)
     # the certified bound never exceeds the optimum (to the 1e-9 of the reference's printed digits) and meets it
-    assert optimum - 2e-8 <= result.bound - 1.0 <= optimum + 1e-9
-    assert mechanism.types == len(result.types)
+    assert optimum - 2e-8 <= result.upper_bound <= optimum + 1e-9
+    assert mechanism.types == len(result.columns)
 
 
 def independent_capacity(matrix: np.ndarray, prior: np.ndarray, radius: float) -> float:
@@ -110,9 +110,9 @@ def test_the_large_alphabet_bound_never_exceeds_the_optimum(counts, epsilon, rad
     _, _, value = certify(problem, result)
     every = all_types(instance, problem, margin=0.0)
     assert every is not None
-    optimum_floor = lagrangian_bound(instance, result.types, result.weights, every)
+    optimum_floor = lagrangian_bound(instance, result.columns, result.weights, every)
     assert optimum_floor - 1.0 <= value + 1e-12
-    assert symmetric_bound(instance, result.types, result.weights, deadline=Deadline(30.0)) <= value + 1.0 + 1e-9
+    assert symmetric_bound(instance, result.columns, result.weights, deadline=Deadline(30.0)) <= value + 1.0 + 1e-9
 
 
 @pytest.mark.slow
@@ -124,17 +124,19 @@ def test_a_large_alphabet_beats_subset_selection_and_is_certified():
     _, achieved, value = certify(problem, result)
     assert achieved <= 1.0
     assert value * 3.5 <= oracle_mse("subset_selection", problem.size, 1.0)
-    assert 0.0 < result.bound - 1.0 <= value
-    assert (result.bound - 1.0) >= 0.8 * value  # the certified gap (measured 12 % at N = 1,000) stays modest
+    assert 0.0 < result.upper_bound <= value
+    assert result.upper_bound >= 0.8 * value  # the certified gap (measured 12 % at N = 1,000) stays modest
 
 
 def test_accepts_only_count_priors_and_the_mse():
     counted = Prior.from_counts([5, 3, 2])
     engine = SymmetricEngine()
-    assert engine.accepts(DesignProblem(counted, 1.0, 0.1, "estimation_mse"))
-    assert not engine.accepts(DesignProblem(counted, 1.0, 0.1, "mutual_information"))
+    assert engine.accepts(DesignProblem(counted, 1.0, 0.1, "estimation_mse")) is True
+    assert engine.accepts(DesignProblem(counted, 1.0, 0.1, "mutual_information")) == (
+        "utility must be estimation_mse for the symmetric engine, got utility='mutual_information'")
     irrational = Prior.from_probabilities(np.array([1.0, 2.0**0.5]) / (1.0 + 2.0**0.5))
-    assert not engine.accepts(DesignProblem(irrational, 1.0, 0.1, "estimation_mse"))
+    refusal = engine.accepts(DesignProblem(irrational, 1.0, 0.1, "estimation_mse"))
+    assert isinstance(refusal, str) and refusal.startswith("prior must be given by counts") and "\n" not in refusal
     with pytest.raises(ValueError, match="prior must be given by counts"):
         Instance.from_problem(DesignProblem(irrational, 1.0, 0.1, "estimation_mse"))
 
@@ -147,7 +149,7 @@ def test_a_prior_without_ties_beyond_the_cell_limit_is_refused_in_one_line():
     with pytest.raises(ValueError, match=f"prior must have at most {MAX_CELLS:,} cells") as raised:
         Instance.from_problem(problem)
     assert "\n" not in str(raised.value)
-    assert not SymmetricEngine().accepts(problem)
+    assert SymmetricEngine().accepts(problem) == str(raised.value)
 
 
 @settings(max_examples=examples(30), deadline=None)

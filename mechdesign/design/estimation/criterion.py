@@ -32,21 +32,21 @@ CRITERIA = {"estimation_mse": "a_optimal", "estimation_linear": "a_optimal", "es
 _CHUNK = 8_192  # candidates of an N×K array priced at a time (N × 8,192 doubles stay in cache)
 _EPS = np.finfo(np.float64).eps
 _NULL_SPACE_WORK = 6e9  # caratheodory_reduce by null-space steps up to rows × columns² (its SVD), else the LP alone
-_LP_LAMBDA_MAX = 256  # above this N the priced engine takes λ from the master's optimality conditions and starts
+LP_LAMBDA_MAX = 256  # above this N the priced engine takes λ from the master's optimality conditions and starts
 # from Hadamard response (the large-N regime: an LP over all columns and k-RR's first point cost minutes there)
 _CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "max_iter": 500}
 # Column generation, both searches. The enumeration engine prices every vertex and ends within a few dozen
 # iterations; the priced search improves in small steps for as long as it is given (native-country, ε = 1: 200
 # iterations at 105 s CPU, still gaining 5e-4 an iteration), so its limit is the time limit and the stall rule,
 # with a cap only against an endless loop when the limit is infinite.
-_MAX_ITERATIONS = 200
-_PRICED_MAX_ITERATIONS = 100_000
-_ADD_PER_ITERATION = 8  # columns added per input and iteration
-_STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
+MAX_ITERATIONS = 200
+PRICED_MAX_ITERATIONS = 100_000
+ADD_PER_ITERATION = 8  # columns added per input and iteration
+STALL = 5  # stop after this many iterations without a relative improvement of the value above 1e-10
 
 
 @dataclass(frozen=True)
-class _Options:
+class SearchOptions:
     """The options of one :func:`~mechdesign.design.estimation.engine.design_estimation` run."""
 
     gap_tolerance: float
@@ -59,7 +59,7 @@ class _Options:
     seeds: np.ndarray  # lift vectors offered to the first priced master (N×K, K ≥ 0)
 
 
-def _inverse(j: np.ndarray) -> np.ndarray:
+def pseudo_inverse(j: np.ndarray) -> np.ndarray:
     """J⁻¹, or the pseudo-inverse J⁺ (eigenvalues below 1e-12 of the largest dropped) when J is singular.
 
     A singular J arises at an L-optimum (a singular design) and after the reduction; the bounds hold for
@@ -75,7 +75,7 @@ def _inverse(j: np.ndarray) -> np.ndarray:
 
 
 def _trace(j_inverse: np.ndarray, weights: np.ndarray | None) -> float:
-    """tr(L J⁺ Lᵀ) = tr(L X) with X = (L J⁺)ᵀ formed exactly as :func:`_gradients` forms it.
+    """tr(L J⁺ Lᵀ) = tr(L X) with X = (L J⁺)ᵀ formed exactly as :func:`criterion_gradients` forms it.
 
     The bound (module docstring) holds for whatever X is used, provided its two terms use the same one: near a
     singular J, L(J⁺V) and (LJ⁺)V differ by cond(J)·eps (1e-6 seen), enough to overstate a bound.
@@ -83,15 +83,15 @@ def _trace(j_inverse: np.ndarray, weights: np.ndarray | None) -> float:
     return float(np.trace(j_inverse) if weights is None else np.sum((weights @ j_inverse) * weights))
 
 
-def _objective(criterion: str, j: np.ndarray, weights: np.ndarray | None = None) -> float:
+def objective(criterion: str, j: np.ndarray, weights: np.ndarray | None = None) -> float:
     """The criterion at J: tr(L J⁺ Lᵀ) (A, L) or −log det J (D)."""
     if criterion == "a_optimal":
-        return _trace(_inverse(j), weights)
+        return _trace(pseudo_inverse(j), weights)
     sign, logdet = np.linalg.slogdet(j)
     return -float(logdet) if sign > 0 else math.inf
 
 
-def _gradients(criterion: str, j_inverse: np.ndarray, vectors: np.ndarray,
+def criterion_gradients(criterion: str, j_inverse: np.ndarray, vectors: np.ndarray,
                weights: np.ndarray | None = None) -> np.ndarray:
     """∂f/∂θ_k for each column of ``vectors`` (module docstring): −‖LJ⁻¹v_k‖² (A, L) or −v_kᵀJ⁻¹v_k (D)."""
     if criterion == "a_optimal":
@@ -100,7 +100,7 @@ def _gradients(criterion: str, j_inverse: np.ndarray, vectors: np.ndarray,
     return -np.sum((j_inverse @ vectors) * vectors, axis=0)
 
 
-def _quadratic(criterion: str, j_inverse: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def quadratic_form(criterion: str, j_inverse: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """Q with ∂f/∂θ_k = −v_kᵀQv_k: J⁻¹LᵀLJ⁻¹ (A, L; J⁻² for L = I) or J⁻¹ (D)."""
     if criterion != "a_optimal":
         return j_inverse
@@ -108,10 +108,10 @@ def _quadratic(criterion: str, j_inverse: np.ndarray, weights: np.ndarray | None
     return factor.T @ factor
 
 
-def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
+def dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
     """λ maximising Σλ + min_k(g_k − λ·v_k) over the given columns (an LP in (λ, t); HiGHS).
 
-    Beyond _LP_LAMBDA_MAX categories, when the master's weights ``theta`` are given, λ solves the
+    Beyond LP_LAMBDA_MAX categories, when the master's weights ``theta`` are given, λ solves the
     complementary slackness equations of the master's optimum instead, g_k − λ·v_k = t on the columns in use
     (least squares in (λ, t)): the LP over ~2,000 columns and 1,000 unknowns took minutes at N = 1,000. Any λ
     gives a valid bound (the module docstring); this one is exact at an exact optimum of the master.
@@ -119,7 +119,7 @@ def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarr
     from scipy.optimize import linprog
 
     n, k = vectors.shape
-    if theta is not None and n > _LP_LAMBDA_MAX:
+    if theta is not None and n > LP_LAMBDA_MAX:
         used = theta > 1e-9 * float(theta.max())
         system = np.hstack([vectors[:, used].T, np.ones((int(used.sum()), 1))])
         return np.asarray(np.linalg.lstsq(system, gradients[used], rcond=None)[0][:n])
@@ -132,7 +132,7 @@ def _dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarr
 
 
 def _square_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarray) -> np.ndarray | None:
-    """The LP's λ of :func:`_dual_multiplier` without the LP, when the columns are N, invertible and all in use.
+    """The LP's λ of :func:`dual_multiplier` without the LP, when the columns are N, invertible and all in use.
 
     The LP max Σλ + t s.t. λ·v_k + t ≤ g_k has the dual min gᵀμ s.t. Vμ = 1, Σμ = 1, μ ≥ 0, whose only feasible
     point is μ = V⁻¹1 = θ. With θ > 0 complementary slackness makes every constraint tight, Vᵀλ + t1 = g, and every
@@ -178,7 +178,7 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
         bound is −inf (a minimum over part of the candidates proves nothing).
     multiplier
         λ for the first round instead of the LP over ``columns``: the master's own multipliers
-        (:func:`_master_dual`), which solve that LP at the master's optimum. Any λ gives a valid bound.
+        (:func:`restricted_master_dual`), which solve that LP at the master's optimum. Any λ gives a valid bound.
 
     Returns
     -------
@@ -187,9 +187,9 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     """
     j = (columns * theta) @ columns.T
     j = 0.5 * (j + j.T)
-    j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
-    value = _trace(j_inverse, weights) if criterion == "a_optimal" else _objective(criterion, j)
-    grads = partial(_gradients, criterion, j_inverse, weights=weights)
+    j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+    value = _trace(j_inverse, weights) if criterion == "a_optimal" else objective(criterion, j)
+    grads = partial(criterion_gradients, criterion, j_inverse, weights=weights)
     own = grads(columns)
     head = 2 * value if criterion == "a_optimal" else value + columns.shape[0]
     basis, basis_grads = columns, own
@@ -199,7 +199,7 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
         if round_ == 0:
             lam = multiplier if multiplier is not None else _square_multiplier(basis, basis_grads, theta)
         if lam is None:
-            lam = _dual_multiplier(basis, basis_grads)
+            lam = dual_multiplier(basis, basis_grads)
         # Σλ + min_k(g_k − λ·v_k) is unchanged by λ → λ + cP̂ (P̂·v_k = 1): measure reduced gradients from
         # their minimum over the LP's columns, so that the columns worth adding are the negative ones.
         shift = float(np.min(basis_grads - lam @ basis))
@@ -207,7 +207,7 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
         if isinstance(candidates, ColumnVertices):
             # The vertex list prices from tables over its 2^N sets (ColumnVertices.priced): no N×K array; the
             # tables' rounding is bounded and taken off the bound.
-            quadratic = _quadratic(criterion, j_inverse, weights)
+            quadratic = quadratic_form(criterion, j_inverse, weights)
             quadratic = 0.5 * (quadratic + quadratic.T)
             # One table per pass: λ·v folded into the quadratic (ColumnVertices.priced), its rounding and the levels'
             # (P̂·v = 1 to a few ulps) bounded by priced_error.
@@ -245,14 +245,14 @@ def lower_bound(criterion: str, theta: np.ndarray, columns: np.ndarray,
     return bound, first, value
 
 
-def _master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
+def restricted_master(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
             weights: np.ndarray | None = None, deadline: float | None = None) -> tuple[np.ndarray, bool]:
     """θ minimising f over the given columns from the feasible ``start``, and whether the conic form ran."""
-    theta, _, fell_back = _master_dual(criterion, columns, start, conic, weights, deadline)
+    theta, _, fell_back = restricted_master_dual(criterion, columns, start, conic, weights, deadline)
     return theta, fell_back
 
 
-def _master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
+def restricted_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, conic: bool,
                  weights: np.ndarray | None = None,
                  deadline: float | None = None) -> tuple[np.ndarray, np.ndarray | None, bool]:
     """θ minimising f over the given columns from ``start``, its multipliers λ and whether the conic form ran.
@@ -284,10 +284,10 @@ def _conic_master(criterion: str, columns: np.ndarray, weights: np.ndarray | Non
     if weights is not None:  # tr T, [[J, Lᵀ], [L, T]] ⪰ 0: tr(L J⁺ Lᵀ), singular J allowed when Lp is identifiable
         bound = cp.Variable((weights.shape[0], weights.shape[0]), symmetric=True)
         constraints.append(cp.bmat([[j, weights.T], [weights, bound]]) >> 0)
-        objective = cp.trace(bound)
+        goal = cp.trace(bound)
     else:
-        objective = cp.matrix_frac(np.eye(n), j) if criterion == "a_optimal" else -cp.log_det(j)
-    problem = cp.Problem(cp.Minimize(objective), constraints)
+        goal = cp.matrix_frac(np.eye(n), j) if criterion == "a_optimal" else -cp.log_det(j)
+    problem = cp.Problem(cp.Minimize(goal), constraints)
     from mechdesign.errors import SolverError
 
     with warnings.catch_warnings():  # "inaccurate" solutions are fine: the bound is recomputed from θ
@@ -430,7 +430,7 @@ def _eliminate_null_space(rows: np.ndarray, weights: np.ndarray, tolerance: floa
     return w
 
 
-def _criterion(problem: DesignProblem) -> tuple[str, np.ndarray | None, float]:
+def criterion_of(problem: DesignProblem) -> tuple[str, np.ndarray | None, float]:
     """The criterion, its map L (``None``: L = I or D) and the offset f − utility value (1, tr(L diag(P̂) Lᵀ) or 0)."""
     criterion = CRITERIA[problem.utility.kind]
     weights = getattr(problem.utility, "weights", None)

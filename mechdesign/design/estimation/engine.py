@@ -58,44 +58,39 @@ import math
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from mechdesign import _validation as v
-from mechdesign._numerics import EXP_CAP
-from mechdesign.core.mechanism import Mechanism
 from mechdesign.deadline import Deadline
-from mechdesign.design.baselines.compare import compute_baselines
-from mechdesign.design.baselines.ldp_oracles import compare_oracles
-from mechdesign.design.certificate import certify, repair
-from mechdesign.design.estimation import criterion as _shared
+from mechdesign.design.engines import EngineResult, Start, design_with
+from mechdesign.design.estimation import criterion as shared
 from mechdesign.design.estimation.criterion import (
-    _ADD_PER_ITERATION,
-    _MAX_ITERATIONS,
-    _STALL,
+    ADD_PER_ITERATION,
     CRITERIA,
-    _criterion,
-    _master,
-    _master_dual,
-    _objective,
-    _Options,
+    MAX_ITERATIONS,
+    STALL,
+    SearchOptions,
     caratheodory_reduce,
+    criterion_of,
     lower_bound,
+    restricted_master,
+    restricted_master_dual,
 )
 from mechdesign.design.estimation.dual import dual_bound
-from mechdesign.design.estimation.master import solve_face
+from mechdesign.design.estimation.finish import finish_search
 from mechdesign.design.estimation.priced import design_priced
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
 from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.polytope.vertices import MAX_SIZE, ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.result import DesignResult
 
 # CRITERIA, caratheodory_reduce and lower_bound are .criterion's, re-exported.
-__all__ = ["CRITERIA", "caratheodory_reduce", "design_estimation", "lower_bound"]
+__all__ = ["CRITERIA", "ENUMERATE_UP_TO", "EstimationEngine", "Tuning", "caratheodory_reduce", "design_estimation",
+           "lower_bound"]
 
 _LAMBDA_ROUNDS = 6  # LP solves for λ in the bound of an L-optimal design (a singular face leaves λ free: lower_bound)
 _START_PER_INPUT = 8  # columns per input in the first master
@@ -111,6 +106,23 @@ _ENUMERATE_SMALL, _ENUMERATE_COUNT = 22, 6_000_000
 _FULL_EVERY, _SHORTLIST_PER_INPUT, _SHORTLIST_FROM = 3, 5_000, 1_000_000
 _CACHE_ENTRIES = 1 << 22  # vertex lists priced as a dense array up to this many N×K entries (32 MB)
 _REDUCE_ENTRIES = 8_000_000  # dense LP entries of caratheodory_reduce (64 MB; N = 64 with ~3,700 columns)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The estimation engine's thresholds (the measured defaults above); a test or a benchmark sets its own.
+
+    ``enumerate_up_to`` / ``enumerate_small``: count priors up to these many categories are enumerated (the second
+    when the list has at most 6·10⁶ candidates), larger ones priced (:mod:`.priced`); ``reduce_entries``: the
+    reduction's dense LP size limit; ``full_every``, ``shortlist_per_input``, ``shortlist_from``: partial pricing.
+    """
+
+    enumerate_up_to: int = ENUMERATE_UP_TO
+    enumerate_small: int = _ENUMERATE_SMALL
+    reduce_entries: int = _REDUCE_ENTRIES
+    full_every: int = _FULL_EVERY
+    shortlist_per_input: int = _SHORTLIST_PER_INPUT
+    shortlist_from: int = _SHORTLIST_FROM
 
 
 def _fresh(reduced: np.ndarray, names: np.ndarray, active: np.ndarray, count: int) -> np.ndarray:
@@ -222,28 +234,69 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     """
     if problem.utility.kind not in CRITERIA:
         raise v.fail("utility", f"be one of {sorted(CRITERIA)} for the estimation engine", problem.utility.kind)
-    from threadpoolctl import threadpool_limits
-
-    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
     limit = v.positive("time_limit", time_limit)
     if deadline is None:
         deadline = Deadline(limit)
     elif not isinstance(deadline, Deadline):
         raise TypeError(f"deadline must be a Deadline, got deadline={deadline!r}")
-    if reserve is not None:
-        deadline = deadline.before(reserve(min(problem.size * (problem.size + 1) // 2, 8 * problem.size)))
-    # The engine's shares of its time (the search's 80 %, the reduction's 85 %) are of what is left now, and its
-    # stopping points read time.monotonic().
-    limit = max(deadline.remaining(), 1e-9)
-    if problem.size > MAX_SIZE and pricing_counts(problem.prior) is None:
-        # Beyond enumeration the priced search's knapsack tables run on counts; decided before any allocation.
-        raise v.fail("prior", f"be given by counts (Prior.from_counts, or probabilities that are fractions with a "
-                     f"common denominator ≤ 1e7) for an estimation design beyond {MAX_SIZE} categories",
-                     problem.size)
-    options = _Options(gap_tolerance, max_candidates, reduce, conic, limit, progress, deadline.on_monotonic(),
-                       _seed_vectors(seeds, problem.prior.probabilities))
+    engine = EstimationEngine(gap_tolerance=gap_tolerance, max_candidates=max_candidates, reduce=reduce, conic=conic,
+                              progress=progress, seeds=seeds, reserve=reserve)
+    answer = engine.accepts(problem)
+    if answer is not True:
+        raise ValueError(str(answer))
+    from threadpoolctl import threadpool_limits
+
+    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
     with threadpool_limits(1):
-        return _design(problem, baselines, options)
+        return design_with(problem, engine, gap_tolerance=gap_tolerance, deadline=deadline, reserve=reserve,
+                           baselines=baselines, progress=progress,
+                           design=partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
+                                          max_candidates=max_candidates, conic=conic, progress=progress))
+
+
+class EstimationEngine:
+    """The A-, D- and L-optimal engine (module docstring) behind :class:`~mechdesign.design.engines.Engine`.
+
+    Parameters
+    ----------
+    gap_tolerance, max_candidates, reduce, conic, progress, seeds, reserve
+        As in :func:`design_estimation`.
+    tuning : Tuning, optional
+        The thresholds (default: the measured ones).
+    """
+
+    name = "estimation"
+
+    def __init__(self, *, gap_tolerance: float = 1e-7, max_candidates: int = 5_000_000, reduce: bool = True,
+                 conic: bool = False, progress: bool = False, seeds: Any = None,
+                 reserve: Callable[[int], float] | None = None, tuning: Tuning | None = None) -> None:
+        self.gap_tolerance, self.max_candidates, self.reduce = gap_tolerance, max_candidates, reduce
+        self.conic, self.progress, self.seeds, self.reserve = conic, progress, seeds, reserve
+        self.tuning = tuning if tuning is not None else Tuning()
+
+    def accepts(self, problem: DesignProblem) -> bool | str:
+        """True for an estimation criterion (:data:`CRITERIA`) whose prior is listed (N ≤ 24) or given by counts."""
+        if problem.utility.kind not in CRITERIA:
+            return str(v.fail("utility", f"be one of {sorted(CRITERIA)} for the estimation engine",
+                              problem.utility.kind))
+        if problem.size > MAX_SIZE and pricing_counts(problem.prior) is None:
+            # Beyond enumeration the priced search's knapsack tables run on counts; decided before any allocation.
+            return str(v.fail("prior", f"be given by counts (Prior.from_counts, or probabilities that are fractions "
+                              f"with a common denominator ≤ 1e7) for an estimation design beyond {MAX_SIZE} "
+                              "categories", problem.size))
+        return True
+
+    def run(self, problem: DesignProblem, start: Start, deadline: Deadline) -> EngineResult:
+        """Column generation from k-RR's lift vectors (``start``), reduced and polished; bound in utility units."""
+        if self.reserve is not None:
+            deadline = deadline.before(self.reserve(min(problem.size * (problem.size + 1) // 2, 8 * problem.size)))
+        # The engine's shares of its time (the search's 80 %, the reduction's 85 %) are of what is left now, and its
+        # stopping points read time.monotonic().
+        limit = max(deadline.remaining(), 1e-9)
+        options = SearchOptions(self.gap_tolerance, self.max_candidates, self.reduce, self.conic, limit,
+                                self.progress, deadline.on_monotonic(),
+                                _seed_vectors(self.seeds, problem.prior.probabilities))
+        return _design(problem, options, start, self.tuning)
 
 
 def _seed_vectors(seeds: Any, prior: np.ndarray) -> np.ndarray:
@@ -257,23 +310,22 @@ def _seed_vectors(seeds: Any, prior: np.ndarray) -> np.ndarray:
     return columns[:, mass > 0] / mass[mass > 0]
 
 
-def _design(problem: DesignProblem, baselines: bool, options: _Options) -> DesignResult:
-    criterion, weights, offset = _criterion(problem)
+def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning: Tuning) -> EngineResult:
+    criterion, weights, offset = criterion_of(problem)
     rounds = 1 if weights is None else _LAMBDA_ROUNDS
     timings: dict[str, float] = {}
     start = time.perf_counter()
     n = problem.size
     gap_tolerance = options.gap_tolerance
     deadline = options.deadline
-    rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
-    mass = problem.prior.probabilities @ rr.matrix
-    start_columns = rr.matrix / mass  # feasible lift vectors of a full-rank mechanism
+    # k-RR's lift vectors (the start without its constant column): feasible, of a full-rank mechanism.
+    mass, start_columns = begin.theta[1:], begin.columns[:, 1:]
     counts = pricing_counts(problem.prior)
     cv = None
-    if counts is not None and n <= _ENUMERATE_SMALL:
+    if counts is not None and n <= tuning.enumerate_small:
         # A vertex list over max_candidates is priced below, at any N (Adult education, N = 16, at the radius of
         # five attributes' joint ball, β = 0.44, ε = 1: was refused).
-        cap = options.max_candidates if n <= ENUMERATE_UP_TO else min(options.max_candidates, _ENUMERATE_COUNT)
+        cap = options.max_candidates if n <= tuning.enumerate_up_to else min(options.max_candidates, _ENUMERATE_COUNT)
         try:
             cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=cap)
         except ValueError:  # too many candidates: priced below
@@ -284,12 +336,12 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         # the limit allows; the SDP rounds stop at the deadline.
         remaining = deadline - time.monotonic()
         search_deadline = time.monotonic() + max(min(0.8 * remaining, remaining - 6.0), 0.5 * remaining)
-        if n > _shared._LP_LAMBDA_MAX and criterion == "a_optimal" and weights is None:
+        if n > shared.LP_LAMBDA_MAX and criterion == "a_optimal" and weights is None:
             # No structured bound after the search (the diagonal floor stands): only repair and certification
             # follow it, 17 s at N = 1,000 (one core), so the search keeps all but 10 % (at least 30 s).
             search_deadline = time.monotonic() + max(remaining - max(0.1 * remaining, 30.0), 0.5 * remaining)
-        return design_priced(problem, baselines, options, counts, start_columns, mass, search_deadline, deadline,
-                             _finish)
+        return design_priced(problem, options, counts, start_columns, mass, search_deadline, deadline,
+                             partial(finish_search, reduce_entries=tuning.reduce_entries))
     if cv is None:
         cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
@@ -315,9 +367,10 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         iterations += 1
         columns = np.column_stack([start_columns, pool[:, active] if isinstance(pool, np.ndarray)
                                    else cv.vectors(active)])
-        theta, multiplier, fell_back = _master_dual(criterion, columns, warm, options.conic, weights)
+        theta, multiplier, fell_back = restricted_master_dual(criterion, columns, warm, options.conic, weights)
         fallbacks += fell_back
-        full = (shortlist is None or since_full >= _FULL_EVERY or weights is not None or cv.count <= _SHORTLIST_FROM
+        full = (shortlist is None or since_full >= tuning.full_every or weights is not None
+                or cv.count <= tuning.shortlist_from
                 or not isinstance(pool, ColumnVertices))
         while True:
             found, reduced, value = lower_bound(criterion, theta, columns, pool, start_columns, weights, rounds,
@@ -325,11 +378,11 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
             names = np.arange(reduced.size) if full or shortlist is None else shortlist
             if full:
                 bound = max(bound, found)  # every full iteration's bound is valid
-                size = min(_SHORTLIST_PER_INPUT * n, reduced.size)
+                size = min(tuning.shortlist_per_input * n, reduced.size)
                 shortlist = (np.argpartition(reduced, size - 1)[:size] if size < reduced.size
                              else np.arange(reduced.size))
                 since_full = 0
-            fresh = _fresh(reduced, names, active, _ADD_PER_ITERATION * n)
+            fresh = _fresh(reduced, names, active, ADD_PER_ITERATION * n)
             if full or fresh.size:
                 break
             full = True  # the shortlist is exhausted: price every candidate at this master
@@ -340,8 +393,8 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
             print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, bound {bound - offset:.10g}, "
                   f"gap {value - bound:.3g}, columns {columns.shape[1]}, {time.perf_counter() - solve_start:.1f} s",
                   file=sys.stderr, flush=True)
-        if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= _MAX_ITERATIONS
-                or stalled >= _STALL or time.monotonic() >= deadline):
+        if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= MAX_ITERATIONS
+                or stalled >= STALL or time.monotonic() >= deadline):
             break  # stalls on degenerate faces (β = 2): the value is final; the certified gap is reported
         if fresh.size == 0:
             break
@@ -374,161 +427,12 @@ def _design(problem: DesignProblem, baselines: bool, options: _Options) -> Desig
         bound = max(bound, found)
         if added.size:
             columns = np.hstack([columns, added])
-            theta, fell_back = _master(criterion, columns, np.concatenate([theta, np.zeros(added.shape[1])]),
+            theta, fell_back = restricted_master(criterion, columns, np.concatenate([theta, np.zeros(added.shape[1])]),
                                        options.conic, weights)
             fallbacks += fell_back
         timings["dual"] = time.perf_counter() - dual_start
     method = "column_generation" if cv.count > 3000 else "enumeration"
-    return _finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
+    return finish_search(problem, options, columns, theta, bound, fallbacks, iterations, timings, start,
                    method, cv.count + n,
-                   lambda th, co: lower_bound(criterion, th, co, pool, start_columns, weights, rounds)[0])
-
-
-def _polish(criterion: str, columns: np.ndarray, theta: np.ndarray, conic: bool, weights: np.ndarray | None,
-            deadline: float) -> tuple[np.ndarray, bool]:
-    """The master again from the basic θ, and whether the conic form ran; past the deadline, θ if that is better.
-
-    A master cut short at the deadline returns its first iterate, θ shifted into the interior (Zipf N = 24: the
-    value went from 13.7147 to 13.7301 when the reduction ended at the limit); the basic θ has the master's J.
-    Before the deadline the polished point is kept as before: near a singular L-optimum it is ~1e-8 above the basic
-    θ, and its small weights are what :func:`.master.solve_face` needs to find the optimal face.
-    """
-    polished, fell_back = _master(criterion, columns, theta, conic, weights, deadline)
-    if time.monotonic() < deadline:  # converged (or stalled near a singular L-optimum, which solve_face finishes)
-        return polished, fell_back
-    worse = (_objective(criterion, (columns * polished) @ columns.T, weights)
-             > _objective(criterion, (columns * theta) @ columns.T, weights))
-    return (theta if worse else polished), fell_back
-
-
-def _rows_to_one(columns: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """θ rescaled, θ_k(1 + v_kᵀy) with J(θ)y = 1 − Σθ_k v_k, so that the matrix's rows sum to one to rounding.
-
-    Solvers leave Σθ_k v_k = 1 to their tolerance (HiGHS's reduction 2.5e-7, Clarabel's polish 4.5e-8 at Adult race ×
-    sex, ε = 0.5). Renormalising the rows moves every column's ratios by that much; the repair then mixes in a
-    constant law, and near a singular L-optimum the value grows by about α × value (there 1.4e-5 on 16.0, status
-    "feasible" at a relative gap of 8.7e-7). The correction is exact in exact arithmetic (V diag(θ) Vᵀ y = J y) and
-    kept only when every factor stays positive and the residual falls. Nothing depends on it for privacy: the matrix
-    is certified, and repaired if needed, from whatever θ comes out. (The LP engine's ``solver._polish`` solves the
-    rows by least squares instead: its basic θ has at most N columns, where the estimation designs have up to
-    N(N + 1)/2.)
-    """
-    support = np.flatnonzero(theta > 0)
-    vectors, weights = columns[:, support], theta[support]
-    gap = 1.0 - vectors @ weights
-    for _ in range(2):
-        if float(np.abs(gap).max()) <= 1e-15:
-            break
-        gram = (vectors * weights) @ vectors.T
-        gram = 0.5 * (gram + gram.T)
-        try:  # J ≻ 0 at a full-rank design: Cholesky (0.1 s at N = 1,000, where an SVD takes seconds)
-            step = cho_solve(cho_factor(gram), gap)
-        except LinAlgError:  # a singular L-optimum: the least-squares step
-            step = np.linalg.lstsq(gram, gap, rcond=None)[0]
-        factor = 1.0 + vectors.T @ step
-        if not np.all(factor > 0):
-            break
-        trial = weights * factor
-        left = 1.0 - vectors @ trial
-        if float(np.abs(left).max()) >= float(np.abs(gap).max()):
-            break
-        weights, gap = trial, left
-    out = theta.copy()
-    out[support] = weights
-    return out
-
-
-def _final_bound(bound_at: Any, theta: np.ndarray, columns: np.ndarray, timings: dict[str, float]) -> float:
-    """The bound at the polished point (``bound_at``), timed as "final_bound"."""
-    clock = time.perf_counter()
-    found = float(bound_at(theta, columns))
-    timings["final_bound"] = time.perf_counter() - clock
-    return found
-
-
-def _finish(problem: DesignProblem, baselines: bool, options: _Options, columns: np.ndarray, theta: np.ndarray,
-            bound: float, fallbacks: int, iterations: int, timings: dict[str, float], start: float, method: str,
-            candidates: int, bound_at: Any) -> DesignResult:
-    """Reduce, polish, certify and repair the design; baselines; the result."""
-    criterion, weights, offset = _criterion(problem)
-    gap_tolerance = options.gap_tolerance
-    cert_start = time.perf_counter()
-    final: tuple[np.ndarray, np.ndarray] | None = None  # the polished point, when its bound was not needed yet
-    # Interior-point noise: weights below 1e-10 of the largest are dropped (rows are renormalized and the
-    # matrix re-certified, so this can only move the value, which the certified gap then reports).
-    theta = np.where(theta > 1e-10 * theta.max(), theta, 0.0)
-    # The reduction's LP has N(N+1)/2 + N dense rows per column in use: 33 k × ~1,000 at N = 256 (minutes of simplex),
-    # 500 k × thousands at N = 1,000 (gigabytes). Beyond _REDUCE_ENTRIES, or past the deadline, the master's θ is
-    # kept as it is (more outputs, the same J and value; the certificate does not depend on it).
-    # The priced search's θ is its master's optimum: when it already has no more weighted columns than a basic
-    # solution, the reduction has little to remove (N = 128: 1,086 columns, 137 s of LP and polish past the search).
-    size = columns.shape[0]
-    weighted = int(np.count_nonzero(theta))
-    entries = size * (size + 3) // 2 * weighted
-    basic = method == "column_generation_priced" and weighted <= size * (size + 3) // 2
-    # The reduction and its polish end before the last 15 % of the limit: the final bound and the certificate follow.
-    until = options.deadline - 0.15 * options.time_limit
-    if options.reduce and (entries > _REDUCE_ENTRIES or basic or time.monotonic() >= until):
-        timings["reduce_skipped"] = 1.0
-        bound = max(bound, bound_at(theta, columns))
-    elif options.reduce:  # basic θ, then polish: the master again over its (≤ N(N+1)/2) columns, which hold an optimum
-        theta = caratheodory_reduce(theta, columns, deadline=until)
-        columns, theta = columns[:, theta > 0], theta[theta > 0]
-        # A singular L-optimum (columns not spanning ℝᴺ) is left as reduced: the interior point method needs a
-        # full-rank start, and the basic θ has the same J as the master's solution.
-        if np.linalg.matrix_rank(columns) == columns.shape[0]:
-            theta, fell_back = _polish(criterion, columns, theta, options.conic, weights, until)
-            fallbacks += fell_back
-        # The bound holds from any θ ≥ 0 with J invertible; the polished point often certifies more tightly. It is
-        # computed when the search's bound does not already certify the polished value within a tenth of the
-        # tolerance (a full pricing pass and HiGHS's LP for λ: 0.08 s of 2 at Zipf N = 20), and again below if the
-        # certificate's own value then falls short of the tolerance.
-        timings["reduce"] = time.perf_counter() - cert_start
-        polished = _objective(criterion, (columns * theta) @ columns.T, weights)
-        if polished - bound > 0.1 * gap_tolerance * abs(polished - offset):
-            bound = max(bound, _final_bound(bound_at, theta, columns, timings))
-        else:
-            final = (theta, columns)
-    if weights is not None and not options.conic:
-        face_columns, face_theta = solve_face(criterion, columns, theta, weights, problem.prior.probabilities)
-        if face_columns is not columns:
-            columns, theta = face_columns, face_theta
-            bound = max(bound, bound_at(theta, columns))
-    theta = _rows_to_one(columns, theta)
-    used = theta > 0
-    matrix, alpha = repair(columns[:, used] * theta[used], problem.ball, problem.epsilon)
-    mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
-    certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound - offset, alpha).check()
-
-    def within(cert: Any) -> bool:
-        # Relative to the value, with a rounding floor on the scale of the computed trace (utility + offset): an
-        # optimum of 0 (e.g. one category that the identity reveals, L-optimal) is computed as ~1e-14, never as 0.
-        floor = 64 * np.finfo(np.float64).eps * (abs(cert.utility) + abs(offset))
-        # An infinite value (Lp not identifiable from the final matrix) is never optimal: inf ≤ tol·inf would say so.
-        return math.isfinite(cert.utility) and cert.gap <= gap_tolerance * abs(cert.utility) + floor
-
-    if final is not None and not within(certificate):  # the repaired value left the tolerance: the final bound now
-        bound = max(bound, _final_bound(bound_at, *final, timings))
-        certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound - offset, alpha).check()
-    timings["certify"] = time.perf_counter() - cert_start
-    status = "optimal" if within(certificate) else "feasible"
-    solver = "CLARABEL" if options.conic else "interior-point" + ("+CLARABEL" if fallbacks else "")
-    result = DesignResult(problem, mechanism, certificate.utility, bound - offset, certificate.gap, status,
-                          certificate, solver, method, candidates, iterations, timings, sense="minimize")
-    if baselines:
-        result.identifiability()  # the rank, while the time kept for the certificate lasts (the report and file ask)
-        base_start = time.perf_counter()
-        design = partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,
-                         max_candidates=options.max_candidates, conic=options.conic, progress=options.progress)
-        baseline_list, skipped = compute_baselines(problem, certificate.utility, design,
-                                                   deadline=Deadline(max(options.deadline - time.monotonic(), 0.0)))
-        oracles: tuple[Any, ...] = ()
-        # The oracles estimate every frequency (L = I only); their closed forms are in e^ε, beyond float64 at
-        # ε ≥ EXP_CAP, where the design (in log space) still runs: they are left out there.
-        if problem.utility.kind == "estimation_mse" and problem.epsilon < EXP_CAP:
-            ldp = next((b.mechanism for b in baseline_list if b.name == "optimal_ldp"), None)
-            oracles = compare_oracles(problem.prior, problem.epsilon, certificate.utility, ldp)
-        timings["baselines"] = time.perf_counter() - base_start
-        result = result.with_baselines(baseline_list, skipped, oracles)
-    timings["total"] = time.perf_counter() - start
-    return result
+                   lambda th, co: lower_bound(criterion, th, co, pool, start_columns, weights, rounds)[0],
+                   reduce_entries=tuning.reduce_entries)

@@ -4,11 +4,11 @@ Beyond the categories whose vertex list can be enumerated (:mod:`mechdesign.desi
 columns come from the local search of :mod:`.pricing` (structured maximisers, partial linearisation, item moves)
 and, when it stalls, from the maximisers of the bound's relaxed pricing problem (:mod:`.bound`); the certified
 bound is that of :mod:`.bound` (a structured dual family whose pricing the separable oracle bounds). The master,
-gradients and multipliers are those of :mod:`.criterion`; the result is finished (reduced, certified, repaired,
-baselines) by the engine's ``finish``, passed in.
+gradients and multipliers are those of :mod:`.criterion`; the result is reduced and polished
+by the engine's ``finish``, passed in, and certified by the caller.
 
-Large-N regime (beyond ``_LP_LAMBDA_MAX`` = 256 categories): Hadamard response is the first point and λ comes from
-the master's optimality conditions (:func:`.criterion._dual_multiplier`).
+Large-N regime (beyond ``LP_LAMBDA_MAX`` = 256 categories): Hadamard response is the first point and λ comes from
+the master's optimality conditions (:func:`.criterion.dual_multiplier`).
 """
 
 from __future__ import annotations
@@ -20,26 +20,26 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mechdesign.design.estimation import criterion as _shared
+from mechdesign.design.engines import EngineResult
+from mechdesign.design.estimation import criterion as shared
 from mechdesign.design.estimation.bound import diagonal_structure, structure_bound, structured_bound
 from mechdesign.design.estimation.criterion import (
-    _ADD_PER_ITERATION,
-    _PRICED_MAX_ITERATIONS,
-    _STALL,
-    _criterion,
-    _dual_multiplier,
-    _gradients,
-    _inverse,
-    _master_dual,
-    _objective,
-    _Options,
-    _quadratic,
+    ADD_PER_ITERATION,
+    PRICED_MAX_ITERATIONS,
+    STALL,
+    SearchOptions,
+    criterion_gradients,
+    criterion_of,
     diagonal_floor,
+    dual_multiplier,
+    objective,
+    pseudo_inverse,
+    quadratic_form,
+    restricted_master_dual,
 )
 from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.separable import OracleTimeout, SeparableOracle
 from mechdesign.design.problem import DesignProblem
-from mechdesign.design.result import DesignResult
 
 __all__: list[str] = []
 
@@ -53,18 +53,18 @@ _PROBE_AT = 0.4  # beyond _DUAL_COLUMNS_MAX: the fraction of the search after wh
 _BOUND_MARGIN = 1.5  # the final bound starts only if this many times its last measured cost fits before the end
 
 
-def design_priced(problem: DesignProblem, baselines: bool, options: _Options, counts: np.ndarray,
-                  start_columns: np.ndarray, mass: np.ndarray, deadline: float, end: float,
-                  finish: Callable[..., DesignResult]) -> DesignResult:
+def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.ndarray, start_columns: np.ndarray,
+                  mass: np.ndarray, deadline: float, end: float,
+                  finish: Callable[..., EngineResult]) -> EngineResult:
     """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`."""
-    criterion, weights, offset = _criterion(problem)
+    criterion, weights, offset = criterion_of(problem)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     n = problem.size
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
     columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
-    if 0 < problem.epsilon < 700 and (n > _shared._LP_LAMBDA_MAX or problem.radius >= 2.0):
+    if 0 < problem.epsilon < 700 and (n > shared.LP_LAMBDA_MAX or problem.radius >= 2.0):
         # An ε-LDP mechanism (ε-PML over every ball: its lift vectors lie in the column polytope; full rank) is the
         # first point where it beats calibrated k-RR at radius 2 (the ball is the whole simplex: ε-LDP, whose
         # optimum is near subset selection's MSE; native-country, ε = 0.5: 60 s from k-RR ended at 664.7, above
@@ -78,10 +78,10 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         # stays the start there. The master can only improve on the start.
         response = _ldp_start(problem, criterion, weights)
         weight = problem.prior.probabilities @ response
-        krr = _objective(criterion, (start_columns * mass) @ start_columns.T, weights)
-        if n > _shared._LP_LAMBDA_MAX:
+        krr = objective(criterion, (start_columns * mass) @ start_columns.T, weights)
+        if n > shared.LP_LAMBDA_MAX:
             columns, theta = np.hstack([response / weight, columns[:, n:]]), weight
-        elif _objective(criterion, (response / weight) @ response.T, weights) < krr:
+        elif objective(criterion, (response / weight) @ response.T, weights) < krr:
             columns = np.hstack([columns[:, :n], response / weight, columns[:, n:]])
             theta = np.concatenate([np.zeros(n), weight])
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
@@ -93,9 +93,9 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         """
         j = (co * th) @ co.T
         j = 0.5 * (j + j.T)
-        j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
-        target = _quadratic(criterion, j_inverse, weights)
-        lam = _dual_multiplier(co, _gradients(criterion, j_inverse, co, weights), th)
+        j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        target = quadratic_form(criterion, j_inverse, weights)
+        lam = dual_multiplier(co, criterion_gradients(criterion, j_inverse, co, weights), th)
         # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
         # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
         # bound gives; at L = I the diagonal floor (J_xx ≤ min(e^ε, 1/P̂_x), J P̂ = 1) is higher.
@@ -117,7 +117,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     # of tr J⁻¹ is not computed at all: one round cost a quarter of the limit and gave less than the diagonal
     # floor (Zipf N = 256: 75.6 against 146.9; N = 1,000: 194 against 580), so the search gets that time and the
     # floor stands. The L- and D-criteria have no such floor and keep the structured bound.
-    structured = n <= _shared._LP_LAMBDA_MAX or weights is not None or criterion != "a_optimal"
+    structured = n <= shared.LP_LAMBDA_MAX or weights is not None or criterion != "a_optimal"
     probe = structured and n > _DUAL_COLUMNS_MAX
     if structured and n <= _DUAL_COLUMNS_MAX and criterion == "a_optimal" and weights is None:
         # The diagonal floor's Y bounded by the oracle (one call): a bound for the whole run, as it does not depend
@@ -154,7 +154,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     while True:
         iterations += 1
         clock = time.monotonic()
-        theta, multiplier, fell_back = _master_dual(
+        theta, multiplier, fell_back = restricted_master_dual(
             criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]), options.conic,
             weights, deadline)
         fallbacks += fell_back
@@ -163,23 +163,24 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         columns, theta = columns[:, keep], theta[keep]
         j = (columns * theta) @ columns.T
         j = 0.5 * (j + j.T)
-        j_inverse = _inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
-        value = _objective(criterion, j, weights)
+        j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        value = objective(criterion, j, weights)
         if value < best_value:  # a master cut short at the deadline may end above an earlier iterate: keep the best
             best_columns, best_theta = columns, theta
-        own = _gradients(criterion, j_inverse, columns, weights)
+        own = criterion_gradients(criterion, j_inverse, columns, weights)
         # The master's own λ where it has one (the LP's solution at its optimum; any λ prices soundly), else the LP.
-        # Beyond _LP_LAMBDA_MAX the master is often cut short at the deadline (a Newton step costs K²N), so λ comes
+        # Beyond LP_LAMBDA_MAX the master is often cut short at the deadline (a Newton step costs K²N), so λ comes
         # from the complementary slackness equations there as before.
-        lam = (multiplier if multiplier is not None and n <= _shared._LP_LAMBDA_MAX
-               else _dual_multiplier(columns, own, theta))
+        lam = (multiplier if multiplier is not None and n <= shared.LP_LAMBDA_MAX
+               else dual_multiplier(columns, own, theta))
         shift = float(np.min(own - lam @ columns))
-        quadratic = _quadratic(criterion, j_inverse, weights)
+        quadratic = quadratic_form(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
         tolerance = 1e-12 * max(abs(value), 1.0)  # a column improves when its reduced cost is below −tolerance
         fresh = search.search(quadratic, lam, heavy, deadline, improving=-shift + tolerance)
-        reduced = _gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size else np.zeros(0)
-        fresh = fresh[:, reduced < -tolerance][:, :_ADD_PER_ITERATION * 16]
+        reduced = (criterion_gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size
+                   else np.zeros(0))
+        fresh = fresh[:, reduced < -tolerance][:, :ADD_PER_ITERATION * 16]
         generated += fresh.shape[1]
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
@@ -194,7 +195,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
         out_of_time = (time.monotonic() >= deadline
                        or (not probe and bound_cost > 0.0
                            and time.monotonic() + iteration_cost + 1.25 * bound_cost >= bound_end))
-        if ((fresh.shape[1] == 0 or stalled >= _STALL) and time.monotonic() + bound_cost < deadline
+        if ((fresh.shape[1] == 0 or stalled >= STALL) and time.monotonic() + bound_cost < deadline
                 and dual_rounds < _DUAL_ROUNDS and n <= _DUAL_COLUMNS_MAX):
             # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing
             # problem whose maximisers, near a tight bound, are the columns an optimal design uses (Zipf N = 22:
@@ -203,12 +204,12 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
             dual_rounds += 1
             found, offered = timed_bound(theta, columns)
             bound = max(bound, found)
-            gain = (_gradients(criterion, j_inverse, offered, weights) - lam @ offered - shift
+            gain = (criterion_gradients(criterion, j_inverse, offered, weights) - lam @ offered - shift
                     if offered.size else np.zeros(0))
             if value - bound > 0.1 * options.gap_tolerance * abs(value - offset) and np.any(gain < -1e-12 * abs(value)):
                 fresh, stalled = offered[:, gain < -1e-12 * abs(value)], 0
                 generated += fresh.shape[1]
-        if fresh.shape[1] == 0 or stalled >= _STALL or iterations >= _PRICED_MAX_ITERATIONS or out_of_time:
+        if fresh.shape[1] == 0 or stalled >= STALL or iterations >= PRICED_MAX_ITERATIONS or out_of_time:
             break
         if options.progress:
             proven = f", bound {bound - offset:.10g}" if math.isfinite(bound) else ""
@@ -224,7 +225,7 @@ def design_priced(problem: DesignProblem, baselines: bool, options: _Options, co
     if options.progress:
         print(f"iteration {iterations}: {problem.utility.kind} {best_value - offset:.10g}, columns {columns.shape[1]}, "
               f"{time.perf_counter() - start:.1f} s; certifying", file=sys.stderr, flush=True)
-    return finish(problem, baselines, options, columns, theta, bound, fallbacks, iterations, timings, start,
+    return finish(problem, options, columns, theta, bound, fallbacks, iterations, timings, start,
                   "column_generation_priced", generated, certified)
 
 
@@ -242,14 +243,14 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
     candidates = [hadamard_mechanism(prior, epsilon).matrix]
     # Up to 256 categories the default cap (4N outputs) finds designs closer to subset selection's MSE (N = 42,
     # ε = 0.5: 121 points, 655.1 against 672.1 with 63); beyond, a Newton step's K²N keeps it at 2N.
-    designs = block_designs(n, epsilon, max_outputs=min(2 * n, MATRIX_POINTS) if n > _shared._LP_LAMBDA_MAX else None)
+    designs = block_designs(n, epsilon, max_outputs=min(2 * n, MATRIX_POINTS) if n > shared.LP_LAMBDA_MAX else None)
     if designs:
         candidates.append(block_design_mechanism(prior, epsilon, designs[0]).matrix)
 
     def value(matrix: np.ndarray) -> float:
         mass = prior.probabilities @ matrix
         lift = matrix / mass
-        return _objective(criterion, (lift * mass) @ lift.T, weights)
+        return objective(criterion, (lift * mass) @ lift.T, weights)
 
     return min(candidates, key=value)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from mechdesign.errors import SolverError
 
-__all__ = ["TIME_LIMIT", "Master"]
+__all__ = ["TIME_LIMIT", "Master", "quiet_highs"]
 
 #: The :attr:`~mechdesign.errors.SolverError.status` of a solve stopped by its time limit (HiGHS's own clock can stop
 #: it a moment before the caller's deadline reads as passed: callers test this, not only their clock).
@@ -35,7 +35,7 @@ _OPTIONS = {"output_flag": False, "primal_feasibility_tolerance": 1e-10, "dual_f
             "threads": 1}
 
 
-def _quiet(factory: Any) -> Any:
+def quiet_highs(factory: Any) -> Any:
     """Call ``factory()`` with the C-level stdout sent to /dev/null.
 
     highspy ≥ 1.16 prints a banner when the first model of a process is constructed, before any option
@@ -78,7 +78,7 @@ class Master:
 
         self._highspy = highspy
         self.size = int(size)
-        self.model = _quiet(highspy.Highs)
+        self.model = quiet_highs(highspy.Highs)
         for key, value in _OPTIONS.items():
             self.model.setOptionValue(key, value)
         ones = np.ones(self.size)

@@ -16,8 +16,9 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
 5. bounds: the certified lower bound of :mod:`._bound` on the optimum over **every** mechanism that is ε-PML over
    the ball (not only symmetric ones), and the gap.
 
-:class:`SymmetricEngine` is the engine behind the small protocol the other engines can adopt (``accepts(problem)``,
-``run(problem, start, deadline)``).
+:class:`SymmetricEngine` is an engine of :mod:`mechdesign.design.engines` (``accepts(problem)``,
+``run(problem, start, deadline)`` → :class:`~mechdesign.design.engines.EngineResult` with types as its columns); its
+result is certified by :func:`certify` here, into a structured mechanism, not by the dense certificate.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ import json
 import math
 import sys
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core.symmetric import SymmetricMechanism
 from mechdesign.deadline import Deadline
+from mechdesign.design.engines import EngineResult
 from mechdesign.design.problem import DesignProblem
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
@@ -46,7 +47,7 @@ from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective, solve_master
 
-__all__ = ["AUTO_FROM", "FILE_BUDGET", "EngineResult", "SymmetricEngine", "file_bytes", "fitted_count"]
+__all__ = ["AUTO_FROM", "FILE_BUDGET", "SymmetricEngine", "file_bytes", "fitted_count"]
 
 #: ``mechdesign design`` (method "auto") takes this engine from this many categories on, where it applies. Measured
 #: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
@@ -104,35 +105,29 @@ def default_sets(instance: Instance) -> int:
     return int(min(max(6 * instance.count, 600), 4_000))
 
 
-@dataclass(frozen=True)
-class EngineResult:
-    """What an engine returns: types (or columns), their weights, and a proven bound on the optimum."""
-
-    types: TypeTable
-    weights: np.ndarray
-    bound: float
-    steps: int = 0
-    timings: dict[str, float] = field(default_factory=dict)
-
-
 class SymmetricEngine:
     """The symmetric A-optimal engine (module docstring): ``accepts`` and ``run``."""
 
     name = "symmetric"
 
-    def accepts(self, problem: DesignProblem) -> bool:
-        """Whether the problem is A-optimal (``estimation_mse``) with a count prior and ε > 0."""
-        if problem.utility.kind != "estimation_mse" or not problem.epsilon > 0:
-            return False
+    def accepts(self, problem: DesignProblem) -> bool | str:
+        """True for an A-optimal (``estimation_mse``) problem with a count prior and ε > 0, else why not (one line)."""
+        if problem.utility.kind != "estimation_mse":
+            return str(v.fail("utility", "be estimation_mse for the symmetric engine", problem.utility.kind))
+        if not problem.epsilon > 0:
+            return str(v.fail("epsilon", "be > 0 for the symmetric engine", problem.epsilon))
         try:
             Instance.from_problem(problem)
-        except ValueError:
-            return False
+        except ValueError as exc:
+            return str(exc).splitlines()[0]
         return True
 
     def run(self, problem: DesignProblem, start: TypeTable | None, deadline: Deadline, *, seed: int = 0,
             sets: int | None = None, progress: bool = False) -> EngineResult:
         """Design (module docstring, steps 1–3 and 5); ``start`` types join the candidates when given.
+
+        The result's ``columns`` are the types (a :class:`~._instance.TypeTable`, the mechanism in type form),
+        ``upper_bound`` the certified lower bound on n·MSE = tr J⁻¹ − 1 (``offset`` 1).
 
         Raises
         ------
@@ -189,7 +184,8 @@ class SymmetricEngine:
             bound = symmetric_bound(instance, near, near_weights, deadline=deadline)
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
-        return EngineResult(types, weights, bound, steps, timings)
+        return EngineResult(types, weights, bound - 1.0, steps, len(found), self.name, "newton-barrier", offset=1.0,
+                            timings=timings)
 
 
 def certify(problem: DesignProblem, result: EngineResult) -> tuple[SymmetricMechanism, float, float]:
@@ -206,7 +202,7 @@ def certify(problem: DesignProblem, result: EngineResult) -> tuple[SymmetricMech
         If a type's recomputed PML exceeds ε (a bug signal: every type is built inside the ball's polytope).
     """
     instance = Instance.from_problem(problem)
-    t = result.types
+    t = result.columns
     mechanism = SymmetricMechanism.from_types(instance.cells, t.high, t.low, result.weights, t.a, t.b,
                                               inputs=problem.prior.labels)
     achieved = mechanism.capacity(problem.radius)

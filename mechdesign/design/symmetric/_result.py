@@ -172,7 +172,7 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
     (5.899274, 'optimal')
     """
     engine = SymmetricEngine()
-    if not engine.accepts(problem):
+    if engine.accepts(problem) is not True:
         raise v.fail("problem", "be an estimation_mse problem with a count prior and epsilon > 0 for the symmetric "
                      "engine", problem.name)
     limit = v.positive("time_limit", time_limit)
@@ -180,8 +180,8 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
     start = time.perf_counter()
     result = engine.run(problem, None, deadline, seed=seed, sets=sets, progress=progress)
     mechanism, achieved, value = certify(problem, result)
-    bound = result.bound - 1.0
+    bound = float(result.upper_bound if result.upper_bound is not None else 0.0)
     status = "optimal" if value - bound <= GAP_TOLERANCE * abs(bound) + 1e-12 else "feasible"
     oracles = compare_oracles(problem.prior, problem.epsilon, value) if problem.epsilon < 700 else ()
     timings = {**result.timings, "total": time.perf_counter() - start}
-    return SymmetricDesign(problem, mechanism, value, bound, achieved, status, oracles, timings, result.steps)
+    return SymmetricDesign(problem, mechanism, value, bound, achieved, status, oracles, timings, result.iterations)

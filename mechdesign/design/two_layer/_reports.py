@@ -72,7 +72,7 @@ class _Pricer:
         import highspy
         from scipy.sparse import csr_matrix, hstack, identity, vstack
 
-        from mechdesign.design.information.master import _quiet
+        from mechdesign.design.information.master import quiet_highs as _quiet
 
         n, m = permanent.shape
         p, tau, e = ball.center.probabilities, ball.radius / 2, math.exp(min(epsilon, 700.0))
