@@ -101,29 +101,36 @@ def test_bad_budgets_are_refused(race):
         design_two_layer(load_problem(PROBLEMS / "adult-race.toml").problem, 0.5)
 
 
-def test_the_cli_writes_a_file_that_states_all_three_levels(cli, tmp_path):
-    out = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path), "--json")
+@pytest.fixture(scope="module")
+def designed(tmp_path_factory):
+    """The two-layer problem designed once through the CLI (deterministic): the folder and the ``--json`` summary."""
+    from conftest import run_cli
+
+    folder = tmp_path_factory.mktemp("two-layer")
+    out = run_cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(folder), "--json")
     assert out.returncode == 0, out.stderr
-    summary = json.loads(out.stdout)
+    return folder, json.loads(out.stdout)
+
+
+def test_the_cli_writes_a_file_that_states_all_three_levels(cli, designed, tmp_path):
+    summary = designed[1]
     assert summary["link_epsilon"] <= 1.6 and summary["bound_status"] == "optimal"
     assert summary["ldp_longitudinal_link_epsilon"]["l-grr"] == pytest.approx(1.647, abs=1e-3)
-    path = tmp_path / "adult-race-two-layer.mech.json"
+    path = designed[0] / "adult-race-two-layer.mech.json"
     check = json.loads(cli("verify", str(path), "--json").stdout)
     release = check["release"]
     assert check["holds"] and release["policy"] == "two-layer"
     # the budgets themselves are stated: the design leaves the writer room for the readers' float spread
     assert release["epsilon"] == 1.0 and release["link_epsilon"] == 1.6 and release["link_holds"]
     assert release["link_achieved"] <= release["link_epsilon"]
-    text = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path), "--force").stdout
+    text = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path)).stdout
     assert "the engine's certified lower bound" in text and "a design's value, not a bound" in text
 
 
-def test_a_period_of_two_layer_reports_decodes_through_both_layers(cli, tmp_path):
+def test_a_period_of_two_layer_reports_decodes_through_both_layers(cli, designed, tmp_path):
     """Privatize a table through a two-layer file (memoized W₁, fresh W₂), decode it with the CLI: the frequencies
     come back within a few standard errors (decode reads W₁W₂ from the file)."""
-    out = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path))
-    assert out.returncode == 0, out.stderr
-    path = tmp_path / "adult-race-two-layer.mech.json"
+    path = designed[0] / "adult-race-two-layer.mech.json"
     rng = np.random.default_rng(2)
     labels = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]
     truth = np.array(json.loads(path.read_text())["guarantee"]["prior"])  # data inside the file's ball
