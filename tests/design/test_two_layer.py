@@ -52,6 +52,18 @@ def test_the_bound_is_the_engines_certified_one_and_no_design_beats_it(linked):
     assert linked.target is not None and linked.bound <= linked.target
 
 
+def test_the_design_is_the_catalogues_two_layer_problem_at_its_expected_values(race, linked):
+    """problems/adult-race-two-layer.toml is this design (same ball, same three budgets): its [expected] per-report
+    n·MSE and single-layer bound (test_problems_catalogue.py designs the file itself under -m slow)."""
+    loaded = load_problem(PROBLEMS / "adult-race-two-layer.toml")
+    assert loaded.problem.ball.radius == race.ball.radius and loaded.problem.epsilon == race.epsilon
+    assert np.array_equal(loaded.problem.prior.probabilities, race.prior.probabilities)
+    assert (loaded.release["report_epsilon"], loaded.release["link_epsilon"]) == (1.0, 1.6)
+    tolerance = float(loaded.expected["tolerance"])
+    assert linked.mse == pytest.approx(loaded.expected["report_mse_factor"], abs=tolerance)
+    assert linked.bound == pytest.approx(loaded.expected["single_layer_bound"], abs=tolerance)
+
+
 def test_the_design_beats_the_grr_chain_it_is_as_unlinkable_as(race, linked):
     """L-GRR at (2, 1) has link level 1.647 ≥ 1.6 and n·MSE 11.43 (bench_two_layer: the design 8.4 at 1.6)."""
     from mechdesign.design.baselines.longitudinal import longitudinal_protocol

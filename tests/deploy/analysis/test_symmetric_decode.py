@@ -16,8 +16,8 @@ from mechdesign.deploy.analysis.symmetric_decode import ReportTally, parse_repor
 from mechdesign.deploy.file.placement import PlacementFamily
 from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
 
-from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
 from conftest import examples
+from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
 
 
 # seed 3 under -m slow: a second random mechanism through the same code path as seed 0.
