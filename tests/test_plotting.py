@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import matplotlib
 import pytest
 
 from mechdesign import Mechanism
@@ -13,7 +12,14 @@ from mechdesign.plotting import STYLES, plot_comparison, plot_mechanism
 
 from conftest import ROOT
 
-matplotlib.use("Agg")
+
+@pytest.fixture(autouse=True, scope="module")
+def _agg():
+    """The non-interactive backend, chosen here rather than at import: importing matplotlib costs 0.3 s of CPU,
+    which every xdist worker paid at collection whether or not it ran these tests."""
+    import matplotlib
+
+    matplotlib.use("Agg")
 
 
 def test_heatmap_has_the_labels_and_one_annotation_per_cell():

@@ -232,7 +232,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
 def _default_engine(problem: DesignProblem, method: str, solver: str, basic: bool, max_candidates: int,
                     gap_tolerance: float, progress: bool, reserve: Callable[[int], float] | None) -> Engine:
     """The engine :func:`plan_method` names (sub-convex utilities), or the estimation engine (the criteria)."""
-    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP (issue 11)
+    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP
         from mechdesign.design.estimation.engine import EstimationEngine
 
         if method not in ("auto", EstimationEngine.name):

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.cli import main
@@ -27,7 +27,7 @@ from mechdesign.design.problemfile import load_problem
 from mechdesign.design.solver import plan_method, solve
 from mechdesign.design.utility import Utility
 
-from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT
+from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
 
 KINDS = ["mutual_information", "total_variation", "chi_squared", "hellinger"]
 
@@ -104,6 +104,7 @@ def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
             assert reduced.max() == pytest.approx(best, abs=TIGHT)
 
 
+@settings(max_examples=examples(each_solves=True), deadline=None)  # each example runs a search
 @given(pricing_cases())
 def test_pricing_engine_meets_enumeration_and_its_bound_holds(case):
     counts, eps, radius, kind, _ = case

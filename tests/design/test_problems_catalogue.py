@@ -32,7 +32,9 @@ def test_catalogue_has_the_required_problems():
 
 # Solving Adult education for total MSE with its baselines takes tens of seconds, the race x sex marginals several
 # seconds of CPU: opt-in (slow).
-SLOW = {"adult-education-estimation", "adult-race-sex-marginals-estimation"}
+# The two-layer race problem (3 s of CPU): the same design and its [expected] values are checked by default in
+# test_two_layer.py::test_the_design_is_the_catalogues_two_layer_problem_at_its_expected_values.
+SLOW = {"adult-education-estimation", "adult-race-sex-marginals-estimation", "adult-race-two-layer"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(f, marks=pytest.mark.slow) if f.stem in SLOW else f

@@ -77,6 +77,7 @@ def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
         assert distance.min() <= 1e-9, v
 
 
+@settings(max_examples=examples(each_solves=True), deadline=None)  # each example runs a search
 @given(separable_cases(), st.integers(0, 2**32 - 1), st.integers(400, 3000))
 def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(case, seed, factor):
     """m > 2·4,096 records: the oracle steps run on rescaled counts; every column is feasible for the true prior."""

@@ -52,6 +52,18 @@ def test_the_bound_is_the_engines_certified_one_and_no_design_beats_it(linked):
     assert linked.target is not None and linked.bound <= linked.target
 
 
+def test_the_design_is_the_catalogues_two_layer_problem_at_its_expected_values(race, linked):
+    """problems/adult-race-two-layer.toml is this design (same ball, same three budgets): its [expected] per-report
+    n·MSE and single-layer bound (test_problems_catalogue.py designs the file itself under -m slow)."""
+    loaded = load_problem(PROBLEMS / "adult-race-two-layer.toml")
+    assert loaded.problem.ball.radius == race.ball.radius and loaded.problem.epsilon == race.epsilon
+    assert np.array_equal(loaded.problem.prior.probabilities, race.prior.probabilities)
+    assert (loaded.release["report_epsilon"], loaded.release["link_epsilon"]) == (1.0, 1.6)
+    tolerance = float(loaded.expected["tolerance"])
+    assert linked.mse == pytest.approx(loaded.expected["report_mse_factor"], abs=tolerance)
+    assert linked.bound == pytest.approx(loaded.expected["single_layer_bound"], abs=tolerance)
+
+
 def test_the_design_beats_the_grr_chain_it_is_as_unlinkable_as(race, linked):
     """L-GRR at (2, 1) has link level 1.647 ≥ 1.6 and n·MSE 11.43 (bench_two_layer: the design 8.4 at 1.6)."""
     from mechdesign.design.baselines.longitudinal import longitudinal_protocol
@@ -101,29 +113,36 @@ def test_bad_budgets_are_refused(race):
         design_two_layer(load_problem(PROBLEMS / "adult-race.toml").problem, 0.5)
 
 
-def test_the_cli_writes_a_file_that_states_all_three_levels(cli, tmp_path):
-    out = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path), "--json")
+@pytest.fixture(scope="module")
+def designed(tmp_path_factory):
+    """The two-layer problem designed once through the CLI (deterministic): the folder and the ``--json`` summary."""
+    from conftest import run_cli
+
+    folder = tmp_path_factory.mktemp("two-layer")
+    out = run_cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(folder), "--json")
     assert out.returncode == 0, out.stderr
-    summary = json.loads(out.stdout)
+    return folder, json.loads(out.stdout)
+
+
+def test_the_cli_writes_a_file_that_states_all_three_levels(cli, designed, tmp_path):
+    summary = designed[1]
     assert summary["link_epsilon"] <= 1.6 and summary["bound_status"] == "optimal"
     assert summary["ldp_longitudinal_link_epsilon"]["l-grr"] == pytest.approx(1.647, abs=1e-3)
-    path = tmp_path / "adult-race-two-layer.mech.json"
+    path = designed[0] / "adult-race-two-layer.mech.json"
     check = json.loads(cli("verify", str(path), "--json").stdout)
     release = check["release"]
     assert check["holds"] and release["policy"] == "two-layer"
     # the budgets themselves are stated: the design leaves the writer room for the readers' float spread
     assert release["epsilon"] == 1.0 and release["link_epsilon"] == 1.6 and release["link_holds"]
     assert release["link_achieved"] <= release["link_epsilon"]
-    text = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path), "--force").stdout
+    text = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path)).stdout
     assert "the engine's certified lower bound" in text and "a design's value, not a bound" in text
 
 
-def test_a_period_of_two_layer_reports_decodes_through_both_layers(cli, tmp_path):
+def test_a_period_of_two_layer_reports_decodes_through_both_layers(cli, designed, tmp_path):
     """Privatize a table through a two-layer file (memoized W₁, fresh W₂), decode it with the CLI: the frequencies
     come back within a few standard errors (decode reads W₁W₂ from the file)."""
-    out = cli("design", str(PROBLEMS / "adult-race-two-layer.toml"), "--out", str(tmp_path))
-    assert out.returncode == 0, out.stderr
-    path = tmp_path / "adult-race-two-layer.mech.json"
+    path = designed[0] / "adult-race-two-layer.mech.json"
     rng = np.random.default_rng(2)
     labels = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]
     truth = np.array(json.loads(path.read_text())["guarantee"]["prior"])  # data inside the file's ball

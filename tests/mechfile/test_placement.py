@@ -35,7 +35,8 @@ def _oracle(a: int, b: int, s: int) -> dict[int, Fraction]:
     return {2: Fraction(a, s), 1: Fraction(b, s), 0: Fraction(s - a - b, s)}
 
 
-@pytest.mark.parametrize("seed", [0, 2])
+# seed 2 (1.4 s of CPU) under -m slow: a second random mechanism through the same code path as seed 0.
+@pytest.mark.parametrize("seed", [0, pytest.param(2, marks=pytest.mark.slow)])
 def test_every_pair_of_inputs_is_placed_as_by_uniform_permutations(seed):
     m = random_mechanism(SMALL_COUNTS, seed, types=8)
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)

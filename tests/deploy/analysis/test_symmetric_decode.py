@@ -16,10 +16,12 @@ from mechdesign.deploy.analysis.symmetric_decode import ReportTally, parse_repor
 from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
 from mechdesign.mechfile.placement import PlacementFamily
 
+from conftest import examples
 from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
 
 
-@pytest.mark.parametrize("seed", [0, 3])
+# seed 3 under -m slow: a second random mechanism through the same code path as seed 0.
+@pytest.mark.parametrize("seed", [0, pytest.param(3, marks=pytest.mark.slow)])
 def test_each_report_decodes_as_the_dense_efficient_decoder_and_the_estimate_is_unbiased(seed):
     m = random_mechanism(SMALL_COUNTS, seed, types=8)
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
@@ -104,7 +106,7 @@ def test_seed_counted_counted_and_direct_tallies_give_the_same_estimate(monkeypa
     assert np.allclose(estimates[0][1], estimates[1][1], rtol=1e-12, atol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)  # 60 under the full, ci and many profiles; 20 by default
 @given(st.lists(st.one_of(
     st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
     st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed

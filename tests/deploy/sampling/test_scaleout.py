@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
 from scipy import stats
 
 from mechdesign.deploy.analysis.decode import count_outputs, estimate_frequencies
@@ -17,8 +15,14 @@ LABELS = ["red", "green", "blue", "grey"]
 TRUTH = np.array([0.4, 0.3, 0.2, 0.1])
 
 
+# Dask and distributed are imported by the fixtures, not at the top: importing them costs about 2 s of CPU, which
+# every xdist worker paid at collection whether or not it ran these tests.
+
+
 @pytest.fixture(scope="module")
 def client():
+    from distributed import Client, LocalCluster
+
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
             Client(cluster) as connected:
         yield connected
@@ -26,6 +30,8 @@ def client():
 
 @pytest.fixture(scope="module")
 def data():
+    import dask.dataframe as dd
+
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({"id": np.arange(200_000), "colour": rng.choice(LABELS, 200_000, p=TRUTH)})
     return frame, dd.from_pandas(frame, npartitions=8)
