@@ -116,7 +116,7 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
 
     memo = _memo(args, loaded)
     sampler = SymmetricPrivatizer(loaded.mechanism)
-    achieved = sampler.check(loaded.guarantee)
+    achieved = sampler.check(loaded.guarantee, loaded.achieved)  # bounded from the reader's capacity first
     records = privatize_symmetric_file(sampler, data_file(args), args.out, args.column, rng=stream(args),
                                        chunk_size=args.chunk_size, progress=True if args.progress else None,
                                        check_counts=check, memo=memo,

@@ -45,7 +45,7 @@ from mechdesign import _validation as v
 from mechdesign._numerics import QUANT_SCALE, round_up
 from mechdesign.core.symmetric import SymmetricMechanism, group_min_linear
 from mechdesign.deploy.file.placement import PlacementFamily
-from mechdesign.deploy.sampling.symmetric_tables import SamplerTables, compile_tables, unpack
+from mechdesign.deploy.sampling.symmetric_tables import SamplerTables, compile_tables, quantisation_spread, unpack
 from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 
@@ -201,15 +201,30 @@ class SymmetricPrivatizer:
             per_type += [round_up(float(x)) if math.isfinite(x) else math.inf for x in raw]
         return round_up(max(per_type))
 
-    def check(self, guarantee: dict[str, Any]) -> float:
+    def bounded_capacity(self, file_capacity: float) -> float:
+        """An upper bound on the sampled mechanism's capacity from the file's: C + max_t log(ρ_t⁺/ρ_t⁻), rounded up.
+
+        ``file_capacity`` must bound every type's PML of the file's mechanism (a reader's recomputed ``achieved``);
+        :func:`~.symmetric_tables.quantisation_spread` bounds how much quantisation raises each. O(entries), no
+        greedy: ∞ when some pair lost its entry (then only :meth:`sampled_capacity` can tell).
+        """
+        spread = float(quantisation_spread(self.mechanism, self.tables).max())
+        return round_up(round_up(file_capacity) + round_up(spread)) if math.isfinite(spread) else math.inf
+
+    def check(self, guarantee: dict[str, Any], file_capacity: float | None = None) -> float:
         """Recompute the guarantee for the sampled mechanism; return its ε or raise CertificateError.
 
         As :meth:`~mechdesign.deploy.sampling.sampler.Privatizer.check`: the ε must not exceed the stated one by
-        more than :data:`~mechdesign.deploy.file.format.GUARANTEE_SLACK`.
+        more than :data:`~mechdesign.deploy.file.format.GUARANTEE_SLACK`. With ``file_capacity`` (the capacity a
+        reader recomputed from the file's types) the bound of :meth:`bounded_capacity` is tried first, in
+        O(entries); where it does not meet the guarantee, :meth:`sampled_capacity` (the grouped greedy on the
+        sampled mechanism itself) decides.
         """
         from mechdesign.deploy.file.format import GUARANTEE_SLACK
 
-        achieved = self.sampled_capacity(guarantee["radius"])
+        achieved = math.inf if file_capacity is None else self.bounded_capacity(file_capacity)
+        if not achieved <= guarantee["epsilon"] + GUARANTEE_SLACK:
+            achieved = self.sampled_capacity(guarantee["radius"])
         if not achieved <= guarantee["epsilon"] + GUARANTEE_SLACK:
             raise CertificateError(
                 f"sampled mechanism must meet guarantee.epsilon={guarantee['epsilon']!r} after quantisation to "
