@@ -208,7 +208,7 @@ class SymmetricPrivatizer:
         :func:`~.symmetric_tables.quantisation_spread` bounds how much quantisation raises each. O(entries), no
         greedy: ∞ when some pair lost its entry (then only :meth:`sampled_capacity` can tell).
         """
-        spread = float(quantisation_spread(self.mechanism, self.tables).max())
+        spread = quantisation_spread(self.mechanism, self.tables)
         return round_up(round_up(file_capacity) + round_up(spread)) if math.isfinite(spread) else math.inf
 
     def check(self, guarantee: dict[str, Any], file_capacity: float | None = None) -> float:
