@@ -10,7 +10,7 @@ median and spread of ``--repeats`` runs, with the load before and after:
   (``mechdesign privatize`` on a Parquet file of ``--records`` records, N ≤ 10⁴, and on its first 1,000 records:
   the setup — reading and checking the file, building the sampler — apart from the streaming rate);
 * JS privatize throughput (SymmetricSampler.privatize on 2·10⁵ values);
-* decode of ``--records`` reports through the CLI (CSV in), N ≤ 10⁴;
+* decode of ``--records`` reports through the CLI (CSV in, and the Parquet file privatize wrote), N ≤ 10⁴;
 * report bytes (max and median over types): the text form ``t<t>.<hex>`` and the binary form (the type and the
   seed integer V in the fewest whole bytes: ⌈log₂ T / 8⌉ + ⌈log₂ |S_t| / 8⌉), for the encoding only.
 
@@ -169,6 +169,8 @@ def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dic
         private_csv.write_text("item\n" + "\n".join(reports) + "\n", encoding="utf-8")
         row["decode_cli_cpu_s"] = _child_cpu([sys.executable, "-m", "mechdesign", "decode", str(path), "--data",
                                               str(private_csv), "--column", "item", "--json"], repeats)
+        row["decode_parquet_cli_cpu_s"] = _child_cpu([sys.executable, "-m", "mechdesign", "decode", str(path),
+                                                      "--data", str(pd_csv), "--column", "item", "--json"], repeats)
     row["load_after"] = _load()
     return row
 
@@ -201,12 +203,13 @@ def main() -> None:
     with (RESULTS / "symmetric_io.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([*flat, "verify_python_cpu_s", "verify_js_cpu_s", "js_privatize_per_second",
-                         "decode_cli_cpu_s"])
+                         "decode_cli_cpu_s", "decode_parquet_cli_cpu_s"])
         for row in rows:
             js = row["verify_js"] if isinstance(row["verify_js"], dict) else {}
             writer.writerow([row.get(k) for k in flat] + [row["verify_python_cpu_s"]["median"],
                                                           js.get("verify_cpu_s"), js.get("privatize_per_second"),
-                                                          (row.get("decode_cli_cpu_s") or {}).get("median")])
+                                                          (row.get("decode_cli_cpu_s") or {}).get("median"),
+                                                          (row.get("decode_parquet_cli_cpu_s") or {}).get("median")])
 
 
 if __name__ == "__main__":

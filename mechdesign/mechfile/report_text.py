@@ -33,13 +33,15 @@ def seed_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, l
     mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
     # After groups g … G−1 the value is below Π_{g' ≥ g} R: limbs above it are still zero and are skipped.
     bits = np.cumsum(np.log2(family.group_radix.astype(np.float64))[:, ::-1], axis=1)[:, ::-1].max(axis=0)
+    value = np.empty(count, dtype=np.uint64)  # in-place steps: no temporary a step (the loop is ~170 steps)
     for g in range(radix.shape[0] - 1, -1, -1):
         carry = columns[g].copy()
         r = radix[g]
         for i in range(min(limbs, int(np.ceil(bits[g] / 32 + 1e-9)) + 1)):
-            value = out[i] * r + carry
-            out[i] = value & mask
-            carry = value >> shift
+            np.multiply(out[i], r, out=value)
+            value += carry
+            np.bitwise_and(value, mask, out=out[i])
+            np.right_shift(value, shift, out=carry)
     return out
 
 
@@ -77,16 +79,22 @@ def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) 
     offsets = np.zeros(types.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    hex_columns = np.arange(8 * limbs)
-    head_columns = np.arange(prefix.shape[1])
+    most = prefix.shape[1]
+    span = most + 8 * limbs  # a row: room for the longest prefix, then V's 8L hex digits
+    columns = np.arange(span)
     for start in range(0, types.size, _BLOCK):
         t = types[start:start + _BLOCK]
         value = seed_limbs(family, t, groups[start:start + _BLOCK], limbs)
         big_endian = value[::-1].T.astype(">u4").tobytes()  # (n, 4L) bytes, most significant first
-        digits = np.frombuffer(big_endian.hex().encode("ascii"), dtype=np.uint8).reshape(t.size, 8 * limbs)
-        row = np.concatenate([prefix[t], digits], axis=1)
-        keep = np.concatenate([head_columns[None, :] < heads[t][:, None],
-                               hex_columns[None, :] >= 8 * limbs - widths[t][:, None]], axis=1)
+        row = np.empty((t.size, span), dtype=np.uint8)
+        row[:, most:] = np.frombuffer(big_endian.hex().encode("ascii"), dtype=np.uint8).reshape(t.size, 8 * limbs)
+        # The prefix goes right before the report's w hex digits (over the leading zeros it does not keep), so each
+        # report is the last head + w bytes of its row: one comparison selects them, report after report.
+        end = span - widths[t] - heads[t]
+        head = heads[t]
+        for c in range(most):
+            live = np.flatnonzero(head > c)
+            row[live, end[live] + c] = prefix[t[live], c]
+        keep = columns[None, :] >= (span - lengths[start:start + _BLOCK])[:, None]
         data[offsets[start]:offsets[start + t.size]] = row[keep]  # row-major: report after report
     return offsets, data
-

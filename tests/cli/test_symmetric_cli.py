@@ -118,3 +118,27 @@ def test_bad_files_exit_with_one_line_and_write_nothing(cli, design, tmp_path, e
     out = cli("privatize", str(bad), "--data", str(data), "--column", "item", "--out", str(tmp_path / "o.csv"))
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_parquet_labels_read_by_arrow_give_the_csv_reports_and_bad_ones_are_refused(cli, design, tmp_path):
+    # The Parquet path looks labels up in Arrow (index_in); with the same seed it must give the CSV path's reports
+    # (labels encoded by encode_labels), and an unknown label or a null must still be refused in one line.
+    pytest.importorskip("pyarrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _, path, data = design
+    items = [line.split(",")[1] for line in data.read_text().splitlines()[1:]]
+    pq.write_table(pa.table({"item": items}), tmp_path / "d.parquet")
+    for name, source in (("p.parquet", tmp_path / "d.parquet"), ("p.csv", data)):
+        done = cli("privatize", str(path), "--data", str(source), "--column", "item", "--out", str(tmp_path / name),
+                   "--seed", "7")
+        assert done.returncode == 0, done.stderr
+    from_csv = [line.split(",")[1] for line in (tmp_path / "p.csv").read_text().splitlines()[1:]]
+    assert pq.read_table(tmp_path / "p.parquet").column("item").to_pylist() == from_csv
+    for bad, rule in (([*items[:10], "nowhere"], "input labels"), ([*items[:10], None], "no nulls")):
+        pq.write_table(pa.table({"item": pa.array(bad, pa.string())}), tmp_path / "bad.parquet")
+        done = cli("privatize", str(path), "--data", str(tmp_path / "bad.parquet"), "--column", "item", "--out",
+                   str(tmp_path / "bad-out.parquet"), "--seed", "7")
+        assert done.returncode == 2 and rule in done.stderr and len(done.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "bad-out.parquet").exists()

@@ -17,7 +17,8 @@ const GROUP_LIMIT = 2 ** 32;
 const TWO32 = 2 ** 32;
 /** 2^64 mod R for the ranks' radices R ≤ 256. */
 const RANK_REM = Array.from({ length: 257 }, (_, r) => (r === 0 ? 0 : Number(QUANT_SCALE % BigInt(r))));
-const HEX4 = Array.from({ length: 65536 }, (_, v) => v.toString(16).padStart(4, "0"));
+const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
+const LATIN1 = new TextDecoder("latin1");
 
 /** The smallest primitive root mod a prime p (1 for p = 2). */
 export function primitiveRoot(p: number): number {
@@ -152,6 +153,7 @@ export class SymmetricSampler {
   private readonly groupRem: number[][];
   private readonly primeOfCell: Int32Array;
   private readonly limbs = new Float64Array(4096);
+  private readonly bytes = new Uint8Array(32768);
   readonly width: number;
 
   constructor(file: SymmetricFile, fill: RandomFill = secureFill) {
@@ -320,9 +322,17 @@ export class SymmetricSampler {
 
   /** The text form `t<t>.<hex>` of a report. */
   text(type: number, groups: number[]): string {
+    return String.fromCharCode(...this.limbText(type, groups, this.bytes, 0));
+  }
+
+  /**
+   * Writes `t<t>.<hex>` as ASCII codes into `out` at `at`; returns the codes written (a view of `out`). V by
+   * Horner from the last group in 16-bit limbs (exact in doubles); then its last `hexWidth` hex digits.
+   */
+  private limbText(type: number, groups: number[], out: Uint8Array, at: number): Uint8Array {
     const radices = this.groupRadix[type];
     const limbs = this.limbs;
-    let used = 0; // V = Σ_g G_g Π_{g' < g} R_g', by Horner from the last group, in 16-bit limbs (exact in doubles)
+    let used = 0;
     for (let g = radices.length - 1; g >= 0; g--) {
       let carry = groups[g];
       const radix = radices[g];
@@ -336,10 +346,14 @@ export class SymmetricSampler {
         carry = Math.floor(carry / 65536);
       }
     }
-    const width = this.hexWidth[type];
-    let hex = "";
-    for (let i = Math.ceil(width / 4) - 1; i >= 0; i--) hex += HEX4[i < used ? limbs[i] : 0];
-    return `t${type}.${hex.slice(hex.length - width)}`;
+    const head = `t${type}.`;
+    let end = at;
+    for (let i = 0; i < head.length; i++) out[end++] = head.charCodeAt(i);
+    for (let i = this.hexWidth[type] - 1; i >= 0; i--) { // hex digit i of V, most significant first
+      const limb = (i >> 2) < used ? limbs[i >> 2] : 0;
+      out[end++] = HEX_CODES[(limb >> (4 * (i & 3))) & 15];
+    }
+    return out.subarray(at, end);
   }
 
   private indices(values: readonly string[]): number[] {
@@ -360,13 +374,21 @@ export class SymmetricSampler {
     const chunk = 4096;
     const pool = new Uint32Array(2 * count * chunk);
     const out: string[] = new Array(xs.length);
+    // A chunk's reports are written as ASCII into one buffer, decoded once, and cut into slices (O(1) strings).
+    const longest = 12 + Math.max(...this.hexWidth);
+    const text = new Uint8Array(longest * chunk);
+    const ends = new Int32Array(chunk);
     for (let start = 0; start < xs.length; start += chunk) {
       this.fill(pool);
-      for (let r = start; r < Math.min(xs.length, start + chunk); r++) {
+      const stop = Math.min(xs.length, start + chunk);
+      let at = 0;
+      for (let r = start; r < stop; r++) {
         let words = pool.subarray(2 * count * (r - start), 2 * count * (r - start + 1));
         for (;;) {
           try {
-            out[r] = this.textOf(this.report(xs[r], words));
+            const report = this.report(xs[r], words);
+            at += this.limbText(report.type, report.groups, text, at).length;
+            ends[r - start] = at;
             break;
           } catch (error) { // a rejected word (< 2^-32 a group): the stream goes on with fresh words
             if (!(error instanceof RangeError)) throw error;
@@ -377,6 +399,8 @@ export class SymmetricSampler {
           }
         }
       }
+      const all = LATIN1.decode(text.subarray(0, at));
+      for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
     }
     return out;
   }

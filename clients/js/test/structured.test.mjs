@@ -55,6 +55,32 @@ test("structured sampler: the reference rule's report for every fixed word strea
   }
 });
 
+test("structured sampler: privatize writes, chunk by chunk, the text of each record's report", async () => {
+  // privatize writes a chunk's reports into one buffer and slices them out; with a known fill, every record must
+  // get text(report(x, its words)) — across a chunk boundary (4,096 records) and for every type's width.
+  const vectors = JSON.parse(read("sampler.json"));
+  const file = await loadSymmetricFile(read(vectors.file));
+  let state = 12345;
+  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
+  const drawn = [];
+  const fill = (buffer) => {
+    for (let i = 0; i < buffer.length; i++) buffer[i] = next() ^ (next() << 16);
+    drawn.push(Uint32Array.from(buffer));
+  };
+  const sampler = new SymmetricSampler(file, fill);
+  const inputs = file.mechanism.inputs;
+  const values = Array.from({ length: 5000 }, (_, i) => inputs[(i * 7) % inputs.length]);
+  const reports = sampler.privatize(values);
+  const count = 2 * sampler.wordsNeeded();
+  const check = new SymmetricSampler(file);
+  values.forEach((value, r) => {
+    const pool = drawn[Math.floor(r / 4096)];
+    const words = pool.subarray(count * (r % 4096), count * (r % 4096 + 1));
+    const report = check.report(inputs.indexOf(value), words);
+    assert.equal(reports[r], check.text(report.type, report.groups), `record ${r}`);
+  });
+});
+
 test("structured memo: the keyed word stream and memoized reports", async () => {
   const vectors = JSON.parse(read("memo.json"));
   const file = await loadSymmetricFile(read(vectors.file));

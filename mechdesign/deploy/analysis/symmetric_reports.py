@@ -18,7 +18,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.mechfile.placement import PlacementFamily
 
-__all__ = ["parse_reports"]
+__all__ = ["parse_arrow", "parse_reports"]
 
 _HEX = np.full(256, 255, dtype=np.uint8)
 _HEX[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10)
@@ -52,6 +52,34 @@ def parse_reports(family: PlacementFamily, texts: Sequence[Any], start: int = 0)
     return parsed if parsed is not None else _parse_checked(family, texts, start)
 
 
+def parse_arrow(family: PlacementFamily, array: Any, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`parse_reports` on an Arrow string array, read from its buffers (no Python string a report).
+
+    Arrow appends a newline to every report (``binary_join_element_wise``, in C++), and the data buffer of the
+    result is the newline-terminated blob :func:`_parse_bytes` reads. Nulls, or anything malformed, go to
+    :func:`_parse_checked` (one Python string a report) for its one-line error.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    count = len(array)
+    if count and not array.null_count:
+        text = pa.large_string()  # int64 offsets: no overflow whatever the chunk
+        joined = pc.binary_join_element_wise(pc.cast(array, text), pa.scalar("", text), pa.scalar("\n", text))
+        if isinstance(joined, pa.ChunkedArray):
+            joined = joined.combine_chunks()
+        offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64, count=count + 1, offset=8 * joined.offset)
+        data = np.frombuffer(joined.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+        parsed = _parse_blob(family, data, count)
+        if parsed is not None:
+            return parsed
+    texts = array.to_pylist()
+    if any(text is None for text in texts):
+        bad = next(i for i, text in enumerate(texts) if text is None)
+        raise v.fail(f"report[{start + bad}]", "have the form t<type>.<hex>", None)
+    return _parse_checked(family, texts, start)
+
+
 def _hex_widths(family: PlacementFamily) -> np.ndarray:
     """Per type, the hex digits of its text form (cached on the family: T big-integer products)."""
     cached = getattr(family, "_hex_widths", None)
@@ -76,7 +104,15 @@ def _parse_bytes(family: PlacementFamily, texts: Sequence[Any]) -> tuple[np.ndar
         blob = ("\n".join(texts) + "\n").encode("ascii")
     except (TypeError, UnicodeEncodeError):
         return None
-    data = np.frombuffer(blob, dtype=np.uint8)
+    return _parse_blob(family, np.frombuffer(blob, dtype=np.uint8), count)
+
+
+def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_parse_bytes` on the blob itself: ``count`` reports, each followed by a newline.
+
+    Every byte of a report is checked (``t``, decimal digits, the dot, hex digits), so bytes ≥ 128 (non-ASCII
+    text in an Arrow array) make the blob malformed.
+    """
     ends = np.flatnonzero(data == 10)
     dots = np.flatnonzero(data == 46)
     if ends.size != count or dots.size != count:

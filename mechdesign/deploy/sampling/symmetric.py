@@ -44,9 +44,9 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import QUANT_SCALE, round_up
 from mechdesign.core.symmetric import SymmetricMechanism, group_min_linear
-from mechdesign.deploy.sampling.symmetric_tables import SamplerTables, compile_tables, unpack
-from mechdesign.errors import CertificateError
 from mechdesign.mechfile.placement import PlacementFamily
+from mechdesign.deploy.sampling.symmetric_tables import SamplerTables, compile_tables, quantisation_spread, unpack
+from mechdesign.errors import CertificateError
 from mechdesign.randomness import record_rng
 
 __all__ = ["SymmetricPrivatizer", "accept_limit"]
@@ -201,15 +201,30 @@ class SymmetricPrivatizer:
             per_type += [round_up(float(x)) if math.isfinite(x) else math.inf for x in raw]
         return round_up(max(per_type))
 
-    def check(self, guarantee: dict[str, Any]) -> float:
+    def bounded_capacity(self, file_capacity: float) -> float:
+        """An upper bound on the sampled mechanism's capacity from the file's: C + max_t log(ρ_t⁺/ρ_t⁻), rounded up.
+
+        ``file_capacity`` must bound every type's PML of the file's mechanism (a reader's recomputed ``achieved``);
+        :func:`~.symmetric_tables.quantisation_spread` bounds how much quantisation raises each. O(entries), no
+        greedy: ∞ when some pair lost its entry (then only :meth:`sampled_capacity` can tell).
+        """
+        spread = quantisation_spread(self.mechanism, self.tables)
+        return round_up(round_up(file_capacity) + round_up(spread)) if math.isfinite(spread) else math.inf
+
+    def check(self, guarantee: dict[str, Any], file_capacity: float | None = None) -> float:
         """Recompute the guarantee for the sampled mechanism; return its ε or raise CertificateError.
 
         As :meth:`~mechdesign.deploy.sampling.sampler.Privatizer.check`: the ε must not exceed the stated one by
-        more than :data:`~mechdesign.mechfile.format.GUARANTEE_SLACK`.
+        more than :data:`~mechdesign.mechfile.format.GUARANTEE_SLACK`. With ``file_capacity`` (the capacity a
+        reader recomputed from the file's types) the bound of :meth:`bounded_capacity` is tried first, in
+        O(entries); where it does not meet the guarantee, :meth:`sampled_capacity` (the grouped greedy on the
+        sampled mechanism itself) decides.
         """
         from mechdesign.mechfile.format import GUARANTEE_SLACK
 
-        achieved = self.sampled_capacity(guarantee["radius"])
+        achieved = math.inf if file_capacity is None else self.bounded_capacity(file_capacity)
+        if not achieved <= guarantee["epsilon"] + GUARANTEE_SLACK:
+            achieved = self.sampled_capacity(guarantee["radius"])
         if not achieved <= guarantee["epsilon"] + GUARANTEE_SLACK:
             raise CertificateError(
                 f"sampled mechanism must meet guarantee.epsilon={guarantee['epsilon']!r} after quantisation to "
@@ -279,16 +294,18 @@ class SymmetricPrivatizer:
             at += 1
         return np.array(out, dtype=np.uint64)
 
-    def _from_words(self, x: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _from_words(self, x: np.ndarray, words: np.ndarray,
+                    out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The reference rule on word-major words (W, n), assuming no word is rejected; ``ok`` says where it held.
 
-        Returns types (n,), groups (G, n) and ok (n,).
+        Returns types (n,), groups (G, n) — written into ``out`` when given (rows may be a strided view's) — and
+        ok (n,).
         """
         tab, radix = self.tables, self._radix
         k = self.mechanism.cells.cell_of[x]
         t, _, n_level, offset, start = unpack(tab.packed[tab.entries(k, words[0])])
         width = radix.shape[0]
-        groups = np.empty((width, x.size), dtype=np.uint64)
+        groups = np.empty((width, x.size), dtype=np.uint64) if out is None else out
         for g in range(width):
             np.remainder(words[1 + g], radix[g].take(t), out=groups[g])
         rank_radix = np.maximum(n_level, 1).astype(np.uint64)
@@ -312,8 +329,7 @@ class SymmetricPrivatizer:
         rows = np.flatnonzero(start >= 0)
         if not rows.size:
             return
-        cell, blocks, count = self._cell, self._blocks, x.size
-        flat = groups.reshape(-1)
+        cell, blocks = self._cell, self._blocks
         kr = k[rows]
         at = t[rows] * blocks["primes"] + cell["prime"][kr]
         whole = blocks["whole"][at]
@@ -322,12 +338,12 @@ class SymmetricPrivatizer:
             rows, kr, at = rows[whole], kr[whole], at[whole]
         info = blocks["info"][at]
         place = (info & _LOW32).astype(np.float64)
-        first = ((info >> np.uint64(32)) & np.uint64(255)).astype(np.int64) * count + rows
-        second = ((info >> np.uint64(40)) & np.uint64(255)).astype(np.int64) * count + rows
+        first = ((info >> np.uint64(32)) & np.uint64(255)).astype(np.int64)
+        second = ((info >> np.uint64(40)) & np.uint64(255)).astype(np.int64)
         low, high = blocks["low"][at], blocks["high"][at]
-        lower = np.floor(flat[first].astype(np.float64) / place)
+        lower = np.floor(groups[first, rows].astype(np.float64) / place)
         lower -= np.floor(lower / low) * low
-        upper = flat[second].astype(np.float64)
+        upper = groups[second, rows].astype(np.float64)
         value = lower + (upper - np.floor(upper / high) * high) * low
         p = cell["size"][kr].astype(np.float64)
         rest = np.floor(value / (p - 1))
@@ -340,23 +356,23 @@ class SymmetricPrivatizer:
         w_old = np.floor(value / cell["w_div"][kr]).astype(np.int64)
         d = cell["powers"][cell["power_at"][kr] + e]
         w_new = (z[rows] - d * self.mechanism.cells.position[x[rows]] - hashed.astype(np.int64)) % p.astype(np.int64)
-        w_at = (info >> np.uint64(48)).astype(np.int64) * count + rows
-        flat[w_at] += (w_new - w_old).astype(np.uint64) * blocks["w_place"][at]  # wrapping uint64: w_old → w_new
+        w_at = (info >> np.uint64(48)).astype(np.int64)
+        # Wrapping uint64: w_old → w_new. 2-D indices (not a flat view): ``groups`` may be a strided view.
+        groups[w_at, rows] += (w_new - w_old).astype(np.uint64) * blocks["w_place"][at]
 
     def _place_digits(self, x: np.ndarray, k: np.ndarray, t: np.ndarray, start: np.ndarray, z: np.ndarray,
                       groups: np.ndarray, rows: np.ndarray) -> None:
         """Step 3 digit by digit, for blocks that :meth:`_place` cannot read in one piece."""
-        cell, count = self._cell, x.size
-        flat = groups.reshape(-1)
+        cell = self._cell
         digits_per_type = self.family.digit_tables[0].shape[1]
         tr, kr, sr = t[rows], k[rows], start[rows]
         p, m_of = cell["size"][kr], cell["m"][kr]
 
         def digit(index: np.ndarray, radix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             where = self._digit_at[tr * digits_per_type + index]
-            at = (where >> np.uint64(32)).astype(np.int64) * count + rows
+            at = (where >> np.uint64(32)).astype(np.int64)
             place = where & _LOW32
-            return ((flat[at] // place) % radix.astype(np.uint64)).astype(np.int64), at, place
+            return ((groups[at, rows] // place) % radix.astype(np.uint64)).astype(np.int64), at, place
 
         e, _, _ = digit(sr, p - 1)
         hashed = np.zeros(rows.size, dtype=np.int64)
@@ -366,7 +382,7 @@ class SymmetricPrivatizer:
         w_old, at, place = digit(sr + 1 + m_of, p)
         d = cell["powers"][cell["power_at"][kr] + e]
         w_new = (z[rows] - d * self.mechanism.cells.position[x[rows]] - hashed) % p
-        flat[at] += (w_new - w_old).astype(np.uint64) * place
+        groups[at, rows] += (w_new - w_old).astype(np.uint64) * place
 
     def sample(self, x: Any, rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Reports (types, digit groups) for input indices ``x``, drawn exactly (module docstring).
@@ -392,13 +408,14 @@ class SymmetricPrivatizer:
         for start in range(0, rows.size, _CHUNK):
             chunk = rows[start:start + _CHUNK]
             words = generator.integers(0, 2**64 - 1, (width, chunk.size), dtype=np.uint64, endpoint=True)
-            t, g, ok = self._from_words(chunk, words)
+            g = groups[:, start:start + chunk.size]  # written in place: no copy of the (G, n) groups
+            t, _, ok = self._from_words(chunk, words, g)
             while not ok.all():  # a rejected word (< 2^-32 a group): fresh words after w0, which stays (exact)
                 again = np.flatnonzero(~ok)
                 fresh = words[:, again]
                 fresh[1:] = generator.integers(0, 2**64 - 1, (width - 1, again.size), dtype=np.uint64, endpoint=True)
                 t[again], g[:, again], ok[again] = self._from_words(chunk[again], fresh)
-            types[start:start + chunk.size], groups[:, start:start + chunk.size] = t, g
+            types[start:start + chunk.size] = t
         return types, groups.T
 
     def sample_memoized(self, x: Any, users: Any, memo: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -109,10 +109,11 @@ class _Job:
         """The reports of one chunk (a whole number of blocks but for the file's last chunk) as Python strings."""
         return self.privatizer.texts(*self.draw(values, users))
 
-    def draw(self, values: Any, users: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """(types, digit groups) of one chunk's reports."""
+    def draw(self, values: Any, users: Any = None, x: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(types, digit groups) of one chunk's reports (``x``: the values' input indices, if already known)."""
         sampler = self.privatizer
-        x = encode_labels(values, sampler.mechanism.inputs, "column")
+        if x is None:
+            x = encode_labels(values, sampler.mechanism.inputs, "column")
         self.counts += np.bincount(x, minlength=self.counts.size)
         if self.memo is not None:
             from mechdesign.deploy.sampling.memo import user_ids
@@ -150,11 +151,14 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
     report = Progress(progress, parquet.metadata.num_rows)
     field = pa.field(column, pa.string(), nullable=False)
+    inputs = _string_array(job.privatizer.mechanism.inputs)
     with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data")) as writer:
         for table in iter_parquet_tables(parquet, chunk):
-            values = parquet_strings(table.column(position), column, report.done)
+            x = _arrow_indices(table.column(position), inputs)
+            # Anything index_in cannot place (nulls, unknown labels) goes the checked way, for its one-line error.
+            values = parquet_strings(table.column(position), column, report.done) if x is None else None
             ids = None if users is None else table.column(users)
-            types, groups = job.draw(values, ids)
+            types, groups = job.draw(values, ids, x)
             pieces = []
             for start in range(0, types.size, _PIECE):  # Arrow's string layout built directly (int32 offsets)
                 offsets, data = text_buffer(job.privatizer.family, types[start:start + _PIECE],
@@ -166,3 +170,33 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
             report.update(table.num_rows)
     report.close()
     return report.done
+
+
+def _arrow_indices(array: Any, inputs: Any) -> np.ndarray | None:
+    """The input index of every value of an Arrow column (matched as strings, as encode_labels does), or None.
+
+    None when a value is null or not an input label: the caller then takes the checked path, which names it.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if array.null_count:
+        return None
+    codes = pc.index_in(pc.cast(array, pa.string()), value_set=inputs)
+    if codes.null_count:
+        return None
+    # Read from the buffers (int32, no nulls): Array.to_numpy would import pandas (~0.3 s a run).
+    chunks = [np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk), offset=4 * chunk.offset)
+              for chunk in codes.chunks]
+    return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
+
+
+def _string_array(labels: Any) -> Any:
+    """An Arrow string array of ``labels`` built from its buffers (pa.array would import pandas: ~0.3 s a run)."""
+    import pyarrow as pa
+
+    encoded = [str(label).encode("utf-8") for label in labels]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(encoded), [None, pa.py_buffer(offsets),
+                                                                   pa.py_buffer(b"".join(encoded))])

@@ -133,3 +133,35 @@ def test_the_buffer_parser_agrees_with_the_report_by_report_parser(items):
         assert np.array_equal(fast[0], checked[0]) and np.array_equal(fast[1], checked[1])
         assert fast[1].dtype == checked[1].dtype == np.uint64
     assert all(isinstance(item, tuple) for item in items) <= (fast is not None)  # well-formed: the fast path
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
+    st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
+    st.none()), min_size=1, max_size=12), st.integers(0, 3))
+def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
+    """parse_arrow reads an Arrow array's buffers (here a slice, whose offsets do not start at 0): the same reports
+    as parse_reports on the same texts, or the same one-line error; a null is refused in one line."""
+    pa = pytest.importorskip("pyarrow")
+    from mechdesign.deploy.analysis.symmetric_reports import parse_arrow
+
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    texts = [family.text(t % family.types, value % family.seed_count(t % family.types)) if isinstance(item, tuple)
+             else item for item in items for t, value in [item if isinstance(item, tuple) else (0, 0)]]
+    array = pa.array(["t0.0"] * offset + texts, pa.string()).slice(offset)
+    if None in texts:
+        with pytest.raises(ValueError, match="report") as info:
+            parse_arrow(family, array, start=5)
+        assert f"report[{5 + texts.index(None)}]" in str(info.value) and "\n" not in str(info.value)
+        return
+    try:
+        want = parse_reports(family, texts, start=5)
+    except ValueError as error:
+        with pytest.raises(ValueError) as again:
+            parse_arrow(family, array, start=5)
+        assert str(again.value) == str(error)
+        return
+    got = parse_arrow(family, array, start=5)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

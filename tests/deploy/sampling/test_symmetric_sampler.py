@@ -164,3 +164,48 @@ def test_memoized_reports_repeat_and_use_the_keyed_stream():
     assert np.array_equal(words[:, 0], memo.words(0, users, x))  # word 0 is the dense files' memo word
     by_rule = sampler.sample_words(x, words)
     assert np.array_equal(by_rule[0], types) and np.array_equal(by_rule[1], groups)
+
+
+def _with_rare_type(seed: int, weight: float):
+    """random_mechanism plus a type of output probability ``weight``: its pairs get few quanta (a visible error)."""
+    from mechdesign.core.symmetric import SymmetricMechanism
+
+    m = random_mechanism(SMALL_COUNTS, seed, types=8)
+    a_new = np.maximum(m.cells.sizes // 2, 1)[None, :]
+    return SymmetricMechanism.from_types(m.cells, [*m.high, 1.5], [*m.low, 0.0], [*m.weights, weight],
+                                         np.vstack([m.high_counts, a_new]), np.vstack([m.low_counts, 0 * a_new]),
+                                         m.inputs)
+
+
+@pytest.mark.parametrize("seed", [2, 5])
+def test_the_bound_from_the_file_capacity_covers_the_sampled_mechanism(seed):
+    # A type with ~10⁴ quanta a pair moves by ~10⁻⁴ relative: the bound must rise above the file's capacity by that,
+    # and stay above the dense capacity of the sampled mechanism (an LP, no shared code with the bound).
+    m = _with_rare_type(seed, 1e-15)
+    sampler = SymmetricPrivatizer(m)
+    dense = _sampled_dense(sampler)
+    for radius in (0.0, 0.3):
+        file_capacity = m.capacity(radius)
+        if math.isinf(file_capacity):
+            continue
+        exact = capacity(dense, L1Ball(m.cells.item_counts() / m.cells.samples, radius))
+        bound = sampler.bounded_capacity(file_capacity)
+        assert exact <= bound <= file_capacity + 0.01
+        assert bound >= file_capacity + 1e-7  # the rare type's quanta are visible in the spread
+        assert sampler.check({"epsilon": bound, "radius": radius}, file_capacity) == bound
+
+
+def test_the_bound_gives_way_to_the_exact_check_where_it_does_not_meet_the_guarantee():
+    # At weight 10⁻¹⁹ the rare type's pairs hold 1 to 3 quanta: the bound (ρ⁺/ρ⁻ up to ~2) is loose, above a
+    # guarantee the sampled mechanism itself meets, so check() decides by the grouped greedy instead.
+    m = _with_rare_type(2, 1e-19)
+    sampler = SymmetricPrivatizer(m)
+    exact = sampler.sampled_capacity(0.3)
+    assert sampler.bounded_capacity(m.capacity(0.3)) > exact + 0.1
+    assert sampler.check({"epsilon": exact, "radius": 0.3}, m.capacity(0.3)) == exact
+    # At 3·10⁻²⁰ some of its pairs get no quantum: the bound says nothing (∞), and neither does the sampled type.
+    m = _with_rare_type(2, 3e-20)
+    sampler = SymmetricPrivatizer(m)
+    assert math.isinf(sampler.bounded_capacity(m.capacity(0.3)))
+    with pytest.raises(CertificateError, match="sampled mechanism must meet"):
+        sampler.check({"epsilon": m.capacity(0.3), "radius": 0.3}, m.capacity(0.3))
