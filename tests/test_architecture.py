@@ -8,8 +8,8 @@ Floor 2 holds the two sides of the contract, which never import each other: ``de
 ``deploy`` (sampling, decoding). Floor 3 is ``records`` (record designers build on single-attribute designs),
 floor 4 the ``cli``. A module imports only from a lower floor (or its own subpackage); top-level modules (errors,
 _numerics, …) are below every floor and import none of them, except ``plotting`` (floor 1: it draws a core
-Mechanism) and ``__main__`` (above the CLI it starts). There is no exception list. Every import statement counts, including those inside functions, so an upward edge cannot hide
-in a lazy import.
+Mechanism) and ``__main__`` (above the CLI it starts). There is no exception list. Every import statement counts,
+including those inside functions, so an upward edge cannot hide in a lazy import.
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def test_the_checker_catches_forbidden_imports(tmp_path):
     assert _targets(_violations(probe, tmp_path)) == {"design", "deploy"}
     side = tmp_path / "mechdesign" / "design" / "probe.py"
     side.parent.mkdir(parents=True)
-    side.write_text("from mechdesign.deploy.ledger import Ledger\nfrom mechdesign.mechfile.column import export_matrix\n")
+    side.write_text("from mechdesign.deploy.ledger import Ledger\n"
+                    "from mechdesign.mechfile.column import export_matrix\n")
     assert _targets(_violations(side, tmp_path)) == {"deploy"}
     up = tmp_path / "mechdesign" / "deploy" / "probe.py"
     up.parent.mkdir(parents=True)

@@ -167,10 +167,10 @@ def test_release_progress_reports_the_relaxation(monkeypatch):
 
 
 def test_a_record_file_written_here_is_read_without_recomputing(tmp_path, monkeypatch):
+    from mechdesign.core import record_releases
     from mechdesign.mechfile.record import read_record_file
     from mechdesign.mechfile.record_write import write_record_file
     from mechdesign.records import JointPrior
-    from mechdesign.core import record_releases
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
     factors = [randomized_response(2, 1.0, ["u", "v"]), randomized_response(2, 1.0, ["s", "t"])]

@@ -108,7 +108,9 @@ def test_a_two_layer_file_states_its_own_release(two_layer, tmp_path):
 class Overstated:
     """A result whose sections state ε = 0.5 for 2-RR at ε = 1: the writer recomputes and refuses it."""
 
-    guarantee = {"notion": "pml", "epsilon": 0.5, "delta": None, "radius": 2.0, "prior": [0.5, 0.5], "samples": None}
+    @property
+    def guarantee(self):
+        return {"notion": "pml", "epsilon": 0.5, "delta": None, "radius": 2.0, "prior": [0.5, 0.5], "samples": None}
 
     @property
     def mechanisms(self):
