@@ -44,9 +44,9 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import QUANT_SCALE, round_up
 from mechdesign.core.symmetric import SymmetricMechanism, group_min_linear
-from mechdesign.mechfile.placement import PlacementFamily
 from mechdesign.deploy.sampling.symmetric_tables import SamplerTables, compile_tables, quantisation_spread, unpack
 from mechdesign.errors import CertificateError
+from mechdesign.mechfile.placement import PlacementFamily
 from mechdesign.randomness import record_rng
 
 __all__ = ["SymmetricPrivatizer", "accept_limit"]
