@@ -354,6 +354,7 @@ def speed_figures() -> dict[str, str]:
         out[f"{tag}-records"] = f"{rows[0]['records']:,}"
         out[f"{tag}-load"] = f"{min(loads):.1f}–{max(loads):.1f}"
         out[f"{tag}-repeats"] = str(saved["repeats"])
+        out[f"{tag}-numpy"] = saved.get("versions", {}).get("numpy", "not recorded")
         for kind in ("csv", "parquet"):
             for mode in ("plain", "memoized"):
                 ours = next(r for r in rows if (r["format"], r["mode"], r["side"]) == (kind, mode, "mechdesign"))
