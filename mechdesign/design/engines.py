@@ -260,6 +260,9 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
     found = engine.run(problem, begin, deadline)
     timings = found.timings
     timings["lp" if problem.utility.sublinear else "search"] = time.perf_counter() - start
+    if found.upper_bound is None:
+        _say(progress, f"{found.name} proves no bound ({found.bound_reason or 'no reason given'}): the "
+                       "data-processing bound stands")
     _say(progress, f"certifying the design ({problem.size} × {int(np.count_nonzero(found.weights))}) …")
     clock = time.perf_counter()
     result = certify_result(problem, found, gap_tolerance)

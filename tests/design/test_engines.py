@@ -70,12 +70,13 @@ def test_an_engine_returning_an_over_budget_matrix_is_repaired_not_trusted(n, ep
     assert result.utility <= bound and result.gap == pytest.approx(bound - result.utility)
 
 
-def test_an_engine_without_a_bound_gets_the_identitys_bound_and_is_never_optimal_by_claim():
+def test_an_engine_without_a_bound_gets_the_identitys_bound_and_is_never_optimal_by_claim(capsys):
     problem = _problem()
     rr = krr_start(problem).calibrated[0].matrix  # k-RR calibrated to the ball: ε-PML, far from optimal
-    result = solve(problem, baselines=False, engines=[Fixed("krr", rr, None)])
+    result = solve(problem, baselines=False, progress=True, engines=[Fixed("krr", rr, None)])
     assert result.upper_bound == trivial_bound(problem) and result.status == "feasible"
     assert result.certificate.holds and result.certificate.mixing_weight == 0.0
+    assert "krr proves no bound (no proof): the data-processing bound stands" in capsys.readouterr().err
 
 
 def test_a_bound_the_certified_value_passes_is_reported_as_wrong():

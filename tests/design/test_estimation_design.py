@@ -216,25 +216,23 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
 
 
 @pytest.mark.slow  # three priced designs (4 s of CPU); the priced engine stays in the default suite elsewhere
-def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_iteration_cap(monkeypatch):
+def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_iteration_cap():
     """The priced search improves in small steps for as long as it is given (native-country, ε = 1, stopped at 200
     iterations after 105 s of a 600-s limit): the enumeration engine's cap does not stop it; its own cap does."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import criterion, engine, priced
     from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
-    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
-    free = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
+    tuning = Tuning(enumerate_up_to=1, enumerate_small=1)
+    free = solve(problem, baselines=False, time_limit=30.0, engines=[EstimationEngine(tuning=tuning)])
     assert free.method == "column_generation_priced" and free.iterations > 4
-    monkeypatch.setattr(criterion, "MAX_ITERATIONS", 3)
-    monkeypatch.setattr(engine, "MAX_ITERATIONS", 3)
-    uncapped = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
+    enumeration_capped = EstimationEngine(tuning=dataclasses.replace(tuning, max_iterations=3))
+    uncapped = solve(problem, baselines=False, time_limit=30.0, engines=[enumeration_capped])
     assert uncapped.iterations == free.iterations
     assert uncapped.utility == pytest.approx(free.utility, rel=1e-12)
-    monkeypatch.setattr(priced, "PRICED_MAX_ITERATIONS", 3)
-    capped = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
+    search_capped = EstimationEngine(tuning=dataclasses.replace(tuning, priced_max_iterations=3))
+    capped = solve(problem, baselines=False, time_limit=30.0, engines=[search_capped])
     assert capped.iterations == 3 and capped.certificate.holds
     assert capped.utility >= free.utility - 1e-9 * free.utility
 
@@ -259,17 +257,16 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
     assert np.abs(fixed[:-1] / theta[:-1] - 1).max() < 1e-5
 
 
-def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof(monkeypatch):
+def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof():
     """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
     from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation import criterion
     from mechdesign.design.estimation.engine import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
     exact = design_estimation(problem, baselines=False)
-    monkeypatch.setattr(criterion, "LP_LAMBDA_MAX", 1)  # read there by λ's choice and by the priced search's start
-    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    # The large-N regime from 2 categories on: λ's choice and the priced search's start.
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1, large_from=1))
     priced = solve(problem, baselines=False, time_limit=30.0, engines=[searched])
     tol = 1e-9 * exact.utility
     assert priced.certificate.holds and priced.utility >= exact.utility - tol

@@ -28,9 +28,11 @@ from conftest import PRIVACY_SLACK, examples
 PRICED = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))  # the priced search
 
 
-def _large(monkeypatch) -> DesignProblem:
-    """The large-N regime (LDP start, λ from the master) forced at N = 12 through the priced search."""
-    monkeypatch.setattr(criterion, "LP_LAMBDA_MAX", 4)
+LARGE = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1, large_from=4))
+
+
+def _large() -> DesignProblem:
+    """The large-N regime (LDP start, λ from the master) forced at N = 12 through the priced search (``LARGE``)."""
     counts = np.array([30, 20, 14, 10, 8, 6, 5, 4, 3, 2, 2, 1])
     return DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
 
@@ -39,14 +41,14 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     """The start is the better LDP matrix and the design improves on it; beyond 256 categories (the threshold lowered
     by ``_large``) the search reports the diagonal floor without running the structured bound. One design for both
     checks (about 3 s of CPU each)."""
-    problem = _large(monkeypatch)
+    problem = _large()
 
     def refuse(*args, **kwargs):
         raise AssertionError("the structured bound ran in the large-N regime")
 
     monkeypatch.setattr(priced, "structured_bound", refuse)
     p = problem.prior.probabilities
-    start = priced._ldp_start(problem, "a_optimal", None)
+    start = priced._ldp_start(problem, "a_optimal", None, 4)
     hadamard = hadamard_mechanism(problem.prior, 1.0).matrix
     designs = [block_design_mechanism(problem.prior, 1.0, b).matrix for b in block_designs(12, 1.0, 24)[:1]]
     values = [trace_inverse_fisher(m, p) for m in (hadamard, *designs)]
@@ -59,7 +61,7 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     real = priced.restricted_master_dual
     monkeypatch.setattr(priced, "restricted_master_dual",
                         lambda crit, cols, *a, **k: first.append(cols) or real(crit, cols, *a, **k))
-    result = solve(problem, baselines=False, time_limit=20.0, engines=[PRICED])
+    result = solve(problem, baselines=False, time_limit=20.0, engines=[LARGE])
     seeds = priced._subset_seeds(SeparableOracle(pricing_counts(problem.prior), 1.0, 0.05), 1.0)
     # The first master: the start's lift vectors and the seeds only (k-RR's columns are left out in this regime).
     assert np.array_equal(first[0], np.hstack([start / (p @ start), seeds]))

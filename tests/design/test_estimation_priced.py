@@ -128,10 +128,10 @@ def test_without_dual_rounds_one_oracle_call_measures_the_certificate(monkeypatc
         calls.append({**kwargs, "value": found.value})
         return found
 
-    monkeypatch.setattr(priced, "_DUAL_COLUMNS_MAX", 1)
-    monkeypatch.setattr(priced, "_PROBE_AT", 0.0)  # at the first iteration (N = 8 ends long before 40 % of 30 s)
     monkeypatch.setattr(priced, "structured_bound", recording)
-    result = _design(problem, time_limit=30.0)
+    # No dual rounds from 2 categories on; the probe at the first iteration (N = 8 ends long before 40 % of 30 s).
+    probing = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1, dual_columns_max=1, probe_at=0.0))
+    result = solve(problem, baselines=False, time_limit=30.0, engines=[probing])
     probes = [c for c in calls if c.get("rounds") == 1 and c.get("sdp_rounds") == 0]
     assert len(probes) == 1 and result.timings["bound"] > 0.0
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
@@ -199,13 +199,12 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
 
     monkeypatch.setattr(SeparableOracle, "_table", slow_table)
     monkeypatch.setattr(priced, "structured_bound", slow_bound)
-    monkeypatch.setattr(priced, "_DUAL_COLUMNS_MAX", 1)
-    monkeypatch.setattr(priced, "_PROBE_AT", 2.0)
     monkeypatch.setattr(time, "monotonic", clock)
     monkeypatch.setattr(deadline_module, "contention", lambda: 1.0)
     deadline = Deadline(5.0, clock=clock)
     end = deadline.end
-    result = _design(problem, deadline=deadline)
+    unprobed = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1, dual_columns_max=1, probe_at=2.0))
+    result = solve(problem, baselines=False, deadline=deadline, engines=[unprobed])
     assert started and max(started) < end  # no table of the bound began after the limit (uncut: until ~7 s)
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert 0.0 <= result.upper_bound <= exact.utility * (1 + 1e-9)

@@ -108,10 +108,11 @@ def quadratic_form(criterion: str, j_inverse: np.ndarray, weights: np.ndarray | 
     return factor.T @ factor
 
 
-def dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
+def dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarray | None = None, *,
+                    square_from: int = LP_LAMBDA_MAX) -> np.ndarray:
     """λ maximising Σλ + min_k(g_k − λ·v_k) over the given columns (an LP in (λ, t); HiGHS).
 
-    Beyond LP_LAMBDA_MAX categories, when the master's weights ``theta`` are given, λ solves the
+    Beyond ``square_from`` categories (LP_LAMBDA_MAX), when the master's weights ``theta`` are given, λ solves the
     complementary slackness equations of the master's optimum instead, g_k − λ·v_k = t on the columns in use
     (least squares in (λ, t)): the LP over ~2,000 columns and 1,000 unknowns took minutes at N = 1,000. Any λ
     gives a valid bound (the module docstring); this one is exact at an exact optimum of the master.
@@ -119,7 +120,7 @@ def dual_multiplier(vectors: np.ndarray, gradients: np.ndarray, theta: np.ndarra
     from scipy.optimize import linprog
 
     n, k = vectors.shape
-    if theta is not None and n > LP_LAMBDA_MAX:
+    if theta is not None and n > square_from:
         used = theta > 1e-9 * float(theta.max())
         system = np.hstack([vectors[:, used].T, np.ones((int(used.sum()), 1))])
         return np.asarray(np.linalg.lstsq(system, gradients[used], rcond=None)[0][:n])

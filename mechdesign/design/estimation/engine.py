@@ -67,11 +67,12 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.deadline import Deadline
 from mechdesign.design.engines import EngineResult, Start, design_with
-from mechdesign.design.estimation import criterion as shared
 from mechdesign.design.estimation.criterion import (
     ADD_PER_ITERATION,
     CRITERIA,
+    LP_LAMBDA_MAX,
     MAX_ITERATIONS,
+    PRICED_MAX_ITERATIONS,
     STALL,
     SearchOptions,
     caratheodory_reduce,
@@ -82,7 +83,7 @@ from mechdesign.design.estimation.criterion import (
 )
 from mechdesign.design.estimation.dual import dual_bound
 from mechdesign.design.estimation.finish import finish_search
-from mechdesign.design.estimation.priced import design_priced
+from mechdesign.design.estimation.priced import DUAL_COLUMNS_MAX, PROBE_AT, design_priced
 from mechdesign.design.polytope.pricing import pricing_counts
 from mechdesign.design.polytope.vertices import MAX_SIZE, ColumnVertices, column_vertices
 from mechdesign.design.problem import DesignProblem
@@ -114,7 +115,10 @@ class Tuning:
 
     ``enumerate_up_to`` / ``enumerate_small``: count priors up to these many categories are enumerated (the second
     when the list has at most 6·10⁶ candidates), larger ones priced (:mod:`.priced`); ``reduce_entries``: the
-    reduction's dense LP size limit; ``full_every``, ``shortlist_per_input``, ``shortlist_from``: partial pricing.
+    reduction's dense LP size limit; ``full_every``, ``shortlist_per_input``, ``shortlist_from``: partial pricing;
+    ``max_iterations`` / ``priced_max_iterations``: the two searches' iteration caps; ``large_from``: the priced
+    search's large-N regime (an ε-LDP start, λ from the master's optimality conditions); ``dual_columns_max`` and
+    ``probe_at``: its dual rounds up to that size, one probe of the bound beyond (:func:`.priced.design_priced`).
     """
 
     enumerate_up_to: int = ENUMERATE_UP_TO
@@ -123,6 +127,11 @@ class Tuning:
     full_every: int = _FULL_EVERY
     shortlist_per_input: int = _SHORTLIST_PER_INPUT
     shortlist_from: int = _SHORTLIST_FROM
+    max_iterations: int = MAX_ITERATIONS
+    priced_max_iterations: int = PRICED_MAX_ITERATIONS
+    large_from: int = LP_LAMBDA_MAX
+    dual_columns_max: int = DUAL_COLUMNS_MAX
+    probe_at: float = PROBE_AT
 
 
 def _fresh(reduced: np.ndarray, names: np.ndarray, active: np.ndarray, count: int) -> np.ndarray:
@@ -336,12 +345,14 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
         # the limit allows; the SDP rounds stop at the deadline.
         remaining = deadline - time.monotonic()
         search_deadline = time.monotonic() + max(min(0.8 * remaining, remaining - 6.0), 0.5 * remaining)
-        if n > shared.LP_LAMBDA_MAX and criterion == "a_optimal" and weights is None:
+        if n > tuning.large_from and criterion == "a_optimal" and weights is None:
             # No structured bound after the search (the diagonal floor stands): only repair and certification
             # follow it, 17 s at N = 1,000 (one core), so the search keeps all but 10 % (at least 30 s).
             search_deadline = time.monotonic() + max(remaining - max(0.1 * remaining, 30.0), 0.5 * remaining)
         return design_priced(problem, options, counts, start_columns, mass, search_deadline, deadline,
-                             partial(finish_search, reduce_entries=tuning.reduce_entries))
+                             partial(finish_search, reduce_entries=tuning.reduce_entries),
+                             large_from=tuning.large_from, dual_columns_max=tuning.dual_columns_max,
+                             probe_at=tuning.probe_at, max_iterations=tuning.priced_max_iterations)
     if cv is None:
         cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
@@ -393,7 +404,7 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
             print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}, bound {bound - offset:.10g}, "
                   f"gap {value - bound:.3g}, columns {columns.shape[1]}, {time.perf_counter() - solve_start:.1f} s",
                   file=sys.stderr, flush=True)
-        if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= MAX_ITERATIONS
+        if (value - bound <= 0.1 * gap_tolerance * abs(value - offset) or iterations >= tuning.max_iterations
                 or stalled >= STALL or time.monotonic() >= deadline):
             break  # stalls on degenerate faces (β = 2): the value is final; the certified gap is reported
         if fresh.size == 0:

@@ -21,10 +21,10 @@ from collections.abc import Callable
 import numpy as np
 
 from mechdesign.design.engines import EngineResult
-from mechdesign.design.estimation import criterion as shared
 from mechdesign.design.estimation.bound import diagonal_structure, structure_bound, structured_bound
 from mechdesign.design.estimation.criterion import (
     ADD_PER_ITERATION,
+    LP_LAMBDA_MAX,
     PRICED_MAX_ITERATIONS,
     STALL,
     SearchOptions,
@@ -41,22 +41,29 @@ from mechdesign.design.estimation.pricing import ColumnSearch
 from mechdesign.design.polytope.separable import OracleTimeout, SeparableOracle
 from mechdesign.design.problem import DesignProblem
 
-__all__: list[str] = []
+__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced"]
 
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 # Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
-# N = 22, a few at N = 64; beyond _DUAL_COLUMNS_MAX an oracle call alone takes minutes).
-_DUAL_ROUNDS, _DUAL_COLUMNS_MAX = 12, 128
+# N = 22, a few at N = 64; beyond dual_columns_max an oracle call alone takes minutes).
+_DUAL_ROUNDS, DUAL_COLUMNS_MAX = 12, 128
 _FINISH_SHARE, _FINISH_MAX = 0.05, 30.0  # time kept after the final bound for repair and certification
-_PROBE_AT = 0.4  # beyond _DUAL_COLUMNS_MAX: the fraction of the search after which one round of the bound is timed
+PROBE_AT = 0.4  # beyond DUAL_COLUMNS_MAX: the fraction of the search after which one round of the bound is timed
 _BOUND_MARGIN = 1.5  # the final bound starts only if this many times its last measured cost fits before the end
 
 
 def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.ndarray, start_columns: np.ndarray,
                   mass: np.ndarray, deadline: float, end: float,
-                  finish: Callable[..., EngineResult]) -> EngineResult:
-    """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`."""
+                  finish: Callable[..., EngineResult], *, large_from: int = LP_LAMBDA_MAX,
+                  dual_columns_max: int = DUAL_COLUMNS_MAX, probe_at: float = PROBE_AT,
+                  max_iterations: int = PRICED_MAX_ITERATIONS) -> EngineResult:
+    """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`.
+
+    ``large_from``: the large-N regime (an ε-LDP start, λ from the master) beyond this many categories;
+    ``dual_columns_max``: no dual rounds beyond (one probe of the bound at ``probe_at`` of the search instead);
+    ``max_iterations``: a cap against an endless loop when the limit is infinite.
+    """
     criterion, weights, offset = criterion_of(problem)
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -64,7 +71,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
     columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
-    if 0 < problem.epsilon < 700 and (n > shared.LP_LAMBDA_MAX or problem.radius >= 2.0):
+    if 0 < problem.epsilon < 700 and (n > large_from or problem.radius >= 2.0):
         # An ε-LDP mechanism (ε-PML over every ball: its lift vectors lie in the column polytope; full rank) is the
         # first point where it beats calibrated k-RR at radius 2 (the ball is the whole simplex: ε-LDP, whose
         # optimum is near subset selection's MSE; native-country, ε = 0.5: 60 s from k-RR ended at 664.7, above
@@ -76,10 +83,10 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
         # far below every ε-LDP mechanism (native-country at β* and ε = 1: 4.3×) and starting from one made the
         # 60-s design worse (paired runs: 33.91 against 33.84 at ε = 1, 9.204 against 9.135 at ε = 2), so k-RR
         # stays the start there. The master can only improve on the start.
-        response = _ldp_start(problem, criterion, weights)
+        response = _ldp_start(problem, criterion, weights, large_from)
         weight = problem.prior.probabilities @ response
         krr = objective(criterion, (start_columns * mass) @ start_columns.T, weights)
-        if n > shared.LP_LAMBDA_MAX:
+        if n > large_from:
             columns, theta = np.hstack([response / weight, columns[:, n:]]), weight
         elif objective(criterion, (response / weight) @ response.T, weights) < krr:
             columns = np.hstack([columns[:, :n], response / weight, columns[:, n:]])
@@ -95,7 +102,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
         j = 0.5 * (j + j.T)
         j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
         target = quadratic_form(criterion, j_inverse, weights)
-        lam = dual_multiplier(co, criterion_gradients(criterion, j_inverse, co, weights), th)
+        lam = dual_multiplier(co, criterion_gradients(criterion, j_inverse, co, weights), th, square_from=large_from)
         # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
         # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
         # bound gives; at L = I the diagonal floor (J_xx ≤ min(e^ε, 1/P̂_x), J P̂ = 1) is higher.
@@ -112,16 +119,16 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
     search_start = time.monotonic()
     # The final bound ends this much before the limit: repair and certification follow it (14 s at N = 1,000).
     bound_end = end - min(_FINISH_SHARE * (end - search_start), _FINISH_MAX)
-    # Beyond _DUAL_COLUMNS_MAX there are no dual rounds: one round of the bound mid-way (one oracle call; 146 s at
+    # Beyond dual_columns_max there are no dual rounds: one round of the bound mid-way (one oracle call; 146 s at
     # N = 1,000) measures what a round of the final certificate costs. Beyond 256 categories the structured bound
     # of tr J⁻¹ is not computed at all: one round cost a quarter of the limit and gave less than the diagonal
     # floor (Zipf N = 256: 75.6 against 146.9; N = 1,000: 194 against 580), so the search gets that time and the
     # floor stands. The L- and D-criteria have no such floor and keep the structured bound.
-    structured = n <= shared.LP_LAMBDA_MAX or weights is not None or criterion != "a_optimal"
-    probe = structured and n > _DUAL_COLUMNS_MAX
-    if structured and n <= _DUAL_COLUMNS_MAX and criterion == "a_optimal" and weights is None:
+    structured = n <= large_from or weights is not None or criterion != "a_optimal"
+    probe = structured and n > dual_columns_max
+    if structured and n <= dual_columns_max and criterion == "a_optimal" and weights is None:
         # The diagonal floor's Y bounded by the oracle (one call): a bound for the whole run, as it does not depend
-        # on the design. Beyond _DUAL_COLUMNS_MAX the call cost more search than it gained (Zipf N = 256: 148.7
+        # on the design. Beyond dual_columns_max the call cost more search than it gained (Zipf N = 256: 148.7
         # against the closed form's 146.9, and the search ended at 453 instead of 287 on a loaded machine).
         clock = time.monotonic()
         try:
@@ -171,8 +178,8 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
         # The master's own λ where it has one (the LP's solution at its optimum; any λ prices soundly), else the LP.
         # Beyond LP_LAMBDA_MAX the master is often cut short at the deadline (a Newton step costs K²N), so λ comes
         # from the complementary slackness equations there as before.
-        lam = (multiplier if multiplier is not None and n <= shared.LP_LAMBDA_MAX
-               else dual_multiplier(columns, own, theta))
+        lam = (multiplier if multiplier is not None and n <= large_from
+               else dual_multiplier(columns, own, theta, square_from=large_from))
         shift = float(np.min(own - lam @ columns))
         quadratic = quadratic_form(criterion, j_inverse, weights)
         heavy = columns[:, np.argsort(-theta)[:_STARTS]]
@@ -185,9 +192,9 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
         stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
         best_value = min(best_value, value)
         iteration_cost = time.monotonic() - clock
-        if probe and bound_cost == 0.0 and time.monotonic() >= search_start + _PROBE_AT * (deadline - search_start):
+        if probe and bound_cost == 0.0 and time.monotonic() >= search_start + probe_at * (deadline - search_start):
             bound = max(bound, timed_bound(theta, columns, one_round=True)[0])
-        # The search ends at its deadline or, with dual rounds (N ≤ _DUAL_COLUMNS_MAX), earlier when one more
+        # The search ends at its deadline or, with dual rounds (N ≤ dual_columns_max), earlier when one more
         # iteration and the final certificate (at its measured cost, with a margin) would not fit before the end of
         # the limit. Beyond, the value matters more than a bound that stays loose (N = 1,000: gap 0.95; stopping
         # for the certificate left 180 of 600 s unused), so the search keeps its deadline and the final certificate
@@ -196,7 +203,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
                        or (not probe and bound_cost > 0.0
                            and time.monotonic() + iteration_cost + 1.25 * bound_cost >= bound_end))
         if ((fresh.shape[1] == 0 or stalled >= STALL) and time.monotonic() + bound_cost < deadline
-                and dual_rounds < _DUAL_ROUNDS and n <= _DUAL_COLUMNS_MAX):
+                and dual_rounds < _DUAL_ROUNDS and n <= dual_columns_max):
             # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing
             # problem whose maximisers, near a tight bound, are the columns an optimal design uses (Zipf N = 22:
             # the bound was within 1e-5 of the optimum while the search stalled 0.9 % above it). Its columns
@@ -209,7 +216,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
             if value - bound > 0.1 * options.gap_tolerance * abs(value - offset) and np.any(gain < -1e-12 * abs(value)):
                 fresh, stalled = offered[:, gain < -1e-12 * abs(value)], 0
                 generated += fresh.shape[1]
-        if fresh.shape[1] == 0 or stalled >= STALL or iterations >= PRICED_MAX_ITERATIONS or out_of_time:
+        if fresh.shape[1] == 0 or stalled >= STALL or iterations >= max_iterations or out_of_time:
             break
         if options.progress:
             proven = f", bound {bound - offset:.10g}" if math.isfinite(bound) else ""
@@ -229,7 +236,8 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
                   "column_generation_priced", generated, certified)
 
 
-def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | None) -> np.ndarray:
+def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | None,
+               large_from: int = LP_LAMBDA_MAX) -> np.ndarray:
     """The ε-LDP matrix of least criterion value among Hadamard response and the best block design.
 
     The block design (:mod:`mechdesign.design.baselines.block_design`) has subset selection's MSE with v outputs
@@ -243,7 +251,7 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
     candidates = [hadamard_mechanism(prior, epsilon).matrix]
     # Up to 256 categories the default cap (4N outputs) finds designs closer to subset selection's MSE (N = 42,
     # ε = 0.5: 121 points, 655.1 against 672.1 with 63); beyond, a Newton step's K²N keeps it at 2N.
-    designs = block_designs(n, epsilon, max_outputs=min(2 * n, MATRIX_POINTS) if n > shared.LP_LAMBDA_MAX else None)
+    designs = block_designs(n, epsilon, max_outputs=min(2 * n, MATRIX_POINTS) if n > large_from else None)
     if designs:
         candidates.append(block_design_mechanism(prior, epsilon, designs[0]).matrix)
 
