@@ -26,13 +26,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Exports resolve on first use, so that importing one name does not pull in the design engines behind product.py
-# and simulate.py. The solver-free record guarantee (the joint prior and ball, the record capacity, the T-release
-# account) lives in core, where every verifier reaches it; this package re-exports it beside the record designers.
+# The solver-free record guarantee (the joint prior and ball, the record capacity, the T-release account) lives in
+# core, where every verifier reaches it; this package re-exports it beside the record designers. The designers'
+# names resolve on first use, so that importing one name does not pull in the design engines behind product.py.
+from mechdesign.core.record_capacity import ProductCapacity, product_capacity
+from mechdesign.core.record_prior import MAX_JOINT_SIZE, JointBall, JointPrior
+
 _WHERE = {"RecordBaseline": "baselines", "baseline_mse": "baselines", "record_baselines": "baselines",
-          "ProductCapacity": "mechdesign.core.record_capacity", "product_capacity": "mechdesign.core.record_capacity",
-          "MAX_JOINT_SIZE": "mechdesign.core.record_prior", "JointBall": "mechdesign.core.record_prior",
-          "JointPrior": "mechdesign.core.record_prior",
           "FACTOR_KINDS": "product", "Factor": "product", "ProductDesign": "product", "design_product": "product",
           "simulate_protocol": "simulate", "SampledDesign": "sampled", "design_sampled": "sampled",
           "RecordDesigns": "choice", "design_records": "choice",
@@ -44,8 +44,6 @@ __all__ = ["FACTOR_KINDS", "MAX_JOINT_SIZE", "OBJECTIVES", "Factor", "JointBall"
            "record_baselines", "simulate_protocol"]
 
 if TYPE_CHECKING:
-    from mechdesign.core.record_capacity import ProductCapacity, product_capacity
-    from mechdesign.core.record_prior import MAX_JOINT_SIZE, JointBall, JointPrior
     from mechdesign.records.baselines import RecordBaseline, baseline_mse, record_baselines
     from mechdesign.records.choice import RecordDesigns, design_records
     from mechdesign.records.joint_design import OBJECTIVES, JointDesign, design_joint
@@ -56,8 +54,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name in _WHERE:
-        where = _WHERE[name]
-        value = getattr(importlib.import_module(where if "." in where else f"{__name__}.{where}"), name)
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
