@@ -68,7 +68,8 @@ def _violations(path: Path, root: Path = ROOT) -> list[str]:
         if dest is None or dest == source:
             continue
         if source is None:
-            if FLOORS[dest] >= TOP_FLOORS.get(path.stem, -1):
+            stem = path.stem if path.stem.startswith("__") else path.stem.lstrip("_")  # plotting or _plotting
+            if FLOORS[dest] >= TOP_FLOORS.get(stem, -1):
                 bad.append(f"{path.name} (top level) imports {target} ({dest})")
         elif FLOORS[dest] >= FLOORS[source]:
             bad.append(f"{_module_name(path, root)} ({source}, floor {FLOORS[source]}) imports {target} "
