@@ -78,6 +78,18 @@ def record_rng(rng: int | np.random.Generator | None = None) -> np.random.Genera
     predictable, research-only) PCG64 stream; a ``Generator`` is used as is. This is the CLI's rule
     (secure unless ``--seed``), applied to the Python API too.
 
+    Parameters
+    ----------
+    rng : int, numpy.random.Generator or None
+        ``None`` for the secure stream, a seed for the reproducible one, or a generator to use as is.
+
+    Returns
+    -------
+    numpy.random.Generator
+        The generator to draw the released outputs from.
+
+    Examples
+    --------
     >>> type(record_rng().bit_generator).__name__
     'AESCounter'
     >>> record_rng(7).integers(0, 10, 3).tolist() == make_rng(7).integers(0, 10, 3).tolist()

@@ -58,7 +58,7 @@ MAX_RECORD_OUTPUTS = 200_000
 def record_release_leakage(prior: JointPrior, radius: float, releases: int, *,
                            factors: Sequence[Mechanism] = (), mechanism: Mechanism | None = None,
                            sampled: bool = False, max_outputs: int = MAX_RECORD_OUTPUTS) -> ReleaseLeakage:
-    """The record-level leakage of ``releases`` fresh releases of the same record (module docstring).
+    """The record-level leakage of ``releases`` fresh releases of one record ([E] Def. 5, eq. 22–23; module docstring).
 
     Parameters
     ----------
