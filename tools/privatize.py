@@ -412,7 +412,7 @@ class Plan:
         kept = "".join(line for i, line in enumerate(lines) if i not in drop)
         kept = re.sub(r"\n{3,}$", "\n", self.rewrite(str(t.modules[ns].relative_to(t.root)), kept).rstrip() + "\n")
         kept_tree = ast.parse(kept)
-        bound = set()
+        bound, reexported = set(), set()
         for node in kept_tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
                 bound.add(node.name)
@@ -421,9 +421,12 @@ class Plan:
                 bound.update(x.id for x in targets if isinstance(x, ast.Name))
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(ns + "."):
                 bound.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(PACKAGE + "."):
+                reexported.update(a.asname or a.name for a in node.names)
         previous = listed_all(tree)
         own = {n for n in bound if not n.startswith("_")} if not previous else set(previous) & bound
-        lazy = {n: m for n, m in self.public[ns].items() if n not in bound}
+        own |= set(previous) & reexported  # names the namespace re-exports from another one (records from core)
+        lazy = {n: m for n, m in self.public[ns].items() if n not in bound and n not in reexported}
         names = sorted(own | set(lazy), key=_isort_key)
         if not names:
             return kept
