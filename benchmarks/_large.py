@@ -26,8 +26,8 @@ NOTION_LDP, NOTION_PML = "ε-LDP", "ε-PML over the ball"
 
 
 def problem(name: str) -> Any:
-    """The instance's :class:`~mechdesign.design.problem.DesignProblem` (its problem file)."""
-    from mechdesign.design.problemfile import load_problem
+    """The instance's :class:`~mechdesign.design.DesignProblem` (its problem file)."""
+    from mechdesign.design import load_problem
 
     if name not in INSTANCES:
         raise ValueError(f"instance must be one of {list(INSTANCES)}, got instance={name!r}")

@@ -16,7 +16,7 @@ distinct reports observed, with the exact probabilities of each (GRR: p, q; SS: 
 (1 − p_v)/C(k−1, d); UE: the product over the k bits; OLH: the GRR probabilities on g values times the seed's
 1/(2⁶³ − 1)), plus one column for every report not observed (1 − the row's sum, with count 0): a row-stochastic
 matrix whose likelihood on the observed counts is the oracle's own. mechdesign's maximum-likelihood decoder
-(:func:`mechdesign.deploy.analysis.mle.maximum_likelihood`, over the simplex or over a file's ball) then runs on
+(:func:`mechdesign.deploy.analysis.maximum_likelihood`, over the simplex or over a file's ball) then runs on
 the peer's reports exactly as on a design's.
 """
 
@@ -118,7 +118,7 @@ def peer_estimates(name: str, counts: np.ndarray, records: int, size: int, epsil
     al. NDSS 2020), the library's MI (clip + renormalise) and its IBU."""
     from multi_freq_ldpy.estimators.Histogram_estimator import IBU, MI
 
-    from mechdesign.deploy.analysis.decode import project_to_simplex
+    from mechdesign.deploy.analysis import project_to_simplex
 
     p, q = peer_support(name, size, epsilon)
     channel = np.full((size, size), q)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechdesign.core.symmetric import Cells, SymmetricMechanism
+from mechdesign.core import Cells, SymmetricMechanism
 
 
 def zipf_counts(size: int, samples: int) -> np.ndarray:

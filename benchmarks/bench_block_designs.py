@@ -21,12 +21,7 @@ sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 import numpy as np  # noqa: E402
 from _common import write_results  # noqa: E402
 
-from mechdesign.design.baselines.block_design import (  # noqa: E402
-    block_design_mechanism,
-    block_designs,
-    projective_incidence,
-)
-from mechdesign.design.baselines.ldp_oracles import oracle_mse  # noqa: E402
+from mechdesign.design.baselines import block_design_mechanism, block_designs, oracle_mse, projective_incidence  # noqa: E402
 
 
 def main() -> None:

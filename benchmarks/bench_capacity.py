@@ -26,9 +26,7 @@ import numpy as np
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from _common import median_time, read_rows, significant, write_results, write_table  # noqa: E402
 
-from mechdesign.core.leakage import capacity  # noqa: E402
-from mechdesign.core.mechanism import Mechanism  # noqa: E402
-from mechdesign.core.uncertainty import L1Ball  # noqa: E402
+from mechdesign.core import L1Ball, Mechanism, capacity  # noqa: E402
 
 
 def main() -> None:

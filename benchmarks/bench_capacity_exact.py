@@ -26,10 +26,7 @@ from _common import write_results
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import exact_oracles as exact
 
-from mechdesign.core.leakage import capacity, ldp_level
-from mechdesign.core.mechanism import Mechanism, as_mechanism
-from mechdesign.core.releases import release_leakage
-from mechdesign.core.uncertainty import L1Ball
+from mechdesign.core import L1Ball, Mechanism, as_mechanism, capacity, ldp_level, release_leakage
 
 
 def _center(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -1,12 +1,12 @@
 """Do mechdesign and the TypeScript client (clients/js) reach the same verdict? Measured on random files (issue 38).
 
 Both languages compare an upper bound, the recomputed ε (or β*) raised by ``round_up``, against the statement, and
-the writer states one more ``round_up`` of its own bound (``mechdesign.mechfile.format``). This script measures
+the writer states one more ``round_up`` of its own bound (``mechdesign.mechfile._format``). This script measures
 what that margin has to cover and checks that it does: seeded random mechanisms (Dirichlet rows, k-RR with
 transcendental entries, rows tilted by exp of noise; N from 2 to 128, up to 256 outputs; PML over random balls and
-LDP) are written by :func:`~mechdesign.mechfile.column.write_mechanism_file` with the stated ε set to the raw
+LDP) are written by :func:`~mechdesign.mechfile.write_mechanism_file` with the stated ε set to the raw
 recomputed value (so the writer must round it up) and, for a third of the PML files, δ and m with the radius a
-design at δ uses (:func:`~mechdesign.core.estimation.design_radius`, β* rounded up twice). The client then
+design at δ uses (:func:`~mechdesign.core.design_radius`, β* rounded up twice). The client then
 verifies every file, and evaluates its bound and its required radius (β* rounded up) on the same inputs.
 
 Reported per notion and N, and in all: files the client verifies (must be all), how often the two bounds are
@@ -30,11 +30,8 @@ from pathlib import Path
 import numpy as np
 from _common import built_js_client, ulps, write_results
 
-from mechdesign.core.estimation import design_radius, required_radius
-from mechdesign.core.leakage import capacity, ldp_epsilon
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.mechfile.column import verify_mechanism_file, write_mechanism_file
+from mechdesign.core import L1Ball, Mechanism, capacity, design_radius, ldp_epsilon, required_radius
+from mechdesign.mechfile import verify_mechanism_file, write_mechanism_file
 
 # One Node process verifies every file and evaluates the client's bound and required radius on the same inputs.
 NODE = """

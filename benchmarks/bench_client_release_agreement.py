@@ -3,12 +3,12 @@
 A release policy states a second number that every reader recomputes: ε_T of a "repeated" file (the exact leakage of
 T releases over the ball, enumerated over every count vector; T·ε_LDP for "ldp") and the per-report ε of a
 "two-layer" file (the notion evaluated on W₁W₂). The writer states its own value rounded up once more
-(:func:`~mechdesign.mechfile.policy.stated_release`), the margin over another implementation's float order:
+(:func:`~mechdesign.mechfile.stated_release`), the margin over another implementation's float order:
 the sums a(n) = Σ_y n_y log W[x, y] grow with T, so this script measures how far the client's value lies from
 mechdesign's as T grows, and checks that the margin covers it. Seeded random mechanisms (Dirichlet rows and rows
 tilted by exp of noise; N from 2 to 16, 2 to 8 outputs; PML over random balls, and LDP), T from 2 to 365 where the
 count vectors number at most 2·10⁵, and two-layer files with a random W₂, are written by
-:func:`~mechdesign.mechfile.column.write_mechanism_file`; the client verifies every one.
+:func:`~mechdesign.mechfile.write_mechanism_file`; the client verifies every one.
 
 Reported per policy and T, and in all: files, those the client verifies (must be all), how often the recomputed
 statements are bit-identical, the largest difference in ulps (client above: what the writer's margin absorbs), and
@@ -30,11 +30,8 @@ from pathlib import Path
 import numpy as np
 from _common import built_js_client, ulps, write_results
 
-from mechdesign.core.leakage import capacity, ldp_epsilon
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.releases import number_of_count_vectors
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.mechfile.column import verify_mechanism_file, write_mechanism_file
+from mechdesign.core import L1Ball, Mechanism, capacity, ldp_epsilon, number_of_count_vectors
+from mechdesign.mechfile import verify_mechanism_file, write_mechanism_file
 
 MAX_VECTORS = 200_000  # per file, so that both languages enumerate quickly (the client's budget is 10⁶)
 

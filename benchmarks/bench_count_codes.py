@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--file", nargs="*", default=[], help="structured files to measure as well")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    from mechdesign.mechfile.symmetric import read_symmetric_file, write_symmetric_file
+    from mechdesign.mechfile import read_symmetric_file, write_symmetric_file
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,7 @@ the radius is β*(δ) of [E] eq. 37 with m = 48 842 (``DesignProblem.from_delta`
 are compared, all ε-PML for every prior in B_β(P̂), hence (ε, δ)-PML:
 
 ``pml_mi`` / ``pml_chi2``
-    the optimal design ([E] eq. 40, :func:`mechdesign.design.solver.solve`) for mutual information and for
+    the optimal design ([E] eq. 40, :func:`mechdesign.design.solve`) for mutual information and for
     χ²-information Σ_y P_Y(y) χ²(P_X|y ‖ P̂) (a basic solution: at most N outputs, often fewer).
 ``pml_mi_interior``
     the same mutual-information optimum as left by the interior-point solver (``solve(basic=False)``):
@@ -14,14 +14,14 @@ are compared, all ε-PML for every prior in B_β(P̂), hence (ε, δ)-PML:
     k-ary randomized response at ε-LDP (ε-PML for every prior: a stronger guarantee).
 ``krr_pml``
     k-RR with the largest ε₀ whose exact capacity over B_β(P̂) is ≤ ε
-    (:func:`mechdesign.design.polytope.closed_form.calibrated_randomized_response`).
+    (:func:`mechdesign.design.polytope.calibrated_randomized_response`).
 
-Every repetition privatizes the real column with a seeded :class:`~mechdesign.deploy.sampling.sampler.Privatizer`
+Every repetition privatizes the real column with a seeded :class:`~mechdesign.deploy.sampling.Privatizer`
 (the same seed for all mechanisms of one cell: common random numbers), counts the outputs and
 decodes them by inversion (+ simplex projection) and by EM (maximum likelihood). The error is taken
 against the true empirical frequencies of the column. Rows report the median and the 5 %–95 % range
 over R repetitions of the ℓ1 and ℓ∞ errors, the capacity over the ball recomputed from the matrix
-(:func:`mechdesign.core.leakage.capacity`), the LDP level, the number of outputs and whether the matrix has
+(:func:`mechdesign.core.capacity`), the LDP level, the number of outputs and whether the matrix has
 full row rank (``identifiable``), and for identifiable matrices the exact standard deviation of the
 unbiased inversion, ``inversion_sd_l2`` = sqrt(tr(W⁺ᵀ Σ W⁺)) with the output covariance
 Σ = Σ_x n_x (diag(W_x) − W_xᵀ W_x) / n² of n records whose true values are fixed (only the mechanism is
@@ -52,17 +52,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import write_results
 
-from mechdesign.core.leakage import capacity, ldp_epsilon
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.prior import Prior
-from mechdesign.datasets import adult_counts, load_adult
+from mechdesign import load_adult
+from mechdesign._datasets import adult_counts
+from mechdesign.core import Mechanism, Prior, capacity, ldp_epsilon
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.analysis.decode import estimate_frequencies
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
-from mechdesign.design.utility import Utility
+from mechdesign.deploy.analysis import estimate_frequencies
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design import DesignProblem, Utility, solve
+from mechdesign.design.polytope import calibrated_randomized_response, randomized_response
 
 ATTRIBUTES = ("sex", "race", "relationship", "marital-status", "education")
 EPSILONS = (0.5, 1.0, 2.0)

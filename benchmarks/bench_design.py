@@ -58,8 +58,7 @@ def prior(n: int) -> np.ndarray:
 
 
 def main() -> None:
-    from mechdesign.design.problem import DesignProblem
-    from mechdesign.design.solver import solve
+    from mechdesign.design import DesignProblem, solve
 
     rows = []
     for regime, radius_of in RADII.items():
@@ -93,9 +92,7 @@ def main() -> None:
 
 def case(spec: dict) -> dict:
     """Run one design (in this process) and describe it; ``spec`` as built by :func:`_spawn`."""
-    from mechdesign.design.problem import DesignProblem
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.design.solver import solve
+    from mechdesign.design import DesignProblem, load_problem, solve
 
     if "problem" in spec:
         problem = load_problem(ROOT / "problems" / f"{spec['problem']}.toml").problem

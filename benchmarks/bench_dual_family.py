@@ -1,6 +1,6 @@
 """How far each dual family can certify the A-optimal design, where every vertex is enumerated (issue 18) [D].
 
-The structured bound (:mod:`mechdesign.design.estimation.bound`) takes Y in the family diag(D) + P̂aᵀ + aP̂ᵀ, whose
+The structured bound (:mod:`mechdesign.design.estimation._bound`) takes Y in the family diag(D) + P̂aᵀ + aP̂ᵀ, whose
 pricing the separable oracle bounds. This script measures the family's own limit, and that of richer families, on
 a prior small enough to enumerate: native-country's 11 largest counts with the rest as one category (N = 12,
 ε = 1, native-country's radius; 57,360 vertices). For each family it maximises the dual
@@ -43,12 +43,10 @@ import numpy as np
 from _common import write_results
 
 from mechdesign import load_problem
-from mechdesign.core.prior import Prior
-from mechdesign.design.estimation.bound import fit_structure
-from mechdesign.design.estimation.engine import design_estimation
-from mechdesign.design.polytope.pricing import pricing_counts
-from mechdesign.design.polytope.vertices import column_vertices
-from mechdesign.design.problem import DesignProblem
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem
+from mechdesign.design.estimation import design_estimation, fit_structure
+from mechdesign.design.polytope import column_vertices, pricing_counts
 
 PROBLEM = Path(__file__).resolve().parents[1] / "problems" / "adult-native-country.toml"
 SIZE, EPSILON = 12, 1.0

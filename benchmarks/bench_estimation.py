@@ -4,11 +4,11 @@ A-optimal ε-LDP design, on Adult attributes (issue 11).
 Cells: race (N = 5), relationship (6), marital-status (7), education (16) × ε ∈ {0.5, 1, 2} nats, δ = 1e-6,
 radius β*(δ) of [E] eq. 37 with m = 48 842 (``DesignProblem.from_delta``). Mechanisms:
 
-``pml_aopt``     the A-optimal design (``estimation_mse``, :mod:`mechdesign.design.estimation.engine`);
+``pml_aopt``     the A-optimal design (``estimation_mse``, :mod:`mechdesign.design.estimation._engine`);
 ``pml_mi``       the mutual-information design (the product's previous default; often rank-deficient);
 ``ldp_aopt``     the A-optimal ε-LDP design (the same program at β = 2);
 ``grr``, ``oue``, ``olh``, ``subset_selection``, ``hadamard``  the LDP frequency oracles at ε
-                 (:mod:`mechdesign.design.baselines.ldp_oracles`; every ε-LDP mechanism is ε-PML over every ball).
+                 (:mod:`mechdesign.design.baselines._ldp_oracles`; every ε-LDP mechanism is ε-PML over every ball).
 
 Theoretical MSE: n × total MSE on the fixed records (tr J⁻¹ − 1 for designs, decoded efficiently; each
 oracle's published variance for its standard estimator), column ``mse_factor``; ``ratio_to_pml`` divides
@@ -49,15 +49,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import read_rows, significant, write_results, write_table
 
-from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.prior import Prior
-from mechdesign.datasets import adult_counts, load_adult
+from mechdesign import load_adult
+from mechdesign._datasets import adult_counts
+from mechdesign.core import Mechanism, Prior, capacity, trace_inverse_fisher
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.analysis.decode import estimate_frequencies
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.baselines.ldp_oracles import (
+from mechdesign.deploy.analysis import estimate_frequencies
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design import DesignProblem, solve
+from mechdesign.design.baselines import (
     ORACLES,
     grr_mechanism,
     hadamard_mechanism,
@@ -65,8 +64,6 @@ from mechdesign.design.baselines.ldp_oracles import (
     oracle_parameters,
     subset_selection_mechanism,
 )
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
 
 ATTRIBUTES = ("race", "relationship", "marital-status", "education")
 EPSILONS = (0.5, 1.0, 2.0)

@@ -28,7 +28,7 @@ from pathlib import Path
 from _common import read_rows, significant, write_results, write_table
 
 from mechdesign import compare_oracles, load_problem, solve
-from mechdesign.design.problem import DesignProblem
+from mechdesign.design import DesignProblem
 
 PROBLEM = Path(__file__).resolve().parents[1] / "problems" / "adult-native-country.toml"
 

@@ -46,9 +46,8 @@ def child(size: int, limit: float) -> dict:
     import numpy as np
 
     from mechdesign import compare_oracles, load_problem
-    from mechdesign.core.prior import Prior
-    from mechdesign.design.problem import DesignProblem
-    from mechdesign.design.solver import solve
+    from mechdesign.core import Prior
+    from mechdesign.design import DesignProblem, solve
 
     if size == 42:
         base = load_problem(ROOT / "problems" / "adult-native-country.toml").problem

@@ -1,6 +1,6 @@
 """How far the structured dual family can certify a priced design: Adult native-country and Zipf N = 64 (issue 18) [D].
 
-The certified lower bound of the priced estimation engine (:mod:`mechdesign.design.estimation.bound`) takes Y in the
+The certified lower bound of the priced estimation engine (:mod:`mechdesign.design.estimation._bound`) takes Y in the
 family diag(D) + P̂aᵀ + aP̂ᵀ, whose pricing the separable oracle bounds. Where the vertices can be enumerated
 (``bench_dual_family.py``, N = 12) the family stops 0.28 % short of the optimum. This script asks the same question
 where they cannot: it designs the A-optimal mechanism (``estimation_mse``, the problem file's ε and δ) under
@@ -40,11 +40,10 @@ import numpy as np
 from _common import write_results
 
 from mechdesign import load_problem, solve
-from mechdesign.design.estimation.bound import _evaluate, fit_structure
-from mechdesign.design.estimation.criterion import criterion_gradients, dual_multiplier, pseudo_inverse
-from mechdesign.design.polytope.pricing import pricing_counts
-from mechdesign.design.polytope.separable import SeparableOracle
-from mechdesign.design.problem import DesignProblem
+from mechdesign.design import DesignProblem
+from mechdesign.design.estimation import criterion_gradients, dual_multiplier, fit_structure, pseudo_inverse
+from mechdesign.design.estimation._bound import _evaluate
+from mechdesign.design.polytope import SeparableOracle, pricing_counts
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from _common import write_results
 
-from mechdesign.noise.additive.base import gaussian_privatize, laplace_privatize
-from mechdesign.noise.grid import gaussian_grid, laplace_grid
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
+from mechdesign.noise import gaussian_grid, laplace_grid
+from mechdesign.noise.additive import gaussian_privatize, laplace_privatize
 
 RECORDS = 2_000_000
 

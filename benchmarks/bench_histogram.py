@@ -21,9 +21,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _common import median_time, write_results  # noqa: E402
 
-from mechdesign.noise.histogram.bounds import calibrate_histogram  # noqa: E402
-from mechdesign.noise.histogram.release import laplace_histogram  # noqa: E402
-from mechdesign.randomness import make_rng  # noqa: E402
+from mechdesign import make_rng  # noqa: E402
+from mechdesign.noise.histogram import calibrate_histogram, laplace_histogram  # noqa: E402
 
 BINS = (10, 100, 1000, 10_000)
 SINGLE_CALLS = 200

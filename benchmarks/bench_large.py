@@ -54,8 +54,7 @@ DESIGN_KEYS = {"instance": str, "epsilon": float, "notion": str, "method": str, 
 
 def field(size: int, epsilon: float) -> dict[str, dict[str, Any]]:
     """The closed-form ε-LDP field at N = ``size``: n·MSE, parameter and report bytes of each member."""
-    from mechdesign.design.baselines.block_design import block_designs
-    from mechdesign.design.baselines.ldp_oracles import oracle_mse, oracle_parameters
+    from mechdesign.design.baselines import block_designs, oracle_mse, oracle_parameters
 
     out = {}
     for name in FIELD[:3]:

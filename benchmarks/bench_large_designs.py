@@ -71,7 +71,7 @@ def problem_file(instance: str, epsilon: float, folder: Path) -> Path:
 def empirical(target: Path, instance: str, count: int, folder: Path) -> tuple[float, float]:
     """n·MSE of ``decode`` (unbiased, before projection) on ``count`` privatized records, and its standard error."""
     values, frequencies = records(instance, count)
-    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design import load_problem
 
     labels = np.asarray(load_problem(ROOT / "problems" / f"{instance}.toml").problem.prior.labels, dtype=object)
     data = folder / "records.csv"

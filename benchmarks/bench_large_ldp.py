@@ -90,7 +90,7 @@ def with_model(row: dict[str, Any], counts: np.ndarray, p: float, q: float) -> d
 
 def ours(name: str, index: int, epsilon: float, oracle: str, values: np.ndarray, counts: np.ndarray,
          repetitions: int) -> dict[str, Any]:
-    from mechdesign.design.baselines.ldp_oracles import oracle_mse, oracle_parameters
+    from mechdesign.design.baselines import oracle_mse, oracle_parameters
 
     size = counts.size
     p, q, parameter = oracle_parameters(oracle, size, epsilon)
@@ -126,7 +126,7 @@ def peers(name: str, index: int, epsilon: float, values: np.ndarray, count: int,
     from bench_peers import _seed_peers, peer_support
     from multi_freq_ldpy.pure_frequency_oracles import LH, SS
 
-    from mechdesign.design.baselines.ldp_oracles import pure_protocol_mse
+    from mechdesign.design.baselines import pure_protocol_mse
 
     x, size = values[:count], problem(name).size
     counts = np.bincount(x, minlength=size)
@@ -184,7 +184,7 @@ def rescore(name: str) -> None:
     from _common import RESULTS
     from bench_peers import peer_support
 
-    from mechdesign.design.baselines.ldp_oracles import oracle_parameters
+    from mechdesign.design.baselines import oracle_parameters
 
     path = RESULTS / f"{name}.json"
     document = json.loads(path.read_text())

@@ -1,7 +1,7 @@
 """Memoized privatization throughput: records/s of the keyed pseudo-random draws, in memory and through a file.
 
 The draw of each record is the reference rule on the word CBC-MAC_K(file, attribute, user, value) with AES-256
-decryption as the block function (:mod:`mechdesign.deploy.sampling.memo`); all records of a chunk pass through
+decryption as the block function (:mod:`mechdesign.deploy.sampling._memo`); all records of a chunk pass through
 OpenSSL's AES one block position at a time. Measured on one core (CPU time of this process, the machine being
 shared), after a warm-up, median and range of 7 runs of 2^20 records: k-RR with N = 64 and N = 5 at ε = 1, user ids
 as Arrow fixed-width strings ("user-00012345"), variable-length strings ("u12345"), 36-character UUIDs, and int64
@@ -23,10 +23,8 @@ from pathlib import Path
 import numpy as np
 from _common import write_results
 
-from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.deploy.sampling.stream import privatize_file
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.deploy.sampling import MemoFunction, Privatizer, privatize_file, user_ids
+from mechdesign.design.polytope import randomized_response
 
 RECORDS = 1 << 20
 REPEATS = 7

@@ -38,29 +38,29 @@ ROOT = Path(__file__).resolve().parents[1]
 #: module → (functions to mutate, the targeted tests). Functions: those on the guarantee's path (cost heuristics,
 #: such as core.record_capacity._levels_pay, only change how long a result takes, never the result: left out).
 TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "mechdesign/core/leakage.py": (
+    "mechdesign/core/_leakage.py": (
         ("pml", "epsilon_min", "ldp_epsilon", "impossible_output", "ldp_level", "_capacity_columns", "capacity",
          "certified_capacity"),
         ("tests/core/test_leakage.py", "tests/core/test_exact_oracles.py")),
-    "mechdesign/core/uncertainty.py": (
+    "mechdesign/core/_uncertainty.py": (
         ("_greedy", "min_linear", "_mass_below", "log_min_linear", "_log_min_linear", "_remaining_mass",
          "_log_term_errors", "_two_sum"),
         ("tests/core/test_uncertainty.py", "tests/core/test_exact_oracles.py")),
-    "mechdesign/core/releases.py": (
+    "mechdesign/core/_releases.py": (
         ("_merged_logs", "_exact", "report_leakage", "release_leakage", "account_spread", "_trivial", "_round_down",
          "_count_blocks", "_multiset_blocks", "_finish", "_expand"),
         ("tests/core/test_releases.py", "tests/core/test_exact_oracles.py")),
-    "mechdesign/core/record_capacity.py": (
+    "mechdesign/core/_record_capacity.py": (
         ("product_capacity", "_exact_ratios", "_exact_phase"),
         ("tests/records/test_record_capacity.py", "tests/records/test_record_exact.py")),
-    "mechdesign/mechfile/column.py": (
+    "mechdesign/mechfile/_column.py": (
         ("achieved_epsilon", "release_achieved", "release_spread", "_round_toward_privacy", "_load"),
         ("tests/mechfile/test_column_file.py", "tests/mechfile/test_release_policy.py",
          "tests/mechfile/test_conformance.py")),
-    "mechdesign/mechfile/record.py": (
+    "mechdesign/mechfile/_record.py": (
         ("record_epsilon", "record_release_achieved", "_load", "record_verification"),
         ("tests/mechfile/test_record_file.py", "tests/mechfile/test_conformance.py")),
-    "mechdesign/mechfile/policy.py": (
+    "mechdesign/mechfile/_policy.py": (
         ("stated_release", "refuse_overstated"),
         ("tests/mechfile/test_release_policy.py", "tests/mechfile/test_conformance.py")),
 }

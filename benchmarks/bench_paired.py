@@ -37,9 +37,9 @@ import sys, time
 root = sys.argv[1]
 sys.path[:0] = [root, root + '/tools']
 from make_zipf_problems import counts
-from mechdesign.core.prior import Prior
-from mechdesign.design.estimation.engine import design_estimation
-from mechdesign.design.problem import DesignProblem
+from mechdesign.core import Prior
+from mechdesign.design.estimation import design_estimation
+from mechdesign.design import DesignProblem
 problem = DesignProblem.from_delta(Prior.from_counts(counts(int(sys.argv[2]))), 1.0, 1e-6, 'estimation_mse')
 start = time.process_time()
 result = design_estimation(problem, baselines=False, time_limit=600.0)
@@ -59,7 +59,7 @@ _TIMED_CHILD = """
 import json, sys, time
 sys.path[:0] = [sys.argv[1]]
 from mechdesign import load_problem, solve
-from mechdesign.design.problem import DesignProblem
+from mechdesign.design import DesignProblem
 base = load_problem(sys.argv[2]).problem
 problem = DesignProblem(base.prior, float(sys.argv[3]), base.radius, 'estimation_mse')
 start = time.process_time()

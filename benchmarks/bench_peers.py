@@ -2,7 +2,7 @@
 
 The same records are privatized by multi-freq-ldpy 0.2.5 (Arcolezi et al., the LDP frequency oracles GRR, SS,
 SUE, OUE and OLH, each record through the library's own ``*_Client`` function; :mod:`_peers`) and by an A-optimal
-mechdesign design (:class:`~mechdesign.deploy.sampling.sampler.Privatizer`, the sampler behind ``mechdesign
+mechdesign design (:class:`~mechdesign.deploy.sampling.Privatizer`, the sampler behind ``mechdesign
 privatize``). Every comparison is made at **equal side information**:
 
 * **none on either side** (the CLI's default): the peers' reports decoded by the library's aggregators — ``MI``
@@ -12,7 +12,7 @@ privatize``). Every comparison is made at **equal side information**:
   run on the peer's reports (:func:`_peers.peer_channel`); against mechdesign's ``decode --method linear``
   (projected) and ``--method ml`` on the design's outputs;
 * **the ball on both sides**: the peers' reports decoded by the same maximum likelihood restricted to the design
-  file's ball B_β(P̂) (:func:`mechdesign.deploy.analysis.mle.maximum_likelihood` with ``ball``), against
+  file's ball B_β(P̂) (:func:`mechdesign.deploy.analysis.maximum_likelihood` with ``ball``), against
   ``decode --method ml --within-ball`` on the design's outputs. The ball is the PML guarantee's own assumption
   (``privatize`` refuses data outside it unless told otherwise); it is side information, and a decoder given it
   is compared only with decoders given it.
@@ -101,7 +101,7 @@ def records(dataset: str, labels: tuple[str, ...]) -> np.ndarray:
     if dataset == "zipf-64":
         counts = tomllib.loads((ROOT / "problems" / "zipf-64.toml").read_text())["data"]["counts"]
         return np.repeat(np.arange(len(counts)), counts)
-    from mechdesign.datasets import load_adult
+    from mechdesign import load_adult
     from mechdesign.deploy._io import encode_labels
 
     return encode_labels(load_adult([dataset])[dataset], labels)
@@ -120,7 +120,7 @@ def moved(x: np.ndarray, prior: np.ndarray, radius: float, factor: float) -> np.
 # ------------------------------------------------------------------------------------------------------ decoders
 def maximum_likelihood(matrix: np.ndarray, counts: np.ndarray, ball: Any = None) -> np.ndarray:
     """mechdesign's certified ML (``decode --method ml [--within-ball]``'s solver and stopping rule) on any channel."""
-    from mechdesign.deploy.analysis.mle import maximum_likelihood as fit
+    from mechdesign.deploy.analysis import maximum_likelihood as fit
 
     result = fit(matrix, counts, None if ball is None else ball.center.probabilities, ball=ball, tol=ML_TOL,
                  max_iterations=ML_ITERATIONS)
@@ -135,7 +135,7 @@ def maximum_likelihood(matrix: np.ndarray, counts: np.ndarray, ball: Any = None)
 
 def mechdesign_estimates(mechanism: Any, counts: np.ndarray, ball: Any) -> dict[str, np.ndarray]:
     """mechdesign's decoders at the file's prior (``decode --method linear|ml [--within-ball]``)."""
-    from mechdesign.deploy.analysis.decode import estimate_frequencies
+    from mechdesign.deploy.analysis import estimate_frequencies
 
     linear = estimate_frequencies(mechanism, counts, "linear", reference=ball.center.probabilities)
     ml = estimate_frequencies(mechanism, counts, "ml", replicates=0)  # the errors' bootstrap is not measured here
@@ -181,9 +181,9 @@ def run_cell(dataset: str, epsilon_index: int, repetitions: int) -> list[dict[st
     records themselves once and draws again only the moved ones (common random numbers: every data set's reports are
     still one privatization of its records by the same client, and the coins of the records they share are shared).
     """
-    from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.deploy.sampling.sampler import Privatizer
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign.core import L1Ball
+    from mechdesign.deploy.sampling import Privatizer
+    from mechdesign.mechfile import read_mechanism_file
 
     start = time.process_time()
     WORST_GAP[0] = 0.0

@@ -20,9 +20,9 @@ import time
 import numpy as np
 from _common import median_time, read_rows, write_results, write_table
 
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design.polytope import randomized_response
 
 RECORDS = 10_000_000
 PEER_RECORDS = 100_000

@@ -29,10 +29,9 @@ import numpy as np
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from _common import write_results  # noqa: E402
 
-from mechdesign.core.leakage import capacity  # noqa: E402
-from mechdesign.design.polytope.closed_form import randomized_response  # noqa: E402
-from mechdesign.design.problem import DesignProblem  # noqa: E402
-from mechdesign.design.solver import solve  # noqa: E402
+from mechdesign.core import capacity  # noqa: E402
+from mechdesign.design import DesignProblem, solve  # noqa: E402
+from mechdesign.design.polytope import randomized_response  # noqa: E402
 from mechdesign.records import JointPrior, product_capacity  # noqa: E402
 
 LETTERS = 10

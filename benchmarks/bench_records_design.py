@@ -25,7 +25,7 @@ from typing import Any
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from _common import write_results  # noqa: E402
 
-import mechdesign.records.product as product  # noqa: E402
+import mechdesign.records._product as product  # noqa: E402
 from mechdesign.records import JointPrior, design_product, product_capacity  # noqa: E402
 
 COLUMNS = ["race", "sex", "relationship", "marital-status", "education"]

@@ -40,9 +40,8 @@ import numpy as np
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from _common import read_rows, significant, write_results, write_table  # noqa: E402
 
-from mechdesign.records import JointPrior, design_joint, design_product  # noqa: E402
-from mechdesign.records.baselines import record_baselines  # noqa: E402
-from mechdesign.records.sampled import design_sampled, sampled_mse  # noqa: E402
+from mechdesign.records import JointPrior, design_joint, design_product, design_sampled, record_baselines  # noqa: E402
+from mechdesign.records._sampled import sampled_mse  # noqa: E402
 
 DELTA = 1e-6
 ATTRIBUTES = ("race+sex", "race+sex+education")

@@ -46,12 +46,11 @@ import numpy as np
 from _common import read_rows, significant, write_results
 from _common import write_table as write_display_table
 
-from mechdesign.datasets import load_adult
-from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-from mechdesign.mechfile.record import read_record_file
-from mechdesign.mechfile.record_write import write_record_file
-from mechdesign.records.problem import load_record_problem
-from mechdesign.records.product import design_product
+from mechdesign import load_adult
+from mechdesign.deploy.sampling import RecordPrivatizer
+from mechdesign.mechfile import read_record_file, write_record_file
+from mechdesign.records import design_product
+from mechdesign.records._problem import load_record_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEM = ROOT / "problems" / "adult-5-attributes-product.toml"

@@ -1,11 +1,11 @@
 """The leakage of T releases of one person's value for the shipped designs, by release kind, T = 1 … 365.
 
 For each design (designed here from its problem file in ``problems/``; δ = 1e-6) and T on a grid up to a year of daily
-reports: fresh releases (:func:`mechdesign.core.releases.release_leakage`: exact over every count vector while there
+reports: fresh releases (:func:`mechdesign.core.release_leakage`: exact over every count vector while there
 are at most 4·10⁶ of them, then the certified relaxation's bracket [lower, epsilon]); memoized releases (the same
-output for an unchanged value: one release); two layers (:func:`~mechdesign.core.releases.report_leakage`, never
+output for an unchanged value: one release); two layers (:func:`~mechdesign.core.report_leakage`, never
 above the permanent layer's capacity); and, for comparison, k-RR at the same ε (ε-LDP) over the same ball, and T·ε.
-Record designs: :func:`mechdesign.core.record_releases.record_release_leakage` over the joint ball.
+Record designs: :func:`mechdesign.core.record_release_leakage` over the joint ball.
 
 Writes ``results/releases.json``/``.csv`` (one row per design, kind and T, with CPU seconds) and prints the markdown
 table the docs quote. ``figures/fig_releases.py`` draws it.
@@ -22,10 +22,9 @@ from pathlib import Path
 
 from _common import write_results, write_table
 
-from mechdesign.core.releases import release_leakage, report_leakage
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import solve
+from mechdesign.core import release_leakage, report_leakage
+from mechdesign.design import load_problem, solve
+from mechdesign.design.polytope import randomized_response
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 GRID = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 250, 300, 365)
@@ -112,9 +111,9 @@ def table(rows: list[dict]) -> str:
     return write_table("releases", ["design", "release kind", *(f"T = {t}" for t in TABLE)], cells)
 
 def _record(name: str, grid: list[int]) -> list[dict]:
-    from mechdesign.core.record_releases import record_release_leakage
-    from mechdesign.records.problem import load_record_problem
-    from mechdesign.records.product import design_product
+    from mechdesign.core import record_release_leakage
+    from mechdesign.records import design_product
+    from mechdesign.records._problem import load_record_problem
 
     problem = load_record_problem(PROBLEMS / f"{name}.toml")
     design = design_product(problem.prior, problem.epsilon, delta=problem.delta)

@@ -76,7 +76,7 @@ def main() -> None:
     rows = []
     try:
         shutil.copy(ROOT / "examples" / "people.csv", work / "people.csv")
-        from mechdesign.datasets import load_adult
+        from mechdesign import load_adult
 
         load_adult(["education"]).sample(2000, random_state=1).to_csv(work / "education.csv", index=False)
         writer_cache = work / "writer-cache"

@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import median_time, read_rows, write_results, write_table
-from mechdesign.noise.sparse.accounting import METHODS, sigma_min, sparse_threshold
+from mechdesign.noise.sparse import METHODS, sigma_min, sparse_threshold
 
 K, EPSILON, DELTA = 51914, 0.349, 1e-5
 

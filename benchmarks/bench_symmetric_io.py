@@ -111,9 +111,8 @@ def _js(path: Path, sample: bool, repeats: int) -> dict[str, object]:
 
 
 def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dict[str, object]:
-    from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
-    from mechdesign.mechfile.placement import PlacementFamily
-    from mechdesign.mechfile.symmetric import verify_symmetric_file, write_symmetric_file
+    from mechdesign.deploy.sampling import SymmetricPrivatizer
+    from mechdesign.mechfile import PlacementFamily, verify_symmetric_file, write_symmetric_file
 
     types = SIZES[size]
     counts = zipf_counts(size, 100 * size)

@@ -1,8 +1,8 @@
 """The fair race of issue 45: two-layer ε-PML designs against L-GRR, L-OSUE and L-SUE at equal three levels.
 
 Cells: Adult race (5), education (16), native-country (42) × (ε_lifetime, ε_report) ∈ {(1, 0.5), (2, 1), (4, 1)}.
-The chains (:mod:`mechdesign.design.baselines.longitudinal`, ε-LDP, the instantaneous layer calibrated exactly) are at
-ε_∞ = ε_lifetime and ε_1 = ε_report; their linkability levels (:func:`~mechdesign.core.linkability.link_level`:
+The chains (:mod:`mechdesign.design.baselines._longitudinal`, ε-LDP, the instantaneous layer calibrated exactly) are at
+ε_∞ = ε_lifetime and ε_1 = ε_report; their linkability levels (:func:`~mechdesign.core.link_level`:
 ln(p₂/q₂) for L-GRR, N·ln(p₂/q₂) for the unary encodings) differ, and the two-layer design
 (:func:`mechdesign.design.two_layer.design_two_layer`, ε-PML over the ball of δ = 1e-6) is given the **smallest**
 of the three as its link budget, so it is at least as unlinkable as each of them. A second design at link ε = ∞ (no
@@ -15,7 +15,7 @@ Metric: n × the total MSE of one period's decoded frequencies on the n = 48,842
 * **simulated**, T = 5 periods with each of ``--keys`` memoization keys (standard errors across keys: one key's
   periods share its permanent draws): our file through the real ``mechdesign
   privatize --memo-key K --user-column id`` (the permanent layer memoized per person, fresh reports each period),
-  decoded by :func:`~mechdesign.deploy.analysis.decode.estimate_frequencies` (the API of ``mechdesign decode``):
+  decoded by :func:`~mechdesign.deploy.analysis.estimate_frequencies` (the API of ``mechdesign decode``):
   ``linear`` unprojected (unbiased) and ``ml`` (constrained maximum likelihood). The chains' two layers drawn in
   NumPy (the permanent output once per person and key, fresh bits or values per period), decoded by their unbiased
   estimator and by multi-freq-ldpy's own ``IBU`` (its ``Histogram_estimator.IBU``, 10,000 iterations, tolerance
@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from _common import read_rows, significant, write_results, write_table
 
-from mechdesign.design.baselines.longitudinal import LONGITUDINAL, longitudinal_protocol
+from mechdesign.design.baselines import LONGITUDINAL, longitudinal_protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
@@ -69,7 +69,7 @@ def design_file(attribute: str, lifetime: float, report: float, link: float, tim
     """The cached two-layer design of one cell (designed when missing) and its summary."""
     import json
 
-    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design import load_problem
     from mechdesign.design.two_layer import design_two_layer
 
     tag = "inf" if math.isinf(link) else f"{link:.6f}"
@@ -93,7 +93,7 @@ def design_file(attribute: str, lifetime: float, report: float, link: float, tim
 
 def records(attribute: str, labels: tuple[str, ...]) -> np.ndarray:
     """All 48,842 Adult records of the attribute as codes into ``labels``."""
-    from mechdesign.datasets import load_adult
+    from mechdesign import load_adult
     from mechdesign.deploy._io import encode_labels
 
     return encode_labels(load_adult([attribute])[attribute], labels)
@@ -101,8 +101,8 @@ def records(attribute: str, labels: tuple[str, ...]) -> np.ndarray:
 
 def simulate_file(path: Path, attribute: str, keys: int, workdir: Path) -> dict[str, list[float]]:
     """n·SSE per period of our file through ``privatize --memo-key`` (T periods per key) and two decoders."""
-    from mechdesign.deploy.analysis.decode import estimate_frequencies
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign.deploy.analysis import estimate_frequencies
+    from mechdesign.mechfile import read_mechanism_file
 
     loaded = read_mechanism_file(path)
     labels = loaded.mechanism.inputs
@@ -201,7 +201,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for a_index, attribute in enumerate(args.attributes):
-            from mechdesign.design.problemfile import load_problem
+            from mechdesign.design import load_problem
 
             problem = load_problem(PROBLEMS / f"{ATTRIBUTES[attribute]}.toml").problem
             size = problem.size

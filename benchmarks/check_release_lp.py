@@ -2,7 +2,7 @@
 
 For the quick start (race), Adult education (16 inputs, 122 outputs; T = 5 has 2.4·10⁸ count vectors) and the
 race × sex product record design (its joint matrix, the Kronecker product of its factors, over the dense joint
-ball): :func:`mechdesign.core.releases.release_leakage` / :func:`mechdesign.core.record_releases.record_release_leakage`
+ball): :func:`mechdesign.core.release_leakage` / :func:`mechdesign.core.record_release_leakage`
 enumerating every count vector, against ``tests/release_oracle.py`` (itertools' count vectors, HiGHS's minimum over
 the ball on the columns a valid bound cannot rule out). Writes ``results/release_lp_check.json``/``.csv``: both
 values, their difference, the count vectors, the LPs solved and CPU seconds. Run from ``benchmarks/``.
@@ -19,9 +19,8 @@ from pathlib import Path
 import numpy as np
 from _common import write_results
 
-from mechdesign.core.releases import release_leakage
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import solve
+from mechdesign.core import release_leakage
+from mechdesign.design import load_problem, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the test suite's oracle, shared so that both check the same way
@@ -31,9 +30,9 @@ from release_oracle import lp_account  # noqa: E402
 def _designs(names: list[str]):
     for name in names:
         if name.endswith("-product"):
-            from mechdesign.core.record_releases import record_release_leakage
-            from mechdesign.records.problem import load_record_problem
-            from mechdesign.records.product import design_product
+            from mechdesign.core import record_release_leakage
+            from mechdesign.records import design_product
+            from mechdesign.records._problem import load_record_problem
 
             problem = load_record_problem(ROOT / "problems" / f"{name}.toml")
             design = design_product(problem.prior, problem.epsilon, delta=problem.delta)

@@ -231,7 +231,7 @@ def sparse() -> list[str]:
     rows = {r["method"]: r for r in read_rows("sparse")}
     ratio = rows["csh-tighter-quad"]["threshold"] / rows["gshm-exact"]["threshold"]
     # k is a user's keys for GSHM and every histogram's keys for CSH: one k serves both only where a user may touch
-    # every key ([S]'s setting), so the row says so (docs/howto/calibrate.rst, mechdesign.noise.sparse.contributions).
+    # every key ([S]'s setting), so the row says so (docs/howto/calibrate.rst, mechdesign.noise.sparse._contributions).
     return [f"sparse histogram threshold where a user may touch every key (k = {rows['gshm-exact']['k']:,} keys per "
             "user and keys in all, [S]'s setting; ε = 0.349, δ = 1e-5, (ε, δ)-DP)",
             "correlated stability histogram (CSH, Theorem 12 with the proven C4*, exact new-key integral)",

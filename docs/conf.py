@@ -89,7 +89,7 @@ def _schema_pages() -> None:
     import tempfile
 
     from mechdesign import randomized_response, write_mechanism_file
-    from mechdesign.mechfile.format import schema
+    from mechdesign.mechfile import schema
 
     spec = schema()
     lines = [".. list-table::", "   :header-rows: 1", "   :widths: 22 12 66", "",
@@ -128,7 +128,7 @@ exclude_patterns += ["_schema_fields.rst"]
 # --- column, records.problem.KEYS for whole records: records.problem.problem_keys), so the page lists exactly
 # --- what `design` accepts.
 def _problem_keys_page() -> None:
-    from mechdesign.records.problem import problem_keys
+    from mechdesign.records._problem import problem_keys
 
     lines = [".. list-table::", "   :header-rows: 1", "   :widths: 22 10 68", "",
              "   * - key", "     - files", "     - meaning"]

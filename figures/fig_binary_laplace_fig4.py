@@ -16,9 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from _output import save
 
-from mechdesign.datasets import load_adult
+from mechdesign import load_adult, make_rng
 from mechdesign.noise.additive import binary_decision, empirical_mutual_information, laplace_scale_estimated
-from mechdesign.randomness import make_rng
 
 SHUFFLES = 100
 SEED = 20240605

@@ -24,7 +24,7 @@ from fig_binary_laplace_fig4 import (
     shuffled_prefixes,
 )
 
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
 
 SEED = 20240606
 EPSILON = math.log(2.0)

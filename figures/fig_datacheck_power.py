@@ -4,7 +4,7 @@ The file's ball: Adult race (m = 48,842, N = 5), β = β*(10⁻⁶) of [E] eq. 3
 Q_s = P̂ + s (e_Other − e_White), which lies in the ball for 2s ≤ β (dotted line) and outside beyond. For each
 (n, s), the share of 100 seeded draws refused at δ_d = 10⁻⁶ by
 
-* the divergence test of :mod:`mechdesign.deploy.analysis.datacheck` (min over the ball of D(P̃ ‖ Q) against Agrawal's
+* the divergence test of :mod:`mechdesign.deploy.analysis._datacheck` (min over the ball of D(P̃ ‖ Q) against Agrawal's
   threshold), and
 * the ℓ1 allowance it replaced: refuse when ‖P̃ − P̂‖₁ > β + β*(δ_d, n, N).
 
@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 from _plot import plt, write_csv
 
-from mechdesign.core.estimation import radius_for_delta
-from mechdesign.deploy.analysis.datacheck import check_counts
+from mechdesign.core import radius_for_delta
+from mechdesign.deploy.analysis import check_counts
 
 SEED = 20261123
 # Adult race: White, Black, Asian-Pac-Islander, Amer-Indian-Eskimo, Other

@@ -12,12 +12,10 @@ from pathlib import Path
 import numpy as np
 from _plot import plt, write_dict_rows
 
-from mechdesign.core.prior import Prior
-from mechdesign.datasets import adult_counts
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
-from mechdesign.design.utility import Utility
+from mechdesign._datasets import adult_counts
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem, Utility, solve
+from mechdesign.design.polytope import randomized_response
 
 ATTRIBUTES = ("education", "race")
 EPSILONS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)

@@ -2,7 +2,7 @@
 
 n = 1000 records drawn uniformly from k classes (a fresh database per repetition), 10,000 repetitions per
 point. At each privacy level ε the DP release uses b = 2/ε and the PML release the smallest b with
-eq. 1 ≤ ε (:func:`mechdesign.noise.histogram.bounds.scale_for_epsilon`); both are clipped to ≥ 0 and rounded,
+eq. 1 ≤ ε (:func:`mechdesign.noise.histogram.scale_for_epsilon`); both are clipped to ≥ 0 and rounded,
 and the TVD to the true empirical distribution is averaged. Error bars: ± one standard deviation over repetitions
 (the spread of a single release; the standard error of the mean, 100× smaller, is in the CSV).
 
@@ -23,9 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mechdesign.noise.histogram.bounds import dp_scale_for_epsilon, scale_for_epsilon
-from mechdesign.noise.histogram.release import total_variation
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
+from mechdesign.noise.histogram import dp_scale_for_epsilon, scale_for_epsilon, total_variation
 
 RECORDS = 1000
 REPETITIONS = 10_000

@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 from _plot import plt, write_csv
 
-from mechdesign.core.leakage import epsilon_min, max_divergence, privacy_region, theorem4_bound
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import high_privacy, k_singular
+from mechdesign.core import L1Ball, epsilon_min, max_divergence, privacy_region, theorem4_bound
+from mechdesign.design.polytope import high_privacy, k_singular
 
 SEED = 20240521
 def panel(w: np.ndarray, p: np.ndarray, rng: np.random.Generator, n: int = 10_000):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from _plot import plt, write_csv
 
-from mechdesign.core.estimation import delta_min, epsilon_prime
+from mechdesign.core import delta_min, epsilon_prime
 
 N = 20
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from _plot import plt, write_dict_rows
 
-from mechdesign.noise.sparse.accounting import sigma_min, sparse_threshold
+from mechdesign.noise.sparse import sigma_min, sparse_threshold
 
 DELTA = 1e-5
 PANELS = [(1000, 0.35), (50000, 0.35), (51914, 0.349)]

@@ -19,7 +19,7 @@ Glossary (one vocabulary across the package, the CLI flags and the JSON files):
     ``matrix[x, y] = P(Y = y | X = x)``; rows sum to one.
 
 Randomness: every function that privatizes records draws from a cryptographically secure generator unless
-a seed is passed (:func:`mechdesign.randomness.record_rng`), as the CLI does unless ``--seed`` is given.
+a seed is passed (:func:`mechdesign.record_rng`), as the CLI does unless ``--seed`` is given.
 
 [E] = Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions"
 (``shared/papers/001_…``); equation numbers in docstrings refer to it unless another paper is named.

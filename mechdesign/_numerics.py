@@ -154,8 +154,8 @@ QUANT_SCALE = 1 << 64
 def quantise(probabilities: Sequence[float] | np.ndarray) -> list[int]:
     """Integers q ≥ 0 with Σq = 2^64 and |q − 2^64·p/Σp| < 1 (largest remainder on the exact rationals of p).
 
-    Shared by the record sampler (:class:`~mechdesign.deploy.sampling.sampler.Privatizer`) and the grid noise
-    (:mod:`mechdesign.noise.grid`); zeros stay zeros.
+    Shared by the record sampler (:class:`~mechdesign.deploy.sampling.Privatizer`) and the grid noise
+    (:mod:`mechdesign.noise._grid`); zeros stay zeros.
 
     Parameters
     ----------

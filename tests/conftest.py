@@ -104,7 +104,7 @@ def _account_caches(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def own_account_cache(_account_caches, monkeypatch):
-    """Each test has its own, empty cache of verified release accounts (mechdesign.mechfile.accounts): a test
+    """Each test has its own, empty cache of verified release accounts (mechdesign.mechfile._accounts): a test
     depends neither on the reader's ~/.cache nor on another test's files.
 
     The folder is named, not made: the cache makes it (mode 0700) when it first writes, and most tests never do.

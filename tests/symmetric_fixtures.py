@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-from mechdesign.core.symmetric import Cells, SymmetricMechanism
+from mechdesign.core import Cells, SymmetricMechanism
 
 # Cells of sizes 2, 3, 3, 5, 1, 2 (primes 2, 3 and 5 with several cells, and a singleton).
 SMALL_COUNTS = [9, 9, 7, 7, 7, 6, 6, 6, 5, 5, 5, 5, 5, 4, 3, 3]

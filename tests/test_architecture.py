@@ -102,22 +102,22 @@ def test_the_checker_catches_forbidden_imports(tmp_path):
     higher one), and a top-level module importing the CLI or core; records importing design is allowed."""
     probe = tmp_path / "mechdesign" / "core" / "probe.py"
     probe.parent.mkdir(parents=True)
-    probe.write_text("def f():\n    from mechdesign.design.solver import solve\nfrom ..deploy import ledger\n")
+    probe.write_text("def f():\n    from mechdesign.design import solve\nfrom ..deploy import ledger\n")
     assert _targets(_violations(probe, tmp_path)) == {"design", "deploy"}
     side = tmp_path / "mechdesign" / "design" / "probe.py"
     side.parent.mkdir(parents=True)
-    side.write_text("from mechdesign.deploy.ledger import Ledger\n"
-                    "from mechdesign.mechfile.column import export_matrix\n")
+    side.write_text("from mechdesign.deploy import Ledger\n"
+                    "from mechdesign.mechfile import export_matrix\n")
     assert _targets(_violations(side, tmp_path)) == {"deploy"}
     up = tmp_path / "mechdesign" / "deploy" / "probe.py"
     up.parent.mkdir(parents=True)
-    up.write_text("from mechdesign.records.product import design_product\n")
+    up.write_text("from mechdesign.records import design_product\n")
     assert _targets(_violations(up, tmp_path)) == {"records"}
     down = tmp_path / "mechdesign" / "records" / "probe.py"
     down.parent.mkdir(parents=True)
-    down.write_text("from mechdesign.design.solver import solve\nfrom mechdesign.core.record_prior import JointPrior\n")
+    down.write_text("from mechdesign.design import solve\nfrom mechdesign.core._record_prior import JointPrior\n")
     assert _violations(down, tmp_path) == []
-    top = tmp_path / "mechdesign" / "errors.py"
+    top = tmp_path / "mechdesign" / "_errors.py"
     top.write_text("import mechdesign.cli\nfrom mechdesign.core import leakage\n")
     assert _targets(_violations(top, tmp_path)) == {"cli", "core"}
 
@@ -225,7 +225,7 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
     certificate (a higher floor) are both reported."""
     probe = tmp_path / "mechdesign" / "design" / "estimation" / "probe.py"
     probe.parent.mkdir(parents=True)
-    probe.write_text("from mechdesign.design.information.colgen import generate\n")
+    probe.write_text("from mechdesign.design.information import generate\n")
     assert _design_violations(probe, tmp_path) != []
     low = tmp_path / "mechdesign" / "design" / "polytope" / "probe.py"
     low.parent.mkdir(parents=True)
@@ -235,23 +235,23 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
 
 def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_path):
     """Deployment of a record file stays solver-free: the record-level guarantee is recomputed without cvxpy
-    (and without the design engines that records/product.py reaches)."""
-    from mechdesign.design.polytope.closed_form import randomized_response
-    from mechdesign.mechfile.record_write import write_record_file
+    (and without the design engines that records/_product.py reaches)."""
+    from mechdesign.design.polytope import randomized_response
+    from mechdesign.mechfile import write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
     path = write_record_file(tmp_path / "r.json", prior, epsilon=3.0, radius=0.2,
                              factors=[randomized_response(2, 1.0, ["u", "v"]), randomized_response(2, 1.0, ["s", "t"])])
     code = ("import sys\n"
-            "from mechdesign.mechfile.record import read_record_file, verify_record_file\n"
-            "from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer\n"
+            "from mechdesign.mechfile import read_record_file, verify_record_file\n"
+            "from mechdesign.deploy.sampling import RecordPrivatizer\n"
             f"record = read_record_file({str(path)!r})\n"
             f"assert verify_record_file({str(path)!r}).holds\n"
             "sampler = RecordPrivatizer(record)\nsampler.check()\n"
             "sampler.privatize([['u', 'v'], ['s', 's']], rng=1)\n"
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'cvxpy'\n"
-            "                      or m.startswith(('mechdesign.design', 'mechdesign.records.product')))))")
+            "                      or m.startswith(('mechdesign.design', 'mechdesign.records._product')))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "", f"record deployment imported {out.stdout.strip()[:200]}"
 
@@ -300,7 +300,7 @@ def test_the_deploy_checker_catches_upward_imports(tmp_path):
     """The file format importing the sampler, and analysis importing a sampling module lazily, are both reported."""
     probe = tmp_path / "mechdesign" / "deploy" / "file" / "probe.py"
     probe.parent.mkdir(parents=True)
-    probe.write_text("from mechdesign.deploy.sampling.sampler import Privatizer\n")
+    probe.write_text("from mechdesign.deploy.sampling import Privatizer\n")
     assert _deploy_violations(probe, tmp_path) != []
     low = tmp_path / "mechdesign" / "deploy" / "analysis" / "probe.py"
     low.parent.mkdir(parents=True)

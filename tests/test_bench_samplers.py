@@ -20,7 +20,7 @@ from benchmarks._ldp_samplers import (
     walsh_hadamard,
     xxh32,
 )
-from mechdesign.design.baselines.ldp_oracles import oracle_parameters, subset_selection_mechanism
+from mechdesign.design.baselines import oracle_parameters, subset_selection_mechanism
 
 
 @pytest.mark.parametrize("k", [1, 2, 4, 8, 64])

@@ -1,4 +1,4 @@
-"""The run's deadline (:mod:`mechdesign.deadline`, issue 38 item 5): driven by an injected clock, never by sleeping."""
+"""The run's deadline (:mod:`mechdesign._deadline`, issue 38 item 5): driven by an injected clock, never by sleeping."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from mechdesign.deadline import Deadline, contention, process_started
+from mechdesign import Deadline
+from mechdesign._deadline import contention, process_started
 
 
 class Clock:
@@ -89,7 +90,7 @@ def test_a_cold_start_leaves_the_quick_start_its_baselines(monkeypatch, tmp_path
     start's optimal ε-LDP baseline, "no time left", where warm runs printed it: at most 30 s of a start-up counts."""
     import sys
 
-    from mechdesign import deadline as deadline_module
+    from mechdesign import _deadline as deadline_module
     from mechdesign.cli import entry_point
 
     from conftest import PROBLEMS

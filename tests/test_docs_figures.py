@@ -102,8 +102,8 @@ def quoted_figures() -> list[tuple[str, str]]:
 def written_krr_epsilon() -> str:
     import tempfile
 
-    from mechdesign.design.polytope.closed_form import randomized_response
-    from mechdesign.mechfile.column import write_mechanism_file
+    from mechdesign.design.polytope import randomized_response
+    from mechdesign.mechfile import write_mechanism_file
 
     path = Path(tempfile.mkdtemp()) / "krr.mech.json"
     write_mechanism_file(path, randomized_response(4, 1.0), guarantee={"notion": "ldp", "epsilon": 1.0})
@@ -130,7 +130,7 @@ def krr_race_leakage() -> str:
 
 
 def radius_2000() -> str:
-    from mechdesign.core.estimation import design_radius
+    from mechdesign.core import design_radius
 
     return f"{design_radius(1e-6, 2000, 5):.3f}"
 
@@ -143,7 +143,7 @@ def counterexample_excess() -> str:
 
 def counterexample_search() -> str:
     """The seeded search of tests/records/test_counterexample.py: the worst excess of the joint over the columns."""
-    from mechdesign.core.leakage import epsilon_min
+    from mechdesign.core import epsilon_min
 
     rng = np.random.default_rng(2026)
     best = -math.inf
@@ -178,7 +178,7 @@ def capacity_peaks() -> dict[str, str]:
 
 def native_country_grr_link() -> str:
     """L-GRR's linkability level at (lifetime, per report) = (4, 1) on Adult native-country's 42 values."""
-    from mechdesign.design.baselines.longitudinal import longitudinal_protocol
+    from mechdesign.design.baselines import longitudinal_protocol
 
     return f"{longitudinal_protocol('l-grr', 42, 4.0, 1.0).link_epsilon:.3f}"
 
@@ -216,7 +216,7 @@ def record_at_data() -> dict[str, str]:
 
 def sparse_soundness() -> str:
     """The exact divergence of tests/noise/test_sparse_soundness.py's counterexample to the reference's C4."""
-    from mechdesign.noise.sparse.exact import pair_delta
+    from mechdesign.noise.sparse import pair_delta
 
     sigma, tau, k, eps = 4.0, 2.0, 2, 2.0
     mantissa, exponent = f"{pair_delta(sigma, sigma * k ** -0.25, tau, eps, 1, 1, 1)[1]:.2e}".split("e")

@@ -26,8 +26,9 @@ EXEMPT_MODULES: list[str] = []
 EXEMPT_NAMES: list[str] = []
 
 # Modules without formulas: no citation required.
-NO_MATH_MODULES = ["mechdesign.datasets", "mechdesign.randomness", "mechdesign.errors", "mechdesign.design.problemfile",
-                   "mechdesign.mechfile.signature"]
+NO_MATH_MODULES = ["mechdesign._datasets", "mechdesign._randomness", "mechdesign._errors",
+                   "mechdesign.design._problemfile",
+                   "mechdesign.mechfile._signature"]
 
 CITATION = re.compile(r"eq\.|Theorem|Lemma|Def\.|Definition|Proposition|Prop\.|Corollary|Remark|Example|§")
 

@@ -1,4 +1,4 @@
-"""mechdesign.plotting: labelled heatmaps and comparisons, matplotlib imported lazily."""
+"""mechdesign._plotting: labelled heatmaps and comparisons, matplotlib imported lazily."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from mechdesign import Mechanism
-from mechdesign.plotting import STYLES, plot_comparison, plot_mechanism
+from mechdesign import Mechanism, plot_comparison, plot_mechanism
+from mechdesign._plotting import STYLES
 
 from conftest import ROOT
 
@@ -41,6 +41,6 @@ def test_comparison_uses_distinct_styles_and_light_error_bars():
 
 
 def test_importing_the_module_does_not_import_matplotlib():
-    code = "import sys, mechdesign.plotting; print('matplotlib' in sys.modules)"
+    code = "import sys, mechdesign._plotting; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"

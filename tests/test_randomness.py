@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
 
 
 def test_seeded_generator_is_reproducible():
@@ -33,7 +33,7 @@ def test_secure_rejects_a_seed():
 
 
 def test_record_rng_is_secure_unless_seeded():
-    from mechdesign.randomness import record_rng
+    from mechdesign import record_rng
 
     assert type(record_rng().bit_generator).__name__ == "AESCounter"
     assert type(record_rng(3).bit_generator).__name__ == "PCG64"

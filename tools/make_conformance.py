@@ -33,21 +33,20 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mechdesign import MechanismFileError  # noqa: E402
 from mechdesign._numerics import quantise, quantised_bounds  # noqa: E402
-from mechdesign.core.estimation import radius_for_delta, required_radius  # noqa: E402
-from mechdesign.core.leakage import capacity, ldp_epsilon, ldp_level  # noqa: E402
-from mechdesign.core.mechanism import Mechanism  # noqa: E402
-from mechdesign.core.uncertainty import L1Ball  # noqa: E402
-from mechdesign.deploy.sampling.sampler import Privatizer  # noqa: E402
-from mechdesign.errors import MechanismFileError  # noqa: E402
-from mechdesign.mechfile.canonical import canonical_json  # noqa: E402
-from mechdesign.mechfile.column import (  # noqa: E402
+from mechdesign.core import L1Ball, Mechanism, capacity, ldp_epsilon, ldp_level, radius_for_delta, required_radius  # noqa: E402
+from mechdesign.deploy.sampling import Privatizer  # noqa: E402
+from mechdesign.mechfile import (  # noqa: E402
+    MAX_DEPTH,
     achieved_epsilon,
+    canonical_bytes,
+    canonical_json,
+    pretty_json,
     read_mechanism_file,
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.mechfile.format import MAX_DEPTH, canonical_bytes, pretty_json  # noqa: E402
 
 PROVENANCE = {"mechdesign": "conformance", "numpy": "conformance", "cvxpy": None}
 KEY_SEEDS = {"signer": b"mechdesign conformance signer", "other": b"mechdesign conformance other"}
@@ -259,7 +258,7 @@ def valid_files(vec: Vectors) -> None:
     for name in ("ldp-krr-2", "pml-4"):
         signed = vec.path(f"{name}-signed")
         shutil.copyfile(vec.path(name), signed)
-        from mechdesign.mechfile.signature import sign_mechanism_file
+        from mechdesign.mechfile import sign_mechanism_file
 
         sign_mechanism_file(signed, private_key("signer"))
         vec.expect(f"{name}-signed", "signed, checked against the signer's key", public_key="signer")
@@ -469,8 +468,8 @@ def hardening_files(vec: Vectors) -> None:
 def record_file(vec: Vectors) -> None:
     """A product and an attribute-sampled record file (issue 20): mechdesign reads them with read_record_file; the
     single-column loader and clients refuse them in one line naming the field."""
-    from mechdesign.core.record_prior import JointPrior
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.core import JointPrior
+    from mechdesign.mechfile import write_record_file
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
     factors = [Mechanism.from_matrix(krr(2, 3), ["u", "v"], ["u", "v"]),
@@ -494,7 +493,7 @@ def release_files(vec: Vectors) -> None:
     memo = Mechanism.from_matrix(krr(3, 4), ["red", "green", "blue"], ["r", "g", "b"])
     vec.write("release-memoized", memo, {"notion": "ldp"}, release={"policy": "memoized"})
     vec.expect("release-memoized", "release policy 'memoized': the same (user, value) always gets the same output")
-    from mechdesign.mechfile.policy import key_id
+    from mechdesign.mechfile import key_id
 
     vec.write("release-memoized-keyed", memo, {"notion": "ldp"},
               release={"policy": "memoized", "key": key_id(MEMO_TEST_KEY)})
@@ -543,7 +542,7 @@ def release_files(vec: Vectors) -> None:
 def linkability_files(vec: Vectors, memo: Mechanism, reports: Mechanism) -> None:
     """Two-layer files and their linkability level (issue 45): stated and recomputed, absent (an old file, W₂ = I:
     infinite), understated, W₂ edited past the stated level, a signed file whose level was raised."""
-    from mechdesign.mechfile.signature import sign_mechanism_file
+    from mechdesign.mechfile import sign_mechanism_file
 
     vec.expect("release-two-layer", "two layers: the matrix memoized (lifetime), reports drawn fresh from W2 "
                "(per report), the linkability level of W2 on W1's outputs stated (written by default)")
@@ -608,11 +607,11 @@ RELEASE_TAMPERS: list[tuple[str, str, Callable[[dict[str, Any]], Any], str]] = [
 
 
 def memo_cases(vec: Vectors) -> dict[str, Any]:
-    """Memoized words and outputs (mechdesign.deploy.sampling.memo) for a fixed test key and the memoized file."""
-    from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
+    """Memoized words and outputs (mechdesign.deploy.sampling._memo) for a fixed test key and the memoized file."""
+    from mechdesign.deploy.sampling import MemoFunction, user_ids
 
     loaded = read_mechanism_file(vec.path("release-memoized"))
-    from mechdesign.mechfile.policy import key_id
+    from mechdesign.mechfile import key_id
 
     key = MEMO_TEST_KEY
     memo = MemoFunction(key, loaded.sha256)
@@ -637,7 +636,7 @@ def memo_cases(vec: Vectors) -> dict[str, Any]:
 def _two_layer_cases(vec: Vectors, key: bytes, users: list[str]) -> dict[str, Any]:
     """The permanent outputs of a two-layer file (attribute 0): deterministic, unlike the fresh reports drawn from
     them (which a client tests by their distribution)."""
-    from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
+    from mechdesign.deploy.sampling import MemoFunction, user_ids
 
     loaded = read_mechanism_file(vec.path("release-two-layer"))
     memo = MemoFunction(key, loaded.sha256)
@@ -758,7 +757,7 @@ def write_vectors(folder: Path) -> None:
     for name in KEY_SEEDS:
         pem = public_pem(name)
         (folder / "keys" / f"{name}.pub.pem").write_bytes(pem)
-        from mechdesign.mechfile.keys import load_public_key, raw_public_bytes
+        from mechdesign.mechfile import load_public_key, raw_public_bytes
 
         keys[name] = {"pem": f"keys/{name}.pub.pem",
                       "raw": base64.b64encode(raw_public_bytes(load_public_key(pem))).decode("ascii")}

@@ -38,7 +38,7 @@ def main() -> None:
         writer.writerow(["", *names])
         for i, name in enumerate(names):
             writer.writerow([name, *("0.55" if j == i else "0.15" for j in range(4))])
-    from mechdesign.datasets import load_adult
+    from mechdesign import load_adult
 
     adult = load_adult(["race", "sex", "education"])
     rows = np.random.default_rng(20).integers(0, len(adult), size=5000)

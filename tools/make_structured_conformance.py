@@ -28,12 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))
 
-from mechdesign.deploy.sampling.memo import MemoFunction, user_ids  # noqa: E402
-from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer  # noqa: E402
-from mechdesign.errors import MechanismFileError  # noqa: E402
-from mechdesign.mechfile.format import canonical_bytes  # noqa: E402
-from mechdesign.mechfile.packed import pack_counts  # noqa: E402
-from mechdesign.mechfile.symmetric import read_symmetric_file, verify_symmetric_file, write_symmetric_file  # noqa: E402
+from mechdesign import MechanismFileError  # noqa: E402
+from mechdesign.deploy.sampling import MemoFunction, SymmetricPrivatizer, user_ids  # noqa: E402
+from mechdesign.mechfile import (  # noqa: E402
+    canonical_bytes,
+    pack_counts,
+    read_symmetric_file,
+    verify_symmetric_file,
+    write_symmetric_file,
+)
 
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism  # noqa: E402
 

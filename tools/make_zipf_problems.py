@@ -74,9 +74,8 @@ def write_table(path: Path, values: np.ndarray, labels: list[str] | None = None)
 def ldp_field(values: np.ndarray, epsilon: float = 1.0) -> str:
     """The ``[expected]`` lines of a large problem: its classes of equal counts, radius and the ε-LDP closed forms."""
     sys.path.insert(0, str(ROOT))
-    from mechdesign.core.estimation import design_radius
-    from mechdesign.design.baselines.block_design import block_designs
-    from mechdesign.design.baselines.ldp_oracles import oracle_mse
+    from mechdesign.core import design_radius
+    from mechdesign.design.baselines import block_designs, oracle_mse
 
     n, m = values.size, int(values.sum())
     block = block_designs(n, epsilon)[0]

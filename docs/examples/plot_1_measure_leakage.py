@@ -10,8 +10,16 @@ worst case over the uncertainty ball that holds with probability 1 − δ ([E] e
 import matplotlib.pyplot as plt
 import numpy as np
 
-from mechdesign import L1Ball, Prior, capacity, epsilon_min, load_adult, radius_for_delta, randomized_response
-from mechdesign.plotting import plot_mechanism
+from mechdesign import (
+             L1Ball,
+             Prior,
+             capacity,
+             epsilon_min,
+             load_adult,
+             plot_mechanism,
+             radius_for_delta,
+             randomized_response,
+)
 
 # %%
 # The estimate: ``value_counts()`` keeps the category names as labels.

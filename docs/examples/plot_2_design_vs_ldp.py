@@ -10,8 +10,7 @@ mechanism (the same design at radius 2), each certified over the same ball.
 
 import matplotlib.pyplot as plt
 
-from mechdesign import DesignProblem, Prior, load_adult, solve
-from mechdesign.plotting import plot_comparison, plot_mechanism
+from mechdesign import DesignProblem, Prior, load_adult, plot_comparison, plot_mechanism, solve
 
 prior = Prior.from_counts(load_adult(["relationship"])["relationship"].value_counts())
 epsilons = [0.5, 1.0, 1.5, 2.0]

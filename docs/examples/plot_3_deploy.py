@@ -24,7 +24,7 @@ from mechdesign import (
     solve,
     verify_mechanism_file,
 )
-from mechdesign.deploy.analysis.decode import count_outputs
+from mechdesign.deploy.analysis import count_outputs
 
 # %%
 # Design on the full Adult estimate with the χ² utility (its optima keep categories apart

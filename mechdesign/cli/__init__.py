@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
-from mechdesign.errors import CertificateError, MechanismFileError, SolverError
+from mechdesign._errors import CertificateError, MechanismFileError, SolverError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 130, 141
@@ -155,7 +155,7 @@ def _main(argv: Sequence[str] | None) -> int:
             # reported as is (every guarantee, bound and certificate is recomputed from the returned point).
             warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
             warnings.showwarning = _warning_line  # the library's warnings (deprecations, …) as one line each
-            from mechdesign.mechfile.accounts import reporting
+            from mechdesign.mechfile._accounts import reporting
 
             with reporting(_account_progress(bool(getattr(args, "progress", False)))):
                 code = int(args._run(args))
@@ -191,9 +191,9 @@ def _main(argv: Sequence[str] | None) -> int:
 def entry_point() -> None:
     """Console-script entry point: exit with the code of :func:`main` on the command line's arguments.
 
-    The command counts from the process's start (:func:`mechdesign.deadline.process_started`): the interpreter's
+    The command counts from the process's start (:func:`mechdesign._deadline.process_started`): the interpreter's
     start-up and imports are inside ``--time-limit``, up to 30 s of them (a slower, cold start counts 30 s).
     """
-    from mechdesign.deadline import process_started
+    from mechdesign._deadline import process_started
 
     sys.exit(main(started=process_started()))

@@ -103,7 +103,7 @@ def add_stream_arguments(parser: Any) -> None:
 
 def stream(args: Any) -> Any:
     """The generator of :func:`add_stream_arguments`: seeded PCG64 with ``--seed``, else the secure AES-CTR stream."""
-    from mechdesign.randomness import make_rng
+    from mechdesign._randomness import make_rng
 
     return make_rng(args.seed) if args.seed is not None else make_rng(secure=True)
 
@@ -243,19 +243,19 @@ def read_mechanism_argument(text: str) -> Any:
     cannot be read twice (a FIFO's second open waits for a writer that never comes). A named pipe is read like
     stdin, to its end, with the same size cap.
     """
-    from mechdesign.mechfile.format import parse_file
+    from mechdesign.mechfile._format import parse_file
 
     return parse_file(*_opened(text))
 
 
 def read_matrix_argument(text: str) -> Any:
-    """``--matrix``: a :class:`~mechdesign.mechfile.format.ParsedFile` or a Mechanism from CSV rows, read once.
+    """``--matrix``: a :class:`~mechdesign.mechfile.ParsedFile` or a Mechanism from CSV rows, read once.
 
     A JSON object (a ``.json`` name, or content starting with ``{``) is a mechanism file (a record file or a
     single-column one); anything else is CSV rows (:func:`matrix_from_csv`). ``-`` reads stdin.
     """
     from mechdesign._files import read_bounded
-    from mechdesign.mechfile.format import parse_file
+    from mechdesign.mechfile._format import parse_file
 
     source, name = _opened(text)
     if isinstance(source, Path) and not source.exists():
@@ -274,7 +274,7 @@ def matrix_from_csv(data: bytes, name: str) -> Any:
     """
     import csv
 
-    from mechdesign.core.mechanism import Mechanism
+    from mechdesign.core._mechanism import Mechanism
 
     try:  # -sig: a byte-order mark is not a label
         text = data.decode("utf-8-sig")

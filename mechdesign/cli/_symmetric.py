@@ -23,7 +23,7 @@ def _refuse(args: argparse.Namespace, option: str, value: Any, why: str) -> None
 
 
 def _report_sizes(loaded: Any) -> tuple[int, float]:
-    from mechdesign.mechfile.placement import PlacementFamily
+    from mechdesign.mechfile._placement import PlacementFamily
 
     m = loaded.mechanism
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
@@ -47,7 +47,7 @@ def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
 
     ``verb`` is :mod:`mechdesign.cli.verify` (its data check and exit code), passed in rather than imported.
     """
-    from mechdesign.mechfile.symmetric import verify_symmetric_file
+    from mechdesign.mechfile._symmetric import verify_symmetric_file
 
     _checked, _data, _data_text, _exit_code = verb._checked, verb._data, verb._data_text, verb._exit_code
     _refuse(args, "releases", args.releases, "the leakage of T fresh releases is computed on the dense matrix")
@@ -56,7 +56,7 @@ def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
     data = None
     if args.data is not None:
         from mechdesign.deploy._io import count_labels
-        from mechdesign.deploy.analysis.datacheck import check_counts
+        from mechdesign.deploy.analysis._datacheck import check_counts
 
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
@@ -94,10 +94,10 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
 
     ``verb`` is :mod:`mechdesign.cli.privatize` (its memo key and generator name), passed in rather than imported.
     """
-    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
-    from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
-    from mechdesign.deploy.sampling.symmetric_stream import privatize_symmetric_file
-    from mechdesign.mechfile.symmetric import read_symmetric_file
+    from mechdesign.deploy.analysis._datacheck import DATA_DELTA, DataCheck, check_counts, refusal
+    from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
+    from mechdesign.deploy.sampling._symmetric_stream import privatize_symmetric_file
+    from mechdesign.mechfile._symmetric import read_symmetric_file
 
     _generator, _memo = verb._generator, verb._memo
     _refuse(args, "ledger", args.ledger, "release ledgers are kept for dense files")
@@ -146,8 +146,8 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
 def run_decode(args: argparse.Namespace, source: Any) -> int:
     """``mechdesign decode`` on reports of a structured file: the efficient unbiased estimate, projected."""
     from mechdesign.deploy._io import iter_column
-    from mechdesign.deploy.analysis.symmetric_decode import ReportTally
-    from mechdesign.mechfile.symmetric import read_symmetric_file
+    from mechdesign.deploy.analysis._symmetric_decode import ReportTally
+    from mechdesign.mechfile._symmetric import read_symmetric_file
 
     if args.method != "linear" or args.within_ball:
         raise ValueError(f"method must be 'linear' with a structured file (the efficient unbiased decoder at the "

@@ -3,7 +3,7 @@
 With a record file (``attributes`` in the file) give ``--data FILE`` and one ``--column`` per attribute, in the
 file's order: the guarantee reported is the **record-level** one, on the joint empirical distribution of the
 sample, with β*(δ, m, N) on the joint alphabet N = ∏ N_i
-(:mod:`mechdesign.deploy.analysis.record_assess`). Several columns
+(:mod:`mechdesign.deploy.analysis._record_assess`). Several columns
 with a single-attribute file, or one column of a record file, are refused: per-attribute guarantees do not add up
 to a record guarantee.
 
@@ -67,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.core.assessment import DEFAULT_DELTAS, assess
-    from mechdesign.core.prior import Prior
-    from mechdesign.mechfile.format import ParsedFile
+    from mechdesign.core._assessment import DEFAULT_DELTAS, assess
+    from mechdesign.core._prior import Prior
+    from mechdesign.mechfile._format import ParsedFile
 
     if args.counts is not None and args.column is not None:
         raise ValueError("column must be used with --data, got column=" + repr(args.column))
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     elif source.is_record:
         return _run_record(args, deltas, source)
     else:
-        from mechdesign.mechfile.column import read_mechanism_file
+        from mechdesign.mechfile._column import read_mechanism_file
 
         loaded = read_mechanism_file(source, public_key=args.public_key)
         mechanism = loaded.mechanism
@@ -137,13 +137,13 @@ def _column_account(loaded: Any, mechanism: Any, prior: Any, row: Any, releases:
 
     ``loaded`` is the mechanism file as read (its release policy decides), or ``None`` for CSV rows.
     """
-    from mechdesign.core.releases import release_leakage
-    from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.deploy.analysis.releases import ReleaseAccount, release_account
+    from mechdesign.core._releases import release_leakage
+    from mechdesign.core._uncertainty import L1Ball
+    from mechdesign.deploy.analysis._releases import ReleaseAccount, release_account
 
     if loaded is not None and (loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single"):
         return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
-    from mechdesign.mechfile.accounts import reporter
+    from mechdesign.mechfile._accounts import reporter
 
     leakage = release_leakage(mechanism, L1Ball(prior, min(row.radius, 2.0)), releases, progress=reporter())
     return ReleaseAccount("single", leakage.releases, leakage.epsilon, leakage.lower, leakage.exact, leakage.method,
@@ -188,8 +188,8 @@ def _print_accounts(accounts: list[Any] | None) -> None:
 
 def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
     """``assess`` of a record file: the record-level guarantee on the sample's joint empirical distribution."""
-    from mechdesign.deploy.analysis.record_assess import assess_record, count_record_data, data_prior
-    from mechdesign.mechfile.record import read_record_file
+    from mechdesign.deploy.analysis._record_assess import assess_record, count_record_data, data_prior
+    from mechdesign.mechfile._record import read_record_file
 
     record = read_record_file(source, public_key=args.public_key)  # verified on load, like a single-column file
     if args.data is None:
@@ -228,7 +228,7 @@ def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
 
 
 def _record_account(record: Any, prior: Any, row: Any, releases: int) -> Any:
-    from mechdesign.deploy.analysis.releases import release_account
+    from mechdesign.deploy.analysis._releases import release_account
 
     return release_account(record, releases, prior=prior, radius=min(row.radius, 2.0))
 

@@ -2,7 +2,7 @@
 
 The file is an ordinary, verifiable mechanism file with ``guarantee.notion = "ldp"``: ``mechdesign verify``
 recomputes its LDP level from the matrix, and ``privatize``/``decode``/``assess`` accept it like a design.
-Every LDP frequency oracle that has a matrix is a kind (:mod:`mechdesign.design.baselines.ldp_oracles`:
+Every LDP frequency oracle that has a matrix is a kind (:mod:`mechdesign.design.baselines._ldp_oracles`:
 k-RR, subset selection, Hadamard response), beside the optimal ε-LDP designs for given counts (for mutual
 information or another utility, and the A-optimal one, the least total MSE of any ε-LDP mechanism). With
 counts the file's ``guarantee.prior`` holds their frequencies: ``decode --method linear`` then decodes at them.
@@ -11,7 +11,7 @@ decoder on n fixed records, like an ``estimation_mse`` design) and ``standard_es
 own support-count estimator (Wang et al. 2017, Theorem 2), which is never better.
 
 Adding a kind is one entry in :data:`KINDS`: a :class:`Kind` whose ``build(epsilon, prior, args)`` returns
-``(mechanism, utility block or None)``. ``prior`` is a :class:`~mechdesign.core.prior.Prior` carrying the labels
+``(mechanism, utility block or None)``. ``prior`` is a :class:`~mechdesign.core.Prior` carrying the labels
 (uniform when only ``--labels`` was given); kinds that depend on the data set ``needs_counts=True``.
 """
 
@@ -56,8 +56,8 @@ def _oracle_utility(oracle: str, mechanism: Any, prior: Any, support: tuple[floa
     """
     import math
 
-    from mechdesign.core.fisher import trace_inverse_fisher
-    from mechdesign.design.baselines.ldp_oracles import pure_protocol_mse
+    from mechdesign.core._fisher import trace_inverse_fisher
+    from mechdesign.design.baselines._ldp_oracles import pure_protocol_mse
 
     value = trace_inverse_fisher(mechanism.matrix, prior.probabilities) - 1.0
     if not math.isfinite(value):
@@ -72,17 +72,17 @@ def _within(mechanism: Any, epsilon: float) -> Any:
     The closed forms are ε-LDP exactly, but their float64 matrices can miss ε by rounding, which at tiny ε is no
     small part of ε (k-RR at ε = 1e-16 achieves 2.2e-16), and the writer states the recomputed ε rounded up
     (:func:`~mechdesign._numerics.round_up`, the bound every reader verifies) whenever that exceeds the ε asked
-    for. Mixing is post-processing (:func:`mechdesign.design.certificate.repair` over the whole simplex, where PML
+    for. Mixing is post-processing (:func:`mechdesign.design.repair` over the whole simplex, where PML
     is LDP) toward the largest e with round_up(e) ≤ ε; below round_up(0) = 2.7e-15 it ends at the uniform
     mechanism, which the file states at round_up(0), the float margin no reader can do without.
     """
     import numpy as np
 
     from mechdesign._numerics import FLOAT_EPS, round_up
-    from mechdesign.core.leakage import ldp_epsilon
-    from mechdesign.core.mechanism import Mechanism
-    from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.design.certificate import repair
+    from mechdesign.core._leakage import ldp_epsilon
+    from mechdesign.core._mechanism import Mechanism
+    from mechdesign.core._uncertainty import L1Ball
+    from mechdesign.design._certificate import repair
 
     def stated(candidate: Any) -> float:  # judged as the writer and every reader judge it: the written rows
         return round_up(ldp_epsilon(Mechanism.from_matrix(candidate.matrix, candidate.inputs, candidate.outputs)))
@@ -96,8 +96,8 @@ def _within(mechanism: Any, epsilon: float) -> Any:
 
 
 def _krr(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
-    from mechdesign.design.baselines.ldp_oracles import oracle_parameters
-    from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.design.baselines._ldp_oracles import oracle_parameters
+    from mechdesign.design.polytope._closed_form import randomized_response
 
     mechanism = _within(randomized_response(prior.size, epsilon, labels=prior.labels), epsilon)
     if not 0 < epsilon < 700:  # the oracle's estimator needs p* > q* (no MSE block at ε = 0) and e^ε finite
@@ -106,7 +106,7 @@ def _krr(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dic
 
 
 def _subset_selection(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
-    from mechdesign.design.baselines.ldp_oracles import (
+    from mechdesign.design.baselines._ldp_oracles import (
         oracle_parameters,
         subset_selection_mechanism,
         subset_selection_parameters,
@@ -122,7 +122,7 @@ def _subset_selection(epsilon: float, prior: Any, args: argparse.Namespace) -> t
 
 
 def _hadamard(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
-    from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism, oracle_parameters
+    from mechdesign.design.baselines._ldp_oracles import hadamard_mechanism, oracle_parameters
 
     mechanism = _within(hadamard_mechanism(prior, epsilon), epsilon)
     if not 0 < epsilon < 700:
@@ -132,8 +132,8 @@ def _hadamard(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any
 
 
 def _block_design(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
-    from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
-    from mechdesign.design.baselines.ldp_oracles import oracle_parameters, pure_protocol_mse
+    from mechdesign.design.baselines._block_design import block_design_mechanism, block_designs
+    from mechdesign.design.baselines._ldp_oracles import oracle_parameters, pure_protocol_mse
 
     designs = block_designs(prior.size, epsilon)  # refuses ε outside (0, 700): the scheme needs e^ε > 1, finite
     # No design: a one-line refusal.
@@ -150,8 +150,8 @@ def _block_design(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple
 
 
 def _ldp_design(epsilon: float, prior: Any, utility: str, time_limit: float) -> tuple[Any, dict[str, Any] | None]:
-    from mechdesign.design.problem import DesignProblem
-    from mechdesign.design.solver import solve
+    from mechdesign.design._problem import DesignProblem
+    from mechdesign.design._solver import solve
 
     # radius 2 = the whole simplex: ε-PML for every prior is exactly ε-LDP ([E] §V; reference §3.2).
     result = solve(DesignProblem(prior, epsilon, radius=2.0, utility=utility), baselines=False,
@@ -173,7 +173,7 @@ def _a_optimal_ldp(epsilon: float, prior: Any, args: argparse.Namespace) -> tupl
 
 def _chain(epsilon: float, prior: Any, args: argparse.Namespace) -> Any:
     """The longitudinal protocol of ``args.kind`` at lifetime ``epsilon`` and ``--report-epsilon``."""
-    from mechdesign.design.baselines.longitudinal import longitudinal_protocol
+    from mechdesign.design.baselines._longitudinal import longitudinal_protocol
 
     if args.report_epsilon is None:
         raise ValueError(f"report_epsilon must be given for kind {args.kind} (the per-report LDP level; --epsilon is "
@@ -182,8 +182,8 @@ def _chain(epsilon: float, prior: Any, args: argparse.Namespace) -> Any:
 
 
 def _longitudinal(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any] | None]:
-    from mechdesign.core.fisher import trace_inverse_fisher
-    from mechdesign.design.baselines.longitudinal import longitudinal_mechanisms
+    from mechdesign.core._fisher import trace_inverse_fisher
+    from mechdesign.design.baselines._longitudinal import longitudinal_mechanisms
 
     chain = _chain(epsilon, prior, args)
     permanent, reports = longitudinal_mechanisms(chain, prior.labels)
@@ -201,14 +201,14 @@ def _levels(chain: Any) -> dict[str, float]:
 
 
 def _longitudinal_release(epsilon: float, prior: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from mechdesign.design.baselines.longitudinal import longitudinal_mechanisms
+    from mechdesign.design.baselines._longitudinal import longitudinal_mechanisms
 
     _, reports = longitudinal_mechanisms(_chain(epsilon, prior, args), prior.labels)
     return {"policy": "two-layer", "reports": reports}
 
 
 # The table of kinds: one entry per LDP mechanism that has a matrix (OUE's 2^N outputs and OLH's per-record
-# hash functions have none; :func:`mechdesign.design.baselines.ldp_oracles.oracle_mse` gives their MSE).
+# hash functions have none; :func:`mechdesign.design.baselines.oracle_mse` gives their MSE).
 KINDS: dict[str, Kind] = {
     "krr": Kind(_krr, False, "k-ary randomized response (Warner for k = 2) at ε-LDP"),
     "subset-selection": Kind(_subset_selection, False, "subset selection (Ye & Barg 2018): outputs are the k-subsets "
@@ -256,7 +256,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _prior(args: argparse.Namespace, needs_counts: bool) -> Any:
-    from mechdesign.core.prior import Prior
+    from mechdesign.core._prior import Prior
 
     labels = None if args.labels is None else [x.strip() for x in args.labels.split(",") if x.strip()]
     if args.data is not None:
@@ -292,7 +292,7 @@ def _outputs(args: argparse.Namespace, size: int) -> int | None:
     if args.kind == "subset-selection":
         subset = args.k
         if subset is None and 0 < args.epsilon < 700:
-            from mechdesign.design.baselines.ldp_oracles import oracle_parameters
+            from mechdesign.design.baselines._ldp_oracles import oracle_parameters
 
             subset = oracle_parameters("subset_selection", size, args.epsilon)[2]
         return math.comb(size, int(subset)) if subset is not None and 0 < int(subset) < size else None
@@ -325,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.mechfile.column import write_mechanism_file
+    from mechdesign.mechfile._column import write_mechanism_file
 
     kind = KINDS[args.kind]
     if args.k is not None and args.kind != "subset-selection":

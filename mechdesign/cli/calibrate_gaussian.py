@@ -32,12 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.noise.additive.base import estimate_from_counts
-    from mechdesign.noise.additive.gaussian_calibrate import (
-        gaussian_guarantee_for_target,
-        gaussian_sigma,
-        pldp_sigma,
-    )
+    from mechdesign.noise.additive._base import estimate_from_counts
+    from mechdesign.noise.additive._gaussian_calibrate import gaussian_guarantee_for_target, gaussian_sigma, pldp_sigma
 
     estimate = sample_estimate(args)
     samples, p_min = estimate_from_counts(estimate) if isinstance(estimate, list) else estimate

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.noise.histogram.bounds import calibrate_histogram
+    from mechdesign.noise.histogram._bounds import calibrate_histogram
 
     result = calibrate_histogram(args.epsilon, args.alpha, bins=args.bins)
     if args.json:

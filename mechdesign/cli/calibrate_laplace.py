@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.noise.additive.laplace import laplace_scale_estimated, laplace_scale_from_counts
+    from mechdesign.noise.additive._laplace import laplace_scale_estimated, laplace_scale_from_counts
 
     estimate = sample_estimate(args)
     if isinstance(estimate, list):

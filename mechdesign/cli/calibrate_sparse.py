@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _calibrate(method: str, args: argparse.Namespace):
     """The calibration, or None when the given σ is below this method's σ_min (reported, not an error)."""
-    from mechdesign.noise.sparse.accounting import calibrate_sparse
+    from mechdesign.noise.sparse._accounting import calibrate_sparse
 
     try:
         return calibrate_sparse(method, args.k, args.epsilon, args.delta, args.sigma)
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
     from mechdesign.noise.sparse import METHODS
-    from mechdesign.noise.sparse.accounting import sigma_min
+    from mechdesign.noise.sparse._accounting import sigma_min
 
     methods = args.method or list(METHODS)
     results = {m: _calibrate(m, args) for m in methods}

@@ -6,14 +6,14 @@ when the mechanism has rank N (an L-optimal mechanism may identify Lp and nothin
 
 With a record file, give one ``--column`` per attribute (in the file's order): every marginal is decoded with
 standard errors, and for a joint design of rank N the joint table too
-(:mod:`mechdesign.deploy.analysis.record_decode`); a
+(:mod:`mechdesign.deploy.analysis._record_decode`); a
 sampled design's marginals are decoded from the records that report each attribute (empty fields elsewhere).
 
 The file is trusted as ``privatize`` trusts it: decoding through a file whose labels or prior were edited (and
 re-hashed) gives wrong frequencies, so the signature policy is the same (``--public-key``, ``--require-signature``,
 ``MECHDESIGN_REQUIRE_SIGNATURE=1``), and a file that no trusted key checked gets the same one-line notice.
 
-``--method ml`` is the constrained maximum likelihood (:mod:`mechdesign.deploy.analysis.mle`) with bootstrap
+``--method ml`` is the constrained maximum likelihood (:mod:`mechdesign.deploy.analysis._mle`) with bootstrap
 standard errors (200 replicates, seed 0); ``--within-ball`` maximises it over the file's ball B_β(P̂) (single
 columns), the set of distributions for which the file's guarantee holds. Every printed estimate is on the simplex.
 """
@@ -69,9 +69,9 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.core.fisher import inseparable_categories
-    from mechdesign.deploy.analysis.decode import count_file, estimate_frequencies, estimate_quantities
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign.core._fisher import inseparable_categories
+    from mechdesign.deploy.analysis._decode import count_file, estimate_frequencies, estimate_quantities
+    from mechdesign.mechfile._column import read_mechanism_file
 
     if args.within_ball and args.method != "ml":
         raise ValueError(f"method must be 'ml' with --within-ball (the maximum likelihood within the file's ball), "
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _file_ball(loaded: Any) -> Any:
     """The file's ball B_β(P̂) from its guarantee (its prior and radius)."""
-    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.core._uncertainty import L1Ball
 
     guarantee = loaded.guarantee
     if guarantee.get("prior") is None or guarantee.get("radius") is None:
@@ -139,8 +139,8 @@ def _file_ball(loaded: Any) -> Any:
 
 def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``decode`` with a record file: every marginal with standard errors (and the joint table if identifiable)."""
-    from mechdesign.deploy.analysis.record_decode import count_record_file, decode_records
-    from mechdesign.mechfile.record import read_record_file
+    from mechdesign.deploy.analysis._record_decode import count_record_file, decode_records
+    from mechdesign.mechfile._record import read_record_file
 
     record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)

@@ -1,8 +1,8 @@
 """``mechdesign design PROBLEM.toml``: the certified optimal mechanism, its baselines and its mechanism file.
 
 A problem file with ``columns = [...]`` in ``[data]`` describes whole records
-(:mod:`mechdesign.records.problem`): the record file is written with the record-level guarantee only. With
-``[design] kind = "sampled"`` it is an attribute-sampled design (:mod:`mechdesign.records.sampled`): the factors
+(:mod:`mechdesign.records._problem`): the record file is written with the record-level guarantee only. With
+``[design] kind = "sampled"`` it is an attribute-sampled design (:mod:`mechdesign.records._sampled`): the factors
 and the sampling probabilities π.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mechdesign.cli._io import add_force_argument, print_json, refuse_existing
 
 if TYPE_CHECKING:
-    from mechdesign.deadline import Deadline
+    from mechdesign._deadline import Deadline
 
 COMMAND = ("design",)
 DEFAULT_LIMIT = 60.0
@@ -74,22 +74,22 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign design`` on the parsed ``args``; return the exit code.
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes. ``--time-limit``
-    caps the whole command: one :class:`~mechdesign.deadline.Deadline`, counted from the command's start (the
+    caps the whole command: one :class:`~mechdesign.Deadline`, counted from the command's start (the
     process's, from the command line: :func:`mechdesign.cli.command_started`), goes down to the engine, the
     certificate, the baselines and the file, which keep time for each other.
     """
     from mechdesign import _validation as v
+    from mechdesign._deadline import Deadline
     from mechdesign.cli import command_started
-    from mechdesign.deadline import Deadline
 
     if args.time_limit is not None:
         v.positive("time_limit", args.time_limit)
     limit = DEFAULT_LIMIT if args.time_limit is None else args.time_limit
     deadline = Deadline(limit, started=command_started())
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.design.solver import solve
-    from mechdesign.mechfile.format import write_seconds
-    from mechdesign.records.problem import is_record_problem
+    from mechdesign.design._problemfile import load_problem
+    from mechdesign.design._solver import solve
+    from mechdesign.mechfile._format import write_seconds
+    from mechdesign.records._problem import is_record_problem
 
     show = bool(args.progress or sys.stderr.isatty())
     source = Path(args.problem)
@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
         if loaded.release.get("policy") not in ("memoized", "two-layer"):
             raise ValueError("memo_key must be given only with [release] policy \"memoized\" or \"two-layer\", got "
                              f"policy={loaded.release.get('policy', 'single')!r}")
-        from mechdesign.deploy.sampling.memo import read_memo_key
-        from mechdesign.mechfile.policy import key_id
+        from mechdesign.deploy.sampling._memo import read_memo_key
+        from mechdesign.mechfile._policy import key_id
 
         loaded.release["key"] = key_id(read_memo_key(args.memo_key))
     problem = loaded.problem
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     _note_file_cap(show, size)
     start = time.perf_counter()
     releases = int(loaded.release.get("releases", 1)) if loaded.release.get("policy") == "repeated" else 1
-    from mechdesign.core.releases import release_seconds
+    from mechdesign.core._releases import release_seconds
 
     def reserve(outputs: int) -> float:  # the file, and the T-release account it states
         return write_seconds(size * outputs) + release_seconds(problem.ball, outputs, releases)
@@ -154,13 +154,13 @@ def _account_note(target: Path, release: dict[str, object], seconds: float) -> t
 
     Writing the file recomputed the account (``seconds`` of CPU, nearly all of the write): a reader's first load on
     another machine, or after an upgrade, recomputes it as well; later loads here reuse it
-    (:mod:`mechdesign.mechfile.accounts`).
+    (:mod:`mechdesign.mechfile._accounts`).
     """
     import json
 
     if release.get("policy") != "repeated":
         return None
-    from mechdesign.mechfile.accounts import cache_folder
+    from mechdesign.mechfile._accounts import cache_folder
 
     stated = json.loads(target.read_text(encoding="utf-8"))["release"]
     folder = cache_folder()
@@ -199,7 +199,7 @@ def _symmetric(method: str, problem: object, release: dict[str, object]) -> bool
 
 
 def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:
-    """The symmetric engine's design, written as a structured file (:mod:`mechdesign.mechfile.symmetric`)."""
+    """The symmetric engine's design, written as a structured file (:mod:`mechdesign.mechfile._symmetric`)."""
     from mechdesign.design.symmetric import design_symmetric
 
     problem = loaded.problem  # type: ignore[attr-defined]
@@ -211,7 +211,7 @@ def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, 
                               progress=show)
     _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.status}); writing the structured file "
                     f"({deadline.remaining():.3g} s left) …")
-    from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+    from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
 
     # a file that privatize would refuse (its quantised sampler past the stated ε) is never written
     SymmetricPrivatizer(design.mechanism).check(design.guarantee)
@@ -230,7 +230,7 @@ def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, 
 
 def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:
     """``[release] policy = "two-layer"``: lifetime, per-report, link budgets (:mod:`mechdesign.design.two_layer`)."""
-    from mechdesign.design.baselines.longitudinal import LONGITUDINAL, longitudinal_protocol
+    from mechdesign.design.baselines._longitudinal import LONGITUDINAL, longitudinal_protocol
     from mechdesign.design.two_layer import design_two_layer
 
     problem = loaded.problem  # type: ignore[attr-defined]
@@ -294,7 +294,7 @@ def _note_file_cap(show: bool, size: int) -> None:
 
 def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show: bool) -> int:
     """``design`` of a record problem: product, joint or sampled design, record file with the record-level guarantee."""
-    from mechdesign.records.problem import load_record_problem
+    from mechdesign.records._problem import load_record_problem
 
     problem = load_record_problem(source)
     prior = problem.prior
@@ -333,17 +333,17 @@ def _record_design(problem: Any, limit: float, deadline: Deadline) -> Any:
     """The product, attribute-sampled or joint design a record problem asks for (``[design] kind``)."""
     prior = problem.prior
     if problem.kind == "product":
-        from mechdesign.records.product import design_product
+        from mechdesign.records._product import design_product
 
         return design_product(prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
                               factor=problem.factor, weights=problem.weights, time_limit=limit)
     if problem.kind == "sampled":
-        from mechdesign.records.sampled import design_sampled
+        from mechdesign.records._sampled import design_sampled
 
         return design_sampled(prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
                               probabilities=problem.probabilities, time_limit=limit)
-    from mechdesign.mechfile.format import write_seconds
-    from mechdesign.records.joint_design import design_joint
+    from mechdesign.mechfile._format import write_seconds
+    from mechdesign.records._joint_design import design_joint
 
     delta, radius = problem.delta, problem.radius
     # the record file of a joint design of N letters and M outputs (M up to 8N for the estimation objectives)
@@ -354,8 +354,8 @@ def _record_design(problem: Any, limit: float, deadline: Deadline) -> Any:
 
 def _record_detail(design: Any) -> str:
     """One phrase on what a record design is (printed after its guarantee)."""
-    from mechdesign.records.joint_design import JointDesign
-    from mechdesign.records.sampled import SampledDesign
+    from mechdesign.records._joint_design import JointDesign
+    from mechdesign.records._sampled import SampledDesign
 
     if isinstance(design, JointDesign):
         shape = design.mechanism.shape

@@ -2,7 +2,7 @@
 
 Every output (type, seed) of the structured file's placement family becomes a column (identical columns merged),
 so every tool and client that reads dense files, and anyone's own check, can read a small structured design
-(:mod:`mechdesign.mechfile.symmetric_export`). The dense file's guarantee is recomputed from its matrix when it
+(:mod:`mechdesign.mechfile._symmetric_export`). The dense file's guarantee is recomputed from its matrix when it
 is written; a matrix of more than 10⁶ entries is refused in one line naming its size.
 """
 
@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign export`` on the parsed ``args``; return the exit code."""
-    from mechdesign.mechfile.column import verify_mechanism_file
-    from mechdesign.mechfile.symmetric import read_symmetric_file
-    from mechdesign.mechfile.symmetric_export import export_dense
+    from mechdesign.mechfile._column import verify_mechanism_file
+    from mechdesign.mechfile._symmetric import read_symmetric_file
+    from mechdesign.mechfile._symmetric_export import export_dense
 
     refuse_existing(args.out, args.force)
     source = read_mechanism_argument(args.file)

@@ -2,7 +2,7 @@
 
 A deployment that privatizes the same people again and again keeps one such key and passes it to ``privatize
 --memo-key KEY --user-column ID``: the same (user, value) then always gets the same output
-(:mod:`mechdesign.deploy.sampling.memo`). The key is a secret, written with mode 0600; replacing it draws new outputs
+(:mod:`mechdesign.deploy.sampling._memo`). The key is a secret, written with mode 0600; replacing it draws new outputs
 for everyone, which is a new release, so an existing file is refused unless ``--force``.
 """
 
@@ -29,7 +29,7 @@ def _refuse_or_warn(key: str, force: bool) -> None:
     """A signed mechanism file at ``key``: refused without ``--force``, replaced with a warning with it.
 
     The rule of every writer's ``--force`` (:func:`mechdesign._files.refuse_replacing`). Other existing files are
-    refused by :func:`~mechdesign.deploy.sampling.memo.generate_memo_key` without ``--force``.
+    refused by :func:`~mechdesign.deploy.sampling.generate_memo_key` without ``--force``.
     """
     from pathlib import Path
 
@@ -46,8 +46,8 @@ def _refuse_or_warn(key: str, force: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign memo-key`` on the parsed ``args``; return the exit code."""
-    from mechdesign.deploy.sampling.memo import generate_memo_key, read_memo_key
-    from mechdesign.mechfile.policy import key_id
+    from mechdesign.deploy.sampling._memo import generate_memo_key, read_memo_key
+    from mechdesign.mechfile._policy import key_id
 
     _refuse_or_warn(args.key, args.force)
     path = generate_memo_key(args.key, force=args.force)

@@ -2,14 +2,14 @@
 
 With a record file (``attributes`` in the file) give one ``--column`` per attribute, in order: the table is
 streamed once, every record is drawn from the record-level design, and the data check runs on the joint
-distribution (:mod:`mechdesign.deploy.sampling.record_stream`). Several columns with a single-attribute file, or one
+distribution (:mod:`mechdesign.deploy.sampling._record_stream`). Several columns with a single-attribute file, or one
 column of a record file, are refused: per-attribute guarantees do not add up to a record guarantee.
 
 What it prints is the file's guarantee together with the outcome of the data check
-(:mod:`mechdesign.deploy.analysis.datacheck`); when the check refused the data and ``--override-data-check`` was
+(:mod:`mechdesign.deploy.analysis._datacheck`); when the check refused the data and ``--override-data-check`` was
 given, it states the ε of the (sampled) matrix at the data's own empirical distribution as well, since the
 file's guarantee does not cover those data. For a record file that ε is the record-level PML of the sampled
-design at the data's joint empirical distribution (:func:`mechdesign.deploy.analysis.record_assess.epsilon_at_data`).
+design at the data's joint empirical distribution (:func:`mechdesign.deploy.analysis.epsilon_at_data`).
 A file whose signature no trusted key checked is privatized only with a one-line notice on stderr;
 ``--require-signature`` (or ``MECHDESIGN_REQUIRE_SIGNATURE=1``) refuses it.
 """
@@ -103,12 +103,12 @@ def run(args: argparse.Namespace) -> int:
 
         return run_privatize(args, source, sys.modules[__name__])  # the verb passes itself: no import cycle
     from mechdesign._numerics import round_up
-    from mechdesign.core.leakage import epsilon_min
-    from mechdesign.core.mechanism import Mechanism
-    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_counts, refusal
-    from mechdesign.deploy.sampling.sampler import Privatizer
-    from mechdesign.deploy.sampling.stream import privatize_file
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign.core._leakage import epsilon_min
+    from mechdesign.core._mechanism import Mechanism
+    from mechdesign.deploy.analysis._datacheck import DATA_DELTA, DataCheck, check_counts, refusal
+    from mechdesign.deploy.sampling._sampler import Privatizer
+    from mechdesign.deploy.sampling._stream import privatize_file
+    from mechdesign.mechfile._column import read_mechanism_file
 
     args.column = single_column(args.column)
     loaded = read_mechanism_file(source, public_key=args.public_key)
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     sampler = Privatizer(loaded)  # the sampled matrix's guarantee (and a two-layer file's per report) recomputed
     achieved, reports, per_report = float(sampler.sampled_epsilon or 0.0), sampler.reports, sampler.report_epsilon
     rng = stream(args)
-    from mechdesign.deploy.sampling.changes import DistinctValues
+    from mechdesign.deploy.sampling._changes import DistinctValues
 
     changes = DistinctValues(loaded.mechanism.shape[0]) if memo is not None else None
     with _ledger(args, loaded) as reservation:
@@ -175,7 +175,7 @@ def _changed_values(loaded: Any, changes: Any) -> dict[str, Any] | None:
     """What the memoized run's changed values cost; ``None`` without memoization.
 
     k, the most distinct values one user reported, and the account of k releases over the file's ball
-    (:mod:`mechdesign.deploy.sampling.changes`).
+    (:mod:`mechdesign.deploy.sampling._changes`).
     """
     if changes is None:
         return None
@@ -186,10 +186,10 @@ def _changed_values(loaded: Any, changes: Any) -> dict[str, Any] | None:
                            "most_values": seen.most}
     if seen.most >= 2:
         from mechdesign._numerics import round_up
-        from mechdesign.core.releases import release_leakage
-        from mechdesign.core.uncertainty import L1Ball
-        from mechdesign.mechfile.accounts import checked_account, reporter
-        from mechdesign.mechfile.column import achieved_epsilon
+        from mechdesign.core._releases import release_leakage
+        from mechdesign.core._uncertainty import L1Ball
+        from mechdesign.mechfile._accounts import checked_account, reporter
+        from mechdesign.mechfile._column import achieved_epsilon
 
         guarantee = loaded.guarantee
 
@@ -205,7 +205,7 @@ def _changed_values(loaded: Any, changes: Any) -> dict[str, Any] | None:
 
 
 def _changed_text(changed: dict[str, Any], records: int) -> str:
-    from mechdesign.deploy.sampling.changes import MAX_PAIRS
+    from mechdesign.deploy.sampling._changes import MAX_PAIRS
 
     """The summary's line on changed values (memoized runs)."""
     if not changed["counted"]:
@@ -224,12 +224,12 @@ def _changed_text(changed: dict[str, Any], records: int) -> str:
 def _memo(args: argparse.Namespace, loaded: Any) -> Any:
     """The file's memoization function from ``--memo-key`` (``None`` without it).
 
-    The rule every sampler keeps (:func:`mechdesign.deploy.sampling.release.memo_function`): a memoized or two-layer
+    The rule every sampler keeps (:func:`mechdesign.deploy.sampling.memo_function`): a memoized or two-layer
     policy requires it and ``--user-column``, and a file bound to a key refuses any other.
     """
     if args.memo_key is None and args.user_column is not None and not loaded.release.memoized:
         return None  # fresh draws on identified users: allowed, with the per-release notice
-    from mechdesign.deploy.sampling.release import memo_function
+    from mechdesign.deploy.sampling._release import memo_function
 
     return memo_function(args.memo_key, release=loaded.release, file_sha256=loaded.sha256,
                          users=args.user_column is not None, where=args.mechanism, argument="memo_key",
@@ -255,7 +255,7 @@ def _per_what(loaded: Any, per_report: float | None, memo: Any) -> str:
 def _ledger(args: argparse.Namespace, loaded: Any) -> Iterator[Any]:
     """With ``--ledger``: this run's releases per user, counted before the output is written.
 
-    Given back if the run fails; refused beyond what the file states (:mod:`mechdesign.deploy.ledger`). Yields
+    Given back if the run fails; refused beyond what the file states (:mod:`mechdesign.deploy._ledger`). Yields
     the reservation, or ``None`` without ``--ledger``.
     """
     if args.ledger is None:
@@ -270,7 +270,7 @@ def _ledger(args: argparse.Namespace, loaded: Any) -> Iterator[Any]:
                          f"'repeated'): {args.mechanism} has release policy {policy!r}, whose memoized outputs are "
                          f"released once per value; got ledger={args.ledger!r}")
     from mechdesign.deploy._io import iter_column
-    from mechdesign.deploy.ledger import LOCK_TIMEOUT, Ledger, count_users, refuse_run_paths
+    from mechdesign.deploy._ledger import LOCK_TIMEOUT, Ledger, count_users, refuse_run_paths
 
     refuse_run_paths(args.ledger, data=data_file(args), output=args.out, mechanism=args.mechanism,
                      memo_key=args.memo_key, public_key=args.public_key)
@@ -327,11 +327,11 @@ def _file_summary(args: argparse.Namespace, loaded: Any, data: Any, reservation:
 
 def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
-    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
-    from mechdesign.deploy.analysis.record_assess import epsilon_at_data
-    from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-    from mechdesign.deploy.sampling.record_stream import privatize_record_file
-    from mechdesign.mechfile.record import read_record_file
+    from mechdesign.deploy.analysis._datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
+    from mechdesign.deploy.analysis._record_assess import epsilon_at_data
+    from mechdesign.deploy.sampling._record_sampler import RecordPrivatizer
+    from mechdesign.deploy.sampling._record_stream import privatize_record_file
+    from mechdesign.mechfile._record import read_record_file
 
     record = read_record_file(source, public_key=args.public_key)
     columns = record_columns(args.column, record.attributes)

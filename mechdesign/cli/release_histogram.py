@@ -26,8 +26,8 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.noise.histogram.bounds import calibrate_histogram
-    from mechdesign.noise.histogram.release import laplace_histogram
+    from mechdesign.noise.histogram._bounds import calibrate_histogram
+    from mechdesign.noise.histogram._release import laplace_histogram
 
     counts = parse_number_list("counts", args.counts)
     calibration = calibrate_histogram(args.epsilon, args.alpha, bins=len(counts))

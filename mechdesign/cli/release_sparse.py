@@ -1,14 +1,14 @@
 """``mechdesign release sparse``: a sparse histogram of (user, key) records under (ε, δ)-DP, by GSHM ([S] Alg. 1).
 
 Each user counts once toward each of their first ``--keys-per-user`` distinct keys (record order):
-:func:`~mechdesign.noise.sparse.contributions.bounded_histogram` enforces the per-user bound k the calibration
-assumes. The noise σ and threshold τ come from :func:`~mechdesign.noise.sparse.accounting.calibrate_sparse` at that
+:func:`~mechdesign.noise.sparse.bounded_histogram` enforces the per-user bound k the calibration
+assumes. The noise σ and threshold τ come from :func:`~mechdesign.noise.sparse.calibrate_sparse` at that
 k (the exact analysis by default), and a key is released iff its noisy count exceeds 1 + τ, with the noise sampled
-exactly on a grid (:func:`~mechdesign.noise.sparse.release.release_gshm`; secure generator unless ``--seed``).
+exactly on a grid (:func:`~mechdesign.noise.sparse.release_gshm`; secure generator unless ``--seed``).
 
 The correlated CSH is not offered here: its k bounds the number of keys of every dataset (‖x‖₀ ≤ k, neighbours
 included), a public bound no data file can certify, and it lowers the threshold only when one user may touch nearly
-every key; in Python, :func:`~mechdesign.noise.sparse.discrete.release_discrete_csh` releases one with a proven
+every key; in Python, :func:`~mechdesign.noise.sparse.release_discrete_csh` releases one with a proven
 guarantee.
 """
 
@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     """
     from mechdesign._files import atomic_path
     from mechdesign.deploy._io import iter_columns
-    from mechdesign.noise.sparse.accounting import calibrate_sparse
-    from mechdesign.noise.sparse.contributions import bounded_histogram
-    from mechdesign.noise.sparse.release import release_gshm
+    from mechdesign.noise.sparse._accounting import calibrate_sparse
+    from mechdesign.noise.sparse._contributions import bounded_histogram
+    from mechdesign.noise.sparse._release import release_gshm
 
     if args.out is not None:
         refuse_existing(args.out, args.force)

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     0 on success; failures are raised, and :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.mechfile.signature import generate_key_pair, sign_mechanism_file
+    from mechdesign.mechfile._signature import generate_key_pair, sign_mechanism_file
 
     if args.generate_key is not None:
         if args.file is not None or args.key is not None:

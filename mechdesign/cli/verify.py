@@ -6,7 +6,7 @@ W_1 ⊗ … ⊗ W_d; joint: the capacity of the joint matrix); that is the only 
 With ``--data`` the data's distribution is checked against the file's ball (the joint distribution for a record
 file), and the mechanism's ε at the data's own empirical distribution is reported beside it (for a record file the
 record-level PML at their joint distribution,
-:func:`mechdesign.deploy.analysis.record_assess.epsilon_at_data`). Data the
+:func:`mechdesign.deploy.analysis.epsilon_at_data`). Data the
 check refuses are an error (exit 2) unless ``--override-data-check`` is given: the report then says that the file's
 guarantee does not cover them, and the ε at the data is what holds for them.
 """
@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
     0 if the stated guarantee holds, 1 if not; other failures are raised, and
     :func:`mechdesign.cli.main` maps them to exit codes.
     """
-    from mechdesign.core.leakage import ldp_level
-    from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_file
+    from mechdesign.core._leakage import ldp_level
+    from mechdesign.mechfile._column import read_mechanism_file, verify_mechanism_file
 
     if (args.data is None) != (args.column is None):
         raise ValueError(f"column must be given exactly with --data, got column={args.column!r}")
@@ -90,15 +90,15 @@ def run(args: argparse.Namespace) -> int:
     account = None if args.releases is None else _account(loaded, args.releases)
     changes = None
     if args.changes is not None:
-        from mechdesign.deploy.analysis.releases import changes_account
+        from mechdesign.deploy.analysis._releases import changes_account
 
         changes = changes_account(loaded, args.changes)
     ldp = ldp_level([loaded.mechanism]) if result.notion == "pml" else None
     if args.data is not None:
         from mechdesign._numerics import round_up
-        from mechdesign.core.leakage import epsilon_min
+        from mechdesign.core._leakage import epsilon_min
         from mechdesign.deploy._io import count_labels
-        from mechdesign.deploy.analysis.datacheck import check_counts
+        from mechdesign.deploy.analysis._datacheck import check_counts
 
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
@@ -155,7 +155,7 @@ def _print_ldp(ldp: dict[str, Any] | None, level: str = "") -> None:
 
 
 def _account(loaded: Any, releases: int) -> Any:
-    from mechdesign.deploy.analysis.releases import release_account
+    from mechdesign.deploy.analysis._releases import release_account
 
     return release_account(loaded, releases)
 
@@ -183,7 +183,7 @@ def _print_release(release: dict[str, Any] | None, account: Any) -> None:
 
 def _link_text(release: dict[str, Any]) -> str:
     """The linkability line of a two-layer file: stated and recomputed, or the level of a file that states none."""
-    from mechdesign.core.linkability import LinkLevel
+    from mechdesign.core._linkability import LinkLevel
 
     level = release["link_achieved"]
     meaning = LinkLevel(level, None).meaning()
@@ -195,7 +195,7 @@ def _link_text(release: dict[str, Any]) -> str:
 
 def _checked(args: argparse.Namespace, check: Any) -> Any:
     """The data check at ``--data-delta``; a refusal is an error unless ``--override-data-check``."""
-    from mechdesign.deploy.analysis.datacheck import DATA_DELTA, refusal
+    from mechdesign.deploy.analysis._datacheck import DATA_DELTA, refusal
 
     data = check(DATA_DELTA if args.data_delta is None else args.data_delta)
     if not data.inside and not args.override_data_check:
@@ -227,8 +227,8 @@ def _data_text(data: Any, at_data: float | None, kind: str) -> str:
 
 def _run_record(args: argparse.Namespace, source: Any) -> int:
     """``verify`` of a record file: the record-level guarantee (and the joint data check with --data)."""
-    from mechdesign.core.leakage import ldp_level
-    from mechdesign.mechfile.record import read_record_file, record_verification
+    from mechdesign.core._leakage import ldp_level
+    from mechdesign.mechfile._record import read_record_file, record_verification
 
     record = read_record_file(source, verify=False, public_key=args.public_key)  # an overstated file is reported
     result = record_verification(record, source.name)
@@ -237,8 +237,8 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                      sampled=record.sampling is not None)
     data, at_data = None, None
     if args.data is not None:
-        from mechdesign.deploy.analysis.datacheck import check_joint_counts
-        from mechdesign.deploy.analysis.record_assess import count_record_data, epsilon_at_data
+        from mechdesign.deploy.analysis._datacheck import check_joint_counts
+        from mechdesign.deploy.analysis._record_assess import count_record_data, epsilon_at_data
 
         columns = record_columns(args.column, record.attributes)
         with column_order_hint(columns, record.attributes):

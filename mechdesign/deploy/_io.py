@@ -28,7 +28,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._files import csv_compression
-from mechdesign.core.record_codes import encode_labels, unknown_labels_error
+from mechdesign.core._record_codes import encode_labels, unknown_labels_error
 
 __all__ = [
     "ArrowIpcFile",
@@ -190,7 +190,7 @@ def rewrite_csv_columns(source: Path, target: Path, names: Sequence[str],
     The header, the byte-order mark, the line terminator and every other cell are written back as read (cells as
     text); ``replace`` maps the chunk's columns (arrays of strings, in the order of ``names``, then those of
     ``read``, which are only read: a user-id column) to new ones for ``names``; ``report`` (a
-    :class:`~mechdesign.deploy.sampling.progress.Progress`) counts the records. ``target`` is written with
+    :class:`~mechdesign.deploy.sampling.Progress`) counts the records. ``target`` is written with
     ``compression`` (``None``, ``"gzip"``, ``"bz2"`` or ``"xz"``: what the final name says, as
     :func:`mechdesign._files.csv_compression` reads it; ``target`` itself is a temporary name).
     """

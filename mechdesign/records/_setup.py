@@ -1,6 +1,6 @@
 """The set-up the record designs share (product, sampled, joint): their checked inputs and guarantee block.
 
-Solver-free on purpose: :mod:`mechdesign.records.sampled` imports it, and deployment reads sampled record
+Solver-free on purpose: :mod:`mechdesign.records._sampled` imports it, and deployment reads sampled record
 files without the design engines.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mechdesign import _validation as v
-from mechdesign.core.record_prior import JointPrior
+from mechdesign.core._record_prior import JointPrior
 
 __all__ = ["check_design_inputs", "record_guarantee"]
 

@@ -10,10 +10,9 @@ import pytest
 from mechdesign import DesignProblem, Prior, randomized_response, read_mechanism_file, solve
 from mechdesign.cli import main
 from mechdesign.cli.baseline import KINDS
-from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.core.leakage import ldp_epsilon
-from mechdesign.design.baselines.block_design import block_designs
-from mechdesign.design.baselines.ldp_oracles import (
+from mechdesign.core import ldp_epsilon, trace_inverse_fisher
+from mechdesign.design.baselines import (
+    block_designs,
     oracle_mse,
     pure_protocol_mse,
     subset_selection_mechanism,

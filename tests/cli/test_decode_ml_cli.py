@@ -7,10 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign.core import joint_labels
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file, write_record_file
 from mechdesign.records import JointPrior
 
 LABELS = ["a", "b", "c", "d"]
@@ -20,7 +19,7 @@ RADIUS = 0.1
 
 def _privatized(tmp_path, mechanism, truth, records=4000, seed=5):
     """Fixed records with frequencies ``truth``, privatized once (seeded), as a CSV column ``value``."""
-    from mechdesign.deploy.sampling.sampler import Privatizer
+    from mechdesign.deploy.sampling import Privatizer
 
     x = np.repeat(np.arange(len(truth)), np.round(records * np.asarray(truth)).astype(int))
     outputs = Privatizer(mechanism).privatize(np.array(mechanism.inputs)[x], rng=seed)

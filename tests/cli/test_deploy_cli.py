@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.datasets import adult_counts, load_adult
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
-from mechdesign.mechfile.format import canonical_bytes
+from mechdesign import load_adult
+from mechdesign._datasets import adult_counts
+from mechdesign.core import Mechanism
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import canonical_bytes, write_mechanism_file
 
 
 def high_privacy(prior, epsilon, labels):

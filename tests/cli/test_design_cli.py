@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mechdesign.mechfile.column import read_mechanism_file
+from mechdesign.mechfile import read_mechanism_file
 
 from conftest import PROBLEMS
 
@@ -137,7 +137,7 @@ def test_solver_chatter_never_reaches_the_report(tmp_path, monkeypatch, capsys):
     import warnings
 
     from mechdesign.cli import main
-    from mechdesign.design import solver
+    from mechdesign.design import _solver as solver
 
     original = solver.solve
 

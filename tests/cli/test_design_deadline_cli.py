@@ -14,14 +14,13 @@ import time
 
 import pytest
 
-from mechdesign.mechfile.column import read_mechanism_file
-from mechdesign.mechfile.record import read_record_file
+from mechdesign.mechfile import read_mechanism_file, read_record_file
 
 from conftest import PROBLEMS
 
 
 def test_the_command_deadline_counts_from_its_start_and_keeps_time_for_the_file(monkeypatch, tmp_path):
-    import mechdesign.design.solver as solver
+    import mechdesign.design._solver as solver
     from mechdesign.cli import main
 
     seen = []
@@ -68,9 +67,9 @@ class _Clock:
 def test_highs_stopping_at_its_limit_writes_the_best_certified_design(cli, monkeypatch, tmp_path):
     # N = 2,000 with 20 s failed at 19.7 s with "HiGHS ended with status ['Time limit reached'] on the master LP" and
     # wrote nothing. Here HiGHS uses up the time (on a clock the test moves) and stops.
-    import mechdesign.deadline as deadline_module
-    from mechdesign.design.information.master import TIME_LIMIT, Master
-    from mechdesign.errors import SolverError
+    import mechdesign._deadline as deadline_module
+    from mechdesign import SolverError
+    from mechdesign.design.information import TIME_LIMIT, Master
 
     clock = _Clock()
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mechdesign.datasets import load_adult
+from mechdesign import load_adult
 
 from conftest import PROBLEMS
 

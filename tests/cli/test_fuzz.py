@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mechdesign.cli import main
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file
 
 from conftest import examples
 

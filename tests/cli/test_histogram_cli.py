@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mechdesign.noise.histogram.bounds import calibrate_histogram, epsilon_pml
+from mechdesign.noise.histogram import calibrate_histogram, epsilon_pml
 
 
 def test_calibrate_histogram_json_matches_the_api(cli):

@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 
 from mechdesign._numerics import round_up
-from mechdesign.core.leakage import impossible_output, ldp_epsilon, ldp_level
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.core import Mechanism, impossible_output, ldp_epsilon, ldp_level
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file
 
 PRIOR = [0.55, 0.25, 0.12, 0.08]
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from mechdesign.datasets import load_adult
+from mechdesign import load_adult
 
 from conftest import PROBLEMS
 

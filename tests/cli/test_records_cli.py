@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.datasets import load_adult
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign import load_adult
+from mechdesign.core import joint_labels
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_record_file
 from mechdesign.records import JointPrior
 
 from conftest import PROBLEMS
@@ -47,8 +47,8 @@ def test_design_writes_a_record_file_with_only_the_record_level_epsilon(adult, c
     assert verified.returncode == 0 and out["holds"] and out["level"] == "record" and out["letters"] == 10
     # One PML epsilon, the record's; beside it only the LDP level of the same matrices (a different notion).
     assert json.dumps({k: v for k, v in out.items() if k != "ldp"}).count('"epsilon"') == 1
-    from mechdesign.core.leakage import ldp_level
-    from mechdesign.mechfile.record import read_record_file
+    from mechdesign.core import ldp_level
+    from mechdesign.mechfile import read_record_file
 
     expected = ldp_level(read_record_file(adult["file"]).factors)  # infinite or not: the factors' float noise decides
     assert out["ldp"]["impossible"] == expected["impossible"]
@@ -190,7 +190,7 @@ def test_a_joint_record_file_privatizes_and_decodes_through_the_cli(cli, tmp_pat
 def test_an_overstated_record_file_fails_verify_with_exit_1(adult, cli, tmp_path):
     import hashlib
 
-    from mechdesign.mechfile.canonical import canonical_json
+    from mechdesign.mechfile import canonical_json
 
     content = json.loads(adult["file"].read_text())
     content["guarantee"]["epsilon"] = 0.5

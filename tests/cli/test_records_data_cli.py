@@ -11,15 +11,11 @@ import pytest
 from record_pml_oracle import brute_epsilon_min
 from record_pml_oracle import kronecker as _kron
 
-from mechdesign.core.leakage import capacity, epsilon_min
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.datasets import load_adult
-from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
-from mechdesign.mechfile.record import read_record_file, record_epsilon
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign import load_adult
+from mechdesign.core import L1Ball, capacity, epsilon_min, joint_labels
+from mechdesign.deploy.sampling import RecordPrivatizer
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_record_file, record_epsilon, write_mechanism_file, write_record_file
 from mechdesign.records import JointPrior
 
 from conftest import PRIVACY_SLACK, PROBLEMS
@@ -95,7 +91,7 @@ def test_assess_reports_the_record_level_guarantee_of_the_files_own_sample(adult
 
 def test_assess_on_another_sample_uses_its_joint_prior_and_size(adult, cli):
     """β*(δ, m, N) with m the sample's records and N = 10 the joint letters, centred on the sample's joint."""
-    from mechdesign.core.estimation import design_radius
+    from mechdesign.core import design_radius
 
     done = cli("assess", "--matrix", str(adult["file"]), "--data", str(adult["skewed"]), "--column", "race",
                "--column", "sex", "--delta", "1e-3", "--json")

@@ -17,12 +17,9 @@ from typing import Any
 
 import pytest
 
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.canonical import canonical_json
-from mechdesign.mechfile.record import read_record_file, record_epsilon
-from mechdesign.mechfile.record_write import write_record_file
-from mechdesign.mechfile.signature import generate_key_pair
+from mechdesign.core import joint_labels
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import canonical_json, generate_key_pair, read_record_file, record_epsilon, write_record_file
 from mechdesign.records import JointPrior
 
 ALPHABETS = [["u", "v", "w"], ["s", "t"]]
@@ -224,7 +221,7 @@ def test_an_overstated_or_broken_record_file_is_never_signed(cli, keys, tmp_path
 
 def test_the_signed_bytes_cover_every_record_field(keys, tmp_path):
     """The canonical content holds attributes, alphabets, factors, guarantee and prior: what the key signs."""
-    from mechdesign.mechfile.format import canonical_bytes
+    from mechdesign.mechfile import canonical_bytes
 
     path = _write(tmp_path / "r.mech.json", "product")
     content = json.loads(path.read_text(encoding="utf-8"))

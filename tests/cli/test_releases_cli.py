@@ -8,11 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.releases import release_leakage
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.core import L1Ball, Mechanism, release_leakage
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file
 
 PRIOR = [0.55, 0.25, 0.12, 0.08]
 W = np.array([[0.70, 0.20, 0.10, 0.00], [0.15, 0.70, 0.00, 0.15], [0.10, 0.10, 0.80, 0.00],
@@ -72,7 +70,7 @@ def test_verify_of_a_two_layer_file_reports_both_guarantees(cli, tmp_path):
 
 
 def test_verify_of_a_record_file_reports_the_record_account(cli, tmp_path):
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.mechfile import write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])

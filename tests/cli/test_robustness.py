@@ -20,8 +20,8 @@ import pytest
 
 import mechdesign._files
 from mechdesign.cli import main
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file
 
 from conftest import PROBLEMS, ROOT
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mechdesign.datasets import load_adult
+from mechdesign import load_adult
 
 from conftest import PROBLEMS
 

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from mechdesign.mechfile.symmetric import write_symmetric_file
+from mechdesign.mechfile import write_symmetric_file
 
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 
@@ -101,7 +101,7 @@ def test_export_dense_verifies_densely_and_a_large_design_is_refused(cli, design
     (lambda c: c["guarantee"].__setitem__("epsilon", c["guarantee"]["epsilon"] / 2), 1, "exceeds stated"),
 ])
 def test_bad_files_exit_with_one_line_and_write_nothing(cli, design, tmp_path, edit, code, text):
-    from mechdesign.mechfile.format import canonical_bytes
+    from mechdesign.mechfile import canonical_bytes
 
     _, path, data = design
     content = json.loads(path.read_text())

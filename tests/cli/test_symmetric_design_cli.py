@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mechdesign.design.symmetric import AUTO_FROM
-from mechdesign.mechfile.symmetric import read_symmetric_file
+from mechdesign.mechfile import read_symmetric_file
 
 from conftest import run_cli, run_cli_process
 

@@ -9,12 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mechdesign.core.assessment import assess
-from mechdesign.core.estimation import epsilon_prime, radius_for_delta
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.core import L1Ball, Prior, assess, capacity, epsilon_prime, radius_for_delta
+from mechdesign.design.polytope import randomized_response
 
 from conftest import PRIVACY_SLACK
 

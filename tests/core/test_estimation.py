@@ -9,7 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mechdesign.core.estimation import (
+from mechdesign.core import (
+    L1Ball,
+    Prior,
+    capacity,
     delta_for_radius,
     delta_min,
     epsilon_prime,
@@ -20,10 +23,7 @@ from mechdesign.core.estimation import (
     samples_for_epsilon_prime,
     samples_for_mechanism,
 )
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.design.polytope import randomized_response
 
 from conftest import EXACT
 
@@ -79,7 +79,7 @@ def test_samples_for_mechanism_uses_exact_capacity():
     assert capacity(rr, L1Ball(prior, min(2.0, radius_for_delta(delta, m, 4)))) <= target
     assert capacity(rr, L1Ball(prior, min(2.0, radius_for_delta(delta, m - 1, 4)))) > target
     # The exact planner needs fewer samples than the Theorem 4 route (RR has no zero in its columns).
-    from mechdesign.core.leakage import epsilon_min
+    from mechdesign.core import epsilon_min
     eps0 = epsilon_min(rr, prior)
     assert m < samples_for_epsilon_prime(target, eps0, delta, 4)
 

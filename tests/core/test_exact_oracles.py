@@ -20,10 +20,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity, epsilon_min, ldp_epsilon, ldp_level
-from mechdesign.core.mechanism import Mechanism, as_mechanism
-from mechdesign.core.releases import release_leakage
-from mechdesign.core.uncertainty import L1Ball
+from mechdesign.core import (
+    L1Ball,
+    Mechanism,
+    as_mechanism,
+    capacity,
+    epsilon_min,
+    ldp_epsilon,
+    ldp_level,
+    release_leakage,
+)
 
 from conftest import examples
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import (
+from mechdesign.core import (
+    L1Ball,
     capacity,
     corollary2_bound,
     epsilon_max,
@@ -21,12 +22,11 @@ from mechdesign.core.leakage import (
     pml,
     privacy_region,
     privacy_regions,
-    round_up,
     sensitivity_bound,
     theorem4_bound,
 )
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.core._leakage import round_up
+from mechdesign.design.polytope import randomized_response
 
 from conftest import EXACT
 from strategies import mechanisms, prior_and_mechanism, priors

@@ -10,9 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import ldp_epsilon
-from mechdesign.core.linkability import LinkLevel, link_level
-from mechdesign.design.baselines.longitudinal import longitudinal_mechanisms, longitudinal_protocol
+from mechdesign.core import LinkLevel, ldp_epsilon, link_level
+from mechdesign.design.baselines import longitudinal_mechanisms, longitudinal_protocol
 
 from conftest import EXACT, examples
 

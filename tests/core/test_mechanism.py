@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechdesign.core.mechanism import Mechanism
+from mechdesign.core import Mechanism
 
 
 def test_validated_and_read_only():
@@ -30,7 +30,7 @@ def test_bad_matrices(matrix, message):
 
 
 def test_label_mismatch_between_prior_and_mechanism():
-    from mechdesign.core.prior import Prior
+    from mechdesign.core import Prior
 
     m = Mechanism.from_matrix(np.eye(2), inputs=["a", "b"])
     with pytest.raises(ValueError, match="prior labels must equal the mechanism inputs"):

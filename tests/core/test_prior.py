@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.core.prior import Prior, as_prior
+from mechdesign.core import Prior, as_prior
 
 
 def test_from_counts_is_eq13_estimate():

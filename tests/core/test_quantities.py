@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mechdesign.core.quantities import group_map, marginal_map, marginal_names, subset_map
+from mechdesign.core import group_map, marginal_map, marginal_names, subset_map
 
 from conftest import EXACT
 

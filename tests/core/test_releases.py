@@ -1,4 +1,4 @@
-"""Repeated releases (mechdesign.core.releases, release_bound): the exact account of T releases, against an
+"""Repeated releases (mechdesign.core._releases, release_bound): the exact account of T releases, against an
 independent LP over the count-vector matrix; the certified relaxation never below it; the trivial bounds; the
 log-domain worst case of the ball."""
 
@@ -12,17 +12,18 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from release_oracle import lp_account
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.release_bound import count_vector_leakage, relaxation_bound
-from mechdesign.core.releases import (
-    _merged_logs,
+from mechdesign.core import (
+    L1Ball,
+    capacity,
     count_mechanism,
+    count_vector_leakage,
     number_of_count_vectors,
+    relaxation_bound,
     release_leakage,
     report_leakage,
 )
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.core._releases import _merged_logs
+from mechdesign.design.polytope import randomized_response
 
 from conftest import PRIVACY_SLACK, TIGHT, examples
 from strategies import mechanisms, priors
@@ -41,8 +42,7 @@ def _lp_account(matrix: np.ndarray, center: np.ndarray, radius: float, releases:
 @pytest.fixture(scope="module")
 def race():
     """The quick start's design, designed once for this module (about a second)."""
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.design.solver import solve
+    from mechdesign.design import load_problem, solve
 
     from conftest import PROBLEMS
 
@@ -87,8 +87,7 @@ def test_exact_account_equals_the_lp_on_a_joint_record_design():
 def test_exact_account_equals_the_lp_on_adult_education():
     """Adult education's estimation design (16 inputs, 122 outputs): T = 2 and 3 (7,503 and 310,124 count vectors;
     T = 4 and 5, 9.7·10⁶ and 2.4·10⁸, are checked by benchmarks/check_release_lp.py)."""
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.design.solver import solve
+    from mechdesign.design import load_problem, solve
 
     from conftest import PROBLEMS
 
@@ -166,7 +165,8 @@ def test_the_relaxation_never_falls_below_the_exact_account(case):
 def test_the_relaxation_searches_every_input_when_the_ball_is_the_whole_simplex():
     """β/2 at or above the prior's whole mass (rounding below 1): every input drained, weights 0, and the search
     still bounds every input's count vectors (it returned an upper bound of -inf with no node searched)."""
-    from mechdesign.core.release_bound import _drain_weights, relaxation_bound
+    from mechdesign.core import relaxation_bound
+    from mechdesign.core._release_bound import _drain_weights
 
     rng = np.random.default_rng(0)
     short = 0
@@ -294,7 +294,7 @@ def test_two_layer_enumeration_is_budgeted_by_its_likelihood_terms(monkeypatch):
     125 × 150) took 67 s of CPU at T' = 3 when only the count vectors were budgeted. Beyond MAX_REPORT_TERMS the
     lower end is the exact account of fewer reports (here T' = 2, 15 vectors). Fails on the code before the budget,
     which enumerated all of T = 3."""
-    import mechdesign.core.releases as releases
+    import mechdesign.core._releases as releases
 
     rng = np.random.default_rng(3)
     w1 = rng.dirichlet(np.ones(6), size=4)

@@ -1,6 +1,6 @@
-"""Symmetric mechanisms over cells (mechdesign.core.symmetric): the compact form against its dense expansion.
+"""Symmetric mechanisms over cells (mechdesign.core._symmetric): the compact form against its dense expansion.
 
-Oracles: the capacity of the dense matrix of every uniform placement (mechdesign.core.leakage.capacity over the same
+Oracles: the capacity of the dense matrix of every uniform placement (mechdesign.core._leakage.capacity over the same
 ball) and its Fisher information (J = W diag(1/P̂W) Wᵀ, inverted densely), on random types over the reference note's
 counts (reference/symmetric-designs.md §2: 9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2).
 """
@@ -15,10 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.core.symmetric import MAX_CELL, Cells, SymmetricMechanism, is_prime, prime_parts
-from mechdesign.core.uncertainty import L1Ball
+from mechdesign.core import MAX_CELL, Cells, L1Ball, Prior, SymmetricMechanism, capacity, is_prime, prime_parts
 
 from conftest import examples
 

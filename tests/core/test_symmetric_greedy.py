@@ -1,4 +1,4 @@
-"""The grouped greedy's early stop (mechdesign.core.symmetric.group_min_linear): bit for bit the full loop.
+"""The grouped greedy's early stop (mechdesign.core._symmetric.group_min_linear): bit for bit the full loop.
 
 Oracle: the greedy as the client specification states it (docs/client_spec.rst, "Guarantee"), every group visited,
 written out below; the library stops once the budget is drained by more than 1e-9 and must return the same doubles.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.symmetric import group_min_linear
+from mechdesign.core import group_min_linear
 
 from conftest import examples
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from mechdesign.core.uncertainty import L1Ball
+from mechdesign.core import L1Ball
 
 from conftest import TIGHT
 from strategies import priors

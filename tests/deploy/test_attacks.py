@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechdesign.mechfile.format import canonical_bytes
+from mechdesign.mechfile import canonical_bytes
 
 from conftest import PROBLEMS
 
@@ -29,8 +29,7 @@ RACE_COUNTS = [41762, 4685, 1519, 470, 406]
 @pytest.fixture(scope="module")
 def design(tmp_path_factory) -> Path:
     """The Adult race design (ε = 1, δ = 1e-6, m = 48,842), written once for the module."""
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.design.solver import solve
+    from mechdesign.design import load_problem, solve
 
     folder = tmp_path_factory.mktemp("design")
     return solve(load_problem(PROBLEMS / "adult-race.toml").problem, baselines=False).save(
@@ -160,8 +159,8 @@ def test_baseline_and_design_agree_at_epsilon_zero(cli, tmp_path):
 
 @pytest.mark.parametrize("field", ["epsilon", "radius"])
 def test_a_claim_a_hair_too_strong_does_not_hold(cli, design, tmp_path, field):
-    from mechdesign.core.estimation import required_radius
-    from mechdesign.mechfile.column import verify_mechanism_file
+    from mechdesign.core import required_radius
+    from mechdesign.mechfile import verify_mechanism_file
 
     content = json.loads(design.read_text())
     g = content["guarantee"]
@@ -228,9 +227,9 @@ OTHER_6 = [1720, 160, 0, 0, 120]  # 2,000 records: 6 % "Other", two empty catego
 
 
 def test_six_percent_other_is_refused_although_the_l1_allowance_passed_it(cli, design, tmp_path):
-    from mechdesign.core.estimation import radius_for_delta
-    from mechdesign.deploy.analysis.datacheck import check_counts
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign.core import radius_for_delta
+    from mechdesign.deploy.analysis import check_counts
+    from mechdesign.mechfile import read_mechanism_file
 
     guarantee = read_mechanism_file(design).guarantee
     check = check_counts(guarantee, OTHER_6)
@@ -244,8 +243,8 @@ def test_six_percent_other_is_refused_although_the_l1_allowance_passed_it(cli, d
 
 
 def test_an_overridden_refusal_states_the_epsilon_at_the_data(cli, design, tmp_path):
-    from mechdesign.core.leakage import epsilon_min
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign.core import epsilon_min
+    from mechdesign.mechfile import read_mechanism_file
 
     data = _records(tmp_path / "other.csv", OTHER_6)
     out = tmp_path / "private.csv"
@@ -279,8 +278,8 @@ def _boundary_priors(center: np.ndarray, radius: float) -> list[np.ndarray]:
 def test_honest_data_from_the_ball_boundary_pass_at_rate_at_least_one_minus_delta(records):
     """Size by simulation: at δ_d = 0.05 (large enough to measure), draws from boundary priors are refused at a
     rate ≤ δ_d; the bound is conservative, so in fact almost never."""
-    from mechdesign.core.estimation import radius_for_delta
-    from mechdesign.deploy.analysis.datacheck import check_counts
+    from mechdesign.core import radius_for_delta
+    from mechdesign.deploy.analysis import check_counts
 
     center = np.array(RACE_COUNTS) / sum(RACE_COUNTS)
     radius = radius_for_delta(1e-6, sum(RACE_COUNTS), 5)
@@ -295,8 +294,8 @@ def test_honest_data_from_the_ball_boundary_pass_at_rate_at_least_one_minus_delt
 
 
 def test_the_check_has_power_where_the_l1_allowance_had_none():
-    from mechdesign.core.estimation import radius_for_delta
-    from mechdesign.deploy.analysis.datacheck import check_counts
+    from mechdesign.core import radius_for_delta
+    from mechdesign.deploy.analysis import check_counts
 
     center = np.array(RACE_COUNTS) / sum(RACE_COUNTS)
     radius = radius_for_delta(1e-6, sum(RACE_COUNTS), 5)
@@ -316,7 +315,7 @@ def test_the_check_has_power_where_the_l1_allowance_had_none():
 @pytest.fixture
 def inflated(design, tmp_path) -> Path:
     """The issue's attack: samples 1e15 and radius 1e-6 in an unsigned file, ε recomputed to match, rehashed."""
-    from mechdesign.mechfile.column import achieved_epsilon, read_mechanism_file
+    from mechdesign.mechfile import achieved_epsilon, read_mechanism_file
 
     content = json.loads(design.read_text())
     guarantee = content["guarantee"]
@@ -376,10 +375,10 @@ def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mechdesign.deploy.sampling import progress
-    from mechdesign.deploy.sampling import stream as module
-    from mechdesign.deploy.sampling.sampler import Privatizer
-    from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.deploy.sampling import Privatizer
+    from mechdesign.deploy.sampling import _progress as progress
+    from mechdesign.deploy.sampling import _stream as module
+    from mechdesign.design.polytope import randomized_response
 
     source = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": ["a", "b"] * 100_000}), source, row_group_size=20_000)
@@ -436,9 +435,8 @@ def test_huge_epsilon_in_calibrate_gaussian_is_a_proper_error(cli, epsilon):
 
 def _record_file(folder: Path) -> tuple[Path, Path]:
     """A product record file over (race, sex) and 600 records of it: small, decodable, unsigned."""
-    from mechdesign.design.polytope.closed_form import randomized_response
-    from mechdesign.mechfile.record import record_epsilon
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.design.polytope import randomized_response
+    from mechdesign.mechfile import record_epsilon, write_record_file
     from mechdesign.records import JointPrior
 
     alphabets = [["White", "Black", "Other"], ["F", "M"]]
@@ -514,9 +512,8 @@ def test_assess_reads_csv_rows_from_stdin(cli):
 def krr_files(tmp_path) -> dict[str, Path]:
     """A decodable k-RR file over RACE, privatized records of it, a key pair, and the file with two output labels
     swapped (White ↔ Other) and re-hashed: an edit anyone can make, which decodes to swapped frequencies."""
-    from mechdesign.design.polytope.closed_form import randomized_response
-    from mechdesign.mechfile.column import write_mechanism_file
-    from mechdesign.mechfile.signature import generate_key_pair
+    from mechdesign.design.polytope import randomized_response
+    from mechdesign.mechfile import generate_key_pair, write_mechanism_file
 
     honest = write_mechanism_file(tmp_path / "krr.mech.json", randomized_response(5, 3.0, RACE),
                                   guarantee={"notion": "ldp", "epsilon": 3.0})
@@ -572,7 +569,7 @@ def test_decode_and_assess_keep_the_signature_policy(cli, krr_files, monkeypatch
 
 
 def test_assess_refuses_unsignable_csv_rows_under_a_signature_policy(cli, tmp_path, monkeypatch):
-    from mechdesign.mechfile.signature import generate_key_pair
+    from mechdesign.mechfile import generate_key_pair
 
     _, public = generate_key_pair(tmp_path / "key.pem")
     rows = tmp_path / "w.csv"
@@ -585,7 +582,7 @@ def test_assess_refuses_unsignable_csv_rows_under_a_signature_policy(cli, tmp_pa
 
 
 def test_decode_of_a_record_file_checks_its_signature(cli, tmp_path):
-    from mechdesign.mechfile.signature import generate_key_pair
+    from mechdesign.mechfile import generate_key_pair
 
     record, data = _record_file(tmp_path)
     private = tmp_path / "private.csv"
@@ -657,8 +654,7 @@ def test_a_zstandard_csv_is_refused_in_one_line_naming_the_suffix(cli, design, t
 
 def test_the_python_save_keeps_the_clis_rule_on_a_signed_design(cli, tmp_path):
     """The getting-started page designs with the CLI, then saves the same path from Python (item 11)."""
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.design.solver import solve
+    from mechdesign.design import load_problem, solve
 
     problem = PROBLEMS / "theorem5-first-region.toml"
     target = Path(json.loads(cli("design", str(problem), "--out", str(tmp_path), "--json").stdout)["file"])
@@ -679,8 +675,8 @@ def test_the_python_save_keeps_the_clis_rule_on_a_signed_design(cli, tmp_path):
 @pytest.mark.parametrize("epsilon", ["5e-324", "1e-300", "1e-16", "3e-16", "1e-13"])
 @pytest.mark.parametrize("kind", ["krr", "subset-selection", "hadamard", "block-design"])
 def test_a_baseline_at_a_tiny_epsilon_is_written_and_holds_at_that_epsilon(cli, tmp_path, kind, epsilon):
-    from mechdesign.core.leakage import ldp_epsilon
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign.core import ldp_epsilon
+    from mechdesign.mechfile import read_mechanism_file
 
     out = tmp_path / "tiny.mech.json"
     written = cli("baseline", kind, "--epsilon", epsilon, "--labels", ",".join(RACE), "--out", str(out))

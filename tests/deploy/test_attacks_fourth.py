@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from mechdesign.deploy.ledger import Ledger
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.deploy import Ledger
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file
 
 
 def _one_line(result) -> str:
@@ -66,7 +66,7 @@ def test_a_database_with_our_table_and_others_is_not_a_ledger(cli, run):
 
 
 def test_a_new_ledger_carries_its_mark_and_an_old_unmarked_one_still_opens(cli, run):
-    from mechdesign.deploy.ledger import APPLICATION_ID
+    from mechdesign.deploy import APPLICATION_ID
 
     privatize, folder = run
     assert privatize(cli, folder / "l.sqlite").returncode == 0
@@ -157,7 +157,7 @@ def test_a_design_at_an_epsilon_beyond_exp_overflow_is_written_and_verifies(cli,
 
 
 def test_the_inner_epsilon_keeps_its_value_where_epsilon_swamps_the_sum():
-    from mechdesign.design.problem import epsilon_prime_of
+    from mechdesign.design import epsilon_prime_of
 
     radius = 0.0243742856278113
     assert epsilon_prime_of(1e308, radius) == pytest.approx(epsilon_prime_of(800.0, radius), rel=1e-12)
@@ -180,9 +180,8 @@ def test_verify_releases_beyond_the_largest_t_is_a_one_line_rule(cli, tmp_path, 
 
 
 def test_the_largest_t_is_the_one_files_may_state_in_both_languages():
-    from mechdesign.core.releases import MAX_RELEASES, release_leakage
-    from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.mechfile.policy import MAX_RELEASES as FILE_MAX
+    from mechdesign.core import MAX_RELEASES, L1Ball, release_leakage
+    from mechdesign.core import MAX_RELEASES as FILE_MAX
 
     from conftest import ROOT
 
@@ -254,7 +253,7 @@ def test_the_memo_key_is_read_with_a_bound_and_dev_zero_is_refused_at_once(cli, 
     with big.open("wb") as handle:
         handle.truncate(10 << 30)  # 10 GiB, sparse: judged by its size, never read
     code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
-            "from mechdesign.deploy.sampling.memo import read_memo_key\n"
+            "from mechdesign.deploy.sampling import read_memo_key\n"
             f"for path in ('/dev/zero', {str(big)!r}):\n"
             "    try:\n"
             "        read_memo_key(path)\n"
@@ -291,7 +290,7 @@ def _wide_mechanism(zeros: bool):
     """6 inputs, 12 outputs: 4,368 count vectors of 5 releases."""
     import numpy as np
 
-    from mechdesign.core.mechanism import Mechanism
+    from mechdesign.core import Mechanism
 
     matrix = np.random.default_rng(4).uniform(0.5, 1.5, (6, 12))
     if zeros:
@@ -306,10 +305,10 @@ def test_an_account_cut_by_the_deadline_states_a_certified_bound(tmp_path):
     file is read) never exceeds."""
     import numpy as np
 
-    from mechdesign.core.releases import _trivial, release_leakage
-    from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.deadline import Deadline
-    from mechdesign.mechfile.column import read_mechanism_file
+    from mechdesign import Deadline
+    from mechdesign.core import L1Ball, release_leakage
+    from mechdesign.core._releases import _trivial
+    from mechdesign.mechfile import read_mechanism_file
 
     mechanism = _wide_mechanism(zeros=False)
     prior = np.full(6, 1 / 6)
@@ -329,7 +328,7 @@ def test_an_account_cut_by_the_deadline_states_a_certified_bound(tmp_path):
 def test_an_account_with_no_finite_bound_by_the_deadline_is_refused_and_nothing_written(tmp_path):
     import numpy as np
 
-    from mechdesign.deadline import Deadline
+    from mechdesign import Deadline
 
     mechanism = _wide_mechanism(zeros=True)  # LDP level infinite; the ball reaches a zero prior: no trivial bound
     guarantee = {"notion": "pml", "epsilon": 50.0, "prior": np.full(6, 1 / 6), "radius": 0.5}
@@ -343,9 +342,8 @@ def test_an_account_with_no_finite_bound_by_the_deadline_is_refused_and_nothing_
 def test_the_relaxation_stops_when_told_and_is_certified_only_after_its_roots():
     import numpy as np
 
-    from mechdesign.core.release_bound import relaxation_bound, root_cases
-    from mechdesign.core.releases import _merged_logs, release_leakage
-    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.core import L1Ball, relaxation_bound, release_leakage, root_cases
+    from mechdesign.core._releases import _merged_logs
 
     matrix = np.array([[0.6, 0.3, 0.1, 0.0], [0.1, 0.5, 0.2, 0.2], [0.2, 0.1, 0.3, 0.4]])
     ball = L1Ball([0.5, 0.3, 0.2], 0.1)
@@ -370,7 +368,7 @@ def test_design_keeps_its_time_limit_for_the_account(cli, tmp_path, monkeypatch)
     """Through the CLI: with the deadline already passed when the file is written (``Deadline.expired`` says so),
     a repeated Adult race design whose account has no trivial bound is refused in one line, nothing written (before
     the fix the account ran to its end, outside the time limit)."""
-    from mechdesign.deadline import Deadline
+    from mechdesign import Deadline
 
     from conftest import PROBLEMS
 

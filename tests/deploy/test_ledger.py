@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mechdesign.deploy.ledger import Ledger, count_users
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.deploy import Ledger, count_users
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file
 
 SHA = "ab" * 32
 
@@ -101,7 +101,7 @@ def test_two_processes_reserving_at_once_never_exceed_the_allowance(tmp_path):
     # Each process reserves one release of the same user under T = 5, eight times: exactly five succeed.
     path = tmp_path / "ledger.sqlite"
     Ledger(path)
-    code = ("import sys; from collections import Counter; from mechdesign.deploy.ledger import Ledger\n"
+    code = ("import sys; from collections import Counter; from mechdesign.deploy import Ledger\n"
             "ok = 0\n"
             "for _ in range(8):\n"
             "    try:\n"
@@ -142,7 +142,7 @@ def test_count_users_reads_integers_as_their_text():
 
 
 def test_a_record_file_counts_each_user_record_as_one_release(cli, tmp_path):
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.mechfile import write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 40]], ["a", "b"], [["x", "y"], ["s", "t"]])

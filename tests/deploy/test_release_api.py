@@ -13,13 +13,18 @@ import json
 import numpy as np
 import pytest
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.sampling.memo import MemoFunction, generate_memo_key, read_memo_key, user_ids
-from mechdesign.deploy.sampling.sampler import Privatizer, privatize
-from mechdesign.deploy.sampling.stream import privatize_file
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
-from mechdesign.mechfile.policy import key_id
+from mechdesign.core import Mechanism
+from mechdesign.deploy.sampling import (
+    MemoFunction,
+    Privatizer,
+    generate_memo_key,
+    privatize,
+    privatize_file,
+    read_memo_key,
+    user_ids,
+)
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import key_id, read_mechanism_file, write_mechanism_file
 
 from conftest import ROOT
 
@@ -126,7 +131,7 @@ def test_dask_keeps_the_policy_of_a_compiled_privatizer_and_the_key_binding(fold
     dd = pytest.importorskip("dask.dataframe")
     import pandas as pd
 
-    from mechdesign.deploy.sampling.scaleout import privatize_dask
+    from mechdesign.deploy.sampling import privatize_dask
 
     path, users, values = folder
     frame = dd.from_pandas(pd.DataFrame({"id": users, "v": values}), npartitions=3)
@@ -154,10 +159,8 @@ def test_dask_keeps_the_policy_of_a_compiled_privatizer_and_the_key_binding(fold
 
 
 def test_a_memoized_record_file_refuses_fresh_draws_through_every_entry_point(tmp_path):
-    from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-    from mechdesign.deploy.sampling.record_stream import privatize_record_file
-    from mechdesign.mechfile.record import read_record_file
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.deploy.sampling import RecordPrivatizer, privatize_record_file
+    from mechdesign.mechfile import read_record_file, write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])

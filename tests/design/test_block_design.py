@@ -14,14 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.design.baselines.block_design import (
+from mechdesign.design.baselines import (
     PRIME_POWERS,
     block_design_mechanism,
     block_designs,
     field_tables,
+    oracle_mse,
     projective_incidence,
+    subset_selection_parameters,
 )
-from mechdesign.design.baselines.ldp_oracles import oracle_mse, subset_selection_parameters
 
 from conftest import examples
 

@@ -2,7 +2,7 @@
 
 A mechanism a designer calls ε-private must verify at ε: its capacity rounded up (``round_up``, as the certificate and
 the file verifier compare it) is ≤ ε, and the ε it states is at least that. Each test failed before the call site
-used :func:`~mechdesign.core.leakage.certified_capacity` (the closed form landed exactly on ε, the records reported
+used :func:`~mechdesign.core.certified_capacity` (the closed form landed exactly on ε, the records reported
 the raw value).
 """
 
@@ -14,13 +14,9 @@ import numpy as np
 import pytest
 
 from mechdesign._numerics import round_up
-from mechdesign.core.leakage import capacity, certified_capacity
-from mechdesign.core.record_capacity import sampled_epsilon
-from mechdesign.core.record_prior import JointPrior
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-from mechdesign.records.joint_design import design_joint
-from mechdesign.records.sampled import design_sampled
+from mechdesign.core import JointPrior, L1Ball, capacity, certified_capacity, sampled_epsilon
+from mechdesign.design.polytope import calibrated_randomized_response
+from mechdesign.records import design_joint, design_sampled
 
 CASES = [([0.5, 0.3, 0.2], 1.0, 0.05), ([0.25, 0.25, 0.25, 0.25], 0.5, 2.0), ([0.7, 0.3], 2.0, 0.0),
          ([0.4, 0.4, 0.1, 0.1], 3.0, 0.15), ([0.6, 0.2, 0.2], 0.1, 1.0)]

@@ -9,12 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.certificate import certify, clean_matrix, repair
-from mechdesign.design.polytope.closed_form import high_privacy, randomized_response
-from mechdesign.design.utility import Utility
-from mechdesign.errors import CertificateError
+from mechdesign import CertificateError
+from mechdesign.core import L1Ball, capacity
+from mechdesign.design import Utility, certify, clean_matrix, repair
+from mechdesign.design.polytope import high_privacy, randomized_response
 
 from conftest import PRIVACY_SLACK, examples
 

@@ -7,12 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import capacity, epsilon_min, pml
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope import closed_form as cf
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
-from mechdesign.design.utility import Utility
+from mechdesign.core import L1Ball, capacity, epsilon_min, pml
+from mechdesign.design import DesignProblem, Utility, solve
+from mechdesign.design.polytope import _closed_form as cf
 
 from conftest import EXACT, PRIVACY_SLACK, TIGHT
 

@@ -11,12 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-from mechdesign.design.polytope.pricing import COARSE_M, MAX_TABLE, coarse_counts
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import plan_method, solve
+from mechdesign.core import Prior, capacity
+from mechdesign.design import DesignProblem, plan_method, solve
+from mechdesign.design.polytope import COARSE_M, MAX_TABLE, calibrated_randomized_response, coarse_counts
 
 from conftest import PRIVACY_SLACK
 
@@ -67,7 +64,7 @@ def test_the_refusal_for_priors_that_are_not_counts_names_the_real_rule():
 
 
 def test_the_rescaled_oracle_offers_members_of_the_true_polytope_and_proves_nothing():
-    from mechdesign.design.polytope.pricing import CoarseOracle, CountPricer, level_function
+    from mechdesign.design.polytope import CoarseOracle, CountPricer, level_function
 
     counts = _big_counts(30, 7_000_000)
     problem = DesignProblem.from_delta(Prior.from_counts(counts), 1.0, 1e-6)

@@ -1,4 +1,4 @@
-"""Baselines under one deadline (:func:`mechdesign.design.baselines.compare.compute_baselines`, issue 18)."""
+"""Baselines under one deadline (:func:`mechdesign.design.baselines.compute_baselines`, issue 18)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import math
 
 import pytest
 
-from mechdesign import DesignProblem, solve
-from mechdesign.deadline import Deadline
-from mechdesign.design.baselines.compare import compute_baselines
+from mechdesign import Deadline, DesignProblem, solve
+from mechdesign.design.baselines import compute_baselines
 
 PROBLEM = DesignProblem([0.4, 0.3, 0.2, 0.1], 1.0, radius=0.05)  # Proposition 2 regime: four baselines
 

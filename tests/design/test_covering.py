@@ -8,11 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.covering import covering_ball
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
+from mechdesign.core import L1Ball, capacity
+from mechdesign.design import DesignProblem, covering_ball, solve
 
 from conftest import PRIVACY_SLACK, examples
 from strategies import priors

@@ -1,6 +1,6 @@
 """The design engines under one deadline (issue 38, item 5): the mechanism, not the wall clock.
 
-Each test drives a step past its deadline with an expired :class:`~mechdesign.deadline.Deadline` or a clock moved by
+Each test drives a step past its deadline with an expired :class:`~mechdesign.Deadline` or a clock moved by
 hand, and checks what the step then does: the best certified design so far (k-RR calibrated to the ball, where
 column generation starts), never an internal solver status; a grid left for the next call; a baseline skipped with
 the reason. The real timings are measured by benchmarks/bench_time_limit.py.
@@ -13,21 +13,13 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.deadline import Deadline
-from mechdesign.design import certificate as certificate_module
-from mechdesign.design.certificate import repair
-from mechdesign.design.information.master import TIME_LIMIT, Master
-from mechdesign.design.polytope import closed_form
-from mechdesign.design.polytope.c2grid import C2Grid
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-from mechdesign.design.polytope.pricing import CountPricer, level_function
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import finish_seconds, solve
-from mechdesign.design.utility import Utility
-from mechdesign.errors import SolverError
+from mechdesign import Deadline, SolverError
+from mechdesign.core import Prior, capacity
+from mechdesign.design import DesignProblem, Utility, finish_seconds, load_problem, repair, solve
+from mechdesign.design import _certificate as certificate_module
+from mechdesign.design.information import TIME_LIMIT, Master
+from mechdesign.design.polytope import C2Grid, CountPricer, calibrated_randomized_response, level_function
+from mechdesign.design.polytope import _closed_form as closed_form
 
 from conftest import PRIVACY_SLACK, PROBLEMS
 
@@ -173,7 +165,7 @@ def test_repair_starts_from_the_closed_form_mixing_weight(monkeypatch):
     # is re-checked once, and the result is as private and as close to the smallest weight as before.
     rng = np.random.default_rng(3)
     prior = rng.dirichlet(np.ones(12))
-    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.core import L1Ball
 
     ball = L1Ball(prior, 0.3)
     matrix = rng.dirichlet(np.ones(9), size=12)
@@ -190,7 +182,7 @@ def test_repair_starts_from_the_closed_form_mixing_weight(monkeypatch):
 def test_k_rr_is_calibrated_with_two_capacity_evaluations(monkeypatch):
     calls = _counting(monkeypatch, closed_form, "capacity")
     prior = _zipf(200)
-    from mechdesign.core.uncertainty import L1Ball
+    from mechdesign.core import L1Ball
 
     mechanism, eps0 = calibrated_randomized_response(prior, 1.0, 0.2)
     assert len(calls) <= 2 and capacity(mechanism, L1Ball(prior, 0.2)) <= 1.0 and eps0 > 0.99

@@ -9,21 +9,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.deadline import Deadline
-from mechdesign.design.engines import Engine, EngineResult, Start, certify_result, choose, krr_start, trivial_bound
-from mechdesign.design.estimation.engine import EstimationEngine, Tuning
-from mechdesign.design.information.engines import (
-    ColumnGenerationEngine,
-    EnumerationEngine,
-    ListEngine,
-    PricingEngine,
+from mechdesign import Deadline, SolverError
+from mechdesign.core import Prior, capacity
+from mechdesign.design import (
+    DesignProblem,
+    Engine,
+    EngineResult,
+    Start,
+    certify_result,
+    choose,
+    krr_start,
+    plan_method,
+    solve,
+    trivial_bound,
 )
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import plan_method, solve
+from mechdesign.design.estimation import EstimationEngine, Tuning
+from mechdesign.design.information import ColumnGenerationEngine, EnumerationEngine, ListEngine, PricingEngine
 from mechdesign.design.symmetric import SymmetricEngine
-from mechdesign.errors import SolverError
 
 from conftest import examples
 
@@ -137,7 +139,7 @@ def test_the_default_engines_by_name_reach_the_default_optimum():
 
 
 def test_the_estimation_engine_through_the_registry_is_design_estimation():
-    from mechdesign.design.estimation.engine import design_estimation
+    from mechdesign.design.estimation import design_estimation
 
     problem = _problem(5, 1.0, 0.05, "estimation_mse")
     direct = design_estimation(problem, baselines=False)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import capacity
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
+from mechdesign.core import capacity
+from mechdesign.design import DesignProblem, solve
 
 PRIOR = [0.5, 0.3, 0.15, 0.05]
 
@@ -53,8 +52,8 @@ def test_an_epsilon_float64_cannot_tell_from_zero_is_refused_naming_the_rule(kin
 def test_a_conic_master_failure_is_a_solver_error_not_cvxpys(monkeypatch):
     import cvxpy as cp
 
-    from mechdesign.design.estimation.criterion import _conic_master
-    from mechdesign.errors import SolverError
+    from mechdesign import SolverError
+    from mechdesign.design.estimation._criterion import _conic_master
 
     def fails(self, *args, **kwargs):
         raise cp.error.SolverError("Solver 'CLARABEL' failed. Try another solver, or solve with verbose=True")

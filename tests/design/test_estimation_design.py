@@ -17,14 +17,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.fisher import fisher_information, trace_inverse_fisher
-from mechdesign.core.leakage import capacity
-from mechdesign.design.baselines.ldp_oracles import ORACLES, hadamard_mechanism, oracle_mse, subset_selection_mechanism
-from mechdesign.design.estimation.engine import caratheodory_reduce, design_estimation
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import lp_optimum, solve
-from mechdesign.design.utility import Utility
+from mechdesign.core import capacity, fisher_information, trace_inverse_fisher
+from mechdesign.design import DesignProblem, Utility, lp_optimum, solve
+from mechdesign.design.baselines import ORACLES, hadamard_mechanism, oracle_mse, subset_selection_mechanism
+from mechdesign.design.estimation import caratheodory_reduce, design_estimation
+from mechdesign.design.polytope import calibrated_randomized_response
 
 from conftest import PRIVACY_SLACK, SOLVER, examples
 
@@ -109,7 +106,7 @@ def _random_master() -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("path", ["null space", "simplex"])
 def test_reduction_keeps_information_and_row_sums(monkeypatch, path):
-    from mechdesign.design.estimation import criterion
+    from mechdesign.design.estimation import _criterion as criterion
 
     if path == "simplex":  # the LP that takes over when the null-space steps are not accurate enough or too large
         monkeypatch.setattr(criterion, "_eliminate_null_space", lambda rows, weights: None)
@@ -157,8 +154,8 @@ def test_mutual_information_design_reports_its_rank():
 def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
     import pytest
 
-    from mechdesign.design.estimation.engine import design_estimation
-    from mechdesign.design.problem import DesignProblem
+    from mechdesign.design import DesignProblem
+    from mechdesign.design.estimation import design_estimation
 
     with pytest.raises(ValueError, match="utility must be one of"):
         design_estimation(DesignProblem([0.5, 0.5], 1.0, 0.0, "mutual_information"), baselines=False)
@@ -167,8 +164,8 @@ def test_estimation_engine_refuses_a_sub_convex_utility_with_a_one_line_error():
 @pytest.mark.parametrize("priced", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_skipped_reduction_keeps_the_value_and_still_certifies(priced):
     """Past the reduction's size limit the master's θ is kept: same value as the reduced design, bound still a proof."""
-    from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.core import Prior
+    from mechdesign.design.estimation import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
@@ -191,8 +188,8 @@ def test_a_skipped_reduction_keeps_the_value_and_still_certifies(priced):
 def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(monkeypatch):
     """The polish after the reduction keeps the basic θ when the master returns a worse point (a master stopped at
     the deadline returns its first iterate, θ shifted into the interior), and takes a better one."""
-    from mechdesign.design.estimation import finish
-    from mechdesign.design.estimation.criterion import objective
+    from mechdesign.design.estimation import _finish as finish
+    from mechdesign.design.estimation import objective
 
     prior = np.array([0.4, 0.3, 0.2, 0.1])
     columns = np.hstack([np.eye(4) / prior[:, None], np.ones((4, 1))])  # the identity's lift vectors and a constant
@@ -219,8 +216,8 @@ def test_a_polish_cut_short_at_the_deadline_never_replaces_a_better_basic_point(
 def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_iteration_cap():
     """The priced search improves in small steps for as long as it is given (native-country, ε = 1, stopped at 200
     iterations after 105 s of a 600-s limit): the enumeration engine's cap does not stop it; its own cap does."""
-    from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.core import Prior
+    from mechdesign.design.estimation import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
@@ -240,8 +237,8 @@ def test_the_priced_search_is_limited_by_time_not_by_the_enumeration_engines_ite
 def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
     """θ off Σθ_k v_k = 1 by a solver's tolerance (1e-7): one multiplicative correction brings it to rounding, on the
     same support, with θ > 0 and J nearly unchanged."""
-    from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.finish import rows_to_one
+    from mechdesign.core import Prior
+    from mechdesign.design.estimation import rows_to_one
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
@@ -259,8 +256,8 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
 
 def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof():
     """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
-    from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.core import Prior
+    from mechdesign.design.estimation import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
@@ -276,8 +273,8 @@ def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof()
 @pytest.mark.parametrize("kind", ["estimation_mse", "estimation_logdet"])
 def test_partial_pricing_reaches_the_optimum_of_full_pricing(kind):
     """A shortlist of 2N candidates priced between full passes: the same certified optimum as pricing all of them."""
-    from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.core import Prior
+    from mechdesign.design.estimation import EstimationEngine, Tuning
 
     counts = np.array([40, 22, 15, 11, 9, 7, 6, 5, 4, 3, 3, 2, 2, 1])
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.1, kind)
@@ -295,8 +292,8 @@ def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certif
     value; when the certificate's own value (of a moved matrix) then leaves the tolerance, it is computed after all."""
     import dataclasses
 
-    from mechdesign.core.prior import Prior
-    from mechdesign.design.estimation.engine import EstimationEngine
+    from mechdesign.core import Prior
+    from mechdesign.design.estimation import EstimationEngine
 
     problem = DesignProblem(Prior.from_counts(np.array([12, 7, 5, 4, 3, 2, 2, 1])), 1.0, 0.05, "estimation_mse")
     plain = design_estimation(problem, baselines=False)
@@ -327,7 +324,7 @@ def test_null_space_steps_reach_a_vertex_with_the_same_information(n, extra, zer
     """Carathéodory by null-space steps (criterion._eliminate_null_space) on random lift vectors, some with zeros:
     the result is ≥ 0, keeps J and the row sums to 1e-12 relative, and its support is linearly independent in the
     map (a vertex, so at most N(N+1)/2 columns: the row sums follow from J P̂ = Σθ_k v_k)."""
-    from mechdesign.design.estimation.criterion import _eliminate_null_space
+    from mechdesign.design.estimation._criterion import _eliminate_null_space
 
     rng = np.random.default_rng(seed)
     prior = rng.dirichlet(np.ones(n))

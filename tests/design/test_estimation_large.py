@@ -1,7 +1,7 @@
 """The large-N regime of the priced estimation search: the ε-LDP start and the diagonal floor [D].
 
 Beyond 256 categories the search starts from the better of Hadamard response and the best block design, and its
-bound is the diagonal floor of :func:`mechdesign.design.estimation.criterion.diagonal_floor` (no structured bound):
+bound is the diagonal floor of :func:`mechdesign.design.polytope.diagonal_floor` (no structured bound):
 its soundness against random ε-LDP designs and enumerated optima, its closed form, and the regime forced at N = 12.
 """
 
@@ -14,14 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.core.prior import Prior
-from mechdesign.design.baselines.block_design import block_design_mechanism, block_designs
-from mechdesign.design.baselines.ldp_oracles import hadamard_mechanism
-from mechdesign.design.estimation import criterion, priced
-from mechdesign.design.estimation.engine import EstimationEngine, Tuning, design_estimation
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
+from mechdesign.core import Prior, trace_inverse_fisher
+from mechdesign.design import DesignProblem, solve
+from mechdesign.design.baselines import block_design_mechanism, block_designs, hadamard_mechanism
+from mechdesign.design.estimation import EstimationEngine, Tuning, design_estimation
+from mechdesign.design.estimation import _criterion as criterion
+from mechdesign.design.estimation import _priced as priced
 
 from conftest import PRIVACY_SLACK, examples
 
@@ -54,8 +52,7 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     values = [trace_inverse_fisher(m, p) for m in (hadamard, *designs)]
     assert trace_inverse_fisher(start, p) == pytest.approx(min(values), rel=1e-12)
     assert designs and values[1] < values[0]  # at N = 12 the block design (PG(2, 3), 13 outputs) is the better
-    from mechdesign.design.polytope.pricing import pricing_counts
-    from mechdesign.design.polytope.separable import SeparableOracle
+    from mechdesign.design.polytope import SeparableOracle, pricing_counts
 
     first: list[np.ndarray] = []
     real = priced.restricted_master_dual
@@ -134,9 +131,8 @@ def test_the_diagonal_floor_is_tight_without_privacy_and_matches_its_closed_form
 @settings(max_examples=examples(12), deadline=None)
 @given(size=st.integers(3, 6), epsilon=st.floats(0.2, 3.0), radius=st.floats(0.0, 1.0), seed=st.integers(0, 999))
 def test_the_diagonal_structure_bounded_by_the_oracle_is_below_the_enumerated_optimum(size, epsilon, radius, seed):
-    from mechdesign.design.estimation.bound import diagonal_structure, structure_bound
-    from mechdesign.design.polytope.pricing import pricing_counts
-    from mechdesign.design.polytope.separable import SeparableOracle
+    from mechdesign.design.estimation import diagonal_structure, structure_bound
+    from mechdesign.design.polytope import SeparableOracle, pricing_counts
 
     counts = np.random.default_rng(seed).integers(1, 40, size)
     problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
@@ -150,9 +146,8 @@ def test_the_diagonal_structure_bounded_by_the_oracle_is_below_the_enumerated_op
 
 @pytest.mark.slow
 def test_the_priced_search_reports_at_least_the_diagonal_structure_bound(monkeypatch):
-    from mechdesign.design.estimation.bound import diagonal_structure, structure_bound
-    from mechdesign.design.polytope.pricing import pricing_counts
-    from mechdesign.design.polytope.separable import SeparableOracle
+    from mechdesign.design.estimation import diagonal_structure, structure_bound
+    from mechdesign.design.polytope import SeparableOracle, pricing_counts
 
     problem = DesignProblem(Prior.from_counts(np.array([30, 20, 14, 10, 8, 6, 5, 4, 3, 2, 2, 1])), 1.0, 0.05,
                             "estimation_mse")

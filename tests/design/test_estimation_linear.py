@@ -24,17 +24,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.core.quantities import group_map, marginal_map, subset_map
-from mechdesign.design.estimation.bound import _trace_root
-from mechdesign.design.estimation.engine import design_estimation
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-from mechdesign.design.polytope.vertices import column_vertices
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import solve
-from mechdesign.design.utility import Utility
+from mechdesign.core import Prior, capacity, group_map, marginal_map, subset_map
+from mechdesign.design import DesignProblem, Utility, load_problem, solve
+from mechdesign.design.estimation import design_estimation
+from mechdesign.design.estimation._bound import _trace_root
+from mechdesign.design.polytope import calibrated_randomized_response, column_vertices
 
 from conftest import PRIVACY_SLACK, PROBLEMS, SOLVER, examples
 
@@ -155,7 +149,7 @@ def test_reported_value_is_recomputed_from_the_matrix_and_bounded_below(n, seed,
 @pytest.mark.slow
 def test_priced_engine_beyond_enumeration():
     """N = 18 count prior at β = 0: L = I is estimation_mse exactly; three categories get a certified design."""
-    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.design.estimation import EstimationEngine, Tuning
 
     searched = [EstimationEngine(tuning=Tuning(enumerate_small=16))]  # N = 18 would be enumerated: the priced engine
     counts = [400, 300, 250, 200, 160, 130, 110, 90, 80, 70, 60, 50, 45, 40, 35, 30, 25, 20]
@@ -176,7 +170,7 @@ def test_priced_engine_beyond_enumeration():
 
 @given(st.integers(0, 10_000), st.integers(2, 5), st.integers(1, 4))
 def test_structured_bound_inequality_for_a_map(seed, n, k):
-    """tr(L J⁻¹ Lᵀ) + tr(Y J) ≥ 2 tr((L Y Lᵀ)^{1/2}) for every J ≻ 0, Y ⪰ 0 (bound.py), with the rounded root below."""
+    """tr(L J⁻¹ Lᵀ) + tr(Y J) ≥ 2 tr((L Y Lᵀ)^{1/2}) for every J ≻ 0, Y ⪰ 0 (_bound.py), with the rounded root below."""
     rng = np.random.default_rng(seed)
     a, b = rng.normal(size=(n, n)), rng.normal(size=(n, n))
     j, y = a @ a.T + 0.1 * np.eye(n), b @ b.T
@@ -222,8 +216,8 @@ def test_a_zero_optimum_is_reported_optimal():
 
 
 def test_dual_cone_program_bounds_every_design_and_meets_the_optimum():
-    """dual.py: (B) at the cutting-plane dual optimum is ≤ every feasible design's value and reaches the optimum."""
-    from mechdesign.design.estimation.dual import dual_bound
+    """_dual.py: (B) at the cutting-plane dual optimum is ≤ every feasible design's value and reaches the optimum."""
+    from mechdesign.design.estimation import dual_bound
 
     problem = DesignProblem([0.4, 0.1, 0.3, 0.2], 1.0, 0.3, linear(marginal_map([2, 2])))
     offset = problem.utility.offset(problem.prior.probabilities)
@@ -239,7 +233,7 @@ def test_dual_cone_program_bounds_every_design_and_meets_the_optimum():
 
 @pytest.mark.slow
 def test_education_as_a_4x4_product_gets_its_marginals_certified():
-    """N = 16, general radius: the primal stalls 0.4 % above the optimum without the dual phase (dual.py)."""
+    """N = 16, general radius: the primal stalls 0.4 % above the optimum without the dual phase (_dual.py)."""
     problem = load_problem(PROBLEMS / "adult-education-estimation.toml").problem
     result = design_estimation(problem.with_(utility=linear(marginal_map([4, 4]))), baselines=False, time_limit=300)
     assert result.status == "optimal" and result.certificate.relative_gap <= 1e-7
@@ -249,7 +243,7 @@ def test_education_as_a_4x4_product_gets_its_marginals_certified():
 @pytest.mark.slow
 def test_small_count_priors_beyond_sixteen_are_enumerated_and_bound_the_priced_engine():
     """N = 18 (β = 0, 262 k candidates) is enumerated and certified optimal; the priced engine never beats it."""
-    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
+    from mechdesign.design.estimation import EstimationEngine, Tuning
 
     counts = [400, 300, 250, 200, 160, 130, 110, 90, 80, 70, 60, 50, 45, 40, 35, 30, 25, 20]
     problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.0, "estimation_mse")

@@ -13,13 +13,12 @@ import time
 import numpy as np
 import pytest
 
-from mechdesign import deadline as deadline_module
-from mechdesign.core.prior import Prior
-from mechdesign.deadline import Deadline
-from mechdesign.design.estimation import priced
-from mechdesign.design.estimation.engine import EstimationEngine, Tuning, design_estimation
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
+from mechdesign import Deadline
+from mechdesign import _deadline as deadline_module
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem, solve
+from mechdesign.design.estimation import EstimationEngine, Tuning, design_estimation
+from mechdesign.design.estimation import _priced as priced
 
 from conftest import PRIVACY_SLACK
 
@@ -51,7 +50,7 @@ def _priced() -> DesignProblem:
 @pytest.mark.slow
 def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
     """From the third call on, the master returns k-RR's weights (a worse point): the result keeps call 2's."""
-    from mechdesign.design.polytope.closed_form import calibrated_randomized_response
+    from mechdesign.design.polytope import calibrated_randomized_response
 
     problem = _priced()
     real = priced.restricted_master_dual
@@ -145,8 +144,8 @@ def test_an_oracle_past_its_deadline_stops_and_gives_no_bound():
     """maximize raises OracleTimeout past its deadline; a structured bound with no round completed is −inf."""
     import pytest
 
-    from mechdesign.design.estimation.bound import structured_bound
-    from mechdesign.design.polytope.separable import OracleTimeout, SeparableOracle
+    from mechdesign.design.estimation import structured_bound
+    from mechdesign.design.polytope import OracleTimeout, SeparableOracle
 
     oracle = SeparableOracle(COUNTS, 1.0, 0.05)
     rng = np.random.default_rng(3)
@@ -168,7 +167,7 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
     On a fake clock (1 ms a reading, 0.2 s a table of the bound), as the final-certificate test above: it slept
     0.2 s per table under a real 5-s limit, and whether a table of the bound began before the limit depended on
     the machine's load."""
-    from mechdesign.design.polytope.separable import SeparableOracle
+    from mechdesign.design.polytope import SeparableOracle
 
     problem = _priced()
     exact = _reference(problem)
@@ -212,7 +211,7 @@ def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certifie
 
 def test_a_reduction_past_its_deadline_returns_theta_unchanged():
     """caratheodory_reduce with no time left keeps θ (the design is certified either way); with time it reduces."""
-    from mechdesign.design.estimation.criterion import caratheodory_reduce
+    from mechdesign.design.estimation import caratheodory_reduce
 
     rng = np.random.default_rng(5)
     n, k = 4, 40

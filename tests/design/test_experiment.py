@@ -1,4 +1,4 @@
-"""The interior point master of estimation design (mechdesign.design.estimation.master) against the conic form.
+"""The interior point master of estimation design (mechdesign.design.estimation._master) against the conic form.
 
 Oracle: the same restricted master solved by cvxpy + Clarabel (``matrix_frac`` / ``log_det``), an
 independent formulation and solver. On random priors, radii and column sets (Hypothesis) both must reach
@@ -13,13 +13,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mechdesign.design.estimation import engine as estimation
-from mechdesign.design.estimation.criterion import _conic_master, lower_bound, objective
-from mechdesign.design.estimation.master import solve_master, solve_master_dual
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response
-from mechdesign.design.polytope.vertices import column_vertices
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
+from mechdesign.design import DesignProblem, solve
+from mechdesign.design.estimation import _engine as estimation
+from mechdesign.design.estimation import lower_bound, objective, solve_master, solve_master_dual
+from mechdesign.design.estimation._criterion import _conic_master
+from mechdesign.design.polytope import calibrated_randomized_response, column_vertices
 
 from conftest import examples
 
@@ -83,7 +81,7 @@ def test_the_masters_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius
     assert found is not None
     theta, lam = found
     assert np.array_equal(theta, solve_master(criterion, columns, start))
-    from mechdesign.design.estimation.criterion import criterion_gradients, pseudo_inverse
+    from mechdesign.design.estimation import criterion_gradients, pseudo_inverse
 
     j = (columns * theta) @ columns.T
     j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
@@ -115,7 +113,7 @@ def test_columns_that_do_not_span_are_refused_not_solved():
 def test_design_falls_back_to_the_conic_master_when_the_interior_point_method_fails(monkeypatch):
     problem = DesignProblem([0.5, 0.3, 0.2], 1.0, 0.1, "estimation_mse")
     fast = estimation.design_estimation(problem, baselines=False)
-    from mechdesign.design.estimation import criterion
+    from mechdesign.design.estimation import _criterion as criterion
 
     monkeypatch.setattr(criterion, "solve_master_dual", lambda *args, **kwargs: None)  # the master of both searches
     # Clarabel's weights are accurate to ~1e-9, so the bound computed from them certifies ~1e-7, not 1e-10.
@@ -144,10 +142,10 @@ def test_time_limit_returns_a_certified_feasible_design():
     assert result.status == ("optimal" if result.gap <= 1e-7 * abs(result.utility) else "feasible")
 
 
-# The two Newton systems of the master (mechdesign.design.estimation.master): the K×K Cholesky factorisation and the
+# The two Newton systems of the master (mechdesign.design.estimation._master): the K×K Cholesky factorisation and the
 # normal equations of size N(N+1)/2 + N through the Khatri–Rao rows of ∇²f. Oracle: the explicit Hessian 2A∘B / A∘A
 # and the direct solve; then the conic form, whichever system the solver is forced to take.
-from mechdesign.design.estimation import master as _master_module  # noqa: E402
+from mechdesign.design.estimation import _master as _master_module  # noqa: E402
 
 
 def newton_state(n, k, criterion, weighted, seed):
@@ -266,12 +264,8 @@ def test_the_normal_equations_rarely_decline():
 def test_the_square_multipliers_give_the_bound_of_the_lp(prior, epsilon, radius, criterion):
     # At k-RR's N columns (the engine's first pricing) λ = V⁻ᵀg replaces the LP: the same Lagrangian bound and the
     # same reduced gradients over every vertex candidate (λ is the LP's up to λ + cP̂, which the shift removes).
-    from mechdesign.design.estimation.criterion import (
-        _square_multiplier,
-        criterion_gradients,
-        dual_multiplier,
-        pseudo_inverse,
-    )
+    from mechdesign.design.estimation import criterion_gradients, dual_multiplier, pseudo_inverse
+    from mechdesign.design.estimation._criterion import _square_multiplier
 
     problem = DesignProblem(prior, epsilon, radius, "estimation_mse")
     rr, _ = calibrated_randomized_response(problem.prior, epsilon, radius)

@@ -11,12 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.design.baselines.block_design import (
+from mechdesign.design.baselines import (
     MATRIX_POINTS,
     block_design_mechanism,
     block_designs,
-)
-from mechdesign.design.baselines.ldp_oracles import (
     compare_oracles,
     hadamard_mechanism,
     oracle_mse,

@@ -12,9 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.core.leakage import ldp_epsilon
-from mechdesign.design.baselines.ldp_oracles import (
+from mechdesign.core import ldp_epsilon, trace_inverse_fisher
+from mechdesign.design.baselines import (
     ORACLES,
     compare_oracles,
     grr_mechanism,
@@ -195,7 +194,7 @@ def test_an_uninformative_oracle_has_an_infinite_mse_not_an_error(name):
 
 
 def test_block_designs_exist_at_every_positive_epsilon():
-    from mechdesign.design.baselines.block_design import block_designs
+    from mechdesign.design.baselines import block_designs
 
     for epsilon in (1e-300, 1e-16, 3e-16, 1e-12):
         designs = block_designs(5, epsilon)

@@ -1,4 +1,4 @@
-"""Longitudinal LDP protocols (mechdesign.design.baselines.longitudinal): the per-report level met exactly,
+"""Longitudinal LDP protocols (mechdesign.design.baselines._longitudinal): the per-report level met exactly,
 the papers' closed forms, the variance of Wang et al.'s Theorem 2 against a simulation of the two layers, and the
 baseline kinds' two-layer files."""
 
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import ldp_epsilon
-from mechdesign.design.baselines.longitudinal import longitudinal_mechanisms, longitudinal_protocol
+from mechdesign.core import ldp_epsilon
+from mechdesign.design.baselines import longitudinal_mechanisms, longitudinal_protocol
 
 BUDGETS = [(1.0, 0.5), (2.0, 1.0), (4.0, 1.0)]
 

@@ -1,6 +1,6 @@
 """The counting pricing oracle and the engine without enumeration (issue 12).
 
-Oracle: brute-force enumeration of the candidate list (:mod:`mechdesign.design.polytope.vertices`) is the oracle of
+Oracle: brute-force enumeration of the candidate list (:mod:`mechdesign.design.polytope._vertices`) is the oracle of
 the oracle. The pricer's bound must be ≥ the best enumerated reduced cost for every λ, and equal to it where
 the pricer is exact (no C2 family: β < 2 min P̂); every column it returns must be a feasible candidate.
 Engine: the certified bound is ≥ the true optimum, and the optimum equals enumeration's.
@@ -17,15 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.cli import main
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.pricing import CountPricer, level_function
-from mechdesign.design.polytope.vertices import column_vertices
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import plan_method, solve
-from mechdesign.design.utility import Utility
+from mechdesign.core import L1Ball, Prior, capacity
+from mechdesign.design import DesignProblem, Utility, load_problem, plan_method, solve
+from mechdesign.design.polytope import CountPricer, column_vertices, level_function
 
 from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
 
@@ -174,7 +168,7 @@ def test_refusals_are_decided_before_any_allocation():
 def test_cli_time_limit_and_progress(tmp_path, capsys, monkeypatch):
     # On a fake clock (20 ms a reading) the command's decisions are the same on any machine: at a real 2 s a loaded
     # machine may reach no iteration (and print no iteration line).
-    import mechdesign.deadline as deadline_module
+    import mechdesign._deadline as deadline_module
 
     now = [0.0]
 
@@ -196,7 +190,7 @@ def test_cli_time_limit_and_progress(tmp_path, capsys, monkeypatch):
 
 
 def test_capacity_by_column_blocks_matches_whole(monkeypatch):
-    import mechdesign.core.leakage as leakage
+    import mechdesign.core._leakage as leakage
 
     rng = np.random.default_rng(3)
     w = rng.dirichlet(np.ones(7), size=7)

@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.core.prior import Prior
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import plan_method, pricing_counts, solve
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem, plan_method, solve
+from mechdesign.design.polytope import pricing_counts
 
 
 @pytest.mark.parametrize(("probabilities", "expected"), [

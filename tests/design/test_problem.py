@@ -8,12 +8,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from mechdesign.core.estimation import radius_for_delta
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.problem import DesignProblem, epsilon_prime_of
-from mechdesign.design.solver import solve
+from mechdesign.core import L1Ball, Prior, capacity, radius_for_delta
+from mechdesign.design import DesignProblem, epsilon_prime_of, solve
 
 from conftest import EXACT
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.core.quantities import group_map, marginal_map, subset_map
-from mechdesign.design.problemfile import load_problem
+from mechdesign.core import group_map, marginal_map, subset_map
+from mechdesign.design import load_problem
 
 from conftest import PROBLEMS, ROOT
 
@@ -42,7 +42,7 @@ def test_the_shipped_race_sex_file_round_trips():
     assert np.array_equal(utility.weights, marginal_map([5, 2]))
     assert utility.names == ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Male", "Female")
     # The counts are the Adult cross-tabulation, in the order of the labels.
-    from mechdesign.datasets import load_adult
+    from mechdesign import load_adult
 
     frame = load_adult(["race", "sex"])
     joint = (frame["race"] + "|" + frame["sex"]).value_counts()
@@ -78,8 +78,8 @@ def test_bad_linear_utilities_give_one_line_errors(tmp_path, utility, match):
 
 
 def _parses(tmp_path, text, name="p.toml"):
-    from mechdesign.design.problemfile import load_problem
-    from mechdesign.records.problem import is_record_problem, load_record_problem
+    from mechdesign.design import load_problem
+    from mechdesign.records._problem import is_record_problem, load_record_problem
 
     path = tmp_path / name
     path.write_text(text)
@@ -89,9 +89,9 @@ def _parses(tmp_path, text, name="p.toml"):
 def test_every_documented_key_is_one_the_parsers_accept_and_no_other(tmp_path):
     """The reference page (docs/problem_file.rst) is generated from problem_keys(); the parsers validate against
     the same tables: an undocumented key is refused, in each table of both kinds of files."""
-    from mechdesign.design.problemfile import KEYS as COLUMN
-    from mechdesign.records.problem import KEYS as RECORD
-    from mechdesign.records.problem import problem_keys
+    from mechdesign.design import KEYS as COLUMN
+    from mechdesign.records._problem import KEYS as RECORD
+    from mechdesign.records._problem import problem_keys
 
     listed = {key for key, _, _ in problem_keys()}
     for table in ("data", "privacy", "release"):

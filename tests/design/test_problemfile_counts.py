@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.design.problemfile import load_problem
+from mechdesign.design import load_problem
 
 from conftest import examples
 

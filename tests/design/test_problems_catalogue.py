@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import solve
-from mechdesign.records.problem import is_record_problem
+from mechdesign.design import load_problem, solve
+from mechdesign.records._problem import is_record_problem
 
 from conftest import PRIVACY_SLACK, PROBLEMS
 
@@ -95,8 +94,7 @@ def test_large_problems_design_within_their_certified_bracket(path):
 
 @pytest.mark.parametrize("name", sorted(ALPHABETS))
 def test_large_alphabets_load_with_their_ldp_closed_forms(name):
-    from mechdesign.design.baselines.block_design import block_designs
-    from mechdesign.design.baselines.ldp_oracles import oracle_mse
+    from mechdesign.design.baselines import block_designs, oracle_mse
 
     loaded = load_problem(PROBLEMS / f"{name}.toml")
     problem, expected = loaded.problem, loaded.expected

@@ -1,4 +1,4 @@
-"""The proximal step of column generation (mechdesign.design.information.proximal) and the loop that uses it.
+"""The proximal step of column generation (mechdesign.design.information._proximal) and the loop that uses it.
 
 Oracle for the step: the same strongly convex QP solved by cvxpy (Clarabel). The point must satisfy every cut
 of the model and be its proximal minimiser; the loop must reach enumeration's optimum with the step and with
@@ -13,12 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.prior import Prior
-from mechdesign.design.information import proximal
-from mechdesign.design.information.proximal import ProximalModel, nnls
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import solve
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem, load_problem, solve
+from mechdesign.design.information import ProximalModel, nnls
+from mechdesign.design.information import _proximal as proximal
 
 from conftest import PROBLEMS, TIGHT, examples
 

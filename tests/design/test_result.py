@@ -85,7 +85,7 @@ def test_gap_statement_without_a_usable_ratio_keeps_the_bound_and_gap(result):
 
 
 def test_the_rank_is_taken_once_for_the_report_the_warning_and_the_file(monkeypatch, tmp_path):
-    import mechdesign.core.fisher as fisher
+    import mechdesign.core._fisher as fisher
 
     calls = []
     original = fisher.identifiability
@@ -95,7 +95,7 @@ def test_the_rank_is_taken_once_for_the_report_the_warning_and_the_file(monkeypa
     found.summary(), found.rank_warning(), found.file_sections(), found.save(tmp_path / "x.mech.json")
     assert len(calls) == 1 and found.rank == np.linalg.matrix_rank(found.mechanism.matrix, tol=1e-10)
 def test_save_never_replaces_a_file_silently_and_warns_before_a_signed_one_goes(result, tmp_path):
-    from mechdesign.mechfile.signature import generate_key_pair, sign_mechanism_file
+    from mechdesign.mechfile import generate_key_pair, sign_mechanism_file
 
     path = result.save(tmp_path / "example1.mech.json")
     first = path.read_bytes()

@@ -1,7 +1,7 @@
 """The separable quadratic oracle and the structured bound of the estimation engine, against enumeration.
 
 Both are reconstructions [D] (no paper states them): every claim is checked numerically here against the
-vertex enumeration of :mod:`mechdesign.design.polytope.vertices` on random small instances.
+vertex enumeration of :mod:`mechdesign.design.polytope._vertices` on random small instances.
 """
 
 from __future__ import annotations
@@ -13,15 +13,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.prior import Prior
-from mechdesign.design.estimation import engine, pricing
-from mechdesign.design.estimation.bound import fit_structure, structured_bound
-from mechdesign.design.estimation.criterion import criterion_gradients, dual_multiplier
-from mechdesign.design.estimation.engine import design_estimation
-from mechdesign.design.estimation.pricing import ColumnSearch
-from mechdesign.design.polytope.separable import SeparableOracle
-from mechdesign.design.polytope.vertices import column_vertices
-from mechdesign.design.problem import DesignProblem
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem
+from mechdesign.design.estimation import (
+    ColumnSearch,
+    criterion_gradients,
+    design_estimation,
+    dual_multiplier,
+    fit_structure,
+    structured_bound,
+)
+from mechdesign.design.estimation import _engine as engine
+from mechdesign.design.estimation import _pricing as pricing
+from mechdesign.design.polytope import SeparableOracle, column_vertices
 
 from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
 
@@ -81,8 +85,8 @@ def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
 @given(separable_cases(), st.integers(0, 2**32 - 1), st.integers(400, 3000))
 def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(case, seed, factor):
     """m > 2·4,096 records: the oracle steps run on rescaled counts; every column is feasible for the true prior."""
-    from mechdesign.core.uncertainty import L1Ball
-    from mechdesign.design.estimation import pricing
+    from mechdesign.core import L1Ball
+    from mechdesign.design.estimation import _pricing as pricing
 
     counts, eps, radius, _, _ = case
     counts = counts * (factor + 8_193 // int(counts.sum())) + np.arange(counts.size)  # not a multiple of coarse counts
@@ -261,8 +265,8 @@ def test_fit_structure_is_positive_semidefinite():
 
 @pytest.mark.parametrize("kind", ["estimation_mse", pytest.param("estimation_logdet", marks=pytest.mark.slow)])
 def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumeration(kind):
-    from mechdesign.design.estimation.engine import EstimationEngine, Tuning
-    from mechdesign.design.solver import solve
+    from mechdesign.design import solve
+    from mechdesign.design.estimation import EstimationEngine, Tuning
 
     counts = np.array([12, 7, 5, 4, 3, 2, 2, 1])
     _, exact = _optimum(counts, 1.0, 0.05, kind)
@@ -282,7 +286,7 @@ def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumerat
 @settings(max_examples=examples(60), deadline=None)
 def test_structure_fit_by_normal_equations_equals_the_least_squares_fit(seed, n):
     """Beyond _FIT_ENTRIES fit_structure solves the normal equations: the same (D, a) as the dense fit."""
-    from mechdesign.design.estimation import bound
+    from mechdesign.design.estimation import _bound as bound
 
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(n))
@@ -322,7 +326,7 @@ def test_family_c2_bound_covers_every_c2_member(case):
 def _adult_like(size: int) -> tuple[np.ndarray, float]:
     """Native-country's size − 1 largest counts and the rest as one category, and native-country's radius."""
     from mechdesign import load_problem
-    from mechdesign.design.polytope.pricing import pricing_counts
+    from mechdesign.design.polytope import pricing_counts
 
     base = load_problem(PROBLEMS / "adult-native-country.toml").problem
     counts = np.sort(pricing_counts(base.prior))[::-1]
@@ -341,7 +345,7 @@ def test_the_oracle_attains_the_maximum_on_an_adult_like_prior(structure):
     loose. Relaxing H ⊆ T by N multipliers bounded S(D, b) by 0.37 where the maximum is 0 (the diagonal floor's
     Y) and by 3,947.14 where it is 3,943.87 (the identity's); with the coupling kept exact and n(H) = C_H
     relaxed by one multiplier, the bound is the maximum (to the families' rounding margins)."""
-    from mechdesign.design.estimation.bound import diagonal_structure
+    from mechdesign.design.estimation import diagonal_structure
 
     counts, radius = _adult_like(12)
     p = counts / counts.sum()
@@ -360,7 +364,7 @@ def test_the_oracle_attains_the_maximum_on_an_adult_like_prior(structure):
 @pytest.mark.slow
 def test_c2_bound_of_an_adult_like_prior_is_its_maximum_with_enough_bands():
     """Family C2 alone (no other family to stop at): with 1,024 bands its bound is its enumerated maximum."""
-    from mechdesign.design.polytope import separable
+    from mechdesign.design.polytope import _separable as separable
 
     counts, radius = _adult_like(10)
     p = counts / counts.sum()

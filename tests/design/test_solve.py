@@ -9,14 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity, pml
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.baselines.compare import staircase_lp
-from mechdesign.design.polytope.closed_form import calibrated_randomized_response, randomized_response, theorem5
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
-from mechdesign.design.utility import Utility
-from mechdesign.errors import SolverError
+from mechdesign import SolverError
+from mechdesign.core import L1Ball, capacity, pml
+from mechdesign.design import DesignProblem, Utility, solve
+from mechdesign.design.baselines import staircase_lp
+from mechdesign.design.polytope import calibrated_randomized_response, randomized_response, theorem5
 
 from conftest import PRIVACY_SLACK, TIGHT, examples
 
@@ -110,7 +107,7 @@ def test_non_optimal_status_is_a_solver_error(monkeypatch):
 def test_master_falls_back_then_reports_every_status(monkeypatch):
     import highspy
 
-    from mechdesign.design.information.master import Master
+    from mechdesign.design.information import Master
 
     calls = []
     real_run = highspy.Highs.run

@@ -2,7 +2,7 @@
 
 Oracles: the reference note's counts (reference/symmetric-designs.md §2: 9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2 at ε = 1,
 optimum n·MSE 5.899273924 at β = 0.05 and 9.319913434 at β = 0.25, the dense engine's certified values); every
-vertex of the dense column polytope (mechdesign.design.polytope.vertices) for the bound's reach; an independent LP
+vertex of the dense column polytope (mechdesign.design.polytope._vertices) for the bound's reach; an independent LP
 over the ball (SciPy's HiGHS) for the capacity of a design's dense expansion; closed forms of the ε-LDP oracles.
 """
 
@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from mechdesign.core.prior import Prior
-from mechdesign.deadline import Deadline
-from mechdesign.design.baselines.ldp_oracles import oracle_mse
-from mechdesign.design.polytope.vertices import column_vertices
-from mechdesign.design.problem import DesignProblem
+from mechdesign import Deadline
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem
+from mechdesign.design.baselines import oracle_mse
+from mechdesign.design.polytope import column_vertices
 from mechdesign.design.symmetric import SymmetricEngine, certify
 from mechdesign.design.symmetric._bound import reach, symmetric_bound
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
@@ -157,7 +157,7 @@ def test_a_prior_without_ties_beyond_the_cell_limit_is_refused_in_one_line():
 def test_the_cells_diagonal_floor_is_the_estimation_engines(counts, epsilon):
     """The symmetric bound's floor, over the cells expanded to inputs, equals the per-input one of the prior (to the
     rounding it subtracts) and never exceeds it by more than a few ulps."""
-    from mechdesign.design.polytope.vertices import diagonal_floor
+    from mechdesign.design.polytope import diagonal_floor
 
     problem = DesignProblem(Prior.from_counts(counts), epsilon, 0.1, "estimation_mse")
     instance = Instance.from_problem(problem)
@@ -171,7 +171,7 @@ def test_the_cells_diagonal_floor_is_the_estimation_engines(counts, epsilon):
 def test_a_design_at_a_large_epsilon_survives_the_samplers_quantisation(epsilon):
     """Weights of 1e-12 of the largest, quantised to 2⁻⁶⁴, pushed the sampled mechanism past ε (by 6e-8 at ε = 4
     and 4.7e-7 at ε = 6 on this instance; privatize refused the file): the engine drops them and stays within ε."""
-    from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
+    from mechdesign.deploy.sampling import SymmetricPrivatizer
 
     problem = DesignProblem.from_delta(Prior.from_counts(zipf_counts(300, 30_000, 7)), epsilon, 1e-6,
                                        "estimation_mse")
@@ -188,7 +188,7 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
     import json
 
     from mechdesign.cli import main
-    from mechdesign.design.problemfile import load_problem
+    from mechdesign.design import load_problem
     from mechdesign.design.symmetric import _engine
 
     source = (ROOT / "problems" / "zipf-256.toml").read_text(encoding="utf-8").split("[expected]")[0]

@@ -10,13 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.core.leakage import capacity
-from mechdesign.core.linkability import link_level
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deadline import Deadline
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.design.problemfile import load_problem
+from mechdesign import Deadline
+from mechdesign.core import L1Ball, capacity, link_level, trace_inverse_fisher
+from mechdesign.design import load_problem
+from mechdesign.design.polytope import randomized_response
 from mechdesign.design.two_layer import design_two_layer, mixed_reports
 from mechdesign.design.two_layer._reports import design_reports
 
@@ -66,7 +63,7 @@ def test_the_design_is_the_catalogues_two_layer_problem_at_its_expected_values(r
 
 def test_the_design_beats_the_grr_chain_it_is_as_unlinkable_as(race, linked):
     """L-GRR at (2, 1) has link level 1.647 ≥ 1.6 and n·MSE 11.43 (bench_two_layer: the design 8.4 at 1.6)."""
-    from mechdesign.design.baselines.longitudinal import longitudinal_protocol
+    from mechdesign.design.baselines import longitudinal_protocol
 
     chain = longitudinal_protocol("l-grr", 5, 2.0, 1.0)
     assert chain.link_epsilon >= 1.6 and linked.mse < chain.mse / 1.3

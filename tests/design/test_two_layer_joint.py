@@ -11,12 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.core.leakage import capacity
-from mechdesign.core.linkability import link_level
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deadline import Deadline
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign import Deadline
+from mechdesign.core import L1Ball, capacity, link_level, trace_inverse_fisher
+from mechdesign.design.polytope import randomized_response
 from mechdesign.design.two_layer import mixed_reports
 from mechdesign.design.two_layer._joint import alternate, permanent_step
 from mechdesign.design.two_layer._reports import design_reports, reports_start

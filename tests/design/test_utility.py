@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import entropy
 
-from mechdesign.design.utility import UTILITY_KINDS, Utility
+from mechdesign.design import UTILITY_KINDS, Utility
 
 from conftest import EXACT
 
@@ -143,7 +143,7 @@ def test_estimation_linear_data_and_errors():
         u.column_values(MECH, PRIOR)
     with pytest.raises(ValueError, match=r"weights must have 4 columns \(one per category\)"):
         u.value(np.eye(4), np.full(4, 0.25))
-    from mechdesign.design.problem import DesignProblem
+    from mechdesign.design import DesignProblem
 
     with pytest.raises(ValueError, match="weights must have 2 columns"):
         DesignProblem([0.5, 0.5], 1.0, 0.0, u)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.vertices import ColumnVertices, brute_force_vertices, column_vertices
-from mechdesign.design.problem import epsilon_prime_of
+from mechdesign.core import L1Ball
+from mechdesign.design import epsilon_prime_of
+from mechdesign.design.polytope import ColumnVertices, brute_force_vertices, column_vertices
 
 from conftest import EXACT, examples
 
@@ -176,7 +176,8 @@ def test_folded_pricing_is_within_its_error_bound_of_the_exact_reduced_gradient(
 def test_c1_members_from_the_mass_window_are_those_of_a_scan_of_every_set(seed, n):
     # column_vertices tests family C1 (|L| = 1, h = e^{ε′}) only on the sets whose mass lies in a window below 1/h;
     # a scan of all 2^N sets with the same rule must give the same members, in the same order.
-    from mechdesign.design.polytope.vertices import _TOL, _popcount, _subset_sums, lift_constant
+    from mechdesign.design.polytope import lift_constant
+    from mechdesign.design.polytope._vertices import _TOL, _popcount, _subset_sums
 
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.full(n, rng.uniform(0.3, 3.0)))

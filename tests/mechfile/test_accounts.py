@@ -1,4 +1,4 @@
-"""Checking a repeated file's ε_T cheaply and soundly (mechdesign.mechfile.accounts, the ``target`` of
+"""Checking a repeated file's ε_T cheaply and soundly (mechdesign.mechfile._accounts, the ``target`` of
 release_leakage): an account recomputed here is reused for the same content only, cheap bounds decide first,
 the relaxation stops once it decides, and nothing the file says is trusted."""
 
@@ -10,16 +10,14 @@ import json
 import numpy as np
 import pytest
 
-from mechdesign.core import release_bound as bound_module
-from mechdesign.core import releases as releases_module
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.releases import _merged_logs, release_leakage
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import MechanismFileError
-from mechdesign.mechfile import accounts
-from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_file, write_mechanism_file
-from mechdesign.mechfile.format import canonical_bytes
+from mechdesign import MechanismFileError
+from mechdesign.core import L1Ball, Mechanism, release_leakage
+from mechdesign.core import _release_bound as bound_module
+from mechdesign.core import _releases as releases_module
+from mechdesign.core._releases import _merged_logs
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import _accounts as accounts
+from mechdesign.mechfile import canonical_bytes, read_mechanism_file, verify_mechanism_file, write_mechanism_file
 
 PRIOR = [0.55, 0.25, 0.12, 0.08]
 GUARANTEE = {"notion": "pml", "epsilon": 2.6, "prior": PRIOR, "radius": 0.1}
@@ -167,9 +165,8 @@ def test_release_progress_reports_the_relaxation(monkeypatch):
 
 
 def test_a_record_file_written_here_is_read_without_recomputing(tmp_path, monkeypatch):
-    from mechdesign.core import record_releases
-    from mechdesign.mechfile.record import read_record_file
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.core import _record_releases as record_releases
+    from mechdesign.mechfile import read_record_file, write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])

@@ -13,16 +13,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mechdesign import MechanismFileError, load_adult
 from mechdesign.cli import main
-from mechdesign.core.estimation import radius_for_delta
-from mechdesign.core.leakage import capacity
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.datasets import load_adult
-from mechdesign.deploy.analysis.datacheck import check_counts, require_in_ball
-from mechdesign.errors import MechanismFileError
-from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_file
-from mechdesign.mechfile.format import canonical_bytes
-from mechdesign.mechfile.signature import generate_key_pair, sign_mechanism_file
+from mechdesign.core import L1Ball, capacity, radius_for_delta
+from mechdesign.deploy.analysis import check_counts, require_in_ball
+from mechdesign.mechfile import (
+    canonical_bytes,
+    generate_key_pair,
+    read_mechanism_file,
+    sign_mechanism_file,
+    verify_mechanism_file,
+)
 
 from conftest import PROBLEMS
 
@@ -203,7 +204,7 @@ def test_round_trip_deterministic_given_seed(adult, tmp_path):
 def test_signed_file_validates_against_the_shipped_schema(adult):
     import jsonschema
 
-    from mechdesign.mechfile.format import schema
+    from mechdesign.mechfile import schema
 
     validator = jsonschema.Draft202012Validator(schema())
     assert list(validator.iter_errors(json.loads(adult["signed"].read_text()))) == []

@@ -8,11 +8,9 @@ import struct
 
 import pytest
 
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import MechanismFileError
-from mechdesign.mechfile.canonical import canonical_json, legacy_json
-from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
-from mechdesign.mechfile.format import canonical_bytes
+from mechdesign import MechanismFileError
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import canonical_bytes, canonical_json, legacy_json, read_mechanism_file, write_mechanism_file
 
 # RFC 8785 Appendix B: IEEE 754 bits → the canonical number (ECMAScript's Number serialization).
 RFC_NUMBERS = [

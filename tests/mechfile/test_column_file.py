@@ -14,21 +14,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mechdesign import CertificateError, MechanismFileError
 from mechdesign._numerics import round_up
-from mechdesign.core.estimation import radius_for_delta, required_radius
-from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import CertificateError, MechanismFileError
-from mechdesign.mechfile.column import (
+from mechdesign.core import L1Ball, Mechanism, capacity, radius_for_delta, required_radius
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import (
+    ParsedFile,
+    canonical_bytes,
     export_matrix,
+    is_record_file,
+    parse_file,
     read_mechanism_file,
+    schema,
     verify_mechanism_file,
     write_mechanism_file,
 )
-from mechdesign.mechfile.format import ParsedFile, canonical_bytes, parse_file, schema
-from mechdesign.mechfile.record import is_record_file
 
 from conftest import EXACT, PRIVACY_SLACK
 
@@ -284,7 +284,7 @@ def test_holds_only_when_achieved_is_at_most_stated_exactly(tmp_path):
     """A stated ε below the achieved one by 9e-13 (within the old 1e-12 slack) does not hold (issue 19)."""
     import hashlib
 
-    from mechdesign.mechfile.format import canonical_bytes
+    from mechdesign.mechfile import canonical_bytes
 
     mech = randomized_response(3, 0.8)
     ball = {"notion": "pml", "epsilon": 1.0, "radius": 0.1, "prior": [0.5, 0.3, 0.2]}

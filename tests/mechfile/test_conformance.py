@@ -12,12 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from mechdesign import MechanismFileError
 from mechdesign._numerics import quantise
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.errors import MechanismFileError
-from mechdesign.mechfile.canonical import canonical_json
-from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_file
-from mechdesign.mechfile.format import schema
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.mechfile import canonical_json, read_mechanism_file, schema, verify_mechanism_file
 from tools.make_conformance import refusal, rule_head, write_vectors
 
 FOLDER = Path(__file__).resolve().parents[2] / "conformance"

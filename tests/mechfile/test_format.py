@@ -13,16 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from mechdesign import MechanismFileError
 from mechdesign._numerics import round_up
-from mechdesign.core.estimation import radius_for_delta, required_radius
-from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import MechanismFileError
-from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_file, write_mechanism_file
-from mechdesign.mechfile.format import MAX_DEPTH, canonical_bytes, nesting_depth
-from mechdesign.mechfile.signature import sign_mechanism_file
+from mechdesign.core import L1Ball, Mechanism, capacity, radius_for_delta, required_radius
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import (
+    MAX_DEPTH,
+    canonical_bytes,
+    nesting_depth,
+    read_mechanism_file,
+    sign_mechanism_file,
+    verify_mechanism_file,
+    write_mechanism_file,
+)
 
 PRIOR = [0.5, 0.3, 0.2]
 

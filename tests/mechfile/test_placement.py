@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.symmetric import Cells, is_prime
-from mechdesign.mechfile.placement import GROUP_LIMIT, PlacementFamily, primitive_root
+from mechdesign.core import Cells, is_prime
+from mechdesign.mechfile import GROUP_LIMIT, PlacementFamily, primitive_root
 
 from conftest import examples
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism

@@ -11,19 +11,22 @@ import jsonschema
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.deploy.analysis.datacheck import JointCounter, check_counts, check_joint_counts
-from mechdesign.deploy.analysis.record_decode import decode_records
-from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import CertificateError, MechanismFileError
-from mechdesign.mechfile.canonical import canonical_json
-from mechdesign.mechfile.column import read_mechanism_file
-from mechdesign.mechfile.format import parse_file, schema
-from mechdesign.mechfile.record import is_record_file, read_record_file, record_epsilon, verify_record_file
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign import CertificateError, MechanismFileError
+from mechdesign.core import Mechanism, capacity, joint_labels
+from mechdesign.deploy.analysis import JointCounter, check_counts, check_joint_counts, decode_records
+from mechdesign.deploy.sampling import RecordPrivatizer
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import (
+    canonical_json,
+    is_record_file,
+    parse_file,
+    read_mechanism_file,
+    read_record_file,
+    record_epsilon,
+    schema,
+    verify_record_file,
+    write_record_file,
+)
 from mechdesign.records import JointPrior
 
 from conftest import PRIVACY_SLACK

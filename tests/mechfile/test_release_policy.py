@@ -9,13 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.releases import release_leakage, report_leakage
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import CertificateError, MechanismFileError
-from mechdesign.mechfile.column import read_mechanism_file, verify_mechanism_file, write_mechanism_file
-from mechdesign.mechfile.format import canonical_bytes
+from mechdesign import CertificateError, MechanismFileError
+from mechdesign.core import L1Ball, Mechanism, release_leakage, report_leakage
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import canonical_bytes, read_mechanism_file, verify_mechanism_file, write_mechanism_file
 
 PRIOR = [0.55, 0.25, 0.12, 0.08]
 GUARANTEE = {"notion": "pml", "epsilon": 2.6, "prior": PRIOR, "radius": 0.1}
@@ -97,7 +94,7 @@ def test_a_two_layer_file_states_lifetime_and_per_report_guarantees(tmp_path):
                                 release={"policy": "two-layer", "reports": reports})
     loaded = read_mechanism_file(path)
     composed = mech.matrix @ reports.matrix
-    from mechdesign.core.leakage import capacity
+    from mechdesign.core import capacity
 
     per_report = capacity(composed, L1Ball(PRIOR, 0.1))
     assert loaded.release.epsilon >= per_report
@@ -154,9 +151,8 @@ def test_an_ldp_file_repeated_leaks_t_times_epsilon(tmp_path):
 
 
 def test_record_files_carry_a_repeated_or_memoized_policy(tmp_path):
-    from mechdesign.core.record_releases import record_release_leakage
-    from mechdesign.mechfile.record import read_record_file, verify_record_file
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.core import record_release_leakage
+    from mechdesign.mechfile import read_record_file, verify_record_file, write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
@@ -179,7 +175,7 @@ def test_the_writer_states_a_repeated_account_above_any_readers_float_order(tmp_
     """ε_T clears the account by its spread: the float error of the sums a(n), which grows with T (a client summing
     in another order lay 64 ulps above mechdesign at T = 365, beyond one round_up of the value)."""
     from mechdesign._numerics import round_up
-    from mechdesign.core.releases import account_spread
+    from mechdesign.core import account_spread
 
     mech = _design()
     for releases in (2, 10, 40):  # enumerable: the account is exact, the relaxation's slack is another rule
@@ -196,7 +192,7 @@ def test_the_writer_states_a_repeated_account_above_any_readers_float_order(tmp_
 def test_a_two_layer_file_states_its_linkability_level_and_verifies_it(tmp_path):
     """Issue 45: the writer fills in the link level of W₂ on W₁'s outputs (rounded up), hashed with the rest; a
     given level below it is refused; a file whose W₂ is edited past it is reported and refused on reading."""
-    from mechdesign.core.linkability import link_level
+    from mechdesign.core import link_level
 
     mech = _design()
     reports = randomized_response(4, 0.8, list(mech.outputs))

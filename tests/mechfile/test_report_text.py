@@ -12,9 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
-from mechdesign.mechfile.placement import PlacementFamily
-from mechdesign.mechfile.report_text import seed_limbs, text_buffer
+from mechdesign.deploy.sampling import SymmetricPrivatizer
+from mechdesign.mechfile import PlacementFamily, seed_limbs, text_buffer
 
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 

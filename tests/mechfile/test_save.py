@@ -1,4 +1,4 @@
-"""One result protocol and one writer (mechdesign.mechfile.save): every kind of design result states its file as
+"""One result protocol and one writer (mechdesign.mechfile._save): every kind of design result states its file as
 FileSections and is written by save(); each file written so verifies, refusals leave nothing on disk, and a result
 whose sections overstate its guarantee is never written."""
 
@@ -11,17 +11,12 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign import DesignProblem, solve, verify_mechanism_file
-from mechdesign.core.leakage import capacity
-from mechdesign.core.linkability import link_level
-from mechdesign.core.prior import Prior
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign import CertificateError, DesignProblem, solve, verify_mechanism_file
+from mechdesign.core import Prior, capacity, link_level
+from mechdesign.design.polytope import randomized_response
 from mechdesign.design.symmetric import design_symmetric
 from mechdesign.design.two_layer import TwoLayerDesign
-from mechdesign.errors import CertificateError
-from mechdesign.mechfile.record import verify_record_file
-from mechdesign.mechfile.save import DesignOutcome, FileSections, save
-from mechdesign.mechfile.symmetric import verify_symmetric_file
+from mechdesign.mechfile import DesignOutcome, FileSections, save, verify_record_file, verify_symmetric_file
 from mechdesign.records import JointPrior, design_joint, design_product, design_sampled
 
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
-from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
-from mechdesign.errors import MechanismFileError
-from mechdesign.mechfile.symmetric import read_symmetric_file, verify_symmetric_file
+from mechdesign import MechanismFileError
+from mechdesign.deploy.sampling import MemoFunction, SymmetricPrivatizer, user_ids
+from mechdesign.mechfile import read_symmetric_file, verify_symmetric_file
 from tools.make_conformance import refusal
 
 FOLDER = Path(__file__).resolve().parents[2] / "conformance" / "structured"

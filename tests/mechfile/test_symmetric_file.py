@@ -1,7 +1,7 @@
 """Structured mechanism files: round trip, the recomputed guarantee, and every refusal of the loader.
 
 Oracles: the dense matrix of every output of the placement family, whose capacity over the ball
-(mechdesign.core.leakage.capacity, and an independent LP per output with scipy's linprog) must not exceed the
+(mechdesign.core._leakage.capacity, and an independent LP per output with scipy's linprog) must not exceed the
 structured file's recomputed ε; the core's type capacities; files edited field by field (then re-hashed, so that the
 check under test is reached, not the hash).
 """
@@ -18,16 +18,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.symmetric import Cells
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.errors import CertificateError, MechanismFileError
-from mechdesign.mechfile.format import canonical_bytes
-from mechdesign.mechfile.packed import pack_counts, unpack_counts
-from mechdesign.mechfile.placement import PlacementFamily
-from mechdesign.mechfile.symmetric import read_symmetric_file, verify_symmetric_file, write_symmetric_file
-from mechdesign.mechfile.symmetric_check import canonical_digest, type_capacities
-from mechdesign.mechfile.symmetric_export import dense_mechanism
+from mechdesign import CertificateError, MechanismFileError
+from mechdesign.core import Cells, L1Ball, capacity
+from mechdesign.mechfile import (
+    PlacementFamily,
+    canonical_bytes,
+    canonical_digest,
+    dense_mechanism,
+    pack_counts,
+    read_symmetric_file,
+    type_capacities,
+    unpack_counts,
+    verify_symmetric_file,
+    write_symmetric_file,
+)
 
 from conftest import examples
 from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism

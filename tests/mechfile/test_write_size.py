@@ -19,13 +19,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.cli._io import read_matrix_argument
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.canonical import canonical_json, canonical_json_reference, matrix_texts
-from mechdesign.mechfile.column import export_matrix, read_mechanism_file, write_mechanism_file
-from mechdesign.mechfile.record import read_record_file
-from mechdesign.mechfile.record_write import write_record_file
-from mechdesign.mechfile.signature import generate_key_pair, sign_mechanism_file
+from mechdesign.core import Mechanism
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import (
+    canonical_json,
+    canonical_json_reference,
+    export_matrix,
+    generate_key_pair,
+    matrix_texts,
+    read_mechanism_file,
+    read_record_file,
+    sign_mechanism_file,
+    write_mechanism_file,
+    write_record_file,
+)
 from mechdesign.records import JointPrior
 
 from conftest import examples
@@ -104,7 +111,7 @@ def test_a_matrix_csv_is_written_only_when_assess_can_read_it(tmp_path, monkeypa
 
 
 def test_a_far_oversized_matrix_is_refused_from_a_few_rows(tmp_path, monkeypatch):
-    import mechdesign.mechfile.format as file_format
+    import mechdesign.mechfile._format as file_format
 
     def never(matrix):
         raise AssertionError("every number was written out before the refusal")

@@ -13,6 +13,7 @@ from scipy.integrate import quad
 from scipy.special import erfcinv
 from scipy.stats import norm
 
+from mechdesign import make_rng
 from mechdesign.noise.additive import (
     base_epsilon,
     binary_radius,
@@ -32,7 +33,6 @@ from mechdesign.noise.additive import (
     pldp_epsilon,
     pldp_sigma,
 )
-from mechdesign.randomness import make_rng
 
 from conftest import EXACT, PRIVACY_SLACK, TIGHT
 

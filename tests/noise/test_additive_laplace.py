@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
+from mechdesign import make_rng
 from mechdesign.noise.additive import (
     binary_decision,
     binary_radius,
@@ -23,9 +24,8 @@ from mechdesign.noise.additive import (
     laplace_scale,
     laplace_scale_estimated,
     laplace_scale_from_counts,
+    released_epsilon,
 )
-from mechdesign.noise.additive.laplace import released_epsilon
-from mechdesign.randomness import make_rng
 
 from conftest import EXACT, PRIVACY_SLACK, TIGHT, assert_one_line_error, examples
 

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechdesign.noise.sparse.analytic_gaussian import gaussian_delta
-from mechdesign.noise.sparse.discrete import (
+from mechdesign.noise.sparse import (
     cdp_delta,
     cdp_epsilon,
     cdp_rho,
@@ -18,6 +17,7 @@ from mechdesign.noise.sparse.discrete import (
     discrete_csh_threshold,
     discrete_gaussian_delta,
     discrete_gaussian_pmf,
+    gaussian_delta,
     release_discrete_csh,
     sample_discrete_gaussian,
     sample_discrete_laplace,

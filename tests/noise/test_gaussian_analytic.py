@@ -10,13 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from mechdesign.noise.sparse.analytic_gaussian import (
-    delta_gaussian_raw,
-    gaussian_delta,
-    gaussian_epsilon,
-    gaussian_mu,
-    gaussian_sigma,
-)
+from mechdesign.noise.sparse import delta_gaussian_raw, gaussian_delta, gaussian_epsilon, gaussian_mu, gaussian_sigma
 
 from conftest import EXACT, PRIVACY_SLACK, assert_one_line_error
 

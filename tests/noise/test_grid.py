@@ -10,15 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.noise.additive import gaussian_privatize, gaussian_sigma, laplace_privatize
-from mechdesign.noise.additive.gaussian_calibrate import released_delta1
-from mechdesign.noise.additive.laplace import laplace_scale, released_epsilon
-from mechdesign.noise.grid import count_noise, gaussian_grid, grid_epsilon, grid_violation_probability, laplace_grid
-from mechdesign.noise.sparse.release import release_gshm
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
+from mechdesign.core import L1Ball, Mechanism, capacity
+from mechdesign.noise import count_noise, gaussian_grid, grid_epsilon, grid_violation_probability, laplace_grid
+from mechdesign.noise.additive import (
+    gaussian_privatize,
+    gaussian_sigma,
+    laplace_privatize,
+    laplace_scale,
+    released_delta1,
+    released_epsilon,
+)
+from mechdesign.noise.sparse import release_gshm
 
 from conftest import PRIVACY_SLACK, examples
 

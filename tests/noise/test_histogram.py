@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from mechdesign.noise.histogram.bounds import (
+from mechdesign.noise.histogram import (
     HistogramCalibration,
     alpha_from_estimate,
     calibrate_histogram,

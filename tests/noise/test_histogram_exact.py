@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import logsumexp
 
-from mechdesign.noise.histogram.bounds import epsilon_pml
-from mechdesign.noise.histogram.exact import (
+from mechdesign.noise.histogram import (
+    epsilon_pml,
     max_record_leakage,
     max_record_leakage_postprocessed,
     other_records_histogram,

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from mechdesign.noise.histogram.release import counts_from_records, laplace_histogram, total_variation
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
+from mechdesign.noise.histogram import counts_from_records, laplace_histogram, total_variation
 
 from conftest import EXACT, assert_one_line_error
 

@@ -19,9 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mechdesign.noise.histogram import exact as hist_exact
-from mechdesign.noise.sparse import METHODS, analytic_gaussian, discrete, release
-from mechdesign.noise.sparse import accounting as acc
+from mechdesign.noise.histogram import _exact as hist_exact
+from mechdesign.noise.sparse import METHODS
+from mechdesign.noise.sparse import _accounting as acc
+from mechdesign.noise.sparse import _analytic_gaussian as analytic_gaussian
+from mechdesign.noise.sparse import _discrete as discrete
+from mechdesign.noise.sparse import _release as release
 
 from conftest import assert_close_tree
 

@@ -10,8 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from mechdesign.noise.sparse.accounting import METHODS, new_key_failure, sigma_min, sparse_delta, sparse_threshold
-from mechdesign.noise.sparse.analytic_gaussian import gaussian_delta, gaussian_mu
+from mechdesign.noise.sparse import (
+    METHODS,
+    gaussian_delta,
+    gaussian_mu,
+    new_key_failure,
+    sigma_min,
+    sparse_delta,
+    sparse_threshold,
+)
 
 from conftest import PRIVACY_SLACK, assert_one_line_error, examples
 
@@ -234,7 +241,7 @@ def test_bad_input_one_line(call, kind, text):
 def test_a_delta_near_one_is_calibrated(method, epsilon, delta):
     # The exact new-key probability meets δ already at τ = 0 there: its brentq had no sign change ("f(a) and f(b)
     # must have different signs") or an empty bracket ("xtol too small").
-    from mechdesign.noise.sparse.accounting import calibrate_sparse
+    from mechdesign.noise.sparse import calibrate_sparse
 
     result = calibrate_sparse(method, 10, epsilon, delta)
     assert result.threshold >= 0 and result.delta_achieved <= delta
@@ -248,7 +255,7 @@ def test_a_delta_near_one_is_calibrated(method, epsilon, delta):
     (1.0, 1e-15, r"^delta must exceed twice the grid-sampling reserve"),
 ])
 def test_calibrate_sparse_refuses_the_edges_with_their_rule(epsilon, delta, message):
-    from mechdesign.noise.sparse.accounting import calibrate_sparse
+    from mechdesign.noise.sparse import calibrate_sparse
 
     with pytest.raises(ValueError, match=message):
         calibrate_sparse("csh-tighter-quad", 10, epsilon, delta)
@@ -256,7 +263,7 @@ def test_calibrate_sparse_refuses_the_edges_with_their_rule(epsilon, delta, mess
 
 def test_a_huge_epsilon_gives_a_bound_not_an_overflow():
     # e^ε (1 − Φ(u)) of C4* is taken in log space: math.exp(ε) raised "math range error" past ε = 709.
-    from mechdesign.noise.sparse.discrete import cdp_delta, cdp_rho
+    from mechdesign.noise.sparse import cdp_delta, cdp_rho
 
     for method in METHODS:
         assert 0.0 <= sparse_delta(method, 3.0, 1.0, 10, 1e300) <= 1.0

@@ -1,4 +1,4 @@
-"""What k means for sparse histograms, and the release of one from records (mechdesign.noise.sparse.contributions,
+"""What k means for sparse histograms, and the release of one from records (mechdesign.noise.sparse._contributions,
 ``mechdesign release sparse``): GSHM's k is a user's keys, CSH's every histogram's keys; a realistic table (5 keys
 per user among 47,709 keys) is released, not refused, with the method whose k it meets."""
 
@@ -11,9 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.noise.sparse.accounting import calibrate_sparse
-from mechdesign.noise.sparse.contributions import bounded_histogram
-from mechdesign.noise.sparse.release import release_csh, release_gshm
+from mechdesign.noise.sparse import bounded_histogram, calibrate_sparse, release_csh, release_gshm
 
 from conftest import examples
 

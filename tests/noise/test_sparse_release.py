@@ -11,10 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mechdesign.noise.grid import COUNT_NOISE_TV, count_noise
-from mechdesign.noise.sparse.accounting import calibrate_sparse, sparse_threshold
-from mechdesign.noise.sparse.release import release_csh, release_gshm, release_topk, topk_preprocess
-from mechdesign.randomness import make_rng
+from mechdesign import make_rng
+from mechdesign.noise import COUNT_NOISE_TV, count_noise
+from mechdesign.noise.sparse import (
+    calibrate_sparse,
+    release_csh,
+    release_gshm,
+    release_topk,
+    sparse_threshold,
+    topk_preprocess,
+)
 
 from conftest import assert_one_line_error
 
@@ -90,7 +96,7 @@ def test_cli_calibrate_sparse_json(cli):
     assert result.returncode == 0, result.stderr
     rows = {r["method"]: r for r in json.loads(result.stdout)["results"]}
     # The paper's thresholds (13641.7763, 7293.2859 at δ = 1e-5) move by < 0.1 %: the calibrator reserves
-    # (1 + e^ε)(2k + 1)·TV of δ for the exactly sampled grid noise (see mechdesign.noise.sparse.release).
+    # (1 + e^ε)(2k + 1)·TV of δ for the exactly sampled grid noise (see mechdesign.noise.sparse._release).
     reserve = (1 + math.exp(0.35)) * (2 * 50000 + 1) * COUNT_NOISE_TV
     for method, paper in (("gshm-exact", 13641.7763), ("csh-tighter", 7293.2859)):
         row = rows[method]

@@ -1,6 +1,6 @@
 """Independent soundness checks of the CSH analyses for small k (reference §3 caution; issue 7 item 3).
 
-The exact privacy profile (:mod:`mechdesign.noise.sparse.exact`, derived from the output densities alone) is itself
+The exact privacy profile (:mod:`mechdesign.noise.sparse._exact`, derived from the output densities alone) is itself
 validated three ways: it reproduces Wilkins' exact GSHM formula when the shared noise is switched off,
 it agrees with a direct integration of the one-shared-key densities, and with a Monte Carlo estimate
 (5-σ confidence band) of the hockey-stick divergence for two shared keys. Then every shipped CSH
@@ -15,9 +15,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from mechdesign.noise.sparse.accounting import csh_gamma, sparse_delta
-from mechdesign.noise.sparse.analytic_gaussian import delta_gaussian_raw
-from mechdesign.noise.sparse.exact import pair_delta, profile_delta
+from mechdesign.noise.sparse import csh_gamma, delta_gaussian_raw, pair_delta, profile_delta, sparse_delta
 
 from conftest import PRIVACY_SLACK
 

@@ -1,7 +1,7 @@
 """Independent brute-force oracles for record-level capacities (tests only).
 
 * :func:`kronecker_capacity`: build W_1 ⊗ … ⊗ W_d as a dense N × M matrix and call
-  :func:`mechdesign.core.leakage.capacity` over the dense ball (the single-attribute path, which knows
+  :func:`mechdesign.core.capacity` over the dense ball (the single-attribute path, which knows
   nothing of the product structure);
 * :func:`lp_capacity`: for each output, g(c) = min Q·c over the ball by a linear program (HiGHS), no
   greedy at all — for tiny cases;
@@ -19,7 +19,7 @@ from functools import reduce
 import numpy as np
 from scipy.optimize import linprog
 
-from mechdesign.core.leakage import capacity
+from mechdesign.core import capacity
 from mechdesign.records import JointBall, JointPrior
 
 

@@ -18,8 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import capacity, epsilon_min
-from mechdesign.core.uncertainty import L1Ball
+from mechdesign.core import L1Ball, capacity, epsilon_min
 from mechdesign.records import JointPrior, product_capacity
 
 

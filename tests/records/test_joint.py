@@ -8,9 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mechdesign.core.estimation import design_radius, radius_for_delta
-from mechdesign.core.prior import Prior
-from mechdesign.core.record_prior import MAX_JOINT_SIZE
+from mechdesign.core import MAX_JOINT_SIZE, Prior, design_radius, radius_for_delta
 from mechdesign.records import JointPrior
 
 

@@ -11,13 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from record_oracles import exact_capacity, kronecker, lifted, lp_min_linear
 
-from mechdesign.core.fisher import trace_inverse_fisher, weighted_trace_inverse_fisher
-from mechdesign.core.leakage import capacity
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.core import capacity, joint_labels, trace_inverse_fisher, weighted_trace_inverse_fisher
+from mechdesign.design.polytope import randomized_response
 from mechdesign.records import JointDesign, JointPrior, baseline_mse, design_joint, design_product, design_records
-from mechdesign.records.choice import PREFERENCE, _best
-from mechdesign.records.joint_design import JOINT_DESIGN_LIMIT, marginal_weights, mutual_information
+from mechdesign.records._choice import PREFERENCE, _best
+from mechdesign.records._joint_design import JOINT_DESIGN_LIMIT, marginal_weights, mutual_information
 
 from conftest import PRIVACY_SLACK, examples
 
@@ -248,8 +246,8 @@ def test_beyond_sixteen_letters_a_product_start_bounds_the_joint_design():
 
 
 def test_seeds_are_validated():
-    from mechdesign.design.estimation.engine import design_estimation
-    from mechdesign.design.problem import DesignProblem
+    from mechdesign.design import DesignProblem
+    from mechdesign.design.estimation import design_estimation
 
     problem = DesignProblem([0.5, 0.3, 0.2], 1.0, 0.1, "estimation_mse")
     with pytest.raises(ValueError, match="seeds must be a non-negative array with 3 rows"):

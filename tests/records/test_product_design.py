@@ -11,11 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from record_oracles import kronecker_capacity
 
-from mechdesign.core.fisher import fisher_information, trace_inverse_fisher
-from mechdesign.core.leakage import capacity
-from mechdesign.core.uncertainty import L1Ball
+from mechdesign.core import L1Ball, capacity, fisher_information, trace_inverse_fisher
 from mechdesign.records import JointPrior, ProductDesign, design_product
-from mechdesign.records.product import _search_scale, merge_proportional
+from mechdesign.records._product import _search_scale, merge_proportional
 
 from conftest import PRIVACY_SLACK
 from strategies import mechanisms, priors

@@ -7,17 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from mechdesign.design.baselines.ldp_oracles import ORACLES, oracle_mse
-from mechdesign.records import JointPrior
-from mechdesign.records.baselines import (
-    PROTOCOLS,
-    RSFD_ORACLES,
-    amplified_epsilon,
-    baseline_mse,
-    record_baselines,
-    rsfd_parameters,
-)
-from mechdesign.records.simulate import simulate_protocol
+from mechdesign.design.baselines import ORACLES, oracle_mse
+from mechdesign.records import JointPrior, baseline_mse, record_baselines, simulate_protocol
+from mechdesign.records._baselines import PROTOCOLS, RSFD_ORACLES, amplified_epsilon, rsfd_parameters
 
 from conftest import EXACT
 

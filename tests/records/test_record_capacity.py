@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from record_oracles import kronecker, kronecker_capacity, lp_capacity
 
-import mechdesign.core.record_bounds as bounds
-from mechdesign.core.leakage import capacity, ldp_epsilon
-from mechdesign.design.polytope.closed_form import randomized_response
+import mechdesign.core._record_bounds as bounds
+from mechdesign.core import capacity, ldp_epsilon
+from mechdesign.design.polytope import randomized_response
 from mechdesign.records import JointPrior, product_capacity
 
 from conftest import EXACT, examples

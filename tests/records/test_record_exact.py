@@ -1,6 +1,6 @@
 """The record capacity against an exact reference (tests/exact_oracles.py), without PRIVACY_SLACK.
 
-C(W_1 ⊗ … ⊗ W_d, B_β(P̂)) from :func:`~mechdesign.core.record_capacity.product_capacity` must be at or above the exact
+C(W_1 ⊗ … ⊗ W_d, B_β(P̂)) from :func:`~mechdesign.core.product_capacity` must be at or above the exact
 value on the dense joint alphabet (exact products of the factors' entries, P̂ = n/m as rationals, every letter of the
 product a coordinate of the ball) and within its documented 2·10⁻¹⁰-nat slack plus rounding of it.
 """
@@ -14,9 +14,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.mechanism import as_mechanism
-from mechdesign.core.record_capacity import product_capacity
-from mechdesign.core.record_prior import JointPrior
+from mechdesign.core import JointPrior, as_mechanism, product_capacity
 
 from conftest import examples
 
@@ -59,7 +57,7 @@ def test_record_capacity_never_below_exact(case):
 
 def test_record_capacity_named_case_randomized_response():
     """Two k-RR factors at radius 2: the record capacity is the sum of their LDP levels (exactly ε₁ + ε₂ in reals)."""
-    from mechdesign.design.polytope.closed_form import randomized_response
+    from mechdesign.design.polytope import randomized_response
 
     factors = [randomized_response(2, 1.0).matrix, randomized_response(3, 0.5).matrix]
     table = np.array([[4, 0, 1], [2, 3, 0]])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mechdesign.records.problem import is_record_problem, load_record_problem
-from mechdesign.records.product import design_product
+from mechdesign.records import design_product
+from mechdesign.records._problem import is_record_problem, load_record_problem
 
 from conftest import PRIVACY_SLACK, PROBLEMS
 
@@ -30,12 +30,12 @@ def test_record_problems_design_to_their_expected_values(path):
     problem = load_record_problem(path)
     assert problem.provenance.get("source") and problem.kind in ("product", "joint", "sampled")
     if problem.kind == "sampled":
-        from mechdesign.records.sampled import design_sampled
+        from mechdesign.records import design_sampled
 
         design = design_sampled(problem.prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
                                 probabilities=problem.probabilities)
     elif problem.kind == "joint":
-        from mechdesign.records.joint_design import OBJECTIVES, design_joint
+        from mechdesign.records import OBJECTIVES, design_joint
 
         assert problem.objective in OBJECTIVES
         design = design_joint(problem.prior, problem.epsilon, delta=problem.delta, radius=problem.radius,
@@ -54,8 +54,8 @@ def test_adult_five_attributes_span_6720_joint_letters():
 
 
 def test_problem_files_know_the_joint_objectives_without_importing_the_engine():
-    from mechdesign.records.joint_design import OBJECTIVES
-    from mechdesign.records.problem import JOINT_OBJECTIVES
+    from mechdesign.records import OBJECTIVES
+    from mechdesign.records._problem import JOINT_OBJECTIVES
 
     assert tuple(JOINT_OBJECTIVES) == tuple(OBJECTIVES)
 

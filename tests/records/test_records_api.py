@@ -66,7 +66,7 @@ def test_math_is_cited(name, obj):
 def test_joint_labels_are_row_major_and_invertible() -> None:
     import json
 
-    from mechdesign.core.record_codes import joint_label, joint_labels
+    from mechdesign.core import joint_label, joint_labels
 
     labels = joint_labels([("a", "b|c"), ("x", "y", "z")])
     assert labels[0] == '["a","x"]' and labels[5] == '["b|c","z"]' and len(labels) == 6

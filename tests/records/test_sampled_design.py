@@ -10,13 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from record_oracles import exact_capacity, lifted
 
-import mechdesign.core.leakage as leakage
-import mechdesign.records.product as product
-from mechdesign.core.fisher import efficient_decoder, trace_inverse_fisher
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.record_capacity import sampled_epsilon
+import mechdesign.core._leakage as leakage
+import mechdesign.records._product as product
+from mechdesign.core import Mechanism, efficient_decoder, sampled_epsilon, trace_inverse_fisher
 from mechdesign.records import JointPrior, SampledDesign, design_sampled
-from mechdesign.records.sampled import sampled_mse, sampling_probabilities
+from mechdesign.records._sampled import sampled_mse, sampling_probabilities
 
 from conftest import EXACT, PRIVACY_SLACK, examples
 from strategies import mechanisms, priors
@@ -102,7 +100,7 @@ def simulate_sampled(design: SampledDesign, copies: int, repetitions: int, seed:
 
     Each run: every record draws its attribute i with π, reports y ~ W_i[x_i, ·], and attribute i is
     decoded from the records that reported it by the efficient decoder p̂ = G_i q̂_i
-    (:func:`~mechdesign.core.fisher.efficient_decoder`, unbiased for every input distribution).
+    (:func:`~mechdesign.core.efficient_decoder`, unbiased for every input distribution).
     """
     prior = design.prior
     rng = np.random.default_rng(seed)

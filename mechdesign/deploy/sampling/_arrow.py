@@ -8,7 +8,7 @@ the output labels. Other columns pass through as Arrow data. Columns of another 
 strings first, as the string path does, then dictionary-encoded.
 
 Equal to the string path (:meth:`RecordPrivatizer.encode
-<mechdesign.deploy.sampling.record_sampler.RecordPrivatizer.encode>`, then the same sampler) record for record: the
+<mechdesign.deploy.sampling.RecordPrivatizer.encode>`, then the same sampler) record for record: the
 codes are the same integers, and the caller's ``sample`` draws them block by block with the same streams. The
 refusals are the string path's too, chunk by chunk of ``chunk`` records: nulls first (their count in the chunk
 and the first record), then values outside an alphabet (their count and the first five in order of appearance).
@@ -37,7 +37,7 @@ from mechdesign.deploy._io import (
     null_error,
     unknown_labels_error,
 )
-from mechdesign.deploy.sampling.progress import Progress
+from mechdesign.deploy.sampling._progress import Progress
 
 __all__ = ["record_chunks", "stream_records_parquet"]
 
@@ -142,7 +142,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     chunk : int
         Records per step.
     progress : bool or None
-        Progress on stderr (:class:`~mechdesign.deploy.sampling.progress.Progress`).
+        Progress on stderr (:class:`~mechdesign.deploy.sampling.Progress`).
     nullable : bool
         Negative output indices are nulls (a sampled design's unreported attributes); the columns are nullable.
     users : str, optional

@@ -9,7 +9,7 @@ importing pandas alone about 0.5 s. Most record files are *plain*, and a plain f
   carriage return), and has exactly as many fields as the header (no blank line in a file of several columns, no
   missing trailing field);
 * the whole file is UTF-8, and every value of the column is one of the mechanism's input labels (and every user id
-  holds 1 to :data:`~mechdesign.deploy.sampling.memo.MAX_USER_BYTES` bytes).
+  holds 1 to :data:`~mechdesign.deploy.sampling.MAX_USER_BYTES` bytes).
 
 Then a line is the bytes between two ``\n``, a cell the bytes between two commas, and each cell's text is what the
 general reader returns (pandas reads ``dtype=str`` with ``keep_default_na=False``: no conversion). The output is the
@@ -201,9 +201,9 @@ def rewrite_plain_csv(source: Path, target: BinaryIO, column: str, user_column: 
 
     The output codes of a chunk are ``fresh(concatenate([permanent(codes, ids) for each part]))``: ``permanent``
     takes any run of records (the input codes, and with ``user_column`` their ids as
-    :class:`~mechdesign.deploy.sampling.memo.UserIds`), ``fresh`` a whole chunk (seeded draws are made in blocks of
+    :class:`~mechdesign.deploy.sampling.UserIds`), ``fresh`` a whole chunk (seeded draws are made in blocks of
     the chunk); ``chunk`` must be a multiple of 32,768 records (the stream's blocks are). ``report`` counts the
-    records (a :class:`~mechdesign.deploy.sampling.progress.Progress`). Raises :class:`NotPlain` when the file is not
+    records (a :class:`~mechdesign.deploy.sampling.Progress`). Raises :class:`NotPlain` when the file is not
     plain (module docstring): ``target`` may then hold part of the output, and the caller starts again.
     """
     if chunk % _PART:
@@ -283,7 +283,7 @@ def _fields(raw: np.ndarray, starts: np.ndarray, stops: np.ndarray, width: int,
 
 
 def _user_ids(padded: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> Any:
-    from mechdesign.deploy.sampling.memo import MAX_USER_BYTES, UserIds
+    from mechdesign.deploy.sampling._memo import MAX_USER_BYTES, UserIds
 
     lengths = stops - starts
     if lengths.size and (int(lengths.min()) < 1 or int(lengths.max()) > MAX_USER_BYTES):

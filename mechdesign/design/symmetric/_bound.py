@@ -2,7 +2,7 @@
 
 **Per input.** Rows summing to one give J P̂ = Σ_y θ_y v_y = 1 and P̂ᵀJP̂ = 1, so with u = a e_x + b P̂ Cauchy–Schwarz
 gives (J⁻¹)_xx ≥ (1 − P̂_x)²/(J_xx − 1) + P̂_x² (the diagonal floor of
-:func:`mechdesign.design.polytope.vertices.diagonal_floor`), and for any w_x ≥ 0, since (1 − p)²/u + w u ≥
+:func:`mechdesign.design.polytope.diagonal_floor`), and for any w_x ≥ 0, since (1 − p)²/u + w u ≥
 2(1 − p)√w (u = J_xx − 1 > 0),
 
     tr J⁻¹ ≥ Σ_x ψ_x(w_x) − Σ_x w_x J_xx,        ψ_x(w) = 2(1 − P̂_x)√w + w + P̂_x².
@@ -10,7 +10,7 @@ gives (J⁻¹)_xx ≥ (1 − P̂_x)²/(J_xx − 1) + P̂_x² (the diagonal floor
 **The diagonal's reach.** Σ_x w_x J_xx = Σ_y θ_y q(v_y) with q(v) = Σ_x w_x v_x², and for any λ ∈ ℝᴺ, as Σθ_y v_y = 1
 and Σθ_y = 1, Σθ_y q(v_y) ≤ Σ_x λ_x + r(w, λ) with r = max over the column polytope V of q(v) − λ·v. q is convex
 for w ≥ 0, so r is attained at a vertex: every vertex takes the values h on H, l on L and 0 elsewhere, in four
-families (:mod:`mechdesign.design.polytope.vertices`: A two levels, B the identity, C1 h = e^{ε′} with one low
+families (:mod:`mechdesign.design.polytope._vertices`: A two levels, B the identity, C1 h = e^{ε′} with one low
 input, C2 a light high set). Hence, for every (w ≥ 0, λ),
 
     tr J⁻¹ ≥ Σ_x ψ_x(w_x) − Σ_x λ_x − r(w, λ),
@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from mechdesign.deadline import Deadline
-from mechdesign.design.polytope.vertices import diagonal_floor
+from mechdesign._deadline import Deadline
+from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.design.symmetric._instance import Instance, TypeTable, two_level
 
 __all__ = ["reach", "symmetric_bound"]

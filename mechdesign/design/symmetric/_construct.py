@@ -10,7 +10,7 @@ feasible, full-rank start whatever the prior — the symmetric form of k-RR cali
 in H with probability M, independently of the others, has J = (1/M − 1)I + 11ᵀ on a flat prior, so
 n·MSE ≈ N·M/(1 − M); at M = 1/h* = e^{−ε} + β/2 (the least mass of an ε-PML set with zeros over the ball) this is
 the per-input floor tr J⁻¹ ≥ Σ_x (1 − P̂_x)²/(J_xx − 1) + P̂_x² of a design whose J_xx = h*
-(:mod:`mechdesign.design.estimation.criterion`, ``diagonal_floor``). Realised with finitely many types
+(:mod:`mechdesign.design.estimation._criterion`, ``diagonal_floor``). Realised with finitely many types
 (:func:`random_sets`): T sets whose counts per cell come from independent random draws, with
 
 1. every cell's column of counts summing to exactly round(T·s_k·q) (so under equal weights 1/T each input is in

@@ -3,21 +3,21 @@
 The A-optimal problem (minimise tr J⁻¹ over mechanisms that are ε-PML for every prior in B_β(P̂)) is convex and
 invariant under permutations of inputs of equal count, so the average of an optimal design over those permutations
 is optimal: **some optimum is symmetric**, a mixture of types over cells (reference/symmetric-designs.md §1,
-:mod:`mechdesign.core.symmetric`). The engine
+:mod:`mechdesign.core._symmetric`). The engine
 
 1. builds the cells of the count prior (:class:`~._instance.Instance`);
 2. starts from balanced random sets (:func:`~._construct.random_sets`), which alone come within a few per cent of the
    per-input floor of their own diagonal, plus the single-input two-level types when a row needs them;
 3. polishes the weights by the barrier master in the moment space (:mod:`._master`, K × K matrices, a T × T Newton
    system) in 40 % of the time left, the bound having the rest;
-4. certifies: the final types become a :class:`~mechdesign.core.symmetric.SymmetricMechanism` whose PML over the
+4. certifies: the final types become a :class:`~mechdesign.core.SymmetricMechanism` whose PML over the
    ball is recomputed type by type, rounded toward privacy, and must be ≤ ε; its n·MSE = tr J⁻¹ − 1 is recomputed
    from the types (O(K³));
 5. bounds: the certified lower bound of :mod:`._bound` on the optimum over **every** mechanism that is ε-PML over
    the ball (not only symmetric ones), and the gap.
 
-:class:`SymmetricEngine` is an engine of :mod:`mechdesign.design.engines` (``accepts(problem)``,
-``run(problem, start, deadline)`` → :class:`~mechdesign.design.engines.EngineResult` with types as its columns); its
+:class:`SymmetricEngine` is an engine of :mod:`mechdesign.design._engines` (``accepts(problem)``,
+``run(problem, start, deadline)`` → :class:`~mechdesign.design.EngineResult` with types as its columns); its
 result is certified by :func:`certify` here, into a structured mechanism, not by the dense certificate.
 """
 
@@ -31,10 +31,10 @@ import time
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.symmetric import SymmetricMechanism
-from mechdesign.deadline import Deadline
-from mechdesign.design.engines import EngineResult
-from mechdesign.design.problem import DesignProblem
+from mechdesign._deadline import Deadline
+from mechdesign.core._symmetric import SymmetricMechanism
+from mechdesign.design._engines import EngineResult
+from mechdesign.design._problem import DesignProblem
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
     random_sets,
@@ -70,7 +70,7 @@ def file_bytes(instance: Instance, labels: tuple[str, ...], types: int) -> int:
     """An upper bound on the bytes of the structured file of ``types`` types over the instance's cells.
 
     The inputs and counts as canonical JSON, an envelope, and per type its packed count table (one field of
-    bit_length(s_k) bits per cell, :mod:`mechdesign.mechfile.packed`, in base64 and quotes) and its other fields.
+    bit_length(s_k) bits per cell, :mod:`mechdesign.mechfile._packed`, in base64 and quotes) and its other fields.
     """
     words = sum(len(json.dumps(label, ensure_ascii=False).encode("utf-8")) + 1 for label in labels)
     counts = sum(len(str(int(n))) + 1 for n in np.repeat(instance.cells.counts, instance.cells.sizes))

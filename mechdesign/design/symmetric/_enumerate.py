@@ -1,7 +1,7 @@
 """Every type of a small problem, and the Lagrangian bound of the master over them [D].
 
-Below :data:`~mechdesign.design.polytope.vertices.MAX_SIZE` inputs the vertices of the column polytope can be listed
-(:func:`~mechdesign.design.polytope.vertices.column_vertices`); each is h on H, l on L and 0 elsewhere, so its orbit
+Below :data:`~mechdesign.design.polytope.MAX_SIZE` inputs the vertices of the column polytope can be listed
+(:func:`~mechdesign.design.polytope.column_vertices`); each is h on H, l on L and 0 elsewhere, so its orbit
 under permutations inside the cells is the type (h, l, a_k = |H ∩ cell k|, b_k = |L ∩ cell k|). With every type in
 the master its optimum is the symmetric optimum, which is the optimum over every mechanism (the problem is convex and
 invariant under those permutations). The vertices are listed at e^ε·(1 − 10⁻⁹), inside the polytope, so that the
@@ -23,8 +23,8 @@ import math
 import numpy as np
 from scipy.optimize import linprog
 
-from mechdesign.design.polytope.vertices import MAX_SIZE, column_vertices
-from mechdesign.design.problem import DesignProblem
+from mechdesign.design._problem import DesignProblem
+from mechdesign.design.polytope._vertices import MAX_SIZE, column_vertices
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable
 from mechdesign.design.symmetric._master import gradient
 

@@ -1,8 +1,8 @@
 """What the symmetric engine knows about a problem, and its working table of types.
 
-:class:`Instance` holds the cells of a count prior (:class:`~mechdesign.core.symmetric.Cells`), ε, the radius β and
+:class:`Instance` holds the cells of a count prior (:class:`~mechdesign.core.Cells`), ε, the radius β and
 the lift levels the vertex families use ([E] eq. 43; reference/pml-design.md §3.3 and the families of
-:mod:`mechdesign.design.polytope.vertices`):
+:mod:`mechdesign.design.polytope._vertices`):
 
 * the C1 level h* = e^{ε′} = a/(1 + aβ/2), a = e^ε: a set H of mass M ≥ max(β/2, 1/h*) at level 1/M with zeros
   elsewhere is ε-PML over the ball, since g(v) = 1 − (β/2)/M (β/2 drained from H onto a zero) and
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core.symmetric import Cells
-from mechdesign.design.polytope.pricing import pricing_counts
-from mechdesign.design.polytope.vertices import lift_constant, two_level_ratio
-from mechdesign.design.problem import DesignProblem
+from mechdesign.core._symmetric import Cells
+from mechdesign.design._problem import DesignProblem
+from mechdesign.design.polytope._pricing import pricing_counts
+from mechdesign.design.polytope._vertices import lift_constant, two_level_ratio
 
 __all__ = ["MARGIN", "MAX_CELLS", "Instance", "TypeTable", "two_level"]
 
@@ -52,7 +52,7 @@ class Instance:
         Raises
         ------
         ValueError
-            If the prior is not a count prior (:func:`~mechdesign.design.polytope.pricing.pricing_counts`) or has more
+            If the prior is not a count prior (:func:`~mechdesign.design.polytope.pricing_counts`) or has more
             than :data:`MAX_CELLS` cells.
         """
         counts = pricing_counts(problem.prior, max_total=2**53 // max(problem.size, 1) - 1)

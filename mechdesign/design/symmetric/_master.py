@@ -2,7 +2,7 @@
 
 Over types with class means μ_t (rows of the T × K matrix ``means``) and within-cell spreads c_t, the design's
 Fisher information is fixed by B(θ) = Σ_t θ_t μ_t μ_tᵀ (K × K) and γ(θ) = Σ_t θ_t c_t (reference
-symmetric-designs.md §1, :mod:`mechdesign.core.symmetric`), and
+symmetric-designs.md §1, :mod:`mechdesign.core._symmetric`), and
 
     minimise f(θ) = tr(S⁻¹B⁻¹) + Σ_k (s_k − 1)/γ_k    s.t.  Σ_t θ_t μ_t = 1 (every row sums to one),  θ ≥ 0.
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mechdesign import _validation as v
-from mechdesign.core.symmetric import SymmetricMechanism
-from mechdesign.deadline import Deadline
-from mechdesign.design.baselines.ldp_oracles import OracleComparison, compare_oracles
-from mechdesign.design.problem import DesignProblem
+from mechdesign._deadline import Deadline
+from mechdesign.core._symmetric import SymmetricMechanism
+from mechdesign.design._problem import DesignProblem
+from mechdesign.design.baselines._ldp_oracles import OracleComparison, compare_oracles
 from mechdesign.design.symmetric._engine import SymmetricEngine, certify
-from mechdesign.mechfile.save import FileSections, SavesFile
+from mechdesign.mechfile._save import FileSections, SavesFile
 
 __all__ = ["SymmetricDesign", "design_symmetric"]
 
@@ -29,7 +29,7 @@ class SymmetricDesign(SavesFile):
     problem : DesignProblem
         The problem solved (``estimation_mse``, count prior).
     mechanism : SymmetricMechanism
-        The types over the cells (:mod:`mechdesign.core.symmetric`).
+        The types over the cells (:mod:`mechdesign.core._symmetric`).
     value : float
         n·MSE = tr J⁻¹ − 1 of the efficient decoder on n fixed records, recomputed from the types.
     bound : float
@@ -122,7 +122,7 @@ class SymmetricDesign(SavesFile):
         return (self.mechanism,)
 
     def sections(self) -> FileSections:
-        """The structured mechanism file (:func:`mechdesign.mechfile.save.save` writes it).
+        """The structured mechanism file (:func:`mechdesign.mechfile.save` writes it).
 
         Returns
         -------
@@ -165,7 +165,7 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
 
     Examples
     --------
-    >>> from mechdesign.core.prior import Prior
+    >>> from mechdesign.core import Prior
     >>> problem = DesignProblem(Prior.from_counts([9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]), 1.0, 0.05, "estimation_mse")
     >>> design = design_symmetric(problem)
     >>> round(design.value, 6), design.status

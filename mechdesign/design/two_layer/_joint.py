@@ -40,11 +40,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechdesign._deadline import Deadline
 from mechdesign._numerics import round_up
-from mechdesign.core.fisher import trace_inverse_fisher
-from mechdesign.core.leakage import capacity
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deadline import Deadline
+from mechdesign.core._fisher import trace_inverse_fisher
+from mechdesign.core._leakage import capacity
+from mechdesign.core._uncertainty import L1Ball
 
 __all__ = ["Alternation", "alternate", "permanent_step"]
 
@@ -140,7 +140,7 @@ def _vertex(objective: np.ndarray, permanent: np.ndarray, reports: np.ndarray, b
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
 
-    from mechdesign.core.leakage import _capacity_columns
+    from mechdesign.core._leakage import _capacity_columns
 
     n, m1 = objective.shape
     composed = permanent @ reports

@@ -10,13 +10,13 @@ value of an LP, g(c) = max_θ Σ_z P̂_z min(c_z, θ) − τθ + τ min_z c_z wi
 case, reference/pml-design.md §1.1), written with one auxiliary variable per minimum. With w normalised to
 P̂·W₁w = 1 and θ_k the probability of report k at P̂, W₂ = [θ_k w_k] has rows summing to one iff Σ_k θ_k w_k = 1,
 and one report's Fisher information is **linear** in θ: J(W₁W₂) = Σ_k θ_k c_k c_kᵀ with c_k = W₁w_k (as the
-estimation engine's, :mod:`mechdesign.design.estimation.engine`). The A-optimal W₂ for this W₁ is therefore the
+estimation engine's, :mod:`mechdesign.design.estimation._engine`). The A-optimal W₂ for this W₁ is therefore the
 convex program
 
     minimise tr J(θ)⁻¹   s.t.   Σ_k θ_k w_k = 1,  θ ≥ 0,  over every w_k ∈ K(W₁),
 
 solved by column generation: the master over the columns found is the interior point method of
-:func:`~mechdesign.design.estimation.master.solve_master_dual` with the balance over W₁'s outputs
+:func:`~mechdesign.design.estimation.solve_master_dual` with the balance over W₁'s outputs
 (``constraints``), and with its multipliers μ a column improves iff h(w) = ‖J⁻¹W₁w‖² + μ·w > 0. h is convex,
 so its maximum over the polytope K(W₁) ∩ {P̂·W₁w = 1} is at a vertex; it is searched by sequential linear
 programming (each LP maximises the linearisation of h at the current point, which can only raise h, since
@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deadline import Deadline
+from mechdesign._deadline import Deadline
+from mechdesign.core._uncertainty import L1Ball
 
 __all__ = ["Reports", "design_reports", "reports_start"]
 
@@ -72,7 +72,7 @@ class _Pricer:
         import highspy
         from scipy.sparse import csr_matrix, hstack, identity, vstack
 
-        from mechdesign.design.information.master import quiet_highs as _quiet
+        from mechdesign.design.information._master import quiet_highs as _quiet
 
         n, m = permanent.shape
         p, tau, e = ball.center.probabilities, ball.radius / 2, math.exp(min(epsilon, 700.0))
@@ -150,7 +150,7 @@ def reports_start(permanent: np.ndarray, ball: L1Ball, epsilon: float, link: flo
     is then mixed with the uniform law (post-processing, lowering both levels) by the smallest weight, found by
     bisection on the exact capacity, that meets ε.
     """
-    from mechdesign.core.leakage import capacity
+    from mechdesign.core._leakage import capacity
 
     n, m = permanent.shape
     e = math.exp(min(link, 700.0)) if math.isfinite(link) else 1e6
@@ -214,7 +214,7 @@ def _conic(lifted: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndar
 def _master(permanent: np.ndarray, prior: np.ndarray, columns: np.ndarray, start: np.ndarray,
             deadline: Deadline) -> tuple[np.ndarray, np.ndarray, float] | None:
     """θ, the multipliers λ and tr J⁻¹ over the columns (normalised: P̂·W₁w = 1), or ``None`` on failure."""
-    from mechdesign.design.estimation.master import solve_master_dual
+    from mechdesign.design.estimation._master import solve_master_dual
 
     lifted = permanent @ columns
     end = deadline.end if deadline.clock is time.monotonic else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mechdesign.deploy.analysis.datacheck import check_counts
+from mechdesign.deploy.analysis import check_counts
 
 GUARANTEE = {"notion": "pml", "prior": [0.5, 0.5], "radius": 0.1}
 

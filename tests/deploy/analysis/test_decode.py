@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.analysis.decode import count_outputs, estimate_frequencies, project_to_simplex
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.core import Mechanism
+from mechdesign.deploy.analysis import count_outputs, estimate_frequencies, project_to_simplex
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design.polytope import randomized_response
 
 from conftest import EXACT, TIGHT
 

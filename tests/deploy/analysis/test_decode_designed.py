@@ -16,15 +16,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.core.leakage import capacity
-from mechdesign.core.prior import Prior
-from mechdesign.datasets import adult_counts, load_adult
+from mechdesign import load_adult
+from mechdesign._datasets import adult_counts
+from mechdesign.core import Prior, capacity
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.analysis.decode import estimate_frequencies
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.design.problem import DesignProblem
-from mechdesign.design.solver import solve
+from mechdesign.deploy.analysis import estimate_frequencies
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design import DesignProblem, solve
+from mechdesign.design.polytope import randomized_response
 
 from conftest import PRIVACY_SLACK
 

@@ -14,13 +14,12 @@ import json
 import numpy as np
 import pytest
 
+from mechdesign import load_adult
 from mechdesign.cli import main
-from mechdesign.datasets import load_adult
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.analysis.decode import estimate_frequencies
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.problemfile import load_problem
-from mechdesign.design.solver import solve
+from mechdesign.deploy.analysis import estimate_frequencies
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design import load_problem, solve
 
 from conftest import PROBLEMS
 

@@ -4,7 +4,7 @@ Oracle: on the Adult race × sex records of the three most frequent races (fixed
 design for the 3 + 2 marginals is singular, rank 5 < 6, as the ten-letter one of
 problems/adult-race-sex-marginals-estimation.toml is, rank 7 < 10, at a third of the CPU) the decoder
 L J⁺ W diag(1/q) at the design prior is unbiased for the marginals and has covariance L(J⁺ − diag p)Lᵀ/n
-(core/fisher.py, eq. L). Seeded repetitions: every (quantity, repetition) error lies within 3 stated standard
+(core/_fisher.py, eq. L). Seeded repetitions: every (quantity, repetition) error lies within 3 stated standard
 errors (≈ 0.9973 each; seeds fixed, so deterministic), and the empirical total MSE over R = 200 cheap repetitions
 is the design's utility / n within ±30 % (relative standard deviation ≈ sqrt(2/R)·(spread) < 0.1).
 """
@@ -14,13 +14,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.quantities import marginal_map
-from mechdesign.datasets import load_adult
+from mechdesign import load_adult
+from mechdesign.core import Mechanism, marginal_map
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.analysis.decode import estimate_frequencies, estimate_quantities
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.solver import solve
+from mechdesign.deploy.analysis import estimate_frequencies, estimate_quantities
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design import solve
 
 RACES = ["White", "Black", "Asian-Pac-Islander"]
 
@@ -28,7 +27,7 @@ RACES = ["White", "Black", "Asian-Pac-Islander"]
 @pytest.fixture(scope="module")
 def race_sex():
     from mechdesign import DesignProblem, Prior
-    from mechdesign.design.utility import Utility
+    from mechdesign.design import Utility
 
     frame = load_adult(["race", "sex"])
     frame = frame[frame["race"].isin(RACES)]

@@ -1,4 +1,4 @@
-"""The data check's statistic (mechdesign.deploy.analysis.divergence): the closed-form upper bound from one point of
+"""The data check's statistic (mechdesign.deploy.analysis._divergence): the closed-form upper bound from one point of
 the ball
 is ≥ D* (an exponential-cone solve and the dual's certified lower bound), the test it lets skip the optimiser takes
 the optimiser's decision at every threshold, and small files over large alphabets pass without SciPy."""
@@ -15,8 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mechdesign.deploy.analysis.datacheck import check_counts, divergence_threshold
-from mechdesign.deploy.analysis.divergence import ball_divergence, divergence_from_ball, divergence_upper_bound
+from mechdesign.deploy.analysis import (
+    ball_divergence,
+    check_counts,
+    divergence_from_ball,
+    divergence_threshold,
+    divergence_upper_bound,
+)
 
 from conftest import ROOT, SOLVER
 
@@ -87,7 +92,7 @@ def test_a_one_record_file_over_many_letters_passes_without_scipy(tmp_path):
     """The start-up case: a record over 160 joint letters (t ≈ 171 nats) needs no optimiser, hence no SciPy."""
     code = ("import sys\n"
             "import numpy as np\n"
-            "from mechdesign.deploy.analysis.datacheck import check_counts\n"
+            "from mechdesign.deploy.analysis import check_counts\n"
             "prior = np.full(160, 1 / 160)\n"
             "counts = np.zeros(160, dtype=int)\ncounts[7] = 1\n"
             "check = check_counts({'notion': 'pml', 'prior': prior.tolist(), 'radius': 0.3}, counts)\n"

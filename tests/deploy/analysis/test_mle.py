@@ -10,14 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deploy.analysis.decode import estimate_frequencies
-from mechdesign.deploy.analysis.ibu import expectation_maximization
-from mechdesign.deploy.analysis.mle import into_ball, likelihood_gap, maximum_likelihood
-from mechdesign.deploy.analysis.standard_errors import bootstrap_errors, face_fisher_errors
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.core import L1Ball, Mechanism
+from mechdesign.deploy.analysis import (
+    bootstrap_errors,
+    estimate_frequencies,
+    expectation_maximization,
+    face_fisher_errors,
+    into_ball,
+    likelihood_gap,
+    maximum_likelihood,
+)
+from mechdesign.deploy.sampling import Privatizer
+from mechdesign.design.polytope import randomized_response
 
 from conftest import EXACT, TIGHT, examples
 from strategies import mechanisms, priors

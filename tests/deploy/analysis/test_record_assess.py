@@ -1,4 +1,4 @@
-"""mechdesign.deploy.analysis.record_assess: the ε of a record design at the data's joint distribution, and its
+"""mechdesign.deploy.analysis._record_assess: the ε of a record design at the data's joint distribution, and its
 (ε′, δ) curve.
 
 The ε at the data is checked against a brute force in rational arithmetic over the dense joint (every output, every
@@ -17,20 +17,11 @@ from hypothesis import strategies as st
 from record_pml_oracle import brute_epsilon_min
 from record_pml_oracle import kronecker as _kron
 
-from mechdesign.core.leakage import capacity, ldp_epsilon
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deploy.analysis.record_assess import (
-    assess_record,
-    data_prior,
-    epsilon_at_data,
-    record_epsilon_min,
-)
-from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.record import read_record_file, record_epsilon, verify_record_file
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign.core import L1Ball, Mechanism, capacity, joint_labels, ldp_epsilon
+from mechdesign.deploy.analysis import assess_record, data_prior, epsilon_at_data, record_epsilon_min
+from mechdesign.deploy.sampling import RecordPrivatizer
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_record_file, record_epsilon, verify_record_file, write_record_file
 from mechdesign.records import JointPrior
 
 from conftest import PRIVACY_SLACK

@@ -5,13 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.deploy.analysis.decode import estimate_frequencies
-from mechdesign.deploy.analysis.mle import maximum_likelihood
-from mechdesign.deploy.analysis.record_decode import decode_records
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.record import read_record_file
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign.core import joint_labels
+from mechdesign.deploy.analysis import decode_records, estimate_frequencies, maximum_likelihood
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_record_file, write_record_file
 from mechdesign.records import JointPrior
 
 from conftest import EXACT

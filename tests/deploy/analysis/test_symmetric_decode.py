@@ -2,7 +2,7 @@
 
 Oracles: the dense matrix of every output (t, seed) of the placement family (tests/symmetric_fixtures.py), its
 Fisher information J = W diag(1/P̂W) Wᵀ and the per-report estimate J⁻¹ w_y / (P̂·w_y); unbiasedness E p̂ = p over
-the exact output distribution of a random true p; the standard errors from diag(J⁻¹) − P̂² (core/fisher.py).
+the exact output distribution of a random true p; the standard errors from diag(J⁻¹) − P̂² (core/_fisher.py).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.deploy.analysis.symmetric_decode import ReportTally, parse_reports
-from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
-from mechdesign.mechfile.placement import PlacementFamily
+from mechdesign.deploy.analysis import ReportTally, parse_reports
+from mechdesign.deploy.sampling import SymmetricPrivatizer
+from mechdesign.mechfile import PlacementFamily
 
 from conftest import examples
 from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
@@ -83,7 +83,7 @@ def test_seed_counted_counted_and_direct_tallies_give_the_same_estimate(monkeypa
     """Small primes are counted by (t, seed) and spread to the cells when folding, or counted by
     (t, cell, e, begin) and weighted when folding; others go straight to the difference arrays: all three must give
     the same hit sums (here every prime of several cells one way, then the next)."""
-    import mechdesign.deploy.analysis.symmetric_decode as decode
+    import mechdesign.deploy.analysis._symmetric_decode as decode
 
     m = random_mechanism(SMALL_COUNTS, 2, types=8)
     sampler = SymmetricPrivatizer(m)
@@ -114,7 +114,7 @@ def test_seed_counted_counted_and_direct_tallies_give_the_same_estimate(monkeypa
 def test_the_buffer_parser_agrees_with_the_report_by_report_parser(items):
     """parse_reports reads the reports as one byte buffer and falls back to the report-by-report rule on anything
     malformed: on random well-formed and malformed texts both give the same reports or the same one-line error."""
-    from mechdesign.deploy.analysis.symmetric_reports import _parse_bytes, _parse_checked
+    from mechdesign.deploy.analysis._symmetric_reports import _parse_bytes, _parse_checked
 
     m = random_mechanism(SMALL_COUNTS, 1, types=8)
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
@@ -144,7 +144,7 @@ def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
     """parse_arrow reads an Arrow array's buffers (here a slice, whose offsets do not start at 0): the same reports
     as parse_reports on the same texts, or the same one-line error; a null is refused in one line."""
     pa = pytest.importorskip("pyarrow")
-    from mechdesign.deploy.analysis.symmetric_reports import parse_arrow
+    from mechdesign.deploy.analysis import parse_arrow
 
     m = random_mechanism(SMALL_COUNTS, 1, types=8)
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)

@@ -17,12 +17,9 @@ import pytest
 from test_record_arrow import COLUMNS, _record_file, _records, _write_csv
 
 from mechdesign.deploy._io import ArrowIpcFile, count_values, file_kind, iter_column
-from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-from mechdesign.deploy.sampling.record_stream import privatize_record_file
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.deploy.sampling.stream import privatize_file
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.record import read_record_file
+from mechdesign.deploy.sampling import Privatizer, RecordPrivatizer, privatize_file, privatize_record_file
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_record_file
 
 
 def _write_ipc(path, table, batch):

@@ -1,4 +1,4 @@
-"""Changed values in a memoized run (mechdesign.deploy.sampling.changes, privatize's summary): "one release" held
+"""Changed values in a memoized run (mechdesign.deploy.sampling._changes, privatize's summary): "one release" held
 only for unchanged values; a user with k distinct values released k outputs, and the run says what they cost."""
 
 from __future__ import annotations
@@ -10,13 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.releases import release_leakage
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deploy.sampling import changes as changes_module
-from mechdesign.deploy.sampling.changes import DistinctValues
-from mechdesign.deploy.sampling.memo import generate_memo_key, user_ids
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.core import L1Ball, Mechanism, release_leakage
+from mechdesign.deploy.sampling import DistinctValues, generate_memo_key, user_ids
+from mechdesign.deploy.sampling import _changes as changes_module
+from mechdesign.mechfile import write_mechanism_file
 
 from conftest import examples
 

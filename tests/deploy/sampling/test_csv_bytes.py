@@ -15,11 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.sampling import _csv_bytes
-from mechdesign.deploy.sampling.memo import MemoFunction
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.deploy.sampling.stream import privatize_file
+from mechdesign.core import Mechanism
+from mechdesign.deploy.sampling import MemoFunction, Privatizer, _csv_bytes, privatize_file
 
 from conftest import examples
 
@@ -182,8 +179,8 @@ def test_label_coder_matches_exact_bytes_only(labels):
 
 def test_privatize_of_a_plain_csv_imports_neither_pandas_nor_the_solvers(tmp_path):
     """The CLI's import floor for the commonest deployment: no pandas, scipy.optimize, cvxpy or pyarrow."""
-    from mechdesign.design.polytope.closed_form import randomized_response
-    from mechdesign.mechfile.column import write_mechanism_file
+    from mechdesign.design.polytope import randomized_response
+    from mechdesign.mechfile import write_mechanism_file
 
     path = write_mechanism_file(tmp_path / "rr.json", randomized_response(2, 1.0, ["no", "yes"]),
                                 guarantee={"notion": "ldp", "epsilon": 1.0})

@@ -1,4 +1,4 @@
-"""Memoized privatization (mechdesign.deploy.sampling.memo): the keyed pseudo-random function against a
+"""Memoized privatization (mechdesign.deploy.sampling._memo): the keyed pseudo-random function against a
 block-by-block reference, its key file, and the same (user, value) always getting the same output — in memory,
 from CSV and Parquet, through the CLI in separate processes, for records and on Dask."""
 
@@ -14,11 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.deploy.sampling.memo import MemoFunction, generate_memo_key, read_memo_key, user_ids
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
+from mechdesign.core import Mechanism
+from mechdesign.deploy.sampling import MemoFunction, Privatizer, generate_memo_key, read_memo_key, user_ids
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_mechanism_file, write_mechanism_file
 
 KEY = bytes(range(32))
 FILE = "5e" * 32
@@ -84,7 +83,7 @@ def test_arrow_and_numpy_ids_agree_and_integers_read_as_decimal():
        st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40))
 def test_integer_ids_read_as_their_decimal_text_on_both_paths(signed, unsigned):
     # The Arrow cast (used when pyarrow is installed) and the NumPy digit tables (_decimal) give one text: str(id).
-    from mechdesign.deploy.sampling.memo import _decimal
+    from mechdesign.deploy.sampling._memo import _decimal
 
     for values, dtype in ((signed, np.int64), (unsigned, np.uint64)):
         array = np.array(values, dtype=dtype)
@@ -287,9 +286,8 @@ def test_a_two_layer_file_memoizes_the_permanent_layer_only(tmp_path):
 
 
 def test_record_files_memoize_per_user_and_record(tmp_path):
-    from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer
-    from mechdesign.mechfile.record import read_record_file
-    from mechdesign.mechfile.record_write import write_record_file
+    from mechdesign.deploy.sampling import RecordPrivatizer
+    from mechdesign.mechfile import read_record_file, write_record_file
     from mechdesign.records import JointPrior
 
     prior = JointPrior.from_table([[30, 10], [5, 55]], ["a", "b"], [["u", "v"], ["s", "t"]])
@@ -314,8 +312,7 @@ def test_dask_and_the_file_path_draw_the_same_memoized_outputs(deployed):
     dd = pytest.importorskip("dask.dataframe")
     import pandas as pd
 
-    from mechdesign.deploy.sampling.scaleout import privatize_dask
-    from mechdesign.deploy.sampling.stream import privatize_file
+    from mechdesign.deploy.sampling import privatize_dask, privatize_file
 
     file, key, folder = deployed
     loaded = read_mechanism_file(file)
@@ -341,7 +338,7 @@ def test_conformance_memo_vectors_are_what_the_library_draws():
 def test_a_file_bound_to_a_key_refuses_any_other(cli, tmp_path):
     """design --memo-key writes the key's id into the release block (hashed and signed with it); privatize then refuses
     another key in one line, nothing written, and the id reveals nothing of the key (SHA-256 of 256 random bits)."""
-    from mechdesign.mechfile.policy import key_id
+    from mechdesign.mechfile import key_id
 
     from conftest import PROBLEMS
 

@@ -15,15 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
+from mechdesign import CertificateError
 from mechdesign._numerics import quantise
-from mechdesign.core.mechanism import Mechanism
+from mechdesign.core import Mechanism
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.sampling import sampler as sampler_module
-from mechdesign.deploy.sampling import stream as stream_module
-from mechdesign.deploy.sampling.sampler import Privatizer, privatize
-from mechdesign.deploy.sampling.stream import privatize_file
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import CertificateError
+from mechdesign.deploy.sampling import Privatizer, privatize, privatize_file
+from mechdesign.deploy.sampling import _sampler as sampler_module
+from mechdesign.deploy.sampling import _stream as stream_module
+from mechdesign.design.polytope import randomized_response
 
 from conftest import PRIVACY_SLACK
 
@@ -237,7 +236,7 @@ def test_progress_line_on_a_small_file_shows_a_nonzero_rate(tmp_path, capsys):
 
 
 def test_records_are_privatized_with_the_secure_generator_by_default(monkeypatch):
-    from mechdesign import randomness
+    from mechdesign import _randomness as randomness
 
     calls = []
     real = randomness.make_rng

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign._numerics import QUANT_SCALE, quantise
-from mechdesign.deploy.sampling.quantise_rows import quantise_rows
+from mechdesign.deploy.sampling import quantise_rows
 
 from conftest import examples
 

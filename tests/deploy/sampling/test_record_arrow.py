@@ -16,14 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from mechdesign._numerics import quantise
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.deploy.sampling.record_sampler import RecordPrivatizer, relative_deviation
-from mechdesign.deploy.sampling.record_stream import privatize_record_file
-from mechdesign.deploy.sampling.sampler import Privatizer
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.record import read_record_file
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign.core import Mechanism, joint_labels
+from mechdesign.deploy.sampling import Privatizer, RecordPrivatizer, privatize_record_file, relative_deviation
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_record_file, write_record_file
 from mechdesign.records import JointPrior
 
 from conftest import PRIVACY_SLACK, ROOT
@@ -218,7 +214,7 @@ def test_one_capacity_no_pandas_no_cvxpy_on_the_parquet_path(tmp_path):
     path = _record_file(tmp_path, "product")
     _write_parquet(tmp_path / "in.parquet", _records(3000), 1000)
     code = ("import sys\n"
-            "import mechdesign.core.record_capacity as capacity\n"
+            "import mechdesign.core._record_capacity as capacity\n"
             "calls = []\n"
             "original = capacity.product_capacity\n"
             "capacity.product_capacity = lambda *a, **k: calls.append(1) or original(*a, **k)\n"

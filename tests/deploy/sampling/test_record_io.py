@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from mechdesign.cli import main
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.design.problemfile import load_problem
-from mechdesign.mechfile.column import write_mechanism_file
+from mechdesign.design import load_problem
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import write_mechanism_file
 
 
 @pytest.fixture

@@ -13,12 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mechdesign.core.record_codes import joint_labels
-from mechdesign.deploy.sampling.record_sampler import UNREPORTED, RecordPrivatizer
-from mechdesign.deploy.sampling.record_stream import privatize_record_file
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.mechfile.record import read_record_file, record_epsilon
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign.core import joint_labels
+from mechdesign.deploy.sampling import UNREPORTED, RecordPrivatizer, privatize_record_file
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_record_file, record_epsilon, write_record_file
 from mechdesign.records import JointPrior
 
 from conftest import ROOT
@@ -86,7 +84,7 @@ def test_seeded_parquet_output_is_the_same_whatever_the_chunk_and_row_groups(tmp
         for name in ["id", *COLUMNS]:
             assert table.column(name).to_pylist() == first[name], name
     # the outputs are those of sample_codes on each 65,536-record block with that block's stream
-    from mechdesign.deploy.sampling.stream import block_streams
+    from mechdesign.deploy.sampling import block_streams
 
     streams = block_streams(11)
     expected = sampler.released(np.concatenate([sampler.sample_codes(codes[:, s:s + 65536], streams(s // 65536))

@@ -10,19 +10,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mechdesign.core.leakage import capacity, epsilon_min
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deploy.analysis.record_assess import assess_record, data_prior, epsilon_at_data, sampled_epsilon_min
-from mechdesign.deploy.analysis.record_decode import count_record_file, decode_records
-from mechdesign.deploy.sampling.record_sampler import UNREPORTED, RecordPrivatizer
-from mechdesign.deploy.sampling.record_stream import privatize_record_file
-from mechdesign.design.polytope.closed_form import randomized_response
-from mechdesign.errors import MechanismFileError
-from mechdesign.mechfile.canonical import canonical_json
-from mechdesign.mechfile.format import schema
-from mechdesign.mechfile.record import read_record_file, record_epsilon, verify_record_file
-from mechdesign.mechfile.record_write import write_record_file
+from mechdesign import MechanismFileError
+from mechdesign.core import L1Ball, Mechanism, capacity, epsilon_min
+from mechdesign.deploy.analysis import (
+    assess_record,
+    count_record_file,
+    data_prior,
+    decode_records,
+    epsilon_at_data,
+    sampled_epsilon_min,
+)
+from mechdesign.deploy.sampling import UNREPORTED, RecordPrivatizer, privatize_record_file
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import (
+    canonical_json,
+    read_record_file,
+    record_epsilon,
+    schema,
+    verify_record_file,
+    write_record_file,
+)
 from mechdesign.records import JointPrior
 
 from conftest import PRIVACY_SLACK
@@ -218,7 +225,7 @@ def test_decode_refuses_records_reporting_no_attribute_or_two(tmp_path, prior):
 
 def test_the_dask_path_releases_and_counts_like_the_file_path(tmp_path, prior):
     dd = pytest.importorskip("dask.dataframe")
-    from mechdesign.deploy.sampling.scaleout import count_records_dask, privatize_records_dask
+    from mechdesign.deploy.sampling import count_records_dask, privatize_records_dask
 
     record = read_record_file(_sampled(tmp_path, prior))
     frame, _ = _table(tmp_path, n=4000)
@@ -305,7 +312,7 @@ def test_a_file_of_column_major_factors_verifies_as_written(tmp_path, seed):
     """Factors stacked column by column (as the engines build them), stated at the ε computed on them in memory:
     the file recomputes the same ε on the matrices it reads back (Adult education at five attributes' radius
     was stated 0.9999999999999751 and recomputed 0.9999999999999755 before)."""
-    from mechdesign.core.record_capacity import sampled_epsilon
+    from mechdesign.core import sampled_epsilon
 
     rng = np.random.default_rng(seed)
     prior = JointPrior.from_table(rng.integers(1, 40, size=(16, 6)), attributes=["a", "b"])

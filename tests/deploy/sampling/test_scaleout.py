@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mechdesign.deploy.analysis.decode import count_outputs, estimate_frequencies
-from mechdesign.deploy.sampling.scaleout import count_dask, privatize_dask
-from mechdesign.design.polytope.closed_form import randomized_response
+from mechdesign.deploy.analysis import count_outputs, estimate_frequencies
+from mechdesign.deploy.sampling import count_dask, privatize_dask
+from mechdesign.design.polytope import randomized_response
 
 LABELS = ["red", "green", "blue", "grey"]
 TRUTH = np.array([0.4, 0.3, 0.2, 0.1])
@@ -76,7 +76,7 @@ def test_errors(client, data):
 
 
 def test_loaded_mechanism_file_is_accepted(client, data, tmp_path):
-    from mechdesign.mechfile.column import read_mechanism_file, write_mechanism_file
+    from mechdesign.mechfile import read_mechanism_file, write_mechanism_file
 
     _, ddf = data
     path = write_mechanism_file(tmp_path / "rr.mech.json", randomized_response(4, 1.0, LABELS),

@@ -2,7 +2,7 @@
 
 Oracles: enumeration of the rule over every value of a record's digit groups and rank (the words below every group's
 radix are accepted and read as themselves), which must give every seed placing the input at the drawn level exactly
-p times (uniform); the dense capacity (mechdesign.core.leakage.capacity) of the sampled mechanism written out
+p times (uniform); the dense capacity (mechdesign.core._leakage.capacity) of the sampled mechanism written out
 output by output, P((t, V) | x) = Q_k[(t, ℓ)]/2⁶⁴ · s_k/(n_ℓ |S_t|).
 """
 
@@ -15,13 +15,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from mechdesign import CertificateError
 from mechdesign._numerics import QUANT_SCALE
-from mechdesign.core.leakage import capacity
-from mechdesign.core.mechanism import Mechanism
-from mechdesign.core.uncertainty import L1Ball
-from mechdesign.deploy.sampling.memo import MemoFunction, user_ids
-from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer, accept_limit
-from mechdesign.errors import CertificateError
+from mechdesign.core import L1Ball, Mechanism, capacity
+from mechdesign.deploy.sampling import MemoFunction, SymmetricPrivatizer, accept_limit, user_ids
 
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 
@@ -168,7 +165,7 @@ def test_memoized_reports_repeat_and_use_the_keyed_stream():
 
 def _with_rare_type(seed: int, weight: float):
     """random_mechanism plus a type of output probability ``weight``: its pairs get few quanta (a visible error)."""
-    from mechdesign.core.symmetric import SymmetricMechanism
+    from mechdesign.core import SymmetricMechanism
 
     m = random_mechanism(SMALL_COUNTS, seed, types=8)
     a_new = np.maximum(m.cells.sizes // 2, 1)[None, :]

@@ -16,8 +16,7 @@ import pytest
 from scipy.stats import chisquare
 
 from mechdesign._numerics import QUANT_SCALE, quantise
-from mechdesign.deploy.sampling.symmetric import SymmetricPrivatizer
-from mechdesign.deploy.sampling.symmetric_tables import unpack
+from mechdesign.deploy.sampling import SymmetricPrivatizer, unpack
 
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 

@@ -1,0 +1,331 @@
+"""Decoding reports of structured mechanisms: the efficient unbiased estimate in O(n·K_mixed + N + K³) [D §1].
+
+A report (t, seed) of a symmetric mechanism (:mod:`mechdesign.core._symmetric`) is the output y whose column is
+θ_t v_y / |S_t|, v_y(x) = h_t/r_k, l_t/r_k or 0 for x in cell k as the placement puts it
+(:mod:`mechdesign.mechfile._placement`). The efficient unbiased linear estimate at the design prior P̂ is
+
+    p̂ = J⁻¹ v̄,     v̄ = (1/n) Σ_i v_{y_i} / ν_{t_i},     ν_t = P̂·v_t,
+
+unbiased because E[v_y/ν_y] = J p under the true p ([E]-style Fisher information J = Σ_y w_y w_yᵀ / (P̂·w_y)).
+With J = E B Eᵀ + ⊕_k γ_k (I − 11ᵀ/s_k) (core/_symmetric.py) it splits into a **class part** and a **within-cell
+part**: for x in cell k,
+
+    p̂_x = (S⁻¹ B⁻¹ z)_k + (v̄_x − z_k) / γ_k,     z_k = (1/n) Σ_i μ_{t_i k} / (r_k ν_{t_i}),
+
+where z_k is cell k's mean of v̄ (a tally of types) and v̄_x − z_k is non-zero only through reports whose type
+holds two levels in cell k. Those **hit sums** are accumulated without a pass over the cell per report: for the
+reports of cell k with multiplier d, input i sits at z = d·i + r, so in the coordinate j = d·i mod p each report's
+high and low levels are two adjacent circular intervals of j starting at −r, three entries of a difference array
+over (d, j ∈ [0, 2p)) (unwrapped; a prefix sum over j, folded mod p, and the map i = d⁻¹ j give every input's sum
+in O(p²) per cell). The estimate is projected onto the simplex
+(:func:`~mechdesign.deploy.analysis.project_to_simplex`).
+
+**Standard errors** (of the unbiased estimate, at the design prior): for n i.i.d. records
+Cov p̂ = (J⁻¹ − P̂P̂ᵀ)/n (core/_fisher.py), and (J⁻¹)_xx = (B⁻¹)_kk / s_k² + (1 − 1/s_k)/γ_k in closed form, so
+se_x = √(((J⁻¹)_xx − P̂_x²)/n).
+
+References
+----------
+[D] reference/symmetric-designs.md §1 (J in closed form, the decoder's class and within-class parts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.core._symmetric import SymmetricMechanism
+from mechdesign.deploy.analysis._decode import Estimate, project_to_simplex
+from mechdesign.deploy.analysis._symmetric_reports import parse_arrow, parse_reports
+from mechdesign.mechfile._placement import PlacementFamily
+
+__all__ = ["ReportTally", "parse_reports"]
+
+_TEXT_BLOCK = 1 << 17
+_PAIRS = 1 << 18  # (report, cell) pairs per step of a prime's tally (added in place: np.add.at)
+_FOLD_PRODUCT = 1 << 28  # multiply-adds of a seed-counted prime's fold (T·S·c: a sparse product, ~0.3 s)
+_SEEDED = 1 << 22  # (t, seed) counts in all (float64: 32 MiB)
+_COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
+
+class ReportTally:
+    """Running sums of reports of one structured mechanism; :meth:`estimate` gives p̂ (module docstring).
+
+    Parameters
+    ----------
+    mechanism : SymmetricMechanism
+        The mechanism that produced the reports.
+    family : PlacementFamily, optional
+        Its placement family (built if not given).
+    """
+
+    def __init__(self, mechanism: SymmetricMechanism, family: PlacementFamily | None = None) -> None:
+        m = mechanism
+        self.mechanism = m
+        self.family = family or PlacementFamily(m.cells, m.high_counts, m.low_counts)
+        nu = m.lift_norms()
+        scale = 1.0 / (m.row_sums[None, :] * nu[:, None])   # (T, K): 1 / (r_k ν_t)
+        self._high = m.high[:, None] * scale
+        self._low = m.low[:, None] * scale
+        self._mean = m.class_means() * scale
+        s = m.cells.sizes
+        a, b = m.high_counts, m.low_counts
+        self._mixed = (a + b > 0) & (a < s) & (b < s) & (s > 1)
+        self._mixed_mean = np.where(self._mixed, self._mean, 0.0)
+        by_cell = np.lexsort((m.cells.position, m.cells.cell_of))  # inputs cell after cell, in position order
+        first = np.concatenate([[0], np.cumsum(s)[:-1]])
+        # Count by (t, seed of p) where the seeds are few and so is the fold's product (the smallest primes, which
+        # hold the most cells), else by (t, cell, e, −r mod p) where that table is small, within a budget of
+        # _COUNTED entries in all, smallest p first; else straight into the difference arrays.
+        budget, seed_budget, counted = _COUNTED, _SEEDED, []
+        for sp in self.family.spaces:
+            seeds = m.types * (sp.p - 1) * sp.p ** (sp.m + 1)
+            entries = m.types * sp.cells.size * (sp.p - 1) * sp.p
+            if sp.cells.size > 1 and seeds <= seed_budget and seeds * sp.cells.size <= _FOLD_PRODUCT:
+                counted.append("seeds")
+                seed_budget -= seeds
+            elif entries <= budget:
+                counted.append("counted")
+                budget -= entries
+            else:
+                counted.append("direct")
+        self._primes = [_PrimeTables.build(sp, m, self._high, self._low, self._mixed, by_cell, first, c)
+                        for sp, c in zip(self.family.spaces, counted, strict=True)]
+        self.clear()
+        self._inverse: tuple[np.ndarray, np.ndarray] | None = None
+
+    def clear(self) -> None:
+        """Forget every report (a new period of the same mechanism)."""
+        m = self.mechanism
+        self.type_counts = np.zeros(m.types)  # reports (or their weights) per type
+        self.mixed_mean = np.zeros(m.cells.count)  # Σ over mixed (report, cell) of μ/(rν), by cell
+        for tab in self._primes:
+            tab.clear()
+
+    def hits(self) -> np.ndarray:
+        """Σ over mixed reports of v(x) / ν, by input (each prime's tallies folded)."""
+        out = np.zeros(self.mechanism.cells.size)
+        for tab in self._primes:
+            tab.fold(out)
+        return out
+
+    @property
+    def records(self) -> int:
+        """n, the reports tallied (rounded, with weights)."""
+        return round(float(self.type_counts.sum()))
+
+    def add(self, types: np.ndarray, groups: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Tally reports given as (types, digit groups) (:func:`parse_reports`), each once or with a weight.
+
+        A weight stands for that many copies of the report (counts of identical reports, or an expectation).
+        """
+        weight = np.ones(types.size) if weights is None else np.asarray(weights, dtype=np.float64)
+        per_type = np.bincount(types, weights=weight, minlength=self.mechanism.types)
+        self.type_counts += per_type
+        self.mixed_mean += per_type @ self._mixed_mean  # Σ over mixed (report, cell) of μ/(rν): by type
+        fam = self.family
+        group, place, radix = self._digit_tables()
+        per_type = fam.digit_tables[0].shape[1]
+        # Digits as (G_g // place) mod radix in float64: group values, places and radices are integers below 2³²,
+        # whose correctly rounded quotients have exact floors (see _parse_bytes).
+        flat = np.ascontiguousarray(groups).astype(np.float64).reshape(-1)
+        width = groups.shape[1]
+        for q, tab in enumerate(self._primes):
+            start = fam.digit_start[types, q]
+            rows = np.flatnonzero(start >= 0)
+            if not rows.size:
+                continue
+            tr = types[rows]
+            at = tr * per_type + start[rows]
+            base = rows * width
+            digits = []
+            for o in range(tab.m + 2):  # e, u_0 … u_{m−1}, w
+                index = at + o
+                value = np.floor(flat[base + group[index]] / place[index])
+                r = radix[index]
+                value -= np.floor(value / r) * r
+                digits.append(value)
+            tab.accumulate(tr, digits, None if weights is None else weight[rows])
+
+    def _digit_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The family's digit tables flattened: group (int64), place and radix (float64), index t·D + digit."""
+        if not hasattr(self, "_flat_digits"):
+            group, place, radix = self.family.digit_tables
+            self._flat_digits = (group.reshape(-1).astype(np.int64), place.reshape(-1).astype(np.float64),
+                                 radix.reshape(-1).astype(np.float64))
+        group, place, radix = self._flat_digits
+        return group, place, radix
+
+    def add_texts(self, texts: Sequence[Any], start: int = 0) -> None:
+        """Tally reports in text form, 131,072 at a time (the parsed digits and the tallies' temporaries stay small)."""
+        for at in range(0, len(texts), _TEXT_BLOCK):
+            self.add(*parse_reports(self.family, texts[at:at + _TEXT_BLOCK], start + at))
+
+    def add_arrow(self, array: Any, start: int = 0) -> None:
+        """Tally reports in an Arrow string array (:func:`parse_arrow`), 131,072 at a time."""
+        for at in range(0, len(array), _TEXT_BLOCK):
+            self.add(*parse_arrow(self.family, array.slice(at, _TEXT_BLOCK), start + at))
+
+    def estimate(self) -> Estimate:
+        """p̂ projected onto the simplex, with the unbiased estimate and its standard errors (module docstring).
+
+        Raises
+        ------
+        ValueError
+            If no report was tallied, or J is singular (a type mixture that cannot identify every input).
+        """
+        m = self.mechanism
+        n = float(self.type_counts.sum())
+        if n <= 0:
+            raise v.fail("data", "hold at least one report", 0)
+        if self._inverse is None:
+            b_matrix, gamma = m.fisher_parts()
+            try:
+                self._inverse = np.linalg.inv(b_matrix), gamma
+            except np.linalg.LinAlgError:
+                raise v.fail("mechanism", "have a non-singular Fisher information (every input identified)",
+                             "singular B") from None
+        b_inverse, gamma = self._inverse
+        s = m.cells.sizes.astype(float)
+        z = (self.type_counts / n) @ self._mean
+        split = s > 1
+        if np.any(gamma[split] <= 0):
+            raise v.fail("mechanism", "separate the inputs inside every cell (γ_k > 0)", gamma.min())
+        k = m.cells.cell_of
+        safe_gamma = np.where(split, gamma, 1.0)
+        within = (self.hits() - self.mixed_mean[k]) / n  # v̄_x − z_k: only mixed reports differ by input
+        unbiased = (b_inverse @ z / s)[k] + np.where(split[k], within / safe_gamma[k], 0.0)
+        diagonal = np.diag(b_inverse) / s**2 + np.where(split, (1 - 1 / s) / safe_gamma, 0.0)
+        prior = m.cells.probabilities[k]
+        errors = np.sqrt(np.maximum(diagonal[k] - prior**2, 0.0) / n)
+        return Estimate(project_to_simplex(unbiased), unbiased, errors, m.inputs, "linear", self.records, 0, True,
+                        float("nan"))
+
+
+class _PrimeTables:
+    """One prime's part of the hit sums, for all its cells at once.
+
+    For a report with digits (e, u, w) and a cell of this prime with digits δ, the seed puts input i at
+    z = d·i + r, r = w + u·δ (mod p), d = g^e; in the coordinate j = d·i mod p the high level is the circular
+    interval [−r, −r + a) and the low one [−r + a, −r + a + b): three entries (+h, l − h, −l) of a difference
+    array over (cell, e, j ∈ [0, 2p)). r for every cell is one matrix product (digits below p: exact in float64);
+    non-mixed (type, cell) pairs carry weight 0. ``mode`` "counted": the reports are first counted by
+    (t, cell, e, −r mod p) — one integer key a pair — and the weights applied to the counts when folding.
+    ``mode`` "seeds" (for the smallest primes, whose seeds are few): the reports are counted by (t, seed) — one
+    key a report, whatever the number of cells — and the fold spreads each seed's count to the (cell, e, −r mod p)
+    it implies in every cell, by one matrix product with the 0/1 map of seeds to those keys.
+    """
+
+    def __init__(self, sp: Any, high: np.ndarray, low: np.ndarray, a: np.ndarray, ab: np.ndarray,
+                 members: np.ndarray, mode: str) -> None:
+        self.p, self.m, self.count = sp.p, sp.m, sp.cells.size
+        self.high, self.low, self.a, self.ab, self.members = high, low, a, ab, members
+        self.step, self.drop = low - high, -low  # the difference array's three entries: +h, l − h, −l
+        self.digits = sp.digits.astype(np.float64).T  # (m, c)
+        self.table = (sp.powers[:, None] * np.arange(sp.p)[None, :]) % sp.p  # j = d·i mod p, per e
+        self.segment = (sp.p - 1) * 2 * sp.p  # one cell's difference array over (e, j ∈ [0, 2p))
+        self.mode = mode
+        self.seeds = (sp.p - 1) * sp.p ** (sp.m + 1)
+        self.tally = np.zeros({"seeds": high.shape[0] * self.seeds, "counted": high.shape[0] * self.count * (sp.p - 1)
+                               * sp.p}.get(mode, self.count * self.segment))
+
+    @classmethod
+    def build(cls, sp: Any, m: SymmetricMechanism, high: np.ndarray, low: np.ndarray, mixed: np.ndarray,
+              by_cell: np.ndarray, first: np.ndarray, mode: str) -> _PrimeTables:
+        cells = sp.cells
+        on = mixed[:, cells]
+        a = m.high_counts[:, cells].astype(np.int64)
+        members = by_cell[first[cells][:, None] + np.arange(sp.p)[None, :]]  # (c, p): cell j's inputs by position
+        return cls(sp, np.where(on, high[:, cells], 0.0), np.where(on, low[:, cells], 0.0), a,
+                   a + m.low_counts[:, cells], members, mode)
+
+    def clear(self) -> None:
+        self.tally[:] = 0.0
+
+    def accumulate(self, types: np.ndarray, digits: list[np.ndarray], weights: np.ndarray | None) -> None:
+        """Tally the reports (types and their digits e, u, w of this prime, integers in float64), in place.
+
+        r, −r mod p and the keys are computed in float64: every value is an integer below 2⁵³ (r ≤ (m + 1)·p²), so
+        the products, sums and floors are exact.
+        """
+        p, e, u, w = self.p, digits[0], digits[1:-1], digits[-1]
+        if self.mode == "seeds":  # key t·S + e + (p − 1)·(u_0 + p·u_1 + … + p^m·w): exact in float64 (< 2⁵³)
+            key = e + (p - 1) * sum((x * float(p) ** i for i, x in enumerate([*u, w])), np.zeros(types.size))
+            key += types * float(self.seeds)
+            np.add.at(self.tally, key.astype(np.int64), 1.0 if weights is None else weights)
+            return
+        cell = np.arange(self.count, dtype=np.float64)
+        batch = max(1, _PAIRS // self.count)
+        for lo in range(0, types.size, batch):
+            sl = slice(lo, lo + batch)
+            t = types[sl]
+            r = np.stack([x[sl] for x in u], axis=1) @ self.digits if self.m else np.zeros((t.size, self.count))
+            r += w[sl, None]
+            r -= np.floor(r / p) * p  # r mod p
+            begin = p - r
+            begin[begin == p] = 0.0  # −r mod p
+            if self.mode == "counted":  # key ((t·c + cell)·(p − 1) + e)·p + begin
+                key = (((t * self.count).astype(np.float64)[:, None] + cell) * (p - 1) + e[sl, None]) * p
+                key += begin
+                np.add.at(self.tally, key.astype(np.int64).reshape(-1),
+                          1.0 if weights is None else np.repeat(weights[sl], self.count))
+                continue
+            begin += cell * self.segment
+            begin += (e[sl] * (2 * p))[:, None]
+            base = begin.astype(np.int64).reshape(-1)
+            high, step, drop = self.high[t], self.step[t], self.drop[t]
+            if weights is not None:
+                high, step, drop = high * weights[sl, None], step * weights[sl, None], drop * weights[sl, None]
+            np.add.at(self.tally, base, high.reshape(-1))
+            np.add.at(self.tally, base + self.a[t].reshape(-1), step.reshape(-1))
+            np.add.at(self.tally, base + self.ab[t].reshape(-1), drop.reshape(-1))
+
+    def _seed_map(self) -> Any:
+        """The 0/1 map (S, c·(p − 1)·p) of each seed (e, u, w) to the key (cell, e, −r mod p) it gives each cell."""
+        p, count = self.p, self.count
+        seed = np.arange(self.seeds)
+        e, rest = seed % (p - 1), seed // (p - 1)
+        r = np.zeros((self.seeds, count), dtype=np.int64)
+        for i in range(self.m):  # u_i
+            r += (rest % p)[:, None] * self.digits[i].astype(np.int64)[None, :]
+            rest //= p
+        r += rest[:, None]  # w
+        column = (np.arange(count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((np.ones(column.size), (np.repeat(seed, count), column.reshape(-1))),
+                          shape=(self.seeds, count * (p - 1) * p))
+
+    def fold(self, hits: np.ndarray) -> None:
+        """Add this prime's hit sums to ``hits``: prefix sums over j, folded mod p, mapped back to i, summed over e."""
+        p = self.p
+        diff = self.tally
+        if self.mode != "direct":  # the counts' three difference-array entries, weighted by type and cell
+            counts = self.tally.reshape(-1, self.count, (p - 1) * p) if self.mode == "counted" else \
+                np.asarray(self._seed_map().T @ self.tally.reshape(-1, self.seeds).T).T.reshape(
+                    -1, self.count, (p - 1) * p)
+            local = np.arange((p - 1) * p)
+            base = (np.arange(self.count)[:, None] * self.segment + (local // p) * 2 * p + local % p)[None, :, :]
+            size = self.count * self.segment
+            diff = np.bincount(np.broadcast_to(base, counts.shape).reshape(-1),
+                               (counts * self.high[:, :, None]).reshape(-1), size)
+            diff += np.bincount((base + self.a[:, :, None]).reshape(-1),
+                                (counts * (self.low - self.high)[:, :, None]).reshape(-1), size)
+            diff += np.bincount((base + self.ab[:, :, None]).reshape(-1),
+                                (counts * -self.low[:, :, None]).reshape(-1), size)
+        unwrapped = np.cumsum(diff.reshape(self.count, p - 1, 2 * p), axis=2)
+        sums = unwrapped[:, :, :p] + unwrapped[:, :, p:]
+        by_input = np.take_along_axis(sums, np.broadcast_to(self.table, sums.shape), axis=2).sum(axis=1)
+        hits[self.members] += by_input  # every input once: no repeated index
+
+
+def decode_reports(mechanism: SymmetricMechanism, chunks: Iterable[Sequence[Any]]) -> Estimate:
+    """The estimate from reports in text form, given as chunks (a streamed column)."""
+    tally = ReportTally(mechanism)
+    done = 0
+    for chunk in chunks:
+        tally.add_texts(chunk, done)
+        done += len(chunk)
+    return tally.estimate()

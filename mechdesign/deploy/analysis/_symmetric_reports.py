@@ -1,0 +1,244 @@
+"""Reading structured reports ``t<t>.<hex>`` as (type, digit groups), vectorised.
+
+A report of a structured file is its type t and the seed integer V in lowercase hex, zero-padded to the hex digits
+of |S_t| − 1 (docs/client_spec.rst, "Structured files"; :mod:`mechdesign.mechfile._placement`). The decoder
+(:mod:`~.symmetric_decode`) needs V as the type's digit groups (radix products below 2³²): here by exact long
+division, for many reports at once — first on one byte buffer of all of them (:func:`_parse_bytes`, no Python step
+a report), and report by report (:func:`_parse_checked`) only if something in the buffer is malformed, to name the
+first bad report in a one-line error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.mechfile._placement import PlacementFamily
+
+__all__ = ["parse_arrow", "parse_reports"]
+
+_HEX = np.full(256, 255, dtype=np.uint8)
+_HEX[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10)
+_HEX[np.frombuffer(b"abcdef", dtype=np.uint8)] = np.arange(10, 16)
+_HEX_PAD = _HEX.copy()  # the dot before a report's hex digits reads as a leading zero (_parse_bytes)
+_HEX_PAD[ord(".")] = 0
+_ROWS = 1 << 14  # reports per step of _parse_bytes' nibble rows
+
+
+def parse_reports(family: PlacementFamily, texts: Sequence[Any], start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(types, digit groups) of reports in text form ``t<t>.<hex>``, vectorised; one-line ValueError otherwise.
+
+    The reports are parsed as one byte buffer (:func:`_parse_bytes`: no Python step a report); if anything in it is
+    not a well-formed report, :func:`_parse_checked` parses them again one by one and names the first bad one.
+
+    Parameters
+    ----------
+    family : PlacementFamily
+        The file's placement family.
+    texts : sequence of str
+        The reports.
+    start : int
+        The index of the first report in the file (for error messages).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Types (int64) and groups (uint64, shape (n, G_max)).
+    """
+    parsed = _parse_bytes(family, texts) if len(texts) else None
+    return parsed if parsed is not None else _parse_checked(family, texts, start)
+
+
+def parse_arrow(family: PlacementFamily, array: Any, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`parse_reports` on an Arrow string array, read from its buffers (no Python string a report).
+
+    Arrow appends a newline to every report (``binary_join_element_wise``, in C++), and the data buffer of the
+    result is the newline-terminated blob :func:`_parse_bytes` reads. Nulls, or anything malformed, go to
+    :func:`_parse_checked` (one Python string a report) for its one-line error.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    count = len(array)
+    if count and not array.null_count:
+        text = pa.large_string()  # int64 offsets: no overflow whatever the chunk
+        joined = pc.binary_join_element_wise(pc.cast(array, text), pa.scalar("", text), pa.scalar("\n", text))
+        if isinstance(joined, pa.ChunkedArray):
+            joined = joined.combine_chunks()
+        offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64, count=count + 1, offset=8 * joined.offset)
+        data = np.frombuffer(joined.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+        parsed = _parse_blob(family, data, count)
+        if parsed is not None:
+            return parsed
+    texts = array.to_pylist()
+    if any(text is None for text in texts):
+        bad = next(i for i, text in enumerate(texts) if text is None)
+        raise v.fail(f"report[{start + bad}]", "have the form t<type>.<hex>", None)
+    return _parse_checked(family, texts, start)
+
+
+def _hex_widths(family: PlacementFamily) -> np.ndarray:
+    """Per type, the hex digits of its text form (cached on the family: T big-integer products)."""
+    cached = getattr(family, "_hex_widths", None)
+    if cached is None:
+        cached = np.array([family.hex_width(t) for t in range(family.types)], dtype=np.int64)
+        object.__setattr__(family, "_hex_widths", cached)
+    return cached
+
+
+def _parse_bytes(family: PlacementFamily, texts: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The reports parsed from one ASCII buffer (the texts, each followed by a newline), or None if one is malformed.
+
+    Each report must hold one ``t``, 1 to 10 decimal digits, one dot and exactly its type's number of lowercase hex
+    digits, as :func:`_parse_checked` requires. The hex digits (right-aligned) become 16-bit limbs held in float64,
+    split into the type's digit groups by exact long division: remainder·2¹⁶ + limb < 2⁴⁸ is an integer below
+    2⁵³, and the floor of a correctly rounded quotient of such integers is exact (the quotient's distance to the
+    next integer, at least 1/R, exceeds its rounding error, below 2⁴⁸/R·2⁻⁵³), so every step is exact. A limb
+    left non-zero means V ≥ |S_t|.
+    """
+    count = len(texts)
+    try:
+        blob = ("\n".join(texts) + "\n").encode("ascii")
+    except (TypeError, UnicodeEncodeError):
+        return None
+    return _parse_blob(family, np.frombuffer(blob, dtype=np.uint8), count)
+
+
+def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_parse_bytes` on the blob itself: ``count`` reports, each followed by a newline.
+
+    Every byte of a report is checked (``t``, decimal digits, the dot, hex digits), so bytes ≥ 128 (non-ASCII
+    text in an Arrow array) make the blob malformed.
+    """
+    ends = np.flatnonzero(data == 10)
+    dots = np.flatnonzero(data == 46)
+    if ends.size != count or dots.size != count:
+        return None
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    # Sorted positions: every report holds its own dot when each dot lies inside its report.
+    if np.any(dots <= starts) or np.any(dots >= ends) or np.any(data[starts] != 116):
+        return None
+    head = dots - starts - 1
+    if head.min() < 1 or head.max() > 10:
+        return None
+    types = np.zeros(count, dtype=np.int64)
+    for d in range(int(head.max())):
+        live = d < head
+        digit = data[np.where(live, starts + 1 + d, starts)].astype(np.int64) - 48
+        if np.any(live & ((digit < 0) | (digit > 9))):
+            return None
+        types = np.where(live, types * 10 + digit, types)
+    if types.max() >= family.types:
+        return None
+    widths = _hex_widths(family)
+    lengths = ends - dots - 1
+    if np.any(lengths != widths[types]):
+        return None
+    limbs16 = -(-int(widths.max()) // 4)
+    span = 4 * limbs16
+    limbs = np.empty((limbs16, count))  # least significant first
+    # The hex digits right-aligned in rows of 4L nibbles: positions before a report's hex digits are clipped to its
+    # dot, which _HEX_PAD reads as 0 (the report's only dot, so no hex digit is a dot).
+    columns = np.arange(span, 0, -1)[None, :]  # nibble k of a row is the byte at end − (4L − k)
+    weights = np.array([4096.0, 256.0, 16.0, 1.0])
+    for lo in range(0, count, _ROWS):
+        sl = slice(lo, lo + _ROWS)
+        nibbles = _HEX_PAD[data[np.maximum(ends[sl, None] - columns, dots[sl, None])]]
+        if np.any(nibbles == 255):
+            return None
+        limbs[::-1, sl] = (nibbles.reshape(-1, limbs16, 4).astype(np.float64) @ weights).T
+    radix = np.ascontiguousarray(family.group_radix[types].T.astype(np.float64))
+    groups = np.empty(radix.shape, dtype=np.float64)
+    # What is left after g groups is below Π_{g' ≥ g} R_g': its limbs above that are zero and are skipped.
+    bits = np.log2(family.group_radix.astype(np.float64))
+    left_bits = np.cumsum(bits[:, ::-1], axis=1)[:, ::-1].max(axis=0)
+    x, q = np.empty(count), np.empty(count)
+    for g in range(radix.shape[0]):  # divide the whole number by R_g, most significant limb first
+        rem = np.zeros(count)
+        r = radix[g]
+        for j in range(min(limbs16, int(np.ceil(left_bits[g] / 16 + 1e-9)) + 1) - 1, -1, -1):
+            np.multiply(rem, 65536.0, out=x)
+            x += limbs[j]
+            np.divide(x, r, out=q)
+            np.floor(q, out=q)
+            np.multiply(q, r, out=rem)
+            np.subtract(x, rem, out=rem)
+            limbs[j] = q
+        groups[g] = rem
+    if np.any(limbs):
+        return None
+    return types, np.ascontiguousarray(groups.T).astype(np.uint64)
+
+
+def _parse_checked(family: PlacementFamily, texts: Sequence[Any], start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`parse_reports` report by report, raising a one-line ValueError at the first malformed report.
+
+    The hex digits become 32-bit limbs, split into the type's digit groups by exact long division (each group's
+    radix product is below 2³², so remainder·2³² + limb fits 64 bits); a non-zero quotient left over means
+    V ≥ |S_t|.
+
+    Parameters
+    ----------
+    family : PlacementFamily
+        The file's placement family.
+    texts : sequence of str
+        The reports.
+    start : int
+        The index of the first report in the file (for error messages).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Types (int64) and groups (uint64, shape (n, G_max)).
+    """
+    count = len(texts)
+    types = np.empty(count, dtype=np.int64)
+    tails: list[str] = []
+    for i, text in enumerate(texts):
+        head, dot, tail = text.partition(".") if isinstance(text, str) else ("", "", "")
+        if not (dot and head[:1] == "t" and head[1:].isdigit() and len(head) < 12):
+            raise v.fail(f"report[{start + i}]", "have the form t<type>.<hex>", text)
+        types[i] = int(head[1:])
+        tails.append(tail)
+    if count and types.max() >= family.types:
+        bad = int(np.argmax(types >= family.types))
+        raise v.fail(f"report[{start + bad}]", f"name a type below {family.types}", texts[bad])
+    widths = _hex_widths(family)[types] if count else np.zeros(0, int)
+    lengths = np.fromiter((len(s) for s in tails), dtype=np.int64, count=count)
+    if np.any(lengths != widths):
+        bad = int(np.argmax(lengths != widths))
+        raise v.fail(f"report[{start + bad}]", f"have {widths[bad]} hex digits after the dot (type "
+                     f"{types[bad]})", texts[bad])
+    limbs_count = max(1, -(-int(widths.max(initial=1)) // 8))
+    width = 8 * limbs_count
+    try:
+        blob = "".join(s.rjust(width, "0") for s in tails).encode("ascii")
+    except UnicodeEncodeError:
+        raise v.fail("report", "hold lowercase hex digits after the dot", "non-ASCII text") from None
+    nibbles = _HEX[np.frombuffer(blob, dtype=np.uint8)].reshape(count, width)
+    if np.any(nibbles == 255):
+        bad = int(np.argmax((nibbles == 255).any(axis=1)))
+        raise v.fail(f"report[{start + bad}]", "hold lowercase hex digits after the dot", texts[bad])
+    shifts = np.arange(28, -1, -4, dtype=np.uint64)
+    limbs = np.ascontiguousarray(  # limb-major (each limb's row contiguous), most significant first
+        (nibbles.reshape(count, limbs_count, 8).astype(np.uint64) << shifts).sum(axis=2, dtype=np.uint64).T)
+    radix = np.ascontiguousarray(family.group_radix[types].T)
+    groups = np.zeros(radix.shape, dtype=np.uint64)
+    # What is left after g groups is below Π_{g' ≥ g} R_g': its limbs above that are zero and are skipped.
+    bits = np.log2(family.group_radix.astype(np.float64))
+    left_bits = np.cumsum(bits[:, ::-1], axis=1)[:, ::-1].max(axis=0) if count else np.zeros(radix.shape[0])
+    for g in range(radix.shape[0]):  # divide the whole number by R_g, most significant limb first
+        rem = np.zeros(count, dtype=np.uint64)
+        live = min(limbs_count, int(np.ceil(left_bits[g] / 32 + 1e-9)) + 1)
+        for j in range(limbs_count - live, limbs_count):
+            limbs[j], rem = np.divmod((rem << np.uint64(32)) | limbs[j], radix[g])
+        groups[g] = rem
+    groups = np.ascontiguousarray(groups.T)
+    if np.any(limbs):
+        bad = int(np.argmax(limbs.any(axis=0)))
+        raise v.fail(f"report[{start + bad}]", f"hold a seed below |S_t| = {family.seed_count(int(types[bad]))}",
+                     texts[bad])
+    return types, groups

@@ -1,0 +1,202 @@
+"""Privatizing a column with a structured mechanism: CSV, Parquet or Arrow IPC streamed, reports as text.
+
+As :func:`~mechdesign.deploy.sampling.privatize_file` for dense files (memory O(chunk), every other column
+and the row order kept, the target written atomically, the data check before the commit), with each value replaced
+by a report ``t<t>.<hex>`` of :class:`~mechdesign.deploy.sampling.SymmetricPrivatizer`: drawn from fresh
+words (a seeded run draws block b of 65,536 records from its own stream, so the output does not depend on the chunk
+size) or from the keyed word stream of (file, user, value) with a memo key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.deploy._io import encode_labels
+from mechdesign.deploy.sampling._stream import BLOCK, Progress, block_streams
+from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
+from mechdesign.mechfile._report_text import text_buffer
+
+__all__ = ["privatize_symmetric_file"]
+
+_PIECE = 1 << 20  # reports per Arrow array: below 2³¹ bytes of text (int32 offsets) for reports under 2 KiB
+
+
+def privatize_symmetric_file(privatizer: SymmetricPrivatizer, source: str | os.PathLike[str],
+                             target: str | os.PathLike[str], column: str, *,
+                             rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
+                             progress: bool | None = None, check_counts: Callable[[np.ndarray], None] | None = None,
+                             memo: Any = None, user_column: str | None = None) -> int:
+    """Stream ``source`` to ``target`` with ``column`` replaced by reports; return the record count.
+
+    Parameters
+    ----------
+    privatizer : SymmetricPrivatizer
+        The compiled sampler.
+    source, target : str or os.PathLike
+        Input and output of the same format (CSV, possibly compressed; Parquet; Arrow IPC).
+    column : str
+        The column of input labels.
+    rng : optional
+        ``None`` (AES-CTR), a seed (reproducible whatever ``chunk_size``, research only) or a Generator.
+    chunk_size : int
+        Records per step (rounded up to a multiple of 65,536).
+    progress : bool or None
+        Progress on stderr (``None``: when stderr is a terminal).
+    check_counts : callable, optional
+        Called with the input counts before ``target`` is committed; may raise.
+    memo : MemoFunction, optional
+        Memoized draws (with ``user_column``).
+    user_column : str, optional
+        The column of user ids.
+
+    Returns
+    -------
+    int
+        Records privatized.
+
+    Raises
+    ------
+    ValueError
+        As :func:`~mechdesign.deploy.sampling.privatize_file` (formats, columns, labels, empty data).
+    """
+    from mechdesign._files import atomic_path, csv_compression
+    from mechdesign.deploy._io import stream_kind
+
+    source, target = Path(source), Path(target)
+    kind = stream_kind(source, target)
+    chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
+    if (memo is None) != (user_column is None):
+        raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
+    if user_column is not None and user_column == column:
+        raise v.fail("user_column", "differ from the privatized column", user_column)
+    job = _Job(privatizer, block_streams(rng), memo)
+    with atomic_path(target) as tmp:
+        if kind == "csv":
+            from mechdesign.deploy._io import rewrite_csv_columns
+
+            report = Progress(progress, None)
+            read = () if user_column is None else (user_column,)
+
+            def replace(values: list[np.ndarray]) -> list[np.ndarray]:
+                return [np.array(job.reports(values[0], values[1] if user_column is not None else None),
+                                 dtype=object)]
+            count = rewrite_csv_columns(source, tmp, [column], replace, chunk, report, read,
+                                        csv_compression(target, "output"))
+            report.close()
+        else:
+            count = _columnar(job, source, tmp, column, chunk, progress, user_column)
+        if count == 0:
+            raise v.fail("data", "hold at least one record", str(source))
+        if check_counts is not None:
+            check_counts(job.counts)
+    return count
+
+
+class _Job:
+    def __init__(self, privatizer: SymmetricPrivatizer, streams: Callable[[int], np.random.Generator],
+                 memo: Any) -> None:
+        self.privatizer, self.streams, self.memo = privatizer, streams, memo
+        self.counts = np.zeros(privatizer.mechanism.cells.size, dtype=np.int64)
+        self.done = 0
+
+    def reports(self, values: Any, users: Any = None) -> list[str]:
+        """The reports of one chunk (a whole number of blocks but for the file's last chunk) as Python strings."""
+        return self.privatizer.texts(*self.draw(values, users))
+
+    def draw(self, values: Any, users: Any = None, x: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(types, digit groups) of one chunk's reports (``x``: the values' input indices, if already known)."""
+        sampler = self.privatizer
+        if x is None:
+            x = encode_labels(values, sampler.mechanism.inputs, "column")
+        self.counts += np.bincount(x, minlength=self.counts.size)
+        if self.memo is not None:
+            from mechdesign.deploy.sampling._memo import user_ids
+
+            types, groups = sampler.sample_memoized(x, user_ids(users), self.memo)
+        else:
+            types = np.empty(x.size, dtype=np.int64)
+            groups = np.empty((sampler.family.group_radix.shape[1], x.size), dtype=np.uint64).T  # as sample's
+            for start in range(0, x.size, BLOCK):
+                block = (self.done + start) // BLOCK
+                types[start:start + BLOCK], groups[start:start + BLOCK] = sampler.sample(x[start:start + BLOCK],
+                                                                                         self.streams(block))
+        self.done += x.size
+        return types, groups
+
+
+def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
+              user_column: str | None) -> int:
+    from mechdesign.deploy._io import require_pyarrow
+
+    require_pyarrow()
+    import pyarrow as pa
+
+    from mechdesign.deploy._io import (
+        column_index,
+        columnar_file,
+        columnar_writer,
+        file_kind,
+        iter_parquet_tables,
+        parquet_strings,
+    )
+
+    parquet = columnar_file(source)
+    position = column_index(parquet.schema_arrow.names, column)
+    users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
+    report = Progress(progress, parquet.metadata.num_rows)
+    field = pa.field(column, pa.string(), nullable=False)
+    inputs = _string_array(job.privatizer.mechanism.inputs)
+    with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data")) as writer:
+        for table in iter_parquet_tables(parquet, chunk):
+            x = _arrow_indices(table.column(position), inputs)
+            # Anything index_in cannot place (nulls, unknown labels) goes the checked way, for its one-line error.
+            values = parquet_strings(table.column(position), column, report.done) if x is None else None
+            ids = None if users is None else table.column(users)
+            types, groups = job.draw(values, ids, x)
+            pieces = []
+            for start in range(0, types.size, _PIECE):  # Arrow's string layout built directly (int32 offsets)
+                offsets, data = text_buffer(job.privatizer.family, types[start:start + _PIECE],
+                                            groups[start:start + _PIECE])
+                pieces.append(pa.Array.from_buffers(pa.string(), offsets.size - 1, [
+                    None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]))
+            texts = pa.chunked_array(pieces, type=pa.string())
+            writer.write_table(table.set_column(position, field, texts))
+            report.update(table.num_rows)
+    report.close()
+    return report.done
+
+
+def _arrow_indices(array: Any, inputs: Any) -> np.ndarray | None:
+    """The input index of every value of an Arrow column (matched as strings, as encode_labels does), or None.
+
+    None when a value is null or not an input label: the caller then takes the checked path, which names it.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if array.null_count:
+        return None
+    codes = pc.index_in(pc.cast(array, pa.string()), value_set=inputs)
+    if codes.null_count:
+        return None
+    # Read from the buffers (int32, no nulls): Array.to_numpy would import pandas (~0.3 s a run).
+    chunks = [np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk), offset=4 * chunk.offset)
+              for chunk in codes.chunks]
+    return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
+
+
+def _string_array(labels: Any) -> Any:
+    """An Arrow string array of ``labels`` built from its buffers (pa.array would import pandas: ~0.3 s a run)."""
+    import pyarrow as pa
+
+    encoded = [str(label).encode("utf-8") for label in labels]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(encoded), [None, pa.py_buffer(offsets),
+                                                                   pa.py_buffer(b"".join(encoded))])

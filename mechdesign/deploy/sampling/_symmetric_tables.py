@@ -1,0 +1,231 @@
+"""The compiled tables of the structured sampler: each cell's quantised row, a guide table, and what a pair implies.
+
+:class:`~mechdesign.deploy.sampling.SymmetricPrivatizer` draws a record of cell k in three steps
+(docs/client_spec.rst, "Structured files"). Everything those steps look up is compiled here, once per file, into
+flat arrays over the **entries** (cell k, pair j = 2t + ℓ with Q_k[j] > 0), cell after cell:
+
+* Q_k, the dense sampler's quantisation of cell k's row (:func:`~.quantise_rows.quantise_rows`: the same integers
+  as :func:`~mechdesign._numerics.quantise`), and C_k its cumulative sums (``bounds``; the cell's last entry holds
+  2⁶⁴ − 1 and the search never passes it);
+* a **guide table** (Chen & Asau 1974) of 2^b_k buckets per cell: bucket i holds the first entry j with
+  C_k[j] > i·2^(64−b_k), so the first entry with C_k[j] > w₀ is found from w₀'s top b_k bits and a few steps;
+  the cells with the most prior mass (the most records) get 8 buckets an entry, the others what is left;
+* per entry, packed in one int64 (one random access instead of five): t, the level ℓ, n_ℓ (a_tk or b_tk: the
+  rank's radix), the rank's offset (0 high, a_tk low) and the index of the first digit of the cell's prime in t's
+  digits (+1; 0 when t does not need it: no digit is rewritten).
+
+References
+----------
+H.-C. Chen, Y. Asau, "On generating random variates from an empirical distribution", AIIE Transactions 6, 1974.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mechdesign._numerics import FLOAT_EPS, QUANT_SCALE
+from mechdesign.core._symmetric import SymmetricMechanism
+from mechdesign.deploy.sampling._quantise_rows import quantise_rows
+from mechdesign.mechfile._placement import PlacementFamily
+
+__all__ = ["SamplerTables", "compile_tables", "quantisation_spread"]
+
+_GUIDE_BUDGET = 1 << 22  # guide-table entries in all (int32: 16 MiB)
+_BLOCK_CELLS = 16  # cells quantised together (rows of 2T floats; small temporaries: fewer page faults)
+# Packed entry fields: t (24 bits), ℓ (1), n_ℓ (9), the rank offset (9), digit start + 1 (20).
+_T_BITS, _LEVEL_AT, _RADIX_AT, _OFFSET_AT, _START_AT = 24, 24, 25, 34, 43
+
+
+@dataclass(frozen=True, eq=False)
+class SamplerTables:
+    """Flat tables over the entries (module docstring).
+
+    Attributes
+    ----------
+    cell_start : numpy.ndarray of int64, shape (K + 1,)
+        Cell k's entries are ``cell_start[k]:cell_start[k + 1]``.
+    pairs : numpy.ndarray of int32
+        j = 2t + ℓ of each entry.
+    quanta : numpy.ndarray of uint64
+        Q_k[j] of each entry (0 stands for 2⁶⁴: a cell with one entry).
+    bounds : numpy.ndarray of uint64
+        C_k[j] of each entry; 2⁶⁴ − 1 at each cell's last entry (where the search stops).
+    guide : numpy.ndarray of int32
+        The guide tables of all cells, concatenated (global entry indices).
+    guide_at, shift : numpy.ndarray of int64 and uint64, shape (K,)
+        Where cell k's guide table starts, and 64 − b_k: bucket = w₀ >> shift (2^b_k buckets).
+    packed : numpy.ndarray of int64
+        t, ℓ, n_ℓ, the rank offset and the digit start + 1 of each entry (:func:`unpack`).
+    """
+
+    cell_start: np.ndarray
+    pairs: np.ndarray
+    quanta: np.ndarray
+    bounds: np.ndarray
+    guide: np.ndarray
+    guide_at: np.ndarray
+    shift: np.ndarray
+    packed: np.ndarray
+
+    def entries(self, cells: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """Step 1: the entry of each record from its cell and first word — the first j with C_k[j] > w₀."""
+        j = self.guide[self.guide_at[cells] + (words >> self.shift[cells]).astype(np.int64)].astype(np.int64)
+        below = words < np.uint64(QUANT_SCALE - 1)
+        top = np.flatnonzero(~below)
+        j[top] = self.cell_start[cells[top] + 1] - 1  # no C_k[j] < 2⁶⁴ exceeds 2⁶⁴ − 1: the cell's last entry
+        active = np.flatnonzero((self.bounds[j] <= words) & below)
+        while active.size:  # every other word is below the last entry's bound 2⁶⁴ − 1: the search stops there
+            j[active] += 1
+            active = active[self.bounds[j[active]] <= words[active]]
+        return j
+
+
+def unpack(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(t, ℓ, n_ℓ, rank offset, digit start) of packed entries (start −1: the cell's prime is not rewritten)."""
+    nine = np.int64(511)
+    return (packed & np.int64((1 << _T_BITS) - 1), (packed >> _LEVEL_AT) & 1, (packed >> _RADIX_AT) & nine,
+            (packed >> _OFFSET_AT) & nine, (packed >> _START_AT) - 1)
+
+
+def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> SamplerTables:
+    """The tables of ``mechanism``'s sampler (module docstring).
+
+    Step 1's probabilities, P(t, high | x) = θ_t h_t a_tk / (s_k r_k) and P(t, low | x) = θ_t l_t b_tk / (s_k r_k),
+    are computed as (θ·h)·a / (s·r), the reference rule's order of operations.
+    """
+    m = mechanism
+    t_count, k_count = m.types, m.cells.count
+    digits = max(r.size for r in family.radices)
+    if t_count >= 1 << _T_BITS or digits >= (1 << 20) - 1:
+        raise ValueError(f"mechanism must have fewer than 2^{_T_BITS} types and 2^20 report digits a type, got "
+                         f"types={t_count}, digits={digits}")
+    s, r = m.cells.sizes, m.row_sums
+    denominator = s * r
+    high = (m.weights * m.high)[:, None] * m.high_counts / denominator
+    low = (m.weights * m.low)[:, None] * m.low_counts / denominator
+    prime_of_cell = family.prime_of_cell
+    starts = np.full((t_count, k_count), -1, dtype=np.int64)
+    split = prime_of_cell >= 0
+    starts[:, split] = family.digit_start[:, prime_of_cell[split]]
+    pairs: list[np.ndarray] = []
+    quanta: list[np.ndarray] = []
+    packs: list[np.ndarray] = []
+    cell_start: list[np.ndarray] = []  # entries a cell
+    # The packed fields that depend on the pair alone (t, ℓ), and the per-(type, cell) ones laid out cell-major
+    # (K, T): each block of cells reads contiguous rows, and the entries are picked by the same mask as the quanta
+    # (no gather over the ~3·10⁶ entries afterwards).
+    pair_bits = np.arange(2 * t_count, dtype=np.int64)
+    pair_bits = (pair_bits // 2) | ((pair_bits % 2) << _LEVEL_AT)
+    a_by_cell = np.ascontiguousarray(m.high_counts.T, dtype=np.int64)
+    b_by_cell = np.ascontiguousarray(m.low_counts.T, dtype=np.int64)
+    start_bits = np.ascontiguousarray((starts + 1).T) << _START_AT
+    for first in range(0, k_count, _BLOCK_CELLS):
+        cells = np.arange(first, min(first + _BLOCK_CELLS, k_count))
+        rows = np.empty((cells.size, 2 * t_count))
+        rows[:, 0::2], rows[:, 1::2] = high[:, cells].T, low[:, cells].T
+        positive = rows > 0
+        several = positive.sum(axis=1) > 1
+        q = np.zeros(rows.shape, dtype=np.uint64)
+        if several.any():
+            q[several] = quantise_rows(rows[several])
+        kept = q > 0
+        # A cell with one positive pair, or whose quantisation gives one pair the whole 2⁶⁴ (quantise_rows returns
+        # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0).
+        single = np.flatnonzero(~kept.any(axis=1))
+        kept[single, np.argmax(rows[single], axis=1)] = True
+        where = np.nonzero(kept)[1]  # row-major: cell after cell, pairs ascending
+        pairs.append(where)
+        quanta.append(q[kept])
+        cell_start.append(kept.sum(axis=1))
+        # n_ℓ (a high, b low), the rank offset (0 high, a low) and the digit start, per (cell, pair).
+        a, b, start = a_by_cell[cells], b_by_cell[cells], start_bits[cells]
+        block = np.empty(rows.shape, dtype=np.int64)
+        block[:, 0::2] = (a << _RADIX_AT) | start
+        block[:, 1::2] = (b << _RADIX_AT) | (a << _OFFSET_AT) | start
+        block |= pair_bits
+        packs.append(block[kept])
+    cell_start_array = np.concatenate([[0], np.cumsum(np.concatenate(cell_start))]).astype(np.int64)
+    pair_array = np.concatenate(pairs).astype(np.int32)
+    quanta_array = np.concatenate(quanta)
+    counts = np.diff(cell_start_array)
+    bounds = np.cumsum(quanta_array, dtype=np.uint64)  # wrapping; cell k's sums are re-based below
+    base = np.concatenate([[np.uint64(0)], bounds[cell_start_array[1:-1] - 1]]).astype(np.uint64)
+    bounds = bounds - np.repeat(base, counts)
+    bounds[cell_start_array[1:] - 1] = np.uint64(QUANT_SCALE - 1)
+    bits = _guide_bits(counts, m.cells.sizes * m.cells.counts)
+    guide_at = np.concatenate([[0], np.cumsum(1 << bits)]).astype(np.int64)
+    guide = np.empty(int(guide_at[-1]), dtype=np.int32)
+    for k in range(k_count):
+        lo, hi = cell_start_array[k], cell_start_array[k + 1]
+        tops = np.arange(1 << int(bits[k]), dtype=np.uint64) << np.uint64(64 - int(bits[k]))
+        guide[guide_at[k]:guide_at[k + 1]] = lo + np.searchsorted(bounds[lo:hi - 1], tops, side="right")
+    return SamplerTables(cell_start_array, pair_array, quanta_array, bounds, guide, guide_at[:-1],
+                         (64 - bits).astype(np.uint64), np.concatenate(packs))
+
+
+def _guide_bits(entries: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """b_k per cell: 2^b_k ≥ 8 entries a bucket where records go most (cells by prior mass), within the budget.
+
+    Every cell first gets the bits an even share of half the budget allows; then the cells holding the most prior
+    mass (the most records) get 2^b_k ≥ 8·n_k buckets (few steps past the bucket's first entry) while the budget
+    lasts.
+    """
+    k_count = entries.size
+    even = int(np.clip(math.floor(math.log2(_GUIDE_BUDGET / 2 / k_count)), 4, 12))
+    bits = np.full(k_count, even, dtype=np.int64)
+    left = _GUIDE_BUDGET - k_count * (1 << even)
+    for k in np.argsort(-mass, kind="stable"):
+        want = int(np.clip(math.ceil(math.log2(8 * max(int(entries[k]), 1))), even, 16))
+        if (1 << want) - (1 << even) > left:
+            break
+        left -= (1 << want) - (1 << even)
+        bits[k] = want
+    return bits
+
+
+def quantisation_spread(mechanism: SymmetricMechanism, tables: SamplerTables) -> float:
+    """An upper bound on max_t log(ρ_t⁺ / ρ_t⁻): how far quantisation moves any type's groups, relatively.
+
+    Entry (k, t, ℓ) of the sampled mechanism has the value Q_k[(t, ℓ)] / 2⁶⁴ · s_k / n_ℓ where the file's has
+    θ_t λ_t / r_k (λ_t = h_t or l_t), so their ratio is ρ = Q_k[(t, ℓ)] / (2⁶⁴ π), π = θ_t λ_t n_ℓ / (s_k r_k) the
+    pair's exact probability. With ρ_t⁻ ≤ ρ ≤ ρ_t⁺ over the type's entries, and zero where the file has zero, every
+    group value of the sampled type lies in [ρ_t⁻, ρ_t⁺] times the file's; the largest value rises at most by
+    ρ_t⁺ and min_{Q∈B_β} Q·c (monotone and positively homogeneous in c) falls at most by ρ_t⁻, so the type's PML
+    ([E] eq. 7–8) rises by at most log(ρ_t⁺ / ρ_t⁻) ≤ log(ρ⁺ / ρ⁻), the extremes over all entries (one pass, no
+    per-type reduction). Each ratio is computed in float64 in 6 operations (relative error below 6u) and widened by
+    16u each side. ∞ where a positive pair got no entry or an entry has π = 0 (then the bound says nothing and the
+    exact check must run).
+
+    Parameters
+    ----------
+    mechanism : SymmetricMechanism
+        The mechanism the tables were compiled from.
+    tables : SamplerTables
+        Its compiled tables (:func:`compile_tables`).
+
+    Returns
+    -------
+    float
+        The bound, in nats (∞ where none holds).
+    """
+    m = mechanism
+    t, level, n_level, _, _ = unpack(tables.packed)
+    # Every positive pair (t, ℓ, k) must have its entry: else a group of the file is missing from the sampled type.
+    positive = int(((m.weights * m.high > 0)[:, None] & (m.high_counts > 0)).sum()
+                   + ((m.weights * m.low > 0)[:, None] & (m.low_counts > 0)).sum())
+    if positive != t.size:
+        return math.inf
+    k = np.repeat(np.arange(m.cells.count), np.diff(tables.cell_start))
+    lift = np.where(level == 0, m.high[t], m.low[t])
+    pi = (m.weights[t] * lift) * n_level / (m.cells.sizes[k] * m.row_sums[k])
+    quanta = np.where(tables.quanta == 0, float(QUANT_SCALE), tables.quanta.astype(np.float64))
+    with np.errstate(divide="ignore"):
+        ratio = quanta / QUANT_SCALE / pi
+    widen = 16 * FLOAT_EPS
+    top, bottom = float(ratio.max()) * (1 + widen), float(ratio.min()) * (1 - widen)
+    if not (math.isfinite(top) and bottom > 0):
+        return math.inf
+    return math.log(top) - math.log(bottom)

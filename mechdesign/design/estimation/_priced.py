@@ -1,0 +1,289 @@
+"""The priced search of the estimation engine: column generation without a vertex list (N > 22) [D].
+
+Beyond the categories whose vertex list can be enumerated (:mod:`mechdesign.design.estimation._engine`), new
+columns come from the local search of :mod:`.pricing` (structured maximisers, partial linearisation, item moves)
+and, when it stalls, from the maximisers of the bound's relaxed pricing problem (:mod:`.bound`); the certified
+bound is that of :mod:`.bound` (a structured dual family whose pricing the separable oracle bounds). The master,
+gradients and multipliers are those of :mod:`.criterion`; the result is reduced and polished
+by the engine's ``finish``, passed in, and certified by the caller.
+
+Large-N regime (beyond ``LP_LAMBDA_MAX`` = 256 categories): Hadamard response is the first point and λ comes from
+the master's optimality conditions (:func:`.criterion.dual_multiplier`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from mechdesign.design._engines import EngineResult
+from mechdesign.design._problem import DesignProblem
+from mechdesign.design.estimation._bound import diagonal_structure, structure_bound, structured_bound
+from mechdesign.design.estimation._criterion import (
+    ADD_PER_ITERATION,
+    LP_LAMBDA_MAX,
+    PRICED_MAX_ITERATIONS,
+    STALL,
+    SearchOptions,
+    criterion_gradients,
+    criterion_of,
+    diagonal_floor,
+    dual_multiplier,
+    objective,
+    pseudo_inverse,
+    quadratic_form,
+    restricted_master_dual,
+)
+from mechdesign.design.estimation._pricing import ColumnSearch
+from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
+
+__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced"]
+
+_MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
+_STARTS = 3  # local searches per pricing round (from the heaviest columns)
+# Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
+# N = 22, a few at N = 64; beyond dual_columns_max an oracle call alone takes minutes).
+_DUAL_ROUNDS, DUAL_COLUMNS_MAX = 12, 128
+_FINISH_SHARE, _FINISH_MAX = 0.05, 30.0  # time kept after the final bound for repair and certification
+PROBE_AT = 0.4  # beyond DUAL_COLUMNS_MAX: the fraction of the search after which one round of the bound is timed
+_BOUND_MARGIN = 1.5  # the final bound starts only if this many times its last measured cost fits before the end
+
+
+def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.ndarray, start_columns: np.ndarray,
+                  mass: np.ndarray, deadline: float, end: float,
+                  finish: Callable[..., EngineResult], *, large_from: int = LP_LAMBDA_MAX,
+                  dual_columns_max: int = DUAL_COLUMNS_MAX, probe_at: float = PROBE_AT,
+                  max_iterations: int = PRICED_MAX_ITERATIONS) -> EngineResult:
+    """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`.
+
+    ``large_from``: the large-N regime (an ε-LDP start, λ from the master) beyond this many categories;
+    ``dual_columns_max``: no dual rounds beyond (one probe of the bound at ``probe_at`` of the search instead);
+    ``max_iterations``: a cap against an endless loop when the limit is infinite.
+    """
+    criterion, weights, offset = criterion_of(problem)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    n = problem.size
+    oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
+    search = ColumnSearch(oracle)
+    columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
+    if 0 < problem.epsilon < 700 and (n > large_from or problem.radius >= 2.0):
+        # An ε-LDP mechanism (ε-PML over every ball: its lift vectors lie in the column polytope; full rank) is the
+        # first point where it beats calibrated k-RR at radius 2 (the ball is the whole simplex: ε-LDP, whose
+        # optimum is near subset selection's MSE; native-country, ε = 0.5: 60 s from k-RR ended at 664.7, above
+        # subset selection's 626.3, and 615.5 from the block design), and beyond 256 categories, where a few
+        # master iterations are all the limit allows (a Newton step costs K²N; N = 1,000: tr J⁻¹ − 1 ≈ 150,000
+        # after 300 s from k-RR). There k-RR's columns are left out: at weight 0 they only made each Newton step
+        # dearer (N = 1,000, 300 s: 3,288 without them on 60 % of a core against 3,292 with them on a whole core);
+        # at radius 2 they stay as the first N columns the master always keeps. Inside smaller balls the optimum is
+        # far below every ε-LDP mechanism (native-country at β* and ε = 1: 4.3×) and starting from one made the
+        # 60-s design worse (paired runs: 33.91 against 33.84 at ε = 1, 9.204 against 9.135 at ε = 2), so k-RR
+        # stays the start there. The master can only improve on the start.
+        response = _ldp_start(problem, criterion, weights, large_from)
+        weight = problem.prior.probabilities @ response
+        krr = objective(criterion, (start_columns * mass) @ start_columns.T, weights)
+        if n > large_from:
+            columns, theta = np.hstack([response / weight, columns[:, n:]]), weight
+        elif objective(criterion, (response / weight) @ response.T, weights) < krr:
+            columns = np.hstack([columns[:, :n], response / weight, columns[:, n:]])
+            theta = np.concatenate([np.zeros(n), weight])
+    iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
+
+    def bounded(th: np.ndarray, co: np.ndarray, until: float, one_round: bool = False) -> tuple[float, np.ndarray]:
+        """The certified bound from θ, and the bound oracle's columns (maximisers of the relaxed pricing).
+
+        No round of the bound starts after ``until`` (its first always runs); ``one_round``: one oracle call.
+        """
+        j = (co * th) @ co.T
+        j = 0.5 * (j + j.T)
+        j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        target = quadratic_form(criterion, j_inverse, weights)
+        lam = dual_multiplier(co, criterion_gradients(criterion, j_inverse, co, weights), th, square_from=large_from)
+        # Data processing: J(θ) ⪯ diag(1/P̂) for every mechanism (Cauchy–Schwarz column by column), so
+        # tr(L J⁺ Lᵀ) ≥ tr(L diag(P̂) Lᵀ) (= 1 at L = I) and −log det J ≥ Σ log P̂ hold whatever the structured
+        # bound gives; at L = I the diagonal floor (J_xx ≤ min(e^ε, 1/P̂_x), J P̂ = 1) is higher.
+        if time.monotonic() >= until or not structured:  # past the limit, or large N: the floor, no oracle call
+            return floor, np.zeros((n, 0))
+        rounds = {"rounds": 1, "sdp_rounds": 0} if one_round else {}
+        found = structured_bound(criterion, target, lam, oracle, co, deadline=until, weights=weights, **rounds)
+        return max(found.value, floor), found.columns
+
+    floor = (offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities)))
+    if criterion == "a_optimal" and weights is None:
+        floor = max(floor, diagonal_floor(problem.prior.probabilities, problem.epsilon))
+    bound, dual_rounds, bound_cost, iteration_cost = floor, 0, 0.0, 0.0
+    search_start = time.monotonic()
+    # The final bound ends this much before the limit: repair and certification follow it (14 s at N = 1,000).
+    bound_end = end - min(_FINISH_SHARE * (end - search_start), _FINISH_MAX)
+    # Beyond dual_columns_max there are no dual rounds: one round of the bound mid-way (one oracle call; 146 s at
+    # N = 1,000) measures what a round of the final certificate costs. Beyond 256 categories the structured bound
+    # of tr J⁻¹ is not computed at all: one round cost a quarter of the limit and gave less than the diagonal
+    # floor (Zipf N = 256: 75.6 against 146.9; N = 1,000: 194 against 580), so the search gets that time and the
+    # floor stands. The L- and D-criteria have no such floor and keep the structured bound.
+    structured = n <= large_from or weights is not None or criterion != "a_optimal"
+    probe = structured and n > dual_columns_max
+    if structured and n <= dual_columns_max and criterion == "a_optimal" and weights is None:
+        # The diagonal floor's Y bounded by the oracle (one call): a bound for the whole run, as it does not depend
+        # on the design. Beyond dual_columns_max the call cost more search than it gained (Zipf N = 256: 148.7
+        # against the closed form's 146.9, and the search ended at 453 instead of 287 on a loaded machine).
+        clock = time.monotonic()
+        try:
+            floor = max(floor, structure_bound(criterion, diagonal_structure(problem.prior.probabilities,
+                                                                             problem.epsilon), oracle, deadline)[0])
+            bound = floor
+        except OracleTimeout:
+            pass  # the closed-form floor stands
+        timings["bound"] = time.monotonic() - clock
+
+    def certified(th: np.ndarray, co: np.ndarray) -> float:
+        # The final certificate at the polished point when a round (at its measured cost, with a margin: at N = 70
+        # under load a final round took 6.4 s after earlier ones of about 4, and the command ended 0.2 s past its
+        # limit) fits before the end; otherwise, or when the oracle passes the deadline, the best bound of the search
+        # stands (every θ gives a valid one).
+        if bound_cost > 0.0 and time.monotonic() + _BOUND_MARGIN * bound_cost > bound_end:
+            timings["final_bound_skipped"] = 1.0
+            return -math.inf
+        return bounded(th, co, bound_end)[0]
+
+    def timed_bound(th: np.ndarray, co: np.ndarray, one_round: bool = False) -> tuple[float, np.ndarray]:
+        nonlocal bound_cost
+        clock = time.monotonic()
+        found = bounded(th, co, deadline, one_round)
+        bound_cost = time.monotonic() - clock  # the time a bound takes: do not start one late
+        timings["bound"] = timings.get("bound", 0.0) + bound_cost
+        return found
+
+    best_value, best_columns, best_theta = math.inf, columns, theta
+    while True:
+        iterations += 1
+        clock = time.monotonic()
+        theta, multiplier, fell_back = restricted_master_dual(
+            criterion, columns, np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)]), options.conic,
+            weights, deadline)
+        fallbacks += fell_back
+        keep = theta > 1e-12 * theta.max()
+        keep[:n] = True  # the start columns keep the master feasible and full rank
+        columns, theta = columns[:, keep], theta[keep]
+        j = (columns * theta) @ columns.T
+        j = 0.5 * (j + j.T)
+        j_inverse = pseudo_inverse(j) if criterion == "a_optimal" else np.linalg.inv(j)
+        value = objective(criterion, j, weights)
+        if value < best_value:  # a master cut short at the deadline may end above an earlier iterate: keep the best
+            best_columns, best_theta = columns, theta
+        own = criterion_gradients(criterion, j_inverse, columns, weights)
+        # The master's own λ where it has one (the LP's solution at its optimum; any λ prices soundly), else the LP.
+        # Beyond LP_LAMBDA_MAX the master is often cut short at the deadline (a Newton step costs K²N), so λ comes
+        # from the complementary slackness equations there as before.
+        lam = (multiplier if multiplier is not None and n <= large_from
+               else dual_multiplier(columns, own, theta, square_from=large_from))
+        shift = float(np.min(own - lam @ columns))
+        quadratic = quadratic_form(criterion, j_inverse, weights)
+        heavy = columns[:, np.argsort(-theta)[:_STARTS]]
+        tolerance = 1e-12 * max(abs(value), 1.0)  # a column improves when its reduced cost is below −tolerance
+        fresh = search.search(quadratic, lam, heavy, deadline, improving=-shift + tolerance)
+        reduced = (criterion_gradients(criterion, j_inverse, fresh, weights) - lam @ fresh - shift if fresh.size
+                   else np.zeros(0))
+        fresh = fresh[:, reduced < -tolerance][:, :ADD_PER_ITERATION * 16]
+        generated += fresh.shape[1]
+        stalled = stalled + 1 if value >= best_value - 1e-10 * abs(best_value) else 0
+        best_value = min(best_value, value)
+        iteration_cost = time.monotonic() - clock
+        if probe and bound_cost == 0.0 and time.monotonic() >= search_start + probe_at * (deadline - search_start):
+            bound = max(bound, timed_bound(theta, columns, one_round=True)[0])
+        # The search ends at its deadline or, with dual rounds (N ≤ dual_columns_max), earlier when one more
+        # iteration and the final certificate (at its measured cost, with a margin) would not fit before the end of
+        # the limit. Beyond, the value matters more than a bound that stays loose (N = 1,000: gap 0.95; stopping
+        # for the certificate left 180 of 600 s unused), so the search keeps its deadline and the final certificate
+        # gets what is left (cut at the limit).
+        out_of_time = (time.monotonic() >= deadline
+                       or (not probe and bound_cost > 0.0
+                           and time.monotonic() + iteration_cost + 1.25 * bound_cost >= bound_end))
+        if ((fresh.shape[1] == 0 or stalled >= STALL) and time.monotonic() + bound_cost < deadline
+                and dual_rounds < _DUAL_ROUNDS and n <= dual_columns_max):
+            # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing
+            # problem whose maximisers, near a tight bound, are the columns an optimal design uses (Zipf N = 22:
+            # the bound was within 1e-5 of the optimum while the search stalled 0.9 % above it). Its columns
+            # that improve the master continue the search; the bound is kept (any θ gives a valid one).
+            dual_rounds += 1
+            found, offered = timed_bound(theta, columns)
+            bound = max(bound, found)
+            gain = (criterion_gradients(criterion, j_inverse, offered, weights) - lam @ offered - shift
+                    if offered.size else np.zeros(0))
+            if value - bound > 0.1 * options.gap_tolerance * abs(value - offset) and np.any(gain < -1e-12 * abs(value)):
+                fresh, stalled = offered[:, gain < -1e-12 * abs(value)], 0
+                generated += fresh.shape[1]
+        if fresh.shape[1] == 0 or stalled >= STALL or iterations >= max_iterations or out_of_time:
+            break
+        if options.progress:
+            proven = f", bound {bound - offset:.10g}" if math.isfinite(bound) else ""
+            print(f"iteration {iterations}: {problem.utility.kind} {value - offset:.10g}{proven}, columns "
+                  f"{columns.shape[1]}, +{fresh.shape[1]}, {time.perf_counter() - start:.1f} s", file=sys.stderr,
+                  flush=True)
+        columns = np.hstack([columns, fresh])
+    timings["master"] = time.perf_counter() - start
+    columns, theta = best_columns, best_theta
+    # The bound is computed once, at the polished point of _finish (it certifies more tightly there); without
+    # reduction, here.
+    bound = max(bound, certified(theta, columns)) if not options.reduce else bound
+    if options.progress:
+        print(f"iteration {iterations}: {problem.utility.kind} {best_value - offset:.10g}, columns {columns.shape[1]}, "
+              f"{time.perf_counter() - start:.1f} s; certifying", file=sys.stderr, flush=True)
+    return finish(problem, options, columns, theta, bound, fallbacks, iterations, timings, start,
+                  "column_generation_priced", generated, certified)
+
+
+def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | None,
+               large_from: int = LP_LAMBDA_MAX) -> np.ndarray:
+    """The ε-LDP matrix of least criterion value among Hadamard response and the best block design.
+
+    The block design (:mod:`mechdesign.design.baselines._block_design`) has subset selection's MSE with v outputs
+    (N = 1,000, ε = 1: PG(5, 4), 1,365 outputs, tr J⁻¹ − 1 = 3,678 against Hadamard response's 4,668); after one
+    master iteration the design was 3,395 from it and 4,202 from Hadamard response (subset selection: 3,674).
+    """
+    from mechdesign.design.baselines._block_design import MATRIX_POINTS, block_design_mechanism, block_designs
+    from mechdesign.design.baselines._ldp_oracles import hadamard_mechanism
+
+    prior, epsilon, n = problem.prior, problem.epsilon, problem.size
+    candidates = [hadamard_mechanism(prior, epsilon).matrix]
+    # Up to 256 categories the default cap (4N outputs) finds designs closer to subset selection's MSE (N = 42,
+    # ε = 0.5: 121 points, 655.1 against 672.1 with 63); beyond, a Newton step's K²N keeps it at 2N.
+    designs = block_designs(n, epsilon, max_outputs=min(2 * n, MATRIX_POINTS) if n > large_from else None)
+    if designs:
+        candidates.append(block_design_mechanism(prior, epsilon, designs[0]).matrix)
+
+    def value(matrix: np.ndarray) -> float:
+        mass = prior.probabilities @ matrix
+        lift = matrix / mass
+        return objective(criterion, (lift * mass) @ lift.T, weights)
+
+    return min(candidates, key=value)
+
+
+def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
+    """Start columns shaped like subset selection: 3N (at most 768) random d-subsets S (seeded), as vertices H = S.
+
+    Each is the PML analogue of the output "S" of subset selection (levels in ratio ≥ e^ε).
+
+    k-RR alone is a poor start beyond a few dozen categories (N = 256: tr J⁻¹ − 1 ≈ 22,000 where subset
+    selection has 934), and column generation then spends the whole limit leaving it; a sample of subset
+    selection's outputs starts the master near the best LDP oracle.
+    """
+    n = oracle.size
+    if not 0 < epsilon < 700 or n < 3:
+        return np.zeros((n, 0))
+    from mechdesign.design.baselines._ldp_oracles import oracle_parameters
+
+    d = int(oracle_parameters("subset_selection", n, epsilon)[2] or 1)
+    rng = np.random.default_rng(0)
+    seeds = []
+    for _ in range(min(3 * n, _MAX_SEEDS)):
+        high = np.zeros(n, dtype=bool)
+        high[rng.choice(n, size=d, replace=False)] = True
+        vec = oracle.pricer.vector(high, ~high, "A")
+        if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
+            seeds.append(vec)
+    return np.column_stack(seeds) if seeds else np.zeros((n, 0))
