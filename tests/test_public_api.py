@@ -137,17 +137,18 @@ def test_the_checks_can_fail(tmp_path):
     core.mkdir(parents=True)
     (tmp_path / "mechdesign" / "__init__.py").write_text("__all__ = []\n")
     (core / "__init__.py").write_text('"""No list."""\n')
-    (core / "_leakage.py").write_text("def capacity(): ...\n")
-    (core / "leakage.py").write_text("")
+    (core / "_probeleak.py").write_text("def probe_capacity(): ...\n")
+    (core / "probeleak.py").write_text("")
     (tmp_path / "mechdesign" / "cli").mkdir()
     (tmp_path / "mechdesign" / "cli" / "verb.py").write_text("")  # an application's module: allowed
-    assert _public_named_modules(tmp_path) == ["mechdesign/core/leakage.py"]
+    assert _public_named_modules(tmp_path) == ["mechdesign/core/probeleak.py"]
     assert _without_all(tmp_path) == ["mechdesign/core/__init__.py"]
     listed = types.ModuleType("probe")
     listed.__all__ = ["here", "gone"]
     listed.here = 1
     assert _unresolved(listed) == ["gone"]
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_probe.py").write_text("from mechdesign.core._leakage import _helper, capacity\n")
+    probe = "from mechdesign.core._probeleak import _helper, probe_capacity\n"
+    (tmp_path / "tests" / "test_probe.py").write_text(probe)
     found = _deep_imports(tmp_path, lambda module, name: None if name.startswith("_") else "mechdesign.core")
-    assert found == ["tests/test_probe.py:1: capacity from mechdesign.core"]
+    assert found == ["tests/test_probe.py:1: probe_capacity from mechdesign.core"]
