@@ -57,9 +57,8 @@ from mechdesign.core._record_codes import joint_labels
 from mechdesign.core._record_prior import JointPrior
 from mechdesign.design._certificate import finish_seconds, repair
 from mechdesign.design._utility import Utility
-from mechdesign.mechfile._save import FileSections, SavesFile
 from mechdesign.records._product import ProductDesign, design_product
-from mechdesign.records._setup import check_design_inputs, record_guarantee
+from mechdesign.records._setup import RecordResult, check_design_inputs, record_guarantee
 
 __all__ = ["JOINT_DESIGN_LIMIT", "OBJECTIVES", "JointDesign", "design_joint", "marginal_weights",
            "mutual_information"]
@@ -77,7 +76,7 @@ _SEED_COLUMNS = 1500
 
 
 @dataclass(frozen=True)
-class JointDesign(SavesFile):
+class JointDesign(RecordResult):
     """One mechanism over the product alphabet with its record-level guarantee (module docstring).
 
     Parameters
@@ -122,6 +121,7 @@ class JointDesign(SavesFile):
         Def. 5 (capacity), eq. 31 (ball), eq. 37 (radius) and eq. 40 (the design problem).
     """
 
+    design = "joint"  # the record file's kind of design (RecordResult)
     prior: JointPrior
     mechanism: Mechanism
     epsilon: float
@@ -169,30 +169,22 @@ class JointDesign(SavesFile):
                        "design_radius": self.design_radius, "seconds": self.seconds},
         }
 
-    @property
-    def guarantee(self) -> dict[str, Any]:
-        """The record-level guarantee the file states (the record ε only, with its ball)."""
-        return record_guarantee(self)
 
-    @property
-    def mechanisms(self) -> tuple[Mechanism, ...]:
-        """The one mechanism over the product alphabet."""
-        return (self.mechanism,)
 
-    def sections(self) -> FileSections:
-        """The record file of the joint design (:func:`mechdesign.mechfile.save` writes it).
+
+    def utility_block(self) -> dict[str, Any]:
+        """The file's utility block: the marginals' n·MSE, the objective, the engine's status and the joint MSE.
 
         Returns
         -------
-        FileSections
-            The record file's content: kind, mechanism(s), guarantee and blocks.
+        dict
+            ``kind``, ``value``, ``objective``, ``status`` and, where finite, ``joint_mse``.
         """
         utility: dict[str, Any] = {"kind": "marginal_mse", "value": self.mse, "objective": self.objective,
                                    "status": self.status}
         if self.joint_mse is not None and math.isfinite(self.joint_mse):
             utility["joint_mse"] = self.joint_mse
-        return FileSections("record", self.mechanism, self.guarantee, prior=self.prior, utility=utility,
-                            provenance={"design": "joint"})
+        return utility
 
     def __repr__(self) -> str:
         return (f"JointDesign({self.objective}: record ε={self.epsilon:.6g} ≤ {self.target:.6g} over "

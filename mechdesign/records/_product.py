@@ -34,8 +34,7 @@ from mechdesign.core._mechanism import Mechanism
 from mechdesign.core._prior import Prior
 from mechdesign.core._record_capacity import positive_per_attribute, product_capacity
 from mechdesign.core._record_prior import JointPrior
-from mechdesign.mechfile._save import FileSections, SavesFile
-from mechdesign.records._setup import check_design_inputs, record_guarantee
+from mechdesign.records._setup import RecordResult, check_design_inputs, record_guarantee
 
 __all__ = ["FACTOR_KINDS", "Factor", "ProductDesign", "design_product", "merge_proportional", "record_summary"]
 
@@ -86,7 +85,7 @@ class Factor:
 
 
 @dataclass(frozen=True)
-class ProductDesign(SavesFile):
+class ProductDesign(RecordResult):
     """A product mechanism W_1 ⊗ … ⊗ W_d with its record-level guarantee (module docstring).
 
     Parameters
@@ -112,6 +111,7 @@ class ProductDesign(SavesFile):
         Def. 5 (capacity), eq. 31 and eq. 37.
     """
 
+    design = "product"  # the record file's kind of design (RecordResult)
     prior: JointPrior
     factors: tuple[Factor, ...]
     epsilon: float
@@ -135,27 +135,8 @@ class ProductDesign(SavesFile):
         """
         return record_summary(self)
 
-    @property
-    def guarantee(self) -> dict[str, Any]:
-        """The record-level guarantee the file states (the record ε only, with its ball)."""
-        return record_guarantee(self)
 
-    @property
-    def mechanisms(self) -> tuple[Mechanism, ...]:
-        """The factors W_1, …, W_d."""
-        return tuple(f.mechanism for f in self.factors)
 
-    def sections(self) -> FileSections:
-        """The record file of the product design (:func:`mechdesign.mechfile.save` writes it).
-
-        Returns
-        -------
-        FileSections
-            The record file's content: kind, mechanism(s), guarantee and blocks.
-        """
-        return FileSections("record", None, self.guarantee, factors=self.mechanisms, prior=self.prior,
-                            utility={"kind": "marginal_mse", "value": self.mse},
-                            provenance={"design": "product"})
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{f.attribute}: {f.matrix.shape[0]}×{f.matrix.shape[1]}" for f in self.factors)

@@ -48,11 +48,9 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core._mechanism import Mechanism
 from mechdesign.core._record_capacity import positive_per_attribute, sampled_epsilon
 from mechdesign.core._record_prior import JointPrior
-from mechdesign.mechfile._save import FileSections, SavesFile
-from mechdesign.records._setup import check_design_inputs, record_guarantee
+from mechdesign.records._setup import RecordResult, check_design_inputs
 
 __all__ = ["SampledDesign", "design_sampled", "sampled_mse", "sampling_probabilities"]
 
@@ -61,7 +59,7 @@ _RETRIES = 3
 
 
 @dataclass(frozen=True)
-class SampledDesign(SavesFile):
+class SampledDesign(RecordResult):
     """An attribute-sampled mechanism with its record-level guarantee (module docstring).
 
     Parameters
@@ -90,6 +88,7 @@ class SampledDesign(SavesFile):
         Def. 5 (capacity), eq. 31 and eq. 37.
     """
 
+    design = "sampled"  # the record file's kind of design (RecordResult)
     prior: JointPrior
     factors: tuple[Any, ...]
     probabilities: np.ndarray
@@ -116,27 +115,8 @@ class SampledDesign(SavesFile):
 
         return {**record_summary(self), "sampling": [float(p) for p in self.probabilities]}
 
-    @property
-    def guarantee(self) -> dict[str, Any]:
-        """The record-level guarantee the file states (the record ε only, with its ball)."""
-        return record_guarantee(self)
 
-    @property
-    def mechanisms(self) -> tuple[Mechanism, ...]:
-        """The factors W_1, …, W_d (a record reports attribute i, drawn with probability π_i, through W_i)."""
-        return tuple(f.mechanism for f in self.factors)
 
-    def sections(self) -> FileSections:
-        """The record file of the attribute-sampled design (:func:`mechdesign.mechfile.save` writes it).
-
-        Returns
-        -------
-        FileSections
-            The record file's content: kind, mechanism(s), guarantee and blocks.
-        """
-        return FileSections("record", None, self.guarantee, factors=self.mechanisms, sampling=self.probabilities,
-                            prior=self.prior, utility={"kind": "marginal_mse", "value": self.mse},
-                            provenance={"design": "sampled"})
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{f.attribute}: {f.matrix.shape[0]}×{f.matrix.shape[1]} (π={p:.3g})"
