@@ -313,7 +313,7 @@ def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the design
         warnings.simplefilter("ignore", UserWarning)
         target = design.save(destination, provenance={"problem": problem.name}, force=args.force)
-    epsilon, radius, utility = design.epsilon, design.radius, design.sections().utility
+    epsilon, radius, utility = design.epsilon, design.radius, design.utility_block()
     seconds = time.perf_counter() - start
     if args.json:
         print_json({"problem": problem.name, "attributes": list(prior.attributes), "letters": prior.size,

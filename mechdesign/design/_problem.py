@@ -374,6 +374,17 @@ class DesignProblem:
         groups["fixed_prior"] = _fixed_prior(matrix, self.prior.probabilities, eps_p)
         return groups
 
+    def guarantee_block(self) -> dict[str, Any]:
+        """The guarantee block a design of this problem states in its mechanism file: ε-PML over the ball.
+
+        Returns
+        -------
+        dict
+            notion, epsilon, delta, radius, prior and samples (the writer recomputes the ε it states).
+        """
+        return {"notion": "pml", "epsilon": self.epsilon, "delta": self.delta, "radius": self.radius,
+                "prior": self.prior.probabilities.tolist(), "samples": self.samples}
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description of the problem.
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from mechdesign.core._mechanism import Mechanism
 from mechdesign.design._certificate import Certificate
 from mechdesign.design._problem import DesignProblem
-from mechdesign.mechfile._save import FileSections, SavesFile
+from mechdesign.mechfile._save import FileSections, SavesFile, problem_provenance
 
 __all__ = ["BASELINE_LABELS", "Baseline", "DesignResult", "SkippedBaseline"]
 
@@ -443,13 +441,9 @@ class DesignResult(SavesFile):
         p = self.problem
         provenance: dict[str, Any] = {"problem": p.name, "solver": self.solver, "method": self.method,
                                       "candidate_columns": self.candidates, "iterations": self.iterations}
-        if problem_file is not None:
-            source = Path(problem_file)
-            provenance["problem_file"] = source.name
-            provenance["problem_sha256"] = hashlib.sha256(source.read_bytes()).hexdigest()
+        provenance.update(problem_provenance(problem_file))
         return {
-            "guarantee": {"notion": "pml", "epsilon": p.epsilon, "delta": p.delta, "radius": p.radius,
-                          "prior": p.prior.probabilities.tolist(), "samples": p.samples},
+            "guarantee": self.guarantee,
             "utility": {"kind": p.utility.kind, "value": self.utility,
                         ("upper_bound" if self.sense == "maximize" else "lower_bound"): self.upper_bound,
                         "gap": self.gap, "status": self.status, **self.estimation_info()},
@@ -462,7 +456,7 @@ class DesignResult(SavesFile):
     @property
     def guarantee(self) -> dict[str, Any]:
         """The guarantee block of the result's file: ε-PML over the ball of ``radius`` around the prior."""
-        return self.file_sections()["guarantee"]
+        return self.problem.guarantee_block()
 
     @property
     def mechanisms(self) -> tuple[Mechanism, ...]:

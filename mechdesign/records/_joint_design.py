@@ -172,6 +172,11 @@ class JointDesign(RecordResult):
 
 
 
+    @property
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """The one mechanism over the product alphabet."""
+        return (self.mechanism,)
+
     def utility_block(self) -> dict[str, Any]:
         """The file's utility block: the marginals' n·MSE, the objective, the engine's status and the joint MSE.
 

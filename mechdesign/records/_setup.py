@@ -49,9 +49,8 @@ class RecordResult(SavesFile):
 
     @property
     def mechanisms(self) -> tuple[Mechanism, ...]:
-        """The mechanisms the file states: the factors W_1, …, W_d, or the one joint mechanism."""
-        joint = getattr(self, "mechanism", None)
-        return (joint,) if isinstance(joint, Mechanism) else tuple(f.mechanism for f in self.factors)
+        """The mechanisms the file states: the factors W_1, …, W_d (a joint design states its one mechanism)."""
+        return tuple(f.mechanism for f in self.factors)
 
     def utility_block(self) -> dict[str, Any]:
         """The file's utility block: the n·MSE of the decoded marginals.

@@ -103,9 +103,7 @@ class SymmetricDesign(SavesFile):
 
     def file_sections(self) -> dict[str, dict[str, Any]]:
         """The guarantee, utility, certificate and baselines blocks of the structured file."""
-        problem = self.problem
-        return {"guarantee": {"notion": "pml", "epsilon": problem.epsilon, "delta": problem.delta,
-                              "radius": problem.radius, "samples": self.mechanism.cells.samples},
+        return {"guarantee": self.guarantee,
                 "utility": {"kind": "estimation_mse", "value": self.value},
                 "certificate": {"achieved_epsilon": self.achieved, "bound": self.bound, "gap": self.gap,
                                 "status": self.status, "engine": "symmetric"},
@@ -114,7 +112,9 @@ class SymmetricDesign(SavesFile):
     @property
     def guarantee(self) -> dict[str, Any]:
         """The structured file's guarantee block: ε-PML over the ball (the writer recomputes it type by type)."""
-        return self.file_sections()["guarantee"]
+        problem = self.problem
+        return {"notion": "pml", "epsilon": problem.epsilon, "delta": problem.delta, "radius": problem.radius,
+                "samples": self.mechanism.cells.samples}
 
     @property
     def mechanisms(self) -> tuple[SymmetricMechanism]:

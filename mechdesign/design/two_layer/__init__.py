@@ -160,9 +160,7 @@ class TwoLayerDesign(SavesFile):
     @property
     def guarantee(self) -> dict[str, Any]:
         """The file's guarantee block: the lifetime budget, ε-PML of W₁ over the ball."""
-        p = self.problem
-        return {"notion": "pml", "epsilon": p.epsilon, "delta": p.delta, "radius": p.radius,
-                "prior": p.prior.probabilities.tolist(), "samples": p.samples}
+        return self.problem.guarantee_block()
 
     @property
     def mechanisms(self) -> tuple[Mechanism, Mechanism]:
