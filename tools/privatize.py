@@ -397,10 +397,15 @@ class Plan:
         """``ns``'s ``__init__.py``: its own code, rewritten, and the generated public block at its end."""
         t = self.t
         text = t.modules[ns].read_text(encoding="utf-8")
+        previous = listed_all(ast.parse(text))  # the list as it stands, generated block included (a re-run)
         if MARKER in text:
             text = text[: text.index(MARKER)].rstrip() + "\n"
         tree = ast.parse(text)
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        hooks = [node for node in tree.body
+                 if (isinstance(node, ast.FunctionDef) and node.name in ("__getattr__", "__dir__"))
+                 or (isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")]
+        used = {n.id for node in tree.body if node not in hooks and not isinstance(node, (ast.Import, ast.ImportFrom))
+                for n in ast.walk(node) if isinstance(n, ast.Name)}
         lines = text.splitlines(keepends=True)
         drop: set[int] = set()
         for node in tree.body:
@@ -423,7 +428,6 @@ class Plan:
                 bound.update(a.asname or a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith(PACKAGE + "."):
                 reexported.update(a.asname or a.name for a in node.names)
-        previous = listed_all(tree)
         own = {n for n in bound if not n.startswith("_")} if not previous else set(previous) & bound
         own |= set(previous) & reexported  # names the namespace re-exports from another one (records from core)
         lazy = {n: m for n, m in self.public[ns].items() if n not in bound and n not in reexported}
@@ -443,13 +447,9 @@ class Plan:
                 block += [line] if len(line) <= 120 else [f"    from {ns}.{m} import (",
                                                           *(f"        {n}," for n in sorted(found, key=_isort_key)),
                                                           "    )"]
-            block += ["", "", "def __getattr__(name: str) -> Any:", "    if name in _WHERE:",
-                      '        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)',
-                      "        globals()[name] = value  # resolved once: later lookups skip __getattr__",
-                      "        return value",
-                      '    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
-                      "", "", "def __dir__() -> list[str]:", "    return sorted([*globals(), *__all__])"]
-            kept = _add_header_imports(kept, ["import importlib", "from typing import TYPE_CHECKING, Any"])
+            block += ["", "__getattr__, __dir__ = attach(__name__, _WHERE, __all__)"]
+            kept = _add_header_imports(kept, ["from typing import TYPE_CHECKING",
+                                              f"from {PACKAGE}._exports import attach"])
         last = ast.parse(kept).body[-1] if ast.parse(kept).body else None
         gap = "\n\n\n" if isinstance(last, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) else "\n\n"
         return kept.rstrip() + gap + "\n".join(block) + "\n"
@@ -457,7 +457,14 @@ class Plan:
     def _generated(self, node: ast.stmt, ns: str, used: set[str]) -> bool:
         """A statement the generated block replaces: the old list, lazy map, hooks and imports they need."""
         if isinstance(node, ast.Assign):
-            return any(isinstance(x, ast.Name) and x.id in ("_WHERE", "__all__") for x in node.targets)
+            names = [x for t in node.targets for x in (t.elts if isinstance(t, ast.Tuple) else [t])]
+            return any(isinstance(x, ast.Name) and x.id in ("_WHERE", "__all__", "__getattr__") for x in names)
+        if isinstance(node, ast.Import):  # the hooks' own imports (before mechdesign._exports), unless code uses them
+            return [a.name for a in node.names] == ["importlib"] and "importlib" not in used
+        if isinstance(node, ast.ImportFrom) and node.module == f"{PACKAGE}._exports":
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "typing":
+            return not any(a.name in used for a in node.names)
         if isinstance(node, ast.If):
             return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
         if isinstance(node, ast.FunctionDef):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mechdesign._exports import attach
 
 # The LP solvers behind cvxpy (kept here, free of heavy imports, so the CLI parser can list them).
 SOLVERS = ("CLARABEL", "HIGHS")
@@ -31,14 +32,4 @@ if TYPE_CHECKING:
     from mechdesign.design._solver import lp_optimum, plan_method, solve
     from mechdesign.design._utility import UTILITY_KINDS, EstimationMSE, Utility
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-        globals()[name] = value  # resolved once: later lookups skip __getattr__
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = attach(__name__, _WHERE, __all__)

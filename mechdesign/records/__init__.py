@@ -23,8 +23,9 @@ per-attribute PML statements do not add up when attributes are correlated.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mechdesign._exports import attach
 
 # The solver-free record guarantee (the joint prior and ball, the record capacity, the T-release account) lives in
 # core, where every verifier reaches it; this package re-exports it beside the record designers. The designers'
@@ -51,14 +52,4 @@ if TYPE_CHECKING:
     from mechdesign.records._sampled import SampledDesign, design_sampled
     from mechdesign.records._simulate import simulate_protocol
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-        globals()[name] = value  # resolved once: later lookups skip __getattr__
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = attach(__name__, _WHERE, __all__)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mechdesign._exports import attach
 
 # The analyses of [S] (kept here, free of heavy imports, so the CLI parser can list them).
 METHODS = ("gshm-add", "gshm-exact", "csh-add", "csh-tighter", "csh-add-quad", "csh-tighter-quad")
@@ -61,14 +62,4 @@ if TYPE_CHECKING:
     from mechdesign.noise.sparse._exact import pair_delta, profile_delta
     from mechdesign.noise.sparse._release import release_csh, release_gshm, release_topk, topk_preprocess
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-        globals()[name] = value  # resolved once: later lookups skip __getattr__
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = attach(__name__, _WHERE, __all__)
