@@ -46,7 +46,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("_greedy", "min_linear", "_mass_below", "log_min_linear", "_log_min_linear", "_remaining_mass",
          "_log_term_errors", "_two_sum"),
         ("tests/core/test_uncertainty.py", "tests/core/test_exact_oracles.py")),
-    "mechdesign/core/_releases.py": (
+    "mechdesign/core/_repeated.py": (
         ("_merged_logs", "_exact", "report_leakage", "release_leakage", "account_spread", "_trivial", "_round_down",
          "_count_blocks", "_multiset_blocks", "_finish", "_expand"),
         ("tests/core/test_releases.py", "tests/core/test_exact_oracles.py")),

@@ -1,6 +1,6 @@
 """An independent oracle for the leakage of T fresh releases: count vectors by itertools, the ball's minimum by an LP.
 
-It shares no code with :mod:`mechdesign.core._releases` (no merged outputs, no meet in the middle, no greedy minimum
+It shares no code with :mod:`mechdesign.core._repeated` (no merged outputs, no meet in the middle, no greedy minimum
 over the ball, no log-domain bound): the count vectors are ``itertools.combinations_with_replacement`` of the
 outputs, each column ``c ∝ ∏_t W[:, y_t]`` is minimised over the ball by HiGHS, and the leakage is
 ``max_c log(max_x c_x / min_{Q ∈ B} Q·c)``. Many columns are ruled out without an LP by a valid bound: every Q in

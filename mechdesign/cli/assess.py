@@ -137,9 +137,9 @@ def _column_account(loaded: Any, mechanism: Any, prior: Any, row: Any, releases:
 
     ``loaded`` is the mechanism file as read (its release policy decides), or ``None`` for CSV rows.
     """
-    from mechdesign.core._releases import release_leakage
+    from mechdesign.core._repeated import release_leakage
     from mechdesign.core._uncertainty import L1Ball
-    from mechdesign.deploy.analysis._releases import ReleaseAccount, release_account
+    from mechdesign.deploy.analysis._repeated import ReleaseAccount, release_account
 
     if loaded is not None and (loaded.guarantee["notion"] == "pml" or loaded.release.policy != "single"):
         return release_account(loaded, releases, prior=prior.probabilities, radius=min(row.radius, 2.0))
@@ -228,7 +228,7 @@ def _run_record(args: argparse.Namespace, deltas: Any, source: Any) -> int:
 
 
 def _record_account(record: Any, prior: Any, row: Any, releases: int) -> Any:
-    from mechdesign.deploy.analysis._releases import release_account
+    from mechdesign.deploy.analysis._repeated import release_account
 
     return release_account(record, releases, prior=prior, radius=min(row.radius, 2.0))
 

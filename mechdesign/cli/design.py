@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     _note_file_cap(show, size)
     start = time.perf_counter()
     releases = int(loaded.release.get("releases", 1)) if loaded.release.get("policy") == "repeated" else 1
-    from mechdesign.core._releases import release_seconds
+    from mechdesign.core._repeated import release_seconds
 
     def reserve(outputs: int) -> float:  # the file, and the T-release account it states
         return write_seconds(size * outputs) + release_seconds(problem.ball, outputs, releases)

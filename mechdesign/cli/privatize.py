@@ -186,7 +186,7 @@ def _changed_values(loaded: Any, changes: Any) -> dict[str, Any] | None:
                            "most_values": seen.most}
     if seen.most >= 2:
         from mechdesign._numerics import round_up
-        from mechdesign.core._releases import release_leakage
+        from mechdesign.core._repeated import release_leakage
         from mechdesign.core._uncertainty import L1Ball
         from mechdesign.mechfile._accounts import checked_account, reporter
         from mechdesign.mechfile._column import achieved_epsilon
@@ -229,7 +229,7 @@ def _memo(args: argparse.Namespace, loaded: Any) -> Any:
     """
     if args.memo_key is None and args.user_column is not None and not loaded.release.memoized:
         return None  # fresh draws on identified users: allowed, with the per-release notice
-    from mechdesign.deploy.sampling._release import memo_function
+    from mechdesign.deploy.sampling._policy_rule import memo_function
 
     return memo_function(args.memo_key, release=loaded.release, file_sha256=loaded.sha256,
                          users=args.user_column is not None, where=args.mechanism, argument="memo_key",

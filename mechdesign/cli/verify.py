@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     account = None if args.releases is None else _account(loaded, args.releases)
     changes = None
     if args.changes is not None:
-        from mechdesign.deploy.analysis._releases import changes_account
+        from mechdesign.deploy.analysis._repeated import changes_account
 
         changes = changes_account(loaded, args.changes)
     ldp = ldp_level([loaded.mechanism]) if result.notion == "pml" else None
@@ -155,7 +155,7 @@ def _print_ldp(ldp: dict[str, Any] | None, level: str = "") -> None:
 
 
 def _account(loaded: Any, releases: int) -> Any:
-    from mechdesign.deploy.analysis._releases import release_account
+    from mechdesign.deploy.analysis._repeated import release_account
 
     return release_account(loaded, releases)
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mechdesign import _validation as v
-from mechdesign.core._estimation import radius_for_delta
 from mechdesign.core._leakage import capacity, epsilon_min, ldp_epsilon, privacy_region, round_up, theorem4_bound
 from mechdesign.core._mechanism import MatrixLike, as_mechanism
 from mechdesign.core._prior import Prior
+from mechdesign.core._sample_radius import radius_for_delta
 from mechdesign.core._uncertainty import L1Ball
 
 __all__ = ["Assessment", "DeltaRow", "assess"]

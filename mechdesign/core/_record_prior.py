@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core._estimation import design_radius
 from mechdesign.core._prior import Prior
 from mechdesign.core._record_codes import check_size, columns_to_codes, distinct_names, frame_columns
+from mechdesign.core._sample_radius import design_radius
 from mechdesign.core._uncertainty import L1Ball
 
 __all__ = ["MAX_JOINT_SIZE", "JointBall", "JointPrior"]

@@ -190,7 +190,7 @@ class L1Ball:
 
         The greedy minimizer Q* of :meth:`min_linear`, on the order of the logarithms themselves, with
         log g = log Σ_i Q*_i c_i evaluated as a log-sum-exp: for columns whose entries span more than the float
-        range, such as the likelihoods of many releases (:mod:`mechdesign.core._releases`), where scaling by the
+        range, such as the likelihoods of many releases (:mod:`mechdesign.core._repeated`), where scaling by the
         maximum would flush the small entries to zero and overstate the leakage without bound. Rounded down by
         the float-error bound of the module docstring, with the error of each term's logarithm weighted by the term.
 

@@ -27,8 +27,8 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._numerics import EXP_CAP, exp_capped
-from mechdesign.core._estimation import design_radius
 from mechdesign.core._prior import Prior, PriorLike, as_prior
+from mechdesign.core._sample_radius import design_radius
 from mechdesign.core._uncertainty import L1Ball
 from mechdesign.design._utility import Utility
 

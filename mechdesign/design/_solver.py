@@ -17,7 +17,7 @@ Methods (``method="auto"`` picks, before any large allocation), each an engine b
     the same candidate list priced exactly in NumPy, master LP kept in one HiGHS model
     (:mod:`mechdesign.design.information._colgen`).
 ``pricing``
-    no list: the counting oracle of :mod:`mechdesign.design.polytope._pricing` (count priors P̂ = n/m, mutual
+    no list: the counting oracle of :mod:`mechdesign.design.polytope._count_pricer` (count priors P̂ = n/m, mutual
     information and f-informations), exact for three of the four vertex families and a proven upper
     bound for the fourth.
 
@@ -57,8 +57,8 @@ from mechdesign.design.information._engines import (
     list_limit,
     priceable,
 )
+from mechdesign.design.polytope._count_pricer import pricing_counts
 from mechdesign.design.polytope._lp import solver_name
-from mechdesign.design.polytope._pricing import pricing_counts
 
 __all__ = ["DesignResult", "finish_seconds", "lp_optimum", "plan_method", "pricing_counts", "solve"]
 

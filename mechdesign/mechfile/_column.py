@@ -62,9 +62,9 @@ from mechdesign import _validation as v
 from mechdesign._errors import CertificateError, MechanismFileError
 from mechdesign._files import atomic_path, check_write_size
 from mechdesign._numerics import round_up
-from mechdesign.core._estimation import design_radius, radius_for_delta
 from mechdesign.core._leakage import capacity, ldp_epsilon
 from mechdesign.core._mechanism import Mechanism
+from mechdesign.core._sample_radius import design_radius, radius_for_delta
 from mechdesign.core._uncertainty import L1Ball
 from mechdesign.mechfile._format import (
     _JSON_INT_MAX,
@@ -199,7 +199,7 @@ def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any], policy: Re
         assert policy.releases is not None
         if guarantee["notion"] == "ldp":
             return round_up(policy.releases * achieved_epsilon(mechanism, guarantee)), True
-        from mechdesign.core._releases import release_leakage
+        from mechdesign.core._repeated import release_leakage
 
         account = release_leakage(mechanism, L1Ball(guarantee["prior"], guarantee["radius"]), policy.releases,
                                   deadline=deadline)
@@ -227,7 +227,7 @@ def release_checked(loaded: MechanismFile) -> tuple[float, bool] | None:
     policy, guarantee = loaded.release, loaded.guarantee
     if policy.policy != "repeated" or guarantee["notion"] != "pml":
         return release_achieved(loaded.mechanism, guarantee, policy)
-    from mechdesign.core._releases import release_leakage
+    from mechdesign.core._repeated import release_leakage
     from mechdesign.mechfile._accounts import checked_account, reporter
 
     releases = policy.releases
@@ -251,7 +251,7 @@ def release_spread(mechanism: Mechanism, guarantee: dict[str, Any], policy: Rele
     most 4(2M₁ + M₂ + 2)u. Otherwise 0: one ``round_up`` covers the rest, as for the file's guarantee.
     """
     if policy.policy == "repeated" and guarantee["notion"] == "pml":
-        from mechdesign.core._releases import account_spread
+        from mechdesign.core._repeated import account_spread
 
         assert policy.releases is not None
         return account_spread(mechanism, policy.releases)

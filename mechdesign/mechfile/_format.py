@@ -42,7 +42,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._errors import MechanismFileError
 from mechdesign._files import check_write_size, max_file_bytes, read_bounded, to_jsonable
-from mechdesign.core._estimation import required_radius
+from mechdesign.core._sample_radius import required_radius
 from mechdesign.mechfile._canonical import CANONICAL_FORMS, canonical_json, matrix_texts
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "GUARANTEE_SLACK", "MAX_DEPTH", "RADIUS_RTOL", "READ_VERSIONS",

@@ -8,7 +8,7 @@ of the canonical content, so the hash and the signature cover it, and ``verify``
   design is *not* bounded by T·ε (``verify --releases T`` reports it).
 * ``{"policy": "repeated", "releases": T, "epsilon": ε_T}``: the file also states the leakage of T fresh releases
   of the same value (or record), recomputed exactly (every count vector) or by the certified relaxation
-  (:mod:`mechdesign.core._release_bound`), and required to be at most ε_T.
+  (:mod:`mechdesign.core._repeated_bound`), and required to be at most ε_T.
 * ``{"policy": "memoized", "randomness": "mechdesign-memo-1"}``: the same (user, value) always gets the same
   output, drawn with a keyed pseudo-random function (:mod:`mechdesign.deploy.sampling._memo`); an unchanged value
   leaks exactly the file's ε however often it is reported. ``privatize`` refuses such a file without the key and
@@ -44,7 +44,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._errors import CertificateError
 from mechdesign.core._mechanism import Mechanism
-from mechdesign.core._releases import MAX_RELEASES
+from mechdesign.core._repeated import MAX_RELEASES
 
 __all__ = ["MEMO_SCHEME", "POLICIES", "ReleasePolicy", "key_id", "linkability", "normalize_release",
            "refuse_overstated", "stated_link", "stated_release"]

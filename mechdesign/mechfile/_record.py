@@ -219,7 +219,7 @@ def record_release_achieved(prior: JointPrior, radius: float, policy: ReleasePol
     """
     if policy.policy != "repeated":
         return None
-    from mechdesign.core._record_releases import record_release_leakage
+    from mechdesign.core._record_repeated import record_release_leakage
 
     assert policy.releases is not None
     account = record_release_leakage(prior, radius, policy.releases, factors=factors, mechanism=mechanism,

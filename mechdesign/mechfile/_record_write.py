@@ -14,10 +14,10 @@ from typing import Any
 from mechdesign import _validation as v
 from mechdesign._errors import CertificateError
 from mechdesign._files import atomic_path
-from mechdesign.core._estimation import design_radius, radius_for_delta
 from mechdesign.core._mechanism import Mechanism
 from mechdesign.core._record_codes import joint_labels
 from mechdesign.core._record_prior import JointPrior
+from mechdesign.core._sample_radius import design_radius, radius_for_delta
 from mechdesign.mechfile._format import (
     FORMAT_NAME,
     FORMAT_VERSION,

@@ -1,4 +1,4 @@
-"""Repeated releases (mechdesign.core._releases, release_bound): the exact account of T releases, against an
+"""Repeated releases (mechdesign.core._repeated, release_bound): the exact account of T releases, against an
 independent LP over the count-vector matrix; the certified relaxation never below it; the trivial bounds; the
 log-domain worst case of the ball."""
 
@@ -22,7 +22,7 @@ from mechdesign.core import (
     release_leakage,
     report_leakage,
 )
-from mechdesign.core._releases import _merged_logs
+from mechdesign.core._repeated import _merged_logs
 from mechdesign.design.polytope import randomized_response
 
 from conftest import PRIVACY_SLACK, TIGHT, examples
@@ -166,7 +166,7 @@ def test_the_relaxation_searches_every_input_when_the_ball_is_the_whole_simplex(
     """β/2 at or above the prior's whole mass (rounding below 1): every input drained, weights 0, and the search
     still bounds every input's count vectors (it returned an upper bound of -inf with no node searched)."""
     from mechdesign.core import relaxation_bound
-    from mechdesign.core._release_bound import _drain_weights
+    from mechdesign.core._repeated_bound import _drain_weights
 
     rng = np.random.default_rng(0)
     short = 0
@@ -294,7 +294,7 @@ def test_two_layer_enumeration_is_budgeted_by_its_likelihood_terms(monkeypatch):
     125 × 150) took 67 s of CPU at T' = 3 when only the count vectors were budgeted. Beyond MAX_REPORT_TERMS the
     lower end is the exact account of fewer reports (here T' = 2, 15 vectors). Fails on the code before the budget,
     which enumerated all of T = 3."""
-    import mechdesign.core._releases as releases
+    import mechdesign.core._repeated as releases
 
     rng = np.random.default_rng(3)
     w1 = rng.dirichlet(np.ones(6), size=4)

@@ -307,7 +307,7 @@ def test_an_account_cut_by_the_deadline_states_a_certified_bound(tmp_path):
 
     from mechdesign import Deadline
     from mechdesign.core import L1Ball, release_leakage
-    from mechdesign.core._releases import _trivial
+    from mechdesign.core._repeated import _trivial
     from mechdesign.mechfile import read_mechanism_file
 
     mechanism = _wide_mechanism(zeros=False)
@@ -343,7 +343,7 @@ def test_the_relaxation_stops_when_told_and_is_certified_only_after_its_roots():
     import numpy as np
 
     from mechdesign.core import L1Ball, relaxation_bound, release_leakage, root_cases
-    from mechdesign.core._releases import _merged_logs
+    from mechdesign.core._repeated import _merged_logs
 
     matrix = np.array([[0.6, 0.3, 0.1, 0.0], [0.1, 0.5, 0.2, 0.2], [0.2, 0.1, 0.3, 0.4]])
     ball = L1Ball([0.5, 0.3, 0.2], 0.1)

@@ -19,7 +19,7 @@ from mechdesign.design import DesignProblem, solve
 from mechdesign.design.baselines import block_design_mechanism, block_designs, hadamard_mechanism
 from mechdesign.design.estimation import EstimationEngine, Tuning, design_estimation
 from mechdesign.design.estimation import _criterion as criterion
-from mechdesign.design.estimation import _priced as priced
+from mechdesign.design.estimation import _listless as priced
 
 from conftest import PRIVACY_SLACK, examples
 

@@ -18,7 +18,7 @@ from mechdesign import _deadline as deadline_module
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem, solve
 from mechdesign.design.estimation import EstimationEngine, Tuning, design_estimation
-from mechdesign.design.estimation import _priced as priced
+from mechdesign.design.estimation import _listless as priced
 
 from conftest import PRIVACY_SLACK
 

@@ -23,8 +23,8 @@ from mechdesign.design.estimation import (
     fit_structure,
     structured_bound,
 )
+from mechdesign.design.estimation import _column_search as pricing
 from mechdesign.design.estimation import _engine as engine
-from mechdesign.design.estimation import _pricing as pricing
 from mechdesign.design.polytope import SeparableOracle, column_vertices
 
 from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
@@ -86,7 +86,7 @@ def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
 def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(case, seed, factor):
     """m > 2·4,096 records: the oracle steps run on rescaled counts; every column is feasible for the true prior."""
     from mechdesign.core import L1Ball
-    from mechdesign.design.estimation import _pricing as pricing
+    from mechdesign.design.estimation import _column_search as pricing
 
     counts, eps, radius, _, _ = case
     counts = counts * (factor + 8_193 // int(counts.sum())) + np.arange(counts.size)  # not a multiple of coarse counts

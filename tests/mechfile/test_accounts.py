@@ -12,9 +12,9 @@ import pytest
 
 from mechdesign import MechanismFileError
 from mechdesign.core import L1Ball, Mechanism, release_leakage
-from mechdesign.core import _release_bound as bound_module
-from mechdesign.core import _releases as releases_module
-from mechdesign.core._releases import _merged_logs
+from mechdesign.core import _repeated as releases_module
+from mechdesign.core import _repeated_bound as bound_module
+from mechdesign.core._repeated import _merged_logs
 from mechdesign.design.polytope import randomized_response
 from mechdesign.mechfile import _accounts as accounts
 from mechdesign.mechfile import canonical_bytes, read_mechanism_file, verify_mechanism_file, write_mechanism_file
@@ -165,7 +165,7 @@ def test_release_progress_reports_the_relaxation(monkeypatch):
 
 
 def test_a_record_file_written_here_is_read_without_recomputing(tmp_path, monkeypatch):
-    from mechdesign.core import _record_releases as record_releases
+    from mechdesign.core import _record_repeated as record_releases
     from mechdesign.mechfile import read_record_file, write_record_file
     from mechdesign.records import JointPrior
 

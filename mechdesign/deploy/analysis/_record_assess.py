@@ -50,10 +50,10 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._numerics import round_up, sorted_unique
 from mechdesign.core._assessment import DEFAULT_DELTAS, DeltaRow
-from mechdesign.core._estimation import radius_for_delta
 from mechdesign.core._leakage import epsilon_min, ldp_epsilon
 from mechdesign.core._mechanism import Mechanism
 from mechdesign.core._record_prior import JointPrior
+from mechdesign.core._sample_radius import radius_for_delta
 from mechdesign.mechfile._record import RecordFile, record_epsilon
 
 __all__ = ["RecordAssessment", "assess_record", "count_record_data", "data_prior", "epsilon_at_data",

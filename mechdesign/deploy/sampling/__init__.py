@@ -11,7 +11,7 @@ _WHERE = {"DistinctValues": "_changes", "MAX_USER_BYTES": "_memo", "MemoFunction
           "Progress": "_progress", "RecordPrivatizer": "_record_sampler", "SymmetricPrivatizer": "_symmetric",
           "UNREPORTED": "_record_sampler", "UserIds": "_memo", "accept_limit": "_symmetric",
           "block_streams": "_stream", "count_dask": "_scaleout", "count_records_dask": "_scaleout",
-          "generate_memo_key": "_memo", "memo_function": "_release", "privatize": "_sampler",
+          "generate_memo_key": "_memo", "memo_function": "_policy_rule", "privatize": "_sampler",
           "privatize_dask": "_scaleout", "privatize_file": "_stream", "privatize_record_file": "_record_stream",
           "privatize_records_dask": "_scaleout", "quantise_rows": "_quantise_rows", "read_memo_key": "_memo",
           "relative_deviation": "_record_sampler", "unpack": "_symmetric_tables", "user_ids": "_memo"}
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
         read_memo_key,
         user_ids,
     )
+    from mechdesign.deploy.sampling._policy_rule import memo_function
     from mechdesign.deploy.sampling._progress import Progress
     from mechdesign.deploy.sampling._quantise_rows import quantise_rows
     from mechdesign.deploy.sampling._record_sampler import UNREPORTED, RecordPrivatizer, relative_deviation
     from mechdesign.deploy.sampling._record_stream import privatize_record_file
-    from mechdesign.deploy.sampling._release import memo_function
     from mechdesign.deploy.sampling._sampler import Privatizer, privatize
     from mechdesign.deploy.sampling._scaleout import (
         count_dask,

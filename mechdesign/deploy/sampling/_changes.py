@@ -4,7 +4,7 @@ Memoization releases one output per (user, value): an unchanged value, reported 
 A user whose value changes releases one memoized output per distinct value, and k distinct values of one person are
 k releases of what they reveal about that person: the account of k fresh releases
 (:func:`~mechdesign.core.release_leakage`, T = k) bounds them when the values are one secret
-(:mod:`mechdesign.deploy.analysis._releases`). ``privatize`` counts, over its run, the distinct values of each user
+(:mod:`mechdesign.deploy.analysis._repeated`). ``privatize`` counts, over its run, the distinct values of each user
 and reports the largest number k with that account, instead of "one release".
 
 Users are hashed to 64-bit keys (a mix of the bytes the memo function reads, :class:`~mechdesign.deploy.sampling.

@@ -46,7 +46,7 @@ class RecordPrivatizer:
     """Compiled samplers of a record file (module docstring); build once, call many times.
 
     The file's release policy is honoured as ``mechdesign privatize`` honours it
-    (:mod:`mechdesign.deploy.sampling._release`): a memoized file is refused without a memo key and user ids.
+    (:mod:`mechdesign.deploy.sampling._policy_rule`): a memoized file is refused without a memo key and user ids.
 
     Parameters
     ----------
@@ -209,7 +209,7 @@ class RecordPrivatizer:
         is a :class:`~mechdesign.deploy.sampling.MemoFunction`, a 32-byte key or a key file's path; a
         memoized file refuses ``None``, and a file bound to a key refuses any other.
         """
-        from mechdesign.deploy.sampling._release import memo_function
+        from mechdesign.deploy.sampling._policy_rule import memo_function
 
         return memo_function(memo, release=self.record.release, file_sha256=self.record.sha256, users=users,
                              where=f"the record file (sha256 {self.record.sha256[:12]}…)")

@@ -110,7 +110,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     memo : MemoFunction, bytes or path, optional
         Memoized draws (:mod:`mechdesign.deploy.sampling._memo`): the same user and record always get the same
         release (``rng`` is then unused). A memoized file refuses to run without it
-        (:mod:`mechdesign.deploy.sampling._release`).
+        (:mod:`mechdesign.deploy.sampling._policy_rule`).
     user_column : str, optional
         The column of user ids, exactly with ``memo``.
 

@@ -45,7 +45,7 @@ from mechdesign._numerics import QUANT_SCALE, quantise, quantised_bounds
 from mechdesign._randomness import record_rng
 from mechdesign.core._mechanism import Mechanism
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.sampling._release import refuse_fresh
+from mechdesign.deploy.sampling._policy_rule import refuse_fresh
 from mechdesign.mechfile._policy import ReleasePolicy
 
 __all__ = ["Privatizer", "decode_outputs", "privatize"]
@@ -64,7 +64,7 @@ class Privatizer:
 
     Built from a loaded **file** (:func:`~mechdesign.mechfile.column.read_mechanism_file`), it recomputes the
     file's guarantee for ``W_q`` ([E] Def. 5, eq. 22–23; :meth:`check`) and honours the file's release policy as
-    ``mechdesign privatize`` does (:mod:`mechdesign.deploy.sampling._release`): a "memoized" or "two-layer" file is
+    ``mechdesign privatize`` does (:mod:`mechdesign.deploy.sampling._policy_rule`): a "memoized" or "two-layer" file is
     refused without a memo key and user ids, and draws memoized outputs with them; a two-layer file releases
     fresh draws of its report layer W₂ on the memoized permanent output, never W₁'s output itself. Built from a
     :class:`~mechdesign.core.Mechanism`, it is a raw matrix: fresh draws, or memoized ones with an
@@ -236,7 +236,7 @@ class Privatizer:
             One line: a memoized or two-layer file without ``memo`` or without user ids, a key other than the one
             the file is bound to, or another file's memo function.
         """
-        from mechdesign.deploy.sampling._release import memo_function
+        from mechdesign.deploy.sampling._policy_rule import memo_function
 
         return memo_function(memo, release=self.release, users=users, where=self._where(),
                              file_sha256=None if self.file is None else self.file.sha256)

@@ -76,7 +76,7 @@ def _sampler(mechanism: Any) -> Privatizer:
 
 
 def _memo_arguments(frame: Any, sampler: Any, memo: Any, user_column: str | None) -> Any:
-    """The memo function under the file's release policy (:mod:`mechdesign.deploy.sampling._release`).
+    """The memo function under the file's release policy (:mod:`mechdesign.deploy.sampling._policy_rule`).
 
     A memoized or two-layer file needs ``memo`` and ``user_column``, which come together.
     """
@@ -110,7 +110,7 @@ def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | 
     :class:`~mechdesign.deploy.sampling.MemoFunction`, or with a file its 32-byte key or key file, shipped to
     the workers) and ``user_column``, draws are memoized per (user, value): the same output on every partition,
     machine and run. A file whose release policy is memoized or two-layer requires them
-    (:mod:`mechdesign.deploy.sampling._release`); a two-layer file's reports are drawn fresh from ``seed`` or the
+    (:mod:`mechdesign.deploy.sampling._policy_rule`); a two-layer file's reports are drawn fresh from ``seed`` or the
     secure generator.
     """
     _column(frame, column)
@@ -192,7 +192,7 @@ def privatize_records_dask(frame: Any, columns: Any, record: Any, *, seed: int |
         Reproducible per-partition PCG64 streams (research only); default the secure AES-CTR generator.
     memo : MemoFunction, bytes or path, optional
         Memoized draws per (user, record) (:mod:`mechdesign.deploy.sampling._memo`); required by a memoized file
-        (:mod:`mechdesign.deploy.sampling._release`).
+        (:mod:`mechdesign.deploy.sampling._policy_rule`).
     user_column : str, optional
         The column of user ids, exactly with ``memo``.
 

@@ -64,7 +64,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     when stderr is a terminal. Each record x is replaced by y drawn from ``W_q[x, ·]``, within 2^-64 of
     ``matrix[x, y] = P(y | x)`` ([E] §II-A1; module docstring).
 
-    A privatizer built from a file honours its release policy (:mod:`mechdesign.deploy.sampling._release`): a
+    A privatizer built from a file honours its release policy (:mod:`mechdesign.deploy.sampling._policy_rule`): a
     memoized or two-layer file is refused without ``memo`` and ``user_column``, and a two-layer file writes fresh
     reports of W₂ on the memoized permanent outputs.
 

@@ -2,7 +2,7 @@
 
 The mathematics (the programs (A) and (D), the L-optimal criterion, the certified lower bound and the
 Carathéodory reduction) is set out in :mod:`mechdesign.design.estimation._engine`; this module holds its
-numerics, used by the enumerated search there and by the priced search of :mod:`.priced`:
+numerics, used by the enumerated search there and by the priced search of :mod:`._listless`:
 
 * the criterion f at J(θ) = Σθ_k v_k v_kᵀ, its gradients ∂f/∂θ_k and the quadratic Q with ∂f/∂θ_k = −v_kᵀQv_k;
 * the multipliers λ and :func:`lower_bound` (the Lagrangian bound over a candidate list, with the rounding of

@@ -49,7 +49,7 @@ The start is k-RR calibrated to the ball (full rank, feasible), whose columns jo
 **Layout.** This module dispatches, runs the enumerated search (vertex lists up to N = 22, priced from 2^N tables,
 partial pricing between full passes) and finishes every design; the numerics both searches share — criterion,
 gradients, multipliers, :func:`lower_bound`, the master, the reduction — are in :mod:`.criterion`, and the search
-without a vertex list (local search and the bound of :mod:`.bound`) is in :mod:`.priced`.
+without a vertex list (local search and the bound of :mod:`.bound`) is in :mod:`._listless`.
 """
 
 from __future__ import annotations
@@ -85,8 +85,8 @@ from mechdesign.design.estimation._criterion import (
 )
 from mechdesign.design.estimation._dual import dual_bound
 from mechdesign.design.estimation._finish import finish_search
-from mechdesign.design.estimation._priced import DUAL_COLUMNS_MAX, PROBE_AT, design_priced
-from mechdesign.design.polytope._pricing import pricing_counts
+from mechdesign.design.estimation._listless import DUAL_COLUMNS_MAX, PROBE_AT, design_priced
+from mechdesign.design.polytope._count_pricer import pricing_counts
 from mechdesign.design.polytope._vertices import MAX_SIZE, ColumnVertices, column_vertices
 
 # CRITERIA, caratheodory_reduce and lower_bound are .criterion's, re-exported.
@@ -114,11 +114,11 @@ class Tuning:
     """The estimation engine's thresholds (the measured defaults above); a test or a benchmark sets its own.
 
     ``enumerate_up_to`` / ``enumerate_small``: count priors up to these many categories are enumerated (the second
-    when the list has at most 6·10⁶ candidates), larger ones priced (:mod:`.priced`); ``reduce_entries``: the
+    when the list has at most 6·10⁶ candidates), larger ones priced (:mod:`._listless`); ``reduce_entries``: the
     reduction's dense LP size limit; ``full_every``, ``shortlist_per_input``, ``shortlist_from``: partial pricing;
     ``max_iterations`` / ``priced_max_iterations``: the two searches' iteration caps; ``large_from``: the priced
     search's large-N regime (an ε-LDP start, λ from the master's optimality conditions); ``dual_columns_max`` and
-    ``probe_at``: its dual rounds up to that size, one probe of the bound beyond (:func:`.priced.design_priced`).
+    ``probe_at``: its dual rounds up to that size, one probe of the bound beyond (:func:`._listless.design_priced`).
     """
 
     enumerate_up_to: int = ENUMERATE_UP_TO

@@ -27,7 +27,7 @@ The loop stops when the relative gap between the master's value and the best bou
 after a few rounds in a row without a new column, or at the time limit.
 
 An oracle is any object with ``price(lam) -> (bound, columns)``: :class:`ListOracle` (an enumerated list,
-exact) or :class:`CountOracle` (the counting pricer of :mod:`mechdesign.design.polytope._pricing`).
+exact) or :class:`CountOracle` (the counting pricer of :mod:`mechdesign.design.polytope._count_pricer`).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class ListOracle:
 
 
 class CountOracle:
-    """The counting pricer of :mod:`mechdesign.design.polytope._pricing` (count priors, separable utilities)."""
+    """The counting pricer of :mod:`mechdesign.design.polytope._count_pricer` (count priors, separable utilities)."""
 
     def __init__(self, pricer: Any, batch: int) -> None:
         self.pricer, self.batch = pricer, batch

@@ -9,7 +9,7 @@ With U(W) = Σ_y μ(W[:,y]) and μ sublinear, each column is c = θ·v with v in
 * :class:`ColumnGenerationEngine` ("column_generation"): the same list priced exactly in NumPy, the master LP in one
   HiGHS model (:mod:`.colgen`).
 * :class:`ListEngine` ("list"): the list, then one of the two by its length (``FULL_LP_LIMIT``).
-* :class:`PricingEngine` ("pricing"): no list, the counting oracle of :mod:`mechdesign.design.polytope._pricing`.
+* :class:`PricingEngine` ("pricing"): no list, the counting oracle of :mod:`mechdesign.design.polytope._count_pricer`.
 
 For the multipliers λ of any master and r ≥ r*(λ) (the best reduced cost, or a proven bound on it), λ + r·P̂ is
 dual feasible, so U* ≤ Σ_x λ_x + max(r, 0): every engine's ``upper_bound`` is such a bound.
@@ -28,7 +28,7 @@ from mechdesign._errors import SolverError
 from mechdesign.design._certificate import finish_seconds
 from mechdesign.design._engines import EngineResult, Start
 from mechdesign.design._problem import DesignProblem
-from mechdesign.design.polytope._pricing import pricing_counts
+from mechdesign.design.polytope._count_pricer import pricing_counts
 
 if TYPE_CHECKING:
     from mechdesign.design._utility import Utility
@@ -63,8 +63,8 @@ def list_limit(problem: DesignProblem) -> int:
 
 
 def priceable(problem: DesignProblem) -> bool:
-    """Counts to price (the prior's, or rescaled beyond the knapsack table: :func:`.pricing.coarse_counts`)."""
-    from mechdesign.design.polytope._pricing import coarse_counts, level_function
+    """Counts to price (the prior's, or :func:`~mechdesign.design.polytope.coarse_counts` beyond the table)."""
+    from mechdesign.design.polytope._count_pricer import coarse_counts, level_function
 
     if not problem.utility.sublinear or level_function(problem.utility) is None:
         return False
@@ -125,7 +125,7 @@ class PricingEngine(_Vertex):
     def run(self, problem: DesignProblem, start: Start, deadline: Deadline) -> EngineResult:
         """Column generation from ``start`` with the count oracle (coarse counts beyond the table)."""
         from mechdesign.design.information._colgen import CountOracle, generate
-        from mechdesign.design.polytope._pricing import CoarseOracle, CountPricer, coarse_counts, level_function
+        from mechdesign.design.polytope._count_pricer import CoarseOracle, CountPricer, coarse_counts, level_function
 
         counts = pricing_counts(problem.prior)
         scaled = coarse_counts(counts) if counts is not None else None

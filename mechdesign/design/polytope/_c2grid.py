@@ -2,8 +2,8 @@
 
 Family C2 (:mod:`mechdesign.design.polytope._vertices`): H of mass s_H = C_H/m < β/2 at level h, L at level l, zeros
 elsewhere, T = H ∪ L of mass s_T = C_T/m, ρ = h/l = a (s_T − β/2) ≥ 1, l = 1/(s_H ρ + s_T − s_H). With
-the knapsack table D of :mod:`mechdesign.design.polytope._pricing`, the reduced cost of every member of a cell is at
-most
+the knapsack table D of :mod:`mechdesign.design.polytope._count_pricer`, the reduced cost of every member of a
+cell is at most
 
     r(C_H, C_T) = F(s_H, s_T) − l · max( ρ D(C_H) + D(C_T − C_H),  D(C_T) + (ρ − 1) D(C_H) ).
 

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from mechdesign.design.polytope._pricing import CountPricer, KnapsackChoices
+from mechdesign.design.polytope._count_pricer import CountPricer, KnapsackChoices
 from mechdesign.design.polytope._vertices import two_level_ratio
 
 __all__ = ["OracleTimeout", "SeparableOracle", "SeparableResult"]

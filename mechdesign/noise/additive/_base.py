@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core._estimation import radius_for_delta
 from mechdesign.core._prior import Prior
+from mechdesign.core._sample_radius import radius_for_delta
 
 __all__ = [
     "binary_decision",

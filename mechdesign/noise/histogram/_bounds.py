@@ -40,8 +40,8 @@ from typing import Any
 
 from mechdesign import _validation as v
 from mechdesign._numerics import conservative_search
-from mechdesign.core._estimation import radius_for_delta
 from mechdesign.core._prior import Prior
+from mechdesign.core._sample_radius import radius_for_delta
 
 __all__ = [
     "HistogramCalibration",

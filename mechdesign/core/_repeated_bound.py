@@ -1,6 +1,6 @@
-"""A certified upper bound on the leakage of T releases, for T beyond enumeration (:mod:`.releases`).
+"""A certified upper bound on the leakage of T releases, for T beyond enumeration (:mod:`._repeated`).
 
-Notation as in :mod:`mechdesign.core._releases`: ℓ = log W, a count vector n of T outputs has the column
+Notation as in :mod:`mechdesign.core._repeated`: ℓ = log W, a count vector n of T outputs has the column
 c(n)_z = exp(Σ_y n_y ℓ_zy), and L_T = max_n max_x log(c_x / g(c)) with g(c) = min_{Q∈B} Q·c. Fix the input x
 that maximises c (every n has one; n then uses only outputs x can produce, S_x) and write
 v_z = c_z / c_x = exp(Σ_y n_y (ℓ_zy − ℓ_xy)), so v_x = 1 = max v.
@@ -482,7 +482,7 @@ def relaxation_bound(logs: np.ndarray, ball: L1Ball, releases: int, *,
     Parameters
     ----------
     logs : numpy.ndarray, shape (N, M)
-        log W (−inf where W is 0), with proportional columns merged (:mod:`.releases`).
+        log W (−inf where W is 0), with proportional columns merged (:mod:`._repeated`).
     ball : L1Ball
         B_β(P̂).
     releases : int

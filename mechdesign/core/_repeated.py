@@ -19,7 +19,7 @@ matters), each column is scaled by its largest entry and g(c) = min_{Q∈B} Q·c
 :meth:`~mechdesign.core.L1Ball.min_linear` (reference/pml-design.md §1.1), rounded down. The float
 error of a(n) (at most (M + 2) u Σ_y n_y |log W[x, y]| per entry) is added twice, then the result is rounded up.
 
-**Certified upper bound** beyond enumeration (``method="relaxation"``; :mod:`mechdesign.core._release_bound`):
+**Certified upper bound** beyond enumeration (``method="relaxation"``; :mod:`mechdesign.core._repeated_bound`):
 the count vectors are relaxed to n = T u with u in the simplex, which gives a convex program per case, solved by
 cvxpy and **certified in NumPy** by a Lagrangian lower bound (the solver only proposes the point). The same
 module rounds the relaxation's optimum to a real count vector whose exact leakage is a lower bound, so the
@@ -454,7 +454,7 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         T ≥ 1.
     method : {"auto", "enumeration", "relaxation"}
         "enumeration" evaluates every count vector (exact); "relaxation" computes the certified upper bound of
-        :mod:`mechdesign.core._release_bound`; "auto" enumerates when there are at most ``max_vectors`` count
+        :mod:`mechdesign.core._repeated_bound`; "auto" enumerates when there are at most ``max_vectors`` count
         vectors. Both are compared with the trivial bounds (module docstring), and the smallest is reported.
     max_vectors : int
         The largest enumeration "auto" runs.
@@ -527,7 +527,7 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
         worst: tuple[int, ...] | None = _expand(counts, direction) if math.isfinite(low) else None
         exact, how = math.isfinite(up), "enumeration" if math.isfinite(up) else "deadline"
     else:
-        from mechdesign.core._release_bound import MAX_SOLVES, relaxation_bound
+        from mechdesign.core._repeated_bound import MAX_SOLVES, relaxation_bound
 
         def step(solved: int, top: float, low: float) -> None:
             known = f"leakage in [{low:.6g}, {top:.6g}] nats" if math.isfinite(top) else f"at least {low:.6g} nats"
@@ -614,7 +614,7 @@ def release_seconds(ball: L1Ball, outputs: int, releases: int, *, max_vectors: i
     vectors = number_of_count_vectors(releases, outputs)
     if vectors <= max_vectors:
         return _enumeration_seconds(vectors, ball.size)
-    from mechdesign.core._release_bound import root_cases
+    from mechdesign.core._repeated_bound import root_cases
 
     return _MARGIN * _SECONDS_PER_SOLVE * root_cases(ball) * contention() + 0.05
 

@@ -495,9 +495,9 @@ def coarse_counts(counts: np.ndarray) -> np.ndarray | None:
 
     Beyond the table (N = 100 with m = 5.2 M, N = 2,000 with m = 8.2 M) the pricer runs on counts rescaled to
     m′ = min(MAX_TABLE/N − 1, :data:`COARSE_M`) records, every count at least 1 — as the estimation engine's column
-    search does (:mod:`mechdesign.design.estimation._pricing`, its coarse prior). Its columns' sets are levelled again
-    with the true prior (:class:`CoarseOracle`); its bounds are for the rescaled prior, so they steer the search but
-    prove nothing about the true one.
+    search does (:mod:`mechdesign.design.estimation._column_search`, its coarse prior). Its columns' sets are
+    levelled again with the true prior (:class:`CoarseOracle`); its bounds are for the rescaled prior, so they steer
+    the search but prove nothing about the true one.
 
     Parameters
     ----------

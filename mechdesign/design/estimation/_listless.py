@@ -1,7 +1,7 @@
-"""The priced search of the estimation engine: column generation without a vertex list (N > 22) [D].
+"""The listless search of the estimation engine: column generation without a vertex list (N > 22) [D].
 
 Beyond the categories whose vertex list can be enumerated (:mod:`mechdesign.design.estimation._engine`), new
-columns come from the local search of :mod:`.pricing` (structured maximisers, partial linearisation, item moves)
+columns come from the local search of :mod:`._column_search` (structured maximisers, partial linearisation, item moves)
 and, when it stalls, from the maximisers of the bound's relaxed pricing problem (:mod:`.bound`); the certified
 bound is that of :mod:`.bound` (a structured dual family whose pricing the separable oracle bounds). The master,
 gradients and multipliers are those of :mod:`.criterion`; the result is reduced and polished
@@ -23,6 +23,7 @@ import numpy as np
 from mechdesign.design._engines import EngineResult
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design.estimation._bound import diagonal_structure, structure_bound, structured_bound
+from mechdesign.design.estimation._column_search import ColumnSearch
 from mechdesign.design.estimation._criterion import (
     ADD_PER_ITERATION,
     LP_LAMBDA_MAX,
@@ -38,7 +39,6 @@ from mechdesign.design.estimation._criterion import (
     quadratic_form,
     restricted_master_dual,
 )
-from mechdesign.design.estimation._pricing import ColumnSearch
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 
 __all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced"]
@@ -58,7 +58,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
                   finish: Callable[..., EngineResult], *, large_from: int = LP_LAMBDA_MAX,
                   dual_columns_max: int = DUAL_COLUMNS_MAX, probe_at: float = PROBE_AT,
                   max_iterations: int = PRICED_MAX_ITERATIONS) -> EngineResult:
-    """Column generation with the local-search pricing of :mod:`.pricing` and the bound of :mod:`.bound`.
+    """Column generation with the local-search pricing of :mod:`._column_search` and the bound of :mod:`.bound`.
 
     ``large_from``: the large-N regime (an ε-LDP start, λ from the master) beyond this many categories;
     ``dual_columns_max``: no dual rounds beyond (one probe of the bound at ``probe_at`` of the search instead);

@@ -1,7 +1,7 @@
 """Repeated releases of a whole record: the record-level leakage of T reports of the same record.
 
 A record x = (x_1, …, x_d) released T times with fresh randomness reveals, in the likelihood, only the count
-vector of the T outputs (:mod:`mechdesign.core._releases`), and the leakage is the capacity of the count
+vector of the T outputs (:mod:`mechdesign.core._repeated`), and the leakage is the capacity of the count
 mechanism over the **joint** ball ([E] Def. 5, eq. 22–23 on X = ∏ X_i):
 
 * **joint** design W (one mechanism over the joint alphabet): C_T(W) over the dense joint ball, exact or the
@@ -17,7 +17,7 @@ mechanism over the **joint** ball ([E] Def. 5, eq. 22–23 on X = ∏ X_i):
 
 Beyond what can be enumerated (more than ``max_outputs`` joint count outputs), a product or sampled design whose
 product alphabet is small is bounded by the certified relaxation on its dense matrix, and otherwise only by the
-trivial bounds of :mod:`mechdesign.core._releases` (T ε_LDP, and −log(min P̂ − β/2) over the joint ball, infinite
+trivial bounds of :mod:`mechdesign.core._repeated` (T ε_LDP, and −log(min P̂ − β/2) over the joint ball, infinite
 when a letter is unobserved): memoize such releases instead.
 
 References
@@ -37,7 +37,7 @@ from mechdesign import _validation as v
 from mechdesign.core._mechanism import Mechanism
 from mechdesign.core._record_capacity import product_capacity
 from mechdesign.core._record_prior import JointPrior
-from mechdesign.core._releases import (
+from mechdesign.core._repeated import (
     ReleaseLeakage,
     count_mechanism,
     count_vectors,

@@ -25,7 +25,7 @@ from typing import Any
 
 from mechdesign import _validation as v
 from mechdesign._numerics import round_up
-from mechdesign.core._releases import ReleaseLeakage, release_count, release_leakage, report_leakage
+from mechdesign.core._repeated import ReleaseLeakage, release_count, release_leakage, report_leakage
 from mechdesign.core._uncertainty import L1Ball
 from mechdesign.mechfile._column import MechanismFile, achieved_epsilon
 from mechdesign.mechfile._record import RecordFile
@@ -114,7 +114,7 @@ def release_account(loaded: MechanismFile | RecordFile, releases: int, *,
     policy = loaded.release.policy
     guarantee = loaded.guarantee
     if isinstance(loaded, RecordFile):
-        from mechdesign.core._record_releases import record_release_leakage
+        from mechdesign.core._record_repeated import record_release_leakage
 
         joint = loaded.prior if prior is None else prior
         beta = float(guarantee["radius"]) if radius is None else radius
