@@ -133,7 +133,29 @@ class Mechanism:
         return p.probabilities @ self.matrix
 
     def _prior(self, prior: PriorLike) -> Prior:
-        p = as_prior(prior)
+        return self.matching_prior(as_prior(prior))
+
+    def matching_prior(self, p: Prior) -> Prior:
+        """Return ``p`` if it fits this mechanism's inputs (size, and labels unless either is the default 0..N−1).
+
+        A :class:`~mechdesign.core.Prior` is valid by construction, so nothing is coerced: the package's inner
+        calls pass the problem's prior through this check, and only public entry points call ``as_prior``.
+
+        Parameters
+        ----------
+        p : Prior
+            The prior over this mechanism's inputs.
+
+        Returns
+        -------
+        Prior
+            ``p`` itself.
+
+        Raises
+        ------
+        ValueError
+            If ``p`` has not one entry per input, or its labels differ from the inputs.
+        """
         if p.size != self.shape[0]:
             raise v.fail("prior", f"have one entry per mechanism input ({self.shape[0]})", p.probabilities)
         default = tuple(str(i) for i in range(p.size))

@@ -93,7 +93,9 @@ class L1Ball:
     radius: float
 
     def __init__(self, center: PriorLike, radius: float) -> None:
-        object.__setattr__(self, "center", as_prior(center, "center"))
+        # A Prior is valid by construction: only raw input goes through the coercer (a design problem's ball is
+        # built from its prior, normalised once).
+        object.__setattr__(self, "center", center if isinstance(center, Prior) else as_prior(center, "center"))
         object.__setattr__(self, "radius", v.radius(radius))
 
     @property

@@ -307,7 +307,7 @@ def certify(matrix: MatrixLike, ball: L1Ball, epsilon: float, utility: Utility,
     row_err = float(np.max(np.abs(w.sum(axis=1) - 1.0)))
     min_entry = float(w.min())
     cap, achieved = _achieved(w, ball)
-    value = utility.value(Mechanism.from_matrix(w), ball.center)
+    value = utility.value_at(Mechanism.from_matrix(w), ball.center)
     sense = getattr(utility, "sense", "maximize")
     gap = upper_bound - value if sense == "maximize" else value - upper_bound
     rel = gap / max(abs(upper_bound), 1e-300) if math.isfinite(upper_bound) else math.nan

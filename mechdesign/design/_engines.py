@@ -55,9 +55,9 @@ class Start:
 
 def krr_start(problem: DesignProblem) -> Start:
     """The constant column and the lift vectors W[:, y]/(P̂·W[:, y]) of k-RR calibrated to the ball."""
-    from mechdesign.design.polytope._closed_form import calibrated_randomized_response
+    from mechdesign.design.polytope._closed_form import calibrated_over
 
-    rr, eps0 = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
+    rr, eps0 = calibrated_over(problem.ball, problem.epsilon)
     w = rr.matrix
     mass = problem.prior.probabilities @ w
     columns = np.column_stack([np.ones(problem.size), w / mass])
@@ -164,7 +164,7 @@ def trivial_bound(problem: DesignProblem) -> float:
     if problem.utility.sublinear:
         # λ_x = P̂_x μ(e_x / P̂_x) (:func:`mechdesign.design.information.identity_duals`): every lift vector is
         # v = Σ_x (P̂_x v_x)(e_x / P̂_x), so μ(v) ≤ λ·v by convexity, and Σλ = U(identity) ≥ U*.
-        duals = p * problem.utility.column_values(np.diag(1.0 / p), problem.prior)
+        duals = p * problem.utility.column_values_at(np.diag(1.0 / p), problem.prior)
         return float(math.fsum(duals) * (1 + 4 * _EPS) + 4 * _EPS)
     if problem.utility.kind == "estimation_logdet":
         return math.fsum(np.log(p)) * (1 + 4 * _EPS)  # Σ log P̂ < 0: scaled down, toward a smaller bound
@@ -272,7 +272,7 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
     if baselines:  # attached after the solve; the baselines' own designs are solved without baselines
         from mechdesign._numerics import EXP_CAP
         from mechdesign.design.baselines._compare import compute_baselines
-        from mechdesign.design.baselines._ldp_oracles import compare_oracles
+        from mechdesign.design.baselines._ldp_oracles import oracle_rows
 
         _say(progress, "the baselines …")
         clock = time.perf_counter()
@@ -285,7 +285,7 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
         # ε ≥ EXP_CAP, where the design (in log space) still runs: they are left out there.
         if problem.utility.kind == "estimation_mse" and problem.epsilon < EXP_CAP:
             ldp = next((b.mechanism for b in listed if b.name == "optimal_ldp"), None)
-            oracles = compare_oracles(problem.prior, problem.epsilon, result.utility, ldp)
+            oracles = oracle_rows(problem.prior, problem.epsilon, result.utility, ldp)
         timings["baselines"] = time.perf_counter() - clock
         result = result.with_baselines(listed, skipped, oracles)
     timings["total"] = time.perf_counter() - start

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -250,9 +251,9 @@ class DesignProblem:
         """N, the number of inputs."""
         return self.prior.size
 
-    @property
+    @cached_property
     def ball(self) -> L1Ball:
-        """The uncertainty set B_β(P̂) ([E] eq. 40)."""
+        """The uncertainty set B_β(P̂) ([E] eq. 40), built once per problem (the engines ask for it often)."""
         return L1Ball(self.prior, self.radius)
 
     @property

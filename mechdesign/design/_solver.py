@@ -261,7 +261,7 @@ def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:
         raise v.fail("epsilon", f"be > 0 for {problem.utility.kind}: no ε = 0 mechanism can be decoded (its rows "
                      "are all equal)", problem.epsilon)
     mechanism = Mechanism.from_matrix(np.ones((problem.size, 1)), problem.prior.labels, ["y0"])
-    value = float(problem.utility.value(mechanism, problem.prior))
+    value = float(problem.utility.value_at(mechanism, problem.prior))
     certificate = certify(mechanism, problem.ball, 0.0, problem.utility, value).check()
     return DesignResult(problem, mechanism, certificate.utility, value, 0.0, "optimal", certificate, solver,
                         "constant", 1, 0, {"total": 0.0})
@@ -283,9 +283,9 @@ def lp_optimum(problem: DesignProblem, solver: str = "HIGHS") -> float:
         The optimum of max Σ_k θ_k μ(v_k) s.t. Σ_k θ_k v_k = 1, θ ≥ 0 (reference §3.3), uncertified.
     """
     from mechdesign.design.polytope._lp import solve_vertex_lp
-    from mechdesign.design.polytope._vertices import column_vertices
+    from mechdesign.design.polytope._vertices import vertices_over
 
-    cv = column_vertices(problem.prior, problem.epsilon, problem.radius)
+    cv = vertices_over(problem.prior, problem.epsilon, problem.radius)
     vec = cv.vectors()
-    return solve_vertex_lp(vec, problem.utility.column_values(vec, problem.prior), solver)[2]
+    return solve_vertex_lp(vec, problem.utility.column_values_at(vec, problem.prior), solver)[2]
 

@@ -40,8 +40,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core._mechanism import MatrixLike, as_mechanism
-from mechdesign.core._prior import PriorLike, as_prior
+from mechdesign.core._mechanism import MatrixLike, Mechanism, as_mechanism
+from mechdesign.core._prior import Prior, PriorLike, as_prior
 
 __all__ = ["UTILITY_KINDS", "ChiSquared", "Custom", "EstimationLinear", "EstimationLogDet", "EstimationMSE",
            "FInformation",
@@ -233,7 +233,27 @@ class Utility:
         ValueError
             If ``columns`` has the wrong number of rows, or a negative or non-finite entry.
         """
-        p = as_prior(prior).probabilities
+        return self.column_values_at(columns, as_prior(prior))
+
+    def column_values_at(self, columns: Any, prior: Prior) -> np.ndarray:
+        """:meth:`column_values` at a :class:`~mechdesign.core.Prior`, taken as it is (no coercion).
+
+        The engines and the certificate hold the problem's prior, normalised once by
+        :class:`~mechdesign.design.DesignProblem`; they call this.
+
+        Parameters
+        ----------
+        columns
+            Array of shape (N,) or (N, K), finite and non-negative.
+        prior : Prior
+            The estimate P̂.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (K,): μ of each column.
+        """
+        p = prior.probabilities
         c = v.nonnegative_columns("columns", columns, p.size)
         scale = c.max(axis=0) if c.size else np.zeros(c.shape[1])
         out = np.zeros(c.shape[1])
@@ -267,8 +287,28 @@ class Utility:
             If the mechanism or the prior is invalid, or their sizes differ.
         """
         mech = as_mechanism(mechanism)
-        p = mech._prior(prior)
-        return float(np.sum(self.column_values(mech.matrix, p)))
+        return self.value_at(mech, as_prior(prior))
+
+    def value_at(self, mechanism: Mechanism, prior: Prior) -> float:
+        """:meth:`value` of a :class:`~mechdesign.core.Mechanism` at a :class:`~mechdesign.core.Prior` (no coercion).
+
+        The certificate holds the problem's prior, normalised once by :class:`~mechdesign.design.DesignProblem`, and
+        calls this; the prior is checked against the mechanism's inputs only.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            The mechanism W.
+        prior : Prior
+            The estimate P̂ (N entries).
+
+        Returns
+        -------
+        float
+            The utility U(W).
+        """
+        p = mechanism.matching_prior(prior)
+        return float(np.sum(self.column_values_at(mechanism.matrix, p)))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form used in problem and mechanism files.
@@ -412,7 +452,7 @@ class _Estimation(Utility):
     sublinear = False
     sense = "minimize"
 
-    def column_values(self, columns: Any, prior: PriorLike) -> np.ndarray:
+    def column_values_at(self, columns: Any, prior: Prior) -> np.ndarray:
         """Refuse: the estimation criteria are not sums over columns (always raises ``TypeError``)."""
         raise TypeError(f"utility kind {self.kind!r} is not a sum over columns (it is a function of the Fisher "
                         "information): use value(mechanism, prior)")
@@ -430,13 +470,12 @@ class EstimationMSE(_Estimation):
 
     kind = "estimation_mse"
 
-    def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+    def value_at(self, mechanism: Mechanism, prior: Prior) -> float:
         """The A-criterion tr J⁻¹ − 1 for the mechanism at ``prior`` (``inf`` when rank W < N)."""
         from mechdesign.core._fisher import trace_inverse_fisher
 
-        mech = as_mechanism(mechanism)
-        p = mech._prior(prior).probabilities
-        return trace_inverse_fisher(mech.matrix, p) - 1.0
+        p = mechanism.matching_prior(prior).probabilities
+        return trace_inverse_fisher(mechanism.matrix, p) - 1.0
 
 
 class EstimationLinear(_Estimation):
@@ -477,14 +516,13 @@ class EstimationLinear(_Estimation):
         """tr(L diag(P̂) Lᵀ) = Σ_x P̂_x ‖L[:, x]‖²: the part of tr(L J⁺ Lᵀ) that no mechanism removes."""
         return float(prior @ np.sum(self.weights**2, axis=0))
 
-    def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+    def value_at(self, mechanism: Mechanism, prior: Prior) -> float:
         """The L-criterion tr(L J⁺ Lᵀ) − tr(L diag(P̂) Lᵀ) at ``prior`` (``inf`` when Lp is not identifiable)."""
         from mechdesign.core._fisher import weighted_trace_inverse_fisher
 
-        mech = as_mechanism(mechanism)
-        p = mech._prior(prior).probabilities
+        p = mechanism.matching_prior(prior).probabilities
         self.check_size(p.size)
-        return weighted_trace_inverse_fisher(mech.matrix, p, self.weights) - self.offset(p)
+        return weighted_trace_inverse_fisher(mechanism.matrix, p, self.weights) - self.offset(p)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: ``kind``, ``weights`` (the rows of L) and ``names``."""
@@ -502,15 +540,14 @@ class EstimationLogDet(_Estimation):
 
     kind = "estimation_logdet"
 
-    def value(self, mechanism: MatrixLike, prior: PriorLike) -> float:
+    def value_at(self, mechanism: Mechanism, prior: Prior) -> float:
         """The D-criterion −log det J for the mechanism at ``prior`` (``inf`` when rank W < N)."""
         from mechdesign.core._fisher import fisher_information
 
-        mech = as_mechanism(mechanism)
-        p = mech._prior(prior).probabilities
-        if np.linalg.matrix_rank(mech.matrix, tol=1e-10) < p.size:
+        p = mechanism.matching_prior(prior).probabilities
+        if np.linalg.matrix_rank(mechanism.matrix, tol=1e-10) < p.size:
             return float("inf")
-        sign, logdet = np.linalg.slogdet(fisher_information(mech.matrix, p))
+        sign, logdet = np.linalg.slogdet(fisher_information(mechanism.matrix, p))
         return -float(logdet) if sign > 0 else float("inf")
 
 

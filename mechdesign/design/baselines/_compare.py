@@ -32,7 +32,7 @@ from mechdesign.design._certificate import finish_seconds
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design._result import BASELINE_LABELS, Baseline, DesignResult, SkippedBaseline
 from mechdesign.design._utility import Utility
-from mechdesign.design.polytope._closed_form import calibrated_randomized_response, randomized_response
+from mechdesign.design.polytope._closed_form import calibrated_over, randomized_response
 from mechdesign.design.polytope._lp import solve_vertex_lp
 
 __all__ = ["compute_baselines", "staircase_lp"]
@@ -110,7 +110,7 @@ def staircase_lp(prior: PriorLike, epsilon: float, utility: Utility | str = "mut
     bits = (np.arange(1 << n)[None, :] >> np.arange(n)[:, None]) & 1
     patterns = np.where(bits == 1, a, 1.0)
     lifts = patterns / (p.probabilities @ patterns)
-    theta, _, optimum = solve_vertex_lp(lifts, u.column_values(lifts, p), solver)
+    theta, _, optimum = solve_vertex_lp(lifts, u.column_values_at(lifts, p), solver)
     used = theta > 1e-15
     w = lifts[:, used] * theta[used]
     return Mechanism.from_matrix(w / w.sum(axis=1, keepdims=True), p.labels), optimum
@@ -163,7 +163,7 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
     found: list[Baseline] = []
 
     def add(name: str, text: str, mech: Mechanism, parameter: float | None) -> None:
-        value = u.value(mech, p)
+        value = u.value_at(mech, p)
         found.append(Baseline(name, text, mech, value, _ratio(design_utility, value, u.sense), capacity(mech, ball),
                               parameter))
 
@@ -178,8 +178,7 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
     if (closed if calibrated is not None else 8 * closed) > max(deadline.remaining(), _NEGLIGIBLE):
         skipped.append(SkippedBaseline("rr_pml", _NO_TIME))
     else:
-        rr_pml, eps0 = calibrated if calibrated is not None else calibrated_randomized_response(
-            p, problem.epsilon, problem.radius)
+        rr_pml, eps0 = calibrated if calibrated is not None else calibrated_over(ball, problem.epsilon)
         add("rr_pml", f"k-RR with the largest eps0={eps0:.6g} meeting the PML guarantee over the ball", rr_pml, eps0)
     designs = [("optimal_ldp", "optimal epsilon-LDP mechanism (staircase LP = design at radius 2)",
                 problem.with_(radius=2.0), problem.epsilon)]

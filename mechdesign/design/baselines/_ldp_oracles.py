@@ -50,7 +50,7 @@ from mechdesign.core._prior import Prior, as_prior
 from mechdesign.design.polytope._closed_form import randomized_response
 
 __all__ = ["ORACLES", "OracleComparison", "compare_oracles", "grr_mechanism", "hadamard_mechanism",
-           "oracle_mse", "oracle_parameters", "pure_protocol_mse", "subset_selection_mechanism",
+           "oracle_mse", "oracle_parameters", "oracle_rows", "pure_protocol_mse", "subset_selection_mechanism",
            "subset_selection_parameters"]
 
 ORACLES = ("grr", "oue", "olh", "subset_selection", "hadamard")
@@ -456,9 +456,34 @@ def compare_oracles(prior: Prior | Any, epsilon: float, design_mse: float,
     >>> [r.name for r in rows]
     ['grr', 'oue', 'olh', 'subset_selection', 'hadamard']
     """
+    return oracle_rows(as_prior(prior), epsilon, design_mse, optimal_ldp)
+
+
+def oracle_rows(p: Prior, epsilon: float, design_mse: float,
+                optimal_ldp: Mechanism | None = None) -> tuple[OracleComparison, ...]:
+    """:func:`compare_oracles` at a :class:`~mechdesign.core.Prior`, taken as it is (no coercion).
+
+    The design's baselines hold the problem's prior, normalised once by :class:`~mechdesign.design.DesignProblem`,
+    and call this.
+
+    Parameters
+    ----------
+    p : Prior
+        Gives N and, for ``optimal_ldp``, P̂.
+    epsilon : float
+        The LDP level ε.
+    design_mse : float
+        The designed mechanism's tr J⁻¹ − 1 at P̂.
+    optimal_ldp : Mechanism, optional
+        The A-optimal ε-LDP mechanism, compared as one more row.
+
+    Returns
+    -------
+    tuple of OracleComparison
+        One row per oracle, then ``optimal_ldp`` if given.
+    """
     from mechdesign.core._fisher import trace_inverse_fisher
 
-    p = as_prior(prior)
     out = []
     for name in ORACLES:
         _, _, parameter = oracle_parameters(name, p.size, epsilon)

@@ -87,7 +87,7 @@ from mechdesign.design.estimation._dual import dual_bound
 from mechdesign.design.estimation._finish import finish_search
 from mechdesign.design.estimation._listless import DUAL_COLUMNS_MAX, PROBE_AT, design_priced
 from mechdesign.design.polytope._count_pricer import pricing_counts
-from mechdesign.design.polytope._vertices import MAX_SIZE, ColumnVertices, column_vertices
+from mechdesign.design.polytope._vertices import MAX_SIZE, ColumnVertices, vertices_over
 
 # CRITERIA, caratheodory_reduce and lower_bound are .criterion's, re-exported.
 __all__ = ["CRITERIA", "ENUMERATE_UP_TO", "EstimationEngine", "Tuning", "caratheodory_reduce", "design_estimation",
@@ -336,7 +336,7 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
         # five attributes' joint ball, β = 0.44, ε = 1: was refused).
         cap = options.max_candidates if n <= tuning.enumerate_up_to else min(options.max_candidates, _ENUMERATE_COUNT)
         try:
-            cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=cap)
+            cv = vertices_over(problem.prior, problem.epsilon, problem.radius, max_candidates=cap)
         except ValueError:  # too many candidates: priced below
             cv = None
     if counts is not None and cv is None:
@@ -354,7 +354,7 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
                              large_from=tuning.large_from, dual_columns_max=tuning.dual_columns_max,
                              probe_at=tuning.probe_at, max_iterations=tuning.priced_max_iterations)
     if cv is None:
-        cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
+        cv = vertices_over(problem.prior, problem.epsilon, problem.radius, max_candidates=options.max_candidates)
     timings["enumerate"] = time.perf_counter() - start
     solve_start = time.perf_counter()
     # Small lists are priced as a dense N×K array (one product per round); large ones from the 2^N tables of

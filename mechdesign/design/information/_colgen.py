@@ -118,7 +118,7 @@ def identity_duals(problem: DesignProblem) -> np.ndarray:
     μ(v) ≤ Σ_x P̂_x v_x μ(e_x / P̂_x) = λ·v. The first stability centre of the proximal step.
     """
     p = problem.prior.probabilities
-    return p * problem.utility.column_values(np.diag(1.0 / p), problem.prior)
+    return p * problem.utility.column_values_at(np.diag(1.0 / p), problem.prior)
 
 
 def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumbent: np.ndarray, *,
@@ -152,7 +152,7 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
         if not fresh:
             return 0
         vec = vectors[:, fresh]
-        values = utility.column_values(vec, prior)
+        values = utility.column_values_at(vec, prior)
         ok = vec.max(axis=0) <= a * ball.min_linear(vec) * (1 + 1e-9)  # exact greedy worst case
         if lam is not None:
             ok &= values - lam @ vec > 1e-12 * max(1.0, float(np.abs(values).max()))
@@ -179,14 +179,14 @@ def generate(problem: DesignProblem, oracle: Oracle, start: np.ndarray, incumben
     center = identity_duals(problem)
     f_center = best_bound = float(math.fsum(center) * (1 + 4 * _EPS) + 4 * _EPS)  # rounded up
     if until(theta).expired():  # no time for any master: building one (N = 2,000: 4 M entries) would only overrun
-        return GenerationResult(theta, start, float(utility.column_values(start, prior) @ theta), best_bound, 0, 0,
+        return GenerationResult(theta, start, float(utility.column_values_at(start, prior) @ theta), best_bound, 0, 0,
                                 True)
     admitted = admit(start, None)
     if basis is not None and admitted == start.shape[1]:  # every start column made it in, in order
         master.set_basis(basis)
     generated = 0
     iterations, timed_out, idle, stale = 0, False, 0, False
-    value = float(utility.column_values(start, prior) @ theta)
+    value = float(utility.column_values_at(start, prior) @ theta)
     try:
         theta, lam, value = master.solve(until(theta).limit())
     except SolverError as exc:  # the first master did not finish in the time left: the incumbent stands

@@ -157,9 +157,9 @@ class EnumerationEngine(_Vertex):
         return self._run(problem, start, deadline, self.name)
 
     def _run(self, problem: DesignProblem, start: Start, deadline: Deadline, name: str) -> EngineResult:
-        from mechdesign.design.polytope._vertices import column_vertices
+        from mechdesign.design.polytope._vertices import vertices_over
 
-        cv = column_vertices(problem.prior, problem.epsilon, problem.radius, max_candidates=self.max_candidates)
+        cv = vertices_over(problem.prior, problem.epsilon, problem.radius, max_candidates=self.max_candidates)
         values = _column_values(problem.utility, cv)
         if name == "list":
             name = "enumeration" if cv.count <= FULL_LP_LIMIT else "column_generation"
@@ -173,7 +173,7 @@ class EnumerationEngine(_Vertex):
         from mechdesign.design.information._master import TIME_LIMIT
 
         vectors = np.column_stack([cv.vectors(), np.ones(problem.size)])
-        values = np.append(values, float(problem.utility.column_values(np.ones(problem.size), problem.prior)[0]))
+        values = np.append(values, float(problem.utility.column_values_at(np.ones(problem.size), problem.prior)[0]))
         until = deadline.before(self._seconds(problem)(problem.size))
         try:
             theta, duals, _ = solve_all(vectors, values, self.solver, self.basic, until)
@@ -223,7 +223,7 @@ def _column_values(utility: Utility, vertices: ColumnVertices) -> np.ndarray:
     out = np.empty(vertices.count)
     for start in range(0, vertices.count, _CHUNK):
         stop = min(start + _CHUNK, vertices.count)
-        out[start:stop] = utility.column_values(vertices.vectors(np.arange(start, stop)), vertices.prior)
+        out[start:stop] = utility.column_values_at(vertices.vectors(np.arange(start, stop)), vertices.prior)
     return out
 
 

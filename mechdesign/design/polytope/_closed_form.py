@@ -38,6 +38,7 @@ from mechdesign.core._uncertainty import L1Ball
 
 __all__ = [
     "binary_second_region",
+    "calibrated_over",
     "calibrated_randomized_response",
     "circulant",
     "high_privacy",
@@ -460,7 +461,30 @@ def calibrated_randomized_response(prior: PriorLike, epsilon: float, radius: flo
     """
     p = as_prior(prior, full_support=True)
     eps, beta = v.epsilon(epsilon), v.radius(radius)
-    ball = L1Ball(p, beta)
+    return calibrated_over(L1Ball(p, beta), eps)
+
+
+def calibrated_over(ball: L1Ball, epsilon: float) -> tuple[Mechanism, float]:
+    """:func:`calibrated_randomized_response` over a ball already built, its centre P̂ of full support.
+
+    The design engines hold the problem's ball (its prior normalised once by
+    :class:`~mechdesign.design.DesignProblem`, with full support) and call this: nothing is coerced again.
+
+    Parameters
+    ----------
+    ball : L1Ball
+        B_β(P̂), P̂ of full support.
+    epsilon : float
+        PML budget ε ≥ 0 over the ball (nats), already checked.
+
+    Returns
+    -------
+    mechanism : Mechanism
+        k-RR at level ε₀, with certified capacity over the ball ≤ ε.
+    epsilon0 : float
+        Its LDP level ε₀ (``inf`` for the identity).
+    """
+    p, eps, beta = ball.center, epsilon, ball.radius
     q = max(p.min - beta / 2, 0.0)
     # The closed form aims two rounding margins below ε, so that its capacity as a certificate states it (rounded up,
     # certified_capacity) is ≤ ε at the first check: deciding on the raw value left the certified one above ε.

@@ -43,7 +43,7 @@ from mechdesign._numerics import EXP_CAP
 from mechdesign.core._prior import Prior, PriorLike, as_prior
 
 __all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "diagonal_floor", "lift_constant",
-           "two_level_ratio"]
+           "two_level_ratio", "vertices_over"]
 
 MAX_SIZE = 24
 _MAX_LOG_A = EXP_CAP  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
@@ -312,7 +312,31 @@ def column_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0, *,
     (4, 4)
     """
     p = as_prior(prior, full_support=True)
-    eps, beta = v.epsilon(epsilon), v.radius(radius)
+    return vertices_over(p, v.epsilon(epsilon), v.radius(radius), max_candidates=max_candidates)
+
+
+def vertices_over(p: Prior, eps: float, beta: float, *, max_candidates: int = 5_000_000) -> ColumnVertices:
+    """:func:`column_vertices` for a full-support :class:`~mechdesign.core.Prior` and checked ε, β (no coercion).
+
+    The engines hold a :class:`~mechdesign.design.DesignProblem`, whose prior, ε and β were checked once when it was
+    built; they call this.
+
+    Parameters
+    ----------
+    p : Prior
+        The estimate P̂ (full support).
+    eps : float
+        Privacy budget ε ≥ 0 over the ball (nats).
+    beta : float
+        ℓ1 radius β ∈ [0, 2] of the uncertainty ball.
+    max_candidates : int
+        Refuse (``ValueError``) general-β enumerations larger than this.
+
+    Returns
+    -------
+    ColumnVertices
+        As :func:`column_vertices`.
+    """
     n = p.size
     if n > MAX_SIZE:
         raise v.fail("prior", f"have at most {MAX_SIZE} entries for vertex enumeration (use fewer categories)", n)
