@@ -1,4 +1,4 @@
-"""Core quantities: priors, uncertainty sets, mechanisms, leakage, estimation, assessment."""
+"""Core quantities: priors, uncertainty sets, mechanisms, leakage, the sample radius, repeated reports, assessment."""
 
 from __future__ import annotations
 
