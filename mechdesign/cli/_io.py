@@ -21,7 +21,7 @@ __all__ = ["PER_ATTRIBUTE_REFUSAL", "REQUIRE_SIGNATURE_VARIABLE", "Once", "add_d
 class Once(argparse.Action):
     """An option given at most once: a repeat is an error (one line, exit 2), never a silent replacement.
 
-    ``--column race --column sex`` used to keep ``sex`` and ignore ``race``; one column per file today.
+    Otherwise ``--column race --column sex`` would keep ``sex`` and silently ignore ``race`` (one column per file).
     """
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:

@@ -340,7 +340,7 @@ def ldp_level(mechanisms: Sequence[Mechanism], *, sampled: bool = False) -> dict
 
 # Columns are processed in blocks of about this many bytes: the greedy worst case makes a few
 # temporaries per column (transpose, argsort indices, weighted copy), so on the whole matrix the peak
-# was 4–8× the matrix; per block it is the matrix plus a few blocks, at the same speed.
+# would be 4–8× the matrix; per block it is the matrix plus a few blocks, at the same speed.
 _BLOCK_BYTES = 1 << 25
 
 

@@ -70,8 +70,8 @@ MAX_RELEASES = 10**9
 #: Count vectors enumerated at most by ``method="auto"`` before it switches to the certified relaxation.
 DEFAULT_MAX_VECTORS = 4_000_000
 # Two-layer reports: each count vector costs a sum over the N × M₁ permanent likelihoods; beyond this many terms the
-# enumeration stops at fewer reports (an education-sized file, 16 × 125 × 150, took 67 s of CPU at T = 3
-# of 5 when only the count vectors were budgeted; 60–200 ns a term under load).
+# enumeration stops at fewer reports (budgeting the count vectors alone lets an education-sized file, 16 × 125 ×
+# 150, run for a minute of CPU at T = 3 of 5; 60–200 ns a term under load).
 MAX_REPORT_TERMS = 20_000_000
 #: How :func:`release_leakage` computes: "auto" (exact when enumerable, else the relaxation), or one of them.
 METHODS = ("auto", "enumeration", "relaxation")

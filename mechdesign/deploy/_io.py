@@ -1,6 +1,6 @@
 r"""Record files (CSV, Parquet, Arrow IPC): one column streamed in chunks, for privatize, decode and assess.
 
-Rules every reader here keeps (each was a silent-loss bug once):
+Rules every reader here keeps (each prevents a silent loss of records):
 
 * **Every record counts.** A blank line in a CSV is a record whose cells are empty (never skipped);
   a missing trailing field is an empty cell. Whether ``""`` is acceptable is the caller's rule

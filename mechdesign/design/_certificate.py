@@ -205,8 +205,8 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     worst = ball.min_linear(w)
     over = ~(w.max(axis=0) <= np.exp(target) * worst)  # also where the worst case is 0
     # Columns within rounding of ε but not over it keep their ratio when only the others are mixed, and the
-    # rounded-up capacity can then never reach the target (a random L-optimal design at 1e-14 over ε was mixed
-    # all the way to the constant mechanism): then every column is mixed.
+    # rounded-up capacity can then never reach the target (a design 1e-14 over ε would be mixed all the way to the
+    # constant mechanism): then every column is mixed.
     laws = [np.where(over, 1.0, 0.0)] if over.any() and not over.all() else []
     laws.append(np.ones(w.shape[1]))
     top = w.max(axis=0)

@@ -220,8 +220,8 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         engine = _default_engine(problem, method, name, basic, max_candidates, gap_tolerance, progress, reserve)
     from threadpoolctl import threadpool_limits
 
-    # Matrices of a few thousand entries a side: BLAS threads only contend (pyproject.toml, threadpoolctl); an SVD
-    # of N = 1,000 took 4.9 s with two threads on a loaded 2-core machine, 0.6 s with one.
+    # Matrices of a few thousand entries a side: BLAS threads only contend (pyproject.toml, threadpoolctl); on a
+    # loaded 2-core machine an SVD at N = 1,000 is 8× slower with two threads than with one.
     with threadpool_limits(1):
         return design_with(problem, engine, gap_tolerance=gap_tolerance, deadline=deadline, reserve=reserve,
                            baselines=baselines, progress=progress,

@@ -321,8 +321,8 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
                      "design_product beyond)", prior.size)
     from threadpoolctl import threadpool_limits
 
-    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml); the two Fisher traces after the
-    # engine took 1.9 s with two threads on a loaded 2-core machine, past a 30-s limit.
+    # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml); on a loaded 2-core machine the
+    # two Fisher traces after the engine take 1.9 s with two threads, enough to push a run past a 30-s limit.
     with threadpool_limits(1):
         return _design_joint(prior, eps, delta, radius, objective, start, deadline)
 

@@ -187,7 +187,7 @@ def compute_baselines(problem: DesignProblem, design_utility: float, design: Cal
         designs.append(("inner", f"optimal at the estimate with epsilon'={eps_p:.6g} (eq. 43-44)",
                         problem.with_(epsilon=eps_p, radius=0.0), eps_p))
     # A design baseline costs at least its start (k-RR calibrated: two capacities) and its certificate, whatever its
-    # limit: at N = 2,000 under load that overran a 60-s command by 10 s. It starts only when those fit.
+    # limit (at N = 2,000 under load, enough to overrun a 60-s command by 10 s): it starts only when those fit.
     least = 8 * closed + finish_seconds(p.size, p.size)
     for name, text, sub, parameter in designs:
         if least > max(deadline.remaining(), _NEGLIGIBLE):

@@ -1,7 +1,7 @@
 """The estimation engine.
 
 A-, D- and L-optimal (decodable) designs — an interior point master over the lift
-vectors, pricing by enumeration or by the count oracle, and a certified lower bound (issues 11 and 18).
+vectors, pricing by enumeration or by the count oracle, and a certified lower bound.
 """
 
 from __future__ import annotations

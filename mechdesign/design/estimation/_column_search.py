@@ -20,10 +20,9 @@ This module finds good vertices, with no claim of optimality (the bound of :mod:
   moves are ranked at once, in O(1) each (:meth:`ColumnSearch._moves`); the best few of every step are kept.
   The optimal designs of real attributes are mostly C2 columns that differ by a few items (balanced-design-like).
   An exchange (one item leaves H, another enters) keeps P̂(H) and the levels nearly where they are, while either
-  half alone moves the levels far and lowers q, so single moves stalled where pairs go on: native-country (ε = 1,
-  60 s) ended at tr J⁻¹ − 1 = 33.2 with single moves and at 32.4 with pairs (the best design found before, in
-  300 s, was 32.61). Beyond N = 64 pairs come in only when single moves find nothing, among the 64 items with the
-  best single moves (see _PAIR_ITEMS).
+  half alone moves the levels far and lowers q, so single moves stall where pairs go on (native-country, ε = 1,
+  60 s: tr J⁻¹ − 1 = 33.2 with single moves, 32.4 with pairs). Beyond N = 64 pairs come in only when single moves
+  find nothing, among the 64 items with the best single moves (see _PAIR_ITEMS).
 
 Starts: the structured maximisers and the master's heaviest columns.
 
@@ -54,10 +53,9 @@ _COARSE_M = 4_096  # records of the rescaled prior of the oracle steps (module d
 _MOVE_STARTS, _MOVE_STEPS, _MOVE_KEEP, _SINGLE_KEEP = 16, 10, 8, 4
 # Up to this many categories the ascent always uses pair moves. Beyond, it uses them only when the single moves find
 # nothing that improves the master, and among the _PAIR_ITEMS items whose best single move ranks highest
-# (2·64·63 ≈ 8,000 candidates a step). With pairs always, Zipf N = 128 (240 s) ended at 92.8 and 93.5 instead of
-# 91.1 and 91.7 (two paired runs; the same with pairs among 64 items, so not from their cost), and N = 256 (600 s)
-# at 258.1 instead of 233.3 (a round with all pairs took 4.6 s CPU instead of 2.2 s). Far from the optimum the
-# pairs' columns, all close to a few good ones, took the places of more varied single-move columns.
+# (2·64·63 ≈ 8,000 candidates a step). Far from the optimum, pairs' columns, all close to a few good ones, take the
+# places of more varied single-move columns: with pairs always, Zipf N = 128 (240 s) ends about 2 % higher and
+# N = 256 (600 s) 11 % higher (a round with all pairs costs twice the CPU).
 _PAIR_ITEMS = 64
 
 

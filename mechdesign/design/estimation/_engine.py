@@ -332,8 +332,8 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
     counts = pricing_counts(problem.prior)
     cv = None
     if counts is not None and n <= tuning.enumerate_small:
-        # A vertex list over max_candidates is priced below, at any N (Adult education, N = 16, at the radius of
-        # five attributes' joint ball, β = 0.44, ε = 1: was refused).
+        # A vertex list over max_candidates is priced below, at any N, rather than refused (Adult education, N = 16,
+        # at the radius of five attributes' joint ball, β = 0.44, ε = 1, has such a list).
         cap = options.max_candidates if n <= tuning.enumerate_up_to else min(options.max_candidates, _ENUMERATE_COUNT)
         try:
             cv = vertices_over(problem.prior, problem.epsilon, problem.radius, max_candidates=cap)
@@ -358,7 +358,7 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
     timings["enumerate"] = time.perf_counter() - start
     solve_start = time.perf_counter()
     # Small lists are priced as a dense N×K array (one product per round); large ones from the 2^N tables of
-    # ColumnVertices.quadratic, which need no such array (at N = 16 the array was 1.2× faster, at N = 20 it is 208 MB).
+    # ColumnVertices.quadratic, which need no such array (at N = 16 the array is 1.2× faster, at N = 20 it is 208 MB).
     pool: ColumnVertices | np.ndarray = cv.vectors() if cv.count * n <= _CACHE_ENTRIES else cv
     if cv.count <= 3000:
         active = np.arange(cv.count)
@@ -370,8 +370,9 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
     warm = np.concatenate([mass, np.zeros(active.size)])  # feasible start of the next master
     # Partial pricing (more than _SHORTLIST_FROM candidates): between full passes over the vertex list (every
     # _FULL_EVERY iterations, and whenever the shortlist offers nothing), only the _SHORTLIST_PER_INPUT·N candidates
-    # that were best at the last full pass are priced. At N = 22 (5.2 M candidates) full pricing at every iteration
-    # was 60 % of the run. The bound comes from full passes only; L-optimal designs (several λ rounds) price fully.
+    # that were best at the last full pass are priced: at N = 22 (5.2 M candidates) full pricing at every iteration
+    # would be 60 % of the run. The bound comes from full passes only; L-optimal designs (several λ rounds) price
+    # fully.
     shortlist: np.ndarray | None = None
     since_full = 0
     while True:
@@ -411,8 +412,8 @@ def _design(problem: DesignProblem, options: SearchOptions, begin: Start, tuning
             break
         # The master's cost grows quickly with its size: columns left unused for _MAX_AGE iterations in a row
         # are dropped (they are priced again at every iteration and return if attractive). Dropping them at
-        # once made column generation zigzag (2-3× more iterations on Adult education); on ε ∈ {0.5, 1, 2}
-        # an age of 2 took 20 % less CPU than 3 (smaller masters), 8 columns per input beat 4 and 16.
+        # once makes column generation zigzag (2-3× more iterations on Adult education); on ε ∈ {0.5, 1, 2}
+        # an age of 2 costs 20 % less CPU than 3 (smaller masters), and 8 columns per input beat 4 and 16.
         # "Used" = a weight above 1e-7 of the largest, or, when more columns than a basic solution has carry
         # weight, in a basic optimal solution (same J): interior points spread weight over every column of a
         # degenerate optimal face (thousands at β = 2), which would then never age out. The reduction at every

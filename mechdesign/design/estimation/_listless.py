@@ -140,10 +140,9 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
         timings["bound"] = time.monotonic() - clock
 
     def certified(th: np.ndarray, co: np.ndarray) -> float:
-        # The final certificate at the polished point when a round (at its measured cost, with a margin: at N = 70
-        # under load a final round took 6.4 s after earlier ones of about 4, and the command ended 0.2 s past its
-        # limit) fits before the end; otherwise, or when the oracle passes the deadline, the best bound of the search
-        # stands (every θ gives a valid one).
+        # The final certificate at the polished point when a round (at its measured cost, with a margin: under load
+        # a final round can take half as long again as the earlier ones) fits before the end; otherwise, or when the
+        # oracle passes the deadline, the best bound of the search stands (every θ gives a valid one).
         if bound_cost > 0.0 and time.monotonic() + _BOUND_MARGIN * bound_cost > bound_end:
             timings["final_bound_skipped"] = 1.0
             return -math.inf
@@ -206,7 +205,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
                 and dual_rounds < _DUAL_ROUNDS and n <= dual_columns_max):
             # The local search found nothing (or stalls): the bound's oracle maximises a relaxation of the pricing
             # problem whose maximisers, near a tight bound, are the columns an optimal design uses (Zipf N = 22:
-            # the bound was within 1e-5 of the optimum while the search stalled 0.9 % above it). Its columns
+            # the bound comes within 1e-5 of the optimum where the search stalls 0.9 % above it). Its columns
             # that improve the master continue the search; the bound is kept (any θ gives a valid one).
             dual_rounds += 1
             found, offered = timed_bound(theta, columns)

@@ -49,7 +49,7 @@ from mechdesign.design.information._proximal import ProximalModel
 
 __all__ = ["CountOracle", "GenerationResult", "ListOracle", "generate"]
 
-_SMOOTHING = 0.8  # Wentges α of the fallback step (was the best fixed α on Adult native-country)
+_SMOOTHING = 0.8  # Wentges α of the fallback step (the best fixed α on Adult native-country)
 _KAPPA = 0.1      # serious-step test of the proximal bundle method (the usual choice)
 _IDLE = 5         # rounds in a row without a new column before stopping (lets the step τ shrink a few times)
 _EPS = np.finfo(np.float64).eps

@@ -115,8 +115,8 @@ class KnapsackChoices:
 
     ``rows[i]`` is ``(k, taken)`` for an item of count k added to the table: ``taken[c − k]`` says whether adding
     it improved D(c), for c from k up to the count attainable once it was in (above, and for items left out —
-    ``None`` —, it did not). Rows over the attainable counts only: a full N × (m + 1) array was 2 MB to zero per
-    table at m = 48,842, where one category holds 90 % of the records.
+    ``None`` —, it did not). Rows over the attainable counts only: a full N × (m + 1) array would be 2 MB to zero
+    per table at m = 48,842, where one category holds 90 % of the records.
     """
 
     __slots__ = ("row", "rows")
@@ -172,8 +172,8 @@ class CountPricer:
         # (Adult native-country, where one category holds 90 % of the records: 2.2 → 0.37 ms a table).
         self._order = np.argsort(n, kind="stable")
         # (item, count, largest attainable count once it is in) in that order, as Python ints: table() runs N small
-        # array operations, and at m ≈ 4,096 (the column search's coarse prior) the interpreter's share of each was
-        # about a third (Zipf N = 64: 0.151 → 0.110 ms a table).
+        # array operations, and at m ≈ 4,096 (the column search's coarse prior) the interpreter's share of each is
+        # about a third: Python ints take it off (Zipf N = 64: 0.151 → 0.110 ms a table).
         self._items = [(int(i), int(n[i])) for i in self._order]
         self._steps = self._reaches(None)
         self._width = sum(reach + 1 - k for _, k, reach in self._steps)  # the entries a table's choices hold

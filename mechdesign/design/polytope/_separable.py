@@ -204,8 +204,8 @@ class SeparableOracle:
         # Every level a table's weights are built from is at most a = e^ε: a lift vector is ε-PML at P̂ (the ball's
         # centre), so v_x = P(y|x)/P̂_Y(y) ≤ e^ε (B: 1/P̂_x ≤ a where allowed; A: h = ρl ≤ a for every cell; C1:
         # l ≤ h1 ≤ a; C2's band intervals: h ≤ max ρ/s_T = a(1 − β/(2s_T)) and l ≤ 1/s_T < a). Family A's weights
-        # σD + b (σ = h + l ≤ 2a) times h − l stay within the margin at level 2a. The level used to be a/P̂_min,
-        # whose square made the margin a fifth of the whole bound's slack at native-country (0.34 on S ≈ 15).
+        # σD + b (σ = h + l ≤ 2a) times h − l stay within the margin at level 2a. At level a/P̂_min the square would
+        # make the margin a fifth of the whole bound's slack at native-country (0.34 on S ≈ 15).
         margin = self._margin(dd, bb, 2.0 * max(self.a, 1.0))
         families: dict[str, float] = {}
         found: list[np.ndarray] = []

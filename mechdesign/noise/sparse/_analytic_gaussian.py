@@ -98,8 +98,8 @@ def delta_gaussian_raw(epsilon: np.ndarray | float, mu: np.ndarray | float) -> n
         log_a = special.log_ndtr(a)
         log_b = special.log_ndtr(b)
         # ε + log Φ(b) − log Φ(a) = h(b) − h(a) exactly, with h(x) = log Φ(x) + x²/2 = log(erfcx(−x/√2)/2), since
-        # b² − a² = 2ε. For a < 0 the right side has no cancellation: the left one lost everything once log Φ(a)
-        # was large (ε = 1e300 gave NaN, the brentq of gaussian_mu "cannot continue").
+        # b² − a² = 2ε. For a < 0 the right side has no cancellation: the left one loses everything once log Φ(a)
+        # is large (at ε = 1e300 it gives NaN, and the root finder of gaussian_mu cannot continue).
         tails = a < 0.0
         exponent = np.where(tails, _log_scaled_tail(b) - _log_scaled_tail(np.where(tails, a, -1.0)),
                             eps + log_b - log_a)
