@@ -122,6 +122,17 @@ def test_the_link_budget_caps_the_fresh_layer():
     assert not calibrated_chain("l-osue", ball, 2.0, 1.0).link_bound
 
 
+@pytest.mark.parametrize("name", LONGITUDINAL)
+def test_a_report_budget_equal_to_the_lifetime_one_keeps_the_permanent_output(name):
+    """ε_R = ε_L: p₂ = 1 for the unary encodings (q₂ = 0), whose link level is then infinite; a link budget caps it."""
+    ball = L1Ball([0.4, 0.3, 0.2, 0.1], 0.05)
+    free = calibrated_chain(name, ball, 2.0, 2.0)
+    _check_closed_form(free.protocol, ball)
+    assert free.report_epsilon <= 2.0 and (name == "l-grr" or math.isinf(free.link_epsilon))
+    capped = calibrated_chain(name, ball, 2.0, 2.0, 3.0)
+    assert capped.link_epsilon <= 3.0 and capped.report_epsilon <= 2.0
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"name": "rappor"}, "name must be one of"),
     ({"lifetime": 0.0}, "lifetime must"),

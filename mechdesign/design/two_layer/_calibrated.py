@@ -151,7 +151,15 @@ def chain_pml_levels(chain: LongitudinalProtocol, ball: L1Ball) -> tuple[float, 
     floor = ball_floor(ball)
     p_star, q_star = chain.support
     return (two_valued_capacity(_ratio(chain.name, chain.p1, chain.q1), floor),
-            two_valued_capacity(_ratio(chain.name, p_star, q_star), floor), chain.link_epsilon)
+            two_valued_capacity(_ratio(chain.name, p_star, q_star), floor), _link(chain))
+
+
+def _link(chain: LongitudinalProtocol) -> float:
+    """The chain's link level, ∞ where the instantaneous layer keeps its input (p₂ = 1, q₂ = 0: ε_R = ε_L).
+
+    :attr:`~mechdesign.design.baselines.LongitudinalProtocol.link_epsilon` would divide by q₂ = 0 there.
+    """
+    return math.inf if chain.q2 == 0 else chain.link_epsilon
 
 
 @dataclass(frozen=True)
