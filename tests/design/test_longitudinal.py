@@ -110,3 +110,20 @@ def test_the_baseline_kinds_write_two_layer_files(cli, tmp_path):
     assert not (tmp_path / "u.json").exists()
     missing = cli("baseline", "l-sue", "--epsilon", "2", "--labels", "a,b", "--out", str(tmp_path / "s.json"))
     assert missing.returncode == 2 and "report_epsilon must be given for kind l-sue" in missing.stderr
+
+
+@pytest.mark.parametrize("name", ["l-osue", "l-sue"])
+def test_a_unary_chain_with_equal_budgets_has_an_infinite_link_level(cli, tmp_path, name):
+    # At ε_R = ε_L the unary chains' second layer is the identity (q₂ = 0): the link level was a division by zero
+    # (the CLI exited 2 with "float division by zero"); it is ∞, and the file is written and verified.
+    chain = longitudinal_protocol(name, 3, 2.0, 2.0)
+    # L-OSUE's q₂ is exactly 0; L-SUE's is 1.1e-16 after rounding, a link level of about N·36.7 nats
+    assert chain.link_epsilon == math.inf if chain.q2 == 0 else chain.link_epsilon > 3 * 36
+    out = cli("baseline", name, "--epsilon", "2", "--report-epsilon", "2", "--labels", "a,b,c", "--out",
+              str(tmp_path / "u.json"))
+    assert out.returncode == 0, out.stderr
+    check = json.loads(cli("verify", str(tmp_path / "u.json"), "--json").stdout)
+    assert check["holds"]
+    if chain.q2 == 0:
+        assert "linkability inf" in out.stdout
+        assert check["release"]["link_achieved"] == "inf"  # JSON has no infinity: the text form

@@ -89,10 +89,13 @@ class LongitudinalProtocol:
 
         GRR on N values: ln(p₂/q₂). Unary encodings flip each of the N bits independently, and the permanent layer
         produces every bit vector (0 < q₁ ≤ p₁ < 1), two of which differ in all N bits: N·ln(p₂/q₂)
-        (:func:`~mechdesign.core.link_level` of the two matrices, without building 2^N outputs).
+        (:func:`~mechdesign.core.link_level` of the two matrices, without building 2^N outputs). ∞ when q₂ = 0: at
+        ε_R = ε_L the unary chains' second layer is the identity, and a report is the memoized output itself.
         """
         from mechdesign._numerics import round_up
 
+        if self.q2 == 0:  # the instantaneous layer reports the permanent output itself (ε_R = ε_L)
+            return math.inf
         level = math.log(self.p2 / self.q2)
         return round_up(level if not _unary(self.name) else self.size * level, 2)
 
