@@ -97,7 +97,7 @@ class DistinctValues:
 
     def _merge(self) -> None:
         if self._pending:
-            self.keys = sorted_unique(self.keys, *self._pending)
+            self.keys = sorted_unique(self.keys, *self._pending, runs=True)
             self._pending, self._pending_keys = [], 0
         if self.keys.size > MAX_PAIRS:
             self.overflow, self.keys = True, np.empty(0, dtype=np.uint64)
