@@ -184,13 +184,20 @@ def _padded(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
 
 
 def _padded_rows(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Zero-padded rows (n × 16·B) of ``data[starts[r] : starts[r] + lengths[r]]``: one strided gather, then a mask."""
+    """Zero-padded rows (n × 16·B) of ``data[starts[r] : starts[r] + lengths[r]]``: one gather of whole rows, then a mask.
+
+    The buffer is read as overlapping items of 16·B bytes (item k = bytes k … k + 16·B − 1), so the gather is one
+    ``take`` of fixed-size items, and the bytes past each id are cleared by AND with a mask row per length: 0.03 s
+    per 10⁶ ids against 0.05 s for a gather of byte windows and a multiplication.
+    """
     width = _BLOCK * max(1, -(-int(lengths.max(initial=1)) // _BLOCK))
     buffer = np.zeros(data.size + width, dtype=np.uint8)
     buffer[:data.size] = data
-    windows = np.lib.stride_tricks.sliding_window_view(buffer, width)  # row k: buffer[k : k + width]
-    out = windows[starts]
-    out *= (np.arange(width) < lengths[:, None])
+    items = np.ndarray((data.size + 1,), dtype=f"V{width}", buffer=buffer, strides=(1,))
+    out = items.take(starts).view(np.uint8).reshape(-1, width)
+    masks = (np.arange(width) < np.arange(width + 1)[:, None]).astype(np.uint8) * np.uint8(255)  # row L: L bytes
+    words = out.view(np.uint64)
+    np.bitwise_and(words, masks.view(np.uint64).take(np.minimum(lengths, width), axis=0), out=words)
     return out
 
 
