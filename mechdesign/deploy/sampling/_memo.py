@@ -184,7 +184,7 @@ def _padded(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
 
 
 def _padded_rows(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Zero-padded rows (n × 16·B) of ``data[starts[r] : starts[r] + lengths[r]]``: one gather of whole rows, then a mask.
+    """Zero-padded rows (n × 16·B) of ``data[starts[r] : starts[r] + lengths[r]]``: a gather of rows, then a mask.
 
     The buffer is read as overlapping items of 16·B bytes (item k = bytes k … k + 16·B − 1), so the gather is one
     ``take`` of fixed-size items, and the bytes past each id are cleared by AND with a mask row per length: 0.03 s
