@@ -222,18 +222,20 @@ def speed() -> list[str]:
     ours, peer = _speed("csv", "plain")
     memo, peer_memo = _speed("csv", "memoized")
     parquet, peer_parquet = _speed("parquet", "plain")
+    memo_parquet, peer_memo_parquet = _speed("parquet", "memoized")
     repeats = json.loads((RESULTS / "speed_peers.json").read_text())["repeats"]
     return [f"privatizing {ours['records']:,} records of a table, each side one whole process (start-up, read, "
             f"privatize, write; median of {repeats} runs)",
             f"`mechdesign privatize` (the file re-verified, data check, secure AES-CTR stream): "
             f"{ours['cpu_median']:.2f} s CPU from CSV, {parquet['cpu_median']:.2f} s from Parquet; memoized two-layer "
-            f"file {memo['cpu_median']:.2f} s{_large()}",
+            f"file {memo['cpu_median']:.2f} s (CSV), {memo_parquet['cpu_median']:.2f} s (Parquet){_large()}",
             f"a script with multi-freq-ldpy's GRR client per record, pandas reading and writing: "
             f"{peer['cpu_median']:.2f} s CSV, {peer_parquet['cpu_median']:.2f} s Parquet; L-GRR with a memo table "
-            f"{peer_memo['cpu_median']:.2f} s",
+            f"{peer_memo['cpu_median']:.2f} s (CSV), {peer_memo_parquet['cpu_median']:.2f} s (Parquet)",
             f"{peer['cpu_median'] / ours['cpu_median']:.0f}× less CPU (CSV), "
             f"{peer_parquet['cpu_median'] / parquet['cpu_median']:.0f}× (Parquet), "
-            f"{peer_memo['cpu_median'] / memo['cpu_median']:.0f}× (memoized CSV)", "speed_peers"]
+            f"{peer_memo['cpu_median'] / memo['cpu_median']:.0f}× (memoized CSV), "
+            f"{peer_memo_parquet['cpu_median'] / memo_parquet['cpu_median']:.0f}× (memoized Parquet)", "speed_peers"]
 
 
 def sparse() -> list[str]:

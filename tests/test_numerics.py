@@ -68,7 +68,8 @@ def test_exp_cap_and_round_up():
 @given(first=st.lists(st.integers(-(2**62), 2**62), max_size=60), second=st.lists(st.integers(-(2**62), 2**62),
                                                                                      max_size=60))
 def test_sorted_unique_is_numpys_union(first, second):
-    """sorted_unique (one stable sort, not NumPy 2.3+'s hash table) returns exactly np.union1d / np.unique."""
+    """sorted_unique (one sort, not NumPy 2.3+'s hash table) returns exactly np.union1d / np.unique, with the
+    default sort and with the stable sort of sorted runs."""
     from mechdesign._numerics import sorted_unique
 
     a, b = np.array(first, dtype=np.int64), np.array(second, dtype=np.int64)
@@ -76,6 +77,7 @@ def test_sorted_unique_is_numpys_union(first, second):
     assert np.array_equal(sorted_unique(a), np.unique(a))
     keys = a.astype(np.uint64)
     assert np.array_equal(sorted_unique(np.sort(keys), keys[::-1]), np.unique(keys))
+    assert np.array_equal(sorted_unique(np.sort(a), np.sort(b), runs=True), np.union1d(a, b))
 
 
 def test_sorted_unique_leaves_its_inputs_alone():

@@ -23,14 +23,19 @@ PRIOR = [0.4, 0.3, 0.2, 0.1]
 @settings(max_examples=examples(60))
 @given(st.lists(st.tuples(st.text(min_size=1, max_size=40).filter(lambda s: "\0" not in s),
                           st.integers(0, 5)), min_size=1, max_size=300),
-       st.integers(1, 4))
-def test_the_counts_are_those_of_a_dictionary_in_any_chunking(pairs, chunks):
+       st.integers(1, 4), st.sampled_from([1, 7, 1 << 22]))
+def test_the_counts_are_those_of_a_dictionary_in_any_chunking(pairs, chunks, lazy):
+    """Whatever the chunking and however many keys wait unsorted before a merge (``_LAZY``: 1 merges every chunk)."""
     users = [u for u, _ in pairs]
     codes = np.array([c for _, c in pairs])
     counted = DistinctValues(6)
-    for part in np.array_split(np.arange(len(pairs)), chunks):
-        if part.size:
-            counted.add(user_ids([users[i] for i in part]), codes[part])
+    kept, changes_module._LAZY = changes_module._LAZY, lazy
+    try:
+        for part in np.array_split(np.arange(len(pairs)), chunks):
+            if part.size:
+                counted.add(user_ids([users[i] for i in part]), codes[part])
+    finally:
+        changes_module._LAZY = kept
     truth: dict[str, set[int]] = {}
     for user, code in pairs:
         truth.setdefault(user, set()).add(code)
