@@ -177,10 +177,10 @@ def run_decode(args: argparse.Namespace, source: Any) -> int:
 
 
 def _tally_arrow(tally: Any, source: Any, column: str, chunk: int) -> bool:
-    """Tally the reports of a Parquet or plain CSV file read by Arrow (no Python string a report).
+    """Tally the reports of a Parquet, Arrow IPC or plain CSV file read by Arrow (no Python object a report).
 
-    False leaves the file to the general reader (compressed CSV, Arrow IPC, no pyarrow, a CSV Arrow cannot parse):
-    then nothing is tallied.
+    A binary column holds reports in binary form, a string column (and CSV) in text form. False leaves the file to
+    the general reader (compressed CSV, no pyarrow, a CSV Arrow cannot parse): then nothing is tallied.
     """
     from pathlib import Path
 
@@ -195,13 +195,19 @@ def _tally_arrow(tally: Any, source: Any, column: str, chunk: int) -> bool:
     if not path.is_file():
         return False
     kind = file_kind(path, "data")
-    if kind == "parquet":
+    if kind in ("parquet", "arrow"):
         from mechdesign.deploy._io import columnar_file, iter_parquet_tables
 
         parquet = columnar_file(path)
-        column_index(parquet.schema_arrow.names, column)
+        at = column_index(parquet.schema_arrow.names, column)
+        kind = parquet.schema_arrow.field(at).type
+        # The binary form (a binary column, as privatize writes Parquet and Arrow IPC) or the text form (strings).
+        binary = pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+        if not (binary or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise ValueError(f"column must hold reports as binary or text, got column type={kind}")
+        add = tally.add_binary_arrow if binary else tally.add_arrow
         for table in iter_parquet_tables(parquet, chunk, columns=[column]):
-            tally.add_arrow(table.column(0).combine_chunks(), tally.records)
+            add(table.column(0).combine_chunks(), tally.records)
         return True
     if kind != "csv" or [s.lower() for s in path.suffixes][-1:] != [".csv"]:
         return False

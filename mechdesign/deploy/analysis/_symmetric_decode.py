@@ -39,7 +39,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.deploy.analysis._decode import Estimate, project_to_simplex
-from mechdesign.deploy.analysis._symmetric_reports import parse_arrow, parse_reports
+from mechdesign.deploy.analysis._symmetric_reports import parse_arrow, parse_binary_arrow, parse_reports
 from mechdesign.mechfile._placement import PlacementFamily
 
 __all__ = ["ReportTally", "parse_reports"]
@@ -167,6 +167,11 @@ class ReportTally:
         """Tally reports in an Arrow string array (:func:`parse_arrow`), 131,072 at a time."""
         for at in range(0, len(array), _TEXT_BLOCK):
             self.add(*parse_arrow(self.family, array.slice(at, _TEXT_BLOCK), start + at))
+
+    def add_binary_arrow(self, array: Any, start: int = 0) -> None:
+        """Tally reports in binary form in an Arrow ``binary`` array (:func:`parse_binary_arrow`), 131,072 at a time."""
+        for at in range(0, len(array), _TEXT_BLOCK):
+            self.add(*parse_binary_arrow(self.family, array.slice(at, _TEXT_BLOCK), start + at))
 
     def estimate(self) -> Estimate:
         """p̂ projected onto the simplex, with the unbiased estimate and its standard errors (module docstring).
