@@ -181,7 +181,7 @@ def _split16(family: PlacementFamily, types: np.ndarray, limbs: np.ndarray) -> t
             np.subtract(x, rem, out=rem)
             limbs[j] = q
         groups[g] = rem
-    return np.ascontiguousarray(groups.T).astype(np.uint64), limbs.any(axis=0)
+    return np.ascontiguousarray(groups.T).astype(np.uint64), np.asarray(limbs.any(axis=0), dtype=bool)
 
 
 def _parse_checked(family: PlacementFamily, texts: Sequence[Any], start: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -57,7 +57,7 @@ def test_the_vectorised_writer_and_reader_follow_the_one_report_rule(items):
 def test_reports_of_many_types_and_a_type_above_255_take_two_type_bytes():
     family = _family(types=300)
     assert binary_widths(family)[0] == 2
-    types, groups, values = _reports(family, [(299, 12345), (256, 7), (0, 2**90)])
+    types, groups, _ = _reports(family, [(299, 12345), (256, 7), (0, 2**90)])
     offsets, data = binary_buffer(family, types, groups)
     assert data[offsets[0]:offsets[0] + 2].tobytes() == (299).to_bytes(2, "big")
     assert np.array_equal(parse_binary(family, offsets, data)[1], groups)
