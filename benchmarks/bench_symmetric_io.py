@@ -6,13 +6,14 @@ a ≈ Binomial(s_k, 0.43), most types one-level, some with b = 1 in one cell, so
 median and spread of ``--repeats`` runs, with the load before and after:
 
 * file size; write; ``verify`` in Python (verify_symmetric_file) and in the JS client (node, process.cpuUsage);
-* privatize in memory (SymmetricPrivatizer.sample after one warm-up call, and the text forms) and end to end
+* privatize in memory (SymmetricPrivatizer.sample after one warm-up call, the text and the binary forms) and end to end
   (``mechdesign privatize`` on a Parquet file of ``--records`` records, N ≤ 10⁴, and on its first 1,000 records:
   the setup — reading and checking the file, building the sampler — apart from the streaming rate);
-* JS privatize throughput (SymmetricSampler.privatize on 2·10⁵ values);
-* decode of ``--records`` reports through the CLI (CSV in, and the Parquet file privatize wrote), N ≤ 10⁴;
-* report bytes (max and median over types): the text form ``t<t>.<hex>`` and the binary form (the type and the
-  seed integer V in the fewest whole bytes: ⌈log₂ T / 8⌉ + ⌈log₂ |S_t| / 8⌉), for the encoding only.
+* JS privatize throughput (SymmetricSampler.privatize, text, and privatizeBinary on 2·10⁵ values);
+* decode of ``--records`` reports through the CLI: the CSV of their text forms, and the Parquet file privatize
+  wrote (a binary column), N ≤ 10⁴;
+* report bytes (max and median over types): the text form ``t<t>.<hex>`` (CSV) and the binary form that Parquet
+  and Arrow IPC files hold (the type and the seed integer V in the fewest whole bytes, binary_widths).
 
 Results: benchmarks/results/symmetric_io.json and .csv (``--merge``: replace only the rows of ``--sizes``, keep the
 others, each row with its own ``repeats``). Seeded (``--seed``).
@@ -89,6 +90,10 @@ if (process.argv[3] === "sample") {
   sampler.privatize(values);
   const t3 = process.cpuUsage(t2);
   out.privatize_per_second = n / ((t3.user + t3.system) / 1e6);
+  const t4 = process.cpuUsage();
+  sampler.privatizeBinary(values);
+  const t5 = process.cpuUsage(t4);
+  out.privatize_binary_per_second = n / ((t5.user + t5.system) / 1e6);
 }
 console.log(JSON.stringify(out));
 """
@@ -107,12 +112,22 @@ def _js(path: Path, sample: bool, repeats: int) -> dict[str, object]:
     if sample:
         rates = [r["privatize_per_second"] for r in runs]
         out |= {"privatize_per_second": statistics.median(rates), "privatize_range": [min(rates), max(rates)]}
+        rates = [r["privatize_binary_per_second"] for r in runs]
+        out |= {"privatize_binary_per_second": statistics.median(rates),
+                "privatize_binary_range": [min(rates), max(rates)]}
     return out
 
 
 def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dict[str, object]:
+    from mechdesign.deploy.analysis import parse_binary_arrow
     from mechdesign.deploy.sampling import SymmetricPrivatizer
-    from mechdesign.mechfile import PlacementFamily, verify_symmetric_file, write_symmetric_file
+    from mechdesign.mechfile import (
+        PlacementFamily,
+        binary_buffer,
+        binary_widths,
+        verify_symmetric_file,
+        write_symmetric_file,
+    )
 
     types = SIZES[size]
     counts = zipf_counts(size, 100 * size)
@@ -130,8 +145,8 @@ def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dic
     family = PlacementFamily(mechanism.cells, mechanism.high_counts, mechanism.low_counts)
     report_bytes = [family.report_bytes(t) for t in range(mechanism.types)]
     row["report_bytes_max"], row["report_bytes_median"] = max(report_bytes), statistics.median(report_bytes)
-    type_bytes = -(-max(1, (mechanism.types - 1).bit_length()) // 8)
-    binary = [type_bytes + -(-max(1, (family.seed_count(t) - 1).bit_length()) // 8) for t in range(mechanism.types)]
+    type_bytes, widths = binary_widths(family)
+    binary = (type_bytes + widths).tolist()
     row["report_binary_bytes_max"], row["report_binary_bytes_median"] = max(binary), statistics.median(binary)
     sampler = SymmetricPrivatizer(mechanism)
     x = np.random.default_rng(seed).choice(size, records, p=counts / counts.sum())
@@ -142,6 +157,8 @@ def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dic
     types_drawn, groups = sampler.sample(x[:200_000], rng=seed)
     texts = _cpu(lambda: sampler.texts(types_drawn, groups), repeats)
     row["texts_per_second"] = types_drawn.size / texts["median"]
+    binary = _cpu(lambda: binary_buffer(family, types_drawn, groups), repeats)
+    row["binary_per_second"] = types_drawn.size / binary["median"]
     if size <= 10_000:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -162,8 +179,9 @@ def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dic
         row["privatize_parquet_setup_cpu_s"] = setup
         row["privatize_parquet_streaming_per_second"] = (records - 1000) / max(end_to_end["median"] - setup["median"],
                                                                                1e-9)
-        reports = pq.read_table(pd_csv).column("item").to_pylist()
-        assert len(reports) == records
+        written = pq.read_table(pd_csv).column("item")  # binary reports: their text forms for the CSV
+        assert len(written) == records and written.type == pa.binary()
+        reports = sampler.texts(*parse_binary_arrow(family, written))
         private_csv = folder / f"private-{size}.csv"
         private_csv.write_text("item\n" + "\n".join(reports) + "\n", encoding="utf-8")
         row["decode_cli_cpu_s"] = _child_cpu([sys.executable, "-m", "mechdesign", "decode", str(path), "--data",
@@ -197,16 +215,17 @@ def main() -> None:
     stored.write_text(json.dumps({"records": args.records, "repeats": args.repeats, "seed": args.seed,
                                   "rows": rows}, indent=1) + "\n")
     flat = ["N", "types", "cells", "file_mib", "report_bytes_max", "report_bytes_median", "report_binary_bytes_max",
-            "privatize_memory_per_second", "texts_per_second", "privatize_parquet_per_second",
+            "privatize_memory_per_second", "texts_per_second", "binary_per_second", "privatize_parquet_per_second",
             "privatize_parquet_streaming_per_second", "load_before", "load_after"]
     with (RESULTS / "symmetric_io.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([*flat, "verify_python_cpu_s", "verify_js_cpu_s", "js_privatize_per_second",
-                         "decode_cli_cpu_s", "decode_parquet_cli_cpu_s"])
+                         "js_privatize_binary_per_second", "decode_cli_cpu_s", "decode_parquet_cli_cpu_s"])
         for row in rows:
             js = row["verify_js"] if isinstance(row["verify_js"], dict) else {}
             writer.writerow([row.get(k) for k in flat] + [row["verify_python_cpu_s"]["median"],
                                                           js.get("verify_cpu_s"), js.get("privatize_per_second"),
+                                                          js.get("privatize_binary_per_second"),
                                                           (row.get("decode_cli_cpu_s") or {}).get("median"),
                                                           (row.get("decode_parquet_cli_cpu_s") or {}).get("median")])
 

@@ -8,9 +8,10 @@ Called by ``tools/make_conformance.py`` (one tool writes every vector). Written 
   each with the expected outcome (``holds``/``overstated`` with ε, achieved and sha256, or ``refused`` with the
   field and the head of the rule).
 * ``sampler.json`` — for the valid file, records (input, 64-bit words) and the report the reference rule gives,
-  including words that are rejected (skipped) and words at the quantised boundaries.
+  in text and in binary form (hex), including words that are rejected (skipped) and words at the quantised
+  boundaries; and byte strings that are not binary reports (``refused_binary``, each with its rule).
 * ``memo.json`` — for the memoized file and a test key: (user, value) records, their first word-stream words and
-  their reports.
+  their reports (text and binary).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if str(ROOT / "tests") not in sys.path:
 from mechdesign import MechanismFileError  # noqa: E402
 from mechdesign.deploy.sampling import MemoFunction, SymmetricPrivatizer, user_ids  # noqa: E402
 from mechdesign.mechfile import (  # noqa: E402
+    binary_widths,
     canonical_bytes,
     pack_counts,
     read_symmetric_file,
@@ -134,9 +136,34 @@ def _sampler_cases(path: Path) -> dict[str, Any]:
                 words[1] = 2**64 - 1  # rejected whenever the first group's radix is not a power of two
             types, groups = sampler.sample_words([x], np.array([words], dtype=np.uint64))
             cases.append({"input": loaded.mechanism.inputs[x], "words": [str(w) for w in words],
-                          "report": sampler.texts(types, groups)[0]})
+                          "report": sampler.texts(types, groups)[0], "binary": _binary(sampler, types, groups)})
     return {"file": "files/valid.json", "words_needed": width, "sampled_epsilon": sampler.sampled_capacity(RADIUS),
-            "cases": cases}
+            "cases": cases, "refused_binary": _refused_binary(sampler.family)}
+
+
+def _binary(sampler: SymmetricPrivatizer, types: np.ndarray, groups: np.ndarray) -> str:
+    """The binary form of one report (t in B_T bytes, then V in B_t bytes, big-endian), in hex."""
+    t = int(types[0])
+    return sampler.family.binary(t, sampler.family.value(t, groups[0])).hex()
+
+
+def _refused_binary(family: Any) -> list[dict[str, str]]:
+    """Byte strings that are not binary reports of the family, each with the rule a reader names."""
+    t = max(range(family.types), key=family.seed_count)
+    top = family.binary(t, family.seed_count(t) - 1)
+    head = binary_widths(family)[0]
+    above = family.binary(t, 0)[:head] + family.seed_count(t).to_bytes(len(top) - head, "big") \
+        if family.seed_count(t) < 256 ** (len(top) - head) else None
+    cases = [{"binary": "", "rule": f"hold a type in {head} bytes", "why": "empty"},
+             {"binary": family.types.to_bytes(head, "big").hex() + "00", "rule": f"name a type below {family.types}",
+              "why": "the type T"},
+             {"binary": (top + b"\x00").hex(), "rule": "bytes of type and its type's bytes of seed",
+              "why": "one byte too many"},
+             {"binary": top[:-1].hex(), "rule": "bytes of type and its type's bytes of seed", "why": "one byte short"}]
+    if above is not None:
+        cases.append({"binary": above.hex(), "rule": f"hold a seed below |S_t| = {family.seed_count(t)}",
+                      "why": "V = |S_t|"})
+    return cases
 
 
 def _memo_cases(path: Path) -> dict[str, Any]:
@@ -150,5 +177,6 @@ def _memo_cases(path: Path) -> dict[str, Any]:
     types, groups = sampler.sample_memoized(np.array(values), ids, memo)
     texts = sampler.texts(types, groups)
     return {"file": "files/memoized.json", "key": MEMO_KEY.hex(), "cases": [
-        {"user": user, "input": loaded.mechanism.inputs[x], "words": [str(int(w)) for w in row], "report": text}
-        for user, x, row, text in zip(users, values, words, texts, strict=True)]}
+        {"user": user, "input": loaded.mechanism.inputs[x], "words": [str(int(w)) for w in row], "report": text,
+         "binary": _binary(sampler, types[r:r + 1], groups[r:r + 1])}
+        for r, (user, x, row, text) in enumerate(zip(users, values, words, texts, strict=True))]}

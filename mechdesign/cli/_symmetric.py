@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from pathlib import Path
 from typing import Any
 
 from mechdesign.cli._io import data_file, print_json, print_signature_notice, single_column, stream
@@ -22,12 +23,18 @@ def _refuse(args: argparse.Namespace, option: str, value: Any, why: str) -> None
                          f"writes the dense file of a small design), got {option}={value!r}")
 
 
-def _report_sizes(loaded: Any) -> tuple[int, float]:
+def _report_sizes(loaded: Any, binary: bool = False, family: Any = None) -> tuple[int, float]:
+    """The largest and the median report size in bytes, of the text form or (``binary``) the binary form."""
     from mechdesign.mechfile._placement import PlacementFamily
+    from mechdesign.mechfile._report_binary import binary_widths
 
     m = loaded.mechanism
-    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
-    sizes = [family.report_bytes(t) for t in range(m.types)]
+    family = family or PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    if binary:
+        type_bytes, widths = binary_widths(family)
+        sizes = (type_bytes + widths).tolist()
+    else:
+        sizes = [family.report_bytes(t) for t in range(m.types)]
     return max(sizes), statistics.median(sizes)
 
 
@@ -124,13 +131,18 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
     data = checks[0]
     print_signature_notice(source.name, loaded, args)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)
-    largest, _ = _report_sizes(loaded)
+    from mechdesign.deploy._io import file_kind
+
+    binary = file_kind(Path(args.out), "output") != "csv"  # Parquet and Arrow IPC: the binary form
+    largest, _ = _report_sizes(loaded, binary, sampler.family)
+    form = "binary reports (type and seed, big-endian)" if binary else "reports t<type>.<hex>"
     if args.json:
         print_json({"output": args.out, "records": records, "column": args.column, "kind": "symmetric",
                     "generator": _generator(args, memo), "user_column": args.user_column,
                     "release": loaded.release.policy, "notion": "pml", "epsilon": stated,
                     "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
-                    "report_bytes_max": largest, "sha256": loaded.sha256,
+                    "report_bytes_max": largest, "report_form": "binary" if binary else "text",
+                    "sha256": loaded.sha256,
                     "data_check": {"passed": data.inside, "records": data.records, "divergence": data.divergence,
                                    "threshold": data.threshold, "data_delta": data.data_delta}})
         return 0
@@ -138,7 +150,7 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
         "per release"
     print(f"{args.out}: {records:,} records, column {args.column!r} privatized ({_generator(args, memo)}); "
           f"guarantee: pml epsilon {stated!r} {per} (data check passed: divergence to the ball "
-          f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g}); reports t<type>.<hex> "
+          f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g}); {form} "
           f"of at most {largest} bytes")
     return 0
 
@@ -177,10 +189,10 @@ def run_decode(args: argparse.Namespace, source: Any) -> int:
 
 
 def _tally_arrow(tally: Any, source: Any, column: str, chunk: int) -> bool:
-    """Tally the reports of a Parquet or plain CSV file read by Arrow (no Python string a report).
+    """Tally the reports of a Parquet, Arrow IPC or plain CSV file read by Arrow (no Python object a report).
 
-    False leaves the file to the general reader (compressed CSV, Arrow IPC, no pyarrow, a CSV Arrow cannot parse):
-    then nothing is tallied.
+    A binary column holds reports in binary form, a string column (and CSV) in text form. False leaves the file to
+    the general reader (compressed CSV, no pyarrow, a CSV Arrow cannot parse): then nothing is tallied.
     """
     from pathlib import Path
 
@@ -195,13 +207,19 @@ def _tally_arrow(tally: Any, source: Any, column: str, chunk: int) -> bool:
     if not path.is_file():
         return False
     kind = file_kind(path, "data")
-    if kind == "parquet":
+    if kind in ("parquet", "arrow"):
         from mechdesign.deploy._io import columnar_file, iter_parquet_tables
 
         parquet = columnar_file(path)
-        column_index(parquet.schema_arrow.names, column)
+        at = column_index(parquet.schema_arrow.names, column)
+        kind = parquet.schema_arrow.field(at).type
+        # The binary form (a binary column, as privatize writes Parquet and Arrow IPC) or the text form (strings).
+        binary = pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+        if not (binary or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise ValueError(f"column must hold reports as binary or text, got column type={kind}")
+        add = tally.add_binary_arrow if binary else tally.add_arrow
         for table in iter_parquet_tables(parquet, chunk, columns=[column]):
-            tally.add_arrow(table.column(0).combine_chunks(), tally.records)
+            add(table.column(0).combine_chunks(), tally.records)
         return True
     if kind != "csv" or [s.lower() for s in path.suffixes][-1:] != [".csv"]:
         return False

@@ -10,28 +10,30 @@ from mechdesign._exports import attach
 _WHERE = {"DesignOutcome": "_save", "FileSections": "_save", "GROUP_LIMIT": "_placement",
           "GUARANTEE_SLACK": "_format", "MAX_DEPTH": "_format", "MechanismFile": "_column", "ParsedFile": "_format",
           "PlacementFamily": "_placement", "RecordFile": "_record", "Verification": "_format",
-          "achieved_epsilon": "_column", "canonical_bytes": "_format", "canonical_digest": "_symmetric_check",
-          "canonical_json": "_canonical", "canonical_json_reference": "_canonical",
-          "dense_mechanism": "_symmetric_export", "export_matrix": "_column", "generate_key_pair": "_signature",
-          "is_record_file": "_record", "key_id": "_policy", "legacy_json": "_canonical", "load_public_key": "_keys",
-          "matrix_texts": "_canonical", "nesting_depth": "_format", "normalize_release": "_policy",
-          "pack_counts": "_packed", "parse_file": "_format", "pretty_json": "_format",
-          "primitive_root": "_placement", "raw_public_bytes": "_keys", "read_mechanism_file": "_column",
-          "read_record_file": "_record", "read_symmetric_file": "_symmetric", "record_epsilon": "_record",
-          "save": "_save", "schema": "_format", "seed_limbs": "_report_text", "sign_mechanism_file": "_signature",
-          "stated_release": "_policy", "text_buffer": "_report_text", "type_capacities": "_symmetric_check",
-          "unpack_counts": "_packed", "verify_mechanism_file": "_column", "verify_record_file": "_record",
-          "verify_symmetric_file": "_symmetric", "write_mechanism_file": "_column",
-          "write_record_file": "_record_write", "write_symmetric_file": "_symmetric"}
+          "achieved_epsilon": "_column", "binary_buffer": "_report_binary", "binary_widths": "_report_binary",
+          "canonical_bytes": "_format", "canonical_digest": "_symmetric_check", "canonical_json": "_canonical",
+          "canonical_json_reference": "_canonical", "dense_mechanism": "_symmetric_export",
+          "export_matrix": "_column", "generate_key_pair": "_signature", "is_record_file": "_record",
+          "key_id": "_policy", "legacy_json": "_canonical", "load_public_key": "_keys", "matrix_texts": "_canonical",
+          "nesting_depth": "_format", "normalize_release": "_policy", "pack_counts": "_packed",
+          "parse_file": "_format", "pretty_json": "_format", "primitive_root": "_placement",
+          "raw_public_bytes": "_keys", "read_mechanism_file": "_column", "read_record_file": "_record",
+          "read_symmetric_file": "_symmetric", "record_epsilon": "_record", "save": "_save", "schema": "_format",
+          "seed_limbs": "_report_text", "sign_mechanism_file": "_signature", "stated_release": "_policy",
+          "text_buffer": "_report_text", "type_capacities": "_symmetric_check", "unpack_counts": "_packed",
+          "verify_mechanism_file": "_column", "verify_record_file": "_record", "verify_symmetric_file": "_symmetric",
+          "write_mechanism_file": "_column", "write_record_file": "_record_write",
+          "write_symmetric_file": "_symmetric"}
 __all__ = ["GROUP_LIMIT", "GUARANTEE_SLACK", "MAX_DEPTH", "DesignOutcome", "FileSections", "MechanismFile",
-           "ParsedFile", "PlacementFamily", "RecordFile", "Verification", "achieved_epsilon", "canonical_bytes",
-           "canonical_digest", "canonical_json", "canonical_json_reference", "dense_mechanism", "export_matrix",
-           "generate_key_pair", "is_record_file", "key_id", "legacy_json", "load_public_key", "matrix_texts",
-           "nesting_depth", "normalize_release", "pack_counts", "parse_file", "pretty_json", "primitive_root",
-           "raw_public_bytes", "read_mechanism_file", "read_record_file", "read_symmetric_file", "record_epsilon",
-           "save", "schema", "seed_limbs", "sign_mechanism_file", "stated_release", "text_buffer", "type_capacities",
-           "unpack_counts", "verify_mechanism_file", "verify_record_file", "verify_symmetric_file",
-           "write_mechanism_file", "write_record_file", "write_symmetric_file"]
+           "ParsedFile", "PlacementFamily", "RecordFile", "Verification", "achieved_epsilon", "binary_buffer",
+           "binary_widths", "canonical_bytes", "canonical_digest", "canonical_json", "canonical_json_reference",
+           "dense_mechanism", "export_matrix", "generate_key_pair", "is_record_file", "key_id", "legacy_json",
+           "load_public_key", "matrix_texts", "nesting_depth", "normalize_release", "pack_counts", "parse_file",
+           "pretty_json", "primitive_root", "raw_public_bytes", "read_mechanism_file", "read_record_file",
+           "read_symmetric_file", "record_epsilon", "save", "schema", "seed_limbs", "sign_mechanism_file",
+           "stated_release", "text_buffer", "type_capacities", "unpack_counts", "verify_mechanism_file",
+           "verify_record_file", "verify_symmetric_file", "write_mechanism_file", "write_record_file",
+           "write_symmetric_file"]
 
 if TYPE_CHECKING:
     from mechdesign.mechfile._canonical import canonical_json, canonical_json_reference, legacy_json, matrix_texts
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
         verify_record_file,
     )
     from mechdesign.mechfile._record_write import write_record_file
+    from mechdesign.mechfile._report_binary import binary_buffer, binary_widths
     from mechdesign.mechfile._report_text import seed_limbs, text_buffer
     from mechdesign.mechfile._save import DesignOutcome, FileSections, save
     from mechdesign.mechfile._signature import generate_key_pair, sign_mechanism_file

@@ -244,6 +244,25 @@ class PlacementFamily:
             raise v.fail("report", f"hold a seed below |S_t| = {self.seed_count(t)}", text)
         return t, value
 
+    def binary(self, t: int, value: int) -> bytes:
+        """The binary form of a report: t in B_T bytes, then V in B_t bytes, big-endian (:mod:`._report_binary`)."""
+        width = max(1, -(-(self.seed_count(t) - 1).bit_length() // 8))
+        return t.to_bytes(max(1, -(-(self.types - 1).bit_length() // 8)), "big") + value.to_bytes(width, "big")
+
+    def parse_binary(self, data: bytes) -> tuple[int, int]:
+        """(t, V) of a report's binary form; one-line ValueError for any other bytes."""
+        head = max(1, -(-(self.types - 1).bit_length() // 8))
+        t = int.from_bytes(data[:head], "big")
+        if len(data) < head or t >= self.types:
+            raise v.fail("report", f"start with a type below {self.types} in {head} bytes", data.hex())
+        width = max(1, -(-(self.seed_count(t) - 1).bit_length() // 8))
+        if len(data) != head + width:
+            raise v.fail("report", f"hold {head + width} bytes (type {t})", data.hex())
+        value = int.from_bytes(data[head:], "big")
+        if value >= self.seed_count(t):
+            raise v.fail("report", f"hold a seed below |S_t| = {self.seed_count(t)}", data.hex())
+        return t, value
+
     def digits(self, t: int, value: int) -> np.ndarray:
         """Type t's report digits from V (little-endian mixed radix)."""
         out = np.zeros(self.radices[t].size, dtype=np.int64)

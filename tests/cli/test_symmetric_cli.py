@@ -75,8 +75,8 @@ def test_memoized_reports_repeat_across_runs_and_parquet_works(cli, design, tmp_
     done = cli("privatize", str(path), "--data", str(tmp_path / "d.parquet"), "--column", "item", "--out",
                str(tmp_path / "p.parquet"), "--seed", "1")
     assert done.returncode == 0, done.stderr
-    reports = pq.read_table(tmp_path / "p.parquet").column("item").to_pylist()
-    assert len(reports) == 30_000 and reports[0].startswith("t")
+    column = pq.read_table(tmp_path / "p.parquet").column("item")
+    assert len(column) == 30_000 and column.type == pa.binary()  # the binary form (client_spec.rst)
 
 
 def test_export_dense_verifies_densely_and_a_large_design_is_refused(cli, design, tmp_path):
@@ -134,11 +134,53 @@ def test_parquet_labels_read_by_arrow_give_the_csv_reports_and_bad_ones_are_refu
         done = cli("privatize", str(path), "--data", str(source), "--column", "item", "--out", str(tmp_path / name),
                    "--seed", "7")
         assert done.returncode == 0, done.stderr
+    from mechdesign.mechfile import PlacementFamily
+
+    m = design[0]
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
     from_csv = [line.split(",")[1] for line in (tmp_path / "p.csv").read_text().splitlines()[1:]]
-    assert pq.read_table(tmp_path / "p.parquet").column("item").to_pylist() == from_csv
+    column = pq.read_table(tmp_path / "p.parquet").column("item")
+    assert column.type == pa.binary()
+    assert column.to_pylist() == [family.binary(*family.parse(text)) for text in from_csv]
     for bad, rule in (([*items[:10], "nowhere"], "input labels"), ([*items[:10], None], "no nulls")):
         pq.write_table(pa.table({"item": pa.array(bad, pa.string())}), tmp_path / "bad.parquet")
         done = cli("privatize", str(path), "--data", str(tmp_path / "bad.parquet"), "--column", "item", "--out",
                    str(tmp_path / "bad-out.parquet"), "--seed", "7")
         assert done.returncode == 2 and rule in done.stderr and len(done.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "bad-out.parquet").exists()
+
+
+def test_binary_reports_in_parquet_and_arrow_decode_as_their_text_in_csv(cli, design, tmp_path):
+    # privatize writes Parquet and Arrow IPC reports as a binary column (the type and V in the fewest whole bytes)
+    # and CSV ones as text; with one seed they are the same reports, and decode reads each form to one estimate.
+    # A binary report that is not one of the file's (V at or above |S_t|) is refused in one line, exit 2.
+    pytest.importorskip("pyarrow")
+    import pyarrow as pa
+    import pyarrow.feather as feather
+    import pyarrow.parquet as pq
+
+    m, path, data = design
+    items = [line.split(",")[1] for line in data.read_text().splitlines()[1:]]
+    pq.write_table(pa.table({"item": items}), tmp_path / "d.parquet")
+    feather.write_feather(pa.table({"item": items}), tmp_path / "d.arrow", compression="uncompressed")
+    estimates = []
+    for source, name in ((data, "p.csv"), (tmp_path / "d.parquet", "p.parquet"), (tmp_path / "d.arrow", "p.arrow")):
+        done = cli("privatize", str(path), "--data", str(source), "--column", "item", "--out", str(tmp_path / name),
+                   "--seed", "11")
+        assert done.returncode == 0, done.stderr
+        decoded = cli("decode", str(path), "--data", str(tmp_path / name), "--column", "item", "--json")
+        assert decoded.returncode == 0, decoded.stderr
+        estimates.append(json.loads(decoded.stdout))
+    assert estimates[0] == estimates[1] == estimates[2] and estimates[0]["records"] == 30_000
+    assert feather.read_table(tmp_path / "p.arrow").column("item").type == pa.binary()
+    from mechdesign.mechfile import PlacementFamily
+
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    t = max(range(m.types), key=family.seed_count)
+    reports = pq.read_table(tmp_path / "p.parquet").column("item").to_pylist()
+    too_big = family.binary(t, 0)[:1] + (family.seed_count(t)).to_bytes(len(family.binary(t, 0)) - 1, "big")
+    reports[4] = too_big
+    pq.write_table(pa.table({"item": pa.array(reports, pa.binary())}), tmp_path / "bad.parquet")
+    done = cli("decode", str(path), "--data", str(tmp_path / "bad.parquet"), "--column", "item", "--json")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "report[4] must hold a seed below |S_t|" in done.stderr

@@ -6,14 +6,16 @@ That they are up to date is checked with every other vector (test_conformance.py
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mechdesign import MechanismFileError
+from mechdesign.deploy.analysis import parse_binary
 from mechdesign.deploy.sampling import MemoFunction, SymmetricPrivatizer, user_ids
-from mechdesign.mechfile import read_symmetric_file, verify_symmetric_file
+from mechdesign.mechfile import binary_buffer, read_symmetric_file, verify_symmetric_file
 from tools.make_conformance import refusal
 
 FOLDER = Path(__file__).resolve().parents[2] / "conformance" / "structured"
@@ -49,7 +51,16 @@ def test_sampler_and_memo_vectors():
     for case in vectors["cases"]:
         x = loaded.mechanism.inputs.index(case["input"])
         words = np.array([[int(w) for w in case["words"]]], dtype=np.uint64)
-        assert sampler.texts(*sampler.sample_words([x], words))[0] == case["report"]
+        types, groups = sampler.sample_words([x], words)
+        assert sampler.texts(types, groups)[0] == case["report"]
+        offsets, data = binary_buffer(sampler.family, types, groups)
+        assert data.tobytes().hex() == case["binary"]
+        assert sampler.family.parse_binary(bytes.fromhex(case["binary"])) == sampler.family.parse(case["report"])
+    for case in vectors["refused_binary"]:  # not reports of the file: one-line refusals naming the rule
+        data = np.frombuffer(bytes.fromhex(case["binary"]), dtype=np.uint8)
+        with pytest.raises(ValueError, match=re.escape(case["rule"])) as info:
+            parse_binary(sampler.family, np.array([0, data.size]), data, start=0)
+        assert str(info.value).startswith("report[0] must ") and "\n" not in str(info.value)
     memo_vectors = json.loads((FOLDER / "memo.json").read_text(encoding="utf-8"))
     loaded = read_symmetric_file(FOLDER / memo_vectors["file"])
     memo = MemoFunction(bytes.fromhex(memo_vectors["key"]), loaded.sha256)
@@ -58,4 +69,7 @@ def test_sampler_and_memo_vectors():
     x = np.array([loaded.mechanism.inputs.index(c["input"]) for c in cases])
     assert memo.word_stream(0, ids, x, 4).tolist() == [[int(w) for w in c["words"]] for c in cases]
     sampler = SymmetricPrivatizer(loaded.mechanism)
-    assert sampler.texts(*sampler.sample_memoized(x, ids, memo)) == [c["report"] for c in cases]
+    types, groups = sampler.sample_memoized(x, ids, memo)
+    assert sampler.texts(types, groups) == [c["report"] for c in cases]
+    offsets, data = binary_buffer(sampler.family, types, groups)
+    assert [data[offsets[r]:offsets[r + 1]].tobytes().hex() for r in range(len(cases))] == [c["binary"] for c in cases]

@@ -10,3 +10,4 @@ export {
 export type { Cells, SymmetricFile, SymmetricMechanism } from "./symmetric.js";
 export { SymmetricSampler, placementFamily, primitiveRoot, reportBytes } from "./symmetricSampler.js";
 export type { Family } from "./symmetricSampler.js";
+export { binaryReport, binaryWidths, readBinaryReport } from "./symmetricBinary.js";

@@ -12,6 +12,7 @@ import { roundUp } from "./mechfile.js";
 import { SAMPLED_SLACK } from "./privatizer.js";
 import { QUANT_SCALE, type RandomFill, quantise } from "./sampler.js";
 import { type SymmetricFile, groupMinLinear } from "./symmetric.js";
+import { binaryReport, binaryWidths } from "./symmetricBinary.js";
 
 const GROUP_LIMIT = 2 ** 32;
 const TWO32 = 2 ** 32;
@@ -19,6 +20,7 @@ const TWO32 = 2 ** 32;
 const RANK_REM = Array.from({ length: 257 }, (_, r) => (r === 0 ? 0 : Number(QUANT_SCALE % BigInt(r))));
 const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
 const LATIN1 = new TextDecoder("latin1");
+const CHUNK = 4096; // records a fill of fresh words
 
 /** The smallest primitive root mod a prime p (1 for p = 2). */
 export function primitiveRoot(p: number): number {
@@ -370,27 +372,51 @@ export class SymmetricSampler {
   /** Reports of labelled values, drawn afresh (crypto.getRandomValues unless another fill was given). */
   privatize(values: readonly string[]): string[] {
     const xs = this.indices(values);
-    const count = this.wordsNeeded();
-    const chunk = 4096;
-    const pool = new Uint32Array(2 * count * chunk);
     const out: string[] = new Array(xs.length);
     // A chunk's reports are written as ASCII into one buffer, decoded once, and cut into slices (O(1) strings).
     const longest = 12 + Math.max(...this.hexWidth);
-    const text = new Uint8Array(longest * chunk);
-    const ends = new Int32Array(chunk);
-    for (let start = 0; start < xs.length; start += chunk) {
+    const text = new Uint8Array(longest * CHUNK);
+    const ends = new Int32Array(CHUNK);
+    let at = 0;
+    this.eachReport(xs, (r, report) => {
+      at += this.limbText(report.type, report.groups, text, at).length;
+      ends[r % CHUNK] = at;
+    }, (start, stop) => {
+      const all = LATIN1.decode(text.subarray(0, at));
+      for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
+      at = 0;
+    });
+    return out;
+  }
+
+  /** Reports of labelled values in binary form (docs/client_spec.rst, "Binary reports"), drawn afresh. */
+  privatizeBinary(values: readonly string[]): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    const widths = binaryWidths(this);
+    this.eachReport(this.indices(values), (_, report) => {
+      out.push(binaryReport(this, report.type, report.groups, widths));
+    });
+    return out;
+  }
+
+  /**
+   * Draws the report of each record from fresh words, CHUNK records a fill; `done(start, stop)` after each chunk.
+   * A record that meets a rejected word (< 2^-32 a group) reads on into fresh words, as the rule says.
+   */
+  private eachReport(xs: readonly number[], visit: (r: number, report: { type: number; groups: number[] }) => void,
+    done: (start: number, stop: number) => void = () => {}): void {
+    const count = this.wordsNeeded();
+    const pool = new Uint32Array(2 * count * CHUNK);
+    for (let start = 0; start < xs.length; start += CHUNK) {
       this.fill(pool);
-      const stop = Math.min(xs.length, start + chunk);
-      let at = 0;
+      const stop = Math.min(xs.length, start + CHUNK);
       for (let r = start; r < stop; r++) {
         let words = pool.subarray(2 * count * (r - start), 2 * count * (r - start + 1));
         for (;;) {
           try {
-            const report = this.report(xs[r], words);
-            at += this.limbText(report.type, report.groups, text, at).length;
-            ends[r - start] = at;
+            visit(r, this.report(xs[r], words));
             break;
-          } catch (error) { // a rejected word (< 2^-32 a group): the stream goes on with fresh words
+          } catch (error) {
             if (!(error instanceof RangeError)) throw error;
             const longer = new Uint32Array(words.length + 2 * count);
             longer.set(words);
@@ -399,10 +425,8 @@ export class SymmetricSampler {
           }
         }
       }
-      const all = LATIN1.decode(text.subarray(0, at));
-      for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
+      done(start, stop);
     }
-    return out;
   }
 
   /** Memoized reports: the keyed word stream of (file, user, value) (the same user and value, the same report). */

@@ -1,12 +1,14 @@
 // Structured (symmetric) files against the vectors mechdesign writes (conformance/structured/,
 // tools/make_structured_conformance.py): every file's verdict (holds / overstated / refused with the same field and
-// rule head), the recomputed ε within 1e-12 of Python's, the reports of the reference rule for fixed words, and
-// memoized words and reports.
+// rule head), the recomputed ε within 1e-12 of Python's, the reports of the reference rule for fixed words (text and
+// binary form, and byte strings refused as binary reports), and memoized words and reports.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { MechanismFileError, MemoFunction, UserIds } from "../dist/index.js";
-import { SymmetricSampler, loadSymmetricFile, verifySymmetricFile } from "../dist/structured.js";
+import {
+  SymmetricSampler, binaryReport, loadSymmetricFile, readBinaryReport, verifySymmetricFile,
+} from "../dist/structured.js";
 
 const folder = new URL("../../../conformance/structured/", import.meta.url);
 const read = (path) => readFileSync(new URL(path, folder));
@@ -52,7 +54,41 @@ test("structured sampler: the reference rule's report for every fixed word strea
     });
     const report = sampler.report(index.get(item.input), words);
     assert.equal(sampler.text(report.type, report.groups), item.report, JSON.stringify(item));
+    const binary = binaryReport(sampler, report.type, report.groups);
+    assert.equal(Buffer.from(binary).toString("hex"), item.binary, JSON.stringify(item));
+    const back = readBinaryReport(sampler, binary);
+    assert.equal(back.type, report.type);
+    assert.deepEqual(back.groups.slice(0, report.groups.length), report.groups);
   }
+  assert.ok(vectors.refused_binary.length >= 4);
+  for (const item of vectors.refused_binary) { // not reports of the file: a one-line refusal naming the rule
+    assert.throws(() => readBinaryReport(sampler, Uint8Array.from(Buffer.from(item.binary, "hex"))),
+      (error) => error instanceof RangeError && error.message.startsWith("report must ") &&
+        error.message.includes(item.rule) && !error.message.includes("\n"), JSON.stringify(item));
+  }
+});
+
+test("structured sampler: privatizeBinary gives the binary form of each record's report", async () => {
+  const vectors = JSON.parse(read("sampler.json"));
+  const file = await loadSymmetricFile(read(vectors.file));
+  let state = 777;
+  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
+  const drawn = [];
+  const fill = (buffer) => {
+    for (let i = 0; i < buffer.length; i++) buffer[i] = next() ^ (next() << 16);
+    drawn.push(Uint32Array.from(buffer));
+  };
+  const sampler = new SymmetricSampler(file, fill);
+  const inputs = file.mechanism.inputs;
+  const values = Array.from({ length: 4200 }, (_, i) => inputs[(i * 5) % inputs.length]);
+  const reports = sampler.privatizeBinary(values);
+  const count = 2 * sampler.wordsNeeded();
+  const check = new SymmetricSampler(file);
+  values.forEach((value, r) => {
+    const pool = drawn[Math.floor(r / 4096)];
+    const report = check.report(inputs.indexOf(value), pool.subarray(count * (r % 4096), count * (r % 4096 + 1)));
+    assert.deepEqual(reports[r], binaryReport(check, report.type, report.groups), `record ${r}`);
+  });
 });
 
 test("structured sampler: privatize writes, chunk by chunk, the text of each record's report", async () => {
@@ -99,6 +135,11 @@ test("structured memo: the keyed word stream and memoized reports", async () => 
   const sampler = new SymmetricSampler(file);
   const reports = await sampler.privatizeMemoized(vectors.cases.map((c) => c.input), users, memo);
   assert.deepEqual(reports, vectors.cases.map((c) => c.report));
+  vectors.cases.forEach((c, r) => { // the binary form of the same report
+    const words = halves.subarray(8 * r, 8 * r + 8);
+    const report = sampler.report(values[r], words);
+    assert.equal(Buffer.from(binaryReport(sampler, report.type, report.groups)).toString("hex"), c.binary);
+  });
 });
 
 test("mechdesign-js on structured files: verify exits 0, 1 or 2 with one line; privatize writes reports", async () => {

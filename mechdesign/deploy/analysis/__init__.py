@@ -16,6 +16,7 @@ _WHERE = {"DataCheck": "_datacheck", "Estimate": "_decode", "JointCounter": "_da
           "epsilon_at_data": "_record_assess", "estimate_frequencies": "_decode", "estimate_quantities": "_decode",
           "expectation_maximization": "_ibu", "face_fisher_errors": "_standard_errors", "into_ball": "_mle",
           "likelihood_gap": "_mle", "maximum_likelihood": "_mle", "parse_arrow": "_symmetric_reports",
+          "parse_binary": "_symmetric_reports", "parse_binary_arrow": "_symmetric_reports",
           "parse_reports": "_symmetric_reports", "project_to_simplex": "_decode",
           "record_epsilon_min": "_record_assess", "require_in_ball": "_datacheck",
           "sampled_epsilon_min": "_record_assess"}
@@ -24,8 +25,8 @@ __all__ = ["DataCheck", "Estimate", "JointCounter", "QuantityEstimate", "ReportT
            "count_record_file", "data_prior", "decode_records", "divergence_from_ball", "divergence_threshold",
            "divergence_upper_bound", "epsilon_at_data", "estimate_frequencies", "estimate_quantities",
            "expectation_maximization", "face_fisher_errors", "into_ball", "likelihood_gap", "maximum_likelihood",
-           "parse_arrow", "parse_reports", "project_to_simplex", "record_epsilon_min", "require_in_ball",
-           "sampled_epsilon_min"]
+           "parse_arrow", "parse_binary", "parse_binary_arrow", "parse_reports", "project_to_simplex",
+           "record_epsilon_min", "require_in_ball", "sampled_epsilon_min"]
 
 if TYPE_CHECKING:
     from mechdesign.deploy.analysis._datacheck import (
@@ -57,6 +58,11 @@ if TYPE_CHECKING:
     from mechdesign.deploy.analysis._record_decode import count_record_file, decode_records
     from mechdesign.deploy.analysis._standard_errors import bootstrap_errors, face_fisher_errors
     from mechdesign.deploy.analysis._symmetric_decode import ReportTally
-    from mechdesign.deploy.analysis._symmetric_reports import parse_arrow, parse_reports
+    from mechdesign.deploy.analysis._symmetric_reports import (
+        parse_arrow,
+        parse_binary,
+        parse_binary_arrow,
+        parse_reports,
+    )
 
 __getattr__, __dir__ = attach(__name__, _WHERE, __all__)

@@ -17,8 +17,9 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.mechfile._placement import PlacementFamily
+from mechdesign.mechfile._report_binary import binary_widths
 
-__all__ = ["parse_arrow", "parse_reports"]
+__all__ = ["parse_arrow", "parse_binary", "parse_binary_arrow", "parse_reports"]
 
 _HEX = np.full(256, 255, dtype=np.uint8)
 _HEX[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10)
@@ -150,6 +151,18 @@ def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[
         if np.any(nibbles == 255):
             return None
         limbs[::-1, sl] = (nibbles.reshape(-1, limbs16, 4).astype(np.float64) @ weights).T
+    groups, left = _split16(family, types, limbs)
+    return None if np.any(left) else (types, groups)
+
+
+def _split16(family: PlacementFamily, types: np.ndarray, limbs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """V given as 16-bit limbs (float64, (L, n), least significant first) split into the type's digit groups.
+
+    Exact long division in float64 (:func:`_parse_blob`); ``limbs`` is overwritten by the quotient. Returns the
+    groups (uint64, (n, G)) and, per report, whether a quotient is left over (V ≥ |S_t|: not a report).
+    """
+    count = types.size
+    limbs16 = limbs.shape[0]
     radix = np.ascontiguousarray(family.group_radix[types].T.astype(np.float64))
     groups = np.empty(radix.shape, dtype=np.float64)
     # What is left after g groups is below Π_{g' ≥ g} R_g': its limbs above that are zero and are skipped.
@@ -168,9 +181,7 @@ def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[
             np.subtract(x, rem, out=rem)
             limbs[j] = q
         groups[g] = rem
-    if np.any(limbs):
-        return None
-    return types, np.ascontiguousarray(groups.T).astype(np.uint64)
+    return np.ascontiguousarray(groups.T).astype(np.uint64), np.asarray(limbs.any(axis=0), dtype=bool)
 
 
 def _parse_checked(family: PlacementFamily, texts: Sequence[Any], start: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -242,3 +253,88 @@ def _parse_checked(family: PlacementFamily, texts: Sequence[Any], start: int = 0
         raise v.fail(f"report[{start + bad}]", f"hold a seed below |S_t| = {family.seed_count(int(types[bad]))}",
                      texts[bad])
     return types, groups
+
+
+def parse_binary(family: PlacementFamily, offsets: np.ndarray, data: np.ndarray,
+                 start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(types, digit groups) of reports in binary form (:mod:`mechdesign.mechfile._report_binary`), vectorised.
+
+    Report i is ``data[offsets[i]:offsets[i + 1]]``: t from its first B_T bytes (big-endian), which must name a
+    type, then exactly B_t bytes of V. V's bytes, right-aligned in rows of 2L bytes, become 16-bit limbs split into
+    the type's digit groups by :func:`_split16`; a quotient left over means V ≥ |S_t|. In steps of 16,384 reports.
+
+    Parameters
+    ----------
+    family : PlacementFamily
+        The file's placement family.
+    offsets : numpy.ndarray
+        n + 1 offsets into ``data`` (non-decreasing).
+    data : numpy.ndarray
+        The reports' bytes (uint8).
+    start : int
+        The index of the first report in the file (for error messages).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Types (int64) and groups (uint64, shape (n, G_max)).
+
+    Raises
+    ------
+    ValueError
+        One line naming the first report that is not a binary report of this family.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    count = offsets.size - 1
+    type_bytes, widths = binary_widths(family)
+    begin, end = offsets[:-1], offsets[1:]
+    lengths = end - begin
+
+    def refuse(where: np.ndarray, rule: str) -> ValueError:
+        bad = int(np.argmax(where))
+        return v.fail(f"report[{start + bad}]", rule, data[begin[bad]:end[bad]].tobytes().hex())
+
+    short = lengths < type_bytes
+    if np.any(short):
+        raise refuse(short, f"hold a type in {type_bytes} bytes")
+    types = np.zeros(count, dtype=np.int64)
+    for c in range(type_bytes):
+        types = types * 256 + data[begin + c]
+    if count and types.max() >= family.types:
+        raise refuse(types >= family.types, f"name a type below {family.types}")
+    wrong = lengths != type_bytes + widths[types]
+    if np.any(wrong):
+        raise refuse(wrong, f"hold {type_bytes} bytes of type and its type's bytes of seed ({widths.min()} to "
+                     f"{widths.max()})")
+    limbs16 = -(-int(widths.max(initial=1)) // 2)
+    span = 2 * limbs16
+    columns = np.arange(span, 0, -1)[None, :]  # byte k of a row is the byte at end − (2L − k)
+    limbs = np.empty((limbs16, count))  # least significant first
+    for lo in range(0, count, _ROWS):
+        sl = slice(lo, lo + _ROWS)
+        first = (begin[sl] + type_bytes)[:, None]
+        at = end[sl, None] - columns
+        rows = np.where(at >= first, data[np.maximum(at, first)], 0).astype(np.float64)
+        limbs[::-1, sl] = (rows[:, 0::2] * 256.0 + rows[:, 1::2]).T
+    groups, left = _split16(family, types, limbs)
+    if np.any(left):
+        bad = int(np.argmax(left))
+        raise refuse(left, f"hold a seed below |S_t| = {family.seed_count(int(types[bad]))}")
+    return types, groups
+
+
+def parse_binary_arrow(family: PlacementFamily, array: Any, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`parse_binary` on an Arrow ``binary`` or ``large_binary`` array, read from its buffers."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if array.null_count:
+        bad = int(np.argmax(np.asarray(array.is_null().to_pylist())))
+        raise v.fail(f"report[{start + bad}]", "be a report (binary form)", None)
+    wide = pa.types.is_large_binary(array.type)
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32, count=len(array) + 1,
+                            offset=(8 if wide else 4) * array.offset).astype(np.int64)
+    buffer = array.buffers()[2]
+    data = np.frombuffer(buffer, dtype=np.uint8) if buffer is not None else np.zeros(0, dtype=np.uint8)
+    return parse_binary(family, offsets - offsets[0], data[offsets[0]:offsets[-1]], start)

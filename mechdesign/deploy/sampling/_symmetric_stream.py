@@ -1,10 +1,12 @@
-"""Privatizing a column with a structured mechanism: CSV, Parquet or Arrow IPC streamed, reports as text.
+"""Privatizing a column with a structured mechanism: CSV (reports as text) or Parquet and Arrow IPC (binary).
 
 As :func:`~mechdesign.deploy.sampling.privatize_file` for dense files (memory O(chunk), every other column
 and the row order kept, the target written atomically, the data check before the commit), with each value replaced
-by a report ``t<t>.<hex>`` of :class:`~mechdesign.deploy.sampling.SymmetricPrivatizer`: drawn from fresh
+by a report of :class:`~mechdesign.deploy.sampling.SymmetricPrivatizer`: drawn from fresh
 words (a seeded run draws block b of 65,536 records from its own stream, so the output does not depend on the chunk
-size) or from the keyed word stream of (file, user, value) with a memo key.
+size) or from the keyed word stream of (file, user, value) with a memo key. A CSV column holds the text form
+``t<t>.<hex>``; a Parquet or Arrow IPC column is ``binary``: the type and V in the fewest whole bytes, big-endian
+(:mod:`mechdesign.mechfile._report_binary`), so no hex text is formatted.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from mechdesign import _validation as v
 from mechdesign.deploy._io import encode_labels
 from mechdesign.deploy.sampling._stream import BLOCK, Progress, block_streams
 from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
-from mechdesign.mechfile._report_text import text_buffer
+from mechdesign.mechfile._report_binary import binary_buffer
 
 __all__ = ["privatize_symmetric_file"]
 
@@ -150,7 +152,7 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     position = column_index(parquet.schema_arrow.names, column)
     users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
     report = Progress(progress, parquet.metadata.num_rows)
-    field = pa.field(column, pa.string(), nullable=False)
+    field = pa.field(column, pa.binary(), nullable=False)  # the binary form (mechfile._report_binary)
     inputs = _string_array(job.privatizer.mechanism.inputs)
     with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data")) as writer:
         for table in iter_parquet_tables(parquet, chunk):
@@ -160,13 +162,13 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
             ids = None if users is None else table.column(users)
             types, groups = job.draw(values, ids, x)
             pieces = []
-            for start in range(0, types.size, _PIECE):  # Arrow's string layout built directly (int32 offsets)
-                offsets, data = text_buffer(job.privatizer.family, types[start:start + _PIECE],
-                                            groups[start:start + _PIECE])
-                pieces.append(pa.Array.from_buffers(pa.string(), offsets.size - 1, [
+            for start in range(0, types.size, _PIECE):  # Arrow's binary layout built directly (int32 offsets)
+                offsets, data = binary_buffer(job.privatizer.family, types[start:start + _PIECE],
+                                              groups[start:start + _PIECE])
+                pieces.append(pa.Array.from_buffers(pa.binary(), offsets.size - 1, [
                     None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]))
-            texts = pa.chunked_array(pieces, type=pa.string())
-            writer.write_table(table.set_column(position, field, texts))
+            reports = pa.chunked_array(pieces, type=pa.binary())
+            writer.write_table(table.set_column(position, field, reports))
             report.update(table.num_rows)
     report.close()
     return report.done
