@@ -126,8 +126,9 @@ def same_design(linked):
 @pytest.fixture(scope="module")
 def designed(tmp_path_factory, linked):
     """The two-layer problem through the CLI once: the folder and the ``--json`` summary."""
-    from conftest import run_cli
     from mechdesign.design import two_layer
+
+    from conftest import run_cli
 
     folder = tmp_path_factory.mktemp("two-layer")
     with pytest.MonkeyPatch.context() as patch:
