@@ -15,6 +15,7 @@ including those inside functions, so an upward edge cannot hide in a lazy import
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -36,12 +37,17 @@ def _module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, root: Path = ROOT) -> set[str]:
+def _imports(path: Path, root: Path = ROOT) -> frozenset[str]:
     """Every ``mechdesign`` module or name that ``path`` imports, anywhere in the file, relative ones resolved."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _module_name(path, root).split(".")
     if path.name != "__init__.py":
         package = package[:-1]
+    return _imports_of(path.read_text(encoding="utf-8"), tuple(package))
+
+
+@functools.cache  # by the source text: each module is parsed once per process, not once per test (4 s of CPU)
+def _imports_of(source: str, package: tuple[str, ...]) -> frozenset[str]:
+    tree = ast.parse(source)
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -52,7 +58,7 @@ def _imports(path: Path, root: Path = ROOT) -> set[str]:
                 base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    return {name for name in found if name.startswith("mechdesign")}
+    return frozenset(name for name in found if name.startswith("mechdesign"))
 
 
 def _subpackage(module: str) -> str | None:

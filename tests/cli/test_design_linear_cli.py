@@ -45,11 +45,11 @@ def test_design_privatize_decode_the_race_sex_marginals(tmp_path, cli, cli_proce
     assert pd.read_csv(private)["race"].equals(frame["race"])  # other columns untouched
 
 
-def test_a_bad_linear_problem_file_exits_2_with_one_line(tmp_path, cli_process):
+def test_a_bad_linear_problem_file_exits_2_with_one_line(tmp_path, cli):
     bad = tmp_path / "bad.toml"
     bad.write_text("[data]\ncounts = [4, 3, 2, 1]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n"
                    "[utility]\nkind = 'estimation_linear'\nmarginals = [3, 2]\n")
-    done = cli_process("design", str(bad), "--out", str(tmp_path))
+    done = cli("design", str(bad), "--out", str(tmp_path))  # design's real entry point: the test above
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "utility.marginals must list attribute sizes" in lines[0]

@@ -94,12 +94,14 @@ def test_a_binary_design_is_at_least_as_good_as_a_brute_force_grid(lifetime, rep
 def test_on_a_zipf_alphabet_both_layers_together_cut_the_candidates_mse_by_more_than_half():
     """Six values, Zipf prior, (lifetime, per-report, link) = (1, 0.5, 2): from k-RR at the lifetime ε with its
     A-optimal reports (n·MSE 65.07, the candidate design_two_layer kept before the alternation) the alternation
-    ends at 19.9 (measured; 3.4 s CPU). Without the W₁ steps it stays at the candidate: the test fails there."""
+    ends at 19.9 after eleven rounds (3.5 s of CPU); stopped when a round gains less than 10 % (``tolerance``,
+    not a time), at 20.5 after three (0.8 s): 44.2, 21.7, 20.5. Without the W₁ steps it stays at the candidate:
+    the test fails there."""
     prior = 1 / np.arange(1, 7)
     prior /= prior.sum()
     ball, w1, w2 = _start(prior, 0.02, 1.0, 0.5, 2.0)
     start = trace_inverse_fisher(w1 @ w2, prior) - 1
-    ran = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(20.0))
+    ran = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(20.0), tolerance=0.1)
     assert ran.values[-1] - 1 < 0.5 * start
     assert capacity(ran.permanent, ball) <= 1.0 + PRIVACY_SLACK
     assert capacity(ran.permanent @ ran.reports, ball) <= 0.5 + PRIVACY_SLACK

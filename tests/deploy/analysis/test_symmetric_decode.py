@@ -135,7 +135,7 @@ def test_the_buffer_parser_agrees_with_the_report_by_report_parser(items):
     assert all(isinstance(item, tuple) for item in items) <= (fast is not None)  # well-formed: the fast path
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)  # 40 under the full, ci and many profiles
 @given(st.lists(st.one_of(
     st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
     st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
