@@ -247,3 +247,16 @@ def test_sets_that_fit_or_would_keep_under_two_fifths_are_kept_whole():
     assert fitted_count(200, instance, labels, 0) == 200  # 200 sets are far below 1 MiB
     assert file_bytes(instance, labels, 200) < FILE_BUDGET
     assert fitted_count(200, instance, labels, 10**9) == 200  # nothing fits: kept whole
+
+
+@pytest.mark.parametrize("build", ["zeros", "two"])
+def test_random_sets_where_every_input_outweighs_a_set_are_none(build):
+    """At ε = 6 with a radius of 0.01 a set may weigh about e⁻⁶ + β/2 ≈ 0.0075, and every input here weighs ≥ 0.22:
+    no set exists. The draw divided by the eligible mass (0) and raised ZeroDivisionError; it returns no sets."""
+    from mechdesign.design.symmetric._construct import random_sets, random_two_level
+
+    problem = DesignProblem(Prior.from_counts([5, 5, 4, 4]), 6.0, 0.01, "estimation_mse")
+    instance = Instance.from_problem(problem)
+    rng = np.random.default_rng(0)
+    found = random_sets(instance, 10, rng) if build == "zeros" else random_two_level(instance, 10, rng, 0.001)
+    assert len(found) == 0

@@ -102,6 +102,8 @@ def _balanced_counts(instance: Instance, count: int, rng: np.random.Generator, l
     p = instance.probabilities
     eligible = p <= high_mass
     share = float((p * sizes)[eligible].sum())
+    if share == 0.0:  # every input weighs more than a set may: no such set exists (and q would divide by zero)
+        return np.zeros((0, instance.count), dtype=np.int64), np.zeros(0)
     q = min((0.5 * (low_mass + high_mass) if target is None else target) / share, 1.0)
     counts = rng.binomial(np.where(eligible, sizes, 0)[None, :], q, size=(count, instance.count))
     want = np.where(eligible, np.rint(count * sizes * q), 0).astype(np.int64)
