@@ -44,7 +44,9 @@ def zipf_counts(size: int, samples: int, seed: int) -> list[int]:
 ])
 def test_the_reference_optimum_is_rediscovered_and_certified(radius, optimum):
     problem = DesignProblem(Prior.from_counts(ORACLE), 1.0, radius, "estimation_mse")
-    result = SymmetricEngine().run(problem, None, Deadline(120.0))
+    # A deadline the search never meets: the master gets 40 % of what is left, and at 120 s a run at load 3 on two
+    # cores (48 s of master) stopped at 9.336 — an oracle test must not depend on the machine's speed.
+    result = SymmetricEngine().run(problem, None, Deadline(3600.0))
     mechanism, achieved, value = certify(problem, result)
     assert achieved <= 1.0
     assert value == pytest.approx(optimum, abs=1e-8)
