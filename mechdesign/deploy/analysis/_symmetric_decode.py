@@ -94,7 +94,8 @@ class ReportTally:
                 counted.append("direct")
         self._primes = [_PrimeTables.build(sp, m, self._high, self._low, self._mixed, by_cell, first, c)
                         for sp, c in zip(self.family.spaces, counted, strict=True)]
-        self._work = {name: np.empty(_PAIRS, dtype=np.int64 if name in ("base", "at") else np.float64)
+        pairs = max([_PAIRS, *(tab.count for tab in self._primes)])  # a step holds at least one report
+        self._work = {name: np.empty(pairs, dtype=np.int64 if name in ("base", "at") else np.float64)
                       for name in ("r", "key", "value", "base", "at")}
         self.type_counts = np.zeros(m.types)  # as clear(), whose zeroing of the fresh tallies would touch every page
         self.mixed_mean = np.zeros(m.cells.count)
