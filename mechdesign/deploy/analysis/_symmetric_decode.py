@@ -172,8 +172,11 @@ class ReportTally:
             tab.accumulate(tr, digits, None if weights is None else weight[rows], self._work)
 
     def _digit_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        """Per prime: which types carry its digits (bool, (T,)), and each digit's group (int64), place and radix
-        (float64), shapes (m + 2, T) (the family's digit tables at t·D + start + o; 0, 1, 1 where absent)."""
+        """Per prime: which types carry its digits, and each digit's group, place and radix by type.
+
+        Returns a list over the primes of (present: bool (T,), group: int64 (m + 2, T), place, radix: float64
+        (m + 2, T)): the family's digit tables at t·D + start + o, and 0, 1, 1 where the type lacks the prime.
+        """
         if not hasattr(self, "_prime_digits"):
             fam = self.family
             group, place, radix = fam.digit_tables
@@ -265,7 +268,7 @@ class _PrimeTables:
         self.segment = (sp.p - 1) * 2 * sp.p  # one cell's difference array over (e, j ∈ [0, 2p))
         self.mode = mode
         # "direct": the difference arrays laid out (e, cell, j), so that one report's 3·c entries share e's block
-        # of c·2p entries (for p = 251, c = 16: 64 KiB of a 16 MiB tally; ~25 % less CPU for that prime)
+        # of c·2p entries (for p = 251, c = 16: 64 KiB of a 16 MiB tally; 0.38 -> 0.34 s for that prime, 393k reports)
         self.cell_offset = np.arange(self.count, dtype=np.float64) * (2 * sp.p)
         self.counted_offset = np.arange(self.count, dtype=np.float64) * ((sp.p - 1) * sp.p)
         self.seeds = (sp.p - 1) * sp.p ** (sp.m + 1)
