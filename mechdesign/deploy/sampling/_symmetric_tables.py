@@ -111,8 +111,9 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
     high = (m.weights * m.high)[None, :] * a_by_cell / denominator
     low = (m.weights * m.low)[None, :] * b_by_cell / denominator
     prime_of_cell = family.prime_of_cell
-    start_bits = np.where((prime_of_cell >= 0)[:, None],
-                          np.ascontiguousarray(family.digit_start.T)[np.maximum(prime_of_cell, 0)] + 1, 0) << _START_AT
+    # Row P (index −1: a cell of no prime, which is also every cell when there are no primes) is the start −1.
+    by_prime = np.concatenate([family.digit_start.T, np.full((1, t_count), -1, dtype=np.int64)])
+    start_bits = (by_prime[prime_of_cell] + 1) << _START_AT
     pairs: list[np.ndarray] = []
     quanta: list[np.ndarray] = []
     packs: list[np.ndarray] = []
