@@ -103,13 +103,17 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
         raise ValueError(f"mechanism must have fewer than 2^{_T_BITS} types and 2^20 report digits a type, got "
                          f"types={t_count}, digits={digits}")
     s, r = m.cells.sizes, m.row_sums
-    denominator = s * r
-    high = (m.weights * m.high)[:, None] * m.high_counts / denominator
-    low = (m.weights * m.low)[:, None] * m.low_counts / denominator
+    denominator = (s * r)[:, None]
+    # Everything per (type, cell) is laid out cell-major (K, T) from the start: two transposes of the counts, the
+    # rest reads contiguous rows (five transposes before), with the same operations: the same tables.
+    a_by_cell = np.ascontiguousarray(m.high_counts.T, dtype=np.int64)
+    b_by_cell = np.ascontiguousarray(m.low_counts.T, dtype=np.int64)
+    high = (m.weights * m.high)[None, :] * a_by_cell / denominator
+    low = (m.weights * m.low)[None, :] * b_by_cell / denominator
     prime_of_cell = family.prime_of_cell
-    starts = np.full((t_count, k_count), -1, dtype=np.int64)
-    split = prime_of_cell >= 0
-    starts[:, split] = family.digit_start[:, prime_of_cell[split]]
+    # Row P (index −1: a cell of no prime, which is also every cell when there are no primes) is the start −1.
+    by_prime = np.concatenate([family.digit_start.T, np.full((1, t_count), -1, dtype=np.int64)])
+    start_bits = (by_prime[prime_of_cell] + 1) << _START_AT
     pairs: list[np.ndarray] = []
     quanta: list[np.ndarray] = []
     packs: list[np.ndarray] = []
@@ -119,13 +123,10 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
     # (no gather over the ~3·10⁶ entries afterwards).
     pair_bits = np.arange(2 * t_count, dtype=np.int64)
     pair_bits = (pair_bits // 2) | ((pair_bits % 2) << _LEVEL_AT)
-    a_by_cell = np.ascontiguousarray(m.high_counts.T, dtype=np.int64)
-    b_by_cell = np.ascontiguousarray(m.low_counts.T, dtype=np.int64)
-    start_bits = np.ascontiguousarray((starts + 1).T) << _START_AT
     for first in range(0, k_count, _BLOCK_CELLS):
         cells = np.arange(first, min(first + _BLOCK_CELLS, k_count))
         rows = np.empty((cells.size, 2 * t_count))
-        rows[:, 0::2], rows[:, 1::2] = high[:, cells].T, low[:, cells].T
+        rows[:, 0::2], rows[:, 1::2] = high[cells], low[cells]
         positive = rows > 0
         several = positive.sum(axis=1) > 1
         q = np.zeros(rows.shape, dtype=np.uint64)

@@ -7,6 +7,9 @@ the exact output distribution of a random true p; the standard errors from diag(
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -165,3 +168,41 @@ def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
         return
     got = parse_arrow(family, array, start=5)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@functools.cache
+def _dense_decoder(seed: int) -> tuple[Any, PlacementFamily, list[tuple[int, int]], np.ndarray]:
+    """A random mechanism, its family, its outputs and the dense efficient decoder's estimate of each (columns)."""
+    m = random_mechanism(SMALL_COUNTS, seed, types=8)
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    outputs, w = dense_family(m, family)
+    prior = m.cells.item_counts() / m.cells.samples
+    return m, family, outputs, (np.linalg.inv((w / (prior @ w)) @ w.T) @ w) / (prior @ w)
+
+
+@settings(max_examples=examples(40), deadline=None)  # 40 under the full, ci and many profiles
+@given(st.integers(0, 1), st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 5)), min_size=1, max_size=60),
+       st.integers(1, 60), st.sampled_from(["seeds", "counted", "direct"]), st.sampled_from([1, 7, 1 << 18]),
+       st.booleans())
+def test_any_multiset_of_reports_decodes_as_the_sum_of_its_reports(seed, picks, cut, mode, pairs, weighted):
+    """The tally (its shared buffers, its batches of ``_PAIRS`` (report, cell) pairs, its per-prime digit tables,
+    in any of its three modes) against the one-report rule: the estimate from a multiset of reports, tallied in two
+    calls, is the (weighted) mean of the dense efficient decoder's estimates J⁻¹ w_y / (P̂·w_y) of its reports."""
+    import mechdesign.deploy.analysis._symmetric_decode as decode
+
+    m, family, outputs, decoded = _dense_decoder(seed)
+    chosen = np.array([y % len(outputs) for y, _ in picks])
+    counts = np.array([c for _, c in picks], dtype=np.float64) if weighted else np.ones(chosen.size)
+    types = np.array([outputs[y][0] for y in chosen])
+    groups = np.stack([family.split(*outputs[y]) for y in chosen])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(decode, "_PAIRS", pairs)
+        patch.setattr(decode, "_SEEDED", 1 << 25 if mode == "seeds" else 0)
+        patch.setattr(decode, "_COUNTED", 1 << 23 if mode != "direct" else 0)
+        tally = ReportTally(m, family)
+        cut = min(cut, chosen.size)
+        for part in (slice(0, cut), slice(cut, None)):
+            if types[part].size:
+                tally.add(types[part], groups[part], counts[part] if weighted else None)
+        got = tally.estimate().unbiased
+    assert np.allclose(got, decoded[:, chosen] @ counts / counts.sum(), rtol=1e-9, atol=1e-9)

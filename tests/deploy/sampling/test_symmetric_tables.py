@@ -26,9 +26,13 @@ WIDE_COUNTS = [c for i in range(6) for c in [1000 - i] * 2] + [c for i in range(
     [300] * 5 + [200] * 7 + [100] * 23 + [50] * 251
 
 
-@pytest.fixture(scope="module", params=["small", "wide"])
+# Cells of size 1 only: no prime, no digits (compile_tables indexed an empty (P, T) start table: IndexError).
+SINGLETON_COUNTS = [9, 8, 7, 6, 5, 4, 3]
+
+
+@pytest.fixture(scope="module", params=["small", "wide", "singletons"])
 def sampler(request) -> SymmetricPrivatizer:
-    counts = SMALL_COUNTS if request.param == "small" else WIDE_COUNTS
+    counts = {"small": SMALL_COUNTS, "wide": WIDE_COUNTS, "singletons": SINGLETON_COUNTS}[request.param]
     return SymmetricPrivatizer(random_mechanism(counts, 0, types=12))
 
 
