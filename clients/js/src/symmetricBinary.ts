@@ -5,10 +5,17 @@
  * text form `t<t>.<hex>`. V is built from the digit groups by Horner in 16-bit limbs and split back into them by long
  * division in 16-bit limbs, every step an integer below 2^53 (exact in doubles).
  */
-import type { Family } from "./symmetricSampler.js";
+/** The two fields of a placement family (symmetricSampler.ts's `Family`) the binary form reads; stated here so
+ * that this module imports nothing from the sampler, which imports it. */
+export interface BinaryFamily {
+  /** Per type, the hex digits of |S_t| − 1. */
+  readonly hexWidth: readonly number[];
+  /** Per type, the radix of each digit group. */
+  readonly groupRadix: readonly (readonly number[])[];
+}
 
 /** B_T and each type's B_t. B_t = ⌈h/2⌉ for h the hex digits of |S_t| − 1 (h ≥ 1): ⌈bit_length/8⌉ exactly. */
-export function binaryWidths(family: Pick<Family, "hexWidth">): { typeBytes: number; widths: number[] } {
+export function binaryWidths(family: Pick<BinaryFamily, "hexWidth">): { typeBytes: number; widths: number[] } {
   const types = family.hexWidth.length;
   let typeBytes = 1;
   while (types - 1 >= 2 ** (8 * typeBytes)) typeBytes++;
@@ -16,7 +23,7 @@ export function binaryWidths(family: Pick<Family, "hexWidth">): { typeBytes: num
 }
 
 /** The binary form of report (type, digit groups); `widths` from {@link binaryWidths} (computed if not given). */
-export function binaryReport(family: Pick<Family, "hexWidth" | "groupRadix">, type: number, groups: readonly number[],
+export function binaryReport(family: BinaryFamily, type: number, groups: readonly number[],
   widths = binaryWidths(family)): Uint8Array {
   const radices = family.groupRadix[type];
   const limbs: number[] = []; // V in 16-bit limbs, least significant first
@@ -46,7 +53,7 @@ export function binaryReport(family: Pick<Family, "hexWidth" | "groupRadix">, ty
  * (type, digit groups) of a report in binary form.
  * @throws RangeError `report must …` (one line) if the bytes are not a report of this family
  */
-export function readBinaryReport(family: Pick<Family, "hexWidth" | "groupRadix">, bytes: Uint8Array,
+export function readBinaryReport(family: BinaryFamily, bytes: Uint8Array,
   widths = binaryWidths(family)): { type: number; groups: number[] } {
   const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   const types = family.hexWidth.length;
