@@ -751,7 +751,7 @@ def write_vectors(folder: Path) -> None:
     release_files(vec)
     from tools.make_structured_conformance import write_structured
 
-    write_structured(folder / "structured")  # structured (symmetric) files, issue 43
+    write_structured(folder / "structured", refusal)  # structured (symmetric) files, issue 43
     (folder / "keys").mkdir()
     keys = {}
     for name in KEY_SEEDS:

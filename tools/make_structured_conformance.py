@@ -20,6 +20,7 @@ import base64
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +65,7 @@ def _set_last_bit(text: str) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 
 
-def _outcome(path: Path) -> dict[str, Any]:
-    from tools.make_conformance import refusal
-
+def _outcome(path: Path, refusal: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
     try:
         result, _ = verify_symmetric_file(path)
     except MechanismFileError as exc:
@@ -75,8 +74,12 @@ def _outcome(path: Path) -> dict[str, Any]:
             "achieved": result.achieved, "sha256": result.sha256}
 
 
-def write_structured(folder: Path) -> None:
-    """Write the structured vectors into ``folder`` (created)."""
+def write_structured(folder: Path, refusal: Callable[[str], dict[str, Any]]) -> None:
+    """Write the structured vectors into ``folder`` (created).
+
+    ``refusal`` is make_conformance's reading of a one-line loader error (field and rule), passed in so that the two
+    tools do not import each other.
+    """
     files = folder / "files"
     files.mkdir(parents=True)
     m = random_mechanism(SMALL_COUNTS, 3, types=8)
@@ -111,7 +114,7 @@ def write_structured(folder: Path) -> None:
         (files / f"{name}.json").write_text(json.dumps(edited), encoding="utf-8")
     manifest = {"format": "mechdesign structured conformance", "version": 1,
                 "generated_by": "tools/make_structured_conformance.py", "specification": "docs/client_spec.rst",
-                "files": [{"name": path.stem, "file": f"files/{path.name}", "expect": _outcome(path)}
+                "files": [{"name": path.stem, "file": f"files/{path.name}", "expect": _outcome(path, refusal)}
                           for path in sorted(files.glob("*.json"))]}
     (folder / "manifest.json").write_text(_dump(manifest), encoding="utf-8")
     (folder / "sampler.json").write_text(_dump(_sampler_cases(valid)), encoding="utf-8")
