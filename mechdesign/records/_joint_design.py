@@ -140,11 +140,6 @@ class JointDesign(RecordResult):
     seconds: float
 
     @property
-    def attributes(self) -> tuple[str, ...]:
-        """The attribute names, in order."""
-        return self.prior.attributes
-
-    @property
     def matrix(self) -> np.ndarray:
         """W[x, y] = P(y | x), rows in mixed-radix order."""
         return self.mechanism.matrix

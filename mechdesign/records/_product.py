@@ -120,11 +120,6 @@ class ProductDesign(RecordResult):
     delta: float | None
     mse: float
 
-    @property
-    def attributes(self) -> tuple[str, ...]:
-        """The attribute names, in order."""
-        return self.prior.attributes
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: attributes, the record-level guarantee, the factors and the MSE.
 

@@ -98,11 +98,6 @@ class SampledDesign(RecordResult):
     delta: float | None
     mse: float
 
-    @property
-    def attributes(self) -> tuple[str, ...]:
-        """The attribute names, in order."""
-        return self.prior.attributes
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: attributes, the record-level guarantee, the factors with their π_i, the MSE.
 

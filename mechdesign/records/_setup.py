@@ -43,6 +43,11 @@ class RecordResult(SavesFile):
     factors: tuple[Any, ...]  # product and sampled designs (a joint design has ``mechanism`` instead)
 
     @property
+    def attributes(self) -> tuple[str, ...]:
+        """The attribute names, in order."""
+        return self.prior.attributes
+
+    @property
     def guarantee(self) -> dict[str, Any]:
         """The record-level guarantee the file states (the record ε only, with its ball)."""
         return record_guarantee(self)
