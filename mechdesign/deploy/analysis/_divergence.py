@@ -9,13 +9,18 @@ minimisation in closed form (the minimiser is :math:`\tilde P_x/(ν+μ)`, :math:
 :math:`\hat P_x`). :math:`g` is concave; for each μ a root search (Brent) on ν solves :math:`\sum_x Q_x = 1`
 (its partial derivative, monotone), and the concave :math:`φ(μ) = \max_ν g(ν, μ)` is maximised by a bounded
 Brent search. Any (ν, μ) gives a lower bound :math:`g(ν, μ) \le D^\star` (weak duality), and a comparison
-with an exponential-cone solve (CVXPY + Clarabel) agrees to 1e-7.
+with an exponential-cone solve (CVXPY + Clarabel) agrees to 1e-7. Both searches are Brent's algorithms
+(R. P. Brent, *Algorithms for Minimization without Derivatives*, 1973, ch. 4 and 5) written out in
+:mod:`mechdesign.deploy.analysis._brent`, step for step as SciPy's ``brentq`` and bounded ``minimize_scalar``
+(the tests compare them), so the data check never imports ``scipy.optimize`` (0.75 s of ``privatize``'s
+start-up); their precision only sets how tight D*'s bound is, never its soundness.
 
-**Deciding without the optimiser.** One point of the ball bounds D* from above in closed form
-(:func:`divergence_upper_bound`: D* ≤ log(‖P̃ − P̂‖₁/β), up to float margins). When that bound is already ≤ t
-the optimiser's value (≤ D*) would be too, so :func:`ball_divergence` accepts at once, reporting Pinsker's
-certified lower bound ½(‖P̃ − P̂‖₁ − β)₊² instead; the decision is always the optimiser's. This settles small
-files over large alphabets (t > (N − 1)/n) without importing SciPy (half a second of start-up).
+**Deciding without the optimiser.** One point of the ball, the mixture (1 − λ)P̂ + λP̃, bounds D* from
+above (:func:`divergence_upper_bound`: D* ≤ D(P̃ ‖ mixture) ≤ log(‖P̃ − P̂‖₁/β), up to float margins).
+When that bound is already ≤ t the optimiser's value (≤ D*) would be too, so :func:`ball_divergence` accepts
+at once, reporting Pinsker's certified lower bound ½(‖P̃ − P̂‖₁ − β)₊² instead; the decision is always the
+optimiser's. This settles small files over large alphabets (t > (N − 1)/n), and data drawn from P̂ itself
+(D(P̃ ‖ mixture) ≈ (1 − λ)² (N − 1)/(2n) against t > (N − 1)/n), in O(N).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.deploy.analysis._brent import brent_maximum, brent_root
 
 __all__ = ["ball_divergence", "divergence_from_ball", "divergence_upper_bound"]
 
@@ -60,8 +66,6 @@ def _best_nu(p: np.ndarray, c: np.ndarray, mu: float) -> float:
 
     Where Σ q jumps (empty categories at ν = μ) Brent's bracket closes on the jump, the maximiser of g.
     """
-    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.4 s of start-up
-
     def excess(nu: float) -> float:
         return float(_minimiser(p, c, nu, mu).sum()) - 1.0
 
@@ -70,7 +74,7 @@ def _best_nu(p: np.ndarray, c: np.ndarray, mu: float) -> float:
         return high
     if excess(low) <= 0.0:
         return low
-    return float(brentq(excess, low, high, xtol=1e-15, rtol=8 * np.finfo(float).eps, maxiter=_STEPS))
+    return brent_root(excess, low, high, xtol=1e-15, rtol=8 * np.finfo(float).eps, steps=_STEPS)
 
 
 def _phi(p: np.ndarray, c: np.ndarray, radius: float, mu: float) -> float:
@@ -118,17 +122,15 @@ def _from_ball(p: np.ndarray, c: np.ndarray, beta: float) -> float:
     # φ is concave in μ (unimodal): bracket its maximum by doubling, then a bounded Brent search. Its derivative
     # ‖q − c‖₁ − β jumps where a category is empty (ν* = μ), so a derivative bisection could stop short; the
     # values themselves are continuous and every one is a valid lower bound.
-    from scipy.optimize import minimize_scalar
-
     high, value = 1.0, _phi(p, c, beta, 1.0)
     while high < 1e300:
         doubled = _phi(p, c, beta, 2.0 * high)
         if doubled < value:
             break
         high, value = 2.0 * high, doubled
-    found = minimize_scalar(lambda mu: -_phi(p, c, beta, mu), bounds=(0.0, 2.0 * high), method="bounded",
-                            options={"xatol": _WIDTH * max(1.0, high), "maxiter": _STEPS})
-    best = max(value, _phi(p, c, beta, 0.0), -float(found.fun))
+    found = brent_maximum(lambda mu: _phi(p, c, beta, mu), 0.0, 2.0 * high, xatol=_WIDTH * max(1.0, high),
+                          steps=_STEPS)
+    best = max(value, _phi(p, c, beta, 0.0), found)
     return float(max(0.0, best - _margin(best, p.size)))
 
 
@@ -144,6 +146,16 @@ def divergence_upper_bound(frequencies: Any, center: Any, radius: float) -> floa
     d and e are taken 2^-50 above their float values, λ below, and the result rounded up (2^-40 relative plus
     2^-45): every float error errs upward.
 
+    **The mixture itself** gives a tighter bound when e < β/8: with λ₂ = min(1, (β − 8e)/d·(1 − 2^-48)) and
+    α = fl(1 − λ₂) (|α + λ₂ − 1| ≤ u = 2^-53), Q = αP̂ + λ₂P̃ has σ = Σ Q ∈ (α + λ₂)[1 − e, 1 + e] and
+    ‖Q/σ − P̂‖₁ ≤ λ₂d/((1 − u)(1 − e)) + e(1 + e)/(1 − e) ≤ (β − 8e)(1 + 2e) + 2e ≤ β − 2e: Q/σ lies in the ball,
+    and D* ≤ D(P̃ ‖ Q/σ) = Σ_x P̃_x log(P̃_x/Q_x) + (Σ P̃) log σ, the last term at most (1 + e)(e + u). The sum is
+    evaluated in floats — Q_x to 3u relative, the ratio to u, ``np.log`` to 4 ulp, the product to u, the
+    terms added by :func:`math.fsum` — so it lies within 10u·Σ P̃|L| + 5u·Σ P̃ + u|S| of the exact one; 32u times
+    (Σ P̃|L| + Σ P̃ + |S|) is added (every P̃_x > 0 and Q_x normal, else this bound is not used), then the same
+    rounding up. D(P̃ ‖ Q/σ) ≤ log(1/λ₂) + …, and ≈ (1 − λ₂)²χ²(P̃ ‖ P̂)/2 near P̂: data drawn from P̂ pass
+    without the optimiser.
+
     Parameters
     ----------
     frequencies, center : array_like
@@ -154,12 +166,12 @@ def divergence_upper_bound(frequencies: Any, center: Any, radius: float) -> floa
     Returns
     -------
     float
-        U ≥ D*, about log(‖P̃ − P̂‖₁/β) outside the ball (``inf`` when β is within float error of 0).
+        U ≥ D*, at most about log(‖P̃ − P̂‖₁/β) outside the ball (``inf`` when β is within float error of 0).
 
     Examples
     --------
-    >>> round(divergence_upper_bound([1.0, 0.0], [0.5, 0.5], 0.5), 6)  # log 2 (D* = log(1/0.75))
-    0.693147
+    >>> round(divergence_upper_bound([1.0, 0.0], [0.5, 0.5], 0.5), 6)  # the mixture (0.75, 0.25): D* = log(1/0.75)
+    0.287682
     """
     return _upper_bound(*_vectors(frequencies, center, radius))
 
@@ -170,7 +182,32 @@ def _upper_bound(p: np.ndarray, c: np.ndarray, beta: float) -> float:
     if beta <= excess:
         return math.inf
     weight = 1.0 if distance <= beta - excess else (beta - excess) / distance * (1 - 2.0**-50)
-    return (1 + excess) * math.log((1 + excess) / weight) * (1 + 2.0**-40) + 2.0**-45
+    bound = (1 + excess) * math.log((1 + excess) / weight)
+    if beta > 8 * excess:
+        bound = min(bound, _mixture_divergence(p, c, beta, distance, excess))
+    return bound * (1 + 2.0**-40) + 2.0**-45
+
+
+_U = 2.0**-53       # the unit roundoff
+_NORMAL = 2.0**-960  # below this (near subnormals) the relative error bounds of the mixture bound do not hold
+
+
+def _mixture_divergence(p: np.ndarray, c: np.ndarray, beta: float, distance: float, excess: float) -> float:
+    """D(P̃ ‖ Q/σ) for the mixture Q = αP̂ + λ₂P̃ of the ball, plus its float margins (divergence_upper_bound)."""
+    weight = 1.0 if distance <= beta - 8 * excess else (beta - 8 * excess) / distance * (1 - 2.0**-48)
+    used = p > 0
+    pu = p[used]
+    q = (1.0 - weight) * c[used] + weight * pu
+    if pu.size == 0 or pu.min() < _NORMAL or q.min() < _NORMAL:
+        return math.inf
+    with np.errstate(over="ignore"):
+        logs = np.log(pu / q)
+    if not np.isfinite(logs).all():
+        return math.inf
+    total = math.fsum((pu * logs).tolist())
+    spread = math.fsum((pu * np.abs(logs)).tolist())
+    mass = math.fsum(pu.tolist())
+    return total + 32 * _U * (spread + mass + abs(total)) + (1 + excess) * (excess + _U)
 
 
 def ball_divergence(frequencies: Any, center: Any, radius: float, threshold: float) -> float:

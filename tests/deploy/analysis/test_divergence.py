@@ -56,8 +56,12 @@ def test_the_upper_bound_covers_d_star_and_the_shortcut_keeps_the_optimisers_dec
     exact = _projection(p, c, beta)
     assert lower <= upper and exact <= upper + SOLVER  # U ≥ D* ≥ the dual's certified value
     distance = float(np.abs(p - c).sum())
-    if distance > beta:  # about log(‖P̃ − P̂‖₁/β): the point (1 − λ)P̂ + λP̃ of the ball, λ = β/‖P̃ − P̂‖₁
-        assert upper == pytest.approx(math.log(distance / beta), rel=1e-9, abs=1e-12)
+    if distance > beta:  # at most about log(‖P̃ − P̂‖₁/β): the point (1 − λ)P̂ + λP̃ of the ball, λ = β/‖P̃ − P̂‖₁
+        assert upper <= math.log(distance / beta) * (1 + 1e-9) + 1e-12
+        weight = beta / distance  # and about D(P̃ ‖ that point) itself
+        mixture = (1 - weight) * c + weight * p
+        used = p > 0
+        assert upper == pytest.approx(float(np.sum(p[used] * np.log(p[used] / mixture[used]))), rel=1e-9, abs=1e-12)
     threshold = upper * scale  # around U: both branches of ball_divergence
     reported = ball_divergence(p, c, beta, threshold)
     assert (reported <= threshold) == (lower <= threshold)
@@ -68,9 +72,10 @@ def test_the_upper_bound_covers_d_star_and_the_shortcut_keeps_the_optimisers_dec
 
 def test_pinsker_is_what_the_shortcut_reports():
     p, c = np.array([1.0, 0.0, 0.0]), np.array([0.2, 0.3, 0.5])
-    assert divergence_upper_bound(p, c, 0.4) == pytest.approx(math.log(1.6 / 0.4), rel=1e-12)
+    # The mixture 0.75·P̂ + 0.25·P̃ puts 0.4 on the first letter: D(P̃ ‖ it) = log 2.5 (= D*, the ball's best).
+    assert divergence_upper_bound(p, c, 0.4) == pytest.approx(math.log(2.5), rel=1e-12)
     assert ball_divergence(p, c, 0.4, 10.0) == pytest.approx(0.5 * 1.2**2, rel=1e-12)
-    assert ball_divergence(p, c, 0.4, 1.0) == divergence_from_ball(p, c, 0.4)  # U = log 4 > 1: the optimiser
+    assert ball_divergence(p, c, 0.4, 0.9) == divergence_from_ball(p, c, 0.4)  # U = log 2.5 > 0.9: the optimiser
     assert ball_divergence([0.3, 0.3, 0.4], c, 0.4, 1e-9) == 0.0  # inside the ball
     assert divergence_upper_bound(p, c, 0.0) == math.inf  # β = 0: no point to mix with
 
@@ -100,3 +105,82 @@ def test_a_one_record_file_over_many_letters_passes_without_scipy(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     expected_pinsker = round(0.5 * (2 * (1 - 1 / 160) - 0.3) ** 2, 6)
     assert out.stdout.split() == ["True", str(expected_pinsker), "False"]
+
+
+def test_data_drawn_from_the_centre_pass_without_the_optimiser_or_scipy():
+    """10⁶ records over 10⁴ letters drawn from P̂ (‖P̃ − P̂‖₁ ≈ 0.08 > β): the mixture decides, SciPy stays out.
+
+    Before the mixture bound, log(‖P̃ − P̂‖₁/β) ≈ 0.47 > t ≈ 0.0105 sent this case to the optimiser (and SciPy).
+    """
+    code = ("import sys\n"
+            "import numpy as np\n"
+            "from mechdesign.deploy.analysis import check_counts, divergence_upper_bound\n"
+            "weights = 1.0 / np.arange(1, 10_001)\nprior = weights / weights.sum()\n"
+            "counts = np.random.default_rng(3).multinomial(10**6, prior)\n"
+            "check = check_counts({'notion': 'pml', 'prior': prior.tolist(), 'radius': 0.05}, counts)\n"
+            "upper = divergence_upper_bound(counts / counts.sum(), prior, 0.05)\n"
+            "print(check.inside, check.distance > 0.05, upper < check.threshold, 'scipy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["True", "True", "True", "False"]
+
+
+@given(cases())
+def test_the_dual_search_matches_scipys(case):
+    """divergence_from_ball with SciPy's brentq and bounded minimize_scalar in place of the plain-Python Brent."""
+    from scipy.optimize import brentq, minimize_scalar
+
+    from mechdesign.deploy.analysis import _divergence as d
+
+    p, c, beta = case
+    if math.fsum(np.abs(p - c).tolist()) <= beta:
+        return
+
+    def best_nu(mu: float) -> float:
+        def excess(nu: float) -> float:
+            return float(d._minimiser(p, c, nu, mu).sum()) - 1.0
+        low, high = -mu + 1e-300 + 1e-15 * max(1.0, mu), mu + 1.0
+        if excess(high) >= 0.0:
+            return high
+        if excess(low) <= 0.0:
+            return low
+        return float(brentq(excess, low, high, xtol=1e-15, rtol=8 * np.finfo(float).eps, maxiter=d._STEPS))
+
+    def phi(mu: float) -> float:
+        return d._dual(p, c, beta, best_nu(mu), mu)
+
+    high, value = 1.0, phi(1.0)
+    while high < 1e300 and phi(2.0 * high) >= value:
+        high, value = 2.0 * high, phi(2.0 * high)
+    found = minimize_scalar(lambda mu: -phi(mu), bounds=(0.0, 2.0 * high), method="bounded",
+                            options={"xatol": d._WIDTH * max(1.0, high), "maxiter": d._STEPS})
+    best = max(value, phi(0.0), -float(found.fun))
+    reference = max(0.0, best - d._margin(best, p.size))
+    assert divergence_from_ball(p, c, beta) == pytest.approx(reference, rel=1e-12, abs=1e-15)
+
+
+@given(st.floats(-5.0, 5.0), st.floats(0.1, 3.0), st.integers(1, 3))
+def test_brent_root_and_maximum_take_scipys_steps(centre, scale, power):
+    """Odd powers and a cubic with a shifted root (the root search), concave bumps (the maximum): SciPy's values."""
+    from scipy.optimize import brentq, minimize_scalar
+
+    from mechdesign.deploy.analysis._brent import brent_maximum, brent_root
+
+    def f(x: float) -> float:
+        return scale * (x - centre) ** (2 * power - 1) + 0.1 * (x - centre)
+
+    ours = brent_root(f, -10.0, 10.0, xtol=1e-15, rtol=1.8e-15, steps=200)
+    assert ours == brentq(f, -10.0, 10.0, xtol=1e-15, rtol=1.8e-15, maxiter=200)
+
+    def g(x: float) -> float:
+        return -scale * abs(x - centre) ** (1 + power / 2) + math.log1p(abs(x))
+
+    found = minimize_scalar(lambda x: -g(x), bounds=(-6.0, 7.0), method="bounded",
+                            options={"xatol": 1e-10, "maxiter": 200})
+    assert brent_maximum(g, -6.0, 7.0, xatol=1e-10, steps=200) == -float(found.fun)
+
+
+def test_brent_root_refuses_a_bracket_without_a_sign_change():
+    from mechdesign.deploy.analysis._brent import brent_root
+
+    with pytest.raises(ValueError, match="f must change sign on"):
+        brent_root(lambda x: x * x + 1.0, -1.0, 1.0, xtol=1e-12, rtol=1e-12, steps=10)
