@@ -9,11 +9,10 @@ minimisation in closed form (the minimiser is :math:`\tilde P_x/(ν+μ)`, :math:
 :math:`\hat P_x`). :math:`g` is concave; for each μ a root search (Brent) on ν solves :math:`\sum_x Q_x = 1`
 (its partial derivative, monotone), and the concave :math:`φ(μ) = \max_ν g(ν, μ)` is maximised by a bounded
 Brent search. Any (ν, μ) gives a lower bound :math:`g(ν, μ) \le D^\star` (weak duality), and a comparison
-with an exponential-cone solve (CVXPY + Clarabel) agrees to 1e-7. Both searches are Brent's algorithms
-(R. P. Brent, *Algorithms for Minimization without Derivatives*, 1973, ch. 4 and 5) written out in
-:mod:`mechdesign.deploy.analysis._brent`, step for step as SciPy's ``brentq`` and bounded ``minimize_scalar``
-(the tests compare them), so the data check never imports ``scipy.optimize`` (0.75 s of ``privatize``'s
-start-up); their precision only sets how tight D*'s bound is, never its soundness.
+with an exponential-cone solve (CVXPY + Clarabel) agrees to 1e-7. Both searches are SciPy's (``brentq`` and the
+bounded ``minimize_scalar``), imported only when the optimiser runs: ``scipy.optimize`` costs about 0.75 s of
+``privatize``'s start-up, which the shortcut below spares the common case. Their precision only sets how tight D*'s
+bound is, never its soundness.
 
 **Deciding without the optimiser.** One point of the ball, the mixture (1 − λ)P̂ + λP̃, bounds D* from
 above (:func:`divergence_upper_bound`: D* ≤ D(P̃ ‖ mixture) ≤ log(‖P̃ − P̂‖₁/β), up to float margins).
@@ -31,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.deploy.analysis._brent import brent_maximum, brent_root
 
 __all__ = ["ball_divergence", "divergence_from_ball", "divergence_upper_bound"]
 
@@ -66,6 +64,8 @@ def _best_nu(p: np.ndarray, c: np.ndarray, mu: float) -> float:
 
     Where Σ q jumps (empty categories at ν = μ) Brent's bracket closes on the jump, the maximiser of g.
     """
+    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs ~0.75 s of start-up
+
     def excess(nu: float) -> float:
         return float(_minimiser(p, c, nu, mu).sum()) - 1.0
 
@@ -74,7 +74,7 @@ def _best_nu(p: np.ndarray, c: np.ndarray, mu: float) -> float:
         return high
     if excess(low) <= 0.0:
         return low
-    return brent_root(excess, low, high, xtol=1e-15, rtol=8 * np.finfo(float).eps, steps=_STEPS)
+    return float(brentq(excess, low, high, xtol=1e-15, rtol=8 * np.finfo(float).eps, maxiter=_STEPS))
 
 
 def _phi(p: np.ndarray, c: np.ndarray, radius: float, mu: float) -> float:
@@ -122,15 +122,17 @@ def _from_ball(p: np.ndarray, c: np.ndarray, beta: float) -> float:
     # φ is concave in μ (unimodal): bracket its maximum by doubling, then a bounded Brent search. Its derivative
     # ‖q − c‖₁ − β jumps where a category is empty (ν* = μ), so a derivative bisection could stop short; the
     # values themselves are continuous and every one is a valid lower bound.
+    from scipy.optimize import minimize_scalar
+
     high, value = 1.0, _phi(p, c, beta, 1.0)
     while high < 1e300:
         doubled = _phi(p, c, beta, 2.0 * high)
         if doubled < value:
             break
         high, value = 2.0 * high, doubled
-    found = brent_maximum(lambda mu: _phi(p, c, beta, mu), 0.0, 2.0 * high, xatol=_WIDTH * max(1.0, high),
-                          steps=_STEPS)
-    best = max(value, _phi(p, c, beta, 0.0), found)
+    found = minimize_scalar(lambda mu: -_phi(p, c, beta, mu), bounds=(0.0, 2.0 * high), method="bounded",
+                            options={"xatol": _WIDTH * max(1.0, high), "maxiter": _STEPS})
+    best = max(value, _phi(p, c, beta, 0.0), -float(found.fun))
     return float(max(0.0, best - _margin(best, p.size)))
 
 
