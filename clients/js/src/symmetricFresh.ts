@@ -319,15 +319,12 @@ export class FreshKernel {
     return end;
   }
 
-  /** The binary form of batch record b: t in `typeBytes` bytes, V in its type's bytes (`widths`), big-endian. */
-  binary(b: number, typeBytes: number, widths: readonly number[]): Uint8Array {
+  /** Writes the binary form of batch record b into `out` (t in `typeBytes` bytes, then V in the rest, big-endian). */
+  writeBinary(b: number, typeBytes: number, out: Uint8Array): void {
     this.limbs(b);
-    const type = this.types[b];
-    const out = new Uint8Array(typeBytes + widths[type]);
-    for (let i = 0, t = type; i < typeBytes; i++, t = Math.floor(t / 256)) out[typeBytes - 1 - i] = t & 255;
+    for (let i = 0, t = this.types[b]; i < typeBytes; i++, t = Math.floor(t / 256)) out[typeBytes - 1 - i] = t & 255;
     const acc = this.acc;
-    for (let i = 0; i < widths[type]; i++) out[out.length - 1 - i] = (acc[i >> 1] >> (8 * (i & 1))) & 255;
-    return out;
+    for (let i = 0; i < out.length - typeBytes; i++) out[out.length - 1 - i] = (acc[i >> 1] >> (8 * (i & 1))) & 255;
   }
 }
 

@@ -157,7 +157,7 @@ export class SymmetricSampler {
   private readonly primeOfCell: Int32Array;
   private readonly limbs = new Float64Array(4096);
   private readonly bytes = new Uint8Array(32768);
-  private kernel?: FreshKernel;
+  private readonly kernel: FreshKernel;
   readonly width: number;
 
   constructor(file: SymmetricFile, fill: RandomFill = secureFill) {
@@ -210,6 +210,11 @@ export class SymmetricSampler {
       this.boundLow.push(low);
     }
     this.index = new Map(m.inputs.map((label, i) => [label, i]));
+    this.kernel = new FreshKernel({ cellOf: m.cells.cellOf, position: m.cells.position, highCounts: m.highCounts,
+      lowCounts: m.lowCounts, pairs: this.pairs, boundHigh: this.boundHigh, boundLow: this.boundLow,
+      groupRadix: this.groupRadix, radices: this.radices, groupOf: this.groupOf, placeOf: this.placeOf,
+      digitStart: this.digitStart, needs: this.needs, spaces: this.spaces, primeOfCell: this.primeOfCell,
+      hexWidth: this.hexWidth, width: this.width }, fill);
     this.sampledEpsilon = this.sampledCapacity(file.guarantee.radius);
     if (!(this.sampledEpsilon <= file.guarantee.epsilon + SAMPLED_SLACK)) {
       throw new MechanismFileError("sampled mechanism", `meet guarantee.epsilon=${file.guarantee.epsilon} after ` +
@@ -371,16 +376,8 @@ export class SymmetricSampler {
     });
   }
 
-  /** The fresh path's kernel (symmetricFresh.ts), built on first use. */
+  /** The fresh path's kernel (symmetricFresh.ts), built with the sampler. */
   private fresh(): FreshKernel {
-    if (this.kernel === undefined) {
-      const m = this.file.mechanism;
-      this.kernel = new FreshKernel({ cellOf: m.cells.cellOf, position: m.cells.position, highCounts: m.highCounts,
-        lowCounts: m.lowCounts, pairs: this.pairs, boundHigh: this.boundHigh, boundLow: this.boundLow,
-        groupRadix: this.groupRadix, radices: this.radices, groupOf: this.groupOf, placeOf: this.placeOf,
-        digitStart: this.digitStart, needs: this.needs, spaces: this.spaces, primeOfCell: this.primeOfCell,
-        hexWidth: this.hexWidth, width: this.width }, this.fill);
-    }
     return this.kernel;
   }
 
@@ -412,7 +409,10 @@ export class SymmetricSampler {
     return out;
   }
 
-  /** Reports of labelled values in binary form (docs/client_spec.rst, "Binary reports"), drawn afresh. */
+  /**
+   * Reports of labelled values in binary form (docs/client_spec.rst, "Binary reports"), drawn afresh. The reports
+   * of a batch of 256 are views of one ArrayBuffer (one allocation a batch, not one a report).
+   */
   privatizeBinary(values: readonly string[]): Uint8Array[] {
     const xs = this.indices(values);
     const kernel = this.fresh();
@@ -421,7 +421,15 @@ export class SymmetricSampler {
     for (let first = 0; first < xs.length; first += BATCH) {
       const last = Math.min(xs.length, first + BATCH);
       kernel.drawBatch(xs, first, last);
-      for (let r = first; r < last; r++) out[r] = kernel.binary(r - first, typeBytes, widths);
+      let bytes = 0;
+      for (let r = first; r < last; r++) bytes += typeBytes + widths[kernel.types[r - first]];
+      const buffer = new ArrayBuffer(bytes);
+      for (let r = first, at = 0; r < last; r++) {
+        const size = typeBytes + widths[kernel.types[r - first]];
+        out[r] = new Uint8Array(buffer, at, size);
+        kernel.writeBinary(r - first, typeBytes, out[r]);
+        at += size;
+      }
     }
     return out;
   }
