@@ -12,7 +12,8 @@ import { roundUp } from "./mechfile.js";
 import { SAMPLED_SLACK } from "./privatizer.js";
 import { QUANT_SCALE, type RandomFill, quantise } from "./sampler.js";
 import { type SymmetricFile, groupMinLinear } from "./symmetric.js";
-import { binaryReport, binaryWidths } from "./symmetricBinary.js";
+import { binaryWidths } from "./symmetricBinary.js";
+import { BATCH, FreshKernel } from "./symmetricFresh.js";
 
 const GROUP_LIMIT = 2 ** 32;
 const TWO32 = 2 ** 32;
@@ -20,7 +21,7 @@ const TWO32 = 2 ** 32;
 const RANK_REM = Array.from({ length: 257 }, (_, r) => (r === 0 ? 0 : Number(QUANT_SCALE % BigInt(r))));
 const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
 const LATIN1 = new TextDecoder("latin1");
-const CHUNK = 4096; // records a fill of fresh words
+const CHUNK = 4096; // records a text buffer
 
 /** The smallest primitive root mod a prime p (1 for p = 2). */
 export function primitiveRoot(p: number): number {
@@ -156,6 +157,7 @@ export class SymmetricSampler {
   private readonly primeOfCell: Int32Array;
   private readonly limbs = new Float64Array(4096);
   private readonly bytes = new Uint8Array(32768);
+  private readonly kernel: FreshKernel;
   readonly width: number;
 
   constructor(file: SymmetricFile, fill: RandomFill = secureFill) {
@@ -208,6 +210,11 @@ export class SymmetricSampler {
       this.boundLow.push(low);
     }
     this.index = new Map(m.inputs.map((label, i) => [label, i]));
+    this.kernel = new FreshKernel({ cellOf: m.cells.cellOf, position: m.cells.position, highCounts: m.highCounts,
+      lowCounts: m.lowCounts, pairs: this.pairs, boundHigh: this.boundHigh, boundLow: this.boundLow,
+      groupRadix: this.groupRadix, radices: this.radices, groupOf: this.groupOf, placeOf: this.placeOf,
+      digitStart: this.digitStart, needs: this.needs, spaces: this.spaces, primeOfCell: this.primeOfCell,
+      hexWidth: this.hexWidth, width: this.width }, fill);
     this.sampledEpsilon = this.sampledCapacity(file.guarantee.radius);
     if (!(this.sampledEpsilon <= file.guarantee.epsilon + SAMPLED_SLACK)) {
       throw new MechanismFileError("sampled mechanism", `meet guarantee.epsilon=${file.guarantee.epsilon} after ` +
@@ -369,64 +376,77 @@ export class SymmetricSampler {
     });
   }
 
-  /** Reports of labelled values, drawn afresh (crypto.getRandomValues unless another fill was given). */
-  privatize(values: readonly string[]): string[] {
-    const xs = this.indices(values);
-    const out: string[] = new Array(xs.length);
-    // A chunk's reports are written as ASCII into one buffer, decoded once, and cut into slices (O(1) strings).
-    const longest = 12 + Math.max(...this.hexWidth);
-    const text = new Uint8Array(longest * CHUNK);
-    const ends = new Int32Array(CHUNK);
-    let at = 0;
-    this.eachReport(xs, (r, report) => {
-      at += this.limbText(report.type, report.groups, text, at).length;
-      ends[r % CHUNK] = at;
-    }, (start, stop) => {
-      const all = LATIN1.decode(text.subarray(0, at));
-      for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
-      at = 0;
-    });
-    return out;
+  /** The fresh path's kernel (symmetricFresh.ts), built with the sampler. */
+  private fresh(): FreshKernel {
+    return this.kernel;
   }
 
-  /** Reports of labelled values in binary form (docs/client_spec.rst, "Binary reports"), drawn afresh. */
-  privatizeBinary(values: readonly string[]): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    const widths = binaryWidths(this);
-    this.eachReport(this.indices(values), (_, report) => {
-      out.push(binaryReport(this, report.type, report.groups, widths));
-    });
+  /**
+   * Reports of labelled values, drawn afresh (crypto.getRandomValues unless another fill was given) by the fresh
+   * path of symmetricFresh.ts: the reference rule's law from 32-bit words.
+   */
+  privatize(values: readonly string[]): string[] {
+    const xs = this.indices(values);
+    const kernel = this.fresh();
+    const out: string[] = new Array(xs.length);
+    // A chunk's reports are written as ASCII into one buffer, decoded once, and cut into slices (O(1) strings).
+    const text = new Uint8Array((12 + Math.max(...this.hexWidth)) * CHUNK);
+    const ends = new Int32Array(CHUNK);
+    for (let start = 0; start < xs.length; start += CHUNK) {
+      const stop = Math.min(xs.length, start + CHUNK);
+      let at = 0;
+      for (let first = start; first < stop; first += BATCH) {
+        const last = Math.min(stop, first + BATCH);
+        kernel.drawBatch(xs, first, last);
+        for (let r = first; r < last; r++) {
+          at = kernel.writeText(r - first, text, at);
+          ends[r - start] = at;
+        }
+      }
+      const all = LATIN1.decode(text.subarray(0, at));
+      for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
+    }
     return out;
   }
 
   /**
-   * Draws the report of each record from fresh words, CHUNK records a fill; `done(start, stop)` after each chunk.
-   * A record that meets a rejected word (< 2^-32 a group) reads on into fresh words, as the rule says.
+   * Reports of labelled values in binary form (docs/client_spec.rst, "Binary reports"), drawn afresh. The reports
+   * of a batch of 256 are views of one ArrayBuffer (one allocation a batch, not one a report).
    */
-  private eachReport(xs: readonly number[], visit: (r: number, report: { type: number; groups: number[] }) => void,
-    done: (start: number, stop: number) => void = () => {}): void {
-    const count = this.wordsNeeded();
-    const pool = new Uint32Array(2 * count * CHUNK);
-    for (let start = 0; start < xs.length; start += CHUNK) {
-      this.fill(pool);
-      const stop = Math.min(xs.length, start + CHUNK);
-      for (let r = start; r < stop; r++) {
-        let words = pool.subarray(2 * count * (r - start), 2 * count * (r - start + 1));
-        for (;;) {
-          try {
-            visit(r, this.report(xs[r], words));
-            break;
-          } catch (error) {
-            if (!(error instanceof RangeError)) throw error;
-            const longer = new Uint32Array(words.length + 2 * count);
-            longer.set(words);
-            this.fill(longer.subarray(words.length));
-            words = longer;
-          }
-        }
+  privatizeBinary(values: readonly string[]): Uint8Array[] {
+    const xs = this.indices(values);
+    const kernel = this.fresh();
+    const { typeBytes, widths } = binaryWidths(this);
+    const out: Uint8Array[] = new Array(xs.length);
+    for (let first = 0; first < xs.length; first += BATCH) {
+      const last = Math.min(xs.length, first + BATCH);
+      kernel.drawBatch(xs, first, last);
+      let bytes = 0;
+      for (let r = first; r < last; r++) bytes += typeBytes + widths[kernel.types[r - first]];
+      const buffer = new ArrayBuffer(bytes);
+      for (let r = first, at = 0; r < last; r++) {
+        const size = typeBytes + widths[kernel.types[r - first]];
+        out[r] = new Uint8Array(buffer, at, size);
+        kernel.writeBinary(r - first, typeBytes, out[r]);
+        at += size;
       }
-      done(start, stop);
     }
+    return out;
+  }
+
+  /** Reports (type, digit groups) of labelled values drawn afresh, as privatize draws them (before their text). */
+  freshReports(values: readonly string[]): { type: number; groups: number[] }[] {
+    const kernel = this.fresh();
+    const xs = this.indices(values);
+    const out: { type: number; groups: number[] }[] = [];
+    for (let first = 0; first < xs.length; first += BATCH) {
+      const last = Math.min(xs.length, first + BATCH);
+      kernel.drawBatch(xs, first, last);
+      for (let b = 0; b < last - first; b++) {
+        out.push({ type: kernel.types[b], groups: Array.from(kernel.values.subarray(b * this.width, (b + 1) * this.width)) });
+      }
+    }
+    return out;
   }
 
   /** Memoized reports: the keyed word stream of (file, user, value) (the same user and value, the same report). */

@@ -68,52 +68,43 @@ test("structured sampler: the reference rule's report for every fixed word strea
   }
 });
 
-test("structured sampler: privatizeBinary gives the binary form of each record's report", async () => {
+/** A fill that repeats for the same seed: two samplers given fills of one seed read the same words. */
+const seededFill = (seed) => {
+  let state = seed;
+  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
+  return (buffer) => {
+    for (let i = 0; i < buffer.length; i++) buffer[i] = next() ^ (next() << 16);
+  };
+};
+
+test("structured sampler: privatizeBinary gives the binary form of each record's fresh report", async () => {
+  // The fresh path (symmetricFresh.ts) writes bytes from its own limbs; with the same words, every record must get
+  // binaryReport() of the report freshReports() draws — across batches (256 records) and every type's width.
   const vectors = JSON.parse(read("sampler.json"));
   const file = await loadSymmetricFile(read(vectors.file));
-  let state = 777;
-  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
-  const drawn = [];
-  const fill = (buffer) => {
-    for (let i = 0; i < buffer.length; i++) buffer[i] = next() ^ (next() << 16);
-    drawn.push(Uint32Array.from(buffer));
-  };
-  const sampler = new SymmetricSampler(file, fill);
   const inputs = file.mechanism.inputs;
   const values = Array.from({ length: 4200 }, (_, i) => inputs[(i * 5) % inputs.length]);
-  const reports = sampler.privatizeBinary(values);
-  const count = 2 * sampler.wordsNeeded();
-  const check = new SymmetricSampler(file);
+  const reports = new SymmetricSampler(file, seededFill(777)).privatizeBinary(values);
+  const check = new SymmetricSampler(file, seededFill(777));
+  const fresh = check.freshReports(values);
+  assert.ok(new Set(fresh.map((r) => r.type)).size >= 4);
   values.forEach((value, r) => {
-    const pool = drawn[Math.floor(r / 4096)];
-    const report = check.report(inputs.indexOf(value), pool.subarray(count * (r % 4096), count * (r % 4096 + 1)));
-    assert.deepEqual(reports[r], binaryReport(check, report.type, report.groups), `record ${r}`);
+    assert.deepEqual(reports[r], binaryReport(check, fresh[r].type, fresh[r].groups), `record ${r}`);
   });
 });
 
-test("structured sampler: privatize writes, chunk by chunk, the text of each record's report", async () => {
-  // privatize writes a chunk's reports into one buffer and slices them out; with a known fill, every record must
-  // get text(report(x, its words)) — across a chunk boundary (4,096 records) and for every type's width.
+test("structured sampler: privatize writes, chunk by chunk, the text of each record's fresh report", async () => {
+  // privatize writes a chunk's reports into one buffer and slices them out; with the same words, every record must
+  // get text() of the report freshReports() draws — across a chunk boundary (4,096 records) and for every type's width.
   const vectors = JSON.parse(read("sampler.json"));
   const file = await loadSymmetricFile(read(vectors.file));
-  let state = 12345;
-  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
-  const drawn = [];
-  const fill = (buffer) => {
-    for (let i = 0; i < buffer.length; i++) buffer[i] = next() ^ (next() << 16);
-    drawn.push(Uint32Array.from(buffer));
-  };
-  const sampler = new SymmetricSampler(file, fill);
   const inputs = file.mechanism.inputs;
   const values = Array.from({ length: 5000 }, (_, i) => inputs[(i * 7) % inputs.length]);
-  const reports = sampler.privatize(values);
-  const count = 2 * sampler.wordsNeeded();
-  const check = new SymmetricSampler(file);
+  const reports = new SymmetricSampler(file, seededFill(12345)).privatize(values);
+  const check = new SymmetricSampler(file, seededFill(12345));
+  const fresh = check.freshReports(values);
   values.forEach((value, r) => {
-    const pool = drawn[Math.floor(r / 4096)];
-    const words = pool.subarray(count * (r % 4096), count * (r % 4096 + 1));
-    const report = check.report(inputs.indexOf(value), words);
-    assert.equal(reports[r], check.text(report.type, report.groups), `record ${r}`);
+    assert.equal(reports[r], check.text(fresh[r].type, fresh[r].groups), `record ${r}`);
   });
 });
 

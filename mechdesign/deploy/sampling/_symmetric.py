@@ -46,7 +46,13 @@ from mechdesign._errors import CertificateError
 from mechdesign._numerics import QUANT_SCALE, round_up
 from mechdesign._randomness import record_rng
 from mechdesign.core._symmetric import SymmetricMechanism, group_min_linear
-from mechdesign.deploy.sampling._symmetric_tables import SamplerTables, compile_tables, quantisation_spread, unpack
+from mechdesign.deploy.sampling._symmetric_tables import (
+    SamplerTables,
+    compile_tables,
+    hash_tables,
+    quantisation_spread,
+    unpack,
+)
 from mechdesign.mechfile._placement import PlacementFamily
 
 __all__ = ["SymmetricPrivatizer", "accept_limit"]
@@ -118,8 +124,9 @@ class SymmetricPrivatizer:
             digits[sp.cells, :sp.m] = sp.digits
             m_of[sp.cells] = sp.m
         sizes = cells.sizes.astype(np.int64)
-        cell = {"size": sizes, "m": m_of, "digits": digits, "prime": np.maximum(q, 0),
-                "w_div": ((sizes - 1) * sizes.astype(np.float64) ** m_of).astype(np.float64),
+        table, hash_at, chunk = hash_tables(family)
+        cell = {"size": sizes, "m": m_of, "digits": digits, "prime": np.maximum(q, 0), "p": sizes.astype(np.float64),
+                "p_m": sizes.astype(np.float64) ** m_of, "hash": table, "hash_at": hash_at, "chunk": chunk,
                 "power_at": np.where(q >= 0, offsets[np.maximum(q, 0)], 0).astype(np.int64),
                 "powers": np.concatenate([sp.powers for sp in spaces] or [np.zeros(0, dtype=np.int64)])}
         found = family.blocks()
@@ -345,20 +352,23 @@ class SymmetricPrivatizer:
         lower -= np.floor(lower / low) * low
         upper = groups[second, rows].astype(np.float64)
         value = lower + (upper - np.floor(upper / high) * high) * low
-        p = cell["size"][kr].astype(np.float64)
+        p = cell["p"][kr]
         rest = np.floor(value / (p - 1))
         e = (value - rest * (p - 1)).astype(np.int64)
-        hashed = np.zeros(rows.size)
-        for i in range(cell["digits"].shape[1]):  # u_i (times 0 past the cell's m_p digits)
-            above = np.floor(rest / p)
-            hashed += (rest - above * p) * cell["digits"][kr, i]
-            rest = above
-        w_old = np.floor(value / cell["w_div"][kr]).astype(np.int64)
+        p_m = cell["p_m"][kr]
+        w_old = np.floor(rest / p_m)
+        u = rest - w_old * p_m  # U = Σ_i u_i p^i
+        chunk, hash_at = cell["chunk"][kr], cell["hash_at"]
+        hashed = np.zeros(rows.size, dtype=np.int64)
+        for c in range(hash_at.shape[1]):  # one chunk at N ≤ 10⁴ (hash_tables)
+            above = np.floor(u / chunk)
+            hashed += cell["hash"][hash_at[kr, c] + (u - above * chunk).astype(np.int64)]
+            u = above
         d = cell["powers"][cell["power_at"][kr] + e]
-        w_new = (z[rows] - d * self.mechanism.cells.position[x[rows]] - hashed.astype(np.int64)) % p.astype(np.int64)
+        w_new = (z[rows] - d * self.mechanism.cells.position[x[rows]] - hashed) % cell["size"][kr]
         w_at = (info >> np.uint64(48)).astype(np.int64)
         # Wrapping uint64: w_old → w_new. 2-D indices (not a flat view): ``groups`` may be a strided view.
-        groups[w_at, rows] += (w_new - w_old).astype(np.uint64) * blocks["w_place"][at]
+        groups[w_at, rows] += (w_new - w_old.astype(np.int64)).astype(np.uint64) * blocks["w_place"][at]
 
     def _place_digits(self, x: np.ndarray, k: np.ndarray, t: np.ndarray, start: np.ndarray, z: np.ndarray,
                       groups: np.ndarray, rows: np.ndarray) -> None:

@@ -31,7 +31,7 @@ from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.deploy.sampling._quantise_rows import quantise_rows
 from mechdesign.mechfile._placement import PlacementFamily
 
-__all__ = ["SamplerTables", "compile_tables", "quantisation_spread"]
+__all__ = ["SamplerTables", "compile_tables", "hash_tables", "quantisation_spread"]
 
 _GUIDE_BUDGET = 1 << 22  # guide-table entries in all (int32: 16 MiB)
 _BLOCK_CELLS = 16  # cells quantised together (rows of 2T floats; small temporaries: fewer page faults)
@@ -230,3 +230,50 @@ def quantisation_spread(mechanism: SymmetricMechanism, tables: SamplerTables) ->
     if not (math.isfinite(top) and bottom > 0):
         return math.inf
     return math.log(top) - math.log(bottom)
+
+
+_HASH_ENTRIES = 1 << 16  # entries a prime's table of one chunk may hold (c_p · p^L)
+
+
+def hash_tables(family: PlacementFamily) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tables of the placement's cell hash h_k(u) = Σ_i u_i digits(j(k))_i mod p, read in chunks of L digits.
+
+    Step 3 needs h for the drawn u = (u_0 … u_{m−1}) of the cell's prime. Read as the integer U = Σ_i u_i p^i, it
+    is cut into chunks of L_p digits (the most with c_p · p^L ≤ 2¹⁶, at least 1): chunk c holds U_c = ⌊U / p^(cL)⌋
+    mod p^L and h = Σ_c H[at[k, c] + U_c] mod p, with H[at[k, c] + v] = Σ_{i<L} v_i digits(j(k))_{cL+i} mod p
+    for the base-p digits v_i of v. A chunk past the cell's m_p digits has U_c = 0 and at = 0 (H[0] = 0), so
+    every cell reads the same number of chunks. This replaces the loop over m_p digits (m_p ≤ 8 at N = 10⁵) by
+    one lookup a chunk (on the benchmark's designs one chunk at N = 10⁴, two at 10⁵, in tables of 28,134 and
+    344,303 entries).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        H (int64), at (int64, shape (K, C)) and the chunk radix p^L of each cell (float64, shape (K,); 1 for a
+        cell of no prime).
+    """
+    k_count = family.prime_of_cell.size
+    plans = []
+    for sp in family.spaces:
+        length = 1
+        while length < sp.m and len(sp.cells) * sp.p ** (length + 1) <= _HASH_ENTRIES:
+            length += 1
+        plans.append((sp, length, -(-sp.m // length)))
+    chunks = max([c for _, _, c in plans], default=1)
+    at = np.zeros((k_count, max(chunks, 1)), dtype=np.int64)
+    radix = np.ones(k_count)
+    tables, used = [np.zeros(1, dtype=np.int64)], 1
+    for sp, length, count in plans:
+        values = np.arange(sp.p ** length)
+        # (p^L, L): the base-p digits of every chunk value, little-endian.
+        digits = (values[:, None] // sp.p ** np.arange(length)[None, :]) % sp.p
+        radix[sp.cells] = float(sp.p ** length)
+        for c in range(count):
+            part = np.zeros((len(sp.cells), length), dtype=np.int64)
+            width = min(length, sp.m - c * length)
+            part[:, :width] = sp.digits[:, c * length:c * length + width]
+            table = (part @ digits.T) % sp.p  # (c_p, p^L): row j is cell j's chunk hash
+            at[sp.cells, c] = used + np.arange(len(sp.cells)) * values.size
+            tables.append(table.reshape(-1))
+            used += table.size
+    return np.concatenate(tables), at, radix

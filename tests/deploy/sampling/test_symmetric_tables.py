@@ -140,6 +140,24 @@ def test_the_digit_by_digit_path_agrees_with_the_block_path(sampler):
     assert np.array_equal(by_blocks[0], by_digits[0]) and np.array_equal(by_blocks[1], by_digits[1])
 
 
+def test_the_hash_read_in_chunks_agrees_with_the_digit_by_digit_path(monkeypatch):
+    # At the default budget every prime of WIDE_COUNTS is hashed in one chunk; a budget of 1 entry forces one digit a
+    # chunk (p = 2: m = 3 chunks), the path N = 10⁵ takes for its largest primes. Oracle: the digit-by-digit rewrite.
+    import mechdesign.deploy.sampling._symmetric_tables as tables
+
+    monkeypatch.setattr(tables, "_HASH_ENTRIES", 1)
+    sampler = SymmetricPrivatizer(random_mechanism(WIDE_COUNTS, 0, types=12))
+    assert sampler._cell["hash_at"].shape[1] == 3
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 12, 5000)  # the inputs of the six cells of size 2 (counts 1000 … 995, each twice)
+    assert set(sampler.mechanism.cells.sizes[sampler.mechanism.cells.cell_of[x]].tolist()) == {2}
+    words = rng.integers(0, 2**64 - 2**32, (5000, sampler.words_needed()), dtype=np.uint64)
+    by_chunks = sampler.sample_words(x, words)
+    sampler._blocks["whole"][:] = False
+    by_digits = sampler.sample_words(x, words)
+    assert np.array_equal(by_chunks[0], by_digits[0]) and np.array_equal(by_chunks[1], by_digits[1])
+
+
 # x = 12 (1.9 s of CPU) under -m slow: the same sampler and test at another input; x = 3 stays by default.
 @pytest.mark.parametrize("x", [3, pytest.param(12, marks=pytest.mark.slow)])
 def test_fresh_draws_follow_the_sampled_mechanism_by_a_chi_square_test(x):
