@@ -114,6 +114,17 @@ def own_account_cache(_account_caches, monkeypatch):
     monkeypatch.setenv("MECHDESIGN_CACHE_DIR", str(base / f"account-cache-{next(numbers)}"))
 
 
+@pytest.fixture(scope="session")
+def design_cache(tmp_path_factory):
+    """Deterministic designs built in several modules, solved once per run across the xdist workers
+    (tests/design_cache.py says why this is safe). The folder is the run's: the workers' temporary folders are its
+    subfolders."""
+    from design_cache import DesignCache
+
+    base = tmp_path_factory.getbasetemp()
+    return DesignCache((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "design-cache")
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -285,7 +285,7 @@ class PlacementFamily:
             r = (sp.digits @ u + w) % sp.p
             shift = np.zeros(self.cells.count, dtype=np.int64)
             shift[sp.cells] = r
-            inside = np.isin(self.cells.cell_of, sp.cells)
+            inside = self.cells.sizes[self.cells.cell_of] == sp.p  # the inputs of C_p (its cells have size p)
             z[inside] = (sp.powers[e] * self.cells.position[inside] + shift[self.cells.cell_of[inside]]) % sp.p
         return z
 

@@ -205,8 +205,20 @@ def test_an_overstated_record_file_fails_verify_with_exit_1(adult, cli, tmp_path
     assert refused.returncode == 2 and "guarantee.epsilon must be >=" in _one_line(refused)
 
 
-def test_joint_design_from_its_problem_file_round_trips_through_the_cli(adult, cli):
-    """problems/adult-race-sex-joint.toml: design → verify → privatize → decode; marginals within 4 SE."""
+def test_joint_design_from_its_problem_file_round_trips_through_the_cli(adult, cli, design_cache, monkeypatch):
+    """problems/adult-race-sex-joint.toml: design → verify → privatize → decode; marginals within 4 SE.
+
+    The design is the one tests/records/test_joint_design.py builds (same prior, budget, radius and objective),
+    solved once per run through the design cache; the CLI's own handling (its file, guarantee, report) runs here."""
+    from mechdesign.records import _joint_design
+
+    real = _joint_design.design_joint
+
+    def cached(prior, epsilon, *, delta, radius, objective, time_limit, deadline):
+        assert radius is None and time_limit > 0 and deadline is not None  # the CLI's call (delta, not radius)
+        return design_cache(real, prior, epsilon, delta=delta, objective=objective)
+
+    monkeypatch.setattr(_joint_design, "design_joint", cached)
     folder = adult["folder"]
     made = cli("design", str(PROBLEMS / "adult-race-sex-joint.toml"), "--out", str(folder))
     assert made.returncode == 0, made.stderr

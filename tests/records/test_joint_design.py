@@ -79,9 +79,11 @@ def test_marginal_scale_equals_the_product_and_spl_scales(epsilon):
 
 
 @pytest.fixture(scope="module")
-def adult_race_sex():
+def adult_race_sex(design_cache):
+    """The Adult race × sex designs; the marginals design is also the CLI's of problems/adult-race-sex-joint.toml
+    (tests/cli/test_records_cli.py): solved once per run through the design cache."""
     prior = JointPrior.from_adult(["race", "sex"])
-    return prior, {objective: design_joint(prior, 1.0, delta=1e-6, objective=objective)
+    return prior, {objective: design_cache(design_joint, prior, 1.0, delta=1e-6, objective=objective)
                    for objective in ("marginals", "joint")}
 
 

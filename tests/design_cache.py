@@ -1,0 +1,61 @@
+"""A design cache on disk shared by the xdist workers of one run (the ``design_cache`` fixture of conftest.py).
+
+Some deterministic designs are built in more than one test module (the Adult race × sex joint design: the records
+engine's tests and the CLI's round trip), and xdist may give the modules to different workers, each paying the solve
+(3 s of CPU). Through this cache the first caller solves and every later caller of the run, in any worker, loads
+the pickled result. It is safe because:
+
+* the key is the builder's qualified name, its arguments (pickled) and the code version (SHA-256 of every
+  ``mechdesign/**/*.py``), so a changed problem or a changed engine is a miss;
+* only a design whose ``status`` is ``"optimal"`` is stored: its value does not depend on the time limit or the
+  deadline it was solved under, which are therefore not part of the key;
+* the folder lives for one run (pytest's temporary folder of the session, shared by its workers), never across
+  runs; writes are atomic (a temporary file renamed) and a lock makes a second caller wait for the first solve;
+* the solver still runs once per run for each design, and the tests that check the design check its result.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def code_version() -> str:
+    """SHA-256 of the library's sources (paths and contents, in path order)."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "mechdesign").rglob("*.py")):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class DesignCache:
+    """``cache(build, *args, **kwargs)``: ``build(*args, **kwargs)``, solved once per run across the workers."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __call__(self, build: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        name = f"{build.__module__}.{build.__qualname__}"
+        key = hashlib.sha256(pickle.dumps((name, args, sorted(kwargs.items()), code_version()),
+                                          protocol=4)).hexdigest()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{key}.pickle"
+        with open(self.folder / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a second caller waits for the first solve instead of repeating it
+            if path.exists():
+                return pickle.loads(path.read_bytes())
+            design = build(*args, **kwargs)
+            if getattr(design, "status", None) == "optimal":
+                part = path.with_suffix(f".{os.getpid()}.part")
+                part.write_bytes(pickle.dumps(design, protocol=4))
+                part.replace(path)
+            return design
