@@ -1,0 +1,65 @@
+"""Columns of the bound's multiplier LP: types and the reach's fractional maximisers, by their cell moments [D].
+
+The bound of :mod:`._bound` holds for every λ; it chooses λ as the dual of the LP
+
+    max Σ_t θ_t q_t(w)   s.t.  Σ_t θ_t μ_t = 1 (every row sums to one),  θ ≥ 0,
+
+over a pool of columns, each known only through its cell moments μ_tk = (Σ_{x∈k} v_x)/s_k and
+D_tk = (Σ_{x∈k} v_x²)/s_k, with q_t(w) = Σ_k s_k w_k D_tk and the per-input multiplier λ_k = y_k/s_k (y the dual
+of row k). A column need not be a vertex of the polytope, nor have integer counts: the reach's relaxation is a
+maximum over *fractional* types (counts in [0, s_k] at levels of a family), and adding the maximiser it reports is
+Kelley's cutting plane for min_λ Σ_x λ_x + r̄(w, λ) with r̄ the relaxation actually evaluated (its linearisation at
+λ is −Σ_k s_k μ_k λ_k + q(w)). Nothing here is part of the certificate: any λ is sound.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import linprog
+
+from mechdesign._deadline import Deadline
+from mechdesign.design.symmetric._instance import Instance, TypeTable
+
+__all__ = ["Columns"]
+
+
+class Columns:
+    """A pool of columns by their cell moments: ``means`` μ (T × K) and ``second`` D (T × K) (module docstring)."""
+
+    def __init__(self, means: np.ndarray, second: np.ndarray) -> None:
+        self.means, self.second = means, second
+
+    @classmethod
+    def of_types(cls, types: TypeTable) -> Columns:
+        """The moments of a table of types."""
+        sizes = types.instance.sizes
+        second = (types.a * types.high[:, None] ** 2 + types.b * types.low[:, None] ** 2) / sizes
+        return cls(types.means(), second)
+
+    @classmethod
+    def fractional(cls, instance: Instance, high: float, low: float, a: np.ndarray, b: np.ndarray) -> Columns:
+        """One column: real counts ``a`` at level ``high`` and ``b`` at ``low`` per cell (zeros elsewhere)."""
+        sizes = instance.sizes
+        return cls(((a * high + b * low) / sizes)[None, :], ((a * high**2 + b * low**2) / sizes)[None, :])
+
+    def __len__(self) -> int:
+        return int(self.means.shape[0])
+
+    def extend(self, other: Columns) -> Columns:
+        """A new pool with ``other``'s columns after these."""
+        return Columns(np.vstack([self.means, other.means]), np.vstack([self.second, other.second]))
+
+    def multipliers(self, instance: Instance, w: np.ndarray, deadline: Deadline | None = None) -> np.ndarray | None:
+        """λ per input of each cell: the dual of the LP (module docstring) by HiGHS; None when it does not finish."""
+        q = self.second @ (instance.sizes * w)
+        left = math.inf if deadline is None else deadline.remaining()
+        if left <= 0:
+            return None
+        options = {} if not math.isfinite(left) else {"time_limit": max(left, 0.05)}
+        found = linprog(-q, A_eq=self.means.T, b_eq=np.ones(instance.count), bounds=(0, None), method="highs",
+                        options=options)
+        if found.status != 0:
+            return None
+        return -np.asarray(found.eqlin.marginals) / instance.sizes
