@@ -27,7 +27,8 @@ solver-free and rounded toward privacy:
    that the fresh layer has room to treat the copies apart: a feasible two-layer design, the one the fair table
    compares with. Its permanent layer is k-ary randomized response at the largest level whose capacity over the
    ball is at most ε_L; where the chain cannot be calibrated, that layer is a candidate as in (a).
-4. **Both layers together** (:mod:`._joint`). From each start, the best first, W₁ and W₂ are alternated:
+4. **Both layers together** (:mod:`._joint`). From each start, the best first (those within a factor 2 of the
+   best share the time equally; the others get what is left), W₁ and W₂ are alternated:
    W₁ by conditional-gradient steps over its feasible polytope for fixed W₂ (both capacities are convex in W₁),
    W₂ by the column generation started from the current one; each accepted step lowers the exact value, so the
    result is never worse than the best start, **the chain included** (at an expired deadline the alternation
@@ -81,10 +82,10 @@ _ROOM = 1e-10  # relative room kept below the per-report and link budgets (_fini
 _START = 0.5  # of the time left after them, the candidates' reports' share (the rest: the alternation)
 _ENGINE_SHARE = 0.75  # of the time left for the candidates' reports, the engine's layer's share
 _CHAIN = "L-GRR chain at the three budgets"  # the start that is already a two-layer design (._starts)
-# The chain's outputs copied up to this N: at education (2, 1) (N = 16), 90 s of alternation from the chain end at
-# 46.4 with one copy and 40.8 with two; at native-country (N = 42) twice the W₁ variables and W₂ rows kept the first
-# round from finishing in 97–124 s at load 7 ((4, 1): 631, the chain, against 206 with one copy).
+# The chain's outputs copied up to this N: education (2, 1), 90 s of alternation from the chain: 46.4 with one copy,
+# 40.8 with two; native-country (4, 1) (N = 42), 120 s at load 7: 206 with one, 631 (no round done) with two.
 _COPIED_UP_TO = 16
+_NEAR = 2.0  # starts within this factor of the best start's value share the alternation's time
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,7 +325,9 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
     # that candidate: the alternation's first W₂ step designs the reports the candidate would have had, and the
     # time goes to the alternation (education (2, 1) at 120 s: 69.7 with the candidate first, 40.8 from the chain).
     chain = chain_start(ball, problem.epsilon, report_epsilon, link, room=_ROOM)
-    if chain is None:
+    if chain is not None:
+        candidates.append(("randomized response at the lifetime epsilon", chain[0]))
+    else:
         level = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)[1]
         grr = randomized_response(problem.size, level * (1 - 1e-12)).matrix  # a margin for the rounding up
         if round_up(capacity(grr, ball)) <= problem.epsilon:  # decided as every reader states it
@@ -333,9 +336,10 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
     starts: list[tuple[float, str, np.ndarray, np.ndarray]] = []
     for index, (name, permanent) in enumerate(candidates):
         # The candidates' reports get half the time left, the engine's layer three quarters of it; the
-        # alternation the rest.
-        share = _START * deadline.remaining() * (_ENGINE_SHARE if index == 0 else 1.0)
+        # alternation the rest. k-RR's reports start from the chain's (its columns are in the first master).
+        share = _START * deadline.remaining() * (_ENGINE_SHARE if index == 0 and len(candidates) > 1 else 1.0)
         found = design_reports(permanent, ball, report_epsilon, link, targets=target,
+                               start=chain[1] if chain is not None and index > 0 else None,
                                deadline=deadline.before(deadline.remaining() - share))
         if found is None:
             values[name] = math.inf
@@ -349,12 +353,17 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
         starts.append((values[_CHAIN], _CHAIN, *copied_outputs(*chain, 2 if problem.size <= _COPIED_UP_TO else 1)))
     starts.sort(key=lambda start: start[0])
     best: tuple[float, str, np.ndarray, np.ndarray] | None = None
-    for _, name, permanent, reports in starts:
-        # Both layers alternated from each start, the best first with all the time: it stops when a round gains
-        # less than the tolerance, and the next start gets what is left (education (1, 0.5) at 120 s: halving the
-        # time between the two starts ended at 158 where the best alone reaches 75; the engine's start, 32,101,
-        # did not move).
-        ran = alternate(permanent, reports, ball, problem.epsilon, report_epsilon, link, deadline=deadline)
+    near = sum(start[0] <= _NEAR * starts[0][0] for start in starts)
+    for index, (_, name, permanent, reports) in enumerate(starts):
+        # Both layers alternated from each start, the best first. The starts within _NEAR of the best share the
+        # time equally (what one leaves when a round gains less than the tolerance goes to the next); the others
+        # get what is left. Education at 120 s (load 8): at (2, 1) k-RR's designed reports (96.3) first with all
+        # the time ended at 50.3, the chain with copied outputs (98.7) at 37.9; at (4, 1) the reverse (37.7 and
+        # 90.3); sharing, 41.4 and 37.8. At (1, 0.5) halving the time with the engine's start (32,101, which did
+        # not move) ended at 158, not 75: it is not within _NEAR.
+        share = deadline.remaining() / (near - index) if index < near else deadline.remaining()
+        ran = alternate(permanent, reports, ball, problem.epsilon, report_epsilon, link,
+                        deadline=deadline.before(deadline.remaining() - share))
         joint = ran.values[-1] - 1.0
         values[f"{name}, both layers alternated"] = joint
         if best is None or joint < best[0]:
