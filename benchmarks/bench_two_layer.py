@@ -284,8 +284,9 @@ def _why(row: dict[str, Any]) -> str:
         return ""
     bound = row.get("link_bound")
     if bound is not None and chain / bound < 2.0:
-        return (f"proven: every report of a design at link ε {row['link_budget']:.3g} is that-LDP, and every such "
-                f"mechanism has n·MSE ≥ {significant(bound)} (certified), the chain only {chain / bound:.2f}× above")
+        level = f"{row['link_budget']:.3g}"
+        return (f"proven: a design at link ε {level} has {level}-LDP reports, and every {level}-LDP mechanism has "
+                f"n·MSE ≥ {significant(bound)} (certified): the chain is only {chain / bound:.2f}× above it")
     if chain / row["target"] < 2.0:
         return (f"the single-layer design at the per-report and link budgets is itself only "
                 f"{chain / row['target']:.2f}× below the chain")
@@ -325,7 +326,8 @@ def table(rows: list[dict[str, Any]]) -> str:
               significant(r["target"]), significant(r["unlinked_mse"]),
               f"{r['best_chain'].upper()} {significant(r['best_chain_mse'])} "
               f"(IBU {significant(r['best_chain_ibu_mse'])})",
-              f"{r['lead']:.2f}× / {r['lead_post_processed']:.2f}×", r["why"] or "—", _at_design_levels(r)]
+              f"{r['lead']:.2f}× / {r['lead_post_processed']:.2f}×",
+              (_why(r) if "equal_lead" in r else r["why"]) or "—", _at_design_levels(r)]
              for r in rows]
     return write_table("two_layer", ["attribute (N)", "(lifetime ε, per-report ε)", "link ε (smallest chain's)",
                                      "two-layer ε-PML design: n·MSE exact (÷ certified bound; simulated unbiased / ML)",
