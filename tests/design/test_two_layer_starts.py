@@ -1,0 +1,100 @@
+"""The two-layer design's starts (mechdesign.design.two_layer._starts): the L-GRR chain at the three budgets is a
+feasible two-layer design, recomputed solver-free; the design is never worse than it, even at an expired deadline;
+copied outputs compose to the same mechanism at the same three levels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mechdesign import Deadline
+from mechdesign.core import L1Ball, capacity, link_level, trace_inverse_fisher
+from mechdesign.design import load_problem
+from mechdesign.design.two_layer import design_two_layer
+from mechdesign.design.two_layer._calibrated import calibrated_chain
+from mechdesign.design.two_layer._joint import alternate
+from mechdesign.design.two_layer._starts import chain_start, copied_outputs, levels
+
+from conftest import PRIVACY_SLACK, PROBLEMS
+
+
+def _grr_mse(ball: L1Ball, lifetime: float, report: float, link: float) -> float:
+    """One report's n·MSE of L-GRR at the three budgets (Wang et al., Theorem 2, from the calibrated p*, q*)."""
+    return calibrated_chain("l-grr", ball, lifetime, report, link).mse
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(weights=st.lists(st.floats(0.05, 1.0), min_size=2, max_size=6),
+       radius=st.sampled_from([0.0, 0.01, 0.1, 2.0]), lifetime=st.floats(0.3, 5.0), share=st.floats(0.2, 1.0),
+       link=st.one_of(st.just(math.inf), st.floats(0.2, 5.0)))
+def test_the_chain_start_meets_the_three_budgets_recomputed(weights, radius, lifetime, share, link):
+    """Both capacities over the ball and the link level, recomputed from the matrices, within the budgets; the
+    composition's efficient-decoder value is the chain's unbiased one (a square invertible channel)."""
+    prior = np.array(weights) / sum(weights)
+    ball = L1Ball(prior, radius)
+    report = lifetime * share
+    start = chain_start(ball, lifetime, report, link)
+    assert start is not None
+    w1, w2 = start
+    assert capacity(w1, ball) <= lifetime + PRIVACY_SLACK and capacity(w1 @ w2, ball) <= report + PRIVACY_SLACK
+    assert link_level(w1, w2).epsilon <= link
+    assert levels(w1, w2, ball)[0] <= lifetime and levels(w1, w2, ball)[1] <= report
+    assert trace_inverse_fisher(w1 @ w2, prior) - 1 == pytest.approx(_grr_mse(ball, lifetime, report, link),
+                                                                      rel=1e-6)
+
+
+def test_the_room_keeps_the_chain_below_the_budgets():
+    ball = L1Ball([0.5, 0.3, 0.2], 0.05)
+    w1, w2 = chain_start(ball, 2.0, 1.0, 1.5, room=1e-6)
+    assert capacity(w1 @ w2, ball) <= 1.0 * (1 - 1e-6) + PRIVACY_SLACK
+    assert link_level(w1, w2).epsilon <= 1.5 * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("copies", [2, 3])
+def test_copied_outputs_are_the_same_mechanism_at_the_same_three_levels(copies):
+    ball = L1Ball([0.4, 0.3, 0.2, 0.1], 0.05)
+    w1, w2 = chain_start(ball, 2.0, 1.0, 1.3)
+    c1, c2 = copied_outputs(w1, w2, copies)
+    assert c1.shape == (4, 4 * copies) and c2.shape == (4 * copies, 4)
+    assert np.allclose(c1 @ c2, w1 @ w2, rtol=0, atol=1e-15)
+    assert levels(c1, c2, ball) == pytest.approx(levels(w1, w2, ball), rel=1e-12)
+
+
+def test_the_alternation_from_the_chain_ends_below_it_and_within_the_budgets():
+    """Zipf on six values, (lifetime, per-report, link) = (2, 1, chain's level): the alternation from L-GRR only
+    accepts steps that lower the exact value (f after each round never rises) and keeps the three levels."""
+    prior = 1 / np.arange(1, 7)
+    prior /= prior.sum()
+    ball = L1Ball(prior, 0.02)
+    w1, w2 = chain_start(ball, 2.0, 1.0, 1.8)
+    start = trace_inverse_fisher(w1 @ w2, prior)
+    ran = alternate(w1, w2, ball, 2.0, 1.0, 1.8, deadline=Deadline(20.0), tolerance=0.05)
+    assert all(later <= earlier for earlier, later in zip(ran.values, ran.values[1:], strict=False))
+    assert ran.values[-1] < start
+    lifetime, report, link = levels(ran.permanent, ran.reports, ball)
+    assert lifetime <= 2.0 and report <= 1.0 and link <= 1.8
+
+
+def test_an_expired_alternation_returns_its_start():
+    ball = L1Ball([0.5, 0.3, 0.2], 0.05)
+    w1, w2 = chain_start(ball, 2.0, 1.0, 1.5)
+    ran = alternate(w1, w2, ball, 2.0, 1.0, 1.5, deadline=Deadline(0.0))
+    assert ran.values == (trace_inverse_fisher(w1 @ w2, ball.center.probabilities),)
+    assert np.array_equal(ran.permanent, w1) and np.array_equal(ran.reports, w2)
+
+
+def test_the_design_is_never_worse_than_the_chain_at_its_three_levels_even_past_its_deadline():
+    """Adult race at (2, 1) with link budget 1.6: at an expired deadline the design is the L-GRR chain at the three
+    budgets (n·MSE 12.24), its levels recomputed. Before the chain was a start, the design at an expired deadline
+    was k-RR with reports from an unfinished column generation, n·MSE 107.6: this test failed there."""
+    race = load_problem(PROBLEMS / "adult-race-estimation.toml").problem.with_(epsilon=2.0)
+    chain = _grr_mse(race.ball, 2.0, 1.0, 1.6)
+    design = design_two_layer(race, 1.0, link_epsilon=1.6, deadline=Deadline(0.0))
+    assert design.mse <= chain * (1 + 1e-6)
+    assert design.lifetime_epsilon <= 2.0 and design.report_epsilon <= 1.0 and design.link_epsilon <= 1.6
+    recomputed = levels(design.permanent.matrix, design.reports.matrix, race.ball)
+    assert recomputed[0] <= 2.0 and recomputed[1] <= 1.0 and recomputed[2] <= 1.6
