@@ -157,3 +157,25 @@ def test_the_alternation_honours_its_deadline(monkeypatch):
     ran = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0))
     assert clock() - begun <= 3.0 * 1.05 + 0.25
     assert ran.values[-1] <= start and len(ran.values) >= 2  # it ran at least one round before the deadline
+
+
+def test_a_start_that_cannot_reach_the_best_value_at_its_pace_stops(monkeypatch):
+    """With ``beat`` below anything a round's pace can reach in the time left, the alternation stops after one round,
+    where without it the same start goes on (the same fake clock as above: every reading advances 50 ms)."""
+    rng = np.random.default_rng(7)
+    prior = rng.dirichlet(np.full(16, 2.0))
+    ball = L1Ball(prior, 0.01)
+    w1 = randomized_response(16, 1.0).matrix
+    w2 = reports_start(w1, ball, 0.5, 2.0)
+    start = trace_inverse_fisher(w1 @ w2, prior)
+    now = [time.monotonic()]
+
+    def clock() -> float:
+        now[0] += 0.05
+        return now[0]
+
+    monkeypatch.setattr(time, "monotonic", clock)
+    free = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0))
+    stopped = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0), beat=1.0)  # f ≥ 1: out of reach
+    assert len(free.values) > 2 and len(stopped.values) == 2
+    assert stopped.values[-1] <= start and stopped.values[1] == free.values[1]  # the same first round, then a stop

@@ -301,10 +301,14 @@ def permanent_step(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lif
 
 
 def alternate(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lifetime: float, report: float,
-              link: float, *, deadline: Deadline, tolerance: float = _TOLERANCE) -> Alternation:
+              link: float, *, deadline: Deadline, tolerance: float = _TOLERANCE,
+              beat: float | None = None) -> Alternation:
     """Alternate :func:`permanent_step` and the A-optimal W₂ (module docstring) until a round gains little.
 
-    A round that lowers f by less than ``tolerance`` × f ends it, as does the deadline.
+    A round that lowers f by less than ``tolerance`` × f ends it, as does the deadline. With ``beat`` (the value
+    another start already reached) a round also ends it when, at the pace of that round, the rounds needed to reach
+    ``beat`` would not fit in the time left: the gains of a local search shrink round after round, so that linear
+    projection is optimistic and only stops starts that could not catch up anyway.
 
     Parameters
     ----------
@@ -318,6 +322,8 @@ def alternate(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lifetime
         When the alternation stops.
     tolerance : float
         The least relative decrease of f a round must bring to go on.
+    beat : float or None
+        f of the best pair found from another start (``None``: none yet).
 
     Returns
     -------
@@ -331,7 +337,7 @@ def alternate(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lifetime
     current = trace_inverse_fisher(permanent @ reports, prior)
     values = [current]
     while not deadline.expired():
-        before = current
+        before, begun = current, deadline.remaining()
         permanent, current = permanent_step(permanent, reports, ball, lifetime, report, deadline=deadline)
         used = permanent.max(axis=0) > 0  # outputs W₁ no longer produces: drop them and W₂'s rows
         permanent, reports = permanent[:, used], reports[used]
@@ -349,4 +355,8 @@ def alternate(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lifetime
         values.append(current)
         if before - current < tolerance * before:
             break
+        if beat is not None and current > beat:
+            spent = begun - deadline.remaining()  # this round's time, on the deadline's own clock
+            if (current - beat) / (before - current) * spent > deadline.remaining():
+                break
     return Alternation(permanent, reports, tuple(values))
