@@ -134,18 +134,17 @@ def test_the_permanent_step_improves_a_poor_layer_and_keeps_both_capacities():
     assert capacity(moved, ball) <= 2.0 + PRIVACY_SLACK and capacity(moved @ w2, ball) <= 1.5 + PRIVACY_SLACK
 
 
-def test_the_alternation_honours_its_deadline(monkeypatch):
-    """A 16-value instance that does not converge in 3 s: the alternation returns within 5 % of it (plus a quarter
-    of a second for the last line search), with a design never worse than its start.
-
-    The clock is fake (every reading advances it by 50 ms), so the outcome does not depend on the machine's speed or
-    load, and the test no longer spends 3 s of CPU: the engine's decisions read only ``time.monotonic``."""
-    rng = np.random.default_rng(7)
-    prior = rng.dirichlet(np.full(16, 2.0))
+def _sixteen_values():
+    """A 16-value instance that does not converge in 3 s: W₁ = k-RR, W₂ its reports' start, the ball, f at the start."""
+    prior = np.random.default_rng(7).dirichlet(np.full(16, 2.0))
     ball = L1Ball(prior, 0.01)
     w1 = randomized_response(16, 1.0).matrix
     w2 = reports_start(w1, ball, 0.5, 2.0)
-    start = trace_inverse_fisher(w1 @ w2, prior)
+    return w1, w2, ball, trace_inverse_fisher(w1 @ w2, prior)
+
+
+def _fake_clock(monkeypatch):
+    """Replace ``time.monotonic`` by a clock that every reading advances by 50 ms; return it."""
     now = [time.monotonic()]
 
     def clock() -> float:
@@ -153,6 +152,17 @@ def test_the_alternation_honours_its_deadline(monkeypatch):
         return now[0]
 
     monkeypatch.setattr(time, "monotonic", clock)
+    return clock
+
+
+def test_the_alternation_honours_its_deadline(monkeypatch):
+    """A 16-value instance that does not converge in 3 s: the alternation returns within 5 % of it (plus a quarter
+    of a second for the last line search), with a design never worse than its start.
+
+    The clock is fake (every reading advances it by 50 ms), so the outcome does not depend on the machine's speed or
+    load, and the test no longer spends 3 s of CPU: the engine's decisions read only ``time.monotonic``."""
+    w1, w2, ball, start = _sixteen_values()
+    clock = _fake_clock(monkeypatch)
     begun = clock()
     ran = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0))
     assert clock() - begun <= 3.0 * 1.05 + 0.25
@@ -162,19 +172,8 @@ def test_the_alternation_honours_its_deadline(monkeypatch):
 def test_a_start_that_cannot_reach_the_best_value_at_its_pace_stops(monkeypatch):
     """With ``beat`` below anything a round's pace can reach in the time left, the alternation stops after one round,
     where without it the same start goes on (the same fake clock as above: every reading advances 50 ms)."""
-    rng = np.random.default_rng(7)
-    prior = rng.dirichlet(np.full(16, 2.0))
-    ball = L1Ball(prior, 0.01)
-    w1 = randomized_response(16, 1.0).matrix
-    w2 = reports_start(w1, ball, 0.5, 2.0)
-    start = trace_inverse_fisher(w1 @ w2, prior)
-    now = [time.monotonic()]
-
-    def clock() -> float:
-        now[0] += 0.05
-        return now[0]
-
-    monkeypatch.setattr(time, "monotonic", clock)
+    w1, w2, ball, start = _sixteen_values()
+    _fake_clock(monkeypatch)
     free = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0))
     stopped = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0), beat=1.0)  # f ≥ 1: out of reach
     assert len(free.values) > 2 and len(stopped.values) == 2
