@@ -139,6 +139,17 @@ def cli_process():
 collect_ignore_glob = ["typing/*"]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path, parent):
+    """The doctests are the library's (``--doctest-modules`` over ``mechdesign/``); the test modules hold none, so
+    their doctest collector is dropped: it walked every object of ~200 modules in each xdist worker for nothing
+    (tests/test_architecture.py checks that no test module holds a ``>>>`` example)."""
+    from _pytest.doctest import DoctestModule
+
+    collectors = yield
+    return [collector for collector in collectors if not isinstance(collector, DoctestModule)]
+
+
 def assert_one_line_error(call, kind: type[Exception], text: str) -> None:
     """``call()`` refuses with ``kind``, a message holding ``text`` on one line (errors that teach, STYLE 3)."""
     with pytest.raises(kind) as info:

@@ -312,3 +312,14 @@ def test_the_deploy_checker_catches_upward_imports(tmp_path):
     low.parent.mkdir(parents=True)
     low.write_text("def f():\n    from ..sampling import record_sampler\n")
     assert _deploy_violations(low, tmp_path) != []
+
+
+def test_no_test_module_holds_a_doctest():
+    """tests/conftest.py drops the doctest collector of the test modules (the doctests are the library's): an example
+    written in a test module would silently never run."""
+    import re
+
+    example = re.compile(r"^\s*>>> ", re.MULTILINE)
+    holding = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "tests").rglob("*.py"))
+               if example.search(path.read_text(encoding="utf-8"))]
+    assert holding == []
