@@ -202,7 +202,7 @@ def _padded_rows(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
 
 
 def _decimal(values: np.ndarray) -> UserIds:
-    """The decimal text of integers in padded rows, NumPy only (:func:`._decimal.decimal`)."""
+    """The decimal text of integers in padded rows, NumPy only (``_decimal.decimal``)."""
     return UserIds(*decimal(values))
 
 
