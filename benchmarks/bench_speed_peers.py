@@ -17,7 +17,8 @@ median and range of ``--repeats`` runs; the two sides alternate within a repeat 
 the load average is recorded before and after. One untimed run of each command comes first (bytecode written, the
 data in the page cache, the peer's memo table made); ``PYTHONDONTWRITEBYTECODE`` is dropped from the environment.
 With ``--large N`` mechdesign alone privatizes N records of Parquet files holding only ``race``, and ``id,race``
-(``--large-layouts``; plain, and memoized where there are ids): records per CPU second.
+(``--large-layouts``; plain, and memoized where there are ids): records per CPU second; mode ``copy`` is the floor,
+pyarrow alone reading and writing the same file as privatize does (benchmarks/parquet_copy.py, nothing privatized).
 
 Run: ``python benchmarks/bench_speed_peers.py [--records 1000000] [--repeats 5] [--large 100000000]
 [--large-layouts race] [--merge]``
@@ -168,14 +169,17 @@ def measure(records: int, repeats: int, folder: Path, labels: list[str], prior: 
 
 
 def measure_large(records: int, repeats: int, folder: Path, labels: list[str], prior: list[float],
-                  columns: tuple[str, ...]) -> list[dict[str, Any]]:
+                  columns: tuple[str, ...],
+                  modes: tuple[str, ...] = ("plain", "memoized", "copy")) -> list[dict[str, Any]]:
     """mechdesign alone on ``records`` Parquet records of ``columns``: records per CPU second, plain (and memoized
-    when the file has user ids)."""
+    when the file has user ids), and pyarrow's copy of the file (``copy``; the modes run: ``modes``)."""
     data = write_data(folder, records, labels, prior, ("parquet",), columns=columns)["parquet"]
     memo_key(folder)
     rows = []
-    for mode in ("plain", "memoized") if "id" in columns else ("plain",):
-        argv = commands("parquet", mode, data, folder, labels)["mechdesign"]
+    for mode in (m for m in modes if "id" in columns or m != "memoized"):
+        argv = commands("parquet", mode, data, folder, labels)["mechdesign"] if mode != "copy" else [
+            sys.executable, str(ROOT / "benchmarks" / "parquet_copy.py"), str(data), str(folder / "out.parquet"),
+            "--column", "race"]  # the floor: pyarrow alone reads and writes the file as privatize does
         load = os.getloadavg()[0]
         values = []
         (folder / "out.parquet").unlink(missing_ok=True)
@@ -185,7 +189,7 @@ def measure_large(records: int, repeats: int, folder: Path, labels: list[str], p
             values.append(cpu(argv, folder))
         c = [x for x, _ in values]
         rows.append({"records": records, "format": "parquet", "columns": ",".join(columns), "mode": mode,
-                     "side": "mechdesign", "repeats": repeats,
+                     "side": "pyarrow" if mode == "copy" else "mechdesign", "repeats": repeats,
                      **{f"cpu_{k}": v for k, v in spread(c).items()},
                      **{f"wall_{k}": v for k, v in spread([w for _, w in values]).items()},
                      "records_per_cpu_second": round(records / statistics.median(c)),
@@ -233,6 +237,8 @@ def main() -> None:
     parser.add_argument("--large-repeats", type=int, default=3)
     parser.add_argument("--large-layouts", nargs="+", default=["race", "id,race"],
                         help="the columns of each large Parquet file (memoized runs need id)")
+    parser.add_argument("--large-modes", nargs="+", default=["plain", "memoized", "copy"],
+                        help="the large runs: plain, memoized (files with ids), copy (pyarrow alone, the floor)")
     parser.add_argument("--name", default="speed_peers", help="results file stem in benchmarks/results/")
     parser.add_argument("--folder", help="work folder (default: a temporary folder, removed afterwards)")
     parser.add_argument("--table", action="store_true", help="only rewrite the display table from the results")
@@ -262,7 +268,8 @@ def main() -> None:
             print(table(args.name))
         if args.large:
             rows = [row for layout in args.large_layouts for row in
-                    measure_large(args.large, args.large_repeats, folder, labels, prior, tuple(layout.split(",")))]
+                    measure_large(args.large, args.large_repeats, folder, labels, prior, tuple(layout.split(",")),
+                                  tuple(args.large_modes))]
             if args.merge and (RESULTS / f"{args.name}_large.json").exists():
                 # Rows of the layouts not run this time are kept as measured (each row states its own load).
                 fresh = {(r["columns"], r["mode"]) for r in rows}

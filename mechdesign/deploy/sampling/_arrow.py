@@ -168,8 +168,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     # Parquet: statistics (min/max labels) of the released columns cost half their writing time and prune nothing:
     # every row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
     options = {} if kind == "arrow" else {
-        "write_statistics": [c.path for c in parquet.schema if c.path not in names],
-        "use_dictionary": _dictionary_columns(parquet, names)}
+        "write_statistics": [c.path for c in parquet.schema if c.path not in names], **_encodings(parquet, names)}
     size = min(chunk, max(parquet.metadata.num_rows, 1))
     codes = np.empty((len(names), size), dtype=np.int32)
     drawn = [np.empty((len(names), size), dtype=np.int32) for _ in range(2)]  # one being written, one filled
@@ -211,24 +210,39 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
 _WIDTHS = {"INT32": 4, "INT64": 8, "FLOAT": 4, "DOUBLE": 8}  # bytes per value of the fixed-width physical types
 
 
-def _dictionary_columns(parquet: Any, names: Sequence[str]) -> list[str]:
-    """The leaf columns to write dictionary-encoded: all but the kept fixed-width ones stored at full width.
+_DELTA_SPAN = 1 << 32  # below this span of values, delta encoding beats plain + Snappy on CPU and size (below)
+
+
+def _encodings(parquet: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The writer's ``use_dictionary`` and ``column_encoding``: which kept columns are written how.
 
     A kept INT32/INT64/FLOAT/DOUBLE column whose first row group takes at least its full width per value (over
-    ≥ 65,536 values) is written plain: a high-cardinality column (ids, measurements) on which the source's
-    writer tried a dictionary and fell back to plain values. Trying again in every row group costs a fifth of
-    the writer's time and gains nothing; other columns keep pyarrow's default (dictionary, with that fallback).
+    ≥ 65,536 values) is a high-cardinality column (ids, measurements) on which the source's writer tried a
+    dictionary and fell back to plain values: trying again in every row group costs a fifth of the writer's time
+    and gains nothing, so it is written without one. Such an INT64 column of integers whose first row group's values
+    span less than 2³² (ids: sequential, shuffled or drawn from a range) is written DELTA_BINARY_PACKED (differences
+    bit-packed), the others plain (Snappy-compressed, as pyarrow's default). Per 10⁷ values (CPU, load 7):
+    sequential ids 0.10 s to write and 0.02 s to read, 0.1 MB, against 0.24 s, 0.25 s and 40 MB plain; shuffled
+    0.20 / 0.05 s and 32 MB against 0.28 / 0.28 s and 52 MB; uniform below 10⁹ 0.19 / 0.06 s and 39 MB against
+    0.35 / 0.25 s and 60 MB; but uniform 62-bit ids 0.29 s against 0.19 s at 80 MB either way, hence the span. The
+    values read back are the same (tests/deploy/sampling/test_record_arrow.py). Other columns keep pyarrow's default
+    (dictionary, with that fallback).
     """
     group = parquet.metadata.row_group(0) if parquet.metadata.num_row_groups else None
-    chosen = []
+    dictionary, delta = [], {}
     for j, column in enumerate(parquet.schema):
         if group is not None and column.path not in names:
             stored = group.column(j)
             width = _WIDTHS.get(stored.physical_type, 0)
             if width and stored.num_values >= 65536 and stored.total_uncompressed_size >= width * stored.num_values:
+                stats = stored.statistics
+                if (stored.physical_type == "INT64" and stats is not None and stats.has_min_max
+                        and isinstance(stats.min, int) and isinstance(stats.max, int)  # not a timestamp, say
+                        and stats.max - stats.min < _DELTA_SPAN):
+                    delta[column.path] = "DELTA_BINARY_PACKED"
                 continue
-        chosen.append(column.path)
-    return chosen
+        dictionary.append(column.path)
+    return {"use_dictionary": dictionary, **({"column_encoding": delta} if delta else {})}
 
 
 def _replaced(pieces: list[Any], columns: dict[int, Any], schema: Any) -> Any:

@@ -95,15 +95,49 @@ class DistinctValues:
         hashes = _user_hashes(users.lengths, users.blocks)  # type: ignore[attr-defined]
         self._pending.append(((hashes >> self.bits) << self.bits) | codes.astype(np.uint64))
         self._pending_keys += self._pending[-1].size
-        if self._pending_keys >= max(self.keys.size, _LAZY):
+        if self._pending_keys >= max(self.keys.size, _LAZY) or self.keys.size + self._pending_keys > MAX_PAIRS:
             self._merge()
 
     def _merge(self) -> None:
+        """Merge the waiting keys into the sorted ones, or find that the pairs exceed :data:`MAX_PAIRS`.
+
+        The waiting keys are sorted alone (quicksort) and then merged with the sorted ones by the stable sort, which
+        merges two sorted runs in linear time: half the CPU of one quicksort of both (0.6 s against 1.3 s for 8·10⁶
+        held and 8·10⁶ waiting keys). When the pairs may exceed the budget, :meth:`_novel` first counts the waiting
+        keys not held yet, a chunk at a time, and stops at the first count past the budget: a run of distinct users
+        gives up after one more chunk instead of sorting twice the budget (2.3 s of CPU in 10⁸ records).
+        """
         if self._pending:
-            self.keys = sorted_unique(self.keys, *self._pending)
+            if self.keys.size + self._pending_keys > MAX_PAIRS:
+                waiting = self._novel()
+            else:
+                waiting = [np.sort(np.concatenate(self._pending))]
             self._pending, self._pending_keys = [], 0
-        if self.keys.size > MAX_PAIRS:
+            if waiting is not None:
+                self.keys = sorted_unique(self.keys, *waiting, runs=True)
+        if self.overflow or self.keys.size > MAX_PAIRS:
             self.overflow, self.keys = True, np.empty(0, dtype=np.uint64)
+
+    def _novel(self) -> list[np.ndarray] | None:
+        """The waiting keys not held yet, as sorted arrays; ``None`` (and ``overflow`` set) past the budget."""
+        room = MAX_PAIRS - self.keys.size
+        novel: list[np.ndarray] = []
+        held, recount = 0, room
+        for piece in self._pending:
+            fresh = sorted_unique(piece)
+            if self.keys.size:
+                at = np.minimum(np.searchsorted(self.keys, fresh), self.keys.size - 1)
+                fresh = fresh[self.keys[at] != fresh]
+            novel.append(fresh)
+            held += fresh.size
+            if held > recount:  # maybe past the budget: count the novel keys exactly (pieces may share keys)
+                novel = [sorted_unique(*novel, runs=True)]
+                held = novel[0].size
+                if held > room:
+                    self.overflow = True
+                    return None
+                recount = max(room, 2 * held)  # a recount at most each doubling: linear in the waiting keys
+        return novel
 
     def result(self) -> ValueChanges | None:
         """The run's counts, or ``None`` when there were too many pairs to count."""

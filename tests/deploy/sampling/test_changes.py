@@ -54,6 +54,32 @@ def test_beyond_the_pair_budget_nothing_is_claimed(monkeypatch):
     assert counted.result() is None
 
 
+@settings(max_examples=examples(60))
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 3)), min_size=1, max_size=200),
+       st.integers(1, 6), st.sampled_from([1, 5, 1 << 22]), st.integers(1, 40))
+def test_the_pair_budget_is_exceeded_exactly_when_the_distinct_pairs_exceed_it(pairs, chunks, lazy, budget):
+    """Near the budget the waiting keys are checked a chunk at a time (``_novel``): counts or ``None`` as a set says."""
+    users = [f"user{u}" for u, _ in pairs]
+    codes = np.array([c for _, c in pairs])
+    counted = DistinctValues(4)
+    kept = changes_module._LAZY, changes_module.MAX_PAIRS
+    changes_module._LAZY, changes_module.MAX_PAIRS = lazy, budget
+    try:
+        for part in np.array_split(np.arange(len(pairs)), chunks):
+            if part.size:
+                counted.add(user_ids([users[i] for i in part]), codes[part])
+        got = counted.result()
+    finally:
+        changes_module._LAZY, changes_module.MAX_PAIRS = kept
+    truth: dict[str, set[int]] = {}
+    for user, code in zip(users, codes.tolist(), strict=True):
+        truth.setdefault(user, set()).add(code)
+    if sum(len(s) for s in truth.values()) > budget:
+        assert got is None
+    else:
+        assert got is not None and got.users == len(truth) and got.most == max(len(s) for s in truth.values())
+
+
 @pytest.fixture
 def panel(tmp_path):
     """A memoized PML file over 4 values and a 10-day panel of 60 users: users 0-11 change value, one of them

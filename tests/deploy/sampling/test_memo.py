@@ -92,6 +92,48 @@ def test_integer_ids_read_as_their_decimal_text_on_both_paths(signed, unsigned):
             assert np.array_equal(ids.lengths, expected.lengths) and np.array_equal(ids.blocks, expected.blocks)
 
 
+@given(st.integers(1, 16).flatmap(lambda digits: st.lists(
+    st.integers(0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1), min_size=1, max_size=40)),
+    st.sampled_from([np.int64, np.uint64, np.int32]))
+def test_ids_of_one_digit_count_take_the_fixed_width_path_and_read_as_their_decimal_text(values, dtype):
+    # The fast path (one digit count, one 16-byte block) must give str(id) exactly, on NumPy and Arrow input alike:
+    # a memoized report that changes between versions links a person's reports.
+    import pyarrow as pa
+
+    from mechdesign.deploy.sampling._decimal import fixed_width_decimal
+
+    if dtype is np.int32 and max(values) > 2**31 - 1:
+        dtype = np.int64
+    array = np.array(values, dtype=dtype)
+    fixed = fixed_width_decimal(array)
+    assert fixed is not None
+    expected = user_ids([str(value) for value in values])
+    for lengths, blocks in (fixed, (user_ids(array).lengths, user_ids(array).blocks),
+                            (user_ids(pa.array(array)).lengths, user_ids(pa.array(array)).blocks)):
+        assert np.array_equal(lengths, expected.lengths) and np.array_equal(blocks, expected.blocks)
+
+
+@pytest.mark.parametrize("values", [[9, 10], [-1, -5], [10**16], [99_999, 100_000], []])
+def test_ids_of_several_digit_counts_or_signs_or_17_digits_take_the_general_path(values):
+    import pyarrow as pa
+
+    from mechdesign.deploy.sampling._decimal import fixed_width_decimal
+
+    array = np.array(values, dtype=np.int64)
+    assert fixed_width_decimal(array) is None
+    if values:
+        expected = user_ids([str(value) for value in values])
+        assert np.array_equal(user_ids(pa.array(array)).blocks, expected.blocks)
+        assert np.array_equal(user_ids(array).blocks, expected.blocks)
+
+
+def test_sliced_arrow_ids_read_from_their_offset():
+    import pyarrow as pa
+
+    ids = pa.chunked_array([pa.array(np.arange(100, 200)), pa.array(np.arange(200, 300))]).slice(95, 10)
+    assert user_ids(ids).blocks[:, :3].tobytes() == b"".join(str(k).encode() for k in range(195, 205))
+
+
 @pytest.mark.parametrize(("values", "rule"), [
     (["ok", ""], "hold no empty or missing user id"),
     (["ok", "x" * 1025], "hold user ids of at most 1024 bytes"),

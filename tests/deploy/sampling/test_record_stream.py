@@ -193,20 +193,24 @@ def test_a_one_record_file_starts_without_scipy(tmp_path):
 
 
 def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(tmp_path):
-    """A kept int64 id (full width per value in the source: the writer's dictionary fell back) is written plain;
-    a kept low-cardinality int64 and a string column stay dictionary-encoded; every value is kept."""
+    """A kept int64 id (full width per value in the source: the writer's dictionary fell back) is written without a
+    dictionary, delta-encoded when its values span less than 2³² (``id``) and plain otherwise (``token``); a kept
+    low-cardinality int64 and a string column stay dictionary-encoded; every value is read back the same."""
     sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, "product")))
     n = 200_000
     codes = _codes(n, seed=8)
     table = pa.table({"id": np.arange(n), "age": np.random.default_rng(1).integers(17, 90, n),
                       "note": np.where(np.arange(n) % 3 == 0, "x", "y"),
+                      "token": np.random.default_rng(2).integers(-2**62, 2**62, n),
                       **{name: np.array(alphabet)[row] for name, alphabet, row in zip(COLUMNS, ALPHABETS, codes,
                                                                                       strict=True)}})
     pq.write_table(table, tmp_path / "in.parquet", row_group_size=100_000)
     privatize_record_file(sampler, tmp_path / "in.parquet", tmp_path / "out.parquet", COLUMNS, rng=2)
     released = pq.read_table(tmp_path / "out.parquet")
-    for name in ("id", "age", "note"):
+    for name in ("id", "age", "note", "token"):
         assert released.column(name).equals(table.column(name)), name
     group = pq.ParquetFile(tmp_path / "out.parquet").metadata.row_group(0)
-    dictionary = {group.column(j).path_in_schema: group.column(j).has_dictionary_page for j in range(6)}
-    assert dictionary == {"id": False, "age": True, "note": True, "a": True, "b": True, "c": True}
+    columns = {group.column(j).path_in_schema: group.column(j) for j in range(7)}
+    dictionary = {name: column.has_dictionary_page for name, column in columns.items()}
+    assert dictionary == {"id": False, "age": True, "note": True, "token": False, "a": True, "b": True, "c": True}
+    assert "DELTA_BINARY_PACKED" in columns["id"].encodings and "DELTA_BINARY_PACKED" not in columns["token"].encodings
