@@ -14,7 +14,8 @@ instances with ``--time-limit``, as benchmarks/bench_large_designs.py does; or `
   4-byte word), everything else as written: the smallest file a lossless re-encoding of ``high_counts`` alone can
   reach — and the same without the labels (were they implicit, as ``'0' … 'N−1'``).
 
-Results: benchmarks/results/symmetric_bytes.json (one row a file). Reading a file verifies it (its capacity).
+Results: benchmarks/results/symmetric_bytes.json (one row a file; ``--merge`` keeps the stored rows of other file
+names). Reading a file verifies it (its capacity).
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def main() -> None:
     parser.add_argument("--files", nargs="*", type=Path, default=[])
     parser.add_argument("--design", nargs="*", default=[], help="instances to design first (~10 min of CPU each)")
     parser.add_argument("--time-limit", type=float, default=600.0)
+    parser.add_argument("--merge", action="store_true", help="keep the stored rows of the other files")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         files = [*args.files, *(design(name, args.time_limit, Path(scratch)) for name in args.design)]
@@ -116,7 +118,11 @@ def main() -> None:
             rows.append(breakdown(path) | {"load": os.getloadavg()[0]})
             print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "symmetric_bytes.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+    target = RESULTS / "symmetric_bytes.json"
+    if args.merge and target.exists():
+        done = {row["file"] for row in rows}
+        rows = [row for row in json.loads(target.read_text())["rows"] if row["file"] not in done] + rows
+    target.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -289,6 +289,84 @@ def test_sets_that_fit_or_would_keep_under_two_fifths_are_kept_whole():
     assert fitted_count(200, instance, labels, 10**9) == 200  # nothing fits: kept whole
 
 
+def test_the_limit_thins_to_one_family_only_where_it_binds_and_the_rows_keep_enough_sets(monkeypatch):
+    """limit_count: None where the default's file fits the limit or where fitting it would leave fewer than
+    _ROWS sets a cell; else the most sets whose estimated file fits _MARGIN of the limit."""
+    from mechdesign.design.symmetric import _engine
+
+    problem = DesignProblem.from_delta(Prior.from_counts(zipf_counts(300, 30_000, 7)), 1.0, 1e-6, "estimation_mse")
+    instance = Instance.from_problem(problem)
+    labels, k = problem.prior.labels, instance.count
+    drawn = _engine.default_sets(instance)  # 828 sets and 276 of the second family
+    assert _engine._two_families(instance)
+    whole = _engine.file_bytes(instance, labels, drawn + drawn // 3)
+    monkeypatch.setattr(_engine, "FILE_LIMIT", math.ceil(whole / _engine._MARGIN))
+    assert _engine.limit_count(drawn, instance, labels, 0) is None  # fits: unchanged
+    limit = math.ceil(_engine.file_bytes(instance, labels, 3 * k) / _engine._MARGIN)
+    monkeypatch.setattr(_engine, "FILE_LIMIT", limit)
+    kept = _engine.limit_count(drawn, instance, labels, 0)
+    assert kept in (3 * k - 1, 3 * k)  # the estimate's bytes of 3K types fit, a few more would not
+    assert _engine.file_bytes(instance, labels, kept) <= _engine._MARGIN * limit
+    assert _engine.file_bytes(instance, labels, kept + 1) > _engine._MARGIN * limit
+    assert _engine.limit_count(drawn, instance, labels, k // 2) == kept - k // 2  # start types share the room
+    monkeypatch.setattr(_engine, "FILE_LIMIT", math.ceil(_engine.file_bytes(instance, labels, k) / _engine._MARGIN))
+    assert _engine.limit_count(drawn, instance, labels, 0) is None  # K sets: fewer than the rows need
+
+
+def test_the_default_design_fits_the_limit_where_the_budget_is_out_of_reach(tmp_path, monkeypatch, capsys):
+    """Zipf N = 1,000 (K = 236 cells): a budget out of reach (100 types' bytes: under two fifths of the 4,000 sets) and
+    a limit of 3K types' bytes: the design command draws 3K sets of one family, says so in one line, its file fits
+    the limit, and the guarantee recomputed from the written file holds."""
+    import json
+
+    from mechdesign.cli import main
+    from mechdesign.design import load_problem
+    from mechdesign.design.symmetric import _engine
+    from mechdesign.mechfile import read_symmetric_file
+
+    path = ROOT / "problems" / "zipf-1000.toml"
+    problem = load_problem(path).problem
+    instance = Instance.from_problem(problem)
+    labels, k = problem.prior.labels, instance.count
+    monkeypatch.setattr(_engine, "FILE_BUDGET", _engine.file_bytes(instance, labels, 100))
+    limit = math.ceil(_engine.file_bytes(instance, labels, 3 * k) / _engine._MARGIN)
+    monkeypatch.setattr(_engine, "FILE_LIMIT", limit)
+    code = main(["design", str(path), "--method", "symmetric", "--out", str(tmp_path / "out"),
+                 "--time-limit", "8", "--json", "--progress"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    written = json.loads(out)
+    thinned = re.search(r"(\d+) random sets cut to (\d+) of one family to fit the", err)
+    assert thinned is not None and int(thinned.group(1)) == _engine.default_sets(instance)
+    assert int(thinned.group(2)) in (3 * k - 1, 3 * k)
+    assert "unsolvable" not in err
+    assert written["types"] <= int(thinned.group(2))
+    assert written["file_bytes"] <= limit
+    assert written["file_bytes"] <= _engine.file_bytes(instance, labels, written["types"])
+    read = read_symmetric_file(written["file"])  # reading recomputes the guarantee and refuses one above ε
+    assert read.mechanism.capacity(problem.radius) <= problem.epsilon
+
+
+def test_thinned_sets_that_leave_a_row_unsolvable_give_way_to_the_default_draw(monkeypatch, capsys):
+    """Zipf N = 1,000, a limit of 300 sets (1.27 per cell): the balancing keeps 113 of them (seed 0), too few for the
+    rows; the engine draws the default sets instead, not the single-input types' start (n·MSE in the thousands)."""
+    from mechdesign.design import load_problem
+    from mechdesign.design.symmetric import _engine
+
+    problem = load_problem(ROOT / "problems" / "zipf-1000.toml").problem
+    instance = Instance.from_problem(problem)
+    labels = problem.prior.labels
+    monkeypatch.setattr(_engine, "FILE_BUDGET", _engine.file_bytes(instance, labels, 100))
+    monkeypatch.setattr(_engine, "FILE_LIMIT", math.ceil(_engine.file_bytes(instance, labels, 300) / _engine._MARGIN))
+    result = SymmetricEngine().run(problem, None, Deadline(2.0), progress=True)
+    err = capsys.readouterr().err
+    assert "cut to 300 of one family" in err
+    assert re.search(r"113 sets of one family leave a row unsolvable: the default 4000 drawn", err)
+    _, achieved, value = certify(problem, result)
+    assert achieved <= problem.epsilon
+    assert value * 4 < oracle_mse("subset_selection", problem.size, problem.epsilon)
+
+
 @pytest.mark.parametrize("build", ["zeros", "two"])
 def test_random_sets_where_every_input_outweighs_a_set_are_none(build):
     """At ε = 6 with a radius of 0.01 a set may weigh about e⁻⁶ + β/2 ≈ 0.0075, and every input here weighs ≥ 0.22:

@@ -10,7 +10,9 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
    per-input floor of their own diagonal, plus the single-input two-level types when a row needs them;
 3. polishes the weights by the barrier master in the moment space (:mod:`._master`, K × K matrices, a T × T Newton
    system) in 40 % of the time left, the bound having the rest — on at most :data:`MASTER_TYPES` types: from
-   :data:`MANY_SETS_FROM` cells on the default draws 4,000 sets, which beat fewer sets polished (:func:`default_sets`);
+   :data:`MANY_SETS_FROM` cells on the default draws 4,000 sets, which beat fewer sets polished (:func:`default_sets`),
+   fewer where the file would exceed :data:`FILE_BUDGET` (:func:`fitted_count`) or, that being out of reach,
+   :data:`FILE_LIMIT` (:func:`limit_count`: the size of the file is estimated before drawing, :func:`file_bytes`);
 4. certifies: the final types become a :class:`~mechdesign.core.SymmetricMechanism` whose PML over the
    ball is recomputed type by type, rounded toward privacy, and must be ≤ ε; its n·MSE = tr J⁻¹ − 1 is recomputed
    from the types (O(K³));
@@ -48,7 +50,7 @@ from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective, solve_master
 
-__all__ = ["AUTO_FROM", "FILE_BUDGET", "SymmetricEngine", "file_bytes", "fitted_count"]
+__all__ = ["AUTO_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "file_bytes", "fitted_count", "limit_count"]
 
 #: ``mechdesign design`` (method "auto") takes this engine from this many categories on, where it applies. Measured
 #: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
@@ -62,8 +64,18 @@ _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
 #: The structured file the default design aims to fit (bytes): fewer random sets are drawn where that keeps at
 #: least 40 % of them (:func:`fitted_count`). Measured on Zipf counts, ε = 1: at N = 10⁴ (K = 718 cells) 4,096
 #: types make a 1.34-MiB file, and 1,912 types cost 3 % of n·MSE; at N = 10⁵ a 1-MiB file would keep under 700 of
-#: 4,000 types, and 2,500 already cost 30 %, so the file stays larger there.
+#: 4,000 types, so :data:`FILE_LIMIT` applies there instead.
 FILE_BUDGET = 1 << 20
+#: The file the default design must fit where :data:`FILE_BUDGET` is out of reach (bytes; issue 43's limit at
+#: N = 10⁵): the sets of the first family alone, as many as fit with :data:`_MARGIN` to spare
+#: (:func:`limit_count`), where that keeps :data:`_ROWS` sets a cell. With fewer sets than cells the K rows
+#: Σ_t θ_t μ_t = 1 have no positive solution, and near K the conditioning of B = Σ θ_t μ_t μ_tᵀ costs n·MSE. Measured
+#: on Zipf counts, N = 10⁵ (K = 2,286 cells), ε = 1, seed 0, the sets' start weights: 2,300 sets leave a row
+#: unsolvable, 2,400 give n·MSE 129,116, 2,500 give 102,538 (a 4.1-MB file), 4,000 give 78,804 (5.9 MB); two
+#: families (3,000 + 1,000 drawn, 3,061 kept) 83,215. Subset selection's is 368,261.
+FILE_LIMIT = 4 << 20
+_MARGIN = 0.98           # of FILE_LIMIT the estimate of :func:`file_bytes` may take (it is ~1.6 % above the file)
+_ROWS = 1.05             # sets a cell at least when thinning to FILE_LIMIT (1.006 left a row unsolvable)
 _ENVELOPE = 16_384       # bytes of everything but the inputs, counts and types (guarantee, certificate, hash …)
 _PER_TYPE = 80           # bytes of a type's levels, weight and low counts, at most (measured: about 55)
 
@@ -97,6 +109,25 @@ def fitted_count(count: int, instance: Instance, labels: tuple[str, ...], others
     if room >= count or 5 * room < 2 * count:
         return count
     return int(room)
+
+
+def limit_count(count: int, instance: Instance, labels: tuple[str, ...], others: int) -> int | None:
+    """Sets of the first family alone that fit FILE_LIMIT (:data:`FILE_LIMIT`), or None where no thinning applies.
+
+    None when the default's file (``count`` sets, a third more of the second family where
+    :func:`_random_types` draws it, and ``others`` types) already fits ``_MARGIN · FILE_LIMIT`` by
+    :func:`file_bytes`, and when fitting it would leave fewer than ``_ROWS · K`` sets (the rows need more sets than
+    cells; the file is then larger than the limit). Called where :func:`fitted_count` kept ``count``.
+    """
+    share = 4 / 3 if _two_families(instance) else 1.0
+    target = _MARGIN * FILE_LIMIT
+    if file_bytes(instance, labels, math.ceil(count * share) + others) <= target:
+        return None
+    fixed = file_bytes(instance, labels, 0)
+    room = int((target - fixed) // (file_bytes(instance, labels, 1) - fixed)) - others
+    if room < _ROWS * instance.count:
+        return None
+    return min(room, count)
 
 
 def default_sets(instance: Instance) -> int:
@@ -154,12 +185,28 @@ class SymmetricEngine:
             found = listed
             _say(progress, f"every type: {len(found)} over {instance.count} cells")
         else:
+            one_family, whole = False, count
             if sets is None:
-                fitted = fitted_count(count, instance, problem.prior.labels, len(start) if start is not None else 0)
+                others = len(start) if start is not None else 0
+                fitted = fitted_count(count, instance, problem.prior.labels, others)
+                limited = limit_count(count, instance, problem.prior.labels, others) if fitted == count else None
                 if fitted < count:
                     _say(progress, f"{count} random sets cut to {fitted} to fit a {FILE_BUDGET / 2**20:g}-MiB file")
-                count = fitted
-            found = _random_types(instance, count, rng)
+                elif limited is not None:
+                    _say(progress, f"{count} random sets cut to {limited} of one family to fit the "
+                                   f"{FILE_LIMIT / 2**20:g}-MiB limit ({FILE_BUDGET / 2**20:g} MiB is out of reach)")
+                    fitted, one_family = limited, True
+                elif file_bytes(instance, problem.prior.labels, count + others) > FILE_LIMIT:
+                    _say(progress, f"{count} random sets kept: the file will exceed {FILE_LIMIT / 2**20:g} MiB (it "
+                                   f"would hold fewer than the {_ROWS:g} sets a cell that the rows of "
+                                   f"{instance.count} cells need)")
+                whole, count = count, fitted
+            found = _random_types(instance, count, rng, one_family=one_family)
+            if one_family and row_weights(found.means(), np.full(len(found), 1.0 / len(found))) is None:
+                # the balancing drops sets it cannot bring into the band (most of them on some small instances):
+                # too few left for the rows, the start would be the single-input types' k-RR (n·MSE 6e8 at N = 10⁵)
+                _say(progress, f"{len(found)} sets of one family leave a row unsolvable: the default {whole} drawn")
+                found = _random_types(instance, whole, rng)
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
         if start is not None:
@@ -226,11 +273,14 @@ def _kept(types: TypeTable, weights: np.ndarray, fraction: float) -> tuple[TypeT
     return types, (corrected if corrected is not None else weights)
 
 
-def _random_types(instance: Instance, count: int, rng: np.random.Generator) -> TypeTable:
+def _random_types(instance: Instance, count: int, rng: np.random.Generator, *,
+                  one_family: bool = False) -> TypeTable:
     """Random sets of the family that informs more per input on a flat prior, and some of the other.
 
     Sets with zeros at h* (gain h* − 1) or two-level sets at their best mass (:func:`~._construct.two_level_mass`);
-    a third as many of the other family when its gain is within a quarter: the master mixes them.
+    a third as many of the other family when its gain is within a quarter and not ``one_family``: the master mixes
+    them. ``one_family`` where the file's size binds (:func:`limit_count`): every type then spends its bytes on the
+    first family, whose sets keep the rows balanced (the second's were mostly dropped from the band at N = 10⁵).
     """
     mass, two_gain = two_level_mass(instance)
     zero_gain = instance.high - 1.0
@@ -238,7 +288,7 @@ def _random_types(instance: Instance, count: int, rng: np.random.Generator) -> T
     build = {"zeros": lambda t: random_sets(instance, t, rng, slack=_BAND),
              "two": lambda t: random_two_level(instance, t, rng, mass, slack=_BAND)}
     found = build[first](count)
-    if _two_families(instance):
+    if _two_families(instance) and not one_family:
         found = found.extend(build[second](max(count // 3, 1)))
     return found
 
