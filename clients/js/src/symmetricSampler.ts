@@ -153,6 +153,8 @@ export class SymmetricSampler {
   /** Number(Q_k[j]) of each cell's kept pairs (correctly rounded; 2^64 for a cell of one pair). */
   private readonly quants: Float64Array[];
   private exactEpsilon: number | undefined;
+  /** The pairs (t, ℓ, k) with θ_t λ_t > 0 and n_ℓ > 0: each must have kept its entry for the bound to hold. */
+  private positivePairs: number;
   private readonly index: Map<string, number>;
   private readonly fill: RandomFill;
   private readonly groupRem: number[][];
@@ -185,13 +187,21 @@ export class SymmetricSampler {
     this.boundHigh = [];
     this.boundLow = [];
     this.quants = [];
+    // θ_t h_t and θ_t l_t once (the same products as (θ_t · h_t) · a_tk below: the reference rule's order).
+    const weightedHigh = Float64Array.from(m.high, (h, t) => m.weights[t] * h);
+    const weightedLow = Float64Array.from(m.low, (l, t) => m.weights[t] * l);
+    this.positivePairs = 0;
     for (let k = 0; k < sizes.length; k++) {
       const probabilities: number[] = [];
       const pairs: number[] = [];
       const scale = sizes[k] * m.rowSums[k];
       for (let t = 0; t < types; t++) {
-        const high = (m.weights[t] * m.high[t] * m.highCounts[t][k]) / scale;
-        const low = (m.weights[t] * m.low[t] * m.lowCounts[t][k]) / scale;
+        const a = m.highCounts[t][k];
+        const b = m.lowCounts[t][k];
+        if (weightedHigh[t] > 0 && a > 0) this.positivePairs++; // the pairs the file has (boundedCapacity)
+        if (weightedLow[t] > 0 && b > 0) this.positivePairs++;
+        const high = (weightedHigh[t] * a) / scale;
+        const low = (weightedLow[t] * b) / scale;
         if (high > 0) { pairs.push(2 * t); probabilities.push(high); }
         if (low > 0) { pairs.push(2 * t + 1); probabilities.push(low); }
       }
@@ -263,16 +273,7 @@ export class SymmetricSampler {
    */
   boundedCapacity(fileCapacity: number): number {
     const m = this.file.mechanism;
-    let positive = 0;
     let entries = 0;
-    for (let t = 0; t < m.high.length; t++) {
-      const high = m.weights[t] * m.high[t] > 0;
-      const low = m.weights[t] * m.low[t] > 0;
-      for (let k = 0; k < m.cells.sizes.length; k++) {
-        if (high && m.highCounts[t][k] > 0) positive++;
-        if (low && m.lowCounts[t][k] > 0) positive++;
-      }
-    }
     let top = -Infinity;
     let bottom = Infinity;
     this.pairs.forEach((pairs, k) => {
@@ -291,7 +292,7 @@ export class SymmetricSampler {
     const widen = 16 * Number.EPSILON; // mechdesign's 16 · FLOAT_EPS
     top *= 1 + widen;
     bottom *= 1 - widen;
-    if (positive !== entries || !(Number.isFinite(top) && bottom > 0) || !Number.isFinite(fileCapacity)) return Infinity;
+    if (this.positivePairs !== entries || !(Number.isFinite(top) && bottom > 0) || !Number.isFinite(fileCapacity)) return Infinity;
     return roundUp(roundUp(fileCapacity) + roundUp(Math.log(top) - Math.log(bottom)));
   }
 
