@@ -8,8 +8,10 @@ median and spread of ``--repeats`` runs, with the load before and after:
 * file size; write; ``verify`` in Python (verify_symmetric_file) and in the JS client (node, process.cpuUsage);
 * privatize in memory (SymmetricPrivatizer.sample after one warm-up call, the text and the binary forms) and end to end
   (``mechdesign privatize`` on a Parquet file of ``--records`` records, N ≤ 10⁴, and on its first 1,000 records:
-  the setup — reading and checking the file, building the sampler — apart from the streaming rate);
-* JS privatize throughput (SymmetricSampler.privatize, text, and privatizeBinary on 2·10⁵ values);
+  the setup — reading and checking the file, building the sampler — apart from the streaming rate; with
+  ``--large R``, also on R records, the labels of the first file repeated, ``--large-repeats`` runs);
+* JS: constructing the sampler (SymmetricSampler), and privatize throughput (privatize, text, and
+  privatizeBinary on 2·10⁵ values);
 * decode of ``--records`` reports through the CLI: the CSV of their text forms, and the Parquet file privatize
   wrote (a binary column), N ≤ 10⁴;
 * report bytes (max and median over types): the text form ``t<t>.<hex>`` (CSV) and the binary form that Parquet
@@ -83,7 +85,10 @@ const file = await verifySymmetricFile(data, { maxBytes: Infinity });
 const t1 = process.cpuUsage(t0);
 const out = { verify: (t1.user + t1.system) / 1e6, holds: file.holds };
 if (process.argv[3] === "sample") {
+  const c0 = process.cpuUsage();
   const sampler = new SymmetricSampler(file);
+  const c1 = process.cpuUsage(c0);
+  out.construct = (c1.user + c1.system) / 1e6;
   const n = 200000;
   const values = Array.from({ length: n }, (_, i) => file.mechanism.inputs[(i * 7919) %% file.mechanism.inputs.length]);
   const t2 = process.cpuUsage();
@@ -110,6 +115,8 @@ def _js(path: Path, sample: bool, repeats: int) -> dict[str, object]:
                               "verify_cpu_s_range": [min(r["verify"] for r in runs), max(r["verify"] for r in runs)],
                               "holds": all(r["holds"] for r in runs)}
     if sample:
+        built = [r["construct"] for r in runs]
+        out |= {"construct_cpu_s": statistics.median(built), "construct_cpu_s_range": [min(built), max(built)]}
         rates = [r["privatize_per_second"] for r in runs]
         out |= {"privatize_per_second": statistics.median(rates), "privatize_range": [min(rates), max(rates)]}
         rates = [r["privatize_binary_per_second"] for r in runs]
@@ -118,7 +125,8 @@ def _js(path: Path, sample: bool, repeats: int) -> dict[str, object]:
     return out
 
 
-def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dict[str, object]:
+def bench(size: int, records: int, repeats: int, seed: int, folder: Path, large: int = 0,
+          large_repeats: int = 1) -> dict[str, object]:
     from mechdesign.deploy.analysis import parse_binary_arrow
     from mechdesign.deploy.sampling import SymmetricPrivatizer
     from mechdesign.mechfile import (
@@ -179,6 +187,16 @@ def bench(size: int, records: int, repeats: int, seed: int, folder: Path) -> dic
         row["privatize_parquet_setup_cpu_s"] = setup
         row["privatize_parquet_streaming_per_second"] = (records - 1000) / max(end_to_end["median"] - setup["median"],
                                                                                1e-9)
+        if large:  # the whole process on --large records (the same draws' labels, repeated): setup amortised
+            many = np.resize(labels, large)
+            pq.write_table(pa.table({"item": many}), folder / f"large-{size}.parquet")
+            del many
+            big = [*command[:6], str(folder / f"large-{size}.parquet"), *command[7:]]
+            big[big.index("--out") + 1] = str(folder / f"private-large-{size}.parquet")
+            row["privatize_parquet_large_records"] = large
+            row["privatize_parquet_large_cpu_s"] = _child_cpu(big, large_repeats)
+            row["privatize_parquet_large_repeats"] = large_repeats
+            row["privatize_parquet_large_per_second"] = large / row["privatize_parquet_large_cpu_s"]["median"]
         written = pq.read_table(pd_csv).column("item")  # binary reports: their text forms for the CSV
         assert len(written) == records and written.type == pa.binary()
         reports = sampler.texts(*parse_binary_arrow(family, written))
@@ -199,11 +217,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--merge", action="store_true", help="keep the stored rows of the other sizes")
+    parser.add_argument("--large", type=int, default=0, help="also privatize this many records end to end (Parquet)")
+    parser.add_argument("--large-repeats", type=int, default=1)
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
-            rows.append(bench(size, args.records, args.repeats, args.seed, Path(tmp)) | {"repeats": args.repeats})
+            rows.append(bench(size, args.records, args.repeats, args.seed, Path(tmp), args.large, args.large_repeats)
+                        | {"repeats": args.repeats})
             print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     stored = RESULTS / "symmetric_io.json"
@@ -216,15 +237,18 @@ def main() -> None:
                                   "rows": rows}, indent=1) + "\n")
     flat = ["N", "types", "cells", "file_mib", "report_bytes_max", "report_bytes_median", "report_binary_bytes_max",
             "privatize_memory_per_second", "texts_per_second", "binary_per_second", "privatize_parquet_per_second",
-            "privatize_parquet_streaming_per_second", "load_before", "load_after"]
+            "privatize_parquet_streaming_per_second", "privatize_parquet_large_records",
+            "privatize_parquet_large_per_second", "load_before", "load_after"]
     with (RESULTS / "symmetric_io.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow([*flat, "verify_python_cpu_s", "verify_js_cpu_s", "js_privatize_per_second",
+        writer.writerow([*flat, "verify_python_cpu_s", "verify_js_cpu_s", "js_construct_cpu_s",
+                         "js_privatize_per_second",
                          "js_privatize_binary_per_second", "decode_cli_cpu_s", "decode_parquet_cli_cpu_s"])
         for row in rows:
             js = row["verify_js"] if isinstance(row["verify_js"], dict) else {}
             writer.writerow([row.get(k) for k in flat] + [row["verify_python_cpu_s"]["median"],
-                                                          js.get("verify_cpu_s"), js.get("privatize_per_second"),
+                                                          js.get("verify_cpu_s"), js.get("construct_cpu_s"),
+                                                          js.get("privatize_per_second"),
                                                           js.get("privatize_binary_per_second"),
                                                           (row.get("decode_cli_cpu_s") or {}).get("median"),
                                                           (row.get("decode_parquet_cli_cpu_s") or {}).get("median")])

@@ -70,13 +70,24 @@ def test_memoized_reports_repeat_across_runs_and_parquet_works(cli, design, tmp_
         assert done.returncode == 0, done.stderr
         outs.append((tmp_path / name).read_text())
     assert outs[0] == outs[1]
-    table = pa.table({"item": [line.split(",")[1] for line in data.read_text().splitlines()[1:]]})
+    rows = [line.split(",") for line in data.read_text().splitlines()[1:]]
+    table = pa.table({"id": [row[0] for row in rows], "item": [row[1] for row in rows]})
     pq.write_table(table, tmp_path / "d.parquet")
     done = cli("privatize", str(path), "--data", str(tmp_path / "d.parquet"), "--column", "item", "--out",
                str(tmp_path / "p.parquet"), "--seed", "1")
     assert done.returncode == 0, done.stderr
-    column = pq.read_table(tmp_path / "p.parquet").column("item")
+    written = pq.read_table(tmp_path / "p.parquet")
+    column = written.column("item")
     assert len(column) == 30_000 and column.type == pa.binary()  # the binary form (client_spec.rst)
+    assert written.column("id").to_pylist() == table.column("id").to_pylist()
+    # The reports (distinct, near-random bytes) are written plain: no dictionary, compression or min/max; the
+    # other columns keep Parquet's defaults.
+    chunk = pq.ParquetFile(tmp_path / "p.parquet").metadata.row_group(0)
+    reports, ids = (chunk.column(i) for i in (written.schema.get_field_index("item"),
+                                              written.schema.get_field_index("id")))
+    assert reports.compression == "UNCOMPRESSED" and not reports.is_stats_set
+    assert not any("DICTIONARY" in encoding for encoding in reports.encodings)
+    assert ids.compression == "SNAPPY" and ids.is_stats_set
 
 
 def test_export_dense_verifies_densely_and_a_large_design_is_refused(cli, design, tmp_path):

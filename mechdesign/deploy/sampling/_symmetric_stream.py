@@ -154,7 +154,14 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     report = Progress(progress, parquet.metadata.num_rows)
     field = pa.field(column, pa.binary(), nullable=False)  # the binary form (mechfile._report_binary)
     inputs = _string_array(job.privatizer.mechanism.inputs)
-    with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data")) as writer:
+    # The reports are near-random bytes, each distinct: Parquet's dictionary, snappy and min/max statistics gain
+    # nothing on them and took 0.14 s of a 10⁶-record write (0.05 s without); the other columns keep the defaults.
+    others = [name for name in parquet.schema_arrow.names if name != column]
+    options = {} if file_kind(source, "data") == "arrow" else {
+        "use_dictionary": others, "write_statistics": others,
+        "compression": {name: "snappy" for name in others} | {column: "none"}}
+    with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data"),
+                         **options) as writer:
         for table in iter_parquet_tables(parquet, chunk):
             x = _arrow_indices(table.column(position), inputs)
             # Anything index_in cannot place (nulls, unknown labels) goes the checked way, for its one-line error.

@@ -131,7 +131,7 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
         several = positive.sum(axis=1) > 1
         q = np.zeros(rows.shape, dtype=np.uint64)
         if several.any():
-            q[several] = quantise_rows(rows[several])
+            q[several] = _quantise_positive(rows[several], positive[several])
         kept = q > 0
         # A cell with one positive pair, or whose quantisation gives one pair the whole 2⁶⁴ (quantise_rows returns
         # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0).
@@ -165,6 +165,22 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
         guide[guide_at[k]:guide_at[k + 1]] = lo + np.searchsorted(bounds[lo:hi - 1], tops, side="right")
     return SamplerTables(cell_start_array, pair_array, quanta_array, bounds, guide, guide_at[:-1],
                          (64 - bits).astype(np.uint64), np.concatenate(packs))
+
+
+def _quantise_positive(rows: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """:func:`~.quantise_rows.quantise_rows` of ``rows`` computed on their positive entries only, packed left.
+
+    quantise_rows quantises each row's positive entries and ties break by their order, so moving them to the left
+    in order (zeros after) gives the same integers at the same entries; at N = 10⁴ a cell's row has ~40 % of its
+    2T pairs positive, so the double-double passes run on ~2.5× fewer entries.
+    """
+    count = positive.sum(axis=1)
+    left = np.arange(int(count.max(initial=0)))[None, :] < count[:, None]  # row r's first count[r] places
+    packed = np.zeros(left.shape)
+    packed[left] = rows[positive]  # boolean masks read row-major on both sides: each row's entries in order
+    out = np.zeros(rows.shape, dtype=np.uint64)
+    out[positive] = quantise_rows(packed)[left]
+    return out
 
 
 def _guide_bits(entries: np.ndarray, mass: np.ndarray) -> np.ndarray:

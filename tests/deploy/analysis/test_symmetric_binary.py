@@ -63,6 +63,24 @@ def test_reports_of_many_types_and_a_type_above_255_take_two_type_bytes():
     assert np.array_equal(parse_binary(family, offsets, data)[1], groups)
 
 
+@pytest.mark.parametrize("types", [8, 300])
+def test_a_block_of_one_report_length_follows_the_one_report_rule(types):
+    # binary_buffer writes a block whose reports all have one length by column slices (no per-byte mask).
+    family = _family(types=types)
+    type_bytes, widths = binary_widths(family)
+    width = np.bincount(widths).argmax()
+    chosen = np.flatnonzero(widths == width)
+    rng = np.random.default_rng(3)
+    items = [(int(t), int(rng.integers(0, 2**62)) * 2**40 + int(rng.integers(0, 2**40)))
+             for t in rng.choice(chosen, 70)]
+    t_array, groups, values = _reports(family, items)
+    offsets, data = binary_buffer(family, t_array, groups)
+    assert np.array_equal(np.diff(offsets), np.full(len(items), type_bytes + width))
+    blob = data.tobytes()
+    assert [blob[offsets[i]:offsets[i + 1]] for i in range(len(items))] == [
+        family.binary(int(t), value) for t, value in zip(t_array, values, strict=True)]
+
+
 @pytest.mark.parametrize(("edit", "rule"), [
     (lambda b: b[:0], "hold a type in 1 bytes"),
     (lambda b: bytes([200]) + b[1:], "name a type below 8"),
