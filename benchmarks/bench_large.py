@@ -172,7 +172,7 @@ def main() -> None:
     sources = sorted(RESULTS.glob("large_ldp*.json"))
     empirical = read_empirical(sources)
     table = rows(designs, empirical)
-    keys = sorted({k for r in table for k in r}, key=lambda k: next(i for i, r in enumerate(table) if k in r))
+    keys = list(dict.fromkeys(k for r in table for k in r))   # first-seen order: a set's order changes per process
     write_results("large_table", [{k: r.get(k, "") for k in keys} for r in table],
                   notions={"ldp": NOTION_LDP, "design": NOTION_PML},
                   agreement=agreement(empirical), sources={"empirical": [path.name for path in sources],
