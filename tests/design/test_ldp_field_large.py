@@ -94,12 +94,17 @@ def test_the_issue_reference_values_of_subset_selection(size, epsilon, reference
 def test_the_field_at_one_hundred_thousand_values_allocates_no_matrix(epsilon):
     size = 100_000
     prior = np.full(size, 1.0 / size)
-    tracemalloc.start()
+    # Memory traced at ε = 1 only: the vectors allocated are the same at every ε, and tracing made each case 0.3 s
+    # of CPU slower (the orderings below, which do depend on ε, are checked at every ε)
+    traced = epsilon == 1.0
+    if traced:
+        tracemalloc.start()
     rows = compare_oracles(prior, epsilon, 1.0)
     designs = block_designs(size, epsilon)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak < 32 << 20  # a prior and a few O(N) vectors (a 10⁵ × 10⁵ matrix would be 80 GB)
+    if traced:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 32 << 20  # a prior and a few O(N) vectors (a 10⁵ × 10⁵ matrix would be 80 GB)
     mse = {r.name: r.mse for r in rows}
     assert all(math.isfinite(x) and x > 0 for x in mse.values())
     assert designs and designs[0].points > MATRIX_POINTS

@@ -188,9 +188,17 @@ def test_item_moves_beyond_the_pair_items_keep_every_single_move(case, seed):
             assert all(is_vertex(w) for w in found.T)
 
 
+_OPTIMA: dict[tuple, tuple] = {}
+
+
 def _optimum(counts, eps, radius, kind):
-    problem = DesignProblem(Prior.from_counts(counts), eps, radius, kind)
-    return problem, design_estimation(problem, baselines=False, gap_tolerance=1e-10)
+    """The enumerated optimum (deterministic), solved once per process: several tests bound the same problems
+    (the SDP refinement's two priors are also the structured bound's and the tight bound's)."""
+    key = (tuple(int(c) for c in counts), eps, radius, kind)
+    if key not in _OPTIMA:
+        problem = DesignProblem(Prior.from_counts(counts), eps, radius, kind)
+        _OPTIMA[key] = problem, design_estimation(problem, baselines=False, gap_tolerance=1e-10)
+    return _OPTIMA[key]
 
 
 # Each of the two larger priors with one criterion in the default suite, the other under -m slow (1.5 s of CPU).
