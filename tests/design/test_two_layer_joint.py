@@ -169,12 +169,37 @@ def test_the_alternation_honours_its_deadline(monkeypatch):
     assert ran.values[-1] <= start and len(ran.values) >= 2  # it ran at least one round before the deadline
 
 
-def test_a_start_that_cannot_reach_the_best_value_at_its_pace_stops(monkeypatch):
-    """With ``beat`` below anything a round's pace can reach in the time left, the alternation stops after one round,
-    where without it the same start goes on (the same fake clock as above: every reading advances 50 ms)."""
+def _scripted(monkeypatch, shares):
+    """The 16-value instance with each round's f scripted as ``shares`` × f at the start (W₁'s step returns it, W₂'s
+    finds nothing) on the fake clock: alternate's stopping rules alone decide how many rounds run."""
+    from mechdesign.design.two_layer import _joint, _reports
+
     w1, w2, ball, start = _sixteen_values()
     _fake_clock(monkeypatch)
+    script = iter(start * np.asarray(shares))
+    monkeypatch.setattr(_joint, "permanent_step", lambda permanent, *_, **__: (permanent, float(next(script))))
+    monkeypatch.setattr(_reports, "design_reports", lambda *_, **__: None)  # W₂ kept: f is the script's
+    return w1, w2, ball, start
+
+
+def test_a_start_that_cannot_reach_the_best_value_at_its_pace_stops(monkeypatch):
+    """With ``beat`` below anything a round's pace can reach in the time left, the alternation stops after the first
+    round whose gain is below the previous one's (the second here), where without it the same rounds go on until
+    the tolerance ends them."""
+    shares = [0.99, 0.985, 0.98, 0.975, 0.975 * (1 - 1e-6)]
+    w1, w2, ball, start = _scripted(monkeypatch, shares)
     free = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0))
-    stopped = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0), beat=1.0)  # f ≥ 1: out of reach
-    assert len(free.values) > 2 and len(stopped.values) == 2
-    assert stopped.values[-1] <= start and stopped.values[1] == free.values[1]  # the same first round, then a stop
+    assert free.values == pytest.approx(start * np.array([1.0, *shares]), rel=1e-15)
+    w1, w2, ball, start = _scripted(monkeypatch, shares)
+    stopped = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0), beat=0.5 * start)
+    assert stopped.values == pytest.approx(start * np.array([1.0, 0.99, 0.985]), rel=1e-15)
+
+
+def test_a_start_whose_gains_grow_is_not_stopped_by_the_pace_rule(monkeypatch):
+    """Rounds scripted as education (1, 0.5)'s chain start went (a small first gain, then larger ones): at the first
+    round's pace ``beat`` is out of reach, but the gains grow, and the alternation goes on until the tolerance ends it.
+    With the rule applied from the first round (previous commit) it stopped there, and education (1, 0.5) ended at
+    223.2 instead of 75: this test failed there (2 values, not 5)."""
+    w1, w2, ball, start = _scripted(monkeypatch, [0.999, 0.7, 0.4, 0.4 * (1 - 1e-6)])
+    ran = alternate(w1, w2, ball, 1.0, 0.5, 2.0, deadline=Deadline(3.0), beat=0.5 * start)
+    assert ran.values == pytest.approx(start * np.array([1.0, 0.999, 0.7, 0.4, 0.4 * (1 - 1e-6)]), rel=1e-15)

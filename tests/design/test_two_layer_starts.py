@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from mechdesign import Deadline
 from mechdesign.core import L1Ball, capacity, link_level, trace_inverse_fisher
 from mechdesign.design import load_problem
-from mechdesign.design.two_layer import design_two_layer
+from mechdesign.design.two_layer import design_two_layer, mixed_reports
 from mechdesign.design.two_layer._calibrated import calibrated_chain
 from mechdesign.design.two_layer._joint import alternate
+from mechdesign.design.two_layer._reports import design_reports, proportional_classes
 from mechdesign.design.two_layer._starts import chain_start, copied_outputs, levels
 
 from conftest import PRIVACY_SLACK, PROBLEMS
@@ -98,3 +99,44 @@ def test_the_design_is_never_worse_than_the_chain_at_its_three_levels_even_past_
     assert design.lifetime_epsilon <= 2.0 and design.report_epsilon <= 1.0 and design.link_epsilon <= 1.6
     recomputed = levels(design.permanent.matrix, design.reports.matrix, race.ball)
     assert recomputed[0] <= 2.0 and recomputed[1] <= 1.0 and recomputed[2] <= 1.6
+
+
+def test_the_reports_of_copied_outputs_converge_as_those_of_the_chain_itself():
+    """Adult race (2, 1), link 1.6: the fresh layer for the chain's outputs copied twice is the one for the chain
+    (same value, each copy the same row) in as few column generation rounds. Before proportional outputs were
+    merged (design_reports), the copies made the master degenerate and its pricing found a column that only moved
+    mass between two copies every round: 85 rounds (12 s) at the value that 3 rounds reach; this test failed there."""
+    race = load_problem(PROBLEMS / "adult-race-estimation.toml").problem.with_(epsilon=2.0)
+    w1, w2 = chain_start(race.ball, 2.0, 1.0, 1.6, room=1e-10)
+    plain = design_reports(w1, race.ball, 1.0, 1.6, start=w2, deadline=Deadline(60.0))
+    c1, c2 = copied_outputs(w1, w2, 2)
+    copied = design_reports(c1, race.ball, 1.0, 1.6, start=c2, deadline=Deadline(60.0))
+    assert plain is not None and copied is not None
+    assert copied.rounds <= plain.rounds + 1
+    assert copied.mse == pytest.approx(plain.mse, rel=1e-8)
+    assert np.array_equal(copied.matrix[0::2], copied.matrix[1::2])
+    found = levels(c1, mixed_reports(c1, copied.matrix, race.ball, 1.0, 1.6), race.ball)
+    assert all(level <= budget for level, budget in zip(found, (2.0, 1.0, 1.6), strict=True))
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(weights=st.lists(st.floats(0.1, 1.0), min_size=3, max_size=5), split=st.floats(0.05, 0.95),
+       column=st.integers(0, 4))
+def test_an_output_split_in_unequal_proportional_parts_gets_the_same_reports(weights, split, column):
+    """W₁ with one output split into parts s and 1 − s of its column (the same composed mechanisms, the same
+    lifetime level): the reports found compose to the same value, both parts get one row, and the levels hold."""
+    prior = np.array(weights) / sum(weights)
+    ball = L1Ball(prior, 0.05)
+    w1, _ = chain_start(ball, 2.0, 1.0, 1.5)
+    b = column % prior.size
+    split_w1 = np.hstack([w1, (1 - split) * w1[:, [b]]])
+    split_w1[:, b] *= split
+    assert proportional_classes(split_w1)[-1] == proportional_classes(split_w1)[b]
+    plain = design_reports(w1, ball, 1.0, 1.5, deadline=Deadline(30.0))
+    split_found = design_reports(split_w1, ball, 1.0, 1.5, deadline=Deadline(30.0))
+    assert plain is not None and split_found is not None
+    assert np.array_equal(split_found.matrix[b], split_found.matrix[-1])
+    assert trace_inverse_fisher(split_w1 @ split_found.matrix, prior) - 1 == pytest.approx(plain.mse, rel=1e-6)
+    mixed = mixed_reports(split_w1, split_found.matrix, ball, 1.0, 1.5)  # the LP's tolerance, as every caller
+    assert all(level <= budget for level, budget in zip(levels(split_w1, mixed, ball), (2.0, 1.0, 1.5), strict=True))
+    assert trace_inverse_fisher(split_w1 @ mixed, prior) - 1 == pytest.approx(plain.mse, rel=1e-6)

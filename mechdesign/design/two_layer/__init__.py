@@ -362,8 +362,8 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
         # 90.3); sharing, 41.4 and 37.8. At (1, 0.5) halving the time with the engine's start (32,101, which did
         # not move) ended at 158, not 75: it is not within _NEAR.
         share = deadline.remaining() / (near - index) if index < near else deadline.remaining()
-        # A start that cannot reach the best pair so far at its own pace stops (alternate's beat): race (2, 1)
-        # spent its whole 60 s on the chain's start, which ended above the engine's (8.38), instead of 5 s.
+        # A start whose gains shrink and that cannot reach the best pair so far at its own pace stops (alternate's
+        # beat); one whose gains still grow goes on (education (1, 0.5): the chain's start 616.5 → 74.5).
         ran = alternate(permanent, reports, ball, problem.epsilon, report_epsilon, link,
                         deadline=deadline.before(deadline.remaining() - share),
                         beat=None if best is None else best[0] + 1.0)
