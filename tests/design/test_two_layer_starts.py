@@ -140,3 +140,19 @@ def test_an_output_split_in_unequal_proportional_parts_gets_the_same_reports(wei
     mixed = mixed_reports(split_w1, split_found.matrix, ball, 1.0, 1.5)  # the LP's tolerance, as every caller
     assert all(level <= budget for level, budget in zip(levels(split_w1, mixed, ball), (2.0, 1.0, 1.5), strict=True))
     assert trace_inverse_fisher(split_w1 @ mixed, prior) - 1 == pytest.approx(plain.mse, rel=1e-6)
+
+
+def test_a_permanent_layer_with_an_unused_output_is_designed_without_merging():
+    """An all-zero column of W₁ (an output never drawn) has no normalised shape: proportional_classes would divide
+    by zero and leave it without a class. design_reports then merges nothing and designs the reports as for any W₁;
+    before this guard the unused column's NaN shape made classes.max() index the merged W̄₁ with −1."""
+    prior = np.array([0.5, 0.3, 0.2])
+    ball = L1Ball(prior, 0.05)
+    w1, _ = chain_start(ball, 2.0, 1.0, 1.5)
+    padded = np.hstack([w1, w1[:, [0]], np.zeros((prior.size, 1))])   # a copy and an unused output
+    padded[:, [0, -2]] *= 0.5
+    found = design_reports(padded, ball, 1.0, 1.5, deadline=Deadline(30.0))
+    plain = design_reports(w1, ball, 1.0, 1.5, deadline=Deadline(30.0))
+    assert found is not None and plain is not None
+    assert found.matrix.shape[0] == padded.shape[1]
+    assert trace_inverse_fisher(padded @ found.matrix, prior) - 1 == pytest.approx(plain.mse, rel=1e-6)

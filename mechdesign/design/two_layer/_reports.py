@@ -363,7 +363,8 @@ def design_reports(permanent: np.ndarray, ball: L1Ball, epsilon: float, link: fl
         get the same row, module docstring) and one report's n·MSE, or ``None`` when not even the first master
         could be solved.
     """
-    classes = proportional_classes(permanent)
+    used = bool(np.all(permanent.sum(axis=0) > 0))  # an unused output has no shape to compare: nothing merged
+    classes = proportional_classes(permanent) if used else np.arange(permanent.shape[1])
     if classes.max() + 1 < permanent.shape[1]:  # merged: W̄₁ = the classes' sums, W̄₂'s rows mix the start's
         merged = np.zeros((permanent.shape[0], int(classes.max()) + 1))
         np.add.at(merged.T, classes, permanent.T)
