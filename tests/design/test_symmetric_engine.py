@@ -29,7 +29,7 @@ from mechdesign.design.symmetric._bound import reach, symmetric_bound
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 
-from conftest import examples
+from conftest import ROOT, examples
 
 ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
 
