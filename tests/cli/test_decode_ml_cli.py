@@ -51,9 +51,10 @@ def test_ml_through_the_real_entry_point_is_on_the_simplex_with_its_certificate(
 
 def test_within_the_ball_the_estimate_stays_in_the_files_ball(tmp_path, column_file, cli, monkeypatch):
     path, rr = column_file
-    # The estimate and the text are checked here, not the standard errors' values: 20 bootstrap replicates instead
-    # of the CLI's 200 (3.3 of the test's 4.3 s of CPU were the two calls' 400 ball-constrained refits). The 200
-    # replicates run through the real entry point in test_ml_through_the_real_entry_point_is_on_the_simplex_...
+    # The estimate and the text are checked here, not the standard errors' values: 20 bootstrap replicates (still
+    # ball-constrained refits) instead of the CLI's 200, whose 400 refits in the two calls were 3.3 of the test's
+    # 4.3 s under cProfile (2.7 -> 0.6 s of CPU). The CLI's 200 replicates run through the real entry point in
+    # test_ml_through_the_real_entry_point_is_on_the_simplex_with_its_certificate.
     from mechdesign.deploy.analysis import _standard_errors
 
     real = _standard_errors.bootstrap_errors
