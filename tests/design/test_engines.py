@@ -151,7 +151,9 @@ def test_the_estimation_engine_through_the_registry_is_design_estimation():
 def test_the_priced_estimation_search_is_an_engine_option_not_a_patched_constant():
     problem = _problem(8, 1.0, 0.05, "estimation_mse")
     listed = solve(problem, baselines=False)
-    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))
+    # Three priced iterations (no design beats the enumerated bound, wherever the search stops): the option is
+    # what is checked, not the search's length.
+    searched = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1, priced_max_iterations=3))
     priced = solve(problem, baselines=False, engines=[searched])
     assert listed.method == "enumeration" and priced.method == "column_generation_priced"
     assert priced.certificate.holds and priced.utility >= listed.upper_bound - 1e-9 * listed.utility
