@@ -271,9 +271,7 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
     """With a budget that 75 % of the default sets fit, the design command
     keeps fewer sets and its file fits; the engine's estimate of the file's bytes bounds the file written from above
     (the rule chooses by it)."""
-    import json
 
-    from mechdesign.cli import main
     from mechdesign.design import load_problem
     from mechdesign.design.symmetric import _engine
 
@@ -298,11 +296,7 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
         return now[0]
 
     monkeypatch.setattr(time, "monotonic", clock)
-    code = main(["design", str(path), "--method", "symmetric", "--out", str(tmp_path / "out"),
-                 "--time-limit", "8", "--json", "--progress"])
-    assert code == 0
-    out, err = capsys.readouterr()
-    written = json.loads(out)
+    written, err = _design_json(path, tmp_path, capsys, "8")
     thinned = re.search(r"(\d+) random sets cut to (\d+) to fit", err)
     assert thinned is not None and int(thinned.group(2)) < int(thinned.group(1)) == drawn
     assert written["types"] <= int(thinned.group(2)) + instance.count
@@ -349,9 +343,7 @@ def test_the_default_design_fits_the_limit_where_the_budget_is_out_of_reach(tmp_
     """Zipf N = 1,000 (K = 236 cells): a budget out of reach (100 types' bytes: under two fifths of the 4,000 sets) and
     a limit of 3K types' bytes: the design command draws 3K sets of one family, says so in one line, its file fits
     the limit, and the guarantee recomputed from the written file holds."""
-    import json
 
-    from mechdesign.cli import main
     from mechdesign.design import load_problem
     from mechdesign.design.symmetric import _engine
     from mechdesign.mechfile import read_symmetric_file
@@ -366,11 +358,7 @@ def test_the_default_design_fits_the_limit_where_the_budget_is_out_of_reach(tmp_
     # 1 s, not 8: every check holds at any deadline (the sets are drawn and cut before the search, the file is
     # written from whatever the search reached and its guarantee recomputed on reading; it passes at 0.01 s too);
     # 8 s spent 7.6 s of CPU refining a design this test does not look at.
-    code = main(["design", str(path), "--method", "symmetric", "--out", str(tmp_path / "out"),
-                 "--time-limit", "1", "--json", "--progress"])
-    assert code == 0
-    out, err = capsys.readouterr()
-    written = json.loads(out)
+    written, err = _design_json(path, tmp_path, capsys, "1")
     thinned = re.search(r"(\d+) random sets cut to (\d+) of one family to fit the", err)
     assert thinned is not None and int(thinned.group(1)) == _engine.default_sets(instance)
     assert int(thinned.group(2)) in (3 * k - 1, 3 * k)
@@ -415,3 +403,16 @@ def test_random_sets_where_every_input_outweighs_a_set_are_none(build):
     rng = np.random.default_rng(0)
     found = random_sets(instance, 10, rng) if build == "zeros" else random_two_level(instance, 10, rng, 0.001)
     assert len(found) == 0
+
+
+def _design_json(path, tmp_path, capsys, time_limit: str) -> tuple[dict, str]:
+    """``mechdesign design PATH --method symmetric --json --progress`` in process: its JSON summary and its stderr."""
+    import json
+
+    from mechdesign.cli import main
+
+    code = main(["design", str(path), "--method", "symmetric", "--out", str(tmp_path / "out"),
+                 "--time-limit", time_limit, "--json", "--progress"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    return json.loads(out), err
