@@ -30,11 +30,17 @@ _E4, _E8 = np.uint64(10**4), np.uint64(10**8)
 
 
 @functools.cache
+def _digit_text(width: int) -> np.ndarray:
+    """The zero-padded decimal text of 0 … 10^width − 1: a (10^width × width) uint8 array, one row each."""
+    n = np.arange(10**width)
+    text = np.stack([(n // 10**k) % 10 for k in range(width - 1, -1, -1)], axis=1).astype(np.uint8) + ord("0")
+    return np.ascontiguousarray(text)
+
+
+@functools.cache
 def _four_digits() -> np.ndarray:
     """Characters of 0000 … 9999 as little-endian words: entry k holds k's first digit in its lowest byte (uint64)."""
-    n = np.arange(10**4)
-    text = np.stack([(n // 10**k) % 10 for k in range(3, -1, -1)], axis=1).astype(np.uint8) + ord("0")
-    return np.ascontiguousarray(text).view("<u4").reshape(-1).astype(np.uint64)
+    return _digit_text(4).view("<u4").reshape(-1).astype(np.uint64)
 
 
 def fixed_width_decimal(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -85,12 +91,9 @@ def fixed_width_decimal(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | N
     return np.full(u.size, length, dtype=np.int64), rows.view(np.uint8).reshape(-1, _BLOCK)
 
 
-@functools.cache
 def _five_digits() -> np.ndarray:
     """The 5-character zero-padded decimal text of 0 … 99,999, one 5-byte item each (10⁵ items)."""
-    n = np.arange(10**5)
-    text = np.stack([(n // 10**k) % 10 for k in range(4, -1, -1)], axis=1).astype(np.uint8) + ord("0")
-    return np.ascontiguousarray(text).view("V5").reshape(-1)
+    return _digit_text(5).view("V5").reshape(-1)
 
 
 def decimal(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
