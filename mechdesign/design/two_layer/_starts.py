@@ -37,13 +37,6 @@ __all__ = ["chain_start", "copied_outputs", "levels"]
 _RETRIES = 6  # relative margins 10⁻¹², …, 10⁻⁷ below the budgets
 
 
-def _grr(size: int, p: float, q: float) -> np.ndarray:
-    """The N×N GRR matrix: p on the diagonal, q elsewhere."""
-    matrix = np.full((size, size), q)
-    np.fill_diagonal(matrix, p)
-    return matrix
-
-
 def levels(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball) -> tuple[float, float, float]:
     """(lifetime, per-report, link) of a two-layer pair, recomputed solver-free and rounded up.
 
@@ -73,16 +66,16 @@ def chain_start(ball: L1Ball, lifetime: float, report: float, link: float,
     tuple of numpy.ndarray or None
         W₁ and W₂ (both N×N), or ``None`` if no retry met the budgets after rounding.
     """
+    from mechdesign.design.baselines import longitudinal_mechanisms
     from mechdesign.design.two_layer._calibrated import calibrated_chain
 
-    size = ball.size
     report, link = report * (1.0 - room), link * (1.0 - room)
     for attempt in range(_RETRIES):
         shrink = 1.0 - 1e-12 * 10.0**attempt
         chain = calibrated_chain("l-grr", ball, lifetime * shrink, report * shrink,
                                  link * shrink if math.isfinite(link) else math.inf).protocol
-        permanent = _grr(size, chain.p1, chain.q1)
-        reports = _grr(size, chain.p2, chain.q2)
+        first, second = longitudinal_mechanisms(chain)  # GRR(p₁, q₁) and GRR(p₂, q₂), N × N each
+        permanent, reports = first.matrix, second.matrix
         found = levels(permanent, reports, ball)
         if found[0] <= lifetime and found[1] <= report and found[2] <= link:
             return permanent, reports
