@@ -86,12 +86,21 @@ def file_bytes(instance: Instance, labels: tuple[str, ...], types: int) -> int:
     The inputs and counts as canonical JSON, an envelope, and per type its packed count table (one field of
     bit_length(s_k) bits per cell, :mod:`mechdesign.mechfile._packed`, in base64 and quotes) and its other fields.
     """
+    return _fixed_bytes(instance, labels) + types * _type_bytes(instance)
+
+
+def _fixed_bytes(instance: Instance, labels: tuple[str, ...]) -> int:
+    """The part of :func:`file_bytes` that does not grow with the types: the inputs, counts and envelope."""
     words = sum(len(json.dumps(label, ensure_ascii=False).encode("utf-8")) + 1 for label in labels)
     counts = sum(len(str(int(n))) + 1 for n in np.repeat(instance.cells.counts, instance.cells.sizes))
+    return _ENVELOPE + words + counts
+
+
+def _type_bytes(instance: Instance) -> int:
+    """The bytes :func:`file_bytes` counts per type: its packed count table and its other fields."""
     bits = int((np.floor(np.log2(instance.cells.sizes)) + 1).sum())
     packed = -(-bits // 8)  # bytes of the bit fields, then their base64 (4 characters per 3 bytes) and quotes
-    table = 4 * -(-packed // 3) + 3
-    return _ENVELOPE + words + counts + types * (table + _PER_TYPE)
+    return 4 * -(-packed // 3) + 3 + _PER_TYPE
 
 
 def fitted_count(count: int, instance: Instance, labels: tuple[str, ...], others: int) -> int:
@@ -104,11 +113,15 @@ def fitted_count(count: int, instance: Instance, labels: tuple[str, ...], others
     master keeps (96 of 718 at N = 10⁴) take.
     """
     share = 4 / 3 if _two_families(instance) else 1.0
-    fixed = file_bytes(instance, labels, 0)
-    room = ((FILE_BUDGET - fixed) // (file_bytes(instance, labels, 1) - fixed) - others) / share
+    room = _room(instance, labels, FILE_BUDGET, others) / share
     if room >= count or 5 * room < 2 * count:
         return count
     return int(room)
+
+
+def _room(instance: Instance, labels: tuple[str, ...], budget: float, others: int) -> int:
+    """Types a file of ``budget`` bytes holds besides ``others`` (by :func:`file_bytes`, linear in the types)."""
+    return int((budget - _fixed_bytes(instance, labels)) // _type_bytes(instance)) - others
 
 
 def limit_count(count: int, instance: Instance, labels: tuple[str, ...], others: int) -> int | None:
@@ -123,8 +136,7 @@ def limit_count(count: int, instance: Instance, labels: tuple[str, ...], others:
     target = _MARGIN * FILE_LIMIT
     if file_bytes(instance, labels, math.ceil(count * share) + others) <= target:
         return None
-    fixed = file_bytes(instance, labels, 0)
-    room = int((target - fixed) // (file_bytes(instance, labels, 1) - fixed)) - others
+    room = _room(instance, labels, target, others)
     if room < _ROWS * instance.count:
         return None
     return min(room, count)
