@@ -39,7 +39,7 @@ from mechdesign.deploy._io import (
 )
 from mechdesign.deploy.sampling._progress import Progress
 
-__all__ = ["record_chunks", "stream_records_parquet"]
+__all__ = ["kept_encodings", "record_chunks", "stream_records_parquet"]
 
 
 def record_chunks(parquet: Any, chunk: int, use_threads: bool = True) -> Iterator[list[Any]]:
@@ -168,7 +168,7 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     # Parquet: statistics (min/max labels) of the released columns cost half their writing time and prune nothing:
     # every row group holds every label. Other columns keep theirs (leaf paths: nested columns too).
     options = {} if kind == "arrow" else {
-        "write_statistics": [c.path for c in parquet.schema if c.path not in names], **_encodings(parquet, names)}
+        "write_statistics": [c.path for c in parquet.schema if c.path not in names], **kept_encodings(parquet, names)}
     size = min(chunk, max(parquet.metadata.num_rows, 1))
     codes = np.empty((len(names), size), dtype=np.int32)
     drawn = [np.empty((len(names), size), dtype=np.int32) for _ in range(2)]  # one being written, one filled
@@ -213,7 +213,7 @@ _WIDTHS = {"INT32": 4, "INT64": 8, "FLOAT": 4, "DOUBLE": 8}  # bytes per value o
 _DELTA_SPAN = 1 << 32  # below this span of values, delta encoding beats plain + Snappy on CPU and size (below)
 
 
-def _encodings(parquet: Any, names: Sequence[str]) -> dict[str, Any]:
+def kept_encodings(parquet: Any, names: Sequence[str]) -> dict[str, Any]:
     """The writer's ``use_dictionary`` and ``column_encoding``: which kept columns are written how.
 
     A kept INT32/INT64/FLOAT/DOUBLE column whose first row group takes at least its full width per value (over

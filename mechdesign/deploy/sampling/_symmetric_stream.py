@@ -147,6 +147,7 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
         iter_parquet_tables,
         parquet_strings,
     )
+    from mechdesign.deploy.sampling._arrow import kept_encodings
 
     parquet = columnar_file(source)
     position = column_index(parquet.schema_arrow.names, column)
@@ -155,11 +156,14 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     field = pa.field(column, pa.binary(), nullable=False)  # the binary form (mechfile._report_binary)
     inputs = _string_array(job.privatizer.mechanism.inputs)
     # The reports are near-random bytes, each distinct: Parquet's dictionary, snappy and min/max statistics gain
-    # nothing on them and took 0.14 s of a 10⁶-record write (0.05 s without); the other columns keep the defaults.
+    # nothing on them and took 0.14 s of a 10⁶-record write (0.05 s without); the other columns are written as the
+    # record files' writer writes its kept columns (kept_encodings: no dictionary retried on ids, ids delta-encoded).
     others = [name for name in parquet.schema_arrow.names if name != column]
-    options = {} if file_kind(source, "data") == "arrow" else {
-        "use_dictionary": others, "write_statistics": others,
-        "compression": {name: "snappy" for name in others} | {column: "none"}}
+    options: dict[str, Any] = {}
+    if file_kind(source, "data") != "arrow":
+        options = kept_encodings(parquet, [column])
+        options["use_dictionary"] = [path for path in options["use_dictionary"] if path != column]
+        options |= {"write_statistics": others, "compression": {name: "snappy" for name in others} | {column: "none"}}
     with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data"),
                          **options) as writer:
         for table in iter_parquet_tables(parquet, chunk):
