@@ -195,7 +195,8 @@ def test_a_one_record_file_starts_without_scipy(tmp_path):
 def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(tmp_path):
     """A kept int64 id (full width per value in the source: the writer's dictionary fell back) is written without a
     dictionary, delta-encoded when its values span less than 2³² (``id``) and plain otherwise (``token``); a kept
-    low-cardinality int64 and a string column stay dictionary-encoded; every value is read back the same."""
+    low-cardinality int64 and a string column stay dictionary-encoded; every value is read back the same. Kept
+    columns are Snappy-compressed with statistics, the released ones uncompressed without (writer_options)."""
     sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, "product")))
     n = 200_000
     codes = _codes(n, seed=8)
@@ -214,3 +215,7 @@ def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(t
     dictionary = {name: column.has_dictionary_page for name, column in columns.items()}
     assert dictionary == {"id": False, "age": True, "note": True, "token": False, "a": True, "b": True, "c": True}
     assert "DELTA_BINARY_PACKED" in columns["id"].encodings and "DELTA_BINARY_PACKED" not in columns["token"].encodings
+    kept = {"id", "age", "note", "token"}
+    assert {name: column.compression for name, column in columns.items()} == {
+        name: "SNAPPY" if name in kept else "UNCOMPRESSED" for name in columns}
+    assert {name for name, column in columns.items() if column.statistics is not None} == kept
