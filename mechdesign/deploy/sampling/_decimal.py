@@ -9,7 +9,8 @@ Two ways to that text live here:
   in a table of 10⁴ entries (the characters of a group as one little-endian 32-bit word), two groups make the
   8 characters of each half of the block, and the leading ``'0'`` characters are dropped by one shift of the
   128-bit little-endian text by the same number of bytes for every id. About 25 ns an id against 60 ns for Arrow's
-  integer-to-string cast followed by the padding (CPU time, 2¹⁶ ids, load 7 on 2 cores).
+  integer-to-string cast followed by the padding (CPU time, 2¹⁶ ids, load 7 on 2 cores). Ids below 10⁸ (at most 8
+  digits) need only the low half, in uint32 arithmetic: 33 against 52 ns an id for 8-digit ids at load 10.
 * :func:`decimal`: any int64/uint64 id (at most 20 digits, or 19 and a sign), from 5-digit groups; the fallback when
   pyarrow is missing.
 
@@ -70,8 +71,18 @@ def fixed_width_decimal(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | N
     length = len(str(largest))
     if smallest < 0 or largest >= 10**16 or len(str(smallest)) != length:
         return None
-    u = x.astype(np.uint64)
     table = _four_digits()
+    if length <= 8:  # ids below 10⁸: only the last 8 characters, in uint32 arithmetic (half the passes)
+        part = x.astype(np.uint32)
+        high = np.floor_divide(part, np.uint32(10**4))
+        part -= high * np.uint32(10**4)
+        text = table.take(high)
+        text |= table.take(part) << np.uint64(32)
+        text >>= np.uint64(8 * (8 - length))
+        rows = np.zeros((x.size, 2), dtype=np.uint64)
+        rows[:, 0] = text
+        return np.full(x.size, length, dtype=np.int64), rows.view(np.uint8).reshape(-1, _BLOCK)
+    u = x.astype(np.uint64)
     halves = []
     for part in (u // _E8, u % _E8):
         first = table.take((part // _E4).astype(np.intp))
