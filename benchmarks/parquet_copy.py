@@ -11,7 +11,8 @@ With ``--stages`` the copy is taken apart instead, in this process (CPU time, ``
 alone from the table in memory (as privatize writes it: one table of 2²⁰ records per call; the released column
 non-nullable and in a seeded random order, as draws are) with each writer option,
 and reading back what each option wrote (an input written differently, labelled ``read-back``: the user's file is
-not changed to win) → ``benchmarks/results/parquet_stages.{json,csv}``.
+not changed to win), and Snappy's decompression alone of the kept columns' plain values (``codec``: what decoding the
+source's plain, Snappy-compressed ids costs without Parquet) → ``benchmarks/results/parquet_stages.{json,csv}``.
 
 Run: ``python benchmarks/parquet_copy.py DATA OUT --column race`` (``pip install mechdesign[parquet]``);
 ``python benchmarks/parquet_copy.py DATA --stages --column race [--repeats 3]`` (the data of
@@ -145,6 +146,15 @@ def stages(data: str, column: str, repeats: int) -> list[dict[str, Any]]:
         row("read", columns, label, cpu(run, repeats))
     batches = list(pq.ParquetFile(data, read_dictionary=[column]).iter_batches(batch_size=BATCH, use_threads=False))
     table = pa.Table.from_batches(batches)
+    for name in (c for c in table.column_names if c != column):  # the codec alone on the column's plain values
+        raw = [pa.py_buffer(np.ascontiguousarray(b.column(name).to_numpy(zero_copy_only=False)).tobytes())
+               for b in batches]
+        codec = pa.Codec("snappy")
+        packed = [codec.compress(b) for b in raw]
+        row("codec", [name], "Snappy decompression of its plain values alone", cpu(
+            lambda codec=codec, packed=packed, raw=raw: [codec.decompress(p, decompressed_size=b.size)
+                                                         for p, b in zip(packed, raw, strict=True)],
+            repeats), bytes=sum(p.size for p in packed))
     folder = Path(tempfile.mkdtemp(prefix="parquet-stages-"))
     try:
         for name in table.column_names:
