@@ -211,9 +211,10 @@ def writer_options(parquet: Any, names: Sequence[str]) -> dict[str, Any]:
     half their writing time and prune nothing: every row group holds every label. Their dictionary indices are
     already bit-packed (3 bits a record for 5 labels) and, being random draws, leave Snappy nothing to find: 10⁷
     records of ids and privatized Adult race make a file of 3,844,027 bytes with Snappy on race and 3,841,575
-    without, and the column's writing costs 13.2 instead of 15.3 ns a record (``benchmarks/parquet_copy.py --stages``,
-    ``results/parquet_stages.csv``). Kept columns keep their statistics (leaf paths: nested columns too) and
-    pyarrow's default compression (Snappy), and are encoded as :func:`kept_encodings` says.
+    without, and the column's writing costs 7.5 instead of 9.2 ns a record (10⁷ records, load 9;
+    ``benchmarks/parquet_copy.py --stages``, ``results/parquet_stages.csv``). Kept columns keep their statistics
+    (leaf paths: nested columns too) and pyarrow's default compression (Snappy), and are encoded as
+    :func:`kept_encodings` says.
     """
     kept = [c.path for c in parquet.schema if c.path not in names]
     return {"write_statistics": kept, "compression": {c.path: "SNAPPY" if c.path in kept else "NONE"
