@@ -205,7 +205,7 @@ def test_an_overstated_record_file_fails_verify_with_exit_1(adult, cli, tmp_path
     assert refused.returncode == 2 and "guarantee.epsilon must be >=" in _one_line(refused)
 
 
-# Under -m slow (3.0 s of CPU: the Adult race × sex joint design at its realistic size, then a second record round trip):
+# Under -m slow (3.0 s of CPU: the Adult race × sex joint design at its realistic size, then a second round trip):
 # by default the CLI designs the same problem file and writes its record file in
 # tests/cli/test_design_deadline_cli.py::test_a_joint_record_design_takes_the_command_deadline, and a joint record file
 # is verified, privatized and decoded in test_a_joint_record_file_privatizes_and_decodes_through_the_cli.

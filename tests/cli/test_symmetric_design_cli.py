@@ -1,7 +1,8 @@
 """``mechdesign design`` with the symmetric engine: a structured file that ``verify`` and ``decode`` read.
 
-The reference note's counts (N = 12, every type enumerated: the exact optimum, reference/symmetric-designs.md §2)
-through the real entry point once, the rest in process; the automatic choice from AUTO_FROM categories on; refusals.
+The reference note's counts (N = 12, every type enumerated: the exact optimum, reference/symmetric-designs.md §2);
+the automatic choice from AUTO_FROM categories on; refusals. In process (``mechdesign.cli.main``, what the console
+script calls): ``design``'s real entry point runs in tests/cli/test_cli.py::test_console_script_design_then_verify.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from mechdesign.design.symmetric import AUTO_FROM
 from mechdesign.mechfile import read_symmetric_file
 
-from conftest import run_cli, run_cli_process
+from conftest import run_cli
 
 ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
 
@@ -29,7 +30,7 @@ def _problem(folder: Path, counts: list[int], name: str = "tied", utility: str =
 
 def test_a_symmetric_design_is_written_verified_and_optimal(tmp_path):
     problem = _problem(tmp_path, ORACLE)
-    done = run_cli_process("design", str(problem), "--method", "symmetric", "--out", str(tmp_path), "--json")
+    done = run_cli("design", str(problem), "--method", "symmetric", "--out", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["engine"] == "symmetric" and summary["status"] == "optimal"
