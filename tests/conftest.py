@@ -125,6 +125,16 @@ def design_cache(tmp_path_factory):
     return DesignCache((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "design-cache")
 
 
+@pytest.fixture(scope="session")
+def built_once(tmp_path_factory):
+    """``built_once(name, build)``: ``build(folder)`` once per run across the xdist workers, for module fixtures whose
+    files several workers' tests read (tests/design_cache.py, ``BuiltOnce``)."""
+    from design_cache import BuiltOnce
+
+    base = tmp_path_factory.getbasetemp()
+    return BuiltOnce((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "built-once")
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -59,3 +59,36 @@ class DesignCache:
                 part.write_bytes(pickle.dumps(design, protocol=4))
                 part.replace(path)
             return design
+
+
+class BuiltOnce:
+    """``built_once(name, build)``: ``build(folder)`` run once per test run across the workers; its return value.
+
+    For a module fixture whose files every worker's tests read (a design written through the CLI, say): xdist runs a
+    module fixture once in each worker that runs one of the module's tests, so two workers paid it twice. The first
+    caller builds into ``<run folder>/<name>/`` and stores the (pickled) return value; a later caller, in any worker,
+    waits on the lock and loads it. A build that raises stores nothing (the next caller builds again and fails the
+    same way). The tests that read the folder write only names of their own into it.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __call__(self, name: str, build: Callable[[Path], Any]) -> Any:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        done = self.folder / f"{name}.pickle"
+        with open(self.folder / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if done.exists():
+                return pickle.loads(done.read_bytes())
+            target = self.folder / name
+            if target.exists():  # a build that failed part-way: start again from nothing
+                import shutil
+
+                shutil.rmtree(target)
+            target.mkdir()
+            value = build(target)
+            part = done.with_suffix(f".{os.getpid()}.part")
+            part.write_bytes(pickle.dumps(value, protocol=4))
+            part.replace(done)
+            return value

@@ -30,13 +30,16 @@ def test_walsh_hadamard_is_the_sylvester_product(k):
 
 
 # ("fast", 6, 2) (2.5 s of CPU) under -m slow: the fast sampler stays checked at (7, 3), the input (6, 2) with the
-# naive sampler.
-@pytest.mark.parametrize(("sampler", "size", "subset"), [pytest.param("fast", 6, 2, marks=pytest.mark.slow),
-                                                      ("fast", 7, 3), ("naive", 6, 2)])
-def test_one_subset_selection_report_has_the_matrix_law(sampler, size, subset):
-    """n = 1: the support counts are the reported set; its frequencies over 2,000 draws fit the matrix row (χ²): at
-    least 33 expected draws in every cell of the 35 sets of (7, 3), enough for the χ² approximation."""
-    epsilon, draws = 1.0, 2000
+# naive sampler. The fast sampler at (7, 3) draws 400 reports by default (0.6 s of CPU) and 2,000 under -m slow (2.9 s):
+# the χ² test at each count is the same test, the larger count its power.
+@pytest.mark.parametrize(("sampler", "size", "subset", "draws"), [
+    pytest.param("fast", 6, 2, 2000, marks=pytest.mark.slow),
+    ("fast", 7, 3, 400), pytest.param("fast", 7, 3, 2000, marks=pytest.mark.slow), ("naive", 6, 2, 2000)])
+def test_one_subset_selection_report_has_the_matrix_law(sampler, size, subset, draws):
+    """n = 1: the support counts are the reported set; its frequencies over ``draws`` draws fit the matrix row (χ²):
+    at least 33 expected draws in every cell of the 35 sets of (7, 3) at 2,000 draws, 6.6 at 400 (the smallest cell
+    probability is (1 − p)/C(6, 3) = 0.0165, p = 3e/(3e + 4)): at least 5, what the χ² approximation asks."""
+    epsilon = 1.0
     matrix = subset_selection_mechanism(np.full(size, 1 / size), epsilon, subset).matrix
     sets = list(combinations(range(size), subset))
     index = {s: k for k, s in enumerate(sets)}
@@ -73,10 +76,13 @@ def exact_moments(counts: np.ndarray, d: int, epsilon: float) -> tuple[np.ndarra
     return mean, cov
 
 
-def test_many_subset_selection_reports_have_the_exact_mean_and_covariance():
+# 400 draws by default (0.5 s of CPU), 2,000 under -m slow (2.3 s): the bounds are the same formulas in the number of
+# draws (4.5 standard errors of a mean, 5 of a sample covariance), so the smaller run is the same test at less power.
+@pytest.mark.parametrize("draws", [400, pytest.param(2000, marks=pytest.mark.slow)])
+def test_many_subset_selection_reports_have_the_exact_mean_and_covariance(draws):
     """Several reports of several values: the fast sampler's counts have the exact mean and covariance (their
     negative correlations — each report has exactly d items — included: Σ_v C_v = n d in every draw)."""
-    counts, d, epsilon, draws = np.array([5, 3, 0, 2, 1, 4, 1]), 3, 0.7, 2000
+    counts, d, epsilon = np.array([5, 3, 0, 2, 1, 4, 1]), 3, 0.7
     rng = np.random.default_rng(7)
     sample = np.array([subset_support(counts, d, epsilon, rng) for _ in range(draws)], dtype=np.float64)
     assert (sample.sum(axis=1) == counts.sum() * d).all()
@@ -88,15 +94,20 @@ def test_many_subset_selection_reports_have_the_exact_mean_and_covariance():
     assert np.all(np.abs(np.cov(sample.T) - cov) < 5 * scale + 1e-12)
 
 
-def test_subset_selection_at_a_large_alphabet_runs_and_keeps_its_totals():
-    size, epsilon = 10_000, 1.0
+# 10⁴ values (the benchmark's largest, 1.4 s of CPU for one call) under -m slow; 10³ values (0.2 s) by default runs
+# the same vectorised path (d = 269 items per report).
+@pytest.mark.parametrize("size", [1000, pytest.param(10_000, marks=pytest.mark.slow)])
+def test_subset_selection_at_a_large_alphabet_runs_and_keeps_its_totals(size):
+    epsilon = 1.0
     d = int(oracle_parameters("subset_selection", size, epsilon)[2] or 1)
     counts = np.random.default_rng(0).multinomial(5000, np.full(size, 1 / size))
     support = subset_support(counts, d, epsilon, np.random.default_rng(1))
     assert support.sum() == 5000 * d and support.min() >= 0
 
 
-@pytest.mark.parametrize("size", [3, 7, 100])
+# 100 values (0.8 s of CPU) under -m slow: 7 values (a Hadamard order of 8, padded as 100's is to 128) and 3 keep both
+# samplers' moments checked by default.
+@pytest.mark.parametrize("size", [3, 7, pytest.param(100, marks=pytest.mark.slow)])
 def test_hadamard_response_and_olh_support_counts_have_the_protocol_moments(size):
     rng = np.random.default_rng(size)
     counts = rng.multinomial(60, rng.dirichlet(np.ones(size)))

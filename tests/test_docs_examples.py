@@ -13,8 +13,14 @@ PAGES = sorted(path.relative_to(ROOT / "docs").as_posix() for path in (ROOT / "d
                and not path.name.startswith("_"))
 WITH_EXAMPLES = [page for page in PAGES if any(b.language != "text" for b in document_blocks(ROOT / "docs" / page))]
 # Pages whose examples take more than a few seconds (designs and calibrations measured at 8-70 s on 2 cores): they
-# run under ``-m slow`` (.ci/run), the others in the default suite.
-SLOW = {"howto/records.rst", "howto/calibrate.rst", "reproductions.rst", "howto/large_alphabets.rst"}
+# run under ``-m slow`` (.ci/run), the others in the default suite. Two more by the default tier's rule (a whole
+# design at a realistic size, a second CLI round trip through a tested path; benchmarks/results/suite_moved.md,
+# Round 6b): howto/repeated.rst (3.8 s of CPU: the Adult two-layer design solved through the CLI; by default the CLI
+# writes that design's file in tests/design/test_two_layer.py::test_the_cli_writes_a_file_that_states_all_three_levels
+# and verify --releases runs in tests/cli/test_releases_cli.py) and howto/decode.rst (2.2 s: four decodes of 2,000
+# records, the ML ones with 200 bootstrap refits; by default tests/cli/test_decode_ml_cli.py runs the same commands).
+SLOW = {"howto/records.rst", "howto/calibrate.rst", "reproductions.rst", "howto/large_alphabets.rst",
+        "howto/repeated.rst", "howto/decode.rst"}
 
 
 def test_the_slow_pages_exist():

@@ -183,8 +183,8 @@ def test_a_joint_record_file_privatizes_and_decodes_through_the_cli(cli, tmp_pat
         assert abs(joint["frequencies"][label] - truth) <= 4 * joint["standard_errors"][label] + 1e-3
     verified = cli("verify", str(path))
     assert verified.returncode == 0 and "joint design" in verified.stdout
-    # A joint problem file routes to the joint design: the next test but one designs problems/adult-race-sex-joint.toml
-    # through the CLI (this test also designed race × sex, with a weaker check, for 5 s of CPU).
+    # A joint problem file routes to the joint design: test_design_deadline_cli.py designs
+    # problems/adult-race-sex-joint.toml through the CLI, and the next test but one (-m slow) round-trips it.
 
 
 def test_an_overstated_record_file_fails_verify_with_exit_1(adult, cli, tmp_path):
@@ -205,6 +205,11 @@ def test_an_overstated_record_file_fails_verify_with_exit_1(adult, cli, tmp_path
     assert refused.returncode == 2 and "guarantee.epsilon must be >=" in _one_line(refused)
 
 
+# Under -m slow (3.0 s of CPU: the Adult race × sex joint design at its realistic size, then a second round trip):
+# by default the CLI designs the same problem file and writes its record file in
+# tests/cli/test_design_deadline_cli.py::test_a_joint_record_design_takes_the_command_deadline, and a joint record file
+# is verified, privatized and decoded in test_a_joint_record_file_privatizes_and_decodes_through_the_cli.
+@pytest.mark.slow
 def test_joint_design_from_its_problem_file_round_trips_through_the_cli(adult, cli, design_cache, monkeypatch):
     """problems/adult-race-sex-joint.toml: design → verify → privatize → decode; marginals within 4 SE.
 

@@ -193,8 +193,13 @@ def big(tmp_path_factory):
     source = folder / "in.csv"
     # 10⁶ records (was 3·10⁶: 3 s of CPU to write): the signal goes as soon as the temporary output exists, and
     # a run that finishes first is checked complete and tried again.
+    # The bytes pandas' to_csv wrote for these labels (header "race,payload", rows "a,xxx…"), laid out in one array:
+    # 0.05 s instead of 1.2 s of CPU.
     labels = np.random.default_rng(0).choice(["a", "b"], BIG_RECORDS)
-    pd.DataFrame({"race": labels, "payload": "x" * 20}).to_csv(source, index=False)
+    rows = np.full((BIG_RECORDS, 23), ord("x"), dtype=np.uint8)
+    rows[:, 0] = np.where(labels == "a", ord("a"), ord("b"))
+    rows[:, 1], rows[:, 22] = ord(","), ord("\n")
+    source.write_bytes(b"race,payload\n" + rows.tobytes())
     mech = write_mechanism_file(folder / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
                                 guarantee={"notion": "ldp", "epsilon": 1.0})
     return folder, source, mech

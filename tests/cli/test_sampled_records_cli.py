@@ -19,11 +19,15 @@ NAME = "adult-race-sex-education-sampled"
 
 
 @pytest.fixture(scope="module")
-def adult(tmp_path_factory) -> dict[str, Path]:
-    """The sampled record file designed by ``mechdesign design`` (in process), and Adult as CSV and Parquet."""
+def adult(built_once) -> dict[str, Path]:
+    """The sampled record file designed by ``mechdesign design`` (in process), and Adult as CSV and Parquet: built
+    once per run, in whichever worker comes first (2.4 s of CPU, which each worker running one of these tests paid)."""
+    return built_once("sampled-records-cli", _design_and_write_adult)
+
+
+def _design_and_write_adult(folder: Path) -> dict[str, Path]:
     from conftest import run_cli
 
-    folder = tmp_path_factory.mktemp("sampled")
     made = run_cli("design", str(PROBLEMS / f"{NAME}.toml"), "--out", str(folder), "--json")
     assert made.returncode == 0, made.stderr
     summary = json.loads(made.stdout)

@@ -1,7 +1,8 @@
 """``mechdesign design`` with the symmetric engine: a structured file that ``verify`` and ``decode`` read.
 
-The reference note's counts (N = 12, every type enumerated: the exact optimum, reference/symmetric-designs.md §2)
-through the real entry point once, the rest in process; the automatic choice from AUTO_FROM categories on; refusals.
+The reference note's counts (N = 12, every type enumerated: the exact optimum, reference/symmetric-designs.md §2);
+the automatic choice from AUTO_FROM categories on; refusals. In process (``mechdesign.cli.main``, what the console
+script calls): ``design``'s real entry point runs in tests/cli/test_cli.py::test_console_script_design_then_verify.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from mechdesign.design.symmetric import AUTO_FROM
 from mechdesign.mechfile import read_symmetric_file
 
-from conftest import run_cli, run_cli_process
+from conftest import run_cli
 
 ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
 
@@ -29,7 +30,7 @@ def _problem(folder: Path, counts: list[int], name: str = "tied", utility: str =
 
 def test_a_symmetric_design_is_written_verified_and_optimal(tmp_path):
     problem = _problem(tmp_path, ORACLE)
-    done = run_cli_process("design", str(problem), "--method", "symmetric", "--out", str(tmp_path), "--json")
+    done = run_cli("design", str(problem), "--method", "symmetric", "--out", str(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["engine"] == "symmetric" and summary["status"] == "optimal"
@@ -41,6 +42,35 @@ def test_a_symmetric_design_is_written_verified_and_optimal(tmp_path):
     assert verified.returncode == 0 and "holds" in verified.stdout
 
 
+def test_auto_routes_a_problem_of_auto_from_categories_to_the_symmetric_engine(tmp_path, monkeypatch):
+    """The choice alone (the engine substituted by a spy that stops the command): ``design`` without ``--method``
+    hands a problem of AUTO_FROM categories to ``design_symmetric``, with nothing written. The engine's own run at that
+    size, written and read back, is the next test (-m slow); a symmetric design's file is written and verified by
+    default in test_a_symmetric_design_is_written_verified_and_optimal."""
+    import mechdesign.design.symmetric as symmetric
+    from mechdesign.cli import main
+
+    class Seen(Exception):
+        pass
+
+    seen = []
+
+    def spy(problem, **_):
+        seen.append(problem.size)
+        raise Seen
+
+    monkeypatch.setattr(symmetric, "design_symmetric", spy)
+    problem = _problem(tmp_path, [40 - (k % 37) for k in range(AUTO_FROM)], name="wide")
+    out = tmp_path / "out"
+    with pytest.raises(Seen):
+        main(["design", str(problem), "--out", str(out), "--time-limit", "1"])
+    assert seen == [AUTO_FROM]
+    assert not out.exists() or not list(out.iterdir())  # nothing half-written
+
+
+# Under -m slow (1.5 s of CPU, 1.2 of them the random sets' balancing at N = 200, whatever the time limit): the routing
+# is checked by default in the test above, a symmetric design written and verified in the first test.
+@pytest.mark.slow
 def test_auto_takes_the_symmetric_engine_from_its_size_on(tmp_path):
     counts = [40 - (k % 37) for k in range(AUTO_FROM)]  # N = AUTO_FROM, many ties
     problem = _problem(tmp_path, counts, name="wide")

@@ -104,17 +104,19 @@ def panel(tmp_path):
     return file, key, data, mech
 
 
-def test_privatize_says_what_changed_values_cost(cli_process, cli, panel, tmp_path):
+def test_privatize_says_what_changed_values_cost(cli, panel, tmp_path):
+    # In process (mechdesign.cli.main, what the console script calls): privatize's real entry point runs in
+    # test_memo.py::test_two_processes_agree_through_the_real_entry_point and tests/cli/test_startup.py.
     file, key, data, mech = panel
     base = ("privatize", str(file), "--data", str(data), "--column", "v", "--user-column", "id", "--memo-key",
             str(key), "--override-data-check", "--quiet")
-    text = cli_process(*base, "--out", str(tmp_path / "a.csv"))
+    text = cli(*base, "--out", str(tmp_path / "a.csv"))
     assert text.returncode == 0, text.stderr
     account = release_leakage(mech, L1Ball(PRIOR, 0.05), 4)
     line = text.stdout.splitlines()[-1]
     assert line.startswith("  changed values: 12 of 60 users reported 2 to 4 different values")
     assert f"4 values of one person leak at most {account.epsilon:.6g} nats (the account of 4 releases" in line
-    out = json.loads(cli(*base, "--out", str(tmp_path / "b.csv"), "--json").stdout)  # in process: the same run
+    out = json.loads(cli(*base, "--out", str(tmp_path / "b.csv"), "--json").stdout)
     assert out["changed_values"] == {"counted": True, "users": 60, "changed_users": 12, "most_values": 4,
                                      "epsilon": account.epsilon, "exact": True}
 
