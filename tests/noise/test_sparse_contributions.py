@@ -82,8 +82,9 @@ def test_release_sparse_writes_the_keys_above_its_threshold(cli_process, cli, re
     data = tmp_path / "visits.csv"
     data.write_text("user,page\n" + "".join(f"u{u},p{k}\n" for u, k in zip(users, keys, strict=True)))
     out = tmp_path / "released.csv"
-    done = (cli_process if runner == "entry point" else cli)("release", "sparse", "--data", str(data), "--column", "page", "--user-column", "user",
-                       "--keys-per-user", "5", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", str(out))
+    run = cli_process if runner == "entry point" else cli
+    done = run("release", "sparse", "--data", str(data), "--column", "page", "--user-column", "user",
+               "--keys-per-user", "5", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", str(out))
     assert done.returncode == 0, done.stderr
     lines = out.read_text().splitlines()
     assert lines[0] == "page,noisy_count" and len(lines) > 20

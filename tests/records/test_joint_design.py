@@ -197,7 +197,8 @@ def test_refused_priors():
 # One objective by default (1.1 s of CPU a case: three designs); "joint" and "mi" under -m slow, their value
 # arithmetic (_best) stays in test_ties_prefer_the_simplest_deployment, the "mi" design in
 # test_mutual_information_objective
-@pytest.mark.parametrize("objective", ["marginals", *(pytest.param(o, marks=pytest.mark.slow) for o in ("joint", "mi"))])
+@pytest.mark.parametrize("objective", ["marginals", pytest.param("joint", marks=pytest.mark.slow),
+                                       pytest.param("mi", marks=pytest.mark.slow)])
 def test_design_records_keeps_the_better_design(objective):
     prior = JointPrior.from_table([[40, 10, 2], [5, 45, 9]], attributes=["a", "b"])
     designs = design_records(prior, 1.0, radius=0.1, objective=objective)
