@@ -51,6 +51,10 @@ def test_each_user_counts_once_per_key_for_their_first_k_keys(records, bound):
     assert got.truncated == sum(len(set(k for u2, k in records if u2 == u)) > bound for u in kept)
 
 
+# Under -m slow (1.0 s of CPU: two CSH calibrations at k ≈ 50,000 beyond the one below); the same two calibrations
+# run by default in test_a_realistic_table_is_released_with_the_method_whose_k_it_meets, the CSH quadrature
+# thresholds at k = 50,000 against the paper in test_sparse.py::test_quadrature_thresholds
+@pytest.mark.slow
 def test_the_thresholds_of_the_two_ks(realistic):
     """GSHM at k = 5 keys per user against CSH at k = 47,709 keys: the figures the module docstrings quote."""
     gshm = calibrate_sparse("gshm-exact", PER_USER, 1.0, 1e-5)
