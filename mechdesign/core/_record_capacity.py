@@ -163,11 +163,11 @@ def product_capacity(factors: Sequence[MatrixLike], ball: JointBall, *, method: 
         raise v.fail("factors", f"have at most {MAX_JOINT_SIZE} joint outputs ∏ M_i", shape)
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
-    from threadpoolctl import threadpool_limits
+    from mechdesign.core._threads import single_thread
 
     # The mode products are many small matrix products: BLAS threads only contend there (on the 2-core
     # machine under load, 4× the CPU and 3.5× the wall time of one thread on Adult's five attributes).
-    with threadpool_limits(1):
+    with single_thread():
         bound = _bounds(mats, prior, ball.radius, method)
         epsilon, worst, evaluated = _exact_phase(mats, prior, ball.radius, bound)
     output = tuple(int(k[j]) for k, j in zip(kept, np.unravel_index(worst, shape), strict=True))

@@ -192,11 +192,10 @@ class DesignResult(SavesFile):
         """
         cached = self.__dict__.get("_identifiability")
         if cached is None:
-            from threadpoolctl import threadpool_limits
-
             from mechdesign.core._fisher import identifiability
+            from mechdesign.core._threads import single_thread
 
-            with threadpool_limits(1):  # BLAS threads only contend on a shared machine (pyproject.toml)
+            with single_thread():  # BLAS threads only contend on a shared machine (pyproject.toml)
                 rank, inseparable = identifiability(self.mechanism.matrix)
             cached = (rank, tuple(int(i) for i in inseparable))
             object.__setattr__(self, "_identifiability", cached)  # a cache, not a field: replace() drops it

@@ -218,11 +218,11 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         engine = choose(problem, method, engines)
     else:
         engine = _default_engine(problem, method, name, basic, max_candidates, gap_tolerance, progress, reserve)
-    from threadpoolctl import threadpool_limits
+    from mechdesign.core._threads import single_thread
 
     # Matrices of a few thousand entries a side: BLAS threads only contend (pyproject.toml, threadpoolctl); on a
     # loaded 2-core machine an SVD at N = 1,000 is 8× slower with two threads than with one.
-    with threadpool_limits(1):
+    with single_thread():
         return design_with(problem, engine, gap_tolerance=gap_tolerance, deadline=deadline, reserve=reserve,
                            baselines=baselines, progress=progress,
                            design=partial(solve, solver=name, baselines=False, gap_tolerance=gap_tolerance,

@@ -314,11 +314,11 @@ def design_joint(prior: JointPrior, epsilon: float, *, delta: float | None = Non
     if not 2 <= prior.size <= JOINT_DESIGN_LIMIT:
         raise v.fail("the joint alphabet", f"have 2 to {JOINT_DESIGN_LIMIT} letters for a joint design (use "
                      "design_product beyond)", prior.size)
-    from threadpoolctl import threadpool_limits
+    from mechdesign.core._threads import single_thread
 
     # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml); on a loaded 2-core machine the
     # two Fisher traces after the engine take 1.9 s with two threads, enough to push a run past a 30-s limit.
-    with threadpool_limits(1):
+    with single_thread():
         return _design_joint(prior, eps, delta, radius, objective, start, deadline)
 
 

@@ -33,7 +33,9 @@ def test_catalogue_has_the_required_problems():
 # seconds of CPU: opt-in (slow).
 # The two-layer race problem (3 s of CPU): the same design and its [expected] values are checked by default in
 # test_two_layer.py::test_the_design_is_the_catalogues_two_layer_problem_at_its_expected_values.
-SLOW = {"adult-education-estimation", "adult-race-sex-marginals-estimation", "adult-race-two-layer"}
+# Adult education for MI with its two baselines (1.2 s of CPU): its [expected] utility is checked by default in
+# test_pricing.py::test_pricing_rediscovers_the_catalogue_optima[adult-education], the baselines on the others here.
+SLOW = {"adult-education-estimation", "adult-race-sex-marginals-estimation", "adult-race-two-layer", "adult-education"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(f, marks=pytest.mark.slow) if f.stem in SLOW else f

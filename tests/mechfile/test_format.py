@@ -121,6 +121,7 @@ def test_nesting_beyond_the_limit_is_refused_before_parsing(tmp_path, depth, ref
 
 # --- item 3: the size cap, the same in both languages ------------------------------------------------------------
 
+@pytest.mark.slow  # 65 MiB written and read twice (1.1 s of CPU); the same check under a 1 MiB cap stays below
 def test_a_65_mib_valid_file_is_refused_unless_the_cap_is_raised(tmp_path, monkeypatch, cli):
     path = write_mechanism_file(tmp_path / "big.json", randomized_response(2, 1.0, ["a", "b"]),
                                 guarantee={"notion": "ldp", "epsilon": 2.0})
@@ -129,6 +130,22 @@ def test_a_65_mib_valid_file_is_refused_unless_the_cap_is_raised(tmp_path, monke
     refused = cli("verify", str(path))
     assert refused.returncode == 2 and "mechanism file must be at most 64 MiB" in refused.stderr
     monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", "66")
+    assert cli("verify", str(path)).returncode == 0
+
+
+def test_a_file_over_a_lowered_cap_is_refused_unless_the_cap_is_raised(tmp_path, monkeypatch, cli):
+    """The 65 MiB test above with a 1 MiB cap: the same reader and refusal, on a 2 MiB file; the default is 64 MiB."""
+    from mechdesign._files import MAX_FILE_BYTES, max_file_bytes
+
+    assert max_file_bytes() == MAX_FILE_BYTES == 64 << 20
+    path = write_mechanism_file(tmp_path / "big.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    with path.open("ab") as handle:  # whitespace: the same canonical content, a file that holds
+        handle.write(b" " * (2 << 20))
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", "1")
+    refused = cli("verify", str(path))
+    assert refused.returncode == 2 and "mechanism file must be at most 1 MiB" in refused.stderr
+    monkeypatch.setenv("MECHDESIGN_MAX_FILE_MB", "3")
     assert cli("verify", str(path)).returncode == 0
 
 

@@ -89,12 +89,10 @@ def test_theorem4_bound_holds_and_is_attained_at_the_smallest_bin(prior, others,
     corner = np.zeros(len(prior))
     corner[c] = n
     assert record_leakage(corner[None, :], prior, others, scale)[0] == pytest.approx(bound, abs=TIGHT)
-
-
-@pytest.mark.parametrize(("prior", "others", "scale"), CASES[:2])
-def test_bound_with_a_smaller_alpha_holds_strictly(prior, others, scale):
-    exact = max_record_leakage(prior, others, scale)
-    assert exact.epsilon < epsilon_pml(scale, 0.5 * min(prior)) - 1e-3
+    # With a smaller α the bound holds strictly (the first two cases; a test of its own recomputed the maximum,
+    # 0.3 s of CPU a case)
+    if (prior, others, scale) in CASES[:2]:
+        assert exact.epsilon < epsilon_pml(scale, 0.5 * min(prior)) - 1e-3
 
 
 @pytest.mark.parametrize(("prior", "others", "scale"), CASES)

@@ -51,6 +51,10 @@ def test_each_user_counts_once_per_key_for_their_first_k_keys(records, bound):
     assert got.truncated == sum(len(set(k for u2, k in records if u2 == u)) > bound for u in kept)
 
 
+# Under -m slow (1.0 s of CPU: two CSH calibrations at k ≈ 50,000 beyond the one below); the same two calibrations
+# run by default in test_a_realistic_table_is_released_with_the_method_whose_k_it_meets, the CSH quadrature
+# thresholds at k = 50,000 against the paper in test_sparse.py::test_quadrature_thresholds
+@pytest.mark.slow
 def test_the_thresholds_of_the_two_ks(realistic):
     """GSHM at k = 5 keys per user against CSH at k = 47,709 keys: the figures the module docstrings quote."""
     gshm = calibrate_sparse("gshm-exact", PER_USER, 1.0, 1e-5)
@@ -75,19 +79,22 @@ def test_a_realistic_table_is_released_with_the_method_whose_k_it_meets(realisti
         release_csh(histogram.counts, gshm.sigma, gshm.threshold, PER_USER, rng=1)
 
 
-def test_release_sparse_through_the_real_entry_point(cli_process, cli, realistic, tmp_path):
+# In process by default; through the real entry point (a Python process: 1 s of CPU) under -m slow
+@pytest.mark.parametrize("runner", ["in process", pytest.param("entry point", marks=pytest.mark.slow)])
+def test_release_sparse_writes_the_keys_above_its_threshold(cli_process, cli, realistic, tmp_path, runner):
     users, keys = realistic
     data = tmp_path / "visits.csv"
     data.write_text("user,page\n" + "".join(f"u{u},p{k}\n" for u, k in zip(users, keys, strict=True)))
     out = tmp_path / "released.csv"
-    done = cli_process("release", "sparse", "--data", str(data), "--column", "page", "--user-column", "user",
-                       "--keys-per-user", "5", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", str(out))
+    run = cli_process if runner == "entry point" else cli
+    done = run("release", "sparse", "--data", str(data), "--column", "page", "--user-column", "user",
+               "--keys-per-user", "5", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", str(out))
     assert done.returncode == 0, done.stderr
     lines = out.read_text().splitlines()
     assert lines[0] == "page,noisy_count" and len(lines) > 20
     assert all(float(line.split(",")[1]) > 1 + 38 for line in lines[1:])  # only keys above 1 + τ
     assert done.stdout.startswith(f"wrote {out}: {len(lines) - 1:,} of ")
-    # The refusal to overwrite in process: the entry point's exit codes are what the first call checks.
+    # The refusal to overwrite in process: the entry point's exit codes are what the first call checks (slow case).
     again = cli("release", "sparse", "--data", str(data), "--column", "page", "--user-column", "user",
                 "--keys-per-user", "5", "--epsilon", "1", "--delta", "1e-5", "--seed", "3", "--out", str(out))
     assert again.returncode == 2 and "use --force" in again.stderr and again.stderr.count("\n") == 1

@@ -50,9 +50,11 @@ def test_release_rule_reproduced_from_the_same_noise():
     assert out == {key: y for key, y in zip(counts, noisy, strict=True) if y - noise.step / 2 > 1.0 + 3.0}
 
 
-def test_csh_noise_covariance():
+# 1,000 releases by default (0.2 s of CPU), 4,000 under -m slow: the band is 4 standard errors at the n drawn
+@pytest.mark.parametrize("n", [1000, pytest.param(4000, marks=pytest.mark.slow)])
+def test_csh_noise_covariance(n):
     rng = make_rng(123)
-    sigma, k, n = 2.0, 16, 4000
+    sigma, k = 2.0, 16
     keys = {f"key{i}": 10_000 for i in range(4)}
     draws = np.array([[v - 10_000 for v in release_csh(keys, sigma, 0.0, k, rng).values()] for _ in range(n)])
     cov = np.cov(draws.T)

@@ -253,10 +253,10 @@ def design_estimation(problem: DesignProblem, *, baselines: bool = True, gap_tol
     answer = engine.accepts(problem)
     if answer is not True:
         raise ValueError(str(answer))
-    from threadpoolctl import threadpool_limits
+    from mechdesign.core._threads import single_thread
 
     # Matrices of a few hundred columns: BLAS threads only contend (pyproject.toml, threadpoolctl).
-    with threadpool_limits(1):
+    with single_thread():
         return design_with(problem, engine, gap_tolerance=gap_tolerance, deadline=deadline, reserve=reserve,
                            baselines=baselines, progress=progress,
                            design=partial(design_estimation, baselines=False, gap_tolerance=gap_tolerance,

@@ -1,0 +1,68 @@
+"""mechdesign.core._threads: one BLAS thread inside the designers, the process's thread pools found once."""
+
+from __future__ import annotations
+
+import scipy.linalg  # noqa: F401  (SciPy's BLAS loaded before the pools are listed)
+import threadpoolctl
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from mechdesign.core import Prior
+from mechdesign.core._threads import single_thread
+from mechdesign.design import DesignProblem, solve
+from mechdesign.records import JointPrior, design_joint
+
+
+def test_every_pool_runs_one_thread_inside_and_its_count_is_restored_after():
+    with threadpool_limits(2, user_api="blas"):
+        before = {pool["filepath"]: pool["num_threads"] for pool in threadpool_info()}
+        assert 2 in before.values()
+        with single_thread():
+            assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+        assert {pool["filepath"]: pool["num_threads"] for pool in threadpool_info()} == before
+
+
+def test_designs_walk_the_loaded_libraries_only_after_an_import(monkeypatch):
+    """threadpool_limits(1) walked every loaded shared library on each call (1-4 ms of CPU; dozens of calls in a
+    record design): the designers now walk them again only when a module was imported since the last walk."""
+    problem = DesignProblem(Prior.from_counts([5, 3, 2]), 1.0, 0.1, "estimation_mse")
+    table = JointPrior.from_table([[30, 5], [2, 40]])
+
+    def designs() -> None:
+        solve(problem, baselines=False)
+        solve(problem.with_(utility="mutual_information"), baselines=False)
+        design_joint(table, 1.0, radius=0.2)
+
+    designs()  # the imports of a first design (solvers, lazily) ...
+    single_thread()  # ... and a walk after the last of them
+    made: list[object] = []
+    real = threadpoolctl.ThreadpoolController.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counted)
+    for _ in range(2):
+        designs()
+    assert made == []
+
+
+def test_a_module_imported_since_the_last_walk_is_walked_again(monkeypatch):
+    import sys
+    import types
+
+    single_thread()
+    made: list[object] = []
+    real = threadpoolctl.ThreadpoolController.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counted)
+    single_thread()
+    assert made == []
+    monkeypatch.setitem(sys.modules, "_mechdesign_test_threads_new_module", types.ModuleType("new"))
+    single_thread()
+    single_thread()
+    assert len(made) == 1
