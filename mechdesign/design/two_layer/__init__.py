@@ -316,15 +316,11 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
                                 deadline=deadline.before((1 - _TARGET) * deadline.remaining()))
     target = None if target_run is None else target_run.matrix
     candidates: list[tuple[str, np.ndarray]] = []
-    if problem.epsilon > report_epsilon:
-        engine = solve(problem, baselines=False, progress=progress,
-                       deadline=deadline.before((1 - _PERMANENT) * deadline.remaining()))
-        # Merged to few outputs first (._starts.few_outputs): W₂'s rounds slow with W₁'s outputs.
-        candidates.append(("engine design at the lifetime epsilon",
-                           few_outputs(_used(engine.mechanism.matrix), ball, problem.epsilon)))
-    else:
-        candidates.append(("engine design at the lifetime epsilon",
-                           few_outputs(_used(single.mechanism.matrix), ball, problem.epsilon)))
+    engine = single if problem.epsilon <= report_epsilon else solve(
+        problem, baselines=False, progress=progress, deadline=deadline.before((1 - _PERMANENT) * deadline.remaining()))
+    # merged to few outputs first (._starts.few_outputs): W₂'s rounds slow with W₁'s outputs
+    candidates.append(("engine design at the lifetime epsilon",
+                       few_outputs(_used(engine.mechanism.matrix), ball, problem.epsilon)))
     # L-GRR at the three budgets, its levels recomputed (._starts), is a start: the design is never worse than it.
     # Its permanent layer is k-RR at the lifetime epsilon (the same calibration over the ball), so it replaces
     # that candidate: the alternation's first W₂ step designs the reports the candidate would have had, and the
