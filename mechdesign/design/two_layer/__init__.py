@@ -20,13 +20,15 @@ solver-free and rounded toward privacy:
 2. **A target.** With λ finite W₁W₂ is also λ-LDP, and the reports are first designed on W₁ = I (the single-layer
    design at ε_R and λ, by the method of step 3): its value is reported beside the bound (a design's value, not a
    bound: the pricing search is local), and its columns are the targets step 3 garbles toward.
-3. **Starts.** (a) The engine's A-optimal design at ε_L as W₁, with the A-optimal W₂ for it: a convex program
-   over the columns of W₂ (column generation, :mod:`._reports`), started from the reports nearest to the target's
-   columns. (b) **The L-GRR chain at the three budgets** (:mod:`._starts`: PML-calibrated over the ball, p₂
-   capped by λ, its three levels recomputed from its matrices), each permanent output copied twice (N ≤ 16) so
-   that the fresh layer has room to treat the copies apart: a feasible two-layer design, the one the fair table
-   compares with. Its permanent layer is k-ary randomized response at the largest level whose capacity over the
-   ball is at most ε_L; where the chain cannot be calibrated, that layer is a candidate as in (a).
+3. **Starts.** (a) The engine's A-optimal design at ε_L as W₁, its columns merged down to 2N when it has more
+   (post-processing, the merge that raises tr J(W₁)⁻¹ least, :func:`._starts.merged_outputs`), with the A-optimal
+   W₂ for it: a convex program over the columns of W₂ (column generation, :mod:`._reports`), started from the
+   reports nearest to the target's columns. (b) **The L-GRR chain at the three budgets** (:mod:`._starts`:
+   PML-calibrated over the ball, p₂ capped by λ, its three levels recomputed from its matrices), each permanent
+   output copied twice (N ≤ 16) so that the fresh layer has room to treat the copies apart: a feasible two-layer
+   design, the one the fair table compares with. Its permanent layer is k-ary randomized response at the largest
+   level whose capacity over the ball is at most ε_L; where the chain cannot be calibrated, that layer is a
+   candidate as in (a).
 4. **Both layers together** (:mod:`._joint`). From each start, the best first (those within a factor 2 of the
    best share the time equally; the others get what is left), W₁ and W₂ are alternated:
    W₁ by conditional-gradient steps over its feasible polytope for fixed W₂ (both capacities are convex in W₁),
@@ -291,7 +293,7 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
     from mechdesign.design.polytope._closed_form import calibrated_randomized_response, randomized_response
     from mechdesign.design.two_layer._joint import alternate
     from mechdesign.design.two_layer._reports import design_reports
-    from mechdesign.design.two_layer._starts import chain_start, copied_outputs
+    from mechdesign.design.two_layer._starts import chain_start, copied_outputs, few_outputs
 
     report_epsilon = v.positive("report_epsilon", report_epsilon)
     if report_epsilon > problem.epsilon:
@@ -314,12 +316,11 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
                                 deadline=deadline.before((1 - _TARGET) * deadline.remaining()))
     target = None if target_run is None else target_run.matrix
     candidates: list[tuple[str, np.ndarray]] = []
-    if problem.epsilon > report_epsilon:
-        engine = solve(problem, baselines=False, progress=progress,
-                       deadline=deadline.before((1 - _PERMANENT) * deadline.remaining()))
-        candidates.append(("engine design at the lifetime epsilon", _used(engine.mechanism.matrix)))
-    else:
-        candidates.append(("engine design at the lifetime epsilon", _used(single.mechanism.matrix)))
+    engine = single if problem.epsilon <= report_epsilon else solve(
+        problem, baselines=False, progress=progress, deadline=deadline.before((1 - _PERMANENT) * deadline.remaining()))
+    # merged to few outputs first (._starts.few_outputs): W₂'s rounds slow with W₁'s outputs
+    candidates.append(("engine design at the lifetime epsilon",
+                       few_outputs(_used(engine.mechanism.matrix), ball, problem.epsilon)))
     # L-GRR at the three budgets, its levels recomputed (._starts), is a start: the design is never worse than it.
     # Its permanent layer is k-RR at the lifetime epsilon (the same calibration over the ball), so it replaces
     # that candidate: the alternation's first W₂ step designs the reports the candidate would have had, and the
