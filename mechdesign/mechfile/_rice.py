@@ -28,19 +28,21 @@ Examples
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.mechfile._packed import _decode_text, field_widths
+from mechdesign.mechfile._packed import _decode_text, field_widths, unpack_counts
 
-__all__ = ["CODE", "MAX_RICE", "best_codes", "check_parameters", "pack_rice", "rice_bits", "rice_parameters",
-           "unpack_rice"]
+__all__ = ["CODE", "MAX_RICE", "best_codes", "check_parameters", "pack_rice", "read_high_counts", "rice_bits",
+           "rice_members", "rice_parameters", "unpack_rice"]
 
 CODE = "rice-1"
 MAX_RICE = 8
+_RICE_KEYS_TEXT = ',"counts_code":,"count_centres":,"count_rice":'  # the members' keys in the file
 _HEAD = 48  # bits of a window whose leading zeros are counted exactly in float64 (frexp of an integer < 2^53)
 
 
@@ -146,6 +148,34 @@ def pack_rice(counts: np.ndarray, sizes: np.ndarray, centres: np.ndarray, rice: 
                                                                           strict=True)]
 
 
+def rice_members(high: np.ndarray, sizes: np.ndarray, code: str | None) -> dict[str, Any]:
+    """The ``types`` members of the Rice form (replacing ``high_counts``) where asked for or shorter, else {}.
+
+    ``code``: ``"rice-1"`` (always), ``"packed"`` (never) or None (where the streams and the three members take
+    fewer characters than the packed fields).
+    """
+    if code == "packed":
+        return {}
+    centres, rice = rice_parameters(high, sizes)
+    texts = pack_rice(high, sizes, centres, rice)
+    members = {"counts_code": CODE, "count_centres": centres.tolist(), "count_rice": rice.tolist()}
+    packed = -(-int(field_widths(sizes).sum()) // 8)
+    extra = len(json.dumps(members, separators=(",", ":"))) + len(_RICE_KEYS_TEXT)
+    if code is None and extra + sum(map(len, texts)) >= len(high) * 4 * -(-packed // 3):
+        return {}
+    return {"high_counts": texts, **members}
+
+
+def read_high_counts(types: dict[str, Any], sizes: np.ndarray) -> np.ndarray:
+    """The (T, K) high counts of a ``types`` block: the Rice form where ``counts_code`` is present, else packed."""
+    if "counts_code" not in types:
+        return unpack_counts(types["high_counts"], sizes)
+    if types["counts_code"] != CODE:
+        raise v.fail("types.counts_code", f"be {CODE!r} (or absent: fixed-width fields)", types["counts_code"])
+    centres, rice = check_parameters(types["count_centres"], types["count_rice"], sizes)
+    return unpack_rice(types["high_counts"], sizes, centres, rice)
+
+
 def unpack_rice(texts: Sequence[Any], sizes: np.ndarray, centres: np.ndarray, rice: np.ndarray,
                 field: str = "types.high_counts") -> np.ndarray:
     """The (T, K) counts of T streams (module docstring); one-line ValueError naming ``field[t]`` for a bad one.
@@ -187,13 +217,13 @@ def unpack_rice(texts: Sequence[Any], sizes: np.ndarray, centres: np.ndarray, ri
         if r[k]:
             rest = (window << np.minimum(q + 1, 63).astype(np.uint64)) >> np.uint64(64 - r[k])
             z |= rest.astype(np.int64)
-        for t in np.flatnonzero(head == 0):  # a long run: bit by bit
-            q[t] = _bits(raw[t], int(pos[t]), int(q_max[k]) + 1, run=True)
-            z[t] = (q[t] << r[k]) | _bits(raw[t], int(pos[t] + q[t] + 1), int(r[k]))
+        for lane in np.flatnonzero(head == 0).tolist():  # a long run: bit by bit
+            q[lane] = _bits(raw[lane], int(pos[lane]), int(q_max[k]) + 1, run=True)
+            z[lane] = (q[lane] << r[k]) | _bits(raw[lane], int(pos[lane] + q[lane] + 1), int(r[k]))
         over = q > q_max[k]
         if over.any():
             t = int(np.argmax(over))
-            if pos[t] + q[t] >= 8 * lengths[t]:
+            if pos[t] + q_max[k] + 1 > 8 * lengths[t]:  # the stream ends inside the longest run allowed
                 raise _ends(field, t, k, texts[t])
             raise v.fail(f"{field}[{t}]", f"have unary runs of at most {int(q_max[k])} bits in cell {k} (z_max "
                          f"{int(_z_max(s, c)[k])} >> r {int(r[k])})", int(q[t]))

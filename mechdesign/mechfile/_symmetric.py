@@ -68,10 +68,10 @@ from mechdesign.mechfile._format import (
     parse_file,
     provenance_versions,
 )
-from mechdesign.mechfile._packed import low_form, pack_counts, unpack_counts, unpack_low
+from mechdesign.mechfile._packed import low_form, pack_counts, unpack_low
 from mechdesign.mechfile._placement import PLACEMENT_FAMILY
 from mechdesign.mechfile._policy import ReleasePolicy, normalize_release, read_release
-from mechdesign.mechfile._rice import CODE, check_parameters, pack_rice, rice_parameters, unpack_rice
+from mechdesign.mechfile._rice import CODE, read_high_counts, rice_members
 from mechdesign.mechfile._symmetric_check import canonical_digest, type_capacities
 
 __all__ = ["KIND", "SymmetricFile", "is_symmetric", "read_symmetric_file", "verify_symmetric_file",
@@ -215,7 +215,7 @@ def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMecha
                   "high_counts": [pack_counts(row, sizes) for row in mechanism.high_counts],
                   "low_counts": [low_form(a, b, sizes) for a, b in
                                  zip(mechanism.high_counts, mechanism.low_counts, strict=True)],
-                  **_rice_members(mechanism.high_counts, sizes, counts_code)},
+                  **rice_members(mechanism.high_counts, sizes, counts_code)},
         "guarantee": stated,
         "utility": json_block("utility", utility), "baselines": json_block("baselines", baselines),
         "certificate": json_block("certificate", certificate),
@@ -231,19 +231,6 @@ def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMecha
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return target
-
-
-def _rice_members(high: np.ndarray, sizes: np.ndarray, code: str | None) -> dict[str, Any]:
-    """The Rice form of the high counts (replacing the packed ``high_counts``) where asked for or shorter, else {}."""
-    if code == "packed":
-        return {}
-    centres, rice = rice_parameters(high, sizes)
-    texts = pack_rice(high, sizes, centres, rice)
-    members = {"counts_code": CODE, "count_centres": centres.tolist(), "count_rice": rice.tolist()}
-    packed = -(-int(np.floor(np.log2(sizes)).sum() + sizes.size) // 8)
-    if code is None and len(_compact(members)) + sum(map(len, texts)) >= len(high) * 4 * -(-packed // 3):
-        return {}
-    return {"high_counts": texts, **members}
 
 
 def _compact(value: Any) -> str:
@@ -313,13 +300,7 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
             check.number(f"types.{name}[{t}]", x, 0.0, math.inf)
         arrays[name] = np.array(types[name], dtype=np.float64)
     try:
-        if "counts_code" in types:
-            if types["counts_code"] != CODE:
-                raise v.fail("types.counts_code", f"be {CODE!r} (or absent: fixed-width fields)", types["counts_code"])
-            centres, rice = check_parameters(types["count_centres"], types["count_rice"], cells.sizes)
-            high_counts = unpack_rice(types["high_counts"], cells.sizes, centres, rice)
-        else:
-            high_counts = unpack_counts(types["high_counts"], cells.sizes)
+        high_counts = read_high_counts(types, cells.sizes)
         low_counts = unpack_low(types["low_counts"], high_counts, cells.sizes)
         # C order: the row sums Σ_t θ_t μ_tk are then added type after type (NumPy reduces a C-ordered axis 0 in
         # sequence; an F-ordered one pairwise), the order the client specification fixes for every reader.
