@@ -9,8 +9,9 @@ must agree with tr J⁻¹ − 1 within Monte-Carlo error. Writes benchmarks/resu
 bench_large.py) and prints the rows.
 
 Run: ``python benchmarks/bench_large_designs.py [--instances zipf-1000 ...] [--epsilons 1 2] [--repeats 3]
-[--empirical] [--records 1000000] [--time-limit SECONDS] [--merge]``. ``--merge`` keeps the rows of the results file
-for other (instance, ε) cells, so the instances can be run one at a time.
+[--empirical] [--records 1000000] [--time-limit SECONDS] [--merge] [--keep FOLDER]``. ``--merge`` keeps the rows of
+the results file for other (instance, ε) cells, so the instances can be run one at a time; ``--keep`` copies each
+written file into FOLDER (for bench_symmetric_bytes.py ``--files`` and verify timings).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -101,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the design's time limit for every instance (default: the issue's budget, LIMITS)")
     parser.add_argument("--merge", action="store_true",
                         help="keep the results file's rows of the cells not run now")
+    parser.add_argument("--keep", type=Path, default=None, help="copy every written file into this folder")
     args = parser.parse_args(argv)
     limits = {name: args.time_limit or limit for name, limit in LIMITS.items()}
     rows: list[dict[str, Any]] = []
@@ -119,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
                     cpu.append(seconds)
                     walls.append(wall)
                 target = Path(summary["file"])
+                if args.keep is not None:
+                    args.keep.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(target, args.keep / target.name)
                 verified, _, _ = run("verify", str(target))
                 found = re.search(r"reports of at most ([0-9,]+) bytes", verified.stdout)
                 row: dict[str, Any] = {

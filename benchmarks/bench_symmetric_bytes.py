@@ -12,7 +12,11 @@ instances with ``--time-limit``, as benchmarks/bench_large_designs.py does; or `
 * general compressors (zlib level 9, LZMA) on the packed bytes and on one byte a count, cells-major;
 * the file's size if the high counts took exactly their entropy, in base64 and in a base-85 text (5 characters a
   4-byte word), everything else as written: the smallest file a lossless re-encoding of ``high_counts`` alone can
-  reach — and the same without the labels (were they implicit, as ``'0' … 'N−1'``).
+  reach — and the same without the labels (were they implicit, as ``'0' … 'N−1'``);
+* the code the file uses (``packed`` or ``rice-1``), the bits a type of its ``high_counts`` streams, and the bits
+  the ``rice-1`` code with the writer's fitted parameters takes (:mod:`mechdesign.mechfile._rice`);
+* ``verify`` of the file: CPU seconds in Python (verify_symmetric_file) and in the JS client (node,
+  bench_symmetric_io's script), median and range of ``--repeats`` runs.
 
 Results: benchmarks/results/symmetric_bytes.json (one row a file; ``--merge`` keeps the stored rows of other file
 names). Reading a file verifies it (its capacity).
@@ -25,9 +29,11 @@ import base64
 import json
 import lzma
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
@@ -53,9 +59,11 @@ def _entropy_bits(values: np.ndarray) -> float:
     return total
 
 
-def breakdown(path: Path) -> dict[str, object]:
+def breakdown(path: Path, repeats: int = 3) -> dict[str, object]:
     """The byte breakdown and the entropy bounds of one structured file (module docstring)."""
-    from mechdesign.mechfile import read_symmetric_file
+    from bench_symmetric_io import _js
+
+    from mechdesign.mechfile import pack_rice, read_symmetric_file, rice_parameters, verify_symmetric_file
 
     text = path.read_bytes()
     content = json.loads(text)
@@ -75,6 +83,14 @@ def breakdown(path: Path) -> dict[str, object]:
     packed = b"".join(base64.b64decode(s) for s in content["types"]["high_counts"])
     cells_major = a.T.astype(np.uint8).tobytes()
     floor_bytes = per_cell * types / 8
+    centres, rice = rice_parameters(a, sizes)
+    rice_bytes = sum(len(base64.b64decode(s)) for s in pack_rice(a, sizes, centres, rice))
+    cpu = []
+    for _ in range(repeats):
+        start = time.process_time()
+        verify_symmetric_file(path)
+        cpu.append(time.process_time() - start)
+    js = _js(path, sample=False, repeats=repeats)
     rest = len(text) - members["types.high_counts"]
     return {
         "file": path.name, "N": m.cells.size, "cells": cells, "types": types, "file_bytes": len(text),
@@ -90,6 +106,12 @@ def breakdown(path: Path) -> dict[str, object]:
         "smallest_file_base64": rest + 4 * floor_bytes / 3, "smallest_file_base85": rest + 5 * floor_bytes / 4,
         "smallest_file_base85_without_labels": rest - members["inputs"] + 5 * floor_bytes / 4,
         "limit_bytes": MIB4,
+        "counts_code": content["types"].get("counts_code", "packed"),
+        "high_counts_written_bits_per_type": 8 * len(packed) / types,
+        "high_counts_rice_bits_per_type": 8 * rice_bytes / types,
+        "verify_python_cpu_s": statistics.median(cpu), "verify_python_cpu_s_range": [min(cpu), max(cpu)],
+        "verify_js_cpu_s": js.get("verify_cpu_s"), "verify_js_cpu_s_range": js.get("verify_cpu_s_range"),
+        "verify_repeats": repeats,
     }
 
 
@@ -110,12 +132,13 @@ def main() -> None:
     parser.add_argument("--design", nargs="*", default=[], help="instances to design first (~10 min of CPU each)")
     parser.add_argument("--time-limit", type=float, default=600.0)
     parser.add_argument("--merge", action="store_true", help="keep the stored rows of the other files")
+    parser.add_argument("--repeats", type=int, default=3, help="verify runs (Python and JS) a file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         files = [*args.files, *(design(name, args.time_limit, Path(scratch)) for name in args.design)]
         rows = []
         for path in files:
-            rows.append(breakdown(path) | {"load": os.getloadavg()[0]})
+            rows.append(breakdown(path, args.repeats) | {"load": os.getloadavg()[0]})
             print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     target = RESULTS / "symmetric_bytes.json"

@@ -5,6 +5,9 @@ Called by ``tools/make_conformance.py`` (one tool writes every vector). Written 
 * ``files/*.json`` and ``manifest.json`` — a valid file (and a memoized one), and files that must be refused or
   reported: a tampered weight (hash), a count above its cell, counts of the wrong length, a zero count, a
   non-integer count, malformed packed counts, and types that leak more than the ε stated (exit 1, holds false);
+  a valid file whose high counts are in the ``rice-1`` code (``rice-valid``, wider cells) and its refusals
+  (``rice-*``: an unknown code, a parameter or a centre out of range, a stream that ends early, goes on after its
+  last code or has a non-zero padding bit, a unary run above its cell's limit, a count outside its cell);
   each with the expected outcome (``holds``/``overstated`` with ε, achieved and sha256, or ``refused`` with the
   field and the head of the rule).
 * ``sampler.json`` — for the valid file, records (input, 64-bit words) and the report the reference rule gives,
@@ -84,16 +87,18 @@ def write_structured(folder: Path, refusal: Callable[[str], dict[str, Any]]) -> 
     files.mkdir(parents=True)
     m = random_mechanism(SMALL_COUNTS, 3, types=8)
     guarantee = {"epsilon": m.capacity(RADIUS), "radius": RADIUS}
-    valid = write_symmetric_file(files / "valid.json", m, guarantee=guarantee, provenance=PROVENANCE)
+    valid = write_symmetric_file(files / "valid.json", m, guarantee=guarantee, provenance=PROVENANCE,
+                                 counts_code="packed")
     write_symmetric_file(files / "memoized.json", m, guarantee=guarantee, provenance=PROVENANCE,
-                         release={"policy": "memoized"})
+                         release={"policy": "memoized"}, counts_code="packed")
+    _rice_files(files)
     content = json.loads(valid.read_text(encoding="utf-8"))
     sizes = read_symmetric_file(valid).mechanism.cells.sizes
     leaky = next(o for o in (random_mechanism(SMALL_COUNTS, seed, types=8) for seed in range(10, 60))
                  if o.capacity(RADIUS) > m.capacity(RADIUS) + 1e-3)
     other = write_symmetric_file(files / "leaky-source.json", leaky, guarantee={"epsilon": leaky.capacity(RADIUS),
                                                                                   "radius": RADIUS},
-                                 provenance=PROVENANCE)
+                                 provenance=PROVENANCE, counts_code="packed")
     leaky_types = json.loads(other.read_text(encoding="utf-8"))["types"]
     other.unlink()
     edits: dict[str, dict[str, Any]] = {
@@ -119,6 +124,77 @@ def write_structured(folder: Path, refusal: Callable[[str], dict[str, Any]]) -> 
     (folder / "manifest.json").write_text(_dump(manifest), encoding="utf-8")
     (folder / "sampler.json").write_text(_dump(_sampler_cases(valid)), encoding="utf-8")
     (folder / "memo.json").write_text(_dump(_memo_cases(files / "memoized.json")), encoding="utf-8")
+
+
+def _bits_text(bits: str) -> str:
+    """A bit string (``"0101…"``) zero-padded to whole bytes, in base64."""
+    bits += "0" * (-len(bits) % 8)
+    return base64.b64encode(int(bits, 2).to_bytes(len(bits) // 8, "big") if bits else b"").decode("ascii")
+
+
+def _codes(counts: Any, sizes: Any, centres: list[int], rice: list[int]) -> list[str]:
+    """Each cell's rice-1 code of one type, as a bit string (the specification's words)."""
+    out = []
+    for a, s, c, r in zip(counts, sizes, centres, rice, strict=True):
+        if r < 0:
+            out.append(format(int(a), f"0{int(s).bit_length()}b"))
+            continue
+        d = int(a) - c
+        z = 2 * d if d >= 0 else -2 * d - 1
+        out.append("0" * (z >> r) + "1" + (format(z & ((1 << r) - 1), f"0{r}b") if r else ""))
+    return out
+
+
+def _rice_files(files: Path) -> None:
+    """``rice-valid`` (the rice-1 code, written by the library) and its ``rice-*`` refusals (edited, re-hashed)."""
+    counts = [9] * 2 + [7] * 5 + [5] * 13 + [3] * 31  # cells of 2, 5, 13 and 31 inputs: Rice codes pay
+    m = random_mechanism(counts, 4, types=10, low_share=0.0)
+    path = write_symmetric_file(files / "rice-valid.json", m, guarantee={"epsilon": m.capacity(RADIUS),
+                                                                           "radius": RADIUS},
+                                provenance=PROVENANCE, counts_code="rice-1")
+    content = json.loads(path.read_text(encoding="utf-8"))
+    types = content["types"]
+    sizes = read_symmetric_file(path).mechanism.cells.sizes.tolist()
+    centres, rice = types["count_centres"], types["count_rice"]
+    codes = [_codes(row, sizes, centres, rice) for row in m.high_counts]
+    assert [_bits_text("".join(c)) for c in codes] == types["high_counts"]
+    k = next(j for j in range(len(sizes) - 1, -1, -1) if rice[j] >= 0)  # the last Rice cell
+    z_max = max(2 * (sizes[k] - centres[k]), 2 * centres[k] - 1)
+    z_out = next(z for z in range(z_max + 1) if not 0 <= centres[k] + (z // 2 if z % 2 == 0 else -(z + 1) // 2)
+                 <= sizes[k])
+    r = rice[k]
+    outside = "0" * (z_out >> r) + "1" + (format(z_out & ((1 << r) - 1), f"0{r}b") if r else "")
+    padded = next(t for t, c in enumerate(codes) if len("".join(c)) % 8)
+    streams = {
+        "rice-ends-early": _bits_text("".join(codes[0])[:8 * ((len("".join(codes[0])) - 1) // 8)]),  # last byte off
+        "rice-trailing-byte": _bits_text("".join(codes[0])),
+        "rice-unary-too-long": _bits_text("".join(codes[0][:k]) + "0" * ((z_max >> r) + 1) + "1"
+                                          + "".join(codes[0][k + 1:])),
+        "rice-count-outside-cell": _bits_text("".join(codes[0][:k]) + outside + "".join(codes[0][k + 1:])),
+    }
+    trailing = base64.b64decode(streams["rice-trailing-byte"]) + b"\x00"
+    streams["rice-trailing-byte"] = base64.b64encode(trailing).decode("ascii")
+    streams["rice-padding"] = _set_last_bit(types["high_counts"][padded])
+    edits: dict[str, dict[str, Any]] = {
+        name: {"high_counts": [text, *types["high_counts"][1:]] if name != "rice-padding" else
+               [*types["high_counts"][:padded], text, *types["high_counts"][padded + 1:]]}
+        for name, text in streams.items()}
+    edits["rice-unknown-code"] = {"counts_code": "rice-2"}
+    edits["rice-parameter-range"] = {"count_rice": [9, *rice[1:]]}  # r ≤ 8
+    edits["rice-centre-range"] = {"count_centres": [*centres[:k], sizes[k] + 1, *centres[k + 1:]]}
+    rules = {"rice-ends-early": "hold a code for every cell", "rice-trailing-byte": "end with its last code",
+             "rice-unary-too-long": "have unary runs of at most", "rice-count-outside-cell": "hold counts in [0,",
+             "rice-padding": "have zero padding bits", "rice-unknown-code": "be 'rice-1'",
+             "rice-parameter-range": "be in [-1, 8]", "rice-centre-range": f"be in [0, {sizes[k]}]"}
+    for name, change in edits.items():
+        edited = _rehash({**content, "types": {**types, **change}})
+        (files / f"{name}.json").write_text(json.dumps(edited), encoding="utf-8")
+        try:  # each vector reaches the refusal it is named for (not an earlier one)
+            verify_symmetric_file(files / f"{name}.json")
+        except MechanismFileError as exc:
+            assert rules[name] in str(exc), (name, str(exc))
+        else:
+            raise AssertionError(f"{name} was not refused")
 
 
 def _sampler_cases(path: Path) -> dict[str, Any]:

@@ -6,7 +6,8 @@ A symmetric mechanism (:mod:`mechdesign.core._symmetric`) over N inputs is store
      "placement": "mechdesign-agl-1",
      "inputs": [...], "counts": [n_x ...],            # one positive integer per input: the prior P̂ = n / m
      "types": {"high": [h_t ...], "low": [l_t ...], "weights": [θ_t ...],
-               "high_counts": ["<base64>" ...], "low_counts": [null | "rest" | [[k, b], ...] ...]},
+               "high_counts": ["<base64>" ...], "low_counts": [null | "rest" | [[k, b], ...] ...],
+               ["counts_code": "rice-1", "count_centres": [c_k ...], "count_rice": [r_k ...]]},
      "guarantee": {"notion": "pml", "epsilon": ε, "delta": δ | null, "radius": β, "prior": null,
                    "samples": m},
      "utility": ..., "baselines": ..., "certificate": ..., "provenance": ..., "release": ...,
@@ -15,7 +16,9 @@ A symmetric mechanism (:mod:`mechdesign.core._symmetric`) over N inputs is store
 The **cells** are rebuilt from ``counts`` by the rule of :meth:`~mechdesign.core.Cells.from_counts`
 (part of the format), so no cell map can disagree with the inputs; ``guarantee.prior`` is null (the prior is
 ``counts`` / ``samples``) and ``samples`` must equal Σ counts. The count tables are bit-packed
-(:mod:`mechdesign.mechfile._packed`). The envelope is the dense file's: RFC 8785 canonical bytes for ``sha256``
+(:mod:`mechdesign.mechfile._packed`), or, with the three optional ``types`` members, the high counts are Rice
+codes around per-cell centres (:mod:`mechdesign.mechfile._rice`): the writer takes the shorter. The envelope is
+the dense file's: RFC 8785 canonical bytes for ``sha256``
 and the signature, the radius bound to δ and m ([E] eq. 37), the release policy (one release per run, or
 memoized: the other policies need the dense matrix). ``placement`` names the family a report's seed refers to
 (:mod:`mechdesign.mechfile._placement`).
@@ -65,9 +68,10 @@ from mechdesign.mechfile._format import (
     parse_file,
     provenance_versions,
 )
-from mechdesign.mechfile._packed import low_form, pack_counts, unpack_counts, unpack_low
+from mechdesign.mechfile._packed import low_form, pack_counts, unpack_low
 from mechdesign.mechfile._placement import PLACEMENT_FAMILY
 from mechdesign.mechfile._policy import ReleasePolicy, normalize_release, read_release
+from mechdesign.mechfile._rice import CODE, read_high_counts, rice_members
 from mechdesign.mechfile._symmetric_check import canonical_digest, type_capacities
 
 __all__ = ["KIND", "SymmetricFile", "is_symmetric", "read_symmetric_file", "verify_symmetric_file",
@@ -78,6 +82,8 @@ _TOP_KEYS = ("format", "kind", "placement", "inputs", "counts", "types", "guaran
              "certificate", "provenance", "release", "sha256", "signature")
 _OPTIONAL = ("utility", "baselines", "certificate", "release", "signature")
 _TYPE_KEYS = ("high", "low", "weights", "high_counts", "low_counts")
+_RICE_KEYS = ("counts_code", "count_centres", "count_rice")  # all three or none (then the packed fields)
+_CODES = (None, "packed", CODE)
 _GUARANTEE_KEYS = ("notion", "epsilon", "delta", "radius", "prior", "samples")
 
 
@@ -139,7 +145,7 @@ def achieved_capacity(mechanism: SymmetricMechanism, radius: float) -> float:
 def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMechanism, *, guarantee: dict[str, Any],
                          utility: dict[str, Any] | None = None, baselines: dict[str, Any] | None = None,
                          certificate: dict[str, Any] | None = None, provenance: dict[str, Any] | None = None,
-                         release: Any = None) -> Path:
+                         release: Any = None, counts_code: str | None = None) -> Path:
     """Write a structured file atomically; its guarantee is recomputed first and rounded toward privacy.
 
     Parameters
@@ -155,6 +161,8 @@ def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMecha
         Blocks as in dense files.
     release : dict, optional
         ``None`` (one release per run) or ``{"policy": "memoized"}``.
+    counts_code : {None, "packed", "rice-1"}
+        How the high counts are written: None takes whichever is shorter (fixed-width fields on a tie).
 
     Returns
     -------
@@ -196,6 +204,8 @@ def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMecha
     if policy.policy not in ("single", "memoized"):
         raise v.fail("release", "be None or {'policy': 'memoized'} for a structured file (the other policies are "
                      "recomputed on the dense matrix: export it with mechdesign export --dense)", release)
+    if counts_code not in _CODES:
+        raise v.fail("counts_code", f"be one of {list(_CODES)}", counts_code)
     sizes = cells.sizes
     content: dict[str, Any] = {
         "format": {"name": FORMAT_NAME, "version": FORMAT_VERSION}, "kind": KIND, "placement": PLACEMENT_FAMILY,
@@ -204,7 +214,8 @@ def write_symmetric_file(path: str | os.PathLike[str], mechanism: SymmetricMecha
                   "weights": mechanism.weights.tolist(),
                   "high_counts": [pack_counts(row, sizes) for row in mechanism.high_counts],
                   "low_counts": [low_form(a, b, sizes) for a, b in
-                                 zip(mechanism.high_counts, mechanism.low_counts, strict=True)]},
+                                 zip(mechanism.high_counts, mechanism.low_counts, strict=True)],
+                  **rice_members(mechanism.high_counts, sizes, counts_code)},
         "guarantee": stated,
         "utility": json_block("utility", utility), "baselines": json_block("baselines", baselines),
         "certificate": json_block("certificate", certificate),
@@ -274,13 +285,14 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
         raise MechanismFileError(f"{parsed.name}: {exc}") from None
     types = content["types"]
     check.object("types", types)
-    if sorted(types) != sorted(_TYPE_KEYS):
-        raise check.fail("types", f"have exactly the keys {list(_TYPE_KEYS)}", sorted(types))
+    if sorted(types) not in (sorted(_TYPE_KEYS), sorted(_TYPE_KEYS + _RICE_KEYS)):
+        raise check.fail("types", f"have exactly the keys {list(_TYPE_KEYS)}, or those and {list(_RICE_KEYS)}",
+                         sorted(types))
     count = len(types["high"]) if isinstance(types["high"], list) else -1
     if count < 1:
         raise check.fail("types.high", "be a non-empty array (one level per type)", types["high"])
     arrays = {}
-    for name in _TYPE_KEYS:
+    for name in _TYPE_KEYS:  # the Rice members are per cell (checked by check_parameters)
         if not isinstance(types[name], list) or len(types[name]) != count:
             raise check.fail(f"types.{name}", f"be an array of {count} entries (one per type)", types[name])
     for name in ("high", "low", "weights"):
@@ -288,7 +300,7 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
             check.number(f"types.{name}[{t}]", x, 0.0, math.inf)
         arrays[name] = np.array(types[name], dtype=np.float64)
     try:
-        high_counts = unpack_counts(types["high_counts"], cells.sizes)
+        high_counts = read_high_counts(types, cells.sizes)
         low_counts = unpack_low(types["low_counts"], high_counts, cells.sizes)
         # C order: the row sums Σ_t θ_t μ_tk are then added type after type (NumPy reduces a C-ordered axis 0 in
         # sequence; an F-ordered one pairwise), the order the client specification fixes for every reader.

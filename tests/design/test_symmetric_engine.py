@@ -8,6 +8,7 @@ over the ball (SciPy's HiGHS) for the capacity of a design's dense expansion; cl
 
 from __future__ import annotations
 
+import base64
 import itertools
 import math
 import re
@@ -416,3 +417,26 @@ def _design_json(path, tmp_path, capsys, time_limit: str) -> tuple[dict, str]:
     assert code == 0
     out, err = capsys.readouterr()
     return json.loads(out), err
+
+
+@pytest.mark.parametrize(("name", "one_family"), [("zipf-1000", False), ("zipf-1000", True), ("english-10000", True)])
+def test_the_type_estimate_bounds_the_written_count_streams_of_the_drawn_sets(name, one_family):
+    """_type_bytes is an upper bound of what the writer spends a type on the engine's random sets: their Rice
+    streams (rice_parameters fitted to the drawn counts, as write_symmetric_file does), in base64 and quotes, plus
+    _PER_TYPE; and the expected bits of _rice_bits are within 1 % of the drawn sets' (the margin the estimate adds).
+    A lower estimate would let limit_count keep more sets than the limit holds."""
+    from mechdesign.design import load_problem
+    from mechdesign.design.symmetric import _engine
+    from mechdesign.mechfile import pack_rice, rice_parameters
+
+    problem = load_problem(ROOT / "problems" / f"{name}.toml").problem
+    instance = Instance.from_problem(problem)
+    drawn = _engine._random_types(instance, 1_000, np.random.default_rng(5), one_family=one_family)
+    sizes = instance.cells.sizes
+    centres, rice = rice_parameters(drawn.a, sizes)
+    texts = pack_rice(drawn.a, sizes, centres, rice)
+    written = sum(len(text) + 3 for text in texts) / len(texts)  # quotes and a comma
+    assert written + _engine._PER_TYPE <= _engine._type_bytes(instance)
+    bits = 8 * sum(len(base64.b64decode(text)) for text in texts) / len(texts)
+    assert bits <= _engine._RICE_MARGIN * _engine._rice_bits(instance) + 8  # + the last byte's padding
+    assert bits >= 0.97 * _engine._rice_bits(instance)

@@ -25,7 +25,9 @@ MANIFEST = json.loads((FOLDER / "manifest.json").read_text(encoding="utf-8"))
 def test_the_cases_cover_what_the_issue_asks():
     names = {case["name"] for case in MANIFEST["files"]}
     assert {"valid", "tampered-weight", "count-above-cell", "leaky-types", "counts-zero", "counts-wrong-length",
-            "counts-not-integer", "packed-malformed"} <= names
+            "counts-not-integer", "packed-malformed", "rice-valid", "rice-ends-early", "rice-trailing-byte",
+            "rice-padding", "rice-unary-too-long", "rice-count-outside-cell", "rice-unknown-code",
+            "rice-parameter-range", "rice-centre-range"} <= names
     assert {case["expect"]["outcome"] for case in MANIFEST["files"]} == {"holds", "overstated", "refused"}
 
 

@@ -8,6 +8,7 @@ export {
   typeCapacities, unpackCounts, verifySymmetricFile,
 } from "./symmetric.js";
 export type { Cells, SymmetricFile, SymmetricMechanism } from "./symmetric.js";
+export { RICE_CODE, unpackRice } from "./symmetricRice.js";
 export { SymmetricSampler, placementFamily, primitiveRoot, reportBytes } from "./symmetricSampler.js";
 export type { Family } from "./symmetricSampler.js";
 export { binaryReport, binaryWidths, readBinaryReport } from "./symmetricBinary.js";

@@ -17,6 +17,7 @@ import {
 } from "./mechfile.js";
 import { nextDown, pairwiseSum } from "./numeric.js";
 import { type ReleasePolicy, readRelease } from "./release.js";
+import { RICE_KEYS, base64, readRice } from "./symmetricRice.js";
 import { type PublicKeyInput, importPublicKey, verifyEd25519 } from "./signature.js";
 
 export const KIND = "symmetric";
@@ -88,32 +89,6 @@ export function cellsFromCounts(counts: number[]): Cells {
     start = stop;
   }
   return { cellOf, position, sizes, counts: cellCounts, samples: counts.reduce((a, b) => a + b, 0) };
-}
-
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const B64_INDEX = new Int16Array(128).fill(-1);
-for (let i = 0; i < 64; i++) B64_INDEX[B64.charCodeAt(i)] = i;
-
-/** Canonical RFC 4648 base64 of exactly `length` bytes, or null. */
-function base64(text: string, length: number): Uint8Array | null {
-  if (text.length !== 4 * Math.ceil(length / 3) || text.length % 4 !== 0) return null;
-  const out = new Uint8Array(length);
-  let o = 0;
-  for (let i = 0; i < text.length; i += 4) {
-    const c = [0, 1, 2, 3].map((j) => text.charCodeAt(i + j));
-    const v = c.map((x) => (x < 128 ? B64_INDEX[x] : -1));
-    const pad = (c[3] === 61 ? 1 : 0) + (c[2] === 61 ? 1 : 0);
-    if (pad && i + 4 !== text.length) return null;
-    if (v[0] < 0 || v[1] < 0 || (pad < 2 && v[2] < 0) || (pad < 1 && v[3] < 0) || (pad === 1 && c[2] === 61)) return null;
-    const n = (v[0] << 18) | (v[1] << 12) | ((pad < 2 ? v[2] : 0) << 6) | (pad < 1 ? v[3] : 0);
-    if ((pad === 2 && (n & 0xffff)) || (pad === 1 && (n & 0xff))) return null; // non-canonical trailing bits
-    const bytes = [n >>> 16, (n >>> 8) & 0xff, n & 0xff].slice(0, 3 - pad);
-    for (const b of bytes) {
-      if (o >= length) return null;
-      out[o++] = b;
-    }
-  }
-  return o === length ? out : null;
 }
 
 /** The (T × K) counts of packed streams (mechdesign/mechfile/packed.py), with its refusals. */
@@ -354,8 +329,10 @@ export async function verifySymmetricFile(data: Uint8Array | string, options: Lo
   const types = content.types;
   object("types", types);
   const tb = types as Json;
-  if (Object.keys(tb).sort().join() !== [...TYPE_KEYS].sort().join()) {
-    throw fail("types", `have exactly the keys ${pyList(TYPE_KEYS)}`, Object.keys(tb).sort());
+  const keys = Object.keys(tb).sort().join();
+  if (keys !== [...TYPE_KEYS].sort().join() && keys !== [...TYPE_KEYS, ...RICE_KEYS].sort().join()) {
+    throw fail("types", `have exactly the keys ${pyList(TYPE_KEYS)}, or those and ${pyList(RICE_KEYS)}`,
+      Object.keys(tb).sort());
   }
   const count = Array.isArray(tb.high) ? tb.high.length : -1;
   if (count < 1) throw fail("types.high", "be a non-empty array (one level per type)", tb.high);
@@ -368,7 +345,7 @@ export async function verifySymmetricFile(data: Uint8Array | string, options: Lo
   for (const name of ["high", "low", "weights"]) {
     arrays[name] = (tb[name] as unknown[]).map((x, t) => number(`types.${name}[${t}]`, x, 0, Infinity));
   }
-  const highCounts = unpackCounts(tb.high_counts as unknown[], cells.sizes);
+  const highCounts = "counts_code" in tb ? readRice(tb, cells.sizes) : unpackCounts(tb.high_counts as unknown[], cells.sizes);
   const lowCounts = unpackLow(tb.low_counts as unknown[], highCounts, cells.sizes);
   const base = { inputs, cells, high: arrays.high, low: arrays.low, weights: arrays.weights, highCounts, lowCounts };
   const mechanism: SymmetricMechanism = { ...base, rowSums: checkMechanism(base) };

@@ -32,6 +32,7 @@ import sys
 import time
 
 import numpy as np
+from scipy.stats import binom
 
 from mechdesign import _validation as v
 from mechdesign._deadline import Deadline
@@ -49,6 +50,7 @@ from mechdesign.design.symmetric._construct import (
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective, solve_master
+from mechdesign.mechfile import best_codes
 
 __all__ = ["AUTO_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "file_bytes", "fitted_count", "limit_count"]
 
@@ -78,13 +80,19 @@ _MARGIN = 0.98           # of FILE_LIMIT the estimate of :func:`file_bytes` may 
 _ROWS = 1.05             # sets a cell at least when thinning to FILE_LIMIT (1.006 left a row unsolvable)
 _ENVELOPE = 16_384       # bytes of everything but the inputs, counts and types (guarantee, certificate, hash …)
 _PER_TYPE = 80           # bytes of a type's levels, weight and low counts, at most (measured: about 55)
+_RICE_MARGIN = 1.01      # the expected bits of a drawn set's Rice codes, raised (their mean over T ≥ 10³ types of
+                         # K ≥ 10³ cells is within ~0.1 % of it: measured, test_symmetric_engine)
+_PER_CELL = 8            # bytes of a cell's Rice centre and parameter in the file (at most "255,-1," and a comma)
 
 
 def file_bytes(instance: Instance, labels: tuple[str, ...], types: int) -> int:
     """An upper bound on the bytes of the structured file of ``types`` types over the instance's cells.
 
-    The inputs and counts as canonical JSON, an envelope, and per type its packed count table (one field of
-    bit_length(s_k) bits per cell, :mod:`mechdesign.mechfile._packed`, in base64 and quotes) and its other fields.
+    The inputs and counts as canonical JSON, an envelope, and per type its count table and its other fields. The
+    count table is the shorter of the packed fields (bit_length(s_k) bits per cell,
+    :mod:`mechdesign.mechfile._packed`) and the Rice codes (:mod:`mechdesign.mechfile._rice`) at their expected
+    length over the engine's random sets, raised by 1 % (:func:`_rice_bits`), in base64 and quotes: the writer
+    takes the shorter too.
     """
     return _fixed_bytes(instance, labels) + types * _type_bytes(instance)
 
@@ -93,14 +101,52 @@ def _fixed_bytes(instance: Instance, labels: tuple[str, ...]) -> int:
     """The part of :func:`file_bytes` that does not grow with the types: the inputs, counts and envelope."""
     words = sum(len(json.dumps(label, ensure_ascii=False).encode("utf-8")) + 1 for label in labels)
     counts = sum(len(str(int(n))) + 1 for n in np.repeat(instance.cells.counts, instance.cells.sizes))
-    return _ENVELOPE + words + counts
+    return _ENVELOPE + words + counts + _PER_CELL * instance.count
 
 
 def _type_bytes(instance: Instance) -> int:
     """The bytes :func:`file_bytes` counts per type: its packed count table and its other fields."""
     bits = int((np.floor(np.log2(instance.cells.sizes)) + 1).sum())
-    packed = -(-bits // 8)  # bytes of the bit fields, then their base64 (4 characters per 3 bytes) and quotes
-    return 4 * -(-packed // 3) + 3 + _PER_TYPE
+    # Rice streams vary in length: a type's last byte pads up to 7 bits and its base64 up to 2 bytes (+ 2 characters
+    # over the mean's ceiling); the packed fields are the same length in every type.
+    rice = _text_bytes(math.ceil(_RICE_MARGIN * _rice_bits(instance)) + 7) + 2
+    return min(_text_bytes(bits), rice) + _PER_TYPE
+
+
+def _text_bytes(bits: int) -> int:
+    """A stream of ``bits`` bits in the file: its bytes, then their base64 (4 characters per 3 bytes) and quotes."""
+    octets = -(-bits // 8)
+    return 4 * -(-octets // 3) + 3
+
+
+def _rice_bits(instance: Instance) -> float:
+    """The expected bits of a random set's Rice codes, at each cell's best code for the distribution of its count.
+
+    :func:`~._construct.random_sets` and :func:`~._construct.random_two_level` draw a_k ~ Binomial(s_k, q) in the
+    cells they may use (then balance the columns, which only narrows them) and 0 elsewhere, with q the band's middle
+    mass over the eligible cells' mass; the writer's centres and parameters, fitted to the drawn counts, make the
+    streams at most as long as these codes do. The larger of the two families' where :func:`_random_types` draws both.
+    """
+    sizes, p = instance.cells.sizes, instance.probabilities
+    mass, two_gain = two_level_mass(instance)
+    zeros = (instance.least_set_mass, instance.least_set_mass * (1.0 + _BAND), None)
+    two = (0.0, instance.radius / 2, mass) if mass <= instance.radius / 2 else (mass, mass * (1.0 + _BAND), None)
+    first_zeros = instance.high - 1.0 >= two_gain
+    families = [zeros, two] if _two_families(instance) else [zeros if first_zeros else two]
+    most = 0.0
+    for low, high, target in families:
+        eligible = p <= high
+        share = float((p * sizes)[eligible].sum())
+        q = min((0.5 * (low + high) if target is None else target) / share, 1.0) if share > 0 else 0.0
+        total = 0.0
+        for size in np.unique(sizes):
+            cells = sizes == size
+            pmf = np.stack([binom.pmf(np.arange(size + 1), size, q), np.eye(1, size + 1)[0]])
+            cost = best_codes(pmf)[0]
+            used = int((cells & eligible).sum())
+            total += used * cost[0] + (int(cells.sum()) - used) * cost[1]
+        most = max(most, total)
+    return most
 
 
 def fitted_count(count: int, instance: Instance, labels: tuple[str, ...], others: int) -> int:
