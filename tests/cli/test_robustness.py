@@ -369,9 +369,15 @@ def test_nested_writes_defer_until_the_outer_one_ends(tmp_path, deferring):
 
 def test_handlers_are_left_alone_outside_the_cli_and_when_a_program_has_its_own(tmp_path, monkeypatch):
     monkeypatch.setattr(mechdesign._files, "_DEFER", False)  # library use: nothing deferred
-    with mechdesign._files.atomic_path(tmp_path / "a.txt") as tmp:
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        tmp.write_text("a")
+    # Python's own SIGINT handler first, whatever the process started with: a test process started from a
+    # non-interactive shell's background job inherits SIGINT ignored (SIG_IGN), which Python then keeps.
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with mechdesign._files.atomic_path(tmp_path / "a.txt") as tmp:
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            tmp.write_text("a")
+    finally:
+        signal.signal(signal.SIGINT, interrupt)
     monkeypatch.setattr(mechdesign._files, "_DEFER", True)
     seen = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
