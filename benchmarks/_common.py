@@ -39,6 +39,11 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
+#: The Adult attributes of the two-layer benchmarks (issue 45) and their problem files, problems/<name>.toml.
+TWO_LAYER_ATTRIBUTES = {"race": "adult-race-estimation", "education": "adult-education-estimation",
+                        "native-country": "adult-native-country-estimation"}
+
+
 def median_time(func: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> tuple[float, list[float]]:
     """Median wall time of ``func()`` over ``repeats`` runs (after ``warmup`` untimed runs)."""
     for _ in range(warmup):

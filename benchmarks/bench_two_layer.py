@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import read_rows, significant, write_results, write_table
+from _common import TWO_LAYER_ATTRIBUTES, read_rows, significant, write_results, write_table
 
 from mechdesign.design.baselines import LONGITUDINAL, longitudinal_protocol
 from mechdesign.design.two_layer._link_bound import MAX_LINK_BOUND_SIZE, link_bound
@@ -65,8 +65,7 @@ from mechdesign.design.two_layer._link_bound import MAX_LINK_BOUND_SIZE, link_bo
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
 DESIGNS = ROOT / "benchmarks" / "designs" / "two_layer"
-ATTRIBUTES = {"race": "adult-race-estimation", "education": "adult-education-estimation",
-              "native-country": "adult-native-country-estimation"}
+ATTRIBUTES = TWO_LAYER_ATTRIBUTES
 BUDGETS = ((1.0, 0.5), (2.0, 1.0), (4.0, 1.0))
 PERIODS = 5
 SEED = 20260045

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import RESULTS, read_rows, significant, write_results
+from _common import RESULTS, TWO_LAYER_ATTRIBUTES, read_rows, significant, write_results
 
 from mechdesign.core import L1Ball, capacity, link_level, trace_inverse_fisher
 from mechdesign.design import load_problem
@@ -46,8 +46,7 @@ from mechdesign.design.baselines import LONGITUDINAL, longitudinal_mechanisms, l
 from mechdesign.design.two_layer._calibrated import ball_floor, calibrated_chain, chain_pml_levels
 
 ROOT = Path(__file__).resolve().parents[1]
-ATTRIBUTES = {"race": "adult-race-estimation", "education": "adult-education-estimation",
-              "native-country": "adult-native-country-estimation"}
+ATTRIBUTES = TWO_LAYER_ATTRIBUTES
 BUDGETS = ((1.0, 0.5), (2.0, 1.0), (4.0, 1.0))
 SEED = 20261126
 DENSE_CASES = 6  # random (prior, radius, budgets) per N ∈ 2..8 and chain

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import write_results
+from _common import TWO_LAYER_ATTRIBUTES, write_results
 
 from mechdesign._deadline import Deadline
 from mechdesign._numerics import round_up
@@ -40,8 +40,7 @@ from mechdesign.design.two_layer._reports import design_reports
 from mechdesign.design.two_layer._starts import merged_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = {"race": "adult-race-estimation", "education": "adult-education-estimation",
-         "native-country": "adult-native-country-estimation"}
+FILES = TWO_LAYER_ATTRIBUTES
 
 
 def main() -> None:

@@ -19,14 +19,15 @@ import json
 import time
 from pathlib import Path
 
+from _common import TWO_LAYER_ATTRIBUTES
+
 from mechdesign.design import load_problem
 from mechdesign.design.baselines import LONGITUDINAL, longitudinal_protocol
 from mechdesign.design.two_layer import design_two_layer
 from mechdesign.design.two_layer._starts import levels
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = {"race": "adult-race-estimation", "education": "adult-education-estimation",
-         "native-country": "adult-native-country-estimation"}
+FILES = TWO_LAYER_ATTRIBUTES
 
 
 def main() -> None:
