@@ -12,6 +12,19 @@ from mechdesign.design import DesignProblem, solve
 from mechdesign.records import JointPrior, design_joint
 
 
+def _count_walks(monkeypatch) -> list[object]:
+    """The ThreadpoolController objects made from now on (each one walks the loaded libraries), in a list."""
+    made: list[object] = []
+    real = threadpoolctl.ThreadpoolController.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counted)
+    return made
+
+
 def test_every_pool_runs_one_thread_inside_and_its_count_is_restored_after():
     with threadpool_limits(2, user_api="blas"):
         before = {pool["filepath"]: pool["num_threads"] for pool in threadpool_info()}
@@ -34,14 +47,7 @@ def test_designs_walk_the_loaded_libraries_only_after_an_import(monkeypatch):
 
     designs()  # the imports of a first design (solvers, lazily) ...
     single_thread()  # ... and a walk after the last of them
-    made: list[object] = []
-    real = threadpoolctl.ThreadpoolController.__init__
-
-    def counted(self, *args, **kwargs):
-        made.append(self)
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counted)
+    made = _count_walks(monkeypatch)
     for _ in range(2):
         designs()
     assert made == []
@@ -52,14 +58,7 @@ def test_a_module_imported_since_the_last_walk_is_walked_again(monkeypatch):
     import types
 
     single_thread()
-    made: list[object] = []
-    real = threadpoolctl.ThreadpoolController.__init__
-
-    def counted(self, *args, **kwargs):
-        made.append(self)
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(threadpoolctl.ThreadpoolController, "__init__", counted)
+    made = _count_walks(monkeypatch)
     single_thread()
     assert made == []
     monkeypatch.setitem(sys.modules, "_mechdesign_test_threads_new_module", types.ModuleType("new"))
