@@ -147,7 +147,7 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
         iter_parquet_tables,
         parquet_strings,
     )
-    from mechdesign.deploy.sampling._arrow import kept_encodings
+    from mechdesign.deploy.sampling._arrow import writer_options
 
     parquet = columnar_file(source)
     position = column_index(parquet.schema_arrow.names, column)
@@ -155,15 +155,15 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     report = Progress(progress, parquet.metadata.num_rows)
     field = pa.field(column, pa.binary(), nullable=False)  # the binary form (mechfile._report_binary)
     inputs = _string_array(job.privatizer.mechanism.inputs)
-    # The reports are near-random bytes, each distinct: Parquet's dictionary, snappy and min/max statistics gain
-    # nothing on them and took 0.14 s of a 10⁶-record write (0.05 s without); the other columns are written as the
-    # record files' writer writes its kept columns (kept_encodings: no dictionary retried on ids, ids delta-encoded).
-    others = [name for name in parquet.schema_arrow.names if name != column]
+    # Written as the record files' writer writes its output (_arrow.writer_options): the reports column without
+    # compression or min/max statistics, the kept columns by kept_encodings (no dictionary retried on ids, ids
+    # delta-encoded). The reports are near-random bytes, each distinct, so unlike a released label column they get
+    # no dictionary either: it gains nothing on them (with snappy and statistics it took 0.14 s of a 10⁶-record
+    # write, 0.05 s without).
     options: dict[str, Any] = {}
     if file_kind(source, "data") != "arrow":
-        options = kept_encodings(parquet, [column])
+        options = writer_options(parquet, [column])
         options["use_dictionary"] = [path for path in options["use_dictionary"] if path != column]
-        options |= {"write_statistics": others, "compression": {name: "snappy" for name in others} | {column: "none"}}
     with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data"),
                          **options) as writer:
         for table in iter_parquet_tables(parquet, chunk):
