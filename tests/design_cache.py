@@ -21,6 +21,7 @@ import functools
 import hashlib
 import os
 import pickle
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,24 @@ def code_version() -> str:
     return digest.hexdigest()
 
 
+def _once(folder: Path, key: str, build: Callable[[], Any], keep: Callable[[Any], bool] = lambda value: True) -> Any:
+    """``build()`` once per run across the workers: the first caller builds and stores the pickled value (where
+    ``keep(value)``) in ``folder/<key>.pickle``, atomically (a temporary file renamed); a later caller, in any worker,
+    waits on ``folder/<key>.lock`` for the first and loads it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{key}.pickle"
+    with open(folder / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a second caller waits for the first build instead of repeating it
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = build()
+        if keep(value):
+            part = path.with_suffix(f".{os.getpid()}.part")
+            part.write_bytes(pickle.dumps(value, protocol=4))
+            part.replace(path)
+        return value
+
+
 class DesignCache:
     """``cache(build, *args, **kwargs)``: ``build(*args, **kwargs)``, solved once per run across the workers."""
 
@@ -47,18 +66,8 @@ class DesignCache:
         name = f"{build.__module__}.{build.__qualname__}"
         key = hashlib.sha256(pickle.dumps((name, args, sorted(kwargs.items()), code_version()),
                                           protocol=4)).hexdigest()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{key}.pickle"
-        with open(self.folder / f"{key}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # a second caller waits for the first solve instead of repeating it
-            if path.exists():
-                return pickle.loads(path.read_bytes())
-            design = build(*args, **kwargs)
-            if getattr(design, "status", None) == "optimal":
-                part = path.with_suffix(f".{os.getpid()}.part")
-                part.write_bytes(pickle.dumps(design, protocol=4))
-                part.replace(path)
-            return design
+        return _once(self.folder, key, lambda: build(*args, **kwargs),
+                     keep=lambda design: getattr(design, "status", None) == "optimal")
 
 
 class BuiltOnce:
@@ -75,20 +84,11 @@ class BuiltOnce:
         self.folder = folder
 
     def __call__(self, name: str, build: Callable[[Path], Any]) -> Any:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        done = self.folder / f"{name}.pickle"
-        with open(self.folder / f"{name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if done.exists():
-                return pickle.loads(done.read_bytes())
+        def fresh() -> Any:
             target = self.folder / name
             if target.exists():  # a build that failed part-way: start again from nothing
-                import shutil
-
                 shutil.rmtree(target)
             target.mkdir()
-            value = build(target)
-            part = done.with_suffix(f".{os.getpid()}.part")
-            part.write_bytes(pickle.dumps(value, protocol=4))
-            part.replace(done)
-            return value
+            return build(target)
+
+        return _once(self.folder, name, fresh)
