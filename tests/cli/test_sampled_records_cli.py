@@ -64,10 +64,10 @@ def test_the_designed_file_is_a_sampled_record_file_that_verifies(adult, cli):
 
 
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
-def test_round_trip_recovers_every_marginal_within_three_standard_errors(adult, cli, cli_process, kind):
-    run = cli_process if kind == "parquet" else cli  # privatize's real entry point once, in process otherwise
+def test_round_trip_recovers_every_marginal_within_three_standard_errors(adult, cli, kind):
+    # in process: privatize's real entry point runs in tests/cli/test_startup.py and tests/deploy/sampling/test_memo.py
     out = adult["folder"] / f"private.{kind}"
-    done = run("privatize", str(adult["file"]), "--data", str(adult[kind]), *ARGS, "--out", str(out),
+    done = cli("privatize", str(adult["file"]), "--data", str(adult[kind]), *ARGS, "--out", str(out),
                "--seed", "5", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
@@ -76,7 +76,7 @@ def test_round_trip_recovers_every_marginal_within_three_standard_errors(adult, 
                 else pd.read_parquet(out))
     assert list(released.columns) == ["id", *COLUMNS] and len(released) == 48842
     assert (released[list(COLUMNS)].notna().sum(axis=1) == 1).all()  # one attribute per record, the rest empty
-    # decode in process (its real entry point: tests/cli/test_decode_ml_cli.py)
+    # decode in process (the real entry point: tests/cli/test_decode_ml_cli.py under -m slow)
     decoded = cli("decode", str(adult["file"]), "--data", str(out), *ARGS, "--json")
     assert decoded.returncode == 0, decoded.stderr
     result = json.loads(decoded.stdout)

@@ -177,6 +177,9 @@ def test_label_coder_matches_exact_bytes_only(labels):
                             np.array([len(raw)]))
 
 
+# A fresh interpreter (0.35 s of CPU) under -m slow: tests/cli/test_startup.py::test_privatize_imports_only_what_it_uses
+# [plain-csv] checks a superset (pandas, scipy, cvxpy and pyarrow among them) on a plain CSV through the entry point.
+@pytest.mark.slow
 def test_privatize_of_a_plain_csv_imports_neither_pandas_nor_the_solvers(tmp_path):
     """The CLI's import floor for the commonest deployment: no pandas, scipy.optimize, cvxpy or pyarrow."""
     from mechdesign.design.polytope import randomized_response
