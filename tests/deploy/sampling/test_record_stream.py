@@ -181,18 +181,36 @@ def test_a_failure_on_any_thread_writes_nothing(tmp_path, monkeypatch, stage):
 
 
 def test_a_one_record_file_starts_without_scipy(tmp_path):
-    """Its data check is decided by the closed-form bound (t ≈ 23 nats over 24 letters), not the optimiser."""
+    """Its data check is decided by the closed-form bound (t ≈ 23 nats over 24 letters), not the optimiser; then, in
+    the same interpreter, 3,000 records from Parquet take one capacity (the record-level ε bounded from the file's)
+    and still no pandas, cvxpy or SciPy (test_record_arrow.py's test_one_capacity_no_pandas_no_cvxpy_on_the_parquet_
+    path, whose interpreter of its own runs under -m slow). The modules are listed after each run: the second list
+    holds the first, so each run's imports are checked."""
     path = _record_file(tmp_path, "product")
     _write(tmp_path / "one.parquet", _codes(1), 1)
+    _write(tmp_path / "many.parquet", _codes(3000), 1000)
+
+    def run(name: str) -> str:
+        source, target = str(tmp_path / f"{name}.parquet"), str(tmp_path / f"{name}.out.parquet")
+        return (f"code = main(['privatize', {str(path)!r}, '--data', {source!r}, '--column', 'a', '--column', 'b',"
+                f" '--column', 'c', '--out', {target!r}, '--seed', '1'])\n"
+                "heavy = {m.split('.')[0] for m in sys.modules} & {'pandas', 'cvxpy', 'scipy'}\n"
+                "print(code, len(calls), sorted(heavy))\n"
+                "calls.clear()\n")
+
     code = ("import sys\n"
-            "from mechdesign.cli import main\n"
-            f"code = main(['privatize', {str(path)!r}, '--data', {str(tmp_path / 'one.parquet')!r}, '--column', 'a',"
-            f" '--column', 'b', '--column', 'c', '--out', {str(tmp_path / 'out.parquet')!r}, '--seed', '1'])\n"
-            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'cvxpy', 'scipy'}))")
+            "import mechdesign.core._record_capacity as capacity\n"
+            "calls = []\n"
+            "original = capacity.product_capacity\n"
+            "capacity.product_capacity = lambda *a, **k: calls.append(1) or original(*a, **k)\n"
+            "from mechdesign.cli import main\n" + run("one") + "print('--- 3000 records')\n" + run("many"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert out.stdout.split("\n")[-2] == "0 []", out.stdout + out.stderr
-    assert "joint data check passed" in out.stdout
-    assert pq.read_table(tmp_path / "out.parquet").num_rows == 1
+    one, many = out.stdout.split("--- 3000 records\n")
+    assert one.split("\n")[-2] == "0 1 []", out.stdout + out.stderr
+    assert "joint data check passed" in one
+    assert pq.read_table(tmp_path / "one.out.parquet").num_rows == 1
+    assert many.split("\n")[-2] == "0 1 []", out.stdout + out.stderr
+    assert pq.read_table(tmp_path / "many.out.parquet").num_rows == 3000
 
 
 def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(tmp_path):
