@@ -216,7 +216,8 @@ def test_relative_deviation_is_tiny_for_exact_rows_and_one_for_lost_entries():
 
 
 # A fresh interpreter of its own (0.5 s of CPU) under -m slow: the same checks on 3,000 records from Parquet run in
-# test_record_stream.py::test_a_one_record_file_starts_without_scipy's interpreter, after its one-record run.
+# test_record_stream.py::test_a_record_file_deploys_without_scipy_cvxpy_or_the_design_engines's
+# interpreter, after its one-record run.
 @pytest.mark.slow
 def test_one_capacity_no_pandas_no_cvxpy_on_the_parquet_path(tmp_path):
     path = _record_file(tmp_path, "product")
