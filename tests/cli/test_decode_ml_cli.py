@@ -40,8 +40,7 @@ def column_file(tmp_path):
 # The fresh interpreter (0.5 s of CPU) under -m slow: the console script's start is tests/cli/test_cli.py's; in process
 # the same command runs the CLI's 200 bootstrap replicates and the same checks.
 @pytest.mark.parametrize("runner", ["in process", pytest.param("entry point", marks=pytest.mark.slow)])
-def test_ml_through_the_cli_is_on_the_simplex_with_its_certificate(tmp_path, column_file, cli, cli_process,
-                                                                                runner):
+def test_ml_through_the_cli_is_on_the_simplex_with_its_certificate(tmp_path, column_file, cli, cli_process, runner):
     path, rr = column_file
     data = _privatized(tmp_path, rr, [0.7, 0.3, 0.0, 0.0])
     run = cli_process if runner == "entry point" else cli

@@ -67,7 +67,7 @@ def test_the_designed_file_is_a_sampled_record_file_that_verifies(adult, cli):
 # the Parquet file to the same records as the CSV one and decodes the Parquet output; [csv] checks the estimates.
 @pytest.mark.parametrize("kind", ["csv", pytest.param("parquet", marks=pytest.mark.slow)])
 def test_round_trip_recovers_every_marginal_within_three_standard_errors(adult, cli, kind):
-    # in process: privatize's real entry point runs in tests/cli/test_startup.py and tests/deploy/sampling/test_memo.py
+    # in process: privatize's real entry point runs in tests/cli/test_startup.py
     out = adult["folder"] / f"private.{kind}"
     done = cli("privatize", str(adult["file"]), "--data", str(adult[kind]), *ARGS, "--out", str(out),
                "--seed", "5", "--json")
@@ -101,7 +101,8 @@ def test_csv_and_parquet_releases_are_the_same_records(adult, cli):
     csv = pd.read_csv(outs["csv"], dtype=str, keep_default_na=False)
     parquet = pd.read_parquet(outs["parquet"]).astype(object).fillna("")
     assert (csv.astype(str).to_numpy() == parquet.astype(str).to_numpy()).all()
-    text = cli("decode", str(adult["file"]), "--data", str(outs["parquet"]), *ARGS)  # the CSV's: the round trip
+    # the Parquet output decoded (the CSV one is decoded by the [csv] round trip)
+    text = cli("decode", str(adult["file"]), "--data", str(outs["parquet"]), *ARGS)
     assert text.returncode == 0 and "## education" in text.stdout and "not identifiable" in text.stdout
 
 
