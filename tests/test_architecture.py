@@ -239,6 +239,10 @@ def test_the_design_checker_catches_sideways_imports(tmp_path):
     assert _design_violations(low, tmp_path) != []
 
 
+# A fresh interpreter (0.9 s of CPU) under -m slow: the same calls and checks (no cvxpy, no design engine, no
+# records/_product.py) on a three-attribute product file run in tests/deploy/sampling/test_record_stream.py::
+# test_a_record_file_deploys_without_scipy_cvxpy_or_the_design_engines, after two CLI privatize runs in its interpreter.
+@pytest.mark.slow
 def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_path):
     """Deployment of a record file stays solver-free: the record-level guarantee is recomputed without cvxpy
     (and without the design engines that records/_product.py reaches)."""

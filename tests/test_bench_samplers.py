@@ -105,9 +105,10 @@ def test_subset_selection_at_a_large_alphabet_runs_and_keeps_its_totals(size):
     assert support.sum() == 5000 * d and support.min() >= 0
 
 
-# 100 values (0.8 s of CPU) under -m slow: 7 values (a Hadamard order of 8, padded as 100's is to 128) and 3 keep both
-# samplers' moments checked by default.
-@pytest.mark.parametrize("size", [3, 7, pytest.param(100, marks=pytest.mark.slow)])
+# 100 values (0.8 s of CPU) and 3 (0.33 s) under -m slow: 7 values (a Hadamard order of 8, padded as 100's is to 128)
+# keep both samplers' moments checked by default.
+@pytest.mark.parametrize("size", [pytest.param(3, marks=pytest.mark.slow), 7,
+                                  pytest.param(100, marks=pytest.mark.slow)])
 def test_hadamard_response_and_olh_support_counts_have_the_protocol_moments(size):
     rng = np.random.default_rng(size)
     counts = rng.multinomial(60, rng.dirichlet(np.ones(size)))

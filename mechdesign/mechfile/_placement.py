@@ -296,6 +296,44 @@ class PlacementFamily:
         a, b = self.high_counts[t, k], self.low_counts[t, k]
         return np.where(z < a, 2, np.where(z < a + b, 1, 0))
 
+    def levels_of(self, t: int, values: np.ndarray) -> np.ndarray:
+        """:meth:`levels` of many reports of type t at once: row i is ``levels(t, values[i])``.
+
+        The same rule on arrays: the digits of every V by repeated division, then z = (d·i + r_k) mod p per prime,
+        with r_k = (digits(j(k)) · u + w) mod p (module docstring); ``export --dense`` enumerates reports with it.
+
+        Parameters
+        ----------
+        t : int
+            The type.
+        values : array_like of int
+            Report integers V of type t, each in [0, |S_t|) (not checked: the callers enumerate them).
+
+        Returns
+        -------
+        numpy.ndarray of int, shape (len(values), N)
+            2 high, 1 low, 0 zero, per report and input.
+        """
+        values = np.asarray(values, dtype=np.int64).reshape(-1)
+        radices = self.radices[t]
+        digits = np.empty((values.size, radices.size), dtype=np.int64)
+        rest = values.copy()
+        for i, radix in enumerate(radices.tolist()):
+            rest, digits[:, i] = np.divmod(rest, radix)
+        position, cell_of = self.cells.position, self.cells.cell_of
+        z = np.broadcast_to(position, (values.size, position.size)).copy()
+        for q, sp in enumerate(self._spaces):
+            start = int(self.digit_start[t, q])
+            if start < 0:
+                continue
+            e, u, w = digits[:, start], digits[:, start + 1:start + 1 + sp.m], digits[:, start + 1 + sp.m]
+            shift = np.zeros((values.size, self.cells.count), dtype=np.int64)
+            shift[:, sp.cells] = (u @ sp.digits.T + w[:, None]) % sp.p
+            inside = self.cells.sizes[cell_of] == sp.p
+            z[:, inside] = (sp.powers[e][:, None] * position[inside] + shift[:, cell_of[inside]]) % sp.p
+        a, b = self.high_counts[t, cell_of], self.low_counts[t, cell_of]
+        return np.where(z < a, 2, np.where(z < a + b, 1, 0))
+
     def blocks(self) -> dict[str, np.ndarray]:
         """Where each type's seed (e, u, w) of each prime sits in its digit groups, for extracting it in one piece.
 

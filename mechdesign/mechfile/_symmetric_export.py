@@ -46,7 +46,10 @@ def dense_mechanism(loaded: SymmetricFile, max_entries: int = MAX_DENSE_ENTRIES)
     columns, labels = [], []
     for t in range(m.types):
         count = family.seed_count(t)
-        levels = np.stack([family.levels(t, value) for value in range(count)])
+        # the reports in pieces of ~2²² levels (the int64 matrix below is the memory's bound, as before)
+        piece = max(1, (1 << 22) // max(n, 1))
+        levels = np.concatenate([family.levels_of(t, np.arange(start, min(start + piece, count)))
+                                 for start in range(0, count, piece)])
         patterns, first, repeats = np.unique(levels, axis=0, return_index=True, return_counts=True)
         values = np.where(patterns == 2, m.high[t], np.where(patterns == 1, m.low[t], 0.0)) * scale
         columns.append(values * (m.weights[t] * repeats / count)[:, None])

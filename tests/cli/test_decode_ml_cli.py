@@ -37,10 +37,14 @@ def column_file(tmp_path):
     return path, rr
 
 
-def test_ml_through_the_real_entry_point_is_on_the_simplex_with_its_certificate(tmp_path, column_file, cli_process):
+# The fresh interpreter (0.5 s of CPU) under -m slow: the console script's start is tests/cli/test_cli.py's; in process
+# the same command runs the CLI's 200 bootstrap replicates and the same checks.
+@pytest.mark.parametrize("runner", ["in process", pytest.param("entry point", marks=pytest.mark.slow)])
+def test_ml_through_the_cli_is_on_the_simplex_with_its_certificate(tmp_path, column_file, cli, cli_process, runner):
     path, rr = column_file
     data = _privatized(tmp_path, rr, [0.7, 0.3, 0.0, 0.0])
-    done = cli_process("decode", str(path), "--data", str(data), "--column", "value", "--method", "ml", "--json")
+    run = cli_process if runner == "entry point" else cli
+    done = run("decode", str(path), "--data", str(data), "--column", "value", "--method", "ml", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     values = np.array(list(out["frequencies"].values()))
@@ -53,8 +57,8 @@ def test_within_the_ball_the_estimate_stays_in_the_files_ball(tmp_path, column_f
     path, rr = column_file
     # The estimate and the text are checked here, not the standard errors' values: 20 bootstrap replicates (still
     # ball-constrained refits) instead of the CLI's 200, whose 400 refits in the two calls were 3.3 of the test's
-    # 4.3 s under cProfile (2.7 -> 0.6 s of CPU). The CLI's 200 replicates run through the real entry point in
-    # test_ml_through_the_real_entry_point_is_on_the_simplex_with_its_certificate.
+    # 4.3 s under cProfile (2.7 -> 0.6 s of CPU). The CLI's 200 replicates run in
+    # test_ml_through_the_cli_is_on_the_simplex_with_its_certificate.
     from mechdesign.deploy.analysis import _standard_errors
 
     real = _standard_errors.bootstrap_errors
@@ -109,7 +113,7 @@ def test_record_marginals_and_joint_table_are_on_the_simplex(tmp_path, cli, meth
     """Item 5: a weakly private joint k-RR on sparse data gave negative unprojected marginals; no more."""
     # The estimates and the text are checked, not the standard errors' values: 20 bootstrap replicates (still
     # refits of the record decoder) instead of the CLI's 200, as in test_within_the_ball_the_estimate_stays_in_the_
-    # files_ball; the CLI's 200 run through the real entry point in test_ml_through_the_real_entry_point_is_on_....
+    # files_ball; the CLI's 200 run in test_ml_through_the_cli_is_on_the_simplex_with_its_certificate.
     from mechdesign.deploy.analysis import _standard_errors
 
     real = _standard_errors.bootstrap_errors

@@ -80,6 +80,11 @@ def test_round_trip_decodes_every_marginal_within_four_standard_errors(adult, cl
     assert text.returncode == 0 and "## race" in text.stdout and "±" in text.stdout
 
 
+# A second CLI round trip of 48,842 records through a tested path (0.36 s of CPU) under -m slow: the CLI's --chunk-size
+# in tests/deploy/sampling/test_record_io.py::test_seeded_output_does_not_depend_on_chunk_size (a column file), the
+# record path's chunk independence (privatize_record_file, which the CLI calls) in test_record_stream.py (product,
+# Parquet) and test_sampled_records.py (CSV).
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_table_whatever_the_chunk(adult, cli):
     outs = []
     for chunk, name in ((65536, "a.csv"), (1_000_000, "b.csv")):

@@ -93,6 +93,10 @@ def test_sign_then_verify_and_privatize_with_the_public_key(cli, keys, tmp_path,
     assert json.loads(done.stdout)["signed"] and done.stderr == "" and target.exists()
 
 
+# A second console-script round trip (three fresh interpreters, 0.9 s of CPU) under -m slow: the same commands run
+# in process above and in test_a_tampered_signed_record_file_is_refused_in_one_line; the console script's start
+# and exit codes in tests/cli/test_cli.py::test_console_script_design_then_verify.
+@pytest.mark.slow
 def test_sign_through_the_installed_entry_point(cli_process, keys, tmp_path):
     """The same round trip in a fresh interpreter (``python -m mechdesign``), exit codes as a shell sees them."""
     path = _write(tmp_path / "r.mech.json", "product")

@@ -43,7 +43,7 @@ def test_verify_prints_the_guarantee_and_the_design(cli, design):
 def test_privatize_then_decode_recovers_the_prior(cli, design, tmp_path):
     m, path, data = design
     out = tmp_path / "private.csv"
-    # in process: privatize's real entry point runs in test_memo.py and test_changes.py
+    # in process: privatize's real entry point runs in tests/cli/test_startup.py
     done = cli("privatize", str(path), "--data", str(data), "--column", "item", "--out", str(out), "--seed", "4")
     assert done.returncode == 0, done.stderr
     lines = out.read_text().splitlines()

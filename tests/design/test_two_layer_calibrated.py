@@ -22,7 +22,7 @@ from mechdesign.design.two_layer._calibrated import (
     two_valued_capacity,
 )
 
-from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT
+from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
 
 
 def _dense(chain, ball):
@@ -55,7 +55,7 @@ def test_the_closed_forms_equal_the_listed_outputs_capacity(name, size, radius):
         assert closed[1] == pytest.approx(1.0, abs=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(name=st.sampled_from(LONGITUDINAL), size=st.integers(2, 6),
        weights=st.lists(st.floats(0.01, 1.0), min_size=6, max_size=6), radius=st.floats(0.0, 2.0),
        lifetime=st.floats(0.05, 6.0), share=st.floats(0.05, 1.0), link=st.floats(0.1, 8.0))
@@ -76,7 +76,7 @@ def test_closed_forms_and_calibration_hold_for_any_prior_radius_and_budgets(name
     assert calibrated.mse <= plain.mse * (1 + 1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(epsilon=st.floats(0.01, 8.0), floor=st.floats(0.0, 0.99))
 def test_psi_inverts_the_two_valued_capacity(epsilon, floor):
     level = ldp_level_for_pml(epsilon, floor)

@@ -16,7 +16,7 @@ from mechdesign.design import load_problem
 from mechdesign.design.polytope import randomized_response
 from mechdesign.design.two_layer._link_bound import MAX_LINK_BOUND_SIZE, link_bound
 
-from conftest import PROBLEMS
+from conftest import PROBLEMS, examples
 
 
 @pytest.mark.parametrize(("prior", "link"), [((0.7, 0.3), 1.0), ((0.5, 0.5), 0.3), ((0.9, 0.1), 2.5)])
@@ -26,7 +26,7 @@ def test_two_values_meet_warners_randomized_response(prior, link):
     assert warner * (1 - 1e-6) <= found.bound <= warner
 
 
-@settings(max_examples=15, deadline=None, derandomize=True)
+@settings(max_examples=examples(15), deadline=None, derandomize=True)
 @given(weights=st.lists(st.floats(0.05, 1.0), min_size=2, max_size=5), link=st.floats(0.2, 3.0),
        outputs=st.integers(2, 7), seed=st.integers(0, 2**31 - 1))
 def test_no_garbled_randomized_response_at_the_link_level_beats_the_bound(weights, link, outputs, seed):

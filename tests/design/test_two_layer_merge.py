@@ -15,7 +15,7 @@ from mechdesign.design.two_layer import _reports as reports_module
 from mechdesign.design.two_layer import _starts, design_two_layer
 from mechdesign.design.two_layer._starts import chain_start, copied_outputs, few_outputs, levels, merged_outputs
 
-from conftest import PRIVACY_SLACK, PROBLEMS
+from conftest import PRIVACY_SLACK, PROBLEMS, examples
 
 # Merged columns are float sums: C(W₁′, B) ≤ C(W₁, B) holds exactly for the real numbers (g superadditive, the
 # module docstring of _starts), and the recomputed, rounded-up values may differ by the sums' rounding, a few ulps.
@@ -35,7 +35,7 @@ def permanent_layers(draw):
     return prior / prior.sum(), entries / entries.sum(axis=1, keepdims=True), radius, count
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=examples(60), deadline=None, derandomize=True)
 @given(layer=permanent_layers())
 def test_merging_never_raises_the_lifetime_level_nor_lowers_the_mse(layer):
     prior, w1, radius, count = layer

@@ -20,7 +20,7 @@ from mechdesign.design.two_layer._joint import alternate
 from mechdesign.design.two_layer._reports import design_reports, proportional_classes
 from mechdesign.design.two_layer._starts import chain_start, copied_outputs, levels
 
-from conftest import PRIVACY_SLACK, PROBLEMS
+from conftest import PRIVACY_SLACK, PROBLEMS, examples
 
 
 def _grr_mse(ball: L1Ball, lifetime: float, report: float, link: float) -> float:
@@ -28,7 +28,7 @@ def _grr_mse(ball: L1Ball, lifetime: float, report: float, link: float) -> float
     return calibrated_chain("l-grr", ball, lifetime, report, link).mse
 
 
-@settings(max_examples=25, deadline=None, derandomize=True)
+@settings(max_examples=examples(25), deadline=None, derandomize=True)
 @given(weights=st.lists(st.floats(0.05, 1.0), min_size=2, max_size=6),
        radius=st.sampled_from([0.0, 0.01, 0.1, 2.0]), lifetime=st.floats(0.3, 5.0), share=st.floats(0.2, 1.0),
        link=st.one_of(st.just(math.inf), st.floats(0.2, 5.0)))

@@ -103,7 +103,7 @@ def test_malformed_binary_reports_are_refused_in_one_line_naming_the_report(edit
         family.parse_binary(edit(good))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2**200)), min_size=1, max_size=12), st.integers(0, 3),
        st.booleans())
 def test_the_arrow_reader_reads_a_sliced_binary_or_large_binary_array(items, offset, large):

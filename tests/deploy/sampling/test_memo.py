@@ -230,6 +230,10 @@ def test_privatize_is_the_same_on_every_run_and_per_user(cli, deployed):
     assert all(len(outputs) == 1 for outputs in per_user.values())  # one value per user: one output, every time
 
 
+# Two fresh interpreters (0.7 s of CPU) under -m slow: the memoized privatize through the console script's entry point
+# runs in tests/cli/test_startup.py::test_privatize_imports_only_what_it_uses[two-layer-parquet], and two runs give the
+# same outputs in test_privatize_is_the_same_on_every_run_and_per_user (the memo is a keyed function of its inputs).
+@pytest.mark.slow
 def test_two_processes_agree_through_the_real_entry_point(cli_process, deployed):
     file, key, folder = deployed
     for name in ("p.csv", "q.csv"):

@@ -162,7 +162,7 @@ def _refusal(tmp_path, sampler, table, name="in"):
 
 def test_refusals_are_the_string_paths_and_write_nothing(tmp_path):
     sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, "product")))
-    data = _records(200_000, seed=3)
+    data = _records(150_000, seed=3)  # three chunks of 65,536 records, the last short (was 200,000 records)
     a = data["a"].astype(object)
     a[[70_000, 70_005, 140_000]] = None  # nulls in the second chunk of 65,536 records (and the third)
     message = _refusal(tmp_path, sampler, pa.table({"a": a, "b": data["b"], "c": data["c"]}), "nulls")
@@ -215,6 +215,10 @@ def test_relative_deviation_is_tiny_for_exact_rows_and_one_for_lost_entries():
     assert 0 < exact <= relative_deviation(thirds) < 1e-15
 
 
+# A fresh interpreter of its own (0.5 s of CPU) under -m slow: the same checks on 3,000 records from Parquet run in
+# test_record_stream.py::test_a_record_file_deploys_without_scipy_cvxpy_or_the_design_engines's
+# interpreter, after its one-record run.
+@pytest.mark.slow
 def test_one_capacity_no_pandas_no_cvxpy_on_the_parquet_path(tmp_path):
     path = _record_file(tmp_path, "product")
     _write_parquet(tmp_path / "in.parquet", _records(3000), 1000)

@@ -1,7 +1,8 @@
 """The streamed record path (issue 20, throughput): reading ahead, sampling into reused buffers and writing behind
 give the same seeded output whatever the chunk and the row groups; ``sample_codes(out=…)`` draws what it draws
 without; the secure stream draws a chunk per call with the same exact sampler; a failure on any of the three
-threads writes nothing; a one-record file starts without SciPy."""
+threads writes nothing; a record file deploys (one record, 3,000, the library's calls) without SciPy, cvxpy or
+the design engines."""
 
 from __future__ import annotations
 
@@ -71,8 +72,11 @@ def _values(column: pa.ChunkedArray) -> np.ndarray:
 
 
 # The joint kind's 140,000 records (3 s of CPU) under -m slow: its sampling path at these chunk sizes is the product's
-# (one sampler on the joint letters), and it is checked at small chunks by test_arrow_ipc and test_record_arrow.
-@pytest.mark.parametrize("kind", ["product", pytest.param("joint", marks=pytest.mark.slow), "sampled"])
+# (one sampler on the joint letters), and it is checked at small chunks by test_arrow_ipc and test_record_arrow. The
+# sampled kind's (0.4 s) too: its seeded output whatever the chunk is test_sampled_records.py's
+# test_the_same_seed_releases_the_same_table_whatever_the_chunk, its Parquet writer the product's here.
+@pytest.mark.parametrize("kind", ["product", pytest.param("joint", marks=pytest.mark.slow),
+                                  pytest.param("sampled", marks=pytest.mark.slow)])
 def test_seeded_parquet_output_is_the_same_whatever_the_chunk_and_row_groups(tmp_path, kind):
     sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, kind)))
     n = 140_000  # three 65,536-record blocks (the last one short), four row groups, two 131,072 chunks
@@ -177,19 +181,53 @@ def test_a_failure_on_any_thread_writes_nothing(tmp_path, monkeypatch, stage):
     assert not target.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "p.json"]
 
 
-def test_a_one_record_file_starts_without_scipy(tmp_path):
-    """Its data check is decided by the closed-form bound (t ≈ 23 nats over 24 letters), not the optimiser."""
+def test_a_record_file_deploys_without_scipy_cvxpy_or_the_design_engines(tmp_path):
+    """Its data check is decided by the closed-form bound (t ≈ 23 nats over 24 letters), not the optimiser; then, in
+    the same interpreter, 3,000 records from Parquet take one capacity (the record-level ε bounded from the file's)
+    and still no pandas, cvxpy or SciPy (test_record_arrow.py's test_one_capacity_no_pandas_no_cvxpy_on_the_parquet_
+    path, whose interpreter of its own runs under -m slow); then the library's own deployment calls (read, verify,
+    check, privatize: tests/test_architecture.py's test_loading_verifying_and_privatizing_a_record_file_import_no_
+    cvxpy, under -m slow) import no cvxpy and none of the design engines. The modules are listed after each step: a
+    list holds the earlier ones, so each step's imports are checked; no step imports the design engines or
+    records/_product.py."""
     path = _record_file(tmp_path, "product")
     _write(tmp_path / "one.parquet", _codes(1), 1)
+    _write(tmp_path / "many.parquet", _codes(3000), 1000)
+
+    def run(name: str) -> str:
+        source, target = str(tmp_path / f"{name}.parquet"), str(tmp_path / f"{name}.out.parquet")
+        return (f"code = main(['privatize', {str(path)!r}, '--data', {source!r}, '--column', 'a', '--column', 'b',"
+                f" '--column', 'c', '--out', {target!r}, '--seed', '1'])\n"
+                "heavy = {m.split('.')[0] for m in sys.modules} & {'pandas', 'cvxpy', 'scipy'}\n"
+                "print(code, len(calls), sorted(heavy), engines())\n"
+                "calls.clear()\n")
+
     code = ("import sys\n"
-            "from mechdesign.cli import main\n"
-            f"code = main(['privatize', {str(path)!r}, '--data', {str(tmp_path / 'one.parquet')!r}, '--column', 'a',"
-            f" '--column', 'b', '--column', 'c', '--out', {str(tmp_path / 'out.parquet')!r}, '--seed', '1'])\n"
-            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'pandas', 'cvxpy', 'scipy'}))")
+            "def engines():\n"
+            "    return sorted(m for m in sys.modules if m.startswith(('mechdesign.design', "
+            "'mechdesign.records._product')))\n"
+            "import mechdesign.core._record_capacity as capacity\n"
+            "calls = []\n"
+            "original = capacity.product_capacity\n"
+            "capacity.product_capacity = lambda *a, **k: calls.append(1) or original(*a, **k)\n"
+            "from mechdesign.cli import main\n" + run("one") + "print('--- 3000 records')\n" + run("many") +
+            "print('--- the library')\n"
+            "from mechdesign.mechfile import read_record_file, verify_record_file\n"
+            "from mechdesign.deploy.sampling import RecordPrivatizer\n"
+            f"record = read_record_file({str(path)!r})\n"
+            f"assert verify_record_file({str(path)!r}).holds\n"
+            "sampler = RecordPrivatizer(record)\nsampler.check()\n"
+            "sampler.privatize([['u', 'v'], ['s', 's'], ['0', '3']], rng=1)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cvxpy'), engines())\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert out.stdout.split("\n")[-2] == "0 []", out.stdout + out.stderr
-    assert "joint data check passed" in out.stdout
-    assert pq.read_table(tmp_path / "out.parquet").num_rows == 1
+    one, rest = out.stdout.split("--- 3000 records\n")
+    many, library = rest.split("--- the library\n")
+    assert one.split("\n")[-2] == "0 1 [] []", out.stdout + out.stderr
+    assert "joint data check passed" in one
+    assert pq.read_table(tmp_path / "one.out.parquet").num_rows == 1
+    assert many.split("\n")[-2] == "0 1 [] []", out.stdout + out.stderr
+    assert pq.read_table(tmp_path / "many.out.parquet").num_rows == 3000
+    assert library.strip() == "[] []", out.stdout + out.stderr
 
 
 def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(tmp_path):
