@@ -35,10 +35,16 @@ design's value) against the chain, and the permanent layer's cost on top (ratio 
 n·MSE (its file is the one simulated), every run's value kept in ``two_layer_mse_runs`` and the table showing
 [min, max of R]; ``--repeat-attributes`` limits the repeats to some attributes (the others once).
 
-Run: ``python benchmarks/bench_two_layer.py [--time-limit 300] [--keys 2] [--repeats 3] [--unlinked-from-results]``
-(the last keeps the link ε = ∞ column of the previous results instead of designing it again) (needs ``pip install
-mechdesign[bench]``); designs cached in benchmarks/designs/two_layer/ (ignored by git); results in
-results/two_layer.{json,csv} and the display table results/two_layer_table.{csv,md} (``--table`` rewrites it).
+**Some cells again.** ``--cells race:1:0.5 education:2:1 …`` designs and simulates only those cells and merges
+their rows into results/two_layer.json in place of the old ones (the other rows kept as they were, the file's
+``rerun`` entry naming the cells, date and load): the run must keep the file's protocol (``--time-limit``,
+``--repeats``, ``--keys``), or it is refused. Remove the cells' cached designs first, or they are reused.
+
+Run: ``python benchmarks/bench_two_layer.py [--time-limit 300] [--keys 2] [--repeats 3] [--unlinked-from-results]
+[--cells ATTRIBUTE:LIFETIME:REPORT ...]`` (``--unlinked-from-results`` keeps the link ε = ∞ column of the previous
+results instead of designing it again) (needs ``pip install mechdesign[bench]``); designs cached in
+benchmarks/designs/two_layer/ (ignored by git); results in results/two_layer.{json,csv} and the display table
+results/two_layer_table.{csv,md} (``--table`` rewrites it).
 """
 
 from __future__ import annotations
@@ -216,10 +222,14 @@ def main() -> None:
     parser.add_argument("--unlinked-from-results", action="store_true",
                         help="take the link ε = ∞ column from results/two_layer.json instead of designing it again "
                              "(the memoized single-layer design, which the joint design does not change)")
+    parser.add_argument("--cells", nargs="*", default=None, metavar="ATTRIBUTE:LIFETIME:REPORT",
+                        help="only these cells, their rows merged into results/two_layer.json (docstring)")
     args = parser.parse_args()
     if args.table:
         print(table(read_rows("two_layer")))
         return
+    cells = None if args.cells is None else [_cell(text) for text in args.cells]
+    previous = _previous_protocol(args) if cells is not None else None
     carried = {(r["attribute"], r["epsilon_lifetime"], r["epsilon_report"]): r for r in read_rows("two_layer")} \
         if args.unlinked_from_results else {}
     rows = []
@@ -231,6 +241,8 @@ def main() -> None:
             size = problem.size
             x = records(attribute, problem.prior.labels)
             for b_index, (lifetime, report) in enumerate(BUDGETS):
+                if cells is not None and (attribute, lifetime, report) not in cells:
+                    continue
                 chains = {name: longitudinal_protocol(name, size, lifetime, report) for name in LONGITUDINAL}
                 link = min(chain.link_epsilon for chain in chains.values())
                 repeats = args.repeats if args.repeat_attributes is None or attribute in args.repeat_attributes \
@@ -289,11 +301,49 @@ def main() -> None:
                       f"link ∞ {row['unlinked_mse']:.4g} | best chain {best} {chains[best].mse:.4g} (IBU {best_ibu} "
                       f"{row['best_chain_ibu_mse']:.4g}) | lead {row['lead']:.2f}× / {row['lead_post_processed']:.2f}×",
                       flush=True)
-    path = write_results("two_layer", rows, keys=args.keys, periods=PERIODS, time_limit=args.time_limit,
-                         repeats=args.repeats, repeat_attributes=args.repeat_attributes or list(ATTRIBUTES),
-                         load=list(os.getloadavg()))
+    if previous is not None and cells is not None:
+        path = _merged(previous, rows, cells)
+    else:
+        path = write_results("two_layer", rows, keys=args.keys, periods=PERIODS, time_limit=args.time_limit,
+                             repeats=args.repeats, repeat_attributes=args.repeat_attributes or list(ATTRIBUTES),
+                             load=list(os.getloadavg()))
     print(f"wrote {path}")
-    print(table(rows))
+    print(table(read_rows("two_layer")))  # every row of the file, the merged ones included
+
+
+def _cell(text: str) -> tuple[str, float, float]:
+    """``ATTRIBUTE:LIFETIME:REPORT`` as a cell of the table, or exit with a one-line error naming the rule."""
+    parts = text.split(":")
+    budgets = {(f"{lifetime:g}", f"{report:g}"): (lifetime, report) for lifetime, report in BUDGETS}
+    if len(parts) != 3 or parts[0] not in ATTRIBUTES or (parts[1], parts[2]) not in budgets:
+        cells = ", ".join(f"{a}:{life:g}:{rep:g}" for a in ATTRIBUTES for life, rep in BUDGETS)
+        raise SystemExit(f"cells must be among {cells}, got cells={text!r}")
+    return (parts[0], *budgets[(parts[1], parts[2])])
+
+
+def _previous_protocol(args: argparse.Namespace) -> dict[str, Any]:
+    """results/two_layer.json, refused (exit) when this run's protocol differs from it: one table, one protocol."""
+    import json
+
+    from _common import RESULTS
+
+    previous: dict[str, Any] = json.loads((RESULTS / "two_layer.json").read_text())
+    for name in ("time_limit", "repeats", "keys"):
+        if previous.get(name) != getattr(args, name):
+            raise SystemExit(f"{name} must equal results/two_layer.json's ({previous.get(name)!r}) to merge cells, "
+                             f"got {name}={getattr(args, name)!r}")
+    return previous
+
+
+def _merged(previous: dict[str, Any], rows: list[dict[str, Any]], cells: list[tuple[str, float, float]]) -> Path:
+    """results/two_layer.json with ``rows`` in place of the old rows of their cells, the others as they were."""
+    fresh = {(r["attribute"], r["epsilon_lifetime"], r["epsilon_report"]): r for r in rows}
+    merged = [fresh.pop((r["attribute"], r["epsilon_lifetime"], r["epsilon_report"]), r) for r in previous["rows"]]
+    merged += list(fresh.values())
+    extra = {key: value for key, value in previous.items() if key not in ("benchmark", "machine", "rows", "rerun")}
+    reruns = [*previous.get("rerun", []), {"cells": [list(cell) for cell in cells], "load": list(os.getloadavg()),
+                                           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
+    return write_results("two_layer", merged, **extra, rerun=reruns)
 
 
 def _why(row: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mechdesign import Deadline
 from mechdesign.core import L1Ball, capacity, link_level, trace_inverse_fisher
-from mechdesign.design import load_problem
+from mechdesign.design import DesignProblem, load_problem
 from mechdesign.design.two_layer import design_two_layer, mixed_reports
 from mechdesign.design.two_layer._calibrated import calibrated_chain
 from mechdesign.design.two_layer._joint import alternate
@@ -156,3 +156,44 @@ def test_a_permanent_layer_with_an_unused_output_is_designed_without_merging():
     assert found is not None and plain is not None
     assert found.matrix.shape[0] == padded.shape[1]
     assert trace_inverse_fisher(padded @ found.matrix, prior) - 1 == pytest.approx(plain.mse, rel=1e-6)
+
+
+def test_the_chain_shares_the_alternations_time_even_far_above_the_best_start(monkeypatch):
+    """Issue 45: the chain's start shares the alternation's time equally with the near starts wherever its value
+    lies (education (1, 0.5): from 616.5, 4.6× the engine start's 134, it reaches 74.5 with the time). Counted on a
+    fake clock: the chain is made 20× worse than the best start (its reports mixed toward their output law, still
+    within the three budgets), and a fake alternation records the time each start is given and spends all of it.
+    Before the fix the chain got what the near starts left: nothing."""
+    from mechdesign.design.two_layer import _joint, _starts
+    from mechdesign.design.two_layer._joint import Alternation
+
+    now = [0.0]
+    problem = DesignProblem([0.6, 0.3, 0.1], 2.0, radius=0.05, utility="estimation_mse")
+    prior = problem.prior.probabilities
+    real_chain = _starts.chain_start
+
+    def worse_chain(ball, lifetime, report, link, room=0.0):
+        w1, w2 = real_chain(ball, lifetime, report, link, room=room)
+        law = prior @ w1 @ w2
+        return w1, 0.02 * w2 + 0.98 * law[None, :] / law.sum()  # post-processing: every level can only fall
+
+    given: list[tuple[float, float]] = []
+
+    def spends_its_time(permanent, reports, ball, lifetime, report, link, *, deadline, beat=None, **_):
+        value = trace_inverse_fisher(permanent @ reports, prior)
+        given.append((value - 1.0, deadline.remaining()))
+        now[0] += deadline.remaining()
+        return Alternation(permanent, reports, (value,))
+
+    monkeypatch.setattr(_starts, "chain_start", worse_chain)
+    monkeypatch.setattr(_joint, "alternate", spends_its_time)
+    design = design_two_layer(problem, 1.0, link_epsilon=1.5, deadline=Deadline(90.0, clock=lambda: now[0]))
+    chain = design.candidates["L-GRR chain at the three budgets"]
+    others = [value for name, value in design.candidates.items() if "," not in name and not name.startswith("L-GRR")]
+    assert len(others) == 2 and chain > 20 * min(others)  # far outside _NEAR (2×) of the best start
+    near = sum(value <= 2.0 * min(others) for value in others)
+    share = 90.0 / (near + 1)  # the near starts and the chain, equally
+    assert len(given) == 3
+    chain_given = [seconds for value, seconds in given if value == pytest.approx(chain, rel=1e-9)]
+    assert chain_given == [pytest.approx(share, rel=1e-9)]
+    assert [seconds for value, seconds in given if value <= 2.0 * min(others)] == [pytest.approx(share)] * near

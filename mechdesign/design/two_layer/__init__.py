@@ -30,7 +30,8 @@ solver-free and rounded toward privacy:
    level whose capacity over the ball is at most ε_L; where the chain cannot be calibrated, that layer is a
    candidate as in (a).
 4. **Both layers together** (:mod:`._joint`). From each start, the best first (those within a factor 2 of the
-   best share the time equally; the others get what is left), W₁ and W₂ are alternated:
+   best, and the chain wherever its value lies, share the time equally; the others get what is left), W₁ and W₂
+   are alternated:
    W₁ by conditional-gradient steps over its feasible polytope for fixed W₂ (both capacities are convex in W₁),
    W₂ by the column generation started from the current one; each accepted step lowers the exact value, so the
    result is never worse than the best start, **the chain included** (at an expired deadline the alternation
@@ -87,7 +88,7 @@ _CHAIN = "L-GRR chain at the three budgets"  # the start that is already a two-l
 # The chain's outputs copied up to this N: education (2, 1), 90 s of alternation from the chain: 46.4 with one copy,
 # 40.8 with two; native-country (4, 1) (N = 42), 120 s at load 7: 206 with one, 631 (no round done) with two.
 _COPIED_UP_TO = 16
-_NEAR = 2.0  # starts within this factor of the best start's value share the alternation's time
+_NEAR = 2.0  # starts within this factor of the best start's value, and the chain's, share the alternation's time
 
 
 @dataclass(frozen=True, eq=False)
@@ -293,7 +294,7 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
     from mechdesign.design.polytope._closed_form import calibrated_randomized_response, randomized_response
     from mechdesign.design.two_layer._joint import alternate
     from mechdesign.design.two_layer._reports import design_reports
-    from mechdesign.design.two_layer._starts import chain_start, copied_outputs, few_outputs
+    from mechdesign.design.two_layer._starts import alternation_order, chain_start, copied_outputs, few_outputs
 
     report_epsilon = v.positive("report_epsilon", report_epsilon)
     if report_epsilon > problem.epsilon:
@@ -352,16 +353,16 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
     if chain is not None:  # outputs copied: room for the fresh layer to treat the copies apart (._starts)
         values[_CHAIN] = trace_inverse_fisher(chain[0] @ chain[1], prior) - 1.0
         starts.append((values[_CHAIN], _CHAIN, *copied_outputs(*chain, 2 if problem.size <= _COPIED_UP_TO else 1)))
-    starts.sort(key=lambda start: start[0])
+    order = alternation_order(starts, _CHAIN, _NEAR)
     best: tuple[float, str, np.ndarray, np.ndarray] | None = None
-    near = sum(start[0] <= _NEAR * starts[0][0] for start in starts)
-    for index, (_, name, permanent, reports) in enumerate(starts):
-        # Both layers alternated from each start, the best first. The starts within _NEAR of the best share the
-        # time equally (what one leaves when a round gains less than the tolerance goes to the next); the others
-        # get what is left. Education at 120 s (load 8): at (2, 1) k-RR's designed reports (96.3) first with all
-        # the time ended at 50.3, the chain with copied outputs (98.7) at 37.9; at (4, 1) the reverse (37.7 and
-        # 90.3); sharing, 41.4 and 37.8. At (1, 0.5) halving the time with the engine's start (32,101, which did
-        # not move) ended at 158, not 75: it is not within _NEAR.
+    near = sum(shared for shared, _ in order)
+    for index, (_, (_, name, permanent, reports)) in enumerate(order):
+        # Both layers alternated from each start in ._starts.alternation_order: the near starts and the chain's
+        # share the time equally (what one leaves when a round gains less than the tolerance goes to the next),
+        # the others get what is left. Education at 120 s (load 8): at (2, 1) k-RR's designed reports (96.3) first
+        # with all the time ended at 50.3, the chain with copied outputs (98.7) at 37.9; at (4, 1) the reverse
+        # (37.7 and 90.3); sharing, 41.4 and 37.8. At (1, 0.5) halving the time with a far start (the engine's,
+        # 32,101, which did not move) ended at 158, not 75: a far start other than the chain does not share.
         share = deadline.remaining() / (near - index) if index < near else deadline.remaining()
         # A start whose gains shrink and that cannot reach the best pair so far at its own pace stops (alternate's
         # beat); one whose gains still grow goes on (education (1, 0.5): the chain's start 616.5 → 74.5).
