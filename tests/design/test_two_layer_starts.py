@@ -197,3 +197,32 @@ def test_the_chain_shares_the_alternations_time_even_far_above_the_best_start(mo
     chain_given = [seconds for value, seconds in given if value == pytest.approx(chain, rel=1e-9)]
     assert chain_given == [pytest.approx(share, rel=1e-9)]
     assert [seconds for value, seconds in given if value <= 2.0 * min(others)] == [pytest.approx(share)] * near
+
+
+def test_the_conic_master_stops_at_the_deadline(monkeypatch):
+    """The conic fallback of W₂'s master (Clarabel's SDP) gets the deadline's time left as its own time limit.
+
+    Counted on a fake clock, not timed: unbounded, that solve ran 300+ s past a 300-s design limit (native-country
+    (1, 0.5), N = 42). Fails on the code before, which called Clarabel with no limit.
+    """
+    import cvxpy as cp
+
+    from mechdesign.design.estimation import _master as master
+    from mechdesign.design.two_layer import _reports
+
+    now = [0.0]
+    deadline = Deadline(100.0, clock=lambda: now[0])
+    now[0] = 55.0  # 45 s left, above the conic fallback's threshold
+    monkeypatch.setattr(master, "solve_master_dual", lambda *args, **kwargs: None)  # the interior point stalls
+    monkeypatch.setattr(_reports, "_inside", lambda columns: None)
+    limits: list[float] = []
+
+    def solve(self, *args, **kwargs):
+        limits.append(kwargs.get("time_limit", math.inf))
+        raise cp.error.SolverError("stopped by the test")
+
+    monkeypatch.setattr(cp.Problem, "solve", solve)
+    permanent = np.eye(3)
+    columns = np.hstack([np.eye(3), np.ones((3, 1))])
+    assert _reports._master(permanent, np.full(3, 1 / 3), columns, np.full(4, 0.25), deadline) is None
+    assert limits == [pytest.approx(45.0)]

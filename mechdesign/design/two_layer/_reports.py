@@ -221,8 +221,12 @@ def _inside(columns: np.ndarray) -> np.ndarray | None:
     return np.asarray(result.x[:k]) / scale
 
 
-def _conic(lifted: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The master in conic form (cvxpy, Clarabel: tr J⁻¹ as an SDP), θ and λ, or ``None`` if it fails too."""
+def _conic(lifted: np.ndarray, columns: np.ndarray, seconds: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The master in conic form (cvxpy, Clarabel: tr J⁻¹ as an SDP), θ and λ, or ``None`` if it fails too.
+
+    Clarabel stops after ``seconds`` (its own wall clock, never longer than the deadline's CPU or wall time left):
+    unbounded, this solve ran 300+ s past a 300-s design limit at native-country (1, 0.5), N = 42.
+    """
     import warnings
 
     import cvxpy as cp
@@ -234,7 +238,7 @@ def _conic(lifted: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndar
     with warnings.catch_warnings():  # an inaccurate solve is judged by the recomputed value and constraints
         warnings.simplefilter("ignore")
         try:
-            problem.solve(solver=cp.CLARABEL)
+            problem.solve(solver=cp.CLARABEL, time_limit=max(seconds, 0.01))
         except cp.error.SolverError:
             return None
     if theta.value is None or balance.dual_value is None:
@@ -260,7 +264,7 @@ def _master(permanent: np.ndarray, prior: np.ndarray, columns: np.ndarray, start
             found = solve_master_dual("a_optimal", lifted, 0.9 * start + 0.1 * inside, constraints=columns,
                                       partial=True, tolerance=1e-10, spread=1e-8, deadline=end)
     if found is None and deadline.remaining() > _CONIC_SECONDS:  # the interior point method stalled: conic form
-        found = _conic(lifted, columns)
+        found = _conic(lifted, columns, deadline.remaining())
     if found is None:
         return None
     theta, multipliers = found
