@@ -98,8 +98,10 @@ def test_delta1_certified_and_at_least_the_dense_grid(epsilon, sigma, p, radius)
     assert lo <= exact.maximizer <= hi
 
 
+# two cases by default (a 2,000,001-point grid each, 0.3-0.5 s of CPU); the other two under -m slow
 @pytest.mark.parametrize(("epsilon", "sigma", "p", "radius"), [
-    (0.5, 1.5, 0.5, 0.54), (0.2, 2.0, 0.3, 0.17), (0.68, 1.5, 0.5, 0.1), (0.05, 20.0, 0.1, 0.15)])
+    pytest.param(0.5, 1.5, 0.5, 0.54, marks=pytest.mark.slow), (0.2, 2.0, 0.3, 0.17),
+    pytest.param(0.68, 1.5, 0.5, 0.1, marks=pytest.mark.slow), (0.05, 20.0, 0.1, 0.15)])
 def test_delta1_against_very_dense_grid(epsilon, sigma, p, radius):
     exact = gaussian_delta1(epsilon, sigma, p, radius)
     grid = gaussian_delta1_grid(epsilon, sigma, p, radius, 2_000_001)

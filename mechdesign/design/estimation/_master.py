@@ -46,8 +46,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, solve_triangular
+from scipy.linalg import LinAlgError
 from scipy.linalg.blas import dsyrk as syrk
+
+from mechdesign.design.estimation._lapack import cho_solve_lower, cholesky_lower, solve_lower
 
 __all__ = ["solve_face", "solve_master", "solve_master_dual"]
 
@@ -77,17 +79,17 @@ def _derivatives(criterion: str, theta: np.ndarray, vectors: np.ndarray,
     try:  # finite inputs checked once here, not by every factorisation and solve (a tenth of the master's time)
         if not np.isfinite(j).all():
             raise LinAlgError("J is not finite")
-        lower = cholesky(j, lower=True, check_finite=False)
+        lower = cholesky_lower(j)
     except LinAlgError:
         return np.inf, np.zeros_like(theta), np.zeros_like(vectors), np.zeros_like(vectors), None
-    half = solve_triangular(lower, vectors, lower=True, check_finite=False)  # R = C⁻¹V
-    p = solve_triangular(lower, half, lower=True, trans="T", check_finite=False)  # J⁻¹V = C⁻ᵀR
+    half = solve_lower(lower, vectors)  # R = C⁻¹V
+    p = solve_lower(lower, half, transpose=True)  # J⁻¹V = C⁻ᵀR
     if criterion == "a_optimal" and weights is not None:
-        inverse_lt = solve_triangular(lower, weights.T, lower=True, check_finite=False)
+        inverse_lt = solve_lower(lower, weights.T)
         lp = weights @ p
         return float(np.sum(inverse_lt * inverse_lt)), -np.einsum("ik,ik->k", lp, lp), p, half, inverse_lt
     if criterion == "a_optimal":
-        inverse = solve_triangular(lower, np.eye(vectors.shape[0]), lower=True, check_finite=False)
+        inverse = solve_lower(lower, np.eye(vectors.shape[0]))
         return float(np.sum(inverse * inverse)), -np.einsum("ik,ik->k", p, p), p, half, inverse
     value = -2.0 * float(np.sum(np.log(np.diag(lower))))
     return value, -np.einsum("ik,ik->k", half, half), p, half, None
@@ -185,17 +187,16 @@ def _direct_direction(criterion: str, solved: np.ndarray, half: np.ndarray, scal
     system = _hessian(criterion, solved, half, scale, weights)
     system[np.diag_indices(k)] += s / phi
     try:  # finite: J⁻¹V came from a finite J (_derivatives), φ, s > 0; the directions are checked by the caller
-        factor = cho_factor(system, lower=True, check_finite=False)  # M = CCᵀ
-        w_ut = solve_triangular(factor[0], u.T, lower=True, check_finite=False)  # C⁻¹Uᵀ: U M⁻¹ Uᵀ = WᵀW
-        schur = cho_factor(w_ut.T @ w_ut, lower=True, check_finite=False)
+        factor = cholesky_lower(system, clean=False)  # M = CCᵀ
+        w_ut = solve_lower(factor, u.T)  # C⁻¹Uᵀ: U M⁻¹ Uᵀ = WᵀW
+        schur = cholesky_lower(w_ut.T @ w_ut, clean=False)
     except LinAlgError:
         return None
 
     def direction(r_cent: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        m_rhs = cho_solve(factor, -r_dual - r_cent / phi, check_finite=False)
-        dy = cho_solve(schur, u @ m_rhs + r_pri, check_finite=False)
-        dphi = m_rhs - solve_triangular(factor[0], w_ut @ dy, lower=True, trans="T",
-                                        check_finite=False)  # M⁻¹Uᵀdy = C⁻ᵀ(W dy)
+        m_rhs = cho_solve_lower(factor, -r_dual - r_cent / phi)
+        dy = cho_solve_lower(schur, u @ m_rhs + r_pri)
+        dphi = m_rhs - solve_lower(factor, w_ut @ dy, transpose=True)  # M⁻¹Uᵀdy = C⁻ᵀ(W dy)
         return dphi, -(r_cent + s * dphi) / phi, dy
 
     return direction
@@ -227,14 +228,14 @@ def _normal_direction(criterion: str, half: np.ndarray, scale: np.ndarray, facto
     normal = syrk(1.0, (stacked * np.sqrt(inverse_delta)).T, trans=1, lower=1)
     normal[np.arange(m), np.arange(m)] += 1.0
     try:
-        factor = cho_factor(normal, lower=True, check_finite=False)
+        factor = cholesky_lower(normal, clean=False)
     except LinAlgError:
         return None
     delta = s / phi
     zeros = np.zeros(m)
 
     def solve(r_1: np.ndarray, r_2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        z = cho_solve(factor, stacked @ (inverse_delta * r_1) + np.concatenate([zeros, -r_2]), check_finite=False)
+        z = cho_solve_lower(factor, stacked @ (inverse_delta * r_1) + np.concatenate([zeros, -r_2]))
         return inverse_delta * (r_1 - stacked.T @ z), z[m:]
 
     def residual(dphi: np.ndarray, dy: np.ndarray, r_1: np.ndarray,
