@@ -41,15 +41,15 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mechdesign/core/_leakage.py": (
         ("pml", "epsilon_min", "ldp_epsilon", "impossible_output", "ldp_level", "_capacity_columns", "capacity",
          "certified_capacity"),
-        ("tests/core/test_leakage.py", "tests/core/test_exact_oracles.py")),
+        ("tests/core/test_leakage.py", "tests/core/test_exact_oracles.py", "tests/core/test_exact_found_cases.py")),
     "mechdesign/core/_uncertainty.py": (
         ("_greedy", "min_linear", "_mass_below", "log_min_linear", "_log_min_linear", "_remaining_mass",
          "_log_term_errors", "_two_sum"),
-        ("tests/core/test_uncertainty.py", "tests/core/test_exact_oracles.py")),
+        ("tests/core/test_uncertainty.py", "tests/core/test_exact_oracles.py", "tests/core/test_exact_found_cases.py")),
     "mechdesign/core/_repeated.py": (
         ("_merged_logs", "_exact", "report_leakage", "release_leakage", "account_spread", "_trivial", "_round_down",
          "_count_blocks", "_multiset_blocks", "_finish", "_expand"),
-        ("tests/core/test_releases.py", "tests/core/test_exact_oracles.py")),
+        ("tests/core/test_releases.py", "tests/core/test_exact_oracles.py", "tests/core/test_exact_found_cases.py")),
     "mechdesign/core/_record_capacity.py": (
         ("product_capacity", "_exact_ratios", "_exact_phase"),
         ("tests/records/test_record_capacity.py", "tests/records/test_record_exact.py")),
