@@ -52,7 +52,8 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/core/test_releases.py", "tests/core/test_exact_oracles.py", "tests/core/test_exact_found_cases.py")),
     "mechdesign/core/_record_capacity.py": (
         ("product_capacity", "_exact_ratios", "_exact_phase"),
-        ("tests/records/test_record_capacity.py", "tests/records/test_record_exact.py")),
+        ("tests/records/test_record_capacity.py", "tests/records/test_record_exact.py",
+         "tests/records/test_record_found_cases.py")),
     "mechdesign/mechfile/_column.py": (
         ("achieved_epsilon", "release_achieved", "release_spread", "_round_toward_privacy", "_load"),
         ("tests/mechfile/test_column_file.py", "tests/mechfile/test_release_policy.py",
