@@ -57,13 +57,15 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mechdesign/mechfile/_column.py": (
         ("achieved_epsilon", "release_achieved", "release_spread", "_round_toward_privacy", "_load"),
         ("tests/mechfile/test_column_file.py", "tests/mechfile/test_release_policy.py",
-         "tests/mechfile/test_conformance.py")),
+         "tests/mechfile/test_conformance.py", "tests/mechfile/test_file_found_cases.py")),
     "mechdesign/mechfile/_record.py": (
         ("record_epsilon", "record_release_achieved", "_load", "record_verification"),
-        ("tests/mechfile/test_record_file.py", "tests/mechfile/test_conformance.py")),
+        ("tests/mechfile/test_record_file.py", "tests/mechfile/test_conformance.py",
+         "tests/mechfile/test_file_found_cases.py")),
     "mechdesign/mechfile/_policy.py": (
         ("stated_release", "refuse_overstated"),
-        ("tests/mechfile/test_release_policy.py", "tests/mechfile/test_conformance.py")),
+        ("tests/mechfile/test_release_policy.py", "tests/mechfile/test_conformance.py",
+         "tests/mechfile/test_file_found_cases.py")),
 }
 
 _SWAP_BIN = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Mult,

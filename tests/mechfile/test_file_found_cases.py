@@ -1,0 +1,35 @@
+"""Cases the mutation run found (benchmarks/bench_mutation.py, benchmarks/results/mutation_round2.md) for the file
+writers and verifiers: each kills a mutant the other tests let survive."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mechdesign._numerics import round_up
+from mechdesign.core import Mechanism, required_radius
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import read_mechanism_file, verify_mechanism_file, write_mechanism_file
+from mechdesign.mechfile._column import release_spread
+from mechdesign.mechfile._policy import ReleasePolicy
+
+
+def test_a_binary_radius_a_few_ulps_short_is_raised_to_the_design_radius(tmp_path):
+    """N = 2 inputs take the same radius rule as larger alphabets ([E] eq. 37): a stated radius within float noise
+    below β*(δ, m, 2) is written as the design radius, not refused."""
+    mech = randomized_response(2, 0.8)
+    required = required_radius(1e-6, 5000, 2)
+    path = write_mechanism_file(tmp_path / "binary.json", mech, guarantee={
+        "notion": "pml", "epsilon": 5.0, "radius": required * (1 - 5e-13), "delta": 1e-6, "samples": 5000,
+        "prior": [0.6, 0.4]})
+    assert read_mechanism_file(path).guarantee["radius"] == round_up(required)
+    assert verify_mechanism_file(path).holds
+
+
+def test_two_layer_spread_counts_the_composed_sums():
+    """Two readers' W₁W₂ differ by at most 4(2M₁ + M₂ + 2)u (release_spread): M₁ = W₁'s outputs and M₂ = W₂'s,
+    not the inputs of either (N = 4, M₁ = 3, M₂ = 2 tell them apart)."""
+    first = Mechanism.from_matrix(np.full((4, 3), 1 / 3))
+    reports = Mechanism.from_matrix([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]])
+    policy = ReleasePolicy("two-layer", reports=reports, randomness="memoized-hmac")
+    spread = release_spread(first, {"notion": "pml"}, policy)
+    assert spread == 4 * (2 * 3 + 2 + 2) * 2.0**-53
