@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from mechdesign._numerics import round_up
-from mechdesign.core import Mechanism, required_radius
+from mechdesign.core import JointPrior, Mechanism, required_radius
 from mechdesign.design.polytope import randomized_response
-from mechdesign.mechfile import read_mechanism_file, verify_mechanism_file, write_mechanism_file
+from mechdesign.mechfile import read_mechanism_file, record_epsilon, verify_mechanism_file, write_mechanism_file
 from mechdesign.mechfile._column import release_spread
 from mechdesign.mechfile._policy import ReleasePolicy
 
@@ -33,3 +33,15 @@ def test_two_layer_spread_counts_the_composed_sums():
     policy = ReleasePolicy("two-layer", reports=reports, randomness="memoized-hmac")
     spread = release_spread(first, {"notion": "pml"}, policy)
     assert spread == 4 * (2 * 3 + 2 + 2) * 2.0**-53
+
+
+def test_a_record_product_of_constant_factors_leaks_exactly_zero():
+    """Every factor with identical rows: the record's output is independent of it, ε = 0 exactly (the ε = 0 design),
+    whatever the radius, as for a joint matrix with identical rows."""
+    prior = JointPrior.from_table([[3, 1], [0, 4]])
+    constant = (Mechanism.from_matrix([[0.25, 0.75], [0.25, 0.75]]),
+                Mechanism.from_matrix([[0.5, 0.5], [0.5, 0.5]]))
+    for radius in (0.0, 0.7, 2.0):
+        assert record_epsilon(prior, radius, constant) == 0.0
+    joint = Mechanism.from_matrix(np.full((4, 3), 1 / 3))
+    assert record_epsilon(prior, 0.7, mechanism=joint) == 0.0
