@@ -37,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: module → (functions to mutate, the targeted tests). Functions: those on the guarantee's path (cost heuristics,
 #: such as core.record_capacity._levels_pay, only change how long a result takes, never the result: left out).
+#: Tests: the module's own, the exact oracles, the cases the mutation runs found (*_found_cases.py), and where a
+#: module's statement is tested elsewhere that file too (record files' release policies: test_release_policy.py).
 TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mechdesign/core/_leakage.py": (
         ("pml", "epsilon_min", "ldp_epsilon", "impossible_output", "ldp_level", "_capacity_columns", "capacity",
@@ -61,7 +63,7 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mechdesign/mechfile/_record.py": (
         ("record_epsilon", "record_release_achieved", "_load", "record_verification"),
         ("tests/mechfile/test_record_file.py", "tests/mechfile/test_conformance.py",
-         "tests/mechfile/test_file_found_cases.py")),
+         "tests/mechfile/test_file_found_cases.py", "tests/mechfile/test_release_policy.py")),
     "mechdesign/mechfile/_policy.py": (
         ("stated_release", "refuse_overstated"),
         ("tests/mechfile/test_release_policy.py", "tests/mechfile/test_conformance.py",
