@@ -45,3 +45,13 @@ def test_a_record_product_of_constant_factors_leaks_exactly_zero():
         assert record_epsilon(prior, radius, constant) == 0.0
     joint = Mechanism.from_matrix(np.full((4, 3), 1 / 3))
     assert record_epsilon(prior, 0.7, mechanism=joint) == 0.0
+
+
+def test_a_record_file_of_one_record_reads_back(tmp_path):
+    """samples = 1 is a positive integer: the smallest table a record file can state (1 ≤ m < 2^53)."""
+    from mechdesign.mechfile import read_record_file, write_record_file
+
+    prior = JointPrior.from_table([[0, 1], [0, 0]])
+    factors = [randomized_response(2, 1.0), randomized_response(2, 0.5)]
+    path = write_record_file(tmp_path / "one.json", prior, epsilon=5.0, radius=0.5, factors=factors)
+    assert read_record_file(path).guarantee["samples"] == 1
