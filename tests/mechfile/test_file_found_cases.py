@@ -4,11 +4,19 @@ writers and verifiers: each kills a mutant the other tests let survive."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from mechdesign import CertificateError
 from mechdesign._numerics import round_up
 from mechdesign.core import JointPrior, Mechanism, required_radius
 from mechdesign.design.polytope import randomized_response
-from mechdesign.mechfile import read_mechanism_file, record_epsilon, verify_mechanism_file, write_mechanism_file
+from mechdesign.mechfile import (
+    read_mechanism_file,
+    record_epsilon,
+    stated_release,
+    verify_mechanism_file,
+    write_mechanism_file,
+)
 from mechdesign.mechfile._column import release_spread
 from mechdesign.mechfile._policy import ReleasePolicy
 
@@ -55,3 +63,23 @@ def test_a_record_file_of_one_record_reads_back(tmp_path):
     factors = [randomized_response(2, 1.0), randomized_response(2, 0.5)]
     path = write_record_file(tmp_path / "one.json", prior, epsilon=5.0, radius=0.5, factors=factors)
     assert read_record_file(path).guarantee["samples"] == 1
+
+
+def test_a_relaxation_bound_is_stated_one_part_in_1e5_above():
+    """A T-release ε_T left unstated over a relaxation bound (exact = False) is written 10⁻⁵ (1 + ε) above it, never
+    below (a smaller or negative margin survived the other tests: the stated ε_T fell under the certified bound)."""
+    policy = ReleasePolicy("repeated", releases=3)
+    for achieved in (0.5, 2.0, 40.0):
+        stated = stated_release(policy, achieved, False).epsilon
+        assert stated is not None and stated == achieved + 1e-5 * (1.0 + achieved)
+
+
+def test_an_epsilon_below_by_float_noise_is_raised_not_refused():
+    """A stated ε_T a few 1e-13 below the recomputed value is float noise (GUARANTEE_SLACK = 1e-12, on the bound's
+    scale): it becomes the recomputed value plus the spread, rounded up; 1e-9 below is refused."""
+    achieved, spread = 3.0, 1e-14
+    stated = stated_release(ReleasePolicy("repeated", releases=3, epsilon=achieved - 3e-13), achieved, True,
+                            spread).epsilon
+    assert stated == round_up(achieved + spread)
+    with pytest.raises(CertificateError, match=r"release\.epsilon must be >="):
+        stated_release(ReleasePolicy("repeated", releases=3, epsilon=achieved - 1e-9), achieved, True, spread)
