@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign import CertificateError
+from mechdesign import CertificateError, MechanismFileError
 from mechdesign._numerics import round_up
 from mechdesign.core import JointPrior, Mechanism, required_radius
 from mechdesign.design.polytope import randomized_response
@@ -83,3 +83,30 @@ def test_an_epsilon_below_by_float_noise_is_raised_not_refused():
     assert stated == round_up(achieved + spread)
     with pytest.raises(CertificateError, match=r"release\.epsilon must be >="):
         stated_release(ReleasePolicy("repeated", releases=3, epsilon=achieved - 1e-9), achieved, True, spread)
+
+
+def test_a_statement_equal_to_its_recomputed_value_holds():
+    """The reader's check is recomputed ≤ stated (not <), for ε_T and a two-layer file's linkability level; a
+    missing or zero ε_T covers nothing above 0."""
+    from mechdesign.mechfile._policy import linkability, refuse_overstated
+
+    stated = ReleasePolicy("repeated", releases=3, epsilon=1.25)
+    refuse_overstated("f.json", stated, (1.25, True), "the account")
+    with pytest.raises(MechanismFileError, match=r"release\.epsilon must be >="):
+        refuse_overstated("f.json", stated, (float(np.nextafter(1.25, 2.0)), True), "the account")
+    for nothing in (None, 0.0):
+        unstated = ReleasePolicy("repeated", releases=3, epsilon=nothing)
+        refuse_overstated("f.json", unstated, (0.0, True), "the account")
+        with pytest.raises(MechanismFileError, match=r"release\.epsilon must be >= the account \(0\.5\)"):
+            refuse_overstated("f.json", unstated, (0.5, True), "the account")
+    permanent = Mechanism.from_matrix([[0.75, 0.25], [0.25, 0.75]])
+    reports = Mechanism.from_matrix([[0.875, 0.125], [0.125, 0.875]])
+    two_layer = ReleasePolicy("two-layer", epsilon=5.0, randomness="memoized-hmac", reports=reports)
+    level = linkability(permanent, two_layer)
+    exact_level = ReleasePolicy("two-layer", epsilon=5.0, randomness="memoized-hmac", reports=reports,
+                                link_epsilon=level)
+    refuse_overstated("f.json", exact_level, (1.0, True), "the report", permanent)
+    below = ReleasePolicy("two-layer", epsilon=5.0, randomness="memoized-hmac", reports=reports,
+                          link_epsilon=float(np.nextafter(level, 0.0)))
+    with pytest.raises(MechanismFileError, match=r"release\.link_epsilon must be >="):
+        refuse_overstated("f.json", below, (1.0, True), "the report", permanent)
