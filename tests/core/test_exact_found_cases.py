@@ -52,13 +52,14 @@ def test_release_account_lower_end_is_at_or_below_exact(matrix, center, radius, 
 
 
 def test_an_enumeration_cut_after_its_first_block_states_a_real_count_vector():
-    """T = 6 of M = 20 outputs: 177,100 count vectors, more than one block, so the multiset enumeration recurses on
-    the first output. A deadline that expires after the first block (a fake clock) leaves ``lower`` from that block
-    alone: the exact leakage (rounded down) of ``worst``, a count vector of T releases, and at most L_T."""
-    releases, top, bottom = 6, np.linspace(1.0, 3.0, 20), np.linspace(2.0, 1.2, 20)
+    """T = 3 of M = 120 outputs: 295,240 count vectors, more than one block, so the multiset enumeration recurses on
+    the first output (its first block: the 7,260 vectors that start with it). A deadline that expires after the
+    first block (a fake clock) leaves ``lower`` from that block alone: the exact leakage (rounded down) of
+    ``worst``, a count vector of T releases, and at most L_T."""
+    releases, top, bottom = 3, np.linspace(1.0, 3.0, 120), np.linspace(2.0, 1.2, 120)
     matrix = np.vstack([top / top.sum(), bottom / bottom.sum()])
     ball = L1Ball([0.375, 0.625], 0.5)
-    assert number_of_count_vectors(releases, 20) > 1 << 17
+    assert number_of_count_vectors(releases, 120) > 1 << 17
     ticks = iter([0.0, 0.0])  # made, then the first block's check; every later check is past the end
     account = release_leakage(matrix, ball, releases, method="enumeration",
                               deadline=Deadline(1.0, clock=lambda: next(ticks, 10.0)))
