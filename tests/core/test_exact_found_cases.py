@@ -18,7 +18,14 @@ import pytest
 
 from mechdesign._deadline import Deadline
 from mechdesign._numerics import FLOAT_EPS, round_up
-from mechdesign.core import L1Ball, capacity, number_of_count_vectors, release_leakage, report_leakage
+from mechdesign.core import (
+    L1Ball,
+    capacity,
+    certified_capacity,
+    number_of_count_vectors,
+    release_leakage,
+    report_leakage,
+)
 from mechdesign.core._repeated import _exact, _merged_logs
 
 
@@ -127,3 +134,11 @@ def test_the_report_account_is_the_documented_rounding_of_its_count_vectors():
         scale = float(np.max(np.abs(logs) @ np.array(counts, dtype=float))) + (2 + 2) * (1.0 + float(np.abs(a).max()))
         values.append(float(a.max() - ball.log_min_linear(a)[0]) + 2 * (2 + 2) * (FLOAT_EPS / 2) * scale)
     assert account.epsilon == round_up(max(values), 4 + 2 + 2)
+
+
+def test_one_input_leaks_nothing():
+    """N = 1: the output says nothing about a value that has one possible letter; the certified capacity is 0 (its
+    identical-rows test must not read a second row)."""
+    ball = L1Ball([1.0], 0.5)
+    assert certified_capacity([[0.3, 0.7]], ball) == 0.0
+    assert 0.0 <= capacity([[0.3, 0.7]], ball) < 1e-14  # the raw value, rounded up from 0
