@@ -78,16 +78,6 @@ CLASSIFIED: dict[tuple[str, int], tuple[str, str]] = {
     ("mechdesign/mechfile/_policy.py", 2): (
         "equivalent", "stated == floor enters the branch only to set stated = floor again; the refusal test there "
         "cannot fire, since achieved <= floor <= round_up(stated + GUARANTEE_SLACK)"),
-    ("mechdesign/core/_uncertainty.py", 21): (
-        "tolerance", "log g's per-term error bound loses its 6u: the (N + 10)u relative and the final 4u(1 + |log g| "
-        "+ |partial sum| + |out|) margins still cover it (the exact oracle at 1,500 examples passes without it: 30)"),
-    ("mechdesign/core/_uncertainty.py", 22): (
-        "tolerance", "log g's per-term error bound loses |term − peak|: covered as for 21"),
-    ("mechdesign/core/_uncertainty.py", 23): (
-        "tolerance", "log g's per-term error bound 6u -> 12u: rounded further down, toward privacy"),
-    ("mechdesign/core/_uncertainty.py", 30): (
-        "tolerance", "log g's per-term error sum dropped (terms > 1 never holds): the exact oracle test "
-        "at 1,500 examples still passes; the other margins cover it (measured, not proven)"),
     ("mechdesign/core/_uncertainty.py", 102): (
         "tolerance", "the underflow margin (2N + 4) -> (2N − 4) units of 2^-1074: 4,000 columns with subnormal "
         "entries (β = 2 and random) never above the exact g (measured, not proven)"),

@@ -142,3 +142,32 @@ def test_one_input_leaks_nothing():
     ball = L1Ball([1.0], 0.5)
     assert certified_capacity([[0.3, 0.7]], ball) == 0.0
     assert 0.0 <= capacity([[0.3, 0.7]], ball) < 1e-14  # the raw value, rounded up from 0
+
+
+@pytest.mark.parametrize(("center", "a"), [([0.25, 0.75], [0.0, -0.5]), ([0.5, 0.5], [0.0, -1.0])])
+def test_log_g_is_rounded_down_by_its_documented_bound(center, a):
+    """log g(c) from c's logarithms a, at β = 0 (Q* = P̂, no doubtful mass): the terms t_i = exp(log w_i + a_i − max a
+    − peak) are summed, g is lowered by (N + 10)u of itself, by twice Σ t_i u(|a_i − max a| + 2|log w_i|
+    + |log t_i + peak| + |log t_i| + 6) (each term's error: the shift, libm's log and exp, two subtractions) and by
+    the masses' (K + 2)²u² on the smallest entry, then log g + peak + max a is lowered by 4u(1 + |log g|
+    + |log g + peak| + |result|) and one step (docstrings of L1Ball.log_min_linear and _log_term_errors). Two
+    dyadic cases state the same floats; per-term bounds with a smaller or no error survived the exact oracle."""
+    u, direction = 2.0**-53, -1.0
+    a, p = np.array(a), np.array(center)
+    shifted = a - a.max()
+    log_weights = np.log(p)
+    log_terms = log_weights + shifted
+    peak = log_terms.max()
+    from_peak = log_terms - peak
+    terms = np.exp(from_peak)
+    errors = (terms * (u * (np.abs(shifted) + 2 * np.abs(log_weights) + np.abs(log_terms) + np.abs(from_peak)
+                            + 6.0))).sum()
+    residue = (1 + 2) ** 2 * u * u * (0.0 + 1 * np.exp(min(shifted[np.argmin(a)] - peak, 700.0)))
+    g = terms.sum() * (1.0 + direction * (p.size + 10) * u) + direction * (2 * errors + residue)
+    log_g = np.log(g)
+    partial_sum = log_g + peak
+    out = partial_sum + a.max()
+    margin = 4 * u * (1.0 + np.abs(log_g) + np.abs(partial_sum) + np.abs(out))
+    expected = np.nextafter(out + direction * margin, direction * np.inf)
+    assert L1Ball(center, 0.0).log_min_linear(a)[0] == expected
+    assert exact.excess(float(expected), exact.log_min_linear(center, a, 0.0)) < 0
