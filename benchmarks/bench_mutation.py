@@ -81,9 +81,6 @@ CLASSIFIED: dict[tuple[str, int], tuple[str, str]] = {
     ("mechdesign/core/_uncertainty.py", 102): (
         "tolerance", "the underflow margin (2N + 4) -> (2N − 4) units of 2^-1074: 4,000 columns with subnormal "
         "entries (β = 2 and random) never above the exact g (measured, not proven)"),
-    ("mechdesign/core/_uncertainty.py", 108): (
-        "tolerance", "the floor (Σ P̂) min c rounds min c up a ulp before its two roundings down: 3,000 cases at "
-        "β = 2, where g is that floor, never above the exact g (measured, not proven)"),
     ("mechdesign/core/_uncertainty.py", 112): (
         "tolerance", "the masses' residue loses one (N + 2)²u² min c: at most u² of g, inside the (N + 10)u margin"),
     ("mechdesign/core/_repeated.py", 101): (

@@ -171,3 +171,14 @@ def test_log_g_is_rounded_down_by_its_documented_bound(center, a):
     expected = np.nextafter(out + direction * margin, direction * np.inf)
     assert L1Ball(center, 0.0).log_min_linear(a)[0] == expected
     assert exact.excess(float(expected), exact.log_min_linear(center, a, 0.0)) < 0
+
+
+def test_the_floor_of_g_rounds_each_factor_down():
+    """g(c) ≥ (Σ P̂) min c on every ball; for a constant column that floor is the answer, computed as
+    fl(fl(min c↓ · (Σ P̂)↓)↓ · max c)↓ (each factor and product one step toward 0: L1Ball.min_linear, step 5), so it
+    stays below the exact c Σ P̂ (a floor from min c rounded up survived the other tests)."""
+    below = float(np.nextafter(1.0, 0.0))  # min c / max c = 1 and Σ P̂ = 1, each rounded down
+    for radius in (0.0, 0.5, 2.0):
+        for c in (1.0, 0.625):
+            got = L1Ball([0.25, 0.5, 0.25], radius).min_linear([c, c, c])[0]
+            assert got == np.nextafter(np.nextafter(below * below, 0.0) * c, 0.0) < c
