@@ -16,7 +16,7 @@ import exact_oracles as exact
 import numpy as np
 import pytest
 
-from mechdesign._deadline import Deadline
+from mechdesign import Deadline
 from mechdesign._numerics import FLOAT_EPS, round_up
 from mechdesign.core import (
     L1Ball,
