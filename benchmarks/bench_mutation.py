@@ -8,7 +8,8 @@ c → c + 1 for integers, 2c for floats), unary minus dropped, ``and`` ↔ ``or`
 left alone. Each mutant is written into a copy of the repository (``ast.unparse``: comments go, code stays) and the
 module's targeted tests run there (``pytest -x``, Hypothesis seed 0, a timeout per mutant); a test failure or a
 timeout kills it. Survivors are listed with their line, so each can be read: equivalent (no behaviour change), a
-cost-only change, or a missing test.
+cost-only change, or a missing test. Those read are classified in :data:`CLASSIFIED` (written with each row); the
+JSON header states the killed share with and without the equivalent ones.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_mutation.py --sample 40 --name mutation
 
