@@ -297,7 +297,8 @@ def _exact(logs: np.ndarray, ball: L1Ball, releases: int, permanent: np.ndarray 
     done = 0
     for a, scale, counts_of in _blocks(logs, releases):
         if stop is not None and stop():
-            return math.inf, best_value, worst
+            best_up = math.inf  # count vectors were left out; the worst one found so far still gives ``lower``
+            break
         rows = np.arange(a.shape[0])
         done += a.shape[0]
         if progress is not None:

@@ -115,12 +115,15 @@ def test_a_tampered_factor_matrix_is_refused(tmp_path, prior):
     (lambda c: c["factors"][0].update(epsilon=0.5), "factors[0] must have exactly the keys"),
     (lambda c: c["guarantee"].update(level="attribute"), "level 'record'"),
     (lambda c: c["guarantee"].update(samples=101), "guarantee.samples must equal the sum"),
+    (lambda c: c["guarantee"].update(samples=100.0), "guarantee.samples must be a positive integer"),  # = the sum
     (lambda c: c["guarantee"]["prior"].update(letters=[0, 1, 2, 3, 9]), "guarantee.prior.letters must"),
     (lambda c: c["factors"][0].update(inputs=["v", "u", "w"]), "factors[0].inputs must equal"),
     (lambda c: c.update(matrix=[[1.0]]), "only have the keys"),
     (lambda c: c["format"].update(version=1), "format.version must be 2"),
     (lambda c: c["guarantee"].update(delta=1e-6, radius=0.01), "guarantee.radius must be >= β*"),
-], ids=["factor-epsilon", "level", "samples", "letters", "inputs", "joint-matrix-too", "version-1", "radius"])
+    (lambda c: c["guarantee"].update(radius=2.5), "guarantee.radius must lie in"),
+], ids=["factor-epsilon", "level", "samples", "samples-float", "letters", "inputs", "joint-matrix-too", "version-1",
+        "radius", "radius-above-2"])
 def test_malformed_record_files_are_refused_in_one_line(tmp_path, prior, edit, message):
     path = write_record_file(tmp_path / "r.json", prior, epsilon=2.5, radius=0.2, factors=_factors())
     _rehash(path, edit)

@@ -1,0 +1,184 @@
+"""Cases the mutation run found (benchmarks/bench_mutation.py, benchmarks/results/mutation_round2.md): each kills a
+mutant of the guarantee modules that the other tests let survive, against the exact references of
+tests/exact_oracles.py and without PRIVACY_SLACK.
+
+The T-release account states ``lower ≤ L_T ≤ epsilon`` ([E] Def. 5, eq. 22–23 applied to the T outputs): the lower
+end is the exact leakage of the count vector ``worst``, rounded down.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import exact_oracles as exact
+import numpy as np
+import pytest
+
+from mechdesign import Deadline
+from mechdesign._numerics import FLOAT_EPS, round_up
+from mechdesign.core import (
+    L1Ball,
+    capacity,
+    certified_capacity,
+    number_of_count_vectors,
+    release_leakage,
+    report_leakage,
+)
+from mechdesign.core._repeated import _exact, _merged_logs
+
+
+def _count_vector_leakage(matrix: np.ndarray, center: np.ndarray, radius: float, counts: tuple[int, ...]) -> Decimal:
+    """log(max_x c_x / g(c)) of one count vector n, c_x = ∏_y W[x, y]^{n_y} exactly, g the ball's greedy."""
+    rows = [[exact.rational(w) for w in row] for row in np.asarray(matrix, dtype=float)]
+    column = [math.prod((w**n for w, n in zip(row, counts, strict=True)), start=Fraction(1)) for row in rows]
+    q = exact.greedy_weights([exact.rational(p) for p in center], column, exact.rational(radius))
+    return exact.ln(max(column) / sum((qi * ci for qi, ci in zip(q, column, strict=True)), Fraction(0)))
+
+
+# Random seeds (2026-11-27): entries far below one (log W down to −22) at T = 3, where the greedy's log g rounded
+# down lifts the value a few 1e-14 nats above L_T; only the worst vector's recomputation with log g rounded up (and
+# a's float error subtracted) keeps ``lower`` below it. Both were above the exact L_T with the recomputation skipped.
+LOWER_CASES = [
+    ([[0.9998533626528265, 0.00014663734717347955], [0.9990017364039612, 0.0009982635960389256]],
+     [0.24039682853696726, 0.7596031714630328], 0.0, 3),
+    ([[4.8260241158958206e-09, 1.9441024363607663e-10, 0.9999999949795657],
+      [0.048885323296057055, 7.70447082173597e-07, 0.9511139062568608]],
+     [0.15082168676880753, 0.8491783132311924], 0.07918575332840572, 3),
+]
+
+
+@pytest.mark.parametrize(("matrix", "center", "radius", "releases"), LOWER_CASES)
+def test_release_account_lower_end_is_at_or_below_exact(matrix, center, radius, releases):
+    ball = L1Ball(center, radius)
+    account = release_leakage(matrix, ball, releases, method="enumeration")
+    value = exact.release_account(matrix, ball.center.probabilities, ball.radius, releases)
+    assert exact.excess(account.lower, value) <= 0, f"lower {account.lower!r} above the exact {value:.20e}"
+    assert exact.excess(account.epsilon, value) >= 0
+
+
+def test_an_enumeration_cut_after_its_first_block_states_a_real_count_vector():
+    """T = 3 of M = 120 outputs: 295,240 count vectors, more than one block, so the multiset enumeration recurses on
+    the first output (its first block: the 7,260 vectors that start with it). A deadline that expires after the
+    first block (a fake clock) leaves ``lower`` from that block alone: the exact leakage (rounded down) of
+    ``worst``, a count vector of T releases, and at most L_T."""
+    releases, top, bottom = 3, np.linspace(1.0, 3.0, 120), np.linspace(2.0, 1.2, 120)
+    matrix = np.vstack([top / top.sum(), bottom / bottom.sum()])
+    ball = L1Ball([0.375, 0.625], 0.5)
+    assert number_of_count_vectors(releases, 120) > 1 << 17
+    ticks = iter([0.0, 0.0])  # made, then the first block's check; every later check is past the end
+    account = release_leakage(matrix, ball, releases, method="enumeration",
+                              deadline=Deadline(1.0, clock=lambda: next(ticks, 10.0)))
+    assert not account.exact and account.worst is not None and sum(account.worst) == releases
+    stated = _count_vector_leakage(matrix, ball.center.probabilities, ball.radius, account.worst)
+    # Rounded down by a's float error bound, 2(M + 2)u·T·max|log W| (1e-13 here), and 16ε(1 + |value|).
+    assert 0 <= -exact.excess(account.lower, stated) <= Decimal("5e-13")
+    # Two inputs: the worst of all count vectors repeats one of the two outputs of extreme likelihood ratio.
+    ratio = np.log(matrix[0]) - np.log(matrix[1])
+    extremes = matrix[:, [int(np.argmax(ratio)), int(np.argmin(ratio))]]
+    assert exact.excess(account.lower, exact.release_account(extremes, ball.center.probabilities, ball.radius,
+                                                              releases)) <= 0
+
+
+def test_the_enumeration_reports_every_count_vector_once():
+    """``progress`` of the enumeration hears the running count of vectors evaluated, ending at C(T + M − 1, T)."""
+    matrix = np.array([[0.5, 0.3, 0.2], [0.1, 0.3, 0.6]])
+    logs, _ = _merged_logs(matrix)
+    for releases in (2, 4):  # the multiset blocks (T ≤ M) and the count blocks (T > M)
+        seen: list[int] = []
+        _exact(logs, L1Ball([0.5, 0.5], 0.2), releases, progress=seen.append)
+        assert seen == sorted(seen) and seen[-1] == number_of_count_vectors(releases, 3)
+
+
+def test_the_account_is_the_documented_rounding_of_its_count_vectors():
+    """epsilon = round_up(max_n [max a − log g(a) + 2(M + 2)u·s(n)], N + 2), a = L n, s(n) = max_x Σ_y n_y |L_xy|
+    (module docstring: a's float error bound added twice, then the N + 2 terms of the greedy rounded up). T = 2 of
+    M = 2 outputs makes every a exact up to one addition, so the test states the same floats; N = 3 ≠ M, and a
+    margin for fewer terms (N − 2, or M + 2) survived the other tests: the exact value sits about 40ε below."""
+    matrix = np.array([[0.5, 0.5], [0.375, 0.625], [0.625, 0.375]])
+    ball = L1Ball([0.25, 0.5, 0.25], 0.25)
+    account = release_leakage(matrix, ball, 2, method="enumeration")
+    assert account.method == "enumeration"  # the trivial bounds are larger
+    logs = np.log(matrix)
+    values = []
+    for counts in ((2, 0), (1, 1), (0, 2)):
+        a = logs[:, 0] * 0.0
+        for y, n in enumerate(counts):
+            for _ in range(n):
+                a = a + logs[:, y]
+        scale = float(np.max(np.abs(logs) @ np.array(counts, dtype=float)))
+        values.append(float(a.max() - ball.log_min_linear(a)[0]) + 2 * (2 + 2) * (FLOAT_EPS / 2) * scale)
+    assert account.epsilon == round_up(max(values), 3 + 2)
+
+
+def test_the_report_account_is_the_documented_rounding_of_its_count_vectors():
+    """T reports of a permanent answer W₁ (N × M₁) through W₂: each input's likelihood is the log-sum-exp over the
+    permanent outputs, whose M₁ + 2 relative roundings widen the error scale, and the maximum is rounded up over
+    N + M₁ + 2 terms. N = 4 ≠ M₁ = 2: a margin over M₁ + M₁ + 2 terms survived the other tests."""
+    from scipy.special import logsumexp
+
+    permanent = np.array([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75], [0.625, 0.375]])
+    reports = np.array([[0.75, 0.25], [0.375, 0.625]])
+    ball = L1Ball([0.25, 0.25, 0.25, 0.25], 0.25)
+    account = report_leakage(permanent, reports, ball, 2)
+    assert account.method == "enumeration" and account.epsilon < capacity(permanent, ball)
+    first, logs = np.log(permanent), np.log(reports)
+    values = []
+    for counts in ((2, 0), (1, 1), (0, 2)):
+        b = logs[:, 0] * 0.0
+        for y, n in enumerate(counts):
+            for _ in range(n):
+                b = b + logs[:, y]
+        a = logsumexp(first + b[None, :], axis=1)
+        scale = float(np.max(np.abs(logs) @ np.array(counts, dtype=float))) + (2 + 2) * (1.0 + float(np.abs(a).max()))
+        values.append(float(a.max() - ball.log_min_linear(a)[0]) + 2 * (2 + 2) * (FLOAT_EPS / 2) * scale)
+    assert account.epsilon == round_up(max(values), 4 + 2 + 2)
+
+
+def test_one_input_leaks_nothing():
+    """N = 1: the output says nothing about a value that has one possible letter; the certified capacity is 0 (its
+    identical-rows test must not read a second row)."""
+    ball = L1Ball([1.0], 0.5)
+    assert certified_capacity([[0.3, 0.7]], ball) == 0.0
+    assert 0.0 <= capacity([[0.3, 0.7]], ball) < 1e-14  # the raw value, rounded up from 0
+
+
+@pytest.mark.parametrize(("center", "a"), [([0.25, 0.75], [0.0, -0.5]), ([0.5, 0.5], [0.0, -1.0])])
+def test_log_g_is_rounded_down_by_its_documented_bound(center, a):
+    """log g(c) from c's logarithms a, at β = 0 (Q* = P̂, no doubtful mass): the terms t_i = exp(log w_i + a_i − max a
+    − peak) are summed, g is lowered by (N + 10)u of itself, by twice Σ t_i u(|a_i − max a| + 2|log w_i|
+    + |log t_i + peak| + |log t_i| + 6) (each term's error: the shift, libm's log and exp, two subtractions) and by
+    the masses' (K + 2)²u² on the smallest entry, then log g + peak + max a is lowered by 4u(1 + |log g|
+    + |log g + peak| + |result|) and one step (docstrings of L1Ball.log_min_linear and _log_term_errors). Two
+    dyadic cases state the same floats; per-term bounds with a smaller or no error survived the exact oracle."""
+    u, direction = 2.0**-53, -1.0
+    a, p = np.array(a), np.array(center)
+    shifted = a - a.max()
+    log_weights = np.log(p)
+    log_terms = log_weights + shifted
+    peak = log_terms.max()
+    from_peak = log_terms - peak
+    terms = np.exp(from_peak)
+    errors = (terms * (u * (np.abs(shifted) + 2 * np.abs(log_weights) + np.abs(log_terms) + np.abs(from_peak)
+                            + 6.0))).sum()
+    residue = (1 + 2) ** 2 * u * u * (0.0 + 1 * np.exp(min(shifted[np.argmin(a)] - peak, 700.0)))
+    g = terms.sum() * (1.0 + direction * (p.size + 10) * u) + direction * (2 * errors + residue)
+    log_g = np.log(g)
+    partial_sum = log_g + peak
+    out = partial_sum + a.max()
+    margin = 4 * u * (1.0 + np.abs(log_g) + np.abs(partial_sum) + np.abs(out))
+    expected = np.nextafter(out + direction * margin, direction * np.inf)
+    assert L1Ball(center, 0.0).log_min_linear(a)[0] == expected
+    assert exact.excess(float(expected), exact.log_min_linear(center, a, 0.0)) < 0
+
+
+def test_the_floor_of_g_rounds_each_factor_down():
+    """g(c) ≥ (Σ P̂) min c on every ball; for a constant column that floor is the answer, computed as
+    fl(fl(min c↓ · (Σ P̂)↓)↓ · max c)↓ (each factor and product one step toward 0: L1Ball.min_linear, step 5), so it
+    stays below the exact c Σ P̂ (a floor from min c rounded up survived the other tests)."""
+    below = float(np.nextafter(1.0, 0.0))  # min c / max c = 1 and Σ P̂ = 1, each rounded down
+    for radius in (0.0, 0.5, 2.0):
+        for c in (1.0, 0.625):
+            got = L1Ball([0.25, 0.5, 0.25], radius).min_linear([c, c, c])[0]
+            assert got == np.nextafter(np.nextafter(below * below, 0.0) * c, 0.0) < c

@@ -1,0 +1,112 @@
+"""Cases the mutation run found (benchmarks/bench_mutation.py, benchmarks/results/mutation_round2.md) for the file
+writers and verifiers: each kills a mutant the other tests let survive."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mechdesign import CertificateError, MechanismFileError
+from mechdesign._numerics import round_up
+from mechdesign.core import JointPrior, Mechanism, required_radius
+from mechdesign.design.polytope import randomized_response
+from mechdesign.mechfile import (
+    read_mechanism_file,
+    record_epsilon,
+    stated_release,
+    verify_mechanism_file,
+    write_mechanism_file,
+)
+from mechdesign.mechfile._column import release_spread
+from mechdesign.mechfile._policy import ReleasePolicy
+
+
+def test_a_binary_radius_a_few_ulps_short_is_raised_to_the_design_radius(tmp_path):
+    """N = 2 inputs take the same radius rule as larger alphabets ([E] eq. 37): a stated radius within float noise
+    below β*(δ, m, 2) is written as the design radius, not refused."""
+    mech = randomized_response(2, 0.8)
+    required = required_radius(1e-6, 5000, 2)
+    path = write_mechanism_file(tmp_path / "binary.json", mech, guarantee={
+        "notion": "pml", "epsilon": 5.0, "radius": required * (1 - 5e-13), "delta": 1e-6, "samples": 5000,
+        "prior": [0.6, 0.4]})
+    assert read_mechanism_file(path).guarantee["radius"] == round_up(required)
+    assert verify_mechanism_file(path).holds
+
+
+def test_two_layer_spread_counts_the_composed_sums():
+    """Two readers' W₁W₂ differ by at most 4(2M₁ + M₂ + 2)u (release_spread): M₁ = W₁'s outputs and M₂ = W₂'s,
+    not the inputs of either (N = 4, M₁ = 3, M₂ = 2 tell them apart)."""
+    first = Mechanism.from_matrix(np.full((4, 3), 1 / 3))
+    reports = Mechanism.from_matrix([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]])
+    policy = ReleasePolicy("two-layer", reports=reports, randomness="memoized-hmac")
+    spread = release_spread(first, {"notion": "pml"}, policy)
+    assert spread == 4 * (2 * 3 + 2 + 2) * 2.0**-53
+
+
+def test_a_record_product_of_constant_factors_leaks_exactly_zero():
+    """Every factor with identical rows: the record's output is independent of it, ε = 0 exactly (the ε = 0 design),
+    whatever the radius, as for a joint matrix with identical rows."""
+    prior = JointPrior.from_table([[3, 1], [0, 4]])
+    constant = (Mechanism.from_matrix([[0.25, 0.75], [0.25, 0.75]]),
+                Mechanism.from_matrix([[0.5, 0.5], [0.5, 0.5]]))
+    for radius in (0.0, 0.7, 2.0):
+        assert record_epsilon(prior, radius, constant) == 0.0
+    joint = Mechanism.from_matrix(np.full((4, 3), 1 / 3))
+    assert record_epsilon(prior, 0.7, mechanism=joint) == 0.0
+
+
+def test_a_record_file_of_one_record_reads_back(tmp_path):
+    """samples = 1 is a positive integer: the smallest table a record file can state (1 ≤ m < 2^53)."""
+    from mechdesign.mechfile import read_record_file, write_record_file
+
+    prior = JointPrior.from_table([[0, 1], [0, 0]])
+    factors = [randomized_response(2, 1.0), randomized_response(2, 0.5)]
+    path = write_record_file(tmp_path / "one.json", prior, epsilon=5.0, radius=0.5, factors=factors)
+    assert read_record_file(path).guarantee["samples"] == 1
+
+
+def test_a_relaxation_bound_is_stated_one_part_in_1e5_above():
+    """A T-release ε_T left unstated over a relaxation bound (exact = False) is written 10⁻⁵ (1 + ε) above it, never
+    below (a smaller or negative margin survived the other tests: the stated ε_T fell under the certified bound)."""
+    policy = ReleasePolicy("repeated", releases=3)
+    for achieved in (0.5, 2.0, 40.0):
+        stated = stated_release(policy, achieved, False).epsilon
+        assert stated is not None and stated == achieved + 1e-5 * (1.0 + achieved)
+
+
+def test_an_epsilon_below_by_float_noise_is_raised_not_refused():
+    """A stated ε_T a few 1e-13 below the recomputed value is float noise (GUARANTEE_SLACK = 1e-12, on the bound's
+    scale): it becomes the recomputed value plus the spread, rounded up; 1e-9 below is refused."""
+    achieved, spread = 3.0, 1e-14
+    stated = stated_release(ReleasePolicy("repeated", releases=3, epsilon=achieved - 3e-13), achieved, True,
+                            spread).epsilon
+    assert stated == round_up(achieved + spread)
+    with pytest.raises(CertificateError, match=r"release\.epsilon must be >="):
+        stated_release(ReleasePolicy("repeated", releases=3, epsilon=achieved - 1e-9), achieved, True, spread)
+
+
+def test_a_statement_equal_to_its_recomputed_value_holds():
+    """The reader's check is recomputed ≤ stated (not <), for ε_T and a two-layer file's linkability level; a
+    missing or zero ε_T covers nothing above 0."""
+    from mechdesign.mechfile._policy import linkability, refuse_overstated
+
+    stated = ReleasePolicy("repeated", releases=3, epsilon=1.25)
+    refuse_overstated("f.json", stated, (1.25, True), "the account")
+    with pytest.raises(MechanismFileError, match=r"release\.epsilon must be >="):
+        refuse_overstated("f.json", stated, (float(np.nextafter(1.25, 2.0)), True), "the account")
+    for nothing in (None, 0.0):
+        unstated = ReleasePolicy("repeated", releases=3, epsilon=nothing)
+        refuse_overstated("f.json", unstated, (0.0, True), "the account")
+        with pytest.raises(MechanismFileError, match=r"release\.epsilon must be >= the account \(0\.5\)"):
+            refuse_overstated("f.json", unstated, (0.5, True), "the account")
+    permanent = Mechanism.from_matrix([[0.75, 0.25], [0.25, 0.75]])
+    reports = Mechanism.from_matrix([[0.875, 0.125], [0.125, 0.875]])
+    two_layer = ReleasePolicy("two-layer", epsilon=5.0, randomness="memoized-hmac", reports=reports)
+    level = linkability(permanent, two_layer)
+    exact_level = ReleasePolicy("two-layer", epsilon=5.0, randomness="memoized-hmac", reports=reports,
+                                link_epsilon=level)
+    refuse_overstated("f.json", exact_level, (1.0, True), "the report", permanent)
+    below = ReleasePolicy("two-layer", epsilon=5.0, randomness="memoized-hmac", reports=reports,
+                          link_epsilon=float(np.nextafter(level, 0.0)))
+    with pytest.raises(MechanismFileError, match=r"release\.link_epsilon must be >="):
+        refuse_overstated("f.json", below, (1.0, True), "the report", permanent)
