@@ -21,10 +21,10 @@
  * sampler checked. (Tests: exact counts against that law, and the text and binary forms against the reference
  * text() and binaryReport() of the same report.)
  *
- * Output: V = Σ_g v_g P_g (P_g = Π_{h<g} R_h) in 16-bit limbs, summed column by column without carries (each term
- * below 2^48, at most 31 of them: below 2^53, exact in doubles) and carried once; then hex digits or bytes.
- * Every array is typed and reused.
+ * Output: V = Σ_g v_g P_g (P_g = Π_{h<g} R_h) in 16-bit limbs by symmetricLimbs.ts, two records at a time; then hex
+ * digits or bytes. Every array is typed and reused; the tables are built once, with the sampler.
  */
+import { SeedLimbs, writeBinary, writeText } from "./symmetricLimbs.js";
 
 /** What the kernel reads of a sampler (symmetricSampler.ts passes its own fields). */
 export interface FreshSource {
@@ -49,74 +49,98 @@ export interface FreshSource {
 
 const TWO32 = 2 ** 32;
 const POOL = 16384; // words a fill
-const MAX_SUMMED = 31; // terms below 2^48 a limb column may add before 2^53
 /** Records drawn a batch: each step runs over the batch, so the cache misses of different records overlap. */
 export const BATCH = 256;
-
-/** The limbs of V's place values for one radix signature, limb-major: P[l·W + g] is limb l of P_g. */
-interface Powers { places: Float64Array; first: Int32Array; limbs: number }
 
 export class FreshKernel {
   private readonly src: FreshSource;
   private readonly fill: (buffer: Uint32Array) => void;
   private readonly pool = new Uint32Array(POOL);
   private at = POOL;
+  /**
+   * Per type, its signature: the radices of its seed digits, which fix its groups, digits and place values. Types
+   * of one signature share the tables below (a few signatures for thousands of types: they stay in cache).
+   */
+  private readonly signatureOf: Int32Array;
   private readonly groupCount: Int32Array;
   /**
-   * Per type t from typeAt[t]: (R_g, L_g) for each of the W groups, then (group, place, radix) of each seed digit:
-   * what steps 2 and 3 read of t, in one run of memory.
+   * Per signature s from tableAt[s]: (R_g, L_g) for each of the W groups, then (group, place, radix) of each seed
+   * digit: what steps 2 and 3 read of a type, in one run of memory.
    */
-  private readonly typeTable: Float64Array;
-  private readonly typeAt: Float64Array;
+  private readonly table: Float64Array;
+  private readonly tableAt: Int32Array;
   /**
-   * Per cell, per entry j (5 int32s): C_k[j] as two uint32 halves (hi, lo; the last entry's unused), the pair
-   * 2t + ℓ, n_ℓ | offset << 9, and the digit start of the cell's prime in t's digits (−1: not rewritten). Step 1
-   * scans the bounds and reads the entry it stops at from the same cache lines.
+   * Every cell's entries in one array (cell k's from entryAt[k] to entryAt[k + 1]), 5 int32s an entry j: C_k[j] as
+   * two uint32 halves (hi, lo; the last entry's unused), the pair 2t + ℓ, n_ℓ | offset << 9, and the digit start of
+   * the cell's prime in t's digits (−1: not rewritten). Step 1 scans the bounds (read through `bounds`, the same
+   * buffer as uint32) and reads the entry it stops at from the same cache lines.
    */
-  private readonly entries: Int32Array[];
+  private readonly entries: Int32Array;
+  private readonly bounds: Uint32Array;
+  private readonly entryAt: Int32Array;
   /** Per cell, its index j in C_p (−1 for a cell of no prime). */
   private readonly cellIndex: Int32Array;
   private readonly rankLimit = new Float64Array(257);
-  private readonly guide: Int32Array[];
+  /** Every cell's guide in one array (cell k's from guideAt[k]): bucket → the offset in `entries` to scan from. */
+  private readonly guide: Int32Array;
+  private readonly guideAt: Int32Array;
   private readonly guideShift: Int32Array;
-  private readonly powersOf: Powers[];
+  private readonly seeds: SeedLimbs;
   /** The batch's draws: record b's type, and its groups at values[b·W …] (zeros past G_t). */
   readonly types = new Int32Array(BATCH);
   readonly values: Float64Array;
   private readonly cells = new Int32Array(BATCH);
   private readonly picks = new Int32Array(BATCH);
-  private readonly acc: Float64Array;
+  private readonly his = new Uint32Array(BATCH);
+  private readonly los = new Uint32Array(BATCH);
+  /** The sum of step 1's touched entries (kept so that the loads are not dropped). */
+  private touched = 0;
 
   constructor(src: FreshSource, fill: (buffer: Uint32Array) => void) {
     this.src = src;
     this.fill = fill;
-    const types = src.groupRadix.length;
     const width = src.width;
-    this.groupCount = new Int32Array(types);
-    this.typeAt = new Float64Array(types);
+    const bySignature = new Map<string, number>();
+    const firstType: number[] = []; // a type of each signature
+    this.signatureOf = Int32Array.from(src.radices, (radices, t) => {
+      const key = radices.join(",");
+      let s = bySignature.get(key);
+      if (s === undefined) {
+        bySignature.set(key, s = firstType.length);
+        firstType.push(t);
+      }
+      return s;
+    });
+    this.groupCount = new Int32Array(firstType.length);
+    this.tableAt = new Int32Array(firstType.length);
     let size = 0;
-    for (let t = 0; t < types; t++) {
-      this.typeAt[t] = size;
+    firstType.forEach((t, s) => {
+      this.tableAt[s] = size;
       size += 2 * width + 3 * src.radices[t].length;
-    }
-    this.typeTable = new Float64Array(size);
-    for (let t = 0; t < types; t++) {
-      const at = this.typeAt[t];
+    });
+    this.table = new Float64Array(size);
+    firstType.forEach((t, s) => {
+      const at = this.tableAt[s];
       let count = 0;
       src.groupRadix[t].forEach((r, g) => {
-        this.typeTable[at + 2 * g] = r;
-        this.typeTable[at + 2 * g + 1] = TWO32 - (TWO32 % r);
+        this.table[at + 2 * g] = r;
+        this.table[at + 2 * g + 1] = TWO32 - (TWO32 % r);
         if (r > 1) count = g + 1;
       });
-      this.groupCount[t] = count;
-      src.radices[t].forEach((r, i) => this.typeTable.set([src.groupOf[t][i], src.placeOf[t][i], r],
+      this.groupCount[s] = count;
+      src.radices[t].forEach((r, i) => this.table.set([src.groupOf[t][i], src.placeOf[t][i], r],
         at + 2 * width + 3 * i));
-    }
+    });
     for (let r = 1; r <= 256; r++) this.rankLimit[r] = TWO32 - (TWO32 % r);
     this.cellIndex = Int32Array.from(src.primeOfCell, (q, k) => (q < 0 ? -1 : src.spaces[q].index.get(k) as number));
-    this.entries = src.pairs.map((pairs, k) => {
+    const cells = src.pairs.length;
+    this.entryAt = new Int32Array(cells + 1);
+    for (let k = 0; k < cells; k++) this.entryAt[k + 1] = this.entryAt[k] + 5 * src.pairs[k].length;
+    this.entries = new Int32Array(this.entryAt[cells]);
+    this.bounds = new Uint32Array(this.entries.buffer);
+    src.pairs.forEach((pairs, k) => {
       const q = src.primeOfCell[k];
-      const out = new Int32Array(5 * pairs.length);
+      const out = this.entries.subarray(this.entryAt[k], this.entryAt[k + 1]);
       pairs.forEach((pair, j) => {
         const t = pair >> 1;
         const a = src.highCounts[t][k];
@@ -128,107 +152,121 @@ export class FreshKernel {
         out[5 * j + 3] = n | (((pair & 1) === 0 ? 0 : a) << 9);
         out[5 * j + 4] = q >= 0 && src.needs[t][q] ? src.digitStart[t][q] : -1;
       });
-      return out;
     });
-    this.guideShift = new Int32Array(src.pairs.length);
-    this.guide = src.boundHigh.map((high, k) => this.buildGuide(k, high, src.boundLow[k]));
-    const bySignature = new Map<string, Powers>();
-    this.powersOf = src.groupRadix.map((radices, t) => {
-      const key = radices.join(",");
-      let powers = bySignature.get(key);
-      if (powers === undefined) {
-        powers = placeValues(radices, width, Math.ceil(src.hexWidth[t] / 4));
-        bySignature.set(key, powers);
-      }
-      return powers;
-    });
-    this.values = new Float64Array(BATCH * width);
-    this.acc = new Float64Array(Math.max(1, ...this.powersOf.map((p) => p.limbs)));
+    this.guideShift = new Int32Array(cells);
+    const guides = src.boundHigh.map((high, k) => this.buildGuide(k, high, src.boundLow[k]));
+    this.guideAt = new Int32Array(cells + 1);
+    for (let k = 0; k < cells; k++) this.guideAt[k + 1] = this.guideAt[k] + guides[k].length;
+    this.guide = new Int32Array(this.guideAt[cells]);
+    guides.forEach((guide, k) => this.guide.set(guide, this.guideAt[k]));
+    this.values = new Float64Array((BATCH + 1) * width); // a zero row after the batch's (SeedLimbs.pair)
+    this.seeds = new SeedLimbs(this.values, width, firstType.map((t) => src.groupRadix[t]),
+      firstType.map((t) => src.hexWidth[t]));
   }
 
-  /** Cell k's guide: bucket b (top bits of hi) → the first j with C_k[j] > b·2^(64 − bits). */
+  /** Cell k's guide: bucket b (top bits of hi) → the offset in `entries` of the first j with C_k[j] > b·2^(64 − bits). */
   private buildGuide(k: number, high: Uint32Array, low: Uint32Array): Int32Array {
     const entries = high.length + 1;
+    // about one bucket for every 4 to 8 entries: a scan reads a few entries more, on one or two cache lines, and
+    // the guides (a quarter of one a bucket per entry) stay in cache (measured: the draw ~10 % faster at N = 10⁴)
     let bits = 1;
-    while (bits < 16 && 2 ** (bits + 1) <= entries) bits++;
+    while (bits < 16 && 2 ** (bits + 3) <= entries) bits++;
     this.guideShift[k] = 32 - bits;
     const guide = new Int32Array(2 ** bits);
     let j = 0;
     for (let b = 0; b < guide.length; b++) {
       const top = b * 2 ** (32 - bits); // the bucket's least w₀: hi = top, lo = 0
       while (j < high.length && !(high[j] > top || (high[j] === top && low[j] > 0))) j++;
-      guide[b] = j;
+      guide[b] = this.entryAt[k] + 5 * j;
     }
     return guide;
   }
 
-  private word(): number {
-    if (this.at === POOL) {
-      this.fill(this.pool);
-      this.at = 0;
-    }
-    return this.pool[this.at++];
+  /** Refills the pool (every word of it counted as read first, so a fill that throws leaves none to reuse). */
+  private refill(): void {
+    this.at = POOL;
+    this.fill(this.pool);
   }
 
   /**
    * Draws the reports of records xs[start … stop) (at most {@link BATCH}) into {@link types} and {@link values}:
-   * step 1 for the whole batch, then steps 2 and 3 record by record.
+   * step 1 for the whole batch, then steps 2 and 3 record by record. Step 1 runs in three passes so that the
+   * records' cache misses overlap: the words and the guide's bucket, a load of the entry each scan starts at, the scans.
    */
   drawBatch(xs: ArrayLike<number>, start: number, stop: number): void {
     const src = this.src;
     const count = stop - start;
-    for (let b = 0; b < count; b++) { // step 1: the first pair with C_k[j] > w₀
+    const pool = this.pool;
+    const { cells, picks, his, los, entries, bounds, guide, guideAt, guideShift } = this;
+    let at = this.at;
+    for (let b = 0; b < count; b++) { // step 1: w₀ = hi·2^32 + lo, and the bucket of hi
       const k = src.cellOf[xs[start + b]];
-      const hi = this.word();
-      const lo = this.word();
-      const entry = this.entries[k];
-      const last = entry.length - 5;
-      let j = 5 * this.guide[k][hi >>> this.guideShift[k]];
-      for (; j < last; j += 5) { // stop at C_k[j] > w₀ (the last entry: every w₀ left)
-        const high = entry[j] >>> 0;
-        if (high > hi || (high === hi && entry[j + 1] >>> 0 > lo)) break;
+      if (at === POOL) { this.refill(); at = 0; }
+      const hi = pool[at++];
+      if (at === POOL) { this.refill(); at = 0; }
+      his[b] = hi;
+      los[b] = pool[at++];
+      cells[b] = k;
+      picks[b] = guide[guideAt[k] + (hi >>> guideShift[k])];
+    }
+    let touched = 0;
+    for (let b = 0; b < count; b++) touched += entries[picks[b]];
+    this.touched = touched;
+    for (let b = 0; b < count; b++) { // the first pair with C_k[j] > w₀ (the last entry: every w₀ left)
+      const hi = his[b];
+      const lo = los[b];
+      const last = this.entryAt[cells[b] + 1] - 5;
+      let j = picks[b];
+      for (; j < last; j += 5) {
+        const high = bounds[j];
+        if (high > hi || (high === hi && bounds[j + 1] > lo)) break;
       }
-      this.cells[b] = k;
-      this.picks[b] = j;
+      picks[b] = j;
     }
     const width = src.width;
     const values = this.values;
-    const table = this.typeTable;
+    const table = this.table;
     for (let b = 0; b < count; b++) { // steps 2 and 3
-      const k = this.cells[b];
-      const entry = this.entries[k];
-      const j = this.picks[b];
-      const t = entry[j + 2] >> 1;
-      const groups = this.groupCount[t];
+      const j = picks[b];
+      const t = entries[j + 2] >> 1;
+      const s = this.signatureOf[t];
+      const groups = this.groupCount[s];
       const first = b * width;
-      const typeAt = this.typeAt[t];
-      for (let g = 0, at = typeAt; g < groups; g++, at += 2) {
-        const r = table[at];
-        const limit = table[at + 1];
-        let u = this.word();
-        while (u >= limit) u = this.word(); // rejected: (2^32 mod R) words of 2^32
+      const tableAt = this.tableAt[s];
+      for (let g = 0, i = tableAt; g < groups; g++, i += 2) {
+        const r = table[i];
+        const limit = table[i + 1];
+        let u: number;
+        do { // a rejected word ((2^32 mod R) of 2^32) is dropped
+          if (at === POOL) { this.refill(); at = 0; }
+          u = pool[at++];
+        } while (u >= limit);
         values[first + g] = u - Math.floor(u / r) * r; // ⌊u / r⌋ is exact for u, r < 2^32
       }
       for (let g = groups; g < width; g++) values[first + g] = 0;
-      const n = entry[j + 3] & 511;
+      const n = entries[j + 3] & 511;
       let rank = 0;
       if (n > 1) {
         const limit = this.rankLimit[n];
-        let u = this.word();
-        while (u >= limit) u = this.word();
+        let u: number;
+        do {
+          if (at === POOL) { this.refill(); at = 0; }
+          u = pool[at++];
+        } while (u >= limit);
         rank = u - Math.floor(u / n) * n;
       }
       this.types[b] = t;
-      const digitStart = entry[j + 4];
+      const digitStart = entries[j + 4];
       if (digitStart >= 0) {
-        this.place(xs[start + b], k, typeAt + 2 * width, digitStart, (entry[j + 3] >> 9) + rank, first);
+        this.place(xs[start + b], cells[b], tableAt + 2 * width, digitStart, (entries[j + 3] >> 9) + rank, first);
       }
     }
+    this.at = at;
   }
 
   /** Digit i of the drawn seed (groups at values[first …]): ⌊G_group / place⌋ mod radix, from its type's digits. */
   private digit(digits: number, i: number, first: number): number {
-    const table = this.typeTable;
+    const table = this.table;
     const at = digits + 3 * i;
     const above = Math.floor(this.values[first + table[at]] / table[at + 1]);
     const radix = table[at + 2];
@@ -236,126 +274,56 @@ export class FreshKernel {
   }
 
   /** The rule's step 3: rewrite the digit w of the cell's prime so that the placement puts x at z. */
-  private place(x: number, k: number, table: number, start: number, z: number, first: number): void {
+  private place(x: number, k: number, digits: number, start: number, z: number, first: number): void {
     const src = this.src;
     const sp = src.spaces[src.primeOfCell[k]];
-    const e = this.digit(table, start, first);
+    const e = this.digit(digits, start, first);
     const cellDigits = sp.digits[this.cellIndex[k]];
     let hashed = 0;
-    for (let i = 0; i < sp.m; i++) hashed += this.digit(table, start + 1 + i, first) * cellDigits[i];
+    for (let i = 0; i < sp.m; i++) hashed += this.digit(digits, start + 1 + i, first) * cellDigits[i];
     const wAt = start + sp.m + 1;
     const p = sp.p;
     let wNew = (z - sp.powers[e] * src.position[x] - hashed) % p; // |·| < 2^31: an int32 remainder
     if (wNew < 0) wNew += p;
-    const at = table + 3 * wAt;
-    this.values[first + this.typeTable[at]] += (wNew - this.digit(table, wAt, first)) * this.typeTable[at + 1];
+    const at = digits + 3 * wAt;
+    this.values[first + this.table[at]] += (wNew - this.digit(digits, wAt, first)) * this.table[at + 1];
   }
 
-  /** V of batch record b in 16-bit limbs (least significant first) in `acc`; returns the limb count. */
-  private limbs(b: number): number {
-    const width = this.src.width;
-    if (width > MAX_SUMMED) return this.hornerLimbs(b);
-    const powers = this.powersOf[this.types[b]];
-    const { places, first } = powers;
-    const values = this.values;
-    const acc = this.acc;
-    const at0 = b * width;
-    let carry = 0;
-    for (let l = 0; l < powers.limbs; l++) {
-      // Two running sums (even and odd g): half the chain of dependent additions.
-      let even = carry;
-      let odd = 0;
-      let g = first[l];
-      let at = l * width + g;
-      for (; g + 1 < width; g += 2, at += 2) {
-        even += values[at0 + g] * places[at];
-        odd += values[at0 + g + 1] * places[at + 1];
-      }
-      if (g < width) even += values[at0 + g] * places[at];
-      const sum = even + odd; // < 2^53: 31 terms below 2^48 and a carry below 2^37
-      carry = Math.floor(sum / 65536);
-      acc[l] = sum - carry * 65536;
-    }
-    return powers.limbs;
+  /** V of batch records b and b + 1 (if b + 1 < count) into the seeds' acc and accNext. */
+  private limbs(b: number, count: number): void {
+    const next = b + 1 < count ? b + 1 : -1;
+    this.seeds.pair(b, this.signatureOf[this.types[b]], next, next < 0 ? -1 : this.signatureOf[this.types[next]], BATCH);
   }
 
-  /** The same limbs by Horner from the last group (any number of groups: every step below 2^49). */
-  private hornerLimbs(b: number): number {
-    const radices = this.src.groupRadix[this.types[b]];
-    const limbs = this.powersOf[this.types[b]].limbs;
-    const acc = this.acc.fill(0, 0, limbs);
-    for (let g = radices.length - 1; g >= 0; g--) {
-      let carry = this.values[b * this.src.width + g];
-      for (let l = 0; l < limbs; l++) {
-        const value = acc[l] * radices[g] + carry;
-        carry = Math.floor(value / 65536);
-        acc[l] = value - carry * 65536;
+  /**
+   * Writes `t<t>.<hex>` of the batch's first `count` records into `out` from `at`, one after the other; record b's
+   * end at ends[from + b]. Returns the end.
+   */
+  writeTexts(count: number, out: Uint8Array, at: number, ends: Int32Array, from: number): number {
+    const hexWidth = this.src.hexWidth;
+    for (let b = 0; b < count; b += 2) {
+      this.limbs(b, count);
+      const t = this.types[b];
+      at = writeText(t, hexWidth[t], this.seeds.acc, out, at);
+      ends[from + b] = at;
+      if (b + 1 < count) {
+        const u = this.types[b + 1];
+        at = writeText(u, hexWidth[u], this.seeds.accNext, out, at);
+        ends[from + b + 1] = at;
       }
     }
-    return limbs;
+    return at;
   }
 
-  /** Writes `t<t>.<hex>` of batch record b into `out` at `at`; returns the end. */
-  writeText(b: number, out: Uint8Array, at: number): number {
-    this.limbs(b);
-    const t = this.types[b];
-    out[at] = 116; // "t", then t in decimal, then "."
-    let end = at + 2;
-    for (let rest = t; rest >= 10; rest = Math.floor(rest / 10)) end++;
-    for (let i = end - 1, rest = t; i > at; i--, rest = Math.floor(rest / 10)) out[i] = 48 + (rest % 10);
-    out[end++] = 46;
-    const acc = this.acc;
-    const digits = this.src.hexWidth[t];
-    let i = digits - 1;
-    for (; (i & 3) !== 3 && i >= 0; i--) out[end++] = HEX[(acc[i >> 2] >> (4 * (i & 3))) & 15]; // the top limb
-    for (let l = i >> 2; l >= 0; l--) { // whole limbs: 4 digits each, two at a time
-      const limb = acc[l];
-      out[end] = HEX2[2 * (limb >> 8)];
-      out[end + 1] = HEX2[2 * (limb >> 8) + 1];
-      out[end + 2] = HEX2[2 * (limb & 255)];
-      out[end + 3] = HEX2[2 * (limb & 255) + 1];
-      end += 4;
+  /**
+   * Writes the binary forms of the batch's first `count` records into outs[from + b] (t in `typeBytes` bytes, then
+   * V in the rest, big-endian).
+   */
+  writeBinaries(count: number, typeBytes: number, outs: Uint8Array[], from: number): void {
+    for (let b = 0; b < count; b += 2) {
+      this.limbs(b, count);
+      writeBinary(this.types[b], this.seeds.acc, typeBytes, outs[from + b]);
+      if (b + 1 < count) writeBinary(this.types[b + 1], this.seeds.accNext, typeBytes, outs[from + b + 1]);
     }
-    return end;
   }
-
-  /** Writes the binary form of batch record b into `out` (t in `typeBytes` bytes, then V in the rest, big-endian). */
-  writeBinary(b: number, typeBytes: number, out: Uint8Array): void {
-    this.limbs(b);
-    for (let i = 0, t = this.types[b]; i < typeBytes; i++, t = Math.floor(t / 256)) out[typeBytes - 1 - i] = t & 255;
-    const acc = this.acc;
-    for (let i = 0; i < out.length - typeBytes; i++) out[out.length - 1 - i] = (acc[i >> 1] >> (8 * (i & 1))) & 255;
-  }
-}
-
-const HEX = new TextEncoder().encode("0123456789abcdef");
-/** The two hex digits of each byte. */
-const HEX2 = Uint8Array.from({ length: 512 }, (_, i) => HEX[i & 1 ? (i >> 1) & 15 : i >> 5]);
-
-/** P_g = Π_{h<g} R_h in `limbs` 16-bit limbs, limb-major, with the first g whose P_g reaches each limb. */
-function placeValues(radices: readonly number[], width: number, limbs: number): Powers {
-  const places = new Float64Array(limbs * width);
-  const first = new Int32Array(limbs).fill(width);
-  let power = [1]; // P_g in 16-bit limbs
-  for (let g = 0; g < width; g++) {
-    power.forEach((limb, l) => {
-      if (l < limbs) {
-        places[l * width + g] = limb;
-        if (limb !== 0 && first[l] === width) first[l] = g;
-      }
-    });
-    const next: number[] = [];
-    let carry = 0;
-    for (const limb of power) {
-      const value = limb * (radices[g] ?? 1) + carry; // < 2^16·2^32 + 2^32: exact
-      carry = Math.floor(value / 65536);
-      next.push(value - carry * 65536);
-    }
-    while (carry > 0) {
-      next.push(carry % 65536);
-      carry = Math.floor(carry / 65536);
-    }
-    power = next;
-  }
-  return { places, first, limbs }; // first[l]: every P_g with g < first[l] is 0 in limb l
 }

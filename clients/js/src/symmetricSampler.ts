@@ -439,15 +439,17 @@ export class SymmetricSampler {
     return out.subarray(at, end);
   }
 
-  private indices(values: readonly string[]): number[] {
-    return values.map((value, i) => {
-      const x = this.index.get(value);
+  private indices(values: readonly string[]): Int32Array {
+    const xs = new Int32Array(values.length);
+    for (let i = 0; i < values.length; i++) {
+      const x = this.index.get(values[i]);
       if (x === undefined) {
-        throw new RangeError(`values must be input labels of the mechanism, got values=${JSON.stringify(value)} ` +
+        throw new RangeError(`values must be input labels of the mechanism, got values=${JSON.stringify(values[i])} ` +
           `(value ${i})`);
       }
-      return x;
-    });
+      xs[i] = x;
+    }
+    return xs;
   }
 
   /** The fresh path's kernel (symmetricFresh.ts), built with the sampler. */
@@ -472,10 +474,7 @@ export class SymmetricSampler {
       for (let first = start; first < stop; first += BATCH) {
         const last = Math.min(stop, first + BATCH);
         kernel.drawBatch(xs, first, last);
-        for (let r = first; r < last; r++) {
-          at = kernel.writeText(r - first, text, at);
-          ends[r - start] = at;
-        }
+        at = kernel.writeTexts(last - first, text, at, ends, first - start);
       }
       const all = LATIN1.decode(text.subarray(0, at));
       for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
@@ -501,9 +500,9 @@ export class SymmetricSampler {
       for (let r = first, at = 0; r < last; r++) {
         const size = typeBytes + widths[kernel.types[r - first]];
         out[r] = new Uint8Array(buffer, at, size);
-        kernel.writeBinary(r - first, typeBytes, out[r]);
         at += size;
       }
+      kernel.writeBinaries(last - first, typeBytes, out, first);
     }
     return out;
   }

@@ -1,0 +1,185 @@
+/**
+ * The seed integer of a structured report from its digit groups, and its text and binary forms (docs/client_spec.rst,
+ * "Structured files" and "Binary reports"), for the fresh path of symmetricFresh.ts.
+ *
+ * V = Σ_g v_g P_g with P_g = Π_{h<g} R_h (v_g < R_g < 2^32), in 16-bit limbs: limb l of V is the column sum
+ * Σ_g v_g · limb_l(P_g) plus the carry from limb l − 1. Each term is below 2^32 · 2^16 = 2^48; with at most 31 groups
+ * a column and its carry (below 2^37) stay below 2^53, so every sum is an exact integer in doubles, in any order.
+ * The columns are summed four at a time for two records at once: each place value is read once for the two
+ * records, each group value once for the four columns, and the eight running sums are independent chains of
+ * additions (the loop is bound by its loads and multiplications, not by the latency of one chain). More than 31
+ * groups: Horner from the last group (every step below 2^49). Every array is typed and reused.
+ */
+
+/** Groups a limb column may sum before 2^53 (terms below 2^48, a carry below 2^37). */
+const MAX_SUMMED = 31;
+
+/**
+ * The limbs of V's place values for one signature, four limbs a block, group-major inside a block:
+ * places[(c·W + g)·4 + i] is limb 4c + i of P_g; first[c] the least g with a nonzero limb in block c.
+ */
+interface Powers { places: Float64Array; first: Int32Array; limbs: number; blocks: number; radices: readonly number[] }
+
+export class SeedLimbs {
+  /** V of the first record of a pair in 16-bit limbs, least significant first. */
+  readonly acc: Float64Array;
+  /** V of the second record of a pair. */
+  readonly accNext: Float64Array;
+  /** Where the limbs of a zero row go when a record has no partner of its signature. */
+  private readonly spare: Float64Array;
+  private readonly powers: Powers[];
+
+  /**
+   * @param values the groups of BATCH + 1 rows of `width` (row b at values[b·width …]; the last row stays zero)
+   * @param radices per signature, the radix of each of the `width` groups (1 past a type's own)
+   * @param hexWidths per signature, the hex digits of |S_t| − 1
+   */
+  constructor(private readonly values: Float64Array, private readonly width: number,
+    radices: readonly (readonly number[])[], hexWidths: readonly number[]) {
+    this.powers = radices.map((r, s) => placeValues(r, width, Math.ceil(hexWidths[s] / 4)));
+    const limbs = Math.max(4, ...this.powers.map((p) => 4 * p.blocks));
+    this.acc = new Float64Array(limbs);
+    this.accNext = new Float64Array(limbs);
+    this.spare = new Float64Array(limbs);
+  }
+
+  /**
+   * V of row x (signature s) into {@link acc} and, when y ≥ 0, of row y (signature sy) into {@link accNext}.
+   * `zero` is the index of the zero row (a partner for a record whose pair has another signature).
+   */
+  pair(x: number, s: number, y: number, sy: number, zero: number): void {
+    const width = this.width;
+    if (width > MAX_SUMMED) {
+      this.horner(x, s, this.acc);
+      if (y >= 0) this.horner(y, sy, this.accNext);
+    } else if (y >= 0 && sy === s) {
+      this.columns(x * width, y * width, s, this.acc, this.accNext);
+    } else {
+      this.columns(x * width, zero * width, s, this.acc, this.spare);
+      if (y >= 0) this.columns(y * width, zero * width, sy, this.accNext, this.spare);
+    }
+  }
+
+  /** V of the groups at values[x …] and values[y …] (signature s) into `outX` and `outY`, by limb columns. */
+  private columns(x: number, y: number, s: number, outX: Float64Array, outY: Float64Array): void {
+    const width = this.width;
+    const { places, first, blocks } = this.powers[s];
+    const values = this.values;
+    let carryX = 0;
+    let carryY = 0;
+    for (let c = 0, l = 0; c < blocks; c++, l += 4) {
+      let x0 = carryX, x1 = 0, x2 = 0, x3 = 0;
+      let y0 = carryY, y1 = 0, y2 = 0, y3 = 0;
+      for (let g = first[c], at = 4 * (c * width + g); g < width; g++, at += 4) {
+        const u = values[x + g];
+        const v = values[y + g];
+        const p0 = places[at], p1 = places[at + 1], p2 = places[at + 2], p3 = places[at + 3];
+        x0 += u * p0;
+        x1 += u * p1;
+        x2 += u * p2;
+        x3 += u * p3;
+        y0 += v * p0;
+        y1 += v * p1;
+        y2 += v * p2;
+        y3 += v * p3;
+      }
+      carryX = Math.floor(x0 / 65536);
+      outX[l] = x0 - carryX * 65536;
+      x1 += carryX;
+      carryX = Math.floor(x1 / 65536);
+      outX[l + 1] = x1 - carryX * 65536;
+      x2 += carryX;
+      carryX = Math.floor(x2 / 65536);
+      outX[l + 2] = x2 - carryX * 65536;
+      x3 += carryX;
+      carryX = Math.floor(x3 / 65536);
+      outX[l + 3] = x3 - carryX * 65536;
+      carryY = Math.floor(y0 / 65536);
+      outY[l] = y0 - carryY * 65536;
+      y1 += carryY;
+      carryY = Math.floor(y1 / 65536);
+      outY[l + 1] = y1 - carryY * 65536;
+      y2 += carryY;
+      carryY = Math.floor(y2 / 65536);
+      outY[l + 2] = y2 - carryY * 65536;
+      y3 += carryY;
+      carryY = Math.floor(y3 / 65536);
+      outY[l + 3] = y3 - carryY * 65536;
+    }
+  }
+
+  /** The same limbs by Horner from the last group (any number of groups: every step below 2^49). */
+  private horner(x: number, s: number, acc: Float64Array): void {
+    const { radices, limbs } = this.powers[s];
+    acc.fill(0, 0, limbs);
+    for (let g = radices.length - 1; g >= 0; g--) {
+      let carry = this.values[x * this.width + g];
+      for (let l = 0; l < limbs; l++) {
+        const value = acc[l] * radices[g] + carry;
+        carry = Math.floor(value / 65536);
+        acc[l] = value - carry * 65536;
+      }
+    }
+  }
+}
+
+const HEX = new TextEncoder().encode("0123456789abcdef");
+/** The two hex digits of each byte. */
+const HEX2 = Uint8Array.from({ length: 512 }, (_, i) => HEX[i & 1 ? (i >> 1) & 15 : i >> 5]);
+
+/** Writes `t<t>.<hex>` (V's last `digits` hex digits, V in limbs `acc`) into `out` at `at`; returns the end. */
+export function writeText(t: number, digits: number, acc: Float64Array, out: Uint8Array, at: number): number {
+  out[at] = 116; // "t", then t in decimal, then "."
+  let end = at + 2;
+  for (let rest = t; rest >= 10; rest = Math.floor(rest / 10)) end++;
+  for (let i = end - 1, rest = t; i > at; i--, rest = Math.floor(rest / 10)) out[i] = 48 + (rest % 10);
+  out[end++] = 46;
+  let i = digits - 1;
+  for (; (i & 3) !== 3 && i >= 0; i--) out[end++] = HEX[(acc[i >> 2] >> (4 * (i & 3))) & 15]; // the top limb
+  for (let l = i >> 2; l >= 0; l--) { // whole limbs: 4 digits each, two at a time
+    const limb = acc[l];
+    out[end] = HEX2[2 * (limb >> 8)];
+    out[end + 1] = HEX2[2 * (limb >> 8) + 1];
+    out[end + 2] = HEX2[2 * (limb & 255)];
+    out[end + 3] = HEX2[2 * (limb & 255) + 1];
+    end += 4;
+  }
+  return end;
+}
+
+/** The binary form of type t and V (limbs `acc`) into `out`: t in `typeBytes` bytes, then V, big-endian. */
+export function writeBinary(t: number, acc: Float64Array, typeBytes: number, out: Uint8Array): void {
+  for (let i = 0; i < typeBytes; i++, t = Math.floor(t / 256)) out[typeBytes - 1 - i] = t & 255;
+  for (let i = 0; i < out.length - typeBytes; i++) out[out.length - 1 - i] = (acc[i >> 1] >> (8 * (i & 1))) & 255;
+}
+
+/** P_g = Π_{h<g} R_h in `limbs` 16-bit limbs, in blocks of four (see Powers), with each block's first g. */
+function placeValues(radices: readonly number[], width: number, limbs: number): Powers {
+  const blocks = Math.ceil(limbs / 4);
+  const places = new Float64Array(4 * blocks * width);
+  const first = new Int32Array(blocks).fill(width);
+  let power = [1]; // P_g in 16-bit limbs
+  for (let g = 0; g < width; g++) {
+    power.forEach((limb, l) => {
+      if (l < limbs) {
+        const c = l >> 2;
+        places[4 * (c * width + g) + (l & 3)] = limb;
+        if (limb !== 0 && first[c] === width) first[c] = g;
+      }
+    });
+    const next: number[] = [];
+    let carry = 0;
+    for (const limb of power) {
+      const value = limb * (radices[g] ?? 1) + carry; // < 2^16·2^32 + 2^32: exact
+      carry = Math.floor(value / 65536);
+      next.push(value - carry * 65536);
+    }
+    while (carry > 0) {
+      next.push(carry % 65536);
+      carry = Math.floor(carry / 65536);
+    }
+    power = next;
+  }
+  // first[c]: every P_g with g < first[c] is 0 in block c's limbs
+  return { places, first, limbs, blocks, radices };
+}
