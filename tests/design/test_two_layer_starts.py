@@ -199,11 +199,13 @@ def test_the_chain_shares_the_alternations_time_even_far_above_the_best_start(mo
     assert [seconds for value, seconds in given if value <= 2.0 * min(others)] == [pytest.approx(share)] * near
 
 
-def test_the_conic_master_stops_at_the_deadline(monkeypatch):
-    """The conic fallback of W₂'s master (Clarabel's SDP) gets the deadline's time left as its own time limit.
+@pytest.mark.parametrize(("size", "calls"), [(3, 1), (33, 0)])
+def test_the_conic_master_stops_at_the_deadline(monkeypatch, size, calls):
+    """The conic fallback of W₂'s master (Clarabel's SDP) gets the deadline's time left as its own time limit, and
+    runs only up to N = 32 inputs (Clarabel checks its limit between iterations, which take tens of seconds at N = 42).
 
     Counted on a fake clock, not timed: unbounded, that solve ran 300+ s past a 300-s design limit (native-country
-    (1, 0.5), N = 42). Fails on the code before, which called Clarabel with no limit.
+    (1, 0.5), N = 42). Fails on the code before, which called Clarabel with no limit at any N.
     """
     import cvxpy as cp
 
@@ -222,7 +224,8 @@ def test_the_conic_master_stops_at_the_deadline(monkeypatch):
         raise cp.error.SolverError("stopped by the test")
 
     monkeypatch.setattr(cp.Problem, "solve", solve)
-    permanent = np.eye(3)
-    columns = np.hstack([np.eye(3), np.ones((3, 1))])
-    assert _reports._master(permanent, np.full(3, 1 / 3), columns, np.full(4, 0.25), deadline) is None
-    assert limits == [pytest.approx(45.0)]
+    permanent = np.eye(size)
+    columns = np.hstack([np.eye(size), np.ones((size, 1))])
+    weights = np.full(size + 1, 1 / (size + 1))
+    assert _reports._master(permanent, np.full(size, 1 / size), columns, weights, deadline) is None
+    assert limits == [pytest.approx(45.0)] * calls

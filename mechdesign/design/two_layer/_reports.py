@@ -62,6 +62,10 @@ _DUST = 1e-9           # reports whose probability at P̂ is below this × the l
 _SUPPORT = 1e-7        # a master column is in the support when its weight exceeds this × the largest
 _KEPT = 8              # the master keeps at most this many columns per output of W₁
 _CONIC_SECONDS = 30.0  # the conic master (its fallback) only with this much time left: it took 11–18 s at N = 16
+# ... and only up to this many inputs: its KKT system grows steeply with N (a random instance, W₁ = I, k = 4N columns,
+# one core: 2.3 s of CPU at N = 16, 15.6 s at N = 32, 63 s at N = 42 with k = 2N), and Clarabel checks its time limit
+# only between iterations, which took tens of seconds each at native-country (N = 42).
+_CONIC_UP_TO = 32
 _PROPORTIONAL = 1e-12  # columns of W₁ whose normalised entries agree within this are merged (module docstring)
 
 
@@ -263,7 +267,7 @@ def _master(permanent: np.ndarray, prior: np.ndarray, columns: np.ndarray, start
         if inside is not None:
             found = solve_master_dual("a_optimal", lifted, 0.9 * start + 0.1 * inside, constraints=columns,
                                       partial=True, tolerance=1e-10, spread=1e-8, deadline=end)
-    if found is None and deadline.remaining() > _CONIC_SECONDS:  # the interior point method stalled: conic form
+    if found is None and deadline.remaining() > _CONIC_SECONDS and lifted.shape[0] <= _CONIC_UP_TO:  # stalled: conic
         found = _conic(lifted, columns, deadline.remaining())
     if found is None:
         return None
