@@ -291,7 +291,10 @@ class PlacementFamily:
 
     def levels(self, t: int, value: int) -> np.ndarray:
         """The level of every input under report (t, V): 2 high, 1 low, 0 zero, shape (N,)."""
-        z = self.positions(t, value)
+        return self._graded(t, self.positions(t, value))
+
+    def _graded(self, t: int, z: np.ndarray) -> np.ndarray:
+        """Levels from positions z (last axis: the inputs): below a_tk high, then b_tk low, the rest zero."""
         k = self.cells.cell_of
         a, b = self.high_counts[t, k], self.low_counts[t, k]
         return np.where(z < a, 2, np.where(z < a + b, 1, 0))
@@ -331,8 +334,7 @@ class PlacementFamily:
             shift[:, sp.cells] = (u @ sp.digits.T + w[:, None]) % sp.p
             inside = self.cells.sizes[cell_of] == sp.p
             z[:, inside] = (sp.powers[e][:, None] * position[inside] + shift[:, cell_of[inside]]) % sp.p
-        a, b = self.high_counts[t, cell_of], self.low_counts[t, cell_of]
-        return np.where(z < a, 2, np.where(z < a + b, 1, 0))
+        return self._graded(t, z)
 
     def blocks(self) -> dict[str, np.ndarray]:
         """Where each type's seed (e, u, w) of each prime sits in its digit groups, for extracting it in one piece.
