@@ -216,7 +216,7 @@ def test_the_conic_master_stops_at_the_deadline(monkeypatch, size, calls):
     deadline = Deadline(100.0, clock=lambda: now[0])
     now[0] = 55.0  # 45 s left, above the conic fallback's threshold
     monkeypatch.setattr(master, "solve_master_dual", lambda *args, **kwargs: None)  # the interior point stalls
-    monkeypatch.setattr(_reports, "_inside", lambda columns: None)
+    monkeypatch.setattr(_reports, "_inside", lambda columns, seconds: None)
     limits: list[float] = []
 
     def solve(self, *args, **kwargs):

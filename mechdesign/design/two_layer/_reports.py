@@ -45,7 +45,6 @@ Def. 5, eq. 22–23. S. Boyd, L. Vandenberghe, *Convex Optimization*, 2004, §7.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,9 +131,20 @@ class _Pricer:
         self._fit_rows = np.arange(rows.shape[0] - 2 * n, rows.shape[0], dtype=np.int32)
         self._distance = np.arange(count, count + n, dtype=np.int32)
 
-    def fit(self, target: np.ndarray) -> np.ndarray | None:
-        """The w whose column W₁w is nearest to ``target`` (normalised to P̂·t = 1) in ℓ1, or ``None``."""
+    def _limit(self, seconds: float) -> None:
+        """HiGHS stops the next LP after ``seconds`` (a stopped LP is not optimal: ``None``, as a failed one).
+
+        HiGHS 1.x compares ``time_limit`` with the model's run time summed over all its runs, hence the offset.
+        """
+        self.model.setOptionValue("time_limit", float(min(self.model.getRunTime() + max(seconds, 1e-3), 1e30)))
+
+    def fit(self, target: np.ndarray, seconds: float = math.inf) -> np.ndarray | None:
+        """The w whose column W₁w is nearest to ``target`` (normalised to P̂·t = 1) in ℓ1, or ``None``.
+
+        ``None`` also when HiGHS does not finish within ``seconds``.
+        """
         n, inf = self._n, self._highspy.kHighsInf
+        self._limit(seconds)
         self.model.changeColsCost(self.size, self._indices, np.zeros(self.size))
         self.model.changeColsCost(n, self._distance, np.ones(n))
         self.model.changeRowsBounds(2 * n, self._fit_rows, np.full(2 * n, -inf), np.concatenate([target, -target]))
@@ -147,8 +157,12 @@ class _Pricer:
             self.model.clearSolver()
         return w
 
-    def vertex(self, objective: np.ndarray) -> np.ndarray | None:
-        """The w maximising ``objective``·w over the polytope (a vertex), or ``None`` if HiGHS fails."""
+    def vertex(self, objective: np.ndarray, seconds: float = math.inf) -> np.ndarray | None:
+        """The w maximising ``objective``·w over the polytope (a vertex), or ``None``.
+
+        ``None`` when HiGHS fails or does not finish within ``seconds``.
+        """
+        self._limit(seconds)
         self.model.changeColsCost(self.size, self._indices, -np.asarray(objective, dtype=np.float64))
         self.model.run()
         if self.model.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
@@ -209,8 +223,16 @@ def reports_start(permanent: np.ndarray, ball: L1Ball, epsilon: float, link: flo
     return (1 - high) * start + high * uniform
 
 
-def _inside(columns: np.ndarray) -> np.ndarray | None:
-    """θ with Σθ_k w_k = 1 whose smallest weight is largest (max t s.t. θ ≥ t), or ``None`` when t ≤ 0."""
+def _seconds(seconds: float) -> float:
+    """A time limit for scipy's HiGHS: at least 1 ms (it refuses 0), finite."""
+    return min(max(float(seconds), 1e-3), 1e30)
+
+
+def _inside(columns: np.ndarray, seconds: float = math.inf) -> np.ndarray | None:
+    """θ with Σθ_k w_k = 1 whose smallest weight is largest (max t s.t. θ ≥ t), or ``None``.
+
+    ``None`` when t ≤ 0, or when HiGHS does not finish within ``seconds``.
+    """
     from scipy.optimize import linprog
 
     m, k = columns.shape
@@ -219,7 +241,8 @@ def _inside(columns: np.ndarray) -> np.ndarray | None:
     cost[-1] = -1.0
     rows = np.hstack([-np.eye(k), np.ones((k, 1))])  # t − φ_k ≤ 0
     result = linprog(cost, A_ub=rows, b_ub=np.zeros(k), A_eq=np.hstack([columns / scale, np.zeros((m, 1))]),
-                     b_eq=np.ones(m), bounds=[(0, None)] * (k + 1), method="highs")
+                     b_eq=np.ones(m), bounds=[(0, None)] * (k + 1), method="highs",
+                     options={"time_limit": _seconds(seconds)})
     if result.status != 0 or not result.x[-1] > 0:
         return None
     return np.asarray(result.x[:k]) / scale
@@ -257,13 +280,15 @@ def _master(permanent: np.ndarray, prior: np.ndarray, columns: np.ndarray, start
     from mechdesign.design.estimation._master import solve_master_dual
 
     lifted = permanent @ columns
-    end = deadline.end if deadline.clock is time.monotonic else None
+    # The interior point reads time.monotonic: the deadline's end on that clock, whatever clock the deadline keeps
+    # (an injected one used to give it no end at all).
+    end = deadline.on_monotonic()
     found = solve_master_dual("a_optimal", lifted, start, constraints=columns, partial=True, tolerance=1e-10,
                               deadline=end)
     if found is None:
         # The warm start (new columns at zero) could not be centred: start from a point inside, a mixture with the
         # feasible point whose smallest weight is largest (an LP), and keep the interior shift tiny.
-        inside = _inside(columns)
+        inside = _inside(columns, deadline.remaining())
         if inside is not None:
             found = solve_master_dual("a_optimal", lifted, 0.9 * start + 0.1 * inside, constraints=columns,
                                       partial=True, tolerance=1e-10, spread=1e-8, deadline=end)
@@ -281,13 +306,14 @@ def _master(permanent: np.ndarray, prior: np.ndarray, columns: np.ndarray, start
 
 
 def _refined(columns: np.ndarray, gradients: np.ndarray, support: np.ndarray, found: np.ndarray,
-             found_gradients: np.ndarray) -> np.ndarray | None:
+             found_gradients: np.ndarray, seconds: float = math.inf) -> np.ndarray | None:
     """Master multipliers λ that price the found columns lowest, or ``None`` when some of them improves anyway.
 
     λ is dual-optimal for the master when the reduced costs g_k − λ·w_k (g_k = ∂f/∂θ_k = −‖J⁻¹W₁w_k‖²) are ≥ 0 on
     every column and = 0 on its support. Among those, the LP min t s.t. λ·w_j − g_j ≤ t over the found columns j
     gives the λ that makes them least attractive: t ≤ 0 proves that none of them lowers the master (each has a
-    reduced cost ≥ 0 at an optimal dual), and λ is returned to price again; t > 0: they improve, ``None``.
+    reduced cost ≥ 0 at an optimal dual), and λ is returned to price again; t > 0: they improve, ``None`` (as when
+    HiGHS does not finish within ``seconds``).
     """
     from scipy.optimize import linprog
 
@@ -299,7 +325,8 @@ def _refined(columns: np.ndarray, gradients: np.ndarray, support: np.ndarray, fo
     rhs = np.concatenate([gradients, slack - gradients[support], found_gradients])
     cost = np.zeros(m + 1)
     cost[-1] = 1.0
-    result = linprog(cost, A_ub=rows, b_ub=rhs, bounds=[(None, None)] * (m + 1), method="highs")
+    result = linprog(cost, A_ub=rows, b_ub=rhs, bounds=[(None, None)] * (m + 1), method="highs",
+                     options={"time_limit": _seconds(seconds)})
     if result.status != 0 or result.x[-1] > slack:
         return None
     return np.asarray(result.x[:m])
@@ -310,7 +337,8 @@ def _search(pricer: _Pricer, permanent: np.ndarray, inverse: np.ndarray, multipl
             deadline: Deadline) -> list[np.ndarray]:
     """Improving columns: h(w) = ‖J⁻¹W₁w‖² + λ·w above :data:`_IMPROVES` × max(1, tr J⁻¹), without repeats.
 
-    Sequential LP ascent of h (module docstring) from each seed and from ``searches`` random vertices.
+    Sequential LP ascent of h (module docstring) from each seed and from ``searches`` random vertices. No LP starts
+    after the deadline, and each gets the time left.
     """
     square = inverse @ inverse
 
@@ -322,12 +350,15 @@ def _search(pricer: _Pricer, permanent: np.ndarray, inverse: np.ndarray, multipl
     for first in [*seeds, *([None] * searches)]:
         if deadline.expired():
             break
-        w = pricer.vertex(np.asarray(rng.standard_normal(permanent.shape[1]))) if first is None else first
+        w = (pricer.vertex(np.asarray(rng.standard_normal(permanent.shape[1])), deadline.remaining())
+             if first is None else first)
         if w is None:
             continue
         best = gain(w)
         for _ in range(_STEPS):
-            step = pricer.vertex(2.0 * permanent.T @ (square @ (permanent @ w)) + multipliers)
+            if deadline.expired():
+                break
+            step = pricer.vertex(2.0 * permanent.T @ (square @ (permanent @ w)) + multipliers, deadline.remaining())
             if step is None or not gain(step) > best + 1e-12 * max(1.0, abs(best)):
                 break
             w, best = step, gain(step)
@@ -401,7 +432,13 @@ def _design(permanent: np.ndarray, ball: L1Ball, epsilon: float, link: float, *,
     base = columns.shape[1]  # the start's columns stay in every master: they span W₁'s outputs (full row rank)
     pricer = _Pricer(permanent, ball, epsilon, link)
     if targets is not None:  # the reports nearest to the target's columns join the first master
-        fitted = [w for w in (pricer.fit(target / (prior @ target)) for target in targets.T) if w is not None]
+        fitted = []
+        for target in targets.T:  # one LP each, 180–280 at native-country: only while there is time
+            if deadline.expired():
+                break
+            w = pricer.fit(target / (prior @ target), deadline.remaining())
+            if w is not None:
+                fitted.append(w)
         if fitted:
             columns = np.hstack([columns, np.array(fitted).T])
             theta = np.concatenate([theta, np.zeros(len(fitted))])
@@ -419,19 +456,19 @@ def _design(permanent: np.ndarray, ball: L1Ball, epsilon: float, link: float, *,
             inverse = np.linalg.inv(0.5 * (information + information.T))
         seeds = [columns[:, k] for k in np.argsort(-theta)[: 2 * searches] if theta[k] > 0]
         found = _search(pricer, permanent, inverse, multipliers, value, seeds, searches, rng, deadline)
-        if found and refine:
+        if not found or deadline.expired():
+            break
+        if refine:
             # The master's multipliers are one of many when its support spans fewer than M₁ directions (W₁ has
             # more outputs than inputs): a column they price as improving may admit no descent step. The multipliers
             # that are dual-optimal for the master and price the found columns lowest decide (_refined).
             gradients = -np.sum((inverse @ permanent @ columns) ** 2, axis=0)
             fresh = np.array(found).T
             refined = _refined(columns, gradients, theta > _SUPPORT * theta.max(), fresh,
-                               -np.sum((inverse @ permanent @ fresh) ** 2, axis=0))
+                               -np.sum((inverse @ permanent @ fresh) ** 2, axis=0), deadline.remaining())
             if refined is not None:
                 multipliers, refine = refined, False
                 continue  # price again with them; the next master resets ``refine``
-        if not found or deadline.expired():
-            break
         refine = True
         # Columns of zero weight stay: a new column may lower the master only with their help (dropping them left
         # the master at 8.13 on Adult race (2, 1), with a column worth 9.10 → 9.04 in reach). Beyond _KEPT × M₁
