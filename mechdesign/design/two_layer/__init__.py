@@ -290,11 +290,7 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
     >>> design.bound <= design.mse
     True
     """
-    from mechdesign.design._solver import solve
-    from mechdesign.design.polytope._closed_form import calibrated_randomized_response, randomized_response
-    from mechdesign.design.two_layer._joint import alternate
-    from mechdesign.design.two_layer._reports import design_reports
-    from mechdesign.design.two_layer._starts import alternation_order, chain_start, copied_outputs, few_outputs
+    from mechdesign.core._threads import single_thread
 
     report_epsilon = v.positive("report_epsilon", report_epsilon)
     if report_epsilon > problem.epsilon:
@@ -304,6 +300,21 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
         raise v.fail("utility", "be 'estimation_mse' (the reports are designed for the decoded MSE)",
                      problem.utility.kind)
     deadline = deadline if deadline is not None else Deadline(v.positive("time_limit", time_limit))
+    # One BLAS thread, as solve's: W₂'s masters factor matrices of a few hundred columns a side, and with two threads
+    # on a loaded 2-core machine a master took 4.6 s of wall for 1.2 s of CPU (0.2 s with one), native-country (1, 0.5).
+    with single_thread():
+        return _designed(problem, report_epsilon, link, deadline, progress)
+
+
+def _designed(problem: DesignProblem, report_epsilon: float, link: float, deadline: Deadline,
+              progress: bool) -> TwoLayerDesign:
+    """:func:`design_two_layer` past its checks (the steps of the module docstring)."""
+    from mechdesign.design._solver import solve
+    from mechdesign.design.polytope._closed_form import calibrated_randomized_response, randomized_response
+    from mechdesign.design.two_layer._joint import alternate
+    from mechdesign.design.two_layer._reports import design_reports
+    from mechdesign.design.two_layer._starts import alternation_order, chain_start, copied_outputs, few_outputs
+
     ball, prior = problem.ball, problem.prior.probabilities
     share = 1.0 if math.isinf(link) else _BOUND
     single = solve(problem.with_(epsilon=report_epsilon), baselines=False, progress=progress,
