@@ -145,3 +145,35 @@ def test_the_two_layer_design_runs_on_one_blas_thread(monkeypatch):
         design = design_two_layer(problem, 1.0, link_epsilon=1.5, time_limit=20.0)
     assert seen and set(seen) == {1}
     assert design.report_epsilon <= 1.0 and design.link_epsilon <= 1.5
+
+
+def test_the_permanent_layers_lp_gets_the_time_its_build_left(monkeypatch):
+    """W₁'s Frank–Wolfe LP is built (one capacity block per column of W₁ and of W₁W₂) before HiGHS starts: HiGHS
+    gets what the build left of the step's share (0.8 of the time left), and no LP starts once the build has used
+    it. Here the build takes 5 s of a 10-s deadline: HiGHS gets 3 s, and the next step's build (5 s more) leaves
+    nothing, so it is not solved. Before, HiGHS got 0.8 × the time left at the step's start (8 s, then 4 s): at
+    native-country (1, 0.5) under load an LP given 0.96 s ended after 1.87 s."""
+    import scipy.optimize
+    import scipy.sparse
+
+    from mechdesign.design.two_layer._joint import permanent_step
+    from mechdesign.design.two_layer._reports import reports_start
+
+    w1, ball = _instance()
+    w2 = reports_start(w1, ball, 0.5, 2.0)
+    now = [0.0]
+    coo_matrix, linprog = scipy.sparse.coo_matrix, scipy.optimize.linprog
+    limits: list[float] = []
+
+    def slow_build(*args, **kwargs):
+        now[0] += 5.0
+        return coo_matrix(*args, **kwargs)
+
+    def recorded(*args, options=None, **kwargs):
+        limits.append((options or {}).get("time_limit", math.inf))
+        return linprog(*args, options=options, **kwargs)
+
+    monkeypatch.setattr(scipy.sparse, "coo_matrix", slow_build)
+    monkeypatch.setattr(scipy.optimize, "linprog", recorded)
+    permanent_step(w1, w2, ball, 1.0, 0.5, deadline=Deadline(10.0, clock=lambda: now[0]))
+    assert limits == [pytest.approx(3.0)]

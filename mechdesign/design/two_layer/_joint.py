@@ -128,10 +128,12 @@ def _capacity_block(rows: _Rows, column: np.ndarray, first: int, prior: np.ndarr
 
 
 def _vertex(objective: np.ndarray, permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lifetime: float,
-            report: float, seconds: float) -> np.ndarray | None:
+            report: float, deadline: Deadline) -> np.ndarray | None:
     """The V minimising ⟨objective, V⟩ over the feasible W₁ for this W₂ (module docstring), or ``None``.
 
-    ``None`` when HiGHS fails or runs past ``seconds``.
+    ``None`` when HiGHS fails, or the deadline passes while the LP is built or solved: HiGHS gets the time the
+    build left (at native-country (1, 0.5) under load the build and scipy's checks took as long as the solve's
+    limit, and an LP given 0.96 s ended after 1.87 s).
 
     Only the per-report columns whose leakage at the current W₁ is within :data:`_ACTIVE` of ε_R enter the LP (a
     third of them at native-country (2, 1); the LP took 62 s with all 128): the others have slack, and the line
@@ -179,8 +181,10 @@ def _vertex(objective: np.ndarray, permanent: np.ndarray, reports: np.ndarray, b
     bounds[:, 0] = -np.inf
     bounds[:, 1] = np.inf
     bounds[: n * m1 + n * m2, 0] = 0.0
+    if deadline.expired():
+        return None
     result = linprog(cost, A_ub=matrix[~equal], b_ub=upper[~equal], A_eq=matrix[equal], b_eq=upper[equal],
-                     bounds=bounds, method="highs", options={"time_limit": max(seconds, 1e-3)})
+                     bounds=bounds, method="highs", options={"time_limit": max(deadline.remaining(), 1e-3)})
     if result.status != 0:
         return None
     vertex = np.maximum(np.asarray(result.x[: n * m1]).reshape(n, m1), 0.0)
@@ -283,7 +287,8 @@ def permanent_step(permanent: np.ndarray, reports: np.ndarray, ball: L1Ball, lif
         if gradient is None:
             break
         begun = time.monotonic()
-        vertex = _vertex(gradient, permanent, reports, ball, lifetime, report, 0.8 * deadline.remaining())
+        vertex = _vertex(gradient, permanent, reports, ball, lifetime, report,
+                         deadline.before(0.2 * deadline.remaining()))
         lasted = time.monotonic() - begun
         if vertex is None or deadline.expired():
             break
