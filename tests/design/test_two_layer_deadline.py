@@ -177,3 +177,35 @@ def test_the_permanent_layers_lp_gets_the_time_its_build_left(monkeypatch):
     monkeypatch.setattr(scipy.optimize, "linprog", recorded)
     permanent_step(w1, w2, ball, 1.0, 0.5, deadline=Deadline(10.0, clock=lambda: now[0]))
     assert limits == [pytest.approx(3.0)]
+
+
+def test_a_master_off_its_balance_stops_at_the_deadline(monkeypatch):
+    """Past the deadline W₂'s interior-point master returns at once, even from an iterate that does not meet its
+    balance Σθ_k w_k = 1 within 1e-9 (here the start is made 1e-6 off): ``None``, and the column generation keeps
+    its last master. Before, such an iterate went on (up to 200 Newton steps, seconds each at a few hundred columns)
+    until one met it, whatever the time."""
+    from mechdesign.design.estimation import _master as master
+
+    interior, derivatives = master._interior, master._derivatives
+    evaluations = [0]
+
+    def off_balance(*args, **kwargs):
+        found = interior(*args, **kwargs)
+        return None if found is None else found * (1 + 1e-6)
+
+    def counted(*args, **kwargs):
+        evaluations[0] += 1
+        return derivatives(*args, **kwargs)
+
+    monkeypatch.setattr(master, "_interior", off_balance)
+    monkeypatch.setattr(master, "_derivatives", counted)
+    w1, ball = _instance()
+    w2 = _reports.reports_start(w1, ball, 0.5, 2.0)
+    prior = ball.center.probabilities
+    mass = prior @ w1 @ w2
+    columns = np.hstack([w2 / mass, np.ones((4, 1))])
+    now = [0.0]
+    expired = Deadline(1.0, clock=lambda: now[0])
+    now[0] = 2.0
+    assert _reports._master(w1, prior, columns, np.concatenate([mass, [0.0]]), expired) is None
+    assert evaluations[0] == 2  # each master (the warm start's and the inside point's) at its start only

@@ -328,7 +328,8 @@ def solve_master(criterion: str, columns: np.ndarray, start: np.ndarray, *, tole
 def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *, tolerance: float = 1e-11,
                       spread: float = 1e-2, weights: np.ndarray | None = None,
                       partial: bool = False, deadline: float | None = None,
-                      constraints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+                      constraints: np.ndarray | None = None,
+                      stop_at_deadline: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
     """θ ≥ 0 minimising f over the given columns and the multipliers λ of Σθ_k v_k = 1, or None on failure.
 
     As :func:`solve_master`, which returns θ alone; λ = −y of the primal–dual method, so that
@@ -340,6 +341,11 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
     Σθ_k u_k = 1, while J(θ) = Σθ_k v_k v_kᵀ stays built from ``columns``: the master of a layer that garbles
     another (:mod:`mechdesign.design.two_layer`, where v_k = W₁u_k and the rows of W₂ sum to one). The Newton
     steps are then taken by the direct method (the normal equations assume the constraint is the columns').
+
+    ``stop_at_deadline``: past the deadline, an iterate that does not meet Σθ_k u_k = 1 within 1e-9 ends the method
+    too, with ``None``, where otherwise it goes on (up to 200 Newton steps) until one does: for a caller that keeps
+    its last master (the two-layer column generation, whose deadline a master must not outlast by the seconds
+    those steps cost at a few hundred columns).
     """
     vectors = np.asarray(columns, dtype=np.float64)
     linear = vectors if constraints is None else np.asarray(constraints, dtype=np.float64)
@@ -413,8 +419,11 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
         gap = float(phi @ s)
         r_dual = grad - s + u.T @ y
         r_pri = u @ phi - ones
-        if deadline is not None and time.monotonic() >= deadline and np.abs(r_pri).max() <= 1e-9:
-            return np.maximum(phi, 0.0) / scale, -y
+        if deadline is not None and time.monotonic() >= deadline:
+            if np.abs(r_pri).max() <= 1e-9:
+                return np.maximum(phi, 0.0) / scale, -y
+            if stop_at_deadline:
+                return None
         dual_scale = 1.0 + float(np.abs(grad).max())
         if (np.abs(r_pri).max() <= tolerance and np.abs(r_dual).max() <= tolerance * dual_scale
                 and gap <= tolerance * max(1.0, abs(value))):

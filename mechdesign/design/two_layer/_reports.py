@@ -281,17 +281,19 @@ def _master(permanent: np.ndarray, prior: np.ndarray, columns: np.ndarray, start
 
     lifted = permanent @ columns
     # The interior point reads time.monotonic: the deadline's end on that clock, whatever clock the deadline keeps
-    # (an injected one used to give it no end at all).
+    # (an injected one used to give it no end at all). Past it, an iterate off the balance by more than 1e-9 ends
+    # the master too (None: the column generation keeps its last one) instead of up to 200 more Newton steps.
     end = deadline.on_monotonic()
     found = solve_master_dual("a_optimal", lifted, start, constraints=columns, partial=True, tolerance=1e-10,
-                              deadline=end)
+                              deadline=end, stop_at_deadline=True)
     if found is None:
         # The warm start (new columns at zero) could not be centred: start from a point inside, a mixture with the
         # feasible point whose smallest weight is largest (an LP), and keep the interior shift tiny.
         inside = _inside(columns, deadline.remaining())
         if inside is not None:
             found = solve_master_dual("a_optimal", lifted, 0.9 * start + 0.1 * inside, constraints=columns,
-                                      partial=True, tolerance=1e-10, spread=1e-8, deadline=end)
+                                      partial=True, tolerance=1e-10, spread=1e-8, deadline=end,
+                                      stop_at_deadline=True)
     if found is None and deadline.remaining() > _CONIC_SECONDS and lifted.shape[0] <= _CONIC_UP_TO:  # stalled: conic
         found = _conic(lifted, columns, deadline.remaining())
     if found is None:
