@@ -353,19 +353,19 @@ export class FreshKernel {
   }
 
   /**
-   * Writes `t<t>.<hex>` of the batch's first `count` records into `out` from `at`, one after the other; record b's
-   * end at ends[from + b]. Returns the end.
+   * Writes `t<t>.<hex>` of the batch's first `count` records into `out` (`view`: a DataView of its bytes) from
+   * `at`, one after the other; record b's end at ends[from + b]. Returns the end.
    */
-  writeTexts(count: number, out: Uint8Array, at: number, ends: Int32Array, from: number): number {
+  writeTexts(count: number, out: Uint8Array, view: DataView, at: number, ends: Int32Array, from: number): number {
     const hexWidth = this.src.hexWidth;
     for (let b = 0; b < count; b += 2) {
       this.limbs(b, count);
       const t = this.types[b];
-      at = writeText(t, hexWidth[t], this.seeds.acc, out, at);
+      at = writeText(t, hexWidth[t], this.seeds.acc, out, at, view);
       ends[from + b] = at;
       if (b + 1 < count) {
         const u = this.types[b + 1];
-        at = writeText(u, hexWidth[u], this.seeds.accNext, out, at);
+        at = writeText(u, hexWidth[u], this.seeds.accNext, out, at, view);
         ends[from + b + 1] = at;
       }
     }
