@@ -2,8 +2,8 @@
  * The fresh (not memoized) path of the structured sampler: the same law as the reference rule of
  * symmetricSampler.ts (docs/client_spec.rst, "Structured files"), drawn from 32-bit words without BigInt.
  *
- * Per record of input x (cell k, position i), from a pool of uniform 32-bit words u (crypto.getRandomValues or the
- * sampler's fill), refilled in place:
+ * Per record of input x (cell k, position i), from a stream of uniform 32-bit words u (crypto.getRandomValues or the
+ * sampler's fill, called on 16,384 words at a time), read in order:
  * 1. **(t, level)**: w₀ = hi·2^32 + lo from two words; the first pair j with C_k[j] > w₀ — the rule's own step, on
  *    the same quantised cumulative sums, found from a guide table on the top bits of hi (Chen & Asau 1974) and a
  *    short forward scan instead of a binary search: the same j for every w₀.
@@ -55,8 +55,15 @@ export const BATCH = 256;
 export class FreshKernel {
   private readonly src: FreshSource;
   private readonly fill: (buffer: Uint32Array) => void;
-  private readonly pool = new Uint32Array(POOL);
-  private at = POOL;
+  /**
+   * The word stream: the unread words are words[at … end), in the order the fill wrote them. A batch starts with
+   * at least `reserve` of them (whole fills of POOL words appended as before, the unread ones moved to the front),
+   * so the draws read words without a refill in their loops (one only after a run of rejections).
+   */
+  private readonly words: Uint32Array;
+  private at = 0;
+  private end = 0;
+  private readonly reserve: number;
   /**
    * Per type, its signature: the radices of its seed digits, which fix its groups, digits and place values. Types
    * of one signature share the tables below (a few signatures for thousands of types: they stay in cache).
@@ -93,6 +100,7 @@ export class FreshKernel {
   private readonly picks = new Int32Array(BATCH);
   private readonly his = new Uint32Array(BATCH);
   private readonly los = new Uint32Array(BATCH);
+  private readonly ranks = new Int32Array(BATCH);
   /** The sum of step 1's touched entries (kept so that the loads are not dropped). */
   private touched = 0;
 
@@ -100,6 +108,9 @@ export class FreshKernel {
     this.src = src;
     this.fill = fill;
     const width = src.width;
+    // twice the words of a batch without rejections (two for w₀, one a group, one for the rank)
+    this.reserve = 2 * BATCH * (width + 3);
+    this.words = new Uint32Array(this.reserve + POOL);
     const bySignature = new Map<string, number>();
     const firstType: number[] = []; // a type of each signature
     this.signatureOf = Int32Array.from(src.radices, (radices, t) => {
@@ -182,40 +193,61 @@ export class FreshKernel {
     return guide;
   }
 
-  /** Refills the pool (every word of it counted as read first, so a fill that throws leaves none to reuse). */
-  private refill(): void {
-    this.at = POOL;
-    this.fill(this.pool);
+  /**
+   * Makes at least `need` (≤ reserve) unread words available: the unread words move to the front, and whole fills
+   * of POOL words are appended after them, so the stream is read in the order the fill wrote it, the fill called
+   * on POOL words at a time as before. A fill that throws appends nothing.
+   */
+  private topUp(need: number): void {
+    if (this.end - this.at >= need) return;
+    this.words.copyWithin(0, this.at, this.end);
+    this.end -= this.at;
+    this.at = 0;
+    while (this.end < need) {
+      this.fill(this.words.subarray(this.end, this.end + POOL));
+      this.end += POOL;
+    }
   }
 
   /**
    * Draws the reports of records xs[start … stop) (at most {@link BATCH}) into {@link types} and {@link values}:
-   * step 1 for the whole batch, then steps 2 and 3 record by record. Step 1 runs in three passes so that the
-   * records' cache misses overlap: the words and the guide's bucket, a load of the entry each scan starts at, the scans.
+   * step 1 for the whole batch, then step 2 and the rank, then step 3. Each step is its own small loop (each is
+   * compiled once, soon, with the feedback of all its paths).
    */
   drawBatch(xs: ArrayLike<number>, start: number, stop: number): void {
-    const src = this.src;
     const count = stop - start;
-    const pool = this.pool;
-    const { cells, picks, his, los, entries, bounds, guide, guideAt, guideShift } = this;
+    this.topUp(this.reserve);
+    this.pickPairs(xs, start, count);
+    this.drawGroups(count);
+    this.placeAll(xs, start, count);
+  }
+
+  /**
+   * Step 1 in three passes, so that the records' cache misses overlap: the words and the guide's bucket, a load of
+   * the entry each scan starts at, the scans.
+   */
+  private pickPairs(xs: ArrayLike<number>, start: number, count: number): void {
+    const cellOf = this.src.cellOf;
+    const words = this.words;
+    const { cells, picks, his, los, entries, bounds, guide, guideAt, guideShift, entryAt } = this;
     let at = this.at;
-    for (let b = 0; b < count; b++) { // step 1: w₀ = hi·2^32 + lo, and the bucket of hi
-      const k = src.cellOf[xs[start + b]];
-      if (at === POOL) { this.refill(); at = 0; }
-      const hi = pool[at++];
-      if (at === POOL) { this.refill(); at = 0; }
+    for (let b = 0; b < count; b++) { // w₀ = hi·2^32 + lo (2·count ≤ reserve words), and the bucket of hi
+      const k = cellOf[xs[start + b]];
+      const hi = words[at];
       his[b] = hi;
-      los[b] = pool[at++];
+      los[b] = words[at + 1];
+      at += 2;
       cells[b] = k;
       picks[b] = guide[guideAt[k] + (hi >>> guideShift[k])];
     }
+    this.at = at;
     let touched = 0;
     for (let b = 0; b < count; b++) touched += entries[picks[b]];
     this.touched = touched;
     for (let b = 0; b < count; b++) { // the first pair with C_k[j] > w₀ (the last entry: every w₀ left)
       const hi = his[b];
       const lo = los[b];
-      const last = this.entryAt[cells[b] + 1] - 5;
+      const last = entryAt[cells[b] + 1] - 5;
       let j = picks[b];
       for (; j < last; j += 5) {
         const high = bounds[j];
@@ -223,23 +255,32 @@ export class FreshKernel {
       }
       picks[b] = j;
     }
-    const width = src.width;
-    const values = this.values;
-    const table = this.table;
-    for (let b = 0; b < count; b++) { // steps 2 and 3
+  }
+
+  /** Step 2 (each group of the drawn type) and the rank, record by record; the types into {@link types}. */
+  private drawGroups(count: number): void {
+    const width = this.src.width;
+    const { values, table, words, picks, entries, ranks, signatureOf, groupCount, tableAt, rankLimit } = this;
+    let at = this.at;
+    let end = this.end;
+    for (let b = 0; b < count; b++) {
       const j = picks[b];
       const t = entries[j + 2] >> 1;
-      const s = this.signatureOf[t];
-      const groups = this.groupCount[s];
+      const s = signatureOf[t];
+      const groups = groupCount[s];
       const first = b * width;
-      const tableAt = this.tableAt[s];
-      for (let g = 0, i = tableAt; g < groups; g++, i += 2) {
+      for (let g = 0, i = tableAt[s]; g < groups; g++, i += 2) {
         const r = table[i];
         const limit = table[i + 1];
         let u: number;
         do { // a rejected word ((2^32 mod R) of 2^32) is dropped
-          if (at === POOL) { this.refill(); at = 0; }
-          u = pool[at++];
+          if (at === end) { // only after many rejections: the reserve is spent
+            this.at = at;
+            this.topUp(this.reserve);
+            at = this.at;
+            end = this.end;
+          }
+          u = words[at++];
         } while (u >= limit);
         values[first + g] = u - Math.floor(u / r) * r; // ⌊u / r⌋ is exact for u, r < 2^32
       }
@@ -247,21 +288,37 @@ export class FreshKernel {
       const n = entries[j + 3] & 511;
       let rank = 0;
       if (n > 1) {
-        const limit = this.rankLimit[n];
+        const limit = rankLimit[n];
         let u: number;
         do {
-          if (at === POOL) { this.refill(); at = 0; }
-          u = pool[at++];
+          if (at === end) {
+            this.at = at;
+            this.topUp(this.reserve);
+            at = this.at;
+            end = this.end;
+          }
+          u = words[at++];
         } while (u >= limit);
         rank = u - Math.floor(u / n) * n;
       }
+      ranks[b] = rank;
       this.types[b] = t;
-      const digitStart = entries[j + 4];
-      if (digitStart >= 0) {
-        this.place(xs[start + b], cells[b], tableAt + 2 * width, digitStart, (entries[j + 3] >> 9) + rank, first);
-      }
     }
     this.at = at;
+  }
+
+  /** Step 3 for the records whose cell's prime is among their type's digits. */
+  private placeAll(xs: ArrayLike<number>, start: number, count: number): void {
+    const width = this.src.width;
+    const { picks, entries, ranks, cells, tableAt, signatureOf, types } = this;
+    for (let b = 0; b < count; b++) {
+      const j = picks[b];
+      const digitStart = entries[j + 4];
+      if (digitStart >= 0) {
+        const digits = tableAt[signatureOf[types[b]]] + 2 * width;
+        this.place(xs[start + b], cells[b], digits, digitStart, (entries[j + 3] >> 9) + ranks[b], b * width);
+      }
+    }
   }
 
   /** Digit i of the drawn seed (groups at values[first …]): ⌊G_group / place⌋ mod radix, from its type's digits. */
@@ -296,19 +353,19 @@ export class FreshKernel {
   }
 
   /**
-   * Writes `t<t>.<hex>` of the batch's first `count` records into `out` from `at`, one after the other; record b's
-   * end at ends[from + b]. Returns the end.
+   * Writes `t<t>.<hex>` of the batch's first `count` records into `out` (`view`: a DataView of its bytes) from
+   * `at`, one after the other; record b's end at ends[from + b]. Returns the end.
    */
-  writeTexts(count: number, out: Uint8Array, at: number, ends: Int32Array, from: number): number {
+  writeTexts(count: number, out: Uint8Array, view: DataView, at: number, ends: Int32Array, from: number): number {
     const hexWidth = this.src.hexWidth;
     for (let b = 0; b < count; b += 2) {
       this.limbs(b, count);
       const t = this.types[b];
-      at = writeText(t, hexWidth[t], this.seeds.acc, out, at);
+      at = writeText(t, hexWidth[t], this.seeds.acc, out, at, view);
       ends[from + b] = at;
       if (b + 1 < count) {
         const u = this.types[b + 1];
-        at = writeText(u, hexWidth[u], this.seeds.accNext, out, at);
+        at = writeText(u, hexWidth[u], this.seeds.accNext, out, at, view);
         ends[from + b + 1] = at;
       }
     }

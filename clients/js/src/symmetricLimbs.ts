@@ -22,11 +22,11 @@ interface Powers { places: Float64Array; first: Int32Array; limbs: number; block
 
 export class SeedLimbs {
   /** V of the first record of a pair in 16-bit limbs, least significant first. */
-  readonly acc: Float64Array;
+  readonly acc: Int32Array;
   /** V of the second record of a pair. */
-  readonly accNext: Float64Array;
+  readonly accNext: Int32Array;
   /** Where the limbs of a zero row go when a record has no partner of its signature. */
-  private readonly spare: Float64Array;
+  private readonly spare: Int32Array;
   private readonly powers: Powers[];
 
   /**
@@ -38,9 +38,9 @@ export class SeedLimbs {
     radices: readonly (readonly number[])[], hexWidths: readonly number[]) {
     this.powers = radices.map((r, s) => placeValues(r, width, Math.ceil(hexWidths[s] / 4)));
     const limbs = Math.max(4, ...this.powers.map((p) => 4 * p.blocks));
-    this.acc = new Float64Array(limbs);
-    this.accNext = new Float64Array(limbs);
-    this.spare = new Float64Array(limbs);
+    this.acc = new Int32Array(limbs);
+    this.accNext = new Int32Array(limbs);
+    this.spare = new Int32Array(limbs);
   }
 
   /**
@@ -52,16 +52,18 @@ export class SeedLimbs {
     if (width > MAX_SUMMED) {
       this.horner(x, s, this.acc);
       if (y >= 0) this.horner(y, sy, this.accNext);
-    } else if (y >= 0 && sy === s) {
-      this.columns(x * width, y * width, s, this.acc, this.accNext);
-    } else {
-      this.columns(x * width, zero * width, s, this.acc, this.spare);
-      if (y >= 0) this.columns(y * width, zero * width, sy, this.accNext, this.spare);
+      return;
     }
+    if (y >= 0 && sy !== s) { // two signatures (rare): y with the zero row first, then x with the zero row below
+      this.columns(y * width, zero * width, sy, this.accNext, this.spare);
+      y = -1;
+    }
+    // one call for the common case, so that the callers compiled with it inline the columns once
+    this.columns(x * width, (y >= 0 ? y : zero) * width, s, this.acc, y >= 0 ? this.accNext : this.spare);
   }
 
   /** V of the groups at values[x …] and values[y …] (signature s) into `outX` and `outY`, by limb columns. */
-  private columns(x: number, y: number, s: number, outX: Float64Array, outY: Float64Array): void {
+  private columns(x: number, y: number, s: number, outX: Int32Array, outY: Int32Array): void {
     const width = this.width;
     const { places, first, blocks } = this.powers[s];
     const values = this.values;
@@ -109,7 +111,7 @@ export class SeedLimbs {
   }
 
   /** The same limbs by Horner from the last group (any number of groups: every step below 2^49). */
-  private horner(x: number, s: number, acc: Float64Array): void {
+  private horner(x: number, s: number, acc: Int32Array): void {
     const { radices, limbs } = this.powers[s];
     acc.fill(0, 0, limbs);
     for (let g = radices.length - 1; g >= 0; g--) {
@@ -124,31 +126,36 @@ export class SeedLimbs {
 }
 
 const HEX = new TextEncoder().encode("0123456789abcdef");
-/** The two hex digits of each byte. */
-const HEX2 = Uint8Array.from({ length: 512 }, (_, i) => HEX[i & 1 ? (i >> 1) & 15 : i >> 5]);
+/**
+ * The four hex digits of each 16-bit limb as the bytes of one little-endian uint32, most significant digit first
+ * (256 KiB): one load and one store a limb.
+ */
+const HEX4 = new Uint32Array(65536);
+for (let v = 0; v < 65536; v++) HEX4[v] = HEX[v >> 12] | (HEX[(v >> 8) & 15] << 8) | (HEX[(v >> 4) & 15] << 16) | (HEX[v & 15] << 24);
 
-/** Writes `t<t>.<hex>` (V's last `digits` hex digits, V in limbs `acc`) into `out` at `at`; returns the end. */
-export function writeText(t: number, digits: number, acc: Float64Array, out: Uint8Array, at: number): number {
+/**
+ * Writes `t<t>.<hex>` (V's last `digits` hex digits, V in limbs `acc`) into `out` at `at`; returns the end. `view`
+ * is a DataView of `out`'s bytes (the kernel passes its own, made once).
+ */
+export function writeText(t: number, digits: number, acc: Int32Array, out: Uint8Array, at: number,
+  view = new DataView(out.buffer, out.byteOffset, out.byteLength)): number {
   out[at] = 116; // "t", then t in decimal, then "."
   let end = at + 2;
-  for (let rest = t; rest >= 10; rest = Math.floor(rest / 10)) end++;
-  for (let i = end - 1, rest = t; i > at; i--, rest = Math.floor(rest / 10)) out[i] = 48 + (rest % 10);
+  for (let rest = t; rest >= 10; rest = (rest / 10) | 0) end++; // t < 2^31: int32 division by 10
+  for (let i = end - 1, rest = t; i > at; i--) {
+    const tenth = (rest / 10) | 0;
+    out[i] = 48 + rest - 10 * tenth;
+    rest = tenth;
+  }
   out[end++] = 46;
   let i = digits - 1;
   for (; (i & 3) !== 3 && i >= 0; i--) out[end++] = HEX[(acc[i >> 2] >> (4 * (i & 3))) & 15]; // the top limb
-  for (let l = i >> 2; l >= 0; l--) { // whole limbs: 4 digits each, two at a time
-    const limb = acc[l];
-    out[end] = HEX2[2 * (limb >> 8)];
-    out[end + 1] = HEX2[2 * (limb >> 8) + 1];
-    out[end + 2] = HEX2[2 * (limb & 255)];
-    out[end + 3] = HEX2[2 * (limb & 255) + 1];
-    end += 4;
-  }
+  for (let l = i >> 2; l >= 0; l--, end += 4) view.setUint32(end, HEX4[acc[l]], true); // whole limbs: 4 digits
   return end;
 }
 
 /** The binary form of type t and V (limbs `acc`) into `out`: t in `typeBytes` bytes, then V, big-endian. */
-export function writeBinary(t: number, acc: Float64Array, typeBytes: number, out: Uint8Array): void {
+export function writeBinary(t: number, acc: Int32Array, typeBytes: number, out: Uint8Array): void {
   for (let i = 0; i < typeBytes; i++, t = Math.floor(t / 256)) out[typeBytes - 1 - i] = t & 255;
   for (let i = 0; i < out.length - typeBytes; i++) out[out.length - 1 - i] = (acc[i >> 1] >> (8 * (i & 1))) & 255;
 }

@@ -22,7 +22,8 @@ const TWO64 = 2 ** 64;
 /** 2^64 mod R for the ranks' radices R ≤ 256. */
 const RANK_REM = Array.from({ length: 257 }, (_, r) => (r === 0 ? 0 : Number(QUANT_SCALE % BigInt(r))));
 const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
-const LATIN1 = new TextDecoder("latin1");
+/** Reports are ASCII, so UTF-8 decodes them as Latin-1 would (and is the decoders' fast path). */
+const ASCII = new TextDecoder("utf-8");
 const CHUNK = 4096; // records a text buffer
 
 /** The smallest primitive root mod a prime p (1 for p = 2). */
@@ -135,6 +136,14 @@ export interface Family {
 /** Bytes of each type's reports `t<t>.<hex>`. */
 export function reportBytes(file: SymmetricFile): number[] {
   return placementFamily(file).hexWidth.map((width, t) => `t${t}.`.length + width);
+}
+
+/**
+ * out[start … stop) ← the reports of one chunk's text, record r ending at ends[r − start]. Its own function, so that
+ * privatize's loops stay short: privatize is not compiled on the fly with every step of the kernel inlined.
+ */
+function cutTexts(all: string, ends: Int32Array, out: string[], start: number, stop: number): void {
+  for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
 }
 
 export class SymmetricSampler {
@@ -467,6 +476,7 @@ export class SymmetricSampler {
     const out: string[] = new Array(xs.length);
     // A chunk's reports are written as ASCII into one buffer, decoded once, and cut into slices (O(1) strings).
     const text = new Uint8Array((12 + Math.max(...this.hexWidth)) * CHUNK);
+    const view = new DataView(text.buffer);
     const ends = new Int32Array(CHUNK);
     for (let start = 0; start < xs.length; start += CHUNK) {
       const stop = Math.min(xs.length, start + CHUNK);
@@ -474,10 +484,9 @@ export class SymmetricSampler {
       for (let first = start; first < stop; first += BATCH) {
         const last = Math.min(stop, first + BATCH);
         kernel.drawBatch(xs, first, last);
-        at = kernel.writeTexts(last - first, text, at, ends, first - start);
+        at = kernel.writeTexts(last - first, text, view, at, ends, first - start);
       }
-      const all = LATIN1.decode(text.subarray(0, at));
-      for (let r = start, from = 0; r < stop; r++) out[r] = all.slice(from, from = ends[r - start]);
+      cutTexts(ASCII.decode(text.subarray(0, at)), ends, out, start, stop);
     }
     return out;
   }

@@ -155,3 +155,49 @@ test("structured fresh path: a rejected 32-bit word is skipped and the next one 
   const other = new SymmetricSampler(file, stream([...w0, 1235, 5])).freshReports(["item3"])[0];
   assert.notDeepEqual(other, plain); // the group word is read: a different word, a different report
 });
+
+test("structured fresh path: a run of rejected words longer than a fill is skipped, the stream read in order", async () => {
+  // The kernel tops its word buffer up once a batch; a run of rejected words longer than that reserve and a fill
+  // (100,000 words of 0xffffffff, before the first record's first group word) must be read through mid-batch and
+  // leave every report as it was without the run, with the fill still called on 16,384 words at a time.
+  const vectors = JSON.parse(read("sampler.json"));
+  const file = await loadSymmetricFile(read(vectors.file));
+  const inputs = file.mechanism.inputs;
+  // enough records for several fills, so that batches also start with unread words to move to the front
+  const values = ["item3", ...Array.from({ length: 19_999 }, (_, i) => inputs[(i * 7) % inputs.length])];
+  const run = 100_000;
+  const stepOne = 2 * 256; // the first batch's w₀ words, read before any group word
+  const source = (withRun) => {
+    const random = xorshiftFill(20261128);
+    const word = new Uint32Array(1);
+    let read = 0;
+    const sizes = [];
+    const fill = (buffer) => {
+      sizes.push(buffer.length);
+      for (let i = 0; i < buffer.length; i++, read++) {
+        if (withRun && read >= stepOne && read < stepOne + run) {
+          buffer[i] = 0xffffffff;
+          continue;
+        }
+        if (read < 2) { // w₀ of the first record as in the test above: a type whose first radix is not 2^k
+          buffer[i] = read === 0 ? 0x80000000 : 0;
+          continue;
+        }
+        random(word);
+        buffer[i] = word[0];
+      }
+    };
+    return { fill, sizes };
+  };
+  const plain = source(false);
+  const withRun = source(true);
+  const expected = new SymmetricSampler(file, plain.fill).freshReports(values);
+  const sampler = new SymmetricSampler(file, withRun.fill);
+  assert.ok(sampler.groupRadix[expected[0].type][0] > 1 && 2 ** 32 % sampler.groupRadix[expected[0].type][0] !== 0);
+  assert.deepEqual(sampler.freshReports(values), expected);
+  assert.ok(withRun.sizes.length >= plain.sizes.length + Math.floor(run / 16384));
+  assert.ok([...plain.sizes, ...withRun.sizes].every((size) => size === 16384), `${withRun.sizes}`);
+  const again = source(true); // privatize reads the same stream: the text of the same reports
+  const texts = new SymmetricSampler(file, again.fill).privatize(values);
+  assert.deepEqual(texts, expected.map((report) => sampler.text(report.type, report.groups)));
+});
