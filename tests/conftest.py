@@ -19,6 +19,23 @@ from hypothesis import HealthCheck, settings
 # subprocess a test starts. Set here, before any test module is imported; the subprocesses read what is written.
 sys.dont_write_bytecode = False
 
+
+def _blas_threads_per_worker() -> None:
+    """Each xdist worker's BLAS and OpenMP pools run (cores // workers) threads: the README's ``-n 2`` fills both
+    cores with its two workers, and OpenBLAS's default of one thread per core gave each worker a second thread that
+    only spun against the other worker's (the symmetric engine's master at N = 12 took 1.6-2.1 s of CPU with two
+    threads, 0.15 s with one; the whole suite 110-123 s of CPU against 99 s). As scikit-learn's conftest does. Set
+    before NumPy loads OpenBLAS (nothing the suite loads earlier imports it) and inherited by the CLI subprocesses;
+    a count the environment already sets is kept, and a run without xdist keeps the libraries' defaults."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers:
+        threads = str(max(1, len(os.sched_getaffinity(0)) // workers))
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, threads)
+
+
+_blas_threads_per_worker()
+
 # Tolerances, defined once for the whole suite.
 EXACT = 1e-12      # closed forms evaluated two ways in float64
 TIGHT = 1e-9       # LP/solver results compared with closed forms after exact recomputation
