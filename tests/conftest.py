@@ -29,7 +29,8 @@ def _blas_threads_per_worker() -> None:
     a count the environment already sets is kept, and a run without xdist keeps the libraries' defaults."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
     if workers:
-        threads = str(max(1, len(os.sched_getaffinity(0)) // workers))
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # macOS
+        threads = str(max(1, cores // workers))
         for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ.setdefault(name, threads)
 
