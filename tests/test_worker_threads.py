@@ -1,5 +1,6 @@
-"""The suite's thread pools (tests/conftest.py): an xdist worker's BLAS and OpenMP pools run its share of the cores,
-a count the environment sets is kept, and a run without xdist keeps the libraries' defaults."""
+"""The suite's per-worker set-up (tests/conftest.py): an xdist worker's BLAS and OpenMP pools run its share of the
+cores (a count the environment sets is kept, a run without xdist keeps the libraries' defaults), and a worker rewrites
+its share of the test modules' assertions before collecting."""
 
 from __future__ import annotations
 
@@ -42,3 +43,24 @@ def test_this_process_pools_run_the_count_its_environment_states():
     assert pools
     if os.environ.get("PYTEST_XDIST_WORKER_COUNT") or "OPENBLAS_NUM_THREADS" in os.environ:
         assert set(pools) == {int(os.environ["OPENBLAS_NUM_THREADS"])}
+
+
+def test_a_worker_rewrites_its_share_of_the_test_modules_into_pytests_cache(pytestconfig, monkeypatch, tmp_path):
+    """A fresh clone's first run: worker gw1 of two rewrites the second of two test modules (sorted by path) into
+    pytest's cache, as pytest would, and leaves the first to worker gw0."""
+    from _pytest.assertion import rewrite
+
+    from conftest import _rewrite_this_workers_share
+
+    for name in ("test_a.py", "test_b.py"):
+        (tmp_path / name).write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    _rewrite_this_workers_share(pytestconfig, tmp_path)
+    cache = tmp_path / "__pycache__"
+    assert sorted(path.name for path in cache.iterdir()) == ["test_b" + rewrite.PYC_TAIL]
+    state = pytestconfig.stash[rewrite.assertstate_key]
+    code = rewrite._read_pyc(tmp_path / "test_b.py", cache / ("test_b" + rewrite.PYC_TAIL), state.trace)
+    assert code is not None
+    functions = [const for const in code.co_consts if isinstance(const, type(code))]
+    assert any(name.startswith("@py_assert") for function in functions for name in function.co_varnames)  # rewritten
