@@ -19,6 +19,54 @@ from hypothesis import HealthCheck, settings
 # subprocess a test starts. Set here, before any test module is imported; the subprocesses read what is written.
 sys.dont_write_bytecode = False
 
+
+def _blas_threads_per_worker() -> None:
+    """Each xdist worker's BLAS and OpenMP pools run (cores // workers) threads: the README's ``-n 2`` fills both
+    cores with its two workers, and OpenBLAS's default of one thread per core gave each worker a second thread that
+    only spun against the other worker's (the symmetric engine's master at N = 12 took 1.6-2.1 s of CPU with two
+    threads, 0.15 s with one; the whole suite 110-123 s of CPU against 99 s). As scikit-learn's conftest does. Set
+    before NumPy loads OpenBLAS (nothing the suite loads earlier imports it) and inherited by the CLI subprocesses;
+    a count the environment already sets is kept, and a run without xdist keeps the libraries' defaults."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # macOS
+        threads = str(max(1, cores // workers))
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, threads)
+
+
+_blas_threads_per_worker()
+
+
+def pytest_configure(config):
+    _rewrite_this_workers_share(config, Path(__file__).parent)
+
+
+def _rewrite_this_workers_share(config, folder: Path) -> None:
+    """A fresh clone's first run: each xdist worker rewrites the assertions of its share of the test modules into
+    pytest's cache before collecting, and reads the others' share as the other workers wrote it.
+
+    Both workers otherwise rewrote all ~175 modules at the same moment (pytest's AST pass, most of the 8-9 s of CPU a
+    cold ``-n 2`` collection costs more than a warm one). The cache files are pytest's own, written as pytest writes
+    them (atomically; a module whose file is missing or stale is rewritten by whoever imports it first, as before).
+    This reaches into ``_pytest.assertion.rewrite``; any change there only turns the head start off.
+    """
+    worker, workers = os.environ.get("PYTEST_XDIST_WORKER", ""), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if not worker.startswith("gw") or not workers or config.getoption("assertmode") != "rewrite":
+        return
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        for path in sorted(folder.rglob("test_*.py"))[int(worker[2:])::workers]:
+            cache = rewrite.get_cache_dir(path)
+            pyc = cache / (path.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(path, pyc, state.trace) is None and rewrite.try_makedirs(cache):
+                source, code = rewrite._rewrite_test(path, config)
+                rewrite._write_pyc(state, code, source, pyc)
+    except Exception:  # pytest's internals moved: collection rewrites every module itself
+        return
+
 # Tolerances, defined once for the whole suite.
 EXACT = 1e-12      # closed forms evaluated two ways in float64
 TIGHT = 1e-9       # LP/solver results compared with closed forms after exact recomputation

@@ -341,13 +341,14 @@ def _design_joint(prior: JointPrior, eps: float, delta: float | None, radius: fl
     result = _run_engine(design_prior, eps, design_radius, _utility(objective, weights, names),
                          deadline.before(after), seeds)
     joint_ball = ball.dense()
-    matrix = result.mechanism.matrix
-    # Decided, and stated, on the capacity as a certificate states it (rounded up), not on the raw float value.
-    achieved = certified_capacity(matrix, joint_ball)
+    outputs = [f"y{k}" for k in range(result.mechanism.matrix.shape[1])]
+    # Decided, and stated, on the capacity as a certificate states it (rounded up), not on the raw float value, and
+    # of the matrix the design returns: from_matrix renormalizes the rows, which moves the capacity by an ulp.
+    mechanism = Mechanism.from_matrix(result.mechanism.matrix, labels, outputs)
+    achieved = certified_capacity(mechanism.matrix, joint_ball)
     if achieved > eps:  # B_β(P̂) ⊆ the design ball, so only float noise of the two priors' ulps can: post-process
-        matrix, _ = repair(matrix, joint_ball, eps)
-        achieved = certified_capacity(matrix, joint_ball)
-    mechanism = Mechanism.from_matrix(matrix, labels, [f"y{k}" for k in range(matrix.shape[1])])
+        mechanism = Mechanism.from_matrix(repair(mechanism.matrix, joint_ball, eps)[0], labels, outputs)
+        achieved = certified_capacity(mechanism.matrix, joint_ball)
     p_hat = prior.dense()
     mse = weighted_trace_inverse_fisher(mechanism.matrix, p_hat, weights) - float(p_hat @ np.sum(weights**2, axis=0))
     joint = trace_inverse_fisher(mechanism.matrix, p_hat) - 1.0

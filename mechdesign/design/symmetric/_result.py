@@ -178,8 +178,13 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
     limit = v.positive("time_limit", time_limit)
     deadline = deadline if deadline is not None else Deadline(limit)
     start = time.perf_counter()
-    result = engine.run(problem, None, deadline, seed=seed, sets=sets, progress=progress)
-    mechanism, achieved, value = certify(problem, result)
+    from mechdesign.core._threads import single_thread
+
+    # The master's Newton systems are small and dense: BLAS threads only contend, as in the other designers
+    # (pyproject.toml). At N = 12 (the example below) two threads spent 1.6-2.1 s of CPU on a 2-core machine, one 0.15.
+    with single_thread():
+        result = engine.run(problem, None, deadline, seed=seed, sets=sets, progress=progress)
+        mechanism, achieved, value = certify(problem, result)
     bound = float(result.upper_bound if result.upper_bound is not None else 0.0)
     status = "optimal" if value - bound <= GAP_TOLERANCE * abs(bound) + 1e-12 else "feasible"
     oracles = compare_oracles(problem.prior, problem.epsilon, value) if problem.epsilon < 700 else ()
