@@ -88,6 +88,52 @@ def test_a_rejected_word_is_skipped():
         sampler.sample_words([x], stream[None, :width])
 
 
+def _skipped_by_rule(sampler: SymmetricPrivatizer, x: int, stream: list[int]) -> list[int]:
+    """A record's words with the rejected ones skipped, in Python integers: step 1 from the quantised row, then one
+    accepted word (w < 2⁶⁴ − (2⁶⁴ mod R)) per group radix of t and for the rank's radix (module docstring)."""
+    m = sampler.mechanism
+    k = int(m.cells.cell_of[x])
+    nonzero, quants = sampler.quantised[k]
+    bounds = list(itertools.accumulate(quants))
+    t, level = divmod(int(nonzero[next((i for i, c in enumerate(bounds) if c > stream[0]), len(bounds) - 1)]), 2)
+    n_level = int((m.high_counts if level == 0 else m.low_counts)[t, k])
+    out, at = [stream[0]], 1
+    for radix in [*(int(r) for r in sampler.family.group_radix[t]), max(n_level, 1)]:
+        while stream[at] >= QUANT_SCALE - QUANT_SCALE % radix:
+            at += 1
+        out.append(stream[at])
+        at += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_the_vectorised_rule_equals_the_rule_record_by_record_on_words_near_the_top(seed):
+    # Words ≥ 2⁶⁴ − 2³² (the only ones that can be rejected) forced into random places, a rank word included:
+    # 2⁶⁴ − 1 is rejected by every radix that is not a power of two, 2⁶⁴ − 2³² is accepted by every radix < 2³².
+    # Many records at once (the vectorised rule, its check of doubtful words and its fix-ups) must give what each
+    # record gives alone on its stream with the rejected words skipped by the rule in Python.
+    m = random_mechanism(SMALL_COUNTS, seed, types=8)
+    sampler = SymmetricPrivatizer(m)
+    rng = np.random.default_rng(seed)
+    width, count = sampler.words_needed(), 400
+    x = rng.integers(0, m.cells.size, count)
+    words = rng.integers(0, 2**64 - 1, (count, 3 * width), dtype=np.uint64, endpoint=True)
+    words[:, 1:] >>= np.uint64(1)  # below 2⁶³: no rejection but the forced ones
+    top = np.array([QUANT_SCALE - 1, QUANT_SCALE - (1 << 32), QUANT_SCALE - 2], dtype=np.uint64)
+    for i in range(count):
+        places = rng.choice(np.arange(1, width), size=int(rng.integers(0, min(4, width))), replace=False)
+        words[i, places] = top[rng.integers(0, top.size, places.size)]
+    types, groups = sampler.sample_words(x, words)
+    rejected = 0
+    for i in range(count):
+        stream = [int(w) for w in words[i]]
+        clean = _skipped_by_rule(sampler, int(x[i]), stream)
+        rejected += clean != stream[:width]
+        alone = sampler.sample_words(x[i:i + 1], np.array([clean], dtype=np.uint64))
+        assert int(types[i]) == int(alone[0][0]) and groups[i].tolist() == alone[1][0].tolist()
+    assert rejected >= count // 4  # the fix-ups ran on many records
+
+
 def _sampled_dense(sampler: SymmetricPrivatizer) -> Mechanism:
     """The sampled mechanism written out output by output (module docstring)."""
     m, family = sampler.mechanism, sampler.family
