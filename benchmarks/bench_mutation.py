@@ -14,7 +14,10 @@ JSON header states the killed share with and without the equivalent ones.
     OMP_NUM_THREADS=1 python benchmarks/bench_mutation.py --sample 40 --name mutation
 
 ``--sample k`` draws k mutants per module (seeded) when there are more. Writes benchmarks/results/<name>.{json,csv}
-(one row per mutant) with the killed share per module in the JSON header.
+(one row per mutant) with the killed share per module in the JSON header. Each finished mutant is also appended to
+benchmarks/results/<name>.jsonl as it ends, with a hash of the module's source: the same command run again continues
+an interrupted run (mutants already in the journal for the same source are not run again, and a run with all of
+them there only rewrites the results, with :data:`CLASSIFIED` as it is now). ``--fresh`` starts a new journal.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import hashlib
+import json
 import os
 import random
 import shutil
@@ -32,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import write_results
+from _common import RESULTS, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -254,6 +259,19 @@ def _run(repo: Path, tests: tuple[str, ...], timeout: float) -> tuple[str, float
         time.sleep(0.05)
 
 
+def _journal(path: Path) -> dict[tuple[str, int, str], dict[str, object]]:
+    """Finished mutants of an earlier run: (module, index, source hash) → row (a torn last line is dropped)."""
+    done: dict[tuple[str, int, str], dict[str, object]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            done[(row["module"], int(row["index"]), row["source"])] = row
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=0, help="mutants per module at most (0: all)")
@@ -262,9 +280,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", nargs="*", default=list(TARGETS), help="modules to mutate")
     parser.add_argument("--only", nargs="*", default=[], help="run only these mutants, as module:index")
     parser.add_argument("--name", default="mutation", help="results file stem")
+    parser.add_argument("--fresh", action="store_true", help="ignore (and replace) the journal <name>.jsonl")
     args = parser.parse_args(argv)
     rows: list[dict[str, object]] = []
     summary: dict[str, dict[str, object]] = {}
+    journal = RESULTS / f"{args.name}.jsonl"
+    if args.fresh:
+        journal.unlink(missing_ok=True)
+    done = _journal(journal)
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()  # the tests run, for a journal continued later
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         repo = _copy_repository(Path(tmp))
         probe = subprocess.run([sys.executable, "-c", "import mechdesign; print(mechdesign.__file__)"], cwd=repo,
@@ -283,28 +308,41 @@ def main(argv: list[str] | None = None) -> int:
                 chosen = sorted(random.Random(f"{args.seed}:{module}").sample(found, args.sample),
                                 key=lambda m: m.index)
             original = (repo / module).read_text()
-            baseline, baseline_cpu = _run(repo, TARGETS[module][1], args.timeout)
-            if baseline != "survived":
-                raise SystemExit(f"the targeted tests of {module} fail unmutated ({baseline})")
+            source = hashlib.sha256(original.encode()).hexdigest()[:16]
+            baseline_cpu = None
+            if any((module, m.index, source) not in done for m in chosen):
+                baseline, cpu = _run(repo, TARGETS[module][1], args.timeout)
+                if baseline != "survived":
+                    raise SystemExit(f"the targeted tests of {module} fail unmutated ({baseline})")
+                baseline_cpu = round(cpu, 1)
             counts = {"killed": 0, "survived": 0, "timeout": 0}
             for mutant in chosen:
-                (repo / module).write_text(mutated_source(mutant))
-                try:
-                    outcome, cpu = _run(repo, TARGETS[module][1], args.timeout)
-                finally:
-                    (repo / module).write_text(original)
+                earlier = done.get((module, mutant.index, source))
+                if earlier is None:
+                    (repo / module).write_text(mutated_source(mutant))
+                    try:
+                        outcome, cpu = _run(repo, TARGETS[module][1], args.timeout)
+                    finally:
+                        (repo / module).write_text(original)
+                    earlier = {"outcome": outcome, "cpu_seconds": round(cpu, 2), "source": source,
+                               "commit": commit, "load": round(os.getloadavg()[0], 2)}
+                    with journal.open("a") as out:
+                        out.write(json.dumps({"module": module, "index": mutant.index, **earlier}) + "\n")
+                outcome = str(earlier["outcome"])
                 counts[outcome] += 1
                 kind, why = CLASSIFIED.get((module, mutant.index), ("", "")) if outcome == "survived" else ("", "")
                 rows.append({"module": module, "index": mutant.index, "line": mutant.line,
                              "function": mutant.function, "change": mutant.change, "outcome": outcome,
-                             "cpu_seconds": round(cpu, 2), "class": kind, "why": why})
+                             "cpu_seconds": earlier["cpu_seconds"], "class": kind, "why": why})
                 print(rows[-1], flush=True)
             killed = counts["killed"] + counts["timeout"]
             equivalent = sum(row["module"] == module and row["class"] == "equivalent" for row in rows)
+            cpus = sorted(float(str(row["cpu_seconds"])) for row in rows if row["module"] == module)
             summary[module] = {"mutants": len(found), "run": len(chosen), **counts, "equivalent": equivalent,
+                               "median_cpu_seconds": cpus[len(cpus) // 2] if cpus else None,
                                "killed_share": round(killed / max(len(chosen), 1), 4),
                                "killed_share_without_equivalent": round(killed / max(len(chosen) - equivalent, 1), 4),
-                               "tests": list(TARGETS[module][1]), "baseline_cpu_seconds": round(baseline_cpu, 1)}
+                               "tests": list(TARGETS[module][1]), "baseline_cpu_seconds": baseline_cpu}
             print(module, summary[module], flush=True)
     total = sum(int(str(s["run"])) for s in summary.values())
     killed = sum(int(str(s["killed"])) + int(str(s["timeout"])) for s in summary.values())
