@@ -182,3 +182,61 @@ def test_the_floor_of_g_rounds_each_factor_down():
         for c in (1.0, 0.625):
             got = L1Ball([0.25, 0.5, 0.25], radius).min_linear([c, c, c])[0]
             assert got == np.nextafter(np.nextafter(below * below, 0.0) * c, 0.0) < c
+
+
+# The skip filter of the enumeration (``_exact``): a count vector skips the greedy when its floor bound
+# log(max c / (Σ ℓ_x c_x + (1 − Σ ℓ_x) min c)), ℓ_x = max(0, P̂_x − β/2), plus a's float error and 1e-9 (1 + |bound|)
+# nats stays below the best value found so far. With M = 2 and T > M every count vector is a block of its own, in
+# lexicographically decreasing order (T, 0), (T − 1, 1), …, (0, T). Cases: (W, P̂, β, T).
+SKIP_CASES = {
+    # ℓ = (0.1, 0.1): the floor's 0.8 of rest mass on min c makes 5 of the 6 later vectors provably smaller
+    "the rest mass on min c": ([[0.9, 0.1], [0.2, 0.8]], [0.5, 0.5], 0.8, 6),
+    # β = 2: the bound is the exact leakage log(max c / min c); (0, 3) is 5e-10 nats below (3, 0), inside 1e-9
+    "a vector within 1e-9 nats": ([[0.5 - 6.45e-6, 0.5 + 6.45e-6], [0.5, 0.5]], [0.5, 0.5], 2.0, 3),
+}
+
+
+@pytest.mark.parametrize(("matrix", "center", "radius", "releases"), list(SKIP_CASES.values()), ids=list(SKIP_CASES))
+def test_the_skip_filter_skips_and_evaluates_what_it_must(monkeypatch, matrix, center, radius, releases):
+    """The greedy sees each count vector at most once (counted): every vector whose floor bound is 1e-6 nats or more
+    below the best before it is skipped (a rest mass left out of the bound skipped fewer, same result), and every
+    vector whose bound is within 1e-9 nats of it is evaluated (a margin of 1e-9 |bound| only skipped it)."""
+    greedy = L1Ball.log_min_linear
+    seen = [0]
+
+    def counted(self: L1Ball, log_columns: np.ndarray) -> np.ndarray:
+        seen[0] += np.asarray(log_columns).reshape(self.size, -1).shape[1]
+        return greedy(self, log_columns)
+
+    monkeypatch.setattr(L1Ball, "log_min_linear", counted)
+    logs, ball = np.log(np.array(matrix)), L1Ball(center, radius)
+    _exact(logs, ball, releases)
+    floor = np.maximum(ball.center.probabilities - radius / 2, 0.0)
+    best, skip, evaluate = -math.inf, 0, 0
+    for first in range(releases, -1, -1):
+        counts = (first, releases - first)
+        a = logs @ np.array(counts, dtype=float)
+        c = np.exp(a - a.max())
+        bound = -math.log(floor @ c + (1.0 - floor.sum()) * c.min())
+        if bound + 1e-6 < best:
+            skip += 1
+            continue
+        evaluate += bound + 1e-9 >= best
+        best = max(best, float(_count_vector_leakage(np.array(matrix), ball.center.probabilities, radius, counts)))
+    assert skip >= 1 and evaluate >= 2  # the case exercises both rules
+    assert evaluate <= seen[0] <= releases + 1 - skip
+
+
+def test_underflowing_products_are_subtracted_as_documented():
+    """g(c) with entries far in the subnormal range, scaled by max c = 1: c = (1, 2^-1060, 2^-1070), P̂ = (1/2, 1/4,
+    1/4), β = 5/4 moves P̂'s 1/2 off the first letter and 1/8 off the second onto the third, so g = 2^-1063
+    + (7/8) 2^-1070 = 2,062 units of 2^-1074, exactly, with no doubtful mass left on a normal entry. The (N + 10)u
+    relative margin is below one unit there; the underflows' (2N + 4) 2^-1074 (L1Ball.min_linear, step 4) is what
+    lowers it, then one step toward 0 (step 6). An underflow margin of (2N − 4) units survived the exact oracle."""
+    tiny = 2.0**-1074
+    center, column, radius = [0.5, 0.25, 0.25], [1.0, 2.0**-1060, 2.0**-1070], 1.25
+    exact_g = exact.min_linear(center, column, radius)
+    assert exact_g == Fraction(2062) * Fraction(tiny)
+    got = L1Ball(center, radius).min_linear(column)[0]
+    assert got == np.nextafter((2062 - (2 * 3 + 4)) * tiny, 0.0)
+    assert Fraction(got) < exact_g
