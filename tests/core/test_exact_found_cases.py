@@ -264,3 +264,18 @@ def test_the_doubtful_masses_residue_weighs_the_smallest_entry_once_more():
     got = L1Ball(center, radius).min_linear(column)[0]
     assert got == expected
     assert Fraction(got) < exact.min_linear(center, column, radius)
+
+
+def test_a_ball_of_another_dimension_is_refused_with_the_number_of_rows():
+    """W has N = 3 rows and M = 2 outputs: a ball over 2 letters is refused, and the message names the N it needs."""
+    with pytest.raises(ValueError, match="be a ball in dimension 3, got priors=2"):
+        capacity([[0.5, 0.5], [0.25, 0.75], [0.75, 0.25]], L1Ball([0.5, 0.5], 0.5))
+
+
+def test_the_certified_capacity_rounds_over_the_inputs():
+    """certified_capacity = round_up(C(W, B), N), N the inputs (the terms of the greedy's sum), here N = 4 ≠ M = 2:
+    the margin over M terms is smaller and a different float."""
+    matrix = np.array([[0.5, 0.5], [0.25, 0.75], [0.75, 0.25], [0.625, 0.375]])
+    ball = L1Ball([0.25, 0.25, 0.25, 0.25], 0.5)
+    value = capacity(matrix, ball)
+    assert round_up(value, 2) < certified_capacity(matrix, ball) == round_up(value, 4)
