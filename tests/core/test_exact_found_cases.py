@@ -242,25 +242,28 @@ def test_underflowing_products_are_subtracted_as_documented():
     assert Fraction(got) < exact_g
 
 
-def test_the_doubtful_masses_residue_weighs_the_smallest_entry_once_more():
-    """g(c) for c = (1, 1/2, 3·2^-56), P̂ = (1/4, 1/4, 1/2), β = 1 − 5·2^-50: the greedy empties the first letter,
-    leaves r = 5·2^-51 on the second (a doubtful mass: it cancels) and moves β/2 onto the third, K = 2 letters sorted.
-    The double-double masses are off by at most (K + 2)²u² = 2^-102 each, on the doubtful entry (1/2) and on the
-    moved mass and the doubtful one again at min c (L1Ball.min_linear, step 3): the residue 2^-102 (1/2 + 2 min c)
-    lies just above half a spacing of g here, one unit more than 2^-102 (1/2 + min c) would round to. The test
-    states the documented floats: g = Σ_i Q*_i c_i in the code's order, lowered by (N + 10)u, the residue and
-    (2N + 4) 2^-1074, then one step toward 0; and the result is below the exact g."""
+# (the doubtful entry c₂, the mass r left on it): the first case's residue sits just above half a spacing of g, so
+# one without the moved mass's min c rounds one unit higher; the second's sits between one and one and a half, so
+# (K + 3)²u² rounds one unit lower.
+RESIDUE_CASES = [(0.5, 5 * 2.0**-51), (0.625, 2.0**-50)]
+
+
+@pytest.mark.parametrize(("doubtful", "remain"), RESIDUE_CASES)
+def test_the_doubtful_masses_residue_weighs_the_smallest_entry_once_more(doubtful, remain):
+    """g(c) for c = (1, c₂, 3·2^-56), P̂ = (1/4, 1/4, 1/2), β = 1 − 2r: the greedy empties the first letter, leaves r
+    on the second (a doubtful mass: it cancels) and moves β/2 onto the third, K = 2 letters sorted. The double-double
+    masses are off by at most (K + 2)²u² = 2^-102 each, on the doubtful entry c₂ and on the moved mass and the
+    doubtful one again at min c (L1Ball.min_linear, step 3): the residue is 2^-102 (c₂ + 2 min c), a spacing of g or
+    so here. The test states the documented floats: g = Σ_i Q*_i c_i in the code's order, lowered by (N + 10)u, the
+    residue and (2N + 4) 2^-1074, then one step toward 0; and the result is below the exact g."""
     u, tiny = 2.0**-53, 2.0**-1074
-    low, remain = 3 * 2.0**-56, 5 * 2.0**-51
+    low = 3 * 2.0**-56
     budget = 0.5 - remain
-    center, column, radius = [0.25, 0.25, 0.5], [1.0, 0.5, low], 2 * budget
-    g = (0.0 + remain * 0.5 + 0.5 * low) + budget * low
-    lowered = g * (1.0 - (3 + 10) * u)
-    slack = (2 + 2) ** 2 * u * u
-    residue = slack * (0.5 + (1 + 1) * low)
-    assert lowered - residue != lowered - slack * (0.5 + low)  # the case tells the two residues apart
+    center, column, radius = [0.25, 0.25, 0.5], [1.0, doubtful, low], 2 * budget
+    g = (0.0 + remain * doubtful + 0.5 * low) + budget * low
+    residue = (2 + 2) ** 2 * u * u * (doubtful + (1 + 1) * low)
     floor = np.nextafter(np.nextafter(low, 0.0) * np.nextafter(1.0, 0.0), 0.0)
-    expected = np.nextafter(max(lowered - residue - (2 * 3 + 4) * tiny, floor) * 1.0, 0.0)
+    expected = np.nextafter(max(g * (1.0 - (3 + 10) * u) - residue - (2 * 3 + 4) * tiny, floor) * 1.0, 0.0)
     got = L1Ball(center, radius).min_linear(column)[0]
     assert got == expected
     assert Fraction(got) < exact.min_linear(center, column, radius)
