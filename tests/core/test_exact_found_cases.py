@@ -282,3 +282,28 @@ def test_the_certified_capacity_rounds_over_the_inputs():
     ball = L1Ball([0.25, 0.25, 0.25, 0.25], 0.5)
     value = capacity(matrix, ball)
     assert round_up(value, 2) < certified_capacity(matrix, ball) == round_up(value, 4)
+
+
+def test_the_greedy_sorts_the_fewest_coordinates_that_carry_the_budget():
+    """K₀ = 1 + #{k : Σ_{j≤k} P̂_(j) < (β/2)(1 + 2(N + 1)u)} over the masses in increasing order (L1Ball.min_linear,
+    step 2): the fewest coordinates that surely carry β/2, whatever the float cumulative sum's error; the greedy
+    sorts only those (O(N + K₀ log K₀); sorting all N gave the same g)."""
+    u = FLOAT_EPS / 2
+    for center, radius in (([0.1] * 10, 0.2), ([0.05, 0.15, 0.3, 0.5], 0.5), ([0.25] * 4, 1.0)):
+        ball = L1Ball(center, radius)
+        cumulative = np.cumsum(np.sort(ball.center.probabilities))
+        k0 = 1 + int(np.count_nonzero(cumulative < radius / 2 * (1.0 + 2 * (ball.size + 1) * u)))
+        top, _, _ = ball._greedy(np.linspace(1.0, 0.5, ball.size)[:, None])
+        assert top.shape[1] == min(k0, ball.size) < ball.size
+
+
+def test_the_sorted_coordinates_carry_the_budget_when_the_float_sum_overstates_it():
+    """P̂ = (0.1, 0.2, 0.7) and β/2 = fl(0.1 + 0.2), which is above the exact sum of the two floats: the two largest
+    entries of c hold the two smallest masses, so K₀ = 2 coordinates would carry less than β/2 (the greedy stopped
+    short once). The budget raised by 2(N + 1)u makes the greedy sort a third; its coordinates carry β/2 exactly."""
+    center = [0.1, 0.2, 0.7]
+    budget = 0.1 + 0.2
+    assert Fraction(0.1) + Fraction(0.2) < Fraction(budget)
+    ball = L1Ball(center, 2 * budget)
+    top, _, _ = ball._greedy(np.array([[1.0], [0.9], [0.1]]))
+    assert sum(Fraction(ball.center.probabilities[i]) for i in top[0]) >= Fraction(budget)
