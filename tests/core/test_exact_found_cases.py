@@ -326,3 +326,15 @@ def test_the_partial_sort_takes_the_largest_entries_in_decreasing_order(size, ra
     for y in range(3):
         got, value = Fraction(ball.min_linear(columns[:, y])[0]), exact.min_linear(center, columns[:, y], radius)
         assert got <= value and value - got <= 2 * (size + 10) * Fraction(FLOAT_EPS / 2) * value
+
+
+@pytest.mark.parametrize("log_column", [[0.0, math.nan], [math.inf, 0.0], [-math.inf, -math.inf]],
+                         ids=["nan", "+inf", "no finite entry"])
+def test_log_min_linear_refuses_columns_it_cannot_bound(log_column):
+    """Logarithms must be finite or −inf (a zero entry), with a finite entry in every column: each of the three
+    conditions alone refuses the column, both ways of rounding (a check that needed all three at once let NaN
+    through)."""
+    ball = L1Ball([0.5, 0.5], 0.5)
+    for method in (ball.log_min_linear, ball.log_min_linear_up):
+        with pytest.raises(ValueError, match="be finite or -inf"):
+            method(log_column)
