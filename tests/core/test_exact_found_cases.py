@@ -144,14 +144,17 @@ def test_one_input_leaks_nothing():
     assert 0.0 <= capacity([[0.3, 0.7]], ball) < 1e-14  # the raw value, rounded up from 0
 
 
-@pytest.mark.parametrize(("center", "a"), [([0.25, 0.75], [0.0, -0.5]), ([0.5, 0.5], [0.0, -1.0])])
+@pytest.mark.parametrize(("center", "a"), [([0.25, 0.75], [0.0, -0.5]), ([0.5, 0.5], [0.0, -1.0]),
+                                         ([0.5, 0.5], [0.0, -100.0])])
 def test_log_g_is_rounded_down_by_its_documented_bound(center, a):
     """log g(c) from c's logarithms a, at β = 0 (Q* = P̂, no doubtful mass): the terms t_i = exp(log w_i + a_i − max a
     − peak) are summed, g is lowered by (N + 10)u of itself, by twice Σ t_i u(|a_i − max a| + 2|log w_i|
     + |log t_i + peak| + |log t_i| + 6) (each term's error: the shift, libm's log and exp, two subtractions) and by
     the masses' (K + 2)²u² on the smallest entry, then log g + peak + max a is lowered by 4u(1 + |log g|
     + |log g + peak| + |result|) and one step (docstrings of L1Ball.log_min_linear and _log_term_errors). Two
-    dyadic cases state the same floats; per-term bounds with a smaller or no error survived the exact oracle."""
+    dyadic cases state the same floats; per-term bounds with a smaller or no error survived the exact oracle. In the
+    third the second term (e^-100) vanishes beside the first: the lowered g is below 1 and its log negative (a log g
+    clipped at 0 survived)."""
     u, direction = 2.0**-53, -1.0
     a, p = np.array(a), np.array(center)
     shifted = a - a.max()
@@ -289,7 +292,10 @@ def test_the_greedy_sorts_the_fewest_coordinates_that_carry_the_budget():
     step 2): the fewest coordinates that surely carry β/2, whatever the float cumulative sum's error; the greedy
     sorts only those (O(N + K₀ log K₀); sorting all N gave the same g)."""
     u = FLOAT_EPS / 2
-    for center, radius in (([0.1] * 10, 0.2), ([0.05, 0.15, 0.3, 0.5], 0.5), ([0.25] * 4, 1.0)):
+    # The last two put β/2 a few ulps below 1/2, the sum of two masses: (β/2)(1 + 2(N + 1)u) is above it at
+    # β/2 = (1 − 8u)/2 and below it at (1 − 12u)/2, where margins of 2(N − 1)u or 2Nu, and of 3(N + 1)u, tell apart.
+    for center, radius in (([0.1] * 10, 0.2), ([0.05, 0.15, 0.3, 0.5], 0.5), ([0.25] * 4, 1.0),
+                           ([0.25] * 4, 1.0 - 8 * u), ([0.25] * 4, 1.0 - 12 * u)):
         ball = L1Ball(center, radius)
         cumulative = np.cumsum(np.sort(ball.center.probabilities))
         k0 = 1 + int(np.count_nonzero(cumulative < radius / 2 * (1.0 + 2 * (ball.size + 1) * u)))
