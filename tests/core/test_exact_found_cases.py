@@ -344,3 +344,38 @@ def test_log_min_linear_refuses_columns_it_cannot_bound(log_column):
     for method in (ball.log_min_linear, ball.log_min_linear_up):
         with pytest.raises(ValueError, match="be finite or -inf"):
             method(log_column)
+
+
+def test_log_g_lowers_the_doubtful_mass_by_its_documented_residue():
+    """log g(c) rounded down with a doubtful mass: c = (1, 3/4, 29·2^-60) as logarithms a, P̂ = (1/4, 1/4, 1/2),
+    β = 1 − 6·2^-53: the greedy empties the first letter, leaves r = 3·2^-53 on the second and moves β/2 onto the
+    third (K = 2). As in min_linear, the double-double mass r is off by at most (K + 2)²u², weighed by its entry
+    relative to the peak term, e^(a₂ − max a − peak), about 2^49 here, so the residue is near one u of g; then the
+    per-term errors, (N + 10)u, and the final 4u(1 + |log g| + |log g + peak| + |result|) and one step (docstrings of
+    L1Ball.log_min_linear and _log_term_errors). The test states the same floats, and the result is below the exact
+    log g. A residue without the doubtful entry, or subtracted with the wrong sign, gave another float."""
+    u = 2.0**-53
+    low, remain = 29 * 2.0**-60, 3 * 2.0**-53
+    center, radius = [0.25, 0.25, 0.5], 2 * (0.5 - remain)
+    a = np.log([1.0, 0.75, low])
+    shifted = a - a.max()
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(np.array([0.0, remain, 0.5 + (0.5 - remain)]))
+    log_terms = log_weights + shifted
+    peak = log_terms.max()
+    from_peak = log_terms - peak
+    terms = np.exp(from_peak)
+    with np.errstate(invalid="ignore"):  # the empty first coordinate: 0 · inf, discarded
+        relative = u * (np.abs(shifted) + 2 * np.abs(log_weights) + np.abs(log_terms) + np.abs(from_peak) + 6.0)
+        errors = np.where(terms > 0, terms * relative, 0.0).sum()
+    unit_top = np.array([0.0, np.exp(shifted[1] - peak)])
+    unit_low = np.exp(shifted[2] - peak)
+    residue = (2 + 2) ** 2 * u * u * (unit_top.sum() + (1 + 1) * unit_low)
+    g = terms.sum() * (1.0 - (3 + 10) * u) - (2 * errors + residue)
+    log_g = np.log(g)
+    partial_sum = log_g + peak
+    out = partial_sum + a.max()
+    margin = 4 * u * (1.0 + np.abs(log_g) + np.abs(partial_sum) + np.abs(out))
+    expected = np.nextafter(out - margin, -np.inf)
+    assert L1Ball(center, radius).log_min_linear(a)[0] == expected
+    assert exact.excess(float(expected), exact.log_min_linear(center, a, radius)) < 0
