@@ -379,3 +379,29 @@ def test_log_g_lowers_the_doubtful_mass_by_its_documented_residue():
     expected = np.nextafter(out - margin, -np.inf)
     assert L1Ball(center, radius).log_min_linear(a)[0] == expected
     assert exact.excess(float(expected), exact.log_min_linear(center, a, radius)) < 0
+
+
+def test_proportional_outputs_merge_and_outputs_never_emitted_drop():
+    """Outputs whose columns are positive multiples of each other give the same likelihood ratios: merged (summed,
+    labelled by the first), and a never-emitted output is dropped; the T-release account names its worst count
+    vector on W's own outputs, never on the dropped one. (Columns compared unscaled merged nothing; all-zero columns
+    kept, or mapped onto a real direction, named the dropped output.)"""
+    from mechdesign.core._repeated import merged_mechanism
+
+    matrix = np.array([[0.0, 0.2, 0.4, 0.4], [0.0, 0.1, 0.2, 0.7]])
+    merged = merged_mechanism(matrix)
+    assert merged.outputs == ("1", "3")
+    assert np.array_equal(merged.matrix, [[0.2 + 0.4, 0.4], [0.1 + 0.2, 0.7]])
+    account = release_leakage(matrix, L1Ball([0.5, 0.5], 0.5), 3, method="enumeration")
+    assert account.vectors == number_of_count_vectors(3, 2) and account.worst is not None
+    assert account.worst[0] == 0 and sum(account.worst) == 3
+
+
+def test_an_enumeration_that_fits_a_block_is_one_block():
+    """T ≤ M with C(T + M − 1, T) ≤ 2^17 count vectors: the multiset enumeration builds them in one block, level by
+    level (its progress hears one count); recursing on the first output there gave the same vectors in 35 blocks."""
+    matrix = np.array([[0.5, 0.3, 0.05, 0.05, 0.05, 0.03, 0.02], [0.1, 0.1, 0.2, 0.2, 0.2, 0.1, 0.1]])
+    logs, _ = _merged_logs(matrix)
+    seen: list[int] = []
+    _exact(logs, L1Ball([0.5, 0.5], 0.2), 4, progress=seen.append)
+    assert seen == [number_of_count_vectors(4, logs.shape[1])]
