@@ -91,23 +91,30 @@ def test_the_enumeration_reports_every_count_vector_once():
         assert seen == sorted(seen) and seen[-1] == number_of_count_vectors(releases, 3)
 
 
-def test_the_account_is_the_documented_rounding_of_its_count_vectors():
+@pytest.mark.parametrize(("matrix", "center"), [([[0.5, 0.5], [0.375, 0.625], [0.625, 0.375]], [0.25, 0.5, 0.25]),
+                                               ([[0.5, 0.5], [0.625, 0.375], [0.0, 1.0]], [0.25, 0.25, 0.5])],
+                         ids=["positive", "a zero"])
+def test_the_account_is_the_documented_rounding_of_its_count_vectors(matrix, center):
     """epsilon = round_up(max_n [max a − log g(a) + 2(M + 2)u·s(n)], N + 2), a = L n, s(n) = max_x Σ_y n_y |L_xy|
-    (module docstring: a's float error bound added twice, then the N + 2 terms of the greedy rounded up). T = 2 of
-    M = 2 outputs makes every a exact up to one addition, so the test states the same floats; N = 3 ≠ M, and a
-    margin for fewer terms (N − 2, or M + 2) survived the other tests: the exact value sits about 40ε below."""
-    matrix = np.array([[0.5, 0.5], [0.375, 0.625], [0.625, 0.375]])
-    ball = L1Ball([0.25, 0.5, 0.25], 0.25)
+    (module docstring: a's float error bound added twice, then the N + 2 terms of the greedy rounded up; a zero
+    entry, L = −∞, adds no error). T = 2 of M = 2 outputs makes every a exact up to one addition, so the test states
+    the same floats; N = 3 ≠ M, and a margin for fewer terms (N − 2, or M + 2) survived the other tests: the exact
+    value sits about 40ε below. With a zero on the worst vector's output, a zero counted as one nat of error
+    survived too."""
+    matrix = np.array(matrix)
+    ball = L1Ball(center, 0.25)
     account = release_leakage(matrix, ball, 2, method="enumeration")
     assert account.method == "enumeration"  # the trivial bounds are larger
-    logs = np.log(matrix)
+    with np.errstate(divide="ignore"):
+        logs = np.log(matrix)
+    sizes = np.where(np.isfinite(logs), np.abs(logs), 0.0)
     values = []
     for counts in ((2, 0), (1, 1), (0, 2)):
-        a = logs[:, 0] * 0.0
+        a = np.zeros(3)
         for y, n in enumerate(counts):
             for _ in range(n):
                 a = a + logs[:, y]
-        scale = float(np.max(np.abs(logs) @ np.array(counts, dtype=float)))
+        scale = float(np.max(sizes @ np.array(counts, dtype=float)))
         values.append(float(a.max() - ball.log_min_linear(a)[0]) + 2 * (2 + 2) * (FLOAT_EPS / 2) * scale)
     assert account.epsilon == round_up(max(values), 3 + 2)
 
