@@ -26,7 +26,7 @@ from mechdesign.core import (
     release_leakage,
     report_leakage,
 )
-from mechdesign.core._repeated import _exact, _merged_logs
+from mechdesign.core._repeated import _exact, _merged_logs, count_vectors
 
 
 def _count_vector_leakage(matrix: np.ndarray, center: np.ndarray, radius: float, counts: tuple[int, ...]) -> Decimal:
@@ -412,3 +412,31 @@ def test_an_enumeration_that_fits_a_block_is_one_block():
     seen: list[int] = []
     _exact(logs, L1Ball([0.5, 0.5], 0.2), 4, progress=seen.append)
     assert seen == [number_of_count_vectors(4, logs.shape[1])]
+
+
+@pytest.mark.parametrize("block", [1 << 17, 6], ids=["one block", "recursing"])
+@pytest.mark.parametrize("releases", [1, 2, 3, 4, 6])
+def test_every_block_row_is_its_count_vector(monkeypatch, block, releases):
+    """The enumeration's blocks (multisets for 1 < T ≤ M, count rows otherwise; a block of 6 vectors makes the
+    multiset one recurse on prefixes) hold every count vector of T releases over M = 4 outputs exactly once, each
+    row with a = L n (−∞ where an input cannot emit it) and the float-error scale s(n) = max_x Σ_y n_y |L_xy| (a zero,
+    L = −∞, adds nothing) that the account's margin 2(M + 2)u·s(n) is built on."""
+    from mechdesign.core import _repeated
+
+    monkeypatch.setattr(_repeated, "_BLOCK_COLUMNS", block)
+    matrix = np.array([[0.5, 0.25, 0.125, 0.125], [0.0, 0.125, 0.375, 0.5], [0.25, 0.25, 0.25, 0.25]])
+    with np.errstate(divide="ignore"):
+        logs = np.log(matrix)
+    sizes = np.where(np.isfinite(logs), np.abs(logs), 0.0)
+    seen = []
+    for a, scale, counts_of in _repeated._blocks(logs, releases):
+        for j in range(a.shape[0]):
+            counts = np.asarray(counts_of(j))
+            assert counts.sum() == releases and counts.min() >= 0
+            emits = np.isfinite(logs[:, counts > 0]).all(axis=1)
+            expected = np.where(emits, np.where(np.isfinite(logs), logs, 0.0) @ counts, -np.inf)
+            assert np.array_equal(np.isfinite(a[j]), emits)
+            assert np.allclose(a[j][emits], expected[emits], rtol=1e-14, atol=0.0)
+            assert math.isclose(scale[j], float((sizes @ counts).max()), rel_tol=1e-14)
+            seen.append(tuple(counts.tolist()))
+    assert sorted(seen) == sorted(map(tuple, count_vectors(releases, 4).tolist()))
