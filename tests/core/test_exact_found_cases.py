@@ -440,3 +440,18 @@ def test_every_block_row_is_its_count_vector(monkeypatch, block, releases):
             assert math.isclose(scale[j], float((sizes @ counts).max()), rel_tol=1e-14)
             seen.append(tuple(counts.tolist()))
     assert sorted(seen) == sorted(map(tuple, count_vectors(releases, 4).tolist()))
+
+
+def test_log_g_brackets_the_whole_mass_moved_when_the_floats_sum_below_one():
+    """P̂ = (1/3, 1/3, 1/3) as floats sums to 1 − 2^-54 exactly, below β/2 = 1: the K = N coordinates carry less
+    than the budget and all of their mass moves onto min c, so g = (Σ P̂) min c. Both roundings of log g stay finite
+    and bracket the exact value (moving nothing when the coordinates fall short gave log g = −∞ both ways: an
+    "upper" bound of −∞, and a T-release account's lower end of +∞)."""
+    center, column = [1 / 3] * 3, [0.5, 0.25, 0.125]
+    assert sum(Fraction(p) for p in center) < 1
+    ball = L1Ball(center, 2.0)
+    value = exact.log_min_linear(center, np.log(column), 2.0)
+    assert exact.excess(float(ball.log_min_linear(np.log(column))[0]), value) <= 0
+    assert exact.excess(float(ball.log_min_linear_up(np.log(column))[0]), value) >= 0
+    account = release_leakage([[0.5, 0.5], [0.25, 0.75], [0.125, 0.875]], ball, 2, method="enumeration")
+    assert account.lower <= account.epsilon < math.inf
