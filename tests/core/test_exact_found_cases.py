@@ -418,18 +418,22 @@ def test_an_enumeration_that_fits_a_block_is_one_block():
 @pytest.mark.parametrize("releases", [1, 2, 3, 4, 6])
 def test_every_block_row_is_its_count_vector(monkeypatch, block, releases):
     """The enumeration's blocks (multisets for 1 < T ≤ M, count rows otherwise; a block of 6 vectors makes the
-    multiset one recurse on prefixes) hold every count vector of T releases over M = 4 outputs exactly once, each
+    multiset one recurse on prefixes) hold every count vector of T releases over M = 5 outputs exactly once, each
     row with a = L n (−∞ where an input cannot emit it) and the float-error scale s(n) = max_x Σ_y n_y |L_xy| (a zero,
-    L = −∞, adds nothing) that the account's margin 2(M + 2)u·s(n) is built on."""
+    L = −∞, adds nothing) that the account's margin 2(M + 2)u·s(n) is built on. A block holds at most the block size
+    of vectors, or one prefix's last level (≤ M), or one head row's tail: the count rows split the outputs into the
+    first ⌈M/2⌉ and the other ⌊M/2⌋ = 2, whose counts of T − r releases are at most T + 1 rows."""
     from mechdesign.core import _repeated
 
     monkeypatch.setattr(_repeated, "_BLOCK_COLUMNS", block)
-    matrix = np.array([[0.5, 0.25, 0.125, 0.125], [0.0, 0.125, 0.375, 0.5], [0.25, 0.25, 0.25, 0.25]])
+    matrix = np.array([[0.5, 0.25, 0.125, 0.0625, 0.0625], [0.0, 0.125, 0.375, 0.25, 0.25],
+                       [0.25, 0.25, 0.25, 0.125, 0.125]])
     with np.errstate(divide="ignore"):
         logs = np.log(matrix)
     sizes = np.where(np.isfinite(logs), np.abs(logs), 0.0)
     seen = []
     for a, scale, counts_of in _repeated._blocks(logs, releases):
+        assert a.shape[0] <= max(block, matrix.shape[1], releases + 1)
         for j in range(a.shape[0]):
             counts = np.asarray(counts_of(j))
             assert counts.sum() == releases and counts.min() >= 0
@@ -439,7 +443,7 @@ def test_every_block_row_is_its_count_vector(monkeypatch, block, releases):
             assert np.allclose(a[j][emits], expected[emits], rtol=1e-14, atol=0.0)
             assert math.isclose(scale[j], float((sizes @ counts).max()), rel_tol=1e-14)
             seen.append(tuple(counts.tolist()))
-    assert sorted(seen) == sorted(map(tuple, count_vectors(releases, 4).tolist()))
+    assert sorted(seen) == sorted(map(tuple, count_vectors(releases, 5).tolist()))
 
 
 def test_log_g_brackets_the_whole_mass_moved_when_the_floats_sum_below_one():
@@ -455,3 +459,12 @@ def test_log_g_brackets_the_whole_mass_moved_when_the_floats_sum_below_one():
     assert exact.excess(float(ball.log_min_linear_up(np.log(column))[0]), value) >= 0
     account = release_leakage([[0.5, 0.5], [0.25, 0.75], [0.125, 0.875]], ball, 2, method="enumeration")
     assert account.lower <= account.epsilon < math.inf
+
+
+def test_reports_through_a_constant_second_layer_leak_nothing():
+    """W₂ with identical rows (its outputs all proportional: one direction, M = 1 after merging) reports nothing
+    about W₁'s answer: T = 3 reports leak 0 up to the rounding, one count vector (T on the single direction), exact
+    (the count enumeration's one-output case taken by the general split crashed)."""
+    account = report_leakage([[0.75, 0.25], [0.25, 0.75]], [[0.5, 0.5], [0.5, 0.5]], L1Ball([0.5, 0.5], 0.5), 3)
+    assert account.exact and account.vectors == 1 and account.worst == (3, 0)
+    assert account.lower <= 0.0 <= account.epsilon < 1e-13
