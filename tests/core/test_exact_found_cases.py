@@ -100,7 +100,8 @@ def test_the_account_is_the_documented_rounding_of_its_count_vectors(matrix, cen
     entry, L = −∞, adds no error). T = 2 of M = 2 outputs makes every a exact up to one addition, so the test states
     the same floats; N = 3 ≠ M, and a margin for fewer terms (N − 2, or M + 2) survived the other tests: the exact
     value sits about 40ε below. With a zero on the worst vector's output, a zero counted as one nat of error
-    survived too."""
+    survived too. The lower end is the worst vector's max a − log g rounded up, less the same error, rounded down by
+    16ε(1 + |value|) (an error divided by s instead survived)."""
     matrix = np.array(matrix)
     ball = L1Ball(center, 0.25)
     account = release_leakage(matrix, ball, 2, method="enumeration")
@@ -108,7 +109,7 @@ def test_the_account_is_the_documented_rounding_of_its_count_vectors(matrix, cen
     with np.errstate(divide="ignore"):
         logs = np.log(matrix)
     sizes = np.where(np.isfinite(logs), np.abs(logs), 0.0)
-    values = []
+    values, lowers = [], []
     for counts in ((2, 0), (1, 1), (0, 2)):
         a = np.zeros(3)
         for y, n in enumerate(counts):
@@ -116,7 +117,12 @@ def test_the_account_is_the_documented_rounding_of_its_count_vectors(matrix, cen
                 a = a + logs[:, y]
         scale = float(np.max(sizes @ np.array(counts, dtype=float)))
         values.append(float(a.max() - ball.log_min_linear(a)[0]) + 2 * (2 + 2) * (FLOAT_EPS / 2) * scale)
+        # The lower end: the worst vector's value with log g rounded up and a's error taken the other way.
+        lowers.append(float(a.max() - ball.log_min_linear_up(a)[0]) - 2 * (2 + 2) * (FLOAT_EPS / 2) * scale)
     assert account.epsilon == round_up(max(values), 3 + 2)
+    worst = int(np.argmax(values))
+    assert account.worst == ((2, 0), (1, 1), (0, 2))[worst]
+    assert account.lower == lowers[worst] - (abs(lowers[worst]) + 1.0) * 16 * FLOAT_EPS
 
 
 def test_the_report_account_is_the_documented_rounding_of_its_count_vectors():
@@ -468,3 +474,14 @@ def test_reports_through_a_constant_second_layer_leak_nothing():
     account = report_leakage([[0.75, 0.25], [0.25, 0.75]], [[0.5, 0.5], [0.5, 0.5]], L1Ball([0.5, 0.5], 0.5), 3)
     assert account.exact and account.vectors == 1 and account.worst == (3, 0)
     assert account.lower <= 0.0 <= account.epsilon < 1e-13
+
+
+def test_a_tie_names_the_first_count_vector_enumerated():
+    """Randomized response over a uniform estimate: T = 3 releases of all-0 and of all-1 leak exactly alike (the
+    columns are each other's mirror); the account names the first enumerated, (3, 0), as a deterministic worst (a
+    later tie replacing it named (0, 3))."""
+    rr = [[0.75, 0.25], [0.25, 0.75]]
+    ball = L1Ball([0.5, 0.5], 0.5)
+    first, last = (_count_vector_leakage(np.array(rr), ball.center.probabilities, 0.5, n) for n in ((3, 0), (0, 3)))
+    assert first == last
+    assert release_leakage(rr, ball, 3, method="enumeration").worst == (3, 0)
