@@ -485,3 +485,16 @@ def test_a_tie_names_the_first_count_vector_enumerated():
     first, last = (_count_vector_leakage(np.array(rr), ball.center.probabilities, 0.5, n) for n in ((3, 0), (0, 3)))
     assert first == last
     assert release_leakage(rr, ball, 3, method="enumeration").worst == (3, 0)
+
+
+@pytest.mark.parametrize("releases", [2, 3])
+def test_count_vectors_no_input_emits_are_left_out_and_the_rest_evaluated(releases):
+    """W = ((1/2, 1/2, 0), (0, 1/2, 1/2)): a count vector holding both the first and the last output has
+    probability 0 under every input and is never released; the others, in the same block, are all evaluated, and the
+    account brackets the exact L_T (a block with such a vector once skipped whole: no upper bound at all)."""
+    matrix = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
+    ball = L1Ball([0.5, 0.5], 0.5)
+    account = release_leakage(matrix, ball, releases, method="enumeration")
+    value = exact.release_account(matrix, ball.center.probabilities, ball.radius, releases)
+    assert account.exact and account.vectors == number_of_count_vectors(releases, 3)
+    assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
