@@ -209,6 +209,8 @@ SKIP_CASES = {
     "the rest mass on min c": ([[0.9, 0.1], [0.2, 0.8]], [0.5, 0.5], 0.8, 6),
     # β = 2: the bound is the exact leakage log(max c / min c); (0, 3) is 5e-10 nats below (3, 0), inside 1e-9
     "a vector within 1e-9 nats": ([[0.5 - 6.45e-6, 0.5 + 6.45e-6], [0.5, 0.5]], [0.5, 0.5], 2.0, 3),
+    # at 10 nats the margin is 1.1e-8: (0, 3) is 5e-9 below (3, 0) and still evaluated
+    "within 1e-9 (1 + 10) nats": ([[0.966 - 5.875e-11, 0.034 + 5.875e-11], [0.034, 0.966]], [0.5, 0.5], 2.0, 3),
 }
 
 
@@ -216,7 +218,8 @@ SKIP_CASES = {
 def test_the_skip_filter_skips_and_evaluates_what_it_must(monkeypatch, matrix, center, radius, releases):
     """The greedy sees each count vector at most once (counted): every vector whose floor bound is 1e-6 nats or more
     below the best before it is skipped (a rest mass left out of the bound skipped fewer, same result), and every
-    vector whose bound is within 1e-9 nats of it is evaluated (a margin of 1e-9 |bound| only skipped it)."""
+    vector whose bound is within 1e-9 (1 + |bound|) nats of it is evaluated (margins of 1e-9 |bound| or
+    1e-9 / (1 + |bound|) skipped it)."""
     greedy = L1Ball.log_min_linear
     seen = [0]
 
@@ -237,7 +240,7 @@ def test_the_skip_filter_skips_and_evaluates_what_it_must(monkeypatch, matrix, c
         if bound + 1e-6 < best:
             skip += 1
             continue
-        evaluate += bound + 1e-9 >= best
+        evaluate += bound + 1e-9 * (1.0 + abs(bound)) >= best
         best = max(best, float(_count_vector_leakage(np.array(matrix), ball.center.probabilities, radius, counts)))
     assert skip >= 1 and evaluate >= 2  # the case exercises both rules
     assert evaluate <= seen[0] <= releases + 1 - skip
@@ -487,14 +490,28 @@ def test_a_tie_names_the_first_count_vector_enumerated():
     assert release_leakage(rr, ball, 3, method="enumeration").worst == (3, 0)
 
 
-@pytest.mark.parametrize("releases", [2, 3])
-def test_count_vectors_no_input_emits_are_left_out_and_the_rest_evaluated(releases):
+@pytest.mark.parametrize("releases", [2, 3, 4])
+def test_count_vectors_no_input_emits_are_left_out_and_the_rest_evaluated(monkeypatch, releases):
     """W = ((1/2, 1/2, 0), (0, 1/2, 1/2)): a count vector holding both the first and the last output has
-    probability 0 under every input and is never released; the others, in the same block, are all evaluated, and the
-    account brackets the exact L_T (a block with such a vector once skipped whole: no upper bound at all)."""
+    probability 0 under every input and is never released; the others in its block are evaluated (counted: at least
+    every vector that attains L_T, which no bound can skip), and the account brackets the exact L_T. At T = 4 > M the
+    count rows put one such block beside one released vector. (A block holding such a vector once skipped whole, and
+    one left with a single released vector skipped it.)"""
+    greedy = L1Ball.log_min_linear
+    seen = [0]
+
+    def counted(self: L1Ball, log_columns: np.ndarray) -> np.ndarray:
+        seen[0] += np.asarray(log_columns).reshape(self.size, -1).shape[1]
+        return greedy(self, log_columns)
+
+    monkeypatch.setattr(L1Ball, "log_min_linear", counted)
     matrix = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
     ball = L1Ball([0.5, 0.5], 0.5)
     account = release_leakage(matrix, ball, releases, method="enumeration")
     value = exact.release_account(matrix, ball.center.probabilities, ball.radius, releases)
     assert account.exact and account.vectors == number_of_count_vectors(releases, 3)
     assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
+    released = [tuple(n) for n in count_vectors(releases, 3).tolist() if not (n[0] and n[2])]
+    attaining = [n for n in released
+                 if _count_vector_leakage(np.array(matrix), ball.center.probabilities, 0.5, n) == value]
+    assert seen[0] >= len(attaining) >= 2
