@@ -526,3 +526,31 @@ def test_report_leakage_refuses_a_ball_it_cannot_use(ball):
     refused with the rule (a check needing both faults at once let each through)."""
     with pytest.raises(ValueError, match="be an L1Ball in dimension 2"):
         report_leakage([[0.75, 0.25], [0.25, 0.75]], [[0.75, 0.25], [0.25, 0.75]], ball, 2)
+
+
+def _report_account(permanent: np.ndarray, reports: np.ndarray, center: np.ndarray, radius: float,
+                    releases: int) -> Decimal:
+    """The exact leakage of T reports of a two-layer release: max over count vectors n of log(max c / g(c)),
+    c_x = Σ_{y₁} W₁[x, y₁] ∏_y W₂[y₁, y]^{n_y} (Fractions), g the ball's greedy."""
+    first = [[exact.rational(w) for w in row] for row in permanent]
+    second = [[exact.rational(w) for w in row] for row in reports]
+    p = [exact.rational(q) for q in center]
+    best = Fraction(0)
+    for counts in count_vectors(releases, len(second[0])).tolist():
+        layer = [math.prod((w**n for w, n in zip(row, counts, strict=True)), start=Fraction(1)) for row in second]
+        column = [sum((w * b for w, b in zip(row, layer, strict=True)), Fraction(0)) for row in first]
+        q = exact.greedy_weights(p, column, exact.rational(radius))
+        best = max(best, max(column) / sum((qi * ci for qi, ci in zip(q, column, strict=True)), Fraction(0)))
+    return exact.ln(best)
+
+
+def test_the_report_account_brackets_the_exact_leakage():
+    """T = 3 reports of a two-layer release: lower ≤ L_T ≤ epsilon against the exact account (lower is the exact
+    leakage of a real outcome rounded down, not the upper end: a lower end taken as max(lower, epsilon) survived)."""
+    permanent = np.array([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]])
+    reports = np.array([[0.875, 0.125], [0.25, 0.75]])
+    ball = L1Ball([0.25, 0.5, 0.25], 0.5)
+    account = report_leakage(permanent, reports, ball, 3)
+    value = _report_account(permanent, reports, ball.center.probabilities, ball.radius, 3)
+    assert account.method == "enumeration" and account.exact
+    assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
