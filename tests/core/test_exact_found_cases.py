@@ -554,3 +554,20 @@ def test_the_report_account_brackets_the_exact_leakage():
     value = _report_account(permanent, reports, ball.center.probabilities, ball.radius, 3)
     assert account.method == "enumeration" and account.exact
     assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
+
+
+def test_the_report_enumeration_admits_exactly_its_limits(monkeypatch):
+    """max_vectors is the largest enumeration, and MAX_REPORT_TERMS the most permanent likelihood terms (count
+    vectors × N × M₁): T = 2 reports over two outputs are 3 vectors and 18 terms; limits of exactly that enumerate
+    (limits one below fall back to the permanent bound)."""
+    from mechdesign.core import _repeated
+
+    permanent = np.array([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]])
+    reports = np.array([[0.875, 0.125], [0.25, 0.75]])
+    ball = L1Ball([0.25, 0.5, 0.25], 0.5)
+    assert report_leakage(permanent, reports, ball, 2, max_vectors=3).method == "enumeration"
+    assert report_leakage(permanent, reports, ball, 2, max_vectors=2).method == "permanent"
+    monkeypatch.setattr(_repeated, "MAX_REPORT_TERMS", 18)
+    assert report_leakage(permanent, reports, ball, 2).method == "enumeration"
+    monkeypatch.setattr(_repeated, "MAX_REPORT_TERMS", 17)
+    assert report_leakage(permanent, reports, ball, 2).method == "permanent"
