@@ -571,3 +571,36 @@ def test_the_report_enumeration_admits_exactly_its_limits(monkeypatch):
     assert report_leakage(permanent, reports, ball, 2).method == "enumeration"
     monkeypatch.setattr(_repeated, "MAX_REPORT_TERMS", 17)
     assert report_leakage(permanent, reports, ball, 2).method == "permanent"
+
+
+@pytest.mark.parametrize(("max_vectors", "fewer"), [(2, 1), (1, 0)])
+def test_reports_beyond_the_enumeration_are_bracketed_by_fewer_and_the_permanent_answer(max_vectors, fewer):
+    """T = 3 reports with max_vectors below their 4 count vectors: the account is [the exact account of the most
+    reports T′ < T that enumerate (0 when none does), the capacity of W₁], and still brackets the exact L_T
+    (a lower end of 1 nat for T′ = 0, or T′'s upper end taken for its lower one, left it above L_T)."""
+    permanent = np.array([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]])
+    reports = np.array([[0.875, 0.125], [0.25, 0.75]])
+    ball = L1Ball([0.25, 0.5, 0.25], 0.5)
+    account = report_leakage(permanent, reports, ball, 3, max_vectors=max_vectors)
+    assert account.method == "permanent" and account.epsilon == capacity(permanent, ball)
+    expected = report_leakage(permanent, reports, ball, fewer).lower if fewer else -16 * FLOAT_EPS  # 0, rounded down
+    assert account.lower == min(expected, account.epsilon)
+    value = _report_account(permanent, reports, ball.center.probabilities, ball.radius, 3)
+    assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
+
+
+def test_reports_of_an_exact_answer_reach_the_permanent_bound_from_below():
+    """W₂ the identity: every report repeats W₁'s answer, so any number of reports leaks exactly C(W₁) and the lower
+    end T′ = 1 is the exact account of one report rounded down, below L_T (its upper end, rounded up, is above)."""
+    permanent = np.array([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]])
+    ball = L1Ball([0.25, 0.5, 0.25], 0.5)
+    account = report_leakage(permanent, np.eye(2), ball, 3, max_vectors=2)
+    value = exact.capacity(permanent, ball.center.probabilities, ball.radius)
+    assert account.method == "permanent"
+    assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
+
+
+def test_reports_of_another_height_are_refused_naming_the_permanent_outputs():
+    """W₂ needs one row per output of W₁ (M₁ = 2 here, N = 3): three rows are refused with M₁ in the rule."""
+    with pytest.raises(ValueError, match=r"have one row per output of permanent \(2\)"):
+        report_leakage([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]], np.eye(3), L1Ball([0.25, 0.5, 0.25], 0.5), 2)
