@@ -520,12 +520,12 @@ def test_count_vectors_no_input_emits_are_left_out_and_the_rest_evaluated(monkey
     assert seen[0] >= len(attaining) >= 2
 
 
-@pytest.mark.parametrize("ball", [L1Ball([0.5, 0.25, 0.25], 0.5), [0.5, 0.5]], ids=["another dimension", "a list"])
+@pytest.mark.parametrize("ball", [L1Ball([0.5, 0.5], 0.5), [0.25, 0.5, 0.25]], ids=["another dimension", "a list"])
 def test_report_leakage_refuses_a_ball_it_cannot_use(ball):
-    """The ball must be an L1Ball over W₁'s inputs: one over three letters for a two-input W₁, or a plain list, is
-    refused with the rule (a check needing both faults at once let each through)."""
-    with pytest.raises(ValueError, match="be an L1Ball in dimension 2"):
-        report_leakage([[0.75, 0.25], [0.25, 0.75]], [[0.75, 0.25], [0.25, 0.75]], ball, 2)
+    """The ball must be an L1Ball over W₁'s N = 3 inputs (M₁ = 2): one over two letters, or a plain list, is
+    refused with the rule naming N (a check needing both faults at once let each through)."""
+    with pytest.raises(ValueError, match="be an L1Ball in dimension 3"):
+        report_leakage([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]], [[0.75, 0.25], [0.25, 0.75]], ball, 2)
 
 
 def _report_account(permanent: np.ndarray, reports: np.ndarray, center: np.ndarray, radius: float,
