@@ -604,3 +604,13 @@ def test_reports_of_another_height_are_refused_naming_the_permanent_outputs():
     """W₂ needs one row per output of W₁ (M₁ = 2 here, N = 3): three rows are refused with M₁ in the rule."""
     with pytest.raises(ValueError, match=r"have one row per output of permanent \(2\)"):
         report_leakage([[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]], np.eye(3), L1Ball([0.25, 0.5, 0.25], 0.5), 2)
+
+
+def test_one_release_is_the_capacity_as_the_file_states_it():
+    """T = 1: the account is the capacity itself, computed as a file's guarantee is (capacity, rounded up once),
+    with the lower end that value rounded down (the enumeration of single outputs gives another float)."""
+    matrix = [[0.75, 0.25], [0.5, 0.5], [0.25, 0.75]]
+    ball = L1Ball([0.25, 0.5, 0.25], 0.5)
+    account = release_leakage(matrix, ball, 1, method="enumeration")
+    value = capacity(matrix, ball)
+    assert account.epsilon == value and account.lower == value - (abs(value) + 1.0) * 16 * FLOAT_EPS
