@@ -613,4 +613,32 @@ def test_one_release_is_the_capacity_as_the_file_states_it():
     ball = L1Ball([0.25, 0.5, 0.25], 0.5)
     account = release_leakage(matrix, ball, 1, method="enumeration")
     value = capacity(matrix, ball)
+    assert account.releases == 1
     assert account.epsilon == value and account.lower == value - (abs(value) + 1.0) * 16 * FLOAT_EPS
+
+
+def test_auto_enumerates_exactly_max_vectors():
+    """method="auto" enumerates when there are at most max_vectors count vectors: T = 3 over two outputs are 4."""
+    rr, ball = [[0.75, 0.25], [0.25, 0.75]], L1Ball([0.5, 0.5], 0.5)
+    assert release_leakage(rr, ball, 3, max_vectors=4).method == "enumeration"
+
+
+def test_a_trivial_bound_at_most_the_target_is_stated_with_a_lower_end_of_zero():
+    """Beyond enumeration a trivial bound at most the stated target decides it at once: the smaller of T·ε_LDP and
+    the identity bound (here T·ε_LDP = 0.5 nats for randomized response at ε = 1/4, the identity bound log 4), with
+    0 as the lower end; the bracket holds against the exact account (the larger bound, or a lower end of 1 nat,
+    survived)."""
+    rr = [[1 / (1 + math.exp(-0.25)), 1 - 1 / (1 + math.exp(-0.25))],
+          [1 - 1 / (1 + math.exp(-0.25)), 1 / (1 + math.exp(-0.25))]]
+    ball = L1Ball([0.5, 0.5], 0.5)
+    account = release_leakage(rr, ball, 2, max_vectors=1, target=1.0)
+    assert account.method == "ldp" and account.epsilon <= 1.0 and account.lower == 0.0
+    value = exact.release_account(rr, ball.center.probabilities, ball.radius, 2)
+    assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
+
+
+def test_one_input_leaks_nothing_however_often():
+    """N = 1: T releases say nothing about a value with one possible letter (the identical-rows test must not read
+    a second row)."""
+    account = release_leakage([[0.3, 0.7]], L1Ball([1.0], 0.5), 3)
+    assert account.epsilon == 0.0 and account.exact
