@@ -642,3 +642,19 @@ def test_one_input_leaks_nothing_however_often():
     a second row)."""
     account = release_leakage([[0.3, 0.7]], L1Ball([1.0], 0.5), 3)
     assert account.epsilon == 0.0 and account.exact
+
+
+def test_the_account_reports_its_progress(monkeypatch):
+    """progress(text) hears the account's advance (at most every half second; the interval set to 0 here so that a
+    quick account speaks): the count vectors enumerated, or the convex programs of the relaxation (progress
+    passed only when none was given said nothing)."""
+    from mechdesign.core import _repeated
+
+    monkeypatch.setattr(_repeated._Reporter, "EVERY", 0.0)
+    rr, ball = [[0.75, 0.25], [0.25, 0.75]], L1Ball([0.5, 0.5], 0.5)
+    lines: list[str] = []
+    release_leakage(rr, ball, 3, method="enumeration", progress=lines.append)
+    assert lines and all("count vectors" in line for line in lines)
+    lines.clear()
+    release_leakage(rr, ball, 3, method="relaxation", progress=lines.append)
+    assert lines and all("convex programs" in line for line in lines)
