@@ -658,3 +658,12 @@ def test_the_account_reports_its_progress(monkeypatch):
     lines.clear()
     release_leakage(rr, ball, 3, method="relaxation", progress=lines.append)
     assert lines and all("convex programs" in line for line in lines)
+
+
+def test_the_account_spread_is_its_documented_bound():
+    """account_spread = 2(M + 2)u · T · max|log W| over the merged, emitted entries: here M = 2 directions (the
+    proportional third output merges into the first, the never-emitted fourth drops) and max|log W| = log 8."""
+    from mechdesign.core import account_spread
+
+    matrix = [[0.25, 0.5, 0.25, 0.0], [0.125, 0.75, 0.125, 0.0]]
+    assert account_spread(matrix, 7) == 2 * (2 + 2) * (FLOAT_EPS / 2) * 7 * abs(math.log(0.125))
