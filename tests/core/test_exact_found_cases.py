@@ -661,9 +661,23 @@ def test_the_account_reports_its_progress(monkeypatch):
 
 
 def test_the_account_spread_is_its_documented_bound():
-    """account_spread = 2(M + 2)u · T · max|log W| over the merged, emitted entries: here M = 2 directions (the
-    proportional third output merges into the first, the never-emitted fourth drops) and max|log W| = log 8."""
+    """account_spread = 2(M + 2)u · T · max|log W| over the merged, emitted entries: M = 2 directions in both cases
+    (a proportional third output merges into the first, a never-emitted fourth drops; N = 3 in the second) and
+    max|log W| = log 8, then |log 0.375| < 1."""
     from mechdesign.core import account_spread
 
+    u = FLOAT_EPS / 2
     matrix = [[0.25, 0.5, 0.25, 0.0], [0.125, 0.75, 0.125, 0.0]]
-    assert account_spread(matrix, 7) == 2 * (2 + 2) * (FLOAT_EPS / 2) * 7 * abs(math.log(0.125))
+    assert account_spread(matrix, 7) == 2 * (2 + 2) * u * 7 * abs(math.log(0.125))
+    matrix = [[0.5, 0.5], [0.625, 0.375], [0.5625, 0.4375]]
+    assert account_spread(matrix, 7) == 2 * (2 + 2) * u * 7 * abs(math.log(0.375))
+
+
+def test_an_estimate_emptied_by_the_ball_has_no_identity_bound():
+    """min P̂ − β/2 = 0 (P̂ = (1/2, 1/2), β = 1): a prior in the ball gives an input probability 0, so there is no
+    identity bound −log(min Q_x), and the account is the enumeration's (taking the log of 0 crashed)."""
+    rr, ball = [[0.75, 0.25], [0.25, 0.75]], L1Ball([0.5, 0.5], 1.0)
+    account = release_leakage(rr, ball, 2, method="enumeration")
+    value = exact.release_account(rr, ball.center.probabilities, ball.radius, 2)
+    assert account.method == "enumeration"
+    assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
