@@ -22,6 +22,7 @@ from mechdesign.core import (
     L1Ball,
     capacity,
     certified_capacity,
+    ldp_epsilon,
     number_of_count_vectors,
     release_leakage,
     report_leakage,
@@ -633,6 +634,7 @@ def test_a_trivial_bound_at_most_the_target_is_stated_with_a_lower_end_of_zero()
     ball = L1Ball([0.5, 0.5], 0.5)
     account = release_leakage(rr, ball, 2, max_vectors=1, target=1.0)
     assert account.method == "ldp" and account.epsilon <= 1.0 and account.lower == 0.0
+    assert account.epsilon == round_up(2 * ldp_epsilon(rr), 2)  # T·ε_LDP rounded up over its two operations
     value = exact.release_account(rr, ball.center.probabilities, ball.radius, 2)
     assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
 
@@ -681,3 +683,16 @@ def test_an_estimate_emptied_by_the_ball_has_no_identity_bound():
     value = exact.release_account(rr, ball.center.probabilities, ball.radius, 2)
     assert account.method == "enumeration"
     assert exact.excess(account.lower, value) <= 0 <= exact.excess(account.epsilon, value)
+
+
+def test_the_identity_bound_is_rounded_up_as_documented():
+    """−log(min P̂ − β/2) with the floor lowered by 4u before the log and the result rounded up over 4 terms: the
+    bound a T-release account falls back on (RR at ε = 3, T = 5: T·ε_LDP = 15 nats, the identity bound log 4);
+    and it is at or above the exact L_T."""
+    e3 = math.exp(3.0)
+    rr = [[e3 / (1 + e3), 1 / (1 + e3)], [1 / (1 + e3), e3 / (1 + e3)]]
+    ball = L1Ball([0.5, 0.5], 0.5)
+    account = release_leakage(rr, ball, 5, max_vectors=1, target=2.0)
+    assert account.method == "identity"
+    assert account.epsilon == round_up(-math.log(0.25 * (1 - 4 * (FLOAT_EPS / 2))), 4)
+    assert exact.excess(account.epsilon, exact.release_account(rr, ball.center.probabilities, 0.5, 5)) >= 0
