@@ -56,12 +56,13 @@ def _three_attributes() -> tuple[list[np.ndarray], JointPrior]:
     return factors, JointPrior.from_table(rng.integers(1, 6, size=(2, 2, 2)))
 
 
-@pytest.mark.parametrize("entries", [None, 9 * 40])
+@pytest.mark.parametrize("entries", [None, 9 * 40, 4])
 def test_the_exact_phase_doubles_its_blocks_up_to_the_entry_cap(monkeypatch, entries):
     """Phase 2 evaluates outputs in blocks of 16, 32, … (module docstring), each holding at most _BLOCK_ENTRIES
     values (K + 1 per output, 16 MiB of floats at the default): with bounds that settle nothing (∞) every output is
-    evaluated, in exactly those blocks. A block cap lifted, or blocks jumping to it at once, evaluate the same outputs
-    in other (larger) blocks and gave the same value."""
+    evaluated, in exactly those blocks, and a cap below K + 1 entries still leaves blocks of one output. A block cap
+    lifted, or blocks jumping to it at once, evaluate the same outputs in other (larger) blocks and gave the same
+    value; blocks of none never ended."""
     if entries is not None:
         monkeypatch.setattr(record_capacity, "_BLOCK_ENTRIES", entries)
     factors, prior = _three_attributes()
@@ -75,13 +76,13 @@ def test_the_exact_phase_doubles_its_blocks_up_to_the_entry_cap(monkeypatch, ent
     monkeypatch.setattr(record_capacity, "_exact_ratios", counted)
     outputs = 10**3
     epsilon, _, evaluated = record_capacity._exact_phase(factors, prior, 0.5, np.full(outputs, np.inf))
-    widest = record_capacity._BLOCK_ENTRIES // (prior.observed + 1)
+    widest = max(1, record_capacity._BLOCK_ENTRIES // (prior.observed + 1))
     expected, size = [], 16
     while sum(expected) < outputs:
         expected.append(min(size, widest, outputs - sum(expected)))
         size = min(2 * size, widest)
     assert blocks == expected and evaluated == outputs
-    assert max(blocks) * (prior.observed + 1) <= record_capacity._BLOCK_ENTRIES
+    assert max(blocks) * (prior.observed + 1) <= max(record_capacity._BLOCK_ENTRIES, prior.observed + 1)
     assert epsilon == round_up(float(exact_ratios(factors, prior, 0.5, np.arange(outputs)).max()))
 
 
