@@ -3,6 +3,8 @@ writers and verifiers: each kills a mutant the other tests let survive."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,44 @@ def test_a_statement_equal_to_its_recomputed_value_holds():
                           link_epsilon=float(np.nextafter(level, 0.0)))
     with pytest.raises(MechanismFileError, match=r"release\.link_epsilon must be >="):
         refuse_overstated("f.json", below, (1.0, True), "the report", permanent)
+
+
+def test_one_input_achieves_zero():
+    """A mechanism of one input reveals nothing about a value with one possible letter: ε = 0 under either notion
+    (the identical-rows test must not read a second row)."""
+    from mechdesign.mechfile._column import achieved_epsilon
+
+    mech = Mechanism.from_matrix([[0.3, 0.7]])
+    assert achieved_epsilon(mech, {"notion": "ldp"}) == 0.0
+    assert achieved_epsilon(mech, {"notion": "pml", "prior": [1.0], "radius": 0.5}) == 0.0
+
+
+def test_the_radius_rule_counts_the_inputs_not_the_outputs(tmp_path):
+    """β*(δ, m, N) counts the N = 3 inputs of a 3 × 2 mechanism: a radius within float noise below β*(δ, m, 3) is
+    written as the design radius of N = 3 (the rule on M = 2 outputs let the short radius through)."""
+    mech = Mechanism.from_matrix([[0.6, 0.4], [0.5, 0.5], [0.4, 0.6]])
+    required = required_radius(1e-6, 5000, 3)
+    path = write_mechanism_file(tmp_path / "three.json", mech, guarantee={
+        "notion": "pml", "epsilon": 5.0, "radius": required * (1 - 5e-13), "delta": 1e-6, "samples": 5000,
+        "prior": [0.5, 0.25, 0.25]})
+    assert read_mechanism_file(path).guarantee["radius"] == round_up(required)
+    assert verify_mechanism_file(path).holds
+
+
+def test_an_epsilon_too_small_is_refused_naming_the_radius_only_when_it_was_raised(tmp_path):
+    """The refusal of an ε below what the matrix achieves names the radius written only when the writer raised it
+    (an LDP guarantee has none to raise)."""
+    with pytest.raises(CertificateError, match="must be >= the epsilon the matrix achieves") as refused:
+        write_mechanism_file(tmp_path / "low.json", randomized_response(2, 1.0),
+                             guarantee={"notion": "ldp", "epsilon": 0.5})
+    assert "at the radius written" not in str(refused.value)
+
+
+@pytest.mark.parametrize("key", ["attributes", "factors"])
+def test_a_record_file_given_to_the_column_reader_is_named(tmp_path, key):
+    """Either record-file key (``attributes`` or ``factors``) alone makes the column reader point to the record
+    reader (a check needing both gave a list of missing keys instead)."""
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps({key: []}))
+    with pytest.raises(MechanismFileError, match="this is a record file"):
+        read_mechanism_file(path)
