@@ -153,3 +153,11 @@ def test_a_record_file_given_to_the_column_reader_is_named(tmp_path, key):
     path.write_text(json.dumps({key: []}))
     with pytest.raises(MechanismFileError, match="this is a record file"):
         read_mechanism_file(path)
+
+
+def test_a_guarantee_from_one_sample_reads_back(tmp_path):
+    """samples = 1 is a positive count: a file stating it (β* beyond 2, the whole simplex) is written and read
+    back (a reader requiring more than one refused it)."""
+    path = write_mechanism_file(tmp_path / "one.json", randomized_response(2, 1.0), guarantee={
+        "notion": "pml", "epsilon": 5.0, "radius": 2.0, "delta": 0.5, "samples": 1, "prior": [0.5, 0.5]})
+    assert read_mechanism_file(path).guarantee["samples"] == 1
