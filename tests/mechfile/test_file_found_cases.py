@@ -161,3 +161,42 @@ def test_a_guarantee_from_one_sample_reads_back(tmp_path):
     path = write_mechanism_file(tmp_path / "one.json", randomized_response(2, 1.0), guarantee={
         "notion": "pml", "epsilon": 5.0, "radius": 2.0, "delta": 0.5, "samples": 1, "prior": [0.5, 0.5]})
     assert read_mechanism_file(path).guarantee["samples"] == 1
+
+
+def test_records_of_one_joint_letter_leak_nothing():
+    """Attributes of one letter each: the record has one possible value, so a product or a joint mechanism over it
+    reveals nothing, ε = 0 (the identical-rows tests must not read a second row)."""
+    prior = JointPrior.from_table([[5]])
+    factor = Mechanism.from_matrix([[0.3, 0.7]])
+    assert record_epsilon(prior, 0.5, (factor, factor)) == 0.0
+    assert record_epsilon(prior, 0.5, mechanism=Mechanism.from_matrix([[0.2, 0.3, 0.5]])) == 0.0
+
+
+def test_record_files_read_back_below_one_nat_and_beyond_a_hundred_records(tmp_path):
+    """A record file may state any ε ≥ 0 (here 0.5 nats over constant factors) and any table of 1 ≤ m < 2^53
+    records (here 200): both read back (a reader requiring ε ≥ 1, or m below 2·53, refused them)."""
+    from mechdesign.mechfile import read_record_file, write_record_file
+
+    prior = JointPrior.from_table([[120, 30], [10, 40]])
+    constant = [Mechanism.from_matrix([[0.25, 0.75], [0.25, 0.75]]), Mechanism.from_matrix([[0.5, 0.5], [0.5, 0.5]])]
+    path = write_record_file(tmp_path / "low.json", prior, epsilon=0.5, radius=0.5, factors=constant)
+    loaded = read_record_file(path)
+    assert loaded.guarantee["epsilon"] == 0.5 and loaded.guarantee["samples"] == 200
+
+
+def test_a_record_verification_recomputes_a_sampled_design_as_sampled(tmp_path):
+    """record_verification recomputes ε when the loaded record carries none, by the design's own rule: for an
+    attribute-sampled design max_i C(W_i, B_β(P̂_i)), the value the reader computed (recomputing nothing, or as a
+    product, gave another)."""
+    import dataclasses
+
+    from mechdesign.mechfile import read_record_file, write_record_file
+    from mechdesign.mechfile._record import record_verification
+
+    prior = JointPrior.from_table([[12, 3], [1, 4]])
+    factors = [randomized_response(2, 1.0), randomized_response(2, 0.5)]
+    path = write_record_file(tmp_path / "sampled.json", prior, epsilon=5.0, radius=0.5, factors=factors,
+                             sampling=[0.5, 0.5])
+    loaded = read_record_file(path)
+    result = record_verification(dataclasses.replace(loaded, recomputed_epsilon=None), path)
+    assert result.achieved == loaded.recomputed_epsilon and result.holds
