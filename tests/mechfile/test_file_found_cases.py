@@ -200,3 +200,27 @@ def test_a_record_verification_recomputes_a_sampled_design_as_sampled(tmp_path):
     loaded = read_record_file(path)
     result = record_verification(dataclasses.replace(loaded, recomputed_epsilon=None), path)
     assert result.achieved == loaded.recomputed_epsilon and result.holds
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda c: c["guarantee"].update(samples=0), "guarantee.samples must be a positive integer"),
+    (lambda c: c["factors"].pop(), "factors must be an array of 2 factors"),
+], ids=["no samples", "one factor of two"])
+def test_a_hand_made_record_file_is_refused_by_the_rule_it_breaks(tmp_path, edit, message):
+    """A record file edited by hand (its sha256 recomputed): 0 records and a factor list one short are each refused
+    by their own rule, not by a later check they also break (the sum of the table, the factors' alphabets).
+    (2^53 records cannot be written at all: canonical JSON, which the sha256 is taken over, stops below.)"""
+    import hashlib
+
+    from mechdesign.mechfile import canonical_json, read_record_file, write_record_file
+
+    prior = JointPrior.from_table([[12, 3], [1, 4]])
+    path = write_record_file(tmp_path / "edited.json", prior, epsilon=5.0, radius=0.5,
+                             factors=[randomized_response(2, 1.0), randomized_response(2, 0.5)])
+    content = json.loads(path.read_text(encoding="utf-8"))
+    edit(content)
+    body = {k: v for k, v in content.items() if k not in ("sha256", "signature")}
+    content["sha256"] = hashlib.sha256(canonical_json(body)).hexdigest()
+    path.write_text(json.dumps(content), encoding="utf-8")
+    with pytest.raises(MechanismFileError, match=message):
+        read_record_file(path)
