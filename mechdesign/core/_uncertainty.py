@@ -35,7 +35,12 @@ with u = 2^-53 the unit roundoff and η = 2^-1075 the absolute error of a produc
 Q*_i c_i is evaluated as exp(log Q*_i + (a_i − max a) − peak), three roundings of numbers as large as the shift,
 and the margin is u (|a_i − max a| + 2|log Q*_i| + |log term| + |term − peak| + 6) relative per term, weighted by
 the term (a shift of 700 nats costs 700u only where that entry carries the sum); the final log g + peak + max a
-loses at most 2u of each partial sum's magnitude.
+loses at most 2u of each partial sum's magnitude. The double-double masses' residue (step 3) enters the same
+log-sum-exp as terms of its own, log((K + 2)²u²) + a_i − max a on each entry a doubtful mass weighs (and on min c,
+for the moved mass), with the same per-term margin and its sum's (K + 1)u, added. The peak is taken over them too,
+so nothing is exponentiated above 0 whatever the span of the column: a mass computed as 0 whose true value is
+positive, on an entry far above every other term (a T-release account spans thousands of nats), keeps log g rounded
+up above the exact value (weighing it by at most e^700 once left that bound 1,287 nats short).
 """
 
 from __future__ import annotations
@@ -233,7 +238,8 @@ class L1Ball:
         Returns
         -------
         numpy.ndarray
-            Shape (M,): an upper bound on log g(c) within a few ulps (as :meth:`log_min_linear`'s lower bound).
+            Shape (M,): an upper bound on log g(c) within a few ulps relative to 1 + abs(log g) + max log c, unless a
+            doubtful mass (resolved to (K + 2)²u²) weighs an entry far above g (then higher, by that residue).
 
         Raises
         ------
@@ -268,19 +274,28 @@ class L1Ball:
         with np.errstate(divide="ignore"):
             log_weights = np.log(weights)
         log_terms = log_weights + shifted  # log(Q*_i c_i) − max a, −inf for empty coordinates or zero entries
-        peak = log_terms.max(axis=1)
-        empty = ~np.isfinite(peak)  # Q* has no mass where c > 0: g = 0 exactly
+        # As in min_linear: absolute errors of the double-double masses, on the entries they weigh, here as log terms
+        # of their own (module docstring, last paragraph). A mass computed as exactly 0 cannot exceed the true one:
+        # only a bound from above needs its margin.
+        doubtful = partial & (remain > 0) if direction < 0 else partial
+        residue_shifted = np.concatenate([np.take_along_axis(shifted, top_index, axis=1), shifted[rows, low][:, None]],
+                                         axis=1)
+        with np.errstate(divide="ignore"):
+            residue_log_weights = np.log(np.concatenate(
+                [np.where(doubtful, slack, 0.0), (slack * (partial.sum(axis=1) + 1))[:, None]], axis=1))
+        residue_log_terms = residue_log_weights + residue_shifted
+        # The peak over the residue's terms too: nothing is exponentiated above 0, whatever the span of the column.
+        peak = np.maximum(log_terms.max(axis=1), residue_log_terms.max(axis=1))
+        empty = ~np.isfinite(peak)  # Q* has no mass where c > 0, and none is doubtful: g = 0 exactly
         peak = np.where(empty, 0.0, peak)
         from_peak = log_terms - peak[:, None]
         terms = np.exp(from_peak)
         errors = _log_term_errors(terms, shifted, log_weights, log_terms, from_peak)
-        # As in min_linear: absolute errors of the double-double masses, on the entries they weigh. A mass computed
-        # as exactly 0 cannot exceed the true one: only a bound from above needs its margin.
-        doubtful = partial & (remain > 0) if direction < 0 else partial
-        exponent = np.where(doubtful, np.take_along_axis(shifted, top_index, axis=1) - peak[:, None], -np.inf)
-        unit_top = np.exp(np.minimum(exponent, 700.0))
-        unit_low = np.exp(np.minimum(shifted[rows, low] - peak, 700.0))
-        residue = slack * (unit_top.sum(axis=1) + (partial.sum(axis=1) + 1) * unit_low)
+        residue_from_peak = residue_log_terms - peak[:, None]
+        residue_terms = np.exp(residue_from_peak)
+        # The residue's own roundings (those of a term, and its sum's) are added: it is a margin, never rounded down.
+        residue = residue_terms.sum(axis=1) * (1.0 + residue_terms.shape[1] * _U) + _log_term_errors(
+            residue_terms, residue_shifted, residue_log_weights, residue_log_terms, residue_from_peak)
         g = terms.sum(axis=1) * (1.0 + direction * (self.size + 10) * _U) + direction * (2 * errors + residue)
         with np.errstate(divide="ignore", invalid="ignore"):
             log_g = np.log(np.maximum(g, 0.0))  # where the margin outweighs every term, g may be 0: -inf

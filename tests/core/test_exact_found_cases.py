@@ -401,6 +401,32 @@ def test_log_g_lowers_the_doubtful_mass_by_its_documented_residue():
     assert exact.excess(float(expected), exact.log_min_linear(center, a, radius)) < 0
 
 
+# P̂ = (1/2 − 2^-54, 2^-54 − 3·2^-60, 2^-115, 3·2^-60, 1/2), β = 1: the double-double sum of the first three carries
+# their TwoSum errors −3·2^-60 and 2^-115 in one float, which drops the second (below half an ulp of the first); the
+# fourth mass cancels the first, so the mass left on it is computed as exactly 0 while the true one is 2^-115
+# (2e-35). The logarithms put that fourth coordinate 1,997 nats above every other term.
+_DOUBTFUL_CENTER = [float(np.nextafter(0.5, 0.0)), 2.0**-54 - 3 * 2.0**-60, 2.0**-115, 3 * 2.0**-60, 0.5]
+
+
+@pytest.mark.parametrize("last", [-2000.0, -math.inf], ids=["far below", "zero entry"])
+def test_log_g_brackets_a_doubtful_mass_far_above_every_term(last):
+    """A doubtful mass on an entry more than 700 nats above every other term (the span of a T-release account): the
+    greedy's remaining mass on the fourth coordinate is computed as 0, the exact one is positive (2e-35), and it
+    carries g alone: log g = −3 + log(2e-35), about −83. The upper bound must stay above it and the lower bound
+    below. The residue weighed by e^min(exponent, 700) relative to the peak term gave an "upper" bound of −1,370,
+    1,287 nats short (the cap cut 1,297 nats off the residue's exponent), and −∞ when the last entry is a zero (no
+    peak term at all: g taken as exactly 0)."""
+    center, radius = _DOUBTFUL_CENTER, 1.0
+    remain = sum(Fraction(p) for p in center[:4]) - Fraction(radius) / 2
+    assert remain == Fraction(1, 2**115)
+    a = np.array([0.0, -1.0, -2.0, -3.0, last])
+    ball = L1Ball(center, radius)
+    assert np.array_equal(ball.center.probabilities, center)  # the floats as stated, not renormalised
+    value = exact.log_min_linear(center, a, radius)
+    assert exact.excess(float(ball.log_min_linear(a)[0]), value) <= 0
+    assert exact.excess(float(ball.log_min_linear_up(a)[0]), value) >= 0
+
+
 def test_proportional_outputs_merge_and_outputs_never_emitted_drop():
     """Outputs whose columns are positive multiples of each other give the same likelihood ratios: merged (summed,
     labelled by the first), and a never-emitted output is dropped; the T-release account names its worst count
