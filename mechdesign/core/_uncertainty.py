@@ -36,11 +36,12 @@ Q*_i c_i is evaluated as exp(log Q*_i + (a_i − max a) − peak), three roundin
 and the margin is u (|a_i − max a| + 2|log Q*_i| + |log term| + |term − peak| + 6) relative per term, weighted by
 the term (a shift of 700 nats costs 700u only where that entry carries the sum); the final log g + peak + max a
 loses at most 2u of each partial sum's magnitude. The double-double masses' residue (step 3) enters the same
-log-sum-exp as terms of its own, log((K + 2)²u²) + a_i − max a on each entry a doubtful mass weighs (and on min c,
-for the moved mass), with the same per-term margin and its sum's (K + 1)u, added. The peak is taken over them too,
-so nothing is exponentiated above 0 whatever the span of the column: a mass computed as 0 whose true value is
-positive, on an entry far above every other term (a T-release account spans thousands of nats), keeps log g rounded
-up above the exact value (weighing it by at most e^700 once left that bound 1,287 nats short).
+log-sum-exp as two terms of its own: (K + 2)²u² times the number of doubtful masses, on the largest entry they weigh,
+and (K + 2)²u² times one more than the number of masses near an end (for the moved mass), on min c; each with the
+per-term margin, and their sum's 2u, added. The peak is taken over them too, so nothing is exponentiated above 0
+whatever the span of the column: a mass computed as 0 whose true value is positive, on an entry far above every
+other term (a T-release account spans thousands of nats), keeps log g rounded up above the exact value (weighing it
+by at most e^700 once left that bound 1,287 nats short).
 """
 
 from __future__ import annotations
@@ -274,15 +275,15 @@ class L1Ball:
         with np.errstate(divide="ignore"):
             log_weights = np.log(weights)
         log_terms = log_weights + shifted  # log(Q*_i c_i) − max a, −inf for empty coordinates or zero entries
-        # As in min_linear: absolute errors of the double-double masses, on the entries they weigh, here as log terms
-        # of their own (module docstring, last paragraph). A mass computed as exactly 0 cannot exceed the true one:
-        # only a bound from above needs its margin.
+        # As in min_linear: absolute errors of the double-double masses, on the entries they weigh, here as two log
+        # terms of their own (module docstring, last paragraph): the doubtful masses' count on the largest entry one
+        # weighs (one doubtful mass a row is the rule, and then that is their sum), and the moved mass's on min c. A
+        # mass computed as exactly 0 cannot exceed the true one: only a bound from above needs its margin.
         doubtful = partial & (remain > 0) if direction < 0 else partial
-        residue_shifted = np.concatenate([np.take_along_axis(shifted, top_index, axis=1), shifted[rows, low][:, None]],
-                                         axis=1)
+        highest = np.where(doubtful, np.take_along_axis(shifted, top_index, axis=1), -np.inf).max(axis=1)
+        residue_shifted = np.stack([highest, shifted[rows, low]], axis=1)
         with np.errstate(divide="ignore"):
-            residue_log_weights = np.log(np.concatenate(
-                [np.where(doubtful, slack, 0.0), (slack * (partial.sum(axis=1) + 1))[:, None]], axis=1))
+            residue_log_weights = np.log(slack * np.stack([doubtful.sum(axis=1), partial.sum(axis=1) + 1], axis=1))
         residue_log_terms = residue_log_weights + residue_shifted
         # The peak over the residue's terms too: nothing is exponentiated above 0, whatever the span of the column.
         peak = np.maximum(log_terms.max(axis=1), residue_log_terms.max(axis=1))
