@@ -502,12 +502,12 @@ CLASSIFIED: dict[tuple[str, int], tuple[str, str]] = {
     ("mechdesign/mechfile/_column.py", 79): (
         "missing test", "the reader requires samples > 1; killed by test_a_guarantee_from_one_sample_reads_back"),
     ("mechdesign/mechfile/_column.py", 80): (
-        "missing test", "left: the reader admits samples = 2^63, reachable only in a hand-made file of a format "
-        "without digest (writers refuse above 2^53 − 1); a malformed count, no stated guarantee changes"),
+        "missing test", "the reader admits samples = 2^63, reachable only in a hand-made file of format 1 (writers "
+        "refuse above 2^53 − 1); killed by test_the_reader_refuses_sample_counts_from_2_to_the_63"),
     ("mechdesign/mechfile/_column.py", 83): (
-        "missing test", "left: the reader admits samples up to 3^63, as 80"),
+        "missing test", "the reader admits samples up to 3^63, as 80; killed by the same test"),
     ("mechdesign/mechfile/_column.py", 84): (
-        "missing test", "left: the reader admits samples up to 2^64, as 80"),
+        "missing test", "the reader admits samples up to 2^64, as 80; killed by the same test"),
     ("mechdesign/mechfile/_record.py", 4): (
         "missing test", "a joint mechanism's identical rows tested against row 1 (IndexError at one joint letter); "
         "killed by test_records_of_one_joint_letter_leak_nothing"),

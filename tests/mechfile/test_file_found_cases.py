@@ -3,6 +3,7 @@ writers and verifiers: each kills a mutant the other tests let survive."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -161,6 +162,28 @@ def test_a_guarantee_from_one_sample_reads_back(tmp_path):
     path = write_mechanism_file(tmp_path / "one.json", randomized_response(2, 1.0), guarantee={
         "notion": "pml", "epsilon": 5.0, "radius": 2.0, "delta": 0.5, "samples": 1, "prior": [0.5, 0.5]})
     assert read_mechanism_file(path).guarantee["samples"] == 1
+
+
+@pytest.mark.parametrize(("samples", "refused"), [(2**63 - 1, False), (2**63, True), (2**64, True)])
+def test_the_reader_refuses_sample_counts_from_2_to_the_63(tmp_path, samples, refused):
+    """Writers refuse m above 2^53 − 1, so only a hand-made file of format 1 (its digest on Python's serialisation,
+    which carries any integer) states more: the reader admits m up to 2^63 − 1 and refuses 2^63 and above in one line
+    naming the field and the rule (a reader that admitted 2^63, or up to 3^63 or 2^64, read them)."""
+    path = write_mechanism_file(tmp_path / "many.json", randomized_response(2, 1.0, ["a", "b"]),
+                                guarantee={"notion": "ldp", "epsilon": 2.0})
+    content = json.loads(path.read_text())
+    content["format"]["version"] = 1
+    content["guarantee"]["samples"] = samples
+    body = {k: v for k, v in content.items() if k != "sha256"}
+    content["sha256"] = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
+                                                  ensure_ascii=False).encode()).hexdigest()
+    path.write_text(json.dumps(content))
+    if not refused:
+        assert read_mechanism_file(path).guarantee["samples"] == samples
+        return
+    with pytest.raises(MechanismFileError, match=r"guarantee\.samples must be a positive integer below 2\^63") as info:
+        read_mechanism_file(path)
+    assert "\n" not in str(info.value)
 
 
 def test_records_of_one_joint_letter_leak_nothing():
