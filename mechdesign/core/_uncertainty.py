@@ -22,7 +22,8 @@ with u = 2^-53 the unit roundoff and η = 2^-1075 the absolute error of a produc
    coordinates always carry β/2 exactly (a K₀ one too small once stopped the greedy short).
 3. *The masses.* The mass left on the partly emptied coordinate k, Σ_{j≤k} P̂_j − β/2, cancels; it is computed in
    double-double (TwoSum cumulative sums), exact up to (K + 2)² u² absolute (the plain sum of TwoSum errors:
-   K terms each ≤ u Σ P̂, summed with error ≤ K u of theirs) and u relative. The mass moved is β/2 exactly
+   K terms each ≤ u Σ P̂, summed with error ≤ K u of theirs) and u relative; the first, fl(P̂_1 − β/2), is one
+   correctly rounded subtraction, u relative only. The mass moved is β/2 exactly
    when the K coordinates carry it, else their double-double total.
 4. *The sum.* Σ_i Q*_i c_i over N + 1 non-negative terms, each with at most 3 roundings: relative error
    ≤ (N + 3)u + O(N²u²); the three margin operations below add 3u; (N + 10)u covers them while N u < 10⁻³.
@@ -403,7 +404,9 @@ def _remaining_mass(p_top: np.ndarray, budget: float) -> tuple[np.ndarray, np.nd
         head, tail = _two_sum(high, np.full_like(high, -budget))
         value = head + (tail + low)
         out[:, k] = np.clip(value, 0.0, p_top[:, k])
-        partial[:, k] = (value > -slack) & (value < p_top[:, k] + slack)
+        # The first mass is fl(p − budget), one correctly rounded subtraction (no TwoSum error carried yet): within u
+        # relative like every rounding, never doubtful (radius 0 once flagged every top entry, overstating g by far).
+        partial[:, k] = (value > -slack) & (value < p_top[:, k] + slack) & (k > 0)
     moved = np.where(value >= 0, budget, value + budget) if depth else np.zeros(rows)
     return out, partial, np.maximum(moved, 0.0), slack
 

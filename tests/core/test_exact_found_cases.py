@@ -427,6 +427,19 @@ def test_log_g_brackets_a_doubtful_mass_far_above_every_term(last):
     assert exact.excess(float(ball.log_min_linear_up(a)[0]), value) >= 0
 
 
+def test_a_radius_0_ball_doubts_no_mass():
+    """β = 0 moves nothing: the greedy's one sorted mass is fl(P̂_1 − 0) = P̂_1 exactly, so log g is within a few ulps
+    both ways, here on P̂ = (0, 1) and c = (1, 2^-90), g = 2^-90. Flagging that first mass as doubtful weighed
+    (K + 2)²u² by the top entry, 1, against g: 2^-90 (a T = 1 release account of the Hypothesis run, from a prior
+    with a zero, stated ε 8e-10 above the exact leakage and its lower end as far above it), and log g rounded up came
+    out 1.4e-4 nats high."""
+    center, a = [0.0, 1.0], np.log([1.0, 2.0**-90])
+    ball = L1Ball(center, 0.0)
+    value = exact.log_min_linear(center, a, 0.0)
+    assert -1e-12 <= exact.excess(float(ball.log_min_linear(a)[0]), value) <= 0
+    assert 0 <= exact.excess(float(ball.log_min_linear_up(a)[0]), value) <= 1e-12
+
+
 def test_proportional_outputs_merge_and_outputs_never_emitted_drop():
     """Outputs whose columns are positive multiples of each other give the same likelihood ratios: merged (summed,
     labelled by the first), and a never-emitted output is dropped; the T-release account names its worst count
