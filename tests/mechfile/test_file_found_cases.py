@@ -14,6 +14,7 @@ from mechdesign._numerics import round_up
 from mechdesign.core import JointPrior, Mechanism, required_radius
 from mechdesign.design.polytope import randomized_response
 from mechdesign.mechfile import (
+    achieved_epsilon,
     read_mechanism_file,
     record_epsilon,
     stated_release,
@@ -118,8 +119,6 @@ def test_a_statement_equal_to_its_recomputed_value_holds():
 def test_one_input_achieves_zero():
     """A mechanism of one input reveals nothing about a value with one possible letter: ε = 0 under either notion
     (the identical-rows test must not read a second row)."""
-    from mechdesign.mechfile._column import achieved_epsilon
-
     mech = Mechanism.from_matrix([[0.3, 0.7]])
     assert achieved_epsilon(mech, {"notion": "ldp"}) == 0.0
     assert achieved_epsilon(mech, {"notion": "pml", "prior": [1.0], "radius": 0.5}) == 0.0
