@@ -509,9 +509,10 @@ def release_leakage(mechanism: MatrixLike, ball: L1Ball, releases: int, *, metho
     vectors = number_of_count_vectors(releases, logs.shape[1])
     if np.all(mech.matrix == mech.matrix[0]):  # Y independent of X: nothing leaks, however often
         return ReleaseLeakage(releases, 0.0, 0.0, True, "enumeration", vectors, None)
-    if releases == 1:  # one release: the capacity itself, computed as the file's guarantee is
-        value = capacity(mech, ball)
-        return ReleaseLeakage(1, value, _round_down(value), True, "enumeration", vectors, None)
+    if releases == 1:  # one release: the capacity itself, computed as the file's guarantee is (rounded up)
+        value = capacity(mech, ball)  # the lower end is the enumeration's of the M single outputs: the capacity's
+        _, low, _ = _exact(logs, ball, 1)  # own value less an ulp can sit above L_1 (its margin grows with N)
+        return ReleaseLeakage(1, value, min(_round_down(low), value), True, "enumeration", vectors, None)
     trivial = _trivial(mech.matrix, ball, releases)
     stop = None if deadline is None else deadline.expired
     enumerate_all = method == "enumeration" or (method == "auto" and vectors <= max_vectors and (
