@@ -38,6 +38,19 @@ def _count_vector_leakage(matrix: np.ndarray, center: np.ndarray, radius: float,
     return exact.ln(max(column) / sum((qi * ci for qi, ci in zip(q, column, strict=True)), Fraction(0)))
 
 
+def _count_greedy_columns(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """[columns]: how many columns the ball's greedy (log g rounded down) has evaluated since this call."""
+    greedy = L1Ball.log_min_linear
+    seen = [0]
+
+    def counted(self: L1Ball, log_columns: np.ndarray) -> np.ndarray:
+        seen[0] += np.asarray(log_columns).reshape(self.size, -1).shape[1]
+        return greedy(self, log_columns)
+
+    monkeypatch.setattr(L1Ball, "log_min_linear", counted)
+    return seen
+
+
 # Random seeds (2026-11-27): entries far below one (log W down to −22) at T = 3, where the greedy's log g rounded
 # down lifts the value a few 1e-14 nats above L_T; only the worst vector's recomputation with log g rounded up (and
 # a's float error subtracted) keeps ``lower`` below it. Both were above the exact L_T with the recomputation skipped.
@@ -224,14 +237,7 @@ def test_the_skip_filter_skips_and_evaluates_what_it_must(monkeypatch, matrix, c
     bound, or a margin of 2e-9, skipped fewer, same result), and every
     vector whose bound is within 1e-9 (1 + |bound|) nats of it is evaluated (margins of 1e-9 |bound| or
     1e-9 / (1 + |bound|) skipped it)."""
-    greedy = L1Ball.log_min_linear
-    seen = [0]
-
-    def counted(self: L1Ball, log_columns: np.ndarray) -> np.ndarray:
-        seen[0] += np.asarray(log_columns).reshape(self.size, -1).shape[1]
-        return greedy(self, log_columns)
-
-    monkeypatch.setattr(L1Ball, "log_min_linear", counted)
+    seen = _count_greedy_columns(monkeypatch)
     logs, ball = np.log(np.array(matrix)), L1Ball(center, radius)
     _exact(logs, ball, releases)
     floor = np.maximum(ball.center.probabilities - radius / 2, 0.0)
@@ -540,14 +546,7 @@ def test_count_vectors_no_input_emits_are_left_out_and_the_rest_evaluated(monkey
     every vector that attains L_T, which no bound can skip), and the account brackets the exact L_T. At T = 4 > M the
     count rows put one such block beside one released vector. (A block holding such a vector once skipped whole, and
     one left with a single released vector skipped it.)"""
-    greedy = L1Ball.log_min_linear
-    seen = [0]
-
-    def counted(self: L1Ball, log_columns: np.ndarray) -> np.ndarray:
-        seen[0] += np.asarray(log_columns).reshape(self.size, -1).shape[1]
-        return greedy(self, log_columns)
-
-    monkeypatch.setattr(L1Ball, "log_min_linear", counted)
+    seen = _count_greedy_columns(monkeypatch)
     matrix = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
     ball = L1Ball([0.5, 0.5], 0.5)
     account = release_leakage(matrix, ball, releases, method="enumeration")

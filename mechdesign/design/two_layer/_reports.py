@@ -136,7 +136,7 @@ class _Pricer:
 
         HiGHS 1.x compares ``time_limit`` with the model's run time summed over all its runs, hence the offset.
         """
-        self.model.setOptionValue("time_limit", float(min(self.model.getRunTime() + max(seconds, 1e-3), 1e30)))
+        self.model.setOptionValue("time_limit", float(min(self.model.getRunTime() + _seconds(seconds), 1e30)))
 
     def fit(self, target: np.ndarray, seconds: float = math.inf) -> np.ndarray | None:
         """The w whose column W₁w is nearest to ``target`` (normalised to P̂·t = 1) in ℓ1, or ``None``.
