@@ -74,7 +74,8 @@ function remainingMass(prior: number[], order: ArrayLike<number>, depth: number,
     const [head, tail] = twoSum(high, -budget);
     value = head + (tail + carry);
     remains[j] = Math.min(Math.max(value, 0), p);
-    partial[j] = value > -slack && value < p + slack ? 1 : 0;
+    // The first mass is fl(p − budget), one correctly rounded subtraction: never doubtful (as mechdesign's).
+    partial[j] = j > 0 && value > -slack && value < p + slack ? 1 : 0;
   }
   if (depth === 0) return 0;
   return Math.max(value >= 0 ? budget : value + budget, 0);
@@ -150,7 +151,6 @@ export function logMinLinear(prior: number[], radius: number): (a: Float64Array)
   const terms = new Float64Array(n);
   const errors = new Float64Array(n);
   const order = new Int32Array(n);
-  const unitTop = new Float64Array(depth);
   const remains = new Float64Array(depth);
   const doubtful = new Uint8Array(depth);
   const logPrior = Float64Array.from(prior, Math.log); // log Q*_i where the greedy leaves P̂_i in place
@@ -192,7 +192,20 @@ export function logMinLinear(prior: number[], radius: number): (a: Float64Array)
       terms[i] = logWeights[i] + shifted[i]; // log(Q*_i c_i) − max a: −∞ for zeros
       peak = Math.max(peak, terms[i]);
     }
-    const empty = !Number.isFinite(peak); // Q* has no mass where c > 0: g = 0 exactly
+    // The masses' residue as two log terms of its own (mechdesign's module docstring): the doubtful masses' count
+    // on the largest entry one weighs, the moved mass's on min c. The peak is taken over them too: nothing is
+    // exponentiated above 0, whatever the span of the column.
+    let highest = -Infinity;
+    let doubtfulCount = 0;
+    for (let j = 0; j < depth; j++) {
+      if (doubtful[j]) highest = Math.max(highest, shifted[order[j]]);
+      doubtfulCount += doubtful[j];
+    }
+    const residueShifted = [highest, shifted[low]];
+    const residueLogWeights = [Math.log(slack * doubtfulCount), Math.log(slack * (partialCount + 1))];
+    const residueLogTerms = [residueLogWeights[0] + residueShifted[0], residueLogWeights[1] + residueShifted[1]];
+    peak = Math.max(peak, residueLogTerms[0], residueLogTerms[1]);
+    const empty = !Number.isFinite(peak); // Q* has no mass where c > 0, and none is doubtful: g = 0 exactly
     if (empty) peak = 0;
     for (let i = 0; i < n; i++) {
       const logTerm = terms[i];
@@ -202,11 +215,19 @@ export function logMinLinear(prior: number[], radius: number): (a: Float64Array)
                                Math.abs(fromPeak) + 6.0);
       errors[i] = terms[i] > 0 ? terms[i] * relative : 0;
     }
-    for (let j = 0; j < depth; j++) {
-      unitTop[j] = Math.exp(Math.min(doubtful[j] ? shifted[order[j]] - peak : -Infinity, 700.0));
+    // The residue's own roundings (a term's, and its sum's) are added: it is a margin, never rounded down.
+    let residueTerms = 0;
+    let residueErrors = 0;
+    for (let r = 0; r < 2; r++) {
+      const fromPeak = residueLogTerms[r] - peak;
+      const term = Math.exp(fromPeak);
+      residueTerms += term;
+      if (term > 0) {
+        residueErrors += term * (UNIT * (Math.abs(residueShifted[r]) + 2 * Math.abs(residueLogWeights[r]) +
+                                         Math.abs(residueLogTerms[r]) + Math.abs(fromPeak) + 6.0));
+      }
     }
-    const unitLow = Math.exp(Math.min(shifted[low] - peak, 700.0));
-    const residue = slack * ((0 + pairwiseSum(unitTop)) + (partialCount + 1) * unitLow);
+    const residue = residueTerms * (1.0 + 2 * UNIT) + residueErrors;
     const g = (0 + pairwiseSum(terms)) * (1.0 - (n + 10) * UNIT) - 2 * (0 + pairwiseSum(errors)) - residue;
     const logG = Math.log(Math.max(g, 0));
     const partialSum = logG + peak;
