@@ -54,6 +54,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import json
 import math
 import statistics
 import subprocess
@@ -63,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import TWO_LAYER_ATTRIBUTES, read_rows, significant, write_results, write_table
+from _common import RESULTS, TWO_LAYER_ATTRIBUTES, read_rows, significant, write_results, write_table
 
 from mechdesign.design.baselines import LONGITUDINAL, longitudinal_protocol
 from mechdesign.design.two_layer._link_bound import MAX_LINK_BOUND_SIZE, link_bound
@@ -81,8 +82,6 @@ IBU_ITERATIONS, IBU_TOL = 10_000, 1e-12  # multi-freq-ldpy's defaults
 def design_file(attribute: str, lifetime: float, report: float, link: float, time_limit: float,
                 run: int = 0) -> tuple[Path, dict]:
     """The cached two-layer design of one cell (designed when missing) and its summary; ``run`` > 0: a repeat."""
-    import json
-
     from mechdesign.design import load_problem
     from mechdesign.design.two_layer import design_two_layer
 
@@ -323,10 +322,6 @@ def _cell(text: str) -> tuple[str, float, float]:
 
 def _previous_protocol(args: argparse.Namespace) -> dict[str, Any]:
     """results/two_layer.json, refused (exit) when this run's protocol differs from it: one table, one protocol."""
-    import json
-
-    from _common import RESULTS
-
     previous: dict[str, Any] = json.loads((RESULTS / "two_layer.json").read_text())
     for name in ("time_limit", "repeats", "keys"):
         if previous.get(name) != getattr(args, name):
@@ -365,8 +360,28 @@ def _why(row: dict[str, Any]) -> str:
     if chain / row["target"] < 2.0:
         return (f"the single-layer design at the per-report and link budgets is itself only "
                 f"{chain / row['target']:.2f}× below the chain")
-    return (f"the single-layer design at the per-report and link budgets leads {chain / row['target']:.2f}×; the "
-            f"permanent layer at the lifetime budget costs {row['two_layer_mse'] / row['target']:.2f}× more")
+    why = (f"the single-layer design at the per-report and link budgets leads {chain / row['target']:.2f}×; the "
+           f"permanent layer at the lifetime budget costs {row['two_layer_mse'] / row['target']:.2f}× more")
+    starts = _random_starts(row)
+    if starts is not None:  # bench_two_layer_starts.py: the joint search from random permanent layers
+        why += (f"; from {starts['starts']} random permanent layers the joint search ends at "
+                f"{significant(starts['best'])} to {significant(starts['worst'])}, none at or below the "
+                f"{significant(starts['needed_for_2x'])} 2× needs (a search, not a proof)")
+    return why
+
+
+def _random_starts(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The summary of results/two_layer_starts.json for the row's cell at its link budget, if it was run."""
+    path = RESULTS / "two_layer_starts.json"
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    cell = f"{row['attribute']}:{row['epsilon_lifetime']:g}:{row['epsilon_report']:g}"
+    found = [s for s in saved["summary"] if s["cell"] == cell]
+    runs = [r for r in saved["rows"] if f"{r['attribute']}:{r['epsilon_lifetime']:g}:{r['epsilon_report']:g}" == cell]
+    if not found or any(r["link_budget"] != row["link_budget"] for r in runs):
+        return None
+    return found[0]
 
 
 def _equal_chain(ball: Any, lifetime: float, report: float, link: float) -> tuple[str, float]:

@@ -445,6 +445,15 @@ def two_layer_figures() -> dict[str, str]:
         merged[f"two-layer-merge-{tag}-after"] = significant(next(r for r in runs if r["outputs"] ==
                                                                   2 * min(x["outputs"] for x in runs))["w2_mse"])
     merged["two-layer-merge-seconds"] = f"{merge['reports_seconds']:g}"
+    starts = json.loads((RESULTS / "two_layer_starts.json").read_text())  # bench_two_layer_starts.py
+    for s in starts["summary"]:
+        tag = s["cell"].replace(":", "-")
+        merged |= {f"two-layer-starts-{tag}-count": str(s["starts"]),
+                   f"two-layer-starts-{tag}-best": significant(s["best"]),
+                   f"two-layer-starts-{tag}-worst": significant(s["worst"]),
+                   f"two-layer-starts-{tag}-design": significant(s["design_mse"]),
+                   f"two-layer-starts-{tag}-needed": significant(s["needed_for_2x"]),
+                   f"two-layer-starts-{tag}-seconds": f"{starts['seconds']:g}"}
     return {**merged, "two-layer-met-at-levels": str(sum(equal[_cell(r)]["lead_at_table_levels"] >= 2.0 for r in rows)),
             "two-layer-met-own-link": str(sum(r["lead"] >= 2.0 for r in rows)),
             "two-layer-cells": str(len(rows)), "two-layer-repeats": str(saved.get("repeats", 1)),
