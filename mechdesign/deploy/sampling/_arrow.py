@@ -15,7 +15,10 @@ and the first record), then values outside an alphabet (their count and the firs
 A dictionary entry that no record uses is never an error. No Python string is made per record.
 
 An Arrow IPC file (Feather v2, :class:`~mechdesign.deploy._io.ArrowIpcFile`) is read memory-mapped and written
-uncompressed: no decoding or encoding at all, where Parquet's decode and encode bound the rate (README).
+uncompressed: no decoding or encoding at all, where Parquet's decode and encode bound the rate (README). From
+Parquet to Parquet only the released columns (and the users) are decoded, and only the released columns encoded: the
+other columns' pages are copied into the output as they are (:mod:`~mechdesign.deploy.sampling._splice`, which says
+where pyarrow writes every column instead; with progress shown, a line on stderr says which path ran).
 
 With ``nullable`` (an attribute-sampled design) a negative output index marks an attribute the record does not
 report: the released column holds a null there (a validity bitmap over the dictionary indices).
@@ -179,6 +182,9 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
         read_columns = [*names, *([] if users is None else [users])]
         positions = list(range(len(names)))
         user_position = None if users is None else len(names)
+    if splice is not None:
+        report.note("Parquet output: the kept columns' pages copied, the released columns written (splice)"
+                    if isinstance(splice, Splice) else f"Parquet output: every column written by pyarrow ({splice})")
     # pyarrow's own decoding threads would only compete with the writer and the sampler for the cores.
     pending = record_chunks(parquet, chunk, use_threads=False, columns=read_columns)
     with _writer(source, tmp, schema, kind, options, splice) as writer, \

@@ -82,11 +82,12 @@ class Splice:
 
 
 def _start(meta: Struct) -> int:
-    """Where a column chunk's bytes begin: its dictionary page if it has one, else its first data page."""
-    start = meta[_DATA_PAGE][1]
-    if _DICTIONARY_PAGE in meta and 0 < meta[_DICTIONARY_PAGE][1] < start:
-        start = meta[_DICTIONARY_PAGE][1]
-    return int(start)
+    """Where a column chunk's bytes begin: its dictionary page if it has one, else its first data page.
+
+    A chunk of no record has a dictionary page and no data page (pyarrow: data page offset 0).
+    """
+    return int(min((meta[f][1] for f in (_DATA_PAGE, _DICTIONARY_PAGE) if f in meta and meta[f][1] > 0),
+                   default=0))
 
 
 def splice_plan(path: Path, names: Sequence[str], chunk: int) -> Splice | str:
@@ -183,16 +184,22 @@ class SpliceWriter:
 
         self.pending.append(table)
         self.held += table.num_rows
+        self._complete()
+        if self.held:  # the caller reuses its buffers: keep a copy of records not written yet
+            whole = pa.concat_tables(self.pending)
+            self.pending = [pa.table([pa.concat_arrays(c.chunks) if c.num_chunks else c for c in whole.columns],
+                                     schema=whole.schema)]
+
+    def _complete(self) -> None:
+        """Write the row groups that the records held complete (row groups of no record too)."""
+        import pyarrow as pa
+
         rows = self.plan.group_rows
         while len(self.groups) < len(rows) and self.held >= rows[len(self.groups)]:
             whole = pa.concat_tables(self.pending)
             n = rows[len(self.groups)]
             self._group(whole.slice(0, n))
             self.pending, self.held = [whole.slice(n)], self.held - n
-        if self.held:  # the caller reuses its buffers: keep a copy of records not written yet
-            whole = pa.concat_tables(self.pending)
-            self.pending = [pa.table([pa.concat_arrays(c.chunks) if c.num_chunks else c for c in whole.columns],
-                                     schema=whole.schema)]
 
     def _group(self, table: Any) -> None:
         import pyarrow as pa
@@ -240,6 +247,9 @@ class SpliceWriter:
 
     def close(self) -> None:
         """Write the footer (after the last row group) and close the input."""
+        if not self.pending:
+            self.pending = [self.released.empty_table()]
+        self._complete()
         self.source.close()
         if len(self.groups) != len(self.plan.group_rows) or self.held:
             raise ValueError(f"the data's row groups hold {sum(self.plan.group_rows):,} records, not the "
