@@ -244,6 +244,9 @@ def _writer(source: Path, tmp: Path, schema: Any, kind: str, options: dict[str, 
 def writer_options(parquet: Any, names: Sequence[str]) -> dict[str, Any]:
     """The ``ParquetWriter`` options of privatize's output: ``names`` released, the other columns of ``parquet`` kept.
 
+    The splice (:mod:`~mechdesign.deploy.sampling._splice`) writes the released columns with these options and copies
+    the kept ones as the input stores them; the options for kept columns apply where pyarrow writes every column.
+
     The released columns are written without statistics and uncompressed. Their statistics (min/max labels) cost
     half their writing time and prune nothing: every row group holds every label. Their dictionary indices are
     already bit-packed (3 bits a record for 5 labels) and, being random draws, leave Snappy nothing to find: 10⁷
