@@ -142,6 +142,8 @@ def _chunk_meta(footer, group, column):
 @pytest.mark.parametrize(("make", "reason"), [
     (lambda p: pq.write_table(_table(), p), "row group 0 holds 150,000 records, more than a chunk (65,536)"),
     (_nested, "the schema is nested"),
+    (lambda p: pq.write_table(_table(), p, row_group_size=5_000),
+     "row groups of 5,000 records on average, fewer than 8,192"),
     (lambda p: (pq.write_table(_table(1000), p),
                 _edited_footer(p, lambda f: f.__setitem__(8, (t.STRUCT, {1: (t.STRUCT, {})})))),
      "the file is encrypted"),
