@@ -11,7 +11,7 @@ input's with every field kept, except:
 * each column chunk's offsets (data, dictionary and index page, ``file_offset``) moved with its bytes, and the
   released columns' chunks (and row groups' sizes) those of the in-memory file;
 * page indexes (column and offset indexes) and Bloom filters dropped: they live outside the column chunks, and
-  today's writer writes neither;
+  pyarrow's path writes neither; a row group's sorting columns dropped if they name a released column;
 * the released columns' schema elements and column orders, and the key-value metadata (``ARROW:schema`` with the
   released columns' dictionary type), as pyarrow writes them for privatize's output schema; ``created_by`` stays
   the input's, as readers' workarounds for a writer's bugs concern the copied chunks.
@@ -41,7 +41,7 @@ Struct = dict[int, tuple[int, Any]]
 _MAGIC = b"PAR1"
 # parquet.thrift field ids used here
 _SCHEMA, _GROUPS, _KEY_VALUES, _CREATED_BY, _ORDERS, _ENCRYPTION, _SIGNING_KEY = 2, 4, 5, 6, 7, 8, 9  # FileMetaData
-_COLUMNS, _BYTE_SIZE, _GROUP_ROWS, _GROUP_OFFSET, _GROUP_COMPRESSED = 1, 2, 3, 5, 6  # RowGroup
+_COLUMNS, _BYTE_SIZE, _GROUP_ROWS, _SORTING, _GROUP_OFFSET, _GROUP_COMPRESSED = 1, 2, 3, 4, 5, 6  # RowGroup
 _PATH, _CHUNK_OFFSET, _META, _CRYPTO, _ENCRYPTED_META = 1, 2, 3, 8, 9  # ColumnChunk
 _PAGE_INDEXES = (4, 5, 6, 7)  # ColumnChunk: offset index offset and length, column index offset and length
 _UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 6, 7, 9, 10, 11  # ColumnMetaData
@@ -240,6 +240,8 @@ class SpliceWriter:
             columns[j] = _shifted(chunk, self.at - start)
             self.at += size
         group[_COLUMNS] = (t.LIST, (t.STRUCT, columns))
+        if any(c.get(1, (0, -1))[1] in self.plan.positions for c in group.get(_SORTING, (0, (0, [])))[1][1]):
+            del group[_SORTING]  # the released values are in no order: the row group is sorted by none of them
         if _GROUP_OFFSET in group:
             group[_GROUP_OFFSET] = (t.I64, first)
         self.groups.append(group)

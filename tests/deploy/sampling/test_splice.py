@@ -186,3 +186,13 @@ def test_a_footer_pointing_outside_the_file_is_refused_in_one_line_with_nothing_
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "data must be a readable Parquet file" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "rr.mech.json"]
+
+
+@pytest.mark.parametrize(("sorted_by", "kept"), [(0, True), (1, False)])
+def test_a_row_group_sorted_by_a_released_column_is_no_longer_said_sorted(sorted_by, kept, tmp_path, monkeypatch):
+    source, target = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    order = [pq.SortingColumn(sorted_by)]
+    pq.write_table(_table().sort_by([(["id", "race"][sorted_by], "ascending")]), source, row_group_size=CHUNK,
+                   sorting_columns=order)
+    _privatize(source, target, True, monkeypatch)
+    assert pq.ParquetFile(target).metadata.row_group(0).sorting_columns == (tuple(order) if kept else ())
