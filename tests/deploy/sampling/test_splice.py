@@ -33,6 +33,18 @@ def _write_polars(table, path, **options):
     pl.from_arrow(table).write_parquet(path, **options)
 
 
+def _write_old_leaves(table, path, **options):
+    """As parquet-cpp 1.3 wrote (pyarrow 0.7): ``num_children = 0`` on every leaf of the schema."""
+    pq.write_table(table, path, **options)
+
+    def zero_children(footer):
+        for element in footer[2][1][1][1:]:
+            element[5] = (t.I32, 0)
+            for field in sorted(k for k in element if k > 5):
+                element[field] = element.pop(field)  # fields in id order, as a writer puts them
+    _edited_footer(path, zero_children)
+
+
 INPUTS = {  # name: (writer, table, options)
     "Snappy, row groups of a chunk": (pq.write_table, _table(), {"row_group_size": CHUNK}),
     "ZSTD, smaller row groups": (pq.write_table, _table(), {"compression": "ZSTD", "row_group_size": 40_000}),
@@ -43,6 +55,7 @@ INPUTS = {  # name: (writer, table, options)
     "a single row group": (pq.write_table, _table(50_000), {}),
     "page index": (pq.write_table, _table(), {"write_page_index": True, "row_group_size": CHUNK}),
     "polars, zstd": (_write_polars, _table(), {"compression": "zstd", "row_group_size": 50_000}),
+    "leaves with 0 children": (_write_old_leaves, _table(), {"row_group_size": CHUNK}),
 }
 
 
