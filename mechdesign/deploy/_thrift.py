@@ -11,7 +11,7 @@ Values by type: booleans ``bool``; BYTE, I16, I32, I64 ``int``; DOUBLE ``float``
 field's type is ``TRUE`` or ``FALSE`` as written (the compact protocol puts the value in the type); a boolean list
 element is the byte as written.
 
->>> data = bytes([0x15, 0x04, 0x19, 0x28, 0x02, 0x61, 0x62, 0x00])  # {1: i32 2, 2: list<binary> [b"ab"]}
+>>> data = bytes([0x15, 0x04, 0x19, 0x18, 0x02, 0x61, 0x62, 0x00])  # {1: i32 2, 2: list<binary> [b"ab"]}
 >>> struct = decode(data)
 >>> struct
 {1: (5, 2), 2: (9, (8, [b'ab']))}
