@@ -17,8 +17,9 @@ median and range of ``--repeats`` runs; the two sides alternate within a repeat 
 the load average is recorded before and after. One untimed run of each command comes first (bytecode written, the
 data in the page cache, the peer's memo table made); ``PYTHONDONTWRITEBYTECODE`` is dropped from the environment.
 With ``--large N`` mechdesign alone privatizes N records of Parquet files holding only ``race``, and ``id,race``
-(``--large-layouts``; plain, and memoized where there are ids): records per CPU second; mode ``copy`` is the floor,
-pyarrow alone reading and writing the same file as privatize does (benchmarks/parquet_copy.py, nothing privatized).
+(``--large-layouts``; plain, and memoized where there are ids): records per CPU second; mode ``copy`` is pyarrow
+alone reading and writing the same file as privatize's pyarrow writer does (benchmarks/parquet_copy.py, nothing
+privatized): the floor before privatize copied its kept columns' pages (mechdesign/deploy/sampling/_splice.py).
 
 Run: ``python benchmarks/bench_speed_peers.py [--records 1000000] [--repeats 5] [--large 100000000]
 [--large-layouts race] [--merge]``

@@ -211,12 +211,15 @@ def _speed(kind: str, mode: str) -> tuple[dict, dict]:
 
 
 def _large() -> str:
-    """mechdesign alone on the large Parquet file holding the column alone, if measured."""
+    """mechdesign alone on the large Parquet files (the column alone, and user ids with it), if measured."""
     if not (RESULTS / "speed_peers_large.json").exists():
         return ""
-    row = next(r for r in read_rows("speed_peers_large") if r["columns"] == "race" and r["mode"] == "plain")
+    rows = read_rows("speed_peers_large")
+    row = next(r for r in rows if r["columns"] == "race" and r["mode"] == "plain")
+    ids = next((r for r in rows if r["columns"] == "id,race" and r["mode"] == "plain"), None)
+    with_ids = f", {ids['records_per_cpu_second'] / 1e6:.1f} M with user ids" if ids else ""
     return (f"; alone on {row['records']:,} records of Parquet (the column alone): "
-            f"{row['records_per_cpu_second'] / 1e6:.1f} M records per CPU second")
+            f"{row['records_per_cpu_second'] / 1e6:.1f} M records per CPU second{with_ids}")
 
 
 def speed() -> list[str]:

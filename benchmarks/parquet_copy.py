@@ -4,7 +4,9 @@ The file is read as ``mechdesign privatize`` reads it (the privatized ``--column
 2²⁰ records, pyarrow's decoding threads off) and written with the writer options that privatize chooses for it
 (:func:`mechdesign.deploy.sampling._arrow.writer_options`: the kept columns' dictionaries and encodings, statistics
 on the kept columns only, the compression); no start-up of mechdesign's CLI, no file check, no sampling. The CPU time
-of this process (``bench_speed_peers.py --large``) is what reading and writing the table costs whatever privatizes it.
+of this process (``bench_speed_peers.py --large``) is what reading and writing the table costs whatever privatizes it
+through pyarrow's writer: privatize's splice (:mod:`mechdesign.deploy.sampling._splice`) copies the kept columns'
+pages instead, and runs below this floor where it applies.
 
 With ``--stages`` the copy is taken apart instead, in this process (CPU time, ``time.process_time``, median of
 ``--repeats`` runs): reading each column alone and together with pyarrow's reading options, then writing each column

@@ -6,7 +6,8 @@ stage's functions are wrapped to add up the CPU time of the thread that runs the
 reader and the writer run on their own threads), and the process's CPU time (``time.process_time``) is the total:
 
 * ``read``: pyarrow decoding the next chunk of the file (the reader thread);
-* ``write``: pyarrow encoding and writing a chunk (the writer thread);
+* ``write``: writing a chunk (the writer thread): the released column encoded by pyarrow and the kept columns'
+  pages copied (the splice, :mod:`mechdesign.deploy.sampling._splice`), or pyarrow encoding every column;
 * ``codes``: the records' dictionary indices mapped to the attribute's codes;
 * ``sample``: the plain run's draw (counts and the table sampler);
 * ``user ids' text``, ``distinct pairs``, ``AES words``, ``words to outputs``, ``fresh draw``: the memoized run's
@@ -29,6 +30,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,26 +44,32 @@ from bench_speed_peers import MEMO, PLAIN, design, memo_key
 SPENT: collections.Counter[str] = collections.Counter()
 
 
+INSIDE = threading.local()  # a timed call running on this thread: the calls it makes count in its stage
+
+
 def timed(owner: Any, name: str, stage: str) -> None:
     """Wrap ``owner.name`` so that its calls add their thread's CPU time to ``SPENT[stage]``."""
     function = getattr(owner, name)
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        start = time.thread_time()
+        if getattr(INSIDE, "stage", None):
+            return function(*args, **kwargs)
+        start, INSIDE.stage = time.thread_time(), stage
         try:
             return function(*args, **kwargs)
         finally:
             SPENT[stage] += time.thread_time() - start
+            INSIDE.stage = None
 
     setattr(owner, name, wrapper)
 
 
 def instrument() -> None:
-    """Wrap every stage (module docstring); stages never nest, so their times add up."""
+    """Wrap every stage (module docstring); a stage's calls inside another count in the outer one, so times add up."""
     import pyarrow.parquet as pq
 
-    from mechdesign.deploy.sampling import _arrow, _changes, _memo, _sampler, _stream
+    from mechdesign.deploy.sampling import _arrow, _changes, _memo, _sampler, _splice, _stream
 
     chunks = _arrow.record_chunks
 
@@ -77,6 +85,8 @@ def instrument() -> None:
 
     _arrow.record_chunks = record_chunks  # type: ignore[assignment]
     timed(pq.ParquetWriter, "write_table", "write")
+    timed(_splice.SpliceWriter, "write_table", "write")  # the released column's pq.ParquetWriter inside
+    timed(_splice.SpliceWriter, "close", "write")
     timed(_arrow._Encoder, "fill", "codes")
     timed(_memo, "user_ids", "user ids' text")
     timed(_changes.DistinctValues, "add", "distinct pairs")

@@ -15,7 +15,10 @@ and the first record), then values outside an alphabet (their count and the firs
 A dictionary entry that no record uses is never an error. No Python string is made per record.
 
 An Arrow IPC file (Feather v2, :class:`~mechdesign.deploy._io.ArrowIpcFile`) is read memory-mapped and written
-uncompressed: no decoding or encoding at all, where Parquet's decode and encode bound the rate (README).
+uncompressed: no decoding or encoding at all, where Parquet's decode and encode bound the rate (README). From
+Parquet to Parquet only the released columns (and the users) are decoded, and only the released columns encoded: the
+other columns' pages are copied into the output as they are (:mod:`~mechdesign.deploy.sampling._splice`, which says
+where pyarrow writes every column instead; with progress shown, a line on stderr says which path ran).
 
 With ``nullable`` (an attribute-sampled design) a negative output index marks an attribute the record does not
 report: the released column holds a null there (a validity bitmap over the dictionary indices).
@@ -24,6 +27,7 @@ report: the released column holds a null there (a validity bitmap over the dicti
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,20 +42,23 @@ from mechdesign.deploy._io import (
     unknown_labels_error,
 )
 from mechdesign.deploy.sampling._progress import Progress
+from mechdesign.deploy.sampling._splice import Splice, SpliceWriter, splice_plan
 
 __all__ = ["kept_encodings", "record_chunks", "stream_records_parquet", "writer_options"]
 
 
-def record_chunks(parquet: Any, chunk: int, use_threads: bool = True) -> Iterator[list[Any]]:
+def record_chunks(parquet: Any, chunk: int, use_threads: bool = True,
+                  columns: Sequence[str] | None = None) -> Iterator[list[Any]]:
     """Lists of record batches (zero-copy slices) holding exactly ``chunk`` records together, the last fewer.
 
     Batches are sliced rather than concatenated: concatenating dictionary columns would unify their dictionaries
     and copy the indices, and the cut at ``chunk`` keeps the output independent of the file's row groups.
-    ``use_threads`` lets pyarrow decode the columns of a batch in parallel.
+    ``use_threads`` lets pyarrow decode the columns of a batch in parallel; ``columns`` reads only those (default
+    all).
     """
     pending: list[Any] = []
     held = 0
-    for batch in parquet.iter_batches(batch_size=chunk, use_threads=use_threads):
+    for batch in parquet.iter_batches(batch_size=chunk, use_threads=use_threads, columns=columns):
         while batch.num_rows:
             take = min(chunk - held, batch.num_rows)
             pending.append(batch.slice(0, take))
@@ -169,9 +176,18 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     size = min(chunk, max(parquet.metadata.num_rows, 1))
     codes = np.empty((len(names), size), dtype=np.int32)
     drawn = [np.empty((len(names), size), dtype=np.int32) for _ in range(2)]  # one being written, one filled
+    splice = None if kind == "arrow" else splice_plan(source, names, chunk)
+    read_columns = None
+    if isinstance(splice, Splice):  # only the released columns (and the users) are decoded: the rest is copied
+        read_columns = [*names, *([] if users is None else [users])]
+        positions = list(range(len(names)))
+        user_position = None if users is None else len(names)
+    if splice is not None:
+        report.note("Parquet output: the kept columns' pages copied, the released columns written (splice)"
+                    if isinstance(splice, Splice) else f"Parquet output: every column written by pyarrow ({splice})")
     # pyarrow's own decoding threads would only compete with the writer and the sampler for the cores.
-    pending = record_chunks(parquet, chunk, use_threads=False)
-    with columnar_writer(tmp, schema, kind, **options) as writer, \
+    pending = record_chunks(parquet, chunk, use_threads=False, columns=read_columns)
+    with _writer(source, tmp, schema, kind, options, splice) as writer, \
             ThreadPoolExecutor(1) as ahead, ThreadPoolExecutor(1) as behind:
         read: Future[list[Any] | None] = ahead.submit(next, pending, None)
         written: Future[None] | None = None
@@ -192,7 +208,10 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
             rows = [_indices(row) for row in sample(codes[:, :n], drawn[0][:, :n], *extra)]
             released = [pa.DictionaryArray.from_arrays(rows[min(i, len(rows) - 1)], dictionary, safe=False)
                         for i, dictionary in enumerate(dictionaries)]
-            table = _replaced(pieces, dict(zip(positions, released, strict=True)), schema)
+            if isinstance(writer, SpliceWriter):
+                table = pa.Table.from_arrays(released, schema=writer.released)
+            else:
+                table = _replaced(pieces, dict(zip(positions, released, strict=True)), schema)
             if written is not None:
                 written.result()  # a failed write raises here; its output buffer is free again
             written = behind.submit(writer.write_table, table)
@@ -204,8 +223,29 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     return report.done
 
 
+@contextmanager
+def _writer(source: Path, tmp: Path, schema: Any, kind: str, options: dict[str, Any],
+            splice: Splice | str | None) -> Iterator[Any]:
+    """The writer of privatize's ``tmp``: the splice's (:mod:`~mechdesign.deploy.sampling._splice`) or pyarrow's."""
+    if not isinstance(splice, Splice):
+        with columnar_writer(tmp, schema, kind, **options) as writer:
+            yield writer
+        return
+    with open(tmp, "wb") as handle:
+        writer = SpliceWriter(source, handle, splice, schema, options)
+        try:
+            yield writer
+        except BaseException:
+            writer.source.close()
+            raise
+        writer.close()
+
+
 def writer_options(parquet: Any, names: Sequence[str]) -> dict[str, Any]:
     """The ``ParquetWriter`` options of privatize's output: ``names`` released, the other columns of ``parquet`` kept.
+
+    The splice (:mod:`~mechdesign.deploy.sampling._splice`) writes the released columns with these options and copies
+    the kept ones as the input stores them; the options for kept columns apply where pyarrow writes every column.
 
     The released columns are written without statistics and uncompressed. Their statistics (min/max labels) cost
     half their writing time and prune nothing: every row group holds every label. Their dictionary indices are

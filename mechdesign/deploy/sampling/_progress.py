@@ -53,6 +53,12 @@ class Progress:
         if self.enabled and now - self.shown >= self.every:
             self._show(now)
 
+    def note(self, text: str) -> None:
+        """A line of its own when progress is shown: how the run goes (the Parquet writer's path, say)."""
+        if self.enabled:
+            self.stream.write(f"{text}\n")
+            self.stream.flush()
+
     def close(self) -> None:
         """The last report, unless the previous one already gave the final count (and a newline on a terminal)."""
         if self.enabled:

@@ -248,3 +248,27 @@ def test_cli_refusals_on_parquet_are_one_line_exit_2(tmp_path, cli, value, messa
     result = cli("privatize", str(path), str(tmp_path / "in.parquet"), *args, "--out", str(tmp_path / "o.parquet"))
     assert result.returncode == 2 and message in result.stderr and result.stderr.count("\n") == 1
     assert not (tmp_path / "o.parquet").exists() and not list(tmp_path.glob("*.part"))
+
+
+@pytest.mark.parametrize(("kind", "shuffle"), [("product", False), ("joint", True)])
+def test_the_splice_releases_what_the_pyarrow_writer_releases(tmp_path, monkeypatch, kind, shuffle):
+    """Several released columns spliced into the input's row groups (tests/deploy/sampling/test_splice.py): the table
+    read back is the pyarrow writer's, schema and metadata included; the kept columns' pages are the input's."""
+    from mechdesign.deploy.sampling import _arrow
+
+    sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, kind)))
+    _write_parquet(tmp_path / "in.parquet", _records(70_000), 10_000, shuffle)
+    assert privatize_record_file(sampler, tmp_path / "in.parquet", tmp_path / "spliced.parquet", COLUMNS, rng=3,
+                                 chunk_size=65_536) == 70_000
+    with monkeypatch.context() as patch:
+        patch.setattr(_arrow, "splice_plan", lambda *args: "pyarrow asked for")
+        privatize_record_file(sampler, tmp_path / "in.parquet", tmp_path / "written.parquet", COLUMNS, rng=3,
+                              chunk_size=65_536)
+    spliced, written = pq.read_table(tmp_path / "spliced.parquet"), pq.read_table(tmp_path / "written.parquet")
+    assert spliced.equals(written) and spliced.schema.equals(written.schema, check_metadata=True)
+    source = pq.ParquetFile(tmp_path / "in.parquet").metadata
+    out = pq.ParquetFile(tmp_path / "spliced.parquet").metadata
+    assert out.num_row_groups == source.num_row_groups == 7
+    note = source.row_group(0).column(2)  # a kept column: its encodings and sizes as stored
+    assert out.row_group(0).column(2).to_dict() | {"data_page_offset": 0, "dictionary_page_offset": 0} == \
+        note.to_dict() | {"data_page_offset": 0, "dictionary_page_offset": 0}

@@ -234,7 +234,9 @@ def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(t
     """A kept int64 id (full width per value in the source: the writer's dictionary fell back) is written without a
     dictionary, delta-encoded when its values span less than 2³² (``id``) and plain otherwise (``token``); a kept
     low-cardinality int64 and a string column stay dictionary-encoded; every value is read back the same. Kept
-    columns are Snappy-compressed with statistics, the released ones uncompressed without (writer_options)."""
+    columns are Snappy-compressed with statistics, the released ones uncompressed without (writer_options). Where
+    pyarrow writes every column: row groups larger than the chunk (elsewhere the splice copies kept columns as they
+    are, tests/deploy/sampling/test_splice.py)."""
     sampler = RecordPrivatizer(read_record_file(_record_file(tmp_path, "product")))
     n = 200_000
     codes = _codes(n, seed=8)
@@ -244,7 +246,8 @@ def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(t
                       **{name: np.array(alphabet)[row] for name, alphabet, row in zip(COLUMNS, ALPHABETS, codes,
                                                                                       strict=True)}})
     pq.write_table(table, tmp_path / "in.parquet", row_group_size=100_000)
-    privatize_record_file(sampler, tmp_path / "in.parquet", tmp_path / "out.parquet", COLUMNS, rng=2)
+    privatize_record_file(sampler, tmp_path / "in.parquet", tmp_path / "out.parquet", COLUMNS, rng=2,
+                          chunk_size=65_536)
     released = pq.read_table(tmp_path / "out.parquet")
     for name in ("id", "age", "note", "token"):
         assert released.column(name).equals(table.column(name)), name

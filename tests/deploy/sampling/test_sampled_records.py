@@ -8,6 +8,7 @@ import json
 import jsonschema
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from mechdesign import MechanismFileError
@@ -330,3 +331,21 @@ def test_a_file_of_column_major_factors_verifies_as_written(tmp_path, seed):
     for written, read in zip(factors, loaded.factors, strict=True):
         judged = Mechanism.from_matrix(written.matrix, written.inputs, written.outputs)
         assert np.array_equal(judged.matrix, read.matrix)
+
+
+def test_spliced_parquet_keeps_the_unreported_attributes_nulls(tmp_path, prior, monkeypatch):
+    """The sampled design's nullable released columns through the splice (mechdesign.deploy.sampling._splice):
+    the same table as pyarrow's writer gives, the nulls where a record does not report an attribute included."""
+    from mechdesign.deploy.sampling import _arrow
+
+    sampler = RecordPrivatizer(read_record_file(_sampled(tmp_path, prior)))
+    frame, _ = _table(tmp_path, n=40_000)
+    frame.to_parquet(tmp_path / "in.parquet", row_group_size=10_000)
+    privatize_record_file(sampler, tmp_path / "in.parquet", tmp_path / "spliced.parquet", ["a", "b"], rng=7)
+    with monkeypatch.context() as patch:
+        patch.setattr(_arrow, "splice_plan", lambda *args: "pyarrow asked for")
+        privatize_record_file(sampler, tmp_path / "in.parquet", tmp_path / "written.parquet", ["a", "b"], rng=7)
+    spliced, written = pq.read_table(tmp_path / "spliced.parquet"), pq.read_table(tmp_path / "written.parquet")
+    assert spliced.equals(written) and spliced.schema.equals(written.schema, check_metadata=True)
+    assert spliced.column("a").null_count + spliced.column("b").null_count == 40_000
+    assert pq.ParquetFile(tmp_path / "spliced.parquet").metadata.num_row_groups == 4
