@@ -26,9 +26,9 @@ def compiled(cache: bool = True) -> Any:
         import numba
 
         options: dict[str, Any] = {"nogil": True, "error_model": "numpy"}  # no zero checks: NumPy's semantics
-        for helper in (_remainder, _digit, _place_digits):  # called from rule: compiled into it
-            if not hasattr(helper, "py_func"):
-                globals()[helper.__name__] = numba.njit(inline="always", **options)(helper)
+        for name in ("_remainder", "_digit", "_place_digits"):  # called from rule: compiled into it
+            if not hasattr(globals()[name], "py_func"):
+                globals()[name] = numba.njit(inline="always", **options)(globals()[name])
         _built[cache] = numba.njit(cache=cache, **options)(rule)
     return _built[cache]
 

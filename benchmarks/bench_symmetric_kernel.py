@@ -1,23 +1,28 @@
 """The structured sampler's rule compiled with Numba against NumPy's: equal reports, speed per stage (issue 43).
 
 Issue 43 asks for ``SymmetricPrivatizer.sample`` at ≥ 5 M records/s per core at N = 10⁴; the project would take
-Numba as an optional accelerator only if a compiled rule reaches it. The prototype is ``_symmetric_kernel.py``
-(beside this script). Per N, on the benchmark's designs (benchmarks/_symmetric.py: seed 7, T = 300 / 4,000 / 4,000):
+Numba as an optional accelerator only if a compiled rule reaches it. Two prototypes sit beside this script:
+``_symmetric_kernel.py`` ("compiled": the block of words drawn as today, records in tiles) and
+``_symmetric_rows.py`` ("rows": each row of words drawn just before the compiled pass that uses it). Per N, on the
+benchmark's designs (benchmarks/_symmetric.py: seed 7, T = 300 / 4,000 / 4,000):
 
-1. **Equal reports.** ``_remainder`` against ``%`` on 10⁶ random (w, R) and the edge cases; the compiled rule
+1. **Equal reports.** ``_remainder`` against ``%`` on 10⁶ random (w, R) and the edge cases; both prototypes
    against ``_from_words`` on a block whose words are forced into the rejection zone (2⁶⁴ − 1, 2⁶⁴ − 2³², 2⁶⁴ − 2
    in random places: types, groups and ``ok`` equal on every record); and the sha256 of ``--identity`` seeded
-   reports (rng = 7) from ``sample`` and from the compiled ``sample``.
-2. **sample**, interleaved in one process (NumPy, compiled, alternating; the load drifts over both alike) on
-   ``--records`` records, seeded (PCG64) and default (AES-CTR): M records/s of CPU time (user + system, as
-   time.process_time), median [min, max], and the median user time alone in ns a record (the system time is the
-   page faults of the fresh output, 152 B a record at N = 10⁴, and moves with the machine's load).
-3. **Per stage** (ns a record, fresh inputs and words each repeat): the words, the compiled rule stopped after
-   step 1, after the remainders, after the rank and doubt check, and whole; NumPy's ``_from_words`` on the same.
+   reports (rng = 7) from ``sample`` and from both compiled samplers.
+2. **sample**, interleaved in one process (NumPy, compiled, rows in rotating order; the load drifts over all
+   alike) on ``--records`` records, seeded (PCG64) and default (AES-CTR): M records/s of CPU time (user + system,
+   as time.process_time), median [min, max], and the median user time alone in ns a record (the system time is
+   the page faults of the fresh output, 152 B a record at N = 10⁴, and moves with the machine's load). Then the
+   rows sampler's CPU time per pass over one seeded run.
+3. **Per stage** of the tiled rule (ns a record, fresh inputs and words each repeat): the words, the rule stopped
+   after step 1, after the remainders, after the rank and doubt check, and whole; NumPy's ``_from_words`` on the
+   same.
 
-``--jit``: what Numba costs a process, each in a fresh interpreter (CPU time): ``import numba``, the first call
-with an empty cache directory (compile), the first call in a second process on that directory (cache load).
-Results: benchmarks/results/symmetric_kernel.json and .csv; the write-up in symmetric_sampler_speed.md.
+``--jit``: what Numba costs a process (the rows prototype), each in a fresh interpreter (CPU time): ``import
+numba``, the first call with an empty cache directory (compile), the first call in a second process on that
+directory (cache load). Results: benchmarks/results/symmetric_kernel.json and .csv; the write-up in
+symmetric_sampler_speed.md.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _symmetric_kernel as prototype
+import _symmetric_rows as rows_prototype
 from _common import write_results
 from _symmetric import engine_shaped, zipf_counts
 
@@ -76,7 +82,7 @@ def check_remainder() -> int:
 
 
 def check_rejection_zone(sampler, kernel, table, seed: int) -> int:
-    """The compiled rule equals ``_from_words`` (types, groups, ok) on words forced into the rejection zone."""
+    """Both compiled rules equal ``_from_words`` (types, groups, ok) on words forced into the rejection zone."""
     rng = np.random.default_rng(seed)
     width, count = sampler.words_needed(), 4096
     x = rng.integers(0, sampler.mechanism.cells.size, count)
@@ -92,6 +98,9 @@ def check_rejection_zone(sampler, kernel, table, seed: int) -> int:
     kernel(x, words, groups, 0, t, ok, *table)
     if not (np.array_equal(t, want_t) and np.array_equal(groups, want_g) and np.array_equal(ok, want_ok)):
         raise AssertionError("the compiled rule differs on the rejection zone")
+    t, groups, ok = rows_prototype.on_words(sampler, x, words)
+    if not (np.array_equal(t, want_t) and np.array_equal(groups, want_g) and np.array_equal(ok, want_ok)):
+        raise AssertionError("the row-by-row passes differ on the rejection zone")
     return int((~ok).sum())
 
 
@@ -112,27 +121,35 @@ def measure(size: int, repeats: int, records: int, identity: int) -> dict:
     x = np.random.default_rng(7).choice(size, identity, p=p)
     numpy_digest = _digest(*sampler.sample(x, rng=7))
     compiled_digest = _digest(*prototype.sample(sampler, x, 7, kernel, table))
-    if numpy_digest != compiled_digest:
-        raise AssertionError(f"N={size}: the compiled sample differs")
+    rows_table = rows_prototype.tables(sampler)
+    rows_digest = _digest(*rows_prototype.sample(sampler, x, 7, table=rows_table))
+    if not numpy_digest == compiled_digest == rows_digest:
+        raise AssertionError(f"N={size}: a compiled sample differs")
     row["sha256"] = numpy_digest[:16]
     load = os.getloadavg()[0]
     x = np.random.default_rng(8).choice(size, records, p=p)
     for label, rng in (("seeded", 7), ("aes", None)):
-        rates: dict[str, list[float]] = {"numpy": [], "compiled": []}
-        user: dict[str, list[float]] = {"numpy": [], "compiled": []}
-        for r in range(2 * repeats):
-            name = ("numpy", "compiled")[r % 2]
+        names = ("numpy", "compiled", "rows")
+        rates: dict[str, list[float]] = {name: [] for name in names}
+        user: dict[str, list[float]] = {name: [] for name in names}
+        for r in range(len(names) * repeats):
+            name = names[(r + r // len(names)) % len(names)]  # each takes each place in the order in turn
             begin = os.times()
             if name == "numpy":
                 sampler.sample(x, rng=rng)
-            else:
+            elif name == "compiled":
                 prototype.sample(sampler, x, rng, kernel, table)
+            else:
+                rows_prototype.sample(sampler, x, rng, table=rows_table)
             end = os.times()
             rates[name].append(records / (end.user + end.system - begin.user - begin.system) / 1e6)
             user[name].append((end.user - begin.user) * 1e9 / records)
         for name, values in rates.items():
             row |= {f"sample_{label}_{name}_{k}": v for k, v in _summary(values).items()}
             row[f"sample_{label}_{name}_user_ns"] = round(statistics.median(user[name]), 1)
+    spent: dict[str, float] = {}
+    rows_prototype.sample(sampler, x, 7, table=rows_table, spent=spent)
+    row |= {f"rows_{name.replace(' ', '_')}_ns": round(value * 1e9 / records, 1) for name, value in spent.items()}
     # Per stage on fresh inputs and words (a repeated block keeps the tables' random reads in cache).
     pool = np.random.default_rng(9).choice(size, 8 * repeats * BLOCK, p=p).astype(np.int64)
     width = sampler.words_needed()
@@ -174,7 +191,7 @@ imported = time.process_time() - start
 import numpy as np
 from _symmetric import engine_shaped, zipf_counts
 from mechdesign.deploy.sampling import SymmetricPrivatizer
-import _symmetric_kernel as prototype
+import _symmetric_rows as prototype
 sampler = SymmetricPrivatizer(engine_shaped(zipf_counts(1000, 100_000), 300, 7))
 x = np.arange(1000)
 start = time.process_time()
