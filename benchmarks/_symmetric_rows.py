@@ -188,38 +188,58 @@ def place(x: np.ndarray, cell: np.ndarray, types: np.ndarray, entry: np.ndarray,
     """
     low32 = np.uint64(0xFFFFFFFF)
     per_type = digit_at.size // max(block.shape[0] // primes, 1)  # digits a type (T·P block rows)
-    for i in range(x.size):
+    n = x.size
+    todo = np.empty(n, dtype=np.int64)
+    at_of = np.empty(n, dtype=np.int64)
+    lower, upper, place_f, r_lo, r_hi = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    count = 0
+    for i in range(n):
         start = (entry[i] >> 43) - 1
         if start < 0:
             continue
-        c = column + i
         k, t = cell[i], types[i]
         at = t * primes + prime[k]
         info = block[at, 0]
         if not info >> np.uint64(63):  # a block over three groups or more: digit by digit
-            _place_digits(groups, c, k, t * per_type + start, z[i], position[x[i]], size, m_of, digits, digit_at,
-                          per_type, powers, power_at)
+            _place_digits(groups, column + i, k, t * per_type + start, z[i], position[x[i]], size, m_of, digits,
+                          digit_at, per_type, powers, power_at)
             continue
-        r_lo, r_hi = np.float64(block[at, 2]), np.float64(block[at, 3])
-        lower = np.floor(np.float64(groups[np.int64((info >> np.uint64(32)) & np.uint64(255)), c])
-                         / np.float64(info & low32))
-        lower = lower - np.floor(lower / r_lo) * r_lo
-        upper = np.float64(groups[np.int64((info >> np.uint64(40)) & np.uint64(255)), c])
-        upper = (upper - np.floor(upper / r_hi) * r_hi) * r_lo
-        value = lower + upper
+        todo[count] = i
+        at_of[count] = at
+        count += 1
+    # Three more loops, as in _place: the reads (two group values, the block's fields), the float arithmetic (no
+    # reads), the hash and the rewrite of w_p. Short loops keep many records' random reads in flight.
+    for q in range(count):
+        i, at = todo[q], at_of[q]
+        info = block[at, 0]
+        place_f[q] = np.float64(info & low32)
+        r_lo[q], r_hi[q] = np.float64(block[at, 2]), np.float64(block[at, 3])
+        lower[q] = np.float64(groups[np.int64((info >> np.uint64(32)) & np.uint64(255)), column + i])
+        upper[q] = np.float64(groups[np.int64((info >> np.uint64(40)) & np.uint64(255)), column + i])
+    for q in range(count):
+        k = cell[todo[q]]
+        below = np.floor(lower[q] / place_f[q])
+        below = below - np.floor(below / r_lo[q]) * r_lo[q]
+        above = (upper[q] - np.floor(upper[q] / r_hi[q]) * r_hi[q]) * r_lo[q]
+        value = below + above
         rest = np.floor(value / p_less[k])
-        e = np.int64(value - rest * p_less[k])
-        w_old = np.floor(rest / p_m[k])
-        u = rest - w_old * p_m[k]  # U = Σ_i u_i p^i
+        lower[q] = value - rest * p_less[k]  # e
+        upper[q] = np.floor(rest / p_m[k])  # w_old
+        place_f[q] = rest - upper[q] * p_m[k]  # U = Σ_i u_i p^i
+    for q in range(count):
+        i, at = todo[q], at_of[q]
+        k = cell[i]
+        u = place_f[q]
         hashed = np.int64(0)
         for h in range(hash_at.shape[1]):
             part = np.floor(u / chunk[k])
             hashed += hashes[hash_at[k, h] + np.int64(u - part * chunk[k])]
             u = part
-        d = powers[power_at[k] + e]
+        d = powers[power_at[k] + np.int64(lower[q])]
         w_new = (z[i] - d * position[x[i]] - hashed) % size[k]
-        groups[np.int64((info >> np.uint64(48)) & np.uint64(255)), c] += (np.uint64(w_new - np.int64(w_old))
-                                                                          * block[at, 1])
+        info = block[at, 0]
+        groups[np.int64((info >> np.uint64(48)) & np.uint64(255)), column + i] += (
+            np.uint64(w_new - np.int64(upper[q])) * block[at, 1])
 
 
 _remainder = tiled._remainder
