@@ -19,6 +19,10 @@ benchmark's designs (benchmarks/_symmetric.py: seed 7, T = 300 / 4,000 / 4,000):
    after step 1, after the remainders, after the rank and doubt check, and whole; NumPy's ``_from_words`` on the
    same.
 
+``--end-to-end R``: ``privatize_symmetric_file`` (Parquet in, Parquet out, fresh words seeded, the sampler built)
+on R records at N = 10⁴ in this process, NumPy's ``sample`` against the rows sampler (patched in), interleaved,
+``--repeats`` runs each (at most 3), records/s of CPU time.
+
 ``--jit``: what Numba costs a process (the rows prototype), each in a fresh interpreter (CPU time): ``import
 numba``, the first call with an empty cache directory (compile), the first call in a second process on that
 directory (cache load). Results: benchmarks/results/symmetric_kernel.json and .csv; the write-up in
@@ -215,6 +219,44 @@ def jit_cost(repeats: int) -> dict:
     return {name: _summary(values) for name, values in found.items()}
 
 
+def end_to_end(records: int, repeats: int) -> dict:
+    """Records/s of CPU time of privatize_symmetric_file on Parquet at N = 10⁴, NumPy's sample against rows'."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mechdesign.deploy.sampling import SymmetricPrivatizer
+    from mechdesign.deploy.sampling._symmetric_stream import privatize_symmetric_file
+
+    counts = zipf_counts(10_000, 1_000_000)
+    sampler = SymmetricPrivatizer(engine_shaped(counts, SIZES[10_000], 7))
+    labels = np.asarray(sampler.mechanism.inputs, dtype=object)
+    x = np.random.default_rng(8).choice(10_000, records, p=counts / counts.sum())
+    folder = Path(tempfile.mkdtemp())
+    try:
+        source, target = folder / "in.parquet", folder / "out.parquet"
+        pq.write_table(pa.table({"id": np.arange(records), "v": pa.array(labels[x].astype(str))}), source)
+        table = rows_prototype.tables(sampler)
+        numpy_sample = SymmetricPrivatizer.sample
+
+        def rows_sample(self, values, rng=None):
+            return rows_prototype.sample(self, values, rng, table=table)
+
+        rates: dict[str, list[float]] = {"numpy": [], "rows": []}
+        for r in range(2 * repeats):
+            name = ("numpy", "rows")[r % 2]
+            SymmetricPrivatizer.sample = numpy_sample if name == "numpy" else rows_sample  # type: ignore[method-assign]
+            begin = os.times()
+            privatize_symmetric_file(sampler, source, target, "v", rng=7, progress=False)
+            end = os.times()
+            rates[name].append(records / (end.user + end.system - begin.user - begin.system) / 1e6)
+        SymmetricPrivatizer.sample = numpy_sample  # type: ignore[method-assign]
+    finally:
+        shutil.rmtree(folder)
+    return {"records": records, **{name: _summary(values) for name, values in rates.items()}}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
@@ -222,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=2_000_000)
     parser.add_argument("--identity", type=int, default=1_000_000, help="seeded reports whose sha256 must agree")
     parser.add_argument("--jit", action="store_true", help="also measure Numba's import, compile and cache load")
+    parser.add_argument("--end-to-end", type=int, default=0, metavar="R", help="privatize R records on Parquet")
     parser.add_argument("--write", action="store_true", help="write benchmarks/results/symmetric_kernel.*")
     args = parser.parse_args(argv)
     import llvmlite
@@ -233,6 +276,11 @@ def main(argv: list[str] | None = None) -> int:
         row = measure(size, args.repeats, args.records, args.identity)
         print(json.dumps(row), flush=True)
         rows.append(row)
+    if args.end_to_end:
+        load = os.getloadavg()[0]
+        extra["end_to_end"] = end_to_end(args.end_to_end, min(args.repeats, 3))
+        extra["end_to_end"]["load_before"], extra["end_to_end"]["load_after"] = load, os.getloadavg()[0]
+        print(json.dumps(extra["end_to_end"]))
     if args.jit:
         extra["jit_seconds"] = jit_cost(args.repeats)
         print(json.dumps(extra["jit_seconds"]))
