@@ -164,7 +164,11 @@ export class SymmetricSampler {
   private exactEpsilon: number | undefined;
   /** The pairs (t, ℓ, k) with θ_t λ_t > 0 and n_ℓ > 0: each must have kept its entry for the bound to hold. */
   private positivePairs: number;
-  private readonly index: Map<string, number>;
+  /**
+   * Label → input, in an object without a prototype (its own keys only): looked up faster than a Map (3 % of the
+   * warm draw at N = 10⁴), labels that are array indices among the elements.
+   */
+  private readonly index: Record<string, number>;
   private readonly fill: RandomFill;
   private readonly groupRem: number[][];
   private readonly primeOfCell: Int32Array;
@@ -251,7 +255,8 @@ export class SymmetricSampler {
       this.boundHigh.push(high);
       this.boundLow.push(low);
     }
-    this.index = new Map(m.inputs.map((label, i) => [label, i]));
+    this.index = Object.create(null) as Record<string, number>;
+    m.inputs.forEach((label, i) => { this.index[label] = i; });
     this.kernel = new FreshKernel({ cellOf: m.cells.cellOf, position: m.cells.position, highCounts: m.highCounts,
       lowCounts: m.lowCounts, pairs: this.pairs, boundHigh: this.boundHigh, boundLow: this.boundLow,
       groupRadix: this.groupRadix, radices: this.radices, groupOf: this.groupOf, placeOf: this.placeOf,
@@ -451,7 +456,8 @@ export class SymmetricSampler {
   private indices(values: readonly string[]): Int32Array {
     const xs = new Int32Array(values.length);
     for (let i = 0; i < values.length; i++) {
-      const x = this.index.get(values[i]);
+      const value = values[i];
+      const x = typeof value === "string" ? this.index[value] : undefined; // 5 is not the label "5"
       if (x === undefined) {
         throw new RangeError(`values must be input labels of the mechanism, got values=${JSON.stringify(values[i])} ` +
           `(value ${i})`);
