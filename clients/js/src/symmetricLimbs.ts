@@ -5,9 +5,10 @@
  * V = Σ_g v_g P_g with P_g = Π_{h<g} R_h (v_g < R_g < 2^32), in 16-bit limbs: limb l of V is the column sum
  * Σ_g v_g · limb_l(P_g) plus the carry from limb l − 1. Each term is below 2^32 · 2^16 = 2^48; with at most 31 groups
  * a column and its carry (below 2^37) stay below 2^53, so every sum is an exact integer in doubles, in any order.
- * The columns are summed four at a time for two records at once: each place value is read once for the two
- * records, each group value once for the four columns, and the eight running sums are independent chains of
- * additions (the loop is bound by its loads and multiplications, not by the latency of one chain). More than 31
+ * The columns are summed four at a time for three records at once: each place value is read once for the three
+ * records, each group value once for the four columns, and the twelve running sums are independent chains of
+ * additions (the loop is bound by its loads and multiplications, not by the latency of one chain; three records
+ * rather than two: 2 to 7 % less time warm at N = 10⁴, fewer loads and bounds checks a multiply-add). More than 31
  * groups: Horner from the last group (every step below 2^49). Every array is typed and reused.
  */
 
@@ -40,9 +41,10 @@ export class SeedLimbs {
   }
 
   /**
-   * V of rows 0 … count − 1 (row r of signature signatures[r]) into {@link limbs}: two rows of one signature at a
-   * time; a row whose neighbour has another signature with the zero row. One loop over the rows, the columns
-   * inside it (not a call a row: the kernel is compiled once, not once alone and again inlined).
+   * V of rows 0 … count − 1 (row r of signature signatures[r]) into {@link limbs}: up to three rows of one signature
+   * at a time (each place value read once for the three); a row whose neighbours have other signatures with the
+   * zero row in their places (their limbs to the spare row). One loop over the rows, the columns inside it (not a
+   * call a row: the kernel is compiled once, not once alone and again inlined).
    */
   compute(count: number, signatures: Int32Array): void {
     const { width, values, limbs, size } = this;
@@ -50,23 +52,30 @@ export class SeedLimbs {
       for (let r = 0; r < count; r++) this.horner(r, signatures[r]);
       return;
     }
+    const spare = this.rows;
     for (let r = 0; r < count;) {
       const s = signatures[r];
-      const paired = r + 1 < count && signatures[r + 1] === s;
+      const two = r + 1 < count && signatures[r + 1] === s;
+      const three = two && r + 2 < count && signatures[r + 2] === s;
       const x = r * width;
-      const y = (paired ? r + 1 : this.rows) * width;
+      const y = (two ? r + 1 : spare) * width;
+      const z = (three ? r + 2 : spare) * width;
       const outX = r * size;
-      const outY = (paired ? r + 1 : this.rows) * size;
-      r += paired ? 2 : 1;
+      const outY = (two ? r + 1 : spare) * size;
+      const outZ = (three ? r + 2 : spare) * size;
+      r += three ? 3 : two ? 2 : 1;
       const { places, first, blocks } = this.powers[s];
       let carryX = 0;
       let carryY = 0;
+      let carryZ = 0;
       for (let c = 0, l = 0; c < blocks; c++, l += 4) {
         let x0 = carryX, x1 = 0, x2 = 0, x3 = 0;
         let y0 = carryY, y1 = 0, y2 = 0, y3 = 0;
+        let z0 = carryZ, z1 = 0, z2 = 0, z3 = 0;
         for (let g = first[c], at = 4 * (c * width + g); g < width; g++, at += 4) {
           const u = values[x + g];
           const v = values[y + g];
+          const w = values[z + g];
           const p0 = places[at], p1 = places[at + 1], p2 = places[at + 2], p3 = places[at + 3];
           x0 += u * p0;
           x1 += u * p1;
@@ -76,6 +85,10 @@ export class SeedLimbs {
           y1 += v * p1;
           y2 += v * p2;
           y3 += v * p3;
+          z0 += w * p0;
+          z1 += w * p1;
+          z2 += w * p2;
+          z3 += w * p3;
         }
         carryX = Math.floor(x0 / 65536);
         limbs[outX + l] = x0 - carryX * 65536;
@@ -99,6 +112,17 @@ export class SeedLimbs {
         y3 += carryY;
         carryY = Math.floor(y3 / 65536);
         limbs[outY + l + 3] = y3 - carryY * 65536;
+        carryZ = Math.floor(z0 / 65536);
+        limbs[outZ + l] = z0 - carryZ * 65536;
+        z1 += carryZ;
+        carryZ = Math.floor(z1 / 65536);
+        limbs[outZ + l + 1] = z1 - carryZ * 65536;
+        z2 += carryZ;
+        carryZ = Math.floor(z2 / 65536);
+        limbs[outZ + l + 2] = z2 - carryZ * 65536;
+        z3 += carryZ;
+        carryZ = Math.floor(z3 / 65536);
+        limbs[outZ + l + 3] = z3 - carryZ * 65536;
       }
     }
   }

@@ -24,7 +24,13 @@ const RANK_REM = Array.from({ length: 257 }, (_, r) => (r === 0 ? 0 : Number(QUA
 const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
 /** Reports are ASCII, so UTF-8 decodes them as Latin-1 would (and is the decoders' fast path). */
 const ASCII = new TextDecoder("utf-8");
-const CHUNK = 4096; // records a text buffer
+/**
+ * Records a text buffer, decoded into one string: a string above V8's largest young object (128 KiB) is allocated
+ * apart, on pages of its own, and costs about as much a byte however long; below that, the scavenger copies each
+ * chunk's string, which every report slices, twice. 16,384 records: ~2 % faster warm than 4,096 at N = 10⁴; 512
+ * and 896 were 8 and 14 % slower.
+ */
+const CHUNK = 16384;
 
 /** The smallest primitive root mod a prime p (1 for p = 2). */
 export function primitiveRoot(p: number): number {
@@ -481,9 +487,9 @@ export class SymmetricSampler {
     const kernel = this.fresh();
     const out: string[] = new Array(xs.length);
     // A chunk's reports are written as ASCII into one buffer, decoded once, and cut into slices (O(1) strings).
-    const text = new Uint8Array((12 + Math.max(...this.hexWidth)) * CHUNK);
+    const text = new Uint8Array((12 + Math.max(...this.hexWidth)) * Math.min(CHUNK, xs.length));
     const view = new DataView(text.buffer);
-    const ends = new Int32Array(CHUNK);
+    const ends = new Int32Array(Math.min(CHUNK, xs.length));
     for (let start = 0; start < xs.length; start += CHUNK) {
       const stop = Math.min(xs.length, start + CHUNK);
       let at = 0;

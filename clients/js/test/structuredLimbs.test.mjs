@@ -1,6 +1,6 @@
 // The seed integer of the structured sampler's fresh path (src/symmetricLimbs.ts) against BigInt: V = Σ_g v_g P_g
-// (P_g = Π_{h<g} R_h) of random groups, for pairs of rows of one signature, a row whose neighbour has another
-// signature (the zero-row partner), a last row alone, 1 to 31 groups (limb columns) and 32 to 40 (Horner); the text
+// (P_g = Π_{h<g} R_h) of random groups, for three rows and two rows of one signature, a row whose neighbours have
+// other signatures (the zero row in the others' places), a last row alone, 1 to 31 groups (limb columns) and 32 to 40 (Horner); the text
 // forms' last hex digits and the binary form's bytes of each. Radices up to 2^32 − 1 and group values up to R − 1
 // (the largest terms, 2^48).
 import assert from "node:assert/strict";
@@ -30,9 +30,9 @@ test("structured limbs: V of one or two rows, text and binary forms, equal BigIn
     }));
     const seeds = radices.map((r) => r.reduce((p, x) => p * BigInt(x), 1n));
     const hexWidths = seeds.map((count) => Math.max(1, (count - 1n).toString(16).length));
-    const rows = 6;
+    const rows = 9;
     const values = new Float64Array((rows + 1) * width); // the last row stays zero
-    const signatureOf = [0, 0, 1, 2, 2, 1];
+    const signatureOf = [0, 0, 1, 2, 2, 2, 1, 1, 1];
     for (let row = 0; row < rows; row++) {
       for (let g = 0; g < width; g++) {
         const radix = radices[signatureOf[row]][g];
@@ -51,9 +51,9 @@ test("structured limbs: V of one or two rows, text and binary forms, equal BigIn
     const limbs = new SeedLimbs(values, width, radices, hexWidths, rows);
     const types = Int32Array.from(signatureOf, (_, row) => 1000 + row);
     const typeWidths = Object.assign([], ...signatureOf.map((sig, row) => ({ [1000 + row]: hexWidths[sig] })));
-    // 6 rows: pairs (0, 1) and (3, 4), rows 2 and 5 alone (their neighbours have other signatures); 5: row 4 last
-    // and alone; 1: row 0 alone
-    for (const count of [6, 5, 2, 1]) {
+    // 9 rows: (0, 1), 2 alone (its neighbours have other signatures), (3, 4, 5), (6, 7, 8); 8: (6, 7) the last
+    // two; 7: row 6 last and alone; 5: (3, 4) the last two; 3: row 2 last and alone; 1: row 0 alone
+    for (const count of [9, 8, 7, 6, 5, 3, 2, 1]) {
       limbs.limbs.fill(-1); // every limb read must have been written
       limbs.compute(count, Int32Array.from(signatureOf));
       const out = new Uint8Array(count * (16 + Math.max(...hexWidths)));
