@@ -25,12 +25,12 @@ const HEX_CODES = new TextEncoder().encode("0123456789abcdef");
 /** Reports are ASCII, so UTF-8 decodes them as Latin-1 would (and is the decoders' fast path). */
 const ASCII = new TextDecoder("utf-8");
 /**
- * Records a text buffer, decoded into one string: a string above V8's largest young object (128 KiB) is allocated
- * apart, on pages of its own, and costs about as much a byte however long; below that, the scavenger copies each
- * chunk's string, which every report slices, twice. 16,384 records: ~2 % faster warm than 4,096 at N = 10⁴; 512
- * and 896 were 8 and 14 % slower.
+ * Records a text buffer, decoded into one string that every report of the chunk slices. Above V8's largest young
+ * object (128 KiB) the string is allocated apart, on pages of its own; below it the scavenger copies each chunk's
+ * string twice. Measured at N = 10⁴ against 4,096: 512 and 896 records 8 and 14 % slower warm; 16,384 9 % faster
+ * warm but 10 % slower in the first call (15 rotated runs, load 2.5-4).
  */
-const CHUNK = 16384;
+const CHUNK = 4096;
 
 /** The smallest primitive root mod a prime p (1 for p = 2). */
 export function primitiveRoot(p: number): number {
