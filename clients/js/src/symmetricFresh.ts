@@ -23,8 +23,9 @@
  *
  * Output: V = Σ_g v_g P_g (P_g = Π_{h<g} R_h) in 16-bit limbs by symmetricLimbs.ts, three records at a time; then hex
  * digits or bytes. Every array is typed and reused; the tables are built once, with the sampler. Each step is one
- * loop over the batch with its work a record inside it, not a call a record: V8 compiles a function called a record
- * once alone and again inlined in its caller, and the first call paid for both (~10 ms of 25 ms of compiling).
+ * loop over the batch with its work a record inside it, not a call a record: V8 compiled a function called a record
+ * alone once it was hot and again inlined in its caller, and the first call paid for both (6 such functions, about
+ * 10 of the 25 ms the first call spent compiling at N = 10⁴).
  */
 import { SeedLimbs, writeBinary, writeTexts } from "./symmetricLimbs.js";
 

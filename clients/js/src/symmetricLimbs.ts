@@ -44,7 +44,7 @@ export class SeedLimbs {
    * V of rows 0 … count − 1 (row r of signature signatures[r]) into {@link limbs}: up to three rows of one signature
    * at a time (each place value read once for the three); a row whose neighbours have other signatures with the
    * zero row in their places (their limbs to the spare row). One loop over the rows, the columns inside it (not a
-   * call a row: the kernel is compiled once, not once alone and again inlined).
+   * call a row, which V8 would compile alone and again inside its caller).
    */
   compute(count: number, signatures: Int32Array): void {
     const { width, values, limbs, size } = this;
@@ -154,7 +154,7 @@ for (let v = 0; v < 65536; v++) HEX4[v] = HEX[v >> 12] | (HEX[(v >> 8) & 15] << 
 /**
  * Writes `t<t>.<hex>` of rows 0 … count − 1 (type types[b], V in limbs[b·size …]; its last hexWidth[t] hex digits)
  * into `out` from `at`, one after the other; row b's end at ends[from + b]. Returns the end. `view` is a DataView of
- * `out`'s bytes (the kernel passes its own, made once). One loop over the rows (compiled once).
+ * `out`'s bytes (the kernel passes its own, made once). One loop over the rows, not a call a row.
  */
 export function writeTexts(count: number, types: Int32Array, hexWidth: readonly number[], limbs: Int32Array,
   size: number, out: Uint8Array, view: DataView, at: number, ends: Int32Array, from: number): number {
