@@ -8,8 +8,8 @@ inputs ((i · 7919) mod N for 2·10⁵ values). In one node process (the built c
 * per stage of the fresh kernel (symmetricFresh.ts), run as privatize runs it, batch after batch over all 2·10⁵
   records (so each batch's step 1 reads the tables afresh): the words (the crypto fill), step 1 (the pair, guide
   table and scan), step 2 (the G group values and the rank), step 3 (the placement), V's 16-bit limbs, the hex
-  texts, and the decode of each chunk's bytes with the slices; the label lookups apart. Each stage's clock is read
-  around its call; the cost of reading it (timed on empty intervals) is taken off;
+  texts, the decode of each chunk's bytes into one string and its slices; the label lookups apart. Each stage's
+  clock is read around its call; the cost of reading it (timed on empty intervals) is taken off;
 * floors: the crypto fill of the words a record reads (counted), G remainders u − ⌊u/R⌋·R over those words alone,
   and the multiply-adds V's limbs need (counted from the place values).
 
