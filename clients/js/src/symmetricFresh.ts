@@ -21,10 +21,13 @@
  * sampler checked. (Tests: exact counts against that law, and the text and binary forms against the reference
  * text() and binaryReport() of the same report.)
  *
- * Output: V = Σ_g v_g P_g (P_g = Π_{h<g} R_h) in 16-bit limbs by symmetricLimbs.ts, two records at a time; then hex
- * digits or bytes. Every array is typed and reused; the tables are built once, with the sampler.
+ * Output: V = Σ_g v_g P_g (P_g = Π_{h<g} R_h) in 16-bit limbs by symmetricLimbs.ts, three records at a time; then hex
+ * digits or bytes. Every array is typed and reused; the tables are built once, with the sampler. Each step is one
+ * loop over the batch with its work a record inside it, not a call a record: V8 compiled a function called a record
+ * alone once it was hot and again inlined in its caller, and the first call paid for both (6 such functions, about
+ * 10 of the 25 ms the first call spent compiling at N = 10⁴).
  */
-import { SeedLimbs, writeBinary, writeText } from "./symmetricLimbs.js";
+import { SeedLimbs, writeBinary, writeTexts } from "./symmetricLimbs.js";
 
 /** What the kernel reads of a sampler (symmetricSampler.ts passes its own fields). */
 export interface FreshSource {
@@ -93,8 +96,9 @@ export class FreshKernel {
   private readonly guideAt: Int32Array;
   private readonly guideShift: Int32Array;
   private readonly seeds: SeedLimbs;
-  /** The batch's draws: record b's type, and its groups at values[b·W …] (zeros past G_t). */
+  /** The batch's draws: record b's type (and its signature), and its groups at values[b·W …] (zeros past G_t). */
   readonly types = new Int32Array(BATCH);
+  private readonly signatures = new Int32Array(BATCH);
   readonly values: Float64Array;
   private readonly cells = new Int32Array(BATCH);
   private readonly picks = new Int32Array(BATCH);
@@ -170,9 +174,9 @@ export class FreshKernel {
     for (let k = 0; k < cells; k++) this.guideAt[k + 1] = this.guideAt[k] + guides[k].length;
     this.guide = new Int32Array(this.guideAt[cells]);
     guides.forEach((guide, k) => this.guide.set(guide, this.guideAt[k]));
-    this.values = new Float64Array((BATCH + 1) * width); // a zero row after the batch's (SeedLimbs.pair)
+    this.values = new Float64Array((BATCH + 1) * width); // a zero row after the batch's (SeedLimbs.compute)
     this.seeds = new SeedLimbs(this.values, width, firstType.map((t) => src.groupRadix[t]),
-      firstType.map((t) => src.hexWidth[t]));
+      firstType.map((t) => src.hexWidth[t]), BATCH);
   }
 
   /** Cell k's guide: bucket b (top bits of hi) → the offset in `entries` of the first j with C_k[j] > b·2^(64 − bits). */
@@ -303,53 +307,48 @@ export class FreshKernel {
       }
       ranks[b] = rank;
       this.types[b] = t;
+      this.signatures[b] = s;
     }
     this.at = at;
   }
 
-  /** Step 3 for the records whose cell's prime is among their type's digits. */
+  /**
+   * Step 3 for the records whose cell's prime is among their type's digits: rewrite the digit w of the cell's prime
+   * so that the placement puts x at z = rank (high) or a_tk + rank (low). Digit i of the drawn seed is
+   * ⌊G_group / place⌋ mod radix, from its type's digits; the prime's digits are e, m hashed digits, then w.
+   */
   private placeAll(xs: ArrayLike<number>, start: number, count: number): void {
     const width = this.src.width;
-    const { picks, entries, ranks, cells, tableAt, signatureOf, types } = this;
+    const { position, spaces, primeOfCell } = this.src;
+    const { picks, entries, ranks, cells, tableAt, signatures, table, values, cellIndex } = this;
     for (let b = 0; b < count; b++) {
       const j = picks[b];
       const digitStart = entries[j + 4];
-      if (digitStart >= 0) {
-        const digits = tableAt[signatureOf[types[b]]] + 2 * width;
-        this.place(xs[start + b], cells[b], digits, digitStart, (entries[j + 3] >> 9) + ranks[b], b * width);
+      if (digitStart < 0) continue;
+      const k = cells[b];
+      const sp = spaces[primeOfCell[k]];
+      const cellDigits = sp.digits[cellIndex[k]];
+      const first = b * width;
+      const m = sp.m;
+      let e = 0;
+      let hashed = 0;
+      let w = 0;
+      let at = tableAt[signatures[b]] + 2 * width + 3 * digitStart;
+      for (let i = 0; i <= m + 1; i++, at += 3) {
+        const above = Math.floor(values[first + table[at]] / table[at + 1]);
+        const radix = table[at + 2];
+        const digit = above - Math.floor(above / radix) * radix;
+        if (i === 0) e = digit;
+        else if (i <= m) hashed += digit * cellDigits[i - 1];
+        else w = digit;
       }
+      at -= 3; // w's
+      const p = sp.p;
+      const z = (entries[j + 3] >> 9) + ranks[b];
+      let wNew = (z - sp.powers[e] * position[xs[start + b]] - hashed) % p; // |·| < 2^31: an int32 remainder
+      wNew += wNew < 0 ? p : 0;
+      values[first + table[at]] += (wNew - w) * table[at + 1];
     }
-  }
-
-  /** Digit i of the drawn seed (groups at values[first …]): ⌊G_group / place⌋ mod radix, from its type's digits. */
-  private digit(digits: number, i: number, first: number): number {
-    const table = this.table;
-    const at = digits + 3 * i;
-    const above = Math.floor(this.values[first + table[at]] / table[at + 1]);
-    const radix = table[at + 2];
-    return above - Math.floor(above / radix) * radix;
-  }
-
-  /** The rule's step 3: rewrite the digit w of the cell's prime so that the placement puts x at z. */
-  private place(x: number, k: number, digits: number, start: number, z: number, first: number): void {
-    const src = this.src;
-    const sp = src.spaces[src.primeOfCell[k]];
-    const e = this.digit(digits, start, first);
-    const cellDigits = sp.digits[this.cellIndex[k]];
-    let hashed = 0;
-    for (let i = 0; i < sp.m; i++) hashed += this.digit(digits, start + 1 + i, first) * cellDigits[i];
-    const wAt = start + sp.m + 1;
-    const p = sp.p;
-    let wNew = (z - sp.powers[e] * src.position[x] - hashed) % p; // |·| < 2^31: an int32 remainder
-    if (wNew < 0) wNew += p;
-    const at = digits + 3 * wAt;
-    this.values[first + this.table[at]] += (wNew - this.digit(digits, wAt, first)) * this.table[at + 1];
-  }
-
-  /** V of batch records b and b + 1 (if b + 1 < count) into the seeds' acc and accNext. */
-  private limbs(b: number, count: number): void {
-    const next = b + 1 < count ? b + 1 : -1;
-    this.seeds.pair(b, this.signatureOf[this.types[b]], next, next < 0 ? -1 : this.signatureOf[this.types[next]], BATCH);
   }
 
   /**
@@ -357,19 +356,9 @@ export class FreshKernel {
    * `at`, one after the other; record b's end at ends[from + b]. Returns the end.
    */
   writeTexts(count: number, out: Uint8Array, view: DataView, at: number, ends: Int32Array, from: number): number {
-    const hexWidth = this.src.hexWidth;
-    for (let b = 0; b < count; b += 2) {
-      this.limbs(b, count);
-      const t = this.types[b];
-      at = writeText(t, hexWidth[t], this.seeds.acc, out, at, view);
-      ends[from + b] = at;
-      if (b + 1 < count) {
-        const u = this.types[b + 1];
-        at = writeText(u, hexWidth[u], this.seeds.accNext, out, at, view);
-        ends[from + b + 1] = at;
-      }
-    }
-    return at;
+    this.seeds.compute(count, this.signatures);
+    return writeTexts(count, this.types, this.src.hexWidth, this.seeds.limbs, this.seeds.size, out, view, at, ends,
+      from);
   }
 
   /**
@@ -377,10 +366,8 @@ export class FreshKernel {
    * V in the rest, big-endian).
    */
   writeBinaries(count: number, typeBytes: number, outs: Uint8Array[], from: number): void {
-    for (let b = 0; b < count; b += 2) {
-      this.limbs(b, count);
-      writeBinary(this.types[b], this.seeds.acc, typeBytes, outs[from + b]);
-      if (b + 1 < count) writeBinary(this.types[b + 1], this.seeds.accNext, typeBytes, outs[from + b + 1]);
-    }
+    this.seeds.compute(count, this.signatures);
+    const { limbs, size } = this.seeds;
+    for (let b = 0; b < count; b++) writeBinary(this.types[b], limbs, b * size, typeBytes, outs[from + b]);
   }
 }

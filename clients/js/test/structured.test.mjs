@@ -108,6 +108,21 @@ test("structured sampler: privatize writes, chunk by chunk, the text of each rec
   });
 });
 
+test("structured sampler: only the labels themselves are inputs", async () => {
+  // The label index is an object without a prototype: names of Object.prototype, and values that a property lookup
+  // would turn into a label (["item0"], an object whose text is a label), are refused as a Map refused them.
+  const vectors = JSON.parse(read("sampler.json"));
+  const file = await loadSymmetricFile(read(vectors.file));
+  const sampler = new SymmetricSampler(file, seededFill(1));
+  assert.equal(sampler.privatize(["item0", "item15"]).length, 2);
+  for (const value of ["constructor", "__proto__", "toString", "hasOwnProperty", ["item0"], { toString: () => "item1" },
+    undefined, "item16", "Item0"]) {
+    assert.throws(() => sampler.privatize(["item0", value]), (error) => error instanceof RangeError &&
+      /values must be input labels of the mechanism.*\(value 1\)/.test(error.message), String(value));
+    assert.throws(() => sampler.privatizeBinary([value]), RangeError, String(value));
+  }
+});
+
 test("structured memo: the keyed word stream and memoized reports", async () => {
   const vectors = JSON.parse(read("memo.json"));
   const file = await loadSymmetricFile(read(vectors.file));

@@ -1,10 +1,11 @@
 // The seed integer of the structured sampler's fresh path (src/symmetricLimbs.ts) against BigInt: V = Σ_g v_g P_g
-// (P_g = Π_{h<g} R_h) of random groups, for pairs of rows of one signature, of two signatures (the zero-row
-// partner), a row alone, 1 to 31 groups (limb columns) and 32 to 40 (Horner); the text form's last hex digits and
-// the binary form's bytes of each. Radices up to 2^32 − 1 and group values up to R − 1 (the largest terms, 2^48).
+// (P_g = Π_{h<g} R_h) of random groups, for three rows and two rows of one signature, a row whose neighbours have
+// other signatures (the zero row in the others' places), a last row alone, 1 to 31 groups (limb columns) and 32 to 40 (Horner); the text
+// forms' last hex digits and the binary form's bytes of each. Radices up to 2^32 − 1 and group values up to R − 1
+// (the largest terms, 2^48).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { SeedLimbs, writeBinary, writeText } from "../dist/symmetricLimbs.js";
+import { SeedLimbs, writeBinary, writeTexts } from "../dist/symmetricLimbs.js";
 
 /** xorshift32 (fixed seed): reproducible radices and values. */
 const generator = (seed) => {
@@ -29,9 +30,9 @@ test("structured limbs: V of one or two rows, text and binary forms, equal BigIn
     }));
     const seeds = radices.map((r) => r.reduce((p, x) => p * BigInt(x), 1n));
     const hexWidths = seeds.map((count) => Math.max(1, (count - 1n).toString(16).length));
-    const rows = 6;
+    const rows = 9;
     const values = new Float64Array((rows + 1) * width); // the last row stays zero
-    const signatureOf = [0, 0, 1, 2, 2, 1];
+    const signatureOf = [0, 0, 1, 2, 2, 2, 1, 1, 1];
     for (let row = 0; row < rows; row++) {
       for (let g = 0; g < width; g++) {
         const radix = radices[signatureOf[row]][g];
@@ -47,24 +48,30 @@ test("structured limbs: V of one or two rows, text and binary forms, equal BigIn
       });
       return v;
     };
-    const limbs = new SeedLimbs(values, width, radices, hexWidths);
-    const check = (row, acc) => {
-      const s = signatureOf[row];
-      const out = new Uint8Array(16 + hexWidths[s]);
-      const end = writeText(1000 + row, hexWidths[s], acc, out, 0);
-      const want = `t${1000 + row}.${exact(row).toString(16).padStart(hexWidths[s], "0")}`;
-      assert.equal(Buffer.from(out.subarray(0, end)).toString("latin1"), want, `width ${width}, row ${row}`);
-      const bytes = new Uint8Array(2 + Math.ceil(hexWidths[s] / 2));
-      writeBinary(1000 + row, acc, 2, bytes);
-      const hex = exact(row).toString(16).padStart(2 * (bytes.length - 2), "0");
-      assert.equal(Buffer.from(bytes).toString("hex"), (1000 + row).toString(16).padStart(4, "0") + hex,
-        `binary, width ${width}, row ${row}`);
-    };
-    for (const [x, y] of [[0, 1], [2, 3], [3, 4], [4, 5], [1, 2], [5, -1], [0, -1]]) {
-      limbs.accNext.fill(-1); // a pair must write every limb it is read for
-      limbs.pair(x, signatureOf[x], y, y < 0 ? -1 : signatureOf[y], rows);
-      check(x, limbs.acc);
-      if (y >= 0) check(y, limbs.accNext);
+    const limbs = new SeedLimbs(values, width, radices, hexWidths, rows);
+    const types = Int32Array.from(signatureOf, (_, row) => 1000 + row);
+    const typeWidths = Object.assign([], ...signatureOf.map((sig, row) => ({ [1000 + row]: hexWidths[sig] })));
+    // 9 rows: (0, 1), 2 alone (its neighbours have other signatures), (3, 4, 5), (6, 7, 8); 8: (6, 7) the last
+    // two; 7: row 6 last and alone; 5: (3, 4) the last two; 3: row 2 last and alone; 1: row 0 alone
+    for (const count of [9, 8, 7, 6, 5, 3, 2, 1]) {
+      limbs.limbs.fill(-1); // every limb read must have been written
+      limbs.compute(count, Int32Array.from(signatureOf));
+      const out = new Uint8Array(count * (16 + Math.max(...hexWidths)));
+      const ends = new Int32Array(count);
+      const end = writeTexts(count, types, typeWidths, limbs.limbs, limbs.size, out, new DataView(out.buffer), 0, ends,
+        0);
+      assert.equal(end, ends[count - 1]);
+      for (let row = 0, from = 0; row < count; from = ends[row++]) {
+        const s = signatureOf[row];
+        const want = `t${1000 + row}.${exact(row).toString(16).padStart(hexWidths[s], "0")}`;
+        assert.equal(Buffer.from(out.subarray(from, ends[row])).toString("latin1"), want,
+          `width ${width}, row ${row} of ${count}`);
+        const bytes = new Uint8Array(2 + Math.ceil(hexWidths[s] / 2));
+        writeBinary(1000 + row, limbs.limbs, row * limbs.size, 2, bytes);
+        const hex = exact(row).toString(16).padStart(2 * (bytes.length - 2), "0");
+        assert.equal(Buffer.from(bytes).toString("hex"), (1000 + row).toString(16).padStart(4, "0") + hex,
+          `binary, width ${width}, row ${row} of ${count}`);
+      }
     }
   }
 });
