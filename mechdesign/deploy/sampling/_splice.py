@@ -19,8 +19,9 @@ input's with every field kept, except:
 :func:`splice_plan` says where this applies; elsewhere privatize writes through pyarrow, as before: an encrypted
 file, a nested schema, a column chunk stored in another file, a row group larger than privatize's chunk (it would
 hold the released column of the whole group in memory), row groups of fewer than 8,192 records on average (each
-costs more than its copy saves), column chunks that overlap, or a writer known to store chunk sizes short
-(parquet-mr before 1.2.9, PARQUET-816). Gaps between column chunks are allowed: some writers put a copy of each
+costs more than its copy saves), column chunks that overlap (each other, or a page index or Bloom filter, of any row
+group: a kept chunk's copy would carry their bytes), or a writer known to store chunk sizes short (parquet-mr before
+1.2.9, PARQUET-816). Gaps between column chunks are allowed: some writers put a copy of each
 chunk's metadata after it (polars), which the splice does not copy.
 """
 
@@ -125,6 +126,7 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
     positions = [leaves.index(name) for name in names]
     groups = footer.get(_GROUPS, (0, (0, [])))[1][1]
     records = sum(group[_GROUP_ROWS][1] for group in groups)
+    ranges: list[tuple[int, int]] = []  # (start, size) of every byte range the footer points to
     if len(groups) > 1 and records < _GROUP_RECORDS * len(groups):
         return (f"row groups of {records // len(groups):,} records on average, fewer than {_GROUP_RECORDS:,}: each "
                 "costs the splice more than copying it saves")
@@ -136,7 +138,6 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
         if len(columns) != len(leaves):
             raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} has "
                              f"{len(columns)} column chunks for {len(leaves)} columns)")
-        ranges = []
         for column in columns:
             if _PATH in column or _CRYPTO in column or _ENCRYPTED_META in column:
                 return f"row group {i} has a column chunk stored elsewhere or encrypted"
@@ -146,9 +147,13 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
                 raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
                                  f"{i} lies outside the file's data, bytes {start} to {start + size})")
             ranges.append((start, size))
-        ranges.sort()
-        if any(a + n > b for (a, n), (b, _) in pairwise(ranges)):
-            return f"the column chunks of row group {i} overlap"
+            ranges += [(column[f][1], column.get(f + 1, (0, 1))[1]) for f in _PAGE_INDEXES[::2] if f in column]
+            ranges += [(meta[f][1], meta.get(f + 1, (0, 1))[1]) for f in _BLOOM_FILTER[:1] if f in meta]
+    # A kept chunk's bytes are copied as its size says: one that covered another chunk, a page index or a Bloom
+    # filter (of any row group) would copy them too, the released column's values (or their min and max) among them.
+    ranges.sort()
+    if any(a + n > b for (a, n), (b, _) in pairwise(ranges)):
+        return "column chunks, page indexes or Bloom filters overlap"
     if _OLD_SIZES.match(footer.get(_CREATED_BY, (0, b""))[1].decode("utf-8", "replace")):
         return "the file's writer (parquet-mr before 1.2.9) stored column chunk sizes too small"
     return Splice(footer, end, positions)
