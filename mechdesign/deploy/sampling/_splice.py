@@ -45,7 +45,7 @@ _SCHEMA, _GROUPS, _KEY_VALUES, _CREATED_BY, _ORDERS, _ENCRYPTION, _SIGNING_KEY =
 _COLUMNS, _BYTE_SIZE, _GROUP_ROWS, _SORTING, _GROUP_OFFSET, _GROUP_COMPRESSED = 1, 2, 3, 4, 5, 6  # RowGroup
 _PATH, _CHUNK_OFFSET, _META, _CRYPTO, _ENCRYPTED_META = 1, 2, 3, 8, 9  # ColumnChunk
 _PAGE_INDEXES = (4, 5, 6, 7)  # ColumnChunk: offset index offset and length, column index offset and length
-_UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 6, 7, 9, 10, 11  # ColumnMetaData
+_VALUES, _UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 5, 6, 7, 9, 10, 11  # ColumnMetaData
 _BLOOM_FILTER = (14, 15)  # ColumnMetaData: Bloom filter offset and length
 _TYPE, _REPETITION, _CHILDREN = 1, 3, 5  # SchemaElement: type (leaves only), repetition_type, num_children
 _REPEATED = 2
@@ -146,6 +146,9 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
             if not 4 <= start <= start + size <= end:
                 raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
                                  f"{i} lies outside the file's data, bytes {start} to {start + size})")
+            if meta[_VALUES][1] != rows:  # a flat column holds one value (or null) a record
+                raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds {rows:,} "
+                                 f"records and a column chunk of it {meta[_VALUES][1]:,} values)")
             ranges.append((start, size))
             ranges += [(column[f][1], column.get(f + 1, (0, 1))[1]) for f in _PAGE_INDEXES[::2] if f in column]
             ranges += [(meta[f][1], meta.get(f + 1, (0, 1))[1]) for f in _BLOOM_FILTER[:1] if f in meta]

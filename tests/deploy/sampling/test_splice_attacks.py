@@ -231,6 +231,7 @@ def _created_by(text):
 LIES = {  # name: footer edit of a two-row-group input
     "a kept chunk's num_values short": _ids_num_values(10_000),
     "a kept chunk's num_values long": _ids_num_values(20_000),
+    "a row group's num_rows short": _group(3, 14_000),
     "a row group's num_rows long": _group(3, 16_000),
     "a kept chunk borrowed from the next row group": _borrow,
     "a dictionary page offset into the released chunk": _dictionary_into_released,
@@ -249,6 +250,18 @@ def test_a_footer_that_lies_is_spliced_as_pyarrow_writes_it_or_refused(name, tmp
     pq.write_table(_table(), source, row_group_size=GROUP)
     _edited_footer(source, LIES[name])
     _as_pyarrow_does(source, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["a row group's num_rows short", "a kept chunk's num_values short"])
+def test_a_row_count_its_chunks_disagree_with_is_refused_in_one_line(name, cli, design, tmp_path):
+    """pyarrow's reader takes a row group's num_rows records of each chunk: 1,000 records would go unread."""
+    source, target = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(), source, row_group_size=GROUP)
+    _edited_footer(source, LIES[name])
+    result = cli("privatize", str(design), str(source), "--column", "race", "--out", str(target), "--quiet")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "data must be a readable Parquet file" in result.stderr and "records and a column chunk" in result.stderr
+    assert not target.exists()
 
 
 def _nested_race(table):
