@@ -8,8 +8,8 @@ columns are written, by pyarrow with privatize's options, one in-memory file per
 their column chunks then copied in. The footer (Thrift ``FileMetaData``, :mod:`mechdesign.deploy._thrift`) is the
 input's with every field kept, except:
 
-* each column chunk's offsets (data, dictionary and index page, ``file_offset``) moved with its bytes, and the
-  released columns' chunks (and row groups' sizes) those of the in-memory file;
+* each column chunk's offsets (data, dictionary and index page, ``file_offset``) moved with its bytes, the
+  released columns' chunks those of the in-memory file, and row groups' total sizes summed over their chunks;
 * page indexes (column and offset indexes) and Bloom filters dropped: they live outside the column chunks, and
   pyarrow's path writes neither; a row group's sorting columns dropped if they name a released column;
 * the released columns' schema elements and column orders, and the key-value metadata (``ARROW:schema`` with the
@@ -247,10 +247,6 @@ class SpliceWriter:
                 new = written[self.plan.positions.index(j)]
                 start, size = _start(new[_META][1]), new[_META][1][_COMPRESSED][1]
                 self.target.write(data[start:start + size])
-                for field, old in ((_BYTE_SIZE, _UNCOMPRESSED), (_GROUP_COMPRESSED, _COMPRESSED)):
-                    if field in group:
-                        group[field] = (group[field][0],
-                                        group[field][1] - meta[old][1] + new[_META][1][old][1])
                 chunk = new
             else:
                 start, size = _start(meta), meta[_COMPRESSED][1]
@@ -258,6 +254,9 @@ class SpliceWriter:
             columns[j] = _shifted(chunk, self.at - start)
             self.at += size
         group[_COLUMNS] = (t.LIST, (t.STRUCT, columns))
+        for field, size in ((_BYTE_SIZE, _UNCOMPRESSED), (_GROUP_COMPRESSED, _COMPRESSED)):
+            if field in group:  # summed again: the input's sums may be wrong, and a difference taken from them too
+                group[field] = (group[field][0], sum(c[_META][1][size][1] for c in columns))
         if any(c.get(1, (0, -1))[1] in self.plan.positions for c in group.get(_SORTING, (0, (0, [])))[1][1]):
             del group[_SORTING]  # the released values are in no order: the row group is sorted by none of them
         if _GROUP_OFFSET in group:

@@ -233,6 +233,8 @@ LIES = {  # name: footer edit of a two-row-group input
     "a kept chunk's num_values long": _ids_num_values(20_000),
     "a row group's num_rows short": _group(3, 14_000),
     "a row group's num_rows long": _group(3, 16_000),
+    "a row group's total_byte_size wrong": _group(2, 1),
+    "a row group's total_compressed_size wrong": _group(6, 1),
     "a kept chunk borrowed from the next row group": _borrow,
     "a dictionary page offset into the released chunk": _dictionary_into_released,
     "a kept chunk stored in another file": _external,
