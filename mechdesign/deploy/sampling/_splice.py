@@ -20,9 +20,10 @@ input's with every field kept, except:
 file, a nested schema, a column chunk stored in another file, a row group larger than privatize's chunk (it would
 hold the released column of the whole group in memory), row groups of fewer than 8,192 records on average (each
 costs more than its copy saves), column chunks that overlap (each other, or a page index or Bloom filter, of any row
-group: a kept chunk's copy would carry their bytes), or a writer known to store chunk sizes short (parquet-mr before
-1.2.9, PARQUET-816). Gaps between column chunks are allowed: some writers put a copy of each
-chunk's metadata after it (polars), which the splice does not copy.
+group: a kept chunk's copy would carry their bytes), a kept chunk whose bytes are not exactly its pages (headers
+walked), or a writer known to store chunk sizes short (parquet-mr before 1.2.9, PARQUET-816). Gaps between column
+chunks are allowed: some writers put a copy of each chunk's metadata after it (polars), which the splice does not
+copy.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ _VALUES, _UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE =
 _BLOOM_FILTER = (14, 15)  # ColumnMetaData: Bloom filter offset and length
 _TYPE, _REPETITION, _CHILDREN = 1, 3, 5  # SchemaElement: type (leaves only), repetition_type, num_children
 _REPEATED = 2
+_PAGE_TYPE, _PAGE_SIZE = 1, 3  # PageHeader: type, compressed_page_size
+_PAGE_VALUES = {0: 5, 3: 8}  # PageHeader: the header of a data page (v1, v2) by page type; its field 1 is num_values
+_HEADER_BYTES = 256  # read for a page header first (more if it holds long statistics)
 # Each row group costs the splice a pyarrow writer and its footer's Thrift in Python (about 0.4 ms for two columns),
 # each kept record saves decoding and encoding (20-30 ns a column): 10⁷ records of ids and a column in row groups of
 # 1,000 took 4.3 s spliced against 1.5 s through pyarrow, of 10,000 0.63 against 0.72 s (CPU, load 3.6).
@@ -159,7 +163,41 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
         return "column chunks, page indexes or Bloom filters overlap"
     if _OLD_SIZES.match(footer.get(_CREATED_BY, (0, b""))[1].decode("utf-8", "replace")):
         return "the file's writer (parquet-mr before 1.2.9) stored column chunk sizes too small"
+    with open(path, "rb") as handle:
+        for i, group in enumerate(groups):
+            for j, column in enumerate(group[_COLUMNS][1][1]):
+                if j not in positions and (why := _unpaged(handle, column[_META][1])):
+                    return f"column chunk {j} of row group {i} is not its pages alone ({why})"
     return Splice(footer, end, positions)
+
+
+def _unpaged(handle: BinaryIO, meta: Struct) -> str | None:
+    """Why a column chunk's bytes are not exactly pages holding its values (``None`` if they are).
+
+    A kept chunk is copied as its offsets and size say: bytes there that are not its pages (another chunk's metadata
+    copy, the released column's min and max among them) would be copied too, where pyarrow's writer copies values.
+    """
+    start, size = _start(meta), meta[_COMPRESSED][1]
+    at, values, read = start, 0, _HEADER_BYTES
+    while at < start + size:
+        handle.seek(at)
+        data = handle.read(min(read, start + size - at))
+        try:
+            header, length = t.decode_prefix(data)
+        except t.ThriftError as exc:
+            if len(data) == read:  # a longer header (page statistics): read more
+                read *= 16
+                continue
+            return f"no page header at byte {at}: {exc}"
+        kind, page = header.get(_PAGE_TYPE, (0, -1)), header.get(_PAGE_SIZE, (0, -1))
+        if kind[0] != t.I32 or page[0] != t.I32 or page[1] < 0:
+            return f"no page header at byte {at}"
+        if kind[1] in _PAGE_VALUES:
+            values += header.get(_PAGE_VALUES[kind[1]], (0, {}))[1].get(1, (0, 0))[1]
+        at, read = at + length + page[1], _HEADER_BYTES
+    if at != start + size or values != meta[_VALUES][1]:
+        return f"its pages end at byte {at} and hold {values:,} values"
+    return None
 
 
 def _shifted(chunk: Struct, by: int) -> Struct:

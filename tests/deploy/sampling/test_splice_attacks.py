@@ -186,6 +186,19 @@ def test_a_kept_chunk_whose_size_covers_released_bytes_copies_none_of_them(name,
     assert all(len(b) >= 16 for b in _released_bytes(source))  # long enough not to be found by chance
 
 
+def test_a_kept_chunk_starting_in_the_released_chunks_metadata_copy_is_left_to_pyarrow(tmp_path):
+    """polars writes a copy of each chunk's metadata after it, the released column's min and max among them: a kept
+    chunk whose dictionary page offset points back into that copy would carry them (pyarrow refuses the input)."""
+    source = tmp_path / "in.parquet"
+    _write_polars(_table(), source, row_group_size=GROUP, statistics="full")
+
+    def into_the_copy(footer, end):
+        released = _meta(footer, 0, 1)
+        _meta(footer, 0, 2)[11] = (t.I64, _start(released) + released[7][1])
+    _edited_footer(source, into_the_copy)
+    _as_pyarrow_does(source, tmp_path)
+
+
 def _ids_num_values(value):
     def edit(footer, end):
         _meta(footer, 0, 0)[5] = (t.I64, value)
