@@ -166,13 +166,20 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
     with open(path, "rb") as handle:
         for i, group in enumerate(groups):
             for j, column in enumerate(group[_COLUMNS][1][1]):
-                if j not in positions and (why := _unpaged(handle, column[_META][1])):
-                    return f"column chunk {j} of row group {i} is not its pages alone ({why})"
+                if j in positions:
+                    continue
+                pages = _pages(handle, column[_META][1])
+                if isinstance(pages, str):
+                    return f"column chunk {j} of row group {i} is not its pages alone ({pages})"
+                if pages != group[_GROUP_ROWS][1]:  # pyarrow's reader would drop records or make some up
+                    raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds "
+                                     f"{group[_GROUP_ROWS][1]:,} records and the pages of its column chunk {j} "
+                                     f"{pages:,} values)")
     return Splice(footer, end, positions)
 
 
-def _unpaged(handle: BinaryIO, meta: Struct) -> str | None:
-    """Why a column chunk's bytes are not exactly pages holding its values (``None`` if they are).
+def _pages(handle: BinaryIO, meta: Struct) -> int | str:
+    """The values of the pages that fill a column chunk's bytes exactly, or why its bytes are not pages alone.
 
     A kept chunk is copied as its offsets and size say: bytes there that are not its pages (another chunk's metadata
     copy, the released column's min and max among them) would be copied too, where pyarrow's writer copies values.
@@ -195,9 +202,7 @@ def _unpaged(handle: BinaryIO, meta: Struct) -> str | None:
         if kind[1] in _PAGE_VALUES:
             values += header.get(_PAGE_VALUES[kind[1]], (0, {}))[1].get(1, (0, 0))[1]
         at, read = at + length + page[1], _HEADER_BYTES
-    if at != start + size or values != meta[_VALUES][1]:
-        return f"its pages end at byte {at} and hold {values:,} values"
-    return None
+    return values if at == start + size else f"its pages end at byte {at}, not {start + size}"
 
 
 def _shifted(chunk: Struct, by: int) -> Struct:
