@@ -150,6 +150,9 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
             if not 4 <= start <= start + size <= end:
                 raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
                                  f"{i} lies outside the file's data, bytes {start} to {start + size})")
+            if rows and meta[_DATA_PAGE][1] < 4:  # readers start at the data page (or the dictionary page before it)
+                raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
+                                 f"{i} has its data pages at byte {meta[_DATA_PAGE][1]})")
             if meta[_VALUES][1] != rows:  # a flat column holds one value (or null) a record
                 raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds {rows:,} "
                                  f"records and a column chunk of it {meta[_VALUES][1]:,} values)")
