@@ -312,16 +312,17 @@ def test_a_released_name_of_two_columns_is_left_to_pyarrow(extend, reason, tmp_p
     _as_pyarrow_does(source, tmp_path)
 
 
-def test_a_crash_mid_write_leaves_no_file(tmp_path, monkeypatch):
+@pytest.mark.parametrize("stage", ["_group", "close"])
+def test_a_crash_mid_write_leaves_no_file(stage, tmp_path, monkeypatch):
     source, target = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(_table(), source, row_group_size=GROUP)
-    group = SpliceWriter._group
+    method = getattr(SpliceWriter, stage)
 
-    def second_fails(self, table):
+    def fails_after_a_row_group(self, *args):
         if self.groups:
             raise OSError("disk full")
-        group(self, table)
-    monkeypatch.setattr(SpliceWriter, "_group", second_fails)
+        method(self, *args)
+    monkeypatch.setattr(SpliceWriter, stage, fails_after_a_row_group)
     with pytest.raises(OSError, match="disk full"):
         _privatize(source, target, True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
@@ -329,7 +330,7 @@ def test_a_crash_mid_write_leaves_no_file(tmp_path, monkeypatch):
 
 @pytest.fixture
 def design(cli, tmp_path):
-    path = tmp_path / "uniform.mech.json"
+    path = tmp_path / "rr.mech.json"
     assert cli("baseline", "krr", "--epsilon", "1", "--labels", ",".join(SECRETS), "--out", str(path)).returncode == 0
     return path
 
