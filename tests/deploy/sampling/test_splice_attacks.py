@@ -425,3 +425,35 @@ def test_random_inputs_splice_to_the_pyarrow_writers_table(tmp_path, drawn):
         [before.row_group(i).num_rows for i in range(before.num_row_groups)]
     assert pl.read_parquet(spliced).equals(pl.read_parquet(written))
     assert _leaked(spliced) == []
+
+
+INPUT_OPTIONS = [{"row_group_size": GROUP}, {"row_group_size": GROUP, "write_page_index": True},
+                 {"row_group_size": GROUP, "use_dictionary": False, "compression": "NONE"},
+                 {"row_group_size": GROUP, "data_page_version": "2.0"}]
+edits = st.tuples(st.integers(0, 1), st.integers(0, 3), st.sampled_from([(3, 5), (3, 6), (3, 7), (3, 9), (3, 11),
+                                                                          (None, 2), (None, 3), (None, 6)]),
+                  st.sampled_from(["+", "-", "half", "double", "zero", "footer", "four"]), st.integers(1, 300))
+
+
+def _edited(value, how, delta, end):
+    return {"+": value + delta, "-": value - delta, "half": value // 2, "double": value * 2, "zero": 0,
+            "footer": end - 1, "four": 4}[how]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(INPUT_OPTIONS), st.lists(edits, min_size=1, max_size=2))
+def test_random_footer_integers_are_spliced_as_pyarrow_writes_them_or_refused(tmp_path, options, changes):
+    """Offsets, sizes and counts of a row group or of its chunks' metadata changed at random (the fuzzing that found
+    a data page offset of 0 taken for a chunk's start)."""
+    source = tmp_path / "in.parquet"
+    pq.write_table(_table(), source, **options)
+
+    def edit(footer, end):
+        for group, column, (where, field), how, delta in changes:
+            struct = footer[4][1][1][group] if where is None else _meta(footer, group, column)
+            if field in struct:
+                struct[field] = (struct[field][0], _edited(struct[field][1], how, delta, end))
+    _edited_footer(source, edit)
+    for path in tmp_path.glob("*ed.parquet"):
+        path.unlink()  # Hypothesis reuses tmp_path
+    _as_pyarrow_does(source, tmp_path)
