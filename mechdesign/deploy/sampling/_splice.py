@@ -53,6 +53,7 @@ _REPEATED = 2
 _PAGE_TYPE, _PAGE_SIZE = 1, 3  # PageHeader: type, compressed_page_size
 _PAGE_VALUES = {0: 5, 3: 8}  # PageHeader: the header of a data page (v1, v2) by page type; its field 1 is num_values
 _HEADER_BYTES = 256  # read for a page header first (more if it holds long statistics)
+_HEADER_MAX = 1 << 20  # a longer header leaves the file to pyarrow (whose page statistics stop at 4,096 bytes)
 # Each row group costs the splice a pyarrow writer and its footer's Thrift in Python (about 0.4 ms for two columns),
 # each kept record saves decoding and encoding (20-30 ns a column): 10⁷ records of ids and a column in row groups of
 # 1,000 took 4.3 s spliced against 1.5 s through pyarrow, of 10,000 0.63 against 0.72 s (CPU, load 3.6).
@@ -195,7 +196,7 @@ def _pages(handle: BinaryIO, meta: Struct) -> int | str:
         try:
             header, length = t.decode_prefix(data)
         except t.ThriftError as exc:
-            if len(data) == read:  # a longer header (page statistics): read more
+            if len(data) == read < _HEADER_MAX:  # a longer header (page statistics): read more
                 read *= 16
                 continue
             return f"no page header at byte {at}: {exc}"

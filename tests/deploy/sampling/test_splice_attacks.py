@@ -154,6 +154,16 @@ def test_no_byte_of_the_released_columns_input_reaches_the_output(name, tmp_path
         assert 1 not in [c.column_index for c in metadata.row_group(i).sorting_columns]
 
 
+def test_page_headers_with_long_statistics_are_walked(tmp_path):
+    """A kept column with a few long strings: its page headers hold a max of 4,000 bytes (longer than the first read)."""
+    source = tmp_path / "in.parquet"
+    table = _table()
+    long = pa.array(["z" * 4000 if i % 1000 == 0 else f"n{i}" for i in range(N)])
+    pq.write_table(table.set_column(2, "note", long), source, row_group_size=GROUP)
+    assert isinstance(splice_plan(source, ["race"], CHUNK), Splice)
+    _as_pyarrow_does(source, tmp_path)
+
+
 def _sweep_next_groups_released_chunk(footer, end):
     """Row group 0's last kept chunk grows over row group 1's first two chunks (its ids and the released races)."""
     last, released = _meta(footer, 0, 3), _meta(footer, 1, 1)
