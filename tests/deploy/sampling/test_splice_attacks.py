@@ -155,7 +155,7 @@ def test_no_byte_of_the_released_columns_input_reaches_the_output(name, tmp_path
 
 
 def test_page_headers_with_long_statistics_are_walked(tmp_path):
-    """A kept column with a few long strings: its page headers hold a max of 4,000 bytes (longer than the first read)."""
+    """A kept column with a few long strings: its page headers hold a 4,000-byte max (longer than the first read)."""
     source = tmp_path / "in.parquet"
     table = _table()
     long = pa.array(["z" * 4000 if i % 1000 == 0 else f"n{i}" for i in range(N)])
