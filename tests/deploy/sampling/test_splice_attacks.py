@@ -164,6 +164,34 @@ def test_page_headers_with_long_statistics_are_walked(tmp_path):
     _as_pyarrow_does(source, tmp_path)
 
 
+@pytest.mark.parametrize("released", [["race", "secret"], ["secret", "race"]])
+def test_two_released_columns_leave_nothing_of_theirs(released, tmp_path):
+    """A record release of two columns (``stream_records_parquet``), one of them the last of the file."""
+    source = tmp_path / "in.parquet"
+    table = _table()
+    table = table.append_column("secret", pa.array(np.array(SECRETS)[np.arange(N) % 3][::-1]))
+    pq.write_table(table, source, row_group_size=GROUP, write_page_index=True)
+    assert isinstance(splice_plan(source, released, CHUNK), Splice)
+
+    def sample(codes, out):
+        out[:] = (codes + 1) % 3
+        return out
+    tables = []
+    for spliced in (True, False):
+        target = tmp_path / f"{spliced}.parquet"
+        plan = arrow.splice_plan
+        arrow.splice_plan = plan if spliced else (lambda *args: "pyarrow asked for")
+        try:
+            arrow.stream_records_parquet(source, target, released, [SECRETS] * 2, [["A", "B", "C"]] * 2, sample,
+                                         attributes=released, chunk=CHUNK, progress=False)
+        finally:
+            arrow.splice_plan = plan
+        tables.append(pq.read_table(target))
+        assert _leaked(target) == []
+    assert tables[0].equals(tables[1])
+    assert tables[0].drop_columns(released).equals(table.drop_columns(released))
+
+
 def _sweep_next_groups_released_chunk(footer, end):
     """Row group 0's last kept chunk grows over row group 1's first two chunks (its ids and the released races)."""
     last, released = _meta(footer, 0, 3), _meta(footer, 1, 1)
