@@ -126,26 +126,30 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
     if schema[0].get(_CHILDREN, (0, -1))[1] != len(leaves):
         raise ValueError(f"data must be a readable Parquet file, got {path} (its schema counts "
                          f"{schema[0].get(_CHILDREN, (0, -1))[1]} columns and holds {len(leaves)})")
+    # Why the splice does not apply, the first told; the checks that refuse the file run on every flat file (pyarrow's
+    # writer, reading a row group's num_rows records of each chunk, would drop a record that a count leaves out).
+    reasons = []
     if any(leaves.count(name) != 1 for name in names):
-        return "a released column's name is not that of exactly one column"
-    positions = [leaves.index(name) for name in names]
+        reasons.append("a released column's name is not that of exactly one column")
+    positions = [leaves.index(name) for name in names if name in leaves]
     groups = footer.get(_GROUPS, (0, (0, [])))[1][1]
     records = sum(group[_GROUP_ROWS][1] for group in groups)
     ranges: list[tuple[int, int]] = []  # (start, size) of every byte range the footer points to
     if len(groups) > 1 and records < _GROUP_RECORDS * len(groups):
-        return (f"row groups of {records // len(groups):,} records on average, fewer than {_GROUP_RECORDS:,}: each "
-                "costs the splice more than copying it saves")
+        reasons.append(f"row groups of {records // len(groups):,} records on average, fewer than "
+                       f"{_GROUP_RECORDS:,}: each costs the splice more than copying it saves")
     for i, group in enumerate(groups):
         rows = group[_GROUP_ROWS][1]
         if rows > chunk:
-            return f"row group {i} holds {rows:,} records, more than a chunk ({chunk:,})"
+            reasons.append(f"row group {i} holds {rows:,} records, more than a chunk ({chunk:,})")
         columns = group[_COLUMNS][1][1]
         if len(columns) != len(leaves):
             raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} has "
                              f"{len(columns)} column chunks for {len(leaves)} columns)")
         for column in columns:
             if _PATH in column or _CRYPTO in column or _ENCRYPTED_META in column:
-                return f"row group {i} has a column chunk stored elsewhere or encrypted"
+                reasons.append(f"row group {i} has a column chunk stored elsewhere or encrypted")
+                continue
             meta = column[_META][1]
             start, size = _start(meta), meta[_COMPRESSED][1]
             if not 4 <= start <= start + size <= end:
@@ -160,6 +164,8 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
             ranges.append((start, size))
             ranges += [(column[f][1], column.get(f + 1, (0, 1))[1]) for f in _PAGE_INDEXES[::2] if f in column]
             ranges += [(meta[f][1], meta.get(f + 1, (0, 1))[1]) for f in _BLOOM_FILTER[:1] if f in meta]
+    if reasons:
+        return reasons[0]
     # A kept chunk's bytes are copied as its size says: one that covered another chunk, a page index or a Bloom
     # filter (of any row group) would copy them too, the released column's values (or their min and max) among them.
     ranges.sort()

@@ -341,6 +341,18 @@ def test_a_row_count_its_chunks_disagree_with_is_refused_in_one_line(name, cli, 
     assert not target.exists()
 
 
+def test_a_row_count_short_of_its_chunks_is_refused_where_pyarrow_writes_too(cli, design, tmp_path):
+    """Row groups of 5,000 records (pyarrow's writer, not the splice): one that says 4,000 is refused, as the splice's
+    (pyarrow's writer read 4,000 records of it and dropped 1,000, exit 0)."""
+    source, target = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(), source, row_group_size=5_000)
+    _edited_footer(source, _group(3, 4_000))
+    result = cli("privatize", str(design), str(source), "--column", "race", "--out", str(target), "--quiet")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "row group 0 holds 4,000 records and a column chunk of it 5,000 values" in result.stderr
+    assert not target.exists()
+
+
 def _nested_race(table):
     """A struct column ``point`` with a leaf named ``race`` (its values other strings)."""
     return table.append_column("point", pa.StructArray.from_arrays([table["note"].combine_chunks()], ["race"]))
