@@ -25,7 +25,7 @@ import struct as _struct
 from typing import Any
 
 __all__ = ["BINARY", "BYTE", "DOUBLE", "FALSE", "I16", "I32", "I64", "LIST", "MAP", "SET", "STRUCT", "TRUE",
-           "ThriftError", "decode", "encode"]
+           "ThriftError", "decode", "decode_prefix", "encode"]
 
 STOP, TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(13)
 _DEPTH = 64  # nesting of structs and containers accepted (parquet.thrift nests about 6 deep)
@@ -125,6 +125,12 @@ def decode(data: bytes | memoryview) -> dict[int, tuple[int, Any]]:
     if reader.at != len(reader.data):
         raise ThriftError(f"{len(reader.data) - reader.at} bytes follow the Thrift struct")
     return result
+
+
+def decode_prefix(data: bytes | memoryview) -> tuple[dict[int, tuple[int, Any]], int]:
+    """The struct encoded at the start of ``data`` and the bytes it takes (a page header, its page after it)."""
+    reader = _Reader(data)
+    return reader.struct(0), reader.at
 
 
 def _varint(out: bytearray, n: int) -> None:

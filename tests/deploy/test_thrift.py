@@ -84,6 +84,11 @@ def test_every_type_and_both_field_headers_round_trip():
     assert t.encode(t.decode(data)) == data
 
 
+def test_a_prefix_decodes_with_the_bytes_it_takes():
+    data = t.encode(EVERY_TYPE)
+    assert t.decode_prefix(data + b"page") == (EVERY_TYPE, len(data))
+
+
 leaves = st.one_of(st.tuples(st.just(t.I64), st.integers(-(2**63), 2**63 - 1)),
                    st.tuples(st.just(t.BINARY), st.binary(max_size=20)),
                    st.tuples(st.sampled_from([t.TRUE, t.FALSE]), st.booleans()).map(

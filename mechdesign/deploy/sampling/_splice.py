@@ -8,8 +8,8 @@ columns are written, by pyarrow with privatize's options, one in-memory file per
 their column chunks then copied in. The footer (Thrift ``FileMetaData``, :mod:`mechdesign.deploy._thrift`) is the
 input's with every field kept, except:
 
-* each column chunk's offsets (data, dictionary and index page, ``file_offset``) moved with its bytes, and the
-  released columns' chunks (and row groups' sizes) those of the in-memory file;
+* each column chunk's offsets (data, dictionary and index page, ``file_offset``) moved with its bytes, the
+  released columns' chunks those of the in-memory file, and row groups' total sizes summed over their chunks;
 * page indexes (column and offset indexes) and Bloom filters dropped: they live outside the column chunks, and
   pyarrow's path writes neither; a row group's sorting columns dropped if they name a released column;
 * the released columns' schema elements and column orders, and the key-value metadata (``ARROW:schema`` with the
@@ -19,9 +19,11 @@ input's with every field kept, except:
 :func:`splice_plan` says where this applies; elsewhere privatize writes through pyarrow, as before: an encrypted
 file, a nested schema, a column chunk stored in another file, a row group larger than privatize's chunk (it would
 hold the released column of the whole group in memory), row groups of fewer than 8,192 records on average (each
-costs more than its copy saves), column chunks that overlap, or a writer known to store chunk sizes short
-(parquet-mr before 1.2.9, PARQUET-816). Gaps between column chunks are allowed: some writers put a copy of each
-chunk's metadata after it (polars), which the splice does not copy.
+costs more than its copy saves), column chunks that overlap (each other, or a page index or Bloom filter, of any row
+group: a kept chunk's copy would carry their bytes), a kept chunk whose bytes are not exactly its pages (headers
+walked), or a writer known to store chunk sizes short (parquet-mr before 1.2.9, PARQUET-816). Gaps between column
+chunks are allowed: some writers put a copy of each chunk's metadata after it (polars), which the splice does not
+copy.
 """
 
 from __future__ import annotations
@@ -44,10 +46,14 @@ _SCHEMA, _GROUPS, _KEY_VALUES, _CREATED_BY, _ORDERS, _ENCRYPTION, _SIGNING_KEY =
 _COLUMNS, _BYTE_SIZE, _GROUP_ROWS, _SORTING, _GROUP_OFFSET, _GROUP_COMPRESSED = 1, 2, 3, 4, 5, 6  # RowGroup
 _PATH, _CHUNK_OFFSET, _META, _CRYPTO, _ENCRYPTED_META = 1, 2, 3, 8, 9  # ColumnChunk
 _PAGE_INDEXES = (4, 5, 6, 7)  # ColumnChunk: offset index offset and length, column index offset and length
-_UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 6, 7, 9, 10, 11  # ColumnMetaData
+_VALUES, _UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 5, 6, 7, 9, 10, 11  # ColumnMetaData
 _BLOOM_FILTER = (14, 15)  # ColumnMetaData: Bloom filter offset and length
 _TYPE, _REPETITION, _CHILDREN = 1, 3, 5  # SchemaElement: type (leaves only), repetition_type, num_children
 _REPEATED = 2
+_PAGE_TYPE, _PAGE_SIZE = 1, 3  # PageHeader: type, compressed_page_size
+_PAGE_VALUES = {0: 5, 3: 8}  # PageHeader: the header of a data page (v1, v2) by page type; its field 1 is num_values
+_HEADER_BYTES = 256  # read for a page header first (more if it holds long statistics)
+_HEADER_MAX = 1 << 20  # a longer header leaves the file to pyarrow (whose page statistics stop at 4,096 bytes)
 # Each row group costs the splice a pyarrow writer and its footer's Thrift in Python (about 0.4 ms for two columns),
 # each kept record saves decoding and encoding (20-30 ns a column): 10⁷ records of ids and a column in row groups of
 # 1,000 took 4.3 s spliced against 1.5 s through pyarrow, of 10,000 0.63 against 0.72 s (CPU, load 3.6).
@@ -120,38 +126,93 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
     if schema[0].get(_CHILDREN, (0, -1))[1] != len(leaves):
         raise ValueError(f"data must be a readable Parquet file, got {path} (its schema counts "
                          f"{schema[0].get(_CHILDREN, (0, -1))[1]} columns and holds {len(leaves)})")
+    # Why the splice does not apply, the first told; the checks that refuse the file run on every flat file (pyarrow's
+    # writer, reading a row group's num_rows records of each chunk, would drop a record that a count leaves out).
+    reasons = []
     if any(leaves.count(name) != 1 for name in names):
-        return "a released column's name is not that of exactly one column"
-    positions = [leaves.index(name) for name in names]
+        reasons.append("a released column's name is not that of exactly one column")
+    positions = [leaves.index(name) for name in names if name in leaves]
     groups = footer.get(_GROUPS, (0, (0, [])))[1][1]
     records = sum(group[_GROUP_ROWS][1] for group in groups)
+    ranges: list[tuple[int, int]] = []  # (start, size) of every byte range the footer points to
     if len(groups) > 1 and records < _GROUP_RECORDS * len(groups):
-        return (f"row groups of {records // len(groups):,} records on average, fewer than {_GROUP_RECORDS:,}: each "
-                "costs the splice more than copying it saves")
+        reasons.append(f"row groups of {records // len(groups):,} records on average, fewer than "
+                       f"{_GROUP_RECORDS:,}: each costs the splice more than copying it saves")
     for i, group in enumerate(groups):
         rows = group[_GROUP_ROWS][1]
         if rows > chunk:
-            return f"row group {i} holds {rows:,} records, more than a chunk ({chunk:,})"
+            reasons.append(f"row group {i} holds {rows:,} records, more than a chunk ({chunk:,})")
         columns = group[_COLUMNS][1][1]
         if len(columns) != len(leaves):
             raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} has "
                              f"{len(columns)} column chunks for {len(leaves)} columns)")
-        ranges = []
         for column in columns:
             if _PATH in column or _CRYPTO in column or _ENCRYPTED_META in column:
-                return f"row group {i} has a column chunk stored elsewhere or encrypted"
+                reasons.append(f"row group {i} has a column chunk stored elsewhere or encrypted")
+                continue
             meta = column[_META][1]
             start, size = _start(meta), meta[_COMPRESSED][1]
             if not 4 <= start <= start + size <= end:
                 raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
                                  f"{i} lies outside the file's data, bytes {start} to {start + size})")
+            if rows and meta[_DATA_PAGE][1] < 4:  # readers start at the data page (or the dictionary page before it)
+                raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
+                                 f"{i} has its data pages at byte {meta[_DATA_PAGE][1]})")
+            if meta[_VALUES][1] != rows:  # a flat column holds one value (or null) a record
+                raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds {rows:,} "
+                                 f"records and a column chunk of it {meta[_VALUES][1]:,} values)")
             ranges.append((start, size))
-        ranges.sort()
-        if any(a + n > b for (a, n), (b, _) in pairwise(ranges)):
-            return f"the column chunks of row group {i} overlap"
+            ranges += [(column[f][1], column.get(f + 1, (0, 1))[1]) for f in _PAGE_INDEXES[::2] if f in column]
+            ranges += [(meta[f][1], meta.get(f + 1, (0, 1))[1]) for f in _BLOOM_FILTER[:1] if f in meta]
+    if reasons:
+        return reasons[0]
+    # A kept chunk's bytes are copied as its size says: one that covered another chunk, a page index or a Bloom
+    # filter (of any row group) would copy them too, the released column's values (or their min and max) among them.
+    ranges.sort()
+    if any(a + n > b for (a, n), (b, _) in pairwise(ranges)):
+        return "column chunks, page indexes or Bloom filters overlap"
     if _OLD_SIZES.match(footer.get(_CREATED_BY, (0, b""))[1].decode("utf-8", "replace")):
         return "the file's writer (parquet-mr before 1.2.9) stored column chunk sizes too small"
+    with open(path, "rb") as handle:
+        for i, group in enumerate(groups):
+            for j, column in enumerate(group[_COLUMNS][1][1]):
+                if j in positions:
+                    continue
+                pages = _pages(handle, column[_META][1])
+                if isinstance(pages, str):
+                    return f"column chunk {j} of row group {i} is not its pages alone ({pages})"
+                if pages != group[_GROUP_ROWS][1]:  # pyarrow's reader would drop records or make some up
+                    raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds "
+                                     f"{group[_GROUP_ROWS][1]:,} records and the pages of its column chunk {j} "
+                                     f"{pages:,} values)")
     return Splice(footer, end, positions)
+
+
+def _pages(handle: BinaryIO, meta: Struct) -> int | str:
+    """The values of the pages that fill a column chunk's bytes exactly, or why its bytes are not pages alone.
+
+    A kept chunk is copied as its offsets and size say: bytes there that are not its pages (another chunk's metadata
+    copy, the released column's min and max among them) would be copied too, where pyarrow's writer copies values.
+    """
+    start, size = _start(meta), meta[_COMPRESSED][1]
+    at, values, read = start, 0, _HEADER_BYTES
+    while at < start + size:
+        handle.seek(at)
+        data = handle.read(min(read, start + size - at))
+        try:
+            header, length = t.decode_prefix(data)
+        except t.ThriftError as exc:
+            if len(data) == read < _HEADER_MAX:  # a longer header (page statistics): read more
+                read *= 16
+                continue
+            return f"no page header at byte {at}: {exc}"
+        kind, page = header.get(_PAGE_TYPE, (0, -1)), header.get(_PAGE_SIZE, (0, -1))
+        if kind[0] != t.I32 or page[0] != t.I32 or page[1] < 0:
+            return f"no page header at byte {at}"
+        if kind[1] in _PAGE_VALUES:
+            values += header.get(_PAGE_VALUES[kind[1]], (0, {}))[1].get(1, (0, 0))[1]
+        at, read = at + length + page[1], _HEADER_BYTES
+    return values if at == start + size else f"its pages end at byte {at}, not {start + size}"
 
 
 def _shifted(chunk: Struct, by: int) -> Struct:
@@ -239,10 +300,6 @@ class SpliceWriter:
                 new = written[self.plan.positions.index(j)]
                 start, size = _start(new[_META][1]), new[_META][1][_COMPRESSED][1]
                 self.target.write(data[start:start + size])
-                for field, old in ((_BYTE_SIZE, _UNCOMPRESSED), (_GROUP_COMPRESSED, _COMPRESSED)):
-                    if field in group:
-                        group[field] = (group[field][0],
-                                        group[field][1] - meta[old][1] + new[_META][1][old][1])
                 chunk = new
             else:
                 start, size = _start(meta), meta[_COMPRESSED][1]
@@ -250,6 +307,9 @@ class SpliceWriter:
             columns[j] = _shifted(chunk, self.at - start)
             self.at += size
         group[_COLUMNS] = (t.LIST, (t.STRUCT, columns))
+        for field, size in ((_BYTE_SIZE, _UNCOMPRESSED), (_GROUP_COMPRESSED, _COMPRESSED)):
+            if field in group:  # summed again: the input's sums may be wrong, and a difference taken from them too
+                group[field] = (group[field][0], sum(c[_META][1][size][1] for c in columns))
         if any(c.get(1, (0, -1))[1] in self.plan.positions for c in group.get(_SORTING, (0, (0, [])))[1][1]):
             del group[_SORTING]  # the released values are in no order: the row group is sorted by none of them
         if _GROUP_OFFSET in group:
