@@ -114,23 +114,28 @@ def _seed_halves(family: PlacementFamily, types: np.ndarray, groups: np.ndarray,
     out = np.empty((halves, count), dtype=np.uint64)
     signature = of_type[types] if len(places) > 1 else None
     mask, shift = np.uint64(0xFFFF), np.uint64(16)
+    # One product and one groups buffer for all sub-blocks: no fresh temporaries (page faults) a sub-block.
+    sums = np.empty((halves, min(count, _SUB_BLOCK)), dtype=np.float64)
+    columns = np.empty((groups.shape[1], min(count, _SUB_BLOCK)), dtype=np.float64)
+    carry = np.empty(min(count, _SUB_BLOCK), dtype=np.uint64)
     with single_thread():  # a second BLAS thread only spins on a shared machine (6x the CPU time of the product)
         for start in range(0, count, _SUB_BLOCK):  # the limbs of a sub-block stay in L2 for the carry pass
             stop = min(start + _SUB_BLOCK, count)
-            columns = np.asarray(groups[start:stop], dtype=np.float64).T  # (G, n): G_g < 2³², exact
-            sums = out[:, start:stop]
+            size = stop - start
+            np.copyto(columns[:, :size], groups[start:stop].T)  # G_g < 2³²: exact in float64
             if signature is None:
-                sums[...] = places[0] @ columns
+                np.matmul(places[0], columns[:, :size], out=sums[:, :size])
             else:
                 for s in np.unique(signature[start:stop]).tolist():
                     rows = np.flatnonzero(signature[start:stop] == s)
                     sums[:, rows] = places[s] @ columns[:, rows]
-            carry = np.empty(stop - start, dtype=np.uint64)
+            limbs = out[:, start:stop]
+            np.copyto(limbs, sums[:, :size], casting="unsafe")  # integers below 2⁵³: exact
             for k in range(halves):  # h_k + carry < 2⁵³ + 2³⁸: no overflow
                 if k:
-                    sums[k] += carry
-                np.right_shift(sums[k], shift, out=carry)
-                sums[k] &= mask
+                    limbs[k] += carry[:size]
+                np.right_shift(limbs[k], shift, out=carry[:size])
+                limbs[k] &= mask
     return out
 
 

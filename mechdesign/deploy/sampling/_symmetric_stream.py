@@ -124,10 +124,10 @@ class _Job:
         else:
             types = np.empty(x.size, dtype=np.int64)
             groups = np.empty((sampler.family.group_radix.shape[1], x.size), dtype=np.uint64).T  # as sample's
-            for start in range(0, x.size, BLOCK):
+            for start in range(0, x.size, BLOCK):  # each block drawn into the chunk's arrays (no copy)
                 block = (self.done + start) // BLOCK
-                types[start:start + BLOCK], groups[start:start + BLOCK] = sampler.sample(x[start:start + BLOCK],
-                                                                                         self.streams(block))
+                sampler.sample(x[start:start + BLOCK], self.streams(block),
+                               out=(types[start:start + BLOCK], groups[start:start + BLOCK]))
         self.done += x.size
         return types, groups
 
