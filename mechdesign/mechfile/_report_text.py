@@ -6,12 +6,13 @@ in lowercase hex, zero-padded to the hex digits of |S_t| − 1 (docs/client_spec
 place values P_{t,g} = Π_{g' < g} R_{t,g'}, is computed exactly from the digit groups in one of two ways:
 
 * types of few radix signatures (a symmetric design has one: every type the same radices), at most 32 groups: the
-  place values are constants of the signature, and V's 16-bit limbs are one matrix product
-  h_k = Σ_g G_g·⌊P_g / 2^{16k}⌋ mod 2^{16} in float64 (G_g < 2³², the limb < 2^{16}: each sum is an integer below
-  32·2^{48} = 2^{53}, so exact in any order of summation), then one carry pass h_k → h_k mod 2^{16}
-  (~160 ns a report at N = 10⁴, one BLAS thread: the product is ~40 of it);
+  place values are constants of the signature, and V's 16-bit limbs come from one matrix product
+  h_k = Σ_g G_g·p_{g,k} in float64, p_{g,k} = ⌊P_g / 2^{16k}⌋ mod 2^{16} the place values' limbs (G_g < 2³²,
+  p < 2^{16}: each sum is an integer below 32·2^{48} = 2^{53}, so exact in any order of summation), then one carry
+  pass in uint64 (h_{k+1} += ⌊h_k / 2^{16}⌋; limb k is h_k mod 2^{16}): ~120 ns a report at N = 10⁴, one BLAS
+  thread, the product ~40 of it;
 * else Horner in 32-bit limbs from the last group (limb·R + carry < 2⁶⁴ for limbs, groups and radices below 2³²,
-  so uint64 arithmetic is exact), four passes a live limb and group (~440 ns a report at N = 10⁴).
+  so uint64 arithmetic is exact), four passes a live limb and group: ~450 ns a report at N = 10⁴.
 
 Its hex digits are read off the limbs, and each report's bytes are cut out of a fixed-width row by a mask: a few
 vectorised passes over n·(8L + P) bytes (L limbs, P the longest ``t<t>.``), in blocks of 65,536 reports. The result
@@ -41,6 +42,7 @@ def seed_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, l
     halves = _seed_halves(family, np.asarray(types, dtype=np.int64), groups, 2 * limbs)
     if halves is None:
         return _horner_limbs(family, types, groups, limbs)
+    halves &= np.uint64(0xFFFF)
     halves[1::2] <<= np.uint64(16)
     halves[1::2] |= halves[0::2]
     return halves[1::2]
@@ -52,7 +54,7 @@ def seed_bytes(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, l
     if halves is None:
         value = _horner_limbs(family, types, groups, limbs)
         return value[::-1].T.astype(">u4", order="C").view(np.uint8)
-    return halves[::-1].T.astype(">u2", order="C").view(np.uint8)
+    return halves[::-1].T.astype(">u2", order="C").view(np.uint8)  # the cast keeps each limb's low 16 bits
 
 
 def _horner_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, limbs: int) -> np.ndarray:
@@ -100,7 +102,7 @@ def _place_halves(family: PlacementFamily, halves: int) -> tuple[np.ndarray, lis
 
 
 def _seed_halves(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, halves: int) -> np.ndarray | None:
-    """V mod 2^{16·halves} as 16-bit limbs (uint64, (halves, n), least significant first), or None.
+    """V mod 2^{16·halves} as 16-bit limbs in the low bits of uint64 (halves, n), least significant first; or None.
 
     By the matrix product (module docstring); None where it does not apply (:func:`_place_halves`).
     """
@@ -113,7 +115,7 @@ def _seed_halves(family: PlacementFamily, types: np.ndarray, groups: np.ndarray,
     count = types.size
     out = np.empty((halves, count), dtype=np.uint64)
     signature = of_type[types] if len(places) > 1 else None
-    mask, shift = np.uint64(0xFFFF), np.uint64(16)
+    shift = np.uint64(16)
     # One product and one groups buffer for all sub-blocks: no fresh temporaries (page faults) a sub-block.
     sums = np.empty((halves, min(count, _SUB_BLOCK)), dtype=np.float64)
     columns = np.empty((groups.shape[1], min(count, _SUB_BLOCK)), dtype=np.float64)
@@ -131,11 +133,10 @@ def _seed_halves(family: PlacementFamily, types: np.ndarray, groups: np.ndarray,
                     sums[:, rows] = places[s] @ columns[:, rows]
             limbs = out[:, start:stop]
             np.copyto(limbs, sums[:, :size], casting="unsafe")  # integers below 2⁵³: exact
-            for k in range(halves):  # h_k + carry < 2⁵³ + 2³⁸: no overflow
+            for k in range(halves):  # h_k + carry < 2⁵³ + 2³⁸: no overflow; the low 16 bits are the limb
                 if k:
                     limbs[k] += carry[:size]
                 np.right_shift(limbs[k], shift, out=carry[:size])
-                limbs[k] &= mask
     return out
 
 
