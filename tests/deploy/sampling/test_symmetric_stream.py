@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.deploy.sampling import SymmetricPrivatizer
-from mechdesign.deploy.sampling._stream import block_streams
+from mechdesign.deploy.sampling import SymmetricPrivatizer, block_streams
 from mechdesign.deploy.sampling._symmetric_stream import privatize_symmetric_file
 from mechdesign.mechfile import binary_buffer
 
