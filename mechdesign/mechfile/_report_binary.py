@@ -9,7 +9,9 @@ B_T bytes holding t, then B_t bytes holding V, both unsigned big-endian (most si
 so a reader takes t from the first B_T bytes and then knows the report's length B_T + B_t. Parquet and Arrow IPC
 files hold such reports in a ``binary`` column (CSV keeps the text form ``t<t>.<hex>``); the Arrow type tells the
 two forms apart. Here many reports are written at once, as Arrow's binary layout (offsets and data), from V's
-32-bit limbs (:func:`~mechdesign.mechfile.seed_limbs`): a few vectorised passes, no Python object a report.
+big-endian bytes (:func:`~mechdesign.mechfile._report_text.seed_bytes`): a few vectorised passes, no Python object
+a report; where every report has one length (a symmetric design), V's last B_t bytes and t's B_T bytes are written
+straight into the output, with no row to cut them from.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from mechdesign.mechfile._placement import PlacementFamily
-from mechdesign.mechfile._report_text import seed_limbs
+from mechdesign.mechfile._report_text import seed_bytes
 
 __all__ = ["binary_buffer", "binary_widths"]
 
@@ -82,18 +84,17 @@ def binary_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray
     shifts = 8 * np.arange(type_bytes - 1, -1, -1, dtype=np.int64)
     for start in range(0, types.size, _BLOCK):
         t = types[start:start + _BLOCK]
-        value = seed_limbs(family, t, groups[start:start + _BLOCK], limbs)
-        row = np.empty((t.size, span), dtype=np.uint8)
-        row[:, type_bytes:] = np.frombuffer(value[::-1].T.astype(">u4").tobytes(), dtype=np.uint8).reshape(
-            t.size, 4 * limbs)
+        value = seed_bytes(family, t, groups[start:start + _BLOCK], limbs)  # (n, 4L), most significant first
         width = widths[t]
-        end = span - width - type_bytes
         if t.size and width.min() == width.max():  # one report length (every type at N = 10⁴): plain column slices
-            first = int(end[0])
+            out = data[offsets[start]:offsets[start + t.size]].reshape(t.size, type_bytes + int(width[0]))
             for c in range(type_bytes):
-                row[:, first + c] = (t >> shifts[c]) & 255
-            data[offsets[start]:offsets[start + t.size]] = row[:, first:].reshape(-1)
+                out[:, c] = (t >> shifts[c]) & 255
+            out[:, type_bytes:] = value[:, 4 * limbs - int(width[0]):]
             continue
+        row = np.empty((t.size, span), dtype=np.uint8)
+        row[:, type_bytes:] = value
+        end = span - width - type_bytes
         every = np.arange(t.size)
         for c in range(type_bytes):
             row[every, end + c] = (t >> shifts[c]) & 255

@@ -106,6 +106,7 @@ class _Job:
         self.privatizer, self.streams, self.memo = privatizer, streams, memo
         self.counts = np.zeros(privatizer.mechanism.cells.size, dtype=np.int64)
         self.done = 0
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None  # the last chunk's (types, groups), reused
 
     def reports(self, values: Any, users: Any = None) -> list[str]:
         """The reports of one chunk (a whole number of blocks but for the file's last chunk) as Python strings."""
@@ -122,12 +123,16 @@ class _Job:
 
             types, groups = sampler.sample_memoized(x, user_ids(users), self.memo)
         else:
-            types = np.empty(x.size, dtype=np.int64)
-            groups = np.empty((sampler.family.group_radix.shape[1], x.size), dtype=np.uint64).T  # as sample's
-            for start in range(0, x.size, BLOCK):
+            # The chunk's arrays are reused by the next chunk (its reports are written before it is drawn): no fresh
+            # pages to fault in a chunk.
+            if self._arrays is None or self._arrays[0].size != x.size:
+                self._arrays = (np.empty(x.size, dtype=np.int64),
+                                np.empty((sampler.family.group_radix.shape[1], x.size), dtype=np.uint64).T)
+            types, groups = self._arrays
+            for start in range(0, x.size, BLOCK):  # each block drawn into the chunk's arrays (no copy)
                 block = (self.done + start) // BLOCK
-                types[start:start + BLOCK], groups[start:start + BLOCK] = sampler.sample(x[start:start + BLOCK],
-                                                                                         self.streams(block))
+                sampler.sample(x[start:start + BLOCK], self.streams(block),
+                               out=(types[start:start + BLOCK], groups[start:start + BLOCK]))
         self.done += x.size
         return types, groups
 

@@ -194,6 +194,24 @@ def test_fresh_draws_follow_the_quantised_rows():
     assert np.array_equal(first[0], types[:1 << 16]) and np.array_equal(first[1], groups[:1 << 16])
 
 
+def test_draws_into_given_arrays_are_the_returned_draws():
+    """``out``: a chunk's slices are filled in place (privatize's chunks, no copy), with the returned draws."""
+    m = random_mechanism(SMALL_COUNTS, 3, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.arange(70_000) % m.cells.size
+    want = sampler.sample(x[5:], rng=2)
+    types = np.full(x.size, -1, dtype=np.int64)
+    groups = np.zeros((want[1].shape[1], x.size), dtype=np.uint64).T  # (n, G): group-major, as sample's
+    got = sampler.sample(x[5:], rng=2, out=(types[5:], groups[5:]))
+    assert np.shares_memory(got[0], types) and np.shares_memory(got[1], groups)
+    assert np.array_equal(types[5:], want[0]) and np.array_equal(groups[5:], want[1])
+    assert np.all(types[:5] == -1) and np.all(groups[:5] == 0)
+    with pytest.raises(ValueError, match="out must be"):
+        sampler.sample(x[::2], rng=2, out=(types[::2], groups[::2]))  # a group's row not contiguous
+    with pytest.raises(ValueError, match="out must be"):
+        sampler.sample(x[:10], rng=2, out=(types[:10], groups[:9]))
+
+
 def test_memoized_reports_repeat_and_use_the_keyed_stream():
     m = random_mechanism(SMALL_COUNTS, 6, types=8)
     sampler = SymmetricPrivatizer(m)

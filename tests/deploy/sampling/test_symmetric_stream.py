@@ -1,0 +1,52 @@
+"""privatize_symmetric_file over several chunks: a seeded run writes the same reports whatever the chunk size.
+
+The chunks' (types, groups) arrays are reused from chunk to chunk (one allocation a run); a seeded stream draws block
+b of 65,536 records from its own stream, so chunks of one block, of two and a whole file in one chunk (with a short
+last chunk each time) must give the same file (CSV) or table (Parquet, whose row groups follow the chunks).
+Oracle: the one-chunk run, and the sampler's own draws block by block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mechdesign.deploy.sampling import SymmetricPrivatizer, block_streams
+from mechdesign.deploy.sampling._symmetric_stream import privatize_symmetric_file
+from mechdesign.mechfile import binary_buffer
+
+from symmetric_fixtures import SMALL_COUNTS, random_mechanism
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pa_csv = pytest.importorskip("pyarrow.csv")
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_seeded_run_is_the_same_whatever_the_chunk_size(tmp_path, suffix):
+    mechanism = random_mechanism(SMALL_COUNTS, 2, types=8)
+    sampler = SymmetricPrivatizer(mechanism)
+    x = np.random.default_rng(4).integers(0, mechanism.cells.size, 3 * (1 << 16) + 1234)
+    labels = np.array(mechanism.inputs, dtype=object)[x]
+    source = tmp_path / f"data{suffix}"
+    table = pa.table({"item": [str(label) for label in labels], "id": np.arange(x.size)})
+    if suffix == ".csv":
+        pa_csv.write_csv(table, source)
+    else:
+        pq.write_table(table, source)
+    outputs = []
+    for chunk in (1 << 16, 1 << 17, 1 << 20):
+        target = tmp_path / f"out-{chunk}{suffix}"
+        assert privatize_symmetric_file(sampler, source, target, "item", rng=9, chunk_size=chunk, progress=False) \
+            == x.size
+        # CSV: the bytes; Parquet: the table read back (its row groups follow the chunks)
+        outputs.append(target.read_bytes() if suffix == ".csv" else pq.read_table(target).to_pydict())
+    assert outputs[0] == outputs[1] == outputs[2]
+    if suffix == ".parquet":  # and the reports are the sampler's draws, block by block
+        streams = block_streams(9)
+        drawn = [sampler.sample(x[s:s + (1 << 16)], streams(s >> 16)) for s in range(0, x.size, 1 << 16)]
+        offsets, data = binary_buffer(sampler.family, np.concatenate([t for t, _ in drawn]),
+                                      np.concatenate([g for _, g in drawn]))
+        blob = data.tobytes()
+        want = [blob[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
+        assert pq.read_table(tmp_path / f"out-{1 << 16}{suffix}").column("item").to_pylist() == want

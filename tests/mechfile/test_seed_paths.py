@@ -1,0 +1,88 @@
+"""V from the digit groups, by each of its two computations (mechfile._report_text), on the edge values.
+
+binary_buffer, text_buffer and seed_limbs compute V = Σ_g G_g·P_{t,g} by a float64 matrix product of the groups and
+the place values' 16-bit limbs (families of few radix signatures, at most 32 groups) or by Horner in 32-bit limbs
+(the others). Oracle: the one-report rule in Python integers (``family.binary``/``family.text`` of
+``family.value``). Edge values: every group at R − 1 (V = |S_t| − 1, the largest sum of products), zeros, one group
+at R − 1 and the others 0, and types of one group beside types of many.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from mechdesign.core import Cells
+from mechdesign.mechfile import PlacementFamily, binary_buffer, seed_limbs, text_buffer
+from mechdesign.mechfile._report_text import _place_halves
+
+
+def _primes(below: int) -> list[int]:
+    return [p for p in range(2, below) if all(p % q for q in range(2, int(p**0.5) + 1))]
+
+
+def _family(below: int, types: str) -> PlacementFamily:
+    """Cells of the distinct prime sizes under ``below``; ``types``: "one signature", "few", or "many" signatures."""
+    sizes_wanted = _primes(below)
+    counts = [c for k, p in enumerate(sizes_wanted) for c in [100_000 - k] * p]
+    cells = Cells.from_counts(counts)
+    sizes = cells.sizes
+    if types == "one signature":  # every cell mixed in both types: equal radices
+        high = np.stack([sizes // 2, sizes // 3])
+        low = np.stack([np.zeros_like(sizes), np.ones_like(sizes)])
+    else:  # type i mixed in the first cuts[i] cells of size > 2 only: one signature a type, type 0 of one group
+        mixed = np.flatnonzero(sizes > 2)
+        cuts = [1, mixed.size // 2, mixed.size] if types == "few" else list(range(1, 21))
+        high = np.zeros((len(cuts), sizes.size), dtype=np.int64)
+        for i, cut in enumerate(cuts):
+            high[i, mixed[:cut]] = sizes[mixed[:cut]] // 2
+        low = np.zeros_like(high)
+    return PlacementFamily(cells, high, low)
+
+
+def _edge_groups(family: PlacementFamily, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Types and groups: per type all groups at R − 1, all zero, each single group at R − 1, and uniform draws."""
+    radix = family.group_radix
+    top = radix - np.uint64(1)
+    types, groups = [], []
+    for t in range(family.types):
+        used = int((radix[t] > 1).sum())
+        single = np.zeros((used, radix.shape[1]), dtype=np.uint64)
+        single[np.arange(used), np.arange(used)] = top[t, :used]
+        uniform = (rng.random((40, radix.shape[1])) * radix[t]).astype(np.uint64)
+        rows = np.concatenate([top[t][None], np.zeros((1, radix.shape[1]), dtype=np.uint64), single, uniform])
+        types.append(np.full(rows.shape[0], t))
+        groups.append(rows)
+    order = rng.permutation(sum(g.shape[0] for g in groups))  # the types interleaved, as a sampler's output
+    return np.concatenate(types)[order], np.concatenate(groups)[order]
+
+
+@pytest.mark.parametrize(("below", "types", "product"), [
+    (200, "one signature", True),   # 19 groups, as a symmetric design at N = 10⁴
+    (500, "one signature", True),   # 32 groups: the largest sums the product takes
+    (700, "one signature", False),  # 33 groups: Horner
+    (200, "few", True),             # a loop over 3 signatures (1, 10 and 19 groups)
+    (200, "many", False),           # 20 signatures: Horner
+])
+def test_reports_follow_the_one_report_rule_on_edge_values(below, types, product):
+    family = _family(below, types)
+    assert (_place_halves(family, 2) is not None) == product
+    if below == 500:
+        assert family.group_radix.shape[1] == 32
+    t, groups = _edge_groups(family, np.random.default_rng(below))
+    values = [family.value(int(tt), g) for tt, g in zip(t, groups, strict=True)]
+    for tt in range(family.types):  # all groups at R − 1 is the largest seed
+        assert family.value(tt, family.group_radix[tt] - np.uint64(1)) == family.seed_count(tt) - 1
+    offsets, data = binary_buffer(family, t, groups)
+    blob = data.tobytes()
+    assert [blob[a:b] for a, b in itertools.pairwise(offsets.tolist())] == [
+        family.binary(int(tt), value) for tt, value in zip(t, values, strict=True)]
+    offsets, data = text_buffer(family, t, groups)
+    text = data.tobytes().decode("ascii")
+    assert [text[a:b] for a, b in itertools.pairwise(offsets.tolist())] == [
+        family.text(int(tt), value) for tt, value in zip(t, values, strict=True)]
+    limbs = -(-max(family.seed_count(tt) for tt in range(family.types)).bit_length() // 32)
+    words = seed_limbs(family, t, groups, limbs)
+    assert [sum(int(words[i, r]) << (32 * i) for i in range(limbs)) for r in range(t.size)] == values
