@@ -211,3 +211,30 @@ def test_a_row_group_sorted_by_a_released_column_is_no_longer_said_sorted(sorted
                    sorting_columns=order)
     _privatize(source, target, True, monkeypatch)
     assert pq.ParquetFile(target).metadata.row_group(0).sorting_columns == (tuple(order) if kept else ())
+
+
+@pytest.mark.parametrize("unavailable", ["no such call", "ENOSYS", "EXDEV"])
+def test_without_the_kernels_copy_the_kept_bytes_are_read_and_written(unavailable, tmp_path, monkeypatch):
+    """macOS and Windows have no ``os.copy_file_range``, and some file systems refuse it: the splice copies the kept
+    pages by reading and writing them, and the output is the same file byte for byte."""
+    import errno
+    import os
+
+    write, table, options = INPUTS["Snappy, row groups of a chunk"]
+    source, kernel, plain = tmp_path / "in.parquet", tmp_path / "kernel.parquet", tmp_path / "plain.parquet"
+    write(table, source, **options)
+    _privatize(source, kernel, True, monkeypatch)
+    calls = []
+
+    def refused(*args):
+        calls.append(args)
+        raise OSError(getattr(errno, unavailable), unavailable)
+
+    with monkeypatch.context() as patch:
+        if unavailable == "no such call":
+            patch.delattr(os, "copy_file_range", raising=False)
+        else:
+            patch.setattr(os, "copy_file_range", refused)
+        _privatize(source, plain, True, monkeypatch)
+    assert plain.read_bytes() == kernel.read_bytes()
+    assert len(calls) == (0 if unavailable == "no such call" else 1)  # refused once, then read and write
