@@ -375,33 +375,6 @@ class PlacementFamily:
         group, place, radix = (table[types, index] for table in self.digit_tables)
         return ((groups[np.arange(types.size), group] // place) % radix).astype(np.int64)
 
-    def values_hex(self, types: np.ndarray, groups: np.ndarray) -> list[str]:
-        """The text forms ``t<t>.<hex>`` of many reports: V by exact long multiplication in 32-bit limbs.
-
-        V = Σ_g G_g Π_{g' < g} R_g' by Horner from the last group: limb·R + carry < 2⁶⁴ for limbs, groups and
-        radices below 2³², so uint64 arithmetic is exact.
-        """
-        count = types.size
-        widths = np.array([self.hex_width(t) for t in range(self.types)])
-        limbs_count = max(1, -(-int(widths.max()) // 8))
-        limbs = np.zeros((limbs_count, count), dtype=np.uint64)  # limb-major: each limb's row is contiguous
-        radix = np.ascontiguousarray(self.group_radix[types].T)
-        columns = np.ascontiguousarray(np.asarray(groups, dtype=np.uint64).T)
-        mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
-        bits = np.cumsum(np.log2(self.group_radix.astype(np.float64))[:, ::-1], axis=1)[:, ::-1].max(axis=0)
-        for g in range(radix.shape[0] - 1, -1, -1):
-            carry = columns[g].copy()
-            r = radix[g]
-            for i in range(min(limbs_count, int(np.ceil(bits[g] / 32 + 1e-9)) + 1)):  # limbs above V stay 0
-                value = limbs[i] * r + carry
-                limbs[i] = value & mask
-                carry = value >> shift
-        blob = limbs[::-1].T.astype(">u4").tobytes().hex()
-        full = 8 * limbs_count
-        width = widths[types]
-        return [f"t{t}.{blob[i * full + full - w:(i + 1) * full]}"
-                for i, (t, w) in enumerate(zip(types.tolist(), width.tolist(), strict=True))]
-
     @property
     def spaces(self) -> tuple[_Prime, ...]:
         """Per prime (ascending), its cells, digit matrix, d = g^e and d⁻¹ tables."""

@@ -486,7 +486,7 @@ class SymmetricPrivatizer:
         """The text form of reports (:meth:`PlacementFamily.text`), cut out of :func:`~mechdesign.mechfile.text_buffer`.
 
         V from the groups as that buffer computes it (one matrix product for a symmetric design's one signature):
-        ~0.8 µs a report at N = 10⁴ against ~1.5 µs by :meth:`PlacementFamily.values_hex`'s Horner.
+        ~0.8 µs a report at N = 10⁴ against ~1.5 µs by the former Horner of its own (removed).
         """
         from mechdesign.mechfile import text_buffer
 
