@@ -120,10 +120,9 @@ class _Reader:
 
 def decode(data: bytes | memoryview) -> dict[int, tuple[int, Any]]:
     """The struct encoded at the start of ``data`` (trailing bytes are an error)."""
-    reader = _Reader(data)
-    result = reader.struct(0)
-    if reader.at != len(reader.data):
-        raise ThriftError(f"{len(reader.data) - reader.at} bytes follow the Thrift struct")
+    result, used = decode_prefix(data)
+    if used != len(data):
+        raise ThriftError(f"{len(data) - used} bytes follow the Thrift struct")
     return result
 
 

@@ -231,14 +231,8 @@ def _writer(source: Path, tmp: Path, schema: Any, kind: str, options: dict[str, 
         with columnar_writer(tmp, schema, kind, **options) as writer:
             yield writer
         return
-    with open(tmp, "wb") as handle:
-        writer = SpliceWriter(source, handle, splice, schema, options)
-        try:
-            yield writer
-        except BaseException:
-            writer.source.close()
-            raise
-        writer.close()
+    with open(tmp, "wb") as handle, SpliceWriter(source, handle, splice, schema, options) as writer:
+        yield writer
 
 
 def writer_options(parquet: Any, names: Sequence[str]) -> dict[str, Any]:

@@ -263,6 +263,17 @@ class SpliceWriter:
         self.kernel = True  # os.copy_file_range until it is found unavailable (_copy)
         self.at = target.write(_MAGIC)
 
+    def __enter__(self) -> SpliceWriter:
+        return self
+
+    def __exit__(self, kind: Any, value: Any, trace: Any) -> None:
+        """The footer written when the block ended without an error; the input closed either way."""
+        try:
+            if kind is None:
+                self.close()
+        finally:
+            self.source.close()
+
     def write_table(self, table: Any) -> None:
         """Append the released columns of the next ``table.num_rows`` records; write the row groups they complete."""
         import pyarrow as pa
