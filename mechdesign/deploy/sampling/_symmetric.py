@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -303,27 +304,34 @@ class SymmetricPrivatizer:
             at += 1
         return np.array(out, dtype=np.uint64)
 
-    def _from_words(self, x: np.ndarray, words: np.ndarray,
+    def _from_words(self, x: np.ndarray, words: Iterable[np.ndarray],
                     out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The reference rule on word-major words (W, n), assuming no word is rejected; ``ok`` says where it held.
+        """The reference rule on word-major words, assuming no word is rejected; ``ok`` says where it held.
 
-        Returns types (n,), groups (G, n) — written into ``out`` when given (rows may be a strided view's) — and
-        ok (n,).
+        ``words`` gives the W rows of n words in order: a (W, n) array, or rows drawn one by one as they are read
+        (each then consumed while it is in cache, and no W × n block allocated). Returns types (n,), groups (G, n)
+        — written into ``out`` when given (rows may be a strided view's) — and ok (n,).
         """
         tab, radix = self.tables, self._radix
+        rows = iter(words)
         k = self.mechanism.cells.cell_of[x]
-        t, _, n_level, offset, start = unpack(tab.packed[tab.entries(k, words[0])])
+        t, _, n_level, offset, start = unpack(tab.packed[tab.entries(k, next(rows))])
         width = radix.shape[0]
         groups = np.empty((width, x.size), dtype=np.uint64) if out is None else out
-        for g in range(width):
-            np.remainder(words[1 + g], radix[g].take(t), out=groups[g])
         rank_radix = np.maximum(n_level, 1).astype(np.uint64)
-        rank = (words[1 + width] % rank_radix).astype(np.int64)
+        doubtful: dict[int, np.ndarray] = {}  # rows holding a word ≥ 2⁶⁴ − 2³²: only those can be rejected (rare)
+        for g in range(width + 1):  # the G group rows, then the rank's
+            row = next(rows)
+            if g < width:
+                np.remainder(row, radix[g].take(t), out=groups[g])
+            if x.size and row.max() >= _SAFE:
+                doubtful[g] = row
+        rank = (row % rank_radix).astype(np.int64)
         ok = np.ones(x.size, dtype=bool)
-        doubt = np.flatnonzero(np.maximum.reduce(words[1:2 + width], axis=0) >= _SAFE)  # no (W − 1, n) bools
-        if doubt.size:  # only a word ≥ 2⁶⁴ − 2³² can be rejected: check those records exactly
-            radices = np.vstack([radix[:, t[doubt]], rank_radix[doubt][None, :]])
-            ok[doubt] = _accepted(words[1:2 + width, doubt], radices).all(axis=0)
+        if doubtful:  # check the records holding such a word exactly (every other word is accepted)
+            doubt = np.flatnonzero(np.maximum.reduce(list(doubtful.values())) >= _SAFE)
+            radices = np.vstack([rank_radix[doubt] if g == width else radix[g, t[doubt]] for g in doubtful])
+            ok[doubt] = _accepted(np.vstack([row[doubt] for row in doubtful.values()]), radices).all(axis=0)
         self._place(x, k, t, start, rank + offset, groups)
         return t, groups, ok
 
@@ -452,15 +460,22 @@ class SymmetricPrivatizer:
             raise v.fail("out", f"be laid out as sample's own: types int64 of shape ({rows.size},), groups the "
                          f"transpose of a uint64 array of shape ({width - 2}, {rows.size}) with contiguous rows",
                          str([(a.shape, a.strides) for a in out]))
+        def draw(shape: int | tuple[int, int]) -> np.ndarray:
+            return generator.integers(0, 2**64 - 1, shape, dtype=np.uint64, endpoint=True)
+
         for start in range(0, rows.size, _CHUNK):
             chunk = rows[start:start + _CHUNK]
-            words = generator.integers(0, 2**64 - 1, (width, chunk.size), dtype=np.uint64, endpoint=True)
+            # The block's (W, n) words drawn row by row: the same words in the same places (one raw output a word,
+            # in order), each row of 512 KiB read while in cache and freed, no 11 MB block (at N = 10⁴) to fault in.
+            first = draw(chunk.size)
             g = groups[:, start:start + chunk.size]  # written in place: no copy of the (G, n) groups
-            t, _, ok = self._from_words(chunk, words, g)
+            t, _, ok = self._from_words(chunk, itertools.chain([first], (draw(chunk.size) for _ in range(width - 1))),
+                                        g)
             while not ok.all():  # a rejected word (< 2^-32 a group): fresh words after w0, which stays (exact)
                 again = np.flatnonzero(~ok)
-                fresh = words[:, again]
-                fresh[1:] = generator.integers(0, 2**64 - 1, (width - 1, again.size), dtype=np.uint64, endpoint=True)
+                fresh = np.empty((width, again.size), dtype=np.uint64)
+                fresh[0] = first[again]
+                fresh[1:] = draw((width - 1, again.size))
                 t[again], g[:, again], ok[again] = self._from_words(chunk[again], fresh)
             types[start:start + chunk.size] = t
         return out
