@@ -154,7 +154,9 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     )
     from mechdesign.deploy.sampling._arrow import writer_options
 
-    parquet = columnar_file(source)
+    # The labels read as dictionary indices (Parquet stores a label column dictionary-encoded): no string per
+    # record is decoded, and each chunk's dictionary is matched to the inputs once (_arrow_indices).
+    parquet = columnar_file(source, read_dictionary=[column])
     position = column_index(parquet.schema_arrow.names, column)
     users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
     report = Progress(progress, parquet.metadata.num_rows)
@@ -198,18 +200,30 @@ def _arrow_indices(array: Any, inputs: Any) -> np.ndarray | None:
     wraps its ~300 kernels in generated Python functions, 0.1 s of a run's start-up, for two of them.
     """
     import pyarrow as pa
-    from pyarrow._compute import CastOptions, SetLookupOptions, call_function
+    from pyarrow._compute import call_function
 
     if array.null_count:
         return None
-    strings = call_function("cast", [array], CastOptions.safe(pa.string()))
-    codes = call_function("index_in", [strings], SetLookupOptions(inputs))
+    if pa.types.is_dictionary(array.type):  # each chunk's dictionary matched once, then taken by the indices
+        codes = pa.chunked_array([call_function("take", [_codes(chunk.dictionary, inputs), chunk.indices])
+                                  for chunk in array.chunks], type=pa.int32())
+    else:
+        codes = _codes(array, inputs)
     if codes.null_count:
         return None
     # Read from the buffers (int32, no nulls): Array.to_numpy would import pandas (~0.3 s a run).
     chunks = [np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk), offset=4 * chunk.offset)
               for chunk in codes.chunks]
     return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
+
+
+def _codes(array: Any, inputs: Any) -> Any:
+    """The input index of each value of ``array`` (int32), null where a value is not an input label."""
+    import pyarrow as pa
+    from pyarrow._compute import CastOptions, SetLookupOptions, call_function
+
+    strings = call_function("cast", [array], CastOptions.safe(pa.string()))
+    return call_function("index_in", [strings], SetLookupOptions(inputs))
 
 
 def _string_array(labels: Any) -> Any:

@@ -50,3 +50,42 @@ def test_a_seeded_run_is_the_same_whatever_the_chunk_size(tmp_path, suffix):
         blob = data.tobytes()
         want = [blob[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
         assert pq.read_table(tmp_path / f"out-{1 << 16}{suffix}").column("item").to_pylist() == want
+
+
+def test_parquet_labels_arrive_as_dictionary_indices(tmp_path, monkeypatch):
+    """The label column is read dictionary-encoded (no string decoded a record), each chunk's dictionary matched once.
+
+    Row groups of 50,000 records (a dictionary each) under chunks of 65,536: a chunk's dictionaries are unified. The
+    reports are the sampler's draws on the labels' indices; an unknown label is refused by the checked path.
+    """
+    import mechdesign.deploy.sampling._symmetric_stream as stream
+
+    mechanism = random_mechanism(SMALL_COUNTS, 2, types=8)
+    sampler = SymmetricPrivatizer(mechanism)
+    x = np.random.default_rng(5).integers(0, mechanism.cells.size, 2 * (1 << 16) + 99)
+    labels = [str(label) for label in np.array(mechanism.inputs, dtype=object)[x]]
+    source, target = tmp_path / "data.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"id": np.arange(x.size), "item": labels}), source, row_group_size=50_000)
+    seen = []
+    inner = stream._arrow_indices
+
+    def spy(array, inputs):
+        seen.append(pa.types.is_dictionary(array.type))
+        return inner(array, inputs)
+
+    monkeypatch.setattr(stream, "_arrow_indices", spy)
+    assert privatize_symmetric_file(sampler, source, target, "item", rng=3, chunk_size=1 << 16, progress=False) \
+        == x.size
+    assert seen == [True, True, True]
+    streams = block_streams(3)
+    drawn = [sampler.sample(x[s:s + (1 << 16)], streams(s >> 16)) for s in range(0, x.size, 1 << 16)]
+    offsets, data = binary_buffer(sampler.family, np.concatenate([t for t, _ in drawn]),
+                                  np.concatenate([g for _, g in drawn]))
+    blob = data.tobytes()
+    want = [blob[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
+    out = pq.read_table(target)
+    assert out.column("item").to_pylist() == want and out.column("id").to_pylist() == list(range(x.size))
+    labels[70_000] = "not-an-input"
+    pq.write_table(pa.table({"id": np.arange(x.size), "item": labels}), source, row_group_size=50_000)
+    with pytest.raises(ValueError, match="not-an-input"):
+        privatize_symmetric_file(sampler, source, tmp_path / "bad.parquet", "item", rng=3, progress=False)
