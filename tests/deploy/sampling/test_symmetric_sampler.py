@@ -134,6 +134,37 @@ def test_the_vectorised_rule_equals_the_rule_record_by_record_on_words_near_the_
     assert rejected >= count // 4  # the fix-ups ran on many records
 
 
+@pytest.mark.parametrize("seed", [0, 7])
+def test_fresh_draws_redraw_the_words_after_w0_of_a_record_with_a_rejected_word(seed):
+    # sample's own words forced into the rejection zone (a generator replaying given raw words): the block is drawn
+    # word-major (W rows of n), a record whose words the rule rejects keeps w₀ and reads the next (W − 1) × m words
+    # (word-major, m such records) afresh. Oracle: the reference rule (sample_words) on each record's words.
+    from randomgen import UserBitGenerator
+
+    m = random_mechanism(SMALL_COUNTS, seed, types=8)
+    sampler = SymmetricPrivatizer(m)
+    rng = np.random.default_rng(seed)
+    width, count = sampler.words_needed(), 300
+    x = rng.integers(0, m.cells.size, count)
+    block = rng.integers(0, 2**63, (width, count), dtype=np.uint64)  # below 2⁶³: no rejection but the forced ones
+    top = np.array([QUANT_SCALE - 1, QUANT_SCALE - (1 << 32), QUANT_SCALE - 2], dtype=np.uint64)
+    for i in range(count):
+        places = rng.choice(np.arange(1, width), size=int(rng.integers(0, min(4, width))), replace=False)
+        block[places, i] = top[rng.integers(0, top.size, places.size)]
+    columns = [[int(w) for w in block[:, i]] for i in range(count)]
+    rejected = [_skipped_by_rule(sampler, int(x[i]), columns[i] + [0] * width) != columns[i] for i in range(count)]
+    again = np.flatnonzero(rejected)
+    fresh = rng.integers(0, 2**63, (width - 1, again.size), dtype=np.uint64)
+    raw = iter([*block.reshape(-1).tolist(), *fresh.reshape(-1).tolist()])
+    types, groups = sampler.sample(x, np.random.Generator(UserBitGenerator(lambda state: next(raw), 64)))
+    assert next(raw, None) is None  # every word read, none more
+    streams = block.T.copy()
+    streams[again, 1:] = fresh.T
+    want = sampler.sample_words(x, streams)
+    assert np.array_equal(types, want[0]) and np.array_equal(groups, want[1])
+    assert again.size >= count // 5  # the fix-ups ran on many records
+
+
 def _sampled_dense(sampler: SymmetricPrivatizer) -> Mechanism:
     """The sampled mechanism written out output by output (module docstring)."""
     m, family = sampler.mechanism, sampler.family
