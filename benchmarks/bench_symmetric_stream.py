@@ -9,8 +9,8 @@ swapped every round, so the machine's load drifts over both alike. User and syst
   design of ``/tmp/s13/design.json``), 2·10⁶ seeded records after a warm-up, ns a record; the sha256 of the reports
   must be the same from both.
 * ``privatize``: ``mechdesign privatize DESIGN --data DATA --column item --seed 1`` (``mechdesign.cli.main`` in
-  the child), the whole process and the stream alone (``privatize_symmetric_file``: read, draw, encode, write);
-  the sha256 of the output files must be the same.
+  the child), the whole process, the stream alone (``privatize_symmetric_file``: read, draw, encode, write) and
+  ``sample``'s calls in it (ns a record of the 10⁷); the sha256 of the output files must be the same.
 
 Median [min, max] of ``--repeats`` runs each, the load before and after. Results:
 ``benchmarks/results/symmetric_stream.json`` (``--write``) and ``symmetric_sampler_speed.md``.
@@ -59,26 +59,47 @@ inner = stream.privatize_symmetric_file
 def timed(*args, **kwargs):
     before = resource.getrusage(resource.RUSAGE_SELF)
     try:
-        return inner(*args, **kwargs)
+        spent["records"] = inner(*args, **kwargs)
+        return spent["records"]
     finally:
         after = resource.getrusage(resource.RUSAGE_SELF)
         spent.update(user=after.ru_utime - before.ru_utime, sys=after.ru_stime - before.ru_stime,
                      faults=after.ru_minflt - before.ru_minflt)
 stream.privatize_symmetric_file = timed
+from mechdesign.deploy.sampling import SymmetricPrivatizer
+drawing = {"user": 0.0, "sys": 0.0, "faults": 0}
+sample = SymmetricPrivatizer.sample
+def sampled(*args, **kwargs):
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        return sample(*args, **kwargs)
+    finally:
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        drawing["user"] += after.ru_utime - before.ru_utime
+        drawing["sys"] += after.ru_stime - before.ru_stime
+        drawing["faults"] += after.ru_minflt - before.ru_minflt
+SymmetricPrivatizer.sample = sampled
 code = main(["privatize", sys.argv[1], "--data", sys.argv[2], "--column", "item", "--out", sys.argv[3],
              "--seed", "1", "--force"])
 whole = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"code": code, "stream": spent, "user": whole.ru_utime, "sys": whole.ru_stime,
+print(json.dumps({"code": code, "stream": spent, "sample": drawing, "user": whole.ru_utime, "sys": whole.ru_stime,
                   "faults": whole.ru_minflt}))
 """
 
 
-def _child(code: str, args: list[str], package: Path) -> dict:
+def _child(code: str, args: list[str], package: Path, scratch: Path) -> dict:
+    """Run ``code`` with ``package``'s mechdesign: from a scratch directory (``python -c`` puts its working
+    directory first on sys.path, so this tree would shadow PYTHONPATH), and check which package ran."""
     env = {k: val for k, val in os.environ.items() if k not in ("PYTHONPATH",)}
     env["PYTHONPATH"] = str(package)
-    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, env=env, check=True, capture_output=True,
-                          text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    check = "\nimport mechdesign; print(json.dumps({'package': mechdesign.__file__}))"
+    done = subprocess.run([sys.executable, "-c", code + check, *args], cwd=scratch, env=env, check=True,
+                          capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    ran = Path(json.loads(lines[-1])["package"]).resolve()
+    if ran != (package / "mechdesign" / "__init__.py").resolve():
+        raise SystemExit(f"the child ran {ran}, not {package}")
+    return json.loads(lines[-2])
 
 
 def _sha256(path: Path) -> str:
@@ -117,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.repeats):
             order = list(versions) if r % 2 == 0 else list(versions)[::-1]
             for name in order:
-                got = _child(SAMPLE, [str(ROOT / "benchmarks"), str(args.sample_records)], versions[name])
+                got = _child(SAMPLE, [str(ROOT / "benchmarks"), str(args.sample_records)], versions[name],
+                             Path(scratch))
                 rows = runs[name]
                 rows.setdefault("sample user ns", []).append(1e9 * got["user"] / got["records"])
                 rows.setdefault("sample sys ns", []).append(1e9 * got["sys"] / got["records"])
@@ -126,11 +148,14 @@ def main(argv: list[str] | None = None) -> int:
             if not args.skip_privatize:
                 for name in order:
                     out = Path(scratch) / f"{name}.parquet"
-                    got = _child(PRIVATIZE, [args.design, args.data, str(out)], versions[name])
+                    got = _child(PRIVATIZE, [args.design, args.data, str(out)], versions[name], Path(scratch))
                     rows = runs[name]
-                    for key in ("user", "sys", "faults"):
+                    for key in ("user", "sys", "faults"):  # seconds and faults of the whole run
                         rows.setdefault(f"privatize {key}", []).append(got[key])
                         rows.setdefault(f"stream {key}", []).append(got["stream"][key])
+                    for key in ("user", "sys"):
+                        rows.setdefault(f"sample in privatize {key} ns", []).append(
+                            1e9 * got["sample"][key] / got["stream"]["records"])
                     rows.setdefault("output sha256", []).append(_sha256(out))
                     out.unlink()
             load.append(os.getloadavg()[0])
