@@ -173,8 +173,9 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
         options["use_dictionary"] = [path for path in options["use_dictionary"] if path != column]
     with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data"),
                          **options) as writer:
+        indices = np.empty(chunk, dtype=np.int64)  # each chunk's input indices, in one reused array
         for table in iter_parquet_tables(parquet, chunk):
-            x = _arrow_indices(table.column(position), inputs)
+            x = _arrow_indices(table.column(position), inputs, indices)
             # Anything index_in cannot place (nulls, unknown labels) goes the checked way, for its one-line error.
             values = parquet_strings(table.column(position), column, report.done) if x is None else None
             ids = None if users is None else table.column(users)
@@ -192,10 +193,11 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     return report.done
 
 
-def _arrow_indices(array: Any, inputs: Any) -> np.ndarray | None:
+def _arrow_indices(array: Any, inputs: Any, out: np.ndarray) -> np.ndarray | None:
     """The input index of every value of an Arrow column (matched as strings, as encode_labels does), or None.
 
     None when a value is null or not an input label: the caller then takes the checked path, which names it.
+    Written into the first ``len(array)`` entries of ``out`` (int64), which the next chunk reuses.
     Arrow's kernels are called directly (``pyarrow._compute.call_function``): importing :mod:`pyarrow.compute`
     wraps its ~300 kernels in generated Python functions, 0.1 s of a run's start-up, for two of them.
     """
@@ -214,7 +216,10 @@ def _arrow_indices(array: Any, inputs: Any) -> np.ndarray | None:
     # Read from the buffers (int32, no nulls): Array.to_numpy would import pandas (~0.3 s a run).
     chunks = [np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk), offset=4 * chunk.offset)
               for chunk in codes.chunks]
-    return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
+    x = out[:len(array)]
+    if chunks:
+        np.concatenate(chunks, out=x)  # int32 → int64 in the copy
+    return x
 
 
 def _codes(array: Any, inputs: Any) -> Any:

@@ -69,9 +69,9 @@ def test_parquet_labels_arrive_as_dictionary_indices(tmp_path, monkeypatch):
     seen = []
     inner = stream._arrow_indices
 
-    def spy(array, inputs):
+    def spy(array, *args):
         seen.append(pa.types.is_dictionary(array.type))
-        return inner(array, inputs)
+        return inner(array, *args)
 
     monkeypatch.setattr(stream, "_arrow_indices", spy)
     assert privatize_symmetric_file(sampler, source, target, "item", rng=3, chunk_size=1 << 16, progress=False) \
