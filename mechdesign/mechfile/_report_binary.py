@@ -78,19 +78,20 @@ def binary_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray
     types = np.asarray(types, dtype=np.int64)
     type_bytes, widths = binary_widths(family)
     limbs = max(1, -(-int(widths.max(initial=1)) // 4))
-    if widths.min(initial=1) == widths.max(initial=1):  # one report length (every symmetric design)
-        length = type_bytes + int(widths.max(initial=1))
+    uniform = widths.size > 0 and int(widths.min()) == int(widths.max())  # one report length (symmetric designs)
+    if uniform:
+        length = type_bytes + int(widths[0])
         offsets = np.arange(0, (types.size + 1) * length, length, dtype=np.int64)
     else:
         offsets = np.zeros(types.size + 1, dtype=np.int64)
         np.cumsum(type_bytes + widths[types], out=offsets[1:])
     total = int(offsets[-1])
     data = out[:total] if out is not None and out.size >= total else np.empty(total, dtype=np.uint8)
-    if widths.min(initial=1) == widths.max(initial=1) and int(widths[0]) == 4 * limbs:
+    if uniform and int(widths[0]) == 4 * limbs:
         # t's bytes and V's written straight into the rows, no row to cut them from.
         rows = data.reshape(types.size, length)
-        _type_bytes(rows, types, type_bytes)
-        seed_bytes(family, types, groups, limbs, out=rows[:, type_bytes:])
+        seed_bytes(family, types, groups, limbs, out=rows[:, type_bytes:],
+                   after=lambda start, stop: _type_bytes(rows[start:stop], types[start:stop], type_bytes))
         return offsets, data
     span = type_bytes + 4 * limbs  # a row: room for t, then V's 4L bytes
     columns = np.arange(span)

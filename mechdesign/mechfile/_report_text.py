@@ -35,6 +35,7 @@ per report.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,8 @@ _BLOCK = 1 << 16
 _SUB_BLOCK = 1 << 14  # reports a matrix product and carry pass (16,384: fastest of 2¹¹-2¹⁶ at N = 10⁴)
 _EXACT_GROUPS = 32  # Σ of 32 products G_g·h < 2³²·2¹⁶ stays below 2⁵³: exact in float64
 _SIGNATURES = 16  # radix signatures taken by the matrix product (a loop over them a block)
-_WORD_BLOCK = 1 << 12  # reports a pass of the 32-bit-word product (4,096: fastest of 2¹¹-2¹⁴ at N = 10⁴)
+_WORD_BLOCK = 1 << 11  # reports a product of the 32-bit-word path (2,048: its inputs and sums stay in L2) …
+_CARRY_BLOCK = 1 << 13  # … and a carry pass (8,192: fewer calls); the fastest pair of 2¹⁰-2¹⁴ at N = 10⁴
 _OFFSET = 1 << 52  # the sums of the word product are 2⁵² + D_j + h_j: floats whose bits are the integer
 _EXPONENT = 0x433 << 20  # the bits of 2⁵² above the low 32: 0x433·2⁵² / 2³²
 
@@ -67,16 +69,17 @@ def seed_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, l
 
 
 def seed_bytes(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, limbs: int,
-               out: np.ndarray | None = None) -> np.ndarray:
+               out: np.ndarray | None = None, after: Callable[[int, int], None] | None = None) -> np.ndarray:
     """V of each report as 4·``limbs`` bytes, big-endian (most significant first): uint8, shape (n, 4·limbs).
 
     Written into ``out`` if given (uint8 (n, 4·limbs), its rows may be strided: the bytes of V in rows of a report
-    buffer) and returned.
+    buffer) and returned. ``after(start, stop)`` is called once the bytes of reports start … stop − 1 are written,
+    all of them by the end (binary_buffer writes their types then, while their rows are in cache).
     """
     types = np.asarray(types, dtype=np.int64)
     if out is None:
         out = np.empty((types.size, 4 * limbs), dtype=np.uint8)
-    if _seed_words(family, types, groups, out):
+    if _seed_words(family, types, groups, out, after):
         return out
     halves = _seed_halves(family, types, groups, 2 * limbs)
     if halves is None:
@@ -84,6 +87,8 @@ def seed_bytes(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, l
         np.copyto(out.view(">u4"), value[::-1].T, casting="unsafe")
     else:
         np.copyto(out.view(">u2"), halves[::-1].T, casting="unsafe")  # the cast keeps each limb's low 16 bits
+    if after is not None:
+        after(0, types.size)
     return out
 
 
@@ -184,10 +189,12 @@ def _bands(first: list[int], columns: int) -> _Bands:
     return best[-1][1]
 
 
-def _seed_words(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, out: np.ndarray) -> bool:
+def _seed_words(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, out: np.ndarray,
+                after: Callable[[int, int], None] | None = None) -> bool:
     """V mod 2^{32W} as W big-endian 32-bit words into ``out`` ((n, 4W) uint8, rows may be strided); or False.
 
     By the product in 32-bit words (module docstring); False where it does not apply (:func:`_place_words`).
+    ``after(start, stop)`` is called once reports start … stop − 1 are written (their rows still in cache).
     """
     from mechdesign.core._threads import single_thread
 
@@ -198,41 +205,45 @@ def _seed_words(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, 
     of_type, weights = tables
     count, width = types.size, groups.shape[1]
     signature = of_type[types] if len(weights) > 1 else None
-    size = max(1, min(count, _WORD_BLOCK))
-    # Buffers of one sub-block, reused: no fresh temporaries (page faults) a sub-block.
+    size, span = max(1, min(count, _WORD_BLOCK)), max(1, min(count, _CARRY_BLOCK))
+    # Buffers of one block, reused: no fresh temporaries (page faults) a block.
     columns = np.empty((2 * width + 1, size), dtype=np.float64)
     columns[-1] = 1.0
     halves = columns[:-1].reshape(width, 2, size)
-    sums = np.empty((words, size), dtype=np.float64)
+    sums = np.empty((words, span), dtype=np.float64)
     bits = sums.view(np.int64)  # 2⁵² ≤ sum < 2⁵³: its bits are 0x433·2⁵² + the sum − 2⁵² (module docstring)
-    carry = np.empty(size, dtype=np.int64)
-    big = np.empty((words, size), dtype=">u4")
+    carry = np.empty(span, dtype=np.int64)
+    big = np.empty((words, span), dtype=">u4")
     rows = out.view(np.uint32)  # bytes moved as they are: big holds them in big-endian order already
     low = slice(0, 2) if sys.byteorder == "little" else slice(3, 1, -1)  # a_g, then b_g, among a uint64's halves
     with single_thread():  # a second BLAS thread only spins on a shared machine
-        for start in range(0, count, size):
-            stop = min(start + size, count)
-            n = stop - start
-            block = groups[start:stop].T
-            if block.dtype != np.uint64 or block.strides[1] != 8:
-                block = np.ascontiguousarray(block, dtype=np.uint64)
-            # G_g < 2³² (radices ≤ 2³²): its two low 16-bit halves, exact in float64.
-            np.copyto(halves[:, :, :n], block.view(np.uint16).reshape(width, n, 4)[:, :, low].transpose(0, 2, 1))
-            if signature is None:
-                matrix, bands = weights[0]
-                for first, end, column in bands:
-                    np.matmul(matrix[first:end, column:], columns[column:, :n], out=sums[first:end, :n])
-            else:
-                for s in np.unique(signature[start:stop]).tolist():
-                    chosen = np.flatnonzero(signature[start:stop] == s)
-                    sums[:, chosen] = weights[s][0] @ columns[:, chosen]
-            word = bits[:, :n]
-            for j in range(words):  # the carry pass (module docstring): below 2⁶³, no overflow
+        for outer in range(0, count, span):
+            end = min(outer + span, count)
+            for start in range(outer, end, size):  # the product a block of groups small enough for L2
+                stop = min(start + size, end)
+                n, into = stop - start, slice(start - outer, stop - outer)
+                block = groups[start:stop].T
+                if block.dtype != np.uint64 or block.strides[1] != 8:
+                    block = np.ascontiguousarray(block, dtype=np.uint64)
+                # G_g < 2³² (radices ≤ 2³²): its two low 16-bit halves, exact in float64.
+                np.copyto(halves[:, :, :n], block.view(np.uint16).reshape(width, n, 4)[:, :, low].transpose(0, 2, 1))
+                if signature is None:
+                    matrix, bands = weights[0]
+                    for first, last, column in bands:
+                        np.matmul(matrix[first:last, column:], columns[column:, :n], out=sums[first:last, into])
+                else:
+                    for s in np.unique(signature[start:stop]).tolist():
+                        chosen = np.flatnonzero(signature[start:stop] == s)
+                        sums[:, chosen + (start - outer)] = weights[s][0] @ columns[:, chosen]
+            word = bits[:, :end - outer]
+            for j in range(words):  # the carry pass (module docstring), in blocks of more reports: fewer calls
                 if j:
-                    word[j] += carry[:n]
-                np.right_shift(word[j], 32, out=carry[:n])
-            np.copyto(big[:, :n], word, casting="unsafe")  # the cast keeps each word's low 32 bits
-            np.copyto(rows[start:stop], big[::-1, :n].view(np.uint32).T)
+                    word[j] += carry[:end - outer]
+                np.right_shift(word[j], 32, out=carry[:end - outer])
+            np.copyto(big[:, :end - outer], word, casting="unsafe")  # the cast keeps each word's low 32 bits
+            np.copyto(rows[outer:end], big[::-1, :end - outer].view(np.uint32).T)
+            if after is not None:
+                after(outer, end)
     return True
 
 

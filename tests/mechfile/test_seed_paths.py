@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from mechdesign.core import Cells
-from mechdesign.mechfile import PlacementFamily, binary_buffer, seed_limbs, text_buffer
+from mechdesign.mechfile import PlacementFamily, binary_buffer, binary_widths, seed_limbs, text_buffer
 from mechdesign.mechfile._report_text import _place_halves, _place_words, seed_bytes
 
 
@@ -120,3 +120,17 @@ def test_binary_buffer_writes_its_data_into_a_buffer_that_holds_them():
     short = np.zeros(fresh.size - 1, dtype=np.uint8)
     _, data = binary_buffer(family, t, groups, out=short)  # too short: a buffer of its own
     assert not np.shares_memory(data, short) and data.tobytes() == fresh.tobytes()
+
+
+def test_reports_of_one_length_are_written_straight_into_their_rows_with_two_type_bytes():
+    # binary_buffer writes t and V straight into the rows when every report has one length of 4·W bytes of V (the
+    # symmetric designs at N = 10⁴: B_T = 2, B_t = 68), t's bytes a block at a time after V's.
+    one = _family(200, "one signature")
+    family = PlacementFamily(one.cells, np.tile(one.high_counts, (150, 1)), np.tile(one.low_counts, (150, 1)))
+    type_bytes, widths = binary_widths(family)
+    assert type_bytes == 2 and (widths == 68).all()
+    t, groups = _edge_groups(family, np.random.default_rng(7))
+    offsets, data = binary_buffer(family, t, groups, out=np.full(80 * t.size, 0xAA, dtype=np.uint8))
+    blob = data.tobytes()
+    assert [blob[a:b] for a, b in itertools.pairwise(offsets.tolist())] == [
+        family.binary(int(tt), family.value(int(tt), g)) for tt, g in zip(t, groups, strict=True)]
