@@ -10,8 +10,10 @@ so a reader takes t from the first B_T bytes and then knows the report's length 
 files hold such reports in a ``binary`` column (CSV keeps the text form ``t<t>.<hex>``); the Arrow type tells the
 two forms apart. Here many reports are written at once, as Arrow's binary layout (offsets and data), from V's
 big-endian bytes (:func:`~mechdesign.mechfile._report_text.seed_bytes`): a few vectorised passes, no Python object
-a report; where every report has one length (a symmetric design), V's last B_t bytes and t's B_T bytes are written
-straight into the output, with no row to cut them from.
+a report. Where every report has one length and B_t is a whole number of 32-bit words (the symmetric designs at
+N = 10⁴: B_T = 2, B_t = 68), V's words are written straight into the output rows and t's bytes after them, a block
+at a time while the rows are in cache, with no row to cut them from; else each block has rows of V's bytes cut to
+length. The data go into a caller's buffer if it holds them (``out=``: privatize's stream keeps one between chunks).
 """
 
 from __future__ import annotations

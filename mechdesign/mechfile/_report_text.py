@@ -17,8 +17,10 @@ place values P_{t,g} = Π_{g' < g} R_{t,g'}, is computed exactly from the digit 
   sums are read as int64 with no conversion, and the carry pass is x_{j+1} += x_j >> 32 (word j is x_j mod 2³²;
   below 2⁶³, no overflow). The shift carries E / 2³² = K into every word but the first; D (words D_j) is
   −K·Σ_{j ≥ 1} 2^{32j} mod 2^{32W}, so the pass yields V + 2^{32W} ≡ V. The big-endian words are moved into
-  the reports' rows as they are (one cast to ``>u4``, one transposing copy): ~80 ns a report at N = 10⁴, one
-  BLAS thread, the product ~30 of it (benchmarks/results/report_bytes.json);
+  the reports' rows as they are (one cast to ``>u4``, one transposing copy). One BLAS thread; the product in
+  blocks of 2,048 reports, the carry in blocks of 8,192. ``binary_buffer`` at N = 10⁴: 111 ns a report (216 by the
+  limb product below, interleaved, load 3.7: benchmarks/results/report_bytes.json), of which the split ~35, the
+  product ~30, the carry ~15, cast and copy ~20;
 * else, at most 32 groups: V's 16-bit limbs from one matrix product h_k = Σ_g G_g·p_{g,k} in float64,
   p_{g,k} = ⌊P_g / 2^{16k}⌋ mod 2^{16} the place values' limbs (G_g < 2³², p < 2^{16}: each sum is an integer
   below 32·2^{48} = 2^{53}, so exact in any order of summation), then one carry pass in uint64
