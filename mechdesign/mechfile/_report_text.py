@@ -36,6 +36,7 @@ per report.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +48,7 @@ from mechdesign.mechfile._placement import PlacementFamily
 __all__ = ["seed_bytes", "seed_limbs", "text_buffer"]
 
 _BLOCK = 1 << 16
+_HEX_BLOCK = 1 << 12  # reports a hex lookup and scatter (4,096: V's bytes and digits stay in L2)
 _SUB_BLOCK = 1 << 14  # reports a matrix product and carry pass (16,384: fastest of 2¹¹-2¹⁶ at N = 10⁴)
 _EXACT_GROUPS = 32  # Σ of 32 products G_g·h < 2³²·2¹⁶ stays below 2⁵³: exact in float64
 _SIGNATURES = 16  # radix signatures taken by the matrix product (a loop over them a block)
@@ -307,6 +309,38 @@ def _widths(family: PlacementFamily) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return cached
 
 
+@functools.cache
+def _hex_table() -> np.ndarray:
+    """uint32 (2¹⁶,): entry i holds, as its bytes, the 4 hex digits of the two bytes whose uint16 (native order) is i.
+
+    So a row of V's big-endian bytes, viewed as uint16, indexes its hex digits in order on either byte order.
+    """
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    pairs = np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2)  # each index's two bytes, in memory
+    table = np.stack([digits[pairs[:, 0] >> 4], digits[pairs[:, 0] & 15],
+                      digits[pairs[:, 1] >> 4], digits[pairs[:, 1] & 15]], axis=1)
+    return table.view(np.uint32).reshape(-1)
+
+
+def _hex_digits(value: np.ndarray, out: np.ndarray, index: np.ndarray) -> None:
+    """V's 8L hex digits into ``out`` ((n, 8L) uint8) from its 4L big-endian bytes ``value`` ((n, 4L) uint8).
+
+    One lookup of 4 digits a 16-bit half, in sub-blocks of ``index`` rows (intp (k, 2L), reused: no temporary).
+    """
+    table = _hex_table()
+    size = index.shape[0]
+    for start in range(0, value.shape[0], size):
+        stop = min(start + size, value.shape[0])
+        np.copyto(index[:stop - start], value[start:stop].view(np.uint16))
+        # Indices below 2¹⁶, the table's size: "wrap" never wraps, and skips the bounds check of "raise".
+        np.take(table, index[:stop - start], out=out[start:stop].view(np.uint32), mode="wrap")
+
+
+def _overlapping(data: np.ndarray, size: int) -> np.ndarray:
+    """The ``size`` bytes at each position of ``data`` as one void item: a scatter writes whole reports' parts."""
+    return np.ndarray((data.size - size + 1,), dtype=f"V{size}", buffer=data, strides=(1,))
+
+
 def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The reports' texts in Arrow's string layout: offsets (int64, n + 1) and UTF-8 data (uint8, ASCII here).
 
@@ -327,15 +361,37 @@ def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) 
     np.cumsum(lengths, out=offsets[1:])
     data = np.empty(int(offsets[-1]), dtype=np.uint8)
     most = prefix.shape[1]
+    value = np.empty((min(types.size, _BLOCK), 4 * limbs), dtype=np.uint8)  # buffers of one block, reused
+    index = np.empty((min(types.size, _HEX_BLOCK), 2 * limbs), dtype=np.intp)
+    width = int(widths[0]) if widths.size else 0
+    if types.size and int(widths.min()) == width == int(widths.max()) and int(heads.min()) + width >= most:
+        # One hex width (symmetric designs), every report at least as long as the longest prefix: each report's
+        # prefix (padded to the longest) is written at its offset, then its w digits end to end over the padding.
+        digits = np.empty((min(types.size, _HEX_BLOCK), 8 * limbs), dtype=np.uint8)
+        kept = digits[:, 8 * limbs - width:].view(f"V{width}")[:, 0]  # the last w digits (no leading zeros cut)
+        into_head, into_digits = _overlapping(data, most), _overlapping(data, width)
+        heads_of_type = prefix.view(f"V{most}")[:, 0]
+
+        def write(block: int, start: int, stop: int) -> None:  # reports block + start … block + stop − 1
+            for first in range(start, stop, _HEX_BLOCK):  # V's bytes still in cache
+                last = min(first + _HEX_BLOCK, stop)
+                _hex_digits(value[first:last], digits, index)
+                into_head[offsets[block + first:block + last]] = heads_of_type[types[block + first:block + last]]
+                into_digits[offsets[block + first + 1:block + last + 1] - width] = kept[:last - first]
+
+        for start in range(0, types.size, _BLOCK):
+            stop = min(start + _BLOCK, types.size)
+            seed_bytes(family, types[start:stop], groups[start:stop], limbs, out=value[:stop - start],
+                       after=functools.partial(write, start))
+        return offsets, data
     span = most + 8 * limbs  # a row: room for the longest prefix, then V's 8L hex digits
     columns = np.arange(span)
-    value = np.empty((min(types.size, _BLOCK), 4 * limbs), dtype=np.uint8)  # buffers of one block, reused
     rows = np.empty((min(types.size, _BLOCK), span), dtype=np.uint8)
     for start in range(0, types.size, _BLOCK):
         t = types[start:start + _BLOCK]
-        big_endian = seed_bytes(family, t, groups[start:start + _BLOCK], limbs, out=value[:t.size]).tobytes()
+        seed_bytes(family, t, groups[start:start + _BLOCK], limbs, out=value[:t.size])
         row = rows[:t.size]
-        row[:, most:] = np.frombuffer(big_endian.hex().encode("ascii"), dtype=np.uint8).reshape(t.size, 8 * limbs)
+        _hex_digits(value[:t.size], row[:, most:], index)
         # The prefix goes right before the report's w hex digits (over the leading zeros it does not keep), so each
         # report is the last head + w bytes of its row: one comparison selects them, report after report.
         end = span - widths[t] - heads[t]
