@@ -9,12 +9,15 @@ benchmarks/bench_symmetric_io.py: zipf_counts(N, 100·N), T = 300 at N = 10³ an
   edge values (every type with every group at R − 1, and at 0); a difference stops the run;
 * CPU ns a report (time.process_time, median [min, max] of ``--repeats`` alternating runs) of ``binary_buffer`` as
   the old stream called it (a fresh data buffer a call), of today's with ``out=`` (the stream's reused buffer), and
-  of ``text_buffer``.
+  of ``text_buffer``, and of ``SymmetricPrivatizer.texts`` (the Python strings privatize writes to CSV; the old one
+  is its body over the old ``text_buffer``).
 
 Then the CLI's ``privatize`` of ``--records`` (Parquet, ``--seed 1``) as a child process, the commit's tree
 (``git archive`` into a temporary folder, first on ``sys.path``) alternating with today's: user and system CPU
 seconds apart, median [min, max] of ``--cli-repeats``; and the sha256 of both versions' Parquet and CSV outputs for
-``--seed 7`` (``--check-records``: Parquet, and its first ``--csv-records`` labels as CSV). The load (1-minute
+``--seed 7`` (``--check-records``: Parquet, and its first ``--csv-records`` labels as CSV). Then the CLI's CSV
+``privatize`` of the first ``--csv-timing-records`` of ``--records`` as CSV (``--seed 1``, alternating in the same
+way), with the sha256 of every run's output (one for both versions, else the run stops). The load (1-minute
 average) is stated before and after each part. Results: benchmarks/results/report_bytes.json and .csv.
 
     .venv/bin/python benchmarks/bench_report_bytes.py --design /tmp/s13/design.json \\
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import os
 import statistics
 import subprocess
@@ -86,6 +90,14 @@ def _alternate(runs: dict[str, Callable[[], Any]], repeats: int) -> dict[str, li
     return times
 
 
+def _texts(text_buffer: Callable[..., tuple[np.ndarray, np.ndarray]], family: Any, types: np.ndarray,
+           groups: np.ndarray) -> list[str]:
+    """The body of ``SymmetricPrivatizer.texts`` over the given ``text_buffer``."""
+    offsets, data = text_buffer(family, np.asarray(types, dtype=np.int64), np.asarray(groups, dtype=np.uint64))
+    blob = data.tobytes().decode("ascii")
+    return [blob[a:b] for a, b in itertools.pairwise(offsets.tolist())]
+
+
 def compare(size: int, commit: str, reports: int, repeats: int) -> dict[str, Any]:
     from mechdesign.deploy.sampling import SymmetricPrivatizer
     from mechdesign.mechfile import PlacementFamily, binary_buffer, text_buffer
@@ -110,6 +122,8 @@ def compare(size: int, commit: str, reports: int, repeats: int) -> dict[str, Any
             if len(digests) != 1:
                 raise AssertionError(f"N={size}: the {form} bytes of the {name} differ")
             row[f"sha256_{form}_{name}"] = digests.pop()
+    if _texts(old_text.text_buffer, old, types, groups) != sampler.texts(types, groups):
+        raise AssertionError(f"N={size}: the texts differ")
     spare = binary_buffer(new, types, groups)[1]
     times = _alternate({
         "binary_old": lambda: old_binary.binary_buffer(old, types, groups),
@@ -117,6 +131,8 @@ def compare(size: int, commit: str, reports: int, repeats: int) -> dict[str, Any
         "binary_new_out": lambda: binary_buffer(new, types, groups, out=spare),
         "text_old": lambda: old_text.text_buffer(old, types, groups),
         "text_new": lambda: text_buffer(new, types, groups),
+        "texts_old": lambda: _texts(old_text.text_buffer, old, types, groups),
+        "texts_new": lambda: sampler.texts(types, groups),
     }, repeats)
     for name, values in times.items():
         for key, value in _summary(values, reports).items():
@@ -124,7 +140,8 @@ def compare(size: int, commit: str, reports: int, repeats: int) -> dict[str, Any
     row["load_after"] = os.getloadavg()[0]
     print(f"N={size}: binary {row['binary_old_ns_median']:.0f} -> {row['binary_new_ns_median']:.0f} "
           f"(out= {row['binary_new_out_ns_median']:.0f}) ns, text {row['text_old_ns_median']:.0f} -> "
-          f"{row['text_new_ns_median']:.0f} ns a report; load {row['load_before']:.1f} -> {row['load_after']:.1f}; "
+          f"{row['text_new_ns_median']:.0f} ns, texts {row['texts_old_ns_median']:.0f} -> "
+          f"{row['texts_new_ns_median']:.0f} ns a report; load {row['load_before']:.1f} -> {row['load_after']:.1f}; "
           "same bytes", flush=True)
     return row
 
@@ -147,7 +164,33 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def cli(commit: str, design: Path, records: Path, check: Path, csv_records: int, repeats: int) -> list[dict[str, Any]]:
+def _alternate_cli(tree: Path, design: Path, data: Path, out: Path, repeats: int,
+                   digests: set[str] | None = None) -> dict[str, list[tuple[float, float]]]:
+    """User and system seconds of ``repeats`` runs of each version, alternating; each output's sha256 into digests."""
+    times: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
+    for r in range(2 * repeats):
+        name = ("old", "new")[r % 2]
+        times[name].append(_cli(tree if name == "old" else None, design, data, out, 1))
+        if digests is not None:
+            digests.add(_sha256(out))
+            if len(digests) != 1:
+                raise AssertionError(f"the CLI's outputs of {data.name} differ")
+    return times
+
+
+def _cli_row(kind: str, name: str, values: list[tuple[float, float]], load: float, **extra: Any) -> dict[str, Any]:
+    user, system = [u for u, _ in values], [s for _, s in values]
+    row = {"N": kind, "version": name, **extra, "user_s_median": statistics.median(user), "user_s_min": min(user),
+           "user_s_max": max(user), "sys_s_median": statistics.median(system), "sys_s_min": min(system),
+           "sys_s_max": max(system), "load_before": load, "load_after": os.getloadavg()[0]}
+    print(f"{kind} {name}: user {row['user_s_median']:.2f} [{min(user):.2f}, {max(user):.2f}] s, "
+          f"sys {row['sys_s_median']:.2f} [{min(system):.2f}, {max(system):.2f}] s; load "
+          f"{load:.1f} -> {row['load_after']:.1f}", flush=True)
+    return row
+
+
+def cli(commit: str, design: Path, records: Path, check: Path, csv_records: int, csv_timing: int,
+        repeats: int) -> list[dict[str, Any]]:
     import pyarrow.csv as pv
     import pyarrow.parquet as pq
 
@@ -176,22 +219,21 @@ def cli(commit: str, design: Path, records: Path, check: Path, csv_records: int,
             if pair["old"] != pair["new"]:
                 raise AssertionError(f"the CLI's {kind} outputs differ")
         load = os.getloadavg()[0]
-        times: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
-        for r in range(2 * repeats):
-            name = ("old", "new")[r % 2]
-            times[name].append(_cli(tree if name == "old" else None, design, records, Path(folder) / "big.parquet", 1))
+        total = pq.ParquetFile(records).metadata.num_rows
+        times = _alternate_cli(tree, design, records, Path(folder) / "big.parquet", repeats)
         for name, values in times.items():
-            user, system = [u for u, _ in values], [s for _, s in values]
-            rows.append({"N": "cli", "version": name, "records": pq.ParquetFile(records).metadata.num_rows,
-                         "user_s_median": statistics.median(user), "user_s_min": min(user), "user_s_max": max(user),
-                         "sys_s_median": statistics.median(system), "sys_s_min": min(system),
-                         "sys_s_max": max(system), "sha256_parquet_seed7": digests["parquet"][name],
-                         "sha256_csv_seed7": digests["csv"][name], "check_records": pq.ParquetFile(check).metadata
-                         .num_rows, "csv_records": csv_records, "load_before": load,
-                         "load_after": os.getloadavg()[0]})
-            print(f"CLI {name}: user {rows[-1]['user_s_median']:.2f} [{min(user):.2f}, {max(user):.2f}] s, "
-                  f"sys {rows[-1]['sys_s_median']:.2f} [{min(system):.2f}, {max(system):.2f}] s; load "
-                  f"{load:.1f} -> {rows[-1]['load_after']:.1f}", flush=True)
+            rows.append(_cli_row("cli", name, values, load, records=total,
+                                 sha256_parquet_seed7=digests["parquet"][name], sha256_csv_seed7=digests["csv"][name],
+                                 check_records=pq.ParquetFile(check).metadata.num_rows, csv_records=csv_records))
+        if csv_timing:
+            big_csv = Path(folder) / "timing.csv"
+            pv.write_csv(pq.read_table(records, columns=["item"]).slice(0, csv_timing), big_csv)
+            load = os.getloadavg()[0]
+            same: set[str] = set()
+            times = _alternate_cli(tree, design, big_csv, Path(folder) / "big.csv", repeats, same)
+            for name, values in times.items():
+                rows.append(_cli_row("cli_csv", name, values, load, records=csv_timing,
+                                     sha256_csv_seed1=next(iter(same))))
     return rows
 
 
@@ -205,11 +247,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=Path, help="Parquet records (column item) the CLI runs privatize")
     parser.add_argument("--check-records", type=Path, help="Parquet records of the CLI's same-bytes check")
     parser.add_argument("--csv-records", type=int, default=500_000)
+    parser.add_argument("--csv-timing-records", type=int, default=1_000_000, help="0: no CSV timing")
     parser.add_argument("--cli-repeats", type=int, default=3)
     args = parser.parse_args(argv)
     rows = [compare(size, args.commit, args.reports, args.repeats) for size in args.sizes]
     if args.design and args.records and args.check_records:
-        rows += cli(args.commit, args.design, args.records, args.check_records, args.csv_records, args.cli_repeats)
+        rows += cli(args.commit, args.design, args.records, args.check_records, args.csv_records,
+                    args.csv_timing_records, args.cli_repeats)
     path = write_results("report_bytes", rows, commit=args.commit)
     print(path)
     return 0
