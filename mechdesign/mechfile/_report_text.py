@@ -244,9 +244,10 @@ def _seed_words(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, 
                     matrix, bands = weights[0]
                     for first, last, column in bands:
                         np.matmul(matrix[first:last, column:], columns[column:, :n], out=sums[first:last, into])
-                else:
-                    for s in np.unique(signature[start:stop]).tolist():
-                        chosen = np.flatnonzero(signature[start:stop] == s)
+                else:  # the signatures present by a count, not a sort (np.unique): 2,048 reports a block
+                    here = signature[start:stop]
+                    for s in np.flatnonzero(np.bincount(here, minlength=len(weights))).tolist():
+                        chosen = np.flatnonzero(here == s)
                         sums[:, chosen + (start - outer)] = weights[s][0] @ columns[:, chosen]
             word = bits[:, :end - outer]
             for j in range(words):  # the carry pass (module docstring), in blocks of more reports: fewer calls
@@ -393,11 +394,15 @@ def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) 
     span = most + 8 * limbs  # a row: room for the longest prefix, then V's 8L hex digits
     columns = np.arange(span)
     rows = np.empty((min(types.size, _BLOCK), span), dtype=np.uint8)
+    digits = np.empty((min(types.size, _HEX_BLOCK), 8 * limbs), dtype=np.uint8)  # the lookup's out: contiguous
     for start in range(0, types.size, _BLOCK):
         t = types[start:start + _BLOCK]
         seed_bytes(family, t, groups[start:start + _BLOCK], limbs, out=value[:t.size])
         row = rows[:t.size]
-        _hex_digits(value[:t.size], row[:, most:], index)
+        for first in range(0, t.size, _HEX_BLOCK):
+            last = min(first + _HEX_BLOCK, t.size)
+            _hex_digits(value[first:last], digits, index)
+            row[first:last, most:] = digits[:last - first]
         # The prefix goes right before the report's w hex digits (over the leading zeros it does not keep), so each
         # report is the last head + w bytes of its row: one comparison selects them, report after report.
         end = span - widths[t] - heads[t]
