@@ -32,11 +32,12 @@ Its hex digits come from V's big-endian bytes by one table lookup a 16-bit half 
 as uint32). Where the family has one hex width w (symmetric designs: 136 at N = 10⁴) and no report is shorter than
 the longest prefix ``t<t>.`` (P bytes), each report's prefix, padded to P bytes, is written at its offset and then
 its w digits end to end over the padding, both by one scatter of whole items (void views of the data at every byte),
-a sub-block of 4,096 reports at a time while V's bytes are in cache: ``text_buffer`` 188 ns a report at N = 10⁴
-(579 by ``bytes.hex()`` and rows cut by a mask, interleaved, load 2.4). Else the prefix goes into a fixed-width
-row of P + 8L bytes (L limbs) before the digits, and each report is cut out by a mask, in blocks of 65,536 reports.
-The result is Arrow's string layout (offsets and data), so a Parquet or Arrow column is built without creating a
-Python string per report.
+a sub-block of 4,096 reports at a time while V's bytes are in cache: ``text_buffer`` 193 ns a report at N = 10⁴
+(580 by ``bytes.hex()`` and rows cut by a mask, interleaved, load 3.3: benchmarks/results/report_bytes.json), of which
+V's bytes ~105, the lookup ~45 and the two scatters ~35. Else the prefix goes into a fixed-width row of P + 8L
+bytes (L limbs) before the digits, and each report is cut out by a mask, in blocks of 65,536 reports. The result is
+Arrow's string layout (offsets and data), so a Parquet or Arrow column is built without creating a Python string per
+report.
 """
 
 from __future__ import annotations
