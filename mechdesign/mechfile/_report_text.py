@@ -55,6 +55,7 @@ __all__ = ["seed_bytes", "seed_limbs", "text_buffer"]
 
 _BLOCK = 1 << 16
 _HEX_BLOCK = 1 << 12  # reports a hex lookup and scatter (4,096: V's bytes and digits stay in L2)
+_WIDTHS = 16  # hex widths scattered one after another (a loop over them a sub-block); more: rows cut by a mask
 _SUB_BLOCK = 1 << 14  # reports a matrix product and carry pass (16,384: fastest of 2¹¹-2¹⁶ at N = 10⁴)
 _EXACT_GROUPS = 32  # Σ of 32 products G_g·h < 2³²·2¹⁶ stays below 2⁵³: exact in float64
 _SIGNATURES = 16  # radix signatures taken by the matrix product (a loop over them a block)
@@ -345,7 +346,7 @@ def _hex_digits(value: np.ndarray, out: np.ndarray, index: np.ndarray) -> None:
 
 def _overlapping(data: np.ndarray, size: int) -> np.ndarray:
     """The ``size`` bytes at each position of ``data`` as one void item: a scatter writes whole reports' parts."""
-    return np.ndarray((data.size - size + 1,), dtype=f"V{size}", buffer=data, strides=(1,))
+    return np.ndarray((max(0, data.size - size + 1),), dtype=f"V{size}", buffer=data, strides=(1,))
 
 
 def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -370,22 +371,33 @@ def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) 
     most = prefix.shape[1]
     value = np.empty((min(types.size, _BLOCK), 4 * limbs), dtype=np.uint8)  # buffers of one block, reused
     index = np.empty((min(types.size, _HEX_BLOCK), 2 * limbs), dtype=np.intp)
-    width = int(widths[0]) if widths.size else 0
-    if types.size and int(widths.min()) == width == int(widths.max()) and int(heads.min()) + width >= most:
-        # One hex width (symmetric designs), every report at least as long as the longest prefix: each report's
-        # prefix (padded to the longest) is written at its offset, then its w digits end to end over the padding.
-        # The padding stays inside its own report, so no two items of one scatter overlap (any order of writes).
+    kinds = np.unique(widths).tolist()  # the hex widths (one in a symmetric design)
+    if types.size and len(kinds) <= _WIDTHS and int((heads + widths).min(initial=most)) >= most:
+        # Every report at least as long as the longest prefix: each report's prefix (padded to the longest) is written
+        # at its offset, then its w digits end to end over the padding. The padding stays inside its own report, so
+        # no two items of one scatter overlap (any order of writes).
         digits = np.empty((min(types.size, _HEX_BLOCK), 8 * limbs), dtype=np.uint8)
-        kept = digits[:, 8 * limbs - width:].view(f"V{width}")[:, 0]  # the last w digits (no leading zeros cut)
-        into_head, into_digits = _overlapping(data, most), _overlapping(data, width)
-        heads_of_type = prefix.view(f"V{most}")[:, 0]
+        into_head, heads_of_type = _overlapping(data, most), prefix.view(f"V{most}")[:, 0]
+        # Per width w: the data as items of w bytes, and the last w digits of each row (no leading zeros cut).
+        places = [(w, _overlapping(data, w), digits[:, 8 * limbs - w:].view(f"V{w}")[:, 0]) for w in kinds]
+        kind_of_type = np.searchsorted(kinds, widths)
 
         def write(block: int, start: int, stop: int) -> None:  # reports block + start … block + stop − 1
             for first in range(start, stop, _HEX_BLOCK):  # V's bytes still in cache
                 last = min(first + _HEX_BLOCK, stop)
                 _hex_digits(value[first:last], digits, index)
-                into_head[offsets[block + first:block + last]] = heads_of_type[types[block + first:block + last]]
-                into_digits[offsets[block + first + 1:block + last + 1] - width] = kept[:last - first]
+                t = types[block + first:block + last]
+                into_head[offsets[block + first:block + last]] = heads_of_type[t]
+                ends = offsets[block + first + 1:block + last + 1]
+                if len(places) == 1:
+                    width, into, kept = places[0]
+                    into[ends - width] = kept[:last - first]
+                    continue
+                here = kind_of_type[t]  # the widths present by a count, not a sort
+                for kind in np.flatnonzero(np.bincount(here, minlength=len(places))).tolist():
+                    chosen = np.flatnonzero(here == kind)
+                    width, into, kept = places[kind]
+                    into[ends[chosen] - width] = kept[chosen]
 
         for start in range(0, types.size, _BLOCK):
             stop = min(start + _BLOCK, types.size)

@@ -52,10 +52,13 @@ def test_text_buffer_equals_the_one_report_rule(counts, types):
         [family.value(int(tt), g) for tt, g in zip(t[:50], groups[:50], strict=True)]
 
 
-def _tiled(counts: list[int], types: int) -> PlacementFamily:
-    """``types`` copies of one type (each cell's high count ⌊s/2⌋, low 0): one hex width, prefixes of every length."""
+def _tiled(counts: list[int], types: int, cuts: list[int] | None = None) -> PlacementFamily:
+    """``types`` types, type i mixing the first ``cuts[i % len(cuts)]`` cells (high count ⌊s/2⌋, low 0; all cells by
+    default): a few hex widths, prefixes of every length."""
     cells = Cells.from_counts(counts)
-    high = np.tile(cells.sizes // 2, (types, 1))
+    high = np.zeros((types, cells.sizes.size), dtype=np.int64)
+    for i, cut in zip(range(types), itertools.cycle(cuts or [cells.sizes.size])):
+        high[i, :cut] = cells.sizes[:cut] // 2
     return PlacementFamily(cells, high, np.zeros_like(high))
 
 
@@ -65,29 +68,35 @@ def _primes(cells: int) -> list[int]:
     return [c for k, p in enumerate(primes) for c in [100_000 - k] * p]
 
 
-@pytest.mark.parametrize(("counts", "types", "width", "direct"), [
-    (_primes(25), 150, 60, True),        # 60 hex digits of V's 64 (leading zeros cut); prefixes of 3 to 5 bytes
-    (_primes(10), 1000, 16, True),       # the digits fill V's two 32-bit limbs
-    ([5] * 5 + [1] * 2, 1000, 2, True),  # 40 seeds: the shortest reports ``t<d>.<hh>``, exactly as long as t999.
-    ([2, 2, 1], 1000, 1, False),         # 2 seeds: ``t0.0`` is shorter than ``t999.``: cut out of rows instead
+@pytest.mark.parametrize(("counts", "types", "cuts", "widths", "direct"), [
+    (_primes(25), 150, None, {60}, True),        # 60 hex digits of V's 64 (leading zeros cut); prefixes of 3-5 bytes
+    (_primes(10), 1000, None, {16}, True),       # the digits fill V's two 32-bit limbs
+    ([5] * 5 + [1] * 2, 1000, None, {2}, True),  # 40 seeds: the shortest reports ``t<d>.<hh>``, as long as t999.
+    ([2, 2, 1], 1000, None, {1}, False),         # 2 seeds: ``t0.0`` is shorter than ``t999.``: cut out of rows instead
+    (_primes(25), 1000, [3, 10, 25], {2, 16, 60}, True),  # three widths, one scatter each
+    (_primes(25), 1000, [10, 1, 25], {1, 16, 60}, False),  # types of one digit among others: rows cut instead
+    (_primes(25), 1000, [3, 10, 25, 3], {2, 16, 60}, "over 2 widths"),  # more widths than taken: rows cut instead
 ])
-def test_text_of_one_hex_width_is_written_straight_into_its_place(monkeypatch, counts, types, width, direct):
-    family = _tiled(counts, types)
-    assert {family.hex_width(t) for t in range(types)} == {width}
+def test_text_of_few_hex_widths_is_written_straight_into_its_place(monkeypatch, counts, types, cuts, widths, direct):
+    family = _tiled(counts, types, cuts)
+    assert {family.hex_width(t) for t in range(types)} == widths
     # Small blocks and sub-blocks: their bounds fall between reports here (the block's offset into types and offsets).
     monkeypatch.setattr(_report_text, "_BLOCK", 1000)
     monkeypatch.setattr(_report_text, "_HEX_BLOCK", 96)
+    if direct == "over 2 widths":
+        monkeypatch.setattr(_report_text, "_WIDTHS", 2)
+        direct = False
     calls: list[int] = []
     overlapping = _report_text._overlapping
     monkeypatch.setattr(_report_text, "_overlapping", lambda data, size: calls.append(size) or overlapping(data, size))
-    rng = np.random.default_rng(width)
+    rng = np.random.default_rng(types + len(widths))
     t = rng.integers(0, types, 2500)
     radix = family.group_radix[t]
     groups = (rng.random(radix.shape) * radix).astype(np.uint64)
     groups[::7] = radix[::7] - np.uint64(1)  # the largest seeds, all digits significant
     groups[3::7] = 0
     offsets, data = text_buffer(family, t, groups)
-    assert bool(calls) == direct
+    assert sorted(calls) == (sorted([*widths, max(len(f"t{tt}.") for tt in range(types))]) if direct else [])
     blob = data.tobytes().decode("ascii")
     assert [blob[a:b] for a, b in itertools.pairwise(offsets.tolist())] == [
         family.text(int(tt), family.value(int(tt), g)) for tt, g in zip(t, groups, strict=True)]
