@@ -29,15 +29,15 @@ place values P_{t,g} = Π_{g' < g} R_{t,g'}, is computed exactly from the digit 
   so uint64 arithmetic is exact), four passes a live limb and group: ~450 ns a report at N = 10⁴.
 
 Its hex digits come from V's big-endian bytes by one table lookup a 16-bit half (2¹⁶ entries of 4 ASCII bytes, read
-as uint32). Where the family has one hex width w (symmetric designs: 136 at N = 10⁴) and no report is shorter than
-the longest prefix ``t<t>.`` (P bytes), each report's prefix, padded to P bytes, is written at its offset and then
-its w digits end to end over the padding, both by one scatter of whole items (void views of the data at every byte),
-a sub-block of 4,096 reports at a time while V's bytes are in cache: ``text_buffer`` 193 ns a report at N = 10⁴
-(580 by ``bytes.hex()`` and rows cut by a mask, interleaved, load 3.3: benchmarks/results/report_bytes.json), of which
-V's bytes ~105, the lookup ~45 and the two scatters ~35. Else the prefix goes into a fixed-width row of P + 8L
-bytes (L limbs) before the digits, and each report is cut out by a mask, in blocks of 65,536 reports. The result is
-Arrow's string layout (offsets and data), so a Parquet or Arrow column is built without creating a Python string per
-report.
+as uint32). Where the family has at most 16 hex widths (a symmetric design has one: 136 at N = 10⁴) and no report is
+shorter than the longest prefix ``t<t>.`` (P bytes), each report's prefix, padded to P bytes, is written at its
+offset and then its w digits end to end over the padding, by one scatter of whole items (void views of the data at
+every byte) for the prefixes and one a width, a sub-block of 4,096 reports at a time while V's bytes are in cache:
+``text_buffer`` 168 ns a report at N = 10⁴ (504 by ``bytes.hex()`` and rows cut by a mask, interleaved, load 3.8:
+benchmarks/results/report_bytes.json), of which V's bytes ~90-105, the lookup ~45 and the scatters ~35. Else the
+prefix goes into a fixed-width row of P + 8L bytes (L limbs) before the digits, and each report is cut out by a
+mask, in blocks of 65,536 reports. The result is Arrow's string layout (offsets and data), so a Parquet or Arrow
+column is built without creating a Python string per report.
 """
 
 from __future__ import annotations
