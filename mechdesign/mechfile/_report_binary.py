@@ -10,8 +10,10 @@ so a reader takes t from the first B_T bytes and then knows the report's length 
 files hold such reports in a ``binary`` column (CSV keeps the text form ``t<t>.<hex>``); the Arrow type tells the
 two forms apart. Here many reports are written at once, as Arrow's binary layout (offsets and data), from V's
 big-endian bytes (:func:`~mechdesign.mechfile._report_text.seed_bytes`): a few vectorised passes, no Python object
-a report; where every report has one length (a symmetric design), V's last B_t bytes and t's B_T bytes are written
-straight into the output, with no row to cut them from.
+a report. Where every report has one length and B_t is a whole number of 32-bit words (the symmetric designs at
+N = 10⁴: B_T = 2, B_t = 68), V's words are written straight into the output rows and t's bytes after them, a block
+at a time while the rows are in cache, with no row to cut them from; else each block has rows of V's bytes cut to
+length. The data go into a caller's buffer if it holds them (``out=``: privatize's stream keeps one between chunks).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def binary_widths(family: PlacementFamily) -> tuple[int, np.ndarray]:
     return cached
 
 
-def binary_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def binary_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray,
+                  out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The reports' binary forms in Arrow's binary layout: offsets (int64, n + 1) and data (uint8).
 
     Parameters
@@ -57,6 +60,9 @@ def binary_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray
         The reports' types (n,).
     groups : numpy.ndarray
         Their digit groups (n, G) (:meth:`~mechdesign.deploy.sampling.SymmetricPrivatizer.sample`).
+    out : numpy.ndarray, optional
+        A uint8 buffer to write the data into, if it holds them: the data are then its first bytes (a stream
+        passes the last chunk's, so that no fresh pages are faulted in a chunk).
 
     Returns
     -------
@@ -74,30 +80,47 @@ def binary_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray
     types = np.asarray(types, dtype=np.int64)
     type_bytes, widths = binary_widths(family)
     limbs = max(1, -(-int(widths.max(initial=1)) // 4))
-    lengths = type_bytes + widths[types]
-    offsets = np.zeros(types.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    uniform = widths.size > 0 and int(widths.min()) == int(widths.max())  # one report length (symmetric designs)
+    if uniform:
+        length = type_bytes + int(widths[0])
+        offsets = np.arange(0, (types.size + 1) * length, length, dtype=np.int64)
+    else:
+        offsets = np.zeros(types.size + 1, dtype=np.int64)
+        np.cumsum(type_bytes + widths[types], out=offsets[1:])
+    total = int(offsets[-1])
+    data = out[:total] if out is not None and out.size >= total else np.empty(total, dtype=np.uint8)
+    if uniform and int(widths[0]) == 4 * limbs:
+        # t's bytes and V's written straight into the rows, no row to cut them from.
+        rows = data.reshape(types.size, length)
+        seed_bytes(family, types, groups, limbs, out=rows[:, type_bytes:],
+                   after=lambda start, stop: _type_bytes(rows[start:stop], types[start:stop], type_bytes))
+        return offsets, data
     span = type_bytes + 4 * limbs  # a row: room for t, then V's 4L bytes
     columns = np.arange(span)
-    # t's bytes, most significant first: written right before the last B_t bytes of V's row (over leading zeros).
-    shifts = 8 * np.arange(type_bytes - 1, -1, -1, dtype=np.int64)
+    row = np.empty((min(types.size, _BLOCK), span), dtype=np.uint8)
     for start in range(0, types.size, _BLOCK):
         t = types[start:start + _BLOCK]
-        value = seed_bytes(family, t, groups[start:start + _BLOCK], limbs)  # (n, 4L), most significant first
+        value = seed_bytes(family, t, groups[start:start + _BLOCK], limbs, out=row[:t.size, type_bytes:])
         width = widths[t]
-        if t.size and width.min() == width.max():  # one report length (every type at N = 10⁴): plain column slices
-            out = data[offsets[start]:offsets[start + t.size]].reshape(t.size, type_bytes + int(width[0]))
-            for c in range(type_bytes):
-                out[:, c] = (t >> shifts[c]) & 255
-            out[:, type_bytes:] = value[:, 4 * limbs - int(width[0]):]
+        if t.size and width.min() == width.max():  # one report length: plain column slices
+            out_rows = data[offsets[start]:offsets[start + t.size]].reshape(t.size, type_bytes + int(width[0]))
+            _type_bytes(out_rows, t, type_bytes)
+            out_rows[:, type_bytes:] = value[:, 4 * limbs - int(width[0]):]
             continue
-        row = np.empty((t.size, span), dtype=np.uint8)
-        row[:, type_bytes:] = value
+        # t's bytes go right before the last B_t bytes of V's row (over leading zeros it does not keep).
         end = span - width - type_bytes
         every = np.arange(t.size)
         for c in range(type_bytes):
-            row[every, end + c] = (t >> shifts[c]) & 255
+            row[every, end + c] = (t >> (8 * (type_bytes - 1 - c))) & 255
         keep = columns[None, :] >= end[:, None]
-        data[offsets[start]:offsets[start + t.size]] = row[keep]  # row-major: report after report
+        data[offsets[start]:offsets[start + t.size]] = row[:t.size][keep]  # row-major: report after report
     return offsets, data
+
+
+def _type_bytes(rows: np.ndarray, types: np.ndarray, type_bytes: int) -> None:
+    """Write each report's type in the first ``type_bytes`` bytes of its row, big-endian (t < 2^{8·B_T} by B_T)."""
+    if type_bytes in (1, 2, 4, 8):
+        np.copyto(rows[:, :type_bytes].view(f">u{type_bytes}")[:, 0], types, casting="unsafe")
+        return
+    for c in range(type_bytes):
+        rows[:, c] = (types >> (8 * (type_bytes - 1 - c))) & 255

@@ -3,24 +3,49 @@
 A report (t, V) of a structured file is written ``t<t>.<hex>``: the type in decimal, a dot, and the seed integer V
 in lowercase hex, zero-padded to the hex digits of |S_t| − 1 (docs/client_spec.rst, "Structured files";
 :meth:`~mechdesign.mechfile.PlacementFamily.text` is the one-report rule). Here V = Σ_g G_g·P_{t,g}, with the
-place values P_{t,g} = Π_{g' < g} R_{t,g'}, is computed exactly from the digit groups in one of two ways:
+place values P_{t,g} = Π_{g' < g} R_{t,g'}, is computed exactly from the digit groups in one of three ways:
 
-* types of few radix signatures (a symmetric design has one: every type the same radices), at most 32 groups: the
-  place values are constants of the signature, and V's 16-bit limbs come from one matrix product
-  h_k = Σ_g G_g·p_{g,k} in float64, p_{g,k} = ⌊P_g / 2^{16k}⌋ mod 2^{16} the place values' limbs (G_g < 2³²,
-  p < 2^{16}: each sum is an integer below 32·2^{48} = 2^{53}, so exact in any order of summation), then one carry
-  pass in uint64 (h_{k+1} += ⌊h_k / 2^{16}⌋; limb k is h_k mod 2^{16}): ~120 ns a report at N = 10⁴, one BLAS
-  thread, the product ~40 of it;
+* types of few radix signatures (a symmetric design has one: every type the same radices), radices ≤ 2³²: V's
+  32-bit words w_j come from one matrix product and one carry pass a word. Each group is split into its 16-bit
+  halves, G_g = a_g + 2¹⁶·b_g, so that each product of an input and a weight (a 32-bit word of P_g or of 2¹⁶·P_g,
+  constants of the signature) is below 2⁴⁸, and the product, in float64, gives for each word the sum
+  s_j = 2⁵² + D_j + h_j, h_j = Σ_g a_g·⌊P_g / 2^{32j}⌋ mod 2³² + b_g·⌊2¹⁶P_g / 2^{32j}⌋ mod 2³², with a column of
+  ones weighted 2⁵² + D_j. Exactness rests on a bound checked per signature (:func:`_place_words`): with the
+  inputs at their largest (a_g ≤ min(R_g − 1, 2¹⁶ − 1), b_g ≤ ⌊(R_g − 1) / 2¹⁶⌋), D_j + h_j < 2⁵² (2^{51.1} at
+  N = 10⁴); every partial sum of these non-negative integers is then an integer below 2⁵³, exact in any order of
+  summation, and s_j lies in [2⁵², 2⁵³), where a float's bits are the integer E + D_j + h_j, E = 0x433·2⁵². So the
+  sums are read as int64 with no conversion, and the carry pass is x_{j+1} += x_j >> 32 (word j is x_j mod 2³²;
+  below 2⁶³, no overflow). The shift carries E / 2³² = K into every word but the first; D (words D_j) is
+  −K·Σ_{j ≥ 1} 2^{32j} mod 2^{32W}, so the pass yields V + 2^{32W} ≡ V. The big-endian words are moved into
+  the reports' rows as they are (one cast to ``>u4``, one transposing copy). One BLAS thread; the product in
+  blocks of 2,048 reports, the carry in blocks of 8,192. ``binary_buffer`` at N = 10⁴: 104 ns a report (182 by the
+  limb product below, interleaved, load 3.3: benchmarks/results/report_bytes.json), of which the split ~35, the
+  product ~30, the carry ~15, cast and copy ~20;
+* else, at most 32 groups: V's 16-bit limbs from one matrix product h_k = Σ_g G_g·p_{g,k} in float64,
+  p_{g,k} = ⌊P_g / 2^{16k}⌋ mod 2^{16} the place values' limbs (G_g < 2³², p < 2^{16}: each sum is an integer
+  below 32·2^{48} = 2^{53}, so exact in any order of summation), then one carry pass in uint64
+  (h_{k+1} += ⌊h_k / 2^{16}⌋; limb k is h_k mod 2^{16}): ~120 ns a report at N = 10⁴;
 * else Horner in 32-bit limbs from the last group (limb·R + carry < 2⁶⁴ for limbs, groups and radices below 2³²,
   so uint64 arithmetic is exact), four passes a live limb and group: ~450 ns a report at N = 10⁴.
 
-Its hex digits are read off the limbs, and each report's bytes are cut out of a fixed-width row by a mask: a few
-vectorised passes over n·(8L + P) bytes (L limbs, P the longest ``t<t>.``), in blocks of 65,536 reports. The result
-is Arrow's string layout (offsets and data), so a Parquet or Arrow column is built without creating a Python string
-per report.
+Its hex digits come from V's big-endian bytes by one table lookup a 16-bit half (2¹⁶ entries of 4 ASCII bytes, read
+as uint32). Where the family has at most 16 hex widths (a symmetric design has one: 136 at N = 10⁴) and no report is
+shorter than the longest prefix ``t<t>.`` (P bytes), each report's prefix, padded to P bytes, is written at its
+offset and then its w digits end to end over the padding, by one scatter of whole items (void views of the data at
+every byte) for the prefixes and one a width, a sub-block of 4,096 reports at a time while V's bytes are in cache:
+``text_buffer`` 168 ns a report at N = 10⁴ (504 by ``bytes.hex()`` and rows cut by a mask, interleaved, load 3.8:
+benchmarks/results/report_bytes.json), of which V's bytes ~90-105, the lookup ~45 and the scatters ~35. Else the
+prefix goes into a fixed-width row of P + 8L bytes (L limbs) before the digits, and each report is cut out by a
+mask, in blocks of 65,536 reports. The result is Arrow's string layout (offsets and data), so a Parquet or Arrow
+column is built without creating a Python string per report.
 """
 
 from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,9 +54,15 @@ from mechdesign.mechfile._placement import PlacementFamily
 __all__ = ["seed_bytes", "seed_limbs", "text_buffer"]
 
 _BLOCK = 1 << 16
+_HEX_BLOCK = 1 << 12  # reports a hex lookup and scatter (4,096: V's bytes and digits stay in L2)
+_WIDTHS = 16  # hex widths scattered one after another (a loop over them a sub-block); more: rows cut by a mask
 _SUB_BLOCK = 1 << 14  # reports a matrix product and carry pass (16,384: fastest of 2¹¹-2¹⁶ at N = 10⁴)
 _EXACT_GROUPS = 32  # Σ of 32 products G_g·h < 2³²·2¹⁶ stays below 2⁵³: exact in float64
 _SIGNATURES = 16  # radix signatures taken by the matrix product (a loop over them a block)
+_WORD_BLOCK = 1 << 11  # reports a product of the 32-bit-word path (2,048: its inputs and sums stay in L2) …
+_CARRY_BLOCK = 1 << 13  # … and a carry pass (8,192: fewer calls); the fastest pair of 2¹⁰-2¹⁴ at N = 10⁴
+_OFFSET = 1 << 52  # the sums of the word product are 2⁵² + D_j + h_j: floats whose bits are the integer
+_EXPONENT = 0x433 << 20  # the bits of 2⁵² above the low 32: 0x433·2⁵² / 2³²
 
 
 def seed_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, limbs: int) -> np.ndarray:
@@ -48,13 +79,28 @@ def seed_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, l
     return halves[1::2]
 
 
-def seed_bytes(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, limbs: int) -> np.ndarray:
-    """V of each report as 4·``limbs`` bytes, big-endian (most significant first): uint8, shape (n, 4·limbs)."""
-    halves = _seed_halves(family, np.asarray(types, dtype=np.int64), groups, 2 * limbs)
+def seed_bytes(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, limbs: int,
+               out: np.ndarray | None = None, after: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """V of each report as 4·``limbs`` bytes, big-endian (most significant first): uint8, shape (n, 4·limbs).
+
+    Written into ``out`` if given (uint8 (n, 4·limbs), its rows may be strided: the bytes of V in rows of a report
+    buffer) and returned. ``after(start, stop)`` is called once the bytes of reports start … stop − 1 are written,
+    all of them by the end (binary_buffer writes their types then, while their rows are in cache).
+    """
+    types = np.asarray(types, dtype=np.int64)
+    if out is None:
+        out = np.empty((types.size, 4 * limbs), dtype=np.uint8)
+    if _seed_words(family, types, groups, out, after):
+        return out
+    halves = _seed_halves(family, types, groups, 2 * limbs)
     if halves is None:
         value = _horner_limbs(family, types, groups, limbs)
-        return value[::-1].T.astype(">u4", order="C").view(np.uint8)
-    return halves[::-1].T.astype(">u2", order="C").view(np.uint8)  # the cast keeps each limb's low 16 bits
+        np.copyto(out.view(">u4"), value[::-1].T, casting="unsafe")
+    else:
+        np.copyto(out.view(">u2"), halves[::-1].T, casting="unsafe")  # the cast keeps each limb's low 16 bits
+    if after is not None:
+        after(0, types.size)
+    return out
 
 
 def _horner_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, limbs: int) -> np.ndarray:
@@ -99,6 +145,122 @@ def _place_halves(family: PlacementFamily, halves: int) -> tuple[np.ndarray, lis
         cached[halves] = tables
         object.__setattr__(family, "_place_halves", cached)
     return cached[halves]
+
+
+_Bands = list[tuple[int, int, int]]  # (first row, end row, first column) of each product
+
+
+def _place_words(family: PlacementFamily, words: int) -> tuple[np.ndarray, list[tuple[np.ndarray, _Bands]]] | None:
+    """Each type's signature and, per signature, the product's weights for V's 32-bit words and its row bands; or None.
+
+    The weights (float64, (words, 2G + 1)): column 2g holds the words of P_g (the weight of a_g = G_g mod 2¹⁶),
+    column 2g + 1 those of 2¹⁶·P_g (the weight of b_g = ⌊G_g / 2¹⁶⌋), the last (an input of ones) 2⁵² + D_j
+    (module docstring). A band (first row, end row, first column) is a product over only the columns not all zero in
+    its rows: the place values' words start one or two columns later a word (over half the weights are 0 at N = 10⁴).
+    None when a row's largest sum, Σ of the weights times the inputs' largest values (a_g ≤ min(R_g − 1, 2¹⁶ − 1),
+    b_g ≤ ⌊(R_g − 1) / 2¹⁶⌋) plus D_j, reaches 2⁵²; when a radix exceeds 2³²; or over 16 signatures.
+    """
+    cached: dict[int, Any] = getattr(family, "_place_words", None) or {}
+    if words not in cached:
+        radix = family.group_radix
+        signatures, of_type = np.unique(radix, axis=0, return_inverse=True)
+        tables: Any = None
+        if signatures.shape[0] <= _SIGNATURES and int(radix.max(initial=1)) <= 1 << 32:
+            mask, top = (1 << 32) - 1, 32 * words
+            # D ≡ −K·Σ_{j ≥ 1} 2^{32j} (mod 2^{32W}): the carry pass adds K to every word but the first (docstring).
+            bias = -_EXPONENT * sum(1 << (32 * j) for j in range(1, words)) % (1 << top)
+            tables = (of_type.reshape(-1).astype(np.int64), [])
+            for row in signatures.tolist():
+                places = [1]
+                for r in row[:-1]:
+                    places.append(places[-1] * r)
+                weights = [[(p << shift) >> (32 * j) & mask for p in places for shift in (0, 16)]
+                           + [_OFFSET + (bias >> (32 * j) & mask)] for j in range(words)]
+                largest = [v for r in row for v in (min(max(r - 1, 0), 0xFFFF), max(r - 1, 0) >> 16)] + [1]
+                if any(sum(w * m for w, m in zip(line, largest, strict=True)) >= 2 * _OFFSET for line in weights):
+                    tables = None
+                    break
+                first = [next((k for k, w in enumerate(line[:-1]) if w), len(line) - 1) for line in weights]
+                tables[1].append((np.array(weights, dtype=np.float64), _bands(first, len(weights[0]))))
+        cached[words] = tables
+        object.__setattr__(family, "_place_words", cached)
+    return cached[words]
+
+
+def _bands(first: list[int], columns: int) -> _Bands:
+    """Row bands of least cost: Σ rows × columns taken, plus 64 a product's call (its overhead, roughly).
+
+    At N = 10⁴ this gives 2 bands, 501 of the 663 weights (302 not zero besides the ones); 1 band took ~5% more
+    time, 3 bands the same within the noise (load 3.4).
+    """
+    best: list[tuple[int, _Bands]] = [(0, [])]
+    for end in range(1, len(first) + 1):
+        options = []
+        for begin in range(end):
+            column = min(first[begin:end])
+            options.append((best[begin][0] + (end - begin) * (columns - column) + 64,
+                            [*best[begin][1], (begin, end, column)]))
+        best.append(min(options, key=lambda option: option[0]))
+    return best[-1][1]
+
+
+def _seed_words(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, out: np.ndarray,
+                after: Callable[[int, int], None] | None = None) -> bool:
+    """V mod 2^{32W} as W big-endian 32-bit words into ``out`` ((n, 4W) uint8, rows may be strided); or False.
+
+    By the product in 32-bit words (module docstring); False where it does not apply (:func:`_place_words`).
+    ``after(start, stop)`` is called once reports start … stop − 1 are written (their rows still in cache).
+    """
+    from mechdesign.core._threads import single_thread
+
+    words = out.shape[1] // 4
+    tables = _place_words(family, words)
+    if tables is None:
+        return False
+    of_type, weights = tables
+    count, width = types.size, groups.shape[1]
+    signature = of_type[types] if len(weights) > 1 else None
+    size, span = max(1, min(count, _WORD_BLOCK)), max(1, min(count, _CARRY_BLOCK))
+    # Buffers of one block, reused: no fresh temporaries (page faults) a block.
+    columns = np.empty((2 * width + 1, size), dtype=np.float64)
+    columns[-1] = 1.0
+    halves = columns[:-1].reshape(width, 2, size)
+    sums = np.empty((words, span), dtype=np.float64)
+    bits = sums.view(np.int64)  # 2⁵² ≤ sum < 2⁵³: its bits are 0x433·2⁵² + the sum − 2⁵² (module docstring)
+    carry = np.empty(span, dtype=np.int64)
+    big = np.empty((words, span), dtype=">u4")
+    rows = out.view(np.uint32)  # bytes moved as they are: big holds them in big-endian order already
+    low = slice(0, 2) if sys.byteorder == "little" else slice(3, 1, -1)  # a_g, then b_g, among a uint64's halves
+    with single_thread():  # a second BLAS thread only spins on a shared machine
+        for outer in range(0, count, span):
+            end = min(outer + span, count)
+            for start in range(outer, end, size):  # the product a block of groups small enough for L2
+                stop = min(start + size, end)
+                n, into = stop - start, slice(start - outer, stop - outer)
+                block = groups[start:stop].T
+                if block.dtype != np.uint64 or block.strides[1] != 8:
+                    block = np.ascontiguousarray(block, dtype=np.uint64)
+                # G_g < 2³² (radices ≤ 2³²): its two low 16-bit halves, exact in float64.
+                np.copyto(halves[:, :, :n], block.view(np.uint16).reshape(width, n, 4)[:, :, low].transpose(0, 2, 1))
+                if signature is None:
+                    matrix, bands = weights[0]
+                    for first, last, column in bands:
+                        np.matmul(matrix[first:last, column:], columns[column:, :n], out=sums[first:last, into])
+                else:  # the signatures present by a count, not a sort (np.unique): 2,048 reports a block
+                    here = signature[start:stop]
+                    for s in np.flatnonzero(np.bincount(here, minlength=len(weights))).tolist():
+                        chosen = np.flatnonzero(here == s)
+                        sums[:, chosen + (start - outer)] = weights[s][0] @ columns[:, chosen]
+            word = bits[:, :end - outer]
+            for j in range(words):  # the carry pass (module docstring), in blocks of more reports: fewer calls
+                if j:
+                    word[j] += carry[:end - outer]
+                np.right_shift(word[j], 32, out=carry[:end - outer])
+            np.copyto(big[:, :end - outer], word, casting="unsafe")  # the cast keeps each word's low 32 bits
+            np.copyto(rows[outer:end], big[::-1, :end - outer].view(np.uint32).T)
+            if after is not None:
+                after(outer, end)
+    return True
 
 
 def _seed_halves(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, halves: int) -> np.ndarray | None:
@@ -155,6 +317,38 @@ def _widths(family: PlacementFamily) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return cached
 
 
+@functools.cache
+def _hex_table() -> np.ndarray:
+    """uint32 (2¹⁶,): entry i holds, as its bytes, the 4 hex digits of the two bytes whose uint16 (native order) is i.
+
+    So a row of V's big-endian bytes, viewed as uint16, indexes its hex digits in order on either byte order.
+    """
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    pairs = np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2)  # each index's two bytes, in memory
+    table = np.stack([digits[pairs[:, 0] >> 4], digits[pairs[:, 0] & 15],
+                      digits[pairs[:, 1] >> 4], digits[pairs[:, 1] & 15]], axis=1)
+    return table.view(np.uint32).reshape(-1)
+
+
+def _hex_digits(value: np.ndarray, out: np.ndarray, index: np.ndarray) -> None:
+    """V's 8L hex digits into ``out`` ((n, 8L) uint8) from its 4L big-endian bytes ``value`` ((n, 4L) uint8).
+
+    One lookup of 4 digits a 16-bit half, in sub-blocks of ``index`` rows (intp (k, 2L), reused: no temporary).
+    """
+    table = _hex_table()
+    size = index.shape[0]
+    for start in range(0, value.shape[0], size):
+        stop = min(start + size, value.shape[0])
+        np.copyto(index[:stop - start], value[start:stop].view(np.uint16))
+        # Indices below 2¹⁶, the table's size: "wrap" never wraps, and skips the bounds check of "raise".
+        np.take(table, index[:stop - start], out=out[start:stop].view(np.uint32), mode="wrap")
+
+
+def _overlapping(data: np.ndarray, size: int) -> np.ndarray:
+    """The ``size`` bytes at each position of ``data`` as one void item: a scatter writes whole reports' parts."""
+    return np.ndarray((max(0, data.size - size + 1),), dtype=f"V{size}", buffer=data, strides=(1,))
+
+
 def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The reports' texts in Arrow's string layout: offsets (int64, n + 1) and UTF-8 data (uint8, ASCII here).
 
@@ -175,13 +369,53 @@ def text_buffer(family: PlacementFamily, types: np.ndarray, groups: np.ndarray) 
     np.cumsum(lengths, out=offsets[1:])
     data = np.empty(int(offsets[-1]), dtype=np.uint8)
     most = prefix.shape[1]
+    value = np.empty((min(types.size, _BLOCK), 4 * limbs), dtype=np.uint8)  # buffers of one block, reused
+    index = np.empty((min(types.size, _HEX_BLOCK), 2 * limbs), dtype=np.intp)
+    kinds = np.unique(widths).tolist()  # the hex widths (one in a symmetric design)
+    if types.size and len(kinds) <= _WIDTHS and int((heads + widths).min(initial=most)) >= most:
+        # Every report at least as long as the longest prefix: each report's prefix (padded to the longest) is written
+        # at its offset, then its w digits end to end over the padding. The padding stays inside its own report, so
+        # no two items of one scatter overlap (any order of writes).
+        digits = np.empty((min(types.size, _HEX_BLOCK), 8 * limbs), dtype=np.uint8)
+        into_head, heads_of_type = _overlapping(data, most), prefix.view(f"V{most}")[:, 0]
+        # Per width w: the data as items of w bytes, and the last w digits of each row (no leading zeros cut).
+        places = [(w, _overlapping(data, w), digits[:, 8 * limbs - w:].view(f"V{w}")[:, 0]) for w in kinds]
+        kind_of_type = np.searchsorted(kinds, widths)
+
+        def write(block: int, start: int, stop: int) -> None:  # reports block + start … block + stop − 1
+            for first in range(start, stop, _HEX_BLOCK):  # V's bytes still in cache
+                last = min(first + _HEX_BLOCK, stop)
+                _hex_digits(value[first:last], digits, index)
+                t = types[block + first:block + last]
+                into_head[offsets[block + first:block + last]] = heads_of_type[t]
+                ends = offsets[block + first + 1:block + last + 1]
+                if len(places) == 1:
+                    width, into, kept = places[0]
+                    into[ends - width] = kept[:last - first]
+                    continue
+                here = kind_of_type[t]  # the widths present by a count, not a sort
+                for kind in np.flatnonzero(np.bincount(here, minlength=len(places))).tolist():
+                    chosen = np.flatnonzero(here == kind)
+                    width, into, kept = places[kind]
+                    into[ends[chosen] - width] = kept[chosen]
+
+        for start in range(0, types.size, _BLOCK):
+            stop = min(start + _BLOCK, types.size)
+            seed_bytes(family, types[start:stop], groups[start:stop], limbs, out=value[:stop - start],
+                       after=functools.partial(write, start))
+        return offsets, data
     span = most + 8 * limbs  # a row: room for the longest prefix, then V's 8L hex digits
     columns = np.arange(span)
+    rows = np.empty((min(types.size, _BLOCK), span), dtype=np.uint8)
+    digits = np.empty((min(types.size, _HEX_BLOCK), 8 * limbs), dtype=np.uint8)  # the lookup's out: contiguous
     for start in range(0, types.size, _BLOCK):
         t = types[start:start + _BLOCK]
-        big_endian = seed_bytes(family, t, groups[start:start + _BLOCK], limbs).tobytes()  # most significant first
-        row = np.empty((t.size, span), dtype=np.uint8)
-        row[:, most:] = np.frombuffer(big_endian.hex().encode("ascii"), dtype=np.uint8).reshape(t.size, 8 * limbs)
+        seed_bytes(family, t, groups[start:start + _BLOCK], limbs, out=value[:t.size])
+        row = rows[:t.size]
+        for first in range(0, t.size, _HEX_BLOCK):
+            last = min(first + _HEX_BLOCK, t.size)
+            _hex_digits(value[first:last], digits, index)
+            row[first:last, most:] = digits[:last - first]
         # The prefix goes right before the report's w hex digits (over the leading zeros it does not keep), so each
         # report is the last head + w bytes of its row: one comparison selects them, report after report.
         end = span - widths[t] - heads[t]

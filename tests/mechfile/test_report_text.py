@@ -1,7 +1,10 @@
 """text_buffer: the texts of many structured reports in Arrow's string layout equal PlacementFamily.text one by one.
 
 Oracle: ``family.text(t, family.value(t, groups))`` (Python integers) for each report; reports over types of one to
-four decimal digits, every hex width, and seeds of two digit groups (a value above 2³²).
+four decimal digits, every hex width, and seeds of two digit groups (a value above 2³²); and families of one hex
+width, whose reports are written straight into their place (prefix, then the digits over its padding), with
+prefixes of one to three type digits, hex widths that do and do not fill V's 32-bit limbs, and the shortest reports
+that path takes.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from mechdesign.core import Cells
 from mechdesign.deploy.sampling import SymmetricPrivatizer
-from mechdesign.mechfile import PlacementFamily, seed_limbs, text_buffer
+from mechdesign.mechfile import PlacementFamily, _report_text, seed_limbs, text_buffer
 
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 
@@ -46,3 +50,53 @@ def test_text_buffer_equals_the_one_report_rule(counts, types):
     limbs = seed_limbs(family, t[:50], groups[:50], 4)
     assert [sum(int(limbs[i, r]) << (32 * i) for i in range(4)) for r in range(50)] == \
         [family.value(int(tt), g) for tt, g in zip(t[:50], groups[:50], strict=True)]
+
+
+def _tiled(counts: list[int], types: int, cuts: list[int] | None = None) -> PlacementFamily:
+    """``types`` types, type i mixing the first ``cuts[i % len(cuts)]`` cells (high count ⌊s/2⌋, low 0; all cells by
+    default): a few hex widths, prefixes of every length."""
+    cells = Cells.from_counts(counts)
+    high = np.zeros((types, cells.sizes.size), dtype=np.int64)
+    for i, cut in zip(range(types), itertools.cycle(cuts or [cells.sizes.size])):
+        high[i, :cut] = cells.sizes[:cut] // 2
+    return PlacementFamily(cells, high, np.zeros_like(high))
+
+
+def _primes(cells: int) -> list[int]:
+    """Counts of ``cells`` cells of the first distinct prime sizes."""
+    primes = [p for p in range(2, 100) if all(p % q for q in range(2, p))][:cells]
+    return [c for k, p in enumerate(primes) for c in [100_000 - k] * p]
+
+
+@pytest.mark.parametrize(("counts", "types", "cuts", "widths", "direct"), [
+    (_primes(25), 150, None, {60}, True),        # 60 hex digits of V's 64 (leading zeros cut); prefixes of 3-5 bytes
+    (_primes(10), 1000, None, {16}, True),       # the digits fill V's two 32-bit limbs
+    ([5] * 5 + [1] * 2, 1000, None, {2}, True),  # 40 seeds: the shortest reports ``t<d>.<hh>``, as long as t999.
+    ([2, 2, 1], 1000, None, {1}, False),         # 2 seeds: ``t0.0`` is shorter than ``t999.``: cut out of rows instead
+    (_primes(25), 1000, [3, 10, 25], {2, 16, 60}, True),  # three widths, one scatter each
+    (_primes(25), 1000, [10, 1, 25], {1, 16, 60}, False),  # types of one digit among others: rows cut instead
+    (_primes(25), 1000, [3, 10, 25, 3], {2, 16, 60}, "over 2 widths"),  # more widths than taken: rows cut instead
+])
+def test_text_of_few_hex_widths_is_written_straight_into_its_place(monkeypatch, counts, types, cuts, widths, direct):
+    family = _tiled(counts, types, cuts)
+    assert {family.hex_width(t) for t in range(types)} == widths
+    # Small blocks and sub-blocks: their bounds fall between reports here (the block's offset into types and offsets).
+    monkeypatch.setattr(_report_text, "_BLOCK", 1000)
+    monkeypatch.setattr(_report_text, "_HEX_BLOCK", 96)
+    if direct == "over 2 widths":
+        monkeypatch.setattr(_report_text, "_WIDTHS", 2)
+        direct = False
+    calls: list[int] = []
+    overlapping = _report_text._overlapping
+    monkeypatch.setattr(_report_text, "_overlapping", lambda data, size: calls.append(size) or overlapping(data, size))
+    rng = np.random.default_rng(types + len(widths))
+    t = rng.integers(0, types, 2500)
+    radix = family.group_radix[t]
+    groups = (rng.random(radix.shape) * radix).astype(np.uint64)
+    groups[::7] = radix[::7] - np.uint64(1)  # the largest seeds, all digits significant
+    groups[3::7] = 0
+    offsets, data = text_buffer(family, t, groups)
+    assert sorted(calls) == (sorted([*widths, max(len(f"t{tt}.") for tt in range(types))]) if direct else [])
+    blob = data.tobytes().decode("ascii")
+    assert [blob[a:b] for a, b in itertools.pairwise(offsets.tolist())] == [
+        family.text(int(tt), family.value(int(tt), g)) for tt, g in zip(t, groups, strict=True)]

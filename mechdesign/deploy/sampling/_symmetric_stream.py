@@ -171,6 +171,7 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     if file_kind(source, "data") != "arrow":
         options = writer_options(parquet, [column])
         options["use_dictionary"] = [path for path in options["use_dictionary"] if path != column]
+    spare: list[np.ndarray] = []  # a data buffer a piece, kept between chunks
     with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data"),
                          **options) as writer:
         indices = np.empty(chunk, dtype=np.int64)  # each chunk's input indices, in one reused array
@@ -181,9 +182,14 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
             ids = None if users is None else table.column(users)
             types, groups = job.draw(values, ids, x)
             pieces = []
-            for start in range(0, types.size, _PIECE):  # Arrow's binary layout built directly (int32 offsets)
+            for piece, start in enumerate(range(0, types.size, _PIECE)):  # Arrow's binary layout (int32 offsets)
+                # Each piece's data buffer is reused by the next chunk (written out before): no fresh pages a chunk.
+                if piece == len(spare):
+                    spare.append(np.empty(0, dtype=np.uint8))
                 offsets, data = binary_buffer(job.privatizer.family, types[start:start + _PIECE],
-                                              groups[start:start + _PIECE])
+                                              groups[start:start + _PIECE], out=spare[piece])
+                if data.size > spare[piece].size:
+                    spare[piece] = data
                 pieces.append(pa.Array.from_buffers(pa.binary(), offsets.size - 1, [
                     None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]))
             reports = pa.chunked_array(pieces, type=pa.binary())
