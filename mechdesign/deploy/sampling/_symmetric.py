@@ -501,7 +501,7 @@ class SymmetricPrivatizer:
         """The text form of reports (:meth:`PlacementFamily.text`), cut out of :func:`~mechdesign.mechfile.text_buffer`.
 
         V from the groups as that buffer computes it (one matrix product for a symmetric design's one signature):
-        ~0.8 µs a report at N = 10⁴ against ~1.5 µs by the former Horner of its own (removed).
+        ~0.4 µs a report at N = 10⁴, about half of it the Python strings (benchmarks/results/report_bytes.json).
         """
         from mechdesign.mechfile import text_buffer
 
