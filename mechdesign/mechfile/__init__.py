@@ -19,7 +19,7 @@ _WHERE = {"DesignOutcome": "_save", "FileSections": "_save", "GROUP_LIMIT": "_pl
           "parse_file": "_format", "pretty_json": "_format", "primitive_root": "_placement",
           "raw_public_bytes": "_keys", "read_mechanism_file": "_column", "read_record_file": "_record",
           "read_symmetric_file": "_symmetric", "record_epsilon": "_record", "rice_parameters": "_rice", "save": "_save",
-          "schema": "_format", "seed_limbs": "_report_text", "sign_mechanism_file": "_signature",
+          "schema": "_format", "seed_limbs": "_report_seed", "sign_mechanism_file": "_signature",
           "stated_release": "_policy", "text_buffer": "_report_text", "type_capacities": "_symmetric_check",
           "unpack_counts": "_packed", "unpack_rice": "_rice", "verify_mechanism_file": "_column",
           "verify_record_file": "_record", "verify_symmetric_file": "_symmetric", "write_mechanism_file": "_column",
@@ -69,7 +69,8 @@ if TYPE_CHECKING:
     )
     from mechdesign.mechfile._record_write import write_record_file
     from mechdesign.mechfile._report_binary import binary_buffer, binary_widths
-    from mechdesign.mechfile._report_text import seed_limbs, text_buffer
+    from mechdesign.mechfile._report_seed import seed_limbs
+    from mechdesign.mechfile._report_text import text_buffer
     from mechdesign.mechfile._rice import best_codes, pack_rice, rice_parameters, unpack_rice
     from mechdesign.mechfile._save import DesignOutcome, FileSections, save
     from mechdesign.mechfile._signature import generate_key_pair, sign_mechanism_file

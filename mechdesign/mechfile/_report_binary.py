@@ -9,7 +9,7 @@ B_T bytes holding t, then B_t bytes holding V, both unsigned big-endian (most si
 so a reader takes t from the first B_T bytes and then knows the report's length B_T + B_t. Parquet and Arrow IPC
 files hold such reports in a ``binary`` column (CSV keeps the text form ``t<t>.<hex>``); the Arrow type tells the
 two forms apart. Here many reports are written at once, as Arrow's binary layout (offsets and data), from V's
-big-endian bytes (:func:`~mechdesign.mechfile._report_text.seed_bytes`): a few vectorised passes, no Python object
+big-endian bytes (:func:`~mechdesign.mechfile._report_seed.seed_bytes`): a few vectorised passes, no Python object
 a report. Where every report has one length and B_t is a whole number of 32-bit words (the symmetric designs at
 N = 10⁴: B_T = 2, B_t = 68), V's words are written straight into the output rows and t's bytes after them, a block
 at a time while the rows are in cache, with no row to cut them from; else each block has rows of V's bytes cut to
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from mechdesign.mechfile._placement import PlacementFamily
-from mechdesign.mechfile._report_text import seed_bytes
+from mechdesign.mechfile._report_seed import seed_bytes
 
 __all__ = ["binary_buffer", "binary_widths"]
 

@@ -1,4 +1,4 @@
-"""V from the digit groups, by each of its three computations (mechfile._report_text), on the edge values.
+"""V from the digit groups, by each of its three computations (mechfile._report_seed), on the edge values.
 
 binary_buffer and text_buffer compute V = Σ_g G_g·P_{t,g} by a float64 matrix product of the groups' 16-bit halves
 and the place values' 32-bit words (families of few radix signatures whose sums stay below the product's bound), of
@@ -18,7 +18,7 @@ import pytest
 
 from mechdesign.core import Cells
 from mechdesign.mechfile import PlacementFamily, binary_buffer, binary_widths, seed_limbs, text_buffer
-from mechdesign.mechfile._report_text import _place_halves, _place_words, seed_bytes
+from mechdesign.mechfile._report_seed import _place_halves, _place_words, seed_bytes
 
 
 def _primes(below: int) -> list[int]:
