@@ -53,19 +53,26 @@ SIZES = {1_000: 300, 10_000: 4_000, 100_000: 4_000}  # T, as benchmarks/bench_sy
 
 def _old_modules(commit: str) -> tuple[Any, Any]:
     """The commit's ``_report_text`` and ``_report_binary`` (the latter importing the former), as fresh modules."""
-    def load(path: str, name: str, replace: tuple[str, str] | None = None) -> Any:
+    # Since c69f7ee V's computation lives in _report_seed, which both import; before, _report_text held it.
+    imports = [("from mechdesign.mechfile._report_seed import", "from _old_report_seed import"),
+               ("from mechdesign.mechfile._report_text import", "from _old_report_text import")]
+
+    def load(path: str, name: str) -> Any:
         source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True,
                                 text=True).stdout
-        if replace is not None:
+        for replace in imports:
             source = source.replace(*replace)
         module = module_types.ModuleType(name)
         sys.modules[name] = module
         exec(compile(source, f"{commit}:{path}", "exec"), module.__dict__)
         return module
 
+    listed = subprocess.run(["git", "ls-tree", "--name-only", commit, "mechdesign/mechfile/_report_seed.py"], cwd=ROOT,
+                            check=True, capture_output=True, text=True).stdout
+    if listed.strip():
+        load("mechdesign/mechfile/_report_seed.py", "_old_report_seed")
     text = load("mechdesign/mechfile/_report_text.py", "_old_report_text")
-    binary = load("mechdesign/mechfile/_report_binary.py", "_old_report_binary",
-                  ("from mechdesign.mechfile._report_text import", "from _old_report_text import"))
+    binary = load("mechdesign/mechfile/_report_binary.py", "_old_report_binary")
     return text, binary
 
 
