@@ -487,9 +487,12 @@ def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np
     scale = values.max(axis=1)
     scale = np.where(scale > 0, scale, 1.0)
     unit = values / scale[:, None]
-    order = np.argsort(-unit, axis=1, kind="stable")
-    u_sorted = np.take_along_axis(unit, order, axis=1)
-    m_sorted = np.take_along_axis(masses, order, axis=1)
+    if np.all(unit[:, 1:] <= unit[:, :-1]):  # already descending (a structured file's types): the stable sort is
+        u_sorted, m_sorted = unit, masses     # the identity, and gathering through it only copies
+    else:
+        order = np.argsort(-unit, axis=1, kind="stable")
+        u_sorted = np.take_along_axis(unit, order, axis=1)
+        m_sorted = np.take_along_axis(masses, order, axis=1)
     present = m_sorted > 0
     low = np.where(present, u_sorted, np.inf).min(axis=1)
     # Double-double cumulative mass; left = mass still in each group after draining: clip(cum − budget, 0, mass).
@@ -498,8 +501,7 @@ def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np
     # later groups keep their mass, bit for bit what the loop would give (the budget is drained within the first
     # ~200 of 2,500 groups at N = 10⁵, β = 0.05). The scan runs over groups, so it works on the transposed masses
     # (each group's T entries contiguous: the same operations on the same numbers, without a strided pass per group).
-    before = np.cumsum(m_sorted, axis=1) - m_sorted
-    stop = int((before <= budget + _DRAINED).sum(axis=1).max(initial=0))
+    stop = _drain_stop(m_sorted, budget + _DRAINED)
     high = np.zeros(values.shape[0])
     lo = np.zeros(values.shape[0])
     by_group = np.ascontiguousarray(m_sorted[:, :stop].T)
@@ -522,6 +524,28 @@ def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np
     g = (left * u_sorted).sum(axis=1) + drained * low
     g = np.maximum(g * (1.0 - (values.shape[1] + 10) * _U) - 4 * _U, low)
     return np.nextafter(g * scale * (1.0 - 2 * _U), 0.0)
+
+
+def _drain_stop(masses: np.ndarray, limit: float) -> int:
+    """The greedy's loop length: the most groups j of a row with c_j − m_j ≤ ``limit`` (c the float cumulative masses).
+
+    Computed on a prefix of the groups when it decides: float cumulative sums are sequential (a prefix's are the
+    whole row's first ones), and past a prefix whose last sum c exceeds ``limit`` by 4ε(c + max m), no later
+    c_j − m_j can come back to ``limit`` (c_j − m_j ≥ c_{j−1}(1 − 3u) − 2u·m_j in float, with c_{j−1} ≥ c): the
+    prefix holds every group counted. The prefix grows ×4 from 256 groups (the budget is drained within ~200 of
+    1,521 at N = 10⁴, β = 0.05) until that holds for every row.
+    """
+    width, take = masses.shape[1], 256
+    largest = float(masses.max(initial=0.0))
+    while True:
+        take = min(take, width)
+        head = masses[:, :take]
+        cumulative = np.cumsum(head, axis=1)
+        found = ((cumulative - head) <= limit).sum(axis=1)
+        last = cumulative[:, -1] if take else np.zeros(masses.shape[0])
+        if take == width or bool((last - limit > 4 * np.finfo(np.float64).eps * (last + largest)).all()):
+            return int(found.max(initial=0))
+        take *= 4
 
 
 def group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np.ndarray:

@@ -116,6 +116,7 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
     start_bits = (by_prime[prime_of_cell] + 1) << _START_AT
     pairs: list[np.ndarray] = []
     quanta: list[np.ndarray] = []
+    sums: list[np.ndarray] = []
     packs: list[np.ndarray] = []
     cell_start: list[np.ndarray] = []  # entries a cell
     # The packed fields that depend on the pair alone (t, ℓ), and the per-(type, cell) ones laid out cell-major
@@ -140,6 +141,7 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
         where = np.nonzero(kept)[1]  # row-major: cell after cell, pairs ascending
         pairs.append(where)
         quanta.append(q[kept])
+        sums.append(np.cumsum(q, axis=1)[kept])  # C_k (wrapping uint64; 0 past the kept entries adds nothing)
         cell_start.append(kept.sum(axis=1))
         # n_ℓ (a high, b low), the rank offset (0 high, a low) and the digit start, per (cell, pair).
         a, b, start = a_by_cell[cells], b_by_cell[cells], start_bits[cells]
@@ -152,19 +154,29 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
     pair_array = np.concatenate(pairs).astype(np.int32)
     quanta_array = np.concatenate(quanta)
     counts = np.diff(cell_start_array)
-    bounds = np.cumsum(quanta_array, dtype=np.uint64)  # wrapping; cell k's sums are re-based below
-    base = np.concatenate([[np.uint64(0)], bounds[cell_start_array[1:-1] - 1]]).astype(np.uint64)
-    bounds = bounds - np.repeat(base, counts)
+    bounds = np.concatenate(sums)
     bounds[cell_start_array[1:] - 1] = np.uint64(QUANT_SCALE - 1)
     bits = _guide_bits(counts, m.cells.sizes * m.cells.counts)
     guide_at = np.concatenate([[0], np.cumsum(1 << bits)]).astype(np.int64)
-    guide = np.empty(int(guide_at[-1]), dtype=np.int32)
-    for k in range(k_count):
-        lo, hi = cell_start_array[k], cell_start_array[k + 1]
-        tops = np.arange(1 << int(bits[k]), dtype=np.uint64) << np.uint64(64 - int(bits[k]))
-        guide[guide_at[k]:guide_at[k + 1]] = lo + np.searchsorted(bounds[lo:hi - 1], tops, side="right")
-    return SamplerTables(cell_start_array, pair_array, quanta_array, bounds, guide, guide_at[:-1],
-                         (64 - bits).astype(np.uint64), np.concatenate(packs))
+    shift = (64 - bits).astype(np.uint64)
+    return SamplerTables(cell_start_array, pair_array, quanta_array, bounds,
+                         _guide(bounds, cell_start_array, guide_at, shift), guide_at[:-1], shift, np.concatenate(packs))
+
+
+def _guide(bounds: np.ndarray, cell_start: np.ndarray, guide_at: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Bucket i of cell k holds lo_k + #{j < hi_k − 1 : C_k[j] ≤ i·2^shift_k}: the first entry past i·2^shift_k.
+
+    C ≤ i·2^s ⟺ ⌈C / 2^s⌉ ≤ i, so each entry is counted at bucket ⌈C / 2^s⌉ of its cell (2^b_k when C exceeds
+    every bucket's start, always for the cell's last entry: that is the next cell's first bucket, where it belongs
+    to lo_{k+1}), and one cumulative count over all the buckets in order gives every bucket at once (a search a
+    cell before).
+    """
+    counts = np.diff(cell_start)
+    # ⌈C / 2^s⌉ = ⌊(C − 1) / 2^s⌋ + 1 for C ≥ 1 (every C is: the quanta are positive); the last entry's 2⁶⁴ − 1
+    # gives 2^b.
+    at = ((bounds - np.uint64(1)) >> np.repeat(shift, counts)).astype(np.int64)
+    at += np.repeat(guide_at[:-1] + 1, counts)
+    return np.cumsum(np.bincount(at, minlength=int(guide_at[-1]) + 1)[:-1], dtype=np.int32)
 
 
 def _quantise_positive(rows: np.ndarray, positive: np.ndarray) -> np.ndarray:
