@@ -241,15 +241,19 @@ def quantisation_spread(mechanism: SymmetricMechanism, tables: SamplerTables) ->
         The bound, in nats (∞ where none holds).
     """
     m = mechanism
-    t, level, n_level, _, _ = unpack(tables.packed)
+    packed = tables.packed
     # Every positive pair (t, ℓ, k) must have its entry: else a group of the file is missing from the sampled type.
     positive = int(((m.weights * m.high > 0)[:, None] & (m.high_counts > 0)).sum()
                    + ((m.weights * m.low > 0)[:, None] & (m.low_counts > 0)).sum())
-    if positive != t.size:
+    if positive != packed.size:
         return math.inf
-    k = np.repeat(np.arange(m.cells.count), np.diff(tables.cell_start))
-    lift = np.where(level == 0, m.high[t], m.low[t])
-    pi = (m.weights[t] * lift) * n_level / (m.cells.sizes[k] * m.row_sums[k])
+    # θ_t λ_t of each pair 2t + ℓ (the same products as θ_t times the entry's level), read through the (t, ℓ) the
+    # sampler draws from (the packed fields); s_k r_k repeated over cell k's entries.
+    weighted = np.empty(2 * m.types)
+    weighted[0::2], weighted[1::2] = m.weights * m.high, m.weights * m.low
+    pair = ((packed & np.int64((1 << _T_BITS) - 1)) << 1) | ((packed >> _LEVEL_AT) & 1)
+    n_level = (packed >> _RADIX_AT) & np.int64(511)
+    pi = weighted[pair] * n_level / np.repeat(m.cells.sizes * m.row_sums, np.diff(tables.cell_start))
     quanta = np.where(tables.quanta == 0, float(QUANT_SCALE), tables.quanta.astype(np.float64))
     with np.errstate(divide="ignore"):
         ratio = quanta / QUANT_SCALE / pi
