@@ -13,11 +13,14 @@ import bisect
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from mechdesign._numerics import QUANT_SCALE, quantise
 from mechdesign.deploy.sampling import SymmetricPrivatizer, unpack
 
+from conftest import examples
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 
 # Cells of sizes 2 (six: m = 3 digits), 3 (three), 5, 7, 23 and 251: seeds of two groups, a prime's block across
@@ -190,3 +193,50 @@ def test_fresh_draws_follow_the_sampled_mechanism_by_a_chi_square_test(x, n):
     f_exp = np.append(expected[~small], expected[small].sum())
     assert f_exp[-1] >= 5 or small.sum() == 0
     assert chisquare(f_obs if small.any() else f_obs[:-1], f_exp if small.any() else f_exp[:-1]).pvalue > 1e-3
+
+
+def _guide_by_search(bounds: np.ndarray, cell_start: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """The guide tables a cell at a time: bucket i is lo + the entries before hi − 1 with C ≤ i·2^(64−b)."""
+    out = []
+    for k, b in enumerate(bits.tolist()):
+        lo, hi = int(cell_start[k]), int(cell_start[k + 1])
+        tops = np.arange(1 << b, dtype=np.uint64) << np.uint64(64 - b)
+        out.append(lo + np.searchsorted(bounds[lo:hi - 1], tops, side="right"))
+    return np.concatenate(out)
+
+
+@st.composite
+def cells_of_bounds(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells of 1-40 entries: ascending C ≥ 1 (some on a bucket's start, or one past it), 2⁶⁴ − 1 last; b = 1-10."""
+    k_count = draw(st.integers(1, 12))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    bits = rng.integers(1, 11, k_count)
+    bounds = []
+    for k in range(k_count):
+        n = int(draw(st.integers(1, 40)))
+        c = rng.integers(1, 2**64 - 1, n - 1, dtype=np.uint64, endpoint=False)
+        step = np.uint64(1) << np.uint64(64 - int(bits[k]))
+        edge = rng.random(n - 1)  # some sums on a bucket's start, one below or one past it
+        c = np.where(edge < 0.2, c // step * step, np.where(edge < 0.3, c // step * step + np.uint64(1), c))
+        c = np.where(edge > 0.9, np.maximum(c // step * step, step) - np.uint64(1), c)
+        bounds.append(np.concatenate([np.sort(np.maximum(c, np.uint64(1))), [np.uint64(2**64 - 1)]]))
+    cell_start = np.concatenate([[0], np.cumsum([b.size for b in bounds])]).astype(np.int64)
+    return np.concatenate(bounds).astype(np.uint64), cell_start, bits.astype(np.int64)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(case=cells_of_bounds())
+def test_the_guide_tables_by_one_count_are_the_searches_a_cell(case):
+    from mechdesign.deploy.sampling._symmetric_tables import _guide
+
+    bounds, cell_start, bits = case
+    guide_at = np.concatenate([[0], np.cumsum(1 << bits)]).astype(np.int64)
+    found = _guide(bounds, cell_start, guide_at, (64 - bits).astype(np.uint64))
+    assert found.dtype == np.int32
+    assert np.array_equal(found, _guide_by_search(bounds, cell_start, bits))
+
+
+def test_the_guide_tables_of_compiled_designs_are_the_searches_a_cell(sampler):
+    tab = sampler.tables
+    bits = 64 - tab.shift.astype(np.int64)
+    assert np.array_equal(tab.guide, _guide_by_search(tab.bounds, tab.cell_start, bits))
