@@ -104,12 +104,7 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
                          f"types={t_count}, digits={digits}")
     s, r = m.cells.sizes, m.row_sums
     denominator = (s * r)[:, None]
-    # Everything per (type, cell) is laid out cell-major (K, T) from the start: two transposes of the counts, the
-    # rest reads contiguous rows (five transposes before), with the same operations: the same tables.
-    a_by_cell = np.ascontiguousarray(m.high_counts.T, dtype=np.int64)
-    b_by_cell = np.ascontiguousarray(m.low_counts.T, dtype=np.int64)
-    high = (m.weights * m.high)[None, :] * a_by_cell / denominator
-    low = (m.weights * m.low)[None, :] * b_by_cell / denominator
+    weighted_high, weighted_low = (m.weights * m.high)[None, :], (m.weights * m.low)[None, :]
     prime_of_cell = family.prime_of_cell
     # Row P (index −1: a cell of no prime, which is also every cell when there are no primes) is the start −1.
     by_prime = np.concatenate([family.digit_start.T, np.full((1, t_count), -1, dtype=np.int64)])
@@ -120,36 +115,58 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
     packs: list[np.ndarray] = []
     cell_start: list[np.ndarray] = []  # entries a cell
     # The packed fields that depend on the pair alone (t, ℓ), and the per-(type, cell) ones laid out cell-major
-    # (K, T): each block of cells reads contiguous rows, and the entries are picked by the same mask as the quanta
-    # (no gather over the ~3·10⁶ entries afterwards).
+    # (cells, 2T) a block at a time, from which the entries are taken at their places.
     pair_bits = np.arange(2 * t_count, dtype=np.int64)
     pair_bits = (pair_bits // 2) | ((pair_bits % 2) << _LEVEL_AT)
     for first in range(0, k_count, _BLOCK_CELLS):
         cells = np.arange(first, min(first + _BLOCK_CELLS, k_count))
+        # Everything per (type, cell) is laid out cell-major (cells, T), a block's counts transposed at a time;
+        # the probabilities with the same operations as over the whole (K, T) at once: the same tables.
+        a = np.ascontiguousarray(m.high_counts[:, first:first + cells.size].T, dtype=np.int64)
+        b = np.ascontiguousarray(m.low_counts[:, first:first + cells.size].T, dtype=np.int64)
         rows = np.empty((cells.size, 2 * t_count))
-        rows[:, 0::2], rows[:, 1::2] = high[cells], low[cells]
+        rows[:, 0::2] = weighted_high * a / denominator[cells]
+        rows[:, 1::2] = weighted_low * b / denominator[cells]
         positive = rows > 0
-        several = positive.sum(axis=1) > 1
-        q = np.zeros(rows.shape, dtype=np.uint64)
-        if several.any():
-            q[several] = _quantise_positive(rows[several], positive[several])
+        count = positive.sum(axis=1)
+        if not count.all():  # rows sum to one (SymmetricMechanism): unreachable for a valid mechanism
+            raise ValueError(f"mechanism must give every cell a positive pair, got none in cell "
+                             f"{int(cells[np.argmin(count)])}")
+        # Each row's positive pairs packed left in order (zeros after): quantise_rows quantises a row's positive
+        # entries and breaks ties by their order, so it gives the same integers to the same pairs; at N = 10⁴ ~40 %
+        # of the 2T pairs are positive, and the quantisation and everything after run on those alone.
+        left = np.arange(int(count.max()))[None, :] < count[:, None]
+        packed = np.zeros(left.shape)
+        packed[left] = rows[positive]  # boolean masks read row-major on both sides: each row's pairs in order
+        q = np.zeros(left.shape, dtype=np.uint64)
+        several = count > 1
+        if several.all():
+            q = quantise_rows(packed)
+        elif several.any():
+            q[several] = quantise_rows(packed[several])
+        bound = np.cumsum(q, axis=1)[left]  # C_k (wrapping uint64; the pairs quantised to 0 add nothing)
+        q = q[left]
         kept = q > 0
         # A cell with one positive pair, or whose quantisation gives one pair the whole 2⁶⁴ (quantise_rows returns
-        # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0).
-        single = np.flatnonzero(~kept.any(axis=1))
-        kept[single, np.argmax(rows[single], axis=1)] = True
-        where = np.nonzero(kept)[1]  # row-major: cell after cell, pairs ascending
+        # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0): its largest, the first of them.
+        first_at = np.cumsum(count) - count
+        single = np.flatnonzero(np.logical_or.reduceat(kept, first_at) == 0)
+        for row in single.tolist():
+            kept[first_at[row] + int(np.argmax(packed[row, :count[row]]))] = True
+        place = np.flatnonzero(positive)  # row r, pair j at r·2T + j, row-major as the packed pairs
+        place = place[kept]
+        where = place % (2 * t_count)
         pairs.append(where)
         quanta.append(q[kept])
-        sums.append(np.cumsum(q, axis=1)[kept])  # C_k (wrapping uint64; 0 past the kept entries adds nothing)
-        cell_start.append(kept.sum(axis=1))
+        sums.append(bound[kept])
+        cell_start.append(np.bincount(place // (2 * t_count), minlength=cells.size))
         # n_ℓ (a high, b low), the rank offset (0 high, a low) and the digit start, per (cell, pair).
-        a, b, start = a_by_cell[cells], b_by_cell[cells], start_bits[cells]
+        start = start_bits[cells]
         block = np.empty(rows.shape, dtype=np.int64)
         block[:, 0::2] = (a << _RADIX_AT) | start
         block[:, 1::2] = (b << _RADIX_AT) | (a << _OFFSET_AT) | start
         block |= pair_bits
-        packs.append(block[kept])
+        packs.append(block.reshape(-1).take(place))
     cell_start_array = np.concatenate([[0], np.cumsum(np.concatenate(cell_start))]).astype(np.int64)
     pair_array = np.concatenate(pairs).astype(np.int32)
     quanta_array = np.concatenate(quanta)
@@ -177,22 +194,6 @@ def _guide(bounds: np.ndarray, cell_start: np.ndarray, guide_at: np.ndarray, shi
     at = ((bounds - np.uint64(1)) >> np.repeat(shift, counts)).astype(np.int64)
     at += np.repeat(guide_at[:-1] + 1, counts)
     return np.cumsum(np.bincount(at, minlength=int(guide_at[-1]) + 1)[:-1], dtype=np.int32)
-
-
-def _quantise_positive(rows: np.ndarray, positive: np.ndarray) -> np.ndarray:
-    """:func:`~.quantise_rows.quantise_rows` of ``rows`` computed on their positive entries only, packed left.
-
-    quantise_rows quantises each row's positive entries and ties break by their order, so moving them to the left
-    in order (zeros after) gives the same integers at the same entries; at N = 10⁴ a cell's row has ~40 % of its
-    2T pairs positive, so the double-double passes run on ~2.5× fewer entries.
-    """
-    count = positive.sum(axis=1)
-    left = np.arange(int(count.max(initial=0)))[None, :] < count[:, None]  # row r's first count[r] places
-    packed = np.zeros(left.shape)
-    packed[left] = rows[positive]  # boolean masks read row-major on both sides: each row's entries in order
-    out = np.zeros(rows.shape, dtype=np.uint64)
-    out[positive] = quantise_rows(packed)[left]
-    return out
 
 
 def _guide_bits(entries: np.ndarray, mass: np.ndarray) -> np.ndarray:

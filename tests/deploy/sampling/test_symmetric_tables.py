@@ -240,3 +240,59 @@ def test_the_guide_tables_of_compiled_designs_are_the_searches_a_cell(sampler):
     tab = sampler.tables
     bits = 64 - tab.shift.astype(np.int64)
     assert np.array_equal(tab.guide, _guide_by_search(tab.bounds, tab.cell_start, bits))
+
+
+def _reference_tables(m) -> dict[str, list[int]]:
+    """compile_tables cell by cell in Python integers: the kept pairs, Q (2⁶⁴ as 0), C (2⁶⁴ − 1 last), the fields."""
+    from mechdesign.mechfile import PlacementFamily
+
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    out: dict[str, list[int]] = {"pairs": [], "quanta": [], "bounds": [], "counts": [], "fields": []}
+    s, r = m.cells.sizes, m.row_sums
+    high = (m.weights * m.high)[:, None] * m.high_counts / (s * r)
+    low = (m.weights * m.low)[:, None] * m.low_counts / (s * r)
+    prime = family.prime_of_cell
+    for k in range(m.cells.count):
+        row = np.empty(2 * m.types)
+        row[0::2], row[1::2] = high[:, k], low[:, k]
+        positive = np.flatnonzero(row > 0)
+        q = dict(zip(positive.tolist(), quantise(row[positive]), strict=True))
+        kept = [j for j in positive.tolist() if 0 < q[j] < QUANT_SCALE] or [int(np.argmax(row))]
+        total = 0
+        for i, j in enumerate(kept):
+            t, level = divmod(j, 2)
+            total += q[j]
+            a, b = int(m.high_counts[t, k]), int(m.low_counts[t, k])
+            start = int(family.digit_start[t, prime[k]]) if prime[k] >= 0 else -1
+            out["pairs"].append(j)
+            out["quanta"].append(q[j] % QUANT_SCALE)
+            out["bounds"].append(QUANT_SCALE - 1 if i == len(kept) - 1 else total)
+            out["fields"].append((t, level, b if level else a, a if level else 0, start))
+        out["counts"].append(len(kept))
+    return out
+
+
+def _assert_tables_are_the_reference(m) -> None:
+    tab = SymmetricPrivatizer(m).tables
+    ref = _reference_tables(m)
+    assert tab.pairs.tolist() == ref["pairs"]
+    assert tab.quanta.tolist() == ref["quanta"]
+    assert tab.bounds.tolist() == ref["bounds"]
+    assert np.diff(tab.cell_start).tolist() == ref["counts"]
+    assert list(zip(*(f.tolist() for f in unpack(tab.packed)), strict=True)) == ref["fields"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(counts=st.lists(st.integers(1, 9), min_size=2, max_size=30), seed=st.integers(0, 2**16),
+       types=st.integers(1, 14), low_share=st.sampled_from([0.0, 0.5, 1.0]))
+def test_compiled_tables_are_the_cell_by_cell_reference_on_random_designs(counts, seed, types, low_share):
+    _assert_tables_are_the_reference(random_mechanism(counts, seed, types=types, low_share=low_share))
+
+
+def test_cells_of_one_positive_pair_keep_it_whole():
+    from mechdesign.core import Cells, SymmetricMechanism
+
+    cells = Cells.from_counts([2, 2, 1])  # a cell of 2 inputs, one of 1: each type fills one cell
+    m = SymmetricMechanism.from_types(cells, [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [[2, 0], [0, 1]], [[0, 0], [0, 0]])
+    _assert_tables_are_the_reference(m)
+    assert SymmetricPrivatizer(m).tables.quanta.tolist() == [0, 0]
