@@ -34,6 +34,7 @@ from mechdesign.mechfile._placement import PlacementFamily
 __all__ = ["SamplerTables", "compile_tables", "hash_tables", "quantisation_spread"]
 
 _GUIDE_BUDGET = 1 << 22  # guide-table entries in all (int32: 16 MiB)
+_GUIDE_CELLS = 64  # cells whose guide tables are counted together (_guide)
 _BLOCK_CELLS = 16  # cells quantised together (rows of 2T floats; small temporaries: fewer page faults)
 # Packed entry fields: t (24 bits), ℓ (1), n_ℓ (9), the rank offset (9), digit start + 1 (20).
 _T_BITS, _LEVEL_AT, _RADIX_AT, _OFFSET_AT, _START_AT = 24, 24, 25, 34, 43
@@ -185,15 +186,23 @@ def _guide(bounds: np.ndarray, cell_start: np.ndarray, guide_at: np.ndarray, shi
 
     C ≤ i·2^s ⟺ ⌈C / 2^s⌉ ≤ i, so each entry is counted at bucket ⌈C / 2^s⌉ of its cell (2^b_k when C exceeds
     every bucket's start, always for the cell's last entry: that is the next cell's first bucket, where it belongs
-    to lo_{k+1}), and one cumulative count over all the buckets in order gives every bucket at once (a search a
-    cell before).
+    to lo_{k+1}), and a cumulative count over the buckets in order gives every bucket at once (a search a cell
+    before). Cells are taken ``_GUIDE_CELLS`` at a time: small temporaries, reused (no fresh pages in a new
+    process).
     """
-    counts = np.diff(cell_start)
-    # ⌈C / 2^s⌉ = ⌊(C − 1) / 2^s⌋ + 1 for C ≥ 1 (every C is: the quanta are positive); the last entry's 2⁶⁴ − 1
-    # gives 2^b.
-    at = ((bounds - np.uint64(1)) >> np.repeat(shift, counts)).astype(np.int64)
-    at += np.repeat(guide_at[:-1] + 1, counts)
-    return np.cumsum(np.bincount(at, minlength=int(guide_at[-1]) + 1)[:-1], dtype=np.int32)
+    guide = np.empty(int(guide_at[-1]), dtype=np.int32)
+    for first in range(0, cell_start.size - 1, _GUIDE_CELLS):
+        last = min(first + _GUIDE_CELLS, cell_start.size - 1)
+        lo, hi = int(cell_start[first]), int(cell_start[last])
+        base, top = int(guide_at[first]), int(guide_at[last])
+        counts = np.diff(cell_start[first:last + 1])
+        # ⌈C / 2^s⌉ = ⌊(C − 1) / 2^s⌋ + 1 for C ≥ 1 (every C is: the quanta are positive); the last entry's
+        # 2⁶⁴ − 1 gives 2^b.
+        at = ((bounds[lo:hi] - np.uint64(1)) >> np.repeat(shift[first:last], counts)).astype(np.int64)
+        at += np.repeat(guide_at[first:last] + 1 - base, counts)
+        np.cumsum(np.bincount(at, minlength=top - base + 1)[:-1], out=guide[base:top])
+        guide[base:top] += lo
+    return guide
 
 
 def _guide_bits(entries: np.ndarray, mass: np.ndarray) -> np.ndarray:
