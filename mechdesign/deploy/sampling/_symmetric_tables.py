@@ -34,6 +34,7 @@ from mechdesign.mechfile._placement import PlacementFamily
 __all__ = ["SamplerTables", "compile_tables", "hash_tables", "quantisation_spread"]
 
 _GUIDE_BUDGET = 1 << 22  # guide-table entries in all (int32: 16 MiB)
+_SPREAD_ENTRIES = 1 << 18  # entries a chunk of quantisation_spread
 _GUIDE_CELLS = 64  # cells whose guide tables are counted together (_guide)
 _BLOCK_CELLS = 16  # cells quantised together (rows of 2T floats; small temporaries: fewer page faults)
 # Packed entry fields: t (24 bits), ℓ (1), n_ℓ (9), the rank offset (9), digit start + 1 (20).
@@ -261,14 +262,22 @@ def quantisation_spread(mechanism: SymmetricMechanism, tables: SamplerTables) ->
     # sampler draws from (the packed fields); s_k r_k repeated over cell k's entries.
     weighted = np.empty(2 * m.types)
     weighted[0::2], weighted[1::2] = m.weights * m.high, m.weights * m.low
-    pair = ((packed & np.int64((1 << _T_BITS) - 1)) << 1) | ((packed >> _LEVEL_AT) & 1)
-    n_level = (packed >> _RADIX_AT) & np.int64(511)
-    pi = weighted[pair] * n_level / np.repeat(m.cells.sizes * m.row_sums, np.diff(tables.cell_start))
-    quanta = np.where(tables.quanta == 0, float(QUANT_SCALE), tables.quanta.astype(np.float64))
-    with np.errstate(divide="ignore"):
-        ratio = quanta / QUANT_SCALE / pi
+    sr = np.repeat(m.cells.sizes * m.row_sums, np.diff(tables.cell_start))
+    largest, smallest = -math.inf, math.inf
+    for lo in range(0, packed.size, _SPREAD_ENTRIES):  # small temporaries, reused; the extremes of the chunks'
+        part = packed[lo:lo + _SPREAD_ENTRIES]          # extremes are the extremes
+        pair = ((part & np.int64((1 << _T_BITS) - 1)) << 1) | ((part >> _LEVEL_AT) & 1)
+        pi = weighted[pair] * ((part >> _RADIX_AT) & np.int64(511)) / sr[lo:lo + _SPREAD_ENTRIES]
+        quanta = tables.quanta[lo:lo + _SPREAD_ENTRIES].astype(np.float64)
+        quanta[quanta == 0] = float(QUANT_SCALE)
+        with np.errstate(divide="ignore"):
+            ratio = quanta / QUANT_SCALE / pi
+        high, low = float(ratio.max()), float(ratio.min())
+        if math.isnan(high) or math.isnan(low):  # as a NaN bound would: no bound
+            return math.inf
+        largest, smallest = max(largest, high), min(smallest, low)
     widen = 16 * FLOAT_EPS
-    top, bottom = float(ratio.max()) * (1 + widen), float(ratio.min()) * (1 - widen)
+    top, bottom = largest * (1 + widen), smallest * (1 - widen)
     if not (math.isfinite(top) and bottom > 0):
         return math.inf
     return math.log(top) - math.log(bottom)
