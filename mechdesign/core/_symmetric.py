@@ -51,6 +51,7 @@ __all__ = ["MAX_CELL", "Cells", "SymmetricMechanism", "group_min_linear", "is_pr
 _U = np.finfo(np.float64).eps / 2
 _DRAINED = 1e-9  # mass past the budget after which the greedy leaves every group whole (_group_min_linear)
 _GREEDY_ROWS = 1024  # rows of the grouped greedy at a time (group_min_linear)
+_ROW_BLOCK = 512  # types a block of the row sums (_row_sums)
 _ROW_TOLERANCE = 1e-9   # |row sum − 1| a file may carry (as for dense matrices), removed by renormalising
 #: The largest cell: classes of more tied inputs are split (:func:`prime_parts`).
 MAX_CELL = 256
@@ -304,7 +305,7 @@ class SymmetricMechanism:
         if not np.all(a.any(axis=1)):
             raise v.fail("high_counts", "put at least one input of every type at its high level",
                          int(np.argmin(a.any(axis=1))))
-        rows = ((th[:, None] * (a * h[:, None] + b * lo[:, None])) / cells.sizes).sum(axis=0)
+        rows = _row_sums(th, h, lo, a, b, cells.sizes)
         worst = int(np.argmax(np.abs(rows - 1.0)))
         if not abs(rows[worst] - 1.0) <= _ROW_TOLERANCE:
             raise v.fail("weights", f"make every cell's row sum to 1 within {_ROW_TOLERANCE:g} (cell {worst})",
@@ -452,6 +453,26 @@ class SymmetricMechanism:
         n = self.cells.counts
         masses = np.concatenate([a * n, b * n, zero * n], axis=1).astype(np.float64) / self.cells.samples
         return values, masses
+
+
+def _row_sums(th: np.ndarray, h: np.ndarray, lo: np.ndarray, a: np.ndarray, b: np.ndarray,
+              sizes: np.ndarray) -> np.ndarray:
+    """Σ_t θ_t (a_tk h_t + b_tk l_t) / s_k per cell, added type after type (the order the client specification fixes).
+
+    NumPy reduces axis 0 of a C-ordered (T, K) array in sequence when K ≥ 2, so adding the running sum and each
+    block of types together (its first row the sum so far) gives the whole array's sum bit for bit, with small
+    temporaries. With one cell the column is contiguous and NumPy sums it pairwise: that case is left whole.
+    """
+    if sizes.size < 2:
+        return ((th[:, None] * (a * h[:, None] + b * lo[:, None])) / sizes).sum(axis=0)
+    out = np.zeros(sizes.shape)
+    for first in range(0, th.size, _ROW_BLOCK):
+        part = slice(first, first + _ROW_BLOCK)
+        block = np.empty((min(_ROW_BLOCK, th.size - first) + 1, sizes.size))
+        block[0] = out
+        np.divide(th[part, None] * (a[part] * h[part, None] + b[part] * lo[part, None]), sizes, out=block[1:])
+        out = block.sum(axis=0) if first else block[1:].sum(axis=0)
+    return out
 
 
 def _counts(name: str, value: Any, types: int, cells: Cells) -> np.ndarray:
