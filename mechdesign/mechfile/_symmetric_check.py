@@ -61,9 +61,6 @@ def type_capacities(mechanism: SymmetricMechanism, radius: float) -> np.ndarray:
     order = np.argsort(m.row_sums, kind="stable")  # h/r_k descending, ties in cell order
     r = m.row_sums[order]
     n, s = m.cells.counts[order], m.cells.sizes[order]
-    # The counts in the sorted cell order, gathered once for the zero groups and every block.
-    a_sorted, b_sorted = m.high_counts[:, order], m.low_counts[:, order]
-    zero_mass = ((s - a_sorted - b_sorted) @ n) / m.cells.samples
     out = np.empty(m.types)
     two_level = m.low > 0
     k_count = r.size
@@ -72,15 +69,18 @@ def type_capacities(mechanism: SymmetricMechanism, radius: float) -> np.ndarray:
             rows = kind[start:start + _BLOCK]
             h, lo = m.high[rows], m.low[rows]
             levels = 2 if lo.any() else 1
+            # The block's counts in the sorted cell order (one gather each); the zero groups' mass an exact integer.
+            a_sorted, b_sorted = m.high_counts[rows[:, None], order], m.low_counts[rows[:, None], order]
+            zero_mass = ((s - a_sorted - b_sorted) @ n) / m.cells.samples
             # [h/r | l/r (two-level) | 0] and the masses [a·n | b·n] / m, zero_mass: each part written in place.
             values = np.zeros((rows.size, levels * k_count + 1))
             masses = np.empty(values.shape)
             np.divide(h[:, None], r[None, :], out=values[:, :k_count])
-            np.divide(a_sorted[rows] * n, m.cells.samples, out=masses[:, :k_count])
+            np.divide(a_sorted * n, m.cells.samples, out=masses[:, :k_count])
             if levels == 2:
                 np.divide(lo[:, None], r[None, :], out=values[:, k_count:-1])
-                np.divide(b_sorted[rows] * n, m.cells.samples, out=masses[:, k_count:-1])
-            masses[:, -1] = zero_mass[rows]
+                np.divide(b_sorted * n, m.cells.samples, out=masses[:, k_count:-1])
+            masses[:, -1] = zero_mass
             mixed = np.flatnonzero(h / r[-1] < lo / r[0])  # high and low values interleave: sort these rows
             if mixed.size:
                 resort = np.argsort(-values[mixed], axis=1, kind="stable")
