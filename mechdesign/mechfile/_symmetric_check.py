@@ -109,7 +109,14 @@ def known_parts(content: dict[str, Any]) -> dict[int, bytes]:
     strings_or_ints(content.get("counts"))
     types = content.get("types")
     if isinstance(types, dict):
-        strings_or_ints(types.get("high_counts"))
+        for name in ("high_counts", "count_centres", "count_rice"):
+            strings_or_ints(types.get(name))
+        forms = types.get("low_counts")  # null, "rest" or [[k, b], ...] a type: JSON of null, strings and integers
+        if isinstance(forms, list) and forms and all(_plain(form, 2) for form in forms):
+            try:
+                known[id(forms)] = json.dumps(forms, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            except UnicodeEncodeError:
+                pass
         for name in ("high", "low", "weights"):
             values = types.get(name)
             if isinstance(values, list) and values and all(type(x) is float for x in values):
@@ -118,6 +125,16 @@ def known_parts(content: dict[str, Any]) -> dict[int, bytes]:
                 except ValueError:
                     pass
     return known
+
+
+def _plain(node: Any, depth: int) -> bool:
+    """Whether ``node`` is JSON whose canonical form is :func:`json.dumps`'s (module docstring).
+
+    That is null, a string, an integer below 2⁵³, or a list of those at most ``depth`` lists deep.
+    """
+    if node is None or type(node) is str or (type(node) is int and abs(node) < 2**53):
+        return True
+    return type(node) is list and depth > 0 and all(_plain(x, depth - 1) for x in node)
 
 
 def canonical_digest(content: dict[str, Any]) -> str:
