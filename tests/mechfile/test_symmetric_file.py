@@ -200,6 +200,18 @@ def test_tampered_weight_fails_the_hash_and_an_overstated_epsilon_is_reported(wr
     assert not result.holds
 
 
+@pytest.mark.parametrize(("name", "value", "rule"), [("high", -1.0, r"types\.high\[2\] must lie in \[0, inf\]"),
+                                                   ("weights", True, r"types\.weights\[2\] must be a finite number"),
+                                                   ("low", "0.5", r"types\.low\[2\] must be a finite number")])
+def test_a_bad_level_or_weight_is_named_by_its_index(written, tmp_path, name, value, rule):
+    """The levels and weights are checked at once when they are all floats; a bad one is still named."""
+    _, path = written
+    edited = _edit(json.loads(path.read_text()), f"types.{name}.2", value)
+    _rehashed(edited, tmp_path / "bad.json")
+    with pytest.raises(MechanismFileError, match=rule):
+        read_symmetric_file(tmp_path / "bad.json")
+
+
 def test_levels_that_leak_more_than_stated_are_caught_and_levels_that_break_the_rows_refused(written, tmp_path):
     m, path = written
     content = json.loads(path.read_text())
