@@ -110,7 +110,6 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
     prime_of_cell = family.prime_of_cell
     # Row P (index −1: a cell of no prime, which is also every cell when there are no primes) is the start −1.
     by_prime = np.concatenate([family.digit_start.T, np.full((1, t_count), -1, dtype=np.int64)])
-    start_bits = (by_prime[prime_of_cell] + 1) << _START_AT
     pairs: list[np.ndarray] = []
     quanta: list[np.ndarray] = []
     sums: list[np.ndarray] = []
@@ -157,20 +156,19 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
             kept[first_at[row] + int(np.argmax(packed[row, :count[row]]))] = True
         place = np.flatnonzero(positive)  # row r, pair j at r·2T + j, row-major as the packed pairs
         place = place[kept]
-        where = place % (2 * t_count)
-        pairs.append(where)
+        pairs.append((place % (2 * t_count)).astype(np.int32))
         quanta.append(q[kept])
         sums.append(bound[kept])
         cell_start.append(np.bincount(place // (2 * t_count), minlength=cells.size))
         # n_ℓ (a high, b low), the rank offset (0 high, a low) and the digit start, per (cell, pair).
-        start = start_bits[cells]
+        start = (by_prime[prime_of_cell[cells]] + 1) << _START_AT
         block = np.empty(rows.shape, dtype=np.int64)
         block[:, 0::2] = (a << _RADIX_AT) | start
         block[:, 1::2] = (b << _RADIX_AT) | (a << _OFFSET_AT) | start
         block |= pair_bits
         packs.append(block.reshape(-1).take(place))
     cell_start_array = np.concatenate([[0], np.cumsum(np.concatenate(cell_start))]).astype(np.int64)
-    pair_array = np.concatenate(pairs).astype(np.int32)
+    pair_array = np.concatenate(pairs)
     quanta_array = np.concatenate(quanta)
     counts = np.diff(cell_start_array)
     bounds = np.concatenate(sums)
