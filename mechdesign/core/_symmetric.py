@@ -551,13 +551,16 @@ def _drain_stop(masses: np.ndarray, limit: float) -> int:
     """The greedy's loop length: the most groups j of a row with c_j − m_j ≤ ``limit`` (c the float cumulative masses).
 
     Computed on a prefix of the groups when it decides: float cumulative sums are sequential (a prefix's are the
-    whole row's first ones), and past a prefix whose last sum c exceeds ``limit`` by 4ε(c + max m), no later
-    c_j − m_j can come back to ``limit`` (c_j − m_j ≥ c_{j−1}(1 − 3u) − 2u·m_j in float, with c_{j−1} ≥ c): the
-    prefix holds every group counted. The prefix grows ×4 from 256 groups (the budget is drained within ~200 of
-    1,521 at N = 10⁴, β = 0.05) until that holds for every row.
+    whole row's first ones) and, the masses being ≥ 0, never fall; past a prefix whose last sum c exceeds
+    ``limit`` by 4ε(c + max m), no later c_j − m_j can come back to ``limit`` (c_j − m_j ≥ c_{j−1}(1 − 3u) − 2u·m_j
+    in float, with c_{j−1} ≥ c): the prefix holds every group counted. The prefix grows ×4 from 256 groups (the
+    budget is drained within ~200 of 1,521 at N = 10⁴, β = 0.05) until that holds for every row; with a negative
+    (or NaN) mass every group is read.
     """
     width, take = masses.shape[1], 256
     largest = float(masses.max(initial=0.0))
+    if not float(masses.min(initial=0.0)) >= 0:  # the sums only grow with masses >= 0: else every group is read
+        take = width
     while True:
         take = min(take, width)
         head = masses[:, :take]

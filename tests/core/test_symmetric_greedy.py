@@ -127,3 +127,14 @@ def test_the_stop_counts_a_group_whose_mass_before_falls_back_under_the_budget()
     full = int(((np.cumsum(masses, axis=1) - masses) <= 0.1).sum(axis=1).max())
     assert full == 100 + 1  # the first 100 small groups (c − m ≤ 0.1) and the large one (c − m = 0)
     assert _drain_stop(masses, 0.1) == full
+
+
+def test_the_stop_reads_every_group_when_a_mass_is_negative():
+    """With a negative mass the sums can fall back under the budget anywhere: no prefix decides."""
+    from mechdesign.core._symmetric import _drain_stop
+
+    masses = np.full((1, 600), 1e-3)
+    masses[0, 400] = -0.5
+    full = int(((np.cumsum(masses, axis=1) - masses) <= 0.1).sum(axis=1).max())
+    assert full > 101  # groups past 400 count again
+    assert _drain_stop(masses, 0.1) == full
