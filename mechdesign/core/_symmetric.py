@@ -520,27 +520,23 @@ def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np
     # Once the mass before group j exceeds the budget by _DRAINED (far above the plain cumsum's G·u error and the
     # double-double's few ulps), cum_j − budget > m_j and the clip returns m_j exactly: the loop stops there and the
     # later groups keep their mass, bit for bit what the loop would give (the budget is drained within the first
-    # ~200 of 2,500 groups at N = 10⁵, β = 0.05). The scan runs over groups, so it works on the transposed masses
-    # (each group's T entries contiguous: the same operations on the same numbers, without a strided pass per group).
+    # ~200 of 2,500 groups at N = 10⁵, β = 0.05).
     stop = _drain_stop(m_sorted, budget + _DRAINED)
-    high = np.zeros(values.shape[0])
-    lo = np.zeros(values.shape[0])
-    by_group = np.ascontiguousarray(m_sorted[:, :stop].T)
-    left_t = np.empty_like(by_group)
-    total, virtual = np.empty_like(high), np.empty_like(high)
-    for j in range(stop):
-        mass = by_group[j]
-        np.add(high, mass, out=total)
-        np.subtract(total, high, out=virtual)
-        error = (high - (total - virtual)) + (mass - virtual)
-        high, total = total, high
-        lo += error
-        head = high - budget
-        v_ = head - high
-        tail = (high - (head - v_)) + (-budget - v_)
-        np.clip(head + (tail + lo), 0.0, mass, out=left_t[j])
+    mass = m_sorted[:, :stop]
+    # The loop over groups, as whole-array passes: its running sum high_j = high_{j−1} + m_j (from 0) is a
+    # cumulative sum (sequential: the same additions), each TwoSum error needs only high_{j−1} and high_j, and the
+    # running low part lo_j = lo_{j−1} + error_j (from 0) is again a cumulative sum; the rest is entry by entry.
+    zero = np.zeros((values.shape[0], 1))
+    high = np.cumsum(np.concatenate([zero, mass], axis=1), axis=1)
+    before, high = high[:, :-1], high[:, 1:]
+    virtual = high - before
+    error = (before - (high - virtual)) + (mass - virtual)
+    lo = np.cumsum(np.concatenate([zero, error], axis=1), axis=1)[:, 1:]
+    head = high - budget
+    v_ = head - high
+    tail = (high - (head - v_)) + (-budget - v_)
     left = m_sorted.copy()
-    left[:, :stop] = left_t.T
+    np.clip(head + (tail + lo), 0.0, mass, out=left[:, :stop])
     drained = (m_sorted - left).sum(axis=1)
     g = (left * u_sorted).sum(axis=1) + drained * low
     g = np.maximum(g * (1.0 - (values.shape[1] + 10) * _U) - 4 * _U, low)
