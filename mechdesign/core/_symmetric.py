@@ -296,12 +296,16 @@ class SymmetricMechanism:
             raise v.fail("weights", "be > 0", float(th.min()))
         a = _counts("high_counts", high_counts, t, cells)
         b = _counts("low_counts", low_counts, t, cells)
-        if np.any(a + b > cells.sizes):
-            t_bad, k_bad = np.argwhere(a + b > cells.sizes)[0]
-            raise v.fail("high_counts", f"plus low_counts be at most the cell's size (type {t_bad}, cell {k_bad} "
-                         f"of size {cells.sizes[k_bad]})", int(a[t_bad, k_bad] + b[t_bad, k_bad]))
-        if np.any((lo == 0)[:, None] & (b > 0)):
-            raise v.fail("low_counts", "be 0 for a type whose low level is 0", int(np.argmax((lo == 0) & b.any(1))))
+        for first in range(0, t, _ROW_BLOCK):  # a block of types at a time: small temporaries, the first bad one
+            over = a[first:first + _ROW_BLOCK] + b[first:first + _ROW_BLOCK] > cells.sizes
+            if over.any():
+                t_bad, k_bad = np.argwhere(over)[0]
+                t_bad += first
+                raise v.fail("high_counts", f"plus low_counts be at most the cell's size (type {t_bad}, cell "
+                             f"{k_bad} of size {cells.sizes[k_bad]})", int(a[t_bad, k_bad] + b[t_bad, k_bad]))
+        stray = (lo == 0) & b.any(axis=1)  # a type of low level 0 with inputs at it
+        if stray.any():
+            raise v.fail("low_counts", "be 0 for a type whose low level is 0", int(np.argmax(stray)))
         if not np.all(a.any(axis=1)):
             raise v.fail("high_counts", "put at least one input of every type at its high level",
                          int(np.argmin(a.any(axis=1))))
