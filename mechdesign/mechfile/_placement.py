@@ -53,6 +53,7 @@ __all__ = ["GROUP_LIMIT", "PLACEMENT_FAMILY", "PlacementFamily", "primitive_root
 PLACEMENT_FAMILY = "mechdesign-agl-1"
 #: A digit group's radix product stays below this (long division on 32-bit limbs in 64-bit integers).
 GROUP_LIMIT = 1 << 32
+_NEEDS_TYPES = 512  # types a block of PlacementFamily.needs
 
 
 def primitive_root(p: int) -> int:
@@ -148,9 +149,14 @@ class PlacementFamily:
             powers = np.array([pow(g, e, p) for e in range(p - 1)], dtype=np.int64)
             inverses = np.array([pow(int(d), p - 2, p) for d in powers], dtype=np.int64)
             spaces.append(_Prime(p, members, digits.astype(np.int64), powers, inverses))
-        mixed = (a + b > 0) & (a < sizes) & (b < sizes)
-        needs = np.stack([mixed[:, sp.cells].any(axis=1) for sp in spaces], axis=1) if spaces else \
-            np.zeros((a.shape[0], 0), dtype=bool)
+        # Type t needs prime p when some cell of size p holds inputs at two of its three levels (high, low, zero),
+        # i.e. is mixed: taken 512 types at a time (small temporaries; the same booleans).
+        needs = np.zeros((a.shape[0], len(spaces)), dtype=bool)
+        for first in range(0, a.shape[0] if spaces else 0, _NEEDS_TYPES):
+            part_a, part_b = a[first:first + _NEEDS_TYPES], b[first:first + _NEEDS_TYPES]
+            mixed = (part_a + part_b > 0) & (part_a < sizes) & (part_b < sizes)
+            for q, sp in enumerate(spaces):
+                needs[first:first + _NEEDS_TYPES, q] = mixed[:, sp.cells].any(axis=1)
         # Every type's digits are a subsequence of the global sequence (for each prime: e, u_0 … u_{m−1}, w), so the
         # greedy grouping (a new group when the radix product would reach GROUP_LIMIT) runs for all types in lockstep.
         types = a.shape[0]

@@ -200,15 +200,18 @@ def unpack_rice(texts: Sequence[Any], sizes: np.ndarray, centres: np.ndarray, ri
     words = np.zeros((count, width - 7), dtype=np.uint64)
     for i in range(8):  # words[t, j]: the 8 bytes from byte j, big-endian
         words |= raw[:, i:width - 7 + i].astype(np.uint64) << np.uint64(56 - 8 * i)
-    lanes = np.arange(count)
+    # Flat reads (lane t's byte j at t·W + j) and the counts cell-major (K, T): a cell's counts are one contiguous
+    # row, transposed once at the end (a strided column a cell before).
+    flat = words.reshape(-1)
+    lanes = np.arange(count) * words.shape[1]
     pos = np.zeros(count, dtype=np.int64)
-    out = np.zeros((count, s.size), dtype=np.int64)
+    by_cell = np.zeros((s.size, count), dtype=np.int64)
     q_max = _z_max(s, c) >> np.maximum(r, 0)
     widths = field_widths(s)
     for k in range(s.size):
-        window = words[lanes, pos >> 3] << (pos & 7).astype(np.uint64)  # ≥ 57 valid bits at the top
+        window = flat.take(lanes + (pos >> 3)) << (pos & 7).astype(np.uint64)  # ≥ 57 valid bits at the top
         if r[k] < 0:
-            out[:, k] = (window >> np.uint64(64 - widths[k])).astype(np.int64)
+            by_cell[k] = window >> np.uint64(64 - widths[k])
             pos += widths[k]
             continue
         head = (window >> np.uint64(64 - _HEAD)).astype(np.int64)
@@ -227,7 +230,7 @@ def unpack_rice(texts: Sequence[Any], sizes: np.ndarray, centres: np.ndarray, ri
                 raise _ends(field, t, k, texts[t])
             raise v.fail(f"{field}[{t}]", f"have unary runs of at most {int(q_max[k])} bits in cell {k} (z_max "
                          f"{int(_z_max(s, c)[k])} >> r {int(r[k])})", int(q[t]))
-        out[:, k] = c[k] + np.where(z % 2 == 0, z // 2, -(z + 1) // 2)
+        by_cell[k] = c[k] + np.where(z % 2 == 0, z // 2, -(z + 1) // 2)
         pos += q + 1 + r[k]
         short = np.flatnonzero(pos > 8 * lengths)  # checked every cell: the windows stay inside the array
         if short.size:
@@ -236,6 +239,7 @@ def unpack_rice(texts: Sequence[Any], sizes: np.ndarray, centres: np.ndarray, ri
     if short.size:
         raise _ends(field, int(short[0]), s.size - 1, texts[int(short[0])])
     _check_tail(raw, pos, lengths, field, texts)
+    out = np.ascontiguousarray(by_cell.T)
     bad = (out < 0) | (out > s[None, :])
     if bad.any():
         t, k = np.argwhere(bad)[0]

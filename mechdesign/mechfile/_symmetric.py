@@ -296,9 +296,11 @@ def _load(parsed: ParsedFile, public_key: Any = None) -> SymmetricFile:
         if not isinstance(types[name], list) or len(types[name]) != count:
             raise check.fail(f"types.{name}", f"be an array of {count} entries (one per type)", types[name])
     for name in ("high", "low", "weights"):
-        for t, x in enumerate(types[name]):
-            check.number(f"types.{name}[{t}]", x, 0.0, math.inf)
-        arrays[name] = np.array(types[name], dtype=np.float64)
+        values = np.array(types[name], dtype=np.float64) if all(type(x) is float for x in types[name]) else None
+        if values is None or not (np.isfinite(values).all() and (values >= 0).all()):
+            for t, x in enumerate(types[name]):  # the first bad entry named (all floats, finite, >= 0: none is)
+                check.number(f"types.{name}[{t}]", x, 0.0, math.inf)
+        arrays[name] = np.array(types[name], dtype=np.float64) if values is None else values
     try:
         high_counts = read_high_counts(types, cells.sizes)
         low_counts = unpack_low(types["low_counts"], high_counts, cells.sizes)

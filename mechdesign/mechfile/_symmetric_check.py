@@ -34,7 +34,7 @@ from mechdesign.mechfile._format import canonical_bytes
 
 __all__ = ["canonical_digest", "known_parts", "type_capacities"]
 
-_BLOCK = 512  # types per block of the greedy (arrays of 512 × (2K + 1) floats at most)
+_BLOCK = 256  # types per block of the greedy (arrays of 256 × (2K + 1) floats at most: in cache, ~8 % faster than 512)
 
 
 def type_capacities(mechanism: SymmetricMechanism, radius: float) -> np.ndarray:
@@ -61,21 +61,26 @@ def type_capacities(mechanism: SymmetricMechanism, radius: float) -> np.ndarray:
     order = np.argsort(m.row_sums, kind="stable")  # h/r_k descending, ties in cell order
     r = m.row_sums[order]
     n, s = m.cells.counts[order], m.cells.sizes[order]
-    zero_mass = ((s - m.high_counts[:, order] - m.low_counts[:, order]) @ n) / m.cells.samples
     out = np.empty(m.types)
     two_level = m.low > 0
+    k_count = r.size
     for kind in (np.flatnonzero(~two_level), np.flatnonzero(two_level)):
         for start in range(0, kind.size, _BLOCK):
             rows = kind[start:start + _BLOCK]
             h, lo = m.high[rows], m.low[rows]
-            parts = [h[:, None] / r[None, :]]
-            weights = [m.high_counts[rows][:, order] * n]
-            if lo.any():
-                parts.append(lo[:, None] / r[None, :])
-                weights.append(m.low_counts[rows][:, order] * n)
-            values = np.concatenate([*parts, np.zeros((rows.size, 1))], axis=1)
-            masses = np.concatenate([np.concatenate(weights, axis=1) / m.cells.samples, zero_mass[rows, None]],
-                                    axis=1)
+            levels = 2 if lo.any() else 1
+            # The block's counts in the sorted cell order (one gather each); the zero groups' mass an exact integer.
+            a_sorted, b_sorted = m.high_counts[rows[:, None], order], m.low_counts[rows[:, None], order]
+            zero_mass = ((s - a_sorted - b_sorted) @ n) / m.cells.samples
+            # [h/r | l/r (two-level) | 0] and the masses [a·n | b·n] / m, zero_mass: each part written in place.
+            values = np.zeros((rows.size, levels * k_count + 1))
+            masses = np.empty(values.shape)
+            np.divide(h[:, None], r[None, :], out=values[:, :k_count])
+            np.divide(a_sorted * n, m.cells.samples, out=masses[:, :k_count])
+            if levels == 2:
+                np.divide(lo[:, None], r[None, :], out=values[:, k_count:-1])
+                np.divide(b_sorted * n, m.cells.samples, out=masses[:, k_count:-1])
+            masses[:, -1] = zero_mass
             mixed = np.flatnonzero(h / r[-1] < lo / r[0])  # high and low values interleave: sort these rows
             if mixed.size:
                 resort = np.argsort(-values[mixed], axis=1, kind="stable")
@@ -104,7 +109,14 @@ def known_parts(content: dict[str, Any]) -> dict[int, bytes]:
     strings_or_ints(content.get("counts"))
     types = content.get("types")
     if isinstance(types, dict):
-        strings_or_ints(types.get("high_counts"))
+        for name in ("high_counts", "count_centres", "count_rice"):
+            strings_or_ints(types.get(name))
+        forms = types.get("low_counts")  # null, "rest" or [[k, b], ...] a type: JSON of null, strings and integers
+        if isinstance(forms, list) and forms and all(_plain(form, 2) for form in forms):
+            try:
+                known[id(forms)] = json.dumps(forms, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            except UnicodeEncodeError:
+                pass
         for name in ("high", "low", "weights"):
             values = types.get(name)
             if isinstance(values, list) and values and all(type(x) is float for x in values):
@@ -113,6 +125,16 @@ def known_parts(content: dict[str, Any]) -> dict[int, bytes]:
                 except ValueError:
                     pass
     return known
+
+
+def _plain(node: Any, depth: int) -> bool:
+    """Whether ``node`` is JSON whose canonical form is :func:`json.dumps`'s (module docstring).
+
+    That is null, a string, an integer below 2⁵³, or a list of those at most ``depth`` lists deep.
+    """
+    if node is None or type(node) is str or (type(node) is int and abs(node) < 2**53):
+        return True
+    return type(node) is list and depth > 0 and all(_plain(x, depth - 1) for x in node)
 
 
 def canonical_digest(content: dict[str, Any]) -> str:

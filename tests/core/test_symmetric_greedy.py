@@ -84,3 +84,57 @@ def test_a_budget_on_a_cumulative_mass(beta):
     values = np.array([[4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0]])
     masses = np.array([[1, 2, 3, 4], [4, 3, 2, 1]]) / 10
     assert np.array_equal(group_min_linear(values, masses, beta), full_greedy(values, masses, beta))
+
+
+@st.composite
+def wide_groups(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, float]:
+    """Rows of 200-1,500 groups (the prefix the stop is first sought in is 256), sorted descending or not.
+
+    Most masses are small (the budget reaches past 256 or 1,024 groups for a large β); a few rows put one large
+    mass late, where a float c_j − m_j can fall back under the budget after the prefix passed it.
+    """
+    rows = draw(st.integers(1, 3))
+    width = draw(st.integers(200, 1_500))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    samples = draw(st.sampled_from([10**6, 10**7 + 3, 2**52 // 1_500]))
+    weights = rng.integers(1, 50, (rows, width)).astype(np.float64)
+    if draw(st.booleans()):
+        weights[:, rng.integers(1, width)] = 1e9  # one large mass somewhere
+    counts = np.floor(weights / weights.sum(axis=1, keepdims=True) * samples).astype(np.int64)
+    counts[:, 0] += samples - counts.sum(axis=1)
+    values = rng.choice([0.0, 0.5, 1.0, 2.5], (rows, width)) + rng.random((rows, width)) * draw(st.booleans())
+    if draw(st.booleans()):
+        values = -np.sort(-values, axis=1)  # already descending: the sort is skipped
+    beta = draw(st.sampled_from([0.05, 0.3, 1.0, 1.9]) | st.floats(0.0, 2.0))
+    return values, counts / samples, beta
+
+
+@settings(max_examples=examples(120), deadline=None)
+@given(case=wide_groups())
+def test_wide_rows_sorted_or_not_return_the_full_loops_doubles(case):
+    values, masses, beta = case
+    assert np.array_equal(group_min_linear(values, masses, beta), full_greedy(values, masses, beta))
+
+
+def test_the_stop_counts_a_group_whose_mass_before_falls_back_under_the_budget():
+    """A mass of 2⁶⁰ after 300 small ones: c − m rounds to 0 there, under the budget again, so the full count (the
+    loop's length) takes it too: the count over every group, not the groups before the first crossing."""
+    from mechdesign.core._symmetric import _drain_stop
+
+    masses = np.full((1, 600), 1e-3)
+    masses[0, 300] = 2.0**60
+    full = int(((np.cumsum(masses, axis=1) - masses) <= 0.1).sum(axis=1).max())
+    assert full == 100 + 1  # the first 100 small groups (c − m ≤ 0.1) and the large one (c − m = 0)
+    assert _drain_stop(masses, 0.1) == full
+
+
+def test_the_stop_reads_every_group_when_a_mass_is_negative():
+    """With a negative mass the sums can fall back under the budget anywhere: no prefix decides."""
+    from mechdesign.core._symmetric import _drain_stop
+
+    masses = np.full((1, 600), 1e-3)
+    masses[0, 400] = -0.5
+    full = int(((np.cumsum(masses, axis=1) - masses) <= 0.1).sum(axis=1).max())
+    assert full > 101  # groups past 400 count again
+    assert _drain_stop(masses, 0.1) == full

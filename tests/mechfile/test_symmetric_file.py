@@ -103,6 +103,29 @@ def test_the_bulk_canonical_bytes_hash_as_rfc8785(written):
     assert canonical_digest(content) == hashlib.sha256(canonical_bytes(content)).hexdigest() == content["sha256"]
 
 
+_LEAF = (st.none() | st.integers(-2**60, 2**60) | st.text(max_size=6) | st.booleans()
+         | st.floats(allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=examples(200))
+@given(forms=st.lists(st.none() | st.just("rest") | st.lists(st.lists(_LEAF, max_size=3) | _LEAF, max_size=4),
+                      max_size=8),
+       numbers=st.lists(st.integers(-2**60, 2**60) | _LEAF, max_size=5))
+def test_the_bulk_canonical_bytes_of_any_low_counts_and_rice_members_hash_as_rfc8785(forms, numbers):
+    """The low-count forms and the Rice members, as a reader may find them (nulls, strings with escapes, integers
+    beyond 2⁵³, floats, booleans, nested lists): the bulk bytes where they are plain, rfc8785's otherwise."""
+    import rfc8785
+
+    content = {"types": {"low_counts": forms, "count_centres": numbers, "count_rice": list(numbers)}}
+    try:
+        expected = hashlib.sha256(rfc8785.dumps(content)).hexdigest()
+    except Exception:  # rfc8785 refuses it (an integer beyond 2⁵³, a lone surrogate): so must the bulk bytes
+        with pytest.raises(Exception):  # noqa: B017
+            canonical_digest(content)
+        return
+    assert canonical_digest(content) == expected
+
+
 @settings(max_examples=examples(60))
 @given(st.lists(st.sampled_from([1, 2, 3, 5, 7, 11, 127, 251]), min_size=1, max_size=40), st.integers(0, 2**32))
 def test_packed_counts_round_trip(sizes, seed):
@@ -175,6 +198,18 @@ def test_tampered_weight_fails_the_hash_and_an_overstated_epsilon_is_reported(wr
         read_symmetric_file(tmp_path / "low.json")
     result, _ = verify_symmetric_file(tmp_path / "low.json")
     assert not result.holds
+
+
+@pytest.mark.parametrize(("name", "value", "rule"), [("high", -1.0, r"types\.high\[2\] must lie in \[0, inf\]"),
+                                                   ("weights", True, r"types\.weights\[2\] must be a finite number"),
+                                                   ("low", "0.5", r"types\.low\[2\] must be a finite number")])
+def test_a_bad_level_or_weight_is_named_by_its_index(written, tmp_path, name, value, rule):
+    """The levels and weights are checked at once when they are all floats; a bad one is still named."""
+    _, path = written
+    edited = _edit(json.loads(path.read_text()), f"types.{name}.2", value)
+    _rehashed(edited, tmp_path / "bad.json")
+    with pytest.raises(MechanismFileError, match=rule):
+        read_symmetric_file(tmp_path / "bad.json")
 
 
 def test_levels_that_leak_more_than_stated_are_caught_and_levels_that_break_the_rows_refused(written, tmp_path):

@@ -59,7 +59,12 @@ def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p = a * b
     ah, al = _split(a)
     bh, bl = _split(b)
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    error = ah * bh  # ((ah·bh − p) + ah·bl + al·bh) + al·bl, left to right, in place
+    error -= p
+    error += ah * bl
+    error += al * bh
+    error += al * bl
+    return p, error
 
 
 def _row_sums(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -112,20 +117,30 @@ def quantise_rows(values: np.ndarray) -> np.ndarray:
     hi, lo = _row_sums(v)
     hi, lo = hi[:, None], lo[:, None]
     q1 = v / hi
-    p, pe = _two_product(q1, np.broadcast_to(hi, v.shape))
-    q2 = (((v - p) - pe) - q1 * lo) / hi
-    y_high, y_low = q1 * _TWO64, q2 * _TWO64
+    p, pe = _two_product(q1, hi)  # hi (R, 1) split once a row, broadcast: the same products entry by entry
+    # q2 = (((v − p) − pe) − q1·lo) / hi and the steps below, each in place on a few buffers: the same operations
+    # in the same order.
+    y_low = np.subtract(v, p, out=p)
+    y_low -= pe
+    y_low -= np.multiply(q1, lo, out=pe)
+    y_low /= hi
+    y_low *= _TWO64
+    y_high = np.multiply(q1, _TWO64, out=q1)
     floors = np.floor(y_high)
     # y_high − floors ∈ [0, 1) is exact; y_low is below half an ulp of y_high (up to 2¹¹), so the sum is rounded by
     # at most 2⁻⁴¹ and its own floor moves the integer part.
-    total = (y_high - floors) + y_low
-    carry = np.floor(total)
-    fraction = total - carry
+    total = np.subtract(y_high, floors, out=y_high)
+    total += y_low
+    carry = np.floor(total, out=y_low)
+    fraction = np.subtract(total, carry, out=total)
     # ⌊y⌋ may round up to 2⁶³ … 2⁶⁴ (a pair holding nearly the whole row), which float → uint64 cannot convert:
     # such floats are multiples of 2¹¹, so x − 2⁶³ is exact and 2⁶³ is added back in wrapping uint64 arithmetic.
     big = floors >= 2.0**63
-    whole = (np.where(big, floors - 2.0**63, floors).astype(np.uint64) + np.where(big, _HALF, np.uint64(0))
-             + carry.astype(np.int64).astype(np.uint64))  # wrapping: adds a signed carry
+    whole = carry.astype(np.int64).astype(np.uint64)  # wrapping: adds a signed carry
+    if big.any():
+        whole += np.where(big, floors - 2.0**63, floors).astype(np.uint64) + np.where(big, _HALF, np.uint64(0))
+    else:  # the usual case: every floor converts as it is
+        whole += floors.astype(np.uint64)
     uncertain = tiny | (positive & ((fraction < GUARD) | (fraction > 1 - GUARD))).any(axis=1)
     deficit = np.uint64(0) - whole.sum(axis=1, dtype=np.uint64)  # 2⁶⁴ − Σ⌊y⌋ (wrapping arithmetic)
     count = positive.sum(axis=1)

@@ -34,6 +34,8 @@ from mechdesign.mechfile._placement import PlacementFamily
 __all__ = ["SamplerTables", "compile_tables", "hash_tables", "quantisation_spread"]
 
 _GUIDE_BUDGET = 1 << 22  # guide-table entries in all (int32: 16 MiB)
+_SPREAD_ENTRIES = 1 << 18  # entries a chunk of quantisation_spread
+_GUIDE_CELLS = 64  # cells whose guide tables are counted together (_guide)
 _BLOCK_CELLS = 16  # cells quantised together (rows of 2T floats; small temporaries: fewer page faults)
 # Packed entry fields: t (24 bits), ℓ (1), n_ℓ (9), the rank offset (9), digit start + 1 (20).
 _T_BITS, _LEVEL_AT, _RADIX_AT, _OFFSET_AT, _START_AT = 24, 24, 25, 34, 43
@@ -104,83 +106,102 @@ def compile_tables(mechanism: SymmetricMechanism, family: PlacementFamily) -> Sa
                          f"types={t_count}, digits={digits}")
     s, r = m.cells.sizes, m.row_sums
     denominator = (s * r)[:, None]
-    # Everything per (type, cell) is laid out cell-major (K, T) from the start: two transposes of the counts, the
-    # rest reads contiguous rows (five transposes before), with the same operations: the same tables.
-    a_by_cell = np.ascontiguousarray(m.high_counts.T, dtype=np.int64)
-    b_by_cell = np.ascontiguousarray(m.low_counts.T, dtype=np.int64)
-    high = (m.weights * m.high)[None, :] * a_by_cell / denominator
-    low = (m.weights * m.low)[None, :] * b_by_cell / denominator
+    weighted_high, weighted_low = (m.weights * m.high)[None, :], (m.weights * m.low)[None, :]
     prime_of_cell = family.prime_of_cell
     # Row P (index −1: a cell of no prime, which is also every cell when there are no primes) is the start −1.
     by_prime = np.concatenate([family.digit_start.T, np.full((1, t_count), -1, dtype=np.int64)])
-    start_bits = (by_prime[prime_of_cell] + 1) << _START_AT
     pairs: list[np.ndarray] = []
     quanta: list[np.ndarray] = []
+    sums: list[np.ndarray] = []
     packs: list[np.ndarray] = []
     cell_start: list[np.ndarray] = []  # entries a cell
     # The packed fields that depend on the pair alone (t, ℓ), and the per-(type, cell) ones laid out cell-major
-    # (K, T): each block of cells reads contiguous rows, and the entries are picked by the same mask as the quanta
-    # (no gather over the ~3·10⁶ entries afterwards).
+    # (cells, 2T) a block at a time, from which the entries are taken at their places.
     pair_bits = np.arange(2 * t_count, dtype=np.int64)
     pair_bits = (pair_bits // 2) | ((pair_bits % 2) << _LEVEL_AT)
     for first in range(0, k_count, _BLOCK_CELLS):
         cells = np.arange(first, min(first + _BLOCK_CELLS, k_count))
+        # Everything per (type, cell) is laid out cell-major (cells, T), a block's counts transposed at a time;
+        # the probabilities with the same operations as over the whole (K, T) at once: the same tables.
+        a = np.ascontiguousarray(m.high_counts[:, first:first + cells.size].T, dtype=np.int64)
+        b = np.ascontiguousarray(m.low_counts[:, first:first + cells.size].T, dtype=np.int64)
         rows = np.empty((cells.size, 2 * t_count))
-        rows[:, 0::2], rows[:, 1::2] = high[cells], low[cells]
+        rows[:, 0::2] = weighted_high * a / denominator[cells]
+        rows[:, 1::2] = weighted_low * b / denominator[cells]
         positive = rows > 0
-        several = positive.sum(axis=1) > 1
-        q = np.zeros(rows.shape, dtype=np.uint64)
-        if several.any():
-            q[several] = _quantise_positive(rows[several], positive[several])
+        count = positive.sum(axis=1)
+        if not count.all():  # rows sum to one (SymmetricMechanism): unreachable for a valid mechanism
+            raise ValueError(f"mechanism must give every cell a positive pair, got none in cell "
+                             f"{int(cells[np.argmin(count)])}")
+        # Each row's positive pairs packed left in order (zeros after): quantise_rows quantises a row's positive
+        # entries and breaks ties by their order, so it gives the same integers to the same pairs; at N = 10⁴ ~40 %
+        # of the 2T pairs are positive, and the quantisation and everything after run on those alone.
+        left = np.arange(int(count.max()))[None, :] < count[:, None]
+        packed = np.zeros(left.shape)
+        packed[left] = rows[positive]  # boolean masks read row-major on both sides: each row's pairs in order
+        q = np.zeros(left.shape, dtype=np.uint64)
+        several = count > 1
+        if several.all():
+            q = quantise_rows(packed)
+        elif several.any():
+            q[several] = quantise_rows(packed[several])
+        bound = np.cumsum(q, axis=1)[left]  # C_k (wrapping uint64; the pairs quantised to 0 add nothing)
+        q = q[left]
         kept = q > 0
         # A cell with one positive pair, or whose quantisation gives one pair the whole 2⁶⁴ (quantise_rows returns
-        # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0).
-        single = np.flatnonzero(~kept.any(axis=1))
-        kept[single, np.argmax(rows[single], axis=1)] = True
-        where = np.nonzero(kept)[1]  # row-major: cell after cell, pairs ascending
-        pairs.append(where)
+        # such a row as zeros), keeps that pair alone (Q = 2⁶⁴, stored as 0): its largest, the first of them.
+        first_at = np.cumsum(count) - count
+        single = np.flatnonzero(np.logical_or.reduceat(kept, first_at) == 0)
+        for row in single.tolist():
+            kept[first_at[row] + int(np.argmax(packed[row, :count[row]]))] = True
+        place = np.flatnonzero(positive)  # row r, pair j at r·2T + j, row-major as the packed pairs
+        place = place[kept]
+        pairs.append((place % (2 * t_count)).astype(np.int32))
         quanta.append(q[kept])
-        cell_start.append(kept.sum(axis=1))
+        sums.append(bound[kept])
+        cell_start.append(np.bincount(place // (2 * t_count), minlength=cells.size))
         # n_ℓ (a high, b low), the rank offset (0 high, a low) and the digit start, per (cell, pair).
-        a, b, start = a_by_cell[cells], b_by_cell[cells], start_bits[cells]
+        start = (by_prime[prime_of_cell[cells]] + 1) << _START_AT
         block = np.empty(rows.shape, dtype=np.int64)
         block[:, 0::2] = (a << _RADIX_AT) | start
         block[:, 1::2] = (b << _RADIX_AT) | (a << _OFFSET_AT) | start
         block |= pair_bits
-        packs.append(block[kept])
+        packs.append(block.reshape(-1).take(place))
     cell_start_array = np.concatenate([[0], np.cumsum(np.concatenate(cell_start))]).astype(np.int64)
-    pair_array = np.concatenate(pairs).astype(np.int32)
+    pair_array = np.concatenate(pairs)
     quanta_array = np.concatenate(quanta)
     counts = np.diff(cell_start_array)
-    bounds = np.cumsum(quanta_array, dtype=np.uint64)  # wrapping; cell k's sums are re-based below
-    base = np.concatenate([[np.uint64(0)], bounds[cell_start_array[1:-1] - 1]]).astype(np.uint64)
-    bounds = bounds - np.repeat(base, counts)
+    bounds = np.concatenate(sums)
     bounds[cell_start_array[1:] - 1] = np.uint64(QUANT_SCALE - 1)
     bits = _guide_bits(counts, m.cells.sizes * m.cells.counts)
     guide_at = np.concatenate([[0], np.cumsum(1 << bits)]).astype(np.int64)
-    guide = np.empty(int(guide_at[-1]), dtype=np.int32)
-    for k in range(k_count):
-        lo, hi = cell_start_array[k], cell_start_array[k + 1]
-        tops = np.arange(1 << int(bits[k]), dtype=np.uint64) << np.uint64(64 - int(bits[k]))
-        guide[guide_at[k]:guide_at[k + 1]] = lo + np.searchsorted(bounds[lo:hi - 1], tops, side="right")
-    return SamplerTables(cell_start_array, pair_array, quanta_array, bounds, guide, guide_at[:-1],
-                         (64 - bits).astype(np.uint64), np.concatenate(packs))
+    shift = (64 - bits).astype(np.uint64)
+    return SamplerTables(cell_start_array, pair_array, quanta_array, bounds,
+                         _guide(bounds, cell_start_array, guide_at, shift), guide_at[:-1], shift, np.concatenate(packs))
 
 
-def _quantise_positive(rows: np.ndarray, positive: np.ndarray) -> np.ndarray:
-    """:func:`~.quantise_rows.quantise_rows` of ``rows`` computed on their positive entries only, packed left.
+def _guide(bounds: np.ndarray, cell_start: np.ndarray, guide_at: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Bucket i of cell k holds lo_k + #{j < hi_k − 1 : C_k[j] ≤ i·2^shift_k}: the first entry past i·2^shift_k.
 
-    quantise_rows quantises each row's positive entries and ties break by their order, so moving them to the left
-    in order (zeros after) gives the same integers at the same entries; at N = 10⁴ a cell's row has ~40 % of its
-    2T pairs positive, so the double-double passes run on ~2.5× fewer entries.
+    C ≤ i·2^s ⟺ ⌈C / 2^s⌉ ≤ i, so each entry is counted at bucket ⌈C / 2^s⌉ of its cell (2^b_k when C exceeds
+    every bucket's start, always for the cell's last entry: that is the next cell's first bucket, where it belongs
+    to lo_{k+1}), and a cumulative count over the buckets in order gives every bucket at once (a search a cell
+    before). Cells are taken ``_GUIDE_CELLS`` at a time: small temporaries, reused (no fresh pages in a new
+    process).
     """
-    count = positive.sum(axis=1)
-    left = np.arange(int(count.max(initial=0)))[None, :] < count[:, None]  # row r's first count[r] places
-    packed = np.zeros(left.shape)
-    packed[left] = rows[positive]  # boolean masks read row-major on both sides: each row's entries in order
-    out = np.zeros(rows.shape, dtype=np.uint64)
-    out[positive] = quantise_rows(packed)[left]
-    return out
+    guide = np.empty(int(guide_at[-1]), dtype=np.int32)
+    for first in range(0, cell_start.size - 1, _GUIDE_CELLS):
+        last = min(first + _GUIDE_CELLS, cell_start.size - 1)
+        lo, hi = int(cell_start[first]), int(cell_start[last])
+        base, top = int(guide_at[first]), int(guide_at[last])
+        counts = np.diff(cell_start[first:last + 1])
+        # ⌈C / 2^s⌉ = ⌊(C − 1) / 2^s⌋ + 1 for C ≥ 1 (every C is: the quanta are positive); the last entry's
+        # 2⁶⁴ − 1 gives 2^b.
+        at = ((bounds[lo:hi] - np.uint64(1)) >> np.repeat(shift[first:last], counts)).astype(np.int64)
+        at += np.repeat(guide_at[first:last] + 1 - base, counts)
+        np.cumsum(np.bincount(at, minlength=top - base + 1)[:-1], out=guide[base:top])
+        guide[base:top] += lo
+    return guide
 
 
 def _guide_bits(entries: np.ndarray, mass: np.ndarray) -> np.ndarray:
@@ -229,20 +250,32 @@ def quantisation_spread(mechanism: SymmetricMechanism, tables: SamplerTables) ->
         The bound, in nats (∞ where none holds).
     """
     m = mechanism
-    t, level, n_level, _, _ = unpack(tables.packed)
+    packed = tables.packed
     # Every positive pair (t, ℓ, k) must have its entry: else a group of the file is missing from the sampled type.
     positive = int(((m.weights * m.high > 0)[:, None] & (m.high_counts > 0)).sum()
                    + ((m.weights * m.low > 0)[:, None] & (m.low_counts > 0)).sum())
-    if positive != t.size:
+    if positive != packed.size:
         return math.inf
-    k = np.repeat(np.arange(m.cells.count), np.diff(tables.cell_start))
-    lift = np.where(level == 0, m.high[t], m.low[t])
-    pi = (m.weights[t] * lift) * n_level / (m.cells.sizes[k] * m.row_sums[k])
-    quanta = np.where(tables.quanta == 0, float(QUANT_SCALE), tables.quanta.astype(np.float64))
-    with np.errstate(divide="ignore"):
-        ratio = quanta / QUANT_SCALE / pi
+    # θ_t λ_t of each pair 2t + ℓ (the same products as θ_t times the entry's level), read through the (t, ℓ) the
+    # sampler draws from (the packed fields); s_k r_k repeated over cell k's entries.
+    weighted = np.empty(2 * m.types)
+    weighted[0::2], weighted[1::2] = m.weights * m.high, m.weights * m.low
+    sr = np.repeat(m.cells.sizes * m.row_sums, np.diff(tables.cell_start))
+    largest, smallest = -math.inf, math.inf
+    for lo in range(0, packed.size, _SPREAD_ENTRIES):  # small temporaries, reused; the extremes of the chunks'
+        part = packed[lo:lo + _SPREAD_ENTRIES]          # extremes are the extremes
+        pair = ((part & np.int64((1 << _T_BITS) - 1)) << 1) | ((part >> _LEVEL_AT) & 1)
+        pi = weighted[pair] * ((part >> _RADIX_AT) & np.int64(511)) / sr[lo:lo + _SPREAD_ENTRIES]
+        quanta = tables.quanta[lo:lo + _SPREAD_ENTRIES].astype(np.float64)
+        quanta[quanta == 0] = float(QUANT_SCALE)
+        with np.errstate(divide="ignore"):
+            ratio = quanta / QUANT_SCALE / pi
+        high, low = float(ratio.max()), float(ratio.min())
+        if math.isnan(high) or math.isnan(low):  # as a NaN bound would: no bound
+            return math.inf
+        largest, smallest = max(largest, high), min(smallest, low)
     widen = 16 * FLOAT_EPS
-    top, bottom = float(ratio.max()) * (1 + widen), float(ratio.min()) * (1 - widen)
+    top, bottom = largest * (1 + widen), smallest * (1 - widen)
     if not (math.isfinite(top) and bottom > 0):
         return math.inf
     return math.log(top) - math.log(bottom)

@@ -13,11 +13,14 @@ import bisect
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from mechdesign._numerics import QUANT_SCALE, quantise
 from mechdesign.deploy.sampling import SymmetricPrivatizer, unpack
 
+from conftest import examples
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 
 # Cells of sizes 2 (six: m = 3 digits), 3 (three), 5, 7, 23 and 251: seeds of two groups, a prime's block across
@@ -190,3 +193,109 @@ def test_fresh_draws_follow_the_sampled_mechanism_by_a_chi_square_test(x, n):
     f_exp = np.append(expected[~small], expected[small].sum())
     assert f_exp[-1] >= 5 or small.sum() == 0
     assert chisquare(f_obs if small.any() else f_obs[:-1], f_exp if small.any() else f_exp[:-1]).pvalue > 1e-3
+
+
+def _guide_by_search(bounds: np.ndarray, cell_start: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """The guide tables a cell at a time: bucket i is lo + the entries before hi − 1 with C ≤ i·2^(64−b)."""
+    out = []
+    for k, b in enumerate(bits.tolist()):
+        lo, hi = int(cell_start[k]), int(cell_start[k + 1])
+        tops = np.arange(1 << b, dtype=np.uint64) << np.uint64(64 - b)
+        out.append(lo + np.searchsorted(bounds[lo:hi - 1], tops, side="right"))
+    return np.concatenate(out)
+
+
+@st.composite
+def cells_of_bounds(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells of 1-40 entries: ascending C ≥ 1 (some on a bucket's start, or one past it), 2⁶⁴ − 1 last; b = 1-10."""
+    k_count = draw(st.integers(1, 12))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    bits = rng.integers(1, 11, k_count)
+    bounds = []
+    for k in range(k_count):
+        n = int(draw(st.integers(1, 40)))
+        c = rng.integers(1, 2**64 - 1, n - 1, dtype=np.uint64, endpoint=False)
+        step = np.uint64(1) << np.uint64(64 - int(bits[k]))
+        edge = rng.random(n - 1)  # some sums on a bucket's start, one below or one past it
+        c = np.where(edge < 0.2, c // step * step, np.where(edge < 0.3, c // step * step + np.uint64(1), c))
+        c = np.where(edge > 0.9, np.maximum(c // step * step, step) - np.uint64(1), c)
+        bounds.append(np.concatenate([np.sort(np.maximum(c, np.uint64(1))), [np.uint64(2**64 - 1)]]))
+    cell_start = np.concatenate([[0], np.cumsum([b.size for b in bounds])]).astype(np.int64)
+    return np.concatenate(bounds).astype(np.uint64), cell_start, bits.astype(np.int64)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(case=cells_of_bounds(), chunk=st.sampled_from([1, 2, 5, 64]))
+def test_the_guide_tables_by_one_count_are_the_searches_a_cell(case, chunk):
+    from unittest import mock
+
+    from mechdesign.deploy.sampling import _symmetric_tables
+
+    bounds, cell_start, bits = case
+    guide_at = np.concatenate([[0], np.cumsum(1 << bits)]).astype(np.int64)
+    with mock.patch.object(_symmetric_tables, "_GUIDE_CELLS", chunk):  # cells counted together
+        found = _symmetric_tables._guide(bounds, cell_start, guide_at, (64 - bits).astype(np.uint64))
+    assert found.dtype == np.int32
+    assert np.array_equal(found, _guide_by_search(bounds, cell_start, bits))
+
+
+def test_the_guide_tables_of_compiled_designs_are_the_searches_a_cell(sampler):
+    tab = sampler.tables
+    bits = 64 - tab.shift.astype(np.int64)
+    assert np.array_equal(tab.guide, _guide_by_search(tab.bounds, tab.cell_start, bits))
+
+
+def _reference_tables(m) -> dict[str, list[int]]:
+    """compile_tables cell by cell in Python integers: the kept pairs, Q (2⁶⁴ as 0), C (2⁶⁴ − 1 last), the fields."""
+    from mechdesign.mechfile import PlacementFamily
+
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    out: dict[str, list[int]] = {"pairs": [], "quanta": [], "bounds": [], "counts": [], "fields": []}
+    s, r = m.cells.sizes, m.row_sums
+    high = (m.weights * m.high)[:, None] * m.high_counts / (s * r)
+    low = (m.weights * m.low)[:, None] * m.low_counts / (s * r)
+    prime = family.prime_of_cell
+    for k in range(m.cells.count):
+        row = np.empty(2 * m.types)
+        row[0::2], row[1::2] = high[:, k], low[:, k]
+        positive = np.flatnonzero(row > 0)
+        q = dict(zip(positive.tolist(), quantise(row[positive]), strict=True))
+        kept = [j for j in positive.tolist() if 0 < q[j] < QUANT_SCALE] or [int(np.argmax(row))]
+        total = 0
+        for i, j in enumerate(kept):
+            t, level = divmod(j, 2)
+            total += q[j]
+            a, b = int(m.high_counts[t, k]), int(m.low_counts[t, k])
+            start = int(family.digit_start[t, prime[k]]) if prime[k] >= 0 else -1
+            out["pairs"].append(j)
+            out["quanta"].append(q[j] % QUANT_SCALE)
+            out["bounds"].append(QUANT_SCALE - 1 if i == len(kept) - 1 else total)
+            out["fields"].append((t, level, b if level else a, a if level else 0, start))
+        out["counts"].append(len(kept))
+    return out
+
+
+def _assert_tables_are_the_reference(m) -> None:
+    tab = SymmetricPrivatizer(m).tables
+    ref = _reference_tables(m)
+    assert tab.pairs.tolist() == ref["pairs"]
+    assert tab.quanta.tolist() == ref["quanta"]
+    assert tab.bounds.tolist() == ref["bounds"]
+    assert np.diff(tab.cell_start).tolist() == ref["counts"]
+    assert list(zip(*(f.tolist() for f in unpack(tab.packed)), strict=True)) == ref["fields"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(counts=st.lists(st.integers(1, 9), min_size=2, max_size=30), seed=st.integers(0, 2**16),
+       types=st.integers(1, 14), low_share=st.sampled_from([0.0, 0.5, 1.0]))
+def test_compiled_tables_are_the_cell_by_cell_reference_on_random_designs(counts, seed, types, low_share):
+    _assert_tables_are_the_reference(random_mechanism(counts, seed, types=types, low_share=low_share))
+
+
+def test_cells_of_one_positive_pair_keep_it_whole():
+    from mechdesign.core import Cells, SymmetricMechanism
+
+    cells = Cells.from_counts([2, 2, 1])  # a cell of 2 inputs, one of 1: each type fills one cell
+    m = SymmetricMechanism.from_types(cells, [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [[2, 0], [0, 1]], [[0, 0], [0, 0]])
+    _assert_tables_are_the_reference(m)
+    assert SymmetricPrivatizer(m).tables.quanta.tolist() == [0, 0]
