@@ -213,6 +213,9 @@ def unpack_rice(texts: Sequence[Any], sizes: np.ndarray, centres: np.ndarray, ri
         if r[k] < 0:
             by_cell[k] = window >> np.uint64(64 - widths[k])
             pos += widths[k]
+            short = np.flatnonzero(pos > 8 * lengths)  # as below: a run of fixed fields must not read past the array
+            if short.size:
+                raise _ends(field, int(short[0]), k, texts[int(short[0])])
             continue
         head = (window >> np.uint64(64 - _HEAD)).astype(np.int64)
         q = _HEAD - np.frexp(head.astype(np.float64))[1].astype(np.int64)  # leading zeros; _HEAD when head = 0

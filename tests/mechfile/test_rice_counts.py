@@ -197,3 +197,15 @@ def test_rice_stream_refusals_name_the_rule():
         unpack_rice([_reference_bits("1", "0000000")], sizes, centres, rice)
     with pytest.raises(ValueError, match="must be a base64 string"):
         unpack_rice([7], sizes, centres, rice)
+
+
+def test_a_stream_cut_before_a_long_run_of_fixed_fields_is_refused_in_one_line():
+    # Fixed-width cells (r < 0) read no unary run, so only the end-of-stream check stops them: a stream cut to 10 bytes
+    # before 400 fields of 10 bits once read past its array (an IndexError, not the one-line refusal).
+    sizes, centres, rice = np.full(400, 1000), np.full(400, 500), np.full(400, -1)
+    whole = pack_rice(np.random.default_rng(3).integers(0, 1001, (1, 400)), sizes, centres, rice)[0]
+    assert (unpack_rice([whole], sizes, centres, rice) >= 0).all()
+    cut = base64.b64encode(base64.b64decode(whole)[:10]).decode()
+    with pytest.raises(ValueError, match=r"types.high_counts\[0\] must hold a code for every cell \(the stream ends "
+                                         r"in cell 8\)"):
+        unpack_rice([cut], sizes, centres, rice)
