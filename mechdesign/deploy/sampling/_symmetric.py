@@ -79,6 +79,18 @@ def accept_limit(radix: np.ndarray) -> np.ndarray:
     return np.uint64(0) - rem  # 2⁶⁴ − rem mod 2⁶⁴: 0 when rem = 0 (then every word is accepted)
 
 
+def _same_radix(radix: np.ndarray) -> tuple[np.uint64, ...] | None:
+    """Each group's radix where every type has the same ones (a symmetric design's one signature), else None.
+
+    A group's values are then w mod R for one constant R: NumPy's floor division by a scalar multiplies by a
+    precomputed inverse (libdivide) instead of dividing, 0.9 ns a value for w − ⌊w / R⌋·R against 2.8 for
+    ``np.remainder`` by an array of radices (N = 10⁴, 2¹⁶ words).
+    """
+    if radix.shape[0] == 0 or not (radix == radix[:1]).all():
+        return None
+    return tuple(np.uint64(r) for r in radix[0].tolist())
+
+
 def _accepted(words: np.ndarray, radix: np.ndarray) -> np.ndarray:
     limit = accept_limit(radix)
     return (limit == 0) | (words < limit)
@@ -105,6 +117,7 @@ class SymmetricPrivatizer:
     family: PlacementFamily = field(init=False, repr=False)
     tables: SamplerTables = field(init=False, repr=False)
     _radix: np.ndarray = field(init=False, repr=False)
+    _same_radix: tuple[np.uint64, ...] | None = field(init=False, repr=False)
     _digit_at: np.ndarray = field(init=False, repr=False)
     _cell: dict[str, np.ndarray] = field(init=False, repr=False)
     _blocks: dict[str, Any] = field(init=False, repr=False)
@@ -144,6 +157,7 @@ class SymmetricPrivatizer:
                   "high": found["high"].astype(np.float64).reshape(-1), "w_place": found["w_place"].reshape(-1)}
         for name, value in (("family", family), ("tables", compile_tables(m, family)),
                             ("_radix", np.ascontiguousarray(family.group_radix.T)),
+                            ("_same_radix", _same_radix(family.group_radix)),
                             ("_digit_at", (place | (group.astype(np.uint64) << np.uint64(32))).reshape(-1)),
                             ("_cell", cell), ("_blocks", blocks)):
             object.__setattr__(self, name, value)
@@ -319,10 +333,15 @@ class SymmetricPrivatizer:
         width = radix.shape[0]
         groups = np.empty((width, x.size), dtype=np.uint64) if out is None else out
         rank_radix = np.maximum(n_level, 1).astype(np.uint64)
+        same = self._same_radix
+        quotient = np.empty(x.size if same is not None else 0, dtype=np.uint64)
         doubtful: dict[int, np.ndarray] = {}  # rows holding a word ≥ 2⁶⁴ − 2³²: only those can be rejected (rare)
         for g in range(width + 1):  # the G group rows, then the rank's
             row = next(rows)
-            if g < width:
+            if g < width and same is not None:  # w mod R = w − ⌊w / R⌋·R, exact; ⌊w / R⌋ by one constant
+                np.floor_divide(row, same[g], out=quotient)  # (NumPy divides by a scalar without a division)
+                np.subtract(row, np.multiply(quotient, same[g], out=quotient), out=groups[g])
+            elif g < width:
                 np.remainder(row, radix[g].take(t), out=groups[g])
             if x.size and row.max() >= _SAFE:
                 doubtful[g] = row

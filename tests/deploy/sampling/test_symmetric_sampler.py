@@ -301,3 +301,48 @@ def test_the_bound_gives_way_to_the_exact_check_where_it_does_not_meet_the_guara
     assert math.isinf(sampler.bounded_capacity(m.capacity(0.3)))
     with pytest.raises(CertificateError, match="sampled mechanism must meet"):
         sampler.check({"epsilon": m.capacity(0.3), "radius": 0.3}, m.capacity(0.3))
+
+
+def _one_signature_mechanism(seed: int):
+    """Every type needs every prime (0 < a < s in each cell of size s ≥ 2, b ≤ 1): one radix signature, 2 groups."""
+    from scipy.optimize import linprog
+
+    from mechdesign.core import Cells, SymmetricMechanism
+
+    cells = Cells.from_counts([50] * 7 + [40] * 11 + [30] * 13 + [20] * 17 + [10] * 19 + [5] * 7 + [3] * 11
+                              + [2] * 2 + [1])
+    sizes, rng, types = cells.sizes, np.random.default_rng(seed), 40
+    a = np.array([[rng.integers(1, s) if s > 1 else rng.integers(0, 2) for s in sizes] for _ in range(types)])
+    b = ((rng.random(a.shape) < 0.5) & (a < sizes - 1)).astype(np.int64)
+    h = rng.uniform(1.0, 3.0, types)
+    low = rng.uniform(0.1, 0.9, types) * h
+    mu = (a * h[:, None] + b * low[:, None]) / sizes
+    nu = mu @ (sizes * cells.probabilities)
+    found = linprog(np.zeros(types), A_eq=(mu / nu[:, None]).T, b_eq=np.ones(cells.count),
+                    bounds=[(1e-3, None)] * types, method="highs")
+    assert found.status == 0
+    return SymmetricMechanism.from_types(cells, h / nu, low / nu, found.x, a, b,
+                                         [f"item{i}" for i in range(cells.size)])
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_one_radix_signature_takes_each_group_by_one_constant_and_gives_the_same_reports(seed):
+    # Where every type has the same radices the groups are w − ⌊w / R⌋·R with R one constant a group (a division
+    # NumPy does by multiplication); it must give exactly what w mod R by each record's radix gives, on random words
+    # and on words at the edges (0, R − 1, R, multiples of R, the top of the range, rejected ones included).
+    sampler = SymmetricPrivatizer(_one_signature_mechanism(seed))
+    assert sampler._same_radix is not None and len(sampler._same_radix) == 2
+    rng = np.random.default_rng(seed)
+    width, count = sampler.words_needed(), 3000
+    x = rng.integers(0, sampler.mechanism.cells.size, count)
+    words = rng.integers(0, 2**64 - 1, (count, 2 * width), dtype=np.uint64, endpoint=True)
+    radices = [int(r) for r in sampler._same_radix]
+    edges = [0, 1, QUANT_SCALE - 1, QUANT_SCALE - (1 << 32), QUANT_SCALE - 2]
+    edges += [v for r in radices for v in (r - 1, r, 2 * r, r * (QUANT_SCALE // r) - 1, r * (QUANT_SCALE // r) - r)]
+    edge = np.zeros(words.shape, dtype=bool)
+    edge[:, 1:width] = rng.random((count, width - 1)) < 0.3
+    words[edge] = rng.choice(np.array(edges, dtype=np.uint64), int(edge.sum()))
+    fast = sampler.sample_words(x, words)
+    object.__setattr__(sampler, "_same_radix", None)  # the path by each record's radix
+    slow = sampler.sample_words(x, words)
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
