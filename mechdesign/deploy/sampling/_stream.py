@@ -9,7 +9,8 @@ does not depend on the chunk size. Progress goes to stderr (:class:`Progress`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,37 @@ from mechdesign.deploy._io import encode_labels
 from mechdesign.deploy.sampling._progress import Progress, format_rate
 from mechdesign.deploy.sampling._sampler import Privatizer
 
-__all__ = ["BLOCK", "Progress", "block_streams", "format_rate", "privatize_file"]
+__all__ = ["BLOCK", "Progress", "block_streams", "format_rate", "privatize_file", "small_pages"]
 
 
 BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
+
+
+@contextmanager
+def small_pages() -> Iterator[None]:
+    """A context in which NumPy allocates arrays without its huge-page advice (the previous setting restored on exit).
+
+    NumPy advises the kernel to back every array of 4 MiB or more with 2 MiB pages (``madvise(MADV_HUGEPAGE)``). A
+    stream allocates and frees such arrays every chunk (its reports, their bytes, the label indices), and each fresh
+    one then waits for the kernel to find and zero whole 2 MiB pages. Measured on a structured file at N = 10⁴, 10⁷
+    records to Parquet: 1.34-1.60 s of system time a run with the advice, 0.60 without (the same as
+    ``NUMPY_MADVISE_HUGEPAGE=0``), user time the same (4.3-4.4 s; load ~2). The streams' tables are built before and
+    keep their pages. NumPy's switch is ``numpy._core.multiarray._set_madvise_hugepage`` (the function behind that
+    documented variable); where a NumPy lacks it, nothing changes.
+    """
+    try:
+        from numpy._core import multiarray
+    except ImportError:  # NumPy < 2
+        from numpy.core import multiarray  # type: ignore[no-redef]
+    switch = getattr(multiarray, "_set_madvise_hugepage", None)
+    if switch is None:
+        yield
+        return
+    before = switch(False)
+    try:
+        yield
+    finally:
+        switch(before)
 
 
 def block_streams(rng: np.random.Generator | int | None) -> Callable[[int], np.random.Generator]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.sampling._stream import BLOCK, Progress, block_streams
+from mechdesign.deploy.sampling._stream import BLOCK, Progress, block_streams, small_pages
 from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
 from mechdesign.mechfile._report_binary import binary_buffer
 
@@ -78,7 +78,7 @@ def privatize_symmetric_file(privatizer: SymmetricPrivatizer, source: str | os.P
     if user_column is not None and user_column == column:
         raise v.fail("user_column", "differ from the privatized column", user_column)
     job = _Job(privatizer, block_streams(rng), memo)
-    with atomic_path(target) as tmp:
+    with atomic_path(target) as tmp, small_pages():  # no huge-page advice on the chunks' arrays (small_pages)
         if kind == "csv":
             from mechdesign.deploy._io import rewrite_csv_columns
 

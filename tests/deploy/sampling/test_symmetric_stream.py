@@ -89,3 +89,39 @@ def test_parquet_labels_arrive_as_dictionary_indices(tmp_path, monkeypatch):
     pq.write_table(pa.table({"id": np.arange(x.size), "item": labels}), source, row_group_size=50_000)
     with pytest.raises(ValueError, match="not-an-input"):
         privatize_symmetric_file(sampler, source, tmp_path / "bad.parquet", "item", rng=3, progress=False)
+
+
+def _huge_page_advice():
+    try:
+        from numpy._core import multiarray
+    except ImportError:  # NumPy < 2
+        from numpy.core import multiarray
+
+    advice = multiarray._set_madvise_hugepage(True)  # returns the setting it replaces
+    multiarray._set_madvise_hugepage(advice)
+    return advice
+
+
+def test_the_stream_allocates_without_huge_page_advice_and_restores_it(tmp_path, monkeypatch):
+    # The chunks' big arrays are allocated with NumPy's huge-page advice off (small_pages: ~1 s of a 10⁷-record run's
+    # system time); the setting the caller had comes back after the run, and after a failing run too.
+    from mechdesign.deploy.sampling import _symmetric_stream
+    from mechdesign.deploy.sampling._stream import small_pages
+
+    before = _huge_page_advice()
+    with small_pages():
+        assert _huge_page_advice() is False
+    assert _huge_page_advice() == before
+    with pytest.raises(RuntimeError), small_pages():
+        raise RuntimeError
+    assert _huge_page_advice() == before
+    mechanism = random_mechanism(SMALL_COUNTS, 2, types=8)
+    source = tmp_path / "data.parquet"
+    pq.write_table(pa.table({"item": [str(label) for label in mechanism.inputs]}), source)
+    seen = []
+    draw = _symmetric_stream._Job.draw
+    monkeypatch.setattr(_symmetric_stream._Job, "draw",
+                        lambda self, *args: seen.append(_huge_page_advice()) or draw(self, *args))
+    privatize_symmetric_file(SymmetricPrivatizer(mechanism), source, tmp_path / "out.parquet", "item", rng=1,
+                             progress=False)
+    assert seen == [False] and _huge_page_advice() == before
