@@ -49,6 +49,7 @@ _PAIRS = 1 << 18  # (report, cell) pairs per step of a prime's tally (added in p
 _FOLD_PRODUCT = 1 << 28  # multiply-adds of a seed-counted prime's fold (T·S·c: a sparse product, ~0.3 s)
 _SEEDED = 1 << 22  # (t, seed) counts in all (float64: 32 MiB)
 _COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
+_KEYS = 1 << 21  # entries of a prime's key table (int64: 16 MiB; p = 251, m = 1, c = 16: 1,008,016)
 
 class ReportTally:
     """Running sums of reports of one structured mechanism; :meth:`estimate` gives p̂ (module docstring).
@@ -147,13 +148,39 @@ class ReportTally:
         whole = np.arange(n, dtype=np.int64)
         where, divisor, quotient = np.empty(n, dtype=np.int64), np.empty(n), np.empty(n)
         digits_kept = [np.empty(n) for _ in range(max(tab.m for tab in self._primes) + 2)] if self._primes else []
-        for tab, (present, group, place, radix) in zip(self._primes, self._digit_tables(), strict=True):
+        for tab, (present, group, place, radix), block in zip(self._primes, self._digit_tables(), self._blocks(),
+                                                               strict=True):
             rows = whole if present.all() else np.flatnonzero(present[types])
             if not rows.size:
                 continue
             k = rows.size
             tr = types if k == n else types[rows]
             base = rows * width
+            if block is not None:  # the seed B in one piece, then keys from the prime's key table
+                seed, high_part, wh, dv = digits_kept[0][:k], digits_kept[1][:k], where[:k], divisor[:k]
+                take = np.take
+                take(block[0], tr, out=wh, mode="clip")
+                wh += base
+                take(flat, wh, out=seed, mode="clip")
+                take(block[1], tr, out=wh, mode="clip")
+                wh += base
+                take(flat, wh, out=high_part, mode="clip")
+                for value, row in ((seed, 2), (seed, 3), (high_part, 4)):  # ⌊G_g₀/P_e⌋ mod R_lo, G_g₁ mod R_hi
+                    take(block[row], tr, out=dv, mode="clip")
+                    if row == 2:
+                        np.divide(value, dv, out=value)
+                        np.floor(value, out=value)
+                        continue
+                    qt = quotient[:k]
+                    np.divide(value, dv, out=qt)
+                    np.floor(qt, out=qt)
+                    qt *= dv
+                    value -= qt
+                take(block[3], tr, out=dv, mode="clip")
+                high_part *= dv
+                seed += high_part
+                tab.accumulate_seeds(tr, seed, None if weights is None else weight[rows], self._work)
+                continue
             digits = []
             for o in range(tab.m + 2):  # e, u_0 … u_{m−1}, w
                 wh, dv, qt, value = where[:k], divisor[:k], quotient[:k], digits_kept[o][:k]
@@ -170,6 +197,24 @@ class ReportTally:
                 value -= qt
                 digits.append(value)
             tab.accumulate(tr, digits, None if weights is None else weight[rows], self._work)
+
+    def _blocks(self) -> list[np.ndarray | None]:
+        """Per prime, where its seed sits in the digit groups, or None for the digit by digit path.
+
+        For a prime with a key table and every block whole (:meth:`PlacementFamily.blocks`): (5, T) float64 rows
+        g₀, g₁, P_e, R_lo, R_hi by type (g₀ = g₁ = 0, P_e = R_lo = R_hi = 1 where the type lacks the prime).
+        """
+        if not hasattr(self, "_prime_blocks"):
+            found = self.family.blocks()
+            self._prime_blocks: list[np.ndarray | None] = []
+            for q, tab in enumerate(self._primes):
+                need = self.family.needs[:, q]
+                usable = tab.keyed and bool(found["whole"][need, q].all())
+                self._prime_blocks.append(np.stack([
+                    np.where(need, found[name][:, q], default).astype(np.float64)
+                    for name, default in (("first", 0), ("second", 0), ("place", 1), ("low", 1), ("high", 1))])
+                    if usable else None)
+        return self._prime_blocks
 
     def _digit_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """Per prime: which types carry its digits, and each digit's group, place and radix by type.
@@ -274,6 +319,34 @@ class _PrimeTables:
         self.seeds = (sp.p - 1) * sp.p ** (sp.m + 1)
         self.tally = np.zeros({"seeds": high.shape[0] * self.seeds, "counted": high.shape[0] * self.count * (sp.p - 1)
                                * sp.p}.get(mode, self.count * self.segment))
+        keys = self._key_table(sp.digits)
+        self.keyed = keys is not None  # else the digit by digit path (accumulate)
+        self.keys = keys if keys is not None else np.zeros((0, self.count), dtype=np.int64)
+
+    def _key_table(self, digits: np.ndarray) -> np.ndarray | None:
+        """Each seed's keys in every cell (:meth:`accumulate_seeds`), int64, or None beyond _KEYS entries.
+
+        "seeds": none needed (the key is the seed). "counted": (S, c), the key (cell·(p − 1) + e)·p + begin of seed
+        B = e + (p − 1)·U; "direct": (p^(m+1), c), cell·2p + begin of U = u_0 + p·u_1 + … + p^m·w
+        (begin = −r mod p, r = w + Σ u_i δ_i).
+        """
+        p, m, c = self.p, self.m, self.count
+        if self.mode == "seeds":
+            return np.zeros((0, c), dtype=np.int64)
+        rows = self.seeds if self.mode == "counted" else p ** (m + 1)
+        if rows * c > _KEYS:
+            return None
+        seed = np.arange(rows, dtype=np.int64)
+        e, rest = (seed % (p - 1), seed // (p - 1)) if self.mode == "counted" else (None, seed)
+        r = np.zeros((rows, c), dtype=np.int64)
+        for i in range(m):  # u_i
+            r += (rest % p)[:, None] * digits[:, i][None, :]
+            rest = rest // p
+        r += rest[:, None]  # w
+        begin = (-r) % p
+        if e is None:
+            return np.arange(c, dtype=np.int64)[None, :] * (2 * p) + begin
+        return (np.arange(c, dtype=np.int64)[None, :] * (p - 1) + e[:, None]) * p + begin
 
     @classmethod
     def build(cls, sp: Any, m: SymmetricMechanism, high: np.ndarray, low: np.ndarray, mixed: np.ndarray,
@@ -331,6 +404,54 @@ class _PrimeTables:
             key += self.cell_offset
             key += (e[sl] * (2 * p * c))[:, None]
             np.copyto(base, key, casting="unsafe")
+            flat = base.reshape(-1)
+            for level, offset in ((self.high, None), (self.step, self.a), (self.drop, self.ab)):
+                np.take(level, t, axis=0, out=value, mode="clip")
+                if weights is not None:
+                    value *= weights[sl, None]
+                if offset is None:
+                    np.add.at(self.tally, flat, value.reshape(-1))
+                else:
+                    np.take(offset, t, axis=0, out=at, mode="clip")
+                    at += base
+                    np.add.at(self.tally, at.reshape(-1), value.reshape(-1))
+
+    def accumulate_seeds(self, types: np.ndarray, seed: np.ndarray, weights: np.ndarray | None,
+                         work: dict[str, np.ndarray]) -> None:
+        """:meth:`accumulate` with each report's digits as one seed B = e + (p − 1)·U (float64, exact).
+
+        The keys come from :attr:`keys`: one row gather a report instead of r's product, divisions and offsets by
+        (report, cell).
+
+        The same keys in the same order, added in the same batches as :meth:`accumulate` (so the same sums, bit for
+        bit: ``direct`` adds floats, whose sums depend on the order).
+        """
+        p, c = self.p, self.count
+        if self.mode == "seeds":
+            key = seed + types * float(self.seeds)
+            np.add.at(self.tally, key.astype(np.int64), 1.0 if weights is None else weights)
+            return
+        whole = seed.astype(np.int64)
+        if self.mode == "counted":
+            batch = max(1, _PAIRS // c)
+            for lo in range(0, types.size, batch):
+                sl = slice(lo, lo + batch)
+                base = work["base"][:whole[sl].size * c].reshape(-1, c)
+                np.take(self.keys, whole[sl], axis=0, out=base, mode="clip")
+                base += (types[sl] * (c * (p - 1) * p))[:, None]
+                np.add.at(self.tally, base.reshape(-1), 1.0 if weights is None else np.repeat(weights[sl], c))
+            return
+        e = whole % (p - 1)
+        whole //= p - 1
+        batch = max(1, _PAIRS // c)
+        for lo in range(0, types.size, batch):
+            sl = slice(lo, lo + batch)
+            t = types[sl]
+            k = t.size
+            value = work["value"][:k * c].reshape(k, c)
+            base, at = (work[name][:k * c].reshape(k, c) for name in ("base", "at"))
+            np.take(self.keys, whole[sl], axis=0, out=base, mode="clip")
+            base += (e[sl] * (2 * p * c))[:, None]
             flat = base.reshape(-1)
             for level, offset in ((self.high, None), (self.step, self.a), (self.drop, self.ab)):
                 np.take(level, t, axis=0, out=value, mode="clip")

@@ -206,3 +206,35 @@ def test_any_multiset_of_reports_decodes_as_the_sum_of_its_reports(seed, picks, 
                 tally.add(types[part], groups[part], counts[part] if weighted else None)
         got = tally.estimate().unbiased
     assert np.allclose(got, decoded[:, chosen] @ counts / counts.sum(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["seeds", "counted", "direct"])
+@pytest.mark.parametrize("pairs", [7, 1 << 18])
+def test_seeds_read_in_one_piece_tally_as_the_digits_bit_for_bit(monkeypatch, mode, pairs):
+    """Each prime's seed B = e + (p − 1)·U read in one piece from the groups, its keys from the prime's key table
+    (accumulate_seeds), against the digit by digit path (accumulate, no key table): the same tallies, bit for bit
+    (the direct tallies add floats in batches: the same entries in the same order), with and without weights."""
+    import mechdesign.deploy.analysis._symmetric_decode as decode
+
+    m = random_mechanism(SMALL_COUNTS, 2, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(6).choice(m.cells.size, 3_000, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=9)
+    weights = np.random.default_rng(7).random(x.size)
+    monkeypatch.setattr(decode, "_PAIRS", pairs)
+    monkeypatch.setattr(decode, "_SEEDED", 1 << 25 if mode == "seeds" else 0)
+    monkeypatch.setattr(decode, "_COUNTED", 1 << 23 if mode != "direct" else 0)
+    tallies = []
+    for keys in (decode._KEYS, 0):
+        monkeypatch.setattr(decode, "_KEYS", keys)
+        tally = ReportTally(m)
+        several = [tab for tab in tally._primes if tab.count > 1]
+        assert several and all(tab.mode == mode for tab in several)
+        assert all((block is not None) == (keys > 0 or tab.mode == "seeds")
+                   for tab, block in zip(tally._primes, tally._blocks(), strict=True))
+        tally.add(types[:1_000], groups[:1_000])
+        tally.add(types[1_000:], groups[1_000:], weights[1_000:])
+        tallies.append(tally)
+    for fast, slow in zip(tallies[0]._primes, tallies[1]._primes, strict=True):
+        assert np.array_equal(fast.tally, slow.tally)
+    assert np.array_equal(tallies[0].estimate().unbiased, tallies[1].estimate().unbiased)
