@@ -49,6 +49,7 @@ _PAIRS = 1 << 18  # (report, cell) pairs per step of a prime's tally (added in p
 _FOLD_PRODUCT = 1 << 28  # multiply-adds of a seed-counted prime's fold (T·S·c: a sparse product, ~0.3 s)
 _SEEDED = 1 << 22  # (t, seed) counts in all (float64: 32 MiB)
 _COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
+_DENSE_SPREAD = 1 << 22  # entries of a seed-counted prime's dense 0/1 map (float64: 32 MiB; p = 3 here: 224,532)
 _KEYS = 1 << 21  # entries of a prime's key table (int64: 16 MiB; p = 251, m = 1, c = 16: 1,008,016)
 
 class ReportTally:
@@ -464,8 +465,29 @@ class _PrimeTables:
                     at += base
                     np.add.at(self.tally, at.reshape(-1), value.reshape(-1))
 
-    def _seed_map(self) -> Any:
-        """The 0/1 map (S, c·(p − 1)·p) of each seed (e, u, w) to the key (cell, e, −r mod p) it gives each cell."""
+    def _spread(self) -> np.ndarray:
+        """The (t, seed) tally spread to the keys each seed gives each cell: (T, c, (p − 1)·p), by (t, cell, e, begin).
+
+        One product with the 0/1 map of seeds to keys (:meth:`_seed_map`). Counts (integers, Σ|count| ≤ 2⁵²) add
+        exactly in any order: a dense product (BLAS; no scipy import), within _DENSE_SPREAD map entries. Weights
+        go through the sparse product (scipy's CSC product, seed after seed), whose rounding they keep.
+        """
+        by_type = self.tally.reshape(-1, self.seeds)
+        columns = self._seed_map()
+        keys = self.count * (self.p - 1) * self.p
+        counts = np.abs(by_type).sum() <= 2.0**52 and bool(np.all(np.floor(by_type) == by_type))
+        if counts and self.seeds * keys <= _DENSE_SPREAD:
+            dense = np.zeros((self.seeds, keys))
+            dense[np.arange(self.seeds)[:, None], columns] = 1.0
+            return (by_type @ dense).reshape(-1, self.count, (self.p - 1) * self.p)
+        from scipy.sparse import csr_matrix
+
+        spread = csr_matrix((np.ones(columns.size), (np.repeat(np.arange(self.seeds), self.count),
+                                                     columns.reshape(-1))), shape=(self.seeds, keys))
+        return np.asarray(spread.T @ by_type.T).T.reshape(-1, self.count, (self.p - 1) * self.p)
+
+    def _seed_map(self) -> np.ndarray:
+        """The key (cell, e, −r mod p) that each seed (e, u, w) gives each cell: (S, c), int64."""
         p, count = self.p, self.count
         seed = np.arange(self.seeds)
         e, rest = seed % (p - 1), seed // (p - 1)
@@ -474,11 +496,7 @@ class _PrimeTables:
             r += (rest % p)[:, None] * self.digits[i].astype(np.int64)[None, :]
             rest //= p
         r += rest[:, None]  # w
-        column = (np.arange(count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
-        from scipy.sparse import csr_matrix
-
-        return csr_matrix((np.ones(column.size), (np.repeat(seed, count), column.reshape(-1))),
-                          shape=(self.seeds, count * (p - 1) * p))
+        return (np.arange(count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
 
     def fold(self, hits: np.ndarray) -> None:
         """Add this prime's hit sums to ``hits``: prefix sums over j, folded mod p, mapped back to i, summed over e."""
@@ -486,9 +504,7 @@ class _PrimeTables:
         if self.mode == "direct":  # laid out (e, cell, j)
             diff = self.tally.reshape(p - 1, self.count, 2 * p).transpose(1, 0, 2)
         else:  # the counts' three difference-array entries, weighted by type and cell
-            counts = self.tally.reshape(-1, self.count, (p - 1) * p) if self.mode == "counted" else \
-                np.asarray(self._seed_map().T @ self.tally.reshape(-1, self.seeds).T).T.reshape(
-                    -1, self.count, (p - 1) * p)
+            counts = self.tally.reshape(-1, self.count, (p - 1) * p) if self.mode == "counted" else self._spread()
             local = np.arange((p - 1) * p)
             base = (np.arange(self.count)[:, None] * self.segment + (local // p) * 2 * p + local % p)[None, :, :]
             size = self.count * self.segment

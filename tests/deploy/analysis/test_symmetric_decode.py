@@ -238,3 +238,36 @@ def test_seeds_read_in_one_piece_tally_as_the_digits_bit_for_bit(monkeypatch, mo
     for fast, slow in zip(tallies[0]._primes, tallies[1]._primes, strict=True):
         assert np.array_equal(fast.tally, slow.tally)
     assert np.array_equal(tallies[0].estimate().unbiased, tallies[1].estimate().unbiased)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_seed_counts_spread_to_the_cells_as_the_sparse_product_bit_for_bit(monkeypatch, weighted):
+    """A seed-counted prime's fold spreads its (t, seed) tally to the (t, cell, e, begin) keys: counts by a dense
+    0/1 product (exact in any order), weights by the sparse product; both the same floats as main's sparse product
+    (scipy's, seed after seed from zero)."""
+    from scipy.sparse import csr_matrix
+
+    import mechdesign.deploy.analysis._symmetric_decode as decode
+
+    m = random_mechanism(SMALL_COUNTS, 2, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(8).choice(m.cells.size, 4_000, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=10)
+    monkeypatch.setattr(decode, "_SEEDED", 1 << 25)
+    tally = ReportTally(m)
+    tally.add(types, groups, np.random.default_rng(11).random(x.size) * 3 if weighted else None)
+    seeded = [tab for tab in tally._primes if tab.mode == "seeds"]
+    assert seeded and any(tab.m > 0 for tab in seeded)
+    for tab in seeded:
+        p, seed = tab.p, np.arange(tab.seeds)
+        e, rest = seed % (p - 1), seed // (p - 1)
+        r = np.zeros((tab.seeds, tab.count), dtype=np.int64)
+        for i in range(tab.m):
+            r += (rest % p)[:, None] * tab.digits[i].astype(np.int64)[None, :]
+            rest //= p
+        r += rest[:, None]
+        column = (np.arange(tab.count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
+        spread = csr_matrix((np.ones(column.size), (np.repeat(seed, tab.count), column.reshape(-1))),
+                            shape=(tab.seeds, tab.count * (p - 1) * p))
+        want = np.asarray(spread.T @ tab.tally.reshape(-1, tab.seeds).T).T.reshape(-1, tab.count, (p - 1) * p)
+        assert np.array_equal(tab._spread(), want)
