@@ -323,12 +323,18 @@ def parse_binary(family: PlacementFamily, offsets: np.ndarray, data: np.ndarray,
     span = 2 * limbs16
     columns = np.arange(span, 0, -1)[None, :]  # byte k of a row is the byte at end − (2L − k)
     limbs = np.empty((limbs16, count))  # least significant first
+    size = int(lengths[0]) if count else 0
+    same = bool(count) and not np.any(lengths != size)  # one report length (a symmetric design): rows are a reshape
     for lo in range(0, count, _ROWS):
         sl = slice(lo, lo + _ROWS)
-        first = (begin[sl] + type_bytes)[:, None]
-        at = end[sl, None] - columns
-        rows = np.where(at >= first, data[np.maximum(at, first)], 0).astype(np.float64)
-        limbs[::-1, sl] = (rows[:, 0::2] * 256.0 + rows[:, 1::2]).T
+        if same:
+            rows = np.zeros((min(count - lo, _ROWS), span), dtype=np.uint8)
+            rows[:, span - (size - type_bytes):] = data[begin[lo]:end[sl][-1]].reshape(-1, size)[:, type_bytes:]
+        else:
+            first = (begin[sl] + type_bytes)[:, None]
+            at = end[sl, None] - columns
+            rows = np.where(at >= first, data[np.maximum(at, first)], 0).astype(np.uint8)
+        limbs[::-1, sl] = rows.view(">u2").T  # big-endian byte pairs: the 16-bit limbs
     groups, left = _split16(family, types, limbs)
     if np.any(left):
         bad = int(np.argmax(left))

@@ -63,9 +63,14 @@ def test_reports_of_many_types_and_a_type_above_255_take_two_type_bytes():
     assert np.array_equal(parse_binary(family, offsets, data)[1], groups)
 
 
+@pytest.mark.parametrize("rows", [7, 1 << 14])
 @pytest.mark.parametrize("types", [8, 300])
-def test_a_block_of_one_report_length_follows_the_one_report_rule(types):
-    # binary_buffer writes a block whose reports all have one length by column slices (no per-byte mask).
+def test_a_block_of_one_report_length_follows_the_one_report_rule(monkeypatch, types, rows):
+    # binary_buffer writes a block whose reports all have one length by column slices (no per-byte mask), and
+    # parse_binary reads it as a reshape of the data (in steps of ``rows`` reports).
+    import mechdesign.deploy.analysis._symmetric_reports as reports
+
+    monkeypatch.setattr(reports, "_ROWS", rows)
     family = _family(types=types)
     type_bytes, widths = binary_widths(family)
     width = np.bincount(widths).argmax()
@@ -79,6 +84,8 @@ def test_a_block_of_one_report_length_follows_the_one_report_rule(types):
     blob = data.tobytes()
     assert [blob[offsets[i]:offsets[i + 1]] for i in range(len(items))] == [
         family.binary(int(t), value) for t, value in zip(t_array, values, strict=True)]
+    parsed_types, parsed_groups = parse_binary(family, offsets, data)
+    assert np.array_equal(parsed_types, t_array) and np.array_equal(parsed_groups, groups)
 
 
 @pytest.mark.parametrize(("edit", "rule"), [
