@@ -271,3 +271,30 @@ def test_seed_counts_spread_to_the_cells_as_the_sparse_product_bit_for_bit(monke
                             shape=(tab.seeds, tab.count * (p - 1) * p))
         want = np.asarray(spread.T @ tab.tally.reshape(-1, tab.seeds).T).T.reshape(-1, tab.count, (p - 1) * p)
         assert np.array_equal(tab._spread(), want)
+
+
+def test_the_buffer_parser_reads_exactly_the_lowercase_hex_digits():
+    """_parse_bytes turns hex digits into nibbles by arithmetic: every ASCII byte in a report's hex digits (first,
+    last, or any other place; a shorter type's report beside a longer one) is accepted iff it is 0-9 or a-f, and
+    then read as its value."""
+    from mechdesign.deploy.analysis._symmetric_reports import _parse_bytes
+
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    long, short = max(range(family.types), key=family.hex_width), min(range(family.types), key=family.hex_width)
+    assert family.hex_width(long) > family.hex_width(short)
+    for code in range(128):
+        char = chr(code)
+        for where in (0, -1):
+            digits = list("0" * family.hex_width(short))
+            digits[where] = char
+            texts = [f"t{long}." + "0" * family.hex_width(long), f"t{short}." + "".join(digits)]
+            got = _parse_bytes(family, texts)
+            if char not in "0123456789abcdef":
+                assert got is None, char
+                continue
+            number = int(char, 16) * 16 ** (family.hex_width(short) - 1 if where == 0 else 0)
+            if number >= family.seed_count(short):  # a top digit too large: V ≥ |S_t|
+                assert got is None, char
+                continue
+            assert got is not None and np.array_equal(got[1][1], family.split(short, number)), char
