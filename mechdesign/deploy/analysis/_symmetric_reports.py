@@ -25,7 +25,8 @@ _HEX = np.full(256, 255, dtype=np.uint8)
 _HEX[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10)
 _HEX[np.frombuffer(b"abcdef", dtype=np.uint8)] = np.arange(10, 16)
 _ROWS = 1 << 14  # reports per step of _parse_bytes' nibble rows
-_SPLIT = 1 << 13  # reports per step of _split16's long division (8 KiB a row: 2,048 to 16,384 measured)
+_SPLIT = 1 << 13  # reports per step of _split's long division (8 KiB a row: 2,048 to 16,384 measured)
+_BITS = 21  # bits a limb of V: remainder·2²¹ + limb < R·2²¹ ≤ 2⁵³ (R < 2³², GROUP_LIMIT), see _parse_bytes
 
 
 def parse_reports(family: PlacementFamily, texts: Sequence[Any], start: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -93,11 +94,11 @@ def _parse_bytes(family: PlacementFamily, texts: Sequence[Any]) -> tuple[np.ndar
     """The reports parsed from one ASCII buffer (the texts, each followed by a newline), or None if one is malformed.
 
     Each report must hold one ``t``, 1 to 10 decimal digits, one dot and exactly its type's number of lowercase hex
-    digits, as :func:`_parse_checked` requires. The hex digits (right-aligned) become 16-bit limbs held in float64,
-    split into the type's digit groups by exact long division: remainder·2¹⁶ + limb < 2⁴⁸ is an integer below
-    2⁵³, and the floor of a correctly rounded quotient of such integers is exact (the quotient's distance to the
-    next integer, at least 1/R, exceeds its rounding error, below 2⁴⁸/R·2⁻⁵³), so every step is exact. A limb
-    left non-zero means V ≥ |S_t|.
+    digits, as :func:`_parse_checked` requires. The hex digits (right-aligned) become 21-bit limbs held in float64,
+    split into the type's digit groups by exact long division: remainder·2²¹ + limb < R·2²¹ ≤ 2⁵³ is an integer
+    (R < 2³², GROUP_LIMIT), and the floor of the correctly rounded quotient is exact (the quotient, below 2²¹, is
+    at least 1/R > 2⁻³² from the next integer when it is not one, and rounds by at most 2⁻³³), so every step is
+    exact. A limb left non-zero means V ≥ |S_t|.
     """
     count = len(texts)
     try:
@@ -137,9 +138,8 @@ def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[
     lengths = ends - dots - 1
     if np.any(lengths != widths[types]):
         return None
-    limbs16 = -(-int(widths.max()) // 4)
-    span = 4 * limbs16
-    limbs = np.empty((limbs16, count))  # least significant first
+    span = 2 * -(-int(widths.max()) // 2)  # nibbles a row: whole bytes
+    limbs = np.empty((_limb_count(span // 2), count))  # least significant first
     # The hex digits right-aligned in rows of 4L nibbles: each row the 4L bytes that end at the report's newline (a
     # row copy out of a sliding window, no index a byte), the positions before its hex digits then set to '0'.
     front = max(0, span - int(ends[0]))  # the first rows may start before the blob: '0's in front
@@ -160,21 +160,49 @@ def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[
             return None
         pairs = nibbles[:, 0::2] << 4
         pairs |= nibbles[:, 1::2]
-        limbs[::-1, sl] = pairs.view(">u2").T  # big-endian byte pairs: the 16-bit limbs
-    groups, left = _split16(family, types, limbs)
+        limbs[:, sl] = _limbs(pairs)
+    groups, left = _split(family, types, limbs)
     return None if np.any(left) else (types, groups)
 
 
-def _split16(family: PlacementFamily, types: np.ndarray, limbs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """V given as 16-bit limbs (float64, (L, n), least significant first) split into the type's digit groups.
+def _limb_count(size: int) -> int:
+    """The _BITS-bit limbs of a number of ``size`` bytes."""
+    return max(1, -(-8 * size // _BITS))
+
+
+def _limbs(rows: np.ndarray) -> np.ndarray:
+    """Big-endian numbers (uint8 rows, (k, B), most significant byte first) as _BITS-bit limbs in float64.
+
+    Returns (L, k), L = :func:`_limb_count` (B), least significant first: the rows as big-endian 64-bit words (with
+    a zero word in front, so that a limb across two words reads both), limb j the bits 21j … 21j + 20.
+    """
+    count, size = rows.shape
+    words = -(-size // 8) + 1
+    padded = np.zeros((count, 8 * words), dtype=np.uint8)
+    padded[:, 8 * words - size:] = rows
+    word = np.ascontiguousarray(padded.view(">u8").astype(np.uint64).T[::-1])  # (W, k), least significant first
+    out = np.empty((_limb_count(size), count))
+    mask = np.uint64((1 << _BITS) - 1)
+    for j in range(out.shape[0]):
+        at, shift = divmod(_BITS * j, 64)
+        limb = word[at] >> np.uint64(shift)
+        if shift > 64 - _BITS:
+            limb |= word[at + 1] << np.uint64(64 - shift)
+        limb &= mask
+        out[j] = limb
+    return out
+
+
+def _split(family: PlacementFamily, types: np.ndarray, limbs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """V given as _BITS-bit limbs (float64, (L, n), least significant first) split into the type's digit groups.
 
     Exact long division in float64 (:func:`_parse_blob`), _SPLIT reports at a time (their limbs, quotient and
-    remainder stay in the L2 cache: 0.30 -> 0.18 s for 131,072 reports of 68 bytes); ``limbs`` is overwritten by the
-    quotient. Returns the groups (uint64, (n, G)) and, per report, whether a quotient is left over (V ≥ |S_t|: not a
-    report).
+    remainder stay in the L2 cache: 0.30 -> 0.18 s for 131,072 reports of 68 bytes in 16-bit limbs); 21-bit limbs
+    take 280 steps a report at N = 10⁴ where 16-bit ones took 359. ``limbs`` is overwritten by the quotient.
+    Returns the groups (uint64, (n, G)) and, per report, whether a quotient is left over (V ≥ |S_t|: not a report).
     """
     count = types.size
-    limbs16 = limbs.shape[0]
+    limb_count = limbs.shape[0]
     radix_all = family.group_radix[types].astype(np.float64)
     width = radix_all.shape[1]
     groups = np.empty((count, width), dtype=np.float64)
@@ -182,7 +210,8 @@ def _split16(family: PlacementFamily, types: np.ndarray, limbs: np.ndarray) -> t
     # What is left after g groups is below Π_{g' ≥ g} R_g': its limbs above that are zero and are skipped.
     bits = np.log2(family.group_radix.astype(np.float64))
     left_bits = np.cumsum(bits[:, ::-1], axis=1)[:, ::-1].max(axis=0)
-    tops = [min(limbs16, int(np.ceil(left_bits[g] / 16 + 1e-9)) + 1) - 1 for g in range(width)]
+    tops = [min(limb_count, int(np.ceil(left_bits[g] / _BITS + 1e-9)) + 1) - 1 for g in range(width)]
+    scale = float(1 << _BITS)
     for lo in range(0, count, _SPLIT):
         sl = slice(lo, lo + _SPLIT)
         block = np.ascontiguousarray(limbs[:, sl])
@@ -193,7 +222,7 @@ def _split16(family: PlacementFamily, types: np.ndarray, limbs: np.ndarray) -> t
             rem[:] = 0.0
             r = radix[g]
             for j in range(tops[g], -1, -1):
-                np.multiply(rem, 65536.0, out=x)
+                np.multiply(rem, scale, out=x)
                 x += block[j]
                 np.divide(x, r, out=q)
                 np.floor(q, out=q)
@@ -282,8 +311,8 @@ def parse_binary(family: PlacementFamily, offsets: np.ndarray, data: np.ndarray,
     """(types, digit groups) of reports in binary form (:mod:`mechdesign.mechfile._report_binary`), vectorised.
 
     Report i is ``data[offsets[i]:offsets[i + 1]]``: t from its first B_T bytes (big-endian), which must name a
-    type, then exactly B_t bytes of V. V's bytes, right-aligned in rows of 2L bytes, become 16-bit limbs split into
-    the type's digit groups by :func:`_split16`; a quotient left over means V ≥ |S_t|. In steps of 16,384 reports.
+    type, then exactly B_t bytes of V. V's bytes, right-aligned in rows, become 21-bit limbs split into the type's
+    digit groups by :func:`_split`; a quotient left over means V ≥ |S_t|. In steps of 16,384 reports.
 
     Parameters
     ----------
@@ -328,10 +357,9 @@ def parse_binary(family: PlacementFamily, offsets: np.ndarray, data: np.ndarray,
     if np.any(wrong):
         raise refuse(wrong, f"hold {type_bytes} bytes of type and its type's bytes of seed ({widths.min()} to "
                      f"{widths.max()})")
-    limbs16 = -(-int(widths.max(initial=1)) // 2)
-    span = 2 * limbs16
-    columns = np.arange(span, 0, -1)[None, :]  # byte k of a row is the byte at end − (2L − k)
-    limbs = np.empty((limbs16, count))  # least significant first
+    span = int(widths.max(initial=1))
+    columns = np.arange(span, 0, -1)[None, :]  # byte k of a row is the byte at end − (span − k)
+    limbs = np.empty((_limb_count(span), count))  # least significant first
     size = int(lengths[0]) if count else 0
     same = bool(count) and not np.any(lengths != size)  # one report length (a symmetric design): rows are a reshape
     for lo in range(0, count, _ROWS):
@@ -343,8 +371,8 @@ def parse_binary(family: PlacementFamily, offsets: np.ndarray, data: np.ndarray,
             first = (begin[sl] + type_bytes)[:, None]
             at = end[sl, None] - columns
             rows = np.where(at >= first, data[np.maximum(at, first)], 0).astype(np.uint8)
-        limbs[::-1, sl] = rows.view(">u2").T  # big-endian byte pairs: the 16-bit limbs
-    groups, left = _split16(family, types, limbs)
+        limbs[:, sl] = _limbs(rows)
+    groups, left = _split(family, types, limbs)
     if np.any(left):
         bad = int(np.argmax(left))
         raise refuse(left, f"hold a seed below |S_t| = {family.seed_count(int(types[bad]))}")

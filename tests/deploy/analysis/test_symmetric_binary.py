@@ -124,3 +124,17 @@ def test_the_arrow_reader_reads_a_sliced_binary_or_large_binary_array(items, off
     assert np.array_equal(got[0], types) and np.array_equal(got[1], groups)
     with pytest.raises(ValueError, match=r"report\[6\] must be a report"):
         parse_binary_arrow(family, pa.array([blobs[0], None], kind), start=5)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(1, 80), st.lists(st.integers(0, 2**640 - 1), min_size=1, max_size=6))
+def test_big_endian_rows_become_the_21_bit_limbs_of_their_number(size, numbers):
+    # The readers' limbs (across 64-bit words, a limb in two of them) against Python's integers.
+    from mechdesign.deploy.analysis._symmetric_reports import _limbs
+
+    numbers = [x % 256**size for x in numbers]
+    rows = np.array([list(x.to_bytes(size, "big")) for x in numbers], dtype=np.uint8)
+    got = _limbs(rows)
+    assert got.shape == (max(1, -(-8 * size // 21)), len(numbers)) and got.dtype == np.float64
+    for i, x in enumerate(numbers):
+        assert [int(v) for v in got[:, i]] == [(x >> (21 * j)) & (2**21 - 1) for j in range(got.shape[0])]
