@@ -105,12 +105,13 @@ def stages(design: str, parquet: str, text: str, repeats: int) -> dict[str, obje
     return out
 
 
-def _child(command: list[str], env: dict[str, str]) -> tuple[float, bytes]:
+def _child(command: list[str], env: dict[str, str], folder: Path) -> tuple[float, bytes]:
+    # cwd: a folder without a mechdesign package (``-m`` puts the cwd first on sys.path, before PYTHONPATH)
     with tempfile.TemporaryFile() as captured:
-        process = subprocess.Popen(command, stdout=captured, stderr=subprocess.PIPE, env=env)
+        process = subprocess.Popen(command, stdout=captured, stderr=subprocess.PIPE, env=env, cwd=folder)
         _, status, usage = os.wait4(process.pid, 0)
         if status != 0:
-            raise RuntimeError(f"{command[:4]} failed: {process.stderr.read().decode()[:300]}")  # type: ignore[union-attr]
+            raise RuntimeError(f"{command[:4]} failed: {process.stderr.read().decode()[-600:]}")  # type: ignore[union-attr]
         captured.seek(0)
         return usage.ru_utime + usage.ru_stime, captured.read()
 
@@ -121,14 +122,16 @@ def bench(size: int, files: tuple[Path, Path, Path], repeats: int, tree: str | N
     if tree:
         env["PYTHONPATH"] = tree + os.pathsep + env.get("PYTHONPATH", "")
     row: dict[str, object] = {"N": size, "code": tree or "this tree", "load_before": os.getloadavg()[0]}
+    _, where = _child([sys.executable, "-c", "import mechdesign; print(mechdesign.__file__)"], env, design.parent)
+    row["mechdesign"] = where.decode().strip()
     for form, path in (("parquet", parquet), ("csv", text)):
         runs = [_child([sys.executable, "-m", "mechdesign", "decode", str(design), "--data", str(path), "--column",
-                        "item", "--json"], env) for _ in range(repeats)]
+                        "item", "--json"], env, design.parent) for _ in range(repeats)]
         row[f"cli_{form}_cpu_s"] = _spread([cpu for cpu, _ in runs])
         digests = {hashlib.sha256(output).hexdigest() for _, output in runs}
         row[f"cli_{form}_sha256"] = digests.pop() if len(digests) == 1 else "differs between runs"
     _, output = _child([sys.executable, __file__, "--stages", str(design), str(parquet), str(text), "--repeats",
-                        str(repeats)], env)
+                        str(repeats)], env, design.parent)
     row["stages"] = json.loads(output)
     row["load_after"] = os.getloadavg()[0]
     return row
