@@ -153,9 +153,12 @@ def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[
             if length < span:
                 nibbles[rows[slice(*np.searchsorted(rows, [lo, lo + _ROWS]))] - lo, :span - length] = 48
         # Hex digits by arithmetic (a table lookup a byte is ~2x slower): c − 48, then 'a'…'f' (49…54) − 39; any
-        # other byte ends above 15 (uint8 wraps: below '0' it lands at 169 or more).
+        # other byte ends above 15 (uint8 wraps: below '0' it lands at 169 or more). The − 39 as a product of the
+        # mask: ufunc's where= was 25x slower (0.10 s a 131,072-report step).
         np.subtract(nibbles, 48, out=nibbles)
-        np.subtract(nibbles, 39, out=nibbles, where=nibbles >= 49)
+        letter = (nibbles >= 49).view(np.uint8)
+        letter *= np.uint8(39)
+        nibbles -= letter
         if np.any(nibbles > 15):
             return None
         pairs = nibbles[:, 0::2] << 4
