@@ -56,19 +56,29 @@ def parse_reports(family: PlacementFamily, texts: Sequence[Any], start: int = 0)
 def parse_arrow(family: PlacementFamily, array: Any, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`parse_reports` on an Arrow string array, read from its buffers (no Python string a report).
 
-    Arrow appends a newline to every report (``binary_join_element_wise``, in C++), and the data buffer of the
-    result is the newline-terminated blob :func:`_parse_bytes` reads. Nulls, or anything malformed, go to
-    :func:`_parse_checked` (one Python string a report) for its one-line error.
+    A string array's data buffer is read where it lies, the reports ending at its offsets; another type is cast to
+    text and joined with newlines (``binary_join_element_wise``, in C++), the blob :func:`_parse_bytes` reads.
+    Nulls, or anything malformed, go to :func:`_parse_checked` (one Python string a report) for its one-line error.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     count = len(array)
-    if count and not array.null_count:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if count and not array.null_count and (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        # The data buffer as it is: the reports end at the offsets (no newline to find, no joined copy).
+        wide = pa.types.is_large_string(array.type)
+        offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32, count=count + 1,
+                                offset=(8 if wide else 4) * array.offset).astype(np.int64)
+        buffer = array.buffers()[2]
+        data = np.frombuffer(buffer, dtype=np.uint8) if buffer is not None else np.zeros(0, dtype=np.uint8)
+        parsed = _parse_blob(family, data[offsets[0]:offsets[-1]], count, offsets[1:] - offsets[0])
+        if parsed is not None:
+            return parsed
+    elif count and not array.null_count:
         text = pa.large_string()  # int64 offsets: no overflow whatever the chunk
         joined = pc.binary_join_element_wise(pc.cast(array, text), pa.scalar("", text), pa.scalar("\n", text))
-        if isinstance(joined, pa.ChunkedArray):
-            joined = joined.combine_chunks()
         offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64, count=count + 1, offset=8 * joined.offset)
         data = np.frombuffer(joined.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
         parsed = _parse_blob(family, data, count)
@@ -108,17 +118,22 @@ def _parse_bytes(family: PlacementFamily, texts: Sequence[Any]) -> tuple[np.ndar
     return _parse_blob(family, np.frombuffer(blob, dtype=np.uint8), count)
 
 
-def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _parse_blob(family: PlacementFamily, data: np.ndarray, count: int,
+                ends: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_parse_bytes` on the blob itself: ``count`` reports, each followed by a newline.
 
-    Every byte of a report is checked (``t``, decimal digits, the dot, hex digits), so bytes ≥ 128 (non-ASCII
-    text in an Arrow array) make the blob malformed.
+    Given ``ends`` (an Arrow string array's offsets), the reports end there instead, with no separator. Every byte
+    of a report is checked (``t``, decimal digits, the dot, hex digits), so bytes ≥ 128 (non-ASCII text in an Arrow
+    array) make the blob malformed, and so does a newline inside a report.
     """
-    ends = np.flatnonzero(data == 10)
     dots = np.flatnonzero(data == 46)
+    if ends is None:
+        ends = np.flatnonzero(data == 10)
+        starts = np.concatenate([[0], ends[:-1] + 1])
+    else:
+        starts = np.concatenate([[0], ends[:-1]])
     if ends.size != count or dots.size != count:
         return None
-    starts = np.concatenate([[0], ends[:-1] + 1])
     # Sorted positions: every report holds its own dot when each dot lies inside its report.
     if np.any(dots <= starts) or np.any(dots >= ends) or np.any(data[starts] != 116):
         return None

@@ -142,10 +142,11 @@ def test_the_buffer_parser_agrees_with_the_report_by_report_parser(items):
 @given(st.lists(st.one_of(
     st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
     st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
-    st.none()), min_size=1, max_size=12), st.integers(0, 3))
-def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
-    """parse_arrow reads an Arrow array's buffers (here a slice, whose offsets do not start at 0): the same reports
-    as parse_reports on the same texts, or the same one-line error; a null is refused in one line."""
+    st.none()), min_size=1, max_size=12), st.integers(0, 3), st.booleans())
+def test_the_arrow_parser_agrees_with_the_text_parser(items, offset, large):
+    """parse_arrow reads an Arrow array's buffers where they lie (here a slice, whose offsets do not start at 0, of
+    a string or large_string array): the same reports as parse_reports on the same texts, or the same one-line
+    error; a null is refused in one line."""
     pa = pytest.importorskip("pyarrow")
     from mechdesign.deploy.analysis import parse_arrow
 
@@ -153,7 +154,7 @@ def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
     texts = [family.text(t % family.types, value % family.seed_count(t % family.types)) if isinstance(item, tuple)
              else item for item in items for t, value in [item if isinstance(item, tuple) else (0, 0)]]
-    array = pa.array(["t0.0"] * offset + texts, pa.string()).slice(offset)
+    array = pa.array(["t0.0"] * offset + texts, pa.large_string() if large else pa.string()).slice(offset)
     if None in texts:
         with pytest.raises(ValueError, match="report") as info:
             parse_arrow(family, array, start=5)
@@ -168,6 +169,13 @@ def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
         return
     got = parse_arrow(family, array, start=5)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    if all(isinstance(item, tuple) for item in items):  # well-formed: read from the buffers, never report by report
+        import mechdesign.deploy.analysis._symmetric_reports as reports
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reports, "_parse_checked", None)
+            fast = parse_arrow(family, array, start=5)
+        assert np.array_equal(fast[0], want[0]) and np.array_equal(fast[1], want[1])
 
 
 @functools.cache
@@ -298,3 +306,21 @@ def test_the_buffer_parser_reads_exactly_the_lowercase_hex_digits():
                 assert got is None, char
                 continue
             assert got is not None and np.array_equal(got[1][1], family.split(short, number)), char
+
+
+@pytest.mark.parametrize("kind", ["string", "large_string"])
+def test_well_formed_reports_are_read_from_the_arrow_buffers(monkeypatch, kind):
+    """Sampled reports in a sliced string or large_string array: parse_arrow reads them from the data buffer at its
+    offsets (the report-by-report parser is never called) and gives the groups they were made from."""
+    pa = pytest.importorskip("pyarrow")
+    import mechdesign.deploy.analysis._symmetric_reports as reports
+    from mechdesign.deploy.analysis import parse_arrow
+
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(3).choice(m.cells.size, 500, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=4)
+    array = pa.array(["t0.0", *sampler.texts(types, groups)], getattr(pa, kind)()).slice(1)
+    monkeypatch.setattr(reports, "_parse_checked", None)
+    got = parse_arrow(sampler.family, array)
+    assert np.array_equal(got[0], types) and np.array_equal(got[1], groups)
