@@ -195,3 +195,45 @@ def test_binary_reports_in_parquet_and_arrow_decode_as_their_text_in_csv(cli, de
     done = cli("decode", str(path), "--data", str(tmp_path / "bad.parquet"), "--column", "item", "--json")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "report[4] must hold a seed below |S_t|" in done.stderr
+
+
+@pytest.mark.parametrize(("form", "bad"), [
+    *((form, bad) for form in ("csv", "parquet") for bad in ("unknown type", "seed too large", "wrong length",
+                                                             "not a report")), ("csv", "not hex")])
+def test_decode_refuses_a_malformed_report_in_one_line_naming_it(cli, design, tmp_path, form, bad):
+    # The vectorised readers (text: a sliding window of the hex digits; binary: a reshape where every report has
+    # one length) hand anything malformed to the checked path, which names the first bad report: exit 2, one line.
+    pytest.importorskip("pyarrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mechdesign.mechfile import PlacementFamily
+
+    m, path, _ = design
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    t = max(range(m.types), key=family.seed_count)
+    good = [(t, (7919 * i) % family.seed_count(t)) for i in range(40)]
+    if form == "csv":
+        reports = [family.text(*report) for report in good]
+        reports[9] = {"unknown type": f"t{m.types}." + reports[9].split(".")[1],
+                      "seed too large": f"t{t}." + f"{family.seed_count(t):x}".rjust(family.hex_width(t), "0"),
+                      "wrong length": reports[9] + "0", "not a report": "x" + reports[9],
+                      "not hex": reports[9][:-1] + "g"}[bad]
+        rule = {"unknown type": "name a type below", "seed too large": "hold a seed below |S_t|",
+                "wrong length": "hex digits after the dot", "not a report": "have the form",
+                "not hex": "hold lowercase hex digits"}[bad]
+        source = tmp_path / "bad.csv"
+        source.write_text("item\n" + "\n".join(reports) + "\n")
+    else:
+        blobs = [family.binary(*report) for report in good]
+        width = len(blobs[0]) - 1
+        blobs[9] = {"unknown type": bytes([m.types]) + blobs[9][1:],
+                    "seed too large": blobs[9][:1] + family.seed_count(t).to_bytes(width, "big"),
+                    "wrong length": blobs[9] + b"\x00", "not a report": b""}[bad]
+        rule = {"unknown type": "name a type below", "seed too large": "hold a seed below |S_t|",
+                "wrong length": "bytes of type and its type's bytes of seed", "not a report": "hold a type in"}[bad]
+        source = tmp_path / "bad.parquet"
+        pq.write_table(pa.table({"item": pa.array(blobs, pa.binary())}), source)
+    done = cli("decode", str(path), "--data", str(source), "--column", "item", "--json")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "report[9] must" in done.stderr and rule in done.stderr, done.stderr

@@ -49,6 +49,9 @@ _PAIRS = 1 << 18  # (report, cell) pairs per step of a prime's tally (added in p
 _FOLD_PRODUCT = 1 << 28  # multiply-adds of a seed-counted prime's fold (T·S·c: a sparse product, ~0.3 s)
 _SEEDED = 1 << 22  # (t, seed) counts in all (float64: 32 MiB)
 _COUNTED = 1 << 23  # entries of the (t, cell, e, begin) count tables in all (float64: 64 MiB)
+_DENSE_SPREAD = 1 << 22  # entries of a seed-counted prime's dense 0/1 map (float64: 32 MiB; p = 3 here: 224,532)
+_STEP = 1 << 13  # reports per step of the seeds' extraction (their groups: 1.2 MiB at G = 19)
+_KEYS = 1 << 21  # entries of a prime's key table (int64: 16 MiB; p = 251, m = 1, c = 16: 1,008,016)
 
 class ReportTally:
     """Running sums of reports of one structured mechanism; :meth:`estimate` gives p̂ (module docstring).
@@ -129,7 +132,8 @@ class ReportTally:
         the per-type tables and the tallies' entries each step touches stay close in memory (~15 % less CPU at
         N = 10⁴, T = 4,000).
         """
-        order = np.argsort(types, kind="stable")
+        # The same stable order; as uint16 (every type below 2¹⁶) numpy sorts by radix: 8 -> 0.8 ms at n = 131,072.
+        order = np.argsort(types.astype(np.uint16) if self.mechanism.types <= 1 << 16 else types, kind="stable")
         types, groups = types[order], np.asarray(groups)[order]
         weights = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
         weight = np.ones(types.size) if weights is None else weights
@@ -147,12 +151,16 @@ class ReportTally:
         whole = np.arange(n, dtype=np.int64)
         where, divisor, quotient = np.empty(n, dtype=np.int64), np.empty(n), np.empty(n)
         digits_kept = [np.empty(n) for _ in range(max(tab.m for tab in self._primes) + 2)] if self._primes else []
-        for tab, (present, group, place, radix) in zip(self._primes, self._digit_tables(), strict=True):
+        seeds = self._seeds(types, flat, width)
+        for tab, (present, group, place, radix), seed in zip(self._primes, self._digit_tables(), seeds, strict=True):
             rows = whole if present.all() else np.flatnonzero(present[types])
             if not rows.size:
                 continue
             k = rows.size
             tr = types if k == n else types[rows]
+            if seed is not None:  # the seed B in one piece: keys from the prime's key table
+                tab.accumulate_seeds(tr, seed, None if weights is None else weight[rows], self._work)
+                continue
             base = rows * width
             digits = []
             for o in range(tab.m + 2):  # e, u_0 … u_{m−1}, w
@@ -170,6 +178,81 @@ class ReportTally:
                 value -= qt
                 digits.append(value)
             tab.accumulate(tr, digits, None if weights is None else weight[rows], self._work)
+
+    def _seeds(self, types: np.ndarray, flat: np.ndarray, width: int) -> list[np.ndarray | None]:
+        """Per prime with a block path (:meth:`_blocks`), the seeds B of the reports whose type needs it, else None.
+
+        The seeds are float64 (exact), in the reports' order: B = (⌊G_g₀ / P_e⌋ mod R_lo) + (G_g₁ mod R_hi)·R_lo
+        (:meth:`PlacementFamily.blocks`; quotients of integers below 2³², see _parse_bytes), _STEP reports at a time
+        for all the primes (their rows of groups stay in the L2 cache: one sweep of the groups instead of one a
+        prime; add() without the tallies 1.35 -> 1.15 s for 10⁶ reports at N = 10⁴, 4,096 and 32,768 slower).
+        """
+        n = types.size
+        found = []
+        for q, block in enumerate(self._blocks()):
+            if block is None:
+                continue
+            need = self.family.needs[:, q]
+            rows = np.arange(n, dtype=np.int64) if need.all() else np.flatnonzero(need[types])
+            found.append((q, block, rows, types[rows], np.searchsorted(rows, np.arange(0, n + _STEP, _STEP)),
+                          np.empty(rows.size)))
+        size = min(n, _STEP)
+        where, divisor, quotient, upper, lows = (np.empty(size, dtype=np.int64), np.empty(size), np.empty(size),
+                                                 np.empty(size), np.empty(size))
+        take = np.take
+        for step in range(-(-n // _STEP)):
+            for _q, block, rows, tr, bounds, seed in found:
+                lo, hi = bounds[step], bounds[step + 1]
+                if lo == hi:
+                    continue
+                k = hi - lo
+                t, value, high = tr[lo:hi], seed[lo:hi], upper[:k]
+                wh, dv, qt, low = where[:k], divisor[:k], quotient[:k], lows[:k]
+                group, part = block
+                np.multiply(rows[lo:hi], width, out=wh)
+                wh += take(group[0], t, mode="clip")
+                take(flat, wh, out=value, mode="clip")
+                np.multiply(rows[lo:hi], width, out=wh)
+                wh += take(group[1], t, mode="clip")
+                take(flat, wh, out=high, mode="clip")
+                take(part[0], t, out=dv, mode="clip")  # P_e
+                np.divide(value, dv, out=value)
+                np.floor(value, out=value)
+                take(part[1], t, out=low, mode="clip")  # R_lo
+                np.divide(value, low, out=qt)
+                np.floor(qt, out=qt)
+                qt *= low
+                value -= qt
+                take(part[2], t, out=dv, mode="clip")  # R_hi
+                np.divide(high, dv, out=qt)
+                np.floor(qt, out=qt)
+                qt *= dv
+                high -= qt
+                high *= low
+                value += high
+        out: list[np.ndarray | None] = [None] * len(self._primes)
+        for q, _block, _rows, _tr, _bounds, seed in found:
+            out[q] = seed
+        return out
+
+    def _blocks(self) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """Per prime, where its seed sits in the digit groups, or None for the digit by digit path.
+
+        For a prime with a key table and every block whole (:meth:`PlacementFamily.blocks`): by type, g₀ and g₁
+        (int64, (2, T)) and P_e, R_lo, R_hi (float64, (3, T)); g₀ = g₁ = 0, P_e = R_lo = R_hi = 1 where the type
+        lacks the prime.
+        """
+        if not hasattr(self, "_prime_blocks"):
+            found = self.family.blocks()
+            self._prime_blocks: list[tuple[np.ndarray, np.ndarray] | None] = []
+            for q, tab in enumerate(self._primes):
+                need = self.family.needs[:, q]
+                usable = tab.keyed and bool(found["whole"][need, q].all())
+                self._prime_blocks.append((
+                    np.stack([np.where(need, found[name][:, q], 0) for name in ("first", "second")]),
+                    np.stack([np.where(need, found[name][:, q], 1).astype(np.float64)
+                              for name in ("place", "low", "high")])) if usable else None)
+        return self._prime_blocks
 
     def _digit_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """Per prime: which types carry its digits, and each digit's group, place and radix by type.
@@ -274,6 +357,34 @@ class _PrimeTables:
         self.seeds = (sp.p - 1) * sp.p ** (sp.m + 1)
         self.tally = np.zeros({"seeds": high.shape[0] * self.seeds, "counted": high.shape[0] * self.count * (sp.p - 1)
                                * sp.p}.get(mode, self.count * self.segment))
+        keys = self._key_table(sp.digits)
+        self.keyed = keys is not None  # else the digit by digit path (accumulate)
+        self.keys = keys if keys is not None else np.zeros((0, self.count), dtype=np.int64)
+
+    def _key_table(self, digits: np.ndarray) -> np.ndarray | None:
+        """Each seed's keys in every cell (:meth:`accumulate_seeds`), int64, or None beyond _KEYS entries.
+
+        "seeds": none needed (the key is the seed). "counted": (S, c), the key (cell·(p − 1) + e)·p + begin of seed
+        B = e + (p − 1)·U; "direct": (p^(m+1), c), cell·2p + begin of U = u_0 + p·u_1 + … + p^m·w
+        (begin = −r mod p, r = w + Σ u_i δ_i).
+        """
+        p, m, c = self.p, self.m, self.count
+        if self.mode == "seeds":
+            return np.zeros((0, c), dtype=np.int64)
+        rows = self.seeds if self.mode == "counted" else p ** (m + 1)
+        if rows * c > _KEYS:
+            return None
+        seed = np.arange(rows, dtype=np.int64)
+        e, rest = (seed % (p - 1), seed // (p - 1)) if self.mode == "counted" else (None, seed)
+        r = np.zeros((rows, c), dtype=np.int64)
+        for i in range(m):  # u_i
+            r += (rest % p)[:, None] * digits[:, i][None, :]
+            rest = rest // p
+        r += rest[:, None]  # w
+        begin = (-r) % p
+        if e is None:
+            return np.arange(c, dtype=np.int64)[None, :] * (2 * p) + begin
+        return (np.arange(c, dtype=np.int64)[None, :] * (p - 1) + e[:, None]) * p + begin
 
     @classmethod
     def build(cls, sp: Any, m: SymmetricMechanism, high: np.ndarray, low: np.ndarray, mixed: np.ndarray,
@@ -343,8 +454,77 @@ class _PrimeTables:
                     at += base
                     np.add.at(self.tally, at.reshape(-1), value.reshape(-1))
 
-    def _seed_map(self) -> Any:
-        """The 0/1 map (S, c·(p − 1)·p) of each seed (e, u, w) to the key (cell, e, −r mod p) it gives each cell."""
+    def accumulate_seeds(self, types: np.ndarray, seed: np.ndarray, weights: np.ndarray | None,
+                         work: dict[str, np.ndarray]) -> None:
+        """:meth:`accumulate` with each report's digits as one seed B = e + (p − 1)·U (float64, exact).
+
+        The keys come from :attr:`keys`: one row gather a report instead of r's product, divisions and offsets by
+        (report, cell).
+
+        The same keys in the same order, added in the same batches as :meth:`accumulate` (so the same sums, bit for
+        bit: ``direct`` adds floats, whose sums depend on the order).
+        """
+        p, c = self.p, self.count
+        if self.mode == "seeds":
+            key = seed + types * float(self.seeds)
+            np.add.at(self.tally, key.astype(np.int64), 1.0 if weights is None else weights)
+            return
+        whole = seed.astype(np.int64)
+        if self.mode == "counted":
+            batch = max(1, _PAIRS // c)
+            for lo in range(0, types.size, batch):
+                sl = slice(lo, lo + batch)
+                base = work["base"][:whole[sl].size * c].reshape(-1, c)
+                np.take(self.keys, whole[sl], axis=0, out=base, mode="clip")
+                base += (types[sl] * (c * (p - 1) * p))[:, None]
+                np.add.at(self.tally, base.reshape(-1), 1.0 if weights is None else np.repeat(weights[sl], c))
+            return
+        e = whole % (p - 1)
+        whole //= p - 1
+        batch = max(1, _PAIRS // c)
+        for lo in range(0, types.size, batch):
+            sl = slice(lo, lo + batch)
+            t = types[sl]
+            k = t.size
+            value = work["value"][:k * c].reshape(k, c)
+            base, at = (work[name][:k * c].reshape(k, c) for name in ("base", "at"))
+            np.take(self.keys, whole[sl], axis=0, out=base, mode="clip")
+            base += (e[sl] * (2 * p * c))[:, None]
+            flat = base.reshape(-1)
+            for level, offset in ((self.high, None), (self.step, self.a), (self.drop, self.ab)):
+                np.take(level, t, axis=0, out=value, mode="clip")
+                if weights is not None:
+                    value *= weights[sl, None]
+                if offset is None:
+                    np.add.at(self.tally, flat, value.reshape(-1))
+                else:
+                    np.take(offset, t, axis=0, out=at, mode="clip")
+                    at += base
+                    np.add.at(self.tally, at.reshape(-1), value.reshape(-1))
+
+    def _spread(self) -> np.ndarray:
+        """The (t, seed) tally spread to the keys each seed gives each cell: (T, c, (p − 1)·p), by (t, cell, e, begin).
+
+        One product with the 0/1 map of seeds to keys (:meth:`_seed_map`). Counts (integers, Σ|count| ≤ 2⁵²) add
+        exactly in any order: a dense product (BLAS; no scipy import), within _DENSE_SPREAD map entries. Weights
+        go through the sparse product (scipy's CSC product, seed after seed), whose rounding they keep.
+        """
+        by_type = self.tally.reshape(-1, self.seeds)
+        columns = self._seed_map()
+        keys = self.count * (self.p - 1) * self.p
+        counts = np.abs(by_type).sum() <= 2.0**52 and bool(np.all(np.floor(by_type) == by_type))
+        if counts and self.seeds * keys <= _DENSE_SPREAD:
+            dense = np.zeros((self.seeds, keys))
+            dense[np.arange(self.seeds)[:, None], columns] = 1.0
+            return (by_type @ dense).reshape(-1, self.count, (self.p - 1) * self.p)
+        from scipy.sparse import csr_matrix
+
+        spread = csr_matrix((np.ones(columns.size), (np.repeat(np.arange(self.seeds), self.count),
+                                                     columns.reshape(-1))), shape=(self.seeds, keys))
+        return np.asarray(spread.T @ by_type.T).T.reshape(-1, self.count, (self.p - 1) * self.p)
+
+    def _seed_map(self) -> np.ndarray:
+        """The key (cell, e, −r mod p) that each seed (e, u, w) gives each cell: (S, c), int64."""
         p, count = self.p, self.count
         seed = np.arange(self.seeds)
         e, rest = seed % (p - 1), seed // (p - 1)
@@ -353,11 +533,7 @@ class _PrimeTables:
             r += (rest % p)[:, None] * self.digits[i].astype(np.int64)[None, :]
             rest //= p
         r += rest[:, None]  # w
-        column = (np.arange(count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
-        from scipy.sparse import csr_matrix
-
-        return csr_matrix((np.ones(column.size), (np.repeat(seed, count), column.reshape(-1))),
-                          shape=(self.seeds, count * (p - 1) * p))
+        return (np.arange(count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
 
     def fold(self, hits: np.ndarray) -> None:
         """Add this prime's hit sums to ``hits``: prefix sums over j, folded mod p, mapped back to i, summed over e."""
@@ -365,9 +541,7 @@ class _PrimeTables:
         if self.mode == "direct":  # laid out (e, cell, j)
             diff = self.tally.reshape(p - 1, self.count, 2 * p).transpose(1, 0, 2)
         else:  # the counts' three difference-array entries, weighted by type and cell
-            counts = self.tally.reshape(-1, self.count, (p - 1) * p) if self.mode == "counted" else \
-                np.asarray(self._seed_map().T @ self.tally.reshape(-1, self.seeds).T).T.reshape(
-                    -1, self.count, (p - 1) * p)
+            counts = self.tally.reshape(-1, self.count, (p - 1) * p) if self.mode == "counted" else self._spread()
             local = np.arange((p - 1) * p)
             base = (np.arange(self.count)[:, None] * self.segment + (local // p) * 2 * p + local % p)[None, :, :]
             size = self.count * self.segment

@@ -63,9 +63,14 @@ def test_reports_of_many_types_and_a_type_above_255_take_two_type_bytes():
     assert np.array_equal(parse_binary(family, offsets, data)[1], groups)
 
 
+@pytest.mark.parametrize("rows", [7, 1 << 14])
 @pytest.mark.parametrize("types", [8, 300])
-def test_a_block_of_one_report_length_follows_the_one_report_rule(types):
-    # binary_buffer writes a block whose reports all have one length by column slices (no per-byte mask).
+def test_a_block_of_one_report_length_follows_the_one_report_rule(monkeypatch, types, rows):
+    # binary_buffer writes a block whose reports all have one length by column slices (no per-byte mask), and
+    # parse_binary reads it as a reshape of the data (in steps of ``rows`` reports).
+    import mechdesign.deploy.analysis._symmetric_reports as reports
+
+    monkeypatch.setattr(reports, "_ROWS", rows)
     family = _family(types=types)
     type_bytes, widths = binary_widths(family)
     width = np.bincount(widths).argmax()
@@ -79,6 +84,8 @@ def test_a_block_of_one_report_length_follows_the_one_report_rule(types):
     blob = data.tobytes()
     assert [blob[offsets[i]:offsets[i + 1]] for i in range(len(items))] == [
         family.binary(int(t), value) for t, value in zip(t_array, values, strict=True)]
+    parsed_types, parsed_groups = parse_binary(family, offsets, data)
+    assert np.array_equal(parsed_types, t_array) and np.array_equal(parsed_groups, groups)
 
 
 @pytest.mark.parametrize(("edit", "rule"), [
@@ -117,3 +124,17 @@ def test_the_arrow_reader_reads_a_sliced_binary_or_large_binary_array(items, off
     assert np.array_equal(got[0], types) and np.array_equal(got[1], groups)
     with pytest.raises(ValueError, match=r"report\[6\] must be a report"):
         parse_binary_arrow(family, pa.array([blobs[0], None], kind), start=5)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(1, 80), st.lists(st.integers(0, 2**640 - 1), min_size=1, max_size=6))
+def test_big_endian_rows_become_the_21_bit_limbs_of_their_number(size, numbers):
+    # The readers' limbs (across 64-bit words, a limb in two of them) against Python's integers.
+    from mechdesign.deploy.analysis._symmetric_reports import _limbs
+
+    numbers = [x % 256**size for x in numbers]
+    rows = np.array([list(x.to_bytes(size, "big")) for x in numbers], dtype=np.uint8)
+    got = _limbs(rows)
+    assert got.shape == (max(1, -(-8 * size // 21)), len(numbers)) and got.dtype == np.float64
+    for i, x in enumerate(numbers):
+        assert [int(v) for v in got[:, i]] == [(x >> (21 * j)) & (2**21 - 1) for j in range(got.shape[0])]

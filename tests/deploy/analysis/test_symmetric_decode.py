@@ -142,10 +142,11 @@ def test_the_buffer_parser_agrees_with_the_report_by_report_parser(items):
 @given(st.lists(st.one_of(
     st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
     st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
-    st.none()), min_size=1, max_size=12), st.integers(0, 3))
-def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
-    """parse_arrow reads an Arrow array's buffers (here a slice, whose offsets do not start at 0): the same reports
-    as parse_reports on the same texts, or the same one-line error; a null is refused in one line."""
+    st.none()), min_size=1, max_size=12), st.integers(0, 3), st.booleans())
+def test_the_arrow_parser_agrees_with_the_text_parser(items, offset, large):
+    """parse_arrow reads an Arrow array's buffers where they lie (here a slice, whose offsets do not start at 0, of
+    a string or large_string array): the same reports as parse_reports on the same texts, or the same one-line
+    error; a null is refused in one line."""
     pa = pytest.importorskip("pyarrow")
     from mechdesign.deploy.analysis import parse_arrow
 
@@ -153,7 +154,7 @@ def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
     texts = [family.text(t % family.types, value % family.seed_count(t % family.types)) if isinstance(item, tuple)
              else item for item in items for t, value in [item if isinstance(item, tuple) else (0, 0)]]
-    array = pa.array(["t0.0"] * offset + texts, pa.string()).slice(offset)
+    array = pa.array(["t0.0"] * offset + texts, pa.large_string() if large else pa.string()).slice(offset)
     if None in texts:
         with pytest.raises(ValueError, match="report") as info:
             parse_arrow(family, array, start=5)
@@ -168,6 +169,13 @@ def test_the_arrow_parser_agrees_with_the_text_parser(items, offset):
         return
     got = parse_arrow(family, array, start=5)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    if all(isinstance(item, tuple) for item in items):  # well-formed: read from the buffers, never report by report
+        import mechdesign.deploy.analysis._symmetric_reports as reports
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reports, "_parse_checked", None)
+            fast = parse_arrow(family, array, start=5)
+        assert np.array_equal(fast[0], want[0]) and np.array_equal(fast[1], want[1])
 
 
 @functools.cache
@@ -206,3 +214,113 @@ def test_any_multiset_of_reports_decodes_as_the_sum_of_its_reports(seed, picks, 
                 tally.add(types[part], groups[part], counts[part] if weighted else None)
         got = tally.estimate().unbiased
     assert np.allclose(got, decoded[:, chosen] @ counts / counts.sum(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["seeds", "counted", "direct"])
+@pytest.mark.parametrize("pairs", [7, 1 << 18])
+def test_seeds_read_in_one_piece_tally_as_the_digits_bit_for_bit(monkeypatch, mode, pairs):
+    """Each prime's seed B = e + (p − 1)·U read in one piece from the groups, its keys from the prime's key table
+    (accumulate_seeds), against the digit by digit path (accumulate, no key table): the same tallies, bit for bit
+    (the direct tallies add floats in batches: the same entries in the same order), with and without weights."""
+    import mechdesign.deploy.analysis._symmetric_decode as decode
+
+    m = random_mechanism(SMALL_COUNTS, 2, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(6).choice(m.cells.size, 3_000, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=9)
+    weights = np.random.default_rng(7).random(x.size)
+    monkeypatch.setattr(decode, "_PAIRS", pairs)
+    monkeypatch.setattr(decode, "_SEEDED", 1 << 25 if mode == "seeds" else 0)
+    monkeypatch.setattr(decode, "_COUNTED", 1 << 23 if mode != "direct" else 0)
+    tallies = []
+    for keys in (decode._KEYS, 0):
+        monkeypatch.setattr(decode, "_KEYS", keys)
+        tally = ReportTally(m)
+        several = [tab for tab in tally._primes if tab.count > 1]
+        assert several and all(tab.mode == mode for tab in several)
+        assert all((block is not None) == (keys > 0 or tab.mode == "seeds")
+                   for tab, block in zip(tally._primes, tally._blocks(), strict=True))
+        tally.add(types[:1_000], groups[:1_000])
+        tally.add(types[1_000:], groups[1_000:], weights[1_000:])
+        tallies.append(tally)
+    for fast, slow in zip(tallies[0]._primes, tallies[1]._primes, strict=True):
+        assert np.array_equal(fast.tally, slow.tally)
+    assert np.array_equal(tallies[0].estimate().unbiased, tallies[1].estimate().unbiased)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_seed_counts_spread_to_the_cells_as_the_sparse_product_bit_for_bit(monkeypatch, weighted):
+    """A seed-counted prime's fold spreads its (t, seed) tally to the (t, cell, e, begin) keys: counts by a dense
+    0/1 product (exact in any order), weights by the sparse product; both the same floats as main's sparse product
+    (scipy's, seed after seed from zero)."""
+    from scipy.sparse import csr_matrix
+
+    import mechdesign.deploy.analysis._symmetric_decode as decode
+
+    m = random_mechanism(SMALL_COUNTS, 2, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(8).choice(m.cells.size, 4_000, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=10)
+    monkeypatch.setattr(decode, "_SEEDED", 1 << 25)
+    tally = ReportTally(m)
+    tally.add(types, groups, np.random.default_rng(11).random(x.size) * 3 if weighted else None)
+    seeded = [tab for tab in tally._primes if tab.mode == "seeds"]
+    assert seeded and any(tab.m > 0 for tab in seeded)
+    for tab in seeded:
+        p, seed = tab.p, np.arange(tab.seeds)
+        e, rest = seed % (p - 1), seed // (p - 1)
+        r = np.zeros((tab.seeds, tab.count), dtype=np.int64)
+        for i in range(tab.m):
+            r += (rest % p)[:, None] * tab.digits[i].astype(np.int64)[None, :]
+            rest //= p
+        r += rest[:, None]
+        column = (np.arange(tab.count)[None, :] * (p - 1) + e[:, None]) * p + (-r) % p
+        spread = csr_matrix((np.ones(column.size), (np.repeat(seed, tab.count), column.reshape(-1))),
+                            shape=(tab.seeds, tab.count * (p - 1) * p))
+        want = np.asarray(spread.T @ tab.tally.reshape(-1, tab.seeds).T).T.reshape(-1, tab.count, (p - 1) * p)
+        assert np.array_equal(tab._spread(), want)
+
+
+def test_the_buffer_parser_reads_exactly_the_lowercase_hex_digits():
+    """_parse_bytes turns hex digits into nibbles by arithmetic: every ASCII byte in a report's hex digits (first,
+    last, or any other place; a shorter type's report beside a longer one) is accepted iff it is 0-9 or a-f, and
+    then read as its value."""
+    from mechdesign.deploy.analysis._symmetric_reports import _parse_bytes
+
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    family = PlacementFamily(m.cells, m.high_counts, m.low_counts)
+    long, short = max(range(family.types), key=family.hex_width), min(range(family.types), key=family.hex_width)
+    assert family.hex_width(long) > family.hex_width(short)
+    for code in range(128):
+        char = chr(code)
+        for where in (0, -1):
+            digits = list("0" * family.hex_width(short))
+            digits[where] = char
+            texts = [f"t{long}." + "0" * family.hex_width(long), f"t{short}." + "".join(digits)]
+            got = _parse_bytes(family, texts)
+            if char not in "0123456789abcdef":
+                assert got is None, char
+                continue
+            number = int(char, 16) * 16 ** (family.hex_width(short) - 1 if where == 0 else 0)
+            if number >= family.seed_count(short):  # a top digit too large: V ≥ |S_t|
+                assert got is None, char
+                continue
+            assert got is not None and np.array_equal(got[1][1], family.split(short, number)), char
+
+
+@pytest.mark.parametrize("kind", ["string", "large_string"])
+def test_well_formed_reports_are_read_from_the_arrow_buffers(monkeypatch, kind):
+    """Sampled reports in a sliced string or large_string array: parse_arrow reads them from the data buffer at its
+    offsets (the report-by-report parser is never called) and gives the groups they were made from."""
+    pa = pytest.importorskip("pyarrow")
+    import mechdesign.deploy.analysis._symmetric_reports as reports
+    from mechdesign.deploy.analysis import parse_arrow
+
+    m = random_mechanism(SMALL_COUNTS, 1, types=8)
+    sampler = SymmetricPrivatizer(m)
+    x = np.random.default_rng(3).choice(m.cells.size, 500, p=m.cells.item_counts() / m.cells.samples)
+    types, groups = sampler.sample(x, rng=4)
+    array = pa.array(["t0.0", *sampler.texts(types, groups)], getattr(pa, kind)()).slice(1)
+    monkeypatch.setattr(reports, "_parse_checked", None)
+    got = parse_arrow(sampler.family, array)
+    assert np.array_equal(got[0], types) and np.array_equal(got[1], groups)
