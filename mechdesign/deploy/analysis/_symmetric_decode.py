@@ -27,6 +27,10 @@ se_x = √(((J⁻¹)_xx − P̂_x²)/n).
 References
 ----------
 [D] reference/symmetric-designs.md §1 (J in closed form, the decoder's class and within-class parts).
+
+Tallies and the estimate run their matrix products on one BLAS thread (:func:`~mechdesign.core._threads.single_thread`):
+a BLAS splits a product's sums by its thread count, so two threads gave other last bits than one for the same
+reports (10⁶ reports at N = 10⁴), and a second thread only spins on a shared machine (8.1 → 5.2 s of CPU).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.core._symmetric import SymmetricMechanism
+from mechdesign.core._threads import single_thread
 from mechdesign.deploy.analysis._decode import Estimate, project_to_simplex
 from mechdesign.deploy.analysis._symmetric_reports import parse_arrow, parse_binary_arrow, parse_reports
 from mechdesign.mechfile._placement import PlacementFamily
@@ -130,8 +135,12 @@ class ReportTally:
         A weight stands for that many copies of the report (counts of identical reports, or an expectation).
         The reports are taken in type order (a stable sort: the sums do not depend on it beyond rounding), so that
         the per-type tables and the tallies' entries each step touches stay close in memory (~15 % less CPU at
-        N = 10⁴, T = 4,000).
+        N = 10⁴, T = 4,000). Its products run on one BLAS thread, as :meth:`estimate`'s (module docstring).
         """
+        with single_thread():
+            self._add(types, groups, weights)
+
+    def _add(self, types: np.ndarray, groups: np.ndarray, weights: np.ndarray | None) -> None:
         # The same stable order; as uint16 (every type below 2¹⁶) numpy sorts by radix: 8 -> 0.8 ms at n = 131,072.
         order = np.argsort(types.astype(np.uint16) if self.mechanism.types <= 1 << 16 else types, kind="stable")
         types, groups = types[order], np.asarray(groups)[order]
@@ -299,6 +308,10 @@ class ReportTally:
         ValueError
             If no report was tallied, or J is singular (a type mixture that cannot identify every input).
         """
+        with single_thread():  # the sums' bits do not depend on the BLAS threads (module docstring)
+            return self._estimate()
+
+    def _estimate(self) -> Estimate:
         m = self.mechanism
         n = float(self.type_counts.sum())
         if n <= 0:

@@ -324,3 +324,27 @@ def test_well_formed_reports_are_read_from_the_arrow_buffers(monkeypatch, kind):
     monkeypatch.setattr(reports, "_parse_checked", None)
     got = parse_arrow(sampler.family, array)
     assert np.array_equal(got[0], types) and np.array_equal(got[1], groups)
+
+
+def test_tallies_and_the_estimate_run_on_one_blas_thread(monkeypatch):
+    # A BLAS splits a product's sums by its thread count, so the estimate's last bits depended on it (10⁶ reports at
+    # N = 10⁴: other bytes with two threads than with one); add() and estimate() run their products on one thread.
+    from threadpoolctl import threadpool_info
+
+    from mechdesign.deploy.analysis import _symmetric_decode
+
+    mechanism = random_mechanism(SMALL_COUNTS, 3, types=8)
+    sampler = SymmetricPrivatizer(mechanism)
+    types, groups = sampler.sample(np.random.default_rng(1).integers(0, mechanism.cells.size, 2000), rng=2)
+    seen = []
+    for name in ("_add", "_estimate"):
+        inner = getattr(_symmetric_decode.ReportTally, name)
+
+        def watched(self, *args, inner=inner):
+            seen.append(max((pool["num_threads"] for pool in threadpool_info()), default=1))
+            return inner(self, *args)
+        monkeypatch.setattr(_symmetric_decode.ReportTally, name, watched)
+    tally = ReportTally(mechanism)
+    tally.add(types, groups)
+    tally.estimate()
+    assert seen == [1, 1]
