@@ -455,17 +455,7 @@ class _PrimeTables:
             key += self.cell_offset
             key += (e[sl] * (2 * p * c))[:, None]
             np.copyto(base, key, casting="unsafe")
-            flat = base.reshape(-1)
-            for level, offset in ((self.high, None), (self.step, self.a), (self.drop, self.ab)):
-                np.take(level, t, axis=0, out=value, mode="clip")
-                if weights is not None:
-                    value *= weights[sl, None]
-                if offset is None:
-                    np.add.at(self.tally, flat, value.reshape(-1))
-                else:
-                    np.take(offset, t, axis=0, out=at, mode="clip")
-                    at += base
-                    np.add.at(self.tally, at.reshape(-1), value.reshape(-1))
+            self._add_levels(t, base, None if weights is None else weights[sl], value, at)
 
     def accumulate_seeds(self, types: np.ndarray, seed: np.ndarray, weights: np.ndarray | None,
                          work: dict[str, np.ndarray]) -> None:
@@ -503,17 +493,25 @@ class _PrimeTables:
             base, at = (work[name][:k * c].reshape(k, c) for name in ("base", "at"))
             np.take(self.keys, whole[sl], axis=0, out=base, mode="clip")
             base += (e[sl] * (2 * p * c))[:, None]
-            flat = base.reshape(-1)
-            for level, offset in ((self.high, None), (self.step, self.a), (self.drop, self.ab)):
-                np.take(level, t, axis=0, out=value, mode="clip")
-                if weights is not None:
-                    value *= weights[sl, None]
-                if offset is None:
-                    np.add.at(self.tally, flat, value.reshape(-1))
-                else:
-                    np.take(offset, t, axis=0, out=at, mode="clip")
-                    at += base
-                    np.add.at(self.tally, at.reshape(-1), value.reshape(-1))
+            self._add_levels(t, base, None if weights is None else weights[sl], value, at)
+
+    def _add_levels(self, t: np.ndarray, base: np.ndarray, weights: np.ndarray | None, value: np.ndarray,
+                    at: np.ndarray) -> None:
+        """Add a batch's three level steps (high at its key, then the steps at a and a + b) in that order.
+
+        ``base`` (k, c) holds each (report, cell)'s key; ``value`` and ``at`` are (k, c) work arrays.
+        """
+        flat = base.reshape(-1)
+        for level, offset in ((self.high, None), (self.step, self.a), (self.drop, self.ab)):
+            np.take(level, t, axis=0, out=value, mode="clip")
+            if weights is not None:
+                value *= weights[:, None]
+            if offset is None:
+                np.add.at(self.tally, flat, value.reshape(-1))
+            else:
+                np.take(offset, t, axis=0, out=at, mode="clip")
+                at += base
+                np.add.at(self.tally, at.reshape(-1), value.reshape(-1))
 
     def _spread(self) -> np.ndarray:
         """The (t, seed) tally spread to the keys each seed gives each cell: (T, c, (p − 1)·p), by (t, cell, e, begin).
