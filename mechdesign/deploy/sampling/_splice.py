@@ -167,27 +167,32 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
             ranges.append((start, size))
             ranges += [(column[f][1], column.get(f + 1, (0, 1))[1]) for f in _PAGE_INDEXES[::2] if f in column]
             ranges += [(meta[f][1], meta.get(f + 1, (0, 1))[1]) for f in _BLOOM_FILTER[:1] if f in meta]
-    if reasons:
-        return reasons[0]
     # A kept chunk's bytes are copied as its size says: one that covered another chunk, a page index or a Bloom
     # filter (of any row group) would copy them too, the released column's values (or their min and max) among them.
     ranges.sort()
     if any(a + n > b for (a, n), (b, _) in pairwise(ranges)):
-        return "column chunks, page indexes or Bloom filters overlap"
+        reasons.append("column chunks, page indexes or Bloom filters overlap")
     if _OLD_SIZES.match(footer.get(_CREATED_BY, (0, b""))[1].decode("utf-8", "replace")):
-        return "the file's writer (parquet-mr before 1.2.9) stored column chunk sizes too small"
+        reasons.append("the file's writer (parquet-mr before 1.2.9) stored column chunk sizes too small")
+    # Every chunk's pages are counted whichever writer runs, the released columns' too: pyarrow's reader takes a row
+    # group's num_rows records of each chunk, so a footer whose counts agree with each other but not with the pages
+    # would have records go unread (or made up), silently.
     with open(path, "rb") as handle:
         for i, group in enumerate(groups):
             for j, column in enumerate(group[_COLUMNS][1][1]):
-                if j in positions:
+                if _PATH in column or _CRYPTO in column or _ENCRYPTED_META in column:
                     continue
                 pages = _pages(handle, column[_META][1])
-                if isinstance(pages, str):
-                    return f"column chunk {j} of row group {i} is not its pages alone ({pages})"
+                if isinstance(pages, str):  # not countable here; a kept chunk so is not copied
+                    if j not in positions:
+                        reasons.append(f"column chunk {j} of row group {i} is not its pages alone ({pages})")
+                    continue
                 if pages != group[_GROUP_ROWS][1]:  # pyarrow's reader would drop records or make some up
                     raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds "
                                      f"{group[_GROUP_ROWS][1]:,} records and the pages of its column chunk {j} "
                                      f"{pages:,} values)")
+    if reasons:
+        return reasons[0]
     return Splice(footer, end, positions)
 
 
