@@ -37,10 +37,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from mechdesign.deploy import _thrift as t
+from mechdesign.deploy._parquet_pages import Struct, read_footer
+from mechdesign.deploy._parquet_pages import chunk_start as _start
+from mechdesign.deploy._parquet_pages import page_values as _pages
 
 __all__ = ["Splice", "SpliceWriter", "splice_plan"]
 
-Struct = dict[int, tuple[int, Any]]
 _MAGIC = b"PAR1"
 # parquet.thrift field ids used here
 _SCHEMA, _GROUPS, _KEY_VALUES, _CREATED_BY, _ORDERS, _ENCRYPTION, _SIGNING_KEY = 2, 4, 5, 6, 7, 8, 9  # FileMetaData
@@ -51,10 +53,6 @@ _VALUES, _UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE =
 _BLOOM_FILTER = (14, 15)  # ColumnMetaData: Bloom filter offset and length
 _TYPE, _REPETITION, _CHILDREN = 1, 3, 5  # SchemaElement: type (leaves only), repetition_type, num_children
 _REPEATED = 2
-_PAGE_TYPE, _PAGE_SIZE = 1, 3  # PageHeader: type, compressed_page_size
-_PAGE_VALUES = {0: 5, 3: 8}  # PageHeader: the header of a data page (v1, v2) by page type; its field 1 is num_values
-_HEADER_BYTES = 256  # read for a page header first (more if it holds long statistics)
-_HEADER_MAX = 1 << 20  # a longer header leaves the file to pyarrow (whose page statistics stop at 4,096 bytes)
 _COPY_BLOCK = 1 << 22  # bytes a read and write where the kernel's copy is unavailable
 _NO_KERNEL_COPY = {errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP}  # fall back to read/write
 # Each row group costs the splice a pyarrow writer and its footer's Thrift in Python (about 0.4 ms for two columns),
@@ -64,24 +62,6 @@ _GROUP_RECORDS = 8192
 # PARQUET-816: parquet-mr before 1.2.9 wrote total_compressed_size short of the chunk (readers pad it)
 _OLD_SIZES = re.compile(r"parquet-mr(?! version (?:1\.(?:2\.(?:9|\d\d)|[3-9]|\d\d)|[2-9]|\d\d))")
 
-
-def read_footer(path: Path) -> tuple[Struct, int]:
-    """The decoded ``FileMetaData`` of a Parquet file and the offset where it starts; ``ValueError`` if corrupt."""
-    with open(path, "rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        if size < 12:
-            raise ValueError(f"data must be a readable Parquet file, got {path} ({size} bytes)")
-        handle.seek(size - 8)
-        tail = handle.read(8)
-        length = int.from_bytes(tail[:4], "little")
-        if tail[4:] != _MAGIC or not 0 < length <= size - 12:
-            raise ValueError(f"data must be a readable Parquet file, got {path} (no plaintext Parquet footer)")
-        handle.seek(size - 8 - length)
-        data = handle.read(length)
-    try:
-        return t.decode(data), size - 8 - length
-    except t.ThriftError as exc:
-        raise ValueError(f"data must be a readable Parquet file, got {path} (its footer: {exc})") from None
 
 
 class Splice:
@@ -95,14 +75,6 @@ class Splice:
         """The records of each input row group, in file order."""
         return [group[_GROUP_ROWS][1] for group in self.footer[_GROUPS][1][1]] if _GROUPS in self.footer else []
 
-
-def _start(meta: Struct) -> int:
-    """Where a column chunk's bytes begin: its dictionary page if it has one, else its first data page.
-
-    A chunk of no record has a dictionary page and no data page (pyarrow: data page offset 0).
-    """
-    return int(min((meta[f][1] for f in (_DATA_PAGE, _DICTIONARY_PAGE) if f in meta and meta[f][1] > 0),
-                   default=0))
 
 
 def splice_plan(path: Path, names: Sequence[str], chunk: int) -> Splice | str:
@@ -195,32 +167,6 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
         return reasons[0]
     return Splice(footer, end, positions)
 
-
-def _pages(handle: BinaryIO, meta: Struct) -> int | str:
-    """The values of the pages that fill a column chunk's bytes exactly, or why its bytes are not pages alone.
-
-    A kept chunk is copied as its offsets and size say: bytes there that are not its pages (another chunk's metadata
-    copy, the released column's min and max among them) would be copied too, where pyarrow's writer copies values.
-    """
-    start, size = _start(meta), meta[_COMPRESSED][1]
-    at, values, read = start, 0, _HEADER_BYTES
-    while at < start + size:
-        handle.seek(at)
-        data = handle.read(min(read, start + size - at))
-        try:
-            header, length = t.decode_prefix(data)
-        except t.ThriftError as exc:
-            if len(data) == read < _HEADER_MAX:  # a longer header (page statistics): read more
-                read *= 16
-                continue
-            return f"no page header at byte {at}: {exc}"
-        kind, page = header.get(_PAGE_TYPE, (0, -1)), header.get(_PAGE_SIZE, (0, -1))
-        if kind[0] != t.I32 or page[0] != t.I32 or page[1] < 0:
-            return f"no page header at byte {at}"
-        if kind[1] in _PAGE_VALUES:
-            values += header.get(_PAGE_VALUES[kind[1]], (0, {}))[1].get(1, (0, 0))[1]
-        at, read = at + length + page[1], _HEADER_BYTES
-    return values if at == start + size else f"its pages end at byte {at}, not {start + size}"
 
 
 def _shifted(chunk: Struct, by: int) -> Struct:

@@ -158,13 +158,6 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     # record is decoded, and each chunk's dictionary is matched to the inputs once (_arrow_indices).
     parquet = columnar_file(source, read_dictionary=[column])
     position = column_index(parquet.schema_arrow.names, column)
-    if file_kind(source, "data") == "parquet":
-        from mechdesign.deploy.sampling._splice import splice_plan
-
-        # pyarrow's reader takes a row group's num_rows records of each chunk: a footer that counts fewer records
-        # than the pages hold would have records go unread, silently. The splice's plan refuses such a footer in one
-        # line (its page walk counts the values); the plan itself is not used (pyarrow writes this output).
-        splice_plan(source, [column], chunk)
     users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
     report = Progress(progress, parquet.metadata.num_rows)
     field = pa.field(column, pa.binary(), nullable=False)  # the binary form (mechfile._report_binary)
