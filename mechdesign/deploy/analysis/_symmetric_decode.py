@@ -35,7 +35,7 @@ reports (10⁶ reports at N = 10⁴), and a second thread only spins on a shared
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -567,13 +567,3 @@ class _PrimeTables:
         sums = unwrapped[:, :, :p] + unwrapped[:, :, p:]
         by_input = np.take_along_axis(sums, np.broadcast_to(self.table, sums.shape), axis=2).sum(axis=1)
         hits[self.members] += by_input  # every input once: no repeated index
-
-
-def decode_reports(mechanism: SymmetricMechanism, chunks: Iterable[Sequence[Any]]) -> Estimate:
-    """The estimate from reports in text form, given as chunks (a streamed column)."""
-    tally = ReportTally(mechanism)
-    done = 0
-    for chunk in chunks:
-        tally.add_texts(chunk, done)
-        done += len(chunk)
-    return tally.estimate()
