@@ -89,21 +89,29 @@ def page_values(handle: BinaryIO, meta: Struct) -> int | str:
     return values if at == start + size else f"its pages end at byte {at}, not {start + size}"
 
 
-def check_record_counts(path: Path) -> None:
+def check_record_counts(path: Path, read: tuple[Struct, int] | None = None) -> dict[tuple[int, int], int | str]:
     """Refuse (one-line ``ValueError``) a flat Parquet file whose row groups count other records than their chunks hold.
 
     For every row group: each column chunk's ``num_values`` and the values of its pages (where its bytes are exactly
     its pages) must equal the group's ``num_rows``. Encrypted files, nested schemas, chunks stored elsewhere and
-    footers of an unexpected shape are left to pyarrow's reader (its own errors).
+    footers of an unexpected shape are left to pyarrow's reader (its own errors). ``read``: the footer and its offset
+    if the caller has read them (:func:`read_footer`).
+
+    Returns
+    -------
+    dict
+        :func:`page_values` of each chunk walked, by (row group, column): its values, or why its bytes are not its
+        pages alone (the splice copies only chunks that are).
     """
-    footer, end = read_footer(path)
+    footer, end = read_footer(path) if read is None else read
+    walked: dict[tuple[int, int], int | str] = {}
     if _ENCRYPTION in footer or _SIGNING_KEY in footer:
-        return
+        return walked
     try:
         schema = footer.get(_SCHEMA, (0, (0, [])))[1][1]
         if not schema or any(_TYPE not in e or e.get(_CHILDREN, (0, 0))[1] or e.get(_REPETITION, (0, 0))[1] == _REPEATED
                              for e in schema[1:]):
-            return  # nested: a chunk holds repeated values, not one a record
+            return walked  # nested: a chunk holds repeated values, not one a record
         groups = footer.get(_GROUPS, (0, (0, [])))[1][1]
         with open(path, "rb") as handle:
             for i, group in enumerate(groups):
@@ -118,9 +126,10 @@ def check_record_counts(path: Path) -> None:
                     start, size = chunk_start(meta), meta[_COMPRESSED][1]
                     if not 4 <= start <= start + size <= end:
                         continue  # pyarrow's reader refuses it
-                    pages = page_values(handle, meta)
+                    pages = walked[i, j] = page_values(handle, meta)
                     if isinstance(pages, int) and pages != rows:  # pyarrow would drop records or make some up
                         raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds "
                                          f"{rows:,} records and the pages of its column chunk {j} {pages:,} values)")
     except (KeyError, IndexError, TypeError, AttributeError):
-        return  # a footer of a shape not expected here: pyarrow's reader decides
+        return {}  # a footer of a shape not expected here: pyarrow's reader decides
+    return walked

@@ -37,9 +37,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from mechdesign.deploy import _thrift as t
-from mechdesign.deploy._parquet_pages import Struct, read_footer
+from mechdesign.deploy._parquet_pages import Struct, check_record_counts, read_footer
 from mechdesign.deploy._parquet_pages import chunk_start as _start
-from mechdesign.deploy._parquet_pages import page_values as _pages
 
 __all__ = ["Splice", "SpliceWriter", "splice_plan"]
 
@@ -49,7 +48,7 @@ _SCHEMA, _GROUPS, _KEY_VALUES, _CREATED_BY, _ORDERS, _ENCRYPTION, _SIGNING_KEY =
 _COLUMNS, _BYTE_SIZE, _GROUP_ROWS, _SORTING, _GROUP_OFFSET, _GROUP_COMPRESSED = 1, 2, 3, 4, 5, 6  # RowGroup
 _PATH, _CHUNK_OFFSET, _META, _CRYPTO, _ENCRYPTED_META = 1, 2, 3, 8, 9  # ColumnChunk
 _PAGE_INDEXES = (4, 5, 6, 7)  # ColumnChunk: offset index offset and length, column index offset and length
-_VALUES, _UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 5, 6, 7, 9, 10, 11  # ColumnMetaData
+_UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 6, 7, 9, 10, 11  # ColumnMetaData
 _BLOOM_FILTER = (14, 15)  # ColumnMetaData: Bloom filter offset and length
 _TYPE, _REPETITION, _CHILDREN = 1, 3, 5  # SchemaElement: type (leaves only), repetition_type, num_children
 _REPEATED = 2
@@ -133,9 +132,6 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
             if rows and meta[_DATA_PAGE][1] < 4:  # readers start at the data page (or the dictionary page before it)
                 raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
                                  f"{i} has its data pages at byte {meta[_DATA_PAGE][1]})")
-            if meta[_VALUES][1] != rows:  # a flat column holds one value (or null) a record
-                raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds {rows:,} "
-                                 f"records and a column chunk of it {meta[_VALUES][1]:,} values)")
             ranges.append((start, size))
             ranges += [(column[f][1], column.get(f + 1, (0, 1))[1]) for f in _PAGE_INDEXES[::2] if f in column]
             ranges += [(meta[f][1], meta.get(f + 1, (0, 1))[1]) for f in _BLOOM_FILTER[:1] if f in meta]
@@ -146,23 +142,12 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
         reasons.append("column chunks, page indexes or Bloom filters overlap")
     if _OLD_SIZES.match(footer.get(_CREATED_BY, (0, b""))[1].decode("utf-8", "replace")):
         reasons.append("the file's writer (parquet-mr before 1.2.9) stored column chunk sizes too small")
-    # Every chunk's pages are counted whichever writer runs, the released columns' too: pyarrow's reader takes a row
-    # group's num_rows records of each chunk, so a footer whose counts agree with each other but not with the pages
-    # would have records go unread (or made up), silently.
-    with open(path, "rb") as handle:
-        for i, group in enumerate(groups):
-            for j, column in enumerate(group[_COLUMNS][1][1]):
-                if _PATH in column or _CRYPTO in column or _ENCRYPTED_META in column:
-                    continue
-                pages = _pages(handle, column[_META][1])
-                if isinstance(pages, str):  # not countable here; a kept chunk so is not copied
-                    if j not in positions:
-                        reasons.append(f"column chunk {j} of row group {i} is not its pages alone ({pages})")
-                    continue
-                if pages != group[_GROUP_ROWS][1]:  # pyarrow's reader would drop records or make some up
-                    raise ValueError(f"data must be a readable Parquet file, got {path} (row group {i} holds "
-                                     f"{group[_GROUP_ROWS][1]:,} records and the pages of its column chunk {j} "
-                                     f"{pages:,} values)")
+    # Every chunk's count is checked whichever writer runs (check_record_counts: pyarrow's reader would drop records
+    # a footer leaves out); a kept chunk is copied only if its bytes are exactly its pages.
+    walked = check_record_counts(path, (footer, end))
+    reasons += [f"column chunk {j} of row group {i} is not its pages alone ({walked.get((i, j), 'not walked')})"
+                for i, group in enumerate(groups) for j in range(len(group[_COLUMNS][1][1]))
+                if j not in positions and not isinstance(walked.get((i, j)), int)]
     if reasons:
         return reasons[0]
     return Splice(footer, end, positions)
