@@ -109,7 +109,8 @@ def check_rejection_zone(sampler, kernel, table, seed: int) -> int:
 
 
 def _digest(types: np.ndarray, groups: np.ndarray) -> str:
-    return hashlib.sha256(types.tobytes() + np.ascontiguousarray(groups).tobytes()).hexdigest()
+    # The groups as uint64 values: the same digest for the sampler's uint32 groups as for the prototypes' uint64 ones.
+    return hashlib.sha256(types.tobytes() + np.ascontiguousarray(groups, dtype=np.uint64).tobytes()).hexdigest()
 
 
 def measure(size: int, repeats: int, records: int, identity: int) -> dict:

@@ -217,7 +217,9 @@ def _seed_words(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, 
     carry = np.empty(span, dtype=np.int64)
     big = np.empty((words, span), dtype=">u4")
     rows = out.view(np.uint32)  # bytes moved as they are: big holds them in big-endian order already
-    low = slice(0, 2) if sys.byteorder == "little" else slice(3, 1, -1)  # a_g, then b_g, among a uint64's halves
+    # a_g, then b_g, among the 16-bit halves of a uint32 group (the sampler's) or a uint64 one
+    low = {2: slice(0, 2) if sys.byteorder == "little" else slice(None, None, -1),
+           4: slice(0, 2) if sys.byteorder == "little" else slice(3, 1, -1)}
     with single_thread():  # a second BLAS thread only spins on a shared machine
         for outer in range(0, count, span):
             end = min(outer + span, count)
@@ -225,10 +227,12 @@ def _seed_words(family: PlacementFamily, types: np.ndarray, groups: np.ndarray, 
                 stop = min(start + size, end)
                 n, into = stop - start, slice(start - outer, stop - outer)
                 block = groups[start:stop].T
-                if block.dtype != np.uint64 or block.strides[1] != 8:
+                if block.dtype not in (np.uint32, np.uint64) or block.strides[1] != block.itemsize:
                     block = np.ascontiguousarray(block, dtype=np.uint64)
+                parts = block.itemsize // 2
                 # G_g < 2³² (radices ≤ 2³²): its two low 16-bit halves, exact in float64.
-                np.copyto(halves[:, :, :n], block.view(np.uint16).reshape(width, n, 4)[:, :, low].transpose(0, 2, 1))
+                np.copyto(halves[:, :, :n],
+                          block.view(np.uint16).reshape(width, n, parts)[:, :, low[parts]].transpose(0, 2, 1))
                 if signature is None:
                     matrix, bands = weights[0]
                     for first, last, column in bands:

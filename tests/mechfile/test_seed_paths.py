@@ -70,7 +70,11 @@ def _edge_groups(family: PlacementFamily, rng: np.random.Generator) -> tuple[np.
     (200, "few", "words"),             # a loop over 3 signatures (1, 10 and 19 groups)
     (200, "many", "horner"),           # 20 signatures: Horner
 ])
-def test_reports_follow_the_one_report_rule_on_edge_values(below, types, path):
+@pytest.mark.parametrize(("dtype", "layout"), [(np.uint64, "record-major"), (np.uint64, "group-major"),
+                                               (np.uint32, "group-major"), (np.uint32, "record-major")])
+def test_reports_follow_the_one_report_rule_on_edge_values(below, types, path, dtype, layout):
+    # The groups as the sampler returns them (uint32, the transpose of a group-major array: the product reads their
+    # 16-bit halves in place) and as a caller may pass them (uint64, either layout).
     family = _family(below, types)
     limbs = -(-max(family.seed_count(tt) for tt in range(family.types)).bit_length() // 32)
     assert (_place_words(family, limbs) is not None) == (path == "words")
@@ -79,6 +83,9 @@ def test_reports_follow_the_one_report_rule_on_edge_values(below, types, path):
         assert family.group_radix.shape[1] == 32
     t, groups = _edge_groups(family, np.random.default_rng(below))
     values = [family.value(int(tt), g) for tt, g in zip(t, groups, strict=True)]
+    groups = groups.astype(dtype)
+    if layout == "group-major":
+        groups = np.ascontiguousarray(groups.T).T
     for tt in range(family.types):  # all groups at R − 1 is the largest seed
         assert family.value(tt, family.group_radix[tt] - np.uint64(1)) == family.seed_count(tt) - 1
     offsets, data = binary_buffer(family, t, groups)

@@ -127,7 +127,7 @@ class _Job:
             # pages to fault in a chunk.
             if self._arrays is None or self._arrays[0].size != x.size:
                 self._arrays = (np.empty(x.size, dtype=np.int64),
-                                np.empty((sampler.family.group_radix.shape[1], x.size), dtype=np.uint64).T)
+                                np.empty((sampler.family.group_radix.shape[1], x.size), dtype=np.uint32).T)
             types, groups = self._arrays
             for start in range(0, x.size, BLOCK):  # each block drawn into the chunk's arrays (no copy)
                 block = (self.done + start) // BLOCK

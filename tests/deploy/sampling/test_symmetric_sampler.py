@@ -231,8 +231,9 @@ def test_draws_into_given_arrays_are_the_returned_draws():
     sampler = SymmetricPrivatizer(m)
     x = np.arange(70_000) % m.cells.size
     want = sampler.sample(x[5:], rng=2)
+    assert want[1].dtype == np.uint32 and want[1].strides[0] == 4  # groups below 2³²: 4 bytes each, group-major
     types = np.full(x.size, -1, dtype=np.int64)
-    groups = np.zeros((want[1].shape[1], x.size), dtype=np.uint64).T  # (n, G): group-major, as sample's
+    groups = np.zeros((want[1].shape[1], x.size), dtype=np.uint32).T  # (n, G): group-major, as sample's
     got = sampler.sample(x[5:], rng=2, out=(types[5:], groups[5:]))
     assert np.shares_memory(got[0], types) and np.shares_memory(got[1], groups)
     assert np.array_equal(types[5:], want[0]) and np.array_equal(groups[5:], want[1])
@@ -241,6 +242,8 @@ def test_draws_into_given_arrays_are_the_returned_draws():
         sampler.sample(x[::2], rng=2, out=(types[::2], groups[::2]))  # a group's row not contiguous
     with pytest.raises(ValueError, match="out must be"):
         sampler.sample(x[:10], rng=2, out=(types[:10], groups[:9]))
+    with pytest.raises(ValueError, match="out must be"):  # uint64 groups: not the sampler's layout
+        sampler.sample(x[:10], rng=2, out=(types[:10], np.zeros((want[1].shape[1], 10), dtype=np.uint64).T))
 
 
 def test_memoized_reports_repeat_and_use_the_keyed_stream():
@@ -255,6 +258,7 @@ def test_memoized_reports_repeat_and_use_the_keyed_stream():
     assert np.array_equal(words[:, 0], memo.words(0, users, x))  # word 0 is the dense files' memo word
     by_rule = sampler.sample_words(x, words)
     assert np.array_equal(by_rule[0], types) and np.array_equal(by_rule[1], groups)
+    assert groups.dtype == by_rule[1].dtype == np.uint32
 
 
 def _with_rare_type(seed: int, weight: float):
