@@ -1,6 +1,7 @@
 """privatize_symmetric_file over several chunks: a seeded run writes the same reports whatever the chunk size.
 
-The chunks' (types, groups) arrays are reused from chunk to chunk (one allocation a run); a seeded stream draws block
+A block's (types, groups) arrays are reused from block to block (CSV: a chunk's, from chunk to chunk; Parquet: each
+block encoded into its piece of the reports column right after it is drawn); a seeded stream draws block
 b of 65,536 records from its own stream, so chunks of one block, of two and a whole file in one chunk (with a short
 last chunk each time) must give the same file (CSV) or table (Parquet, whose row groups follow the chunks).
 Oracle: the one-chunk run, and the sampler's own draws block by block.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mechdesign.deploy.sampling import SymmetricPrivatizer, block_streams
+from mechdesign.deploy.sampling import SymmetricPrivatizer, _symmetric_stream, block_streams
 from mechdesign.deploy.sampling._symmetric_stream import privatize_symmetric_file
 from mechdesign.mechfile import binary_buffer
 
@@ -22,8 +23,11 @@ pq = pytest.importorskip("pyarrow.parquet")
 pa_csv = pytest.importorskip("pyarrow.csv")
 
 
-@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
-def test_a_seeded_run_is_the_same_whatever_the_chunk_size(tmp_path, suffix):
+@pytest.mark.parametrize(("suffix", "piece"), [(".parquet", 1 << 20), (".parquet", 1 << 17), (".csv", 1 << 20)])
+def test_a_seeded_run_is_the_same_whatever_the_chunk_size(tmp_path, monkeypatch, suffix, piece):
+    # Parquet: each block is encoded into its piece (an Arrow array of ``piece`` reports) right after it is drawn;
+    # pieces of 2¹⁷ put two blocks in a piece, and one to eight pieces in a chunk, the last one short.
+    monkeypatch.setattr(_symmetric_stream, "_PIECE", piece)
     mechanism = random_mechanism(SMALL_COUNTS, 2, types=8)
     sampler = SymmetricPrivatizer(mechanism)
     x = np.random.default_rng(4).integers(0, mechanism.cells.size, 3 * (1 << 16) + 1234)
@@ -34,7 +38,10 @@ def test_a_seeded_run_is_the_same_whatever_the_chunk_size(tmp_path, suffix):
         pa_csv.write_csv(table, source)
     else:
         pq.write_table(table, source)
-    outputs = []
+    outputs, pieces = [], []
+    chunked_array = pa.chunked_array
+    monkeypatch.setattr(pa, "chunked_array", lambda arrays, **kw: (
+        kw.get("type") == pa.binary() and pieces.append([len(a) for a in arrays])) or chunked_array(arrays, **kw))
     for chunk in (1 << 16, 1 << 17, 1 << 20):
         target = tmp_path / f"out-{chunk}{suffix}"
         assert privatize_symmetric_file(sampler, source, target, "item", rng=9, chunk_size=chunk, progress=False) \
@@ -42,6 +49,11 @@ def test_a_seeded_run_is_the_same_whatever_the_chunk_size(tmp_path, suffix):
         # CSV: the bytes; Parquet: the table read back (its row groups follow the chunks)
         outputs.append(target.read_bytes() if suffix == ".csv" else pq.read_table(target).to_pydict())
     assert outputs[0] == outputs[1] == outputs[2]
+    if suffix == ".parquet":  # each chunk's reports column in pieces of ``piece`` reports, the last one short
+        sizes = [min(chunk, x.size - start) for chunk in (1 << 16, 1 << 17, 1 << 20)
+                 for start in range(0, x.size, chunk)]
+        assert pieces == [[min(piece, n - s) for s in range(0, n, piece)] for n in sizes]
+        assert max(len(p) for p in pieces) == (2 if piece == 1 << 17 else 1)
     if suffix == ".parquet":  # and the reports are the sampler's draws, block by block
         streams = block_streams(9)
         drawn = [sampler.sample(x[s:s + (1 << 16)], streams(s >> 16)) for s in range(0, x.size, 1 << 16)]
@@ -119,9 +131,9 @@ def test_the_stream_allocates_without_huge_page_advice_and_restores_it(tmp_path,
     source = tmp_path / "data.parquet"
     pq.write_table(pa.table({"item": [str(label) for label in mechanism.inputs]}), source)
     seen = []
-    draw = _symmetric_stream._Job.draw
-    monkeypatch.setattr(_symmetric_stream._Job, "draw",
-                        lambda self, *args: seen.append(_huge_page_advice()) or draw(self, *args))
+    blocks = _symmetric_stream._Job.blocks
+    monkeypatch.setattr(_symmetric_stream._Job, "blocks",
+                        lambda self, *args: seen.append(_huge_page_advice()) or blocks(self, *args))
     privatize_symmetric_file(SymmetricPrivatizer(mechanism), source, tmp_path / "out.parquet", "item", rng=1,
                              progress=False)
     assert seen == [False] and _huge_page_advice() == before
