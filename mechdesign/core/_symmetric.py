@@ -44,180 +44,14 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._numerics import round_up
+from mechdesign.core._cells import Cells, frozen_array
+from mechdesign.core._group_greedy import group_min_linear
 from mechdesign.core._mechanism import Mechanism
 
-__all__ = ["MAX_CELL", "Cells", "SymmetricMechanism", "group_min_linear", "is_prime", "prime_parts"]
+__all__ = ["SymmetricMechanism"]
 
-_U = np.finfo(np.float64).eps / 2
-_DRAINED = 1e-9  # mass past the budget after which the greedy leaves every group whole (_group_min_linear)
-_GREEDY_ROWS = 1024  # rows of the grouped greedy at a time (group_min_linear)
 _ROW_BLOCK = 512  # types a block of the row sums (_row_sums)
 _ROW_TOLERANCE = 1e-9   # |row sum − 1| a file may carry (as for dense matrices), removed by renormalising
-#: The largest cell: classes of more tied inputs are split (:func:`prime_parts`).
-MAX_CELL = 256
-_LARGEST_CELL = 251     # the largest prime ≤ MAX_CELL
-
-
-def is_prime(n: int) -> bool:
-    """Whether ``n`` is prime (trial division: cell sizes are at most the alphabet size).
-
-    Examples
-    --------
-    >>> [k for k in range(12) if is_prime(k)]
-    [2, 3, 5, 7, 11]
-    """
-    if n < 2:
-        return False
-    if n < 4:
-        return True
-    if n % 2 == 0 or n % 3 == 0:
-        return False
-    k = 5
-    while k * k <= n:
-        if n % k == 0 or n % (k + 2) == 0:
-            return False
-        k += 6
-    return True
-
-
-def prime_parts(size: int) -> list[int]:
-    """Split a class of ``size`` tied inputs into cells of size 1 or a prime ≤ :data:`MAX_CELL`, largest first.
-
-    The rule is part of the file format (every reader rebuilds the cells from the counts): a class larger than
-    :data:`MAX_CELL` first gives ⌈(size − 256) / 251⌉ cells of 251 (the largest prime ≤ MAX_CELL) and splits the
-    rest (6 … 256 inputs) by the rules below, which give at most three cells: ``size`` itself when it is 1 or prime;
-    else (p, 1) with p = size − 1 prime; else (p, size − p) with the largest prime p < size such that size − p is
-    prime (Goldbach: every even size ≥ 4 below 4·10¹⁸); else the largest prime p ≤ size − 2 whose remainder splits in
-    two by the previous rules. Cells stay small so that a report's placement needs few bits and the decoder's
-    per-cell tables (p² entries) stay small.
-
-    Examples
-    --------
-    >>> prime_parts(7), prime_parts(8), prime_parts(10), prime_parts(27)
-    ([7], [7, 1], [7, 3], [23, 3, 1])
-    >>> prime_parts(1000)
-    [251, 251, 251, 241, 5, 1]
-    """
-    size = v.positive_int("size", size)
-    if size > MAX_CELL:
-        whole = -(-(size - MAX_CELL) // _LARGEST_CELL)  # the fewest cells of 251 that leave at most MAX_CELL
-        return [_LARGEST_CELL] * whole + prime_parts(size - whole * _LARGEST_CELL)
-    if size == 1 or is_prime(size):
-        return [size]
-    if is_prime(size - 1):
-        return [size - 1, 1]
-    for p in range(size - 2, 1, -1):
-        if is_prime(p) and is_prime(size - p):
-            return [p, size - p]
-    for p in range(size - 2, 1, -1):
-        if is_prime(p):
-            rest = prime_parts(size - p)
-            if len(rest) <= 2:
-                return [p, *rest]
-    raise AssertionError(f"no prime split of {size}")  # unreachable: a remainder of 2 … 8 splits in at most two
-
-
-@dataclass(frozen=True, eq=False)
-class Cells:
-    """A partition of the inputs into cells of equal count and size 1 or prime (module docstring).
-
-    Build with :meth:`from_counts`. Cells are ordered by count (descending), a class's cells by size (descending,
-    :func:`prime_parts`); inside a cell the inputs keep their input order, and ``position`` is an input's index
-    inside its cell (the coordinate the samplers permute).
-
-    Parameters
-    ----------
-    cell_of : numpy.ndarray of int64, shape (N,)
-        The cell of each input.
-    position : numpy.ndarray of int64, shape (N,)
-        Each input's position in its cell, 0 … s_k − 1.
-    sizes : numpy.ndarray of int64, shape (K,)
-        s_k, 1 or prime.
-    counts : numpy.ndarray of int64, shape (K,)
-        n_k, the count of every input of cell k (P̂_x = n_k / m).
-    samples : int
-        m = Σ_k s_k n_k.
-    """
-
-    cell_of: np.ndarray
-    position: np.ndarray
-    sizes: np.ndarray
-    counts: np.ndarray
-    samples: int
-
-    @classmethod
-    def from_counts(cls, counts: Any) -> Cells:
-        """The cells of a count vector n (one count ≥ 1 per input).
-
-        Parameters
-        ----------
-        counts : array_like of int, shape (N,)
-            Positive integer counts (the prior P̂ = n / m, [E] eq. 13).
-
-        Returns
-        -------
-        Cells
-
-        Raises
-        ------
-        ValueError
-            If ``counts`` is not a non-empty vector of positive integers below 2⁵³ / N.
-        """
-        n = np.asarray(counts)
-        if n.ndim != 1 or n.size == 0 or (not np.issubdtype(n.dtype, np.integer) and not (
-                np.issubdtype(n.dtype, np.floating) and np.all(np.isfinite(n)) and np.all(n == np.round(n)))):
-            raise v.fail("counts", "be a non-empty vector of integers", counts)
-        n = n.astype(np.int64)
-        if n.min() < 1:
-            raise v.fail("counts", "be >= 1 for every input (a full-support count prior)", int(n.min()))
-        total = int(n.sum())
-        if total >= 2**53 // max(int(n.size), 1):
-            raise v.fail("counts", "sum to less than 2^53 / N (masses a·n_k must be exact in float64)", total)
-        order = np.lexsort((np.arange(n.size), -n))  # by count descending, then input order
-        cell_of = np.empty(n.size, dtype=np.int64)
-        position = np.empty(n.size, dtype=np.int64)
-        sizes: list[int] = []
-        cell_counts: list[int] = []
-        start = 0
-        while start < n.size:
-            stop = start
-            while stop < n.size and n[order[stop]] == n[order[start]]:
-                stop += 1
-            at = start
-            for part in prime_parts(stop - start):
-                members = order[at:at + part]
-                cell_of[members] = len(sizes)
-                position[members] = np.arange(part)
-                sizes.append(part)
-                cell_counts.append(int(n[order[start]]))
-                at += part
-            start = stop
-        return cls(_frozen(cell_of), _frozen(position), _frozen(np.array(sizes, dtype=np.int64)),
-                   _frozen(np.array(cell_counts, dtype=np.int64)), total)
-
-    @property
-    def size(self) -> int:
-        """N, the number of inputs."""
-        return int(self.cell_of.size)
-
-    @property
-    def count(self) -> int:
-        """K, the number of cells."""
-        return int(self.sizes.size)
-
-    @property
-    def probabilities(self) -> np.ndarray:
-        """P̂_x = n_k / m of an input of each cell, shape (K,)."""
-        return self.counts / self.samples
-
-    def members(self, cell: int) -> np.ndarray:
-        """The inputs of ``cell`` in position order."""
-        found = np.flatnonzero(self.cell_of == cell)
-        return found[np.argsort(self.position[found])]
-
-    def item_counts(self) -> np.ndarray:
-        """The count vector n over the inputs, shape (N,)."""
-        return self.counts[self.cell_of]
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,7 +149,8 @@ class SymmetricMechanism:
             raise v.fail("weights", f"make every cell's row sum to 1 within {_ROW_TOLERANCE:g} (cell {worst})",
                          float(rows[worst]))
         labels = v.labels("inputs", inputs, cells.size)
-        return cls(cells, labels, _frozen(h), _frozen(lo), _frozen(th), _frozen(a), _frozen(b), _frozen(rows))
+        h, lo, th, a, b, rows = (frozen_array(x) for x in (h, lo, th, a, b, rows))
+        return cls(cells, labels, h, lo, th, a, b, rows)
 
     @property
     def types(self) -> int:
@@ -337,7 +172,8 @@ class SymmetricMechanism:
         a_tk entries ∝ h_t / r_k, b_tk entries ∝ l_t / r_k and zeros (r_k the given row sum), with the masses of
         those groups integers over m. The greedy runs on the groups (sorted by value, β/2 drained from the top onto
         the smallest value) in double-double cumulative sums; the result is lowered by a bound of the float error
-        (module :func:`_group_min_linear`) and the logarithm raised by :func:`~mechdesign._numerics.round_up`.
+        (:func:`~mechdesign.core._group_greedy.group_min_linear`) and the logarithm raised by
+        :func:`~mechdesign._numerics.round_up`.
 
         Parameters
         ----------
@@ -351,7 +187,7 @@ class SymmetricMechanism:
         """
         beta = v.radius(radius)
         values, masses = self._groups()
-        g = _group_min_linear(values, masses, beta)
+        g = group_min_linear(values, masses, beta)
         top = values.max(axis=1)
         with np.errstate(divide="ignore"):
             raw = np.log(top) - np.log(g)
@@ -490,112 +326,3 @@ def _counts(name: str, value: Any, types: int, cells: Cells) -> np.ndarray:
     if arr.min() < 0:
         raise v.fail(name, "be >= 0", int(arr.min()))
     return arr
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
-
-
-def _group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np.ndarray:
-    """A lower bound on g = min_{Q∈B_β} Q·c for columns given by groups (rows of ``values``, ``masses``).
-
-    The greedy of reference/pml-design.md §1.1 on groups: sort by value (descending), drain β/2 of mass from the
-    top groups (each up to its mass) and add it to the smallest value present. Error bound: every mass is the float
-    of an exact integer over m (relative error ≤ u), which moves g by at most 2u·max c (g is 1-Lipschitz in the
-    masses, scaled by max c, and Σ masses = 1); the sums and products of the G groups add (G + 10)u relative, as
-    in :meth:`~mechdesign.core.L1Ball.min_linear`; the cumulative masses are double-double (their
-    u² residues are far inside the 4u·max c subtracted). g ≥ min c holds for every Q in the simplex, so the bound
-    is raised to the smallest value present when the margins went below it.
-    """
-    budget = beta / 2
-    scale = values.max(axis=1)
-    scale = np.where(scale > 0, scale, 1.0)
-    unit = values / scale[:, None]
-    if np.all(unit[:, 1:] <= unit[:, :-1]):  # already descending (a structured file's types): the stable sort is
-        u_sorted, m_sorted = unit, masses     # the identity, and gathering through it only copies
-    else:
-        order = np.argsort(-unit, axis=1, kind="stable")
-        u_sorted = np.take_along_axis(unit, order, axis=1)
-        m_sorted = np.take_along_axis(masses, order, axis=1)
-    present = m_sorted > 0
-    low = np.where(present, u_sorted, np.inf).min(axis=1)
-    # Double-double cumulative mass; left = mass still in each group after draining: clip(cum − budget, 0, mass).
-    # Once the mass before group j exceeds the budget by _DRAINED (far above the plain cumsum's G·u error and the
-    # double-double's few ulps), cum_j − budget > m_j and the clip returns m_j exactly: the loop stops there and the
-    # later groups keep their mass, bit for bit what the loop would give (the budget is drained within the first
-    # ~200 of 2,500 groups at N = 10⁵, β = 0.05).
-    stop = _drain_stop(m_sorted, budget + _DRAINED)
-    mass = m_sorted[:, :stop]
-    # The loop over groups, as whole-array passes: its running sum high_j = high_{j−1} + m_j (from 0) is a
-    # cumulative sum (sequential: the same additions), each TwoSum error needs only high_{j−1} and high_j, and the
-    # running low part lo_j = lo_{j−1} + error_j (from 0) is again a cumulative sum; the rest is entry by entry.
-    zero = np.zeros((values.shape[0], 1))
-    high = np.cumsum(np.concatenate([zero, mass], axis=1), axis=1)
-    before, high = high[:, :-1], high[:, 1:]
-    virtual = high - before
-    error = (before - (high - virtual)) + (mass - virtual)
-    lo = np.cumsum(np.concatenate([zero, error], axis=1), axis=1)[:, 1:]
-    head = high - budget
-    v_ = head - high
-    tail = (high - (head - v_)) + (-budget - v_)
-    left = m_sorted.copy()
-    np.clip(head + (tail + lo), 0.0, mass, out=left[:, :stop])
-    drained = (m_sorted - left).sum(axis=1)
-    g = (left * u_sorted).sum(axis=1) + drained * low
-    g = np.maximum(g * (1.0 - (values.shape[1] + 10) * _U) - 4 * _U, low)
-    return np.nextafter(g * scale * (1.0 - 2 * _U), 0.0)
-
-
-def _drain_stop(masses: np.ndarray, limit: float) -> int:
-    """The greedy's loop length: the most groups j of a row with c_j − m_j ≤ ``limit`` (c the float cumulative masses).
-
-    Computed on a prefix of the groups when it decides: float cumulative sums are sequential (a prefix's are the
-    whole row's first ones) and, the masses being ≥ 0, never fall; past a prefix whose last sum c exceeds
-    ``limit`` by 4ε(c + max m), no later c_j − m_j can come back to ``limit`` (c_j − m_j ≥ c_{j−1}(1 − 3u) − 2u·m_j
-    in float, with c_{j−1} ≥ c): the prefix holds every group counted. The prefix grows ×4 from 256 groups (the
-    budget is drained within ~200 of 1,521 at N = 10⁴, β = 0.05) until that holds for every row; with a negative
-    (or NaN) mass every group is read.
-    """
-    width, take = masses.shape[1], 256
-    largest = float(masses.max(initial=0.0))
-    if not float(masses.min(initial=0.0)) >= 0:  # the sums only grow with masses >= 0: else every group is read
-        take = width
-    while True:
-        take = min(take, width)
-        head = masses[:, :take]
-        cumulative = np.cumsum(head, axis=1)
-        found = ((cumulative - head) <= limit).sum(axis=1)
-        last = cumulative[:, -1] if take else np.zeros(masses.shape[0])
-        if take == width or bool((last - limit > 4 * np.finfo(np.float64).eps * (last + largest)).all()):
-            return int(found.max(initial=0))
-        take *= 4
-
-
-def group_min_linear(values: np.ndarray, masses: np.ndarray, beta: float) -> np.ndarray:
-    """A lower bound on min_{Q∈B_β} Q·c for columns given by groups: the greedy of reference/pml-design.md §1.1.
-
-    Public for the readers of structured files (:mod:`mechdesign.mechfile._symmetric`), which run it on the file's
-    types and on the sampled mechanism's (:mod:`mechdesign.deploy.sampling._symmetric`): one rule for both.
-
-    Parameters
-    ----------
-    values : numpy.ndarray, shape (T, G)
-        Per column (row of the array), the value c of each group (≥ 0).
-    masses : numpy.ndarray, shape (T, G)
-        The prior mass of each group (floats of exact integers over m, summing to 1 per row).
-    beta : float
-        The radius β ∈ [0, 2].
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (T,): lower bounds on g (error analysis in :func:`_group_min_linear`).
-    """
-    values, masses, beta = np.asarray(values, dtype=np.float64), np.asarray(masses, dtype=np.float64), v.radius(beta)
-    if values.ndim != 2 or values.shape[0] <= _GREEDY_ROWS:
-        return _group_min_linear(values, masses, beta)
-    # Rows are independent: blocks of rows keep the temporaries small (a fresh process pays a page fault for every
-    # new page of a (T, G) temporary: ~1 s of the 2 s at T = 4,000, G = 2,280), with the same numbers row by row.
-    return np.concatenate([_group_min_linear(values[lo:lo + _GREEDY_ROWS], masses[lo:lo + _GREEDY_ROWS], beta)
-                           for lo in range(0, values.shape[0], _GREEDY_ROWS)])

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core._symmetric import Cells
+from mechdesign.core._cells import Cells
 
 __all__ = ["GROUP_LIMIT", "PLACEMENT_FAMILY", "PlacementFamily", "primitive_root"]
 

@@ -51,8 +51,9 @@ from mechdesign import _validation as v
 from mechdesign._errors import CertificateError, MechanismFileError
 from mechdesign._files import atomic_path, check_write_size
 from mechdesign._numerics import round_up
+from mechdesign.core._cells import Cells
 from mechdesign.core._sample_radius import design_radius, radius_for_delta
-from mechdesign.core._symmetric import Cells, SymmetricMechanism
+from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.mechfile._format import (
     FORMAT_NAME,
     FORMAT_VERSION,

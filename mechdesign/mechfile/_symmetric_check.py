@@ -1,6 +1,6 @@
 r"""The checks of a structured file at the speed ``verify`` needs at N = 10⁵: its guarantee and its canonical bytes.
 
-**The guarantee.** Each type's PML over the ball is the grouped greedy (:func:`~mechdesign.core._symmetric.
+**The guarantee.** Each type's PML over the ball is the grouped greedy (:func:`~mechdesign.core._group_greedy.
 group_min_linear`) on its (cell, level) groups, values h_t/r_k, l_t/r_k, 0. The greedy wants them sorted by value,
 which is the sort that dominates at T = 3,000 types × 3K = 7,467 groups; but h_t/r_k descends as r_k ascends for
 *every* type, so one sort of the K row sums orders the high groups and the low groups of all types, and the two
@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from mechdesign._numerics import round_up
-from mechdesign.core._symmetric import SymmetricMechanism, group_min_linear
+from mechdesign.core._group_greedy import group_min_linear
+from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.mechfile._canonical import matrix_texts
 from mechdesign.mechfile._format import canonical_bytes
 

@@ -1,4 +1,4 @@
-"""The grouped greedy's early stop (mechdesign.core._symmetric.group_min_linear): bit for bit the full loop.
+"""The grouped greedy's early stop (mechdesign.core._group_greedy.group_min_linear): bit for bit the full loop.
 
 Oracle: the greedy as the client specification states it (docs/client_spec.rst, "Guarantee"), every group visited,
 written out below; the library stops once the budget is drained by more than 1e-9 and must return the same doubles.
@@ -120,7 +120,7 @@ def test_wide_rows_sorted_or_not_return_the_full_loops_doubles(case):
 def test_the_stop_counts_a_group_whose_mass_before_falls_back_under_the_budget():
     """A mass of 2⁶⁰ after 300 small ones: c − m rounds to 0 there, under the budget again, so the full count (the
     loop's length) takes it too: the count over every group, not the groups before the first crossing."""
-    from mechdesign.core._symmetric import _drain_stop
+    from mechdesign.core._group_greedy import _drain_stop
 
     masses = np.full((1, 600), 1e-3)
     masses[0, 300] = 2.0**60
@@ -131,7 +131,7 @@ def test_the_stop_counts_a_group_whose_mass_before_falls_back_under_the_budget()
 
 def test_the_stop_reads_every_group_when_a_mass_is_negative():
     """With a negative mass the sums can fall back under the budget anywhere: no prefix decides."""
-    from mechdesign.core._symmetric import _drain_stop
+    from mechdesign.core._group_greedy import _drain_stop
 
     masses = np.full((1, 600), 1e-3)
     masses[0, 400] = -0.5

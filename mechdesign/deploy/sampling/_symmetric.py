@@ -48,7 +48,8 @@ from mechdesign import _validation as v
 from mechdesign._errors import CertificateError
 from mechdesign._numerics import QUANT_SCALE, round_up
 from mechdesign._randomness import record_rng
-from mechdesign.core._symmetric import SymmetricMechanism, group_min_linear
+from mechdesign.core._group_greedy import group_min_linear
+from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.deploy.sampling._symmetric_tables import (
     SamplerTables,
     compile_tables,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign.core._symmetric import Cells
+from mechdesign.core._cells import Cells
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design.polytope._count_pricer import pricing_counts
 from mechdesign.design.polytope._vertices import lift_constant, two_level_ratio
