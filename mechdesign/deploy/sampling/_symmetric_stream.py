@@ -202,7 +202,9 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
         options = writer_options(parquet, [column])
         options["use_dictionary"] = [path for path in options["use_dictionary"] if path != column]
     type_bytes, widths = binary_widths(job.privatizer.family)
-    longest = type_bytes + int(widths.max(initial=1))  # bytes of the longest report
+    # Bytes of the longest report: at most 3 + 4·255 (a sampler takes at most 255 groups of 32 bits), so a piece of
+    # _PIECE reports stays below 2³¹ bytes (int32 offsets).
+    longest = type_bytes + int(widths.max(initial=1))
     # A data buffer and an offsets buffer a piece, kept between chunks (written out before the next chunk).
     spare: list[tuple[np.ndarray, np.ndarray]] = []
     with columnar_writer(tmp, parquet.schema_arrow.set(position, field), file_kind(source, "data"),
@@ -227,6 +229,8 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
                     data, offsets = spare[piece][0], spare[piece][1][:size + 1]
                     offsets[0] = used = 0
                 block_offsets, block = binary_buffer(job.privatizer.family, types, groups, out=data[used:])
+                if block.size and not np.may_share_memory(block, data):  # never: the piece has room for the longest
+                    raise AssertionError("a block's reports were not written into their piece")
                 offsets[at + 1:at + 1 + types.size] = block_offsets[1:] + used
                 used += block.size
                 if at + types.size == size:
