@@ -210,37 +210,31 @@ def unpack_rice(texts: Sequence[Any], sizes: np.ndarray, centres: np.ndarray, ri
     widths = field_widths(s)
     for k in range(s.size):
         window = flat.take(lanes + (pos >> 3)) << (pos & 7).astype(np.uint64)  # ≥ 57 valid bits at the top
-        if r[k] < 0:
+        if r[k] < 0:  # a fixed-width field
             by_cell[k] = window >> np.uint64(64 - widths[k])
             pos += widths[k]
-            short = np.flatnonzero(pos > 8 * lengths)  # as below: a run of fixed fields must not read past the array
-            if short.size:
-                raise _ends(field, int(short[0]), k, texts[int(short[0])])
-            continue
-        head = (window >> np.uint64(64 - _HEAD)).astype(np.int64)
-        q = _HEAD - np.frexp(head.astype(np.float64))[1].astype(np.int64)  # leading zeros; _HEAD when head = 0
-        z = q << r[k]
-        if r[k]:
-            rest = (window << np.minimum(q + 1, 63).astype(np.uint64)) >> np.uint64(64 - r[k])
-            z |= rest.astype(np.int64)
-        for lane in np.flatnonzero(head == 0).tolist():  # a long run: bit by bit
-            q[lane] = _bits(raw[lane], int(pos[lane]), int(q_max[k]) + 1, run=True)
-            z[lane] = (q[lane] << r[k]) | _bits(raw[lane], int(pos[lane] + q[lane] + 1), int(r[k]))
-        over = q > q_max[k]
-        if over.any():
-            t = int(np.argmax(over))
-            if pos[t] + q_max[k] + 1 > 8 * lengths[t]:  # the stream ends inside the longest run allowed
-                raise _ends(field, t, k, texts[t])
-            raise v.fail(f"{field}[{t}]", f"have unary runs of at most {int(q_max[k])} bits in cell {k} (z_max "
-                         f"{int(_z_max(s, c)[k])} >> r {int(r[k])})", int(q[t]))
-        by_cell[k] = c[k] + np.where(z % 2 == 0, z // 2, -(z + 1) // 2)
-        pos += q + 1 + r[k]
-        short = np.flatnonzero(pos > 8 * lengths)  # checked every cell: the windows stay inside the array
+        else:
+            head = (window >> np.uint64(64 - _HEAD)).astype(np.int64)
+            q = _HEAD - np.frexp(head.astype(np.float64))[1].astype(np.int64)  # leading zeros; _HEAD when head = 0
+            z = q << r[k]
+            if r[k]:
+                rest = (window << np.minimum(q + 1, 63).astype(np.uint64)) >> np.uint64(64 - r[k])
+                z |= rest.astype(np.int64)
+            for lane in np.flatnonzero(head == 0).tolist():  # a long run: bit by bit
+                q[lane] = _bits(raw[lane], int(pos[lane]), int(q_max[k]) + 1, run=True)
+                z[lane] = (q[lane] << r[k]) | _bits(raw[lane], int(pos[lane] + q[lane] + 1), int(r[k]))
+            over = q > q_max[k]
+            if over.any():
+                t = int(np.argmax(over))
+                if pos[t] + q_max[k] + 1 > 8 * lengths[t]:  # the stream ends inside the longest run allowed
+                    raise _ends(field, t, k, texts[t])
+                raise v.fail(f"{field}[{t}]", f"have unary runs of at most {int(q_max[k])} bits in cell {k} (z_max "
+                             f"{int(_z_max(s, c)[k])} >> r {int(r[k])})", int(q[t]))
+            by_cell[k] = c[k] + np.where(z % 2 == 0, z // 2, -(z + 1) // 2)
+            pos += q + 1 + r[k]
+        short = np.flatnonzero(pos > 8 * lengths)  # checked every cell, either kind: the windows stay in the array
         if short.size:
             raise _ends(field, int(short[0]), k, texts[int(short[0])])
-    short = np.flatnonzero(pos > 8 * lengths)
-    if short.size:
-        raise _ends(field, int(short[0]), s.size - 1, texts[int(short[0])])
     _check_tail(raw, pos, lengths, field, texts)
     out = np.ascontiguousarray(by_cell.T)
     bad = (out < 0) | (out > s[None, :])
