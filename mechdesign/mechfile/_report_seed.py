@@ -111,6 +111,26 @@ def _horner_limbs(family: PlacementFamily, types: np.ndarray, groups: np.ndarray
     return out
 
 
+def _signatures(family: PlacementFamily) -> tuple[np.ndarray, list[list[int]], list[list[int]]]:
+    """Each type's radix signature (int64, (T,)), and per signature its radices R_g and place values P_g.
+
+    P_g = Π_{g' < g} R_{g'}, Python integers: the constants both products are built from. Cached on the family.
+    """
+    cached = getattr(family, "_radix_signatures", None)
+    if cached is None:
+        signatures, of_type = np.unique(family.group_radix, axis=0, return_inverse=True)
+        rows: list[list[int]] = signatures.tolist()
+        places = []
+        for row in rows:
+            place = [1]
+            for r in row[:-1]:
+                place.append(place[-1] * r)
+            places.append(place)
+        cached = (of_type.reshape(-1).astype(np.int64), rows, places)
+        object.__setattr__(family, "_radix_signatures", cached)
+    return cached
+
+
 def _place_halves(family: PlacementFamily, halves: int) -> tuple[np.ndarray, list[np.ndarray]] | None:
     """Each type's signature and, per signature, its place values' 16-bit limbs (float64, (halves, G)); or None.
 
@@ -118,17 +138,11 @@ def _place_halves(family: PlacementFamily, halves: int) -> tuple[np.ndarray, lis
     """
     cached: dict[int, tuple[np.ndarray, list[np.ndarray]] | None] = getattr(family, "_place_halves", None) or {}
     if halves not in cached:
-        radix = family.group_radix
-        signatures, of_type = np.unique(radix, axis=0, return_inverse=True)
+        of_type, rows, places = _signatures(family)
         tables: tuple[np.ndarray, list[np.ndarray]] | None = None
-        if radix.shape[1] <= _EXACT_GROUPS and signatures.shape[0] <= _SIGNATURES:
-            tables = (of_type.reshape(-1).astype(np.int64), [])
-            for row in signatures:
-                places = [1]
-                for r in row[:-1].tolist():
-                    places.append(places[-1] * r)
-                tables[1].append(np.array([[(p >> (16 * k)) & 0xFFFF for p in places] for k in range(halves)],
-                                          dtype=np.float64))
+        if family.group_radix.shape[1] <= _EXACT_GROUPS and len(rows) <= _SIGNATURES:
+            tables = (of_type, [np.array([[(p >> (16 * k)) & 0xFFFF for p in place] for k in range(halves)],
+                                         dtype=np.float64) for place in places])
         cached[halves] = tables
         object.__setattr__(family, "_place_halves", cached)
     return cached[halves]
@@ -149,19 +163,15 @@ def _place_words(family: PlacementFamily, words: int) -> tuple[np.ndarray, list[
     """
     cached: dict[int, Any] = getattr(family, "_place_words", None) or {}
     if words not in cached:
-        radix = family.group_radix
-        signatures, of_type = np.unique(radix, axis=0, return_inverse=True)
+        of_type, rows, places = _signatures(family)
         tables: Any = None
-        if signatures.shape[0] <= _SIGNATURES and int(radix.max(initial=1)) <= 1 << 32:
+        if len(rows) <= _SIGNATURES and int(family.group_radix.max(initial=1)) <= 1 << 32:
             mask, top = (1 << 32) - 1, 32 * words
             # D ≡ −K·Σ_{j ≥ 1} 2^{32j} (mod 2^{32W}): the carry pass adds K to every word but the first (docstring).
             bias = -_EXPONENT * sum(1 << (32 * j) for j in range(1, words)) % (1 << top)
-            tables = (of_type.reshape(-1).astype(np.int64), [])
-            for row in signatures.tolist():
-                places = [1]
-                for r in row[:-1]:
-                    places.append(places[-1] * r)
-                weights = [[(p << shift) >> (32 * j) & mask for p in places for shift in (0, 16)]
+            tables = (of_type, [])
+            for row, place in zip(rows, places, strict=True):
+                weights = [[(p << shift) >> (32 * j) & mask for p in place for shift in (0, 16)]
                            + [_OFFSET + (bias >> (32 * j) & mask)] for j in range(words)]
                 largest = [v for r in row for v in (min(max(r - 1, 0), 0xFFFF), max(r - 1, 0) >> 16)] + [1]
                 if any(sum(w * m for w, m in zip(line, largest, strict=True)) >= 2 * _OFFSET for line in weights):
