@@ -263,9 +263,8 @@ def quantisation_spread(mechanism: SymmetricMechanism, tables: SamplerTables) ->
     sr = np.repeat(m.cells.sizes * m.row_sums, np.diff(tables.cell_start))
     largest, smallest = -math.inf, math.inf
     for lo in range(0, packed.size, _SPREAD_ENTRIES):  # small temporaries, reused; the extremes of the chunks'
-        part = packed[lo:lo + _SPREAD_ENTRIES]          # extremes are the extremes
-        pair = ((part & np.int64((1 << _T_BITS) - 1)) << 1) | ((part >> _LEVEL_AT) & 1)
-        pi = weighted[pair] * ((part >> _RADIX_AT) & np.int64(511)) / sr[lo:lo + _SPREAD_ENTRIES]
+        t, level, n_level, _, _ = unpack(packed[lo:lo + _SPREAD_ENTRIES])  # extremes are the extremes
+        pi = weighted[2 * t + level] * n_level / sr[lo:lo + _SPREAD_ENTRIES]
         quanta = tables.quanta[lo:lo + _SPREAD_ENTRIES].astype(np.float64)
         quanta[quanta == 0] = float(QUANT_SCALE)
         with np.errstate(divide="ignore"):
