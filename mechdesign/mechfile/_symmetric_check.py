@@ -98,13 +98,16 @@ def known_parts(content: dict[str, Any]) -> dict[int, bytes]:
     """Canonical bytes of the long arrays of a structured file's content, keyed by ``id`` (module docstring)."""
     known: dict[int, bytes] = {}
 
+    def record(node: Any) -> None:  # a list whose canonical bytes are json.dumps's (_plain)
+        try:
+            known[id(node)] = json.dumps(node, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: rfc8785 refuses it with its own message
+
     def strings_or_ints(node: Any) -> None:
         if isinstance(node, list) and node and (all(type(x) is str for x in node) or all(
                 type(x) is int and abs(x) < 2**53 for x in node)):
-            try:
-                known[id(node)] = json.dumps(node, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            except UnicodeEncodeError:
-                pass  # a lone surrogate: rfc8785 refuses it with its own message
+            record(node)
 
     strings_or_ints(content.get("inputs"))
     strings_or_ints(content.get("counts"))
@@ -114,10 +117,7 @@ def known_parts(content: dict[str, Any]) -> dict[int, bytes]:
             strings_or_ints(types.get(name))
         forms = types.get("low_counts")  # null, "rest" or [[k, b], ...] a type: JSON of null, strings and integers
         if isinstance(forms, list) and forms and all(_plain(form, 2) for form in forms):
-            try:
-                known[id(forms)] = json.dumps(forms, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            except UnicodeEncodeError:
-                pass
+            record(forms)
         for name in ("high", "low", "weights"):
             values = types.get(name)
             if isinstance(values, list) and values and all(type(x) is float for x in values):
