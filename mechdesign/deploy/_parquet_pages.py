@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 from mechdesign.deploy import _thrift as t
 
-__all__ = ["Struct", "check_record_counts", "chunk_start", "page_values", "read_footer"]
+__all__ = ["Struct", "check_record_counts", "chunk_start", "flat_schema", "page_values", "read_footer"]
 
 Struct = dict[int, tuple[int, Any]]
 _MAGIC = b"PAR1"
@@ -51,6 +51,19 @@ def read_footer(path: Path) -> tuple[Struct, int]:
         return t.decode(data), size - 8 - length
     except t.ThriftError as exc:
         raise ValueError(f"data must be a readable Parquet file, got {path} (its footer: {exc})") from None
+
+
+def flat_schema(footer: Struct) -> list[Struct] | None:
+    """The schema elements (the root first) if every column is a top-level leaf that is not repeated, else None.
+
+    Old writers put 0 children on leaves, so a leaf is told by its physical type. A flat column holds one value (or
+    null) a record: its chunks' counts are the records'.
+    """
+    schema = footer.get(_SCHEMA, (0, (0, [])))[1][1]
+    if not schema or any(_TYPE not in e or e.get(_CHILDREN, (0, 0))[1] or e.get(_REPETITION, (0, 0))[1] == _REPEATED
+                         for e in schema[1:]):
+        return None
+    return list(schema)
 
 
 def chunk_start(meta: Struct) -> int:
@@ -108,9 +121,7 @@ def check_record_counts(path: Path, read: tuple[Struct, int] | None = None) -> d
     if _ENCRYPTION in footer or _SIGNING_KEY in footer:
         return walked
     try:
-        schema = footer.get(_SCHEMA, (0, (0, [])))[1][1]
-        if not schema or any(_TYPE not in e or e.get(_CHILDREN, (0, 0))[1] or e.get(_REPETITION, (0, 0))[1] == _REPEATED
-                             for e in schema[1:]):
+        if flat_schema(footer) is None:
             return walked  # nested: a chunk holds repeated values, not one a record
         groups = footer.get(_GROUPS, (0, (0, [])))[1][1]
         with open(path, "rb") as handle:

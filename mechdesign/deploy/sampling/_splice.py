@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from mechdesign.deploy import _thrift as t
-from mechdesign.deploy._parquet_pages import Struct, check_record_counts, read_footer
+from mechdesign.deploy._parquet_pages import Struct, check_record_counts, flat_schema, read_footer
 from mechdesign.deploy._parquet_pages import chunk_start as _start
 
 __all__ = ["Splice", "SpliceWriter", "splice_plan"]
@@ -50,8 +50,7 @@ _PATH, _CHUNK_OFFSET, _META, _CRYPTO, _ENCRYPTED_META = 1, 2, 3, 8, 9  # ColumnC
 _PAGE_INDEXES = (4, 5, 6, 7)  # ColumnChunk: offset index offset and length, column index offset and length
 _UNCOMPRESSED, _COMPRESSED, _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE = 6, 7, 9, 10, 11  # ColumnMetaData
 _BLOOM_FILTER = (14, 15)  # ColumnMetaData: Bloom filter offset and length
-_TYPE, _REPETITION, _CHILDREN = 1, 3, 5  # SchemaElement: type (leaves only), repetition_type, num_children
-_REPEATED = 2
+_CHILDREN = 5  # SchemaElement: num_children
 _COPY_BLOCK = 1 << 22  # bytes a read and write where the kernel's copy is unavailable
 _NO_KERNEL_COPY = {errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP}  # fall back to read/write
 # Each row group costs the splice a pyarrow writer and its footer's Thrift in Python (about 0.4 ms for two columns),
@@ -92,9 +91,8 @@ def splice_plan(path: Path, names: Sequence[str], chunk: int) -> Splice | str:
 def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int) -> Splice | str:
     if _ENCRYPTION in footer or _SIGNING_KEY in footer:
         return "the file is encrypted"
-    schema = footer.get(_SCHEMA, (0, (0, [])))[1][1]
-    if not schema or any(_TYPE not in e or e.get(_CHILDREN, (0, 0))[1] or e.get(_REPETITION, (0, 0))[1] == _REPEATED
-                         for e in schema[1:]):  # a group, or a leaf of a list (old writers put 0 children on leaves)
+    schema = flat_schema(footer)
+    if schema is None:  # a group, or a leaf of a list
         return "the schema is nested"
     leaves = [e.get(4, (0, b""))[1].decode("utf-8", "replace") for e in schema[1:]]
     if schema[0].get(_CHILDREN, (0, -1))[1] != len(leaves):
