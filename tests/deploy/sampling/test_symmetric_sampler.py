@@ -106,6 +106,14 @@ def _skipped_by_rule(sampler: SymmetricPrivatizer, x: int, stream: list[int]) ->
     return out
 
 
+def _forced_near_top(rng: np.random.Generator, width: int, count: int):
+    """Per record i: up to three of its word places after w₀ and the words ≥ 2⁶⁴ − 2³² forced there (in order)."""
+    top = np.array([QUANT_SCALE - 1, QUANT_SCALE - (1 << 32), QUANT_SCALE - 2], dtype=np.uint64)
+    for i in range(count):
+        places = rng.choice(np.arange(1, width), size=int(rng.integers(0, min(4, width))), replace=False)
+        yield i, places, top[rng.integers(0, top.size, places.size)]
+
+
 @pytest.mark.parametrize("seed", [0, 7])
 def test_the_vectorised_rule_equals_the_rule_record_by_record_on_words_near_the_top(seed):
     # Words ≥ 2⁶⁴ − 2³² (the only ones that can be rejected) forced into random places, a rank word included:
@@ -119,10 +127,8 @@ def test_the_vectorised_rule_equals_the_rule_record_by_record_on_words_near_the_
     x = rng.integers(0, m.cells.size, count)
     words = rng.integers(0, 2**64 - 1, (count, 3 * width), dtype=np.uint64, endpoint=True)
     words[:, 1:] >>= np.uint64(1)  # below 2⁶³: no rejection but the forced ones
-    top = np.array([QUANT_SCALE - 1, QUANT_SCALE - (1 << 32), QUANT_SCALE - 2], dtype=np.uint64)
-    for i in range(count):
-        places = rng.choice(np.arange(1, width), size=int(rng.integers(0, min(4, width))), replace=False)
-        words[i, places] = top[rng.integers(0, top.size, places.size)]
+    for i, places, forced in _forced_near_top(rng, width, count):
+        words[i, places] = forced
     types, groups = sampler.sample_words(x, words)
     rejected = 0
     for i in range(count):
@@ -147,10 +153,8 @@ def test_fresh_draws_redraw_the_words_after_w0_of_a_record_with_a_rejected_word(
     width, count = sampler.words_needed(), 300
     x = rng.integers(0, m.cells.size, count)
     block = rng.integers(0, 2**63, (width, count), dtype=np.uint64)  # below 2⁶³: no rejection but the forced ones
-    top = np.array([QUANT_SCALE - 1, QUANT_SCALE - (1 << 32), QUANT_SCALE - 2], dtype=np.uint64)
-    for i in range(count):
-        places = rng.choice(np.arange(1, width), size=int(rng.integers(0, min(4, width))), replace=False)
-        block[places, i] = top[rng.integers(0, top.size, places.size)]
+    for i, places, forced in _forced_near_top(rng, width, count):
+        block[places, i] = forced
     columns = [[int(w) for w in block[:, i]] for i in range(count)]
     rejected = [_skipped_by_rule(sampler, int(x[i]), columns[i] + [0] * width) != columns[i] for i in range(count)]
     again = np.flatnonzero(rejected)
