@@ -39,17 +39,22 @@ from mechdesign._deadline import Deadline
 from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.design._engines import EngineResult
 from mechdesign.design._problem import DesignProblem
+from mechdesign.design.baselines._ldp_oracles import oracle_parameters
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
     random_sets,
     random_two_level,
+    relative_row_weights,
     row_weights,
     single_input_types,
+    subset_sets,
     two_level_mass,
 )
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance, TypeTable
-from mechdesign.design.symmetric._master import objective, solve_master
+from mechdesign.design.symmetric._generate import generate
+from mechdesign.design.symmetric._master import objective
+from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.mechfile import best_codes
 
 __all__ = ["AUTO_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "file_bytes", "fitted_count", "limit_count"]
@@ -59,6 +64,10 @@ __all__ = ["AUTO_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "file_by
 #: engine's 57.3; at N = 256 this engine gives 218.6 where the dense engine reached about 252 in 600 s.
 AUTO_FROM = 200
 MASTER_TYPES = 2_000     # the Newton master runs on at most this many types (a step is O(T³): ~1 s at 2,000)
+_SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
+                         # N = 2,000, ε = 4, with the oracle's weights, 1,000 sets give n·MSE 145.6, 3,000 137.0,
+                         # 10,000 135.0 (subset selection itself: 150.9)
+_SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
 MANY_SETS_FROM = 200     # cells from which the default draws 4,000 sets (default_sets)
 _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
 
@@ -241,6 +250,7 @@ class SymmetricEngine:
         listed: TypeTable | None = all_types(instance, problem)
         if listed is not None:
             found = listed
+            blocks, most = [(found, None)], None
             _say(progress, f"every type: {len(found)} over {instance.count} cells")
         else:
             one_family, whole = False, count
@@ -267,20 +277,31 @@ class SymmetricEngine:
                 found = _random_types(instance, whole, rng)
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
+            if one_family:  # the file's limit binds: the random sets alone, and nothing enters beyond them
+                blocks, most = [(found, None)], len(found)
+            else:
+                subset = _SUBSET_SETS if count == whole else min(_SUBSET_SETS, count)
+                blocks = [(found, None), *_subset_types(instance, subset, rng)]
+                most = None if count == whole else count + instance.count
+            found = _joined(instance, [table for table, _ in blocks])
+            _say(progress, f"{len(found)} candidates with subset selection's sets")
         if start is not None:
             found = found.extend(start)
-        types, weights = _start(base, base_weights, found)
+            blocks.append((start, None))
+        types, weights = _best_block(base, base_weights, blocks)
         timings["construct"] = time.perf_counter() - clock
         value = objective(types.means(), types.spreads(), weights, instance.sizes)
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
         clock = time.perf_counter()
-        if len(types) <= MASTER_TYPES and math.isfinite(value) and deadline.remaining() > 0:
-            out = solve_master(types.means(), types.spreads(), weights, instance.sizes,
-                               deadline=deadline.before(0.6 * deadline.remaining()).on_monotonic())
+        if math.isfinite(value) and deadline.remaining() > 0:
+            share = deadline.before(0.6 * deadline.remaining())
+            out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH, most=most,
+                           say=(lambda line: _say(progress, line)) if progress else None)
             if out.value <= value:
-                weights, value, steps = out.theta, out.value, out.steps
-            _say(progress, f"master: n·MSE {value - 1:.6g} after {steps} Newton steps")
+                types, weights, value, steps = out.types, out.weights, out.value, out.rounds
+            _say(progress, f"master: n·MSE {value - 1:.6g} after {steps} rounds of column generation"
+                           f"{' (priced out)' if out.converged else ''}")
         timings["master"] = time.perf_counter() - clock
         # The bound is taken at the master's weights (dust below 1e-12 of the largest dropped, rows corrected): a
         # dual bound holds for any weights and is tightest at the optimum. The design returned drops weights below
@@ -294,6 +315,10 @@ class SymmetricEngine:
             bound = lagrangian_bound(instance, near, near_weights, at_epsilon)
         else:
             bound = symmetric_bound(instance, near, near_weights, deadline=deadline)
+        # Any bound is at least the diagonal floor (ε-PML at P̂ ∈ B) and tr J⁻¹ ≥ P̂ᵀJP̂·… = 1: a Lagrangian bound
+        # taken far from the optimum can be far below both (−336 at N = 14, β = 0.08 before column generation).
+        floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon)
+        bound = max(bound, floor, 1.0)
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
         return EngineResult(types, weights, bound - 1.0, steps, len(found), self.name, "newton-barrier", offset=1.0,
@@ -351,6 +376,47 @@ def _random_types(instance: Instance, count: int, rng: np.random.Generator, *,
     return found
 
 
+def _subset_types(instance: Instance, count: int,
+                  rng: np.random.Generator) -> list[tuple[TypeTable, np.ndarray | None]]:
+    """Subset selection's sets as types at d*/2, d* and 2d* inputs (d* its best d at ε), ``count`` in all.
+
+    Calibrated-baselines.md §4: the symmetrised oracle is a mixture of such types, so the master can match it.
+    """
+    n = int(instance.sizes.sum())
+    if n < 3 or not instance.epsilon < 700:
+        return []
+    _, _, best = oracle_parameters("subset_selection", n, instance.epsilon)
+    sizes = sorted({max(1, int(best or 1) // 2), int(best or 1), min(n - 1, 2 * int(best or 1))})
+    return [subset_sets(instance, count if subset == best else max(count // 3, 1), rng, subset) for subset in sizes]
+
+
+def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:
+    found = TypeTable(instance)
+    for block in blocks:
+        found = found.extend(block)
+    return found
+
+
+def _best_block(base: TypeTable, base_weights: np.ndarray,
+                blocks: list[tuple[TypeTable, np.ndarray | None]]) -> tuple[TypeTable, np.ndarray]:
+    """The start of least n·MSE among the blocks of candidates (each with the single-input types where they need them).
+
+    A block given with its own weights (an oracle's mixture, :func:`~._construct.subset_sets`) starts from them,
+    another from :func:`_start`. Column generation takes the winner whole (first-order steps while it is large).
+    """
+    best: tuple[float, TypeTable, np.ndarray] | None = None
+    for block, given in blocks:
+        if given is not None and relative_row_weights(block.means(), given) is not None:
+            types, weights = block, given
+        else:
+            types, weights = _start(base, base_weights, block)
+        value = objective(types.means(), types.spreads(), weights, base.instance.sizes)
+        if best is None or value < best[0]:
+            best = (value, types, weights)
+    assert best is not None  # blocks is never empty
+    return best[1], best[2]
+
+
 def _two_families(instance: Instance) -> bool:
     """Whether :func:`_random_types` draws the second family too (its gain within a quarter of the first's)."""
     _, two_gain = two_level_mass(instance)
@@ -365,7 +431,7 @@ def _start(base: TypeTable, base_weights: np.ndarray, sets: TypeTable) -> tuple[
     single-input types, the sets at a small weight and the single-input types absorbing the change of the rows.
     """
     if len(sets):
-        alone = row_weights(sets.means(), np.full(len(sets), 1.0 / len(sets)))
+        alone = relative_row_weights(sets.means(), np.full(len(sets), 1.0 / len(sets)))
         if alone is not None:
             return sets, alone
     both = base.extend(sets)
