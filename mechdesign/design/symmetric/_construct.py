@@ -30,7 +30,8 @@ import numpy as np
 
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
-__all__ = ["random_sets", "random_two_level", "row_weights", "relative_row_weights", "single_input_types", "subset_sets", "two_level_mass"]
+__all__ = ["random_sets", "random_two_level", "relative_row_weights", "row_weights", "single_input_types",
+           "subset_sets", "two_level_mass"]
 
 
 def single_input_types(instance: Instance) -> tuple[TypeTable, np.ndarray]:

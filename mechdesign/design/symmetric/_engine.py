@@ -40,6 +40,7 @@ from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.design._engines import EngineResult
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design.baselines._ldp_oracles import oracle_parameters
+from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
     random_sets,
@@ -51,10 +52,9 @@ from mechdesign.design.symmetric._construct import (
     two_level_mass,
 )
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
-from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._generate import generate
+from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective
-from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.mechfile import best_codes
 
 __all__ = ["AUTO_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "file_bytes", "fitted_count", "limit_count"]
@@ -246,6 +246,8 @@ class SymmetricEngine:
         clock = time.perf_counter()
         rng = np.random.default_rng(seed)
         count = sets if sets is not None else default_sets(instance)
+        blocks: list[tuple[TypeTable, np.ndarray | None]]
+        most: int | None
         base, base_weights = single_input_types(instance)
         listed: TypeTable | None = all_types(instance, problem)
         if listed is not None:
@@ -296,8 +298,8 @@ class SymmetricEngine:
         clock = time.perf_counter()
         if math.isfinite(value) and deadline.remaining() > 0:
             share = deadline.before(0.6 * deadline.remaining())
-            out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH, most=most,
-                           say=(lambda line: _say(progress, line)) if progress else None)
+            out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH,
+                           most=most, say=(lambda line: _say(progress, line)) if progress else None)
             if out.value <= value:
                 types, weights, value, steps = out.types, out.weights, out.value, out.rounds
             _say(progress, f"master: n·MSE {value - 1:.6g} after {steps} rounds of column generation"

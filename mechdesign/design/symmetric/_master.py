@@ -173,7 +173,7 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
         while eta * scale > 1e-12:
             trial = relative_row_weights(means, theta * np.exp(-np.clip(eta * reduced / scale, -30.0, 30.0)))
             found = objective(means, spreads, trial, sizes) if trial is not None else math.inf
-            if found < value:
+            if trial is not None and found < value:
                 gained = value - found > tolerance * value
                 theta, value = trial, found
                 eta *= 2.0

@@ -72,8 +72,8 @@ def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndar
         for _ in range(limit):
             h, low, ok = _levels(instance, np.array([mass]), zeros)
             d = h[0] - low[0]
-            current = _price(low[0], d, float(u @ gu), float(g1 @ u), s11, nu_sum, float(u @ duals),
-                             float(w @ (a * (s - a))))
+            current = float(_price(low[0], d, float(u @ gu), float(g1 @ u), s11, nu_sum, float(u @ duals),
+                                   float(w @ (a * (s - a)))))
             best_price, best_move = current, None
             for delta in (1.0, -1.0):
                 room = (a + delta >= 0) & (a + delta <= s)
@@ -121,7 +121,7 @@ def _levels(instance: Instance, mass: np.ndarray, zeros: bool) -> tuple[np.ndarr
 
 def _price(low: np.ndarray | float, d: np.ndarray | float, quad: np.ndarray | float, lin1: np.ndarray | float,
            s11: float, nu_sum: float, nu_u: np.ndarray | float, spread: np.ndarray | float) -> np.ndarray:
-    """r = −μᵀGμ − ω·c + μ·ν for μ = l·1 + d·u, from uᵀGu, 1ᵀGu, 1ᵀG1, Σν, u·ν and Σ w a(s − a) (module docstring)."""
+    """The price r = −μᵀGμ − ω·c + μ·ν of μ = l·1 + d·u from uᵀGu, 1ᵀGu, 1ᵀG1, Σν, u·ν, Σ w a(s − a) (docstring)."""
     low_, d_ = np.asarray(low), np.asarray(d)
     form = low_ * low_ * s11 + 2.0 * low_ * d_ * lin1 + d_ * d_ * quad
     return np.asarray(-form - d_ * d_ * spread + low_ * nu_sum + d_ * nu_u)
