@@ -29,7 +29,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._files import csv_compression
 from mechdesign.core._record_codes import encode_labels, unknown_labels_error
-from mechdesign.deploy._parquet_pages import check_record_counts
+from mechdesign.deploy._parquet_pages import check_footer
 
 __all__ = [
     "ArrowIpcFile",
@@ -277,9 +277,11 @@ def parquet_file(path: Path, read_dictionary: Sequence[str] | None = None) -> An
         if refusal is None:
             raise
         raise refusal from None
-    # pyarrow reads a row group's num_rows records of each chunk: a footer counting fewer than the pages hold would
-    # have the rest dropped without a word, by every reader here. Refused in one line (0.04 s for 10⁷ records).
-    check_record_counts(Path(path))
+    # pyarrow reads the bytes the footer points at, and a row group's num_rows records of each chunk: a footer
+    # pointing two chunks at the same bytes would have them read twice, one counting fewer records than the pages hold
+    # the rest dropped, without a word, by every reader here. Both refused in one line (10⁷ records in 10 row groups:
+    # the byte ranges 0.06 ms, the counts 19 ms of CPU).
+    check_footer(Path(path))
     return opened
 
 
