@@ -203,3 +203,22 @@ def test_files_as_writers_write_them_are_read(name, tmp_path):
     WRITTEN[name](_persons(), path)
     check_footer(path)
     assert sum(len(chunk) for chunk in iter_column(path, "race", 30_000)) == pq.ParquetFile(path).metadata.num_rows
+
+
+def test_the_counts_of_chunks_said_to_be_in_another_file_are_checked(tmp_path):
+    """pyarrow ignores ``file_path`` and reads this file's bytes at the chunk's offsets: the count check skipped such
+    chunks, and 1,000 records of 100,000 went unread (row group 0 said 19,000 of 20,000)."""
+    path = tmp_path / "in.parquet"
+    pq.write_table(_persons(), path, row_group_size=20_000)
+
+    def short_and_elsewhere(footer, end):
+        group = footer[4][1][1][0]
+        group[3] = (group[3][0], 19_000)
+        for chunk in group[1][1][1]:
+            chunk[3][1][5] = (chunk[3][1][5][0], 19_000)
+            _set(chunk, 1, (t.BINARY, b"other.parquet"))
+    _rewritten(path, short_and_elsewhere)
+    message = "row group 0 holds 19,000 records and the pages of its column chunk 0 20,000 values"
+    for read in (lambda: check_footer(path), lambda: list(iter_column(path, "race", 10_000))):
+        with pytest.raises(ValueError, match=message):
+            read()
