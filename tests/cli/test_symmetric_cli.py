@@ -237,3 +237,22 @@ def test_decode_refuses_a_malformed_report_in_one_line_naming_it(cli, design, tm
     done = cli("decode", str(path), "--data", str(source), "--column", "item", "--json")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "report[9] must" in done.stderr and rule in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_column_the_file_lacks_is_refused_in_one_line(cli, design, suffix, tmp_path):
+    """Issue 61: pyarrow's read_dictionary looked the name up first (a KeyError, a traceback, exit 1)."""
+    pytest.importorskip("pyarrow")
+    import pyarrow.csv as pc
+    import pyarrow.parquet as pq
+
+    _, path, data = design
+    source, target = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
+    if suffix == ".parquet":
+        pq.write_table(pc.read_csv(data), source)
+    else:
+        source.write_bytes(data.read_bytes())
+    done = cli("privatize", str(path), "--data", str(source), "--column", "nope", "--out", str(target), "--seed", "1")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "column must be one of the input's columns ['id', 'item'], got column='nope'" in done.stderr
+    assert not target.exists()

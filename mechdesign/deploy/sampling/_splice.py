@@ -19,11 +19,11 @@ input's with every field kept, except:
 :func:`splice_plan` says where this applies; elsewhere privatize writes through pyarrow, as before: an encrypted
 file, a nested schema, a column chunk stored in another file, a row group larger than privatize's chunk (it would
 hold the released column of the whole group in memory), row groups of fewer than 8,192 records on average (each
-costs more than its copy saves), column chunks that overlap (each other, or a page index or Bloom filter, of any row
-group: a kept chunk's copy would carry their bytes), a kept chunk whose bytes are not exactly its pages (headers
-walked), or a writer known to store chunk sizes short (parquet-mr before 1.2.9, PARQUET-816). Gaps between column
-chunks are allowed: some writers put a copy of each chunk's metadata after it (polars), which the splice does not
-copy.
+costs more than its copy saves), a kept chunk whose bytes are not exactly its pages (headers walked), or a writer
+known to store chunk sizes short (parquet-mr before 1.2.9, PARQUET-816). Column chunks that overlap (each other, or
+a page index or Bloom filter, of any row group: a kept chunk's copy would carry their bytes) are refused by every
+reader (:func:`mechdesign.deploy._parquet_pages.check_footer`, issue 61). Gaps between column chunks are allowed:
+some writers put a copy of each chunk's metadata after it (polars), which the splice does not copy.
 """
 
 from __future__ import annotations
@@ -32,12 +32,11 @@ import errno
 import os
 import re
 from collections.abc import Sequence
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from mechdesign.deploy import _thrift as t
-from mechdesign.deploy._parquet_pages import Struct, check_record_counts, flat_schema, read_footer
+from mechdesign.deploy._parquet_pages import Struct, check_footer, flat_schema, read_footer
 from mechdesign.deploy._parquet_pages import chunk_start as _start
 
 __all__ = ["Splice", "SpliceWriter", "splice_plan"]
@@ -106,7 +105,6 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
     positions = [leaves.index(name) for name in names if name in leaves]
     groups = footer.get(_GROUPS, (0, (0, [])))[1][1]
     records = sum(group[_GROUP_ROWS][1] for group in groups)
-    ranges: list[tuple[int, int]] = []  # (start, size) of every byte range the footer points to
     if len(groups) > 1 and records < _GROUP_RECORDS * len(groups):
         reasons.append(f"row groups of {records // len(groups):,} records on average, fewer than "
                        f"{_GROUP_RECORDS:,}: each costs the splice more than copying it saves")
@@ -123,26 +121,16 @@ def _plan(path: Path, footer: Struct, end: int, names: Sequence[str], chunk: int
                 reasons.append(f"row group {i} has a column chunk stored elsewhere or encrypted")
                 continue
             meta = column[_META][1]
-            start, size = _start(meta), meta[_COMPRESSED][1]
-            if not 4 <= start <= start + size <= end:
-                raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
-                                 f"{i} lies outside the file's data, bytes {start} to {start + size})")
             if rows and meta[_DATA_PAGE][1] < 4:  # readers start at the data page (or the dictionary page before it)
                 raise ValueError(f"data must be a readable Parquet file, got {path} (a column chunk of row group "
                                  f"{i} has its data pages at byte {meta[_DATA_PAGE][1]})")
-            ranges.append((start, size))
-            ranges += [(column[f][1], column.get(f + 1, (0, 1))[1]) for f in _PAGE_INDEXES[::2] if f in column]
-            ranges += [(meta[f][1], meta.get(f + 1, (0, 1))[1]) for f in _BLOOM_FILTER[:1] if f in meta]
-    # A kept chunk's bytes are copied as its size says: one that covered another chunk, a page index or a Bloom
-    # filter (of any row group) would copy them too, the released column's values (or their min and max) among them.
-    ranges.sort()
-    if any(a + n > b for (a, n), (b, _) in pairwise(ranges)):
-        reasons.append("column chunks, page indexes or Bloom filters overlap")
     if _OLD_SIZES.match(footer.get(_CREATED_BY, (0, b""))[1].decode("utf-8", "replace")):
         reasons.append("the file's writer (parquet-mr before 1.2.9) stored column chunk sizes too small")
-    # Every chunk's count is checked whichever writer runs (check_record_counts: pyarrow's reader would drop records
-    # a footer leaves out); a kept chunk is copied only if its bytes are exactly its pages.
-    walked = check_record_counts(path, (footer, end))
+    # Whichever writer runs, every byte range is checked (check_footer: inside the data, no two overlapping, so a kept
+    # chunk's copy carries no other chunk's, page index's or Bloom filter's bytes, the released column's values or
+    # their min and max among them) and every chunk's count (pyarrow's reader would drop records a footer leaves
+    # out); a kept chunk is copied only if its bytes are exactly its pages.
+    walked = check_footer(path, (footer, end))
     reasons += [f"column chunk {j} of row group {i} is not its pages alone ({walked.get((i, j), 'not walked')})"
                 for i, group in enumerate(groups) for j in range(len(group[_COLUMNS][1][1]))
                 if j not in positions and not isinstance(walked.get((i, j)), int)]

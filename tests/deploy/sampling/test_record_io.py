@@ -139,3 +139,35 @@ def test_privacy_samples_must_match_the_counts(tmp_path):
         load_problem(problem)
     problem.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\nsamples = 100\n')
     assert load_problem(problem).problem.samples == 100
+
+
+# --- issue 61: a Parquet column the file lacks, refused as CSV's --------------------------------------
+
+@pytest.mark.parametrize("column", ["nope", "race,race", "Race"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_column_the_file_lacks_is_refused_in_one_line_as_csvs(rr, column, suffix, tmp_path, capsys):
+    """pyarrow looks ``read_dictionary``'s names up before the readers check them: a KeyError, a traceback, exit 1."""
+    from mechdesign.deploy._io import columnar_file
+
+    source, target = tmp_path / f"in{suffix}", tmp_path / f"out{suffix}"
+    pd.DataFrame({"id": range(6), "race": ["a", "b"] * 3}).to_csv(tmp_path / "in.csv", index=False)
+    pq.write_table(pa.table({"id": range(6), "race": ["a", "b"] * 3}), tmp_path / "in.parquet")
+    message = f"column must be one of the input's columns ['id', 'race'], got column='{column}'"
+    if suffix == ".parquet":
+        with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            columnar_file(source, read_dictionary=["race", column])
+    capsys.readouterr()
+    assert main(["privatize", str(rr), str(source), "--column", column, "--out", str(target), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"mechdesign: error: {message}\n"
+    assert not target.exists()
+
+
+def test_a_nested_parquet_column_is_refused_in_one_line(rr, tmp_path, capsys):
+    source, target = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "race": pa.StructArray.from_arrays([pa.array(["a", "b"])], ["x"])}),
+                   source)
+    assert main(["privatize", str(rr), str(source), "--column", "race", "--out", str(target), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == "mechdesign: error: column must name a column of values, not of lists, structs or maps, got " \
+                  "column='race'\n"
+    assert not target.exists()
