@@ -13,8 +13,7 @@ import math
 import pytest
 
 from mechdesign import CertificateError
-from mechdesign.core import Mechanism
-from mechdesign.core._linkability import link_level
+from mechdesign.core import Mechanism, link_level
 from mechdesign.deploy.sampling import Privatizer, generate_memo_key
 from mechdesign.mechfile import read_mechanism_file, verify_mechanism_file, write_mechanism_file
 
