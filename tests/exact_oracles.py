@@ -85,8 +85,8 @@ def greedy_weights(center: Sequence[Fraction], order_key: Sequence[Any], radius:
 
 
 def min_linear(center: Any, column: Any, radius: float) -> Fraction:
-    """g(c) = min over the ball of Q·c, exactly (module docstring)."""
-    p = [rational(x) for x in np.asarray(center, dtype=float)]
+    """g(c) = min over the ball of Q·c, exactly (module docstring); the centre's entries may be Fractions."""
+    p = [x if isinstance(x, Fraction) else rational(x) for x in center]
     c = [rational(x) for x in np.asarray(column, dtype=float)]
     q = greedy_weights(p, c, rational(radius))
     return sum((qi * ci for qi, ci in zip(q, c, strict=True)), Fraction(0))
@@ -122,6 +122,15 @@ def capacity(matrix: Any, center: Any, radius: float) -> Decimal:
         ratio = rational(column.max()) / g
         best = ratio if best is None or ratio > best else best
     return ln(best) if best is not None else Decimal(0)
+
+
+def prior_capacity(matrix: Any, center: Any, radius: float) -> Decimal:
+    """C(W, B) over the ball's *priors*: the centre P̂ divided by its exact sum, a distribution, and Q ranging over
+    the simplex within β of it (the greedy on the normalised centre), exactly. :func:`capacity` takes the measure
+    P̂ the library holds as it is; the two differ when Σ P̂ ≠ 1 as a rational (issue 61 item 4)."""
+    p = [rational(x) for x in np.asarray(center, dtype=float)]
+    total = sum(p, Fraction(0))
+    return capacity(matrix, [x / total for x in p], radius)
 
 
 def ldp_epsilon(matrix: Any) -> Decimal:

@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from mechdesign import MechanismFileError  # noqa: E402
 from mechdesign._numerics import quantise, quantised_bounds  # noqa: E402
-from mechdesign.core import L1Ball, Mechanism, capacity, ldp_epsilon, ldp_level, radius_for_delta, required_radius  # noqa: E402
+from mechdesign.core import L1Ball, Mechanism, ldp_epsilon, ldp_level, radius_for_delta, required_radius  # noqa: E402
+from mechdesign.core._leakage import measure_capacity  # noqa: E402
 from mechdesign.deploy.sampling import Privatizer  # noqa: E402
 from mechdesign.mechfile import (  # noqa: E402
     MAX_DEPTH,
@@ -394,7 +395,7 @@ def _raw_epsilon(vec: Vectors, name: str) -> float:
     g = loaded.guarantee
     if g["notion"] == "ldp":
         return ldp_epsilon(loaded.mechanism)
-    return capacity(loaded.mechanism, L1Ball(g["prior"], g["radius"]))
+    return measure_capacity(loaded.mechanism, L1Ball(g["prior"], g["radius"]))
 
 
 def boundary_files(vec: Vectors) -> None:

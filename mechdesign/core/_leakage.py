@@ -32,6 +32,7 @@ __all__ = [
     "leakage_sensitivity",
     "lipschitz_bound",
     "max_divergence",
+    "measure_capacity",
     "pml",
     "privacy_region",
     "privacy_regions",
@@ -349,16 +350,40 @@ def _column_blocks(w: np.ndarray) -> range:
     return range(0, w.shape[1], step)
 
 
-def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
+def _prior_min_linear(ball: L1Ball) -> Any:
+    """The worst case g over the ball's *priors*, rounded down (``columns -> lower bounds``): Σ P̂ need not be 1.
+
+    :meth:`L1Ball.min_linear` is exact (rounded down) for the measures Q ≥ 0 with Σ Q = S = Σ P̂ within β of P̂, and
+    the stored P̂ (renormalised in floats) rarely sums to 1 as a rational: a prior Q of the ball (Σ Q = 1, within β
+    of P̂, or of P̂/S) can lie below it; the worst case of a cancelling ball moves by ~|S − 1|·c_k/g relative (issue
+    61: 4.5e-14 nats below the exact capacity at C = 11.8). With d ≥ |S − 1|, such a Q has ‖S·Q − P̂‖₁ ≤ β + 2d and
+    Σ S·Q = S, so Q·c = (S·Q)·c / S ≥ g(c; P̂, β + 2d) / (1 + d); and always Q·c ≥ min c. d is 0 exactly when S is 1
+    (``math.fsum`` of P̂ and −1 is S − 1 correctly rounded, 0 only when it is 0), which leaves g as it was.
+    """
+    difference = abs(math.fsum([*ball.center.probabilities.tolist(), -1.0]))
+    if difference == 0.0:
+        return ball.min_linear
+    d = float(np.nextafter(difference, math.inf))
+    wider = float(np.nextafter(ball.radius + 2 * d, math.inf))
+    if wider >= 2.0:
+        return lambda columns: np.asarray(columns, dtype=np.float64).min(axis=0)  # Q·c ≥ min c, exactly
+    widened = L1Ball(ball.center, wider)
+    scale = float(np.nextafter(1.0 + d, math.inf))
+    return lambda columns: np.nextafter(widened.min_linear(columns) / scale, 0.0)
+
+
+def _capacity_columns(w: np.ndarray, ball: L1Ball, priors: bool = False) -> np.ndarray:
     """log(max_x W[x,y] / g(W[:,y])) per used column (inf where g = 0), block by block, rounded up.
 
-    g is rounded down (:meth:`L1Ball.min_linear`) and max_x W[x,y] is exact, so their true ratio bounds the exact
-    one from above; the division is rounded to nearest, and one step up lands at or above the true ratio r. The
-    logarithm of libm/NumPy is within one ulp of log r (NumPy tests its float64 log to 1 ulp): multiplying by
-    1 + 8u adds at least 3 ulps, a step up one more. So each value is ≥ the exact column leakage, within ~6 ulps
-    (plus g's own few ulps relative).
+    g is the worst case over the ball's measures of mass Σ P̂ (``priors``: over its priors, :func:`_prior_min_linear`),
+    rounded down (:meth:`L1Ball.min_linear`), and max_x W[x,y] is exact, so their true ratio bounds the exact one
+    from above; the division is rounded to nearest, and one step up lands at or above the true ratio r. The logarithm
+    of libm/NumPy is within one ulp of log r (NumPy tests its float64 log to 1 ulp): multiplying by 1 + 8u adds at
+    least 3 ulps, a step up one more. So each value is ≥ the exact column leakage, within ~6 ulps (plus g's own few
+    ulps relative, and the centre's |Σ P̂ − 1| weighed as :func:`_prior_min_linear` says).
     """
     step = _column_blocks(w).step
+    min_linear = _prior_min_linear(ball) if priors else ball.min_linear
     parts = []
     for start in _column_blocks(w):
         block = w[:, start:start + step]
@@ -367,7 +392,7 @@ def _capacity_columns(w: np.ndarray, ball: L1Ball) -> np.ndarray:
         if not np.any(used):
             continue
         cols = block if np.all(used) else block[:, used]
-        worst = ball.min_linear(cols)
+        worst = min_linear(cols)
         top = top[used]
         out = np.full(cols.shape[1], math.inf)
         positive = worst > 0
@@ -386,11 +411,13 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
 
     with g the greedy worst case of reference/pml-design.md §1.1 (:meth:`L1Ball.min_linear`, rounded
     down), the ratio rounded up and its logarithm raised past libm's error: C is rounded up, toward privacy,
-    never below the exact capacity of the float matrix and ball and within a few ulps of it (the error analysis
-    is in :mod:`mechdesign.core._uncertainty` and ``_capacity_columns``; tests/core/test_exact_oracles.py checks it
-    against rational arithmetic). Columns are processed in blocks of about 32 MiB, and
-    all-zero columns (outputs never emitted) are skipped. The sup over the ball's interior is approached,
-    not always attained; ``inf`` means unbounded (some Q in the ball gives an emitted output probability 0).
+    never below the exact capacity of the float matrix and ball — over the ball's priors Q (Σ Q = 1), although the
+    stored centre rarely sums to 1 as a rational (``_prior_min_linear``) — and within a few ulps of it unless the
+    ball cancels (the error analysis is in :mod:`mechdesign.core._uncertainty` and ``_capacity_columns``;
+    tests/core/test_exact_oracles.py checks it against rational arithmetic). A file states and verifies
+    :func:`measure_capacity` instead, which every client recomputes bit for bit. Columns are processed in blocks of
+    about 32 MiB, and all-zero columns (outputs never emitted) are skipped. The sup over the ball's interior is
+    approached, not always attained; ``inf`` means unbounded (some Q in the ball gives an emitted output probability 0).
     Over a finite set of priors it is the largest ε_min(W, Q) over the rows.
 
     Parameters
@@ -426,9 +453,50 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
     if isinstance(priors, L1Ball):
         if priors.size != mech.shape[0]:
             raise v.fail("priors", f"be a ball in dimension {mech.shape[0]}", priors.size)
-        return float(_capacity_columns(mech.matrix, priors).max())
+        return float(_capacity_columns(mech.matrix, priors, priors=True).max())
     rows = v.finite_array("priors", priors, 2)
     return max(epsilon_min(mech, Prior.from_probabilities(row)) for row in rows)
+
+
+def measure_capacity(mechanism: MatrixLike, ball: L1Ball) -> float:
+    """C(W, B) over the measures Q ≥ 0 of mass Σ P̂ within β of the stored centre P̂, rounded up: what a file states.
+
+    :func:`capacity` without its widening for Σ P̂ ≠ 1 (``_prior_min_linear``), which moves C by an ulp or two in
+    ordinary cases: files keep the value every client recomputes (clients/js ``capacity``) and are protected by the
+    writer's and reader's own :func:`~mechdesign._numerics.round_up`.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like, shape (N, M)
+        The mechanism W, ``matrix[x, y] = P(y | x)``.
+    ball : L1Ball
+        The uncertainty set B_β(P̂), of dimension N.
+
+    Returns
+    -------
+    float
+        The capacity in nats (≥ 0), ``inf`` if unbounded.
+
+    Raises
+    ------
+    ValueError
+        If the mechanism is invalid or the ball's dimension differs from its number of rows.
+
+    References
+    ----------
+    [E] Grosse, Saeidian, Oechtering, "Privacy Mechanism Design based on Empirical Distributions", Def. 5,
+    eq. 22–23.
+
+    Examples
+    --------
+    >>> w = Mechanism.from_matrix([[0.75, 0.25], [0.25, 0.75]])
+    >>> measure_capacity(w, L1Ball([0.5, 0.5], 2.0)) == capacity(w, L1Ball([0.5, 0.5], 2.0))  # Σ P̂ = 1 exactly
+    True
+    """
+    mech = as_mechanism(mechanism)
+    if ball.size != mech.shape[0]:
+        raise v.fail("ball", f"be a ball in dimension {mech.shape[0]}", ball.size)
+    return float(_capacity_columns(mech.matrix, ball).max())
 
 
 def certified_capacity(mechanism: MatrixLike, ball: L1Ball) -> float:
@@ -472,7 +540,7 @@ def certified_capacity(mechanism: MatrixLike, ball: L1Ball) -> float:
     matrix = as_mechanism(mechanism).matrix
     if np.all(matrix == matrix[0]):
         return 0.0
-    return round_up(capacity(matrix, ball), matrix.shape[0])
+    return round_up(measure_capacity(matrix, ball), matrix.shape[0])
 
 
 def max_divergence(mechanism: MatrixLike, ball: L1Ball) -> float:

@@ -26,7 +26,7 @@ import numpy as np
 from mechdesign._deadline import contention
 from mechdesign._errors import CertificateError
 from mechdesign._numerics import conservative_search, round_up
-from mechdesign.core._leakage import capacity
+from mechdesign.core._leakage import measure_capacity
 from mechdesign.core._mechanism import MatrixLike, Mechanism
 from mechdesign.core._uncertainty import L1Ball
 from mechdesign.design._utility import Utility
@@ -124,7 +124,7 @@ class Certificate:
 def _achieved(matrix: np.ndarray, ball: L1Ball) -> tuple[float, float]:
     if np.all(matrix == matrix[0]):  # identical rows: Y is independent of X, PML exactly 0 for every prior
         return 0.0, 0.0
-    cap = capacity(Mechanism.from_matrix(matrix), ball)
+    cap = measure_capacity(Mechanism.from_matrix(matrix), ball)
     return cap, round_up(cap, ball.size)
 
 
@@ -191,7 +191,7 @@ def repair(matrix: Any, ball: L1Ball, epsilon: float) -> tuple[np.ndarray, float
     --------
     >>> from mechdesign.core import L1Ball
     >>> w, alpha = repair([[0.9, 0.1], [0.1, 0.9]], L1Ball([0.5, 0.5], 0.0), 0.5)
-    >>> 0 < alpha < 1 and capacity(Mechanism.from_matrix(w), L1Ball([0.5, 0.5], 0.0)) <= 0.5
+    >>> 0 < alpha < 1 and measure_capacity(Mechanism.from_matrix(w), L1Ball([0.5, 0.5], 0.0)) <= 0.5
     True
     """
     w = clean_matrix(matrix)

@@ -62,7 +62,7 @@ from mechdesign import _validation as v
 from mechdesign._errors import CertificateError, MechanismFileError
 from mechdesign._files import atomic_path, check_write_size
 from mechdesign._numerics import round_up
-from mechdesign.core._leakage import capacity, ldp_epsilon
+from mechdesign.core._leakage import ldp_epsilon, measure_capacity
 from mechdesign.core._mechanism import Mechanism
 from mechdesign.core._sample_radius import design_radius, radius_for_delta
 from mechdesign.core._uncertainty import L1Ball
@@ -182,7 +182,7 @@ def achieved_epsilon(mechanism: Mechanism, guarantee: dict[str, Any]) -> float:
         return 0.0
     if guarantee["notion"] == "ldp":
         return round_up(ldp_epsilon(mechanism))
-    return round_up(capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"])))
+    return round_up(measure_capacity(mechanism, L1Ball(guarantee["prior"], guarantee["radius"])))
 
 
 def release_achieved(mechanism: Mechanism, guarantee: dict[str, Any], policy: ReleasePolicy,

@@ -202,11 +202,11 @@ def record_epsilon(prior: JointPrior, radius: float, factors: tuple[Mechanism, .
         if all(np.all(f.matrix == f.matrix[0]) for f in factors):  # Y independent of X: exactly 0
             return 0.0
         return float(product_capacity(list(factors), ball).epsilon)
-    from mechdesign.core._leakage import capacity
+    from mechdesign.core._leakage import measure_capacity
 
     if np.all(mechanism.matrix == mechanism.matrix[0]):
         return 0.0
-    return float(capacity(mechanism, ball.dense()))
+    return float(measure_capacity(mechanism, ball.dense()))
 
 
 def record_release_achieved(prior: JointPrior, radius: float, policy: ReleasePolicy,

@@ -88,7 +88,8 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     """Verify the file (hash, schema, guarantee), sign its canonical content, and rewrite it atomically.
 
     The ``sha256`` is unchanged (it does not cover the signature). A file that is already signed is refused
-    unless ``replace``: a signature is never silently replaced. Record files
+    unless ``replace``: a signature is never silently replaced. Structured files are checked by their own reader
+    (:mod:`mechdesign.mechfile._symmetric`) and signed over their compact content. Record files
     (:mod:`mechdesign.mechfile._record`) are signed the same way, after their record-level guarantee is
     recomputed: the canonical content then covers ``attributes``, ``alphabets``, the ``factors`` or the joint
     ``matrix`` with its labels, and the guarantee with its sparse joint prior, δ, radius and m (the data binding).
@@ -96,7 +97,7 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
     Parameters
     ----------
     path : str or os.PathLike
-        The mechanism file (single-column or record file).
+        The mechanism file (single-column — dense, memoized or two-layer —, structured or record file).
     key : str, os.PathLike, bytes or Ed25519PrivateKey
         The private key (PEM path, PEM bytes or the key).
     replace : bool, optional
@@ -124,12 +125,16 @@ def sign_mechanism_file(path: str | os.PathLike[str], key: Any, *, replace: bool
 
     target = Path(path)
     private = load_private_key(key)
-    # Read once: the bytes checked are the bytes signed. Never sign a file that would be refused: a record file
-    # is checked as one (record-level capacity recomputed over the joint ball), anything else as a single-column
-    # file.
+    # Read once: the bytes checked are the bytes signed. Never sign a file that would be refused: each kind is
+    # checked by the reader its verifiers use — a record file as one (record-level capacity recomputed over the joint
+    # ball), a structured file from its compact form, anything else (dense, memoized, two-layer) as single-column.
     parsed = parse_file(target)
     if parsed.is_record:
         read_record_file(parsed)
+    elif parsed.content.get("kind") == "symmetric":
+        from mechdesign.mechfile._symmetric import read_symmetric_file
+
+        read_symmetric_file(parsed)
     else:
         read_mechanism_file(parsed)
     content = dict(parsed.content)

@@ -80,7 +80,11 @@ def test_record_epsilon_equals_the_dense_capacity_of_the_kronecker_product(prior
     dense = capacity(kron, prior.ball(radius=0.2).dense())
     assert record_epsilon(prior, 0.2, factors) >= dense - PRIVACY_SLACK
     assert abs(record_epsilon(prior, 0.2, factors) - dense) <= 1e-9
-    assert record_epsilon(prior, 0.2, mechanism=kron) == dense
+    # A file states the capacity over the ball's measures (measure_capacity, what clients recompute); the public
+    # capacity() widens the ball for a centre whose sum misses 1 (issue 61) and lies at or above it.
+    from mechdesign.core._leakage import measure_capacity
+
+    assert record_epsilon(prior, 0.2, mechanism=kron) == measure_capacity(kron, prior.ball(radius=0.2).dense()) <= dense
 
 
 def test_an_overstated_file_is_never_written_and_refused_when_edited(tmp_path, prior):

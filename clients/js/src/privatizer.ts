@@ -11,7 +11,7 @@
 import { MechanismFileError } from "./errors.js";
 import { type MechanismFile, achievedEpsilon, renormalise } from "./mechfile.js";
 import { type BlockDecryptor, MemoFunction, type UserId, UserIds } from "./memo.js";
-import { compose, isMemoized } from "./release.js";
+import { compose, isMemoized, linkLevel } from "./release.js";
 import { type RandomFill, Sampler } from "./sampler.js";
 
 /**
@@ -46,7 +46,7 @@ export class Privatizer {
    * @param file a loaded (verified) mechanism file
    * @param fill a source of uniform 32-bit words (default: crypto.getRandomValues); replace it only in tests
    * @throws MechanismFileError if quantisation to 2^-64 pushes the achieved ε (or a two-layer file's per-report
-   *   ε) above the stated one
+   *   ε or linkability level) above the stated one
    */
   constructor(file: MechanismFile, fill?: RandomFill) {
     this.file = file;
@@ -66,6 +66,16 @@ export class Privatizer {
       if (!(this.reportEpsilon <= stated + SAMPLED_SLACK)) {
         throw new MechanismFileError("sampled two-layer design", `meet release.epsilon=${stated} per report after ` +
           "quantisation to 2^-64", "entries too small to sample exactly", this.reportEpsilon);
+      }
+      // The stated link level holds for the file's W₂; an entry below 2^-64 quantised to 0 makes the sampled one
+      // infinite: recomputed for what is drawn, as mechdesign's Privatizer does.
+      const link = file.release.linkEpsilon;
+      if (link !== null) {
+        const level = linkLevel(renormalise(this.sampler.sampledMatrix()), renormalise(this.reports.sampledMatrix()));
+        if (!(level <= link)) {
+          throw new MechanismFileError("sampled two-layer design", `meet release.link_epsilon=${link} after ` +
+            "quantisation to 2^-64", `entries of the reports too small to sample exactly; got link level=${level}`);
+        }
       }
     }
     this.index = new Map(file.inputs.map((label, x) => [label, x]));

@@ -99,7 +99,8 @@ class Privatizer:
     ValueError
         If the mechanism has more than 65535 outputs.
     CertificateError
-        If quantisation to 2^-64 pushes a file's guarantee (or a two-layer file's per-report ε) above the stated.
+        If quantisation to 2^-64 pushes a file's guarantee (or a two-layer file's per-report ε or linkability level)
+        above the stated.
 
     References
     ----------
@@ -186,7 +187,10 @@ class Privatizer:
         object.__setattr__(self, "_bits", bits)
 
     def _check_reports(self, reports: Privatizer) -> float:
-        """A two-layer file's per-report ε for the sampled layers, W_q,1 W_q,2 ([E] Def. 5, eq. 22–23)."""
+        """A two-layer file's per-report ε for the sampled layers, W_q,1 W_q,2 ([E] Def. 5, eq. 22–23).
+
+        A stated linkability level is checked for them too (:func:`~mechdesign.core.link_level` of W_q,1, W_q,2).
+        """
         from mechdesign.mechfile._column import achieved_epsilon
         from mechdesign.mechfile._format import GUARANTEE_SLACK
 
@@ -197,6 +201,17 @@ class Privatizer:
         if not achieved <= stated + GUARANTEE_SLACK:
             raise CertificateError(f"sampled two-layer design must meet release.epsilon={stated!r} per report after "
                                    f"quantisation to 2^-64, got epsilon={achieved!r}")
+        link = self.file.release.link_epsilon
+        if link is not None:
+            from mechdesign.core._linkability import link_level
+
+            # The stated level holds for the file's W₂; the sampled one can exceed it (an entry below 2^-64 of W₂
+            # quantised to 0 makes it infinite), so it is recomputed for what is drawn, as the reader checks it.
+            level = link_level(self.sampled_matrix, reports.sampled_matrix).epsilon
+            if not level <= link:
+                raise CertificateError(f"sampled two-layer design must meet release.link_epsilon={link!r} after "
+                                       f"quantisation to 2^-64, got link level={level!r} (entries of the reports "
+                                       "too small to sample exactly)")
         return max(float(stated), achieved)
 
     @property
