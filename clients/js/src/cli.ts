@@ -24,10 +24,10 @@ import { type LdpLevel, ldpLevel } from "./leakage.js";
 import {
   MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
 } from "./mechfile.js";
-import { MemoFunction, memoKeyError, parseMemoKey } from "./memo.js";
+import { MemoFunction, type UserId, fileMemo, memoKeyError, parseMemoKey } from "./memo.js";
 import { nodeDecryptor } from "./node.js";
 import { Privatizer } from "./privatizer.js";
-import { type ReleaseCheck, isMemoized } from "./release.js";
+import { type ReleaseCheck, type ReleasePolicy, isMemoized } from "./release.js";
 import { loadSymmetricFile, verifySymmetricFile } from "./symmetric.js";
 import { SymmetricSampler, reportBytes } from "./symmetricSampler.js";
 
@@ -206,22 +206,7 @@ async function verifyStructured(args: Arguments, data: Buffer, publicKey?: strin
 /** `privatize` with a structured file: reports t<type>.<hex>, fresh or memoized (user<TAB>value lines). */
 async function privatizeStructured(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
   const file = await loadSymmetricFile(data, { publicKey, maxBytes: Infinity });
-  const sampler = new SymmetricSampler(file);
-  let convert: Answer = (lines) => sampler.privatize(lines);
-  if (args.memoKey !== undefined) {
-    const key = parseMemoKey(readKey(args.memoKey), args.memoKey);
-    const memo = await MemoFunction.create(key, file.sha256, nodeDecryptor(key));
-    convert = (lines) => {
-      const users = lines.map((line) => line.slice(0, Math.max(line.indexOf("\t"), 0)));
-      if (lines.some((line) => line.indexOf("\t") < 0)) {
-        throw new RangeError("values must be user<TAB>value lines with --memo-key");
-      }
-      return sampler.privatizeMemoized(lines.map((line) => line.slice(line.indexOf("\t") + 1)), users, memo);
-    };
-  } else if (file.release.policy === "memoized") {
-    throw new RangeError(`memo_key must be given (--memo-key KEY, user<TAB>value lines on stdin): ${args.file} ` +
-      "has release policy 'memoized', got memo_key=null");
-  }
+  const convert = await answer(args, new SymmetricSampler(file));
   if (args.out === undefined) {
     await privatizeStdin(convert, async (text) => {
       if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once("drain", resolve));
@@ -394,23 +379,32 @@ async function privatize(args: Arguments, data: Buffer, publicKey?: string): Pro
   return 0;
 }
 
+/** What {@link answer} needs of a sampler: the dense Privatizer and the structured SymmetricSampler alike. */
+interface LineSampler {
+  readonly file: { sha256: string; release: ReleasePolicy };
+  privatize(values: readonly string[]): string[];
+  privatizeMemoized(values: readonly string[], users: readonly UserId[], memo: MemoFunction): Promise<string[]>;
+}
+
 /**
- * How lines become labels: fresh draws, or with --memo-key memoized draws of `user<TAB>value` lines (AES through
- * node:crypto, the same words as WebCrypto's). A memoized or two-layer file without a key is refused here,
- * before anything is written.
+ * How lines become labels, for dense and structured files alike: fresh draws, or with --memo-key memoized draws
+ * of `user<TAB>value` lines (AES through node:crypto, the same words as WebCrypto's). A memoized or two-layer
+ * file without a key, and a file bound to another key (`release.key`, {@link fileMemo}), are refused here, before
+ * stdin is read or anything is written.
  */
-async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> {
-  const { policy } = privatizer.file.release;
+async function answer(args: Arguments, sampler: LineSampler): Promise<Answer> {
+  const { release } = sampler.file;
   if (args.memoKey === undefined) {
-    if (isMemoized(privatizer.file.release)) {
+    if (isMemoized(release)) {
       throw new RangeError(`memo_key must be given (--memo-key KEY, user<TAB>value lines on stdin): ${args.file} ` +
-        `has release policy '${policy}' (the same user and value must always get the same output; no fresh ` +
-        "draws), got memo_key=null");
+        `has release policy '${release.policy}' (the same user and value must always get the same output; no ` +
+        "fresh draws), got memo_key=null");
     }
-    return (lines) => privatizer.privatize(lines);
+    return (lines) => sampler.privatize(lines);
   }
   const key = parseMemoKey(readKey(args.memoKey), args.memoKey);
-  const memo = await MemoFunction.create(key, privatizer.file.sha256, nodeDecryptor(key));
+  const memo = fileMemo(await MemoFunction.create(key, sampler.file.sha256, nodeDecryptor(key)), sampler.file,
+    args.file);
   let read = 0; // lines answered before this chunk
   return (lines) => {
     const users: string[] = [];
@@ -424,7 +418,7 @@ async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> 
       return line.slice(tab + 1);
     });
     read += lines.length;
-    return privatizer.privatizeMemoized(values, users, memo);
+    return sampler.privatizeMemoized(values, users, memo);
   };
 }
 

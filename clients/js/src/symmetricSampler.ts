@@ -7,7 +7,7 @@
  * mechanism's guarantee is recomputed on construction (the grouped greedy of symmetric.ts).
  */
 import { MechanismFileError } from "./errors.js";
-import { type MemoFunction, type UserId, UserIds } from "./memo.js";
+import { type MemoFunction, type UserId, UserIds, fileMemo } from "./memo.js";
 import { roundUp } from "./mechfile.js";
 import { SAMPLED_SLACK } from "./privatizer.js";
 import { QUANT_SCALE, type RandomFill } from "./sampler.js";
@@ -543,8 +543,13 @@ export class SymmetricSampler {
     return out;
   }
 
-  /** Memoized reports: the keyed word stream of (file, user, value) (the same user and value, the same report). */
+  /**
+   * Memoized reports: the keyed word stream of (file, user, value) (the same user and value, the same report).
+   * @throws RangeError for a memo function of another file, or of a key other than the one the file is bound to
+   *   (`release.key`: {@link fileMemo}, as the dense Privatizer)
+   */
   async privatizeMemoized(values: readonly string[], users: readonly UserId[], memo: MemoFunction): Promise<string[]> {
+    fileMemo(memo, this.file);
     const xs = this.indices(values);
     const ids = UserIds.encode(users);
     const count = this.wordsNeeded();
