@@ -78,7 +78,7 @@ export async function webCryptoDecryptor(key: Uint8Array): Promise<BlockDecrypto
  */
 export function parseMemoKey(data: Uint8Array, path: string): Uint8Array {
   const text = data[data.length - 1] === 0x0a ? data.subarray(0, -1) : data;
-  const hex = String.fromCharCode(...text.subarray(0, 65));
+  const hex = Array.from(text.subarray(0, 65), (b) => String.fromCharCode(b)).join("");
   if (text.length !== 64 || !/^[0-9a-fA-F]{64}$/.test(hex)) throw memoKeyError(data.length, path);
   return Uint8Array.from({ length: 32 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
 }
