@@ -2,7 +2,8 @@
 
 Called by ``tools/make_conformance.py`` (one tool writes every vector). Written from the real library:
 
-* ``files/*.json`` and ``manifest.json`` — a valid file (and a memoized one), and files that must be refused or
+* ``files/*.json`` and ``manifest.json`` — a valid file (and a memoized one, and one bound to the test key of
+  ``memo.json``: ``memoized-keyed``, which any other key must be refused by), and files that must be refused or
   reported: a tampered weight (hash), a count above its cell, counts of the wrong length, a zero count, a
   non-integer count, malformed packed counts, and types that leak more than the ε stated (exit 1, holds false);
   a valid file whose high counts are in the ``rice-1`` code (``rice-valid``, wider cells) and its refusals
@@ -38,6 +39,7 @@ from mechdesign.deploy.sampling import MemoFunction, SymmetricPrivatizer, user_i
 from mechdesign.mechfile import (  # noqa: E402
     binary_widths,
     canonical_bytes,
+    key_id,
     pack_counts,
     read_symmetric_file,
     verify_symmetric_file,
@@ -91,6 +93,8 @@ def write_structured(folder: Path, refusal: Callable[[str], dict[str, Any]]) -> 
                                  counts_code="packed")
     write_symmetric_file(files / "memoized.json", m, guarantee=guarantee, provenance=PROVENANCE,
                          release={"policy": "memoized"}, counts_code="packed")
+    write_symmetric_file(files / "memoized-keyed.json", m, guarantee=guarantee, provenance=PROVENANCE,
+                         release={"policy": "memoized", "key": key_id(MEMO_KEY)}, counts_code="packed")
     _rice_files(files)
     content = json.loads(valid.read_text(encoding="utf-8"))
     sizes = read_symmetric_file(valid).mechanism.cells.sizes

@@ -75,3 +75,18 @@ def test_sampler_and_memo_vectors():
     assert sampler.texts(types, groups) == [c["report"] for c in cases]
     offsets, data = binary_buffer(sampler.family, types, groups)
     assert [data[offsets[r]:offsets[r + 1]].tobytes().hex() for r in range(len(cases))] == [c["binary"] for c in cases]
+
+
+def test_the_keyed_file_takes_only_its_key():
+    """memoized-keyed is bound to memo.json's key: the rule every sampler keeps refuses any other (issue 61)."""
+    from mechdesign.deploy.sampling._policy_rule import memo_function
+
+    key = bytes.fromhex(json.loads((FOLDER / "memo.json").read_text(encoding="utf-8"))["key"])
+    loaded = read_symmetric_file(FOLDER / "files" / "memoized-keyed.json")
+    assert loaded.release.key is not None
+    bound = memo_function(key, release=loaded.release, file_sha256=loaded.sha256, users=True)
+    assert bound.key == key
+    other = bytes([key[0] ^ 1]) + key[1:]
+    with pytest.raises(ValueError, match=rf"^memo_key must be the key the file is bound to \(key id "
+                                         rf"{loaded.release.key}; .*got a key with id [0-9a-f]{{32}}$"):
+        memo_function(other, release=loaded.release, file_sha256=loaded.sha256, users=True, argument="memo_key")

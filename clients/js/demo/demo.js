@@ -25,7 +25,7 @@ function show(kind, text, rows = []) {
   status.append(line);
   if (rows.length) {
     const table = document.createElement("table");
-    table.append(...rows.map(([name, value]) => row(name, value)));
+    for (const [name, value] of rows) table.append(row(name, value));
     status.append(table);
   }
 }
@@ -56,7 +56,9 @@ async function load() {
     ];
     if (!file.holds) return show("bad", `Refused: the matrix does not achieve the stated ε (${file.achieved} > ${g.epsilon}).`, rows);
     privatizer = new Privatizer(file);
-    $("inputs").replaceChildren(...file.inputs.map((label) => Object.assign(document.createElement("option"), { value: label })));
+    const options = document.createDocumentFragment(); // one append a label: a spread of every label overflows the stack
+    for (const label of file.inputs) options.append(Object.assign(document.createElement("option"), { value: label }));
+    $("inputs").replaceChildren(options);
     show("ok", `Guarantee holds: ${g.notion} ε = ${g.epsilon}${file.signatureChecked ? ", signature valid" : ""}.`, rows);
     setReady(true);
   } catch (error) {

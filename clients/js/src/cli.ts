@@ -7,7 +7,8 @@
  * `mechdesign-js privatize FILE [--public-key PUB.pem] [--require-signature] [--memo-key KEY] [--out OUT [--force]]`
  * — values one per line on stdin (with --memo-key: `user<TAB>value` lines), privatized labels one per line:
  * streamed to stdout, or to OUT atomically (complete or absent). A file whose release policy is memoized or
- * two-layer is refused without --memo-key (exit 2, nothing written).
+ * two-layer is refused without --memo-key, and a file bound to a key with any other (exit 2, nothing written). A
+ * line longer than any value can be is refused as it is read (exit 2; memory O(bound + chunk)).
  *
  * Files are read as mechdesign reads them: at most MECHDESIGN_MAX_FILE_MB (64 MiB), incrementally, so that a
  * device or a pipe is refused at the cap without holding more than the cap and one chunk.
@@ -24,10 +25,10 @@ import { type LdpLevel, ldpLevel } from "./leakage.js";
 import {
   MAX_FILE_VARIABLE, type MechanismFile, formatMiB, loadMechanismFile, maxFileBytes, verifyMechanismFile,
 } from "./mechfile.js";
-import { MemoFunction, memoKeyError, parseMemoKey } from "./memo.js";
+import { MAX_USER_BYTES, MemoFunction, type UserId, fileMemo, memoKeyError, parseMemoKey } from "./memo.js";
 import { nodeDecryptor } from "./node.js";
 import { Privatizer } from "./privatizer.js";
-import { type ReleaseCheck, isMemoized } from "./release.js";
+import { type ReleaseCheck, type ReleasePolicy, isMemoized } from "./release.js";
 import { loadSymmetricFile, verifySymmetricFile } from "./symmetric.js";
 import { SymmetricSampler, reportBytes } from "./symmetricSampler.js";
 
@@ -53,7 +54,10 @@ privatize  read values one per line on stdin and write one privatized label per 
            the output is memoized: the same user and value always get the same label, on every run and machine
            with the same key (mechdesign-memo-1). A file whose release policy is memoized or two-layer needs
            it (exit 2 without, nothing written); a two-layer file's labels are fresh reports of the memoized
-           permanent output.
+           permanent output. A file bound to a key (release.key) refuses any other key (exit 2).
+           A line may hold at most the longest input label (with --memo-key after a user id of at most ${MAX_USER_BYTES}
+           bytes and a tab) and a carriage return: a longer one is no value mechdesign accepts either, and is
+           refused as it is read (exit 2), however long it goes on.
 
 --public-key PUB.pem   the Ed25519 key that must have signed the file (PEM, as mechdesign sign writes it)
 --require-signature    refuse a file no trusted key checked (also ${REQUIRE}=1)
@@ -206,22 +210,7 @@ async function verifyStructured(args: Arguments, data: Buffer, publicKey?: strin
 /** `privatize` with a structured file: reports t<type>.<hex>, fresh or memoized (user<TAB>value lines). */
 async function privatizeStructured(args: Arguments, data: Buffer, publicKey?: string): Promise<number> {
   const file = await loadSymmetricFile(data, { publicKey, maxBytes: Infinity });
-  const sampler = new SymmetricSampler(file);
-  let convert: Answer = (lines) => sampler.privatize(lines);
-  if (args.memoKey !== undefined) {
-    const key = parseMemoKey(readKey(args.memoKey), args.memoKey);
-    const memo = await MemoFunction.create(key, file.sha256, nodeDecryptor(key));
-    convert = (lines) => {
-      const users = lines.map((line) => line.slice(0, Math.max(line.indexOf("\t"), 0)));
-      if (lines.some((line) => line.indexOf("\t") < 0)) {
-        throw new RangeError("values must be user<TAB>value lines with --memo-key");
-      }
-      return sampler.privatizeMemoized(lines.map((line) => line.slice(line.indexOf("\t") + 1)), users, memo);
-    };
-  } else if (file.release.policy === "memoized") {
-    throw new RangeError(`memo_key must be given (--memo-key KEY, user<TAB>value lines on stdin): ${args.file} ` +
-      "has release policy 'memoized', got memo_key=null");
-  }
+  const convert = await answer(args, new SymmetricSampler(file), file.mechanism.inputs);
   if (args.out === undefined) {
     await privatizeStdin(convert, async (text) => {
       if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once("drain", resolve));
@@ -305,38 +294,68 @@ function releaseLine(policy: string, check: ReleaseCheck | null): string | null 
   return null;
 }
 
-/** Labels for a chunk of stdin lines. */
-type Answer = (lines: string[]) => Promise<string[]> | string[];
+/** How stdin lines become labels, and how long a line may be. */
+interface Answer {
+  /** Labels for a chunk of stdin lines. */
+  convert: (lines: string[]) => Promise<string[]> | string[];
+  /**
+   * The longest line that can be a value, in UTF-8 bytes: the longest input label, with --memo-key a tab and a
+   * user id of at most MAX_USER_BYTES before it, and a carriage return (what mechdesign accepts, no more: it reads
+   * no value that is not a label and no longer id). A longer line is refused as it is read.
+   */
+  maxLine: number;
+  /** The words of that bound in the refusal. */
+  lineRule: string;
+}
 
 /**
  * Each chunk of stdin is answered at once (a pipe or an interactive stream sees its outputs without waiting for
- * the end); a line split across chunks waits for its end. CRLF input is accepted. A chunk's values are all
- * checked before any of its labels is handed to `write`. Returns the number of values.
+ * the end); a line split across chunks waits for its end, in pieces joined once, and is refused as soon as it is
+ * longer than {@link Answer.maxLine}: memory stays O(bound + chunk) whatever the input (a 1 GB line without a
+ * newline was read whole, still running at 300 s). CRLF input is accepted. A chunk's values are all checked
+ * before any of its labels is handed to `write`. Returns the number of values.
  */
-async function privatizeStdin(convert: Answer, write: (text: string) => Promise<void> | void): Promise<number> {
+async function privatizeStdin(answer: Answer, write: (text: string) => Promise<void> | void): Promise<number> {
   const decoder = new TextDecoder("utf-8", { fatal: true });
-  let rest = "";
-  let count = 0;
-  const answer = async (lines: string[]) => {
-    if (!lines.length) return;
-    const labels = await convert(lines.map((line) => line.replace(/\r$/, "")));
+  let pending: string[] = []; // the unfinished line's pieces
+  let held = 0; // its length in UTF-16 units, each at least one UTF-8 byte: more units than the bound, more bytes
+  let count = 0; // lines answered
+  const bound = (length: number, line: number) => {
+    if (length > answer.maxLine) {
+      throw new RangeError(`values must be lines of at most ${answer.maxLine.toLocaleString("en-US")} bytes ` +
+        `(${answer.lineRule}), got a line of more than ${answer.maxLine.toLocaleString("en-US")} bytes (line ${line})`);
+    }
+  };
+  const convert = async (lines: string[]) => {
+    lines.forEach((line, i) => bound(line.length, count + i + 1));
+    const labels = await answer.convert(lines.map((line) => line.replace(/\r$/, "")));
     count += labels.length;
     await write(`${labels.join("\n")}\n`);
   };
   try {
     for await (const chunk of process.stdin) {
-      const lines = (rest + decoder.decode(chunk as Buffer, { stream: true })).split("\n");
-      rest = lines.pop() as string;
-      await answer(lines);
+      const lines = decoder.decode(chunk as Buffer, { stream: true }).split("\n");
+      const last = lines.pop() as string;
+      if (lines.length) {
+        bound(held + lines[0].length, count + 1);
+        lines[0] = pending.join("") + lines[0];
+        await convert(lines);
+        pending = [];
+        held = 0;
+      }
+      pending.push(last);
+      held += last.length;
+      bound(held, count + 1);
     }
-    rest += decoder.decode();
+    pending.push(decoder.decode());
   } catch (error) {
     if (error instanceof TypeError && (error as { code?: string }).code === "ERR_ENCODING_INVALID_ENCODED_DATA") {
       throw new RangeError("values must be UTF-8 text, got values=(stdin)");
     }
     throw error;
   }
-  await answer(rest ? [rest] : []);
+  const rest = pending.join("");
+  if (rest) await convert([rest]);
   return count;
 }
 
@@ -379,7 +398,7 @@ async function privatize(args: Arguments, data: Buffer, publicKey?: string): Pro
   if (isStructured(data)) return privatizeStructured(args, data, publicKey);
   const file = await loadMechanismFile(data, { publicKey, maxBytes: Infinity });
   const privatizer = new Privatizer(file);
-  const convert = await answer(args, privatizer);
+  const convert = await answer(args, privatizer, file.inputs);
   const message = notice(args.file, file);
   if (args.out === undefined) {
     if (message) console.error(message);
@@ -394,25 +413,40 @@ async function privatize(args: Arguments, data: Buffer, publicKey?: string): Pro
   return 0;
 }
 
+/** What {@link answer} needs of a sampler: the dense Privatizer and the structured SymmetricSampler alike. */
+interface LineSampler {
+  readonly file: { sha256: string; release: ReleasePolicy };
+  privatize(values: readonly string[]): string[];
+  privatizeMemoized(values: readonly string[], users: readonly UserId[], memo: MemoFunction): Promise<string[]>;
+}
+
 /**
- * How lines become labels: fresh draws, or with --memo-key memoized draws of `user<TAB>value` lines (AES through
- * node:crypto, the same words as WebCrypto's). A memoized or two-layer file without a key is refused here,
- * before anything is written.
+ * How lines become labels, for dense and structured files alike: fresh draws, or with --memo-key memoized draws
+ * of `user<TAB>value` lines (AES through node:crypto, the same words as WebCrypto's). A memoized or two-layer
+ * file without a key, and a file bound to another key (`release.key`, {@link fileMemo}), are refused here, before
+ * stdin is read or anything is written.
  */
-async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> {
-  const { policy } = privatizer.file.release;
-  if (args.memoKey === undefined) {
-    if (isMemoized(privatizer.file.release)) {
+async function answer(args: Arguments, sampler: LineSampler, inputs: readonly string[]): Promise<Answer> {
+  const { release } = sampler.file;
+  let longest = 0; // a loop, not Math.max(...): a file may have millions of labels
+  for (const label of inputs) longest = Math.max(longest, Buffer.byteLength(label, "utf8"));
+  const memoized = args.memoKey !== undefined;
+  const maxLine = longest + (memoized ? 1 + MAX_USER_BYTES : 0) + 1;
+  const lineRule = `${memoized ? `a user id of at most ${MAX_USER_BYTES} bytes, a tab, ` : ""}the longest input label and ` +
+    "a carriage return";
+  if (!memoized) {
+    if (isMemoized(release)) {
       throw new RangeError(`memo_key must be given (--memo-key KEY, user<TAB>value lines on stdin): ${args.file} ` +
-        `has release policy '${policy}' (the same user and value must always get the same output; no fresh ` +
-        "draws), got memo_key=null");
+        `has release policy '${release.policy}' (the same user and value must always get the same output; no ` +
+        "fresh draws), got memo_key=null");
     }
-    return (lines) => privatizer.privatize(lines);
+    return { convert: (lines) => sampler.privatize(lines), maxLine, lineRule };
   }
-  const key = parseMemoKey(readKey(args.memoKey), args.memoKey);
-  const memo = await MemoFunction.create(key, privatizer.file.sha256, nodeDecryptor(key));
+  const key = parseMemoKey(readKey(args.memoKey as string), args.memoKey as string);
+  const memo = fileMemo(await MemoFunction.create(key, sampler.file.sha256, nodeDecryptor(key)), sampler.file,
+    args.file);
   let read = 0; // lines answered before this chunk
-  return (lines) => {
+  const convert = (lines: string[]) => {
     const users: string[] = [];
     const values = lines.map((line, i) => {
       const tab = line.indexOf("\t");
@@ -424,8 +458,9 @@ async function answer(args: Arguments, privatizer: Privatizer): Promise<Answer> 
       return line.slice(tab + 1);
     });
     read += lines.length;
-    return privatizer.privatizeMemoized(values, users, memo);
+    return sampler.privatizeMemoized(values, users, memo);
   };
+  return { convert, maxLine, lineRule };
 }
 
 /** A key file's bytes; anything longer than a key and a newline is refused by its size, unread. */

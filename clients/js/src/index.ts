@@ -15,7 +15,9 @@ export {
   verifyMechanismFile,
 } from "./mechfile.js";
 export type { Guarantee, LoadOptions, MechanismFile, Signature } from "./mechfile.js";
-export { MAX_USER_BYTES, MEMO_SCHEME, MemoFunction, UserIds, keyId, parseMemoKey, webCryptoDecryptor } from "./memo.js";
+export {
+  MAX_USER_BYTES, MEMO_SCHEME, MemoFunction, UserIds, fileMemo, keyId, parseMemoKey, webCryptoDecryptor,
+} from "./memo.js";
 export type { BlockDecryptor, UserId } from "./memo.js";
 export { fsum, pairwiseSum } from "./numeric.js";
 export { Privatizer, SAMPLED_SLACK } from "./privatizer.js";

@@ -78,7 +78,7 @@ export async function webCryptoDecryptor(key: Uint8Array): Promise<BlockDecrypto
  */
 export function parseMemoKey(data: Uint8Array, path: string): Uint8Array {
   const text = data[data.length - 1] === 0x0a ? data.subarray(0, -1) : data;
-  const hex = String.fromCharCode(...text.subarray(0, 65));
+  const hex = Array.from(text.subarray(0, 65), (b) => String.fromCharCode(b)).join("");
   if (text.length !== 64 || !/^[0-9a-fA-F]{64}$/.test(hex)) throw memoKeyError(data.length, path);
   return Uint8Array.from({ length: 32 }, (_, i) => parseInt(hex.slice(2 * i, 2 * i + 2), 16));
 }
@@ -369,4 +369,28 @@ export class MemoFunction {
       out[2 * r + 1] = big(tag[k + 1]);
     }
   }
+}
+
+/**
+ * `memo` if a file may draw with it, as mechdesign's `memo_function` rules for every sampler: it is the file's own
+ * (keyed by the file's sha256) and, for a file bound to a key (`release.key`), of that key — another key draws
+ * another set of outputs, a second release for every user. The dense and the structured privatizers and the CLI
+ * all check through here.
+ *
+ * @param file the file's sha256 and release policy
+ * @param where how the refusal names the file ("the file"; the CLI gives its path, as mechdesign does)
+ * @throws RangeError (one line) for a memo function of another file or of a key other than the bound one
+ */
+export function fileMemo(memo: MemoFunction, file: { sha256: string; release: { key: string | null } },
+  where = "the file"): MemoFunction {
+  if (memo.fileSha256 !== file.sha256.toLowerCase()) {
+    throw new RangeError(`key must be a memo function of this file (sha256 ${file.sha256.slice(0, 12)}…), ` +
+      `got key=memo function of ${memo.fileSha256.slice(0, 12)}…`);
+  }
+  const bound = file.release.key;
+  if (bound !== null && memo.keyId !== bound) {
+    throw new RangeError(`memo_key must be the key ${where} is bound to (key id ${bound}; another key draws ` +
+      `another set of outputs, a new release for everyone), got a key with id ${memo.keyId}`);
+  }
+  return memo;
 }

@@ -10,7 +10,7 @@
  */
 import { MechanismFileError } from "./errors.js";
 import { type MechanismFile, achievedEpsilon, renormalise } from "./mechfile.js";
-import { type BlockDecryptor, MemoFunction, type UserId, UserIds } from "./memo.js";
+import { type BlockDecryptor, MemoFunction, type UserId, UserIds, fileMemo } from "./memo.js";
 import { compose, isMemoized, linkLevel } from "./release.js";
 import { type RandomFill, Sampler } from "./sampler.js";
 
@@ -134,11 +134,6 @@ export class Privatizer {
     }
     const x = this.encode(values);
     const memo = await this.memo(key);
-    const bound = this.file.release.key;
-    if (bound !== null && memo.keyId !== bound) {
-      throw new RangeError(`memo_key must be the key the file is bound to (key id ${bound}; another key draws ` +
-        `another set of outputs, a new release for everyone), got a key with id ${memo.keyId}`);
-    }
     const permanent = new Uint16Array(x.length);
     for (let start = 0; start < x.length; start += CHUNK) { // ids encoded a chunk at a time: memory O(chunk)
       const end = Math.min(x.length, start + CHUNK);
@@ -149,18 +144,15 @@ export class Privatizer {
     return labelled(this.reports === null ? permanent : this.reports.sampleIndices(permanent), this.outputs);
   }
 
-  /** The memo function of this file for a key (created once per key object). */
+  /**
+   * The memo function of this file for a key (created once per key object), checked by {@link fileMemo}.
+   * @throws RangeError for a memo function of another file, or a key other than the one the file is bound to
+   */
   memo(key: Uint8Array | MemoFunction, cipher?: BlockDecryptor): Promise<MemoFunction> {
-    if (key instanceof MemoFunction) {
-      if (key.fileSha256 !== this.file.sha256) {
-        throw new RangeError(`key must be a memo function of this file (sha256 ${this.file.sha256.slice(0, 12)}…), ` +
-          `got key=memo function of ${key.fileSha256.slice(0, 12)}…`);
-      }
-      return Promise.resolve(key);
-    }
+    if (key instanceof MemoFunction) return Promise.resolve(fileMemo(key, this.file));
     let memo = this.memos.get(key);
     if (memo === undefined) {
-      memo = MemoFunction.create(key, this.file.sha256, cipher);
+      memo = MemoFunction.create(key, this.file.sha256, cipher).then((created) => fileMemo(created, this.file));
       this.memos.set(key, memo);
     }
     return memo;

@@ -16,7 +16,7 @@
  * such a statement instead (the safe verdict), and the caller says so.
  */
 import { capacity, ldpEpsilon, logMinLinear } from "./leakage.js";
-import { UNIT } from "./numeric.js";
+import { UNIT, minOf } from "./numeric.js";
 
 /** The most count vectors a client enumerates: C(T + M − 1, M − 1) ≤ 10⁶ (about a second for N = 64). */
 export const MAX_COUNT_VECTORS = 1_000_000;
@@ -97,7 +97,7 @@ function trivialBounds(matrix: number[][], prior: number[], radius: number, rele
   const out: number[] = [];
   const ldp = ldpEpsilon(matrix);
   if (Number.isFinite(ldp)) out.push(roundUpTerms(releases * ldp, 2));
-  const floor = Math.min(...prior) - radius / 2;
+  const floor = minOf(prior) - radius / 2;
   if (floor > 0) out.push(roundUpTerms(-Math.log(floor * (1 - 4 * UNIT)), 4));
   return out;
 }

@@ -6,6 +6,7 @@
  * halves, with a table of 2^b cells (the top b bits of U) that holds the output whenever a cell lies inside one
  * output's interval, which it does for all but at most M − 1 cells per row.
  */
+import { minOf } from "./numeric.js";
 
 export const QUANT_SCALE = 2n ** 64n;
 
@@ -25,7 +26,7 @@ function rational(x: number): [bigint, number] {
  */
 export function quantise(row: ArrayLike<number>): bigint[] {
   const parts = Array.from(row, rational);
-  const lowest = Math.min(...parts.filter(([m]) => m > 0n).map(([, e]) => e));
+  const lowest = minOf(parts.filter(([m]) => m > 0n).map(([, e]) => e));
   const numerators = parts.map(([m, e]) => (m === 0n ? 0n : m << BigInt(e - lowest)));
   const total = numerators.reduce((a, b) => a + b, 0n);
   const floors = numerators.map((n) => (n * QUANT_SCALE) / total);

@@ -15,7 +15,7 @@ import {
   FORMAT_NAME, FORMAT_VERSION, type LoadOptions, canonicalBytes, maxFileBytes, parseFile, requiredRadius, roundUp,
   sha256Hex,
 } from "./mechfile.js";
-import { nextDown, pairwiseSum } from "./numeric.js";
+import { maxOf, nextDown, pairwiseSum } from "./numeric.js";
 import { type ReleasePolicy, readRelease } from "./release.js";
 import { RICE_KEYS, base64, readRice } from "./symmetricRice.js";
 import { type PublicKeyInput, importPublicKey, verifyEd25519 } from "./signature.js";
@@ -357,7 +357,7 @@ export async function verifySymmetricFile(data: Uint8Array | string, options: Lo
     throw fail("release.policy", "be 'single' or 'memoized' in a structured file", release.policy);
   }
   if (options.publicKey !== undefined) await checkSignature(content, canonical, options.publicKey);
-  const achieved = roundUp(Math.max(...typeCapacities(mechanism, guarantee.radius)));
+  const achieved = roundUp(maxOf(typeCapacities(mechanism, guarantee.radius)));
   return { kind: "symmetric", mechanism, guarantee, provenance: content.provenance as Json, sha256: digest,
     signatureChecked: options.publicKey !== undefined, release, achieved, holds: achieved <= guarantee.epsilon };
 }

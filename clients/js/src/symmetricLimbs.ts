@@ -11,6 +11,7 @@
  * rather than two: 1 to 4 % less time warm at N = 10⁴, fewer loads and bounds checks a multiply-add). More than 31
  * groups: Horner from the last group (every step below 2^49). Every array is typed and reused.
  */
+import { maxOf } from "./numeric.js";
 
 /** Groups a limb column may sum before 2^53 (terms below 2^48, a carry below 2^37). */
 const MAX_SUMMED = 31;
@@ -36,7 +37,7 @@ export class SeedLimbs {
   constructor(private readonly values: Float64Array, private readonly width: number,
     radices: readonly (readonly number[])[], hexWidths: readonly number[], private readonly rows: number) {
     this.powers = radices.map((r, s) => placeValues(r, width, Math.ceil(hexWidths[s] / 4)));
-    this.size = Math.max(4, ...this.powers.map((p) => 4 * p.blocks));
+    this.size = Math.max(4, maxOf(this.powers.map((p) => 4 * p.blocks)));
     this.limbs = new Int32Array((rows + 1) * this.size); // row `rows`: where a lone row's zero partner goes
   }
 

@@ -7,8 +7,9 @@
  * mechanism's guarantee is recomputed on construction (the grouped greedy of symmetric.ts).
  */
 import { MechanismFileError } from "./errors.js";
-import { type MemoFunction, type UserId, UserIds } from "./memo.js";
+import { type MemoFunction, type UserId, UserIds, fileMemo } from "./memo.js";
 import { roundUp } from "./mechfile.js";
+import { maxOf } from "./numeric.js";
 import { SAMPLED_SLACK } from "./privatizer.js";
 import { QUANT_SCALE, type RandomFill } from "./sampler.js";
 import { type SymmetricFile, groupMinLinear } from "./symmetric.js";
@@ -100,7 +101,9 @@ export function placementFamily(file: SymmetricFile): Family {
     spaces.forEach((sp, q) => {
       if (!need[q]) return;
       starts[q] = radices.length;
-      radices.push(sp.p - 1, ...Array(sp.m).fill(sp.p), sp.p);
+      radices.push(sp.p - 1);
+      for (let i = 0; i < sp.m; i++) radices.push(sp.p);
+      radices.push(sp.p);
     });
     const groups: number[] = [];
     const places: number[] = [];
@@ -199,7 +202,7 @@ export class SymmetricSampler {
     this.hexWidth = family.hexWidth;
     const types = m.high.length;
     this.primeOfCell = Int32Array.from(sizes, (size) => this.spaces.findIndex((sp) => sp.p === size));
-    this.width = Math.max(...this.groupRadix.map((g) => g.length));
+    this.width = maxOf(this.groupRadix.map((g) => g.length));
     for (const g of this.groupRadix) while (g.length < this.width) g.push(1);
     this.groupRem = this.groupRadix.map((radices) => radices.map((r) => Number(QUANT_SCALE % BigInt(r))));
     this.pairs = [];
@@ -228,7 +231,7 @@ export class SymmetricSampler {
       // has one positive pair, or whose quantisation gives one pair all of 2^64, keeps that pair alone (Q = 2^64).
       const q = probabilities.length > 1 ? quantisePositive(probabilities) : null;
       if (q === null) {
-        const whole = probabilities.indexOf(Math.max(...probabilities));
+        const whole = probabilities.indexOf(maxOf(probabilities));
         this.pairs.push(Int32Array.of(pairs[whole]));
         this.quants.push(Float64Array.of(TWO64));
         this.boundHigh.push(new Uint32Array(0));
@@ -351,7 +354,7 @@ export class SymmetricSampler {
       const raw = Math.log(top) - Math.log(groupMinLinear(values, masses, radius));
       return Number.isFinite(raw) ? roundUp(raw) : Infinity;
     });
-    return roundUp(Math.max(...worst));
+    return roundUp(maxOf(worst));
   }
 
   /**
@@ -425,7 +428,7 @@ export class SymmetricSampler {
 
   /** The text form `t<t>.<hex>` of a report. */
   text(type: number, groups: number[]): string {
-    return String.fromCharCode(...this.limbText(type, groups, this.bytes, 0));
+    return ASCII.decode(this.limbText(type, groups, this.bytes, 0));
   }
 
   /**
@@ -487,7 +490,7 @@ export class SymmetricSampler {
     const kernel = this.fresh();
     const out: string[] = new Array(xs.length);
     // A chunk's reports are written as ASCII into one buffer, decoded once, and cut into slices (O(1) strings).
-    const text = new Uint8Array((12 + Math.max(...this.hexWidth)) * Math.min(CHUNK, xs.length));
+    const text = new Uint8Array((12 + maxOf(this.hexWidth)) * Math.min(CHUNK, xs.length));
     const view = new DataView(text.buffer);
     const ends = new Int32Array(Math.min(CHUNK, xs.length));
     for (let start = 0; start < xs.length; start += CHUNK) {
@@ -543,8 +546,13 @@ export class SymmetricSampler {
     return out;
   }
 
-  /** Memoized reports: the keyed word stream of (file, user, value) (the same user and value, the same report). */
+  /**
+   * Memoized reports: the keyed word stream of (file, user, value) (the same user and value, the same report).
+   * @throws RangeError for a memo function of another file, or of a key other than the one the file is bound to
+   *   (`release.key`: {@link fileMemo}, as the dense Privatizer)
+   */
   async privatizeMemoized(values: readonly string[], users: readonly UserId[], memo: MemoFunction): Promise<string[]> {
+    fileMemo(memo, this.file);
     const xs = this.indices(values);
     const ids = UserIds.encode(users);
     const count = this.wordsNeeded();

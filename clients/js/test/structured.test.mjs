@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { MechanismFileError, MemoFunction, UserIds } from "../dist/index.js";
+import { MechanismFileError, MemoFunction, UserIds, keyId } from "../dist/index.js";
 import {
   SymmetricSampler, binaryReport, loadSymmetricFile, readBinaryReport, verifySymmetricFile,
 } from "../dist/structured.js";
@@ -146,6 +146,50 @@ test("structured memo: the keyed word stream and memoized reports", async () => 
     const report = sampler.report(values[r], words);
     assert.equal(Buffer.from(binaryReport(sampler, report.type, report.groups)).toString("hex"), c.binary);
   });
+});
+
+test("a structured file bound to a key takes only that key, in the library and the CLI (issue 61 item 1)", async () => {
+  // The dense path refused another key; the structured one wrote its reports (exit 0): a second release for everyone.
+  const { spawnSync } = await import("node:child_process");
+  const { existsSync, mkdtempSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const vectors = JSON.parse(read("memo.json"));
+  const key = Uint8Array.from(vectors.key.match(/../g), (h) => parseInt(h, 16));
+  const other = Uint8Array.from(key, (b, i) => (i === 0 ? b ^ 1 : b));
+  const file = await loadSymmetricFile(read("files/memoized-keyed.json"));
+  assert.match(file.release.key, /^[0-9a-f]{32}$/);
+  const sampler = new SymmetricSampler(file);
+  const values = [file.mechanism.inputs[0], file.mechanism.inputs[5]];
+  assert.equal((await sampler.privatizeMemoized(values, ["u1", "u2"], await MemoFunction.create(key, file.sha256))).length, 2);
+  await assert.rejects(sampler.privatizeMemoized(values, ["u1", "u2"], await MemoFunction.create(other, file.sha256)),
+    (error) => error instanceof RangeError &&
+      error.message.startsWith(`memo_key must be the key the file is bound to (key id ${file.release.key};`));
+  await assert.rejects(sampler.privatizeMemoized(values, ["u1", "u2"], await MemoFunction.create(key, "ab".repeat(32))),
+    /key must be a memo function of this file/);
+
+  const temp = mkdtempSync(join(tmpdir(), "mdjs-keyed-"));
+  const [right, wrong, out] = ["right.key", "wrong.key", "out.txt"].map((name) => join(temp, name));
+  writeFileSync(right, `${vectors.key}\n`);
+  writeFileSync(wrong, `${Buffer.from(other).toString("hex")}\n`);
+  const path = fileURLToPath(new URL("files/memoized-keyed.json", folder));
+  const cli = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+  const input = `u1\t${values[0]}\nu2\t${values[1]}\n`;
+  const run = (args) => spawnSync(process.execPath, [cli, "privatize", path, ...args], { encoding: "utf8", input });
+  for (const args of [["--memo-key", wrong], ["--memo-key", wrong, "--out", out]]) {
+    const refused = run(args);
+    assert.equal(refused.status, 2, refused.stdout + refused.stderr);
+    assert.equal(refused.stdout, "");
+    assert.equal(refused.stderr, `mechdesign-js: error: memo_key must be the key ${path} is bound to (key id ` +
+      `${file.release.key}; another key draws another set of outputs, a new release for everyone), got a key with ` +
+      `id ${await keyId(other)}\n`);
+    assert.ok(!existsSync(out));
+  }
+  const ok = run(["--memo-key", right]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.deepEqual(ok.stdout.trim().split("\n"), await sampler.privatizeMemoized(values, ["u1", "u2"],
+    await MemoFunction.create(key, file.sha256)));
 });
 
 test("mechdesign-js on structured files: verify exits 0, 1 or 2 with one line; privatize writes reports", async () => {
