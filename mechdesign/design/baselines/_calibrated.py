@@ -40,12 +40,14 @@ the exact value differs by O(N e^{−700}), below float64 resolution.
 **Rounding, toward privacy.** A calibrated ε₀ is never above the exact admissible one for the float P̂ and β: a row
 must never call an oracle ε-PML over B when it is not. Each mass m(S) is rounded down (the rarest entry less β/2; the
 sums of SS and HR less their float64 error bounds, 2ku resp. (log₂ K + 4)u, then one ulp down), and the returned ε₀
-is the largest at which (1) at the rounded-down m, raised past its own rounding error, is still ≤ ε: the closed form
-(2) if it passes that forward check, else a vectorised bisection of [ε, (2)] that keeps its private end (ε itself
-is always admissible: an ε-LDP oracle is ε-PML over every ball, whatever the arithmetic says). The price is on the
-other side: a calibrated rival is a hair *more* private than it could be, and its n·MSE a few ulps (relatively)
-above the exact one, which flatters the design by as much; near e^ε m = 1, where ε₀ is ill-conditioned, ε₀ loses
-more, but there n·MSE is flat in ε₀.
+is the largest at which (1) at the rounded-down m, raised past its own rounding error, is still ≤ ε less two margins
+of the project's certificate (:func:`~mechdesign.core.certified_capacity` rounds a capacity up over N terms; the k-RR
+baseline ``rr_pml`` aims at the same level, so the two state GRR's ε₀ within a few ulps, and the oracles' matrices
+pass the certificate): the closed form (2) at that level if it passes the forward check, else a vectorised bisection
+of [ε, (2)] that keeps its private end (ε itself is always admissible: an ε-LDP oracle is ε-PML over every ball,
+whatever the arithmetic). The price is on the other side: a calibrated rival is a hair *more* private than it
+could be (its leak about (8N + 48)u below ε), and its n·MSE above the exact one by as little, which flatters the
+design by as much; near e^ε m = 1, where ε₀ is ill-conditioned, ε₀ loses more, but there n·MSE is flat in ε₀.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
-from mechdesign._numerics import EXP_CAP, FLOAT_EPS
+from mechdesign._numerics import EXP_CAP, FLOAT_EPS, round_up
 from mechdesign.core._prior import Prior, as_prior
 from mechdesign.design.baselines._ldp_oracles import oracle_arguments, oracle_parameters, pure_protocol_mse
 
@@ -239,8 +241,12 @@ def calibrated_rows(p: Prior, epsilon: float, radius: float) -> tuple[Calibrated
     size = 1 << math.ceil(math.log2(n + 1))
     # N ≥ 2 items on distinct rows: some column separates them, so some set is neither empty nor full.
     hadamard_mass = _below(float(hadamard_support_masses(probabilities).min()) - half)
-    single, subsets, hadamard = (_largest_epsilon0(eps, np.array([rarest]))[0], _largest_epsilon0(eps, subset_masses),
-                                 _largest_epsilon0(eps, np.array([hadamard_mass]))[0])
+    # Aim two certificate margins below ε, as the k-RR baseline does (calibrated_over): the matrix of an oracle at its
+    # ε₀ then passes the project's certificate, certified_capacity ≤ ε (its capacity rounded up over N terms).
+    level = max(0.0, eps - 2 * (round_up(eps, n) - eps))
+    single, subsets, hadamard = (_largest_epsilon0(eps, level, np.array([rarest]))[0],
+                                 _largest_epsilon0(eps, level, subset_masses),
+                                 _largest_epsilon0(eps, level, np.array([hadamard_mass]))[0])
     rows = [_row(name, n, single, None, rarest) for name in ("grr", "oue", "olh")]
     mse = _subset_mse(n, k, np.exp(-subsets))
     best = int(np.argmin(mse))
@@ -308,28 +314,29 @@ def _leak_margin(epsilon0: np.ndarray, masses: np.ndarray) -> np.ndarray:
     return leak + 32 * FLOAT_EPS * (1.0 + np.abs(leak))
 
 
-def _largest_epsilon0(epsilon: float, masses: np.ndarray) -> np.ndarray:
-    """The largest ε₀ ≥ ε at which the rounded-up leak (1) is ≤ ε, one per mass (``inf``: every ε₀ is).
+def _largest_epsilon0(epsilon: float, level: float, masses: np.ndarray) -> np.ndarray:
+    """The largest ε₀ ≥ ε at which the rounded-up leak (1) is ≤ ``level``, one per mass (``inf``: every ε₀ is).
 
-    The closed form (2) if it passes the forward check, else the bisection of [ε, closed form] keeps its private end:
-    every returned ε₀ passed the check, or is ε itself (ε-LDP is ε-PML over every ball, whatever the arithmetic).
+    The closed form (2) at ``level`` if it passes the forward check, else the bisection of [ε, closed form] keeps its
+    private end: every returned ε₀ passed the check, or is ε itself (ε-LDP is ε-PML over every ball, whatever the
+    arithmetic).
     """
     masses = np.asarray(masses, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        closed = -np.log((math.exp(-epsilon) - masses) / (1.0 - masses))
-    unbounded = _leak_margin(np.full_like(masses, np.inf), masses) <= epsilon
+        closed = -np.log((math.exp(-level) - masses) / (1.0 - masses))
+    unbounded = _leak_margin(np.full_like(masses, np.inf), masses) <= level
     # Where (2) says ∞ (or beyond float64) but the rounded check at ∞ failed, search up to 745 (e^−745 underflows:
     # the leak there is the leak at ∞).
     high = np.where(np.isfinite(closed), np.clip(closed, epsilon, _TOP), _TOP)
     low = np.full_like(masses, epsilon)
-    searching = ~unbounded & (masses > 0) & (_leak_margin(high, masses) > epsilon)
+    searching = ~unbounded & (masses > 0) & (_leak_margin(high, masses) > level)
     low = np.where(searching, low, high)
     for _ in range(_BISECTIONS):
         mid = 0.5 * (low + high)
         searching &= (low < mid) & (mid < high)  # no float strictly inside: low is the private end
         if not searching.any():
             break
-        passed = _leak_margin(mid, masses) <= epsilon
+        passed = _leak_margin(mid, masses) <= level
         low = np.where(searching & passed, mid, low)
         high = np.where(searching & ~passed, mid, high)
     found = np.where(unbounded, np.inf, low)
