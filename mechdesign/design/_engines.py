@@ -271,6 +271,7 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
         result.identifiability()
     if baselines:  # attached after the solve; the baselines' own designs are solved without baselines
         from mechdesign._numerics import EXP_CAP
+        from mechdesign.design.baselines._calibrated import calibrated_rows
         from mechdesign.design.baselines._compare import compute_baselines
         from mechdesign.design.baselines._ldp_oracles import oracle_rows
 
@@ -281,13 +282,15 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
         listed, skipped = compute_baselines(problem, result.utility, design, deadline=deadline.before(after),
                                             calibrated=begin.calibrated)
         oracles: tuple[object, ...] = ()
+        calibrated: tuple[object, ...] = ()
         # The oracles estimate every frequency (L = I only); their closed forms are in e^ε, beyond float64 at
         # ε ≥ EXP_CAP, where the design (in log space) still runs: they are left out there.
         if problem.utility.kind == "estimation_mse" and problem.epsilon < EXP_CAP:
             ldp = next((b.mechanism for b in listed if b.name == "optimal_ldp"), None)
             oracles = oracle_rows(problem.prior, problem.epsilon, result.utility, ldp)
+            calibrated = calibrated_rows(problem.prior, problem.epsilon, problem.radius)
         timings["baselines"] = time.perf_counter() - clock
-        result = result.with_baselines(listed, skipped, oracles)
+        result = result.with_baselines(listed, skipped, oracles, calibrated)
     timings["total"] = time.perf_counter() - start
     return result
 

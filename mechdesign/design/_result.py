@@ -12,7 +12,7 @@ from mechdesign.design._certificate import Certificate
 from mechdesign.design._problem import DesignProblem
 from mechdesign.mechfile._save import FileSections, SavesFile, problem_provenance
 
-__all__ = ["BASELINE_LABELS", "Baseline", "DesignResult", "SkippedBaseline"]
+__all__ = ["BASELINE_LABELS", "Baseline", "DesignResult", "SkippedBaseline", "peer_lines"]
 
 _SHOWN = 10  # inseparable inputs named in the warning (the file lists them all)
 
@@ -25,6 +25,47 @@ def _percent(fraction: float) -> str:
     digits = max(0, 1 - math.floor(math.log10(value))) if value > 0 else 0
     floored = math.floor(value * 10**digits) / 10**digits
     return f"{floored:.{digits}f} %"
+
+
+def _amount(value: float) -> str:
+    """An n·MSE in a report: thousands separated, four significant digits below 1,000."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def peer_lines(calibrated: tuple[Any, ...], oracles: tuple[Any, ...], design_mse: float) -> list[str]:
+    """The ε-LDP peers of an estimation design, one engine's report as another's (two lines, or none).
+
+    The best oracle calibrated to the ball (the same guarantee: ε-PML over it, at its largest ε₀; reference
+    calibrated-baselines.md §1) and the best oracle at the design's ε (ε-LDP: a stronger guarantee), with the ratio
+    of each n·MSE to the design's.
+
+    Parameters
+    ----------
+    calibrated : tuple of CalibratedOracle
+        :func:`mechdesign.design.baselines.calibrated_oracles` rows (``name``, ``epsilon0``, ``mse``).
+    oracles : tuple of OracleComparison
+        The oracles at ε (:func:`mechdesign.design.baselines.compare_oracles`); an ``optimal_ldp`` row, a design
+        rather than an oracle, is left out.
+    design_mse : float
+        The design's tr J⁻¹ − 1.
+
+    Returns
+    -------
+    list of str
+        E.g. ``best ε-LDP peer of the same guarantee: hadamard at ε₀ = 4.34, n·MSE 1,052 (design 1.35× better);``
+        and ``  at the same ε: subset_selection n·MSE 3,674 (4.72×, a stronger guarantee)``; empty without rows.
+    """
+    same = [o for o in oracles if o.name != "optimal_ldp" and math.isfinite(o.mse)]
+    if not calibrated or not same:
+        return []
+    peer, rival = min(calibrated, key=lambda o: o.mse), min(same, key=lambda o: o.mse)
+    ratio = peer.mse / design_mse if design_mse > 0 else math.inf
+    verdict = (f"design {ratio:.3g}× better" if ratio > 1 else "design ties" if ratio == 1
+               else f"design {1 / ratio:.3g}× worse" if ratio > 0 else "the peer is exact")
+    level = "∞" if math.isinf(peer.epsilon0) else f"{peer.epsilon0:.3g}"
+    return [f"best ε-LDP peer of the same guarantee: {peer.name} at ε₀ = {level}, n·MSE {_amount(peer.mse)} "
+            f"({verdict});",
+            f"  at the same ε: {rival.name} n·MSE {_amount(rival.mse)} ({rival.ratio:.3g}×, a stronger guarantee)"]
 
 
 # One description per baseline name, shared by summary(), the CLI and the docs.
@@ -116,7 +157,8 @@ class DesignResult(SavesFile):
     (``estimation_mse``, ``estimation_logdet``); for the latter ``upper_bound`` holds a proven
     **lower** bound and ``gap = utility − bound``. ``rank`` is the rank of the matrix (frequencies
     are identifiable iff it equals N; a property). ``oracles`` lists the LDP frequency oracles compared with an
-    estimation design (:mod:`mechdesign.design.baselines._ldp_oracles`).
+    estimation design (:mod:`mechdesign.design.baselines._ldp_oracles`), ``calibrated`` the same families calibrated
+    to the ball (:func:`mechdesign.design.baselines.calibrated_oracles`).
 
     Parameters
     ----------
@@ -153,6 +195,9 @@ class DesignResult(SavesFile):
         LDP frequency oracles compared with an estimation design (empty otherwise).
     skipped_baselines : tuple of SkippedBaseline, optional
         The baselines that were not computed in the time limit (or were refused), with the reason.
+    calibrated : tuple, optional
+        The LDP frequency oracles calibrated to the ball, each at its largest ε₀ at which it is ε-PML over it
+        (``CalibratedOracle``; estimation designs only, with the oracles).
 
     References
     ----------
@@ -176,6 +221,7 @@ class DesignResult(SavesFile):
     sense: str = "maximize"
     oracles: tuple[Any, ...] = field(default=())
     skipped_baselines: tuple[SkippedBaseline, ...] = field(default=())
+    calibrated: tuple[Any, ...] = field(default=())
 
     def identifiability(self) -> tuple[int, tuple[int, ...]]:
         """The matrix's rank and the inputs no decoder separates, from one SVD kept with the result.
@@ -202,20 +248,20 @@ class DesignResult(SavesFile):
         return cached
 
     def with_baselines(self, baselines: tuple[Baseline, ...], skipped: tuple[SkippedBaseline, ...],
-                       oracles: tuple[Any, ...] = ()) -> DesignResult:
-        """The result with its baselines (and LDP oracles) attached; the rank already taken is kept.
+                       oracles: tuple[Any, ...] = (), calibrated: tuple[Any, ...] = ()) -> DesignResult:
+        """The result with its baselines and LDP oracles (at ε, calibrated) attached; the rank already taken is kept.
 
         Parameters
         ----------
-        baselines, skipped, oracles
-            As the fields of the same names.
+        baselines, skipped, oracles, calibrated
+            As the fields of the same names (``skipped`` is ``skipped_baselines``).
 
         Returns
         -------
         DesignResult
             A new result.
         """
-        out = replace(self, baselines=baselines, skipped_baselines=skipped, oracles=oracles)
+        out = replace(self, baselines=baselines, skipped_baselines=skipped, oracles=oracles, calibrated=calibrated)
         if "_identifiability" in self.__dict__:
             object.__setattr__(out, "_identifiability", self.__dict__["_identifiability"])
         return out
@@ -324,6 +370,7 @@ class DesignResult(SavesFile):
         if self.oracles:
             lines.append(f"LDP frequency oracles at ε = {p.epsilon:.6g} (n × total MSE): {'mse':>10}  oracle/design")
             lines += [f"  {o.description.split(' (')[0]:<43} {o.mse:>10.6g}  {o.ratio:>9.3f}" for o in self.oracles]
+            lines += peer_lines(self.calibrated, self.oracles, self.utility)
         warning = self.rank_warning()
         if warning:
             lines.append(warning)
@@ -397,9 +444,11 @@ class DesignResult(SavesFile):
         dict
             ``sense``, ``rank``, ``identifiable`` (and ``inseparable_inputs``); for ``estimation_mse`` also
             n × total MSE for fixed records (tr J⁻¹ − 1) and i.i.d. records (tr J⁻¹ − ‖P̂‖²), the MSEs at
-            n = ``samples`` and the LDP oracles; for ``estimation_linear`` the quantities (``names``, the
-            rows of L as ``weights``: what ``decode`` needs), n × their total MSE for fixed records
-            (the utility) and i.i.d. records (tr(L J⁺ Lᵀ) − ‖LP̂‖²), and n × the variance of each.
+            n = ``samples``, the LDP oracles at ε (``ldp_oracles``, by name) and calibrated to the ball
+            (``calibrated_oracles``, a list: ``name``, ``epsilon0``, ``mse``, ``ratio``, ``parameter``, ``mass``);
+            for ``estimation_linear`` the quantities (``names``, the rows of L as ``weights``: what ``decode``
+            needs), n × their total MSE for fixed records (the utility) and i.i.d. records (tr(L J⁺ Lᵀ) − ‖LP̂‖²),
+            and n × the variance of each.
         """
         from mechdesign.core._fisher import trace_inverse_fisher
 
@@ -417,6 +466,7 @@ class DesignResult(SavesFile):
                 out["mse_iid"] = (trace - float(p @ p)) / problem.samples
             out["ldp_oracles"] = {o.name: {k: val for k, val in o.to_dict().items() if k != "name"}
                                   for o in self.oracles}
+            out["calibrated_oracles"] = [o.to_dict(self.utility) for o in self.calibrated]
         if problem.utility.kind == "estimation_linear" and self.utility < float("inf"):
             out.update(_linear_info(self.mechanism.matrix, problem.prior.probabilities, problem.utility))
         return out

@@ -67,7 +67,12 @@ def test_tiny_time_limit_still_writes_a_certified_file_and_reports_skipped_basel
     assert out["baselines"]["optimal_ldp"] == {"skipped": "no time left in the time limit"}
     assert out["baselines"]["rr_ldp"]["utility"] > out["utility"]["value"]  # closed forms are always there
     assert "optimal_ldp" not in out["utility"]["ldp_oracles"] and "hadamard" in out["utility"]["ldp_oracles"]
+    # the oracles calibrated to the ball (issue 60) are closed forms too: always there, one list entry per family
+    calibrated = out["utility"]["calibrated_oracles"]
+    assert [entry["name"] for entry in calibrated] == list(out["utility"]["ldp_oracles"])
+    assert all(entry["epsilon0"] == "inf" or entry["epsilon0"] >= 1.0 for entry in calibrated)
     loaded = read_mechanism_file(out["file"])
+    assert loaded.utility["calibrated_oracles"] == calibrated
     assert loaded.baselines["optimal_ldp"] == {"skipped": "no time left in the time limit"}
     assert cli("verify", out["file"]).returncode == 0
 
@@ -88,6 +93,7 @@ def test_no_baselines_writes_none(cli, tmp_path):
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["baselines"] == {} and out["utility"]["ldp_oracles"] == {} and "baselines" not in out["timings"]
+    assert out["utility"]["calibrated_oracles"] == []
     assert out["utility"]["status"] == "optimal"
     assert read_mechanism_file(out["file"]).baselines == {}
     text = cli("design", str(PROBLEMS / "theorem5-first-region.toml"), "--out", str(tmp_path), "--no-baselines")

@@ -122,3 +122,47 @@ def test_save_with_force_replaces_an_unsigned_file_without_a_warning(result, tmp
         warnings.simplefilter("error")
         result.save(path, force=True)
     assert verify_mechanism_file(path).holds
+
+
+@pytest.fixture(scope="module")
+def estimation():
+    from mechdesign import load_problem
+
+    return solve(load_problem(PROBLEMS / "adult-relationship-estimation.toml").problem)
+
+
+def test_an_estimation_design_reports_the_oracles_calibrated_to_the_ball(estimation, tmp_path):
+    """Beside the oracles at ε: each family at its largest ε₀ over the ball (issue 60), in the summary, the file's
+    ``utility.calibrated_oracles`` list and its JSON, with ``ratio = mse / design``."""
+    from mechdesign.design.baselines import ORACLES, calibrated_oracles
+
+    problem = estimation.problem
+    want = calibrated_oracles(problem.prior, problem.epsilon, problem.radius)
+    assert estimation.calibrated == want
+    entries = estimation.file_sections()["utility"]["calibrated_oracles"]
+    assert [e["name"] for e in entries] == list(ORACLES)
+    for entry, row in zip(entries, want, strict=True):
+        assert entry == {"name": row.name, "epsilon0": row.epsilon0, "mse": row.mse,
+                         "ratio": row.mse / estimation.utility, "parameter": row.parameter, "mass": row.mass}
+    best = min(want, key=lambda row: row.mse)
+    assert (best.name, best.parameter) == ("subset_selection", 4) and best.epsilon0 > 2.7
+    lines = estimation.summary().splitlines()
+    peer = next(k for k, line in enumerate(lines) if line.startswith("best ε-LDP peer of the same guarantee: "))
+    assert f"subset_selection at ε₀ = {best.epsilon0:.3g}, n·MSE {best.mse:.4g}" in lines[peer]
+    assert f"(design {best.mse / estimation.utility:.3g}× better)" in lines[peer]
+    assert lines[peer + 1].startswith("  at the same ε: subset_selection n·MSE 14.88 (")
+    assert lines[peer + 1].endswith("×, a stronger guarantee)")
+    loaded = read_mechanism_file(estimation.save(tmp_path / "relationship.mech.json"))
+    assert [e["epsilon0"] for e in loaded.utility["calibrated_oracles"]] == [row.epsilon0 for row in want]
+
+
+def test_peer_lines_say_worse_and_infinity_when_they_apply():
+    from mechdesign.design._result import peer_lines
+    from mechdesign.design.baselines import CalibratedOracle, compare_oracles
+
+    calibrated = (CalibratedOracle("hadamard", math.inf, 9_999.0, 16_384, 0.4),)
+    oracles = compare_oracles(np.full(10_000, 1e-4), 1.0, 12_000.0)
+    first, second = peer_lines(calibrated, oracles, 12_000.0)
+    assert first == "best ε-LDP peer of the same guarantee: hadamard at ε₀ = ∞, n·MSE 9,999 (design 1.2× worse);"
+    assert second.startswith("  at the same ε: subset_selection n·MSE 36,819 (3.07×")
+    assert peer_lines((), oracles, 1.0) == [] and peer_lines(calibrated, (), 1.0) == []

@@ -11,6 +11,8 @@ from mechdesign import _validation as v
 from mechdesign._deadline import Deadline
 from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.design._problem import DesignProblem
+from mechdesign.design._result import peer_lines
+from mechdesign.design.baselines._calibrated import CalibratedOracle, calibrated_rows
 from mechdesign.design.baselines._ldp_oracles import OracleComparison, compare_oracles
 from mechdesign.design.symmetric._engine import SymmetricEngine, certify
 from mechdesign.mechfile._save import FileSections, SavesFile
@@ -44,6 +46,9 @@ class SymmetricDesign(SavesFile):
         Seconds per phase.
     steps : int
         Newton steps of the master.
+    calibrated : tuple of CalibratedOracle
+        The same oracle families calibrated to the ball: each at its largest ε₀ at which it is ε-PML over it
+        (:func:`mechdesign.design.baselines.calibrated_oracles`; reference calibrated-baselines.md §1).
     """
 
     problem: DesignProblem
@@ -55,6 +60,7 @@ class SymmetricDesign(SavesFile):
     oracles: tuple[OracleComparison, ...] = field(default=())
     timings: dict[str, float] = field(default_factory=dict)
     steps: int = 0
+    calibrated: tuple[CalibratedOracle, ...] = field(default=())
 
     @property
     def gap(self) -> float:
@@ -90,6 +96,7 @@ class SymmetricDesign(SavesFile):
             lines.append(f"  the best epsilon-LDP frequency oracle at the same epsilon: {best.name} n·MSE "
                          f"{best.mse:.6g} ({best.mse / self.value:.3g}x this design's; epsilon-LDP against epsilon-PML "
                          "over the ball)")
+        lines += [f"  {line.strip()}" for line in peer_lines(self.calibrated, self.oracles, self.value)]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,7 +106,9 @@ class SymmetricDesign(SavesFile):
                 "cells": self.mechanism.cells.count, "types": self.mechanism.types, "value": self.value,
                 "bound": self.bound, "gap": self.gap, "relative_gap": self.relative_gap,
                 "achieved_epsilon": self.achieved, "oracles": [o.to_dict() for o in self.oracles],
-                "best_oracle": None if best is None else best.name, "timings": self.timings, "steps": self.steps}
+                "best_oracle": None if best is None else best.name, "timings": self.timings, "steps": self.steps,
+                "calibrated_oracles": self._calibrated_list(),
+                "best_calibrated": min(self.calibrated, key=lambda o: o.mse).name if self.calibrated else None}
 
     def file_sections(self) -> dict[str, dict[str, Any]]:
         """The guarantee, utility, certificate and baselines blocks of the structured file."""
@@ -107,7 +116,12 @@ class SymmetricDesign(SavesFile):
                 "utility": {"kind": "estimation_mse", "value": self.value},
                 "certificate": {"achieved_epsilon": self.achieved, "bound": self.bound, "gap": self.gap,
                                 "status": self.status, "engine": "symmetric"},
-                "baselines": {"oracles": {o.name: o.mse for o in self.oracles}}}
+                "baselines": {"oracles": {o.name: o.mse for o in self.oracles},
+                              "calibrated_oracles": self._calibrated_list()}}
+
+    def _calibrated_list(self) -> list[dict[str, Any]]:
+        """The ``calibrated_oracles`` entries, in the same shape as every engine's (``CalibratedOracle.to_dict``)."""
+        return [o.to_dict(self.value) for o in self.calibrated]
 
     @property
     def guarantee(self) -> dict[str, Any]:
@@ -188,5 +202,7 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
     bound = float(result.upper_bound if result.upper_bound is not None else 0.0)
     status = "optimal" if value - bound <= GAP_TOLERANCE * abs(bound) + 1e-12 else "feasible"
     oracles = compare_oracles(problem.prior, problem.epsilon, value) if problem.epsilon < 700 else ()
+    calibrated = calibrated_rows(problem.prior, problem.epsilon, problem.radius) if problem.epsilon < 700 else ()
     timings = {**result.timings, "total": time.perf_counter() - start}
-    return SymmetricDesign(problem, mechanism, value, bound, achieved, status, oracles, timings, result.iterations)
+    return SymmetricDesign(problem, mechanism, value, bound, achieved, status, oracles, timings, result.iterations,
+                           calibrated)
