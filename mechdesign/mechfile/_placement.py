@@ -239,7 +239,8 @@ class PlacementFamily:
     def parse(self, text: str) -> tuple[int, int]:
         """(t, V) of a report's text form; one-line ValueError for any other text."""
         head, dot, tail = text.partition(".")
-        if not (dot and head[:1] == "t" and head[1:].isdigit() and head[1:] == str(int(head[1:]))):
+        if not (dot and head[:1] == "t" and head[1:].isascii() and head[1:].isdigit()
+                and head[1:] == str(int(head[1:]))):
             raise v.fail("report", "have the form t<type>.<hex>", text)
         t = int(head[1:])
         if t >= self.types or len(tail) != self.hex_width(t) or set(tail) - set("0123456789abcdef"):

@@ -94,7 +94,8 @@ def test_report_text_and_groups_round_trip(seed, data):
     assert all(0 <= d < r for d, r in zip(digits, family.radices[t], strict=True))
 
 
-@pytest.mark.parametrize("text", ["t99.0", "x1.0", "t1", "t1.G", "t01.00", "t1.fffffffffff", "t1."])
+@pytest.mark.parametrize("text", ["t99.0", "x1.0", "t1", "t1.G", "t01.00", "t1.fffffffffff", "t1.",
+                                  "t\u0663.00", "t\u00b2.00"])  # non-ASCII digits (issue 61 item 8)
 def test_malformed_reports_are_refused_in_one_line(text):
     m = random_mechanism(SMALL_COUNTS, 0, types=4)
     family = PlacementFamily(m.cells, m.high_counts, m.low_counts)

@@ -279,7 +279,7 @@ def _parse_checked(family: PlacementFamily, texts: Sequence[Any], start: int = 0
     tails: list[str] = []
     for i, text in enumerate(texts):
         head, dot, tail = text.partition(".") if isinstance(text, str) else ("", "", "")
-        if not (dot and head[:1] == "t" and head[1:].isdigit() and len(head) < 12):
+        if not (dot and head[:1] == "t" and head[1:].isascii() and head[1:].isdigit() and len(head) < 12):
             raise v.fail(f"report[{start + i}]", "have the form t<type>.<hex>", text)
         types[i] = int(head[1:])
         tails.append(tail)

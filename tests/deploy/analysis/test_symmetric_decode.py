@@ -68,7 +68,9 @@ def test_reports_in_text_decode_as_their_groups_and_many_reports_estimate_the_pr
     assert np.all(np.abs(estimate.unbiased - prior) <= 5 * estimate.standard_errors)
 
 
+# t٣ (an Arabic-Indic 3) decoded as type 3 and t² gave Python's int() message (issue 61 item 8): ASCII digits only
 @pytest.mark.parametrize(("text", "rule"), [("t1", "have the form"), ("u1.00", "have the form"),
+                                            ("t\u0663.00", "have the form"), ("t\u00b2.00", "have the form"),
                                             ("t99.0", "name a type"), ("t1.00000000000000", "hex digits after the dot"),
                                             ("t1.zz", "hex digits"), ("t1.ff", "seed below")])
 def test_malformed_reports_are_refused_in_one_line(text, rule):
