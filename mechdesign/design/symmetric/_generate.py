@@ -146,8 +146,10 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
             break
         fresh = candidates.select(order)
         fresh = _without(fresh, types)
-        if len(fresh) == 0:
-            best.converged = best.types is types
+        if len(fresh) == 0:  # the types that price below zero are in already: the master stopped short of them
+            if rough and len(types) <= _ACTIVE:
+                rough = False
+                continue
             break
         kept = _room(weights, _ACTIVE - min(len(fresh), _ACTIVE // 4))
         room = max(_ACTIVE - int(kept.sum()), 16)
