@@ -135,6 +135,16 @@ def radius_2000() -> str:
     return f"{design_radius(1e-6, 2000, 5):.3f}"
 
 
+def zipf_1000_hadamard_level() -> str:
+    """large_alphabets.rst: Hadamard response's ε₀ calibrated to zipf-1000's ball at ε = 1 (items in frequency order)."""
+    from mechdesign.design import load_problem
+    from mechdesign.design.baselines import best_calibrated
+
+    problem = load_problem(ROOT / "problems" / "zipf-1000.toml").problem
+    peer = best_calibrated(problem.prior, problem.epsilon, problem.radius)
+    return f"{peer.epsilon0:.3g}" if peer.name == "hadamard" else f"{peer.name}, not hadamard"
+
+
 def counterexample_excess() -> str:
     """records.rst's hand instance: the record leaks log(0.99² / P_Y(0, 0)), each column log(0.99 / 0.5)."""
     p00 = 0.001 * 0.99**2 + 2 * 0.499 * 0.99 * 0.01 + 0.001 * 0.01**2
@@ -285,6 +295,7 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     **{("docs/howto/records.rst", k): (lambda k=k: record_at_data()[k]) for k in ("0.9993", "4.205")},
     **{(page, "1.427"): native_country_grr_link for page in ("docs/howto/repeated.rst", "docs/performance.rst")},
     ("docs/howto/decode.rst", "1.25"): peers_outside,
+    ("docs/howto/large_alphabets.rst", "4.34"): zipf_1000_hadamard_level,
     ("docs/performance.rst", "1.06"): hadamard_over_ss,
     **{("docs/performance.rst", k): (lambda k=k: capacity_peaks()[k]) for k in ("1.04", "1.25")},
     **{("docs/performance.rst", k): (lambda k=k: sparse_paper_parameters()[k]) for k in ("0.349", "1.05")},

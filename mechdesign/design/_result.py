@@ -63,9 +63,13 @@ def peer_lines(calibrated: tuple[Any, ...], oracles: tuple[Any, ...], design_mse
     verdict = (f"design {ratio:.3g}× better" if ratio > 1 else "design ties" if ratio == 1
                else f"design {1 / ratio:.3g}× worse" if ratio > 0 else "the peer is exact")
     level = "∞" if math.isinf(peer.epsilon0) else f"{peer.epsilon0:.3g}"
-    return [f"best ε-LDP peer of the same guarantee: {peer.name} at ε₀ = {level}, n·MSE {_amount(peer.mse)} "
-            f"({verdict});",
-            f"  at the same ε: {rival.name} n·MSE {_amount(rival.mse)} ({rival.ratio:.3g}×, a stronger guarantee)"]
+    lines = [f"best ε-LDP peer of the same guarantee: {peer.name} at ε₀ = {level}, n·MSE {_amount(peer.mse)} "
+             f"({verdict});",
+             f"  at the same ε: {rival.name} n·MSE {_amount(rival.mse)} ({rival.ratio:.3g}×, a stronger guarantee)"]
+    if 0 < ratio < 1:  # never silently: a mechanism of the same guarantee that this design did not reach
+        lines.append(f"  warning: {peer.name} at ε₀ = {level} carries the same guarantee with less error; this design "
+                     "did not reach it (raise --time-limit, or deploy that oracle)")
+    return lines
 
 
 # One description per baseline name, shared by summary(), the CLI and the docs.

@@ -79,7 +79,7 @@ def test_sampler_and_memo_vectors():
 
 def test_the_keyed_file_takes_only_its_key():
     """memoized-keyed is bound to memo.json's key: the rule every sampler keeps refuses any other (issue 61)."""
-    from mechdesign.deploy.sampling._policy_rule import memo_function
+    from mechdesign.deploy.sampling import memo_function
 
     key = bytes.fromhex(json.loads((FOLDER / "memo.json").read_text(encoding="utf-8"))["key"])
     loaded = read_symmetric_file(FOLDER / "files" / "memoized-keyed.json")

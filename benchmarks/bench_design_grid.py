@@ -1,0 +1,159 @@
+"""Designs nobody can beat (issue 60): the whole ``mechdesign design`` command on a grid, against the ε-LDP oracles.
+
+Each cell runs ``mechdesign design PROBLEM --json`` as a user would (its own process, the engine ``auto`` picks, the
+file written), on a problem of Zipf counts (one seeded multinomial draw of m records from P(k) ∝ 1/k, the seed of
+tools/make_zipf_problems.py) or of an Adult attribute, at δ = 1e-6 (radius from [E] eq. 37). It records the design's
+n·MSE (tr J⁻¹ − 1) and certified lower bound, the gap, the process's CPU time, the best ε-LDP oracle at the same ε and
+the best calibrated to the ball (family, ε₀, n·MSE: calibrated-baselines.md §1–2,
+:func:`mechdesign.design.baselines.best_calibrated`) and both ratios (oracle / design: above 1, the design wins).
+
+Usage::
+
+    python benchmarks/bench_design_grid.py                      # Zipf 256 … 5,000 and Adult, ε 0.5 … 8: ~1 h of CPU
+    python benchmarks/bench_design_grid.py --sizes 2000 --epsilons 4 --name design_grid_probe
+
+Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``design_grid`` by default) with the command, commit, load
+and machine; ``--table`` prints the Markdown table of a written results file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import read_rows, significant, write_results  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 20261122  # tools/make_zipf_problems.py
+ADULT = {"race": "adult-race-estimation", "education": "adult-education-estimation",
+         "marital-status": "adult-marital-status-estimation", "relationship": "adult-relationship-estimation",
+         "native-country": "adult-native-country-estimation"}
+
+
+def zipf_counts(size: int, samples: int) -> list[int]:
+    """The first full-support multinomial draw of ``samples`` records from P(k) ∝ 1/k (seeds SEED + N, + 1, …)."""
+    weights = 1.0 / np.arange(1, size + 1)
+    for attempt in range(1000):
+        drawn = np.random.default_rng(SEED + size + attempt).multinomial(samples, weights / weights.sum())
+        if drawn.min() >= 1:
+            return [int(c) for c in drawn]
+    raise ValueError(f"counts must be >= 1 in some draw, got none in 1000 for N={size}")
+
+
+def samples_for(size: int) -> int:
+    """m: 2·10⁵ up to N = 5,000, 10⁶ at 10⁴, 10⁷ at 10⁵ (issue 60's grid)."""
+    return 200_000 if size <= 5_000 else 1_000_000 if size <= 10_000 else 10_000_000
+
+
+def problem_text(name: str, counts: list[int], epsilon: float) -> str:
+    return (f'name = "{name}"\n[data]\ncounts = {json.dumps(counts)}\n[privacy]\nepsilon = {epsilon!r}\n'
+            'delta = 1e-6\n[utility]\nkind = "estimation_mse"\n')
+
+
+def adult_counts(problem: str) -> list[int]:
+    from mechdesign.design import load_problem
+
+    prior = load_problem(ROOT / "problems" / f"{problem}.toml").problem.prior
+    assert prior.counts is not None
+    return [int(c) for c in prior.counts]
+
+
+def run_cell(task: str, counts: list[int], epsilon: float, limit: float, folder: Path) -> dict[str, object]:
+    """One ``design`` command: its JSON, CPU time and the oracles at its problem's prior and radius."""
+    from mechdesign.core import Prior
+    from mechdesign.design import DesignProblem
+    from mechdesign.design.baselines import best_calibrated, best_same_epsilon
+
+    path = folder / f"{task}-{epsilon:g}.toml"
+    path.write_text(problem_text(f"{task}-{epsilon:g}", counts, epsilon))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    clock = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "mechdesign", "design", str(path), "--json", "--force",
+                           "--time-limit", str(limit), "--out", str(folder / "designs")],
+                          capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - clock
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode != 0:
+        return {"task": task, "N": len(counts), "epsilon": epsilon, "error": done.stderr.strip().splitlines()[-1:]}
+    out = json.loads(done.stdout)
+    utility = out.get("utility")
+    value = float(utility["value"] if isinstance(utility, dict) else out["value"])
+    # the dense engines print the utility's block (value, lower_bound), the symmetric one value and bound at the top
+    bound = utility.get("lower_bound") if isinstance(utility, dict) else out.get("bound")
+    problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
+                                       samples=int(sum(counts)))
+    same = best_same_epsilon(problem.prior, epsilon)
+    calibrated = best_calibrated(problem.prior, epsilon, problem.radius)
+    bound_f = float(bound) if bound is not None else float("nan")
+    return {
+        "task": task, "N": len(counts), "m": int(sum(counts)), "epsilon": epsilon, "radius": problem.radius,
+        "engine": out.get("engine", out.get("method", "symmetric" if "types" in out else "dense")),
+        "nmse": value, "bound": bound_f, "gap": (value - bound_f) / value if value > 0 else 0.0,
+        "same_family": same.name, "same_nmse": same.mse, "same_ratio": same.mse / value if value > 0 else float("inf"),
+        "calibrated_family": calibrated.name, "calibrated_epsilon0": calibrated.epsilon0,
+        "calibrated_nmse": calibrated.mse,
+        "calibrated_ratio": calibrated.mse / value if value > 0 else float("inf"),
+        "cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "time_limit_s": limit,
+    }
+
+
+def table(name: str) -> str:
+    rows = [r for r in read_rows(name) if "error" not in r]
+    lines = ["| task | N | ε | mechdesign n·MSE | certified bound (gap) | best peer, same guarantee (ε₀) | ratio | "
+             "best oracle at ε | ratio | CPU s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        eps0 = "∞" if r["calibrated_epsilon0"] in ("inf", float("inf")) else f"{float(r['calibrated_epsilon0']):.3g}"
+        lines.append(f"| {r['task']} | {r['N']:,} | {r['epsilon']:g} | {significant(r['nmse'])} | "
+                     f"{significant(r['bound'])} ({100 * r['gap']:.1f} %) | {r['calibrated_family']} ({eps0}) "
+                     f"{significant(r['calibrated_nmse'])} | {r['calibrated_ratio']:.2f}× | {r['same_family']} "
+                     f"{significant(r['same_nmse'])} | {r['same_ratio']:.2f}× | {r['cpu_s']:.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[256, 1000, 2000, 5000])
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 4.0, 8.0])
+    parser.add_argument("--adult", nargs="*", default=list(ADULT), help="Adult attributes (none: --adult)")
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds a cell (default: the issue's, "
+                        "120 s up to N = 5,000, 600 s at 10⁴, 1,800 s at 10⁵)")
+    parser.add_argument("--name", default="design_grid")
+    parser.add_argument("--table", action="store_true", help="print the table of results/<name>.json and stop")
+    args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.name))
+        return 0
+    cells = [(f"zipf-{n}", zipf_counts(n, samples_for(n))) for n in args.sizes]
+    cells += [(attribute, adult_counts(ADULT[attribute])) for attribute in args.adult]
+    rows = []
+    load = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as folder:
+        for task, counts in cells:
+            for epsilon in args.epsilons:
+                n = len(counts)
+                limit = args.time_limit or (120.0 if n <= 5_000 else 600.0 if n <= 10_000 else 1_800.0)
+                row = run_cell(task, counts, epsilon, limit, Path(folder))
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                load.append(os.getloadavg()[0])
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
+                            check=False).stdout.strip()
+    write_results(args.name, rows, command=" ".join(["python", "benchmarks/bench_design_grid.py", *sys.argv[1:]]),
+                  commit=commit, load=[round(x, 2) for x in load])
+    print(table(args.name))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
