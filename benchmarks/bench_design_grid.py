@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import read_rows, significant, write_results  # noqa: E402
+from _common import read_rows, significant, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261122  # tools/make_zipf_problems.py

@@ -136,7 +136,7 @@ def radius_2000() -> str:
 
 
 def zipf_1000_hadamard_level() -> str:
-    """large_alphabets.rst: Hadamard response's ε₀ calibrated to zipf-1000's ball at ε = 1 (items in frequency order)."""
+    """large_alphabets.rst: Hadamard response's ε₀ calibrated to zipf-1000's ball at ε = 1 (frequency order)."""
     from mechdesign.design import load_problem
     from mechdesign.design.baselines import best_calibrated
 

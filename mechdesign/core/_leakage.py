@@ -456,8 +456,8 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
     if isinstance(priors, L1Ball):
         if priors.size != mech.shape[0]:
             raise v.fail("priors", f"be a ball in dimension {mech.shape[0]}", priors.size)
-        # The first bounds the leakage over the ball's priors from above, so does any larger value; the larger keeps capacity() ≥ what a
-        # file states (measure_capacity), whose rounding of a ratio of 1 lands a few ulps higher
+        # The first bounds the leakage over the ball's priors from above, so does any larger value; the larger keeps
+        # capacity() ≥ what a file states (measure_capacity), whose rounding of a ratio of 1 lands a few ulps higher
         return max(float(_capacity_columns(mech.matrix, priors, priors=True).max()),
                    float(_capacity_columns(mech.matrix, priors).max()))
     rows = v.finite_array("priors", priors, 2)
