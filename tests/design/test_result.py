@@ -162,7 +162,10 @@ def test_peer_lines_say_worse_and_infinity_when_they_apply():
 
     calibrated = (CalibratedOracle("hadamard", math.inf, 9_999.0, 16_384, 0.4),)
     oracles = compare_oracles(np.full(10_000, 1e-4), 1.0, 12_000.0)
-    first, second = peer_lines(calibrated, oracles, 12_000.0)
+    first, second, warning = peer_lines(calibrated, oracles, 12_000.0)
     assert first == "best ε-LDP peer of the same guarantee: hadamard at ε₀ = ∞, n·MSE 9,999 (design 1.2× worse);"
     assert second.startswith("  at the same ε: subset_selection n·MSE 36,819 (3.07×")
+    # a design that loses to a peer of its own guarantee never does so silently (issue 60)
+    assert warning.startswith("  warning: hadamard at ε₀ = ∞ carries the same guarantee with less error")
+    assert len(peer_lines(calibrated, oracles, 9_000.0)) == 2
     assert peer_lines((), oracles, 1.0) == [] and peer_lines(calibrated, (), 1.0) == []

@@ -79,7 +79,8 @@ def gradient(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: n
 
 
 def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, *,
-                 tolerance: float = 1e-9, deadline: float = math.inf, max_steps: int = 400) -> MasterResult:
+                 tolerance: float = 1e-9, deadline: float = math.inf, max_steps: int = 400,
+                 warm: float | None = None) -> MasterResult:
     """Minimise f over θ ≥ 0 with Σ_t θ_t μ_t = 1 from a feasible θ > 0 (module docstring).
 
     Parameters
@@ -96,6 +97,10 @@ def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, size
         ``time.monotonic()`` after which the current point is returned.
     max_steps : int
         Newton steps at most.
+    warm : float, optional
+        The barrier's first τ as a fraction of f/T (default 10⁻³): a start already near the optimum (column
+        generation's next round) takes a small one, else the first steps walk back to the central path of a large τ
+        and end above the start when the steps run out.
 
     Returns
     -------
@@ -105,7 +110,7 @@ def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, size
     count = theta.size
     constraint = means.T
     value = objective(means, spreads, theta, sizes)
-    tau = 1e-3 * value / count
+    tau = (1e-3 if warm is None else warm) * value / count
     duals = np.zeros(means.shape[1])
     steps = 0
     while steps < max_steps and time.monotonic() < deadline:
