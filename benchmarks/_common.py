@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Where a reader's own runs go by default, for the scripts the docs show (ignored by git): rerunning a page's command
+#: must not rewrite the committed results it quotes. ``--out benchmarks/results`` (benchmarks/regenerate.py) does.
+LOCAL = RESULTS / "local"
 
 
 def machine_info() -> dict[str, Any]:
@@ -56,13 +59,13 @@ def median_time(func: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> t
     return statistics.median(times), times
 
 
-def write_results(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
-    """Write ``benchmarks/results/<name>.json`` (rows + machine info) and a CSV of the rows."""
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.json"
+def write_results(name: str, rows: list[dict[str, Any]], *, folder: Path = RESULTS, **extra: Any) -> Path:
+    """Write ``<folder>/<name>.json`` (rows + machine info) and a CSV of the rows (``folder``: benchmarks/results)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
     path.write_text(json.dumps({"benchmark": name, "machine": machine_info(), **extra, "rows": rows}, indent=2))
     if rows:
-        (RESULTS / f"{name}.csv").write_text(rows_csv(rows))
+        (folder / f"{name}.csv").write_text(rows_csv(rows))
     return path
 
 
