@@ -35,3 +35,29 @@ def test_the_index_finds_writers_readers_and_orphans(tmp_path, monkeypatch):
     assert module.main(["--check"]) == 1 and not (tmp_path / "INDEX.md").exists()
     assert module.main([]) == 0 and module.main(["--check"]) == 0
     assert "| `bench_x.py` | `x.{csv,json}`, `x_table.md` | `y.json` |" in (tmp_path / "INDEX.md").read_text()
+
+
+def regenerate_module():
+    spec = importlib.util.spec_from_file_location("benchmarks_regenerate", ROOT / "benchmarks" / "regenerate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_regeneration_step_imports_and_takes_its_arguments():
+    """Each step of ``python benchmarks/regenerate.py [--slow]`` names a script that parses its arguments (argparse,
+    stopped after parsing) or, for the few that read ``sys.argv`` themselves, names the flag they test; the fast path
+    rebuilds the README's headline, the performance page's tables and this index."""
+    from test_docs_commands import parse_only
+
+    module = regenerate_module()
+    fast = [" ".join(step) for step in module.steps(slow=False)]
+    assert "benchmarks/headline.py" in fast and "benchmarks/index.py" in fast
+    assert "benchmarks/bench_large.py --out benchmarks/results" in fast
+    for step in module.steps(slow=True):
+        text = (ROOT / step[0]).read_text(encoding="utf-8")
+        if "parse_args(" in text:
+            done = parse_only(step)
+            assert done.returncode == 0 and "ARGUMENTS PARSED" in done.stdout, (step, done.stderr[-1500:])
+        else:
+            assert all(f'"{flag}"' in text for flag in step[1:] if flag.startswith("--")), step

@@ -46,6 +46,7 @@ def parse_args(self, args=None, namespace=None):
     raise SystemExit(0)
 argparse.ArgumentParser.parse_args = parse_args
 sys.argv = sys.argv[1:]
+sys.path[0] = __import__("os").path.dirname(__import__("os").path.abspath(sys.argv[0]))  # as `python SCRIPT` does
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
