@@ -87,7 +87,7 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "data" not in p.parts)
 
 
 def test_every_module_lives_in_a_known_place():
-    # Names without their underscores: a module made private (tools/privatize.py) stays in its place.
+    # Names without their underscores: a module made private (issue 46) stays in its place.
     top_level = {p.stem.strip("_") for p in MODULES if p.parent == PACKAGE}
     assert top_level <= {"init", "main", "errors", "randomness", "datasets", "validation", "numerics", "exports",
                          "files", "plotting", "deadline"}, top_level
