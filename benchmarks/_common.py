@@ -6,6 +6,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,6 +17,11 @@ from typing import Any
 import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Where a reader's own runs go by default, for the scripts the docs show (ignored by git): rerunning a page's command
+#: must not rewrite the committed results it quotes. ``--out benchmarks/results`` (benchmarks/regenerate.py) does.
+LOCAL = RESULTS / "local"
+#: The load average when the script started (it imports this module first): a results file states both ends.
+LOAD_AT_START = os.getloadavg()
 
 
 def machine_info() -> dict[str, Any]:
@@ -39,6 +46,40 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo's first "model name"), or what the platform says elsewhere."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def git_commit() -> str:
+    """The checkout's commit, with ``+dirty`` when tracked files differ from it (``unknown`` without git)."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                check=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def run_info() -> dict[str, Any]:
+    """What made a results file: the command, the commit, the load average at start and end, the CPU model."""
+    return {"command": [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "", *sys.argv[1:]],
+            "commit": git_commit(),
+            "load_average": {"start": [round(x, 2) for x in LOAD_AT_START],
+                             "end": [round(x, 2) for x in os.getloadavg()]},
+            "cpu_model": cpu_model()}
+
+
 #: The Adult attributes of the two-layer benchmarks (issue 45) and their problem files, problems/<name>.toml.
 TWO_LAYER_ATTRIBUTES = {"race": "adult-race-estimation", "education": "adult-education-estimation",
                         "native-country": "adult-native-country-estimation"}
@@ -56,13 +97,15 @@ def median_time(func: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> t
     return statistics.median(times), times
 
 
-def write_results(name: str, rows: list[dict[str, Any]], **extra: Any) -> Path:
-    """Write ``benchmarks/results/<name>.json`` (rows + machine info) and a CSV of the rows."""
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps({"benchmark": name, "machine": machine_info(), **extra, "rows": rows}, indent=2))
+def write_results(name: str, rows: list[dict[str, Any]], *, folder: Path = RESULTS, **extra: Any) -> Path:
+    """Write ``<folder>/<name>.json`` (rows, machine info and :func:`run_info`: command, commit, load, CPU model) and a
+    CSV of the rows (``folder``: benchmarks/results)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    document = {"benchmark": name, "machine": machine_info(), "run": run_info(), **extra, "rows": rows}
+    path.write_text(json.dumps(document, indent=2))
     if rows:
-        (RESULTS / f"{name}.csv").write_text(rows_csv(rows))
+        (folder / f"{name}.csv").write_text(rows_csv(rows))
     return path
 
 

@@ -28,12 +28,16 @@ Columns, for each instance of benchmarks/_large.py (Zipf N = 10³, 10⁴, 10⁵;
                "empirical_se": 6.0,             # optional, with it
                "mechdesign": "0.1.0"}]}
 
-The gap is (mse − lower_bound)/mse. Run: ``python benchmarks/bench_large.py`` → benchmarks/results/large_table.{json,
-csv,md} and large_table_display.csv (the table docs/performance.rst shows), and the printed table.
+The gap is (mse − lower_bound)/mse. Run: ``python benchmarks/bench_large.py [--out DIR]`` → DIR/large_table.{json,
+csv,md} and large_table_display.csv (the table docs/performance.rst shows), and the printed table. DIR is
+benchmarks/results/local/ (ignored by git) unless ``--out benchmarks/results`` (benchmarks/regenerate.py): a reader's
+rerun never rewrites the committed table. Each input is read from DIR when a run of bench_large_ldp.py with the same
+``--out`` wrote it there, else from the committed benchmarks/results/ (the sources are named in the results file).
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import sys
@@ -43,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 
-from _common import RESULTS, significant, write_results  # noqa: E402
+from _common import LOCAL, RESULTS, significant, write_results  # noqa: E402
 from _large import EPSILONS, INSTANCES, NOTION_LDP, NOTION_PML, problem, report_bytes  # noqa: E402
 
 FIELD = ("subset_selection", "olh", "hadamard", "block_design")
@@ -167,22 +171,40 @@ def agreement(empirical: dict[tuple[str, float, str, str], dict[str, Any]]) -> d
     return out
 
 
-def main() -> None:
-    designs = read_designs(RESULTS / "large_designs.json")
-    sources = sorted(RESULTS.glob("large_ldp*.json"))
+def inputs(out: Path) -> tuple[Path, list[Path]]:
+    """The design results file and the ε-LDP measurements: each from ``out`` where a run wrote it there, else the
+    committed one in benchmarks/results/."""
+    found = {path.name: path for path in RESULTS.glob("large_ldp*.json")}
+    found.update({path.name: path for path in out.glob("large_ldp*.json")})
+    designs = out / "large_designs.json"
+    return (designs if designs.exists() else RESULTS / "large_designs.json"), [found[n] for n in sorted(found)]
+
+
+def _shown(path: Path) -> str:
+    return path.name if path.parent == RESULTS else str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=LOCAL,
+                        help="folder of the table files (default benchmarks/results/local/, ignored by git)")
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    design_file, sources = inputs(out)
+    designs = read_designs(design_file)
     empirical = read_empirical(sources)
     table = rows(designs, empirical)
     keys = list(dict.fromkeys(k for r in table for k in r))   # first-seen order: a set's order changes per process
-    write_results("large_table", [{k: r.get(k, "") for k in keys} for r in table],
+    write_results("large_table", [{k: r.get(k, "") for k in keys} for r in table], folder=out,
                   notions={"ldp": NOTION_LDP, "design": NOTION_PML},
-                  agreement=agreement(empirical), sources={"empirical": [path.name for path in sources],
-                           "designs": "large_designs.json" if designs else None})
+                  agreement=agreement(empirical), sources={"empirical": [_shown(path) for path in sources],
+                           "designs": _shown(design_file) if designs else None})
     head, cells = display(table)
     text = "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
                       *("| " + " | ".join(line) + " |" for line in cells)]) + "\n"
-    with open(RESULTS / "large_table_display.csv", "w", newline="") as handle:  # what docs/performance.rst shows
+    with open(out / "large_table_display.csv", "w", newline="") as handle:  # what docs/performance.rst shows
         csv.writer(handle, lineterminator="\n").writerows([head, *cells])
-    (RESULTS / "large_table.md").write_text(
+    (out / "large_table.md").write_text(
         f"n·MSE (tr J⁻¹ − 1 scale, fixed records): {NOTION_LDP} oracles by closed form (empirical mean over "
         f"seeded repetitions on 10⁶ records in parentheses)"
         + (f" against designs at {NOTION_PML} (δ = 1e-6)" if designs else "") + ".\n\n" + text)

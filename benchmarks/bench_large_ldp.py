@@ -20,8 +20,10 @@ reports; OLH: xxh32 of str(v) under each report's seed, vectorised by :func:`_ld
 renormalises (not unbiased), so it is not the estimator compared here. Client calls cost 19 µs (SS, N = 10³) to 4.7 ms
 (SS, N = 10⁵) each: fewer records at larger N (the statistic's expectation does not depend on n).
 
-Run: ``python benchmarks/bench_large_ldp.py [--instances zipf-1000 …] [--no-peers]``
-→ benchmarks/results/large_ldp.json.
+Run: ``python benchmarks/bench_large_ldp.py [--instances zipf-1000 …] [--no-peers] [--records N] [--out DIR]``
+→ DIR/large_ldp.json, DIR benchmarks/results/local/ (ignored by git) unless ``--out benchmarks/results`` (the
+committed results: benchmarks/regenerate.py --slow). The peers need the ``bench`` extra (``pip install -e
+'.[bench]'``); ``--no-peers`` runs without it.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 
-from _common import write_results  # noqa: E402
+from _common import LOCAL, write_results  # noqa: E402
 from _large import EPSILONS, INSTANCES, ORACLES, RECORDS, problem, records  # noqa: E402
 from _ldp_samplers import hadamard_support, olh_support, subset_support, xxh32  # noqa: E402
 
@@ -123,7 +125,7 @@ def peers(name: str, index: int, epsilon: float, values: np.ndarray, count: int,
     sample standard deviation of one repetition), which has the same law on the same records.
     """
     import xxhash
-    from bench_peers import _seed_peers, peer_support
+    from _peers import peer_support, seed_peers
     from multi_freq_ldpy.pure_frequency_oracles import LH, SS
 
     from mechdesign.design.baselines import pure_protocol_mse
@@ -136,7 +138,7 @@ def peers(name: str, index: int, epsilon: float, values: np.ndarray, count: int,
         closed = pure_protocol_mse(p, q, size)
         found, cpu_client, cpu_count = [], [], []
         for rep in range(PEER_REPETITIONS):
-            _seed_peers(int(np.random.SeedSequence([SEED, index, 99, rep]).generate_state(1)[0]))
+            seed_peers(int(np.random.SeedSequence([SEED, index, 99, rep]).generate_state(1)[0]))
             start = time.process_time()
             if peer == "SS":
                 reports = [SS.SS_Client(v, size, epsilon) for v in x.tolist()]
@@ -176,22 +178,20 @@ def peers(name: str, index: int, epsilon: float, values: np.ndarray, count: int,
     return rows
 
 
-def rescore(name: str) -> None:
-    """Recompute ``model_se`` and ``z_model`` of every row of results/<name>.json and its CSV (records regenerated,
+def rescore(path: Path) -> None:
+    """Recompute ``model_se`` and ``z_model`` of every row of a results file and its CSV (records regenerated,
     seeded)."""
     import json
 
-    from _common import RESULTS
-    from bench_peers import peer_support
+    from _peers import peer_support
 
     from mechdesign.design.baselines import oracle_parameters
 
-    path = RESULTS / f"{name}.json"
     document = json.loads(path.read_text())
     counts = {}
     for row in document["rows"]:
         if row["instance"] not in counts:
-            counts[row["instance"]] = records(row["instance"])[0]
+            counts[row["instance"]] = records(row["instance"], document.get("records", RECORDS))[0]
         values = counts[row["instance"]][:row["records"]]
         if row["code"] == "mechdesign benchmarks":
             p, q, _ = oracle_parameters(row["oracle"], row["N"], row["epsilon"])
@@ -210,20 +210,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS), choices=EPSILONS)
     parser.add_argument("--no-peers", action="store_true", help="skip multi-freq-ldpy's clients")
     parser.add_argument("--peer-epsilon", type=float, default=1.0, choices=EPSILONS)
-    parser.add_argument("--name", default="large_ldp", help="results file stem in benchmarks/results/")
+    parser.add_argument("--records", type=int, default=RECORDS, help=f"records per instance (default {RECORDS:,})")
+    parser.add_argument("--name", default="large_ldp", help="results file stem in --out")
+    parser.add_argument("--out", type=Path, default=LOCAL,
+                        help="folder of the results file (default benchmarks/results/local/, ignored by git)")
     parser.add_argument("--rescore", action="store_true",
                         help="only add the model standard errors to the rows of an existing results file")
     args = parser.parse_args(argv)
     if args.rescore:
-        rescore(args.name)
+        rescore(args.out / f"{args.name}.json")
         return
     load_start, wall = os.getloadavg(), time.perf_counter()
     rows: list[dict[str, Any]] = []
     for name in args.instances:
         index = INSTANCES.index(name)
-        values, counts = records(name)
+        values, counts = records(name, args.records)
         size = counts.size
-        print(f"{name}: N = {size}, {RECORDS} records", flush=True)
+        print(f"{name}: N = {size}, {args.records} records", flush=True)
         spread: dict[float, dict[str, float]] = {}
         for epsilon in args.epsilons:
             for oracle in ORACLES:
@@ -233,9 +236,10 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"  eps {epsilon:g} {oracle}: {r['empirical_mse']:.6g} ± {r['empirical_se']:.3g} vs "
                       f"{r['closed_form']:.6g} (z = {r['z']:.2f}), {r['cpu_median']:.2f} s", flush=True)
         if not args.no_peers and name.startswith("zipf") and args.peer_epsilon in spread:  # one cell per N
-            rows.extend(peers(name, index, args.peer_epsilon, values, PEER_RECORDS[size], spread[args.peer_epsilon]))
+            count = min(PEER_RECORDS[size], args.records)
+            rows.extend(peers(name, index, args.peer_epsilon, values, count, spread[args.peer_epsilon]))
     load = f"load average {load_start[0]:.1f} at start, {os.getloadavg()[0]:.1f} at end (2 cores)"
-    write_results(args.name, rows, load=load, seconds=time.perf_counter() - wall, records=RECORDS,
+    write_results(args.name, rows, folder=args.out, load=load, seconds=time.perf_counter() - wall, records=args.records,
                   notion="epsilon-LDP (every oracle here); n·MSE = n·Σ(f̂ − f)² on fixed records")
     print(load)
 

@@ -80,8 +80,8 @@ TARGETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 #: Only an "equivalent" one (no behaviour change, argued in one line) leaves the denominator of the adjusted killed
 #: share; "cost-only" (time or memory, never a result), "tolerance" (a result that moves only within a documented
 #: tolerance or toward privacy) and "missing test" (a change the tests did not see; the why names the test added
-#: since, which kills it in mutation_full_after) stay counted as survivors of the run. Indices are those of the
-#: module as of this table.
+#: since, which kills it in results/snapshots/mutation_full_after) stay counted as survivors of the run. Indices are
+#: those of the module as of this table.
 CLASSIFIED: dict[tuple[str, int], tuple[str, str]] = {
     ("mechdesign/core/_leakage.py", 43): (
         "equivalent", "np.zeros(1) for no used column: unreachable, every caller passes a row-stochastic matrix "

@@ -1,7 +1,7 @@
 """A namespace's public list resolved on first use: the ``__getattr__`` and ``__dir__`` every namespace shares.
 
 Each public namespace lists its names in ``__all__`` and maps each to the private module that defines it
-(``_WHERE``, written by ``tools/privatize.py``); :func:`attach` turns that map into the module's hooks, so that
+(``_WHERE``, kept beside ``__all__``); :func:`attach` turns that map into the module's hooks, so that
 ``import mechdesign.core`` stays light and a name's module is imported when the name is first used (PEP 562).
 """
 

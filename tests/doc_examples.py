@@ -35,8 +35,10 @@ Recognised and replaced by the environment these tests run in (documented rules,
 * the JavaScript client's blocks (those whose first command is ``cd clients/js``): its own suite runs them, after
   ``npm ci && npm run build`` (``clients/js/test/readme.test.mjs``, run by ``npm test``);
 * regenerating every figure (``figures/make_all.py`` without a selection; a selection runs) and running
-  benchmarks (``benchmarks/…``): minutes to hours. The tables the documents quote are generated from the
-  benchmarks' results files (``tests/test_readme.py`` checks the README's copies).
+  benchmarks (``benchmarks/…`` without arguments): minutes to hours. ``tests/test_docs_commands.py`` checks that
+  they import and parse their arguments, and runs the how-to pages' on a small part under ``-m slow``. The tables
+  the documents quote are generated from the benchmarks' results files (``tests/test_readme.py`` checks the
+  README's copies).
 
 Other code blocks (``toml``, ``json``, ``text``, ``js``) are shown, not run. An unmarked reStructuredText literal
 block (``::``) is refused by :func:`rst_blocks`: each example says its language, so none escapes the runner.

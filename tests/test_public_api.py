@@ -38,7 +38,7 @@ def test_unknown_attribute():
         mechdesign.nope  # noqa: B018
 
 
-# Private modules behind one public list per namespace (issue 46 item 1; tools/privatize.py applies it).
+# Private modules behind one public list per namespace (issue 46 item 1).
 # A namespace is a package whose path has no underscore-named part; every other module is private (`_name.py`).
 # The CLI is an application: its verb modules are discovered by name (pkgutil skips `_name`), so they keep theirs.
 APPLICATIONS = {"cli"}

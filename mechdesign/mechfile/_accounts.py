@@ -8,7 +8,8 @@ every ``verify``, ``privatize`` or ``decode``. The check is made cheap without t
 1. **Cached accounts.** The account depends only on the file's canonical content (matrix, prior, radius, T), which
    its verified ``sha256`` names, and on the code that computes it. An account this installation computed — when it
    wrote the file, or the first time it read it — is kept under that name and the identity of the code (SHA-256 of
-   the sources of :mod:`mechdesign.core` and :mod:`mechdesign.records`, and NumPy's version); a later read
+   the sources of :mod:`mechdesign.core`, :mod:`mechdesign.records`, :mod:`mechdesign.mechfile` and the numerics
+   module, and NumPy's version); a later read
    compares the stated ε_T with it. Nothing a file says is trusted: only a value recomputed here, for exactly
    this content, by exactly this code. Another machine, another mechdesign or an edited file recomputes.
 2. **Cheap bounds first.** Without a cached account the stated ε_T is compared with the trivial bounds T·ε_LDP(W)
@@ -34,8 +35,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["CACHE_VARIABLE", "cache_folder", "cached_account", "checked_account", "code_identity", "remember_account",
-           "reporter", "reporting"]
+__all__ = ["CACHE_VARIABLE", "cache_folder", "cached_account", "checked_account", "code_identity", "code_sources",
+           "remember_account", "reporter", "reporting"]
 
 #: The environment variable naming the cache folder ("off" turns the cache off).
 CACHE_VARIABLE = "MECHDESIGN_CACHE_DIR"
@@ -64,16 +65,26 @@ def cache_folder() -> Path | None:
     return folder
 
 
+def code_sources() -> list[Path]:
+    """The sources an account depends on, subpackages included.
+
+    The guarantee math (``core``, ``records``), the numerics it rounds with (``_numerics.py``) and the file layer that
+    reads and states it (``mechfile``).
+    """
+    package = Path(__file__).resolve().parents[1]
+    return [package / "_numerics.py", *(path for sub in ("core", "records", "mechfile")
+                                        for path in sorted((package / sub).rglob("*.py")))]
+
+
 @lru_cache(maxsize=1)
 def code_identity() -> str:
-    """SHA-256 over the sources of the code that computes accounts (core, records) and NumPy's version."""
+    """SHA-256 over :func:`code_sources` (names relative to the package, and contents) and NumPy's version."""
     import numpy
 
-    package = Path(__file__).resolve().parents[2]
+    package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(f"numpy {numpy.__version__}\0".encode())
-    for sub in ("core", "records"):
-        for path in sorted((package / sub).glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in code_sources():
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -1,4 +1,5 @@
-"""Cases the mutation run found (benchmarks/bench_mutation.py, benchmarks/results/mutation_round2.md): each kills a
+"""Cases the mutation run found (benchmarks/bench_mutation.py,
+benchmarks/results/snapshots/mutation_round2.md): each kills a
 mutant of the guarantee modules that the other tests let survive, against the exact references of
 tests/exact_oracles.py and without PRIVACY_SLACK.
 

@@ -208,3 +208,15 @@ def test_assess_reports_the_progress_of_a_long_account(tmp_path, monkeypatch, ca
     lines = capsys.readouterr().err.splitlines()
     assert lines and all(line.startswith("mechdesign: release account: ") for line in lines)
     assert "count vectors" in lines[0]
+
+
+def test_the_code_identity_covers_the_numerics_and_the_file_layer():
+    """Issue 61 (13): an account computed before a change to _numerics.py (the rounding) or to mechfile/ (what a file
+    states and how it is read) was still found after it: the identity hashed core/ and records/ only."""
+    from conftest import ROOT
+
+    package = ROOT / "mechdesign"
+    sources = set(accounts.code_sources())
+    assert package / "_numerics.py" in sources and package / "mechfile" / "_accounts.py" in sources
+    for sub in ("core", "records", "mechfile"):
+        assert set((package / sub).rglob("*.py")) <= sources, sub

@@ -1,4 +1,5 @@
-"""Cases the mutation run found (benchmarks/bench_mutation.py, benchmarks/results/mutation_round2.md) for the file
+"""Cases the mutation run found (benchmarks/bench_mutation.py,
+benchmarks/results/snapshots/mutation_round2.md) for the file
 writers and verifiers: each kills a mutant the other tests let survive."""
 
 from __future__ import annotations

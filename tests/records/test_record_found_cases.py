@@ -1,4 +1,5 @@
-"""Cases the mutation run found (benchmarks/bench_mutation.py, benchmarks/results/mutation_round2.md) for the record
+"""Cases the mutation run found (benchmarks/bench_mutation.py,
+benchmarks/results/snapshots/mutation_round2.md) for the record
 capacity C(W_1 ⊗ … ⊗ W_d, B_β(P̂)) of :func:`~mechdesign.core.product_capacity`, against the exact reference of
 tests/exact_oracles.py and without PRIVACY_SLACK ([E] Def. 5, eq. 22–23 on the joint alphabet, eq. 31)."""
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._errors import SolverError
-from mechdesign.design import SOLVERS
+from mechdesign.design._solvers import SOLVERS
 
 __all__ = ["solve_vertex_lp", "solver_name"]
 
