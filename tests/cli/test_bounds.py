@@ -71,5 +71,5 @@ def test_a_parquet_footer_over_the_bound_is_refused_before_it_is_read(rr, tmp_pa
     argv = [verb, str(rr), str(data), "--column", "x"] + (["--out", str(out)] if verb == "privatize" else [])
     assert main(argv) == 2
     err = _one_line_error(capsys)
-    assert "footer is at most 16 MiB" in err and f"(a footer of {length:,} bytes)" in err
+    assert "footer is at most 8 MiB" in err and f"(a footer of {length:,} bytes)" in err
     assert not out.exists() and not list(tmp_path.glob("*.part"))
