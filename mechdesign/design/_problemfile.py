@@ -33,6 +33,10 @@ everywhere else (``privacy.samples``, ``--samples``, the glossary).
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
 import math
 import os
 import re
@@ -48,7 +52,7 @@ from mechdesign.core._quantities import group_map, marginal_map, marginal_names,
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design._utility import UTILITY_KINDS, Utility
 
-__all__ = ["DEPRECATED", "KEYS", "ProblemFile", "load_problem"]
+__all__ = ["COUNT_TABLE_BYTES", "COUNT_TABLE_ROWS", "DEPRECATED", "KEYS", "ProblemFile", "load_problem"]
 
 #: Every key of a problem file, by table ("" for the top level), with what it means: the parser accepts these and
 #: no others, and the documentation's reference page is generated from this table. "*" stands for any key.
@@ -69,7 +73,7 @@ KEYS: dict[str, dict[str, str]] = {
         "column": "the CSV column holding the attribute (with source = a CSV path)",
         "counts": "category counts instead of records: a list of numbers, or a count table's path (.csv, .csv.gz, "
                   ".csv.bz2, .csv.xz: a 'count' column, optionally a 'label' column) relative to the problem file "
-                  "(m = their sum)",
+                  "(m = their sum; a table holds at most 10⁶ rows and 64 MiB of text)",
         "probabilities": "a probability vector instead of records (give privacy.samples with privacy.delta)",
         "labels": "category names, in the order of counts or probabilities (records give them)",
         "samples": "deprecated name of source (read with a warning)",
@@ -248,6 +252,12 @@ def _records_prior(reader: _Reader, source: Any, column: Any, labels: list[str] 
 
 _COUNTS_COLUMNS = {"count", "label"}
 _INTEGER = re.compile(r"[0-9]+")
+#: The most categories (rows) a count table holds: ten times the catalogue's largest alphabets (10⁵, english-100000
+#: and zipf-100000); a design of 10⁷ categories could not be written within the 64 MiB its readers accept. A table
+#: of 10⁹ rows was read whole (7.7 GB) before the time limit began to count (issue 61).
+COUNT_TABLE_ROWS = 10**6
+#: The most bytes of text (after decompression) read from a count table: 10⁶ rows of labels up to ~60 characters.
+COUNT_TABLE_BYTES = 64 << 20
 
 
 def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prior:
@@ -269,11 +279,22 @@ def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prio
     path = (reader.path.parent / source).resolve()
     if not path.is_file():
         raise reader.fail("data.counts", "be an existing CSV file (relative to the problem file)", source)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, compression=compression)
-    except (ValueError, OSError, EOFError, UnicodeDecodeError) as exc:  # corrupt compression, bad quoting, no header
+    bound = (f"have at most {COUNT_TABLE_ROWS:,} rows (categories) and {COUNT_TABLE_BYTES >> 20} MiB of text "
+             "(decompressed)")
+    opener: Any = {None: open, "gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[compression]
+    try:  # bounded before parsing: a compressed table's size on disk says nothing of its rows
+        with opener(path, "rb") as handle:
+            text = handle.read(COUNT_TABLE_BYTES + 1)
+        if len(text) > COUNT_TABLE_BYTES:
+            raise reader.fail("data.counts", bound, f"{source} (more than {COUNT_TABLE_BYTES:,} bytes)")
+        table = pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False, nrows=COUNT_TABLE_ROWS + 1)
+    except (ValueError, OSError, EOFError, UnicodeDecodeError, lzma.LZMAError) as exc:  # corrupt compression, bad
+        if str(exc).startswith("problem file"):                                          # quoting, no header
+            raise
         raise reader.fail("data.counts", "be a readable CSV file with a header row",
                           f"{source} ({type(exc).__name__})") from None
+    if len(table) > COUNT_TABLE_ROWS:
+        raise reader.fail("data.counts", bound, f"{source} (more than {COUNT_TABLE_ROWS:,} rows)")
     columns = set(map(str, table.columns))
     if "count" not in columns or columns - _COUNTS_COLUMNS:
         raise reader.fail("data.counts", "have a 'count' column and at most a 'label' column besides",
