@@ -62,7 +62,7 @@ KEYS: dict[str, dict[str, str]] = {
         "description": "free text",
         "data": "table: the data the design is for",
         "privacy": "table: the budget and the uncertainty ball",
-        "utility": "table: what the design optimises (default mutual_information)",
+        "utility": "table: what the design optimises (required: estimation_mse to decode category frequencies)",
         "release": "table: how often a person's value may be privatized (default: one release per run)",
         "expected": "table: values the catalogue's tests check (problems/)",
         "provenance": "table: where the data and the values come from (free form)",
@@ -247,7 +247,20 @@ def _records_prior(reader: _Reader, source: Any, column: Any, labels: list[str] 
     if not csv.is_file():
         raise reader.fail("data.source", "be an existing CSV file (relative to the problem file)", source)
     frame = pd.read_csv(csv, usecols=[column], dtype=str, keep_default_na=False)
+    _no_empty(reader, "data.source", frame[column], f"{source}, column {column!r}")
     return Prior.from_samples(frame[column], labels)
+
+
+def _no_empty(reader: _Reader, where: str, values: Any, what: str) -> None:
+    """Refuse an empty category value, as privatize does: an empty CSV field is a missing value, not a category.
+
+    Designed for, it became a category ``''`` without a word (issue 61); a category meant for missing values is
+    named (e.g. ``missing``) in the data.
+    """
+    empty = np.flatnonzero(np.asarray(values, dtype=object) == "")
+    if empty.size:
+        raise reader.fail(where, "hold no empty value '' (a missing value: name a category for it, e.g. 'missing')",
+                          f"{what}: {empty.size:,} empty, the first in row {empty[0] + 1:,}")
 
 
 _COUNTS_COLUMNS = {"count", "label"}
@@ -310,10 +323,12 @@ def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prio
             raise reader.fail("data.labels", f"be omitted when the count table {source} has a 'label' column",
                               labels)
         labels = table["label"].tolist()
+        _no_empty(reader, "data.counts", labels, f"{source}, column 'label'")
     return Prior.from_counts(np.array([int(x) for x in raw], dtype=np.int64), labels)
 
 
 _LINEAR = ("marginals", "subset", "groups", "weights")
+_KINDS = [k for k in UTILITY_KINDS if k != "custom"]  # a custom utility is code, not a file's
 
 
 def _categories(reader: _Reader, where: str, values: Any, prior: Prior) -> list[int]:
@@ -376,8 +391,8 @@ def _linear(reader: _Reader, table: dict[str, Any], prior: Prior) -> Utility:
 
 def _utility(reader: _Reader, table: dict[str, Any], prior: Prior) -> Utility:
     kind = table.get("kind")
-    if kind not in UTILITY_KINDS or kind == "custom":
-        raise reader.fail("utility.kind", f"be one of {[k for k in UTILITY_KINDS if k != 'custom']}", kind)
+    if kind not in _KINDS:
+        raise reader.fail("utility.kind", f"be one of {_KINDS}", kind)
     if kind == "estimation_linear":
         return _linear(reader, table, prior)
     if kind == "hypothesis_testing":
@@ -409,7 +424,8 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     ------
     ValueError
         One line naming the file and the field, for invalid TOML, non-UTF-8 text, unknown keys, missing
-        or conflicting fields (``radius`` and ``delta``; more than one data source) and every invalid
+        or conflicting fields (``radius`` and ``delta``; more than one data source; no ``[utility]``), empty
+        category values in a CSV (records or a count table's labels) and every invalid
         value (``"problem file <name>: <field> must <rule>, got <field>=<value>"``).
     FileNotFoundError
         If ``path`` does not exist.
@@ -418,7 +434,8 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     --------
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "coin.toml"
-    >>> _ = path.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n')
+    >>> _ = path.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n'
+    ...                     '[utility]\nkind = "mutual_information"\n')
     >>> load_problem(path).problem.form
     'proposition2'
     """
@@ -444,8 +461,10 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     data, deprecated = deprecated_source(file, reader.table(doc, "data", _DATA))
     try:
         prior = _prior(reader, data)
-        utility = _utility(reader, reader.table(doc, "utility", None, required=False) or {"kind": "mutual_information"},
-                           prior)
+        if "utility" not in doc:  # no default: mutual information's designs may not decode frequencies (issue 61)
+            raise ValueError(f"problem file {file.name}: [utility] must be given, with kind = \"estimation_mse\" to "
+                             f"decode category frequencies or another of {_KINDS}, got no [utility] table")
+        utility = _utility(reader, reader.table(doc, "utility", None), prior)
         epsilon = reader.number(privacy, "privacy", "epsilon")
         if "radius" in privacy:
             problem = DesignProblem(prior, epsilon, reader.number(privacy, "privacy", "radius"), utility, name=name)
