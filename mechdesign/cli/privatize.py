@@ -152,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
         return 0
+    if args.quiet and data.inside:  # the summary is silenced; an overridden data check is a warning, still said
+        return 0
     head = (f"{args.out}: {records:,} records, column {args.column!r} privatized ({summary['generator']})"
             + _ledger_text(reservation))
     if data.inside:
@@ -367,6 +369,8 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                **_file_summary(args, record, data, reservation)}
     if args.json:
         print_json(summary)
+        return 0
+    if args.quiet and data.inside:
         return 0
     head = (f"{args.out}: {records:,} records, columns {', '.join(columns)} privatized together "
             f"({record.kind} design, {summary['generator']})" + _ledger_text(reservation))
