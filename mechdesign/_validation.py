@@ -23,10 +23,38 @@ import numpy as np
 STOCHASTIC_ATOL = 1e-9
 
 
+#: The most characters of a user's value an error line echoes: a value from a file can be any size (a 1 GB CSV
+#: field was echoed whole, 1,000,000,168 bytes of "one line", issue 61); the rest is elided and its length given.
+SHOWN_MAX = 200
+
+
+def show_value(value: Any, limit: int = SHOWN_MAX) -> str:
+    """``repr(value)`` for an error line: at most ``limit`` characters, then ``…`` and the value's length.
+
+    The length is a string's own (in characters), else its ``repr``'s. A string is cut before ``repr``: a 1 GB
+    value is not copied to be shown.
+
+    >>> show_value("ab")
+    "'ab'"
+    >>> show_value("x" * 1000, limit=8)
+    "'xxxxxx… (a value of 1,000 characters)"
+    """
+    if isinstance(value, str):
+        text, length = repr(value[:limit]), len(value)
+        cut = len(value) > limit or len(text) > limit
+    else:
+        text = repr(value)
+        length, cut = len(text), len(text) > limit
+    return f"{text[:limit - 1]}… (a value of {length:,} characters)" if cut else text
+
+
 def _show(value: Any) -> str:
-    text = np.array2string(np.asarray(value), threshold=8, precision=6) if isinstance(
-        value, (np.ndarray, list, tuple)
-    ) else repr(value)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        if not isinstance(value, np.ndarray):  # long strings cut before numpy copies them to a fixed width
+            value = [x[:SHOWN_MAX] + "…" if isinstance(x, str) and len(x) > SHOWN_MAX else x for x in value]
+        text = np.array2string(np.asarray(value), threshold=8, precision=6)
+    else:
+        text = show_value(value)
     text = " ".join(text.split())
     return text if len(text) <= 80 else text[:77] + "..."
 

@@ -139,7 +139,8 @@ def add_signature_arguments(parser: Any, *, notices: bool = False) -> None:
     if notices:
         parser.add_argument("--quiet", action="store_true",
                             help="no notices on stderr (an unsigned file's, once per run; fresh draws on identified "
-                                 "users): for a file you know; errors and warnings are still printed")
+                                 "users) and no summary of a run that succeeded (privatize): for a file you know; "
+                                 "errors and warnings are still printed")
 
 
 def signature_required(args: Any) -> bool:

@@ -154,7 +154,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     head = (f"{args.out}: {records:,} records, column {args.column!r} privatized ({summary['generator']})"
             + _ledger_text(reservation))
-    if data.inside:
+    # --quiet silences the summary line; an overridden data check is a warning and what changed values cost is an
+    # account of releases: both are still said.
+    if data.inside and not args.quiet:
         if data.threshold == float("inf"):
             verdict = "no data check needed: it holds for every prior"
         else:
@@ -162,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                        f"at delta_d {data.data_delta:g}")
         print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} {_per_what(loaded, per_report, memo)}"
               f"({verdict})")
-    else:
+    elif not data.inside:
         print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
               f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
               f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
@@ -367,6 +369,8 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                **_file_summary(args, record, data, reservation)}
     if args.json:
         print_json(summary)
+        return 0
+    if args.quiet and data.inside:
         return 0
     head = (f"{args.out}: {records:,} records, columns {', '.join(columns)} privatized together "
             f"({record.kind} design, {summary['generator']})" + _ledger_text(reservation))

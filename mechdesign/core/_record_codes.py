@@ -117,9 +117,9 @@ def columns_to_codes(columns: Any, attributes: Sequence[Any] | None,
 def unknown_labels_error(name: str, labels: Sequence[str], count: int, offending: Sequence[Any],
                          kind: str = "input") -> ValueError:
     """The refusal of ``count`` values outside ``labels``; ``offending`` lists them in order of appearance."""
-    shown = ", ".join(repr(u) for u in offending[:5]) + (", …" if len(offending) > 5 else "")
-    return ValueError(f"{name} must only hold the mechanism's {kind} labels {list(labels)[:8]}, got {count} other "
-                      f"value(s): {shown}")
+    shown = ", ".join(v.show_value(u) for u in offending[:5]) + (", …" if len(offending) > 5 else "")
+    return ValueError(f"{name} must only hold the mechanism's {kind} labels {v.show_value(list(labels)[:8])}, got "
+                      f"{count} other value(s): {shown}")
 
 
 def encode_labels(values: Any, labels: Sequence[str], name: str = "values", kind: str = "input") -> np.ndarray:

@@ -235,7 +235,8 @@ class Ledger:
                 user, n = keys[over[0]]
                 plural = "" if allowed == 1 else "s"
                 raise ValueError(f"ledger must hold at most {allowed} release{plural} per user of this file (its "
-                                 f"release policy), got user {user!r} with {over[2]} recorded and {n} in this run")
+                                 f"release policy), got user {v.show_value(user)} with {over[2]} recorded and {n} "
+                                 "in this run")
             connection.execute(
                 "INSERT INTO releases (file, user, count) SELECT ?, user, n FROM run WHERE true "
                 "ON CONFLICT (file, user) DO UPDATE SET count = count + excluded.count", (file,))

@@ -22,7 +22,8 @@ from typing import Any, BinaryIO
 
 from mechdesign.deploy import _thrift as t
 
-__all__ = ["Struct", "byte_ranges", "check_footer", "chunk_start", "flat_schema", "page_values", "read_footer"]
+__all__ = ["FOOTER_MAX", "Struct", "byte_ranges", "check_footer", "chunk_start", "flat_schema", "page_values",
+           "read_footer"]
 
 Struct = dict[int, tuple[int, Any]]
 _MAGIC = b"PAR1"
@@ -39,6 +40,12 @@ _PAGE_TYPE, _PAGE_SIZE = 1, 3  # PageHeader: type, compressed_page_size
 _PAGE_VALUES = {0: 5, 3: 8}  # PageHeader: the header of a data page (v1, v2) by page type; its field 1 is num_values
 _HEADER_BYTES = 256  # read for a page header first (more if it holds long statistics)
 _HEADER_MAX = 1 << 20  # a longer header is not walked (pyarrow's page statistics stop at 4,096 bytes)
+#: The longest footer read (its length is the 4 bytes before the trailing magic number, checked before any is read).
+#: A column chunk takes 100–300 bytes of footer: 8 MiB holds 30,000–80,000 chunks, e.g. 500 row groups of 60 columns
+#: (5·10⁸ records at pyarrow's 2²⁰ a group), 20–50 times a typical file's footer. The footer is decoded in Python, at
+#: about 0.5 MB/s and 60 bytes of memory per byte on the test machine: 8 MiB is at most ~17 s and ~0.5 GB. A 240 MB
+#: footer (10⁶ row groups) took 81–196 s and more than 8 GB before this bound, a 17.9 MB one 37.5 s and 1.1 GB.
+FOOTER_MAX = 8 << 20
 
 
 def read_footer(path: Path) -> tuple[Struct, int]:
@@ -52,6 +59,10 @@ def read_footer(path: Path) -> tuple[Struct, int]:
         length = int.from_bytes(tail[:4], "little")
         if tail[4:] != _MAGIC or not 0 < length <= size - 12:
             raise ValueError(f"data must be a readable Parquet file, got {path} (no plaintext Parquet footer)")
+        if length > FOOTER_MAX:
+            raise ValueError(f"data must be a Parquet file whose footer is at most {FOOTER_MAX >> 20} MiB (about "
+                             f"50,000 column chunks: fewer, larger row groups), got {path} (a footer of {length:,} "
+                             "bytes)")
         handle.seek(size - 8 - length)
         data = handle.read(length)
     try:

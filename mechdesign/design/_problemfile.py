@@ -33,6 +33,10 @@ everywhere else (``privacy.samples``, ``--samples``, the glossary).
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
 import math
 import os
 import re
@@ -48,7 +52,7 @@ from mechdesign.core._quantities import group_map, marginal_map, marginal_names,
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design._utility import UTILITY_KINDS, Utility
 
-__all__ = ["DEPRECATED", "KEYS", "ProblemFile", "load_problem"]
+__all__ = ["COUNT_TABLE_BYTES", "COUNT_TABLE_ROWS", "DEPRECATED", "KEYS", "ProblemFile", "load_problem"]
 
 #: Every key of a problem file, by table ("" for the top level), with what it means: the parser accepts these and
 #: no others, and the documentation's reference page is generated from this table. "*" stands for any key.
@@ -58,7 +62,7 @@ KEYS: dict[str, dict[str, str]] = {
         "description": "free text",
         "data": "table: the data the design is for",
         "privacy": "table: the budget and the uncertainty ball",
-        "utility": "table: what the design optimises (default mutual_information)",
+        "utility": "table: what the design optimises (required: estimation_mse to decode category frequencies)",
         "release": "table: how often a person's value may be privatized (default: one release per run)",
         "expected": "table: values the catalogue's tests check (problems/)",
         "provenance": "table: where the data and the values come from (free form)",
@@ -69,7 +73,7 @@ KEYS: dict[str, dict[str, str]] = {
         "column": "the CSV column holding the attribute (with source = a CSV path)",
         "counts": "category counts instead of records: a list of numbers, or a count table's path (.csv, .csv.gz, "
                   ".csv.bz2, .csv.xz: a 'count' column, optionally a 'label' column) relative to the problem file "
-                  "(m = their sum)",
+                  "(m = their sum; a table holds at most 10⁶ rows and 64 MiB of text)",
         "probabilities": "a probability vector instead of records (give privacy.samples with privacy.delta)",
         "labels": "category names, in the order of counts or probabilities (records give them)",
         "samples": "deprecated name of source (read with a warning)",
@@ -243,11 +247,30 @@ def _records_prior(reader: _Reader, source: Any, column: Any, labels: list[str] 
     if not csv.is_file():
         raise reader.fail("data.source", "be an existing CSV file (relative to the problem file)", source)
     frame = pd.read_csv(csv, usecols=[column], dtype=str, keep_default_na=False)
+    _no_empty(reader, "data.source", frame[column], f"{source}, column {column!r}")
     return Prior.from_samples(frame[column], labels)
+
+
+def _no_empty(reader: _Reader, where: str, values: Any, what: str) -> None:
+    """Refuse an empty category value, as privatize does: an empty CSV field is a missing value, not a category.
+
+    Designed for, it became a category ``''`` without a word (issue 61); a category meant for missing values is
+    named (e.g. ``missing``) in the data.
+    """
+    empty = np.flatnonzero(np.asarray(values, dtype=object) == "")
+    if empty.size:
+        raise reader.fail(where, "hold no empty value '' (a missing value: name a category for it, e.g. 'missing')",
+                          f"{what}: {empty.size:,} empty, the first in row {empty[0] + 1:,}")
 
 
 _COUNTS_COLUMNS = {"count", "label"}
 _INTEGER = re.compile(r"[0-9]+")
+#: The most categories (rows) a count table holds: ten times the catalogue's largest alphabets (10⁵, english-100000
+#: and zipf-100000); a design of 10⁷ categories could not be written within the 64 MiB its readers accept. A table
+#: of 10⁹ rows was read whole (7.7 GB) before the time limit began to count (issue 61).
+COUNT_TABLE_ROWS = 10**6
+#: The most bytes of text (after decompression) read from a count table: 10⁶ rows of labels up to ~60 characters.
+COUNT_TABLE_BYTES = 64 << 20
 
 
 def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prior:
@@ -269,11 +292,22 @@ def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prio
     path = (reader.path.parent / source).resolve()
     if not path.is_file():
         raise reader.fail("data.counts", "be an existing CSV file (relative to the problem file)", source)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, compression=compression)
-    except (ValueError, OSError, EOFError, UnicodeDecodeError) as exc:  # corrupt compression, bad quoting, no header
+    bound = (f"have at most {COUNT_TABLE_ROWS:,} rows (categories) and {COUNT_TABLE_BYTES >> 20} MiB of text "
+             "(decompressed)")
+    opener: Any = {None: open, "gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[compression]
+    try:  # bounded before parsing: a compressed table's size on disk says nothing of its rows
+        with opener(path, "rb") as handle:
+            text = handle.read(COUNT_TABLE_BYTES + 1)
+        if len(text) > COUNT_TABLE_BYTES:
+            raise reader.fail("data.counts", bound, f"{source} (more than {COUNT_TABLE_BYTES:,} bytes)")
+        table = pd.read_csv(io.BytesIO(text), dtype=str, keep_default_na=False, nrows=COUNT_TABLE_ROWS + 1)
+    except (ValueError, OSError, EOFError, UnicodeDecodeError, lzma.LZMAError) as exc:  # corrupt compression, bad
+        if str(exc).startswith("problem file"):                                          # quoting, no header
+            raise
         raise reader.fail("data.counts", "be a readable CSV file with a header row",
                           f"{source} ({type(exc).__name__})") from None
+    if len(table) > COUNT_TABLE_ROWS:
+        raise reader.fail("data.counts", bound, f"{source} (more than {COUNT_TABLE_ROWS:,} rows)")
     columns = set(map(str, table.columns))
     if "count" not in columns or columns - _COUNTS_COLUMNS:
         raise reader.fail("data.counts", "have a 'count' column and at most a 'label' column besides",
@@ -289,10 +323,12 @@ def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prio
             raise reader.fail("data.labels", f"be omitted when the count table {source} has a 'label' column",
                               labels)
         labels = table["label"].tolist()
+        _no_empty(reader, "data.counts", labels, f"{source}, column 'label'")
     return Prior.from_counts(np.array([int(x) for x in raw], dtype=np.int64), labels)
 
 
 _LINEAR = ("marginals", "subset", "groups", "weights")
+_KINDS = [k for k in UTILITY_KINDS if k != "custom"]  # a custom utility is code, not a file's
 
 
 def _categories(reader: _Reader, where: str, values: Any, prior: Prior) -> list[int]:
@@ -355,8 +391,8 @@ def _linear(reader: _Reader, table: dict[str, Any], prior: Prior) -> Utility:
 
 def _utility(reader: _Reader, table: dict[str, Any], prior: Prior) -> Utility:
     kind = table.get("kind")
-    if kind not in UTILITY_KINDS or kind == "custom":
-        raise reader.fail("utility.kind", f"be one of {[k for k in UTILITY_KINDS if k != 'custom']}", kind)
+    if kind not in _KINDS:
+        raise reader.fail("utility.kind", f"be one of {_KINDS}", kind)
     if kind == "estimation_linear":
         return _linear(reader, table, prior)
     if kind == "hypothesis_testing":
@@ -388,7 +424,8 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     ------
     ValueError
         One line naming the file and the field, for invalid TOML, non-UTF-8 text, unknown keys, missing
-        or conflicting fields (``radius`` and ``delta``; more than one data source) and every invalid
+        or conflicting fields (``radius`` and ``delta``; more than one data source; no ``[utility]``), empty
+        category values in a CSV (records or a count table's labels) and every invalid
         value (``"problem file <name>: <field> must <rule>, got <field>=<value>"``).
     FileNotFoundError
         If ``path`` does not exist.
@@ -397,7 +434,8 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     --------
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "coin.toml"
-    >>> _ = path.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n')
+    >>> _ = path.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n'
+    ...                     '[utility]\nkind = "mutual_information"\n')
     >>> load_problem(path).problem.form
     'proposition2'
     """
@@ -423,8 +461,10 @@ def load_problem(path: str | os.PathLike[str]) -> ProblemFile:
     data, deprecated = deprecated_source(file, reader.table(doc, "data", _DATA))
     try:
         prior = _prior(reader, data)
-        utility = _utility(reader, reader.table(doc, "utility", None, required=False) or {"kind": "mutual_information"},
-                           prior)
+        if "utility" not in doc:  # no default: mutual information's designs may not decode frequencies (issue 61)
+            raise ValueError(f"problem file {file.name}: [utility] must be given, with kind = \"estimation_mse\" to "
+                             f"decode category frequencies or another of {_KINDS}, got no [utility] table")
+        utility = _utility(reader, reader.table(doc, "utility", None), prior)
         epsilon = reader.number(privacy, "privacy", "epsilon")
         if "radius" in privacy:
             problem = DesignProblem(prior, epsilon, reader.number(privacy, "privacy", "radius"), utility, name=name)

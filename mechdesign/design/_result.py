@@ -359,7 +359,9 @@ class DesignResult(SavesFile):
         lines += [
             f"guarantee: {kind}",
             f"  certified capacity over the ball {cert.achieved_epsilon:.15g} <= {cert.epsilon:.15g}",
-            f"  (mixing repair {cert.mixing_weight:.2g})",
+            # verify prints the file's own value, recomputed: two numbers for one file unless told apart (issue 61)
+            f"  (a bound for the designed matrix, mixing repair {cert.mixing_weight:.2g}; verify's 'achieved' is the "
+            "file's own)",
         ]
         if self.baselines or self.skipped_baselines:
             ratio = "design/baseline" if self.sense == "maximize" else "baseline/design"

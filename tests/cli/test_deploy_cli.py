@@ -166,3 +166,35 @@ def test_quiet_silences_the_unsigned_notice_and_it_is_printed_once_otherwise(cli
         quiet = cli(*args, "--quiet", *(("--force",) if verb == "privatize" else ()))
         assert quiet.returncode == 0 and quiet.stderr == "", (verb, quiet.stderr)
         assert quiet.stdout == loud.stdout or verb == "privatize", verb
+
+
+def test_quiet_privatize_prints_no_summary(cli, tmp_path):
+    """--quiet silenced the notices but privatize still printed its summary line (issue 61 item 11)."""
+    from conftest import ROOT
+
+    mech = tmp_path / "krr.mech.json"
+    assert cli("baseline", "krr", "--epsilon", "1", "--labels", "White,Black,Asian-Pac-Islander,Amer-Indian-Eskimo,"
+               "Other", "--out", str(mech)).returncode == 0
+    private = tmp_path / "private.csv"
+    args = ("privatize", str(mech), str(ROOT / "examples" / "people.csv"), "--column", "race", "--out", str(private))
+    loud = cli(*args)
+    assert loud.returncode == 0 and "2,000 records, column 'race' privatized" in loud.stdout
+    quiet = cli(*args, "--quiet", "--force")
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
+    assert len(private.read_text().splitlines()) == 2_001
+
+
+def test_the_design_report_and_verify_label_their_two_values_apart(cli, tmp_path):
+    """The design report printed "certified capacity over the ball 0.999999999999977", verify "achieved
+    0.9999999999999695", for one file, both unlabelled: a bound for the matrix designed, and the file's own value
+    recomputed (issue 61 item 11)."""
+    from conftest import PROBLEMS
+
+    design = cli("design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path), "--no-baselines")
+    assert design.returncode == 0, design.stderr
+    lines = design.stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if "certified capacity over the ball" in x)
+    assert lines[at + 1].startswith("  (a bound for the designed matrix, mixing repair ")
+    assert lines[at + 1].endswith("; verify's 'achieved' is the file's own)")
+    verify = cli("verify", str(tmp_path / "adult-race-estimation.mech.json"))
+    assert verify.returncode == 0 and "holds (achieved " in verify.stdout

@@ -148,7 +148,7 @@ def test_parquet_without_pyarrow_names_the_extra(cli, design, tmp_path, monkeypa
 def test_baseline_and_design_agree_at_epsilon_zero(cli, tmp_path):
     problem = tmp_path / "zero.toml"
     problem.write_text('name = "zero"\n[data]\ncounts = [41762, 4685, 1519, 470, 406]\n[privacy]\nepsilon = 0.0\n'
-                       'delta = 1e-6\n')
+                       'delta = 1e-6\n[utility]\nkind = "mutual_information"\n')
     assert cli("design", str(problem), "--out", str(tmp_path)).returncode == 0
     assert cli("verify", str(tmp_path / "zero.mech.json")).returncode == 0
     assert cli("baseline", "krr", "--epsilon", "0", "--labels", "a,b,c", "--out", str(tmp_path / "k.json")

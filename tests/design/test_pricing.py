@@ -182,7 +182,7 @@ def test_cli_time_limit_and_progress(tmp_path, capsys, monkeypatch):
     path = tmp_path / "large.toml"
     counts = _large_problem().prior.counts.tolist()
     path.write_text(f"name = 'large'\n[data]\ncounts = {counts}\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n"
-                    "[provenance]\nsource = 'test'\n")
+                    "[utility]\nkind = 'mutual_information'\n[provenance]\nsource = 'test'\n")
     assert main(["design", str(path), "--out", str(tmp_path), "--time-limit", "2", "--progress"]) == 0
     out, err = capsys.readouterr()
     assert "iteration 1: utility" in err and "bound" in err and "gap" in err

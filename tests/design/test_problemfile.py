@@ -98,7 +98,8 @@ def test_every_documented_key_is_one_the_parsers_accept_and_no_other(tmp_path):
         assert {f"{table}.{key}" for key in COLUMN[table]} <= listed
     assert {f"design.{key}" for key in RECORD["design"]} <= listed
     people = (ROOT / "examples" / "people.csv").resolve()
-    column = f'[data]\nsource = "{people}"\ncolumn = "race"\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+    column = (f'[data]\nsource = "{people}"\ncolumn = "race"\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+              '[utility]\nkind = "estimation_mse"\n')
     record = f'[data]\nsource = "{people}"\ncolumns = ["race"]\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
     assert _parses(tmp_path, column).problem.size == 5 and _parses(tmp_path, record).prior.size == 5
     for text, table in ((column, "data"), (column, "privacy"), (record, "data"), (record, "privacy")):
@@ -108,13 +109,15 @@ def test_every_documented_key_is_one_the_parsers_accept_and_no_other(tmp_path):
 
 def test_data_samples_is_read_as_source_with_a_deprecation_warning(tmp_path):
     people = (ROOT / "examples" / "people.csv").resolve()
-    new = f'[data]\nsource = "{people}"\ncolumn = "race"\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+    new = (f'[data]\nsource = "{people}"\ncolumn = "race"\n[privacy]\nepsilon = 1.0\nradius = 0.2\n'
+           '[utility]\nkind = "estimation_mse"\n')
     old = new.replace("source =", "samples =")
     with pytest.warns(FutureWarning, match=r"data\.samples is deprecated .* use data\.source"):
         before = _parses(tmp_path, old)
     assert before.problem.prior.probabilities.tolist() == _parses(tmp_path, new).problem.prior.probabilities.tolist()
     with pytest.warns(FutureWarning, match=r"data\.samples is deprecated"):
-        assert _parses(tmp_path, old.replace('column = "race"', 'columns = ["race"]')).prior.size == 5
+        record = old.replace('column = "race"', 'columns = ["race"]').split("[utility]")[0]
+        assert _parses(tmp_path, record).prior.size == 5
     with pytest.raises(ValueError, match=r"\[data\] must give source only"):
         _parses(tmp_path, new.replace("[data]\n", f'[data]\nsamples = "{people}"\n'))
 

@@ -79,3 +79,26 @@ def test_malformed_count_tables_give_one_line_errors(tmp_path, name, table, data
     with pytest.raises(ValueError, match=match) as info:
         load_problem(path)
     assert "\n" not in str(info.value) and str(info.value).startswith("problem file p.toml")
+
+
+# --- bounds before work (issue 61 item 7): a count table of 10⁹ rows was read whole (7.7 GB), the time limit ignored
+
+def test_a_count_table_of_more_rows_than_the_bound_is_refused(tmp_path):
+    from mechdesign.design._problemfile import COUNT_TABLE_ROWS
+
+    table = "count\n" + "1\n" * (COUNT_TABLE_ROWS + 1)
+    with pytest.raises(ValueError, match=r"data.counts must have at most 1,000,000 rows \(categories\)") as info:
+        load_problem(write(tmp_path, table, "counts.csv.gz", opener=gzip.compress))
+    assert "\n" not in str(info.value) and "(more than 1,000,000 rows)" in str(info.value)
+
+
+def test_a_count_table_of_more_text_than_the_bound_is_refused_before_it_is_parsed(tmp_path, cli):
+    from mechdesign.design._problemfile import COUNT_TABLE_BYTES
+
+    problem = write(tmp_path, "label,count\n" + "a" * COUNT_TABLE_BYTES + ",1\nb,2\n", "counts.csv.gz",
+                    opener=gzip.compress)  # 64 MiB of text in a 65 KB file: a file's size says nothing of its rows
+    out = tmp_path / "out"
+    result = cli("design", str(problem), "--out", str(out))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and len(result.stderr) < 1_000
+    assert "data.counts must have at most 1,000,000 rows (categories) and 64 MiB of text" in result.stderr
+    assert not out.exists()

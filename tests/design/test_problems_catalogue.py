@@ -137,15 +137,20 @@ def test_adult_education_is_beyond_proposition2():
     ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\n", "exactly one of radius, delta"),
     ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 0.1\ndelta = 0.1\n", "exactly one of radius"),
     ("[data]\ncounts = [1, 2]\n[privacy]\nradius = 0.1\n", "give epsilon"),
-    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 'a'\nradius = 0.1\n", "finite number"),
-    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = -1.0\nradius = 0.1\n", "epsilon must be >= 0"),
-    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 3.0\n", "radius must lie in"),
-    ("[data]\ncounts = [1, 0]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n", "full support"),
+    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 'a'\nradius = 0.1\n"
+     "[utility]\nkind = 'mutual_information'\n", "finite number"),
+    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = -1.0\nradius = 0.1\n"
+     "[utility]\nkind = 'mutual_information'\n", "epsilon must be >= 0"),
+    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 3.0\n"
+     "[utility]\nkind = 'mutual_information'\n", "radius must lie in"),
+    ("[data]\ncounts = [1, 0]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n"
+     "[utility]\nkind = 'mutual_information'\n", "full support"),
     ("[data]\ncounts = [1, 2]\nprobabilities = [0.5, 0.5]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n", "exactly one"),
     ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 0.1\n[utility]\nkind = 'entropy'\n", "utility.kind"),
     ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\nradius = 0.1\nextra = 1\n", "only have keys"),
     ("[data]\nsource = 'missing.csv'\ncolumn = 'a'\n[privacy]\nepsilon = 1.0\nradius = 0.1\n", "existing CSV"),
-    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n", None),
+    ("[data]\ncounts = [1, 2]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n"
+     "[utility]\nkind = 'mutual_information'\n", None),
     ("this is = = not toml", "not valid TOML"),
 ])
 def test_malformed_files_give_one_line_errors(tmp_path, text, match):

@@ -108,7 +108,7 @@ def test_radius_zero_design_relabelled_as_delta_pml_is_refused(tmp_path):
 
     problem = tmp_path / "zero.toml"
     problem.write_text('name = "zero"\n[data]\ncounts = [41762, 4685, 1519, 470, 406]\n'
-                       '[privacy]\nepsilon = 1.0\nradius = 0.0\n')
+                       '[privacy]\nepsilon = 1.0\nradius = 0.0\n[utility]\nkind = "mutual_information"\n')
     assert main(["design", str(problem), "--out", str(tmp_path)]) == 0
     relabelled = _edit(tmp_path / "zero.mech.json", tmp_path / "r.json",
                        lambda c: c["guarantee"].update(delta=1e-6, samples=48842))

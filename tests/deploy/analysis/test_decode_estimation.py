@@ -81,7 +81,7 @@ def test_design_cli_writes_the_estimation_utility_block(tmp_path, capsys):
 def test_design_cli_warns_about_a_rank_deficient_optimum(tmp_path, capsys):
     problem = tmp_path / "merge.toml"
     problem.write_text("[data]\ncounts = [900, 60, 40]\nlabels = ['a', 'b', 'c']\n[privacy]\nepsilon = 0.5\n"
-                       "radius = 0.2\n")
+                       "radius = 0.2\n[utility]\nkind = 'mutual_information'\n")
     assert main(["design", str(problem), "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "rank" in err[0] and "estimation_mse" in err[0] and "'b'" in err[0]

@@ -133,11 +133,13 @@ def test_problem_name_must_be_a_plain_stem(tmp_path, name, capsys):
 def test_privacy_samples_must_match_the_counts(tmp_path):
     problem = tmp_path / "p.toml"
     problem.write_text('[data]\ncounts = [41762, 4685, 1519, 470, 406]\n'
-                       '[privacy]\nepsilon = 1.0\ndelta = 1e-6\nsamples = 1e12\n')
+                       '[privacy]\nepsilon = 1.0\ndelta = 1e-6\nsamples = 1e12\n'
+                       '[utility]\nkind = "mutual_information"\n')
     with pytest.raises(ValueError, match=r"privacy.samples must equal the number of records behind the data "
                                          r"\(48842\)"):
         load_problem(problem)
-    problem.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\nsamples = 100\n')
+    problem.write_text('[data]\ncounts = [30, 70]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\nsamples = 100\n'
+                       '[utility]\nkind = "mutual_information"\n')
     assert load_problem(problem).problem.samples == 100
 
 
