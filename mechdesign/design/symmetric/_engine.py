@@ -6,13 +6,15 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
 :mod:`mechdesign.core._symmetric`). The engine
 
 1. builds the cells of the count prior (:class:`~._instance.Instance`);
-2. starts from balanced random sets (:func:`~._construct.random_sets`), which alone come within a few per cent of the
-   per-input floor of their own diagonal, plus the single-input two-level types when a row needs them;
-3. polishes the weights by the barrier master in the moment space (:mod:`._master`, K × K matrices, a T × T Newton
-   system) in 40 % of the time left, the bound having the rest — on at most :data:`MASTER_TYPES` types: from
-   :data:`MANY_SETS_FROM` cells on the default draws 4,000 sets, which beat fewer sets polished (:func:`default_sets`),
-   fewer where the file would exceed :data:`FILE_BUDGET` (:func:`fitted_count`) or, that being out of reach,
-   :data:`FILE_LIMIT` (:func:`limit_count`: the size of the file is estimated before drawing, :func:`file_bytes`);
+2. lists every type where the inputs are few (:func:`~._enumerate.all_types`), else draws candidates: balanced
+   random sets (:func:`~._construct.random_sets`, :func:`~._construct.random_two_level`; fewer where the file would
+   exceed :data:`FILE_BUDGET` or :data:`FILE_LIMIT`, :func:`fitted_count`, :func:`limit_count`) and **subset
+   selection's sets with the oracle's weights** (:func:`~._construct.subset_sets`: the ε-LDP oracle as a mixture of
+   types, calibrated-baselines.md §4), and starts from the block of candidates of least n·MSE;
+3. runs **column generation** (:mod:`._generate`) in 60 % of the time left: a restricted master (the barrier
+   Newton master of :mod:`._master` on a few hundred types, first-order steps while the set is larger) priced over
+   every candidate and over the types a pricing search finds by single-input moves (:mod:`._search`), until no
+   candidate prices below zero — the optimum over every type where they are all listed;
 4. certifies: the final types become a :class:`~mechdesign.core.SymmetricMechanism` whose PML over the
    ball is recomputed type by type, rounded toward privacy, and must be ≤ ε; its n·MSE = tr J⁻¹ − 1 is recomputed
    from the types (O(K³));
@@ -63,7 +65,6 @@ __all__ = ["AUTO_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "file_by
 #: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
 #: engine's 57.3; at N = 256 this engine gives 218.6 where the dense engine reached about 252 in 600 s.
 AUTO_FROM = 200
-MASTER_TYPES = 2_000     # the Newton master runs on at most this many types (a step is O(T³): ~1 s at 2,000)
 _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
                          # N = 2,000, ε = 4, with the oracle's weights, 1,000 sets give n·MSE 145.6, 3,000 137.0,
                          # 10,000 135.0 (subset selection itself: 150.9)
@@ -201,10 +202,10 @@ def limit_count(count: int, instance: Instance, labels: tuple[str, ...], others:
 def default_sets(instance: Instance) -> int:
     """How many random sets: 6K, at least 600 and at most 4,000; 4,000 from :data:`MANY_SETS_FROM` cells on.
 
-    Measured: T = 1,500 at K = 236 gave n·MSE 803, 3,000 gave 782; the file holds T × K counts. Above
-    :data:`MASTER_TYPES` the master is skipped, yet more sets win: Zipf N = 1,000 (K = 236), ε = 1: 1,416 sets and
-    the master 800.6, 2,000 and the master 786.8, 4,000 sets alone 778.2 (2 s of CPU); ε = 0.5: 2,142 against
-    2,085; ε = 2: 258.5 against 252.2.
+    Measured (before column generation, when the master was skipped above 2,000 types): T = 1,500 at K = 236 gave
+    n·MSE 803, 3,000 gave 782; the file holds T × K counts. More sets won: Zipf N = 1,000 (K = 236), ε = 1: 1,416
+    sets and the master 800.6, 2,000 and the master 786.8, 4,000 sets alone 778.2 (2 s of CPU); ε = 0.5: 2,142
+    against 2,085; ε = 2: 258.5 against 252.2.
     """
     if instance.count >= MANY_SETS_FROM:
         return 4_000

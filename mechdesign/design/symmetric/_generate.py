@@ -14,7 +14,7 @@ whole pool — over every type where the pool lists them all, which :func:`~._en
 certifies.
 
 Measured (counts 14,14,14,9,9,6,6,6,6,3,3,3,1,1, ε = 1, β = 0.08, 2,342 types): the master over all of them was
-skipped (above :data:`~._engine.MASTER_TYPES`) and the start's 60.78 returned with a bound of −336; column generation
+skipped (above 2,000 types, its limit then) and the start's 60.78 returned with a bound of −336; column generation
 reaches the dense engine's certified optimum 7.8133 (tests/design/test_symmetric_generation.py).
 """
 
