@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._progress import Progress, format_rate
 from mechdesign._randomness import record_rng
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.sampling._progress import Progress, format_rate
 from mechdesign.deploy.sampling._sampler import Privatizer
 
 __all__ = ["BLOCK", "Progress", "block_streams", "format_rate", "privatize_file", "small_pages"]
