@@ -139,7 +139,7 @@ class ProblemFile:
         The ``[release]`` table: how the written file may be used (``policy`` "single", "repeated" with
         ``releases``, "memoized", or "two-layer" with ``report_epsilon``, the per-report budget, ``privacy.epsilon``
         being the lifetime one, and optionally ``link_epsilon``, the linkability budget: the LDP level of the
-        reports on the permanent outputs, :mod:`mechdesign.core.linkability`); empty for one release per run.
+        reports on the permanent outputs, :mod:`mechdesign.core._linkability`); empty for one release per run.
     """
 
     path: Path
