@@ -42,6 +42,8 @@ class SolverError(MechdesignError):
     'infeasible'
     """
 
+    status: str | None
+
     def __init__(self, message: str, status: str | None = None) -> None:
         super().__init__(message)
         self.status = status

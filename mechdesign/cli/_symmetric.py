@@ -12,9 +12,12 @@ import argparse
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mechdesign.cli._io import data_file, print_json, print_signature_notice, single_column, stream
+
+if TYPE_CHECKING:
+    from mechdesign._progress import Progress
 
 
 def _refuse(args: argparse.Namespace, option: str, value: Any, why: str) -> None:
@@ -157,6 +160,7 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
 
 def run_decode(args: argparse.Namespace, source: Any) -> int:
     """``mechdesign decode`` on reports of a structured file: the efficient unbiased estimate, projected."""
+    from mechdesign._progress import Progress
     from mechdesign.deploy._io import iter_column
     from mechdesign.deploy.analysis._symmetric_decode import ReportTally
     from mechdesign.mechfile._symmetric import read_symmetric_file
@@ -168,9 +172,12 @@ def run_decode(args: argparse.Namespace, source: Any) -> int:
     column = single_column(args.column)
     loaded = read_symmetric_file(source, public_key=args.public_key)
     tally = ReportTally(loaded.mechanism)
-    if not _tally_arrow(tally, data_file(args), column, args.chunk_size):
-        for chunk in iter_column(data_file(args), column, args.chunk_size, file_name="data"):
+    report = Progress(True if args.progress else None, None, verb="read")
+    if not _tally_arrow(tally, data_file(args), column, args.chunk_size, report):
+        report = Progress(report.enabled, None, verb="read")  # the general reader starts again
+        for chunk in iter_column(data_file(args), column, args.chunk_size, file_name="data", progress=report):
             tally.add_texts(list(chunk), tally.records)
+    report.close()
     estimate = tally.estimate()
     print_signature_notice(source.name, loaded, args)
     if args.json:
@@ -188,11 +195,12 @@ def run_decode(args: argparse.Namespace, source: Any) -> int:
     return 0
 
 
-def _tally_arrow(tally: Any, source: Any, column: str, chunk: int) -> bool:
+def _tally_arrow(tally: Any, source: Any, column: str, chunk: int, progress: Progress) -> bool:
     """Tally the reports of a Parquet, Arrow IPC or plain CSV file read by Arrow (no Python object a report).
 
     A binary column holds reports in binary form, a string column (and CSV) in text form. False leaves the file to
     the general reader (compressed CSV, no pyarrow, a CSV Arrow cannot parse): then nothing is tallied.
+    ``progress`` counts the reports tallied.
     """
     from pathlib import Path
 
@@ -218,8 +226,10 @@ def _tally_arrow(tally: Any, source: Any, column: str, chunk: int) -> bool:
         if not (binary or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             raise ValueError(f"column must hold reports as binary or text, got column type={kind}")
         add = tally.add_binary_arrow if binary else tally.add_arrow
+        progress.total = parquet.metadata.num_rows
         for table in iter_parquet_tables(parquet, chunk, columns=[column]):
             add(table.column(0).combine_chunks(), tally.records)
+            progress.update(table.num_rows)
         return True
     if kind != "csv" or [s.lower() for s in path.suffixes][-1:] != [".csv"]:
         return False
@@ -234,6 +244,7 @@ def _tally_arrow(tally: Any, source: Any, column: str, chunk: int) -> bool:
                            convert_options=options) as reader:
             for batch in reader:
                 tally.add_arrow(batch.column(0), tally.records)
+                progress.update(batch.num_rows)
     except (pa.ArrowInvalid, UnicodeDecodeError):
         tally.clear()  # the general reader starts again and names the problem
         return False

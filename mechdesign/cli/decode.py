@@ -16,6 +16,9 @@ re-hashed) gives wrong frequencies, so the signature policy is the same (``--pub
 ``--method ml`` is the constrained maximum likelihood (:mod:`mechdesign.deploy.analysis._mle`) with bootstrap
 standard errors (200 replicates, seed 0); ``--within-ball`` maximises it over the file's ball B_β(P̂) (single
 columns), the set of distributions for which the file's guarantee holds. Every printed estimate is on the simplex.
+
+The records read are reported on stderr as ``privatize`` reports them (:class:`mechdesign._progress.Progress`): on a
+terminal, or anywhere with ``--progress``.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --method ml: maximise the likelihood over the file's ball (its prior and radius), "
                              "where its guarantee holds; single-column files")
     parser.add_argument("--chunk-size", type=int, default=1_000_000, help="records per chunk (memory bound)")
+    parser.add_argument("--progress", action="store_true", help="report progress on stderr even when not a TTY")
     add_signature_arguments(parser, notices=True)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -87,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     args.column = single_column(args.column)
     loaded = read_mechanism_file(source, public_key=args.public_key)
     mechanism = loaded.reported  # a two-layer file's reports come from W₁W₂: one period decodes through it
-    counts = count_file(mechanism, data_file(args), args.column, chunk_size=args.chunk_size)
+    counts = count_file(mechanism, data_file(args), args.column, chunk_size=args.chunk_size,
+                        progress=True if args.progress else None)
     utility = loaded.utility or {}
     quantities = None
     if utility.get("kind") == "estimation_linear" and "weights" in utility:
@@ -148,7 +153,8 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
         raise ValueError(f"method must be 'linear' or 'ml' (without --within-ball) for a record file, got "
                          f"method={args.method!r}{' with --within-ball' if args.within_ball else ''}")
     with column_order_hint(columns, record.attributes):
-        counts = count_record_file(record, data_file(args), columns, chunk_size=args.chunk_size)
+        counts = count_record_file(record, data_file(args), columns, chunk_size=args.chunk_size,
+                                   progress=True if args.progress else None)
     estimate = decode_records(record, counts, args.method)
     print_signature_notice(source.name, record, args)
     if args.json:

@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mechdesign._progress import say
 from mechdesign.cli._io import add_force_argument, print_json, refuse_existing
 
 if TYPE_CHECKING:
@@ -65,10 +66,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _progress(enabled: bool, message: str) -> None:
-    if enabled:
-        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
-
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mechdesign design`` on the parsed ``args``; return the exit code.
@@ -113,9 +110,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_two_layer(args, loaded, destination, deadline, show)
     if _symmetric(args.method, problem, loaded.release):
         return _run_symmetric(args, loaded, destination, deadline, show)
-    _progress(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
-                    f"({problem.form}); solving the design{'' if args.no_baselines else ' and the baselines'} "
-                    f"(time limit {limit:g} s, {deadline.remaining():.3g} s left) …")
+    say(show, f"{problem.name}: N = {problem.size}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g} "
+              f"({problem.form}); solving the design{'' if args.no_baselines else ' and the baselines'} "
+              f"(time limit {limit:g} s, {deadline.remaining():.3g} s left) …")
     size = problem.size
     _note_file_cap(show, size)
     start = time.perf_counter()
@@ -126,16 +123,16 @@ def run(args: argparse.Namespace) -> int:
         return write_seconds(size * outputs) + release_seconds(problem.ball, outputs, releases)
     result = solve(problem, solver=args.solver.upper(), method=args.method, baselines=not args.no_baselines,
                    progress=show, deadline=deadline, reserve=reserve)
-    _progress(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
-                    f"{result.iterations} iterations, {result.status}); writing the mechanism file "
-                    f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
+    say(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
+              f"{result.iterations} iterations, {result.status}); writing the mechanism file "
+              f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
     policy = {k: val for k, val in loaded.release.items() if k != "report_epsilon"} or None
     cpu = time.process_time()
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
         target = result.save(destination, problem_file=source, release=policy, force=args.force, deadline=deadline)
     account = _account_note(target, loaded.release, time.process_time() - cpu)
-    _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
+    say(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     warning = result.rank_warning()
     if warning:
         print(f"mechdesign: {warning}", file=sys.stderr)
@@ -203,14 +200,14 @@ def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, 
     from mechdesign.design.symmetric import design_symmetric
 
     problem = loaded.problem  # type: ignore[attr-defined]
-    _progress(show, f"{problem.name}: N = {problem.size:,}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g}; "
-                    f"symmetric design over cells of equal counts ({deadline.remaining():.3g} s left) …")
+    say(show, f"{problem.name}: N = {problem.size:,}, ε = {problem.epsilon:g}, radius = {problem.radius:.4g}; "
+              f"symmetric design over cells of equal counts ({deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
     # the file's writing (the guarantee recomputed, the tables packed) keeps a tenth of the time, at most 30 s
     design = design_symmetric(problem, deadline=deadline.before(min(0.1 * deadline.remaining(), 30.0)),
                               progress=show)
-    _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.status}); writing the structured file "
-                    f"({deadline.remaining():.3g} s left) …")
+    say(show, f"designed in {time.perf_counter() - start:.2f} s ({design.status}); writing the structured file "
+              f"({deadline.remaining():.3g} s left) …")
     from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
 
     # a file that privatize would refuse (its quantised sampler past the stated ε) is never written
@@ -219,7 +216,7 @@ def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, 
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
         target = design.save(destination, problem_file=args.problem, release=policy, force=args.force)
-    _progress(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
+    say(show, f"wrote {target} ({deadline.elapsed():.2f} s since the start of the command)")
     if args.json:
         print_json({**design.to_dict(), "file": str(target), "file_bytes": target.stat().st_size})
         return 0
@@ -237,15 +234,15 @@ def _run_two_layer(args: argparse.Namespace, loaded: object, destination: Path, 
     release = loaded.release  # type: ignore[attr-defined]
     report = float(release["report_epsilon"])
     link = float(release.get("link_epsilon", math.inf))
-    _progress(show, f"{problem.name}: two layers, lifetime ε = {problem.epsilon:g}, per-report ε = {report:g}, link "
-                    f"ε = {link:g}: the single-layer bound, then the permanent and the fresh layer "
-                    f"({deadline.remaining():.3g} s left) …")
+    say(show, f"{problem.name}: two layers, lifetime ε = {problem.epsilon:g}, per-report ε = {report:g}, link "
+              f"ε = {link:g}: the single-layer bound, then the permanent and the fresh layer "
+              f"({deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
     # After the design: the final mixing, the writer's recomputation of the three levels and the file (a few matrices
     # of at most a few hundred outputs). 3 % of a 60-s limit ended 8.5 s late at load 20 on 2 cores: 10 %, at least 2 s.
     design = design_two_layer(problem, report, link_epsilon=link, progress=show,
                               deadline=deadline.before(max(2.0, 0.1 * deadline.seconds)))
-    _progress(show, f"designed in {time.perf_counter() - start:.2f} s ({design.method}); writing the mechanism file")
+    say(show, f"designed in {time.perf_counter() - start:.2f} s ({design.method}); writing the mechanism file")
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the solve
         warnings.simplefilter("ignore", UserWarning)
         target = design.save(destination, problem_file=args.problem, key=release.get("key"), force=args.force)
@@ -287,9 +284,9 @@ def _note_file_cap(show: bool, size: int) -> None:
     per_entry = 21  # a full-precision number and its separator, as the file writes them (k-RR at N = 2,000: 23)
     most = max_file_bytes() // (per_entry * size)
     if most <= size:
-        _progress(show, f"note: a design of more than about {most:,} outputs would exceed the "
-                        f"{max_file_bytes() / (1 << 20):g} MiB that verify and privatize read (MECHDESIGN_MAX_FILE_MB "
-                        "raises it), and its file would be refused")
+        say(show, f"note: a design of more than about {most:,} outputs would exceed the "
+                  f"{max_file_bytes() / (1 << 20):g} MiB that verify and privatize read (MECHDESIGN_MAX_FILE_MB "
+                  "raises it), and its file would be refused")
 
 
 def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show: bool) -> int:
@@ -301,15 +298,15 @@ def _run_record(args: argparse.Namespace, source: Path, deadline: Deadline, show
     destination = Path(args.out) / f"{problem.name}.mech.json"
     refuse_existing(destination, args.force)
     radius = prior.radius(problem.delta) if problem.delta is not None else float(problem.radius or 0.0)
-    _progress(show, f"{problem.name}: {prior.dimension} attributes {list(prior.attributes)}, N = {prior.size:,} "
-                    f"joint letters ({prior.observed:,} observed), m = {prior.samples:,}, record-level ε = "
-                    f"{problem.epsilon:g}, radius = {radius:.4g}; {problem.kind} design "
-                    f"({deadline.remaining():.3g} s left) …")
+    say(show, f"{problem.name}: {prior.dimension} attributes {list(prior.attributes)}, N = {prior.size:,} "
+              f"joint letters ({prior.observed:,} observed), m = {prior.samples:,}, record-level ε = "
+              f"{problem.epsilon:g}, radius = {radius:.4g}; {problem.kind} design "
+              f"({deadline.remaining():.3g} s left) …")
     start = time.perf_counter()
     limit = max(deadline.remaining(), 1e-9)  # the product and sampled designs' factor designs, each at most this
     design = _record_design(problem, limit, deadline)
-    _progress(show, f"designed in {time.perf_counter() - start:.2f} s; writing the record file "
-                    f"({deadline.remaining():.3g} s left) …")
+    say(show, f"designed in {time.perf_counter() - start:.2f} s; writing the record file "
+              f"({deadline.remaining():.3g} s left) …")
     with warnings.catch_warnings():  # a signed file's replacement was warned about before the design
         warnings.simplefilter("ignore", UserWarning)
         target = design.save(destination, provenance={"problem": problem.name}, force=args.force)

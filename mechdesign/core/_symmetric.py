@@ -2,9 +2,10 @@
 
 A count prior P̂ = n/m ties: many inputs share a count (Zipf counts from m = 10⁵ records at N = 1,000 have 200
 distinct counts). The inputs are partitioned into **cells** of inputs with equal counts whose sizes are 1 or a prime
-(:class:`Cells`; s ≤ 256 tied inputs are split into at most three cells, :func:`prime_parts`). A **type** t has
-two lift levels h_t ≥ l_t ≥ 0 and, in every cell k, a_tk inputs at h_t and b_tk at l_t (the rest at 0). Its outputs
-are the placements of those counts inside the cells; placing uniformly, an input x of cell k meets
+(:class:`Cells`; s ≤ 256 tied inputs are split into at most three cells,
+:func:`~mechdesign.core._cells.prime_parts`). A **type** t has two lift levels h_t ≥ l_t ≥ 0 and, in every cell k,
+a_tk inputs at h_t and b_tk at l_t (the rest at 0). Its outputs are the placements of those counts inside the cells;
+placing uniformly, an input x of cell k meets
 
     P(type t | x) = θ_t μ_tk,     μ_tk = (a_tk h_t + b_tk l_t) / s_k,     Σ_t θ_t μ_tk = 1 (rows sum to one),
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign._files import csv_compression
+from mechdesign._progress import Progress
 from mechdesign.core._record_codes import encode_labels, unknown_labels_error
 from mechdesign.deploy._parquet_pages import check_footer
 
@@ -410,10 +411,11 @@ def null_error(column: str, count: int, first: int) -> ValueError:
 
 
 def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
-                file_name: str = "data") -> Iterator[np.ndarray]:
+                file_name: str = "data", progress: Progress | None = None) -> Iterator[np.ndarray]:
     """The values of ``column`` as arrays of strings, ``chunk`` records at a time (bounded memory).
 
-    ``file_name`` names the file in error messages (the CLI option: ``data``).
+    ``file_name`` names the file in error messages (the CLI option: ``data``). ``progress`` counts each chunk once
+    the caller is done with it, and learns the total from a Parquet or Arrow IPC file's metadata.
     """
     path = Path(source)
     chunk = v.positive_int("chunk_size", chunk)
@@ -422,20 +424,28 @@ def iter_column(source: str | os.PathLike[str], column: str, chunk: int,
         position = column_index(csv_header(path), column)
         for frame in iter_csv_frames(path, chunk, usecols=[position]):
             yield frame[position].to_numpy(dtype=object)
+            if progress is not None:
+                progress.update(len(frame))
         return
     parquet = columnar_file(path)
     column_index(parquet.schema_arrow.names, column)
+    if progress is not None:
+        progress.total = parquet.metadata.num_rows
     start = 0
     for table in iter_parquet_tables(parquet, chunk, columns=[column]):
         yield parquet_strings(table.column(0), column, start)
         start += table.num_rows
+        if progress is not None:
+            progress.update(table.num_rows)
 
 
 def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: int,
-                 file_name: str = "data", empty_nulls: bool = False) -> Iterator[list[np.ndarray]]:
+                 file_name: str = "data", empty_nulls: bool = False,
+                 progress: Progress | None = None) -> Iterator[list[np.ndarray]]:
     """The values of several ``columns`` (lists of arrays of strings), ``chunk`` records at a time, in one pass.
 
     Parquet nulls are refused, or with ``empty_nulls`` read as the empty string (an empty CSV field's value).
+    ``progress`` as in :func:`iter_column`.
     """
     path = Path(source)
     chunk = v.positive_int("chunk_size", chunk)
@@ -445,25 +455,35 @@ def iter_columns(source: str | os.PathLike[str], columns: Sequence[str], chunk: 
         positions = [column_index(header, c) for c in columns]
         for frame in iter_csv_frames(path, chunk, usecols=sorted(set(positions))):
             yield [frame[p].to_numpy(dtype=object) for p in positions]
+            if progress is not None:
+                progress.update(len(frame))
         return
     parquet = columnar_file(path)
     for c in columns:
         column_index(parquet.schema_arrow.names, c)
+    if progress is not None:
+        progress.total = parquet.metadata.num_rows
     start = 0
     for table in iter_parquet_tables(parquet, chunk, columns=list(dict.fromkeys(columns))):
         yield [parquet_strings(table.column(c), c, start, empty_nulls) for c in columns]
         start += table.num_rows
+        if progress is not None:
+            progress.update(table.num_rows)
 
 
 def count_labels(source: str | os.PathLike[str], column: str, labels: Sequence[str], *, name: str,
-                 chunk: int = 1_000_000, file_name: str = "data", kind: str = "input") -> np.ndarray:
+                 chunk: int = 1_000_000, file_name: str = "data", kind: str = "input",
+                 progress: bool | None = False) -> np.ndarray:
     """Counts of each label of ``labels`` in ``column`` (int64, streamed); other values are an error.
 
-    ``kind`` ("input" or "output") names the mechanism's labels in that error.
+    ``kind`` ("input" or "output") names the mechanism's labels in that error. ``progress``: records read on stderr
+    (:class:`mechdesign._progress.Progress`: ``None`` on a terminal only, ``True`` anywhere, ``False`` never).
     """
     counts = np.zeros(len(labels), dtype=np.int64)
-    for values in iter_column(source, column, chunk, file_name):
+    report = Progress(progress, None, verb="read")
+    for values in iter_column(source, column, chunk, file_name, report):
         counts += np.bincount(encode_labels(values, labels, name, kind), minlength=len(labels))
+    report.close()
     if counts.sum() == 0:
         raise v.fail("data", "hold at least one record", str(source))
     return counts

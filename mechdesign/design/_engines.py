@@ -17,7 +17,6 @@ same ``accepts`` and returns types over cells, which its own certificate turns i
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign._deadline import Deadline
 from mechdesign._errors import SolverError
+from mechdesign._progress import say
 from mechdesign.core._mechanism import Mechanism
 from mechdesign.design._certificate import certify, repair
 from mechdesign.design._problem import DesignProblem
@@ -261,9 +261,9 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
     timings = found.timings
     timings["lp" if problem.utility.sublinear else "search"] = time.perf_counter() - start
     if found.upper_bound is None:
-        _say(progress, f"{found.name} proves no bound ({found.bound_reason or 'no reason given'}): the "
-                       "data-processing bound stands")
-    _say(progress, f"certifying the design ({problem.size} × {int(np.count_nonzero(found.weights))}) …")
+        say(progress, f"{found.name} proves no bound ({found.bound_reason or 'no reason given'}): the "
+                      "data-processing bound stands")
+    say(progress, f"certifying the design ({problem.size} × {int(np.count_nonzero(found.weights))}) …")
     clock = time.perf_counter()
     result = certify_result(problem, found, gap_tolerance)
     timings["certify"] = time.perf_counter() - clock
@@ -275,7 +275,7 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
         from mechdesign.design.baselines._compare import compute_baselines
         from mechdesign.design.baselines._ldp_oracles import oracle_rows
 
-        _say(progress, "the baselines …")
+        say(progress, "the baselines …")
         clock = time.perf_counter()
         after = reserve(result.mechanism.shape[1]) if reserve is not None else 0.0
         # k-RR of the start, not anything the engine returned, is the rr_pml baseline.
@@ -294,7 +294,3 @@ def design_with(problem: DesignProblem, engine: Engine, *, gap_tolerance: float,
     timings["total"] = time.perf_counter() - start
     return result
 
-
-def _say(progress: bool, message: str) -> None:
-    if progress:
-        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)

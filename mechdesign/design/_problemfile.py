@@ -139,7 +139,7 @@ class ProblemFile:
         The ``[release]`` table: how the written file may be used (``policy`` "single", "repeated" with
         ``releases``, "memoized", or "two-layer" with ``report_epsilon``, the per-report budget, ``privacy.epsilon``
         being the lifetime one, and optionally ``link_epsilon``, the linkability budget: the LDP level of the
-        reports on the permanent outputs, :mod:`mechdesign.core.linkability`); empty for one release per run.
+        reports on the permanent outputs, :mod:`mechdesign.core._linkability`); empty for one release per run.
     """
 
     path: Path
@@ -247,20 +247,21 @@ def _records_prior(reader: _Reader, source: Any, column: Any, labels: list[str] 
     if not csv.is_file():
         raise reader.fail("data.source", "be an existing CSV file (relative to the problem file)", source)
     frame = pd.read_csv(csv, usecols=[column], dtype=str, keep_default_na=False)
-    _no_empty(reader, "data.source", frame[column], f"{source}, column {column!r}")
+    no_empty(reader.path, "data.source", frame[column], f"{source}, column {column!r}")
     return Prior.from_samples(frame[column], labels)
 
 
-def _no_empty(reader: _Reader, where: str, values: Any, what: str) -> None:
+def no_empty(path: Path, where: str, values: Any, what: str) -> None:
     """Refuse an empty category value, as privatize does: an empty CSV field is a missing value, not a category.
 
     Designed for, it became a category ``''`` without a word (issue 61); a category meant for missing values is
-    named (e.g. ``missing``) in the data.
+    named (e.g. ``missing``) in the data. The record problem loader (:mod:`mechdesign.records._problem`) refuses
+    alike. ``path``: the problem file; ``values``: the column as read, every field a string.
     """
     empty = np.flatnonzero(np.asarray(values, dtype=object) == "")
     if empty.size:
-        raise reader.fail(where, "hold no empty value '' (a missing value: name a category for it, e.g. 'missing')",
-                          f"{what}: {empty.size:,} empty, the first in row {empty[0] + 1:,}")
+        raise _Reader(path).fail(where, "hold no empty value '' (a missing value: name a category for it, e.g. "
+                                 "'missing')", f"{what}: {empty.size:,} empty, the first in row {empty[0] + 1:,}")
 
 
 _COUNTS_COLUMNS = {"count", "label"}
@@ -323,7 +324,7 @@ def _counts_file(reader: _Reader, source: str, labels: list[str] | None) -> Prio
             raise reader.fail("data.labels", f"be omitted when the count table {source} has a 'label' column",
                               labels)
         labels = table["label"].tolist()
-        _no_empty(reader, "data.counts", labels, f"{source}, column 'label'")
+        no_empty(reader.path, "data.counts", labels, f"{source}, column 'label'")
     return Prior.from_counts(np.array([int(x) for x in raw], dtype=np.int64), labels)
 
 

@@ -129,7 +129,7 @@ class MechanismFile:
         The Ed25519 signature block, or ``None``; checked only when a ``public_key`` is given to
         :func:`read_mechanism_file`.
     release
-        The release policy (:mod:`mechdesign.mechfile.policy`): one release per run by default; "repeated",
+        The release policy (:mod:`mechdesign.mechfile._policy`): one release per run by default; "repeated",
         "memoized" or "two-layer" (then the matrix is the permanent layer and :attr:`reported` the per-report
         mechanism).
 
@@ -163,7 +163,7 @@ class MechanismFile:
     def reported(self) -> Mechanism:
         """The mechanism each report is drawn from: W₁W₂ for a two-layer file, the file's matrix W otherwise.
 
-        One period's reports of a two-layer file are decoded through it (:mod:`mechdesign.mechfile.policy`).
+        One period's reports of a two-layer file are decoded through it (:mod:`mechdesign.mechfile._policy`).
         """
         if self.release.reports is None:
             return self.mechanism

@@ -87,7 +87,7 @@ class Verification:
     sha256
         The file's (checked) SHA-256 of the canonical content.
     release
-        The release policy (:mod:`mechdesign.mechfile.policy`) with what it states recomputed: ``policy``, and
+        The release policy (:mod:`mechdesign.mechfile._policy`) with what it states recomputed: ``policy``, and
         for "repeated" and "two-layer" ``epsilon`` (stated), ``achieved``, ``exact`` and ``holds``; ``None`` for a
         file of one release per run.
 
@@ -342,8 +342,8 @@ def nesting_depth(data: bytes) -> int:
 class ParsedFile:
     """A mechanism file read once and parsed: its one JSON object and the name its errors give.
 
-    Every reader takes one (:func:`~mechdesign.mechfile.column.read_mechanism_file`,
-    :func:`~mechdesign.mechfile.record.read_record_file`, :func:`~mechdesign.mechfile.is_record_file`),
+    Every reader takes one (:func:`~mechdesign.mechfile._column.read_mechanism_file`,
+    :func:`~mechdesign.mechfile._record.read_record_file`, :func:`~mechdesign.mechfile.is_record_file`),
     so a caller that must first know which kind of file it holds reads it once: a pipe, a FIFO or stdin cannot be
     read a second time (the second open of a FIFO waits forever for a writer; ``/dev/stdin`` reads empty).
 

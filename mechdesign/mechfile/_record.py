@@ -100,7 +100,7 @@ class RecordFile:
     sampling : numpy.ndarray or None
         π of a sampled design (read-only, d positive entries summing to one within 1e-9); ``None`` otherwise.
     release : ReleasePolicy
-        The release policy (:mod:`mechdesign.mechfile.policy`): one release per run by default; "repeated"
+        The release policy (:mod:`mechdesign.mechfile._policy`): one release per run by default; "repeated"
         (the record-level leakage of T releases is stated) or "memoized".
 
     References

@@ -1,11 +1,12 @@
 """The one writer of design results: every result states its file as :class:`FileSections`, one function writes it.
 
-Five kinds of design result reach a mechanism file — a single-column design (:class:`~mechdesign.design._result.
-DesignResult`), a two-layer design (:class:`~mechdesign.design.two_layer.TwoLayerDesign`), a symmetric design over
-cells (:class:`~mechdesign.design.symmetric.SymmetricDesign`) and the record designs (product, attribute-sampled and
-joint: :mod:`mechdesign.records`). Each says what its file holds (:meth:`DesignOutcome.sections`); :func:`save`
-refuses to replace an existing file silently and hands the sections to the writer of that kind of file, which
-recomputes the guarantee from the mechanism, solver-free, before anything is written
+Five kinds of design result reach a mechanism file — a single-column design
+(:class:`~mechdesign.design._result.DesignResult`), a two-layer design
+(:class:`~mechdesign.design.two_layer.TwoLayerDesign`), a symmetric design over cells
+(:class:`~mechdesign.design.symmetric.SymmetricDesign`) and the record designs (product, attribute-sampled and joint:
+:mod:`mechdesign.records`). Each says what its file holds (:meth:`DesignOutcome.sections`); :func:`save` refuses to
+replace an existing file silently and hands the sections to the writer of that kind of file, which recomputes the
+guarantee from the mechanism, solver-free, before anything is written
 (:func:`~mechdesign.mechfile.write_mechanism_file`, :func:`~mechdesign.mechfile.write_symmetric_file`,
 :func:`~mechdesign.mechfile.write_record_file`). The results' ``save`` methods are this function
 (:class:`SavesFile`), so a result is written the same way from Python and from ``mechdesign design``.
@@ -127,7 +128,7 @@ def save(result: DesignOutcome, path: str | os.PathLike[str], *, problem_file: s
         The TOML problem file the design came from (its name and SHA-256 go into the provenance).
     release : dict, optional
         The file's release policy (``{"policy": "memoized"}``, ``{"policy": "repeated", "releases": T}``;
-        :mod:`mechdesign.mechfile.policy`); by default one release per run. A two-layer design states its own.
+        :mod:`mechdesign.mechfile._policy`); by default one release per run. A two-layer design states its own.
     key : str, optional
         The identifier of the memoization key a memoized or two-layer file is bound to
         (:func:`~mechdesign.mechfile.key_id`).

@@ -10,7 +10,7 @@ signature on the bytes it canonicalised itself. The signature is stored in the f
     "signature": {"algorithm": "ed25519", "public_key": "<base64 raw 32 bytes>", "value": "<base64 64 bytes>"}
 
 The embedded public key only names the signer; trust comes from the key the *verifier* supplies
-(obtained out of band): :func:`check_signature` compares against that key, never the embedded one.
+(obtained out of band): :func:`~._keys.check_signature` compares against that key, never the embedded one.
 Ed25519 (RFC 8032) is provided by the ``cryptography`` package (OpenSSL), not hand-written.
 
 Examples

@@ -1,13 +1,13 @@
 r"""The checks of a structured file at the speed ``verify`` needs at N = 10⁵: its guarantee and its canonical bytes.
 
-**The guarantee.** Each type's PML over the ball is the grouped greedy (:func:`~mechdesign.core._group_greedy.
-group_min_linear`) on its (cell, level) groups, values h_t/r_k, l_t/r_k, 0. The greedy wants them sorted by value,
-which is the sort that dominates at T = 3,000 types × 3K = 7,467 groups; but h_t/r_k descends as r_k ascends for
-*every* type, so one sort of the K row sums orders the high groups and the low groups of all types, and the two
-lists concatenate in order whenever h_t/max r ≥ l_t/min r (every type but those whose levels lie within the row
-sums' spread, ~1e-9, which are sorted one by one). The greedy then sees sorted input and its own stable sort
-leaves it as it is. The groups of value 0 act as one, and types are processed in blocks, so the working arrays
-stay small.
+**The guarantee.** Each type's PML over the ball is the grouped greedy
+(:func:`~mechdesign.core._group_greedy.group_min_linear`) on its (cell, level) groups, values h_t/r_k, l_t/r_k, 0.
+The greedy wants them sorted by value, which is the sort that dominates at T = 3,000 types × 3K = 7,467 groups; but
+h_t/r_k descends as r_k ascends for *every* type, so one sort of the K row sums orders the high groups and the low
+groups of all types, and the two lists concatenate in order whenever h_t/max r ≥ l_t/min r (every type but those
+whose levels lie within the row sums' spread, ~1e-9, which are sorted one by one). The greedy then sees sorted input
+and its own stable sort leaves it as it is. The groups of value 0 act as one, and types are processed in blocks, so
+the working arrays stay small.
 
 **The canonical bytes.** RFC 8785 through ``rfc8785`` costs 1.6 µs a value; the long arrays of a structured file
 (labels, counts, levels, packed streams) are written here in bulk instead and handed to

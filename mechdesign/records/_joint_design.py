@@ -29,9 +29,9 @@ design that is ε-PML over the design ball (:func:`~mechdesign.records.design_pr
 K × K systems small): with all of them the master's optimum would be at most the product's value; with the
 heaviest it lands near it, and the search goes on from there.
 
-**The guarantee** is recomputed from the final matrix, solver-free: the capacity over the joint ball
-B_β(P̂) (:func:`~mechdesign.core.capacity` on :meth:`JointBall.dense`, exact greedy, rounded toward
-privacy). The utilities are recomputed at P̂ from the matrix (:mod:`mechdesign.core._fisher`); the engine's
+**The guarantee** is recomputed from the final matrix, solver-free: the capacity over the joint ball B_β(P̂)
+(:func:`~mechdesign.core.capacity` on :meth:`~mechdesign.core._record_prior.JointBall.dense`, exact greedy, rounded
+toward privacy). The utilities are recomputed at P̂ from the matrix (:mod:`mechdesign.core._fisher`); the engine's
 status, value, bound and gap refer to its own problem (P̃ over B_β̃(P̃); P̂ over B_β(P̂) without zeros).
 """
 

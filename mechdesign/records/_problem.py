@@ -208,7 +208,8 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
     ------
     ValueError
         One line ``problem file <name>: <field> must <rule>, got …``: unknown keys, an unknown or repeated
-        column, a missing value, a joint alphabet over ``max_letters``, invalid numbers or kinds.
+        column, an empty value (a missing one: named as the single-attribute loader names it), a joint alphabet
+        over ``max_letters``, invalid numbers or kinds.
     FileNotFoundError
         If ``path`` does not exist.
     """
@@ -285,7 +286,7 @@ def load_record_problem(path: str | os.PathLike[str]) -> RecordProblem:
 
 
 def _prior(file: Path, source: Any, columns: list[str], limit: int) -> JointPrior:
-    """The joint prior of ``columns`` of the vendored Adult data or of a CSV file (missing cells refused)."""
+    """The joint prior of ``columns`` of the vendored Adult data or of a CSV file (empty fields refused)."""
     if source == "adult":
         return JointPrior.from_adult(columns, max_size=limit)
     if not isinstance(source, str) or source.startswith("adult"):
@@ -295,6 +296,7 @@ def _prior(file: Path, source: Any, columns: list[str], limit: int) -> JointPrio
 
     from mechdesign._files import CSV_NAME_RULE, csv_compression
     from mechdesign.core._record_codes import distinct_names
+    from mechdesign.design._problemfile import no_empty
 
     csv = (file.parent / source).resolve()
     try:  # .csv.zst or .csv.zip: one line here, not pandas' traceback
@@ -311,6 +313,9 @@ def _prior(file: Path, source: Any, columns: list[str], limit: int) -> JointPrio
     if absent:
         raise ValueError(f"problem file {file.name}: data.columns must name columns of {source} {header[:12]}, got "
                          f"data.columns={absent}")
-    # Empty cells are read as missing (NaN), which JointPrior refuses with the record's number.
-    frame = pd.read_csv(csv, usecols=wanted, dtype=str)
+    # Every field as its text, as the single-attribute loader and privatize read it ('NA' is a category, not pandas'
+    # missing value); an empty field is refused in their words.
+    frame = pd.read_csv(csv, usecols=wanted, dtype=str, keep_default_na=False)
+    for column in wanted:
+        no_empty(file, "data.source", frame[column], f"{source}, column {column!r}")
     return JointPrior.from_frame(frame, wanted, max_size=limit)

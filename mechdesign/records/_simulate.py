@@ -11,8 +11,8 @@ that their mean can be compared with M/n from :func:`~mechdesign.records.baselin
 Oracles: GRR (report kept with p*, else another value uniformly); OUE (one bit per value, 1/2 for the
 true value, q* for the others); OLH (a uniformly random hash onto g buckets per report, GRR over the
 buckets); subset selection (a d-subset containing the true value with probability p*); Hadamard
-response (the column of the Sylvester matrix drawn from :func:`~mechdesign.design.baselines._ldp_oracles.
-hadamard_mechanism`).
+response (the column of the Sylvester matrix drawn from
+:func:`~mechdesign.design.baselines._ldp_oracles.hadamard_mechanism`).
 """
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def _problem(folder: Path, data: str, columns: str, extra: str = "") -> Path:
     ("adult", '["race", "colour"]', "", "columns must be among"),
     ("adult", '["race", "race"]', "", "columns must be distinct"),
     ("adult", '["race", "education"]', "max_letters = 50\n", "the joint alphabet must have at most max_size=50"),
-    ("t.csv", '["a", "b"]', "", "must have every attribute (no missing value)"),
+    ("t.csv", '["a", "b"]', "", "data.source must hold no empty value ''"),
     ("t.csv", '["a", "z"]', "", "data.columns must name columns"),
 ], ids=["unknown", "duplicated", "too-large", "missing", "unknown-csv"])
 def test_record_problem_refusals_are_one_line_exit_2_and_write_nothing(cli, tmp_path, data, columns, extra, message):

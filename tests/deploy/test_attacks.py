@@ -377,8 +377,8 @@ def test_progress_to_a_pipe_is_one_line_per_report_with_total_and_eta(tmp_path, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from mechdesign import _progress as progress
     from mechdesign.deploy.sampling import Privatizer
-    from mechdesign.deploy.sampling import _progress as progress
     from mechdesign.deploy.sampling import _stream as module
     from mechdesign.design.polytope import randomized_response
 

@@ -109,3 +109,42 @@ def test_a_sampled_problem_reaches_the_product_limit_of_joint_letters(tmp_path):
     path.write_text(text.replace('kind = "product"\nfactor = "estimation"', 'kind = "sampled"'))
     problem = load_record_problem(path)
     assert problem.kind == "sampled" and problem.prior.size == 6720
+
+
+def _both_loaders(folder, csv: str):
+    """The single-attribute and the record problem of column 'race' (and 'sex') of one CSV."""
+    (folder / "people.csv").write_text(csv)
+    single, record = folder / "single.toml", folder / "record.toml"
+    privacy = "[privacy]\nepsilon = 1.0\nradius = 0.1\n"
+    single.write_text(f'[data]\nsource = "people.csv"\ncolumn = "race"\n{privacy}[utility]\nkind = "estimation_mse"\n')
+    record.write_text(f'[data]\nsource = "people.csv"\ncolumns = ["race", "sex"]\n{privacy}')
+    return single, record
+
+
+@pytest.mark.parametrize("empty", ["", '""'], ids=["empty", "quoted"])
+def test_an_empty_value_is_refused_as_the_single_attribute_loader_refuses_it(tmp_path, empty):
+    """Issue 61 (10): an empty field is a missing value, named in the same words by both loaders (the record loader
+    said 'missing in record 1', counting from 0, in words of its own)."""
+    from mechdesign.design import load_problem
+
+    single, record = _both_loaders(tmp_path, f"id,race,sex\n1,a,m\n2,{empty},f\n3,b,m\n4,{empty},f\n")
+    with pytest.raises(ValueError) as expected:
+        load_problem(single)
+    with pytest.raises(ValueError) as refused:
+        load_record_problem(record)
+    said = str(expected.value).replace("single.toml", "record.toml")
+    assert str(refused.value) == said
+    assert said == ("problem file record.toml: data.source must hold no empty value '' (a missing value: name a "
+                    "category for it, e.g. 'missing'), got data.source=\"people.csv, column 'race': 2 empty, the "
+                    "first in row 2\"")
+
+
+def test_a_value_pandas_would_call_missing_is_a_category_as_in_the_single_attribute_loader(tmp_path):
+    """'NA' (North America, say) and 'None' are labels to privatize and to the single-attribute loader; the record
+    loader read them as missing and refused the file."""
+    from mechdesign.design import load_problem
+
+    single, record = _both_loaders(tmp_path, "id,race,sex\n1,NA,None\n2,a,m\n3,NA,m\n4,b,None\n")
+    assert load_problem(single).problem.prior.labels == ("NA", "a", "b")
+    prior = load_record_problem(record).prior
+    assert [list(alphabet) for alphabet in prior.alphabets] == [["NA", "a", "b"], ["None", "m"]]

@@ -427,14 +427,15 @@ def _nonnegative_int(name: str, value: Any) -> int:
 
 
 def count_file(mechanism: Mechanism, source: str | os.PathLike[str], column: str, *,
-               chunk_size: int = 1_000_000) -> np.ndarray:
+               chunk_size: int = 1_000_000, progress: bool | None = False) -> np.ndarray:
     """Output counts of ``column`` in a CSV, Parquet or Arrow IPC file, streamed in chunks (bounded memory).
 
-    Reading follows :mod:`mechdesign.deploy._io`: every record counts, Parquet nulls are refused.
+    Reading follows :mod:`mechdesign.deploy._io`: every record counts, Parquet nulls are refused. ``progress``:
+    the records read on stderr (``None`` on a terminal only, ``True`` anywhere, ``False`` never).
     """
     from mechdesign.deploy._io import count_labels
 
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must be a Mechanism, got mechanism={v._show(mechanism)}")
     return count_labels(source, column, mechanism.outputs, name="privatized values", chunk=chunk_size,
-                        kind="output")
+                        kind="output", progress=progress)

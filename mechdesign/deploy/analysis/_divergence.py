@@ -226,7 +226,7 @@ def ball_divergence(frequencies: Any, center: Any, radius: float, threshold: flo
     radius : float
         β in [0, 2].
     threshold : float
-        t (:func:`divergence_threshold`).
+        t (:func:`~._datacheck.divergence_threshold`).
 
     Returns
     -------

@@ -21,7 +21,7 @@ def expectation_maximization(matrix: np.ndarray, counts: np.ndarray, start: np.n
     ``p_x ← p_x g_x(p)`` (Agrawal & Aggarwal, PODS 2001), three maps per SQUAREM S3 cycle (Varadhan & Roland, Scand.
     J. Stat. 35, 2008: an extrapolation along the first and second differences, shortened until it stays in the
     simplex and does not lower the likelihood, then one EM map). EM keeps the zeros of ``start``, so ``start``
-    should have full support. The same maximum as :func:`maximum_likelihood`, usually after many more maps;
+    should have full support. The same maximum as :func:`~._mle.maximum_likelihood`, usually after many more maps;
     ``iterations`` counts EM maps.
 
     Parameters

@@ -136,7 +136,7 @@ def _reference(probabilities: np.ndarray) -> np.ndarray:
 
 
 def count_record_file(record: RecordFile, source: str | os.PathLike[str], columns: Sequence[str], *,
-                      chunk_size: int = 1_000_000) -> list[np.ndarray]:
+                      chunk_size: int = 1_000_000, progress: bool | None = False) -> list[np.ndarray]:
     """Output counts of a privatized table in one pass: one vector per factor (product, sampled) or one (joint).
 
     A sampled release's empty fields (Parquet nulls) are the attributes a record does not report; every record must
@@ -152,6 +152,8 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
         The d privatized columns, in attribute order.
     chunk_size : int
         Records per chunk (memory bound).
+    progress : bool or None
+        The records read on stderr: ``None`` on a terminal only, ``True`` anywhere, ``False`` never.
 
     Returns
     -------
@@ -164,6 +166,7 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
         If a column is missing or repeated, a value is not an output label, (joint) the d columns of a record
         disagree, or (sampled) a record reports no attribute or several.
     """
+    from mechdesign._progress import Progress
     from mechdesign.core._record_codes import distinct_names
     from mechdesign.deploy._io import encode_labels, iter_columns
 
@@ -173,7 +176,8 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
     mechs = record.factors if record.mechanism is None else (record.mechanism,)
     counts = [np.zeros(m.shape[1], dtype=np.int64) for m in mechs]
     sampled, done = record.sampling is not None, 0
-    for values in iter_columns(source, names, chunk_size, "data", empty_nulls=sampled):
+    report = Progress(progress, None, verb="read")
+    for values in iter_columns(source, names, chunk_size, "data", empty_nulls=sampled, progress=report):
         if sampled:
             reported = np.stack([column != "" for column in values])
             per_record = reported.sum(axis=0)
@@ -193,6 +197,7 @@ def count_record_file(record: RecordFile, source: str | os.PathLike[str], column
         for i, (mech, column) in enumerate(zip(mechs, values, strict=True)):
             codes = encode_labels(column, mech.outputs, f"column {names[i]!r}", kind="output")
             counts[i] += np.bincount(codes, minlength=mech.shape[1])
+    report.close()
     if int(sum(c.sum() for c in counts)) == 0:
         raise v.fail("data", "hold at least one record", str(source))
     return counts

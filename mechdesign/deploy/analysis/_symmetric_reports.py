@@ -2,7 +2,7 @@
 
 A report of a structured file is its type t and the seed integer V in lowercase hex, zero-padded to the hex digits
 of |S_t| − 1 (docs/client_spec.rst, "Structured files"; :mod:`mechdesign.mechfile._placement`). The decoder
-(:mod:`~.symmetric_decode`) needs V as the type's digit groups (radix products below 2³²): here by exact long
+(:mod:`~._symmetric_decode`) needs V as the type's digit groups (radix products below 2³²): here by exact long
 division, for many reports at once — first on one byte buffer of all of them (:func:`_parse_bytes`, no Python step
 a report), and report by report (:func:`_parse_checked`) only if something in the buffer is malformed, to name the
 first bad report in a one-line error.

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mechdesign._exports import attach
+from mechdesign._progress import Progress  # on the ground floor: decoding's counts report progress too
 
 # --- public names: the name -> private module map (mechdesign._exports.attach loads each on first use) ---
 _WHERE = {"DistinctValues": "_changes", "MAX_USER_BYTES": "_memo", "MemoFunction": "_memo", "Privatizer": "_sampler",
-          "Progress": "_progress", "RecordPrivatizer": "_record_sampler", "SymmetricPrivatizer": "_symmetric",
+          "RecordPrivatizer": "_record_sampler", "SymmetricPrivatizer": "_symmetric",
           "UNREPORTED": "_record_sampler", "UserIds": "_memo", "accept_limit": "_symmetric",
           "block_streams": "_stream", "count_dask": "_scaleout", "count_records_dask": "_scaleout",
           "generate_memo_key": "_memo", "memo_function": "_policy_rule", "privatize": "_sampler",
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
         user_ids,
     )
     from mechdesign.deploy.sampling._policy_rule import memo_function
-    from mechdesign.deploy.sampling._progress import Progress
     from mechdesign.deploy.sampling._quantise_rows import quantise_rows
     from mechdesign.deploy.sampling._record_sampler import UNREPORTED, RecordPrivatizer, relative_deviation
     from mechdesign.deploy.sampling._record_stream import privatize_record_file

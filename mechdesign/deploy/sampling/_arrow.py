@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from mechdesign._progress import Progress
 from mechdesign.deploy._io import (
     column_index,
     columnar_file,
@@ -41,7 +42,6 @@ from mechdesign.deploy._io import (
     null_error,
     unknown_labels_error,
 )
-from mechdesign.deploy.sampling._progress import Progress
 from mechdesign.deploy.sampling._splice import Splice, SpliceWriter, splice_plan
 
 __all__ = ["kept_encodings", "record_chunks", "stream_records_parquet", "writer_options"]

@@ -7,8 +7,8 @@ k releases of what they reveal about that person: the account of k fresh release
 (:mod:`mechdesign.deploy.analysis._repeated`). ``privatize`` counts, over its run, the distinct values of each user
 and reports the largest number k with that account, instead of "one release".
 
-Users are hashed to 64-bit keys (a mix of the bytes the memo function reads, :class:`~mechdesign.deploy.sampling.
-memo.UserIds`) whose low bits are replaced by the value's code, so one sorted array of (user, value) keys holds the
+Users are hashed to 64-bit keys (a mix of the bytes the memo function reads, :class:`~._memo.UserIds`) whose low
+bits are replaced by the value's code, so one sorted array of (user, value) keys holds the
 run's pairs: 8 bytes per distinct pair. Two users whose hashes agree on the high bits count as one user with both
 users' values: the count can only grow, never hide a change (the safe direction for an account). Beyond
 :data:`MAX_PAIRS` pairs the counting stops and the run says so.

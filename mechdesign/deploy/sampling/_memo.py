@@ -23,7 +23,7 @@ blocks in one call (CBC decryption is parallel; encryption is not), so the JavaS
 words at the same speed. Here the blocks of all records of a chunk pass through OpenSSL's AES (``cryptography``)
 one position at a time: about 3 ns per block.
 
-What memoization guarantees (:mod:`mechdesign.mechfile.policy`): a person whose value does not change releases
+What memoization guarantees (:mod:`mechdesign.mechfile._policy`): a person whose value does not change releases
 one output in a lifetime, however often it is reported, so the lifetime leakage is exactly the file's ε; a
 person whose value takes k distinct values releases k outputs (one per value). Re-runs, crashes and second machines
 with the same key give the same outputs; a different key, or a different file, gives independent ones.

@@ -1,6 +1,6 @@
 """How every sampler honours a file's release policy: one rule for the CLI, the Python API and Dask.
 
-A mechanism file states how a person's value may be privatized (:mod:`mechdesign.mechfile.policy`). A sampler
+A mechanism file states how a person's value may be privatized (:mod:`mechdesign.mechfile._policy`). A sampler
 built from the *file* — ``Privatizer(loaded)``, ``RecordPrivatizer(record)``, and ``privatize_file``,
 ``privatize_record_file``, ``privatize_dask`` or ``privatize_records_dask`` given either — follows the rule
 ``mechdesign privatize`` follows:

@@ -51,7 +51,7 @@ class RecordPrivatizer:
     Parameters
     ----------
     record : RecordFile
-        A loaded record file (:func:`~mechdesign.mechfile.record.read_record_file`).
+        A loaded record file (:func:`~mechdesign.mechfile._record.read_record_file`).
 
     References
     ----------

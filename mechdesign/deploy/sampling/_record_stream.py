@@ -86,9 +86,9 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     header
     kept, bounded memory, atomic output, the same seed giving the same output whatever the chunk size; the
     secure stream, one generator for every block, draws a chunk per call), for the d columns of a record file,
-    in attribute order. ``check_counts`` receives the data's joint letters and
-    counts before ``target`` is committed and may raise (:func:`check_joint_counts`). Parquet goes to Parquet
-    on dictionary-encoded columns (:mod:`mechdesign.deploy.sampling._arrow`: the released columns are dictionary columns
+    in attribute order. ``check_counts`` receives the data's joint letters and counts before ``target`` is committed
+    and may raise (:func:`~mechdesign.deploy.analysis._datacheck.check_joint_counts`). Parquet goes to Parquet on
+    dictionary-encoded columns (:mod:`mechdesign.deploy.sampling._arrow`: the released columns are dictionary columns
     over the output labels, without min/max statistics), with the same released labels as from CSV.
 
     Parameters

@@ -62,7 +62,7 @@ class Privatizer:
     matrix ``matrix[x, y] = P(y | x)`` ([E] §II-A1) with each row quantised once to integers ``Q[x, ·]``
     summing to 2^64 (module docstring), so ``|W_q − W| < 2^-64`` entrywise and zeros of W stay zeros.
 
-    Built from a loaded **file** (:func:`~mechdesign.mechfile.column.read_mechanism_file`), it recomputes the
+    Built from a loaded **file** (:func:`~mechdesign.mechfile._column.read_mechanism_file`), it recomputes the
     file's guarantee for ``W_q`` ([E] Def. 5, eq. 22–23; :meth:`check`) and honours the file's release policy as
     ``mechdesign privatize`` does (:mod:`mechdesign.deploy.sampling._policy_rule`): a "memoized" or "two-layer" file is
     refused without a memo key and user ids, and draws memoized outputs with them; a two-layer file releases

@@ -10,10 +10,10 @@ to the workers once per task graph) with its own random stream:
 Counting is a map-reduce of per-partition output counts; decode the sum with
 :func:`mechdesign.deploy.analysis.estimate_frequencies`.
 
-Whole records work the same way with a record file (:func:`privatize_records_dask`, :func:`count_records_dask`):
-each partition draws every record from the record-level design (:class:`~mechdesign.deploy.sampling._record_stream.
-RecordPrivatizer`, re-checked once), and the summed counts decode with
-:func:`~mechdesign.deploy.analysis.decode_records`. An attribute-sampled file's unreported attributes are
+Whole records work the same way with a record file (:func:`privatize_records_dask`, :func:`count_records_dask`): each
+partition draws every record from the record-level design
+(:class:`~mechdesign.deploy.sampling._record_sampler.RecordPrivatizer`, re-checked once), and the summed counts
+decode with :func:`~mechdesign.deploy.analysis.decode_records`. An attribute-sampled file's unreported attributes are
 missing values (NaN of the categoricals), and counting requires exactly one reported attribute per record.
 """
 
@@ -102,7 +102,7 @@ def privatize_dask(frame: Any, column: str, mechanism: Mechanism | Privatizer | 
                    seed: int | None = None, memo: Any = None, user_column: str | None = None) -> Any:
     """A lazy Dask dataframe with ``column`` privatized (categorical of output labels); order kept.
 
-    ``mechanism`` is a loaded mechanism file (:func:`~mechdesign.mechfile.column.read_mechanism_file`; its
+    ``mechanism`` is a loaded mechanism file (:func:`~mechdesign.mechfile._column.read_mechanism_file`; its
     guarantee is re-checked on the sampled matrix and its release policy honoured), a compiled
     :class:`~mechdesign.deploy.sampling.Privatizer` (of a file or of a mechanism) or a
     :class:`~mechdesign.core.Mechanism` (a raw matrix). Without ``seed`` every partition draws from the

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign._progress import Progress, format_rate
 from mechdesign._randomness import record_rng
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.sampling._progress import Progress, format_rate
 from mechdesign.deploy.sampling._sampler import Privatizer
 
 __all__ = ["BLOCK", "Progress", "block_streams", "format_rate", "privatize_file", "small_pages"]
@@ -251,7 +251,7 @@ class _Job:
 
 def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
                 user_column: str | None, compression: str | None) -> int:
-    """A plain file byte by byte (:mod:`mechdesign.deploy._csv_bytes`), any other through the general reader.
+    """A plain file byte by byte (:mod:`mechdesign.deploy.sampling._csv_bytes`), any other through the general reader.
 
     The two write the same bytes; a file found not plain part-way is started again from its first record (the
     counts and block numbers reset, so a seeded run draws what the general reader alone would have drawn).

@@ -7,7 +7,7 @@ all on a stream of uniform 64-bit words w₀, w₁, … (fresh, or the keyed str
 1. **(t, level)**: cell k's row over the 2T pairs (t, high), (t, low) — P(t, high | x) = θ_t a_tk h_t / (s_k r_k),
    P(t, low | x) = θ_t b_tk l_t / (s_k r_k) — is quantised once to integers Q_k summing to 2⁶⁴ (the dense
    sampler's rule, :func:`~mechdesign._numerics.quantise`, computed for all cells at once by
-   :func:`~.quantise_rows.quantise_rows`); w₀ gives the first pair j with C_k[j] > w₀ (C_k the cumulative sums).
+   :func:`~._quantise_rows.quantise_rows`); w₀ gives the first pair j with C_k[j] > w₀ (C_k the cumulative sums).
 2. **The seed digits**: for each digit group of type t in order (:mod:`~mechdesign.mechfile._placement`,
    radix product R < 2³²) the next word w is **accepted** if w < 2⁶⁴ − (2⁶⁴ mod R) and the group's value is
    w mod R; a rejected word is skipped (probability below R/2⁶⁴ < 2⁻³²). Every digit is then uniform and
@@ -24,7 +24,7 @@ per (cell, level) the value Q_k[(t, ℓ)] s_k / n_ℓ — and its guarantee is r
 (:func:`~mechdesign.core.group_min_linear`).
 
 **Vectorised.** Records are processed in blocks of 65,536 with their words laid out word-major (the W words of a
-block as W contiguous rows): step 1 is a guide-table lookup (:mod:`~.symmetric_tables`), step 2 one remainder per
+block as W contiguous rows): step 1 is a guide-table lookup (:mod:`~._symmetric_tables`), step 2 one remainder per
 group row, step 3 a few gathers on the records whose type needs their cell's prime, all of them at once whatever
 the prime. A word at or above 2⁶⁴ − 2³² is the only one that can be rejected (2⁶⁴ mod R < R < 2³²); only records
 holding one are checked exactly (probability ~(W − 1)·2⁻³² a record). Fresh draws then keep w₀ and draw the
@@ -112,7 +112,7 @@ class SymmetricPrivatizer:
     family : PlacementFamily
         The seeds of its reports.
     tables : SamplerTables
-        The quantised rows and lookup tables of step 1 (:mod:`~.symmetric_tables`).
+        The quantised rows and lookup tables of step 1 (:mod:`~._symmetric_tables`).
     """
 
     mechanism: SymmetricMechanism
@@ -231,7 +231,7 @@ class SymmetricPrivatizer:
         """An upper bound on the sampled mechanism's capacity from the file's: C + max_t log(ρ_t⁺/ρ_t⁻), rounded up.
 
         ``file_capacity`` must bound every type's PML of the file's mechanism (a reader's recomputed ``achieved``);
-        :func:`~.symmetric_tables.quantisation_spread` bounds how much quantisation raises each. O(entries), no
+        :func:`~._symmetric_tables.quantisation_spread` bounds how much quantisation raises each. O(entries), no
         greedy: ∞ when some pair lost its entry (then only :meth:`sampled_capacity` can tell).
         """
         spread = quantisation_spread(self.mechanism, self.tables)

@@ -4,7 +4,7 @@
 (docs/client_spec.rst, "Structured files"). Everything those steps look up is compiled here, once per file, into
 flat arrays over the **entries** (cell k, pair j = 2t + ℓ with Q_k[j] > 0), cell after cell:
 
-* Q_k, the dense sampler's quantisation of cell k's row (:func:`~.quantise_rows.quantise_rows`: the same integers
+* Q_k, the dense sampler's quantisation of cell k's row (:func:`~._quantise_rows.quantise_rows`: the same integers
   as :func:`~mechdesign._numerics.quantise`), and C_k its cumulative sums (``bounds``; the cell's last entry holds
   2⁶⁴ − 1 and the search never passes it);
 * a **guide table** (Chen & Asau 1974) of 2^b_k buckets per cell: bucket i holds the first entry j with

@@ -10,7 +10,7 @@ complements of the blocks form a 2-(v, v − k, v − 2k + λ) design. Point x =
 a when Σ a_i x_i = 0 in GF(q).
 
 The block-design scheme reports a block B with Q(B | x) = e^ε/Z if x ∈ B and 1/Z otherwise, Z = k e^ε + v − k
-(x lies on k of the v blocks), so it is ε-LDP. It is a pure protocol (:mod:`.ldp_oracles`, Wang et al. 2017): the
+(x lies on k of the v blocks), so it is ε-LDP. It is a pure protocol (:mod:`._ldp_oracles`, Wang et al. 2017): the
 support of B is its points, the true value is in it with probability p* = k e^ε/Z and any other with
 q* = (λ e^ε + k − λ)/Z (λ blocks hold both, k − λ the other alone) — the parameters of subset selection with
 d = k on v values, since λ = k(k − 1)/(v − 1). At the ratio k/v of least MSE it therefore has subset
@@ -19,7 +19,7 @@ optimal privacy–utility trade-off exactly).
 
 For N < v values the first N points are used [D]: each still lies on k blocks and every two of them on λ, so the
 rows keep the normaliser Z and p*, q* are unchanged; the MSE factor is M(p*, q*, N) of
-:func:`.ldp_oracles.pure_protocol_mse`, over the N values.
+:func:`._ldp_oracles.pure_protocol_mse`, over the N values.
 
 References
 ----------

@@ -21,17 +21,17 @@ GRR (k-RR)                e^ε/(e^ε+N−1), 1/(e^ε+N−1)                Wang 
 OUE                       1/2, 1/(e^ε+1)                            Wang et al. 2017 §4.2 (optimized unary)
 OLH                       e^ε/(e^ε+g−1), 1/g, g ∈ ℕ nearest e^ε+1   Wang et al. 2017 §4.4 (optimized local
                                                                     hashing; best of ⌊e^ε+1⌋, ⌈e^ε+1⌉)
-subset selection (SS)     de^ε/(de^ε+N−d), (see :func:`subset_      Ye & Barg, IEEE T-IT 64(8) 2018, §III;
-                          selection_parameters`); best d            Wang et al. arXiv:1602.07387 (2016)
+subset selection (SS)     de^ε/(de^ε+N−d), (see below); best d      Ye & Barg, IEEE T-IT 64(8) 2018, §III;
+                                                                    Wang et al. arXiv:1602.07387 (2016)
 Hadamard response (HR)    e^ε/(e^ε+1), 1/2                          Acharya, Sun, Zhang, AISTATS 2019, §3
                                                                     (one block, K = 2^⌈log₂(N+1)⌉ outputs)
 ========================  ========================================  ========================================
 
 GRR, SS and HR are mechanism matrices (:func:`grr_mechanism`, :func:`subset_selection_mechanism`,
-:func:`hadamard_mechanism`); OUE (2^N bit-vector outputs) and OLH (a hash function per record) are
-not exposed as matrices: their output spaces are too large beyond small N. The A-optimal ε-LDP design
-(the estimation design at β = 2) bounds every ε-LDP oracle from below; :func:`compare_oracles`
-reports all of them against a design.
+:func:`hadamard_mechanism`; SS's p*, q* at a given d: :func:`subset_selection_parameters`); OUE (2^N bit-vector
+outputs) and OLH (a hash function per record) are not exposed as matrices: their output spaces are too large beyond
+small N. The A-optimal ε-LDP design (the estimation design at β = 2) bounds every ε-LDP oracle from below;
+:func:`compare_oracles` reports all of them against a design.
 """
 
 from __future__ import annotations

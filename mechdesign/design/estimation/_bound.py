@@ -13,7 +13,7 @@ For the L-optimal criterion f = tr(L J⁻¹ Lᵀ) (``weights``), min_J tr(LJ⁻�
 (= 2 max {tr(LX) : XXᵀ ⪯ Y}, by tr(LJ⁻¹Lᵀ) = max_X 2 tr(LX) − tr(XᵀJX)), so (A) holds with
 T = tr((LYLᵀ)^{1/2}), and the target below is J(θ)⁻¹LᵀLJ(θ)⁻¹.
 
-Choosing Y = J(θ)⁻² (A) or J(θ)⁻¹ (D) gives back the Lagrangian bound of :func:`.engine.lower_bound`, which
+Choosing Y = J(θ)⁻² (A) or J(θ)⁻¹ (D) gives back the Lagrangian bound of :func:`._criterion.lower_bound`, which
 needs the maximum of a convex quadratic over every vertex. Here Y is taken in the family
 
     Y = diag(D) + P̂aᵀ + aP̂ᵀ + τP̂P̂ᵀ,        vᵀYv = Σ_x D_x v_x² + 2a·v + τ   (P̂·v = 1),
@@ -163,7 +163,7 @@ def structured_bound(criterion: str, target: np.ndarray, multipliers: np.ndarray
     target
         The matrix Y to imitate: J(θ)⁻² (A), J(θ)⁻¹LᵀLJ(θ)⁻¹ (A with ``weights``) or J(θ)⁻¹ (D).
     multipliers
-        The master's λ (:func:`.engine.lower_bound` convention); b starts at 2a + λ.
+        The master's λ (:func:`._criterion.lower_bound` convention); b starts at 2a + λ.
     oracle
         The separable oracle of the problem's count prior.
     cuts

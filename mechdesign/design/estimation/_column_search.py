@@ -1,11 +1,11 @@
 """Pricing without enumeration: columns that improve the A-/D-optimal master, found by local search [D].
 
 A column v improves the master when its reduced gradient −vᵀQv − λ·v is below the current columns' minimum
-(:mod:`.engine`; Q = J⁻² for A, J⁻¹ for D): a convex quadratic q(v) = vᵀQv + λ·v to **maximise** over the
+(:mod:`._engine`; Q = J⁻² for A, J⁻¹ for D): a convex quadratic q(v) = vᵀQv + λ·v to **maximise** over the
 vertices of the column polytope — a binary quadratic program over the subsets that fix the vertex families.
-This module finds good vertices, with no claim of optimality (the bound of :mod:`.bound` certifies):
+This module finds good vertices, with no claim of optimality (the bound of :mod:`._bound` certifies):
 
-* **structure**: Q = Y + R with Y = diag(D) + P̂aᵀ + aP̂ᵀ the least-squares fit of :func:`.bound.fit_structure`
+* **structure**: Q = Y + R with Y = diag(D) + P̂aᵀ + aP̂ᵀ the least-squares fit of :func:`._bound.fit_structure`
   (R has a zero diagonal and is small where Q is close to the family). On lift vectors (P̂·v = 1)
   vᵀYv = Σ D_x v_x² + 2a·v exactly, so the separable oracle of :mod:`mechdesign.design.polytope._separable`
   maximises q with R dropped — a global start that depends on no column;
@@ -26,12 +26,13 @@ This module finds good vertices, with no claim of optimality (the bound of :mod:
 
 Starts: the structured maximisers and the master's heaviest columns.
 
-**A coarse prior for the oracle steps.** The knapsack tables cost O(N·m) per call (m records: 10⁵ for the
-Zipf benchmarks), and the search calls the oracle a dozen times per round (80 % of the run at N = 42). With more
-than 2·_COARSE_M records the steps use an oracle over counts rescaled to ≈ _COARSE_M; the sets (H, L) it returns
-are then levelled again with the true prior (:meth:`CountPricer.vector`) and kept only if the result is a member
-of the column polytope (P̂·v = 1, max v ≤ e^ε·min_{Q∈B} Q·v). The search stays a heuristic either way; the moves,
-the values and everything the bound and the certificate use are computed with the true prior.
+**A coarse prior for the oracle steps.** The knapsack tables cost O(N·m) per call (m records: 10⁵ for the Zipf
+benchmarks), and the search calls the oracle a dozen times per round (80 % of the run at N = 42). With more than
+2·_COARSE_M records the steps use an oracle over counts rescaled to ≈ _COARSE_M; the sets (H, L) it returns are then
+levelled again with the true prior (:meth:`~mechdesign.design.polytope._count_pricer.CountPricer.vector`) and kept
+only if the result is a member of the column polytope (P̂·v = 1, max v ≤ e^ε·min_{Q∈B} Q·v). The search stays a
+heuristic either way; the moves, the values and everything the bound and the certificate use are computed with the
+true prior.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ numerics, used by the enumerated search there and by the priced search of :mod:`
 * the criterion f at J(θ) = Σθ_k v_k v_kᵀ, its gradients ∂f/∂θ_k and the quadratic Q with ∂f/∂θ_k = −v_kᵀQv_k;
 * the multipliers λ and :func:`lower_bound` (the Lagrangian bound over a candidate list, with the rounding of
   the vertex list's tables taken off);
-* the restricted master (interior point method of :mod:`.master`, cvxpy + Clarabel as the fallback) and
+* the restricted master (interior point method of :mod:`._master`, cvxpy + Clarabel as the fallback) and
   :func:`caratheodory_reduce`.
 """
 

@@ -7,7 +7,7 @@ For every N×k matrix X and λ ∈ ℝᴺ, and every design J(θ′) = Σ_k θ�
 
 the maximum over every vertex v of the column polytope (the function is convex in v). Maximising the right
 side over (X, λ) is the Lagrange dual of the design problem, and its optimum equals the optimal value.
-:func:`.engine.lower_bound` takes X = J(θ)⁺Lᵀ at the master's point, which is dual optimal when J is
+:func:`._criterion.lower_bound` takes X = J(θ)⁺Lᵀ at the master's point, which is dual optimal when J is
 nonsingular; at a singular optimum (rank W < N with Lp identifiable) the part of X off the range of J is
 not determined by θ, and J⁺ (which sets it to 0) or a near-singular J⁻¹ (which sets it from the master's
 unconverged tiny weights) can leave a large gap. Here (X, λ) is the solution of

@@ -15,7 +15,7 @@ and the D-optimal one minimises f(θ) = −log det J(θ) instead (D). For quanti
 L a k×N map) the L-optimal design minimises f(θ) = tr(L J(θ)⁺ Lᵀ), the same program with
 ∂f/∂θ_k = −‖LJ⁻¹v_k‖² ((A) is L = I; the total MSE of the decoded Lp is (f − tr(L diag(P̂) Lᵀ))/n).
 Its optimum may be singular (rank W < N with Lp identifiable: one category alone needs two outputs);
-every step below allows that (module docstring of :mod:`.master`, and J⁺ in the bound).
+every step below allows that (module docstring of :mod:`._master`, and J⁺ in the bound).
 c ↦ ccᵀ/(P̂·c) is matrix-convex and
 positively homogeneous, so splitting a column into vertex columns can only raise J in the Loewner
 order: the optimum over the vertices is the optimum over every ε-PML-over-the-ball mechanism, with
@@ -48,8 +48,8 @@ The start is k-RR calibrated to the ball (full rank, feasible), whose columns jo
 
 **Layout.** This module dispatches, runs the enumerated search (vertex lists up to N = 22, priced from 2^N tables,
 partial pricing between full passes) and finishes every design; the numerics both searches share — criterion,
-gradients, multipliers, :func:`lower_bound`, the master, the reduction — are in :mod:`.criterion`, and the search
-without a vertex list (local search and the bound of :mod:`.bound`) is in :mod:`._listless`.
+gradients, multipliers, :func:`lower_bound`, the master, the reduction — are in :mod:`._criterion`, and the search
+without a vertex list (local search and the bound of :mod:`._bound`) is in :mod:`._listless`.
 """
 
 from __future__ import annotations

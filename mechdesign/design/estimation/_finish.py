@@ -35,7 +35,7 @@ def polish_weights(criterion: str, columns: np.ndarray, theta: np.ndarray, conic
     A master cut short at the deadline returns its first iterate, θ shifted into the interior (Zipf N = 24: the
     value went from 13.7147 to 13.7301 when the reduction ended at the limit); the basic θ has the master's J.
     Before the deadline the polished point is kept as before: near a singular L-optimum it is ~1e-8 above the basic
-    θ, and its small weights are what :func:`.master.solve_face` needs to find the optimal face.
+    θ, and its small weights are what :func:`._master.solve_face` needs to find the optimal face.
     """
     polished, fell_back = restricted_master(criterion, columns, theta, conic, weights, deadline)
     if time.monotonic() < deadline:  # converged (or stalled near a singular L-optimum, which solve_face finishes)

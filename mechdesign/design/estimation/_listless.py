@@ -2,13 +2,13 @@
 
 Beyond the categories whose vertex list can be enumerated (:mod:`mechdesign.design.estimation._engine`), new
 columns come from the local search of :mod:`._column_search` (structured maximisers, partial linearisation, item moves)
-and, when it stalls, from the maximisers of the bound's relaxed pricing problem (:mod:`.bound`); the certified
-bound is that of :mod:`.bound` (a structured dual family whose pricing the separable oracle bounds). The master,
-gradients and multipliers are those of :mod:`.criterion`; the result is reduced and polished
+and, when it stalls, from the maximisers of the bound's relaxed pricing problem (:mod:`._bound`); the certified
+bound is that of :mod:`._bound` (a structured dual family whose pricing the separable oracle bounds). The master,
+gradients and multipliers are those of :mod:`._criterion`; the result is reduced and polished
 by the engine's ``finish``, passed in, and certified by the caller.
 
 Large-N regime (beyond ``LP_LAMBDA_MAX`` = 256 categories): Hadamard response is the first point and λ comes from
-the master's optimality conditions (:func:`.criterion.dual_multiplier`).
+the master's optimality conditions (:func:`._criterion.dual_multiplier`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
                   finish: Callable[..., EngineResult], *, large_from: int = LP_LAMBDA_MAX,
                   dual_columns_max: int = DUAL_COLUMNS_MAX, probe_at: float = PROBE_AT,
                   max_iterations: int = PRICED_MAX_ITERATIONS) -> EngineResult:
-    """Column generation with the local-search pricing of :mod:`._column_search` and the bound of :mod:`.bound`.
+    """Column generation with the local-search pricing of :mod:`._column_search` and the bound of :mod:`._bound`.
 
     ``large_from``: the large-N regime (an ε-LDP start, λ from the master) beyond this many categories;
     ``dual_columns_max``: no dual rounds beyond (one probe of the bound at ``probe_at`` of the search instead);

@@ -335,7 +335,7 @@ def solve_master_dual(criterion: str, columns: np.ndarray, start: np.ndarray, *,
     As :func:`solve_master`, which returns θ alone; λ = −y of the primal–dual method, so that
     g_k − λ·v_k = s_k·max v_k ≥ 0 (g = ∇f in θ) with equality on the support at the optimum: the λ that
     maximises Σλ + min_k(g_k − λ·v_k) over these columns, which the engine's bound needs (any λ gives a valid
-    bound; this one saves the LP of :func:`.criterion.dual_multiplier`).
+    bound; this one saves the LP of :func:`._criterion.dual_multiplier`).
 
     ``constraints`` (M×K, full row rank, non-negative) replaces the columns in the linear constraint,
     Σθ_k u_k = 1, while J(θ) = Σθ_k v_k v_kᵀ stays built from ``columns``: the master of a layer that garbles

@@ -14,7 +14,7 @@ Where to price. The master's own duals (Kelley's cutting-plane method) converge 
 master, and Wentges smoothing towards them only by a fixed factor per round: on Adult native-country at
 ε = 2 the best reduced cost at the master's duals stayed ≈ 0.05 for 160 rounds while the bound shrank by
 ≈ 20 % per round (the C2 relaxation of the pricer was never loose there: every bound was attained by a real
-column). Each round therefore prices at the proximal point of :class:`~.proximal.ProximalModel`
+column). Each round therefore prices at the proximal point of :class:`~._proximal.ProximalModel`
 around the stability centre c (the proximal bundle method): a serious step moves c to the point when the
 bound fell by at least κ = 0.1 of the decrease the model predicted (and doubles the step τ when it fell by half
 of it), a null step that made the bound worse halves τ; either way the new columns sharpen the model.
@@ -101,7 +101,8 @@ class CountOracle:
     def price(self, lam: np.ndarray, deadline: Deadline | None = None) -> tuple[float, np.ndarray]:
         """A proven upper bound on the best reduced cost at λ (exact where the oracle is), and new columns.
 
-        ``inf`` when the C2 grid is not built by ``deadline`` (:meth:`CountPricer.price`).
+        ``inf`` when the C2 grid is not built by ``deadline``
+        (:meth:`~mechdesign.design.polytope._count_pricer.CountPricer.price`).
         """
         result = self.pricer.price(lam, count=self.batch, deadline=deadline)
         return result.bound, result.columns

@@ -7,7 +7,7 @@ With U(W) = Σ_y μ(W[:,y]) and μ sublinear, each column is c = θ·v with v in
 * :class:`EnumerationEngine` ("enumeration"): every candidate column in one LP (HiGHS; ``solver="CLARABEL"``: cvxpy
   + Clarabel, then a HiGHS crossover for a basic solution).
 * :class:`ColumnGenerationEngine` ("column_generation"): the same list priced exactly in NumPy, the master LP in one
-  HiGHS model (:mod:`.colgen`).
+  HiGHS model (:mod:`._colgen`).
 * :class:`ListEngine` ("list"): the list, then one of the two by its length (``FULL_LP_LIMIT``).
 * :class:`PricingEngine` ("pricing"): no list, the counting oracle of :mod:`mechdesign.design.polytope._count_pricer`.
 

@@ -22,7 +22,7 @@ ch. 23, Algorithm LDP): with E = [G; bᵀ] ((N+1)×K) and f = (0, …, 0, 1), so
 (:func:`nnls`, their Algorithm NNLS); the residual r = E u − f gives ω = −r_{1..N} / r_{N+1} (r_{N+1} ≠ 0 because the
 cuts are feasible: the constant column is among them). A robust active-set solve, unlike a general QP here.
 
-The point is a heuristic: the bound of :mod:`.colgen` is proven at ANY λ, so nothing here is
+The point is a heuristic: the bound of :mod:`._colgen` is proven at ANY λ, so nothing here is
 trusted for a guarantee. The returned point is shifted by max_k(μ_k − λ·v_k)⁺ P̂ (P̂·v_k = 1, so every cut
 rises by the same amount) so that it satisfies every cut despite rounding.
 """

@@ -311,7 +311,7 @@ class CountPricer:
         """Bound r*(λ) over all families and return up to ``count`` good real columns per family.
 
         ``full=False`` returns ``inf`` as the C2 part of the bound (columns only). The first call builds the C2
-        grid's block maxima (:class:`~.c2grid.C2Grid`: seconds at m = 10⁵); past ``deadline`` that is left for the
+        grid's block maxima (:class:`~._c2grid.C2Grid`: seconds at m = 10⁵); past ``deadline`` that is left for the
         next call, and this round's C2 part is ``inf`` with no C2 columns (the other families are priced as usual).
         """
         lam = np.asarray(lam, dtype=np.float64)
@@ -456,7 +456,7 @@ class CountPricer:
 
     def _price_c2(self, lam: np.ndarray, d: np.ndarray, take: KnapsackChoices, threshold: float,
                   keep: Callable[..., None], count: int, full: bool, deadline: Deadline | None = None) -> None:
-        """C2: the grid of (C_H, C_T) cells by blocks (:mod:`.c2grid`); real columns for the best."""
+        """C2: the grid of (C_H, C_T) cells by blocks (:mod:`._c2grid`); real columns for the best."""
         from mechdesign.design.polytope._c2grid import C2Grid
 
         if self._c2 is None:

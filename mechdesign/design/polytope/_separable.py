@@ -8,7 +8,7 @@ matrices Y = diag(D) + P̂aᵀ + aP̂ᵀ + τP̂P̂ᵀ, for which vᵀYv = Σ D_
 
 a convex function of v, so maximised at a vertex: a three-level vector v = h·1_H + l·1_L of the
 families A, B, C1, C2 of :mod:`mechdesign.design.polytope._vertices`. With a count prior P̂ = n/m and the
-knapsack with an exact count K_w(C) = max{Σ_{x∈S} w_x : n(S) = C} (:class:`~.pricing.CountPricer`):
+knapsack with an exact count K_w(C) = max{Σ_{x∈S} w_x : n(S) = C} (:class:`~._count_pricer.CountPricer`):
 
 * B (e_x/P̂_x): enumerated, exact.
 * A (H at level h, the rest at l, both fixed by C = n(H)):
@@ -18,7 +18,7 @@ knapsack with an exact count K_w(C) = max{Σ_{x∈S} w_x : n(S) = C} (:class:`~.
   set is recovered), and the σ-grid is refined at the cell with the largest chord bound until that bound
   is attained within a tolerance. Exact for β = 0 (L = {j}: N members, enumerated).
 * C1 (H at h = e^{ε′}, L = {j}, l from the mass): value = h K_{hD+b, X∖j}(C) + D_j l² + b_j l, exact for
-  every j at once by divide and conquer over the items (as :class:`~.pricing.CountPricer` does).
+  every j at once by divide and conquer over the items (as :class:`~._count_pricer.CountPricer` does).
 * C2 (zeros, 0 < P̂(H) < β/2, T = H ∪ L with ρ = h/l = a(s_T − β/2) ≥ 1): the value is
   Σ_{x∈H} u_x(h) + Σ_{x∈L} u_x(l), u_x(t) = D_x t² + b_x t. On a band (a box of C_T and C_H) the levels h and l
   lie in intervals computed from the box's corners (each term of their denominators is monotone), so an item in H
@@ -451,7 +451,7 @@ class SeparableOracle:
                     start: dict[_Band, float]) -> dict[_Band, tuple[Any, ...]]:
         """Per band with attainable cells and light items: its weights and the tracked table of B at its start π.
 
-        The bands' first tables are built in batches (:meth:`_tracked_tables`); :meth:`_c2_band` goes on from them.
+        The bands' first tables are built in batches (:meth:`_tables`); :meth:`_c2_band` goes on from them.
         """
         n = self.counts.astype(np.float64)
         ready, weights = [], []

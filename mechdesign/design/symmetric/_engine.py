@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import time
 
 import numpy as np
@@ -38,6 +37,7 @@ from scipy.stats import binom
 
 from mechdesign import _validation as v
 from mechdesign._deadline import Deadline
+from mechdesign._progress import say as _say
 from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.design._engines import EngineResult
 from mechdesign.design._problem import DesignProblem
@@ -459,9 +459,3 @@ def _start(base: TypeTable, base_weights: np.ndarray, sets: TypeTable) -> tuple[
         if weights.min() > 0:
             return both, weights
     return base, base_weights
-
-
-def _say(progress: bool, message: str) -> None:
-    if progress:
-        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
-

@@ -8,7 +8,7 @@ solver-free and rounded toward privacy:
 * **lifetime** ε_L: C(W₁, B) over the ball B_β(P̂) ([E] Def. 5, eq. 22–23), whatever the number of reports
   (every report is post-processing of b and fresh noise);
 * **per report** ε_R: C(W₁W₂, B);
-* **linkability** λ: the LDP level of W₂ on W₁'s outputs (:mod:`mechdesign.core.linkability`), what one report
+* **linkability** λ: the LDP level of W₂ on W₁'s outputs (:mod:`mechdesign.core._linkability`), what one report
   reveals about the memoized b, which would link a person's reports. λ = ∞ allows W₂ = I.
 
 **The design** minimises one period's decoded MSE, n·(tr J(W₁W₂)⁻¹ − 1) on fixed records, under the three:
@@ -126,7 +126,7 @@ class TwoLayerDesign(SavesFile):
     References
     ----------
     [E] Def. 5, eq. 22–23 (the lifetime and per-report guarantees: capacities over the ball); the link level is
-    RAPPOR's instantaneous level (:mod:`mechdesign.core.linkability`).
+    RAPPOR's instantaneous level (:mod:`mechdesign.core._linkability`).
     """
 
     problem: DesignProblem

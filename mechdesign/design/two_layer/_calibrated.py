@@ -10,7 +10,7 @@ a high value h on a set S of inputs and a low one l off it. GRR's output y: S = 
 encoding's bit vector b (bits independent, bit j set with probability p if j = x, else q):
 W[x, b] = ∏_j q^{b_j}(1 − q)^{1 − b_j} × (p/q if b_x = 1 else (1 − p)/(1 − q)), so S = {x : b_x = 1} and
 (h, l) = (p/q, (1 − p)/(1 − q)). The composition of two such layers is again one, with the chain's (p*, q*)
-(:attr:`~mechdesign.design.baselines.LongitudinalProtocol.support`). The LDP level is ln r, r = h/l.
+(:attr:`~mechdesign.design.baselines._longitudinal.LongitudinalProtocol.support`). The LDP level is ln r, r = h/l.
 
 **Capacity over the ball** ([E] Def. 5, eq. 22–23; the greedy worst case g(c) = min_{Q∈B} Q·c of [E] App. B and D,
 reference/pml-design.md §1.1): for S ≠ ∅ and S ≠ [N] the greedy moves β/2 of mass out of S, so
@@ -31,9 +31,9 @@ and native-country at δ = 1e-6 (benchmarks/bench_two_layer_calibrated.py).
 
 **Linkability** is the LDP level of the instantaneous layer on the permanent outputs, whatever the ball
 (:mod:`mechdesign.core._linkability`), as the fair table computes it for the chains
-(:attr:`~mechdesign.design.baselines.LongitudinalProtocol.link_epsilon`): ln(p₂/q₂) for L-GRR, N·ln(p₂/q₂) for the
-unary encodings (two permanent vectors differ in all N bits). A link budget λ caps p₂: e^λ/(e^λ + N − 1) for GRR,
-1/(1 + e^(−λ/N)) for the symmetric bit flip.
+(:attr:`~mechdesign.design.baselines._longitudinal.LongitudinalProtocol.link_epsilon`): ln(p₂/q₂) for L-GRR,
+N·ln(p₂/q₂) for the unary encodings (two permanent vectors differ in all N bits). A link budget λ caps p₂: e^λ/(e^λ +
+N − 1) for GRR, 1/(1 + e^(−λ/N)) for the symmetric bit flip.
 
 References
 ----------
@@ -157,7 +157,7 @@ def chain_pml_levels(chain: LongitudinalProtocol, ball: L1Ball) -> tuple[float, 
 def _link(chain: LongitudinalProtocol) -> float:
     """The chain's link level, ∞ where the instantaneous layer keeps its input (p₂ = 1, q₂ = 0: ε_R = ε_L).
 
-    :attr:`~mechdesign.design.baselines.LongitudinalProtocol.link_epsilon` would divide by q₂ = 0 there.
+    :attr:`~mechdesign.design.baselines._longitudinal.LongitudinalProtocol.link_epsilon` would divide by q₂ = 0 there.
     """
     return math.inf if chain.q2 == 0 else chain.link_epsilon
 

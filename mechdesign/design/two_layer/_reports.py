@@ -5,7 +5,7 @@ For a fixed W₁ (N × M₁) a report's column w of W₂ (a vector over W₁'s o
     K(W₁) = {w ≥ 0 : max_x (W₁w)_x ≤ e^ε g(W₁w),  max_b w_b ≤ e^λ min_b w_b},
 
 g(c) = min_{Q ∈ B} Q·c the ball's worst case ([E] Def. 5, eq. 22–23: the per-report capacity is a maximum over
-columns) and λ the linkability budget (:mod:`mechdesign.core.linkability`). Both are polyhedral: g is the
+columns) and λ the linkability budget (:mod:`mechdesign.core._linkability`). Both are polyhedral: g is the
 value of an LP, g(c) = max_θ Σ_z P̂_z min(c_z, θ) − τθ + τ min_z c_z with τ = β/2 (the dual of the greedy worst
 case, reference/pml-design.md §1.1), written with one auxiliary variable per minimum. With w normalised to
 P̂·W₁w = 1 and θ_k the probability of report k at P̂, W₂ = [θ_k w_k] has rows summing to one iff Σ_k θ_k w_k = 1,

@@ -1,16 +1,25 @@
-"""Progress of a streamed file on stderr: records done, the total when known, the rate and an ETA.
+"""Progress on stderr: a design's lines (:func:`say`) and a streamed file's records, rate and ETA (:class:`Progress`).
 
-Shared by the single-column stream (:mod:`mechdesign.deploy.sampling._stream`), the record streams and the Arrow
-path (:mod:`mechdesign.deploy.sampling._arrow`), which must not import each other in a cycle.
+On the ground floor, so that every part that runs long reports alike: the design engines and ``mechdesign design``
+(:func:`say`), the streams that privatize a file (:mod:`mechdesign.deploy.sampling._stream`, the record streams, the
+Arrow path :mod:`mechdesign.deploy.sampling._arrow`) and those that count one for ``decode``
+(:func:`mechdesign.deploy._io.count_labels`, the structured reports' tally), which must not import each other.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 from mechdesign._files import checkpoint
 
-__all__ = ["Progress", "format_rate"]
+__all__ = ["Progress", "format_rate", "say"]
+
+
+def say(enabled: bool, message: str) -> None:
+    """Print ``mechdesign design: <message>`` on stderr when ``enabled`` (a design's ``progress``), flushed at once."""
+    if enabled:
+        print(f"mechdesign design: {message}", file=sys.stderr, flush=True)
 
 
 def format_rate(per_second: float) -> str:
@@ -28,13 +37,13 @@ def format_rate(per_second: float) -> str:
 class Progress:
     r"""Progress on stderr: ``\r`` updates twice a second on a terminal, else one line every 5 s (logs, pipes).
 
-    Each report gives the records done, the total and an ETA when the total is known (Parquet metadata; a CSV's
-    record count is unknown until the end), and the rate.
+    Each report gives the records done (``verb``: what was done to them, ``privatized`` or ``read``), the total and
+    an ETA when the total is known (Parquet metadata; a CSV's record count is unknown until the end), and the rate.
+    ``enabled``: ``None`` reports on a terminal only (the default of every verb), ``True`` anywhere (``--progress``).
     """
 
-    def __init__(self, enabled: bool | None, total: int | None) -> None:
-        import sys
-
+    def __init__(self, enabled: bool | None, total: int | None, verb: str = "privatized") -> None:
+        self.verb = verb
         self.stream = sys.stderr
         self.tty = self.stream.isatty()
         self.enabled = self.tty if enabled is None else enabled
@@ -70,7 +79,7 @@ class Progress:
     def _show(self, now: float) -> None:
         seconds = max(now - self.start, 1e-9)
         rate = self.done / seconds
-        text = f"privatized {self.done:,}"
+        text = f"{self.verb} {self.done:,}"
         if self.total:
             left = max(self.total - self.done, 0)
             eta = f", ETA {left / rate:.0f} s" if rate > 0 and left else ""
