@@ -87,10 +87,9 @@ def run_cell(task: str, counts: list[int], epsilon: float, limit: float, folder:
     if done.returncode != 0:
         return {"task": task, "N": len(counts), "epsilon": epsilon, "error": done.stderr.strip().splitlines()[-1:]}
     out = json.loads(done.stdout)
-    utility = out.get("utility")
-    value = float(utility["value"] if isinstance(utility, dict) else out["value"])
-    # the dense engines print the utility's block (value, lower_bound), the symmetric one value and bound at the top
-    bound = utility.get("lower_bound") if isinstance(utility, dict) else out.get("bound")
+    utility = out["utility"]  # every engine prints the utility's block (value, lower_bound, gap, status)
+    value = float(utility["value"])
+    bound = utility.get("lower_bound")
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
                                        samples=int(sum(counts)))
     same = best_same_epsilon(problem.prior, epsilon)

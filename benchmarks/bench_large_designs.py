@@ -129,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
                 found = re.search(r"reports of at most ([0-9,]+) bytes", verified.stdout)
                 row: dict[str, Any] = {
                     "instance": instance, "epsilon": epsilon, "notion": "pml", "method": "symmetric",
-                    "mse": summary["value"], "lower_bound": summary["bound"], "gap": summary["relative_gap"],
-                    "cells": summary["cells"], "types": summary["types"], "status": summary["status"],
+                    "mse": summary["utility"]["value"], "lower_bound": summary["utility"]["lower_bound"],
+                    "gap": summary["utility"]["relative_gap"], "cells": summary["cells"], "types": summary["types"],
+                    "status": summary["utility"]["status"],
                     "cpu_seconds": statistics.median(cpu), "cpu_seconds_runs": cpu, "wall_seconds_runs": walls,
                     "time_limit": limits[instance], "load": list(os.getloadavg()), "file_bytes": target.stat().st_size,
                     "report_bytes": int(found.group(1).replace(",", "")) if found else None,

@@ -69,6 +69,7 @@ from .deploy.sampling import privatize as privatize
 from .deploy.sampling import privatize_file as privatize_file
 from .deploy.sampling import read_memo_key as read_memo_key
 from .design import Certificate as Certificate
+from .design import Design as Design
 from .design import DesignProblem as DesignProblem
 from .design import DesignResult as DesignResult
 from .design import Utility as Utility

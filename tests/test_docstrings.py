@@ -68,6 +68,8 @@ METHODS = _methods()
 
 def _parameters(obj: Any) -> list[str] | None:
     """The documented-to-be parameters: the signature without self/cls; None if there is no signature."""
+    if inspect.isclass(obj) and getattr(obj, "_is_protocol", False):
+        return None  # a typing.Protocol (mechdesign.Design) is never constructed: its members are documented
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):

@@ -151,11 +151,11 @@ def _block_design(epsilon: float, prior: Any, args: argparse.Namespace) -> tuple
 
 def _ldp_design(epsilon: float, prior: Any, utility: str, time_limit: float) -> tuple[Any, dict[str, Any] | None]:
     from mechdesign.design._problem import DesignProblem
-    from mechdesign.design._solver import solve
+    from mechdesign.design._solver import design_dense
 
     # radius 2 = the whole simplex: ε-PML for every prior is exactly ε-LDP ([E] §V; reference §3.2).
-    result = solve(DesignProblem(prior, epsilon, radius=2.0, utility=utility), baselines=False,
-                   time_limit=time_limit)
+    result = design_dense(DesignProblem(prior, epsilon, radius=2.0, utility=utility), baselines=False,
+                          time_limit=time_limit)
     bound = "upper_bound" if result.sense == "maximize" else "lower_bound"
     block = {"kind": result.problem.utility.kind, "value": result.utility, bound: result.upper_bound,
              "gap": result.gap, "status": result.status}

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     limit = DEFAULT_LIMIT if args.time_limit is None else args.time_limit
     deadline = Deadline(limit, started=command_started())
     from mechdesign.design._problemfile import load_problem
-    from mechdesign.design._solver import solve
+    from mechdesign.design._solver import design_dense
     from mechdesign.mechfile._format import write_seconds
     from mechdesign.records._problem import is_record_problem
 
@@ -121,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
 
     def reserve(outputs: int) -> float:  # the file, and the T-release account it states
         return write_seconds(size * outputs) + release_seconds(problem.ball, outputs, releases)
-    result = solve(problem, solver=args.solver.upper(), method=args.method, baselines=not args.no_baselines,
-                   progress=show, deadline=deadline, reserve=reserve)
+    result = design_dense(problem, solver=args.solver.upper(), method=args.method, baselines=not args.no_baselines,
+                          progress=show, deadline=deadline, reserve=reserve)
     say(show, f"solved in {time.perf_counter() - start:.2f} s ({result.candidates:,} candidate columns, "
               f"{result.iterations} iterations, {result.status}); writing the mechanism file "
               f"({size} × {result.outputs}, {deadline.remaining():.3g} s left) …")
@@ -171,28 +171,25 @@ def _account_note(target: Path, release: dict[str, object], seconds: float) -> t
 
 
 def _symmetric(method: str, problem: object, release: dict[str, object]) -> bool:
-    """Whether the symmetric engine designs ``problem``: asked for, or "auto" from its size on where it applies.
+    """Whether the symmetric engine designs ``problem``: the choice :func:`mechdesign.solve` makes too.
+
+    :func:`mechdesign.design.plan_method` decides, ``structured`` where a structured file can state the release
+    policy.
 
     Raises
     ------
     ValueError
         If it is asked for a problem it does not accept or a release policy a structured file cannot state.
     """
-    from mechdesign.design.symmetric import AUTO_FROM, SymmetricEngine
+    from mechdesign.design._solver import plan_method
 
-    accepted = SymmetricEngine().accepts(problem) is True  # type: ignore[arg-type]
     policy = release.get("policy", "single")
-    if method == "symmetric":
-        if not accepted:
-            raise ValueError("method must be 'symmetric' only for an estimation_mse problem with a count prior "
-                             f"(cells of equal counts), got method='symmetric' for {problem.name!r}")  # type: ignore[attr-defined]
-        if policy not in ("single", "memoized"):
-            raise ValueError("method must not be 'symmetric' with [release] policy "
-                             f"{policy!r}: a structured file states one release or memoization only, got "
-                             "method='symmetric'")
-        return True
-    return method == "auto" and accepted and policy in ("single", "memoized") and \
-        problem.size >= AUTO_FROM  # type: ignore[attr-defined]
+    structured = policy in ("single", "memoized")
+    if method == "symmetric" and not structured:
+        raise ValueError("method must not be 'symmetric' with [release] policy "
+                         f"{policy!r}: a structured file states one release or memoization only, got "
+                         "method='symmetric'")
+    return plan_method(problem, method, structured=structured) == "symmetric"  # type: ignore[arg-type]
 
 
 def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, deadline: Deadline, show: bool) -> int:
@@ -205,7 +202,7 @@ def _run_symmetric(args: argparse.Namespace, loaded: object, destination: Path, 
     start = time.perf_counter()
     # the file's writing (the guarantee recomputed, the tables packed) keeps a tenth of the time, at most 30 s
     design = design_symmetric(problem, deadline=deadline.before(min(0.1 * deadline.remaining(), 30.0)),
-                              progress=show)
+                              progress=show, baselines=not args.no_baselines)
     say(show, f"designed in {time.perf_counter() - start:.2f} s ({design.status}); writing the structured file "
               f"({deadline.remaining():.3g} s left) …")
     from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer

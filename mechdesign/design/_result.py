@@ -1,18 +1,25 @@
-"""Results of the design engine: :class:`DesignResult` and the :class:`Baseline` mechanisms beside it."""
+"""Results of the design engines: the :class:`Design` protocol, :class:`DesignResult` and the baselines beside it.
+
+Every engine's result is a :class:`Design` (what :func:`mechdesign.solve` returns): the dense engines' is a
+:class:`DesignResult` (an N × M matrix, its certificate and baselines), the symmetric engine's a
+:class:`~mechdesign.design.symmetric.SymmetricDesign` (types over cells).
+"""
 
 from __future__ import annotations
 
 import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from mechdesign.core._mechanism import Mechanism
+from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.design._certificate import Certificate
 from mechdesign.design._problem import DesignProblem
 from mechdesign.mechfile._save import FileSections, SavesFile, problem_provenance
 
-__all__ = ["BASELINE_LABELS", "Baseline", "DesignResult", "SkippedBaseline", "peer_lines"]
+__all__ = ["BASELINE_LABELS", "Baseline", "Design", "DesignResult", "SkippedBaseline", "peer_lines"]
 
 _SHOWN = 10  # inseparable inputs named in the warning (the file lists them all)
 
@@ -70,6 +77,129 @@ def peer_lines(calibrated: tuple[Any, ...], oracles: tuple[Any, ...], design_mse
         lines.append(f"  warning: {peer.name} at ε₀ = {level} carries the same guarantee with less error; this design "
                      "did not reach it (raise --time-limit, or deploy that oracle)")
     return lines
+
+
+@runtime_checkable
+class Design(Protocol):
+    """What every design result offers, whichever engine made it: :func:`mechdesign.solve` returns one.
+
+    ``utility`` is the certified value (recomputed from the returned mechanism), ``bound`` a proven bound on the
+    optimum in the same units — an upper bound when ``sense`` is "maximize", a lower bound when it is "minimize"
+    (the estimation criteria) — and ``gap`` the distance between them (≥ 0); ``status`` is "optimal" when the gap
+    is within the engine's tolerance, else "feasible" (certified either way). ``method`` names the engine that ran
+    ("enumeration", "column_generation", "pricing", "estimation" …, "symmetric").
+
+    Implemented by :class:`DesignResult` (a dense matrix) and :class:`~mechdesign.design.symmetric.SymmetricDesign`
+    (types over cells of equal counts, :class:`~mechdesign.core.SymmetricMechanism`).
+
+    References
+    ----------
+    .. [E] "Privacy Mechanism Design based on Empirical Distributions", eq. 40 (the design problem whose optimum
+       ``bound`` bounds); reference/symmetric-designs.md §1 (the symmetric optimum).
+
+    Examples
+    --------
+    >>> import math
+    >>> from mechdesign import DesignProblem, solve
+    >>> result = solve(DesignProblem([0.4, 0.2, 0.2, 0.2], math.log(9 / 8)), baselines=False)
+    >>> isinstance(result, Design), result.method, result.status
+    (True, 'enumeration', 'optimal')
+    """
+
+    @property
+    def problem(self) -> DesignProblem:
+        """The problem that was solved."""
+        ...
+
+    @property
+    def mechanism(self) -> Mechanism | SymmetricMechanism:
+        """The certified mechanism: a dense matrix or types over cells."""
+        ...
+
+    @property
+    def utility(self) -> float:
+        """The certified value of the utility (n·MSE for ``estimation_mse``)."""
+        ...
+
+    @property
+    def bound(self) -> float:
+        """A proven bound on the optimum: above it when ``sense`` is "maximize", below it when "minimize"."""
+        ...
+
+    @property
+    def gap(self) -> float:
+        """The certified gap between ``utility`` and ``bound``."""
+        ...
+
+    @property
+    def status(self) -> str:
+        """"optimal" or "feasible"."""
+        ...
+
+    @property
+    def sense(self) -> str:
+        """"maximize" or "minimize"."""
+        ...
+
+    @property
+    def method(self) -> str:
+        """The engine that ran."""
+        ...
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Wall-clock seconds per phase, ``total`` among them."""
+        ...
+
+    def summary(self) -> str:
+        """The report ``mechdesign design`` prints.
+
+        Returns
+        -------
+        str
+            A few lines: the problem, the design's value with its bound and status, the guarantee, the baselines.
+        """
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object ``mechdesign design --json`` prints, in one shape for every engine.
+
+        Returns
+        -------
+        dict
+            ``problem``, ``method``, ``guarantee``, ``utility`` (``kind``, ``value``, ``upper_bound`` or
+            ``lower_bound``, ``gap``, ``status`` …), ``certificate``, ``baselines``, ``timings``.
+        """
+        ...
+
+    def save(self, path: str | os.PathLike[str], *, problem_file: str | os.PathLike[str] | None = None,
+             release: dict[str, Any] | None = None, key: str | None = None, force: bool = False,
+             deadline: Any = None, provenance: dict[str, Any] | None = None) -> Path:
+        """Write the certified mechanism file (:func:`mechdesign.mechfile.save`; a structured file for types).
+
+        Parameters
+        ----------
+        path : path
+            Target file, conventionally ``<name>.mech.json``.
+        problem_file : path, optional
+            The TOML problem file the design came from (name and SHA-256 recorded in the provenance).
+        release : dict, optional
+            The file's release policy; by default one release per run.
+        key : str, optional
+            The memoization key identifier a memoized file is bound to.
+        force : bool
+            Replace ``path`` if it exists.
+        deadline : Deadline, optional
+            When a "repeated" policy's T-release account must end.
+        provenance : dict, optional
+            Entries added to the provenance block.
+
+        Returns
+        -------
+        Path
+            The written file.
+        """
+        ...
 
 
 # One description per baseline name, shared by summary(), the CLI and the docs.
@@ -269,6 +399,11 @@ class DesignResult(SavesFile):
         if "_identifiability" in self.__dict__:
             object.__setattr__(out, "_identifiability", self.__dict__["_identifiability"])
         return out
+
+    @property
+    def bound(self) -> float:
+        """``upper_bound`` under the name every :class:`Design` shares (a lower bound when ``sense`` is "minimize")."""
+        return self.upper_bound
 
     @property
     def rank(self) -> int:
@@ -524,11 +659,12 @@ class DesignResult(SavesFile):
         Returns
         -------
         dict
-            ``problem``, ``guarantee``, ``utility``, ``outputs``, ``rank``, ``certificate``, ``baselines``,
-            ``timings``.
+            ``problem``, ``method``, ``guarantee``, ``utility``, ``outputs``, ``rank``, ``certificate``,
+            ``baselines``, ``timings`` (the keys every :class:`Design` prints, and ``outputs``, ``rank``).
         """
         sections = self.file_sections()
-        return {"problem": self.problem.to_dict(), "guarantee": sections["guarantee"], "utility": sections["utility"],
+        return {"problem": self.problem.to_dict(), "method": self.method, "guarantee": sections["guarantee"],
+                "utility": sections["utility"],
                 "outputs": self.outputs, "rank": self.rank, "certificate": sections["certificate"],
                 "baselines": sections["baselines"], "timings": self.timings}
 

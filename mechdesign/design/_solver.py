@@ -7,8 +7,9 @@ vertices never lowers U, so (reference §3.3)
 
     max Σ_k θ_k μ(v_k)   s.t.   Σ_k θ_k v_k = 1_N,  θ ≥ 0,     W* = [θ_k v_k]_{θ_k > 0}.
 
-Methods (``method="auto"`` picks, before any large allocation), each an engine behind the protocol of
-:mod:`mechdesign.design._engines` (:mod:`mechdesign.design.information._engines`):
+Methods (:func:`plan_method` decides ``method="auto"``, before any large allocation, for :func:`solve` and
+``mechdesign design`` alike), each an engine behind the protocol of :mod:`mechdesign.design._engines`
+(:mod:`mechdesign.design.information._engines`):
 
 ``enumeration``
     every candidate column in one LP (HiGHS through ``highspy``; ``solver="CLARABEL"`` solves it with
@@ -21,8 +22,13 @@ Methods (``method="auto"`` picks, before any large allocation), each an engine b
     information and f-informations), exact for three of the four vertex families and a proven upper
     bound for the fourth.
 
-The estimation criteria go to the engine of :mod:`mechdesign.design.estimation._engine` ("estimation"). Any other
-engine can be passed (``engines=``): it is chosen by name, or by "auto" as the first that accepts the problem.
+The estimation criteria go to the engine of :mod:`mechdesign.design.estimation._engine` ("estimation"), and
+``estimation_mse`` on a count prior of ``AUTO_FROM`` categories or more to the symmetric engine of
+:mod:`mechdesign.design.symmetric` ("symmetric": types over cells of equal counts, certified by its own certificate
+into a :class:`~mechdesign.design.symmetric.SymmetricDesign`). Any other engine can be passed (``engines=``): it is
+chosen by name, or by "auto" as the first that accepts the problem. :func:`solve` returns a
+:class:`~mechdesign.design.Design` whichever engine ran; :func:`design_dense` runs the engines that return a dense
+matrix (a :class:`DesignResult`), for callers that need one.
 
 Whatever the method, for the multipliers λ of any iteration and r ≥ r*(λ) (the best reduced cost, or a
 proven bound on it), λ + r·P̂ is dual feasible, so U* ≤ Σ_x λ_x + max(r, 0); the best such bound is kept.
@@ -47,7 +53,7 @@ from mechdesign.core._mechanism import Mechanism
 from mechdesign.design._certificate import certify, finish_seconds
 from mechdesign.design._engines import Engine, choose, design_with
 from mechdesign.design._problem import DesignProblem
-from mechdesign.design._result import DesignResult
+from mechdesign.design._result import Design, DesignResult
 from mechdesign.design.information._engines import (
     ColumnGenerationEngine,
     EnumerationEngine,
@@ -60,48 +66,87 @@ from mechdesign.design.information._engines import (
 from mechdesign.design.polytope._count_pricer import pricing_counts
 from mechdesign.design.polytope._lp import solver_name
 
-__all__ = ["DesignResult", "finish_seconds", "lp_optimum", "plan_method", "pricing_counts", "solve"]
+__all__ = ["DesignResult", "design_dense", "finish_seconds", "lp_optimum", "plan_method", "pricing_counts",
+           "solve"]
 
 PRICING_FROM = 19         # auto: the counting oracle from this many categories on (count priors); below,
                           # the enumerated list with the HiGHS master is faster (bench_design.py --compare)
-METHODS = ("auto", "enumeration", "column_generation", "pricing")
+METHODS = ("auto", "enumeration", "column_generation", "pricing", "estimation", "symmetric")
 
 
-def plan_method(problem: DesignProblem, method: str = "auto") -> str:
-    """The method :func:`solve` uses, decided from sizes alone (no allocation); refusals raise here.
+def plan_method(problem: DesignProblem, method: str = "auto", *, structured: bool = True) -> str:
+    """The engine :func:`solve` and ``mechdesign design`` run, decided from sizes alone; refusals raise here.
 
-    Enumerating the vertices of the column polytope ([E] eq. 40, reference pml-design.md §3.3) is possible
-    up to ``MAX_SIZE`` categories (``LIST_LIMIT`` for a general radius β ≥ 2 min P̂, family C2); beyond, or
-    from ``PRICING_FROM`` categories on, "auto" takes the counting oracle when it applies.
+    The one registry's choice. ``estimation_mse`` on a count prior of ``AUTO_FROM`` (200) categories or more goes
+    to the symmetric engine (:mod:`mechdesign.design.symmetric`, where ``structured``); the other estimation
+    criteria to the estimation engine. For the sub-convex utilities, enumerating the vertices of the column
+    polytope ([E] eq. 40, reference pml-design.md §3.3) is possible up to ``MAX_SIZE`` categories (``LIST_LIMIT``
+    for a general radius β ≥ 2 min P̂, family C2); beyond, or from ``PRICING_FROM`` categories on, "auto" takes the
+    counting oracle when it applies.
 
     Parameters
     ----------
     problem : DesignProblem
         The design problem (its size, radius, prior counts and utility decide).
     method : str, optional
-        "auto" (default), "enumeration", "column_generation" or "pricing".
+        "auto" (default), "enumeration", "column_generation", "pricing", "estimation" or "symmetric".
+    structured : bool, optional
+        Whether the caller can use a design in type form (:class:`~mechdesign.core.SymmetricMechanism`); False
+        where a dense matrix is needed (:func:`design_dense`; a file with a release policy that a structured file
+        cannot state): "auto" then never picks "symmetric".
 
     Returns
     -------
     str
-        "pricing", "enumeration", "column_generation", or "list" when "auto" chose the enumerated
-        candidate list (:func:`solve` then picks enumeration or column generation from its length).
+        "symmetric", "estimation", "pricing", "enumeration", "column_generation", or "list" when "auto" chose
+        the enumerated candidate list (the list engine then picks enumeration or column generation from its
+        length).
 
     Raises
     ------
     ValueError
-        If ``method`` is unknown; if "pricing" is asked for a prior not given by counts or a utility other
-        than mutual information / an f-information (or a too large count table); if "enumeration" or
-        "column_generation" is asked beyond the enumerable size; or if the candidate list would be too
-        large to enumerate and the counting oracle does not apply.
+        If ``method`` is unknown; if "symmetric" is asked for a problem its engine refuses (or with
+        ``structured=False``); if "estimation" is asked for a sub-convex utility, or a method other than "auto",
+        "estimation" and "symmetric" for an estimation criterion; if "pricing" is asked for a prior not given by
+        counts or a utility other than mutual information / an f-information (or a too large count table); if
+        "enumeration" or "column_generation" is asked beyond the enumerable size; or if the candidate list would
+        be too large to enumerate and the counting oracle does not apply.
 
     Examples
     --------
     >>> plan_method(DesignProblem([0.5, 0.5], 1.0))
     'list'
+    >>> from mechdesign.core import Prior
+    >>> counts = Prior.from_counts([40] * 100 + [10] * 100)
+    >>> plan_method(DesignProblem(counts, 1.0, 0.05, "estimation_mse"))
+    'symmetric'
+    >>> plan_method(DesignProblem(counts, 1.0, 0.05, "estimation_mse"), structured=False)
+    'estimation'
     """
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
+    if method == "symmetric" or (method == "auto" and structured and problem.utility.kind == "estimation_mse"):
+        from mechdesign.design.symmetric import AUTO_FROM, SymmetricEngine
+
+        answer = SymmetricEngine().accepts(problem)
+        if method == "symmetric":
+            if answer is not True:
+                raise v.fail("method", "be 'symmetric' only for an estimation_mse problem with a count prior (cells of "
+                             f"equal counts) and ε > 0 ({answer})", method)
+            if not structured:
+                raise v.fail("method", "not be 'symmetric' where a dense matrix is needed (the symmetric engine "
+                             "designs types over cells)", method)
+            return "symmetric"
+        if answer is True and problem.size >= AUTO_FROM:
+            return "symmetric"
+    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP
+        if method not in ("auto", "estimation"):
+            raise v.fail("method", f"be 'auto' for {problem.utility.kind} (or 'estimation', its engine; 'symmetric' "
+                         "for estimation_mse on a count prior)", method)
+        return "estimation"
+    if method == "estimation":
+        raise v.fail("method", "be 'estimation' only for an estimation utility (estimation_mse, estimation_logdet, "
+                     "estimation_linear)", method)
     n = problem.size
     listed = enumerable(problem)
     counted = priceable(problem)
@@ -126,8 +171,12 @@ def plan_method(problem: DesignProblem, method: str = "auto") -> str:
 def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto", baselines: bool = True,
           basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7,
           time_limit: float = 60.0, progress: bool = False, deadline: Deadline | None = None,
-          reserve: Callable[[int], float] | None = None, engines: Sequence[Engine] | None = None) -> DesignResult:
+          reserve: Callable[[int], float] | None = None, engines: Sequence[Engine] | None = None) -> Design:
     """Design the utility-optimal mechanism that is ε-PML over B_β(P̂), certified (see module docstring).
+
+    The engine is the one ``mechdesign design`` runs (:func:`plan_method`): the symmetric engine
+    (:func:`~mechdesign.design.symmetric.design_symmetric`) for ``estimation_mse`` on a count prior of ``AUTO_FROM``
+    (200) categories or more, else a dense engine (:func:`design_dense`).
 
     Parameters
     ----------
@@ -137,15 +186,17 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         "HIGHS" (default: the master LP in one persistent HiGHS model) or "CLARABEL" (only for
         ``method="enumeration"``: cvxpy + Clarabel, then a HiGHS crossover when ``basic``). For the
         estimation utilities the default master is the interior point method of
-        :mod:`mechdesign.design.estimation._master`, and "CLARABEL" solves every master by cvxpy + Clarabel.
+        :mod:`mechdesign.design.estimation._master`, and "CLARABEL" solves every master by cvxpy + Clarabel. The
+        symmetric engine has its own master (``solver``, ``basic``, ``max_candidates`` and ``reserve`` are the
+        dense engines').
     method
-        "auto", "enumeration", "column_generation" or "pricing" (see the module docstring);
-        :func:`plan_method` decides "auto" and refuses up front what cannot be done. Estimation utilities
-        accept only "auto".
+        "auto", "enumeration", "column_generation", "pricing", "estimation" or "symmetric" (see the module
+        docstring); :func:`plan_method` decides "auto" and refuses up front what cannot be done. Estimation
+        utilities accept "auto", "estimation" and (``estimation_mse`` on a count prior) "symmetric".
     baselines
         Also compute the baselines of :mod:`mechdesign.design.baselines._compare` (k-RR, calibrated k-RR, optimal LDP,
         inner ε′ design) in the time left by the design; those that cannot finish in it are listed in
-        ``skipped_baselines`` with the reason.
+        ``skipped_baselines`` with the reason. The symmetric engine's are the ε-LDP oracles' closed forms.
     basic
         With Clarabel, re-solve the final LP with HiGHS so the mechanism has at most N outputs.
     max_candidates
@@ -166,17 +217,19 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
         ``reserve(M)``: seconds the caller needs after this call for a mechanism of M outputs (the CLI: writing
         the file); the search and the baselines leave them.
     engines
-        The engines to choose from (:class:`~mechdesign.design.Engine`), in the order "auto" tries them;
-        ``method`` then names one of them. Default: the engines above, "auto" deciding by :func:`plan_method`.
-        Whatever an engine returns is certified from scratch (repaired if it leaks more than ε).
+        Dense engines to choose from (:class:`~mechdesign.design.Engine`, returning lifted columns), in the order
+        "auto" tries them; ``method`` then names one of them (:func:`design_dense`). Default: the engines above,
+        "auto" deciding by :func:`plan_method`. Whatever an engine returns is certified from scratch (repaired if it
+        leaks more than ε).
 
     Returns
     -------
-    DesignResult
+    Design
         The certified mechanism with its utility, the proven bound, the gap and ``status`` ("optimal" when
-        the gap ≤ ``gap_tolerance × |bound| + 1e-15``, else "feasible"), and the baselines if asked.
-        Estimation utilities (``sublinear = False``) are delegated to
-        :func:`mechdesign.design.estimation.design_estimation`.
+        the gap ≤ ``gap_tolerance × |bound|`` (+ rounding), else "feasible"), and the baselines if asked: a
+        :class:`DesignResult` from a dense engine (estimation utilities, ``sublinear = False``, are delegated to
+        :func:`mechdesign.design.estimation.design_estimation`), a
+        :class:`~mechdesign.design.symmetric.SymmetricDesign` from the symmetric one.
 
     Raises
     ------
@@ -198,17 +251,60 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     Examples
     --------
     >>> result = solve(DesignProblem([0.4, 0.2, 0.2, 0.2], np.log(9 / 8)), baselines=False)
-    >>> round(result.utility, 10), result.certificate.holds, result.status
-    (0.0268223106, True, 'optimal')
+    >>> round(result.utility, 10), result.method, result.status
+    (0.0268223106, 'enumeration', 'optimal')
     """
     if not isinstance(problem, DesignProblem):
         raise TypeError(f"problem must be a DesignProblem, got problem={problem!r}")
     name = solver_name(solver)
-    limit = v.positive("time_limit", time_limit)
-    if deadline is None:
-        deadline = Deadline(limit)
-    elif not isinstance(deadline, Deadline):
-        raise TypeError(f"deadline must be a Deadline, got deadline={deadline!r}")
+    deadline = _run_deadline(time_limit, deadline)
+    if engines is None and plan_method(problem, method) == "symmetric":
+        from mechdesign.design.symmetric import design_symmetric
+
+        return design_symmetric(problem, deadline=deadline, progress=progress, baselines=baselines,
+                                gap_tolerance=gap_tolerance)
+    return design_dense(problem, solver=name, method=method, baselines=baselines, basic=basic,
+                        max_candidates=max_candidates, gap_tolerance=gap_tolerance, progress=progress,
+                        deadline=deadline, reserve=reserve, engines=engines)
+
+
+def design_dense(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto", baselines: bool = True,
+                 basic: bool = True, max_candidates: int = 5_000_000, gap_tolerance: float = 1e-7,
+                 time_limit: float = 60.0, progress: bool = False, deadline: Deadline | None = None,
+                 reserve: Callable[[int], float] | None = None,
+                 engines: Sequence[Engine] | None = None) -> DesignResult:
+    """:func:`solve` by a dense engine only: an N × M matrix, for callers that need one (``structured=False``).
+
+    The parameters and the certificate are :func:`solve`'s; "auto" never picks the symmetric engine here
+    (:func:`plan_method` with ``structured=False``): the baselines' own designs, record and two-layer designs, and
+    ``mechdesign design`` where a structured file cannot state the release policy.
+
+    Parameters
+    ----------
+    problem, solver, method, baselines, basic, max_candidates, gap_tolerance
+        As :func:`solve`'s; ``method`` is not "symmetric".
+    time_limit, progress, deadline, reserve, engines
+        As :func:`solve`'s.
+
+    Returns
+    -------
+    DesignResult
+        The certified dense design.
+
+    Raises
+    ------
+    TypeError, ValueError, SolverError
+        As :func:`solve`.
+
+    Examples
+    --------
+    >>> design_dense(DesignProblem([0.4, 0.2, 0.2, 0.2], np.log(9 / 8)), baselines=False).method
+    'enumeration'
+    """
+    if not isinstance(problem, DesignProblem):
+        raise TypeError(f"problem must be a DesignProblem, got problem={problem!r}")
+    name = solver_name(solver)
+    deadline = _run_deadline(time_limit, deadline)
     if problem.epsilon == 0.0:
         return _constant_design(problem, name)
     if math.exp(min(problem.epsilon, 1.0)) == 1.0:  # vertices are built from e^±ε: e^ε = 1 is the ε = 0 problem
@@ -225,18 +321,27 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
     with single_thread():
         return design_with(problem, engine, gap_tolerance=gap_tolerance, deadline=deadline, reserve=reserve,
                            baselines=baselines, progress=progress,
-                           design=partial(solve, solver=name, baselines=False, gap_tolerance=gap_tolerance,
+                           design=partial(design_dense, solver=name, baselines=False, gap_tolerance=gap_tolerance,
                                           max_candidates=max_candidates))
+
+
+def _run_deadline(time_limit: float, deadline: Deadline | None) -> Deadline:
+    """The run's end: ``deadline``, or ``time_limit`` seconds from now (validated either way)."""
+    limit = v.positive("time_limit", time_limit)
+    if deadline is None:
+        return Deadline(limit)
+    if not isinstance(deadline, Deadline):
+        raise TypeError(f"deadline must be a Deadline, got deadline={deadline!r}")
+    return deadline
 
 
 def _default_engine(problem: DesignProblem, method: str, solver: str, basic: bool, max_candidates: int,
                     gap_tolerance: float, progress: bool, reserve: Callable[[int], float] | None) -> Engine:
-    """The engine :func:`plan_method` names (sub-convex utilities), or the estimation engine (the criteria)."""
-    if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP
+    """The dense engine :func:`plan_method` names: the estimation engine (the criteria) or an information engine."""
+    planned = plan_method(problem, method, structured=False)
+    if planned == "estimation":  # estimation criteria: a convex program, not the vertex LP
         from mechdesign.design.estimation._engine import EstimationEngine
 
-        if method not in ("auto", EstimationEngine.name):
-            raise v.fail("method", f"be 'auto' for {problem.utility.kind} (its engine has one method)", method)
         engine = EstimationEngine(gap_tolerance=gap_tolerance, max_candidates=max_candidates,
                                   conic=solver == "CLARABEL", progress=progress, reserve=reserve)
         answer = engine.accepts(problem)  # refused before any allocation
@@ -245,9 +350,8 @@ def _default_engine(problem: DesignProblem, method: str, solver: str, basic: boo
         return engine
     registry = {engine.name: engine for engine in (EnumerationEngine, ColumnGenerationEngine, ListEngine,
                                                      PricingEngine)}
-    return registry[plan_method(problem, method)](solver=solver, basic=basic, max_candidates=max_candidates,
-                                                  gap_tolerance=gap_tolerance, progress=progress,
-                                                  finish=reserve)
+    return registry[planned](solver=solver, basic=basic, max_candidates=max_candidates, gap_tolerance=gap_tolerance,
+                             progress=progress, finish=reserve)
 
 
 def _constant_design(problem: DesignProblem, solver: str) -> DesignResult:

@@ -385,9 +385,9 @@ def _run_engine(design_prior: Prior, epsilon: float, radius: float, utility: Uti
 
     problem = DesignProblem(design_prior, epsilon, radius, utility, samples=design_prior.samples, name="joint")
     if utility.sublinear:
-        from mechdesign.design._solver import solve
+        from mechdesign.design._solver import design_dense
 
-        return solve(problem, baselines=False, deadline=deadline)
+        return design_dense(problem, baselines=False, deadline=deadline)
     from mechdesign.design.estimation._engine import ENUMERATE_UP_TO, design_estimation
 
     # Beyond the enumerated sizes the Carathéodory reduction's HiGHS LP can stall past the time limit

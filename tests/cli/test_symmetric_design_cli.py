@@ -93,3 +93,27 @@ def test_refusals_are_one_line_with_nothing_written(tmp_path, utility, extra, ru
     done = run_cli("design", str(problem), "--method", "symmetric", "--out", str(tmp_path))
     assert done.returncode == 2 and rule in done.stderr and done.stderr.count("\n") == 1
     assert not (tmp_path / "tied.mech.json").exists()
+
+
+def test_json_has_one_shape_for_the_dense_and_the_symmetric_engine(tmp_path):
+    """``design --json`` prints the utility block (value, lower bound, gap, status) for every engine (issue 60)."""
+    problem = _problem(tmp_path, ORACLE)
+    outputs = {}
+    for method in ("auto", "symmetric"):  # N = 12: auto takes the dense estimation engine
+        out = tmp_path / method
+        done = run_cli("design", str(problem), "--method", method, "--out", str(out), "--json", "--no-baselines")
+        assert done.returncode == 0, done.stderr
+        outputs[method] = json.loads(done.stdout)
+    dense, symmetric = outputs["auto"], outputs["symmetric"]
+    assert dense["method"] != "symmetric" and symmetric["method"] == "symmetric"
+    shared = {"problem", "method", "guarantee", "utility", "certificate", "baselines", "timings", "file"}
+    assert shared <= dense.keys() and shared <= symmetric.keys()
+    for summary in (dense, symmetric):
+        utility = summary["utility"]
+        assert utility["kind"] == "estimation_mse" and utility["sense"] == "minimize"
+        assert utility["lower_bound"] <= utility["value"] and utility["status"] == "optimal"
+        assert utility["gap"] == pytest.approx(utility["value"] - utility["lower_bound"], abs=1e-9)
+    # the same optimum (every type listed), and the deprecated top-level keys still there for one release
+    assert symmetric["utility"]["value"] == pytest.approx(dense["utility"]["value"], rel=1e-6)
+    assert (symmetric["value"], symmetric["bound"]) == (symmetric["utility"]["value"],
+                                                       symmetric["utility"]["lower_bound"])

@@ -1,8 +1,10 @@
-"""The design solver: oracles T1–T5 of reference/pml-design.md §4, baselines, property tests on random priors."""
+"""The design solver: oracles T1–T5 of reference/pml-design.md §4, baselines, property tests on random priors, and
+the engine choice solve() shares with ``mechdesign design`` (the symmetric engine from AUTO_FROM categories on)."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -10,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import SolverError
-from mechdesign.core import L1Ball, capacity, pml
-from mechdesign.design import DesignProblem, Utility, solve
+from mechdesign.core import L1Ball, Prior, capacity, pml
+from mechdesign.design import Design, DesignProblem, DesignResult, Utility, design_dense, plan_method, solve
 from mechdesign.design.baselines import staircase_lp
 from mechdesign.design.polytope import calibrated_randomized_response, randomized_response, theorem5
+from mechdesign.design.symmetric import AUTO_FROM, SymmetricDesign, design_symmetric
 
 from conftest import PRIVACY_SLACK, TIGHT, examples
 
@@ -196,3 +199,78 @@ def test_property_closed_forms_never_beat_the_design(case):
     for mech in feasible:
         assert capacity(mech, ball) <= eps + 1e-12
         assert result.utility >= u.value(mech, prior) - 1e-9
+
+
+# --- one entry (issue 60, item 3): solve() chooses the engine as ``mechdesign design`` does (plan_method) ---
+
+SYMMETRIC_ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]  # reference/symmetric-designs.md §2: every type listed
+
+
+def _wide(size: int) -> DesignProblem:
+    """An estimation_mse problem on a count prior of ``size`` categories in 37 cells of equal counts."""
+    return DesignProblem(Prior.from_counts([40 - (k % 37) for k in range(size)]), 1.0, 0.05, "estimation_mse")
+
+
+@pytest.mark.parametrize(("size", "structured", "expected"), [
+    (AUTO_FROM - 1, True, "estimation"),
+    (AUTO_FROM, True, "symmetric"),
+    (AUTO_FROM, False, "estimation"),   # a caller that needs the dense matrix (design_dense, a repeated release)
+])
+def test_plan_method_takes_the_symmetric_engine_from_auto_from_categories(size, structured, expected):
+    assert plan_method(_wide(size), structured=structured) == expected
+
+
+def test_plan_method_does_not_take_the_symmetric_engine_without_counts_or_for_other_utilities():
+    counts = _wide(AUTO_FROM).prior
+    drawn = np.random.default_rng(60).dirichlet(np.ones(AUTO_FROM))  # no common denominator: no cells of counts
+    assert plan_method(DesignProblem(drawn, 1.0, 0.05, "estimation_mse")) == "estimation"
+    assert plan_method(DesignProblem(counts, 1.0, 0.05, "estimation_logdet")) == "estimation"
+    assert plan_method(DesignProblem(counts, 1.0, 0.05)) == "pricing"  # mutual information: the counting oracle
+
+
+def test_solve_on_auto_from_categories_returns_the_symmetric_design_through_the_protocol():
+    problem = _wide(AUTO_FROM + 20)
+    # 2 s: the checks hold at any deadline (the engine's start is feasible, its bound certified below the value)
+    result = solve(problem, time_limit=2.0)
+    assert isinstance(result, Design) and isinstance(result, SymmetricDesign)
+    assert result.method == "symmetric" and result.sense == "minimize" and result.problem is problem
+    assert result.utility == result.value and result.bound <= result.utility
+    assert result.gap == pytest.approx(result.utility - result.bound, abs=1e-12)
+    assert result.status in ("optimal", "feasible") and result.mechanism.cells.size == problem.size
+    assert result.oracles and result.calibrated  # the baselines: the ε-LDP oracles' closed forms
+    block = result.to_dict()["utility"]
+    assert (block["value"], block["lower_bound"], block["status"]) == (result.utility, result.bound, result.status)
+
+
+def test_solve_method_symmetric_equals_design_symmetric():
+    problem = DesignProblem(Prior.from_counts(SYMMETRIC_ORACLE), 1.0, 0.05, "estimation_mse")
+    assert plan_method(problem) == "estimation"  # N = 12: auto keeps the dense engine
+    direct = design_symmetric(problem)
+    through = solve(problem, method="symmetric", baselines=False)
+    assert isinstance(through, SymmetricDesign) and not through.oracles
+    assert through.utility == pytest.approx(direct.value, rel=1e-12) == pytest.approx(5.899273924, abs=1e-8)
+    assert through.bound == pytest.approx(direct.bound, rel=1e-9) and through.status == direct.status == "optimal"
+
+
+@pytest.mark.parametrize(("call", "rule"), [
+    (lambda: solve(DesignProblem(np.random.default_rng(60).dirichlet(np.ones(12)), 1.0, 0.05, "estimation_mse"),
+                   method="symmetric"),
+     "method must be 'symmetric' only for an estimation_mse problem with a count prior"),
+    (lambda: solve(DesignProblem(Prior.from_counts(SYMMETRIC_ORACLE), 1.0, 0.05), method="symmetric"),
+     "method must be 'symmetric' only for an estimation_mse problem"),
+    (lambda: design_dense(DesignProblem(Prior.from_counts(SYMMETRIC_ORACLE), 1.0, 0.05, "estimation_mse"),
+                          method="symmetric"), "method must not be 'symmetric' where a dense matrix is needed"),
+    (lambda: solve(DesignProblem(EXAMPLE1, 1.0), method="estimation"),
+     "method must be 'estimation' only for an estimation utility"),
+])
+def test_symmetric_and_estimation_methods_refuse_what_their_engine_cannot_design(call, rule):
+    with pytest.raises(ValueError, match=re.escape(rule)):
+        call()
+
+
+def test_design_dense_never_takes_the_symmetric_engine():
+    problem = _wide(AUTO_FROM)
+    assert plan_method(problem) == "symmetric"
+    result = design_dense(problem, baselines=False, time_limit=2.0)
+    assert isinstance(result, DesignResult) and isinstance(result, Design) and result.method != "symmetric"
+    assert result.bound == result.upper_bound and result.certificate.holds

@@ -26,6 +26,9 @@ GAP_TOLERANCE = 1e-6   # "optimal" when the certified gap is at most this relati
 class SymmetricDesign(SavesFile):
     """A certified A-optimal design over cells: the mechanism, its n·MSE, a proven lower bound, the ε-LDP oracles.
 
+    A :class:`~mechdesign.design.Design` (what :func:`mechdesign.solve` returns): ``utility`` is ``value``, ``bound``
+    the lower bound, ``sense`` "minimize" and ``method`` "symmetric".
+
     Parameters
     ----------
     problem : DesignProblem
@@ -39,7 +42,8 @@ class SymmetricDesign(SavesFile):
     achieved : float
         The capacity over the ball recomputed type by type, rounded up (≤ ε).
     status : str
-        "optimal" when ``value − bound ≤ 1e-6·bound``, else "feasible" (certified either way, gap reported).
+        "optimal" when ``value − bound ≤ 1e-6·bound`` (``gap_tolerance`` of :func:`design_symmetric`), else
+        "feasible" (certified either way, gap reported).
     oracles : tuple of OracleComparison
         The ε-LDP frequency oracles at the same ε (closed forms; ε-LDP implies ε-PML over every ball).
     timings : dict of str to float
@@ -61,6 +65,14 @@ class SymmetricDesign(SavesFile):
     timings: dict[str, float] = field(default_factory=dict)
     steps: int = 0
     calibrated: tuple[CalibratedOracle, ...] = field(default=())
+
+    sense = "minimize"   # class constants: the Design protocol's, the same for every symmetric design
+    method = "symmetric"
+
+    @property
+    def utility(self) -> float:
+        """``value`` under the name every :class:`~mechdesign.design.Design` shares: n·MSE = tr J⁻¹ − 1."""
+        return self.value
 
     @property
     def gap(self) -> float:
@@ -100,15 +112,37 @@ class SymmetricDesign(SavesFile):
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (``mechdesign design --json``)."""
+        """A JSON-ready summary (``mechdesign design --json``), in the shape every engine's has.
+
+        Returns
+        -------
+        dict
+            ``problem``, ``method``, ``guarantee``, ``utility`` (``kind``, ``value``, ``lower_bound``, ``gap``,
+            ``relative_gap``, ``status``, ``sense``, ``ldp_oracles`` by name, ``calibrated_oracles``),
+            ``certificate``, ``baselines``, ``timings`` as :meth:`DesignResult.to_dict
+            <mechdesign.design.DesignResult.to_dict>`; ``cells``, ``types``, ``steps``, ``oracles``, ``best_oracle``
+            and ``best_calibrated``. Deprecated, removed in the next release: the top-level ``engine``, ``status``,
+            ``value``, ``bound``, ``gap``, ``relative_gap``, ``achieved_epsilon`` and ``calibrated_oracles`` (each
+            is now in ``method``, ``utility`` or ``certificate``).
+        """
         best = self.best_oracle()
-        return {"problem": self.problem.to_dict(), "engine": "symmetric", "status": self.status,
-                "cells": self.mechanism.cells.count, "types": self.mechanism.types, "value": self.value,
-                "bound": self.bound, "gap": self.gap, "relative_gap": self.relative_gap,
-                "achieved_epsilon": self.achieved, "oracles": [o.to_dict() for o in self.oracles],
-                "best_oracle": None if best is None else best.name, "timings": self.timings, "steps": self.steps,
-                "calibrated_oracles": self._calibrated_list(),
-                "best_calibrated": min(self.calibrated, key=lambda o: o.mse).name if self.calibrated else None}
+        blocks = self.file_sections()
+        calibrated = self._calibrated_list()
+        utility = {**blocks["utility"], "lower_bound": self.bound, "gap": self.gap, "relative_gap": self.relative_gap,
+                   "status": self.status, "sense": self.sense,
+                   "ldp_oracles": {o.name: {k: val for k, val in o.to_dict().items() if k != "name"}
+                                   for o in self.oracles},
+                   "calibrated_oracles": calibrated}
+        deprecated = {"engine": self.method, "status": self.status, "value": self.value, "bound": self.bound,
+                      "gap": self.gap, "relative_gap": self.relative_gap, "achieved_epsilon": self.achieved,
+                      "calibrated_oracles": calibrated}
+        return {"problem": self.problem.to_dict(), "method": self.method, "guarantee": blocks["guarantee"],
+                "utility": utility, "certificate": blocks["certificate"], "baselines": blocks["baselines"],
+                "timings": self.timings, "cells": self.mechanism.cells.count, "types": self.mechanism.types,
+                "steps": self.steps, "oracles": [o.to_dict() for o in self.oracles],
+                "best_oracle": None if best is None else best.name,
+                "best_calibrated": min(self.calibrated, key=lambda o: o.mse).name if self.calibrated else None,
+                **deprecated}
 
     def file_sections(self) -> dict[str, dict[str, Any]]:
         """The guarantee, utility, certificate and baselines blocks of the structured file."""
@@ -150,7 +184,8 @@ class SymmetricDesign(SavesFile):
 
 
 def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadline: Deadline | None = None,
-                     progress: bool = False, seed: int = 0, sets: int | None = None) -> SymmetricDesign:
+                     progress: bool = False, seed: int = 0, sets: int | None = None, baselines: bool = True,
+                     gap_tolerance: float = GAP_TOLERANCE) -> SymmetricDesign:
     """The A-optimal ε-PML-over-the-ball design by the symmetric engine, certified (:mod:`._engine`).
 
     Parameters
@@ -167,6 +202,11 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
         Seed of the random sets (the design is reproducible).
     sets : int, optional
         How many random sets (default 6K, between 600 and 4,000).
+    baselines : bool
+        Compare with the ε-LDP frequency oracles, at ε and calibrated to the ball (closed forms); ``False`` leaves
+        ``oracles`` and ``calibrated`` empty.
+    gap_tolerance : float
+        "optimal" when the certified gap is at most this relative to the bound (default 1e-6).
 
     Returns
     -------
@@ -200,9 +240,10 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
         result = engine.run(problem, None, deadline, seed=seed, sets=sets, progress=progress)
         mechanism, achieved, value = certify(problem, result)
     bound = float(result.upper_bound if result.upper_bound is not None else 0.0)
-    status = "optimal" if value - bound <= GAP_TOLERANCE * abs(bound) + 1e-12 else "feasible"
-    oracles = compare_oracles(problem.prior, problem.epsilon, value) if problem.epsilon < 700 else ()
-    calibrated = calibrated_rows(problem.prior, problem.epsilon, problem.radius) if problem.epsilon < 700 else ()
+    status = "optimal" if value - bound <= gap_tolerance * abs(bound) + 1e-12 else "feasible"
+    compared = baselines and problem.epsilon < 700  # the oracles' closed forms are in e^ε
+    oracles = compare_oracles(problem.prior, problem.epsilon, value) if compared else ()
+    calibrated = calibrated_rows(problem.prior, problem.epsilon, problem.radius) if compared else ()
     timings = {**result.timings, "total": time.perf_counter() - start}
     return SymmetricDesign(problem, mechanism, value, bound, achieved, status, oracles, timings, result.iterations,
                            calibrated)

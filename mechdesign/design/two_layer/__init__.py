@@ -309,7 +309,7 @@ def design_two_layer(problem: DesignProblem, report_epsilon: float, *, link_epsi
 def _designed(problem: DesignProblem, report_epsilon: float, link: float, deadline: Deadline,
               progress: bool) -> TwoLayerDesign:
     """:func:`design_two_layer` past its checks (the steps of the module docstring)."""
-    from mechdesign.design._solver import solve
+    from mechdesign.design._solver import design_dense
     from mechdesign.design.polytope._closed_form import calibrated_randomized_response, randomized_response
     from mechdesign.design.two_layer._joint import alternate
     from mechdesign.design.two_layer._reports import design_reports
@@ -317,7 +317,7 @@ def _designed(problem: DesignProblem, report_epsilon: float, link: float, deadli
 
     ball, prior = problem.ball, problem.prior.probabilities
     share = 1.0 if math.isinf(link) else _BOUND
-    single = solve(problem.with_(epsilon=report_epsilon), baselines=False, progress=progress,
+    single = design_dense(problem.with_(epsilon=report_epsilon), baselines=False, progress=progress,
                    deadline=deadline.before((1 - share) * deadline.remaining()))
     bound = single.upper_bound
     if math.isinf(link):  # memoizing W* meets the bound: W₂ = I (W*'s own certificate states its ε)
@@ -328,7 +328,7 @@ def _designed(problem: DesignProblem, report_epsilon: float, link: float, deadli
                                 deadline=deadline.before((1 - _TARGET) * deadline.remaining()))
     target = None if target_run is None else target_run.matrix
     candidates: list[tuple[str, np.ndarray]] = []
-    engine = single if problem.epsilon <= report_epsilon else solve(
+    engine = single if problem.epsilon <= report_epsilon else design_dense(
         problem, baselines=False, progress=progress, deadline=deadline.before((1 - _PERMANENT) * deadline.remaining()))
     # merged to few outputs first (._starts.few_outputs): W₂'s rounds slow with W₁'s outputs
     candidates.append(("engine design at the lifetime epsilon",
