@@ -365,14 +365,19 @@ def _prior_min_linear(ball: L1Ball) -> Any:
         return ball.min_linear
     d = float(np.nextafter(difference, math.inf))
     wider = float(np.nextafter(ball.radius + 2 * d, math.inf))
-    if wider >= 2.0:
-        return lambda columns: np.asarray(columns, dtype=np.float64).min(axis=0)  # Q·c ≥ min c, exactly
-    widened = L1Ball(ball.center, wider)
+    widened = L1Ball(ball.center, wider) if wider < 2.0 else None
     scale = float(np.nextafter(1.0 + d, math.inf))
-    # Q·c ≥ min c too, exactly: it keeps a constant column at ratio 1 (capacity 0 for the constant mechanism, which
-    # the widened greedy alone put 1.1e-15 nats above)
-    return lambda columns: np.maximum(np.nextafter(widened.min_linear(columns) / scale, 0.0),
-                                      np.asarray(columns, dtype=np.float64).min(axis=0))
+
+    def lower(columns: Any) -> np.ndarray:
+        # Q·c ≥ min c, exactly (all a radius of 2 leaves; it keeps a constant column at ratio 1, capacity 0 for the
+        # constant mechanism, which the widened greedy alone put 1.1e-15 nats above); a smaller value is a lower
+        # bound too, and the measures' g (what files state, measure_capacity) keeps capacity() at or above it
+        least = np.asarray(columns, dtype=np.float64).min(axis=0)
+        if widened is not None:
+            least = np.maximum(np.nextafter(widened.min_linear(columns) / scale, 0.0), least)
+        return np.minimum(least, ball.min_linear(columns))
+
+    return lower
 
 
 def _capacity_columns(w: np.ndarray, ball: L1Ball, priors: bool = False) -> np.ndarray:
@@ -456,10 +461,7 @@ def capacity(mechanism: MatrixLike, priors: L1Ball | Any) -> float:
     if isinstance(priors, L1Ball):
         if priors.size != mech.shape[0]:
             raise v.fail("priors", f"be a ball in dimension {mech.shape[0]}", priors.size)
-        # The first bounds the leakage over the ball's priors from above, so does any larger value; the larger keeps
-        # capacity() ≥ what a file states (measure_capacity), whose rounding of a ratio of 1 lands a few ulps higher
-        return max(float(_capacity_columns(mech.matrix, priors, priors=True).max()),
-                   float(_capacity_columns(mech.matrix, priors).max()))
+        return float(_capacity_columns(mech.matrix, priors, priors=True).max())
     rows = v.finite_array("priors", priors, 2)
     return max(epsilon_min(mech, Prior.from_probabilities(row)) for row in rows)
 
