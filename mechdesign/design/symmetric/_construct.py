@@ -80,7 +80,7 @@ def random_two_level(instance: Instance, count: int, rng: np.random.Generator, m
 
 
 def subset_sets(instance: Instance, count: int, rng: np.random.Generator,
-                subset: int) -> tuple[TypeTable, np.ndarray]:
+                subset: int) -> tuple[TypeTable, np.ndarray | None]:
     """Subset selection's reports as ``count`` types of about ``subset`` inputs, with the oracle's weights.
 
     Subset selection (ε-LDP) reports a uniform d-subset S with probability ∝ e^ε on S and 1 elsewhere: its lift
@@ -89,9 +89,9 @@ def subset_sets(instance: Instance, count: int, rng: np.random.Generator,
     here ``count`` draws with every cell's column of counts exact (each input in a fraction d/N of the sets), at
     ratio e^ε·(1 − MARGIN) (a two-level column at ratio e^ε is ε-LDP, hence ε-PML over every ball), weighted
     θ_t ∝ 1/l_t: then Σ_t θ_t μ_t is the same in every cell, the rows hold exactly up to a scale, and the mixture is
-    the oracle's mechanism on these draws. At high ε the best d ≈ N/(e^ε + 1) is small: sets far lighter than the
-    other families' (Zipf N = 2,000, ε = 4: d = 36, mass ≈ 0.02 against 1/h* ≈ 0.08); without them the design was
-    8.6× worse than subset selection.
+    the oracle's mechanism on these draws (the weights are None where the correction would take one below zero). At
+    high ε the best d ≈ N/(e^ε + 1) is small: sets far lighter than the other families' (Zipf N = 2,000, ε = 4:
+    d = 36, mass ≈ 0.02 against 1/h* ≈ 0.08); without them the design was 8.6× worse than subset selection.
     """
     total = float(instance.probabilities @ instance.sizes)
     counts, masses = _balanced_counts(instance, count, rng, 0.0, np.inf, target=total * subset / instance.sizes.sum())
@@ -100,8 +100,8 @@ def subset_sets(instance: Instance, count: int, rng: np.random.Generator,
     table = TypeTable(instance, ratio * low, low, counts, instance.cells.sizes[None, :] - counts)
     weights = 1.0 / low
     weights /= float((table.means().T @ weights).mean())
-    exact = relative_row_weights(table.means(), weights)  # column sums are round(T·s_k·d/N): off by ≤ ½ a set
-    return table, exact if exact is not None else weights
+    # column sums are round(T·s_k·d/N), off by ≤ ½ a set: corrected, or None where no positive weights hold the rows
+    return table, relative_row_weights(table.means(), weights)
 
 
 def two_level_mass(instance: Instance) -> tuple[float, float]:

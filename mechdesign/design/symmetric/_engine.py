@@ -389,9 +389,9 @@ def _subset_types(instance: Instance, count: int,
     n = int(instance.sizes.sum())
     if n < 3 or not instance.epsilon < 700:
         return []
-    _, _, best = oracle_parameters("subset_selection", n, instance.epsilon)
-    sizes = sorted({max(1, int(best or 1) // 2), int(best or 1), min(n - 1, 2 * int(best or 1))})
-    return [subset_sets(instance, count if subset == best else max(count // 3, 1), rng, subset) for subset in sizes]
+    d = int(oracle_parameters("subset_selection", n, instance.epsilon)[2] or 1)
+    sizes = sorted({max(1, d // 2), d, min(n - 1, 2 * d)})
+    return [subset_sets(instance, count if subset == d else max(count // 3, 1), rng, subset) for subset in sizes]
 
 
 def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:
@@ -414,7 +414,7 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     best: tuple[float, TypeTable, np.ndarray] | None = None
     rng = np.random.default_rng(len(blocks))
     for block, given in blocks:
-        if given is not None and relative_row_weights(block.means(), given) is not None:
+        if given is not None:
             types, weights = block, given
         else:
             if first is not None and len(block) > first:

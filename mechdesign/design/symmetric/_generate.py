@@ -56,11 +56,13 @@ class GenerationResult:
 
 def reduced_costs(types: TypeTable, weights: np.ndarray, duals: np.ndarray, pool: TypeTable) -> np.ndarray:
     """r_t of every pool type at the restricted master's (θ, ν) (module docstring); +∞ where J is singular."""
-    sizes = types.instance.sizes
-    value, _, g, omega = gradient(types.means(), types.spreads(), weights, sizes)
-    out = np.full(len(pool), math.inf)
-    if not math.isfinite(value):
-        return out
+    value, _, g, omega = gradient(types.means(), types.spreads(), weights, types.instance.sizes)
+    return _prices(pool, g, omega, duals) if math.isfinite(value) else np.full(len(pool), math.inf)
+
+
+def _prices(pool: TypeTable, g: np.ndarray, omega: np.ndarray, duals: np.ndarray) -> np.ndarray:
+    """r_t = −μ_tᵀGμ_t − ω·c_t + μ_t·ν of every pool type, chunk by chunk, given G and ω of the restricted master."""
+    out = np.empty(len(pool))
     for start in range(0, len(pool), _CHUNK):
         part = pool.select(np.arange(start, min(start + _CHUNK, len(pool))))
         means = part.means()
@@ -126,12 +128,14 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
                 say(f"generation round {rounds}: n·MSE {value - 1:.6g}, no gain of {_GAIN:g} in {_STALL} rounds: "
                     "stopped")
             break
+        # G and ω once a round: the pool's prices and the search's share them
+        _, _, g, omega = gradient(types.means(), types.spreads(), weights, sizes)
         candidates = pool
-        cost = reduced_costs(types, weights, out.duals, candidates)
+        cost = _prices(pool, g, omega, out.duals)
         if search > 0 and len(pool):
-            found = _searched(types, weights, out.duals, pool.select(np.argsort(cost)[:search]))
+            found = improve(types.instance, pool.select(np.argsort(cost)[:search]), g, omega, out.duals)
             candidates = pool.extend(found)
-            cost = np.concatenate([cost, reduced_costs(types, weights, out.duals, found)])
+            cost = np.concatenate([cost, _prices(found, g, omega, out.duals)])
             pool = candidates  # what the search found stays a candidate
         order = np.argsort(cost)[:enter]
         order = order[cost[order] < -tolerance * value]
@@ -188,15 +192,6 @@ def _room(weights: np.ndarray, room: int) -> np.ndarray:
     return kept
 
 
-def _searched(types: TypeTable, weights: np.ndarray, duals: np.ndarray, starts: TypeTable) -> TypeTable:
-    """The pricing search from ``starts`` at the restricted master's prices (:mod:`._search`)."""
-    sizes = types.instance.sizes
-    value, _, g, omega = gradient(types.means(), types.spreads(), weights, sizes)
-    if not math.isfinite(value):
-        return TypeTable(types.instance)
-    return improve(types.instance, starts, g, omega, duals)
-
-
 def _entered(types: TypeTable, old: np.ndarray, fresh: int) -> np.ndarray | None:
     """Weights with ``fresh`` new types at a small weight and the rows corrected, all positive; None if none found.
 
@@ -213,12 +208,6 @@ def _entered(types: TypeTable, old: np.ndarray, fresh: int) -> np.ndarray | None
 
 
 def _without(fresh: TypeTable, present: TypeTable) -> TypeTable:
-    """``fresh`` less the types already in ``present`` (same levels to 12 digits and same counts)."""
-    def keys(t: TypeTable) -> set[bytes]:
-        table = np.column_stack([np.round(t.high, 12), np.round(t.low, 12), t.a, t.b])
-        return {row.tobytes() for row in table}
-
-    have = keys(present)
-    table = np.column_stack([np.round(fresh.high, 12), np.round(fresh.low, 12), fresh.a, fresh.b])
-    mask = np.array([row.tobytes() not in have for row in table], dtype=bool)
-    return fresh.select(mask)
+    """``fresh`` less the types already in ``present`` (the same :meth:`~._instance.TypeTable.keys`)."""
+    have = {row.tobytes() for row in present.keys()}
+    return fresh.select(np.array([row.tobytes() not in have for row in fresh.keys()], dtype=bool))

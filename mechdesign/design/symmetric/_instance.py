@@ -138,9 +138,12 @@ class TypeTable:
         """P̂·v_t per type (1 for normalised types)."""
         return self.means() @ (self.instance.sizes * self.instance.probabilities)
 
+    def keys(self) -> np.ndarray:
+        """One row per type that two types share when they are the same: levels to 12 digits and counts."""
+        return np.column_stack([np.round(self.high, 12), np.round(self.low, 12), self.a, self.b])
+
     def unique(self) -> TypeTable:
-        """The table without repeated types (same levels to 12 digits and same counts)."""
-        key = np.column_stack([np.round(self.high, 12), np.round(self.low, 12), self.a, self.b])
-        _, first = np.unique(key, axis=0, return_index=True)
+        """The table without repeated types (same :meth:`keys`)."""
+        _, first = np.unique(self.keys(), axis=0, return_index=True)
         return self.select(np.sort(first))
 

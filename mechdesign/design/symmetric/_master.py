@@ -28,6 +28,8 @@ import time
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from mechdesign.design.symmetric._construct import relative_row_weights
+
 __all__ = ["MasterResult", "descend", "objective", "solve_master"]
 
 
@@ -154,8 +156,6 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
     when a step gains less than ``tolerance``·f, at the deadline or after ``max_steps``. The multipliers returned are
     −ν (the convention of :func:`solve_master`: reduced costs ∂_t f + μ_t·duals).
     """
-    from mechdesign.design.symmetric._construct import relative_row_weights
-
     value, grad, _, _ = gradient(means, spreads, theta, sizes)
     duals = np.zeros(means.shape[1])
     if not math.isfinite(value):

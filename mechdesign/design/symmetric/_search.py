@@ -71,21 +71,20 @@ def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndar
         mass = float(a @ p)
         for _ in range(limit):
             h, low, ok = _levels(instance, np.array([mass]), zeros)
-            d = h[0] - low[0]
-            current = float(_price(low[0], d, float(u @ gu), float(g1 @ u), s11, nu_sum, float(u @ duals),
-                                   float(w @ (a * (s - a)))))
-            best_price, best_move = current, None
+            # the type's forms, shared by its own price and every move's
+            quad0, lin0, nu0, spread0 = float(u @ gu), float(g1 @ u), float(u @ duals), float(w @ (a * (s - a)))
+            best_price = float(_price(low[0], h[0] - low[0], quad0, lin0, s11, nu_sum, nu0, spread0))
+            best_move = None
             for delta in (1.0, -1.0):
                 room = (a + delta >= 0) & (a + delta <= s)
                 if not room.any():
                     continue
-                moved = mass + delta * p
-                hh, ll, okk = _levels(instance, moved, zeros)
+                hh, ll, okk = _levels(instance, mass + delta * p, zeros)
                 dd = hh - ll
-                quad = float(u @ gu) + 2.0 * delta * gu / s + diag / (s * s)
-                lin1 = float(g1 @ u) + delta * g1 / s
-                nu_u = float(u @ duals) + delta * duals / s
-                spread = float(w @ (a * (s - a))) + w * ((a + delta) * (s - a - delta) - a * (s - a))
+                quad = quad0 + 2.0 * delta * gu / s + diag / (s * s)
+                lin1 = lin0 + delta * g1 / s
+                nu_u = nu0 + delta * duals / s
+                spread = spread0 + w * ((a + delta) * (s - a - delta) - a * (s - a))
                 price = _price(ll, dd, quad, lin1, s11, nu_sum, nu_u, spread)
                 price = np.where(room & okk, price, np.inf)
                 j = int(np.argmin(price))
