@@ -89,7 +89,7 @@ def test_the_search_lowers_the_price_it_claims():
     problem = _zipf_problem(300, 30_000, 4.0)
     instance = Instance.from_problem(problem)
     _, _, subset = oracle_parameters("subset_selection", problem.size, 4.0)
-    table, weights = subset_sets(instance, 600, np.random.default_rng(1), int(subset or 1))
+    table, weights = subset_sets(instance, 200, np.random.default_rng(1), int(subset or 1))
     base, base_weights = single_input_types(instance)
     types = base.extend(table)
     start = np.concatenate([1e-3 * base_weights, weights])
