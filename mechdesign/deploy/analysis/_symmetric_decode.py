@@ -287,6 +287,33 @@ class ReportTally:
                     np.where(present, radix[rows, column], 1).astype(np.float64)))
         return self._prime_digits
 
+    def state(self) -> np.ndarray:
+        """The tallies as one float64 vector: per-type counts, the mixed means and each prime's tally, in order.
+
+        Tallies of disjoint sets of reports add: a cluster tallies its partitions apart, sums their states and
+        decodes with :meth:`add_state` (:meth:`mechdesign.deploy.Deployment.decode`); the sums may differ from one
+        sequential tally in the last bits (float addition in another order).
+        """
+        return np.concatenate([self.type_counts, self.mixed_mean, *[tab.tally.reshape(-1) for tab in self._primes]])
+
+    def add_state(self, state: Any) -> None:
+        """Add a :meth:`state` (of the same mechanism) to these tallies.
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not a finite vector of this mechanism's state length.
+        """
+        vector = np.asarray(state, dtype=np.float64).reshape(-1)
+        sizes = [self.type_counts.size, self.mixed_mean.size, *[tab.tally.size for tab in self._primes]]
+        if vector.size != sum(sizes) or not np.isfinite(vector).all():
+            raise v.fail("state", f"be a finite tally state of this mechanism ({sum(sizes)} numbers)", vector.size)
+        parts = np.split(vector, np.cumsum(sizes)[:-1])
+        self.type_counts = self.type_counts + parts[0]
+        self.mixed_mean = self.mixed_mean + parts[1]
+        for tab, part in zip(self._primes, parts[2:], strict=True):
+            tab.tally += part.reshape(tab.tally.shape)
+
     def add_texts(self, texts: Sequence[Any], start: int = 0) -> None:
         """Tally reports in text form, 131,072 at a time (the parsed digits and the tallies' temporaries stay small)."""
         for at in range(0, len(texts), _TEXT_BLOCK):

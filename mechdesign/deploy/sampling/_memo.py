@@ -50,11 +50,14 @@ from mechdesign import _validation as v
 from mechdesign.deploy.sampling._decimal import decimal, fixed_width_decimal
 from mechdesign.mechfile._policy import MEMO_SCHEME
 
-__all__ = ["MAX_USER_BYTES", "MEMO_SCHEME", "MemoFunction", "UserIds", "generate_memo_key", "read_memo_key", "user_ids"]
+__all__ = ["MAX_USER_BYTES", "MEMO_SCHEME", "RELEASE_TAG", "MemoFunction", "UserIds", "generate_memo_key",
+           "read_memo_key", "user_ids"]
 
 #: The longest user id accepted (UTF-8 bytes).
 MAX_USER_BYTES = 1024
 _TAG = b"mdmemo1\x00"
+#: B₂'s first 8 bytes for the keyed draws of one release (record identity in place of the user id).
+RELEASE_TAG = b"mdrels1\x00"
 _KEY_FILE_BYTES = 65  # 64 hexadecimal characters and a newline
 _BLOCK = 16
 
@@ -343,6 +346,10 @@ class MemoFunction:
         The 32-byte secret (:func:`read_memo_key`).
     file_sha256 : str
         The file's ``sha256`` (64 hex digits): it separates the outputs of different files.
+    tag : bytes
+        The 8 bytes that open B₂: ``b"mdmemo1\x00"`` for memoized draws (module docstring),
+        :data:`RELEASE_TAG` for the keyed draws of one release (:mod:`mechdesign.deploy._deployment`), so the
+        same key used for both never gives one a word of the other.
 
     Examples
     --------
@@ -354,11 +361,14 @@ class MemoFunction:
 
     key: bytes
     file_sha256: str
+    tag: bytes = _TAG
     _prefix: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, bytes) or len(self.key) != 32:
             raise v.fail("key", "be 32 bytes", type(self.key).__name__)
+        if self.tag not in (_TAG, RELEASE_TAG):
+            raise v.fail("tag", f"be {_TAG!r} (memoized draws) or {RELEASE_TAG!r} (a release's keyed draws)", self.tag)
         try:
             digest = bytes.fromhex(self.file_sha256)
         except (TypeError, ValueError):
@@ -403,7 +413,7 @@ class MemoFunction:
         lengths = users.lengths
         present = np.flatnonzero(np.bincount(lengths, minlength=1))
         second = np.empty((present.size, _BLOCK), dtype=np.uint8)
-        second[:, :8] = np.frombuffer(_TAG, dtype=np.uint8)
+        second[:, :8] = np.frombuffer(self.tag, dtype=np.uint8)
         second[:, 8:12] = np.frombuffer(int(attribute).to_bytes(4, "big"), dtype=np.uint8)
         second[:, 12:16] = present.astype(">u4").view(np.uint8).reshape(present.size, 4)
         table = np.zeros((int(present.max(initial=0)) + 1, _BLOCK), dtype=np.uint8)

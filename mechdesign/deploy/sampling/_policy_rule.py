@@ -82,6 +82,9 @@ def memo_function(memo: Any, *, release: ReleasePolicy, file_sha256: str | None,
             raise v.fail(partner, f"be given with {argument} (memoized draws are keyed by user)", None)
         return None
     if isinstance(memo, MemoFunction):
+        if memo.tag != MemoFunction.tag:  # the class default: memoized draws' B₂
+            raise v.fail(argument, "be a memo function (a release's keyed draws are not memoized ones)",
+                         f"a function with tag {memo.tag!r}")
         if file_sha256 is not None and memo.file_sha256 != file_sha256:
             raise v.fail(argument, f"be a memo function of this file (sha256 {file_sha256[:12]}…)",
                          f"a memo function of {memo.file_sha256[:12]}…")

@@ -224,11 +224,11 @@ class RecordPrivatizer:
         d = len(self.samplers)
         drawn = np.empty(codes.shape, dtype=np.int64) if out is None else out
         if self.record.mechanism is not None:
-            drawn[0] = self.samplers[0].sample_memoized(self.letters(codes), users, memo, 0)
+            drawn[0] = self.samplers[0]._keyed_indices(self.letters(codes), users, memo, 0)
             return drawn[:1]
         if self.chooser is None:
             for i, sampler in enumerate(self.samplers):
-                drawn[i] = sampler.sample_memoized(codes[i], users, memo, i)
+                drawn[i] = sampler._keyed_indices(codes[i], users, memo, i)
             return drawn
         letters = self.letters(codes)
         chosen = self.chooser.words_to_indices(np.zeros(letters.size, dtype=np.intp), memo.words(d, users, letters))
@@ -236,7 +236,7 @@ class RecordPrivatizer:
         for i, sampler in enumerate(self.samplers):
             rows = np.flatnonzero(chosen == i)
             if rows.size:
-                drawn[i, rows] = sampler.sample_memoized(codes[i, rows], users.take(rows), memo, i)
+                drawn[i, rows] = sampler._keyed_indices(codes[i, rows], users.take(rows), memo, i)
         return drawn
 
     def output_labels(self, position: int) -> np.ndarray:

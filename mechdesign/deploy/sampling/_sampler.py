@@ -488,8 +488,6 @@ class Privatizer:
         For a two-layer file these are the permanent outputs y₁, which are never released: only the streaming
         writers call this, and draw W₂'s fresh reports of them.
         """
-        from mechdesign.deploy.sampling._memo import UserIds, user_ids
-
         function = self.memo_function(memo, users is not None)
         if function is None:  # a raw mechanism or a single-release file with users=None
             raise v.fail("users", "be given with memo (memoized draws are keyed by user)", None)
@@ -497,8 +495,19 @@ class Privatizer:
         n = self.mechanism.shape[0]
         if rows.size and (rows.dtype.kind not in "iu" or int(rows.min()) < 0 or int(rows.max()) >= n):
             raise v.fail("x", f"hold input indices in [0, {n})", rows[:5])
+        return self._keyed_indices(rows, users, function, attribute)
+
+    def _keyed_indices(self, x: np.ndarray, users: Any, function: Any, attribute: int = 0) -> np.ndarray:
+        """The reference rule on the keyed words of (``attribute``, user, x): no policy check (callers make it).
+
+        ``function`` is a :class:`~mechdesign.deploy.sampling.MemoFunction`: a memoized draw's, or a release's
+        keyed draws (:mod:`mechdesign.deploy._deployment`, where ``users`` are record identities).
+        """
+        from mechdesign.deploy.sampling._memo import UserIds, user_ids
+
+        rows = np.asarray(x).reshape(-1).astype(np.intp)
         ids = users if isinstance(users, UserIds) else user_ids(users, "users")
-        return self._words_to_indices(rows.astype(np.intp), function.words(attribute, ids, rows))
+        return self._words_to_indices(rows, function.words(attribute, ids, rows))
 
     def _count_bounds(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """#{k : C[row, k] ≤ u} per record (vectorised binary search over the padded bound rows)."""

@@ -1,0 +1,678 @@
+"""One deploy interface for every kind of mechanism file: load, check the data, privatize, count and decode.
+
+A :class:`Deployment` is a mechanism file loaded the one way every entry point loads it — the Python API, Dask
+(:mod:`mechdesign.dask`), Spark (:mod:`mechdesign.spark`) and ``mechdesign privatize --release-key`` — with
+the same rules and the same one-line messages:
+
+* the hash, the schema and the guarantee recomputed from the file (the readers of :mod:`mechdesign.mechfile`),
+  and the *sampled* design's guarantee (quantised to 2⁻⁶⁴) checked again;
+* the signature policy: ``require_signature=True`` or ``MECHDESIGN_REQUIRE_SIGNATURE=1`` refuses a file that no
+  trusted ``public_key`` checked (:func:`signature_required`);
+* the release policy and the memo-key binding (:mod:`mechdesign.deploy.sampling._policy_rule`): a memoized or
+  two-layer file refuses to draw without its key and user ids, a file bound to a key refuses any other;
+* the data check (:mod:`mechdesign.deploy.analysis._datacheck`): data outside the file's ball are refused unless
+  the caller overrides, and then the ε at the data's own distribution is what holds.
+
+One adapter per kind (dense, structured, record) supplies what differs: how labels become input codes, how codes
+are drawn, how outputs are written and counted, and the ε at the data. The exchange format is Arrow: a batch of
+records in, the same batch with the privatized columns out.
+
+**Keyed draws: one release, however often it is computed.** A lazy frame on a cluster is computed again when it is
+reused, when a task fails or is run speculatively, and when a count is taken beside the copy that is written. With
+fresh randomness each computation is another release of every record. Here every draw of a release is a keyed
+pseudo-random function of (release key, file, record identity, value) — the PRF of memoized draws
+(:class:`~mechdesign.deploy.sampling.MemoFunction`, CBC-MAC over AES-256⁻¹) with its own domain tag
+(:data:`~mechdesign.deploy.sampling._memo.RELEASE_TAG`), the record identity in place of the user id — so every
+computation of the same release gives the same bytes, on any engine, machine or partitioning:
+
+* the **release key**: 32 secret bytes (a key file written by ``mechdesign memo-key``, or bytes). Given none, a
+  fresh key is drawn from ``secrets`` for the call: the frame it returns is one release however often it is
+  computed, and a second call is a second release (and says so). The same key on the CLI, the API, Dask and
+  Spark gives byte-identical outputs.
+* the **record identity**: the text of an id column (``id_column``: strings as written, integers in decimal), or,
+  without one, the record's 0-based position in its input (the row number of the file), which the CLI and
+  Dask (partitions with known offsets) know exactly and Spark reads from the file source's ``_metadata``
+  (:mod:`mechdesign.spark`). An identity must be stable: the same record gets the same identity whenever it is
+  computed. Two records with the same identity *and* the same value get the same output: that is one release of
+  that pair (less leakage, never more); give unique ids.
+* the **value** is part of the input, so a record whose value differs draws independently.
+
+A memoized file's outputs are already a keyed function of (user, value) (its own key, its own binding); a
+two-layer file's fresh reports of its permanent output are drawn with the release key on (record identity,
+permanent output). The CLI keeps its secure default for one-shot runs (fresh AES-CTR draws, written once):
+``--release-key`` switches it to keyed draws.
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> import pyarrow as pa
+>>> from mechdesign.design.polytope import randomized_response
+>>> from mechdesign.mechfile import write_mechanism_file
+>>> folder = Path(tempfile.mkdtemp())
+>>> path = write_mechanism_file(folder / "rr.json", randomized_response(2, 1.0, ["no", "yes"]),
+...                             guarantee={"notion": "ldp", "epsilon": 1.0})
+>>> deployment = Deployment(path)
+>>> batch = pa.record_batch({"answer": ["yes", "no", "yes"]})
+>>> first = deployment.privatize_batch(batch, ["answer"], key=bytes(32))
+>>> first.equals(deployment.privatize_batch(batch, ["answer"], key=bytes(32)))
+True
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+
+__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "release_key", "signature_required"]
+
+#: The deployment's signature policy in the environment: 1/true/yes refuses files no trusted key checked.
+REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
+_KINDS = ("dense", "structured", "record")
+
+
+def signature_required(require: bool | None, public_key: Any) -> bool:
+    """Whether a signature is required: ``require``, or ``MECHDESIGN_REQUIRE_SIGNATURE`` = 1/true/yes.
+
+    A policy without ``public_key`` is refused: a signature checked against the key it carries proves nothing.
+
+    Raises
+    ------
+    ValueError
+        One line: the variable holds something else than 1/0, true/false, yes/no; or a signature is required and
+        no ``public_key`` is given.
+    """
+    from mechdesign._validation import environment, show_text
+
+    raw, text = environment(REQUIRE_SIGNATURE_VARIABLE) or ("", "")
+    text = text.lower() if text.isascii() else text  # ASCII case only: both languages fold it alike
+    if text not in ("", "0", "1", "true", "false", "yes", "no"):
+        raise ValueError(f"{REQUIRE_SIGNATURE_VARIABLE} must be 1 or 0 (true/false, yes/no), got "
+                         f"{REQUIRE_SIGNATURE_VARIABLE}={show_text(raw)}")
+    required = bool(require) or text in ("1", "true", "yes")
+    if required and public_key is None:
+        raise ValueError("public_key must be given when a signature is required (--require-signature or "
+                         f"{REQUIRE_SIGNATURE_VARIABLE}=1): only a trusted key authenticates a file, got "
+                         "public_key=None")
+    return required
+
+
+def release_key(key: Any = None, name: str = "key") -> bytes:
+    """The 32 secret bytes of a release: ``key`` as given (bytes, or a key file's path), or fresh from ``secrets``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        One line: bytes of another length, or a key file that is not one (:func:`read_memo_key`).
+    """
+    if key is None:
+        return secrets.token_bytes(32)
+    if isinstance(key, (bytes, bytearray)):
+        if len(key) != 32:
+            raise v.fail(name, "be 32 bytes (a release key)", f"{len(key)} bytes")
+        return bytes(key)
+    if isinstance(key, (str, os.PathLike)):
+        from mechdesign.deploy.sampling._memo import read_memo_key
+
+        return read_memo_key(key)
+    raise TypeError(f"{name} must be 32 bytes or a key file's path (mechdesign memo-key KEY writes one), got "
+                    f"{name}={type(key).__name__}")
+
+
+def _key_id(key: bytes) -> str:
+    from mechdesign.mechfile._policy import key_id
+
+    return key_id(key)
+
+
+@dataclass(frozen=True)
+class Release:
+    """What one privatized release states: the file, the guarantee and the randomness (no secret).
+
+    Parameters
+    ----------
+    sha256 : str
+        The file's hash.
+    kind : str
+        "dense", "structured" or "record".
+    epsilon : float
+        The guarantee that holds for the data privatized: the file's (or the sampled design's, if a hair above),
+        or, when the data check refused the data and was overridden, the larger ε at the data's distribution.
+    release_policy : str
+        The file's release policy.
+    key_id : str
+        The identifier of the release key (:func:`~mechdesign.mechfile.key_id`), never the key.
+    identity : str
+        ``"column:<name>"`` or ``"position"``.
+    data_check : DataCheck or None
+        The check's outcome (``None`` when it was not run).
+    """
+
+    sha256: str
+    kind: str
+    epsilon: float
+    release_policy: str
+    key_id: str
+    identity: str
+    data_check: Any = None
+
+
+class Deployment:
+    """A mechanism file of any kind, loaded and checked as every entry point loads it (module docstring).
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes or ParsedFile
+        The file (a path, its bytes, or a file already parsed). Its bytes are kept (:attr:`data`): what a
+        cluster ships to its workers, which load and check it again.
+    public_key : str, os.PathLike, bytes or key, optional
+        The Ed25519 public key that must have signed the file (PEM path or bytes).
+    require_signature : bool, optional
+        Refuse a file without a signature checked by ``public_key``; also set by ``MECHDESIGN_REQUIRE_SIGNATURE=1``.
+    memo_key : bytes or path, optional
+        The key of memoized draws (required by a memoized or two-layer file; a file bound to a key refuses any
+        other).
+    name : str, optional
+        How errors name the file (default: the path, or ``"<bytes>"``).
+
+    Raises
+    ------
+    MechanismFileError
+        One line: the file is malformed, fails its hash or its signature, or overstates its guarantee.
+    CertificateError
+        The sampled design (quantised to 2⁻⁶⁴) misses the file's guarantee.
+    ValueError
+        One line: a signature policy without a key; a memo key refused by the file's binding.
+    """
+
+    def __init__(self, source: Any, *, public_key: Any = None, require_signature: bool | None = None,
+                 memo_key: Any = None, name: str | None = None) -> None:
+        from mechdesign.mechfile._format import ParsedFile, parse_file
+
+        required = signature_required(require_signature, public_key)
+        if isinstance(source, ParsedFile):
+            self.data = _canonical_bytes(source)
+            parsed = source
+        else:
+            self.data, shown = _read(source, name)
+            parsed = parse_file(io.BytesIO(self.data), shown)
+        self.name = parsed.name
+        self.public_key = _public_key_bytes(public_key)
+        self.required = required
+        self.loaded: Any
+        if parsed.is_record:
+            from mechdesign.deploy.sampling._record_sampler import RecordPrivatizer
+            from mechdesign.mechfile._record import read_record_file
+
+            self.kind = "record"
+            self.loaded = read_record_file(parsed, public_key=public_key)
+            self.sampler: Any = RecordPrivatizer(self.loaded)
+            self.sampled_epsilon = float(self.sampler.check())
+            self.attributes: tuple[str, ...] = tuple(self.loaded.attributes)
+        elif parsed.content.get("kind") == "symmetric":
+            from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
+            from mechdesign.mechfile._symmetric import read_symmetric_file
+
+            self.kind = "structured"
+            self.loaded = read_symmetric_file(parsed, public_key=public_key)
+            self.sampler = SymmetricPrivatizer(self.loaded.mechanism)
+            self.sampled_epsilon = float(self.sampler.check(self.loaded.guarantee, self.loaded.achieved))
+            self.attributes = ("value",)
+        else:
+            from mechdesign.deploy.sampling._sampler import Privatizer
+            from mechdesign.mechfile._column import read_mechanism_file
+
+            self.kind = "dense"
+            self.loaded = read_mechanism_file(parsed, public_key=public_key)
+            self.sampler = Privatizer(self.loaded)  # the sampled matrix's guarantee recomputed
+            self.sampled_epsilon = float(self.sampler.sampled_epsilon or 0.0)
+            self.attributes = ("value",)
+        self.memo = None
+        if memo_key is not None or self.release.memoized:
+            from mechdesign.deploy.sampling._policy_rule import memo_function
+
+            self.memo = memo_function(memo_key, release=self.release, file_sha256=self.sha256, users=True,
+                                      where=f"{self.name} (sha256 {self.sha256[:12]}…)", argument="memo_key",
+                                      partner="user_column")
+
+    # -- what the file states ---------------------------------------------------------------------------------------
+    @property
+    def sha256(self) -> str:
+        """The file's checked hash."""
+        return str(self.loaded.sha256)
+
+    @property
+    def release(self) -> Any:
+        """The file's :class:`~mechdesign.mechfile._policy.ReleasePolicy`."""
+        return self.loaded.release
+
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The file's guarantee block (a structured file's with its prior)."""
+        if self.kind == "structured":
+            return {**self.loaded.guarantee, "prior": self.loaded.prior.tolist()}
+        return dict(self.loaded.guarantee)
+
+    @property
+    def signed(self) -> bool:
+        """Whether a trusted public key checked the file's signature."""
+        return self.public_key is not None and self.loaded.signature is not None
+
+    @property
+    def epsilon(self) -> float:
+        """The guarantee stated for the data a check passed: the file's ε, or the sampled design's if a hair above."""
+        return max(float(self.loaded.guarantee["epsilon"]), self.sampled_epsilon)
+
+    def inputs(self, position: int = 0) -> tuple[str, ...]:
+        """The input labels of one column (``position``: the attribute of a record file)."""
+        return self._alphabet(position)
+
+    def columns_for(self, columns: str | Sequence[str]) -> list[str]:
+        """The data's columns, one per attribute of the file, in its order (one line if the count differs)."""
+        names = [columns] if isinstance(columns, str) else list(columns)
+        if len(names) != len(self.attributes) or not all(isinstance(c, str) for c in names):
+            what = (f"one column per attribute of the record file {list(self.attributes)}, in its order"
+                    if self.kind == "record" else "one column name (a single-column file)")
+            raise v.fail("column", f"name {what}", names)
+        if len(set(names)) != len(names):
+            raise v.fail("column", "name distinct columns", names)
+        return names
+
+    # -- input codes and the data check -----------------------------------------------------------------------------
+    def encode(self, batch: Any, columns: Sequence[str]) -> np.ndarray:
+        """Input codes of a batch's columns: int64, shape (n,) for a single-column file, (d, n) for a record file.
+
+        Unknown labels and nulls are refused in one line (naming the column and the first offending values).
+        """
+        names = self.columns_for(columns)
+        rows = []
+        for i, name in enumerate(names):
+            array = _column(batch, name)
+            rows.append(_codes(array, self._alphabet(i), name))
+        if self.kind == "record":
+            return np.stack(rows) if rows[0].size else np.zeros((len(names), 0), dtype=np.int64)
+        return rows[0]
+
+    def _alphabet(self, position: int) -> tuple[str, ...]:
+        if self.kind == "record":
+            return tuple(self.loaded.alphabets[position])
+        return tuple(self.loaded.mechanism.inputs)
+
+    def input_counts(self, codes: np.ndarray) -> np.ndarray:
+        """Counts of the inputs (a single-column file) or of the joint letters (a record file; dense in the letter)."""
+        if self.kind == "record":
+            letters = self.sampler.letters(codes)
+            return np.bincount(letters, minlength=int(self.loaded.prior.size)).astype(np.int64)
+        return np.bincount(codes, minlength=len(self._alphabet(0))).astype(np.int64)
+
+    def check(self, counts: Any, data_delta: float | None = None, *, override: bool = False) -> Any:
+        """The data check on input counts (:meth:`input_counts`, summed over the data); refuse data outside the ball.
+
+        Returns the :class:`~mechdesign.deploy.analysis.DataCheck`; with ``override`` a refused check is returned
+        (its ``inside`` False) instead of raised, and :meth:`epsilon_at_data` says what holds.
+
+        Raises
+        ------
+        ValueError
+            One line (the CLI's): the data's divergence to the file's ball exceeds the threshold at δ_d.
+        """
+        from mechdesign.deploy.analysis._datacheck import DATA_DELTA, check_counts, check_joint_counts, refusal
+
+        delta = DATA_DELTA if data_delta is None else data_delta
+        number = np.asarray(counts, dtype=np.int64)
+        if self.kind == "record":
+            letters = np.flatnonzero(number)
+            result = check_joint_counts(self.loaded.prior, self.loaded.guarantee["radius"], letters, number[letters],
+                                        delta)
+        else:
+            result = check_counts(self.guarantee, number, delta)
+        if not result.inside and not override:
+            text = refusal(result)
+            if self.kind == "record":
+                text = text.replace("data must", "data (joint distribution of the record) must", 1)
+            raise ValueError(text + "; override_data_check privatizes them anyway")
+        return result
+
+    def epsilon_at_data(self, counts: Any) -> float:
+        """The sampled design's ε at the data's own empirical distribution (rounded up): what holds when overridden.
+
+        Raises
+        ------
+        ValueError
+            For a structured file (its ε at a prior outside the ball needs the dense matrix: refused in one line).
+        """
+        number = np.asarray(counts, dtype=np.int64)
+        if self.kind == "structured":
+            raise v.fail("override_data_check", "not be used with a structured file (the data's own epsilon needs "
+                         "the dense matrix; mechdesign export --dense writes it for a small design)", True)
+        if self.kind == "record":
+            from mechdesign.deploy.analysis._record_assess import epsilon_at_data
+
+            letters = np.flatnonzero(number)
+            return float(epsilon_at_data(self.loaded, letters, number[letters], self.sampler))
+        from mechdesign._numerics import round_up
+        from mechdesign.core._leakage import epsilon_min
+        from mechdesign.core._mechanism import Mechanism
+
+        sampler = self.sampler
+        matrix = sampler.sampled_matrix
+        outputs = self.loaded.mechanism.outputs
+        if sampler.reports is not None:  # one report: the permanent layer, then the fresh one
+            matrix, outputs = matrix @ sampler.reports.sampled_matrix, sampler.reports.mechanism.outputs
+        sampled = Mechanism.from_matrix(matrix, self.loaded.mechanism.inputs, outputs)
+        frequencies = number / max(int(number.sum()), 1)
+        return float(round_up(epsilon_min(sampled, frequencies), len(self.loaded.mechanism.inputs)))
+
+    # -- privatizing ------------------------------------------------------------------------------------------------
+    def draws(self, key: bytes) -> Any:
+        """The keyed draws of the release with ``key`` (a :class:`MemoFunction` with the release tag, this file)."""
+        from mechdesign.deploy.sampling._memo import RELEASE_TAG, MemoFunction
+
+        return MemoFunction(release_key(key), self.sha256, tag=RELEASE_TAG)
+
+    def identities(self, batch: Any, id_column: str | None, first_row: int | None) -> Any:
+        """The records' identities (:class:`~mechdesign.deploy.sampling.UserIds`): an id column's text, or positions.
+
+        ``first_row`` is the position of the batch's first record in its input (required without ``id_column``).
+        """
+        from mechdesign.deploy.sampling._memo import user_ids
+
+        n = _rows(batch)
+        if id_column is not None:
+            return user_ids(_column(batch, id_column), "id_column")
+        if first_row is None or isinstance(first_row, bool) or not isinstance(first_row, (int, np.integer)) \
+                or first_row < 0:
+            raise v.fail("first_row", "be the position (a nonnegative integer) of the batch's first record in its "
+                         "input when no id_column identifies the records", first_row)
+        return user_ids(np.arange(int(first_row), int(first_row) + n, dtype=np.int64), "first_row")
+
+    def draw_codes(self, codes: np.ndarray, ids: Any, key: bytes, users: Any = None) -> Any:
+        """Output codes of input codes, keyed by the release (module docstring): the one rule of every engine.
+
+        Returns output indices (intp) for a dense file, (types, groups) for a structured one, and the (k × n)
+        indices of :meth:`RecordPrivatizer.sample_codes` for a record file.
+        """
+        draws = self.draws(key)
+        memo = self.memo
+        if memo is not None and users is None:
+            from mechdesign.deploy.sampling._policy_rule import missing_memo
+
+            raise missing_memo(self.release.policy, self.name, "user_column", "memo_key", None)
+        if self.kind == "dense":
+            sampler = self.sampler
+            rows = codes.astype(np.intp)
+            if memo is None:
+                return sampler._words_to_indices(rows, draws.words(0, ids, rows))
+            permanent = sampler._memoized_permanent(rows, users, memo)
+            if sampler.reports is None:
+                return permanent
+            permanent = permanent.astype(np.intp)
+            return sampler.reports._words_to_indices(permanent, draws.words(0, ids, permanent))
+        if self.kind == "structured":
+            return self.sampler.sample_memoized(codes, users if memo is not None else ids,
+                                                memo if memo is not None else draws)
+        return self.sampler._memoized(codes, None, memo if memo is not None else draws,
+                                      users if memo is not None else ids)
+
+    def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
+        """The released columns (Arrow arrays) of :meth:`draw_codes`'s output, one per attribute.
+
+        Dense and record files: strings (the output labels; null where a sampled record design's record does not
+        report the attribute). Structured files: the reports' text form ``t<type>.<hex>`` (``form="text"``, as
+        CSV output holds them) or their binary form (``form="binary"``, as Parquet and Arrow IPC output hold them).
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from mechdesign.deploy.sampling._arrow import _indices, _strings
+
+        if form not in ("text", "binary"):
+            raise v.fail("form", "be 'text' or 'binary'", form)
+        if self.kind == "structured":
+            types, groups = drawn
+            if form == "binary":
+                from mechdesign.mechfile import binary_buffer
+
+                offsets, data = binary_buffer(self.sampler.family, np.asarray(types, dtype=np.int64),
+                                              np.asarray(groups))
+                kind = pa.binary()
+            else:
+                from mechdesign.mechfile import text_buffer
+
+                offsets, data = text_buffer(self.sampler.family, np.asarray(types, dtype=np.int64),
+                                            np.asarray(groups))
+                kind = pa.string()
+            offsets = np.asarray(offsets, dtype=np.int64)
+            if offsets[-1] >= 2**31:
+                kind = pa.large_binary() if form == "binary" else pa.large_string()
+            else:
+                offsets = offsets.astype(np.int32)
+            return [pa.Array.from_buffers(kind, offsets.size - 1,
+                                          [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))])]
+        if self.kind == "dense":
+            labels = _strings(self.sampler.outputs)
+            return [pc.take(labels, _indices(np.asarray(drawn, dtype=np.int32)))]
+        out = []
+        for i in range(len(self.attributes)):
+            row = np.asarray(drawn[min(i, drawn.shape[0] - 1)], dtype=np.int32)
+            labels = _strings(list(self.sampler.output_labels(i)))
+            out.append(pc.take(labels, _indices(row)))
+        return out
+
+    def privatize_batch(self, batch: Any, columns: str | Sequence[str], *, key: bytes, id_column: str | None = None,
+                        first_row: int | None = None, user_column: str | None = None, form: str = "text") -> Any:
+        """The batch with ``columns`` privatized (Arrow), every other column and the row order kept.
+
+        Parameters
+        ----------
+        batch : pyarrow.RecordBatch or pyarrow.Table
+            Records.
+        columns : str or sequence of str
+            The column of a single-column file, or one per attribute of a record file, in its order.
+        key : bytes
+            The release key (32 bytes: :func:`release_key`).
+        id_column : str, optional
+            The column of record identities; without it ``first_row`` gives positions.
+        first_row : int, optional
+            The position of the batch's first record in its input (without ``id_column``).
+        user_column : str, optional
+            The column of user ids of a memoized file's draws (with the deployment's ``memo_key``).
+        form : {"text", "binary"}
+            A structured file's report form.
+
+        Returns
+        -------
+        pyarrow.RecordBatch or pyarrow.Table
+            As given, the privatized columns replaced by strings (binary: a structured file's binary form).
+        """
+        names = self.columns_for(columns)
+        codes = self.encode(batch, names)
+        for extra in (id_column, user_column):
+            if extra is not None and extra in names:
+                raise v.fail("id_column" if extra == id_column else "user_column", "differ from the privatized "
+                             "columns", extra)
+        ids = self.identities(batch, id_column, first_row)
+        users = None
+        if self.memo is not None:
+            if user_column is None:
+                from mechdesign.deploy.sampling._policy_rule import missing_memo
+
+                raise missing_memo(self.release.policy, self.name, "user_column", "memo_key", None)
+            from mechdesign.deploy.sampling._memo import user_ids
+
+            users = user_ids(_column(batch, user_column), "user_column")
+        elif user_column is not None:
+            raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
+        released = self.outputs(self.draw_codes(codes, ids, key, users), form=form)
+        return _replace(batch, names, released)
+
+    def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
+        """Counts of the released values of a privatized batch: what :meth:`decode` takes, summed over batches.
+
+        Dense: counts over the output labels (W₂'s for a two-layer file). Record: the counts
+        :func:`~mechdesign.deploy.analysis.decode_records` takes, one vector a factor (or over the joint outputs),
+        concatenated. Structured: the :class:`~mechdesign.deploy.analysis.ReportTally`'s sufficient counts.
+        """
+        names = self.columns_for(columns)
+        if self.kind == "structured":
+            import pyarrow as pa
+
+            from mechdesign.deploy.analysis._symmetric_decode import ReportTally
+
+            tally = ReportTally(self.loaded.mechanism)
+            array = _column(batch, names[0])
+            if isinstance(array, pa.ChunkedArray):
+                array = array.combine_chunks()
+            binary = pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)
+            (tally.add_binary_arrow if binary else tally.add_arrow)(array, 0)
+            return tally.state()
+        if self.kind == "dense":
+            labels = self.sampler.outputs
+            return np.bincount(_codes(_column(batch, names[0]), labels, names[0], "output"),
+                               minlength=len(labels)).astype(np.int64)
+        parts = []
+        sampler = self.sampler
+        if sampler.record.mechanism is not None:  # joint: one output in every column; count the first
+            labels = tuple(sampler.output_labels(0))
+            return np.bincount(_codes(_column(batch, names[0]), labels, names[0], "output"),
+                               minlength=len(labels)).astype(np.int64)
+        for i, name in enumerate(names):
+            labels = tuple(sampler.output_labels(i))
+            array = _column(batch, name)
+            if sampler.chooser is not None:  # sampled: only the records that report the attribute
+                import pyarrow.compute as pc
+
+                array = pc.drop_null(array)
+            parts.append(np.bincount(_codes(array, labels, name, "output"), minlength=len(labels)))
+        return np.concatenate(parts).astype(np.int64)
+
+    def decode(self, counts: Any, method: str = "linear") -> Any:
+        """The frequency estimate from :meth:`output_counts` summed over the data."""
+        if self.kind == "structured":
+            from mechdesign.deploy.analysis._symmetric_decode import ReportTally
+
+            tally = ReportTally(self.loaded.mechanism)
+            tally.add_state(counts)
+            return tally.estimate()
+        if self.kind == "dense":
+            from mechdesign.deploy.analysis._decode import estimate_frequencies
+
+            mechanism = (self.sampler.reports or self.sampler).mechanism if self.sampler.reports is None else None
+            if mechanism is None:  # two-layer: the reports' distribution given x is W₁W₂
+                from mechdesign.core._mechanism import Mechanism
+
+                mechanism = Mechanism.from_matrix(self.loaded.mechanism.matrix @ self.sampler.reports.mechanism.matrix,
+                                                  self.loaded.mechanism.inputs,
+                                                  self.sampler.reports.mechanism.outputs)
+            return estimate_frequencies(mechanism, counts, "inversion" if method == "linear" else method)
+        from mechdesign.deploy.analysis._record_decode import decode_records
+
+        sampler = self.sampler
+        if sampler.record.mechanism is not None:
+            split = [np.asarray(counts)]
+        else:
+            sizes = [len(sampler.output_labels(i)) for i in range(len(self.attributes))]
+            split = np.split(np.asarray(counts), np.cumsum(sizes)[:-1])
+        return decode_records(self.loaded, split, method)
+
+    def statement(self, key: bytes, identity: str, data_check: Any = None, counts: Any = None) -> Release:
+        """The :class:`Release` of a run: the ε that holds (the data's own when an overridden check refused them)."""
+        epsilon = self.epsilon
+        if data_check is not None and not data_check.inside and counts is not None:
+            epsilon = max(epsilon, self.epsilon_at_data(counts))
+        return Release(self.sha256, self.kind, epsilon, self.release.policy, _key_id(release_key(key)), identity,
+                       data_check)
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------------
+def _read(source: Any, name: str | None) -> tuple[bytes, str]:
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source), name or "<bytes>"
+    if isinstance(source, (str, os.PathLike)):
+        from mechdesign.mechfile._format import parse_file
+
+        path = Path(source)
+        parse_file(path)  # the size cap and the one-line errors of every reader, before the bytes are kept
+        return path.read_bytes(), name or str(source)
+    raise TypeError(f"file must be a path, the file's bytes or a parsed file, got file={type(source).__name__}")
+
+
+def _canonical_bytes(parsed: Any) -> bytes:
+    import json
+
+    return json.dumps(parsed.content, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _public_key_bytes(public_key: Any) -> bytes | None:
+    """The public key as PEM bytes (what a worker needs to check the signature again)."""
+    if public_key is None:
+        return None
+    if isinstance(public_key, (bytes, bytearray)):
+        return bytes(public_key)
+    if isinstance(public_key, (str, os.PathLike)):
+        return Path(public_key).read_bytes()
+    from cryptography.hazmat.primitives import serialization
+
+    return bytes(public_key.public_bytes(serialization.Encoding.PEM,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo))
+
+
+def _rows(batch: Any) -> int:
+    return int(batch.num_rows)
+
+
+def _column(batch: Any, name: str) -> Any:
+    names = list(batch.schema.names)
+    if names.count(name) != 1:
+        raise v.fail("column", f"name one column of the data {names[:20]}" if name not in names else
+                     "name a column that appears once in the data", name)
+    return batch.column(names.index(name))
+
+
+def _codes(array: Any, labels: Sequence[str], name: str, kind: str = "input") -> np.ndarray:
+    """Indices of an Arrow column's values in ``labels`` (as strings); nulls and unknown values refused."""
+    import pyarrow as pa
+
+    from mechdesign.core._record_codes import unknown_labels_error
+    from mechdesign.deploy.sampling._arrow import _dictionary, _integers
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    n = len(array)
+    if array.null_count:
+        raise unknown_labels_error(name, labels, array.null_count, [None], kind)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    encoded = _dictionary(array)
+    words = encoded.dictionary.to_pylist()
+    position = {label: i for i, label in enumerate(labels)}
+    lookup = np.array([position.get(w, -1) for w in words], dtype=np.int64)
+    codes = lookup[_integers(encoded.indices)]
+    if codes.size and codes.min() < 0:
+        bad = [words[i] for i in np.flatnonzero(lookup < 0)]
+        raise unknown_labels_error(name, labels, int(np.count_nonzero(codes < 0)), bad, kind)
+    return codes
+
+
+def _replace(batch: Any, names: Sequence[str], arrays: Sequence[Any]) -> Any:
+    import pyarrow as pa
+
+    columns = list(batch.columns)
+    fields = list(batch.schema)
+    for name, array in zip(names, arrays, strict=True):
+        at = batch.schema.names.index(name)
+        columns[at] = array
+        fields[at] = pa.field(name, array.type, nullable=True)
+    schema = pa.schema(fields, metadata=batch.schema.metadata)
+    if isinstance(batch, pa.Table):
+        return pa.Table.from_arrays(columns, schema=schema)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
