@@ -347,7 +347,7 @@ class MemoFunction:
     file_sha256 : str
         The file's ``sha256`` (64 hex digits): it separates the outputs of different files.
     tag : bytes
-        The 8 bytes that open B₂: ``b"mdmemo1\x00"`` for memoized draws (module docstring),
+        The 8 bytes that open B₂: ``"mdmemo1"`` and a zero byte for memoized draws (module docstring),
         :data:`RELEASE_TAG` for the keyed draws of one release (:mod:`mechdesign.deploy._deployment`), so the
         same key used for both never gives one a word of the other.
 
