@@ -273,9 +273,11 @@ def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_pat
 # Inside deploy the tree shows the deployment's parts (issue 37): the file and its guarantee, analysis (decode,
 # assess, the data check), sampling (which runs the data check before it commits a release). Each part imports
 # only its own or lower floors; the shared table reader (deploy/_io.py), the Parquet footer's Thrift codec
-# (deploy/_thrift.py, which imports nothing of the package) and the package sit on the ground floor.
+# (deploy/_thrift.py, which imports nothing of the package) and the package sit on the ground floor. The one deploy
+# interface over them (deploy/_deployment.py, issue 62) sits above sampling, and the scale-out engines (Dask, Spark)
+# above it: they reach the samplers only through it.
 DEPLOY_FLOORS = {"": 0, "io": 0, "ledger": 0, "thrift": 0, "parquet_pages": 0, "file": 1, "analysis": 2,
-                 "sampling": 3}
+                 "sampling": 3, "deployment": 4, "dask": 5, "spark": 5}
 
 
 def _deploy_part(module: str) -> str | None:

@@ -14,10 +14,21 @@ from typing import TYPE_CHECKING
 from mechdesign._exports import attach
 
 # --- public names: the name -> private module map (mechdesign._exports.attach loads each on first use) ---
-_WHERE = {"APPLICATION_ID": "_ledger", "Ledger": "_ledger", "count_users": "_ledger"}
-__all__ = ["APPLICATION_ID", "Ledger", "count_users"]
+_WHERE = {"APPLICATION_ID": "_ledger", "Deployment": "_deployment", "Ledger": "_ledger",
+          "REQUIRE_SIGNATURE_VARIABLE": "_deployment", "Release": "_deployment", "count_users": "_ledger",
+          "load": "_deployment", "release_key": "_deployment", "signature_required": "_deployment"}
+__all__ = ["APPLICATION_ID", "REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Ledger", "Release", "count_users", "load",
+           "release_key", "signature_required"]
 
 if TYPE_CHECKING:
+    from mechdesign.deploy._deployment import (
+        REQUIRE_SIGNATURE_VARIABLE,
+        Deployment,
+        Release,
+        load,
+        release_key,
+        signature_required,
+    )
     from mechdesign.deploy._ledger import APPLICATION_ID, Ledger, count_users
 
 __getattr__, __dir__ = attach(__name__, _WHERE, __all__)

@@ -54,8 +54,8 @@ Examples
 ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
 >>> deployment = Deployment(path)
 >>> batch = pa.record_batch({"answer": ["yes", "no", "yes"]})
->>> first = deployment.privatize_batch(batch, ["answer"], key=bytes(32))
->>> first.equals(deployment.privatize_batch(batch, ["answer"], key=bytes(32)))
+>>> first = deployment.privatize_batch(batch, ["answer"], key=bytes(32), first_row=0)
+>>> first.equals(deployment.privatize_batch(batch, ["answer"], key=bytes(32), first_row=0))
 True
 """
 
@@ -73,7 +73,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "release_key", "signature_required"]
+__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "load", "release_key", "signature_required"]
 
 #: The deployment's signature policy in the environment: 1/true/yes refuses files no trusted key checked.
 REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
@@ -591,6 +591,26 @@ class Deployment:
             epsilon = max(epsilon, self.epsilon_at_data(counts))
         return Release(self.sha256, self.kind, epsilon, self.release.policy, _key_id(release_key(key)), identity,
                        data_check)
+
+
+def load(source: Any, *, public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None,
+         name: str | None = None) -> Deployment:
+    """Load a mechanism file of any kind for deployment, checked as every entry point checks it (:class:`Deployment`).
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes or ParsedFile
+        The file.
+    public_key, require_signature, memo_key, name
+        As :class:`Deployment`.
+
+    Returns
+    -------
+    Deployment
+        The file's adapter (dense, structured or record).
+    """
+    return Deployment(source, public_key=public_key, require_signature=require_signature, memo_key=memo_key,
+                      name=name)
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
