@@ -16,7 +16,7 @@ from mechdesign._exports import attach
 # --- public names: the name -> private module map (mechdesign._exports.attach loads each on first use) ---
 _WHERE = {"APPLICATION_ID": "_ledger", "Deployment": "_deployment", "Ledger": "_ledger",
           "REQUIRE_SIGNATURE_VARIABLE": "_deployment", "Release": "_deployment", "count_users": "_ledger",
-          "load": "_deployment", "release_key": "_deployment", "signature_required": "_deployment"}
+          "load": "_kinds", "release_key": "_deployment", "signature_required": "_deployment"}
 __all__ = ["APPLICATION_ID", "REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Ledger", "Release", "count_users", "load",
            "release_key", "signature_required"]
 
@@ -25,10 +25,10 @@ if TYPE_CHECKING:
         REQUIRE_SIGNATURE_VARIABLE,
         Deployment,
         Release,
-        load,
         release_key,
         signature_required,
     )
+    from mechdesign.deploy._kinds import load
     from mechdesign.deploy._ledger import APPLICATION_ID, Ledger, count_users
 
 __getattr__, __dir__ = attach(__name__, _WHERE, __all__)

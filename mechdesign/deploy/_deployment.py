@@ -52,7 +52,8 @@ Examples
 >>> folder = Path(tempfile.mkdtemp())
 >>> path = write_mechanism_file(folder / "rr.json", randomized_response(2, 1.0, ["no", "yes"]),
 ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
->>> deployment = Deployment(path)
+>>> from mechdesign.deploy import load
+>>> deployment = load(path)
 >>> batch = pa.record_batch({"answer": ["yes", "no", "yes"]})
 >>> first = deployment.privatize_batch(batch, ["answer"], key=bytes(32), first_row=0)
 >>> first.equals(deployment.privatize_batch(batch, ["answer"], key=bytes(32), first_row=0))
@@ -73,7 +74,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 
-__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "load", "release_key", "signature_required"]
+__all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "release_key", "signature_required"]
 
 #: The deployment's signature policy in the environment: 1/true/yes refuses files no trusted key checked.
 REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
@@ -169,6 +170,10 @@ class Release:
 class Deployment:
     """A mechanism file of any kind, loaded and checked as every entry point loads it (module docstring).
 
+    The base of one adapter per kind of file (:mod:`mechdesign.deploy._kinds`): dense, structured and record files
+    share this interface and differ only in how labels become codes, how codes are drawn and released, and how
+    outputs are counted and decoded. :func:`~mechdesign.deploy.load` returns the file's adapter.
+
     Parameters
     ----------
     source : str, os.PathLike, bytes or ParsedFile
@@ -183,6 +188,8 @@ class Deployment:
         other).
     name : str, optional
         How errors name the file (default: the path, or ``"<bytes>"``).
+    data : bytes, optional
+        The file's bytes when ``source`` is their parse (:func:`~mechdesign.deploy.load` reads once).
 
     Raises
     ------
@@ -194,48 +201,24 @@ class Deployment:
         One line: a signature policy without a key; a memo key refused by the file's binding.
     """
 
-    def __init__(self, source: Any, *, public_key: Any = None, require_signature: bool | None = None,
-                 memo_key: Any = None, name: str | None = None) -> None:
-        from mechdesign.mechfile._format import ParsedFile, parse_file
+    #: "dense", "structured" or "record" (set by each adapter).
+    kind: str = ""
+    loaded: Any
+    sampler: Any
+    sampled_epsilon: float
+    attributes: tuple[str, ...] = ("value",)
+    data: bytes
 
+    def __init__(self, source: Any, *, public_key: Any = None, require_signature: bool | None = None,
+                 memo_key: Any = None, name: str | None = None, data: bytes | None = None) -> None:
         required = signature_required(require_signature, public_key)
-        if isinstance(source, ParsedFile):
-            self.data = _canonical_bytes(source)
-            parsed = source
-        else:
-            self.data, shown = _read(source, name)
-            parsed = parse_file(io.BytesIO(self.data), shown)
+        self.data, parsed = _parsed(source, name)
+        if data is not None:  # the bytes read before the parse (load): what workers receive
+            self.data = data
         self.name = parsed.name
         self.public_key = _public_key_bytes(public_key)
         self.required = required
-        self.loaded: Any
-        if parsed.is_record:
-            from mechdesign.deploy.sampling._record_sampler import RecordPrivatizer
-            from mechdesign.mechfile._record import read_record_file
-
-            self.kind = "record"
-            self.loaded = read_record_file(parsed, public_key=public_key)
-            self.sampler: Any = RecordPrivatizer(self.loaded)
-            self.sampled_epsilon = float(self.sampler.check())
-            self.attributes: tuple[str, ...] = tuple(self.loaded.attributes)
-        elif parsed.content.get("kind") == "symmetric":
-            from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
-            from mechdesign.mechfile._symmetric import read_symmetric_file
-
-            self.kind = "structured"
-            self.loaded = read_symmetric_file(parsed, public_key=public_key)
-            self.sampler = SymmetricPrivatizer(self.loaded.mechanism)
-            self.sampled_epsilon = float(self.sampler.check(self.loaded.guarantee, self.loaded.achieved))
-            self.attributes = ("value",)
-        else:
-            from mechdesign.deploy.sampling._sampler import Privatizer
-            from mechdesign.mechfile._column import read_mechanism_file
-
-            self.kind = "dense"
-            self.loaded = read_mechanism_file(parsed, public_key=public_key)
-            self.sampler = Privatizer(self.loaded)  # the sampled matrix's guarantee recomputed
-            self.sampled_epsilon = float(self.sampler.sampled_epsilon or 0.0)
-            self.attributes = ("value",)
+        self._load(parsed, public_key)
         self.memo = None
         if memo_key is not None or self.release.memoized:
             from mechdesign.deploy.sampling._policy_rule import memo_function
@@ -243,6 +226,87 @@ class Deployment:
             self.memo = memo_function(memo_key, release=self.release, file_sha256=self.sha256, users=True,
                                       where=f"{self.name} (sha256 {self.sha256[:12]}…)", argument="memo_key",
                                       partner="user_column")
+
+    # -- what each kind supplies ------------------------------------------------------------------------------------
+    def _load(self, parsed: Any, public_key: Any) -> None:
+        """Read the file (its reader checks everything), compile the sampler, check the sampled design's guarantee."""
+        raise NotImplementedError
+
+    def _alphabet(self, position: int) -> tuple[str, ...]:
+        """The input labels of the ``position``-th column."""
+        raise NotImplementedError
+
+    def input_counts(self, codes: np.ndarray) -> np.ndarray:
+        """Counts of the inputs (a single-column file) or of the joint letters (a record file; dense in the letter)."""
+        return np.bincount(codes, minlength=len(self._alphabet(0))).astype(np.int64)
+
+    def _check_counts(self, counts: np.ndarray, data_delta: float) -> Any:
+        """The data check (:func:`~mechdesign.deploy.analysis.check_counts` or its joint form) on counts."""
+        from mechdesign.deploy.analysis._datacheck import check_counts
+
+        return check_counts(self.guarantee, counts, data_delta)
+
+    def epsilon_at_data(self, counts: Any) -> float:
+        """The sampled design's ε at the data's own empirical distribution (rounded up): what holds when overridden.
+
+        Raises
+        ------
+        ValueError
+            For a structured file (its ε at a prior outside the ball needs the dense matrix: refused in one line).
+        """
+        raise NotImplementedError
+
+    def draw_codes(self, codes: np.ndarray, ids: Any, key: bytes, users: Any = None) -> Any:
+        """Output codes of input codes, keyed by the release (module docstring): the one rule of every engine.
+
+        Parameters
+        ----------
+        codes : numpy.ndarray
+            Input codes (:meth:`encode`).
+        ids : UserIds
+            The records' identities (:meth:`identities`).
+        key : bytes
+            The release key.
+        users : UserIds, optional
+            The records' user ids, for a memoized file's draws (with the deployment's ``memo_key``).
+
+        Returns
+        -------
+        Any
+            Output indices (intp) for a dense file, (types, groups) for a structured one, and the (k × n) indices
+            of :meth:`~mechdesign.deploy.sampling.RecordPrivatizer.sample_codes` for a record file.
+        """
+        if self.memo is not None and users is None:
+            from mechdesign.deploy.sampling._policy_rule import missing_memo
+
+            raise missing_memo(self.release.policy, self.name, "user_column", "memo_key", None)
+        return self._draw(codes, ids, self.draws(key), users)
+
+    def _draw(self, codes: np.ndarray, ids: Any, draws: Any, users: Any) -> Any:
+        raise NotImplementedError
+
+    def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
+        """The released columns (Arrow arrays) of :meth:`draw_codes`'s output, one per attribute.
+
+        Dense and record files: strings (the output labels; null where a sampled record design's record does not
+        report the attribute). Structured files: the reports' text form ``t<type>.<hex>`` (``form="text"``, as
+        CSV output holds them) or their binary form (``form="binary"``, as Parquet and Arrow IPC output hold them).
+        """
+        raise NotImplementedError
+
+    def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
+        """Counts of the released values of a privatized batch: what :meth:`decode` takes, summed over batches.
+
+        Dense: counts over the output labels (W₂'s for a two-layer file). Record: the counts
+        :func:`~mechdesign.deploy.analysis.decode_records` takes, one vector a factor (or over the joint outputs),
+        concatenated. Structured: the :class:`~mechdesign.deploy.analysis.ReportTally`'s state (its tallies, which
+        add).
+        """
+        raise NotImplementedError
+
+    def decode(self, counts: Any, method: str = "linear") -> Any:
+        """The frequency estimate from :meth:`output_counts` summed over the data."""
+        raise NotImplementedError
 
     # -- what the file states ---------------------------------------------------------------------------------------
     @property
@@ -257,9 +321,7 @@ class Deployment:
 
     @property
     def guarantee(self) -> dict[str, Any]:
-        """The file's guarantee block (a structured file's with its prior)."""
-        if self.kind == "structured":
-            return {**self.loaded.guarantee, "prior": self.loaded.prior.tolist()}
+        """The file's guarantee block."""
         return dict(self.loaded.guarantee)
 
     @property
@@ -294,25 +356,8 @@ class Deployment:
         Unknown labels and nulls are refused in one line (naming the column and the first offending values).
         """
         names = self.columns_for(columns)
-        rows = []
-        for i, name in enumerate(names):
-            array = _column(batch, name)
-            rows.append(_codes(array, self._alphabet(i), name))
-        if self.kind == "record":
-            return np.stack(rows) if rows[0].size else np.zeros((len(names), 0), dtype=np.int64)
-        return rows[0]
-
-    def _alphabet(self, position: int) -> tuple[str, ...]:
-        if self.kind == "record":
-            return tuple(self.loaded.alphabets[position])
-        return tuple(self.loaded.mechanism.inputs)
-
-    def input_counts(self, codes: np.ndarray) -> np.ndarray:
-        """Counts of the inputs (a single-column file) or of the joint letters (a record file; dense in the letter)."""
-        if self.kind == "record":
-            letters = self.sampler.letters(codes)
-            return np.bincount(letters, minlength=int(self.loaded.prior.size)).astype(np.int64)
-        return np.bincount(codes, minlength=len(self._alphabet(0))).astype(np.int64)
+        rows = [_codes(_column(batch, name), self._alphabet(i), name) for i, name in enumerate(names)]
+        return rows[0] if len(rows) == 1 and self.kind != "record" else np.stack(rows)
 
     def check(self, counts: Any, data_delta: float | None = None, *, override: bool = False) -> Any:
         """The data check on input counts (:meth:`input_counts`, summed over the data); refuse data outside the ball.
@@ -325,52 +370,16 @@ class Deployment:
         ValueError
             One line (the CLI's): the data's divergence to the file's ball exceeds the threshold at δ_d.
         """
-        from mechdesign.deploy.analysis._datacheck import DATA_DELTA, check_counts, check_joint_counts, refusal
+        from mechdesign.deploy.analysis._datacheck import DATA_DELTA, refusal
 
-        delta = DATA_DELTA if data_delta is None else data_delta
-        number = np.asarray(counts, dtype=np.int64)
-        if self.kind == "record":
-            letters = np.flatnonzero(number)
-            result = check_joint_counts(self.loaded.prior, self.loaded.guarantee["radius"], letters, number[letters],
-                                        delta)
-        else:
-            result = check_counts(self.guarantee, number, delta)
+        result = self._check_counts(np.asarray(counts, dtype=np.int64), DATA_DELTA if data_delta is None
+                                    else data_delta)
         if not result.inside and not override:
             text = refusal(result)
             if self.kind == "record":
                 text = text.replace("data must", "data (joint distribution of the record) must", 1)
             raise ValueError(text + "; override_data_check privatizes them anyway")
         return result
-
-    def epsilon_at_data(self, counts: Any) -> float:
-        """The sampled design's ε at the data's own empirical distribution (rounded up): what holds when overridden.
-
-        Raises
-        ------
-        ValueError
-            For a structured file (its ε at a prior outside the ball needs the dense matrix: refused in one line).
-        """
-        number = np.asarray(counts, dtype=np.int64)
-        if self.kind == "structured":
-            raise v.fail("override_data_check", "not be used with a structured file (the data's own epsilon needs "
-                         "the dense matrix; mechdesign export --dense writes it for a small design)", True)
-        if self.kind == "record":
-            from mechdesign.deploy.analysis._record_assess import epsilon_at_data
-
-            letters = np.flatnonzero(number)
-            return float(epsilon_at_data(self.loaded, letters, number[letters], self.sampler))
-        from mechdesign._numerics import round_up
-        from mechdesign.core._leakage import epsilon_min
-        from mechdesign.core._mechanism import Mechanism
-
-        sampler = self.sampler
-        matrix = sampler.sampled_matrix
-        outputs = self.loaded.mechanism.outputs
-        if sampler.reports is not None:  # one report: the permanent layer, then the fresh one
-            matrix, outputs = matrix @ sampler.reports.sampled_matrix, sampler.reports.mechanism.outputs
-        sampled = Mechanism.from_matrix(matrix, self.loaded.mechanism.inputs, outputs)
-        frequencies = number / max(int(number.sum()), 1)
-        return float(round_up(epsilon_min(sampled, frequencies), len(self.loaded.mechanism.inputs)))
 
     # -- privatizing ------------------------------------------------------------------------------------------------
     def draws(self, key: bytes) -> Any:
@@ -394,79 +403,6 @@ class Deployment:
             raise v.fail("first_row", "be the position (a nonnegative integer) of the batch's first record in its "
                          "input when no id_column identifies the records", first_row)
         return user_ids(np.arange(int(first_row), int(first_row) + n, dtype=np.int64), "first_row")
-
-    def draw_codes(self, codes: np.ndarray, ids: Any, key: bytes, users: Any = None) -> Any:
-        """Output codes of input codes, keyed by the release (module docstring): the one rule of every engine.
-
-        Returns output indices (intp) for a dense file, (types, groups) for a structured one, and the (k × n)
-        indices of :meth:`RecordPrivatizer.sample_codes` for a record file.
-        """
-        draws = self.draws(key)
-        memo = self.memo
-        if memo is not None and users is None:
-            from mechdesign.deploy.sampling._policy_rule import missing_memo
-
-            raise missing_memo(self.release.policy, self.name, "user_column", "memo_key", None)
-        if self.kind == "dense":
-            sampler = self.sampler
-            rows = codes.astype(np.intp)
-            if memo is None:
-                return sampler._words_to_indices(rows, draws.words(0, ids, rows))
-            permanent = sampler._memoized_permanent(rows, users, memo)
-            if sampler.reports is None:
-                return permanent
-            permanent = permanent.astype(np.intp)
-            return sampler.reports._words_to_indices(permanent, draws.words(0, ids, permanent))
-        if self.kind == "structured":
-            return self.sampler.sample_memoized(codes, users if memo is not None else ids,
-                                                memo if memo is not None else draws)
-        return self.sampler._memoized(codes, None, memo if memo is not None else draws,
-                                      users if memo is not None else ids)
-
-    def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
-        """The released columns (Arrow arrays) of :meth:`draw_codes`'s output, one per attribute.
-
-        Dense and record files: strings (the output labels; null where a sampled record design's record does not
-        report the attribute). Structured files: the reports' text form ``t<type>.<hex>`` (``form="text"``, as
-        CSV output holds them) or their binary form (``form="binary"``, as Parquet and Arrow IPC output hold them).
-        """
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from mechdesign.deploy.sampling._arrow import _indices, _strings
-
-        if form not in ("text", "binary"):
-            raise v.fail("form", "be 'text' or 'binary'", form)
-        if self.kind == "structured":
-            types, groups = drawn
-            if form == "binary":
-                from mechdesign.mechfile import binary_buffer
-
-                offsets, data = binary_buffer(self.sampler.family, np.asarray(types, dtype=np.int64),
-                                              np.asarray(groups))
-                kind = pa.binary()
-            else:
-                from mechdesign.mechfile import text_buffer
-
-                offsets, data = text_buffer(self.sampler.family, np.asarray(types, dtype=np.int64),
-                                            np.asarray(groups))
-                kind = pa.string()
-            offsets = np.asarray(offsets, dtype=np.int64)
-            if offsets[-1] >= 2**31:
-                kind = pa.large_binary() if form == "binary" else pa.large_string()
-            else:
-                offsets = offsets.astype(np.int32)
-            return [pa.Array.from_buffers(kind, offsets.size - 1,
-                                          [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))])]
-        if self.kind == "dense":
-            labels = _strings(self.sampler.outputs)
-            return [pc.take(labels, _indices(np.asarray(drawn, dtype=np.int32)))]
-        out = []
-        for i in range(len(self.attributes)):
-            row = np.asarray(drawn[min(i, drawn.shape[0] - 1)], dtype=np.int32)
-            labels = _strings(list(self.sampler.output_labels(i)))
-            out.append(pc.take(labels, _indices(row)))
-        return out
 
     def privatize_batch(self, batch: Any, columns: str | Sequence[str], *, key: bytes, id_column: str | None = None,
                         first_row: int | None = None, user_column: str | None = None, form: str = "text") -> Any:
@@ -495,11 +431,12 @@ class Deployment:
             As given, the privatized columns replaced by strings (binary: a structured file's binary form).
         """
         names = self.columns_for(columns)
-        codes = self.encode(batch, names)
-        for extra in (id_column, user_column):
+        if form not in ("text", "binary"):
+            raise v.fail("form", "be 'text' or 'binary'", form)
+        for extra, argument in ((id_column, "id_column"), (user_column, "user_column")):
             if extra is not None and extra in names:
-                raise v.fail("id_column" if extra == id_column else "user_column", "differ from the privatized "
-                             "columns", extra)
+                raise v.fail(argument, "differ from the privatized columns", extra)
+        codes = self.encode(batch, names)
         ids = self.identities(batch, id_column, first_row)
         users = None
         if self.memo is not None:
@@ -515,75 +452,6 @@ class Deployment:
         released = self.outputs(self.draw_codes(codes, ids, key, users), form=form)
         return _replace(batch, names, released)
 
-    def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
-        """Counts of the released values of a privatized batch: what :meth:`decode` takes, summed over batches.
-
-        Dense: counts over the output labels (W₂'s for a two-layer file). Record: the counts
-        :func:`~mechdesign.deploy.analysis.decode_records` takes, one vector a factor (or over the joint outputs),
-        concatenated. Structured: the :class:`~mechdesign.deploy.analysis.ReportTally`'s sufficient counts.
-        """
-        names = self.columns_for(columns)
-        if self.kind == "structured":
-            import pyarrow as pa
-
-            from mechdesign.deploy.analysis._symmetric_decode import ReportTally
-
-            tally = ReportTally(self.loaded.mechanism)
-            array = _column(batch, names[0])
-            if isinstance(array, pa.ChunkedArray):
-                array = array.combine_chunks()
-            binary = pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)
-            (tally.add_binary_arrow if binary else tally.add_arrow)(array, 0)
-            return tally.state()
-        if self.kind == "dense":
-            labels = self.sampler.outputs
-            return np.bincount(_codes(_column(batch, names[0]), labels, names[0], "output"),
-                               minlength=len(labels)).astype(np.int64)
-        parts = []
-        sampler = self.sampler
-        if sampler.record.mechanism is not None:  # joint: one output in every column; count the first
-            labels = tuple(sampler.output_labels(0))
-            return np.bincount(_codes(_column(batch, names[0]), labels, names[0], "output"),
-                               minlength=len(labels)).astype(np.int64)
-        for i, name in enumerate(names):
-            labels = tuple(sampler.output_labels(i))
-            array = _column(batch, name)
-            if sampler.chooser is not None:  # sampled: only the records that report the attribute
-                import pyarrow.compute as pc
-
-                array = pc.drop_null(array)
-            parts.append(np.bincount(_codes(array, labels, name, "output"), minlength=len(labels)))
-        return np.concatenate(parts).astype(np.int64)
-
-    def decode(self, counts: Any, method: str = "linear") -> Any:
-        """The frequency estimate from :meth:`output_counts` summed over the data."""
-        if self.kind == "structured":
-            from mechdesign.deploy.analysis._symmetric_decode import ReportTally
-
-            tally = ReportTally(self.loaded.mechanism)
-            tally.add_state(counts)
-            return tally.estimate()
-        if self.kind == "dense":
-            from mechdesign.deploy.analysis._decode import estimate_frequencies
-
-            mechanism = (self.sampler.reports or self.sampler).mechanism if self.sampler.reports is None else None
-            if mechanism is None:  # two-layer: the reports' distribution given x is W₁W₂
-                from mechdesign.core._mechanism import Mechanism
-
-                mechanism = Mechanism.from_matrix(self.loaded.mechanism.matrix @ self.sampler.reports.mechanism.matrix,
-                                                  self.loaded.mechanism.inputs,
-                                                  self.sampler.reports.mechanism.outputs)
-            return estimate_frequencies(mechanism, counts, "inversion" if method == "linear" else method)
-        from mechdesign.deploy.analysis._record_decode import decode_records
-
-        sampler = self.sampler
-        if sampler.record.mechanism is not None:
-            split = [np.asarray(counts)]
-        else:
-            sizes = [len(sampler.output_labels(i)) for i in range(len(self.attributes))]
-            split = np.split(np.asarray(counts), np.cumsum(sizes)[:-1])
-        return decode_records(self.loaded, split, method)
-
     def statement(self, key: bytes, identity: str, data_check: Any = None, counts: Any = None) -> Release:
         """The :class:`Release` of a run: the ε that holds (the data's own when an overridden check refused them)."""
         epsilon = self.epsilon
@@ -593,27 +461,17 @@ class Deployment:
                        data_check)
 
 
-def load(source: Any, *, public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None,
-         name: str | None = None) -> Deployment:
-    """Load a mechanism file of any kind for deployment, checked as every entry point checks it (:class:`Deployment`).
-
-    Parameters
-    ----------
-    source : str, os.PathLike, bytes or ParsedFile
-        The file.
-    public_key, require_signature, memo_key, name
-        As :class:`Deployment`.
-
-    Returns
-    -------
-    Deployment
-        The file's adapter (dense, structured or record).
-    """
-    return Deployment(source, public_key=public_key, require_signature=require_signature, memo_key=memo_key,
-                      name=name)
-
-
 # -- helpers ---------------------------------------------------------------------------------------------------------
+def _parsed(source: Any, name: str | None) -> tuple[bytes, Any]:
+    """The file's bytes and its parse (:func:`~mechdesign.mechfile.parse_file`: the size cap, one-line errors)."""
+    from mechdesign.mechfile._format import ParsedFile, parse_file
+
+    if isinstance(source, ParsedFile):
+        return _canonical_bytes(source), source
+    data, shown = _read(source, name)
+    return data, parse_file(io.BytesIO(data), shown)
+
+
 def _read(source: Any, name: str | None) -> tuple[bytes, str]:
     if isinstance(source, (bytes, bytearray)):
         return bytes(source), name or "<bytes>"

@@ -1,0 +1,260 @@
+"""One adapter per kind of mechanism file behind the one deploy interface (:class:`~._deployment.Deployment`).
+
+Each adapter says what differs between the kinds, and nothing else: which reader loads the file and which sampler
+draws from it (the sampled design's guarantee checked again), the input alphabet of each column, the data check
+(on the column's distribution or, for a record, the joint one), the ε at the data's own distribution, the keyed
+draw, the released Arrow columns, the counts of released values and the decoder.
+
+* :class:`DenseDeployment` — a single-column file with a matrix (policies single, repeated, memoized, two-layer).
+* :class:`StructuredDeployment` — a structured (symmetric) file: reports are a type and a seed.
+* :class:`RecordDeployment` — a record file (product, joint or attribute-sampled design over d attributes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.deploy._deployment import Deployment, _codes, _column, _parsed
+
+__all__ = ["DenseDeployment", "RecordDeployment", "StructuredDeployment", "adapter_for", "load"]
+
+
+def adapter_for(parsed: Any) -> type[Deployment]:
+    """The adapter class of a parsed file: record, structured (``kind`` "symmetric") or dense."""
+    if parsed.is_record:
+        return RecordDeployment
+    if parsed.content.get("kind") == "symmetric":
+        return StructuredDeployment
+    return DenseDeployment
+
+
+def load(source: Any, *, public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None,
+         name: str | None = None) -> Deployment:
+    """Load a mechanism file of any kind for deployment, checked as every entry point checks it (:class:`Deployment`).
+
+    Parameters
+    ----------
+    source : str, os.PathLike, bytes or ParsedFile
+        The file.
+    public_key, require_signature, memo_key, name
+        As :class:`Deployment`.
+
+    Returns
+    -------
+    Deployment
+        The file's adapter (dense, structured or record).
+    """
+    data, parsed = _parsed(source, name)
+    return adapter_for(parsed)(parsed, public_key=public_key, require_signature=require_signature,
+                               memo_key=memo_key, name=name, data=data)
+
+
+def _labels_column(labels: Sequence[str], drawn: np.ndarray) -> Any:
+    """An Arrow string column of output labels from indices (negative: null)."""
+    import pyarrow.compute as pc
+
+    from mechdesign.deploy.sampling._arrow import _indices, _strings
+
+    return pc.take(_strings(list(labels)), _indices(np.asarray(drawn, dtype=np.int32)))
+
+
+def _label_counts(array: Any, labels: Sequence[str], name: str) -> np.ndarray:
+    return np.bincount(_codes(array, labels, name, "output"), minlength=len(labels)).astype(np.int64)
+
+
+class DenseDeployment(Deployment):
+    """A single-column file with a matrix: outputs are its labels (W₂'s for a two-layer file)."""
+
+    kind = "dense"
+
+    def _load(self, parsed: Any, public_key: Any) -> None:
+        from mechdesign.deploy.sampling._sampler import Privatizer
+        from mechdesign.mechfile._column import read_mechanism_file
+
+        self.loaded = read_mechanism_file(parsed, public_key=public_key)
+        self.sampler = Privatizer(self.loaded)  # the sampled matrix's guarantee (a two-layer file's per report too)
+        self.sampled_epsilon = float(self.sampler.sampled_epsilon or 0.0)
+
+    def _alphabet(self, position: int) -> tuple[str, ...]:
+        return tuple(self.loaded.mechanism.inputs)
+
+    def epsilon_at_data(self, counts: Any) -> float:
+        from mechdesign._numerics import round_up
+        from mechdesign.core._leakage import epsilon_min
+        from mechdesign.core._mechanism import Mechanism
+
+        number = np.asarray(counts, dtype=np.int64)
+        matrix, outputs = self.sampler.sampled_matrix, self.loaded.mechanism.outputs
+        if self.sampler.reports is not None:  # one report: the permanent layer, then the fresh one
+            matrix, outputs = matrix @ self.sampler.reports.sampled_matrix, self.sampler.reports.mechanism.outputs
+        sampled = Mechanism.from_matrix(matrix, self.loaded.mechanism.inputs, outputs)
+        frequencies = number / max(int(number.sum()), 1)
+        return float(round_up(epsilon_min(sampled, frequencies), len(self.loaded.mechanism.inputs)))
+
+    def _draw(self, codes: np.ndarray, ids: Any, draws: Any, users: Any) -> Any:
+        sampler, rows = self.sampler, codes.astype(np.intp)
+        if self.memo is None:
+            return sampler._keyed_indices(rows, ids, draws)
+        permanent = sampler._memoized_permanent(rows, users, self.memo)
+        if sampler.reports is None:
+            return permanent
+        # A two-layer file: the fresh report of the permanent output, keyed by the release on (record, output).
+        return sampler.reports._keyed_indices(permanent.astype(np.intp), ids, draws)
+
+    def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
+        return [_labels_column(self.sampler.outputs, drawn)]
+
+    def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
+        name = self.columns_for(columns)[0]
+        return _label_counts(_column(batch, name), self.sampler.outputs, name)
+
+    def decode(self, counts: Any, method: str = "linear") -> Any:
+        from mechdesign.core._mechanism import Mechanism
+        from mechdesign.deploy.analysis._decode import estimate_frequencies
+
+        mechanism = self.loaded.mechanism
+        if self.sampler.reports is not None:  # a report given x is drawn from W₁W₂
+            reports = self.sampler.reports.mechanism
+            mechanism = Mechanism.from_matrix(mechanism.matrix @ reports.matrix, mechanism.inputs, reports.outputs)
+        return estimate_frequencies(mechanism, counts, "inversion" if method == "linear" else method)
+
+
+class StructuredDeployment(Deployment):
+    """A structured (symmetric) file: a report is a type and a seed, written as text or in binary form."""
+
+    kind = "structured"
+
+    def _load(self, parsed: Any, public_key: Any) -> None:
+        from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
+        from mechdesign.mechfile._symmetric import read_symmetric_file
+
+        self.loaded = read_symmetric_file(parsed, public_key=public_key)
+        self.sampler = SymmetricPrivatizer(self.loaded.mechanism)
+        self.sampled_epsilon = float(self.sampler.check(self.loaded.guarantee, self.loaded.achieved))
+
+    @property
+    def guarantee(self) -> dict[str, Any]:
+        """The file's guarantee block with its prior (the counts' frequencies)."""
+        return {**self.loaded.guarantee, "prior": self.loaded.prior.tolist()}
+
+    def _alphabet(self, position: int) -> tuple[str, ...]:
+        return tuple(self.loaded.mechanism.inputs)
+
+    def epsilon_at_data(self, counts: Any) -> float:
+        raise v.fail("override_data_check", "not be used with a structured file (the data's own epsilon needs the "
+                     "dense matrix; mechdesign export --dense writes it for a small design)", True)
+
+    def _draw(self, codes: np.ndarray, ids: Any, draws: Any, users: Any) -> Any:
+        if self.memo is not None:
+            return self.sampler.sample_memoized(codes, users, self.memo)
+        return self.sampler.sample_memoized(codes, ids, draws)  # the same word stream, keyed by the release
+
+    def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
+        import pyarrow as pa
+
+        from mechdesign.mechfile import binary_buffer, text_buffer
+
+        types, groups = drawn
+        write = binary_buffer if form == "binary" else text_buffer
+        offsets, data = write(self.sampler.family, np.asarray(types, dtype=np.int64), np.asarray(groups))
+        offsets = np.asarray(offsets, dtype=np.int64)
+        large = bool(offsets[-1] >= 2**31)
+        kind = {(False, False): pa.string(), (False, True): pa.large_string(), (True, False): pa.binary(),
+                (True, True): pa.large_binary()}[(form == "binary", large)]
+        offsets = offsets if large else offsets.astype(np.int32)
+        return [pa.Array.from_buffers(kind, offsets.size - 1,
+                                      [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))])]
+
+    def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
+        import pyarrow as pa
+
+        from mechdesign.deploy.analysis._symmetric_decode import ReportTally
+
+        tally = ReportTally(self.loaded.mechanism, self.sampler.family)
+        array = _column(batch, self.columns_for(columns)[0])
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        binary = pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)
+        (tally.add_binary_arrow if binary else tally.add_arrow)(array, 0)
+        return tally.state()
+
+    def decode(self, counts: Any, method: str = "linear") -> Any:
+        from mechdesign.deploy.analysis._symmetric_decode import ReportTally
+
+        if method != "linear":
+            raise v.fail("method", "be 'linear' with a structured file (the efficient unbiased decoder at the file's "
+                         "prior, projected onto the simplex)", method)
+        tally = ReportTally(self.loaded.mechanism, self.sampler.family)
+        tally.add_state(counts)
+        return tally.estimate()
+
+
+class RecordDeployment(Deployment):
+    """A record file: d columns privatized together; the data check on their joint distribution."""
+
+    kind = "record"
+
+    def _load(self, parsed: Any, public_key: Any) -> None:
+        from mechdesign.deploy.sampling._record_sampler import RecordPrivatizer
+        from mechdesign.mechfile._record import read_record_file
+
+        self.loaded = read_record_file(parsed, public_key=public_key)
+        self.sampler = RecordPrivatizer(self.loaded)
+        self.sampled_epsilon = float(self.sampler.check())
+        self.attributes = tuple(self.loaded.attributes)
+
+    def _alphabet(self, position: int) -> tuple[str, ...]:
+        return tuple(self.loaded.alphabets[position])
+
+    def input_counts(self, codes: np.ndarray) -> np.ndarray:
+        return np.bincount(self.sampler.letters(codes), minlength=int(self.loaded.prior.size)).astype(np.int64)
+
+    def _check_counts(self, counts: np.ndarray, data_delta: float) -> Any:
+        from mechdesign.deploy.analysis._datacheck import check_joint_counts
+
+        letters = np.flatnonzero(counts)
+        return check_joint_counts(self.loaded.prior, self.loaded.guarantee["radius"], letters, counts[letters],
+                                  data_delta)
+
+    def epsilon_at_data(self, counts: Any) -> float:
+        from mechdesign.deploy.analysis._record_assess import epsilon_at_data
+
+        number = np.asarray(counts, dtype=np.int64)
+        letters = np.flatnonzero(number)
+        return float(epsilon_at_data(self.loaded, letters, number[letters], self.sampler))
+
+    def _draw(self, codes: np.ndarray, ids: Any, draws: Any, users: Any) -> Any:
+        if self.memo is not None:
+            return self.sampler._memoized(codes, None, self.memo, users)
+        return self.sampler._memoized(codes, None, draws, ids)  # the same keyed rule, keyed by the release
+
+    def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
+        return [_labels_column(list(self.sampler.output_labels(i)), drawn[min(i, drawn.shape[0] - 1)])
+                for i in range(len(self.attributes))]
+
+    def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
+        import pyarrow.compute as pc
+
+        names = self.columns_for(columns)
+        if self.loaded.mechanism is not None:  # joint: one output in every column; count the first
+            return _label_counts(_column(batch, names[0]), list(self.sampler.output_labels(0)), names[0])
+        parts = []
+        for i, name in enumerate(names):
+            array = _column(batch, name)
+            if self.sampler.chooser is not None:  # sampled: only the records that report the attribute
+                array = pc.drop_null(array)
+            parts.append(_label_counts(array, list(self.sampler.output_labels(i)), name))
+        return np.concatenate(parts)
+
+    def decode(self, counts: Any, method: str = "linear") -> Any:
+        from mechdesign.deploy.analysis._record_decode import decode_records
+
+        number = np.asarray(counts)
+        if self.loaded.mechanism is not None:
+            return decode_records(self.loaded, [number], method)
+        sizes = [len(self.sampler.output_labels(i)) for i in range(len(self.attributes))]
+        return decode_records(self.loaded, np.split(number, np.cumsum(sizes)[:-1]), method)
