@@ -124,7 +124,7 @@ def release_key(key: Any = None, name: str = "key") -> bytes:
     if isinstance(key, (str, os.PathLike)):
         from mechdesign.deploy.sampling._memo import read_memo_key
 
-        return read_memo_key(key)
+        return read_memo_key(key, name)
     raise TypeError(f"{name} must be 32 bytes or a key file's path (mechdesign memo-key KEY writes one), got "
                     f"{name}={type(key).__name__}")
 
@@ -274,7 +274,7 @@ class Deployment:
         -------
         Any
             Output indices (intp) for a dense file, (types, groups) for a structured one, and the (k × n) indices
-            of :meth:`~mechdesign.deploy.sampling.RecordPrivatizer.sample_codes` for a record file.
+            of :meth:`RecordPrivatizer.sample_codes <mechdesign.deploy.sampling.RecordPrivatizer.sample_codes>` for a record file.
         """
         if self.memo is not None and users is None:
             from mechdesign.deploy.sampling._policy_rule import missing_memo

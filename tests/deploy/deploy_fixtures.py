@@ -45,13 +45,26 @@ def two_layer(folder):
 def structured(folder, size: int = 16, seed: int = 3):
     """A random structured file over Zipf-like counts of ``size`` inputs (labels item0, item1, …)."""
     from mechdesign.mechfile import write_symmetric_file
-    from tests.symmetric_fixtures import SMALL_COUNTS, random_mechanism
+    from tests.symmetric_fixtures import random_mechanism
 
-    counts = SMALL_COUNTS if size == 16 else [max(1, int(20_000 / (k + 1))) for k in range(size)]
-    m = random_mechanism(counts, seed)
+    m = random_mechanism(structured_counts(size), seed)
     radius = 0.01
     return write_symmetric_file(folder / "structured.json", m,
                                 guarantee={"epsilon": m.capacity(radius) + 0.01, "radius": radius})
+
+
+def structured_counts(size: int) -> list[int]:
+    """The counts of :func:`structured`'s prior: SMALL_COUNTS (N = 16), else four tied groups (40 cells at 10⁴).
+
+    Few distinct counts keep the cells few, so the random types' weights are found in a fraction of a second.
+    """
+    from tests.symmetric_fixtures import SMALL_COUNTS
+
+    if size == 16:
+        return list(SMALL_COUNTS)
+    if size % 4:
+        raise ValueError(f"size must be 16 or a multiple of 4, got size={size}")
+    return [count for count in (40, 30, 20, 10) for _ in range(size // 4)]
 
 
 def record(folder):
@@ -92,9 +105,7 @@ def data_table(kind: str, rows: int = 1_000, seed: int = 0, size: int = 16):
         table["a"] = np.array(["u", "v"])[letters // 2]
         table["b"] = np.array(["s", "t"])[letters % 2]
     elif kind == "structured":
-        from tests.symmetric_fixtures import SMALL_COUNTS
-
-        counts = np.array(SMALL_COUNTS if size == 16 else [max(1, int(20_000 / (k + 1))) for k in range(size)], float)
+        counts = np.array(structured_counts(size), dtype=float)
         table["value"] = np.array([f"item{i}" for i in range(counts.size)])[_exact(counts / counts.sum(), rows, rng)]
     else:
         table["value"] = np.array(["a", "b", "c"])[rng.integers(0, 3, rows)]

@@ -101,13 +101,15 @@ def generate_memo_key(path: str | os.PathLike[str], *, force: bool = False) -> P
     return target
 
 
-def read_memo_key(path: str | os.PathLike[str]) -> bytes:
+def read_memo_key(path: str | os.PathLike[str], name: str = "memo_key") -> bytes:
     """The 32 bytes of a key file: exactly 64 hexadecimal characters, then one optional newline.
 
     Parameters
     ----------
     path : str or os.PathLike
         The key file (:func:`generate_memo_key`).
+    name : str
+        The argument errors name (a release key is read the same way: ``key``, ``--release-key``).
 
     Returns
     -------
@@ -139,7 +141,7 @@ def read_memo_key(path: str | os.PathLike[str]) -> bytes:
     except (UnicodeDecodeError, ValueError):
         key = b""
     if len(key) != 32 or not all(c in b"0123456789abcdefABCDEF" for c in text):
-        raise ValueError(f"memo_key must be a file of 64 hexadecimal characters and a newline (32 random bytes, as "
+        raise ValueError(f"{name} must be a file of 64 hexadecimal characters and a newline (32 random bytes, as "
                          f"mechdesign memo-key writes), got a file of {length} bytes: {path}")
     return key
 
