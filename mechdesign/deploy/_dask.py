@@ -37,8 +37,9 @@ from mechdesign.deploy._deployment import Deployment, load, release_key
 
 __all__ = ["check", "count", "decode", "privatize", "read_parquet"]
 
-# Lengths of the partitions of frames returned by read_parquet, by the frame's name (a hash of its task graph).
-_KNOWN_LENGTHS: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+# The row groups (path, group, first row, rows) of frames returned by read_parquet, by the frame's name (a hash of
+# its task graph): their lengths are known, and the data check reads the columns from the file, dictionary-encoded.
+_KNOWN_PIECES: OrderedDict[str, tuple[tuple[str, int, int, int], ...]] = OrderedDict()
 _KNOWN_LIMIT = 256
 # Deployments loaded in this process, by the hash of what the graph ships (the file, the keys, the policy).
 _LOADED: OrderedDict[str, Deployment] = OrderedDict()
@@ -98,6 +99,19 @@ def _tally_partition(part: Any, spec: tuple[Any, ...], names: list[str]) -> tupl
     return len(part), deployment.input_counts(deployment.encode(_arrow(part, names), names))
 
 
+def _tally_row_group(piece: tuple[str, int, int, int], spec: tuple[Any, ...],
+                     names: list[str]) -> tuple[int, np.ndarray]:
+    """A row group's input counts, its columns read dictionary-encoded (no string is decoded)."""
+    import pyarrow.parquet as pq
+
+    deployment = _deployment(spec)
+    path, group, _, rows = piece
+    if group < 0:
+        return 0, deployment.input_counts(deployment.encode(_arrow(_read_row_group(piece, names), names), names))
+    table = pq.ParquetFile(path, read_dictionary=names).read_row_group(group, columns=names)
+    return rows, deployment.input_counts(deployment.encode(table, names))
+
+
 def _output_partition(part: Any, spec: tuple[Any, ...], names: list[str]) -> np.ndarray:
     deployment = _deployment(spec)
     return np.asarray(deployment.output_counts(_arrow(part, names), names))
@@ -122,7 +136,7 @@ def _privatize_partition(part: Any, spec: tuple[Any, ...], names: list[str], key
     extra = [c for c in (id_column, user_column) if c is not None and c not in names]
     table = _arrow(part, [*names, *dict.fromkeys(extra)])
     released = deployment.privatize_batch(table, names, key=key, id_column=id_column, first_row=first_row,
-                                          user_column=user_column, form=form)
+                                          user_column=user_column, form="dictionary" if form == "text" else form)
     out = part.copy(deep=False)
     for name in names:
         values = released.column(name)
@@ -160,8 +174,14 @@ def _input_pass(frame: Any, spec: tuple[Any, ...], names: list[str]) -> tuple[np
     import dask
 
     ship = dask.delayed(spec, pure=True)  # one copy of the file's bytes in the graph, shared by every task
-    tally = dask.delayed(_tally_partition, pure=True)
-    pairs = [tally(part, ship, names) for part in frame[names].to_delayed()]
+    with _LOCK:
+        pieces = _KNOWN_PIECES.get(frame._name)
+    if pieces is not None:  # a frame of read_parquet as returned: the columns straight from the file
+        tally = dask.delayed(_tally_row_group, pure=True)
+        pairs = [tally(piece, ship, names) for piece in pieces]
+    else:
+        tally = dask.delayed(_tally_partition, pure=True)
+        pairs = [tally(part, ship, names) for part in frame[names].to_delayed()]
     lengths, total = dask.compute([dask.delayed(_first, pure=True)(p) for p in pairs],
                                   _tree_sum([dask.delayed(_second, pure=True)(p) for p in pairs]))
     return np.asarray(total, dtype=np.int64), tuple(int(n) for n in lengths)
@@ -265,8 +285,8 @@ def read_parquet(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     frame = dd.from_map(_read_row_group, pieces, meta=meta, divisions=divisions, columns=wanted,
                         label="read-parquet-row-groups", enforce_metadata=False)
     with _LOCK:
-        _KNOWN_LENGTHS[frame._name] = tuple(p[3] for p in pieces)
-        _trim(_KNOWN_LENGTHS, _KNOWN_LIMIT)
+        _KNOWN_PIECES[frame._name] = tuple(pieces)
+        _trim(_KNOWN_PIECES, _KNOWN_LIMIT)
     return frame
 
 
@@ -427,11 +447,6 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
         warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
                       f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "
                       f"{deployment.epsilon:.6g}", UserWarning, stacklevel=2)
-    with _LOCK:
-        known = _KNOWN_LENGTHS.get(frame._name)
-    if known is not None and known != lengths:
-        raise v.fail("frame", "give the rows its Parquet footers state (the file changed since read_parquet)",
-                     f"{sum(lengths)} rows")
     import dask
 
     return frame.map_partitions(_privatize_partition, dask.delayed(spec, pure=True), names, secret, id_column,
@@ -445,8 +460,13 @@ def _output_meta(frame: Any, deployment: Deployment, names: list[str], form: str
     import pyarrow as pa
 
     meta = frame._meta.copy()
-    for name in names:
-        dtype: Any = pd.ArrowDtype(pa.binary()) if form == "binary" and deployment.kind == "structured" else "str"
+    for i, name in enumerate(names):
+        dtype: Any
+        if deployment.kind == "structured":  # every report its own value: strings (or bytes), not categories
+            dtype = pd.ArrowDtype(pa.binary()) if form == "binary" else "str"
+        else:
+            labels = deployment.sampler.outputs if deployment.kind == "dense" else deployment.sampler.output_labels(i)
+            dtype = pd.CategoricalDtype(list(labels))
         meta[name] = pd.Series([], dtype=dtype, index=meta.index)
     return meta
 

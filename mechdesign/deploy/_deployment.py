@@ -427,7 +427,9 @@ class Deployment:
         """The released columns (Arrow arrays) of :meth:`draw_codes`'s output, one per attribute.
 
         Dense and record files: strings (the output labels; null where a sampled record design's record does not
-        report the attribute). Structured files: the reports' text form ``t<type>.<hex>`` (``form="text"``, as
+        report the attribute), or with ``form="dictionary"`` the same values as a dictionary array over the output
+        labels (no string is built: a categorical in pandas, dictionary-encoded in Parquet). Structured files: the
+        reports' text form ``t<type>.<hex>`` (``form="text"``, and ``"dictionary"``: every report is its own value, as
         CSV output holds them) or their binary form (``form="binary"``, as Parquet and Arrow IPC output hold them).
         """
         import pyarrow as pa
@@ -435,8 +437,8 @@ class Deployment:
 
         from mechdesign.deploy.sampling._arrow import _indices, _strings
 
-        if form not in ("text", "binary"):
-            raise v.fail("form", "be 'text' or 'binary'", form)
+        if form not in ("text", "binary", "dictionary"):
+            raise v.fail("form", "be 'text', 'binary' or 'dictionary'", form)
         if self.kind == "structured":
             types, groups = drawn
             if form == "binary":
@@ -458,14 +460,15 @@ class Deployment:
                 offsets = offsets.astype(np.int32)
             return [pa.Array.from_buffers(kind, offsets.size - 1,
                                           [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))])]
+        pick = pa.DictionaryArray.from_arrays if form == "dictionary" else (lambda i, labels: pc.take(labels, i))
         if self.kind == "dense":
             labels = _strings(self.sampler.outputs)
-            return [pc.take(labels, _indices(np.asarray(drawn, dtype=np.int32)))]
+            return [pick(_indices(np.asarray(drawn, dtype=np.int32)), labels)]
         out = []
         for i in range(len(self.attributes)):
             row = np.asarray(drawn[min(i, drawn.shape[0] - 1)], dtype=np.int32)
             labels = _strings(list(self.sampler.output_labels(i)))
-            out.append(pc.take(labels, _indices(row)))
+            out.append(pick(_indices(row), labels))
         return out
 
     def privatize_batch(self, batch: Any, columns: str | Sequence[str], *, key: bytes, id_column: str | None = None,
@@ -486,13 +489,15 @@ class Deployment:
             The position of the batch's first record in its input (without ``id_column``).
         user_column : str, optional
             The column of user ids of a memoized file's draws (with the deployment's ``memo_key``).
-        form : {"text", "binary"}
-            A structured file's report form.
+        form : {"text", "binary", "dictionary"}
+            A structured file's report form; ``"dictionary"``: dense and record outputs as dictionary arrays
+            (:meth:`outputs`).
 
         Returns
         -------
         pyarrow.RecordBatch or pyarrow.Table
-            As given, the privatized columns replaced by strings (binary: a structured file's binary form).
+            As given, the privatized columns replaced by strings (binary: a structured file's binary form;
+            dictionary: dictionary arrays over the output labels).
         """
         names = self.columns_for(columns)
         codes = self.encode(batch, names)
