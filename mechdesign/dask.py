@@ -4,7 +4,7 @@ The functions load the file the one way every entry point loads it (:func:`mechd
 guarantee, signature policy, release policy, memo key), run the data check as a distributed count before anything
 is released, and privatize each partition with keyed draws (release key, file, record identity, value), so that
 computing the frame again, a retried task and a count beside the written copy all give the same outputs — the
-CLI's, the Python API's and Spark's (:mod:`mechdesign.spark`) for the same key. Dask is imported when a function
+CLI's, the Python API's and Spark's (``mechdesign.spark``) for the same key. Dask is imported when a function
 is first called (extra ``mechdesign[dask]``). The how-to "Privatize on Dask" walks through a deployment.
 
 * :func:`privatize` — a lazy frame with the column(s) privatized;
