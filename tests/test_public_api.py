@@ -41,7 +41,10 @@ def test_unknown_attribute():
 # Private modules behind one public list per namespace (issue 46 item 1).
 # A namespace is a package whose path has no underscore-named part; every other module is private (`_name.py`).
 # The CLI is an application: its verb modules are discovered by name (pkgutil skips `_name`), so they keep theirs.
+# The optional engines are namespaces of one module each (mechdesign/dask.py, mechdesign/spark.py): a public list
+# over a private module of deploy, imported by name (``import mechdesign.dask``).
 APPLICATIONS = {"cli"}
+ENGINES = ("mechdesign/dask.py", "mechdesign/spark.py")
 
 
 def _public_path(parts: tuple[str, ...]) -> bool:
@@ -49,8 +52,9 @@ def _public_path(parts: tuple[str, ...]) -> bool:
 
 
 def _namespaces(root: Path = ROOT) -> list[Path]:
-    return sorted(p for p in (root / "mechdesign").rglob("__init__.py")
-                  if _public_path(p.parent.relative_to(root).parts))
+    return sorted([*(p for p in (root / "mechdesign").rglob("__init__.py")
+                     if _public_path(p.parent.relative_to(root).parts)),
+                   *(root / e for e in ENGINES if (root / e).exists())])
 
 
 def _public_named_modules(root: Path = ROOT) -> list[str]:
@@ -58,7 +62,8 @@ def _public_named_modules(root: Path = ROOT) -> list[str]:
     found = []
     for path in sorted((root / "mechdesign").rglob("*.py")):
         parts = path.relative_to(root).parts
-        if path.stem not in ("__init__", "__main__") and _public_path(parts[:-1]) and not path.stem.startswith("_"):
+        if path.stem not in ("__init__", "__main__") and _public_path(parts[:-1]) and not path.stem.startswith("_") \
+                and "/".join(parts) not in ENGINES:
             found.append("/".join(parts))
     return found
 
@@ -128,9 +133,9 @@ def test_every_namespace_has_a_public_list():
     assert _without_all() == []
 
 
-@pytest.mark.parametrize("init", _namespaces(), ids=lambda p: str(p.parent.relative_to(ROOT)))
+@pytest.mark.parametrize("init", _namespaces(), ids=lambda p: str(p.relative_to(ROOT).with_suffix("")))
 def test_every_listed_name_resolves(init):
-    module = importlib.import_module(".".join(init.parent.relative_to(ROOT).parts))
+    module = importlib.import_module(".".join(init.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"))
     assert _unresolved(module) == []
     assert set(module.__all__) - {"__version__"} <= set(dir(module))
 

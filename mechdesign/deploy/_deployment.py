@@ -274,7 +274,8 @@ class Deployment:
         -------
         Any
             Output indices (intp) for a dense file, (types, groups) for a structured one, and the (k × n) indices
-            of :meth:`RecordPrivatizer.sample_codes <mechdesign.deploy.sampling.RecordPrivatizer.sample_codes>` for a record file.
+            of :meth:`RecordPrivatizer.sample_codes <mechdesign.deploy.sampling.RecordPrivatizer.sample_codes>` for
+            a record file.
         """
         if self.memo is not None and users is None:
             from mechdesign.deploy.sampling._policy_rule import missing_memo
@@ -289,8 +290,10 @@ class Deployment:
         """The released columns (Arrow arrays) of :meth:`draw_codes`'s output, one per attribute.
 
         Dense and record files: strings (the output labels; null where a sampled record design's record does not
-        report the attribute). Structured files: the reports' text form ``t<type>.<hex>`` (``form="text"``, as
-        CSV output holds them) or their binary form (``form="binary"``, as Parquet and Arrow IPC output hold them).
+        report the attribute), or with ``form="dictionary"`` the same values as a dictionary array over the output
+        labels (no string is built: a categorical in pandas, dictionary-encoded in Parquet). Structured files: the
+        reports' text form ``t<type>.<hex>`` (``form="text"``, and ``"dictionary"``: every report is its own value,
+        as CSV output holds them) or their binary form (``form="binary"``, as Parquet and Arrow IPC output hold them).
         """
         raise NotImplementedError
 
@@ -422,17 +425,19 @@ class Deployment:
             The position of the batch's first record in its input (without ``id_column``).
         user_column : str, optional
             The column of user ids of a memoized file's draws (with the deployment's ``memo_key``).
-        form : {"text", "binary"}
-            A structured file's report form.
+        form : {"text", "binary", "dictionary"}
+            A structured file's report form; ``"dictionary"``: dense and record outputs as dictionary arrays
+            (:meth:`outputs`).
 
         Returns
         -------
         pyarrow.RecordBatch or pyarrow.Table
-            As given, the privatized columns replaced by strings (binary: a structured file's binary form).
+            As given, the privatized columns replaced by strings (binary: a structured file's binary form;
+            dictionary: dictionary arrays over the output labels).
         """
         names = self.columns_for(columns)
-        if form not in ("text", "binary"):
-            raise v.fail("form", "be 'text' or 'binary'", form)
+        if form not in ("text", "binary", "dictionary"):
+            raise v.fail("form", "be 'text', 'binary' or 'dictionary'", form)
         for extra, argument in ((id_column, "id_column"), (user_column, "user_column")):
             if extra is not None and extra in names:
                 raise v.fail(argument, "differ from the privatized columns", extra)

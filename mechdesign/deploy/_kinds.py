@@ -53,13 +53,15 @@ def load(source: Any, *, public_key: Any = None, require_signature: bool | None 
                                memo_key=memo_key, name=name, data=data)
 
 
-def _labels_column(labels: Sequence[str], drawn: np.ndarray) -> Any:
-    """An Arrow string column of output labels from indices (negative: null)."""
+def _labels_column(labels: Sequence[str], drawn: np.ndarray, form: str = "text") -> Any:
+    """An Arrow column of output labels from indices (negative: null): strings, or a dictionary array over them."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from mechdesign.deploy.sampling._arrow import _indices, _strings
 
-    return pc.take(_strings(list(labels)), _indices(np.asarray(drawn, dtype=np.int32)))
+    indices, strings = _indices(np.asarray(drawn, dtype=np.int32)), _strings(list(labels))
+    return pa.DictionaryArray.from_arrays(indices, strings) if form == "dictionary" else pc.take(strings, indices)
 
 
 def _label_counts(array: Any, labels: Sequence[str], name: str) -> np.ndarray:
@@ -106,7 +108,7 @@ class DenseDeployment(Deployment):
         return sampler.reports._keyed_indices(permanent.astype(np.intp), ids, draws)
 
     def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
-        return [_labels_column(self.sampler.outputs, drawn)]
+        return [_labels_column(self.sampler.outputs, drawn, form)]
 
     def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
         name = self.columns_for(columns)[0]
@@ -233,7 +235,7 @@ class RecordDeployment(Deployment):
         return self.sampler._memoized(codes, None, draws, ids)  # the same keyed rule, keyed by the release
 
     def outputs(self, drawn: Any, *, form: str = "text") -> list[Any]:
-        return [_labels_column(list(self.sampler.output_labels(i)), drawn[min(i, drawn.shape[0] - 1)])
+        return [_labels_column(list(self.sampler.output_labels(i)), drawn[min(i, drawn.shape[0] - 1)], form)
                 for i in range(len(self.attributes))]
 
     def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:

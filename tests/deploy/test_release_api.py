@@ -1,9 +1,10 @@
 """The release policy through the Python API (issue 44, F1): every public sampler built from a *file* honours it as
 ``mechdesign privatize`` does, and a raw mechanism stays a raw matrix.
 
-Before the fix the documented pattern ``Privatizer(loaded.mechanism)`` (and ``RecordPrivatizer``, ``privatize_dask``
-with a compiled privatizer) drew afresh from memoized and two-layer files: 1,524 of 2,000 records of a memoized file
-differed between two runs, and a two-layer file released W₁'s outputs (its lifetime ε) drawn afresh on every run.
+Before the fix the documented pattern ``Privatizer(loaded.mechanism)`` (and ``RecordPrivatizer``, and the former
+Dask path with a compiled privatizer) drew afresh from memoized and two-layer files: 1,524 of 2,000 records of a
+memoized file differed between two runs, and a two-layer file released W₁'s outputs (its lifetime ε) drawn afresh
+on every run.
 """
 
 from __future__ import annotations
@@ -127,32 +128,34 @@ def privatize_file_labels(sampler: Privatizer, path, key: bytes) -> np.ndarray:
     return np.array([line.split(",")[1] for line in (path / "o2.csv").read_text().splitlines()[1:]])
 
 
-def test_dask_keeps_the_policy_of_a_compiled_privatizer_and_the_key_binding(folder):
-    dd = pytest.importorskip("dask.dataframe")
+def test_dask_keeps_the_policy_and_the_key_binding(folder):
+    pytest.importorskip("dask.dataframe")
+    import dask
+    import dask.dataframe as dd
     import pandas as pd
 
-    from mechdesign.deploy.sampling import privatize_dask
+    import mechdesign.dask as md
 
     path, users, values = folder
     frame = dd.from_pandas(pd.DataFrame({"id": users, "v": values}), npartitions=3)
     loaded = read_mechanism_file(path / "memo.json")
     with pytest.raises(ValueError) as info:
-        privatize_dask(frame, "v", Privatizer(loaded))
+        md.privatize(frame, path / "memo.json", column="v")
     assert "has release policy 'memoized'" in _one_line(info)
     key = read_memo_key(path / "k.key")
-    lazy = privatize_dask(frame, "v", Privatizer(loaded), memo=key, user_column="id")
-    assert lazy.compute()["v"].astype(str).tolist() == Privatizer(loaded).privatize(values, memo=key,
-                                                                                     users=users).tolist()
+    with dask.config.set(scheduler="synchronous"):
+        lazy = md.privatize(frame, path / "memo.json", column="v", memo_key=key, user_column="id")
+        assert lazy.compute()["v"].astype(str).tolist() == Privatizer(loaded).privatize(values, memo=key,
+                                                                                         users=users).tolist()
     bound = write_mechanism_file(path / "bound.json", _rr(1.0, ["x", "y", "z"]),
                                  guarantee={"notion": "ldp", "epsilon": 1.0},
                                  release={"policy": "memoized", "key": key_id(key)})
     bound_file = read_mechanism_file(bound)
-    other = MemoFunction(bytes(32), bound_file.sha256)
-    for call in (lambda: privatize_dask(frame, "v", bound_file, memo=other, user_column="id"),
+    for call in (lambda: md.privatize(frame, bound, column="v", memo_key=bytes(32), user_column="id"),
                  lambda: Privatizer(bound_file).privatize(values, memo=bytes(32), users=users)):
         with pytest.raises(ValueError) as info:
             call()
-        assert f"memo must be the key the file (sha256 {bound_file.sha256[:12]}…) is bound to" in _one_line(info)
+        assert f"(sha256 {bound_file.sha256[:12]}…) is bound to" in _one_line(info)
     with pytest.raises(ValueError) as info:  # a memo function keyed for another file draws another file's outputs
         Privatizer(bound_file).privatize(values, memo=MemoFunction(key, loaded.sha256), users=users)
     assert "memo must be a memo function of this file" in _one_line(info)

@@ -1,4 +1,4 @@
-"""Sampling: the exact samplers of single-column and record files, streaming over tables, scale-out on Dask."""
+"""Sampling: the exact samplers of single-column and record files, and streaming over tables."""
 
 from __future__ import annotations
 
@@ -11,15 +11,13 @@ from mechdesign._progress import Progress  # on the ground floor: decoding's cou
 _WHERE = {"DistinctValues": "_changes", "MAX_USER_BYTES": "_memo", "MemoFunction": "_memo", "Privatizer": "_sampler",
           "RecordPrivatizer": "_record_sampler", "SymmetricPrivatizer": "_symmetric",
           "UNREPORTED": "_record_sampler", "UserIds": "_memo", "accept_limit": "_symmetric",
-          "block_streams": "_stream", "count_dask": "_scaleout", "count_records_dask": "_scaleout",
-          "generate_memo_key": "_memo", "memo_function": "_policy_rule", "privatize": "_sampler",
-          "privatize_dask": "_scaleout", "privatize_file": "_stream", "privatize_record_file": "_record_stream",
-          "privatize_records_dask": "_scaleout", "quantise_rows": "_quantise_rows", "read_memo_key": "_memo",
+          "block_streams": "_stream", "generate_memo_key": "_memo", "memo_function": "_policy_rule",
+          "privatize": "_sampler", "privatize_file": "_stream", "privatize_record_file": "_record_stream",
+          "quantise_rows": "_quantise_rows", "read_memo_key": "_memo",
           "relative_deviation": "_record_sampler", "unpack": "_symmetric_tables", "user_ids": "_memo"}
 __all__ = ["MAX_USER_BYTES", "UNREPORTED", "DistinctValues", "MemoFunction", "Privatizer", "Progress",
-           "RecordPrivatizer", "SymmetricPrivatizer", "UserIds", "accept_limit", "block_streams", "count_dask",
-           "count_records_dask", "generate_memo_key", "memo_function", "privatize", "privatize_dask",
-           "privatize_file", "privatize_record_file", "privatize_records_dask", "quantise_rows", "read_memo_key",
+           "RecordPrivatizer", "SymmetricPrivatizer", "UserIds", "accept_limit", "block_streams", "generate_memo_key",
+           "memo_function", "privatize", "privatize_file", "privatize_record_file", "quantise_rows", "read_memo_key",
            "relative_deviation", "unpack", "user_ids"]
 
 if TYPE_CHECKING:
@@ -37,12 +35,6 @@ if TYPE_CHECKING:
     from mechdesign.deploy.sampling._record_sampler import UNREPORTED, RecordPrivatizer, relative_deviation
     from mechdesign.deploy.sampling._record_stream import privatize_record_file
     from mechdesign.deploy.sampling._sampler import Privatizer, privatize
-    from mechdesign.deploy.sampling._scaleout import (
-        count_dask,
-        count_records_dask,
-        privatize_dask,
-        privatize_records_dask,
-    )
     from mechdesign.deploy.sampling._stream import block_streams, privatize_file
     from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer, accept_limit
     from mechdesign.deploy.sampling._symmetric_tables import unpack

@@ -1,8 +1,8 @@
 """How every sampler honours a file's release policy: one rule for the CLI, the Python API and Dask.
 
 A mechanism file states how a person's value may be privatized (:mod:`mechdesign.mechfile._policy`). A sampler
-built from the *file* — ``Privatizer(loaded)``, ``RecordPrivatizer(record)``, and ``privatize_file``,
-``privatize_record_file``, ``privatize_dask`` or ``privatize_records_dask`` given either — follows the rule
+built from the *file* — ``Privatizer(loaded)``, ``RecordPrivatizer(record)``, ``privatize_file`` or
+``privatize_record_file`` given either, and :mod:`mechdesign.dask` through the deploy interface — follows the rule
 ``mechdesign privatize`` follows:
 
 * "single" and "repeated" files draw afresh; given a memo key and user ids they draw memoized outputs instead;

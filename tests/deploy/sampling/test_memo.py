@@ -356,19 +356,22 @@ def test_record_files_memoize_per_user_and_record(tmp_path):
 
 def test_dask_and_the_file_path_draw_the_same_memoized_outputs(deployed):
     dd = pytest.importorskip("dask.dataframe")
+    import dask
     import pandas as pd
 
-    from mechdesign.deploy.sampling import privatize_dask, privatize_file
+    import mechdesign.dask as md
+    from mechdesign.deploy.sampling import privatize_file
 
     file, key, folder = deployed
     loaded = read_mechanism_file(file)
     memo = MemoFunction(read_memo_key(key), loaded.sha256)
     frame = pd.read_csv(folder / "in.csv", dtype=str)
-    lazy = privatize_dask(dd.from_pandas(frame, npartitions=4), "v", loaded, memo=memo, user_column="id")
-    privatize_file(Privatizer(loaded), folder / "in.csv", folder / "o.csv", "v", memo=memo, user_column="id")
-    assert lazy.compute()["v"].astype(str).tolist() == [r[1] for r in _released(folder / "o.csv")]
-    with pytest.raises(ValueError, match=r"memo must be given with users: .* has release policy 'memoized'"):
-        privatize_dask(dd.from_pandas(frame, npartitions=2), "v", loaded)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = md.privatize(dd.from_pandas(frame, npartitions=4), file, column="v", memo_key=key, user_column="id")
+        privatize_file(Privatizer(loaded), folder / "in.csv", folder / "o.csv", "v", memo=memo, user_column="id")
+        assert lazy.compute()["v"].astype(str).tolist() == [r[1] for r in _released(folder / "o.csv")]
+    with pytest.raises(ValueError, match=r"memo_key must be given with user_column: .* has release policy"):
+        md.privatize(dd.from_pandas(frame, npartitions=2), file, column="v")
 
 
 def test_conformance_memo_vectors_are_what_the_library_draws():

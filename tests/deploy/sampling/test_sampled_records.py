@@ -226,19 +226,21 @@ def test_decode_refuses_records_reporting_no_attribute_or_two(tmp_path, prior):
 
 def test_the_dask_path_releases_and_counts_like_the_file_path(tmp_path, prior):
     dd = pytest.importorskip("dask.dataframe")
-    from mechdesign.deploy.sampling import count_records_dask, privatize_records_dask
+    import dask
 
-    record = read_record_file(_sampled(tmp_path, prior))
+    import mechdesign.dask as md
+
+    path = _sampled(tmp_path, prior)
+    record = read_record_file(path)
     frame, _ = _table(tmp_path, n=4000)
-    released = privatize_records_dask(dd.from_pandas(frame, npartitions=3), ["a", "b"], record, seed=2)
-    local = released.compute()
-    assert len(local) == len(frame) and (local["a"].isna() ^ local["b"].isna()).all()
-    counts = count_records_dask(released, ["a", "b"], record)
-    assert counts[0].tolist() == local["a"].value_counts().reindex(record.factors[0].outputs).tolist()
-    assert sum(int(c.sum()) for c in counts) == len(frame)
-    both = dd.from_pandas(frame.assign(a="y0", b="y1"), npartitions=2)
-    with pytest.raises(ValueError, match="report exactly one attribute per record"):
-        count_records_dask(both, ["a", "b"], record)
+    with dask.config.set(scheduler="synchronous"):
+        released = md.privatize(dd.from_pandas(frame, npartitions=3), path, column=["a", "b"], key=bytes(32))
+        local = released.compute()
+        assert len(local) == len(frame) and (local["a"].isna() ^ local["b"].isna()).all()
+        counts = md.count(released, path, column=["a", "b"])
+    outputs = record.factors[0].outputs
+    assert counts[:len(outputs)].tolist() == local["a"].value_counts().reindex(outputs).tolist()
+    assert int(counts.sum()) == len(frame)
 
 
 # --- ε at the data and on a sample ----------------------------------------------------------------------------
