@@ -415,3 +415,18 @@ def test_a_file_bound_to_a_key_refuses_any_other(cli, tmp_path):
     wrong = cli("design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path), "--memo-key",
                 str(key))
     assert wrong.returncode == 2 and "memo_key must be given only with [release] policy" in wrong.stderr
+
+
+@given(st.lists(st.integers(0, 10**16 - 1), min_size=1, max_size=60), st.integers(0, 10**16 - 70_000))
+def test_ids_of_several_digit_counts_read_as_their_decimal_text(values, start):
+    # Record positions (a run of consecutive integers across digit counts) and mixed non-negative ids take the
+    # per-digit-count path: keyed draws keyed by position must read str(position) exactly (issue 62).
+    from mechdesign.deploy.sampling._memo import _digit_groups
+
+    for array in (np.array(values, dtype=np.int64), np.arange(start, start + 70_000, 997, dtype=np.int64),
+                  np.array([0, 9, 10, 99, 100, 10**15 - 1, 10**15, 10**16 - 1], dtype=np.uint64)):
+        expected = user_ids([str(value) for value in array.tolist()])
+        ids = _digit_groups(array)
+        assert ids is not None
+        assert np.array_equal(ids.lengths, expected.lengths) and np.array_equal(ids.blocks, expected.blocks)
+    assert _digit_groups(np.array([-1, 5])) is None and _digit_groups(np.array([10**16])) is None
