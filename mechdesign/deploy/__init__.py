@@ -15,10 +15,11 @@ from mechdesign._exports import attach
 
 # --- public names: the name -> private module map (mechdesign._exports.attach loads each on first use) ---
 _WHERE = {"APPLICATION_ID": "_ledger", "Deployment": "_deployment", "Ledger": "_ledger",
+          "PrivatizedFile": "_privatize",
           "REQUIRE_SIGNATURE_VARIABLE": "_deployment", "Release": "_deployment", "count_users": "_ledger",
           "load": "_deployment", "release_key": "_deployment", "signature_required": "_deployment"}
-__all__ = ["APPLICATION_ID", "REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Ledger", "Release", "count_users", "load",
-           "release_key", "signature_required"]
+__all__ = ["APPLICATION_ID", "REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Ledger", "PrivatizedFile", "Release",
+           "count_users", "load", "release_key", "signature_required"]
 
 if TYPE_CHECKING:
     from mechdesign.deploy._deployment import (
@@ -30,5 +31,6 @@ if TYPE_CHECKING:
         signature_required,
     )
     from mechdesign.deploy._ledger import APPLICATION_ID, Ledger, count_users
+    from mechdesign.deploy._privatize import PrivatizedFile
 
 __getattr__, __dir__ = attach(__name__, _WHERE, __all__)
