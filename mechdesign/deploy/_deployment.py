@@ -72,11 +72,10 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.deploy import REQUIRE_SIGNATURE_VARIABLE  # defined where the CLI's help reads it without NumPy
 
 __all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "load", "release_key", "signature_required"]
 
-#: The deployment's signature policy in the environment: 1/true/yes refuses files no trusted key checked.
-REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
 _KINDS = ("dense", "structured", "record")
 
 
@@ -514,37 +513,6 @@ class Deployment:
             raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
         released = self.outputs(self.draw_codes(codes, ids, key, users), form=form)
         return _replace(batch, names, released)
-
-    def privatize_file(self, source: Any, target: Any, columns: str | Sequence[str], *, key: Any = None,
-                       id_column: str | None = None, user_column: str | None = None, data_delta: float | None = None,
-                       override_data_check: bool = False, chunk_size: int = 1_000_000,
-                       progress: bool | None = None) -> Any:
-        """Privatize a CSV, Parquet or Arrow IPC file with the release's keyed draws, as ``mechdesign privatize``.
-
-        The same streaming writers and data check as the command line, atomic output (nothing written when
-        refused), and the outputs of :meth:`privatize_batch` on the whole table with the same key
-        (:func:`mechdesign.deploy._privatize.privatize_file`, whose parameters these are).
-
-        Parameters
-        ----------
-        source, target : str or os.PathLike
-            Input and output files of the same format.
-        columns : str or sequence of str
-            The column of a single-column file, or one per attribute of a record file.
-        key, id_column, user_column, data_delta, override_data_check, chunk_size, progress
-            The release key (fresh when ``None``), the record identities (default: row numbers), the memoized
-            draws' user ids, the data check's δ_d and override, records per step, progress on stderr.
-
-        Returns
-        -------
-        PrivatizedFile
-            The output, its record count and the :class:`Release`.
-        """
-        from mechdesign.deploy._privatize import privatize_file
-
-        return privatize_file(self, source, target, list(self.columns_for(columns)), key=key, id_column=id_column,
-                              user_column=user_column, data_delta=data_delta,
-                              override_data_check=override_data_check, chunk_size=chunk_size, progress=progress)
 
     def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
         """Counts of the released values of a privatized batch: what :meth:`decode` takes, summed over batches.

@@ -1,11 +1,11 @@
 """Privatizing a file with a :class:`~mechdesign.deploy.Deployment`: the Python API of ``mechdesign privatize``.
 
-:func:`privatize_file` (and :meth:`Deployment.privatize_file <mechdesign.deploy.Deployment.privatize_file>`) streams
-a CSV, Parquet or Arrow IPC file through the writers the command line uses — dense
-(:mod:`~mechdesign.deploy.sampling._stream`), structured (:mod:`~mechdesign.deploy.sampling._symmetric_stream`) and
-record files (:mod:`~mechdesign.deploy.sampling._record_stream`) — with the deployment's rules: the file was loaded
-with its hash, signature policy (``MECHDESIGN_REQUIRE_SIGNATURE`` included), release policy and memo binding
-(:class:`~mechdesign.deploy.Deployment`), and the data check runs on the whole input before the output is committed
+:func:`privatize_file` (``mechdesign.deploy.privatize_file``) streams a CSV, Parquet or Arrow IPC file through the
+writers the command line uses — dense (:mod:`~mechdesign.deploy.sampling._stream`), structured
+(:mod:`~mechdesign.deploy.sampling._symmetric_stream`) and record files
+(:mod:`~mechdesign.deploy.sampling._record_stream`) — with the deployment's rules: the file was loaded with its hash,
+signature policy (``MECHDESIGN_REQUIRE_SIGNATURE`` included), release policy and memo binding
+(:func:`mechdesign.deploy.load`), and the data check runs on the whole input before the output is committed
 (:meth:`Deployment.check <mechdesign.deploy.Deployment.check>`): refused data leave nothing on disk.
 
 Every output is a keyed draw of the release (:meth:`Deployment.draw_codes
@@ -63,7 +63,7 @@ def privatize_file(deployment: Deployment, source: str | os.PathLike[str], targe
                    user_column: str | None = None, data_delta: float | None = None,
                    override_data_check: bool = False, chunk_size: int = 1_000_000,
                    progress: bool | None = None) -> PrivatizedFile:
-    """Stream ``source`` to ``target`` with ``columns`` privatized by the release's keyed draws (module docstring).
+    r"""Stream ``source`` to ``target`` with ``columns`` privatized by the release's keyed draws (module docstring).
 
     Parameters
     ----------
@@ -105,22 +105,25 @@ def privatize_file(deployment: Deployment, source: str | os.PathLike[str], targe
     Examples
     --------
     >>> import tempfile
+    >>> from mechdesign.deploy import load
     >>> from mechdesign.design.polytope import randomized_response
     >>> from mechdesign.mechfile import write_mechanism_file
     >>> folder = Path(tempfile.mkdtemp())
     >>> path = write_mechanism_file(folder / "rr.json", randomized_response(2, 1.0, ["no", "yes"]),
     ...                             guarantee={"notion": "ldp", "epsilon": 1.0})
-    >>> _ = (folder / "in.csv").write_text("id,answer\\n1,yes\\n2,no\\n")
-    >>> done = privatize_file(Deployment(path), folder / "in.csv", folder / "out.csv", "answer", key=bytes(32))
+    >>> _ = (folder / "in.csv").write_text("id,answer\n1,yes\n2,no\n")
+    >>> done = privatize_file(load(path), folder / "in.csv", folder / "out.csv", "answer", key=bytes(32))
     >>> done.records, done.release.identity
     (2, 'position')
     """
     from mechdesign.deploy.sampling._stream import KeyedDraws
 
     names = deployment.columns_for(columns)
+    source, target = Path(source), Path(target)
     for name, argument in ((id_column, "id_column"), (user_column, "user_column")):
         if name is not None and name in names:
             raise v.fail(argument, "differ from the privatized columns", name)
+    _refuse_missing(source, target, {"id_column": id_column, "user_column": user_column})
     if deployment.memo is not None and user_column is None:
         from mechdesign.deploy.sampling._policy_rule import missing_memo
 
@@ -165,5 +168,17 @@ def privatize_file(deployment: Deployment, source: str | os.PathLike[str], targe
         records = privatize_dense(deployment.sampler, source, target, names[0], check_counts=check, **options)
     data, counts = checked[0]
     identity = "position" if id_column is None else f"column:{id_column}"
-    return PrivatizedFile(Path(target), records, deployment.statement(secret, identity, data, counts), counts,
+    return PrivatizedFile(target, records, deployment.statement(secret, identity, data, counts), counts,
                           changes)
+
+
+def _refuse_missing(source: Path, target: Path, named: dict[str, str | None]) -> None:
+    """Refuse, naming the argument, an id or user column the data lack (before any record is read)."""
+    from mechdesign.deploy._io import columnar_file, csv_header, stream_kind
+
+    if all(name is None for name in named.values()):
+        return
+    header = csv_header(source) if stream_kind(source, target) == "csv" else columnar_file(source).schema_arrow.names
+    for argument, name in named.items():
+        if name is not None and name not in header:
+            raise v.fail(argument, f"be one of the input's columns {list(header)[:10]}", name)

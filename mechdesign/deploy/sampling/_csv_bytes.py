@@ -229,8 +229,8 @@ def rewrite_plain_csv(source: Path, target: BinaryIO, column: str, user_column: 
             raise NotPlain from None
         width = len(header)
         position = column_index(header, column)
-        extra = [] if user_column is None else [user_column] if isinstance(user_column, str) else list(user_column)
-        users = [column_index(header, name) for name in extra]
+        read = [] if user_column is None else [user_column] if isinstance(user_column, str) else list(user_column)
+        users = [column_index(header, name) for name in read]
         coder = LabelCoder(inputs)
         cells = output_cells(outputs, newline, width == 1)
         table = np.frombuffer(b"".join(cells), dtype=np.uint8)
