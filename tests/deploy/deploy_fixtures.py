@@ -43,12 +43,24 @@ def two_layer(folder):
 
 
 def structured(folder, size: int = 16, seed: int = 3):
-    """A random structured file over Zipf-like counts of ``size`` inputs (labels item0, item1, …)."""
+    """A random structured file over Zipf-like counts of ``size`` inputs (labels item0, item1, …).
+
+    At 16 inputs the types of :func:`tests.symmetric_fixtures.random_mechanism` (weights by an LP); at other sizes
+    the benchmarks' engine-shaped types (complementary pairs: rows sum to one without an LP), since the LP of random
+    types over the 361 cells of N = 10⁴ has no solution in its 40 draws (and took 40 s to say so).
+    """
+    from mechdesign.core import SymmetricMechanism
     from mechdesign.mechfile import write_symmetric_file
     from tests.symmetric_fixtures import SMALL_COUNTS, random_mechanism
 
-    counts = SMALL_COUNTS if size == 16 else [max(1, int(20_000 / (k + 1))) for k in range(size)]
-    m = random_mechanism(counts, seed)
+    if size == 16:
+        m = random_mechanism(SMALL_COUNTS, seed)
+    else:
+        from benchmarks._symmetric import engine_shaped
+
+        shaped = engine_shaped(np.array([max(1, int(20_000 / (k + 1))) for k in range(size)]), 40, seed)
+        m = SymmetricMechanism.from_types(shaped.cells, shaped.high, shaped.low, shaped.weights, shaped.high_counts,
+                                          shaped.low_counts, [f"item{i}" for i in range(size)])
     radius = 0.01
     return write_symmetric_file(folder / "structured.json", m,
                                 guarantee={"epsilon": m.capacity(radius) + 0.01, "radius": radius})
