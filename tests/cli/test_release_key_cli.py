@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-
 from deploy import deploy_fixtures as fixtures
+
 from mechdesign.deploy import load, privatize_file
 from mechdesign.deploy.sampling import generate_memo_key, read_memo_key
 from mechdesign.mechfile import key_id
@@ -162,30 +162,30 @@ def _edited(folder):
 
 
 def _refusal_case(case: str, folder, keys, monkeypatch):
-    """(mechanism, kind, data table, extra arguments, what the message says) of one refusal."""
+    """(mechanism, data table, extra arguments, what the message says) of one refusal."""
     table = fixtures.data_table("dense", rows=400)
     if case == "out of the ball":
         rows = 2000
-        return (fixtures.structured(folder), "structured",
+        return (fixtures.structured(folder),
                 pa.table({"id": np.arange(rows), "value": ["item15"] * rows}), [], "data must")
     if case == "edited after hashing":
-        return _edited(folder), "dense", table, [], "sha256"
+        return _edited(folder), table, [], "sha256"
     if case == "unsigned under MECHDESIGN_REQUIRE_SIGNATURE":
         monkeypatch.setenv("MECHDESIGN_REQUIRE_SIGNATURE", "1")
-        return fixtures.dense(folder), "dense", table, ["--public-key", str(_public_key(folder))], "sign"
+        return fixtures.dense(folder), table, ["--public-key", str(_public_key(folder))], "sign"
     if case == "memoized without its key":
-        return fixtures.memoized(folder), "dense", table, ["--user-column", "user"], "memo_key must be given"
+        return fixtures.memoized(folder), table, ["--user-column", "user"], "memo_key must be given"
     if case == "a wrong key for a key-bound file":
         bound = fixtures.memoized(folder, key=bytes(32))
-        return bound, "dense", table, ["--user-column", "user", "--memo-key", str(keys[1])], "bound to"
+        return bound, table, ["--user-column", "user", "--memo-key", str(keys[1])], "bound to"
     if case == "id column missing":
-        return fixtures.dense(folder), "dense", table, ["--id-column", "nope"], "id_column must be one of"
+        return fixtures.dense(folder), table, ["--id-column", "nope"], "id_column must be one of"
     if case == "an empty id":
         ids = pa.array(["a", "b", "", *[f"r{i}" for i in range(397)]])
-        return fixtures.dense(folder), "dense", table.set_column(0, "id", ids), ["--id-column", "id"], \
+        return fixtures.dense(folder), table.set_column(0, "id", ids), ["--id-column", "id"], \
             "id_column must hold no empty"
     if case == "with --seed":
-        return fixtures.dense(folder), "dense", table, ["--seed", "3"], "release_key must not be given with --seed"
+        return fixtures.dense(folder), table, ["--seed", "3"], "release_key must not be given with --seed"
     raise AssertionError(case)
 
 
@@ -197,7 +197,7 @@ REFUSALS = ["out of the ball", "edited after hashing", "unsigned under MECHDESIG
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 @pytest.mark.parametrize("case", REFUSALS)
 def test_every_refusal_is_one_line_exit_two_and_nothing_written(cli, keys, tmp_path, monkeypatch, case, suffix):
-    mechanism, kind, table, extra, says = _refusal_case(case, tmp_path, keys, monkeypatch)
+    mechanism, table, extra, says = _refusal_case(case, tmp_path, keys, monkeypatch)
     data = tmp_path / f"in{suffix}"
     _write(table, data)
     out = tmp_path / f"out{suffix}"
