@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mechdesign.deploy import REQUIRE_SIGNATURE_VARIABLE
+
 __all__ = ["PER_ATTRIBUTE_REFUSAL", "REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias",
            "add_force_argument", "add_signature_arguments", "add_stream_arguments", "column_order_hint", "data_file",
            "matrix_from_csv", "parse_number_list", "print_json", "print_signature_notice", "read_matrix_argument",
@@ -123,9 +125,6 @@ def refuse_existing(path: str | os.PathLike[str], force: bool, option: str = "ou
         print(f"mechdesign: warning: {warning}", file=sys.stderr)
 
 
-REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
-
-
 def add_signature_arguments(parser: Any, *, notices: bool = False) -> None:
     """``--public-key`` and ``--require-signature`` (the deployment policy, also ``MECHDESIGN_REQUIRE_SIGNATURE=1``).
 
@@ -146,21 +145,12 @@ def add_signature_arguments(parser: Any, *, notices: bool = False) -> None:
 def signature_required(args: Any) -> bool:
     """Whether a signature is required: ``--require-signature``, or ``MECHDESIGN_REQUIRE_SIGNATURE`` = 1/true/yes.
 
-    A policy without ``--public-key`` is refused: a signature checked against the key it carries proves nothing.
+    The deployment's one rule (:func:`mechdesign.deploy.signature_required`): a policy without ``--public-key`` is
+    refused, since a signature checked against the key it carries proves nothing.
     """
-    from mechdesign._validation import environment, show_text
+    from mechdesign.deploy import signature_required as required
 
-    raw, text = environment(REQUIRE_SIGNATURE_VARIABLE) or ("", "")
-    text = text.lower() if text.isascii() else text  # ASCII case only: both languages fold it alike
-    if text not in ("", "0", "1", "true", "false", "yes", "no"):
-        raise ValueError(f"{REQUIRE_SIGNATURE_VARIABLE} must be 1 or 0 (true/false, yes/no), got "
-                         f"{REQUIRE_SIGNATURE_VARIABLE}={show_text(raw)}")
-    required = bool(args.require_signature) or text in ("1", "true", "yes")
-    if required and args.public_key is None:
-        raise ValueError("public_key must be given when a signature is required (--require-signature or "
-                         f"{REQUIRE_SIGNATURE_VARIABLE}=1): only a trusted key authenticates a file, got "
-                         "public_key=None")
-    return required
+    return required(args.require_signature, args.public_key)
 
 
 def signature_notice(path: str | os.PathLike[str], loaded: Any, public_key: Any) -> str | None:

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from mechdesign.cli._io import (
@@ -38,6 +36,7 @@ from mechdesign.cli._io import (
     single_column,
     stream,
 )
+from mechdesign.cli._release import changed_text, changed_values, file_summary, ledger, ledger_text, per_what
 
 COMMAND = ("privatize",)
 HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet/Arrow IPC file by "
@@ -72,6 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memo-key", metavar="KEY",
                         help="key file of memoized draws (mechdesign memo-key KEY writes one): outputs are a keyed "
                              "pseudo-random function of (file, user, value), the same on every run and machine")
+    parser.add_argument("--release-key", metavar="KEY",
+                        help="key file of this release (mechdesign memo-key KEY writes one): every output is a keyed "
+                             "pseudo-random function of (key, file, record identity, value), so the release is the "
+                             "same however often it is computed, and the same bytes as the Python API, Dask and Spark "
+                             "with the same key and input; without it, fresh secure draws (one-shot); not with --seed")
+    parser.add_argument("--id-column", metavar="COL",
+                        help="with --release-key: column of record identities (strings as written, integers in "
+                             "decimal; none empty); default: each record's 0-based row number in the data")
     parser.add_argument("--ledger", metavar="FILE",
                         help="SQLite release ledger (created if missing): counts each user's releases of this file "
                              "across runs (with --user-column) and refuses a run that would take any user beyond the "
@@ -95,7 +102,17 @@ def run(args: argparse.Namespace) -> int:
     if args.memo_key is not None and args.user_column is None:
         raise ValueError("user_column must be given with --memo-key (memoized draws are keyed by user), got "
                          "user_column=None")
+    if args.release_key is not None and args.seed is not None:
+        raise ValueError("release_key must not be given with --seed (a release's keyed draws are reproduced by its "
+                         f"key; a seed is a predictable research stream), got seed={args.seed}")
+    if args.id_column is not None and args.release_key is None:
+        raise ValueError("id_column must be given with --release-key (record identities key a release's draws), got "
+                         f"id_column={args.id_column!r} and release_key=None")
     source = read_mechanism_argument(args.mechanism)  # read once: stdin and pipes cannot be read twice
+    if args.release_key is not None:
+        from mechdesign.cli._release import run_keyed
+
+        return run_keyed(args, source)
     if source.is_record:
         return _run_record(args, source)
     if source.content.get("kind") == "symmetric":  # a structured file
@@ -128,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from mechdesign.deploy.sampling._changes import DistinctValues
 
     changes = DistinctValues(loaded.mechanism.shape[0]) if memo is not None else None
-    with _ledger(args, loaded) as reservation:
+    with ledger(args, loaded) as reservation:
         records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng,
                                  chunk_size=args.chunk_size, progress=True if args.progress else None,
                                  check_counts=check, memo=memo,
@@ -148,12 +165,12 @@ def run(args: argparse.Namespace) -> int:
                "notion": loaded.guarantee["notion"], "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
                "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation,
-               **_file_summary(args, loaded, data, reservation), "changed_values": _changed_values(loaded, changes)}
+               **file_summary(args, loaded, data, reservation), "changed_values": changed_values(loaded, changes)}
     if args.json:
         print_json(summary)
         return 0
     head = (f"{args.out}: {records:,} records, column {args.column!r} privatized ({summary['generator']})"
-            + _ledger_text(reservation))
+            + ledger_text(reservation))
     # --quiet silences the summary line; an overridden data check is a warning and what changed values cost is an
     # account of releases: both are still said.
     if data.inside and not args.quiet:
@@ -162,65 +179,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             verdict = (f"data check passed: divergence to the ball {data.divergence:.4g} <= {data.threshold:.4g} "
                        f"at delta_d {data.data_delta:g}")
-        print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} {_per_what(loaded, per_report, memo)}"
+        print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} {per_what(loaded, per_report, memo)}"
               f"({verdict})")
     elif not data.inside:
         print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
               f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
               f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
     if summary["changed_values"] is not None:
-        print(_changed_text(summary["changed_values"], records))
+        print(changed_text(summary["changed_values"], records))
     return 0
-
-
-def _changed_values(loaded: Any, changes: Any) -> dict[str, Any] | None:
-    """What the memoized run's changed values cost; ``None`` without memoization.
-
-    k, the most distinct values one user reported, and the account of k releases over the file's ball
-    (:mod:`mechdesign.deploy.sampling._changes`).
-    """
-    if changes is None:
-        return None
-    seen = changes.result()
-    if seen is None:
-        return {"counted": False}
-    out: dict[str, Any] = {"counted": True, "users": seen.users, "changed_users": seen.changed,
-                           "most_values": seen.most}
-    if seen.most >= 2:
-        from mechdesign._numerics import round_up
-        from mechdesign.core._repeated import release_leakage
-        from mechdesign.core._uncertainty import L1Ball
-        from mechdesign.mechfile._accounts import checked_account, reporter
-        from mechdesign.mechfile._column import achieved_epsilon
-
-        guarantee = loaded.guarantee
-
-        def compute() -> tuple[float, bool]:
-            if guarantee["notion"] == "ldp":  # over every prior: k times the LDP level
-                return round_up(seen.most * achieved_epsilon(loaded.mechanism, guarantee), 2), True
-            account = release_leakage(loaded.mechanism, L1Ball(guarantee["prior"], guarantee["radius"]), seen.most,
-                                      progress=reporter())
-            return account.epsilon, account.exact
-
-        out["epsilon"], out["exact"] = checked_account(loaded.sha256, seen.most, compute, "changed")
-    return out
-
-
-def _changed_text(changed: dict[str, Any], records: int) -> str:
-    from mechdesign.deploy.sampling._changes import MAX_PAIRS
-
-    """The summary's line on changed values (memoized runs)."""
-    if not changed["counted"]:
-        return (f"  changed values: not counted (more than {MAX_PAIRS:,} distinct user-value pairs); each distinct "
-                "value of a user is one more release")
-    if changed["most_values"] < 2:
-        return (f"  changed values: none in this run ({changed['users']:,} users, one value each: one release each); "
-                "a value that changes between runs is one more release")
-    how = "exact" if changed["exact"] else "certified bound"
-    return (f"  changed values: {changed['changed_users']:,} of {changed['users']:,} users reported 2 to "
-            f"{changed['most_values']} different values, each one more release: {changed['most_values']} values of "
-            f"one person leak at most {changed['epsilon']:.6g} nats (the account of {changed['most_values']} "
-            f"releases, {how}; verify --releases {changed['most_values']})")
 
 
 def _memo(args: argparse.Namespace, loaded: Any) -> Any:
@@ -244,66 +211,6 @@ def _generator(args: argparse.Namespace, memo: Any) -> str:
     return "pcg64-seeded" if args.seed is not None else "aes-ctr-secure"
 
 
-def _per_what(loaded: Any, per_report: float | None, memo: Any) -> str:
-    """How the guarantee applies, by release policy and memoization (the text output)."""
-    if loaded.release.policy == "two-layer":
-        return f"for a lifetime of reports of an unchanged value, {per_report!r} per report "
-    if memo is not None:
-        return "for a lifetime of reports of an unchanged value (memoized: one release per value) "
-    return "per release "
-
-
-@contextmanager
-def _ledger(args: argparse.Namespace, loaded: Any) -> Iterator[Any]:
-    """With ``--ledger``: this run's releases per user, counted before the output is written.
-
-    Given back if the run fails; refused beyond what the file states (:mod:`mechdesign.deploy._ledger`). Yields
-    the reservation, or ``None`` without ``--ledger``.
-    """
-    if args.ledger is None:
-        yield None
-        return
-    if args.user_column is None:
-        raise ValueError("user_column must be given with --ledger (the ledger counts releases per user), got "
-                         "user_column=None")
-    policy = loaded.release.policy
-    if loaded.release.memoized:
-        raise ValueError(f"ledger must be used with a file that draws afresh (release policy 'single' or "
-                         f"'repeated'): {args.mechanism} has release policy {policy!r}, whose memoized outputs are "
-                         f"released once per value; got ledger={args.ledger!r}")
-    from mechdesign.deploy._io import iter_column
-    from mechdesign.deploy._ledger import LOCK_TIMEOUT, Ledger, count_users, refuse_run_paths
-
-    refuse_run_paths(args.ledger, data=data_file(args), output=args.out, mechanism=args.mechanism,
-                     memo_key=args.memo_key, public_key=args.public_key)
-    allowed = int(loaded.release.releases) if policy == "repeated" else 1
-    users = count_users(iter_column(data_file(args), args.user_column, args.chunk_size, file_name="data"))
-    from mechdesign import _validation as v
-
-    timeout = LOCK_TIMEOUT if args.ledger_timeout is None else v.positive("ledger_timeout", args.ledger_timeout)
-    ledger = Ledger(args.ledger, timeout)
-    reservation = ledger.reserve(loaded.sha256, users, allowed)
-    try:
-        yield reservation
-    except BaseException:
-        ledger.give_back(reservation)  # nothing was released: the output is complete or absent
-        raise
-
-
-def _ledger_summary(args: argparse.Namespace, reservation: Any) -> dict[str, Any] | None:
-    if reservation is None:
-        return None
-    return {"path": args.ledger, "releases_allowed": reservation.allowed, "most_releases_of_a_user": reservation.most,
-            "users": len(reservation.counts)}
-
-
-def _ledger_text(reservation: Any) -> str:
-    if reservation is None:
-        return ""
-    return (f"; ledger: {len(reservation.counts):,} users, at most {reservation.most} of the {reservation.allowed} "
-            f"release{'s' if reservation.allowed != 1 else ''} the file states used")
-
-
 def _print_notices(args: argparse.Namespace, path: str, loaded: Any, memo: Any, reservation: Any) -> None:
     """The signature notice, and the per-release notice for fresh draws on identified users with no ledger."""
     print_signature_notice(path, loaded, args)
@@ -312,19 +219,6 @@ def _print_notices(args: argparse.Namespace, path: str, loaded: Any, memo: Any, 
               "users draws afresh and is another release (verify --releases T gives what T of them leak, which for "
               "a PML design exceeds T times epsilon); memoize with --memo-key KEY (mechdesign memo-key KEY writes "
               "one)", file=sys.stderr, flush=True)
-
-
-def _data_check(data: Any) -> dict[str, Any]:
-    """The data check's outcome as the JSON summary reports it (one column or a whole record)."""
-    return {"passed": data.inside, "overridden": not data.inside, "records": data.records,
-            "divergence": data.divergence, "threshold": data.threshold, "data_delta": data.data_delta,
-            "distance": data.distance}
-
-
-def _file_summary(args: argparse.Namespace, loaded: Any, data: Any, reservation: Any) -> dict[str, Any]:
-    """The last keys of the JSON summary, one column or a whole record: the file, its signature, data, ledger."""
-    return {"sha256": loaded.sha256, "signed": loaded.signature is not None and args.public_key is not None,
-            "data_check": _data_check(data), "ledger": _ledger_summary(args, reservation)}
 
 
 def _run_record(args: argparse.Namespace, source: Any) -> int:
@@ -351,7 +245,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     sampler = RecordPrivatizer(record)
     achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
     rng = stream(args)
-    with _ledger(args, record) as reservation, column_order_hint(columns, record.attributes):
+    with ledger(args, record) as reservation, column_order_hint(columns, record.attributes):
         records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng,
                                         chunk_size=args.chunk_size, progress=True if args.progress else None,
                                         check_counts=check, memo=memo,
@@ -366,16 +260,16 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                "notion": "pml", "level": "record", "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": record.guarantee["epsilon"], "sampled_epsilon": achieved, "epsilon_at_data": at_data,
                "max_deviation": max(s.max_deviation for s in sampler.samplers),
-               **_file_summary(args, record, data, reservation)}
+               **file_summary(args, record, data, reservation)}
     if args.json:
         print_json(summary)
         return 0
     if args.quiet and data.inside:
         return 0
     head = (f"{args.out}: {records:,} records, columns {', '.join(columns)} privatized together "
-            f"({record.kind} design, {summary['generator']})" + _ledger_text(reservation))
+            f"({record.kind} design, {summary['generator']})" + ledger_text(reservation))
     if data.inside:
-        applies = _per_what(record, None, memo)
+        applies = per_what(record, None, memo)
         print(f"{head}; record-level guarantee: pml epsilon {stated!r} {applies}(joint data check passed: "
               f"divergence {data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g})")
     else:

@@ -15,14 +15,18 @@ from mechdesign._exports import attach
 
 # --- public names: the name -> private module map (mechdesign._exports.attach loads each on first use) ---
 _WHERE = {"APPLICATION_ID": "_ledger", "Deployment": "_deployment", "Ledger": "_ledger",
-          "REQUIRE_SIGNATURE_VARIABLE": "_deployment", "Release": "_deployment", "count_users": "_ledger",
+          "PrivatizedFile": "_privatize", "privatize_file": "_privatize",
+          "Release": "_deployment", "count_users": "_ledger",
           "load": "_kinds", "release_key": "_deployment", "signature_required": "_deployment"}
-__all__ = ["APPLICATION_ID", "REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Ledger", "Release", "count_users", "load",
-           "release_key", "signature_required"]
+__all__ = ["APPLICATION_ID", "REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Ledger", "PrivatizedFile", "Release",
+           "count_users", "load", "privatize_file", "release_key", "signature_required"]
+
+#: The deployment's signature policy in the environment: 1/true/yes refuses files no trusted key checked (defined
+#: here, not in _deployment: the CLI's help names it without importing NumPy).
+REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
 
 if TYPE_CHECKING:
     from mechdesign.deploy._deployment import (
-        REQUIRE_SIGNATURE_VARIABLE,
         Deployment,
         Release,
         release_key,
@@ -30,5 +34,6 @@ if TYPE_CHECKING:
     )
     from mechdesign.deploy._kinds import load
     from mechdesign.deploy._ledger import APPLICATION_ID, Ledger, count_users
+    from mechdesign.deploy._privatize import PrivatizedFile, privatize_file
 
 __getattr__, __dir__ = attach(__name__, _WHERE, __all__)

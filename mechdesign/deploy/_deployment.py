@@ -73,11 +73,10 @@ from typing import Any
 import numpy as np
 
 from mechdesign import _validation as v
+from mechdesign.deploy import REQUIRE_SIGNATURE_VARIABLE  # defined where the CLI's help reads it without NumPy
 
 __all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "release_key", "signature_required"]
 
-#: The deployment's signature policy in the environment: 1/true/yes refuses files no trusted key checked.
-REQUIRE_SIGNATURE_VARIABLE = "MECHDESIGN_REQUIRE_SIGNATURE"
 _KINDS = ("dense", "structured", "record")
 
 
@@ -230,7 +229,8 @@ class Deployment:
     # -- what each kind supplies ------------------------------------------------------------------------------------
     def _load(self, parsed: Any, public_key: Any) -> None:
         """Read the file (its reader checks everything), compile the sampler, check the sampled design's guarantee."""
-        raise NotImplementedError
+        raise TypeError("Deployment is the base of one adapter per kind of file: mechdesign.deploy.load(file) "
+                        "returns the file's")
 
     def _alphabet(self, position: int) -> tuple[str, ...]:
         """The input labels of the ``position``-th column."""

@@ -43,28 +43,36 @@ def two_layer(folder):
 
 
 def structured(folder, size: int = 16, seed: int = 3):
-    """A random structured file over Zipf-like counts of ``size`` inputs (labels item0, item1, …)."""
+    """A random structured file over Zipf-like counts of ``size`` inputs (labels item0, item1, …).
+
+    At 16 inputs the types of :func:`tests.symmetric_fixtures.random_mechanism` (weights by an LP); at other sizes
+    the benchmarks' engine-shaped types (complementary pairs: rows sum to one without an LP), since the LP of random
+    types over the 361 cells of N = 10⁴ has no solution in its 40 draws (and took 40 s to say so).
+    """
+    from mechdesign.core import SymmetricMechanism
     from mechdesign.mechfile import write_symmetric_file
     from tests.symmetric_fixtures import random_mechanism
 
-    m = random_mechanism(structured_counts(size), seed)
+    if size == 16:
+        m = random_mechanism(structured_counts(size), seed)
+    else:
+        from benchmarks._symmetric import engine_shaped
+
+        shaped = engine_shaped(np.array(structured_counts(size)), 40, seed)
+        m = SymmetricMechanism.from_types(shaped.cells, shaped.high, shaped.low, shaped.weights, shaped.high_counts,
+                                          shaped.low_counts, [f"item{i}" for i in range(size)])
     radius = 0.01
     return write_symmetric_file(folder / "structured.json", m,
                                 guarantee={"epsilon": m.capacity(radius) + 0.01, "radius": radius})
 
 
 def structured_counts(size: int) -> list[int]:
-    """The counts of :func:`structured`'s prior: SMALL_COUNTS (N = 16), else four tied groups (40 cells at 10⁴).
-
-    Few distinct counts keep the cells few, so the random types' weights are found in a fraction of a second.
-    """
+    """The counts of :func:`structured`'s prior: SMALL_COUNTS (N = 16), else Zipf-like counts 20,000/(k + 1)."""
     from tests.symmetric_fixtures import SMALL_COUNTS
 
     if size == 16:
         return list(SMALL_COUNTS)
-    if size % 4:
-        raise ValueError(f"size must be 16 or a multiple of 4, got size={size}")
-    return [count for count in (40, 30, 20, 10) for _ in range(size // 4)]
+    return [max(1, int(20_000 / (k + 1))) for k in range(size)]
 
 
 def record(folder):

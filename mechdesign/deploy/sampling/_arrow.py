@@ -121,7 +121,7 @@ class _Encoder:
 def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphabets: Sequence[Sequence[str]],
                            outputs: Sequence[Sequence[str]], sample: Callable[[np.ndarray, np.ndarray], np.ndarray],
                            *, attributes: Sequence[str], chunk: int, progress: bool | None,
-                           nullable: bool = False, users: str | None = None,
+                           nullable: bool = False, users: str | Sequence[str] | None = None,
                            error_names: Sequence[str] | None = None) -> int:
     """Stream a Parquet (or Arrow IPC) file to ``tmp`` with the record columns ``names`` privatized; return the count.
 
@@ -152,8 +152,9 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
         Progress on stderr (:class:`~mechdesign.deploy.sampling.Progress`).
     nullable : bool
         Negative output indices are nulls (a sampled design's unreported attributes); the columns are nullable.
-    users : str, optional
-        A column of user ids handed to ``sample`` as a third argument (an Arrow array: memoized draws).
+    users : str or sequence of str, optional
+        A column of user ids handed to ``sample`` as a third argument (an Arrow array: memoized draws); a list of
+        columns, one argument each (record identities and user ids of a release's keyed draws).
     error_names : sequence of str, optional
         How a refusal of values outside an alphabet names each column (default ``column '<attribute>'``).
     """
@@ -164,7 +165,8 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     kind = file_kind(source, "data")
     parquet = columnar_file(source, read_dictionary=list(names))
     positions = [column_index(parquet.schema_arrow.names, c) for c in names]
-    user_position = None if users is None else column_index(parquet.schema_arrow.names, users)
+    extra = [] if users is None else [users] if isinstance(users, str) else list(users)
+    user_positions = [column_index(parquet.schema_arrow.names, name) for name in extra]
     error_names = error_names or [f"column {a!r}" for a in attributes]
     encoders = [_Encoder(name, labels) for name, labels in zip(error_names, alphabets, strict=True)]
     dictionaries = [_strings(labels) for labels in outputs]
@@ -179,9 +181,9 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
     splice = None if kind == "arrow" else splice_plan(source, names, chunk)
     read_columns = None
     if isinstance(splice, Splice):  # only the released columns (and the users) are decoded: the rest is copied
-        read_columns = [*names, *([] if users is None else [users])]
+        read_columns = [*names, *extra]
         positions = list(range(len(names)))
-        user_position = None if users is None else len(names)
+        user_positions = list(range(len(names), len(names) + len(extra)))
     if splice is not None:
         report.note("Parquet output: the kept columns' pages copied, the released columns written (splice)"
                     if isinstance(splice, Splice) else f"Parquet output: every column written by pyarrow ({splice})")
@@ -203,9 +205,8 @@ def stream_records_parquet(source: Path, tmp: Path, names: Sequence[str], alphab
                 drawn[0] = np.empty_like(codes)
             for encoder, arrays, row in zip(encoders, columns, codes[:, :n], strict=True):
                 encoder.fill([_dictionary(a) for a in arrays], row)
-            extra = () if user_position is None else (
-                pa.chunked_array([piece.column(user_position) for piece in pieces]),)
-            rows = [_indices(row) for row in sample(codes[:, :n], drawn[0][:, :n], *extra)]
+            given = [pa.chunked_array([piece.column(at) for piece in pieces]) for at in user_positions]
+            rows = [_indices(row) for row in sample(codes[:, :n], drawn[0][:, :n], *given)]
             released = [pa.DictionaryArray.from_arrays(rows[min(i, len(rows) - 1)], dictionary, safe=False)
                         for i, dictionary in enumerate(dictionaries)]
             if isinstance(writer, SpliceWriter):

@@ -194,14 +194,16 @@ def _parts(handle: BinaryIO, first: bytes, newline: bytes,
         yield part, ends
 
 
-def rewrite_plain_csv(source: Path, target: BinaryIO, column: str, user_column: str | None, chunk: int,
-                      inputs: Sequence[str], outputs: Sequence[str], permanent: Callable[[np.ndarray, Any], np.ndarray],
-                      fresh: Callable[[np.ndarray], np.ndarray], report: Any) -> int:
+def rewrite_plain_csv(source: Path, target: BinaryIO, column: str, user_column: str | Sequence[str] | None,
+                      chunk: int, inputs: Sequence[str], outputs: Sequence[str],
+                      permanent: Callable[..., np.ndarray], fresh: Callable[[np.ndarray], np.ndarray],
+                      report: Any) -> int:
     """Write ``source`` to ``target`` with ``column`` replaced chunk by chunk; return the record count.
 
-    The output codes of a chunk are ``fresh(concatenate([permanent(codes, ids) for each part]))``: ``permanent``
+    The output codes of a chunk are ``fresh(concatenate([permanent(codes, *ids) for each part]))``: ``permanent``
     takes any run of records (the input codes, and with ``user_column`` their ids as
-    :class:`~mechdesign.deploy.sampling.UserIds`), ``fresh`` a whole chunk (seeded draws are made in blocks of
+    :class:`~mechdesign.deploy.sampling.UserIds`, one argument per column when ``user_column`` is a list: record
+    identities and user ids of a release's keyed draws), ``fresh`` a whole chunk (seeded draws are made in blocks of
     the chunk); ``chunk`` must be a multiple of 32,768 records (the stream's blocks are). ``report`` counts the
     records (a :class:`~mechdesign.deploy.sampling.Progress`). Raises :class:`NotPlain` when the file is not
     plain (module docstring): ``target`` may then hold part of the output, and the caller starts again.
@@ -227,7 +229,8 @@ def rewrite_plain_csv(source: Path, target: BinaryIO, column: str, user_column: 
             raise NotPlain from None
         width = len(header)
         position = column_index(header, column)
-        users = None if user_column is None else column_index(header, user_column)
+        read = [] if user_column is None else [user_column] if isinstance(user_column, str) else list(user_column)
+        users = [column_index(header, name) for name in read]
         coder = LabelCoder(inputs)
         cells = output_cells(outputs, newline, width == 1)
         table = np.frombuffer(b"".join(cells), dtype=np.uint8)
@@ -243,8 +246,8 @@ def rewrite_plain_csv(source: Path, target: BinaryIO, column: str, user_column: 
             starts = np.concatenate([[0], ends[:-1] + 1])
             stops = ends - (1 if crlf else 0)
             bounds = _fields(raw, starts, stops, width, position)
-            ids = None if users is None else _user_ids(part, *_fields(raw, starts, stops, width, users))
-            parts.append((part, size, bounds, permanent(coder.codes(part, bounds[0], bounds[1] - bounds[0]), ids)))
+            ids = [_user_ids(part, *_fields(raw, starts, stops, width, at)) for at in users]
+            parts.append((part, size, bounds, permanent(coder.codes(part, bounds[0], bounds[1] - bounds[0]), *ids)))
             if sum(p[3].size for p in parts) == chunk:
                 _write_chunk(parts, target, fresh, cell_starts, cell_lengths, report)
         if parts:

@@ -27,6 +27,7 @@ class _Job:
     streams: Callable[[int], np.random.Generator]
     counter: JointCounter
     memo: Any = None
+    keyed: Any = None  # a release's KeyedDraws (mechdesign.deploy.sampling._stream)
     done: int = 0
     letters: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # reused: no page faults
     shared: bool = field(init=False)
@@ -36,7 +37,7 @@ class _Job:
         # same exact sampler with a sixteenth of the calls; seeded streams keep one stream per block.
         self.shared = self.streams(0) is self.streams(1)
 
-    def sample(self, codes: np.ndarray, out: np.ndarray | None = None, users: Any = None) -> np.ndarray:
+    def sample(self, codes: np.ndarray, out: np.ndarray | None = None, *users: Any) -> np.ndarray:
         """Count the chunk's joint letters and draw its outputs into ``out``, block by block (a stream each).
 
         The letters are the mixed-radix index of :meth:`RecordPrivatizer.letters`, built in place (the codes are
@@ -53,12 +54,15 @@ class _Job:
             np.multiply(letters, size, out=letters)
             np.add(letters, row, out=letters)
         self.counter.add(letters)
+        if self.keyed is not None:  # the release's keyed draws (k × n), whatever the chunk
+            self.done += n
+            return np.asarray(self.keyed(codes.astype(np.int64), *users))
         if out is None:
             out = np.empty(codes.shape, dtype=np.int32)
         if self.memo is not None:  # keyed words: no stream, the same release for the same user and record
             from mechdesign.deploy.sampling._memo import user_ids
 
-            self.privatizer.sample_codes(codes, out=out, memo=self.memo, users=user_ids(users))
+            self.privatizer.sample_codes(codes, out=out, memo=self.memo, users=user_ids(users[0]))
             self.done += n
             return out[:1] if self.privatizer.record.mechanism is not None else out
         step = max(n, 1) if self.shared else BLOCK
@@ -71,15 +75,14 @@ class _Job:
     def columns(self, values: list[Any]) -> list[np.ndarray]:
         """The released columns of a chunk's record columns (and, when memoized, its user-id column last)."""
         d = len(self.privatizer.attributes)
-        users = values[d] if self.memo is not None else None
-        return self.privatizer.released(self.sample(self.privatizer.encode(values[:d]), users=users))
+        return self.privatizer.released(self.sample(self.privatizer.encode(values[:d]), None, *values[d:]))
 
 
 def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, target: str | Path,
                           columns: Sequence[str], *, rng: np.random.Generator | int | None = None,
                           chunk_size: int = 1_000_000, progress: bool | None = None,
                           check_counts: Callable[[np.ndarray, np.ndarray], None] | None = None, memo: Any = None,
-                          user_column: str | None = None) -> int:
+                          user_column: str | None = None, keyed: Any = None) -> int:
     """Stream ``source`` to ``target`` with the record's ``columns`` privatized, in one pass; return the count.
 
     As :func:`~mechdesign.deploy.sampling.privatize_file` (CSV, Parquet or Arrow IPC, other columns and the
@@ -113,6 +116,9 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
         (:mod:`mechdesign.deploy.sampling._policy_rule`).
     user_column : str, optional
         The column of user ids, exactly with ``memo``.
+    keyed : KeyedDraws, optional
+        A release's keyed draws (:class:`~mechdesign.deploy.sampling._stream.KeyedDraws`), instead of ``rng``,
+        ``memo`` and ``user_column`` (which must then be ``None``).
 
     Returns
     -------
@@ -134,15 +140,20 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
     if len(names) != len(privatizer.attributes):
         raise v.fail("columns", f"name one column per attribute of the record file {list(privatizer.attributes)}",
                      names)
-    memo = privatizer.memo_function(memo, user_column is not None)  # a memoized file: no fresh draws
+    if keyed is not None:
+        if memo is not None or user_column is not None or set(keyed.columns) & set(names):
+            raise v.fail("keyed", "be given without memo and user_column, on other columns than the record's",
+                         keyed.columns)
+    else:
+        memo = privatizer.memo_function(memo, user_column is not None)  # a memoized file: no fresh draws
     if memo is None and user_column is not None:
         raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
     if user_column is not None and user_column in names:
         raise v.fail("user_column", "differ from the record's columns", user_column)
     kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
-    job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size), memo)
-    read = () if user_column is None else (user_column,)
+    job = _Job(privatizer, block_streams(rng), JointCounter(privatizer.record.prior.size), memo, keyed)
+    read = keyed.columns if keyed is not None else [] if user_column is None else [user_column]
     with atomic_path(target) as tmp:
         if kind == "csv":  # the string path: labels in, labels out
             report = Progress(progress, None)  # a CSV's record count is known at its end
@@ -155,7 +166,7 @@ def privatize_record_file(privatizer: RecordPrivatizer, source: str | Path, targ
             outputs = [privatizer.output_labels(i).tolist() for i in range(len(names))]
             count = stream_records_parquet(source, tmp, names, privatizer.record.alphabets, outputs, job.sample,
                                            attributes=privatizer.attributes, chunk=chunk, progress=progress,
-                                           nullable=privatizer.chooser is not None, users=user_column)
+                                           nullable=privatizer.chooser is not None, users=read)
         if count == 0:
             raise v.fail("data", "hold at least one record", str(source))
         if check_counts is not None:

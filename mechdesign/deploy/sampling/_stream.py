@@ -23,7 +23,7 @@ from mechdesign._randomness import record_rng
 from mechdesign.deploy._io import encode_labels
 from mechdesign.deploy.sampling._sampler import Privatizer
 
-__all__ = ["BLOCK", "Progress", "block_streams", "format_rate", "privatize_file", "small_pages"]
+__all__ = ["BLOCK", "KeyedDraws", "Progress", "block_streams", "format_rate", "privatize_file", "small_pages"]
 
 
 BLOCK = 1 << 16  # records per random stream: seeded output is the same whatever the chunk size
@@ -74,11 +74,57 @@ def block_streams(rng: np.random.Generator | int | None) -> Callable[[int], np.r
     return lambda block: generator
 
 
+@dataclass
+class KeyedDraws:
+    """A release's keyed draws in a stream: each chunk's codes, record identities and user ids to its output codes.
+
+    ``draw(codes, ids, users)`` is the deploy interface's rule (:meth:`mechdesign.deploy.Deployment.draw_codes` with
+    the release key): a keyed pseudo-random function of (key, file, record identity, value), so the output of a
+    record does not depend on the chunk it is read in. The identity is the text of ``id_column`` or, without one,
+    the record's 0-based position in the file (:attr:`seen` counts the records drawn so far); ``user_column`` holds
+    the user ids of a memoized or two-layer file's memo key. ``changes`` (a
+    :class:`~mechdesign.deploy.sampling.DistinctValues`) counts each user's distinct values.
+    """
+
+    draw: Callable[[np.ndarray, Any, Any], Any]
+    id_column: str | None = None
+    user_column: str | None = None
+    changes: Any = None
+    seen: int = 0
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns a stream reads besides the released ones, in the order :meth:`__call__` takes them."""
+        return list(dict.fromkeys(c for c in (self.id_column, self.user_column) if c is not None))
+
+    def __call__(self, codes: np.ndarray, *given: Any) -> Any:
+        """The output codes of the next run of records (``codes``: n input codes, or d × n for a record file).
+
+        ``given``: the values of :attr:`columns` for these records (Arrow arrays, arrays of strings, or
+        :class:`~mechdesign.deploy.sampling.UserIds`).
+        """
+        from mechdesign.deploy.sampling._memo import UserIds, user_ids
+
+        n = int(codes.shape[-1])
+        values = dict(zip(self.columns, given, strict=True))
+
+        def ids(name: str, argument: str) -> Any:
+            return values[name] if isinstance(values[name], UserIds) else user_ids(values[name], argument)
+        identities = (ids(self.id_column, "id_column") if self.id_column is not None else
+                      user_ids(np.arange(self.seen, self.seen + n, dtype=np.int64), "first_row"))
+        users = None if self.user_column is None else ids(self.user_column, "user_column")
+        if self.changes is not None and users is not None:
+            self.changes.add(users, codes)
+        self.seen += n
+        return self.draw(codes, identities, users)
+
+
 def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], target: str | os.PathLike[str],
                    column: str, *, rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
                    progress: bool | None = None,
                    check_counts: Callable[[np.ndarray], None] | None = None, memo: Any = None,
-                   user_column: str | None = None, reports: Privatizer | None = None, changes: Any = None) -> int:
+                   user_column: str | None = None, reports: Privatizer | None = None, changes: Any = None,
+                   keyed: KeyedDraws | None = None) -> int:
     r"""Stream ``source`` (CSV, Parquet or Arrow IPC) to ``target`` with ``column`` privatized; return the record count.
 
     Every other column, the header (exactly as written) and the row order are kept (CSV cells are copied
@@ -130,6 +176,10 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     changes
         A :class:`~mechdesign.deploy.sampling.DistinctValues`, with ``memo``: counts each user's distinct
         values over the run (what changed values cost).
+    keyed
+        A release's keyed draws (:class:`KeyedDraws`, built by :mod:`mechdesign.deploy`): every output is drawn by
+        its rule instead of ``rng``, ``memo`` and ``reports``, which must then be ``None`` (the memo function and the
+        id columns are the draws' own).
 
     Returns
     -------
@@ -165,7 +215,15 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     source, target = Path(source), Path(target)
     kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
-    memo = privatizer.memo_function(memo, user_column is not None)
+    if keyed is not None:
+        if memo is not None or user_column is not None or reports is not None or changes is not None:
+            raise v.fail("keyed", "be given without memo, user_column, reports and changes (the keyed draws carry "
+                         "their own)", "with them")
+        if column in keyed.columns:
+            raise v.fail("id_column" if column == keyed.id_column else "user_column", "differ from the privatized "
+                         "column", column)
+    else:
+        memo = privatizer.memo_function(memo, user_column is not None)
     if memo is None and user_column is not None:
         raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
     if reports is not None and (memo is None or privatizer.reports is not None):
@@ -174,7 +232,7 @@ def privatize_file(privatizer: Privatizer, source: str | os.PathLike[str], targe
     if user_column is not None and user_column == column:
         raise v.fail("user_column", "differ from the privatized column", user_column)
     job = _Job(privatizer, block_streams(rng), np.zeros(privatizer.mechanism.shape[0], dtype=np.int64), memo,
-               reports, changes=changes if memo is not None else None)
+               reports, changes=changes if memo is not None else None, keyed=keyed)
     with atomic_path(target) as tmp:
         if kind == "csv":  # written as the target's name says: plain, .gz, .bz2 or .xz
             count = _stream_csv(job, source, tmp, column, chunk, progress, user_column,
@@ -197,32 +255,37 @@ class _Job:
     reports: Privatizer | None = None
     done: int = 0
     changes: Any = None  # a DistinctValues of the memoized run (mechdesign.deploy.sampling._changes)
+    keyed: KeyedDraws | None = None  # a release's keyed draws: they replace the memo and the streams
 
     @property
     def outputs(self) -> tuple[str, ...]:
         """The labels written: W₂'s for a two-layer file, else the mechanism's."""
         return self.reports.mechanism.outputs if self.reports is not None else self.privatizer.outputs
 
-    def codes(self, values: Any, users: Any = None) -> np.ndarray:
+    def codes(self, values: Any, *users: Any) -> np.ndarray:
         """Output codes of one chunk of labels and user ids (a whole number of blocks but for the file's last)."""
         x = encode_labels(values, self.privatizer.mechanism.inputs, "column")
+        if self.keyed is not None:
+            return self.fresh(self.permanent(x, *users))
         if self.memo is None:
             return self.draw(x)
         from mechdesign.deploy.sampling._memo import user_ids
 
-        return self.draw(x, user_ids(users))
+        return self.draw(x, user_ids(users[0]))
 
     def draw(self, x: np.ndarray, ids: Any = None) -> np.ndarray:
         """Output codes of one chunk of input codes and :class:`~mechdesign.deploy.sampling.UserIds`."""
         return self.fresh(self.permanent(x, ids))
 
-    def permanent(self, x: np.ndarray, ids: Any = None) -> np.ndarray:
+    def permanent(self, x: np.ndarray, ids: Any = None, *more: Any) -> np.ndarray:
         """Count the input codes ``x`` (and each user's distinct values); the memoized outputs of a memoized run.
 
         For a two-layer file these are its permanent outputs, which only :meth:`fresh` sees; without a memo, ``x``
         (any run of records).
         """
         self.counts += np.bincount(x, minlength=self.counts.size)
+        if self.keyed is not None:  # the release's keyed draws, whole: fresh() passes them through
+            return np.asarray(self.keyed(x, *([] if ids is None else [ids]), *more))
         if self.memo is None:
             return x
         if self.changes is not None:
@@ -235,7 +298,7 @@ class _Job:
         Of the records' values, or of a memoized run's permanent outputs through the given fresh layer or the
         two-layer file's W₂; a memoized run without one returns its outputs.
         """
-        fresh: Privatizer | None = self.privatizer
+        fresh: Privatizer | None = None if self.keyed is not None else self.privatizer
         if self.memo is not None:
             fresh = self.reports if self.reports is not None else self.privatizer.reports
         if fresh is None:
@@ -259,21 +322,23 @@ def _stream_csv(job: _Job, source: Path, tmp: Path, column: str, chunk: int, pro
     from mechdesign.deploy._io import csv_output_binary, rewrite_csv_columns
     from mechdesign.deploy.sampling._csv_bytes import NotPlain, rewrite_plain_csv
 
+    read = job.keyed.columns if job.keyed is not None else [] if user_column is None else [user_column]
     report = Progress(progress, None)
     try:
         with csv_output_binary(tmp, compression) as handle:
-            count = rewrite_plain_csv(source, handle, column, user_column, chunk, job.privatizer.mechanism.inputs,
+            count = rewrite_plain_csv(source, handle, column, read, chunk, job.privatizer.mechanism.inputs,
                                       job.outputs, job.permanent, job.fresh, report)
         report.close()
         return count
     except NotPlain:
         job.counts[:] = 0
         job.done = 0
+        if job.keyed is not None:
+            job.keyed.seen = 0
     report, labels = Progress(progress, None), np.array(job.outputs)
-    read = () if user_column is None else (user_column,)
 
     def replace(values: list[np.ndarray]) -> list[np.ndarray]:
-        return [labels[job.codes(values[0], values[1] if user_column is not None else None)]]
+        return [labels[job.codes(*values)]]
     count = rewrite_csv_columns(source, tmp, [column], replace, chunk, report, read, compression)
     report.close()
     return count
@@ -294,6 +359,12 @@ def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int
 
     def sample(codes: np.ndarray, out: np.ndarray, *users: Any) -> np.ndarray:
         x = codes[0]
+        if job.keyed is not None:  # block by block, as the memoized layer below: small per-record arrays
+            for start in range(0, x.size, BLOCK):
+                out[0, start:start + BLOCK] = job.permanent(x[start:start + BLOCK],
+                                                            *(u[start:start + BLOCK] for u in users))
+            job.fresh(x)  # counts the chunk as done
+            return out[:1]
         if not users:
             out[0] = job.draw(x)
             return out[:1]
@@ -307,6 +378,7 @@ def _stream_columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int
         out[0] = job.fresh(permanent)
         return out[:1]
 
+    read = job.keyed.columns if job.keyed is not None else user_column
     return stream_records_parquet(source, tmp, [column], [job.privatizer.mechanism.inputs], [job.outputs], sample,
-                                  attributes=[column], chunk=chunk, progress=progress, users=user_column,
+                                  attributes=[column], chunk=chunk, progress=progress, users=read,
                                   error_names=["column"])

@@ -12,7 +12,7 @@ size) or from the keyed word stream of (file, user, value) with a memo key. A CS
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy._io import encode_labels
-from mechdesign.deploy.sampling._stream import BLOCK, Progress, block_streams, small_pages
+from mechdesign.deploy.sampling._stream import BLOCK, KeyedDraws, Progress, block_streams, small_pages
 from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
 from mechdesign.mechfile._report_binary import binary_buffer, binary_widths
 
@@ -33,7 +33,7 @@ def privatize_symmetric_file(privatizer: SymmetricPrivatizer, source: str | os.P
                              target: str | os.PathLike[str], column: str, *,
                              rng: np.random.Generator | int | None = None, chunk_size: int = 1_000_000,
                              progress: bool | None = None, check_counts: Callable[[np.ndarray], None] | None = None,
-                             memo: Any = None, user_column: str | None = None) -> int:
+                             memo: Any = None, user_column: str | None = None, keyed: KeyedDraws | None = None) -> int:
     """Stream ``source`` to ``target`` with ``column`` replaced by reports; return the record count.
 
     Parameters
@@ -56,6 +56,10 @@ def privatize_symmetric_file(privatizer: SymmetricPrivatizer, source: str | os.P
         Memoized draws (with ``user_column``).
     user_column : str, optional
         The column of user ids.
+    keyed : KeyedDraws, optional
+        A release's keyed draws (:class:`~mechdesign.deploy.sampling._stream.KeyedDraws`), instead of ``rng``,
+        ``memo`` and ``user_column`` (which must then be ``None``): the same report for the same (key, file, record
+        identity, value) whatever the chunk size.
 
     Returns
     -------
@@ -73,26 +77,28 @@ def privatize_symmetric_file(privatizer: SymmetricPrivatizer, source: str | os.P
     source, target = Path(source), Path(target)
     kind = stream_kind(source, target)
     chunk = -(-v.positive_int("chunk_size", chunk_size) // BLOCK) * BLOCK
+    if keyed is not None and (memo is not None or user_column is not None or column in keyed.columns):
+        raise v.fail("keyed", "be given without memo and user_column, on other columns than the privatized one",
+                     keyed.columns)
     if (memo is None) != (user_column is None):
         raise v.fail("user_column", "be given exactly with memo (memoized draws are keyed by user)", user_column)
     if user_column is not None and user_column == column:
         raise v.fail("user_column", "differ from the privatized column", user_column)
-    job = _Job(privatizer, block_streams(rng), memo)
+    job = _Job(privatizer, block_streams(rng), memo, keyed)
+    read = keyed.columns if keyed is not None else [] if user_column is None else [user_column]
     with atomic_path(target) as tmp, small_pages():  # no huge-page advice on the chunks' arrays (small_pages)
         if kind == "csv":
             from mechdesign.deploy._io import rewrite_csv_columns
 
             report = Progress(progress, None)
-            read = () if user_column is None else (user_column,)
 
             def replace(values: list[np.ndarray]) -> list[np.ndarray]:
-                return [np.array(job.reports(values[0], values[1] if user_column is not None else None),
-                                 dtype=object)]
+                return [np.array(job.reports(*values), dtype=object)]
             count = rewrite_csv_columns(source, tmp, [column], replace, chunk, report, read,
                                         csv_compression(target, "output"))
             report.close()
         else:
-            count = _columnar(job, source, tmp, column, chunk, progress, user_column)
+            count = _columnar(job, source, tmp, column, chunk, progress, read)
         if count == 0:
             raise v.fail("data", "hold at least one record", str(source))
         if check_counts is not None:
@@ -102,27 +108,34 @@ def privatize_symmetric_file(privatizer: SymmetricPrivatizer, source: str | os.P
 
 class _Job:
     def __init__(self, privatizer: SymmetricPrivatizer, streams: Callable[[int], np.random.Generator],
-                 memo: Any) -> None:
-        self.privatizer, self.streams, self.memo = privatizer, streams, memo
+                 memo: Any, keyed: KeyedDraws | None = None) -> None:
+        self.privatizer, self.streams, self.memo, self.keyed = privatizer, streams, memo, keyed
         self.counts = np.zeros(privatizer.mechanism.cells.size, dtype=np.int64)
         self.done = 0
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None  # the last chunk's (types, groups), reused
         self._block: tuple[np.ndarray, np.ndarray] | None = None  # one block's (types, groups), reused
 
-    def reports(self, values: Any, users: Any = None) -> list[str]:
+    def reports(self, values: Any, *users: Any) -> list[str]:
         """The reports of one chunk (a whole number of blocks but for the file's last chunk) as Python strings."""
         return self.privatizer.texts(*self.draw(values, users))
 
-    def draw(self, values: Any, users: Any = None, x: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(types, digit groups) of one chunk's reports (``x``: the values' input indices, if already known)."""
+    def draw(self, values: Any, users: Sequence[Any] = (),
+             x: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(types, digit groups) of one chunk's reports (``x``: the values' input indices, if already known).
+
+        ``users``: the values of the columns the draws read (the memoized run's user ids, or the keyed draws'
+        columns).
+        """
         sampler = self.privatizer
         if x is None:
             x = encode_labels(values, sampler.mechanism.inputs, "column")
         self.counts += np.bincount(x, minlength=self.counts.size)
-        if self.memo is not None:
+        if self.keyed is not None:
+            types, groups = self.keyed(x, *users)
+        elif self.memo is not None:
             from mechdesign.deploy.sampling._memo import user_ids
 
-            types, groups = sampler.sample_memoized(x, user_ids(users), self.memo)
+            types, groups = sampler.sample_memoized(x, user_ids(users[0]), self.memo)
         else:
             # The chunk's arrays are reused by the next chunk (its reports are written before it is drawn): no fresh
             # pages to fault in a chunk.
@@ -137,7 +150,7 @@ class _Job:
         self.done += x.size
         return types, groups
 
-    def blocks(self, values: Any, users: Any = None,
+    def blocks(self, values: Any, users: Sequence[Any] = (),
                x: np.ndarray | None = None) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(start, types, digit groups) of one chunk's reports, a block of ``BLOCK`` records at a time.
 
@@ -145,8 +158,18 @@ class _Job:
         caller encodes each block while its groups are in cache, and no (G, chunk) array is written to memory and
         read back (at N = 10⁴: 5 MB a block, not 76 MB a chunk of 2²⁰ records). Memoized draws are taken a chunk at
         a time (:meth:`~.SymmetricPrivatizer.sample_memoized`) and handed out in blocks. Read every block: the
-        chunk is counted as done after the last.
+        chunk is counted as done after the last. Keyed draws are taken a block at a time: a record's report does
+        not depend on the records drawn with it.
         """
+        if self.keyed is not None:
+            if x is None:
+                x = encode_labels(values, self.privatizer.mechanism.inputs, "column")
+            self.counts += np.bincount(x, minlength=self.counts.size)
+            for start in range(0, x.size, BLOCK):
+                types, groups = self.keyed(x[start:start + BLOCK], *(u[start:start + BLOCK] for u in users))
+                yield start, types, groups
+            self.done += x.size
+            return
         if self.memo is not None:
             types, groups = self.draw(values, users, x)
             for start in range(0, types.size, BLOCK):
@@ -168,7 +191,7 @@ class _Job:
 
 
 def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progress: bool | None,
-              user_column: str | None) -> int:
+              read: Sequence[str]) -> int:
     from mechdesign.deploy._io import require_pyarrow
 
     require_pyarrow()
@@ -188,7 +211,7 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
     # record is decoded, and each chunk's dictionary is matched to the inputs once (_arrow_indices).
     parquet = columnar_file(source, read_dictionary=[column])
     position = column_index(parquet.schema_arrow.names, column)
-    users = None if user_column is None else column_index(parquet.schema_arrow.names, user_column)
+    users = [column_index(parquet.schema_arrow.names, name) for name in read]
     report = Progress(progress, parquet.metadata.num_rows)
     field = pa.field(column, pa.binary(), nullable=False)  # the binary form (mechfile._report_binary)
     inputs = _string_array(job.privatizer.mechanism.inputs)
@@ -214,7 +237,7 @@ def _columnar(job: _Job, source: Path, tmp: Path, column: str, chunk: int, progr
             x = _arrow_indices(table.column(position), inputs, indices)
             # Anything index_in cannot place (nulls, unknown labels) goes the checked way, for its one-line error.
             values = parquet_strings(table.column(position), column, report.done) if x is None else None
-            ids = None if users is None else table.column(users)
+            ids = [table.column(at) for at in users]
             pieces = []
             # Arrow's binary layout (int32 offsets) in pieces of _PIECE reports; each block (BLOCK divides _PIECE:
             # a block lies in one piece) is encoded into its piece's buffer right after it is drawn.
