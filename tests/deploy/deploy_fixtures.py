@@ -45,7 +45,7 @@ def two_layer(folder):
 def structured(folder, size: int = 16, seed: int = 3):
     """A random structured file over Zipf-like counts of ``size`` inputs (labels item0, item1, …)."""
     from mechdesign.mechfile import write_symmetric_file
-    from tests.symmetric_fixtures import SMALL_COUNTS, random_mechanism
+    from tests.symmetric_fixtures import random_mechanism
 
     m = random_mechanism(structured_counts(size), seed)
     radius = 0.01
