@@ -167,8 +167,11 @@ def _sum_rows(rows: Sequence[Any], dtype: Any, empty: np.ndarray) -> np.ndarray:
 
 
 def _encoded(total: np.ndarray) -> tuple[bytes | None, bytes]:
-    """A partition's vector as (indices, values) when mostly zero, else (None, values): a structured file's tally
-    state at N = 10⁴ has 5·10⁶ entries (40 MB a partition dense), of which a partition fills a few thousand."""
+    """A partition's vector as (indices, values) when mostly zero, else (None, values).
+
+    A structured file's tally state at N = 10⁴ has 5·10⁶ entries (40 MB a partition, dense), of which a
+    partition fills a few thousand.
+    """
     nonzero = np.flatnonzero(total)
     if nonzero.size * 3 < total.size:  # an index and a value cost two words: sparse pays below a third
         return nonzero.astype(np.int64).tobytes(), np.ascontiguousarray(total[nonzero]).tobytes()
