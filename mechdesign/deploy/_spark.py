@@ -123,7 +123,11 @@ def _identity(df: Any, id_column: str | None) -> str:
     if len(files) > 1:
         raise v.fail("id_column", f"be given for a DataFrame read from {len(files)} files (row numbers repeat "
                      "across files; a stable identity keeps a recomputed frame one release)", None)
-    metadata = df.select("_metadata").schema["_metadata"].dataType
+    try:
+        metadata = df.select("_metadata").schema["_metadata"].dataType
+    except Exception:  # Spark's AnalysisException (classic or Connect): the plan hides its file's metadata
+        raise v.fail("id_column", "be given for this DataFrame (its plan does not reach its file's hidden "
+                     "_metadata.row_index; a stable identity keeps a recomputed frame one release)", None) from None
     if "row_index" not in metadata.fieldNames():
         raise v.fail("id_column", "be given for this file source (Spark exposes no _metadata.row_index for it, "
                      "as for CSV and JSON; a stable identity keeps a recomputed frame one release)", None)
