@@ -307,12 +307,21 @@ class Deployment:
             return tuple(self.loaded.alphabets[position])
         return tuple(self.loaded.mechanism.inputs)
 
-    def input_counts(self, codes: np.ndarray) -> np.ndarray:
-        """Counts of the inputs (a single-column file) or of the joint letters (a record file; dense in the letter)."""
+    def input_counts(self, codes: np.ndarray, weights: Any = None) -> np.ndarray:
+        """Counts of the inputs (a single-column file) or of the joint letters (a record file; dense in the letter).
+
+        ``weights`` (integers, one per code) counts each code that many times: distinct values with their counts,
+        as an engine's grouped count gives them.
+        """
         if self.kind == "record":
-            letters = self.sampler.letters(codes)
-            return np.bincount(letters, minlength=int(self.loaded.prior.size)).astype(np.int64)
-        return np.bincount(codes, minlength=len(self._alphabet(0))).astype(np.int64)
+            letters, size = self.sampler.letters(codes), int(self.loaded.prior.size)
+        else:
+            letters, size = codes, len(self._alphabet(0))
+        if weights is None:
+            return np.bincount(letters, minlength=size).astype(np.int64)
+        counts = np.zeros(size, dtype=np.int64)
+        np.add.at(counts, np.asarray(letters, dtype=np.intp), np.asarray(weights, dtype=np.int64))
+        return counts
 
     def check(self, counts: Any, data_delta: float | None = None, *, override: bool = False) -> Any:
         """The data check on input counts (:meth:`input_counts`, summed over the data); refuse data outside the ball.

@@ -182,18 +182,15 @@ def _encoded(total: np.ndarray) -> tuple[bytes | None, bytes]:
     return None, np.ascontiguousarray(total).tobytes()
 
 
-def _count_partition(shipped: Shipped, names: list[str], outputs: bool, batches: Iterator[Any]) -> Iterator[Any]:
-    """One row of counts per partition (:func:`_encoded`): input counts, or output counts when ``outputs``."""
+def _count_partition(shipped: Shipped, names: list[str], batches: Iterator[Any]) -> Iterator[Any]:
+    """One row of output counts per partition (:func:`_encoded`)."""
     import pyarrow as pa
     from pyspark import TaskContext
 
     deployment = _deployment(shipped)
     total = None
     for batch in batches:
-        if outputs:
-            part = deployment.output_counts(batch, names)
-        else:
-            part = deployment.input_counts(deployment.encode(batch, names))
+        part = deployment.output_counts(batch, names)
         total = part if total is None else total + part
     if total is not None:
         context = TaskContext.get()
@@ -204,28 +201,40 @@ def _count_partition(shipped: Shipped, names: list[str], outputs: bool, batches:
                                                 ("counts", pa.binary())]))
 
 
-def _counts(df: Any, deployment: Deployment, shipped: Shipped, names: list[str], outputs: bool) -> np.ndarray:
+def _output_counts(df: Any, deployment: Deployment, shipped: Shipped, names: list[str]) -> np.ndarray:
+    """The released values' counts, tallied on the executors (a structured file's reports need its tally)."""
     import pyarrow as pa
 
     schema = "partition long, index binary, counts binary"
-    rows = _collect(df.select(*names).mapInArrow(functools.partial(_count_partition, shipped, names, outputs),
-                                                 schema))
-    empty_batch = pa.record_batch({n: pa.array([], pa.string()) for n in names})
-    if outputs:
-        empty = np.asarray(deployment.output_counts(empty_batch, names))
-    else:
-        empty = deployment.input_counts(deployment.encode(empty_batch, names))
+    rows = _collect(df.select(*names).mapInArrow(functools.partial(_count_partition, shipped, names), schema))
+    empty = np.asarray(deployment.output_counts(pa.record_batch({n: pa.array([], pa.string()) for n in names}),
+                                                names))
     return _sum_rows(rows, empty.dtype, empty)
+
+
+def _input_counts(df: Any, deployment: Deployment, names: list[str]) -> np.ndarray:
+    """The inputs' counts by Spark's own grouped count, the distinct values encoded on the driver.
+
+    Partial counts run on the executors; the distinct values (at most the file's alphabet, or the record's joint
+    letters) come to the driver, where unknown labels and nulls are refused in one line. No row crosses to a
+    Python worker: the check costs a fraction of a pass through them (benchmarks/bench_spark.py).
+    """
+    import pyarrow as pa
+
+    aliases = [f"v{i}" for i in range(len(names))]
+    quoted = [name.replace("`", "``") for name in names]
+    grouped = df.selectExpr(*[f"`{q}` AS {a}" for q, a in zip(quoted, aliases, strict=True)]).groupBy(*aliases)
+    table = grouped.count().toArrow()
+    values = pa.table({name: table.column(alias) for name, alias in zip(names, aliases, strict=True)})
+    return deployment.input_counts(deployment.encode(values, names), table.column("count").to_numpy())
 
 
 def check(df: Any, file: Any, *, column: Any, data_delta: float | None = None, override_data_check: bool = False,
           public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None) -> Any:
     """The data check of a DataFrame's column, as a distributed count (:func:`mechdesign.spark.check`)."""
-    deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
-                                  memo_key=memo_key)
+    deployment, _ = prepare(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
     names = _names(df, deployment, column)
-    counts = _counts(df, deployment, shipped, names, outputs=False)
-    return deployment.check(counts, data_delta, override=override_data_check)
+    return deployment.check(_input_counts(df, deployment, names), data_delta, override=override_data_check)
 
 
 def count(df: Any, file: Any, *, column: Any, public_key: Any = None, require_signature: bool | None = None,
@@ -233,7 +242,7 @@ def count(df: Any, file: Any, *, column: Any, public_key: Any = None, require_si
     """The released values' counts of a privatized DataFrame, summed (:func:`mechdesign.spark.count`)."""
     deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
                                   memo_key=memo_key)
-    return _counts(df, deployment, shipped, _names(df, deployment, column), outputs=True)
+    return _output_counts(df, deployment, shipped, _names(df, deployment, column))
 
 
 def decode(df: Any, file: Any, *, column: Any, method: str = "linear", public_key: Any = None,
@@ -241,7 +250,7 @@ def decode(df: Any, file: Any, *, column: Any, method: str = "linear", public_ke
     """The frequency estimate of a privatized DataFrame's column (:func:`mechdesign.spark.decode`)."""
     deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
                                   memo_key=memo_key)
-    counts = _counts(df, deployment, shipped, _names(df, deployment, column), outputs=True)
+    counts = _output_counts(df, deployment, shipped, _names(df, deployment, column))
     return deployment.decode(counts, method)
 
 
@@ -311,8 +320,7 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
         raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
     identity = _identity(df, id_column)
     secret = release_key(key)
-    counts = _counts(df, deployment, shipped, names, outputs=False)
-    deployment.check(counts, data_delta, override=override_data_check)
+    deployment.check(_input_counts(df, deployment, names), data_delta, override=override_data_check)
     released = BinaryType() if deployment.kind == "structured" and form == "binary" else StringType()
     schema = StructType([StructField(f.name, released, True) if f.name in names else f for f in df.schema.fields])
     source, drop, ids = df, None, id_column
