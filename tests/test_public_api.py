@@ -41,11 +41,10 @@ def test_unknown_attribute():
 # Private modules behind one public list per namespace (issue 46 item 1).
 # A namespace is a package whose path has no underscore-named part; every other module is private (`_name.py`).
 # The CLI is an application: its verb modules are discovered by name (pkgutil skips `_name`), so they keep theirs.
+# The optional engines are namespaces of one module each (mechdesign/dask.py, mechdesign/spark.py): a public list
+# over a private module of deploy, imported by name (``import mechdesign.dask``).
 APPLICATIONS = {"cli"}
-# Top-level modules that face an optional engine (issue 62: ``mechdesign.spark``, extra ``mechdesign[spark]``): a
-# namespace of one file, with its own ``__all__`` (checked below), kept out of ``mechdesign.__all__`` so that the
-# package never imports the engine.
-FACADES = {"spark"}
+ENGINES = ("mechdesign/dask.py", "mechdesign/spark.py")
 
 
 def _public_path(parts: tuple[str, ...]) -> bool:
@@ -53,8 +52,9 @@ def _public_path(parts: tuple[str, ...]) -> bool:
 
 
 def _namespaces(root: Path = ROOT) -> list[Path]:
-    return sorted(p for p in (root / "mechdesign").rglob("__init__.py")
-                  if _public_path(p.parent.relative_to(root).parts))
+    return sorted([*(p for p in (root / "mechdesign").rglob("__init__.py")
+                     if _public_path(p.parent.relative_to(root).parts)),
+                   *(root / e for e in ENGINES if (root / e).exists())])
 
 
 def _public_named_modules(root: Path = ROOT) -> list[str]:
@@ -63,7 +63,7 @@ def _public_named_modules(root: Path = ROOT) -> list[str]:
     for path in sorted((root / "mechdesign").rglob("*.py")):
         parts = path.relative_to(root).parts
         if path.stem not in ("__init__", "__main__") and _public_path(parts[:-1]) and not path.stem.startswith("_") \
-                and not (len(parts) == 2 and path.stem in FACADES):
+                and "/".join(parts) not in ENGINES:
             found.append("/".join(parts))
     return found
 
@@ -133,17 +133,11 @@ def test_every_namespace_has_a_public_list():
     assert _without_all() == []
 
 
-@pytest.mark.parametrize("init", _namespaces(), ids=lambda p: str(p.parent.relative_to(ROOT)))
+@pytest.mark.parametrize("init", _namespaces(), ids=lambda p: str(p.relative_to(ROOT).with_suffix("")))
 def test_every_listed_name_resolves(init):
-    module = importlib.import_module(".".join(init.parent.relative_to(ROOT).parts))
+    module = importlib.import_module(".".join(init.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"))
     assert _unresolved(module) == []
     assert set(module.__all__) - {"__version__"} <= set(dir(module))
-
-
-@pytest.mark.parametrize("name", sorted(FACADES))
-def test_every_facade_lists_resolving_names(name):
-    module = importlib.import_module(f"mechdesign.{name}")
-    assert module.__all__ and _unresolved(module) == []
 
 
 def test_tests_import_public_names():
