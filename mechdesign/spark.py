@@ -78,7 +78,8 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
     data_delta : float, optional
         The data check's δ_d (default :data:`~mechdesign.deploy.analysis.DATA_DELTA`).
     override_data_check : bool
-        Privatize data the check refuses (the ε at the data's own distribution then holds).
+        Privatize data the check refuses; a warning then states the ε that holds at the data's own distribution
+        (refused for a structured file, whose ε at the data needs the dense matrix).
     form : {"text", "binary"}
         A structured file's report form (``t<type>.<hex>`` strings, or bytes).
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -320,7 +321,12 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
         raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
     identity = _identity(df, id_column)
     secret = release_key(key)
-    deployment.check(_input_counts(df, deployment, names), data_delta, override=override_data_check)
+    counts = _input_counts(df, deployment, names)
+    if not deployment.check(counts, data_delta, override=override_data_check).inside:
+        epsilon = max(deployment.epsilon, deployment.epsilon_at_data(counts))  # as mechdesign.dask states it
+        warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
+                      f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "
+                      f"{deployment.epsilon:.6g}", UserWarning, stacklevel=3)
     released = BinaryType() if deployment.kind == "structured" and form == "binary" else StringType()
     schema = StructType([StructField(f.name, released, True) if f.name in names else f for f in df.schema.fields])
     source, drop, ids = df, None, id_column

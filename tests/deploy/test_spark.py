@@ -289,3 +289,16 @@ def test_frames_without_a_stable_identity_are_refused_without_an_id_column(spark
     by_id = mds.privatize(frames["as for CSV"], case["file"], column="value", key=KEY, id_column="id").toArrow()
     expected = _expected(case, id_column="id")  # CSV ids are text: "11" draws as the integer 11 does
     assert _columns(by_id, ["value"]) == _columns(expected, ["value"])
+
+
+def test_overriding_the_check_warns_with_the_epsilon_at_the_data(spark, cases, tmp_path):
+    case = cases["record"]
+    skewed = pa.table({"id": np.arange(2_000), "a": ["v"] * 2_000, "b": ["s"] * 2_000})
+    pq.write_table(skewed, tmp_path / "skewed.parquet")
+    df = spark.read.parquet(str(tmp_path / "skewed.parquet"))
+    _refused(lambda: mds.privatize(df, case["file"], column=["a", "b"], key=KEY), tmp_path)
+    deployment = load(case["file"])
+    at_data = deployment.epsilon_at_data(deployment.input_counts(deployment.encode(skewed, ["a", "b"])))
+    with pytest.warns(UserWarning, match=f"epsilon={max(deployment.epsilon, at_data):.6g} at the data"):
+        private = mds.privatize(df, case["file"], column=["a", "b"], key=KEY, override_data_check=True)
+    assert private.count() == 2_000
