@@ -76,7 +76,7 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
     require_signature : bool, optional
         Refuse a file without a signature checked by ``public_key`` (also ``MECHDESIGN_REQUIRE_SIGNATURE=1``).
     data_delta : float, optional
-        The data check's δ_d (default :data:`~mechdesign.deploy.analysis.DATA_DELTA`).
+        The data check's δ_d (default 10⁻⁶, as the CLI's ``--data-delta``).
     override_data_check : bool
         Privatize data the check refuses; a warning then states the ε that holds at the data's own distribution
         (refused for a structured file, whose ε at the data needs the dense matrix).

@@ -302,3 +302,13 @@ def test_overriding_the_check_warns_with_the_epsilon_at_the_data(spark, cases, t
     with pytest.warns(UserWarning, match=f"epsilon={max(deployment.epsilon, at_data):.6g} at the data"):
         private = mds.privatize(df, case["file"], column=["a", "b"], key=KEY, override_data_check=True)
     assert private.count() == 2_000
+
+
+def test_an_executor_s_refusal_reaches_the_driver_as_its_one_line(spark, cases):
+    """Counting values that are no outputs of the file (raw inputs, not a privatized column) fails in a task: the
+    driver raises the task's one line, not Spark's traceback."""
+    case = cases["two-layer"]
+    df = spark.read.parquet(str(case["parquet"]))
+    with pytest.raises(ValueError) as caught:
+        mds.count(df, case["file"], column="value", memo_key=MEMO)
+    assert "\n" not in str(caught.value) and "value" in str(caught.value), str(caught.value)
