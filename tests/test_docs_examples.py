@@ -22,6 +22,9 @@ WITH_EXAMPLES = [page for page in PAGES if any(b.language != "text" for b in doc
 SLOW = {"howto/records.rst", "howto/calibrate.rst", "reproductions.rst", "howto/large_alphabets.rst",
         "howto/repeated.rst", "howto/decode.rst"}
 
+# Pages that start a cluster (extras [spark]; Java): under ``-m cluster`` (.ci/run's own step).
+CLUSTER = {"howto/spark.rst"}
+
 
 def test_the_slow_pages_exist():
     assert SLOW <= set(WITH_EXAMPLES)
@@ -32,8 +35,12 @@ def test_every_page_states_the_language_of_its_blocks():
         document_blocks(ROOT / "docs" / page)  # refuses an unmarked literal block (::)
 
 
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.slow) if page in SLOW else page
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.slow) if page in SLOW else
+                                  pytest.param(page, marks=pytest.mark.cluster) if page in CLUSTER else page
                                   for page in WITH_EXAMPLES])
 def test_every_docs_example_runs_as_written(page, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    for name in ("PYSPARK_PYTHON", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE", "SPARK_REMOTE"):
+        monkeypatch.setenv(name, "")  # recorded, then removed: what a Spark page sets is undone after it
+        monkeypatch.delenv(name)
     run_document(ROOT / "docs" / page, tmp_path / "checkout")

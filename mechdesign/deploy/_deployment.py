@@ -236,9 +236,20 @@ class Deployment:
         """The input labels of the ``position``-th column."""
         raise NotImplementedError
 
-    def input_counts(self, codes: np.ndarray) -> np.ndarray:
-        """Counts of the inputs (a single-column file) or of the joint letters (a record file; dense in the letter)."""
-        return np.bincount(codes, minlength=len(self._alphabet(0))).astype(np.int64)
+    def input_counts(self, codes: np.ndarray, weights: Any = None) -> np.ndarray:
+        """Counts of the inputs (a single-column file) or of the joint letters (a record file; dense in the letter).
+
+        ``weights`` (integers, one per code) counts each code that many times: distinct values with their counts,
+        as an engine's grouped count gives them.
+        """
+        return _weighted_counts(self._letters(codes), self._letter_count(), weights)
+
+    def _letters(self, codes: np.ndarray) -> np.ndarray:
+        """What the data check counts: the input codes (a record file: their joint letters)."""
+        return codes
+
+    def _letter_count(self) -> int:
+        return len(self._alphabet(0))
 
     def _check_counts(self, counts: np.ndarray, data_delta: float) -> Any:
         """The data check (:func:`~mechdesign.deploy.analysis.check_counts` or its joint form) on counts."""
@@ -475,6 +486,14 @@ def _parsed(source: Any, name: str | None) -> tuple[bytes, Any]:
         return _canonical_bytes(source), source
     data, shown = _read(source, name)
     return data, parse_file(io.BytesIO(data), shown)
+
+
+def _weighted_counts(letters: np.ndarray, size: int, weights: Any) -> np.ndarray:
+    if weights is None:
+        return np.bincount(letters, minlength=size).astype(np.int64)
+    counts = np.zeros(size, dtype=np.int64)
+    np.add.at(counts, np.asarray(letters, dtype=np.intp), np.asarray(weights, dtype=np.int64))
+    return counts
 
 
 def _read(source: Any, name: str | None) -> tuple[bytes, str]:

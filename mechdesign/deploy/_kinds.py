@@ -212,8 +212,11 @@ class RecordDeployment(Deployment):
     def _alphabet(self, position: int) -> tuple[str, ...]:
         return tuple(self.loaded.alphabets[position])
 
-    def input_counts(self, codes: np.ndarray) -> np.ndarray:
-        return np.bincount(self.sampler.letters(codes), minlength=int(self.loaded.prior.size)).astype(np.int64)
+    def _letters(self, codes: np.ndarray) -> np.ndarray:
+        return np.asarray(self.sampler.letters(codes))
+
+    def _letter_count(self) -> int:
+        return int(self.loaded.prior.size)
 
     def _check_counts(self, counts: np.ndarray, data_delta: float) -> Any:
         from mechdesign.deploy.analysis._datacheck import check_joint_counts

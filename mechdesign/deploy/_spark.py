@@ -1,0 +1,341 @@
+"""Spark engine of the deploy interface: privatize, check, count and decode a DataFrame's column by ``mapInArrow``.
+
+Every step is a DataFrame operation (``mapInArrow``, ``select``, ``collect``): no RDD and no ``sparkContext``, so
+the same calls run on a classic session and under Spark Connect. The executors never receive a sampler: the
+file's bytes (and the trusted public key's PEM bytes) travel in the task's closure, and each Python worker loads
+and checks the file again with :func:`~mechdesign.deploy.load` — hash, signature policy, release policy,
+memo-key binding — once per process (:func:`_deployment`, cached by the digest of what it was given).
+
+**One release, however often it is computed.** The draws are the keyed draws of
+:mod:`mechdesign.deploy._deployment`: a PRF of (release key, file, record identity, value). The release key is
+drawn once per call on the driver when none is given and travels in the closure, so every computation of the
+returned frame (an action repeated, a retried or speculative task, a count beside the written copy) gives the same
+bytes. The record identity is ``id_column`` when given; otherwise the record's 0-based row number in its input
+file, which Spark's file source exposes as the hidden ``_metadata.row_index`` (Parquet; Spark's CSV and JSON
+sources have none). That number is a property of the file, not of the partitioning or of the task that reads it:
+the same record gets the same identity on every computation. A frame read from several files (row numbers repeat)
+or from no file at all (no row numbers) is refused without ``id_column``.
+
+The data check runs first, as a distributed count of the inputs (:func:`check`), before the lazy frame is returned:
+data the file's guarantee does not cover are refused in :meth:`Deployment.check`'s one line, before anything can be
+written.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mechdesign import _validation as v
+from mechdesign.deploy._deployment import Deployment, release_key
+from mechdesign.deploy._kinds import load
+
+__all__ = ["check", "count", "decode", "privatize"]
+
+#: The hidden column that carries ``_metadata.row_index`` into the privatizing function (dropped from its output).
+ROW_INDEX = "__mechdesign_row_index"
+
+# Per Python worker process: a Spark worker is reused for many tasks (spark.python.worker.reuse), so a file is
+# loaded and checked once per process, not once per task or batch.
+_LOADED: dict[bytes, Deployment] = {}
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """What a task carries to load the file on an executor: the bytes and the rules they were loaded under.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    public_key : bytes or None
+        The trusted public key's PEM bytes.
+    required : bool
+        Whether a signature is required (the driver's policy, environment included).
+    memo_key : bytes or None
+        The key of memoized draws (a memoized or two-layer file).
+    """
+
+    data: bytes
+    public_key: bytes | None
+    required: bool
+    memo_key: bytes | None
+
+    def digest(self) -> bytes:
+        """The cache key of a worker's loaded file: a digest of everything the load depends on."""
+        h = hashlib.sha256()
+        for part in (self.data, self.public_key or b"", self.memo_key or b""):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+        h.update(b"\x01" if self.required else b"\x00")
+        return h.digest()
+
+
+def _deployment(shipped: Shipped) -> Deployment:
+    """The file loaded and checked on this worker (once per process and file)."""
+    digest = shipped.digest()
+    found = _LOADED.get(digest)
+    if found is None:
+        found = load(shipped.data, public_key=shipped.public_key, require_signature=shipped.required,
+                     memo_key=shipped.memo_key)
+        _LOADED[digest] = found
+    return found
+
+
+def prepare(file: Any, *, public_key: Any = None, require_signature: bool | None = None,
+            memo_key: Any = None) -> tuple[Deployment, Shipped]:
+    """The file loaded on the driver (every check in one line before any job) and what its tasks ship."""
+    if isinstance(file, Deployment):
+        deployment = file
+        if memo_key is not None and deployment.memo is None:  # a key the Deployment was not loaded with
+            deployment = load(deployment.data, public_key=deployment.public_key,
+                              require_signature=deployment.required, memo_key=memo_key, name=deployment.name)
+    else:
+        deployment = load(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
+    memo = deployment.memo.key if deployment.memo is not None else None
+    return deployment, Shipped(deployment.data, deployment.public_key, deployment.required, memo)
+
+
+def _names(df: Any, deployment: Deployment, column: Any) -> list[str]:
+    names = deployment.columns_for(column)
+    present = list(df.columns)
+    for name in names:
+        if name not in present:
+            raise v.fail("column", f"name a column of the DataFrame {present[:20]}", name)
+    return names
+
+
+def _identity(df: Any, id_column: str | None) -> str:
+    """``"column:<id>"``, or ``"position"`` once the frame is known to carry one file's row numbers."""
+    if id_column is not None:
+        if id_column not in list(df.columns):
+            raise v.fail("id_column", f"name a column of the DataFrame {list(df.columns)[:20]}", id_column)
+        return f"column:{id_column}"
+    files = list(df.inputFiles())
+    if not files:
+        raise v.fail("id_column", "be given for a DataFrame not read from a file (a record's identity keys its "
+                     "draws, and without a file there is no stable row number: a recomputed frame would be "
+                     "another release)", None)
+    if len(files) > 1:
+        raise v.fail("id_column", f"be given for a DataFrame read from {len(files)} files (row numbers repeat "
+                     "across files; a stable identity keeps a recomputed frame one release)", None)
+    try:
+        metadata = df.select("_metadata").schema["_metadata"].dataType
+    except Exception:  # Spark's AnalysisException (classic or Connect): the plan hides its file's metadata
+        raise v.fail("id_column", "be given for this DataFrame (its plan does not reach its file's hidden "
+                     "_metadata.row_index; a stable identity keeps a recomputed frame one release)", None) from None
+    if "row_index" not in metadata.fieldNames():
+        raise v.fail("id_column", "be given for this file source (Spark exposes no _metadata.row_index for it, "
+                     "as for CSV and JSON; a stable identity keeps a recomputed frame one release)", None)
+    return "position"
+
+
+def _collect(frame: Any) -> list[Any]:
+    """The rows of a small result, an executor's one-line refusal raised on the driver as that one line."""
+    try:
+        return list(frame.collect())
+    except Exception as error:
+        line = _worker_error(error)
+        if line is None:
+            raise
+        kind, text = line
+        raise kind(text) from None
+
+
+def _worker_error(error: BaseException) -> tuple[type[Exception], str] | None:
+    """A Python worker's ValueError/TypeError (its last traceback line) out of Spark's wrapped exception."""
+    if type(error).__name__ != "PythonException":
+        return None
+    for line in reversed(str(error).splitlines()):
+        for kind in (ValueError, TypeError):
+            prefix = f"{kind.__name__}: "
+            if line.startswith(prefix):
+                return kind, line[len(prefix):]
+    return None
+
+
+def _sum_rows(rows: Sequence[Any], dtype: Any, empty: np.ndarray) -> np.ndarray:
+    """Vectors summed in partition order (a structured tally is float: one order, the same bits every time)."""
+    total = empty.astype(dtype)
+    for row in sorted(rows, key=lambda r: r["partition"]):
+        values = np.frombuffer(row["counts"], dtype=dtype)
+        if row["index"] is None:
+            total = total + values
+        else:
+            total[np.frombuffer(row["index"], dtype=np.int64)] += values
+    return total
+
+
+def _encoded(total: np.ndarray) -> tuple[bytes | None, bytes]:
+    """A partition's vector as (indices, values) when mostly zero, else (None, values).
+
+    A structured file's tally state at N = 10⁴ has 5·10⁶ entries (40 MB a partition, dense), of which a
+    partition fills a few thousand.
+    """
+    nonzero = np.flatnonzero(total)
+    if nonzero.size * 3 < total.size:  # an index and a value cost two words: sparse pays below a third
+        return nonzero.astype(np.int64).tobytes(), np.ascontiguousarray(total[nonzero]).tobytes()
+    return None, np.ascontiguousarray(total).tobytes()
+
+
+def _count_partition(shipped: Shipped, names: list[str], batches: Iterator[Any]) -> Iterator[Any]:
+    """One row of output counts per partition (:func:`_encoded`)."""
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    deployment = _deployment(shipped)
+    total = None
+    for batch in batches:
+        part = deployment.output_counts(batch, names)
+        total = part if total is None else total + part
+    if total is not None:
+        context = TaskContext.get()
+        partition = context.partitionId() if context is not None else 0
+        index, counts = _encoded(np.asarray(total))
+        yield pa.record_batch({"partition": [partition], "index": [index], "counts": [counts]},
+                              schema=pa.schema([("partition", pa.int64()), ("index", pa.binary()),
+                                                ("counts", pa.binary())]))
+
+
+def _output_counts(df: Any, deployment: Deployment, shipped: Shipped, names: list[str]) -> np.ndarray:
+    """The released values' counts, tallied on the executors (a structured file's reports need its tally)."""
+    import pyarrow as pa
+
+    schema = "partition long, index binary, counts binary"
+    rows = _collect(df.select(*names).mapInArrow(functools.partial(_count_partition, shipped, names), schema))
+    empty = np.asarray(deployment.output_counts(pa.record_batch({n: pa.array([], pa.string()) for n in names}),
+                                                names))
+    return _sum_rows(rows, empty.dtype, empty)
+
+
+def _input_counts(df: Any, deployment: Deployment, names: list[str]) -> np.ndarray:
+    """The inputs' counts by Spark's own grouped count, the distinct values encoded on the driver.
+
+    Partial counts run on the executors; the distinct values (at most the file's alphabet, or the record's joint
+    letters) come to the driver, where unknown labels and nulls are refused in one line. No row crosses to a
+    Python worker: the check costs a fraction of a pass through them (benchmarks/bench_spark.py).
+    """
+    import pyarrow as pa
+
+    aliases = [f"v{i}" for i in range(len(names))]
+    quoted = [name.replace("`", "``") for name in names]
+    grouped = df.selectExpr(*[f"`{q}` AS {a}" for q, a in zip(quoted, aliases, strict=True)]).groupBy(*aliases)
+    table = grouped.count().toArrow()
+    values = pa.table({name: table.column(alias) for name, alias in zip(names, aliases, strict=True)})
+    return deployment.input_counts(deployment.encode(values, names), table.column("count").to_numpy())
+
+
+def check(df: Any, file: Any, *, column: Any, data_delta: float | None = None, override_data_check: bool = False,
+          public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None) -> Any:
+    """The data check of a DataFrame's column, as a distributed count (:func:`mechdesign.spark.check`)."""
+    deployment, _ = prepare(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
+    names = _names(df, deployment, column)
+    return deployment.check(_input_counts(df, deployment, names), data_delta, override=override_data_check)
+
+
+def count(df: Any, file: Any, *, column: Any, public_key: Any = None, require_signature: bool | None = None,
+          memo_key: Any = None) -> np.ndarray:
+    """The released values' counts of a privatized DataFrame, summed (:func:`mechdesign.spark.count`)."""
+    deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
+                                  memo_key=memo_key)
+    return _output_counts(df, deployment, shipped, _names(df, deployment, column))
+
+
+def decode(df: Any, file: Any, *, column: Any, method: str = "linear", public_key: Any = None,
+           require_signature: bool | None = None, memo_key: Any = None) -> Any:
+    """The frequency estimate of a privatized DataFrame's column (:func:`mechdesign.spark.decode`)."""
+    deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
+                                  memo_key=memo_key)
+    counts = _output_counts(df, deployment, shipped, _names(df, deployment, column))
+    return deployment.decode(counts, method)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the privatizing function needs besides the batches (pickled into every task: small but the file)."""
+
+    shipped: Shipped
+    names: tuple[str, ...]
+    key: bytes
+    id_column: str
+    user_column: str | None
+    form: str
+    drop: str | None
+
+
+def _privatize_partition(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    deployment = _deployment(plan.shipped)
+    for batch in batches:
+        out = deployment.privatize_batch(batch, list(plan.names), key=plan.key, id_column=plan.id_column,
+                                         user_column=plan.user_column, form=plan.form)
+        out = _large_like(batch, out, plan.names)
+        if plan.drop is not None:
+            keep = [i for i, name in enumerate(out.schema.names) if name != plan.drop]
+            out = pa.RecordBatch.from_arrays([out.column(i) for i in keep],
+                                             schema=pa.schema([out.schema.field(i) for i in keep]))
+        yield out
+
+
+def _large_like(batch: Any, out: Any, names: Sequence[str]) -> Any:
+    """Released columns as large strings (binary) where Spark sends large ones (``arrow.useLargeVarTypes``)."""
+    import pyarrow as pa
+
+    for name in names:
+        at = out.schema.get_field_index(name)
+        given, made = batch.schema.field(name).type, out.schema.field(at).type
+        large = {pa.string(): pa.large_string(), pa.binary(): pa.large_binary()}.get(made)
+        if large is not None and (pa.types.is_large_string(given) or pa.types.is_large_binary(given)):
+            out = out.set_column(at, pa.field(name, large, True), out.column(at).cast(large))
+    return out
+
+
+def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: str | None = None,
+              user_column: str | None = None, memo_key: Any = None, public_key: Any = None,
+              require_signature: bool | None = None, data_delta: float | None = None,
+              override_data_check: bool = False, form: str = "text") -> Any:
+    """The DataFrame with ``column`` privatized, lazily, as one release (:func:`mechdesign.spark.privatize`)."""
+    from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+    if form not in ("text", "binary"):
+        raise v.fail("form", "be 'text' or 'binary'", form)
+    deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
+                                  memo_key=memo_key)
+    names = _names(df, deployment, column)
+    for name, value in (("id_column", id_column), ("user_column", user_column)):
+        if value is not None and value in names:
+            raise v.fail(name, "differ from the privatized columns", value)
+    if user_column is not None and user_column not in list(df.columns):
+        raise v.fail("user_column", f"name a column of the DataFrame {list(df.columns)[:20]}", user_column)
+    if deployment.memo is not None and user_column is None:
+        from mechdesign.deploy.sampling._policy_rule import missing_memo
+
+        raise missing_memo(deployment.release.policy, deployment.name, "user_column", "memo_key", None)
+    if deployment.memo is None and user_column is not None:
+        raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
+    identity = _identity(df, id_column)
+    secret = release_key(key)
+    counts = _input_counts(df, deployment, names)
+    if not deployment.check(counts, data_delta, override=override_data_check).inside:
+        epsilon = max(deployment.epsilon, deployment.epsilon_at_data(counts))  # as mechdesign.dask states it
+        warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
+                      f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "
+                      f"{deployment.epsilon:.6g}", UserWarning, stacklevel=3)
+    released = BinaryType() if deployment.kind == "structured" and form == "binary" else StringType()
+    schema = StructType([StructField(f.name, released, True) if f.name in names else f for f in df.schema.fields])
+    source, drop, ids = df, None, id_column
+    if identity == "position":
+        if ROW_INDEX in list(df.columns):
+            raise v.fail("column", f"not be named {ROW_INDEX} (the row numbers' own column)", ROW_INDEX)
+        # an SQL expression, not functions.col: a classic Column in a Spark Connect plan is refused
+        source = df.selectExpr("*", f"_metadata.row_index AS {ROW_INDEX}")
+        drop = ids = ROW_INDEX
+    plan = Plan(shipped, tuple(names), secret, str(ids), user_column, form, drop)
+    return source.mapInArrow(functools.partial(_privatize_partition, plan), schema)
