@@ -21,13 +21,15 @@ Examples
 The how-to page ``docs/howto/spark.rst`` runs these steps on a local session (its examples are tested); here
 they are shown, not run, since a session needs Java and pyspark:
 
->>> from pyspark.sql import SparkSession  # doctest: +SKIP
->>> from mechdesign import spark as mds
->>> session = SparkSession.builder.master("local[2]").getOrCreate()  # doctest: +SKIP
->>> df = session.read.parquet("answers.parquet")  # doctest: +SKIP
->>> private = mds.privatize(df, "rr.json", column="answer", key="release.key")  # doctest: +SKIP
->>> private.write.parquet("private.parquet")  # doctest: +SKIP
->>> mds.decode(session.read.parquet("private.parquet"), "rr.json", column="answer")  # doctest: +SKIP
+.. code-block:: python
+
+    from pyspark.sql import SparkSession
+    from mechdesign import spark as mds
+    session = SparkSession.builder.master("local[2]").getOrCreate()
+    df = session.read.parquet("answers.parquet")
+    private = mds.privatize(df, "rr.json", column="answer", key="release.key")
+    private.write.parquet("private.parquet")
+    mds.decode(session.read.parquet("private.parquet"), "rr.json", column="answer")
 """
 
 from __future__ import annotations
@@ -96,8 +98,10 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
 
     Examples
     --------
-    >>> private = privatize(df, "rr.json", column="answer", key=bytes(32))  # doctest: +SKIP
-    >>> private.collect() == private.collect()  # doctest: +SKIP
+    .. code-block:: python
+
+        private = privatize(df, "rr.json", column="answer", key=bytes(32))
+        private.collect() == private.collect()
     True
     """
     return _spark.privatize(df, file, column=column, key=key, id_column=id_column, user_column=user_column,
@@ -140,7 +144,9 @@ def check(df: Any, file: Any, *, column: str | list[str], data_delta: float | No
 
     Examples
     --------
-    >>> check(df, "rr.json", column="answer").inside  # doctest: +SKIP
+    .. code-block:: python
+
+        check(df, "rr.json", column="answer").inside
     True
     """
     return _spark.check(df, file, column=column, data_delta=data_delta, override_data_check=override_data_check,
@@ -170,7 +176,9 @@ def count(df: Any, file: Any, *, column: str | list[str], public_key: Any = None
 
     Examples
     --------
-    >>> count(private, "rr.json", column="answer").tolist()  # doctest: +SKIP
+    .. code-block:: python
+
+        count(private, "rr.json", column="answer").tolist()
     [4987, 5013]
     """
     return _spark.count(df, file, column=column, public_key=public_key, require_signature=require_signature,
@@ -201,7 +209,9 @@ def decode(df: Any, file: Any, *, column: str | list[str], method: str = "linear
 
     Examples
     --------
-    >>> decode(private, "rr.json", column="answer").frequencies  # doctest: +SKIP
+    .. code-block:: python
+
+        decode(private, "rr.json", column="answer").frequencies
     array([0.3, 0.7])
     """
     return _spark.decode(df, file, column=column, method=method, public_key=public_key,
