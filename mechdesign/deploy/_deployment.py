@@ -339,6 +339,18 @@ class Deployment:
         return dict(self.loaded.guarantee)
 
     @property
+    def checks_data(self) -> bool:
+        """Whether the data check can refuse data: a pml guarantee over a ball smaller than the simplex.
+
+        An ``ldp`` guarantee, or a radius of 2 (the whole simplex), holds for every prior: the check always passes
+        (:func:`~mechdesign.deploy.analysis.check_counts`), so an engine need not count the data for it. Unknown
+        labels are refused by the privatizing pass itself.
+        """
+        guarantee = self.loaded.guarantee
+        radius = guarantee.get("radius")
+        return guarantee.get("notion", "pml") == "pml" and radius is not None and float(radius) < 2.0
+
+    @property
     def signed(self) -> bool:
         """Whether a trusted public key checked the file's signature."""
         return self.public_key is not None and self.loaded.signature is not None

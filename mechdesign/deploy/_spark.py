@@ -322,8 +322,9 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
         raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
     identity = _identity(df, id_column)
     secret = release_key(key)
-    counts = _input_counts(df, deployment, names)
-    if not deployment.check(counts, data_delta, override=override_data_check).inside:
+    # An ldp file (or radius 2) holds for every prior: no pass over the data for a check that always passes.
+    counts = _input_counts(df, deployment, names) if deployment.checks_data else None
+    if counts is not None and not deployment.check(counts, data_delta, override=override_data_check).inside:
         epsilon = max(deployment.epsilon, deployment.epsilon_at_data(counts))  # as mechdesign.dask states it
         warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
                       f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "

@@ -232,3 +232,17 @@ def test_an_overridden_check_states_the_data_epsilon(tmp_path):
     statement = deployment.statement(KEY, "position", check, counts)
     assert statement.epsilon >= deployment.epsilon_at_data(counts) > 0
     assert statement.key_id != KEY.hex() and len(statement.key_id) < 64
+
+
+def test_only_a_ball_smaller_than_the_simplex_checks_data(deployments, tmp_path):
+    # An engine skips its counting pass when the check cannot refuse: an ldp file, or radius 2 (every prior).
+    assert {kind: deployments[kind].checks_data for kind in F.KINDS} == {
+        "dense": False, "structured": True, "record": True, "memoized": False, "two-layer": False}
+    from mechdesign.design.polytope import randomized_response
+    from mechdesign.mechfile import write_mechanism_file
+
+    whole = write_mechanism_file(tmp_path / "whole.json", randomized_response(2, 1.0, ["a", "b"]),
+                                 guarantee={"notion": "pml", "epsilon": 1.0, "prior": [0.5, 0.5], "radius": 2.0})
+    deployment = load(whole)
+    assert not deployment.checks_data
+    assert deployment.check([1_000, 0]).inside  # what the skipped pass would have found
