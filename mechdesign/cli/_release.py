@@ -206,3 +206,24 @@ def run_keyed(args: argparse.Namespace, source: Any) -> int:
     if summary["changed_values"] is not None:
         print(changed_text(summary["changed_values"], done.records))
     return 0
+
+def memo_for(args: argparse.Namespace, loaded: Any) -> Any:
+    """The file's memoization function from ``--memo-key`` (``None`` without it).
+
+    The rule every sampler keeps (:func:`mechdesign.deploy.sampling.memo_function`): a memoized or two-layer
+    policy requires it and ``--user-column``, and a file bound to a key refuses any other.
+    """
+    if args.memo_key is None and args.user_column is not None and not loaded.release.memoized:
+        return None  # fresh draws on identified users: allowed, with the per-release notice
+    from mechdesign.deploy.sampling._policy_rule import memo_function
+
+    return memo_function(args.memo_key, release=loaded.release, file_sha256=loaded.sha256,
+                         users=args.user_column is not None, where=args.mechanism, argument="memo_key",
+                         partner="--user-column")
+
+
+def generator(args: argparse.Namespace, memo: Any) -> str:
+    """The generator a run names: memoized or fresh, secure AES-CTR or a seeded PCG64 (research only)."""
+    if memo is not None:
+        return "memoized-mechdesign-memo-1" + ("+aes-ctr-secure" if args.seed is None else "+pcg64-seeded")
+    return "pcg64-seeded" if args.seed is not None else "aes-ctr-secure"

@@ -52,14 +52,11 @@ def _guarantee_with_prior(loaded: Any) -> dict[str, Any]:
     return {**loaded.guarantee, "prior": loaded.prior.tolist()}
 
 
-def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
-    """``mechdesign verify`` on a structured file: the recomputed guarantee, and the design's sizes.
-
-    ``verb`` is :mod:`mechdesign.cli.verify` (its data check and exit code), passed in rather than imported.
-    """
+def run_verify(args: argparse.Namespace, source: Any) -> int:
+    """``mechdesign verify`` on a structured file: the recomputed guarantee, and the design's sizes."""
+    from mechdesign.cli._verdicts import checked, data_summary, data_text, exit_code
     from mechdesign.mechfile._symmetric import verify_symmetric_file
 
-    _checked, _data, _data_text, _exit_code = verb._checked, verb._data, verb._data_text, verb._exit_code
     _refuse(args, "releases", args.releases, "the leakage of T fresh releases is computed on the dense matrix")
     _refuse(args, "override_data_check", args.override_data_check, "the data's own epsilon needs the dense matrix")
     result, loaded = verify_symmetric_file(source, public_key=args.public_key)
@@ -70,7 +67,7 @@ def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
 
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
-        data = _checked(args, lambda delta: check_counts(_guarantee_with_prior(loaded), counts, delta))
+        data = checked(args, lambda delta: check_counts(_guarantee_with_prior(loaded), counts, delta))
     ldp = loaded.mechanism.ldp_level()
     largest, median = _report_sizes(loaded)
     if args.json:
@@ -78,14 +75,14 @@ def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
         print_json({"file": result.path, "kind": "symmetric", "notion": "pml", "epsilon": result.epsilon,
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
-                    "release": result.release, "data": _data(data, None), "inputs": m.cells.size,
+                    "release": result.release, "data": data_summary(data, None), "inputs": m.cells.size,
                     "cells": m.cells.count, "types": m.types, "report_bytes_max": largest,
                     "report_bytes_median": median, "ldp": ldp})
     else:
         verdict = "holds" if result.holds else "DOES NOT HOLD"
         print(f"{result.path}: pml epsilon {result.epsilon!r} {verdict} (achieved {result.achieved!r}, radius "
               f"{result.radius!r}, delta {result.delta!r})" + ("; signature valid" if args.public_key is not None
-                                                               else "") + _data_text(data, None, ""))
+                                                               else "") + data_text(data, None, ""))
         print(_describe(loaded))
         if ldp == float("inf"):
             print("  LDP level: infinite (a type puts some inputs at level 0, so its reports rule them out; "
@@ -96,20 +93,17 @@ def run_verify(args: argparse.Namespace, source: Any, verb: Any) -> int:
         if result.release is not None:
             print("  release policy: memoized (the same user and value always get the same report; privatize needs "
                   "--memo-key and --user-column)")
-    return _exit_code(result)
+    return exit_code(result)
 
 
-def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
-    """``mechdesign privatize`` with a structured file: reports ``t<type>.<hex>`` in the column.
-
-    ``verb`` is :mod:`mechdesign.cli.privatize` (its memo key and generator name), passed in rather than imported.
-    """
+def run_privatize(args: argparse.Namespace, source: Any) -> int:
+    """``mechdesign privatize`` with a structured file: reports ``t<type>.<hex>`` in the column."""
+    from mechdesign.cli._release import generator, memo_for
     from mechdesign.deploy.analysis._datacheck import DATA_DELTA, DataCheck, check_counts, refusal
     from mechdesign.deploy.sampling._symmetric import SymmetricPrivatizer
     from mechdesign.deploy.sampling._symmetric_stream import privatize_symmetric_file
     from mechdesign.mechfile._symmetric import read_symmetric_file
 
-    _generator, _memo = verb._generator, verb._memo
     _refuse(args, "ledger", args.ledger, "release ledgers are kept for dense files")
     _refuse(args, "override_data_check", args.override_data_check, "the data's own epsilon needs the dense matrix")
     args.column = single_column(args.column)
@@ -124,7 +118,7 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
             raise ValueError(refusal(result))
         checks.append(result)
 
-    memo = _memo(args, loaded)
+    memo = memo_for(args, loaded)
     sampler = SymmetricPrivatizer(loaded.mechanism)
     achieved = sampler.check(loaded.guarantee, loaded.achieved)  # bounded from the reader's capacity first
     records = privatize_symmetric_file(sampler, data_file(args), args.out, args.column, rng=stream(args),
@@ -141,7 +135,7 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
     form = "binary reports (type and seed, big-endian)" if binary else "reports t<type>.<hex>"
     if args.json:
         print_json({"output": args.out, "records": records, "column": args.column, "kind": "symmetric",
-                    "generator": _generator(args, memo), "user_column": args.user_column,
+                    "generator": generator(args, memo), "user_column": args.user_column,
                     "release": loaded.release.policy, "notion": "pml", "epsilon": stated,
                     "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
                     "report_bytes_max": largest, "report_form": "binary" if binary else "text",
@@ -151,7 +145,7 @@ def run_privatize(args: argparse.Namespace, source: Any, verb: Any) -> int:
         return 0
     per = "for a lifetime of reports of an unchanged value (memoized: one release)" if memo is not None else \
         "per release"
-    print(f"{args.out}: {records:,} records, column {args.column!r} privatized ({_generator(args, memo)}); "
+    print(f"{args.out}: {records:,} records, column {args.column!r} privatized ({generator(args, memo)}); "
           f"guarantee: pml epsilon {stated!r} {per} (data check passed: divergence to the ball "
           f"{data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g}); {form} "
           f"of at most {largest} bytes")

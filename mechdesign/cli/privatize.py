@@ -36,7 +36,16 @@ from mechdesign.cli._io import (
     single_column,
     stream,
 )
-from mechdesign.cli._release import changed_text, changed_values, file_summary, ledger, ledger_text, per_what
+from mechdesign.cli._release import (
+    changed_text,
+    changed_values,
+    file_summary,
+    generator,
+    ledger,
+    ledger_text,
+    memo_for,
+    per_what,
+)
 
 COMMAND = ("privatize",)
 HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet/Arrow IPC file by "
@@ -118,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if source.content.get("kind") == "symmetric":  # a structured file
         from mechdesign.cli._symmetric import run_privatize
 
-        return run_privatize(args, source, sys.modules[__name__])  # the verb passes itself: no import cycle
+        return run_privatize(args, source)
     from mechdesign._numerics import round_up
     from mechdesign.core._leakage import epsilon_min
     from mechdesign.core._mechanism import Mechanism
@@ -138,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(refusal(result) + "; --override-data-check privatizes them anyway")
         checks.append(result)
 
-    memo = _memo(args, loaded)
+    memo = memo_for(args, loaded)
     sampler = Privatizer(loaded)  # the sampled matrix's guarantee (and a two-layer file's per report) recomputed
     achieved, reports, per_report = float(sampler.sampled_epsilon or 0.0), sampler.reports, sampler.report_epsilon
     rng = stream(args)
@@ -160,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
                                         reports.mechanism.outputs)
     at_data = round_up(epsilon_min(sampled, data.frequencies), len(loaded.mechanism.inputs))
     summary = {"output": args.out, "records": records, "column": args.column,
-               "generator": _generator(args, memo), "user_column": args.user_column,
+               "generator": generator(args, memo), "user_column": args.user_column,
                "release": loaded.release.policy, "per_report_epsilon": per_report,
                "notion": loaded.guarantee["notion"], "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
@@ -190,25 +199,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _memo(args: argparse.Namespace, loaded: Any) -> Any:
-    """The file's memoization function from ``--memo-key`` (``None`` without it).
-
-    The rule every sampler keeps (:func:`mechdesign.deploy.sampling.memo_function`): a memoized or two-layer
-    policy requires it and ``--user-column``, and a file bound to a key refuses any other.
-    """
-    if args.memo_key is None and args.user_column is not None and not loaded.release.memoized:
-        return None  # fresh draws on identified users: allowed, with the per-release notice
-    from mechdesign.deploy.sampling._policy_rule import memo_function
-
-    return memo_function(args.memo_key, release=loaded.release, file_sha256=loaded.sha256,
-                         users=args.user_column is not None, where=args.mechanism, argument="memo_key",
-                         partner="--user-column")
 
 
-def _generator(args: argparse.Namespace, memo: Any) -> str:
-    if memo is not None:
-        return "memoized-mechdesign-memo-1" + ("+aes-ctr-secure" if args.seed is None else "+pcg64-seeded")
-    return "pcg64-seeded" if args.seed is not None else "aes-ctr-secure"
 
 
 def _print_notices(args: argparse.Namespace, path: str, loaded: Any, memo: Any, reservation: Any) -> None:
@@ -241,7 +233,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                              + "; --override-data-check privatizes them anyway")
         checks.append((result, letters, counts))
 
-    memo = _memo(args, record)
+    memo = memo_for(args, record)
     sampler = RecordPrivatizer(record)
     achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
     rng = stream(args)
@@ -255,7 +247,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
     stated = max(float(record.guarantee["epsilon"]), achieved)
     at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
     summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,
-               "generator": _generator(args, memo), "user_column": args.user_column,
+               "generator": generator(args, memo), "user_column": args.user_column,
                "release": record.release.policy,
                "notion": "pml", "level": "record", "epsilon": stated if data.inside else max(stated, at_data),
                "file_epsilon": record.guarantee["epsilon"], "sampled_epsilon": achieved, "epsilon_at_data": at_data,

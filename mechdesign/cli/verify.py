@@ -14,7 +14,6 @@ guarantee does not cover them, and the ε at the data is what holds for them.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from mechdesign.cli._io import (
@@ -26,6 +25,7 @@ from mechdesign.cli._io import (
     signature_required,
     single_column,
 )
+from mechdesign.cli._verdicts import checked, data_summary, data_text, exit_code
 
 COMMAND = ("verify",)
 HELP = "check a mechanism file (schema, hash, stochasticity) and recompute its guarantee; exit 1 if it fails"
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if source.content.get("kind") == "symmetric":  # a structured file
         from mechdesign.cli._symmetric import run_verify
 
-        return run_verify(args, source, sys.modules[__name__])  # the verb passes itself: no import cycle
+        return run_verify(args, source)
     result = verify_mechanism_file(source, public_key=args.public_key)
     data, at_data = None, None
     loaded = read_mechanism_file(source, verify=False)  # parsed already: no second read
@@ -102,13 +102,13 @@ def run(args: argparse.Namespace) -> int:
 
         counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
                               file_name="data")
-        data = _checked(args, lambda delta: check_counts(loaded.guarantee, counts, delta))
+        data = checked(args, lambda delta: check_counts(loaded.guarantee, counts, delta))
         at_data = round_up(epsilon_min(loaded.mechanism, data.frequencies), len(loaded.mechanism.inputs))
     if args.json:
         print_json({"file": result.path, "notion": result.notion, "epsilon": result.epsilon,
                     "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
                     "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
-                    "release": result.release, "data": _data(data, at_data),
+                    "release": result.release, "data": data_summary(data, at_data),
                     "releases": None if account is None else account.to_dict(), "ldp": ldp,
                     "changes": None if changes is None else changes.to_dict()})
     else:
@@ -117,29 +117,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"{result.path}: {result.notion} epsilon {result.epsilon!r} {verdict} "
               f"(achieved {result.achieved!r}{extra})"
               + ("; signature valid" if args.public_key is not None else "")
-              + _data_text(data, at_data, ""))
+              + data_text(data, at_data, ""))
         _print_ldp(ldp)
         _print_release(result.release, account)
         if changes is not None:
             print(f"  {changes.describe(result.notion)}")
-    return _exit_code(result)
+    return exit_code(result)
 
 
-def _exit_code(result: Any, level: str = "") -> int:
-    """0 when every stated guarantee holds; else 1, after a one-line failure on stderr naming the first that fails."""
-    if result.holds:
-        return 0
-    release = result.release or {}
-    if not result.achieved <= result.epsilon:
-        what = f"achieved {level}epsilon {result.achieved!r} exceeds stated {result.epsilon!r}"
-    elif "achieved" in release and not release["achieved"] <= release["epsilon"]:
-        what = f"recomputed {release['policy']} leakage {release['achieved']!r} exceeds release.epsilon " \
-               f"{release['epsilon']!r}"
-    else:
-        what = f"recomputed linkability level {release.get('link_achieved')!r} exceeds release.link_epsilon " \
-               f"{release.get('link_epsilon')!r}"
-    print(f"mechdesign: failed: {result.path}: {what}", file=sys.stderr)
-    return 1
 
 
 def _print_ldp(ldp: dict[str, Any] | None, level: str = "") -> None:
@@ -193,36 +178,8 @@ def _link_text(release: dict[str, Any]) -> str:
     return f"linkability epsilon {release['link_epsilon']!r} {verdict} (recomputed {level!r}): {meaning}"
 
 
-def _checked(args: argparse.Namespace, check: Any) -> Any:
-    """The data check at ``--data-delta``; a refusal is an error unless ``--override-data-check``."""
-    from mechdesign.deploy.analysis._datacheck import DATA_DELTA, refusal
-
-    data = check(DATA_DELTA if args.data_delta is None else args.data_delta)
-    if not data.inside and not args.override_data_check:
-        raise ValueError(refusal(data) + "; --override-data-check reports them anyway")
-    return data
 
 
-def _data(data: Any, at_data: float | None) -> dict[str, Any] | None:
-    """The data check's outcome as the JSON output reports it (``None`` without ``--data``)."""
-    if data is None:
-        return None
-    return {"records": data.records, "distance": data.distance, "divergence": data.divergence,
-            "threshold": data.threshold, "data_delta": data.data_delta, "passed": data.inside,
-            "overridden": not data.inside, "epsilon_at_data": at_data}
-
-
-def _data_text(data: Any, at_data: float | None, kind: str) -> str:
-    """The data check's clause of the text verdict (empty without ``--data``)."""
-    if data is None:
-        return ""
-    if not data.inside:
-        return (f"; data: {data.records:,} records, {kind}data check REFUSED them and was overridden (divergence to "
-                f"the ball {data.divergence:.4g} > {data.threshold:.4g} at delta_d {data.data_delta:g}): the "
-                f"guarantee does not cover them; at their {kind}empirical distribution the "
-                f"{'record-level ' if kind else ''}epsilon is {at_data:.6g}")
-    return (f"; data: {data.records:,} records, {kind}divergence to the ball {data.divergence:.4g} <= "
-            f"{data.threshold:.4g} at delta_d {data.data_delta:g}")
 
 
 def _run_record(args: argparse.Namespace, source: Any) -> int:
@@ -243,7 +200,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
         columns = record_columns(args.column, record.attributes)
         with column_order_hint(columns, record.attributes):
             letters, counts = count_record_data(record, args.data, columns)
-        data = _checked(args, lambda delta: check_joint_counts(record.prior, result.radius or 0.0, letters, counts,
+        data = checked(args, lambda delta: check_joint_counts(record.prior, result.radius or 0.0, letters, counts,
                                                                delta))
         at_data = epsilon_at_data(record, letters, counts)
     summary = {"file": result.path, "design": record.kind, "attributes": list(record.attributes),
@@ -251,7 +208,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
                "achieved": result.achieved, "delta": result.delta, "radius": result.radius, "samples":
                record.prior.samples, "holds": result.holds, "sha256": result.sha256,
                "signature_checked": args.public_key is not None, "release": result.release,
-               "data": _data(data, at_data), "releases": None if account is None else account.to_dict(),
+               "data": data_summary(data, at_data), "releases": None if account is None else account.to_dict(),
                "ldp": ldp}
     if args.json:
         print_json(summary)
@@ -261,7 +218,7 @@ def _run_record(args: argparse.Namespace, source: Any) -> int:
               f"over the joint ball of {', '.join(record.attributes)}: N = {record.prior.size:,} letters, "
               f"{record.kind} design, radius {result.radius!r}, delta {result.delta!r})"
               + ("; signature valid" if args.public_key is not None else "")
-              + _data_text(data, at_data, "joint "))
+              + data_text(data, at_data, "joint "))
         _print_ldp(ldp, "record-level ")
         _print_release(result.release, account)
-    return _exit_code(result, "record-level ")
+    return exit_code(result, "record-level ")
