@@ -45,6 +45,7 @@ from mechdesign.cli._release import (
     ledger_text,
     memo_for,
     per_what,
+    verdict,
 )
 
 COMMAND = ("privatize",)
@@ -183,13 +184,8 @@ def run(args: argparse.Namespace) -> int:
     # --quiet silences the summary line; an overridden data check is a warning and what changed values cost is an
     # account of releases: both are still said.
     if data.inside and not args.quiet:
-        if data.threshold == float("inf"):
-            verdict = "no data check needed: it holds for every prior"
-        else:
-            verdict = (f"data check passed: divergence to the ball {data.divergence:.4g} <= {data.threshold:.4g} "
-                       f"at delta_d {data.data_delta:g}")
         print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} {per_what(loaded, per_report, memo)}"
-              f"({verdict})")
+              f"({verdict(data)})")
     elif not data.inside:
         print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
               f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
