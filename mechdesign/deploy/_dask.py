@@ -8,7 +8,7 @@ a retried task and a count beside the written copy all give the same bytes.
 
 * **The file travels, not its sampler.** The graph holds the file's bytes (with the public key and the memo key,
   when given) once; each worker process loads and checks the file again on first use and keeps it
-  (:func:`_deployment`), under the same signature policy as the driver's.
+  (:meth:`Shipped.load <mechdesign.deploy._kinds.Shipped.load>`), under the same signature policy as the driver's.
 * **Identity.** ``id_column`` when given; otherwise the record's 0-based position in the frame, fixed when
   :func:`privatize` is called: a frame returned by :func:`read_parquet` knows its partitions' lengths from the
   Parquet footer (one partition per row group: the position is the row in the file); any other frame's lengths
@@ -21,7 +21,6 @@ a retried task and a count beside the written copy all give the same bytes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import warnings
@@ -34,7 +33,7 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy._deployment import Deployment, release_key
-from mechdesign.deploy._kinds import load
+from mechdesign.deploy._kinds import Shipped, deployment_of, ship
 
 __all__ = ["check", "count", "decode", "privatize", "read_parquet"]
 
@@ -42,45 +41,7 @@ __all__ = ["check", "count", "decode", "privatize", "read_parquet"]
 # its task graph): their lengths are known, and the data check reads the columns from the file, dictionary-encoded.
 _KNOWN_PIECES: OrderedDict[str, tuple[tuple[str, int, int, int], ...]] = OrderedDict()
 _KNOWN_LIMIT = 256
-# Deployments loaded in this process, by the hash of what the graph ships (the file, the keys, the policy).
-_LOADED: OrderedDict[str, Deployment] = OrderedDict()
-_LOADED_LIMIT = 8
 _LOCK = threading.Lock()
-
-
-# -- the file on the workers -------------------------------------------------------------------------------------------
-def _spec(deployment: Deployment) -> tuple[bytes, bytes | None, bool, bytes | None, str]:
-    """What a task needs to load the file again: its bytes, the trusted public key, the policy, the memo key."""
-    memo = None if deployment.memo is None else bytes(deployment.memo.key)
-    spec = (deployment.data, deployment.public_key, bool(deployment.required), memo, deployment.name)
-    with _LOCK:  # the driver's own deployment serves tasks that run in this process (threads, synchronous)
-        _LOADED[_spec_id(spec)] = deployment
-        _trim(_LOADED, _LOADED_LIMIT)
-    return spec
-
-
-def _spec_id(spec: tuple[Any, ...]) -> str:
-    data, public_key, required, memo, name = spec
-    digest = hashlib.sha256(data)
-    for part in (public_key or b"", str(required).encode(), name.encode()):
-        digest.update(hashlib.sha256(part).digest())
-    digest.update(hashlib.sha256(memo or b"").digest())
-    return digest.hexdigest()
-
-
-def _deployment(spec: tuple[Any, ...]) -> Deployment:
-    """The file of a task, loaded and checked once per process (a worker checks it as the driver did)."""
-    ident = _spec_id(spec)
-    with _LOCK:
-        found = _LOADED.get(ident)
-    if found is not None:
-        return found
-    data, public_key, required, memo, name = spec
-    loaded = load(data, public_key=public_key, require_signature=required or None, memo_key=memo, name=name)
-    with _LOCK:
-        _LOADED[ident] = loaded
-        _trim(_LOADED, _LOADED_LIMIT)
-    return loaded
 
 
 def _trim(cache: OrderedDict[str, Any], limit: int) -> None:
@@ -95,17 +56,17 @@ def _arrow(part: Any, names: Sequence[str]) -> Any:
     return pa.Table.from_pandas(part[list(names)], preserve_index=False)
 
 
-def _tally_partition(part: Any, spec: tuple[Any, ...], names: list[str]) -> tuple[int, np.ndarray]:
-    deployment = _deployment(spec)
+def _tally_partition(part: Any, spec: Shipped, names: list[str]) -> tuple[int, np.ndarray]:
+    deployment = spec.load()
     return len(part), deployment.input_counts(deployment.encode(_arrow(part, names), names))
 
 
-def _tally_row_group(piece: tuple[str, int, int, int], spec: tuple[Any, ...],
+def _tally_row_group(piece: tuple[str, int, int, int], spec: Shipped,
                      names: list[str]) -> tuple[int, np.ndarray]:
     """A row group's input counts, its columns read dictionary-encoded (no string is decoded)."""
     import pyarrow.parquet as pq
 
-    deployment = _deployment(spec)
+    deployment = spec.load()
     path, group, _, rows = piece
     if group < 0:
         return 0, deployment.input_counts(deployment.encode(_arrow(_read_row_group(piece, names), names), names))
@@ -113,18 +74,18 @@ def _tally_row_group(piece: tuple[str, int, int, int], spec: tuple[Any, ...],
     return rows, deployment.input_counts(deployment.encode(table, names))
 
 
-def _output_partition(part: Any, spec: tuple[Any, ...], names: list[str]) -> np.ndarray:
-    deployment = _deployment(spec)
+def _output_partition(part: Any, spec: Shipped, names: list[str]) -> np.ndarray:
+    deployment = spec.load()
     return np.asarray(deployment.output_counts(_arrow(part, names), names))
 
 
-def _privatize_partition(part: Any, spec: tuple[Any, ...], names: list[str], key: bytes, id_column: str | None,
+def _privatize_partition(part: Any, spec: Shipped, names: list[str], key: bytes, id_column: str | None,
                          user_column: str | None, form: str, lengths: tuple[int, ...] | None,
                          partition_info: dict[str, Any] | None = None) -> Any:
     import pandas as pd
     import pyarrow as pa
 
-    deployment = _deployment(spec)
+    deployment = spec.load()
     first_row = None
     if id_column is None:
         number = int(partition_info["number"]) if partition_info else 0
@@ -170,7 +131,7 @@ def _second(pair: tuple[int, np.ndarray]) -> np.ndarray:
     return pair[1]
 
 
-def _input_pass(frame: Any, spec: tuple[Any, ...], names: list[str]) -> tuple[np.ndarray, tuple[int, ...]]:
+def _input_pass(frame: Any, spec: Shipped, names: list[str]) -> tuple[np.ndarray, tuple[int, ...]]:
     """The input counts summed over the frame and each partition's length, in one distributed pass."""
     import dask
 
@@ -188,7 +149,7 @@ def _input_pass(frame: Any, spec: tuple[Any, ...], names: list[str]) -> tuple[np
     return np.asarray(total, dtype=np.int64), tuple(int(n) for n in lengths)
 
 
-def _output_pass(frame: Any, spec: tuple[Any, ...], names: list[str]) -> np.ndarray:
+def _output_pass(frame: Any, spec: Shipped, names: list[str]) -> np.ndarray:
     import dask
 
     ship = dask.delayed(spec, pure=True)
@@ -209,9 +170,7 @@ def _frame_columns(frame: Any, names: Sequence[str], id_column: str | None = Non
 
 
 def _load(file: Any, public_key: Any, require_signature: bool | None, memo_key: Any) -> Deployment:
-    if isinstance(file, Deployment):
-        return file
-    return load(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
+    return deployment_of(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
 
 
 # -- public functions ------------------------------------------------------------------------------------------------
@@ -351,7 +310,7 @@ def check(frame: Any, file: Any, *, column: str | Sequence[str], data_delta: flo
     deployment = _load(file, public_key, require_signature, memo_key)
     names = deployment.columns_for(column)
     _frame_columns(frame, names)
-    counts, _ = _input_pass(frame, _spec(deployment), names)
+    counts, _ = _input_pass(frame, ship(deployment), names)
     return deployment.check(counts, data_delta, override=override_data_check)
 
 
@@ -440,7 +399,7 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
     if form not in ("text", "binary"):
         raise v.fail("form", "be 'text' or 'binary'", form)
     secret = release_key(key)
-    spec = _spec(deployment)
+    spec = ship(deployment)
     counts, lengths = _input_pass(frame, spec, names)
     result = deployment.check(counts, data_delta, override=override_data_check)
     if not result.inside:
@@ -501,7 +460,7 @@ def count(frame: Any, file: Any, *, column: str | Sequence[str], public_key: Any
     deployment = _load(file, public_key, require_signature, memo_key)
     names = deployment.columns_for(column)
     _frame_columns(frame, names)
-    return _output_pass(frame, _spec(deployment), names)
+    return _output_pass(frame, ship(deployment), names)
 
 
 def decode(frame: Any, file: Any, *, column: str | Sequence[str], method: str = "linear", public_key: Any = None,

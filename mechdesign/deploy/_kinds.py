@@ -12,7 +12,11 @@ draw, the released Arrow columns, the counts of released values and the decoder.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,7 +24,8 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.deploy._deployment import Deployment, _codes, _column, _parsed
 
-__all__ = ["DenseDeployment", "RecordDeployment", "StructuredDeployment", "adapter_for", "load"]
+__all__ = ["DenseDeployment", "RecordDeployment", "Shipped", "StructuredDeployment", "adapter_for", "deployment_of",
+           "load", "ship"]
 
 
 def adapter_for(parsed: Any) -> type[Deployment]:
@@ -51,6 +56,94 @@ def load(source: Any, *, public_key: Any = None, require_signature: bool | None 
     data, parsed = _parsed(source, name)
     return adapter_for(parsed)(parsed, public_key=public_key, require_signature=require_signature,
                                memo_key=memo_key, name=name, data=data)
+
+
+def deployment_of(file: Any, *, public_key: Any = None, require_signature: bool | None = None,
+                  memo_key: Any = None) -> Deployment:
+    """An engine's file argument as a Deployment: loaded (every check, one line), or the one given.
+
+    A Deployment given with a ``memo_key`` it was not loaded with is loaded again with that key, under its own
+    public key and signature policy (the key's binding is checked then).
+    """
+    if not isinstance(file, Deployment):
+        return load(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
+    if memo_key is not None and file.memo is None:
+        return load(file.data, public_key=file.public_key, require_signature=file.required, memo_key=memo_key,
+                    name=file.name)
+    return file
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """What a task carries to load a file on a worker: its bytes and the rules the driver loaded it under.
+
+    A worker loads and checks the file again (:meth:`load`) — hash, signature policy, release policy, memo-key
+    binding — once per process: Spark reuses its Python workers and Dask its worker processes for many tasks.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes.
+    public_key : bytes or None
+        The trusted public key's PEM bytes.
+    required : bool
+        Whether a signature is required (the driver's policy, environment included).
+    memo_key : bytes or None
+        The key of memoized draws (a memoized or two-layer file).
+    name : str
+        How errors name the file.
+    """
+
+    data: bytes
+    public_key: bytes | None
+    required: bool
+    memo_key: bytes | None
+    name: str
+
+    def digest(self) -> bytes:
+        """The cache key of a loaded file: a digest of everything the load depends on."""
+        h = hashlib.sha256()
+        for part in (self.data, self.public_key or b"", self.memo_key or b"", self.name.encode()):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+        h.update(b"\x01" if self.required else b"\x00")
+        return h.digest()
+
+    def load(self) -> Deployment:
+        """The file loaded and checked in this process (once per process and shipment: a small LRU cache)."""
+        digest = self.digest()
+        with _LOCK:
+            found = _LOADED.get(digest)
+        if found is None:
+            found = load(self.data, public_key=self.public_key, require_signature=self.required,
+                         memo_key=self.memo_key, name=self.name)
+            _remember(digest, found)
+        return found
+
+
+def ship(deployment: Deployment) -> Shipped:
+    """What the tasks of ``deployment`` carry (:class:`Shipped`); the driver's process keeps the loaded file.
+
+    Tasks that run in the driver's process (Dask's threads, a synchronous scheduler) then use it as it is.
+    """
+    memo = None if deployment.memo is None else bytes(deployment.memo.key)
+    shipped = Shipped(deployment.data, deployment.public_key, bool(deployment.required), memo, deployment.name)
+    _remember(shipped.digest(), deployment)
+    return shipped
+
+
+# Deployments loaded in this process, by the digest of their shipment (bounded: a long-lived worker sees many files).
+_LOADED: OrderedDict[bytes, Deployment] = OrderedDict()
+_LOADED_LIMIT = 8
+_LOCK = threading.Lock()
+
+
+def _remember(digest: bytes, deployment: Deployment) -> None:
+    with _LOCK:
+        _LOADED[digest] = deployment
+        _LOADED.move_to_end(digest)
+        while len(_LOADED) > _LOADED_LIMIT:
+            _LOADED.popitem(last=False)
 
 
 def _labels_column(labels: Sequence[str], drawn: np.ndarray, form: str = "text") -> Any:

@@ -4,7 +4,7 @@ Every step is a DataFrame operation (``mapInArrow``, ``select``, ``collect``): n
 the same calls run on a classic session and under Spark Connect. The executors never receive a sampler: the
 file's bytes (and the trusted public key's PEM bytes) travel in the task's closure, and each Python worker loads
 and checks the file again with :func:`~mechdesign.deploy.load` — hash, signature policy, release policy,
-memo-key binding — once per process (:func:`_deployment`, cached by the digest of what it was given).
+memo-key binding — once per process (:meth:`Shipped.load <mechdesign.deploy._kinds.Shipped.load>`).
 
 **One release, however often it is computed.** The draws are the keyed draws of
 :mod:`mechdesign.deploy._deployment`: a PRF of (release key, file, record identity, value). The release key is
@@ -24,7 +24,6 @@ written.
 from __future__ import annotations
 
 import functools
-import hashlib
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -34,72 +33,18 @@ import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy._deployment import Deployment, release_key
-from mechdesign.deploy._kinds import load
+from mechdesign.deploy._kinds import Shipped, deployment_of, ship
 
 __all__ = ["check", "count", "decode", "privatize"]
 
 #: The hidden column that carries ``_metadata.row_index`` into the privatizing function (dropped from its output).
 ROW_INDEX = "__mechdesign_row_index"
 
-# Per Python worker process: a Spark worker is reused for many tasks (spark.python.worker.reuse), so a file is
-# loaded and checked once per process, not once per task or batch.
-_LOADED: dict[bytes, Deployment] = {}
-
-
-@dataclass(frozen=True)
-class Shipped:
-    """What a task carries to load the file on an executor: the bytes and the rules they were loaded under.
-
-    Parameters
-    ----------
-    data : bytes
-        The file's bytes.
-    public_key : bytes or None
-        The trusted public key's PEM bytes.
-    required : bool
-        Whether a signature is required (the driver's policy, environment included).
-    memo_key : bytes or None
-        The key of memoized draws (a memoized or two-layer file).
-    """
-
-    data: bytes
-    public_key: bytes | None
-    required: bool
-    memo_key: bytes | None
-
-    def digest(self) -> bytes:
-        """The cache key of a worker's loaded file: a digest of everything the load depends on."""
-        h = hashlib.sha256()
-        for part in (self.data, self.public_key or b"", self.memo_key or b""):
-            h.update(len(part).to_bytes(8, "little"))
-            h.update(part)
-        h.update(b"\x01" if self.required else b"\x00")
-        return h.digest()
-
-
-def _deployment(shipped: Shipped) -> Deployment:
-    """The file loaded and checked on this worker (once per process and file)."""
-    digest = shipped.digest()
-    found = _LOADED.get(digest)
-    if found is None:
-        found = load(shipped.data, public_key=shipped.public_key, require_signature=shipped.required,
-                     memo_key=shipped.memo_key)
-        _LOADED[digest] = found
-    return found
-
-
 def prepare(file: Any, *, public_key: Any = None, require_signature: bool | None = None,
             memo_key: Any = None) -> tuple[Deployment, Shipped]:
     """The file loaded on the driver (every check in one line before any job) and what its tasks ship."""
-    if isinstance(file, Deployment):
-        deployment = file
-        if memo_key is not None and deployment.memo is None:  # a key the Deployment was not loaded with
-            deployment = load(deployment.data, public_key=deployment.public_key,
-                              require_signature=deployment.required, memo_key=memo_key, name=deployment.name)
-    else:
-        deployment = load(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
-    memo = deployment.memo.key if deployment.memo is not None else None
-    return deployment, Shipped(deployment.data, deployment.public_key, deployment.required, memo)
+    deployment = deployment_of(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
+    return deployment, ship(deployment)
 
 
 def _names(df: Any, deployment: Deployment, column: Any) -> list[str]:
@@ -189,7 +134,7 @@ def _count_partition(shipped: Shipped, names: list[str], batches: Iterator[Any])
     import pyarrow as pa
     from pyspark import TaskContext
 
-    deployment = _deployment(shipped)
+    deployment = shipped.load()
     total = None
     for batch in batches:
         part = deployment.output_counts(batch, names)
@@ -272,7 +217,7 @@ class Plan:
 def _privatize_partition(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
     import pyarrow as pa
 
-    deployment = _deployment(plan.shipped)
+    deployment = plan.shipped.load()
     for batch in batches:
         out = deployment.privatize_batch(batch, list(plan.names), key=plan.key, id_column=plan.id_column,
                                          user_column=plan.user_column, form=plan.form)

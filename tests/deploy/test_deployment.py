@@ -246,3 +246,21 @@ def test_only_a_ball_smaller_than_the_simplex_checks_data(deployments, tmp_path)
     deployment = load(whole)
     assert not deployment.checks_data
     assert deployment.check([1_000, 0]).inside  # what the skipped pass would have found
+
+
+def test_engines_ship_the_file_and_load_it_once_per_process(tmp_path):
+    # The shared shipment of the Dask and Spark engines: the bytes and rules travel, a worker loads them again
+    # (the driver's process reuses its own Deployment), and a memo key given beside a Deployment is honoured.
+    from mechdesign.deploy._kinds import Shipped, deployment_of, ship
+
+    deployment = load(F.dense(tmp_path))
+    shipped = ship(deployment)
+    assert shipped.load() is deployment
+    elsewhere = Shipped(shipped.data, None, False, None, "other name")  # another process's cache key
+    assert elsewhere.load() is not deployment and elsewhere.load().sha256 == deployment.sha256
+    assert deployment_of(deployment) is deployment
+    memoized = deployment_of(deployment, memo_key=MEMO)
+    assert memoized.memo is not None and memoized.memo.key == MEMO and deployment.memo is None
+    edited = Shipped(shipped.data.replace(b'"epsilon": 1.0', b'"epsilon": 0.5', 1), None, False, None, "edited")
+    with pytest.raises(Exception, match="sha256"):
+        edited.load()
