@@ -211,9 +211,12 @@ class Deployment:
     def __init__(self, source: Any, *, public_key: Any = None, require_signature: bool | None = None,
                  memo_key: Any = None, name: str | None = None, data: bytes | None = None) -> None:
         required = signature_required(require_signature, public_key)
-        self.data, parsed = _parsed(source, name)
-        if data is not None:  # the bytes read before the parse (load): what workers receive
-            self.data = data
+        from mechdesign.mechfile._format import ParsedFile
+
+        if data is not None and isinstance(source, ParsedFile):  # load(): read and parsed once already
+            self.data, parsed = data, source
+        else:
+            self.data, parsed = _parsed(source, name)
         self.name = parsed.name
         self.public_key = _public_key_bytes(public_key)
         self.required = required
@@ -512,11 +515,14 @@ def _read(source: Any, name: str | None) -> tuple[bytes, str]:
     if isinstance(source, (bytes, bytearray)):
         return bytes(source), name or "<bytes>"
     if isinstance(source, (str, os.PathLike)):
-        from mechdesign.mechfile._format import parse_file
+        from mechdesign._errors import MechanismFileError
+        from mechdesign._files import read_bounded
 
-        path = Path(source)
-        parse_file(path)  # the size cap and the one-line errors of every reader, before the bytes are kept
-        return path.read_bytes(), name or str(source)
+        shown = name or str(source)
+        try:  # one read under the size cap, as parse_file reads (its one-line error): the bytes parsed are kept
+            return read_bounded(source, "mechanism file", json_object=True), shown
+        except ValueError as exc:
+            raise MechanismFileError(f"{shown}: {exc}") from None
     raise TypeError(f"file must be a path, the file's bytes or a parsed file, got file={type(source).__name__}")
 
 
