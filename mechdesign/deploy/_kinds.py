@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,17 +265,23 @@ class StructuredDeployment(Deployment):
                                       [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))])]
 
     def output_counts(self, batch: Any, columns: str | Sequence[str]) -> Any:
+        return self.count_batches([batch], columns)
+
+    def count_batches(self, batches: Iterable[Any], columns: str | Sequence[str]) -> Any:
         import pyarrow as pa
 
         from mechdesign.deploy.analysis._symmetric_decode import ReportTally
 
-        tally = ReportTally(self.loaded.mechanism, self.sampler.family)
-        array = _column(batch, self.columns_for(columns)[0])
-        if isinstance(array, pa.ChunkedArray):
-            array = array.combine_chunks()
-        binary = pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)
-        (tally.add_binary_arrow if binary else tally.add_arrow)(array, 0)
-        return tally.state()
+        name = self.columns_for(columns)[0]
+        tally = None
+        for batch in batches:
+            tally = tally or ReportTally(self.loaded.mechanism, self.sampler.family)
+            array = _column(batch, name)
+            if isinstance(array, pa.ChunkedArray):
+                array = array.combine_chunks()
+            binary = pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)
+            (tally.add_binary_arrow if binary else tally.add_arrow)(array, tally.records)
+        return None if tally is None else tally.state()
 
     def decode(self, counts: Any, method: str = "linear") -> Any:
         from mechdesign.deploy.analysis._symmetric_decode import ReportTally

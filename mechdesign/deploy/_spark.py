@@ -134,11 +134,7 @@ def _count_partition(shipped: Shipped, names: list[str], batches: Iterator[Any])
     import pyarrow as pa
     from pyspark import TaskContext
 
-    deployment = shipped.load()
-    total = None
-    for batch in batches:
-        part = deployment.output_counts(batch, names)
-        total = part if total is None else total + part
+    total = shipped.load().count_batches(batches, names)
     if total is not None:
         context = TaskContext.get()
         partition = context.partitionId() if context is not None else 0

@@ -142,6 +142,9 @@ def test_decode_from_counts_that_add(deployments, kind):
     whole = deployment.output_counts(out, columns)
     halves = [deployment.output_counts(out.slice(a, 2_000), columns) for a in (0, 2_000)]
     np.testing.assert_allclose(halves[0] + halves[1], whole, rtol=1e-12, atol=1e-9)
+    batches = [out.slice(0, 1_500), out.slice(1_500, 1_000), out.slice(2_500)]  # one partition's batches
+    np.testing.assert_allclose(deployment.count_batches(batches, columns), whole, rtol=1e-12, atol=1e-9)
+    assert deployment.count_batches([], columns) is None
     estimate = deployment.decode(halves[0] + halves[1])
     reference = deployment.decode(whole)
     np.testing.assert_allclose(_frequencies(estimate), _frequencies(reference), atol=1e-9)
