@@ -387,15 +387,7 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
     deployment = _load(file, public_key, require_signature, memo_key)
     names = deployment.columns_for(column)
     _frame_columns(frame, names, id_column, user_column)
-    for argument, extra in (("id_column", id_column), ("user_column", user_column)):
-        if extra is not None and extra in names:
-            raise v.fail(argument, "differ from the privatized columns", extra)
-    if deployment.memo is not None and user_column is None:
-        from mechdesign.deploy.sampling._policy_rule import missing_memo
-
-        raise missing_memo(deployment.release.policy, deployment.name, "user_column", "memo_key", None)
-    if deployment.memo is None and user_column is not None:
-        raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
+    deployment.release_columns(names, id_column, user_column)
     if form not in ("text", "binary"):
         raise v.fail("form", "be 'text' or 'binary'", form)
     secret = release_key(key)

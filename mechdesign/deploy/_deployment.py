@@ -390,6 +390,30 @@ class Deployment:
             raise v.fail("column", "name distinct columns", names)
         return names
 
+    def release_columns(self, columns: str | Sequence[str], id_column: str | None = None,
+                        user_column: str | None = None) -> list[str]:
+        """The privatized columns, after the rules of the columns a release reads (every engine applies them).
+
+        The id and user columns differ from the privatized ones; a memoized or two-layer file's draws need
+        ``user_column`` (with the deployment's memo key) and a file without a memo key takes none.
+
+        Raises
+        ------
+        ValueError
+            One line naming the argument and the rule.
+        """
+        names = self.columns_for(columns)
+        for extra, argument in ((id_column, "id_column"), (user_column, "user_column")):
+            if extra is not None and extra in names:
+                raise v.fail(argument, "differ from the privatized columns", extra)
+        if self.memo is not None and user_column is None:
+            from mechdesign.deploy.sampling._policy_rule import missing_memo
+
+            raise missing_memo(self.release.policy, self.name, "user_column", "memo_key", None)
+        if self.memo is None and user_column is not None:
+            raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
+        return names
+
     # -- input codes and the data check -----------------------------------------------------------------------------
     def encode(self, batch: Any, columns: Sequence[str]) -> np.ndarray:
         """Input codes of a batch's columns: int64, shape (n,) for a single-column file, (d, n) for a record file.
@@ -473,25 +497,16 @@ class Deployment:
             As given, the privatized columns replaced by strings (binary: a structured file's binary form;
             dictionary: dictionary arrays over the output labels).
         """
-        names = self.columns_for(columns)
+        names = self.release_columns(columns, id_column, user_column)
         if form not in ("text", "binary", "dictionary"):
             raise v.fail("form", "be 'text', 'binary' or 'dictionary'", form)
-        for extra, argument in ((id_column, "id_column"), (user_column, "user_column")):
-            if extra is not None and extra in names:
-                raise v.fail(argument, "differ from the privatized columns", extra)
         codes = self.encode(batch, names)
         ids = self.identities(batch, id_column, first_row)
         users = None
-        if self.memo is not None:
-            if user_column is None:
-                from mechdesign.deploy.sampling._policy_rule import missing_memo
-
-                raise missing_memo(self.release.policy, self.name, "user_column", "memo_key", None)
+        if user_column is not None:
             from mechdesign.deploy.sampling._memo import user_ids
 
             users = user_ids(_column(batch, user_column), "user_column")
-        elif user_column is not None:
-            raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
         released = self.outputs(self.draw_codes(codes, ids, key, users), form=form)
         return _replace(batch, names, released)
 

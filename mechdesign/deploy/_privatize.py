@@ -118,18 +118,9 @@ def privatize_file(deployment: Deployment, source: str | os.PathLike[str], targe
     """
     from mechdesign.deploy.sampling._stream import KeyedDraws
 
-    names = deployment.columns_for(columns)
+    names = deployment.release_columns(columns, id_column, user_column)
     source, target = Path(source), Path(target)
-    for name, argument in ((id_column, "id_column"), (user_column, "user_column")):
-        if name is not None and name in names:
-            raise v.fail(argument, "differ from the privatized columns", name)
     _refuse_missing(source, target, {"id_column": id_column, "user_column": user_column})
-    if deployment.memo is not None and user_column is None:
-        from mechdesign.deploy.sampling._policy_rule import missing_memo
-
-        raise missing_memo(deployment.release.policy, deployment.name, "user_column", "memo_key", None)
-    if deployment.memo is None and user_column is not None:
-        raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
     if override_data_check and deployment.kind == "structured":
         deployment.epsilon_at_data(np.zeros(1, dtype=np.int64))  # its one-line refusal, before anything is read
     secret = release_key(key)

@@ -249,18 +249,9 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
         raise v.fail("form", "be 'text' or 'binary'", form)
     deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
                                   memo_key=memo_key)
-    names = _names(df, deployment, column)
-    for name, value in (("id_column", id_column), ("user_column", user_column)):
-        if value is not None and value in names:
-            raise v.fail(name, "differ from the privatized columns", value)
+    names = deployment.release_columns(_names(df, deployment, column), id_column, user_column)
     if user_column is not None and user_column not in list(df.columns):
         raise v.fail("user_column", f"name a column of the DataFrame {list(df.columns)[:20]}", user_column)
-    if deployment.memo is not None and user_column is None:
-        from mechdesign.deploy.sampling._policy_rule import missing_memo
-
-        raise missing_memo(deployment.release.policy, deployment.name, "user_column", "memo_key", None)
-    if deployment.memo is None and user_column is not None:
-        raise v.fail("user_column", "be given with memo_key (memoized draws are keyed by user)", user_column)
     identity = _identity(df, id_column)
     secret = release_key(key)
     # An ldp file (or radius 2) holds for every prior: no pass over the data for a check that always passes.
