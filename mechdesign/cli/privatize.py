@@ -129,9 +129,6 @@ def run(args: argparse.Namespace) -> int:
         from mechdesign.cli._symmetric import run_privatize
 
         return run_privatize(args, source)
-    from mechdesign._numerics import round_up
-    from mechdesign.core._leakage import epsilon_min
-    from mechdesign.core._mechanism import Mechanism
     from mechdesign.deploy.analysis._datacheck import DATA_DELTA, DataCheck, check_counts, refusal
     from mechdesign.deploy.sampling._sampler import Privatizer
     from mechdesign.deploy.sampling._stream import privatize_file
@@ -150,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
     memo = memo_for(args, loaded)
     sampler = Privatizer(loaded)  # the sampled matrix's guarantee (and a two-layer file's per report) recomputed
-    achieved, reports, per_report = float(sampler.sampled_epsilon or 0.0), sampler.reports, sampler.report_epsilon
+    achieved, per_report = float(sampler.sampled_epsilon or 0.0), sampler.report_epsilon
     rng = stream(args)
     from mechdesign.deploy.sampling._changes import DistinctValues
 
@@ -164,11 +161,7 @@ def run(args: argparse.Namespace) -> int:
     data = checks[0]
     _print_notices(args, source.name, loaded, memo, reservation)
     stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
-    sampled = Mechanism.from_matrix(sampler.sampled_matrix, loaded.mechanism.inputs, loaded.mechanism.outputs)
-    if reports is not None:  # what one report is drawn from: the permanent layer, then the fresh one
-        sampled = Mechanism.from_matrix(sampler.sampled_matrix @ reports.sampled_matrix, loaded.mechanism.inputs,
-                                        reports.mechanism.outputs)
-    at_data = round_up(epsilon_min(sampled, data.frequencies), len(loaded.mechanism.inputs))
+    at_data = sampler.epsilon_at(data.frequencies)  # what one report is drawn from, at the data
     summary = {"output": args.out, "records": records, "column": args.column,
                "generator": generator(args, memo), "user_column": args.user_column,
                "release": loaded.release.policy, "per_report_epsilon": per_report,

@@ -178,17 +178,8 @@ class DenseDeployment(Deployment):
         return tuple(self.loaded.mechanism.inputs)
 
     def epsilon_at_data(self, counts: Any) -> float:
-        from mechdesign._numerics import round_up
-        from mechdesign.core._leakage import epsilon_min
-        from mechdesign.core._mechanism import Mechanism
-
         number = np.asarray(counts, dtype=np.int64)
-        matrix, outputs = self.sampler.sampled_matrix, self.loaded.mechanism.outputs
-        if self.sampler.reports is not None:  # one report: the permanent layer, then the fresh one
-            matrix, outputs = matrix @ self.sampler.reports.sampled_matrix, self.sampler.reports.mechanism.outputs
-        sampled = Mechanism.from_matrix(matrix, self.loaded.mechanism.inputs, outputs)
-        frequencies = number / max(int(number.sum()), 1)
-        return float(round_up(epsilon_min(sampled, frequencies), len(self.loaded.mechanism.inputs)))
+        return self.sampler.epsilon_at(number / max(int(number.sum()), 1))
 
     def _draw(self, codes: np.ndarray, ids: Any, draws: Any, users: Any) -> Any:
         sampler, rows = self.sampler, codes.astype(np.intp)

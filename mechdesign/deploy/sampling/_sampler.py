@@ -256,6 +256,21 @@ class Privatizer:
         return memo_function(memo, release=self.release, users=users, where=self._where(),
                              file_sha256=None if self.file is None else self.file.sha256)
 
+    def epsilon_at(self, frequencies: Any) -> float:
+        """The PML of what one report is drawn from, at a distribution of the inputs, rounded up.
+
+        The sampled matrix (a two-layer file's permanent layer, then its fresh one): what holds for data the file's
+        ball does not cover (an overridden data check). ``frequencies`` is a distribution over the inputs.
+        """
+        from mechdesign._numerics import round_up
+        from mechdesign.core._leakage import epsilon_min
+
+        matrix, outputs = self.sampled_matrix, self.mechanism.outputs
+        if self.reports is not None:
+            matrix, outputs = matrix @ self.reports.sampled_matrix, self.reports.mechanism.outputs
+        sampled = Mechanism.from_matrix(matrix, self.mechanism.inputs, outputs)
+        return float(round_up(epsilon_min(sampled, frequencies), len(self.mechanism.inputs)))
+
     def check(self, guarantee: dict[str, Any]) -> float:
         """Recompute a file guarantee for the *sampled* matrix; return its ε or raise CertificateError.
 
