@@ -260,7 +260,17 @@ class Privatizer:
         """The PML of what one report is drawn from, at a distribution of the inputs, rounded up.
 
         The sampled matrix (a two-layer file's permanent layer, then its fresh one): what holds for data the file's
-        ball does not cover (an overridden data check). ``frequencies`` is a distribution over the inputs.
+        ball does not cover (an overridden data check).
+
+        Parameters
+        ----------
+        frequencies : array_like
+            A distribution over the inputs (the data's empirical one).
+
+        Returns
+        -------
+        float
+            ε in nats, rounded up (:func:`~mechdesign._numerics.round_up`).
         """
         from mechdesign._numerics import round_up
         from mechdesign.core._leakage import epsilon_min
