@@ -6,12 +6,11 @@ import argparse
 import io
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from mechdesign.deploy import REQUIRE_SIGNATURE_VARIABLE
+from mechdesign.deploy._columns import PER_ATTRIBUTE_REFUSAL, column_order_hint, record_columns, single_column
 
 __all__ = ["PER_ATTRIBUTE_REFUSAL", "REQUIRE_SIGNATURE_VARIABLE", "Once", "add_data_argument", "add_deprecated_alias",
            "add_force_argument", "add_signature_arguments", "add_stream_arguments", "column_order_hint", "data_file",
@@ -31,42 +30,6 @@ class Once(argparse.Action):
             parser.error(f"{self.dest} must be given once (one {self.dest} per run today), got "
                          f"{self.dest}={getattr(namespace, self.dest)!r} and {values!r}")
         setattr(namespace, self.dest, values)
-
-
-PER_ATTRIBUTE_REFUSAL = "per-attribute guarantees do not add up to a record guarantee"
-
-
-def single_column(columns: list[str]) -> str:
-    """The one ``--column`` of a single-attribute mechanism file; several are refused, saying why."""
-    if len(columns) > 1:
-        raise ValueError(f"column must be given once for a single-attribute mechanism file (one column per file; "
-                         f"several columns need a record file, designed with columns = [...] in the problem file) "
-                         f"because {PER_ATTRIBUTE_REFUSAL}, got column={columns!r}")
-    return columns[0]
-
-
-def record_columns(columns: list[str], attributes: tuple[str, ...]) -> list[str]:
-    """The ``--column`` list for a record file: one per attribute, in order; one column alone is refused."""
-    if len(columns) != len(attributes):
-        raise ValueError(f"column must be given once per attribute of the record file {list(attributes)} (in that "
-                         f"order), not for part of the record, because {PER_ATTRIBUTE_REFUSAL}, got "
-                         f"column={columns!r}")
-    return columns
-
-
-@contextmanager
-def column_order_hint(columns: list[str], attributes: tuple[str, ...]) -> Iterator[None]:
-    """Say that the order of ``--column`` matters when a record file's data hold labels its attribute does not.
-
-    The i-th ``--column`` is read as the file's i-th attribute, and a swapped pair fails only there.
-    """
-    try:
-        yield
-    except ValueError as exc:
-        if "must only hold" not in str(exc) or list(columns) == list(attributes):
-            raise
-        raise ValueError(f"{exc} (the order of --column matters: the i-th is read as the record file's i-th "
-                         f"attribute {list(attributes)}, got column={columns!r})") from None
 
 
 def add_data_argument(parser: Any, metavar: str, help: str) -> None:
