@@ -1,9 +1,10 @@
-"""``verify``, ``privatize`` and ``decode`` on structured files (kind ``"symmetric"``).
+"""``privatize`` and ``decode`` on structured files (kind ``"symmetric"``).
 
 The verbs detect the kind after the one read of the file (:func:`~mechdesign.cli._io.read_mechanism_argument`) and
-come here. What a dense file offers and a structured one cannot yet: ``--releases`` (T fresh releases need the dense
-matrix), ``--ledger``, the data's own ε after ``--override-data-check``, and decoders other than the linear one;
-each is refused in one line (``mechdesign export FILE --dense`` makes a dense file of a small design).
+come here. What a dense file offers and a structured one cannot yet: ``--ledger``, the data's own ε after
+``--override-data-check``, and decoders other than the linear one; each is refused in one line (``mechdesign export
+FILE --dense`` makes a dense file of a small design). ``verify`` reads a structured file through its deploy adapter
+(:class:`~mechdesign.deploy._kinds.StructuredDeployment`).
 """
 
 from __future__ import annotations
@@ -41,59 +42,8 @@ def _report_sizes(loaded: Any, binary: bool = False, family: Any = None) -> tupl
     return max(sizes), statistics.median(sizes)
 
 
-def _describe(loaded: Any) -> str:
-    m = loaded.mechanism
-    largest, median = _report_sizes(loaded)
-    return (f"  structured design: {m.cells.size:,} inputs in {m.cells.count:,} cells, {m.types:,} types "
-            f"(placement mechdesign-agl-1); reports of at most {largest} bytes (median {median:g})")
-
-
 def _guarantee_with_prior(loaded: Any) -> dict[str, Any]:
     return {**loaded.guarantee, "prior": loaded.prior.tolist()}
-
-
-def run_verify(args: argparse.Namespace, source: Any) -> int:
-    """``mechdesign verify`` on a structured file: the recomputed guarantee, and the design's sizes."""
-    from mechdesign.cli._verdicts import checked, data_summary, data_text, exit_code
-    from mechdesign.mechfile._symmetric import verify_symmetric_file
-
-    _refuse(args, "releases", args.releases, "the leakage of T fresh releases is computed on the dense matrix")
-    _refuse(args, "override_data_check", args.override_data_check, "the data's own epsilon needs the dense matrix")
-    result, loaded = verify_symmetric_file(source, public_key=args.public_key)
-    data = None
-    if args.data is not None:
-        from mechdesign.deploy._io import count_labels
-        from mechdesign.deploy.analysis._datacheck import check_counts
-
-        counts = count_labels(args.data, single_column(args.column), loaded.mechanism.inputs, name="column",
-                              file_name="data")
-        data = checked(args, lambda delta: check_counts(_guarantee_with_prior(loaded), counts, delta))
-    ldp = loaded.mechanism.ldp_level()
-    largest, median = _report_sizes(loaded)
-    if args.json:
-        m = loaded.mechanism
-        print_json({"file": result.path, "kind": "symmetric", "notion": "pml", "epsilon": result.epsilon,
-                    "achieved": result.achieved, "delta": result.delta, "radius": result.radius,
-                    "holds": result.holds, "sha256": result.sha256, "signature_checked": args.public_key is not None,
-                    "release": result.release, "data": data_summary(data, None), "inputs": m.cells.size,
-                    "cells": m.cells.count, "types": m.types, "report_bytes_max": largest,
-                    "report_bytes_median": median, "ldp": ldp})
-    else:
-        verdict = "holds" if result.holds else "DOES NOT HOLD"
-        print(f"{result.path}: pml epsilon {result.epsilon!r} {verdict} (achieved {result.achieved!r}, radius "
-              f"{result.radius!r}, delta {result.delta!r})" + ("; signature valid" if args.public_key is not None
-                                                               else "") + data_text(data, None, ""))
-        print(_describe(loaded))
-        if ldp == float("inf"):
-            print("  LDP level: infinite (a type puts some inputs at level 0, so its reports rule them out; "
-                  "epsilon-PML over the ball is not epsilon-LDP)")
-        else:
-            print(f"  LDP level: {ldp:.6g} nats (what the types guarantee for every prior; the epsilon above is PML "
-                  "over the ball, not epsilon-LDP)")
-        if result.release is not None:
-            print("  release policy: memoized (the same user and value always get the same report; privatize needs "
-                  "--memo-key and --user-column)")
-    return exit_code(result)
 
 
 def run_privatize(args: argparse.Namespace, source: Any) -> int:

@@ -68,12 +68,15 @@ import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy import REQUIRE_SIGNATURE_VARIABLE  # defined where the CLI's help reads it without NumPy
+
+if TYPE_CHECKING:
+    from mechdesign.deploy._reports import Verdict
 
 __all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "release_key", "signature_required"]
 
@@ -189,6 +192,13 @@ class Deployment:
         How errors name the file (default: the path, or ``"<bytes>"``).
     data : bytes, optional
         The file's bytes when ``source`` is their parse (:func:`~mechdesign.deploy.load` reads once).
+    draws : bool
+        Load the file to draw from (default): the sampler compiled and its guarantee checked, the memo key asked
+        for. ``False`` loads it for the verbs that draw nothing (verify, decode, assess), with the same checks of
+        the file and no sampler: nothing can be drawn from it.
+    verify : bool
+        Refuse a file whose recomputed guarantee misses the stated one (default). ``False`` (with ``draws=False``)
+        keeps it, for :meth:`verify` to report.
 
     Raises
     ------
@@ -197,7 +207,8 @@ class Deployment:
     CertificateError
         The sampled design (quantised to 2⁻⁶⁴) misses the file's guarantee.
     ValueError
-        One line: a signature policy without a key; a memo key refused by the file's binding.
+        One line: a signature policy without a key; a memo key refused by the file's binding; ``verify=False`` or
+        a memo key with a file loaded to be read.
     """
 
     #: "dense", "structured" or "record" (set by each adapter).
@@ -209,8 +220,10 @@ class Deployment:
     data: bytes
 
     def __init__(self, source: Any, *, public_key: Any = None, require_signature: bool | None = None,
-                 memo_key: Any = None, name: str | None = None, data: bytes | None = None) -> None:
+                 memo_key: Any = None, name: str | None = None, data: bytes | None = None, draws: bool = True,
+                 verify: bool = True) -> None:
         required = signature_required(require_signature, public_key)
+        _reading_rules(draws, verify, memo_key)
         from mechdesign.mechfile._format import ParsedFile
 
         if data is not None and isinstance(source, ParsedFile):  # load(): read and parsed once already
@@ -220,9 +233,12 @@ class Deployment:
         self.name = parsed.name
         self.public_key = _public_key_bytes(public_key)
         self.required = required
-        self._load(parsed, public_key)
+        if draws:
+            self._load(parsed, public_key)
+        else:
+            self._read(parsed, public_key, verify)
         self.memo = None
-        if memo_key is not None or self.release.memoized:
+        if draws and (memo_key is not None or self.release.memoized):
             from mechdesign.deploy.sampling._policy_rule import memo_function
 
             self.memo = memo_function(memo_key, release=self.release, file_sha256=self.sha256, users=True,
@@ -518,6 +534,58 @@ class Deployment:
         return Release(self.sha256, self.kind, epsilon, self.release.policy, _key_id(release_key(key)), identity,
                        data_check)
 
+    # -- a file read for a verb: verified, decoded, assessed (loaded with draws=False) ----------------------------
+    #: The file's :class:`~mechdesign.mechfile.Verification`, kept when it was loaded with ``verify=False``.
+    verification: Any = None
+
+    def _read(self, parsed: Any, public_key: Any, verify: bool) -> None:
+        """Read the file without a sampler (its reader checks everything; ``verify=False`` keeps an overstated file)."""
+        raise TypeError("Deployment is the base of one adapter per kind of file: mechdesign.deploy.load(file) "
+                        "returns the file's")
+
+    def verify(self, data: Any = None, columns: Sequence[str] | None = None, *, data_delta: float | None = None,
+               override_data_check: bool = False, releases: int | None = None,
+               changes: int | None = None) -> Verdict:
+        """The file's guarantee recomputed, with the check of data it is meant for: what ``mechdesign verify`` says.
+
+        Parameters
+        ----------
+        data : str or os.PathLike, optional
+            CSV, Parquet or Arrow IPC records: their distribution is checked against the file's ball (the joint
+            one for a record file) at ``data_delta``.
+        columns : sequence of str, optional
+            The data's column (a single-column file) or one per attribute of a record file, in its order.
+        data_delta : float, optional
+            δ_d of the data check (default 1e-6).
+        override_data_check : bool
+            Data the check refuses are reported with the ε at their own distribution (refused for a structured
+            file: that needs the dense matrix). Without it no ε at refused data is computed: the caller refuses them.
+        releases : int, optional
+            Also account for T releases of one person's value under the file's release policy.
+        changes : int, optional
+            Memoized and two-layer files: the cost of C distinct values of one person.
+
+        Returns
+        -------
+        Verdict
+            The recomputed guarantee (``result``: a :class:`~mechdesign.mechfile.Verification`), the data check,
+            the JSON object and the text; ``failure`` names the first stated guarantee that does not hold.
+
+        Raises
+        ------
+        ValueError
+            One line: columns that do not fit the file, values outside its alphabets, an option the kind refuses.
+        """
+        raise NotImplementedError
+    if not TYPE_CHECKING:  # (typed code never reaches it: mypy keeps checking every attribute's name)
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for an attribute not set: a file loaded to be read has no sampler, and says so.
+            if name in ("sampler", "sampled_epsilon"):
+                raise v.fail("draws", "be True to draw from a file (this one was loaded to be read: "
+                             "mechdesign.deploy.load(file) loads it to privatize)", False)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
 def _parsed(source: Any, name: str | None) -> tuple[bytes, Any]:
@@ -623,3 +691,13 @@ def _replace(batch: Any, names: Sequence[str], arrays: Sequence[Any]) -> Any:
     if isinstance(batch, pa.Table):
         return pa.Table.from_arrays(columns, schema=schema)
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _reading_rules(draws: bool, verify: bool, memo_key: Any) -> None:
+    """A file loaded to be read: ``verify=False`` only then (an overstated file is never sampled), and no memo key."""
+    if not verify and draws:
+        raise v.fail("verify", "be True when the file is loaded to draw (an overstated file is never sampled; "
+                     "draws=False reads it)", verify)
+    if memo_key is not None and not draws:
+        raise v.fail("memo_key", "not be given with a file loaded to be read (draws=False: nothing is drawn)",
+                     "a key")

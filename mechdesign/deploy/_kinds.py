@@ -17,12 +17,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mechdesign import _validation as v
 from mechdesign.deploy._deployment import Deployment, _codes, _column, _parsed
+
+if TYPE_CHECKING:
+    from mechdesign.deploy._reports import Verdict
 
 __all__ = ["DenseDeployment", "RecordDeployment", "Shipped", "StructuredDeployment", "adapter_for", "deployment_of",
            "load", "ship"]
@@ -38,7 +41,7 @@ def adapter_for(parsed: Any) -> type[Deployment]:
 
 
 def load(source: Any, *, public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None,
-         name: str | None = None) -> Deployment:
+         name: str | None = None, draws: bool = True, verify: bool = True) -> Deployment:
     """Load a mechanism file of any kind for deployment, checked as every entry point checks it (:class:`Deployment`).
 
     Parameters
@@ -47,6 +50,10 @@ def load(source: Any, *, public_key: Any = None, require_signature: bool | None 
         The file.
     public_key, require_signature, memo_key, name
         As :class:`Deployment`.
+    draws, verify
+        As :class:`Deployment`: ``draws=False`` loads the file to be verified, decoded or assessed (no sampler, no
+        memo key), and ``verify=False`` then keeps a file that overstates its guarantee for
+        :meth:`~Deployment.verify` to report.
 
     Returns
     -------
@@ -55,7 +62,7 @@ def load(source: Any, *, public_key: Any = None, require_signature: bool | None 
     """
     data, parsed = _parsed(source, name)
     return adapter_for(parsed)(parsed, public_key=public_key, require_signature=require_signature,
-                               memo_key=memo_key, name=name, data=data)
+                               memo_key=memo_key, name=name, data=data, draws=draws, verify=verify)
 
 
 def deployment_of(file: Any, *, public_key: Any = None, require_signature: bool | None = None,
@@ -208,6 +215,17 @@ class DenseDeployment(Deployment):
             mechanism = Mechanism.from_matrix(mechanism.matrix @ reports.matrix, mechanism.inputs, reports.outputs)
         return estimate_frequencies(mechanism, counts, "inversion" if method == "linear" else method)
 
+    def _read(self, parsed: Any, public_key: Any, verify: bool) -> None:
+        from mechdesign.mechfile._column import read_mechanism_file, verify_mechanism_file
+
+        if not verify:  # reported by verify(), with what it recomputed
+            self.verification = verify_mechanism_file(parsed, public_key=public_key)
+        self.loaded = read_mechanism_file(parsed, verify=verify, public_key=public_key if verify else None)
+
+    def verify(self, data: Any = None, columns: Sequence[str] | None = None, **options: Any) -> Verdict:
+        from mechdesign.deploy._verdicts import dense
+
+        return dense(self, data, columns, **options)
 
 class StructuredDeployment(Deployment):
     """A structured (symmetric) file: a report is a type and a seed, written as text or in binary form."""
@@ -284,6 +302,18 @@ class StructuredDeployment(Deployment):
         tally.add_state(counts)
         return tally.estimate()
 
+    def _read(self, parsed: Any, public_key: Any, verify: bool) -> None:
+        from mechdesign.mechfile._symmetric import read_symmetric_file, verify_symmetric_file
+
+        if verify:
+            self.loaded = read_symmetric_file(parsed, public_key=public_key)
+        else:  # reported by verify(), with what it recomputed
+            self.verification, self.loaded = verify_symmetric_file(parsed, public_key=public_key)
+
+    def verify(self, data: Any = None, columns: Sequence[str] | None = None, **options: Any) -> Verdict:
+        from mechdesign.deploy._verdicts import structured
+
+        return structured(self, data, columns, **options)
 
 class RecordDeployment(Deployment):
     """A record file: d columns privatized together; the data check on their joint distribution."""
@@ -353,3 +383,16 @@ class RecordDeployment(Deployment):
             return decode_records(self.loaded, [number], method)
         sizes = [len(self.sampler.output_labels(i)) for i in range(len(self.attributes))]
         return decode_records(self.loaded, np.split(number, np.cumsum(sizes)[:-1]), method)
+
+    def _read(self, parsed: Any, public_key: Any, verify: bool) -> None:
+        from mechdesign.mechfile._record import read_record_file, record_verification
+
+        self.loaded = read_record_file(parsed, verify=verify, public_key=public_key)
+        self.attributes = tuple(self.loaded.attributes)
+        if not verify:  # reported by verify(), with what it recomputed
+            self.verification = record_verification(self.loaded, parsed.name)
+
+    def verify(self, data: Any = None, columns: Sequence[str] | None = None, **options: Any) -> Verdict:
+        from mechdesign.deploy._verdicts import record
+
+        return record(self, data, columns, **options)
