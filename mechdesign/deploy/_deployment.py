@@ -76,7 +76,7 @@ from mechdesign import _validation as v
 from mechdesign.deploy import REQUIRE_SIGNATURE_VARIABLE  # defined where the CLI's help reads it without NumPy
 
 if TYPE_CHECKING:
-    from mechdesign.deploy._reports import Verdict
+    from mechdesign.deploy._reports import Report, Verdict
 
 __all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "release_key", "signature_required"]
 
@@ -575,6 +575,35 @@ class Deployment:
         ------
         ValueError
             One line: columns that do not fit the file, values outside its alphabets, an option the kind refuses.
+        """
+        raise NotImplementedError
+
+    def decode_file(self, source: Any, columns: Sequence[str], *, method: str = "linear", within_ball: bool = False,
+                    chunk_size: int = 1_000_000, progress: bool | None = False) -> Report:
+        """The input frequencies estimated from a privatized table (streamed): what ``mechdesign decode`` says.
+
+        Parameters
+        ----------
+        source : str or os.PathLike
+            The privatized CSV, Parquet or Arrow IPC file.
+        columns : sequence of str
+            The privatized column (a single-column file) or one per attribute of a record file, in its order.
+        method : {"linear", "inversion", "ml", "em"}
+            The decoder (:func:`~mechdesign.deploy.analysis.estimate_frequencies`); a structured file takes
+            "linear", a record file "linear" or "ml".
+        within_ball : bool
+            With "ml": the maximum likelihood over the file's ball (single-column files).
+        chunk_size : int
+            Records read at once.
+        progress : bool or None
+            Records read on stderr: ``None`` on a terminal, ``True`` anywhere, ``False`` never.
+
+        Returns
+        -------
+        Report
+            ``result``: the estimate (an :class:`~mechdesign.deploy.analysis.Estimate`, ``None`` when an
+            estimation_linear design decodes its quantities only, or a
+            :class:`~mechdesign.deploy.analysis.RecordEstimate`).
         """
         raise NotImplementedError
     if not TYPE_CHECKING:  # (typed code never reaches it: mypy keeps checking every attribute's name)

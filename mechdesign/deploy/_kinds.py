@@ -25,7 +25,7 @@ from mechdesign import _validation as v
 from mechdesign.deploy._deployment import Deployment, _codes, _column, _parsed
 
 if TYPE_CHECKING:
-    from mechdesign.deploy._reports import Verdict
+    from mechdesign.deploy._reports import Report, Verdict
 
 __all__ = ["DenseDeployment", "RecordDeployment", "Shipped", "StructuredDeployment", "adapter_for", "deployment_of",
            "load", "ship"]
@@ -227,6 +227,11 @@ class DenseDeployment(Deployment):
 
         return dense(self, data, columns, **options)
 
+    def decode_file(self, source: Any, columns: Sequence[str], **options: Any) -> Report:
+        from mechdesign.deploy._decode_file import dense
+
+        return dense(self, source, columns, **options)
+
 class StructuredDeployment(Deployment):
     """A structured (symmetric) file: a report is a type and a seed, written as text or in binary form."""
 
@@ -315,6 +320,11 @@ class StructuredDeployment(Deployment):
 
         return structured(self, data, columns, **options)
 
+    def decode_file(self, source: Any, columns: Sequence[str], **options: Any) -> Report:
+        from mechdesign.deploy._decode_file import structured
+
+        return structured(self, source, columns, **options)
+
 class RecordDeployment(Deployment):
     """A record file: d columns privatized together; the data check on their joint distribution."""
 
@@ -396,3 +406,8 @@ class RecordDeployment(Deployment):
         from mechdesign.deploy._verdicts import record
 
         return record(self, data, columns, **options)
+
+    def decode_file(self, source: Any, columns: Sequence[str], **options: Any) -> Report:
+        from mechdesign.deploy._decode_file import record
+
+        return record(self, source, columns, **options)
