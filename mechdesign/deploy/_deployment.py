@@ -606,6 +606,32 @@ class Deployment:
             :class:`~mechdesign.deploy.analysis.RecordEstimate`).
         """
         raise NotImplementedError
+
+    def assess(self, *, counts: Sequence[float] | None = None, data: Any = None,
+               columns: Sequence[str] | None = None, deltas: Any = None, releases: int | None = None) -> Report:
+        """The (ε′, δ)-PML guarantee of the file's mechanism on a sample: what ``mechdesign assess`` says.
+
+        Parameters
+        ----------
+        counts : sequence of float, optional
+            Category counts in the input order (single-column files).
+        data : str or os.PathLike, optional
+            CSV, Parquet or Arrow IPC records (with ``columns``); a record file needs them.
+        columns : sequence of str, optional
+            The data's column, or one per attribute of a record file.
+        deltas : sequence of float, optional
+            The failure probabilities δ (default: :data:`~mechdesign.core.DEFAULT_DELTAS`).
+        releases : int, optional
+            Also give, for each δ, the leakage of T releases of one person's value over the same ball.
+
+        Returns
+        -------
+        Report
+            ``result``: the :class:`~mechdesign.core.Assessment` (a record file: the record-level
+            :class:`~mechdesign.deploy.analysis.RecordAssessment`).
+        """
+        raise NotImplementedError
+
     if not TYPE_CHECKING:  # (typed code never reaches it: mypy keeps checking every attribute's name)
 
         def __getattr__(self, name: str) -> Any:

@@ -232,6 +232,12 @@ class DenseDeployment(Deployment):
 
         return dense(self, source, columns, **options)
 
+    def assess(self, **options: Any) -> Report:
+        from mechdesign.deploy._assess_file import matrix
+
+        return matrix(self.loaded.mechanism, loaded=self.loaded, **options)
+
+
 class StructuredDeployment(Deployment):
     """A structured (symmetric) file: a report is a type and a seed, written as text or in binary form."""
 
@@ -325,6 +331,12 @@ class StructuredDeployment(Deployment):
 
         return structured(self, source, columns, **options)
 
+    def assess(self, **options: Any) -> Report:
+        from mechdesign.deploy._assess_file import structured
+
+        return structured(self, **options)
+
+
 class RecordDeployment(Deployment):
     """A record file: d columns privatized together; the data check on their joint distribution."""
 
@@ -411,3 +423,8 @@ class RecordDeployment(Deployment):
         from mechdesign.deploy._decode_file import record
 
         return record(self, source, columns, **options)
+
+    def assess(self, **options: Any) -> Report:
+        from mechdesign.deploy._assess_file import record
+
+        return record(self, **options)
