@@ -10,6 +10,11 @@ to a record guarantee.
 A mechanism file is trusted for its matrix and labels, so the signature policy is the one of ``privatize``
 (``--public-key``, ``--require-signature``, ``MECHDESIGN_REQUIRE_SIGNATURE=1``, the same notice when no trusted key
 checked it); CSV rows carry no signature, so under a policy that requires one they are refused.
+
+One library call: a mechanism file is loaded by :func:`mechdesign.deploy.load` (``draws=False``) and assessed by its
+adapter's :meth:`~mechdesign.deploy.Deployment.assess` (a structured file is refused: its exact ε′ over a sample's
+ball needs the dense matrix); CSV rows, which have no file, by the dense adapter's function
+(:func:`mechdesign.deploy._assess_file.matrix`).
 """
 
 from __future__ import annotations

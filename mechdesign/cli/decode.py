@@ -19,6 +19,10 @@ columns), the set of distributions for which the file's guarantee holds. Every p
 
 The records read are reported on stderr as ``privatize`` reports them (:class:`mechdesign._progress.Progress`): on a
 terminal, or anywhere with ``--progress``.
+
+One library call: the file is loaded by :func:`mechdesign.deploy.load` (``draws=False``: nothing is drawn, so a
+memoized file needs no memo key) and its adapter's :meth:`~mechdesign.deploy.Deployment.decode_file` decodes the
+table as its kind decodes.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ record-level PML at their joint distribution,
 :func:`mechdesign.deploy.analysis.epsilon_at_data`). Data the
 check refuses are an error (exit 2) unless ``--override-data-check`` is given: the report then says that the file's
 guarantee does not cover them, and the ε at the data is what holds for them.
+
+One library call: the file is loaded by :func:`mechdesign.deploy.load` (``draws=False, verify=False``: an overstated
+file is reported, exit 1) and its adapter's :meth:`~mechdesign.deploy.Deployment.verify` gives the verdict of its
+kind; this module keeps the arguments, the refusal of data outside the ball and the printing.
 """
 
 from __future__ import annotations

@@ -17,6 +17,12 @@ One adapter per kind (dense, structured, record) supplies what differs: how labe
 are drawn, how outputs are written and counted, and the ε at the data. The exchange format is Arrow: a batch of
 records in, the same batch with the privatized columns out.
 
+**The verbs that draw nothing** — ``mechdesign verify``, ``decode`` and ``assess``, one call each — load the file
+with ``draws=False``: the same checks of the file, no sampler and no memo key (``verify=False`` keeps a file that
+overstates its guarantee, for :meth:`Deployment.verify` to report). The adapter of each kind says what they print:
+the verdict (:mod:`~mechdesign.deploy._verdicts`), the decode of a privatized table
+(:mod:`~mechdesign.deploy._decode_file`) and the assessment on a sample (:mod:`~mechdesign.deploy._assess_file`).
+
 **Keyed draws: one release, however often it is computed.** A lazy frame on a cluster is computed again when it is
 reused, when a task fails or is run speculatively, and when a count is taken beside the copy that is written. With
 fresh randomness each computation is another release of every record. Here every draw of a release is a keyed
@@ -603,7 +609,7 @@ class Deployment:
         Report
             ``result``: the estimate (an :class:`~mechdesign.deploy.analysis.Estimate`, ``None`` when an
             estimation_linear design decodes its quantities only, or a
-            :class:`~mechdesign.deploy.analysis.RecordEstimate`).
+            :class:`~mechdesign.deploy.analysis._record_decode.RecordEstimate`).
         """
         raise NotImplementedError
 
@@ -620,7 +626,7 @@ class Deployment:
         columns : sequence of str, optional
             The data's column, or one per attribute of a record file.
         deltas : sequence of float, optional
-            The failure probabilities δ (default: :data:`~mechdesign.core.DEFAULT_DELTAS`).
+            The failure probabilities δ (default: the table of several δ that ``mechdesign assess`` prints).
         releases : int, optional
             Also give, for each δ, the leakage of T releases of one person's value over the same ball.
 
@@ -628,7 +634,7 @@ class Deployment:
         -------
         Report
             ``result``: the :class:`~mechdesign.core.Assessment` (a record file: the record-level
-            :class:`~mechdesign.deploy.analysis.RecordAssessment`).
+            :class:`~mechdesign.deploy.analysis._record_assess.RecordAssessment`).
         """
         raise NotImplementedError
 

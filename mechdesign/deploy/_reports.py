@@ -25,8 +25,9 @@ class Report:
         The outcome as text, one entry a line.
     result : Any
         The object computed: a :class:`~mechdesign.mechfile.Verification`, an
-        :class:`~mechdesign.deploy.analysis.Estimate`, a :class:`~mechdesign.deploy.analysis.RecordEstimate`, an
-        :class:`~mechdesign.core.Assessment` or a :class:`~mechdesign.deploy.analysis.RecordAssessment`.
+        :class:`~mechdesign.deploy.analysis.Estimate`, a
+        :class:`~mechdesign.deploy.analysis._record_decode.RecordEstimate`, an :class:`~mechdesign.core.Assessment`
+        or a :class:`~mechdesign.deploy.analysis._record_assess.RecordAssessment`.
     """
 
     summary: dict[str, Any]
