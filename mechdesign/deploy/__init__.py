@@ -16,10 +16,10 @@ from mechdesign._exports import attach
 # --- public names: the name -> private module map (mechdesign._exports.attach loads each on first use) ---
 _WHERE = {"APPLICATION_ID": "_ledger", "Deployment": "_deployment", "Ledger": "_ledger",
           "PrivatizedFile": "_privatize", "privatize_file": "_privatize",
-          "Release": "_deployment", "count_users": "_ledger",
+          "Release": "_deployment", "Report": "_reports", "Verdict": "_reports", "count_users": "_ledger",
           "load": "_kinds", "release_key": "_deployment", "signature_required": "_deployment"}
 __all__ = ["APPLICATION_ID", "REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Ledger", "PrivatizedFile", "Release",
-           "count_users", "load", "privatize_file", "release_key", "signature_required"]
+           "Report", "Verdict", "count_users", "load", "privatize_file", "release_key", "signature_required"]
 
 #: The deployment's signature policy in the environment: 1/true/yes refuses files no trusted key checked (defined
 #: here, not in _deployment: the CLI's help names it without importing NumPy).
@@ -35,5 +35,6 @@ if TYPE_CHECKING:
     from mechdesign.deploy._kinds import load
     from mechdesign.deploy._ledger import APPLICATION_ID, Ledger, count_users
     from mechdesign.deploy._privatize import PrivatizedFile, privatize_file
+    from mechdesign.deploy._reports import Report, Verdict
 
 __getattr__, __dir__ = attach(__name__, _WHERE, __all__)

@@ -569,7 +569,8 @@ class Deployment:
         releases : int, optional
             Also account for T releases of one person's value under the file's release policy.
         changes : int, optional
-            Memoized and two-layer files: the cost of C distinct values of one person.
+            Memoized and two-layer single-column files: the cost of C distinct values of one person (a structured
+            or record file does not use it).
 
         Returns
         -------
