@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import Deadline, solve
-from mechdesign.core import Prior
+from mechdesign.core import Prior, SymmetricMechanism
 from mechdesign.design import DesignProblem
 from mechdesign.design.baselines import oracle_mse, oracle_parameters
 from mechdesign.design.symmetric import SymmetricEngine, certify, design_symmetric
@@ -75,12 +75,33 @@ def test_subset_selection_sets_with_the_oracles_weights_hold_the_rows():
     problem = _zipf_problem(300, 30_000, 4.0)
     instance = Instance.from_problem(problem)
     _, _, subset = oracle_parameters("subset_selection", problem.size, 4.0)
-    table, weights = subset_sets(instance, 2_000, np.random.default_rng(0), int(subset or 1))
+    [(table, weights)] = subset_sets(instance, 2_000, np.random.default_rng(0), int(subset or 1))
     assert weights.min() > 0
     np.testing.assert_allclose(table.means().T @ weights, 1.0, atol=1e-12)
     assert np.all(table.high / table.low <= instance.a)
     value = objective(table.means(), table.spreads(), weights, instance.sizes) - 1.0
     assert value <= 1.05 * oracle_mse("subset_selection", problem.size, 4.0)
+
+
+def test_lifted_subset_selection_sets_stay_private_and_inform_more():
+    """Sets heavier than β/2 lifted to family A's ratio over the ball (capped): every type's recomputed PML over the
+    ball is ≤ ε, the rows hold, and each cap's mixture has less n·MSE than the same sets at ratio e^ε (Zipf N = 300,
+    ε = 2: the sets of d = 36 inputs weigh about 0.12 against β/2 ≈ 0.06)."""
+    problem = _zipf_problem(300, 30_000, 2.0)
+    instance = Instance.from_problem(problem)
+    _, _, subset = oracle_parameters("subset_selection", problem.size, 2.0)
+    blocks = subset_sets(instance, 1_000, np.random.default_rng(2), int(subset or 1), (1.0, 2.0, 3.0))
+    assert len(blocks) == 3
+    values = []
+    for lift, (table, weights) in zip((1.0, 2.0, 3.0), blocks, strict=True):
+        assert weights is not None and weights.min() > 0
+        np.testing.assert_allclose(table.means().T @ weights, 1.0, atol=1e-11)
+        assert np.all(table.high / table.low <= lift * instance.a * (1 + 1e-12))
+        mechanism = SymmetricMechanism.from_types(instance.cells, table.high, table.low, weights, table.a, table.b)
+        assert mechanism.capacity(problem.radius) <= problem.epsilon
+        values.append(objective(table.means(), table.spreads(), weights, instance.sizes) - 1.0)
+    assert values[2] < values[1] < values[0]
+    assert values[2] < 0.9 * oracle_mse("subset_selection", problem.size, 2.0)
 
 
 def test_the_search_lowers_the_price_it_claims():
@@ -89,7 +110,7 @@ def test_the_search_lowers_the_price_it_claims():
     problem = _zipf_problem(300, 30_000, 4.0)
     instance = Instance.from_problem(problem)
     _, _, subset = oracle_parameters("subset_selection", problem.size, 4.0)
-    table, weights = subset_sets(instance, 200, np.random.default_rng(1), int(subset or 1))
+    [(table, weights)] = subset_sets(instance, 200, np.random.default_rng(1), int(subset or 1))
     base, base_weights = single_input_types(instance)
     types = base.extend(table)
     start = np.concatenate([1e-3 * base_weights, weights])

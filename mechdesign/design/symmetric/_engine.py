@@ -68,6 +68,7 @@ AUTO_FROM = 200
 _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
                          # N = 2,000, ε = 4, with the oracle's weights, 1,000 sets give n·MSE 145.6, 3,000 137.0,
                          # 10,000 135.0 (subset selection itself: 150.9)
+_LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
 MANY_SETS_FROM = 200     # cells from which the default draws 4,000 sets (default_sets)
@@ -384,14 +385,17 @@ def _subset_types(instance: Instance, count: int,
                   rng: np.random.Generator) -> list[tuple[TypeTable, np.ndarray | None]]:
     """Subset selection's sets as types at d*/2, d* and 2d* inputs (d* its best d at ε), ``count`` in all.
 
-    Calibrated-baselines.md §4: the symmetrised oracle is a mixture of such types, so the master can match it.
+    Calibrated-baselines.md §4: the symmetrised oracle is a mixture of such types, so the master can match it. Each
+    set also lifted to family A's ratio over the ball, capped at :data:`_LIFTS` times e^ε
+    (:func:`~._construct.subset_sets`): one block each, the start the best of them.
     """
     n = int(instance.sizes.sum())
     if n < 3 or not instance.epsilon < 700:
         return []
     d = int(oracle_parameters("subset_selection", n, instance.epsilon)[2] or 1)
     sizes = sorted({max(1, d // 2), d, min(n - 1, 2 * d)})
-    return [subset_sets(instance, count if subset == d else max(count // 3, 1), rng, subset) for subset in sizes]
+    return [block for subset in sizes
+            for block in subset_sets(instance, count if subset == d else max(count // 3, 1), rng, subset, _LIFTS)]
 
 
 def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:

@@ -165,12 +165,19 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
             if say is not None:
                 say(f"generation round {rounds}: no room for more types under the file's budget ({most}): stopped")
             break
-        fresh = fresh.select(np.arange(min(len(fresh), room)))
-        joined = types.select(kept).extend(fresh)
-        start = _entered(joined, weights[kept], len(fresh))
+        # the best-priced first; where no positive weights take them all (the rows' correction is relative to the
+        # kept weights: at N = 10⁴, ε = 2, with 2,373 kept types, 16 entering types stopped the generation with a
+        # reduced cost of −1.3e5 left), half as many, down to one
+        take = min(len(fresh), room)
+        while True:
+            joined = types.select(kept).extend(fresh.select(np.arange(take)))
+            start = _entered(joined, weights[kept], take)
+            if start is not None or take == 1:
+                break
+            take //= 2
         if start is None:
             if say is not None:
-                say(f"generation round {rounds}: no positive weights take the {len(fresh)} entering types: stopped")
+                say(f"generation round {rounds}: no positive weights take even one entering type: stopped")
             break
         types, weights = joined, start
         value = objective(types.means(), types.spreads(), weights, sizes)
