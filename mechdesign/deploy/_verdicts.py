@@ -73,11 +73,12 @@ def structured(deployment: Any, data: Any, columns: Sequence[str] | None, *,
                changes: int | None = None) -> Verdict:
     """The verdict on a structured file: the capacity recomputed from its types, and the design's sizes.
 
-    ``releases`` and ``override_data_check`` are refused (they need the dense matrix); ``changes`` is not used.
+    ``releases``, ``override_data_check`` and ``changes`` are refused (they need the dense matrix).
     """
     from mechdesign.mechfile._symmetric import verify_symmetric_file
 
     _refuse("releases", releases, "the leakage of T fresh releases is computed on the dense matrix")
+    _refuse("changes", changes, "the account of C changed values is computed on the dense matrix")
     _refuse("override_data_check", override_data_check, "the data's own epsilon needs the dense matrix")
     loaded = deployment.loaded
     result = deployment.verification or verify_symmetric_file(_parsed_again(deployment))[0]
@@ -119,8 +120,12 @@ def structured(deployment: Any, data: Any, columns: Sequence[str] | None, *,
 def record(deployment: Any, data: Any, columns: Sequence[str] | None, *,
            data_delta: float | None = None, override_data_check: bool = False, releases: int | None = None,
            changes: int | None = None) -> Verdict:
-    """The verdict on a record file: the record-level guarantee (and the joint data check); ``changes`` not used."""
+    """The verdict on a record file: the record-level guarantee (and the joint data check); ``changes`` refused."""
     from mechdesign.core._leakage import ldp_level
+
+    if changes is not None:
+        raise ValueError("changes must not be given with a record file (the account of C changed values is kept for "
+                         f"a one-column memoized or two-layer file), got changes={changes!r}")
     from mechdesign.deploy.analysis._repeated import release_account
     from mechdesign.mechfile._record import record_verification
 

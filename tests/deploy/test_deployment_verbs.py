@@ -160,9 +160,13 @@ def test_a_verb_refuses_what_its_kind_cannot_do_in_one_line(files):
     structured = load(files["structured"][0], draws=False)
     with pytest.raises(ValueError, match="releases must not be given with a structured file"):
         structured.verify(releases=2)
+    with pytest.raises(ValueError, match="changes must not be given with a structured file"):
+        structured.verify(changes=2)
     with pytest.raises(ValueError, match="method must be 'linear' with a structured file"):
         structured.decode_file(files["structured"][2], ["value"], method="ml")
     record = load(files["record"][0], draws=False)
+    with pytest.raises(ValueError, match="changes must not be given with a record file"):
+        record.verify(changes=2)
     with pytest.raises(ValueError, match="per-attribute guarantees do not add up to a record guarantee"):
         record.decode_file(files["record"][2], ["a"])
     with pytest.raises(ValueError, match="data must be given with a record file"):
