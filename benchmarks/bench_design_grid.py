@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
                         "120 s up to N = 5,000, 600 s at 10⁴, 1,800 s at 10⁵)")
     parser.add_argument("--name", default="design_grid")
     parser.add_argument("--table", action="store_true", help="print the table of results/<name>.json and stop")
+    parser.add_argument("--into", metavar="NAME", help="also merge the cells into results/NAME.json (and .csv): each "
+                        "replaces the row of the same task and ε, every row keeping the commit and load it ran at")
     args = parser.parse_args(argv)
     if args.table:
         print(table(args.name))
@@ -147,10 +149,34 @@ def main(argv: list[str] | None = None) -> int:
                 load.append(os.getloadavg()[0])
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
                             check=False).stdout.strip()
-    write_results(args.name, rows, command=" ".join(["python", "benchmarks/bench_design_grid.py", *sys.argv[1:]]),
-                  commit=commit, load=[round(x, 2) for x in load])
-    print(table(args.name))
+    command = " ".join(["python", "benchmarks/bench_design_grid.py", *sys.argv[1:]])
+    for row in rows:
+        row["commit"], row["load"] = commit, round(max(load), 2)
+    write_results(args.name, rows, command=command, commit=commit, load=[round(x, 2) for x in load])
+    if args.into:
+        merge_rows(args.into, rows, command)
+    print(table(args.into or args.name))
     return 0
+
+
+def merge_rows(name: str, rows: list[dict[str, object]], command: str) -> None:
+    """Merge ``rows`` into results/``name``.json: a row of the same task and ε is replaced, the others kept, each
+    with the commit (and the highest load) of the run that measured it; the runs' commands are listed."""
+    document = json.loads((ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
+    fresh = {(r["task"], r["epsilon"]) for r in rows}
+    kept = []
+    for row in document["rows"]:
+        if (row["task"], row["epsilon"]) in fresh:
+            continue
+        row.setdefault("commit", document.get("commit"))
+        row.setdefault("load", max(document.get("load") or [float("nan")]))
+        kept.append(row)
+    order = {key: i for i, key in enumerate((r["task"], r["epsilon"]) for r in document["rows"])}
+    merged = sorted([*kept, *rows], key=lambda r: order.get((r["task"], r["epsilon"]), len(order)))
+    commands = [*document.get("commands", [document.get("command")]), command]
+    write_results(name, merged, command=command, commands=commands,
+                  commit=",".join(dict.fromkeys(str(r["commit"]) for r in merged)),
+                  load=sorted({r["load"] for r in merged}))
 
 
 if __name__ == "__main__":
