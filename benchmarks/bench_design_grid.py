@@ -59,6 +59,17 @@ def problem_text(name: str, counts: list[int], epsilon: float) -> str:
             'delta = 1e-6\n[utility]\nkind = "estimation_mse"\n')
 
 
+def shipped_text(problem: str, epsilon: float) -> str:
+    """A shipped problem file (problems/<problem>.toml) at ``epsilon``, its data file's path made absolute."""
+    import re
+
+    text = (ROOT / "problems" / f"{problem}.toml").read_text()
+    text = re.sub(r'^counts = "([^"]+)"', lambda m: f"counts = {json.dumps(str(ROOT / 'problems' / m[1]))}", text,
+                  flags=re.M)
+    text = re.sub(r"^epsilon = [^\n#]*", f"epsilon = {epsilon!r}", text, count=1, flags=re.M)
+    return re.sub(r'^name = "[^"]*"', f'name = "{problem}-{epsilon:g}"', text, count=1, flags=re.M)
+
+
 def adult_counts(problem: str) -> list[int]:
     from mechdesign.design import load_problem
 
@@ -67,14 +78,16 @@ def adult_counts(problem: str) -> list[int]:
     return [int(c) for c in prior.counts]
 
 
-def run_cell(task: str, counts: list[int], epsilon: float, limit: float, folder: Path) -> dict[str, object]:
-    """One ``design`` command: its JSON, CPU time and the oracles at its problem's prior and radius."""
+def run_cell(task: str, counts: list[int], epsilon: float, limit: float, folder: Path,
+             shipped: str | None = None) -> dict[str, object]:
+    """One ``design`` command: its JSON, CPU time and the oracles at its problem's prior and radius (``shipped``: the
+    problem file of that name at ``epsilon``, its labels and data file kept, else the counts with labels 0 … N − 1)."""
     from mechdesign.core import Prior
     from mechdesign.design import DesignProblem
     from mechdesign.design.baselines import best_calibrated, best_same_epsilon
 
     path = folder / f"{task}-{epsilon:g}.toml"
-    path.write_text(problem_text(f"{task}-{epsilon:g}", counts, epsilon))
+    path.write_text(shipped_text(shipped, epsilon) if shipped else problem_text(f"{task}-{epsilon:g}", counts, epsilon))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     clock = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "mechdesign", "design", str(path), "--json", "--force",
@@ -124,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="*", default=[256, 1000, 2000, 5000])
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 4.0, 8.0])
     parser.add_argument("--adult", nargs="*", default=list(ADULT), help="Adult attributes (none: --adult)")
+    parser.add_argument("--problems", nargs="*", default=[], help="shipped problems (problems/<name>.toml) at each "
+                        "ε, e.g. english-10000 english-100000")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds a cell (default: the issue's, "
                         "120 s up to N = 5,000, 600 s at 10⁴, 1,800 s at 10⁵)")
     parser.add_argument("--name", default="design_grid")
@@ -136,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     cells = [(f"zipf-{n}", zipf_counts(n, samples_for(n))) for n in args.sizes]
     cells += [(attribute, adult_counts(ADULT[attribute])) for attribute in args.adult]
+    shipped = {name: name for name in args.problems}
+    cells += [(name, adult_counts(name)) for name in args.problems]
     rows = []
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as folder:
@@ -143,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             for epsilon in args.epsilons:
                 n = len(counts)
                 limit = args.time_limit or (120.0 if n <= 5_000 else 600.0 if n <= 10_000 else 1_800.0)
-                row = run_cell(task, counts, epsilon, limit, Path(folder))
+                row = run_cell(task, counts, epsilon, limit, Path(folder), shipped.get(task))
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 load.append(os.getloadavg()[0])
