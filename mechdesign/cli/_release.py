@@ -179,7 +179,7 @@ def run_keyed(args: argparse.Namespace, source: Any) -> int:
     print_signature_notice(source.name, loaded, args)
     release, data = done.release, done.release.data_check
     generator = "keyed-release-1" if memo is None else "memoized-mechdesign-memo-1+keyed-release-1"
-    at_data = None if deployment.kind == "structured" else deployment.epsilon_at_data(done.counts)
+    at_data = done.epsilon_at_data
     notion = loaded.guarantee.get("notion", "pml")
     summary = {"output": args.out, "records": done.records,
                **({"columns": columns} if record else {"column": columns[0]}), "kind": deployment.kind,
