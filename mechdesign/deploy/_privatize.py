@@ -184,7 +184,8 @@ def privatize_file(deployment: Deployment, source: str | os.PathLike[str], targe
         raise v.fail("rng", "not be given with key (a release's keyed draws are reproduced by its key; rng draws "
                      "afresh)", rng)
     source, target = Path(source), Path(target)
-    _refuse_missing(source, target, {"id_column": id_column, "user_column": user_column})
+    if key is not None:  # fresh draws leave it to the streams: a CSV header read here imports pandas (0.25 s)
+        _refuse_missing(source, target, {"id_column": id_column, "user_column": user_column})
     if override_data_check and deployment.kind == "structured":
         deployment.epsilon_at_data(np.zeros(1, dtype=np.int64))  # its one-line refusal, before anything is read
     secret = None if key is None else release_key(key)
