@@ -1,23 +1,18 @@
 """``mechdesign privatize MECH.json --data DATA --column COL --out OUTPUT``: privatize a column, or a whole record.
 
-With a record file (``attributes`` in the file) give one ``--column`` per attribute, in order: the table is
-streamed once, every record is drawn from the record-level design, and the data check runs on the joint
-distribution (:mod:`mechdesign.deploy.sampling._record_stream`). Several columns with a single-attribute file, or one
-column of a record file, are refused: per-attribute guarantees do not add up to a record guarantee.
-
-What it prints is the file's guarantee together with the outcome of the data check
-(:mod:`mechdesign.deploy.analysis._datacheck`); when the check refused the data and ``--override-data-check`` was
-given, it states the ε of the (sampled) matrix at the data's own empirical distribution as well, since the
-file's guarantee does not cover those data. For a record file that ε is the record-level PML of the sampled
-design at the data's joint empirical distribution (:func:`mechdesign.deploy.analysis.epsilon_at_data`).
-A file whose signature no trusted key checked is privatized only with a one-line notice on stderr;
-``--require-signature`` (or ``MECHDESIGN_REQUIRE_SIGNATURE=1``) refuses it.
+One library call for every kind of file: :func:`mechdesign.deploy.privatize_file` on the file as
+:func:`mechdesign.deploy.load` checks it — fresh secure draws by default, a release's keyed draws with
+``--release-key``. Here: the options, the release ledger around the call (``--ledger``) and what is printed: the
+guarantee with the data check's outcome (and the ε at the data's own distribution when ``--override-data-check`` let
+refused data through), notices on stderr (an unsigned file; fresh draws on identified users). A record file takes
+one ``--column`` per attribute, in its order: per-attribute guarantees do not add up to a record guarantee.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from mechdesign.cli._io import (
@@ -34,19 +29,8 @@ from mechdesign.cli._io import (
     refuse_existing,
     signature_required,
     single_column,
-    stream,
 )
-from mechdesign.cli._release import (
-    changed_text,
-    changed_values,
-    file_summary,
-    generator,
-    ledger,
-    ledger_text,
-    memo_for,
-    per_what,
-    verdict,
-)
+from mechdesign.cli._release import changed_text, changed_values, ledger, ledger_summary, ledger_text, per_what, verdict
 
 COMMAND = ("privatize",)
 HELP = ("replace one column (or, with a record file, one column per attribute) of a CSV/Parquet/Arrow IPC file by "
@@ -119,142 +103,67 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("id_column must be given with --release-key (record identities key a release's draws), got "
                          f"id_column={args.id_column!r} and release_key=None")
     source = read_mechanism_argument(args.mechanism)  # read once: stdin and pipes cannot be read twice
-    if args.release_key is not None:
-        from mechdesign.cli._release import run_keyed
+    from mechdesign.deploy import load, privatize_file
 
-        return run_keyed(args, source)
-    if source.is_record:
-        return _run_record(args, source)
-    if source.content.get("kind") == "symmetric":  # a structured file
-        from mechdesign.cli._symmetric import run_privatize
-
-        return run_privatize(args, source)
-    from mechdesign.deploy.analysis._datacheck import DATA_DELTA, DataCheck, check_counts, refusal
-    from mechdesign.deploy.sampling._sampler import Privatizer
-    from mechdesign.deploy.sampling._stream import privatize_file
-    from mechdesign.mechfile._column import read_mechanism_file
-
-    args.column = single_column(args.column)
-    loaded = read_mechanism_file(source, public_key=args.public_key)
-    data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
-    checks: list[DataCheck] = []
-
-    def check(counts: Any) -> None:
-        result = check_counts(loaded.guarantee, counts, data_delta)
-        if not result.inside and not args.override_data_check:
-            raise ValueError(refusal(result) + "; --override-data-check privatizes them anyway")
-        checks.append(result)
-
-    memo = memo_for(args, loaded)
-    sampler = Privatizer(loaded)  # the sampled matrix's guarantee (and a two-layer file's per report) recomputed
-    achieved, per_report = float(sampler.sampled_epsilon or 0.0), sampler.report_epsilon
-    rng = stream(args)
-    from mechdesign.deploy.sampling._changes import DistinctValues
-
-    changes = DistinctValues(loaded.mechanism.shape[0]) if memo is not None else None
-    with ledger(args, loaded) as reservation:
-        records = privatize_file(sampler, data_file(args), args.out, args.column, rng=rng,
-                                 chunk_size=args.chunk_size, progress=True if args.progress else None,
-                                 check_counts=check, memo=memo,
-                                 user_column=args.user_column if memo is not None else None,
-                                 changes=changes)
-    data = checks[0]
-    _print_notices(args, source.name, loaded, memo, reservation)
-    stated = max(float(loaded.guarantee["epsilon"]), achieved)  # the sampled matrix's ε if a hair above the file's
-    at_data = sampler.epsilon_at(data.frequencies)  # what one report is drawn from, at the data
-    summary = {"output": args.out, "records": records, "column": args.column,
-               "generator": generator(args, memo), "user_column": args.user_column,
-               "release": loaded.release.policy, "per_report_epsilon": per_report,
-               "notion": loaded.guarantee["notion"], "epsilon": stated if data.inside else max(stated, at_data),
-               "file_epsilon": loaded.guarantee["epsilon"], "sampled_epsilon": achieved,
-               "epsilon_at_data": at_data, "max_deviation": sampler.max_deviation,
-               **file_summary(args, loaded, data, reservation), "changed_values": changed_values(loaded, changes)}
+    deployment = load(source, public_key=args.public_key, require_signature=args.require_signature,
+                      memo_key=args.memo_key, argument_names=OPTIONS)
+    record = deployment.kind == "record"
+    columns = record_columns(args.column, deployment.attributes) if record else [single_column(args.column)]
+    memo = deployment.memo
+    hint = column_order_hint(columns, deployment.attributes) if record else nullcontext()
+    with ledger(args, deployment) as reservation, hint:
+        done = privatize_file(deployment, data_file(args), args.out, columns, key=args.release_key, rng=args.seed,
+                              id_column=args.id_column, user_column=args.user_column if memo is not None else None,
+                              data_delta=args.data_delta, override_data_check=args.override_data_check,
+                              chunk_size=args.chunk_size, progress=True if args.progress else None)
+    _print_notices(args, source.name, deployment.loaded, memo, reservation)
+    summary = {**done.to_dict(), "output": args.out, **({"columns": columns} if record else {"column": columns[0]}),
+               "user_column": args.user_column, "ledger": ledger_summary(args, reservation),
+               "changed_values": changed_values(deployment.loaded, done.changes)}
     if args.json:
         print_json(summary)
-        return 0
-    head = (f"{args.out}: {records:,} records, column {args.column!r} privatized ({summary['generator']})"
-            + ledger_text(reservation))
-    # --quiet silences the summary line; an overridden data check is a warning and what changed values cost is an
-    # account of releases: both are still said.
-    if data.inside and not args.quiet:
-        print(f"{head}; guarantee: {summary['notion']} epsilon {stated!r} {per_what(loaded, per_report, memo)}"
-              f"({verdict(data)})")
-    elif not data.inside:
-        print(f"{head}; data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
-              f"{data.threshold:.4g}): the file's {summary['notion']} epsilon {stated!r} does not cover them; at "
-              f"their empirical distribution the mechanism's epsilon is {at_data:.6g}")
-    if summary["changed_values"] is not None:
-        print(changed_text(summary["changed_values"], records))
+    else:
+        _print_text(args, deployment, done, columns, summary, reservation)
     return 0
 
 
+OPTIONS = {"user_column": "--user-column", "override_data_check": "--override-data-check"}  # in the library's errors
+REPORTS = {"text": "reports t<type>.<hex>", "binary": "binary reports (type and seed, big-endian)"}  # structured
 
 
+def _print_text(args: argparse.Namespace, deployment: Any, done: Any, columns: list[str], summary: dict,
+                reservation: Any) -> None:
+    """One line (none with ``--quiet`` if the data check passed), and what a memoized run's changed values cost."""
+    release, data, record = done.release, done.release.data_check, deployment.kind == "record"
+    what = f"columns {', '.join(columns)} privatized together" if record else f"column {columns[0]!r} privatized"
+    how = (f"{summary['design']} design, " if record else "") + release.generator
+    if release.key_id is not None:
+        how += (f", release key id {release.key_id}, record identity: "
+                + ("row number" if args.id_column is None else f"column {args.id_column!r}"))
+    head = f"{args.out}: {done.records:,} records, {what} ({how})" + ledger_text(reservation)
+    level, joint = ("record-level ", "joint ") if record else ("", "")
+    epsilon = deployment.epsilon
+    if data.inside and not args.quiet:
+        reports = "" if deployment.kind != "structured" else \
+            f"; {REPORTS[summary['report_form']]} of at most {summary['report_bytes_max']} bytes"
+        print(f"{head}; {level}guarantee: {summary['notion']} epsilon {epsilon!r} "
+              f"{per_what(deployment.loaded, deployment.report_epsilon, deployment.memo)}"
+              f"({verdict(data, joint + 'data check')}){reports}")
+    elif not data.inside:  # a warning, said even with --quiet
+        print(f"{head}; {joint}data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
+              f"{data.threshold:.4g}): the file's {level or summary['notion'] + ' '}epsilon {epsilon!r} does not "
+              f"cover them; at their {joint}empirical distribution the {'design' if record else 'mechanism'}'s "
+              f"{level}epsilon is {done.epsilon_at_data:.6g}")
+    if summary["changed_values"] is not None:  # an account of releases, said even with --quiet
+        print(changed_text(summary["changed_values"], done.records))
 
 
 def _print_notices(args: argparse.Namespace, path: str, loaded: Any, memo: Any, reservation: Any) -> None:
     """The signature notice, and the per-release notice for fresh draws on identified users with no ledger."""
     print_signature_notice(path, loaded, args)
-    if memo is None and args.user_column is not None and reservation is None and not args.quiet:
+    if memo is None and args.release_key is None and args.user_column is not None and reservation is None \
+            and not args.quiet:
         print(f"mechdesign: notice: {path} states its guarantee per release: every run of privatize on the same "
               "users draws afresh and is another release (verify --releases T gives what T of them leak, which for "
               "a PML design exceeds T times epsilon); memoize with --memo-key KEY (mechdesign memo-key KEY writes "
               "one)", file=sys.stderr, flush=True)
-
-
-def _run_record(args: argparse.Namespace, source: Any) -> int:
-    """``privatize`` with a record file: one pass over the table, the data check on the joint distribution."""
-    from mechdesign.deploy.analysis._datacheck import DATA_DELTA, DataCheck, check_joint_counts, refusal
-    from mechdesign.deploy.analysis._record_assess import epsilon_at_data
-    from mechdesign.deploy.sampling._record_sampler import RecordPrivatizer
-    from mechdesign.deploy.sampling._record_stream import privatize_record_file
-    from mechdesign.mechfile._record import read_record_file
-
-    record = read_record_file(source, public_key=args.public_key)
-    columns = record_columns(args.column, record.attributes)
-    data_delta = DATA_DELTA if args.data_delta is None else args.data_delta
-    checks: list[tuple[DataCheck, Any, Any]] = []
-
-    def check(letters: Any, counts: Any) -> None:
-        result = check_joint_counts(record.prior, record.guarantee["radius"], letters, counts, data_delta)
-        if not result.inside and not args.override_data_check:
-            raise ValueError(refusal(result).replace("data must", "data (joint distribution of the record) must", 1)
-                             + "; --override-data-check privatizes them anyway")
-        checks.append((result, letters, counts))
-
-    memo = memo_for(args, record)
-    sampler = RecordPrivatizer(record)
-    achieved = sampler.check()  # bounded from the capacity the reader recomputed: one capacity per run
-    rng = stream(args)
-    with ledger(args, record) as reservation, column_order_hint(columns, record.attributes):
-        records = privatize_record_file(sampler, data_file(args), args.out, columns, rng=rng,
-                                        chunk_size=args.chunk_size, progress=True if args.progress else None,
-                                        check_counts=check, memo=memo,
-                                        user_column=args.user_column if memo is not None else None)
-    data, letters, counts = checks[0]
-    _print_notices(args, source.name, record, memo, reservation)
-    stated = max(float(record.guarantee["epsilon"]), achieved)
-    at_data = epsilon_at_data(record, letters, counts, sampler)  # the sampled design, as for one column
-    summary = {"output": args.out, "records": records, "columns": columns, "design": record.kind,
-               "generator": generator(args, memo), "user_column": args.user_column,
-               "release": record.release.policy,
-               "notion": "pml", "level": "record", "epsilon": stated if data.inside else max(stated, at_data),
-               "file_epsilon": record.guarantee["epsilon"], "sampled_epsilon": achieved, "epsilon_at_data": at_data,
-               "max_deviation": max(s.max_deviation for s in sampler.samplers),
-               **file_summary(args, record, data, reservation)}
-    if args.json:
-        print_json(summary)
-        return 0
-    if args.quiet and data.inside:
-        return 0
-    head = (f"{args.out}: {records:,} records, columns {', '.join(columns)} privatized together "
-            f"({record.kind} design, {summary['generator']})" + ledger_text(reservation))
-    if data.inside:
-        applies = per_what(record, None, memo)
-        print(f"{head}; record-level guarantee: pml epsilon {stated!r} {applies}(joint data check passed: "
-              f"divergence {data.divergence:.4g} <= {data.threshold:.4g} at delta_d {data.data_delta:g})")
-    else:
-        print(f"{head}; joint data check REFUSED these data and was overridden (divergence {data.divergence:.4g} > "
-              f"{data.threshold:.4g}): the file's record-level epsilon {stated!r} does not cover them; at their "
-              f"joint empirical distribution the design's record-level epsilon is {at_data:.6g}")
-    return 0

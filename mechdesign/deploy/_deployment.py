@@ -1,8 +1,8 @@
 """One deploy interface for every kind of mechanism file: load, check the data, privatize, count and decode.
 
 A :class:`Deployment` is a mechanism file loaded the one way every entry point loads it — the Python API, Dask
-(:mod:`mechdesign.dask`), Spark (:mod:`mechdesign.spark`) and ``mechdesign privatize --release-key`` — with
-the same rules and the same one-line messages:
+(:mod:`mechdesign.dask`), Spark (:mod:`mechdesign.spark`) and ``mechdesign privatize`` — with the same rules and
+the same one-line messages:
 
 * the hash, the schema and the guarantee recomputed from the file (the readers of :mod:`mechdesign.mechfile`),
   and the *sampled* design's guarantee (quantised to 2⁻⁶⁴) checked again;
@@ -45,8 +45,13 @@ computation of the same release gives the same bytes, on any engine, machine or 
 
 A memoized file's outputs are already a keyed function of (user, value) (its own key, its own binding); a
 two-layer file's fresh reports of its permanent output are drawn with the release key on (record identity,
-permanent output). The CLI keeps its secure default for one-shot runs (fresh AES-CTR draws, written once):
-``--release-key`` switches it to keyed draws.
+permanent output).
+
+**Fresh draws: one release, written once.** A file privatized once, on one machine, needs no key: given none,
+:func:`~mechdesign.deploy.privatize_file` draws every output afresh from the secure AES-CTR stream (or, for
+research only, a seeded PCG64 stream) and writes the output once, atomically. That is the command line's default
+(``--release-key`` switches it to keyed draws); its draws and samplers are the streams' own, so it costs nothing over
+them. A second run is a second release of every record.
 
 Examples
 --------
@@ -71,7 +76,7 @@ from __future__ import annotations
 import io
 import os
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,6 +92,8 @@ if TYPE_CHECKING:
 __all__ = ["REQUIRE_SIGNATURE_VARIABLE", "Deployment", "Release", "release_key", "signature_required"]
 
 _KINDS = ("dense", "structured", "record")
+#: How errors name the arguments a caller may spell otherwise (:class:`Deployment`'s ``argument_names``).
+ARGUMENT_NAMES = {"user_column": "user_column", "override_data_check": "override_data_check"}
 
 
 def signature_required(require: bool | None, public_key: Any) -> bool:
@@ -158,10 +165,14 @@ class Release:
         or, when the data check refused the data and was overridden, the larger ε at the data's distribution.
     release_policy : str
         The file's release policy.
-    key_id : str
-        The identifier of the release key (:func:`~mechdesign.mechfile.key_id`), never the key.
-    identity : str
-        ``"column:<name>"`` or ``"position"``.
+    generator : str
+        The randomness, by name: ``"keyed-release-1"`` (keyed draws), ``"aes-ctr-secure"`` or ``"pcg64-seeded"``
+        (fresh draws), after ``"memoized-mechdesign-memo-1+"`` when a memo key draws the memoized outputs.
+    key_id : str or None
+        The identifier of the release key (:func:`~mechdesign.mechfile.key_id`), never the key; ``None`` for fresh
+        draws.
+    identity : str or None
+        ``"column:<name>"`` or ``"position"``: what identifies a record in keyed draws; ``None`` for fresh draws.
     data_check : DataCheck or None
         The check's outcome (``None`` when it was not run).
     """
@@ -170,8 +181,9 @@ class Release:
     kind: str
     epsilon: float
     release_policy: str
-    key_id: str
-    identity: str
+    generator: str
+    key_id: str | None
+    identity: str | None
     data_check: Any = None
 
 
@@ -205,6 +217,9 @@ class Deployment:
     verify : bool
         Refuse a file whose recomputed guarantee misses the stated one (default). ``False`` (with ``draws=False``)
         keeps it, for :meth:`verify` to report.
+    argument_names : mapping of str to str, optional
+        How errors name the arguments ``user_column`` and ``override_data_check`` (the command line gives its options
+        ``--user-column`` and ``--override-data-check``); default: those names.
 
     Raises
     ------
@@ -222,21 +237,27 @@ class Deployment:
     loaded: Any
     sampler: Any
     sampled_epsilon: float
+    #: The sampled design's largest entry-wise deviation from the file's matrices (``None``: a structured file).
+    max_deviation: float | None = None
+    #: A two-layer file's per-report ε (of W₂'s sampled matrix); ``None`` for every other file.
+    report_epsilon: float | None = None
     attributes: tuple[str, ...] = ("value",)
-    data: bytes
 
     def __init__(self, source: Any, *, public_key: Any = None, require_signature: bool | None = None,
                  memo_key: Any = None, name: str | None = None, data: bytes | None = None, draws: bool = True,
-                 verify: bool = True) -> None:
+                 verify: bool = True, argument_names: Mapping[str, str] | None = None) -> None:
         required = signature_required(require_signature, public_key)
         _reading_rules(draws, verify, memo_key)
         from mechdesign.mechfile._format import ParsedFile
 
+        self._data: bytes | None
         if data is not None and isinstance(source, ParsedFile):  # load(): read and parsed once already
-            self.data, parsed = data, source
+            self._data, parsed = data, source
         else:
-            self.data, parsed = _parsed(source, name)
+            self._data, parsed = _parsed(source, name)
+        self._parsed = parsed
         self.name = parsed.name
+        self.argument_names = {**ARGUMENT_NAMES, **(argument_names or {})}
         self.public_key = _public_key_bytes(public_key)
         self.required = required
         if draws:
@@ -249,7 +270,18 @@ class Deployment:
 
             self.memo = memo_function(memo_key, release=self.release, file_sha256=self.sha256, users=True,
                                       where=f"{self.name} (sha256 {self.sha256[:12]}…)", argument="memo_key",
-                                      partner="user_column")
+                                      partner=self.argument_names["user_column"])
+
+    @property
+    def data(self) -> bytes:
+        """The file's bytes: what a cluster ships to its workers, which load and check it again.
+
+        A file given parsed (the command line's, read once from a path or stdin) is serialised again on first use
+        only: a run on one machine never ships it.
+        """
+        if self._data is None:
+            self._data = _canonical_bytes(self._parsed)
+        return self._data
 
     # -- what each kind supplies ------------------------------------------------------------------------------------
     def _load(self, parsed: Any, public_key: Any) -> None:
@@ -276,20 +308,25 @@ class Deployment:
     def _letter_count(self) -> int:
         return len(self._alphabet(0))
 
-    def _check_counts(self, counts: np.ndarray, data_delta: float) -> Any:
-        """The data check (:func:`~mechdesign.deploy.analysis.check_counts` or its joint form) on counts."""
+    def _check_letters(self, letters: np.ndarray, counts: np.ndarray, data_delta: float) -> Any:
+        """The data check (:func:`~mechdesign.deploy.analysis.check_counts` or its joint form) on letter counts."""
         from mechdesign.deploy.analysis._datacheck import check_counts
 
-        return check_counts(self.guarantee, counts, data_delta)
+        return check_counts(self.guarantee, _dense(letters, counts, self._letter_count()), data_delta)
 
-    def epsilon_at_data(self, counts: Any) -> float:
+    def epsilon_at_data(self, counts: Any, letters: Any = None) -> float:
         """The sampled design's ε at the data's own empirical distribution (rounded up): what holds when overridden.
+
+        ``counts`` as :meth:`check` takes them (``letters``: the letters they count, when not all of them).
 
         Raises
         ------
         ValueError
             For a structured file (its ε at a prior outside the ball needs the dense matrix: refused in one line).
         """
+        return self._epsilon_at_letters(*self._sparse(counts, letters))
+
+    def _epsilon_at_letters(self, letters: np.ndarray, counts: np.ndarray) -> float:
         raise NotImplementedError
 
     def draw_codes(self, codes: np.ndarray, ids: Any, key: bytes, users: Any = None) -> Any:
@@ -408,8 +445,8 @@ class Deployment:
             what = (f"one column per attribute of the record file {list(self.attributes)}, in its order"
                     if self.kind == "record" else "one column name (a single-column file)")
             raise v.fail("column", f"name {what}", names)
-        if len(set(names)) != len(names):
-            raise v.fail("column", "name distinct columns", names)
+        if len(set(names)) != len(names):  # the library's one wording (core._record_codes.distinct_names)
+            raise v.fail("columns", "be distinct", sorted({c for c in names if names.count(c) > 1}))
         return names
 
     def release_columns(self, columns: str | Sequence[str], id_column: str | None = None,
@@ -446,11 +483,14 @@ class Deployment:
         rows = [_codes(_column(batch, name), self._alphabet(i), name) for i, name in enumerate(names)]
         return rows[0] if len(rows) == 1 and self.kind != "record" else np.stack(rows)
 
-    def check(self, counts: Any, data_delta: float | None = None, *, override: bool = False) -> Any:
+    def check(self, counts: Any, data_delta: float | None = None, *, override: bool = False,
+              letters: Any = None) -> Any:
         """The data check on input counts (:meth:`input_counts`, summed over the data); refuse data outside the ball.
 
         Returns the :class:`~mechdesign.deploy.analysis.DataCheck`; with ``override`` a refused check is returned
-        (its ``inside`` False) instead of raised, and :meth:`epsilon_at_data` says what holds.
+        (its ``inside`` False) instead of raised, and :meth:`epsilon_at_data` says what holds. ``letters``: the
+        letters ``counts`` count (increasing), when they are not all of them — a record file's observed joint
+        letters, as a stream counts a joint alphabet too large for one count a letter.
 
         Raises
         ------
@@ -459,14 +499,35 @@ class Deployment:
         """
         from mechdesign.deploy.analysis._datacheck import DATA_DELTA, refusal
 
-        result = self._check_counts(np.asarray(counts, dtype=np.int64), DATA_DELTA if data_delta is None
-                                    else data_delta)
+        letters, counts = self._sparse(counts, letters)
+        result = self._check_letters(letters, counts, DATA_DELTA if data_delta is None else data_delta)
         if not result.inside and not override:
             text = refusal(result)
             if self.kind == "record":
                 text = text.replace("data must", "data (joint distribution of the record) must", 1)
-            raise ValueError(text + "; override_data_check privatizes them anyway")
+            option = self.argument_names["override_data_check"]
+            if self.kind == "structured":  # what holds outside the ball needs the dense matrix
+                text += (f"; {option} cannot privatize them with a structured file (the data's own epsilon needs "
+                         "the dense matrix; mechdesign export --dense writes it for a small design)")
+            else:
+                text += f"; {option} privatizes them anyway"
+            raise ValueError(text)
         return result
+
+    def _sparse(self, counts: Any, letters: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(letters, their counts), int64: ``counts`` of every letter, or of the given ``letters``."""
+        number = np.asarray(counts, dtype=np.int64)
+        size = self._letter_count()
+        if letters is None:
+            if number.shape != (size,):
+                what = "joint letter of the record" if self.kind == "record" else "input"
+                raise v.fail("counts", f"hold one count per {what} ({size:,}), or come with their letters", number)
+            letters = np.flatnonzero(number)
+            return letters, number[letters]
+        at = np.asarray(letters, dtype=np.int64)
+        if at.shape != number.shape or (at.size and (at.min() < 0 or at.max() >= size or np.any(np.diff(at) <= 0))):
+            raise v.fail("letters", f"be increasing letters below {size:,}, one per count", at)
+        return at, number
 
     # -- privatizing ------------------------------------------------------------------------------------------------
     def draws(self, key: bytes) -> Any:
@@ -532,13 +593,26 @@ class Deployment:
         released = self.outputs(self.draw_codes(codes, ids, key, users), form=form)
         return _replace(batch, names, released)
 
-    def statement(self, key: bytes, identity: str, data_check: Any = None, counts: Any = None) -> Release:
-        """The :class:`Release` of a run: the ε that holds (the data's own when an overridden check refused them)."""
+    def statement(self, key: bytes | None, identity: str | None, data_check: Any = None, counts: Any = None, *,
+                  rng: Any = None, epsilon_at_data: float | None = None) -> Release:
+        """The :class:`Release` of a run: the ε that holds (the data's own when an overridden check refused them).
+
+        ``key``: the release key of keyed draws, or ``None`` for fresh draws from ``rng`` (``None``: the secure
+        AES-CTR stream; an integer: a seeded PCG64 stream), named in :attr:`Release.generator`.
+        ``epsilon_at_data``: :meth:`epsilon_at_data` of the data when already computed (else from ``counts``).
+        """
         epsilon = self.epsilon
-        if data_check is not None and not data_check.inside and counts is not None:
-            epsilon = max(epsilon, self.epsilon_at_data(counts))
-        return Release(self.sha256, self.kind, epsilon, self.release.policy, _key_id(release_key(key)), identity,
-                       data_check)
+        if data_check is not None and not data_check.inside:
+            if epsilon_at_data is None and counts is not None:
+                epsilon_at_data = self.epsilon_at_data(counts)
+            if epsilon_at_data is not None:
+                epsilon = max(epsilon, epsilon_at_data)
+        memoized = "memoized-mechdesign-memo-1+" if self.memo is not None else ""
+        if key is not None:
+            return Release(self.sha256, self.kind, epsilon, self.release.policy, memoized + "keyed-release-1",
+                           _key_id(release_key(key)), identity, data_check)
+        return Release(self.sha256, self.kind, epsilon, self.release.policy, memoized + _fresh_generator(rng), None,
+                       None, data_check)
 
     # -- a file read for a verb: verified, decoded, assessed (loaded with draws=False) ----------------------------
     #: The file's :class:`~mechdesign.mechfile.Verification`, kept when it was loaded with ``verify=False``.
@@ -650,14 +724,33 @@ class Deployment:
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
-def _parsed(source: Any, name: str | None) -> tuple[bytes, Any]:
-    """The file's bytes and its parse (:func:`~mechdesign.mechfile.parse_file`: the size cap, one-line errors)."""
+def _parsed(source: Any, name: str | None) -> tuple[bytes | None, Any]:
+    """The file's bytes and its parse (:func:`~mechdesign.mechfile.parse_file`: the size cap, one-line errors).
+
+    A file given parsed has no bytes yet: :attr:`Deployment.data` serialises it when a cluster ships it.
+    """
     from mechdesign.mechfile._format import ParsedFile, parse_file
 
     if isinstance(source, ParsedFile):
-        return _canonical_bytes(source), source
+        return None, source
     data, shown = _read(source, name)
     return data, parse_file(io.BytesIO(data), shown)
+
+
+def _fresh_generator(rng: Any) -> str:
+    """The name of fresh draws' randomness: ``None`` the secure AES-CTR stream, an integer a seeded PCG64 stream."""
+    if rng is None:
+        return "aes-ctr-secure"
+    if isinstance(rng, np.random.Generator):
+        name = type(rng.bit_generator).__name__
+        return {"AESCounter": "aes-ctr-secure", "PCG64": "pcg64"}.get(name, name.lower())
+    return "pcg64-seeded"
+
+
+def _dense(letters: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    full = np.zeros(size, dtype=np.int64)
+    full[letters] = counts
+    return full
 
 
 def _weighted_counts(letters: np.ndarray, size: int, weights: Any) -> np.ndarray:

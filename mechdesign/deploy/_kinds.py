@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -41,14 +41,15 @@ def adapter_for(parsed: Any) -> type[Deployment]:
 
 
 def load(source: Any, *, public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None,
-         name: str | None = None, draws: bool = True, verify: bool = True) -> Deployment:
+         name: str | None = None, draws: bool = True, verify: bool = True,
+         argument_names: Mapping[str, str] | None = None) -> Deployment:
     """Load a mechanism file of any kind for deployment, checked as every entry point checks it (:class:`Deployment`).
 
     Parameters
     ----------
     source : str, os.PathLike, bytes or ParsedFile
         The file.
-    public_key, require_signature, memo_key, name
+    public_key, require_signature, memo_key, name, argument_names
         As :class:`Deployment`.
     draws, verify
         As :class:`Deployment`: ``draws=False`` loads the file to be verified, decoded or assessed (no sampler, no
@@ -62,7 +63,8 @@ def load(source: Any, *, public_key: Any = None, require_signature: bool | None 
     """
     data, parsed = _parsed(source, name)
     return adapter_for(parsed)(parsed, public_key=public_key, require_signature=require_signature,
-                               memo_key=memo_key, name=name, data=data, draws=draws, verify=verify)
+                               memo_key=memo_key, name=name, data=data, draws=draws, verify=verify,
+                               argument_names=argument_names)
 
 
 def deployment_of(file: Any, *, public_key: Any = None, require_signature: bool | None = None,
@@ -76,7 +78,7 @@ def deployment_of(file: Any, *, public_key: Any = None, require_signature: bool 
         return load(file, public_key=public_key, require_signature=require_signature, memo_key=memo_key)
     if memo_key is not None and file.memo is None:
         return load(file.data, public_key=file.public_key, require_signature=file.required, memo_key=memo_key,
-                    name=file.name)
+                    name=file.name, argument_names=file.argument_names)
     return file
 
 
@@ -180,13 +182,15 @@ class DenseDeployment(Deployment):
         self.loaded = read_mechanism_file(parsed, public_key=public_key)
         self.sampler = Privatizer(self.loaded)  # the sampled matrix's guarantee (a two-layer file's per report too)
         self.sampled_epsilon = float(self.sampler.sampled_epsilon or 0.0)
+        self.max_deviation, self.report_epsilon = self.sampler.max_deviation, self.sampler.report_epsilon
 
     def _alphabet(self, position: int) -> tuple[str, ...]:
         return tuple(self.loaded.mechanism.inputs)
 
-    def epsilon_at_data(self, counts: Any) -> float:
-        number = np.asarray(counts, dtype=np.int64)
-        return self.sampler.epsilon_at(number / max(int(number.sum()), 1))
+    def _epsilon_at_letters(self, letters: np.ndarray, counts: np.ndarray) -> float:
+        frequencies = np.zeros(len(self.sampler.mechanism.inputs))
+        frequencies[letters] = counts / max(int(counts.sum()), 1)
+        return self.sampler.epsilon_at(frequencies)
 
     def _draw(self, codes: np.ndarray, ids: Any, draws: Any, users: Any) -> Any:
         sampler, rows = self.sampler, codes.astype(np.intp)
@@ -259,7 +263,17 @@ class StructuredDeployment(Deployment):
     def _alphabet(self, position: int) -> tuple[str, ...]:
         return tuple(self.loaded.mechanism.inputs)
 
-    def epsilon_at_data(self, counts: Any) -> float:
+    def report_bytes(self, form: str = "text") -> int:
+        """The largest report's size in bytes: of its text form ``t<type>.<hex>`` or (``"binary"``) its binary form."""
+        family = self.sampler.family
+        if form == "binary":
+            from mechdesign.mechfile._report_binary import binary_widths
+
+            type_bytes, widths = binary_widths(family)
+            return int(type_bytes + widths.max())
+        return max(family.report_bytes(t) for t in range(family.types))
+
+    def epsilon_at_data(self, counts: Any, letters: Any = None) -> float:
         raise v.fail("override_data_check", "not be used with a structured file (the data's own epsilon needs the "
                      "dense matrix; mechdesign export --dense writes it for a small design)", True)
 
@@ -349,6 +363,7 @@ class RecordDeployment(Deployment):
         self.loaded = read_record_file(parsed, public_key=public_key)
         self.sampler = RecordPrivatizer(self.loaded)
         self.sampled_epsilon = float(self.sampler.check())
+        self.max_deviation = max(s.max_deviation for s in self.sampler.samplers)
         self.attributes = tuple(self.loaded.attributes)
 
     def _alphabet(self, position: int) -> tuple[str, ...]:
@@ -360,19 +375,15 @@ class RecordDeployment(Deployment):
     def _letter_count(self) -> int:
         return int(self.loaded.prior.size)
 
-    def _check_counts(self, counts: np.ndarray, data_delta: float) -> Any:
+    def _check_letters(self, letters: np.ndarray, counts: np.ndarray, data_delta: float) -> Any:
         from mechdesign.deploy.analysis._datacheck import check_joint_counts
 
-        letters = np.flatnonzero(counts)
-        return check_joint_counts(self.loaded.prior, self.loaded.guarantee["radius"], letters, counts[letters],
-                                  data_delta)
+        return check_joint_counts(self.loaded.prior, self.loaded.guarantee["radius"], letters, counts, data_delta)
 
-    def epsilon_at_data(self, counts: Any) -> float:
+    def _epsilon_at_letters(self, letters: np.ndarray, counts: np.ndarray) -> float:
         from mechdesign.deploy.analysis._record_assess import epsilon_at_data
 
-        number = np.asarray(counts, dtype=np.int64)
-        letters = np.flatnonzero(number)
-        return float(epsilon_at_data(self.loaded, letters, number[letters], self.sampler))
+        return float(epsilon_at_data(self.loaded, letters, counts, self.sampler))
 
     def _draw(self, codes: np.ndarray, ids: Any, draws: Any, users: Any) -> Any:
         if self.memo is not None:
