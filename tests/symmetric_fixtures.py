@@ -7,6 +7,8 @@ draws the last K types fill one cell each, which makes the LP feasible).
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 from scipy.optimize import linprog
 
@@ -17,7 +19,17 @@ SMALL_COUNTS = [9, 9, 7, 7, 7, 6, 6, 6, 5, 5, 5, 5, 5, 4, 3, 3]
 
 
 def random_mechanism(counts, seed: int, types: int = 10, low_share: float = 0.5) -> SymmetricMechanism:
-    """Random types (levels normalised so that P̂·v = 1) with weights from an LP making every row sum to one."""
+    """Random types (levels normalised so that P̂·v = 1) with weights from an LP making every row sum to one.
+
+    Built once per process for each argument list: 444 calls in the suite ask for 73 mechanisms, each an LP or a few
+    (2-30 ms). A SymmetricMechanism is a frozen value (read-only arrays, tuple labels, no cache of its own), so a test
+    sharing one with another sees what a fresh build gives it.
+    """
+    return _random_mechanism(tuple(int(c) for c in counts), int(seed), int(types), float(low_share))
+
+
+@cache
+def _random_mechanism(counts: tuple[int, ...], seed: int, types: int, low_share: float) -> SymmetricMechanism:
     cells = Cells.from_counts(counts)
     rng = np.random.default_rng(seed)
     types = max(types, cells.count + 2)  # room for the K types of the fallback below
