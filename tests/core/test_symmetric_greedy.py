@@ -71,11 +71,20 @@ def groups(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, float]:
     return values, masses, beta
 
 
-@settings(max_examples=examples(300), deadline=None)
+# 100 examples in the default suite (most of their time is Hypothesis drawing up to 320 numbers each: 2.3 s of CPU
+# for 300), the long sweep of 300 below under -m slow
+@settings(max_examples=examples(100), deadline=None)
 @given(case=groups())
 def test_the_early_stop_returns_the_full_loops_doubles(case):
     values, masses, beta = case
     assert np.array_equal(group_min_linear(values, masses, beta), full_greedy(values, masses, beta))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(300), deadline=None)
+@given(case=groups())
+def test_the_early_stop_returns_the_full_loops_doubles_long_sweep(case):
+    test_the_early_stop_returns_the_full_loops_doubles.hypothesis.inner_test(case)
 
 
 @pytest.mark.parametrize("beta", [0.0, 0.05, 2 * 3 / 10, 2 * 3 / 10 + 2e-9, 2.0])
@@ -110,11 +119,20 @@ def wide_groups(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, float]:
     return values, counts / samples, beta
 
 
-@settings(max_examples=examples(120), deadline=None)
+# 40 examples in the default suite (the full loop over up to 1,500 groups: 0.8 s of CPU for 120), the long sweep of 120
+# below under -m slow
+@settings(max_examples=examples(40), deadline=None)
 @given(case=wide_groups())
 def test_wide_rows_sorted_or_not_return_the_full_loops_doubles(case):
     values, masses, beta = case
     assert np.array_equal(group_min_linear(values, masses, beta), full_greedy(values, masses, beta))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(120), deadline=None)
+@given(case=wide_groups())
+def test_wide_rows_sorted_or_not_return_the_full_loops_doubles_long_sweep(case):
+    test_wide_rows_sorted_or_not_return_the_full_loops_doubles.hypothesis.inner_test(case)
 
 
 def test_the_stop_counts_a_group_whose_mass_before_falls_back_under_the_budget():

@@ -60,7 +60,9 @@ def test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns(case):
         assert result.bound <= truth + 1e-7 * scale
 
 
-@settings(max_examples=examples(each_solves=True))  # each example a column search and a vertex enumeration
+# Each example a column search and a vertex enumeration (1.9 s of CPU for 60): 20 in the default suite (5 under the
+# default profile), the long sweep of 60 below under -m slow
+@settings(max_examples=examples(20, each_solves=True))
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
     """Every column of the local search (oracle steps and item moves) is one of the enumerated vertices."""
@@ -81,7 +83,16 @@ def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
         assert distance.min() <= 1e-9, v
 
 
-@settings(max_examples=examples(each_solves=True), deadline=None)  # each example runs a search
+@pytest.mark.slow
+@settings(max_examples=examples(each_solves=True))
+@given(separable_cases(), st.integers(0, 2**32 - 1))
+def test_column_search_returns_vertices_of_the_column_polytope_long_sweep(case, seed):
+    test_column_search_returns_vertices_of_the_column_polytope.hypothesis.inner_test(case, seed)
+
+
+# Each example runs a search (1.4 s of CPU for 60): 20 in the default suite (5 under the default profile), the long
+# sweep of 60 below under -m slow
+@settings(max_examples=examples(20, each_solves=True), deadline=None)
 @given(separable_cases(), st.integers(0, 2**32 - 1), st.integers(400, 3000))
 def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(case, seed, factor):
     """m > 2·4,096 records: the oracle steps run on rescaled counts; every column is feasible for the true prior."""
@@ -102,6 +113,13 @@ def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(ca
     worst = L1Ball(p, radius).min_linear(found)
     assert np.allclose(p @ found, 1.0, atol=1e-9) and np.all(found >= 0)
     assert np.all(found.max(axis=0) <= math.exp(eps) * worst * (1 + 1e-9))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(each_solves=True), deadline=None)
+@given(separable_cases(), st.integers(0, 2**32 - 1), st.integers(400, 3000))
+def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope_long_sweep(case, seed, factor):
+    test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope.hypothesis.inner_test(case, seed, factor)
 
 
 def _dense_moves(oracle, v, pairs=True):

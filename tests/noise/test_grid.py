@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
+import exact_oracles as exact
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mechdesign import make_rng
@@ -60,14 +62,34 @@ def test_grid_release_identifies_no_record(release, grid):
     assert abs(plus.mean() - 1.0) < 0.05 and abs(minus.mean() + 1.0) < 0.05
 
 
-@settings(max_examples=examples(each_solves=True))  # each example two calibrations over the grid
+def _exact_capacity_at(matrix: np.ndarray, p_min: float) -> Decimal:
+    """The exact PML of a binary-input matrix at the prior (p_min, 1 − p_min) (tests/exact_oracles.py). At β = 0 an
+    output's leakage grows with the ratio of its two entries (either way round), and a correctly rounded ratio keeps
+    their order, so the outputs at the largest float ratio hold the maximum: the exact oracle runs on those few
+    columns, not on the grid's thousands (45-75 ms each)."""
+    emitted = matrix[:, matrix.max(axis=0) > 0]
+    with np.errstate(divide="ignore"):
+        ratios = (emitted[0] / emitted[1], emitted[1] / emitted[0])
+    columns = np.flatnonzero((ratios[0] == ratios[0].max()) | (ratios[1] == ratios[1].max()))
+    return exact.capacity(emitted[:, columns], [p_min, 1 - p_min], 0.0)
+
+
+# Each example two calibrations over the grid: 20 in the default suite (5 under the default profile), the long sweep
+# below under -m slow. The @example failed in a one-process CI run, when grid_epsilon was checked against capacity():
+# capacity() covers the priors of a ball whose float centre does not sum to 1 as a rational, and at p_min = 1e-10 the
+# 1e-17 of mass that widening moves weighs 7e-11 of g (g is 1.1e-7 of the column's entries), so it stood 7.3e-11 above
+# the exact value and 5.7e-11 above grid_epsilon, itself 1.6e-11 above it: grid_epsilon is checked against the exact
+# value, and capacity() only on the private side of it.
+@settings(max_examples=examples(20, each_solves=True))
 @given(st.floats(0.05, 50.0), st.floats(0.0, 0.5))
+@example(0.125, 1e-10)
 def test_grid_epsilon_is_the_exact_capacity_and_calibrators_report_it(scale, p_min):
     grid = laplace_grid(scale)
-    mech = Mechanism.from_matrix(grid.sampled_matrix)
     if p_min > 0:
-        exact = capacity(mech, L1Ball([p_min, 1 - p_min], 0.0))
-        assert exact <= grid_epsilon(grid, p_min) <= exact + 4e-12 * max(1.0, exact)
+        value = _exact_capacity_at(grid.sampled_matrix, p_min)
+        assert 0 <= exact.excess(grid_epsilon(grid, p_min), value) <= Decimal("4e-12") * max(1, value)
+        assert exact.excess(capacity(Mechanism.from_matrix(grid.sampled_matrix), L1Ball([p_min, 1 - p_min], 0.0)),
+                            value) >= 0
     assert released_epsilon(scale, p_min) >= grid_epsilon(grid, p_min)
     target = released_epsilon(scale, p_min)
     if not math.isfinite(target):  # tiny scales: the far input's end cells are below 2^-64, not LDP
@@ -75,6 +97,13 @@ def test_grid_epsilon_is_the_exact_capacity_and_calibrators_report_it(scale, p_m
         return
     b = laplace_scale(max(target, 1e-3), p_min)
     assert b == 0.0 or released_epsilon(b, p_min) <= target + PRIVACY_SLACK
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(each_solves=True))
+@given(st.floats(0.05, 50.0), st.floats(0.0, 0.5))
+def test_grid_epsilon_is_the_exact_capacity_and_calibrators_report_it_long_sweep(scale, p_min):
+    test_grid_epsilon_is_the_exact_capacity_and_calibrators_report_it.hypothesis.inner_test(scale, p_min)
 
 
 @pytest.mark.parametrize("sigma", [0.4, 1.0, 3.0])
