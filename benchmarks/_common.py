@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,9 @@ def machine_info() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    try:
-        import cvxpy
-
-        info["cvxpy"] = cvxpy.__version__
-    except ImportError:
+    try:  # the installed version, without importing cvxpy (1.5 s, for nothing in a script that only writes a table)
+        info["cvxpy"] = metadata.version("cvxpy")
+    except metadata.PackageNotFoundError:
         pass
     return info
 
