@@ -47,7 +47,8 @@ def test_every_type_listed_gives_the_dense_optimum_at_any_radius(radius):
     assert design.achieved <= problem.epsilon
 
 
-@settings(max_examples=examples(30), deadline=None)
+# Each example two designs (6 s of CPU for 30): 10 in the default suite, the long sweep of 30 below under -m slow
+@settings(max_examples=examples(10), deadline=None)
 @given(data=st.data(), size=st.integers(3, 12), epsilon=st.floats(0.2, 6.0), radius=st.floats(0.005, 1.99))
 def test_the_symmetric_engine_agrees_with_the_dense_engine(data, size, epsilon, radius):
     """Random count priors with ties (N from 3 to 12), ε ∈ [0.2, 6], β ∈ (0, 2): every type is listed, so the
@@ -60,6 +61,13 @@ def test_the_symmetric_engine_agrees_with_the_dense_engine(data, size, epsilon, 
     assert design.achieved <= problem.epsilon
     assert design.value == pytest.approx(optimum, rel=1e-6, abs=1e-9)
     assert 0.0 <= design.bound <= optimum * (1 + 1e-9) + 1e-12
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(30), deadline=None)
+@given(data=st.data(), size=st.integers(3, 12), epsilon=st.floats(0.2, 6.0), radius=st.floats(0.005, 1.99))
+def test_the_symmetric_engine_agrees_with_the_dense_engine_long_sweep(data, size, epsilon, radius):
+    test_the_symmetric_engine_agrees_with_the_dense_engine.hypothesis.inner_test(data, size, epsilon, radius)
 
 
 def _zipf_problem(size: int, samples: int, epsilon: float) -> DesignProblem:

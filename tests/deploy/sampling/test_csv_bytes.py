@@ -89,13 +89,22 @@ def plain_files(draw):
     return data, labels, outputs, f"c{position}", draw(st.integers(0, 99)), rows > 0
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# 50 examples in the default suite (each file written twice: 1.8 s of CPU for 150), the long sweep of 150 below under
+# -m slow
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plain_files())
 def test_plain_files_are_written_as_the_general_reader_writes_them(tmp_path, monkeypatch, case):
     data, labels, outputs, column, seed, plain = case
     fast, general = both(tmp_path, monkeypatch, data, mechanism(labels, outputs, seed), column, seed=seed,
                          plain=plain)
     assert fast == general
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plain_files())
+def test_plain_files_are_written_as_the_general_reader_writes_them_long_sweep(tmp_path, monkeypatch, case):
+    test_plain_files_are_written_as_the_general_reader_writes_them.hypothesis.inner_test(tmp_path, monkeypatch, case)
 
 
 NOT_PLAIN = {
