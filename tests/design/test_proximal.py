@@ -41,6 +41,9 @@ def _objective(lam, prior, center, tau):
     return float(lam.sum() + np.sum((lam - center) ** 2 / prior) / (2 * tau))
 
 
+# Each example a conic reference solve (0.5 s of CPU for 60): 20 in the default suite, the long sweep of 60 below under
+# -m slow
+@settings(max_examples=examples(20))
 @given(models())
 def test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective(case):
     prior, vectors, values, center, tau = case
@@ -56,6 +59,12 @@ def test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective
     assert problem.status == cp.OPTIMAL
     reference = float(problem.value)
     assert _objective(lam, prior, center, tau) <= reference + 1e-6 * (1.0 + abs(reference))
+
+
+@pytest.mark.slow
+@given(models())
+def test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective_long_sweep(case):
+    test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective.hypothesis.inner_test(case)
 
 
 @given(st.integers(1, 40), st.integers(1, 60), st.integers(0, 2**32 - 1))

@@ -175,6 +175,9 @@ def _move_cases(case, seed):
     return search, (quadratic, lam), q, is_vertex, vectors[:, rng.permutation(vectors.shape[1])[:6]].T
 
 
+# Each example the moves against every materialised candidate (0.5 s of CPU for 60): 20 in the default suite, the
+# long sweep of 60 after it under -m slow; the same for the test after it.
+@settings(max_examples=examples(20))
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_item_moves_rank_pairs_incrementally_as_materialised_columns_do(case, seed):
     """The moves' O(1) ranking of single and pair moves finds the best of all materialised candidates (the same
@@ -189,6 +192,13 @@ def test_item_moves_rank_pairs_incrementally_as_materialised_columns_do(case, se
         assert all(is_vertex(w) for w in found.T)
 
 
+@pytest.mark.slow
+@given(separable_cases(), st.integers(0, 2**32 - 1))
+def test_item_moves_rank_pairs_incrementally_as_materialised_columns_do_long_sweep(case, seed):
+    test_item_moves_rank_pairs_incrementally_as_materialised_columns_do.hypothesis.inner_test(case, seed)
+
+
+@settings(max_examples=examples(20))
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_item_moves_beyond_the_pair_items_keep_every_single_move(case, seed):
     """Above _PAIR_ITEMS items (here 3) pairs are formed among the best single moves' items only: the best column
@@ -204,6 +214,12 @@ def test_item_moves_beyond_the_pair_items_keep_every_single_move(case, seed):
             if search.oracle.size <= 3:
                 assert found.shape[1] == min(_dense_moves(search.oracle, v).shape[1], pricing._MOVE_KEEP)
             assert all(is_vertex(w) for w in found.T)
+
+
+@pytest.mark.slow
+@given(separable_cases(), st.integers(0, 2**32 - 1))
+def test_item_moves_beyond_the_pair_items_keep_every_single_move_long_sweep(case, seed):
+    test_item_moves_beyond_the_pair_items_keep_every_single_move.hypothesis.inner_test(case, seed)
 
 
 _OPTIMA: dict[tuple, tuple] = {}

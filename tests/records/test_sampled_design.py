@@ -140,9 +140,14 @@ def test_mse_formula_against_simulation(probabilities):
     assert abs(mean - decoder_only) > 5 * error
 
 
-@given(st.integers(1, 5).flatmap(lambda d: st.tuples(st.lists(st.floats(0.0, 50.0), min_size=d, max_size=d),
-                                                     st.lists(priors(), min_size=d, max_size=d))),
-       st.data())
+_SAMPLED_CASES = st.integers(1, 5).flatmap(lambda d: st.tuples(st.lists(st.floats(0.0, 50.0), min_size=d, max_size=d),
+                                                               st.lists(priors(), min_size=d, max_size=d)))
+
+
+# 20 examples in the default suite (each 11 MSE evaluations and 10 simplex points drawn: 0.5 s of CPU for 60), the long
+# sweep of 60 below under -m slow
+@settings(max_examples=examples(20))
+@given(_SAMPLED_CASES, st.data())
 def test_sampling_probabilities_minimise_the_mse(case, data):
     excess, frequencies = case
     traces = [1.0 + e for e in excess]  # tr J⁻¹ ≥ 1 (equality: a noiseless factor)
@@ -157,6 +162,12 @@ def test_sampling_probabilities_minimise_the_mse(case, data):
         scale = data.draw(st.sampled_from([1e-3, 0.1, 1.0]))
         near = (1 - scale) * best + scale * other  # a perturbation on the simplex, small to large
         assert value <= sampled_mse(traces, frequencies, near) * (1 + 1e-12)
+
+
+@pytest.mark.slow
+@given(_SAMPLED_CASES, st.data())
+def test_sampling_probabilities_minimise_the_mse_long_sweep(case, data):
+    test_sampling_probabilities_minimise_the_mse.hypothesis.inner_test(case, data)
 
 
 def test_sampling_probabilities_edge_cases():
