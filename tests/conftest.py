@@ -108,6 +108,17 @@ def examples(count: int = FULL_EXAMPLES, each_solves: bool = False) -> int:
     return max(5, round(count * scale))
 
 
+def examples_beside(count: int, sweep: int, each_solves: bool = False) -> int:
+    """``max_examples`` of a property test whose long sweep, ``examples(sweep)``, is an opt-in twin (``-m slow``,
+    which CI runs too; benchmarks/results/suite_moved.md): ``count``, or fewer where the profile gives the sweep fewer.
+
+    Under the profiles that draw every example ("ci", "full", "many") the default suite draws ``count`` and the twin
+    all ``sweep``; a profile that draws a share ("default": a contributor's run, the mutation runs) draws as many as
+    the test did before it had a twin.
+    """
+    return min(count, examples(sweep, each_solves))
+
+
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run the CLI in-process (``mechdesign.cli.main``), capturing stdout/stderr and the exit code.
 

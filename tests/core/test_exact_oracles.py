@@ -32,7 +32,7 @@ from mechdesign.core import (
 )
 from mechdesign.core._leakage import measure_capacity
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 U = 2.0**-53
 #: Utility-side tolerances (relative to 1 + |value|): measured maxima are about a fifth of these
@@ -162,7 +162,7 @@ def _at_or_above_the_priors(ball: L1Ball, matrix: np.ndarray) -> None:
 # 100 examples in the default suite (1.2 s of CPU for 300, most of it Hypothesis drawing the matrices), the long
 # sweep of 300 below under -m slow; the case a random seed found is a test of its own (after them).
 @given(st.one_of(balls_and_matrices(), balls_of_float_priors()))
-@settings(max_examples=examples(100))
+@settings(max_examples=examples_beside(100, 300))
 def test_capacity_never_below_exact_over_the_balls_priors(case):
     """C(W, B) ≥ the exact capacity over the priors of the ball (Q in the simplex, within β of P̂ / Σ P̂): the stored
     centre rarely sums to 1 as a rational, and the greedy on it as a measure was 8.8e-14 nats below (issue 61)."""

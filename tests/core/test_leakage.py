@@ -28,7 +28,7 @@ from mechdesign.core import (
 from mechdesign.core._leakage import round_up
 from mechdesign.design.polytope import randomized_response
 
-from conftest import EXACT, examples
+from conftest import EXACT, examples_beside
 from strategies import mechanisms, prior_and_mechanism, priors
 
 EXAMPLE1 = np.array([[0.325, 0.225, 0.225, 0.225], [0.45, 0.1, 0.225, 0.225],
@@ -120,7 +120,7 @@ def test_capacity_over_ball_equals_extreme_point_enumeration(pair, fraction):
 
 # Each example ε_min at 200 priors (0.7 s of CPU for 60): 20 in the default suite, the long sweep of 60 below under
 # -m slow
-@settings(max_examples=examples(20))
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism(zeros=False), st.floats(0.0, 2.0), st.integers(0, 2**31))
 def test_capacity_dominates_random_priors_in_the_ball_any_radius(pair, radius, seed):
     p, w = pair

@@ -25,7 +25,7 @@ from mechdesign.core import (
 from mechdesign.core._repeated import _merged_logs
 from mechdesign.design.polytope import randomized_response
 
-from conftest import PRIVACY_SLACK, TIGHT, examples
+from conftest import PRIVACY_SLACK, TIGHT, examples, examples_beside
 from strategies import mechanisms, priors
 
 # The quick start's design (problems/adult-race-estimation.toml, ε = 1, δ = 1e-6): its matrix as written, rounded
@@ -153,7 +153,7 @@ def instances(draw):
 
 # Each example an exact account over every input (1.0 s of CPU for 60): 20 in the default suite (5 under the default
 # profile) and the two found cases, the long sweep of 60 after it under -m slow
-@settings(max_examples=examples(20, each_solves=True))
+@settings(max_examples=examples_beside(20, 60, each_solves=True))
 @given(instances())
 @example((np.array([0.6, 0.3, 0.1]), np.array([[0.5, 0.5, 0.0], [0.2, 0.0, 0.8], [0.0, 0.9, 0.1]]), 0.3, 4))
 @example((np.array([0.6, 0.3, 0.1]), np.array([[0.5, 0.4, 0.1], [0.2, 0.1, 0.7], [0.1, 0.8, 0.1]]), 0.1, 5))

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mechdesign.core import group_min_linear
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 _U = np.finfo(np.float64).eps / 2
 
@@ -73,7 +73,7 @@ def groups(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, float]:
 
 # 100 examples in the default suite (most of their time is Hypothesis drawing up to 320 numbers each: 2.3 s of CPU
 # for 300), the long sweep of 300 below under -m slow
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples_beside(100, 300), deadline=None)
 @given(case=groups())
 def test_the_early_stop_returns_the_full_loops_doubles(case):
     values, masses, beta = case
@@ -121,7 +121,7 @@ def wide_groups(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, float]:
 
 # 40 examples in the default suite (the full loop over up to 1,500 groups: 0.8 s of CPU for 120), the long sweep of 120
 # below under -m slow
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples_beside(40, 120), deadline=None)
 @given(case=wide_groups())
 def test_wide_rows_sorted_or_not_return_the_full_loops_doubles(case):
     values, masses, beta = case

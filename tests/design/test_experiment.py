@@ -19,7 +19,7 @@ from mechdesign.design.estimation import lower_bound, objective, solve_master, s
 from mechdesign.design.estimation._criterion import _conic_master
 from mechdesign.design.polytope import calibrated_randomized_response, column_vertices
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 CRITERIA = ["a_optimal", "d_optimal"]
 
@@ -49,7 +49,7 @@ random_masters = given(priors, st.floats(0.2, 3.0), st.sampled_from([0.0, 0.04, 
 
 # Each example a conic reference solve (0.5 s of CPU for 30): 10 and the found case in the default suite, the long sweep
 # of 30 below under -m slow
-@settings(max_examples=examples(10), deadline=None)
+@settings(max_examples=examples_beside(10, 30), deadline=None)
 @random_masters
 @example(np.array([0.32989691, 0.32989691, 0.28865979, 0.05154639]), 2.90625, 0.0, 0.25, 3, "a_optimal")  # see below
 def test_interior_point_master_matches_the_conic_form(prior, epsilon, radius, keep, seed, criterion):

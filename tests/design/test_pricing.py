@@ -21,7 +21,7 @@ from mechdesign.core import L1Ball, Prior, capacity
 from mechdesign.design import DesignProblem, Utility, load_problem, plan_method, solve
 from mechdesign.design.polytope import CountPricer, column_vertices, level_function
 
-from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
+from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples, examples_beside
 
 KINDS = ["mutual_information", "total_variation", "chi_squared", "hellinger"]
 
@@ -100,7 +100,7 @@ def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
 
 # Each example runs a search (0.7 s of CPU for 60): 20 in the default suite (5 under the default profile), the long
 # sweep of 60 below under -m slow
-@settings(max_examples=examples(20, each_solves=True), deadline=None)
+@settings(max_examples=examples_beside(20, 60, each_solves=True), deadline=None)
 @given(pricing_cases())
 def test_pricing_engine_meets_enumeration_and_its_bound_holds(case):
     counts, eps, radius, kind, _ = case

@@ -18,7 +18,7 @@ from mechdesign.design import DesignProblem, load_problem, solve
 from mechdesign.design.information import ProximalModel, nnls
 from mechdesign.design.information import _proximal as proximal
 
-from conftest import PROBLEMS, TIGHT, examples
+from conftest import PROBLEMS, TIGHT, examples, examples_beside
 
 
 @st.composite
@@ -43,7 +43,7 @@ def _objective(lam, prior, center, tau):
 
 # Each example a conic reference solve (0.5 s of CPU for 60): 20 in the default suite, the long sweep of 60 below under
 # -m slow
-@settings(max_examples=examples(20))
+@settings(max_examples=examples_beside(20, 60))
 @given(models())
 def test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective(case):
     prior, vectors, values, center, tau = case
@@ -102,7 +102,7 @@ def count_problems(draw):
 
 # Each example two designs (0.85 s of CPU for 60): 20 in the default suite (5 under the default profile), the long
 # sweep of 60 below under -m slow
-@settings(max_examples=examples(20, each_solves=True))
+@settings(max_examples=examples_beside(20, 60, each_solves=True))
 @given(count_problems())
 def test_generation_without_the_proximal_step_falls_back_and_still_meets_enumeration(problem):
     def broken(self, center, tau):

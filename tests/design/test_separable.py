@@ -27,7 +27,7 @@ from mechdesign.design.estimation import _column_search as pricing
 from mechdesign.design.estimation import _engine as engine
 from mechdesign.design.polytope import SeparableOracle, column_vertices
 
-from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples
+from conftest import PRIVACY_SLACK, PROBLEMS, TIGHT, examples, examples_beside
 
 
 @st.composite
@@ -62,7 +62,7 @@ def test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns(case):
 
 # Each example a column search and a vertex enumeration (1.9 s of CPU for 60): 20 in the default suite (5 under the
 # default profile), the long sweep of 60 below under -m slow
-@settings(max_examples=examples(20, each_solves=True))
+@settings(max_examples=examples_beside(20, 60, each_solves=True))
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
     """Every column of the local search (oracle steps and item moves) is one of the enumerated vertices."""
@@ -92,7 +92,7 @@ def test_column_search_returns_vertices_of_the_column_polytope_long_sweep(case, 
 
 # Each example runs a search (1.4 s of CPU for 60): 20 in the default suite (5 under the default profile), the long
 # sweep of 60 below under -m slow
-@settings(max_examples=examples(20, each_solves=True), deadline=None)
+@settings(max_examples=examples_beside(20, 60, each_solves=True), deadline=None)
 @given(separable_cases(), st.integers(0, 2**32 - 1), st.integers(400, 3000))
 def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(case, seed, factor):
     """m > 2·4,096 records: the oracle steps run on rescaled counts; every column is feasible for the true prior."""
@@ -177,7 +177,7 @@ def _move_cases(case, seed):
 
 # Each example the moves against every materialised candidate (0.5 s of CPU for 60): 20 in the default suite, the
 # long sweep of 60 after it under -m slow; the same for the test after it.
-@settings(max_examples=examples(20))
+@settings(max_examples=examples_beside(20, 60))
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_item_moves_rank_pairs_incrementally_as_materialised_columns_do(case, seed):
     """The moves' O(1) ranking of single and pair moves finds the best of all materialised candidates (the same
@@ -198,7 +198,7 @@ def test_item_moves_rank_pairs_incrementally_as_materialised_columns_do_long_swe
     test_item_moves_rank_pairs_incrementally_as_materialised_columns_do.hypothesis.inner_test(case, seed)
 
 
-@settings(max_examples=examples(20))
+@settings(max_examples=examples_beside(20, 60))
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_item_moves_beyond_the_pair_items_keep_every_single_move(case, seed):
     """Above _PAIR_ITEMS items (here 3) pairs are formed among the best single moves' items only: the best column

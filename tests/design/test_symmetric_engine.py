@@ -30,7 +30,7 @@ from mechdesign.design.symmetric._bound import reach, symmetric_bound
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 
-from conftest import ROOT, examples
+from conftest import ROOT, examples, examples_beside
 
 ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
 
@@ -112,7 +112,7 @@ _REACH_CASES = {"counts": st.lists(st.integers(1, 5), min_size=3, max_size=9), "
 
 # Each example enumerates the vertices (0.65 s of CPU for 40): 15 in the default suite (5 under the default profile),
 # the long sweep of 40 below under -m slow
-@settings(max_examples=examples(15, each_solves=True), deadline=None)
+@settings(max_examples=examples_beside(15, 40, each_solves=True), deadline=None)
 @given(**_REACH_CASES)
 def test_the_reach_bounds_every_vertex(counts, seed, epsilon, radius, slack, readings):
     """reach(w, λ) ≥ max over every listed vertex of Σ w v² − λ·v: the bound's one relaxation, checked exactly,

@@ -24,7 +24,7 @@ from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._master import gradient, objective, solve_master
 from mechdesign.design.symmetric._search import improve
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 ISSUE_COUNTS = [14, 14, 14, 9, 9, 6, 6, 6, 6, 3, 3, 3, 1, 1]
 
@@ -50,7 +50,7 @@ def test_every_type_listed_gives_the_dense_optimum_at_any_radius(radius):
 
 
 # Each example two designs (6 s of CPU for 30): 10 in the default suite, the long sweep of 30 below under -m slow
-@settings(max_examples=examples(10), deadline=None)
+@settings(max_examples=examples_beside(10, 30), deadline=None)
 @given(data=st.data(), size=st.integers(3, 12), epsilon=st.floats(0.2, 6.0), radius=st.floats(0.005, 1.99))
 def test_the_symmetric_engine_agrees_with_the_dense_engine(data, size, epsilon, radius):
     """Random count priors with ties (N from 3 to 12), ε ∈ [0.2, 6], β ∈ (0, 2): every type is listed, so the

@@ -35,7 +35,7 @@ from mechdesign.mechfile import (
 )
 from mechdesign.records import JointPrior
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 CAP = "MECHDESIGN_MAX_FILE_MB"
 
@@ -133,7 +133,7 @@ def _floats():
 
 # 100 examples in the default suite (1.0 s of CPU for 300, most of it Hypothesis drawing up to 48 floats each), the
 # long sweep of 300 below under -m slow
-@settings(max_examples=examples(100))
+@settings(max_examples=examples_beside(100, 300))
 @given(st.lists(st.lists(_floats(), min_size=1, max_size=8), min_size=1, max_size=6))
 def test_the_fast_canonical_matrix_is_rfc8785_byte_for_byte(matrix):
     rows, canonical = matrix_texts(matrix)

@@ -27,7 +27,7 @@ from mechdesign.noise.additive import (
     released_epsilon,
 )
 
-from conftest import EXACT, PRIVACY_SLACK, TIGHT, assert_one_line_error, examples
+from conftest import EXACT, PRIVACY_SLACK, TIGHT, assert_one_line_error, examples, examples_beside
 
 scales = st.floats(0.05, 50.0)
 p_mins = st.floats(0.0, 0.5)
@@ -95,7 +95,7 @@ def test_eq50_monotone_in_samples_and_delta(scale, p, m):
 
 # Each example a conservative search over the sampled grid (0.04 s of CPU): 10 examples in the default suite (5
 # under the default profile), the long sweep of 30 below under -m slow
-@settings(max_examples=examples(10, each_solves=True))
+@settings(max_examples=examples_beside(10, 30, each_solves=True))
 @given(st.floats(1e-4, 8.0), st.floats(0.0, 0.5), st.integers(1, 10**7), st.floats(1e-15, 1.0))
 def test_eq50_inverse_round_trip_conservative(epsilon, p, m, delta):
     cal = laplace_scale_estimated(epsilon, delta, m, p)

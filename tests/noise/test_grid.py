@@ -25,7 +25,7 @@ from mechdesign.noise.additive import (
 )
 from mechdesign.noise.sparse import release_gshm
 
-from conftest import PRIVACY_SLACK, examples
+from conftest import PRIVACY_SLACK, examples, examples_beside
 
 RECORDS = 200_000
 
@@ -80,7 +80,7 @@ def _exact_capacity_at(matrix: np.ndarray, p_min: float) -> Decimal:
 # 1e-17 of mass that widening moves weighs 7e-11 of g (g is 1.1e-7 of the column's entries), so it stood 7.3e-11 above
 # the exact value and 5.7e-11 above grid_epsilon, itself 1.6e-11 above it: grid_epsilon is checked against the exact
 # value, and capacity() only on the private side of it.
-@settings(max_examples=examples(20, each_solves=True))
+@settings(max_examples=examples_beside(20, 60, each_solves=True))
 @given(st.floats(0.05, 50.0), st.floats(0.0, 0.5))
 @example(0.125, 1e-10)
 def test_grid_epsilon_is_the_exact_capacity_and_calibrators_report_it(scale, p_min):

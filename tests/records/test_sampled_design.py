@@ -16,7 +16,7 @@ from mechdesign.core import Mechanism, efficient_decoder, sampled_epsilon, trace
 from mechdesign.records import JointPrior, SampledDesign, design_sampled
 from mechdesign.records._sampled import sampled_mse, sampling_probabilities
 
-from conftest import EXACT, PRIVACY_SLACK, examples
+from conftest import EXACT, PRIVACY_SLACK, examples, examples_beside
 from strategies import mechanisms, priors
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
@@ -146,7 +146,7 @@ _SAMPLED_CASES = st.integers(1, 5).flatmap(lambda d: st.tuples(st.lists(st.float
 
 # 20 examples in the default suite (each 11 MSE evaluations and 10 simplex points drawn: 0.5 s of CPU for 60), the long
 # sweep of 60 below under -m slow
-@settings(max_examples=examples(20))
+@settings(max_examples=examples_beside(20, 60))
 @given(_SAMPLED_CASES, st.data())
 def test_sampling_probabilities_minimise_the_mse(case, data):
     excess, frequencies = case

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from mechdesign.core import Mechanism
 from mechdesign.deploy.sampling import MemoFunction, Privatizer, _csv_bytes, privatize_file
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 TEXT = st.text(alphabet="abcXYZ019 -_.é中", max_size=6)   # cells: no comma, quote or line break
 OUTPUT = st.text(alphabet='ab ,"x\u00e9', min_size=0, max_size=4)  # output labels may need quotes in a CSV
@@ -91,7 +91,8 @@ def plain_files(draw):
 
 # 50 examples in the default suite (each file written twice: 1.8 s of CPU for 150), the long sweep of 150 below under
 # -m slow
-@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples_beside(50, 150), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plain_files())
 def test_plain_files_are_written_as_the_general_reader_writes_them(tmp_path, monkeypatch, case):
     data, labels, outputs, column, seed, plain = case
