@@ -121,12 +121,23 @@ def _capacity_within_its_margins(ball: L1Ball, matrix: np.ndarray) -> None:
     assert gap <= allowed, f"{reported!r} is {gap:.3e} above the exact value (allowed {allowed:.3e})"
 
 
+# CI's default suite draws 50 examples of this test and of test_min_linear_never_above_exact and
+# test_log_min_linear_never_above_exact (0.5-0.6 s of CPU each for 150, most of it Hypothesis drawing matrices), 30 of
+# test_ldp_level_never_below_exact (90); the long sweeps of all of them run under -m slow, and the cases random seeds
+# found are tests of their own in the default suite.
 @given(balls_and_matrices())
-@settings(max_examples=examples(150))
+@settings(max_examples=examples_beside(50, 150))
 def test_capacity_never_below_exact(case):
     """C(W, B) ≥ the exact capacity of the float matrix and ball, tight to its stated margins; was 1 ulp below at
     β = 2."""
     _capacity_within_its_margins(*case)
+
+
+@pytest.mark.slow
+@given(balls_and_matrices())
+@settings(max_examples=examples(150))
+def test_capacity_never_below_exact_long_sweep(case):
+    test_capacity_never_below_exact.hypothesis.inner_test(case)
 
 
 # Found on a random seed (2026-11-26): β = 0 and a prior entry of 2^-53 under a column entry of 1e-9, so that
@@ -198,7 +209,7 @@ def test_capacity_of_a_centre_that_misses_one_is_above_its_priors():
 
 
 @given(balls_and_matrices())
-@settings(max_examples=examples(150))
+@settings(max_examples=examples_beside(50, 150))
 def test_min_linear_never_above_exact(case):
     """g(c) ≤ the exact greedy worst case, tight to 1e-14 relative plus the two absolute margins min_linear states.
 
@@ -207,6 +218,13 @@ def test_min_linear_never_above_exact(case):
     :data:`SEEN`), and the underflows' (2N + 8)·2^-1074.
     """
     _min_linear_within_its_margins(*case)
+
+
+@pytest.mark.slow
+@given(balls_and_matrices())
+@settings(max_examples=examples(150))
+def test_min_linear_never_above_exact_long_sweep(case):
+    test_min_linear_never_above_exact.hypothesis.inner_test(case)
 
 
 # Two cases random seeds found (2026-11-26): g ≈ 1e-17 from cancelling masses, below the exact value by more than
@@ -254,7 +272,7 @@ def log_columns(draw, n: int) -> np.ndarray:
 
 
 @given(st.data())
-@settings(max_examples=examples(150))
+@settings(max_examples=examples_beside(50, 150))
 def test_log_min_linear_never_above_exact(data):
     """log g(c) ≤ the exact value (100 digits) when a shift by max a of hundreds of nats cancels in the result:
     the old margin 4u(1 + |log g|) was 1.2e-13 short in 443 of 1,000 such cases."""
@@ -277,6 +295,13 @@ def test_log_min_linear_never_above_exact(data):
         assert (got == -math.inf and resolution >= Decimal("0.5")) or -gap <= allowed
 
 
+@pytest.mark.slow
+@given(st.data())
+@settings(max_examples=examples(150))
+def test_log_min_linear_never_above_exact_long_sweep(data):
+    test_log_min_linear_never_above_exact.hypothesis.inner_test(data)
+
+
 def test_log_min_linear_cancelling_shift_named_case():
     """The top entry (700.1 nats) is emptied, the result is about −10: the shift's rounding (700u) used to show."""
     ball = L1Ball([0.5, 0.5], 1.0)  # moves all of the first coordinate's mass
@@ -288,7 +313,7 @@ def test_log_min_linear_cancelling_shift_named_case():
 
 
 @given(st.data())
-@settings(max_examples=examples(90))
+@settings(max_examples=examples_beside(30, 90))
 def test_ldp_level_never_below_exact(data):
     """ldp_level: the sum of the factors' levels (a product), their maximum when sampled, rounded up."""
     k = data.draw(st.integers(1, 3))
@@ -297,6 +322,13 @@ def test_ldp_level_never_below_exact(data):
     reported = ldp_level(factors, sampled=sampled)["epsilon"]
     value = exact.ldp_level([f.matrix for f in factors], sampled=sampled)
     _at_or_above(reported, value, (8 * k + 12) * 2.0**-52)
+
+
+@pytest.mark.slow
+@given(st.data())
+@settings(max_examples=examples(90))
+def test_ldp_level_never_below_exact_long_sweep(data):
+    test_ldp_level_never_below_exact.hypothesis.inner_test(data)
 
 
 def test_ldp_level_of_sampled_factors_is_their_maximum():

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import CertificateError, MechanismFileError
@@ -30,7 +30,7 @@ from mechdesign.mechfile import (
     write_mechanism_file,
 )
 
-from conftest import EXACT, PRIVACY_SLACK
+from conftest import EXACT, PRIVACY_SLACK, examples_beside
 
 T1_PRIOR = [0.4, 0.2, 0.2, 0.2]
 T1_EPSILON = math.log(9 / 8)
@@ -73,6 +73,9 @@ stochastic_rows = st.integers(2, 6).flatmap(lambda n: st.integers(1, 6).flatmap(
                        .filter(lambda r: sum(r) > 0.1), min_size=n, max_size=n)))
 
 
+# Each example a file written, read and verified (0.4 s of CPU for 60): 20 in CI's default suite, the long sweep of 60
+# below under -m slow
+@settings(max_examples=examples_beside(20, 60))
 @given(rows=stochastic_rows)
 def test_round_trip_is_bit_exact(tmp_path_factory, rows):
     w = np.array(rows) / np.array(rows).sum(axis=1, keepdims=True)
@@ -90,6 +93,12 @@ def test_round_trip_is_bit_exact(tmp_path_factory, rows):
     # Written rounded up over the read-back matrix's float noise, so it holds exactly as written.
     assert stated <= loaded.guarantee["epsilon"] <= stated + PRIVACY_SLACK
     assert verify_mechanism_file(path).holds
+
+
+@pytest.mark.slow
+@given(rows=stochastic_rows)
+def test_round_trip_is_bit_exact_long_sweep(tmp_path_factory, rows):
+    test_round_trip_is_bit_exact.hypothesis.inner_test(tmp_path_factory, rows)
 
 
 def test_written_files_validate_against_shipped_schema(rr_file, pml_file):

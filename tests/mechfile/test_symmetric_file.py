@@ -33,7 +33,7 @@ from mechdesign.mechfile import (
     write_symmetric_file,
 )
 
-from conftest import examples
+from conftest import examples, examples_beside
 from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
 
 RADIUS = 0.3
@@ -107,10 +107,15 @@ _LEAF = (st.none() | st.integers(-2**60, 2**60) | st.text(max_size=6) | st.boole
          | st.floats(allow_nan=False, allow_infinity=False))
 
 
-@settings(max_examples=examples(200))
-@given(forms=st.lists(st.none() | st.just("rest") | st.lists(st.lists(_LEAF, max_size=3) | _LEAF, max_size=4),
-                      max_size=8),
-       numbers=st.lists(st.integers(-2**60, 2**60) | _LEAF, max_size=5))
+_ANY_FORMS = st.lists(st.none() | st.just("rest") | st.lists(st.lists(_LEAF, max_size=3) | _LEAF, max_size=4),
+                      max_size=8)
+_ANY_NUMBERS = st.lists(st.integers(-2**60, 2**60) | _LEAF, max_size=5)
+
+
+# 70 examples in CI's default suite (0.6 s of CPU for 200, most of it Hypothesis drawing the nested lists), the long
+# sweep of 200 below under -m slow
+@settings(max_examples=examples_beside(70, 200))
+@given(forms=_ANY_FORMS, numbers=_ANY_NUMBERS)
 def test_the_bulk_canonical_bytes_of_any_low_counts_and_rice_members_hash_as_rfc8785(forms, numbers):
     """The low-count forms and the Rice members, as a reader may find them (nulls, strings with escapes, integers
     beyond 2⁵³, floats, booleans, nested lists): the bulk bytes where they are plain, rfc8785's otherwise."""
@@ -124,6 +129,14 @@ def test_the_bulk_canonical_bytes_of_any_low_counts_and_rice_members_hash_as_rfc
             canonical_digest(content)
         return
     assert canonical_digest(content) == expected
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(200))
+@given(forms=_ANY_FORMS, numbers=_ANY_NUMBERS)
+def test_the_bulk_canonical_bytes_of_any_low_counts_and_rice_members_hash_as_rfc8785_long_sweep(forms, numbers):
+    test_the_bulk_canonical_bytes_of_any_low_counts_and_rice_members_hash_as_rfc8785.hypothesis.inner_test(forms,
+                                                                                                             numbers)
 
 
 @settings(max_examples=examples(60))

@@ -15,7 +15,7 @@ from mechdesign.core import capacity, ldp_epsilon
 from mechdesign.design.polytope import randomized_response
 from mechdesign.records import JointPrior, product_capacity
 
-from conftest import EXACT, examples
+from conftest import EXACT, examples, examples_beside
 from strategies import mechanisms
 
 AGREE = 1e-9  # issue 20: the reported record-level ε equals the brute force within 1e-9, never below it
@@ -52,6 +52,9 @@ def _check(got: float, brute: float) -> None:
         assert brute <= got <= brute + AGREE, (got, brute)
 
 
+# Each example a dense Kronecker capacity (0.4-0.55 s of CPU for 60, here and in the two tests below that refer to this
+# one): 20 in CI's default suite, the long sweep of 60 after it under -m slow
+@settings(max_examples=examples_beside(20, 60))
 @given(correlated_tables(), RADII, st.data())
 def test_equals_the_dense_kronecker_capacity(table, radius, data):
     prior = JointPrior.from_table(table)
@@ -60,6 +63,12 @@ def test_equals_the_dense_kronecker_capacity(table, radius, data):
     brute = kronecker_capacity(factors, ball)
     for method in ("levels", "marginal"):
         _check(product_capacity(factors, ball, method=method).epsilon, brute)
+
+
+@pytest.mark.slow
+@given(correlated_tables(), RADII, st.data())
+def test_equals_the_dense_kronecker_capacity_long_sweep(table, radius, data):
+    test_equals_the_dense_kronecker_capacity.hypothesis.inner_test(table, radius, data)
 
 
 @settings(max_examples=examples(25))
@@ -197,6 +206,7 @@ def noisy_level_factors(draw, n: int) -> tuple[np.ndarray, np.ndarray]:
     return base, noisy / noisy.sum(axis=1, keepdims=True)
 
 
+@settings(max_examples=examples_beside(20, 60))  # as test_equals_the_dense_kronecker_capacity
 @given(correlated_tables(), RADII, st.data())
 def test_noisy_level_factors_against_the_dense_kronecker_capacity(table, radius, data):
     """The per-factor level tolerance (10⁻¹²…10⁻⁹) groups float noise and stays exact against the brute force."""
@@ -212,6 +222,12 @@ def test_noisy_level_factors_against_the_dense_kronecker_capacity(table, radius,
         _check(product_capacity(noisy, ball, method=method).epsilon, brute)
 
 
+@pytest.mark.slow
+@given(correlated_tables(), RADII, st.data())
+def test_noisy_level_factors_against_the_dense_kronecker_capacity_long_sweep(table, radius, data):
+    test_noisy_level_factors_against_the_dense_kronecker_capacity.hypothesis.inner_test(table, radius, data)
+
+
 def _dense_ratios(factors, ball) -> np.ndarray:
     """log(max c / g(c)) of every output column of the dense Kronecker matrix (g by the dense ball)."""
     k = kronecker(factors)
@@ -220,6 +236,7 @@ def _dense_ratios(factors, ball) -> np.ndarray:
         return np.where(g > 0, np.maximum(np.log(k.max(axis=0) / np.where(g > 0, g, 1.0)), 0.0), math.inf)
 
 
+@settings(max_examples=examples_beside(20, 60))  # as test_equals_the_dense_kronecker_capacity
 @given(correlated_tables(), RADII, st.data())
 def test_level_bounds_with_coarse_tolerances_bound_every_output(table, radius, data):
     """Grouping levels within τ_i (replaced by the group's smallest) only raises each output's bound."""
@@ -236,6 +253,12 @@ def test_level_bounds_with_coarse_tolerances_bound_every_output(table, radius, d
         assert np.all(bound[finite] <= dense[finite] + 1e-6)
     assert bounds.marginal_bounds(factors, prior, radius)[finite].min() >= 0.0
     assert np.all(bounds.marginal_bounds(factors, prior, radius)[finite] >= dense[finite])
+
+
+@pytest.mark.slow
+@given(correlated_tables(), RADII, st.data())
+def test_level_bounds_with_coarse_tolerances_bound_every_output_long_sweep(table, radius, data):
+    test_level_bounds_with_coarse_tolerances_bound_every_output.hypothesis.inner_test(table, radius, data)
 
 
 def test_level_tolerance_absorbs_the_noise_of_designed_factors():
