@@ -66,6 +66,14 @@ def test_block_boundaries_of_user_ids(length):
                                                                                               strict=True)]
 
 
+@pytest.mark.parametrize("length", [1, 8, 16, 17, 33])
+def test_ids_of_one_length_share_one_state_and_equal_the_reference(length):
+    """Ids of one length take the broadcast path (one state after B₂ for all): the same words as block by block."""
+    users = [str(i) * length for i in range(5)]
+    words = MemoFunction(KEY, FILE).words(2, user_ids(users), np.array([0, 1, 2, 3, 4]))
+    assert words.tolist() == [_reference_word(KEY, FILE, 2, u.encode(), x) for x, u in enumerate(users)]
+
+
 def test_arrow_and_numpy_ids_agree_and_integers_read_as_decimal():
     import pyarrow as pa
 
