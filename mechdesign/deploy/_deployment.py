@@ -813,7 +813,7 @@ def _codes(array: Any, labels: Sequence[str], name: str, kind: str = "input") ->
     import pyarrow as pa
 
     from mechdesign.core._record_codes import unknown_labels_error
-    from mechdesign.deploy.sampling._arrow import _dictionary, _integers
+    from mechdesign.deploy.sampling._arrow import _dictionary, _integers, _strings
 
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
@@ -822,6 +822,12 @@ def _codes(array: Any, labels: Sequence[str], name: str, kind: str = "input") ->
         raise unknown_labels_error(name, labels, array.null_count, [None], kind)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
+    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+        import pyarrow.compute as pc
+
+        found = pc.index_in(array, value_set=_strings(labels))  # Arrow's hash lookup: no dictionary built
+        if not found.null_count:  # every value a label (the unknown ones are named by the dictionary path below)
+            return _integers(found).astype(np.int64)
     encoded = _dictionary(array)
     words = encoded.dictionary.to_pylist()
     position = {label: i for i, label in enumerate(labels)}

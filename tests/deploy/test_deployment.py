@@ -94,6 +94,24 @@ def test_ids_follow_the_records_not_their_places(deployments):
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.parametrize("form", ["string", "large_string", "sliced", "dictionary"])
+def test_values_encode_alike_in_every_arrow_form_and_unknown_ones_are_named(deployments, form):
+    """Strings and large strings take Arrow's hash lookup, dictionaries their dictionary: the same codes; a value
+    outside the alphabet is refused in one line naming it, whichever path met it."""
+    deployment = deployments["dense"]
+    values = ["c", "a", "b", "a", "c"]
+
+    def arrow(texts):
+        kind = pa.large_string() if form == "large_string" else pa.string()
+        array = pa.array(["x", *texts], kind).slice(1) if form == "sliced" else pa.array(texts, kind)
+        return array.dictionary_encode() if form == "dictionary" else array
+
+    assert deployment.encode(pa.table({"value": arrow(values)}), ["value"]).tolist() == [2, 0, 1, 0, 2]
+    with pytest.raises(ValueError) as info:
+        deployment.encode(pa.table({"value": arrow([*values, "d"])}), ["value"])
+    assert "'d'" in _one_line(info)
+
+
 def test_keyed_draws_follow_the_sampled_row(deployments):
     """60,000 records of one value: the outputs' counts fit the sampled row (χ², the row of W_q exactly)."""
     deployment = deployments["dense"]
