@@ -45,6 +45,7 @@ import numpy as np
 ROWS = 10_000_000
 REPEATS = 3
 WORK = Path("/tmp/mechdesign-bench-spark")
+ROOT = Path(__file__).resolve().parents[1]
 RACE = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]
 ADULT_RACE_COUNTS = [41762, 4685, 1519, 470, 406]
 KEY = bytes(range(32))
@@ -150,8 +151,7 @@ def one(data: Path, design: Path) -> dict:
     """One repeat in this (fresh) process: session start, then each job, as the tree's CPU (module docstring)."""
     me = os.getpid()
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    root = str(Path(__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     from pyspark.sql import SparkSession
 
     from mechdesign import spark as mds
@@ -221,13 +221,14 @@ def main() -> None:
     parser.add_argument("--one", action="store_true", help="one repeat in this process (JSON on stdout)")
     parser.add_argument("--repeats", type=int, default=REPEATS)
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))  # this checkout on the driver, as PYTHONPATH gives it to the workers
     data, design = prepare()
     if args.one:
         print(json.dumps(one(data, design)))
         return
     from _common import write_results
 
-    compileall.compile_dir(Path(__file__).resolve().parents[1] / "mechdesign", quiet=1)  # as an installed package
+    compileall.compile_dir(ROOT / "mechdesign", quiet=1)  # as an installed package
     runs = []
     for _ in range(args.repeats):
         done = subprocess.run([sys.executable, __file__, "--one"], capture_output=True, text=True, check=True)
