@@ -5,13 +5,13 @@ mechanism is 5-ary randomized response over the race labels at ε = 1 (a dense f
 repeat runs in a fresh Python process (``--one``) that starts a ``local[2]`` session with the Arrow batches a
 deployment sets (:data:`ARROW`, docs/howto/spark.rst "Throughput"), then times ``mechdesign.spark.privatize`` of the
 column — keyed draws, positions from ``_metadata.row_index`` — into Spark's ``noop`` sink (every row computed,
-nothing written): first on a fresh JVM and fresh Python workers (``job``), then again until warm (``job_warm``: the
-second repeat). For scale, on the warm session: a ``mapInArrow`` that reads what the privatizing function reads (the
-column and the row numbers) and returns the column untouched (``trivial``), one over the column alone, as issue 62
-measured it (``trivial_one_column``), the data check a PML file runs first (``check``: Spark's grouped count of the
-column, :func:`mechdesign.spark.check`), and the warm job under Spark's default Arrow batches
-(``job_warm_spark_defaults``: ``maxBytesPerBatch`` is a runtime setting). Each warm figure is the second of two runs
-(the first compiles the query's code paths).
+nothing written): first on a fresh JVM and fresh Python workers (``job``), then again until warm (``job_warm``).
+For scale, on the warm session: a ``mapInArrow`` that reads what the privatizing function reads (the column and the
+row numbers) and returns the column untouched (``trivial``), one over the column alone, as issue 62 measured it
+(``trivial_one_column``), the data check a PML file runs first (``check``: Spark's grouped count of the column,
+:func:`mechdesign.spark.check`), and the warm job under Spark's default Arrow batches (``job_warm_spark_defaults``:
+``maxBytesPerBatch`` is a runtime setting). Each warm figure is the last of :data:`WARM_RUNS` runs (the JIT compiler
+works through the first ones).
 
 **What is counted.** CPU (user + system) of the whole process tree: the driver (this Python), the JVM it starts
 (executors run in it in local mode) and the Python workers the JVM forks, read from /proc (utime + stime of each
@@ -49,6 +49,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RACE = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]
 ADULT_RACE_COUNTS = [41762, 4685, 1519, 470, 406]
 KEY = bytes(range(32))
+#: A warm figure is the last of this many runs: the JVM's JIT compiler still works through the second and third
+#: (0.9 s of its CPU in a job's second run, 0.3 s by its fifth), then the job's CPU stays within the load's noise.
+WARM_RUNS = 3
 #: What each repeat times after session start (module docstring).
 STAGES = ("job", "job_warm", "trivial", "trivial_one_column", "check", "job_warm_spark_defaults")
 
@@ -178,11 +181,13 @@ def one(data: Path, design: Path) -> dict:
     warm = {"job_warm": job, "trivial": trivial(df.selectExpr("*", "_metadata.row_index AS r"), _column_only),
             "trivial_one_column": trivial(df, _identity), "check": lambda: mds.check(df, design, column="race")}
     for name, action in warm.items():
-        action()  # the first run compiles the query's code paths: the second is the warm figure
+        for _ in range(WARM_RUNS - 1):
+            action()
         _measured(me, name, action, row)
     for name, value in SPARK_DEFAULTS.items():
         session.conf.set(name, value)
-    job()
+    for _ in range(WARM_RUNS - 1):
+        job()
     _measured(me, "job_warm_spark_defaults", job, row)
     row["partitions"] = df.rdd.getNumPartitions()
     session.stop()
@@ -248,7 +253,7 @@ def main() -> None:
                   counted="CPU (user+system) of the driver, its JVM and the JVM's Python workers, from /proc (the "
                           "JVM's and its JIT threads', the workers' apart); session start apart; job: privatize "
                           "(keyed draws, no data check for this ldp file) into the noop sink on a fresh JVM and fresh "
-                          "Python workers; the others on the warm session, each the second of two runs; all with "
+                          "Python workers; the others on the warm session, each the last of WARM_RUNS runs; all with "
                           "arrow_settings but job_warm_spark_defaults")
 
 
