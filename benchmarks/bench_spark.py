@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RACE = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]
 ADULT_RACE_COUNTS = [41762, 4685, 1519, 470, 406]
 KEY = bytes(range(32))
-#: A warm figure is the last of this many runs: the JVM's JIT compiler still works through the second and third
-#: (0.9 s of its CPU in a job's second run, 0.3 s by its fifth), then the job's CPU stays within the load's noise.
-WARM_RUNS = 3
+#: A warm figure is the last of this many runs, the steady state of a long-lived session: the JVM's JIT compiler
+#: still spends 0.8-1.0 s of CPU in a job's fourth run (a new query each call), 0.3-0.4 s from its fifth or sixth.
+WARM_RUNS = 5
 #: What each repeat times after session start (module docstring).
 STAGES = ("job", "job_warm", "trivial", "trivial_one_column", "check", "job_warm_spark_defaults")
 
