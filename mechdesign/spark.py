@@ -14,7 +14,9 @@ The file (a path, its bytes or a :class:`~mechdesign.deploy.Deployment`) is load
 refusal is one line before any job runs, and its bytes travel to the executors, which load and check it again
 (once per Python worker process). Draws are keyed by (release key, file, record identity, value): see
 :mod:`mechdesign.deploy` and ``docs/howto/spark.rst`` for the identity rule (``id_column``, or the row number of a
-single input file) and what a second call means (another release).
+single input file) and what a second call means (another release). Two session settings of Spark's Arrow batches
+(``spark.sql.execution.arrow.maxBytesPerBatch`` and ``maxRecordsPerBatch``) decide much of a job's CPU: the how-to's
+"Throughput" says which values and why.
 
 Examples
 --------

@@ -291,6 +291,43 @@ def dask_figures() -> dict[str, str]:
             else "the two sources differ", "1.64": f"{summary['ratio_of_medians']:.2f}", "2.71": f"{high:.2f}"}
 
 
+def spark_phrases() -> dict[str, list[str]]:
+    """performance.rst and howto/spark.rst, Spark: the phrases that quote results/spark_privatize.json (its ns a row
+    are integers, which QUOTED's scan of decimals does not see), built from today's summary."""
+    summary = json.loads((RESULTS / "spark_privatize.json").read_text())["summary"]
+
+    def ns(stage: str, key: str = "median") -> str:
+        return f"{summary[stage]['ns_per_row'][key]:,.0f}"
+
+    def runs(stage: str) -> str:
+        return f"{ns(stage, 'min')}–{ns(stage, 'max')}"
+
+    def cpu(stage: str, part: str, digits: int = 1) -> str:
+        return f"{summary[stage][f'{part}_cpu_s_median']:.{digits}f}"
+
+    return {"docs/performance.rst": [
+        f"{ns('job_warm')} ns a row (runs {runs('job_warm')}) for the job on a warm session, against "
+        f"{ns('trivial')} ns for a", f"and {ns('trivial_one_column')} ns for one over the column alone",
+        f"spend {cpu('job_warm', 'python')} s against {cpu('trivial', 'python', 2)} s",
+        f"the same job costs {ns('job_warm_spark_defaults')} ns ({runs('job_warm_spark_defaults')})",
+        f"a fresh session costs {ns('job')} ns a row ({runs('job')}): the JVM spends {cpu('job', 'jvm')} s of CPU "
+        f"against {cpu('job_warm', 'jvm')} s warm ({cpu('job', 'jit')} s of it compiling), the Python workers "
+        f"{cpu('job', 'python')} s against {cpu('job_warm', 'python')} s",
+        f"session costs {summary['session_start_cpu_s']['median']:.0f} s", f"adds {ns('check')} ns a row",
+        f"ships {summary['besides_file_bytes']} bytes besides the file"],
+        "docs/howto/spark.rst": [
+        f"privatizes in {ns('job_warm')} ns a row with both settings against {ns('job_warm_spark_defaults')} ns "
+        "with Spark's defaults", f"untouched costs {ns('trivial')} ns", f"session costs {ns('job')} ns a row",
+        f"adds {ns('check')} ns a row"]}
+
+
+def test_the_spark_figures_are_the_results_file_s():
+    for page, phrases in spark_phrases().items():
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        missing = [phrase for phrase in phrases if phrase not in text]
+        assert missing == [], f"{page} no longer quotes results/spark_privatize.json as it is today: {missing}"
+
+
 def python_version() -> str:
     return re.search(r'requires-python = ">=([\d.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
 

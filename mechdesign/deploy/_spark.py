@@ -160,7 +160,7 @@ def _input_counts(df: Any, deployment: Deployment, names: list[str]) -> np.ndarr
 
     Partial counts run on the executors; the distinct values (at most the file's alphabet, or the record's joint
     letters) come to the driver, where unknown labels and nulls are refused in one line. No row crosses to a
-    Python worker: the check costs a fraction of a pass through them (benchmarks/bench_spark.py).
+    Python worker: the check costs about a quarter of the privatizing pass (``check`` in benchmarks/bench_spark.py).
     """
     import pyarrow as pa
 
