@@ -48,7 +48,7 @@ __all__ = ["check", "count", "decode", "privatize"]
 def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, id_column: str | None = None,
               user_column: str | None = None, memo_key: Any = None, public_key: Any = None,
               require_signature: bool | None = None, data_delta: float | None = None,
-              override_data_check: bool = False, form: str = "text") -> Any:
+              override_data_check: bool = False, form: str = "text", return_release: bool = False) -> Any:
     """The DataFrame with ``column`` privatized by ``mapInArrow``: one release, however often it is computed.
 
     The data check runs first, as a distributed count of the inputs, so refused data raise before a frame is
@@ -86,11 +86,19 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
         (refused for a structured file, whose ε at the data needs the dense matrix).
     form : {"text", "binary"}
         A structured file's report form (``t<type>.<hex>`` strings, or bytes).
+    return_release : bool
+        Also return the release's statement.
 
     Returns
     -------
     pyspark.sql.DataFrame
         The same columns and rows, the privatized columns as strings (binary for ``form="binary"``).
+    release : Release
+        Only with ``return_release``: what the release states (:class:`~mechdesign.deploy.Release`: the file's
+        hash, the ε that holds for these data, ``keyed-release-1`` draws, the release key's id — of the fresh key
+        when none was given — and the record identity), the statement the CLI prints and
+        :func:`mechdesign.deploy.privatize_file` returns for the same file, key and data; its ``data_check`` is
+        ``None`` for a file that holds at every prior (ε-LDP, or radius 2), whose check runs no pass here.
 
     Raises
     ------
@@ -102,13 +110,14 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
     --------
     .. code-block:: python
 
-        private = privatize(df, "rr.json", column="answer", key=bytes(32))
-        private.collect() == private.collect()
-    True
+        private, release = privatize(df, "rr.json", column="answer", key="release.key", return_release=True)
+        private.collect() == private.collect()   # True: one release
+        release.key_id, release.identity, release.epsilon
     """
     return _spark.privatize(df, file, column=column, key=key, id_column=id_column, user_column=user_column,
                             memo_key=memo_key, public_key=public_key, require_signature=require_signature,
-                            data_delta=data_delta, override_data_check=override_data_check, form=form)
+                            data_delta=data_delta, override_data_check=override_data_check, form=form,
+                            return_release=return_release)
 
 
 def check(df: Any, file: Any, *, column: str | list[str], data_delta: float | None = None,

@@ -317,7 +317,7 @@ def check(frame: Any, file: Any, *, column: str | Sequence[str], data_delta: flo
 def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = None, id_column: str | None = None,
               user_column: str | None = None, memo_key: Any = None, public_key: Any = None,
               require_signature: bool | None = None, data_delta: float | None = None,
-              override_data_check: bool = False, form: str = "text") -> Any:
+              override_data_check: bool = False, form: str = "text", return_release: bool = False) -> Any:
     """A lazy Dask DataFrame with ``column`` privatized by ``file``: one release, however often it is computed.
 
     The file is loaded and checked now (hash, guarantee, signature policy, release policy and memo key), and the
@@ -356,12 +356,19 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
         distribution.
     form : {"text", "binary"}
         A structured file's report form (text as CSV holds it, binary as Parquet holds it).
+    return_release : bool
+        Also return the release's statement.
 
     Returns
     -------
     dask.dataframe.DataFrame
         Lazy: the privatized columns as strings (``str``; a structured file's binary form as Arrow binary), the
         other columns, the partitions and the index as given.
+    release : Release
+        Only with ``return_release``: what the release states (:class:`~mechdesign.deploy.Release`: the file's
+        hash, the ε that holds for these data, ``keyed-release-1`` draws, the release key's id — of the fresh key
+        when none was given — and the record identity), the statement the CLI prints and
+        :func:`mechdesign.deploy.privatize_file` returns for the same file, key and data.
 
     Raises
     ------
@@ -394,17 +401,23 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
     spec = ship(deployment)
     counts, lengths = _input_pass(frame, spec, names)
     result = deployment.check(counts, data_delta, override=override_data_check)
+    at_data = None
     if not result.inside:
-        epsilon = max(deployment.epsilon, deployment.epsilon_at_data(counts))
+        at_data = deployment.epsilon_at_data(counts)
+        epsilon = max(deployment.epsilon, at_data)
         warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
                       f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "
                       f"{deployment.epsilon:.6g}", UserWarning, stacklevel=2)
     import dask
 
-    return frame.map_partitions(_privatize_partition, dask.delayed(spec, pure=True), names, secret, id_column,
-                                user_column, form, lengths if id_column is None else None,
-                                meta=_output_meta(frame, deployment, names, form), enforce_metadata=False,
-                                align_dataframes=False)
+    private = frame.map_partitions(_privatize_partition, dask.delayed(spec, pure=True), names, secret, id_column,
+                                   user_column, form, lengths if id_column is None else None,
+                                   meta=_output_meta(frame, deployment, names, form), enforce_metadata=False,
+                                   align_dataframes=False)
+    if not return_release:
+        return private
+    identity = "position" if id_column is None else f"column:{id_column}"
+    return private, deployment.statement(secret, identity, result, epsilon_at_data=at_data)
 
 
 def _output_meta(frame: Any, deployment: Deployment, names: list[str], form: str) -> Any:

@@ -241,8 +241,11 @@ def _large_like(batch: Any, out: Any, names: Sequence[str]) -> Any:
 def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: str | None = None,
               user_column: str | None = None, memo_key: Any = None, public_key: Any = None,
               require_signature: bool | None = None, data_delta: float | None = None,
-              override_data_check: bool = False, form: str = "text") -> Any:
-    """The DataFrame with ``column`` privatized, lazily, as one release (:func:`mechdesign.spark.privatize`)."""
+              override_data_check: bool = False, form: str = "text", return_release: bool = False) -> Any:
+    """The DataFrame with ``column`` privatized, lazily, as one release (:func:`mechdesign.spark.privatize`).
+
+    With ``return_release``, the pair (frame, :class:`~mechdesign.deploy.Release`).
+    """
     from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
     if form not in ("text", "binary"):
@@ -256,8 +259,11 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
     secret = release_key(key)
     # An ldp file (or radius 2) holds for every prior: no pass over the data for a check that always passes.
     counts = _input_counts(df, deployment, names) if deployment.checks_data else None
-    if counts is not None and not deployment.check(counts, data_delta, override=override_data_check).inside:
-        epsilon = max(deployment.epsilon, deployment.epsilon_at_data(counts))  # as mechdesign.dask states it
+    result = None if counts is None else deployment.check(counts, data_delta, override=override_data_check)
+    at_data = None
+    if result is not None and not result.inside:
+        at_data = deployment.epsilon_at_data(counts)
+        epsilon = max(deployment.epsilon, at_data)  # as mechdesign.dask states it
         warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
                       f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "
                       f"{deployment.epsilon:.6g}", UserWarning, stacklevel=3)
@@ -271,4 +277,7 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
         source = df.selectExpr("*", f"_metadata.row_index AS {ROW_INDEX}")
         drop = ids = ROW_INDEX
     plan = Plan(shipped, tuple(names), secret, str(ids), user_column, form, drop)
-    return source.mapInArrow(functools.partial(_privatize_partition, plan), schema)
+    frame = source.mapInArrow(functools.partial(_privatize_partition, plan), schema)
+    if not return_release:
+        return frame
+    return frame, deployment.statement(secret, identity, result, epsilon_at_data=at_data)

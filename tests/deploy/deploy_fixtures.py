@@ -125,3 +125,14 @@ def _exact(p: np.ndarray, rows: int, rng) -> np.ndarray:
     counts = np.floor(p * rows).astype(int)
     counts[np.argsort(p * rows - counts)[::-1][:rows - counts.sum()]] += 1
     return rng.permutation(np.repeat(np.arange(p.size), counts))
+
+
+def statement(release) -> dict:
+    """A :class:`~mechdesign.deploy.Release` as plain values (its data check's frequencies as a list), to compare
+    the statements of two entry points with ``==`` (a dataclass holding an array does not compare so)."""
+    import dataclasses
+
+    out = dataclasses.asdict(release)
+    if out["data_check"] is not None:
+        out["data_check"]["frequencies"] = np.asarray(out["data_check"]["frequencies"]).tolist()
+    return out

@@ -100,6 +100,36 @@ def test_counts_and_decode_beside_the_written_copy(md, folder, tmp_path, kind):
         np.testing.assert_allclose(estimate.frequencies, again.frequencies)
 
 
+@pytest.mark.parametrize("kind", fixtures.KINDS)
+def test_the_release_statement_is_the_python_api_s(md, folder, tmp_path, kind):
+    """return_release: the statement privatize_file (the CLI's --json) gives for the same file, key and data."""
+    from mechdesign.deploy import privatize_file
+    from mechdesign.mechfile import key_id
+
+    path, data, column, names, memo = _case(kind, folder)
+    form = "binary" if kind == "structured" else "text"  # as Parquet holds a structured file's reports
+    private, release = md.privatize(md.read_parquet(data), path, column=column, key=KEY, form=form,
+                                    return_release=True, **memo)
+    written = privatize_file(load(path, memo_key=memo.get("memo_key")), data, tmp_path / "out.parquet", names,
+                             key=KEY, user_column=memo.get("user_column"))
+    assert fixtures.statement(release) == fixtures.statement(written.release)
+    assert (release.key_id, release.identity, release.generator.endswith("keyed-release-1")) == \
+        (key_id(KEY), "position", True)
+    assert _same(private.compute(), pq.read_table(tmp_path / "out.parquet"), names)
+    _, by_id = md.privatize(md.read_parquet(data), path, column=column, key=KEY, id_column="id",
+                            return_release=True, **memo)
+    assert by_id.identity == "column:id"
+
+
+def test_a_fresh_key_is_named_by_its_id(md, folder):
+    """Without a key, the statement names the fresh key's id: two calls, two releases, two ids."""
+    path, data, column, _, _ = _case("dense", folder)
+    frame = md.read_parquet(data)
+    (_, first), (_, second) = (md.privatize(frame, path, column=column, return_release=True) for _ in range(2))
+    assert first.key_id is not None and second.key_id is not None and first.key_id != second.key_id
+    assert first.data_check is not None and first.data_check.inside
+
+
 @pytest.mark.slow  # deploy_fixtures.structured(size=10_000) finds no feasible random mechanism (25 s, then fails)
 def test_a_structured_file_at_ten_thousand_inputs(md, folder):
     path, data, column, names, _ = _case("structured", folder, rows=2_000, size=10_000)

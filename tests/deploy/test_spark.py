@@ -123,6 +123,31 @@ def test_reports_equal_the_deploy_interface_s_by_position_and_by_id(spark, cases
     assert _columns(by_id.toArrow(), case["columns"]) == _columns(_expected(case, id_column="id"), case["columns"])
 
 
+@pytest.mark.parametrize("name", fx.KINDS)
+def test_the_release_statement_is_the_python_api_s(spark, connect, cases, name, tmp_path):
+    """return_release: the statement privatize_file (the CLI's --json) gives for the same file, key and data, on a
+    classic session and under Spark Connect; without a key, the fresh key's id."""
+    from mechdesign.deploy import privatize_file
+
+    case = cases[name]
+    memo = case["memo"]
+    written = privatize_file(load(case["file"], memo_key=memo.get("memo_key")), case["parquet"],
+                             tmp_path / "out.parquet", case["columns"], key=KEY, user_column=memo.get("user_column"))
+    for session in (spark, connect):
+        df = session.read.parquet(str(case["parquet"]))
+        form = "binary" if name == "structured" else "text"  # as Parquet holds a structured file's reports
+        private, release = mds.privatize(df, case["file"], column=case["columns"], key=KEY, form=form,
+                                         return_release=True, **memo)
+        expected = fx.statement(written.release)
+        if not load(case["file"], memo_key=memo.get("memo_key")).checks_data:
+            expected["data_check"] = None  # a file that holds for every prior: Spark runs no pass for its check
+        assert fx.statement(release) == expected
+        assert _columns(private.toArrow(), case["columns"]) == \
+            _columns(pq.read_table(tmp_path / "out.parquet"), case["columns"])
+    _, fresh = mds.privatize(df, case["file"], column=case["columns"], return_release=True, **memo)
+    assert fresh.key_id not in (None, release.key_id) and fresh.identity == "position"
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_spark_connect_gives_the_same_reports_and_decode(spark, connect, cases, name):
     case = cases[name]
