@@ -305,6 +305,7 @@ def spark_phrases() -> dict[str, list[str]]:
     def cpu(stage: str, part: str, digits: int = 1) -> str:
         return f"{summary[stage][f'{part}_cpu_s_median']:.{digits}f}"
 
+    warm = summary["job_warm"]["ns_per_row"]["median"]
     return {"docs/performance.rst": [
         f"{ns('job_warm')} ns a row (runs {runs('job_warm')}) for the job on a warm session, against "
         f"{ns('trivial')} ns for a", f"and {ns('trivial_one_column')} ns for one over the column alone",
@@ -314,7 +315,10 @@ def spark_phrases() -> dict[str, list[str]]:
         f"against {cpu('job_warm', 'jvm')} s warm ({cpu('job', 'jit')} s of it compiling), the Python workers "
         f"{cpu('job', 'python')} s against {cpu('job_warm', 'python')} s",
         f"session costs {summary['session_start_cpu_s']['median']:.0f} s", f"adds {ns('check')} ns a row",
-        f"ships {summary['besides_file_bytes']} bytes besides the file"],
+        f"ships {summary['besides_file_bytes']} bytes besides the file",
+        f"share is the same in both ({cpu('job_warm', 'jvm')} s against {cpu('trivial', 'jvm')} s)",
+        f"the warm job's median is {warm - 400:.0f} ns above it",
+        f"same rows is {100 * summary['trivial']['ns_per_row']['median'] / warm:.0f} % of it"],
         "docs/howto/spark.rst": [
         f"privatizes in {ns('job_warm')} ns a row with both settings against {ns('job_warm_spark_defaults')} ns "
         "with Spark's defaults", f"untouched costs {ns('trivial')} ns", f"session costs {ns('job')} ns a row",
