@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -170,9 +171,15 @@ def test_the_data_check_runs_before_the_frame_is_returned(md, folder):
     assert not md.check(outside, path, column=column, override_data_check=True).inside
     record, _, columns, _, _ = _case("record", folder)
     skewed = dd.from_pandas(pd.DataFrame({"a": ["v"] * 4_000, "b": ["s"] * 4_000}), npartitions=2)
-    with pytest.warns(UserWarning, match="guarantee that holds is epsilon="):
-        private = md.privatize(skewed, record, column=columns, key=KEY, override_data_check=True)
+    with pytest.warns(UserWarning, match="guarantee that holds is epsilon=") as warned:
+        private, release = md.privatize(skewed, record, column=columns, key=KEY, override_data_check=True,
+                                        return_release=True)
     assert len(private.compute()) == 4_000
+    deployment = load(record)  # the statement states the ε that holds at the data, as the warning does
+    table = pa.Table.from_pandas(skewed.compute(), preserve_index=False)
+    at_data = deployment.epsilon_at_data(deployment.input_counts(deployment.encode(table, columns)))
+    assert release.epsilon == max(deployment.epsilon, at_data)
+    assert f"epsilon={release.epsilon:.6g}" in str(warned[0].message) and not release.data_check.inside
 
 
 def _frame(md, folder, kind="dense"):
