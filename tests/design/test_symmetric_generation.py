@@ -8,6 +8,8 @@ form (Wang et al. 2017, Thm 2) for the oracle-shaped start; finite differences o
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -115,9 +117,9 @@ def test_lifted_subset_selection_sets_stay_private_and_inform_more():
     assert values[2] < 0.9 * oracle_mse("subset_selection", problem.size, 2.0)
 
 
-def test_the_search_lowers_the_price_it_claims():
-    """Each searched type's price equals the reduced cost the generation computes for it, and is no higher than its
-    start's; entering it at a small weight lowers f at about that rate (a finite difference)."""
+@functools.cache
+def _priced_search():
+    """Zipf N = 300, ε = 4: subset selection's sets and the single-input types, the master's point and prices."""
     problem = _zipf_problem(300, 30_000, 4.0)
     instance = Instance.from_problem(problem)
     _, _, subset = oracle_parameters("subset_selection", problem.size, 4.0)
@@ -129,8 +131,49 @@ def test_the_search_lowers_the_price_it_claims():
 
     start = relative_row_weights(types.means(), start)
     assert start is not None
-    out = solve_master(types.means(), types.spreads(), start, instance.sizes, tolerance=1e-9)
+    from mechdesign.core._threads import single_thread
+
+    # one BLAS thread, as the engine runs it: outside xdist's workers two threads made this master 80× dearer under load
+    with single_thread():
+        out = solve_master(types.means(), types.spreads(), start, instance.sizes, tolerance=1e-9)
     _, _, g, omega = gradient(types.means(), types.spreads(), out.theta, instance.sizes)
+    return instance, table, types, out, g, omega
+
+
+class _Checks:
+    """A deadline that passes at its ``n``-th check (a count, not a clock: the same on a loaded machine)."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def expired(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+
+def test_the_search_stops_at_its_deadline():
+    """At N = 10⁴ the search of 64 starts took 30 s past a 10-s limit: it reads the deadline between starts and every
+    16 moves, keeps the type in hand as far as its moves went (a member of its family, priced no higher than its
+    start) and leaves the starts it did not reach out."""
+    instance, table, types, out, g, omega = _priced_search()
+    starts = table.select(np.arange(8))
+    assert len(improve(instance, starts, g, omega, out.duals, deadline=_Checks(0))) == 0
+    full = improve(instance, starts, g, omega, out.duals)
+    cut = improve(instance, starts, g, omega, out.duals, deadline=_Checks(3))
+    assert 1 <= len(cut) < len(full) == 8
+    before = reduced_costs(types, out.theta, out.duals, starts.select(np.arange(len(cut))))
+    after = reduced_costs(types, out.theta, out.duals, cut)
+    assert np.all(after <= before + 1e-9 * np.abs(before)) and np.all(after >= reduced_costs(
+        types, out.theta, out.duals, full.select(np.arange(len(cut)))) - 1e-9 * np.abs(before))
+    assert np.all(cut.high / cut.low <= instance.a * (1 + 1e-12)) and np.all(cut.a.sum(axis=1) > 0)
+
+
+def test_the_search_lowers_the_price_it_claims():
+    """Each searched type's price equals the reduced cost the generation computes for it, and is no higher than its
+    start's; entering it at a small weight lowers f at about that rate (a finite difference)."""
+    from mechdesign.design.symmetric._construct import relative_row_weights
+
+    instance, table, types, out, g, omega = _priced_search()
     before = reduced_costs(types, out.theta, out.duals, table.select(np.arange(8)))
     found = improve(instance, table.select(np.arange(8)), g, omega, out.duals)
     after = reduced_costs(types, out.theta, out.duals, found)

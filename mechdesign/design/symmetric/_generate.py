@@ -133,7 +133,8 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
         candidates = pool
         cost = _prices(pool, g, omega, out.duals)
         if search > 0 and len(pool):
-            found = improve(types.instance, pool.select(np.argsort(cost)[:search]), g, omega, out.duals)
+            found = improve(types.instance, pool.select(np.argsort(cost)[:search]), g, omega, out.duals,
+                            deadline=deadline)
             candidates = pool.extend(found)
             cost = np.concatenate([cost, _prices(found, g, omega, out.duals)])
             pool = candidates  # what the search found stays a candidate
