@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -401,13 +400,7 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
     spec = ship(deployment)
     counts, lengths = _input_pass(frame, spec, names)
     result = deployment.check(counts, data_delta, override=override_data_check)
-    at_data = None
-    if not result.inside:
-        at_data = deployment.epsilon_at_data(counts)
-        epsilon = max(deployment.epsilon, at_data)
-        warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
-                      f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "
-                      f"{deployment.epsilon:.6g}", UserWarning, stacklevel=2)
+    at_data = deployment.warn_outside(result, counts, stacklevel=2)
     import dask
 
     private = frame.map_partitions(_privatize_partition, dask.delayed(spec, pure=True), names, secret, id_column,

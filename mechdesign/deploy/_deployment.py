@@ -76,6 +76,7 @@ from __future__ import annotations
 import io
 import os
 import secrets
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -592,6 +593,21 @@ class Deployment:
             users = user_ids(_column(batch, user_column), "user_column")
         released = self.outputs(self.draw_codes(codes, ids, key, users), form=form)
         return _replace(batch, names, released)
+
+    def warn_outside(self, data_check: Any, counts: Any, stacklevel: int = 2) -> float | None:
+        """The ε at the data when an overridden ``data_check`` refused them (warned with the ε that holds), else None.
+
+        What the cluster engines (:mod:`mechdesign.dask`, :mod:`mechdesign.spark`) say before returning a frame;
+        ``stacklevel`` as :func:`warnings.warn` counts it from the caller of this method.
+        """
+        if data_check is None or data_check.inside:
+            return None
+        at_data = float(self.epsilon_at_data(counts))
+        epsilon = max(self.epsilon, at_data)
+        warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
+                      f"epsilon={epsilon:.6g} at the data's own distribution, not the file's {self.epsilon:.6g}",
+                      UserWarning, stacklevel=stacklevel + 1)
+        return at_data
 
     def statement(self, key: bytes | None, identity: str | None, data_check: Any = None, counts: Any = None, *,
                   rng: Any = None, epsilon_at_data: float | None = None) -> Release:

@@ -24,7 +24,6 @@ written.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -260,13 +259,7 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
     # An ldp file (or radius 2) holds for every prior: no pass over the data for a check that always passes.
     counts = _input_counts(df, deployment, names) if deployment.checks_data else None
     result = None if counts is None else deployment.check(counts, data_delta, override=override_data_check)
-    at_data = None
-    if result is not None and not result.inside:
-        at_data = deployment.epsilon_at_data(counts)
-        epsilon = max(deployment.epsilon, at_data)  # as mechdesign.dask states it
-        warnings.warn(f"the data are outside the file's ball (override_data_check): the guarantee that holds is "
-                      f"epsilon={epsilon:.6g} at the data's own distribution, not the file's "
-                      f"{deployment.epsilon:.6g}", UserWarning, stacklevel=3)
+    at_data = deployment.warn_outside(result, counts, stacklevel=3)
     released = BinaryType() if deployment.kind == "structured" and form == "binary" else StringType()
     schema = StructType([StructField(f.name, released, True) if f.name in names else f for f in df.schema.fields])
     source, drop, ids = df, None, id_column
