@@ -246,6 +246,16 @@ collect_ignore_glob = ["typing/*"]
 RUN_FIRST = ("test_docs_examples.py",)
 
 
+def pytest_collection_finish(session):
+    """What collection built (the modules, their functions, ~5,000 items: most of the 450,000 objects the collector
+    tracks) lives until the end of the run: moved out of the collector's generations (``gc.freeze``), it is no longer
+    walked by each full collection. Those were ~30 per xdist worker at 60-100 ms each, 5 s of CPU in a run."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def pytest_collection_modifyitems(items):
     first = [item for item in items if item.path.name in RUN_FIRST]
     if first:
