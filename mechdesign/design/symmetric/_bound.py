@@ -112,10 +112,7 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         start = np.where(target > 1.0, (1.0 - p) ** 2 / np.maximum(target - 1.0, 1e-300) ** 2, 0.0)
         return fit_weights(instance, target, np.maximum(start, 1e-12), deadline) if fitted else start
 
-    # Every cell capped: no reach at all, the matrix form of the diagonal floor.
-    every = np.ones(instance.count, dtype=bool)
-    w_caps = weights_for(every, True)
-    best = max(floor, _capped_part(instance, w_caps, every, caps) - 1e-10 * _magnitude(instance, w_caps, caps))
+    best = floor
     # The columns are moments, independent of w: the pool grows over every w tried and serves them all.
     pool = Columns.of_types(types)
     chosen: dict[tuple[int, bool], np.ndarray] = {}
@@ -147,6 +144,11 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     if scores and max(scores) > centre:
         _scaled(value, others[int(np.argmax(scores))])
     _scaled(value, first, centre)
+    # Last, every cell capped: no reach at all, the matrix form of the diagonal floor (1–2 % above it).
+    if not deadline.expired():
+        every = np.ones(instance.count, dtype=bool)
+        w_caps = weights_for(every, True)
+        best = max(best, _capped_part(instance, w_caps, every, caps) - 1e-10 * _magnitude(instance, w_caps, caps))
     return best
 
 
