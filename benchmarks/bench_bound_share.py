@@ -67,8 +67,7 @@ def row(size: int, epsilon: float) -> dict[str, object]:
 
 def exact_reach(instance: Instance, problem: DesignProblem, types, weights) -> float:
     """Φ(w) − max over mechanisms of Σ_x w_x J_xx (the LP over every vertex), w fitted to the design's diagonal."""
-    means, spreads = types.means(), types.spreads()
-    diagonal = (means**2 * weights[:, None]).sum(axis=0) + (weights @ spreads) * (1.0 - 1.0 / instance.sizes)
+    diagonal = types.diagonal(weights)
     p = instance.probabilities
     start = (1.0 - p) ** 2 / np.maximum(diagonal - 1.0, 1e-12) ** 2
     w = fit_weights(instance, diagonal, start, Deadline(60.0))

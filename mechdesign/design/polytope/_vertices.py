@@ -42,8 +42,8 @@ from mechdesign import _validation as v
 from mechdesign._numerics import EXP_CAP
 from mechdesign.core._prior import Prior, PriorLike, as_prior
 
-__all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "diagonal_floor", "lift_constant",
-           "two_level_ratio", "vertices_over"]
+__all__ = ["MAX_SIZE", "ColumnVertices", "brute_force_vertices", "column_vertices", "diagonal_caps", "diagonal_floor",
+           "lift_constant", "two_level_ratio", "vertices_over"]
 
 MAX_SIZE = 24
 _MAX_LOG_A = EXP_CAP  # e^700 is beyond any 1/min P̂ in float64; a smaller a is only more private
@@ -458,6 +458,13 @@ def brute_force_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0) 
     hs = HalfspaceIntersection(np.column_stack([a_z, b_z]), np.zeros(n - 1))
     points = 1.0 + hs.intersections @ basis.T
     return np.unique(np.round(points, 10), axis=0).T
+
+
+def diagonal_caps(prior: np.ndarray, epsilon: float) -> np.ndarray:
+    """c_x = min(e^ε, 1/P̂_x) ≥ J_xx for every design ε-PML at P̂: the caps :func:`diagonal_floor` bounds J_xx by."""
+    p = np.asarray(prior, dtype=np.float64)
+    growth = math.expm1(min(float(epsilon), 700.0))
+    return np.where(p * (growth + 1.0) >= 1.0, 1.0 / p, growth + 1.0)
 
 
 def diagonal_floor(prior: np.ndarray, epsilon: float) -> float:

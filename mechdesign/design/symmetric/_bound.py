@@ -33,19 +33,20 @@ refined where they bound r from above by most (branch and bound), within a budge
 
 **The choice of (w, S, λ).** For a target diagonal t — c_x on S, the design's own J_xx elsewhere — w is either the
 maximiser of Φ(w) − Σ_x w_x t_x (:func:`~._matrix.fit_weights`: a J with diagonal t then minimises the first step)
-or the per-input step's tight point w_x = (1 − P̂_x)²/(t_x − 1)²; S is the k heaviest cells, k ∈ {0, 2, 4, 8}; each
-of the eight is tried with one round of λ and the best kept (the reach's
-relaxation, with fractional counts, is loosest on the heavy singleton cells of a Zipf head: N = 256, ε = 0.5,
-406.7 with none capped, 429.3 with two, against the diagonal floor's 390.7); every cell capped (no reach at all)
-is a candidate too, the matrix form of the diagonal floor. Then w is scaled by a factor chosen by a golden-section
-search on [4/5, 5/4]; for each w, λ from the LP max Σθ_t q_t over a pool of columns subject to the rows (its dual,
-by HiGHS, :class:`~._columns.Columns`), the pool being the design's types and, as cutting planes, the relaxations'
-fractional maximisers, with Wentges's smoothing of λ. The branch and bound refines each family's relaxation until
-it is within 10⁻⁴ of the first step of its best point: a loose relaxation, not λ, was what the bound lost (Zipf
-N = 1,000, ε = 1: at the pool's λ, family A's bound 29.4 with its default budget against 27.26 converged, family
-C2's 24.5 against 8.1). At ε ≥ 2 the relaxation is the loose part outright (Zipf N = 8, ε = 4, at the optimal λ of
-the exact vertex LP: 19.8 against the exact 1.19), and the bound is the capped one. Only the final evaluation
-counts: λ and w are any numbers, r is bounded from above soundly, and the value is rounded down.
+or the per-input step's tight point w_x = (1 − P̂_x)²/(t_x − 1)²; S is the k heaviest cells, k ∈ {0, 2, 4, 8}. The
+per-input step's w with S empty (the bound before the matrix step) gets its rounds of λ first; each other candidate
+then a round, and the best of them, if it beats the first, its rounds and scale search (the reach's relaxation, with
+fractional counts, is loosest on the heavy singleton cells of a Zipf head: N = 256, ε = 0.5, 406.7 with none capped,
+429.3 with two, against the diagonal floor's 390.7); then the first its scale search; last, every cell capped (no
+reach at all), the matrix form of the diagonal floor. The scale of w is chosen by a golden-section search on [4/5,
+5/4]; for each w, λ from the LP max Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS,
+:class:`~._columns.Columns`), the pool being the design's types and, as cutting planes, the relaxations' fractional
+maximisers, with Wentges's smoothing of λ. The branch and bound refines each family's relaxation until it is within
+10⁻⁴ of the first step of its best point: a loose relaxation, not λ, was what the bound lost (Zipf N = 1,000, ε = 1:
+at the pool's λ, family A's bound 29.4 with its default budget against 27.26 converged, family C2's 24.5 against
+8.1). At ε ≥ 2 the relaxation is the loose part outright (Zipf N = 8, ε = 4, at the optimal λ of the exact vertex
+LP: 19.8 against the exact 1.19), and the bound is the capped one. Only the final evaluation counts: λ and w are any
+numbers, r is bounded from above soundly, and the value is rounded down.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from mechdesign._deadline import Deadline
-from mechdesign.design.polytope._vertices import diagonal_floor
+from mechdesign.design.polytope._vertices import diagonal_caps, diagonal_floor
 from mechdesign.design.symmetric._columns import Columns
 from mechdesign.design.symmetric._instance import Instance, TypeTable, two_level
 from mechdesign.design.symmetric._matrix import fit_weights, matrix_term
@@ -96,11 +97,10 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     float
         A lower bound on tr J⁻¹ over every ε-PML-over-the-ball mechanism (n·MSE ≥ bound − 1).
     """
-    p, s = instance.probabilities, instance.sizes
+    p = instance.probabilities
     floor = diagonal_floor(np.repeat(p, instance.cells.sizes), instance.epsilon)
-    means, spreads = types.means(), types.spreads()
-    j_diag = (means**2 * weights[:, None]).sum(axis=0) + (weights @ spreads) * (1.0 - 1.0 / s)
-    caps = _caps(instance)
+    j_diag = types.diagonal(weights)
+    caps = diagonal_caps(p, instance.epsilon) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
     # Every bound below is Φ(w) − (a bound on Σ w_x J_xx); at the fitted w a J with the target diagonal minimises
     # Φ(w) − Σ w_x J_xx, so the target is the diagonal the second step is expected to allow: the caps c_x for the
     # capped cells, the design's own J_xx for the others.
@@ -180,16 +180,6 @@ def _scaled(value: Callable[[tuple[int, bool], float, int], float], candidate: t
             x2 = lo + ratio * (hi - lo)
             f2 = value(candidate, math.exp(x2), _SCALE_ROUNDS)
     return max(centre, f1, f2)
-
-
-def _caps(instance: Instance) -> np.ndarray:
-    """The caps c_x = min(e^ε, 1/P̂_x) ≥ J_xx of every design ε-PML at P̂, rounded up.
-
-    (:func:`~mechdesign.design.polytope.diagonal_floor`: every lift vector has 0 ≤ v_x ≤ c_x and Σθ v_x = 1.)
-    """
-    p = instance.probabilities
-    growth = math.expm1(min(float(instance.epsilon), 700.0))
-    return np.where(p * (growth + 1.0) >= 1.0, 1.0 / p, growth + 1.0) * (1.0 + 4 * _ULP)
 
 
 def _capped_part(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray) -> float:

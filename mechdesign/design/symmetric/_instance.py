@@ -137,6 +137,11 @@ class TypeTable:
         spread = (second - s * self.means() ** 2) / np.where(split, s - 1.0, 1.0)
         return np.where(split, np.maximum(spread, 0.0), 0.0)
 
+    def diagonal(self, weights: np.ndarray) -> np.ndarray:
+        """J_xx of the design with these weights, per cell: Σ_t θ_t (μ_tk² + c_tk (1 − 1/s_k)), shape (K,)."""
+        return (self.means() ** 2 * weights[:, None]).sum(axis=0) + (weights @ self.spreads()) * (
+            1.0 - 1.0 / self.instance.sizes)
+
     def masses(self) -> np.ndarray:
         """P̂·v_t per type (1 for normalised types)."""
         return self.means() @ (self.instance.sizes * self.instance.probabilities)
