@@ -10,9 +10,10 @@ draw of m = 2,000 records, the seed N), δ = 1e-6, ε ∈ {0.5, 1, 2, 4}.
 Which of the bound's two steps is loose: ``exact_reach`` is the bound with the reach taken exactly — Φ(w) (the matrix
 step, :mod:`mechdesign.design.symmetric._matrix`) minus the largest Σθ Σ_x w_x J_xx over every vertex of the column
 polytope (an LP over the listed vertices), at w fitted to the optimum's diagonal — against ``general_bound``, which
-bounds that largest value by the reach's relaxation (fractional counts over boxes of levels).
+bounds that largest value by the reach (:mod:`mechdesign.design.symmetric._reach`: a branch and bound over boxes of
+masses and whole counts).
 
-Run: ``python benchmarks/bench_bound_share.py`` → benchmarks/results/bound_share.{json,csv} (a few minutes of CPU).
+Run: ``python benchmarks/bench_bound_share.py`` → benchmarks/results/bound_share.{json,csv} (about 12 minutes of CPU).
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ The bound of :mod:`._bound` holds for every λ; it chooses λ as the dual of the
 
 over a pool of columns, each known only through its cell moments μ_tk = (Σ_{x∈k} v_x)/s_k and
 D_tk = (Σ_{x∈k} v_x²)/s_k, with q_t(w) = Σ_k s_k w_k D_tk and the per-input multiplier λ_k = y_k/s_k (y the dual
-of row k). A column need not be a vertex of the polytope, nor have integer counts: the reach's relaxation is a
-maximum over *fractional* types (counts in [0, s_k] at levels of a family), and adding the maximiser it reports is
-Kelley's cutting plane for min_λ Σ_x λ_x + r̄(w, λ) with r̄ the relaxation actually evaluated (its linearisation at
-λ is −Σ_k s_k μ_k λ_k + q(w)). Nothing here is part of the certificate: any λ is sound.
+of row k). The reach (:mod:`._reach`) reports the best vertices its branch and bound met (whole counts at a
+family's levels); adding them is Kelley's cutting plane for min_λ Σ_x λ_x + r(w, λ) (a vertex's linearisation at λ
+is −Σ_k s_k μ_k λ_k + q(w)). :meth:`Columns.fractional` also takes real counts. Nothing here is part of the
+certificate: any λ is sound.
 """
 
 from __future__ import annotations
