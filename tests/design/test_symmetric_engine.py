@@ -26,9 +26,10 @@ from mechdesign.design import DesignProblem
 from mechdesign.design.baselines import oracle_mse
 from mechdesign.design.polytope import column_vertices
 from mechdesign.design.symmetric import SymmetricEngine, certify
-from mechdesign.design.symmetric._bound import reach, symmetric_bound
+from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
+from mechdesign.design.symmetric._reach import reach
 
 from conftest import ROOT, examples, examples_beside
 

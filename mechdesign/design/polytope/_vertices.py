@@ -463,7 +463,7 @@ def brute_force_vertices(prior: PriorLike, epsilon: float, radius: float = 0.0) 
 def diagonal_caps(prior: np.ndarray, epsilon: float) -> np.ndarray:
     """c_x = min(e^ε, 1/P̂_x) ≥ J_xx for every design ε-PML at P̂: the caps :func:`diagonal_floor` bounds J_xx by."""
     p = np.asarray(prior, dtype=np.float64)
-    growth = math.expm1(min(float(epsilon), 700.0))
+    growth = math.expm1(min(float(epsilon), _MAX_LOG_A))
     return np.where(p * (growth + 1.0) >= 1.0, 1.0 / p, growth + 1.0)
 
 
@@ -488,6 +488,6 @@ def diagonal_floor(prior: np.ndarray, epsilon: float) -> float:
     p = np.asarray(prior, dtype=np.float64)
     if not epsilon > 0:
         return 1.0  # the data-processing floor tr J⁻¹ ≥ Σ P̂_x = 1
-    growth = math.expm1(min(float(epsilon), 700.0))  # c_x − 1 for c_x = e^ε
+    growth = math.expm1(min(float(epsilon), _MAX_LOG_A))  # c_x − 1 for c_x = e^ε
     terms = np.where(p * (growth + 1.0) >= 1.0, p, (1.0 - p) ** 2 / growth + p * p)
     return math.fsum(terms.tolist()) * (1.0 - (p.size + 8) * 4 * float(np.finfo(np.float64).eps))

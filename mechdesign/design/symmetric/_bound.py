@@ -48,13 +48,14 @@ from collections.abc import Callable
 import numpy as np
 
 from mechdesign._deadline import Deadline
+from mechdesign._numerics import FLOAT_EPS as _ULP
 from mechdesign.design.polytope._vertices import diagonal_caps, diagonal_floor
 from mechdesign.design.symmetric._columns import Columns
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._matrix import fit_weights, matrix_term
 from mechdesign.design.symmetric._reach import reach
 
-__all__ = ["reach", "symmetric_bound"]
+__all__ = ["symmetric_bound"]
 
 _ROUNDS = 4               # cutting-plane rounds for λ at the design's w
 _SCALE_ROUNDS = 1         # … and at each other scale of w
@@ -63,7 +64,6 @@ _SMOOTH = 0.7             # Wentges's smoothing weight of the best λ so far
 _GOLDEN = 4               # golden-section steps on the scale of w
 _SLACK = 1e-4             # the reach's branch and bound refines to this fraction of Σψ (about the bound's size)
 _HEADS = (0, 2, 4, 8)     # the heaviest cells whose J_xx are capped instead of reached (a round each, the best kept)
-_ULP = float(np.finfo(np.float64).eps)
 
 
 def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *, deadline: Deadline) -> float:

@@ -28,11 +28,11 @@ import numpy as np
 from scipy.optimize import minimize
 
 from mechdesign._deadline import Deadline
+from mechdesign._numerics import FLOAT_EPS as _ULP
 from mechdesign.design.symmetric._instance import Instance
 
 __all__ = ["fit_weights", "matrix_term"]
 
-_ULP = float(np.finfo(np.float64).eps)
 _FIT_STEPS = 40        # L-BFGS iterations of the fit at most (each an eigendecomposition of Ŵ: 0.15 s at K = 600;
 #                        20–60 reach 1e-10 of the value at N = 256–2,000, and any w gives a valid bound)
 _SMALLEST = 1e-300     # w is fitted in logarithms; no weight below this

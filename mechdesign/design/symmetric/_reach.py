@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechdesign._deadline import Deadline
+from mechdesign._numerics import FLOAT_EPS as _ULP
 from mechdesign.design.symmetric._columns import Columns
 from mechdesign.design.symmetric._instance import Instance, two_level
 
@@ -50,7 +51,6 @@ _BUDGET_C1 = 6_000        # … of family C1's (a root per low input's cell)
 _BUDGET_C2 = 12_000       # … and of family C2's (two masses: a Lagrangian of a few coordinate steps)
 _HEAVY = 1.0              # a fractional cell is branched on when its inputs weigh this share of the mass interval
 _TOLERANCE = 1e-4         # relative stop of the branch and bound (against the best point)
-_ULP = float(np.finfo(np.float64).eps)
 _POINT = 1e-12            # mass intervals this narrow (relative) are split on counts only
 _CUTS = 8                 # best points a family returns (the caller's cutting planes)
 
@@ -196,20 +196,17 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
     Each box popped is split both ways where it can be (on a heavy fractional count and on its widest mass
     interval), and the split whose children's bounds drop most (the product of the drops) is kept (strong
     branching: a count split that does not move the bound — a light cell, or one the Lagrangian does not use —
-    costs no depth). Returns the
-    largest upper bound over a cover of the roots (valid whatever the budget) and the arguments of the
-    :data:`_CUTS` best points, best first.
+    costs no depth). Returns the largest upper bound over a cover of the roots (valid whatever the budget) and the
+    arguments of the :data:`_CUTS` best points, best first.
     """
     heap: list[tuple[float, int, _Box, _Relaxed]] = []
     closed = -math.inf  # the largest bound of the boxes left unsplit (every count fixed)
     points: list[tuple[float, int, object]] = []  # the best points, a min-heap
-    order = itertools.count()
-    counter = 0
+    order = itertools.count()  # ties in either heap go first in, first out
     for box in roots:
         found = relax(box)
         if found.bound > -math.inf:
-            heapq.heappush(heap, (-found.bound, counter, box, found))
-            counter += 1
+            heapq.heappush(heap, (-found.bound, next(order), box, found))
     evaluations = len(roots)
     while heap and evaluations < budget and not deadline.expired():
         top = max(-heap[0][0], closed)
@@ -236,8 +233,7 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
         _, children, relaxed = max(choices, key=lambda choice: choice[0])
         for child, bound in zip(children, relaxed, strict=True):
             if bound.bound > -math.inf:
-                heapq.heappush(heap, (-bound.bound, counter, child, bound))
-                counter += 1
+                heapq.heappush(heap, (-bound.bound, next(order), child, bound))
     best = max((v for v, _, _ in points), default=-math.inf)
     best_points = [w for _, _, w in sorted(points, key=lambda point: -point[0])]
     return max(-heap[0][0] if heap else -math.inf, closed, best), best_points
@@ -256,28 +252,31 @@ def _splits(box: _Box, found: _Relaxed, p: np.ndarray) -> list[list[_Box]]:
         frac = np.abs(found.counts - np.round(found.counts)) > 1e-9
         heavy = frac & (p[None, :] >= _HEAVY * widths[:, None])
         if heavy.any():
-            weight = np.where(heavy, p[None, :], -1.0)
-            s, k = np.unravel_index(int(np.argmax(weight)), weight.shape)
-            out.append(_split_count(box, masses, int(s), int(k), math.floor(float(found.counts[s, k]))))
+            s, k = _heaviest(heavy, p)
+            out.append(_split_count(box, masses, s, k, math.floor(float(found.counts[s, k]))))
         else:
             # an integral maximiser: the heaviest open cell that weighs as much, split at its count there
-            weight = np.where((box.lo < box.hi) & (p[None, :] >= _HEAVY * widths[:, None]), p[None, :], -1.0)
-            if weight.max() >= 0:
-                s, k = np.unravel_index(int(np.argmax(weight)), weight.shape)
+            open_ = (box.lo < box.hi) & (p[None, :] >= _HEAVY * widths[:, None])
+            if open_.any():
+                s, k = _heaviest(open_, p)
                 cut = min(round(float(found.counts[s, k])), int(box.hi[s, k]) - 1)
-                out.append(_split_count(box, masses, int(s), int(k), cut))
+                out.append(_split_count(box, masses, s, k, cut))
     if widths.max() > _POINT * max(1.0, float(np.abs(masses).max())):
         axis = int(np.argmax(widths))
         middle = 0.5 * (masses[2 * axis] + masses[2 * axis + 1])
         halves = ((masses[2 * axis], middle), (middle, masses[2 * axis + 1]))
         out.append([_Box(masses[:2 * axis] + half + masses[2 * axis + 2:], box.lo, box.hi, box.low)
                     for half in halves])
-    elif not out:
-        open_ = np.where(box.lo < box.hi, p[None, :], -1.0)
-        if open_.max() >= 0:
-            s, k = np.unravel_index(int(np.argmax(open_)), open_.shape)
-            out.append(_split_count(box, masses, int(s), int(k), int((box.lo[s, k] + box.hi[s, k]) // 2)))
+    elif not out and (box.lo < box.hi).any():
+        s, k = _heaviest(box.lo < box.hi, p)
+        out.append(_split_count(box, masses, s, k, int((box.lo[s, k] + box.hi[s, k]) // 2)))
     return out
+
+
+def _heaviest(where: np.ndarray, p: np.ndarray) -> tuple[int, int]:
+    """(set, cell) of the heaviest cell among ``where`` (sets × K, not all False); the first in order on ties."""
+    s, k = np.unravel_index(int(np.argmax(np.where(where, p[None, :], -1.0))), where.shape)
+    return int(s), int(k)
 
 
 def _split_count(box: _Box, masses: tuple[float, ...], s: int, k: int, cut: int) -> list[_Box]:
