@@ -57,7 +57,7 @@ def row(size: int, epsilon: float) -> dict[str, object]:
     base, base_weights = single_input_types(instance)
     types, start = _best_block(base, base_weights, [(listed, None)], first=_FIRST)
     found = generate(types, start, listed, deadline=Deadline(900.0))
-    bound = symmetric_bound(instance, found.types, found.weights, deadline=Deadline(300.0)) - 1.0
+    bound = symmetric_bound(instance, found.types, found.weights, deadline=Deadline(300.0)).value - 1.0
     optimum = float(dense.utility)
     exact = exact_reach(instance, problem, found.types, found.weights) - 1.0
     return {"N": len(counts), "epsilon": epsilon, "radius": problem.radius, "dense_optimum": optimum,

@@ -97,6 +97,9 @@ class EngineResult:
         A tighter bound on request, tried when the certified gap misses the tolerance.
     timings : dict
         Seconds of the engine's steps.
+    diagnosis : dict
+        What limited the result, where the engine knows (the symmetric engine: ``search``, how its column
+        generation ended, ``search_gain``, its last round's relative gain, and ``bound``, the bound's source).
     """
 
     columns: Any
@@ -110,6 +113,7 @@ class EngineResult:
     offset: float = 0.0
     refine: Callable[[], float] | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    diagnosis: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -149,6 +149,6 @@ def test_the_bound_stays_below_the_enumerated_optimum_and_near_it(epsilon, share
     every = all_types(instance, problem, margin=0.0)
     assert every is not None
     optimum = lagrangian_bound(instance, result.columns, result.weights, every)
-    found = symmetric_bound(instance, result.columns, result.weights, deadline=counted(3_000))
+    found = symmetric_bound(instance, result.columns, result.weights, deadline=counted(3_000)).value
     assert diagonal_floor(problem.prior.probabilities, epsilon) <= found <= optimum + 1e-9 * optimum
     assert found - 1.0 >= share * (optimum - 1.0)

@@ -19,7 +19,9 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
    ball is recomputed type by type, rounded toward privacy, and must be ≤ ε; its n·MSE = tr J⁻¹ − 1 is recomputed
    from the types (O(K³));
 5. bounds: the certified lower bound of :mod:`._bound` on the optimum over **every** mechanism that is ε-PML over
-   the ball (not only symmetric ones), and the gap.
+   the ball (not only symmetric ones), and the gap; the result's ``diagnosis`` says which side limits it — how
+   the column generation ended (priced out, stalled, its time ran out while still gaining, the file's budget) and
+   where the bound came from (every type listed, the diagonal's reach, every cell capped, the diagonal floor).
 
 :class:`SymmetricEngine` is an engine of :mod:`mechdesign.design._engines` (``accepts(problem)``,
 ``run(problem, start, deadline)`` → :class:`~mechdesign.design.EngineResult` with types as its columns); its
@@ -71,6 +73,7 @@ _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as man
 _LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
+_RESUME = 2.0           # seconds the bound must leave for the search to resume (a round at N = 256 takes 1–3 s)
 MANY_SETS_FROM = 200     # cells from which the default draws 4,000 sets (default_sets)
 _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
 
@@ -298,11 +301,13 @@ class SymmetricEngine:
         value = objective(types.means(), types.spreads(), weights, instance.sizes)
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
+        search = {"stop": "deadline", "gain": math.nan}
         clock = time.perf_counter()
         if math.isfinite(value) and deadline.remaining() > 0:
             share = deadline.before(0.6 * deadline.remaining())
             out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH,
                            most=most, say=(lambda line: _say(progress, line)) if progress else None)
+            search = {"stop": out.stop, "gain": out.gain}
             if out.value <= value:
                 types, weights, value, steps = out.types, out.weights, out.value, out.rounds
             _say(progress, f"master: n·MSE {value - 1:.6g} after {steps} rounds of column generation"
@@ -317,17 +322,35 @@ class SymmetricEngine:
         clock = time.perf_counter()
         at_epsilon = all_types(instance, problem, margin=0.0) if listed is not None else None
         if at_epsilon is not None:  # every type at ε: the Lagrangian bound, exact at the optimum
-            bound = lagrangian_bound(instance, near, near_weights, at_epsilon)
+            bound, source = lagrangian_bound(instance, near, near_weights, at_epsilon), "every type"
         else:
-            bound = symmetric_bound(instance, near, near_weights, deadline=deadline)
+            bound, source = symmetric_bound(instance, near, near_weights, deadline=deadline)
         # Any bound is at least the diagonal floor (ε-PML at P̂ ∈ B) and tr J⁻¹ ≥ P̂ᵀJP̂·… = 1: a Lagrangian bound
         # taken far from the optimum can be far below both (−336 at N = 14, β = 0.08 before column generation).
         floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon)
-        bound = max(bound, floor, 1.0)
+        if bound < floor:
+            bound, source = floor, "floor"
+        bound = max(bound, 1.0)
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
+        if listed is None and search["stop"] == "deadline" and deadline.remaining() > _RESUME:
+            # The bound ends after its reach's rounds (_bound.py): the time left goes back to the search, which was
+            # still gaining when its share ran out. The bound holds for every mechanism, whatever design chose its
+            # weights.
+            clock = time.perf_counter()
+            left = deadline.remaining()
+            out = generate(near, near_weights, found, deadline=deadline, search=_SEARCH, most=most,
+                           say=(lambda line: _say(progress, line)) if progress else None)
+            search = {"stop": out.stop, "gain": out.gain}
+            if out.value < value:
+                types, weights = _kept(out.types, out.weights, 1e-6)
+                value, steps = out.value, steps + out.rounds
+            timings["resumed"] = time.perf_counter() - clock
+            _say(progress, f"resumed with the {left:.0f} s the bound left: n·MSE {value - 1:.6g} after "
+                           f"{out.rounds} more rounds")
         return EngineResult(types, weights, bound - 1.0, steps, len(found), self.name, "newton-barrier", offset=1.0,
-                            timings=timings)
+                            timings=timings, diagnosis={"search": search["stop"], "search_gain": search["gain"],
+                                                        "bound": source})
 
 
 def certify(problem: DesignProblem, result: EngineResult) -> tuple[SymmetricMechanism, float, float]:

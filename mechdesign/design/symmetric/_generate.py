@@ -46,12 +46,20 @@ _CHUNK = 8_192            # candidates priced at a time (a chunk's T × K produc
 
 
 class GenerationResult:
-    """The restricted master's types and weights, f = tr J⁻¹, rounds and whether the pool is priced out."""
+    """The restricted master's types and weights, f = tr J⁻¹, rounds and whether the pool is priced out.
 
-    __slots__ = ("converged", "rounds", "types", "value", "weights")
+    ``stop`` says why the generation ended — "priced out", "stalled" (no gain of :data:`_GAIN` in :data:`_STALL`
+    rounds), "deadline" (its time ran out), "budget" (no room under the file's budget), "entered" (the types that
+    price below zero are in already), "weights" (no positive weights take an entering type) or "master" (a master
+    failed) — and ``gain`` the relative decrease of f in the last round (NaN before a second master).
+    """
 
-    def __init__(self, types: TypeTable, weights: np.ndarray, value: float, rounds: int, converged: bool) -> None:
+    __slots__ = ("converged", "gain", "rounds", "stop", "types", "value", "weights")
+
+    def __init__(self, types: TypeTable, weights: np.ndarray, value: float, rounds: int, converged: bool,
+                 stop: str = "deadline", gain: float = math.nan) -> None:
         self.types, self.weights, self.value, self.rounds, self.converged = types, weights, value, rounds, converged
+        self.stop, self.gain = stop, gain
 
 
 def reduced_costs(types: TypeTable, weights: np.ndarray, duals: np.ndarray, pool: TypeTable) -> np.ndarray:
@@ -104,6 +112,8 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
     best = GenerationResult(types, weights, value, 0, False)
     rounds = stall = 0
     rough = True
+    gain = math.nan
+    stop = "deadline"
     while deadline.remaining() > 0:
         rounds += 1
         share = deadline.before(0.5 * deadline.remaining()).on_monotonic()
@@ -115,15 +125,19 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
                                tolerance=max(tolerance, _ROUGH) if rough else _FINE,
                                warm=None if rounds == 1 else _ROUGH)
         if not math.isfinite(out.value):
+            stop = "master"
             break
         # a barrier master may end a little above a start that sat on the boundary (dust weights move up to τ/r):
         # its point still prices the candidates, and the best point so far is what is returned
         weights, value = out.theta, out.value
         spent = time.process_time() - clock
         stall = 0 if value < best.value * (1.0 - _GAIN) else stall + 1
+        if rounds > 1:
+            gain = (best.value - value) / best.value
         if value <= best.value:
             best = GenerationResult(types, weights, value, rounds, False)
         if stall >= _STALL:
+            stop = "stalled"
             if say is not None:
                 say(f"generation round {rounds}: n·MSE {value - 1:.6g}, no gain of {_GAIN:g} in {_STALL} rounds: "
                     "stopped")
@@ -150,6 +164,7 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
                 rough = False
                 continue
             best.converged = best.types is types
+            stop = "priced out"
             break
         fresh = candidates.select(order)
         fresh = _without(fresh, types)
@@ -157,12 +172,14 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
             if rough and len(types) <= _ACTIVE:
                 rough = False
                 continue
+            stop = "entered"
             break
         kept = _room(weights, _ACTIVE - min(len(fresh), _ACTIVE // 4))
         room = max(_ACTIVE - int(kept.sum()), 16)
         if most is not None:
             room = min(room, most - int(kept.sum()))
         if room <= 0:
+            stop = "budget"
             if say is not None:
                 say(f"generation round {rounds}: no room for more types under the file's budget ({most}): stopped")
             break
@@ -177,11 +194,13 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
                 break
             take //= 2
         if start is None:
+            stop = "weights"
             if say is not None:
                 say(f"generation round {rounds}: no positive weights take even one entering type: stopped")
             break
         types, weights = joined, start
         value = objective(types.means(), types.spreads(), weights, sizes)
+    best.stop, best.gain = stop, gain
     return best
 
 

@@ -21,6 +21,22 @@ __all__ = ["SymmetricDesign", "design_symmetric"]
 
 GAP_TOLERANCE = 1e-6   # "optimal" when the certified gap is at most this relative to the bound
 
+_SEARCH_STOPS = {  # how the column generation ended (GenerationResult.stop), as the report words it
+    "priced out": "the search is optimal over its candidates (priced out)",
+    "stalled": "the search stalled (its master gained under 0.001 % in three rounds)",
+    "deadline": "the search's time ran out",
+    "budget": "the search filled the file's budget of types",
+    "entered": "the search stopped: its master did not take the types priced below zero",
+    "weights": "the search stopped: no positive weights took an entering type",
+    "master": "the search stopped: a master failed",
+}
+_BOUND_SOURCES = {  # where the certified bound came from (SymmetricBound.source, or the engine's)
+    "every type": "the bound is the Lagrangian over every type",
+    "reach": "the bound is the diagonal's reach",
+    "capped": "the bound is every cell's diagonal at its cap (the reach did not beat it in its time)",
+    "floor": "the bound is the diagonal floor (the reach did not beat it in its time)",
+}
+
 
 @dataclass(frozen=True)
 class SymmetricDesign(SavesFile):
@@ -53,6 +69,10 @@ class SymmetricDesign(SavesFile):
     calibrated : tuple of CalibratedOracle
         The same oracle families calibrated to the ball: each at its largest ε₀ at which it is ε-PML over it
         (:func:`mechdesign.design.baselines.calibrated_oracles`; reference calibrated-baselines.md §1).
+    diagnosis : dict
+        Which side limits the gap: ``search``, how the column generation ended ("priced out", "stalled",
+        "deadline", "budget", …), ``search_gain``, the relative gain of its last round, and ``bound``, the bound's
+        source ("every type", "reach", "capped", "floor") — :meth:`gap_sources` words them.
     """
 
     problem: DesignProblem
@@ -65,6 +85,7 @@ class SymmetricDesign(SavesFile):
     timings: dict[str, float] = field(default_factory=dict)
     steps: int = 0
     calibrated: tuple[CalibratedOracle, ...] = field(default=())
+    diagnosis: dict[str, Any] = field(default_factory=dict)
 
     sense = "minimize"   # class constants: the Design protocol's, the same for every symmetric design
     method = "symmetric"
@@ -83,6 +104,24 @@ class SymmetricDesign(SavesFile):
     def relative_gap(self) -> float:
         """Gap / value: the design is within this fraction of the optimum."""
         return self.gap / self.value if self.value > 0 else 0.0
+
+    def gap_sources(self) -> str | None:
+        """Which side of a certified gap is loose, in words: how the search ended and where the bound came from.
+
+        None for an optimal design (or one without a diagnosis). Measured (Zipf counts, N = 256, m = 2·10⁵): at
+        ε = 2 the search was still improving at 120 s (n·MSE 71.4; 53.0 after 600 s), while the bound stayed at
+        the diagonal floor; at ε = 4 the search stalls near 14.2 with types still priced below zero.
+        """
+        if self.status == "optimal" or not self.diagnosis:
+            return None
+        stop, gain = self.diagnosis.get("search"), self.diagnosis.get("search_gain")
+        if stop == "deadline" and gain is not None and math.isfinite(gain) and gain > 0:
+            search = (f"the search was still improving when its time ran out (n·MSE -{100 * gain:.2g} % in its last "
+                      "round: more time helps)")
+        else:
+            search = _SEARCH_STOPS.get(str(stop), f"the search ended ({stop})")
+        bound = _BOUND_SOURCES.get(str(self.diagnosis.get("bound")), f"the bound is {self.diagnosis.get('bound')}")
+        return f"{search}; {bound}"
 
     def best_oracle(self) -> OracleComparison | None:
         """The ε-LDP oracle with the smallest n·MSE."""
@@ -103,6 +142,9 @@ class SymmetricDesign(SavesFile):
                  f"{self.problem.radius:.6g} (recomputed type by type, rounded up)",
                  f"  n·MSE of the efficient decoder (n fixed records): {self.value:.6g}; every epsilon-PML mechanism "
                  f"has at least {self.bound:.6g} (certified gap {100 * self.relative_gap:.3g} %, {self.status})"]
+        sources = self.gap_sources()
+        if sources is not None:
+            lines.append(f"  the gap: {sources}")
         best = self.best_oracle()
         if best is not None:
             lines.append(f"  the best epsilon-LDP frequency oracle at the same epsilon: {best.name} n·MSE "
@@ -128,8 +170,10 @@ class SymmetricDesign(SavesFile):
         best = self.best_oracle()
         blocks = self.file_sections()
         calibrated = self._calibrated_list()
+        diagnosis = {key: (None if isinstance(val, float) and not math.isfinite(val) else val)
+                     for key, val in self.diagnosis.items()}
         utility = {**blocks["utility"], "lower_bound": self.bound, "gap": self.gap, "relative_gap": self.relative_gap,
-                   "status": self.status, "sense": self.sense,
+                   "status": self.status, "sense": self.sense, "gap_sources": diagnosis,
                    "ldp_oracles": {o.name: {k: val for k, val in o.to_dict().items() if k != "name"}
                                    for o in self.oracles},
                    "calibrated_oracles": calibrated}
@@ -246,4 +290,4 @@ def design_symmetric(problem: DesignProblem, *, time_limit: float = 60.0, deadli
     calibrated = calibrated_rows(problem.prior, problem.epsilon, problem.radius) if compared else ()
     timings = {**result.timings, "total": time.perf_counter() - start}
     return SymmetricDesign(problem, mechanism, value, bound, achieved, status, oracles, timings, result.iterations,
-                           calibrated)
+                           calibrated, dict(result.diagnosis))
