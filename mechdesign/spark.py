@@ -48,7 +48,8 @@ __all__ = ["check", "count", "decode", "privatize"]
 def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, id_column: str | None = None,
               user_column: str | None = None, memo_key: Any = None, public_key: Any = None,
               require_signature: bool | None = None, data_delta: float | None = None,
-              override_data_check: bool = False, form: str = "text", return_release: bool = False) -> Any:
+              override_data_check: bool = False, form: str = "text", return_release: bool = False,
+              allow_plaintext_key: bool = False) -> Any:
     """The DataFrame with ``column`` privatized by ``mapInArrow``: one release, however often it is computed.
 
     The data check runs first, as a distributed count of the inputs, so refused data raise before a frame is
@@ -88,6 +89,11 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
         A structured file's report form (``t<type>.<hex>`` strings, or bytes).
     return_release : bool
         Also return the release's statement.
+    allow_plaintext_key : bool
+        The release key (and a memo key) travel to the executors in each task's closure. Without this, a session
+        whose master is not ``local`` must encrypt its RPC (``spark.network.crypto.enabled``, or
+        ``spark.ssl.rpc.enabled``, or SASL encryption), and a Spark Connect client must reach a server on another
+        host with ``use_ssl=true``; else the call is refused in one line. True states that the network is private.
 
     Returns
     -------
@@ -104,7 +110,8 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
     ------
     ValueError, TypeError, MechanismFileError
         One line, as :func:`mechdesign.deploy.load` and :meth:`~mechdesign.deploy.Deployment.check` say: a file
-        that fails its hash or signature policy, a memo key missing or refused, refused data, no stable identity.
+        that fails its hash or signature policy, a memo key missing or refused, refused data, no stable identity,
+        a key that would travel in clear (``allow_plaintext_key``).
 
     Examples
     --------
@@ -117,7 +124,7 @@ def privatize(df: Any, file: Any, *, column: str | list[str], key: Any = None, i
     return _spark.privatize(df, file, column=column, key=key, id_column=id_column, user_column=user_column,
                             memo_key=memo_key, public_key=public_key, require_signature=require_signature,
                             data_delta=data_delta, override_data_check=override_data_check, form=form,
-                            return_release=return_release)
+                            return_release=return_release, allow_plaintext_key=allow_plaintext_key)
 
 
 def check(df: Any, file: Any, *, column: str | list[str], data_delta: float | None = None,
@@ -165,7 +172,7 @@ def check(df: Any, file: Any, *, column: str | list[str], data_delta: float | No
 
 
 def count(df: Any, file: Any, *, column: str | list[str], public_key: Any = None,
-          require_signature: bool | None = None, memo_key: Any = None) -> np.ndarray:
+          require_signature: bool | None = None, memo_key: Any = None, allow_plaintext_key: bool = False) -> np.ndarray:
     """The released values' counts of a privatized DataFrame, counted on the executors and summed on the driver.
 
     Parameters
@@ -176,8 +183,8 @@ def count(df: Any, file: Any, *, column: str | list[str], public_key: Any = None
         The mechanism file.
     column : str or list of str
         As :func:`privatize`.
-    public_key, require_signature, memo_key
-        As :func:`privatize`.
+    public_key, require_signature, memo_key, allow_plaintext_key
+        As :func:`privatize` (the memo key travels to the executors, which tally a memoized file's reports).
 
     Returns
     -------
@@ -193,11 +200,11 @@ def count(df: Any, file: Any, *, column: str | list[str], public_key: Any = None
     [4987, 5013]
     """
     return _spark.count(df, file, column=column, public_key=public_key, require_signature=require_signature,
-                        memo_key=memo_key)
+                        memo_key=memo_key, allow_plaintext_key=allow_plaintext_key)
 
 
 def decode(df: Any, file: Any, *, column: str | list[str], method: str = "linear", public_key: Any = None,
-           require_signature: bool | None = None, memo_key: Any = None) -> Any:
+           require_signature: bool | None = None, memo_key: Any = None, allow_plaintext_key: bool = False) -> Any:
     """The frequency estimate of a privatized DataFrame's column: counts on the executors, the decode on the driver.
 
     Parameters
@@ -210,8 +217,8 @@ def decode(df: Any, file: Any, *, column: str | list[str], method: str = "linear
         As :func:`privatize`.
     method : str
         The decoder (:meth:`~mechdesign.deploy.Deployment.decode`): ``"linear"`` by default.
-    public_key, require_signature, memo_key
-        As :func:`privatize`.
+    public_key, require_signature, memo_key, allow_plaintext_key
+        As :func:`count`.
 
     Returns
     -------
@@ -226,4 +233,5 @@ def decode(df: Any, file: Any, *, column: str | list[str], method: str = "linear
     array([0.3, 0.7])
     """
     return _spark.decode(df, file, column=column, method=method, public_key=public_key,
-                         require_signature=require_signature, memo_key=memo_key)
+                         require_signature=require_signature, memo_key=memo_key,
+                         allow_plaintext_key=allow_plaintext_key)

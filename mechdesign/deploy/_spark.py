@@ -80,6 +80,47 @@ def _identity(df: Any, id_column: str | None) -> str:
     return "position"
 
 
+#: Spark settings that encrypt what travels between the driver and the executors (RPC: a task's closure).
+ENCRYPTING = ("spark.network.crypto.enabled", "spark.ssl.rpc.enabled", "spark.authenticate.enableSaslEncryption")
+_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+
+
+def guard_secrets(df: Any, what: str, allow_plaintext: bool) -> None:
+    """Refuse to send a secret (the release key, a memo key) in a task's closure over a network in clear.
+
+    The executors need the key to draw, so it travels with the task. Spark encrypts its RPC only when asked
+    (:data:`ENCRYPTING`), and a Spark Connect client sends the plan to its server in clear without ``use_ssl``: on
+    a cluster, anyone on its network could read the key and recompute every record's input from its report. A
+    ``local`` master keeps everything in one machine; a Connect server on this machine (localhost) too, for the
+    client's link. ``allow_plaintext`` is the deployment's own statement that its network is private.
+    """
+    if allow_plaintext:
+        return
+    conf = df.sparkSession.conf
+    channel = _connect_channel(df)
+    if channel is not None:
+        host, secure = channel
+        if not secure and host not in _LOCAL_HOSTS:
+            raise v.fail("allow_plaintext_key", f"be True to send {what} to the Spark Connect server at {host} "
+                         "without TLS (connect with use_ssl=true)", False)
+    master = str(conf.get("spark.master", "") or "")
+    if master.startswith("local"):
+        return
+    if not any(str(conf.get(name, "false")).strip().lower() == "true" for name in ENCRYPTING):
+        raise v.fail("allow_plaintext_key", f"be True to send {what} to the executors of master {master or '?'} "
+                     "unencrypted (set spark.network.crypto.enabled=true with spark.authenticate=true)", False)
+
+
+def _connect_channel(df: Any) -> tuple[str, bool] | None:
+    """(host, secure) of a Spark Connect session's channel; None for a classic session."""
+    client = getattr(df.sparkSession, "client", None)
+    builder = getattr(client, "_builder", None)
+    if builder is None or not hasattr(builder, "host"):
+        return None
+    secure = bool(getattr(builder, "secure", False)) or str(builder.get("use_ssl") or "").lower() == "true"
+    return str(builder.host), secure
+
+
 def _collect(frame: Any) -> list[Any]:
     """The rows of a small result, an executor's one-line refusal raised on the driver as that one line."""
     try:
@@ -180,18 +221,22 @@ def check(df: Any, file: Any, *, column: Any, data_delta: float | None = None, o
 
 
 def count(df: Any, file: Any, *, column: Any, public_key: Any = None, require_signature: bool | None = None,
-          memo_key: Any = None) -> np.ndarray:
+          memo_key: Any = None, allow_plaintext_key: bool = False) -> np.ndarray:
     """The released values' counts of a privatized DataFrame, summed (:func:`mechdesign.spark.count`)."""
     deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
                                   memo_key=memo_key)
+    if shipped.memo_key is not None:
+        guard_secrets(df, "the memo key", allow_plaintext_key)
     return _output_counts(df, deployment, shipped, _names(df, deployment, column))
 
 
 def decode(df: Any, file: Any, *, column: Any, method: str = "linear", public_key: Any = None,
-           require_signature: bool | None = None, memo_key: Any = None) -> Any:
+           require_signature: bool | None = None, memo_key: Any = None, allow_plaintext_key: bool = False) -> Any:
     """The frequency estimate of a privatized DataFrame's column (:func:`mechdesign.spark.decode`)."""
     deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
                                   memo_key=memo_key)
+    if shipped.memo_key is not None:
+        guard_secrets(df, "the memo key", allow_plaintext_key)
     counts = _output_counts(df, deployment, shipped, _names(df, deployment, column))
     return deployment.decode(counts, method)
 
@@ -240,7 +285,8 @@ def _large_like(batch: Any, out: Any, names: Sequence[str]) -> Any:
 def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: str | None = None,
               user_column: str | None = None, memo_key: Any = None, public_key: Any = None,
               require_signature: bool | None = None, data_delta: float | None = None,
-              override_data_check: bool = False, form: str = "text", return_release: bool = False) -> Any:
+              override_data_check: bool = False, form: str = "text", return_release: bool = False,
+              allow_plaintext_key: bool = False) -> Any:
     """The DataFrame with ``column`` privatized, lazily, as one release (:func:`mechdesign.spark.privatize`).
 
     With ``return_release``, the pair (frame, :class:`~mechdesign.deploy.Release`).
@@ -251,6 +297,7 @@ def privatize(df: Any, file: Any, *, column: Any, key: Any = None, id_column: st
         raise v.fail("form", "be 'text' or 'binary'", form)
     deployment, shipped = prepare(file, public_key=public_key, require_signature=require_signature,
                                   memo_key=memo_key)
+    guard_secrets(df, "the release key", allow_plaintext_key)
     names = deployment.release_columns(_names(df, deployment, column), id_column, user_column)
     if user_column is not None and user_column not in list(df.columns):
         raise v.fail("user_column", f"name a column of the DataFrame {list(df.columns)[:20]}", user_column)

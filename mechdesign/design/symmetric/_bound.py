@@ -27,15 +27,17 @@ is separable over cells, and a branch and bound over boxes of masses and of whol
 above, each box by a knapsack with real counts; its boxes split on the counts of heavy cells, so that it meets the
 largest vertex within its tolerance when it runs to the end (tested against every listed vertex).
 
-**The choice of (w, S, λ).** Two candidates. First S = every cell (no reach at all): the matrix form of the diagonal
-floor, w the maximiser of Φ(w) − Σ_x w_x c_x (:func:`~._matrix.fit_weights`: a J with diagonal c then minimises the
-first step) — cheap, and kept whatever the deadline leaves. Then S empty and w the per-input step's tight point for
-the design's diagonal, w_x = (1 − P̂_x)²/(J_xx − 1)², with its rounds of λ: the LP max Σθ_t q_t over a pool of
-columns subject to the rows (its dual, by HiGHS, :class:`~._columns.Columns`), the pool being the design's types
-and, as cutting planes, the best vertices each family's branch and bound met (eight a family and round), with
-Wentges's smoothing of λ. Then it stops, and the engine gives the time left back to its search: the other
-candidates it tried before (heavy cells capped, the fitted w, other scales of w) never beat this one once the
-reach took whole counts (measured, in :func:`symmetric_bound`). The branch and bound refines each family until it
+**The choice of (w, S, λ).** For a target diagonal t — c_x on S, the design's own J_xx elsewhere — w is either the
+maximiser of Φ(w) − Σ_x w_x t_x (:func:`~._matrix.fit_weights`: a J with diagonal t then minimises the first step)
+or the per-input step's tight point w_x = (1 − P̂_x)²/(t_x − 1)²; S is the k heaviest cells, k ∈ {0, 2, 4, 8}. First,
+every cell capped (no reach at all): the matrix form of the diagonal floor, cheap, kept whatever the deadline leaves.
+Then the per-input step's w with S empty gets its rounds of λ. It stops there when that leaves it below the floor,
+or when the engine's search was still gaining (``thorough=False``: the engine gives it the time left); else each
+other candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the
+first its scale search. The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the
+LP max Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS, :class:`~._columns.Columns`), the
+pool being the design's types and, as cutting planes, the best vertices each family's branch and bound met (eight a
+family and round), with Wentges's smoothing of λ. The branch and bound refines each family until it
 is within 10⁻⁴ of the first step of its best vertex. Only the final evaluation counts: λ and w are any numbers, r is
 bounded from above soundly, and the value is rounded down.
 """
@@ -43,6 +45,7 @@ bounded from above soundly, and the value is rounded down.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -58,9 +61,12 @@ from mechdesign.design.symmetric._reach import reach
 __all__ = ["SymmetricBound", "symmetric_bound"]
 
 _ROUNDS = 4               # cutting-plane rounds for λ at the design's w
+_SCALE_ROUNDS = 1         # … and at each other scale of w
 _STALL = 3                # rounds without gain that end them
 _SMOOTH = 0.7             # Wentges's smoothing weight of the best λ so far
+_GOLDEN = 4               # golden-section steps on the scale of w
 _SLACK = 1e-4             # the reach's branch and bound refines to this fraction of Σψ (about the bound's size)
+_HEADS = (0, 2, 4, 8)     # the heaviest cells whose J_xx are capped instead of reached (a round each, the best kept)
 
 
 class SymmetricBound(NamedTuple):
@@ -74,7 +80,8 @@ class SymmetricBound(NamedTuple):
     source: str
 
 
-def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *, deadline: Deadline) -> SymmetricBound:
+def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *, deadline: Deadline,
+                    thorough: bool = True) -> SymmetricBound:
     """A certified lower bound on tr J⁻¹ (module docstring); at least the diagonal floor.
 
     Parameters
@@ -85,6 +92,9 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         A design (its diagonal chooses w; its types start the LP pool).
     deadline : Deadline
         No new round starts after it; the best bound so far is returned.
+    thorough : bool
+        Try the other candidates after the first (module docstring); False stops after the first, whose rounds give
+        the bound on every instance traced, so that a search still gaining gets the time back.
 
     Returns
     -------
@@ -93,29 +103,98 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     """
     p = instance.probabilities
     floor = diagonal_floor(np.repeat(p, instance.cells.sizes), instance.epsilon)
+    j_diag = types.diagonal(weights)
     caps = diagonal_caps(p, instance.epsilon) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
+    # Every bound below is Φ(w) − (a bound on Σ w_x J_xx); at the fitted w a J with the target diagonal minimises
+    # Φ(w) − Σ w_x J_xx, so the target is the diagonal the second step is expected to allow: the caps c_x for the
+    # capped cells, the design's own J_xx for the others.
+    order = np.argsort(-p, kind="stable")
+
+    def weights_for(capped: np.ndarray, fitted: bool) -> np.ndarray:
+        target = np.where(capped, caps, j_diag)
+        # the per-input step's tight point, w_x = (1 − P̂_x)²/(t_x − 1)², starts the fit or is the candidate itself
+        start = np.where(target > 1.0, (1.0 - p) ** 2 / np.maximum(target - 1.0, 1e-300) ** 2, 0.0)
+        return fit_weights(instance, target, np.maximum(start, 1e-12), deadline) if fitted else start
+
+    best = floor
+    # The columns are moments, independent of w: the pool grows over every w tried and serves them all.
+    pool = Columns.of_types(types)
+    chosen: dict[tuple[int, bool], np.ndarray] = {}
+
+    def value(candidate: tuple[int, bool], scale: float, rounds: int) -> float:
+        nonlocal pool, best
+        if deadline.expired():
+            return -math.inf
+        capped = np.zeros(instance.count, dtype=bool)
+        capped[order[:candidate[0]]] = True
+        if candidate not in chosen:
+            chosen[candidate] = weights_for(capped, candidate[1])
+        found, pool = _bound_at(instance, scale * chosen[candidate], capped, caps, pool, deadline, rounds)
+        best = max(best, found)
+        return found
+
     # First, every cell capped: no reach at all, the matrix form of the diagonal floor (1–2 % above it), cheap and
-    # kept whatever the deadline leaves. At the fitted w a J with diagonal c minimises Φ(w) − Σ w_x J_xx.
+    # kept whatever the deadline leaves for the rest (at Zipf N = 256, ε = 4 the reach-based candidates all stay
+    # below it, and run until the deadline).
     every = np.ones(instance.count, dtype=bool)
-    w_caps = fit_weights(instance, caps, np.maximum(_tight(p, caps), 1e-12), deadline)
+    w_caps = weights_for(every, True)
     capped_value = _capped_part(instance, w_caps, every, caps) - 1e-10 * _magnitude(instance, w_caps, caps)
     source = "capped" if capped_value > floor else "floor"
-    best = max(floor, capped_value)
-    # Then the reach for every cell, at the per-input step's tight point for the design's diagonal, with its rounds
-    # of λ; and no more: the candidates tried after it before (the 2, 4 or 8 heaviest cells capped, the fitted w,
-    # scales of w in [4/5, 5/4], a round each) never beat it once the reach took whole counts — Zipf, the saved
-    # designs, 120 s: N = 256, 1,000 and 2,000 at ε = 0.5, 1, 2, 4 — and more rounds gained at most 0.05 % (N = 256,
-    # ε = 0.5: 433.30 after four rounds, 433.50 after fourteen). Where the reach stays below the floor (N = 256 at
-    # ε = 2: −74 against 38.8), the others stayed further below. The time left goes back to the search.
-    none = np.zeros(instance.count, dtype=bool)
-    found, _ = _bound_at(instance, _tight(p, types.diagonal(weights)), none, caps, Columns.of_types(types), deadline,
-                         _ROUNDS)
-    return SymmetricBound(found, "reach") if found > best else SymmetricBound(best, source)
+    best = max(best, capped_value)
+    before = best
+    # Then λ at the per-input step's w with no cell capped (the bound before the matrix step, now with it: Φ ≥ Σψ at
+    # every λ); then the other candidates with a round of λ each: which head cells to cap — their J_xx against the cap
+    # c_x instead of in the reach (with real counts in its boxes the reach was loosest on the heavy singleton cells of
+    # the head: Zipf N = 256, ε = 0.5: 406.7 with none capped, 429.3 with two, the floor 390.7) — and which w, the
+    # fitted one or the per-input step's. The best of them, if it beats the first, gets the rounds of λ and the scale
+    # search; then the first gets its scale search. The deadline cuts the list where it falls; a round of each
+    # candidate first, before the first's rounds, lost 2–3 % of the bound at Zipf N = 1,000 and 2,000, ε = 0.5, under
+    # load (the first's value at full rounds comes out above the others').
+    first = (0, False)
+    centre = value(first, 1.0, _ROUNDS)
+    if centre < before or not thorough:
+        # Below the floor after its rounds, the first left the others further below on every instance traced (Zipf,
+        # 120 s: N = 256, ε = 2: −74, the others −88 to −187, the floor 38.8; ε = 4: −30, the others −59 to −73, the
+        # floor 4.05; N = 1,000, ε = 4: −203, the others −255 to −296, the floor 17.9); and where the search was still
+        # gaining, its rounds are worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). The
+        # time left goes back to the caller.
+        return SymmetricBound(best, "reach" if best > before else source)
+    others = [(k, fitted) for fitted in (True, False) for k in _HEADS if k < instance.count and (k, fitted) != first]
+    scores = [value(candidate, 1.0, _SCALE_ROUNDS) for candidate in others]
+    if scores and max(scores) > centre:
+        _scaled(value, others[int(np.argmax(scores))])
+    _scaled(value, first, centre)
+    return SymmetricBound(best, "reach" if best > before else source)
 
 
-def _tight(p: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """The per-input step's tight point for a diagonal t: w_x = (1 − P̂_x)²/(t_x − 1)² (0 where t_x ≤ 1)."""
-    return np.where(target > 1.0, (1.0 - p) ** 2 / np.maximum(target - 1.0, 1e-300) ** 2, 0.0)
+def _scaled(value: Callable[[tuple[int, bool], float, int], float], candidate: tuple[int, bool],
+            centre: float | None = None) -> float:
+    """The best value of a candidate over λ and the scale of its w (``value`` keeps the best and reads the deadline).
+
+    λ at scale 1 (:data:`_ROUNDS` rounds; ``centre`` if already taken), then the scale by a golden-section search
+    on log(scale) over [4/5, 5/4] (the bound is concave in w, hence unimodal on a ray), each point with a round of λ;
+    it stops when neither point beats scale 1 (measured: it never did at Zipf N = 1,000, ε = 0.5, 1, 2, where scales
+    0.85 and 1.18 lost 1–13 %).
+    """
+    if centre is None:
+        centre = value(candidate, 1.0, _ROUNDS)
+    lo, hi = math.log(0.8), math.log(1.25)
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    f1 = value(candidate, math.exp(x1), _SCALE_ROUNDS)
+    f2 = value(candidate, math.exp(x2), _SCALE_ROUNDS)
+    for _ in range(_GOLDEN):
+        if max(f1, f2) <= centre:
+            break
+        if f1 >= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - ratio * (hi - lo)
+            f1 = value(candidate, math.exp(x1), _SCALE_ROUNDS)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + ratio * (hi - lo)
+            f2 = value(candidate, math.exp(x2), _SCALE_ROUNDS)
+    return max(centre, f1, f2)
 
 
 def _capped_part(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray) -> float:

@@ -32,7 +32,7 @@ from mechdesign.design.symmetric._instance import TypeTable
 from mechdesign.design.symmetric._master import descend, gradient, objective, solve_master
 from mechdesign.design.symmetric._search import improve
 
-__all__ = ["GenerationResult", "generate", "reduced_costs"]
+__all__ = ["GAINING", "GenerationResult", "generate", "reduced_costs"]
 
 _ENTER = 1.0              # types entering a round: this many per cell (at least 32)
 _KEEP = 1e-9              # weights below this fraction of the largest leave the restricted master
@@ -43,6 +43,7 @@ _SHED = 1e-3             # weight share of the lightest types that may leave to 
 _ROUGH = 1e-6            # the restricted masters' tolerance while types still enter (their prices need no more)
 _FINE = 1e-11            # … and once priced out (the Lagrangian bound at its weights is then within ~1e-10 of f)
 _CHUNK = 8_192            # candidates priced at a time (a chunk's T × K products stay in cache-sized blocks)
+GAINING = 1e-3           # a generation cut by its deadline "still gains" when its last round lowered f this much
 
 
 class GenerationResult:

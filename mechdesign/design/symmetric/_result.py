@@ -15,6 +15,7 @@ from mechdesign.design._result import peer_lines
 from mechdesign.design.baselines._calibrated import CalibratedOracle, calibrated_rows
 from mechdesign.design.baselines._ldp_oracles import OracleComparison, compare_oracles
 from mechdesign.design.symmetric._engine import SymmetricEngine, certify
+from mechdesign.design.symmetric._generate import GAINING
 from mechdesign.mechfile._save import FileSections, SavesFile
 
 __all__ = ["SymmetricDesign", "design_symmetric"]
@@ -115,9 +116,11 @@ class SymmetricDesign(SavesFile):
         if self.status == "optimal" or not self.diagnosis:
             return None
         stop, gain = self.diagnosis.get("search"), self.diagnosis.get("search_gain")
-        if stop == "deadline" and gain is not None and math.isfinite(gain) and gain > 0:
+        if stop == "deadline" and gain is not None and math.isfinite(gain) and gain >= GAINING:
             search = (f"the search was still improving when its time ran out (n·MSE -{100 * gain:.2g} % in its last "
                       "round: more time helps)")
+        elif stop == "deadline" and gain is not None and math.isfinite(gain) and gain > 0:
+            search = f"the search's time ran out (n·MSE -{100 * gain:.2g} % in its last round)"
         else:
             search = _SEARCH_STOPS.get(str(stop), f"the search ended ({stop})")
         bound = _BOUND_SOURCES.get(str(self.diagnosis.get("bound")), f"the bound is {self.diagnosis.get('bound')}")
