@@ -116,6 +116,7 @@ def run_cell(task: str, counts: list[int], epsilon: float, limit: float, folder:
         "calibrated_nmse": calibrated.mse,
         "calibrated_ratio": calibrated.mse / value if value > 0 else float("inf"),
         "cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "time_limit_s": limit,
+        "gap_sources": utility.get("gap_sources"),  # the symmetric engine's: how its search ended, its bound's source
     }
 
 
