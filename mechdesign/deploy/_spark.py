@@ -113,11 +113,18 @@ def guard_secrets(df: Any, what: str, allow_plaintext: bool) -> None:
 
 def _connect_channel(df: Any) -> tuple[str, bool] | None:
     """(host, secure) of a Spark Connect session's channel; None for a classic session."""
-    client = getattr(df.sparkSession, "client", None)
+    try:  # a classic session's ``client`` raises Spark's ONLY_SUPPORTED_WITH_SPARK_CONNECT
+        client = df.sparkSession.client
+    except Exception:
+        return None
     builder = getattr(client, "_builder", None)
     if builder is None or not hasattr(builder, "host"):
         return None
-    secure = bool(getattr(builder, "secure", False)) or str(builder.get("use_ssl") or "").lower() == "true"
+    try:
+        use_ssl = builder.get("use_ssl")
+    except KeyError:  # Spark's ChannelBuilder.get: a parameter the connection string did not set
+        use_ssl = None
+    secure = bool(getattr(builder, "secure", False)) or str(use_ssl or "").lower() == "true"
     return str(builder.host), secure
 
 
