@@ -301,13 +301,13 @@ class SymmetricEngine:
         value = objective(types.means(), types.spreads(), weights, instance.sizes)
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
-        search = {"stop": "deadline", "gain": math.nan}
+        stop, gain = "deadline", math.nan   # how the column generation ended, its last round's relative gain
         clock = time.perf_counter()
         if math.isfinite(value) and deadline.remaining() > 0:
             share = deadline.before(0.6 * deadline.remaining())
             out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH,
                            most=most, say=(lambda line: _say(progress, line)) if progress else None)
-            search = {"stop": out.stop, "gain": out.gain}
+            stop, gain = out.stop, out.gain
             if out.value <= value:
                 types, weights, value, steps = out.types, out.weights, out.value, out.rounds
             _say(progress, f"master: n·MSE {value - 1:.6g} after {steps} rounds of column generation"
@@ -327,7 +327,7 @@ class SymmetricEngine:
             # a search still gaining at the end of its share (its last round ≥ 0.1 %: Zipf N = 256, ε = 2, 0.4 %) gets
             # back the time the bound's other candidates would take (they never beat its first where the search was
             # cut); one that barely moves (N = 1,000, ε = 0.5: 6e-6) leaves it to them
-            gaining = search["stop"] == "deadline" and search["gain"] >= GAINING
+            gaining = stop == "deadline" and gain >= GAINING
             bound, source = symmetric_bound(instance, near, near_weights, deadline=deadline, thorough=not gaining)
         # Any bound is at least the diagonal floor (ε-PML at P̂ ∈ B) and tr J⁻¹ ≥ P̂ᵀJP̂·… = 1: a Lagrangian bound
         # taken far from the optimum can be far below both (−336 at N = 14, β = 0.08 before column generation).
@@ -337,7 +337,7 @@ class SymmetricEngine:
         bound = max(bound, 1.0)
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
-        if listed is None and search["stop"] == "deadline" and deadline.remaining() > _RESUME:
+        if listed is None and stop == "deadline" and deadline.remaining() > _RESUME:
             # The bound ended after its first candidate (_bound.py): the time left goes back to the search, which was
             # still gaining when its share ran out. The bound holds for every mechanism, whatever design chose its
             # weights.
@@ -345,7 +345,7 @@ class SymmetricEngine:
             left = deadline.remaining()
             out = generate(near, near_weights, found, deadline=deadline, search=_SEARCH, most=most,
                            say=(lambda line: _say(progress, line)) if progress else None)
-            search = {"stop": out.stop, "gain": out.gain}
+            stop, gain = out.stop, out.gain
             if out.value < value:
                 types, weights = _kept(out.types, out.weights, 1e-6)
                 value, steps = out.value, steps + out.rounds
@@ -353,7 +353,7 @@ class SymmetricEngine:
             _say(progress, f"resumed with the {left:.0f} s the bound left: n·MSE {value - 1:.6g} after "
                            f"{out.rounds} more rounds")
         return EngineResult(types, weights, bound - 1.0, steps, len(found), self.name, "newton-barrier", offset=1.0,
-                            timings=timings, diagnosis={"search": search["stop"], "search_gain": search["gain"],
+                            timings=timings, diagnosis={"search": stop, "search_gain": gain,
                                                         "bound": source})
 
 
