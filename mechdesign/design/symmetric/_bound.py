@@ -143,27 +143,24 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     best = max(best, capped_value)
     before = best
     # Then λ at the per-input step's w with no cell capped (the bound before the matrix step, now with it: Φ ≥ Σψ at
-    # every λ); then the other candidates with a round of λ each: which head cells to cap — their J_xx against the cap
-    # c_x instead of in the reach (with real counts in its boxes the reach was loosest on the heavy singleton cells of
-    # the head: Zipf N = 256, ε = 0.5: 406.7 with none capped, 429.3 with two, the floor 390.7) — and which w, the
-    # fitted one or the per-input step's. The best of them, if it beats the first, gets the rounds of λ and the scale
-    # search; then the first gets its scale search. The deadline cuts the list where it falls; a round of each
-    # candidate first, before the first's rounds, lost 2–3 % of the bound at Zipf N = 1,000 and 2,000, ε = 0.5, under
-    # load (the first's value at full rounds comes out above the others').
+    # every λ); then, when it beats the floor and the caller is thorough, the other candidates with a round of λ
+    # each: which head cells to cap — their J_xx against the cap c_x instead of in the reach — and which w, the fitted
+    # one or the per-input step's. The best of them, if it beats the first, gets the rounds of λ and the scale search;
+    # then the first gets its scale search. The deadline cuts the list where it falls. Since the reach took whole
+    # counts the others have not beaten the first on any instance traced (Zipf, 120 s, N = 256, 1,000, 2,000,
+    # ε = 0.5–4); below the floor the first left them further below (N = 256, ε = 2: −74, the others −88 to −187, the
+    # floor 38.8; N = 1,000, ε = 4: −203, the others −255 to −296, the floor 17.9); and where the search was still
+    # gaining, its rounds were worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). Where it
+    # stops early, the time left goes back to the caller.
     first = (0, False)
     centre = value(first, 1.0, _ROUNDS)
-    if centre < before or not thorough:
-        # Below the floor after its rounds, the first left the others further below on every instance traced (Zipf,
-        # 120 s: N = 256, ε = 2: −74, the others −88 to −187, the floor 38.8; ε = 4: −30, the others −59 to −73, the
-        # floor 4.05; N = 1,000, ε = 4: −203, the others −255 to −296, the floor 17.9); and where the search was still
-        # gaining, its rounds are worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). The
-        # time left goes back to the caller.
-        return SymmetricBound(best, "reach" if best > before else source)
-    others = [(k, fitted) for fitted in (True, False) for k in _HEADS if k < instance.count and (k, fitted) != first]
-    scores = [value(candidate, 1.0, _SCALE_ROUNDS) for candidate in others]
-    if scores and max(scores) > centre:
-        _scaled(value, others[int(np.argmax(scores))])
-    _scaled(value, first, centre)
+    if centre >= before and thorough:
+        others = [(k, fitted) for fitted in (True, False) for k in _HEADS
+                  if k < instance.count and (k, fitted) != first]
+        scores = [value(candidate, 1.0, _SCALE_ROUNDS) for candidate in others]
+        if scores and max(scores) > centre:
+            _scaled(value, others[int(np.argmax(scores))])
+        _scaled(value, first, centre)
     return SymmetricBound(best, "reach" if best > before else source)
 
 

@@ -338,9 +338,9 @@ class SymmetricEngine:
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
         if listed is None and stop == "deadline" and deadline.remaining() > _RESUME:
-            # The bound ended after its first candidate (_bound.py): the time left goes back to the search, which was
-            # still gaining when its share ran out. The bound holds for every mechanism, whatever design chose its
-            # weights.
+            # The bound ended before the deadline (after its first candidate, _bound.py, or with every candidate
+            # done): the time left goes back to the search, whose share ran out. The bound holds for every
+            # mechanism, whatever design chose its weights.
             clock = time.perf_counter()
             left = deadline.remaining()
             out = generate(near, near_weights, found, deadline=deadline, search=_SEARCH, most=most,

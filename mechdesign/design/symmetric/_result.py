@@ -110,16 +110,17 @@ class SymmetricDesign(SavesFile):
         """Which side of a certified gap is loose, in words: how the search ended and where the bound came from.
 
         None for an optimal design (or one without a diagnosis). Measured (Zipf counts, N = 256, m = 2·10⁵): at
-        ε = 2 the search was still improving at 120 s (n·MSE 71.4; 53.0 after 600 s), while the bound stayed at
-        the diagonal floor; at ε = 4 the search stalls near 14.2 with types still priced below zero.
+        ε = 2 the search was still improving at 120 s (n·MSE 62; 53 after 600 s), while the bound stayed at the
+        diagonal floor; at ε = 4 the search stalls near 14.2 with types still priced below zero.
         """
         if self.status == "optimal" or not self.diagnosis:
             return None
-        stop, gain = self.diagnosis.get("search"), self.diagnosis.get("search_gain")
-        if stop == "deadline" and gain is not None and math.isfinite(gain) and gain >= GAINING:
+        stop, gain = self.diagnosis.get("search"), float(self.diagnosis.get("search_gain") or math.nan)
+        timed = stop == "deadline" and math.isfinite(gain) and gain > 0
+        if timed and gain >= GAINING:
             search = (f"the search was still improving when its time ran out (n·MSE -{100 * gain:.2g} % in its last "
                       "round: more time helps)")
-        elif stop == "deadline" and gain is not None and math.isfinite(gain) and gain > 0:
+        elif timed:
             search = f"the search's time ran out (n·MSE -{100 * gain:.2g} % in its last round)"
         else:
             search = _SEARCH_STOPS.get(str(stop), f"the search ended ({stop})")
