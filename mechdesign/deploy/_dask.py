@@ -17,11 +17,18 @@ a retried task and a count beside the written copy all give the same bytes.
   computed has no stable positions: give ``id_column``).
 * **The data check** runs before the lazy frame is returned: one distributed pass counts the inputs (and the
   partition lengths), the sums decide on the driver.
+* **No key in clear** (:func:`guard_secrets`). The release key and a memo key travel in the task graph; over a
+  ``distributed`` cluster reached by plain ``tcp://`` beyond this machine anyone on its network could read them
+  and invert every report. The driver refuses before building the graph when the client Dask would use has such
+  an address, and each task refuses to draw on a worker reached that way (a client chosen only at compute
+  time); ``allow_plaintext_key=True`` is the deployment's statement that its network is private.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -48,6 +55,73 @@ def _trim(cache: OrderedDict[str, Any], limit: int) -> None:
         cache.popitem(last=False)
 
 
+# -- secrets on the network ------------------------------------------------------------------------------------------
+def _on_this_machine(host: str) -> bool:
+    """Whether ``host`` is this machine's loopback (a message to it never crosses a network)."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a name other than localhost
+        return False
+
+
+def _in_clear(address: str) -> bool:
+    """Whether a message to a ``distributed`` address crosses a network unencrypted (tcp/ws beyond loopback)."""
+    from distributed.comm import get_address_host, parse_address
+
+    scheme, _ = parse_address(address)
+    return scheme not in ("tls", "wss", "inproc") and not _on_this_machine(get_address_host(address))
+
+
+def guard_secrets(what: str | None) -> None:
+    """Refuse to put a secret (the release key, a memo key) in a task graph that Dask would send in clear.
+
+    The scheduler is the one :func:`dask.base.get_scheduler` returns now: a ``distributed`` client's scheduler and
+    workers must be reached by TLS (``tls://``), in this process (``inproc://``) or on this machine (loopback).
+    A local scheduler (threads, processes, synchronous) keeps the graph in this machine. A client made or chosen
+    after this call is checked by each task (:func:`_guard_worker`). ``what`` None: nothing to guard (no secret,
+    or a network the deployment trusts).
+    """
+    if what is None or "distributed" not in sys.modules:  # no client exists unless distributed was imported
+        return
+    import dask.base
+    from distributed import Client
+
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    if not isinstance(client, Client):
+        return
+    scheduler = getattr(client.scheduler, "address", None)  # None: a client not yet connected (refused below)
+    addresses = [str(scheduler), *map(str, client.scheduler_info(n_workers=-1).get("workers", {}))]
+    for address in addresses:
+        if _in_clear(address):
+            raise v.fail("allow_plaintext_key", f"be True to send {what} to {address} without TLS (give the "
+                         "cluster a tls:// address: distributed.security.Security)", False)
+
+
+def _guard_worker(what: str | None) -> None:
+    """In a task: refuse to draw with ``what`` on a ``distributed`` worker reached in clear (None: nothing to guard).
+
+    The key has reached the worker by then; refusing keeps any report from being drawn under a key others could
+    have read (the default key is fresh for each call, so nothing else depends on it).
+    """
+    if what is None or "distributed" not in sys.modules:
+        return
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:  # not in a distributed worker: a local scheduler
+        return
+    for address in (str(worker.address), str(worker.scheduler.address)):
+        if _in_clear(address):
+            raise v.fail("allow_plaintext_key", f"be True to draw with {what} on a worker reached without TLS "
+                         f"({address})", False)
+
+
+def _secret(deployment: Deployment, allow_plaintext: bool) -> str | None:
+    """What a pass over ``deployment`` guards: its memo key, when it has one and the network is not trusted."""
+    return None if allow_plaintext or deployment.memo is None else "the memo key"
+
+
 # -- partitions ------------------------------------------------------------------------------------------------------
 def _arrow(part: Any, names: Sequence[str]) -> Any:
     import pyarrow as pa
@@ -55,16 +129,18 @@ def _arrow(part: Any, names: Sequence[str]) -> Any:
     return pa.Table.from_pandas(part[list(names)], preserve_index=False)
 
 
-def _tally_partition(part: Any, spec: Shipped, names: list[str]) -> tuple[int, np.ndarray]:
+def _tally_partition(part: Any, spec: Shipped, names: list[str], secret: str | None) -> tuple[int, np.ndarray]:
+    _guard_worker(secret)
     deployment = spec.load()
     return len(part), deployment.input_counts(deployment.encode(_arrow(part, names), names))
 
 
-def _tally_row_group(piece: tuple[str, int, int, int], spec: Shipped,
-                     names: list[str]) -> tuple[int, np.ndarray]:
+def _tally_row_group(piece: tuple[str, int, int, int], spec: Shipped, names: list[str],
+                     secret: str | None) -> tuple[int, np.ndarray]:
     """A row group's input counts, its columns read dictionary-encoded (no string is decoded)."""
     import pyarrow.parquet as pq
 
+    _guard_worker(secret)
     deployment = spec.load()
     path, group, _, rows = piece
     if group < 0:
@@ -73,17 +149,19 @@ def _tally_row_group(piece: tuple[str, int, int, int], spec: Shipped,
     return rows, deployment.input_counts(deployment.encode(table, names))
 
 
-def _output_partition(part: Any, spec: Shipped, names: list[str]) -> np.ndarray:
+def _output_partition(part: Any, spec: Shipped, names: list[str], secret: str | None) -> np.ndarray:
+    _guard_worker(secret)
     deployment = spec.load()
     return np.asarray(deployment.output_counts(_arrow(part, names), names))
 
 
 def _privatize_partition(part: Any, spec: Shipped, names: list[str], key: bytes, id_column: str | None,
-                         user_column: str | None, form: str, lengths: tuple[int, ...] | None,
+                         user_column: str | None, form: str, lengths: tuple[int, ...] | None, secret: str | None,
                          partition_info: dict[str, Any] | None = None) -> Any:
     import pandas as pd
     import pyarrow as pa
 
+    _guard_worker(secret)
     deployment = spec.load()
     first_row = None
     if id_column is None:
@@ -130,7 +208,8 @@ def _second(pair: tuple[int, np.ndarray]) -> np.ndarray:
     return pair[1]
 
 
-def _input_pass(frame: Any, spec: Shipped, names: list[str]) -> tuple[np.ndarray, tuple[int, ...]]:
+def _input_pass(frame: Any, spec: Shipped, names: list[str],
+                secret: str | None) -> tuple[np.ndarray, tuple[int, ...]]:
     """The input counts summed over the frame and each partition's length, in one distributed pass."""
     import dask
 
@@ -139,21 +218,21 @@ def _input_pass(frame: Any, spec: Shipped, names: list[str]) -> tuple[np.ndarray
         pieces = _KNOWN_PIECES.get(frame._name)
     if pieces is not None:  # a frame of read_parquet as returned: the columns straight from the file
         tally = dask.delayed(_tally_row_group, pure=True)
-        pairs = [tally(piece, ship, names) for piece in pieces]
+        pairs = [tally(piece, ship, names, secret) for piece in pieces]
     else:
         tally = dask.delayed(_tally_partition, pure=True)
-        pairs = [tally(part, ship, names) for part in frame[names].to_delayed()]
+        pairs = [tally(part, ship, names, secret) for part in frame[names].to_delayed()]
     lengths, total = dask.compute([dask.delayed(_first, pure=True)(p) for p in pairs],
                                   _tree_sum([dask.delayed(_second, pure=True)(p) for p in pairs]))
     return np.asarray(total, dtype=np.int64), tuple(int(n) for n in lengths)
 
 
-def _output_pass(frame: Any, spec: Shipped, names: list[str]) -> np.ndarray:
+def _output_pass(frame: Any, spec: Shipped, names: list[str], secret: str | None) -> np.ndarray:
     import dask
 
     ship = dask.delayed(spec, pure=True)
     counts = dask.delayed(_output_partition, pure=True)
-    (total,) = dask.compute(_tree_sum([counts(part, ship, names) for part in frame[names].to_delayed()]))
+    (total,) = dask.compute(_tree_sum([counts(part, ship, names, secret) for part in frame[names].to_delayed()]))
     return np.asarray(total)
 
 
@@ -264,7 +343,7 @@ def _read_row_group(piece: tuple[str, int, int, int], columns: list[str] | None 
 
 def check(frame: Any, file: Any, *, column: str | Sequence[str], data_delta: float | None = None,
           public_key: Any = None, require_signature: bool | None = None, memo_key: Any = None,
-          override_data_check: bool = False) -> Any:
+          override_data_check: bool = False, allow_plaintext_key: bool = False) -> Any:
     """The data check of a Dask DataFrame: the inputs counted on the workers, the check on the driver.
 
     Parameters
@@ -281,6 +360,9 @@ def check(frame: Any, file: Any, *, column: str | Sequence[str], data_delta: flo
         As :func:`mechdesign.deploy.load` (a memoized or two-layer file loads only with its ``memo_key``).
     override_data_check : bool
         Return a refused check instead of raising.
+    allow_plaintext_key : bool
+        Send a memo key to a ``distributed`` cluster reached by plain ``tcp://`` beyond this machine (refused by
+        default: :func:`guard_secrets`); the deployment's statement that its network is private.
 
     Returns
     -------
@@ -309,14 +391,17 @@ def check(frame: Any, file: Any, *, column: str | Sequence[str], data_delta: flo
     deployment = _load(file, public_key, require_signature, memo_key)
     names = deployment.columns_for(column)
     _frame_columns(frame, names)
-    counts, _ = _input_pass(frame, ship(deployment), names)
+    secret = _secret(deployment, allow_plaintext_key)
+    guard_secrets(secret)
+    counts, _ = _input_pass(frame, ship(deployment), names, secret)
     return deployment.check(counts, data_delta, override=override_data_check)
 
 
 def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = None, id_column: str | None = None,
               user_column: str | None = None, memo_key: Any = None, public_key: Any = None,
               require_signature: bool | None = None, data_delta: float | None = None,
-              override_data_check: bool = False, form: str = "text", return_release: bool = False) -> Any:
+              override_data_check: bool = False, form: str = "text", return_release: bool = False,
+              allow_plaintext_key: bool = False) -> Any:
     """A lazy Dask DataFrame with ``column`` privatized by ``file``: one release, however often it is computed.
 
     The file is loaded and checked now (hash, guarantee, signature policy, release policy and memo key), and the
@@ -357,6 +442,10 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
         A structured file's report form (text as CSV holds it, binary as Parquet holds it).
     return_release : bool
         Also return the release's statement.
+    allow_plaintext_key : bool
+        Send the release key (and a memo key) to a ``distributed`` cluster reached by plain ``tcp://`` beyond
+        this machine (refused by default: :func:`guard_secrets`); the deployment's statement that its network is
+        private.
 
     Returns
     -------
@@ -396,21 +485,23 @@ def privatize(frame: Any, file: Any, *, column: str | Sequence[str], key: Any = 
     deployment.release_columns(names, id_column, user_column)
     if form not in ("text", "binary"):
         raise v.fail("form", "be 'text' or 'binary'", form)
-    secret = release_key(key)
+    release = release_key(key)
+    secret = None if allow_plaintext_key else "the release key"
+    guard_secrets(secret)
     spec = ship(deployment)
-    counts, lengths = _input_pass(frame, spec, names)
+    counts, lengths = _input_pass(frame, spec, names, _secret(deployment, allow_plaintext_key))
     result = deployment.check(counts, data_delta, override=override_data_check)
     at_data = deployment.warn_outside(result, counts, stacklevel=2)
     import dask
 
-    private = frame.map_partitions(_privatize_partition, dask.delayed(spec, pure=True), names, secret, id_column,
-                                   user_column, form, lengths if id_column is None else None,
+    private = frame.map_partitions(_privatize_partition, dask.delayed(spec, pure=True), names, release, id_column,
+                                   user_column, form, lengths if id_column is None else None, secret,
                                    meta=_output_meta(frame, deployment, names, form), enforce_metadata=False,
                                    align_dataframes=False)
     if not return_release:
         return private
     identity = "position" if id_column is None else f"column:{id_column}"
-    return private, deployment.statement(secret, identity, result, epsilon_at_data=at_data)
+    return private, deployment.statement(release, identity, result, epsilon_at_data=at_data)
 
 
 def _output_meta(frame: Any, deployment: Deployment, names: list[str], form: str) -> Any:
@@ -430,7 +521,8 @@ def _output_meta(frame: Any, deployment: Deployment, names: list[str], form: str
 
 
 def count(frame: Any, file: Any, *, column: str | Sequence[str], public_key: Any = None,
-          require_signature: bool | None = None, memo_key: Any = None) -> np.ndarray:
+          require_signature: bool | None = None, memo_key: Any = None,
+          allow_plaintext_key: bool = False) -> np.ndarray:
     """Counts of the released values of a privatized frame, on the workers: what :func:`decode` decodes.
 
     Parameters
@@ -443,6 +535,9 @@ def count(frame: Any, file: Any, *, column: str | Sequence[str], public_key: Any
         The privatized column(s).
     public_key, require_signature, memo_key
         As :func:`mechdesign.deploy.load`.
+    allow_plaintext_key : bool
+        Send the memo key to a ``distributed`` cluster reached by plain ``tcp://`` beyond this machine (refused by
+        default: :func:`guard_secrets`).
 
     Returns
     -------
@@ -458,11 +553,13 @@ def count(frame: Any, file: Any, *, column: str | Sequence[str], public_key: Any
     deployment = _load(file, public_key, require_signature, memo_key)
     names = deployment.columns_for(column)
     _frame_columns(frame, names)
-    return _output_pass(frame, ship(deployment), names)
+    secret = _secret(deployment, allow_plaintext_key)
+    guard_secrets(secret)
+    return _output_pass(frame, ship(deployment), names, secret)
 
 
 def decode(frame: Any, file: Any, *, column: str | Sequence[str], method: str = "linear", public_key: Any = None,
-           require_signature: bool | None = None, memo_key: Any = None) -> Any:
+           require_signature: bool | None = None, memo_key: Any = None, allow_plaintext_key: bool = False) -> Any:
     """The frequency estimate of a privatized frame: counts on the workers (:func:`count`), decoded on the driver.
 
     Parameters
@@ -478,6 +575,9 @@ def decode(frame: Any, file: Any, *, column: str | Sequence[str], method: str = 
         file's kind offers.
     public_key, require_signature, memo_key
         As :func:`mechdesign.deploy.load`.
+    allow_plaintext_key : bool
+        Send the memo key to a ``distributed`` cluster reached by plain ``tcp://`` beyond this machine (refused by
+        default: :func:`guard_secrets`).
 
     Returns
     -------
@@ -485,4 +585,5 @@ def decode(frame: Any, file: Any, *, column: str | Sequence[str], method: str = 
         As :meth:`mechdesign.deploy.Deployment.decode` returns it for the file's kind.
     """
     deployment = _load(file, public_key, require_signature, memo_key)
-    return deployment.decode(count(frame, deployment, column=column, memo_key=memo_key), method)
+    counts = count(frame, deployment, column=column, memo_key=memo_key, allow_plaintext_key=allow_plaintext_key)
+    return deployment.decode(counts, method)
