@@ -34,6 +34,7 @@ EXAMPLE = "mechdesign design problems/adult-relationship-estimation.toml --out d
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of ``mechdesign design`` to ``parser``."""
     from mechdesign.design import SOLVERS
+    from mechdesign.design._solvers import METHODS
 
     parser.add_argument("problem", metavar="PROBLEM.toml", help="problem file (see problems/ for examples)")
     parser.add_argument("--out", metavar="DIR", default=".",
@@ -42,10 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="master LP solver (default highs, one persistent model; clarabel only with "
                              "--method enumeration, through cvxpy); for estimation utilities the default is "
                              "an interior point master and clarabel solves every master through cvxpy")
-    parser.add_argument("--method", choices=["auto", "enumeration", "column_generation", "pricing", "symmetric"],
-                        default="auto",
+    parser.add_argument("--method", choices=METHODS, default="auto",
                         help="candidate columns: enumerated, priced from an enumerated list, or priced without a "
-                             "list (count priors); symmetric: types over cells of equal counts, written as a "
+                             "list (count priors); estimation: the dense engine of the estimation utilities (a "
+                             "convex program); symmetric: types over cells of equal counts, written as a "
                              "structured file (estimation_mse with a count prior); auto picks by size (symmetric "
                              "from 200 categories on where it applies)")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",

@@ -54,6 +54,7 @@ from mechdesign.design._certificate import certify, finish_seconds
 from mechdesign.design._engines import Engine, choose, design_with
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design._result import Design, DesignResult
+from mechdesign.design._solvers import METHODS
 from mechdesign.design.information._engines import (
     ColumnGenerationEngine,
     EnumerationEngine,
@@ -71,7 +72,6 @@ __all__ = ["DesignResult", "design_dense", "finish_seconds", "lp_optimum", "plan
 
 PRICING_FROM = 19         # auto: the counting oracle from this many categories on (count priors); below,
                           # the enumerated list with the HiGHS master is faster (bench_design.py --compare)
-METHODS = ("auto", "enumeration", "column_generation", "pricing", "estimation", "symmetric")
 
 
 def plan_method(problem: DesignProblem, method: str = "auto", *, structured: bool = True) -> str:

@@ -206,3 +206,25 @@ def test_the_help_example_designs_a_decodable_mechanism():
 
     problem = load_problem(ROOT / EXAMPLE.split()[2]).problem
     assert problem.utility.kind == "estimation_mse"
+
+
+def test_the_method_a_refusal_names_is_one_the_cli_accepts(cli, tmp_path):
+    """``--method pricing`` on an estimation problem names 'estimation', its engine: the CLI takes that name (it
+    offered every registry method but that one), and the parser's choices are the registry's."""
+    import argparse
+
+    from mechdesign.cli.design import add_arguments
+    from mechdesign.design._solvers import METHODS
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert next(a for a in parser._actions if a.dest == "method").choices == METHODS
+    problem = tmp_path / "p.toml"
+    problem.write_text('name = "p"\n[data]\ncounts = [50, 30, 20, 10, 5]\n[privacy]\nepsilon = 1.0\ndelta = 1e-6\n'
+                       '[utility]\nkind = "estimation_mse"\n')
+    refused = cli("design", str(problem), "--method", "pricing", "--out", str(tmp_path), "--no-baselines")
+    assert refused.returncode == 2 and refused.stderr.strip().count("\n") == 0
+    assert "'estimation'" in refused.stderr and not (tmp_path / "p.mech.json").exists()
+    done = cli("design", str(problem), "--method", "estimation", "--out", str(tmp_path), "--no-baselines", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["utility"]["status"] == "optimal"
