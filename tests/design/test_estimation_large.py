@@ -68,7 +68,7 @@ def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_i
     assert result.method == "column_generation_priced"
     assert result.certificate.holds and result.certificate.achieved_epsilon <= 1.0 + PRIVACY_SLACK
     assert result.utility <= min(values) - 1.0  # tr J⁻¹ − 1 below the start's tr J⁻¹ − 1
-    floor = criterion.diagonal_floor(p, 1.0) - 1.0
+    floor = criterion.diagonal_floor(p, 1.0, problem.radius) - 1.0  # the floor over the problem's ball
     assert result.upper_bound == pytest.approx(floor, rel=1e-12)
     assert result.gap == pytest.approx(result.utility - floor, rel=1e-9)
 
@@ -119,7 +119,27 @@ def test_the_diagonal_floor_is_below_the_enumerated_optimum(size, epsilon, radiu
     problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
     result = design_estimation(problem, baselines=False)
     assert result.status == "optimal"
-    assert criterion.diagonal_floor(problem.prior.probabilities, epsilon) - 1.0 <= result.utility + 1e-9
+    p = problem.prior.probabilities
+    assert criterion.diagonal_floor(p, epsilon) <= criterion.diagonal_floor(p, epsilon, radius) + 1e-12
+    assert criterion.diagonal_floor(p, epsilon, radius) - 1.0 <= result.utility + 1e-9
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(size=st.integers(2, 5), epsilon=st.floats(0.1, 5.0), radius=st.floats(0.001, 1.99), seed=st.integers(0, 999))
+def test_the_caps_over_the_ball_hold_every_vertex_and_are_met_below_half_the_radius(size, epsilon, radius, seed):
+    """[D] c_x of diagonal_caps against the vertices of V found by qhull (brute_force_vertices, which knows nothing of
+    the formula): every vertex has v_x ≤ c_x, and an input with P̂_x ≤ β/2 reaches its cap at some vertex."""
+    from mechdesign.design.polytope import brute_force_vertices
+    from mechdesign.design.polytope._vertices import diagonal_caps
+
+    counts = np.random.default_rng(seed).integers(1, 40, size)
+    p = counts / counts.sum()
+    vertices = brute_force_vertices(p, epsilon, radius)  # one vertex a column
+    caps = diagonal_caps(p, epsilon, radius)
+    assert np.all(vertices.max(axis=1) <= caps * (1 + 1e-9))
+    assert np.all(caps <= np.minimum(math.exp(epsilon), 1 / p) * (1 + 1e-15))  # never above the β = 0 caps
+    small = p <= radius / 2
+    np.testing.assert_allclose(vertices.max(axis=1)[small], caps[small], rtol=1e-8)
 
 
 def test_the_diagonal_floor_is_tight_without_privacy_and_matches_its_closed_form():
@@ -129,6 +149,10 @@ def test_the_diagonal_floor_is_tight_without_privacy_and_matches_its_closed_form
     closed = float(np.sum((1 - p) ** 2 / (c - 1) + p**2))
     assert criterion.diagonal_floor(p, 1.0) == pytest.approx(closed, rel=1e-12)
     assert criterion.diagonal_floor(p, 1.0) < closed  # rounded down
+    a = np.minimum(p, 0.1)  # β = 0.2: the mass the ball moves from each input
+    c = np.minimum(math.e * (1 - p + a) / (1 - p + math.e * a), 1 / p)
+    closed = float(np.sum((1 - p) ** 2 / (c - 1) + p**2))
+    assert criterion.diagonal_floor(p, 1.0, 0.2) == pytest.approx(closed, rel=1e-12)
 
 
 @settings(max_examples=examples(12), deadline=None)

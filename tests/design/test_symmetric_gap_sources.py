@@ -71,7 +71,7 @@ def test_a_feasible_design_says_which_side_is_loose(cut):
     assert utility["status"] == "feasible"
     reported = utility["gap_sources"]
     assert reported["search"] in _SEARCH_STOPS and reported["bound"] in {"reach", "capped", "floor"}
-    floor = diagonal_floor(problem.prior.probabilities, problem.epsilon) - 1.0
+    floor = diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius) - 1.0
     assert (utility["lower_bound"] == floor) == (reported["bound"] == "floor")
     assert utility["lower_bound"] >= floor
     gain = reported["search_gain"]
@@ -117,7 +117,7 @@ def test_the_bound_says_where_it_came_from():
     problem = _zipf(120, 4.0)
     instance = Instance.from_problem(problem)
     result = SymmetricEngine().run(problem, None, Deadline(1.0))
-    floor = diagonal_floor(problem.prior.probabilities, problem.epsilon)
+    floor = diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius)
     found = symmetric_bound(instance, result.columns, result.weights, deadline=Deadline(0.0))
     assert found.source in {"floor", "capped"}
     assert (found.value == floor) == (found.source == "floor") and found.value >= floor
@@ -151,7 +151,7 @@ def test_a_bound_that_is_not_thorough_stops_after_its_first_candidate(monkeypatc
     quick = symmetric_bound(instance, result.columns, result.weights, deadline=counted(300), thorough=False)
     assert len(calls) == 1
     assert quick.value >= calls[0] and (quick.source == "reach") == (quick.value == calls[0])
-    floor = diagonal_floor(problem.prior.probabilities, problem.epsilon)
+    floor = diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius)
     assert quick.value >= floor and (quick.source == "floor") == (quick.value == floor)
     calls.clear()
     full = symmetric_bound(instance, result.columns, result.weights, deadline=counted(300))

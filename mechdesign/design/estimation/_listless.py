@@ -114,7 +114,7 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
 
     floor = (offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities)))
     if criterion == "a_optimal" and weights is None:
-        floor = max(floor, diagonal_floor(problem.prior.probabilities, problem.epsilon))
+        floor = max(floor, diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius))
     bound, dual_rounds, bound_cost, iteration_cost = floor, 0, 0.0, 0.0
     search_start = time.monotonic()
     # The final bound ends this much before the limit: repair and certification follow it (14 s at N = 1,000).

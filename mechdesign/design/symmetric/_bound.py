@@ -102,9 +102,9 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         A lower bound on tr J⁻¹ over every ε-PML-over-the-ball mechanism (n·MSE ≥ bound − 1), and its source.
     """
     p = instance.probabilities
-    floor = diagonal_floor(np.repeat(p, instance.cells.sizes), instance.epsilon)
+    floor = diagonal_floor(np.repeat(p, instance.cells.sizes), instance.epsilon, instance.radius)
     j_diag = types.diagonal(weights)
-    caps = diagonal_caps(p, instance.epsilon) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
+    caps = diagonal_caps(p, instance.epsilon, instance.radius) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
     # Every bound below is Φ(w) − (a bound on Σ w_x J_xx); at the fitted w a J with the target diagonal minimises
     # Φ(w) − Σ w_x J_xx, so the target is the diagonal the second step is expected to allow: the caps c_x for the
     # capped cells, the design's own J_xx for the others.

@@ -331,7 +331,8 @@ class SymmetricEngine:
             bound, source = symmetric_bound(instance, near, near_weights, deadline=deadline, thorough=not gaining)
         # Any bound is at least the diagonal floor (ε-PML at P̂ ∈ B) and tr J⁻¹ ≥ P̂ᵀJP̂·… = 1: a Lagrangian bound
         # taken far from the optimum can be far below both (−336 at N = 14, β = 0.08 before column generation).
-        floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon)
+        floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon,
+                               instance.radius)
         if bound < floor:
             bound, source = floor, "floor"
         bound = max(bound, 1.0)
