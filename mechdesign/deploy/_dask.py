@@ -86,11 +86,15 @@ def guard_secrets(what: str | None) -> None:
     import dask.base
     from distributed import Client
 
-    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    try:
+        scheduler = dask.base.get_scheduler()
+    except (RuntimeError, ValueError):  # scheduler="distributed" without a client: the compute fails, not this
+        return
+    client = getattr(scheduler, "__self__", None)
     if not isinstance(client, Client):
         return
-    scheduler = getattr(client.scheduler, "address", None)  # None: a client not yet connected (refused below)
-    addresses = [str(scheduler), *map(str, client.scheduler_info(n_workers=-1).get("workers", {}))]
+    address = getattr(client.scheduler, "address", None)  # None: a client not yet connected (refused below)
+    addresses = [str(address), *map(str, client.scheduler_info(n_workers=-1).get("workers", {}))]
     for address in addresses:
         if _in_clear(address):
             raise v.fail("allow_plaintext_key", f"be True to send {what} to {address} without TLS (give the "
