@@ -95,17 +95,12 @@ def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndar
                 nu_u = nu0 + delta * duals / s
                 spread = spread0 + w * ((a + delta) * (s - a - delta) - a * (s - a))
                 price = _price(ll, dd, quad, lin1, s11, nu_sum, nu_u, spread)
-                price = np.where(room & okk, price, np.inf)
-                j = int(np.argmin(price))
-                if price[j] < best_price - 1e-12 * abs(best_price):
+                j = _better(np.where(room & okk, price, np.inf), best_price)
+                if j is not None:
                     best_price, best_move = float(price[j]), (j, delta)
             if best_move is None:
                 break
-            j, delta = best_move
-            a[j] += delta
-            u[j] += delta / s[j]
-            gu += delta * g[:, j] / s[j]
-            mass += delta * p[j]
+            mass += _apply(a, u, gu, g, s, p, *best_move)
         h, low, ok = _levels(instance, np.array([mass]), zeros)
         if not ok[0] or a.sum() == 0:
             continue
@@ -116,6 +111,21 @@ def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndar
     if not highs:
         return TypeTable(instance)
     return TypeTable(instance, np.array(highs), np.array(lows), np.array(counts), np.array(rests))
+
+
+def _better(prices: np.ndarray, price: float) -> int | None:
+    """The move of least price when it lowers ``price`` (by more than float noise), else None."""
+    i = int(np.argmin(prices))
+    return i if prices[i] < price - 1e-12 * abs(price) else None
+
+
+def _apply(a: np.ndarray, u: np.ndarray, gu: np.ndarray, g: np.ndarray, s: np.ndarray, p: np.ndarray, i: int,
+           delta: float) -> float:
+    """One input of cell i into (δ = 1) or out of (δ = −1) the high set, in place with u = a/s and Gu; its mass."""
+    a[i] += delta
+    u[i] += delta / s[i]
+    gu += delta * g[:, i] / s[i]
+    return float(delta * p[i])
 
 
 def _levels(instance: Instance, mass: np.ndarray, zeros: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -230,17 +240,12 @@ def improve_c1(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
                 value = (-(high * high * quad + 2.0 * high * tj * gj + tj * tj * g[j, j]) - high * high * sigma
                          - wide[j] * (t * t * (1.0 - 1.0 / s[j]) - 2.0 * high * aj * t / s[j])
                          + high * nu_u + t * duals[j] / s[j])
-                value = np.where(ok, value, np.inf)
-                i = int(np.argmin(value))
-                if value[i] < price - 1e-12 * abs(price):
+                i = _better(np.where(ok, value, np.inf), price)
+                if i is not None:
                     price, best_move = float(value[i]), (i, delta)
             if best_move is None:
                 break
-            i, delta = best_move
-            a[i] += delta
-            u[i] += delta / s[i]
-            gu += delta * g[:, i] / s[i]
-            mass += delta * p[i]
+            mass += _apply(a, u, gu, g, s, p, *best_move)
         low = (1.0 - high * mass) / p[j]
         if not (least[j] <= mass <= top and 0.0 < low < high and a.sum() > 0):
             continue
