@@ -294,3 +294,28 @@ def test_every_c1_type_is_private_over_the_ball(data, size, epsilon, radius):
             take -= moved
         worst += (radius / 2 - take) * v.min()
         assert v.max() <= np.exp(epsilon) * worst * (1 + 1e-12)
+
+
+def test_entering_types_are_held_where_a_relative_correction_takes_one_below_zero(monkeypatch):
+    """Zipf N = 10⁴, ε = 2 stopped after two rounds: the relative correction of the rows took an entering type's own
+    small weight below zero at every fraction, while the kept types alone could meet the rows. The fallback holds the
+    entering types and corrects the others: forced here (the joint correction refused), its weights meet the rows to
+    float precision, stay positive, and keep the entering types at the small weight tried first."""
+    import mechdesign.design.symmetric._generate as generation
+    from mechdesign.design.symmetric._construct import relative_row_weights
+
+    instance, table, types, out, g, omega = _priced_search()
+    fresh = table.select(np.arange(len(table) - 3, len(table)))
+    joined = types.extend(fresh)
+    calls: list[bool] = []
+
+    def joint_refused(means, start, target=None):
+        calls.append(target is not None)
+        return relative_row_weights(means, start, target) if target is not None else None
+
+    monkeypatch.setattr(generation, "relative_row_weights", joint_refused)
+    weights = generation._entered(joined, out.theta, 3)
+    assert weights is not None and calls[:4] == [False] * 4 and calls[4] is True
+    assert weights.min() > 0
+    np.testing.assert_allclose(joined.means().T @ weights, 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(weights[-3:], 1e-2 * out.theta.mean(), rtol=1e-15)

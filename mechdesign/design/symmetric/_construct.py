@@ -161,9 +161,12 @@ def _balanced_counts(instance: Instance, count: int, rng: np.random.Generator, l
     return counts[keep], mass[keep]
 
 
-def row_weights(means: np.ndarray, start: np.ndarray) -> np.ndarray | None:
-    """The least-norm change of ``start`` with Σ_t θ_t μ_t = 1 (``means`` T × K), or None if a weight is ≤ 0."""
-    residual = 1.0 - means.T @ start
+def row_weights(means: np.ndarray, start: np.ndarray, target: np.ndarray | None = None) -> np.ndarray | None:
+    """The least-norm change of ``start`` with Σ_t θ_t μ_t = 1 (``means`` T × K), or None if a weight is ≤ 0.
+
+    ``target``: the rows to meet instead of 1 (what types held outside ``means`` leave to them).
+    """
+    residual = (1.0 if target is None else target) - means.T @ start
     gram = means.T @ means
     try:
         change = means @ np.linalg.solve(gram, residual)
@@ -173,14 +176,16 @@ def row_weights(means: np.ndarray, start: np.ndarray) -> np.ndarray | None:
     return weights if weights.min() > 0 else None
 
 
-def relative_row_weights(means: np.ndarray, start: np.ndarray) -> np.ndarray | None:
+def relative_row_weights(means: np.ndarray, start: np.ndarray,
+                         target: np.ndarray | None = None) -> np.ndarray | None:
     """``start`` moved onto the rows Σ_t θ_t μ_t = 1 by a relative change, or None if a weight is ≤ 0.
 
     θ_t(1 + μ_t·y) with B(θ)y = 1 − Σ_t θ_t μ_t, B = Σ θ_t μ_t μ_tᵀ: each weight moves by a fraction μ_t·y of itself
     (an absolute least-norm change, :func:`row_weights`, takes the smallest weights below zero first), then polished
-    to float precision by :func:`row_weights` where that keeps every weight positive.
+    to float precision by :func:`row_weights` where that keeps every weight positive. ``target``: the rows to meet
+    instead of 1 (what types held outside ``means`` leave to them).
     """
-    residual = 1.0 - means.T @ start
+    residual = (1.0 if target is None else target) - means.T @ start
     moment = (means * start[:, None]).T @ means
     try:
         step = np.linalg.solve(0.5 * (moment + moment.T), residual)
@@ -189,7 +194,7 @@ def relative_row_weights(means: np.ndarray, start: np.ndarray) -> np.ndarray | N
     found = start * (1.0 + means @ step)
     if not found.min() > 0:
         return None
-    polished = row_weights(means, found)
+    polished = row_weights(means, found, target)
     return polished if polished is not None else found
 
 

@@ -247,7 +247,8 @@ def _entered(types: TypeTable, old: np.ndarray, fresh: int) -> np.ndarray | None
     """Weights with ``fresh`` new types at a small weight and the rows corrected, all positive; None if none found.
 
     The correction is relative (:func:`~._construct.relative_row_weights`): a least-norm change in absolute terms
-    took the smallest weights below zero.
+    took the smallest weights below zero. Where it takes an entering type below zero, the entering types are held
+    and the others alone meet the rows.
     """
     means = types.means()
     scale = float(old.mean()) if old.size else 1.0 / max(len(types), 1)
@@ -255,6 +256,15 @@ def _entered(types: TypeTable, old: np.ndarray, fresh: int) -> np.ndarray | None
         found = relative_row_weights(means, np.concatenate([old, np.full(fresh, fraction * scale)]))
         if found is not None:
             return found
+    # The entering types held at their weight, the rows met by the others alone: a relative change takes an entering
+    # type's own small weight below zero where its μ·y < −1 (Zipf N = 10⁴, ε = 2: one type refused at every fraction
+    # while the kept types alone met the rows, and the generation stopped after two rounds)
+    kept, entering = means[:old.size], means[old.size:]
+    for fraction in (1e-2, 1e-4, 1e-6, 1e-8):
+        held = np.full(fresh, fraction * scale)
+        moved = relative_row_weights(kept, old, target=1.0 - entering.T @ held)
+        if moved is not None:
+            return np.concatenate([moved, held])
     return None
 
 
