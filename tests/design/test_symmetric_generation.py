@@ -304,7 +304,7 @@ def test_entering_types_are_held_where_a_relative_correction_takes_one_below_zer
     import mechdesign.design.symmetric._generate as generation
     from mechdesign.design.symmetric._construct import relative_row_weights
 
-    instance, table, types, out, g, omega = _priced_search()
+    _, table, types, out, _, _ = _priced_search()
     fresh = table.select(np.arange(len(table) - 3, len(table)))
     joined = types.extend(fresh)
     calls: list[bool] = []
