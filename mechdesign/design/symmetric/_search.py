@@ -236,10 +236,7 @@ def improve_c1(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
                 aj = np.full(k, a[j])
                 aj[j] += delta
                 nu_u = nu0 + delta * duals / s
-                tj = t / s[j]
-                value = (-(high * high * quad + 2.0 * high * tj * gj + tj * tj * g[j, j]) - high * high * sigma
-                         - wide[j] * (t * t * (1.0 - 1.0 / s[j]) - 2.0 * high * aj * t / s[j])
-                         + high * nu_u + t * duals[j] / s[j])
+                value = _c1_form(high, t, j, quad, gj, sigma, aj, nu_u, g, s, wide, duals)
                 i = _better(np.where(ok, value, np.inf), price)
                 if i is not None:
                     price, best_move = float(value[i]), (i, delta)
@@ -262,11 +259,19 @@ def improve_c1(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
 
 def _c1_price(a: np.ndarray, j: int, mass: float, high: float, g: np.ndarray, s: np.ndarray, p: np.ndarray,
               narrow: np.ndarray, wide: np.ndarray, duals: np.ndarray) -> float:
-    """The price of the C1 type (a, j) at its mass (:func:`improve_c1`'s expansion, from scratch)."""
+    """The price of the C1 type (a, j) at its mass, its forms computed from scratch."""
     u = a / s
     t = (1.0 - high * mass) / p[j]
+    return float(_c1_form(high, t, j, float(u @ g @ u), float(g[j] @ u), float(narrow @ (a * (s - a))), a[j],
+                          float(u @ duals), g, s, wide, duals))
+
+
+def _c1_form(high: float, t: np.ndarray | float, j: int, quad: np.ndarray | float, gj: np.ndarray | float,
+             sigma: np.ndarray | float, aj: np.ndarray | float, nu_u: np.ndarray | float, g: np.ndarray,
+             s: np.ndarray, wide: np.ndarray, duals: np.ndarray) -> np.ndarray:
+    """The price r of :func:`improve_c1`'s expansion from Q = uᵀGu, (Gu)_j, σ, a_j and ν·u (scalars or per move)."""
+    t = np.asarray(t)
     tj = t / s[j]
-    quad = high * high * float(u @ g @ u) + 2.0 * high * tj * float(g[j] @ u) + tj * tj * float(g[j, j])
-    spread = high * high * float(narrow @ (a * (s - a))) + float(wide[j]) * (
-        t * t * (1.0 - 1.0 / s[j]) - 2.0 * high * a[j] * t / s[j])
-    return -quad - spread + high * float(u @ duals) + t * float(duals[j]) / s[j]
+    return np.asarray(-(high * high * quad + 2.0 * high * tj * gj + tj * tj * g[j, j]) - high * high * sigma
+                      - wide[j] * (t * t * (1.0 - 1.0 / s[j]) - 2.0 * high * aj * t / s[j])
+                      + high * nu_u + t * duals[j] / s[j])
