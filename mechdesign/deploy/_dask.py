@@ -26,7 +26,6 @@ a retried task and a count beside the written copy all give the same bytes.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
 import threading
@@ -40,6 +39,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.deploy._deployment import Deployment, release_key
 from mechdesign.deploy._kinds import Shipped, deployment_of, ship
+from mechdesign.deploy._network import on_this_machine
 
 __all__ = ["check", "count", "decode", "privatize", "read_parquet"]
 
@@ -56,20 +56,12 @@ def _trim(cache: OrderedDict[str, Any], limit: int) -> None:
 
 
 # -- secrets on the network ------------------------------------------------------------------------------------------
-def _on_this_machine(host: str) -> bool:
-    """Whether ``host`` is this machine's loopback (a message to it never crosses a network)."""
-    try:
-        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a name other than localhost
-        return False
-
-
 def _in_clear(address: str) -> bool:
     """Whether a message to a ``distributed`` address crosses a network unencrypted (tcp/ws beyond loopback)."""
     from distributed.comm import get_address_host, parse_address
 
     scheme, _ = parse_address(address)
-    return scheme not in ("tls", "wss", "inproc") and not _on_this_machine(get_address_host(address))
+    return scheme not in ("tls", "wss", "inproc") and not on_this_machine(get_address_host(address))
 
 
 def guard_secrets(what: str | None) -> None:

@@ -33,6 +33,7 @@ import numpy as np
 from mechdesign import _validation as v
 from mechdesign.deploy._deployment import Deployment, release_key
 from mechdesign.deploy._kinds import Shipped, deployment_of, ship
+from mechdesign.deploy._network import on_this_machine
 
 __all__ = ["check", "count", "decode", "privatize"]
 
@@ -82,7 +83,6 @@ def _identity(df: Any, id_column: str | None) -> str:
 
 #: Spark settings that encrypt what travels between the driver and the executors (RPC: a task's closure).
 ENCRYPTING = ("spark.network.crypto.enabled", "spark.ssl.rpc.enabled", "spark.authenticate.enableSaslEncryption")
-_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
 
 
 def guard_secrets(df: Any, what: str, allow_plaintext: bool) -> None:
@@ -100,7 +100,7 @@ def guard_secrets(df: Any, what: str, allow_plaintext: bool) -> None:
     channel = _connect_channel(df)
     if channel is not None:
         host, secure = channel
-        if not secure and host not in _LOCAL_HOSTS:
+        if not secure and not on_this_machine(host):
             raise v.fail("allow_plaintext_key", f"be True to send {what} to the Spark Connect server at {host} "
                          "without TLS (connect with use_ssl=true)", False)
     master = str(conf.get("spark.master", "") or "")

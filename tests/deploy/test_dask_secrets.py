@@ -40,7 +40,7 @@ def lan(monkeypatch):
     """Loopback counted as a network: a LocalCluster on 127.0.0.1 stands for a cluster reached over a LAN."""
     import mechdesign.deploy._dask as engine
 
-    monkeypatch.setattr(engine, "_on_this_machine", lambda host: False)
+    monkeypatch.setattr(engine, "on_this_machine", lambda host: False)
 
 
 def _one_line(call, *needles):
