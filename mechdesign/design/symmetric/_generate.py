@@ -48,6 +48,7 @@ _STALL = 3               # … and generation stops after this many rounds witho
 _SHED = 1e-3             # weight share of the lightest types that may leave to make room
 _ROUGH = 1e-6            # the restricted masters' tolerance while types still enter (their prices need no more)
 _FINE = 1e-11            # … and once priced out (the Lagrangian bound at its weights is then within ~1e-10 of f)
+_FRACTIONS = (1e-2, 1e-4, 1e-6, 1e-8)  # an entering type's first weight, as a fraction of the mean, tried in turn
 _CHUNK = 8_192            # candidates priced at a time (a chunk's T × K products stay in cache-sized blocks)
 _C1_STARTS = 8           # once the generation stalls, family C1's search runs from this many of the best-priced …
 _C1_PATIENCE = 2         # … until none of its types has entered in this many rounds running
@@ -252,7 +253,7 @@ def _entered(types: TypeTable, old: np.ndarray, fresh: int) -> np.ndarray | None
     """
     means = types.means()
     scale = float(old.mean()) if old.size else 1.0 / max(len(types), 1)
-    for fraction in (1e-2, 1e-4, 1e-6, 1e-8):
+    for fraction in _FRACTIONS:
         found = relative_row_weights(means, np.concatenate([old, np.full(fresh, fraction * scale)]))
         if found is not None:
             return found
@@ -260,7 +261,7 @@ def _entered(types: TypeTable, old: np.ndarray, fresh: int) -> np.ndarray | None
     # type's own small weight below zero where its μ·y < −1 (Zipf N = 10⁴, ε = 2: one type refused at every fraction
     # while the kept types alone met the rows, and the generation stopped after two rounds)
     kept, entering = means[:old.size], means[old.size:]
-    for fraction in (1e-2, 1e-4, 1e-6, 1e-8):
+    for fraction in _FRACTIONS:
         held = np.full(fresh, fraction * scale)
         moved = relative_row_weights(kept, old, target=1.0 - entering.T @ held)
         if moved is not None:
