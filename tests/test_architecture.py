@@ -279,8 +279,8 @@ def test_loading_verifying_and_privatizing_a_record_file_import_no_cvxpy(tmp_pat
 # interface over them (deploy/_deployment.py, issue 62) sits above sampling, with what its adapters say per kind for
 # the verbs (verify, decode, assess: _verdicts, _decode_file, _assess_file over the shared _columns and _reports),
 # and the scale-out engines (Dask, Spark) above it: they reach the samplers only through it.
-DEPLOY_FLOORS = {"": 0, "io": 0, "ledger": 0, "thrift": 0, "parquet_pages": 0, "columns": 0, "reports": 0, "file": 1,
-                 "analysis": 2, "sampling": 3, "deployment": 4, "kinds": 4, "privatize": 4, "verdicts": 4,
+DEPLOY_FLOORS = {"": 0, "io": 0, "ledger": 0, "thrift": 0, "parquet_pages": 0, "columns": 0, "reports": 0, "network": 0,
+                 "file": 1, "analysis": 2, "sampling": 3, "deployment": 4, "kinds": 4, "privatize": 4, "verdicts": 4,
                  "decode_file": 4, "assess_file": 4, "dask": 5, "spark": 5}
 
 
