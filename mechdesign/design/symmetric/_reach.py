@@ -24,10 +24,10 @@ exact vertex LP's λ: 2.66 times the exact value with real counts and boxes of m
 counts; 19.8 against 1.19 at a fitted w). Relative widths, because C2's two masses live on scales of β/2 and 1 and its
 levels follow their ratios: splitting the absolutely widest left its high set's mass wide (the same N = 8 instance,
 1.046 times the exact value against 1.000; Zipf N = 40, ε = 4, C2's bound at a converged master's multipliers 0.48
-against 0.29 in the same 12,000 boxes, its best vertex 0.008). The children cover the parent's types, so the largest bound over the leaves is sound
-wherever the budget or the deadline stops the search. A box's point value is a real vertex (its relaxed maximiser's
-counts rounded, levels from the formulas at the masses they make): the search stops once the largest bound is within
-``slack`` of the best point, and the best points are the caller's cutting planes.
+against 0.29 in the same 12,000 boxes, its best vertex 0.008). The children cover the parent's types, so the largest
+bound over the leaves is sound wherever the budget or the deadline stops the search. A box's point value is a real
+vertex (its relaxed maximiser's counts rounded, levels from the formulas at the masses they make): the search stops
+once the largest bound is within ``slack`` of the best point, and the best points are the caller's cutting planes.
 """
 
 from __future__ import annotations
@@ -197,9 +197,9 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
     """Best-first branch and bound of a maximum over the integer types of ``roots`` (module docstring).
 
     Each box popped is split both ways where it can be (on a heavy fractional count and on its widest mass
-    interval relative to its top), and the split whose children's bounds drop most (the product of the drops) is kept (strong
-    branching: a count split that does not move the bound — a light cell, or one the Lagrangian does not use —
-    costs no depth). Returns the largest upper bound over a cover of the roots (valid whatever the budget) and the
+    interval relative to its top), and the split whose children's bounds drop most (the product of the drops) is
+    kept (strong branching: a count split that does not move the bound — a light cell, or one the Lagrangian does
+    not use — costs no depth). Returns the largest upper bound over a cover of the roots (valid whatever the budget) and the
     arguments of the :data:`_CUTS` best points, best first.
     """
     heap: list[tuple[float, int, _Box, _Relaxed]] = []
