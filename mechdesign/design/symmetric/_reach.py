@@ -199,8 +199,8 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
     Each box popped is split both ways where it can be (on a heavy fractional count and on its widest mass
     interval relative to its top), and the split whose children's bounds drop most (the product of the drops) is
     kept (strong branching: a count split that does not move the bound — a light cell, or one the Lagrangian does
-    not use — costs no depth). Returns the largest upper bound over a cover of the roots (valid whatever the budget) and the
-    arguments of the :data:`_CUTS` best points, best first.
+    not use — costs no depth). Returns the largest upper bound over a cover of the roots (valid whatever the budget)
+    and the arguments of the :data:`_CUTS` best points, best first.
     """
     heap: list[tuple[float, int, _Box, _Relaxed]] = []
     closed = -math.inf  # the largest bound of the boxes left unsplit (every count fixed)
