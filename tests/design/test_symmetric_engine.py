@@ -166,25 +166,34 @@ def test_the_reach_at_the_exact_multipliers_is_near_the_largest_vertex(epsilon, 
     assert -found.fun * (1.0 - 1e-9) <= value <= ratio * -found.fun
 
 
-def test_a_box_of_two_masses_splits_the_widest_relative_to_its_top():
-    """Family C2's boxes hold two mass intervals on different scales (the light high set's below β/2, the low set's up
-    to 1), and its levels follow ratios of them (h = e^ε·l·t, l = 1/(e^ε M_H t + M_L)). The branch and bound split
-    the absolutely widest, so the high set's mass stayed wide while the low set's narrowed: at Zipf N = 40, ε = 4, at
-    a converged master's multipliers and the same 12,000 boxes, C2's bound was 0.48 against 0.29 splitting the widest
-    relative to its top (its best vertex 0.008); at Zipf N = 8, ε = 4, at the exact LP's multipliers, 1.046 times the
-    LP's value against 1.000 (the slow test below)."""
-    from mechdesign.design.symmetric._reach import _Box, _Relaxed, _splits
+def test_a_box_of_two_masses_splits_the_one_the_levels_follow():
+    """Family C2's boxes hold two mass intervals, the light high set's (below β/2) and the low set's (up to 1); its
+    levels move with M_H some forty times faster than with M_L at ε = 4, about as fast at ε = 0.5. The branch and
+    bound split the absolutely widest, so M_H stayed wide while M_L narrowed: at Zipf N = 40, ε = 4, at a converged
+    master's multipliers and the same 12,000 boxes, C2's bound was 0.48 against 0.25 weighing each width by how fast
+    the levels move (its best vertex 0.008); at Zipf N = 8, ε = 4, at the exact LP's multipliers, 1.046 times the
+    LP's value against 1.000 (the slow test below). By the widths relative to their tops (an interval from 0 always
+    the widest) it lost at ε = 0.5: the bound at Zipf N = 256 fell to the capped floor."""
+    from mechdesign.design.symmetric._reach import _Box, _c2_weights, _Relaxed, _splits
 
     p = np.array([0.5, 0.3, 0.2])
-    box = _Box((0.0, 0.01, 0.2, 0.6), np.zeros((2, 3), np.int64), np.ones((2, 3), np.int64))
-    halves = [[child.masses for child in children] for children in _splits(box, _Relaxed(1.0, None, box.masses), p)]
-    assert halves == [[(0.0, 0.005, 0.2, 0.6), (0.005, 0.01, 0.2, 0.6)]]   # 0.01/0.01 against 0.4/0.6
-    wider = _Box((0.005, 0.01, 0.1, 0.6), box.lo, box.hi)                    # 0.5 against 0.83
-    halves = [[child.masses for child in children] for children in _splits(wider, _Relaxed(1.0, None, wider.masses), p)]
-    assert halves == [[(0.005, 0.01, 0.1, 0.35), (0.005, 0.01, 0.35, 0.6)]]
-    point = _Box((0.01, 0.01, 0.2, 0.6), box.lo, box.hi)                     # a point interval is not split
-    halves = [[child.masses for child in children] for children in _splits(point, _Relaxed(1.0, None, point.masses), p)]
-    assert halves == [[(0.01, 0.01, 0.2, 0.4), (0.01, 0.01, 0.4, 0.6)]]
+    box = _Box((0.01, 0.013, 0.70, 0.74), np.zeros((2, 3), np.int64), np.ones((2, 3), np.int64))
+    found = _Relaxed(1.0, None, box.masses)
+    high = [[(0.01, 0.0115, 0.70, 0.74), (0.0115, 0.013, 0.70, 0.74)]]
+    low = [[(0.01, 0.013, 0.70, 0.72), (0.01, 0.013, 0.72, 0.74)]]
+
+    def halves(weigh=None):
+        return [[child.masses for child in children] for children in _splits(box, found, p, weigh)]
+
+    weights = _c2_weights(math.exp(4.0), 0.1, box.masses)
+    assert weights[0] > 30 * weights[1]
+    assert halves(lambda masses: _c2_weights(math.exp(4.0), 0.1, masses)) == high  # 0.003·61 against 0.04·1.6
+    assert halves(lambda masses: _c2_weights(math.exp(0.5), 0.1, masses)) == low   # equal weights: the wider
+    assert halves() == low                                                          # unweighted: the wider
+    point = _Box((0.01, 0.01, 0.70, 0.74), box.lo, box.hi)                          # a point interval is not split
+    assert [[child.masses for child in children]
+            for children in _splits(point, _Relaxed(1.0, None, point.masses), p, lambda m: np.array([1e9, 1.0]))] \
+        == [[(0.01, 0.01, 0.70, 0.72), (0.01, 0.01, 0.72, 0.74)]]
 
 
 def test_the_identity_columns_are_the_members_only():

@@ -17,17 +17,18 @@ by exact coordinate steps — any multipliers give an upper bound). Each box's b
 
 **Branch and bound** (best first). A box popped is split two ways where it can be — on the count of a heavy cell
 (the one the relaxed maximiser takes fractionally, a_k ≤ ⌊f⌋ | a_k ≥ ⌈f⌉, or else the heaviest open cell, when its
-input weighs at least the box's mass interval) and on its widest mass interval relative to its top — and the split
-whose children's bounds drop most is kept (strong branching). Real counts were what the reach lost: they fill the gaps
-between the heavy cells' masses and put slivers of inputs at a set's large level (Zipf N = 8, ε = 4, w = 1, at the
-exact vertex LP's λ: 2.66 times the exact value with real counts and boxes of masses only, 1.05 times with whole
-counts; 19.8 against 1.19 at a fitted w). Relative widths, because C2's two masses live on scales of β/2 and 1 and its
-levels follow their ratios: splitting the absolutely widest left its high set's mass wide (the same N = 8 instance,
-1.046 times the exact value against 1.000; Zipf N = 40, ε = 4, C2's bound at a converged master's multipliers 0.48
-against 0.29 in the same 12,000 boxes, its best vertex 0.008). The children cover the parent's types, so the largest
-bound over the leaves is sound wherever the budget or the deadline stops the search. A box's point value is a real
-vertex (its relaxed maximiser's counts rounded, levels from the formulas at the masses they make): the search stops
-once the largest bound is within ``slack`` of the best point, and the best points are the caller's cutting planes.
+input weighs at least the box's mass interval) and on its widest mass interval (C2's two weighted by how fast its
+levels move with each) — and the split whose children's bounds drop most is kept (strong branching). Real counts were
+what the reach lost: they fill the gaps between the heavy cells' masses and put slivers of inputs at a set's large
+level (Zipf N = 8, ε = 4, w = 1, at the exact vertex LP's λ: 2.66 times the exact value with real counts and boxes of
+masses only, 1.05 times with whole counts; 19.8 against 1.19 at a fitted w). C2's masses weighed: split by absolute
+width its high set's mass (below β/2) stayed wide while the low set's (up to 1) narrowed, though at ε = 4 its levels
+move some forty times faster with the first (the same N = 8 instance, 1.046 times the exact value against 1.000; Zipf
+N = 40, ε = 4, C2's bound at a converged master's multipliers 0.48 against 0.25 in the same 12,000 boxes, its best
+vertex 0.008). The children cover the parent's types, so the largest bound over the leaves is sound wherever the
+budget or the deadline stops the search. A box's point value is a real vertex (its relaxed maximiser's counts
+rounded, levels from the formulas at the masses they make): the search stops once the largest bound is within
+``slack`` of the best point, and the best points are the caller's cutting planes.
 """
 
 from __future__ import annotations
@@ -193,14 +194,15 @@ def _fill(gain: np.ndarray, p: np.ndarray, lo: np.ndarray, hi: np.ndarray, mass:
 
 def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, _Relaxed], tuple[float, object]],
                       roots: Sequence[_Box], p: np.ndarray, deadline: Deadline, budget: int,
-                      slack: float) -> tuple[float, list[object]]:
+                      slack: float, weigh: Callable[[tuple[float, ...]], np.ndarray] | None = None
+                      ) -> tuple[float, list[object]]:
     """Best-first branch and bound of a maximum over the integer types of ``roots`` (module docstring).
 
     Each box popped is split both ways where it can be (on a heavy fractional count and on its widest mass
-    interval relative to its top), and the split whose children's bounds drop most (the product of the drops) is
-    kept (strong branching: a count split that does not move the bound — a light cell, or one the Lagrangian does
-    not use — costs no depth). Returns the largest upper bound over a cover of the roots (valid whatever the budget)
-    and the arguments of the :data:`_CUTS` best points, best first.
+    interval, each width times ``weigh`` of the masses when given), and the split whose children's bounds drop most
+    (the product of the drops) is kept (strong branching: a count split that does not move the bound — a light cell,
+    or one the Lagrangian does not use — costs no depth). Returns the largest upper bound over a cover of the roots
+    (valid whatever the budget) and the arguments of the :data:`_CUTS` best points, best first.
     """
     heap: list[tuple[float, int, _Box, _Relaxed]] = []
     closed = -math.inf  # the largest bound of the boxes left unsplit (every count fixed)
@@ -223,7 +225,7 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
             if len(points) > _CUTS:
                 heapq.heappop(points)
         choices = []
-        for children in _splits(box, found, p):
+        for children in _splits(box, found, p, weigh):
             relaxed = [relax(child) for child in children]
             evaluations += len(children)
             # the product of the children's drops below the parent's bound (each at least a millionth of it)
@@ -242,11 +244,12 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
     return max(-heap[0][0] if heap else -math.inf, closed, best), best_points
 
 
-def _splits(box: _Box, found: _Relaxed, p: np.ndarray) -> list[list[_Box]]:
+def _splits(box: _Box, found: _Relaxed, p: np.ndarray,
+            weigh: Callable[[tuple[float, ...]], np.ndarray] | None = None) -> list[list[_Box]]:
     """Ways to split ``box`` in two boxes that cover its integer types (none when every count is fixed).
 
     On the heaviest fractional count where it weighs :data:`_HEAVY` of its mass interval, and on the widest mass
-    interval relative to its top (on an open count when the intervals are points).
+    interval, each width times ``weigh(masses)`` when given (on an open count when the intervals are points).
     """
     masses = found.masses
     widths = np.array([masses[2 * i + 1] - masses[2 * i] for i in range(len(masses) // 2)])
@@ -266,9 +269,9 @@ def _splits(box: _Box, found: _Relaxed, p: np.ndarray) -> list[list[_Box]]:
                 out.append(_split_count(box, masses, s, k, cut))
     wide = widths > _POINT * max(1.0, float(np.abs(masses).max()))
     if wide.any():
-        # the widest relative to its top: C2's two masses live on scales of β/2 and 1, and its levels follow ratios
-        tops = np.maximum(np.abs(np.asarray(masses[1::2])), 1e-300)
-        axis = int(np.argmax(np.where(wide, widths / tops, -1.0)))
+        # the widest, each mass weighted by how fast the levels move with it (``weigh``: C2's two masses)
+        scale = np.ones(widths.size) if weigh is None else weigh(masses)
+        axis = int(np.argmax(np.where(wide, widths * scale, -1.0)))
         middle = 0.5 * (masses[2 * axis] + masses[2 * axis + 1])
         halves = ((masses[2 * axis], middle), (middle, masses[2 * axis + 1]))
         out.append([_Box(masses[:2 * axis] + half + masses[2 * axis + 2:], box.lo, box.hi, box.low)
@@ -498,8 +501,23 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
     zeros, sizes = np.zeros((2, s.size), np.int64), np.vstack([s, s])
     roots = [_Box((float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1])),
                   zeros, sizes) for i in range(8) for j in range(16)]
-    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C2, slack)
+    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C2, slack,
+                                     lambda masses: _c2_weights(a, half, masses))
     return bound, _columns(instance, found)
+
+
+def _c2_weights(a: float, half: float, masses: tuple[float, ...]) -> np.ndarray:
+    """How fast C2's levels move with each mass: |∂ log h/∂M| + |∂ log l/∂M| at the box's centre, M = M_H and M_L.
+
+    With t = M_H + M_L − β/2, D = a M_H t + M_L, l = 1/D and h = a l t: ∂D/∂M_H = a(t + M_H), ∂D/∂M_L = a M_H + 1 and
+    ∂ log t/∂M = 1/t. At ε = 4 the high set's mass moves them some forty times faster than the low set's; at ε = 0.5
+    about as fast.
+    """
+    mh, ml = 0.5 * (masses[0] + masses[1]), 0.5 * (masses[2] + masses[3])
+    t = max(mh + ml - half, 1.0 / a)
+    d = a * mh * t + ml
+    dh, dl = a * (t + mh) / d, (a * mh + 1.0) / d
+    return np.array([dh + abs(1.0 / t - dh), dl + abs(1.0 / t - dl)])
 
 
 def _columns(instance: Instance, found: list[object]) -> Columns | None:
