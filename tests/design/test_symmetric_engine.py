@@ -172,7 +172,7 @@ def test_a_box_of_two_masses_splits_the_one_the_levels_follow():
     bound split the absolutely widest, so M_H stayed wide while M_L narrowed: at Zipf N = 40, ε = 4, at a converged
     master's multipliers and the same 12,000 boxes, C2's bound was 0.48 against 0.25 weighing each width by how fast
     the levels move (its best vertex 0.008); at Zipf N = 8, ε = 4, at the exact LP's multipliers, 1.046 times the
-    LP's value against 1.000 (the slow test below). By the widths relative to their tops (an interval from 0 always
+    LP's value against 1.000 (the slow test above). By the widths relative to their tops (an interval from 0 always
     the widest) it lost at ε = 0.5: the bound at Zipf N = 256 fell to the capped floor."""
     from mechdesign.design.symmetric._reach import _Box, _c2_weights, _Relaxed, _splits
 

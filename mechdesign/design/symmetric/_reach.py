@@ -270,8 +270,8 @@ def _splits(box: _Box, found: _Relaxed, p: np.ndarray,
     wide = widths > _POINT * max(1.0, float(np.abs(masses).max()))
     if wide.any():
         # the widest, each mass weighted by how fast the levels move with it (``weigh``: C2's two masses)
-        scale = np.ones(widths.size) if weigh is None else weigh(masses)
-        axis = int(np.argmax(np.where(wide, widths * scale, -1.0)))
+        weighed = widths if weigh is None else widths * weigh(masses)
+        axis = int(np.argmax(np.where(wide, weighed, -1.0)))
         middle = 0.5 * (masses[2 * axis] + masses[2 * axis + 1])
         halves = ((masses[2 * axis], middle), (middle, masses[2 * axis + 1]))
         out.append([_Box(masses[:2 * axis] + half + masses[2 * axis + 2:], box.lo, box.hi, box.low)
