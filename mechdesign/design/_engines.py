@@ -208,11 +208,15 @@ def certify_result(problem: DesignProblem, result: EngineResult, gap_tolerance: 
     raw = columns[:, used] * weights[used]
     if raw.shape[1] == 0 or not np.all(raw.sum(axis=1) > 0):
         raise v.fail("engine result", "give every input a positive row", result.name)
-    bound = result.upper_bound if result.upper_bound is not None else trivial_bound(problem)
+    maximize = problem.utility.sublinear
+    # The better of the engine's bound and the one that needs no engine (both valid): a dual bound rounded to -1e-16
+    # on an optimum of 0 is published as 0, never below the trivial bound (issue 60).
+    trivial = trivial_bound(problem)
+    tighter = min if maximize else max
+    bound = trivial if result.upper_bound is None else tighter(float(result.upper_bound), trivial)
     matrix, alpha = repair(raw, problem.ball, problem.epsilon)
     mechanism = Mechanism.from_matrix(matrix, problem.prior.labels, [f"y{k}" for k in range(matrix.shape[1])])
     certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound, alpha).check()
-    maximize = problem.utility.sublinear
 
     def within(cert: object) -> bool:
         gap, utility = cert.gap, cert.utility  # type: ignore[attr-defined]
@@ -223,7 +227,7 @@ def certify_result(problem: DesignProblem, result: EngineResult, gap_tolerance: 
         return math.isfinite(utility) and bool(gap <= gap_tolerance * abs(utility) + floor)
 
     if result.refine is not None and not within(certificate):  # the repaired value left the tolerance
-        bound = max(bound, result.refine()) if not maximize else min(bound, result.refine())
+        bound = tighter(bound, result.refine())
         certificate = certify(mechanism, problem.ball, problem.epsilon, problem.utility, bound, alpha).check()
     # A bound the certified value passes is disproved (rounding aside): reported, never published as a bound.
     if certificate.gap < -1e-9 * max(1.0, abs(bound)):

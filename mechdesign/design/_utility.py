@@ -471,11 +471,14 @@ class EstimationMSE(_Estimation):
     kind = "estimation_mse"
 
     def value_at(self, mechanism: Mechanism, prior: Prior) -> float:
-        """The A-criterion tr J⁻¹ − 1 for the mechanism at ``prior`` (``inf`` when rank W < N)."""
+        """The A-criterion tr J⁻¹ − 1 for the mechanism at ``prior`` (``inf`` when rank W < N).
+
+        Never below 0, its least value (J ⪯ diag(1/P̂): tr J⁻¹ ≥ 1): the identity's 1 − 1 computed as −2.2e-16 is 0.
+        """
         from mechdesign.core._fisher import trace_inverse_fisher
 
         p = mechanism.matching_prior(prior).probabilities
-        return trace_inverse_fisher(mechanism.matrix, p) - 1.0
+        return max(trace_inverse_fisher(mechanism.matrix, p) - 1.0, 0.0)
 
 
 class EstimationLinear(_Estimation):

@@ -81,6 +81,21 @@ def test_an_engine_without_a_bound_gets_the_identitys_bound_and_is_never_optimal
     assert "krr proves no bound (no proof): the data-processing bound stands" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kind, slack", [("estimation_mse", -1e-16), ("estimation_mse", -3.0),
+                                         ("mutual_information", 1e-16), ("mutual_information", 3.0)])
+def test_a_bound_weaker_than_the_trivial_one_is_published_as_the_trivial_one(kind, slack):
+    # At ε = 8 the identity is ε-PML over this small ball: n·MSE 0, the optimum, whose dual bound the dense engine
+    # rounded to -1.1e-16 on Adult's relationship (issue 60: never below zero). An engine's bound on the wrong side
+    # of the one that needs no engine is replaced by it; the certified gap is then exactly 0.
+    problem = DesignProblem(Prior.from_counts([20, 10, 5]), 8.0, 0.05, kind)
+    floor = trivial_bound(problem)
+    result = solve(problem, baselines=False, engines=[Fixed("identity", np.eye(3), floor + slack)])
+    assert result.certificate.mixing_weight == 0.0 and result.upper_bound == floor
+    assert result.status == "optimal" and result.gap == pytest.approx(0.0, abs=1e-12)
+    if kind == "estimation_mse":
+        assert floor == 0.0 and result.utility == 0.0 and result.gap == 0.0
+
+
 def test_a_bound_the_certified_value_passes_is_reported_as_wrong():
     problem = _problem()
     rr = krr_start(problem).calibrated[0].matrix
