@@ -1,9 +1,11 @@
 """Column generation for the symmetric master: a restricted master over few types, priced over a pool [D].
 
-The barrier master (:mod:`._master`) forms a T × T Newton system, so it runs on a few hundred types; the candidates
-may be thousands (every type of a small problem, :func:`~._enumerate.all_types`; random sets of several families on
-a large one). The restricted master's optimum θ with row multipliers ν (the KKT system of :func:`solve_master`:
-∂_t f + μ_t·ν_KKT = τ/θ_t → 0) prices every candidate by its reduced cost
+The barrier master (:mod:`._master`) forms a T × T Newton system, so it runs on a few hundred types (beyond
+:data:`_ACTIVE`, first-order steps, where every type that prices below zero may enter a round:
+:func:`entering_room`); the candidates may be thousands (every type of a small problem,
+:func:`~._enumerate.all_types`; random sets of several families on a large one). The restricted master's optimum θ
+with row multipliers ν (the KKT system of :func:`solve_master`: ∂_t f + μ_t·ν_KKT = τ/θ_t → 0) prices every
+candidate by its reduced cost
 
     r_t = ∂_t f − μ_tᵀ(−ν_KKT) = −μ_tᵀGμ_t − ω·c_t + μ_t·ν_KKT        (symmetric-designs.md §1, pricing gradient),
 
