@@ -265,6 +265,12 @@ def grid_10k(epsilon: float, key: str) -> str:
     return f"{row[key]:.2f}"
 
 
+def grid_cell(name: str, task: str, epsilon: float, key: str) -> str:
+    """performance.rst, "The search at high ε": a cell of results/``name``.json (n·MSE to 3 decimals, a ratio's too)."""
+    row = next(r for r in rows(name) if r["task"] == task and r["epsilon"] == epsilon)
+    return f"{row[key]:.3f}"
+
+
 def english_100k_lead() -> str:
     """performance.rst: the lead of the design over the best calibrated oracle at English words, N = 10⁵, ε = 1."""
     (row,) = rows("design_grid_english_100k")
@@ -395,6 +401,19 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     **{("docs/performance.rst", f): (lambda k=k: f"{zipf_100k_row(8.0)[k]:.1f}") for f, k in (
         ("106.2", "nmse"), ("133.3", "calibrated_nmse"))},
     ("docs/performance.rst", "1.041"): lambda: f"{zipf_100k_row(0.5)['calibrated_epsilon0']:.3f}",
+    **{("docs/performance.rst", f): (lambda n=n, t=t, e=e, k=k: grid_cell(n, t, e, k)) for f, n, t, e, k in (
+        ("11.008", "design_grid_room", "zipf-256", 4.0, "nmse"),
+        ("14.161", "design_grid_caps", "zipf-256", 4.0, "nmse"),
+        ("1.667", "design_grid_room", "zipf-256", 4.0, "calibrated_ratio"),
+        ("1.296", "design_grid_caps", "zipf-256", 4.0, "calibrated_ratio"),
+        ("60.712", "design_grid_room", "zipf-1000", 4.0, "nmse"),
+        ("64.587", "design_grid_caps", "zipf-1000", 4.0, "nmse"),
+        ("121.897", "design_grid_room", "zipf-2000", 4.0, "nmse"),
+        ("129.945", "design_grid_caps", "zipf-2000", 4.0, "nmse"),
+        ("301.559", "design_grid_room", "zipf-5000", 4.0, "nmse"),
+        ("330.619", "design_grid_caps_large", "zipf-5000", 4.0, "nmse"),
+        ("50.703", "design_grid_room", "zipf-256", 2.0, "nmse"),
+        ("66.931", "design_grid_caps", "zipf-256", 2.0, "nmse"))},
     # 1.53 is quoted twice: Dask's CPU in seconds and the low end of its ratio to the CLI's
     **{("docs/performance.rst", k): (lambda k=k: dask_figures()[k]) for k in ("1.53", "1.64", "2.71")},
 }
