@@ -600,10 +600,11 @@ class DesignResult(SavesFile):
         if problem.utility.kind == "estimation_mse":
             p = problem.prior.probabilities
             trace = trace_inverse_fisher(self.mechanism.matrix, p)
-            out["mse_factor_fixed_records"] = max(trace - 1.0, 0.0)  # n × total MSE, records' values fixed
+            fixed = max(trace - 1.0, 0.0)  # never below 0, as the criterion's value (EstimationMSE.value_at)
+            out["mse_factor_fixed_records"] = fixed             # n × total MSE, records' values fixed
             out["mse_factor_iid"] = trace - float(p @ p)        # n × total MSE, i.i.d. records
             if problem.samples:
-                out["mse_fixed_records"] = max(trace - 1.0, 0.0) / problem.samples
+                out["mse_fixed_records"] = fixed / problem.samples
                 out["mse_iid"] = (trace - float(p @ p)) / problem.samples
             out["ldp_oracles"] = {o.name: {k: val for k, val in o.to_dict().items() if k != "name"}
                                   for o in self.oracles}
