@@ -13,7 +13,8 @@ Usage::
     python benchmarks/bench_design_grid.py --sizes 2000 --epsilons 4 --name design_grid_probe
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``design_grid`` by default) with the command, commit, load
-and machine; ``--table`` prints the Markdown table of a written results file.
+and machine; ``--table`` prints the Markdown table of a written results file; ``--merge A B --into design_grid``
+merges the rows of earlier runs (the 600-s and 1,800-s cells at N = 10⁴ and 10⁵ run apart) into the grid.
 """
 
 from __future__ import annotations
@@ -146,9 +147,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="print the table of results/<name>.json and stop")
     parser.add_argument("--into", metavar="NAME", help="also merge the cells into results/NAME.json (and .csv): each "
                         "replaces the row of the same task and ε, every row keeping the commit and load it ran at")
+    parser.add_argument("--merge", nargs="+", metavar="NAME", help="run nothing: merge the rows of results/NAME.json, "
+                        "in turn, into --into's file (a later file's row replaces an earlier one's)")
+    parser.add_argument("--tasks", nargs="+", metavar="TASK", help="with --merge: only these tasks' rows")
     args = parser.parse_args(argv)
     if args.table:
         print(table(args.name))
+        return 0
+    if args.merge:
+        if not args.into:
+            parser.error("--merge needs --into")
+        for name in args.merge:
+            document = json.loads((ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
+            rows = [r for r in document["rows"] if "error" not in r and (not args.tasks or r["task"] in args.tasks)]
+            for row in rows:
+                row.setdefault("commit", document.get("commit"))
+                row.setdefault("load", max(document.get("load") or [float("nan")]))
+            tasks = f" --tasks {' '.join(args.tasks)}" if args.tasks else ""
+            command = f"python benchmarks/bench_design_grid.py --merge {name}{tasks} --into {args.into}"
+            merge_rows(args.into, rows, command)
+        print(table(args.into))
         return 0
     cells = [(f"zipf-{n}", zipf_counts(n, samples_for(n))) for n in args.sizes]
     cells += [(attribute, adult_counts(ADULT[attribute])) for attribute in args.adult]
@@ -189,8 +207,11 @@ def merge_rows(name: str, rows: list[dict[str, object]], command: str) -> None:
         row.setdefault("commit", document.get("commit"))
         row.setdefault("load", max(document.get("load") or [float("nan")]))
         kept.append(row)
-    order = {key: i for i, key in enumerate((r["task"], r["epsilon"]) for r in document["rows"])}
-    merged = sorted([*kept, *rows], key=lambda r: order.get((r["task"], r["epsilon"]), len(order)))
+    order = {key: (i, 0.0) for i, key in enumerate((r["task"], r["epsilon"]) for r in document["rows"])}
+    tasks = {task: i for i, task in enumerate(dict.fromkeys(r["task"] for r in [*document["rows"], *rows]))}
+    # a row already in the file keeps its place; a new one goes after them, by task (in first appearance) and ε
+    merged = sorted([*kept, *rows], key=lambda r: order.get((r["task"], r["epsilon"]),
+                                                             (len(order) + tasks[r["task"]], r["epsilon"])))
     commands = [*document.get("commands", [document.get("command")]), command]
     write_results(name, merged, command=command, commands=commands,
                   commit=",".join(dict.fromkeys(str(r["commit"]) for r in merged)),

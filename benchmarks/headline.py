@@ -323,6 +323,10 @@ def peer_table_files() -> dict[Path, str]:
     """The short table: each grid cell's lead over the best ε-LDP oracle calibrated to the ball (the same guarantee)
     and over the best at the same ε (a stronger one), from ``design_grid.json`` (benchmarks/bench_design_grid.py)."""
     rows = [r for r in read_rows("design_grid") if "error" not in r]
+    # Zipf counts by N, then the English words by N, then the rest (Adult's attributes) in the file's order
+    family = {"zipf": 0, "english": 1}
+    rows.sort(key=lambda r: (family.get(r["task"].split("-")[0], 2),
+                             r["N"] if r["task"].split("-")[0] in family else 0))
     cells = []
     for r in rows:
         level = r["calibrated_epsilon0"]

@@ -23,15 +23,18 @@ def main(out_dir: Path) -> list[Path]:
     rows = [r for r in json.loads(results.read_text())["rows"] if "error" not in r]
     tasks = list(dict.fromkeys(r["task"] for r in rows))
     fig, ax = plt.subplots(figsize=(9, 5))
-    colors = plt.get_cmap("tab10")
+    colors = plt.get_cmap("tab20")
+    # a marker per kind of problem (Zipf counts, English words, Adult's attributes), a colour per problem
+    markers = {"zipf": "o", "english": "s"}
     series = []
     for i, task in enumerate(tasks):
         cells = sorted((r for r in rows if r["task"] == task), key=lambda r: r["epsilon"])
         epsilons = [r["epsilon"] for r in cells]
-        color = colors(i % 10)
-        ax.plot(epsilons, [r["calibrated_ratio"] for r in cells], "-o", color=color,
+        color = colors(i % 20)
+        marker = markers.get(task.split("-")[0], "^")
+        ax.plot(epsilons, [r["calibrated_ratio"] for r in cells], "-" + marker, color=color,
                 label=f"{task} (N = {cells[0]['N']:,})")
-        ax.plot(epsilons, [r["same_ratio"] for r in cells], "--o", color=color, markerfacecolor="none")
+        ax.plot(epsilons, [r["same_ratio"] for r in cells], "--" + marker, color=color, markerfacecolor="none")
         series += [{"task": task, "N": r["N"], "epsilon": r["epsilon"], "calibrated_family": r["calibrated_family"],
                     "calibrated_ratio": r["calibrated_ratio"], "same_family": r["same_family"],
                     "same_ratio": r["same_ratio"]} for r in cells]
