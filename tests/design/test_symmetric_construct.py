@@ -64,3 +64,15 @@ def test_decorrelated_sets_lower_the_class_part_where_sets_are_few():
             assert weights is not None
             values.append(objective(sets.means(), sets.spreads(), weights, instance.sizes) - 1.0)
         assert values[1] < 0.9 * values[0], values
+
+
+def test_the_decorrelation_starts_no_round_past_its_deadline():
+    """With its deadline past, one round runs (the first always does) and no other: the same counts as one round."""
+    from mechdesign import Deadline
+
+    instance = _zipf(1_000, 100_000)
+    counts = random_sets(instance, 2 * instance.count, np.random.default_rng(0)).a
+    sizes, p = instance.cells.sizes, instance.probabilities
+    one = orthogonal_counts(counts, sizes, p, rounds=1)
+    assert not np.array_equal(one, orthogonal_counts(counts, sizes, p, rounds=3))
+    assert np.array_equal(orthogonal_counts(counts, sizes, p, rounds=3, deadline=Deadline(0.0)), one)

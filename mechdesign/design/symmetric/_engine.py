@@ -80,6 +80,7 @@ _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
 _ORTHOGONAL = 3          # rounds of :func:`~._construct.orthogonal_counts` on the random sets: at N = 10⁵, where the
                          # file holds about 1.1 sets a cell, their class part falls 8-fold (English words, ε = 1:
                          # n·MSE 96,869 → 75,814 before the master); at N = 10⁴ 2 %, at 10³ 0.3 %
+_DECORRELATE = 0.2       # … within this share of the time left (a round starts only where the last one fits)
 
 
 #: The structured file the default design aims to fit (bytes): fewer random sets are drawn where that keeps at
@@ -281,12 +282,15 @@ class SymmetricEngine:
                                    f"would hold fewer than the {_ROWS:g} sets a cell that the rows of "
                                    f"{instance.count} cells need)")
                 whole, count = count, fitted
-            found = _random_types(instance, count, rng, one_family=one_family)
+            # the decorrelation takes a fifth of the time left at most (three rounds: 24 s at N = 10⁵, under 2 s
+            # at 10⁴; the first round always runs, 8 s at N = 10⁵ against the default limit's 60)
+            decorrelate = deadline.before(_DECORRELATE * deadline.remaining())
+            found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate)
             if one_family and row_weights(found.means(), np.full(len(found), 1.0 / len(found))) is None:
                 # the balancing drops sets it cannot bring into the band (most of them on some small instances):
                 # too few left for the rows, the start would be the single-input types' k-RR (n·MSE 6e8 at N = 10⁵)
                 _say(progress, f"{len(found)} sets of one family leave a row unsolvable: the default {whole} drawn")
-                found = _random_types(instance, whole, rng)
+                found = _random_types(instance, whole, rng, deadline=decorrelate)
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
             if one_family:  # the file's limit binds: the random sets alone, and nothing enters beyond them
@@ -394,19 +398,21 @@ def _kept(types: TypeTable, weights: np.ndarray, fraction: float) -> tuple[TypeT
 
 
 def _random_types(instance: Instance, count: int, rng: np.random.Generator, *,
-                  one_family: bool = False) -> TypeTable:
+                  one_family: bool = False, deadline: Deadline | None = None) -> TypeTable:
     """Random sets of the family that informs more per input on a flat prior, and some of the other.
 
     Sets with zeros at h* (gain h* − 1) or two-level sets at their best mass (:func:`~._construct.two_level_mass`);
     a third as many of the other family when its gain is within a quarter and not ``one_family``: the master mixes
     them. ``one_family`` where the file's size binds (:func:`limit_count`): every type then spends its bytes on the
     first family, whose sets keep the rows balanced (the second's were mostly dropped from the band at N = 10⁵).
+    ``deadline``: the decorrelation's rounds (:func:`~._construct.orthogonal_counts`) start only before it.
     """
     mass, two_gain = two_level_mass(instance)
     zero_gain = instance.high - 1.0
     first, second = ("zeros", "two") if zero_gain >= two_gain else ("two", "zeros")
-    build = {"zeros": lambda t: random_sets(instance, t, rng, slack=_BAND, rounds=_ORTHOGONAL),
-             "two": lambda t: random_two_level(instance, t, rng, mass, slack=_BAND, rounds=_ORTHOGONAL)}
+    build = {"zeros": lambda t: random_sets(instance, t, rng, slack=_BAND, rounds=_ORTHOGONAL, deadline=deadline),
+             "two": lambda t: random_two_level(instance, t, rng, mass, slack=_BAND, rounds=_ORTHOGONAL,
+                                               deadline=deadline)}
     found = build[first](count)
     if _two_families(instance) and not one_family:
         found = found.extend(build[second](max(count // 3, 1)))
