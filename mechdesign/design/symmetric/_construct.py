@@ -185,7 +185,7 @@ def orthogonal_counts(counts: np.ndarray, sizes: np.ndarray, p: np.ndarray, roun
     variance), with every set's mass deviation Σ_k σ_k P̂_k Z_tk removed, are replaced by the nearest matrix whose
     columns are orthogonal (the polar factor U Vᵀ of its thin SVD, scaled to the same norms, the mass direction left
     out), then rounded back to whole counts in [0, s_k] with each column's sum kept (largest remainders). With a
-    ``deadline``, a round starts only where the last one's CPU time is left before it (the first always runs).
+    ``deadline``, a round starts only where the last one's time is left before it (the first always runs).
 
     Measured (English top-10⁵ words, m = 10⁷, ε = 1: K = 2,529 cells, the 2,827 sets a 4-MiB file holds, equal
     weights on the rows): n·MSE 96,869 from independent draws (class part 24,150, within-cell part 72,720), 75,814
@@ -207,7 +207,7 @@ def orthogonal_counts(counts: np.ndarray, sizes: np.ndarray, p: np.ndarray, roun
         # a round is one thin SVD (8 s at T = 2,827, K = 2,529): none starts that the last one says would end late
         if deadline is not None and done and deadline.remaining() < spent:
             break
-        clock = time.process_time()
+        clock = time.perf_counter()
         z = (out[:, used] - s * q) / sigma
         z -= z.mean(axis=0)
         z -= np.outer(z @ mass, mass)  # every set's mass at the band's middle
@@ -216,7 +216,7 @@ def orthogonal_counts(counts: np.ndarray, sizes: np.ndarray, p: np.ndarray, roun
         rank = min(rank, used.size - 1)  # the mass direction (z's null vector) left out
         polar = left[:, :rank] @ right[:rank] * math.sqrt(count)
         out[:, used] = _whole(s * q + sigma * polar, sizes[used], want[used])
-        spent = time.process_time() - clock
+        spent = time.perf_counter() - clock
     return out
 
 

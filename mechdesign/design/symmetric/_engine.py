@@ -12,10 +12,11 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
    :data:`FILE_LIMIT`, :func:`fitted_count`, :func:`limit_count`) and **subset
    selection's sets with the oracle's weights** (:func:`~._construct.subset_sets`: the ε-LDP oracle as a mixture of
    types, calibrated-baselines.md §4), and starts from the block of candidates of least n·MSE;
-3. runs **column generation** (:mod:`._generate`) in 60 % of the time left: a restricted master (the barrier
-   Newton master of :mod:`._master` on a few hundred types, first-order steps while the set is larger) priced over
-   every candidate and over the types a pricing search finds by single-input moves (:mod:`._search`), until no
-   candidate prices below zero — the optimum over every type where they are all listed;
+3. runs **column generation** (:mod:`._generate`) in 40 % of the time left (the rest kept for the bound, which
+   hands back what it leaves): a restricted master (the barrier Newton master of :mod:`._master` on a few hundred
+   types, first-order steps while the set is larger) priced over every candidate and over the types a pricing
+   search finds by single-input moves (:mod:`._search`), until no candidate prices below zero — the optimum over
+   every type where they are all listed;
 4. certifies: the final types become a :class:`~mechdesign.core.SymmetricMechanism` whose PML over the
    ball is recomputed type by type, rounded toward privacy, and must be ≤ ε; its n·MSE = tr J⁻¹ − 1 is recomputed
    from the types (O(K³));
@@ -284,7 +285,7 @@ class SymmetricEngine:
                 whole, count = count, fitted
             # the decorrelation takes a fifth of the time left at most (three rounds: 24 s at N = 10⁵, under 2 s
             # at 10⁴; the first round always runs, 8 s at N = 10⁵ against the default limit's 60)
-            decorrelate = deadline.before(_DECORRELATE * deadline.remaining())
+            decorrelate = deadline.before((1.0 - _DECORRELATE) * deadline.remaining())
             found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate)
             if one_family and row_weights(found.means(), np.full(len(found), 1.0 / len(found))) is None:
                 # the balancing drops sets it cannot bring into the band (most of them on some small instances):
