@@ -12,10 +12,12 @@ from mechdesign.design.symmetric._construct import orthogonal_counts, random_set
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._master import objective
 
+from conftest import examples
+
 _PRIMES = [1, 2, 3, 5, 7, 11, 13, 251]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(), deadline=None)
 @given(st.data())
 def test_orthogonal_counts_keep_every_column_sum_and_stay_whole_counts_of_their_cells(data):
     """Whatever the counts (cells always, never or sometimes in a set), each column keeps its sum and every entry
