@@ -253,6 +253,9 @@ def test_family_c1_joins_a_stalled_generation_and_lowers_it(monkeypatch):
 
     problem = _zipf_problem(40, 2_000, 2.0)
     instance = Instance.from_problem(problem)
+    # the pool of independent draws, where the generation stalls on the pool's families (the decorrelated one, drawn
+    # by default since, ends instead with the types that price below zero already in: "entered")
+    monkeypatch.setattr(engine, "_ORTHOGONAL", 0)
 
     def run(starts: int) -> tuple[float, str, list[str]]:
         monkeypatch.setattr(generation, "_C1_STARTS", starts)
