@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -157,15 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge:
         if not args.into:
             parser.error("--merge needs --into")
+        picked: dict[tuple[str, float], dict[str, object]] = {}  # a later file's row replaces an earlier one's
         for name in args.merge:
-            document = json.loads((ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
-            rows = [r for r in document["rows"] if "error" not in r and (not args.tasks or r["task"] in args.tasks)]
-            for row in rows:
-                row.setdefault("commit", document.get("commit"))
-                row.setdefault("load", max(document.get("load") or [float("nan")]))
-            tasks = f" --tasks {' '.join(args.tasks)}" if args.tasks else ""
-            command = f"python benchmarks/bench_design_grid.py --merge {name}{tasks} --into {args.into}"
-            merge_rows(args.into, rows, command)
+            for row in _stamped(_document(name)):
+                if "error" not in row and (not args.tasks or row["task"] in args.tasks):
+                    picked[(row["task"], row["epsilon"])] = row
+        merge_rows(args.into, list(picked.values()), " ".join(["python", "benchmarks/bench_design_grid.py",
+                                                               *sys.argv[1:]]))
         print(table(args.into))
         return 0
     cells = [(f"zipf-{n}", zipf_counts(n, samples_for(n))) for n in args.sizes]
@@ -198,15 +197,9 @@ def main(argv: list[str] | None = None) -> int:
 def merge_rows(name: str, rows: list[dict[str, object]], command: str) -> None:
     """Merge ``rows`` into results/``name``.json: a row of the same task and ε is replaced, the others kept, each
     with the commit (and the highest load) of the run that measured it; the runs' commands are listed."""
-    document = json.loads((ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
+    document = _document(name)
     fresh = {(r["task"], r["epsilon"]) for r in rows}
-    kept = []
-    for row in document["rows"]:
-        if (row["task"], row["epsilon"]) in fresh:
-            continue
-        row.setdefault("commit", document.get("commit"))
-        row.setdefault("load", max(document.get("load") or [float("nan")]))
-        kept.append(row)
+    kept = [row for row in _stamped(document) if (row["task"], row["epsilon"]) not in fresh]
     order = {key: (i, 0.0) for i, key in enumerate((r["task"], r["epsilon"]) for r in document["rows"])}
     tasks = {task: i for i, task in enumerate(dict.fromkeys(r["task"] for r in [*document["rows"], *rows]))}
     # a row already in the file keeps its place; a new one goes after them, by task (in first appearance) and ε
@@ -216,6 +209,19 @@ def merge_rows(name: str, rows: list[dict[str, object]], command: str) -> None:
     write_results(name, merged, command=command, commands=commands,
                   commit=",".join(dict.fromkeys(str(r["commit"]) for r in merged)),
                   load=sorted({r["load"] for r in merged}))
+
+
+def _document(name: str) -> dict[str, Any]:
+    """results/``name``.json as written."""
+    return json.loads((ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
+
+
+def _stamped(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The document's rows, each with the commit and the highest load of its run where the row does not say."""
+    for row in document["rows"]:
+        row.setdefault("commit", document.get("commit"))
+        row.setdefault("load", max(document.get("load") or [float("nan")]))
+    return document["rows"]
 
 
 if __name__ == "__main__":

@@ -120,10 +120,18 @@ def native_country() -> list[str]:
             f"{peer.mse / row['value_median']:.2f}× lower n·MSE", "estimation_priced_master"]  # type: ignore[attr-defined]
 
 
+_LARGE = ("zipf", "english")  # the grid's large-alphabet problems, zipf-N and english-N
+
+
+def _kind(task: str) -> str:
+    """A grid task's kind: "zipf" for zipf-1000, "english" for english-10000, the name itself for Adult's."""
+    return task.split("-")[0]
+
+
 def large() -> list[str]:
     """The large alphabets at ε = 1: the grid's cells from N = 1,000 on (``design_grid.json``, issue 60)."""
     rows = sorted((r for r in read_rows("design_grid") if "error" not in r and r["epsilon"] == 1.0
-                   and r["N"] >= 1_000 and r["task"].split("-")[0] in ("zipf", "english")), key=lambda r: r["nmse"])
+                   and r["N"] >= 1_000 and _kind(r["task"]) in _LARGE), key=lambda r: r["nmse"])
     sizes = sorted({r["N"] for r in rows})
     gaps = [100 * r["gap"] for r in rows]
     limits = sorted({r["time_limit_s"] for r in rows})
@@ -325,9 +333,8 @@ def peer_table_files() -> dict[Path, str]:
     and over the best at the same ε (a stronger one), from ``design_grid.json`` (benchmarks/bench_design_grid.py)."""
     rows = [r for r in read_rows("design_grid") if "error" not in r]
     # Zipf counts by N, then the English words by N, then the rest (Adult's attributes) in the file's order
-    family = {"zipf": 0, "english": 1}
-    rows.sort(key=lambda r: (family.get(r["task"].split("-")[0], 2),
-                             r["N"] if r["task"].split("-")[0] in family else 0))
+    rows.sort(key=lambda r: (_LARGE.index(_kind(r["task"])), r["N"]) if _kind(r["task"]) in _LARGE
+              else (len(_LARGE), 0))
     cells = []
     for r in rows:
         level = r["calibrated_epsilon0"]

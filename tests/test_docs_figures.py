@@ -305,7 +305,7 @@ def flat_gains() -> dict[str, str]:
 
 def zipf_100k_row(epsilon: float) -> dict:
     """results/design_grid_zipf_100k.json's cell at ``epsilon``."""
-    return next(r for r in rows("design_grid_zipf_100k") if r["epsilon"] == epsilon)
+    return grid_row("design_grid_zipf_100k", epsilon)
 
 
 def zipf_100k_lead(epsilon: float) -> str:
@@ -420,10 +420,10 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("1.70", 2.0, "calibrated_ratio"), ("1.11", 4.0, "calibrated_ratio"), ("1.36", 8.0, "calibrated_ratio"))},
     ("docs/performance.rst", "1.058"): english_100k_lead,
     ("docs/performance.rst", "1.33"): lambda: orth_100k_ratio(1.0),
-    **{("docs/performance.rst", f): (lambda n=n, k=k: f"{grid_row(n, 0.5 if n.endswith('low') else 2.0)[k]:.2f}")
-       for f, n, k in (("1.98", "design_grid_orth_english_100k_low", "calibrated_ratio"),
-                       ("1.10", "design_grid_orth_english_100k_low", "calibrated_epsilon0"),
-                       ("2.95", "design_grid_orth_english_100k_high", "calibrated_ratio"))},
+    **{("docs/performance.rst", f): (lambda n=n, e=e, k=k: f"{grid_row(n, e)[k]:.2f}") for f, n, e, k in (
+        ("1.98", "design_grid_orth_english_100k_low", 0.5, "calibrated_ratio"),
+        ("1.10", "design_grid_orth_english_100k_low", 0.5, "calibrated_epsilon0"),
+        ("2.95", "design_grid_orth_english_100k_high", 2.0, "calibrated_ratio"))},
     **{("docs/performance.rst", k): (lambda k=k: flat_gains()[k]) for k in ("1.343", "1.342", "1.718", "0.118")},
     **{("docs/performance.rst", f): (lambda e=e: english_10k_lead(e)) for f, e in (
         ("1.95", 0.5), ("2.89", 2.0), ("1.07", 4.0), ("1.37", 8.0))},
