@@ -82,7 +82,7 @@ _SLACK = 1e-4             # the reach's branch and bound refines to this fractio
 _HEADS = (0, 2, 4, 8)     # the heaviest cells whose J_xx are capped instead of reached (a round each, the best kept)
 _LINE = (0.9, 1.4)        # the line λ = κ·h*·w′: κ's interval …
 _LINE_STEPS = 7           # … halved this many times (the sign of the slope at the midpoint)
-_LINE_SLACK = 1e-3        # the reach's slack on the line (a fraction of Σψ; the centre chosen is then evaluated at _SLACK)
+_LINE_SLACK = 1e-3        # the reach's slack on the line (a fraction of Σψ: coarser than the rounds' _SLACK)
 _LINE_SHARE = 0.6         # the line ends this share of the time left before the deadline
 
 
