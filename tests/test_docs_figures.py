@@ -271,6 +271,12 @@ def grid_cell(name: str, task: str, epsilon: float, key: str) -> str:
     return f"{row[key]:.3f}"
 
 
+def gap_percent(name: str, task: str, epsilon: float) -> str:
+    """performance.rst, "The bound's line of multipliers": a cell's certified gap in per cent, to one decimal."""
+    row = next(r for r in rows(name) if r["task"] == task and r["epsilon"] == epsilon)
+    return f"{100 * row['gap']:.1f}"
+
+
 def english_100k_lead() -> str:
     """performance.rst: the lead of the design over the best calibrated oracle at English words, N = 10⁵, ε = 1."""
     (row,) = rows("design_grid_english_100k")
@@ -419,8 +425,13 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("2.24", 0.5, "calibrated_ratio"), ("1.01", 0.5, "calibrated_epsilon0"), ("1.29", 1.0, "calibrated_ratio"),
         ("1.70", 2.0, "calibrated_ratio"), ("1.11", 4.0, "calibrated_ratio"), ("1.36", 8.0, "calibrated_ratio"))},
     ("docs/performance.rst", "1.058"): english_100k_lead,
+    **{("docs/performance.rst", f): (lambda n=n, t=t, e=e: gap_percent(n, t, e)) for f, n, t, e in (
+        ("10.1", "design_grid_room", "zipf-1000", 0.5), ("20.1", "design_grid_room", "zipf-2000", 0.5),
+        ("34.5", "design_grid_room", "zipf-5000", 0.5), ("10.6", "design_grid_room", "zipf-5000", 1.0),
+        ("16.4", "design_grid_line_zipf", "zipf-5000", 0.5))},
     ("docs/performance.rst", "1.33"): lambda: orth_100k_ratio(1.0),
     **{("docs/performance.rst", f): (lambda n=n, e=e, k=k: f"{grid_row(n, e)[k]:.2f}") for f, n, e, k in (
+        ("1.03", "design_grid_orth_english_100k_top", 4.0, "calibrated_ratio"),
         ("1.98", "design_grid_orth_english_100k_low", 0.5, "calibrated_ratio"),
         ("1.10", "design_grid_orth_english_100k_low", 0.5, "calibrated_epsilon0"),
         ("2.95", "design_grid_orth_english_100k_high", 2.0, "calibrated_ratio"))},

@@ -37,7 +37,13 @@ other candidate gets a round, and the best of them, if it beats the first, its r
 first its scale search. The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the
 LP max Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS, :class:`~._columns.Columns`), the
 pool being the design's types and, as cutting planes, the best vertices each family's branch and bound met (eight a
-family and round), with Wentges's smoothing of λ. The branch and bound refines each family until it
+family and round), with Wentges's smoothing of λ. After the LP's first λ the line λ = κ·h*·w (:func:`_line`) is
+tried, and the better of the two is the centre of the rounds that follow: the LP's λ is a vertex of a degenerate dual,
+while a design of sets at the level h* with zeros elsewhere asks λ = h*·w of every set it uses. Every (w, λ) is then
+taken at its best scale σ in closed form (:func:`_at_scale`: r is homogeneous, Φ(σw) and Σψ(σw) are
+σΣw + |P̂|² + 2√σ·R). Measured (Zipf N = 5,000, ε = 0.5, a 60-s design, one BLAS thread, 40 s for the bound): 9,843
+against 9,357 without them (the design 11,888); N = 1,000, ε = 0.5: 1,780 against 1,697 (the design 1,930); at ε = 1 and
+2 within 1 % either way (the line's time is the rounds'). The branch and bound refines each family until it
 is within 10⁻⁴ of the first step of its best vertex. Only the final evaluation counts: λ and w are any numbers, r is
 bounded from above soundly, and the value is rounded down.
 
