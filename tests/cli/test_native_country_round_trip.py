@@ -1,7 +1,9 @@
 """Issue 18: the quick-start round trip on Adult native-country (N = 42, priced estimation engine) through the CLI.
 
 design (A-optimal, 42 categories, no enumeration) → privatize the 48,842 Adult records → decode: every frequency
-within 3 standard errors of the truth (a fixed seed: the privatized table is one fixed draw).
+within 4 standard errors of the truth (a fixed seed, but the design behind it stops at a 15-s wall-clock limit, so under
+load the mechanism, and with it the draw, differ: 3 standard errors over 42 frequencies were missed by chance about one
+run in ten — 3.03 at Puerto-Rico in one CI run; 4 leave about 0.3 % family-wise).
 """
 
 from __future__ import annotations
@@ -36,5 +38,5 @@ def test_native_country_design_privatize_decode_recovers_every_frequency(tmp_pat
     assert set(result["frequencies"]) == set(truth.index)
     misses = [(label, value, truth[label], result["standard_errors"][label])
               for label, value in result["frequencies"].items()
-              if abs(value - truth[label]) > 3 * result["standard_errors"][label]]
+              if abs(value - truth[label]) > 4 * result["standard_errors"][label]]
     assert not misses, misses
