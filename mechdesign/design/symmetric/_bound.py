@@ -245,19 +245,21 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
     first = _capped_part(instance, w, capped, caps)
     free = np.where(capped, 0.0, w)
     best, best_lam, stall = -math.inf, None, 0
-    magnitude_of = lambda lam: float((s * np.abs(lam)).sum()) * instance.a  # noqa: E731
+    def at(lam: np.ndarray, spent: float) -> float:  # the bound at (w, λ), at its best scale
+        return _at_scale(instance, w, capped, caps, spent, float((s * np.abs(lam)).sum()) * instance.a, first=first)
+
     for step in range(rounds):
         found = pool.multipliers(instance, free, deadline)
         if found is None:
             break
         lam = found if best_lam is None else _SMOOTH * best_lam + (1.0 - _SMOOTH) * found
         bound_r, cuts = reach(instance, free, lam, deadline, slack=_SLACK * abs(first))
-        total = _at_scale(instance, w, capped, caps, float((s * lam).sum()) + bound_r, magnitude_of(lam))
+        total = at(lam, float((s * lam).sum()) + bound_r)
         if step == 0:
             # after the LP's first λ, the line (two fifths of the time left at most): the better is the centre
             line = _line(instance, free, deadline.before(_LINE_SHARE * deadline.remaining()), _LINE_SLACK * abs(first))
             if line is not None:
-                at_line = _at_scale(instance, w, capped, caps, line[1], magnitude_of(line[0]))
+                at_line = at(line[0], line[1])
                 if at_line > total:
                     total, lam = at_line, line[0]
                 cuts = cuts.extend(line[2])
@@ -274,19 +276,21 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
 
 
 def _at_scale(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray, spent: float,
-              magnitude_lam: float) -> float:
+              magnitude_lam: float, *, first: float | None = None) -> float:
     """The bound at (σw, σλ) for the best σ > 0, given ``spent`` = Σ_x λ_x + r̄(w′, λ) at σ = 1 [D].
 
     The reach is homogeneous, r(σw, σλ) = σ·r(w, λ), so σ·r̄ bounds it at every scale, and the first step is
     Φ(σw) = σΣw + |P̂|² + 2√σ·tr(ΠDΠᵀ)^½ (the eigenvalues scale with σ), Σψ(σw) likewise: the bound
     2√σ·R + σ·(Σw − g) + |P̂|², g = Σ_{capped} w_x c_x + spent, is largest at √σ = R/(g − Σw). Both σ = 1 and that σ
     are evaluated soundly (:func:`_capped_part` and the rounding below); the larger is returned. Measured (Zipf
-    N = 5,000, ε = 0.5, the design's w, λ on the line): σ = 0.71 gave 9,872 against 9,540 at σ = 1.
+    N = 5,000, ε = 0.5, the design's w, λ on the line): σ = 0.71 gave 9,872 against 9,540 at σ = 1. ``first``: the
+    first step at σ = 1, :func:`_capped_part` at w, when the caller has it (an eigendecomposition of K × K saved).
     """
     s, p = instance.sizes, instance.probabilities
     capped_spent = float((s * w * caps)[capped].sum())
     total_w, constant = float((s * w).sum()), float((s * p * p).sum())
-    first = _capped_part(instance, w, capped, caps)
+    if first is None:
+        first = _capped_part(instance, w, capped, caps)
     root = 0.5 * (first + capped_spent - total_w - constant)        # R at σ = 1 (max of Φ's and Σψ's)
     excess = capped_spent + spent - total_w
     scales = [1.0]
