@@ -30,7 +30,8 @@ largest vertex within its tolerance when it runs to the end (tested against ever
 **The choice of (w, S, λ).** For a target diagonal t — c_x on S, the design's own J_xx elsewhere — w is either the
 maximiser of Φ(w) − Σ_x w_x t_x (:func:`~._matrix.fit_weights`: a J with diagonal t then minimises the first step)
 or the per-input step's tight point w_x = (1 − P̂_x)²/(t_x − 1)²; S is the k heaviest cells, k ∈ {0, 2, 4, 8}. First,
-every cell capped (no reach at all): the matrix form of the diagonal floor, cheap, kept whatever the deadline leaves.
+every cell capped (no reach at all): the matrix form of the diagonal floor, cheap, kept whatever the deadline leaves
+(unless it has passed already: then the floor).
 Then the per-input step's w with S empty gets its rounds of λ. It stops there when that leaves it below the floor,
 or when the engine's search was still gaining (``thorough=False``: the engine gives it the time left); else each
 other candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the
@@ -126,6 +127,8 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     """
     p = instance.probabilities
     floor = diagonal_floor(np.repeat(p, instance.cells.sizes), instance.epsilon, instance.radius)
+    if deadline.expired():  # the matrix form below costs a few K × K eigendecompositions (7 s at K = 2,529)
+        return SymmetricBound(floor, "floor")
     j_diag = types.diagonal(weights)
     caps = diagonal_caps(p, instance.epsilon, instance.radius) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
     # Every bound below is Φ(w) − (a bound on Σ w_x J_xx); at the fitted w a J with the target diagonal minimises

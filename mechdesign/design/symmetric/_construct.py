@@ -36,8 +36,12 @@ import numpy as np
 from mechdesign._deadline import Deadline
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
-__all__ = ["orthogonal_counts", "random_sets", "random_two_level", "relative_row_weights", "row_weights",
+__all__ = ["ROWS_HELD", "orthogonal_counts", "random_sets", "random_two_level", "relative_row_weights", "row_weights",
            "single_input_types", "subset_sets", "two_level_mass"]
+
+#: The rows Σ_t θ_t μ_t = 1 that :func:`row_weights` returns must meet to this (absolute; the mechanism file asks
+#: 1e-9, and the engine's final correction 1e-10).
+ROWS_HELD = 1e-10
 
 
 def single_input_types(instance: Instance) -> tuple[TypeTable, np.ndarray]:
@@ -89,7 +93,8 @@ def random_two_level(instance: Instance, count: int, rng: np.random.Generator, m
 
 
 def subset_sets(instance: Instance, count: int, rng: np.random.Generator, subset: int,
-                lifts: tuple[float, ...] = (1.0,)) -> list[tuple[TypeTable, np.ndarray | None]]:
+                lifts: tuple[float, ...] = (1.0,), rounds: int = 0,
+                deadline: Deadline | None = None) -> list[tuple[TypeTable, np.ndarray | None]]:
     """Subset selection's reports as ``count`` types of about ``subset`` inputs, with the oracle's weights.
 
     Subset selection (ε-LDP) reports a uniform d-subset S with probability ∝ e^ε on S and 1 elsewhere: its lift
@@ -109,17 +114,27 @@ def subset_sets(instance: Instance, count: int, rng: np.random.Generator, subset
     caps whose weights fail left out. Measured on Zipf counts, N = 10⁴, m = 10⁶, ε = 2, the 2,373 sets a 1-MiB
     file keeps: n·MSE 7,319 at ratio e^ε (subset selection itself: 7,238), 4,470 at cap 3, 4,346 at cap 5, none at
     cap 10; N = 2,000, ε = 4: 137.2 → 133.7 at cap 10.
+
+    **Decorrelated** (``rounds``, :func:`orthogonal_counts`, its rounds started before ``deadline``): with about one
+    set a cell the draws' sample correlations between cells cost the class part, as for the random sets. Measured on
+    the English top-10⁵ words (m = 10⁷, ε = 4, K = 2,529 cells, 3,000 sets at d* = 1,802, before any search): n·MSE
+    8,157 from independent draws, 7,511 after three rounds; subset selection itself 7,601.
     """
     total = float(instance.probabilities @ instance.sizes)
     counts, masses = _balanced_counts(instance, count, rng, 0.0, np.inf, target=total * subset / instance.sizes.sum())
+    if rounds > 0:
+        counts = orthogonal_counts(counts, instance.cells.sizes, instance.probabilities, rounds, deadline)
+        masses = counts @ instance.probabilities
     ratio = instance.a * (1.0 - MARGIN)
     high, low, ok = two_level(instance, masses)
     family = np.where(ok, high / low, np.inf)
     blocks: list[tuple[TypeTable, np.ndarray | None]] = []
+    last: np.ndarray | None = None
     for lift in lifts:
         levels = np.minimum(family, lift * ratio) if lift > 1.0 else np.full(masses.size, ratio)
-        if lift > 1.0 and blocks and np.array_equal(levels, blocks[-1][0].high / blocks[-1][0].low):
-            continue  # no set's mass allows more than the previous cap
+        if last is not None and np.allclose(levels, last, rtol=1e-6, atol=0.0):
+            continue  # no set's mass allows more than the previous cap (beyond the margin below e^ε)
+        last = levels
         low = 1.0 / (1.0 + (levels - 1.0) * masses)
         table = TypeTable(instance, levels * low, low, counts, instance.cells.sizes[None, :] - counts)
         weights = 1.0 / low
@@ -249,7 +264,7 @@ def row_weights(means: np.ndarray, start: np.ndarray, target: np.ndarray | None 
     except np.linalg.LinAlgError:
         return None
     weights = start + change
-    return weights if weights.min() > 0 else None
+    return weights if weights.min() > 0 and _rows_held(means, weights, target) else None
 
 
 def relative_row_weights(means: np.ndarray, start: np.ndarray,
@@ -268,10 +283,20 @@ def relative_row_weights(means: np.ndarray, start: np.ndarray,
     except np.linalg.LinAlgError:
         return None
     found = start * (1.0 + means @ step)
-    if not found.min() > 0:
+    if not (found.min() > 0 and _rows_held(means, found, target, ROWS_HELD * 1e3)):
         return None
     polished = row_weights(means, found, target)
     return polished if polished is not None else found
+
+
+def _rows_held(means: np.ndarray, weights: np.ndarray, target: np.ndarray | None, tolerance: float = 0.0) -> bool:
+    """Whether Σ_t θ_t μ_t meets the rows within ``tolerance`` (default :data:`ROWS_HELD`).
+
+    A solve with fewer types than cells (B of rank < K) returns without an error and misses the rows: subset
+    selection's sets at d*/2, 333 sets over K = 2,529 cells (English words, N = 10⁵, ε = 4), missed them by 3 %.
+    """
+    rows = means.T @ weights
+    return bool(np.abs(rows - (1.0 if target is None else target)).max() <= (tolerance or ROWS_HELD))
 
 
 def _fix_column(column: np.ndarray, want: int, size: int, rng: np.random.Generator) -> None:

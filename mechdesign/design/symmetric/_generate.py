@@ -63,15 +63,17 @@ class GenerationResult:
     ``stop`` says why the generation ended — "priced out", "stalled" (no gain of :data:`_GAIN` in :data:`_STALL`
     rounds), "deadline" (its time ran out), "budget" (no room under the file's budget), "entered" (the types that
     price below zero are in already), "weights" (no positive weights take an entering type) or "master" (a master
-    failed) — and ``gain`` the relative decrease of f in the last round (NaN before a second master).
+    failed) — and ``gain`` the relative decrease of f in the last round (NaN before a second master); ``seconds``
+    the wall time of the last whole round (0 before one ends): a caller resuming the generation starts it only with
+    that much time left.
     """
 
-    __slots__ = ("converged", "gain", "rounds", "stop", "types", "value", "weights")
+    __slots__ = ("converged", "gain", "rounds", "seconds", "stop", "types", "value", "weights")
 
     def __init__(self, types: TypeTable, weights: np.ndarray, value: float, rounds: int, converged: bool,
                  stop: str = "deadline", gain: float = math.nan) -> None:
         self.types, self.weights, self.value, self.rounds, self.converged = types, weights, value, rounds, converged
-        self.stop, self.gain = stop, gain
+        self.stop, self.gain, self.seconds = stop, gain, 0.0
 
 
 def reduced_costs(types: TypeTable, weights: np.ndarray, duals: np.ndarray, pool: TypeTable) -> np.ndarray:
@@ -127,7 +129,15 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
     gain = math.nan
     c1_rounds, c1_tried = 0, False  # family C1's search: off until the others stall (then while its types enter)
     stop = "deadline"
-    while deadline.remaining() > 0:
+    last, started = 0.0, time.perf_counter()
+    while True:
+        # no round starts that the last one says would end late (at N = 10⁵ a round takes 15–20 s: one started with a
+        # second left took the default 60-s design to 78 s)
+        if rounds:
+            last = time.perf_counter() - started
+        if deadline.remaining() <= 0 or (rounds and deadline.remaining() < last):
+            break
+        started = time.perf_counter()
         rounds += 1
         share = deadline.before(0.5 * deadline.remaining()).on_monotonic()
         clock = time.process_time()
@@ -227,7 +237,7 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
             break
         types, weights = joined, start
         value = objective(types.means(), types.spreads(), weights, sizes)
-    best.stop, best.gain = stop, gain
+    best.stop, best.gain, best.seconds = stop, gain, last
     return best
 
 
