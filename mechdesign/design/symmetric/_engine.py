@@ -79,6 +79,7 @@ _RESUME = 2.0           # seconds the bound must leave for the search to resume 
                         # at least as many as the search's last round took
 _TAIL = 1.2e-6          # seconds per type and cell kept for what follows the engine: at N = 10⁵ (K = 2,529 cells,
                         # 5,883 types) certify took 5.1 s and the file's sampler check 13.4 s, 1.24e-6 s each
+_PACE = 4.0             # … times the run's wall time over its CPU time so far, at most this
 _ROWS_KEPT = 1e-10       # the rows of the types kept after the dust is dropped (the file asks 1e-9)
 MANY_SETS_FROM = 200     # cells from which the default draws 4,000 sets (default_sets)
 _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
@@ -264,6 +265,7 @@ class SymmetricEngine:
         instance = Instance.from_problem(problem)
         timings: dict[str, float] = {}
         clock = time.perf_counter()
+        begun = (clock, time.process_time())
         rng = np.random.default_rng(seed)
         count = sets if sets is not None else default_sets(instance)
         blocks: list[tuple[TypeTable, np.ndarray | None]]
@@ -333,8 +335,11 @@ class SymmetricEngine:
         types, weights = _best_block(base, base_weights, blocks, first=_FIRST if listed is not None else None,
                                      deadline=deadline)
         timings["construct"] = time.perf_counter() - clock
-        # what follows the engine (certify, the file's sampler check) takes time in T·K: kept from here on
-        deadline = deadline.before(_TAIL * len(types) * instance.count)
+        # what follows the engine (certify, the file's sampler check) takes time in T·K: kept from here on, at the
+        # pace this run has had so far (on a loaded machine its wall time runs ahead of its CPU time: a design at
+        # N = 10⁵ beside two others spent 55 s of CPU in 84 s)
+        pace = (time.perf_counter() - begun[0]) / max(time.process_time() - begun[1], 1e-3)
+        deadline = deadline.before(_TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE))
         value = objective(types.means(), types.spreads(), weights, instance.sizes)
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
