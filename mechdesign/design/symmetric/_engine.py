@@ -80,6 +80,8 @@ _RESUME = 2.0           # seconds the bound must leave for the search to resume 
 _TAIL = 1.2e-6          # seconds per type and cell kept for what follows the engine: at N = 10⁵ (K = 2,529 cells,
                         # 5,883 types) certify took 5.1 s and the file's sampler check 13.4 s, 1.24e-6 s each
 _PACE = 4.0             # … times the run's wall time over its CPU time so far, at most this
+_ROUND = 4.0            # a generation round costs about this many evaluations of f (English words, N = 10⁵, ε = 8:
+                        # 17.8 s against 3.3 s; a round starts only where its share holds that much)
 _ROWS_KEPT = 1e-10       # the rows of the types kept after the dust is dropped (the file asks 1e-9)
 MANY_SETS_FROM = 200     # cells from which the default draws 4,000 sets (default_sets)
 _BAND = 2e-3             # relative width of the sets' mass band above 1/h*
@@ -87,10 +89,9 @@ _ORTHOGONAL = 3          # rounds of :func:`~._construct.orthogonal_counts` on t
                          # file holds about 1.1 sets a cell, their class part falls 8-fold (English words, ε = 1:
                          # n·MSE 96,869 → 75,814 before the master); at N = 10⁴ 2 %, at 10³ 0.3 %
 _DECORRELATE = 0.2       # … within this share of the time left (a round starts only where the last one fits)
-_COVER = 2.0             # subset selection's sets put each input in this many sets on average, at least: at ε = 8
-                         # (English words, N = 10⁵, d* = 34) 3,000 sets (one each) left rows no positive weights
-                         # met; 6,000 gave n·MSE 100.6 before any search, 9,000 99.2 (the oracle: 133.3)
-_RIVAL = 3.0             # a family of candidates whose flat-prior n·MSE is this many times the other's is not drawn
+_COVER = 2.0             # where subset selection's sets leave a row no positive weights meet, as many as put each
+                         # input in this many sets on average: at ε = 8 (English words, N = 10⁵, d* = 34) 3,000 sets
+                         # (one each) did; 6,000 gave n·MSE 100.6 before any search, 9,000 99.2 (the oracle: 133.3)
 
 
 #: The structured file the default design aims to fit (bytes): fewer random sets are drawn where that keeps at
@@ -277,76 +278,76 @@ class SymmetricEngine:
             blocks, most = [(found, None)], None
             _say(progress, f"every type: {len(found)} over {instance.count} cells")
         else:
-            draw_sets, draw_subsets, subsets_first = _families(instance)
+            subsets_first = _subsets_first(instance)
             blocks, most, one_family, whole = [], None, False, count
-            if draw_sets:
-                if sets is None:
-                    others = len(start) if start is not None else 0
-                    fitted = fitted_count(count, instance, problem.prior.labels, others)
-                    limited = limit_count(count, instance, problem.prior.labels, others) if fitted == count else None
-                    if fitted < count:
-                        _say(progress, f"{count} random sets cut to {fitted} to fit a {FILE_BUDGET / 2**20:g}-MiB "
-                                       "file")
-                    elif limited is not None:
-                        _say(progress, f"{count} random sets cut to {limited} of one family to fit the "
-                                       f"{FILE_LIMIT / 2**20:g}-MiB limit ({FILE_BUDGET / 2**20:g} MiB is out of "
-                                       "reach)")
-                        fitted, one_family = limited, True
-                    elif file_bytes(instance, problem.prior.labels, count + others) > FILE_LIMIT:
-                        _say(progress, f"{count} random sets kept: the file will exceed {FILE_LIMIT / 2**20:g} MiB "
-                                       f"(it would hold fewer than the {_ROWS:g} sets a cell that the rows of "
-                                       f"{instance.count} cells need)")
-                    whole, count = count, fitted
-                # the decorrelation takes a fifth of the time left at most (three rounds: 24 s at N = 10⁵, under 2 s
-                # at 10⁴; the first round always runs, 8 s at N = 10⁵ against the default limit's 60)
-                part = _DECORRELATE / 2 if draw_subsets else _DECORRELATE
-                decorrelate = deadline.before((1.0 - part) * deadline.remaining())
-                found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate)
-                if one_family and row_weights(found.means(), np.full(len(found), 1.0 / len(found))) is None:
-                    # the balancing drops sets it cannot bring into the band (most of them on some small instances):
-                    # too few left for the rows, the start would be the single-input types' k-RR (n·MSE 6e8 at
-                    # N = 10⁵)
-                    _say(progress, f"{len(found)} sets of one family leave a row unsolvable: the default {whole} "
-                                   "drawn")
-                    found = _random_types(instance, whole, rng, deadline=decorrelate)
-                _say(progress, f"{len(found)} random sets over {instance.count} cells "
-                               f"({time.perf_counter() - clock:.1f} s)")
-                blocks.append((found, None))
-                # where the file's limit binds, the random sets alone and nothing enters beyond them (subset
-                # selection's sets below may still be the start); where its budget does, the sets and a cell's worth
-                most = len(found) if one_family else None if count == whole else count + instance.count
-            if draw_subsets:
-                # subset selection's sets even where the file's limit binds: the design never starts above the
-                # oracle for want of them (English words, N = 10⁵, ε = 4: n·MSE 570,814 from the random sets alone
-                # at the default limit, 75× the oracle's 7,601)
-                subset = _SUBSET_SETS if count == whole else min(_SUBSET_SETS, count)
-                decorrelate = deadline.before((1.0 - _DECORRELATE / 2) * deadline.remaining())
-                subsets = _subset_types(instance, subset, rng, deadline=decorrelate)
-                blocks = subsets + blocks if subsets_first else blocks + subsets
-                if most is not None and subsets:
-                    most = max(most, max(len(table) for table, _ in subsets))
-                _say(progress, f"{sum(len(table) for table, _ in subsets[:1])} of subset selection's sets "
-                               f"({time.perf_counter() - clock:.1f} s)")
+            if sets is None:
+                others = len(start) if start is not None else 0
+                fitted = fitted_count(count, instance, problem.prior.labels, others)
+                limited = limit_count(count, instance, problem.prior.labels, others) if fitted == count else None
+                if fitted < count:
+                    _say(progress, f"{count} random sets cut to {fitted} to fit a {FILE_BUDGET / 2**20:g}-MiB "
+                                   "file")
+                elif limited is not None:
+                    _say(progress, f"{count} random sets cut to {limited} of one family to fit the "
+                                   f"{FILE_LIMIT / 2**20:g}-MiB limit ({FILE_BUDGET / 2**20:g} MiB is out of "
+                                   "reach)")
+                    fitted, one_family = limited, True
+                elif file_bytes(instance, problem.prior.labels, count + others) > FILE_LIMIT:
+                    _say(progress, f"{count} random sets kept: the file will exceed {FILE_LIMIT / 2**20:g} MiB "
+                                   f"(it would hold fewer than the {_ROWS:g} sets a cell that the rows of "
+                                   f"{instance.count} cells need)")
+                whole, count = count, fitted
+            # the decorrelation takes a fifth of the time left at most (three rounds: 24 s at N = 10⁵, under 2 s
+            # at 10⁴; the first round always runs, 8 s at N = 10⁵ against the default limit's 60)
+            decorrelate = deadline.before((1.0 - _DECORRELATE) * deadline.remaining())
+            found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate)
+            if one_family and row_weights(found.means(), np.full(len(found), 1.0 / len(found))) is None:
+                # the balancing drops sets it cannot bring into the band (most of them on some small instances):
+                # too few left for the rows, the start would be the single-input types' k-RR (n·MSE 6e8 at
+                # N = 10⁵)
+                _say(progress, f"{len(found)} sets of one family leave a row unsolvable: the default {whole} "
+                               "drawn")
+                found = _random_types(instance, whole, rng, deadline=decorrelate)
+            _say(progress, f"{len(found)} random sets over {instance.count} cells "
+                           f"({time.perf_counter() - clock:.1f} s)")
+            blocks.append((found, None))
+            # where the file's limit binds, the random sets alone and nothing enters beyond them (subset
+            # selection's sets below may still be the start); where its budget does, the sets and a cell's worth
+            most = len(found) if one_family else None if count == whole else count + instance.count
+            # subset selection's sets even where the file's limit binds: the design never starts above the
+            # oracle for want of them (English words, N = 10⁵, ε = 4: n·MSE 570,814 from the random sets alone
+            # at the default limit, 75× the oracle's 7,601)
+            subset = _SUBSET_SETS if count == whole else min(_SUBSET_SETS, count)
+            decorrelate = deadline.before((1.0 - _DECORRELATE / 2) * deadline.remaining())
+            subsets = _subset_types(instance, subset, rng, deadline=decorrelate)
+            blocks = subsets + blocks if subsets_first else blocks + subsets
+            if most is not None and subsets:
+                most = max(most, max(len(table) for table, _ in subsets))
+            _say(progress, f"{sum(len(table) for table, _ in subsets[:1])} of subset selection's sets "
+                           f"({time.perf_counter() - clock:.1f} s)")
             found = _joined(instance, [table for table, _ in blocks])
             _say(progress, f"{len(found)} candidates")
         if start is not None:
             found = found.extend(start)
             blocks.append((start, None))
-        types, weights = _best_block(base, base_weights, blocks, first=_FIRST if listed is not None else None,
-                                     deadline=deadline)
+        types, weights, value, evaluation = _best_block(base, base_weights, blocks,
+                                                        first=_FIRST if listed is not None else None,
+                                                        deadline=deadline)
         timings["construct"] = time.perf_counter() - clock
         # what follows the engine (certify, the file's sampler check) takes time in T·K: kept from here on, at the
         # pace this run has had so far (on a loaded machine its wall time runs ahead of its CPU time: a design at
         # N = 10⁵ beside two others spent 55 s of CPU in 84 s)
         pace = (time.perf_counter() - begun[0]) / max(time.process_time() - begun[1], 1e-3)
         deadline = deadline.before(_TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE))
-        value = objective(types.means(), types.spreads(), weights, instance.sizes)
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
         stop, gain = "deadline", math.nan   # how the column generation ended, its last round's relative gain
         rounds_take = 0.0                   # … and the wall time of its last round
         clock = time.perf_counter()
-        if math.isfinite(value) and deadline.remaining() > 0:
+        # a round of the generation takes about _ROUND evaluations of f (N = 10⁵: 17.8 s against 3.3 s): none starts
+        # in a share it cannot fit, here or resumed (its first round always runs)
+        round_cost = _ROUND * evaluation
+        if math.isfinite(value) and 0.4 * deadline.remaining() > round_cost:
             share = deadline.before(0.6 * deadline.remaining())
             out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH,
                            most=most, say=(lambda line: _say(progress, line)) if progress else None)
@@ -381,7 +382,7 @@ class SymmetricEngine:
         bound = max(bound, 1.0)
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
-        if listed is None and stop == "deadline" and deadline.remaining() > max(_RESUME, rounds_take):
+        if listed is None and stop == "deadline" and deadline.remaining() > max(_RESUME, rounds_take, round_cost):
             # The bound ended before the deadline (after its first candidate, _bound.py, or with every candidate
             # done): the time left goes back to the search, whose share ran out. The bound holds for every
             # mechanism, whatever design chose its weights.
@@ -474,52 +475,56 @@ def _random_types(instance: Instance, count: int, rng: np.random.Generator, *,
 
 def _subset_types(instance: Instance, count: int, rng: np.random.Generator,
                   deadline: Deadline | None = None) -> list[tuple[TypeTable, np.ndarray | None]]:
-    """Subset selection's sets as types at d*, d*/2 and 2d* inputs (d* its best d at ε), decorrelated.
+    """Subset selection's sets as types at d*, d*/2 and 2d* inputs (d* its best d at ε), decorrelated where few.
 
     Calibrated-baselines.md §4: the symmetrised oracle is a mixture of such types, so the master can match it. Each
     set also lifted to family A's ratio over the ball, capped at :data:`_LIFTS` times e^ε
-    (:func:`~._construct.subset_sets`): one block each, the start the best of them. At d*, ``count`` sets or as
-    many as put every input of the smallest cell in :data:`_COVER` sets on average, whichever is more; at d*/2 and
-    2d* a third as many, and only where they cover as much and outnumber the cells (the rows need both). The sets'
-    counts are decorrelated (:data:`_ORTHOGONAL` rounds, before ``deadline``); the blocks after the first start only
-    before it.
+    (:func:`~._construct.subset_sets`): one block each, the start the best of them. At d*, ``count`` sets; where no
+    positive weights hold their rows, as many as put every input of the smallest cell in :data:`_COVER` sets on
+    average, drawn anew. At d*/2 and 2d* a third as many, only where they outnumber the cells (the rows need it) and
+    before ``deadline``. The sets' counts are decorrelated where they number under twice the cells
+    (:data:`_ORTHOGONAL` rounds, started before ``deadline``).
     """
     n = int(instance.sizes.sum())
     if n < 3 or not instance.epsilon < 700:
         return []
     d = int(oracle_parameters("subset_selection", n, instance.epsilon)[2] or 1)
     smallest = int(instance.cells.sizes.min())
-    blocks: list[tuple[TypeTable, np.ndarray | None]] = []
-    for subset in dict.fromkeys((d, max(1, d // 2), min(n - 1, 2 * d))):
-        cover = math.ceil(_COVER * n / (subset * smallest))
-        sets = max(count, cover) if subset == d else max(count // 3, 1)
-        if subset != d and (sets < cover or sets <= instance.count or (deadline is not None and deadline.expired())):
-            continue
+
+    def drawn(subset: int, sets: int) -> list[tuple[TypeTable, np.ndarray | None]]:
         # decorrelated where the sets are few for the cells: the class part's T/(T − K) (:mod:`._construct`) is
         # above 2 (English words, N = 10⁵: ε = 4, 3,000 sets for 2,529 cells, n·MSE 8,157 → 7,511; ε = 8, 5,883
         # sets, 100.56 → 100.28 for 12 s of a 60-s default)
         rounds = _ORTHOGONAL if sets < 2 * instance.count else 0
-        blocks += subset_sets(instance, sets, rng, subset, _LIFTS, rounds=rounds, deadline=deadline)
+        return subset_sets(instance, sets, rng, subset, _LIFTS, rounds=rounds, deadline=deadline)
+
+    blocks = drawn(d, count)
+    cover = math.ceil(_COVER * n / (d * smallest))
+    if blocks[0][1] is None and cover > count:
+        blocks = drawn(d, cover)
+    for subset in dict.fromkeys((max(1, d // 2), min(n - 1, 2 * d))):
+        sets = max(count // 3, 1)
+        if subset != d and sets > instance.count and not (deadline is not None and deadline.expired()):
+            blocks += drawn(subset, sets)
     return blocks
 
 
-def _families(instance: Instance) -> tuple[bool, bool, bool]:
-    """Which candidates to draw: (random sets, subset selection's sets, the latter first), by their flat-prior n·MSE.
+def _subsets_first(instance: Instance) -> bool:
+    """Whether subset selection's sets are tried first as the start: their flat-prior n·MSE is the lower.
 
     Random sets at the least set mass M = 1/h* give about N·M/(1 − M) (:mod:`._construct`); subset selection's
-    sets about the oracle's own n·MSE (its standard estimator, which the efficient decoder never exceeds). A family
-    more than :data:`_RIVAL` times the other's is not drawn: at N = 10⁵ each costs 10–30 s of a 60-s default. The
-    English top-10⁵ words (β = 0.118): at ε = 8 the random sets' 6,270 against subset selection's 133 (the default
-    design was 1,016 with both, 7.6× worse than the oracle; 101 with subset selection's sets alone); at ε ≤ 1 subset
-    selection's 368,261 against 74,446.
+    sets about the oracle's own n·MSE (its standard estimator, which the efficient decoder never exceeds). Past the
+    construction's deadline later blocks are not tried (:func:`_best_block`): at N = 10⁵ each costs seconds of a
+    60-s default. English top-10⁵ words (β = 0.118): at ε = 8 6,270 against 133, at ε = 1 74,446 against 368,261.
+    (Leaving the worse family out altogether cost 3 % at Zipf N = 1,000, ε = 8, 120 s: its sets start the pricing
+    search's moves.)
     """
     n = int(instance.sizes.sum())
     if n < 3 or not instance.epsilon < 700:
-        return True, False, False
+        return False
     mass = instance.least_set_mass
     sets = n * mass / (1.0 - mass) if mass < 1.0 else math.inf
-    subset = oracle_mse("subset_selection", n, instance.epsilon)
-    return sets <= _RIVAL * subset, subset <= _RIVAL * sets, subset < sets
+    return oracle_mse("subset_selection", n, instance.epsilon) < sets
 
 
 def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:
@@ -530,7 +535,8 @@ def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:
 
 
 def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[TypeTable, np.ndarray | None]],
-                first: int | None = None, deadline: Deadline | None = None) -> tuple[TypeTable, np.ndarray]:
+                first: int | None = None,
+                deadline: Deadline | None = None) -> tuple[TypeTable, np.ndarray, float, float]:
     """The start of least n·MSE among the blocks of candidates (each with the single-input types where they need them).
 
     A block given with its own weights (an oracle's mixture, :func:`~._construct.subset_sets`) starts from them,
@@ -539,8 +545,11 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     master from :data:`_FIRST` of them is exact and fast (N = 14, 1,735 types: 0.6 s); first-order steps from all
     of them stalled 1e-4 above the optimum. Past ``deadline`` no further block is tried (each costs seconds at
     N = 10⁵); the blocks come in the order of their family's flat-prior value (:func:`_families`).
+
+    Returns (types, weights, f = tr J⁻¹ at them, the wall time of the longest evaluation of f).
     """
     best: tuple[float, TypeTable, np.ndarray] | None = None
+    longest = 0.0
     rng = np.random.default_rng(len(blocks))
     for block, given in blocks:
         if best is not None and deadline is not None and deadline.expired():
@@ -551,11 +560,13 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
             if first is not None and len(block) > first:
                 block = block.select(np.sort(rng.choice(len(block), first, replace=False)))
             types, weights = _start(base, base_weights, block)
+        clock = time.perf_counter()
         value = objective(types.means(), types.spreads(), weights, base.instance.sizes)
+        longest = max(longest, time.perf_counter() - clock)
         if best is None or value < best[0]:
             best = (value, types, weights)
     assert best is not None  # blocks is never empty
-    return best[1], best[2]
+    return best[1], best[2], best[0], longest
 
 
 def _two_families(instance: Instance) -> bool:
