@@ -337,8 +337,11 @@ class SymmetricEngine:
         # what follows the engine (certify, the file's sampler check) takes time in T·K: kept from here on, at the
         # pace this run has had so far (on a loaded machine its wall time runs ahead of its CPU time: a design at
         # N = 10⁵ beside two others spent 55 s of CPU in 84 s)
+        # — beyond the tenth of the limit that the design command keeps for the file already (at N = 5,000 with
+        # 120 s that tenth covers it; at N = 10⁵ with 60 s it does not)
         pace = (time.perf_counter() - begun[0]) / max(time.process_time() - begun[1], 1e-3)
-        deadline = deadline.before(_TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE))
+        tail = _TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE)
+        deadline = deadline.before(max(tail - 0.1 * deadline.seconds, 0.0))
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
         stop, gain = "deadline", math.nan   # how the column generation ended, its last round's relative gain
@@ -500,7 +503,7 @@ def _subset_types(instance: Instance, count: int, rng: np.random.Generator,
 
     blocks = drawn(d, count)
     cover = math.ceil(_COVER * n / (d * smallest))
-    if blocks[0][1] is None and cover > count:
+    if blocks[0][1] is None and cover > count and d > 1:  # single inputs: the start adds the others' (:func:`_start`)
         blocks = drawn(d, cover)
     for subset in dict.fromkeys((max(1, d // 2), min(n - 1, 2 * d))):
         sets = max(count // 3, 1)
