@@ -80,6 +80,9 @@ _RESUME = 2.0           # seconds the bound must leave for the search to resume 
 _TAIL = 1.2e-6          # seconds per type and cell kept for what follows the engine: at N = 10⁵ (K = 2,529 cells,
                         # 5,883 types) certify took 5.1 s and the file's sampler check 13.4 s, 1.24e-6 s each
 _PACE = 4.0             # … times the run's wall time over its CPU time so far, at most this
+_TAIL_F = 6.0           # … and at least this many evaluations of f at the start (they slow down together on a
+                        # loaded machine: at N = 10⁵, ε = 8, f 3.3 s and certify with the check 18 s alone; beside
+                        # another run both took about a third more, in CPU time as much as in wall time)
 _ROUND = 4.0            # a generation round costs about this many evaluations of f (English words, N = 10⁵, ε = 8:
                         # 17.8 s against 3.3 s; a round starts only where its share holds that much)
 _ROWS_KEPT = 1e-10       # the rows of the types kept after the dust is dropped (the file asks 1e-9)
@@ -340,7 +343,7 @@ class SymmetricEngine:
         # — beyond the tenth of the limit that the design command keeps for the file already (at N = 5,000 with
         # 120 s that tenth covers it; at N = 10⁵ with 60 s it does not)
         pace = (time.perf_counter() - begun[0]) / max(time.process_time() - begun[1], 1e-3)
-        tail = _TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE)
+        tail = max(_TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE), _TAIL_F * evaluation)
         deadline = deadline.before(max(tail - 0.1 * deadline.seconds, 0.0))
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
