@@ -41,9 +41,7 @@ __all__ = ["ROWS_HELD", "orthogonal_counts", "random_sets", "random_two_level", 
 
 #: The rows Σ_t θ_t μ_t = 1 that :func:`row_weights` and :func:`relative_row_weights` return must meet to this
 #: (absolute): far above a solve's rounding, far below the misses of a rank-deficient one (3–23 %). The engine's
-#: final correction asks 1e-10 (:func:`~._engine._kept`), the mechanism file 1e-9. At 1e-10 here, corrections that
-#: the generation's entering types needed at high ε were refused (Zipf N = 5,000, ε = 8, 120 s: n·MSE 4.268 against
-#: 4.144).
+#: final correction asks 1e-10 (:func:`~._engine._kept`), the mechanism file 1e-9.
 ROWS_HELD = 1e-6
 
 
