@@ -336,16 +336,19 @@ def test_entering_types_are_held_where_a_relative_correction_takes_one_below_zer
     np.testing.assert_allclose(weights[-3:], 1e-2 * out.theta.mean(), rtol=1e-15)
 
 
-def test_subset_selection_sets_cover_every_input_at_high_epsilon():
+def test_subset_selection_sets_cover_every_input_at_high_epsilon(monkeypatch):
     """Zipf counts N = 5,964 (m = 2·10⁵), ε = 8: d* = 2, so 3,000 sets put each input in about one set, and the
     block's weights missed the rows by 23 % (n·MSE infinite) — as at the English top-10⁵ words, where the default
-    design was 7.6× worse than subset selection. Where no positive weights hold them, as many sets as put each input in
-    two on average are drawn anew: the rows hold, and every block whose rows hold starts below the oracle (6.00–6.02
-    against 7.01)."""
+    design was 7.6× worse than subset selection. Where no positive weights hold them and the cells are many, as many
+    sets as put each input in two on average are drawn anew: the rows hold, and every block whose rows hold starts
+    below the oracle (6.00–6.02 against 7.01)."""
+    from mechdesign.design.symmetric import _engine
     from mechdesign.design.symmetric._engine import _subset_types
 
     problem = _zipf_problem(6_000, 200_000, 8.0)
     instance = Instance.from_problem(problem)
+    assert _subset_types(instance, 3_000, np.random.default_rng(0))[0][1] is None  # 330 cells: below _COVER_FROM
+    monkeypatch.setattr(_engine, "_COVER_FROM", instance.count)  # as with many cells (N = 10⁵: 2,529)
     oracle = oracle_mse("subset_selection", problem.size, 8.0)
     blocks = _subset_types(instance, 3_000, np.random.default_rng(0))
     assert blocks[0][1] is not None and len(blocks[0][0]) > 3_000  # d*'s sets, drawn anew at two an input

@@ -75,8 +75,7 @@ _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as man
 _LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
-_RESUME = 2.0           # seconds the bound must leave for the search to resume (a round at N = 256 takes 1–3 s),
-                        # at least as many as the search's last round took
+_RESUME = 2.0           # seconds the bound must leave for the search to resume (a round at N = 256 takes 1–3 s)
 _TAIL = 1.2e-6          # seconds per type and cell kept for what follows the engine: at N = 10⁵ (K = 2,529 cells,
                         # 5,883 types) certify took 5.1 s and the file's sampler check 13.4 s, 1.24e-6 s each
 _PACE = 4.0             # … times the run's wall time over its CPU time so far, at most this
@@ -95,6 +94,10 @@ _DECORRELATE = 0.2       # … within this share of the time left (a round start
 _COVER = 2.0             # where subset selection's sets leave a row no positive weights meet, as many as put each
                          # input in this many sets on average: at ε = 8 (English words, N = 10⁵, d* = 34) 3,000 sets
                          # (one each) did; 6,000 gave n·MSE 100.6 before any search, 9,000 99.2 (the oracle: 133.3)
+_COVER_FROM = 1_000      # … from this many cells on (fewer: the start mixes the single-input types in, :func:`_start`,
+                         # and the master's rounds are fast): at Zipf N = 5,000, ε = 8 (K = 338, 120 s) the 4,340 sets
+                         # of the redraw made a round 21 s and the design 4.268 against 4.145 from 3,000 sets; at
+                         # N = 10⁵ (K = 2,529, 60 s) the mixed start was 1,016 against the redraw's 100.4
 
 
 #: The structured file the default design aims to fit (bytes): fewer random sets are drawn where that keeps at
@@ -348,7 +351,6 @@ class SymmetricEngine:
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
         stop, gain = "deadline", math.nan   # how the column generation ended, its last round's relative gain
-        rounds_take = 0.0                   # … and the wall time of its last round
         clock = time.perf_counter()
         # a round of the generation takes about _ROUND evaluations of f (N = 10⁵: 17.8 s against 3.3 s): none starts
         # in a share it cannot fit, here or resumed (its first round always runs)
@@ -357,7 +359,7 @@ class SymmetricEngine:
             share = deadline.before(0.6 * deadline.remaining())
             out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH,
                            most=most, say=(lambda line: _say(progress, line)) if progress else None)
-            stop, gain, rounds_take = out.stop, out.gain, out.seconds
+            stop, gain = out.stop, out.gain
             if out.value <= value:
                 types, weights, value, steps = out.types, out.weights, out.value, out.rounds
             _say(progress, f"master: n·MSE {value - 1:.6g} after {steps} rounds of column generation"
@@ -388,7 +390,7 @@ class SymmetricEngine:
         bound = max(bound, 1.0)
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
-        if listed is None and stop == "deadline" and deadline.remaining() > max(_RESUME, rounds_take, round_cost):
+        if listed is None and stop == "deadline" and deadline.remaining() > max(_RESUME, round_cost):
             # The bound ended before the deadline (after its first candidate, _bound.py, or with every candidate
             # done): the time left goes back to the search, whose share ran out. The bound holds for every
             # mechanism, whatever design chose its weights.
@@ -486,10 +488,10 @@ def _subset_types(instance: Instance, count: int, rng: np.random.Generator,
     Calibrated-baselines.md §4: the symmetrised oracle is a mixture of such types, so the master can match it. Each
     set also lifted to family A's ratio over the ball, capped at :data:`_LIFTS` times e^ε
     (:func:`~._construct.subset_sets`): one block each, the start the best of them. At d*, ``count`` sets; where no
-    positive weights hold their rows, as many as put every input of the smallest cell in :data:`_COVER` sets on
-    average, drawn anew. At d*/2 and 2d* a third as many, only where they outnumber the cells (the rows need it) and
-    before ``deadline``. The sets' counts are decorrelated where they number under twice the cells
-    (:data:`_ORTHOGONAL` rounds, started before ``deadline``).
+    positive weights hold their rows and the cells are many (:data:`_COVER_FROM`), as many as put every input of
+    the smallest cell in :data:`_COVER` sets on average, drawn anew. At d*/2 and 2d* a third as many, only where
+    they outnumber the cells (the rows need it) and before ``deadline``. The sets' counts are decorrelated where
+    they number under twice the cells (:data:`_ORTHOGONAL` rounds, started before ``deadline``).
     """
     n = int(instance.sizes.sum())
     if n < 3 or not instance.epsilon < 700:
@@ -506,7 +508,7 @@ def _subset_types(instance: Instance, count: int, rng: np.random.Generator,
 
     blocks = drawn(d, count)
     cover = math.ceil(_COVER * n / (d * smallest))
-    if blocks[0][1] is None and cover > count and d > 1:  # single inputs: the start adds the others' (:func:`_start`)
+    if blocks[0][1] is None and cover > count and d > 1 and instance.count >= _COVER_FROM:
         blocks = drawn(d, cover)
     for subset in dict.fromkeys((max(1, d // 2), min(n - 1, 2 * d))):
         sets = max(count // 3, 1)
