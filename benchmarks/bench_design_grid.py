@@ -197,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
 def merge_rows(name: str, rows: list[dict[str, object]], command: str) -> None:
     """Merge ``rows`` into results/``name``.json: a row of the same task and ε is replaced, the others kept, each
     with the commit (and the highest load) of the run that measured it; the runs' commands are listed."""
-    document = _document(name)
+    exists = (ROOT / "benchmarks" / "results" / f"{name}.json").exists()
+    document = _document(name) if exists else {"rows": [], "commands": []}  # a new file: the merged rows alone
     fresh = {(r["task"], r["epsilon"]) for r in rows}
     kept = [row for row in _stamped(document) if (row["task"], row["epsilon"]) not in fresh]
     order = {key: (i, 0.0) for i, key in enumerate((r["task"], r["epsilon"]) for r in document["rows"])}

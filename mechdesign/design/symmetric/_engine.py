@@ -554,7 +554,7 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     takes the winner whole (first-order steps while it is large). Where every type is listed the restricted Newton
     master from :data:`_FIRST` of them is exact and fast (N = 14, 1,735 types: 0.6 s); first-order steps from all
     of them stalled 1e-4 above the optimum. Past ``deadline`` no further block is tried (each costs seconds at
-    N = 10⁵); the blocks come in the order of their family's flat-prior value (:func:`_families`).
+    N = 10⁵); the blocks come in the order of their family's flat-prior value (:func:`_subsets_first`).
 
     Returns (types, weights, f = tr J⁻¹ at them, the wall time of the longest evaluation of f).
     """
