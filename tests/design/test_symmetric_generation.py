@@ -411,4 +411,6 @@ def test_a_bound_with_no_time_left_is_the_floor():
     floor = diagonal_floor(p, instance.epsilon, instance.radius)
     found = symmetric_bound(instance, types, out.theta, deadline=Deadline(0.0))
     assert found == (floor, "floor")
-    assert symmetric_bound(instance, types, out.theta, deadline=Deadline(30.0)).value >= floor
+    # with a second it takes at least the capped matrix form, 2 % above the floor here (6.60 against 6.48)
+    found = symmetric_bound(instance, types, out.theta, deadline=Deadline(1.0), thorough=False)
+    assert found.value > floor and found.source in {"capped", "reach"}
