@@ -79,6 +79,7 @@ _RESUME = 2.0           # seconds the bound must leave for the search to resume 
 _TAIL = 1.2e-6          # seconds per type and cell kept for what follows the engine: at N = 10⁵ (K = 2,529 cells,
                         # 5,883 types) certify took 5.1 s and the file's sampler check 13.4 s, 1.24e-6 s each
 _PACE = 4.0             # … times the run's wall time over its CPU time so far, at most this
+_FILE_SHARE = 0.1       # … less the share of the limit that ``mechdesign design`` keeps for writing the file
 _TAIL_F = 6.0           # … and at least this many evaluations of f at the start (they slow down together on a
                         # loaded machine: at N = 10⁵, ε = 8, f 3.3 s and certify with the check 18 s alone; beside
                         # another run both took about a third more, in CPU time as much as in wall time)
@@ -285,7 +286,7 @@ class SymmetricEngine:
             _say(progress, f"every type: {len(found)} over {instance.count} cells")
         else:
             subsets_first = _subsets_first(instance)
-            blocks, most, one_family, whole = [], None, False, count
+            blocks, one_family, whole = [], False, count
             if sets is None:
                 others = len(start) if start is not None else 0
                 fitted = fitted_count(count, instance, problem.prior.labels, others)
@@ -329,7 +330,7 @@ class SymmetricEngine:
             blocks = subsets + blocks if subsets_first else blocks + subsets
             if most is not None and subsets:
                 most = max(most, max(len(table) for table, _ in subsets))
-            _say(progress, f"{sum(len(table) for table, _ in subsets[:1])} of subset selection's sets "
+            _say(progress, f"{len(subsets[0][0]) if subsets else 0} of subset selection's sets "
                            f"({time.perf_counter() - clock:.1f} s)")
             found = _joined(instance, [table for table, _ in blocks])
             _say(progress, f"{len(found)} candidates")
@@ -342,14 +343,13 @@ class SymmetricEngine:
                                                         first=_FIRST if listed is not None else None,
                                                         deadline=deadline.before(0.6 * deadline.remaining()))
         timings["construct"] = time.perf_counter() - clock
-        # what follows the engine (certify, the file's sampler check) takes time in T·K: kept from here on, at the
-        # pace this run has had so far (on a loaded machine its wall time runs ahead of its CPU time: a design at
-        # N = 10⁵ beside two others spent 55 s of CPU in 84 s)
-        # — beyond the tenth of the limit that the design command keeps for the file already (at N = 5,000 with
-        # 120 s that tenth covers it; at N = 10⁵ with 60 s it does not)
+        # what follows the engine (certify, the file's sampler check) takes time in T·K, at the pace this run has had
+        # so far (on a loaded machine wall time runs ahead of CPU time: a design at N = 10⁵ beside two others spent
+        # 55 s of CPU in 84 s): kept from here on, beyond the share the design command keeps for the file already
+        # (at N = 5,000 with 120 s that share covers it; at N = 10⁵ with 60 s it does not)
         pace = (time.perf_counter() - begun[0]) / max(time.process_time() - begun[1], 1e-3)
         tail = max(_TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE), _TAIL_F * evaluation)
-        deadline = deadline.before(max(tail - 0.1 * deadline.seconds, 0.0))
+        deadline = deadline.before(max(tail - _FILE_SHARE * deadline.seconds, 0.0))
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         steps = 0
         stop, gain = "deadline", math.nan   # how the column generation ended, its last round's relative gain
@@ -357,8 +357,8 @@ class SymmetricEngine:
         # a round of the generation takes about _ROUND evaluations of f (N = 10⁵: 17.8 s against 3.3 s): none starts
         # in a share it cannot fit, here or resumed (its first round always runs)
         round_cost = _ROUND * evaluation
-        if math.isfinite(value) and 0.4 * deadline.remaining() > round_cost:
-            share = deadline.before(0.6 * deadline.remaining())
+        share = deadline.before(0.6 * deadline.remaining())
+        if math.isfinite(value) and share.remaining() > round_cost:
             out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH,
                            most=most, say=(lambda line: _say(progress, line)) if progress else None)
             stop, gain = out.stop, out.gain

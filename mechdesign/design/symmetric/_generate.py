@@ -64,8 +64,7 @@ class GenerationResult:
     rounds), "deadline" (its time ran out), "budget" (no room under the file's budget), "entered" (the types that
     price below zero are in already), "weights" (no positive weights take an entering type) or "master" (a master
     failed) — and ``gain`` the relative decrease of f in the last round (NaN before a second master); ``seconds``
-    the wall time of the last whole round (0 before one ends): a caller resuming the generation starts it only with
-    that much time left.
+    the time of the last whole round on the deadline's clock (0 before one ends), by which the next would not start.
     """
 
     __slots__ = ("converged", "gain", "rounds", "seconds", "stop", "types", "value", "weights")
