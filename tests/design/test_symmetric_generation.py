@@ -243,6 +243,67 @@ def test_the_c1_search_prices_what_the_generation_prices_and_its_types_stay_priv
     assert mechanism.type_capacities(instance.radius)[-16:].max() <= instance.epsilon
 
 
+def test_family_c2_sets_with_heavy_donors_price_below_zero_lower_the_master_and_stay_private():
+    """Zipf N = 300, ε = 4, β = 0.12, the master over subset selection's sets and the single-input types (priced
+    out over them): family C2's sets with heavy donors price far below zero (−68), the 64 best lower the restricted
+    optimum by 8 % (25.87 → 23.69), and the certifier's capacity of each is ≤ ε."""
+    from mechdesign.design.symmetric._construct import donor_ratio, donor_sets, relative_row_weights
+
+    instance, table, types, out, _, _ = _priced_search()
+    assert donor_ratio(instance) > 9.0
+    donors = donor_sets(instance, 1_000, np.random.default_rng(0))
+    assert len(donors) > 500
+    assert reduced_costs(types, out.theta, out.duals, table).min() > -1e-6  # the pool's own types: priced out
+    priced = reduced_costs(types, out.theta, out.duals, donors)
+    assert priced.min() < -10.0
+    joined = types.extend(donors.select(np.argsort(priced)[:64]))
+    start = relative_row_weights(joined.means(), np.concatenate([out.theta, np.full(64, 1e-6)]))
+    assert start is not None
+    from mechdesign.core._threads import single_thread
+
+    with single_thread():
+        lowered = solve_master(joined.means(), joined.spreads(), start, instance.sizes, tolerance=1e-9)
+    before = objective(types.means(), types.spreads(), out.theta, instance.sizes)
+    after = objective(joined.means(), joined.spreads(), lowered.theta, instance.sizes)
+    assert after < before - 0.05 * (before - 1.0)
+    weights = relative_row_weights(joined.means(), lowered.theta)
+    assert weights is not None
+    mechanism = SymmetricMechanism.from_types(instance.cells, joined.high, joined.low, weights, joined.a, joined.b)
+    assert mechanism.type_capacities(instance.radius)[-64:].max() <= instance.epsilon
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(data=st.data(), size=st.integers(3, 40), epsilon=st.floats(0.5, 9.0), radius=st.floats(0.005, 1.5))
+def test_every_donor_set_is_a_private_member_of_family_c2(data, size, epsilon, radius):
+    """[D] Every set :func:`donor_sets` returns is ε-PML over the ball, checked on its lift vector expanded to inputs
+    with the ball's worst prior found greedily here (β/2 from the largest entries onto the smallest), sums to one
+    against P̂, has its high set lighter than β/2, one or two of the six heaviest inputs low, and a zero."""
+    from mechdesign.design.symmetric._construct import donor_sets
+
+    counts = data.draw(st.lists(st.integers(1, 300), min_size=size, max_size=size))
+    problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
+    instance = Instance.from_problem(problem)
+    found = donor_sets(instance, 20, np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))))
+    assume(len(found) > 0)  # about three instances in five: no light input, or no donor heavy enough for a ratio > 1
+    s, p = instance.cells.sizes, instance.probabilities
+    prior = np.repeat(p, s)
+    sixth = np.sort(prior)[::-1][min(5, prior.size - 1)]
+    for t in range(len(found)):
+        assert found.a[t] @ p < radius / 2 and 1 <= found.b[t].sum() <= 2
+        assert np.all(p[found.b[t] > 0] >= sixth) and np.all(found.a[t] + found.b[t] <= s)
+        v = np.concatenate([[found.high[t]] * int(found.a[t, c]) + [found.low[t]] * int(found.b[t, c])
+                            + [0.0] * int(s[c] - found.a[t, c] - found.b[t, c]) for c in range(instance.count)])
+        assert prior @ v == pytest.approx(1.0, rel=1e-9)
+        assert v.min() == 0.0 and found.high[t] > found.low[t] > 0
+        take, order, worst = radius / 2, np.argsort(-v, kind="stable"), prior @ v
+        for x in order:
+            moved = min(prior[x], take)
+            worst -= moved * v[x]
+            take -= moved
+        worst += (radius / 2 - take) * v.min()
+        assert v.max() <= np.exp(epsilon) * worst * (1 + 1e-12)
+
+
 @pytest.mark.slow  # about 100 s of CPU: two generations to their stall
 def test_family_c1_joins_a_stalled_generation_and_lowers_it(monkeypatch):
     """Zipf N = 40 (m = 2,000), ε = 2, β = 0.20, the engine's pool and start, no deadline in reach (the stall rule

@@ -49,6 +49,8 @@ from mechdesign.design.baselines._ldp_oracles import oracle_mse, oracle_paramete
 from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
+    donor_ratio,
+    donor_sets,
     random_sets,
     random_two_level,
     relative_row_weights,
@@ -72,6 +74,8 @@ AUTO_FROM = 200
 _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
                          # N = 2,000, ε = 4, with the oracle's weights, 1,000 sets give n·MSE 145.6, 3,000 137.0,
                          # 10,000 135.0 (subset selection itself: 150.9)
+_DONOR_SETS = 3_000      # family C2's sets with heavy donors among the candidates (:func:`~._construct.donor_sets`) …
+_DONOR_RATIO = 1.5       # … where two donors allow h/l of at least this (ε = 4: 8.0 at Zipf N = 256, 6.9 at 1,000)
 _LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
@@ -333,6 +337,11 @@ class SymmetricEngine:
             _say(progress, f"{len(subsets[0][0]) if subsets else 0} of subset selection's sets "
                            f"({time.perf_counter() - clock:.1f} s)")
             found = _joined(instance, [table for table, _ in blocks])
+            if donor_ratio(instance) >= _DONOR_RATIO:
+                # candidates only (they do not cover the rows): light inputs high, paid for by heavy ones low
+                donors = donor_sets(instance, _DONOR_SETS, rng)
+                found = found.extend(donors)
+                _say(progress, f"{len(donors)} sets of family C2 with heavy donors")
             _say(progress, f"{len(found)} candidates")
         if start is not None:
             found = found.extend(start)
