@@ -38,7 +38,7 @@ from mechdesign._deadline import Deadline
 from mechdesign.design.symmetric._construct import relative_row_weights
 from mechdesign.design.symmetric._instance import TypeTable
 from mechdesign.design.symmetric._master import descend, gradient, objective, solve_master
-from mechdesign.design.symmetric._search import improve, improve_c1
+from mechdesign.design.symmetric._search import c2_types, improve, improve_c1, improve_c2
 
 __all__ = ["GAINING", "GenerationResult", "entering_room", "generate", "reduced_costs"]
 
@@ -54,6 +54,7 @@ _FRACTIONS = (1e-2, 1e-4, 1e-6, 1e-8)  # an entering type's first weight, as a f
 _CHUNK = 8_192            # candidates priced at a time (a chunk's T × K products stay in cache-sized blocks)
 _C1_STARTS = 8           # once the generation stalls, family C1's search runs from this many of the best-priced …
 _C1_PATIENCE = 2         # … until none of its types has entered in this many rounds running
+_C2_STARTS = 16         # family C2's candidates whose high sets the search moves, each round
 GAINING = 1e-3           # a generation cut by its deadline "still gains" when its last round lowered f this much
 
 
@@ -127,6 +128,7 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
     rough = True
     gain = math.nan
     c1_rounds, c1_tried = 0, False  # family C1's search: off until the others stall (then while its types enter)
+    c2_pool = np.flatnonzero(c2_types(pool)) if len(pool) else np.zeros(0, dtype=np.int64)  # family C2 in the pool
     stop = "deadline"
     last, started = 0.0, deadline.elapsed()
     while True:
@@ -174,7 +176,7 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
         _, _, g, omega = gradient(types.means(), types.spreads(), weights, sizes)
         candidates = pool
         cost = _prices(pool, g, omega, out.duals)
-        c1_from = len(pool)
+        c1_from = c2_from = len(pool)
         if search > 0 and len(pool):
             starts = pool.select(np.argsort(cost)[:search])
             found = improve(types.instance, starts, g, omega, out.duals, deadline=deadline)
@@ -182,14 +184,22 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
             if c1_rounds > 0:
                 c1_starts = starts.select(np.arange(min(_C1_STARTS, len(starts))))
                 found = found.extend(improve_c1(types.instance, c1_starts, g, omega, out.duals, deadline=deadline))
+            c2_from = len(pool) + len(found)
+            if c2_pool.size:
+                # family C2's best-priced candidates (the donor sets, :func:`~._construct.donor_sets`), their high
+                # sets moved: the random draws' few light inputs become the ones the prices ask for
+                c2_starts = pool.select(c2_pool[np.argsort(cost[c2_pool])[:_C2_STARTS]])
+                found = found.extend(improve_c2(types.instance, c2_starts, g, omega, out.duals, deadline=deadline))
             candidates = pool.extend(found)
             cost = np.concatenate([cost, _prices(found, g, omega, out.duals)])
+            if len(found):
+                c2_pool = np.concatenate([c2_pool, len(pool) + np.flatnonzero(c2_types(found))])
             pool = candidates  # what the search found stays a candidate
         order = np.argsort(cost)[:enter]
         order = order[cost[order] < -tolerance * value]
-        if c1_rounds > 0 and len(candidates) > c1_from:
+        if c1_rounds > 0 and c2_from > c1_from:
             # family C1's search stays while its types enter: none in _C1_PATIENCE rounds running, it stops
-            c1_rounds = _C1_PATIENCE if np.any(order >= c1_from) else c1_rounds - 1
+            c1_rounds = _C1_PATIENCE if np.any((order >= c1_from) & (order < c2_from)) else c1_rounds - 1
         if say is not None:
             least = float(cost.min()) if cost.size else math.nan
             say(f"generation round {rounds}: n·MSE {value - 1:.6g} on {len(types)} types ({out.steps} steps, "

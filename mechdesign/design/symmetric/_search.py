@@ -27,7 +27,7 @@ import numpy as np
 from mechdesign._deadline import Deadline
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
-__all__ = ["improve", "improve_c1"]
+__all__ = ["c2_types", "improve", "improve_c1", "improve_c2"]
 
 _STEPS = 4.0       # moves per type at most, per cell
 
@@ -275,3 +275,109 @@ def _c1_form(high: float, t: np.ndarray | float, j: int, quad: np.ndarray | floa
     return np.asarray(-(high * high * quad + 2.0 * high * tj * gj + tj * tj * g[j, j]) - high * high * sigma
                       - wide[j] * (t * t * (1.0 - 1.0 / s[j]) - 2.0 * high * aj * t / s[j])
                       + high * nu_u + t * duals[j] / s[j])
+
+
+def c2_types(types: TypeTable) -> np.ndarray:
+    """Where ``types`` are of family C2: a low set and zeros (l > 0, b ≠ 0, a + b < s somewhere), H lighter than β/2."""
+    instance = types.instance
+    zeros = ((types.a + types.b) < instance.cells.sizes).any(axis=1)
+    light = types.a @ instance.probabilities < instance.radius / 2
+    return (types.low > 0) & (types.b.sum(axis=1) > 0) & zeros & light
+
+
+def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndarray, duals: np.ndarray,
+               *, steps: int | None = None, deadline: Deadline | None = None) -> TypeTable:
+    """Types of family C2 improved by single-input moves of their high sets, the low set held [D].
+
+    Family C2 (:func:`~._construct.donor_sets`): H lighter than β/2 at h, L at l, zeros elsewhere, with
+    h/l = a(1 − MARGIN)(M_H + M_L − β/2) and P̂·v = 1, so both levels follow from M_H once L is held. With u = a/s and
+    z = b/s (b held, H kept out of L's cells), μ = h·u + l·z and the within-cell spreads are h²a(s − a) and l²b(s − b)
+    over s(s − 1), so the price expands into
+
+        r = −(h²Q + 2hl·(Gz)·u + l²zᵀGz) − h²σ − l²σ_L + h ν·u + l ν·z,
+
+    Q = uᵀGu, σ = Σ_k ω_k a_k(s_k − a_k)/(s_k(s_k − 1)) (σ_L likewise with b), and every move of one input into or
+    out of H is priced at once in O(K), as in :func:`improve`; moves keep H's mass in (0, β/2) and h/l > 1. Starts
+    that are not of the family (:func:`c2_types`) are left out.
+
+    Returns
+    -------
+    TypeTable
+        One C2 type per start of the family (levels from its final mass, counts a and the start's b).
+    """
+    k = instance.count
+    s, p = instance.sizes, instance.probabilities
+    sizes = instance.cells.sizes
+    half = instance.radius / 2
+    rate = instance.a * (1.0 - MARGIN)
+    limit = steps if steps is not None else int(_STEPS * k) + 16
+    split = s > 1
+    w = np.where(split, omega / np.where(split, s * (s - 1.0), 1.0), 0.0)
+    diag = np.diag(g).copy()
+    family = c2_types(starts) if len(starts) else np.zeros(0, dtype=bool)
+    highs, lows, counts, rests = [], [], [], []
+
+    def levels(mass: np.ndarray | float, low_mass: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        m = np.asarray(mass, dtype=np.float64)
+        ratio = rate * (m + low_mass - half)
+        level = 1.0 / (m * ratio + low_mass)
+        return ratio * level, level, (m > 0) & (m < half) & (ratio > 1.0 + 1e-9) & (m + low_mass < 1.0)
+
+    for t in np.flatnonzero(family):
+        if deadline is not None and deadline.expired():
+            break
+        a = starts.a[t].astype(np.float64)
+        b = starts.b[t]
+        free = b == 0
+        z = b / s
+        gz = g @ z
+        zgz, nu_z = float(z @ gz), float(z @ duals)
+        spread_l = float(w @ (b * (s - b)))
+        low_mass = float(b @ p)
+        u = a / s
+        gu = g @ u
+        mass = float(a @ p)
+        quad0, cross0, sigma0, nu0 = float(u @ gu), float(gz @ u), float(w @ (a * (s - a))), float(u @ duals)
+
+        def price(h: np.ndarray | float, l: np.ndarray | float, quad: np.ndarray | float,
+                  cross: np.ndarray | float, sigma: np.ndarray | float, nu_u: np.ndarray | float) -> np.ndarray:
+            return np.asarray(-(h * h * quad + 2.0 * h * l * cross + l * l * zgz) - h * h * sigma
+                              - l * l * spread_l + h * nu_u + l * nu_z)
+
+        h0, l0, _ = levels(mass, low_mass)
+        best_price = float(price(h0, l0, quad0, cross0, sigma0, nu0))
+        for move in range(limit):
+            if deadline is not None and move % 16 == 15 and deadline.expired():
+                break
+            best_move = None
+            for delta in (1.0, -1.0):
+                room = free & (a + delta >= 0) & (a + delta <= sizes)
+                if not room.any():
+                    continue
+                hh, ll, ok = levels(mass + delta * p, low_mass)
+                quad = quad0 + 2.0 * delta * gu / s + diag / (s * s)
+                cross = cross0 + delta * gz / s
+                sigma = sigma0 + w * ((a + delta) * (s - a - delta) - a * (s - a))
+                nu_u = nu0 + delta * duals / s
+                value = price(hh, ll, quad, cross, sigma, nu_u)
+                j = _better(np.where(room & ok, value, np.inf), best_price)
+                if j is not None:
+                    best_price, best_move = float(value[j]), (j, delta)
+            if best_move is None:
+                break
+            i, delta = best_move
+            cross0 += delta * gz[i] / s[i]
+            sigma0 += w[i] * ((a[i] + delta) * (s[i] - a[i] - delta) - a[i] * (s[i] - a[i]))
+            nu0 += delta * duals[i] / s[i]
+            mass += _apply(a, u, gu, g, s, p, i, delta)
+            quad0 = float(u @ gu)
+        h, low, ok = levels(mass, low_mass)
+        if not ok or a.sum() == 0:
+            continue
+        highs.append(float(h))
+        lows.append(float(low))
+        counts.append(a.astype(np.int64))
+        rests.append(b.astype(np.int64))
+    if not highs:
+        return TypeTable(instance)
+    return TypeTable(instance, np.array(highs), np.array(lows), np.array(counts), np.array(rests))
