@@ -272,6 +272,73 @@ def test_family_c2_sets_with_heavy_donors_price_below_zero_lower_the_master_and_
     assert mechanism.type_capacities(instance.radius)[-64:].max() <= instance.epsilon
 
 
+def test_the_c2_search_lowers_the_price_the_generation_computes_and_its_types_stay_private():
+    """Family C2's search from the 16 best-priced donor sets (Zipf N = 300, ε = 4, β = 0.12): the moves of its high
+    sets lower every type's reduced cost as the generation computes it (from −55 to about −1,200: its O(K) expansion
+    is that price), the low sets are held, the high sets stay lighter than β/2, and the certifier's capacity of
+    each type is ≤ ε."""
+    from mechdesign.design.symmetric._construct import donor_sets, relative_row_weights
+    from mechdesign.design.symmetric._search import c2_types, improve_c2
+
+    instance, _, types, out, g, omega = _priced_search()
+    donors = donor_sets(instance, 300, np.random.default_rng(0))
+    assert c2_types(donors).all()
+    starts = donors.select(np.argsort(reduced_costs(types, out.theta, out.duals, donors))[:16])
+    unmoved = improve_c2(instance, starts, g, omega, out.duals, steps=0)
+    found = improve_c2(instance, starts, g, omega, out.duals)
+    assert len(found) == len(unmoved) == 16
+    np.testing.assert_array_equal(found.b, starts.b)
+    before = reduced_costs(types, out.theta, out.duals, unmoved)
+    after = reduced_costs(types, out.theta, out.duals, found)
+    assert after.max() < 5 * before.min()
+    # move by move the reduced cost falls, and the search's own expansion of the price is the generation's
+    for steps in (1, 2, 3, 5, 8, 13, None):
+        kept: list[float] = []
+        moved = reduced_costs(types, out.theta, out.duals, improve_c2(instance, starts, g, omega, out.duals,
+                                                                       steps=steps, prices=kept))
+        np.testing.assert_allclose(kept, moved, rtol=1e-8)
+        assert np.all(moved <= before + 1e-9 * np.abs(before))
+        before = moved
+    assert c2_types(found).all() and np.all(found.a @ instance.probabilities < instance.radius / 2)
+    joined = types.extend(found)
+    weights = relative_row_weights(joined.means(), np.concatenate([out.theta, np.full(16, 1e-6)]))
+    assert weights is not None
+    mechanism = SymmetricMechanism.from_types(instance.cells, joined.high, joined.low, weights, joined.a, joined.b)
+    assert mechanism.type_capacities(instance.radius)[-16:].max() <= instance.epsilon
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(data=st.data(), size=st.integers(3, 40), epsilon=st.floats(1.0, 9.0), radius=st.floats(0.01, 1.5))
+def test_every_type_of_the_c2_search_is_private_over_the_ball(data, size, epsilon, radius):
+    """[D] Whatever the prices (random G ⪰ 0, ω ≥ 0, ν), every type the C2 search returns from donor sets is ε-PML
+    over the ball (its lift vector expanded to inputs, the worst prior found greedily here) and sums to one."""
+    from mechdesign.design.symmetric._construct import donor_sets
+    from mechdesign.design.symmetric._search import improve_c2
+
+    counts = data.draw(st.lists(st.integers(1, 300), min_size=size, max_size=size))
+    problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
+    instance = Instance.from_problem(problem)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    starts = donor_sets(instance, 8, rng)
+    assume(len(starts) > 0)
+    k = instance.count
+    root = rng.normal(size=(k, k))
+    found = improve_c2(instance, starts, root @ root.T / k, rng.uniform(0, 2, k), rng.normal(size=k) * 10)
+    s, p = instance.cells.sizes, instance.probabilities
+    prior = np.repeat(p, s)
+    for t in range(len(found)):
+        v = np.concatenate([[found.high[t]] * int(found.a[t, c]) + [found.low[t]] * int(found.b[t, c])
+                            + [0.0] * int(s[c] - found.a[t, c] - found.b[t, c]) for c in range(k)])
+        assert prior @ v == pytest.approx(1.0, rel=1e-9)
+        take, order, worst = radius / 2, np.argsort(-v, kind="stable"), prior @ v
+        for x in order:
+            moved = min(prior[x], take)
+            worst -= moved * v[x]
+            take -= moved
+        worst += (radius / 2 - take) * v.min()
+        assert v.max() <= np.exp(epsilon) * worst * (1 + 1e-12)
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(data=st.data(), size=st.integers(3, 40), epsilon=st.floats(0.5, 9.0), radius=st.floats(0.005, 1.5))
 def test_every_donor_set_is_a_private_member_of_family_c2(data, size, epsilon, radius):

@@ -36,8 +36,8 @@ import numpy as np
 from mechdesign._deadline import Deadline
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
-__all__ = ["ROWS_HELD", "donor_ratio", "donor_sets", "orthogonal_counts", "random_sets", "random_two_level", "relative_row_weights", "row_weights",
-           "single_input_types", "subset_sets", "two_level_mass"]
+__all__ = ["ROWS_HELD", "donor_ratio", "donor_sets", "orthogonal_counts", "random_sets", "random_two_level",
+           "relative_row_weights", "row_weights", "single_input_types", "subset_sets", "two_level_mass"]
 
 #: The rows Σ_t θ_t μ_t = 1 that :func:`row_weights` and :func:`relative_row_weights` return must meet to this
 #: (absolute): far above a solve's rounding, far below the misses of a rank-deficient one (3–23 %). The engine's

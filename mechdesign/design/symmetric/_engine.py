@@ -77,7 +77,11 @@ _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as man
                          # N = 2,000, ε = 4, with the oracle's weights, 1,000 sets give n·MSE 145.6, 3,000 137.0,
                          # 10,000 135.0 (subset selection itself: 150.9)
 _DONOR_SETS = 3_000      # family C2's sets with heavy donors among the candidates (:func:`~._construct.donor_sets`) …
-_DONOR_RATIO = 1.5       # … where two donors allow h/l of at least this (ε = 4: 8.0 at Zipf N = 256, 6.9 at 1,000)
+_DONOR_RATIO = 1.5       # … where two donors allow h/l of at least this (Zipf counts, ε = 4: 12.2 at N = 256, 8.6 at
+                         # 1,000; at ε = 2, 1.65 at N = 256, where they lowered n·MSE 4.5 %, and 1.17 at 1,000, where
+                         # they hardly entered and cost 1.5 % of a 120-s design's time-limited value) …
+_DONORS_UP_TO = 1_000    # … and below this many cells (at N = 10⁵, K = 2,529, the default 60 s: English words, ε = 8,
+                         # the same n·MSE, 60.4 s of wall time against 51.3 s without them)
 _LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
@@ -339,7 +343,7 @@ class SymmetricEngine:
             _say(progress, f"{len(subsets[0][0]) if subsets else 0} of subset selection's sets "
                            f"({time.perf_counter() - clock:.1f} s)")
             found = _joined(instance, [table for table, _ in blocks])
-            if donor_ratio(instance) >= _DONOR_RATIO:
+            if instance.count < _DONORS_UP_TO and donor_ratio(instance) >= _DONOR_RATIO:
                 # candidates only (they do not cover the rows): light inputs high, paid for by heavy ones low
                 donors = donor_sets(instance, _DONOR_SETS, rng)
                 found = found.extend(donors)

@@ -23,7 +23,10 @@ The pricing search (:mod:`._search`) improves the best-priced candidates of the 
 stalls on them, family C1 (a high set with one input at a lower level, :func:`~._search.improve_c1`) joins it for as
 long as its types enter. Zipf counts N = 40 (m = 2,000), ε = 2, every type searched, 60 s: 11.71 against 12.28 without
 it (the dense engine: 11.43, 67 % of its output mass on C1 columns); at N = 256 and 1,000, ε = 4, where the
-generation stalls too, the same value to 1e-5.
+generation stalls too, the same value to 1e-5. Where the pool holds family C2's donor sets
+(:func:`~._construct.donor_sets`), the best-priced of them have their high sets moved each round too
+(:func:`~._search.improve_c2`, :data:`_C2_STARTS`): the random draws' few light inputs become the ones the prices
+ask for.
 """
 
 from __future__ import annotations

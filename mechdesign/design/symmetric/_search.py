@@ -286,7 +286,8 @@ def c2_types(types: TypeTable) -> np.ndarray:
 
 
 def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndarray, duals: np.ndarray,
-               *, steps: int | None = None, deadline: Deadline | None = None) -> TypeTable:
+               *, steps: int | None = None, deadline: Deadline | None = None,
+               prices: list[float] | None = None) -> TypeTable:
     """Types of family C2 improved by single-input moves of their high sets, the low set held [D].
 
     Family C2 (:func:`~._construct.donor_sets`): H lighter than β/2 at h, L at l, zeros elsewhere, with
@@ -299,6 +300,9 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
     Q = uᵀGu, σ = Σ_k ω_k a_k(s_k − a_k)/(s_k(s_k − 1)) (σ_L likewise with b), and every move of one input into or
     out of H is priced at once in O(K), as in :func:`improve`; moves keep H's mass in (0, β/2) and h/l > 1. Starts
     that are not of the family (:func:`c2_types`) are left out.
+
+    ``prices``, when given, receives each returned type's price as the expansion kept it (for tests: it is the
+    reduced cost that :func:`~._generate.reduced_costs` computes from scratch).
 
     Returns
     -------
@@ -339,13 +343,8 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
         mass = float(a @ p)
         quad0, cross0, sigma0, nu0 = float(u @ gu), float(gz @ u), float(w @ (a * (s - a))), float(u @ duals)
 
-        def price(h: np.ndarray | float, l: np.ndarray | float, quad: np.ndarray | float,
-                  cross: np.ndarray | float, sigma: np.ndarray | float, nu_u: np.ndarray | float) -> np.ndarray:
-            return np.asarray(-(h * h * quad + 2.0 * h * l * cross + l * l * zgz) - h * h * sigma
-                              - l * l * spread_l + h * nu_u + l * nu_z)
-
         h0, l0, _ = levels(mass, low_mass)
-        best_price = float(price(h0, l0, quad0, cross0, sigma0, nu0))
+        best_price = float(_c2_form(h0, l0, quad0, cross0, sigma0, nu0, (zgz, spread_l, nu_z)))
         for move in range(limit):
             if deadline is not None and move % 16 == 15 and deadline.expired():
                 break
@@ -359,7 +358,7 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
                 cross = cross0 + delta * gz / s
                 sigma = sigma0 + w * ((a + delta) * (s - a - delta) - a * (s - a))
                 nu_u = nu0 + delta * duals / s
-                value = price(hh, ll, quad, cross, sigma, nu_u)
+                value = _c2_form(hh, ll, quad, cross, sigma, nu_u, (zgz, spread_l, nu_z))
                 j = _better(np.where(room & ok, value, np.inf), best_price)
                 if j is not None:
                     best_price, best_move = float(value[j]), (j, delta)
@@ -378,6 +377,16 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
         lows.append(float(low))
         counts.append(a.astype(np.int64))
         rests.append(b.astype(np.int64))
+        if prices is not None:
+            prices.append(best_price)
     if not highs:
         return TypeTable(instance)
     return TypeTable(instance, np.array(highs), np.array(lows), np.array(counts), np.array(rests))
+
+
+def _c2_form(h: np.ndarray | float, low: np.ndarray | float, quad: np.ndarray | float, cross: np.ndarray | float,
+             sigma: np.ndarray | float, nu_u: np.ndarray | float, held: tuple[float, float, float]) -> np.ndarray:
+    """The price r of :func:`improve_c2`'s expansion; ``held`` = (zᵀGz, σ_L, ν·z), the low set's forms."""
+    zgz, spread_l, nu_z = held
+    return np.asarray(-(h * h * quad + 2.0 * h * low * cross + low * low * zgz) - h * h * sigma
+                      - low * low * spread_l + h * nu_u + low * nu_z)
