@@ -464,6 +464,32 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("330.619", "design_grid_caps_large", "zipf-5000", 4.0, "nmse"),
         ("50.703", "design_grid_room", "zipf-256", 2.0, "nmse"),
         ("66.931", "design_grid_caps", "zipf-256", 2.0, "nmse"))},
+    # family C2's donor sets (issue 60): the final code against main's rerun beside it
+    **{("docs/performance.rst", f): (lambda n=n, t=t, e=e, k=k: grid_cell(n, t, e, k)) for f, n, t, e, k in (
+        ("9.329", "design_grid_donors_256", "zipf-256", 4.0, "nmse"),
+        ("10.976", "design_grid_final_small", "zipf-256", 4.0, "nmse"),
+        ("1.967", "design_grid_donors_256", "zipf-256", 4.0, "calibrated_ratio"),
+        ("1.672", "design_grid_final_small", "zipf-256", 4.0, "calibrated_ratio"),
+        ("6.093", "design_grid_donors_256", "zipf-256", 4.0, "bound"),
+        ("5.397", "design_grid_final_small", "zipf-256", 4.0, "bound"),
+        ("48.932", "design_grid_donors_256", "zipf-256", 2.0, "nmse"),
+        ("51.556", "design_grid_final_small", "zipf-256", 2.0, "nmse"),
+        ("55.679", "design_grid_donors_1000", "zipf-1000", 4.0, "nmse"),
+        ("61.258", "design_grid_final_small", "zipf-1000", 4.0, "nmse"),
+        ("1.345", "design_grid_donors_1000", "zipf-1000", 4.0, "calibrated_ratio"),
+        ("1.222", "design_grid_final_small", "zipf-1000", 4.0, "calibrated_ratio"),
+        ("119.102", "design_grid_donors", "zipf-2000", 4.0, "nmse"),
+        ("125.646", "design_grid_final_small", "zipf-2000", 4.0, "nmse"),
+        ("301.700", "design_grid_donors", "zipf-5000", 4.0, "nmse"),
+        ("310.421", "design_grid_final_small", "zipf-5000", 4.0, "nmse"),
+        ("629.554", "design_grid_donors_zipf_10k", "zipf-10000", 4.0, "nmse"),
+        ("656.645", "design_grid_room_10k", "zipf-10000", 4.0, "nmse"),
+        ("661.544", "design_grid_donors_english_10k", "english-10000", 4.0, "nmse"),
+        ("712.433", "design_grid_english_10k", "english-10000", 4.0, "nmse"))},
+    **{("docs/performance.rst", f): (lambda n=n, t=t, e=e: gap_percent(n, t, e)) for f, n, t, e in (
+        ("34.7", "design_grid_donors_256", "zipf-256", 4.0), ("50.8", "design_grid_final_small", "zipf-256", 4.0),
+        ("14.6", "design_grid_donors_256", "zipf-256", 2.0), ("19.1", "design_grid_final_small", "zipf-256", 2.0),
+        ("58.7", "design_grid_donors_1000", "zipf-1000", 4.0), ("62.3", "design_grid_final_small", "zipf-1000", 4.0))},
     # 1.53 is quoted twice: Dask's CPU in seconds and the low end of its ratio to the CLI's
     **{("docs/performance.rst", k): (lambda k=k: dask_figures()[k]) for k in ("1.53", "1.64", "2.71")},
 }

@@ -59,7 +59,11 @@ columns): at Zipf N = 40, ε = 4 (m = 2,000) the master settles at 1.8386 in nin
 engine's 1.888) while the bound stays at 1.38: family C2's reach at those multipliers was 0.48 against its best
 vertex 0.008 (0.25 with its masses weighed, :mod:`._reach`); at Zipf N = 256, ε = 4 the design's own types leave
 vertices of reduced value 17 at the first master, and thirty rounds take the master from 11.37 to 10.33 (the design
-14.21) with every Lagrangian bound below zero — far from converged in K = 203 dimensions.
+14.21) with every Lagrangian bound below zero — far from converged in K = 203 dimensions. Rerun on the pool of a
+60-s design (n·MSE 11.84) with the master's own w and λ (its KKT multipliers) priced by the reach each round, twenty
+rounds in 200 s of CPU: the relaxation's master fell from 10.24 to 8.72 in n·MSE and was still falling (0.03 a
+round), every Lagrangian bound at most 1.03 — below the engine's design with family C2's donor sets (9.33 at 120 s,
+bound 6.09): no (w, λ) of this form can certify that design within 6 %, and the optimum may lie lower still.
 """
 
 from __future__ import annotations
