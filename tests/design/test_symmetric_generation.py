@@ -535,3 +535,34 @@ def test_a_bound_with_no_time_left_is_the_floor():
     # with a second it takes at least the capped matrix form, 2 % above the floor here (6.60 against 6.48)
     found = symmetric_bound(instance, types, out.theta, deadline=Deadline(1.0), thorough=False)
     assert found.value > floor and found.source in {"capped", "reach"}
+
+
+def test_where_the_files_budget_binds_the_generation_has_a_cells_worth_of_room_beyond_the_drawn_sets(monkeypatch):
+    """Zipf counts N = 1,000 (m = 10⁵), ε = 2, the file's budget shrunk so that it cuts the default 4,000 random
+    sets to 3,600: two families are drawn (a third more of the second), and the room the generation gets must be the
+    sets drawn and a cell's worth. It was the first family's count and a cell's worth: at Zipf N = 5,000, ε = 2
+    (120 s) the start's 4,653 sets were past the room of 4,322, and the generation stopped after one round ("no
+    room")."""
+    from mechdesign.design.symmetric import _engine
+
+    problem = _zipf_problem(1_000, 100_000, 2.0)
+    instance = Instance.from_problem(problem)
+    assert _engine._two_families(instance)
+    fixed = _engine._fixed_bytes(instance, problem.prior.labels)
+    room = int(1.2 * _engine.default_sets(instance))  # with a third more for the second family: 3,600 of the first
+    monkeypatch.setattr(_engine, "FILE_BUDGET", fixed + room * _engine._type_bytes(instance))
+    seen: dict[str, int] = {}
+
+    class Stop(Exception):
+        pass
+
+    def generate(types, weights, pool, *, most=None, **_):
+        seen.update(most=most, types=len(types))
+        raise Stop
+
+    monkeypatch.setattr(_engine, "generate", generate)
+    with pytest.raises(Stop):
+        SymmetricEngine().run(problem, None, Deadline(600.0), progress=False)
+    drawn = _engine.fitted_count(_engine.default_sets(instance), instance, problem.prior.labels, 0)
+    assert drawn < _engine.default_sets(instance)  # the budget binds
+    assert seen["most"] >= seen["types"] + instance.count
