@@ -430,7 +430,11 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("10.1", "design_grid_room", "zipf-1000", 0.5), ("20.1", "design_grid_room", "zipf-2000", 0.5),
         ("34.5", "design_grid_room", "zipf-5000", 0.5), ("10.6", "design_grid_room", "zipf-5000", 1.0),
         ("16.4", "design_grid_line_zipf", "zipf-5000", 0.5), ("17.5", "design_grid_rows", "zipf-10000", 0.5),
-        ("16.5", "design_grid_english_10k", "english-10000", 0.5))},
+        ("16.5", "design_grid_english_10k", "english-10000", 0.5),
+        ("34.7", "design_grid_donors_256", "zipf-256", 4.0), ("50.8", "design_grid_final_small", "zipf-256", 4.0),
+        ("14.6", "design_grid_donors_256", "zipf-256", 2.0), ("19.1", "design_grid_final_small", "zipf-256", 2.0),
+        ("58.7", "design_grid_donors_1000", "zipf-1000", 4.0), ("62.3", "design_grid_final_small", "zipf-1000", 4.0),
+        ("26.2", "design_grid_room_5000", "zipf-5000", 2.0), ("26.4", "design_grid_final_small", "zipf-5000", 2.0))},
     # 11.0 is quoted twice: the N = 10⁴ gaps at ε = 0.5 of Zipf counts and of English words, both with the line
     ("docs/performance.rst", "11.0"): lambda: (gap_percent("design_grid_line_zipf_10k", "zipf-10000", 0.5)
                                                if gap_percent("design_grid_line_zipf_10k", "zipf-10000", 0.5)
@@ -463,9 +467,8 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("301.559", "design_grid_room", "zipf-5000", 4.0, "nmse"),
         ("330.619", "design_grid_caps_large", "zipf-5000", 4.0, "nmse"),
         ("50.703", "design_grid_room", "zipf-256", 2.0, "nmse"),
-        ("66.931", "design_grid_caps", "zipf-256", 2.0, "nmse"))},
-    # family C2's donor sets (issue 60): the final code against main's rerun beside it
-    **{("docs/performance.rst", f): (lambda n=n, t=t, e=e, k=k: grid_cell(n, t, e, k)) for f, n, t, e, k in (
+        ("66.931", "design_grid_caps", "zipf-256", 2.0, "nmse"),
+        # family C2's donor sets (issue 60): the final code against main's rerun beside it
         ("9.329", "design_grid_donors_256", "zipf-256", 4.0, "nmse"),
         ("10.976", "design_grid_final_small", "zipf-256", 4.0, "nmse"),
         ("1.967", "design_grid_donors_256", "zipf-256", 4.0, "calibrated_ratio"),
@@ -486,11 +489,6 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("656.645", "design_grid_room_10k", "zipf-10000", 4.0, "nmse"),
         ("661.544", "design_grid_donors_english_10k", "english-10000", 4.0, "nmse"),
         ("712.433", "design_grid_english_10k", "english-10000", 4.0, "nmse"))},
-    **{("docs/performance.rst", f): (lambda n=n, t=t, e=e: gap_percent(n, t, e)) for f, n, t, e in (
-        ("34.7", "design_grid_donors_256", "zipf-256", 4.0), ("50.8", "design_grid_final_small", "zipf-256", 4.0),
-        ("14.6", "design_grid_donors_256", "zipf-256", 2.0), ("19.1", "design_grid_final_small", "zipf-256", 2.0),
-        ("58.7", "design_grid_donors_1000", "zipf-1000", 4.0), ("62.3", "design_grid_final_small", "zipf-1000", 4.0),
-        ("26.2", "design_grid_room_5000", "zipf-5000", 2.0), ("26.4", "design_grid_final_small", "zipf-5000", 2.0))},
     # 1.53 is quoted twice: Dask's CPU in seconds and the low end of its ratio to the CLI's
     **{("docs/performance.rst", k): (lambda k=k: dask_figures()[k]) for k in ("1.53", "1.64", "2.71")},
 }

@@ -327,8 +327,7 @@ def test_every_type_of_the_c2_search_is_private_over_the_ball(data, size, epsilo
     s, p = instance.cells.sizes, instance.probabilities
     prior = np.repeat(p, s)
     for t in range(len(found)):
-        v = np.concatenate([[found.high[t]] * int(found.a[t, c]) + [found.low[t]] * int(found.b[t, c])
-                            + [0.0] * int(s[c] - found.a[t, c] - found.b[t, c]) for c in range(k)])
+        v = _lift_vector(found, t)
         assert prior @ v == pytest.approx(1.0, rel=1e-9)
         assert v.max() <= np.exp(epsilon) * _worst_over_ball(v, prior, radius) * (1 + 1e-12)
 
@@ -352,11 +351,17 @@ def test_every_donor_set_is_a_private_member_of_family_c2(data, size, epsilon, r
     for t in range(len(found)):
         assert found.a[t] @ p < radius / 2 and 1 <= found.b[t].sum() <= 2
         assert np.all(p[found.b[t] > 0] >= sixth) and np.all(found.a[t] + found.b[t] <= s)
-        v = np.concatenate([[found.high[t]] * int(found.a[t, c]) + [found.low[t]] * int(found.b[t, c])
-                            + [0.0] * int(s[c] - found.a[t, c] - found.b[t, c]) for c in range(instance.count)])
+        v = _lift_vector(found, t)
         assert prior @ v == pytest.approx(1.0, rel=1e-9)
         assert v.min() == 0.0 and found.high[t] > found.low[t] > 0
         assert v.max() <= np.exp(epsilon) * _worst_over_ball(v, prior, radius) * (1 + 1e-12)
+
+
+def _lift_vector(types, t: int) -> np.ndarray:
+    """Type ``t``'s lift vector over the inputs, cell by cell: a_k inputs at h, b_k at l, the rest at 0."""
+    sizes = types.instance.cells.sizes
+    return np.concatenate([[types.high[t]] * int(types.a[t, c]) + [types.low[t]] * int(types.b[t, c])
+                           + [0.0] * int(sizes[c] - types.a[t, c] - types.b[t, c]) for c in range(len(sizes))])
 
 
 def _worst_over_ball(v: np.ndarray, prior: np.ndarray, radius: float) -> float:
@@ -425,8 +430,7 @@ def test_every_c1_type_is_private_over_the_ball(data, size, epsilon, radius):
     assume(len(found) > 0)  # about a third of the instances: no start's set fits the family's mass interval
     s, p = instance.cells.sizes, instance.probabilities
     for t in range(len(found)):
-        v = np.concatenate([[found.high[t]] * int(found.a[t, c]) + [found.low[t]] * int(found.b[t, c])
-                            + [0.0] * int(s[c] - found.a[t, c] - found.b[t, c]) for c in range(k)])
+        v = _lift_vector(found, t)
         prior = np.repeat(p, s)
         assert prior @ v == pytest.approx(1.0, rel=1e-9)
         assert v.max() <= np.exp(epsilon) * _worst_over_ball(v, prior, radius) * (1 + 1e-12)

@@ -131,7 +131,7 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
     rough = True
     gain = math.nan
     c1_rounds, c1_tried = 0, False  # family C1's search: off until the others stall (then while its types enter)
-    c2_pool = np.flatnonzero(c2_types(pool)) if len(pool) else np.zeros(0, dtype=np.int64)  # family C2 in the pool
+    c2_pool = np.flatnonzero(c2_types(pool))  # where family C2 is in the pool
     stop = "deadline"
     last, started = 0.0, deadline.elapsed()
     while True:

@@ -318,7 +318,6 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
     split = s > 1
     w = np.where(split, omega / np.where(split, s * (s - 1.0), 1.0), 0.0)
     diag = np.diag(g).copy()
-    family = c2_types(starts) if len(starts) else np.zeros(0, dtype=bool)
     highs, lows, counts, rests = [], [], [], []
 
     def levels(mass: np.ndarray | float, low_mass: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -327,7 +326,7 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
         level = 1.0 / (m * ratio + low_mass)
         return ratio * level, level, (m > 0) & (m < half) & (ratio > 1.0 + 1e-9) & (m + low_mass < 1.0)
 
-    for t in np.flatnonzero(family):
+    for t in np.flatnonzero(c2_types(starts)):
         if deadline is not None and deadline.expired():
             break
         a = starts.a[t].astype(np.float64)
@@ -341,13 +340,14 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
         u = a / s
         gu = g @ u
         mass = float(a @ p)
-        quad0, cross0, sigma0, nu0 = float(u @ gu), float(gz @ u), float(w @ (a * (s - a))), float(u @ duals)
-
         h0, l0, _ = levels(mass, low_mass)
-        best_price = float(_c2_form(h0, l0, quad0, cross0, sigma0, nu0, (zgz, spread_l, nu_z)))
+        best_price = float(_c2_form(h0, l0, float(u @ gu), float(gz @ u), float(w @ (a * (s - a))), float(u @ duals),
+                                    (zgz, spread_l, nu_z)))
         for move in range(limit):
             if deadline is not None and move % 16 == 15 and deadline.expired():
                 break
+            # the type's forms, shared by every move's price (from scratch each move, as in :func:`improve`)
+            quad0, cross0, sigma0, nu0 = float(u @ gu), float(gz @ u), float(w @ (a * (s - a))), float(u @ duals)
             best_move = None
             for delta in (1.0, -1.0):
                 room = free & (a + delta >= 0) & (a + delta <= sizes)
@@ -364,12 +364,7 @@ def improve_c2(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.n
                     best_price, best_move = float(value[j]), (j, delta)
             if best_move is None:
                 break
-            i, delta = best_move
-            cross0 += delta * gz[i] / s[i]
-            sigma0 += w[i] * ((a[i] + delta) * (s[i] - a[i] - delta) - a[i] * (s[i] - a[i]))
-            nu0 += delta * duals[i] / s[i]
-            mass += _apply(a, u, gu, g, s, p, i, delta)
-            quad0 = float(u @ gu)
+            mass += _apply(a, u, gu, g, s, p, *best_move)
         h, low, ok = levels(mass, low_mass)
         if not ok or a.sum() == 0:
             continue
