@@ -396,7 +396,7 @@ def test_family_c1_joins_a_stalled_generation_and_lowers_it(monkeypatch):
         blocks = [(engine._random_types(instance, engine.default_sets(instance), rng), None),
                   *engine._subset_types(instance, engine._SUBSET_SETS, rng)]
         pool = engine._joined(instance, [table for table, _ in blocks])
-        types, weights, _, _ = engine._best_block(base, base_weights, blocks)
+        types, weights, _, _, _ = engine._best_block(base, base_weights, blocks)
         lines: list[str] = []
         out = generation.generate(types, weights, pool, deadline=Deadline(1_000.0), search=engine._SEARCH,
                                   say=lines.append)

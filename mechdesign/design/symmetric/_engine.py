@@ -83,6 +83,7 @@ _DONOR_RATIO = 1.5       # … where two donors allow h/l of at least this (Zipf
 _DONORS_UP_TO = 1_000    # … and below this many cells (at N = 10⁵, K = 2,529, the default 60 s: English words, ε = 8,
                          # the same n·MSE, 60.4 s of wall time against 51.3 s without them)
 _LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
+_JOIN = 0.1             # the other family's types join the start at this share of its mean weight (_joined_start)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
 _RESUME = 2.0           # seconds the bound must leave for the search to resume (a round at N = 256 takes 1–3 s)
@@ -290,6 +291,7 @@ class SymmetricEngine:
         most: int | None
         base, base_weights = single_input_types(instance)
         listed: TypeTable | None = all_types(instance, problem)
+        family: TypeTable | None = None  # the random sets' block, whose partner may join the start (_best_block)
         if listed is not None:
             found = listed
             blocks, most = [(found, None)], None
@@ -328,6 +330,7 @@ class SymmetricEngine:
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
             blocks.append((found, None))
+            family = None if one_family else found  # where the file's limit binds, no partner joins the start
             # where the file's limit binds, the random sets alone and nothing enters beyond them (subset
             # selection's sets below may still be the start); where its budget does, the sets drawn (both families,
             # as fitted_count counts them) and a cell's worth: counted from the first family's alone, the start at
@@ -356,27 +359,46 @@ class SymmetricEngine:
             blocks.append((start, None))
         # later blocks are tried within two fifths of the time left (each costs 3–5 s at N = 10⁵: Zipf counts, ε = 8,
         # six blocks took 22 s of a 60-s default)
-        types, weights, value, evaluation = _best_block(base, base_weights, blocks,
-                                                        first=_FIRST if listed is not None else None,
-                                                        deadline=deadline.before(0.6 * deadline.remaining()))
+        types, weights, value, evaluation, partner = _best_block(
+            base, base_weights, blocks, first=_FIRST if listed is not None else None,
+            deadline=deadline.before(0.6 * deadline.remaining()), family=family)
         timings["construct"] = time.perf_counter() - clock
         # what follows the engine (certify, the file's sampler check) takes time in T·K, at the pace this run has had
         # so far (on a loaded machine wall time runs ahead of CPU time: a design at N = 10⁵ beside two others spent
         # 55 s of CPU in 84 s): kept from here on, beyond the share the design command keeps for the file already
         # (at N = 5,000 with 120 s that share covers it; at N = 10⁵ with 60 s it does not)
         pace = (time.perf_counter() - begun[0]) / max(time.process_time() - begun[1], 1e-3)
-        tail = max(_TAIL * len(types) * instance.count * min(max(pace, 1.0), _PACE), _TAIL_F * evaluation)
-        deadline = deadline.before(max(tail - _FILE_SHARE * deadline.seconds, 0.0))
+
+        def kept_for(size: int) -> Deadline:
+            tail = max(_TAIL * size * instance.count * min(max(pace, 1.0), _PACE), _TAIL_F * evaluation)
+            return deadline.before(max(tail - _FILE_SHARE * deadline.seconds, 0.0))
+
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
+        # the other family's best block joins the start (:func:`_joined_start`) where a round on both fits (a round
+        # costs _ROUND evaluations of f, each in time linear in the types); the generation's steps then choose
+        # between them, where the start of least value alone decided before a round (Zipf N = 10⁴, ε = 2, the
+        # default 60 s: subset selection's sets, 3,620 → 3,617 after the one round that fits; with the random sets
+        # joined, 3,558 → 2,584)
+        begin: tuple[TypeTable, np.ndarray] | None = None
+        if partner is not None:
+            size = len(types) + len(partner)
+            if 0.6 * kept_for(size).remaining() > _ROUND * evaluation * size / len(types):
+                begin = _joined_start(types, weights, partner)
+        deadline = kept_for(len(begin[0]) if begin is not None else len(types))
+        if begin is not None:
+            joined = objective(begin[0].means(), begin[0].spreads(), begin[1], instance.sizes)
+            _say(progress, f"the other family's {len(begin[0]) - len(types)} sets join it at a small weight: "
+                           f"n·MSE {joined - 1:.6g} with {len(begin[0])} types")
         steps = 0
         stop, gain = "deadline", math.nan   # how the column generation ended, its last round's relative gain
         clock = time.perf_counter()
         # a round of the generation takes about _ROUND evaluations of f (N = 10⁵: 17.8 s against 3.3 s): none starts
         # in a share it cannot fit, here or resumed (its first round always runs)
-        round_cost = _ROUND * evaluation
+        round_cost = _ROUND * evaluation * (len(begin[0]) / len(types) if begin is not None else 1.0)
         share = deadline.before(0.6 * deadline.remaining())
         if math.isfinite(value) and share.remaining() > round_cost:
-            out = generate(types, weights, found, deadline=share, search=0 if listed is not None else _SEARCH,
+            out = generate(*(begin if begin is not None else (types, weights)), found, deadline=share,
+                           search=0 if listed is not None else _SEARCH,
                            most=most, say=(lambda line: _say(progress, line)) if progress else None)
             stop, gain = out.stop, out.gain
             if out.value <= value:
@@ -562,8 +584,8 @@ def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:
 
 
 def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[TypeTable, np.ndarray | None]],
-                first: int | None = None,
-                deadline: Deadline | None = None) -> tuple[TypeTable, np.ndarray, float, float]:
+                first: int | None = None, deadline: Deadline | None = None,
+                family: TypeTable | None = None) -> tuple[TypeTable, np.ndarray, float, float, TypeTable | None]:
     """The start of least n·MSE among the blocks of candidates (each with the single-input types where they need them).
 
     A block given with its own weights (an oracle's mixture, :func:`~._construct.subset_sets`) starts from them,
@@ -573,9 +595,13 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     of them stalled 1e-4 above the optimum. Past ``deadline`` no further block is tried (each costs seconds at
     N = 10⁵); the blocks come in the order of their family's flat-prior value (:func:`_subsets_first`).
 
-    Returns (types, weights, f = tr J⁻¹ at them, the wall time of the longest evaluation of f).
+    Returns (types, weights, f = tr J⁻¹ at them, the wall time of the longest evaluation of f, the partner): the
+    partner is the best block of the other family — ``family`` (the random sets) where the winner is another block,
+    the best of the others where it is ``family`` — to join the start (:func:`_joined_start`); None where there is
+    none or ``family`` is not given.
     """
-    best: tuple[float, TypeTable, np.ndarray] | None = None
+    best: tuple[float, TypeTable, np.ndarray, bool] | None = None
+    partners: dict[bool, tuple[float, TypeTable]] = {}  # the best block of each family: the random sets' or not
     longest = 0.0
     rng = np.random.default_rng(len(blocks))
     for block, given in blocks:
@@ -590,10 +616,36 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
         clock = time.perf_counter()
         value = objective(types.means(), types.spreads(), weights, base.instance.sizes)
         longest = max(longest, time.perf_counter() - clock)
+        random = block is family
         if best is None or value < best[0]:
-            best = (value, types, weights)
+            best = (value, types, weights, random)
+        if math.isfinite(value) and (random not in partners or value < partners[random][0]):
+            partners[random] = (value, block)
     assert best is not None  # blocks is never empty
-    return best[1], best[2], best[0], longest
+    partner = partners[not best[3]][1] if len(partners) == 2 else None
+    return best[1], best[2], best[0], longest, partner
+
+
+def _joined_start(types: TypeTable, weights: np.ndarray,
+                  partner: TypeTable) -> tuple[TypeTable, np.ndarray] | None:
+    """The start with ``partner``'s types (those not in it already) at a small weight, the rows corrected.
+
+    Each joining type at :data:`_JOIN` of the start's mean weight (or a tenth of that, down to :data:`_JOIN`/1,000),
+    the rows met by a relative change of all (:func:`~._construct.relative_row_weights`); None where none keeps every
+    weight positive. J grows with every type that joins, so f rises little above the start's (Zipf N = 10⁴, ε = 2:
+    3,620 → 3,558 — the rows' correction moved the start's weights too).
+    """
+    fresh = partner.without(types)
+    if not len(fresh):
+        return None
+    joined = types.extend(fresh)
+    means = joined.means()
+    scale = float(weights.mean())
+    for fraction in (_JOIN, _JOIN / 10, _JOIN / 100, _JOIN / 1_000):
+        found = relative_row_weights(means, np.concatenate([weights, np.full(len(fresh), fraction * scale)]))
+        if found is not None:
+            return joined, found
+    return None
 
 
 def _two_families(instance: Instance) -> bool:

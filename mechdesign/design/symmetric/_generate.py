@@ -216,7 +216,7 @@ def generate(types: TypeTable, weights: np.ndarray, pool: TypeTable, *, deadline
             stop = "priced out"
             break
         fresh = candidates.select(order)
-        fresh = _without(fresh, types)
+        fresh = fresh.without(types)
         if len(fresh) == 0:  # the types that price below zero are in already: the master stopped short of them
             if rough and len(types) <= _ACTIVE:
                 rough = False
@@ -306,8 +306,3 @@ def _entered(types: TypeTable, old: np.ndarray, fresh: int) -> np.ndarray | None
             return np.concatenate([moved, held])
     return None
 
-
-def _without(fresh: TypeTable, present: TypeTable) -> TypeTable:
-    """``fresh`` less the types already in ``present`` (the same :meth:`~._instance.TypeTable.keys`)."""
-    have = {row.tobytes() for row in present.keys()}
-    return fresh.select(np.array([row.tobytes() not in have for row in fresh.keys()], dtype=bool))

@@ -150,6 +150,11 @@ class TypeTable:
         """One row per type that two types share when they are the same: levels to 12 digits and counts."""
         return np.column_stack([np.round(self.high, 12), np.round(self.low, 12), self.a, self.b])
 
+    def without(self, present: TypeTable) -> TypeTable:
+        """These types less those already in ``present`` (the same :meth:`keys`)."""
+        have = {row.tobytes() for row in present.keys()}
+        return self.select(np.array([row.tobytes() not in have for row in self.keys()], dtype=bool))
+
     def unique(self) -> TypeTable:
         """The table without repeated types (same :meth:`keys`), each at its first row.
 
