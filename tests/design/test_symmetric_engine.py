@@ -389,7 +389,7 @@ def test_the_default_design_thins_its_random_sets_to_fit_the_file_budget(tmp_pat
     written, err = _design_json(path, tmp_path, capsys, "8")
     thinned = re.search(r"(\d+) random sets cut to (\d+) to fit", err)
     assert thinned is not None and int(thinned.group(2)) < int(thinned.group(1)) == drawn
-    assert written["types"] <= int(thinned.group(2)) + instance.count
+    assert written["types"] <= max(int(thinned.group(2)), _engine._room(instance, labels, budget, 0)) + instance.count
     assert written["file_bytes"] <= budget
     assert written["file_bytes"] <= _engine.file_bytes(instance, labels, written["types"])
 

@@ -541,6 +541,40 @@ def test_a_bound_with_no_time_left_is_the_floor():
     assert found.value > floor and found.source in {"capped", "reach"}
 
 
+def test_the_other_familys_sets_join_the_start_and_the_steps_choose_between_them():
+    """Zipf N = 300 (m = 3·10⁴), ε = 2, 300 sets of each family: subset selection's sets start lowest (n·MSE 183)
+    and the random sets, which need the single-input types for their rows, far above (about 3,000); 20 first-order
+    steps (the restricted master of a first round) from the lowest start alone reach 181, from the random sets alone
+    615, and from the lowest start with the random sets joined at a tenth of its mean weight 131 — below both. The
+    joined start holds both blocks' types once, all weights positive, every row summing to one."""
+    from mechdesign.design.symmetric import _engine as engine
+    from mechdesign.design.symmetric._master import descend
+
+    problem = _zipf_problem(300, 30_000, 2.0)
+    instance = Instance.from_problem(problem)
+    rng = np.random.default_rng(0)
+    base, base_weights = single_input_types(instance)
+    random = engine._random_types(instance, 300, rng)
+    blocks = [(random, None), *engine._subset_types(instance, 300, rng)]
+    types, weights, value, _, partner = engine._best_block(base, base_weights, blocks, family=random)
+    assert partner is random and len(types) == 300  # a block of subset selection's sets starts lowest
+    joined, joined_weights = engine._joined_start(types, weights, partner, len(partner))
+    assert len(joined) == len(types) + len(random.without(types)) and len(joined.unique()) == len(joined)
+    assert joined_weights.min() > 0
+    np.testing.assert_allclose(joined.means().T @ joined_weights, 1.0, atol=1e-9)
+
+    def steps(table, theta):
+        return descend(table.means(), table.spreads(), theta, instance.sizes, max_steps=20).value - 1.0
+
+    alone = steps(types, weights)
+    others = steps(*engine._start(base, base_weights, random))
+    both = steps(joined, joined_weights)
+    assert value - 1.0 > alone and both < 0.85 * min(alone, others)
+    # where the file's budget leaves room for part of them, the first ones join
+    cut, cut_weights = engine._joined_start(types, weights, partner, 50)
+    assert len(cut) == len(types) + 50 and cut_weights.min() > 0
+
+
 def test_where_the_files_budget_binds_the_generation_has_a_cells_worth_of_room_beyond_the_drawn_sets(monkeypatch):
     """Zipf counts N = 1,000 (m = 10⁵), ε = 2, the file's budget shrunk so that it cuts the default 4,000 random
     sets to 3,600: two families are drawn (a third more of the second), and the room the generation gets must be the

@@ -332,10 +332,13 @@ class SymmetricEngine:
             blocks.append((found, None))
             family = None if one_family else found  # where the file's limit binds, no partner joins the start
             # where the file's limit binds, the random sets alone and nothing enters beyond them (subset
-            # selection's sets below may still be the start); where its budget does, the sets drawn (both families,
-            # as fitted_count counts them) and a cell's worth: counted from the first family's alone, the start at
-            # Zipf N = 5,000, ε = 2 (4,653 sets) was past the room (4,322) and the generation stopped after a round
-            most = len(found) if one_family else None if count == whole else len(found) + instance.count
+            # selection's sets below may still be the start); where its budget does, the types it holds (by
+            # file_bytes) or the sets drawn where more (both families, as fitted_count counts them), and a cell's
+            # worth: counted from the first family's alone, the start at Zipf N = 5,000, ε = 2 (4,653 sets) was past
+            # the room (4,322) and the generation stopped after a round; counted from the sets the balancing kept
+            # (N = 10⁴, ε = 2: 1,571 of 3,164), the start could not take the other family in (_joined_start)
+            most = (len(found) if one_family else None if count == whole
+                    else max(len(found), _room(instance, problem.prior.labels, FILE_BUDGET, others)) + instance.count)
             # subset selection's sets even where the file's limit binds: the design never starts above the
             # oracle for want of them (English words, N = 10⁵, ε = 4: n·MSE 570,814 from the random sets alone
             # at the default limit, 75× the oracle's 7,601)
@@ -379,11 +382,15 @@ class SymmetricEngine:
         # between them, where the start of least value alone decided before a round (Zipf N = 10⁴, ε = 2, the
         # default 60 s: subset selection's sets, 3,620 → 3,617 after the one round that fits; with the random sets
         # joined, 3,558 → 2,584)
+        # where the file's budget binds, as many as leave the generation a cell's worth of room (most)
         begin: tuple[TypeTable, np.ndarray] | None = None
-        if partner is not None:
-            size = len(types) + len(partner)
+        room = len(partner) if partner is not None else 0
+        if most is not None:
+            room = min(room, most - instance.count - len(types))
+        if partner is not None and room > 0:
+            size = len(types) + room
             if 0.6 * kept_for(size).remaining() > _ROUND * evaluation * size / len(types):
-                begin = _joined_start(types, weights, partner)
+                begin = _joined_start(types, weights, partner, room)
         deadline = kept_for(len(begin[0]) if begin is not None else len(types))
         if begin is not None:
             joined = objective(begin[0].means(), begin[0].spreads(), begin[1], instance.sizes)
@@ -626,9 +633,9 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     return best[1], best[2], best[0], longest, partner
 
 
-def _joined_start(types: TypeTable, weights: np.ndarray,
-                  partner: TypeTable) -> tuple[TypeTable, np.ndarray] | None:
-    """The start with ``partner``'s types (those not in it already) at a small weight, the rows corrected.
+def _joined_start(types: TypeTable, weights: np.ndarray, partner: TypeTable,
+                  room: int) -> tuple[TypeTable, np.ndarray] | None:
+    """The start with ``partner``'s types (the first ``room`` not in it already) at a small weight, rows corrected.
 
     Each joining type at :data:`_JOIN` of the start's mean weight (or a tenth of that, down to :data:`_JOIN`/1,000),
     the rows met by a relative change of all (:func:`~._construct.relative_row_weights`); None where none keeps every
@@ -636,6 +643,7 @@ def _joined_start(types: TypeTable, weights: np.ndarray,
     3,620 → 3,558 — the rows' correction moved the start's weights too).
     """
     fresh = partner.without(types)
+    fresh = fresh.select(np.arange(min(len(fresh), room)))
     if not len(fresh):
         return None
     joined = types.extend(fresh)
