@@ -11,9 +11,11 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
    between cells, :func:`~._construct.orthogonal_counts`; fewer where the file would exceed :data:`FILE_BUDGET` or
    :data:`FILE_LIMIT`, :func:`fitted_count`, :func:`limit_count`) and **subset
    selection's sets with the oracle's weights** (:func:`~._construct.subset_sets`: the ε-LDP oracle as a mixture of
-   types, calibrated-baselines.md §4), and starts from the block of candidates of least n·MSE; at high ε (where
-   the two heaviest inputs allow it, :data:`_DONOR_RATIO`) family C2's sets with heavy donors join the candidates
-   (:func:`~._construct.donor_sets`: a few light inputs above h* = e^{ε′}, paid for by a heavy input low);
+   types, calibrated-baselines.md §4), and starts from the block of candidates of least n·MSE with the other
+   family's best block joined at a small weight (:func:`_joined_start`: the first round's steps choose between
+   them); at high ε (where the two heaviest inputs allow it, :data:`_DONOR_RATIO`) family C2's sets with heavy
+   donors join the candidates (:func:`~._construct.donor_sets`: a few light inputs above h* = e^{ε′}, paid for by
+   a heavy input low);
 3. runs **column generation** (:mod:`._generate`) in 40 % of the time left (the rest kept for the bound, which
    hands back what it leaves): a restricted master (the barrier Newton master of :mod:`._master` on a few hundred
    types, first-order steps while the set is larger) priced over every candidate and over the types a pricing
