@@ -575,6 +575,38 @@ def test_the_other_familys_sets_join_the_start_and_the_steps_choose_between_them
     assert len(cut) == len(types) + 50 and cut_weights.min() > 0
 
 
+@settings(max_examples=examples(25), deadline=None)
+@given(data=st.data(), size=st.integers(6, 40), epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.0),
+       room=st.integers(1, 80))
+def test_a_joined_start_is_feasible_and_holds_each_type_once(data, size, epsilon, radius, room):
+    """Whatever the instance and the room, the joined start (where one is found) holds the start's types and at most
+    ``room`` of the partner's, none of them one the start has already (a block may repeat a type of its own on a
+    small instance), every weight positive and every row summing to one, and its n·MSE is finite; the start's own
+    weights are those of the block of least n·MSE."""
+    from mechdesign.design.symmetric import _engine as engine
+
+    counts = data.draw(st.lists(st.integers(1, 60), min_size=size, max_size=size))
+    problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
+    instance = Instance.from_problem(problem)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    base, base_weights = single_input_types(instance)
+    random = engine._random_types(instance, 40, rng)
+    blocks = [(random, None), *engine._subset_types(instance, 40, rng)]
+    types, weights, value, _, partner = engine._best_block(base, base_weights, blocks, family=random)
+    assume(partner is not None)
+    joined = engine._joined_start(types, weights, partner, room)
+    assume(joined is not None)
+    table, theta = joined
+    fresh = partner.without(types)
+    assert len(types) < len(table) <= len(types) + min(room, len(fresh))
+    joining = table.select(np.arange(len(types), len(table)))
+    assert len(joining.without(types)) == len(joining)
+    assert theta.min() > 0
+    np.testing.assert_allclose(table.means().T @ theta, 1.0, atol=1e-9)
+    assert np.isfinite(objective(table.means(), table.spreads(), theta, instance.sizes))
+    assert value == objective(types.means(), types.spreads(), weights, instance.sizes)
+
+
 def test_where_the_files_budget_binds_the_generation_has_a_cells_worth_of_room_beyond_the_drawn_sets(monkeypatch):
     """Zipf counts N = 1,000 (m = 10⁵), ε = 2, the file's budget shrunk so that it cuts the default 4,000 random
     sets to 3,600: two families are drawn (a third more of the second), and the room the generation gets must be the
