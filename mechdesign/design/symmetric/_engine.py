@@ -380,11 +380,11 @@ class SymmetricEngine:
 
         _say(progress, f"start: n·MSE {value - 1:.6g} with {len(types)} types")
         # the other family's best block joins the start (:func:`_joined_start`) where a round on both fits (a round
-        # costs _ROUND evaluations of f, each in time linear in the types); the generation's steps then choose
-        # between them, where the start of least value alone decided before a round (Zipf N = 10⁴, ε = 2, the
-        # default 60 s: subset selection's sets, 3,620 → 3,617 after the one round that fits; with the random sets
-        # joined, 3,558 → 2,584)
-        # where the file's budget binds, as many as leave the generation a cell's worth of room (most)
+        # costs _ROUND evaluations of f, each in time linear in the types), and where the file's budget binds as many
+        # of it as leave the generation a cell's worth of room (most); the generation's steps then choose between
+        # them, where the start of least value alone decided before a round (Zipf N = 10⁴, ε = 2, the default 60 s:
+        # subset selection's sets, 3,620 → 3,617 after the one round that fits; with the random sets joined,
+        # 3,307 → 2,586)
         begin: tuple[TypeTable, np.ndarray] | None = None
         room = len(partner) if partner is not None else 0
         if most is not None:
@@ -641,8 +641,8 @@ def _joined_start(types: TypeTable, weights: np.ndarray, partner: TypeTable,
 
     Each joining type at :data:`_JOIN` of the start's mean weight (or a tenth of that, down to :data:`_JOIN`/1,000),
     the rows met by a relative change of all (:func:`~._construct.relative_row_weights`); None where none keeps every
-    weight positive. J grows with every type that joins, so f rises little above the start's (Zipf N = 10⁴, ε = 2:
-    3,620 → 3,558 — the rows' correction moved the start's weights too).
+    weight positive. J grows with every type that joins, so f stays near the start's: Zipf N = 10⁴, ε = 2, 3,620 →
+    3,307 (the rows' correction moves the start's weights too).
     """
     fresh = partner.without(types)
     fresh = fresh.select(np.arange(min(len(fresh), room)))
