@@ -541,6 +541,17 @@ def test_a_bound_with_no_time_left_is_the_floor():
     assert found.value > floor and found.source in {"capped", "reach"}
 
 
+def _engine_start(instance: Instance, sets: int, rng: np.random.Generator):
+    """The engine's random sets and its start from them and subset selection's blocks (:func:`_best_block`, with
+    the random sets' block as the family whose partner may join)."""
+    from mechdesign.design.symmetric import _engine as engine
+
+    base, base_weights = single_input_types(instance)
+    random = engine._random_types(instance, sets, rng)
+    blocks = [(random, None), *engine._subset_types(instance, sets, rng)]
+    return random, engine._best_block(base, base_weights, blocks, family=random)
+
+
 def test_the_other_familys_sets_join_the_start_and_the_steps_choose_between_them():
     """Zipf N = 300 (m = 3·10⁴), ε = 2, 300 sets of each family: subset selection's sets start lowest (n·MSE 183)
     and the random sets, which need the single-input types for their rows, far above (about 3,000); 20 first-order
@@ -550,13 +561,9 @@ def test_the_other_familys_sets_join_the_start_and_the_steps_choose_between_them
     from mechdesign.design.symmetric import _engine as engine
     from mechdesign.design.symmetric._master import descend
 
-    problem = _zipf_problem(300, 30_000, 2.0)
-    instance = Instance.from_problem(problem)
-    rng = np.random.default_rng(0)
+    instance = Instance.from_problem(_zipf_problem(300, 30_000, 2.0))
     base, base_weights = single_input_types(instance)
-    random = engine._random_types(instance, 300, rng)
-    blocks = [(random, None), *engine._subset_types(instance, 300, rng)]
-    types, weights, value, _, partner = engine._best_block(base, base_weights, blocks, family=random)
+    random, (types, weights, value, _, partner) = _engine_start(instance, 300, np.random.default_rng(0))
     assert partner is random and len(types) == 300  # a block of subset selection's sets starts lowest
     joined, joined_weights = engine._joined_start(types, weights, partner, len(partner))
     assert len(joined) == len(types) + len(random.without(types)) and len(joined.unique()) == len(joined)
@@ -589,10 +596,7 @@ def test_a_joined_start_is_feasible_and_holds_each_type_once(data, size, epsilon
     problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
     instance = Instance.from_problem(problem)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    base, base_weights = single_input_types(instance)
-    random = engine._random_types(instance, 40, rng)
-    blocks = [(random, None), *engine._subset_types(instance, 40, rng)]
-    types, weights, value, _, partner = engine._best_block(base, base_weights, blocks, family=random)
+    _, (types, weights, value, _, partner) = _engine_start(instance, 40, rng)
     assume(partner is not None)
     joined = engine._joined_start(types, weights, partner, room)
     assume(joined is not None)

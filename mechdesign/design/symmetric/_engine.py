@@ -394,7 +394,7 @@ class SymmetricEngine:
             if 0.6 * kept_for(size).remaining() > _ROUND * evaluation * size / len(types):
                 begin = _joined_start(types, weights, partner, room)
         deadline = kept_for(len(begin[0]) if begin is not None else len(types))
-        if begin is not None:
+        if begin is not None and progress:  # its n·MSE for the line alone (the generation evaluates its start)
             joined = objective(begin[0].means(), begin[0].spreads(), begin[1], instance.sizes)
             _say(progress, f"the other family's {len(begin[0]) - len(types)} sets join it at a small weight: "
                            f"n·MSE {joined - 1:.6g} with {len(begin[0])} types")
