@@ -72,6 +72,7 @@ import math
 from collections.abc import Callable
 from typing import NamedTuple
 
+import cvxpy as cp
 import numpy as np
 
 from mechdesign._deadline import Deadline
@@ -95,6 +96,28 @@ _LINE = (0.9, 1.4)        # the line λ = κ·h*·w′: κ's interval …
 _LINE_STEPS = 7           # … halved this many times (the sign of the slope at the midpoint)
 _LINE_SLACK = 1e-3        # the reach's slack on the line (a fraction of Σψ: coarser than the rounds' _SLACK)
 _LINE_SHARE = 0.6         # the line ends this share of the time left before the deadline
+_POWERS = (0.5, 0.75, 1.0)  # the cuts at w = P̂^power (module docstring)
+_POWER_ROUNDS = 3         # rounds of λ at each
+_POWER_SHARE = 0.5        # the first candidate leaves this share of the bound's time to them …
+_POWER_GATE = 0.8         # … where h* < this · e^ε (the caps e^ε far above what sets with zeros reach)
+
+
+class _Cut(NamedTuple):
+    """A certified cut: Σ_x w_x J_xx ≤ ``spent`` for every mechanism (w per input of each cell, ≥ 0).
+
+    ``magnitude`` bounds the float sums behind ``spent`` (Σ_x |λ_x|·e^ε + |spent|), for its rounding.
+    """
+
+    w: np.ndarray
+    spent: float
+    magnitude: float
+
+
+def _record(ledger: list[_Cut] | None, instance: Instance, w: np.ndarray, lam: np.ndarray, spent: float) -> None:
+    """Keep the cut Σ_x w_x J_xx ≤ Σ_x λ_x + r̄(w, λ) = ``spent`` (any λ; the reach's bound r̄) for the aggregate."""
+    if ledger is not None and math.isfinite(spent):
+        magnitude = float((instance.sizes * np.abs(lam)).sum()) * instance.a + abs(spent)
+        ledger.append(_Cut(w.copy(), spent, magnitude))
 
 
 class SymmetricBound(NamedTuple):
@@ -150,16 +173,17 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # The columns are moments, independent of w: the pool grows over every w tried and serves them all.
     pool = Columns.of_types(types)
     chosen: dict[tuple[int, bool], np.ndarray] = {}
+    cuts: list[_Cut] = []    # every (w, λ) evaluated: the aggregate combines them (module docstring)
 
-    def value(candidate: tuple[int, bool], scale: float, rounds: int) -> float:
+    def value(candidate: tuple[int, bool], scale: float, rounds: int, until: Deadline = deadline) -> float:
         nonlocal pool, best
-        if deadline.expired():
+        if until.expired():
             return -math.inf
         capped = np.zeros(instance.count, dtype=bool)
         capped[order[:candidate[0]]] = True
         if candidate not in chosen:
             chosen[candidate] = weights_for(capped, candidate[1])
-        found, pool = _bound_at(instance, scale * chosen[candidate], capped, caps, pool, deadline, rounds)
+        found, pool = _bound_at(instance, scale * chosen[candidate], capped, caps, pool, until, rounds, cuts)
         best = max(best, found)
         return found
 
@@ -183,7 +207,16 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # gaining, its rounds were worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). Where it
     # stops early, the time left goes back to the caller.
     first = (0, False)
-    centre = value(first, 1.0, _ROUNDS)
+    powers = thorough and instance.high < _POWER_GATE * instance.a
+    centre = value(first, 1.0, _ROUNDS, deadline.before(_POWER_SHARE * deadline.remaining()) if powers else deadline)
+    if powers:
+        for i, power in enumerate(_POWERS):
+            if deadline.expired():
+                break
+            until = deadline.before(deadline.remaining() * (len(_POWERS) - 1 - i) / (len(_POWERS) - i))
+            found, pool = _bound_at(instance, p**power, np.zeros(instance.count, dtype=bool), caps, pool, until,
+                                    _POWER_ROUNDS, cuts)
+            best = max(best, found)
     if centre >= before and thorough:
         others = [(k, fitted) for fitted in (True, False) for k in _HEADS
                   if k < instance.count and (k, fitted) != first]
@@ -191,7 +224,44 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         if scores and max(scores) > centre:
             _scaled(value, others[int(np.argmax(scores))])
         _scaled(value, first, centre)
+    best = max(best, _aggregate(instance, cuts, caps))
     return SymmetricBound(best, "reach" if best > before else source)
+
+
+def _aggregate(instance: Instance, cuts: list[_Cut], caps: np.ndarray) -> float:
+    """The bound at a combination of the cuts and the caps: W = Σ_i μ_i w_i + ν, μ, ν ≥ 0 [D].
+
+    Every cut is Σ_x w_ix J_xx ≤ U_i and every cap J_xx ≤ c_x, so Σ_x W_x J_xx ≤ Σ_i μ_i U_i + Σ_x ν_x c_x and
+    tr J⁻¹ ≥ max(Φ(W), Σψ(W)) − that, for any μ, ν ≥ 0. (μ, ν) maximise the Σψ form (concave, separable over cells:
+    a second-order cone program, Clarabel); the value is then taken soundly at W and its best scale
+    (:func:`_at_scale`), the combination's float error counted in its magnitude. −inf without cuts or a solution.
+    """
+    if not cuts:
+        return -math.inf
+    s, p = instance.sizes, instance.probabilities
+    scales = np.array([max(float((s * cut.w).sum()), 1e-300) for cut in cuts])
+    ws = np.array([cut.w for cut in cuts]).T / scales            # K × n, each cut scaled to Σ_x w_x = 1
+    spent = np.array([cut.spent for cut in cuts]) / scales
+    mu, nu = cp.Variable(len(cuts), nonneg=True), cp.Variable(instance.count, nonneg=True)
+    w = ws @ mu + nu
+    gain = cp.sum(cp.multiply(2.0 * s * (1.0 - p), cp.sqrt(w)) + cp.multiply(s, w)) - spent @ mu - (s * caps) @ nu
+    try:
+        cp.Problem(cp.Maximize(gain)).solve(solver=cp.CLARABEL)
+    except cp.error.SolverError:
+        return -math.inf
+    if mu.value is None or nu.value is None:
+        return -math.inf
+    mu_v = np.maximum(np.asarray(mu.value), 0.0) / scales
+    nu_v = np.maximum(np.asarray(nu.value), 0.0)
+    w_v = np.array([cut.w for cut in cuts]).T @ mu_v + nu_v
+    if not float(w_v.max(initial=0.0)) > 0:
+        return -math.inf
+    total = math.fsum((mu_v * np.array([cut.spent for cut in cuts])).tolist()) + math.fsum((s * nu_v * caps).tolist())
+    magnitude = float(mu_v @ np.array([cut.magnitude for cut in cuts])) + float((s * nu_v * caps).sum()) \
+        + float((s * w_v).sum())
+    # W's entries are float sums of n + 1 terms: each within (n + 1)·u of its exact value, which the 1e-10 of
+    # _at_scale's rounding covers (n ≤ 10⁴)
+    return _at_scale(instance, w_v, np.zeros(instance.count, dtype=bool), caps, total, magnitude)
 
 
 def _scaled(value: Callable[[tuple[int, bool], float, int], float], candidate: tuple[int, bool],
@@ -238,7 +308,8 @@ def _magnitude(instance: Instance, w: np.ndarray, caps: np.ndarray) -> float:
 
 
 def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray, pool: Columns,
-              deadline: Deadline, rounds: int) -> tuple[float, Columns]:
+              deadline: Deadline, rounds: int, ledger: list[_Cut] | None = None, *,
+              line: bool = True) -> tuple[float, Columns]:
     """The bound at w (any scale of it), the capped cells' J_xx at their caps, λ by cutting planes for the others.
 
     Kelley's method on λ ↦ Σ_x λ_x + r̄(w′, λ) (r̄ the reach's bound, w′ = w off the capped cells) with the in-out
@@ -262,14 +333,17 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
         lam = found if best_lam is None else _SMOOTH * best_lam + (1.0 - _SMOOTH) * found
         bound_r, cuts = reach(instance, free, lam, deadline, slack=_SLACK * abs(first))
         total = at(lam, float((s * lam).sum()) + bound_r)
-        if step == 0:
+        _record(ledger, instance, free, lam, float((s * lam).sum()) + bound_r)
+        if step == 0 and line:
             # after the LP's first λ, the line (two fifths of the time left at most): the better is the centre
-            line = _line(instance, free, deadline.before(_LINE_SHARE * deadline.remaining()), _LINE_SLACK * abs(first))
-            if line is not None:
-                at_line = at(line[0], line[1])
+            on_line = _line(instance, free, deadline.before(_LINE_SHARE * deadline.remaining()),
+                            _LINE_SLACK * abs(first))
+            if on_line is not None:
+                at_line = at(on_line[0], on_line[1])
+                _record(ledger, instance, free, on_line[0], on_line[1])
                 if at_line > total:
-                    total, lam = at_line, line[0]
-                cuts = cuts.extend(line[2])
+                    total, lam = at_line, on_line[0]
+                cuts = cuts.extend(on_line[2])
         if total > best + 1e-6 * abs(best):
             stall = 0
         else:
