@@ -207,7 +207,7 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # gaining, its rounds were worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). Where it
     # stops early, the time left goes back to the caller.
     first = (0, False)
-    powers = thorough and instance.high < _POWER_GATE * instance.a
+    powers = instance.high < _POWER_GATE * instance.a
     centre = value(first, 1.0, _ROUNDS, deadline.before(_POWER_SHARE * deadline.remaining()) if powers else deadline)
     if powers:
         for i, power in enumerate(_POWERS):
