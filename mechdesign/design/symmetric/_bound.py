@@ -32,7 +32,8 @@ maximiser of Φ(w) − Σ_x w_x t_x (:func:`~._matrix.fit_weights`: a J with dia
 or the per-input step's tight point w_x = (1 − P̂_x)²/(t_x − 1)²; S is the k heaviest cells, k ∈ {0, 2, 4, 8}. First,
 every cell capped (no reach at all): the matrix form of the diagonal floor, cheap, kept whatever the deadline leaves
 (unless it has passed already: then the floor).
-Then the per-input step's w with S empty gets its rounds of λ. It stops there when that leaves it below the floor,
+Then the per-input step's w with S empty gets its rounds of λ (in half the time left where h* < 0.7·e^ε; the cuts
+at powers of P̂ take the other half: the aggregate below). It stops there when that leaves it below the floor,
 or when the engine's search was still gaining (``thorough=False``: the engine gives it the time left); else each
 other candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the
 first its scale search. The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the
@@ -48,22 +49,47 @@ against 9,357 without them (the design 11,888); N = 1,000, ε = 0.5: 1,780 again
 is within 10⁻⁴ of the first step of its best vertex. Only the final evaluation counts: λ and w are any numbers, r is
 bounded from above soundly, and the value is rounded down.
 
-**What limits it, measured** (offline). The form is not the loose side. Maximised over every (w, λ) (a minimax),
-the bound with Σψ is min of Σ_x (1 − P̂_x)²/(d_x − 1) + P̂_x² over the achievable diagonals d = Σ_y θ_y v_y²
-(Σ θ_y v_y = 1, v_y over every vertex), and with Φ it lies between that and min{tr J⁻¹ : J ⪰ 11ᵀ, JP̂ = 1,
-diag J = d} over the same d. Counts 90, 47, 28, 28, 20, 17, 13, 18, 7, 9, 7, 9, 2, 5 (m = 300), ε = 4 (β = 0.40),
-every one of its 1,267,354 vertices listed (cvxpy, Clarabel): 0.5070 and 0.5117, against the certified optimum
-0.513, where bounds on J's entries alone give 0.23–0.31. What is loose is the choice of (w, λ) and the reach. Column
-generation on the Σψ form (its master over the pool, w at its tight point, λ its duals, the reach's vertices as
-columns): at Zipf N = 40, ε = 4 (m = 2,000) the master settles at 1.8386 in nine rounds (the design 1.897, the dense
-engine's 1.888) while the bound stays at 1.38: family C2's reach at those multipliers was 0.48 against its best
-vertex 0.008 (0.25 with its masses weighed, :mod:`._reach`); at Zipf N = 256, ε = 4 the design's own types leave
-vertices of reduced value 17 at the first master, and thirty rounds take the master from 11.37 to 10.33 (the design
-14.21) with every Lagrangian bound below zero — far from converged in K = 203 dimensions. Rerun on the pool of a
-60-s design (n·MSE 11.84) with the master's own w and λ (its KKT multipliers) priced by the reach each round, twenty
-rounds in 200 s of CPU: the relaxation's master fell from 10.24 to 8.72 in n·MSE and was still falling (0.03 a
-round), every Lagrangian bound at most 1.03 — below the engine's design with family C2's donor sets (9.33 at 120 s,
-bound 6.09): no (w, λ) of this form can certify that design within 6 %, and the optimum may lie lower still.
+**The aggregate** [D]. Every (w, λ) evaluated is a cut Σ_x w_x J_xx ≤ U = Σ_x λ_x + r̄(w′, λ) that holds for every
+mechanism, as is every cap J_xx ≤ c_x; a nonnegative combination W = Σ_i μ_i w_i + ν of them is one too, so
+
+    tr J⁻¹ ≥ max(Φ(W), Σψ(W)) − Σ_i μ_i U_i − Σ_x ν_x c_x       for every μ, ν ≥ 0.
+
+The bound keeps every cut and ends with the combination that maximises the Σψ form (concave and separable over
+cells: a second-order cone program, Clarabel, 0.02–0.06 s at K = 200–340), taken soundly at its best scale
+(:func:`_aggregate`). The design's w and its scales give nearly parallel cuts; where the caps e^ε lie far above what
+sets with zeros reach (h* < 0.7·e^ε: on the grid ε ≥ 4, and ε = 2 from N = 2,000 on), cuts at w = P̂^½, P̂^¾ and P̂
+(:data:`_POWERS`, three rounds of λ each, in the second half of the bound's time) bound the heavy and the light
+inputs' J_xx together where the caps bound each alone: at the design's own J they are nearly tight (Zipf N = 2,000,
+ε = 2: Σ_x P̂_x^½ J_xx is 157.2 at the design and ≤ 161.0 certified, against 222.9 at the caps). Measured (the
+engine's designs, the bound alone with 60 s, one BLAS thread, main's code beside it, load 1–2): Zipf N = 5,000,
+ε = 2: 1,111 → 1,180 (gap 25.6 → 21.0 %); N = 2,000, ε = 2: 422.5 → 425.5; N = 256, ε = 4: 5.83 → 7.12 (38.9 →
+25.3 %); N = 1,000, ε = 4: 22.1 → 28.7; N = 1,000, ε = 0.5 (no powers): 1,774.35 both. The gate is measured too: at
+N = 5,000, ε = 1 (h* = 0.80·e^ε) the powers cost the bound 1 % (3,995 against 4,036, the whole command), at N = 1,000,
+ε = 2 (0.76) they gained 0.2 %.
+
+**What limits it, measured** (offline). On a small instance the form is not the loose side. Maximised over every (w, λ)
+(a minimax), the bound with Σψ is min of Σ_x (1 − P̂_x)²/(d_x − 1) + P̂_x² over the achievable diagonals d = Σ_y θ_y
+v_y² (Σ θ_y v_y = 1, v_y over every vertex), and with Φ it lies between that and min{tr J⁻¹ : J ⪰ 11ᵀ, JP̂ = 1, diag J =
+d} over the same d. Counts 90, 47, 28, 28, 20, 17, 13, 18, 7, 9, 7, 9, 2, 5 (m = 300), ε = 4 (β = 0.40), every one of
+its 1,267,354 vertices listed (cvxpy, Clarabel): 0.5070 and 0.5117, against the certified optimum 0.513, where bounds on
+J's entries alone give 0.23–0.31. What is loose is the choice of (w, λ) and the reach. Column generation on the Σψ form
+(its master over the pool, w at its tight point, λ its duals, the reach's vertices as columns): at Zipf N = 40, ε = 4 (m
+= 2,000) the master settles at 1.8386 in nine rounds (the design 1.897, the dense engine's 1.888) while the bound stays
+at 1.38: family C2's reach at those multipliers was 0.48 against its best vertex 0.008 (0.25 with its masses weighed,
+:mod:`._reach`); at Zipf N = 256, ε = 4 the design's own types leave vertices of reduced value 17 at the first master,
+and thirty rounds take the master from 11.37 to 10.33 (the design 14.21) with every Lagrangian bound below zero — far
+from converged in K = 203 dimensions. Rerun on the pool of a 60-s design (n·MSE 11.84) with the master's own w and λ
+(its KKT multipliers) priced by the reach each round, twenty rounds in 200 s of CPU: the relaxation's master fell from
+10.24 to 8.72 in n·MSE and was still falling (0.03 a round), every Lagrangian bound at most 1.03 — below the engine's
+design with family C2's donor sets (9.33 at 120 s, bound 6.09): no (w, λ) of this form can certify that design within 6
+%, and the optimum may lie lower still. Measured again on a 60-s design (n·MSE 9.53): the Σψ relaxation over a pool
+grown by the reach's vertices at its own prices (a Dantzig–Wolfe master, seven rounds, 60 s) is 8.36 and still falling,
+so against the grid's 9.30 no bound of this form certifies that cell within 10 %; and at the design's own diagonal the
+best bound from the diagonal alone is 9.01 (Φ) and 8.92 (Σψ): knowing the optimum's J_xx exactly, the form still loses
+5–6 %. Those vertices offered to the column generation as candidates took the design from 9.53 to 9.45 in 30 s: the
+search is loose there too, by less. At ε = 2 the same master is 470 at N = 2,000 and 1,401 at N = 5,000, still falling
+(designs 493 and 1,493, bounds 428 and 1,180 with the aggregate): there the form leaves room that the choice of (w, λ)
+has not taken.
 """
 
 from __future__ import annotations
@@ -99,7 +125,7 @@ _LINE_SHARE = 0.6         # the line ends this share of the time left before the
 _POWERS = (0.5, 0.75, 1.0)  # the cuts at w = P̂^power (module docstring)
 _POWER_ROUNDS = 3         # rounds of λ at each
 _POWER_SHARE = 0.5        # the first candidate leaves this share of the bound's time to them …
-_POWER_GATE = 0.8         # … where h* < this · e^ε (the caps e^ε far above what sets with zeros reach)
+_POWER_GATE = 0.7         # … where h* < this · e^ε (the caps e^ε far above what sets with zeros reach)
 
 
 class _Cut(NamedTuple):
@@ -144,8 +170,9 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     deadline : Deadline
         No new round starts after it; the best bound so far is returned.
     thorough : bool
-        Try the other candidates after the first (module docstring); False stops after the first, whose rounds give
-        the bound on every instance traced, so that a search still gaining gets the time back.
+        Try the other candidates after the first (module docstring); False stops after the first (and the powers'
+        cuts, where they run), whose rounds give the bound on every instance traced, so that a search still gaining
+        gets the time back. The aggregate of every cut ends it either way.
 
     Returns
     -------
