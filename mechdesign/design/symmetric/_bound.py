@@ -232,7 +232,8 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # ε = 0.5–4); below the floor the first left them further below (N = 256, ε = 2: −74, the others −88 to −187, the
     # floor 38.8; N = 1,000, ε = 4: −203, the others −255 to −296, the floor 17.9); and where the search was still
     # gaining, its rounds were worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). Where it
-    # stops early, the time left goes back to the caller.
+    # stops early, the time left goes back to the caller. Where h* < 0.7·e^ε the first has half the time and the cuts at
+    # powers of P̂ the other half, thorough or not; every cut met ends in the aggregate (module docstring).
     first = (0, False)
     powers = instance.high < _POWER_GATE * instance.a
     centre = value(first, 1.0, _ROUNDS, deadline.before(_POWER_SHARE * deadline.remaining()) if powers else deadline)
