@@ -125,6 +125,40 @@ settings.register_profile("ci", max_examples=FULL_EXAMPLES, deadline=None, deran
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 
+def counted(readings: int):
+    """A deadline (:class:`mechdesign.Deadline`) that expires after ``readings`` readings of its clock: the same stop
+    on any machine, whatever its speed or load (a branch and bound reads the clock once a box)."""
+    from mechdesign import Deadline  # imported here: this module loads before NumPy (the BLAS threads above)
+
+    ticks = itertools.count()
+    return Deadline(float(readings), clock=lambda: float(next(ticks)))
+
+
+#: Counts with ties whose symmetric optimum is known (reference/symmetric-designs.md §2): 5.899273924 at ε = 1,
+#: β = 0.05, every type listed.
+SYMMETRIC_ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
+
+
+@pytest.fixture(scope="session")
+def symmetric_oracle():
+    """(instance, the symmetric engine's result, tr J⁻¹ at the certified optimum) at :data:`SYMMETRIC_ORACLE`."""
+    from mechdesign import Deadline
+    from mechdesign.core import Prior
+    from mechdesign.design import DesignProblem
+    from mechdesign.design.symmetric import SymmetricEngine
+    from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
+    from mechdesign.design.symmetric._instance import Instance
+
+    problem = DesignProblem(Prior.from_counts(SYMMETRIC_ORACLE), 1.0, 0.05, "estimation_mse")
+    result = SymmetricEngine().run(problem, None, Deadline(120.0))
+    instance = Instance.from_problem(problem)
+    every = all_types(instance, problem, margin=0.0)
+    assert every is not None
+    optimum = lagrangian_bound(instance, result.columns, result.weights, every)  # tr J⁻¹ at the certified optimum
+    assert optimum - 1.0 == pytest.approx(5.899273924, rel=1e-8)
+    return instance, result, optimum
+
+
 def examples(count: int = FULL_EXAMPLES, each_solves: bool = False) -> int:
     """``max_examples`` for a property test with its own count: scaled as the loaded profile scales FULL_EXAMPLES
     (a sixth under "default"; all of them under "full", "ci" and "many"), at least 5.

@@ -9,45 +9,18 @@ form separates over cells); and every cut the bound keeps holds on the optimal d
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign import Deadline
-from mechdesign.core import Prior
-from mechdesign.design import DesignProblem
 from mechdesign.design.polytope._vertices import diagonal_caps
-from mechdesign.design.symmetric import SymmetricEngine
 from mechdesign.design.symmetric import _bound as bound_module
-from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._reach import reach
 
-from conftest import examples
-
-ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]  # reference/symmetric-designs.md §2: optimum 5.899273924 at β = 0.05
-
-
-def counted(readings: int) -> Deadline:
-    """A deadline that expires after ``readings`` readings of its clock (the same stop on any machine)."""
-    ticks = itertools.count()
-    return Deadline(float(readings), clock=lambda: float(next(ticks)))
-
-
-@pytest.fixture(scope="module")
-def reference():
-    problem = DesignProblem(Prior.from_counts(ORACLE), 1.0, 0.05, "estimation_mse")
-    result = SymmetricEngine().run(problem, None, Deadline(120.0))
-    instance = Instance.from_problem(problem)
-    every = all_types(instance, problem, margin=0.0)
-    assert every is not None
-    optimum = lagrangian_bound(instance, result.columns, result.weights, every)  # tr J⁻¹ at the certified optimum
-    assert optimum - 1.0 == pytest.approx(5.899273924, rel=1e-8)
-    return instance, result, optimum
+from conftest import counted, examples
 
 
 def _cut(instance: Instance, w: np.ndarray, lam: np.ndarray) -> bound_module._Cut:
@@ -67,10 +40,10 @@ def _single(instance: Instance, cut: bound_module._Cut) -> float:
 
 @settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 4), spread=st.floats(0.1, 10.0))
-def test_the_aggregate_of_random_cuts_stays_below_the_optimum(reference, seed, count, spread):
+def test_the_aggregate_of_random_cuts_stays_below_the_optimum(symmetric_oracle, seed, count, spread):
     """Random cuts (w ≥ 0 with some cells zero, λ about the line h*·w): the aggregate is at most the enumerated
     optimum's tr J⁻¹ and at least every single cut's Σψ form at its best scale."""
-    instance, _, optimum = reference
+    instance, _, optimum = symmetric_oracle
     rng = np.random.default_rng(seed)
     caps = diagonal_caps(instance.probabilities, instance.epsilon, instance.radius)
     cuts = []
@@ -85,11 +58,11 @@ def test_the_aggregate_of_random_cuts_stays_below_the_optimum(reference, seed, c
         assert found >= max(usable) - 1e-6 * max(1.0, abs(max(usable)))
 
 
-def test_two_cuts_on_disjoint_cells_add_up(reference):
+def test_two_cuts_on_disjoint_cells_add_up(symmetric_oracle):
     """Cuts on the heavy and on the light cells (any U here: this checks the combination, not the cuts), the caps out
     of play: the aggregate is the sum of the two parts' closed forms |P̂_part|² + R²/(U − Σw) — above either cut
     alone — as the Σψ form separates over disjoint cells."""
-    instance, _, _ = reference
+    instance, _, _ = symmetric_oracle
     s, p = instance.sizes, instance.probabilities
     heavy = p >= np.median(p)
     far = np.full(instance.count, 1e6)
@@ -106,10 +79,10 @@ def test_two_cuts_on_disjoint_cells_add_up(reference):
     assert both > max(alone) + 0.1 * abs(max(alone))
 
 
-def test_every_cut_the_bound_keeps_holds_on_the_optimal_design(reference, monkeypatch):
+def test_every_cut_the_bound_keeps_holds_on_the_optimal_design(symmetric_oracle, monkeypatch):
     """Σ_x w_x J_xx ≤ U for every cut the bound collected, at the enumerated optimum's J (a mechanism like any
     other); and the bound returned is at least the aggregate of them."""
-    instance, result, optimum = reference
+    instance, result, optimum = symmetric_oracle
     seen: list[tuple[list[bound_module._Cut], float]] = []
     original = bound_module._aggregate
 

@@ -9,8 +9,6 @@ first round's).
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -22,32 +20,11 @@ from mechdesign.design import DesignProblem
 from mechdesign.design.polytope._vertices import diagonal_caps
 from mechdesign.design.symmetric import SymmetricEngine
 from mechdesign.design.symmetric import _bound as bound_module
-from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._matrix import matrix_term
 from mechdesign.design.symmetric._reach import reach
 
-from conftest import examples
-
-ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]  # reference/symmetric-designs.md §2: optimum 5.899273924 at β = 0.05
-
-
-def counted(readings: int) -> Deadline:
-    """A deadline that expires after ``readings`` readings of its clock (the same stop on any machine)."""
-    ticks = itertools.count()
-    return Deadline(float(readings), clock=lambda: float(next(ticks)))
-
-
-@pytest.fixture(scope="module")
-def reference():
-    problem = DesignProblem(Prior.from_counts(ORACLE), 1.0, 0.05, "estimation_mse")
-    result = SymmetricEngine().run(problem, None, Deadline(120.0))
-    instance = Instance.from_problem(problem)
-    every = all_types(instance, problem, margin=0.0)
-    assert every is not None
-    optimum = lagrangian_bound(instance, result.columns, result.weights, every)  # tr J⁻¹ at the certified optimum
-    assert optimum - 1.0 == pytest.approx(5.899273924, rel=1e-8)
-    return instance, result, optimum
+from conftest import SYMMETRIC_ORACLE, counted, examples
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -55,7 +32,7 @@ def reference():
 def test_the_first_step_is_its_closed_form_in_the_scale(seed, scale):
     """Φ(σw) = σ·Σw + |P̂|² + √σ·(Φ(w) − Σw − |P̂|²): the form :func:`_at_scale` maximises over σ, checked against
     the matrix term computed at σw (its eigenvalues scale with σ)."""
-    instance = Instance.from_problem(DesignProblem(Prior.from_counts(ORACLE), 1.0, 0.05, "estimation_mse"))
+    instance = Instance.from_problem(DesignProblem(Prior.from_counts(SYMMETRIC_ORACLE), 1.0, 0.05, "estimation_mse"))
     s, p = instance.sizes, instance.probabilities
     w = np.random.default_rng(seed).uniform(0.0, 3.0, instance.count)
     total, constant = float((s * w).sum()), float((s * p * p).sum())
@@ -65,10 +42,10 @@ def test_the_first_step_is_its_closed_form_in_the_scale(seed, scale):
 
 @settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), heads=st.sampled_from([0, 1, 2, 4]), spread=st.floats(0.1, 10.0))
-def test_the_bound_at_its_best_scale_stays_below_the_optimum(reference, seed, heads, spread):
+def test_the_bound_at_its_best_scale_stays_below_the_optimum(symmetric_oracle, seed, heads, spread):
     """Random w ≥ 0, λ and capped head cells: the bound at its best scale (σ·r̄ for the reach at σ) is at most the
     enumerated optimum's tr J⁻¹, and at least its value at σ = 1."""
-    instance, _, optimum = reference
+    instance, _, optimum = symmetric_oracle
     s, p = instance.sizes, instance.probabilities
     rng = np.random.default_rng(seed)
     w = rng.uniform(0.0, spread, instance.count)
@@ -86,10 +63,10 @@ def test_the_bound_at_its_best_scale_stays_below_the_optimum(reference, seed, he
     assert found <= optimum + 1e-9 * optimum
 
 
-def test_some_draws_choose_another_scale(reference):
+def test_some_draws_choose_another_scale(symmetric_oracle):
     """The scale is not always 1: at w = 1/4 of the per-input step's tight point (λ on the line) the best σ is ≈ 4, and
     the bound there is far above σ = 1's (so the test above checks scales other than 1)."""
-    instance, result, optimum = reference
+    instance, result, optimum = symmetric_oracle
     s, p = instance.sizes, instance.probabilities
     d = result.columns.diagonal(result.weights)
     w = 0.25 * (1.0 - p) ** 2 / (d - 1.0) ** 2

@@ -9,7 +9,6 @@ over the ball (SciPy's HiGHS) for the capacity of a design's dense expansion; cl
 from __future__ import annotations
 
 import base64
-import itertools
 import math
 import re
 import time
@@ -31,7 +30,7 @@ from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._reach import reach
 
-from conftest import ROOT, examples, examples_beside
+from conftest import ROOT, counted, examples, examples_beside
 
 ORACLE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
 
@@ -97,12 +96,6 @@ def test_the_dense_expansion_is_private_by_an_independent_lp(reference):
     found = independent_capacity(dense.matrix[:, first], problem.prior.probabilities, problem.radius)
     assert found <= 1.0 + 1e-9 and achieved >= found - 1e-9
 
-
-def counted(readings: int) -> Deadline:
-    """A deadline that expires after ``readings`` readings of its clock: a branch and bound stopped at the same box
-    on any machine, whatever its speed or load (each box reads the clock once)."""
-    ticks = itertools.count()
-    return Deadline(float(readings), clock=lambda: float(next(ticks)))
 
 
 _REACH_CASES = {"counts": st.lists(st.integers(1, 5), min_size=3, max_size=9), "seed": st.integers(0, 2**32 - 1),

@@ -26,7 +26,8 @@ from mechdesign.design.symmetric._generate import generate
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._result import _SEARCH_STOPS
 
-TWELVE = [9, 9, 6, 6, 6, 4, 4, 4, 4, 2, 2, 2]
+from conftest import SYMMETRIC_ORACLE as TWELVE
+from conftest import counted
 
 
 def _zipf(size: int, epsilon: float) -> DesignProblem:
@@ -127,8 +128,6 @@ def test_a_bound_that_is_not_thorough_stops_after_its_first_candidate(monkeypatc
     """``thorough=False`` (the engine's search was still gaining): one candidate with the reach, and the bound is
     the larger of its value and the floor's (every cell capped). ``thorough=True`` stops there too when the first
     stays below that (here: 5.7156 against 6.1372 at 300 clock readings), and goes on otherwise."""
-    import itertools
-
     import mechdesign.design.symmetric._bound as bound_module
 
     problem = DesignProblem(Prior.from_counts(TWELVE), 1.0, 0.05, "estimation_mse")
@@ -143,10 +142,6 @@ def test_a_bound_that_is_not_thorough_stops_after_its_first_candidate(monkeypatc
         return found
 
     monkeypatch.setattr(bound_module, "_bound_at", counting)
-
-    def counted(readings: int) -> Deadline:  # the same stop on any machine: a clock that ticks once a reading
-        ticks = itertools.count()
-        return Deadline(float(readings), clock=lambda: float(next(ticks)))
 
     quick = symmetric_bound(instance, result.columns, result.weights, deadline=counted(300), thorough=False)
     assert len(calls) == 1

@@ -7,8 +7,6 @@ semidefinite program over the same set of J (exactness), and against the per-inp
 
 from __future__ import annotations
 
-import itertools
-
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -24,7 +22,7 @@ from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._matrix import _value_and_gradient, fit_weights, matrix_term
 
-from conftest import examples
+from conftest import counted, examples
 
 _COUNTS = st.lists(st.integers(1, 6), min_size=2, max_size=12)
 
@@ -127,11 +125,6 @@ def test_the_fit_maximises_the_weighted_gap_and_stops_at_its_deadline():
     assert np.array_equal(fit_weights(instance, target, start, Deadline(0.0)), start) or gain(
         fit_weights(instance, target, start, Deadline(0.0))) >= gain(start)
 
-
-def counted(readings: int) -> Deadline:
-    """A deadline that expires after ``readings`` readings of its clock (the same stop on any machine)."""
-    ticks = itertools.count()
-    return Deadline(float(readings), clock=lambda: float(next(ticks)))
 
 
 @pytest.mark.parametrize(("epsilon", "share"), [(0.5, 0.99), (1.0, 0.98), (2.0, 0.8)])

@@ -267,12 +267,13 @@ def _aggregate(instance: Instance, cuts: list[_Cut], caps: np.ndarray) -> float:
     if not cuts:
         return -math.inf
     s, p = instance.sizes, instance.probabilities
-    scales = np.array([max(float((s * cut.w).sum()), 1e-300) for cut in cuts])
-    ws = np.array([cut.w for cut in cuts]).T / scales            # K × n, each cut scaled to Σ_x w_x = 1
-    spent = np.array([cut.spent for cut in cuts]) / scales
+    ws = np.array([cut.w for cut in cuts]).T                      # K × n
+    spent = np.array([cut.spent for cut in cuts])
+    scales = np.maximum(s @ ws, 1e-300)                           # the master sees each cut scaled to Σ_x w_x = 1
     mu, nu = cp.Variable(len(cuts), nonneg=True), cp.Variable(instance.count, nonneg=True)
-    w = ws @ mu + nu
-    gain = cp.sum(cp.multiply(2.0 * s * (1.0 - p), cp.sqrt(w)) + cp.multiply(s, w)) - spent @ mu - (s * caps) @ nu
+    w = (ws / scales) @ mu + nu
+    gain = cp.sum(cp.multiply(2.0 * s * (1.0 - p), cp.sqrt(w)) + cp.multiply(s, w)) - (spent / scales) @ mu \
+        - (s * caps) @ nu
     try:
         cp.Problem(cp.Maximize(gain)).solve(solver=cp.CLARABEL)
     except cp.error.SolverError:
@@ -281,10 +282,10 @@ def _aggregate(instance: Instance, cuts: list[_Cut], caps: np.ndarray) -> float:
         return -math.inf
     mu_v = np.maximum(np.asarray(mu.value), 0.0) / scales
     nu_v = np.maximum(np.asarray(nu.value), 0.0)
-    w_v = np.array([cut.w for cut in cuts]).T @ mu_v + nu_v
+    w_v = ws @ mu_v + nu_v
     if not float(w_v.max(initial=0.0)) > 0:
         return -math.inf
-    total = math.fsum((mu_v * np.array([cut.spent for cut in cuts])).tolist()) + math.fsum((s * nu_v * caps).tolist())
+    total = math.fsum((mu_v * spent).tolist()) + math.fsum((s * nu_v * caps).tolist())
     magnitude = float(mu_v @ np.array([cut.magnitude for cut in cuts])) + float((s * nu_v * caps).sum()) \
         + float((s * w_v).sum())
     # W's entries are float sums of n + 1 terms: each within (n + 1)·u of its exact value, which the 1e-10 of
@@ -336,8 +337,7 @@ def _magnitude(instance: Instance, w: np.ndarray, caps: np.ndarray) -> float:
 
 
 def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray, pool: Columns,
-              deadline: Deadline, rounds: int, ledger: list[_Cut] | None = None, *,
-              line: bool = True) -> tuple[float, Columns]:
+              deadline: Deadline, rounds: int, ledger: list[_Cut] | None = None) -> tuple[float, Columns]:
     """The bound at w (any scale of it), the capped cells' J_xx at their caps, λ by cutting planes for the others.
 
     Kelley's method on λ ↦ Σ_x λ_x + r̄(w′, λ) (r̄ the reach's bound, w′ = w off the capped cells) with the in-out
@@ -360,18 +360,18 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
             break
         lam = found if best_lam is None else _SMOOTH * best_lam + (1.0 - _SMOOTH) * found
         bound_r, cuts = reach(instance, free, lam, deadline, slack=_SLACK * abs(first))
-        total = at(lam, float((s * lam).sum()) + bound_r)
-        _record(ledger, instance, free, lam, float((s * lam).sum()) + bound_r)
-        if step == 0 and line:
+        spent = float((s * lam).sum()) + bound_r
+        total = at(lam, spent)
+        _record(ledger, instance, free, lam, spent)
+        if step == 0:
             # after the LP's first λ, the line (two fifths of the time left at most): the better is the centre
-            on_line = _line(instance, free, deadline.before(_LINE_SHARE * deadline.remaining()),
-                            _LINE_SLACK * abs(first))
-            if on_line is not None:
-                at_line = at(on_line[0], on_line[1])
-                _record(ledger, instance, free, on_line[0], on_line[1])
+            line = _line(instance, free, deadline.before(_LINE_SHARE * deadline.remaining()), _LINE_SLACK * abs(first))
+            if line is not None:
+                at_line = at(line[0], line[1])
+                _record(ledger, instance, free, line[0], line[1])
                 if at_line > total:
-                    total, lam = at_line, on_line[0]
-                cuts = cuts.extend(on_line[2])
+                    total, lam = at_line, line[0]
+                cuts = cuts.extend(line[2])
         if total > best + 1e-6 * abs(best):
             stall = 0
         else:
