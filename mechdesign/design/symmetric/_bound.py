@@ -109,7 +109,7 @@ from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._matrix import fit_weights, matrix_term
 from mechdesign.design.symmetric._reach import reach
 
-__all__ = ["SymmetricBound", "symmetric_bound"]
+__all__ = ["SymmetricBound", "capped_floor", "symmetric_bound"]
 
 _ROUNDS = 4               # cutting-plane rounds for λ at the design's w
 _SCALE_ROUNDS = 1         # … and at each other scale of w
@@ -217,9 +217,7 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # First, every cell capped: no reach at all, the matrix form of the diagonal floor (1–2 % above it), cheap and
     # kept whatever the deadline leaves for the rest (at Zipf N = 256, ε = 4 the reach-based candidates all stay
     # below it, and run until the deadline).
-    every = np.ones(instance.count, dtype=bool)
-    w_caps = weights_for(every, True)
-    capped_value = _capped_part(instance, w_caps, every, caps) - 1e-10 * _magnitude(instance, w_caps, caps)
+    capped_value = capped_floor(instance, deadline)
     source = "capped" if capped_value > floor else "floor"
     best = max(best, capped_value)
     before = best
@@ -254,6 +252,23 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         _scaled(value, first, centre)
     best = max(best, _aggregate(instance, cuts, caps))
     return SymmetricBound(best, "reach" if best > before else source)
+
+
+def capped_floor(instance: Instance, deadline: Deadline) -> float:
+    """The matrix form of the diagonal floor: every J_xx at its cap, no reach [D].
+
+    tr J⁻¹ ≥ max(Φ(w), Σψ(w)) − Σ_x w_x c_x for every w ≥ 0 (module docstring, every cell capped), at the w fitted to
+    the caps (:func:`~._matrix.fit_weights`, which stops at ``deadline``: any w is sound), rounded down. With w at
+    its fit this is the minimum of tr J⁻¹ over {J ⪰ 11ᵀ, J P̂ = 1, J_xx ≤ c_x} (a semidefinite program gives the
+    same value: Adult native-country, ε = 4, 0.8954191 both), above the per-input floor of
+    :func:`~mechdesign.design.polytope.diagonal_floor` (there 0.6606 in n·MSE).
+    """
+    p = instance.probabilities
+    caps = diagonal_caps(p, instance.epsilon, instance.radius) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
+    start = np.where(caps > 1.0, (1.0 - p) ** 2 / np.maximum(caps - 1.0, 1e-300) ** 2, 0.0)
+    w = fit_weights(instance, caps, np.maximum(start, 1e-12), deadline)
+    every = np.ones(instance.count, dtype=bool)
+    return _capped_part(instance, w, every, caps) - 1e-10 * _magnitude(instance, w, caps)
 
 
 def _aggregate(instance: Instance, cuts: list[_Cut], caps: np.ndarray) -> float:
