@@ -12,6 +12,9 @@ problem under ``--time-limit`` (the priced engine, as ``design`` does at N = 42)
 * ``matrix_floor``: every J_xx at its cap (no columns at all; the priced engine's floor);
 * ``relaxation_diagonal``: R_0 over the design's pool;
 * ``relaxation_rows``: R_0 with the rows of the ``--rows`` heaviest inputs fixed too, J_x· = Σ_y θ_y v_yx v_y;
+* ``fit_residual_rows_k``: how far the A-optimal Lagrangian's dual matrix at the design, J⁻², lies from the family
+  diag(D) + P̂aᵀ + aP̂ᵀ with rank-two terms e_r gᵀ + g e_rᵀ along the k heaviest inputs r (relative Frobenius residual
+  of a least-squares fit in the norm that tr(YJ) weighs) — the family a bound at that Y would price;
 * ``pool_grown``: the design's own master (tr J⁻¹ over mixtures of the pool) after ``--rounds`` rounds of the
   per-input relaxation's column generation (a master over the pool, its prices, the separable oracle's vertices at
   them, at scales 0.8, 1 and 1.25) — whether the columns a diagonal bound asks for lower the design (the search
@@ -20,8 +23,8 @@ problem under ``--time-limit`` (the priced engine, as ``design`` does at N = 42)
 A design whose value is near ``relaxation_rows`` and far above ``relaxation_diagonal`` cannot be certified by any
 bound of the diagonal form within their distance: the bound needs the heavy inputs' rows.
 
-Run: ``python benchmarks/bench_bound_rows.py [--epsilon 4] [--time-limit 120] [--rows 1 2] [--rounds 8]``; results in
-benchmarks/results/bound_rows.{json,csv}.
+Run: ``python benchmarks/bench_bound_rows.py [--epsilon 4] [--time-limit 120] [--rows 1 2] [--rounds 8]
+[--problem zipf-64 --name bound_rows_zipf64]``; results in benchmarks/results/bound_rows.{json,csv} (``--name``).
 """
 
 from __future__ import annotations
@@ -40,9 +43,9 @@ import numpy as np
 from _common import write_results
 
 from mechdesign import Deadline, load_problem, solve
+from mechdesign.design import DesignProblem
 from mechdesign.design.polytope import SeparableOracle, pricing_counts
-from mechdesign.design.symmetric._bound import capped_floor
-from mechdesign.design.symmetric._instance import Instance
+from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "problems"
 
@@ -63,6 +66,29 @@ def relaxation(prior: np.ndarray, columns: np.ndarray, rows: list[int]) -> float
         warnings.simplefilter("ignore")
         program.solve(solver=cp.CLARABEL)
     return float(program.value) - 1.0
+
+
+def fit_residual(prior: np.ndarray, j: np.ndarray, rows: list[int]) -> float:
+    """How far the A-optimal Lagrangian's dual matrix Y = J⁻² lies from diag(D) + P̂aᵀ + aP̂ᵀ (+ e_r g_rᵀ + g_r e_rᵀ for r
+    in ``rows``): the relative residual of its least-squares fit in the norm ‖J^½ (Y − Y′) J^½‖_F, the one in which
+    tr(Y J) = Σ_y θ_y v_yᵀ Y v_y weighs the columns (the plain Frobenius norm is ruled by Y's entries on the heavy
+    inputs, while the lift vectors reach e^ε on the light ones)."""
+    n = prior.size
+    values, vectors = np.linalg.eigh(j)
+    root = (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
+    y = np.linalg.pinv(j) @ np.linalg.pinv(j)
+    target = root @ y @ root
+    blocks = [np.zeros((n, n, n)), np.zeros((n, n, n))]
+    blocks[0][np.arange(n), np.arange(n), np.arange(n)] = 1.0                       # D_i at (i, i)
+    blocks[1] = prior[:, None, None] * np.eye(n)[None, :, :] + prior[None, :, None] * np.eye(n)[:, None, :]
+    for r in rows:                                                                  # g_j at (r, j) and (j, r)
+        block = np.zeros((n, n, n))
+        block[r, :, :] += np.eye(n)
+        block[:, r, :] += np.eye(n)
+        blocks.append(block)
+    design = np.concatenate([np.einsum("ab,bck,cd->adk", root, b, root).reshape(n * n, n) for b in blocks], axis=1)
+    coefficients = np.linalg.lstsq(design, target.reshape(-1), rcond=None)[0]
+    return float(np.linalg.norm(design @ coefficients - target.reshape(-1)) / np.linalg.norm(target))
 
 
 def a_master(columns: np.ndarray) -> float:
@@ -104,13 +130,15 @@ def grown(prior: np.ndarray, columns: np.ndarray, oracle: SeparableOracle, round
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problem", default="adult-native-country-estimation")
+    parser.add_argument("--problem", default="adult-native-country-estimation", help="a problem file (estimation_mse)")
     parser.add_argument("--epsilon", type=float, default=4.0)
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--rows", type=int, nargs="+", default=[1, 2], help="numbers of heaviest inputs' rows")
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--name", default="bound_rows", help="results/NAME.json")
     args = parser.parse_args()
-    problem = load_problem(PROBLEMS / f"{args.problem}.toml").problem.with_(epsilon=args.epsilon)
+    base = load_problem(PROBLEMS / f"{args.problem}.toml").problem
+    problem = DesignProblem(base.prior, args.epsilon, base.radius, "estimation_mse")
     clock = time.process_time()
     result = solve(problem, baselines=False, time_limit=args.time_limit)
     design_cpu = time.process_time() - clock
@@ -118,11 +146,14 @@ def main() -> None:
     mass = prior @ matrix
     columns = matrix[:, mass > 0] / mass[mass > 0]
     heaviest = [int(x) for x in np.argsort(-prior, kind="stable")]
+    information = (columns * mass[mass > 0]) @ columns.T
     row: dict[str, object] = {
         "problem": args.problem, "size": problem.size, "epsilon": problem.epsilon, "radius": problem.radius,
         "time_limit": args.time_limit, "method": result.method, "design_cpu": round(design_cpu, 1),
         "value": float(result.utility), "engine_bound": float(result.upper_bound), "pool": columns.shape[1],
-        "matrix_floor": capped_floor(Instance.from_problem(problem), Deadline(math.inf)) - 1.0}
+        "matrix_floor": capped_floor(CellMasses.of(prior), problem.epsilon, problem.radius, Deadline(math.inf)) - 1.0}
+    for count in [0, *args.rows]:
+        row[f"fit_residual_rows_{count}"] = fit_residual(prior, information, heaviest[:count])
     print(f"{args.problem} at ε = {args.epsilon:g}: design {row['value']:.6f} ({result.method}, bound "
           f"{row['engine_bound']:.6f}, {design_cpu:.0f} s CPU), {columns.shape[1]} columns", flush=True)
     for count in [0, *args.rows]:
@@ -138,7 +169,7 @@ def main() -> None:
     row["design_on_its_pool"] = a_master(columns)
     print(f"  the design's master on its pool {row['design_on_its_pool']:.6f}; with {row['pool_grown_columns']} "
           f"columns more {row['pool_grown']:.6f} ({time.process_time() - clock:.0f} s CPU)", flush=True)
-    print(write_results("bound_rows", [row], load=os.getloadavg()))
+    print(write_results(args.name, [row], load=os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ optimum is how loose the bound itself is, whatever the search finds. Zipf counts
 draw of m = 2,000 records, the seed N), δ = 1e-6, ε ∈ {0.5, 1, 2, 4}.
 
 Which of the bound's two steps is loose: ``exact_reach`` is the bound with the reach taken exactly — Φ(w) (the matrix
-step, :mod:`mechdesign.design.symmetric._matrix`) minus the largest Σθ Σ_x w_x J_xx over every vertex of the column
+step, :mod:`mechdesign.design.polytope._matrix`) minus the largest Σθ Σ_x w_x J_xx over every vertex of the column
 polytope (an LP over the listed vertices), at w fitted to the optimum's diagonal — against ``general_bound``, which
 bounds that largest value by the reach (:mod:`mechdesign.design.symmetric._reach`: a branch and bound over boxes of
 masses and whole counts).
@@ -32,13 +32,13 @@ from mechdesign import Deadline, solve
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem
 from mechdesign.design.polytope import column_vertices
+from mechdesign.design.polytope._matrix import fit_weights, matrix_term
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import single_input_types
 from mechdesign.design.symmetric._engine import _FIRST, _best_block
 from mechdesign.design.symmetric._enumerate import all_types
 from mechdesign.design.symmetric._generate import generate
 from mechdesign.design.symmetric._instance import Instance
-from mechdesign.design.symmetric._matrix import fit_weights, matrix_term
 
 SIZES = (8, 10)
 EPSILONS = (0.5, 1.0, 2.0, 4.0)

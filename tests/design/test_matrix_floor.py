@@ -1,7 +1,7 @@
 """The diagonal floor's matrix form: every J_xx at its cap, the whole trace at once [D].
 
-:func:`~mechdesign.design.symmetric._bound.capped_floor` is min tr J⁻¹ over {J ⪰ 11ᵀ, J P̂ = 1, J_xx ≤ c_x}, reached
-through Φ at the weights fitted to the caps. Checked here against that semidefinite program solved independently
+``capped_floor`` (:mod:`mechdesign.design.polytope._matrix`) is min tr J⁻¹ over {J ⪰ 11ᵀ, J P̂ = 1, J_xx ≤ c_x},
+reached through Φ at the weights fitted to the caps. Checked here against that semidefinite program solved independently
 (cvxpy, Clarabel), against the enumerated optimum (a bound is a proof), and inside the priced estimation engine,
 whose reported bound must keep it when its oracle-bounded structures give less (Adult native-country, ε = 4: 0.8954
 against 0.7630).
@@ -22,9 +22,13 @@ from mechdesign.design import DesignProblem, solve
 from mechdesign.design.estimation import EstimationEngine, Tuning
 from mechdesign.design.estimation import _listless as priced
 from mechdesign.design.polytope import diagonal_floor
+from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._vertices import diagonal_caps
-from mechdesign.design.symmetric._bound import capped_floor
-from mechdesign.design.symmetric._instance import Instance
+
+
+def _floor(problem: DesignProblem) -> float:
+    return capped_floor(CellMasses.of(problem.prior.probabilities), problem.epsilon, problem.radius, Deadline(math.inf))
+
 
 _PRICED = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))  # the priced search at small N
 
@@ -49,7 +53,7 @@ _counts = st.lists(st.integers(1, 9), min_size=3, max_size=7).map(lambda c: sort
 @given(counts=_counts, epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.5))
 def test_the_floor_is_the_semidefinite_minimum_and_below_the_enumerated_optimum(counts, epsilon, radius):
     problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
-    floor = capped_floor(Instance.from_problem(problem), Deadline(math.inf))
+    floor = _floor(problem)
     sdp = _sdp_floor(problem)
     assert abs(floor - sdp) <= 1e-5 * sdp
     exact = solve(problem, baselines=False)
@@ -64,7 +68,7 @@ def test_native_country_at_epsilon_4_is_lifted_above_the_per_input_floor():
     from conftest import ROOT
 
     problem = load_problem(ROOT / "problems" / "adult-native-country-estimation.toml").problem.with_(epsilon=4.0)
-    floor = capped_floor(Instance.from_problem(problem), Deadline(math.inf)) - 1.0
+    floor = _floor(problem) - 1.0
     per_input = diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius) - 1.0
     assert 0.89541 < floor < 0.89542 and 0.76303 < per_input < 0.76304
 
@@ -73,7 +77,7 @@ def test_the_priced_engine_keeps_the_matrix_floor_when_its_structures_give_less(
     """With every structured bound worthless (−inf, an oracle past its deadline), the reported bound is the floor's
     matrix form, not the per-input floor below it."""
     problem = DesignProblem(Prior.from_counts([40, 9, 6, 3, 2, 1, 1, 1]), 4.0, 0.2, "estimation_mse")
-    matrix = capped_floor(Instance.from_problem(problem), Deadline(math.inf))
+    matrix = _floor(problem)
     assert matrix > diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius) + 1e-3
 
     def worthless(*args, **kwargs):

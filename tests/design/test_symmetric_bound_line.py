@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from mechdesign import Deadline
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem
+from mechdesign.design.polytope._matrix import matrix_term
 from mechdesign.design.polytope._vertices import diagonal_caps
 from mechdesign.design.symmetric import SymmetricEngine
 from mechdesign.design.symmetric import _bound as bound_module
 from mechdesign.design.symmetric._instance import Instance
-from mechdesign.design.symmetric._matrix import matrix_term
 from mechdesign.design.symmetric._reach import reach
 
 from conftest import SYMMETRIC_ORACLE, counted, examples

@@ -1,4 +1,4 @@
-"""The matrix step of the symmetric engine's bound (mechdesign.design.symmetric._matrix) [D], checked independently.
+"""The matrix step of the symmetric engine's bound (mechdesign.design.polytope._matrix) [D], checked independently.
 
 Φ(w) = Σw + |P̂|² + 2 tr(Π diag(w) Πᵀ)^½ is derived there (a [D] formula): it is checked against the full N × N
 matrix (the cell reduction), against tr J⁻¹ + Σ w_x J_xx of random mechanisms (the inequality itself), against a
@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from mechdesign import Deadline
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem
+from mechdesign.design.polytope._matrix import _value_and_gradient, fit_weights, matrix_term
 from mechdesign.design.symmetric import SymmetricEngine
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
-from mechdesign.design.symmetric._matrix import _value_and_gradient, fit_weights, matrix_term
 
 from conftest import counted, examples
 

@@ -35,6 +35,14 @@ oracle's proven S, scaling — and the oracle's columns become new cuts. The sol
 enters the bound: only the exactly evaluated points count. The rounds are those of a proximal bundle method (a
 proximal term keeps each step near the best point evaluated so far, :func:`_refine`).
 
+**What the family cannot see** (``benchmarks/bench_bound_rows.py``). Every Y of the family enters through J's diagonal
+alone (J P̂ = 1 makes the P̂ terms constants). At Adult native-country, ε = 4 (a 120-s design, n·MSE 1.144) the least
+n·MSE of a J ⪰ 11ᵀ with J P̂ = 1 and a diagonal the design's columns reach is 0.995, so no Y of the family certifies that
+design within 13 %; with J's row of the heaviest input fixed as well it is 1.140, and J⁻² lies within 1.7 % of the
+family extended by e₀gᵀ + ge₀ᵀ (9.7 % without, in the norm tr(YJ) weighs). Pricing those terms is no longer separable
+over the inputs, but v₀ is a function of the masses each vertex family already tables (the low level l(C) in family A),
+so an exact oracle for them looks within reach; it is not built.
+
 Everything that enters the bound is recomputed in NumPy with margins toward a smaller bound: tr Y^{1/2}
 and log det Y from eigenvalues lowered by N·ulp·‖Y‖, and S from the oracle's proven bound.
 """

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from mechdesign._deadline import Deadline
 from mechdesign.design._engines import EngineResult
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design.estimation._bound import diagonal_structure, structure_bound, structured_bound
@@ -39,6 +40,7 @@ from mechdesign.design.estimation._criterion import (
     quadratic_form,
     restricted_master_dual,
 )
+from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 
 __all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced"]
@@ -51,7 +53,7 @@ _DUAL_ROUNDS, DUAL_COLUMNS_MAX = 12, 128
 _FINISH_SHARE, _FINISH_MAX = 0.05, 30.0  # time kept after the final bound for repair and certification
 PROBE_AT = 0.4  # beyond DUAL_COLUMNS_MAX: the fraction of the search after which one round of the bound is timed
 _BOUND_MARGIN = 1.5  # the final bound starts only if this many times its last measured cost fits before the end
-_MATRIX_FLOOR_SHARE = 0.05  # of the time left, at most, for the floor's matrix form (its fit stops there)
+_MATRIX_FLOOR_SHARE = 0.05  # of the time left, at most, for the floor's matrix form (capped_floor: its fit stops)
 
 
 def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.ndarray, start_columns: np.ndarray,
@@ -116,7 +118,8 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
     floor = (offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities)))
     if criterion == "a_optimal" and weights is None:
         floor = max(floor, diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius),
-                    _matrix_floor(problem, deadline))
+                    capped_floor(CellMasses.of(problem.prior.probabilities), problem.epsilon, problem.radius,
+                                 Deadline(_MATRIX_FLOOR_SHARE * max(deadline - time.monotonic(), 0.0))))
     bound, dual_rounds, bound_cost, iteration_cost = floor, 0, 0.0, 0.0
     search_start = time.monotonic()
     # The final bound ends this much before the limit: repair and certification follow it (14 s at N = 1,000).
@@ -235,24 +238,6 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
               f"{time.perf_counter() - start:.1f} s; certifying", file=sys.stderr, flush=True)
     return finish(problem, options, columns, theta, bound, fallbacks, iterations, timings, start,
                   "column_generation_priced", generated, certified)
-
-
-def _matrix_floor(problem: DesignProblem, deadline: float) -> float:
-    """The diagonal floor's matrix form (:func:`mechdesign.design.symmetric._bound.capped_floor`), −inf without cells.
-
-    The per-input floor bounds each (J⁻¹)_xx alone; the matrix form bounds the whole trace over J ⪰ 11ᵀ, J P̂ = 1 and
-    J_xx ≤ c_x at once, in at most :data:`_MATRIX_FLOOR_SHARE` of the time left. Adult native-country, ε = 4: 0.8954
-    in n·MSE against the per-input floor's 0.6606 and the oracle-bounded structure's 0.7630 (the design 1.1438).
-    """
-    from mechdesign._deadline import Deadline
-    from mechdesign.design.symmetric._bound import capped_floor
-    from mechdesign.design.symmetric._instance import Instance
-
-    try:
-        instance = Instance.from_problem(problem)
-    except ValueError:  # not a count prior, or too many cells for the K × K eigendecompositions
-        return -math.inf
-    return capped_floor(instance, Deadline(_MATRIX_FLOOR_SHARE * max(deadline - time.monotonic(), 0.0)))
 
 
 def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | None,

@@ -1,7 +1,7 @@
 """A certified lower bound on tr J⁻¹ over every mechanism that is ε-PML over the ball [D].
 
 **The trace against a weighted diagonal.** Rows summing to one give J P̂ = Σ_y θ_y v_y = 1 and J − 11ᵀ ⪰ 0, so for
-any w ≥ 0 (:mod:`._matrix`, with its proof)
+any w ≥ 0 (:mod:`mechdesign.design.polytope._matrix`, with its proof)
 
     tr J⁻¹ ≥ Φ(w) − Σ_x w_x J_xx,      Φ(w) = Σ_x w_x + |P̂|² + 2 tr (Π diag(w) Πᵀ)^½,   Π = I − P̂1ᵀ,
 
@@ -28,9 +28,10 @@ above, each box by a knapsack with real counts; its boxes split on the counts of
 largest vertex within its tolerance when it runs to the end (tested against every listed vertex).
 
 **The choice of (w, S, λ).** For a target diagonal t — c_x on S, the design's own J_xx elsewhere — w is either the
-maximiser of Φ(w) − Σ_x w_x t_x (:func:`~._matrix.fit_weights`: a J with diagonal t then minimises the first step)
-or the per-input step's tight point w_x = (1 − P̂_x)²/(t_x − 1)²; S is the k heaviest cells, k ∈ {0, 2, 4, 8}. First,
-every cell capped (no reach at all): the matrix form of the diagonal floor, cheap, kept whatever the deadline leaves
+maximiser of Φ(w) − Σ_x w_x t_x (``fit_weights`` of :mod:`mechdesign.design.polytope._matrix`: a J with diagonal t
+then minimises the first step) or the per-input step's tight point w_x = (1 − P̂_x)²/(t_x − 1)²; S is the k heaviest
+cells, k ∈ {0, 2, 4, 8}. First, every cell capped (no reach at all): the matrix form of the diagonal floor
+(``capped_floor``, shared with the priced dense engine), cheap, kept whatever the deadline leaves
 (unless it has passed already: then the floor).
 Then the per-input step's w with S empty gets its rounds of λ (in half the time left where h* < 0.7·e^ε; the cuts
 at powers of P̂ take the other half: the aggregate below). It stops there when that leaves it below the floor,
@@ -103,13 +104,13 @@ import numpy as np
 
 from mechdesign._deadline import Deadline
 from mechdesign._numerics import FLOAT_EPS as _ULP
+from mechdesign.design.polytope._matrix import capped_floor, fit_weights, matrix_term
 from mechdesign.design.polytope._vertices import diagonal_caps, diagonal_floor
 from mechdesign.design.symmetric._columns import Columns
 from mechdesign.design.symmetric._instance import Instance, TypeTable
-from mechdesign.design.symmetric._matrix import fit_weights, matrix_term
 from mechdesign.design.symmetric._reach import reach
 
-__all__ = ["SymmetricBound", "capped_floor", "symmetric_bound"]
+__all__ = ["SymmetricBound", "symmetric_bound"]
 
 _ROUNDS = 4               # cutting-plane rounds for λ at the design's w
 _SCALE_ROUNDS = 1         # … and at each other scale of w
@@ -217,7 +218,7 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # First, every cell capped: no reach at all, the matrix form of the diagonal floor (1–2 % above it), cheap and
     # kept whatever the deadline leaves for the rest (at Zipf N = 256, ε = 4 the reach-based candidates all stay
     # below it, and run until the deadline).
-    capped_value = capped_floor(instance, deadline)
+    capped_value = capped_floor(instance, instance.epsilon, instance.radius, deadline)
     source = "capped" if capped_value > floor else "floor"
     best = max(best, capped_value)
     before = best
@@ -252,23 +253,6 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         _scaled(value, first, centre)
     best = max(best, _aggregate(instance, cuts, caps))
     return SymmetricBound(best, "reach" if best > before else source)
-
-
-def capped_floor(instance: Instance, deadline: Deadline) -> float:
-    """The matrix form of the diagonal floor: every J_xx at its cap, no reach [D].
-
-    tr J⁻¹ ≥ max(Φ(w), Σψ(w)) − Σ_x w_x c_x for every w ≥ 0 (module docstring, every cell capped), at the w fitted to
-    the caps (:func:`~._matrix.fit_weights`, which stops at ``deadline``: any w is sound), rounded down. With w at
-    its fit this is the minimum of tr J⁻¹ over {J ⪰ 11ᵀ, J P̂ = 1, J_xx ≤ c_x} (a semidefinite program gives the
-    same value: Adult native-country, ε = 4, 0.8954191 both), above the per-input floor of
-    :func:`~mechdesign.design.polytope.diagonal_floor` (there 0.6606 in n·MSE).
-    """
-    p = instance.probabilities
-    caps = diagonal_caps(p, instance.epsilon, instance.radius) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
-    start = np.where(caps > 1.0, (1.0 - p) ** 2 / np.maximum(caps - 1.0, 1e-300) ** 2, 0.0)
-    w = fit_weights(instance, caps, np.maximum(start, 1e-12), deadline)
-    every = np.ones(instance.count, dtype=bool)
-    return _capped_part(instance, w, every, caps) - 1e-10 * _magnitude(instance, w, caps)
 
 
 def _aggregate(instance: Instance, cuts: list[_Cut], caps: np.ndarray) -> float:

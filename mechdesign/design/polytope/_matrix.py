@@ -1,4 +1,4 @@
-"""The matrix step of the symmetric engine's bound: the whole trace of J⁻¹ against a weighted diagonal of J [D].
+"""The whole trace of J⁻¹ against a weighted diagonal of J: the engines' matrix step and floor [D].
 
 Every mechanism's J = Σ_y θ_y v_y v_yᵀ (lift vectors with Σθ_y v_y = 1 and P̂·v_y = 1) has J P̂ = 1 and
 J − 11ᵀ = Σθ_y (v_y − 1)(v_y − 1)ᵀ ⪰ 0. Over every such J, for w ≥ 0 and D = diag(w),
@@ -10,35 +10,72 @@ J⁻¹ = P̂P̂ᵀ + Π K⁺ Πᵀ (multiplied out: J(P̂P̂ᵀ + ΠK⁺Πᵀ) =
 tr J⁻¹ + tr DJ = |P̂|² + Σw + ‖X‖² + ‖Y‖² with X = K^{+½}Πᵀ, Y = K^{½}D^{½} (Frobenius norms), and
 ‖X‖² + ‖Y‖² ≥ 2‖X‖‖Y‖ ≥ 2‖XᵀY‖_* = 2‖Π D^{½}‖_* = 2 tr(ΠDΠᵀ)^½, since ΠK^{+½}K^{½} = Π(I − P̂P̂ᵀ/|P̂|²) = Π. ∎
 
-The per-input step of :mod:`._bound` bounds each (J⁻¹)_xx alone over the same set, so Φ(w) ≥ Σ_x ψ_x(w_x); on the
-instances of ``benchmarks/bench_bound_share.py`` Φ is the exact minimum (a semidefinite program over the same set
-gives the same value to 1e-8). With w and P̂ constant on cells, ΠDΠᵀ has the eigenvalue w_k on the s_k − 1 vectors
-of cell k that sum to zero, and the K others of Ŵ = diag(w) − uδᵀ − δuᵀ + σuuᵀ in the cells' orthonormal basis
-(u_k = √s_k P̂_k, δ_k = √s_k w_k, σ = Σ_k s_k w_k).
+The per-input step of :mod:`mechdesign.design.symmetric._bound` bounds each (J⁻¹)_xx alone over the same set, so
+Φ(w) ≥ Σ_x ψ_x(w_x); on the instances of ``benchmarks/bench_bound_share.py`` Φ is the exact minimum (a semidefinite
+program over the same set gives the same value to 1e-8). With w and P̂ constant on cells, ΠDΠᵀ has the eigenvalue w_k
+on the s_k − 1 vectors of cell k that sum to zero, and the K others of Ŵ = diag(w) − uδᵀ − δuᵀ + σuuᵀ in the cells'
+orthonormal basis (u_k = √s_k P̂_k, δ_k = √s_k w_k, σ = Σ_k s_k w_k).
 
 :func:`fit_weights` picks w for a target diagonal t: the maximiser of Φ(w) − Σ_x w_x t_x, i.e. the weights at which
 a J with diagonal t is the minimiser — then, where the bound's other step is tight at t, nothing is lost.
+:func:`capped_floor` takes every J_xx at its cap: the floor both the symmetric engine's bound and the priced dense
+engine start from. The functions read only the cells' sizes and probabilities (:class:`Cells`: the symmetric engine's
+``Instance``, or :class:`CellMasses` of any prior), so they live here, below both engines.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from scipy.optimize import minimize
 
 from mechdesign._deadline import Deadline
 from mechdesign._numerics import FLOAT_EPS as _ULP
-from mechdesign.design.symmetric._instance import Instance
+from mechdesign.design.polytope._vertices import diagonal_caps, lift_constant
 
-__all__ = ["fit_weights", "matrix_term"]
+__all__ = ["CellMasses", "Cells", "capped_floor", "fit_weights", "matrix_term"]
 
 _FIT_STEPS = 40        # L-BFGS iterations of the fit at most (each an eigendecomposition of Ŵ: 0.15 s at K = 600;
 #                        20–60 reach 1e-10 of the value at N = 256–2,000, and any w gives a valid bound)
 _SMALLEST = 1e-300     # w is fitted in logarithms; no weight below this
 
 
-def _reduced(instance: Instance, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+class Cells(Protocol):
+    """Inputs in cells of equal prior mass: what the matrix step reads (the symmetric engine's ``Instance`` is one)."""
+
+    @property
+    def sizes(self) -> np.ndarray: ...            # s_k as floats, shape (K,)
+
+    @property
+    def probabilities(self) -> np.ndarray: ...    # P̂_x of an input of cell k, shape (K,)
+
+    @property
+    def count(self) -> int: ...                   # K
+
+
+@dataclass(frozen=True)
+class CellMasses:
+    """The cells of a prior: its inputs grouped by equal probability (the dense engines' view of :class:`Cells`)."""
+
+    sizes: np.ndarray
+    probabilities: np.ndarray
+
+    @classmethod
+    def of(cls, probabilities: np.ndarray) -> CellMasses:
+        """Group the inputs of ``probabilities`` by their exact float value."""
+        values, sizes = np.unique(np.asarray(probabilities, dtype=np.float64), return_counts=True)
+        return cls(sizes.astype(np.float64), values)
+
+    @property
+    def count(self) -> int:
+        """K, the number of cells."""
+        return int(self.sizes.size)
+
+
+def _reduced(instance: Cells, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """Ŵ restricted to the complement of its null vector √s (ΠDΠᵀ 1 = 0), in a Householder basis: K − 1 × K − 1.
 
     Returns it with the Householder vector v and β = 2/vᵀv (H = I − βvvᵀ maps √s/|√s| to e₁) and u.
@@ -56,7 +93,7 @@ def _reduced(instance: Instance, w: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return folded[1:, 1:], v, u, beta
 
 
-def matrix_term(instance: Instance, w: np.ndarray) -> float:
+def matrix_term(instance: Cells, w: np.ndarray) -> float:
     """Φ(w) of the module docstring, rounded down: a lower bound on tr J⁻¹ + Σ_x w_x J_xx over every mechanism.
 
     Each computed eigenvalue of Ŵ (on the complement of its null vector) is within η = 16 (K + 4) ε_mach ‖Ŵ‖_F of
@@ -72,7 +109,7 @@ def matrix_term(instance: Instance, w: np.ndarray) -> float:
     return math.fsum(terms.tolist()) * (1.0 - (instance.count + 8) * 4 * _ULP)
 
 
-def _value_and_gradient(instance: Instance, w: np.ndarray) -> tuple[float, np.ndarray]:
+def _value_and_gradient(instance: Cells, w: np.ndarray) -> tuple[float, np.ndarray]:
     """Φ(w) (unrounded) and its gradient: ∂Φ/∂w_k = s_k + (s_k − 1)/√w_k + (e_k − √s_k u)ᵀ Ŵ^{+½} (e_k − √s_k u)."""
     s, p = instance.sizes, instance.probabilities
     matrix, v, u, beta = _reduced(instance, w)
@@ -86,7 +123,7 @@ def _value_and_gradient(instance: Instance, w: np.ndarray) -> tuple[float, np.nd
     return value, gradient
 
 
-def fit_weights(instance: Instance, target: np.ndarray, start: np.ndarray, deadline: Deadline) -> np.ndarray:
+def fit_weights(instance: Cells, target: np.ndarray, start: np.ndarray, deadline: Deadline) -> np.ndarray:
     """The weights w > 0 maximising Φ(w) − Σ_k s_k w_k t_k (concave), by L-BFGS on log w from ``start``.
 
     It stops at the deadline. Any w gives a valid bound: the fit only chooses a good one, so it returns the best
@@ -111,3 +148,25 @@ def fit_weights(instance: Instance, target: np.ndarray, start: np.ndarray, deadl
     minimize(objective, x0, jac=True, method="L-BFGS-B", callback=stop,
              options={"maxiter": _FIT_STEPS, "gtol": 1e-10, "ftol": 1e-12})
     return best[0][1] if best else np.maximum(start, _SMALLEST)
+
+
+def capped_floor(cells: Cells, epsilon: float, radius: float, deadline: Deadline) -> float:
+    """The matrix form of the diagonal floor: every J_xx at its cap, the whole trace at once [D].
+
+    tr J⁻¹ ≥ max(Φ(w), Σψ(w)) − Σ_x w_x c_x for every w ≥ 0 (Φ of the module docstring, ψ_x(w) = 2(1 − P̂_x)√w + w
+    + P̂_x² the per-input step, c_x the caps of :func:`~._vertices.diagonal_caps`: J_xx ≤ c_x for every mechanism), at
+    the w fitted to the caps (:func:`fit_weights`, which stops at ``deadline``: any w is sound), rounded down. With w at
+    its fit this is the minimum of tr J⁻¹ over {J ⪰ 11ᵀ, J P̂ = 1, J_xx ≤ c_x} (a semidefinite program gives the same
+    value: Adult native-country, ε = 4, 0.8954191 in n·MSE both), above the per-input floor of
+    :func:`~._vertices.diagonal_floor` there (0.7630). The symmetric engine's bound starts from it; the priced dense
+    engine keeps the larger of the two floors.
+    """
+    s, p = cells.sizes, cells.probabilities
+    caps = diagonal_caps(p, epsilon, radius) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
+    start = np.where(caps > 1.0, (1.0 - p) ** 2 / np.maximum(caps - 1.0, 1e-300) ** 2, 0.0)
+    w = fit_weights(cells, caps, np.maximum(start, 1e-12), deadline)
+    psi = math.fsum((s * (2.0 * (1.0 - p) * np.sqrt(w) + w + p**2)).tolist())
+    value = max(matrix_term(cells, w), psi) - math.fsum((s * w * caps).tolist())
+    a = lift_constant(epsilon, radius)[0]
+    magnitude = float((s * w * caps).sum() + (s * w * a * a).sum() + (s * np.sqrt(w)).sum() + 1.0)
+    return value - 1e-10 * magnitude
