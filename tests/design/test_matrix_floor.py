@@ -10,6 +10,7 @@ against 0.7630).
 from __future__ import annotations
 
 import math
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -33,8 +34,10 @@ def _floor(problem: DesignProblem) -> float:
 _PRICED = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))  # the priced search at small N
 
 
-def _sdp_floor(problem: DesignProblem) -> float:
-    """min tr J⁻¹ over J ⪰ 11ᵀ, J P̂ = 1, J_xx ≤ c_x, by cvxpy (the floor's definition, solved as written)."""
+def _sdp_floor(problem: DesignProblem) -> tuple[float, float]:
+    """min tr J⁻¹ over J ⪰ 11ᵀ, J P̂ = 1, J_xx ≤ c_x, by cvxpy (the floor's definition, solved as written), and the
+    relative tolerance its status allows: 1e-5 when Clarabel reports it optimal, 1e-3 when "optimal_inaccurate" (it
+    says so on some random instances; the value then agreed to 1e-5 on every one traced)."""
     p = problem.prior.probabilities
     n = p.size
     one = np.ones((n, 1))
@@ -42,8 +45,11 @@ def _sdp_floor(problem: DesignProblem) -> float:
     constraints = [j @ p == 1, cp.diag(j) <= diagonal_caps(p, problem.epsilon, problem.radius),
                    cp.bmat([[j, one], [one.T, np.ones((1, 1))]]) >> 0]
     program = cp.Problem(cp.Minimize(cp.tr_inv(j)), constraints)
-    program.solve(solver=cp.CLARABEL)
-    return float(program.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "solution may be inaccurate": the status below says it too
+        program.solve(solver=cp.CLARABEL)
+    assert program.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE), program.status
+    return float(program.value), (1e-5 if program.status == cp.OPTIMAL else 1e-3)
 
 
 _counts = st.lists(st.integers(1, 9), min_size=3, max_size=7).map(lambda c: sorted(c, reverse=True))
@@ -54,8 +60,8 @@ _counts = st.lists(st.integers(1, 9), min_size=3, max_size=7).map(lambda c: sort
 def test_the_floor_is_the_semidefinite_minimum_and_below_the_enumerated_optimum(counts, epsilon, radius):
     problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
     floor = _floor(problem)
-    sdp = _sdp_floor(problem)
-    assert abs(floor - sdp) <= 1e-5 * sdp
+    sdp, tolerance = _sdp_floor(problem)
+    assert abs(floor - sdp) <= tolerance * sdp
     exact = solve(problem, baselines=False)
     assert exact.method == "enumeration" and exact.status == "optimal"
     assert floor <= exact.utility + 1.0  # tr J⁻¹ = n·MSE + 1 at the optimum
