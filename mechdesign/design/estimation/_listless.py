@@ -54,6 +54,9 @@ _FINISH_SHARE, _FINISH_MAX = 0.05, 30.0  # time kept after the final bound for r
 PROBE_AT = 0.4  # beyond DUAL_COLUMNS_MAX: the fraction of the search after which one round of the bound is timed
 _BOUND_MARGIN = 1.5  # the final bound starts only if this many times its last measured cost fits before the end
 _MATRIX_FLOOR_SHARE = 0.05  # of the time left, at most, for the floor's matrix form (capped_floor: its fit stops)
+# ... and up to this many cells of equal probability: its first and last steps are K × K eigendecompositions that
+# no deadline cuts (a few seconds at K = 2,529; the symmetric engine's own cap, MAX_CELLS)
+_MATRIX_FLOOR_CELLS = 4_000
 
 
 def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.ndarray, start_columns: np.ndarray,
@@ -117,9 +120,11 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
 
     floor = (offset if criterion == "a_optimal" else math.fsum(np.log(problem.prior.probabilities)))
     if criterion == "a_optimal" and weights is None:
-        floor = max(floor, diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius),
-                    capped_floor(CellMasses.of(problem.prior.probabilities), problem.epsilon, problem.radius,
-                                 Deadline(_MATRIX_FLOOR_SHARE * max(deadline - time.monotonic(), 0.0))))
+        floor = max(floor, diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius))
+        cells = CellMasses.of(problem.prior.probabilities)
+        if cells.count <= _MATRIX_FLOOR_CELLS:  # its matrix form: the larger of the two (capped_floor's docstring)
+            floor = max(floor, capped_floor(cells, problem.epsilon, problem.radius,
+                                            Deadline(_MATRIX_FLOOR_SHARE * max(deadline - time.monotonic(), 0.0))))
     bound, dual_rounds, bound_cost, iteration_cost = floor, 0, 0.0, 0.0
     search_start = time.monotonic()
     # The final bound ends this much before the limit: repair and certification follow it (14 s at N = 1,000).
