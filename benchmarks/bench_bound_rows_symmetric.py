@@ -91,7 +91,7 @@ def main() -> None:
     prior = cell_counts / float((sizes * cell_counts).sum())
     high, low, weights = mech.high, mech.low, mech.weights
     a, b = mech.high_counts.astype(np.float64), mech.low_counts.astype(np.float64)
-    means = (a * high[:, None] + b * low[:, None]) / sizes
+    means = mech.class_means()  # μ_tk; the rows are normalised at the cells' prior (row sums 1)
     second = (a * high[:, None] ** 2 + b * low[:, None] ** 2) / sizes
     pairs = np.where(sizes > 1, ((a * high[:, None] + b * low[:, None]) ** 2 - (a * high[:, None] ** 2
                                                                                + b * low[:, None] ** 2))

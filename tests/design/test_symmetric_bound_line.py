@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from mechdesign import Deadline
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem
-from mechdesign.design.polytope._matrix import matrix_term
+from mechdesign.design.polytope._matrix import capped_part, matrix_term
 from mechdesign.design.polytope._vertices import diagonal_caps
 from mechdesign.design.symmetric import SymmetricEngine
 from mechdesign.design.symmetric import _bound as bound_module
@@ -58,7 +58,7 @@ def test_the_bound_at_its_best_scale_stays_below_the_optimum(symmetric_oracle, s
     spent = float((s * lam).sum()) + bound_r
     magnitude = float((s * np.abs(lam)).sum()) * instance.a
     found = bound_module._at_scale(instance, w, capped, caps, spent, magnitude)
-    unscaled = bound_module._capped_part(instance, w, capped, caps) - spent
+    unscaled = capped_part(instance, w, capped, caps) - spent
     assert found >= unscaled - 1e-9 * max(1.0, abs(unscaled))
     assert found <= optimum + 1e-9 * optimum
 
@@ -76,7 +76,7 @@ def test_some_draws_choose_another_scale(symmetric_oracle):
     bound_r, _ = reach(instance, w, lam)
     spent = float((s * lam).sum()) + bound_r
     found = bound_module._at_scale(instance, w, capped, caps, spent, float((s * np.abs(lam)).sum()) * instance.a)
-    unscaled = bound_module._capped_part(instance, w, capped, caps) - spent
+    unscaled = capped_part(instance, w, capped, caps) - spent
     assert found > unscaled + 0.05 * abs(unscaled) and found <= optimum + 1e-9 * optimum
 
 

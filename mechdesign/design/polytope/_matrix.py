@@ -36,7 +36,8 @@ from mechdesign._deadline import Deadline
 from mechdesign._numerics import FLOAT_EPS as _ULP
 from mechdesign.design.polytope._vertices import diagonal_caps, lift_constant
 
-__all__ = ["CellMasses", "Cells", "capped_floor", "fit_weights", "matrix_term"]
+__all__ = ["CellMasses", "Cells", "capped_floor", "capped_part", "fit_weights", "magnitude", "matrix_term",
+           "tight_weights"]
 
 _FIT_STEPS = 40        # L-BFGS iterations of the fit at most (each an eigendecomposition of Ŵ: 0.15 s at K = 600;
 #                        20–60 reach 1e-10 of the value at N = 256–2,000, and any w gives a valid bound)
@@ -150,6 +151,25 @@ def fit_weights(instance: Cells, target: np.ndarray, start: np.ndarray, deadline
     return best[0][1] if best else np.maximum(start, _SMALLEST)
 
 
+def tight_weights(probabilities: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """The per-input step's tight point for a target diagonal t: w_x = (1 − P̂_x)²/(t_x − 1)² (0 where t_x ≤ 1)."""
+    p = probabilities
+    return np.where(target > 1.0, (1.0 - p) ** 2 / np.maximum(target - 1.0, 1e-300) ** 2, 0.0)
+
+
+def capped_part(cells: Cells, w: np.ndarray, capped: np.ndarray, caps: np.ndarray) -> float:
+    """max(Φ(w), Σψ(w)) − Σ over the capped cells of s_k w_k c_k: tr J⁻¹ ≥ this − Σ over the others of s_k w_k J_xx."""
+    s, p = cells.sizes, cells.probabilities
+    psi = math.fsum((s * (2.0 * (1.0 - p) * np.sqrt(w) + w + p**2)).tolist())
+    return max(matrix_term(cells, w), psi) - math.fsum((s * w * caps)[capped].tolist())
+
+
+def magnitude(cells: Cells, w: np.ndarray, caps: np.ndarray, a: float) -> float:
+    """A scale of the float sums of a bound at w (a = e^ε): every term is at most this in absolute value, times K."""
+    s = cells.sizes
+    return float((s * w * caps).sum() + (s * w * a * a).sum() + (s * np.sqrt(w)).sum() + 1.0)
+
+
 def capped_floor(cells: Cells, epsilon: float, radius: float, deadline: Deadline) -> float:
     """The matrix form of the diagonal floor: every J_xx at its cap, the whole trace at once [D].
 
@@ -161,12 +181,7 @@ def capped_floor(cells: Cells, epsilon: float, radius: float, deadline: Deadline
     :func:`~._vertices.diagonal_floor` there (0.7630). The symmetric engine's bound starts from it; the priced dense
     engine keeps the larger of the two floors.
     """
-    s, p = cells.sizes, cells.probabilities
-    caps = diagonal_caps(p, epsilon, radius) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
-    start = np.where(caps > 1.0, (1.0 - p) ** 2 / np.maximum(caps - 1.0, 1e-300) ** 2, 0.0)
-    w = fit_weights(cells, caps, np.maximum(start, 1e-12), deadline)
-    psi = math.fsum((s * (2.0 * (1.0 - p) * np.sqrt(w) + w + p**2)).tolist())
-    value = max(matrix_term(cells, w), psi) - math.fsum((s * w * caps).tolist())
-    a = lift_constant(epsilon, radius)[0]
-    magnitude = float((s * w * caps).sum() + (s * w * a * a).sum() + (s * np.sqrt(w)).sum() + 1.0)
-    return value - 1e-10 * magnitude
+    caps = diagonal_caps(cells.probabilities, epsilon, radius) * (1.0 + 4 * _ULP)  # rounded up: J_xx ≤ c_x
+    w = fit_weights(cells, caps, np.maximum(tight_weights(cells.probabilities, caps), 1e-12), deadline)
+    every = np.ones(cells.count, dtype=bool)
+    return capped_part(cells, w, every, caps) - 1e-10 * magnitude(cells, w, caps, lift_constant(epsilon, radius)[0])

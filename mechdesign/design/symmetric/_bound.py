@@ -104,7 +104,7 @@ import numpy as np
 
 from mechdesign._deadline import Deadline
 from mechdesign._numerics import FLOAT_EPS as _ULP
-from mechdesign.design.polytope._matrix import capped_floor, fit_weights, matrix_term
+from mechdesign.design.polytope._matrix import capped_floor, capped_part, fit_weights, magnitude, tight_weights
 from mechdesign.design.polytope._vertices import diagonal_caps, diagonal_floor
 from mechdesign.design.symmetric._columns import Columns
 from mechdesign.design.symmetric._instance import Instance, TypeTable
@@ -193,8 +193,8 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
 
     def weights_for(capped: np.ndarray, fitted: bool) -> np.ndarray:
         target = np.where(capped, caps, j_diag)
-        # the per-input step's tight point, w_x = (1 − P̂_x)²/(t_x − 1)², starts the fit or is the candidate itself
-        start = np.where(target > 1.0, (1.0 - p) ** 2 / np.maximum(target - 1.0, 1e-300) ** 2, 0.0)
+        # the per-input step's tight point starts the fit or is the candidate itself
+        start = tight_weights(p, target)
         return fit_weights(instance, target, np.maximum(start, 1e-12), deadline) if fitted else start
 
     best = floor
@@ -322,19 +322,6 @@ def _scaled(value: Callable[[tuple[int, bool], float, int], float], candidate: t
     return max(centre, f1, f2)
 
 
-def _capped_part(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray) -> float:
-    """max(Φ(w), Σψ(w)) − Σ over the capped cells of s_k w_k c_k: tr J⁻¹ ≥ this − Σ over the others of s_k w_k J_xx."""
-    s, p = instance.sizes, instance.probabilities
-    psi = math.fsum((s * (2.0 * (1.0 - p) * np.sqrt(w) + w + p**2)).tolist())
-    return max(matrix_term(instance, w), psi) - math.fsum((s * w * caps)[capped].tolist())
-
-
-def _magnitude(instance: Instance, w: np.ndarray, caps: np.ndarray) -> float:
-    """A scale of the float sums of a bound at w: every term is at most this in absolute value, times K."""
-    s = instance.sizes
-    return float((s * w * caps).sum() + (s * w * instance.a * instance.a).sum() + (s * np.sqrt(w)).sum() + 1.0)
-
-
 def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray, pool: Columns,
               deadline: Deadline, rounds: int, ledger: list[_Cut] | None = None) -> tuple[float, Columns]:
     """The bound at w (any scale of it), the capped cells' J_xx at their caps, λ by cutting planes for the others.
@@ -347,7 +334,7 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
     gain.
     """
     s = instance.sizes
-    first = _capped_part(instance, w, capped, caps)
+    first = capped_part(instance, w, capped, caps)
     free = np.where(capped, 0.0, w)
     best, best_lam, stall = -math.inf, None, 0
     def at(lam: np.ndarray, spent: float) -> float:  # the bound at (w, λ), at its best scale
@@ -390,15 +377,15 @@ def _at_scale(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
     The reach is homogeneous, r(σw, σλ) = σ·r(w, λ), so σ·r̄ bounds it at every scale, and the first step is
     Φ(σw) = σΣw + |P̂|² + 2√σ·tr(ΠDΠᵀ)^½ (the eigenvalues scale with σ), Σψ(σw) likewise: the bound
     2√σ·R + σ·(Σw − g) + |P̂|², g = Σ_{capped} w_x c_x + spent, is largest at √σ = R/(g − Σw). Both σ = 1 and that σ
-    are evaluated soundly (:func:`_capped_part` and the rounding below); the larger is returned. Measured (Zipf
+    are evaluated soundly (:func:`capped_part` and the rounding below); the larger is returned. Measured (Zipf
     N = 5,000, ε = 0.5, the design's w, λ on the line): σ = 0.71 gave 9,872 against 9,540 at σ = 1. ``first``: the
-    first step at σ = 1, :func:`_capped_part` at w, when the caller has it (an eigendecomposition of K × K saved).
+    first step at σ = 1, :func:`capped_part` at w, when the caller has it (an eigendecomposition of K × K saved).
     """
     s, p = instance.sizes, instance.probabilities
     capped_spent = float((s * w * caps)[capped].sum())
     total_w, constant = float((s * w).sum()), float((s * p * p).sum())
     if first is None:
-        first = _capped_part(instance, w, capped, caps)
+        first = capped_part(instance, w, capped, caps)
     root = 0.5 * (first + capped_spent - total_w - constant)        # R at σ = 1 (max of Φ's and Σψ's)
     excess = capped_spent + spent - total_w
     scales = [1.0]
@@ -407,11 +394,12 @@ def _at_scale(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
     best = -math.inf
     for sigma in scales:
         sw = sigma * w
-        part = first if sigma == 1.0 else _capped_part(instance, sw, capped, caps)
+        part = first if sigma == 1.0 else capped_part(instance, sw, capped, caps)
         total = part - sigma * spent
         # Rounding toward a smaller bound: every float sum above has at most 4K terms, each at most the magnitudes
         # in absolute value, so their errors are far below 1e-10 of them (K·u ≤ 1e-12 for K ≤ 10⁴).
-        total -= 1e-10 * (_magnitude(instance, sw, caps) + sigma * magnitude_lam + abs(part) + sigma * abs(spent))
+        total -= 1e-10 * (magnitude(instance, sw, caps, instance.a) + sigma * magnitude_lam + abs(part)
+                          + sigma * abs(spent))
         best = max(best, total)
     return best
 
