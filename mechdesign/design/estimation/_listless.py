@@ -77,22 +77,22 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
     oracle = SeparableOracle(counts, problem.epsilon, problem.radius)
     search = ColumnSearch(oracle)
     columns, theta = np.hstack([start_columns, _subset_seeds(oracle, problem.epsilon), options.seeds]), mass
-    if 0 < problem.epsilon < 700 and (n > large_from or problem.radius >= 2.0):
-        # An ε-LDP mechanism (ε-PML over every ball: its lift vectors lie in the column polytope; full rank) is the
-        # first point where it beats calibrated k-RR at radius 2 (the ball is the whole simplex: ε-LDP, whose
-        # optimum is near subset selection's MSE; native-country, ε = 0.5: 60 s from k-RR ended at 664.7, above
-        # subset selection's 626.3, and 615.5 from the block design), and beyond 256 categories, where a few
-        # master iterations are all the limit allows (a Newton step costs K²N; N = 1,000: tr J⁻¹ − 1 ≈ 150,000
-        # after 300 s from k-RR). There k-RR's columns are left out: at weight 0 they only made each Newton step
-        # dearer (N = 1,000, 300 s: 3,288 without them on 60 % of a core against 3,292 with them on a whole core);
-        # at radius 2 they stay as the first N columns the master always keeps. Inside smaller balls the optimum is
-        # far below every ε-LDP mechanism (native-country at β* and ε = 1: 4.3×) and starting from one made the
-        # 60-s design worse (paired runs: 33.91 against 33.84 at ε = 1, 9.204 against 9.135 at ε = 2), so k-RR
-        # stays the start there. The master can only improve on the start.
+    if 0 < problem.epsilon < 700:
+        # The best ε-LDP oracle calibrated to the ball (ε-PML over it, its lift vectors in the column polytope; full
+        # rank) joins the start where it beats calibrated k-RR, and is the first point there: the design is then never
+        # above it. Beyond 256 categories it is the start (a few master iterations are all the limit allows: a
+        # Newton step costs K²N; N = 1,000: tr J⁻¹ − 1 ≈ 150,000 after 300 s from k-RR), k-RR's columns left out: at
+        # weight 0 they only made each Newton step dearer (N = 1,000, 300 s: 3,288 without them on 60 % of a core
+        # against 3,292 with them on a whole core). Below, k-RR's columns stay as the first N the master always
+        # keeps. Off the grid k-RR was a poor start (bench_off_grid.py: geometric counts, N = 115, ε = 0.664, where
+        # k-RR's ε₀ is ε: n·MSE 14,999 from k-RR, and the design of a 10-s limit 324.2 against Hadamard response's
+        # 199.8 at its calibrated ε₀ = 1.98); at radius 2 the calibration is ε itself (ε-LDP).
         response = _ldp_start(problem, criterion, weights, large_from)
-        weight = problem.prior.probabilities @ response
+        weight = problem.prior.probabilities @ response if response is not None else None
         krr = objective(criterion, (start_columns * mass) @ start_columns.T, weights)
-        if n > large_from:
+        if response is None or weight is None:
+            pass  # no oracle the certificate admits: k-RR stays the start
+        elif n > large_from:
             columns, theta = np.hstack([response / weight, columns[:, n:]]), weight
         elif objective(criterion, (response / weight) @ response.T, weights) < krr:
             columns = np.hstack([columns[:, :n], response / weight, columns[:, n:]])
@@ -246,30 +246,66 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
 
 
 def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | None,
-               large_from: int = LP_LAMBDA_MAX) -> np.ndarray:
-    """The ε-LDP matrix of least criterion value among Hadamard response and the best block design.
+               large_from: int = LP_LAMBDA_MAX) -> np.ndarray | None:
+    """The best ε-LDP start: Hadamard response or a block design, at ε or calibrated to the ball, certified.
 
-    The block design (:mod:`mechdesign.design.baselines._block_design`) has subset selection's MSE with v outputs
-    (N = 1,000, ε = 1: PG(5, 4), 1,365 outputs, tr J⁻¹ − 1 = 3,678 against Hadamard response's 4,668); after one
-    master iteration the design was 3,395 from it and 4,202 from Hadamard response (subset selection: 3,674).
+    Of least criterion value among Hadamard response and the best block design, each at ε and at its ε₀ calibrated to
+    the ball (calibrated-baselines.md §1–2), those whose certified capacity over the ball is ≤ ε; None if none is.
+
+    Hadamard response places the items on rows in frequency order (the calibration's placement,
+    :func:`~mechdesign.design.baselines.hadamard_support_masses`); the block design is calibrated at subset
+    selection's ε₀ (its blocks' masses are not those of the k rarest items, so the certificate decides). At ε each is
+    ε-LDP, hence ε-PML over every ball, but its certified capacity, rounded up, can pass ε by a few ulps (uniform
+    counts, ε = 1, β = 1: 1 + 1.1e-14), and so can a calibrated ε₀ that the calibration left at ε: such a matrix is
+    built again at a level lowered by its excess and two certificate margins. The block design
+    (:mod:`mechdesign.design.baselines._block_design`) has subset selection's MSE with v outputs (N = 1,000, ε = 1:
+    PG(5, 4), 1,365 outputs, tr J⁻¹ − 1 = 3,678 against Hadamard response's 4,668); after one master iteration the
+    design was 3,395 from it and 4,202 from Hadamard response (subset selection: 3,674).
     """
+    from mechdesign._numerics import round_up
+    from mechdesign.core import certified_capacity
     from mechdesign.design.baselines._block_design import MATRIX_POINTS, block_design_mechanism, block_designs
+    from mechdesign.design.baselines._calibrated import calibrated_rows
     from mechdesign.design.baselines._ldp_oracles import hadamard_mechanism
 
     prior, epsilon, n = problem.prior, problem.epsilon, problem.size
-    candidates = [hadamard_mechanism(prior, epsilon).matrix]
+    order = np.argsort(-prior.probabilities, kind="stable")
+    calibrated = {row.name: row.epsilon0 for row in calibrated_rows(prior, epsilon, problem.radius)}
+    margin = round_up(epsilon, n) - epsilon
     # Up to 256 categories the default cap (4N outputs) finds designs closer to subset selection's MSE (N = 42,
     # ε = 0.5: 121 points, 655.1 against 672.1 with 63); beyond, a Newton step's K²N keeps it at 2N.
-    designs = block_designs(n, epsilon, max_outputs=min(2 * n, MATRIX_POINTS) if n > large_from else None)
-    if designs:
-        candidates.append(block_design_mechanism(prior, epsilon, designs[0]).matrix)
+    cap = min(2 * n, MATRIX_POINTS) if n > large_from else None
+
+    def hadamard(level: float) -> np.ndarray | None:
+        placed = np.empty((n, 1 << math.ceil(math.log2(n + 1))))
+        placed[order] = hadamard_mechanism(prior, level).matrix   # the item of rank r on row r + 1
+        return placed
+
+    def block(level: float) -> np.ndarray | None:
+        designs = block_designs(n, level, max_outputs=cap)
+        return block_design_mechanism(prior, level, designs[0]).matrix if designs else None
+
+    def admitted(build: Callable[[float], np.ndarray | None], level: float) -> np.ndarray | None:
+        matrix = build(level)
+        if matrix is None:
+            return None
+        excess = certified_capacity(matrix, problem.ball) - epsilon
+        if excess <= 0:
+            return matrix
+        lowered = level - excess - 2 * margin
+        matrix = build(lowered) if lowered > 0 else None
+        return matrix if matrix is not None and certified_capacity(matrix, problem.ball) <= epsilon else None
+
+    found = [admitted(hadamard, level) for level in (epsilon, min(calibrated["hadamard"], 700.0))]
+    found += [admitted(block, level) for level in (epsilon, min(calibrated["subset_selection"], 699.0))]
+    candidates = [m for m in found if m is not None]
 
     def value(matrix: np.ndarray) -> float:
         mass = prior.probabilities @ matrix
         lift = matrix / mass
         return objective(criterion, (lift * mass) @ lift.T, weights)
 
-    return min(candidates, key=value)
+    return min(candidates, key=value) if candidates else None
 
 
 def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
