@@ -22,6 +22,7 @@ Usage::
 
     python benchmarks/bench_off_grid.py                       # 40 instances, 30 s each: ~20 min
     python benchmarks/bench_off_grid.py --count 8 --time-limit 10 --name off_grid_probe
+    python benchmarks/bench_off_grid.py --only 7 12 31 --time-limit 10 --name off_grid_short
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``off_grid`` by default) with the command, commit and load.
 """
@@ -164,13 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=40, help="instances (default 40)")
     parser.add_argument("--first", type=int, default=0, help="index of the first instance (default 0)")
+    parser.add_argument("--only", type=int, nargs="+", metavar="INDEX", help="these instances instead")
     parser.add_argument("--time-limit", type=float, default=30.0, help="seconds a design command (default 30)")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--name", default="off_grid")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as folder:
-        for index in range(args.first, args.first + args.count):
+        for index in args.only or range(args.first, args.first + args.count):
             row = run_instance(index, args.time_limit, Path(folder), args.seed)
             rows.append(row)
             print(json.dumps(row), flush=True)
