@@ -283,6 +283,12 @@ def bound_rows(key: str, name: str = "bound_rows") -> str:
     return f"{row[key]:.3f}"
 
 
+def off_grid(name: str, index: int, key: str, spec: str) -> str:
+    """performance.rst, "Off the grid" and "A short limit": instance ``index`` of results/``name``.json, formatted."""
+    row = next(r for r in rows(name) if r["index"] == index)
+    return format(row[key], spec)
+
+
 def english_100k_lead() -> str:
     """performance.rst: the lead of the design over the best calibrated oracle at English words, N = 10⁵, ε = 1."""
     (row,) = rows("design_grid_english_100k")
@@ -503,6 +509,15 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     # 1.144 is quoted twice: the design's n·MSE and its master on the pool grown by the diagonal relaxation's columns
     ("docs/performance.rst", "1.144"): lambda: (bound_rows("value") if bound_rows("value") == bound_rows("pool_grown")
                                                 else "the two sources differ"),
+    **{("docs/performance.rst", f): (lambda a=a: off_grid(*a)) for f, a in (
+        ("1.000", ("off_grid", 14, "calibrated_ratio", ".3f")), ("1.26", ("off_grid", 39, "epsilon", ".2f")),
+        ("0.664", ("off_grid_short_main", 31, "epsilon", ".3f")),
+        ("312.6", ("off_grid_short_main", 31, "nmse", ".1f")),
+        ("199.8", ("off_grid_short_main", 31, "calibrated_nmse", ".1f")),
+        ("1.977", ("off_grid_short_main", 31, "calibrated_epsilon0", ".3f")),
+        ("177.4", ("off_grid_short", 31, "nmse", ".1f")), ("132.1", ("off_grid_short", 7, "nmse", ".1f")),
+        ("146.0", ("off_grid_short", 7, "calibrated_nmse", ".1f")),
+        ("209.5", ("off_grid_short_main", 7, "nmse", ".1f")), ("1.13", ("off_grid_short", 7, "epsilon", ".2f")))},
     # 1.53 is quoted twice: Dask's CPU in seconds and the low end of its ratio to the CLI's
     **{("docs/performance.rst", k): (lambda k=k: dask_figures()[k]) for k in ("1.53", "1.64", "2.71")},
 }

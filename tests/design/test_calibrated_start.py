@@ -75,8 +75,9 @@ def test_hadamard_response_sits_in_frequency_order_as_its_calibration_assumed(co
 
 def test_a_short_design_is_below_hadamard_response_calibrated_to_the_ball():
     """bench_off_grid.py's instance 31 (geometric counts, N = 115, ε = 0.664): from calibrated k-RR alone (its ε₀ is ε,
-    n·MSE about 15,000) a 10-s design ended at 324.2, above Hadamard response calibrated to the ball (ε₀ = 1.98,
-    199.8). The calibrated start is now the first point: the design never goes above it, whatever the limit."""
+    n·MSE about 15,000) a 10-s design ended at 312.6, above Hadamard response calibrated to the ball (ε₀ = 1.977,
+    199.8; results/off_grid_short_main.json). The calibrated start is now the first point: the design never goes above
+    it, whatever the limit."""
     import sys
     from pathlib import Path
 

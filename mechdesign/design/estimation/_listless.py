@@ -84,9 +84,9 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
         # Newton step costs K²N; N = 1,000: tr J⁻¹ − 1 ≈ 150,000 after 300 s from k-RR), k-RR's columns left out: at
         # weight 0 they only made each Newton step dearer (N = 1,000, 300 s: 3,288 without them on 60 % of a core
         # against 3,292 with them on a whole core). Below, k-RR's columns stay as the first N the master always
-        # keeps. Off the grid k-RR was a poor start (bench_off_grid.py: geometric counts, N = 115, ε = 0.664, where
-        # k-RR's ε₀ is ε: n·MSE 14,999 from k-RR, and the design of a 10-s limit 324.2 against Hadamard response's
-        # 199.8 at its calibrated ε₀ = 1.98); at radius 2 the calibration is ε itself (ε-LDP).
+        # keeps. Off the grid k-RR was a poor start (bench_off_grid.py, results/off_grid_short*.json: geometric counts,
+        # N = 115, ε = 0.664, where k-RR's ε₀ is ε, n·MSE 14,999: the design of a 10-s limit 312.6 from it, 177.4 from
+        # Hadamard response at its calibrated ε₀ = 1.977, whose own is 199.8); at radius 2 the calibration is ε itself.
         response = _ldp_start(problem, criterion, weights, large_from)
         weight = problem.prior.probabilities @ response if response is not None else None
         krr = objective(criterion, (start_columns * mass) @ start_columns.T, weights)
