@@ -253,7 +253,7 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
     the ball (calibrated-baselines.md §1–2), those whose certified capacity over the ball is ≤ ε; None if none is.
 
     Hadamard response places the items on rows in frequency order (the calibration's placement,
-    :func:`~mechdesign.design.baselines.hadamard_support_masses`); the block design is calibrated at subset
+    :func:`~mechdesign.design.baselines._calibrated.hadamard_support_masses`); the block design is calibrated at subset
     selection's ε₀ (its blocks' masses are not those of the k rarest items, so the certificate decides). At ε each is
     ε-LDP, hence ε-PML over every ball, but its certified capacity, rounded up, can pass ε by a few ulps (uniform
     counts, ε = 1, β = 1: 1 + 1.1e-14), and so can a calibrated ε₀ that the calibration left at ε: such a matrix is
