@@ -80,6 +80,17 @@ def adult_counts(problem: str) -> list[int]:
     return [int(c) for c in prior.counts]
 
 
+def run_design(path: Path, limit: float, out: Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """``mechdesign design PATH --json`` in its own process, as a user runs it: the process, wall and CPU seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    clock = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "mechdesign", "design", str(path), "--json", "--force",
+                           "--time-limit", str(limit), "--out", str(out)], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - clock
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def run_cell(task: str, counts: list[int], epsilon: float, limit: float, folder: Path,
              shipped: str | None = None) -> dict[str, object]:
     """One ``design`` command: its JSON, CPU time and the oracles at its problem's prior and radius (``shipped``: the
@@ -90,14 +101,7 @@ def run_cell(task: str, counts: list[int], epsilon: float, limit: float, folder:
 
     path = folder / f"{task}-{epsilon:g}.toml"
     path.write_text(shipped_text(shipped, epsilon) if shipped else problem_text(f"{task}-{epsilon:g}", counts, epsilon))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    clock = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "mechdesign", "design", str(path), "--json", "--force",
-                           "--time-limit", str(limit), "--out", str(folder / "designs")],
-                          capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - clock
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    done, wall, cpu = run_design(path, limit, folder / "designs")
     if done.returncode != 0:
         return {"task": task, "N": len(counts), "epsilon": epsilon, "error": done.stderr.strip().splitlines()[-1:]}
     out = json.loads(done.stdout)

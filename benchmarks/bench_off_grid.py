@@ -33,11 +33,8 @@ import argparse
 import json
 import math
 import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import git_commit, write_results
-from bench_design_grid import problem_text
+from bench_design_grid import problem_text, run_design
 
 SEED = 20261130
 SHAPES = ("zipf", "geometric", "flat", "dominant", "ties", "two_tier")
@@ -96,14 +93,7 @@ def run_instance(index: int, limit: float, folder: Path, seed: int = SEED) -> di
     task = f"off-grid-{index}-{shape}"
     path = folder / f"{task}.toml"
     path.write_text(problem_text(task, counts, epsilon))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    clock = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "mechdesign", "design", str(path), "--json", "--force",
-                           "--time-limit", str(limit), "--out", str(folder / "designs")],
-                          capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - clock
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    done, wall, cpu = run_design(path, limit, folder / "designs")
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
                                        samples=int(sum(counts)))
     p = np.asarray(counts, dtype=np.float64) / sum(counts)

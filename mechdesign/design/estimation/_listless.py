@@ -278,7 +278,7 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
     # ε = 0.5: 121 points, 655.1 against 672.1 with 63); beyond, a Newton step's K²N keeps it at 2N.
     cap = min(2 * n, MATRIX_POINTS) if n > large_from else None
 
-    def hadamard(level: float) -> np.ndarray | None:
+    def hadamard(level: float) -> np.ndarray:
         placed = np.empty((n, 1 << math.ceil(math.log2(n + 1))))
         placed[order] = hadamard_mechanism(prior, level).matrix   # the item of rank r on row r + 1
         return placed
@@ -298,8 +298,9 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
         matrix = build(lowered) if lowered > 0 else None
         return matrix if matrix is not None and certified_capacity(matrix, problem.ball) <= epsilon else None
 
-    found = [admitted(hadamard, level) for level in (epsilon, min(calibrated["hadamard"], 700.0))]
-    found += [admitted(block, level) for level in (epsilon, min(calibrated["subset_selection"], 699.0))]
+    # each level once: the calibration is ε itself at radius 2 or where the rarest input is lighter than β/2
+    found = [admitted(hadamard, level) for level in dict.fromkeys((epsilon, min(calibrated["hadamard"], 700.0)))]
+    found += [admitted(block, level) for level in dict.fromkeys((epsilon, min(calibrated["subset_selection"], 699.0)))]
     candidates = [m for m in found if m is not None]
 
     def value(matrix: np.ndarray) -> float:
