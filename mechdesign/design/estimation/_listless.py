@@ -46,6 +46,14 @@ from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 __all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced"]
 
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
+# Columns of the calibrated subset-selection orbits (_subset_orbits), at most: 8 orbits at N = 71–80, 2 at N = 256.
+# Off the grid, flat counts at N = 71, ε = 0.433 (subset selection calibrated to the ball: k = 50, ε₀ = 4.51, n·MSE
+# 168.6): the start's master reached 714.0 without them, 225.3 / 175.0 / 165.4 / 163.6 with 1 / 2 / 4 / 8 orbits;
+# at N = 81, ε = 2.413 (k = 20, ε₀ = ∞, 24.92): 51.7 without, 25.22 with 4, 24.96 with 8, 24.91 with 16 (3.9 s more
+# master time than 8 at N = 81: the search gets that time instead).
+_ORBIT_COLUMNS = 640
+_ORBIT_SHARE = 0.1  # of the search, at most, for their local search
+_ORBIT_ROUNDS = 8  # rounds of N swap trials per base block (0.3 s at N = 81 with 7 orbits, k = 20)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 # Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
 # N = 22, a few at N = 64; beyond dual_columns_max an oracle call alone takes minutes).
@@ -99,6 +107,13 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
             elif objective(criterion, (response / weight) @ response.T, weights) < krr:
                 columns = np.hstack([columns[:, :n], response / weight, columns[:, n:]])
                 theta = np.concatenate([np.zeros(n), weight])
+        if n <= large_from and criterion == "a_optimal" and weights is None:
+            # Subset selection calibrated to the ball has C(N, k) outputs, which no start can hold; its orbits stand
+            # in for it where it beats the start (_subset_orbits; off the grid, flat counts, a 10-s limit: 2 of 12
+            # designs stayed above it, results/off_grid_short.json).
+            # At most 10 % of the search goes to the orbits' local search (0.3 s at N = 81 with 7 orbits).
+            until = time.monotonic() + _ORBIT_SHARE * max(deadline - time.monotonic(), 0.0)
+            columns = np.hstack([columns, _calibrated_orbits(problem, oracle, columns[:, :theta.size], theta, until)])
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
 
     def bounded(th: np.ndarray, co: np.ndarray, until: float, one_round: bool = False) -> tuple[float, np.ndarray]:
@@ -309,6 +324,102 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
         return objective(criterion, (lift * mass) @ lift.T, weights)
 
     return min(candidates, key=value) if candidates else None
+
+
+def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns: np.ndarray, theta: np.ndarray,
+                       deadline: float) -> np.ndarray:
+    """Orbits of subset selection calibrated to the ball where its n·MSE is below the start's tr J⁻¹ − 1, else none.
+
+    At most ``_ORBIT_COLUMNS`` columns: ⌊640/N⌋ orbits (1 to 8) of k-subsets, k that of the calibrated oracle
+    (calibrated-baselines.md §2), built by :func:`_subset_orbits` before ``deadline``.
+    """
+    from mechdesign.design.baselines._calibrated import calibrated_rows
+
+    n = problem.size
+    row = next(r for r in calibrated_rows(problem.prior, problem.epsilon, problem.radius)
+               if r.name == "subset_selection")
+    start_mse = objective("a_optimal", (columns * theta) @ columns.T) - 1.0
+    # k = 1 is k-RR, the start's own family; an n·MSE that ties the start's (to rounding) gains nothing.
+    if n < 3 or row.parameter is None or row.parameter < 2 or not row.mse < start_mse * (1 - 1e-9):
+        return np.zeros((n, 0))
+    orbits = max(1, min(8, _ORBIT_COLUMNS // n))
+    return _subset_orbits(oracle, int(row.parameter), orbits, deadline=deadline)
+
+
+def _subset_orbits(oracle: SeparableOracle, size: int, orbits: int, *, seed: int = 0,
+                   deadline: float = math.inf) -> np.ndarray:
+    """Vertices H = B + t (mod N) for the base blocks B of :func:`orbit_blocks`, as lift vectors.
+
+    Each subset H is taken as the polytope's vertex with high set H (family A, or B, the indicator, where A has
+    none): at least as informative as subset selection's column at ε₀, which is a mixture of that vertex and the
+    constant column.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, orbits · N)
+        The lift vectors (fewer where a vertex does not exist), or (N, 0) for size outside [1, N − 1].
+    """
+    n = oracle.size
+    if not 0 < size < n:
+        return np.zeros((n, 0))
+    vectors = []
+    for block in orbit_blocks(n, size, orbits, seed=seed, deadline=deadline):
+        for shift in range(n):
+            high = np.zeros(n, dtype=bool)
+            high[(block + shift) % n] = True
+            vec = oracle.pricer.vector(high, ~high, "A")
+            vec = oracle.pricer.vector(high, ~high, "B") if vec is None else vec
+            if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
+                vectors.append(vec)
+    return np.column_stack(vectors) if vectors else np.zeros((n, 0))
+
+
+def orbit_blocks(n: int, size: int, orbits: int, *, seed: int = 0, rounds: int = _ORBIT_ROUNDS,
+                 deadline: float = math.inf) -> list[np.ndarray]:
+    """``orbits`` base blocks B ⊂ ℤ_N of ``size`` items whose differences are near-flat (a local search).
+
+    Subset selection's Fisher information at flat counts is that of all C(N, k) k-subsets, a balanced design: every
+    item in the same number of subsets, every pair in the same number. Cyclic orbits {B + t : t ∈ ℤ_N} put every
+    item in exactly k subsets of each orbit, and the pair {x, y} in as many subsets as y − x is a difference
+    b − b′ of B; base blocks whose differences, over all orbits, take each nonzero residue as equally often as the
+    search finds make the union nearly a 2-design (a difference family when exact; Beth, Jungnickel and Lenz,
+    *Design Theory*, 2nd ed., 1999, §VII.1). The search starts from seeded random blocks and makes ``rounds`` rounds
+    of N item swaps per block, the blocks in turn, accepting a swap that does not raise Σ_d (count_d − target)²; it
+    stops at ``deadline`` (``time.monotonic()``) with the blocks it has, every block searched equally.
+    """
+    rng = np.random.default_rng(seed)
+    target = orbits * size * (size - 1) / (n - 1)  # each nonzero difference this often over all orbits
+    blocks = [rng.choice(n, size=size, replace=False) for _ in range(orbits)]
+    differences = [np.bincount((b[:, None] - b[None, :]).ravel() % n, minlength=n) for b in blocks]
+    total = np.sum(differences, axis=0)
+    members = [np.bincount(b, minlength=n).astype(bool) for b in blocks]
+
+    def swap_change(block: np.ndarray, i: int, new: int) -> np.ndarray:
+        """The change of the block's difference counts when its item i becomes ``new``."""
+        rest = np.delete(block, i)
+        old = block[i]
+        moved = np.concatenate([(old - rest) % n, (rest - old) % n, (new - rest) % n, (rest - new) % n])
+        signs = np.repeat([-1, -1, 1, 1], rest.size)
+        return np.bincount(moved, weights=signs, minlength=n)
+
+    for _ in range(rounds if size < n else 0):
+        for index, block in enumerate(blocks):
+            others = total - differences[index]
+            current, member = differences[index].astype(np.float64), members[index]
+            for _ in range(n):
+                i = int(rng.integers(size))
+                new = int(rng.choice(np.flatnonzero(~member)))
+                change = swap_change(block, i, new)
+                excess = (others + current - target)[1:]
+                if float(np.dot(change[1:], 2 * excess + change[1:])) <= 0:  # Σ (count − target)² not larger
+                    member[block[i]], member[new] = False, True
+                    block[i] = new
+                    current += change
+            differences[index] = np.rint(current).astype(np.int64)
+            total = others + differences[index]
+            if time.monotonic() >= deadline:
+                return blocks
+    return blocks
 
 
 def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
