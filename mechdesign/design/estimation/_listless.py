@@ -43,7 +43,7 @@ from mechdesign.design.estimation._criterion import (
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 
-__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced"]
+__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced", "orbit_blocks", "orbit_mechanism"]
 
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
 # Columns of the calibrated subset-selection orbits (_subset_orbits), at most: 8 orbits at N = 71–80, 2 at N = 256.
@@ -113,7 +113,12 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
             # designs stayed above it, results/off_grid_short.json).
             # At most 10 % of the search goes to the orbits' local search (0.3 s at N = 81 with 7 orbits).
             until = time.monotonic() + _ORBIT_SHARE * max(deadline - time.monotonic(), 0.0)
-            columns = np.hstack([columns, _calibrated_orbits(problem, oracle, columns[:, :theta.size], theta, until)])
+            vertices, point = _calibrated_orbits(problem, oracle, columns[:, :theta.size], theta, until)
+            if point is not None:  # the orbits at ε₀ are the first point: below the start, ≈ the oracle's n·MSE
+                weight = problem.prior.probabilities @ point
+                columns = np.hstack([columns[:, :n], point / weight, columns[:, n:]])
+                theta = np.concatenate([np.zeros(n), weight])
+            columns = np.hstack([columns, vertices])
     iterations, fallbacks, generated, stalled, best_value = 0, 0, n, 0, math.inf
 
     def bounded(th: np.ndarray, co: np.ndarray, until: float, one_round: bool = False) -> tuple[float, np.ndarray]:
@@ -327,32 +332,68 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
 
 
 def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns: np.ndarray, theta: np.ndarray,
-                       deadline: float) -> np.ndarray:
-    """Orbits of subset selection calibrated to the ball where its n·MSE is below the start's tr J⁻¹ − 1, else none.
+                       deadline: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """Orbits of subset selection calibrated to the ball where its n·MSE is below the start's tr J⁻¹ − 1.
 
-    At most ``_ORBIT_COLUMNS`` columns: ⌊640/N⌋ orbits (1 to 8) of k-subsets, k that of the calibrated oracle
-    (calibrated-baselines.md §2), built by :func:`_subset_orbits` before ``deadline``.
+    ⌊640/N⌋ orbits (1 to 8, at most ``_ORBIT_COLUMNS`` subsets) of k-subsets, k that of the calibrated oracle
+    (calibrated-baselines.md §2), their base blocks from :func:`orbit_blocks` before ``deadline``. Returns their
+    vertices (:func:`_orbit_vertices`, columns for the master) and the orbits as a mechanism at the oracle's ε₀:
+    Q(H | x) ∝ e^{ε₀} on x ∈ H, 1 off it, the same r·k·e^{ε₀} + r(N − k) in every row, as every item is in k subsets
+    of each orbit — ε₀-LDP with high sets of k items, so ε-PML over the ball as the oracle is, and checked by the
+    certificate. The mechanism is returned (else None) only where the certificate admits it and its tr J⁻¹ is below
+    the start's; the vertices are (N, 0) where the oracle does not beat the start.
     """
+    from mechdesign.core import certified_capacity
     from mechdesign.design.baselines._calibrated import calibrated_rows
 
     n = problem.size
     row = next(r for r in calibrated_rows(problem.prior, problem.epsilon, problem.radius)
                if r.name == "subset_selection")
-    start_mse = objective("a_optimal", (columns * theta) @ columns.T) - 1.0
+    start_value = objective("a_optimal", (columns * theta) @ columns.T)
     # k = 1 is k-RR, the start's own family; an n·MSE that ties the start's (to rounding) gains nothing.
-    if n < 3 or row.parameter is None or row.parameter < 2 or not row.mse < start_mse * (1 - 1e-9):
-        return np.zeros((n, 0))
-    orbits = max(1, min(8, _ORBIT_COLUMNS // n))
-    return _subset_orbits(oracle, int(row.parameter), orbits, deadline=deadline)
+    if n < 3 or row.parameter is None or row.parameter < 2 or not row.mse + 1.0 < start_value * (1 - 1e-9):
+        return np.zeros((n, 0)), None
+    point = orbit_mechanism(n, orbit_blocks(n, int(row.parameter), max(1, min(8, _ORBIT_COLUMNS // n)),
+                                            deadline=deadline), row.epsilon0)
+    vertices = _orbit_vertices(oracle, point == point.max(axis=0))
+    mass = problem.prior.probabilities @ point
+    if (certified_capacity(point, problem.ball) > problem.epsilon
+            or not objective("a_optimal", (point / mass) @ point.T) < start_value):
+        return vertices, None
+    return vertices, point
+
+
+def orbit_mechanism(n: int, blocks: list[np.ndarray], epsilon0: float) -> np.ndarray:
+    """Subset selection on the orbits {B + t mod N} of ``blocks`` (k items each): an ε₀-LDP mechanism, N × (r·N).
+
+    Q(H | x) = e^{ε₀}/Z for x ∈ H and 1/Z off it, Z = r(k e^{ε₀} + N − k): every item is in k subsets of each orbit,
+    so every row sums to 1 (computed as 1 and e^{−ε₀}, so that ε₀ = ∞ gives the indicators / (r·k)). On a 2-design
+    at flat counts its Fisher information is subset selection's over all C(N, k) subsets (tested).
+    """
+    size = len(blocks[0])
+    high = np.column_stack([np.isin(np.arange(n), (block + shift) % n) for block in blocks for shift in range(n)])
+    low = math.exp(-epsilon0)
+    return np.where(high, 1.0, low) / (len(blocks) * (size + (n - size) * low))
+
+
+def _orbit_vertices(oracle: SeparableOracle, high: np.ndarray) -> np.ndarray:
+    """The polytope's vertex with each column's high set (family A, or B, the indicator, where A has none).
+
+    At least as informative as subset selection's column at ε₀ with that set, which is a mixture of the vertex and
+    the constant column. Returns the lift vectors (fewer where a vertex does not exist).
+    """
+    vectors = []
+    for column in high.T:
+        vec = oracle.pricer.vector(column, ~column, "A")
+        vec = oracle.pricer.vector(column, ~column, "B") if vec is None else vec
+        if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
+            vectors.append(vec)
+    return np.column_stack(vectors) if vectors else np.zeros((oracle.size, 0))
 
 
 def _subset_orbits(oracle: SeparableOracle, size: int, orbits: int, *, seed: int = 0,
                    deadline: float = math.inf) -> np.ndarray:
-    """Vertices H = B + t (mod N) for the base blocks B of :func:`orbit_blocks`, as lift vectors.
-
-    Each subset H is taken as the polytope's vertex with high set H (family A, or B, the indicator, where A has
-    none): at least as informative as subset selection's column at ε₀, which is a mixture of that vertex and the
-    constant column.
+    """The vertices (:func:`_orbit_vertices`) of the subsets B + t (mod N) of :func:`orbit_blocks`' base blocks.
 
     Returns
     -------
@@ -362,16 +403,8 @@ def _subset_orbits(oracle: SeparableOracle, size: int, orbits: int, *, seed: int
     n = oracle.size
     if not 0 < size < n:
         return np.zeros((n, 0))
-    vectors = []
-    for block in orbit_blocks(n, size, orbits, seed=seed, deadline=deadline):
-        for shift in range(n):
-            high = np.zeros(n, dtype=bool)
-            high[(block + shift) % n] = True
-            vec = oracle.pricer.vector(high, ~high, "A")
-            vec = oracle.pricer.vector(high, ~high, "B") if vec is None else vec
-            if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
-                vectors.append(vec)
-    return np.column_stack(vectors) if vectors else np.zeros((n, 0))
+    point = orbit_mechanism(n, orbit_blocks(n, size, orbits, seed=seed, deadline=deadline), 1.0)
+    return _orbit_vertices(oracle, point == point.max(axis=0))
 
 
 def orbit_blocks(n: int, size: int, orbits: int, *, seed: int = 0, rounds: int = _ORBIT_ROUNDS,
