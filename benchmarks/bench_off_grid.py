@@ -24,6 +24,7 @@ Usage::
     python benchmarks/bench_off_grid.py --count 8 --time-limit 10 --name off_grid_probe
     python benchmarks/bench_off_grid.py --only 7 12 31 --time-limit 10 --name off_grid_short
     python benchmarks/bench_off_grid.py --only 2 7 8 12 13 14 21 22 23 31 32 36 --time-limit 3 --name off_grid_orbits_3s
+    python benchmarks/bench_off_grid.py --only 0 3 9 10 15 20 24 25 26 30 35 38 39 --name off_grid_c1_symmetric
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``off_grid`` by default) with the command, commit and load.
 """
