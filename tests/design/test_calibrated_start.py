@@ -119,7 +119,7 @@ def test_a_short_design_is_below_subset_selection_calibrated_to_the_ball():
 def _orbit_incidence(counts: list[int], size: int, orbits: int, epsilon: float = 1.0,
                      radius: float = 0.01) -> np.ndarray:
     """The high sets of :func:`_subset_orbits`' columns (N × M booleans), read off the lift vectors."""
-    from mechdesign.design.polytope._separable import SeparableOracle
+    from mechdesign.design.polytope import SeparableOracle
 
     columns = priced._subset_orbits(SeparableOracle(np.asarray(counts), epsilon, radius), size, orbits)
     return columns > columns.min(axis=0) * (1 + 1e-9)
@@ -137,7 +137,7 @@ def test_on_a_difference_set_the_orbit_mechanism_is_subset_selection_at_flat_cou
     """A cyclic difference set's orbit is a 2-design: at flat counts its mechanism has the Fisher information of
     subset selection over all C(N, k) subsets (the dense matrix of baselines), and it is one: rows sum to 1, each
     column's entries within e^{ε₀} of each other (ε₀ = ∞: the indicators over r·k)."""
-    from mechdesign.design.baselines._ldp_oracles import subset_selection_mechanism
+    from mechdesign.design.baselines import subset_selection_mechanism
 
     k = len(base)
     point = priced.orbit_mechanism(n, [np.array(base)], epsilon0)
@@ -204,8 +204,8 @@ def test_the_orbit_point_is_admitted_by_the_certificate_and_below_the_start(coun
     point."""
     import time
 
-    from mechdesign.design._engines import krr_start
-    from mechdesign.design.polytope._separable import SeparableOracle
+    from mechdesign.design import krr_start
+    from mechdesign.design.polytope import SeparableOracle
 
     problem = _problem(counts, epsilon, radius)
     p = problem.prior.probabilities
@@ -229,7 +229,7 @@ def test_a_start_within_five_percent_of_subset_selection_takes_no_orbits():
     import time
     from pathlib import Path
 
-    from mechdesign.design.polytope._separable import SeparableOracle
+    from mechdesign.design.polytope import SeparableOracle
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from bench_design_grid import adult_counts
