@@ -118,10 +118,11 @@ def test_a_short_design_is_below_subset_selection_calibrated_to_the_ball():
 
 def _orbit_incidence(counts: list[int], size: int, orbits: int, epsilon: float = 1.0,
                      radius: float = 0.01) -> np.ndarray:
-    """The high sets of :func:`_subset_orbits`' columns (N × M booleans), read off the lift vectors."""
+    """The high sets of the orbits' vertices (N × M booleans), read off the lift vectors (:func:`_orbit_vertices`)."""
     from mechdesign.design.polytope import SeparableOracle
 
-    columns = priced._subset_orbits(SeparableOracle(np.asarray(counts), epsilon, radius), size, orbits)
+    high = priced.orbit_sets(len(counts), priced.orbit_blocks(len(counts), size, orbits))
+    columns = priced._orbit_vertices(SeparableOracle(np.asarray(counts), epsilon, radius), high)
     return columns > columns.min(axis=0) * (1 + 1e-9)
 
 
@@ -140,7 +141,7 @@ def test_on_a_difference_set_the_orbit_mechanism_is_subset_selection_at_flat_cou
     from mechdesign.design.baselines import subset_selection_mechanism
 
     k = len(base)
-    point = priced.orbit_mechanism(n, [np.array(base)], epsilon0)
+    point = priced.orbit_mechanism(priced.orbit_sets(n, [np.array(base)]), epsilon0)
     assert point.shape == (n, n)
     np.testing.assert_allclose(point.sum(axis=1), 1.0, rtol=1e-13)
     if np.isinf(epsilon0):

@@ -43,10 +43,10 @@ from mechdesign.design.estimation._criterion import (
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 
-__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced", "orbit_blocks", "orbit_mechanism"]
+__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced", "orbit_blocks", "orbit_mechanism", "orbit_sets"]
 
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
-# Columns of the calibrated subset-selection orbits (_subset_orbits), at most: 8 orbits at N = 71–80, 2 at N = 256.
+# Columns of the calibrated subset-selection orbits (_calibrated_orbits), at most: 8 orbits at N = 71–80, 2 at N = 256.
 # Off the grid, flat counts at N = 71, ε = 0.433 (subset selection calibrated to the ball: k = 50, ε₀ = 4.51, n·MSE
 # 168.6): the start's master reached 714.0 without them, 225.3 / 175.0 / 165.4 / 163.6 with 1 / 2 / 4 / 8 orbits;
 # at N = 81, ε = 2.413 (k = 20, ε₀ = ∞, 24.92): 51.7 without, 25.22 with 4, 24.96 with 8, 24.91 with 16 (3.9 s more
@@ -358,9 +358,9 @@ def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns:
     # ε = 0.5, start 1.008 × the oracle's tr J⁻¹, 120 s: n·MSE 90.15 with them against 87.85 (the oracle: 626).
     if n < 3 or row.parameter is None or row.parameter < 2 or not start_value > _ORBIT_EXCESS * (row.mse + 1.0):
         return np.zeros((n, 0)), None
-    point = orbit_mechanism(n, orbit_blocks(n, int(row.parameter), max(1, min(8, _ORBIT_COLUMNS // n)),
-                                            deadline=deadline), row.epsilon0)
-    vertices = _orbit_vertices(oracle, point == point.max(axis=0))
+    high = orbit_sets(n, orbit_blocks(n, int(row.parameter), max(1, min(8, _ORBIT_COLUMNS // n)), deadline=deadline))
+    point = orbit_mechanism(high, row.epsilon0)
+    vertices = _orbit_vertices(oracle, high)
     mass = problem.prior.probabilities @ point
     if (certified_capacity(point, problem.ball) > problem.epsilon
             or not objective("a_optimal", (point / mass) @ point.T) < start_value):
@@ -368,17 +368,21 @@ def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns:
     return vertices, point
 
 
-def orbit_mechanism(n: int, blocks: list[np.ndarray], epsilon0: float) -> np.ndarray:
-    """Subset selection on the orbits {B + t mod N} of ``blocks`` (k items each): an ε₀-LDP mechanism, N × (r·N).
+def orbit_sets(n: int, blocks: list[np.ndarray]) -> np.ndarray:
+    """The subsets B + t (mod N) of the orbits of ``blocks``, as the columns of an N × (r·N) boolean matrix."""
+    return np.column_stack([np.isin(np.arange(n), (block + shift) % n) for block in blocks for shift in range(n)])
+
+
+def orbit_mechanism(high: np.ndarray, epsilon0: float) -> np.ndarray:
+    """Subset selection on orbit subsets ``high`` (:func:`orbit_sets`, k items each): ε₀-LDP, N × (r·N).
 
     Q(H | x) = e^{ε₀}/Z for x ∈ H and 1/Z off it, Z = r(k e^{ε₀} + N − k): every item is in k subsets of each orbit,
     so every row sums to 1 (computed as 1 and e^{−ε₀}, so that ε₀ = ∞ gives the indicators / (r·k)). On a 2-design
     at flat counts its Fisher information is subset selection's over all C(N, k) subsets (tested).
     """
-    size = len(blocks[0])
-    high = np.column_stack([np.isin(np.arange(n), (block + shift) % n) for block in blocks for shift in range(n)])
+    n, size, orbits = high.shape[0], int(high[:, 0].sum()), high.shape[1] // high.shape[0]
     low = math.exp(-epsilon0)
-    return np.where(high, 1.0, low) / (len(blocks) * (size + (n - size) * low))
+    return np.where(high, 1.0, low) / (orbits * (size + (n - size) * low))
 
 
 def _orbit_vertices(oracle: SeparableOracle, high: np.ndarray) -> np.ndarray:
@@ -394,22 +398,6 @@ def _orbit_vertices(oracle: SeparableOracle, high: np.ndarray) -> np.ndarray:
         if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
             vectors.append(vec)
     return np.column_stack(vectors) if vectors else np.zeros((oracle.size, 0))
-
-
-def _subset_orbits(oracle: SeparableOracle, size: int, orbits: int, *, seed: int = 0,
-                   deadline: float = math.inf) -> np.ndarray:
-    """The vertices (:func:`_orbit_vertices`) of the subsets B + t (mod N) of :func:`orbit_blocks`' base blocks.
-
-    Returns
-    -------
-    numpy.ndarray, shape (N, orbits · N)
-        The lift vectors (fewer where a vertex does not exist), or (N, 0) for size outside [1, N − 1].
-    """
-    n = oracle.size
-    if not 0 < size < n:
-        return np.zeros((n, 0))
-    point = orbit_mechanism(n, orbit_blocks(n, size, orbits, seed=seed, deadline=deadline), 1.0)
-    return _orbit_vertices(oracle, point == point.max(axis=0))
 
 
 def orbit_blocks(n: int, size: int, orbits: int, *, seed: int = 0, rounds: int = _ORBIT_ROUNDS,
