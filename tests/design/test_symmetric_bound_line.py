@@ -24,7 +24,7 @@ from mechdesign.design.symmetric import _bound as bound_module
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._reach import reach
 
-from conftest import SYMMETRIC_ORACLE, counted, examples
+from conftest import SYMMETRIC_ORACLE, counted, examples, examples_beside
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -40,7 +40,9 @@ def test_the_first_step_is_its_closed_form_in_the_scale(seed, scale):
     assert matrix_term(instance, scale * w) == pytest.approx(predicted, rel=1e-10)
 
 
-@settings(max_examples=examples(40), deadline=None)
+# Each example a reach at two scales (0.14 s of CPU): 10 in the default suite, the sweep of 40 below under -m slow
+# (benchmarks/results/suite_moved.md, round 10).
+@settings(max_examples=examples_beside(10, 40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), heads=st.sampled_from([0, 1, 2, 4]), spread=st.floats(0.1, 10.0))
 def test_the_bound_at_its_best_scale_stays_below_the_optimum(symmetric_oracle, seed, heads, spread):
     """Random w ≥ 0, λ and capped head cells: the bound at its best scale (σ·r̄ for the reach at σ) is at most the
@@ -63,6 +65,14 @@ def test_the_bound_at_its_best_scale_stays_below_the_optimum(symmetric_oracle, s
     assert found <= optimum + 1e-9 * optimum
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), heads=st.sampled_from([0, 1, 2, 4]), spread=st.floats(0.1, 10.0))
+def test_the_bound_at_its_best_scale_stays_below_the_optimum_long_sweep(symmetric_oracle, seed, heads, spread):
+    test_the_bound_at_its_best_scale_stays_below_the_optimum.hypothesis.inner_test(symmetric_oracle, seed, heads,
+                                                                                   spread)
+
+
 def test_some_draws_choose_another_scale(symmetric_oracle):
     """The scale is not always 1: at w = 1/4 of the per-input step's tight point (λ on the line) the best σ is ≈ 4, and
     the bound there is far above σ = 1's (so the test above checks scales other than 1)."""
@@ -73,7 +83,9 @@ def test_some_draws_choose_another_scale(symmetric_oracle):
     lam = instance.high * w
     capped = np.zeros(instance.count, dtype=bool)
     caps = diagonal_caps(p, instance.epsilon, instance.radius)
-    bound_r, _ = reach(instance, w, lam)
+    # The reach with the budget of the test above (0.2 s of CPU): unbudgeted, its branch and bound ran 10 s to a
+    # tighter r̄ (σ's bound 6.78 against 5.98 here, both above σ = 1's 4.90 by far more than the 5 % asked).
+    bound_r, _ = reach(instance, w, lam, counted(400))
     spent = float((s * lam).sum()) + bound_r
     found = bound_module._at_scale(instance, w, capped, caps, spent, float((s * np.abs(lam)).sum()) * instance.a)
     unscaled = capped_part(instance, w, capped, caps) - spent

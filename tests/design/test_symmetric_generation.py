@@ -611,6 +611,7 @@ def test_a_joined_start_is_feasible_and_holds_each_type_once(data, size, epsilon
     assert value == objective(types.means(), types.spreads(), weights, instance.sizes)
 
 
+@pytest.mark.slow  # the engine's start at N = 1,000 up to the generation: 4.4 s of CPU on a slow machine
 def test_where_the_files_budget_binds_the_generation_has_a_cells_worth_of_room_beyond_the_drawn_sets(monkeypatch):
     """Zipf counts N = 1,000 (m = 10⁵), ε = 2, the file's budget shrunk so that it cuts the default 4,000 random
     sets to 3,600: two families are drawn (a third more of the second), and the room the generation gets must be the

@@ -127,7 +127,10 @@ def test_the_fit_maximises_the_weighted_gap_and_stops_at_its_deadline():
 
 
 
-@pytest.mark.parametrize(("epsilon", "share"), [(0.5, 0.99), (1.0, 0.98), (2.0, 0.8)])
+# ε = 0.5 and 1 opt in (-m slow, which CI runs: benchmarks/results/suite_moved.md): 2.2-2.3 s of CPU each on a slow
+# machine; ε = 2, where the bound is furthest from the optimum, stays in the default suite.
+@pytest.mark.parametrize(("epsilon", "share"), [pytest.param(0.5, 0.99, marks=pytest.mark.slow),
+                                                pytest.param(1.0, 0.98, marks=pytest.mark.slow), (2.0, 0.8)])
 def test_the_bound_stays_below_the_enumerated_optimum_and_near_it(epsilon, share):
     """Counts with ties (N = 10, 6 cells, every type listable): the bound large designs use is at most the enumerated
     optimum (the Lagrangian bound over every type at the engine's design, exact there), at least the diagonal floor,
