@@ -96,6 +96,78 @@ def test_a_short_design_is_below_hadamard_response_calibrated_to_the_ball():
     assert result.utility <= hadamard.mse
 
 
+def _instance(index: int) -> DesignProblem:
+    """Instance ``index`` of benchmarks/bench_off_grid.py as a design problem (δ = 1e-6, n = the records)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from bench_off_grid import draw_instance
+
+    _, counts, epsilon = draw_instance(index)
+    return DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
+                                    samples=int(sum(counts)))
+
+
+def test_a_master_cut_short_never_replaces_the_start(monkeypatch):
+    """Instance 2 (flat counts, N = 43, ε = 0.309; subset selection calibrated to the ball: k = 33, n·MSE 134.4): every
+    master returns k-RR's weights, far worse than the start. The start — the exact orbits at ε₀, below the oracle — is
+    the first best point, so the design keeps it. Before, the first master's point replaced it whatever its value
+    (a master cut short at the deadline ends in the interior: instance 8 at a 2-s limit ended at 169.35, its start
+    168.56)."""
+    from mechdesign.design.polytope import calibrated_randomized_response
+
+    problem = _instance(2)
+    subsets = next(o for o in calibrated_oracles(problem.prior, problem.epsilon, problem.radius)
+                   if o.name == "subset_selection")
+    rr, _ = calibrated_randomized_response(problem.prior, problem.epsilon, problem.radius)
+    krr = problem.prior.probabilities @ rr.matrix  # k-RR's weights on its lift vectors, the first N columns
+
+    def master(criterion, columns, theta, *args, **kwargs):
+        worse = np.zeros(columns.shape[1])
+        worse[:problem.size] = krr
+        return worse, None, False
+
+    monkeypatch.setattr(priced, "restricted_master_dual", master)
+    result = solve(problem, baselines=False, time_limit=2.0, engines=[PRICED])
+    assert trace_inverse_fisher(rr.matrix, problem.prior.probabilities) - 1.0 > 10 * subsets.mse  # k-RR is far worse
+    assert result.certificate.holds and result.utility <= subsets.mse
+
+
+@pytest.mark.parametrize(("n", "size", "orbits", "lam"), [(71, 50, 7, 245), (43, 33, 7, 176), (81, 20, 0, 0)])
+def test_a_multiplier_family_is_an_exact_two_design(n, size, orbits, lam):
+    """Off the grid's instances 8 and 2 (N = 71, k = 50; N = 43, k = 33; 8 orbits allowed): the multiplier group of
+    order 7 gives an exact cyclic difference family — every pair of items in λ = 7·k(k − 1)/(N − 1) of the subsets,
+    a 2-design — and its mechanism at ε₀ has subset selection's Fisher information at flat counts. At N = 81, k = 20
+    no order up to 7 has whole class targets (λ = |H|·380/80): None."""
+    blocks = priced.multiplier_blocks(n, size, 8 if n < 80 else 7)
+    if not orbits:
+        assert blocks is None
+        return
+    assert blocks is not None and len(blocks) == orbits
+    high = priced.orbit_sets(n, blocks).astype(int)
+    assert set(high.sum(axis=0).tolist()) == {size}
+    assert set((high @ high.T)[~np.eye(n, dtype=bool)].tolist()) == {lam}
+    assert set(_difference_counts(blocks, n).tolist()) == {lam}
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(n=st.integers(5, 70), data=st.data(), most=st.integers(1, 8), seed=st.integers(0, 2**32 - 1))
+def test_every_multiplier_family_found_is_exact(n, data, most, seed):
+    """Random N, k and most orbits: a family returned has at most ``most`` blocks of k distinct items, their orbits
+    put every pair of items in the same number of subsets (a 2-design, whatever N's factors: the classes of non-units
+    included), and every item in k subsets of each orbit."""
+    size = data.draw(st.integers(2, n - 1))
+    blocks = priced.multiplier_blocks(n, size, most, seed=seed)
+    if blocks is None:
+        return
+    assert 1 <= len(blocks) <= most
+    assert all(np.unique(block).size == size for block in blocks)
+    high = priced.orbit_sets(n, blocks).astype(int)
+    assert set(high.sum(axis=1).tolist()) == {len(blocks) * size}
+    assert np.unique((high @ high.T)[~np.eye(n, dtype=bool)]).size == 1
+
+
 def test_a_short_design_is_below_subset_selection_calibrated_to_the_ball():
     """bench_off_grid.py's instance 8 (flat counts, N = 71, ε = 0.433): subset selection calibrated to the ball (k = 50,
     ε₀ = 4.51, n·MSE 168.6) has C(71, 50) outputs, which no start holds; a 10-s design at load 2 ended at 258.2 above

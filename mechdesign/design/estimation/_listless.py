@@ -43,7 +43,8 @@ from mechdesign.design.estimation._criterion import (
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 
-__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced", "orbit_blocks", "orbit_mechanism", "orbit_sets"]
+__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced", "multiplier_blocks", "orbit_blocks", "orbit_mechanism",
+           "orbit_sets"]
 
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
 # Columns of the calibrated subset-selection orbits (_calibrated_orbits), at most: 8 orbits at N = 71–80, 2 at N = 256.
@@ -57,6 +58,7 @@ _ORBIT_SHARE = 0.1  # of the search, at most, for their local search
 # it (off the grid, instances 2, 8 and 32), so a start closer than 5 % gains little from them
 _ORBIT_EXCESS = 1.05
 _ORBIT_ROUNDS = 8  # rounds of N swap trials per base block (0.3 s at N = 81 with 7 orbits, k = 20)
+_MULTIPLIER_ROUNDS = 64  # rounds of N swap trials for an exact family's base block (0.16 s at N = 71, k = 50)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 # Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
 # N = 22, a few at N = 64; beyond dual_columns_max an oracle call alone takes minutes).
@@ -191,7 +193,10 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
         timings["bound"] = timings.get("bound", 0.0) + bound_cost
         return found
 
-    best_value, best_columns, best_theta = math.inf, columns, theta
+    # The start is the first best point: a first master cut short at the deadline ends in the interior, above it
+    # (off the grid, instance 8 at a 2-s limit: the master's 169.35 had replaced the orbits' 168.56, below the oracle)
+    best_theta = np.concatenate([theta, np.zeros(columns.shape[1] - theta.size)])
+    best_value, best_columns = objective(criterion, (columns * best_theta) @ columns.T, weights), columns
     while True:
         iterations += 1
         clock = time.monotonic()
@@ -339,7 +344,8 @@ def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns:
     """Orbits of subset selection calibrated to the ball where the start's tr J⁻¹ is 5 % or more above the oracle's.
 
     ⌊640/N⌋ orbits (1 to 8, at most ``_ORBIT_COLUMNS`` subsets) of k-subsets, k that of the calibrated oracle
-    (calibrated-baselines.md §2), their base blocks from :func:`orbit_blocks` before ``deadline``. Returns their
+    (calibrated-baselines.md §2): an exact difference family where :func:`multiplier_blocks` finds one, the rest
+    from :func:`orbit_blocks`, before ``deadline``; the mechanism is the better of the two families'. Returns their
     vertices (:func:`_orbit_vertices`, columns for the master) and the orbits as a mechanism at the oracle's ε₀:
     Q(H | x) ∝ e^{ε₀} on x ∈ H, 1 off it, the same r·k·e^{ε₀} + r(N − k) in every row, as every item is in k subsets
     of each orbit — ε₀-LDP with high sets of k items, so ε-PML over the ball as the oracle is, and checked by the
@@ -358,12 +364,20 @@ def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns:
     # ε = 0.5, start 1.008 × the oracle's tr J⁻¹, 120 s: n·MSE 90.15 with them against 87.85 (the oracle: 626).
     if n < 3 or row.parameter is None or row.parameter < 2 or not start_value > _ORBIT_EXCESS * (row.mse + 1.0):
         return np.zeros((n, 0)), None
-    high = orbit_sets(n, orbit_blocks(n, int(row.parameter), max(1, min(8, _ORBIT_COLUMNS // n)), deadline=deadline))
-    point = orbit_mechanism(high, row.epsilon0)
-    vertices = _orbit_vertices(oracle, high)
-    mass = problem.prior.probabilities @ point
-    if (certified_capacity(point, problem.ball) > problem.epsilon
-            or not objective("a_optimal", (point / mass) @ point.T) < start_value):
+    size, orbits = int(row.parameter), max(1, min(8, _ORBIT_COLUMNS // n))
+    # An exact difference family where a multiplier group gives one (prime N, mostly): at flat counts its mechanism
+    # has subset selection's Fisher information exactly; the near-flat orbits fill the rest of the columns.
+    half = time.monotonic() + 0.5 * max(deadline - time.monotonic(), 0.0)  # the near-flat search keeps the rest
+    exact = multiplier_blocks(n, size, orbits, deadline=half) or []
+    near = orbit_blocks(n, size, orbits - len(exact), deadline=deadline) if len(exact) < orbits else []
+    families = [orbit_sets(n, blocks) for blocks in (exact, near) if blocks]
+    vertices = _orbit_vertices(oracle, np.hstack(families))
+
+    def value(point: np.ndarray) -> float:
+        return objective("a_optimal", (point / (problem.prior.probabilities @ point)) @ point.T)
+
+    point = min((orbit_mechanism(high, row.epsilon0) for high in families), key=value)
+    if certified_capacity(point, problem.ball) > problem.epsilon or not value(point) < start_value:
         return vertices, None
     return vertices, point
 
@@ -446,6 +460,94 @@ def orbit_blocks(n: int, size: int, orbits: int, *, seed: int = 0, rounds: int =
             if time.monotonic() >= deadline:
                 return blocks
     return blocks
+
+
+def multiplier_blocks(n: int, size: int, most: int, *, seed: int = 0, rounds: int = _MULTIPLIER_ROUNDS,
+                      deadline: float = math.inf) -> list[np.ndarray] | None:
+    """Base blocks {hB : h ∈ H} of an exact cyclic difference family, H a multiplier group of at most ``most`` units.
+
+    Multiplying by a unit h of ℤ_N permutes ℤ_N and maps the differences of B to h times them, so over the blocks
+    hB, h ∈ H, the pair {x, y} lies in Σ_h count_B(h⁻¹(y − x)) subsets of their orbits: the total of B's difference
+    counts over the orbit of y − x under H (times its stabiliser's order). The family is exact — every nonzero
+    difference λ = |H|·k(k − 1)/(N − 1) times, a 2-design, whose Fisher information at flat counts is subset
+    selection's over all C(N, k) subsets — as soon as B's difference counts total k(k − 1)|C|/(N − 1) over each
+    class C of ⟨H, −1⟩ (B's counts are symmetric in d and −d): a balance over (N − 1)/(2|H|) classes rather than the
+    N − 1 residues the near-flat search of :func:`orbit_blocks` balances, which a swap search meets (cyclotomic
+    difference families: Wilson, "Cyclotomy and difference families in elementary abelian groups", *J. Number
+    Theory* 4 (1972), 17–47). Tried for |H| from ``most`` down to 1 (H = ⟨h⟩ for the first unit h of that order
+    whose class targets are whole numbers), each with ``rounds`` rounds of N swap trials of B's items, accepting a
+    swap that does not raise Σ_C (total_C − target_C)²; returns the first exact family, or None (none found, or
+    ``deadline``, ``time.monotonic()``, passed). At N = 71, k = 50 (off the grid): |H| = 7, five classes, exact in
+    2,000 trials (0.16 s); at N = 81, k = 20 no class target is whole for any order, and the near-flat orbits stay.
+    """
+    if not 2 <= size < n:
+        return None
+    rng = np.random.default_rng(seed)
+    units = [u for u in range(1, n) if math.gcd(u, n) == 1]
+    tried: set[frozenset[int]] = set()
+    for order in range(min(most, len(units)), 0, -1):
+        for unit in units:
+            group = [1]
+            while len(group) <= order and (group[-1] * unit) % n != 1:
+                group.append((group[-1] * unit) % n)
+            if len(group) != order or frozenset(group) in tried:
+                continue
+            tried.add(frozenset(group))
+            classes = np.full(n, -1)
+            count = 0
+            for d in range(1, n):
+                if classes[d] < 0:
+                    classes[[(h * d) % n for h in group] + [(-h * d) % n for h in group]] = count
+                    count += 1
+            target = size * (size - 1) * np.bincount(classes[1:], minlength=count) / (n - 1)
+            if np.abs(target - np.rint(target)).max() > 1e-9:
+                continue  # no exact family of this order: the targets are not whole
+            block = _balanced_block(n, size, classes, count, target, rounds, rng, deadline)
+            if block is not None:
+                return [(h * block) % n for h in group]
+            if time.monotonic() >= deadline:
+                return None
+            break  # one subgroup an order: the next order's search gets the time
+    return None
+
+
+def _balanced_block(n: int, size: int, classes: np.ndarray, count: int, target: np.ndarray, rounds: int,
+                    rng: np.random.Generator, deadline: float) -> np.ndarray | None:
+    """A ``size``-subset of ℤ_N whose difference counts total ``target`` over the ``classes``, or None.
+
+    Each step takes a random item of the block and the best replacement for it among every item outside (all
+    priced at once), and makes the swap unless it raises Σ_C (total_C − target_C)² (ties broken at random, so that
+    the block drifts along plateaus); ``rounds`` × N / (N − k) steps at most, which prices about ``rounds`` × N
+    swaps as :func:`orbit_blocks` does.
+    """
+    block = rng.choice(n, size=size, replace=False)
+    member = np.zeros(n, dtype=bool)
+    member[block] = True
+    counts = np.bincount((block[:, None] - block[None, :]).ravel() % n, minlength=n)
+    excess = np.bincount(classes[1:], weights=counts[1:], minlength=count) - target
+    for step in range(max(1, rounds * n // (n - size))):
+        if float(excess @ excess) < 0.5:  # whole numbers: every class on its target
+            return np.sort(block)
+        if step % 16 == 0 and time.monotonic() >= deadline:
+            return None
+        i = int(rng.integers(size))
+        rest = np.delete(block, i)
+        outside = np.flatnonzero(~member)
+        removed = np.bincount(classes[np.concatenate([(block[i] - rest) % n, (rest - block[i]) % n])],
+                              minlength=count)
+        added = classes[np.concatenate([(outside[:, None] - rest) % n, (rest - outside[:, None]) % n], axis=1)]
+        rows = np.repeat(np.arange(outside.size) * count, added.shape[1])
+        change = np.bincount(rows + added.ravel(), minlength=outside.size * count).reshape(outside.size, count)
+        change = change - removed
+        delta = np.einsum("ij,ij->i", change, 2 * excess + change)
+        best = np.flatnonzero(delta <= delta.min() + 1e-9)
+        pick = int(best[rng.integers(best.size)])
+        if delta[pick] <= 0:
+            new = int(outside[pick])
+            member[block[i]], member[new] = False, True
+            block[i] = new
+            excess += change[pick]
+    return np.sort(block) if float(excess @ excess) < 0.5 else None
 
 
 def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
