@@ -58,7 +58,7 @@ _ORBIT_SHARE = 0.1  # of the search, at most, for their local search
 # it (off the grid, instances 2, 8 and 32), so a start closer than 5 % gains little from them
 _ORBIT_EXCESS = 1.05
 _ORBIT_ROUNDS = 8  # rounds of N swap trials per base block (0.3 s at N = 81 with 7 orbits, k = 20)
-_MULTIPLIER_ROUNDS = 64  # rounds of N swap trials for an exact family's base block (0.16 s at N = 71, k = 50)
+_MULTIPLIER_ROUNDS = 64  # about N swaps priced a round, for an exact family's base block (0.03 s at N = 71, k = 50)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 # Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
 # N = 22, a few at N = 64; beyond dual_columns_max an oracle call alone takes minutes).
@@ -471,14 +471,14 @@ def multiplier_blocks(n: int, size: int, most: int, *, seed: int = 0, rounds: in
     counts over the orbit of y − x under H (times its stabiliser's order). The family is exact — every nonzero
     difference λ = |H|·k(k − 1)/(N − 1) times, a 2-design, whose Fisher information at flat counts is subset
     selection's over all C(N, k) subsets — as soon as B's difference counts total k(k − 1)|C|/(N − 1) over each
-    class C of ⟨H, −1⟩ (B's counts are symmetric in d and −d): a balance over (N − 1)/(2|H|) classes rather than the
+    class C of ⟨H, −1⟩ (B's counts are symmetric in d and −d): a balance over about (N − 1)/(2|H|) classes, not the
     N − 1 residues the near-flat search of :func:`orbit_blocks` balances, which a swap search meets (cyclotomic
     difference families: Wilson, "Cyclotomy and difference families in elementary abelian groups", *J. Number
     Theory* 4 (1972), 17–47). Tried for |H| from ``most`` down to 1 (H = ⟨h⟩ for the first unit h of that order
-    whose class targets are whole numbers), each with ``rounds`` rounds of N swap trials of B's items, accepting a
-    swap that does not raise Σ_C (total_C − target_C)²; returns the first exact family, or None (none found, or
-    ``deadline``, ``time.monotonic()``, passed). At N = 71, k = 50 (off the grid): |H| = 7, five classes, exact in
-    2,000 trials (0.16 s); at N = 81, k = 20 no class target is whole for any order, and the near-flat orbits stay.
+    whose class targets are whole numbers), each with the swap search of :func:`_balanced_block` (about ``rounds``
+    × N swaps priced, none that raises Σ_C (total_C − target_C)² made); returns the first exact family, or None
+    (none found, or ``deadline``, ``time.monotonic()``, passed). At N = 71, k = 50 (off the grid): |H| = 7, five
+    classes, exact in 0.03 s; at N = 81, k = 20 no class target is whole for any order, and the near-flat orbits stay.
     """
     if not 2 <= size < n:
         return None
