@@ -74,28 +74,6 @@ def test_hadamard_response_sits_in_frequency_order_as_its_calibration_assumed(co
         assert ratio >= epsilon
 
 
-def test_a_short_design_is_below_hadamard_response_calibrated_to_the_ball():
-    """bench_off_grid.py's instance 31 (geometric counts, N = 115, ε = 0.664): from calibrated k-RR alone (its ε₀ is ε,
-    n·MSE about 15,000) a 10-s design ended at 312.6, above Hadamard response calibrated to the ball (ε₀ = 1.977,
-    199.8; results/off_grid_short_main.json). The calibrated start is now the first point: the design never goes above
-    it, whatever the limit."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from bench_off_grid import draw_instance
-
-    _, counts, epsilon = draw_instance(31)
-    problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
-                                       samples=int(sum(counts)))
-    hadamard = next(o for o in calibrated_oracles(problem.prior, epsilon, problem.radius) if o.name == "hadamard")
-    # 1 s (it was 4): the start holds the design below the peer at any limit (199.37 against 199.78 at 0.5 s, 188.97
-    # at 4 s, measured beside a suite run), and the test costs a third of the CPU.
-    result = solve(problem, baselines=False, time_limit=1.0, engines=[PRICED])
-    assert result.method == "column_generation_priced" and result.certificate.holds
-    assert result.utility <= hadamard.mse
-
-
 def _instance(index: int) -> DesignProblem:
     """Instance ``index`` of benchmarks/bench_off_grid.py as a design problem (δ = 1e-6, n = the records)."""
     import sys
@@ -107,6 +85,21 @@ def _instance(index: int) -> DesignProblem:
     _, counts, epsilon = draw_instance(index)
     return DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
                                     samples=int(sum(counts)))
+
+
+def test_a_short_design_is_below_hadamard_response_calibrated_to_the_ball():
+    """bench_off_grid.py's instance 31 (geometric counts, N = 115, ε = 0.664): from calibrated k-RR alone (its ε₀ is ε,
+    n·MSE about 15,000) a 10-s design ended at 312.6, above Hadamard response calibrated to the ball (ε₀ = 1.977,
+    199.8; results/off_grid_short_main.json). The calibrated start is now the first point: the design never goes above
+    it, whatever the limit."""
+    problem = _instance(31)
+    hadamard = next(o for o in calibrated_oracles(problem.prior, problem.epsilon, problem.radius)
+                    if o.name == "hadamard")
+    # 1 s (it was 4): the start holds the design below the peer at any limit (199.37 against 199.78 at 0.5 s, 188.97
+    # at 4 s, measured beside a suite run), and the test costs a third of the CPU.
+    result = solve(problem, baselines=False, time_limit=1.0, engines=[PRICED])
+    assert result.method == "column_generation_priced" and result.certificate.holds
+    assert result.utility <= hadamard.mse
 
 
 def test_a_master_cut_short_never_replaces_the_start(monkeypatch):
@@ -138,8 +131,8 @@ def test_a_master_cut_short_never_replaces_the_start(monkeypatch):
 def test_a_multiplier_family_is_an_exact_two_design(n, size, orbits, lam):
     """Off the grid's instances 8 and 2 (N = 71, k = 50; N = 43, k = 33; 8 orbits allowed): the multiplier group of
     order 7 gives an exact cyclic difference family — every pair of items in λ = 7·k(k − 1)/(N − 1) of the subsets,
-    a 2-design — and its mechanism at ε₀ has subset selection's Fisher information at flat counts. At N = 81, k = 20
-    no order up to 7 has whole class targets (λ = |H|·380/80): None."""
+    a 2-design (whose mechanism's Fisher information is subset selection's at flat counts: the difference-set test
+    below). At N = 81, k = 20 no order up to 7 has whole class targets (λ = |H|·380/80): None."""
     blocks = priced.multiplier_blocks(n, size, 8 if n < 80 else 7)
     if not orbits:
         assert blocks is None
@@ -173,16 +166,8 @@ def test_a_short_design_is_below_subset_selection_calibrated_to_the_ball():
     ε₀ = 4.51, n·MSE 168.6) has C(71, 50) outputs, which no start holds; a 10-s design at load 2 ended at 258.2 above
     it (results/off_grid_short.json), and 376.6 at a 3-s limit. Eight orbits of 50-subsets stand in for it: as a
     mechanism at ε₀ they are the first point (169.0), and their vertices take the first master solve to 163.6."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from bench_off_grid import draw_instance
-
-    _, counts, epsilon = draw_instance(8)
-    problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
-                                       samples=int(sum(counts)))
-    subsets = next(o for o in calibrated_oracles(problem.prior, epsilon, problem.radius)
+    problem = _instance(8)
+    subsets = next(o for o in calibrated_oracles(problem.prior, problem.epsilon, problem.radius)
                    if o.name == "subset_selection")
     assert subsets.parameter == 50 and subsets.mse == pytest.approx(168.56, abs=0.01)
     result = solve(problem, baselines=False, time_limit=4.0, engines=[PRICED])

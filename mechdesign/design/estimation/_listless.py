@@ -373,11 +373,10 @@ def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns:
     families = [orbit_sets(n, blocks) for blocks in (exact, near) if blocks]
     vertices = _orbit_vertices(oracle, np.hstack(families))
 
-    def value(point: np.ndarray) -> float:
-        return objective("a_optimal", (point / (problem.prior.probabilities @ point)) @ point.T)
-
-    point = min((orbit_mechanism(high, row.epsilon0) for high in families), key=value)
-    if certified_capacity(point, problem.ball) > problem.epsilon or not value(point) < start_value:
+    value, point = min(((objective("a_optimal", (point / (problem.prior.probabilities @ point)) @ point.T), point)
+                        for point in (orbit_mechanism(high, row.epsilon0) for high in families)),
+                       key=lambda pair: pair[0])
+    if certified_capacity(point, problem.ball) > problem.epsilon or not value < start_value:
         return vertices, None
     return vertices, point
 
@@ -414,6 +413,11 @@ def _orbit_vertices(oracle: SeparableOracle, high: np.ndarray) -> np.ndarray:
     return np.column_stack(vectors) if vectors else np.zeros((oracle.size, 0))
 
 
+def _difference_counts(block: np.ndarray, n: int) -> np.ndarray:
+    """How often each residue d of ℤ_N is a difference b − b′ of ``block`` (d = 0 counts the block's size)."""
+    return np.bincount((block[:, None] - block[None, :]).ravel() % n, minlength=n)
+
+
 def orbit_blocks(n: int, size: int, orbits: int, *, seed: int = 0, rounds: int = _ORBIT_ROUNDS,
                  deadline: float = math.inf) -> list[np.ndarray]:
     """``orbits`` base blocks B ⊂ ℤ_N of ``size`` items whose differences are near-flat (a local search).
@@ -430,7 +434,7 @@ def orbit_blocks(n: int, size: int, orbits: int, *, seed: int = 0, rounds: int =
     rng = np.random.default_rng(seed)
     target = orbits * size * (size - 1) / (n - 1)  # each nonzero difference this often over all orbits
     blocks = [rng.choice(n, size=size, replace=False) for _ in range(orbits)]
-    differences = [np.bincount((b[:, None] - b[None, :]).ravel() % n, minlength=n) for b in blocks]
+    differences = [_difference_counts(b, n) for b in blocks]
     total = np.sum(differences, axis=0)
     members = [np.bincount(b, minlength=n).astype(bool) for b in blocks]
 
@@ -523,8 +527,7 @@ def _balanced_block(n: int, size: int, classes: np.ndarray, count: int, target: 
     block = rng.choice(n, size=size, replace=False)
     member = np.zeros(n, dtype=bool)
     member[block] = True
-    counts = np.bincount((block[:, None] - block[None, :]).ravel() % n, minlength=n)
-    excess = np.bincount(classes[1:], weights=counts[1:], minlength=count) - target
+    excess = np.bincount(classes[1:], weights=_difference_counts(block, n)[1:], minlength=count) - target
     for step in range(max(1, rounds * n // (n - size))):
         if float(excess @ excess) < 0.5:  # whole numbers: every class on its target
             return np.sort(block)
