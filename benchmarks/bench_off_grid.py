@@ -25,6 +25,10 @@ Usage::
     python benchmarks/bench_off_grid.py --only 7 12 31 --time-limit 10 --name off_grid_short
     python benchmarks/bench_off_grid.py --only 2 7 8 12 13 14 21 22 23 31 32 36 --time-limit 3 --name off_grid_orbits_3s
     python benchmarks/bench_off_grid.py --only 0 3 9 10 15 20 24 25 26 30 35 38 39 --name off_grid_c1_symmetric
+    python benchmarks/bench_off_grid.py --flat 9 16 25 27 32 49 64 81 121 125 --time-limit 3 --repeats 3 \
+        --name off_grid_flat_3s       # flat counts (40 a category) at prime powers, ε = 1 and 2.5
+
+With ``--repeats R`` every problem runs R times (all the rows are kept; the summary takes them all).
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``off_grid`` by default) with the command, commit and load.
 """
@@ -37,6 +41,7 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,19 +92,24 @@ def draw_instance(index: int, seed: int = SEED) -> tuple[str, list[int], float]:
 
 def run_instance(index: int, limit: float, folder: Path, seed: int = SEED) -> dict[str, Any]:
     """One ``design`` command on instance ``index`` and its checks (module docstring)."""
+    shape, counts, epsilon = draw_instance(index, seed)
+    return {"index": index, **run_problem(f"off-grid-{index}-{shape}", shape, counts, epsilon, limit, folder)}
+
+
+def run_problem(task: str, shape: str, counts: list[int], epsilon: float, limit: float,
+                folder: Path) -> dict[str, Any]:
+    """One ``design`` command on the count prior ``counts`` at ``epsilon`` and its checks (module docstring)."""
     from mechdesign.core import Prior
     from mechdesign.design import DesignProblem
     from mechdesign.design.baselines import best_calibrated, best_same_epsilon
 
-    shape, counts, epsilon = draw_instance(index, seed)
-    task = f"off-grid-{index}-{shape}"
     path = folder / f"{task}.toml"
     path.write_text(problem_text(task, counts, epsilon))
     done, wall, cpu = run_design(path, limit, folder / "designs")
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
                                        samples=int(sum(counts)))
     p = np.asarray(counts, dtype=np.float64) / sum(counts)
-    row: dict[str, Any] = {"index": index, "task": task, "shape": shape, "N": len(counts), "m": int(sum(counts)),
+    row: dict[str, Any] = {"task": task, "shape": shape, "N": len(counts), "m": int(sum(counts)),
                            "epsilon": epsilon, "radius": problem.radius,
                            "radius_over_2min": problem.radius / (2 * float(p.min())),
                            "cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "time_limit_s": limit}
@@ -160,12 +170,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", type=int, nargs="+", metavar="INDEX", help="these instances instead")
     parser.add_argument("--time-limit", type=float, default=30.0, help="seconds a design command (default 30)")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--flat", type=int, nargs="+", metavar="N",
+                        help="flat counts (40 records a category) at these N instead, at each of --epsilons")
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 2.5], help="ε of the --flat problems")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each problem (default 1)")
     parser.add_argument("--name", default="off_grid")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as folder:
-        for index in args.only or range(args.first, args.first + args.count):
-            row = run_instance(index, args.time_limit, Path(folder), args.seed)
+
+        def runs() -> Iterator[dict[str, Any]]:
+            for _ in range(args.repeats):
+                if args.flat:
+                    yield from (run_problem(f"flat-{n}-{eps:g}", "flat", [40] * n, eps, args.time_limit, Path(folder))
+                                for n in args.flat for eps in args.epsilons)
+                else:
+                    yield from (run_instance(index, args.time_limit, Path(folder), args.seed)
+                                for index in args.only or range(args.first, args.first + args.count))
+
+        for row in runs():
             rows.append(row)
             print(json.dumps(row), flush=True)
             load.append(os.getloadavg()[0])

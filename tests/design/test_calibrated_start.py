@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core import Prior, certified_capacity, trace_inverse_fisher
@@ -22,6 +22,7 @@ from mechdesign.design.baselines import block_design_mechanism, block_designs, c
 from mechdesign.design.baselines._calibrated import hadamard_support_masses
 from mechdesign.design.estimation import EstimationEngine, Tuning
 from mechdesign.design.estimation import _listless as priced
+from mechdesign.design.estimation import _orbits as families
 
 from conftest import examples
 
@@ -132,13 +133,14 @@ def test_a_multiplier_family_is_an_exact_two_design(n, size, orbits, lam):
     """Off the grid's instances 8 and 2 (N = 71, k = 50; N = 43, k = 33; 8 orbits allowed): the multiplier group of
     order 7 gives an exact cyclic difference family — every pair of items in λ = 7·k(k − 1)/(N − 1) of the subsets,
     a 2-design (whose mechanism's Fisher information is subset selection's at flat counts: the difference-set test
-    below). At N = 81, k = 20 no order up to 7 has whole class targets (λ = |H|·380/80): None."""
-    blocks = priced.multiplier_blocks(n, size, 8 if n < 80 else 7)
+    below). At N = 81, k = 20 no order of ℤ_81's units up to 8 (1, 2, 3, 6) has whole class targets (λ = |H|·380/80):
+    None (GF(81) has one: the field test)."""
+    blocks = families.multiplier_blocks(n, size, 8)
     if not orbits:
         assert blocks is None
         return
     assert blocks is not None and len(blocks) == orbits
-    high = priced.orbit_sets(n, blocks).astype(int)
+    high = families.orbit_sets(n, blocks).astype(int)
     assert set(high.sum(axis=0).tolist()) == {size}
     assert set((high @ high.T)[~np.eye(n, dtype=bool)].tolist()) == {lam}
     assert set(_difference_counts(blocks, n).tolist()) == {lam}
@@ -151,14 +153,87 @@ def test_every_multiplier_family_found_is_exact(n, data, most, seed):
     put every pair of items in the same number of subsets (a 2-design, whatever N's factors: the classes of non-units
     included), and every item in k subsets of each orbit."""
     size = data.draw(st.integers(2, n - 1))
-    blocks = priced.multiplier_blocks(n, size, most, seed=seed)
+    blocks = families.multiplier_blocks(n, size, most, seed=seed)
     if blocks is None:
         return
     assert 1 <= len(blocks) <= most
     assert all(np.unique(block).size == size for block in blocks)
-    high = priced.orbit_sets(n, blocks).astype(int)
+    high = families.orbit_sets(n, blocks).astype(int)
     assert set(high.sum(axis=1).tolist()) == {len(blocks) * size}
     assert np.unique((high @ high.T)[~np.eye(n, dtype=bool)]).size == 1
+
+
+@pytest.mark.parametrize("n", [4, 8, 9, 16, 25, 27, 32, 49, 64, 81, 121, 125, 128, 243, 256, 343, 512, 625])
+def test_galois_field_tables_obey_the_field_axioms(n):
+    """GF(p^m) from its primitive polynomial: α's powers take every nonzero code once, and on 300 random triples
+    addition and multiplication are associative and commutative, multiplication distributes over addition, a − b
+    undoes + b, and every nonzero element has an inverse."""
+    field = families.galois_field(n)
+    assert field is not None and field.size == n and field.m >= 2
+    assert sorted(field.power.tolist()) == list(range(1, n)) and field.power[0] == 1
+    a, b, c = np.random.default_rng(n).integers(0, n, size=(3, 300))
+    add, times = field.add, field.multiply
+    assert np.array_equal(add[add[a, b], c], add[a, add[b, c]]) and np.array_equal(add[a, b], add[b, a])
+    assert np.array_equal(times(times(a, b), c), times(a, times(b, c))) and np.array_equal(times(a, b), times(b, a))
+    assert np.array_equal(times(add[a, b], c), add[times(a, c), times(b, c)])
+    assert np.array_equal(add[field.subtract[a, b], b], a) and np.all(add[a, field.subtract[0, a]] == 0)
+    nonzero = np.arange(1, n)
+    assert np.all(times(nonzero, field.power[(-field.log[nonzero]) % (n - 1)]) == 1)
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 7, 12, 71, 100, 1000])
+def test_no_field_where_n_is_not_a_power_of_a_prime_with_m_at_least_two(n):
+    assert families.galois_field(n) is None
+
+
+@pytest.mark.parametrize(("n", "size", "orbits", "lam"), [(81, 20, 8, 38), (81, 16, 8, 24), (8, 6, 7, 30)])
+def test_a_field_family_is_an_exact_two_design(n, size, orbits, lam):
+    """Where ℤ_81's units give no family (k = 20: λ = 4.75|H| is whole only at |H| = 4 and 8, and λ = 19 at |H| = 4 is
+    odd where −1 ∈ H makes every class total even), GF(81)* has order 8: λ = 38. The translates of hB are over GF(N)'s
+    additive group, (ℤ_p)^m: every item in k subsets of each orbit, every pair in λ."""
+    found = families.field_blocks(n, size, 8)
+    assert found is not None
+    field, blocks = found
+    assert len(blocks) == orbits and all(np.unique(block).size == size for block in blocks)
+    high = families.field_orbit_sets(field, blocks).astype(int)
+    assert high.shape == (n, orbits * n) and set(high.sum(axis=0).tolist()) == {size}
+    assert set((high @ high.T)[~np.eye(n, dtype=bool)].tolist()) == {lam}
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(n=st.sampled_from([4, 8, 9, 16, 25, 27, 32, 49]), data=st.data(), most=st.integers(1, 8),
+       seed=st.integers(0, 2**32 - 1))
+def test_every_field_family_found_is_exact(n, data, most, seed):
+    """Random prime powers, k and most orbits: a family returned by :func:`field_blocks` has at most ``most`` blocks
+    of k distinct items, and its translates over GF(N) put every pair of items in the same number of subsets and every
+    item in k subsets of each orbit."""
+    size = data.draw(st.integers(2, n - 1))
+    found = families.field_blocks(n, size, most, seed=seed, rounds=256)
+    if found is None:
+        return
+    field, blocks = found
+    assert 1 <= len(blocks) <= most and all(np.unique(block).size == size for block in blocks)
+    high = families.field_orbit_sets(field, blocks).astype(int)
+    assert set(high.sum(axis=1).tolist()) == {len(blocks) * size}
+    assert np.unique((high @ high.T)[~np.eye(n, dtype=bool)]).size == 1
+
+
+def test_at_flat_counts_a_field_family_is_subset_selection_calibrated_to_the_ball():
+    """Flat counts at N = 81, ε = 2.413 (δ = 1e-6, 3,240 records): subset selection calibrated to the ball has k = 16,
+    ε₀ = ∞, n·MSE 18.4615 (C(81, 16) outputs). GF(81)'s family (|H| = 8, λ = 24) as a mechanism at ε₀ has its n·MSE
+    exactly (a 2-design at flat counts) and is ε-PML over the ball by the certificate; the near-flat cyclic orbits,
+    the start before it, are above it."""
+    problem = DesignProblem.from_delta(Prior.from_counts(np.full(81, 40)), 2.413, 1e-6, "estimation_mse",
+                                       samples=81 * 40)
+    subsets = next(o for o in calibrated_oracles(problem.prior, problem.epsilon, problem.radius)
+                   if o.name == "subset_selection")
+    assert subsets.parameter == 16 and subsets.epsilon0 == np.inf
+    p = problem.prior.probabilities
+    exact = families.orbit_mechanism(families.exact_orbit_sets(81, 16, 8), subsets.epsilon0)
+    assert trace_inverse_fisher(exact, p) - 1.0 == pytest.approx(subsets.mse, rel=1e-12)
+    assert certified_capacity(exact, problem.ball) <= problem.epsilon
+    near = families.orbit_mechanism(families.orbit_sets(81, families.orbit_blocks(81, 16, 8)), subsets.epsilon0)
+    assert trace_inverse_fisher(near, p) - 1.0 > subsets.mse * (1 + 1e-4)
 
 
 def test_a_short_design_is_below_subset_selection_calibrated_to_the_ball():
@@ -180,7 +255,7 @@ def _orbit_incidence(counts: list[int], size: int, orbits: int, epsilon: float =
     """The high sets of the orbits' vertices (N × M booleans), read off the lift vectors (:func:`_orbit_vertices`)."""
     from mechdesign.design.polytope import SeparableOracle
 
-    high = priced.orbit_sets(len(counts), priced.orbit_blocks(len(counts), size, orbits))
+    high = families.orbit_sets(len(counts), families.orbit_blocks(len(counts), size, orbits))
     columns = priced._orbit_vertices(SeparableOracle(np.asarray(counts), epsilon, radius), high)
     return columns > columns.min(axis=0) * (1 + 1e-9)
 
@@ -200,7 +275,7 @@ def test_on_a_difference_set_the_orbit_mechanism_is_subset_selection_at_flat_cou
     from mechdesign.design.baselines import subset_selection_mechanism
 
     k = len(base)
-    point = priced.orbit_mechanism(priced.orbit_sets(n, [np.array(base)]), epsilon0)
+    point = families.orbit_mechanism(families.orbit_sets(n, [np.array(base)]), epsilon0)
     assert point.shape == (n, n)
     np.testing.assert_allclose(point.sum(axis=1), 1.0, rtol=1e-13)
     if np.isinf(epsilon0):
@@ -224,7 +299,7 @@ def test_one_orbit_rediscovers_a_cyclic_difference_set(n, base):
     lam = k * (k - 1) // (n - 1)
     assert set(_difference_counts([np.array(base)], n).tolist()) == {lam}  # the oracle is one
     for seed in range(10):
-        assert set(_difference_counts(priced.orbit_blocks(n, k, 1, seed=seed), n).tolist()) == {lam}
+        assert set(_difference_counts(families.orbit_blocks(n, k, 1, seed=seed), n).tolist()) == {lam}
     high = _orbit_incidence([100] * n, k, 1).astype(int)
     assert high.shape == (n, n)
     assert set((high @ high.T)[~np.eye(n, dtype=bool)].tolist()) == {lam}
@@ -250,18 +325,21 @@ def test_orbits_put_every_item_in_k_subsets_and_the_search_never_spreads_pairs(c
         differences = _difference_counts(blocks, n)
         return float(((differences - differences.mean()) ** 2).sum())
 
-    drawn = priced.orbit_blocks(n, k, orbits, seed=seed, rounds=0)
-    assert spread(priced.orbit_blocks(n, k, orbits, seed=seed)) <= spread(drawn)
+    drawn = families.orbit_blocks(n, k, orbits, seed=seed, rounds=0)
+    assert spread(families.orbit_blocks(n, k, orbits, seed=seed)) <= spread(drawn)
 
 
 @settings(max_examples=examples(15), deadline=None)
 @given(counts=st.lists(st.integers(100, 400), min_size=8, max_size=50), epsilon=st.floats(0.2, 3.0),
        radius=st.floats(0.001, 0.2))
+@example(counts=[100] * 8, epsilon=0.25, radius=0.0625)
 def test_the_orbit_point_is_admitted_by_the_certificate_and_below_the_start(counts, epsilon, radius):
     """Wherever subset selection calibrated to the ball beats the start, its orbits come as vertices and, where the
     certificate admits them at ε₀ and they beat the start, as the first point: a mechanism, ε-PML over the ball.
     Counts within a factor of 4 and small radii, where subset selection is the peer: 55 of 60 seeded draws give the
-    point."""
+    point. The example: N = 8, k = 6, GF(8)'s family takes seven orbits and the near-flat search's one block was
+    fixed by a translation, an orbit of four subsets each twice, whose singular J had a small pseudo-inverse trace
+    that made it the point (tr J⁻¹ = ∞)."""
     import time
 
     from mechdesign.design import krr_start

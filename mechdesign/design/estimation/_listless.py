@@ -40,11 +40,11 @@ from mechdesign.design.estimation._criterion import (
     quadratic_form,
     restricted_master_dual,
 )
+from mechdesign.design.estimation._orbits import exact_orbit_sets, orbit_blocks, orbit_mechanism, orbit_sets
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 
-__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced", "multiplier_blocks", "orbit_blocks", "orbit_mechanism",
-           "orbit_sets"]
+__all__ = ["DUAL_COLUMNS_MAX", "PROBE_AT", "design_priced"]
 
 _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master's Newton step costs K²N)
 # Columns of the calibrated subset-selection orbits (_calibrated_orbits), at most: 8 orbits at N = 71–80, 2 at N = 256.
@@ -54,11 +54,13 @@ _MAX_SEEDS = 768  # subset-selection start columns (3N up to N = 256: the master
 # master time than 8 at N = 81: the search gets that time instead).
 _ORBIT_COLUMNS = 640
 _ORBIT_SHARE = 0.1  # of the search, at most, for their local search
+# ... and for an exact family's search (exact_orbit_sets), which is the oracle itself at flat counts: flat counts at
+# N = 81, ε = 2.413, the whole command at 3 s beside a CI run: half of the 10 % found GF(81)'s family (0.04 s of CPU
+# alone) in 1 of 4 runs, n·MSE 18.46 (the oracle's) there and 18.71–19.08 in the others
+_EXACT_SHARE = 0.25
 # ... only where the start's tr J⁻¹ is above the oracle's by this factor: the orbits at ε₀ came within 0.3–0.4 % of
 # it (off the grid, instances 2, 8 and 32), so a start closer than 5 % gains little from them
 _ORBIT_EXCESS = 1.05
-_ORBIT_ROUNDS = 8  # rounds of N swap trials per base block (0.3 s at N = 81 with 7 orbits, k = 20)
-_MULTIPLIER_ROUNDS = 64  # about N swaps priced a round, for an exact family's base block (0.03 s at N = 71, k = 50)
 _STARTS = 3  # local searches per pricing round (from the heaviest columns)
 # Rounds of the bound's oracle offered as columns when the local search stalls (each costs the bound: ~1 s at
 # N = 22, a few at N = 64; beyond dual_columns_max an oracle call alone takes minutes).
@@ -116,9 +118,10 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
             # Subset selection calibrated to the ball has C(N, k) outputs, which no start can hold; its orbits stand
             # in for it where it beats the start by 5 % (_calibrated_orbits; off the grid, flat counts, a 10-s limit:
             # 2 of 12 designs stayed above it, results/off_grid_short.json). At most 10 % of the search goes to the
-            # orbits' local search (0.3 s at N = 81 with 7 orbits).
-            until = time.monotonic() + _ORBIT_SHARE * max(deadline - time.monotonic(), 0.0)
-            vertices, point = _calibrated_orbits(problem, oracle, columns[:, :theta.size], theta, until)
+            # orbits' local search (0.3 s at N = 81 with 7 orbits), and at most 25 % to an exact family's.
+            now, left = time.monotonic(), max(deadline - time.monotonic(), 0.0)
+            vertices, point = _calibrated_orbits(problem, oracle, columns[:, :theta.size], theta,
+                                                 now + _ORBIT_SHARE * left, exact_deadline=now + _EXACT_SHARE * left)
             if point is not None:  # the orbits at ε₀ are the first point: below the start, ≈ the oracle's n·MSE
                 weight = problem.prior.probabilities @ point
                 columns = np.hstack([columns[:, :n], point / weight, columns[:, n:]])
@@ -340,19 +343,21 @@ def _ldp_start(problem: DesignProblem, criterion: str, weights: np.ndarray | Non
 
 
 def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns: np.ndarray, theta: np.ndarray,
-                       deadline: float) -> tuple[np.ndarray, np.ndarray | None]:
+                       deadline: float, *, exact_deadline: float | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Orbits of subset selection calibrated to the ball where the start's tr J⁻¹ is 5 % or more above the oracle's.
 
-    ⌊640/N⌋ orbits (1 to 8, at most ``_ORBIT_COLUMNS`` subsets) of k-subsets, k that of the calibrated oracle
-    (calibrated-baselines.md §2): an exact difference family where :func:`multiplier_blocks` finds one, the rest
-    from :func:`orbit_blocks`, before ``deadline``; the mechanism is the better of the two families'. Returns their
-    vertices (:func:`_orbit_vertices`, columns for the master) and the orbits as a mechanism at the oracle's ε₀:
+    Orbits of k-subsets, k that of the calibrated oracle (calibrated-baselines.md §2): an exact difference family of
+    at most ⌈640/N⌉ orbits (1 to 8) where :func:`exact_orbit_sets` finds one before ``exact_deadline`` (by default
+    the first half of the time to ``deadline``), and near-flat orbits from :func:`orbit_blocks` up to ⌊640/N⌋ (at
+    most ``_ORBIT_COLUMNS`` subsets), before ``deadline`` or in half its share at least; the mechanism is the better
+    of the two families' (tr J⁻¹). Returns their vertices (:func:`_orbit_vertices`, columns for the master) and the
+    orbits as a mechanism at the oracle's ε₀:
     Q(H | x) ∝ e^{ε₀} on x ∈ H, 1 off it, the same r·k·e^{ε₀} + r(N − k) in every row, as every item is in k subsets
     of each orbit — ε₀-LDP with high sets of k items, so ε-PML over the ball as the oracle is, and checked by the
     certificate. The mechanism is returned (else None) only where the certificate admits it and its tr J⁻¹ is below
     the start's; the vertices are (N, 0) where the oracle does not beat the start by ``_ORBIT_EXCESS``.
     """
-    from mechdesign.core import certified_capacity
+    from mechdesign.core import certified_capacity, trace_inverse_fisher
     from mechdesign.design.baselines._calibrated import calibrated_rows
 
     n = problem.size
@@ -365,37 +370,25 @@ def _calibrated_orbits(problem: DesignProblem, oracle: SeparableOracle, columns:
     if n < 3 or row.parameter is None or row.parameter < 2 or not start_value > _ORBIT_EXCESS * (row.mse + 1.0):
         return np.zeros((n, 0)), None
     size, orbits = int(row.parameter), max(1, min(8, _ORBIT_COLUMNS // n))
-    # An exact difference family where a multiplier group gives one (prime N, mostly): at flat counts its mechanism
-    # has subset selection's Fisher information exactly; the near-flat orbits fill the rest of the columns.
-    half = time.monotonic() + 0.5 * max(deadline - time.monotonic(), 0.0)  # the near-flat search keeps the rest
-    exact = multiplier_blocks(n, size, orbits, deadline=half) or []
-    near = orbit_blocks(n, size, orbits - len(exact), deadline=deadline) if len(exact) < orbits else []
-    families = [orbit_sets(n, blocks) for blocks in (exact, near) if blocks]
+    # An exact difference family where a group of multipliers gives one (units of ℤ_N; GF(N)* at prime powers): at flat
+    # counts its mechanism has subset selection's Fisher information exactly; near-flat orbits fill the other columns.
+    share = max(deadline - time.monotonic(), 0.0)
+    exact = exact_orbit_sets(n, size, min(8, -(-_ORBIT_COLUMNS // n)),
+                             deadline=time.monotonic() + 0.5 * share if exact_deadline is None else exact_deadline)
+    done = 0 if exact is None else exact.shape[1] // n
+    near = (orbit_blocks(n, size, orbits - done, deadline=max(deadline, time.monotonic() + 0.5 * share))
+            if done < orbits else [])
+    families = [high for high in (exact, orbit_sets(n, near) if near else None) if high is not None]
     vertices = _orbit_vertices(oracle, np.hstack(families))
 
-    value, point = min(((objective("a_optimal", (point / (problem.prior.probabilities @ point)) @ point.T), point)
+    # tr J⁻¹ by Cholesky, inf where J is singular: a block fixed by a translation (B + g = B: N = 8, k = 6, the
+    # complement {a, a + 4} of ℤ_8) gives an orbit of repeated subsets, whose pseudo-inverse trace is finite and small
+    value, point = min(((trace_inverse_fisher(point, problem.prior.probabilities), point)
                         for point in (orbit_mechanism(high, row.epsilon0) for high in families)),
                        key=lambda pair: pair[0])
     if certified_capacity(point, problem.ball) > problem.epsilon or not value < start_value:
         return vertices, None
     return vertices, point
-
-
-def orbit_sets(n: int, blocks: list[np.ndarray]) -> np.ndarray:
-    """The subsets B + t (mod N) of the orbits of ``blocks``, as the columns of an N × (r·N) boolean matrix."""
-    return np.column_stack([np.isin(np.arange(n), (block + shift) % n) for block in blocks for shift in range(n)])
-
-
-def orbit_mechanism(high: np.ndarray, epsilon0: float) -> np.ndarray:
-    """Subset selection on orbit subsets ``high`` (:func:`orbit_sets`, k items each): ε₀-LDP, N × (r·N).
-
-    Q(H | x) = e^{ε₀}/Z for x ∈ H and 1/Z off it, Z = r(k e^{ε₀} + N − k): every item is in k subsets of each orbit,
-    so every row sums to 1 (computed as 1 and e^{−ε₀}, so that ε₀ = ∞ gives the indicators / (r·k)). On a 2-design
-    at flat counts its Fisher information is subset selection's over all C(N, k) subsets (tested).
-    """
-    n, size, orbits = high.shape[0], int(high[:, 0].sum()), high.shape[1] // high.shape[0]
-    low = math.exp(-epsilon0)
-    return np.where(high, 1.0, low) / (orbits * (size + (n - size) * low))
 
 
 def _orbit_vertices(oracle: SeparableOracle, high: np.ndarray) -> np.ndarray:
@@ -411,146 +404,6 @@ def _orbit_vertices(oracle: SeparableOracle, high: np.ndarray) -> np.ndarray:
         if vec is not None and vec.max() > vec.min() * (1 + 1e-14):
             vectors.append(vec)
     return np.column_stack(vectors) if vectors else np.zeros((oracle.size, 0))
-
-
-def _difference_counts(block: np.ndarray, n: int) -> np.ndarray:
-    """How often each residue d of ℤ_N is a difference b − b′ of ``block`` (d = 0 counts the block's size)."""
-    return np.bincount((block[:, None] - block[None, :]).ravel() % n, minlength=n)
-
-
-def orbit_blocks(n: int, size: int, orbits: int, *, seed: int = 0, rounds: int = _ORBIT_ROUNDS,
-                 deadline: float = math.inf) -> list[np.ndarray]:
-    """``orbits`` base blocks B ⊂ ℤ_N of ``size`` items whose differences are near-flat (a local search).
-
-    Subset selection's Fisher information at flat counts is that of all C(N, k) k-subsets, a balanced design: every
-    item in the same number of subsets, every pair in the same number. Cyclic orbits {B + t : t ∈ ℤ_N} put every
-    item in exactly k subsets of each orbit, and the pair {x, y} in as many subsets as y − x is a difference
-    b − b′ of B; base blocks whose differences, over all orbits, take each nonzero residue as equally often as the
-    search finds make the union nearly a 2-design (a difference family when exact; Beth, Jungnickel and Lenz,
-    *Design Theory*, 2nd ed., 1999, §VII.1). The search starts from seeded random blocks and makes ``rounds`` rounds
-    of N item swaps per block, the blocks in turn, accepting a swap that does not raise Σ_d (count_d − target)²; it
-    stops at ``deadline`` (``time.monotonic()``) with the blocks it has, every block searched equally.
-    """
-    rng = np.random.default_rng(seed)
-    target = orbits * size * (size - 1) / (n - 1)  # each nonzero difference this often over all orbits
-    blocks = [rng.choice(n, size=size, replace=False) for _ in range(orbits)]
-    differences = [_difference_counts(b, n) for b in blocks]
-    total = np.sum(differences, axis=0)
-    members = [np.bincount(b, minlength=n).astype(bool) for b in blocks]
-
-    def swap_change(block: np.ndarray, i: int, new: int) -> np.ndarray:
-        """The change of the block's difference counts when its item i becomes ``new``."""
-        rest = np.delete(block, i)
-        old = block[i]
-        moved = np.concatenate([(old - rest) % n, (rest - old) % n, (new - rest) % n, (rest - new) % n])
-        signs = np.repeat([-1, -1, 1, 1], rest.size)
-        return np.bincount(moved, weights=signs, minlength=n)
-
-    for _ in range(rounds if size < n else 0):
-        for index, block in enumerate(blocks):
-            others = total - differences[index]
-            current, member = differences[index].astype(np.float64), members[index]
-            for _ in range(n):
-                i = int(rng.integers(size))
-                new = int(rng.choice(np.flatnonzero(~member)))
-                change = swap_change(block, i, new)
-                excess = (others + current - target)[1:]
-                if float(np.dot(change[1:], 2 * excess + change[1:])) <= 0:  # Σ (count − target)² not larger
-                    member[block[i]], member[new] = False, True
-                    block[i] = new
-                    current += change
-            differences[index] = np.rint(current).astype(np.int64)
-            total = others + differences[index]
-            if time.monotonic() >= deadline:
-                return blocks
-    return blocks
-
-
-def multiplier_blocks(n: int, size: int, most: int, *, seed: int = 0, rounds: int = _MULTIPLIER_ROUNDS,
-                      deadline: float = math.inf) -> list[np.ndarray] | None:
-    """Base blocks {hB : h ∈ H} of an exact cyclic difference family, H a multiplier group of at most ``most`` units.
-
-    Multiplying by a unit h of ℤ_N permutes ℤ_N and maps the differences of B to h times them, so over the blocks
-    hB, h ∈ H, the pair {x, y} lies in Σ_h count_B(h⁻¹(y − x)) subsets of their orbits: the total of B's difference
-    counts over the orbit of y − x under H (times its stabiliser's order). The family is exact — every nonzero
-    difference λ = |H|·k(k − 1)/(N − 1) times, a 2-design, whose Fisher information at flat counts is subset
-    selection's over all C(N, k) subsets — as soon as B's difference counts total k(k − 1)|C|/(N − 1) over each
-    class C of ⟨H, −1⟩ (B's counts are symmetric in d and −d): a balance over about (N − 1)/(2|H|) classes, not the
-    N − 1 residues the near-flat search of :func:`orbit_blocks` balances, which a swap search meets (cyclotomic
-    difference families: Wilson, "Cyclotomy and difference families in elementary abelian groups", *J. Number
-    Theory* 4 (1972), 17–47). Tried for |H| from ``most`` down to 1 (H = ⟨h⟩ for the first unit h of that order
-    whose class targets are whole numbers), each with the swap search of :func:`_balanced_block` (about ``rounds``
-    × N swaps priced, none that raises Σ_C (total_C − target_C)² made); returns the first exact family, or None
-    (none found, or ``deadline``, ``time.monotonic()``, passed). At N = 71, k = 50 (off the grid): |H| = 7, five
-    classes, exact in 0.03 s; at N = 81, k = 20 no class target is whole for any order, and the near-flat orbits stay.
-    """
-    if not 2 <= size < n:
-        return None
-    rng = np.random.default_rng(seed)
-    units = [u for u in range(1, n) if math.gcd(u, n) == 1]
-    tried: set[frozenset[int]] = set()
-    for order in range(min(most, len(units)), 0, -1):
-        for unit in units:
-            group = [1]
-            while len(group) <= order and (group[-1] * unit) % n != 1:
-                group.append((group[-1] * unit) % n)
-            if len(group) != order or frozenset(group) in tried:
-                continue
-            tried.add(frozenset(group))
-            classes = np.full(n, -1)
-            count = 0
-            for d in range(1, n):
-                if classes[d] < 0:
-                    classes[[(h * d) % n for h in group] + [(-h * d) % n for h in group]] = count
-                    count += 1
-            target = size * (size - 1) * np.bincount(classes[1:], minlength=count) / (n - 1)
-            if np.abs(target - np.rint(target)).max() > 1e-9:
-                continue  # no exact family of this order: the targets are not whole
-            block = _balanced_block(n, size, classes, count, target, rounds, rng, deadline)
-            if block is not None:
-                return [(h * block) % n for h in group]
-            if time.monotonic() >= deadline:
-                return None
-            break  # one subgroup an order: the next order's search gets the time
-    return None
-
-
-def _balanced_block(n: int, size: int, classes: np.ndarray, count: int, target: np.ndarray, rounds: int,
-                    rng: np.random.Generator, deadline: float) -> np.ndarray | None:
-    """A ``size``-subset of ℤ_N whose difference counts total ``target`` over the ``classes``, or None.
-
-    Each step takes a random item of the block and the best replacement for it among every item outside (all
-    priced at once), and makes the swap unless it raises Σ_C (total_C − target_C)² (ties broken at random, so that
-    the block drifts along plateaus); ``rounds`` × N / (N − k) steps at most, which prices about ``rounds`` × N
-    swaps as :func:`orbit_blocks` does.
-    """
-    block = rng.choice(n, size=size, replace=False)
-    member = np.zeros(n, dtype=bool)
-    member[block] = True
-    excess = np.bincount(classes[1:], weights=_difference_counts(block, n)[1:], minlength=count) - target
-    for step in range(max(1, rounds * n // (n - size))):
-        if float(excess @ excess) < 0.5:  # whole numbers: every class on its target
-            return np.sort(block)
-        if step % 16 == 0 and time.monotonic() >= deadline:
-            return None
-        i = int(rng.integers(size))
-        rest = np.delete(block, i)
-        outside = np.flatnonzero(~member)
-        removed = np.bincount(classes[np.concatenate([(block[i] - rest) % n, (rest - block[i]) % n])],
-                              minlength=count)
-        added = classes[np.concatenate([(outside[:, None] - rest) % n, (rest - outside[:, None]) % n], axis=1)]
-        rows = np.repeat(np.arange(outside.size) * count, added.shape[1])
-        change = np.bincount(rows + added.ravel(), minlength=outside.size * count).reshape(outside.size, count)
-        change = change - removed
-        delta = np.einsum("ij,ij->i", change, 2 * excess + change)
-        best = np.flatnonzero(delta <= delta.min() + 1e-9)
-        pick = int(best[rng.integers(best.size)])
-        if delta[pick] <= 0:
-            new = int(outside[pick])
-            member[block[i]], member[new] = False, True
-            block[i] = new
-            excess += change[pick]
-    return np.sort(block) if float(excess @ excess) < 0.5 else None
 
 
 def _subset_seeds(oracle: SeparableOracle, epsilon: float) -> np.ndarray:
