@@ -4,19 +4,20 @@ Subset selection calibrated to the ball (calibrated-baselines.md §2) has C(N, k
 engine holds. At flat counts its Fisher information is that of any 2-design of k-subsets (every item in the same
 number of subsets, every pair in the same number), and the orbits of a few base blocks under an abelian group of
 order N are one when their differences are balanced (a difference family: Beth, Jungnickel and Lenz, *Design
-Theory*, 2nd ed., 1999, §VII.1). Three constructions, tried in this order by :func:`exact_orbit_sets` and
-:func:`mechdesign.design.estimation._listless._calibrated_orbits`:
+Theory*, 2nd ed., 1999, §VII.1). Three constructions (:func:`exact_orbit_sets` tries the first that applies of the
+two exact ones; :func:`mechdesign.design.estimation._listless._calibrated_orbits` fills the rest with the third):
 
+* :func:`field_blocks` — over the additive group of the field GF(p^m), N = p^m with m ≥ 2: {hB : h ∈ H}, H a
+  subgroup of GF(N)*, cyclic of order N − 1 (Wilson 1972), where ℤ_N's units may give none (N = 81, k = 20);
 * :func:`multiplier_blocks` — cyclic, over ℤ_N: {hB : h ∈ H}, H a group of units of ℤ_N;
-* :func:`field_blocks` — over the additive group of the field GF(p^m), N = p^m with m ≥ 2, where the units of ℤ_N
-  give no whole class targets (N = 81, k = 20): {hB : h ∈ H}, H a subgroup of GF(N)* (Wilson 1972);
-* :func:`orbit_blocks` — near-flat cyclic orbits from a local search, where neither is found.
+* :func:`orbit_blocks` — near-flat cyclic orbits from a local search.
 
 :func:`orbit_mechanism` is subset selection on the union of the orbits at the oracle's ε₀.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -205,7 +206,7 @@ class GaloisField:
     An element c₀ + c₁α + … + c_{m−1}α^{m−1} (α a root of ``modulus``, a primitive polynomial of degree m over GF(p),
     so that α generates the multiplicative group) has the code Σ c_i p^i; 0 and 1 are the field's 0 and 1. Built by
     :func:`galois_field`. ``subtract[a, b]`` and ``add[a, b]`` are the additive group's tables (N × N), ``power[j]``
-    is α^j (j < N − 1) and ``log[x]`` its inverse (``log[0]`` = −1).
+    is α^j (j < N − 1) and ``log[x]`` its inverse (``log[0]`` = −1); read-only (:func:`galois_field` caches fields).
     """
 
     def __init__(self, p: int, m: int, modulus: tuple[int, ...]) -> None:
@@ -217,6 +218,8 @@ class GaloisField:
         self.power = np.array(_powers(p, m, modulus))
         self.log = np.full(self.size, -1)
         self.log[self.power] = np.arange(self.size - 1)
+        for table in (self.add, self.subtract, self.power, self.log):
+            table.flags.writeable = False
 
     def multiply(self, a: int | np.ndarray, b: int | np.ndarray) -> np.ndarray:
         """a·b, elementwise (0 where either is 0)."""
@@ -237,6 +240,7 @@ def _powers(p: int, m: int, modulus: tuple[int, ...]) -> list[int]:
             return codes
 
 
+@functools.lru_cache(maxsize=8)
 def galois_field(n: int) -> GaloisField | None:
     """GF(N) for N = p^m, m ≥ 2 (None otherwise): the first primitive polynomial x^m + … in the codes' order.
 
@@ -244,9 +248,9 @@ def galois_field(n: int) -> GaloisField | None:
     p^m − 1 distinct nonzero values before returning to 1 (Lidl and Niederreiter, *Finite Fields*, 1997, §3.1).
     """
     for p in range(2, math.isqrt(n) + 1):
-        if n % p == 0:
+        if n % p == 0:  # p is N's least prime factor
             m = round(math.log(n, p))
-            if p**m != n or any(p % q == 0 for q in range(2, math.isqrt(p) + 1)):
+            if p**m != n:
                 return None
             for code in range(1, p**m):
                 modulus = tuple(int(code // p**i % p) for i in range(m))
@@ -262,13 +266,13 @@ def field_blocks(n: int, size: int, most: int, *, seed: int = 0, rounds: int = _
 
     :func:`multiplier_blocks` in the field instead of ℤ_N: the translations are the additive group (ℤ_p)^m and the
     multipliers H the subgroup of order |H| of GF(N)*, which is cyclic of order N − 1, so that H exists for every
-    divisor of N − 1 (the units of ℤ_81 have no order up to 7 whose class targets are whole for k = 20; GF(81)* has
-    order 4, λ = 19). Multiplying by h ≠ 0 is an automorphism of the additive group, so over the blocks hB the pair
-    {x, y} lies in Σ_h count_B(h⁻¹(y − x)) translates, and the family is exact when B's difference counts total
-    k(k − 1)|C|/(N − 1) over each class C of ⟨H, −1⟩ — the cosets of that subgroup, where log d mod (N − 1)/|C| is
-    constant (Wilson, "Cyclotomy and difference families in elementary abelian groups", *J. Number Theory* 4 (1972),
-    17–47). Orders from ``most`` down to 1, the swap search of :func:`_balanced_block`; returns the field and the
-    blocks (their orbits: :func:`field_orbit_sets`), or None.
+    divisor of N − 1 (for k = 20 the units of ℤ_81 have no order up to 8 whose class targets are whole and even;
+    GF(81)* has order 8, λ = 38). Multiplying by h ≠ 0 is an automorphism of the additive group, so over the blocks
+    hB the pair {x, y} lies in Σ_h count_B(h⁻¹(y − x)) translates, and the family is exact when B's difference counts
+    total k(k − 1)|C|/(N − 1) over each class C of ⟨H, −1⟩ — the cosets of that subgroup, where log d mod (N − 1)/|C|
+    is constant (Wilson, "Cyclotomy and difference families in elementary abelian groups", *J. Number Theory* 4
+    (1972), 17–47). Orders from ``most`` down to 1, the swap search of :func:`_balanced_block`; returns the field and
+    the blocks (their orbits: :func:`field_orbit_sets`), or None.
     """
     field = galois_field(n)
     if field is None or not 2 <= size < n:
