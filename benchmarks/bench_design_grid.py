@@ -80,12 +80,17 @@ def adult_counts(problem: str) -> list[int]:
     return [int(c) for c in prior.counts]
 
 
-def run_design(path: Path, limit: float, out: Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
-    """``mechdesign design PATH --json`` in its own process, as a user runs it: the process, wall and CPU seconds."""
+def run_design(path: Path, limit: float, out: Path,
+               code: Path | None = None) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """``mechdesign design PATH --json`` in its own process, as a user runs it: the process, wall and CPU seconds.
+
+    ``code``: a checkout whose ``mechdesign`` runs instead (first on ``PYTHONPATH``), to pair two versions."""
+    env = None if code is None else {**os.environ, "PYTHONPATH": str(code)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     clock = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "mechdesign", "design", str(path), "--json", "--force",
-                           "--time-limit", str(limit), "--out", str(out)], capture_output=True, text=True, check=False)
+                           "--time-limit", str(limit), "--out", str(out)], capture_output=True, text=True, check=False,
+                          env=env)
     wall = time.perf_counter() - clock
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return done, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -28,7 +28,9 @@ Usage::
     python benchmarks/bench_off_grid.py --flat 9 16 25 27 32 49 64 81 121 125 --time-limit 3 --repeats 3 \
         --name off_grid_flat_3s       # flat counts (40 a category) at prime powers, ε = 1 and 2.5
 
-With ``--repeats R`` every problem runs R times (all the rows are kept; the summary takes them all).
+With ``--repeats R`` every problem runs R times (all the rows are kept; the summary takes them all). With
+``--pair-with CHECKOUT`` each problem's command runs again right after with that checkout's ``mechdesign`` (main's,
+say), so that the two see the same load: the row's ``paired_nmse`` and ``paired_above_calibrated``.
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``off_grid`` by default) with the command, commit and load.
 """
@@ -90,15 +92,20 @@ def draw_instance(index: int, seed: int = SEED) -> tuple[str, list[int], float]:
     return shape, counts, epsilon
 
 
-def run_instance(index: int, limit: float, folder: Path, seed: int = SEED) -> dict[str, Any]:
+def run_instance(index: int, limit: float, folder: Path, seed: int = SEED,
+                 pair_with: Path | None = None) -> dict[str, Any]:
     """One ``design`` command on instance ``index`` and its checks (module docstring)."""
     shape, counts, epsilon = draw_instance(index, seed)
-    return {"index": index, **run_problem(f"off-grid-{index}-{shape}", shape, counts, epsilon, limit, folder)}
+    return {"index": index,
+            **run_problem(f"off-grid-{index}-{shape}", shape, counts, epsilon, limit, folder, pair_with)}
 
 
-def run_problem(task: str, shape: str, counts: list[int], epsilon: float, limit: float,
-                folder: Path) -> dict[str, Any]:
-    """One ``design`` command on the count prior ``counts`` at ``epsilon`` and its checks (module docstring)."""
+def run_problem(task: str, shape: str, counts: list[int], epsilon: float, limit: float, folder: Path,
+                pair_with: Path | None = None) -> dict[str, Any]:
+    """One ``design`` command on the count prior ``counts`` at ``epsilon`` and its checks (module docstring).
+
+    ``pair_with``: another checkout's command runs right after on the same problem; its n·MSE, CPU seconds and
+    whether it was above the calibrated oracle are the row's ``paired_*`` (not checked as violations)."""
     from mechdesign.core import Prior
     from mechdesign.design import DesignProblem
     from mechdesign.design.baselines import best_calibrated, best_same_epsilon
@@ -106,6 +113,7 @@ def run_problem(task: str, shape: str, counts: list[int], epsilon: float, limit:
     path = folder / f"{task}.toml"
     path.write_text(problem_text(task, counts, epsilon))
     done, wall, cpu = run_design(path, limit, folder / "designs")
+    paired = run_design(path, limit, folder / "paired", pair_with) if pair_with is not None else None
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
                                        samples=int(sum(counts)))
     p = np.asarray(counts, dtype=np.float64) / sum(counts)
@@ -143,6 +151,10 @@ def run_problem(task: str, shape: str, counts: list[int], epsilon: float, limit:
         "calibrated_nmse": calibrated.mse,
         "calibrated_ratio": calibrated.mse / value if value > 0 else math.inf,
         "gap_sources": utility.get("gap_sources"), "violations": violations})
+    if paired is not None:
+        other = json.loads(paired[0].stdout)["utility"]["value"] if paired[0].returncode == 0 else None
+        row.update({"paired_code": str(pair_with), "paired_nmse": other, "paired_cpu_s": round(paired[2], 2),
+                    "paired_above_calibrated": None if other is None else other > calibrated.mse + slack})
     return row
 
 
@@ -150,6 +162,13 @@ def summary(rows: list[dict[str, Any]]) -> str:
     """The violations and the gap's quantiles by engine and ε band, as Markdown."""
     lines = [f"{len(rows)} instances; violations: "
              + (", ".join(f"{r['task']} ({'/'.join(r['violations'])})" for r in rows if r["violations"]) or "none")]
+    paired = [r for r in rows if r.get("paired_nmse") is not None and r.get("exit") == 0]
+    if paired:
+        lines.append(f"paired with {paired[0]['paired_code']}: above the calibrated oracle on "
+                     f"{sum(bool(r['paired_above_calibrated']) for r in paired)} of {len(paired)} runs, this code on "
+                     f"{sum('calibrated' in r['violations'] for r in paired)}; this code lower on "
+                     f"{sum(r['nmse'] < r['paired_nmse'] for r in paired)}, higher on "
+                     f"{sum(r['nmse'] > r['paired_nmse'] for r in paired)}")
     lines += ["", "| engine | ε | instances | median gap | largest gap | least calibrated ratio |",
               "|---|---|---|---|---|---|"]
     done = [r for r in rows if r.get("exit") == 0]
@@ -174,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="flat counts (40 records a category) at these N instead, at each of --epsilons")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 2.5], help="ε of the --flat problems")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each problem (default 1)")
+    parser.add_argument("--pair-with", type=Path, metavar="CHECKOUT",
+                        help="also run each problem with this checkout's mechdesign, right after (paired_* fields)")
     parser.add_argument("--name", default="off_grid")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
@@ -182,10 +203,11 @@ def main(argv: list[str] | None = None) -> int:
         def runs() -> Iterator[dict[str, Any]]:
             for _ in range(args.repeats):
                 if args.flat:
-                    yield from (run_problem(f"flat-{n}-{eps:g}", "flat", [40] * n, eps, args.time_limit, Path(folder))
+                    yield from (run_problem(f"flat-{n}-{eps:g}", "flat", [40] * n, eps, args.time_limit, Path(folder),
+                                            args.pair_with)
                                 for n in args.flat for eps in args.epsilons)
                 else:
-                    yield from (run_instance(index, args.time_limit, Path(folder), args.seed)
+                    yield from (run_instance(index, args.time_limit, Path(folder), args.seed, args.pair_with)
                                 for index in args.only or range(args.first, args.first + args.count))
 
         for row in runs():
