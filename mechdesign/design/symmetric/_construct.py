@@ -32,12 +32,14 @@ import math
 import time
 
 import numpy as np
+from scipy.special import gammaln
 
 from mechdesign._deadline import Deadline
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
 __all__ = ["ROWS_HELD", "donor_ratio", "donor_sets", "orthogonal_counts", "random_sets", "random_two_level",
-           "relative_row_weights", "row_weights", "single_input_types", "subset_sets", "two_level_mass"]
+           "relative_row_weights", "row_weights", "single_input_types", "subset_selection_types", "subset_sets",
+           "two_level_mass"]
 
 #: The rows Σ_t θ_t μ_t = 1 that :func:`row_weights` and :func:`relative_row_weights` return must meet to this
 #: (absolute): far above a solve's rounding, far below the misses of a rank-deficient one (3–23 %). The engine's
@@ -146,6 +148,51 @@ def subset_sets(instance: Instance, count: int, rng: np.random.Generator, subset
         if lift == 1.0 or found is not None:
             blocks.append((table, found))
     return blocks
+
+
+def subset_selection_types(instance: Instance, size: int, epsilon0: float,
+                           most: int) -> tuple[TypeTable, np.ndarray] | None:
+    """Subset selection at ε₀ on ``size``-subsets, exactly, as types with weights; None where over ``most`` types.
+
+    Subset selection is symmetric under every permutation, so its symmetrisation over the cells is itself
+    (calibrated-baselines.md §4): its C(N, k) outputs grouped by how many inputs of each cell they hold,
+    a = (a_1, …, a_K) with Σ_k a_k = k and a_k ≤ s_k, are n_a = Π_k C(s_k, a_k) sets of mass M_a = Σ_k a_k P̂_k,
+    each a type at lift r·l_a on its inputs and l_a = 1/(1 + (r − 1)M_a) off them (r = e^{ε₀}) of output mass
+    θ_a = n_a/(l_a Z), Z = r·C(N − 1, k − 1) + C(N − 1, k): every row is then Σ_a θ_a μ_a = 1 exactly (an input
+    is in C(N − 1, k − 1) of the sets). At ε₀ = ∞ the set's inputs are at 1/M_a and the others at 0, with
+    θ_a = n_a M_a / C(N − 1, k − 1). Unlike :func:`subset_sets` (random draws of the sets at the oracle's best d at
+    ε) this is the oracle's mechanism, so its tr J⁻¹ − 1 at flat counts is the closed form of
+    :func:`mechdesign.design.baselines.calibrated_oracles` (tested); the number of types is the number of such a,
+    counted before they are listed.
+    """
+    sizes = instance.cells.sizes.astype(np.int64)
+    n = int(sizes.sum())
+    if not 1 <= size < n:
+        return None
+    ways = np.zeros(size + 1)  # compositions of each partial sum over the cells so far
+    ways[0] = 1.0
+    for s in sizes:
+        ways = np.convolve(ways, np.ones(min(int(s), size) + 1))[: size + 1]
+    if ways[size] > most:
+        return None
+    rows = [np.zeros(0, dtype=np.int64)]
+    room = np.concatenate([np.cumsum(sizes[::-1])[::-1], [0]])  # inputs in this cell and after it
+    for k, s in enumerate(sizes):
+        rows = [np.append(row, a) for row in rows for left in [size - int(row.sum())]
+                for a in range(max(0, left - int(room[k + 1])), min(int(s), left) + 1)]
+    a = np.array(rows, dtype=np.int64)
+    masses = a @ instance.probabilities
+    log_sets = (gammaln(sizes + 1.0) - gammaln(a + 1.0) - gammaln(sizes - a + 1.0)).sum(axis=1)
+    log_in = gammaln(n) - gammaln(size) - gammaln(n - size + 1.0)  # log C(N − 1, k − 1)
+    if math.isinf(epsilon0):
+        high, low, b = 1.0 / masses, np.zeros(len(a)), np.zeros_like(a)
+        weights = np.exp(log_sets - log_in) * masses
+    else:
+        log_out = gammaln(n) - gammaln(size + 1.0) - gammaln(n - size)  # log C(N − 1, k)
+        low = 1.0 / (1.0 + math.expm1(epsilon0) * masses)
+        high, b = math.exp(epsilon0) * low, sizes[None, :] - a
+        weights = np.exp(log_sets - np.log(low) - np.logaddexp(epsilon0 + log_in, log_out))
+    return TypeTable(instance, high, low, a, b), weights
 
 
 def donor_ratio(instance: Instance, donors: int = 2) -> float:

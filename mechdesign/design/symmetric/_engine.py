@@ -45,6 +45,7 @@ from scipy.stats import binom
 
 from mechdesign import _validation as v
 from mechdesign._deadline import Deadline
+from mechdesign._numerics import round_up
 from mechdesign._progress import say as _say
 from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.design._engines import EngineResult
@@ -60,6 +61,7 @@ from mechdesign.design.symmetric._construct import (
     relative_row_weights,
     row_weights,
     single_input_types,
+    subset_selection_types,
     subset_sets,
     two_level_mass,
 )
@@ -86,6 +88,9 @@ _DONORS_UP_TO = 1_000    # … and below this many cells (at N = 10⁵, K = 2,52
                          # the same n·MSE, 60.4 s of wall time against 51.3 s without them)
 _LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
 _JOIN = 0.1             # the other family's types join the start at this share of its mean weight (_joined_start)
+_ORACLE_TYPES = 2_000   # subset selection calibrated to the ball joins the start blocks where it is this many types or
+                        # fewer (_calibrated_subsets: flat counts at N = 81, 256 give 3 and 6; N = 1,000, six cells,
+                        # is past it)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
 _RESUME = 2.0           # seconds the bound must leave for the search to resume (a round at N = 256 takes 1–3 s)
@@ -352,6 +357,12 @@ class SymmetricEngine:
                 most = max(most, max(len(table) for table, _ in subsets))
             _say(progress, f"{len(subsets[0][0]) if subsets else 0} of subset selection's sets "
                            f"({time.perf_counter() - clock:.1f} s)")
+            oracle = _calibrated_subsets(problem, instance)
+            if oracle is not None:  # first: past the deadline _best_block tries no further block (a cold 1-s design
+                blocks.insert(0, oracle)  # at N = 48, ε = 1 started from the random sets, 818.8 against its 97.47)
+                if most is not None:
+                    most = max(most, len(oracle[0]))
+                _say(progress, f"subset selection calibrated to the ball, exactly: {len(oracle[0])} types")
             found = _joined(instance, [table for table, _ in blocks])
             if instance.count < _DONORS_UP_TO and donor_ratio(instance) >= _DONOR_RATIO:
                 # candidates only (they do not cover the rows): light inputs high, paid for by heavy ones low
@@ -565,6 +576,38 @@ def _subset_types(instance: Instance, count: int, rng: np.random.Generator,
         if subset != d and sets > instance.count and not (deadline is not None and deadline.expired()):
             blocks += drawn(subset, sets)
     return blocks
+
+
+def _calibrated_subsets(problem: DesignProblem, instance: Instance) -> tuple[TypeTable, np.ndarray] | None:
+    """Subset selection calibrated to the ball (k and ε₀ of calibrated-baselines.md §2), exactly, as a start block.
+
+    :func:`~._construct.subset_selection_types`, where its types number at most :data:`_ORACLE_TYPES` (the cells
+    are few: flat counts at N = 81 are two cells, 79 and 2, and three types). The sets of :func:`_subset_types` are
+    drawn at the oracle's best d at ε, lifted by at most 10·e^ε, and their weights are not the oracle's: at flat
+    counts, N = 81, ε = 2 (k = 19, ε₀ = 5.23, n·MSE 24.354), the design from them priced out at 24.766 above it, and
+    at N = 256 and 1,000 a 30-s design ended a few parts in 10⁵ above it. With this block among the starts the design
+    is never above the oracle where it is listed (the start is the block of least n·MSE and the generation keeps it).
+    """
+    from mechdesign.design.baselines._calibrated import calibrated_rows
+
+    row = next(r for r in calibrated_rows(problem.prior, problem.epsilon, problem.radius)
+               if r.name == "subset_selection")
+    if row.parameter is None or row.parameter < 2:
+        return None  # k = 1 is k-RR, whose types are the single-input types at ε₀
+    # The type-by-type certificate rounds up: at ε₀ = ε (a radius where the lightest k inputs can weigh nothing) the
+    # types at e^ε leaked 2.0000000000000084 > ε = 2 (N = 23); two of its margins below ε pass, as the calibration's
+    # dense matrices do (calibrated_rows), and a millionth below where even that fails
+    margin = 2 * (round_up(problem.epsilon, problem.size) - problem.epsilon)
+    for epsilon0 in (row.epsilon0, min(row.epsilon0, problem.epsilon - margin),
+                     min(row.epsilon0, problem.epsilon) + math.log1p(-1e-6)):
+        found = subset_selection_types(instance, int(row.parameter), epsilon0, _ORACLE_TYPES)
+        if found is None:
+            return None
+        types, weights = found
+        mechanism = SymmetricMechanism.from_types(instance.cells, types.high, types.low, weights, types.a, types.b)
+        if mechanism.capacity(problem.radius) <= problem.epsilon:
+            return found
+    return None
 
 
 def _subsets_first(instance: Instance) -> bool:
