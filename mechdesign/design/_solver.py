@@ -23,7 +23,8 @@ Methods (:func:`plan_method` decides ``method="auto"``, before any large allocat
     bound for the fourth.
 
 The estimation criteria go to the engine of :mod:`mechdesign.design.estimation._engine` ("estimation"), and
-``estimation_mse`` on a count prior of ``AUTO_FROM`` categories or more to the symmetric engine of
+``estimation_mse`` on a count prior of ``AUTO_FROM`` categories or more (or of few cells of equal counts from
+``FEW_CELLS_FROM`` categories on: :func:`~mechdesign.design.symmetric.auto_takes`) to the symmetric engine of
 :mod:`mechdesign.design.symmetric` ("symmetric": types over cells of equal counts, certified by its own certificate
 into a :class:`~mechdesign.design.symmetric.SymmetricDesign`). Any other engine can be passed (``engines=``): it is
 chosen by name, or by "auto" as the first that accepts the problem. :func:`solve` returns a
@@ -77,12 +78,13 @@ PRICING_FROM = 19         # auto: the counting oracle from this many categories 
 def plan_method(problem: DesignProblem, method: str = "auto", *, structured: bool = True) -> str:
     """The engine :func:`solve` and ``mechdesign design`` run, decided from sizes alone; refusals raise here.
 
-    The one registry's choice. ``estimation_mse`` on a count prior of ``AUTO_FROM`` (200) categories or more goes
-    to the symmetric engine (:mod:`mechdesign.design.symmetric`, where ``structured``); the other estimation
-    criteria to the estimation engine. For the sub-convex utilities, enumerating the vertices of the column
-    polytope ([E] eq. 40, reference pml-design.md §3.3) is possible up to ``MAX_SIZE`` categories (``LIST_LIMIT``
-    for a general radius β ≥ 2 min P̂, family C2); beyond, or from ``PRICING_FROM`` categories on, "auto" takes the
-    counting oracle when it applies.
+    The one registry's choice. ``estimation_mse`` on a count prior of ``AUTO_FROM`` (200) categories or more, or
+    from ``FEW_CELLS_FROM`` (17) on with at most a quarter as many cells of equal counts
+    (:func:`~mechdesign.design.symmetric.auto_takes`), goes to the symmetric engine (:mod:`mechdesign.design.symmetric`,
+    where ``structured``); the other estimation criteria to the estimation engine. For the sub-convex utilities,
+    enumerating the vertices of the column polytope ([E] eq. 40, reference pml-design.md §3.3) is possible up to
+    ``MAX_SIZE`` categories (``LIST_LIMIT`` for a general radius β ≥ 2 min P̂, family C2); beyond, or from
+    ``PRICING_FROM`` categories on, "auto" takes the counting oracle when it applies.
 
     Parameters
     ----------
@@ -126,7 +128,7 @@ def plan_method(problem: DesignProblem, method: str = "auto", *, structured: boo
     if method not in METHODS:
         raise v.fail("method", f"be one of {list(METHODS)}", method)
     if method == "symmetric" or (method == "auto" and structured and problem.utility.kind == "estimation_mse"):
-        from mechdesign.design.symmetric import AUTO_FROM, SymmetricEngine
+        from mechdesign.design.symmetric import SymmetricEngine, auto_takes
 
         answer = SymmetricEngine().accepts(problem)
         if method == "symmetric":
@@ -137,7 +139,7 @@ def plan_method(problem: DesignProblem, method: str = "auto", *, structured: boo
                 raise v.fail("method", "not be 'symmetric' where a dense matrix is needed (the symmetric engine "
                              "designs types over cells)", method)
             return "symmetric"
-        if answer is True and problem.size >= AUTO_FROM:
+        if answer is True and auto_takes(problem):
             return "symmetric"
     if not problem.utility.sublinear:  # estimation criteria: a convex program, not the vertex LP
         if method not in ("auto", "estimation"):
@@ -176,7 +178,8 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
 
     The engine is the one ``mechdesign design`` runs (:func:`plan_method`): the symmetric engine
     (:func:`~mechdesign.design.symmetric.design_symmetric`) for ``estimation_mse`` on a count prior of ``AUTO_FROM``
-    (200) categories or more, else a dense engine (:func:`design_dense`).
+    (200) categories or more, or of few cells of equal counts (:func:`~mechdesign.design.symmetric.auto_takes`), else
+    a dense engine (:func:`design_dense`).
 
     Parameters
     ----------

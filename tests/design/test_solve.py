@@ -220,6 +220,27 @@ def test_plan_method_takes_the_symmetric_engine_from_auto_from_categories(size, 
     assert plan_method(_wide(size), structured=structured) == expected
 
 
+@pytest.mark.parametrize(("counts", "expected"), [
+    ([40] * 81, "symmetric"),                   # flat counts: two cells (79 and 2)
+    ([40] * 50 + [10] * 50, "symmetric"),       # two levels: four cells
+    ([40] * 16, "estimation"),                  # 16 categories: the dense engine lists every vertex
+    ([40] * 17, "symmetric"),                   # 17: one cell
+    (list(range(1, 101)), "estimation"),        # distinct counts: a cell each
+    ([40 - (k % 37) for k in range(199)], "estimation"),  # 37 levels of 5–6 tied inputs split into prime cells
+])
+def test_plan_method_takes_the_symmetric_engine_below_auto_from_where_the_counts_tie_into_few_cells(counts, expected):
+    """Below AUTO_FROM, from FEW_CELLS_FROM categories on, at most FEW_CELLS cells a category: the symmetric engine
+    (5-s designs: never above subset selection calibrated to the ball on one to four cells, where the dense engine was
+    above it on 13 of 30; results/engine_choice_few_cells.json)."""
+    from mechdesign.core import Cells
+    from mechdesign.design.symmetric import FEW_CELLS, FEW_CELLS_FROM
+
+    problem = DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
+    few = len(counts) >= FEW_CELLS_FROM and Cells.from_counts(counts).count <= FEW_CELLS * len(counts)
+    assert plan_method(problem) == expected == ("symmetric" if few else "estimation")
+    assert plan_method(problem, structured=False) == "estimation"  # a caller that needs the dense matrix
+
+
 def test_plan_method_does_not_take_the_symmetric_engine_without_counts_or_for_other_utilities():
     counts = _wide(AUTO_FROM).prior
     drawn = np.random.default_rng(60).dirichlet(np.ones(AUTO_FROM))  # no common denominator: no cells of counts

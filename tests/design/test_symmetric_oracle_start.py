@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechdesign._deadline import Deadline
+from mechdesign import Deadline
 from mechdesign.core import Prior, trace_inverse_fisher
 from mechdesign.design import DesignProblem
 from mechdesign.design.baselines import calibrated_oracles, subset_selection_mechanism

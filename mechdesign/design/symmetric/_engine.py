@@ -71,12 +71,21 @@ from mechdesign.design.symmetric._instance import Instance, TypeTable
 from mechdesign.design.symmetric._master import objective
 from mechdesign.mechfile import best_codes
 
-__all__ = ["AUTO_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "file_bytes", "fitted_count", "limit_count"]
+__all__ = ["AUTO_FROM", "FEW_CELLS", "FEW_CELLS_FROM", "FILE_BUDGET", "FILE_LIMIT", "SymmetricEngine", "auto_takes",
+           "file_bytes", "fitted_count", "limit_count"]
 
 #: ``mechdesign design`` (method "auto") takes this engine from this many categories on, where it applies. Measured
 #: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
 #: engine's 57.3; at N = 256 this engine gives 218.6 where the dense engine reached about 252 in 600 s.
 AUTO_FROM = 200
+#: ... and below it, from this many categories on, where the prior has at most :data:`FEW_CELLS` cells a category
+#: (:func:`auto_takes`). Measured with 5-s designs (``benchmarks/results/engine_choice_few_cells.json``): on priors of
+#: one to four cells (flat counts at N = 25–150, two count levels, the off-grid sweep's ties) this engine was never
+#: above subset selection calibrated to the ball, where the dense engine was 0.07–10.8 % above it on 13 of 30 and
+#: at most as good elsewhere (two levels at N = 100, ε = 2: 34.38 against 70.08); on priors of 34–117 cells it was
+#: better on five of eight and worse on three (up to 13 %, above that oracle), so the dense engine stays there.
+FEW_CELLS_FROM = 17      # the dense estimation engine lists every vertex up to 16 categories (exact)
+FEW_CELLS = 0.25
 _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
                          # N = 2,000, ε = 4, with the oracle's weights, 1,000 sets give n·MSE 145.6, 3,000 137.0,
                          # 10,000 135.0 (subset selection itself: 150.9)
@@ -255,6 +264,18 @@ def default_sets(instance: Instance) -> int:
     if instance.count >= MANY_SETS_FROM:
         return 4_000
     return int(min(max(6 * instance.count, 600), 4_000))
+
+
+def auto_takes(problem: DesignProblem) -> bool:
+    """Whether "auto" takes this engine for a problem it accepts.
+
+    From :data:`AUTO_FROM` categories on, or from :data:`FEW_CELLS_FROM` on where the cells of equal counts number at
+    most :data:`FEW_CELLS` times the categories (flat counts at N = 81 are two cells; Zipf counts are mostly one input
+    a cell below a few hundred categories).
+    """
+    if problem.size >= AUTO_FROM:
+        return True
+    return problem.size >= FEW_CELLS_FROM and Instance.from_problem(problem).count <= FEW_CELLS * problem.size
 
 
 class SymmetricEngine:
