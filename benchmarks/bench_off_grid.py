@@ -113,7 +113,7 @@ def run_problem(task: str, shape: str, counts: list[int], epsilon: float, limit:
     path = folder / f"{task}.toml"
     path.write_text(problem_text(task, counts, epsilon))
     done, wall, cpu = run_design(path, limit, folder / "designs")
-    paired = run_design(path, limit, folder / "paired", pair_with) if pair_with is not None else None
+    paired = run_design(path, limit, folder / "paired", pair_with.resolve()) if pair_with is not None else None
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
                                        samples=int(sum(counts)))
     p = np.asarray(counts, dtype=np.float64) / sum(counts)
