@@ -613,8 +613,10 @@ def _calibrated_subsets(problem: DesignProblem, instance: Instance) -> tuple[Typ
 
     row = next(r for r in calibrated_rows(problem.prior, problem.epsilon, problem.radius)
                if r.name == "subset_selection")
-    if row.parameter is None or row.parameter < 2:
-        return None  # k = 1 is k-RR, whose types are the single-input types at ε₀
+    if row.parameter is None:
+        return None
+    # k = 1 is k-RR at ε₀: the single-input types are its form calibrated per output, at e^ε(1 − 1e-9) where ε₀ = ε
+    # (flat counts, N = 64, ε = 4: 1.4e-9 above the oracle's 3.75435490), these types two certificate margins below
     # The type-by-type certificate rounds up: at ε₀ = ε (a radius where the lightest k inputs can weigh nothing) the
     # types at e^ε leaked 2.0000000000000084 > ε = 2 (N = 23); two of its margins below ε pass, as the calibration's
     # dense matrices do (calibrated_rows), and a millionth below where even that fails
