@@ -289,6 +289,12 @@ def off_grid(name: str, index: int, key: str, spec: str) -> str:
     return format(row[key], spec)
 
 
+def task_median(name: str, task: str, key: str, spec: str) -> str:
+    """performance.rst, "Few cells": the median of ``key`` over the rows of ``task`` in results/``name``.json (one row
+    a problem in engine_choice_few_cells, whose values are already medians; one a repeat in off_grid_flat_5s)."""
+    return format(float(np.median([r[key] for r in rows(name) if r["task"] == task])), spec)
+
+
 def english_100k_lead() -> str:
     """performance.rst: the lead of the design over the best calibrated oracle at English words, N = 10⁵, ε = 1."""
     (row,) = rows("design_grid_english_100k")
@@ -539,6 +545,23 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("25.08", ("off_grid_exact_3s", 32, "nmse", ".2f")), ("168.5585", ("off_grid_exact_3s", 8, "nmse", ".4f")),
         ("134.3974", ("off_grid_exact_3s", 2, "nmse", ".4f")),
         ("168.5634", ("off_grid_exact_3s", 8, "calibrated_nmse", ".4f")))},
+    # "Few cells": both engines side by side on flat counts, two count levels and the sweep's ties; the whole command
+    **{("docs/performance.rst", f): (lambda a=a: task_median(*a)) for f, a in (
+        ("11.46", ("engine_choice_few_cells", "flat-150-4", "estimation_nmse", ".2f")),
+        ("10.29", ("engine_choice_few_cells", "flat-150-4", "calibrated_nmse", ".2f")),
+        ("24.26", ("engine_choice_few_cells", "flat-81-2", "symmetric_nmse", ".2f")),
+        ("24.35", ("engine_choice_few_cells", "flat-81-2", "calibrated_nmse", ".2f")),
+        ("24.43", ("engine_choice_few_cells", "flat-81-2", "estimation_nmse", ".2f")),
+        ("96.31", ("engine_choice_few_cells", "two-levels-100-1", "symmetric_nmse", ".2f")),
+        ("156.74", ("engine_choice_few_cells", "two-levels-100-1", "estimation_nmse", ".2f")),
+        ("34.38", ("engine_choice_few_cells", "two-levels-100-2", "symmetric_nmse", ".2f")),
+        ("69.60", ("engine_choice_few_cells", "two-levels-100-2", "estimation_nmse", ".2f")),
+        ("5.09", ("engine_choice_few_cells", "off-grid-22-ties", "symmetric_nmse", ".2f")),
+        ("7.95", ("engine_choice_few_cells", "off-grid-22-ties", "estimation_nmse", ".2f")),
+        ("181.97", ("engine_choice_few_cells", "off-grid-8-flat", "symmetric_nmse", ".2f")),
+        ("163.21", ("engine_choice_few_cells", "off-grid-8-flat", "estimation_nmse", ".2f")),
+        ("168.56", ("engine_choice_few_cells", "off-grid-8-flat", "calibrated_nmse", ".2f")),
+        ("11.40", ("off_grid_flat_5s", "flat-150-4", "paired_nmse", ".2f")))},
     # native-country at ε = 0.5, 120 s, with and without the orbits: on the performance page and the engines page
     **{(page, f): (lambda a=a: format(grid_row(*a[:2])[a[2]], a[3]))
        for page in ("docs/performance.rst", "docs/engines.rst") for f, a in (
