@@ -79,11 +79,12 @@ __all__ = ["AUTO_FROM", "FEW_CELLS", "FEW_CELLS_FROM", "FILE_BUDGET", "FILE_LIMI
 #: engine's 57.3; at N = 256 this engine gives 218.6 where the dense engine reached about 252 in 600 s.
 AUTO_FROM = 200
 #: ... and below it, from this many categories on, where the prior has at most :data:`FEW_CELLS` cells a category
-#: (:func:`auto_takes`). Measured with 5-s designs (``benchmarks/results/engine_choice_few_cells.json``): on priors of
-#: one to four cells (flat counts at N = 25–150, two count levels, the off-grid sweep's ties) this engine was never
-#: above subset selection calibrated to the ball, where the dense engine was 0.07–10.8 % above it on 13 of 30 and
-#: at most as good elsewhere (two levels at N = 100, ε = 2: 34.38 against 70.08); on priors of 34–117 cells it was
-#: better on five of eight and worse on three (up to 13 %, above that oracle), so the dense engine stays there.
+#: (:func:`auto_takes`). Measured with 5-s designs (``benchmarks/results/engine_choice_few_cells.json``): on 32 priors
+#: of one to four cells (flat counts at N = 25–150, two count levels, the off-grid sweep's ties) this engine was never
+#: above subset selection calibrated to the ball, where the dense engine was above it on 17 (up to 11 %: flat counts,
+#: N = 150, ε = 4), and never worse than the dense engine beyond 1e-9 (two levels at N = 100, ε = 2: 34.38 against
+#: 69.60); on eight priors of 31–117 cells it was better on seven and worse on one (N = 71, 56 cells: 181.97 against
+#: 163.21, above that oracle's 168.56), so the dense engine stays there.
 FEW_CELLS_FROM = 17      # the dense estimation engine lists every vertex up to 16 categories (exact)
 FEW_CELLS = 0.25
 _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
@@ -615,11 +616,10 @@ def _calibrated_subsets(problem: DesignProblem, instance: Instance) -> tuple[Typ
                if r.name == "subset_selection")
     if row.parameter is None:
         return None
-    # k = 1 is k-RR at ε₀: the single-input types are its form calibrated per output, at e^ε(1 − 1e-9) where ε₀ = ε
-    # (flat counts, N = 64, ε = 4: 1.4e-9 above the oracle's 3.75435490), these types two certificate margins below
     # The type-by-type certificate rounds up: at ε₀ = ε (a radius where the lightest k inputs can weigh nothing) the
     # types at e^ε leaked 2.0000000000000084 > ε = 2 (N = 23); two of its margins below ε pass, as the calibration's
-    # dense matrices do (calibrated_rows), and a millionth below where even that fails
+    # dense matrices do (calibrated_rows), and a millionth below where even that fails. k = 1 (k-RR at ε₀) too: the
+    # single-input types sit at e^ε(1 − 1e-9) there, 1.4e-9 above the oracle (flat counts, N = 64, ε = 4)
     margin = 2 * (round_up(problem.epsilon, problem.size) - problem.epsilon)
     for epsilon0 in (row.epsilon0, min(row.epsilon0, problem.epsilon - margin),
                      min(row.epsilon0, problem.epsilon) + math.log1p(-1e-6)):
