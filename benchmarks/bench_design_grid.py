@@ -80,18 +80,19 @@ def adult_counts(problem: str) -> list[int]:
     return [int(c) for c in prior.counts]
 
 
-def run_design(path: Path, limit: float, out: Path,
-               code: Path | None = None) -> tuple[subprocess.CompletedProcess[str], float, float]:
+def run_design(path: Path, limit: float, out: Path, code: Path | None = None,
+               method: str | None = None) -> tuple[subprocess.CompletedProcess[str], float, float]:
     """``mechdesign design PATH --json`` in its own process, as a user runs it: the process, wall and CPU seconds.
 
     ``code``: a checkout whose ``mechdesign`` runs instead, to pair two versions: first on ``PYTHONPATH`` and the
     working directory (``python -m`` puts the working directory before ``PYTHONPATH``, so a run from another
-    checkout would import that one's)."""
+    checkout would import that one's). ``method``: ``--method`` (the engine "auto" picks where None)."""
     env = None if code is None else {**os.environ, "PYTHONPATH": str(code)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     clock = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "mechdesign", "design", str(path), "--json", "--force",
-                           "--time-limit", str(limit), "--out", str(out)], capture_output=True, text=True, check=False,
+                           "--time-limit", str(limit), "--out", str(out),
+                           *(["--method", method] if method else [])], capture_output=True, text=True, check=False,
                           env=env, cwd=None if code is None else code)
     wall = time.perf_counter() - clock
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

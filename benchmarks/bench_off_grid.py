@@ -27,6 +27,8 @@ Usage::
     python benchmarks/bench_off_grid.py --only 0 3 9 10 15 20 24 25 26 30 35 38 39 --name off_grid_c1_symmetric
     python benchmarks/bench_off_grid.py --flat 9 16 25 27 32 49 64 81 121 125 --time-limit 3 --repeats 3 \
         --name off_grid_flat_3s       # flat counts (40 a category) at prime powers, ε = 1 and 2.5
+    python benchmarks/bench_off_grid.py --only 2 7 8 12 23 31 32 36 --method symmetric --time-limit 5 --repeats 3 \
+        --pair-with ../main --name off_grid_symmetric_5s      # the symmetric engine on many cells, beside main's
 
 With ``--repeats R`` every problem runs R times (all the rows are kept; the summary takes them all). With
 ``--pair-with CHECKOUT`` each problem's command runs again right after with that checkout's ``mechdesign`` (main's,
@@ -93,34 +95,37 @@ def draw_instance(index: int, seed: int = SEED) -> tuple[str, list[int], float]:
 
 
 def run_instance(index: int, limit: float, folder: Path, seed: int = SEED,
-                 pair_with: Path | None = None) -> dict[str, Any]:
+                 pair_with: Path | None = None, method: str | None = None) -> dict[str, Any]:
     """One ``design`` command on instance ``index`` and its checks (module docstring)."""
     shape, counts, epsilon = draw_instance(index, seed)
     return {"index": index,
-            **run_problem(f"off-grid-{index}-{shape}", shape, counts, epsilon, limit, folder, pair_with)}
+            **run_problem(f"off-grid-{index}-{shape}", shape, counts, epsilon, limit, folder, pair_with, method)}
 
 
 def run_problem(task: str, shape: str, counts: list[int], epsilon: float, limit: float, folder: Path,
-                pair_with: Path | None = None) -> dict[str, Any]:
+                pair_with: Path | None = None, method: str | None = None) -> dict[str, Any]:
     """One ``design`` command on the count prior ``counts`` at ``epsilon`` and its checks (module docstring).
 
     ``pair_with``: another checkout's command runs right after on the same problem; its n·MSE, CPU seconds and
-    whether it was above the calibrated oracle are the row's ``paired_*`` (not checked as violations)."""
+    whether it was above the calibrated oracle are the row's ``paired_*`` (not checked as violations). ``method``:
+    the engine (``--method``; "auto" picks where None)."""
     from mechdesign.core import Prior
     from mechdesign.design import DesignProblem
     from mechdesign.design.baselines import best_calibrated, best_same_epsilon
 
     path = folder / f"{task}.toml"
     path.write_text(problem_text(task, counts, epsilon))
-    done, wall, cpu = run_design(path, limit, folder / "designs")
-    paired = run_design(path, limit, folder / "paired", pair_with.resolve()) if pair_with is not None else None
+    done, wall, cpu = run_design(path, limit, folder / "designs", method=method)
+    paired = (run_design(path, limit, folder / "paired", pair_with.resolve(), method) if pair_with is not None
+              else None)
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
                                        samples=int(sum(counts)))
     p = np.asarray(counts, dtype=np.float64) / sum(counts)
     row: dict[str, Any] = {"task": task, "shape": shape, "N": len(counts), "m": int(sum(counts)),
                            "epsilon": epsilon, "radius": problem.radius,
                            "radius_over_2min": problem.radius / (2 * float(p.min())),
-                           "cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "time_limit_s": limit}
+                           "cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "time_limit_s": limit,
+                           "method": method or "auto"}
     if done.returncode != 0:
         row.update(exit=done.returncode, error=done.stderr.strip().splitlines()[-1:], violations=["exit"])
         return row
@@ -195,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="runs of each problem (default 1)")
     parser.add_argument("--pair-with", type=Path, metavar="CHECKOUT",
                         help="also run each problem with this checkout's mechdesign, right after (paired_* fields)")
+    parser.add_argument("--method", help="the engine of every design (--method of mechdesign design; default auto)")
     parser.add_argument("--name", default="off_grid")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
@@ -204,10 +210,11 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.repeats):
                 if args.flat:
                     yield from (run_problem(f"flat-{n}-{eps:g}", "flat", [40] * n, eps, args.time_limit, Path(folder),
-                                            args.pair_with)
+                                            args.pair_with, args.method)
                                 for n in args.flat for eps in args.epsilons)
                 else:
-                    yield from (run_instance(index, args.time_limit, Path(folder), args.seed, args.pair_with)
+                    yield from (run_instance(index, args.time_limit, Path(folder), args.seed, args.pair_with,
+                                             args.method)
                                 for index in args.only or range(args.first, args.first + args.count))
 
         for row in runs():

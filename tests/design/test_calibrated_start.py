@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from mechdesign.core import Prior, certified_capacity, trace_inverse_fisher
 from mechdesign.design import DesignProblem, solve
+from mechdesign.design.baselines import _orbits as families
 from mechdesign.design.baselines import block_design_mechanism, block_designs, calibrated_oracles, hadamard_mechanism
 from mechdesign.design.baselines._calibrated import hadamard_support_masses
 from mechdesign.design.estimation import EstimationEngine, Tuning
 from mechdesign.design.estimation import _listless as priced
-from mechdesign.design.estimation import _orbits as families
 
 from conftest import examples
 

@@ -64,7 +64,7 @@ from mechdesign.core._prior import Prior, as_prior
 from mechdesign.design.baselines._ldp_oracles import oracle_arguments, oracle_parameters, pure_protocol_mse
 
 __all__ = ["CalibratedOracle", "best_calibrated", "best_same_epsilon", "calibrated_oracles", "calibrated_rows",
-           "hadamard_support_masses"]
+           "hadamard_support_masses", "walsh_hadamard"]
 
 _BISECTIONS = 80  # halvings of [ε, ε₀]: float resolution from any bracket in [0, 745]
 _TOP = 745.0  # e^−745 underflows to 0 in float64: beyond, eq. (1) is evaluated as at ε₀ = ∞
@@ -283,18 +283,18 @@ def hadamard_support_masses(probabilities: np.ndarray) -> np.ndarray:
     indicator = np.zeros(size)
     indicator[1:n + 1] = 1.0
     total = math.fsum(probabilities.tolist())
-    masses = 0.5 * (total + _walsh_hadamard(placed)) - (math.log2(size) + 4) * FLOAT_EPS * total
-    counts = 0.5 * (n + _walsh_hadamard(indicator))
+    masses = 0.5 * (total + walsh_hadamard(placed)) - (math.log2(size) + 4) * FLOAT_EPS * total
+    counts = 0.5 * (n + walsh_hadamard(indicator))
     return masses[(counts > 0.5) & (counts < n - 0.5)]
 
 
-def _walsh_hadamard(vector: np.ndarray) -> np.ndarray:
-    """F[y] = Σ_r v[r] H[r, y] for the Sylvester H of size len(v) (a power of 2), by log₂ K butterflies."""
-    out = vector.copy()
-    half = 1
-    while half < out.size:
-        pairs = out.reshape(-1, 2, half)
-        out = np.concatenate((pairs[:, 0] + pairs[:, 1], pairs[:, 0] - pairs[:, 1]), axis=1).reshape(-1)
+def walsh_hadamard(values: np.ndarray) -> np.ndarray:
+    """F[y] = Σ_r v[r] H[r, y] along the first axis (a power of 2 long), H Sylvester's, by log₂ K butterflies."""
+    out = np.array(values, dtype=np.float64)
+    shape, half = out.shape, 1
+    while half < shape[0]:
+        pairs = out.reshape(-1, 2, half, *shape[1:])
+        out = np.concatenate((pairs[:, 0] + pairs[:, 1], pairs[:, 0] - pairs[:, 1]), axis=1).reshape(shape)
         half *= 2
     return out
 

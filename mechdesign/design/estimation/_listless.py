@@ -23,6 +23,7 @@ import numpy as np
 from mechdesign._deadline import Deadline
 from mechdesign.design._engines import EngineResult
 from mechdesign.design._problem import DesignProblem
+from mechdesign.design.baselines._orbits import exact_orbit_sets, orbit_blocks, orbit_mechanism, orbit_sets
 from mechdesign.design.estimation._bound import diagonal_structure, structure_bound, structured_bound
 from mechdesign.design.estimation._column_search import ColumnSearch
 from mechdesign.design.estimation._criterion import (
@@ -40,7 +41,6 @@ from mechdesign.design.estimation._criterion import (
     quadratic_form,
     restricted_master_dual,
 )
-from mechdesign.design.estimation._orbits import exact_orbit_sets, orbit_blocks, orbit_mechanism, orbit_sets
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 

@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from mechdesign._deadline import Deadline
+from mechdesign.design.baselines._calibrated import walsh_hadamard
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
 __all__ = ["ROWS_HELD", "donor_ratio", "donor_sets", "orthogonal_counts", "random_sets", "random_two_level",
@@ -193,6 +194,78 @@ def subset_selection_types(instance: Instance, size: int, epsilon0: float,
         high, b = math.exp(epsilon0) * low, sizes[None, :] - a
         weights = np.exp(log_sets - np.log(low) - np.logaddexp(epsilon0 + log_in, log_out))
     return TypeTable(instance, high, low, a, b), weights
+
+
+def subset_selection_draws(instance: Instance, size: int, epsilon0: float, count: int,
+                           rng: np.random.Generator) -> tuple[TypeTable, np.ndarray] | None:
+    """Subset selection at ε₀ on ``size``-subsets, sampled: ``count`` uniform sets as types with the oracle's weights.
+
+    Where :func:`subset_selection_types` has too many types (many cells: N = 71 in 56 cells, k = 50), the oracle's
+    outputs drawn instead: each set a uniform ``size``-subset (its counts a multivariate hypergeometric draw over the
+    cells, so every set holds exactly ``size`` inputs, unlike :func:`subset_sets`, whose binomial sizes put the lighter
+    sets below the mass at which e^{ε₀} is ε-PML over the ball), levels and weights as :func:`oracle_block` gives
+    them. The mixture tends to the oracle as ``count`` grows (tr J⁻¹ − 1 at N = 71, ε = 0.433, k = 50, ε₀ = 4.51:
+    176.4 from 1,000 sets, 171.1 from 3,000, 169.3 from 10,000, against the oracle's 168.56): a start near it.
+    """
+    sizes = instance.cells.sizes.astype(np.int64)
+    if not 1 <= size < int(sizes.sum()) or count < 1:
+        return None
+    return oracle_block(instance, rng.multivariate_hypergeometric(sizes, size, size=count), epsilon0)
+
+
+def hadamard_types(instance: Instance, epsilon0: float, most: int) -> tuple[TypeTable, np.ndarray] | None:
+    """Hadamard response at ε₀, its items in frequency order, symmetrised over the cells: types with weights.
+
+    One Sylvester block of K = 2^⌈log₂(N+1)⌉ columns, the inputs on rows 1 … N in frequency order (the cells are in
+    descending count, so cell k holds a run of rows), as :func:`~mechdesign.design.baselines.hadamard_mechanism` and
+    the calibration (:func:`~mechdesign.design.baselines.hadamard_support_masses`) place them. Column y's high set
+    {x : H[r(x), y] = +1} holds a_yk = (s_k + F_k[y])/2 inputs of cell k, F_k the Walsh–Hadamard transform of cell
+    k's indicator of rows (exact in integers); the constant columns (empty or full sets: they leak nothing and carry
+    nothing) are left out. The symmetrisation over permutations within cells is a type per column; it keeps ε-PML
+    over the ball and, tr J⁻¹ being convex and invariant under those permutations, never raises tr J⁻¹ above the
+    placed oracle's. Levels and weights as :func:`oracle_block` gives them; None where K exceeds ``most``.
+    """
+    sizes = instance.cells.sizes.astype(np.int64)
+    n = int(sizes.sum())
+    width = 1 << math.ceil(math.log2(n + 1))
+    if n < 2 or width > most:
+        return None
+    rows = np.zeros((width, instance.count))
+    first = 1 + np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    for k, (begin, s) in enumerate(zip(first, sizes, strict=True)):
+        rows[begin:begin + s, k] = 1.0
+    a = np.rint(0.5 * (sizes[None, :] + walsh_hadamard(rows))).astype(np.int64)
+    held = a.sum(axis=1)
+    return oracle_block(instance, a[(held > 0) & (held < n)], epsilon0)
+
+
+def oracle_block(instance: Instance, a: np.ndarray, epsilon0: float) -> tuple[TypeTable, np.ndarray] | None:
+    """An ε-LDP oracle's two-level outputs (high-set counts ``a``, T × K) at ε₀ as types with the oracle's weights.
+
+    Each output at lift r·l on its high set and l = 1/(1 + (r − 1)M) off it (M the set's mass, P̂·v = 1), r = e^{ε₀}
+    capped by family A's ratio over the ball at M with its margin below ε (:func:`~._instance.two_level`; uncapped
+    where any ratio is a member, and at ε₀ = ∞ the set's inputs at 1/M, the others at 0), so that every type is
+    ε-PML over the ball by construction. Weighted θ ∝ 1/(l·r) = M + (1 − M)/r, as these oracles weigh their outputs
+    (P(y) = (e^{ε₀}M + 1 − M)/Z at one ratio, ∝ M at ε₀ = ∞), the rows then met by a relative change
+    (:func:`relative_row_weights`: outputs left out and capped levels move them); None where no positive weights meet
+    them.
+    """
+    a = np.asarray(a, dtype=np.int64)
+    sizes = instance.cells.sizes.astype(np.int64)
+    masses = a @ instance.probabilities
+    high, low, ok = two_level(instance, masses)
+    ratio = np.where(ok, high / np.where(ok, low, 1.0), np.inf)
+    if not math.isinf(epsilon0):
+        ratio = np.minimum(ratio, math.exp(min(epsilon0, 700.0)))
+    finite = np.isfinite(ratio)
+    bounded = np.where(finite, ratio, 1.0)
+    low = np.where(finite, 1.0 / (1.0 + (bounded - 1.0) * masses), 0.0)
+    high = np.where(finite, bounded * low, 1.0 / masses)
+    table = TypeTable(instance, high, low, a, np.where(finite[:, None], sizes[None, :] - a, 0))
+    weights = masses + (1.0 - masses) / ratio  # (1/l)/r: the oracle's P(y) ∝ 1/l at one r, and M at r = ∞
+    weights = weights / float((table.means().T @ weights).mean())
+    found = relative_row_weights(table.means(), weights)
+    return None if found is None else (table, found)
 
 
 def donor_ratio(instance: Instance, donors: int = 2) -> float:

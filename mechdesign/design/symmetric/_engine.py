@@ -51,16 +51,20 @@ from mechdesign.core._symmetric import SymmetricMechanism
 from mechdesign.design._engines import EngineResult
 from mechdesign.design._problem import DesignProblem
 from mechdesign.design.baselines._ldp_oracles import oracle_mse, oracle_parameters
+from mechdesign.design.baselines._orbits import exact_orbit_sets, orbit_blocks, orbit_sets
 from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
     donor_ratio,
     donor_sets,
+    hadamard_types,
+    oracle_block,
     random_sets,
     random_two_level,
     relative_row_weights,
     row_weights,
     single_input_types,
+    subset_selection_draws,
     subset_selection_types,
     subset_sets,
     two_level_mass,
@@ -99,8 +103,16 @@ _DONORS_UP_TO = 1_000    # … and below this many cells (at N = 10⁵, K = 2,52
 _LIFTS = (1.0, 2.0, 3.0, 5.0, 10.0)  # caps of the lifted subset-selection sets, in e^ε (:func:`_subset_types`)
 _JOIN = 0.1             # the other family's types join the start at this share of its mean weight (_joined_start)
 _ORACLE_TYPES = 2_000   # subset selection calibrated to the ball joins the start blocks where it is this many types or
-                        # fewer (_calibrated_subsets: flat counts at N = 81, 256 give 3 and 6; N = 1,000, six cells,
+                        # fewer (_calibrated_starts: flat counts at N = 81, 256 give 3 and 6; N = 1,000, six cells,
                         # is past it)
+_HADAMARD_TYPES = 4_096  # Hadamard response calibrated to the ball joins the start blocks where it is the best
+                         # oracle and has this many columns or fewer (N < 4,096; at N = 10⁴ its 16,384 types
+                         # would be past the 1-MiB file's budget, which keeps about 2,400 sets there)
+_ORBIT_SETS = 640        # subset selection's stand-in: orbits of k-subsets up to this many sets (N ≤ 640, 1 to 8
+                         # orbits, as the priced engine's _calibrated_orbits), uniform draws beyond
+_ORACLE_SHARE = 0.25     # the calibrated oracles' blocks are built within this share of the time left …
+_EXACT_SHARE = 0.6       # … an exact family's search within this share of it, near-flat orbits within this share of
+                         # what is left (N = 71, k = 50: an exact family in 0.1 s, 8 near-flat orbits in 0.6 s)
 _FIRST = 400            # types of the first restricted master where every type is listed (the rest priced in)
 _SEARCH = 64            # candidates the pricing search improves a round (:mod:`._search`)
 _RESUME = 2.0           # seconds the bound must leave for the search to resume (a round at N = 256 takes 1–3 s)
@@ -321,6 +333,7 @@ class SymmetricEngine:
         base, base_weights = single_input_types(instance)
         listed: TypeTable | None = all_types(instance, problem)
         family: TypeTable | None = None  # the random sets' block, whose partner may join the start (_best_block)
+        reserve: tuple[list[TypeTable], float] | None = None  # the oracles' stand-ins and the oracle's n·MSE
         if listed is not None:
             found = listed
             blocks, most = [(found, None)], None
@@ -328,6 +341,10 @@ class SymmetricEngine:
         else:
             subsets_first = _subsets_first(instance)
             blocks, one_family, whole = [], False, count
+            # the oracles' blocks before the other families' draws, which take seconds at N = 10⁵ and tenths of one
+            # at N = 71: the orbits' searches get their share of a short limit
+            oracles, oracle_value = _calibrated_starts(problem, instance, _SUBSET_SETS, rng,
+                                                       deadline.before((1 - _ORACLE_SHARE) * deadline.remaining()))
             if sets is None:
                 others = len(start) if start is not None else 0
                 fitted = fitted_count(count, instance, problem.prior.labels, others)
@@ -379,12 +396,21 @@ class SymmetricEngine:
                 most = max(most, max(len(table) for table, _ in subsets))
             _say(progress, f"{len(subsets[0][0]) if subsets else 0} of subset selection's sets "
                            f"({time.perf_counter() - clock:.1f} s)")
-            oracle = _calibrated_subsets(problem, instance)
-            if oracle is not None:  # first: past the deadline _best_block tries no further block (a cold 1-s design
-                blocks.insert(0, oracle)  # at N = 48, ε = 1 started from the random sets, 818.8 against its 97.47)
+            # first: past the deadline _best_block tries no further block (a cold 1-s design at N = 48, ε = 1
+            # started from the random sets, 818.8 against subset selection's 97.47)
+            # first: past the deadline _best_block tries no further block. Where the file's budget binds, a stand-in
+            # of more types than it holds is left out (Zipf N = 1,000 under a 300-set limit: Hadamard's 1,024)
+            oracles = [block for block in oracles
+                       if most is None or block[2] == "exactly" or len(block[0]) <= most]
+            blocks = [(table, weights) for table, weights, _ in oracles] + blocks
+            # the stand-ins are the start only where no other block starts at or below the oracle (module docstring)
+            reserve = ([table for table, _, how in oracles if how != "exactly"], oracle_value)
+            for table, _, how in oracles:
                 if most is not None:
-                    most = max(most, len(oracle[0]))
-                _say(progress, f"subset selection calibrated to the ball, exactly: {len(oracle[0])} types")
+                    most = max(most, len(table))
+                _say(progress, f"{'Hadamard response' if how.startswith('Hadamard') else 'subset selection'} "
+                               f"calibrated to the ball ({how}): {len(table)} types "
+                               f"({time.perf_counter() - clock:.1f} s)")
             found = _joined(instance, [table for table, _ in blocks])
             if instance.count < _DONORS_UP_TO and donor_ratio(instance) >= _DONOR_RATIO:
                 # candidates only (they do not cover the rows): light inputs high, paid for by heavy ones low
@@ -399,7 +425,7 @@ class SymmetricEngine:
         # six blocks took 22 s of a 60-s default)
         types, weights, value, evaluation, partner = _best_block(
             base, base_weights, blocks, first=_FIRST if listed is not None else None,
-            deadline=deadline.before(0.6 * deadline.remaining()), family=family)
+            deadline=deadline.before(0.6 * deadline.remaining()), family=family, reserve=reserve)
         timings["construct"] = time.perf_counter() - clock
         # what follows the engine (certify, the file's sampler check) takes time in T·K, at the pace this run has had
         # so far (on a loaded machine wall time runs ahead of CPU time: a design at N = 10⁵ beside two others spent
@@ -600,30 +626,92 @@ def _subset_types(instance: Instance, count: int, rng: np.random.Generator,
     return blocks
 
 
-def _calibrated_subsets(problem: DesignProblem, instance: Instance) -> tuple[TypeTable, np.ndarray] | None:
-    """Subset selection calibrated to the ball (k and ε₀ of calibrated-baselines.md §2), exactly, as a start block.
+def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, rng: np.random.Generator,
+                       deadline: Deadline) -> tuple[list[tuple[TypeTable, np.ndarray, str]], float]:
+    """The ε-LDP oracles calibrated to the ball (calibrated-baselines.md §2) as start blocks, the best first.
 
-    :func:`~._construct.subset_selection_types`, where its types number at most :data:`_ORACLE_TYPES` (the cells
-    are few: flat counts at N = 81 are two cells, 79 and 2, and three types). The sets of :func:`_subset_types` are
-    drawn at the oracle's best d at ε, lifted by at most 10·e^ε, and their weights are not the oracle's: at flat
-    counts, N = 81, ε = 2 (k = 19, ε₀ = 5.23, n·MSE 24.354), the design from them priced out at 24.766 above it, and
-    at N = 256 and 1,000 a 30-s design ended a few parts in 10⁵ above it. With this block among the starts the design
-    is never above the oracle where it is listed (the start is the block of least n·MSE and the generation keeps it).
+    Subset selection at its k and ε₀:
+
+    * exactly (:func:`~._construct.subset_selection_types`) where its types number at most :data:`_ORACLE_TYPES`
+      (the cells are few: flat counts at N = 81 are two cells, 79 and 2, and three types);
+    * else, where it is the best oracle, k-subsets that stand in for its C(N, k) (the inputs in cell order on ℤ_N):
+      the orbits of an exact difference family (:func:`~mechdesign.design.baselines._orbits.exact_orbit_sets`, a
+      2-design: at flat counts subset selection's Fisher information exactly) within :data:`_EXACT_SHARE` of the
+      time left, else up to N = 640 near-flat orbits (:func:`~mechdesign.design.baselines._orbits.orbit_blocks`),
+      else ``draws`` uniform k-subsets (:func:`~._construct.subset_selection_draws`). Measured at N = 71 in 56
+      cells, ε = 0.433 (k = 50, ε₀ = 4.51, oracle 168.563): 7 exact orbits (497 sets) 168.558, 8 near-flat orbits
+      168.84, 3,000 drawn sets 171.08 (the sampled mixture's tr J⁻¹ is biased up by about T/(T − K)).
+
+    The sets of :func:`_subset_types` are drawn at the oracle's best d at ε, lifted by at most 10·e^ε, and their
+    weights are not the oracle's: at flat counts, N = 81, ε = 2 (k = 19, ε₀ = 5.23, n·MSE 24.354), the design from
+    them priced out at 24.766 above it; at N = 71 in 56 cells a 5-s design from them ended at 186.2 above 168.56.
+
+    Hadamard response at its ε₀, symmetrised (:func:`~._construct.hadamard_types`), where it is the best oracle and
+    its block has at most :data:`_HADAMARD_TYPES` columns: at N = 115 in 90 cells, ε = 0.664 (199.785) a 5-s design
+    beside a test run ended at 202.16 without it.
+
+    Each block that stands in for an oracle at a finite ε₀ joins at family A's ratio too (uncapped by ε₀: a vertex of
+    the polytope wherever a type is; N = 71 above: drawn sets 171.08 at ε₀, 165.77 at family A's ratio, and a 20-s
+    design 151.67 from it against 161.29 from the sets at ε₀, whose ratio 91 the search cannot lower). Each block is
+    labelled for the progress line. Where the exact types are listed the design is never above that oracle (the start
+    is the block of least n·MSE and the generation keeps it). Returned with the best oracle's n·MSE.
     """
     from mechdesign.design.baselines._calibrated import calibrated_rows
 
-    row = next(r for r in calibrated_rows(problem.prior, problem.epsilon, problem.radius)
-               if r.name == "subset_selection")
-    if row.parameter is None:
-        return None
+    rows = calibrated_rows(problem.prior, problem.epsilon, problem.radius)
+    best = min(rows, key=lambda r: r.mse)
+    subsets = next(r for r in rows if r.name == "subset_selection")
+    found: list[tuple[TypeTable, np.ndarray, str]] = []
+    epsilon0 = math.inf
+    if subsets.parameter is not None:
+        size, n = int(subsets.parameter), int(instance.sizes.sum())
+        exact = _exact_subsets(problem, instance, size, subsets.epsilon0)
+        if exact is not None:
+            found.append((*exact, "exactly"))
+        elif best is subsets:
+            epsilon0 = subsets.epsilon0
+            high = exact_orbit_sets(n, size, min(8, -(-_ORBIT_SETS // n)),
+                                    deadline=deadline.before((1 - _EXACT_SHARE) * deadline.remaining()).on_monotonic())
+            how = "a difference family"
+            if high is None and n <= _ORBIT_SETS:
+                near = orbit_blocks(n, size, max(1, min(8, _ORBIT_SETS // n)),
+                                    deadline=deadline.before((1 - _EXACT_SHARE) * deadline.remaining()).on_monotonic())
+                high, how = orbit_sets(n, near), "near-flat orbits"
+            block = (oracle_block(instance, high.T.astype(np.int64) @ _cell_indicator(instance), epsilon0)
+                     if high is not None else
+                     subset_selection_draws(instance, size, epsilon0, draws, rng))
+            if block is not None:
+                found.append((*block, how if high is not None else "drawn"))
+    if best.name == "hadamard":
+        epsilon0 = best.epsilon0
+        block = hadamard_types(instance, epsilon0, _HADAMARD_TYPES)
+        if block is not None:
+            found.append((*block, "Hadamard"))
+    if found and found[-1][2] != "exactly" and math.isfinite(epsilon0):
+        # the stand-in's sets at family A's ratio, uncapped by ε₀ (a vertex wherever a type is), tried before them:
+        # past the deadline _best_block tries no further block, and they were the lower in every case measured
+        vertices = oracle_block(instance, found[-1][0].a, math.inf)
+        if vertices is not None:
+            found.insert(len(found) - 1, (*vertices, f"{found[-1][2]}, at family A's ratio"))
+    return found, best.mse
+
+
+def _cell_indicator(instance: Instance) -> np.ndarray:
+    """N × K: input i (in cell order) in cell k, as int64."""
+    return np.repeat(np.eye(instance.count, dtype=np.int64), instance.cells.sizes, axis=0)
+
+
+def _exact_subsets(problem: DesignProblem, instance: Instance, size: int,
+                   epsilon0: float) -> tuple[TypeTable, np.ndarray] | None:
+    """Subset selection at (``size``, ``epsilon0``) as its exact types where they are few and pass the certificate."""
     # The type-by-type certificate rounds up: at ε₀ = ε (a radius where the lightest k inputs can weigh nothing) the
     # types at e^ε leaked 2.0000000000000084 > ε = 2 (N = 23); two of its margins below ε pass, as the calibration's
     # dense matrices do (calibrated_rows), and a millionth below where even that fails. k = 1 (k-RR at ε₀) too: the
     # single-input types sit at e^ε(1 − 1e-9) there, 1.4e-9 above the oracle (flat counts, N = 64, ε = 4)
     margin = 2 * (round_up(problem.epsilon, problem.size) - problem.epsilon)
-    for epsilon0 in (row.epsilon0, min(row.epsilon0, problem.epsilon - margin),
-                     min(row.epsilon0, problem.epsilon) + math.log1p(-1e-6)):
-        found = subset_selection_types(instance, int(row.parameter), epsilon0, _ORACLE_TYPES)
+    for level in (epsilon0, min(epsilon0, problem.epsilon - margin),
+                  min(epsilon0, problem.epsilon) + math.log1p(-1e-6)):
+        found = subset_selection_types(instance, size, level, _ORACLE_TYPES)
         if found is None:
             return None
         types, weights = found
@@ -660,7 +748,8 @@ def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:
 
 def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[TypeTable, np.ndarray | None]],
                 first: int | None = None, deadline: Deadline | None = None,
-                family: TypeTable | None = None) -> tuple[TypeTable, np.ndarray, float, float, TypeTable | None]:
+                family: TypeTable | None = None, reserve: tuple[list[TypeTable], float] | None = None
+                ) -> tuple[TypeTable, np.ndarray, float, float, TypeTable | None]:
     """The start of least n·MSE among the blocks of candidates (each with the single-input types where they need them).
 
     A block given with its own weights (an oracle's mixture, :func:`~._construct.subset_sets`) starts from them,
@@ -674,8 +763,16 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     partner is the best block of the other family — ``family`` (the random sets) where the winner is another block,
     the best of the others where it is ``family`` — to join the start (:func:`_joined_start`); None where there is
     none or ``family`` is not given.
+
+    ``reserve`` (blocks, value): the ε-LDP oracles' stand-ins (:func:`_calibrated_starts`) and the oracle's n·MSE
+    (value + 1 in f). They are the start only where no other block tried starts at or below the oracle: they are
+    there so that the design never ends above it, and where another block already starts below it the generation
+    goes further from that one. Off-grid, N = 69 in 31 cells, ε = 3.15 (the oracle 11.55): from subset selection's
+    sets at d* (8.94) a 20-s design ended at 6.90, from the stand-in (8.51, the lower start) at 8.13.
     """
     best: tuple[float, TypeTable, np.ndarray, bool] | None = None
+    others: tuple[float, TypeTable, np.ndarray, bool] | None = None  # the best block not in the reserve
+    held = [] if reserve is None else reserve[0]
     partners: dict[bool, tuple[float, TypeTable]] = {}  # the best block of each family: the random sets' or not
     longest = 0.0
     rng = np.random.default_rng(len(blocks))
@@ -694,9 +791,13 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
         random = block is family
         if best is None or value < best[0]:
             best = (value, types, weights, random)
+        if not any(block is table for table in held) and (others is None or value < others[0]):
+            others = (value, types, weights, random)
         if math.isfinite(value) and (random not in partners or value < partners[random][0]):
             partners[random] = (value, block)
     assert best is not None  # blocks is never empty
+    if reserve is not None and others is not None and others[0] <= reserve[1] + 1.0:
+        best = others
     partner = partners[not best[3]][1] if len(partners) == 2 else None
     return best[1], best[2], best[0], longest, partner
 
