@@ -15,7 +15,10 @@ is optimal: **some optimum is symmetric**, a mixture of types over cells (refere
    family's best block joined at a small weight (:func:`_joined_start`: the first round's steps choose between
    them); at high ε (where the two heaviest inputs allow it, :data:`_DONOR_RATIO`) family C2's sets with heavy
    donors join the candidates (:func:`~._construct.donor_sets`: a few light inputs above h* = e^{ε′}, paid for by
-   a heavy input low);
+   a heavy input low); and the ε-LDP oracles calibrated to the ball (:func:`_calibrated_starts`): subset
+   selection's exact types where they are few, tried first; where the cells are many, the best oracle's stand-in
+   (orbits of a difference family of k-subsets, Hadamard response's columns), the start only where no other block
+   starts below that oracle;
 3. runs **column generation** (:mod:`._generate`) in 40 % of the time left (the rest kept for the bound, which
    hands back what it leaves): a restricted master (the barrier Newton master of :mod:`._master` on a few hundred
    types, first-order steps while the set is larger) priced over every candidate and over the types a pricing
@@ -110,6 +113,9 @@ _HADAMARD_TYPES = 4_096  # Hadamard response calibrated to the ball joins the st
                          # would be past the 1-MiB file's budget, which keeps about 2,400 sets there)
 _ORBIT_SETS = 640        # subset selection's stand-in: orbits of k-subsets up to this many sets (N ≤ 640, 1 to 8
                          # orbits, as the priced engine's _calibrated_orbits), uniform draws beyond
+_STAND_INS_BELOW = 1_000  # … and the oracles' stand-ins below this many cells (_COVER_FROM's: at N = 10⁵, 2,529 cells,
+                          # each block's evaluation takes seconds of a 60-s default, and the designs there are below
+                          # the calibrated oracles from their other starts)
 _ORACLE_SHARE = 0.25     # the calibrated oracles' blocks are built within this share of the time left …
 _EXACT_SHARE = 0.6       # … an exact family's search within this share of it, near-flat orbits within this share of
                          # what is left (N = 71, k = 50: an exact family in 0.1 s, 8 near-flat orbits in 0.6 s)
@@ -634,11 +640,12 @@ def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, r
 
     * exactly (:func:`~._construct.subset_selection_types`) where its types number at most :data:`_ORACLE_TYPES`
       (the cells are few: flat counts at N = 81 are two cells, 79 and 2, and three types);
-    * else, where it is the best oracle, k-subsets that stand in for its C(N, k) (the inputs in cell order on ℤ_N):
-      the orbits of an exact difference family (:func:`~mechdesign.design.baselines._orbits.exact_orbit_sets`, a
-      2-design: at flat counts subset selection's Fisher information exactly) within :data:`_EXACT_SHARE` of the
-      time left, else up to N = 640 near-flat orbits (:func:`~mechdesign.design.baselines._orbits.orbit_blocks`),
-      else ``draws`` uniform k-subsets (:func:`~._construct.subset_selection_draws`). Measured at N = 71 in 56
+    * else, where it is the best oracle and the cells are fewer than :data:`_STAND_INS_BELOW`, k-subsets that stand
+      in for its C(N, k) (the inputs in cell order on ℤ_N): up to N = 640, the orbits of an exact difference family
+      (:func:`~mechdesign.design.baselines._orbits.exact_orbit_sets`, a 2-design: at flat counts subset selection's
+      Fisher information exactly) within :data:`_EXACT_SHARE` of the time given, else near-flat orbits
+      (:func:`~mechdesign.design.baselines._orbits.orbit_blocks`); beyond, ``draws`` uniform k-subsets
+      (:func:`~._construct.subset_selection_draws`). Measured at N = 71 in 56
       cells, ε = 0.433 (k = 50, ε₀ = 4.51, oracle 168.563): 7 exact orbits (497 sets) 168.558, 8 near-flat orbits
       168.84, 3,000 drawn sets 171.08 (the sampled mixture's tr J⁻¹ is biased up by about T/(T − K)).
 
@@ -646,9 +653,9 @@ def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, r
     weights are not the oracle's: at flat counts, N = 81, ε = 2 (k = 19, ε₀ = 5.23, n·MSE 24.354), the design from
     them priced out at 24.766 above it; at N = 71 in 56 cells a 5-s design from them ended at 186.2 above 168.56.
 
-    Hadamard response at its ε₀, symmetrised (:func:`~._construct.hadamard_types`), where it is the best oracle and
-    its block has at most :data:`_HADAMARD_TYPES` columns: at N = 115 in 90 cells, ε = 0.664 (199.785) a 5-s design
-    beside a test run ended at 202.16 without it.
+    Hadamard response at its ε₀, symmetrised (:func:`~._construct.hadamard_types`), where it is the best oracle, the
+    cells are fewer than :data:`_STAND_INS_BELOW` and its block has at most :data:`_HADAMARD_TYPES` columns: at
+    N = 115 in 90 cells, ε = 0.664 (199.785) a 5-s design beside a test run ended at 202.16 without it.
 
     Each block that stands in for an oracle at a finite ε₀ joins at family A's ratio too (uncapped by ε₀: a vertex of
     the polytope wherever a type is; N = 71 above: drawn sets 171.08 at ε₀, 165.77 at family A's ratio, and a 20-s
@@ -668,10 +675,11 @@ def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, r
         exact = _exact_subsets(problem, instance, size, subsets.epsilon0)
         if exact is not None:
             found.append((*exact, "exactly"))
-        elif best is subsets:
+        elif best is subsets and instance.count < _STAND_INS_BELOW:
             epsilon0 = subsets.epsilon0
-            high = exact_orbit_sets(n, size, min(8, -(-_ORBIT_SETS // n)),
-                                    deadline=deadline.before((1 - _EXACT_SHARE) * deadline.remaining()).on_monotonic())
+            high = (exact_orbit_sets(n, size, min(8, -(-_ORBIT_SETS // n)),
+                                     deadline=deadline.before((1 - _EXACT_SHARE) * deadline.remaining()).on_monotonic())
+                    if n <= _ORBIT_SETS else None)
             how = "a difference family"
             if high is None and n <= _ORBIT_SETS:
                 near = orbit_blocks(n, size, max(1, min(8, _ORBIT_SETS // n)),
@@ -682,7 +690,7 @@ def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, r
                      subset_selection_draws(instance, size, epsilon0, draws, rng))
             if block is not None:
                 found.append((*block, how if high is not None else "drawn"))
-    if best.name == "hadamard":
+    if best.name == "hadamard" and instance.count < _STAND_INS_BELOW:
         epsilon0 = best.epsilon0
         block = hadamard_types(instance, epsilon0, _HADAMARD_TYPES)
         if block is not None:
