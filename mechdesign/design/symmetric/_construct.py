@@ -38,9 +38,10 @@ from mechdesign._deadline import Deadline
 from mechdesign.design.baselines._calibrated import walsh_hadamard
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
-__all__ = ["ROWS_HELD", "donor_ratio", "donor_sets", "orthogonal_counts", "random_sets", "random_two_level",
-           "relative_row_weights", "row_weights", "single_input_types", "subset_selection_types", "subset_sets",
-           "two_level_mass"]
+__all__ = ["ROWS_HELD", "donor_ratio", "donor_sets", "hadamard_types", "oracle_block", "orthogonal_counts",
+           "random_sets", "random_two_level", "relative_row_weights", "row_weights", "single_input_types",
+           "subset_selection_counts", "subset_selection_draws", "subset_selection_levels", "subset_selection_types",
+           "subset_sets", "two_level_mass"]
 
 #: The rows Σ_t θ_t μ_t = 1 that :func:`row_weights` and :func:`relative_row_weights` return must meet to this
 #: (absolute): far above a solve's rounding, far below the misses of a rank-deficient one (3–23 %). The engine's
@@ -166,6 +167,15 @@ def subset_selection_types(instance: Instance, size: int, epsilon0: float,
     :func:`mechdesign.design.baselines.calibrated_oracles` (tested); the number of types is the number of such a,
     counted before they are listed.
     """
+    a = subset_selection_counts(instance, size, most)
+    return None if a is None else subset_selection_levels(instance, a, epsilon0)
+
+
+def subset_selection_counts(instance: Instance, size: int, most: int) -> np.ndarray | None:
+    """The types of ``size``-subsets over the cells (Σ_k a_k = ``size``, a_k ≤ s_k), counted before they are listed.
+
+    None where they number over ``most`` or ``size`` is not in [1, N).
+    """
     sizes = instance.cells.sizes.astype(np.int64)
     n = int(sizes.sum())
     if not 1 <= size < n:
@@ -181,7 +191,14 @@ def subset_selection_types(instance: Instance, size: int, epsilon0: float,
     for k, s in enumerate(sizes):
         rows = [np.append(row, a) for row in rows for left in [size - int(row.sum())]
                 for a in range(max(0, left - int(room[k + 1])), min(int(s), left) + 1)]
-    a = np.array(rows, dtype=np.int64)
+    return np.array(rows, dtype=np.int64)
+
+
+def subset_selection_levels(instance: Instance, a: np.ndarray,
+                            epsilon0: float) -> tuple[TypeTable, np.ndarray]:
+    """Subset selection at ε₀ on the types ``a`` of :func:`subset_selection_counts`: levels and weights (exact)."""
+    sizes = instance.cells.sizes.astype(np.int64)
+    n, size = int(sizes.sum()), int(a[0].sum())
     masses = a @ instance.probabilities
     log_sets = (gammaln(sizes + 1.0) - gammaln(a + 1.0) - gammaln(sizes - a + 1.0)).sum(axis=1)
     log_in = gammaln(n) - gammaln(size) - gammaln(n - size + 1.0)  # log C(N − 1, k − 1)
@@ -218,7 +235,7 @@ def hadamard_types(instance: Instance, epsilon0: float, most: int) -> tuple[Type
 
     One Sylvester block of K = 2^⌈log₂(N+1)⌉ columns, the inputs on rows 1 … N in frequency order (the cells are in
     descending count, so cell k holds a run of rows), as :func:`~mechdesign.design.baselines.hadamard_mechanism` and
-    the calibration (:func:`~mechdesign.design.baselines.hadamard_support_masses`) place them. Column y's high set
+    the calibration (:func:`~mechdesign.design.baselines._calibrated.hadamard_support_masses`) place them. Column y's high set
     {x : H[r(x), y] = +1} holds a_yk = (s_k + F_k[y])/2 inputs of cell k, F_k the Walsh–Hadamard transform of cell
     k's indicator of rows (exact in integers); the constant columns (empty or full sets: they leak nothing and carry
     nothing) are left out. The symmetrisation over permutations within cells is a type per column; it keeps ε-PML

@@ -67,8 +67,9 @@ from mechdesign.design.symmetric._construct import (
     relative_row_weights,
     row_weights,
     single_input_types,
+    subset_selection_counts,
     subset_selection_draws,
-    subset_selection_types,
+    subset_selection_levels,
     subset_sets,
     two_level_mass,
 )
@@ -717,11 +718,12 @@ def _exact_subsets(problem: DesignProblem, instance: Instance, size: int,
     # dense matrices do (calibrated_rows), and a millionth below where even that fails. k = 1 (k-RR at ε₀) too: the
     # single-input types sit at e^ε(1 − 1e-9) there, 1.4e-9 above the oracle (flat counts, N = 64, ε = 4)
     margin = 2 * (round_up(problem.epsilon, problem.size) - problem.epsilon)
+    a = subset_selection_counts(instance, size, _ORACLE_TYPES)
+    if a is None:
+        return None
     for level in (epsilon0, min(epsilon0, problem.epsilon - margin),
                   min(epsilon0, problem.epsilon) + math.log1p(-1e-6)):
-        found = subset_selection_types(instance, size, level, _ORACLE_TYPES)
-        if found is None:
-            return None
+        found = subset_selection_levels(instance, a, level)
         types, weights = found
         mechanism = SymmetricMechanism.from_types(instance.cells, types.high, types.low, weights, types.a, types.b)
         if mechanism.capacity(problem.radius) <= problem.epsilon:
