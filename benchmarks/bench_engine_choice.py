@@ -16,6 +16,9 @@ Usage::
 
     python benchmarks/bench_engine_choice.py                            # 5 s a design, 3 repeats: ~25 min
     python benchmarks/bench_engine_choice.py --time-limit 2 --repeats 1 --name engine_choice_probe
+    python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 1 --name engine_choice_many_cells_60s \
+        --only off-grid-2-flat off-grid-7-geometric off-grid-8-flat off-grid-12-zipf off-grid-23-two_tier \
+        off-grid-31-geometric off-grid-32-flat off-grid-36-zipf      # many cells, the design command's default
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``engine_choice_few_cells`` by default).
 """
@@ -87,10 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time-limit", type=float, default=5.0, help="seconds a design (default 5)")
     parser.add_argument("--repeats", type=int, default=3, help="designs of each problem by each engine (default 3)")
+    parser.add_argument("--only", nargs="+", metavar="TASK", help="these tasks only (names as in the rows)")
     parser.add_argument("--name", default="engine_choice_few_cells")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
     for task, counts, epsilon in problems():
+        if args.only and task not in args.only:
+            continue
         rows.append(run(task, counts, epsilon, args.time_limit, args.repeats))
         print(json.dumps(rows[-1]), flush=True)
         load.append(os.getloadavg()[0])
