@@ -235,12 +235,13 @@ def hadamard_types(instance: Instance, epsilon0: float, most: int) -> tuple[Type
 
     One Sylvester block of K = 2^⌈log₂(N+1)⌉ columns, the inputs on rows 1 … N in frequency order (the cells are in
     descending count, so cell k holds a run of rows), as :func:`~mechdesign.design.baselines.hadamard_mechanism` and
-    the calibration (:func:`~mechdesign.design.baselines._calibrated.hadamard_support_masses`) place them. Column y's high set
-    {x : H[r(x), y] = +1} holds a_yk = (s_k + F_k[y])/2 inputs of cell k, F_k the Walsh–Hadamard transform of cell
-    k's indicator of rows (exact in integers); the constant columns (empty or full sets: they leak nothing and carry
-    nothing) are left out. The symmetrisation over permutations within cells is a type per column; it keeps ε-PML
-    over the ball and, tr J⁻¹ being convex and invariant under those permutations, never raises tr J⁻¹ above the
-    placed oracle's. Levels and weights as :func:`oracle_block` gives them; None where K exceeds ``most``.
+    the calibration (:func:`~mechdesign.design.baselines._calibrated.hadamard_support_masses`) place them. Column
+    y's high set {x : H[r(x), y] = +1} holds a_yk = (s_k + F_k[y])/2 inputs of cell k, F_k the Walsh–Hadamard
+    transform of cell k's indicator of rows (exact in integers); the constant columns (empty or full sets: they leak
+    nothing and carry nothing) are left out. The symmetrisation over permutations within cells is a type per column;
+    it keeps ε-PML over the ball and, tr J⁻¹ being convex and invariant under those permutations, never raises
+    tr J⁻¹ above the placed oracle's. Levels and weights as :func:`oracle_block` gives them; None where K exceeds
+    ``most``.
     """
     sizes = instance.cells.sizes.astype(np.int64)
     n = int(sizes.sum())

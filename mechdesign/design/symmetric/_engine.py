@@ -340,7 +340,7 @@ class SymmetricEngine:
         base, base_weights = single_input_types(instance)
         listed: TypeTable | None = all_types(instance, problem)
         family: TypeTable | None = None  # the random sets' block, whose partner may join the start (_best_block)
-        reserve: tuple[list[TypeTable], float] | None = None  # the oracles' stand-ins and the oracle's n·MSE
+        reserve: tuple[list[tuple[TypeTable, np.ndarray]], float] | None = None  # stand-ins, the oracle's n·MSE
         if listed is not None:
             found = listed
             blocks, most = [(found, None)], None
@@ -403,22 +403,22 @@ class SymmetricEngine:
                 most = max(most, max(len(table) for table, _ in subsets))
             _say(progress, f"{len(subsets[0][0]) if subsets else 0} of subset selection's sets "
                            f"({time.perf_counter() - clock:.1f} s)")
-            # first: past the deadline _best_block tries no further block (a cold 1-s design at N = 48, ε = 1
-            # started from the random sets, 818.8 against subset selection's 97.47)
-            # first: past the deadline _best_block tries no further block. Where the file's budget binds, a stand-in
-            # of more types than it holds is left out (Zipf N = 1,000 under a 300-set limit: Hadamard's 1,024)
+            # where the file's budget binds, a stand-in of more types than it holds is left out (Zipf N = 1,000 under
+            # a 300-set limit: Hadamard's 1,023)
             oracles = [block for block in oracles
                        if most is None or block[2] == "exactly" or len(block[0]) <= most]
-            blocks = [(table, weights) for table, weights, _ in oracles] + blocks
-            # the stand-ins are the start only where no other block starts at or below the oracle (module docstring)
-            reserve = ([table for table, _, how in oracles if how != "exactly"], oracle_value)
+            # the exact types first: past the deadline _best_block tries no further block (a cold 1-s design at
+            # N = 48, ε = 1 started from the random sets, 818.8 against subset selection's 97.47); the stand-ins in
+            # reserve, tried where no other block starts at or below the oracle (_best_block)
+            blocks = [(table, weights) for table, weights, how in oracles if how == "exactly"] + blocks
+            reserve = ([(table, weights) for table, weights, how in oracles if how != "exactly"], oracle_value)
             for table, _, how in oracles:
                 if most is not None:
                     most = max(most, len(table))
                 _say(progress, f"{'Hadamard response' if how.startswith('Hadamard') else 'subset selection'} "
                                f"calibrated to the ball ({how}): {len(table)} types "
                                f"({time.perf_counter() - clock:.1f} s)")
-            found = _joined(instance, [table for table, _ in blocks])
+            found = _joined(instance, [table for table, _ in blocks + reserve[0]])  # the stand-ins are candidates
             if instance.count < _DONORS_UP_TO and donor_ratio(instance) >= _DONOR_RATIO:
                 # candidates only (they do not cover the rows): light inputs high, paid for by heavy ones low
                 donors = donor_sets(instance, _DONOR_SETS, rng)
@@ -758,7 +758,8 @@ def _joined(instance: Instance, blocks: list[TypeTable]) -> TypeTable:
 
 def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[TypeTable, np.ndarray | None]],
                 first: int | None = None, deadline: Deadline | None = None,
-                family: TypeTable | None = None, reserve: tuple[list[TypeTable], float] | None = None
+                family: TypeTable | None = None,
+                reserve: tuple[list[tuple[TypeTable, np.ndarray]], float] | None = None
                 ) -> tuple[TypeTable, np.ndarray, float, float, TypeTable | None]:
     """The start of least n·MSE among the blocks of candidates (each with the single-input types where they need them).
 
@@ -769,45 +770,49 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     of them stalled 1e-4 above the optimum. Past ``deadline`` no further block is tried (each costs seconds at
     N = 10⁵); the blocks come in the order of their family's flat-prior value (:func:`_subsets_first`).
 
+    ``reserve`` (blocks with their weights, value): the ε-LDP oracles' stand-ins (:func:`_calibrated_starts`) and the
+    oracle's n·MSE (value + 1 in f). They are tried after the blocks, and only where none of those tried starts at or
+    below the oracle — then whatever the deadline (they exist below 1,000 cells, up to a few thousand types: an
+    evaluation of f takes hundredths of a second there). They are there so that the design never ends above the
+    oracle; where another block already starts below it the generation goes further from that one. Off-grid, N = 69
+    in 31 cells, ε = 3.15 (the oracle 11.55): from subset selection's sets at d* (8.94) a 20-s design ended at 6.90,
+    from the stand-in (8.51, the lower start) at 8.13; Zipf N = 1,000, ε = 1, a 5-s design (the random sets took
+    3.4 s to draw): tried first, Hadamard's types (990.7) left no time for the random sets' block (778.5).
+
     Returns (types, weights, f = tr J⁻¹ at them, the wall time of the longest evaluation of f, the partner): the
     partner is the best block of the other family — ``family`` (the random sets) where the winner is another block,
     the best of the others where it is ``family`` — to join the start (:func:`_joined_start`); None where there is
     none or ``family`` is not given.
-
-    ``reserve`` (blocks, value): the ε-LDP oracles' stand-ins (:func:`_calibrated_starts`) and the oracle's n·MSE
-    (value + 1 in f). They are the start only where no other block tried starts at or below the oracle: they are
-    there so that the design never ends above it, and where another block already starts below it the generation
-    goes further from that one. Off-grid, N = 69 in 31 cells, ε = 3.15 (the oracle 11.55): from subset selection's
-    sets at d* (8.94) a 20-s design ended at 6.90, from the stand-in (8.51, the lower start) at 8.13.
     """
     best: tuple[float, TypeTable, np.ndarray, bool] | None = None
-    others: tuple[float, TypeTable, np.ndarray, bool] | None = None  # the best block not in the reserve
-    held = [] if reserve is None else reserve[0]
     partners: dict[bool, tuple[float, TypeTable]] = {}  # the best block of each family: the random sets' or not
     longest = 0.0
     rng = np.random.default_rng(len(blocks))
-    for block, given in blocks:
-        if best is not None and deadline is not None and deadline.expired():
-            break
-        if given is not None:
-            types, weights = block, given
-        else:
-            if first is not None and len(block) > first:
-                block = block.select(np.sort(rng.choice(len(block), first, replace=False)))
-            types, weights = _start(base, base_weights, block)
+
+    def tried(block: TypeTable, types: TypeTable, weights: np.ndarray) -> None:
+        nonlocal best, longest
         clock = time.perf_counter()
         value = objective(types.means(), types.spreads(), weights, base.instance.sizes)
         longest = max(longest, time.perf_counter() - clock)
         random = block is family
         if best is None or value < best[0]:
             best = (value, types, weights, random)
-        if not any(block is table for table in held) and (others is None or value < others[0]):
-            others = (value, types, weights, random)
         if math.isfinite(value) and (random not in partners or value < partners[random][0]):
             partners[random] = (value, block)
+
+    for block, given in blocks:
+        if best is not None and deadline is not None and deadline.expired():
+            break
+        if given is not None:
+            tried(block, block, given)
+        else:
+            if first is not None and len(block) > first:
+                block = block.select(np.sort(rng.choice(len(block), first, replace=False)))
+            tried(block, *_start(base, base_weights, block))
+    if reserve is not None and (best is None or not best[0] <= reserve[1] + 1.0):
+        for block, given in reserve[0]:
+            tried(block, block, given)
     assert best is not None  # blocks is never empty
-    if reserve is not None and others is not None and others[0] <= reserve[1] + 1.0:
-        best = others
     partner = partners[not best[3]][1] if len(partners) == 2 else None
     return best[1], best[2], best[0], longest, partner
 
