@@ -545,6 +545,20 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("25.08", ("off_grid_exact_3s", 32, "nmse", ".2f")), ("168.5585", ("off_grid_exact_3s", 8, "nmse", ".4f")),
         ("134.3974", ("off_grid_exact_3s", 2, "nmse", ".4f")),
         ("168.5634", ("off_grid_exact_3s", 8, "calibrated_nmse", ".4f")))},
+    # "Many cells": the symmetric engine's oracle stand-ins, the whole command paired with main at 5 s (three repeats,
+    # medians) and 20 s; both engines side by side at 60 s
+    ("docs/performance.rst", "0.433"): lambda: off_grid("off_grid_symmetric_5s", 8, "epsilon", ".3f"),
+    ("docs/performance.rst", "3.68"): lambda: off_grid("off_grid_symmetric_20s", 23, "epsilon", ".2f"),
+    **{("docs/performance.rst", f): (lambda a=a: task_median(*a)) for f, a in (
+        ("195.44", ("off_grid_symmetric_5s", "off-grid-8-flat", "paired_nmse", ".2f")),
+        ("158.14", ("off_grid_symmetric_5s", "off-grid-8-flat", "nmse", ".2f")),
+        ("210.79", ("off_grid_symmetric_5s", "off-grid-31-geometric", "paired_nmse", ".2f")),
+        ("199.78", ("off_grid_symmetric_5s", "off-grid-31-geometric", "calibrated_nmse", ".2f")),
+        ("164.20", ("off_grid_symmetric_5s", "off-grid-31-geometric", "nmse", ".2f")),
+        ("151.96", ("off_grid_symmetric_20s", "off-grid-31-geometric", "nmse", ".2f")),
+        ("168.03", ("off_grid_symmetric_20s", "off-grid-31-geometric", "paired_nmse", ".2f")),
+        ("308.97", ("engine_choice_many_cells_60s", "off-grid-12-zipf", "symmetric_nmse", ".2f")),
+        ("636.69", ("engine_choice_many_cells_60s", "off-grid-12-zipf", "estimation_nmse", ".2f")))},
     # "Few cells": both engines side by side on flat counts, two count levels and the sweep's ties; the whole command
     **{("docs/performance.rst", f): (lambda a=a: task_median(*a)) for f, a in (
         ("11.46", ("engine_choice_few_cells", "flat-150-4", "estimation_nmse", ".2f")),

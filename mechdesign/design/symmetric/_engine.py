@@ -92,7 +92,10 @@ AUTO_FROM = 200
 #: above subset selection calibrated to the ball, where the dense engine was above it on 17 (up to 11 %: flat counts,
 #: N = 150, ε = 4), and never worse than the dense engine beyond 1e-9 (two levels at N = 100, ε = 2: 34.38 against
 #: 69.60); on eight priors of 31–117 cells it was better on seven and worse on one (N = 71, 56 cells: 181.97 against
-#: 163.21, above that oracle's 168.56), so the dense engine stays there.
+#: 163.21, above that oracle's 168.56, before the oracles' stand-ins, _calibrated_starts). With them, at the design
+#: command's 60 s (``engine_choice_many_cells_60s.json``), better on seven of the eight (0.49–0.95 times the dense
+#: engine's n·MSE) and 1.2 % worse at N = 43 (41 cells): the dense engine stays there until a sweep of N below 200
+#: measures the gaps too (at N = 64 the dense engine can be certified optimal).
 FEW_CELLS_FROM = 17      # the dense estimation engine lists every vertex up to 16 categories (exact)
 FEW_CELLS = 0.25
 _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
@@ -635,7 +638,7 @@ def _subset_types(instance: Instance, count: int, rng: np.random.Generator,
 
 def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, rng: np.random.Generator,
                        deadline: Deadline) -> tuple[list[tuple[TypeTable, np.ndarray, str]], float]:
-    """The ε-LDP oracles calibrated to the ball (calibrated-baselines.md §2) as start blocks, the best first.
+    """The ε-LDP oracles calibrated to the ball (calibrated-baselines.md §2) as start blocks, labelled.
 
     Subset selection at its k and ε₀:
 
@@ -646,9 +649,9 @@ def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, r
       (:func:`~mechdesign.design.baselines._orbits.exact_orbit_sets`, a 2-design: at flat counts subset selection's
       Fisher information exactly) within :data:`_EXACT_SHARE` of the time given, else near-flat orbits
       (:func:`~mechdesign.design.baselines._orbits.orbit_blocks`); beyond, ``draws`` uniform k-subsets
-      (:func:`~._construct.subset_selection_draws`). Measured at N = 71 in 56
-      cells, ε = 0.433 (k = 50, ε₀ = 4.51, oracle 168.563): 7 exact orbits (497 sets) 168.558, 8 near-flat orbits
-      168.84, 3,000 drawn sets 171.08 (the sampled mixture's tr J⁻¹ is biased up by about T/(T − K)).
+      (:func:`~._construct.subset_selection_draws`). Measured at N = 71 in 56 cells, ε = 0.433 (k = 50, ε₀ = 4.51,
+      oracle 168.563): 7 exact orbits (497 sets) 168.558, 8 near-flat orbits 168.84, 3,000 drawn sets 171.08 (the
+      sampled mixture's tr J⁻¹ is biased up by about T/(T − K)).
 
     The sets of :func:`_subset_types` are drawn at the oracle's best d at ε, lifted by at most 10·e^ε, and their
     weights are not the oracle's: at flat counts, N = 81, ε = 2 (k = 19, ε₀ = 5.23, n·MSE 24.354), the design from
