@@ -38,10 +38,10 @@ from mechdesign._deadline import Deadline
 from mechdesign.design.baselines._calibrated import walsh_hadamard
 from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, two_level
 
-__all__ = ["ROWS_HELD", "donor_ratio", "donor_sets", "hadamard_types", "oracle_block", "orthogonal_counts",
-           "random_sets", "random_two_level", "relative_row_weights", "row_weights", "single_input_types",
-           "subset_selection_counts", "subset_selection_draws", "subset_selection_levels", "subset_selection_types",
-           "subset_sets", "two_level_mass"]
+__all__ = ["ROWS_HELD", "cell_indicator", "donor_ratio", "donor_sets", "hadamard_types", "oracle_block",
+           "orthogonal_counts", "random_sets", "random_two_level", "relative_row_weights", "row_weights",
+           "single_input_types", "subset_selection_counts", "subset_selection_draws", "subset_selection_levels",
+           "subset_selection_types", "subset_sets", "two_level_mass"]
 
 #: The rows Σ_t θ_t μ_t = 1 that :func:`row_weights` and :func:`relative_row_weights` return must meet to this
 #: (absolute): far above a solve's rounding, far below the misses of a rank-deficient one (3–23 %). The engine's
@@ -249,9 +249,7 @@ def hadamard_types(instance: Instance, epsilon0: float, most: int) -> tuple[Type
     if n < 2 or width > most:
         return None
     rows = np.zeros((width, instance.count))
-    first = 1 + np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    for k, (begin, s) in enumerate(zip(first, sizes, strict=True)):
-        rows[begin:begin + s, k] = 1.0
+    rows[1:n + 1] = cell_indicator(instance)
     a = np.rint(0.5 * (sizes[None, :] + walsh_hadamard(rows))).astype(np.int64)
     held = a.sum(axis=1)
     return oracle_block(instance, a[(held > 0) & (held < n)], epsilon0)
@@ -280,10 +278,15 @@ def oracle_block(instance: Instance, a: np.ndarray, epsilon0: float) -> tuple[Ty
     low = np.where(finite, 1.0 / (1.0 + (bounded - 1.0) * masses), 0.0)
     high = np.where(finite, bounded * low, 1.0 / masses)
     table = TypeTable(instance, high, low, a, np.where(finite[:, None], sizes[None, :] - a, 0))
+    means = table.means()
     weights = masses + (1.0 - masses) / ratio  # (1/l)/r: the oracle's P(y) ∝ 1/l at one r, and M at r = ∞
-    weights = weights / float((table.means().T @ weights).mean())
-    found = relative_row_weights(table.means(), weights)
+    found = relative_row_weights(means, weights / float((means.T @ weights).mean()))
     return None if found is None else (table, found)
+
+
+def cell_indicator(instance: Instance) -> np.ndarray:
+    """N × K int64: input i (the inputs in cell order) is in cell k."""
+    return np.repeat(np.eye(instance.count, dtype=np.int64), instance.cells.sizes, axis=0)
 
 
 def donor_ratio(instance: Instance, donors: int = 2) -> float:

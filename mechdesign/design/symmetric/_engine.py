@@ -58,6 +58,7 @@ from mechdesign.design.baselines._orbits import exact_orbit_sets, orbit_blocks, 
 from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
+    cell_indicator,
     donor_ratio,
     donor_sets,
     hadamard_types,
@@ -689,7 +690,7 @@ def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, r
                 near = orbit_blocks(n, size, max(1, min(8, _ORBIT_SETS // n)),
                                     deadline=deadline.before((1 - _EXACT_SHARE) * deadline.remaining()).on_monotonic())
                 high, how = orbit_sets(n, near), "near-flat orbits"
-            block = (oracle_block(instance, high.T.astype(np.int64) @ _cell_indicator(instance), epsilon0)
+            block = (oracle_block(instance, high.T.astype(np.int64) @ cell_indicator(instance), epsilon0)
                      if high is not None else
                      subset_selection_draws(instance, size, epsilon0, draws, rng))
             if block is not None:
@@ -706,11 +707,6 @@ def _calibrated_starts(problem: DesignProblem, instance: Instance, draws: int, r
         if vertices is not None:
             found.insert(len(found) - 1, (*vertices, f"{found[-1][2]}, at family A's ratio"))
     return found, best.mse
-
-
-def _cell_indicator(instance: Instance) -> np.ndarray:
-    """N × K: input i (in cell order) in cell k, as int64."""
-    return np.repeat(np.eye(instance.count, dtype=np.int64), instance.cells.sizes, axis=0)
 
 
 def _exact_subsets(problem: DesignProblem, instance: Instance, size: int,
