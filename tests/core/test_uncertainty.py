@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from mechdesign.core import L1Ball
 
-from conftest import TIGHT
+from conftest import TIGHT, examples, examples_beside
 from strategies import priors
 
 
@@ -28,6 +28,8 @@ def lp_min_linear(p: np.ndarray, radius: float, c: np.ndarray) -> float:
     return float(p @ c + res.fun)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(priors(max_size=8), st.floats(0.0, 2.0), st.data())
 def test_greedy_equals_lp_over_the_ball_any_radius(p, radius, data):
     c = np.asarray(data.draw(st.lists(st.floats(0.0, 1.0), min_size=p.size, max_size=p.size)))
@@ -38,6 +40,13 @@ def test_greedy_equals_lp_over_the_ball_any_radius(p, radius, data):
     q = ball.minimizer(c)
     assert ball.contains(q, atol=1e-12) and q.min() >= 0
     assert q @ c == pytest.approx(greedy, abs=1e-14)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(priors(max_size=8), st.floats(0.0, 2.0), st.data())
+def test_greedy_equals_lp_over_the_ball_any_radius_long_sweep(p, radius, data):
+    test_greedy_equals_lp_over_the_ball_any_radius.hypothesis.inner_test(p, radius, data)
 
 
 @given(priors(max_size=6), st.floats(0.001, 0.999), st.data())

@@ -77,6 +77,8 @@ def test_knapsack_table_is_the_brute_force_minimum_and_recover_attains_it(counts
             assert math.fsum(lam[chosen]) == pytest.approx(table[c], abs=1e-12 * (1 + np.abs(lam).sum()))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(pricing_cases())
 def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
     counts, eps, radius, kind, lam = case
@@ -96,6 +98,13 @@ def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
         assert np.all(result.columns.max(axis=0) <= a * ball.min_linear(result.columns) * (1 + 1e-9))
         if best > 1e-9 and radius < 2 * prior.min:
             assert reduced.max() == pytest.approx(best, abs=TIGHT)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(pricing_cases())
+def test_pricer_bounds_the_best_enumerated_reduced_cost_long_sweep(case):
+    test_pricer_bounds_the_best_enumerated_reduced_cost.hypothesis.inner_test(case)
 
 
 # Each example runs a search (0.7 s of CPU for 60): 20 in the default suite (5 under the default profile), the long

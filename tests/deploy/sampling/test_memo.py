@@ -10,7 +10,7 @@ import stat
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -18,6 +18,8 @@ from mechdesign.core import Mechanism
 from mechdesign.deploy.sampling import MemoFunction, Privatizer, generate_memo_key, read_memo_key, user_ids
 from mechdesign.design.polytope import randomized_response
 from mechdesign.mechfile import read_mechanism_file, write_mechanism_file
+
+from conftest import examples, examples_beside
 
 KEY = bytes(range(32))
 FILE = "5e" * 32
@@ -43,6 +45,8 @@ ids = st.one_of(st.text(min_size=1, max_size=40).filter(lambda s: 0 < len(s.enco
                 st.integers(-(2**63), 2**63 - 1))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.tuples(ids, st.integers(0, 2**40)), min_size=1, max_size=12), st.integers(0, 5))
 def test_words_equal_the_block_by_block_reference(records, attribute):
     users = [u for u, _ in records]
@@ -56,6 +60,13 @@ def test_words_equal_the_block_by_block_reference(records, attribute):
     words = MemoFunction(KEY, FILE).words(attribute, given_ids, values)
     expected = [_reference_word(KEY, FILE, attribute, str(u).encode("utf-8"), int(x)) for u, x in records]
     assert words.tolist() == expected
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.tuples(ids, st.integers(0, 2**40)), min_size=1, max_size=12), st.integers(0, 5))
+def test_words_equal_the_block_by_block_reference_long_sweep(records, attribute):
+    test_words_equal_the_block_by_block_reference.hypothesis.inner_test(records, attribute)
 
 
 @pytest.mark.parametrize("length", [1, 15, 16, 17, 31, 32, 33, 64, 1024])
@@ -87,6 +98,8 @@ def test_arrow_and_numpy_ids_agree_and_integers_read_as_decimal():
                                                                               as_text.blocks)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=40),
        st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40))
 def test_integer_ids_read_as_their_decimal_text_on_both_paths(signed, unsigned):
@@ -98,6 +111,14 @@ def test_integer_ids_read_as_their_decimal_text_on_both_paths(signed, unsigned):
         expected = user_ids([str(value) for value in values])
         for ids in (user_ids(array), _decimal(array)):
             assert np.array_equal(ids.lengths, expected.lengths) and np.array_equal(ids.blocks, expected.blocks)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=40),
+       st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40))
+def test_integer_ids_read_as_their_decimal_text_on_both_paths_long_sweep(signed, unsigned):
+    test_integer_ids_read_as_their_decimal_text_on_both_paths.hypothesis.inner_test(signed, unsigned)
 
 
 @given(st.integers(1, 16).flatmap(lambda digits: st.lists(
