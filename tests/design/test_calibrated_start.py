@@ -246,6 +246,11 @@ def test_at_flat_counts_a_field_family_is_subset_selection_calibrated_to_the_bal
     assert trace_inverse_fisher(near, p) - 1.0 > subsets.mse * (1 + 1e-4)
 
 
+# A 4-s design (it needs the 4 s: at 3 s it ended 0.3 % above the peer; 4 s of CPU on an idle machine) under -m slow:
+# the orbits' start stays checked by default, kept by the design (test_a_master_cut_short_never_replaces_the_start, the
+# exact orbits of instance 2) and admitted as the first point (the property test below); benchmarks/results/
+# suite_moved.md, round 11.
+@pytest.mark.slow
 def test_a_short_design_is_below_subset_selection_calibrated_to_the_ball():
     """bench_off_grid.py's instance 8 (flat counts, N = 71, ε = 0.433): subset selection calibrated to the ball (k = 50,
     ε₀ = 4.51, n·MSE 168.6) has C(71, 50) outputs, which no start holds; a 10-s design at load 2 ended at 258.2 above
