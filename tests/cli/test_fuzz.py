@@ -86,7 +86,8 @@ def test_malformed_problem_files_long_sweep(capsys, table, key, value):
     test_malformed_problem_files.hypothesis.inner_test(capsys, table, key, value)
 
 
-@settings(max_examples=examples(40), **FUZZ)
+# 13 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(13, 40), **FUZZ)
 @given(text=st.text(alphabet=st.sampled_from(list("0123456789.,-e \n\t\"abNnIi;")), max_size=80))
 def test_malformed_matrix_csv(capsys, text):
     with tempfile.TemporaryDirectory() as folder:
@@ -96,6 +97,13 @@ def test_malformed_matrix_csv(capsys, text):
         captured = capsys.readouterr()
         if code != 0:  # random text can be a valid matrix; every failure is one line
             _check_failure(code, captured.err, Path(folder), {"m.csv"})
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(40), **FUZZ)
+@given(text=st.text(alphabet=st.sampled_from(list("0123456789.,-e \n\t\"abNnIi;")), max_size=80))
+def test_malformed_matrix_csv_long_sweep(capsys, text):
+    test_malformed_matrix_csv.hypothesis.inner_test(capsys, text)
 
 
 # 20 malformed files in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md,

@@ -59,11 +59,20 @@ def test_example1_has_pml_log_9_8_on_every_outcome():
     assert epsilon_min(EXAMPLE1, EXAMPLE1_PRIOR) == pytest.approx(math.log(9 / 8), abs=EXACT)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism())
 def test_pml_matches_information_density_definition(pair):
     p, w = pair
     assume(np.all(p @ w > 0))
     assert np.allclose(pml(w, p), brute_force_pml(w, p), atol=1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(prior_and_mechanism())
+def test_pml_matches_information_density_definition_long_sweep(pair):
+    test_pml_matches_information_density_definition.hypothesis.inner_test(pair)
 
 
 def test_pml_of_never_occurring_outcome_is_nan_and_ignored():
@@ -291,8 +300,17 @@ def test_round_up_is_conservative_and_tiny():
     assert round_up(math.inf) == math.inf
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.integers(2, 5).flatmap(lambda n: st.tuples(st.just(n), mechanisms(n))))
 def test_bad_prior_size_named(pair):
     n, w = pair
     with pytest.raises(ValueError, match="prior must have one entry per mechanism input"):
         pml(w, np.full(n + 1, 1 / (n + 1)))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.integers(2, 5).flatmap(lambda n: st.tuples(st.just(n), mechanisms(n))))
+def test_bad_prior_size_named_long_sweep(pair):
+    test_bad_prior_size_named.hypothesis.inner_test(pair)

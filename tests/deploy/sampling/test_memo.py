@@ -121,6 +121,8 @@ def test_integer_ids_read_as_their_decimal_text_on_both_paths_long_sweep(signed,
     test_integer_ids_read_as_their_decimal_text_on_both_paths.hypothesis.inner_test(signed, unsigned)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.integers(1, 16).flatmap(lambda digits: st.lists(
     st.integers(0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1), min_size=1, max_size=40)),
     st.sampled_from([np.int64, np.uint64, np.int32]))
@@ -140,6 +142,16 @@ def test_ids_of_one_digit_count_take_the_fixed_width_path_and_read_as_their_deci
     for lengths, blocks in (fixed, (user_ids(array).lengths, user_ids(array).blocks),
                             (user_ids(pa.array(array)).lengths, user_ids(pa.array(array)).blocks)):
         assert np.array_equal(lengths, expected.lengths) and np.array_equal(blocks, expected.blocks)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.integers(1, 16).flatmap(lambda digits: st.lists(
+    st.integers(0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1), min_size=1, max_size=40)),
+    st.sampled_from([np.int64, np.uint64, np.int32]))
+def test_ids_of_one_digit_count_take_the_fixed_width_path_and_read_as_their_decimal_text_long_sweep(values, dtype):
+    test = test_ids_of_one_digit_count_take_the_fixed_width_path_and_read_as_their_decimal_text
+    test.hypothesis.inner_test(values, dtype)
 
 
 @pytest.mark.parametrize("values", [[9, 10], [-1, -5], [10**16], [99_999, 100_000], []])
@@ -446,6 +458,8 @@ def test_a_file_bound_to_a_key_refuses_any_other(cli, tmp_path):
     assert wrong.returncode == 2 and "memo_key must be given only with [release] policy" in wrong.stderr
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(0, 10**16 - 1), min_size=1, max_size=60), st.integers(0, 10**16 - 70_000))
 def test_ids_of_several_digit_counts_read_as_their_decimal_text(values, start):
     # Record positions (a run of consecutive integers across digit counts) and mixed non-negative ids take the
@@ -459,3 +473,10 @@ def test_ids_of_several_digit_counts_read_as_their_decimal_text(values, start):
         assert ids is not None
         assert np.array_equal(ids.lengths, expected.lengths) and np.array_equal(ids.blocks, expected.blocks)
     assert _digit_groups(np.array([-1, 5])) is None and _digit_groups(np.array([10**16])) is None
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(0, 10**16 - 1), min_size=1, max_size=60), st.integers(0, 10**16 - 70_000))
+def test_ids_of_several_digit_counts_read_as_their_decimal_text_long_sweep(values, start):
+    test_ids_of_several_digit_counts_read_as_their_decimal_text.hypothesis.inner_test(values, start)
