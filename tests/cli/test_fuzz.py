@@ -15,7 +15,7 @@ from mechdesign.cli import main
 from mechdesign.design.polytope import randomized_response
 from mechdesign.mechfile import write_mechanism_file
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 # capsys is read (and so reset) after every call: sharing it across examples is safe.
 FUZZ = {"suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow], "deadline": None}
@@ -46,7 +46,8 @@ def _check_failure(code: int, err: str, folder: Path, before: set[str]) -> None:
     assert {p.name for p in folder.iterdir()} == before  # nothing written, no temporary file left
 
 
-@settings(max_examples=examples(40), **FUZZ)
+# 13 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(13, 40), **FUZZ)
 @given(table=st.sampled_from(["data", "privacy"]), key=st.sampled_from(["counts", "epsilon", "radius", "delta",
                                                                       "samples", "labels", "probabilities"]),
        value=junk)
@@ -76,7 +77,17 @@ def test_malformed_problem_files(capsys, table, key, value):
         _check_failure(code, capsys.readouterr().err, out, set())
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(40), **FUZZ)
+@given(table=st.sampled_from(["data", "privacy"]), key=st.sampled_from(["counts", "epsilon", "radius", "delta",
+                                                                      "samples", "labels", "probabilities"]),
+       value=junk)
+def test_malformed_problem_files_long_sweep(capsys, table, key, value):
+    test_malformed_problem_files.hypothesis.inner_test(capsys, table, key, value)
+
+
+# 13 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(13, 40), **FUZZ)
 @given(text=st.text(alphabet=st.sampled_from(list("0123456789.,-e \n\t\"abNnIi;")), max_size=80))
 def test_malformed_matrix_csv(capsys, text):
     with tempfile.TemporaryDirectory() as folder:
@@ -88,7 +99,16 @@ def test_malformed_matrix_csv(capsys, text):
             _check_failure(code, captured.err, Path(folder), {"m.csv"})
 
 
-@settings(max_examples=examples(60), **FUZZ)
+@pytest.mark.slow
+@settings(max_examples=examples(40), **FUZZ)
+@given(text=st.text(alphabet=st.sampled_from(list("0123456789.,-e \n\t\"abNnIi;")), max_size=80))
+def test_malformed_matrix_csv_long_sweep(capsys, text):
+    test_malformed_matrix_csv.hypothesis.inner_test(capsys, text)
+
+
+# 20 malformed files in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md,
+# round 11).
+@settings(max_examples=examples_beside(20, 60), **FUZZ)
 @given(content=json_values, where=st.sampled_from(["whole", "matrix", "guarantee", "inputs", "format", "sha256"]))
 def test_malformed_mechanism_files(capsys, content, where):
     with tempfile.TemporaryDirectory() as folder:
@@ -111,13 +131,21 @@ def test_malformed_mechanism_files(capsys, content, where):
         _check_failure(code, capsys.readouterr().err, Path(folder), before | {"in.csv"})
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(60), **FUZZ)
+@given(content=json_values, where=st.sampled_from(["whole", "matrix", "guarantee", "inputs", "format", "sha256"]))
+def test_malformed_mechanism_files_long_sweep(capsys, content, where):
+    test_malformed_mechanism_files.hypothesis.inner_test(capsys, content, where)
+
+
 @pytest.fixture(scope="module")
 def rr_file(tmp_path_factory):
     return write_mechanism_file(tmp_path_factory.mktemp("rr") / "rr.json", randomized_response(2, 1.0, ["a", "b"]),
                                 guarantee={"notion": "ldp", "epsilon": 1.0})
 
 
-@settings(max_examples=examples(40), **FUZZ)
+# 13 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(13, 40), **FUZZ)
 @given(text=st.text(alphabet=st.sampled_from(list('ab,"\n\r x\ufeff')), max_size=60),
        kind=st.sampled_from(["privatize", "decode", "assess"]))
 def test_malformed_data_files(capsys, rr_file, text, kind):
@@ -138,3 +166,11 @@ def test_malformed_data_files(capsys, rr_file, text, kind):
 
             read = pd.read_csv(source, dtype=str, keep_default_na=False, skip_blank_lines=False)
             assert len(pd.read_csv(out, dtype=str, keep_default_na=False, skip_blank_lines=False)) == len(read)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(40), **FUZZ)
+@given(text=st.text(alphabet=st.sampled_from(list('ab,"\n\r x\ufeff')), max_size=60),
+       kind=st.sampled_from(["privatize", "decode", "assess"]))
+def test_malformed_data_files_long_sweep(capsys, rr_file, text, kind):
+    test_malformed_data_files.hypothesis.inner_test(capsys, rr_file, text, kind)

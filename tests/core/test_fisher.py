@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core import (
@@ -22,7 +22,7 @@ from mechdesign.core import (
     weighted_trace_inverse_fisher,
 )
 
-from conftest import TIGHT
+from conftest import TIGHT, examples, examples_beside
 
 
 def random_instance(seed: int, n: int = 3, m: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -31,6 +31,8 @@ def random_instance(seed: int, n: int = 3, m: int = 5) -> tuple[np.ndarray, np.n
     return w / w.sum(axis=1, keepdims=True), rng.dirichlet(np.full(n, 2.0))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.integers(0, 10_000), st.integers(2, 5), st.integers(0, 4))
 def test_covariance_identities_by_algebra(seed, n, extra):
     w, p = random_instance(seed, n, n + extra)
@@ -51,6 +53,13 @@ def test_covariance_identities_by_algebra(seed, n, extra):
     assert np.allclose(g @ (w.T @ p), p, atol=max(1e-9, err))  # unbiased at p
     other = np.random.default_rng(seed + 1).dirichlet(np.ones(n))
     assert np.allclose(g @ (w.T @ other), other, atol=max(1e-9, err))  # ... and at every other p
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.integers(0, 10_000), st.integers(2, 5), st.integers(0, 4))
+def test_covariance_identities_by_algebra_long_sweep(seed, n, extra):
+    test_covariance_identities_by_algebra.hypothesis.inner_test(seed, n, extra)
 
 
 def test_efficient_decoder_beats_the_pseudo_inverse_on_a_non_square_matrix():

@@ -28,7 +28,7 @@ from mechdesign.core import (
 from mechdesign.core._leakage import round_up
 from mechdesign.design.polytope import randomized_response
 
-from conftest import EXACT, examples_beside
+from conftest import EXACT, examples, examples_beside
 from strategies import mechanisms, prior_and_mechanism, priors
 
 EXAMPLE1 = np.array([[0.325, 0.225, 0.225, 0.225], [0.45, 0.1, 0.225, 0.225],
@@ -59,11 +59,20 @@ def test_example1_has_pml_log_9_8_on_every_outcome():
     assert epsilon_min(EXAMPLE1, EXAMPLE1_PRIOR) == pytest.approx(math.log(9 / 8), abs=EXACT)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism())
 def test_pml_matches_information_density_definition(pair):
     p, w = pair
     assume(np.all(p @ w > 0))
     assert np.allclose(pml(w, p), brute_force_pml(w, p), atol=1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(prior_and_mechanism())
+def test_pml_matches_information_density_definition_long_sweep(pair):
+    test_pml_matches_information_density_definition.hypothesis.inner_test(pair)
 
 
 def test_pml_of_never_occurring_outcome_is_nan_and_ignored():
@@ -108,6 +117,8 @@ def test_ldp_epsilon():
     assert ldp_epsilon(np.full((3, 2), 0.5)) == 0.0
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism(), st.floats(0.0, 1.0))
 def test_capacity_over_ball_equals_extreme_point_enumeration(pair, fraction):
     p, w = pair
@@ -118,9 +129,16 @@ def test_capacity_over_ball_equals_extreme_point_enumeration(pair, fraction):
     assert capacity(w, ball) == pytest.approx(by_vertices, abs=1e-10)
 
 
-# Each example ε_min at 200 priors (0.7 s of CPU for 60): 20 in the default suite, the long sweep of 60 below under
-# -m slow
-@settings(max_examples=examples_beside(20, 60))
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(prior_and_mechanism(), st.floats(0.0, 1.0))
+def test_capacity_over_ball_equals_extreme_point_enumeration_long_sweep(pair, fraction):
+    test_capacity_over_ball_equals_extreme_point_enumeration.hypothesis.inner_test(pair, fraction)
+
+
+# Each example ε_min at 200 priors (0.04 s of CPU): 8 in the default suite, the long sweep of 60 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(8, 60))
 @given(prior_and_mechanism(zeros=False), st.floats(0.0, 2.0), st.integers(0, 2**31))
 def test_capacity_dominates_random_priors_in_the_ball_any_radius(pair, radius, seed):
     p, w = pair
@@ -150,6 +168,8 @@ def test_capacity_is_attained_by_the_greedy_minimizer():
     assert cap == pytest.approx(max(values), abs=EXACT)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism())
 def test_capacity_edge_radii(pair):
     p, w = pair
@@ -160,6 +180,13 @@ def test_capacity_edge_radii(pair):
         assert math.isinf(full)
     else:
         assert full == pytest.approx(ldp, abs=1e-12)  # ε-PML for all priors ⇔ ε-LDP
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(prior_and_mechanism())
+def test_capacity_edge_radii_long_sweep(pair):
+    test_capacity_edge_radii.hypothesis.inner_test(pair)
 
 
 def test_capacity_over_finite_set():
@@ -193,12 +220,21 @@ def test_theorem4_equality_every_column_has_a_zero(n, k, fraction):
     assert leakage_sensitivity(w, ball) == pytest.approx(expected, abs=1e-12)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism(), st.floats(0.001, 0.999))
 def test_exact_capacity_never_exceeds_theorem4(pair, fraction):
     p, w = pair
     ball = L1Ball(p, fraction * 2 * p.min())
     bound = epsilon_min(w, p) + sensitivity_bound(w, ball)
     assert capacity(w, ball) <= bound + 1e-12
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(prior_and_mechanism(), st.floats(0.001, 0.999))
+def test_exact_capacity_never_exceeds_theorem4_long_sweep(pair, fraction):
+    test_exact_capacity_never_exceeds_theorem4.hypothesis.inner_test(pair, fraction)
 
 
 def test_exact_capacity_strictly_below_theorem4_for_randomized_response():
@@ -216,6 +252,8 @@ def test_theorem4_input_rules():
     assert theorem4_bound(0.0, 0.0, 0.5, 1) == 0.0
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism(), st.floats(0.0, 1.0), st.data())
 def test_corollary2_bounds_pml_at_nearby_priors(pair, t, data):
     p, w = pair
@@ -227,12 +265,28 @@ def test_corollary2_bounds_pml_at_nearby_priors(pair, t, data):
     assert epsilon_min(w, q) <= corollary2_bound(eps, distance) + 1e-12
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(prior_and_mechanism(), st.floats(0.0, 1.0), st.data())
+def test_corollary2_bounds_pml_at_nearby_priors_long_sweep(pair, t, data):
+    test_corollary2_bounds_pml_at_nearby_priors.hypothesis.inner_test(pair, t, data)
+
+
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(prior_and_mechanism(zeros=False), st.data())
 def test_theorem3_lipschitz(pair, data):
     p, w = pair
     other = data.draw(priors(min_size=p.size, max_size=p.size))
     gap = abs(epsilon_min(w, p) - epsilon_min(w, other))
     assert gap <= lipschitz_bound(w, p, other) + 1e-12
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(prior_and_mechanism(zeros=False), st.data())
+def test_theorem3_lipschitz_long_sweep(pair, data):
+    test_theorem3_lipschitz.hypothesis.inner_test(pair, data)
 
 
 def test_max_divergence_is_the_sensitivity_of_an_extremal_mechanism():
@@ -246,8 +300,17 @@ def test_round_up_is_conservative_and_tiny():
     assert round_up(math.inf) == math.inf
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.integers(2, 5).flatmap(lambda n: st.tuples(st.just(n), mechanisms(n))))
 def test_bad_prior_size_named(pair):
     n, w = pair
     with pytest.raises(ValueError, match="prior must have one entry per mechanism input"):
         pml(w, np.full(n + 1, 1 / (n + 1)))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.integers(2, 5).flatmap(lambda n: st.tuples(st.just(n), mechanisms(n))))
+def test_bad_prior_size_named_long_sweep(pair):
+    test_bad_prior_size_named.hypothesis.inner_test(pair)

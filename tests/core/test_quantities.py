@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core import group_map, marginal_map, marginal_names, subset_map
 
-from conftest import EXACT
+from conftest import EXACT, examples, examples_beside
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(2, 4), min_size=1, max_size=3), st.integers(0, 10_000))
 def test_marginal_map_sums_the_joint_distribution_along_every_other_attribute(shape, seed):
     joint = np.random.default_rng(seed).dirichlet(np.ones(int(np.prod(shape)))).reshape(shape)
@@ -21,6 +23,13 @@ def test_marginal_map_sums_the_joint_distribution_along_every_other_attribute(sh
     assert np.allclose(stacked, expected, atol=EXACT)
     # Every marginal sums to one: rank n1 + … + nd − d + 1.
     assert np.linalg.matrix_rank(marginal_map(shape)) == sum(shape) - len(shape) + 1
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(2, 4), min_size=1, max_size=3), st.integers(0, 10_000))
+def test_marginal_map_sums_the_joint_distribution_along_every_other_attribute_long_sweep(shape, seed):
+    test_marginal_map_sums_the_joint_distribution_along_every_other_attribute.hypothesis.inner_test(shape, seed)
 
 
 def test_subset_and_group_maps():

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from mechdesign.core import L1Ball
 
-from conftest import TIGHT
+from conftest import TIGHT, examples, examples_beside
 from strategies import priors
 
 
@@ -28,6 +28,8 @@ def lp_min_linear(p: np.ndarray, radius: float, c: np.ndarray) -> float:
     return float(p @ c + res.fun)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(priors(max_size=8), st.floats(0.0, 2.0), st.data())
 def test_greedy_equals_lp_over_the_ball_any_radius(p, radius, data):
     c = np.asarray(data.draw(st.lists(st.floats(0.0, 1.0), min_size=p.size, max_size=p.size)))
@@ -40,12 +42,28 @@ def test_greedy_equals_lp_over_the_ball_any_radius(p, radius, data):
     assert q @ c == pytest.approx(greedy, abs=1e-14)
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(priors(max_size=8), st.floats(0.0, 2.0), st.data())
+def test_greedy_equals_lp_over_the_ball_any_radius_long_sweep(p, radius, data):
+    test_greedy_equals_lp_over_the_ball_any_radius.hypothesis.inner_test(p, radius, data)
+
+
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(priors(max_size=6), st.floats(0.001, 0.999), st.data())
 def test_closed_form_in_proposition2_regime(p, fraction, data):
     radius = fraction * 2 * p.min()
     c = np.asarray(data.draw(st.lists(st.floats(0.0, 1.0), min_size=p.size, max_size=p.size)))
     expected = p @ c - radius / 2 * (c.max() - c.min())  # [E] App. B/D
     assert L1Ball(p, radius).min_linear(c)[0] == pytest.approx(expected, abs=1e-14)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(priors(max_size=6), st.floats(0.001, 0.999), st.data())
+def test_closed_form_in_proposition2_regime_long_sweep(p, fraction, data):
+    test_closed_form_in_proposition2_regime.hypothesis.inner_test(p, fraction, data)
 
 
 def test_extreme_points_are_the_vertices():
@@ -102,6 +120,8 @@ def _exact_min_linear(p, c, radius):
     return sum(qi * ci for qi, ci in zip(q, c, strict=True))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.floats(0.05, 0.5), st.floats(0.1, 1.0), st.floats(0.1, 1.0), st.integers(0, 6),
        st.sampled_from([1.0, 1e-300, 1e-290]))
 def test_min_linear_never_overstates_on_extreme_columns(p0, top, tiny, ulps, scale):
@@ -116,3 +136,11 @@ def test_min_linear_never_overstates_on_extreme_columns(p0, top, tiny, ulps, sca
     g = float(L1Ball(p, radius).min_linear(c)[0])
     assert g <= exact
     assert exact - g <= 1e-12 * exact + 1e-322  # tight, up to a few subnormal ulps when g < 2.2e-308
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.floats(0.05, 0.5), st.floats(0.1, 1.0), st.floats(0.1, 1.0), st.integers(0, 6),
+       st.sampled_from([1.0, 1e-300, 1e-290]))
+def test_min_linear_never_overstates_on_extreme_columns_long_sweep(p0, top, tiny, ulps, scale):
+    test_min_linear_never_overstates_on_extreme_columns.hypothesis.inner_test(p0, top, tiny, ulps, scale)

@@ -11,12 +11,14 @@ from collections import Counter
 from contextlib import closing
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.deploy import Ledger, count_users
 from mechdesign.design.polytope import randomized_response
 from mechdesign.mechfile import write_mechanism_file
+
+from conftest import examples, examples_beside
 
 SHA = "ab" * 32
 
@@ -114,6 +116,8 @@ def test_two_processes_reserving_at_once_never_exceed_the_allowance(tmp_path):
     assert successes == 5 and Ledger(path).recorded(SHA, "u") == 5
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "7"]), max_size=6), max_size=5), st.integers(1, 4))
 def test_the_ledger_counts_like_a_counter_and_refuses_exactly_beyond_t(runs, allowed):
     import tempfile
@@ -132,6 +136,13 @@ def test_the_ledger_counts_like_a_counter_and_refuses_exactly_beyond_t(runs, all
     with closing(sqlite3.connect(ledger.path)) as connection:  # no id in the clear: SHA-256 digests only
         stored = [row[0] for row in connection.execute("SELECT user FROM releases")]
     assert all(len(key) == 64 and key not in ("a", "b", "c", "7") for key in stored)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "7"]), max_size=6), max_size=5), st.integers(1, 4))
+def test_the_ledger_counts_like_a_counter_and_refuses_exactly_beyond_t_long_sweep(runs, allowed):
+    test_the_ledger_counts_like_a_counter_and_refuses_exactly_beyond_t.hypothesis.inner_test(runs, allowed)
 
 
 def test_count_users_reads_integers_as_their_text():

@@ -11,10 +11,12 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.deploy import _thrift as t
+
+from conftest import examples, examples_beside
 
 PYARROW_OPTIONS = {
     "default": {},
@@ -99,9 +101,18 @@ structs = st.recursive(st.dictionaries(st.integers(-40, 40), leaves, max_size=6)
                                                      max_size=3), max_leaves=12)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(structs)
 def test_random_structs_round_trip(struct):
     assert t.decode(t.encode(struct)) == struct
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(structs)
+def test_random_structs_round_trip_long_sweep(struct):
+    test_random_structs_round_trip.hypothesis.inner_test(struct)
 
 
 @pytest.mark.parametrize(("data", "message"), [

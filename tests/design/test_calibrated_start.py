@@ -24,7 +24,7 @@ from mechdesign.design.baselines._calibrated import hadamard_support_masses
 from mechdesign.design.estimation import EstimationEngine, Tuning
 from mechdesign.design.estimation import _listless as priced
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 PRICED = EstimationEngine(tuning=Tuning(enumerate_up_to=1, enumerate_small=1))  # the priced search
 
@@ -49,7 +49,8 @@ def test_the_start_is_private_over_the_ball_and_no_worse_than_the_oracles_at_eps
         assert trace_inverse_fisher(start, p) <= trace_inverse_fisher(m, p) * (1 + 1e-12)
 
 
-@settings(max_examples=examples(25), deadline=None)
+# 8 examples in the default suite, the sweep of 25 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(8, 25), deadline=None)
 @given(counts=st.lists(st.integers(1, 400), min_size=3, max_size=40), epsilon=st.floats(0.2, 4.0),
        radius=st.floats(0.001, 0.5))
 def test_hadamard_response_sits_in_frequency_order_as_its_calibration_assumed(counts, epsilon, radius):
@@ -73,6 +74,15 @@ def test_hadamard_response_sits_in_frequency_order_as_its_calibration_assumed(co
     assert ratio <= min(max(level, epsilon), 700.0) + 1e-9
     if level > epsilon + 1e-6:
         assert ratio >= epsilon
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(25), deadline=None)
+@given(counts=st.lists(st.integers(1, 400), min_size=3, max_size=40), epsilon=st.floats(0.2, 4.0),
+       radius=st.floats(0.001, 0.5))
+def test_hadamard_response_sits_in_frequency_order_as_its_calibration_assumed_long_sweep(counts, epsilon, radius):
+    test = test_hadamard_response_sits_in_frequency_order_as_its_calibration_assumed
+    test.hypothesis.inner_test(counts, epsilon, radius)
 
 
 def _instance(index: int) -> DesignProblem:
@@ -236,6 +246,11 @@ def test_at_flat_counts_a_field_family_is_subset_selection_calibrated_to_the_bal
     assert trace_inverse_fisher(near, p) - 1.0 > subsets.mse * (1 + 1e-4)
 
 
+# A 4-s design (it needs the 4 s: at 3 s it ended 0.3 % above the peer; 4 s of CPU on an idle machine) under -m slow:
+# the orbits' start stays checked by default, kept by the design (test_a_master_cut_short_never_replaces_the_start, the
+# exact orbits of instance 2) and admitted as the first point (the property test below); benchmarks/results/
+# suite_moved.md, round 11.
+@pytest.mark.slow
 def test_a_short_design_is_below_subset_selection_calibrated_to_the_ball():
     """bench_off_grid.py's instance 8 (flat counts, N = 71, ε = 0.433): subset selection calibrated to the ball (k = 50,
     ε₀ = 4.51, n·MSE 168.6) has C(71, 50) outputs, which no start holds; a 10-s design at load 2 ended at 258.2 above
@@ -305,7 +320,8 @@ def test_one_orbit_rediscovers_a_cyclic_difference_set(n, base):
     assert set((high @ high.T)[~np.eye(n, dtype=bool)].tolist()) == {lam}
 
 
-@settings(max_examples=examples(20), deadline=None)
+# 8 examples in the default suite, the sweep of 20 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(8, 20), deadline=None)
 @given(counts=st.lists(st.integers(50, 400), min_size=4, max_size=60), data=st.data(), orbits=st.integers(1, 3),
        epsilon=st.floats(0.2, 6.0), seed=st.integers(0, 2**32 - 1))
 def test_orbits_put_every_item_in_k_subsets_and_the_search_never_spreads_pairs(counts, data, orbits, epsilon, seed):
@@ -331,7 +347,19 @@ def test_orbits_put_every_item_in_k_subsets_and_the_search_never_spreads_pairs(c
     assert spread(families.orbit_blocks(n, k, orbits, seed=seed)) <= spread(drawn)
 
 
-@settings(max_examples=examples(15), deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(20), deadline=None)
+@given(counts=st.lists(st.integers(50, 400), min_size=4, max_size=60), data=st.data(), orbits=st.integers(1, 3),
+       epsilon=st.floats(0.2, 6.0), seed=st.integers(0, 2**32 - 1))
+def test_orbits_put_every_item_in_k_subsets_and_the_search_never_spreads_pairs_long_sweep(
+        counts, data, orbits, epsilon, seed):
+    test = test_orbits_put_every_item_in_k_subsets_and_the_search_never_spreads_pairs
+    test.hypothesis.inner_test(counts, data, orbits, epsilon, seed)
+
+
+# Each example the orbits' search and a certificate (0.1 s of CPU): 5 (and the example) in the default suite, the
+# sweep of 15 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(5, 15), deadline=None)
 @given(counts=st.lists(st.integers(100, 400), min_size=8, max_size=50), epsilon=st.floats(0.2, 3.0),
        radius=st.floats(0.001, 0.2))
 @example(counts=[100] * 8, epsilon=0.25, radius=0.0625)
@@ -360,6 +388,15 @@ def test_the_orbit_point_is_admitted_by_the_certificate_and_below_the_start(coun
         assert certified_capacity(point, problem.ball) <= epsilon
         start = trace_inverse_fisher(begin.columns[:, 1:] * begin.theta[1:], p)
         assert trace_inverse_fisher(point, p) < start
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(15), deadline=None)
+@given(counts=st.lists(st.integers(100, 400), min_size=8, max_size=50), epsilon=st.floats(0.2, 3.0),
+       radius=st.floats(0.001, 0.2))
+def test_the_orbit_point_is_admitted_by_the_certificate_and_below_the_start_long_sweep(counts, epsilon, radius):
+    test = test_the_orbit_point_is_admitted_by_the_certificate_and_below_the_start
+    test.hypothesis.inner_test(counts, epsilon, radius)
 
 
 def test_a_start_within_five_percent_of_subset_selection_takes_no_orbits():

@@ -41,6 +41,8 @@ def pricing_cases(draw):
     return counts, eps, min(radius, 2.0), kind, lam
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(1, 40), min_size=1, max_size=8), st.integers(0, 400), st.integers(0, 2**31 - 1),
        st.booleans())
 def test_knapsack_table_is_the_brute_force_minimum_and_recover_attains_it(counts, dominant, seed, track):
@@ -77,6 +79,17 @@ def test_knapsack_table_is_the_brute_force_minimum_and_recover_attains_it(counts
             assert math.fsum(lam[chosen]) == pytest.approx(table[c], abs=1e-12 * (1 + np.abs(lam).sum()))
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=8), st.integers(0, 400), st.integers(0, 2**31 - 1),
+       st.booleans())
+def test_knapsack_table_is_the_brute_force_minimum_and_recover_attains_it_long_sweep(counts, dominant, seed, track):
+    test = test_knapsack_table_is_the_brute_force_minimum_and_recover_attains_it
+    test.hypothesis.inner_test(counts, dominant, seed, track)
+
+
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(pricing_cases())
 def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
     counts, eps, radius, kind, lam = case
@@ -96,6 +109,13 @@ def test_pricer_bounds_the_best_enumerated_reduced_cost(case):
         assert np.all(result.columns.max(axis=0) <= a * ball.min_linear(result.columns) * (1 + 1e-9))
         if best > 1e-9 and radius < 2 * prior.min:
             assert reduced.max() == pytest.approx(best, abs=TIGHT)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(pricing_cases())
+def test_pricer_bounds_the_best_enumerated_reduced_cost_long_sweep(case):
+    test_pricer_bounds_the_best_enumerated_reduced_cost.hypothesis.inner_test(case)
 
 
 # Each example runs a search (0.7 s of CPU for 60): 20 in the default suite (5 under the default profile), the long
@@ -216,6 +236,8 @@ def test_capacity_by_column_blocks_matches_whole(monkeypatch):
                             / ball.min_linear(w[:, w.max(axis=0) > 0])))), rel=1e-15)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(1, 60), min_size=1, max_size=12), st.integers(0, 2_000), st.integers(1, 6),
        st.integers(0, 2**31 - 1))
 def test_batched_tables_are_the_single_tables_bit_for_bit(counts, dominant, rows, seed):
@@ -236,3 +258,11 @@ def test_batched_tables_are_the_single_tables_bit_for_bit(counts, dominant, rows
             for c in np.flatnonzero(np.isfinite(single)):
                 chosen = pricer.recover(choices.of_row(row), int(c))
                 assert np.array_equal(chosen, pricer.recover(take, int(c))) and not np.any(chosen & excluded[row])
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=12), st.integers(0, 2_000), st.integers(1, 6),
+       st.integers(0, 2**31 - 1))
+def test_batched_tables_are_the_single_tables_bit_for_bit_long_sweep(counts, dominant, rows, seed):
+    test_batched_tables_are_the_single_tables_bit_for_bit.hypothesis.inner_test(counts, dominant, rows, seed)

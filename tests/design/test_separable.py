@@ -44,6 +44,8 @@ def separable_cases(draw):
     return counts, eps, min(radius, 2.0), diagonal, linear
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(separable_cases())
 def test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns(case):
     counts, eps, radius, diagonal, linear = case
@@ -60,9 +62,16 @@ def test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns(case):
         assert result.bound <= truth + 1e-7 * scale
 
 
-# Each example a column search and a vertex enumeration (1.9 s of CPU for 60): 20 in the default suite (5 under the
-# default profile), the long sweep of 60 below under -m slow
-@settings(max_examples=examples_beside(20, 60, each_solves=True))
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(separable_cases())
+def test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns_long_sweep(case):
+    test_oracle_bounds_the_enumerated_maximum_and_returns_real_columns.hypothesis.inner_test(case)
+
+
+# Each example a column search (0.07 s of CPU): 8 in the default suite, the sweep of 60 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(8, 60, each_solves=True))
 @given(separable_cases(), st.integers(0, 2**32 - 1))
 def test_column_search_returns_vertices_of_the_column_polytope(case, seed):
     """Every column of the local search (oracle steps and item moves) is one of the enumerated vertices."""
@@ -90,9 +99,9 @@ def test_column_search_returns_vertices_of_the_column_polytope_long_sweep(case, 
     test_column_search_returns_vertices_of_the_column_polytope.hypothesis.inner_test(case, seed)
 
 
-# Each example runs a search (1.4 s of CPU for 60): 20 in the default suite (5 under the default profile), the long
-# sweep of 60 below under -m slow
-@settings(max_examples=examples_beside(20, 60, each_solves=True), deadline=None)
+# Each example a column search on a coarse prior (0.08 s of CPU): 8 in the default suite, the sweep of 60 below
+# under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(8, 60, each_solves=True), deadline=None)
 @given(separable_cases(), st.integers(0, 2**32 - 1), st.integers(400, 3000))
 def test_column_search_on_a_coarse_prior_returns_members_of_the_true_polytope(case, seed, factor):
     """m > 2·4,096 records: the oracle steps run on rescaled counts; every column is feasible for the true prior."""
@@ -333,8 +342,9 @@ def test_priced_engine_is_feasible_certified_and_never_claims_more_than_enumerat
     assert priced.upper_bound >= (0.0 if kind == "estimation_mse" else -np.inf)  # the data-processing floor
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
 @given(st.integers(0, 10_000), st.integers(2, 30))
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples_beside(20, 60), deadline=None)
 def test_structure_fit_by_normal_equations_equals_the_least_squares_fit(seed, n):
     """Beyond _FIT_ENTRIES fit_structure solves the normal equations: the same (D, a) as the dense fit."""
     from mechdesign.design.estimation import _bound as bound
@@ -355,6 +365,15 @@ def test_structure_fit_by_normal_equations_equals_the_least_squares_fit(seed, n)
     np.testing.assert_allclose(normal[0], dense[0], atol=1e-9 * scale)
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 30))
+def test_structure_fit_by_normal_equations_equals_the_least_squares_fit_long_sweep(seed, n):
+    test_structure_fit_by_normal_equations_equals_the_least_squares_fit.hypothesis.inner_test(seed, n)
+
+
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(separable_cases())
 def test_family_c2_bound_covers_every_c2_member(case):
     # Family C2's bound (bands of (C_T, C_H), each bounded by B(π) at the π its search ended with) is a bound for C2
@@ -372,6 +391,13 @@ def test_family_c2_bound_covers_every_c2_member(case):
         truth = float(np.max(diagonal @ vectors[:, c2] ** 2 + linear @ vectors[:, c2]))
         assert "C2" in result.families
         assert result.families["C2"] >= truth - TIGHT * (1.0 + abs(truth))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(separable_cases())
+def test_family_c2_bound_covers_every_c2_member_long_sweep(case):
+    test_family_c2_bound_covers_every_c2_member.hypothesis.inner_test(case)
 
 
 def _adult_like(size: int) -> tuple[np.ndarray, float]:
@@ -434,6 +460,8 @@ def test_c2_bound_of_an_adult_like_prior_is_its_maximum_with_enough_bands():
     assert truth - TIGHT * (1 + abs(truth)) <= bound <= truth + 1e-6 * (1 + abs(truth))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(separable_cases())
 def test_no_lift_vector_exceeds_e_to_the_epsilon(case):
     """The oracle's rounding margin is taken at level 2e^ε: every lift vector is ε-PML at P̂ (the ball's centre), so
@@ -441,6 +469,13 @@ def test_no_lift_vector_exceeds_e_to_the_epsilon(case):
     counts, eps, radius, _, _ = case
     vectors = column_vertices(counts / counts.sum(), eps, radius).vectors()
     assert float(vectors.max()) <= math.exp(eps) * (1 + 1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(separable_cases())
+def test_no_lift_vector_exceeds_e_to_the_epsilon_long_sweep(case):
+    test_no_lift_vector_exceeds_e_to_the_epsilon.hypothesis.inner_test(case)
 
 
 @pytest.mark.parametrize("radius", [0.0, 1e-5])
@@ -481,6 +516,8 @@ def test_the_bundle_rounds_close_the_fitted_gap_at_a_near_optimal_design():
     assert design - refined < 0.003 * design
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(1, 400), min_size=3, max_size=9), st.floats(0.1, 2.5), st.floats(0.0, 1.0),
        st.integers(0, 2**32 - 1))
 def test_c2_level_intervals_hold_their_cells_and_stay_below_e_to_the_epsilon(counts, eps, share, seed):
@@ -507,3 +544,12 @@ def test_c2_level_intervals_hold_their_cells_and_stay_below_e_to_the_epsilon(cou
                 rho = oracle.a * (s_t - oracle.half)
                 low = 1.0 / (s_h * (rho - 1.0) + s_t)
                 assert low0 <= low <= low1 and high0 <= rho * low <= high1
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(1, 400), min_size=3, max_size=9), st.floats(0.1, 2.5), st.floats(0.0, 1.0),
+       st.integers(0, 2**32 - 1))
+def test_c2_level_intervals_hold_their_cells_and_stay_below_e_to_the_epsilon_long_sweep(counts, eps, share, seed):
+    test = test_c2_level_intervals_hold_their_cells_and_stay_below_e_to_the_epsilon
+    test.hypothesis.inner_test(counts, eps, share, seed)

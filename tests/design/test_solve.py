@@ -18,7 +18,7 @@ from mechdesign.design.baselines import staircase_lp
 from mechdesign.design.polytope import calibrated_randomized_response, randomized_response, theorem5
 from mechdesign.design.symmetric import AUTO_FROM, SymmetricDesign, design_symmetric
 
-from conftest import PRIVACY_SLACK, TIGHT, examples
+from conftest import PRIVACY_SLACK, TIGHT, examples, examples_beside
 
 EXAMPLE1 = [0.4, 0.2, 0.2, 0.2]
 
@@ -155,7 +155,9 @@ def design_cases(draw):
     return prior, eps, beta, kind
 
 
-@settings(max_examples=examples(30))
+# Each example a design and its baselines: 10 in the default suite, the sweep of 30 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(10, 30))
 @given(case=design_cases())
 def test_property_certified_and_beats_every_baseline(case):
     prior, eps, beta, kind = case
@@ -174,7 +176,15 @@ def test_property_certified_and_beats_every_baseline(case):
         assert result.utility == pytest.approx(staircase_lp(prior, eps, kind)[1], abs=1e-8)
 
 
-@settings(max_examples=examples(15))
+@pytest.mark.slow
+@settings(max_examples=examples(30))
+@given(case=design_cases())
+def test_property_certified_and_beats_every_baseline_long_sweep(case):
+    test_property_certified_and_beats_every_baseline.hypothesis.inner_test(case)
+
+
+# 5 examples in the default suite, the sweep of 15 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(5, 15))
 @given(case=design_cases(), factor=st.floats(1.05, 2.0))
 def test_property_monotone_in_epsilon_and_radius(case, factor):
     prior, eps, beta, kind = case
@@ -186,7 +196,15 @@ def test_property_monotone_in_epsilon_and_radius(case, factor):
     assert bigger_ball <= base + 1e-9
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(15))
+@given(case=design_cases(), factor=st.floats(1.05, 2.0))
+def test_property_monotone_in_epsilon_and_radius_long_sweep(case, factor):
+    test_property_monotone_in_epsilon_and_radius.hypothesis.inner_test(case, factor)
+
+
+# 5 examples in the default suite, the sweep of 15 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(5, 15))
 @given(case=design_cases())
 def test_property_closed_forms_never_beat_the_design(case):
     prior, eps, beta, kind = case
@@ -199,6 +217,13 @@ def test_property_closed_forms_never_beat_the_design(case):
     for mech in feasible:
         assert capacity(mech, ball) <= eps + 1e-12
         assert result.utility >= u.value(mech, prior) - 1e-9
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(15))
+@given(case=design_cases())
+def test_property_closed_forms_never_beat_the_design_long_sweep(case):
+    test_property_closed_forms_never_beat_the_design.hypothesis.inner_test(case)
 
 
 # --- one entry (issue 60, item 3): solve() chooses the engine as ``mechdesign design`` does (plan_method) ---

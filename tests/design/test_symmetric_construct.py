@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,12 +13,13 @@ from mechdesign.design.symmetric._construct import orthogonal_counts, random_set
 from mechdesign.design.symmetric._instance import Instance
 from mechdesign.design.symmetric._master import objective
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 _PRIMES = [1, 2, 3, 5, 7, 11, 13, 251]
 
 
-@settings(max_examples=examples(), deadline=None)
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60), deadline=None)
 @given(st.data())
 def test_orthogonal_counts_keep_every_column_sum_and_stay_whole_counts_of_their_cells(data):
     """Whatever the counts (cells always, never or sometimes in a set), each column keeps its sum and every entry
@@ -37,6 +39,13 @@ def test_orthogonal_counts_keep_every_column_sum_and_stay_whole_counts_of_their_
     assert np.all(out >= 0) and np.all(out <= sizes)
     fixed = (counts.sum(axis=0) == 0) | (counts.sum(axis=0) == sets * sizes)
     assert np.array_equal(out[:, fixed], counts[:, fixed])
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None)
+@given(st.data())
+def test_orthogonal_counts_keep_every_column_sum_and_stay_whole_counts_of_their_cells_long_sweep(data):
+    test_orthogonal_counts_keep_every_column_sum_and_stay_whole_counts_of_their_cells.hypothesis.inner_test(data)
 
 
 def _zipf(size: int, samples: int) -> Instance:

@@ -52,8 +52,9 @@ def test_every_type_listed_gives_the_dense_optimum_at_any_radius(radius):
     assert design.achieved <= problem.epsilon
 
 
-# Each example two designs (6 s of CPU for 30): 10 in the default suite, the long sweep of 30 below under -m slow
-@settings(max_examples=examples_beside(10, 30), deadline=None)
+# Each example two designs (0.5 s of CPU): 4 in the default suite, the long sweep of 30 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(4, 30), deadline=None)
 @given(data=st.data(), size=st.integers(3, 12), epsilon=st.floats(0.2, 6.0), radius=st.floats(0.005, 1.99))
 def test_the_symmetric_engine_agrees_with_the_dense_engine(data, size, epsilon, radius):
     """Random count priors with ties (N from 3 to 12), ε ∈ [0.2, 6], β ∈ (0, 2): every type is listed, so the
@@ -307,7 +308,8 @@ def test_the_c2_search_lowers_the_price_the_generation_computes_and_its_types_st
     assert mechanism.type_capacities(instance.radius)[-16:].max() <= instance.epsilon
 
 
-@settings(max_examples=examples(30), deadline=None)
+# 10 examples in the default suite, the sweep of 30 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(10, 30), deadline=None)
 @given(data=st.data(), size=st.integers(3, 40), epsilon=st.floats(1.0, 9.0), radius=st.floats(0.01, 1.5))
 def test_every_type_of_the_c2_search_is_private_over_the_ball(data, size, epsilon, radius):
     """[D] Whatever the prices (random G ⪰ 0, ω ≥ 0, ν), every type the C2 search returns from donor sets is ε-PML
@@ -332,7 +334,15 @@ def test_every_type_of_the_c2_search_is_private_over_the_ball(data, size, epsilo
         assert v.max() <= np.exp(epsilon) * _worst_over_ball(v, prior, radius) * (1 + 1e-12)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(30), deadline=None)
+@given(data=st.data(), size=st.integers(3, 40), epsilon=st.floats(1.0, 9.0), radius=st.floats(0.01, 1.5))
+def test_every_type_of_the_c2_search_is_private_over_the_ball_long_sweep(data, size, epsilon, radius):
+    test_every_type_of_the_c2_search_is_private_over_the_ball.hypothesis.inner_test(data, size, epsilon, radius)
+
+
+# 15 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(15, 40), deadline=None)
 @given(data=st.data(), size=st.integers(3, 40), epsilon=st.floats(0.5, 9.0), radius=st.floats(0.005, 1.5))
 def test_every_donor_set_is_a_private_member_of_family_c2(data, size, epsilon, radius):
     """[D] Every set :func:`donor_sets` returns is ε-PML over the ball, checked on its lift vector expanded to inputs
@@ -355,6 +365,13 @@ def test_every_donor_set_is_a_private_member_of_family_c2(data, size, epsilon, r
         assert prior @ v == pytest.approx(1.0, rel=1e-9)
         assert v.min() == 0.0 and found.high[t] > found.low[t] > 0
         assert v.max() <= np.exp(epsilon) * _worst_over_ball(v, prior, radius) * (1 + 1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
+@given(data=st.data(), size=st.integers(3, 40), epsilon=st.floats(0.5, 9.0), radius=st.floats(0.005, 1.5))
+def test_every_donor_set_is_a_private_member_of_family_c2_long_sweep(data, size, epsilon, radius):
+    test_every_donor_set_is_a_private_member_of_family_c2.hypothesis.inner_test(data, size, epsilon, radius)
 
 
 def _lift_vector(types, t: int) -> np.ndarray:
@@ -410,7 +427,8 @@ def test_family_c1_joins_a_stalled_generation_and_lowers_it(monkeypatch):
     assert with_c1 < 0.97 * without
 
 
-@settings(max_examples=examples(30), deadline=None)
+# 10 examples in the default suite, the sweep of 30 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(10, 30), deadline=None)
 @given(data=st.data(), size=st.integers(4, 30), epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.9))
 def test_every_c1_type_is_private_over_the_ball(data, size, epsilon, radius):
     """[D] Whatever the prices (random G ⪰ 0, ω ≥ 0, ν), every type the C1 search returns is ε-PML over the ball,
@@ -434,6 +452,13 @@ def test_every_c1_type_is_private_over_the_ball(data, size, epsilon, radius):
         prior = np.repeat(p, s)
         assert prior @ v == pytest.approx(1.0, rel=1e-9)
         assert v.max() <= np.exp(epsilon) * _worst_over_ball(v, prior, radius) * (1 + 1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(30), deadline=None)
+@given(data=st.data(), size=st.integers(4, 30), epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.9))
+def test_every_c1_type_is_private_over_the_ball_long_sweep(data, size, epsilon, radius):
+    test_every_c1_type_is_private_over_the_ball.hypothesis.inner_test(data, size, epsilon, radius)
 
 
 def test_entering_types_are_held_where_a_relative_correction_takes_one_below_zero(monkeypatch):
@@ -582,7 +607,9 @@ def test_the_other_familys_sets_join_the_start_and_the_steps_choose_between_them
     assert len(cut) == len(types) + 50 and cut_weights.min() > 0
 
 
-@settings(max_examples=examples(25), deadline=None)
+# Each example the engine's start on a random instance: 10 in the default suite, the sweep of 25 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(10, 25), deadline=None)
 @given(data=st.data(), size=st.integers(6, 40), epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.0),
        room=st.integers(1, 80))
 def test_a_joined_start_is_feasible_and_holds_each_type_once(data, size, epsilon, radius, room):
@@ -609,6 +636,14 @@ def test_a_joined_start_is_feasible_and_holds_each_type_once(data, size, epsilon
     np.testing.assert_allclose(table.means().T @ theta, 1.0, atol=1e-9)
     assert np.isfinite(objective(table.means(), table.spreads(), theta, instance.sizes))
     assert value == objective(types.means(), types.spreads(), weights, instance.sizes)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(25), deadline=None)
+@given(data=st.data(), size=st.integers(6, 40), epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.0),
+       room=st.integers(1, 80))
+def test_a_joined_start_is_feasible_and_holds_each_type_once_long_sweep(data, size, epsilon, radius, room):
+    test_a_joined_start_is_feasible_and_holds_each_type_once.hypothesis.inner_test(data, size, epsilon, radius, room)
 
 
 @pytest.mark.slow  # the engine's start at N = 1,000 up to the generation: 4.4 s of CPU on a slow machine

@@ -22,7 +22,7 @@ from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._enumerate import all_types, lagrangian_bound
 from mechdesign.design.symmetric._instance import Instance
 
-from conftest import counted, examples
+from conftest import counted, examples, examples_beside
 
 _COUNTS = st.lists(st.integers(1, 6), min_size=2, max_size=12)
 
@@ -45,7 +45,8 @@ def _psi(instance: Instance, w: np.ndarray) -> float:
     return float((s * (2.0 * (1.0 - p) * np.sqrt(w) + w + p * p)).sum())
 
 
-@settings(max_examples=examples(60), deadline=None)
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60), deadline=None)
 @given(counts=_COUNTS, seed=st.integers(0, 2**32 - 1))
 def test_the_cells_reduction_is_the_full_matrix_and_never_below_the_per_input_step(counts, seed):
     instance = _instance(counts)
@@ -57,7 +58,15 @@ def test_the_cells_reduction_is_the_full_matrix_and_never_below_the_per_input_st
     assert value >= _psi(instance, w) - 1e-9 * max(1.0, _psi(instance, w))
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(60), deadline=None)
+@given(counts=_COUNTS, seed=st.integers(0, 2**32 - 1))
+def test_the_cells_reduction_is_the_full_matrix_and_never_below_the_per_input_step_long_sweep(counts, seed):
+    test_the_cells_reduction_is_the_full_matrix_and_never_below_the_per_input_step.hypothesis.inner_test(counts, seed)
+
+
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60), deadline=None)
 @given(counts=_COUNTS, seed=st.integers(0, 2**32 - 1), outputs=st.integers(1, 12))
 def test_every_mechanism_has_its_trace_above_the_matrix_term(counts, seed, outputs):
     """tr J⁻¹ + Σ_x w_x J_xx ≥ Φ(w) for any row-stochastic matrix with J invertible (the inequality uses only
@@ -75,6 +84,13 @@ def test_every_mechanism_has_its_trace_above_the_matrix_term(counts, seed, outpu
     left = float(np.trace(np.linalg.inv(j)) + np.repeat(w, instance.cells.sizes) @ np.diag(j))
     assert j @ p == pytest.approx(np.ones(size), rel=1e-9)
     assert matrix_term(instance, w) <= left * (1.0 + 1e-9)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None)
+@given(counts=_COUNTS, seed=st.integers(0, 2**32 - 1), outputs=st.integers(1, 12))
+def test_every_mechanism_has_its_trace_above_the_matrix_term_long_sweep(counts, seed, outputs):
+    test_every_mechanism_has_its_trace_above_the_matrix_term.hypothesis.inner_test(counts, seed, outputs)
 
 
 @pytest.mark.parametrize(("counts", "seed"), [([5, 3, 3, 2, 1], 0), ([4, 4, 4, 1], 1), ([9, 6, 6, 4, 2, 1], 2)])

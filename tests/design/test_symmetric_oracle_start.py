@@ -84,8 +84,9 @@ def test_too_many_types_are_not_listed():
     assert subset_selection_types(Instance.from_problem(problem), 1_000, 6.0, 2_000) is None  # k = N: no oracle
 
 
-# Each example is a design of a second (its limit): 3 in the default suite, the long sweep of 20 below under -m slow
-@settings(max_examples=examples_beside(3, 20, each_solves=True), deadline=None)
+# Each example is a design of a second (its limit): 2 in the default suite, the long sweep of 20 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(2, 20, each_solves=True), deadline=None)
 @given(levels=st.lists(st.integers(5, 60), min_size=1, max_size=2, unique=True), data=st.data(),
        epsilon=st.floats(0.3, 4.0))
 def test_the_engine_never_ends_above_subset_selection_calibrated_to_the_ball(levels, data, epsilon):

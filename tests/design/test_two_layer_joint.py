@@ -36,7 +36,9 @@ def _start(prior: np.ndarray, radius: float, lifetime: float, report: float, lin
     return ball, w1, mixed_reports(w1, w2, ball, report, link)
 
 
-@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+# Each example an alternation to its end (0.4 s of CPU): 3 in the default suite, the 6 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(weights=st.lists(st.floats(0.1, 1.0), min_size=2, max_size=4),
        radius=st.sampled_from([0.0, 0.05, 0.2]),
        lifetime=st.floats(0.6, 3.0), share=st.floats(0.3, 1.0), link=st.floats(0.3, 3.0))
@@ -55,6 +57,17 @@ def test_the_alternation_never_ends_above_its_start_and_keeps_the_three_budgets(
     assert capacity(ran.permanent @ ran.reports, ball) <= report + PRIVACY_SLACK
     assert link_level(ran.permanent, ran.reports).epsilon <= link
     assert np.allclose(ran.permanent.sum(axis=1), 1.0) and np.allclose(ran.reports.sum(axis=1), 1.0)
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(weights=st.lists(st.floats(0.1, 1.0), min_size=2, max_size=4),
+       radius=st.sampled_from([0.0, 0.05, 0.2]),
+       lifetime=st.floats(0.6, 3.0), share=st.floats(0.3, 1.0), link=st.floats(0.3, 3.0))
+def test_the_alternation_never_ends_above_its_start_and_keeps_the_three_budgets_long_sweep(
+        weights, radius, lifetime, share, link):
+    test = test_the_alternation_never_ends_above_its_start_and_keeps_the_three_budgets
+    test.hypothesis.inner_test(weights, radius, lifetime, share, link)
 
 
 def _grid_best(prior: np.ndarray, lifetime: float, report: float, link: float, points: int = 41) -> float:

@@ -15,7 +15,7 @@ from mechdesign.design.two_layer import _reports as reports_module
 from mechdesign.design.two_layer import _starts, design_two_layer
 from mechdesign.design.two_layer._starts import chain_start, copied_outputs, few_outputs, levels, merged_outputs
 
-from conftest import PRIVACY_SLACK, PROBLEMS, examples
+from conftest import PRIVACY_SLACK, PROBLEMS, examples, examples_beside
 
 # Merged columns are float sums: C(W₁′, B) ≤ C(W₁, B) holds exactly for the real numbers (g superadditive, the
 # module docstring of _starts), and the recomputed, rounded-up values may differ by the sums' rounding, a few ulps.
@@ -35,7 +35,8 @@ def permanent_layers(draw):
     return prior / prior.sum(), entries / entries.sum(axis=1, keepdims=True), radius, count
 
 
-@settings(max_examples=examples(60), deadline=None, derandomize=True)
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60), deadline=None, derandomize=True)
 @given(layer=permanent_layers())
 def test_merging_never_raises_the_lifetime_level_nor_lowers_the_mse(layer):
     prior, w1, radius, count = layer
@@ -48,6 +49,13 @@ def test_merging_never_raises_the_lifetime_level_nor_lowers_the_mse(layer):
     assert capacity(merged, ball) <= capacity(w1, ball) + ULPS
     # post-processing: the merged W₁ alone decodes no better (up to the inverses' rounding)
     assert trace_inverse_fisher(merged, prior) >= trace_inverse_fisher(w1, prior) * (1 - 1e-9)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None, derandomize=True)
+@given(layer=permanent_layers())
+def test_merging_never_raises_the_lifetime_level_nor_lowers_the_mse_long_sweep(layer):
+    test_merging_never_raises_the_lifetime_level_nor_lowers_the_mse.hypothesis.inner_test(layer)
 
 
 @pytest.mark.parametrize("copies", [2, 3])

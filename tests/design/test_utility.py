@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import entropy
 
 from mechdesign.design import UTILITY_KINDS, Utility
 
-from conftest import EXACT
+from conftest import EXACT, examples, examples_beside
 
 PRIOR = np.array([0.5, 0.3, 0.2])
 MECH = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
@@ -58,6 +58,9 @@ DATA_KINDS = ("custom", "hypothesis_testing", "estimation_linear")  # built by t
 columns = st.lists(st.floats(0.0, 5.0), min_size=3, max_size=3).map(np.array)
 
 
+# 20 examples of each kind in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md,
+# round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(first=columns, second=columns, scale=st.floats(0.01, 100.0))
 @pytest.mark.parametrize("kind", [k for k in UTILITY_KINDS
                                   if k not in DATA_KINDS and Utility(k).sublinear])
@@ -66,6 +69,15 @@ def test_column_value_is_sublinear(kind, first, second, scale):
     mu = lambda c: float(u.column_values(c, PRIOR)[0])  # noqa: E731
     assert mu(scale * first) == pytest.approx(scale * mu(first), rel=1e-9, abs=1e-12)
     assert mu(first + second) <= mu(first) + mu(second) + 1e-12
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@pytest.mark.parametrize("kind", [k for k in UTILITY_KINDS
+                                  if k not in DATA_KINDS and Utility(k).sublinear])
+@given(first=columns, second=columns, scale=st.floats(0.01, 100.0))
+def test_column_value_is_sublinear_long_sweep(kind, first, second, scale):
+    test_column_value_is_sublinear.hypothesis.inner_test(kind, first, second, scale)
 
 
 def test_custom_utility_and_homogeneity_check():

@@ -13,7 +13,7 @@ from mechdesign.core import L1Ball
 from mechdesign.design import epsilon_prime_of
 from mechdesign.design.polytope import ColumnVertices, brute_force_vertices, column_vertices
 
-from conftest import EXACT, examples
+from conftest import EXACT, examples, examples_beside
 
 
 def _distinct(points: np.ndarray, tol: float = 1e-7) -> np.ndarray:
@@ -114,8 +114,9 @@ def _random_list(rng: np.random.Generator, n: int, regime: int) -> tuple[np.ndar
     return p, column_vertices(p, float(rng.uniform(0.1, 2.0)), beta)
 
 
+# 12 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3))
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples_beside(12, 40), deadline=None)
 def test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound(seed, n, regime):
     # ColumnVertices.quadratic/dot price from 2^N tables (no N×K array); the engine takes quadratic_error and
     # dot_error off its bound, so they must cover the difference to an exact evaluation (fractions).
@@ -139,8 +140,16 @@ def test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound(see
         assert abs(Fraction(float(fast_dot[k])) - exact_dot) <= Fraction(float(dot_err[k]))
 
 
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3), cancel=st.booleans())
+@pytest.mark.slow
 @settings(max_examples=examples(40), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3))
+def test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound_long_sweep(seed, n, regime):
+    test_table_quadratic_forms_match_the_vectors_within_their_rounding_bound.hypothesis.inner_test(seed, n, regime)
+
+
+# 12 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3), cancel=st.booleans())
+@settings(max_examples=examples_beside(12, 40), deadline=None)
 def test_folded_pricing_is_within_its_error_bound_of_the_exact_reduced_gradient(seed, n, regime, cancel):
     # The engine prices vᵀQv + λ·v as vᵀQ′v with Q′ = Q + (λP̂ᵀ + P̂λᵀ)/2 (ColumnVertices.priced), exact only at
     # P̂·v = 1; the levels are rounded, so mass_error must bound |P̂·v − 1| (in exact fractions) and priced_error the
@@ -171,8 +180,17 @@ def test_folded_pricing_is_within_its_error_bound_of_the_exact_reduced_gradient(
         assert abs(Fraction(float(fast[k])) - exact) <= Fraction(float(margin[k]))
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), regime=st.integers(0, 3), cancel=st.booleans())
+def test_folded_pricing_is_within_its_error_bound_of_the_exact_reduced_gradient_long_sweep(seed, n, regime, cancel):
+    test = test_folded_pricing_is_within_its_error_bound_of_the_exact_reduced_gradient
+    test.hypothesis.inner_test(seed, n, regime, cancel)
+
+
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 11))
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples_beside(20, 60), deadline=None)
 def test_c1_members_from_the_mass_window_are_those_of_a_scan_of_every_set(seed, n):
     # column_vertices tests family C1 (|L| = 1, h = e^{ε′}) only on the sets whose mass lies in a window below 1/h;
     # a scan of all 2^N sets with the same rule must give the same members, in the same order.
@@ -198,3 +216,10 @@ def test_c1_members_from_the_mass_window_are_those_of_a_scan_of_every_set(seed, 
     found = [(int(hm), int(lm)) for hm, lm in zip(cv.high_mask[single_low], cv.low_mask[single_low], strict=True)
              if (int(hm), int(lm)) in set(expected)]
     assert found == expected
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 11))
+def test_c1_members_from_the_mass_window_are_those_of_a_scan_of_every_set_long_sweep(seed, n):
+    test_c1_members_from_the_mass_window_are_those_of_a_scan_of_every_set.hypothesis.inner_test(seed, n)

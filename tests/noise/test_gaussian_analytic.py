@@ -6,13 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from mechdesign.noise.sparse import delta_gaussian_raw, gaussian_delta, gaussian_epsilon, gaussian_mu, gaussian_sigma
 
-from conftest import EXACT, PRIVACY_SLACK, assert_one_line_error
+from conftest import EXACT, PRIVACY_SLACK, assert_one_line_error, examples, examples_beside
 
 DELTA_ORACLES = [  # [SRC] Google Go gaussian_noise_test.go
     (math.log(3), 1.0, 0.10985556344445052),
@@ -71,6 +71,8 @@ def test_edges():
     assert gaussian_epsilon(0.01, 0.5) == 0.0
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.floats(0.0, 5.0), st.floats(1e-10, 0.5))
 def test_solvers_are_conservative_and_consistent(epsilon, delta):
     mu = gaussian_mu(epsilon, delta)
@@ -81,6 +83,13 @@ def test_solvers_are_conservative_and_consistent(epsilon, delta):
     eps_back = gaussian_epsilon(mu, delta)
     assert gaussian_delta(eps_back, mu) <= delta
     assert eps_back == pytest.approx(epsilon, abs=1e-6)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.floats(0.0, 5.0), st.floats(1e-10, 0.5))
+def test_solvers_are_conservative_and_consistent_long_sweep(epsilon, delta):
+    test_solvers_are_conservative_and_consistent.hypothesis.inner_test(epsilon, delta)
 
 
 @given(st.floats(-3.0, 5.0), st.floats(0.01, 5.0), st.floats(0.01, 5.0))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mechdesign.noise.sparse import bounded_histogram, calibrate_sparse, release_csh, release_gshm
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 KEYS, PER_USER, USERS = 47_709, 5, 12_000
 
@@ -34,7 +34,8 @@ def realistic():
     return users, keys
 
 
-@settings(max_examples=examples(60))
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 9)), min_size=1, max_size=200), st.integers(1, 4))
 def test_each_user_counts_once_per_key_for_their_first_k_keys(records, bound):
     users = np.array([u for u, _ in records])
@@ -49,6 +50,13 @@ def test_each_user_counts_once_per_key_for_their_first_k_keys(records, bound):
             expected[key] = expected.get(key, 0) + 1
     assert got.counts == expected and got.records == len(records) and got.users == len(kept)
     assert got.truncated == sum(len(set(k for u2, k in records if u2 == u)) > bound for u in kept)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 9)), min_size=1, max_size=200), st.integers(1, 4))
+def test_each_user_counts_once_per_key_for_their_first_k_keys_long_sweep(records, bound):
+    test_each_user_counts_once_per_key_for_their_first_k_keys.hypothesis.inner_test(records, bound)
 
 
 # Under -m slow (1.0 s of CPU: two CSH calibrations at k ≈ 50,000 beyond the one below); the same two calibrations

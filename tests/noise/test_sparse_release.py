@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign import make_rng
@@ -22,9 +22,11 @@ from mechdesign.noise.sparse import (
     topk_preprocess,
 )
 
-from conftest import assert_one_line_error
+from conftest import assert_one_line_error, examples, examples_beside
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=12), st.integers(1, 6), st.data())
 def test_topk_gives_k_sparse_monotone_neighbours(counts, k, data):
     user = data.draw(st.lists(st.integers(0, 1), min_size=len(counts), max_size=len(counts)))
@@ -35,6 +37,13 @@ def test_topk_gives_k_sparse_monotone_neighbours(counts, k, data):
     diff = np.array([big.get(i, 0) - small.get(i, 0) for i in x])
     assert set(diff.tolist()) <= {0, 1} or set(diff.tolist()) <= {-1, 0}
     assert all(value > 0 for value in small.values())
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=12), st.integers(1, 6), st.data())
+def test_topk_gives_k_sparse_monotone_neighbours_long_sweep(counts, k, data):
+    test_topk_gives_k_sparse_monotone_neighbours.hypothesis.inner_test(counts, k, data)
 
 
 def test_topk_subtracts_the_k_plus_first_count():

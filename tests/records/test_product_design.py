@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from record_oracles import kronecker_capacity
 
@@ -15,7 +15,7 @@ from mechdesign.core import L1Ball, capacity, fisher_information, trace_inverse_
 from mechdesign.records import JointPrior, ProductDesign, design_product
 from mechdesign.records._product import _search_scale, merge_proportional
 
-from conftest import PRIVACY_SLACK
+from conftest import PRIVACY_SLACK, examples, examples_beside
 from strategies import mechanisms, priors
 
 TABLES = {
@@ -169,6 +169,8 @@ def test_scale_search_limits():
     assert value <= 0.4 and scale <= 0.01
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.integers(2, 5), st.integers(1, 4), st.data())
 def test_merging_proportional_columns_keeps_fisher_information_and_capacity(n, copies, data):
     """Exactly proportional columns merged: the same J (tr J⁻¹) and the same capacity over the ball, fewer outputs."""
@@ -192,6 +194,13 @@ def test_merging_proportional_columns_keeps_fisher_information_and_capacity(n, c
     assert trace_inverse_fisher(merged, p) == pytest.approx(trace_inverse_fisher(split, p), rel=tolerance)
     ball = L1Ball(p, data.draw(st.floats(0.0, 2.0)))
     assert capacity(merged, ball) == pytest.approx(capacity(split, ball), abs=1e-9)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.integers(2, 5), st.integers(1, 4), st.data())
+def test_merging_proportional_columns_keeps_fisher_information_and_capacity_long_sweep(n, copies, data):
+    test_merging_proportional_columns_keeps_fisher_information_and_capacity.hypothesis.inner_test(n, copies, data)
 
 
 def test_merging_keeps_distinct_columns_in_order():

@@ -71,7 +71,8 @@ def test_equals_the_dense_kronecker_capacity_long_sweep(table, radius, data):
     test_equals_the_dense_kronecker_capacity.hypothesis.inner_test(table, radius, data)
 
 
-@settings(max_examples=examples(25))
+# 8 examples in the default suite, the sweep of 25 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(8, 25))
 @given(correlated_tables(dyadic=False), st.floats(0.0, 2.0), st.data())
 def test_equals_a_linear_program_per_output(table, radius, data):
     prior = JointPrior.from_table(table)
@@ -82,7 +83,15 @@ def test_equals_a_linear_program_per_output(table, radius, data):
     assert got >= kronecker_capacity(factors, ball)
 
 
-@settings(max_examples=examples(30))
+@pytest.mark.slow
+@settings(max_examples=examples(25))
+@given(correlated_tables(dyadic=False), st.floats(0.0, 2.0), st.data())
+def test_equals_a_linear_program_per_output_long_sweep(table, radius, data):
+    test_equals_a_linear_program_per_output.hypothesis.inner_test(table, radius, data)
+
+
+# 10 examples in the default suite, the sweep of 30 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(10, 30))
 @given(correlated_tables(), RADII, st.data())
 def test_blocked_layout_gives_the_same(table, radius, data):
     """Outputs processed in blocks of the leading attributes (the memory bound at 10⁶ letters)."""
@@ -101,6 +110,13 @@ def test_blocked_layout_gives_the_same(table, radius, data):
     assert np.array_equal(np.isfinite(blocked), finite)
     assert np.allclose(blocked[finite], whole[finite], rtol=0, atol=1e-12)
     _check(product_capacity(factors, ball).epsilon, kronecker_capacity(factors, ball))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(30))
+@given(correlated_tables(), RADII, st.data())
+def test_blocked_layout_gives_the_same_long_sweep(table, radius, data):
+    test_blocked_layout_gives_the_same.hypothesis.inner_test(table, radius, data)
 
 
 @pytest.mark.parametrize("levels", [(0.3, 1.0), (0.5, 0.5, 0.25), (2.0, 0.1)])
@@ -275,6 +291,8 @@ def test_level_tolerance_absorbs_the_noise_of_designed_factors():
     _check(product_capacity(factors, ball, method="levels").epsilon, kronecker_capacity(factors, ball))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(correlated_tables(), RADII, st.floats(0.0, 3.0), st.data())
 def test_level_bounds_skip_only_outputs_settled_by_a_given_bound(table, radius, floor, data):
     """With given bounds and a floor, outputs given ≤ floor keep theirs; all others get the level bound."""
@@ -292,3 +310,10 @@ def test_level_bounds_skip_only_outputs_settled_by_a_given_bound(table, radius, 
     dense = _dense_ratios(factors, ball)
     finite = np.isfinite(dense)
     assert np.all(mixed[finite] >= dense[finite]) and np.all(np.isinf(mixed[~finite]))
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(correlated_tables(), RADII, st.floats(0.0, 3.0), st.data())
+def test_level_bounds_skip_only_outputs_settled_by_a_given_bound_long_sweep(table, radius, floor, data):
+    test_level_bounds_skip_only_outputs_settled_by_a_given_bound.hypothesis.inner_test(table, radius, floor, data)

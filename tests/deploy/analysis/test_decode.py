@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.core import Mechanism
@@ -14,7 +14,7 @@ from mechdesign.deploy.analysis import count_outputs, estimate_frequencies, proj
 from mechdesign.deploy.sampling import Privatizer
 from mechdesign.design.polytope import randomized_response
 
-from conftest import EXACT, TIGHT
+from conftest import EXACT, TIGHT, examples, examples_beside
 
 
 def high_privacy(prior, epsilon):
@@ -31,6 +31,8 @@ def log_likelihood(mechanism, counts, p):
     return float(counts[seen] @ np.log(predicted[seen]))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.floats(-3, 3, allow_subnormal=False), min_size=1, max_size=10))
 def test_projection_satisfies_the_kkt_conditions(values):
     y = np.array(values)
@@ -40,6 +42,13 @@ def test_projection_satisfies_the_kkt_conditions(values):
     support = p > 0
     assert np.ptp(theta[support]) <= 1e-9
     assert np.all(y[~support] <= theta[support][0] + 1e-9)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.floats(-3, 3, allow_subnormal=False), min_size=1, max_size=10))
+def test_projection_satisfies_the_kkt_conditions_long_sweep(values):
+    test_projection_satisfies_the_kkt_conditions.hypothesis.inner_test(values)
 
 
 def test_projection_fixes_simplex_points():

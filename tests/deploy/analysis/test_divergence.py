@@ -12,7 +12,7 @@ import sys
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mechdesign.deploy.analysis import (
@@ -23,7 +23,7 @@ from mechdesign.deploy.analysis import (
     divergence_upper_bound,
 )
 
-from conftest import ROOT, SOLVER
+from conftest import ROOT, SOLVER, examples, examples_beside
 
 
 def _projection(p: np.ndarray, c: np.ndarray, beta: float) -> float:
@@ -48,6 +48,8 @@ def cases(draw):
     return counts / counts.sum(), weights / weights.sum(), beta
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(cases(), st.floats(0.3, 3.0))
 def test_the_upper_bound_covers_d_star_and_the_shortcut_keeps_the_optimisers_decision(case, scale):
     p, c, beta = case
@@ -68,6 +70,13 @@ def test_the_upper_bound_covers_d_star_and_the_shortcut_keeps_the_optimisers_dec
     assert reported <= exact + SOLVER  # a lower bound, whichever branch
     if upper > threshold:
         assert reported == lower  # the optimiser decided
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(cases(), st.floats(0.3, 3.0))
+def test_the_upper_bound_covers_d_star_and_the_shortcut_keeps_the_optimisers_decision_long_sweep(case, scale):
+    test_the_upper_bound_covers_d_star_and_the_shortcut_keeps_the_optimisers_decision.hypothesis.inner_test(case, scale)
 
 
 def test_pinsker_is_what_the_shortcut_reports():

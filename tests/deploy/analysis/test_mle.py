@@ -23,7 +23,7 @@ from mechdesign.deploy.analysis import (
 from mechdesign.deploy.sampling import Privatizer
 from mechdesign.design.polytope import randomized_response
 
-from conftest import EXACT, TIGHT, examples
+from conftest import EXACT, TIGHT, examples, examples_beside
 from strategies import mechanisms, priors
 
 KKT = 1e-7  # |g_x − 1| on the support, g_x − 1 off it, at a certified gap ≤ 1e-12
@@ -81,7 +81,8 @@ def test_two_categories_match_the_root_of_the_derivative(counts):
     assert fit.converged and fit.gap <= 1e-12
 
 
-@settings(max_examples=examples(40))
+# 13 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(13, 40))
 @given(instances())
 def test_the_estimate_satisfies_the_kkt_conditions(instance):
     w, counts = instance
@@ -95,6 +96,13 @@ def test_the_estimate_satisfies_the_kkt_conditions(instance):
     # The certificate bounds the shortfall of any point of the simplex, e.g. the projected linear estimate.
     other = estimate_frequencies(Mechanism.from_matrix(w), counts, "linear").frequencies
     assert log_likelihood(w, counts, other) <= log_likelihood(w, counts, p) + 1e-12
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(40))
+@given(instances())
+def test_the_estimate_satisfies_the_kkt_conditions_long_sweep(instance):
+    test_the_estimate_satisfies_the_kkt_conditions.hypothesis.inner_test(instance)
 
 
 def slsqp(w, counts, center=None, radius=None):
@@ -119,13 +127,21 @@ def slsqp(w, counts, center=None, radius=None):
     return np.maximum(result.x[:size], 0) / np.maximum(result.x[:size], 0).sum()
 
 
-@settings(max_examples=examples(25))
+# 8 examples in the default suite, the sweep of 25 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(8, 25))
 @given(instances(max_size=4))
 def test_a_general_solver_finds_no_higher_likelihood(instance):
     w, counts = instance
     theirs = slsqp(w, counts)
     fit = maximum_likelihood(w, counts)
     assert log_likelihood(w, counts, theirs) <= log_likelihood(w, counts, fit.frequencies) + 1e-12
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(25))
+@given(instances(max_size=4))
+def test_a_general_solver_finds_no_higher_likelihood_long_sweep(instance):
+    test_a_general_solver_finds_no_higher_likelihood.hypothesis.inner_test(instance)
 
 
 def test_the_gap_bounds_the_shortfall_and_vanishes_at_the_maximum():
@@ -139,7 +155,8 @@ def test_the_gap_bounds_the_shortfall_and_vanishes_at_the_maximum():
     assert likelihood_gap(np.eye(2), np.array([1, 1]), np.array([1.0, 0.0])) == math.inf  # an observed output at 0
 
 
-@settings(max_examples=examples(15))
+# 5 examples in the default suite, the sweep of 15 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(5, 15))
 @given(instances(max_size=4), st.floats(0.0, 2.0))
 def test_within_a_ball_the_estimate_stays_inside_and_no_general_solver_does_better(instance, radius):
     w, counts = instance
@@ -159,6 +176,14 @@ def test_within_a_ball_the_estimate_stays_inside_and_no_general_solver_does_bett
     assert abs(log_likelihood(w, counts, public) - log_likelihood(w, counts, p)) <= 1e-8
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(15))
+@given(instances(max_size=4), st.floats(0.0, 2.0))
+def test_within_a_ball_the_estimate_stays_inside_and_no_general_solver_does_better_long_sweep(instance, radius):
+    test = test_within_a_ball_the_estimate_stays_inside_and_no_general_solver_does_better
+    test.hypothesis.inner_test(instance, radius)
+
+
 def test_into_ball_reaches_the_edge_from_outside_and_keeps_inside_points():
     ball = L1Ball([0.2, 0.3, 0.5], 0.1)
     outside = into_ball(ball, np.array([1.0, 0.0, 0.0]))
@@ -166,7 +191,8 @@ def test_into_ball_reaches_the_edge_from_outside_and_keeps_inside_points():
     assert np.allclose(into_ball(ball, np.array([0.22, 0.28, 0.5])), [0.22, 0.28, 0.5], atol=EXACT)
 
 
-@settings(max_examples=examples(20))
+# 7 examples in the default suite, the sweep of 20 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(7, 20))
 @given(instances(max_size=4))
 def test_em_reaches_the_same_maximum(instance):
     w, counts = instance
@@ -179,6 +205,13 @@ def test_em_reaches_the_same_maximum(instance):
     assert log_likelihood(w, counts, em.frequencies) <= log_likelihood(w, counts, fit.frequencies) + 1e-12
     if em.converged:
         assert log_likelihood(w, counts, fit.frequencies) - log_likelihood(w, counts, em.frequencies) <= 1e-9
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(20))
+@given(instances(max_size=4))
+def test_em_reaches_the_same_maximum_long_sweep(instance):
+    test_em_reaches_the_same_maximum.hypothesis.inner_test(instance)
 
 
 # --------------------------------------------------------------------------- statistics (seeded)

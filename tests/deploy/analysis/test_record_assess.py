@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from record_pml_oracle import brute_epsilon_min
 from record_pml_oracle import kronecker as _kron
@@ -24,7 +24,7 @@ from mechdesign.design.polytope import randomized_response
 from mechdesign.mechfile import read_record_file, record_epsilon, verify_record_file, write_record_file
 from mechdesign.records import JointPrior
 
-from conftest import PRIVACY_SLACK
+from conftest import PRIVACY_SLACK, examples, examples_beside
 from strategies import mechanisms
 
 
@@ -85,6 +85,8 @@ def product_cases(draw):
     return np.asarray(counts).reshape(sizes), matrices
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(product_cases())
 def test_property_epsilon_at_data_equals_the_brute_force(case):
     table, matrices = case
@@ -94,6 +96,13 @@ def test_property_epsilon_at_data_equals_the_brute_force(case):
     assert truth <= product <= truth + PRIVACY_SLACK
     joint = Mechanism.from_matrix(_kron(matrices), joint_labels(prior.alphabets))
     assert truth <= record_epsilon_min(prior, mechanism=joint) <= truth + PRIVACY_SLACK
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(product_cases())
+def test_property_epsilon_at_data_equals_the_brute_force_long_sweep(case):
+    test_property_epsilon_at_data_equals_the_brute_force.hypothesis.inner_test(case)
 
 
 ALPHABETS = [["u", "v", "w"], ["s", "t"]]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mechdesign.deploy.analysis import parse_binary, parse_binary_arrow
 from mechdesign.mechfile import PlacementFamily, binary_buffer, binary_widths
 
-from conftest import examples
+from conftest import examples, examples_beside
 from symmetric_fixtures import SMALL_COUNTS, random_mechanism
 
 
@@ -40,7 +40,8 @@ def test_widths_are_the_fewest_whole_bytes_of_t_and_of_the_largest_seed():
         assert len(family.binary(t, family.seed_count(t) - 1)) == type_bytes + widths[t]
 
 
-@settings(max_examples=examples(60), deadline=None)
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2**200)), min_size=1, max_size=40))
 def test_the_vectorised_writer_and_reader_follow_the_one_report_rule(items):
     family = _family()
@@ -52,6 +53,13 @@ def test_the_vectorised_writer_and_reader_follow_the_one_report_rule(items):
     assert [family.parse_binary(b) for b in got] == [(int(t), value) for t, value in zip(types, values, strict=True)]
     parsed_types, parsed_groups = parse_binary(family, offsets, data)
     assert np.array_equal(parsed_types, types) and np.array_equal(parsed_groups, groups)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2**200)), min_size=1, max_size=40))
+def test_the_vectorised_writer_and_reader_follow_the_one_report_rule_long_sweep(items):
+    test_the_vectorised_writer_and_reader_follow_the_one_report_rule.hypothesis.inner_test(items)
 
 
 def test_reports_of_many_types_and_a_type_above_255_take_two_type_bytes():
@@ -110,7 +118,8 @@ def test_malformed_binary_reports_are_refused_in_one_line_naming_the_report(edit
         family.parse_binary(edit(good))
 
 
-@settings(max_examples=examples(40), deadline=None)
+# 13 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(13, 40), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2**200)), min_size=1, max_size=12), st.integers(0, 3),
        st.booleans())
 def test_the_arrow_reader_reads_a_sliced_binary_or_large_binary_array(items, offset, large):
@@ -124,6 +133,14 @@ def test_the_arrow_reader_reads_a_sliced_binary_or_large_binary_array(items, off
     assert np.array_equal(got[0], types) and np.array_equal(got[1], groups)
     with pytest.raises(ValueError, match=r"report\[6\] must be a report"):
         parse_binary_arrow(family, pa.array([blobs[0], None], kind), start=5)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2**200)), min_size=1, max_size=12), st.integers(0, 3),
+       st.booleans())
+def test_the_arrow_reader_reads_a_sliced_binary_or_large_binary_array_long_sweep(items, offset, large):
+    test_the_arrow_reader_reads_a_sliced_binary_or_large_binary_array.hypothesis.inner_test(items, offset, large)
 
 
 @settings(max_examples=examples(40), deadline=None)

@@ -19,7 +19,7 @@ from mechdesign.deploy.analysis import ReportTally, parse_reports
 from mechdesign.deploy.sampling import SymmetricPrivatizer
 from mechdesign.mechfile import PlacementFamily
 
-from conftest import examples
+from conftest import examples, examples_beside
 from symmetric_fixtures import SMALL_COUNTS, dense_family, random_mechanism
 
 
@@ -111,7 +111,8 @@ def test_seed_counted_counted_and_direct_tallies_give_the_same_estimate(monkeypa
     assert np.allclose(estimates[0][1], estimates[1][1], rtol=1e-12, atol=1e-12)
 
 
-@settings(max_examples=examples(60), deadline=None)  # 60 under the full, ci and many profiles; 20 by default
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60), deadline=None)
 @given(st.lists(st.one_of(
     st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
     st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
@@ -140,7 +141,18 @@ def test_the_buffer_parser_agrees_with_the_report_by_report_parser(items):
     assert all(isinstance(item, tuple) for item in items) <= (fast is not None)  # well-formed: the fast path
 
 
-@settings(max_examples=examples(40), deadline=None)  # 40 under the full, ci and many profiles
+@pytest.mark.slow
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
+    st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
+    st.text(max_size=6)), min_size=1, max_size=12))
+def test_the_buffer_parser_agrees_with_the_report_by_report_parser_long_sweep(items):
+    test_the_buffer_parser_agrees_with_the_report_by_report_parser.hypothesis.inner_test(items)
+
+
+# 13 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(13, 40), deadline=None)
 @given(st.lists(st.one_of(
     st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
     st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
@@ -180,6 +192,16 @@ def test_the_arrow_parser_agrees_with_the_text_parser(items, offset, large):
         assert np.array_equal(fast[0], want[0]) and np.array_equal(fast[1], want[1])
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.integers(0, 9), st.integers(0, 2**200)),  # well-formed once reduced below the type's seeds
+    st.text(alphabet="t0123456789.abcdefz\n", max_size=14),  # mostly malformed
+    st.none()), min_size=1, max_size=12), st.integers(0, 3), st.booleans())
+def test_the_arrow_parser_agrees_with_the_text_parser_long_sweep(items, offset, large):
+    test_the_arrow_parser_agrees_with_the_text_parser.hypothesis.inner_test(items, offset, large)
+
+
 @functools.cache
 def _dense_decoder(seed: int) -> tuple[Any, PlacementFamily, list[tuple[int, int]], np.ndarray]:
     """A random mechanism, its family, its outputs and the dense efficient decoder's estimate of each (columns)."""
@@ -190,7 +212,8 @@ def _dense_decoder(seed: int) -> tuple[Any, PlacementFamily, list[tuple[int, int
     return m, family, outputs, (np.linalg.inv((w / (prior @ w)) @ w.T) @ w) / (prior @ w)
 
 
-@settings(max_examples=examples(40), deadline=None)  # 40 under the full, ci and many profiles
+# 12 examples in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(12, 40), deadline=None)
 @given(st.integers(0, 1), st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 5)), min_size=1, max_size=60),
        st.integers(1, 60), st.sampled_from(["seeds", "counted", "direct"]), st.sampled_from([1, 7, 1 << 18]),
        st.booleans())
@@ -216,6 +239,16 @@ def test_any_multiset_of_reports_decodes_as_the_sum_of_its_reports(seed, picks, 
                 tally.add(types[part], groups[part], counts[part] if weighted else None)
         got = tally.estimate().unbiased
     assert np.allclose(got, decoded[:, chosen] @ counts / counts.sum(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(0, 1), st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 5)), min_size=1, max_size=60),
+       st.integers(1, 60), st.sampled_from(["seeds", "counted", "direct"]), st.sampled_from([1, 7, 1 << 18]),
+       st.booleans())
+def test_any_multiset_of_reports_decodes_as_the_sum_of_its_reports_long_sweep(seed, picks, cut, mode, pairs, weighted):
+    test = test_any_multiset_of_reports_decodes_as_the_sum_of_its_reports
+    test.hypothesis.inner_test(seed, picks, cut, mode, pairs, weighted)
 
 
 @pytest.mark.parametrize("mode", ["seeds", "counted", "direct"])

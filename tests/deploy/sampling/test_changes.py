@@ -15,12 +15,13 @@ from mechdesign.deploy.sampling import DistinctValues, generate_memo_key, user_i
 from mechdesign.deploy.sampling import _changes as changes_module
 from mechdesign.mechfile import write_mechanism_file
 
-from conftest import examples
+from conftest import examples, examples_beside
 
 PRIOR = [0.4, 0.3, 0.2, 0.1]
 
 
-@settings(max_examples=examples(60))
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.tuples(st.text(min_size=1, max_size=40).filter(lambda s: "\0" not in s),
                           st.integers(0, 5)), min_size=1, max_size=300),
        st.integers(1, 4), st.sampled_from([1, 7, 1 << 22]))
@@ -47,6 +48,15 @@ def test_the_counts_are_those_of_a_dictionary_in_any_chunking(pairs, chunks, laz
     assert got.changed == sum(len(s) >= 2 for s in truth.values())
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=40).filter(lambda s: "\0" not in s),
+                          st.integers(0, 5)), min_size=1, max_size=300),
+       st.integers(1, 4), st.sampled_from([1, 7, 1 << 22]))
+def test_the_counts_are_those_of_a_dictionary_in_any_chunking_long_sweep(pairs, chunks, lazy):
+    test_the_counts_are_those_of_a_dictionary_in_any_chunking.hypothesis.inner_test(pairs, chunks, lazy)
+
+
 def test_beyond_the_pair_budget_nothing_is_claimed(monkeypatch):
     monkeypatch.setattr(changes_module, "MAX_PAIRS", 3)
     counted = DistinctValues(2)
@@ -54,7 +64,8 @@ def test_beyond_the_pair_budget_nothing_is_claimed(monkeypatch):
     assert counted.result() is None
 
 
-@settings(max_examples=examples(60))
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 3)), min_size=1, max_size=200),
        st.integers(1, 6), st.sampled_from([1, 5, 1 << 22]), st.integers(1, 40))
 def test_the_pair_budget_is_exceeded_exactly_when_the_distinct_pairs_exceed_it(pairs, chunks, lazy, budget):
@@ -78,6 +89,15 @@ def test_the_pair_budget_is_exceeded_exactly_when_the_distinct_pairs_exceed_it(p
         assert got is None
     else:
         assert got is not None and got.users == len(truth) and got.most == max(len(s) for s in truth.values())
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 3)), min_size=1, max_size=200),
+       st.integers(1, 6), st.sampled_from([1, 5, 1 << 22]), st.integers(1, 40))
+def test_the_pair_budget_is_exceeded_exactly_when_the_distinct_pairs_exceed_it_long_sweep(pairs, chunks, lazy, budget):
+    test = test_the_pair_budget_is_exceeded_exactly_when_the_distinct_pairs_exceed_it
+    test.hypothesis.inner_test(pairs, chunks, lazy, budget)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import stat
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -18,6 +18,8 @@ from mechdesign.core import Mechanism
 from mechdesign.deploy.sampling import MemoFunction, Privatizer, generate_memo_key, read_memo_key, user_ids
 from mechdesign.design.polytope import randomized_response
 from mechdesign.mechfile import read_mechanism_file, write_mechanism_file
+
+from conftest import examples, examples_beside
 
 KEY = bytes(range(32))
 FILE = "5e" * 32
@@ -43,6 +45,8 @@ ids = st.one_of(st.text(min_size=1, max_size=40).filter(lambda s: 0 < len(s.enco
                 st.integers(-(2**63), 2**63 - 1))
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.tuples(ids, st.integers(0, 2**40)), min_size=1, max_size=12), st.integers(0, 5))
 def test_words_equal_the_block_by_block_reference(records, attribute):
     users = [u for u, _ in records]
@@ -56,6 +60,13 @@ def test_words_equal_the_block_by_block_reference(records, attribute):
     words = MemoFunction(KEY, FILE).words(attribute, given_ids, values)
     expected = [_reference_word(KEY, FILE, attribute, str(u).encode("utf-8"), int(x)) for u, x in records]
     assert words.tolist() == expected
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.tuples(ids, st.integers(0, 2**40)), min_size=1, max_size=12), st.integers(0, 5))
+def test_words_equal_the_block_by_block_reference_long_sweep(records, attribute):
+    test_words_equal_the_block_by_block_reference.hypothesis.inner_test(records, attribute)
 
 
 @pytest.mark.parametrize("length", [1, 15, 16, 17, 31, 32, 33, 64, 1024])
@@ -87,6 +98,8 @@ def test_arrow_and_numpy_ids_agree_and_integers_read_as_decimal():
                                                                               as_text.blocks)
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=40),
        st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40))
 def test_integer_ids_read_as_their_decimal_text_on_both_paths(signed, unsigned):
@@ -100,6 +113,16 @@ def test_integer_ids_read_as_their_decimal_text_on_both_paths(signed, unsigned):
             assert np.array_equal(ids.lengths, expected.lengths) and np.array_equal(ids.blocks, expected.blocks)
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=40),
+       st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40))
+def test_integer_ids_read_as_their_decimal_text_on_both_paths_long_sweep(signed, unsigned):
+    test_integer_ids_read_as_their_decimal_text_on_both_paths.hypothesis.inner_test(signed, unsigned)
+
+
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.integers(1, 16).flatmap(lambda digits: st.lists(
     st.integers(0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1), min_size=1, max_size=40)),
     st.sampled_from([np.int64, np.uint64, np.int32]))
@@ -119,6 +142,16 @@ def test_ids_of_one_digit_count_take_the_fixed_width_path_and_read_as_their_deci
     for lengths, blocks in (fixed, (user_ids(array).lengths, user_ids(array).blocks),
                             (user_ids(pa.array(array)).lengths, user_ids(pa.array(array)).blocks)):
         assert np.array_equal(lengths, expected.lengths) and np.array_equal(blocks, expected.blocks)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.integers(1, 16).flatmap(lambda digits: st.lists(
+    st.integers(0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1), min_size=1, max_size=40)),
+    st.sampled_from([np.int64, np.uint64, np.int32]))
+def test_ids_of_one_digit_count_take_the_fixed_width_path_and_read_as_their_decimal_text_long_sweep(values, dtype):
+    test = test_ids_of_one_digit_count_take_the_fixed_width_path_and_read_as_their_decimal_text
+    test.hypothesis.inner_test(values, dtype)
 
 
 @pytest.mark.parametrize("values", [[9, 10], [-1, -5], [10**16], [99_999, 100_000], []])
@@ -425,6 +458,8 @@ def test_a_file_bound_to_a_key_refuses_any_other(cli, tmp_path):
     assert wrong.returncode == 2 and "memo_key must be given only with [release] policy" in wrong.stderr
 
 
+# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(20, 60))
 @given(st.lists(st.integers(0, 10**16 - 1), min_size=1, max_size=60), st.integers(0, 10**16 - 70_000))
 def test_ids_of_several_digit_counts_read_as_their_decimal_text(values, start):
     # Record positions (a run of consecutive integers across digit counts) and mixed non-negative ids take the
@@ -438,3 +473,10 @@ def test_ids_of_several_digit_counts_read_as_their_decimal_text(values, start):
         assert ids is not None
         assert np.array_equal(ids.lengths, expected.lengths) and np.array_equal(ids.blocks, expected.blocks)
     assert _digit_groups(np.array([-1, 5])) is None and _digit_groups(np.array([10**16])) is None
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(60))
+@given(st.lists(st.integers(0, 10**16 - 1), min_size=1, max_size=60), st.integers(0, 10**16 - 70_000))
+def test_ids_of_several_digit_counts_read_as_their_decimal_text_long_sweep(values, start):
+    test_ids_of_several_digit_counts_read_as_their_decimal_text.hypothesis.inner_test(values, start)

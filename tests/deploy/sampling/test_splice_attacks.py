@@ -458,7 +458,9 @@ def _inputs(draw):
     return pa.table(arrays, names=names), options
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Each example writes and splices a file (0.05 s of CPU): 5 in the default suite, the 12 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_inputs())
 def test_random_inputs_splice_to_the_pyarrow_writers_table(tmp_path, drawn):
     table, options = drawn
@@ -477,6 +479,13 @@ def test_random_inputs_splice_to_the_pyarrow_writers_table(tmp_path, drawn):
     assert _leaked(spliced) == []
 
 
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_inputs())
+def test_random_inputs_splice_to_the_pyarrow_writers_table_long_sweep(tmp_path, drawn):
+    test_random_inputs_splice_to_the_pyarrow_writers_table.hypothesis.inner_test(tmp_path, drawn)
+
+
 INPUT_OPTIONS = [{"row_group_size": GROUP}, {"row_group_size": GROUP, "write_page_index": True},
                  {"row_group_size": GROUP, "use_dictionary": False, "compression": "NONE"},
                  {"row_group_size": GROUP, "data_page_version": "2.0"}]
@@ -490,7 +499,8 @@ def _edited(value, how, delta, end):
             "footer": end - 1, "four": 4}[how]
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# 4 examples in the default suite, the sweep of 10 below under -m slow (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(INPUT_OPTIONS), st.lists(edits, min_size=1, max_size=2))
 def test_random_footer_integers_are_spliced_as_pyarrow_writes_them_or_refused(tmp_path, options, changes):
     """Offsets, sizes and counts of a row group or of its chunks' metadata changed at random (the fuzzing that found
@@ -507,3 +517,11 @@ def test_random_footer_integers_are_spliced_as_pyarrow_writes_them_or_refused(tm
     for path in tmp_path.glob("*ed.parquet"):
         path.unlink()  # Hypothesis reuses tmp_path
     _as_pyarrow_does(source, tmp_path)
+
+
+@pytest.mark.slow
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(INPUT_OPTIONS), st.lists(edits, min_size=1, max_size=2))
+def test_random_footer_integers_are_spliced_as_pyarrow_writes_them_or_refused_long_sweep(tmp_path, options, changes):
+    test = test_random_footer_integers_are_spliced_as_pyarrow_writes_them_or_refused
+    test.hypothesis.inner_test(tmp_path, options, changes)
