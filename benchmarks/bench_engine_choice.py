@@ -9,8 +9,11 @@ n·MSE), the cells K, and which engine "auto" now picks.
 
 The problems: flat counts (40 records a category) at N = 25, 27, 49, 64, 81, 121, 150 and ε = 0.5, 1, 2, 4; two count
 levels (50 categories at 40 and 50 at 10) at ε = 1 and 2; the off-grid sweep's (``bench_off_grid.py``) instances
-with ties below 200 categories (16, 22) and eight with many cells (2, 7, 8, 12, 23, 31, 32, 36); δ = 1e-6 and the
-radius of the records, as ``mechdesign design`` takes them.
+with ties below 200 categories (16, 22) and eight with many cells (2, 7, 8, 12, 23, 31, 32, 36); Zipf counts of many
+cells (``zipf-N-ε``: m = 48,842 records, Adult's size, every category at least one: 1 + one seeded multinomial draw
+of m − N from P(k) ∝ 1/k, numpy ``default_rng(20261130 + N)``) at N = 24, 32, 48, 64, 96, 128, 180 and ε = 1, 4;
+δ = 1e-6 and the radius of the records, as ``mechdesign design`` takes them. Each row has each engine's certified
+lower bound on n·MSE (the best of the repeats) as well.
 
 Usage::
 
@@ -19,6 +22,7 @@ Usage::
     python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 1 --name engine_choice_many_cells_60s \
         --only off-grid-2-flat off-grid-7-geometric off-grid-8-flat off-grid-12-zipf off-grid-23-two_tier \
         off-grid-31-geometric off-grid-32-flat off-grid-36-zipf      # many cells, the design command's default
+    python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 1 --name engine_choice_zipf_60s --zipf
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``engine_choice_few_cells`` by default).
 """
@@ -44,6 +48,16 @@ FLAT = (25, 27, 49, 64, 81, 121, 150)
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
 TIES = (16, 22)
 MANY_CELLS = (2, 7, 8, 12, 23, 31, 32, 36)
+ZIPF = (24, 32, 48, 64, 96, 128, 180)
+ZIPF_EPSILONS = (1.0, 4.0)
+ZIPF_RECORDS, ZIPF_SEED = 48_842, 20261130
+
+
+def zipf_counts(n: int) -> list[int]:
+    """1 + a seeded multinomial draw of m − n records from P(k) ∝ 1/k (the module docstring)."""
+    weights = 1.0 / np.arange(1, n + 1)
+    draw = np.random.default_rng(ZIPF_SEED + n).multinomial(ZIPF_RECORDS - n, weights / weights.sum())
+    return [int(c) for c in 1 + draw]
 
 
 def problems() -> list[tuple[str, list[int], float]]:
@@ -53,6 +67,7 @@ def problems() -> list[tuple[str, list[int], float]]:
     for index in TIES + MANY_CELLS:
         shape, counts, eps = draw_instance(index)
         found.append((f"off-grid-{index}-{shape}", counts, eps))
+    found += [(f"zipf-{n}-{eps:g}", zipf_counts(n), eps) for n in ZIPF for eps in ZIPF_EPSILONS]
     return found
 
 
@@ -67,11 +82,14 @@ def run(task: str, counts: list[int], epsilon: float, limit: float, repeats: int
     oracle = best_calibrated(problem.prior, epsilon, problem.radius)
     values: dict[str, list[float]] = {"estimation": [], "symmetric": []}
     cpu: dict[str, list[float]] = {"estimation": [], "symmetric": []}
+    bounds: dict[str, list[float]] = {"estimation": [], "symmetric": []}
     for _ in range(repeats):
         for method in values:
             clock = time.process_time()
-            values[method].append(solve(problem, method=method, time_limit=limit, baselines=False).utility)
+            result = solve(problem, method=method, time_limit=limit, baselines=False)
             cpu[method].append(time.process_time() - clock)
+            values[method].append(result.utility)
+            bounds[method].append(result.bound)  # for estimation_mse a proven lower bound
     row: dict[str, Any] = {"task": task, "N": len(counts), "cells": Cells.from_counts(counts).count,
                            "epsilon": epsilon, "auto": plan_method(problem), "time_limit_s": limit,
                            "calibrated_family": oracle.name, "calibrated_epsilon0": oracle.epsilon0,
@@ -80,9 +98,14 @@ def run(task: str, counts: list[int], epsilon: float, limit: float, repeats: int
         row[f"{method}_nmse"] = statistics.median(values[method])
         row[f"{method}_min"], row[f"{method}_max"] = min(values[method]), max(values[method])
         row[f"{method}_cpu_s"] = round(statistics.median(cpu[method]), 2)
+        row[f"{method}_bound"] = max(bounds[method])
         # 1e-9 of tr J⁻¹ = n·MSE + 1, as bench_off_grid.py allows
         row[f"{method}_above_calibrated"] = row[f"{method}_nmse"] > oracle.mse + 1e-9 * (1 + oracle.mse)
     row["symmetric_over_estimation"] = row["symmetric_nmse"] / row["estimation_nmse"]
+    best = max(row["estimation_bound"], row["symmetric_bound"])  # either certificate bounds the optimum
+    row["best_bound"] = best
+    for method in values:
+        row[f"{method}_gap"] = (row[f"{method}_nmse"] - best) / row[f"{method}_nmse"]
     return row
 
 
@@ -91,11 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-limit", type=float, default=5.0, help="seconds a design (default 5)")
     parser.add_argument("--repeats", type=int, default=3, help="designs of each problem by each engine (default 3)")
     parser.add_argument("--only", nargs="+", metavar="TASK", help="these tasks only (names as in the rows)")
+    parser.add_argument("--zipf", action="store_true", help="the Zipf priors only (zipf-N-ε)")
     parser.add_argument("--name", default="engine_choice_few_cells")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
     for task, counts, epsilon in problems():
-        if args.only and task not in args.only:
+        if (args.only and task not in args.only) or (args.zipf and not task.startswith("zipf-")):
             continue
         rows.append(run(task, counts, epsilon, args.time_limit, args.repeats))
         print(json.dumps(rows[-1]), flush=True)
