@@ -138,6 +138,30 @@ def test_a_master_cut_short_never_replaces_the_start(monkeypatch):
     assert result.certificate.holds and result.utility <= subsets.mse
 
 
+def test_an_exact_family_is_searched_for_its_floor_whatever_the_deadline():
+    """N = 71, k = 50 (off the grid's instance 8): a deadline already past still finds the family of 7 orbits (0.04 s
+    of CPU), as the floor lets it; without the floor the search stops at once."""
+    import time
+
+    past = time.monotonic() - 1.0
+    assert families.exact_orbit_sets(71, 50, 7, deadline=past, floor=0.0) is None
+    high = families.exact_orbit_sets(71, 50, 7, deadline=past)
+    assert high is not None and high.shape == (71, 7 * 71)
+
+
+@pytest.mark.parametrize("index", [2, 8])
+def test_a_design_of_a_tenth_of_a_second_is_below_subset_selection_calibrated_to_the_ball(index):
+    """Instances 2 and 8 (N = 43, ε = 0.309; N = 71, ε = 0.433): at a 0.1-s limit the exact family's share of the
+    time had been too short to find it, and the dense engine ended at 139.53 against the oracle's 134.40, 176.31
+    against 168.56. The search's floor (:data:`~mechdesign.design.baselines._orbits.EXACT_FLOOR`) finds it whatever
+    the limit: the design starts at it."""
+    problem = _instance(index)
+    subsets = next(o for o in calibrated_oracles(problem.prior, problem.epsilon, problem.radius)
+                   if o.name == "subset_selection")
+    result = solve(problem, baselines=False, time_limit=0.1, method="estimation")
+    assert result.certificate.holds and result.utility <= subsets.mse
+
+
 @pytest.mark.parametrize(("n", "size", "orbits", "lam"), [(71, 50, 7, 245), (43, 33, 7, 176), (81, 20, 0, 0)])
 def test_a_multiplier_family_is_an_exact_two_design(n, size, orbits, lam):
     """Off the grid's instances 8 and 2 (N = 71, k = 50; N = 43, k = 33; 8 orbits allowed): the multiplier group of
