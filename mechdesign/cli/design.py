@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "list (count priors); estimation: the dense engine of the estimation utilities (a "
                              "convex program); symmetric: types over cells of equal counts, written as a "
                              "structured file (estimation_mse with a count prior); auto picks by size (symmetric "
-                             "from 200 categories on where it applies, and from 17 where the counts tie into at "
+                             "from 64 categories on where it applies, and from 17 where the counts tie into at "
                              "most a quarter as many cells)")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                         help="time for the whole command, from its start to the file (default 60; 300 for a "

@@ -78,7 +78,7 @@ PRICING_FROM = 19         # auto: the counting oracle from this many categories 
 def plan_method(problem: DesignProblem, method: str = "auto", *, structured: bool = True) -> str:
     """The engine :func:`solve` and ``mechdesign design`` run, decided from sizes alone; refusals raise here.
 
-    The one registry's choice. ``estimation_mse`` on a count prior of ``AUTO_FROM`` (200) categories or more, or
+    The one registry's choice. ``estimation_mse`` on a count prior of ``AUTO_FROM`` (64) categories or more, or
     from ``FEW_CELLS_FROM`` (17) on with at most a quarter as many cells of equal counts
     (:func:`~mechdesign.design.symmetric.auto_takes`), goes to the symmetric engine (:mod:`mechdesign.design.symmetric`,
     where ``structured``); the other estimation criteria to the estimation engine. For the sub-convex utilities,
@@ -178,7 +178,7 @@ def solve(problem: DesignProblem, *, solver: str = "HIGHS", method: str = "auto"
 
     The engine is the one ``mechdesign design`` runs (:func:`plan_method`): the symmetric engine
     (:func:`~mechdesign.design.symmetric.design_symmetric`) for ``estimation_mse`` on a count prior of ``AUTO_FROM``
-    (200) categories or more, or of few cells of equal counts (:func:`~mechdesign.design.symmetric.auto_takes`), else
+    (64) categories or more, or of few cells of equal counts (:func:`~mechdesign.design.symmetric.auto_takes`), else
     a dense engine (:func:`design_dense`).
 
     Parameters

@@ -250,8 +250,8 @@ def test_plan_method_takes_the_symmetric_engine_from_auto_from_categories(size, 
     ([40] * 50 + [10] * 50, "symmetric"),       # two levels: four cells
     ([40] * 16, "estimation"),                  # 16 categories: the dense engine lists every vertex
     ([40] * 17, "symmetric"),                   # 17: one cell
-    (list(range(1, 101)), "estimation"),        # distinct counts: a cell each
-    ([40 - (k % 37) for k in range(199)], "estimation"),  # 37 levels of 5–6 tied inputs split into prime cells
+    (list(range(1, 64)), "estimation"),         # distinct counts: a cell each
+    ([40 - (k % 37) for k in range(63)], "estimation"),  # 37 levels of 1–2 tied inputs
 ])
 def test_plan_method_takes_the_symmetric_engine_below_auto_from_where_the_counts_tie_into_few_cells(counts, expected):
     """Below AUTO_FROM, from FEW_CELLS_FROM categories on, at most FEW_CELLS cells a category: the symmetric engine

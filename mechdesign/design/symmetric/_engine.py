@@ -84,9 +84,15 @@ __all__ = ["AUTO_FROM", "FEW_CELLS", "FEW_CELLS_FROM", "FILE_BUDGET", "FILE_LIMI
            "file_bytes", "fitted_count", "limit_count"]
 
 #: ``mechdesign design`` (method "auto") takes this engine from this many categories on, where it applies. Measured
-#: on Zipf counts (m = 10⁵, ε = 1): at N = 64 the dense estimation engine's certified optimum is 40.7 against this
-#: engine's 57.3; at N = 256 this engine gives 218.6 where the dense engine reached about 252 in 600 s.
-AUTO_FROM = 200
+#: with both engines at the design command's 60 s on Zipf counts of many cells (m = 48,842, ε = 1 and 4, one run, load
+#: 1.3–7.6; ``benchmarks/results/engine_choice_zipf_60s.json``): from N = 64 on this engine is lower in every case,
+#: 0.70–0.96 times the dense engine's n·MSE (N = 180, ε = 1: 127.8 against 164.1, certified gaps 3.9 % against 25 %);
+#: at N = 24 and 32 the dense engine is lower (N = 24, ε = 1: its certified optimum 14.04 against 14.61), at N = 48
+#: they split (ε = 1: 30.10 against 30.61; ε = 4: 1.299 against 1.227). On the off-grid sweep's many-cell priors
+#: (``engine_choice_many_cells_60s.json``) this engine was lower at N = 69–147 and 1.2 % higher at N = 43. It was
+#: 200 before, from a measurement made before this engine's oracle starts (N = 64, Zipf m = 10⁵, ε = 1: the dense
+#: engine's certified 40.7 against this engine's 57.3 then).
+AUTO_FROM = 64
 #: ... and below it, from this many categories on, where the prior has at most :data:`FEW_CELLS` cells a category
 #: (:func:`auto_takes`). Measured with 5-s designs (``benchmarks/results/engine_choice_few_cells.json``): on 32 priors
 #: of one to four cells (flat counts at N = 25–150, two count levels, the off-grid sweep's ties) this engine was never
@@ -95,8 +101,7 @@ AUTO_FROM = 200
 #: 69.60); on eight priors of 31–117 cells it was better on seven and worse on one (N = 71, 56 cells: 181.97 against
 #: 163.21, above that oracle's 168.56, before the oracles' stand-ins, _calibrated_starts). With them, at the design
 #: command's 60 s (``engine_choice_many_cells_60s.json``), better on seven of the eight (0.49–0.95 times the dense
-#: engine's n·MSE) and 1.2 % worse at N = 43 (41 cells): the dense engine stays there until a sweep of N below 200
-#: measures the gaps too (at N = 64 the dense engine can be certified optimal).
+#: engine's n·MSE) and 1.2 % worse at N = 43 (41 cells): below :data:`AUTO_FROM` many cells stay with the dense engine.
 FEW_CELLS_FROM = 17      # the dense estimation engine lists every vertex up to 16 categories (exact)
 FEW_CELLS = 0.25
 _SUBSET_SETS = 3_000     # subset selection's sets at its best d (a third as many at d/2 and 2d): measured at Zipf
