@@ -85,8 +85,8 @@ def test_capacity_and_trace_equal_the_dense_expansion(seed, radius):
     assert mech.trace_inverse_fisher() == pytest.approx(float(np.trace(np.linalg.inv(j))), rel=1e-10)
 
 
-# 10 examples in the default suite, the sweep of 30 below under -m slow (benchmarks/results/suite_moved.md, round 11).
-@settings(max_examples=examples_beside(10, 30), deadline=None)
+# 3 examples in the default suite, the sweep of 30 below under -m slow (benchmarks/results/suite_moved.md, round 12).
+@settings(max_examples=examples_beside(3, 30), deadline=None)
 @given(counts=st.lists(st.integers(1, 6), min_size=2, max_size=9), seed=st.integers(0, 2**31 - 1),
        radius=st.floats(0.0, 2.0))
 def test_capacity_never_below_the_dense_capacity(counts, seed, radius):

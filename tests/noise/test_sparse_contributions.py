@@ -34,8 +34,8 @@ def realistic():
     return users, keys
 
 
-# 20 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 11).
-@settings(max_examples=examples_beside(20, 60))
+# 7 examples in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md, round 12).
+@settings(max_examples=examples_beside(7, 60))
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 9)), min_size=1, max_size=200), st.integers(1, 4))
 def test_each_user_counts_once_per_key_for_their_first_k_keys(records, bound):
     users = np.array([u for u, _ in records])

@@ -89,9 +89,9 @@ def plain_files(draw):
     return data, labels, outputs, f"c{position}", draw(st.integers(0, 99)), rows > 0
 
 
-# 20 examples in the default suite (each file written twice: 1.8 s of CPU for 150), the long sweep of 150 below under
-# -m slow (benchmarks/results/suite_moved.md, round 11).
-@settings(max_examples=examples_beside(20, 150), deadline=None,
+# 7 examples in the default suite (each file written twice: 1.8 s of CPU for 150), the long sweep of 150 below under
+# -m slow (benchmarks/results/suite_moved.md, round 12).
+@settings(max_examples=examples_beside(7, 150), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plain_files())
 def test_plain_files_are_written_as_the_general_reader_writes_them(tmp_path, monkeypatch, case):

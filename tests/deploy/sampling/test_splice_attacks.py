@@ -458,9 +458,9 @@ def _inputs(draw):
     return pa.table(arrays, names=names), options
 
 
-# Each example writes and splices a file (0.05 s of CPU): 5 in the default suite, the 12 below under -m slow
+# Each example writes and splices a file (0.05 s of CPU): 2 in the default suite (round 12), the 12 below under -m slow
 # (benchmarks/results/suite_moved.md, round 11).
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_inputs())
 def test_random_inputs_splice_to_the_pyarrow_writers_table(tmp_path, drawn):
     table, options = drawn
