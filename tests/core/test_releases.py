@@ -68,6 +68,7 @@ def test_exact_account_equals_an_independent_lp_on_the_quick_start(race, release
     assert account.epsilon == pytest.approx(expected, rel=TIGHT, abs=TIGHT)
 
 
+@pytest.mark.slow  # round 12: 0.11 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_exact_account_equals_the_lp_on_a_joint_record_design():
     """A joint record mechanism over race × sex of Adult (10 joint letters) with zeros, over its dense joint ball."""
     from mechdesign.records import JointPrior
@@ -301,6 +302,7 @@ def exact_minimizer(ball, values):
     return np.array([float(x) for x in q])
 
 
+@pytest.mark.slow  # round 12: 0.10 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_relaxation_bound_reports_a_count_vector_of_the_right_size(race):
     matrix, ball = race
     logs, _ = _merged_logs(matrix)

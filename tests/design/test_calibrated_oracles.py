@@ -350,6 +350,7 @@ def test_bad_arguments_are_refused(kwargs, kind, text):
         calibrated_oracles(**kwargs)
 
 
+@pytest.mark.slow  # round 12: 0.22 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_large_alphabet_is_fast_and_exact_in_its_limits():
     """N = 10⁵ (K = 131,072): one transform and one vectorised search over the k of SS."""
     p = problem("zipf-100000")

@@ -98,6 +98,7 @@ def _instance(index: int) -> DesignProblem:
                                     samples=int(sum(counts)))
 
 
+@pytest.mark.slow  # round 12: 0.32 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_short_design_is_below_hadamard_response_calibrated_to_the_ball():
     """bench_off_grid.py's instance 31 (geometric counts, N = 115, ε = 0.664): from calibrated k-RR alone (its ε₀ is ε,
     n·MSE about 15,000) a 10-s design ended at 312.6, above Hadamard response calibrated to the ball (ε₀ = 1.977,
@@ -113,6 +114,7 @@ def test_a_short_design_is_below_hadamard_response_calibrated_to_the_ball():
     assert result.utility <= hadamard.mse
 
 
+@pytest.mark.slow  # round 12: 0.40 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_master_cut_short_never_replaces_the_start(monkeypatch):
     """Instance 2 (flat counts, N = 43, ε = 0.309; subset selection calibrated to the ball: k = 33, n·MSE 134.4): every
     master returns k-RR's weights, far worse than the start. The start — the exact orbits at ε₀, below the oracle — is
@@ -228,6 +230,7 @@ def test_every_field_family_found_is_exact(n, data, most, seed):
     assert np.unique((high @ high.T)[~np.eye(n, dtype=bool)]).size == 1
 
 
+@pytest.mark.slow  # round 12: 0.34 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_at_flat_counts_a_field_family_is_subset_selection_calibrated_to_the_ball():
     """Flat counts at N = 81, ε = 2.413 (δ = 1e-6, 3,240 records): subset selection calibrated to the ball has k = 16,
     ε₀ = ∞, n·MSE 18.4615 (C(81, 16) outputs). GF(81)'s family (|H| = 8, λ = 24) as a mechanism at ε₀ has its n·MSE

@@ -262,6 +262,7 @@ def test_the_weights_are_rescaled_until_the_rows_sum_to_one():
     assert np.abs(fixed[:-1] / theta[:-1] - 1).max() < 1e-5
 
 
+@pytest.mark.slow  # round 12: 0.46 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_multipliers_from_the_masters_optimality_conditions_still_give_a_proof():
     """λ by least squares on the columns in use (large N) instead of the LP: the bound never passes the optimum."""
     from mechdesign.core import Prior
@@ -327,6 +328,7 @@ def test_the_final_bound_is_computed_only_when_the_searchs_bound_does_not_certif
     assert mixed.upper_bound >= plain.upper_bound - 1e-9 * plain.utility
 
 
+@pytest.mark.slow  # round 12: 0.15 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @settings(max_examples=examples(40), deadline=None)
 @given(st.integers(2, 9), st.integers(0, 80), st.floats(0.0, 0.6), st.integers(0, 2**31 - 1))
 @example(4, 67, 0.1484375, 178)  # the eliminations alone left 1.6e-10 (entries from 1e-3 to 1e7): the refit fixes it

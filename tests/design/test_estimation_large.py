@@ -41,6 +41,7 @@ def _large() -> DesignProblem:
     return DesignProblem(Prior.from_counts(counts), 1.0, 0.05, "estimation_mse")
 
 
+@pytest.mark.slow  # round 12: 0.41 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_large_n_start_is_the_better_ldp_matrix_and_the_design_improves_on_it(monkeypatch):
     """The start is the better LDP matrix and the design improves on it; beyond 256 categories (the threshold lowered
     by ``_large``) the search reports the diagonal floor without running the structured bound. One design for both
@@ -115,6 +116,7 @@ def test_below_256_categories_the_ldp_start_joins_k_rr_where_it_is_better(monkey
     assert result.method == "column_generation_priced" and result.certificate.holds
 
 
+@pytest.mark.slow  # round 12: 0.11 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @settings(max_examples=examples(60), deadline=None)
 @given(size=st.integers(2, 7), epsilon=st.floats(0.05, 4.0), seed=st.integers(0, 2**32 - 1))
 def test_the_diagonal_floor_is_below_random_ldp_designs(size, epsilon, seed):

@@ -200,6 +200,7 @@ def test_structured_bound_inequality_for_a_map(seed, n, k):
     assert mapped <= plain and plain - mapped <= n * math.sqrt(shift)
 
 
+@pytest.mark.slow  # round 12: 0.16 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_solve_dispatches_and_reports_the_quantities():
     problem = DesignProblem([0.4, 0.1, 0.3, 0.2], 1.0, 0.1, linear(marginal_map([2, 2]), ["a0", "a1", "b0", "b1"]))
     result = solve(problem)
@@ -266,6 +267,7 @@ def test_small_count_priors_beyond_sixteen_are_enumerated_and_bound_the_priced_e
     assert priced.utility >= exact.utility - tol and priced.upper_bound <= exact.utility + tol
 
 
+@pytest.mark.slow  # round 12: 0.19 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_design_within_rounding_of_epsilon_is_repaired_not_replaced_by_a_constant():
     """Seed 148 of the property test above: the master's matrix was 1e-14 over ε in columns the restricted mixing
     left alone, repair mixed to α = 1 (a constant mechanism, value inf) and the status still read "optimal"."""

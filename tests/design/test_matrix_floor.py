@@ -90,6 +90,7 @@ def test_native_country_at_epsilon_4_is_lifted_above_the_per_input_floor():
     assert 0.89541 < floor < 0.89542 and 0.76303 < per_input < 0.76304
 
 
+@pytest.mark.slow  # round 12: 0.29 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_priced_engine_keeps_the_matrix_floor_when_its_structures_give_less(monkeypatch):
     """With every structured bound worthless (−inf, an oracle past its deadline), the reported bound is the floor's
     matrix form, not the per-input floor below it."""

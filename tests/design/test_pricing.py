@@ -196,6 +196,7 @@ def test_refusals_are_decided_before_any_allocation():
     assert peak < 1 << 20  # below 1 MiB (one column of 2^24 candidates alone would be 240 bytes × 2^24)
 
 
+@pytest.mark.slow  # round 12: 0.39 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_cli_time_limit_and_progress(tmp_path, capsys, monkeypatch):
     # On a fake clock (20 ms a reading) the command's decisions are the same on any machine: at a real 2 s a loaded
     # machine may reach no iteration (and print no iteration line).

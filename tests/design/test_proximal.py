@@ -67,6 +67,7 @@ def test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective
     test_proximal_point_satisfies_every_cut_and_minimises_the_proximal_objective.hypothesis.inner_test(case)
 
 
+@pytest.mark.slow  # round 12: 0.14 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @given(st.integers(1, 40), st.integers(1, 60), st.integers(0, 2**32 - 1))
 def test_nnls_meets_scipy(rows, cols, seed):
     from scipy.optimize import nnls as reference

@@ -274,6 +274,7 @@ def test_plan_method_does_not_take_the_symmetric_engine_without_counts_or_for_ot
     assert plan_method(DesignProblem(counts, 1.0, 0.05)) == "pricing"  # mutual information: the counting oracle
 
 
+@pytest.mark.slow  # round 12: 0.14 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_solve_on_auto_from_categories_returns_the_symmetric_design_through_the_protocol():
     problem = _wide(AUTO_FROM + 20)
     # 0.5 s: the checks hold at any deadline (the engine's start is feasible, its bound certified below the value);
@@ -289,6 +290,7 @@ def test_solve_on_auto_from_categories_returns_the_symmetric_design_through_the_
     assert (block["value"], block["lower_bound"], block["status"]) == (result.utility, result.bound, result.status)
 
 
+@pytest.mark.slow  # round 12: 0.45 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_solve_method_symmetric_equals_design_symmetric():
     problem = DesignProblem(Prior.from_counts(SYMMETRIC_ORACLE), 1.0, 0.05, "estimation_mse")
     assert plan_method(problem) == "estimation"  # N = 12: auto keeps the dense engine
@@ -315,6 +317,7 @@ def test_symmetric_and_estimation_methods_refuse_what_their_engine_cannot_design
         call()
 
 
+@pytest.mark.slow  # round 12: 1.08 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_design_dense_never_takes_the_symmetric_engine():
     problem = _wide(AUTO_FROM)
     assert plan_method(problem) == "symmetric"

@@ -73,6 +73,7 @@ def test_the_bound_at_its_best_scale_stays_below_the_optimum_long_sweep(symmetri
                                                                                    spread)
 
 
+@pytest.mark.slow  # round 12: 0.17 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_some_draws_choose_another_scale(symmetric_oracle):
     """The scale is not always 1: at w = 1/4 of the per-input step's tight point (λ on the line) the best σ is ≈ 4, and
     the bound there is far above σ = 1's (so the test above checks scales other than 1)."""

@@ -97,6 +97,7 @@ def test_subset_selection_sets_with_the_oracles_weights_hold_the_rows():
     assert value <= 1.05 * oracle_mse("subset_selection", problem.size, 4.0)
 
 
+@pytest.mark.slow  # round 12: 0.10 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_lifted_subset_selection_sets_stay_private_and_inform_more():
     """Sets heavier than β/2 lifted to family A's ratio over the ball (capped): every type's recomputed PML over the
     ball is ≤ ε, the rows hold, and each cap's mixture has less n·MSE than the same sets at ratio e^ε (Zipf N = 300,
@@ -152,6 +153,7 @@ class _Checks:
         return self.left < 0
 
 
+@pytest.mark.slow  # round 12: 0.92 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_search_stops_at_its_deadline():
     """At N = 10⁴ the search of 64 starts took 30 s past a 10-s limit: it reads the deadline between starts and every
     16 moves, keeps the type in hand as far as its moves went (a member of its family, priced no higher than its
@@ -244,6 +246,7 @@ def test_the_c1_search_prices_what_the_generation_prices_and_its_types_stay_priv
     assert mechanism.type_capacities(instance.radius)[-16:].max() <= instance.epsilon
 
 
+@pytest.mark.slow  # round 12: 1.28 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_family_c2_sets_with_heavy_donors_price_below_zero_lower_the_master_and_stay_private():
     """Zipf N = 300, ε = 4, β = 0.12, the master over subset selection's sets and the single-input types (priced
     out over them): family C2's sets with heavy donors price far below zero (−68), the 64 best lower the restricted
@@ -273,6 +276,7 @@ def test_family_c2_sets_with_heavy_donors_price_below_zero_lower_the_master_and_
     assert mechanism.type_capacities(instance.radius)[-64:].max() <= instance.epsilon
 
 
+@pytest.mark.slow  # round 12: 0.35 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_c2_search_lowers_the_price_the_generation_computes_and_its_types_stay_private():
     """Family C2's search from the 16 best-priced donor sets (Zipf N = 300, ε = 4, β = 0.12): the moves of its high
     sets lower every type's reduced cost as the generation computes it (from −55 to about −1,200: its O(K) expansion
@@ -486,6 +490,7 @@ def test_entering_types_are_held_where_a_relative_correction_takes_one_below_zer
     np.testing.assert_allclose(weights[-3:], 1e-2 * out.theta.mean(), rtol=1e-15)
 
 
+@pytest.mark.slow  # round 12: 1.53 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_subset_selection_sets_cover_every_input_at_high_epsilon(monkeypatch):
     """Zipf counts N = 5,964 (m = 2·10⁵), ε = 8: d* = 2, so 3,000 sets put each input in about one set, and the
     block's weights missed the rows by 23 % (n·MSE infinite) — as at the English top-10⁵ words, where the default
@@ -550,6 +555,7 @@ def test_no_generation_round_starts_that_the_last_says_would_end_late(monkeypatc
     assert deadline.remaining() == 0.5  # it stopped before the deadline, not past it
 
 
+@pytest.mark.slow  # round 12: 0.27 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_bound_with_no_time_left_is_the_floor():
     """Past its deadline the bound returns the diagonal floor at once (the capped matrix form costs a few K × K
     eigendecompositions, 7 s at K = 2,529) — still a valid bound on every mechanism."""
@@ -577,6 +583,7 @@ def _engine_start(instance: Instance, sets: int, rng: np.random.Generator):
     return random, engine._best_block(base, base_weights, blocks, family=random)
 
 
+@pytest.mark.slow  # round 12: 0.90 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_other_familys_sets_join_the_start_and_the_steps_choose_between_them():
     """Zipf N = 300 (m = 3·10⁴), ε = 2, 300 sets of each family: subset selection's sets start lowest (n·MSE 183)
     and the random sets, which need the single-input types for their rows, far above (about 3,000); 20 first-order

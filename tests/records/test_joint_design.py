@@ -230,6 +230,7 @@ def test_design_records_keeps_the_better_design(objective):
     assert sign * designs.joint_value < sign * designs.sampled_value
 
 
+@pytest.mark.slow  # round 12: 0.62 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_design_records_keeps_the_sampled_design_where_it_decodes_best():
     """Few records on a diagonal: the joint design's own ball grows by 2Z/(m + Z) for the Z empty cells,
     the product splits ε in three; each record reporting one attribute at the whole ε decodes best."""

@@ -139,6 +139,7 @@ def test_radius_zero_is_the_worst_output_ratio():
     assert product_capacity([w, w], prior.ball(radius=0.0)).epsilon == pytest.approx(expected, abs=EXACT)
 
 
+@pytest.mark.slow  # round 12: 0.24 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_thousand_letters_against_the_dense_matrix():
     rng = np.random.default_rng(7)
     joint = rng.dirichlet(np.full(1000, 0.5))

@@ -215,6 +215,7 @@ def test_em_reaches_the_same_maximum_long_sweep(instance):
 
 
 # --------------------------------------------------------------------------- statistics (seeded)
+@pytest.mark.slow  # round 12: 0.31 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_ml_is_never_worse_than_the_projected_linear_decoder_beyond_noise():
     """A sparse truth (half the categories empty) through k-RR: 200 seeded runs of 300 records."""
     w = randomized_response(6, 1.0)
@@ -231,6 +232,7 @@ def test_ml_is_never_worse_than_the_projected_linear_decoder_beyond_noise():
     assert difference.mean() <= 3 * difference.std(ddof=1) / math.sqrt(difference.size)
 
 
+@pytest.mark.slow  # round 12: 0.39 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_bootstrap_errors_are_seeded_and_agree_with_the_fisher_information_inside():
     w = randomized_response(3, 1.5)
     counts = np.array([400, 350, 250])
@@ -241,6 +243,7 @@ def test_bootstrap_errors_are_seeded_and_agree_with_the_fisher_information_insid
     assert np.allclose(one.standard_errors, fisher, rtol=0.2)  # interior estimate: the bootstrap ~ the asymptotics
 
 
+@pytest.mark.slow  # round 12: 0.19 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_bootstrap_sees_the_spread_of_a_zero_that_the_face_misses():
     w = randomized_response(3, 1.0)
     counts = np.array([500, 500, 10])  # far below the noise floor: the third estimate is 0

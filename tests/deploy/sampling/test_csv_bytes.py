@@ -144,6 +144,7 @@ def test_one_column_with_blank_lines_and_the_empty_label(tmp_path, monkeypatch):
     assert b'""' in fast[1]  # a lone empty output cell is quoted, as the csv writer quotes it
 
 
+@pytest.mark.slow  # round 12: 0.36 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_file_found_not_plain_after_whole_chunks_starts_again_and_matches(tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
     lines = [f"{i},{'AB'[k]}" for i, k in enumerate(rng.integers(0, 2, 140_000))]  # was 200,000
@@ -153,6 +154,7 @@ def test_a_file_found_not_plain_after_whole_chunks_starts_again_and_matches(tmp_
     assert fast == general and fast[0] == 140_000
 
 
+@pytest.mark.slow  # round 12: 0.58 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_many_chunks_and_parts_memoized_two_columns(tmp_path, monkeypatch):
     rng = np.random.default_rng(5)
     labels = ["White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other"]

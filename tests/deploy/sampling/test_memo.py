@@ -395,6 +395,7 @@ def test_record_files_memoize_per_user_and_record(tmp_path):
             assert len(by_user) == 3
 
 
+@pytest.mark.slow  # round 12: 0.79 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_dask_and_the_file_path_draw_the_same_memoized_outputs(deployed):
     dd = pytest.importorskip("dask.dataframe")
     import dask

@@ -154,6 +154,7 @@ def test_no_byte_of_the_released_columns_input_reaches_the_output(name, tmp_path
         assert 1 not in [c.column_index for c in metadata.row_group(i).sorting_columns]
 
 
+@pytest.mark.slow  # round 12: 0.10 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_page_headers_with_long_statistics_are_walked(tmp_path):
     """A kept column with a few long strings: its page headers hold a 4,000-byte max (longer than the first read)."""
     source = tmp_path / "in.parquet"
