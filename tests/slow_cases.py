@@ -1,10 +1,11 @@
 """Parametrised cases behind ``-m slow`` (benchmarks/results/suite_moved.md, round 12), marked by the conftest.
 
-Round 12's rule: a test that took 0.2 s of CPU or more under CI's profile moved to ``-m slow`` unless it is the only
+Round 12's rule: a test that took 0.1 s of CPU or more under CI's profile moved to ``-m slow`` unless it is the only
 default check of a privacy guarantee, a refusal, a file format, a documented example or an entry point's start-up.
 Whole test functions carry ``@pytest.mark.slow`` themselves; the cases below are those of parametrised families
-whose other cases stay in the default suite (a family heavy in every case keeps its cheapest). The CPU seconds are
-round 12's measurement under CI's profile; the conftest refuses a listed case its test no longer has.
+whose other cases stay in the default suite (a family whose every default case was over the threshold keeps its
+cheapest). The CPU seconds are round 12's measurement under CI's profile; the conftest refuses a listed case that is
+no longer collected beside its test's other cases.
 """
 
 SLOW_CASES = frozenset({
