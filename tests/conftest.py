@@ -290,10 +290,28 @@ def pytest_collection_finish(session):
     gc.freeze()
 
 
-def pytest_collection_modifyitems(items):
+@pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by marker
+def pytest_collection_modifyitems(config, items):
+    _mark_the_slow_cases(items, check=not any("::" in arg for arg in config.args))
     first = [item for item in items if item.path.name in RUN_FIRST]
     if first:
         items[:] = first + [item for item in items if item.path.name not in RUN_FIRST]
+
+
+def _mark_the_slow_cases(items, check: bool) -> None:
+    """``@pytest.mark.slow`` on the parametrised cases that tests/slow_cases.py lists (round 12 of
+    benchmarks/results/suite_moved.md). With ``check`` (no test named on the command line), a listed case whose test
+    was collected without it is refused, so that a renamed case cannot slip back into the default suite unnoticed."""
+    from slow_cases import SLOW_CASES
+
+    collected = {item.nodeid for item in items}
+    functions = {nodeid.split("[", 1)[0] for nodeid in collected}
+    for item in items:
+        if item.nodeid in SLOW_CASES:
+            item.add_marker(pytest.mark.slow)
+    missing = sorted(case for case in SLOW_CASES if case.split("[", 1)[0] in functions and case not in collected)
+    if check and missing:
+        raise pytest.UsageError(f"tests/slow_cases.py lists cases that were not collected: {missing}")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -130,6 +130,7 @@ def test_the_checker_catches_forbidden_imports(tmp_path):
     assert _targets(_violations(top, tmp_path)) == {"cli", "core"}
 
 
+@pytest.mark.slow  # round 12: 1.13 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_package_graph_points_down():
     """At package level (what a module-level check could miss: a loop through three packages), every edge goes
     to a lower floor; listed so that a new edge shows in a failure."""

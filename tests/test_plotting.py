@@ -22,6 +22,7 @@ def _agg():
     matplotlib.use("Agg")
 
 
+@pytest.mark.slow  # round 12: 0.61 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_heatmap_has_the_labels_and_one_annotation_per_cell():
     mechanism = Mechanism.from_matrix([[0.9, 0.1], [0.25, 0.75]], ["no", "yes"], ["N", "Y"])
     ax = plot_mechanism(mechanism, title="t")

@@ -140,6 +140,7 @@ def test_every_listed_name_resolves(init):
     assert set(module.__all__) - {"__version__"} <= set(dir(module))
 
 
+@pytest.mark.slow  # round 12: 0.59 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_tests_import_public_names():
     assert _deep_imports(ROOT, _exported_by) == []
 

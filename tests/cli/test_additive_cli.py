@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from mechdesign.noise.additive import gaussian_guarantee_for_target, laplace_scale_estimated
 
 from conftest import PRIVACY_SLACK
 
 
+@pytest.mark.slow  # round 12: 0.13 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_calibrate_laplace_json_matches_api(cli):
     result = cli("calibrate", "laplace", "--epsilon", "0.6931471805599453", "--delta", "1e-9",
                  "--counts", "16192,32650", "--json")

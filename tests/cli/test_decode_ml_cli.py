@@ -53,6 +53,7 @@ def test_ml_through_the_cli_is_on_the_simplex_with_its_certificate(tmp_path, col
     assert all(np.isfinite(list(out["standard_errors"].values())))
 
 
+@pytest.mark.slow  # round 12: 0.19 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_within_the_ball_the_estimate_stays_in_the_files_ball(tmp_path, column_file, cli, monkeypatch):
     path, rr = column_file
     # The estimate and the text are checked here, not the standard errors' values: 20 bootstrap replicates (still
@@ -75,6 +76,7 @@ def test_within_the_ball_the_estimate_stays_in_the_files_ball(tmp_path, column_f
     assert text.returncode == 0 and "within the file's ball" in text.stdout and "±" in text.stdout
 
 
+@pytest.mark.slow  # round 12: 0.21 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_an_ldp_baseline_file_is_decoded_like_a_design(tmp_path, cli):
     made = cli("baseline", "krr", "--epsilon", "1", "--labels", ",".join(LABELS), "--out", str(tmp_path / "k.json"))
     assert made.returncode == 0, made.stderr

@@ -40,6 +40,7 @@ def adult(tmp_path_factory):
     return root, mech_path, labels, prior, frame
 
 
+@pytest.mark.slow  # round 12: 0.40 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_round_trip_on_adult_through_the_cli(cli, adult):
     root, mech_path, labels, prior, frame = adult
     verified = cli("verify", str(mech_path), "--json")

@@ -124,6 +124,7 @@ def test_design_at_epsilon_zero_refuses_estimation_in_one_line(cli, tmp_path):
     assert "no ε = 0 mechanism can be decoded" in result.stderr and not list(tmp_path.glob("*.json"))
 
 
+@pytest.mark.slow  # round 12: 0.93 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_count_prior_beyond_the_knapsack_table_is_designed_not_refused(cli, tmp_path):
     # Issue 38, item 6: N·(m + 1) > 2·10⁸ was refused with "prior must be given by counts" — it is given by counts.
     import numpy as np

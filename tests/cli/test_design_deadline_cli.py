@@ -39,6 +39,7 @@ def test_the_command_deadline_counts_from_its_start_and_keeps_time_for_the_file(
     assert 0 < reserve(5) < reserve(5_000)  # the file's share grows with the matrix
 
 
+@pytest.mark.slow  # round 12: 0.52 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_tiny_limit_writes_the_certified_start_with_a_true_gap_line(cli, tmp_path):
     # zipf-256 with --time-limit 1 took 7.7-9.7 s (the first pricing's C2 grid alone, 8 s) and said "within 1
     # (relative) of the optimum" of a design at 0.2 % of its bound.
@@ -93,6 +94,7 @@ def test_highs_stopping_at_its_limit_writes_the_best_certified_design(cli, monke
     assert read_mechanism_file(out["file"]).mechanism.shape == (64, 64)  # k-RR calibrated to the ball
 
 
+@pytest.mark.slow  # round 12: 0.13 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_joint_record_design_takes_the_command_deadline(tmp_path, capsys):
     from mechdesign.cli import main
 

@@ -58,6 +58,7 @@ def test_design_writes_a_record_file_with_only_the_record_level_epsilon(adult, c
     assert text.returncode == 0 and "record-level pml epsilon" in text.stdout and "\n".join(pml).count("epsilon") == 1
 
 
+@pytest.mark.slow  # round 12: 0.19 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_round_trip_decodes_every_marginal_within_four_standard_errors(adult, cli):
     # in process (privatize's and decode's real entry points run in test_memo.py and test_decode_ml_cli.py)
     out = adult["folder"] / "private.csv"
@@ -161,6 +162,7 @@ def test_record_problem_refusals_are_one_line_exit_2_and_write_nothing(cli, tmp_
     assert not (tmp_path / "p.mech.json").exists()
 
 
+@pytest.mark.slow  # round 12: 0.13 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_joint_record_file_privatizes_and_decodes_through_the_cli(cli, tmp_path):
     """The joint route, with a k-RR over the product alphabet built by hand."""
     alphabets = [["u", "v"], ["s", "t"]]

@@ -37,6 +37,7 @@ def test_verify_reports_the_exact_account_as_json_numbers(cli, plain):
     assert "5 fresh releases of the same value leak" in text.stdout and "exact over 56 count vectors" in text.stdout
 
 
+@pytest.mark.slow  # round 12: 0.52 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_verify_beyond_enumeration_reports_a_certified_bracket(cli, plain):
     out = cli("verify", str(plain), "--releases", "2000", "--json")
     account = json.loads(out.stdout)["releases"]

@@ -245,6 +245,7 @@ def test_signal_during_write_leaves_nothing(big, tmp_path, sig, code):
     pytest.fail("privatize finished before the signal in 3 attempts")
 
 
+@pytest.mark.slow  # round 12: 0.20 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_sigkill_during_write_is_cleaned_by_the_next_run(big, tmp_path, capsys):
     process = _start_and_signal(big, tmp_path, signal.SIGKILL)
     assert process.returncode == -signal.SIGKILL
@@ -391,6 +392,7 @@ def test_handlers_are_left_alone_outside_the_cli_and_when_a_program_has_its_own(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
 
 
+@pytest.mark.slow  # round 12: 0.30 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_privatize_stops_on_an_interrupt_that_lands_where_python_would_swallow_it(rr, tmp_path):
     """Through the real entry point: Ctrl-C the instant the temporary output exists, inside a weakref callback (where
     the CLI's lazy imports of pandas and pyarrow run their module locks' callbacks). Without deferral Python printed

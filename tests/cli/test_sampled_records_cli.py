@@ -52,6 +52,7 @@ def _one_line(result) -> str:
     return result.stderr
 
 
+@pytest.mark.slow  # round 12: 1.56 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_designed_file_is_a_sampled_record_file_that_verifies(adult, cli):
     content = json.loads(adult["file"].read_text())
     assert content["attributes"] == list(COLUMNS) and len(content["sampling"]) == 3
@@ -92,6 +93,7 @@ def test_round_trip_recovers_every_marginal_within_three_standard_errors(adult, 
             assert 0 < error and abs(value - truth[label]) <= 3 * error, (attribute, label, value, truth[label], error)
 
 
+@pytest.mark.slow  # round 12: 0.34 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_csv_and_parquet_releases_are_the_same_records(adult, cli):
     outs = {}
     for kind in ("csv", "parquet"):

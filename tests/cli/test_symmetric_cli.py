@@ -40,6 +40,7 @@ def test_verify_prints_the_guarantee_and_the_design(cli, design):
     assert info["kind"] == "symmetric" and info["holds"] and info["report_bytes_max"] >= len("t0.0")
 
 
+@pytest.mark.slow  # round 12: 0.11 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_privatize_then_decode_recovers_the_prior(cli, design, tmp_path):
     m, path, data = design
     out = tmp_path / "private.csv"
@@ -55,6 +56,7 @@ def test_privatize_then_decode_recovers_the_prior(cli, design, tmp_path):
         assert abs(decoded["frequencies"][label] - p) <= 5 * decoded["standard_errors"][label] + 1e-3
 
 
+@pytest.mark.slow  # round 12: 0.25 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_memoized_reports_repeat_across_runs_and_parquet_works(cli, design, tmp_path):
     pytest.importorskip("pyarrow")
     import pyarrow as pa
@@ -161,6 +163,7 @@ def test_parquet_labels_read_by_arrow_give_the_csv_reports_and_bad_ones_are_refu
         assert not (tmp_path / "bad-out.parquet").exists()
 
 
+@pytest.mark.slow  # round 12: 0.18 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_binary_reports_in_parquet_and_arrow_decode_as_their_text_in_csv(cli, design, tmp_path):
     # privatize writes Parquet and Arrow IPC reports as a binary column (the type and V in the fewest whole bytes)
     # and CSV ones as text; with one seed they are the same reports, and decode reads each form to one estimate.

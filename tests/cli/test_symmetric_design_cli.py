@@ -28,6 +28,7 @@ def _problem(folder: Path, counts: list[int], name: str = "tied", utility: str =
     return path
 
 
+@pytest.mark.slow  # round 12: 0.21 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_symmetric_design_is_written_verified_and_optimal(tmp_path):
     problem = _problem(tmp_path, ORACLE)
     done = run_cli("design", str(problem), "--method", "symmetric", "--out", str(tmp_path), "--json")
@@ -95,6 +96,7 @@ def test_refusals_are_one_line_with_nothing_written(tmp_path, utility, extra, ru
     assert not (tmp_path / "tied.mech.json").exists()
 
 
+@pytest.mark.slow  # round 12: 0.44 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_json_has_one_shape_for_the_dense_and_the_symmetric_engine(tmp_path):
     """``design --json`` prints the utility block (value, lower bound, gap, status) for every engine (issue 60)."""
     problem = _problem(tmp_path, ORACLE)

@@ -31,6 +31,7 @@ def test_every_verb_help_ends_with_an_example_that_parses():
             build_parser().parse_args(shlex.split(command)[1:])  # each line is valid for the parser
 
 
+@pytest.mark.slow  # round 12: 0.14 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @pytest.mark.parametrize(("old", "new"), [
     (["calibrate", "laplace", "--epsilon", "0.7", "--delta", "1e-9", "--samples", "10000", "--p-min", "0.3"],
      ["calibrate", "laplace", "--epsilon", "0.7", "--delta", "1e-9", "--samples", "10000", "--p-hat-min", "0.3"]),

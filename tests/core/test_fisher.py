@@ -123,6 +123,7 @@ def test_weighted_trace_is_the_trace_at_the_identity_bit_for_bit():
         assert weighted_trace_inverse_fisher(w, p, np.eye(4)) == trace_inverse_fisher(w, p)
 
 
+@pytest.mark.slow  # round 12: 0.12 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @given(st.integers(0, 10_000), st.integers(2, 5), st.integers(1, 3))
 def test_linear_decoder_is_unbiased_with_the_stated_covariance_on_full_rank_mechanisms(seed, n, k):
     w, p = random_instance(seed, n, n + 2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import scipy.linalg  # noqa: F401  (SciPy's BLAS loaded before the pools are listed)
 import threadpoolctl
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -34,6 +35,7 @@ def test_every_pool_runs_one_thread_inside_and_its_count_is_restored_after():
         assert {pool["filepath"]: pool["num_threads"] for pool in threadpool_info()} == before
 
 
+@pytest.mark.slow  # round 12: 0.13 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_designs_walk_the_loaded_libraries_only_after_an_import(monkeypatch):
     """threadpool_limits(1) walked every loaded shared library on each call (1-4 ms of CPU; dozens of calls in a
     record design): the designers now walk them again only when a module was imported since the last walk."""
@@ -67,6 +69,7 @@ def test_a_module_imported_since_the_last_walk_is_walked_again(monkeypatch):
     assert len(made) == 1
 
 
+@pytest.mark.slow  # round 12: 0.68 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_symmetric_engine_solves_its_master_on_one_thread(monkeypatch):
     """design_symmetric runs its master's Cholesky factorisations under one BLAS thread, as the other designers do
     (two threads spent 1.6-2.1 s of CPU at N = 12 on a 2-core machine, one 0.15 s)."""

@@ -50,6 +50,7 @@ def test_each_kind_loads_into_its_adapter(deployments, kind):
         deployment.sha256  # the shipped bytes load to the same file
 
 
+@pytest.mark.slow  # round 12: 0.12 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @settings(max_examples=15, deadline=None)
 @given(kind=st.sampled_from(F.KINDS), cuts=st.lists(st.integers(1, 299), max_size=4, unique=True))
 def test_draws_do_not_depend_on_batches(deployments, kind, cuts):

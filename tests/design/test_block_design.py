@@ -58,6 +58,7 @@ def test_points_and_hyperplanes_form_a_symmetric_design(q, d):
     assert not incidence.flags.writeable
 
 
+@pytest.mark.slow  # round 12: 0.12 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @settings(max_examples=examples(40), deadline=None)
 @given(size=st.integers(2, 400), epsilon=st.floats(0.05, 5.0))
 def test_the_scheme_is_subset_selection_on_v_values(size, epsilon):

@@ -163,6 +163,7 @@ def test_the_estimation_engine_through_the_registry_is_design_estimation():
     assert chosen.utility == pytest.approx(direct.utility, rel=1e-9) and chosen.status == direct.status == "optimal"
 
 
+@pytest.mark.slow  # round 12: 0.55 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_priced_estimation_search_is_an_engine_option_not_a_patched_constant():
     problem = _problem(8, 1.0, 0.05, "estimation_mse")
     listed = solve(problem, baselines=False)

@@ -84,6 +84,7 @@ def test_a_master_that_ends_worse_never_replaces_the_best_iterate(monkeypatch):
     assert result.utility <= min(values) * (1 + 1e-6)
 
 
+@pytest.mark.slow  # round 12: 0.80 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_final_certificate_does_not_start_when_its_measured_cost_does_not_fit(monkeypatch):
     """A bound that costs 2.5 s under a 4 s limit: the search stops and the final certificate is skipped.
 
@@ -142,6 +143,7 @@ def test_without_dual_rounds_one_oracle_call_measures_the_certificate(monkeypatc
     assert (result.upper_bound >= 0.0) if utility == "estimation_mse" else math.isfinite(result.upper_bound)
 
 
+@pytest.mark.slow  # round 12: 0.34 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_an_oracle_past_its_deadline_stops_and_gives_no_bound():
     """maximize raises OracleTimeout past its deadline; a structured bound with no round completed is −inf."""
     import pytest
@@ -162,6 +164,7 @@ def test_an_oracle_past_its_deadline_stops_and_gives_no_bound():
     assert np.isfinite(structured_bound("a_optimal", target, np.zeros(COUNTS.size), oracle, cuts).value)
 
 
+@pytest.mark.slow  # round 12: 0.45 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_slow_oracle_calls_are_cut_at_the_limit_and_the_result_is_still_certified(monkeypatch):
     """Knapsack tables of 0.2 s inside the bound (a call ≥ 4 s), no bound during the search: the final certificate
     starts with its cost unknown, is cut at the limit, and the result stays certified.

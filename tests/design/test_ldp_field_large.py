@@ -51,6 +51,7 @@ def estimator_variance(matrix: np.ndarray, supports: np.ndarray, frequencies: np
     return float(np.sum(frequencies[:, None] * s * (1 - s))) / (p - q) ** 2
 
 
+@pytest.mark.slow  # round 12: 0.12 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @settings(max_examples=examples(60), deadline=None)
 @given(size=st.integers(2, 3000), epsilon=st.one_of(st.floats(1e-300, 1e-12), st.floats(1e-3, 50.0)))
 def test_the_vectorised_best_subset_is_the_scan(size, epsilon):

@@ -58,6 +58,7 @@ def test_solve_without_baselines_never_enters_as_prior(monkeypatch):
     assert calls == {}
 
 
+@pytest.mark.slow  # round 12: 0.15 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @settings(max_examples=30, deadline=None)
 @given(data=st.data(), kind=st.sampled_from(["mutual_information", "guessing_probability", "estimation_mse",
                                               "estimation_logdet"]))

@@ -112,6 +112,7 @@ def test_large_alphabets_load_with_their_ldp_closed_forms(name):
     assert block_designs(problem.size, 1.0)[0].mse == pytest.approx(expected["ldp_block_design_mse"], rel=tolerance)
 
 
+@pytest.mark.slow  # round 12: 0.15 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_english_words_are_wordfreq_order_with_the_top_word_first():
     loaded = load_problem(PROBLEMS / "english-100000.toml").problem.prior
     top = load_problem(PROBLEMS / "english-10000.toml").problem.prior

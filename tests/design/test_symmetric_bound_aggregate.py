@@ -39,9 +39,9 @@ def _single(instance: Instance, cut: bound_module._Cut) -> float:
     return float((s * p * p).sum()) + root**2 / (cut.spent - float((s * cut.w).sum()))
 
 
-# Each example up to four reaches and a cone program (0.4 s of CPU): 3 in the default suite, the sweep of 25
+# Each example up to four reaches and a cone program (0.4 s of CPU): 2 in the default suite (round 12), the sweep of 25
 # below under -m slow (benchmarks/results/suite_moved.md, rounds 10 and 11).
-@settings(max_examples=examples_beside(3, 25), deadline=None)
+@settings(max_examples=examples_beside(2, 25), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 4), spread=st.floats(0.1, 10.0))
 def test_the_aggregate_of_random_cuts_stays_below_the_optimum(symmetric_oracle, seed, count, spread):
     """Random cuts (w ≥ 0 with some cells zero, λ about the line h*·w): the aggregate is at most the enumerated
@@ -90,6 +90,7 @@ def test_two_cuts_on_disjoint_cells_add_up(symmetric_oracle):
     assert both > max(alone) + 0.1 * abs(max(alone))
 
 
+@pytest.mark.slow  # round 12: 0.69 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_every_cut_the_bound_keeps_holds_on_the_optimal_design(symmetric_oracle, monkeypatch):
     """Σ_x w_x J_xx ≤ U for every cut the bound collected, at the enumerated optimum's J (a mechanism like any
     other); and the bound returned is at least the aggregate of them."""

@@ -57,6 +57,7 @@ def cut(tmp_path_factory):
     return problem, json.loads(run.stdout)
 
 
+@pytest.mark.slow  # round 12: 0.23 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_an_optimal_design_names_no_loose_side(optimal):
     assert optimal.status == "optimal"
     assert optimal.diagnosis["bound"] == "every type" and optimal.diagnosis["search"] == "priced out"
@@ -64,6 +65,7 @@ def test_an_optimal_design_names_no_loose_side(optimal):
     assert optimal.to_dict()["utility"]["gap_sources"]["bound"] == "every type"
 
 
+@pytest.mark.slow  # round 12: 1.10 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_feasible_design_says_which_side_is_loose(cut):
     """Through the CLI: the labels are the engine's; a bound labelled "floor" is the diagonal floor."""
     problem, printed = cut
@@ -96,6 +98,7 @@ def test_the_report_words_each_side(optimal, diagnosis, words):
     assert f"  the gap: {words}" in feasible.summary().splitlines()
 
 
+@pytest.mark.slow  # round 12: 0.16 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_generation_says_why_it_stopped():
     """Every type listed: priced out; a spent deadline: "deadline" before any round; no room under a budget of the
     types in hand: "budget"."""
@@ -112,6 +115,7 @@ def test_the_generation_says_why_it_stopped():
     assert full.stop == "budget"
 
 
+@pytest.mark.slow  # round 12: 0.38 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_bound_says_where_it_came_from():
     """With no time for the reach the bound is the floor or every cell capped, whichever is larger, and says so."""
     problem = _zipf(120, 4.0)
@@ -123,6 +127,7 @@ def test_the_bound_says_where_it_came_from():
     assert (found.value == floor) == (found.source == "floor") and found.value >= floor
 
 
+@pytest.mark.slow  # round 12: 0.55 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_bound_that_is_not_thorough_stops_after_its_first_candidate(monkeypatch):
     """``thorough=False`` (the engine's search was still gaining): one candidate with the reach, and the bound is
     the larger of its value and the floor's (every cell capped). ``thorough=True`` stops there too when the first

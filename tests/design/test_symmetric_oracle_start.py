@@ -85,7 +85,7 @@ def test_too_many_types_are_not_listed():
 
 
 # Each example is a design of a second (its limit): 2 in the default suite, the long sweep of 20 below under -m slow
-# (benchmarks/results/suite_moved.md, round 11).
+# (benchmarks/results/suite_moved.md, round 12).
 @settings(max_examples=examples_beside(2, 20, each_solves=True), deadline=None)
 @given(levels=st.lists(st.integers(5, 60), min_size=1, max_size=2, unique=True), data=st.data(),
        epsilon=st.floats(0.3, 4.0))

@@ -18,6 +18,7 @@ def design():
     return design_symmetric(problem)
 
 
+@pytest.mark.slow  # round 12: 0.20 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_calibrated_oracles_are_those_of_the_problem(design):
     problem = design.problem
     assert design.calibrated == calibrated_oracles(problem.prior, problem.epsilon, problem.radius)

@@ -105,6 +105,7 @@ def test_the_masters_lps_and_interior_point_get_the_time_left(monkeypatch):
     assert len(ends) == 2 and all(end is not None and begun + 6.9 <= end <= time.monotonic() + 7.0 for end in ends)
 
 
+@pytest.mark.slow  # round 12: 0.13 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_refined_multipliers_lp_gets_the_time_left(monkeypatch):
     """Every scipy LP of W₂'s column generation (the refined multipliers, the inside point) gets the deadline's time
     left as HiGHS' ``time_limit``; on a clock that does not move, that is the whole limit. Before: none had one."""
@@ -124,6 +125,7 @@ def test_the_refined_multipliers_lp_gets_the_time_left(monkeypatch):
     assert limits == [pytest.approx(40.0)] * len(limits)
 
 
+@pytest.mark.slow  # round 12: 0.14 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_two_layer_design_runs_on_one_blas_thread(monkeypatch):
     """The design's own algebra (W₂'s masters, the mixing, the alternation) runs on one BLAS thread, as ``solve``'s
     does: with two threads on the loaded 2-core machine a master took 4.6 s of wall for 1.2 s of CPU (0.2 s with

@@ -107,6 +107,7 @@ def test_a_binary_design_is_at_least_as_good_as_a_brute_force_grid(lifetime, rep
     assert ran.values[-1] - 1.0 <= _grid_best(prior, lifetime, report, link) * (1 + 2e-3)
 
 
+@pytest.mark.slow  # round 12: 0.91 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_on_a_zipf_alphabet_both_layers_together_cut_the_candidates_mse_by_more_than_half():
     """Six values, Zipf prior, (lifetime, per-report, link) = (1, 0.5, 2): from k-RR at the lifetime ε with its
     A-optimal reports (n·MSE 65.07, the candidate design_two_layer kept before the alternation) the alternation
@@ -124,6 +125,7 @@ def test_on_a_zipf_alphabet_both_layers_together_cut_the_candidates_mse_by_more_
     assert link_level(ran.permanent, ran.reports).epsilon <= 2.0
 
 
+@pytest.mark.slow  # round 12: 0.12 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_without_a_link_budget_the_alternation_reaches_the_single_layer_optimum():
     """λ = ∞, two values, radius 2 (ε-PML is ε-LDP): the single-layer optimum at ε_R is Warner's randomized
     response at ε_R (the closed form), a lower bound for any two layers; the alternation from k-RR at ε_L and
@@ -171,6 +173,7 @@ def _fake_clock(monkeypatch):
     return clock
 
 
+@pytest.mark.slow  # round 12: 0.70 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_alternation_honours_its_deadline(monkeypatch):
     """A 16-value instance that does not converge in 3 s: the alternation returns within 5 % of it (plus a quarter
     of a second for the last line search), with a design never worse than its start.

@@ -58,9 +58,9 @@ DATA_KINDS = ("custom", "hypothesis_testing", "estimation_linear")  # built by t
 columns = st.lists(st.floats(0.0, 5.0), min_size=3, max_size=3).map(np.array)
 
 
-# 20 examples of each kind in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md,
-# round 11).
-@settings(max_examples=examples_beside(20, 60))
+# 7 examples of each kind in the default suite, the sweep of 60 below under -m slow (benchmarks/results/suite_moved.md,
+# round 12).
+@settings(max_examples=examples_beside(7, 60))
 @given(first=columns, second=columns, scale=st.floats(0.01, 100.0))
 @pytest.mark.parametrize("kind", [k for k in UTILITY_KINDS
                                   if k not in DATA_KINDS and Utility(k).sublinear])

@@ -145,6 +145,7 @@ def test_a_trivial_bound_at_most_the_target_decides_without_enumerating(monkeypa
         release_leakage(rr, ball, 12, target=12.0 + 1e-6)
 
 
+@pytest.mark.slow  # round 12: 0.38 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_relaxation_stops_once_the_target_is_decided():
     logs, _ = _merged_logs(_design().matrix)
     full = bound_module.relaxation_bound(logs, BALL, 40)
@@ -156,6 +157,7 @@ def test_the_relaxation_stops_once_the_target_is_decided():
     assert disproven.cases < full.cases
 
 
+@pytest.mark.slow  # round 12: 0.13 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_release_progress_reports_the_relaxation(monkeypatch):
     lines = []
     monkeypatch.setattr(releases_module._Reporter, "EVERY", 0.0)

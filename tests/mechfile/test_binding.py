@@ -192,6 +192,7 @@ def _umask() -> int:
     return mask
 
 
+@pytest.mark.slow  # round 12: 0.10 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_round_trip_deterministic_given_seed(adult, tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     for target, chunk in ((a, "1000"), (b, "70000")):

@@ -46,6 +46,7 @@ def test_sampler_matches_pmf_and_rejects_wrong_sigma():
     assert chi_squared_pvalue(samples, lambda x: discrete_gaussian_pmf(x, 2.25 * 1.44)) < 1e-6
 
 
+@pytest.mark.slow  # round 12: 0.17 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_discrete_laplace_matches_pmf():
     t = 2.0
     samples = sample_discrete_laplace(t, 4000, rng=3)

@@ -102,6 +102,7 @@ def test_total_variation_oracles():
     assert rows.shape == (2,) and rows.tolist() == [0.0, 1.0]
 
 
+@pytest.mark.slow  # round 12: 0.10 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @given(st.lists(st.integers(0, 50), min_size=2, max_size=8), st.integers(0, 2**31))
 def test_total_variation_is_a_distance_in_zero_one(counts, seed):
     if sum(counts) == 0:

@@ -197,8 +197,8 @@ def test_lebeda_correlated_noise_table(d, indep, shared, total):
     assert sigma * math.sqrt(1 + d ** -0.5) == pytest.approx(total, abs=2e-6)
 
 
-# 8 examples in the default suite, the sweep of 25 below under -m slow (benchmarks/results/suite_moved.md, round 11).
-@settings(max_examples=examples_beside(8, 25))
+# 3 examples in the default suite, the sweep of 25 below under -m slow (benchmarks/results/suite_moved.md, round 12).
+@settings(max_examples=examples_beside(3, 25))
 @given(st.sampled_from(METHODS), st.integers(1, 40), st.floats(0.05, 3.0), st.floats(1e-8, 1e-2),
        st.floats(1.01, 3.0))
 def test_threshold_is_conservative_and_tight(method, k, epsilon, delta, factor):
@@ -217,8 +217,8 @@ def test_threshold_is_conservative_and_tight_long_sweep(method, k, epsilon, delt
     test_threshold_is_conservative_and_tight.hypothesis.inner_test(method, k, epsilon, delta, factor)
 
 
-# 8 examples in the default suite, the sweep of 25 below under -m slow (benchmarks/results/suite_moved.md, round 11).
-@settings(max_examples=examples_beside(8, 25))
+# 3 examples in the default suite, the sweep of 25 below under -m slow (benchmarks/results/suite_moved.md, round 12).
+@settings(max_examples=examples_beside(3, 25))
 @given(st.integers(1, 30), st.floats(0.2, 20.0), st.floats(0.0, 60.0), st.floats(0.0, 3.0))
 def test_analyses_are_ordered(k, sigma, tau, epsilon):
     d = {m: sparse_delta(m, sigma, tau, k, epsilon) for m in METHODS}

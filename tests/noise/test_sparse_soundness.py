@@ -81,6 +81,7 @@ def test_reduction_matches_direct_integration_one_shared_key(changed, new, sc):
     assert rev == pytest.approx(d_rev, rel=1e-4, abs=1e-9)
 
 
+@pytest.mark.slow  # round 12: 0.31 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_reduction_matches_monte_carlo_two_shared_keys():
     # k = 3: two shared keys (one changed) and one new key; densities by direct 1-D integration over Z'.
     sigma, k, tau, eps = 1.0, 3, 1.2, 0.2
@@ -126,6 +127,7 @@ def reference_c4(sigma, tau, k, eps, shared):
     return float(delta_gaussian_raw(eps + log_psi, csh_gamma(shared, k) / sigma))
 
 
+@pytest.mark.slow  # round 12: 0.20 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_reference_c4_case_bound_fails_on_a_counterexample():
     # Smaller vs larger dataset, k = 2: one shared key that changes and one new key, σ = 4, τ = 2, ε = 2.
     # The reference's C4 (Wilkins' T3 with ψ) claims δ ≤ 7.3e-9 for this case; the exact divergence is

@@ -50,6 +50,7 @@ def test_record_problems_design_to_their_expected_values(path):
         assert design.mse == pytest.approx(problem.expected["marginal_mse"], abs=problem.expected["tolerance"])
 
 
+@pytest.mark.slow  # round 12: 0.16 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_adult_five_attributes_span_6720_joint_letters():
     problem = load_record_problem(PROBLEMS / "adult-5-attributes-product.toml")
     assert problem.prior.size == 6720 and problem.prior.samples == 48842
@@ -101,6 +102,7 @@ def test_given_probabilities_are_read_as_numbers(tmp_path):
     assert load_record_problem(path).probabilities == [1, 1, 2]
 
 
+@pytest.mark.slow  # round 12: 0.21 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_a_sampled_problem_reaches_the_product_limit_of_joint_letters(tmp_path):
     """A sampled design needs only the marginals, as a product does: Adult's five attributes (6,720 letters) load
     without ``max_letters`` (a joint design's default limit is 1,000)."""

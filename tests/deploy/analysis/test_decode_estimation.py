@@ -101,6 +101,7 @@ def test_bad_estimation_problems_exit_2_with_one_line(tmp_path, capsys, text, ma
     assert len(err) == 1 and match in err[0]
 
 
+@pytest.mark.slow  # round 12: 0.14 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_quick_start_round_trip_through_the_cli(tmp_path, capsys):
     """design → privatize → decode --method linear: every race frequency within 3 standard errors."""
     assert main(["design", str(PROBLEMS / "adult-race-estimation.toml"), "--out", str(tmp_path)]) == 0

@@ -45,6 +45,7 @@ def test_product_marginals_are_the_single_column_decoders_per_factor(tmp_path, p
     assert estimate.marginals[0].unbiased[0] < 0 and estimate.to_dict()["method"] == method
 
 
+@pytest.mark.slow  # round 12: 0.18 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_joint_ml_marginals_are_the_sums_of_the_joint_maximum_likelihood(tmp_path, prior):
     record = _joint(tmp_path, prior)
     counts = np.array([30, 2, 1, 20, 3, 1])

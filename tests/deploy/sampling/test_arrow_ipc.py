@@ -89,6 +89,7 @@ def test_records_from_ipc_are_the_labels_released_from_parquet_and_csv(tmp_path,
             assert released.column(name).equals(table.column(name)), name
 
 
+@pytest.mark.slow  # round 12: 0.70 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_single_column_from_ipc_matches_csv_and_keeps_the_rest(tmp_path):
     mechanism = randomized_response(3, 1.0, ["u", "v", "w"])
     data = _records(70_000, seed=12)
@@ -144,6 +145,7 @@ def test_format_mismatch_and_a_corrupt_file_are_one_line_exit_2(tmp_path, cli):
         ArrowIpcFile(tmp_path / "bad.arrow")
 
 
+@pytest.mark.slow  # round 12: 0.23 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_counts_and_columns_read_from_ipc_equal_csvs(tmp_path):
     data = _records(30_000, seed=6)
     _write_ipc(tmp_path / "d.arrow", _table(data), 4_096)

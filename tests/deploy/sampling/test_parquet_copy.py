@@ -9,10 +9,12 @@ import sys
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from conftest import ROOT
 
 
+@pytest.mark.slow  # round 12: 0.28 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_copy_reads_back_the_same_table_written_with_privatizes_options(tmp_path):
     n = 70_000  # past 65,536 values: the kept id column is written as privatize writes ids (delta, no dictionary)
     races = np.array(["White", "Black", "Other"])[np.random.default_rng(3).integers(0, 3, n)]

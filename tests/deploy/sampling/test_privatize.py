@@ -96,6 +96,7 @@ def test_boundary_cells_are_sampled_exactly(monkeypatch):
         assert stats.binomtest(int((y == 0).sum()), y.size, shifted).pvalue < 1e-6
 
 
+@pytest.mark.slow  # round 12: 0.16 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 @given(st.lists(st.floats(0.0, 1.0, allow_subnormal=False), min_size=1, max_size=12).filter(lambda r: sum(r) > 0))
 def test_quantisation_is_exact_and_within_one_unit(row):
     array = np.array(row)

@@ -125,6 +125,7 @@ def _keyed_aes(key: int):
     return np.random.Generator(AESCounter(key=key, counter=0))
 
 
+@pytest.mark.slow  # round 12: 0.14 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_secure_stream_draws_a_chunk_per_call_with_the_same_sampler(tmp_path):
     """One generator for every block (the secure AES-CTR stream): a chunk is one call of the exact sampler. Keyed
     here so that the draws can be replayed; the released counts follow W_q (5 standard errors)."""
@@ -230,6 +231,7 @@ def test_a_record_file_deploys_without_scipy_cvxpy_or_the_design_engines(tmp_pat
     assert library.strip() == "[] []", out.stdout + out.stderr
 
 
+@pytest.mark.slow  # round 12: 0.29 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_kept_columns_keep_their_values_and_drop_a_dictionary_that_did_not_pay(tmp_path):
     """A kept int64 id (full width per value in the source: the writer's dictionary fell back) is written without a
     dictionary, delta-encoded when its values span less than 2³² (``id``) and plain otherwise (``token``); a kept

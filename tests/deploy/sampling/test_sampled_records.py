@@ -224,6 +224,7 @@ def test_decode_refuses_records_reporting_no_attribute_or_two(tmp_path, prior):
         decode_records(record, [np.array([5, 3, 2]), np.zeros(2)])
 
 
+@pytest.mark.slow  # round 12: 0.12 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_dask_path_releases_and_counts_like_the_file_path(tmp_path, prior):
     dd = pytest.importorskip("dask.dataframe")
     import dask
@@ -271,6 +272,7 @@ def test_assess_of_a_sampled_file_is_the_lifted_capacity_on_the_sample(tmp_path,
 
 # --- decoding ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # round 12: 0.55 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_decoded_standard_errors_cover_the_datas_own_frequencies(tmp_path, prior):
     """Fixed records privatized over many seeds: z-scores against the records' own marginals have unit variance.
 
@@ -298,6 +300,7 @@ def test_decoded_standard_errors_cover_the_datas_own_frequencies(tmp_path, prior
     assert float(np.mean(inside)) >= 0.97
 
 
+@pytest.mark.slow  # round 12: 0.35 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_the_same_seed_releases_the_same_table_whatever_the_chunk(tmp_path, prior):
     sampler = RecordPrivatizer(read_record_file(_sampled(tmp_path, prior)))
     frame, _ = _table(tmp_path, n=70_000)  # more than one block of 65,536 records

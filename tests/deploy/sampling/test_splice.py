@@ -118,6 +118,7 @@ def test_kept_columns_keep_their_bytes_encodings_and_statistics(name, tmp_path, 
         assert not after.row_group(i).column(0).has_offset_index  # page indexes are dropped
 
 
+@pytest.mark.slow  # round 12: 0.21 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_memoized_runs_splice_and_read_the_users(tmp_path, monkeypatch):
     source, spliced, written = tmp_path / "in.parquet", tmp_path / "spliced.parquet", tmp_path / "written.parquet"
     pq.write_table(_table(), source, row_group_size=CHUNK)

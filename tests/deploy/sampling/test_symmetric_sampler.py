@@ -208,6 +208,7 @@ def test_the_sampled_capacity_bounds_the_dense_one_and_meets_the_file(seed):
         sampler.check({"epsilon": m.capacity(0.3) - 1e-6, "radius": 0.3})
 
 
+@pytest.mark.slow  # round 12: 0.21 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_fresh_draws_follow_the_quantised_rows():
     m = random_mechanism(SMALL_COUNTS, 3, types=8)
     sampler = SymmetricPrivatizer(m)

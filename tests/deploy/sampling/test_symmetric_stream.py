@@ -64,6 +64,7 @@ def test_a_seeded_run_is_the_same_whatever_the_chunk_size(tmp_path, monkeypatch,
         assert pq.read_table(tmp_path / f"out-{1 << 16}{suffix}").column("item").to_pylist() == want
 
 
+@pytest.mark.slow  # round 12: 0.20 s of CPU under CI's profile (benchmarks/results/suite_moved.md)
 def test_parquet_labels_arrive_as_dictionary_indices(tmp_path, monkeypatch):
     """The label column is read dictionary-encoded (no string decoded a record), each chunk's dictionary matched once.
 

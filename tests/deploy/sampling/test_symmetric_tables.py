@@ -224,8 +224,8 @@ def cells_of_bounds(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return np.concatenate(bounds).astype(np.uint64), cell_start, bits.astype(np.int64)
 
 
-# 100 examples in the default suite, the sweep of 300 below under -m slow (benchmarks/results/suite_moved.md, round 11).
-@settings(max_examples=examples_beside(100, 300), deadline=None)
+# 33 examples in the default suite, the sweep of 300 below under -m slow (benchmarks/results/suite_moved.md, round 12).
+@settings(max_examples=examples_beside(33, 300), deadline=None)
 @given(case=cells_of_bounds(), chunk=st.sampled_from([1, 2, 5, 64]))
 def test_the_guide_tables_by_one_count_are_the_searches_a_cell(case, chunk):
     from unittest import mock
@@ -293,9 +293,9 @@ def _assert_tables_are_the_reference(m) -> None:
     assert list(zip(*(f.tolist() for f in unpack(tab.packed)), strict=True)) == ref["fields"]
 
 
-# 12 random designs in the default suite, the sweep of 40 below under -m slow (benchmarks/results/suite_moved.md, round
-# 11).
-@settings(max_examples=examples_beside(12, 40), deadline=None)
+# 4 random designs in the default suite (round 12), the sweep of 40 below under -m slow
+# (benchmarks/results/suite_moved.md, round 11).
+@settings(max_examples=examples_beside(4, 40), deadline=None)
 @given(counts=st.lists(st.integers(1, 9), min_size=2, max_size=30), seed=st.integers(0, 2**16),
        types=st.integers(1, 14), low_share=st.sampled_from([0.0, 0.5, 1.0]))
 def test_compiled_tables_are_the_cell_by_cell_reference_on_random_designs(counts, seed, types, low_share):
