@@ -151,6 +151,7 @@ def test_an_exact_family_is_searched_for_its_floor_whatever_the_deadline():
     assert high is not None and high.shape == (71, 7 * 71)
 
 
+@pytest.mark.slow  # round 12's rule: 0.5 s of CPU a case (the floor's own check above stays in the default suite)
 @pytest.mark.parametrize("index", [2, 8])
 def test_a_design_of_a_tenth_of_a_second_is_below_subset_selection_calibrated_to_the_ball(index):
     """Instances 2 and 8 (N = 43, ε = 0.309; N = 71, ε = 0.433): at a 0.1-s limit the exact family's share of the
