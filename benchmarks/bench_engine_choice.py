@@ -23,6 +23,8 @@ Usage::
         --only off-grid-2-flat off-grid-7-geometric off-grid-8-flat off-grid-12-zipf off-grid-23-two_tier \
         off-grid-31-geometric off-grid-32-flat off-grid-36-zipf      # many cells, the design command's default
     python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 1 --name engine_choice_zipf_60s --zipf
+    python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 1 --name engine_choice_zipf_threshold_60s \
+        --zipf --zipf-epsilons 0.5 2 --only zipf-48-0.5 zipf-48-2 zipf-64-0.5 zipf-64-2   # about the threshold
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``engine_choice_few_cells`` by default).
 """
@@ -60,14 +62,14 @@ def zipf_counts(n: int) -> list[int]:
     return [int(c) for c in 1 + draw]
 
 
-def problems() -> list[tuple[str, list[int], float]]:
-    """(task, counts, ε) of the module docstring, in order."""
+def problems(zipf_epsilons: tuple[float, ...] = ZIPF_EPSILONS) -> list[tuple[str, list[int], float]]:
+    """(task, counts, ε) of the module docstring, in order (the Zipf priors at ``zipf_epsilons``)."""
     found = [(f"flat-{n}-{eps:g}", [40] * n, eps) for n in FLAT for eps in EPSILONS]
     found += [(f"two-levels-100-{eps:g}", [40] * 50 + [10] * 50, eps) for eps in (1.0, 2.0)]
     for index in TIES + MANY_CELLS:
         shape, counts, eps = draw_instance(index)
         found.append((f"off-grid-{index}-{shape}", counts, eps))
-    found += [(f"zipf-{n}-{eps:g}", zipf_counts(n), eps) for n in ZIPF for eps in ZIPF_EPSILONS]
+    found += [(f"zipf-{n}-{eps:g}", zipf_counts(n), eps) for n in ZIPF for eps in zipf_epsilons]
     return found
 
 
@@ -115,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="designs of each problem by each engine (default 3)")
     parser.add_argument("--only", nargs="+", metavar="TASK", help="these tasks only (names as in the rows)")
     parser.add_argument("--zipf", action="store_true", help="the Zipf priors only (zipf-N-ε)")
+    parser.add_argument("--zipf-epsilons", type=float, nargs="+", default=list(ZIPF_EPSILONS), metavar="EPS",
+                        help="the Zipf priors' ε (default 1 4)")
     parser.add_argument("--name", default="engine_choice_few_cells")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
-    for task, counts, epsilon in problems():
+    for task, counts, epsilon in problems(tuple(args.zipf_epsilons)):
         if (args.only and task not in args.only) or (args.zipf and not task.startswith("zipf-")):
             continue
         rows.append(run(task, counts, epsilon, args.time_limit, args.repeats))

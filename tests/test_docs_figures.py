@@ -560,6 +560,16 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("168.03", ("off_grid_symmetric_20s", "off-grid-31-geometric", "paired_nmse", ".2f")),
         ("308.97", ("engine_choice_many_cells_60s", "off-grid-12-zipf", "symmetric_nmse", ".2f")),
         ("636.69", ("engine_choice_many_cells_60s", "off-grid-12-zipf", "estimation_nmse", ".2f")))},
+    # "Which engine from 64 categories on": both engines at 60 s about the threshold, ε = 0.5 and 2
+    **{("docs/performance.rst", f): (lambda a=a: task_median(*a)) for f, a in (
+        ("110.999", ("engine_choice_zipf_threshold_60s", "zipf-64-0.5", "symmetric_nmse", ".3f")),
+        ("162.285", ("engine_choice_zipf_threshold_60s", "zipf-64-0.5", "estimation_nmse", ".3f")),
+        ("11.689", ("engine_choice_zipf_threshold_60s", "zipf-64-2", "symmetric_nmse", ".3f")),
+        ("11.679", ("engine_choice_zipf_threshold_60s", "zipf-64-2", "estimation_nmse", ".3f")),
+        ("82.413", ("engine_choice_zipf_threshold_60s", "zipf-48-0.5", "symmetric_nmse", ".3f")),
+        ("82.546", ("engine_choice_zipf_threshold_60s", "zipf-48-0.5", "estimation_nmse", ".3f")),
+        ("8.434", ("engine_choice_zipf_threshold_60s", "zipf-48-2", "symmetric_nmse", ".3f")),
+        ("8.282", ("engine_choice_zipf_threshold_60s", "zipf-48-2", "estimation_nmse", ".3f")))},
     # "Few cells": both engines side by side on flat counts, two count levels and the sweep's ties; the whole command
     **{("docs/performance.rst", f): (lambda a=a: task_median(*a)) for f, a in (
         ("11.46", ("engine_choice_few_cells", "flat-150-4", "estimation_nmse", ".2f")),

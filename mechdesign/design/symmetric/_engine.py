@@ -88,7 +88,8 @@ __all__ = ["AUTO_FROM", "FEW_CELLS", "FEW_CELLS_FROM", "FILE_BUDGET", "FILE_LIMI
 #: 1.3–7.6; ``benchmarks/results/engine_choice_zipf_60s.json``): from N = 64 on this engine is lower in every case,
 #: 0.70–0.96 times the dense engine's n·MSE (N = 180, ε = 1: 127.8 against 164.1, certified gaps 3.9 % against 25 %);
 #: at N = 24 and 32 the dense engine is lower (N = 24, ε = 1: its certified optimum 14.04 against 14.61), at N = 48
-#: they split (ε = 1: 30.10 against 30.61; ε = 4: 1.299 against 1.227). On the off-grid sweep's many-cell priors
+#: they split (ε = 1: 30.10 against 30.61; ε = 4: 1.299 against 1.227). At ε = 0.5 and 2 (``..._threshold_60s.json``)
+#: N = 64 is 0.68 and 1.001 times the dense engine's, N = 48 0.998 and 1.018. On the off-grid sweep's many-cell priors
 #: (``engine_choice_many_cells_60s.json``) this engine was lower at N = 69–147 and 1.2 % higher at N = 43. It was
 #: 200 before, from a measurement made before this engine's oracle starts (N = 64, Zipf m = 10⁵, ε = 1: the dense
 #: engine's certified 40.7 against this engine's 57.3 then).
