@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_time_limit
 from _common import git_commit, write_results
 from bench_off_grid import draw_instance
 
@@ -56,10 +57,8 @@ ZIPF_RECORDS, ZIPF_SEED = 48_842, 20261130
 
 
 def zipf_counts(n: int) -> list[int]:
-    """1 + a seeded multinomial draw of m − n records from P(k) ∝ 1/k (the module docstring)."""
-    weights = 1.0 / np.arange(1, n + 1)
-    draw = np.random.default_rng(ZIPF_SEED + n).multinomial(ZIPF_RECORDS - n, weights / weights.sum())
-    return [int(c) for c in 1 + draw]
+    """The Zipf prior of the module docstring (:func:`bench_time_limit.zipf_counts` at this script's seed)."""
+    return bench_time_limit.zipf_counts(n, samples=ZIPF_RECORDS, seed=ZIPF_SEED)
 
 
 def problems(zipf_epsilons: tuple[float, ...] = ZIPF_EPSILONS) -> list[tuple[str, list[int], float]]:

@@ -39,12 +39,13 @@ CASES = {"zipf-256": (1.0, 10.0, 60.0), "zipf-counts-1000": (10.0, 20.0, 60.0),
          "zipf-counts-2000": (10.0, 20.0, 60.0), "adult-race-sex-marital-joint": (30.0,)}
 
 
-def zipf_counts(size: int) -> list[int]:
-    """1 + one seeded multinomial draw of m − N records from P(k) ∝ 1/k (every category observed)."""
+def zipf_counts(size: int, *, samples: int = SAMPLES, seed: int = SEED) -> list[int]:
+    """1 + one multinomial draw of m − N records from P(k) ∝ 1/k, ``default_rng(seed + N)`` (every category observed;
+    ``bench_engine_choice.py`` draws its own with another seed)."""
     import numpy as np
 
     weights = 1.0 / np.arange(1, size + 1)
-    drawn = np.random.default_rng(SEED + size).multinomial(SAMPLES - size, weights / weights.sum())
+    drawn = np.random.default_rng(seed + size).multinomial(samples - size, weights / weights.sum())
     return [int(c) + 1 for c in drawn]
 
 
