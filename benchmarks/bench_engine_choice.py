@@ -25,6 +25,8 @@ Usage::
     python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 1 --name engine_choice_zipf_60s --zipf
     python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 1 --name engine_choice_zipf_threshold_60s \
         --zipf --zipf-epsilons 0.5 2 --only zipf-48-0.5 zipf-48-2 zipf-64-0.5 zipf-64-2   # about the threshold
+    python benchmarks/bench_engine_choice.py --time-limit 60 --repeats 3 --name engine_choice_zipf_threshold_repeats \
+        --zipf --zipf-sizes 48 56 64 --zipf-epsilons 1 2 4           # the threshold again, three repeats
 
 Writes ``benchmarks/results/<name>.json`` and ``.csv`` (``engine_choice_few_cells`` by default).
 """
@@ -61,14 +63,15 @@ def zipf_counts(n: int) -> list[int]:
     return bench_time_limit.zipf_counts(n, samples=ZIPF_RECORDS, seed=ZIPF_SEED)
 
 
-def problems(zipf_epsilons: tuple[float, ...] = ZIPF_EPSILONS) -> list[tuple[str, list[int], float]]:
-    """(task, counts, ε) of the module docstring, in order (the Zipf priors at ``zipf_epsilons``)."""
+def problems(zipf_epsilons: tuple[float, ...] = ZIPF_EPSILONS,
+             zipf_sizes: tuple[int, ...] = ZIPF) -> list[tuple[str, list[int], float]]:
+    """(task, counts, ε) of the module docstring, in order (the Zipf priors at ``zipf_sizes`` × ``zipf_epsilons``)."""
     found = [(f"flat-{n}-{eps:g}", [40] * n, eps) for n in FLAT for eps in EPSILONS]
     found += [(f"two-levels-100-{eps:g}", [40] * 50 + [10] * 50, eps) for eps in (1.0, 2.0)]
     for index in TIES + MANY_CELLS:
         shape, counts, eps = draw_instance(index)
         found.append((f"off-grid-{index}-{shape}", counts, eps))
-    found += [(f"zipf-{n}-{eps:g}", zipf_counts(n), eps) for n in ZIPF for eps in zipf_epsilons]
+    found += [(f"zipf-{n}-{eps:g}", zipf_counts(n), eps) for n in zipf_sizes for eps in zipf_epsilons]
     return found
 
 
@@ -118,10 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zipf", action="store_true", help="the Zipf priors only (zipf-N-ε)")
     parser.add_argument("--zipf-epsilons", type=float, nargs="+", default=list(ZIPF_EPSILONS), metavar="EPS",
                         help="the Zipf priors' ε (default 1 4)")
+    parser.add_argument("--zipf-sizes", type=int, nargs="+", default=list(ZIPF), metavar="N",
+                        help="the Zipf priors' N (default 24 32 48 64 96 128 180)")
     parser.add_argument("--name", default="engine_choice_few_cells")
     args = parser.parse_args(argv)
     rows, load = [], [os.getloadavg()[0]]
-    for task, counts, epsilon in problems(tuple(args.zipf_epsilons)):
+    for task, counts, epsilon in problems(tuple(args.zipf_epsilons), tuple(args.zipf_sizes)):
         if (args.only and task not in args.only) or (args.zipf and not task.startswith("zipf-")):
             continue
         rows.append(run(task, counts, epsilon, args.time_limit, args.repeats))
