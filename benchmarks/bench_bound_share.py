@@ -55,7 +55,7 @@ def row(size: int, epsilon: float) -> dict[str, object]:
     listed = all_types(instance, problem)
     assert listed is not None
     base, base_weights = single_input_types(instance)
-    types, start = _best_block(base, base_weights, [(listed, None)], first=_FIRST)
+    types, start, *_ = _best_block(base, base_weights, [(listed, None)], first=_FIRST)
     found = generate(types, start, listed, deadline=Deadline(900.0))
     bound = symmetric_bound(instance, found.types, found.weights, deadline=Deadline(300.0)).value - 1.0
     optimum = float(dense.utility)

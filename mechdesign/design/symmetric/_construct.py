@@ -66,20 +66,22 @@ def single_input_types(instance: Instance) -> tuple[TypeTable, np.ndarray]:
 
 
 def random_sets(instance: Instance, count: int, rng: np.random.Generator, slack: float = 2e-3,
-                rounds: int = 0, deadline: Deadline | None = None) -> TypeTable:
+                rounds: int = 0, deadline: Deadline | None = None, until: Deadline | None = None) -> TypeTable:
     """``count`` balanced random sets at levels 1/M(H) ≤ h*, zeros elsewhere (module docstring).
 
     Cells whose inputs weigh more than a set may (P̂_k > (1 + slack)/h*) are never in a set. Sets left outside
-    [1/h*, (1 + slack)/h*] after balancing are dropped.
+    [1/h*, (1 + slack)/h*] after balancing are dropped. ``deadline``: the decorrelation's rounds start only before it;
+    ``until``: the balancing stops at it (:func:`_balance`).
     """
     low_mass = instance.least_set_mass
     counts, mass = _balanced_counts(instance, count, rng, low_mass, low_mass * (1.0 + slack), rounds=rounds,
-                                    deadline=deadline)
+                                    deadline=deadline, until=until)
     return TypeTable(instance, 1.0 / mass, np.zeros(mass.size), counts, np.zeros_like(counts))
 
 
 def random_two_level(instance: Instance, count: int, rng: np.random.Generator, mass: float,
-                     slack: float = 2e-3, rounds: int = 0, deadline: Deadline | None = None) -> TypeTable:
+                     slack: float = 2e-3, rounds: int = 0, deadline: Deadline | None = None,
+                     until: Deadline | None = None) -> TypeTable:
     """``count`` balanced random high sets of mass about ``mass``, the rest low (family A at each set's mass).
 
     The shape of subset selection: under ε-LDP its reports are uniform random d-subsets at e^ε times the rest; over
@@ -91,7 +93,7 @@ def random_two_level(instance: Instance, count: int, rng: np.random.Generator, m
         counts, masses = _balanced_counts(instance, count, rng, 0.0, instance.radius / 2, target=mass)
     else:
         counts, masses = _balanced_counts(instance, count, rng, mass, mass * (1.0 + slack), rounds=rounds,
-                                          deadline=deadline)
+                                          deadline=deadline, until=until)
     high, low, ok = two_level(instance, masses)
     counts, high, low = counts[ok], high[ok], low[ok]
     return TypeTable(instance, high, low, counts, instance.cells.sizes[None, :] - counts)
@@ -365,13 +367,17 @@ def two_level_mass(instance: Instance) -> tuple[float, float]:
     return float(grid[best]), float(gain[best])
 
 
+_BALANCE_CHECK = 64  # moves of the balancing between reads of its deadline (a move costs a few µs at K = 300)
+
+
 def _balanced_counts(instance: Instance, count: int, rng: np.random.Generator, low_mass: float,
                      high_mass: float, target: float | None = None, rounds: int = 0,
-                     deadline: Deadline | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     deadline: Deadline | None = None,
+                     until: Deadline | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Counts (T × K) of random sets with exact column sums and masses in [low_mass, high_mass] (others dropped).
 
-    Without ``target`` the sets aim at the middle of the band and are balanced into it; with one, they aim at it and
-    are not balanced (sets outside the band are dropped).
+    Without ``target`` the sets aim at the middle of the band and are balanced into it (until ``until``); with one,
+    they aim at it and are not balanced (sets outside the band are dropped).
     """
     sizes = instance.cells.sizes
     p = instance.probabilities
@@ -388,7 +394,7 @@ def _balanced_counts(instance: Instance, count: int, rng: np.random.Generator, l
         counts = orthogonal_counts(counts, sizes, p, rounds, deadline)
     mass = counts @ p
     if target is None:
-        _balance(counts, mass, p, sizes, low_mass, high_mass)
+        _balance(counts, mass, p, sizes, low_mass, high_mass, until=until)
     keep = (mass >= low_mass) & (mass <= high_mass) & (counts.sum(axis=1) > 0)
     return counts[keep], mass[keep]
 
@@ -515,14 +521,19 @@ def _fix_column(column: np.ndarray, want: int, size: int, rng: np.random.Generat
 
 
 def _balance(counts: np.ndarray, mass: np.ndarray, p: np.ndarray, sizes: np.ndarray, low: float, high: float,
-             rounds: int | None = None) -> None:
+             rounds: int | None = None, until: Deadline | None = None) -> None:
     """Move single inputs from the heaviest set to the lightest (same cell) until every mass is in [low, high].
 
     A move takes one input of cell k from set t to set u: both column sums stay, mass t − P̂_k, mass u + P̂_k. The
-    cell is the one whose P̂_k is closest to half the gap among those t has and u has room for.
+    cell is the one whose P̂_k is closest to half the gap among those t has and u has room for. Past ``until`` (read
+    every :data:`_BALANCE_CHECK` moves) it stops where it is: the sets still outside the band are dropped, as where
+    no move is left. Measured (Zipf N = 1,000, m = 2·10⁵, ε = 4, a 1-s design): without a decorrelation round
+    before it, 6 s of CPU, where the whole design had 1 s.
     """
     middle = 0.5 * (low + high)
-    for _ in range(rounds if rounds is not None else 50 * counts.shape[0] + 1000):
+    for step in range(rounds if rounds is not None else 50 * counts.shape[0] + 1000):
+        if until is not None and step % _BALANCE_CHECK == 0 and until.expired():
+            return
         t, u = int(np.argmax(mass)), int(np.argmin(mass))
         if mass[t] <= high and mass[u] >= low:
             return

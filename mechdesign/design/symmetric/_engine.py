@@ -127,6 +127,7 @@ _ORBIT_SETS = 640        # subset selection's stand-in: orbits of k-subsets up t
 _STAND_INS_BELOW = 1_000  # … and the oracles' stand-ins below this many cells (_COVER_FROM's: at N = 10⁵, 2,529 cells,
                           # each block's evaluation takes seconds of a 60-s default, and the designs there are below
                           # the calibrated oracles from their other starts)
+_BALANCE_SHARE = 0.5     # the random sets' balancing stops once this share of the time left is spent
 _ORACLE_SHARE = 0.25     # the calibrated oracles' blocks are built within this share of the time left …
 _EXACT_SHARE = 0.6       # … an exact family's search within this share of it, near-flat orbits within this share of
                          # what is left (N = 71, k = 50: an exact family in 0.1 s, 8 near-flat orbits in 0.6 s)
@@ -389,14 +390,17 @@ class SymmetricEngine:
             # the decorrelation takes a fifth of the time left at most (three rounds: 24 s at N = 10⁵, under 2 s
             # at 10⁴; the first round always runs, 8 s at N = 10⁵ against the default limit's 60)
             decorrelate = deadline.before((1.0 - _DECORRELATE) * deadline.remaining())
-            found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate)
+            # the balancing of the draws stops at half the time left (it never bound at the default limit; at a 1-s
+            # limit it ran 6 s at Zipf N = 1,000, ε = 4)
+            balance = deadline.before((1.0 - _BALANCE_SHARE) * deadline.remaining())
+            found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate, until=balance)
             if one_family and row_weights(found.means(), np.full(len(found), 1.0 / len(found))) is None:
                 # the balancing drops sets it cannot bring into the band (most of them on some small instances):
                 # too few left for the rows, the start would be the single-input types' k-RR (n·MSE 6e8 at
                 # N = 10⁵)
                 _say(progress, f"{len(found)} sets of one family leave a row unsolvable: the default {whole} "
                                "drawn")
-                found = _random_types(instance, whole, rng, deadline=decorrelate)
+                found = _random_types(instance, whole, rng, deadline=decorrelate, until=balance)
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
             blocks.append((found, None))
@@ -593,21 +597,24 @@ def _kept(types: TypeTable, weights: np.ndarray, fraction: float) -> tuple[TypeT
 
 
 def _random_types(instance: Instance, count: int, rng: np.random.Generator, *,
-                  one_family: bool = False, deadline: Deadline | None = None) -> TypeTable:
+                  one_family: bool = False, deadline: Deadline | None = None,
+                  until: Deadline | None = None) -> TypeTable:
     """Random sets of the family that informs more per input on a flat prior, and some of the other.
 
     Sets with zeros at h* (gain h* − 1) or two-level sets at their best mass (:func:`~._construct.two_level_mass`);
     a third as many of the other family when its gain is within a quarter and not ``one_family``: the master mixes
     them. ``one_family`` where the file's size binds (:func:`limit_count`): every type then spends its bytes on the
     first family, whose sets keep the rows balanced (the second's were mostly dropped from the band at N = 10⁵).
-    ``deadline``: the decorrelation's rounds (:func:`~._construct.orthogonal_counts`) start only before it.
+    ``deadline``: the decorrelation's rounds (:func:`~._construct.orthogonal_counts`) start only before it;
+    ``until``: the balancing stops at it (:func:`~._construct.random_sets`).
     """
     mass, two_gain = two_level_mass(instance)
     zero_gain = instance.high - 1.0
     first, second = ("zeros", "two") if zero_gain >= two_gain else ("two", "zeros")
-    build = {"zeros": lambda t: random_sets(instance, t, rng, slack=_BAND, rounds=_ORTHOGONAL, deadline=deadline),
+    build = {"zeros": lambda t: random_sets(instance, t, rng, slack=_BAND, rounds=_ORTHOGONAL, deadline=deadline,
+                                            until=until),
              "two": lambda t: random_two_level(instance, t, rng, mass, slack=_BAND, rounds=_ORTHOGONAL,
-                                               deadline=deadline)}
+                                               deadline=deadline, until=until)}
     found = build[first](count)
     if _two_families(instance) and not one_family:
         found = found.extend(build[second](max(count // 3, 1)))
@@ -780,7 +787,9 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
     takes the winner whole (first-order steps while it is large). Where every type is listed the restricted Newton
     master from :data:`_FIRST` of them is exact and fast (N = 14, 1,735 types: 0.6 s); first-order steps from all
     of them stalled 1e-4 above the optimum. Past ``deadline`` no further block is tried (each costs seconds at
-    N = 10⁵); the blocks come in the order of their family's flat-prior value (:func:`_subsets_first`).
+    N = 10⁵) once the best start is at or below the oracle's n·MSE (``reserve``'s value; where it is above, the next
+    block is tried whatever the deadline); the blocks come in the order of their family's flat-prior value
+    (:func:`_subsets_first`).
 
     ``reserve`` (blocks with their weights, value): the ε-LDP oracles' stand-ins (:func:`_calibrated_starts`) and the
     oracle's n·MSE (value + 1 in f). They are tried after the blocks, and only where none of those tried starts at or
@@ -813,7 +822,11 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
             partners[random] = (value, block)
 
     for block, given in blocks:
-        if best is not None and deadline is not None and deadline.expired():
+        # past the deadline the next block is still tried while the best start is above the calibrated oracle:
+        # a 1-s design at Zipf N = 1,000, ε = 4 (m = 2·10⁵) took the random sets' start, n·MSE 360.3, five times
+        # subset selection's, whose own sets were the next block
+        above = reserve is not None and not best[0] <= reserve[1] + 1.0 if best is not None else True
+        if best is not None and deadline is not None and deadline.expired() and not above:
             break
         if given is not None:
             tried(block, block, given)
