@@ -2,7 +2,7 @@
 
 A 1-s design at Zipf N = 1,000, ε = 4 (m = 2·10⁵) returned after 10–14 s with n·MSE 360.3, five times subset
 selection's 74.87: the random sets' balancing ran 6 s past the limit, and past the deadline the start took the first
-block (the random sets) without trying the next (subset selection's own sets). Now the balancing stops at its deadline
+block (the random sets) without trying the next (subset selection's own sets). Now the balancing stops at the deadline
 and a block past the deadline is still tried while the best start is above the oracle. Checked on the rule itself
 (cheap) and through the engine (under -m slow: a design of seconds).
 """

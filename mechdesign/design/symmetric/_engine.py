@@ -127,7 +127,6 @@ _ORBIT_SETS = 640        # subset selection's stand-in: orbits of k-subsets up t
 _STAND_INS_BELOW = 1_000  # … and the oracles' stand-ins below this many cells (_COVER_FROM's: at N = 10⁵, 2,529 cells,
                           # each block's evaluation takes seconds of a 60-s default, and the designs there are below
                           # the calibrated oracles from their other starts)
-_BALANCE_SHARE = 0.5     # the random sets' balancing stops once this share of the time left is spent
 _ORACLE_SHARE = 0.25     # the calibrated oracles' blocks are built within this share of the time left …
 _EXACT_SHARE = 0.6       # … an exact family's search within this share of it, near-flat orbits within this share of
                          # what is left (N = 71, k = 50: an exact family in 0.1 s, 8 near-flat orbits in 0.6 s)
@@ -390,17 +389,17 @@ class SymmetricEngine:
             # the decorrelation takes a fifth of the time left at most (three rounds: 24 s at N = 10⁵, under 2 s
             # at 10⁴; the first round always runs, 8 s at N = 10⁵ against the default limit's 60)
             decorrelate = deadline.before((1.0 - _DECORRELATE) * deadline.remaining())
-            # the balancing of the draws stops at half the time left (it never bound at the default limit; at a 1-s
-            # limit it ran 6 s at Zipf N = 1,000, ε = 4)
-            balance = deadline.before((1.0 - _BALANCE_SHARE) * deadline.remaining())
-            found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate, until=balance)
+            # the balancing of the draws stops at the deadline (at a 1-s limit it ran 6 s past it at Zipf N = 1,000,
+            # ε = 4; at the default limit it takes seconds at most, after the decorrelation's first round, which
+            # takes most of the time at N = 10⁵ and is not cut)
+            found = _random_types(instance, count, rng, one_family=one_family, deadline=decorrelate, until=deadline)
             if one_family and row_weights(found.means(), np.full(len(found), 1.0 / len(found))) is None:
                 # the balancing drops sets it cannot bring into the band (most of them on some small instances):
                 # too few left for the rows, the start would be the single-input types' k-RR (n·MSE 6e8 at
                 # N = 10⁵)
                 _say(progress, f"{len(found)} sets of one family leave a row unsolvable: the default {whole} "
                                "drawn")
-                found = _random_types(instance, whole, rng, deadline=decorrelate, until=balance)
+                found = _random_types(instance, whole, rng, deadline=decorrelate, until=deadline)
             _say(progress, f"{len(found)} random sets over {instance.count} cells "
                            f"({time.perf_counter() - clock:.1f} s)")
             blocks.append((found, None))
