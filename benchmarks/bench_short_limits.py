@@ -44,16 +44,22 @@ problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "es
 cpu, start = time.process_time(), time.perf_counter()
 result = solve(problem, time_limit=limit, baselines=False)
 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-print(json.dumps({"wall": wall, "cpu": cpu, "method": result.method, "n_mse": result.utility}))
+import mechdesign
+print(json.dumps({"wall": wall, "cpu": cpu, "method": result.method, "n_mse": result.utility,
+                  "package": mechdesign.__file__}))
 """
 
 
 def once(code: Path, size: int, epsilon: float, limit: float) -> dict[str, float | str]:
-    """One fresh process on ``code``'s package: the call's wall and CPU, its engine and n·MSE."""
+    """One fresh process on ``code``'s package: the call's wall and CPU, its engine and n·MSE (and its file)."""
     env = dict(os.environ, PYTHONPATH=str(code))
+    # run in the checkout: ``python -c`` puts the working directory before PYTHONPATH on sys.path
     done = subprocess.run([sys.executable, "-c", _CHILD, str(size), str(epsilon), str(limit), str(SAMPLES),
-                           str(SEED)], env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+                           str(SEED)], env=env, cwd=code, capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    if not str(found.pop("package")).startswith(str(code.resolve())):
+        raise SystemExit(f"a run meant for {code} imported mechdesign from elsewhere")
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ import pytest
 from mechdesign import Deadline, DesignProblem, solve
 from mechdesign.core import Prior
 from mechdesign.design.baselines import best_calibrated
+from mechdesign.design.symmetric import _construct as construct
 from mechdesign.design.symmetric._construct import _balance, single_input_types, subset_selection_types
 from mechdesign.design.symmetric._engine import _best_block
 from mechdesign.design.symmetric._instance import Instance
@@ -54,7 +55,7 @@ def test_past_the_deadline_the_next_block_is_tried_while_the_start_is_above_the_
     assert value == pytest.approx(poor, rel=1e-12)
 
 
-def test_the_balancing_stops_at_its_deadline():
+def test_the_balancing_stops_at_its_deadline(monkeypatch):
     rng = np.random.default_rng(5)
     p = np.full(40, 1.0 / 40)
     sizes = np.ones(40, dtype=np.int64)
@@ -62,9 +63,11 @@ def test_the_balancing_stops_at_its_deadline():
     mass = counts @ p
     low, high = 0.3, 0.31
     stopped_counts, stopped_mass = counts.copy(), mass.copy()
+    monkeypatch.setattr(construct, "_BALANCE_FLOOR", 0.0)
     _balance(stopped_counts, stopped_mass, p, sizes, low, high, until=Deadline(0.0))
     assert np.array_equal(stopped_counts, counts)        # no move past the deadline
-    _balance(counts, mass, p, sizes, low, high, until=Deadline(60.0))
+    monkeypatch.setattr(construct, "_BALANCE_FLOOR", 60.0)      # the floor: past the deadline it balances still
+    _balance(counts, mass, p, sizes, low, high, until=Deadline(0.0))
     assert not np.array_equal(counts, stopped_counts)    # it balances with time
     assert np.array_equal(counts.sum(axis=0), stopped_counts.sum(axis=0))   # the column sums stay
     assert np.allclose(mass, counts @ p)

@@ -367,7 +367,8 @@ def two_level_mass(instance: Instance) -> tuple[float, float]:
     return float(grid[best]), float(gain[best])
 
 
-_BALANCE_CHECK = 64  # moves of the balancing between reads of its deadline (a move costs a few µs at K = 300)
+_BALANCE_CHECK = 64  # moves of the balancing between reads of its deadline (a move costs a few µs at K = 300) …
+_BALANCE_FLOOR = 0.5  # … which it reads once it has run this long (s): the balancing a short limit's draws need
 
 
 def _balanced_counts(instance: Instance, count: int, rng: np.random.Generator, low_mass: float,
@@ -526,13 +527,17 @@ def _balance(counts: np.ndarray, mass: np.ndarray, p: np.ndarray, sizes: np.ndar
 
     A move takes one input of cell k from set t to set u: both column sums stay, mass t − P̂_k, mass u + P̂_k. The
     cell is the one whose P̂_k is closest to half the gap among those t has and u has room for. Past ``until`` (read
-    every :data:`_BALANCE_CHECK` moves) it stops where it is: the sets still outside the band are dropped, as where
-    no move is left. Measured (Zipf N = 1,000, m = 2·10⁵, ε = 4, a 1-s design): without a decorrelation round
-    before it, 6 s of CPU, where the whole design had 1 s.
+    every :data:`_BALANCE_CHECK` moves), once it has run :data:`_BALANCE_FLOOR` seconds, it stops where it is: the
+    sets still outside the band are dropped, as where no move is left. Measured (Zipf N = 1,000, m = 2·10⁵, a 1-s
+    design): at ε = 4, without a decorrelation round before it, 6 s of CPU where the whole design had 1 s; at ε = 1
+    it needs 0.2 s, and cut at the deadline it left the random sets' start worse (a median n·MSE of 983.7 against
+    732.6).
     """
     middle = 0.5 * (low + high)
+    begun = time.monotonic()
     for step in range(rounds if rounds is not None else 50 * counts.shape[0] + 1000):
-        if until is not None and step % _BALANCE_CHECK == 0 and until.expired():
+        if (until is not None and step % _BALANCE_CHECK == 0 and until.expired()
+                and time.monotonic() - begun >= _BALANCE_FLOOR):
             return
         t, u = int(np.argmax(mass)), int(np.argmin(mass))
         if mass[t] <= high and mass[u] >= low:
