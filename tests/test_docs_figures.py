@@ -570,6 +570,13 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("82.546", ("engine_choice_zipf_threshold_60s", "zipf-48-0.5", "estimation_nmse", ".3f")),
         ("8.434", ("engine_choice_zipf_threshold_60s", "zipf-48-2", "symmetric_nmse", ".3f")),
         ("8.282", ("engine_choice_zipf_threshold_60s", "zipf-48-2", "estimation_nmse", ".3f")))},
+    # "Which engine from 64 categories on", repeated at low load; "Short limits on large alphabets": main's 1-s design
+    **{("docs/performance.rst", f): (lambda a=a: task_median(*a)) for f, a in (
+        ("1.909", ("engine_choice_zipf_threshold_repeats", "zipf-64-4", "estimation_nmse", ".3f")),
+        ("2.006", ("engine_choice_zipf_threshold_repeats", "zipf-64-4", "symmetric_nmse", ".3f")))},
+    ("docs/performance.rst", "360.3"): lambda: format(next(
+        r["n_mse"] for r in rows("short_limits")
+        if (r["code"], r["N"], r["epsilon"], r["time_limit"]) == ("main", 1000, 4.0, 1.0)), ".1f"),
     # "Few cells": both engines side by side on flat counts, two count levels and the sweep's ties; the whole command
     **{("docs/performance.rst", f): (lambda a=a: task_median(*a)) for f, a in (
         ("11.46", ("engine_choice_few_cells", "flat-150-4", "estimation_nmse", ".2f")),
