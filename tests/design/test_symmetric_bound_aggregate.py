@@ -112,3 +112,34 @@ def test_every_cut_the_bound_keeps_holds_on_the_optimal_design(symmetric_oracle,
         used = math.fsum((instance.sizes * cut.w * d).tolist())
         assert used <= cut.spent + 1e-9 * cut.magnitude
     assert out.value >= seen[-1][1] and out.value <= optimum + 1e-9 * optimum
+
+
+@pytest.mark.slow  # cvxpy's import and three cone programs (about 1.5 s of CPU); the default suite's aggregate tests
+def test_the_direct_cone_program_finds_cvxpys_optimum(symmetric_oracle):  # run _combination too
+    """_combination (Clarabel directly, no cvxpy import in a design) reaches the optimum of the same program written
+    in cvxpy: max Σ_k s_k(2(1 − P̂_k)√W_k + W_k) − U·μ − (s c)·ν over μ, ν ≥ 0, W = Dμ + ν, on random cuts."""
+    import cvxpy as cp
+
+    instance, _, _ = symmetric_oracle
+    s, p = instance.sizes.astype(float), instance.probabilities
+    caps = diagonal_caps(p, instance.epsilon, instance.radius)
+    rng = np.random.default_rng(7)
+    for count in (1, 3, 6):
+        directions = rng.uniform(0.0, 1.0, (instance.count, count)) * (rng.random((instance.count, count)) < 0.8)
+        directions /= np.maximum(s @ directions, 1e-12)
+        spent = (s @ directions) * rng.uniform(1.5, 4.0, count)
+
+        def gain(mu, nu, directions=directions, spent=spent):
+            w = directions @ mu + nu
+            return float((s * (2.0 * (1.0 - p) * np.sqrt(np.maximum(w, 0.0)) + w)).sum() - spent @ mu
+                         - (s * caps) @ nu)
+
+        found = bound_module._combination(instance, directions, spent, caps)
+        assert found is not None
+        mu, nu = (np.maximum(x, 0.0) for x in found)
+        m, n = cp.Variable(count, nonneg=True), cp.Variable(instance.count, nonneg=True)
+        w = directions @ m + n
+        problem = cp.Problem(cp.Maximize(cp.sum(cp.multiply(2.0 * s * (1.0 - p), cp.sqrt(w)) + cp.multiply(s, w))
+                                         - spent @ m - (s * caps) @ n))
+        problem.solve(solver=cp.CLARABEL)
+        assert gain(mu, nu) == pytest.approx(problem.value, rel=1e-6, abs=1e-8)

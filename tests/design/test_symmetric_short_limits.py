@@ -84,3 +84,15 @@ def test_a_one_second_design_on_a_thousand_categories_is_not_above_the_calibrate
     assert result.method == "symmetric"
     assert result.utility <= oracle.mse * (1 + 1e-9)
     assert 0 <= result.bound <= result.utility
+
+
+def test_the_file_size_estimate_takes_the_binomial_pmf_from_log_gamma():
+    """_binomial_pmf (no scipy.stats import in a design) is scipy.stats.binom's pmf, edges q = 0 and 1 included."""
+    from scipy.stats import binom
+
+    from mechdesign.design.symmetric._engine import _binomial_pmf
+
+    for size in (1, 2, 7, 38, 459, 2_297):
+        for q in (0.0, 1e-9, 0.013, 0.3, 0.5, 0.97, 1.0):
+            expected = binom.pmf(np.arange(size + 1), size, q)
+            assert np.allclose(_binomial_pmf(size, q), expected, rtol=1e-9, atol=1e-13)
