@@ -45,18 +45,29 @@ EPSILONS = (0.5, 1.0, 2.0, 4.0)
 SAMPLES = 2_000
 
 
-def row(size: int, epsilon: float) -> dict[str, object]:
+def counts_for(size: int) -> list[int]:
+    """Zipf counts: one multinomial draw of m = 2,000 from P(k) ∝ 1/k, ``default_rng(size)``, the empty ones out."""
     weights = 1.0 / np.arange(1, size + 1)
-    counts = [int(c) for c in np.random.default_rng(size).multinomial(SAMPLES, weights / weights.sum()) if c > 0]
+    return [int(c) for c in np.random.default_rng(size).multinomial(SAMPLES, weights / weights.sum()) if c > 0]
+
+
+def optimal_design(instance: Instance, problem: DesignProblem):  # type: ignore[no-untyped-def]
+    """The exact optimum in type form: the symmetric engine's column generation over every listed type."""
+    listed = all_types(instance, problem)
+    if listed is None:
+        raise SystemExit(f"N = {int(instance.sizes.sum())}: too many types to list every one")
+    base, base_weights = single_input_types(instance)
+    types, start, *_ = _best_block(base, base_weights, [(listed, None)], first=_FIRST)
+    return generate(types, start, listed, deadline=Deadline(900.0))
+
+
+def row(size: int, epsilon: float) -> dict[str, object]:
+    counts = counts_for(size)
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse", samples=SAMPLES)
     clock = time.process_time()
     dense = solve(problem, baselines=False, time_limit=300.0)
     instance = Instance.from_problem(problem)
-    listed = all_types(instance, problem)
-    assert listed is not None
-    base, base_weights = single_input_types(instance)
-    types, start, *_ = _best_block(base, base_weights, [(listed, None)], first=_FIRST)
-    found = generate(types, start, listed, deadline=Deadline(900.0))
+    found = optimal_design(instance, problem)
     bound = symmetric_bound(instance, found.types, found.weights, deadline=Deadline(300.0)).value - 1.0
     optimum = float(dense.utility)
     exact = exact_reach(instance, problem, found.types, found.weights) - 1.0

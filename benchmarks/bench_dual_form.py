@@ -5,7 +5,7 @@ design problem restricted to a *form*: tr J⁻¹ ≥ 2 tr Z^½ − Σ_x λ_x −
 (tr J⁻¹ = max_Z 2 tr Z^½ − tr ZJ; J = Σ_y θ_y v_y v_yᵀ with Σ_y θ_y v_y = 1, v_y in the column polytope), and the
 engine takes Z diagonal on the inputs plus the span of P̂ (which only shifts λ: P̂·v = 1): that is Φ(w) of the module
 docstring. On problems small enough to list every vertex of the column polytope (Zipf counts, m = 2,000 records, the
-seed N, as ``bench_bound_share.py``; δ = 1e-6) this script solves both duals to the end by cutting planes over the
+seed N: ``bench_bound_share.counts_for``; δ = 1e-6) this script solves both duals to the end by cutting planes over the
 listed vertices (cvxpy + Clarabel, a semidefinite master, the 50 most violated vertices added a round):
 
 * ``full_dual``: Z any N × N matrix. By strong duality it equals the optimum (a check of the formula);
@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import git_commit, write_results
+from bench_bound_share import SAMPLES, counts_for, optimal_design
 
 from mechdesign import Deadline, solve
 from mechdesign.core import Prior
@@ -45,20 +46,10 @@ from mechdesign.design import DesignProblem
 from mechdesign.design.polytope import column_vertices
 from mechdesign.design.symmetric import _reach
 from mechdesign.design.symmetric._bound import symmetric_bound
-from mechdesign.design.symmetric._construct import single_input_types
-from mechdesign.design.symmetric._engine import _FIRST, _best_block
-from mechdesign.design.symmetric._enumerate import all_types
-from mechdesign.design.symmetric._generate import generate
 from mechdesign.design.symmetric._instance import Instance
 
-SIZES, EPSILONS, SAMPLES = (8, 10, 12, 14), (2.0, 4.0), 2_000
+SIZES, EPSILONS = (8, 10, 12, 14), (2.0, 4.0)
 _ROUNDS, _ADDED, _START = 60, 50, 300   # cutting-plane rounds at most, vertices added a round, first pool
-
-
-def counts_for(size: int) -> list[int]:
-    """Zipf counts: one multinomial draw of m = 2,000 from P(k) ∝ 1/k, ``default_rng(size)`` (bench_bound_share)."""
-    weights = 1.0 / np.arange(1, size + 1)
-    return [int(c) for c in np.random.default_rng(size).multinomial(SAMPLES, weights / weights.sum()) if c > 0]
 
 
 def dual(vectors: np.ndarray, p: np.ndarray, cell_of: np.ndarray | None) -> tuple[float, dict[str, np.ndarray]]:
@@ -135,13 +126,7 @@ def row(size: int, epsilon: float, bound_seconds: float) -> dict[str, object]:
     cell_of = np.asarray(instance.cells.cell_of)
     full, _ = dual(vectors, p, None)
     form, multipliers = dual(vectors, p, cell_of)
-    # the exact optimum's types, and the shipped bound there (bench_bound_share.py)
-    listed = all_types(instance, problem)
-    if listed is None:    # N = 16 (15 cells): too many types to list
-        raise SystemExit(f"N = {len(counts)}: the symmetric engine does not list every type; choose N ≤ 14")
-    base, base_weights = single_input_types(instance)
-    types, start, *_ = _best_block(base, base_weights, [(listed, None)], first=_FIRST)
-    optimal = generate(types, start, listed, deadline=Deadline(900.0))
+    optimal = optimal_design(instance, problem)   # the exact optimum's types (N = 16: too many to list)
     shipped = symmetric_bound(instance, optimal.types, optimal.weights, deadline=Deadline(bound_seconds)).value - 1.0
     # family C2's reach at the form's optimal multipliers against its exact largest value
     w, lam = multipliers["w"], multipliers["lam_eff"]

@@ -534,10 +534,9 @@ def _balance(counts: np.ndarray, mass: np.ndarray, p: np.ndarray, sizes: np.ndar
     732.6).
     """
     middle = 0.5 * (low + high)
-    begun = time.monotonic()
+    floor = Deadline(_BALANCE_FLOOR)
     for step in range(rounds if rounds is not None else 50 * counts.shape[0] + 1000):
-        if (until is not None and step % _BALANCE_CHECK == 0 and until.expired()
-                and time.monotonic() - begun >= _BALANCE_FLOOR):
+        if until is not None and step % _BALANCE_CHECK == 0 and until.expired() and floor.expired():
             return
         t, u = int(np.argmax(mass)), int(np.argmin(mass))
         if mass[t] <= high and mass[u] >= low:

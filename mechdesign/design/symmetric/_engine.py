@@ -824,8 +824,8 @@ def _best_block(base: TypeTable, base_weights: np.ndarray, blocks: list[tuple[Ty
         # past the deadline the next block is still tried while the best start is above the calibrated oracle:
         # a 1-s design at Zipf N = 1,000, ε = 4 (m = 2·10⁵) took the random sets' start, n·MSE 360.3, five times
         # subset selection's, whose own sets were the next block
-        above = reserve is not None and not best[0] <= reserve[1] + 1.0 if best is not None else True
-        if best is not None and deadline is not None and deadline.expired() and not above:
+        if (best is not None and deadline is not None and deadline.expired()
+                and (reserve is None or best[0] <= reserve[1] + 1.0)):
             break
         if given is not None:
             tried(block, block, given)
