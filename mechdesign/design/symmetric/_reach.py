@@ -440,10 +440,12 @@ def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dead
 
 
 def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-               slack: float = 0.0) -> tuple[float, Columns | None]:
+               slack: float = 0.0, *, roots: Sequence[_Box] | None = None) -> tuple[float, Columns | None]:
     """Family C2: a light high set and a low set, zeros elsewhere; a Lagrangian bound per box.
 
     H of mass M_H < β/2 at h = a·l·t, L of mass M_L at l = 1/(a M_H t + M_L), t = M_H + M_L − β/2 ≥ 1/a (h ≥ l).
+    ``roots``: boxes that cover every type of the family (default 8 × 16 intervals of M_H ∈ [0, β/2] and
+    M_L ∈ [0, 1]); ``benchmarks/bench_bound_probes.py`` starts from one box per high set instead.
     """
     half, a = instance.radius / 2, instance.a
     if half <= 0:
@@ -497,10 +499,11 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
                     best = (value, (high, low, a_h.astype(np.float64), a_l.astype(np.float64)))
         return best
 
-    high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
-    zeros, sizes = np.zeros((2, s.size), np.int64), np.vstack([s, s])
-    roots = [_Box((float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1])),
-                  zeros, sizes) for i in range(8) for j in range(16)]
+    if roots is None:
+        high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
+        zeros, sizes = np.zeros((2, s.size), np.int64), np.vstack([s, s])
+        roots = [_Box((float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1])),
+                      zeros, sizes) for i in range(8) for j in range(16)]
     bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C2, slack,
                                      lambda masses: _c2_weights(a, half, masses))
     return bound, _columns(instance, found)
