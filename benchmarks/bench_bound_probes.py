@@ -1,17 +1,18 @@
-"""Two probes of the certified bound at ε = 4, where its gap is largest (issue 60; offline, not shipped).
+"""Three probes of the certified bound at ε = 4, where its gap is largest (issue 60; offline, not shipped).
 
 ``bench_dual_form.py`` found that at ε = 4 the engine's form of the bound comes within 1.5 % of the optimum where every
 vertex can be listed, and named two losses: family C2's reach (its branch and bound at the form's own multipliers) and
-the multipliers the engine chooses. Each probe asks whether a change would close one of them.
+the multipliers the engine chooses. The first two ask whether a change would close one of them; the third
+where the bound's time goes.
 
 ``--c2`` (rows ``c2_roots`` and ``high_sets``, ``results/bound_probes_c2.json``): family C2's reach
 (:func:`mechdesign.design.symmetric._reach._family_c2`) at the diagonal form's optimal (w, λ)
-(``bench_dual_form.dual`` over the listed vertices, Zipf counts with m = 2,000 records, N = 12, 14, 16, ε = 2 and 4),
-started from its shipped roots (8 × 16 intervals of the two masses) and from one box per high set H (every H of mass
-below β/2 listed, each with 16 intervals of the low set's mass), each with the shipped budget of 12,000 boxes, against
-C2's exact largest value over the listed vertices. Real counts let a box fill its high set's mass with slivers of
-inputs at the level h (up to e^ε), which the listed roots cannot. Rows ``high_sets`` count the high sets on the Zipf
-priors where the symmetric engine runs (N ≥ 64; up to 10⁵ counted, ``None`` beyond).
+(``bench_dual_form.form_at``: its dual over the listed vertices, Zipf counts with m = 2,000 records, N = 12, 14, 16,
+ε = 2 and 4), started from its shipped roots (8 × 16 intervals of the two masses) and from one box per high set H
+(every H of mass below β/2 listed, each with 16 intervals of the low set's mass), each with the shipped budget of
+12,000 boxes, against C2's exact largest value over the listed vertices. Real counts let a box fill its high set's
+mass with slivers of inputs at the level h (up to e^ε), which the listed roots cannot. Rows ``high_sets`` count the
+high sets on the Zipf priors where the symmetric engine runs (N ≥ 64; up to 10⁵ counted, ``None`` beyond).
 
 ``--bundle`` (``results/bound_probes_bundle.json``): the multipliers chosen jointly. A 60-s design of the symmetric
 engine (Zipf counts, m = 2·10⁵, seed of ``bench_time_limit.zipf_counts``), its bound alone (``--bound-seconds``), and
@@ -43,13 +44,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import git_commit, write_results
-from bench_bound_share import SAMPLES, counts_for
-from bench_dual_form import dual, families
+from bench_dual_form import form_at
 
 from mechdesign import Deadline
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem
-from mechdesign.design.polytope import column_vertices
 from mechdesign.design.polytope._vertices import diagonal_caps
 from mechdesign.design.symmetric import _bound, _reach
 from mechdesign.design.symmetric._columns import Columns
@@ -102,27 +101,16 @@ def type_roots(instance: Instance) -> list[_reach._Box]:
 
 
 def c2_row(size: int, epsilon: float) -> dict[str, object]:
-    counts = counts_for(size)
-    problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse", samples=SAMPLES)
-    p = np.asarray(counts, dtype=np.float64) / SAMPLES
-    cv = column_vertices(problem.prior, epsilon, problem.radius, max_candidates=50_000_000)
-    vectors = cv.vectors()
-    instance = Instance.from_problem(problem)
-    cell_of = np.asarray(instance.cells.cell_of)
-    form, multipliers = dual(vectors, p, cell_of)
-    w, lam = multipliers["w"], multipliers["lam_eff"]
-    spread = np.zeros((p.size, instance.count))
-    spread[np.arange(p.size), cell_of] = 1.0
-    values = (vectors * vectors).T @ (spread @ w) - vectors.T @ (spread @ lam)
-    c2 = families(cv, p, problem.radius / 2) == "C2"
-    listed = high_sets(instance.probabilities, instance.sizes.astype(np.int64), problem.radius / 2)
-    row: dict[str, object] = {"probe": "c2_roots", "N": size, "epsilon": epsilon, "vertices": int(vectors.shape[1]),
-                              "diagonal_form": form, "c2_exact": float(values[c2].max()),
-                              "high_sets": None if listed is None else len(listed),
-                              "budget": _reach._BUDGET_C2}
+    form = form_at(size, epsilon)
+    instance = form.instance
+    listed = high_sets(instance.probabilities, instance.sizes.astype(np.int64), instance.radius / 2)
+    row: dict[str, object] = {"probe": "c2_roots", "N": size, "epsilon": epsilon,
+                              "vertices": int(form.vectors.shape[1]), "diagonal_form": form.value,
+                              "c2_exact": float(form.values[form.labels == "C2"].max()),
+                              "high_sets": None if listed is None else len(listed), "budget": _reach._BUDGET_C2}
     for name, roots in (("shipped", None), ("listed", type_roots(instance))):
         tick = time.process_time()
-        bound, _ = _reach._family_c2(instance, w, lam, Deadline(900.0), roots=roots)
+        bound, _ = _reach._family_c2(instance, form.w, form.lam, Deadline(900.0), roots=roots)
         row[f"c2_{name}_roots"], row[f"c2_{name}_cpu_s"] = bound, round(time.process_time() - tick, 2)
     return row
 

@@ -33,6 +33,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -113,30 +114,50 @@ def families(cv, p: np.ndarray, half: float) -> np.ndarray:  # type: ignore[no-u
     return np.where(~zeros, "A", np.where(single, "B", np.where(mass >= half - 1e-12, "C1", "C2")))
 
 
-def row(size: int, epsilon: float, bound_seconds: float) -> dict[str, object]:
+class Form(NamedTuple):
+    """The diagonal form's dual solved over the listed vertices, and the reach of each vertex at its multipliers."""
+
+    problem: DesignProblem
+    instance: Instance
+    vectors: np.ndarray     # the listed vertices (N × V)
+    p: np.ndarray
+    value: float            # the form's bound (n·MSE)
+    w: np.ndarray           # its multipliers per cell: w and the effective λ the reach sees
+    lam: np.ndarray
+    values: np.ndarray      # Σ w v² − λ·v of every listed vertex at (w, λ)
+    labels: np.ndarray      # each vertex's family (:func:`families`)
+
+
+def form_at(size: int, epsilon: float) -> Form:
+    """The Zipf instance of ``size`` categories at ``epsilon`` (m = 2,000, δ = 1e-6) and its diagonal form's dual."""
     counts = counts_for(size)
     problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse", samples=SAMPLES)
-    clock = time.process_time()
     p = np.asarray(counts, dtype=np.float64) / SAMPLES
     cv = column_vertices(problem.prior, epsilon, problem.radius, max_candidates=50_000_000)
     vectors = cv.vectors()
-    dense = solve(problem, baselines=False, time_limit=300.0)
-    optimum = float(dense.utility)
     instance = Instance.from_problem(problem)
     cell_of = np.asarray(instance.cells.cell_of)
-    full, _ = dual(vectors, p, None)
-    form, multipliers = dual(vectors, p, cell_of)
-    optimal = optimal_design(instance, problem)   # the exact optimum's types (N = 16: too many to list)
-    shipped = symmetric_bound(instance, optimal.types, optimal.weights, deadline=Deadline(bound_seconds)).value - 1.0
-    # family C2's reach at the form's optimal multipliers against its exact largest value
+    value, multipliers = dual(vectors, p, cell_of)
     w, lam = multipliers["w"], multipliers["lam_eff"]
     spread = np.zeros((p.size, instance.count))
     spread[np.arange(p.size), cell_of] = 1.0
     values = (vectors * vectors).T @ (spread @ w) - vectors.T @ (spread @ lam)
-    labels = families(cv, p, problem.radius / 2)
-    c2 = labels == "C2"
-    exact_c2 = float(values[c2].max()) if c2.any() else -math.inf
-    exact_all = float(values.max())   # the exact reach r(w, λ): every family
+    return Form(problem, instance, vectors, p, value, w, lam, values, families(cv, p, problem.radius / 2))
+
+
+def row(size: int, epsilon: float, bound_seconds: float) -> dict[str, object]:
+    clock = time.process_time()
+    found = form_at(size, epsilon)
+    problem, instance, vectors, p, w, lam = found.problem, found.instance, found.vectors, found.p, found.w, found.lam
+    dense = solve(problem, baselines=False, time_limit=300.0)
+    optimum = float(dense.utility)
+    full, _ = dual(vectors, p, None)
+    optimal = optimal_design(instance, problem)   # the exact optimum's types (N = 16: too many to list)
+    shipped = symmetric_bound(instance, optimal.types, optimal.weights, deadline=Deadline(bound_seconds)).value - 1.0
+    # family C2's reach at the form's optimal multipliers against its exact largest value
+    c2 = found.labels == "C2"
+    exact_c2 = float(found.values[c2].max()) if c2.any() else -math.inf
+    exact_all = float(found.values.max())   # the exact reach r(w, λ): every family
     scale = float((instance.sizes * w).sum())
     budget = _reach._BUDGET_C2
     reached = {}
@@ -147,10 +168,10 @@ def row(size: int, epsilon: float, bound_seconds: float) -> dict[str, object]:
             reached[times] = (_reach._family_c2(instance, w, lam, Deadline(900.0))[0], time.process_time() - tick)
         finally:
             _reach._BUDGET_C2 = budget
-    return {"N": len(counts), "cells": instance.count, "epsilon": epsilon, "radius": problem.radius,
+    return {"N": size, "cells": instance.count, "epsilon": epsilon, "radius": problem.radius,
             "vertices": int(vectors.shape[1]), "dense_optimum": optimum, "dense_status": dense.status,
-            "full_dual": full, "full_dual_share": full / optimum, "diagonal_form": form,
-            "diagonal_form_share": form / optimum, "shipped_bound": shipped, "shipped_share": shipped / optimum,
+            "full_dual": full, "full_dual_share": full / optimum, "diagonal_form": found.value,
+            "diagonal_form_share": found.value / optimum, "shipped_bound": shipped, "shipped_share": shipped / optimum,
             "c2_exact": exact_c2, "c2_reach_default": reached[1][0], "c2_reach_default_cpu_s": round(reached[1][1], 2),
             "c2_reach_4x": reached[4][0], "c2_reach_4x_cpu_s": round(reached[4][1], 2),
             "c2_loss_share": (max(reached[1][0], exact_all) - exact_all) / optimum,
