@@ -33,8 +33,8 @@ then minimises the first step) or the per-input step's tight point w_x = (1 − 
 cells, k ∈ {0, 2, 4, 8}. First, every cell capped (no reach at all): the matrix form of the diagonal floor
 (``capped_floor``, shared with the priced dense engine), cheap, kept whatever the deadline leaves
 (unless it has passed already: then the floor).
-Then the per-input step's w with S empty gets its rounds of λ (in half the time left where h* < 0.7·e^ε; the cuts
-at powers of P̂ take the other half: the aggregate below). It stops there when that leaves it below the floor,
+Then the per-input step's w with S empty gets its rounds of λ (where h* < 0.7·e^ε, the plan below instead). It stops
+there when that leaves it below the floor,
 or when the engine's search was still gaining (``thorough=False``: the engine gives it the time left); else each
 other candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the
 first its scale search. The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the
@@ -59,7 +59,7 @@ The bound keeps every cut and ends with the combination that maximises the Σψ 
 cells: a second-order cone program, Clarabel, 0.02–0.06 s at K = 200–340), taken soundly at its best scale
 (:func:`_aggregate`). The design's w and its scales give nearly parallel cuts; where the caps e^ε lie far above what
 sets with zeros reach (h* < 0.7·e^ε: on the grid ε ≥ 4, and ε = 2 from N = 2,000 on), cuts at w = P̂^½, P̂^¾ and P̂
-(:data:`_POWERS`, three rounds of λ each, in the second half of the bound's time) bound the heavy and the light
+(:data:`_POWERS`, three rounds of λ each, the plan below) bound the heavy and the light
 inputs' J_xx together where the caps bound each alone: at the design's own J they are nearly tight (Zipf N = 2,000,
 ε = 2: Σ_x P̂_x^½ J_xx is 157.2 at the design and ≤ 161.0 certified, against 222.9 at the caps). Measured (the
 engine's designs, the bound alone with 60 s, one BLAS thread, main's code beside it, load 1–2): Zipf N = 5,000,
@@ -67,6 +67,15 @@ engine's designs, the bound alone with 60 s, one BLAS thread, main's code beside
 25.3 %); N = 1,000, ε = 4: 22.1 → 28.7; N = 1,000, ε = 0.5 (no powers): 1,774.35 both. The gate is measured too: at
 N = 5,000, ε = 1 (h* = 0.80·e^ε) the powers cost the bound 1 % (3,995 against 4,036, the whole command), at N = 1,000,
 ε = 2 (0.76) they gained 0.2 %.
+
+**The plan where the powers run** (h* < 0.7·e^ε). There a reach call runs to its budgets of boxes — 6–12 s of CPU at
+Zipf N = 256 and 1,000, ε = 4 — and a call cut by the deadline bounds little (one at N = 256 gave −0.74 where it gives
+5.0 run to its end; ``benchmarks/bench_bound_probes.py --polish``). So each call is timed on the deadline's clock
+(:class:`_Meter`) and none starts in less time than the longest that ended; the line is not tried (seven calls); the
+design's w and the three powers get a round of λ each, in that order, and then, best first, each its two further
+rounds while a call fits. Time the plan cannot use goes back to the engine's search. Measured against the split it
+replaced (half the time to the design's w with its line, then a third of the rest to each power: most calls cut;
+``results/bound_plan.json``): see :doc:`/performance`.
 
 **What limits it, measured** (offline). On a small instance the form is not the loose side. Maximised over every (w, λ)
 (a minimax), the bound with Σψ is min of Σ_x (1 − P̂_x)²/(d_x − 1) + P̂_x² over the achievable diagonals d = Σ_y θ_y
@@ -123,9 +132,8 @@ _LINE_STEPS = 7           # … halved this many times (the sign of the slope at
 _LINE_SLACK = 1e-3        # the reach's slack on the line (a fraction of Σψ: coarser than the rounds' _SLACK)
 _LINE_SHARE = 0.6         # the line ends this share of the time left before the deadline
 _POWERS = (0.5, 0.75, 1.0)  # the cuts at w = P̂^power (module docstring)
-_POWER_ROUNDS = 3         # rounds of λ at each
-_POWER_SHARE = 0.5        # the first candidate leaves this share of the bound's time to them …
-_POWER_GATE = 0.7         # … where h* < this · e^ε (the caps e^ε far above what sets with zeros reach)
+_POWER_ROUNDS = 3         # rounds of λ at each (the plan: one first, the rest best first)
+_POWER_GATE = 0.7         # they and the plan run where h* < this · e^ε (the caps e^ε far above what sets reach)
 
 
 class _Cut(NamedTuple):
@@ -202,6 +210,10 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     chosen: dict[tuple[int, bool], np.ndarray] = {}
     cuts: list[_Cut] = []    # every (w, λ) evaluated: the aggregate combines them (module docstring)
 
+    powers = instance.high < _POWER_GATE * instance.a
+    # where the powers' cuts run, every reach call is timed and none starts that the time left cannot fit
+    meter = _Meter() if powers else None
+
     def value(candidate: tuple[int, bool], scale: float, rounds: int, until: Deadline = deadline) -> float:
         nonlocal pool, best
         if until.expired():
@@ -210,7 +222,8 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         capped[order[:candidate[0]]] = True
         if candidate not in chosen:
             chosen[candidate] = weights_for(capped, candidate[1])
-        found, pool = _bound_at(instance, scale * chosen[candidate], capped, caps, pool, until, rounds, cuts)
+        found, pool, _ = _bound_at(instance, scale * chosen[candidate], capped, caps, pool, until, rounds, cuts,
+                                   meter=meter, with_line=meter is None)
         best = max(best, found)
         return found
 
@@ -230,19 +243,33 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # ε = 0.5–4); below the floor the first left them further below (N = 256, ε = 2: −74, the others −88 to −187, the
     # floor 38.8; N = 1,000, ε = 4: −203, the others −255 to −296, the floor 17.9); and where the search was still
     # gaining, its rounds were worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). Where it
-    # stops early, the time left goes back to the caller. Where h* < 0.7·e^ε the first has half the time and the cuts at
-    # powers of P̂ the other half, thorough or not; every cut met ends in the aggregate (module docstring).
+    # stops early, the time left goes back to the caller. Where h* < 0.7·e^ε the first and the cuts at powers of P̂
+    # follow the plan (module docstring), thorough or not; every cut met ends in the aggregate.
     first = (0, False)
-    powers = instance.high < _POWER_GATE * instance.a
-    centre = value(first, 1.0, _ROUNDS, deadline.before(_POWER_SHARE * deadline.remaining()) if powers else deadline)
-    if powers:
-        for i, power in enumerate(_POWERS):
-            if deadline.expired():
+    if meter is None:
+        centre = value(first, 1.0, _ROUNDS)
+    else:
+        # The plan where the powers' cuts run (module docstring): a round of λ each, without the line — the first
+        # candidate's w, then w = P̂^power — and then, best first, each its further rounds while a call fits.
+        none = np.zeros(instance.count, dtype=bool)
+        chosen[first] = weights_for(none, False)
+        starts = [chosen[first]] + [p**power for power in _POWERS]
+        tried: list[tuple[float, int, np.ndarray | None]] = []
+        for i, w in enumerate(starts):
+            if not meter.affords(deadline):
                 break
-            until = deadline.before(deadline.remaining() * (len(_POWERS) - 1 - i) / (len(_POWERS) - i))
-            found, pool = _bound_at(instance, p**power, np.zeros(instance.count, dtype=bool), caps, pool, until,
-                                    _POWER_ROUNDS, cuts)
+            found, pool, lam = _bound_at(instance, w, none, caps, pool, deadline, 1, cuts, meter=meter, with_line=False)
             best = max(best, found)
+            tried.append((found, i, lam))
+        centre = tried[0][0] if tried else -math.inf
+        for found, i, lam in sorted(tried, key=lambda entry: -entry[0]):
+            if lam is None or not meter.affords(deadline):
+                continue
+            more = _bound_at(instance, starts[i], none, caps, pool, deadline, _POWER_ROUNDS - 1, cuts, meter=meter,
+                             with_line=False, start=(found, lam))
+            pool = more[1]
+            best = max(best, more[0])
+            centre = max(centre, more[0]) if i == 0 else centre
     if centre >= before and thorough:
         others = [(k, fitted) for fitted in (True, False) for k in _HEADS
                   if k < instance.count and (k, fitted) != first]
@@ -351,7 +378,9 @@ def _scaled(value: Callable[[tuple[int, bool], float, int], float], candidate: t
 
 
 def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray, pool: Columns,
-              deadline: Deadline, rounds: int, ledger: list[_Cut] | None = None) -> tuple[float, Columns]:
+              deadline: Deadline, rounds: int, ledger: list[_Cut] | None = None, *, meter: _Meter | None = None,
+              with_line: bool = True, start: tuple[float, np.ndarray] | None = None
+              ) -> tuple[float, Columns, np.ndarray | None]:
     """The bound at w (any scale of it), the capped cells' J_xx at their caps, λ by cutting planes for the others.
 
     Kelley's method on λ ↦ Σ_x λ_x + r̄(w′, λ) (r̄ the reach's bound, w′ = w off the capped cells) with the in-out
@@ -359,25 +388,32 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
     the best vertices its branch and bound met join the pool either way. After the first round the line κ·h*·w′
     (:func:`_line`) is tried, and the better of the two centres the rounds that follow. Each (w, λ) is taken at its
     best scale (:func:`_at_scale`). Stops after ``rounds``, at the deadline, or after :data:`_STALL` rounds without
-    gain.
+    gain. ``meter``: reach calls timed, none started that the time left cannot fit (:class:`_Meter`); ``with_line``:
+    the line after the first round; ``start``: (bound, λ) of an earlier round at this w, whose rounds these continue.
+    Returns the best bound, the pool and the best λ (None before a round).
     """
     s = instance.sizes
     first = capped_part(instance, w, capped, caps)
     free = np.where(capped, 0.0, w)
-    best, best_lam, stall = -math.inf, None, 0
+    best, best_lam, stall = (-math.inf, None, 0) if start is None else (start[0], start[1], 0)
     def at(lam: np.ndarray, spent: float) -> float:  # the bound at (w, λ), at its best scale
         return _at_scale(instance, w, capped, caps, spent, float((s * np.abs(lam)).sum()) * instance.a, first=first)
 
     for step in range(rounds):
+        if meter is not None and not meter.affords(deadline):
+            break
         found = pool.multipliers(instance, free, deadline)
         if found is None:
             break
         lam = found if best_lam is None else _SMOOTH * best_lam + (1.0 - _SMOOTH) * found
-        bound_r, cuts = reach(instance, free, lam, deadline, slack=_SLACK * abs(first))
+        if meter is None:
+            bound_r, cuts = reach(instance, free, lam, deadline, slack=_SLACK * abs(first))
+        else:
+            bound_r, cuts = meter.reach(instance, free, lam, deadline, _SLACK * abs(first))
         spent = float((s * lam).sum()) + bound_r
         total = at(lam, spent)
         _record(ledger, instance, free, lam, spent)
-        if step == 0:
+        if step == 0 and with_line and start is None:
             # after the LP's first λ, the line (two fifths of the time left at most): the better is the centre
             line = _line(instance, free, deadline.before(_LINE_SHARE * deadline.remaining()), _LINE_SLACK * abs(first))
             if line is not None:
@@ -395,7 +431,33 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
         if len(cuts) == 0 or deadline.expired() or stall >= _STALL:
             break
         pool = pool.extend(cuts)
-    return best, pool
+    return best, pool, best_lam
+
+
+class _Meter:
+    """The reach's cost, measured on the deadline's clock: the longest call that ended before its deadline.
+
+    Where the powers' cuts run (ε = 4 on the grid) a call costs seconds and one cut by the deadline bounds little
+    (module docstring), so none starts in less time than that.
+    """
+
+    __slots__ = ("cost",)
+
+    def __init__(self) -> None:
+        self.cost = 0.0
+
+    def affords(self, deadline: Deadline) -> bool:
+        """Whether a call fits in the time ``deadline`` leaves (any call, before the first is measured)."""
+        return not deadline.expired() and deadline.remaining() >= self.cost
+
+    def reach(self, instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
+              slack: float) -> tuple[float, Columns]:
+        """:func:`~._reach.reach`, timed."""
+        begun = deadline.clock()
+        out = reach(instance, w, lam, deadline, slack=slack)
+        if not deadline.expired():
+            self.cost = max(self.cost, deadline.clock() - begun)
+        return out
 
 
 def _at_scale(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.ndarray, spent: float,

@@ -26,7 +26,8 @@ width its high set's mass (below β/2) stayed wide while the low set's (up to 1)
 move some forty times faster with the first (the same N = 8 instance, 1.046 times the exact value against 1.000; Zipf
 N = 40, ε = 4, C2's bound at a converged master's multipliers 0.48 against 0.25 in the same 12,000 boxes, its best
 vertex 0.008). The children cover the parent's types, so the largest bound over the leaves is sound wherever the
-budget or the deadline stops the search. A box's point value is a real vertex (its relaxed maximiser's counts
+budget or the deadline stops the search; a child's bound is at most its parent's (the parent's holds for its types),
+so more boxes never give a larger bound. A box's point value is a real vertex (its relaxed maximiser's counts
 rounded, levels from the formulas at the masses they make): the search stops once the largest bound is within
 ``slack`` of the best point, and the best points are the caller's cutting planes.
 """
@@ -226,7 +227,11 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
                 heapq.heappop(points)
         choices = []
         for children in _splits(box, found, p, weigh):
-            relaxed = [relax(child) for child in children]
+            # a child's types are its parent's, so the parent's bound holds for it too: an inexact relaxation
+            # (C2's Lagrangian) can rise as boxes shrink, and the cover's largest bound with it (Zipf N = 256, ε = 4:
+            # C2's reach 4.67 at 12,000 boxes and 5.69 at 48,000 without this, 3.96 with it)
+            relaxed = [r if not r.bound > found.bound else _Relaxed(found.bound, r.counts, r.masses)
+                       for r in map(relax, children)]
             evaluations += len(children)
             # the product of the children's drops below the parent's bound (each at least a millionth of it)
             least = 1e-6 * max(1.0, abs(found.bound))
