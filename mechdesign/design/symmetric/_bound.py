@@ -75,7 +75,7 @@ Zipf N = 256 and 1,000, ε = 4 — and a call cut by the deadline bounds little 
 design's w and the three powers get a round of λ each, in that order, and then, best first, each its two further
 rounds while a call fits. Time the plan cannot use goes back to the engine's search. Measured against the split it
 replaced (half the time to the design's w with its line, then a third of the rest to each power: most calls cut;
-``results/bound_plan.json``): see :doc:`/performance`.
+``benchmarks/results/bound_plan_*.json``): see :doc:`/performance`.
 
 **What limits it, measured** (offline). On a small instance the form is not the loose side. Maximised over every (w, λ)
 (a minimax), the bound with Σψ is min of Σ_x (1 − P̂_x)²/(d_x − 1) + P̂_x² over the achievable diagonals d = Σ_y θ_y
