@@ -18,7 +18,7 @@ import pytest
 from mechdesign import Deadline
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem
-from mechdesign.design.polytope._vertices import diagonal_floor
+from mechdesign.design.polytope import diagonal_floor
 from mechdesign.design.symmetric import SymmetricEngine
 from mechdesign.design.symmetric import _bound as bound_module
 from mechdesign.design.symmetric import _reach as reach_module
