@@ -423,8 +423,11 @@ def test_family_c1_joins_a_stalled_generation_and_lowers_it(monkeypatch):
                                   say=lines.append)
         return out.value - 1.0, out.stop, lines
 
-    without, stop, lines = run(0)  # the C1 search from no start finds nothing: the stall stands
-    assert stop == "stalled" and any("family C1 joins the search" in line for line in lines)
+    # the C1 search from no start finds nothing: the stall stands — or, where the last round's types priced below zero
+    # are already in, the generation ends "entered" (the float path decides: with one BLAS thread on an AMD EPYC it
+    # does, with two "stalled"); C1 joined either way
+    without, stop, lines = run(0)
+    assert stop in ("stalled", "entered") and any("family C1 joins the search" in line for line in lines)
     with_c1, stop, lines = run(8)
     joined = next(i for i, line in enumerate(lines) if "family C1 joins the search" in line)
     assert stop in ("stalled", "entered", "priced out") and len(lines) > joined + 3  # it went on
