@@ -9,7 +9,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -82,6 +83,21 @@ def run_info() -> dict[str, Any]:
 #: The Adult attributes of the two-layer benchmarks (issue 45) and their problem files, problems/<name>.toml.
 TWO_LAYER_ATTRIBUTES = {"race": "adult-race-estimation", "education": "adult-education-estimation",
                         "native-country": "adult-native-country-estimation"}
+
+
+def module_at(commit: str, path: str, name: str, replace: Sequence[tuple[str, str]] = ()) -> types.ModuleType:
+    """The module at ``path`` (from the repository's root) as of ``commit``, executed as a fresh module ``name``
+    (registered in ``sys.modules``: dataclasses look their module up there), each ``replace`` pair applied to its
+    source first (an import redirected to another such module); its other imports are today's package's."""
+    root = Path(__file__).resolve().parents[1]
+    source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=root, check=True, capture_output=True,
+                            text=True).stdout
+    for old, new in replace:
+        source = source.replace(old, new)
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(source, f"{commit}:{path}", "exec"), module.__dict__)
+    return module
 
 
 def median_time(func: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> tuple[float, list[float]]:

@@ -19,46 +19,27 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
-import importlib.util
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import git_commit, write_results
+from _common import git_commit, module_at, write_results
 from bench_bound_probes import designed
 
 from mechdesign import Deadline
 from mechdesign.design.symmetric import _bound
 
-ROOT = Path(__file__).resolve().parents[1]
 CELLS = ((256, 4.0, 30.0), (1000, 4.0, 45.0), (2000, 4.0, 60.0), (2000, 2.0, 60.0), (256, 8.0, 30.0))
 
 
-def _module(commit: str, path: str, name: str, folder: str) -> ModuleType:
-    """The module at ``path`` as of ``commit``, loaded under ``name`` (its imports are today's package's)."""
-    source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True,
-                            text=True).stdout
-    file = Path(folder) / f"{name}.py"
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def old_bound(commit: str, folder: str) -> ModuleType:
+def old_bound(commit: str) -> ModuleType:
     """The commit's ``_bound`` module calling the commit's ``reach``."""
-    reach = _module(commit, "mechdesign/design/symmetric/_reach.py", "_reach_then", folder)
-    bound = _module(commit, "mechdesign/design/symmetric/_bound.py", "_bound_then", folder)
-    bound.reach = reach.reach  # type: ignore[attr-defined]
-    return bound
+    module_at(commit, "mechdesign/design/symmetric/_reach.py", "_reach_then")
+    return module_at(commit, "mechdesign/design/symmetric/_bound.py", "_bound_then",
+                     [("from mechdesign.design.symmetric._reach import", "from _reach_then import")])
 
 
 def cell_rows(size: int, epsilon: float, seconds: float, design_seconds: float, repeats: int,
@@ -98,11 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cells = CELLS if args.cells is None else [tuple(float(x) for x in cell.split(":")) for cell in args.cells]
     command = " ".join(["python", "benchmarks/bench_bound_plan.py", *(argv if argv is not None else sys.argv[1:])])
-    with tempfile.TemporaryDirectory() as folder:
-        then = old_bound(args.against, folder)
-        rows = [row for size, epsilon, seconds in cells
-                for row in cell_rows(int(size), float(epsilon), float(seconds), args.design_seconds, args.repeats,
-                                     then, args.against)]
+    then = old_bound(args.against)
+    rows = [row for size, epsilon, seconds in cells
+            for row in cell_rows(int(size), float(epsilon), float(seconds), args.design_seconds, args.repeats, then,
+                                 args.against)]
     write_results(args.name, rows, command=command, commit=git_commit())
     return 0
 

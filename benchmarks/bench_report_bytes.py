@@ -36,7 +36,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import types as module_types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_results
+from _common import module_at, write_results
 from _symmetric import engine_shaped, zipf_counts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,14 +57,7 @@ def _old_modules(commit: str) -> tuple[Any, Any]:
                ("from mechdesign.mechfile._report_text import", "from _old_report_text import")]
 
     def load(path: str, name: str) -> Any:
-        source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, check=True, capture_output=True,
-                                text=True).stdout
-        for replace in imports:
-            source = source.replace(*replace)
-        module = module_types.ModuleType(name)
-        sys.modules[name] = module
-        exec(compile(source, f"{commit}:{path}", "exec"), module.__dict__)
-        return module
+        return module_at(commit, path, name, imports)
 
     listed = subprocess.run(["git", "ls-tree", "--name-only", commit, "mechdesign/mechfile/_report_seed.py"], cwd=ROOT,
                             check=True, capture_output=True, text=True).stdout

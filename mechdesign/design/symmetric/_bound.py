@@ -269,7 +269,8 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
                              with_line=False, start=(found, lam))
             pool = more[1]
             best = max(best, more[0])
-            centre = max(centre, more[0]) if i == 0 else centre
+            if i == 0:
+                centre = max(centre, more[0])
     if centre >= before and thorough:
         others = [(k, fitted) for fitted in (True, False) for k in _HEADS
                   if k < instance.count and (k, fitted) != first]
@@ -406,10 +407,8 @@ def _bound_at(instance: Instance, w: np.ndarray, capped: np.ndarray, caps: np.nd
         if found is None:
             break
         lam = found if best_lam is None else _SMOOTH * best_lam + (1.0 - _SMOOTH) * found
-        if meter is None:
-            bound_r, cuts = reach(instance, free, lam, deadline, slack=_SLACK * abs(first))
-        else:
-            bound_r, cuts = meter.reach(instance, free, lam, deadline, _SLACK * abs(first))
+        call = reach if meter is None else meter.reach
+        bound_r, cuts = call(instance, free, lam, deadline, slack=_SLACK * abs(first))
         spent = float((s * lam).sum()) + bound_r
         total = at(lam, spent)
         _record(ledger, instance, free, lam, spent)
@@ -451,7 +450,7 @@ class _Meter:
         return not deadline.expired() and deadline.remaining() >= self.cost
 
     def reach(self, instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-              slack: float) -> tuple[float, Columns]:
+              slack: float = 0.0) -> tuple[float, Columns]:
         """:func:`~._reach.reach`, timed."""
         begun = deadline.clock()
         out = reach(instance, w, lam, deadline, slack=slack)
