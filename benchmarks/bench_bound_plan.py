@@ -36,10 +36,12 @@ CELLS = ((256, 4.0, 30.0), (1000, 4.0, 45.0), (2000, 4.0, 60.0), (2000, 2.0, 60.
 
 
 def old_bound(commit: str) -> ModuleType:
-    """The commit's ``_bound`` module calling the commit's ``reach``."""
-    module_at(commit, "mechdesign/design/symmetric/_reach.py", "_reach_then")
+    """The commit's ``_bound`` module calling the commit's ``reach`` and its multiplier LP (``_columns``)."""
+    columns = ("from mechdesign.design.symmetric._columns import", "from _columns_then import")
+    module_at(commit, "mechdesign/design/symmetric/_columns.py", "_columns_then")
+    module_at(commit, "mechdesign/design/symmetric/_reach.py", "_reach_then", [columns])
     return module_at(commit, "mechdesign/design/symmetric/_bound.py", "_bound_then",
-                     [("from mechdesign.design.symmetric._reach import", "from _reach_then import")])
+                     [("from mechdesign.design.symmetric._reach import", "from _reach_then import"), columns])
 
 
 def cell_rows(size: int, epsilon: float, seconds: float, design_seconds: float, repeats: int,

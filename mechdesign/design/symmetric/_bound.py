@@ -37,13 +37,14 @@ Then the per-input step's w with S empty gets its rounds of λ (where h* < 0.7·
 there when that leaves it below the floor,
 or when the engine's search was still gaining (``thorough=False``: the engine gives it the time left); else each
 other candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the
-first its scale search. The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the
-LP max Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS, :class:`~._columns.Columns`), the
-pool being the design's types and, as cutting planes, the best vertices each family's branch and bound met (eight a
-family and round), with Wentges's smoothing of λ. After the LP's first λ the line λ = κ·h*·w (:func:`_line`) is
-tried, and the better of the two is the centre of the rounds that follow: the LP's λ is a vertex of a degenerate dual,
-while a design of sets at the level h* with zeros elsewhere asks λ = h*·w of every set it uses. Every (w, λ) is then
-taken at its best scale σ in closed form (:func:`_at_scale`: r is homogeneous, Φ(σw) and Σψ(σw) are
+first its scale search. The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the LP max
+Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS's interior point method without crossover,
+:class:`~._columns.Columns`), the pool being the design's types and, as cutting planes, the best vertices each family's
+branch and bound met (eight a family and round), with Wentges's smoothing of λ. After the LP's first λ the line λ =
+κ·h*·w (:func:`_line`) is tried, and the better of the two is the centre of the rounds that follow: the LP's λ is a
+point of a degenerate dual's optimal face (a vertex by the simplex method measured below), while a design of sets at the
+level h* with zeros elsewhere asks λ = h*·w of every set it uses. Every (w, λ) is then taken at its best scale σ in
+closed form (:func:`_at_scale`: r is homogeneous, Φ(σw) and Σψ(σw) are
 σΣw + |P̂|² + 2√σ·R). Measured (Zipf N = 5,000, ε = 0.5, a 60-s design, one BLAS thread, 40 s for the bound): 9,843
 against 9,357 without them (the design 11,888); N = 1,000, ε = 0.5: 1,780 against 1,697 (the design 1,930); at ε = 1 and
 2 within 1 % either way (the line's time is the rounds'). The branch and bound refines each family until it
@@ -498,13 +499,13 @@ def _line(instance: Instance, free: np.ndarray, deadline: Deadline,
     """A centre for λ on the line κ·h*·w′: the κ that (nearly) minimises Σ_x λ_x + r̄(w′, λ) [D].
 
     A design of sets at the level h* = e^{ε′} with zeros elsewhere (the engine's random sets) has every set at
-    Σ_x w_x v_x (v_x − h*) = 0 when λ = h*·w, and complementary slackness asks that of the sets it uses; the LP's
-    λ over the pool (:meth:`~._columns.Columns.multipliers`) is a vertex of a degenerate dual and lands far from it
-    (Zipf N = 5,000, ε = 0.5, a 60-s design, 40 s for the bound: 9,357 from the LP's λ alone, 9,843 with this centre
-    and the best scale; the design 11,888). The function is convex in κ (r is a maximum of lines in λ); its
-    slope is h*·Σ_x w_x (1 − v*_x) at the best vertex v* the reach met, and the interval :data:`_LINE` is halved on
-    its sign :data:`_LINE_STEPS` times at the coarse ``slack``; the κ of the least value seen is returned. Any λ is
-    sound: this only chooses one.
+    Σ_x w_x v_x (v_x − h*) = 0 when λ = h*·w, and complementary slackness asks that of the sets it uses; the LP's λ
+    over the pool (:meth:`~._columns.Columns.multipliers`) is a point of a degenerate dual's optimal face and, a vertex
+    of it by the simplex method, landed far from it (Zipf N = 5,000, ε = 0.5, a 60-s design, 40 s for the bound: 9,357
+    from the LP's λ alone, 9,843 with this centre and the best scale; the design 11,888). The function is convex in κ (r
+    is a maximum of lines in λ); its slope is h*·Σ_x w_x (1 − v*_x) at the best vertex v* the reach met, and the
+    interval :data:`_LINE` is halved on its sign :data:`_LINE_STEPS` times at the coarse ``slack``; the κ of the least
+    value seen is returned. Any λ is sound: this only chooses one.
     """
     s = instance.sizes
     mass = float((s * free).sum())
