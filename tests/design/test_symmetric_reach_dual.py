@@ -10,16 +10,20 @@ alone do not reach: on the boxes of one C2 call at Zipf N = 2,000, ε = 4 they s
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
 
 from mechdesign.design.symmetric import _reach
 
 from conftest import examples
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from bench_reach_c2 import box_lp  # the box's LP by HiGHS (the benchmark's oracle too)
 
 
 def random_box(seed: int) -> tuple:
@@ -38,22 +42,11 @@ def random_box(seed: int) -> tuple:
     return gain_h, gain_l, p, s, lo, hi, masses
 
 
-def lp_value(gain_h, gain_l, p, s, lo, hi, masses) -> float:  # type: ignore[no-untyped-def]
-    """The box's LP by HiGHS (−∞ when no real counts meet its intervals)."""
-    k, zero = p.size, np.zeros_like(p)
-    a_ub = np.vstack([np.hstack([np.eye(k), np.eye(k)]), np.concatenate([p, zero]), -np.concatenate([p, zero]),
-                      np.concatenate([zero, p]), -np.concatenate([zero, p])])
-    b_ub = np.concatenate([s, [masses[1], -masses[0], masses[3], -masses[2]]])
-    bounds = list(zip(np.concatenate([lo[0], lo[1]]), np.concatenate([hi[0], hi[1]]), strict=True))
-    found = linprog(-np.concatenate([gain_h, gain_l]), A_ub=a_ub, b_ub=b_ub, bounds=bounds, method="highs")
-    return -found.fun if found.status == 0 else -math.inf
-
-
 @settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_lagrangian_bounds_the_box_lp_from_above(seed):
     box = random_box(seed)
-    exact = lp_value(*box)
+    exact = box_lp(*box)
     bound = _reach._two_masses(*box)
     assert bound >= exact - 1e-9 * max(1.0, abs(exact))
 
@@ -61,7 +54,7 @@ def test_the_lagrangian_bounds_the_box_lp_from_above(seed):
 def _tight_share(boxes: list[tuple]) -> float:
     hits, feasible = 0, 0
     for box in boxes:
-        exact = lp_value(*box)
+        exact = box_lp(*box)
         if not math.isfinite(exact):
             continue
         feasible += 1

@@ -54,10 +54,12 @@ class Columns:
     def multipliers(self, instance: Instance, w: np.ndarray, deadline: Deadline | None = None) -> np.ndarray | None:
         """λ per input of each cell: the dual of the LP (module docstring); None when it does not finish.
 
-        By HiGHS's interior point method without crossover (:meth:`Master.solve` with ``central=True``): any λ is
-        sound, so the dual need not be a vertex, and the crossover was most of the time — at Zipf N = 2,000, ε = 4
-        (5,639 dense columns of a 60-s design, K = 337) 8.5 s of CPU with it and 2.4 s without, at N = 1,000 4.5
-        against 1.4 (``benchmarks/bench_bound_lp.py``), where a reach call costs 6–9 s.
+        By HiGHS's interior point method without crossover (:meth:`mechdesign.design.information.Master.solve` with
+        ``central=True``): any λ is sound, so the dual need not be a vertex, and the crossover was most of the time. On
+        the types of 30-s designs (Zipf, m = 2·10⁵; ``benchmarks/bench_bound_lp.py``, ``results/bound_lp.json``), CPU
+        seconds with it and without: N = 1,000, ε = 4 (5,098 dense columns) 4.4–5.5 against 1.4–2.1; N = 2,000, ε = 4
+        (5,639) 7.8–8.5 against 2.2–2.4; N = 2,000, ε = 2 (4,868) 8.4–9.1 against 4.5–5.3 — where a reach call costs 6–9
+        s. The two λ differ by at most 0.003 (the same LP value).
         """
         from mechdesign.design.information import Master
 
