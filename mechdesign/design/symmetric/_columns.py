@@ -15,11 +15,12 @@ certificate: any λ is sound.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+from scipy.optimize import OptimizeWarning, linprog
 
 from mechdesign._deadline import Deadline
-from mechdesign._errors import SolverError
 from mechdesign.design.symmetric._instance import Instance, TypeTable
 
 __all__ = ["Columns"]
@@ -54,23 +55,25 @@ class Columns:
     def multipliers(self, instance: Instance, w: np.ndarray, deadline: Deadline | None = None) -> np.ndarray | None:
         """λ per input of each cell: the dual of the LP (module docstring); None when it does not finish.
 
-        By HiGHS's interior point method without crossover (:meth:`mechdesign.design.information.Master.solve` with
-        ``central=True``): any λ is sound, so the dual need not be a vertex, and the crossover was most of the time. On
-        the types of 30-s designs (Zipf, m = 2·10⁵; ``benchmarks/bench_bound_lp.py``, ``results/bound_lp.json``), CPU
-        seconds with it and without: N = 1,000, ε = 4 (5,098 dense columns) 4.4–5.5 against 1.4–2.1; N = 2,000, ε = 4
-        (5,639) 7.8–8.5 against 2.2–2.4; N = 2,000, ε = 2 (4,868) 8.4–9.1 against 4.5–5.3 — where a reach call costs 6–9
-        s. The two λ differ by at most 0.003 (the same LP value).
+        By HiGHS's interior point method without crossover (SciPy's ``highs-ipm`` with HiGHS's ``run_crossover`` off):
+        any λ is sound, so the dual need not be a vertex, and the crossover was most of the time. On the types of 30-s
+        designs (Zipf, m = 2·10⁵; ``benchmarks/bench_bound_lp.py``, ``results/bound_lp.json``), CPU seconds with it and
+        without: N = 1,000, ε = 4 (5,098 dense columns) 4.4–5.5 against 1.4–2.1; N = 2,000, ε = 4 (5,639) 7.8–8.5
+        against 2.2–2.4; N = 2,000, ε = 2 (4,868) 8.4–9.1 against 4.5–5.3 — where a reach call costs 6–9 s. The two λ
+        differ by at most 0.003 (the same LP value). Those runs took the method through highspy's build of HiGHS;
+        SciPy's, used here, takes 2.4–2.5 s on the same N = 2,000 pool.
         """
-        from mechdesign.design.information import Master
-
         left = math.inf if deadline is None else deadline.remaining()
         if left <= 0:
             return None
-        keep = self.means.max(axis=1) > 0  # a column of zeros meets no row (the master scales by each maximum)
-        master = Master(instance.count)
-        master.add(self.means[keep].T, (self.second[keep] @ (instance.sizes * w)))
-        try:
-            _, duals, _ = master.solve(time_limit=left, central=True)
-        except SolverError:
+        options: dict[str, object] = {"run_crossover": "off"}
+        if math.isfinite(left):
+            options["time_limit"] = max(left, 0.05)
+        with warnings.catch_warnings():
+            # SciPy passes options it does not list to HiGHS verbatim, with this warning (run_crossover is HiGHS's)
+            warnings.filterwarnings("ignore", message="Unrecognized options", category=OptimizeWarning)
+            found = linprog(-(self.second @ (instance.sizes * w)), A_eq=self.means.T, b_eq=np.ones(instance.count),
+                            bounds=(0, None), method="highs-ipm", options=options)
+        if found.status != 0:
             return None
-        return duals / instance.sizes
+        return -np.asarray(found.eqlin.marginals) / instance.sizes
