@@ -92,8 +92,7 @@ def test_the_diagonal_step_is_the_exact_minimum_along_the_diagonal(seed, rho):
 
     rho_h, rho_l = rho
     x, y = gain_h - rho_h * p, gain_l - rho_l * p
-    t = _reach._diagonal(x, y, p, lo, room_h, room_l, free,
-                         (masses[0] + masses[2], masses[1] - masses[0], masses[3] - masses[2]), (-rho_h, -rho_l))
+    t = _reach._diagonal(x, y, p, lo, room_h, room_l, free, masses[:2], masses[2:], (rho_h, rho_l))
     breaks = np.concatenate([x / p, y / p, [-rho_h, -rho_l]])
     least = min(lagrangian(rho_h + b, rho_l + b) for b in breaks)
     found = lagrangian(rho_h + t, rho_l + t)

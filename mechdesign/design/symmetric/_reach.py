@@ -571,8 +571,8 @@ def _two_masses(gain_h: np.ndarray, gain_l: np.ndarray, p: np.ndarray, s: np.nda
         rho_h = _coordinate(gain_h, gain_l - rho_l * p, p, lo[0], room_h, room_l, free, high)
         rho_l = _coordinate(gain_l, gain_h - rho_h * p, p, lo[1], room_l, room_h, free, low)
         best = min(best, total(rho_h, rho_l))
-        shift = _diagonal(gain_h - rho_h * p, gain_l - rho_l * p, p, lo, room_h, room_l, free,
-                          (high[0] + low[0], high[1] - high[0], low[1] - low[0]), (-rho_h, -rho_l))
+        shift = _diagonal(gain_h - rho_h * p, gain_l - rho_l * p, p, lo, room_h, room_l, free, high, low,
+                          (rho_h, rho_l))
         rho_h, rho_l = rho_h + shift, rho_l + shift
         best = min(best, total(rho_h, rho_l))
     return best
@@ -613,10 +613,11 @@ def _coordinate(gain: np.ndarray, other: np.ndarray, p: np.ndarray, lo: np.ndarr
 
 
 def _diagonal(x: np.ndarray, y: np.ndarray, p: np.ndarray, lo: np.ndarray, room_x: np.ndarray, room_y: np.ndarray,
-              free: np.ndarray, sigma: tuple[float, float, float], kinks: tuple[float, float]) -> float:
-    """Argmin over t of the Lagrangian at (ρ_H + t, ρ_L + t), given x = g_H − ρ_H p and y = g_L − ρ_L p.
+              free: np.ndarray, high: tuple[float, float], low: tuple[float, float], rho: tuple[float, float]
+              ) -> float:
+    """Argmin over t of the Lagrangian at (ρ_H + t, ρ_L + t), given x = g_H − ρ_H p, y = g_L − ρ_L p and ``rho``.
 
-    ``sigma``: (m₀ of H + m₀ of L, the jump of σ_H′, the jump of σ_L′), the jumps at t = ``kinks`` (−ρ_H, −ρ_L).
+    σ_H′ jumps from m₀ to m₁ of ``high`` at t = −ρ_H, σ_L′ likewise of ``low`` at t = −ρ_L.
     A cell's coefficients x − tp and y − tp keep their order as t moves: below the worse one's zero, the better set
     takes the cell's room first and the other the rest; between the two zeros, the better set alone; above, neither.
     The slope σ_H′ + σ_L′ − (the maximisers' mass) thus rises by steps at 2K + 2 points; the minimum is where it
@@ -627,10 +628,10 @@ def _diagonal(x: np.ndarray, y: np.ndarray, p: np.ndarray, lo: np.ndarray, room_
     one = np.where(x_first, top_x, top_y)
     both = one + np.where(x_first, np.minimum(room_y, free - top_x), np.minimum(room_x, free - top_y))
     at_x, at_y = x / p, y / p
-    points = np.concatenate([np.minimum(at_x, at_y), np.maximum(at_x, at_y), kinks])
-    jumps = np.concatenate([(both - one) * p, one * p, sigma[1:]])
+    points = np.concatenate([np.minimum(at_x, at_y), np.maximum(at_x, at_y), [-rho[0], -rho[1]]])
+    jumps = np.concatenate([(both - one) * p, one * p, [high[1] - high[0], low[1] - low[0]]])
     order = np.argsort(points)
-    start = sigma[0] - float((lo[0] + lo[1]) @ p) - float(both @ p)  # the slope as t → −∞
+    start = high[0] + low[0] - float((lo[0] + lo[1]) @ p) - float(both @ p)  # the slope as t → −∞
     # a slope below zero at every point: the box's masses are out of reach (no real counts), the Lagrangian falls
     # without end, and the last point is the lowest of them
     i = min(int(np.searchsorted(start + np.cumsum(jumps[order]), 0.0, side="left")), points.size - 1)
