@@ -1,4 +1,4 @@
-"""Three probes of the certified bound at ε = 4, where its gap is largest (issue 60; offline, not shipped).
+"""Four probes of the certified bound where its gap is largest (issue 60; offline, not shipped).
 
 ``bench_dual_form.py`` found that at ε = 4 the engine's form of the bound comes within 1.5 % of the optimum where every
 vertex can be listed, and named two losses: family C2's reach (its branch and bound at the form's own multipliers) and
@@ -27,8 +27,19 @@ raises the bound by 10⁻⁴ of it (Δ × 1.5), else Δ × 0.6; the reach's vert
 CPU and the time its deadline left), then each call's (w, λ) evaluated again with the reach run to its end (slack
 10⁻⁴, 120 s): the bound each gave within the bound's time and the bound it gives run to the end, at its best scale.
 
-Run: ``python benchmarks/bench_bound_probes.py --c2`` (about 4 minutes of CPU), ``--bundle`` (about 6) and
-``--polish`` (about 8).
+``--combination`` (``results/bound_probes_combination.json``): the bound's aggregate, taken apart. A 60-s design as
+above at each ``--cells`` N:ε, its bound alone (``--bound-seconds``) with every cut kept with its λ, then at the
+aggregate's own combination W = Σ_i μ_i w_i (its μ of each cut; the caps' part ν left out, as a vertex's v_x² reaches
+far above a cap): (a) the reach at λ = Σ_i μ_i λ_i — by sublinearity at most the combination of the cuts' reaches,
+less where their maxima lie at different vertices — its bound at W, and the aggregate again with that cut; (b) λ
+from the LP over the design's types at W: the LP's value V (a lower estimate of max_J Σ_x W_x J_xx: the types are
+mechanisms' columns), the bound at W if the reach came down to V (no λ can do better at W with those columns: the
+room λ leaves), and the bound at that λ; (c) at the LP's λ, each family's reach against its best vertex, and C2's
+with four times its boxes. (a) asks whether the aggregate's combination, evaluated itself, beats it; (b) and (c)
+which of λ and the reach holds the bound at W.
+
+Run: ``python benchmarks/bench_bound_probes.py --c2`` (about 4 minutes of CPU), ``--bundle`` (about 6),
+``--polish`` (about 8) and ``--combination`` (about 3 a cell).
 """
 
 from __future__ import annotations
@@ -250,6 +261,79 @@ def polish_row(size: int, epsilon: float, design_seconds: float, bound_seconds: 
             "best_call_to_end": max(call["bound_to_end"] for call in out), "calls": out}
 
 
+def combination_row(size: int, epsilon: float, design_seconds: float, bound_seconds: float) -> dict[str, object]:
+    from scipy.optimize import linprog
+
+    instance, result, nmse = designed(size, epsilon, design_seconds)
+    lams: list[np.ndarray] = []
+    record = _bound._record
+
+    def keep(ledger, inst, w, lam, spent):  # type: ignore[no-untyped-def]
+        if ledger is not None and np.isfinite(spent):
+            lams.append(lam.copy())
+        record(ledger, inst, w, lam, spent)
+
+    kept: list[list[_bound._Cut]] = []
+    aggregate = _bound._aggregate
+
+    def keep_cuts(inst, cuts, caps):  # type: ignore[no-untyped-def]
+        kept.append(cuts)
+        return aggregate(inst, cuts, caps)
+
+    with mock.patch.object(_bound, "_record", keep), mock.patch.object(_bound, "_aggregate", keep_cuts):
+        alone = _bound.symmetric_bound(instance, result.columns, result.weights, deadline=Deadline(bound_seconds))
+    cuts = kept[-1] if kept else []
+    assert len(cuts) == len(lams)
+    if not cuts:  # no round of λ fitted the bound's time: nothing to take apart
+        return {"probe": "combination", "N": size, "cells": instance.count, "epsilon": epsilon,
+                "design_nmse": nmse, "bound_seconds": bound_seconds, "bound_alone": alone.value - 1.0, "cuts": 0}
+    s, p = instance.sizes.astype(np.float64), instance.probabilities
+    caps = diagonal_caps(p, instance.epsilon, instance.radius) * (1.0 + 1e-15)
+    sound = soundly(instance)
+    ws = np.array([cut.w for cut in cuts]).T
+    scales = np.maximum(s @ ws, 1e-300)
+    found = _bound._combination(instance, ws / scales, np.array([cut.spent for cut in cuts]) / scales, caps)
+    assert found is not None
+    mu = np.maximum(found[0], 0.0) / scales
+    w, lam = ws @ mu, np.array(lams).T @ mu
+    before = aggregate(instance, cuts, caps)
+    row = {"probe": "combination", "N": size, "cells": instance.count, "epsilon": epsilon,
+           "high_share": instance.high / instance.a, "design_nmse": nmse, "bound_seconds": bound_seconds,
+           "bound_alone": alone.value - 1.0, "cuts": len(cuts), "aggregate": before - 1.0}
+    if not float(w.max(initial=0.0)) > 0:  # the caps alone: no combination of cuts to take apart
+        return row
+
+    def cut_at(lam: np.ndarray, boxes: float = 1.0) -> tuple[float, float, dict[str, list[float]]]:
+        families = {}
+        budgets = {"_BUDGET_A": _reach._BUDGET_A, "_BUDGET_C1": _reach._BUDGET_C1, "_BUDGET_C2": _reach._BUDGET_C2}
+        with mock.patch.multiple(_reach, **{name: int(boxes * value) for name, value in budgets.items()}):
+            slack = 1e-4 * abs(before)
+            for name, family in (("B", lambda: _reach._family_b(instance, w, lam)),
+                                 ("C1", lambda: _reach._family_c1(instance, w, lam, Deadline(600.0), slack)),
+                                 ("A", lambda: _reach._family_a(instance, w, lam, Deadline(600.0), slack)),
+                                 ("C2", lambda: _reach._family_c2(instance, w, lam, Deadline(600.0), slack))):
+                reached, points = family()
+                vertex = (float((points.second @ (s * w) - points.means @ (s * lam)).max())
+                          if points is not None and len(points) else float("nan"))
+                families[name] = [reached, vertex]
+        spent = float((s * lam).sum()) + max(r for r, _ in families.values())
+        return spent, sound(w, lam, spent) - 1.0, families
+
+    spent_c, bound_c, _ = cut_at(lam)
+    after = aggregate(instance, [*cuts, _bound._Cut(w, spent_c, float((s * np.abs(lam)).sum()) * instance.a
+                                                   + abs(spent_c))], caps)
+    pool = Columns.of_types(result.columns)
+    lp = linprog(-(pool.second @ (s * w)), A_eq=pool.means.T, b_eq=np.ones(instance.count), bounds=(0, None),
+                 method="highs")
+    lam_lp = -np.asarray(lp.eqlin.marginals) / s
+    spent_lp, bound_lp, families = cut_at(lam_lp)
+    _, _, families_4 = cut_at(lam_lp, 4.0)
+    return {**row, "combined_lambda": {"spent": spent_c, "bound_at_w": bound_c, "aggregate_after": after - 1.0},
+            "lp_lambda": {"pool_value": -float(lp.fun), "bound_if_reach_at_pool_value": sound(w, lam_lp, -float(lp.fun))
+                          - 1.0, "spent": spent_lp, "bound_at_w": bound_lp},
+            "families_at_lp_lambda": families, "families_at_lp_lambda_4x_boxes": families_4}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--c2", action="store_true", help="family C2's reach from listed high sets")
@@ -258,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--polish-sizes", type=int, nargs="+", default=[256, 1000], help="--polish: N (256 1000)")
     parser.add_argument("--polish-seconds", type=float, nargs="+", default=[30.0, 45.0],
                         help="--polish: the bound's seconds at each N (30 45)")
+    parser.add_argument("--combination", action="store_true", help="the aggregate's combination taken apart")
+    parser.add_argument("--cells", nargs="+", default=["256:4", "1000:4", "2000:2"],
+                        help="--combination: N:ε each (256:4 1000:4 2000:2)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[12, 14, 16], help="--c2: N (12 14 16)")
     parser.add_argument("--size", type=int, default=256, help="--bundle: N (256)")
     parser.add_argument("--design-seconds", type=float, default=60.0)
@@ -281,8 +368,15 @@ def main(argv: list[str] | None = None) -> int:
             print({k: v for k, v in row.items() if k != "calls"}, flush=True)
         write_results("bound_probes_polish_" + "_".join(map(str, args.polish_sizes)), rows, command=command,
                       commit=git_commit())
-    if not (args.c2 or args.bundle or args.polish):
-        parser.error("--c2, --bundle or --polish: choose a probe")
+    if args.combination:
+        rows = []
+        for cell in args.cells:
+            size, epsilon = cell.split(":")
+            rows.append(combination_row(int(size), float(epsilon), args.design_seconds, args.bound_seconds))
+            print(rows[-1], flush=True)
+        write_results("bound_probes_combination", rows, command=command, commit=git_commit())
+    if not (args.c2 or args.bundle or args.polish or args.combination):
+        parser.error("--c2, --bundle, --polish or --combination: choose a probe")
     return 0
 
 

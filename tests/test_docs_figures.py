@@ -444,6 +444,10 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("2.24", 0.5, "calibrated_ratio"), ("1.01", 0.5, "calibrated_epsilon0"), ("1.29", 1.0, "calibrated_ratio"),
         ("1.70", 2.0, "calibrated_ratio"), ("1.11", 4.0, "calibrated_ratio"), ("1.36", 8.0, "calibrated_ratio"))},
     ("docs/performance.rst", "1.058"): english_100k_lead,
+    **{("docs/performance.rst", f): (lambda n=n, task=task, e=e: gap_percent(n, task, e)) for f, n, task, e in (
+        ("16.9", "design_grid_10k_lp", "zipf-10000", 2.0), ("18.5", "design_grid_10k_lp", "english-10000", 2.0),
+        ("21.9", "design_grid_agg_zipf_10k", "zipf-10000", 2.0),
+        ("19.6", "design_grid_agg_english_10k", "english-10000", 2.0))},
     ("docs/performance.rst", "4.145"): lambda: grid_cell("design_grid_families_5000_8", "zipf-5000", 8.0, "nmse"),
     **{("docs/performance.rst", f): (lambda n=n, t=t, e=e: gap_percent(n, t, e)) for f, n, t, e in (
         ("10.1", "design_grid_room", "zipf-1000", 0.5), ("20.1", "design_grid_room", "zipf-2000", 0.5),
