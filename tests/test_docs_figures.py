@@ -404,6 +404,17 @@ def python_version() -> str:
     return re.search(r'requires-python = ">=([\d.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
 
 
+def ball_sdp(epsilon: float, key: str, spec: str) -> str:
+    """performance.rst and engines.rst, "The ball relaxation": a cell of results/ball_sdp.json (native-country)."""
+    return format(next(r[key] for r in rows("ball_sdp") if r["epsilon"] == epsilon), spec)
+
+
+def native_country_cell(name: str, epsilon: float, key: str, spec: str) -> str:
+    """The native-country cell of a grid results file (gaps in per cent)."""
+    row = next(r for r in rows(name) if r["task"] == "native-country" and r["epsilon"] == epsilon)
+    return format(100 * row[key] if key == "gap" else row[key], spec)
+
+
 QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/client_spec.rst", "1.0000000000000107"): written_krr_epsilon,
     **{("docs/client_spec.rst", k): (lambda k=k: seed_bits()[k]) for k in ("543.3", "417.8", "125.5", "537.5")},
@@ -614,6 +625,18 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/performance.rst", "626.3"): lambda: f"{grid_row('design_grid_orbits_nc_main', 0.5)['calibrated_nmse']:.1f}",
     # 1.53 is quoted twice: Dask's CPU in seconds and the low end of its ratio to the CLI's
     **{("docs/performance.rst", k): (lambda k=k: dask_figures()[k]) for k in ("1.53", "1.64", "2.71")},
+    # "The ball relaxation": the certified bound, the relaxation and the matrix floor; the grid's cells before and after
+    **{(page, f): (lambda a=a: ball_sdp(*a)) for page in ("docs/performance.rst", "docs/engines.rst") for f, a in (
+        ("0.9858", (4.0, "certified", ".4f")), ("0.8954", (4.0, "matrix_floor", ".4f")))},
+    **{("docs/performance.rst", f): (lambda a=a: ball_sdp(*a)) for f, a in (
+        ("0.9862", (4.0, "relaxation", ".4f")), ("0.01795", (8.0, "certified", ".4g")),
+        ("0.01311", (8.0, "matrix_floor", ".4g")), ("0.02057", (8.0, "relaxation", ".4g")),
+        ("79.34", (0.5, "certified", ".2f")), ("8.095", (2.0, "certified", ".3f")))},
+    ("docs/engines.rst", "1.1438"): lambda: native_country_cell("design_grid", 4.0, "nmse", ".4f"),
+    **{("docs/performance.rst", f): (lambda a=a: native_country_cell(*a)) for f, a in (
+        ("13.8", ("design_grid", 4.0, "gap", ".1f")), ("34.9", ("design_grid", 8.0, "gap", ".1f")),
+        ("21.7", ("design_grid_nc_a", 4.0, "gap", ".1f")), ("50.3", ("design_grid_nc_a", 8.0, "gap", ".1f")),
+        ("84.40", ("design_grid", 0.5, "bound", ".2f")), ("8.52", ("design_grid", 2.0, "bound", ".2f")))},
 }
 
 
