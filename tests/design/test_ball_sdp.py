@@ -22,8 +22,9 @@ from mechdesign import Deadline, calibrated_randomized_response
 from mechdesign.core import Prior
 from mechdesign.design import DesignProblem, solve
 from mechdesign.design.polytope import _ball_sdp as ball
+from mechdesign.design.polytope import lift_constant
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
-from mechdesign.design.polytope._vertices import diagonal_caps, lift_constant
+from mechdesign.design.polytope._vertices import diagonal_caps
 
 
 def _ball_minimum(u: np.ndarray, p: np.ndarray, radius: float) -> float:
