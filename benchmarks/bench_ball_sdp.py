@@ -9,14 +9,14 @@ each ε this records its certified value and the relaxation's reported minimum (
 capped_floor`) and the grid's design, bound and gap for the cell as merged today (results/design_grid.json; from
 ε = 3 on the engine keeps this bound, results/design_grid_ball_sdp_nc.json).
 
-``--cells`` measures where the relaxation could go next: the same program reduced to the prior's cells (J invariant
-under permutations within a cell: J_xx = d_k, J_xy = A_kl; with tr J⁻¹ convex and C invariant, the minimum is at such a
-J), whose cost grows with the number of cells K rather than N. Its value as the solver reports it — **not certified**
-(the engines do not use it) — on native-country (where it must equal the full program's) and on the off-grid sweep's
-instances with few cells and a large gap (``bench_off_grid.py``'s seeded draws, their run from results/off_grid.json).
+``--cells`` measures the same program over the prior's cells (``cell_sdp_floor``, what the engines call: J invariant
+under permutations within a cell, J_xx = d_k, J_xy = A_kl, its cost growing with the number of cells K rather than N):
+its certified value, the solver's value and its CPU time on native-country (against the full program) and on the
+off-grid sweep's instances with few cells and a large gap (``bench_off_grid.py``'s seeded draws, their 30-s runs
+from results/off_grid.json).
 
 Run: ``python benchmarks/bench_ball_sdp.py`` → benchmarks/results/ball_sdp.{json,csv} (about 12 minutes of CPU);
-``--cells`` → results/ball_sdp_cells.{json,csv} (about 2 minutes).
+``--cells`` → results/ball_sdp_cells.{json,csv} (about 4 minutes).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from _common import read_rows, write_results
 
 from mechdesign import Deadline
 from mechdesign.design import load_problem
-from mechdesign.design.polytope._ball_sdp import ball_sdp_floor, relaxation_minimum
+from mechdesign.design.polytope._ball_sdp import ball_sdp_floor, cell_sdp_floor, relaxation_minimum
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,52 +43,23 @@ EPSILONS = (0.5, 1.0, 2.0, 3.0, 4.0, 8.0)
 OFF_GRID = (3, 14, 23, 36)  # the sweep's instances with at most 43 cells and a gap above 30 %
 
 
-def cell_relaxation(counts: list[int], epsilon: float, radius: float) -> tuple[float, str, int]:
-    """The minimum of tr J⁻¹ over the relaxation reduced to cells, as Clarabel reports it (uncertified): (value, status,
-    K). On the zero-sum vectors of cell k J acts as d_k − A_kk; on the cell-constant ones (basis 1_k/√s_k) as
-    M = diag(√s) A diag(√s) + diag(d − diag A); column j of cell l holds d_l, A_ll (s_l − 1 times) and A_kl (s_k times),
-    and g's LP dual takes one σ per such group (the LP is invariant under the permutations fixing them)."""
-    import warnings
-
-    import cvxpy as cp
-
+def cell_bound(counts: list[int], epsilon: float, radius: float) -> dict[str, float]:
+    """The relaxation over the cells: its certified value, the solver's value and the CPU time of the two."""
     from mechdesign.core import Prior
+    from mechdesign.design.polytope import lift_constant
+    from mechdesign.design.polytope._ball_sdp import _cell_relaxation
 
     cells = CellMasses.of(Prior.from_counts(counts).probabilities)
-    s, p, k = cells.sizes, cells.probabilities, cells.count
-    a, multi = math.exp(epsilon), np.where(cells.sizes >= 2)[0]
-    d, pair, x = cp.Variable(k, nonneg=True), cp.Variable((k, k), symmetric=True), cp.Variable((k, k), symmetric=True)
-    roots, off, ones = np.sqrt(s), np.ones((k, k)) - np.eye(k), np.ones((k, 1))
-    inner = cp.diag(pair)
-    m = cp.multiply(np.outer(roots, roots), pair) + cp.diag(d - inner)
-    constraints = [pair >= 0, pair @ (s * p) - cp.multiply(inner, p) + cp.multiply(d, p) == 1,
-                   m - np.outer(roots, roots) >> 0, cp.bmat([[x, np.eye(k)], [np.eye(k), m]]) >> 0]
-    single = np.where(s < 2)[0]
-    if single.size:
-        constraints.append(inner[single] == 0)
-    goal = cp.trace(x)
-    if multi.size:
-        constraints.append(d[multi] - inner[multi] >= 0)
-        goal = goal + cp.sum(cp.multiply(s[multi] - 1, cp.inv_pos(d[multi] - inner[multi])))
-    t, eta = cp.Variable(k), cp.Variable(k, nonneg=True)
-    own, same, other = cp.Variable(k, nonneg=True), cp.Variable(k, nonneg=True), cp.Variable((k, k), nonneg=True)
-    reach = a * (1 - cp.multiply(own, p) - cp.multiply(same, (s - 1) * p) - radius * eta
-                 - cp.sum(cp.multiply(cp.multiply(other, off), np.outer(s * p, np.ones(k))), axis=0))
-    spread = cp.multiply(pair - ones @ cp.reshape(t, (1, k), order="C") - other, off)
-    level = cp.multiply(ones @ cp.reshape(eta, (1, k), order="C"), off)
-    constraints += [cp.abs(d - t - own) <= eta, spread <= level, -spread <= level, d <= reach,
-                    cp.multiply(pair, off) <= cp.multiply(ones @ cp.reshape(reach, (1, k), order="C"), off)]
-    if multi.size:
-        constraints += [cp.abs(inner[multi] - t[multi] - same[multi]) <= eta[multi], inner[multi] <= reach[multi]]
-    program = cp.Problem(cp.Minimize(goal), constraints)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        program.solve(solver=cp.CLARABEL)
-    return float(program.value), str(program.status), k
+    clock = time.process_time()
+    certified = cell_sdp_floor(cells, epsilon, radius, Deadline(math.inf)) - 1.0
+    cpu = time.process_time() - clock
+    relaxed = _cell_relaxation(cells.sizes, cells.probabilities, lift_constant(epsilon, radius)[0], radius,
+                               Deadline(math.inf))[0] - 1.0
+    return {"cells": cells.count, "cell_certified": certified, "cell_relaxation": relaxed, "cpu_s": cpu}
 
 
 def cells_main(indices: list[int], name: str) -> int:
-    """--cells: the reduced relaxation on native-country (against the full program) and on off-grid instances."""
+    """--cells: the relaxation over the cells on native-country (against the full program) and off-grid instances."""
     import json
 
     from bench_off_grid import draw_instance
@@ -98,29 +69,24 @@ def cells_main(indices: list[int], name: str) -> int:
     assert problem.prior.counts is not None
     counts = [int(c) for c in problem.prior.counts]
     for epsilon in (4.0, 8.0):
-        clock = time.process_time()
-        value, status, k = cell_relaxation(counts, epsilon, problem.radius)
         full = relaxation_minimum(problem.prior.probabilities, epsilon, problem.radius, Deadline(math.inf))
-        rows.append({"task": "native-country", "N": len(counts), "cells": k, "epsilon": epsilon,
-                     "radius": problem.radius, "cell_relaxation": value - 1.0, "full_relaxation": full - 1.0,
-                     "status": status, "cpu_s": time.process_time() - clock})
+        rows.append({"task": "native-country", "N": len(counts), "epsilon": epsilon, "radius": problem.radius,
+                     **cell_bound(counts, epsilon, problem.radius), "full_relaxation": full - 1.0})
         print(rows[-1], flush=True)
     swept = {row["index"]: row for row in json.loads((ROOT / "benchmarks" / "results" / "off_grid.json").read_text())[
         "rows"]}
     for index in indices:
         shape, counts, epsilon = draw_instance(index)
         run = swept[index]
-        clock = time.process_time()
-        value, status, k = cell_relaxation(counts, epsilon, run["radius"])
+        found = cell_bound(counts, epsilon, run["radius"])
         matrix = capped_floor(CellMasses.of(np.asarray(counts) / sum(counts)), epsilon, run["radius"],
                               Deadline(math.inf))
-        rows.append({"task": f"off-grid-{index}-{shape}", "N": len(counts), "cells": k, "epsilon": epsilon,
-                     "radius": run["radius"], "cell_relaxation": value - 1.0, "matrix_floor": matrix - 1.0,
-                     "status": status, "cpu_s": time.process_time() - clock, "run_engine": run["engine"],
+        rows.append({"task": f"off-grid-{index}-{shape}", "N": len(counts), "epsilon": epsilon,
+                     "radius": run["radius"], **found, "matrix_floor": matrix - 1.0, "run_engine": run["engine"],
                      "run_nmse": run["nmse"], "run_bound": run["bound"], "run_gap": run["gap"],
-                     "gap_at_relaxation": (run["nmse"] - max(run["bound"], value - 1.0)) / run["nmse"]})
+                     "gap_at_certified": (run["nmse"] - max(run["bound"], found["cell_certified"])) / run["nmse"]})
         print(rows[-1], flush=True)
-    path = write_results(name, rows, certified=False)
+    path = write_results(name, rows)
     print(f"wrote {path}")
     return 0
 
@@ -130,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--name", default=None, help="results name (default ball_sdp, or ball_sdp_cells with --cells)")
-    parser.add_argument("--cells", nargs="*", type=int, metavar="INDEX", help="the relaxation reduced to cells, "
-                        f"uncertified, on these off-grid instances (none given: {' '.join(map(str, OFF_GRID))})")
+    parser.add_argument("--cells", nargs="*", type=int, metavar="INDEX", help="the relaxation over the cells "
+                        f"on these off-grid instances (none given: {' '.join(map(str, OFF_GRID))})")
     args = parser.parse_args(argv)
     if args.cells is not None:
         return cells_main(args.cells or list(OFF_GRID), args.name or "ball_sdp_cells")

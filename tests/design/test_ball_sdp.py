@@ -153,3 +153,63 @@ def test_the_ball_members_are_in_the_ball():
         assert np.abs(member - p).sum() <= radius and np.all(member >= 0)
         assert np.all(q[:, column] >= member)
         assert np.all(q[:, column] <= member * (1 + 1e-9) + 1e-12)
+
+
+# The same relaxation over the cells (cell_sdp_floor): J invariant under permutations within a cell, its certificate in
+# the cells' coordinates. Checked against the full program (every input its own coordinate) and the enumerated optimum.
+@settings(max_examples=3, deadline=None)
+@given(counts=_counts, epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.5))
+def test_the_cell_program_is_the_full_one_and_below_the_enumerated_optimum(counts, epsilon, radius):
+    problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
+    p = problem.prior.probabilities
+    bound = ball.cell_sdp_floor(CellMasses.of(p), epsilon, radius, Deadline(math.inf))
+    relaxed = ball.relaxation_minimum(p, epsilon, radius, Deadline(math.inf))
+    exact = solve(problem, baselines=False)
+    assert exact.method == "enumeration" and exact.status == "optimal"
+    assert bound <= exact.utility + 1.0
+    assert relaxed - 1e-3 * relaxed <= bound <= relaxed * (1 + 1e-5)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None)
+@given(counts=_counts, epsilon=st.floats(0.3, 6.0), radius=st.floats(0.01, 1.5))
+def test_the_cell_program_is_the_full_one_long_sweep(counts, epsilon, radius):
+    test_the_cell_program_is_the_full_one_and_below_the_enumerated_optimum.hypothesis.inner_test(counts, epsilon,
+                                                                                                radius)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), noise=st.floats(1e-6, 1.0))
+def test_any_cell_multipliers_give_a_valid_bound(seed, noise):
+    """As above for the cells' certificate: its solution and multipliers shaken at random, never above the optimum."""
+    counts, epsilon, radius = [40, 9, 6, 3, 1, 1, 1, 1], 4.0, 0.2
+    problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
+    cells = CellMasses.of(problem.prior.probabilities)
+    exact = _OPTIMUM.setdefault("cells", solve(problem, baselines=False).utility + 1.0)
+    a = lift_constant(epsilon, radius)[0]
+    if "cells" not in _RELAXED:
+        _RELAXED["cells"] = ball._cell_relaxation(cells.sizes, cells.probabilities, a, radius, Deadline(math.inf))[1]
+    found = _RELAXED["cells"]
+    rng = np.random.default_rng(seed)
+    shaken = {name: value * (1 + noise * rng.standard_normal(value.shape)) + noise * rng.standard_normal(value.shape)
+              for name, value in found.items()}
+    shaken["d_value"] = np.abs(shaken["d_value"]) + 1.0  # a J whose inverse exists: any B is allowed
+    shaken["pair_value"] = 0.5 * (shaken["pair_value"] + shaken["pair_value"].T)
+    caps = diagonal_caps(cells.probabilities, epsilon, radius) * (1 + 1e-15)
+    for signs in ((1.0, 1.0), (-1.0, 1.0), (1.0, -1.0)):
+        assert ball._cell_certificate(cells.sizes, cells.probabilities, a, radius, caps, shaken, signs) <= exact
+
+
+def test_the_symmetric_engine_keeps_the_relaxation_when_its_bound_gives_less(monkeypatch):
+    """With the reach worthless, the symmetric engine's bound is the relaxation over the cells where it beats the
+    diagonal floor (a dominant input and ties: N = 60 in 6 cells, ε = 4), and never above the design."""
+    from mechdesign.design.symmetric import _engine as symmetric
+
+    counts = [500] + [20] * 10 + [7] * 15 + [3] * 14 + [2] * 10 + [1] * 10
+    problem = DesignProblem(Prior.from_counts(counts), 4.0, 0.1, "estimation_mse")
+    cells = CellMasses.of(problem.prior.probabilities)
+    relaxation = ball.cell_sdp_floor(cells, 4.0, 0.1, Deadline(math.inf))
+    monkeypatch.setattr(symmetric, "symmetric_bound", lambda *args, **kwargs: (-math.inf, "reach"))
+    design = solve(problem, method="symmetric", baselines=False, time_limit=2.0)
+    assert design.diagnosis["bound"] == "relaxation"
+    assert relaxation - 1.0 - 1e-9 <= design.bound <= design.value

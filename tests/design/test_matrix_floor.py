@@ -24,7 +24,7 @@ from mechdesign.design import DesignProblem, solve
 from mechdesign.design.estimation import EstimationEngine, Tuning
 from mechdesign.design.estimation import _listless as priced
 from mechdesign.design.polytope import diagonal_floor
-from mechdesign.design.polytope._ball_sdp import ball_sdp_floor
+from mechdesign.design.polytope._ball_sdp import cell_sdp_floor
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._vertices import diagonal_caps
 
@@ -94,7 +94,7 @@ def test_native_country_at_epsilon_4_is_lifted_above_the_per_input_floor():
 def test_the_priced_engine_keeps_the_floors_when_its_structures_give_less(monkeypatch):
     """With every structured bound worthless (−inf, an oracle past its deadline), the reported bound is the larger
     floor: the matrix form, not the per-input floor below it, and from ε = 3 on the ball's relaxation above both
-    (:mod:`mechdesign.design.polytope._ball_sdp`; 0.29 s of CPU for the engine's run)."""
+    (``cell_sdp_floor`` of :mod:`mechdesign.design.polytope._ball_sdp`; 0.29 s of CPU for the engine's run)."""
     problem = DesignProblem(Prior.from_counts([40, 9, 6, 3, 2, 1, 1, 1]), 4.0, 0.2, "estimation_mse")
     matrix = _floor(problem)
     assert matrix > diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius) + 1e-3
@@ -110,7 +110,8 @@ def test_the_priced_engine_keeps_the_floors_when_its_structures_give_less(monkey
     result = solve(problem, baselines=False, time_limit=20.0, engines=[_PRICED])
     assert result.method == "column_generation_priced"
     assert result.upper_bound >= matrix - 1.0 - 1e-12  # the estimation result's upper_bound is its lower bound
-    relaxation = ball_sdp_floor(problem.prior.probabilities, problem.epsilon, problem.radius, Deadline(math.inf))
+    relaxation = cell_sdp_floor(CellMasses.of(problem.prior.probabilities), problem.epsilon, problem.radius,
+                                Deadline(math.inf))
     assert relaxation > matrix + 0.05 and result.upper_bound >= relaxation - 1.0 - 1e-9
     exact = solve(problem, baselines=False)
     assert result.upper_bound <= exact.utility

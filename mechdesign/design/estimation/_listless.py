@@ -41,7 +41,7 @@ from mechdesign.design.estimation._criterion import (
     quadratic_form,
     restricted_master_dual,
 )
-from mechdesign.design.polytope._ball_sdp import ball_sdp_floor
+from mechdesign.design.polytope._ball_sdp import SHARE, cell_sdp_floor, worth_solving
 from mechdesign.design.polytope._matrix import CellMasses, capped_floor
 from mechdesign.design.polytope._separable import OracleTimeout, SeparableOracle
 
@@ -73,11 +73,6 @@ _MATRIX_FLOOR_SHARE = 0.05  # of the time left, at most, for the floor's matrix 
 # ... and up to this many cells of equal probability: its first and last steps are K × K eigendecompositions that
 # no deadline cuts (a few seconds at K = 2,529; the symmetric engine's own cap, MAX_CELLS)
 _MATRIX_FLOOR_CELLS = 4_000
-# The ball's semidefinite relaxation (ball_sdp_floor): the higher bound from ε = 3 on, the lower one below (Adult
-# native-country, N = 42: n·MSE 2.7321 against the matrix floor's 2.6257 at ε = 3, 0.98584 against 0.89542 at ε = 4;
-# 8.096 against the run's 8.52 at ε = 2, results/ball_sdp.json). One solve costs 35 s of CPU at N = 42, growing as N⁶
-# (its 2N × 2N cone): it runs only where that estimate fits in _SDP_SHARE of the time left.
-_SDP_EPSILON, _SDP_SHARE, _SDP_SECONDS, _SDP_AT = 3.0, 0.4, 35.0, 42
 
 
 def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.ndarray, start_columns: np.ndarray,
@@ -162,10 +157,9 @@ def design_priced(problem: DesignProblem, options: SearchOptions, counts: np.nda
             floor = max(floor, capped_floor(cells, problem.epsilon, problem.radius,
                                             Deadline(_MATRIX_FLOOR_SHARE * max(deadline - time.monotonic(), 0.0))))
         left = max(deadline - time.monotonic(), 0.0)
-        if problem.epsilon >= _SDP_EPSILON and _SDP_SECONDS * (n / _SDP_AT) ** 6 <= _SDP_SHARE * left:
+        if worth_solving(cells.count, problem.epsilon, left):  # the ball's relaxation over the cells
             clock = time.monotonic()
-            floor = max(floor, ball_sdp_floor(problem.prior.probabilities, problem.epsilon, problem.radius,
-                                              Deadline(_SDP_SHARE * left)))
+            floor = max(floor, cell_sdp_floor(cells, problem.epsilon, problem.radius, Deadline(SHARE * left)))
             timings["ball_sdp"] = time.monotonic() - clock
     bound, dual_rounds, bound_cost, iteration_cost = floor, 0, 0.0, 0.0
     search_start = time.monotonic()

@@ -36,6 +36,7 @@ _BOUND_SOURCES = {  # where the certified bound came from (SymmetricBound.source
     "reach": "the bound is the diagonal's reach",
     "capped": "the bound is every cell's diagonal at its cap (the reach did not beat it in its time)",
     "floor": "the bound is the diagonal floor (the reach did not beat it in its time)",
+    "relaxation": "the bound is the ball's semidefinite relaxation over the cells (above the diagonal's)",
 }
 
 
@@ -73,7 +74,7 @@ class SymmetricDesign(SavesFile):
     diagnosis : dict
         Which side limits the gap: ``search``, how the column generation ended ("priced out", "stalled",
         "deadline", "budget", …), ``search_gain``, the relative gain of its last round, and ``bound``, the bound's
-        source ("every type", "reach", "capped", "floor") — :meth:`gap_sources` words them.
+        source ("every type", "reach", "capped", "floor", "relaxation") — :meth:`gap_sources` words them.
     """
 
     problem: DesignProblem
