@@ -513,26 +513,28 @@ class SymmetricEngine:
         if at_epsilon is not None:  # every type at ε: the Lagrangian bound, exact at the optimum
             bound, source = lagrangian_bound(instance, near, near_weights, at_epsilon), "every type"
         else:
+            relaxed = -math.inf
+            if worth_solving(instance.count, instance.epsilon, deadline.remaining()):
+                # the ball's relaxation over the cells, before the reach (which takes the time left): beyond the
+                # diagonal at high ε where one input dominates (off-grid-3-dominant, N = 929, K = 36, ε = 6: 2.818
+                # against the caps' 2.385; results/ball_sdp_cells.json)
+                started = time.perf_counter()
+                relaxed = cell_sdp_floor(instance, instance.epsilon, instance.radius,
+                                         deadline.before((1.0 - SHARE) * deadline.remaining()))
+                timings["ball_sdp"] = time.perf_counter() - started
             # a search still gaining at the end of its share (its last round ≥ 0.1 %: Zipf N = 256, ε = 2, 0.4 %) gets
             # back the time the bound's other candidates would take (they never beat its first where the search was
             # cut); one that barely moves (N = 1,000, ε = 0.5: 6e-6) leaves it to them
             gaining = stop == "deadline" and gain >= GAINING
             bound, source = symmetric_bound(instance, near, near_weights, deadline=deadline, thorough=not gaining)
+            if relaxed > bound:
+                bound, source = relaxed, "relaxation"
         # Any bound is at least the diagonal floor (ε-PML at P̂ ∈ B) and tr J⁻¹ ≥ P̂ᵀJP̂·… = 1: a Lagrangian bound
         # taken far from the optimum can be far below both (−336 at N = 14, β = 0.08 before column generation).
         floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon,
                                instance.radius)
         if bound < floor:
             bound, source = floor, "floor"
-        if listed is None and worth_solving(instance.count, instance.epsilon, deadline.remaining()):
-            # the ball's relaxation over the cells: beyond the diagonal at high ε where one input dominates
-            # (off-grid-3-dominant, N = 929, K = 36, ε = 6: 2.818 against the caps' 2.385; results/ball_sdp_cells.json)
-            started = time.perf_counter()
-            relaxed = cell_sdp_floor(instance, instance.epsilon, instance.radius, deadline.before(
-                (1.0 - SHARE) * deadline.remaining()))
-            timings["ball_sdp"] = time.perf_counter() - started
-            if relaxed > bound:
-                bound, source = relaxed, "relaxation"
         bound = max(bound, 1.0)
         timings["bound"] = time.perf_counter() - clock
         _say(progress, f"bound: n·MSE ≥ {bound - 1:.6g}")
