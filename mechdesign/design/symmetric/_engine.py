@@ -56,6 +56,7 @@ from mechdesign.design._problem import DesignProblem
 from mechdesign.design.baselines._ldp_oracles import oracle_mse, oracle_parameters
 from mechdesign.design.baselines._orbits import exact_orbit_sets, orbit_blocks, orbit_sets
 from mechdesign.design.polytope._ball_sdp import SHARE, cell_sdp_floor, worth_solving
+from mechdesign.design.polytope._matrix import CellMasses
 from mechdesign.design.polytope._vertices import diagonal_floor
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._construct import (
@@ -514,12 +515,13 @@ class SymmetricEngine:
             bound, source = lagrangian_bound(instance, near, near_weights, at_epsilon), "every type"
         else:
             relaxed = -math.inf
-            if worth_solving(instance.count, instance.epsilon, deadline.remaining()):
+            masses = CellMasses.of(np.repeat(instance.probabilities, instance.cells.sizes))  # the coarsest cells
+            if worth_solving(masses.count, instance.epsilon, deadline.remaining()):
                 # the ball's relaxation over the cells, before the reach (which takes the time left): beyond the
-                # diagonal at high ε where one input dominates (off-grid-3-dominant, N = 929, K = 36, ε = 6: 2.818
-                # against the caps' 2.385; results/ball_sdp_cells.json)
+                # diagonal at high ε where one input dominates (off-grid-3-dominant, N = 929, K = 36 masses, ε = 6:
+                # 2.818 against the caps' 2.385; results/ball_sdp_cells.json)
                 started = time.perf_counter()
-                relaxed = cell_sdp_floor(instance, instance.epsilon, instance.radius,
+                relaxed = cell_sdp_floor(masses, instance.epsilon, instance.radius,
                                          deadline.before((1.0 - SHARE) * deadline.remaining()))
                 timings["ball_sdp"] = time.perf_counter() - started
             # a search still gaining at the end of its share (its last round ≥ 0.1 %: Zipf N = 256, ε = 2, 0.4 %) gets
