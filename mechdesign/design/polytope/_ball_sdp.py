@@ -12,8 +12,8 @@ So tr J⁻¹ over every mechanism is at least its minimum over the convex set C 
 semidefinite program (g through its LP dual, g(u) = max P̂·u − σ·P̂ − ηβ over t, σ ≥ 0, η ≥ 0 with
 |u − t1 − σ| ≤ η entrywise). The bound beyond the diagonal's: it sees the PML constraint between the entries of a
 column, where :func:`~._matrix.capped_floor` sees only each J_xx ≤ c_x. On Adult native-country (N = 42) it is
-the higher bound from ε = 4 on (n·MSE 0.98619 against 0.8954 at ε = 4, 0.02061 against 0.01372 at ε = 8) and the
-lower one below (79.35 against 84.40 at ε = 0.5): the engines keep the larger.
+the higher bound from ε = 3 on and the lower one below (results/ball_sdp.json; the constants below): the engines
+keep the larger.
 
 The value returned does not trust the solver. With B = J*⁻¹ from the relaxation's solution, every J ≻ 0 has
 tr J⁻¹ ≥ 2 tr B − ⟨B², J⟩ (‖J^{-½} − J^{½}B‖²_F ≥ 0), and a dual of max ⟨Y, J⟩ over C (Y = B·B) bounds the last
@@ -45,6 +45,7 @@ import numpy as np
 
 from mechdesign._deadline import Deadline
 from mechdesign._numerics import FLOAT_EPS as _ULP
+from mechdesign.design.polytope._matrix import Cells
 from mechdesign.design.polytope._vertices import diagonal_caps, lift_constant
 
 __all__ = ["ball_sdp_floor", "cell_sdp_floor", "relaxation_minimum", "worth_solving"]
@@ -191,6 +192,27 @@ def _certificate(p: np.ndarray, a: float, radius: float, caps: np.ndarray, b: np
     return value if math.isfinite(value) else -math.inf
 
 
+def _full_floor(p: np.ndarray, epsilon: float, radius: float, deadline: Deadline) -> tuple[float, float]:
+    """(The certified bound of :func:`ball_sdp_floor`, the relaxation's value as the solver reports it) of one solve."""
+    a = lift_constant(epsilon, radius)[0]
+    value, found = _relaxation(p, a, radius, deadline)
+    if not found:
+        return -math.inf, value
+    try:
+        b = np.linalg.inv(found["j"])
+    except np.linalg.LinAlgError:
+        return -math.inf, value
+    b = 0.5 * (b + b.T)
+    if not np.all(np.isfinite(b)):
+        return -math.inf, value
+    caps = diagonal_caps(p, epsilon, radius) * (1.0 + 4 * _ULP)
+    r = np.maximum(found["rho"], 0.0).sum(axis=0)
+    w = np.outer(p, r) - found["spread"] / a
+    # every λ gives a valid bound: the solver's sign convention for an equality's multiplier is not relied on
+    return max(_certificate(p, a, radius, caps, b, sign * found["lam"], found["z"], found["rho"], w)
+               for sign in (1.0, -1.0)), value
+
+
 def ball_sdp_floor(prior: np.ndarray, epsilon: float, radius: float, deadline: Deadline) -> float:
     """A certified lower bound on tr J⁻¹ over every mechanism ε-PML over the ball of ``radius`` β around P̂ [D].
 
@@ -198,24 +220,7 @@ def ball_sdp_floor(prior: np.ndarray, epsilon: float, radius: float, deadline: D
     solve returns no iterate before ``deadline``. One semidefinite program in 4N² variables with a 2N × 2N cone:
     36 s of CPU at N = 42 (Clarabel, 32 iterations), growing as N⁶, so the engines call it only on small alphabets.
     """
-    p = np.asarray(prior, dtype=np.float64)
-    a = lift_constant(epsilon, radius)[0]
-    _, found = _relaxation(p, a, radius, deadline)
-    if not found:
-        return -math.inf
-    try:
-        b = np.linalg.inv(found["j"])
-    except np.linalg.LinAlgError:
-        return -math.inf
-    b = 0.5 * (b + b.T)
-    if not np.all(np.isfinite(b)):
-        return -math.inf
-    caps = diagonal_caps(p, epsilon, radius) * (1.0 + 4 * _ULP)
-    r = np.maximum(found["rho"], 0.0).sum(axis=0)
-    w = np.outer(p, r) - found["spread"] / a
-    # every λ gives a valid bound: the solver's sign convention for an equality's multiplier is not relied on
-    return max(_certificate(p, a, radius, caps, b, sign * found["lam"], found["z"], found["rho"], w)
-               for sign in (1.0, -1.0))
+    return _full_floor(np.asarray(prior, dtype=np.float64), epsilon, radius, deadline)[0]
 
 
 def _cell_relaxation(s: np.ndarray, p: np.ndarray, a: float, radius: float,
@@ -354,22 +359,26 @@ def _cell_certificate(s: np.ndarray, p: np.ndarray, a: float, radius: float, cap
     return value if math.isfinite(value) else -math.inf
 
 
+def _cells_floor(cells: Cells, epsilon: float, radius: float, deadline: Deadline) -> tuple[float, float]:
+    """(The certified bound of :func:`cell_sdp_floor`, the relaxation's value as the solver reports it) of one solve."""
+    s = np.asarray(cells.sizes, dtype=np.float64)
+    p = np.asarray(cells.probabilities, dtype=np.float64)
+    a = lift_constant(epsilon, radius)[0]
+    value, found = _cell_relaxation(s, p, a, radius, deadline)
+    if not found:
+        return -math.inf, value
+    caps = diagonal_caps(p, epsilon, radius) * (1.0 + 4 * _ULP)
+    return max(_cell_certificate(s, p, a, radius, caps, found, (first, second))
+               for first in (1.0, -1.0) for second in (1.0, -1.0)), value
 
-def cell_sdp_floor(cells: Any, epsilon: float, radius: float, deadline: Deadline) -> float:
+
+def cell_sdp_floor(cells: Cells, epsilon: float, radius: float, deadline: Deadline) -> float:
     """:func:`ball_sdp_floor` over the cells of a prior: the same relaxation's minimum, certified [D].
 
     The relaxed set C and tr J⁻¹ are invariant under permutations within a cell of equal prior mass, and tr J⁻¹ is
     convex, so the minimum is at an invariant J and the program needs only d_k = J_xx and A_kl = J_xy (x ≠ y): its
     cost grows with the number of cells K as the full program's with N (35 s of CPU at K = 42). The certificate
     (:func:`_cell_certificate`) works in those coordinates: as ⟨B², ·⟩ is invariant, its maximum over C is over the
-    invariant J. ``cells``: :class:`~._matrix.Cells` (sizes and per-input probabilities). −inf without an iterate.
+    invariant J. ``cells``: sizes and per-input probabilities. −inf without an iterate.
     """
-    s = np.asarray(cells.sizes, dtype=np.float64)
-    p = np.asarray(cells.probabilities, dtype=np.float64)
-    a = lift_constant(epsilon, radius)[0]
-    _, found = _cell_relaxation(s, p, a, radius, deadline)
-    if not found:
-        return -math.inf
-    caps = diagonal_caps(p, epsilon, radius) * (1.0 + 4 * _ULP)
-    return max(_cell_certificate(s, p, a, radius, caps, found, (first, second))
-               for first in (1.0, -1.0) for second in (1.0, -1.0))
+    return _cells_floor(cells, epsilon, radius, deadline)[0]

@@ -510,12 +510,13 @@ class SymmetricEngine:
         near, near_weights = _kept(types, weights, 1e-12)
         types, weights = _kept(types, weights, 1e-6)
         clock = time.perf_counter()
+        inputs = np.repeat(instance.probabilities, instance.cells.sizes)  # P̂, one entry an input
         at_epsilon = all_types(instance, problem, margin=0.0) if listed is not None else None
         if at_epsilon is not None:  # every type at ε: the Lagrangian bound, exact at the optimum
             bound, source = lagrangian_bound(instance, near, near_weights, at_epsilon), "every type"
         else:
             relaxed = -math.inf
-            masses = CellMasses.of(np.repeat(instance.probabilities, instance.cells.sizes))  # the coarsest cells
+            masses = CellMasses.of(inputs)  # the coarsest cells: equal prior mass
             if worth_solving(masses.count, instance.epsilon, deadline.remaining()):
                 # the ball's relaxation over the cells, before the reach (which takes the time left): beyond the
                 # diagonal at high ε where one input dominates (off-grid-3-dominant, N = 929, K = 36 masses, ε = 6:
@@ -533,8 +534,7 @@ class SymmetricEngine:
                 bound, source = relaxed, "relaxation"
         # Any bound is at least the diagonal floor (ε-PML at P̂ ∈ B) and tr J⁻¹ ≥ P̂ᵀJP̂·… = 1: a Lagrangian bound
         # taken far from the optimum can be far below both (−336 at N = 14, β = 0.08 before column generation).
-        floor = diagonal_floor(np.repeat(instance.probabilities, instance.cells.sizes), instance.epsilon,
-                               instance.radius)
+        floor = diagonal_floor(inputs, instance.epsilon, instance.radius)
         if bound < floor:
             bound, source = floor, "floor"
         bound = max(bound, 1.0)
