@@ -42,11 +42,17 @@ class MasterResult:
         self.theta, self.duals, self.value, self.steps = theta, duals, value, steps
 
 
-def _parts(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray
+Held = tuple[np.ndarray, np.ndarray]
+"""The part of B and γ of types held at fixed weights outside ``means``: (Σ θ_t μ_t μ_tᵀ, Σ θ_t c_t) over them."""
+
+
+def _parts(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, held: Held | None = None
            ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
     """(f, B⁻¹, G, γ) at θ, or None where B is not positive definite or a split cell has γ_k ≤ 0."""
     b = (means * theta[:, None]).T @ means
     gamma = theta @ spreads
+    if held is not None:
+        b, gamma = b + held[0], gamma + held[1]
     split = sizes > 1
     if np.any(gamma[split] <= 0):
         return None
@@ -61,16 +67,17 @@ def _parts(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.
     return value, b_inverse, 0.5 * (g + g.T), gamma
 
 
-def objective(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray) -> float:
-    """f(θ) = tr J⁻¹ (∞ where J is singular)."""
-    found = _parts(means, spreads, theta, sizes)
+def objective(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray,
+              held: Held | None = None) -> float:
+    """f(θ) = tr J⁻¹ (∞ where J is singular); ``held``: the part of types held outside ``means``."""
+    found = _parts(means, spreads, theta, sizes, held)
     return math.inf if found is None else found[0]
 
 
-def gradient(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray
+def gradient(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, held: Held | None = None
              ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """(f, ∂f/∂θ, G, ω) at θ (module docstring); f = ∞ and empty arrays where J is singular."""
-    found = _parts(means, spreads, theta, sizes)
+    found = _parts(means, spreads, theta, sizes, held)
     if found is None:
         return math.inf, np.zeros(0), np.zeros((0, 0)), np.zeros(0)
     value, _, g, gamma = found
@@ -82,7 +89,7 @@ def gradient(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: n
 
 def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, *,
                  tolerance: float = 1e-9, deadline: float = math.inf, max_steps: int = 400,
-                 warm: float | None = None) -> MasterResult:
+                 warm: float | None = None, held: Held | None = None) -> MasterResult:
     """Minimise f over θ ≥ 0 with Σ_t θ_t μ_t = 1 from a feasible θ > 0 (module docstring).
 
     Parameters
@@ -103,6 +110,10 @@ def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, size
         The barrier's first τ as a fraction of f/T (default 10⁻³): a start already near the optimum (column
         generation's next round) takes a small one, else the first steps walk back to the central path of a large τ
         and end above the start when the steps run out.
+    held : tuple of numpy.ndarray, optional
+        (B₀, γ₀) of types held at their weights outside ``means`` (:data:`Held`): f is that of all types, only θ
+        moves, and θ must meet the rows that the held types leave (Σ_t θ_t μ_t = 1 − theirs); the Newton steps keep
+        them.
 
     Returns
     -------
@@ -111,14 +122,14 @@ def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, size
     """
     count = theta.size
     constraint = means.T
-    value = objective(means, spreads, theta, sizes)
+    value = objective(means, spreads, theta, sizes, held)
     tau = (1e-3 if warm is None else warm) * value / count
     duals = np.zeros(means.shape[1])
     steps = 0
     while steps < max_steps and time.monotonic() < deadline:
         for _ in range(60):
-            value, grad, g, _ = gradient(means, spreads, theta, sizes)
-            hessian = _hessian(means, spreads, theta, sizes, g)
+            value, grad, g, _ = gradient(means, spreads, theta, sizes, held)
+            hessian = _hessian(means, spreads, theta, sizes, g, held)
             barrier_grad = grad - tau / theta
             hessian[np.diag_indices(count)] += tau / theta**2
             try:
@@ -135,13 +146,13 @@ def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, size
             steps += 1
             if decrement / 2 <= 1e-12 * max(1.0, value) or time.monotonic() >= deadline:
                 break
-            theta = _line_search(means, spreads, theta, sizes, step, tau, value, decrement)
+            theta = _line_search(means, spreads, theta, sizes, step, tau, value, decrement, held)
             if steps >= max_steps:
                 break
         if tau * count <= tolerance * value:
             break
         tau *= 0.1
-    value = objective(means, spreads, theta, sizes)
+    value = objective(means, spreads, theta, sizes, held)
     return MasterResult(theta, duals, value, steps)
 
 
@@ -193,12 +204,14 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
 
 
 def _hessian(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray,
-             g: np.ndarray) -> np.ndarray:
+             g: np.ndarray, held: Held | None = None) -> np.ndarray:
     b = (means * theta[:, None]).T @ means
+    gamma = theta @ spreads
+    if held is not None:
+        b, gamma = b + held[0], gamma + held[1]
     b_inverse = np.linalg.inv(0.5 * (b + b.T))
     first = means @ b_inverse @ means.T
     second = (means @ g) @ means.T
-    gamma = theta @ spreads
     split = sizes > 1
     weight = np.where(split, 2.0 * (sizes - 1.0) / np.where(split, gamma, 1.0) ** 3, 0.0)
     hessian = 2.0 * first * second + (spreads * weight) @ spreads.T
@@ -206,14 +219,14 @@ def _hessian(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: n
 
 
 def _line_search(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, step: np.ndarray,
-                 tau: float, value: float, decrement: float) -> np.ndarray:
+                 tau: float, value: float, decrement: float, held: Held | None = None) -> np.ndarray:
     """θ + αd with α ≤ 1 inside θ > 0 (at most 99 % of the way to the boundary) and a sufficient barrier decrease."""
     negative = step < 0
     alpha = min(1.0, 0.99 * float(np.min(-theta[negative] / step[negative]))) if negative.any() else 1.0
     start = value - tau * float(np.log(theta).sum())
     while alpha > 1e-14:
         trial = theta + alpha * step
-        found = objective(means, spreads, trial, sizes)
+        found = objective(means, spreads, trial, sizes, held)
         if math.isfinite(found) and found - tau * float(np.log(trial).sum()) <= start - 0.25 * alpha * decrement:
             return trial
         alpha *= 0.5

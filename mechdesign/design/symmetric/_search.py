@@ -15,9 +15,12 @@ type's family (reference pml-design.md §3.3, :mod:`mechdesign.design.polytope._
 A random pool holds few types of the shape that prices best at high ε (Zipf N = 2,000, ε = 4: small sets of about
 N/(e^ε + 1) inputs, the shape of subset selection). The search starts from the best-priced candidates and moves one
 input in or out of the high set while that lowers r: with G1, Ga/s and the quadratic forms kept, every one of the 2K
-moves is priced at once in O(K) (the expansion of μ'ᵀGμ' in the moved cell), a move applied in O(K). Every type it
-returns is a member of its family (the levels are the family's at the type's own mass), so whatever enters is
-feasible; the search only decides which.
+moves is priced at once in O(K) (the expansion of μ'ᵀGμ' in the moved cell), a move applied in O(K). Where no single
+move lowers r, an **exchange** — one input of cell i in, one of cell j ≠ i out — may: it keeps the mass and so the
+levels nearly where they are, where either half alone moves them far (the dense engine's search found the same,
+:mod:`mechdesign.design.estimation._column_search`); the pairs of the :data:`_PAIR_CELLS` best cells for each half
+are priced at once (:func:`_exchange`). Every type it returns is a member of its family (the levels are the family's
+at the type's own mass), so whatever enters is feasible; the search only decides which.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from mechdesign.design.symmetric._instance import MARGIN, Instance, TypeTable, t
 __all__ = ["c2_types", "improve", "improve_c1", "improve_c2"]
 
 _STEPS = 4.0       # moves per type at most, per cell
+_PAIR_CELLS = 64   # an exchange's cells: this many of least price for each half alone (as the dense engine's search)
 
 
 def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndarray, duals: np.ndarray,
@@ -84,9 +88,11 @@ def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndar
             quad0, lin0, nu0, spread0 = float(u @ gu), float(g1 @ u), float(u @ duals), float(w @ (a * (s - a)))
             best_price = float(_price(low[0], h[0] - low[0], quad0, lin0, s11, nu_sum, nu0, spread0))
             best_move = None
+            singles = []
             for delta in (1.0, -1.0):
                 room = (a + delta >= 0) & (a + delta <= s)
                 if not room.any():
+                    singles.append(np.full(k, np.inf))
                     continue
                 hh, ll, okk = _levels(instance, mass + delta * p, zeros)
                 dd = hh - ll
@@ -95,11 +101,22 @@ def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndar
                 nu_u = nu0 + delta * duals / s
                 spread = spread0 + w * ((a + delta) * (s - a - delta) - a * (s - a))
                 price = _price(ll, dd, quad, lin1, s11, nu_sum, nu_u, spread)
+                # where the move is allowed at all (a move out of the family is still a half of an exchange)
+                singles.append(np.where(room, price, np.inf))
                 j = _better(np.where(room & okk, price, np.inf), best_price)
                 if j is not None:
                     best_price, best_move = float(price[j]), (j, delta)
             if best_move is None:
-                break
+                # no single move lowers r: an exchange (one input in, another out) keeps the mass and the levels
+                # nearly where they are, where either half alone moves them far (module docstring)
+                pair = _exchange(instance, zeros, a, mass, (quad0, lin0, nu0, spread0), gu, g1, g, diag, w, duals,
+                                 s11, nu_sum, singles, best_price)
+                if pair is None:
+                    break
+                best_price = pair[0]
+                mass += _apply(a, u, gu, g, s, p, pair[1], 1.0)
+                mass += _apply(a, u, gu, g, s, p, pair[2], -1.0)
+                continue
             mass += _apply(a, u, gu, g, s, p, *best_move)
         h, low, ok = _levels(instance, np.array([mass]), zeros)
         if not ok[0] or a.sum() == 0:
@@ -111,6 +128,45 @@ def improve(instance: Instance, starts: TypeTable, g: np.ndarray, omega: np.ndar
     if not highs:
         return TypeTable(instance)
     return TypeTable(instance, np.array(highs), np.array(lows), np.array(counts), np.array(rests))
+
+
+def _exchange(instance: Instance, zeros: bool, a: np.ndarray, mass: float, forms: tuple[float, float, float, float],
+              gu: np.ndarray, g1: np.ndarray, g: np.ndarray, diag: np.ndarray, w: np.ndarray, duals: np.ndarray,
+              s11: float, nu_sum: float, singles: list[np.ndarray], price: float) -> tuple[float, int, int] | None:
+    """The exchange of least price r if it lowers ``price``: (r, i, j), one input of cell i in, one of cell j ≠ i out.
+
+    None where no exchange lowers it.
+    Among the :data:`_PAIR_CELLS` cells of least price for each half alone (``singles``: the prices of the moves in
+    and out, inf where no input can move), every pair is priced at once: with u′ = u + e_i/s_i − e_j/s_j,
+    u′ᵀGu′ = uᵀGu + 2(Gu)_i/s_i − 2(Gu)_j/s_j + G_ii/s_i² + G_jj/s_j² − 2G_ij/(s_i s_j), and 1ᵀGu′, ν·u′ and the
+    spreads change by the two cells' terms; the levels follow from the mass M + P̂_i − P̂_j by the family.
+    """
+    s, p = instance.sizes, instance.probabilities
+    quad0, lin0, nu0, spread0 = forms
+    ins = np.flatnonzero(np.isfinite(singles[0]))
+    outs = np.flatnonzero(np.isfinite(singles[1]))
+    ins = ins[np.argsort(singles[0][ins], kind="stable")[:_PAIR_CELLS]]
+    outs = outs[np.argsort(singles[1][outs], kind="stable")[:_PAIR_CELLS]]
+    if ins.size == 0 or outs.size == 0:
+        return None
+    i, j = ins[:, None], outs[None, :]
+    si, sj = s[i], s[j]
+    quad = (quad0 + 2.0 * gu[i] / si - 2.0 * gu[j] / sj + diag[i] / (si * si) + diag[j] / (sj * sj)
+            - 2.0 * g[i, j] / (si * sj))
+    lin1 = lin0 + g1[i] / si - g1[j] / sj
+    nu_u = nu0 + duals[i] / si - duals[j] / sj
+    ai, aj = a[i], a[j]
+    spread = (spread0 + w[i] * ((ai + 1) * (si - ai - 1) - ai * (si - ai))
+              + w[j] * ((aj - 1) * (sj - aj + 1) - aj * (sj - aj)))
+    hh, ll, ok = _levels(instance, mass + p[i] - p[j], zeros)
+    prices = _price(ll, hh - ll, quad, lin1, s11, nu_sum, nu_u, spread)
+    prices = np.where(ok & (i != j), prices, np.inf)
+    flat = int(np.argmin(prices))
+    best = float(prices.flat[flat])
+    if not best < price - 1e-12 * abs(price):
+        return None
+    row, col = divmod(flat, prices.shape[1])
+    return best, int(ins[row]), int(outs[col])
 
 
 def _better(prices: np.ndarray, price: float) -> int | None:
