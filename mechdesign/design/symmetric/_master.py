@@ -46,13 +46,19 @@ Held = tuple[np.ndarray, np.ndarray]
 """The part of B and γ of types held at fixed weights outside ``means``: (Σ θ_t μ_t μ_tᵀ, Σ θ_t c_t) over them."""
 
 
-def _parts(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, held: Held | None = None
-           ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(f, B⁻¹, G, γ) at θ, or None where B is not positive definite or a split cell has γ_k ≤ 0."""
+def _moments(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, held: Held | None) -> Held:
+    """(B, γ) at θ: Σ θ_t μ_t μ_tᵀ and Σ θ_t c_t over the types of ``means``, plus the held part."""
     b = (means * theta[:, None]).T @ means
     gamma = theta @ spreads
     if held is not None:
         b, gamma = b + held[0], gamma + held[1]
+    return b, gamma
+
+
+def _parts(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, held: Held | None = None
+           ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(f, B⁻¹, G, γ) at θ, or None where B is not positive definite or a split cell has γ_k ≤ 0."""
+    b, gamma = _moments(means, spreads, theta, held)
     split = sizes > 1
     if np.any(gamma[split] <= 0):
         return None
@@ -205,10 +211,7 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
 
 def _hessian(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray,
              g: np.ndarray, held: Held | None = None) -> np.ndarray:
-    b = (means * theta[:, None]).T @ means
-    gamma = theta @ spreads
-    if held is not None:
-        b, gamma = b + held[0], gamma + held[1]
+    b, gamma = _moments(means, spreads, theta, held)
     b_inverse = np.linalg.inv(0.5 * (b + b.T))
     first = means @ b_inverse @ means.T
     second = (means @ g) @ means.T

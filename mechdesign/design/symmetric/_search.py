@@ -161,12 +161,11 @@ def _exchange(instance: Instance, zeros: bool, a: np.ndarray, mass: float, forms
     hh, ll, ok = _levels(instance, mass + p[i] - p[j], zeros)
     prices = _price(ll, hh - ll, quad, lin1, s11, nu_sum, nu_u, spread)
     prices = np.where(ok & (i != j), prices, np.inf)
-    flat = int(np.argmin(prices))
-    best = float(prices.flat[flat])
-    if not best < price - 1e-12 * abs(price):
+    flat = _better(prices.ravel(), price)
+    if flat is None:
         return None
     row, col = divmod(flat, prices.shape[1])
-    return best, int(ins[row]), int(outs[col])
+    return float(prices.flat[flat]), int(ins[row]), int(outs[col])
 
 
 def _better(prices: np.ndarray, price: float) -> int | None:
