@@ -772,3 +772,41 @@ def test_the_working_set_master_holds_the_rest_and_lowers_f(monkeypatch):
     # where the cells are more than half the working set the rows' rank is out of reach: nothing is tried
     monkeypatch.setattr(generation, "_ACTIVE", active - 1)
     assert generation._working(joined, first.theta, first.duals, instance.sizes, 50, float("inf")) is None
+
+
+@given(st.integers(1, 40), st.integers(1, 12), st.booleans(), st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_the_moment_matrix_is_the_weighted_sum_of_outer_products(count, cells, negative, seed):
+    """Σ_t w_t μ_t μ_tᵀ formed as RᵀR (R = diag √w · μ, BLAS's symmetric update) agrees with the sum of outer
+    products to float precision and is exactly symmetric; negative weights (a line search's trial) take the general
+    product."""
+    from mechdesign.design.symmetric._construct import moment
+
+    rng = np.random.default_rng(seed)
+    means = rng.random((count, cells)) * rng.integers(0, 2, (count, cells))
+    weights = rng.random(count) - (0.3 if negative else 0.0)
+    found = moment(means, weights)
+    expected = sum(w * np.outer(m, m) for w, m in zip(weights, means, strict=True))
+    scale = (np.abs(weights)[:, None] * means**2).sum() + 1e-300
+    assert np.abs(found - expected).max() <= 1e-13 * scale
+    assert np.array_equal(found, found.T)
+
+
+def test_the_first_order_master_lowers_f_step_by_step_and_holds_the_rows():
+    """[D] ``descend`` from a feasible start: every step count returns f(θ) of the θ it returns (recomputed), the rows
+    held, θ > 0, f never above the start's and not rising with more steps, and below the start's."""
+    from mechdesign.design.symmetric._construct import relative_row_weights
+    from mechdesign.design.symmetric._master import descend
+
+    instance, _, types, out, _, _ = _priced_search()
+    means, spreads = types.means(), types.spreads()
+    start = relative_row_weights(means, 0.5 * out.theta + 0.5 * out.theta.mean())
+    assert start is not None
+    value = objective(means, spreads, start, instance.sizes)
+    for steps in (1, 3, 10):
+        found = descend(means, spreads, start, instance.sizes, max_steps=steps, tolerance=0.0)
+        assert found.value == pytest.approx(objective(means, spreads, found.theta, instance.sizes), rel=1e-12)
+        np.testing.assert_allclose(means.T @ found.theta, 1.0, rtol=1e-9)
+        assert np.all(found.theta > 0) and found.value <= value
+        value = found.value
+    assert value < objective(means, spreads, start, instance.sizes)

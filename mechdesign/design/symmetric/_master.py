@@ -28,7 +28,7 @@ import time
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from mechdesign.design.symmetric._construct import relative_row_weights
+from mechdesign.design.symmetric._construct import moment, relative_row_weights
 
 __all__ = ["MasterResult", "descend", "objective", "solve_master"]
 
@@ -48,7 +48,7 @@ Held = tuple[np.ndarray, np.ndarray]
 
 def _moments(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, held: Held | None) -> Held:
     """(B, γ) at θ: Σ θ_t μ_t μ_tᵀ and Σ θ_t c_t over the types of ``means``, plus the held part."""
-    b = (means * theta[:, None]).T @ means
+    b = moment(means, theta)
     gamma = theta @ spreads
     if held is not None:
         b, gamma = b + held[0], gamma + held[1]
@@ -86,6 +86,13 @@ def gradient(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: n
     found = _parts(means, spreads, theta, sizes, held)
     if found is None:
         return math.inf, np.zeros(0), np.zeros((0, 0)), np.zeros(0)
+    return _derivative(means, spreads, sizes, found)
+
+
+def _derivative(means: np.ndarray, spreads: np.ndarray, sizes: np.ndarray,
+                found: tuple[float, np.ndarray, np.ndarray, np.ndarray]
+                ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """(f, ∂f/∂θ, G, ω) from :func:`_parts`' (f, B⁻¹, G, γ)."""
     value, _, g, gamma = found
     split = sizes > 1
     omega = np.where(split, (sizes - 1.0) / np.where(split, gamma, 1.0) ** 2, 0.0)
@@ -173,19 +180,17 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
     when a step gains less than ``tolerance``·f, at the deadline or after ``max_steps``. The multipliers returned are
     −ν (the convention of :func:`solve_master`: reduced costs ∂_t f + μ_t·duals).
     """
-    value, grad, _, _ = gradient(means, spreads, theta, sizes)
     duals = np.zeros(means.shape[1])
-    if not math.isfinite(value):
-        return MasterResult(theta, duals, value, 0)
+    found = _parts(means, spreads, theta, sizes)
+    if found is None:
+        return MasterResult(theta, duals, math.inf, 0)
+    value, grad, _, _ = _derivative(means, spreads, sizes, found)
+    gram = means.T @ means  # the same types every step: row_weights' Gram matrix once
     eta = 1.0
     steps = 0
     while steps < max_steps and time.monotonic() < deadline:
         steps += 1
-        b = (means * theta[:, None]).T @ means
-        try:
-            nu = np.linalg.solve(0.5 * (b + b.T), means.T @ (theta * grad))
-        except np.linalg.LinAlgError:
-            break
+        nu = found[1] @ (means.T @ (theta * grad))  # B⁻¹ of this θ, from the evaluation that gave grad
         reduced = grad - means @ nu
         duals = -nu
         scale = float(np.abs(reduced).max())
@@ -193,11 +198,14 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
             break
         gained = False
         while eta * scale > 1e-12:
-            trial = relative_row_weights(means, theta * np.exp(-np.clip(eta * reduced / scale, -30.0, 30.0)))
-            found = objective(means, spreads, trial, sizes) if trial is not None else math.inf
-            if trial is not None and found < value:
-                gained = value - found > tolerance * value
-                theta, value = trial, found
+            trial = relative_row_weights(means, theta * np.exp(-np.clip(eta * reduced / scale, -30.0, 30.0)),
+                                         gram=gram)
+            at_trial = _parts(means, spreads, trial, sizes) if trial is not None else None
+            if trial is not None and at_trial is not None and at_trial[0] < value:
+                gained = value - at_trial[0] > tolerance * value
+                theta, found, value = trial, at_trial, at_trial[0]
+                if gained:
+                    grad = _derivative(means, spreads, sizes, found)[1]
                 eta *= 2.0
                 break
             eta *= 0.5
@@ -205,7 +213,6 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
             break
         if not gained:
             break
-        value, grad, _, _ = gradient(means, spreads, theta, sizes)
     return MasterResult(theta, duals, value, steps)
 
 
