@@ -4,11 +4,11 @@ Past 600 types the symmetric engine's master takes exponentiated-gradient steps 
 Zipf N ≥ 1,000, ε = 4 those steps are most of a generation round: a 120-s design ran one or two rounds. A step's cost
 is a few T × K² products — B(θ) = Σ θ_t μ_t μ_tᵀ for the trial point, the rows' correction and the gradient's quadratic
 forms. This script takes the types of a design (the symmetric engine on the grid's Zipf counts,
-``bench_design_grid.zipf_counts``, for ``--design-seconds``), starts from their weights mixed half and half with
-uniform ones (rows restored), and times ``descend`` for ``--steps`` steps with no tolerance, in fresh processes of
-today's code and of the commit's (a ``git worktree``), alternating, ``--repeats`` times each, one BLAS thread. It
-records the CPU seconds a step (median and range), f reached by each (the two must agree: the same method) and the
-load at both ends.
+``bench_design_grid.zipf_counts``, for ``--design-seconds``), starts from their weights mixed with uniform ones (half
+and half, else a fifth or a twentieth uniform: the largest share whose rows can be restored), and times ``descend``
+for ``--steps`` steps with no tolerance, in fresh processes of today's code and of the commit's (a ``git worktree``),
+alternating, ``--repeats`` times each, one BLAS thread. It records the CPU seconds a step (median and range), f
+reached by each (the two must agree: the same method) and the load at both ends.
 
     python benchmarks/bench_master_steps.py --against f5b77a3f     # results/master_steps.json (~10 min)
 """
@@ -66,13 +66,15 @@ def pool_file(folder: Path, size: int, epsilon: float, seconds: float) -> tuple[
     result = SymmetricEngine().run(problem, None, Deadline(seconds))
     types = result.columns
     means, spreads, sizes = types.means(), types.spreads(), types.instance.sizes.astype(float)
-    mixed = 0.5 * result.weights + 0.5 * result.weights.mean()
-    theta = relative_row_weights(means, mixed)
-    if theta is None:
-        raise SystemExit(f"N = {size}, ε = {epsilon:g}: the mixed weights do not meet the rows; try another cell")
+    for share in (0.5, 0.2, 0.05):  # the uniform share of the start: the largest whose rows can be restored
+        theta = relative_row_weights(means, (1.0 - share) * result.weights + share * result.weights.mean())
+        if theta is not None:
+            break
+    else:
+        raise SystemExit(f"N = {size}, ε = {epsilon:g}: no mixed start meets the rows")
     path = folder / f"pool-{size}-{epsilon:g}.npz"
     np.savez(path, means=means, spreads=spreads, theta=theta, sizes=sizes)
-    return path, {"types": int(means.shape[0]), "cells": int(means.shape[1])}
+    return path, {"types": int(means.shape[0]), "cells": int(means.shape[1]), "uniform_share": share}
 
 
 def child(code: Path, pool: Path, steps: int) -> dict[str, float]:

@@ -468,9 +468,9 @@ def moment(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Σ_t w_t μ_t μ_tᵀ (K × K) for weights w ≥ 0, exactly symmetric.
 
     Formed as RᵀR with R = diag(√w)·``means``: NumPy hands a product of an array with its own transpose to BLAS's
-    symmetric rank-k update, which computes one triangle — 1.6–1.8× faster than the general product at T = 4,500,
-    K = 327 on one BLAS thread (``benchmarks/bench_master_steps.py``). Negative weights (a trial point of a line
-    search may hold some) take the general product.
+    symmetric rank-k update, which computes one triangle, half the multiply-adds of the general product (with the
+    master's other savings a first-order step costs half: ``benchmarks/bench_master_steps.py``). Negative weights
+    take the general product.
     """
     if weights.size and weights.min() < 0:
         product = (means * weights[:, None]).T @ means
