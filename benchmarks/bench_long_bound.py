@@ -11,6 +11,8 @@ row for the cell (results/design_grid.json). One BLAS thread; CPU seconds and th
 bound is a proof whatever the load; the load only decides how far it gets in its time.
 
     python benchmarks/bench_long_bound.py                  # english-100000, ε = 1: results/long_bound.json (~35 min)
+    python benchmarks/bench_long_bound.py --instance zipf-2000 --epsilon 2 --design-seconds 120 \
+        --bound-seconds 900 --name long_bound_zipf_2000      # the grid's Zipf draw, N = 2,000 (~17 min)
 """
 
 from __future__ import annotations
@@ -31,15 +33,29 @@ from _common import read_rows, write_results
 from _large import INSTANCES, problem
 
 from mechdesign import Deadline
+from mechdesign.core import Prior
+from mechdesign.design import DesignProblem
 from mechdesign.design.baselines import best_calibrated
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._engine import SymmetricEngine, certify
 from mechdesign.design.symmetric._instance import Instance
 
 
+def grid_problem(size: int, epsilon: float) -> DesignProblem:
+    """The grid's Zipf cell of N = ``size``: its own draw (``bench_design_grid.zipf_counts``, m from
+    ``samples_for``)."""
+    from bench_design_grid import samples_for, zipf_counts
+
+    counts = zipf_counts(size, samples_for(size))
+    return DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
+                                    samples=int(sum(counts)))
+
+
 def cell_row(name: str, epsilon: float, design_seconds: float, bound_seconds: float) -> dict[str, object]:
-    """Design, bound alone, calibrated oracle and the grid's row for one cell (module docstring)."""
-    found = problem(name)
+    """Design, bound alone, calibrated oracle and the grid's row for one cell (module docstring); ``name``
+    ``zipf-N`` (the grid's own Zipf draw of N categories: problems/zipf-1000.toml has m = 10⁵ where the grid's cell
+    has 2·10⁵) or an English instance of :data:`_large.INSTANCES` (its problem file, as the grid's)."""
+    found = grid_problem(int(name.removeprefix("zipf-")), epsilon) if name.startswith("zipf-") else problem(name)
     if found.epsilon != epsilon:
         found = dataclasses.replace(found, epsilon=epsilon)
     load_start = os.getloadavg()[0]
@@ -73,7 +89,9 @@ def cell_row(name: str, epsilon: float, design_seconds: float, bound_seconds: fl
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--instance", choices=INSTANCES, default="english-100000")
+    parser.add_argument("--instance", default="english-100000",
+                        help="zipf-N: the grid's own Zipf draw of N categories (bench_design_grid.zipf_counts); "
+                             f"or an English instance: one of {', '.join(i for i in INSTANCES if 'english' in i)}")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--design-seconds", type=float, default=600.0)
     parser.add_argument("--bound-seconds", type=float, default=1500.0)
