@@ -56,6 +56,17 @@ def samples_for(size: int) -> int:
     return 200_000 if size <= 5_000 else 1_000_000 if size <= 10_000 else 10_000_000
 
 
+def zipf_problem(size: int, epsilon: float) -> Any:
+    """The grid's Zipf cell of N = ``size`` at ``epsilon`` as a :class:`~mechdesign.design.DesignProblem` (δ = 1e-6,
+    the radius from the m records drawn), for scripts that run an engine on it in process."""
+    from mechdesign.core import Prior
+    from mechdesign.design import DesignProblem
+
+    counts = zipf_counts(size, samples_for(size))
+    return DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
+                                    samples=int(sum(counts)))
+
+
 def problem_text(name: str, counts: list[int], epsilon: float) -> str:
     return (f'name = "{name}"\n[data]\ncounts = {json.dumps(counts)}\n[privacy]\nepsilon = {epsilon!r}\n'
             'delta = 1e-6\n[utility]\nkind = "estimation_mse"\n')

@@ -31,31 +31,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import read_rows, write_results
 from _large import INSTANCES, problem
+from bench_design_grid import zipf_problem
 
 from mechdesign import Deadline
-from mechdesign.core import Prior
-from mechdesign.design import DesignProblem
 from mechdesign.design.baselines import best_calibrated
 from mechdesign.design.symmetric._bound import symmetric_bound
 from mechdesign.design.symmetric._engine import SymmetricEngine, certify
 from mechdesign.design.symmetric._instance import Instance
 
 
-def grid_problem(size: int, epsilon: float) -> DesignProblem:
-    """The grid's Zipf cell of N = ``size``: its own draw (``bench_design_grid.zipf_counts``, m from
-    ``samples_for``)."""
-    from bench_design_grid import samples_for, zipf_counts
-
-    counts = zipf_counts(size, samples_for(size))
-    return DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
-                                    samples=int(sum(counts)))
-
-
 def cell_row(name: str, epsilon: float, design_seconds: float, bound_seconds: float) -> dict[str, object]:
     """Design, bound alone, calibrated oracle and the grid's row for one cell (module docstring); ``name``
     ``zipf-N`` (the grid's own Zipf draw of N categories: problems/zipf-1000.toml has m = 10⁵ where the grid's cell
     has 2·10⁵) or an English instance of :data:`_large.INSTANCES` (its problem file, as the grid's)."""
-    found = grid_problem(int(name.removeprefix("zipf-")), epsilon) if name.startswith("zipf-") else problem(name)
+    found = zipf_problem(int(name.removeprefix("zipf-")), epsilon) if name.startswith("zipf-") else problem(name)
     if found.epsilon != epsilon:
         found = dataclasses.replace(found, epsilon=epsilon)
     load_start = os.getloadavg()[0]

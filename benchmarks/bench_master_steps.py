@@ -52,18 +52,13 @@ print(json.dumps({"cpu_s": cpu, "steps": found.steps, "value": found.value}))
 
 def pool_file(folder: Path, size: int, epsilon: float, seconds: float) -> tuple[Path, dict[str, object]]:
     """A design's types and a start for the master (module docstring), saved as .npz; the pool's sizes."""
-    from bench_design_grid import samples_for, zipf_counts
+    from bench_design_grid import zipf_problem
 
     from mechdesign import Deadline
-    from mechdesign.core import Prior
-    from mechdesign.design import DesignProblem
     from mechdesign.design.symmetric._construct import relative_row_weights
     from mechdesign.design.symmetric._engine import SymmetricEngine
 
-    counts = zipf_counts(size, samples_for(size))
-    problem = DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
-                                       samples=int(sum(counts)))
-    result = SymmetricEngine().run(problem, None, Deadline(seconds))
+    result = SymmetricEngine().run(zipf_problem(size, epsilon), None, Deadline(seconds))
     types = result.columns
     means, spreads, sizes = types.means(), types.spreads(), types.instance.sizes.astype(float)
     for share in (0.5, 0.2, 0.05):  # the uniform share of the start: the largest whose rows can be restored

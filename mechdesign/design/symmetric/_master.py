@@ -46,19 +46,12 @@ Held = tuple[np.ndarray, np.ndarray]
 """The part of B and γ of types held at fixed weights outside ``means``: (Σ θ_t μ_t μ_tᵀ, Σ θ_t c_t) over them."""
 
 
-def _moments(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, held: Held | None) -> Held:
-    """(B, γ) at θ: Σ θ_t μ_t μ_tᵀ and Σ θ_t c_t over the types of ``means``, plus the held part."""
-    b = moment(means, theta)
-    gamma = theta @ spreads
-    if held is not None:
-        b, gamma = b + held[0], gamma + held[1]
-    return b, gamma
-
-
 def _parts(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray, held: Held | None = None
            ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
     """(f, B⁻¹, G, γ) at θ, or None where B is not positive definite or a split cell has γ_k ≤ 0."""
-    b, gamma = _moments(means, spreads, theta, held)
+    b, gamma = moment(means, theta), theta @ spreads
+    if held is not None:
+        b, gamma = b + held[0], gamma + held[1]
     split = sizes > 1
     if np.any(gamma[split] <= 0):
         return None
@@ -141,8 +134,11 @@ def solve_master(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, size
     steps = 0
     while steps < max_steps and time.monotonic() < deadline:
         for _ in range(60):
-            value, grad, g, _ = gradient(means, spreads, theta, sizes, held)
-            hessian = _hessian(means, spreads, theta, sizes, g, held)
+            found = _parts(means, spreads, theta, sizes, held)
+            if found is None:  # J singular at θ (as in descend): no step to take
+                return MasterResult(theta, duals, math.inf, steps)
+            value, grad, _, _ = _derivative(means, spreads, sizes, found)
+            hessian = _hessian(means, spreads, sizes, found)
             barrier_grad = grad - tau / theta
             hessian[np.diag_indices(count)] += tau / theta**2
             try:
@@ -216,10 +212,10 @@ def descend(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np
     return MasterResult(theta, duals, value, steps)
 
 
-def _hessian(means: np.ndarray, spreads: np.ndarray, theta: np.ndarray, sizes: np.ndarray,
-             g: np.ndarray, held: Held | None = None) -> np.ndarray:
-    b, gamma = _moments(means, spreads, theta, held)
-    b_inverse = np.linalg.inv(0.5 * (b + b.T))
+def _hessian(means: np.ndarray, spreads: np.ndarray, sizes: np.ndarray,
+             found: tuple[float, np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """∂²f/∂θ² (module docstring) from :func:`_parts`' (f, B⁻¹, G, γ) at the same θ."""
+    _, b_inverse, g, gamma = found
     first = means @ b_inverse @ means.T
     second = (means @ g) @ means.T
     split = sizes > 1
