@@ -69,6 +69,21 @@ def test_the_aggregate_of_random_cuts_stays_below_the_optimum_long_sweep(symmetr
                                                                                      spread)
 
 
+def test_a_cut_with_no_weight_leaves_the_aggregate_as_it_was(symmetric_oracle):
+    """A cut with w = 0 says 0 ≤ U and adds nothing: beside another cut the aggregate is that cut's alone (it was −inf:
+    scaled to Σ_x w_x = 1 its U was infinite and the cone program failed; the random cuts above, seed 164171)."""
+    instance, _, _ = symmetric_oracle
+    s, p = instance.sizes, instance.probabilities
+    far = np.full(instance.count, 1e6)
+    w = 1.0 + p
+    cut = bound_module._Cut(w, 2.0 * float((s * w).sum()) + 1.0, 1.0)
+    empty = bound_module._Cut(np.zeros(instance.count), 1.7, 1.0)
+    alone = bound_module._aggregate(instance, [cut], far)
+    assert math.isfinite(alone)
+    assert bound_module._aggregate(instance, [cut, empty], far) == alone
+    assert bound_module._aggregate(instance, [empty], far) == -math.inf
+
+
 def test_two_cuts_on_disjoint_cells_add_up(symmetric_oracle):
     """Cuts on the heavy and on the light cells (any U here: this checks the combination, not the cuts), the caps out
     of play: the aggregate is the sum of the two parts' closed forms |P̂_part|² + R²/(U − Σw) — above either cut

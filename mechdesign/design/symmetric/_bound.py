@@ -290,13 +290,16 @@ def _aggregate(instance: Instance, cuts: list[_Cut], caps: np.ndarray) -> float:
     tr J⁻¹ ≥ max(Φ(W), Σψ(W)) − that, for any μ, ν ≥ 0. (μ, ν) maximise the Σψ form (concave, separable over cells:
     a second-order cone program, Clarabel); the value is then taken soundly at W and its best scale
     (:func:`_at_scale`), the combination's float error counted in its magnitude. −inf without cuts or a solution.
+    A cut with w = 0 (0 ≤ U) adds nothing and is left out: scaled to Σ_x w_x = 1 its U would be infinite, and the cone
+    program failed on it (the random cuts of ``tests/design/test_symmetric_bound_aggregate.py``, seed 164171).
     """
+    s = instance.sizes
+    cuts = [cut for cut in cuts if float(s @ cut.w) > 0]
     if not cuts:
         return -math.inf
-    s = instance.sizes
     ws = np.array([cut.w for cut in cuts]).T                      # K × n
     spent = np.array([cut.spent for cut in cuts])
-    scales = np.maximum(s @ ws, 1e-300)                           # the master sees each cut scaled to Σ_x w_x = 1
+    scales = s @ ws                                               # the master sees each cut scaled to Σ_x w_x = 1
     found = _combination(instance, ws / scales, spent / scales, caps)
     if found is None:
         return -math.inf
