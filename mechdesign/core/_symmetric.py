@@ -49,10 +49,10 @@ from mechdesign.core._cells import Cells, frozen_array
 from mechdesign.core._group_greedy import group_min_linear
 from mechdesign.core._mechanism import Mechanism
 
-__all__ = ["SymmetricMechanism"]
+__all__ = ["ROW_TOLERANCE", "SymmetricMechanism"]
 
 _ROW_BLOCK = 512  # types a block of the row sums (_row_sums)
-_ROW_TOLERANCE = 1e-9   # |row sum − 1| a file may carry (as for dense matrices), removed by renormalising
+ROW_TOLERANCE = 1e-9   # |row sum − 1| a file may carry (as for dense matrices), removed by renormalising
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,8 +146,8 @@ class SymmetricMechanism:
                          int(np.argmin(a.any(axis=1))))
         rows = _row_sums(th, h, lo, a, b, cells.sizes)
         worst = int(np.argmax(np.abs(rows - 1.0)))
-        if not abs(rows[worst] - 1.0) <= _ROW_TOLERANCE:
-            raise v.fail("weights", f"make every cell's row sum to 1 within {_ROW_TOLERANCE:g} (cell {worst})",
+        if not abs(rows[worst] - 1.0) <= ROW_TOLERANCE:
+            raise v.fail("weights", f"make every cell's row sum to 1 within {ROW_TOLERANCE:g} (cell {worst})",
                          float(rows[worst]))
         labels = v.labels("inputs", inputs, cells.size)
         h, lo, th, a, b, rows = (frozen_array(x) for x in (h, lo, th, a, b, rows))

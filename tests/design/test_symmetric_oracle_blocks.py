@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mechdesign import Deadline
@@ -85,6 +85,9 @@ def test_hadamard_types_at_ties_are_never_above_the_dense_oracle(counts):
 @settings(max_examples=examples(30), deadline=None)
 @given(counts=st.lists(st.integers(1, 200), min_size=3, max_size=60), epsilon=st.floats(0.2, 6.0),
        radius=st.floats(0.0, 1.0), epsilon0=st.one_of(st.floats(0.0, 12.0), st.just(math.inf)), seed=st.integers(0, 9))
+# ε₀ ≈ 0 over one heavy input: Σθμμᵀ of condition 1.5·10¹⁶ met the rows only to 2.5·10⁻⁹, above the 10⁻⁹ a symmetric
+# mechanism carries (found outside CI's derandomized profile)
+@example(counts=[1] * 14 + [173], epsilon=1.0, radius=0.0, epsilon0=5.960464477539063e-08, seed=0)
 def test_oracle_blocks_are_private_over_the_ball_and_meet_the_rows(counts, epsilon, radius, epsilon0, seed):
     """Any prior, radius and ε₀ (∞ too): the drawn subsets hold exactly k inputs each, and every block (drawn sets,
     Hadamard's columns, either at family A's ratio) has rows 1 and PML over the ball at most ε — by construction,
