@@ -52,7 +52,8 @@ class Columns:
         """A new pool with ``other``'s columns after these."""
         return Columns(np.vstack([self.means, other.means]), np.vstack([self.second, other.second]))
 
-    def multipliers(self, instance: Instance, w: np.ndarray, deadline: Deadline | None = None) -> np.ndarray | None:
+    def multipliers(self, instance: Instance, w: np.ndarray, deadline: Deadline | None = None, *,
+                    presolve: bool = False) -> np.ndarray | None:
         """λ per input of each cell: the dual of the LP (module docstring); None when it does not finish.
 
         By HiGHS's interior point method without crossover (SciPy's ``highs-ipm`` with HiGHS's ``run_crossover`` off):
@@ -62,11 +63,20 @@ class Columns:
         against 2.2–2.4; N = 2,000, ε = 2 (4,868) 8.4–9.1 against 4.5–5.3 — where a reach call costs 6–9 s. The two λ
         differ by at most 0.003 (the same LP value). Those runs took the method through highspy's build of HiGHS;
         SciPy's, used here, takes 2.4–2.5 s on the same N = 2,000 pool.
+
+        Without HiGHS's presolve (``presolve=True`` runs it): presolve does not check the time limit everywhere
+        (ERGO-Code/HiGHS#1501), and on a large dense pool it ran on past it — English words, N = 10⁵, ε = 1, the
+        file's limit lifted (``sets``), 7,191 types over 2,529 cells: one LP more than ten minutes past a 30-minute
+        design's end; a random dense pool of 3,000 × 1,000 took 127 s under a 5-s limit with it, 5.8 s without
+        (``benchmarks/bench_bound_lp.py --presolve``, ``results/bound_lp_presolve*.json``). On the grid's pools
+        without it is faster at ε = 2 (Zipf N = 2,000: 2.7 against 5.9 s; 10⁴: 2.8 against 4.3 s) and slower at
+        ε = 4 (N = 1,000: 2.0 against 1.4 s; 2,000: 5.6–6.5 against 2.5 s; 10⁴: 4.6 against 2.3 s), the same LP value
+        to 8 digits: the deadline is kept at that price.
         """
         left = math.inf if deadline is None else deadline.remaining()
         if left <= 0:
             return None
-        options: dict[str, object] = {"run_crossover": "off"}
+        options: dict[str, object] = {"run_crossover": "off", "presolve": presolve}
         if math.isfinite(left):
             options["time_limit"] = max(left, 0.05)
         with warnings.catch_warnings():
