@@ -201,20 +201,31 @@ def main(argv: list[str] | None = None) -> int:
             for epsilon in args.epsilons:
                 n = len(counts)
                 limit = args.time_limit or (120.0 if n <= 5_000 else 600.0 if n <= 10_000 else 1_800.0)
+                code = code_commit()  # the code this cell's process imports, read as it starts
                 row = run_cell(task, counts, epsilon, limit, Path(folder), shipped.get(task))
+                row["commit"] = code
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 load.append(os.getloadavg()[0])
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
-                            check=False).stdout.strip()
+    commits = sorted({str(row["commit"]) for row in rows})
+    commit = commits[0] if len(commits) == 1 else " ".join(commits)
     command = " ".join(["python", "benchmarks/bench_design_grid.py", *sys.argv[1:]])
     for row in rows:
-        row["commit"], row["load"] = commit, round(max(load), 2)
+        row["load"] = round(max(load), 2)
     write_results(args.name, rows, command=command, commit=commit, load=[round(x, 2) for x in load])
     if args.into:
         merge_rows(args.into, rows, command)
     print(table(args.into or args.name))
     return 0
+
+
+def code_commit() -> str:
+    """HEAD's short hash, with "-dirty" where the package differs from it: read as each cell starts (the hash read
+    after the runs stamped a cell of the Zipf 10⁵ refresh with a commit made while it ran)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT,
+                          check=False).stdout.strip()
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "mechdesign"], cwd=ROOT, check=False).returncode
+    return f"{head}-dirty" if dirty else head
 
 
 def merge_rows(name: str, rows: list[dict[str, object]], command: str) -> None:

@@ -498,6 +498,11 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     **{("docs/performance.rst", f): (lambda k=k: f"{zipf_100k_row(8.0)[k]:.1f}") for f, k in (
         ("106.2", "nmse"), ("133.3", "calibrated_nmse"))},
     ("docs/performance.rst", "1.041"): lambda: f"{zipf_100k_row(0.5)['calibrated_epsilon0']:.3f}",
+    # … and its rerun at ε = 4 and 8 (merged into the grid)
+    **{("docs/performance.rst", f): (lambda e=e, k=k, spec=spec: format(next(
+        r for r in rows("design_grid_refresh_zipf_100k") if r["epsilon"] == e)[k], spec)) for f, e, k, spec in (
+        ("1.077", 4.0, "calibrated_ratio", ".3f"), ("1.321", 8.0, "calibrated_ratio", ".3f"),
+        ("100.9", 8.0, "nmse", ".1f"))},
     **{("docs/performance.rst", f): (lambda n=n, t=t, e=e, k=k: grid_cell(n, t, e, k)) for f, n, t, e, k in (
         ("11.008", "design_grid_room", "zipf-256", 4.0, "nmse"),
         ("14.161", "design_grid_caps", "zipf-256", 4.0, "nmse"),
