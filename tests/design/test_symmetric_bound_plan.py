@@ -108,3 +108,44 @@ def test_a_child_box_is_never_above_its_parent(powered, monkeypatch):
     bound, _ = reach_module._branch_and_bound(relax, point, [root], p, Deadline(math.inf), 400, 0.0)
     assert bound <= relax(root).bound
     assert len(pushed) > 100 and max(pushed) <= relax(root).bound
+
+
+def _listed(instance: Instance):
+    """Every type of the oracle counts at the instance's ε (β = 0.05), as a :class:`TypeTable`."""
+    problem = DesignProblem(Prior.from_counts(SYMMETRIC_ORACLE), instance.epsilon, 0.05, "estimation_mse")
+    every = all_types(instance, problem, margin=0.0)
+    assert every is not None
+    return every
+
+
+def test_the_neutral_cut_holds_every_listed_type_and_the_optimum(powered):
+    """The neutral cut (w = P̂, λ = 0) bounds Σ_x P̂_x v_x² of every listed type and Σ_x P̂_x J_xx of the design,
+    and its bound on tr J⁻¹ lies between the diagonal floor's matrix form and the enumerated optimum."""
+    instance, result, optimum = powered
+    s, p = instance.sizes, instance.probabilities
+    caps = bound_module.diagonal_caps(p, instance.epsilon, instance.radius) * (1.0 + 4e-16)
+    ledger: list = []
+    value, met = bound_module._neutral(instance, caps, Deadline(60.0), ledger, bound_module._Meter())
+    assert len(ledger) == 1 and len(met) > 0
+    cut = ledger[0]
+    every = _listed(instance)
+    per_type = every.means() ** 2 + every.spreads() * (1.0 - 1.0 / s)     # each type's J_xx alone, per cell
+    assert np.all(every.masses() == pytest.approx(1.0, rel=1e-12))
+    largest = float((per_type @ (s * p)).max())
+    assert largest <= cut.spent + 1e-9 * cut.spent
+    assert cut.spent <= largest * (1.0 + 2e-4)        # the reach refines to its slack of Σψ, far inside this
+    assert float((s * p) @ result.columns.diagonal(result.weights)) <= cut.spent
+    assert value <= optimum + 1e-9 * optimum
+
+
+def test_every_multiple_of_the_prior_gives_the_neutral_cut(powered):
+    """P̂·v = 1 on every column, so λ = c·P̂ spends Σλ = c and the reach less by c: the same cut for every c [D] —
+    up to the reach's own bound, which its branch and bound leaves above the largest listed Σ_x P̂_x v_x² (by 1.1e-4
+    of it at ε = 3, c = −3, run to its budget)."""
+    instance, _, _ = powered
+    s, p = instance.sizes, instance.probabilities
+    every = _listed(instance)
+    largest = float(((every.means() ** 2 + every.spreads() * (1.0 - 1.0 / s)) @ (s * p)).max())
+    for c in (-3.0, 7.0):
+        shifted, _ = reach_module.reach(instance, p, c * p, Deadline(60.0), slack=1e-4 * largest)
+        assert largest - 1e-9 * largest <= shifted + c * float(s @ p) <= largest * (1.0 + 1e-3)

@@ -72,7 +72,9 @@ N = 5,000, ε = 1 (h* = 0.80·e^ε) the powers cost the bound 1 % (3,995 against
 **The plan where the powers run** (h* < 0.7·e^ε). There a reach call runs to its budgets of boxes — 6–12 s of CPU at
 Zipf N = 256 and 1,000, ε = 4 — and a call cut by the deadline bounds little (one at N = 256 gave −0.74 where it gives
 5.0 run to its end; ``benchmarks/bench_bound_probes.py --polish``). So each call is timed on the deadline's clock
-(:class:`_Meter`) and none starts in less time than the longest that ended; the line is not tried (seven calls); the
+(:class:`_Meter`) and none starts in less time than the longest that ended; the line is not tried (seven calls); where
+h* < 0.5·e^ε the plan opens with the neutral cut (w = P̂ at λ = 0, :func:`_neutral`: the information Σ_x P̂_x J_xx
+the lifts' variance allows, the best single cut measured at ε = 4 from N = 1,000 on); the
 design's w and the three powers get a round of λ each, in that order, and then, best first, each its two further
 rounds while a call fits. Time the plan cannot use goes back to the engine's search. Measured against the split it
 replaced (half the time to the design's w with its line, then a third of the rest to each power: most calls cut;
@@ -135,6 +137,7 @@ _LINE_SHARE = 0.6         # the line ends this share of the time left before the
 _POWERS = (0.5, 0.75, 1.0)  # the cuts at w = P̂^power (module docstring)
 _POWER_ROUNDS = 3         # rounds of λ at each (the plan: one first, the rest best first)
 _POWER_GATE = 0.7         # they and the plan run where h* < this · e^ε (the caps e^ε far above what sets reach)
+_NEUTRAL_GATE = 0.5       # the neutral cut (w = P̂, λ = 0) first where h* < this · e^ε (:func:`_neutral`)
 
 
 class _Cut(NamedTuple):
@@ -253,6 +256,9 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         # The plan where the powers' cuts run (module docstring): a round of λ each, without the line — the first
         # candidate's w, then w = P̂^power — and then, best first, each its further rounds while a call fits.
         none = np.zeros(instance.count, dtype=bool)
+        if instance.high < _NEUTRAL_GATE * instance.a:
+            neutral, met = _neutral(instance, caps, deadline, cuts, meter)
+            best, pool = max(best, neutral), pool.extend(met)
         chosen[first] = weights_for(none, False)
         starts = [chosen[first]] + [p**power for power in _POWERS]
         tried: list[tuple[float, int, np.ndarray | None]] = []
@@ -281,6 +287,32 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         _scaled(value, first, centre)
     best = max(best, _aggregate(instance, cuts, caps))
     return SymmetricBound(best, "reach" if best > before else source)
+
+
+def _neutral(instance: Instance, caps: np.ndarray, deadline: Deadline, ledger: list[_Cut],
+             meter: _Meter) -> tuple[float, Columns]:
+    """The neutral cut: w = P̂ at λ = 0, Σ_x P̂_x J_xx ≤ max over V of Σ_x P̂_x v_x², at its best scale [D].
+
+    Every column has P̂·v = 1, so every λ ∝ P̂ gives this same cut, and Σ_x P̂_x (J_xx − 1) = Σ_y θ_y Var_P̂(v_y)
+    bounds the information the mechanism carries in all, as the variance of a lift under ε-LDP bounds its Fisher
+    information; the heavy inputs' and the light inputs' J_xx together, where the caps bound each alone. The LP's
+    λ at the same w (the plan's power 1) stays below it where N is large. Measured (the grid's Zipf draws, λ = 0
+    alone, as n·MSE ≥ bound − 1, against the grid's bound): ε = 4, N = 1,000 30.2 (28.7), 2,000 66.6 (63.2), 5,000
+    160.5 (155.5), 10⁴ 289.6 (236.3), 10⁵ 2,454 (the capped 1,867; 18 s of CPU); N = 256 5.45 (7.00); ε = 8, N = 10⁴
+    4.37 (4.37). At ε = 2 it is far below (N = 2,000 224 against 426, 5,000 619 against 1,188): it runs where
+    h* < :data:`_NEUTRAL_GATE`·e^ε (on the grid ε ≥ 4, h*/e^ε ≤ 0.46; ε = 2 0.59–0.86).
+    One reach call (6–9 s of CPU up to N = 10⁴); the cut joins the ledger for the aggregate, the vertices the reach
+    met the pool. (−inf, no columns) when no call fits.
+    """
+    if not meter.affords(deadline):
+        return -math.inf, Columns(np.zeros((0, instance.count)), np.zeros((0, instance.count)))
+    w = instance.probabilities.copy()
+    none = np.zeros(instance.count, dtype=bool)
+    first = capped_part(instance, w, none, caps)
+    lam = np.zeros(instance.count)
+    reached, met = meter.reach(instance, w, lam, deadline, slack=_SLACK * abs(first))
+    _record(ledger, instance, w, lam, reached)
+    return _at_scale(instance, w, none, caps, reached, 0.0, first=first), met
 
 
 def _aggregate(instance: Instance, cuts: list[_Cut], caps: np.ndarray) -> float:
