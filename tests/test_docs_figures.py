@@ -424,6 +424,13 @@ def symmetric_search(size: int, epsilon: float, code: str, key: str, spec: str, 
     return format(row[key], spec)
 
 
+def neutral_cut(size: int, epsilon: float, key: str, spec: str) -> str:
+    """performance.rst, the neutral cut: a row of results/neutral_cut.json (the cut with the caps, alone, or the
+    grid's bound it was set beside)."""
+    row = next(r for r in rows("neutral_cut") if r["N"] == size and r["epsilon"] == epsilon)
+    return format(row[key], spec)
+
+
 QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/client_spec.rst", "1.0000000000000107"): written_krr_epsilon,
     **{("docs/client_spec.rst", k): (lambda k=k: seed_bits()[k]) for k in ("543.3", "417.8", "125.5", "537.5")},
@@ -701,6 +708,29 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     **{("docs/performance.rst", f): (lambda n=n, e=e: gap_percent(n, "english-100000", e)) for f, n, e in (
         ("13.2", "design_grid_refresh_english_100k_e05", 0.5), ("23.7", "design_grid_orth_english_100k_low", 0.5),
         ("33.5", "design_grid_refresh_english_100k_e2", 2.0), ("36.2", "design_grid_orth_english_100k_high", 2.0))},
+    # The neutral cut (results/neutral_cut.json): with the caps, and the grid's bound before it; alone at ε = 8
+    **{("docs/performance.rst", f): (lambda a=a: neutral_cut(*a)) for f, a in (
+        ("30.24", (1000, 4.0, "with_caps", ".2f")), ("28.66", (1000, 4.0, "grid_bound", ".2f")),
+        ("66.65", (2000, 4.0, "with_caps", ".2f")), ("63.16", (2000, 4.0, "grid_bound", ".2f")),
+        ("160.39", (5000, 4.0, "with_caps", ".2f")), ("155.55", (5000, 4.0, "grid_bound", ".2f")),
+        ("289.60", (10000, 4.0, "with_caps", ".2f")), ("236.32", (10000, 4.0, "grid_bound", ".2f")),
+        ("5.447", (256, 4.0, "with_caps", ".3f")), ("7.009", (256, 4.0, "grid_bound", ".3f")),
+        ("42.78", (100000, 8.0, "alone", ".2f")), ("33.56", (100000, 8.0, "grid_bound", ".2f")),
+        ("320.5", (2000, 2.0, "with_caps", ".1f")), ("425.7", (2000, 2.0, "grid_bound", ".1f")))},
+    # … and the whole engine beside effecf58 (results/symmetric_search_neutral.json): the better run before
+    ("docs/performance.rst", "55.22"): lambda: symmetric_search(1000, 4.0, "then", "nmse_min", ".2f",
+                                                                 "symmetric_search_neutral"),
+    # … and at N = 10⁴ (results/symmetric_search_neutral_10k.json): each side's design and bound, and the gaps
+    **{("docs/performance.rst", f): (lambda a=a: symmetric_search(*a, name="symmetric_search_neutral_10k"))
+       for f, a in (
+        ("648.549", (10000, 4.0, "today", "nmse_median", ".3f")),
+        ("648.550", (10000, 4.0, "then", "nmse_median", ".3f")),
+        ("289.596", (10000, 4.0, "today", "bound_median", ".3f")),
+        ("209.766", (10000, 4.0, "then", "bound_median", ".3f")))},
+    **{("docs/performance.rst", f): (lambda code=code: format(100 * (1 - float(symmetric_search(
+        10000, 4.0, code, "bound_median", "", "symmetric_search_neutral_10k")) / float(symmetric_search(
+        10000, 4.0, code, "nmse_median", "", "symmetric_search_neutral_10k"))), ".1f"))
+       for f, code in (("55.3", "today"), ("67.7", "then"))},
 }
 
 
