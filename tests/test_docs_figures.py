@@ -720,6 +720,14 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     # … and the whole engine beside effecf58 (results/symmetric_search_neutral.json): the better run before
     ("docs/performance.rst", "55.22"): lambda: symmetric_search(1000, 4.0, "then", "nmse_min", ".2f",
                                                                  "symmetric_search_neutral"),
+    # Off-diagonal terms of low rank (results/offdiagonal_form.json): the design, its forms, the diagonal's loss
+    **{("docs/performance.rst", f): (lambda n=n, k=k, spec=spec: format(next(
+        r for r in rows("offdiagonal_form") if r["N"] == n)[k] * (100 if k.endswith("loss") else 1), spec))
+       for f, n, k, spec in (
+        ("9.2504", 256, "design_nmse", ".4f"), ("8.9227", 256, "diagonal_form", ".4f"),
+        ("8.9535", 256, "rank1_form", ".4f"), ("8.9667", 256, "rank2_form", ".4f"),
+        ("55.346", 1000, "design_nmse", ".3f"), ("52.756", 1000, "diagonal_form", ".3f"),
+        ("52.831", 1000, "rank1_form", ".3f"), ("52.888", 1000, "rank2_form", ".3f"))},
     # … and at N = 10⁴ (results/symmetric_search_neutral_10k.json): each side's design and bound, and the gaps
     **{("docs/performance.rst", f): (lambda a=a: symmetric_search(*a, name="symmetric_search_neutral_10k"))
        for f, a in (
