@@ -22,10 +22,11 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_results
-from bench_design_grid import zipf_problem
+from bench_design_grid import adult_counts, zipf_problem
 
 from mechdesign import Deadline
 from mechdesign.design.polytope._vertices import diagonal_caps
@@ -35,26 +36,50 @@ from mechdesign.design.symmetric._instance import Instance
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def grid_row(size: int, epsilon: float, grid: str) -> dict[str, object]:
-    """The grid's certified bound on n·MSE for the Zipf cell and the commit it ran on (None where there is no row)."""
+def grid_row(task: str, epsilon: float, grid: str) -> dict[str, object]:
+    """The grid's certified bound on n·MSE for the cell, its source and the commit it ran on (None where no row)."""
     rows = json.loads((RESULTS / f"{grid}.json").read_text())["rows"]
-    found = [r for r in rows if r["task"] == f"zipf-{size}" and r["epsilon"] == epsilon]
+    found = [r for r in rows if r["task"] == task and r["epsilon"] == epsilon]
     return {"grid_bound": float(found[0]["bound"]) if found else None,
+            "grid_source": eval_sources(found[0]).get("bound") if found else None,
             "grid_commit": found[0]["commit"] if found else None}
 
 
-def row(size: int, epsilon: float, grid: str) -> dict[str, object]:
-    instance = Instance.from_problem(zipf_problem(size, epsilon))
+def eval_sources(found: dict[str, object]) -> dict[str, object]:
+    """The row's ``gap_sources`` (a dict, or its repr in older rows)."""
+    import ast
+
+    sources = found.get("gap_sources") or {}
+    return ast.literal_eval(sources) if isinstance(sources, str) else dict(sources)  # type: ignore[arg-type]
+
+
+def problem_for(task: str, epsilon: float) -> Any:
+    """The grid's cell: ``zipf-N`` (its Zipf draw) or a shipped problem (``english-100000``) at ``epsilon``."""
+    if task.startswith("zipf-"):
+        return zipf_problem(int(task.split("-")[1]), epsilon)
+    from mechdesign.core import Prior
+    from mechdesign.design import DesignProblem
+
+    counts = adult_counts(task)
+    return DesignProblem.from_delta(Prior.from_counts(counts), epsilon, 1e-6, "estimation_mse",
+                                    samples=int(sum(counts)))
+
+
+def row(task: str, epsilon: float, grid: str) -> dict[str, object]:
+    instance = Instance.from_problem(problem_for(task, epsilon))
     caps = diagonal_caps(instance.probabilities, instance.epsilon, instance.radius) * (1.0 + 4e-16)
     ledger: list[_bound._Cut] = []
     begun = time.process_time()
     alone, _ = _bound._neutral(instance, caps, Deadline(math.inf), ledger, _bound._Meter())
     seconds = time.process_time() - begun
     combined = _bound._aggregate(instance, ledger, caps)
-    out = {"N": size, "cells": instance.count, "epsilon": epsilon, "h_over_e_eps": instance.high / instance.a,
-           "alone": alone - 1.0, "with_caps": combined - 1.0, **grid_row(size, epsilon, grid),
+    capped = _bound.capped_floor(instance, instance.epsilon, instance.radius, Deadline(math.inf))
+    out = {"task": task, "N": int(instance.sizes.sum()), "cells": instance.count, "epsilon": epsilon,
+           "h_over_e_eps": instance.high / instance.a, "alone": alone - 1.0, "with_caps": combined - 1.0,
+           "capped_floor": capped - 1.0, **grid_row(task, epsilon, grid),
            "reach_cpu_seconds": seconds}
-    print(f"N={size} ({instance.count} cells) eps={epsilon}: alone {alone - 1:.4g}, with the caps {combined - 1:.4g}, "
+    print(f"{task} ({instance.count} cells) eps={epsilon}: alone {alone - 1:.4g}, with the caps {combined - 1:.4g}, "
+          f"capped floor {capped - 1:.4g}, "
           f"grid {out['grid_bound']}, {seconds:.1f} s", flush=True)
     return out
 
@@ -63,14 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", nargs="+",
                         default=["256:4", "1000:4", "2000:4", "5000:4", "10000:4", "2000:2", "5000:2"],
-                        help="N:ε of the grid's Zipf cells")
+                        help="N:ε of the grid's Zipf cells, or TASK:ε of a shipped problem (english-100000:8)")
     parser.add_argument("--grid", default="design_grid", help="the grid results file whose bound the cut is set beside")
     parser.add_argument("--name", default="neutral_cut")
     args = parser.parse_args(argv)
     rows = []
     for cell in args.cells:
-        size, epsilon = cell.split(":")
-        rows.append(row(int(size), float(epsilon), args.grid))
+        task, epsilon = cell.split(":")
+        rows.append(row(task if not task.isdigit() else f"zipf-{task}", float(epsilon), args.grid))
     print(write_results(args.name, rows))
     return 0
 

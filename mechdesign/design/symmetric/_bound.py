@@ -138,6 +138,7 @@ _POWERS = (0.5, 0.75, 1.0)  # the cuts at w = P̂^power (module docstring)
 _POWER_ROUNDS = 3         # rounds of λ at each (the plan: one first, the rest best first)
 _POWER_GATE = 0.7         # they and the plan run where h* < this · e^ε (the caps e^ε far above what sets reach)
 _NEUTRAL_GATE = 0.5       # the neutral cut (w = P̂, λ = 0) first where h* < this · e^ε (:func:`_neutral`)
+_NEUTRAL_EFFORT = 4.0     # … its reach call with this many times the families' budgets, pruned (:func:`_neutral`)
 
 
 class _Cut(NamedTuple):
@@ -310,7 +311,8 @@ def _neutral(instance: Instance, caps: np.ndarray, deadline: Deadline, ledger: l
     none = np.zeros(instance.count, dtype=bool)
     first = capped_part(instance, w, none, caps)
     lam = np.zeros(instance.count)
-    reached, met = meter.reach(instance, w, lam, deadline, slack=_SLACK * abs(first))
+    reached, met = meter.reach(instance, w, lam, deadline, slack=_SLACK * abs(first), effort=_NEUTRAL_EFFORT,
+                               prune=True)
     _record(ledger, instance, w, lam, reached)
     return _at_scale(instance, w, none, caps, reached, 0.0, first=first), met
 
@@ -486,11 +488,14 @@ class _Meter:
         return not deadline.expired() and deadline.remaining() >= self.cost
 
     def reach(self, instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-              slack: float = 0.0) -> tuple[float, Columns]:
-        """:func:`~._reach.reach`, timed."""
+              slack: float = 0.0, *, effort: float = 1.0, prune: bool = False) -> tuple[float, Columns]:
+        """:func:`~._reach.reach`, timed.
+
+        A call at another ``effort`` (the neutral cut's) does not measure the others' cost and is not recorded.
+        """
         begun = deadline.clock()
-        out = reach(instance, w, lam, deadline, slack=slack)
-        if not deadline.expired():
+        out = reach(instance, w, lam, deadline, slack=slack, effort=effort, prune=prune)
+        if not deadline.expired() and effort == 1.0:
             self.cost = max(self.cost, deadline.clock() - begun)
         return out
 

@@ -62,16 +62,21 @@ _CUTS = 8                 # best points a family returns (the caller's cutting p
 
 
 def reach(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline | None = None,
-          slack: float = 0.0) -> tuple[float, Columns]:
+          slack: float = 0.0, *, effort: float = 1.0, prune: bool = False) -> tuple[float, Columns]:
     """An upper bound on r(w, λ) = max over V of Σ w v² − λ·v, and the best vertices found (module docstring).
 
     The vertices (each family's best point, :class:`~._columns.Columns`) are the caller's cutting planes for λ. The
     branch and bound of families A, C1 and C2 stops refining once its bound is within ``slack`` of its best point
-    (or after its budget, or at the deadline).
+    (or after its budget times ``effort``, or at the deadline). ``prune``: each family, in the order B, C1, A, C2,
+    also stops once its bound is at most the largest bound of the families before it — the maximum, and so the
+    value returned, is the same; only the time and the vertices met differ (for a single call whose vertices no
+    round of λ uses: the neutral cut of :mod:`._bound`).
     """
     until = deadline if deadline is not None else Deadline(math.inf)
-    results = [_family_b(instance, w, lam), _family_c1(instance, w, lam, until, slack),
-               _family_a(instance, w, lam, until, slack), _family_c2(instance, w, lam, until, slack)]
+    results = [_family_b(instance, w, lam)]
+    for family in (_family_c1, _family_a, _family_c2):
+        floor = max(r for r, _ in results) if prune else -math.inf
+        results.append(family(instance, w, lam, until, slack, effort=effort, floor=floor))
     bound = max(r for r, _ in results)
     k = instance.count
     cuts = Columns(np.zeros((0, k)), np.zeros((0, k)))
@@ -196,15 +201,16 @@ def _fill(gain: np.ndarray, p: np.ndarray, lo: np.ndarray, hi: np.ndarray, mass:
 
 def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, _Relaxed], tuple[float, object]],
                       roots: Sequence[_Box], p: np.ndarray, deadline: Deadline, budget: int,
-                      slack: float, weigh: Callable[[tuple[float, ...]], np.ndarray] | None = None
-                      ) -> tuple[float, list[object]]:
+                      slack: float, weigh: Callable[[tuple[float, ...]], np.ndarray] | None = None,
+                      floor: float = -math.inf) -> tuple[float, list[object]]:
     """Best-first branch and bound of a maximum over the integer types of ``roots`` (module docstring).
 
     Each box popped is split both ways where it can be (on a heavy fractional count and on its widest mass
     interval, each width times ``weigh`` of the masses when given), and the split whose children's bounds drop most
     (the product of the drops) is kept (strong branching: a count split that does not move the bound — a light cell,
     or one the Lagrangian does not use — costs no depth). Returns the largest upper bound over a cover of the roots
-    (valid whatever the budget) and the arguments of the :data:`_CUTS` best points, best first.
+    (valid whatever the budget) and the arguments of the :data:`_CUTS` best points, best first. It stops once that
+    bound is at most ``floor`` (a bound the caller has already: below it, refining changes no maximum).
     """
     heap: list[tuple[float, int, _Box, _Relaxed]] = []
     closed = -math.inf  # the largest bound of the boxes left unsplit (every count fixed)
@@ -219,6 +225,8 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
         top = max(-heap[0][0], closed)
         best_value = max(v for v, _, _ in points) if points else -math.inf
         if math.isfinite(best_value) and top - best_value <= max(_TOLERANCE * max(1.0, abs(best_value)), slack):
+            break
+        if top <= floor:
             break
         _, _, box, found = heapq.heappop(heap)
         value, where = point(box, found)
@@ -326,7 +334,8 @@ def _family_b(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float
 
 
 def _family_c1(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-               slack: float = 0.0) -> tuple[float, Columns | None]:
+               slack: float = 0.0, *, effort: float = 1.0,
+               floor: float = -math.inf) -> tuple[float, Columns | None]:
     """Level h = e^{ε′} on H (mass in [max(β/2, 1/h − P̂_j), 1/h]), one input of cell j at l = (1 − h M_H)/P̂_j."""
     p, s = instance.probabilities, instance.sizes.astype(np.int64)
     high = instance.high
@@ -378,7 +387,8 @@ def _family_c1(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
                 best = (value, (high, low, a.astype(np.float64), one))
         return best
 
-    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C1, slack)
+    bound, found = _branch_and_bound(relax, point, roots, p, deadline, round(_BUDGET_C1 * effort), slack,
+                                     floor=floor)
     return bound, _columns(instance, found)
 
 
@@ -402,7 +412,8 @@ def _a_box(instance: Instance, m0: float, m1: float) -> tuple[float, float, floa
 
 
 def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-              slack: float = 0.0) -> tuple[float, Columns | None]:
+              slack: float = 0.0, *, effort: float = 1.0,
+              floor: float = -math.inf) -> tuple[float, Columns | None]:
     """Two levels, no zero: Σ_k a_k φ_k(h) + (s_k − a_k) φ_k(l) over high-set masses M (branch and bound)."""
     p, s = instance.probabilities, instance.sizes.astype(np.int64)
     limit = min(1.0, instance.radius / 2 + 1.0 / instance.a) * (1.0 - 1e-12)
@@ -440,12 +451,14 @@ def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dead
     edges = np.linspace(0.0, limit, _INTERVALS + 1)
     zeros, sizes = np.zeros((1, s.size), np.int64), s[None, :]
     roots = [_Box((float(edges[i]), float(edges[i + 1])), zeros, sizes) for i in range(_INTERVALS)]
-    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_A, slack)
+    bound, found = _branch_and_bound(relax, point, roots, p, deadline, round(_BUDGET_A * effort), slack,
+                                     floor=floor)
     return bound, _columns(instance, found)
 
 
 def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-               slack: float = 0.0, *, roots: Sequence[_Box] | None = None) -> tuple[float, Columns | None]:
+               slack: float = 0.0, *, roots: Sequence[_Box] | None = None, effort: float = 1.0,
+               floor: float = -math.inf) -> tuple[float, Columns | None]:
     """Family C2: a light high set and a low set, zeros elsewhere; a Lagrangian bound per box.
 
     H of mass M_H < β/2 at h = a·l·t, L of mass M_L at l = 1/(a M_H t + M_L), t = M_H + M_L − β/2 ≥ 1/a (h ≥ l).
@@ -509,8 +522,8 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
         zeros, sizes = np.zeros((2, s.size), np.int64), np.vstack([s, s])
         roots = [_Box((float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1])),
                       zeros, sizes) for i in range(8) for j in range(16)]
-    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C2, slack,
-                                     lambda masses: _c2_weights(a, half, masses))
+    bound, found = _branch_and_bound(relax, point, roots, p, deadline, round(_BUDGET_C2 * effort), slack,
+                                     lambda masses: _c2_weights(a, half, masses), floor)
     return bound, _columns(instance, found)
 
 
