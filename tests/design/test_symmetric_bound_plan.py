@@ -53,9 +53,9 @@ def test_no_call_starts_that_the_time_left_cannot_fit(powered, monkeypatch, cost
     left: list[float] = []
     original = reach_module.reach
 
-    def costly(instance_, w, lam, deadline=None, slack=0.0, **options):
+    def costly(instance_, w, lam, deadline=None, slack=0.0):
         left.append(deadline.remaining())
-        out = original(instance_, w, lam, Deadline(math.inf), slack, **options)
+        out = original(instance_, w, lam, Deadline(math.inf), slack)
         now[0] += cost
         return out
 

@@ -101,27 +101,26 @@ def test_the_dense_expansion_is_private_by_an_independent_lp(reference):
 _REACH_CASES = {"counts": st.lists(st.integers(1, 5), min_size=3, max_size=9), "seed": st.integers(0, 2**32 - 1),
                 "epsilon": st.sampled_from([0.3, 0.7, 1.0, 2.0, 4.0]),
                 "radius": st.sampled_from([0.0, 0.05, 0.2, 0.5, 1.0, 2.0]), "slack": st.sampled_from([0.0, 1e-3, 10.0]),
-                "readings": st.integers(0, 600), "prune": st.booleans(), "effort": st.sampled_from([0.25, 1.0, 2.0])}
+                "readings": st.integers(0, 600)}
 
 
 # Each example a branch and bound and a vertex enumeration (0.06 s of CPU): 6 in the default suite, the sweep of 40
 # below under -m slow (benchmarks/results/suite_moved.md, round 11).
 @settings(max_examples=examples_beside(6, 40, each_solves=True), deadline=None)
 @given(**_REACH_CASES)
-def test_the_reach_bounds_every_vertex(counts, seed, epsilon, radius, slack, readings, prune, effort):
+def test_the_reach_bounds_every_vertex(counts, seed, epsilon, radius, slack, readings):
     """reach(w, λ) ≥ max over every listed vertex of Σ w v² − λ·v: the bound's one relaxation, checked exactly,
     whatever the slack at which its branch and bound stops refining, and wherever a deadline stops it.
 
     The deadline counts clock readings (at most 600 boxes of the families' 18,000-box budgets): at 0 < β < 1 the
     branch and bound of families A and C2 rarely meets its tolerance and ran to its budgets, 3-4 s of CPU an example
     (14 s for the test in one run); a stop by the deadline leaves the heap as a stop by the budget does, and the
-    bound returned is the same largest upper bound over the cover, so soundness is checked at every stopping point,
-    with or without pruning a family at the bounds of those before it, at any budget."""
+    bound returned is the same largest upper bound over the cover, so soundness is checked at every stopping point."""
     problem = DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse")
     instance = Instance.from_problem(problem)
     rng = np.random.default_rng(seed)
     w, lam = rng.uniform(0.0, 2.0, instance.count), rng.normal(0.0, 2.0, instance.count)
-    bound, columns = reach(instance, w, lam, counted(readings), slack=slack, prune=prune, effort=effort)
+    bound, columns = reach(instance, w, lam, counted(readings), slack=slack)
     # each family's reported maximiser is a column of its relaxation: its value is at most the bound
     values = columns.second @ (instance.sizes * w) - columns.means @ (instance.sizes * lam)
     assert values.size == 0 or values.max() <= bound + 1e-9 * max(1.0, abs(bound))
@@ -134,25 +133,8 @@ def test_the_reach_bounds_every_vertex(counts, seed, epsilon, radius, slack, rea
 @pytest.mark.slow
 @settings(max_examples=examples(40, each_solves=True), deadline=None)
 @given(**_REACH_CASES)
-def test_the_reach_bounds_every_vertex_long_sweep(counts, seed, epsilon, radius, slack, readings, prune, effort):
-    test_the_reach_bounds_every_vertex.hypothesis.inner_test(counts, seed, epsilon, radius, slack, readings, prune,
-                                                             effort)
-
-
-@settings(max_examples=examples(6, each_solves=True), deadline=None)
-@given(counts=st.lists(st.integers(1, 6), min_size=3, max_size=12), seed=st.integers(0, 2**32 - 1),
-       epsilon=st.sampled_from([0.7, 2.0, 4.0, 8.0]), radius=st.sampled_from([0.05, 0.2, 0.5]),
-       effort=st.sampled_from([0.05, 0.25, 1.0]))
-def test_pruning_a_family_at_the_bounds_before_it_returns_the_same_reach(counts, seed, epsilon, radius, effort):
-    """A family pruned once its bound is at most the earlier families' largest can only have ended there anyway
-    (a child box is never above its parent): the reach, their maximum, is the same to the last bit, with no
-    deadline, at any budget (small budgets leave C2 above the others, where pruning stops nothing)."""
-    instance = Instance.from_problem(DesignProblem(Prior.from_counts(counts), epsilon, radius, "estimation_mse"))
-    rng = np.random.default_rng(seed)
-    w, lam = rng.uniform(0.0, 2.0, instance.count), rng.normal(0.0, 2.0, instance.count) * rng.integers(0, 2)
-    whole, _ = reach(instance, w, lam, slack=0.0, effort=effort)
-    pruned, _ = reach(instance, w, lam, slack=0.0, effort=effort, prune=True)
-    assert pruned == whole
+def test_the_reach_bounds_every_vertex_long_sweep(counts, seed, epsilon, radius, slack, readings):
+    test_the_reach_bounds_every_vertex.hypothesis.inner_test(counts, seed, epsilon, radius, slack, readings)
 
 
 @pytest.mark.slow

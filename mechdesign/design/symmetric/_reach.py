@@ -48,7 +48,7 @@ from mechdesign._numerics import FLOAT_EPS as _ULP
 from mechdesign.design.symmetric._columns import Columns
 from mechdesign.design.symmetric._instance import Instance, two_level
 
-__all__ = ["reach"]
+__all__ = ["neutral_reach", "reach"]
 
 _WIDEN = 1e-12            # relative widening of every level box (float error of the level formulas)
 _INTERVALS = 32           # initial mass intervals of family A (then branch and bound)
@@ -59,24 +59,50 @@ _HEAVY = 1.0              # a fractional cell is branched on when its inputs wei
 _TOLERANCE = 1e-4         # relative stop of the branch and bound (against the best point)
 _POINT = 1e-12            # mass intervals this narrow (relative) are split on counts only
 _CUTS = 8                 # best points a family returns (the caller's cutting planes)
+_BUDGET_MASSES = 200_000  # boxes of C2's masses alone at the neutral point (:func:`_c2_masses`, each O(1))
 
 
 def reach(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline | None = None,
-          slack: float = 0.0, *, effort: float = 1.0, prune: bool = False) -> tuple[float, Columns]:
+          slack: float = 0.0) -> tuple[float, Columns]:
     """An upper bound on r(w, λ) = max over V of Σ w v² − λ·v, and the best vertices found (module docstring).
 
     The vertices (each family's best point, :class:`~._columns.Columns`) are the caller's cutting planes for λ. The
     branch and bound of families A, C1 and C2 stops refining once its bound is within ``slack`` of its best point
-    (or after its budget times ``effort``, or at the deadline). ``prune``: each family, in the order B, C1, A, C2,
-    also stops once its bound is at most the largest bound of the families before it — the maximum, and so the
-    value returned, is the same; only the time and the vertices met differ (for a single call whose vertices no
-    round of λ uses: the neutral cut of :mod:`._bound`).
+    (or after its budget, or at the deadline).
     """
     until = deadline if deadline is not None else Deadline(math.inf)
+    results = [_family_b(instance, w, lam), _family_c1(instance, w, lam, until, slack),
+               _family_a(instance, w, lam, until, slack), _family_c2(instance, w, lam, until, slack)]
+    return _gathered(instance, results)
+
+
+def neutral_reach(instance: Instance, deadline: Deadline | None = None, slack: float = 0.0) -> tuple[float, Columns]:
+    """An upper bound on r(P̂, 0) = max over V of Σ_x P̂_x v_x², and the vertices met (families B, C1 and A).
+
+    At w = P̂ and λ = 0 a type's value depends on its sets' masses alone: M_H h² + M_L l². Families B, C1 and A
+    run as in :func:`reach`, each stopping once its bound is at most those before it (the maximum is the same);
+    family C2's bound is taken over its masses as real numbers first (:func:`_c2_masses`: a branch and bound in two
+    dimensions, each box O(1), where the counts' branch and bound ran to its budget at English words N = 10⁴ and
+    10⁵, ε = 8, with 4,092 against a best vertex of 689), and only where that is above the others' bound by the
+    counts' branch and bound as well (the smaller of the two holds).
+    """
+    until = deadline if deadline is not None else Deadline(math.inf)
+    w, lam = instance.probabilities, np.zeros(instance.count)
     results = [_family_b(instance, w, lam)]
-    for family in (_family_c1, _family_a, _family_c2):
-        floor = max(r for r, _ in results) if prune else -math.inf
-        results.append(family(instance, w, lam, until, slack, effort=effort, floor=floor))
+    for family in (_family_c1, _family_a):
+        results.append(family(instance, w, lam, until, slack, floor=max(r for r, _ in results)))
+    floor = max(r for r, _ in results)
+    masses = _c2_masses(instance, until, slack, floor)
+    if masses > floor:
+        # C2 may hold the maximum: its counts' branch and bound as well, the smaller bound (the masses as real numbers
+        # are loose where whole inputs are heavy: the oracle counts, ε = 3, 23.1 against 19.6)
+        counts, found = _family_c2(instance, w, lam, until, slack, floor=floor)
+        results.append((min(masses, counts), found))
+    return _gathered(instance, results)
+
+
+def _gathered(instance: Instance, results: list[tuple[float, Columns | None]]) -> tuple[float, Columns]:
+    """The largest of the families' bounds and their vertices, as one pool."""
     bound = max(r for r, _ in results)
     k = instance.count
     cuts = Columns(np.zeros((0, k)), np.zeros((0, k)))
@@ -210,7 +236,8 @@ def _branch_and_bound(relax: Callable[[_Box], _Relaxed], point: Callable[[_Box, 
     (the product of the drops) is kept (strong branching: a count split that does not move the bound — a light cell,
     or one the Lagrangian does not use — costs no depth). Returns the largest upper bound over a cover of the roots
     (valid whatever the budget) and the arguments of the :data:`_CUTS` best points, best first. It stops once that
-    bound is at most ``floor`` (a bound the caller has already: below it, refining changes no maximum).
+    bound is at most ``floor`` (a bound the caller has already: below it, refining changes no maximum with it, as a
+    child's bound is never above its parent's).
     """
     heap: list[tuple[float, int, _Box, _Relaxed]] = []
     closed = -math.inf  # the largest bound of the boxes left unsplit (every count fixed)
@@ -334,8 +361,8 @@ def _family_b(instance: Instance, w: np.ndarray, lam: np.ndarray) -> tuple[float
 
 
 def _family_c1(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-               slack: float = 0.0, *, effort: float = 1.0,
-               floor: float = -math.inf) -> tuple[float, Columns | None]:
+               slack: float = 0.0, *, floor: float = -math.inf
+               ) -> tuple[float, Columns | None]:
     """Level h = e^{ε′} on H (mass in [max(β/2, 1/h − P̂_j), 1/h]), one input of cell j at l = (1 − h M_H)/P̂_j."""
     p, s = instance.probabilities, instance.sizes.astype(np.int64)
     high = instance.high
@@ -387,8 +414,7 @@ def _family_c1(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
                 best = (value, (high, low, a.astype(np.float64), one))
         return best
 
-    bound, found = _branch_and_bound(relax, point, roots, p, deadline, round(_BUDGET_C1 * effort), slack,
-                                     floor=floor)
+    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C1, slack, floor=floor)
     return bound, _columns(instance, found)
 
 
@@ -412,8 +438,8 @@ def _a_box(instance: Instance, m0: float, m1: float) -> tuple[float, float, floa
 
 
 def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-              slack: float = 0.0, *, effort: float = 1.0,
-              floor: float = -math.inf) -> tuple[float, Columns | None]:
+              slack: float = 0.0, *, floor: float = -math.inf
+              ) -> tuple[float, Columns | None]:
     """Two levels, no zero: Σ_k a_k φ_k(h) + (s_k − a_k) φ_k(l) over high-set masses M (branch and bound)."""
     p, s = instance.probabilities, instance.sizes.astype(np.int64)
     limit = min(1.0, instance.radius / 2 + 1.0 / instance.a) * (1.0 - 1e-12)
@@ -451,13 +477,12 @@ def _family_a(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dead
     edges = np.linspace(0.0, limit, _INTERVALS + 1)
     zeros, sizes = np.zeros((1, s.size), np.int64), s[None, :]
     roots = [_Box((float(edges[i]), float(edges[i + 1])), zeros, sizes) for i in range(_INTERVALS)]
-    bound, found = _branch_and_bound(relax, point, roots, p, deadline, round(_BUDGET_A * effort), slack,
-                                     floor=floor)
+    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_A, slack, floor=floor)
     return bound, _columns(instance, found)
 
 
 def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Deadline,
-               slack: float = 0.0, *, roots: Sequence[_Box] | None = None, effort: float = 1.0,
+               slack: float = 0.0, *, roots: Sequence[_Box] | None = None,
                floor: float = -math.inf) -> tuple[float, Columns | None]:
     """Family C2: a light high set and a low set, zeros elsewhere; a Lagrangian bound per box.
 
@@ -470,14 +495,6 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
         return -math.inf, None
     p, s = instance.probabilities, instance.sizes.astype(np.int64)
 
-    def levels(h0: float, h1: float, l0: float, l1: float) -> tuple[float, float, float, float] | None:
-        t1 = h1 + l1 - half
-        if t1 < 1.0 / a or h0 + l0 > 1.0:
-            return None
-        t0 = max(h0 + l0 - half, 1.0 / a)
-        d_lo, d_hi = max(a * h0 * t0 + l0, 1.0 / a), a * h1 * t1 + l1  # D ≥ 1/a: l ≤ h ≤ e^ε
-        return (*_widen(a * t0 / d_hi, min(a * t1 / d_lo, a)), *_widen(1.0 / d_hi, min(1.0 / d_lo, a)))
-
     def relax(box: _Box) -> _Relaxed:
         if (box.lo[0] + box.lo[1] > s).any():
             return _Relaxed(-math.inf, None, box.masses)
@@ -486,7 +503,7 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
         if tight is None:
             return _Relaxed(-math.inf, None, box.masses)
         box, masses = tight, tight.masses
-        found = levels(*masses)
+        found = _c2_levels(a, half, *masses)
         if found is None:
             return _Relaxed(-math.inf, None, masses)
         gain_h, gain_l = _phi_max(w, lam, found[0], found[1]), _phi_max(w, lam, found[2], found[3])
@@ -522,9 +539,85 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
         zeros, sizes = np.zeros((2, s.size), np.int64), np.vstack([s, s])
         roots = [_Box((float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1])),
                       zeros, sizes) for i in range(8) for j in range(16)]
-    bound, found = _branch_and_bound(relax, point, roots, p, deadline, round(_BUDGET_C2 * effort), slack,
+    bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C2, slack,
                                      lambda masses: _c2_weights(a, half, masses), floor)
     return bound, _columns(instance, found)
+
+
+def _c2_levels(a: float, half: float, h0: float, h1: float, l0: float, l1: float, most: float = math.inf
+               ) -> tuple[float, float, float, float] | None:
+    """Boxes (h_lo, h_hi, l_lo, l_hi) of C2's levels over M_H ∈ [h0, h1], M_L ∈ [l0, l1] (monotone, widened).
+
+    None where the box holds no member (t < 1/a throughout, or the masses exceed one). ``most``: M_H + M_L is at most
+    this (one: no input is in both sets), which caps t.
+    """
+    t1 = min(h1 + l1, most) - half
+    if t1 < 1.0 / a or h0 + l0 > 1.0:
+        return None
+    t0 = max(h0 + l0 - half, 1.0 / a)
+    d_lo, d_hi = max(a * h0 * t0 + l0, 1.0 / a), a * h1 * t1 + l1  # D ≥ 1/a: l ≤ h ≤ e^ε
+    return (*_widen(a * t0 / d_hi, min(a * t1 / d_lo, a)), *_widen(1.0 / d_hi, min(1.0 / d_lo, a)))
+
+
+def _c2_masses(instance: Instance, deadline: Deadline, slack: float, floor: float) -> float:
+    """An upper bound on C2's max of M_H h² + M_L l² (Σ_x P̂_x v_x² of its types) over its masses as real numbers.
+
+    Best first over boxes of (M_H, M_L) ⊂ [0, β/2] × [0, 1] (the roots of :func:`_family_c2`): a box's bound is
+    M_H,hi·h_hi² + M_L,hi·l_hi² from :func:`_c2_levels`, rounded up; its point the value at its centre where that is
+    a member (not a type: the stop's reference only). A box is halved on the mass its levels move with faster
+    (:func:`_c2_weights` times its width). Stops when the largest bound is within the tolerance or ``slack`` of the
+    best point, at most ``floor`` (a family's bound before it), after :data:`_BUDGET_MASSES` boxes or at the
+    deadline (read every 128 splits); the largest bound left is returned either way (the boxes cover the family's
+    masses). The boxes' bound is first order in their widths: where the values are flat over a region it ends at its
+    budget 1.1e-3 above the maximum (four inputs, ε = 4, β = 0.118; ``tests/design/test_symmetric_neutral_reach.py``).
+    """
+    half, a = instance.radius / 2, instance.a
+    if half <= 0:
+        return -math.inf
+
+    def bound(box: tuple[float, float, float, float]) -> float:
+        found = _c2_levels(a, half, *box, most=1.0)
+        if found is None:
+            return -math.inf
+        # M_H ≤ its top and ≤ 1 − M_L (every input in one set at most), M_L likewise
+        high, low = min(box[1], 1.0 - box[2]), min(box[3], 1.0 - box[0])
+        return (high * found[1] ** 2 + low * found[3] ** 2) * (1.0 + 4 * _ULP)
+
+    def value(mh: float, ml: float) -> float:
+        t = mh + ml - half
+        if not mh < half or t < 1.0 / a or mh + ml > 1.0:
+            return -math.inf
+        low = 1.0 / (a * mh * t + ml)
+        return mh * (a * low * t) ** 2 + ml * low * low
+
+    high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
+    heap: list[tuple[float, int, tuple[float, float, float, float]]] = []
+    order = itertools.count()
+    for i in range(8):
+        for j in range(16):
+            box = (float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1]))
+            top = bound(box)
+            if top > -math.inf:
+                heapq.heappush(heap, (-top, next(order), box))
+    best, boxes = -math.inf, len(heap)
+    while heap and boxes < _BUDGET_MASSES:
+        if boxes % 256 < 2 and deadline.expired():  # a clock read every 128 splits (a box costs microseconds)
+            break
+        top = -heap[0][0]
+        if top <= floor or (math.isfinite(best) and top - best <= max(_TOLERANCE * max(1.0, abs(best)), slack)):
+            break
+        _, _, box = heapq.heappop(heap)
+        best = max(best, value(0.5 * (box[0] + box[1]), 0.5 * (box[2] + box[3])))
+        axis = int(np.argmax(np.array([box[1] - box[0], box[3] - box[2]]) * _c2_weights(a, half, box)))
+        middle = 0.5 * (box[2 * axis] + box[2 * axis + 1])
+        for half_box in ((box[2 * axis], middle), (middle, box[2 * axis + 1])):
+            child = (*half_box, *box[2:]) if axis == 0 else (*box[:2], *half_box)
+            # a child's masses lie in its parent's: the parent's bound holds for it too
+            found = min(bound(child), top)
+            boxes += 1
+            if found > -math.inf:
+                heapq.heappush(heap, (-found, next(order), child))
+    return -heap[0][0] if heap else -math.inf
 
 
 def _c2_weights(a: float, half: float, masses: tuple[float, ...]) -> np.ndarray:
