@@ -523,12 +523,10 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
             for a_l in _integral(found.counts[1]):
                 if (a_h + a_l > s).any():
                     continue
-                mh, ml = float(a_h @ p), float(a_l @ p)
-                t = mh + ml - half
-                if not mh < half or t < 1.0 / a:
+                levels = _c2_member(a, half, float(a_h @ p), float(a_l @ p))
+                if levels is None:
                     continue
-                low = 1.0 / (a * mh * t + ml)
-                high = a * low * t
+                high, low = levels
                 value = float(a_h @ _phi(w, lam, high) + a_l @ _phi(w, lam, low))
                 if value > best[0]:
                     best = (value, (high, low, a_h.astype(np.float64), a_l.astype(np.float64)))
@@ -542,6 +540,18 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
     bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C2, slack,
                                      lambda masses: _c2_weights(a, half, masses), floor)
     return bound, _columns(instance, found)
+
+
+def _c2_member(a: float, half: float, mh: float, ml: float) -> tuple[float, float] | None:
+    """C2's levels (h, l) at masses M_H, M_L: l = 1/(a M_H t + M_L), h = a·l·t, t = M_H + M_L − β/2.
+
+    None where the masses hold no member: M_H ≥ β/2 or t < 1/a (h < l).
+    """
+    t = mh + ml - half
+    if not mh < half or t < 1.0 / a:
+        return None
+    low = 1.0 / (a * mh * t + ml)
+    return a * low * t, low
 
 
 def _c2_levels(a: float, half: float, h0: float, h1: float, l0: float, l1: float, most: float = math.inf
@@ -584,11 +594,8 @@ def _c2_masses(instance: Instance, deadline: Deadline, slack: float, floor: floa
         return (high * found[1] ** 2 + low * found[3] ** 2) * (1.0 + 4 * _ULP)
 
     def value(mh: float, ml: float) -> float:
-        t = mh + ml - half
-        if not mh < half or t < 1.0 / a or mh + ml > 1.0:
-            return -math.inf
-        low = 1.0 / (a * mh * t + ml)
-        return mh * (a * low * t) ** 2 + ml * low * low
+        levels = _c2_member(a, half, mh, ml) if mh + ml <= 1.0 else None
+        return -math.inf if levels is None else mh * levels[0] ** 2 + ml * levels[1] ** 2
 
     high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
     heap: list[tuple[float, int, tuple[float, float, float, float]]] = []
