@@ -721,6 +721,23 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/performance.rst", "34.83"): lambda: format(next(
         r for r in rows("neutral_cut_masses") if r["task"] == "english-100000" and r["epsilon"] == 8.0)["with_caps"],
         ".2f"),
+    # … the reach's split score capped (results/reach_families_capped*.json) and the grid's cells on it
+    **{("docs/performance.rst", f): (lambda family=family: format(next(
+        r for r in rows("reach_families_capped") if r["task"] == "english-10000" and r["epsilon"] == 4.0
+        and r["power"] == 1.0 and r["family"] == family)["bound"], ".2f")) for f, family in (("14.16", "a"),
+                                                                                            ("14.74", "c2"))},
+    ("docs/performance.rst", "1.02"): lambda: format(min(
+        r["ratio"] for r in rows("reach_families_capped_plan") if r["task"] == "zipf-10000" and r["family"] == "c2"
+        and r["ratio"] is not None), ".2f"),
+    ("docs/performance.rst", "23.1"): lambda: gap_percent("design_grid_capped_zipf_256", "zipf-256", 4.0),
+    **{("docs/performance.rst", f): (lambda a=a, spec=spec: format(float(grid_cell(*a)), spec)) for f, a, spec in (
+        ("299.7", ("design_grid_capped_english_10k_4", "english-10000", 4.0, "bound"), ".1f"),
+        ("660.5", ("design_grid_capped_english_10k_4", "english-10000", 4.0, "nmse"), ".1f"),
+        ("4.204", ("design_grid_capped_english_10k_8", "english-10000", 8.0, "bound"), ".3f"),
+        ("8.660", ("design_grid_capped_english_10k_8", "english-10000", 8.0, "nmse"), ".3f"),
+        ("7.128", ("design_grid_capped_zipf_256", "zipf-256", 4.0, "bound"), ".3f"),
+        ("9.272", ("design_grid_capped_zipf_256", "zipf-256", 4.0, "nmse"), ".3f"),
+        ("9.218", ("design_grid_neutral_zipf_small", "zipf-256", 4.0, "nmse"), ".3f"))},
     # … and the whole engine beside effecf58 (results/symmetric_search_neutral.json): the better run before
     ("docs/performance.rst", "55.22"): lambda: symmetric_search(1000, 4.0, "then", "nmse_min", ".2f",
                                                                  "symmetric_search_neutral"),

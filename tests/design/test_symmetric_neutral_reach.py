@@ -11,6 +11,7 @@ stopped at a floor leaves the maximum with that floor unchanged.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -112,3 +113,45 @@ def test_a_family_stopped_at_a_floor_leaves_the_maximum_with_it(counts, seed, ep
         floor = share * whole if whole > 0 else whole / share
         stopped, _ = family(instance, w, lam, Deadline(math.inf), 0.0, floor=floor)
         assert max(floor, stopped) == max(floor, whole)
+
+
+def test_a_split_with_a_child_of_no_type_scores_at_most_the_bound_it_keeps():
+    """_split_score caps each child's drop at the parent's bound: a count split whose one child holds no type (−∞)
+    and whose other keeps the parent's bound scores the bound times a millionth of it, below a mass split that halves
+    both children (uncapped, the −∞ child's drop was infinite and that split always won; English words N = 10⁴,
+    ε = 8: family C2 ran to its budget at 4,092 against a best vertex of 689)."""
+    parent = 4092.0
+    count_split = reach_module._split_score(parent, [-math.inf, parent])
+    mass_split = reach_module._split_score(parent, [parent / 2, parent / 2])
+    assert count_split == pytest.approx(parent * 1e-6 * parent)
+    assert mass_split == pytest.approx((parent / 2) ** 2)
+    assert mass_split > count_split
+    # every drop lies in [a millionth of the bound, the bound]; a child above its parent counts as the least drop
+    assert reach_module._split_score(parent, [parent + 5.0, -math.inf]) == pytest.approx(1e-6 * parent * parent)
+    assert reach_module._split_score(0.5, [-math.inf, -math.inf]) == pytest.approx(1.0)
+    assert reach_module._split_score(-math.inf, [-math.inf, 1.0]) == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("power", [0.5, 1.0])
+def test_family_c2_converges_on_english_words_at_eps_8(power):
+    """English words N = 10⁴, ε = 8, w = P̂^power, λ = 0: family C2's branch and bound ends within 5 % of the best
+    vertex it met and at most family A's bound (A's vertices meet it); before the split's score was capped it ended at
+    its budget 5.6–5.9 times above its best vertex (``benchmarks/results/reach_families.json``). About 10 s of CPU."""
+    from mechdesign.design import load_problem
+
+    root = Path(__file__).resolve().parents[2]
+    counts = load_problem(root / "problems" / "english-10000.toml").problem.prior.counts
+    assert counts is not None
+    # the grid's cell (benchmarks/bench_design_grid.py): δ = 1e-6 over the m words drawn, ε = 8
+    instance = Instance.from_problem(DesignProblem.from_delta(Prior.from_counts(counts), 8.0, 1e-6, "estimation_mse",
+                                                              samples=int(sum(counts))))
+    s = instance.sizes
+    w, lam = instance.probabilities**power, np.zeros(instance.count)
+    bound, columns = reach_module._family_c2(instance, w, lam, Deadline(600.0))
+    best = float((columns.second @ (s * w)).max())
+    assert best <= bound + 1e-9 * bound
+    assert bound <= 1.05 * best
+    bound_a, columns_a = reach_module._family_a(instance, w, lam, Deadline(600.0))
+    assert bound <= bound_a
+    assert float((columns_a.second @ (s * w)).max()) >= bound_a / 1.001

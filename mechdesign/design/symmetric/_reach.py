@@ -291,9 +291,9 @@ def _split_score(parent: float, children: Sequence[float]) -> float:
     about M_H,hi·e^{2ε}, halved by a mass split) and ended at 4,092 against a best vertex of 689; capped, at 731
     against 701 (``bench_reach_families.py``).
     """
+    if not math.isfinite(parent):  # no box in the heap has one: every split alike
+        return 0.0
     least, most = 1e-6 * max(1.0, abs(parent)), max(1.0, abs(parent))
-    if not math.isfinite(parent):
-        return least ** len(children)
     return math.prod(min(max(parent - child, least), most) for child in children)
 
 
