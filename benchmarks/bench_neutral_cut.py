@@ -5,9 +5,10 @@
 ``--cells`` N:ε, the grid's Zipf draw (``bench_design_grid.zipf_counts``, m as the grid's), one reach call with no
 deadline, the cut at its best scale (``alone``) and the aggregate of the cut with the caps (``with_caps``, the form the
 engine's plan combines it in; the aggregate maximises the Σψ form, so it can come out below the cut alone, and the
-engine takes the larger), both as bounds on n·MSE (tr J⁻¹ − 1), beside the grid's bound for the cell and the commit
-it ran on (``--grid``, default ``results/design_grid.json``: run before the cut's rows are merged, the bound without
-it) and the call's CPU time. It is why the plan opens with the cut where h* < 0.5·e^ε.
+engine takes the larger; since that change ``_neutral`` returns the larger itself, so ``alone`` is at least
+``with_caps`` in runs after it), both as bounds on n·MSE (tr J⁻¹ − 1), beside the grid's bound for the cell and the
+commit it ran on (``--grid``, default ``results/design_grid.json``: run before the cut's rows are merged, the bound
+without it) and the call's CPU time. It is why the plan opens with the cut where h* < 0.5·e^ε.
 
 Run: ``python benchmarks/bench_neutral_cut.py`` (ε = 4 at N = 256 … 10⁴ and ε = 2 at 2,000 and 5,000; about a minute
 of CPU); ``--cells 100000:4 100000:8`` for the large alphabet (about 20 s of CPU a cell). Writes

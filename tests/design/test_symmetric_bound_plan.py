@@ -135,6 +135,8 @@ def test_the_neutral_cut_holds_every_listed_type_and_the_optimum(powered):
     assert largest <= cut.spent + 1e-9 * cut.spent
     assert cut.spent <= largest * (1.0 + 2e-4)        # the reach refines to its slack of Σψ, far inside this
     assert float((s * p) @ result.columns.diagonal(result.weights)) <= cut.spent
+    # the cut is taken alone and with the caps (the larger), and either is at most the optimum
+    assert value >= bound_module._aggregate(instance, ledger, caps)
     assert value <= optimum + 1e-9 * optimum
 
 
