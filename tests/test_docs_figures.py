@@ -725,6 +725,13 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/performance.rst", "34.85"): lambda: format(next(
         r for r in rows("neutral_cut_with_caps") if r["task"] == "english-100000" and r["epsilon"] == 8.0)["alone"],
         ".2f"),
+    # … Zipf N = 256, ε = 2: today's bound beside 7ab1f385 (results/symmetric_search_capped_256.json), the grid's row
+    # from eb25d351 (results/design_grid_steps.json) and ε = 8's gap on this code
+    ("docs/performance.rst", "41.76"): lambda: symmetric_search(256, 2.0, "today", "bound_median", ".2f",
+                                                                 "symmetric_search_capped_256"),
+    ("docs/performance.rst", "46.44"): lambda: format(float(grid_cell("design_grid_steps", "zipf-256", 2.0, "bound")),
+                                                      ".2f"),
+    ("docs/performance.rst", "52.0"): lambda: gap_percent("design_grid_capped_zipf_256_high", "zipf-256", 8.0),
     # … the reach's split score capped (results/reach_families_capped*.json) and the grid's cells on it
     **{("docs/performance.rst", f): (lambda family=family: format(next(
         r for r in rows("reach_families_capped") if r["task"] == "english-10000" and r["epsilon"] == 4.0
