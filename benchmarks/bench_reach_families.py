@@ -38,11 +38,14 @@ from mechdesign.design.symmetric._instance import Instance
 FAMILIES = ("_family_b", "_family_c1", "_family_a", "_family_c2")
 
 
-def best_vertex(instance: Instance, w: np.ndarray, cuts: object) -> float:
-    """The largest Σ_x w_x v_x² among the columns a family returned (−inf without any); λ = 0."""
+def best_vertex(instance: Instance, w: np.ndarray, cuts: object, lam: np.ndarray | None = None) -> float:
+    """The largest Σ_x w_x v_x² − λ·v among the columns a family returned (−inf without any; λ = 0 by default)."""
     if cuts is None or len(cuts) == 0:  # type: ignore[arg-type]
         return -math.inf
-    return float(np.max(cuts.second @ (instance.sizes * w)))  # type: ignore[attr-defined]
+    values = cuts.second @ (instance.sizes * w)  # type: ignore[attr-defined]
+    if lam is not None:
+        values = values - cuts.means @ (instance.sizes * lam)  # type: ignore[attr-defined]
+    return float(np.max(values))
 
 
 def rows_for(task: str, epsilon: float, seconds: float) -> list[dict[str, object]]:
@@ -91,9 +94,7 @@ def plan_rows(task: str, epsilon: float, seconds: float) -> list[dict[str, objec
             begun = time.process_time()
             bound, cuts = originals[name](inst, w, lam, *args, **kwargs)
             spent = time.process_time() - begun
-            best = -math.inf
-            if cuts is not None and len(cuts):
-                best = float(np.max(cuts.second @ (inst.sizes * w) - cuts.means @ (inst.sizes * lam)))
+            best = best_vertex(inst, w, cuts, lam)
             live = w > 0
             power = float(np.polyfit(logp[live], np.log(w[live]), 1)[0]) if live.sum() > 1 else math.nan
             rows.append({"task": task, "epsilon": epsilon, "call": len(rows), "family": name.removeprefix("_family_"),

@@ -546,13 +546,17 @@ def _family_c2(instance: Instance, w: np.ndarray, lam: np.ndarray, deadline: Dea
         return best
 
     if roots is None:
-        high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
         zeros, sizes = np.zeros((2, s.size), np.int64), np.vstack([s, s])
-        roots = [_Box((float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1])),
-                      zeros, sizes) for i in range(8) for j in range(16)]
+        roots = [_Box(masses, zeros, sizes) for masses in _c2_roots(half)]
     bound, found = _branch_and_bound(relax, point, roots, p, deadline, _BUDGET_C2, slack,
                                      lambda masses: _c2_weights(a, half, masses), floor)
     return bound, _columns(instance, found)
+
+
+def _c2_roots(half: float) -> list[tuple[float, float, float, float]]:
+    """C2's root mass boxes (M_H lo, hi, M_L lo, hi): 8 × 16 intervals of M_H ∈ [0, β/2] and M_L ∈ [0, 1]."""
+    high, low = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
+    return [(float(high[i]), float(high[i + 1]), float(low[j]), float(low[j + 1])) for i in range(8) for j in range(16)]
 
 
 def _c2_member(a: float, half: float, mh: float, ml: float) -> tuple[float, float] | None:
@@ -610,15 +614,12 @@ def _c2_masses(instance: Instance, deadline: Deadline, slack: float, floor: floa
         levels = _c2_member(a, half, mh, ml) if mh + ml <= 1.0 else None
         return -math.inf if levels is None else mh * levels[0] ** 2 + ml * levels[1] ** 2
 
-    high_edges, low_edges = np.linspace(0.0, half, 9), np.linspace(0.0, 1.0, 17)
     heap: list[tuple[float, int, tuple[float, float, float, float]]] = []
     order = itertools.count()
-    for i in range(8):
-        for j in range(16):
-            box = (float(high_edges[i]), float(high_edges[i + 1]), float(low_edges[j]), float(low_edges[j + 1]))
-            top = bound(box)
-            if top > -math.inf:
-                heapq.heappush(heap, (-top, next(order), box))
+    for box in _c2_roots(half):
+        top = bound(box)
+        if top > -math.inf:
+            heapq.heappush(heap, (-top, next(order), box))
     best, boxes = -math.inf, len(heap)
     while heap and boxes < _BUDGET_MASSES:
         if boxes % 256 < 2 and deadline.expired():  # a clock read every 128 splits (a box costs microseconds)
