@@ -33,11 +33,14 @@ then minimises the first step) or the per-input step's tight point w_x = (1 − 
 cells, k ∈ {0, 2, 4, 8}. First, every cell capped (no reach at all): the matrix form of the diagonal floor
 (``capped_floor``, shared with the priced dense engine), cheap, kept whatever the deadline leaves
 (unless it has passed already: then the floor).
-Then the per-input step's w with S empty gets its rounds of λ (where h* < 0.7·e^ε, the plan below instead). It stops
-there when that leaves it below the floor,
-or when the engine's search was still gaining (``thorough=False``: the engine gives it the time left); else each
-other candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the
-first its scale search. The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the LP max
+Then the per-input step's w with S empty gets a round of λ and the line (where h* < 0.7·e^ε, the plan below instead);
+then the screen: each other candidate gets a round — the per-input step's w first (no fit to pay), the fitted w only
+where the caller is thorough (``thorough=False`` where the engine's search was still gaining: it gets the time the fits
+would take) — and the best of all, the first included, its further rounds from where its round ended, and its scale
+search where it beats the floor. Before, the first took all its rounds before any other was tried, the others ran only
+where it beat the floor and none where the search was still gaining: at Zipf N = 256, ε = 2 (the grid's draw, a 40-s
+design, 60 s for the bound) the first ends at 41.7 and two capped heads reach 46.4 in a round.
+The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the LP max
 Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS's interior point method without crossover,
 :class:`~._columns.Columns`), the pool being the design's types and, as cutting planes, the best vertices each family's
 branch and bound met (eight a family and round), with Wentges's smoothing of λ. After the LP's first λ the line λ =
@@ -182,9 +185,9 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     deadline : Deadline
         No new round starts after it; the best bound so far is returned.
     thorough : bool
-        Try the other candidates after the first (module docstring); False stops after the first (and the powers'
-        cuts, where they run), whose rounds give the bound on every instance traced, so that a search still gaining
-        gets the time back. The aggregate of every cut ends it either way.
+        Screen the fitted w as well (module docstring); False screens the per-input step's w alone, so that a search
+        still gaining gets back the time the fits take (and, where the powers' cuts run, stops after the plan). The
+        aggregate of every cut ends it either way.
 
     Returns
     -------
@@ -218,16 +221,22 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     # where the powers' cuts run, every reach call is timed and none starts that the time left cannot fit
     meter = _Meter() if powers else None
 
-    def value(candidate: tuple[int, bool], scale: float, rounds: int, until: Deadline = deadline) -> float:
+    # each candidate's best (bound, λ) at scale 1: its later rounds continue from there (the screen, then the best)
+    reached: dict[tuple[int, bool], tuple[float, np.ndarray]] = {}
+
+    def value(candidate: tuple[int, bool], scale: float, rounds: int, line: bool = False) -> float:
         nonlocal pool, best
-        if until.expired():
+        if deadline.expired():
             return -math.inf
         capped = np.zeros(instance.count, dtype=bool)
         capped[order[:candidate[0]]] = True
         if candidate not in chosen:
             chosen[candidate] = weights_for(capped, candidate[1])
-        found, pool, _ = _bound_at(instance, scale * chosen[candidate], capped, caps, pool, until, rounds, cuts,
-                                   meter=meter, with_line=meter is None)
+        start = reached.get(candidate) if scale == 1.0 else None
+        found, pool, lam = _bound_at(instance, scale * chosen[candidate], capped, caps, pool, deadline, rounds, cuts,
+                                     meter=meter, with_line=line and meter is None, start=start)
+        if scale == 1.0 and lam is not None:
+            reached[candidate] = (found, lam)
         best = max(best, found)
         return found
 
@@ -239,19 +248,21 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     best = max(best, capped_value)
     before = best
     # Then λ at the per-input step's w with no cell capped (the bound before the matrix step, now with it: Φ ≥ Σψ at
-    # every λ); then, when it beats the floor and the caller is thorough, the other candidates with a round of λ
-    # each: which head cells to cap — their J_xx against the cap c_x instead of in the reach — and which w, the fitted
-    # one or the per-input step's. The best of them, if it beats the first, gets the rounds of λ and the scale search;
-    # then the first gets its scale search. The deadline cuts the list where it falls. Since the reach took whole
-    # counts the others have not beaten the first on any instance traced (Zipf, 120 s, N = 256, 1,000, 2,000,
-    # ε = 0.5–4); below the floor the first left them further below (N = 256, ε = 2: −74, the others −88 to −187, the
-    # floor 38.8; N = 1,000, ε = 4: −203, the others −255 to −296, the floor 17.9); and where the search was still
-    # gaining, its rounds were worth more than theirs (N = 256, ε = 2: 71.5 → 61.2 with the time they took). Where it
-    # stops early, the time left goes back to the caller. Where h* < 0.7·e^ε the first and the cuts at powers of P̂
-    # follow the plan (module docstring), thorough or not; every cut met ends in the aggregate.
+    # every λ), a round and the line; then the screen (module docstring): the other candidates a round each — which
+    # head cells to cap, their J_xx against the cap c_x instead of in the reach, and which w, the per-input step's or
+    # (thorough) the fitted one — and the best of all its further rounds, and its scale search where it beats the
+    # floor. The deadline cuts the list where it falls; where it ends early, the time left goes back to the caller.
+    # Where h* < 0.7·e^ε the first and the cuts at powers of P̂ follow the plan (module docstring) instead, and the
+    # others come only where thorough and the first beats the floor; every cut met ends in the aggregate.
     first = (0, False)
     if meter is None:
-        centre = value(first, 1.0, _ROUNDS)
+        others = [(k, fitted) for fitted in ((False, True) if thorough else (False,)) for k in _HEADS
+                  if k < instance.count and (k, fitted) != first]
+        scores = [value(first, 1.0, 1, line=True)] + [value(candidate, 1.0, _SCALE_ROUNDS) for candidate in others]
+        leader = [first, *others][int(np.argmax(scores))]
+        deepened = value(leader, 1.0, _ROUNDS - 1)
+        if deepened >= before:
+            _scaled(value, leader, deepened)
     else:
         # The plan where the powers' cuts run (module docstring): a round of λ each, without the line — the first
         # candidate's w, then w = P̂^power — and then, best first, each its further rounds while a call fits.
@@ -278,13 +289,13 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
             best = max(best, more[0])
             if i == 0:
                 centre = max(centre, more[0])
-    if centre >= before and thorough:
-        others = [(k, fitted) for fitted in (True, False) for k in _HEADS
-                  if k < instance.count and (k, fitted) != first]
-        scores = [value(candidate, 1.0, _SCALE_ROUNDS) for candidate in others]
-        if scores and max(scores) > centre:
-            _scaled(value, others[int(np.argmax(scores))])
-        _scaled(value, first, centre)
+        if centre >= before and thorough:
+            others = [(k, fitted) for fitted in (True, False) for k in _HEADS
+                      if k < instance.count and (k, fitted) != first]
+            scores = [value(candidate, 1.0, _SCALE_ROUNDS) for candidate in others]
+            if scores and max(scores) > centre:
+                _scaled(value, others[int(np.argmax(scores))])
+            _scaled(value, first, centre)
     best = max(best, _aggregate(instance, cuts, caps))
     return SymmetricBound(best, "reach" if best > before else source)
 
