@@ -115,8 +115,8 @@ def median_time(func: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> t
 def write_results(name: str, rows: list[dict[str, Any]], *, folder: Path = RESULTS, **extra: Any) -> Path:
     """Write ``<folder>/<name>.json`` (rows, machine info and :func:`run_info`: command, commit, load, CPU model) and a
     CSV of the rows (``folder``: benchmarks/results)."""
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)  # a name may hold a folder: local/NAME (git-ignored)
     document = {"benchmark": name, "machine": machine_info(), "run": run_info(), **extra, "rows": rows}
     path.write_text(json.dumps(document, indent=2))
     if rows:
