@@ -154,12 +154,14 @@ def test_a_bound_that_is_not_thorough_screens_the_capped_heads_without_a_fit(mon
 
     monkeypatch.setattr(bound_module, "_bound_at", counting)
     monkeypatch.setattr(bound_module, "fit_weights", counting_fit)
+    monkeypatch.setattr(bound_module, "_ROUNDS", 2)  # the sequence to its end in fewer clock readings
+    monkeypatch.setattr(bound_module, "_LINE_STEPS", 2)
     floor = diagonal_floor(problem.prior.probabilities, problem.epsilon, problem.radius)
-    quick = symmetric_bound(instance, result.columns, result.weights, deadline=counted(20_000), thorough=False)
-    assert [(capped, rounds) for capped, rounds, _ in calls] == [(0, bound_module._ROUNDS), (2, 1), (4, 1)]
+    quick = symmetric_bound(instance, result.columns, result.weights, deadline=counted(60_000), thorough=False)
+    assert [(capped, rounds) for capped, rounds, _ in calls] == [(0, 2), (2, 1), (4, 1)]
     assert not fits
     assert quick.value >= max(value for _, _, value in calls) and quick.value >= floor
     first = calls[0][2]
     calls.clear()
-    full = symmetric_bound(instance, result.columns, result.weights, deadline=counted(20_000))
+    full = symmetric_bound(instance, result.columns, result.weights, deadline=counted(60_000))
     assert bool(fits) == (len(calls) > 1) and full.value >= first

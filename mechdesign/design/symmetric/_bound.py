@@ -33,13 +33,15 @@ then minimises the first step) or the per-input step's tight point w_x = (1 − 
 cells, k ∈ {0, 2, 4, 8}. First, every cell capped (no reach at all): the matrix form of the diagonal floor
 (``capped_floor``, shared with the priced dense engine), cheap, kept whatever the deadline leaves
 (unless it has passed already: then the floor).
-Then the per-input step's w with S empty gets a round of λ and the line (where h* < 0.7·e^ε, the plan below instead);
-then the screen: each other candidate gets a round — the per-input step's w first (no fit to pay), the fitted w only
-where the caller is thorough (``thorough=False`` where the engine's search was still gaining: it gets the time the fits
-would take) — and the best of all, the first included, its further rounds from where its round ended, and its scale
-search where it beats the floor. Before, the first took all its rounds before any other was tried, the others ran only
-where it beat the floor and none where the search was still gaining: at Zipf N = 256, ε = 2 (the grid's draw, a 40-s
-design, 60 s for the bound) the first ends at 41.7 and two capped heads reach 46.4 in a round.
+Then the per-input step's w with S empty gets its rounds of λ (where h* < 0.7·e^ε, the plan below instead). Where the
+engine's search was still gaining (``thorough=False``: the engine gives it the time left) the per-input step's w with
+each head capped follows, a round each without the line — no fit, no scale search: at Zipf N = 256, ε = 2 (the grid's
+draw, a 40-s design, 60 s for the bound) the first ends at 41.7 and two capped heads reach 46.4 in a round; before,
+nothing followed the first there. Else it stops there when the first is below the floor; above it each other
+candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the first its
+scale search. A screen
+that gave every candidate a round before the first's further rounds lost 0.2–1.8 % where the first leads (Zipf
+N = 256–2,000, ε = 0.5–2, the grid's cells at 120 s, ``results/design_grid_screen_a.json`` and ``_b.json``).
 The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the LP max
 Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS's interior point method without crossover,
 :class:`~._columns.Columns`), the pool being the design's types and, as cutting planes, the best vertices each family's
@@ -185,9 +187,9 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     deadline : Deadline
         No new round starts after it; the best bound so far is returned.
     thorough : bool
-        Screen the fitted w as well (module docstring); False screens the per-input step's w alone, so that a search
-        still gaining gets back the time the fits take (and, where the powers' cuts run, stops after the plan). The
-        aggregate of every cut ends it either way.
+        Try every other candidate after the first (module docstring); False tries only the per-input step's w with
+        the heads capped, a round each (and, where the powers' cuts run, stops after the plan), so that a search still
+        gaining gets back the time the fits and the scale search take. The aggregate of every cut ends it either way.
 
     Returns
     -------
@@ -242,12 +244,15 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
     best = max(best, capped_value)
     before = best
     # Then λ at the per-input step's w with no cell capped (the bound before the matrix step, now with it: Φ ≥ Σψ at
-    # every λ), a round and the line; then the screen (module docstring): the other candidates a round each — which
-    # head cells to cap, their J_xx against the cap c_x instead of in the reach, and which w, the per-input step's or
-    # (thorough) the fitted one — and the best of all its further rounds, and its scale search where it beats the
-    # floor. The deadline cuts the list where it falls; where it ends early, the time left goes back to the caller.
-    # Where h* < 0.7·e^ε the first and the cuts at powers of P̂ follow the plan (module docstring) instead, and the
-    # others come only where thorough and the first beats the floor; every cut met ends in the aggregate.
+    # every λ); then, when it beats the floor and the caller is thorough, the other candidates with a round of λ
+    # each: which head cells to cap — their J_xx against the cap c_x instead of in the reach — and which w, the fitted
+    # one or the per-input step's. The best of them, if it beats the first, gets the rounds of λ and the scale search;
+    # then the first gets its scale search. The deadline cuts the list where it falls. Below the floor the first left
+    # them further below (N = 256, ε = 2: −74, the others −88 to −187, the floor 38.8; N = 1,000, ε = 4: −203, the
+    # others −255 to −296, the floor 17.9). Where the search was still gaining only the capped heads at the per-input
+    # step's w follow, a round each (module docstring). Where it stops early, the time left goes back to the caller.
+    # Where h* < 0.7·e^ε the first and the cuts at powers of P̂ follow the plan (module docstring), thorough or not;
+    # every cut met ends in the aggregate.
     first = (0, False)
     if meter is None:
         centre = value(first, 1.0, _ROUNDS)
@@ -286,7 +291,7 @@ def symmetric_bound(instance: Instance, types: TypeTable, weights: np.ndarray, *
         _scaled(value, first, centre)
     elif meter is None and not thorough:
         # the search still gaining: the per-input step's w with the heads capped, a round each without the line — no
-        # fit, no scale search, a few reach calls (Zipf N = 256, ε = 2: 46.4 against the first's 41.8)
+        # fit, no scale search, a reach call each (Zipf N = 256, ε = 2: 46.4 against the first's 41.8)
         for k in _HEADS:
             if 0 < k < instance.count:
                 value((k, False), 1.0, _SCALE_ROUNDS, line=False)
