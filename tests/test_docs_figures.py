@@ -424,6 +424,14 @@ def symmetric_search(size: int, epsilon: float, code: str, key: str, spec: str, 
     return format(row[key], spec)
 
 
+def bound_candidate(seconds: float, thorough: bool, capped: int, fitted: bool) -> str:
+    """performance.rst, "The capped heads where the search still gains": a call's value in
+    results/bound_candidates_256.json (the bound alone for ``seconds``, ``thorough`` or not)."""
+    row = next(r for r in rows("bound_candidates_256") if r["bound_seconds"] == seconds and r["thorough"] == thorough
+               and r["call"] != "returned" and r["capped"] == capped and r["fitted"] == fitted)
+    return format(row["value_nmse"], ".2f")
+
+
 def neutral_cut(size: int, epsilon: float, key: str, spec: str) -> str:
     """performance.rst, the neutral cut: a row of results/neutral_cut.json (the cut with the caps, alone, or the
     grid's bound it was set beside)."""
@@ -732,6 +740,18 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/performance.rst", "46.44"): lambda: format(float(grid_cell("design_grid_steps", "zipf-256", 2.0, "bound")),
                                                       ".2f"),
     ("docs/performance.rst", "52.0"): lambda: gap_percent("design_grid_capped_zipf_256_high", "zipf-256", 8.0),
+    # … traced (results/bound_candidates_256.json: 2010ecd2's bound, call by call) and the capped heads where the
+    # search still gains, beside 2010ecd2 (results/symmetric_search_heads.json); the screen not kept
+    # (results/symmetric_search_screen.json)
+    **{("docs/performance.rst", f): (lambda a=a: bound_candidate(*a)) for f, a in (
+        ("41.74", (60.0, False, 0, False)), ("46.19", (300.0, True, 2, False)), ("46.42", (300.0, True, 2, True)),
+        ("45.57", (300.0, True, 8, False)), ("46.06", (300.0, True, 4, True)))},
+    **{("docs/performance.rst", f): (lambda a=a: symmetric_search(*a)) for f, a in (
+        ("45.50", (256, 2.0, "today", "bound_median", ".2f", "symmetric_search_heads")),
+        ("41.77", (256, 2.0, "then", "bound_median", ".2f", "symmetric_search_heads")),
+        ("49.01", (256, 2.0, "today", "nmse_median", ".2f", "symmetric_search_heads")),
+        ("48.80", (256, 2.0, "then", "nmse_median", ".2f", "symmetric_search_heads")),
+        ("46.40", (256, 2.0, "today", "bound_median", ".2f", "symmetric_search_screen")))},
     # … the reach's split score capped (results/reach_families_capped*.json) and the grid's cells on it
     **{("docs/performance.rst", f): (lambda family=family: format(next(
         r for r in rows("reach_families_capped") if r["task"] == "english-10000" and r["epsilon"] == 4.0
