@@ -712,7 +712,7 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/performance.rst", "12.9"): lambda: gap_percent("design_grid_steps", "zipf-2000", 2.0),
     ("docs/performance.rst", "20.4"): lambda: gap_percent("design_grid_steps", "zipf-5000", 2.0),
     # … and the grid's row without the LP's presolve (results/design_grid_nopresolve.json, merged)
-    ("docs/performance.rst", "13.5"): lambda: gap_percent("design_grid", "zipf-2000", 2.0),
+    ("docs/performance.rst", "13.5"): lambda: gap_percent("design_grid_nopresolve", "zipf-2000", 2.0),
     **{("docs/performance.rst", f): (lambda n=n, e=e: gap_percent(n, "english-100000", e)) for f, n, e in (
         ("13.2", "design_grid_refresh_english_100k_e05", 0.5), ("23.7", "design_grid_orth_english_100k_low", 0.5),
         ("33.5", "design_grid_refresh_english_100k_e2", 2.0), ("36.2", "design_grid_orth_english_100k_high", 2.0))},
