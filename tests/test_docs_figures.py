@@ -752,6 +752,14 @@ QUOTED: dict[tuple[str, str], Callable[[], str]] = {
         ("49.01", (256, 2.0, "today", "nmse_median", ".2f", "symmetric_search_heads")),
         ("48.80", (256, 2.0, "then", "nmse_median", ".2f", "symmetric_search_heads")),
         ("46.40", (256, 2.0, "today", "bound_median", ".2f", "symmetric_search_screen")))},
+    # … and the grid's Zipf cells at ε ≤ 2 rerun on it (results/design_grid_heads.json), the rows they replace
+    **{("docs/performance.rst", f): (lambda a=a, spec=spec: format(float(grid_cell(*a)), spec)) for f, a, spec in (
+        ("46.35", ("design_grid_heads", "zipf-256", 2.0, "bound"), ".2f"),
+        ("48.91", ("design_grid_heads", "zipf-256", 2.0, "nmse"), ".2f"),
+        ("48.34", ("design_grid_capped_zipf_256_high", "zipf-256", 2.0, "nmse"), ".2f"),
+        ("422.4", ("design_grid_heads", "zipf-2000", 2.0, "bound"), ".1f"))},
+    **{("docs/performance.rst", f): (lambda t=t, e=e: gap_percent("design_grid_heads", t, e)) for f, t, e in (
+        ("14.2", "zipf-2000", 2.0), ("20.8", "zipf-5000", 2.0))},
     # … the reach's split score capped (results/reach_families_capped*.json) and the grid's cells on it
     **{("docs/performance.rst", f): (lambda family=family: format(next(
         r for r in rows("reach_families_capped") if r["task"] == "english-10000" and r["epsilon"] == 4.0
