@@ -39,9 +39,9 @@ each head capped follows, a round each without the line — no fit, no scale sea
 draw, a 40-s design, 60 s for the bound) the first ends at 41.7 and two capped heads reach 46.4 in a round; before,
 nothing followed the first there. Else it stops there when the first is below the floor; above it each other
 candidate gets a round, and the best of them, if it beats the first, its rounds and scale search; then the first its
-scale search. A screen
-that gave every candidate a round before the first's further rounds lost 0.1–1.9 % where the first leads (Zipf
-N = 256–2,000, ε = 0.5–2, the grid's cells at 120 s, ``results/design_grid_screen_a.json`` and ``_b.json``).
+scale search. A screen that gave every candidate a round before the first's further rounds lost 0.1–1.9 % where the
+first leads (Zipf N = 256–2,000, ε = 0.5–2, the grid's cells at 120 s, ``results/design_grid_screen_a.json`` and
+``_b.json``).
 The scale of w is chosen by a golden-section search on [4/5, 5/4]; for each w, λ from the LP max
 Σθ_t q_t over a pool of columns subject to the rows (its dual, by HiGHS's interior point method without crossover,
 :class:`~._columns.Columns`), the pool being the design's types and, as cutting planes, the best vertices each family's

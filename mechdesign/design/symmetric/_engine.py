@@ -526,9 +526,9 @@ class SymmetricEngine:
                                          deadline.before((1.0 - SHARE) * deadline.remaining()))
                 timings["ball_sdp"] = time.perf_counter() - started
             # a search still gaining at the end of its share (its last round ≥ 0.1 %: Zipf N = 256, ε = 2, 0.2 %) gets
-            # back the time the bound's fitted candidates would take; the others are screened either way (there two
-            # capped heads take the bound from 41.8 to 46.4); one that barely moves (N = 1,000, ε = 0.5: 6e-6) leaves
-            # it to them too
+            # back the time the bound's fitted candidates and scale search would take, after a round at each capped
+            # head (there two capped heads take the bound from 41.8 to 46.4); one that barely moves (N = 1,000,
+            # ε = 0.5: 6e-6) leaves it to them
             gaining = stop == "deadline" and gain >= GAINING
             bound, source = symmetric_bound(instance, near, near_weights, deadline=deadline, thorough=not gaining)
             if relaxed > bound:
