@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_results
 from bench_design_grid import zipf_problem
@@ -46,24 +48,34 @@ def trace(size: int, epsilon: float, design_seconds: float, bound_seconds: float
           flush=True)
     rows: list[dict[str, Any]] = []
     original_at, original_fit = bound_module._bound_at, bound_module.fit_weights
-    fitted: list[bool] = []  # whether the w of the next call was fitted (weights_for calls fit_weights first)
+    fitted: list[bool] = []  # a fit since the last new w (weights_for fits a candidate's w once, before its call)
+    seen: list[tuple[int, np.ndarray, bool]] = []  # (cells capped, w at scale 1, fitted): later calls at a scale of it
 
     def fit(*args: Any, **kwargs: Any) -> Any:
         fitted.append(True)
         return original_fit(*args, **kwargs)
 
+    def label(capped: int, w: np.ndarray) -> tuple[bool, float]:
+        """Whether ``w`` was fitted and its scale against the candidate's first w (the scale search's calls)."""
+        for cells, first, was_fitted in seen:
+            if cells == capped and np.allclose(w / w.sum(), first / first.sum(), rtol=1e-12, atol=0.0):
+                return was_fitted, float(w.sum() / first.sum())
+        seen.append((capped, w.copy(), bool(fitted)))
+        fitted.clear()
+        return seen[-1][2], 1.0
+
     def at(instance: Any, w: Any, capped: Any, caps: Any, pool: Any, deadline: Any, rounds: int, *args: Any,
            **kwargs: Any) -> Any:
+        is_fitted, scale = label(int(capped.sum()), w)
         begun = time.process_time()
         out = original_at(instance, w, capped, caps, pool, deadline, rounds, *args, **kwargs)
         row = {"N": size, "epsilon": epsilon, "design_nmse": design, "call": len(rows) + 1,
-               "capped": int(capped.sum()), "fitted": bool(fitted), "rounds": rounds,
+               "capped": int(capped.sum()), "fitted": is_fitted, "scale": scale, "rounds": rounds,
                "value_nmse": out[0] - 1.0, "cpu_s": time.process_time() - begun, "thorough": thorough,
                "bound_seconds": bound_seconds, "load": os.getloadavg()[0]}
-        fitted.clear()
         rows.append(row)
         print(f"  call {row['call']}: {row['capped']} heads capped, {'fitted' if row['fitted'] else 'per-input'} w, "
-              f"{rounds} rounds: n·MSE ≥ {row['value_nmse']:.6g} ({row['cpu_s']:.1f} s)", flush=True)
+              f"scale {scale:.4g}, {rounds} rounds: n·MSE ≥ {row['value_nmse']:.6g} ({row['cpu_s']:.1f} s)", flush=True)
         return out
 
     bound_module._bound_at, bound_module.fit_weights = at, fit
